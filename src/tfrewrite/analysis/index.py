@@ -1,0 +1,290 @@
+"""Pass 1: a per-file index of what other files (and the rules) need to know.
+
+Built with the standard library's `ast`, which parses several times faster than
+LibCST; the index is small and picklable so worker processes can return it.
+Every reference is resolved through the file's imports to a dotted name: a
+function `dice` defined in `pkg/losses.py` is `pkg.losses.dice`, and `tf.function`
+is `tensorflow.function` whatever alias the file uses.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Keyword arguments of `Model.compile` whose values run traced inside `fit`.
+COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
+
+
+@dataclass
+class FunctionInfo:
+    """A function or method: its place, decorators and the calls it makes."""
+
+    qualname: str  # "f", "Class.method", "outer.inner"
+    lineno: int
+    params: list[str]
+    decorators: list[str]  # dotted names of decorators (the callee when called)
+    decorator_keywords: dict[str, dict[str, str]]  # decorator -> keyword -> source
+    calls: list[str]  # dotted names of what the body calls
+    class_name: str | None = None
+    opens_gradient_tape: bool = False
+    applies_gradients: bool = False
+
+
+@dataclass
+class ClassInfo:
+    qualname: str
+    lineno: int
+    bases: list[str]
+    methods: list[str]
+
+
+@dataclass
+class TracedSite:
+    """A place where a function is handed to something that traces it."""
+
+    target: str  # dotted name of the function or class
+    reason: str
+    lineno: int
+
+
+@dataclass
+class ModuleIndex:
+    path: str
+    module: str
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    traced_sites: list[TracedSite] = field(default_factory=list)
+    calls_run_functions_eagerly: bool = False
+    syntax_error: tuple[int | None, int | None, str] | None = None
+
+    def qualify(self, local_qualname: str) -> str:
+        return f"{self.module}.{local_qualname}" if self.module else local_qualname
+
+
+def module_name_for(path: Path, root: Path | None) -> str:
+    """Dotted module name of `path` relative to `root` (a leading `src/` dropped)."""
+    try:
+        rel = path.resolve().relative_to(root.resolve()) if root else Path(path.name)
+    except ValueError:
+        rel = Path(path.name)
+    parts = list(rel.with_suffix("").parts)
+    if parts and parts[0] == "src":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(p for p in parts if p.isidentifier())
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _resolve_relative(module: str, level: int, name: str | None, is_package: bool) -> str:
+    base = module.split(".") if module else []
+    drop = level - (1 if is_package else 0)
+    if drop > 0:
+        base = base[:-drop] if drop <= len(base) else []
+    return ".".join([*base, name] if name else base)
+
+
+class _Indexer(ast.NodeVisitor):
+    def __init__(self, index: ModuleIndex, is_package: bool) -> None:
+        self.index = index
+        self.is_package = is_package
+        self.scope: list[str] = []  # qualname parts
+        self.class_stack: list[str] = []
+        self.function_stack: list[FunctionInfo] = []
+        self.module_level_names: set[str] = set()
+
+    # -- name resolution -------------------------------------------------------
+    def resolve(self, node: ast.AST) -> str | None:
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head in self.index.imports:
+            target = self.index.imports[head]
+            return f"{target}.{rest}" if rest else target
+        if head == "self" and self.class_stack and rest:
+            return self.index.qualify(f"{self.class_stack[-1]}.{rest}")
+        if head in self.module_level_names:
+            return self.index.qualify(name)
+        return name
+
+    # -- imports ----------------------------------------------------------------
+    def record_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.index.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.index.imports[head] = head
+
+    def record_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = _resolve_relative(self.index.module, node.level, node.module, self.is_package)
+        else:
+            base = node.module or ""
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            self.index.imports[alias.asname or alias.name] = (
+                f"{base}.{alias.name}" if base else alias.name
+            )
+
+    # -- definitions ------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        qualname = ".".join([*self.scope, node.name])
+        bases = [b for b in (self.resolve(base) for base in node.bases) if b]
+        methods = [
+            s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ]
+        self.index.classes[qualname] = ClassInfo(qualname, node.lineno, bases, methods)
+        self.scope.append(node.name)
+        self.class_stack.append(qualname)
+        self.generic_visit(node)
+        self.class_stack.pop()
+        self.scope.pop()
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        qualname = ".".join([*self.scope, node.name])
+        decorators: list[str] = []
+        decorator_keywords: dict[str, dict[str, str]] = {}
+        for dec in node.decorator_list:
+            target = dec.func if isinstance(dec, ast.Call) else dec
+            name = self.resolve(target)
+            if name:
+                decorators.append(name)
+                if isinstance(dec, ast.Call):
+                    decorator_keywords[name] = {
+                        kw.arg: ast.unparse(kw.value) for kw in dec.keywords if kw.arg
+                    }
+        args = node.args
+        params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+        in_class = bool(self.class_stack) and self.scope and self.scope[-1] == (
+            self.class_stack[-1].split(".")[-1]
+        )
+        info = FunctionInfo(
+            qualname=qualname,
+            lineno=node.lineno,
+            params=params,
+            decorators=decorators,
+            decorator_keywords=decorator_keywords,
+            calls=[],
+            class_name=self.class_stack[-1] if in_class else None,
+        )
+        self.index.functions[qualname] = info
+        self.scope.append(node.name)
+        self.function_stack.append(info)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.function_stack.pop()
+        self.scope.pop()
+        for dec in node.decorator_list:
+            self.visit(dec)
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+
+    # -- uses -------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        callee = self.resolve(node.func)
+        if self.function_stack and callee:
+            self.function_stack[-1].calls.append(callee)
+        if callee and _is_tf_function(callee) and node.args:
+            target = self.resolve(node.args[0])
+            if target:
+                self.index.traced_sites.append(
+                    TracedSite(target, "wrapped in tf.function(...)", node.lineno)
+                )
+        if callee and callee.endswith("run_functions_eagerly"):
+            self.index.calls_run_functions_eagerly = True
+        if isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr == "compile":
+                self._record_compile(node)
+            elif attr in ("apply_gradients", "minimize") and self.function_stack:
+                self.function_stack[-1].applies_gradients = True
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            expr = item.context_expr
+            target = expr.func if isinstance(expr, ast.Call) else expr
+            name = self.resolve(target) or ""
+            if name.endswith("GradientTape") and self.function_stack:
+                self.function_stack[-1].opens_gradient_tape = True
+        self.generic_visit(node)
+
+    def _record_compile(self, node: ast.Call) -> None:
+        for kw in node.keywords:
+            if kw.arg not in COMPILE_TRACED_KEYWORDS:
+                continue
+            for value in _leaf_values(kw.value):
+                target = value.func if isinstance(value, ast.Call) else value
+                name = self.resolve(target)
+                if name:
+                    self.index.traced_sites.append(
+                        TracedSite(name, f"given to compile({kw.arg}=...)", node.lineno)
+                    )
+
+
+def _leaf_values(node: ast.AST) -> list[ast.AST]:
+    """The callables inside `loss=f`, `metrics=[f, g]`, `loss={"out": f}`."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return [leaf for elt in node.elts for leaf in _leaf_values(elt)]
+    if isinstance(node, ast.Dict):
+        return [leaf for v in node.values for leaf in _leaf_values(v)]
+    return [node]
+
+
+TF_FUNCTION_NAMES = frozenset(
+    {
+        "tensorflow.function",
+        "tensorflow.compat.v2.function",
+        "tensorflow.compat.v1.function",
+    }
+)
+
+
+def _is_tf_function(name: str) -> bool:
+    return name in TF_FUNCTION_NAMES
+
+
+def build_index(source: str, path: str, module: str) -> ModuleIndex:
+    """Index one file's source. A syntax error is recorded, not raised."""
+    index = ModuleIndex(path=path, module=module)
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as err:
+        index.syntax_error = (err.lineno, err.offset, err.msg)
+        return index
+    except (ValueError, RecursionError) as err:  # null bytes, absurd nesting
+        index.syntax_error = (None, None, str(err))
+        return index
+    indexer = _Indexer(index, is_package=path.endswith("__init__.py"))
+    indexer.module_level_names = {
+        s.name
+        for s in tree.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
+    # Imports first, wherever they stand, so a function body that precedes an
+    # import still resolves its names.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            indexer.record_import(node)
+        elif isinstance(node, ast.ImportFrom):
+            indexer.record_import_from(node)
+    indexer.visit(tree)
+    return index

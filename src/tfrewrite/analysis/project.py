@@ -1,0 +1,144 @@
+"""Project facts: which functions run traced, across every indexed file.
+
+A function runs traced when it is decorated with `@tf.function` (any spelling),
+wrapped by `tf.function(f)`, given to `compile(loss=..., metrics=...)`, is the
+`call` of a Keras `Loss`/`Layer`/`Model`, a `Model.train_step`/`test_step`/
+`predict_step`, a `Metric.update_state`/`result`, or is called from a function
+that runs traced. Functions nested inside a traced function run traced too.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+
+# Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
+KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
+    "Loss": ("call", "__call__"),
+    "Layer": ("call",),
+    "Model": ("call", "train_step", "test_step", "predict_step"),
+    "Sequential": ("call", "train_step", "test_step", "predict_step"),
+    "Metric": ("update_state", "result"),
+}
+LOSS_BASES = frozenset({"Loss"})
+
+
+def keras_leaf(name: str) -> str | None:
+    """`tensorflow.keras.losses.Loss` -> `Loss`; None if not a Keras name."""
+    for prefix in ("tensorflow.keras.", "tf_keras.", "keras."):
+        if name.startswith(prefix):
+            return name.rsplit(".", 1)[-1]
+    return None
+
+
+@dataclass(frozen=True)
+class TracedFunction:
+    qualname: str  # local to its module
+    reason: str
+    is_loss: bool = False  # called with (y_true, y_pred): its first two params are tensors
+
+
+@dataclass
+class ProjectFacts:
+    """What pass 2 needs to know about one module, derived from all modules."""
+
+    traced: dict[str, dict[str, TracedFunction]] = field(default_factory=dict)  # path -> qualname
+
+    def for_path(self, path: str) -> dict[str, TracedFunction]:
+        return self.traced.get(path, {})
+
+
+def _suffixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+class _Lookup:
+    """Resolve dotted references to (module index, local qualname), tolerating
+    module names that differ by a leading package (`examples.losses` vs `losses`)."""
+
+    def __init__(self, indexes: list[ModuleIndex]) -> None:
+        self.by_name: dict[str, list[tuple[ModuleIndex, str]]] = {}
+        for index in indexes:
+            for qualname in [*index.functions, *index.classes]:
+                for key in _suffixes(index.qualify(qualname)):
+                    if "." in key or not index.module:
+                        self.by_name.setdefault(key, []).append((index, qualname))
+
+    def find(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        return self.by_name.get(name, [])
+
+
+def _keras_base(index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0) -> str | None:
+    """The Keras base (`Loss`, `Layer`, ...) a class derives from, following project classes."""
+    if depth > 10:
+        return None
+    info = index.classes.get(class_qualname)
+    if info is None:
+        return None
+    for base in info.bases:
+        leaf = keras_leaf(base)
+        if leaf in KERAS_TRACED_METHODS:
+            return leaf
+        for other_index, other_qualname in lookup.find(base):
+            if other_qualname in other_index.classes:
+                found = _keras_base(other_index, other_qualname, lookup, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
+    facts = ProjectFacts()
+    lookup = _Lookup(indexes)
+    queue: deque[tuple[ModuleIndex, str]] = deque()
+
+    def mark(index: ModuleIndex, qualname: str, reason: str, is_loss: bool = False) -> None:
+        if qualname not in index.functions:
+            return
+        per_file = facts.traced.setdefault(index.path, {})
+        known = per_file.get(qualname)
+        if known is None:
+            per_file[qualname] = TracedFunction(qualname, reason, is_loss)
+            queue.append((index, qualname))
+        elif is_loss and not known.is_loss:
+            per_file[qualname] = TracedFunction(qualname, known.reason, True)
+
+    def mark_class(index: ModuleIndex, qualname: str, reason: str) -> None:
+        base = _keras_base(index, qualname, lookup)
+        if base is None:
+            return
+        for method in KERAS_TRACED_METHODS[base]:
+            method_qualname = f"{qualname}.{method}"
+            if method_qualname in index.functions:
+                mark(index, method_qualname, reason or f"{base}.{method}", base in LOSS_BASES)
+
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if any(d in TF_FUNCTION_NAMES for d in info.decorators):
+                mark(index, qualname, "decorated with @tf.function")
+        for qualname in index.classes:
+            mark_class(index, qualname, "")
+        for site in index.traced_sites:
+            where = f"{index.path}:{site.lineno}"
+            is_loss = site.reason.startswith("given to compile(loss")
+            for target_index, target in lookup.find(site.target):
+                if target in target_index.classes:
+                    mark_class(target_index, target, f"{site.reason} at {where}")
+                else:
+                    mark(target_index, target, f"{site.reason} at {where}", is_loss)
+
+    while queue:
+        index, qualname = queue.popleft()
+        info = index.functions[qualname]
+        caller = info.qualname
+        for nested in index.functions:
+            if nested.startswith(qualname + "."):
+                mark(index, nested, f"nested in traced `{caller}`")
+        for callee in info.calls:
+            for target_index, target in lookup.find(callee):
+                if target in target_index.functions:
+                    mark(target_index, target, f"called from traced `{caller}`")
+    return facts

@@ -1,0 +1,523 @@
+"""Which expressions are tensors, conservatively.
+
+Unknown means "not a tensor": a rule that converts Python control flow or
+Python calls into TensorFlow does so only on evidence, because a wrong
+conversion silently changes a training run while a missed one is just a
+finding for a human.
+
+Evidence that an expression is a tensor:
+- the result of a TensorFlow op (`tf.*`, `tf.math.*`, `keras.ops.*`, ...);
+- a parameter known to carry tensors (a loss's `y_true`/`y_pred`, an argument
+  annotated `tf.Tensor`, a `tf.function(input_signature=...)` argument);
+- arithmetic, comparison, unary minus or indexing with a tensor operand;
+- a local name every assignment of which is a tensor.
+
+Not tensors: `x.shape`, `x.dtype`, `len(x)`, `x.shape.rank`, `is`/`is not`,
+`isinstance(...)`, `not x`, `and`/`or`, attributes (including on `self`),
+Python literals, calls to unknown functions.
+
+Each expression also gets a rank fact (scalar or unknown) and a dtype fact
+(boolean or unknown), which `tf.cond` conversions need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.names import NameResolver
+
+# Namespaces whose functions return tensors.
+TENSOR_NAMESPACES = (
+    "tensorflow.",
+    "keras.ops.",
+    "tensorflow.keras.ops.",
+    "keras.backend.",
+    "tensorflow.keras.backend.",
+)
+# Things under those namespaces that do not return tensors.
+NON_TENSOR_PREFIXES = (
+    "tensorflow.keras.",  # layers, models, losses objects...
+    "tensorflow.config.",
+    "tensorflow.data.",
+    "tensorflow.distribute.",
+    "tensorflow.summary.",
+    "tensorflow.debugging.",
+    "tensorflow.io.",
+    "tensorflow.saved_model.",
+    "tensorflow.train.",
+    "tensorflow.dtypes.",
+    "tensorflow.compat.",
+    "tensorflow.experimental.",
+    "tensorflow.autograph.",
+    "tensorflow.estimator.",
+    "tensorflow.lite.",
+    "tensorflow.errors.",
+    "tensorflow.types.",
+    "keras.backend.floatx",
+    "keras.backend.epsilon",
+    "keras.backend.image_data_format",
+    "keras.backend.backend",
+)
+NON_TENSOR_FUNCTIONS = frozenset(
+    {
+        "tensorflow.executing_eagerly",
+        "tensorflow.inside_function",
+        "tensorflow.is_tensor",
+        "tensorflow.is_symbolic_tensor",
+        "tensorflow.get_static_value",
+        "tensorflow.function",
+        "tensorflow.print",
+        "tensorflow.py_function",
+        "tensorflow.numpy_function",
+        "tensorflow.TensorShape",
+        "tensorflow.TensorSpec",
+        "tensorflow.as_dtype",
+        "tensorflow.GradientTape",
+        "tensorflow.Module",
+        "tensorflow.name_scope",
+        "tensorflow.device",
+        "tensorflow.control_dependencies",
+        "tensorflow.init_scope",
+        "tensorflow.get_logger",
+        "tensorflow.Variable",  # a variable: tensor-like, but assignable state
+        "tensorflow.nest.flatten",
+        "tensorflow.nest.map_structure",
+        "tensorflow.nest.pack_sequence_as",
+        "tensorflow.cond",  # may return structures
+        "tensorflow.case",
+        "tensorflow.switch_case",
+        "tensorflow.while_loop",
+        "tensorflow.map_fn",
+        "tensorflow.vectorized_map",
+        "tensorflow.split",
+        "tensorflow.unstack",
+        "tensorflow.meshgrid",
+        "tensorflow.unique",
+        "tensorflow.unique_with_counts",
+        "tensorflow.math.top_k",
+        "tensorflow.nn.top_k",
+        "tensorflow.linalg.qr",
+        "tensorflow.linalg.svd",
+        "tensorflow.linalg.eigh",
+        "tensorflow.nn.moments",
+        "tensorflow.random.set_seed",
+        "tensorflow.random.get_global_generator",
+        "tensorflow.random.Generator",
+        "tensorflow.gradients",
+        "tensorflow.shape_n",
+    }
+)
+# Functions that return several tensors: tuple targets assigned from them are tensors.
+MULTI_TENSOR_FUNCTIONS = frozenset(
+    {
+        "tensorflow.split",
+        "tensorflow.unstack",
+        "tensorflow.meshgrid",
+        "tensorflow.unique",
+        "tensorflow.math.top_k",
+        "tensorflow.nn.top_k",
+        "tensorflow.linalg.qr",
+        "tensorflow.linalg.eigh",
+        "tensorflow.nn.moments",
+    }
+)
+# Reductions: scalar when called without an axis.
+REDUCTIONS = frozenset(
+    f"{ns}{op}"
+    for ns in ("tensorflow.", "tensorflow.math.")
+    for op in (
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_any",
+        "reduce_all",
+        "reduce_logsumexp",
+        "reduce_std",
+        "reduce_variance",
+        "reduce_euclidean_norm",
+        "count_nonzero",
+    )
+) | frozenset(
+    f"{ns}{op}"
+    for ns in ("keras.ops.", "tensorflow.keras.ops.")
+    for op in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "logsumexp")
+) | {"tensorflow.norm", "tensorflow.linalg.norm"}
+ALWAYS_SCALAR = frozenset({"tensorflow.size", "tensorflow.rank", "tensorflow.math.count_nonzero"})
+# Element-wise ops: scalar in, scalar out; `x` is the first positional argument.
+SCALAR_PRESERVING_PREFIXES = ("tensorflow.math.", "keras.ops.", "tensorflow.keras.ops.")
+SCALAR_PRESERVING = frozenset(
+    {
+        "tensorflow.abs",
+        "tensorflow.sqrt",
+        "tensorflow.square",
+        "tensorflow.exp",
+        "tensorflow.cast",
+        "tensorflow.identity",
+        "tensorflow.stop_gradient",
+        "tensorflow.maximum",
+        "tensorflow.minimum",
+        "tensorflow.clip_by_value",
+        "tensorflow.round",
+        "tensorflow.sign",
+        "tensorflow.equal",
+        "tensorflow.not_equal",
+        "tensorflow.greater",
+        "tensorflow.greater_equal",
+        "tensorflow.less",
+        "tensorflow.less_equal",
+        "tensorflow.logical_and",
+        "tensorflow.logical_or",
+        "tensorflow.logical_not",
+        "tensorflow.add",
+        "tensorflow.subtract",
+        "tensorflow.multiply",
+        "tensorflow.divide",
+        "tensorflow.pow",
+    }
+)
+BOOL_RESULTS = frozenset(
+    {
+        "tensorflow.equal",
+        "tensorflow.not_equal",
+        "tensorflow.greater",
+        "tensorflow.greater_equal",
+        "tensorflow.less",
+        "tensorflow.less_equal",
+        "tensorflow.logical_and",
+        "tensorflow.logical_or",
+        "tensorflow.logical_not",
+        "tensorflow.logical_xor",
+        "tensorflow.reduce_any",
+        "tensorflow.reduce_all",
+        "tensorflow.math.equal",
+        "tensorflow.math.not_equal",
+        "tensorflow.math.greater",
+        "tensorflow.math.greater_equal",
+        "tensorflow.math.less",
+        "tensorflow.math.less_equal",
+        "tensorflow.math.logical_and",
+        "tensorflow.math.logical_or",
+        "tensorflow.math.logical_not",
+        "tensorflow.math.reduce_any",
+        "tensorflow.math.reduce_all",
+        "tensorflow.math.is_nan",
+        "tensorflow.math.is_inf",
+        "tensorflow.math.is_finite",
+        "tensorflow.is_nan",
+    }
+)
+NON_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"})
+# Parameter names that carry tensors in a function called as a loss.
+LOSS_PARAMETER_NAMES = frozenset({"y_true", "y_pred"})
+TENSOR_ANNOTATIONS = frozenset({"tensorflow.Tensor", "tensorflow.Variable", "tensorflow.types.experimental.TensorLike"})
+
+
+@dataclass(frozen=True)
+class TensorKind:
+    """What is known of an expression: tensor or not, scalar rank, bool dtype."""
+
+    tensor: bool
+    scalar: bool = False
+    boolean: bool = False
+
+
+NOT_TENSOR = TensorKind(False)
+TENSOR = TensorKind(True)
+SCALAR = TensorKind(True, scalar=True)
+BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
+
+
+def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
+    """What holds for both: used when a name has several definitions."""
+    return TensorKind(a.tensor and b.tensor, a.scalar and b.scalar, a.boolean and b.boolean)
+
+
+def _is_python_number(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _is_python_number(node.expression)
+    return False
+
+
+def is_tensor_op(qualified: str | None) -> bool:
+    if not qualified or qualified in NON_TENSOR_FUNCTIONS:
+        return False
+    if not qualified.startswith(TENSOR_NAMESPACES):
+        return False
+    if qualified.startswith("tensorflow.keras.ops."):
+        return True
+    if qualified.startswith(NON_TENSOR_PREFIXES):
+        return False
+    leaf = qualified.rsplit(".", 1)[-1]
+    # Classes (`tf.TensorShape`, `tf.Module`) and dtypes (`tf.float32` is not a call anyway).
+    return leaf[:1].islower()
+
+
+def _iter_assignments(
+    body: cst.CSTNode,
+) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
+    """(target, value, augmented) for every binding in a function body, not
+    descending into nested functions, lambdas or classes. A binding whose value
+    is unknown (a `for` target, `with ... as`, `except ... as`) yields None."""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                yield target.target, node.value, False
+        elif isinstance(node, cst.AnnAssign):
+            yield node.target, node.value, False
+        elif isinstance(node, cst.AugAssign):
+            yield node.target, node, True  # type: ignore[misc]
+        elif isinstance(node, (cst.For,)):
+            yield node.target, None, False
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            yield node.asname.name, None, False
+        elif isinstance(node, cst.NamedExpr):
+            yield node.target, node.value, False
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            yield node.name.name, None, False
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        stack.extend(reversed(list(node.children)))
+
+
+class TensorFacts:
+    """Tensor facts for the local names of one function."""
+
+    def __init__(
+        self,
+        function: cst.FunctionDef,
+        resolver: NameResolver,
+        tensor_params: Iterable[str] = (),
+        outer: TensorFacts | None = None,
+    ) -> None:
+        self.function = function
+        self.resolver = resolver
+        self.outer = outer
+        self.params = {p.name.value for p in _all_params(function.params)}
+        self._names: dict[str, TensorKind] = {}
+        for name in tensor_params:
+            self._names[name] = TENSOR
+        for param in _all_params(function.params):
+            if param.annotation is not None:
+                qualified = resolver.qualified_name(param.annotation.annotation)
+                if qualified in TENSOR_ANNOTATIONS:
+                    self._names[param.name.value] = TENSOR
+        self._solve()
+
+    # -- public queries ---------------------------------------------------------
+    def kind(self, node: cst.BaseExpression) -> TensorKind:
+        return self._kind(node, self._names)
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind(node).tensor
+
+    def is_scalar_tensor(self, node: cst.BaseExpression) -> bool:
+        k = self.kind(node)
+        return k.tensor and k.scalar
+
+    def tensor_names(self) -> frozenset[str]:
+        return frozenset(n for n, k in self._names.items() if k.tensor)
+
+    def involves_tensor(self, node: cst.CSTNode) -> bool:
+        """True when any sub-expression of `node` is a tensor (for arguments
+        such as f-strings or containers)."""
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.BaseExpression) and self.is_tensor(current):
+                return True
+            if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(current.children)
+        return False
+
+    # -- solving ----------------------------------------------------------------
+    def _solve(self) -> None:
+        """Least fixed point: a name is a tensor when every binding of it is,
+        assuming the name itself is a tensor while checking its own bindings
+        (so `loss = loss + tf.reduce_sum(x)` after `loss = tf.zeros(())` holds)."""
+        bindings: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+        for target, value, augmented in _iter_assignments(self.function.body):
+            for name, value_part, index in _split_target(target, value):
+                bindings.setdefault(name, []).append((value_part, augmented, index))
+        for name in list(self._names):
+            if name in bindings:
+                # A tensor parameter that is rebound stays a tensor only if
+                # every rebinding is a tensor too.
+                bindings[name].append((None, False, -1))  # marker: the parameter itself
+        for _ in range(len(bindings) + 2):  # monotone: at most one change per name
+            changed = False
+            for name, values in bindings.items():
+                assumed = {**self._names, name: self._names.get(name, TENSOR)}
+                result = self._binding_kind(*values[0], assumed)
+                for value, augmented, index in values[1:]:
+                    result = _meet(result, self._binding_kind(value, augmented, index, assumed))
+                if result != self._names.get(name, NOT_TENSOR):
+                    changed = True
+                    if result.tensor:
+                        self._names[name] = result
+                    else:
+                        self._names.pop(name, None)
+            if not changed:
+                break
+
+    def _binding_kind(
+        self,
+        value: cst.BaseExpression | None,
+        augmented: bool,
+        index: int | None,
+        names: dict[str, TensorKind],
+    ) -> TensorKind:
+        if index == -1:  # the parameter binding itself
+            return TENSOR
+        if value is None:
+            return NOT_TENSOR
+        if augmented:
+            aug = value  # the AugAssign node
+            assert isinstance(aug, cst.AugAssign)
+            left = self._kind(aug.target, names)  # type: ignore[arg-type]
+            right = self._kind(aug.value, names)
+            if not (left.tensor or right.tensor):
+                return NOT_TENSOR
+            return TensorKind(True, left.scalar and (right.scalar or _is_python_number(aug.value)))
+        if index is not None:
+            # Element `index` of a tuple target: tensors when the value is a call
+            # returning several tensors.
+            if isinstance(value, cst.Call):
+                qualified = self.resolver.qualified_name(value.func)
+                if qualified in MULTI_TENSOR_FUNCTIONS:
+                    return TENSOR
+            return NOT_TENSOR
+        return self._kind(value, names)
+
+    def _kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
+        if isinstance(node, cst.Name):
+            if node.value in names:
+                return names[node.value]
+            if self.outer is not None and node.value not in self.params:
+                return self.outer.kind(node)
+            return NOT_TENSOR
+        if isinstance(node, cst.Call):
+            return self._call_kind(node, names)
+        if isinstance(node, cst.BinaryOperation):
+            left = self._kind(node.left, names)
+            right = self._kind(node.right, names)
+            if not (left.tensor or right.tensor):
+                return NOT_TENSOR
+            scalar = (left.scalar or _is_python_number(node.left)) and (
+                right.scalar or _is_python_number(node.right)
+            )
+            return TensorKind(True, scalar)
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return NOT_TENSOR  # Python `not` calls bool(): not a tensor result
+            return self._kind(node.expression, names)
+        if isinstance(node, cst.Comparison):
+            return self._comparison_kind(node, names)
+        if isinstance(node, cst.Subscript):
+            base = self._kind(node.value, names)
+            return TENSOR if base.tensor else NOT_TENSOR
+        if isinstance(node, (cst.Attribute,)):
+            return NOT_TENSOR
+        if isinstance(node, cst.IfExp):
+            return _meet(self._kind(node.body, names), self._kind(node.orelse, names))
+        return NOT_TENSOR
+
+    def _comparison_kind(self, node: cst.Comparison, names: dict[str, TensorKind]) -> TensorKind:
+        if len(node.comparisons) != 1:
+            return NOT_TENSOR  # chained: Python `and` of comparisons
+        target = node.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+            return NOT_TENSOR
+        left = self._kind(node.left, names)
+        right = self._kind(target.comparator, names)
+        if not (left.tensor or right.tensor):
+            return NOT_TENSOR
+        scalar = (left.scalar or _is_python_number(node.left)) and (
+            right.scalar or _is_python_number(target.comparator)
+        )
+        return TensorKind(True, scalar, boolean=True)
+
+    def _call_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        qualified = self.resolver.qualified_name(node.func)
+        if not is_tensor_op(qualified):
+            return NOT_TENSOR
+        assert qualified is not None
+        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        boolean = qualified in BOOL_RESULTS
+        if qualified in ALWAYS_SCALAR:
+            return TensorKind(True, True, boolean)
+        if qualified in REDUCTIONS:
+            has_axis = len(positional) > 1 or "axis" in keywords or "keepdims" in keywords
+            return TensorKind(True, not has_axis, boolean)
+        if qualified in SCALAR_PRESERVING or (
+            qualified.startswith(SCALAR_PRESERVING_PREFIXES) and qualified not in REDUCTIONS
+            and qualified.rsplit(".", 1)[-1] in _ELEMENTWISE_LEAVES
+        ):
+            operands = [a.value for a in node.args if a.star == "" and (
+                a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t")
+            )]
+            scalar = bool(operands) and all(
+                self._kind(v, names).scalar or _is_python_number(v) for v in operands
+            )
+            return TensorKind(True, scalar, boolean)
+        if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
+            return TensorKind(True, scalar=_is_python_number(positional[0]))
+        return TensorKind(True, False, boolean)
+
+
+_ELEMENTWISE_LEAVES = frozenset(
+    {
+        "abs", "sqrt", "square", "exp", "log", "log1p", "sigmoid", "tanh", "cast", "maximum",
+        "minimum", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
+        "logical_and", "logical_or", "logical_not", "add", "subtract", "multiply", "divide",
+        "pow", "round", "sign", "floor", "ceil", "is_nan", "is_inf", "is_finite",
+    }
+)
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    result = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        result.append(params.star_arg)
+    if params.star_kwarg is not None:
+        result.append(params.star_kwarg)
+    return result
+
+
+def positional_param_names(function: cst.FunctionDef) -> list[str]:
+    return [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+
+
+def _split_target(
+    target: cst.BaseExpression, value: cst.BaseExpression | None
+) -> list[tuple[str, cst.BaseExpression | None, int | None]]:
+    """Names bound by a target: (name, value for that name, index in a tuple)."""
+    if isinstance(target, cst.Name):
+        return [(target.value, value, None)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        result: list[tuple[str, cst.BaseExpression | None, int | None]] = []
+        value_elements = (
+            [e.value for e in value.elements]
+            if isinstance(value, (cst.Tuple, cst.List))
+            and len(value.elements) == len(target.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+            else None
+        )
+        for i, element in enumerate(target.elements):
+            if value_elements is not None:
+                result.extend(_split_target(element.value, value_elements[i]))
+            else:
+                for name, _, _ in _split_target(element.value, None):
+                    result.append((name, value, i))
+        return result
+    return []  # attribute / subscript targets bind no local name

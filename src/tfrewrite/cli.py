@@ -1,0 +1,360 @@
+"""The `tfrewrite` command line, following Ruff's conventions.
+
+Exit codes: 0 nothing found (or everything fixed), 1 findings remain or
+`--diff` has a diff, 2 bad usage, bad configuration, a file that could not be
+read or parsed, or an internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tfrewrite import __version__
+from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
+from tfrewrite.diffs import display_path, unified_diff
+from tfrewrite.discovery import discover
+from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
+from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
+from tfrewrite.report.text import render_statistics
+from tfrewrite.rules import ALL_RULES, RULES_BY_CODE, UnknownRuleError, select_rules, validate_selectors
+from tfrewrite.sources import read_source, write_atomic
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+app = typer.Typer(
+    name="tfrewrite",
+    help="Find TensorFlow code that changes behaviour under @tf.function tracing, "
+    "rewrite it into graph-safe TensorFlow, and verify the rewrite.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+OutputFormat = Enum(  # type: ignore[misc]
+    "OutputFormat", {name.replace("-", "_"): name for name in FORMATS}, type=str
+)
+
+PathsArg = Annotated[
+    Optional[list[Path]],
+    typer.Argument(help="Files or folders to check; `-` reads standard input.", show_default=False),
+]
+SelectOpt = Annotated[
+    Optional[str],
+    typer.Option("--select", help="Comma-separated rule codes or prefixes to enable (e.g. TFR1,TFR301)."),
+]
+IgnoreOpt = Annotated[
+    Optional[str], typer.Option("--ignore", help="Comma-separated rule codes or prefixes to disable.")
+]
+FormatOpt = Annotated[
+    Optional[OutputFormat],  # type: ignore[valid-type]
+    typer.Option("--output-format", help="How to print findings.", case_sensitive=False),
+]
+StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Show counts per rule.")]
+ExitZeroOpt = Annotated[
+    bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (errors still exit 2).")
+]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", help="Read settings from this pyproject.toml (or a TOML file of [tool.tfrewrite] keys)."),
+]
+JobsOpt = Annotated[
+    Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only, no summary.")]
+StdinOpt = Annotated[
+    Optional[str], typer.Option("--stdin-filename", help="Name of the file read from standard input.")
+]
+UnsafeOpt = Annotated[
+    Optional[bool],
+    typer.Option("--unsafe-fixes/--no-unsafe-fixes", help="Also apply (or show) unsafe fixes."),
+]
+ShowFixesOpt = Annotated[bool, typer.Option("--show-fixes", help="List the fixes applied.")]
+DiffOpt = Annotated[
+    bool, typer.Option("--diff", help="Print a unified diff of the fixes and write nothing (exit 1 if any).")
+]
+
+
+def _split(value: str | None) -> list[str]:
+    return [part.strip().upper() for part in (value or "").split(",") if part.strip()]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"tfrewrite: error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def _settings(config: Path | None, paths: list[Path]) -> Settings:
+    if config is not None:
+        if not config.is_file():
+            raise _fail(f"configuration file not found: {config}")
+        return load_settings(config)
+    start = next((p for p in paths if str(p) != "-"), Path.cwd())
+    return load_settings(find_config(start if start.exists() else Path.cwd()))
+
+
+def _prepare(
+    paths: list[Path] | None,
+    select: str | None,
+    ignore: str | None,
+    config: Path | None,
+    stdin_filename: str | None,
+    unsafe_fixes: bool | None,
+    fix: bool,
+    want_edits: bool,
+) -> tuple[list[InputFile], RunOptions, Settings]:
+    paths = paths or [Path(".")]
+    try:
+        settings = _settings(config, paths)
+        select_codes = _split(select) or list(settings.select)
+        ignore_codes = [*settings.ignore, *_split(ignore)]
+        validate_selectors([*select_codes, *ignore_codes])
+        for codes in settings.per_file_ignores.values():
+            validate_selectors(codes)
+    except (ConfigError, UnknownRuleError) as err:
+        raise _fail(str(err)) from err
+    rules = select_rules(select_codes, ignore_codes)
+    files: list[InputFile] = []
+    exclude = (*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude)
+    for path in paths:
+        if str(path) == "-":
+            files.append(input_from_stdin(sys.stdin.buffer.read(), stdin_filename or "<stdin>"))
+        elif not path.exists():
+            raise _fail(f"{path}: no such file or folder")
+    files.extend(
+        InputFile(str(p)) for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
+    )
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in rules),
+        root=str(settings.root),
+        per_file_ignores=tuple(settings.per_file_ignores.items()),
+        fix=fix,
+        unsafe_fixes=settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes,
+        want_edits=want_edits,
+    )
+    return files, options, settings
+
+
+def _execute(files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool) -> RunResult:
+    if sys.stderr.isatty() and len(files) > 200 and not quiet:
+        from rich.console import Console
+
+        with Console(stderr=True).status(f"Checking {len(files)} files…"):
+            return run(files, options, jobs)
+    return run(files, options, jobs)
+
+
+def _report(
+    result: RunResult,
+    output_format: str,
+    options: RunOptions,
+    *,
+    quiet: bool,
+    statistics: bool,
+    show_fixes: bool = False,
+    fix_mode: bool = False,
+) -> None:
+    findings = result.findings
+    errors = result.errors
+    if statistics:
+        if findings:
+            typer.echo(render_statistics(findings))
+        return
+    ctx = ReportContext(
+        sources={r.path: r.source for r in result.files if r.source is not None},
+        color=sys.stdout.isatty(),
+        show_fixes=show_fixes,
+        unsafe_fixes=options.unsafe_fixes,
+        files_checked=len(result.files),
+        fix_mode=fix_mode,
+        fixes_applied=result.fixes_applied,
+    )
+    text = FORMATS[output_format](findings, errors, ctx)
+    if quiet and output_format in ("text", "concise"):
+        text = "\n".join(text.splitlines()[:-1])
+        for error in errors:
+            typer.echo(f"error: {error.describe()}", err=True)
+    if text:
+        typer.echo(text)
+
+
+def _exit_code(result: RunResult, exit_zero: bool, findings_count: int | None = None) -> int:
+    if result.errors:
+        return EXIT_ERROR
+    remaining = len(result.findings) if findings_count is None else findings_count
+    return EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN
+
+
+@app.command()
+def check(
+    paths: PathsArg = None,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    output_format: FormatOpt = None,
+    statistics: StatisticsOpt = False,
+    exit_zero: ExitZeroOpt = False,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    stdin_filename: StdinOpt = None,
+    unsafe_fixes: UnsafeOpt = None,
+) -> None:
+    """Report tracing hazards; write nothing."""
+    fmt = output_format.value if output_format else "text"
+    files, options, _ = _prepare(
+        paths, select, ignore, config, stdin_filename, unsafe_fixes, False, fmt in FORMATS_WITH_EDITS
+    )
+    result = _execute(files, options, jobs, quiet)
+    _report(result, fmt, options, quiet=quiet, statistics=statistics)
+    raise typer.Exit(_exit_code(result, exit_zero))
+
+
+@app.command()
+def fix(
+    paths: PathsArg = None,
+    diff: DiffOpt = False,
+    unsafe_fixes: UnsafeOpt = None,
+    show_fixes: ShowFixesOpt = False,
+    select: SelectOpt = None,
+    ignore: IgnoreOpt = None,
+    output_format: FormatOpt = None,
+    statistics: StatisticsOpt = False,
+    exit_zero: ExitZeroOpt = False,
+    config: ConfigOpt = None,
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+    stdin_filename: StdinOpt = None,
+) -> None:
+    """Apply fixes in place (`--diff` prints them instead)."""
+    fmt = output_format.value if output_format else "text"
+    files, options, _ = _prepare(
+        paths, select, ignore, config, stdin_filename, unsafe_fixes, True, fmt in FORMATS_WITH_EDITS
+    )
+    result = _execute(files, options, jobs, quiet)
+    changed = [r for r in result.files if r.changed]
+    stdin_files = {f.path: f for f in files if f.source is not None}
+
+    if diff:
+        for file_result in changed:
+            typer.echo(unified_diff(file_result.path, file_result.source or "", file_result.fixed_source or ""), nl=False)
+        for error in result.errors:
+            typer.echo(f"error: {error.describe()}", err=True)
+        if not quiet:
+            n = len(result.fixes_applied)
+            typer.echo(
+                f"Would fix {n} finding{'s' if n != 1 else ''} in {len(changed)} "
+                f"file{'s' if len(changed) != 1 else ''}.",
+                err=True,
+            )
+        if result.errors:
+            raise typer.Exit(EXIT_ERROR)
+        raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
+
+    write_errors = []
+    for file_result in changed:
+        if file_result.path in stdin_files:
+            continue
+        path = Path(file_result.path)
+        try:
+            encoding = read_source(path).encoding
+            write_atomic(path, file_result.fixed_source or "", encoding)
+        except OSError as err:
+            write_errors.append(f"{display_path(file_result.path)}: cannot write: {err.strerror}")
+    for file_result in result.files:
+        if file_result.path in stdin_files:
+            # Like Ruff: the fixed source goes to standard output, findings to stderr.
+            sys.stdout.write(file_result.fixed_source or file_result.source or "")
+            sys.stdout.flush()
+    if stdin_files:
+        for finding in result.findings:
+            typer.echo(f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}", err=True)
+    else:
+        _report(
+            result, fmt, options, quiet=quiet, statistics=statistics, show_fixes=show_fixes, fix_mode=True
+        )
+    for message in write_errors:
+        typer.echo(f"error: {message}", err=True)
+    if write_errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(_exit_code(result, exit_zero))
+
+
+@app.command()
+def rule(
+    code: Annotated[Optional[str], typer.Argument(help="A rule code such as TFR101.")] = None,
+    all_rules: Annotated[bool, typer.Option("--all", help="List every rule.")] = False,
+    output_format: Annotated[
+        str, typer.Option("--output-format", help="text or json.")
+    ] = "text",
+) -> None:
+    """Print a rule's documentation (or list every rule with --all)."""
+    import json
+
+    if all_rules or code is None:
+        if output_format == "json":
+            typer.echo(json.dumps([_rule_json(r) for r in ALL_RULES], indent=2))
+        else:
+            for r in ALL_RULES:
+                fix = {"safe": "[*]", "unsafe": "[U]", "none": "   "}[r.fix_applicability.value]
+                typer.echo(f"{r.code} {fix} {r.name:<40} {r.summary}")
+        raise typer.Exit(EXIT_CLEAN)
+    selected = RULES_BY_CODE.get(code.upper())
+    if selected is None:
+        raise _fail(f"unknown rule `{code}` (see `tfrewrite rule --all`)")
+    if output_format == "json":
+        typer.echo(json.dumps(_rule_json(selected), indent=2))
+    else:
+        typer.echo(selected.render_doc())
+
+
+def _rule_json(r) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "code": r.code,
+        "name": r.name,
+        "summary": r.summary,
+        "fix": r.fix_applicability.value,
+        "explanation": r.render_doc(),
+    }
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"tfrewrite {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    pass
+
+
+def _register_optional_commands() -> None:
+    """Commands that live in their own subpackage (verification imports
+    TensorFlow only in its workers, never here)."""
+    try:
+        from tfrewrite.verify.command import register
+    except ModuleNotFoundError as err:
+        if err.name and err.name.startswith("tfrewrite.verify"):
+            return
+        raise
+    register(app)
+
+
+_register_optional_commands()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(EXIT_ERROR)

@@ -1,0 +1,132 @@
+"""`[tool.tfrewrite]` in the nearest `pyproject.toml`.
+
+Unknown keys and bad values are errors that name the key and the file, like
+Ruff's: a typo in `per-file-ignores` must not silently select nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    """A configuration problem, reported with exit code 2."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("TFR",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unsafe_fixes: bool = False
+    verify: dict[str, Any] = field(default_factory=dict)
+    source: Path | None = None  # the file the settings came from
+    root: Path = field(default_factory=Path.cwd)
+
+
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+)
+
+_KEYS = {
+    "select",
+    "ignore",
+    "exclude",
+    "extend-exclude",
+    "per-file-ignores",
+    "unsafe-fixes",
+    "verify",
+}
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest `pyproject.toml` with a `[tool.tfrewrite]` table, walking up."""
+    current = start.resolve()
+    if current.is_file():
+        current = current.parent
+    for folder in [current, *current.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, tomllib.TOMLDecodeError):
+                continue
+            if "tfrewrite" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _string_list(value: Any, key: str, path: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: `tool.tfrewrite.{key}` must be a list of strings")
+    return tuple(value)
+
+
+def load_settings(path: Path | None) -> Settings:
+    if path is None:
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML: {err}") from err
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read: {err.strerror}") from err
+    table = data.get("tool", {}).get("tfrewrite", {}) if path.name == "pyproject.toml" else data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: `tool.tfrewrite` must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key `tool.tfrewrite.{unknown[0]}` "
+            f"(known keys: {', '.join(sorted(_KEYS))})"
+        )
+    kwargs: dict[str, Any] = {"source": path, "root": path.parent.resolve()}
+    if "select" in table:
+        kwargs["select"] = _string_list(table["select"], "select", path)
+    if "ignore" in table:
+        kwargs["ignore"] = _string_list(table["ignore"], "ignore", path)
+    if "exclude" in table:
+        kwargs["exclude"] = _string_list(table["exclude"], "exclude", path)
+    if "extend-exclude" in table:
+        kwargs["extend_exclude"] = _string_list(table["extend-exclude"], "extend-exclude", path)
+    if "per-file-ignores" in table:
+        value = table["per-file-ignores"]
+        if not isinstance(value, dict):
+            raise ConfigError(f"{path}: `tool.tfrewrite.per-file-ignores` must be a table")
+        kwargs["per_file_ignores"] = {
+            pattern: _string_list(codes, f"per-file-ignores.{pattern}", path)
+            for pattern, codes in value.items()
+        }
+    if "unsafe-fixes" in table:
+        if not isinstance(table["unsafe-fixes"], bool):
+            raise ConfigError(f"{path}: `tool.tfrewrite.unsafe-fixes` must be true or false")
+        kwargs["unsafe_fixes"] = table["unsafe-fixes"]
+    if "verify" in table:
+        if not isinstance(table["verify"], dict):
+            raise ConfigError(f"{path}: `tool.tfrewrite.verify` must be a table")
+        kwargs["verify"] = table["verify"]
+    return Settings(**kwargs)

@@ -1,0 +1,167 @@
+"""What a rule sees of one file: the parsed module and the shared analysis.
+
+Everything here is computed lazily and at most once per file, so a rule pays
+only for what it asks (tensor facts only for the functions it inspects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.project import TracedFunction
+from tfrewrite.analysis.tensors import LOSS_PARAMETER_NAMES, TensorFacts, positional_param_names
+from tfrewrite.rules.base import ImportRequest
+
+
+@dataclass(eq=False)
+class FunctionScope:
+    """A function definition with the facts rules ask about it."""
+
+    node: cst.FunctionDef
+    qualname: str
+    class_name: str | None
+    parent: FunctionScope | None
+    traced: TracedFunction | None
+    children: list[FunctionScope] = field(default_factory=list)
+
+    @property
+    def is_method(self) -> bool:
+        return self.class_name is not None
+
+
+def _statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child statements of a statement-level node (no descent into expressions)."""
+    if isinstance(node, cst.Module):
+        return list(node.body)
+    body = getattr(node, "body", None)
+    result: list[cst.CSTNode] = []
+    if isinstance(body, cst.BaseSuite):
+        result.extend(body.body if isinstance(body, cst.IndentedBlock) else [])
+    elif isinstance(body, (list, tuple)):
+        result.extend(body)
+    for attr in ("orelse", "finalbody"):
+        other = getattr(node, attr, None)
+        if other is not None:
+            result.append(other)
+    handlers = getattr(node, "handlers", None)
+    if handlers:
+        result.extend(handlers)
+    cases = getattr(node, "cases", None)
+    if cases:
+        result.extend(cases)
+    return [c for c in result if isinstance(c, cst.CSTNode)]
+
+
+class RuleContext:
+    def __init__(
+        self,
+        path: str,
+        module: cst.Module,
+        index: ModuleIndex,
+        traced: dict[str, TracedFunction],
+    ) -> None:
+        self.path = path
+        self.module = module
+        self.index = index
+        self.traced = traced
+        self.names = NameResolver(index.imports)
+        self._functions: list[FunctionScope] | None = None
+        self._tensor_facts: dict[int, TensorFacts] = {}
+
+    # -- functions ------------------------------------------------------------------
+    @property
+    def functions(self) -> list[FunctionScope]:
+        """Every function definition, outermost first, found by walking
+        statements only (cheap: no expression is visited)."""
+        if self._functions is None:
+            self._functions = []
+            self._scan(self.module, [], None, None)
+        return self._functions
+
+    def _scan(
+        self,
+        node: cst.CSTNode,
+        scope: list[str],
+        class_name: str | None,
+        parent: FunctionScope | None,
+    ) -> None:
+        for child in _statement_children(node):
+            if isinstance(child, cst.FunctionDef):
+                qualname = ".".join([*scope, child.name.value])
+                in_class = class_name is not None and scope and scope[-1] == class_name.split(".")[-1]
+                function = FunctionScope(
+                    child,
+                    qualname,
+                    class_name if in_class else None,
+                    parent,
+                    self.traced.get(qualname),
+                )
+                self._functions.append(function)  # type: ignore[union-attr]
+                if parent is not None:
+                    parent.children.append(function)
+                self._scan(child, [*scope, child.name.value], class_name, function)
+            elif isinstance(child, cst.ClassDef):
+                qualname = ".".join([*scope, child.name.value])
+                self._scan(child, [*scope, child.name.value], qualname, parent)
+            else:
+                self._scan(child, scope, class_name, parent)
+
+    def traced_functions(self) -> Iterator[FunctionScope]:
+        """Traced functions that are not nested in another traced function:
+        a rule walking these bodies sees all traced code exactly once."""
+        for function in self.functions:
+            if function.traced is None:
+                continue
+            outer = function.parent
+            while outer is not None and outer.traced is None:
+                outer = outer.parent
+            if outer is None:
+                yield function
+
+    def scope_of(self, node: cst.FunctionDef) -> FunctionScope | None:
+        for function in self.functions:
+            if function.node is node:
+                return function
+        return None
+
+    # -- tensors ---------------------------------------------------------------------
+    def tensors(self, function: FunctionScope) -> TensorFacts:
+        """Tensor facts for a function's local names (nested functions see the
+        tensors of the functions around them)."""
+        key = id(function.node)
+        if key not in self._tensor_facts:
+            outer = self.tensors(function.parent) if function.parent is not None else None
+            self._tensor_facts[key] = TensorFacts(
+                function.node, self.names, self._tensor_params(function), outer
+            )
+        return self._tensor_facts[key]
+
+    def _tensor_params(self, function: FunctionScope) -> set[str]:
+        if function.traced is None:
+            return set()
+        params = positional_param_names(function.node)
+        if params and params[0] in ("self", "cls") and function.class_name:
+            params = params[1:]
+        known = {p for p in params if p in LOSS_PARAMETER_NAMES}
+        if function.traced.is_loss:
+            known.update(params[:2])
+        return known
+
+    # -- writing code ----------------------------------------------------------------
+    def tensorflow(self) -> tuple[str, tuple[ImportRequest, ...]]:
+        """The name to write for TensorFlow in this file and the import a fix
+        must add when the file has none (`import tensorflow as tf`)."""
+        alias, needs_import = self.names.tensorflow_alias()
+        if not needs_import:
+            return alias, ()
+        if alias in self.index.imports or alias in self.index.functions:
+            return "tensorflow", (ImportRequest("tensorflow"),)
+        return alias, (ImportRequest("tensorflow", None, alias),)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)

@@ -1,0 +1,71 @@
+"""Text edits between two versions of a file, for formats that carry fixes
+as replacements (JSON, SARIF, rdjson): each changed run of lines becomes one
+edit, trimmed to the characters that actually differ."""
+
+from __future__ import annotations
+
+import difflib
+from bisect import bisect_right
+
+from tfrewrite.findings import Position, TextEdit
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, char in enumerate(text):
+        if char == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def offset_to_position(starts: list[int], offset: int) -> Position:
+    line = bisect_right(starts, offset)
+    return Position(line, offset - starts[line - 1] + 1)
+
+
+def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    starts = _line_starts(old)
+    line_offsets = [0]
+    for line in old_lines:
+        line_offsets.append(line_offsets[-1] + len(line))
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    edits: list[TextEdit] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        removed = "".join(old_lines[i1:i2])
+        added = "".join(new_lines[j1:j2])
+        prefix = 0
+        limit = min(len(removed), len(added))
+        while prefix < limit and removed[prefix] == added[prefix]:
+            prefix += 1
+        suffix = 0
+        while (
+            suffix < limit - prefix
+            and removed[len(removed) - 1 - suffix] == added[len(added) - 1 - suffix]
+        ):
+            suffix += 1
+        start = line_offsets[i1] + prefix
+        end = line_offsets[i2] - suffix
+        edits.append(
+            TextEdit(
+                offset_to_position(starts, start),
+                offset_to_position(starts, end),
+                added[prefix : len(added) - suffix],
+            )
+        )
+    return tuple(edits)
+
+
+def apply_text_edits(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) -> str:
+    """Apply edits (any order; they must not overlap) to `text`."""
+    starts = _line_starts(text)
+
+    def offset(position: Position) -> int:
+        return starts[position.line - 1] + position.column - 1 if position.line <= len(starts) else len(text)
+
+    for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+        text = text[: offset(edit.start)] + edit.content + text[offset(edit.end) :]
+    return text

@@ -1,0 +1,97 @@
+"""Apply rule fixes to a LibCST module.
+
+A round applies every fix whose edits do not overlap an edit applied earlier in
+the same round (fixes are tried in the fixed rule order); an overlapping fix
+waits for the next round, when the rules run again on the re-parsed result.
+Imports are added through LibCST's `AddImportsVisitor`, so each is added once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+from tfrewrite.rules.base import CstFix, NodeEdit
+
+
+class _ReplaceNodes(cst.CSTTransformer):
+    """Swap nodes by identity; refuse a replacement whose subtree already
+    changed (a nested fix applied in this round)."""
+
+    def __init__(self, edits: dict[int, NodeEdit]) -> None:
+        self.edits = edits
+        self.changed_below: list[bool] = []
+        self.applied: set[int] = set()
+        self.skipped: set[int] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.changed_below.append(False)
+        return True
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        nested_change = self.changed_below.pop()
+        edit = self.edits.get(id(original_node))
+        result = updated_node
+        if edit is not None:
+            if nested_change:
+                self.skipped.add(id(original_node))
+            else:
+                result = edit.replacement
+                self.applied.add(id(original_node))
+                nested_change = True
+        if nested_change and self.changed_below:
+            self.changed_below[-1] = True
+        return result
+
+
+def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module, list[int]]:
+    """Apply as many of `fixes` as do not overlap; return the new module and the
+    positions (in `fixes`) of the ones applied."""
+    claimed: dict[int, int] = {}  # node id -> fix position
+    for position, fix in enumerate(fixes):
+        ids = [id(edit.target) for edit in fix.edits]
+        if any(i in claimed for i in ids):
+            continue
+        for i in ids:
+            claimed[i] = position
+    edits = {
+        id(edit.target): edit
+        for position, fix in enumerate(fixes)
+        for edit in fix.edits
+        if claimed.get(id(edit.target)) == position
+    }
+    if not edits:
+        return module, []
+    transformer = _ReplaceNodes(edits)
+    new_module = module.visit(transformer)
+    # A fix applies only when all of its edits did.
+    applied = [
+        position
+        for position, fix in enumerate(fixes)
+        if fix.edits and all(id(e.target) in transformer.applied for e in fix.edits)
+    ]
+    partially = [
+        position
+        for position, fix in enumerate(fixes)
+        if position not in applied and any(id(e.target) in transformer.applied for e in fix.edits)
+    ]
+    if partially:
+        # Rare: one edit of a multi-place fix was blocked by a nested change.
+        # Redo the round without the partial fixes so nothing is half applied.
+        keep = [fixes[i] for i in range(len(fixes)) if i not in partially]
+        new_module, kept_applied = apply_fixes(module, keep)
+        positions = [i for i in range(len(fixes)) if i not in partially]
+        return new_module, [positions[i] for i in kept_applied]
+    imports = [imp for position in applied for imp in fixes[position].imports]
+    if imports:
+        new_module = add_imports(new_module, imports)
+    return new_module, applied
+
+
+def add_imports(module: cst.Module, imports) -> cst.Module:  # type: ignore[no-untyped-def]
+    context = CodemodContext()
+    items = [ImportItem(i.module, i.obj, i.alias) for i in dict.fromkeys(imports)]
+    return AddImportsVisitor(context, items).transform_module(module)

@@ -1,0 +1,55 @@
+"""Report formats: one finding model, many renderings.
+
+Each format is a function `(findings, errors, context) -> str` registered in
+`FORMATS`. Positions are 1-based lines and columns everywhere; a format that
+defines columns in another unit (SARIF: UTF-16, rdjson: UTF-8 bytes) converts
+from the source line held in `ReportContext.sources`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tfrewrite.findings import FileError, Finding
+
+
+@dataclass
+class ReportContext:
+    sources: dict[str, str] = field(default_factory=dict)  # path -> source text
+    color: bool = False
+    show_fixes: bool = False
+    unsafe_fixes: bool = False
+    files_checked: int = 0
+    fix_mode: bool = False
+    fixes_applied: list[Finding] = field(default_factory=list)
+
+
+Formatter = Callable[[list[Finding], list[FileError], ReportContext], str]
+FORMATS: dict[str, Formatter] = {}
+# Formats whose output carries the text edits of each fix.
+FORMATS_WITH_EDITS: set[str] = set()
+
+
+def register(name: str, with_edits: bool = False) -> Callable[[Formatter], Formatter]:
+    def decorate(func: Formatter) -> Formatter:
+        FORMATS[name] = func
+        if with_edits:
+            FORMATS_WITH_EDITS.add(name)
+        return func
+
+    return decorate
+
+
+def _load() -> None:
+    import importlib
+
+    for name in ("text", "machine", "github", "sarif", "rdjson", "junit"):
+        try:
+            importlib.import_module(f"tfrewrite.report.{name}")
+        except ModuleNotFoundError as err:
+            if err.name != f"tfrewrite.report.{name}":
+                raise
+
+
+_load()

@@ -1,0 +1,148 @@
+"""What a rule is: a code, documentation that doubles as its tests, and a check.
+
+A rule reports `Violation`s against LibCST nodes; a violation may carry a
+`CstFix`: node replacements (possibly in several places) plus imports to add.
+The engine turns violations into `Finding`s (positions, noqa, selection) and
+applies fixes; no rule computes positions or touches files.
+
+Following Fixit, a rule's examples are both its documentation (`tfrewrite rule
+CODE` prints them) and its tests (the suite runs every example).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, ClassVar
+
+import libcst as cst
+
+from tfrewrite.findings import Applicability
+
+if TYPE_CHECKING:
+    from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.context import RuleContext
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """`import module as alias` (obj None) or `from module import obj as alias`."""
+
+    module: str
+    obj: str | None = None
+    alias: str | None = None
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """Replace `target` (by identity) with `replacement`."""
+
+    target: cst.CSTNode
+    replacement: cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel
+
+
+@dataclass(frozen=True)
+class CstFix:
+    message: str
+    edits: tuple[NodeEdit, ...]
+    imports: tuple[ImportRequest, ...] = ()
+    applicability: Applicability = Applicability.SAFE
+
+
+@dataclass(frozen=True)
+class Violation:
+    """What a rule found: the node to point at, the message, maybe a fix."""
+
+    node: cst.CSTNode
+    message: str
+    fix: CstFix | None = None
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """An example that must produce findings; `after` is the fixed source
+    (None when the rule cannot fix it). `unsafe` applies unsafe fixes."""
+
+    before: str
+    after: str | None = None
+    findings: int = 1
+    unsafe: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Valid:
+    """An example that must produce no finding."""
+
+    code: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """The text `tfrewrite rule CODE` prints, SARIF's help, the README table."""
+
+    code: str
+    name: str
+    summary: str
+    explanation: str
+    fix_applicability: Applicability
+    examples: tuple[Invalid | Valid, ...] = field(default=())
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]  # kebab-case, like Ruff's rule names
+    summary: ClassVar[str]  # one line, used in listings and SARIF shortDescription
+    explanation: ClassVar[str]  # Markdown: what, why under tracing, notes, refusals
+    fix_applicability: ClassVar[Applicability]
+    examples: ClassVar[tuple[Invalid | Valid, ...]] = ()
+    # Whether the rule only looks inside code that runs traced: lets the engine
+    # skip parsing files that have none.
+    needs_traced_code: ClassVar[bool] = True
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Cheap test on pass-1 facts: can this rule fire in this file at all?"""
+        return bool(traced_qualnames) if self.needs_traced_code else True
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        raise NotImplementedError
+
+    @cached_property
+    def doc(self) -> RuleDoc:
+        return RuleDoc(
+            self.code,
+            self.name,
+            self.summary,
+            self.explanation,
+            self.fix_applicability,
+            self.examples,
+        )
+
+    def render_doc(self) -> str:
+        """Markdown documentation: what `tfrewrite rule CODE` prints."""
+        lines = [f"# {self.name} ({self.code})", "", self.summary, ""]
+        lines.append(f"Fix: {_FIX_WORDS[self.fix_applicability]}")
+        lines += ["", _dedent(self.explanation).strip(), ""]
+        example = next((e for e in self.examples if isinstance(e, Invalid) and e.after), None)
+        if example is None:
+            example = next((e for e in self.examples if isinstance(e, Invalid)), None)
+        if example is not None:
+            lines += ["## Example", "", "```python", _dedent(example.before).strip(), "```", ""]
+            if example.after:
+                lines += ["Use instead:", "", "```python", _dedent(example.after).strip(), "```", ""]
+        return "\n".join(lines)
+
+
+_FIX_WORDS = {
+    Applicability.SAFE: "always available (safe).",
+    Applicability.UNSAFE: "sometimes available, unsafe (applied with `--unsafe-fixes`).",
+    Applicability.NONE: "none; the finding says what to do.",
+}
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text)
