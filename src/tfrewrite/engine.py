@@ -27,7 +27,7 @@ from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.fixer import apply_fixes
-from tfrewrite.rules import RULES_BY_CODE
+from tfrewrite import rules as rule_registry
 from tfrewrite.rules.base import Rule, Violation
 from tfrewrite.sources import decode_source, read_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
@@ -49,7 +49,8 @@ class RunOptions:
     want_edits: bool = False
 
     def rules(self) -> list[Rule]:
-        return [RULES_BY_CODE[c] for c in self.rule_codes]
+        by_code = rule_registry.RULES_BY_CODE
+        return [by_code[c] for c in self.rule_codes]
 
     def ignored_codes(self, path: str) -> set[str]:
         rel = _relative(path, self.root)

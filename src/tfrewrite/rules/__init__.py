@@ -13,6 +13,7 @@ _RULE_MODULES = (
     "tfrewrite.rules.numpy_random",  # TFR102
     "tfrewrite.rules.python_print",  # TFR103
     "tfrewrite.rules.python_random",  # TFR106
+    "tfrewrite.rules.module_state",  # TFR201
     "tfrewrite.rules.training_loop",  # TFR3xx
 )
 
@@ -32,8 +33,25 @@ def _load() -> list[Rule]:
     return rules
 
 
-ALL_RULES: list[Rule] = _load()
-RULES_BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
+_registry: tuple[list[Rule], dict[str, Rule]] | None = None
+
+
+def _rules() -> tuple[list[Rule], dict[str, Rule]]:
+    global _registry
+    if _registry is None:
+        rules = _load()
+        _registry = (rules, {rule.code: rule for rule in rules})
+    return _registry
+
+
+def __getattr__(name: str):  # noqa: ANN202 - PEP 562 lazy registry
+    """`ALL_RULES` and `RULES_BY_CODE` load the rule modules on first use, so
+    rule modules can import the shared analysis (which imports `rules.base`)."""
+    if name == "ALL_RULES":
+        return _rules()[0]
+    if name == "RULES_BY_CODE":
+        return _rules()[1]
+    raise AttributeError(name)
 
 
 class UnknownRuleError(ValueError):
@@ -46,7 +64,7 @@ def _matches(code: str, selector: str) -> bool:
 
 def validate_selectors(selectors: Iterable[str]) -> None:
     for selector in selectors:
-        if selector != "ALL" and not any(_matches(r.code, selector) for r in ALL_RULES):
+        if selector != "ALL" and not any(_matches(r.code, selector) for r in _rules()[0]):
             raise UnknownRuleError(f"unknown rule selector `{selector}`")
 
 
@@ -56,7 +74,7 @@ def select_rules(select: Iterable[str], ignore: Iterable[str]) -> list[Rule]:
     select = list(select)
     ignore = list(ignore)
     chosen = []
-    for rule in ALL_RULES:
+    for rule in _rules()[0]:
         best_select = max((len(s) for s in select if _matches(rule.code, s)), default=-1)
         best_ignore = max((len(s) for s in ignore if _matches(rule.code, s)), default=-1)
         if best_select >= 0 and best_select > best_ignore:

@@ -1,0 +1,41 @@
+# The two commands in the README. Each creates .venv on first use and
+# installs what it needs; later runs reuse it.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+# Show every rule firing on examples/, then the fixes as a diff (nothing is
+# written). Exit code 1 means "findings", which is the point of the demo;
+# 2 (an error) fails.
+demo: $(VENV)/.installed
+	$(BIN)/tfrewrite check examples/; test $$? -le 1
+	$(BIN)/tfrewrite fix --diff examples/; test $$? -le 1
+
+# Fast tests in parallel; TensorFlow tests in one process (TensorFlow is
+# imported once).
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -m "not tensorflow" -n 2 -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m tensorflow -p no:cacheprovider
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks codemods
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,0 +1,208 @@
+"""TFR201: mutable module-level Python state read in traced code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+
+
+def _is_python_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _is_python_literal(node.expression)
+    return False
+
+
+def _module_literals(module: cst.Module) -> dict[str, int]:
+    """Names bound at module level to a Python literal, with how many times."""
+    counts: dict[str, int] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and _is_python_literal(small.value):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        counts[target.target.value] = counts.get(target.target.value, 0) + 1
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                if isinstance(small.target, cst.Name) and _is_python_literal(small.value):
+                    counts[small.target.value] = counts.get(small.target.value, 0) + 1
+    return counts
+
+
+def _rebinders(ctx: RuleContext) -> dict[str, str]:
+    """Module names declared `global` and assigned in some function -> that function."""
+    result: dict[str, str] = {}
+    for function in ctx.functions:
+        declared = {
+            item.name.value
+            for node in iter_nodes(function.node.body, into_functions=False)
+            if isinstance(node, cst.Global)
+            for item in node.names
+        }
+        if declared:
+            for name in declared:
+                result.setdefault(name, function.qualname)
+    return result
+
+
+def _local_names(function: cst.FunctionDef) -> set[str]:
+    params = function.params
+    names = {
+        p.name.value
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+    }
+    for node in iter_nodes(function.body, into_functions=False):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+    return names
+
+
+def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """A `Name` that reads a variable (not an attribute, keyword, or binding)."""
+    if parent is None:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(
+        parent,
+        (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem),
+    )
+
+
+class ModuleStateInTracedCode(Rule):
+    code = "TFR201"
+    name = "module-state-in-traced-code"
+    summary = "Mutable module-level Python value read in traced code is frozen at trace time"
+    fix_applicability = Applicability.NONE
+    explanation = """
+    ## What it does
+    Finds traced functions that read a module-level Python value (a flag, a
+    number, a string) that the module rebinds somewhere else (a `global`
+    assignment in a function, or a second module-level assignment).
+
+    ## Why is this bad under tracing?
+    `@tf.function` reads Python values once, while tracing, and bakes them
+    into the graph. Changing the flag later changes nothing: the traced loss
+    keeps the branch of its first call (measured: 0.6667 before and after the
+    flag flipped). Eagerly, the same code follows the flag.
+
+    ## How to fix it
+    Make the value a graph input: pass it as an argument (a `tf.constant` or a
+    tensor, not a Python bool, which would retrace), or keep it in a
+    `tf.Variable` and `assign` it. There is no automatic fix: which of these
+    fits depends on how often the value changes. `tfrewrite verify` shows the
+    value that froze.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            use_absolute_error = False
+
+            @tf.function
+            def loss(y_true, y_pred):
+                if use_absolute_error:
+                    return tf.reduce_mean(tf.abs(y_true - y_pred))
+                return tf.reduce_mean(tf.square(y_true - y_pred))
+
+            def enable_absolute_error():
+                global use_absolute_error
+                use_absolute_error = True
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            scale = 1.0
+            scale = 2.0
+
+            @tf.function
+            def loss(y_true, y_pred):
+                return scale * tf.reduce_mean(tf.square(y_true - y_pred))
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            SCALE = 2.0
+
+            @tf.function
+            def loss(y_true, y_pred):
+                return SCALE * tf.reduce_mean(tf.square(y_true - y_pred))
+            """,
+            note="a module constant bound once is not state",
+        ),
+        Valid(
+            """
+            use_absolute_error = False
+
+            def loss(y_true, y_pred):
+                return abs(y_true - y_pred) if use_absolute_error else (y_true - y_pred) ** 2
+
+            def enable():
+                global use_absolute_error
+                use_absolute_error = True
+            """,
+            note="not traced",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        literals = _module_literals(ctx.module)
+        if not literals:
+            return
+        rebinders = _rebinders(ctx)
+        mutable = {
+            name: (f"rebound in `{rebinders[name]}`" if name in rebinders else "assigned more than once")
+            for name, count in literals.items()
+            if count > 1 or name in rebinders
+        }
+        if not mutable:
+            return
+        for function in ctx.functions:
+            if function.traced is not None:
+                yield from self._check_function(function, mutable)
+
+    def _check_function(self, function: FunctionScope, mutable: dict[str, str]) -> Iterator[Violation]:
+        local = _local_names(function.node)
+        reported: set[str] = set()
+        for node, ancestors in iter_with_ancestors(function.node.body):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                continue
+            if not isinstance(node, cst.Name) or node.value not in mutable:
+                continue
+            if node.value in local or node.value in reported:
+                continue
+            if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
+                continue  # nested functions are checked as their own scope
+            if not _is_read(node, ancestors[-1] if ancestors else None):
+                continue
+            reported.add(node.value)
+            yield Violation(
+                node,
+                f"`{node.value}` is module-level Python state ({mutable[node.value]}) read in "
+                f"traced `{function.qualname}`: its value is frozen at the first trace and later "
+                "changes are ignored; pass it as a tensor argument or keep it in a `tf.Variable`",
+            )
+
+
+RULES = (ModuleStateInTracedCode,)
