@@ -52,14 +52,15 @@ class RunOptions:
         by_code = rule_registry.RULES_BY_CODE
         return [by_code[c] for c in self.rule_codes]
 
-    def ignored_codes(self, path: str) -> set[str]:
+    def ignored_prefixes(self, path: str) -> tuple[str, ...]:
+        """Codes or prefixes (`TFR2`) that `per-file-ignores` turns off for `path`."""
         rel = _relative(path, self.root)
-        return {
+        return tuple(
             code
             for pattern, codes in self.per_file_ignores
             if fnmatch(rel, pattern) or fnmatch(Path(rel).name, pattern)
             for code in codes
-        }
+        )
 
     def allows(self, applicability: Applicability) -> bool:
         return applicability is Applicability.SAFE or (
@@ -186,7 +187,9 @@ def _find(
     ]
 
 
-def _to_finding(path: str, found: _Found, module: cst.Module, want_edits: bool) -> Finding:
+def _to_finding(
+    path: str, found: _Found, module: cst.Module, code: str, want_edits: bool
+) -> Finding:
     fix = found.violation.fix
     fix_info = None
     if fix is not None:
@@ -194,7 +197,7 @@ def _to_finding(path: str, found: _Found, module: cst.Module, want_edits: bool) 
         if want_edits:
             fixed, applied = apply_fixes(module, [fix])
             if applied:
-                edits = text_edits(module.code, fixed.code)
+                edits = text_edits(code, fixed.code)
         fix_info = FixInfo(fix.applicability, fix.message, edits)
     rule = found.rule
     return Finding(rule.code, rule.name, found.violation.message, path, found.start, found.end, fix_info)
@@ -211,12 +214,12 @@ def process_file(job: _FileJob) -> FileResult:
             source = read_source(Path(path)).text
         result.source = source
         options = job.options
-        ignored = options.ignored_codes(path)
+        ignored = options.ignored_prefixes(path)
         traced_names = set(job.traced)
         rules = [
             r
             for r in options.rules()
-            if r.code not in ignored and r.applies_to(job.index, traced_names)
+            if not r.code.startswith(ignored) and r.applies_to(job.index, traced_names)
         ]
         if not rules or file_is_exempt(source):
             return result
@@ -229,9 +232,10 @@ def process_file(job: _FileJob) -> FileResult:
             return result
         result.parsed = True
         index, traced = job.index, job.traced
+        code = source  # the text of `module`, kept to avoid regenerating it
         for _round in range(MAX_FIX_ROUNDS):
             ctx = RuleContext(path, module, index, traced)
-            found = _find(rules, ctx, NoqaMap(module.code))
+            found = _find(rules, ctx, NoqaMap(code))
             fixable = [
                 f
                 for f in found
@@ -242,15 +246,16 @@ def process_file(job: _FileJob) -> FileResult:
                 new_module, applied = apply_fixes(module, [f.violation.fix for f in fixable])  # type: ignore[misc]
             if not applied:
                 result.findings = [
-                    _to_finding(path, f, module, options.want_edits) for f in found
+                    _to_finding(path, f, module, code, options.want_edits) for f in found
                 ]
                 break
             result.fixes_applied.extend(
-                _to_finding(path, fixable[i], module, False) for i in applied
+                _to_finding(path, fixable[i], module, code, False) for i in applied
             )
             new_code = new_module.code
             try:
                 module = cst.parse_module(new_code)
+                code = new_code
             except cst.ParserSyntaxError as err:
                 result.error = FileError(
                     path,
@@ -266,6 +271,12 @@ def process_file(job: _FileJob) -> FileResult:
             # new ones traced (a decorated train step).
             local = compute_facts([index]).for_path(path)
             traced = {**local, **{k: v for k, v in traced.items() if k in index.functions}}
+        else:  # fixes did not settle: report what is left
+            ctx = RuleContext(path, module, index, traced)
+            result.findings = [
+                _to_finding(path, f, module, code, options.want_edits)
+                for f in _find(rules, ctx, NoqaMap(code))
+            ]
         return result
     except RecursionError:
         result.error = FileError(path, "internal error: file too deeply nested to analyse")

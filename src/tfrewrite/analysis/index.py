@@ -47,6 +47,17 @@ class TracedSite:
     target: str  # dotted name of the function or class
     reason: str
     lineno: int
+    keywords: dict[str, str] = field(default_factory=dict)  # `tf.function(f, jit_compile=True)`
+
+
+@dataclass
+class TapeLoss:
+    """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
+    result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
+
+    callee: str  # dotted name of `f`
+    function: str  # qualname of the enclosing function, "" at module level
+    lineno: int
 
 
 @dataclass
@@ -58,6 +69,13 @@ class ModuleIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     traced_sites: list[TracedSite] = field(default_factory=list)
     calls_run_functions_eagerly: bool = False
+    # Training-loop facts (TFR3xx rules test these before parsing a file).
+    opens_gradient_tape: bool = False  # anywhere, module level included
+    called_names: set[str] = field(default_factory=set)  # every resolved callee
+    tape_losses: list[TapeLoss] = field(default_factory=list)
+    # Filled by `compute_facts`: callee (as this module names it) -> keyword
+    # arguments of the `@tf.function` on that loss, wherever it is defined.
+    loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
     syntax_error: tuple[int | None, int | None, str] | None = None
 
     def qualify(self, local_qualname: str) -> str:
@@ -200,13 +218,16 @@ class _Indexer(ast.NodeVisitor):
     # -- uses -------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        if callee:
+            self.index.called_names.add(callee)
         if self.function_stack and callee:
             self.function_stack[-1].calls.append(callee)
         if callee and _is_tf_function(callee) and node.args:
             target = self.resolve(node.args[0])
             if target:
+                keywords = {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
                 self.index.traced_sites.append(
-                    TracedSite(target, "wrapped in tf.function(...)", node.lineno)
+                    TracedSite(target, "wrapped in tf.function(...)", node.lineno, keywords)
                 )
         if callee and callee.endswith("run_functions_eagerly"):
             self.index.calls_run_functions_eagerly = True
@@ -223,8 +244,10 @@ class _Indexer(ast.NodeVisitor):
             expr = item.context_expr
             target = expr.func if isinstance(expr, ast.Call) else expr
             name = self.resolve(target) or ""
-            if name.endswith("GradientTape") and self.function_stack:
-                self.function_stack[-1].opens_gradient_tape = True
+            if name.endswith("GradientTape"):
+                self.index.opens_gradient_tape = True
+                if self.function_stack:
+                    self.function_stack[-1].opens_gradient_tape = True
         self.generic_visit(node)
 
     def _record_compile(self, node: ast.Call) -> None:
@@ -287,4 +310,63 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
     indexer.visit(tree)
+    if index.opens_gradient_tape:
+        _record_tape_losses(indexer, tree.body, "")
     return index
+
+
+def _is_tape(expr: ast.AST, indexer: _Indexer) -> bool:
+    target = expr.func if isinstance(expr, ast.Call) else expr
+    return (indexer.resolve(target) or "").endswith("GradientTape")
+
+
+def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of a scope's body, not descending into nested definitions."""
+    result: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        result.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return result
+
+
+def _loss_calls(value: ast.AST) -> list[ast.Call]:
+    """`f(a, b)` itself, or the two-argument calls added up in `f(a, b) + reg`."""
+    if isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords:
+        return [value]
+    if isinstance(value, ast.BinOp):
+        return [*_loss_calls(value.left), *_loss_calls(value.right)]
+    return []
+
+
+def _record_tape_losses(indexer: _Indexer, body: list[ast.stmt], qualname: str) -> None:
+    """Record two-argument calls whose result, assigned inside a GradientTape
+    block, is what `tape.gradient` differentiates; recurse into nested scopes."""
+    nodes = _scope_nodes(body)
+    differentiated = {
+        node.args[0].id
+        for node in nodes
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "gradient"
+        and node.args
+        and isinstance(node.args[0], ast.Name)
+    }
+    for node in nodes:
+        if isinstance(node, ast.With) and any(_is_tape(i.context_expr, indexer) for i in node.items):
+            for stmt in _scope_nodes(node.body):
+                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+                    continue
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                if not any(isinstance(t, ast.Name) and t.id in differentiated for t in targets):
+                    continue
+                for call in _loss_calls(stmt.value):
+                    callee = indexer.resolve(call.func)
+                    if callee:
+                        indexer.index.tape_losses.append(TapeLoss(callee, qualname, stmt.lineno))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = f"{qualname}.{node.name}" if qualname else node.name
+            _record_tape_losses(indexer, node.body, inner)

@@ -141,4 +141,44 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             for target_index, target in lookup.find(callee):
                 if target in target_index.functions:
                     mark(target_index, target, f"called from traced `{caller}`")
+    _record_tape_losses(indexes, lookup, facts)
     return facts
+
+
+def tf_function_options(index: ModuleIndex, qualname: str, indexes: list[ModuleIndex]) -> dict[str, str] | None:
+    """Keyword arguments of the `@tf.function` (or `tf.function(f, ...)`) that
+    wraps `index`'s function `qualname`; None when nothing wraps it."""
+    info = index.functions.get(qualname)
+    if info is None:
+        return None
+    for decorator in info.decorators:
+        if decorator in TF_FUNCTION_NAMES:
+            return dict(info.decorator_keywords.get(decorator, {}))
+    full = index.qualify(qualname)
+    for other in indexes:
+        for site in other.traced_sites:
+            if site.reason.startswith("wrapped in tf.function") and (
+                full == site.target or full.endswith("." + site.target)
+            ):
+                return dict(site.keywords)
+    return None
+
+
+def _record_tape_losses(indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts) -> None:
+    """A function differentiated inside a `GradientTape` block is a loss: its
+    first two parameters are (labels, predictions). Traced ones get `is_loss`
+    (the loss's own file learns how other files use it), and every file that
+    calls a loss learns the options of the `tf.function` wrapping it, wherever
+    that loss is defined (a step must carry them when the loss loses them)."""
+    for index in indexes:
+        for tape_loss in index.tape_losses:
+            for target_index, target in lookup.find(tape_loss.callee):
+                if target not in target_index.functions:
+                    continue
+                per_file = facts.traced.get(target_index.path, {})
+                known = per_file.get(target)
+                if known is not None and not known.is_loss:
+                    per_file[target] = TracedFunction(target, known.reason, True)
+                options = tf_function_options(target_index, target, indexes)
+                if options is not None:
+                    index.loss_decorator_options[tape_loss.callee] = options

@@ -16,8 +16,12 @@ Not tensors: `x.shape`, `x.dtype`, `len(x)`, `x.shape.rank`, `is`/`is not`,
 `isinstance(...)`, `not x`, `and`/`or`, attributes (including on `self`),
 Python literals, calls to unknown functions.
 
-Each expression also gets a rank fact (scalar or unknown) and a dtype fact
-(boolean or unknown), which `tf.cond` conversions need.
+Each expression also gets a rank fact (scalar or unknown) and a dtype-kind
+fact (boolean, floating-point, integer or unknown), which `tf.cond`
+conversions need: a branch output that is a Python `0` may become `0.0` only
+when the other branch is known to be floating-point. A loss's tensor
+arguments count as floating-point: Keras converts `y_true`/`y_pred` to the
+loss's float dtype before calling it.
 """
 
 from __future__ import annotations
@@ -219,22 +223,69 @@ TENSOR_ANNOTATIONS = frozenset({"tensorflow.Tensor", "tensorflow.Variable", "ten
 
 @dataclass(frozen=True)
 class TensorKind:
-    """What is known of an expression: tensor or not, scalar rank, bool dtype."""
+    """What is known of an expression: tensor or not, scalar rank, and the
+    kind of its dtype (boolean, floating-point, integer; all False: unknown)."""
 
     tensor: bool
     scalar: bool = False
     boolean: bool = False
+    floating: bool = False
+    integer: bool = False
+
+    @property
+    def numeric(self) -> bool:
+        """Known to be a number (so `x != 0` means Python truthiness)."""
+        return self.floating or self.integer
 
 
 NOT_TENSOR = TensorKind(False)
 TENSOR = TensorKind(True)
 SCALAR = TensorKind(True, scalar=True)
 BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
+FLOATING = TensorKind(True, floating=True)
+# The optimistic start for a name's own bindings (greatest fixed point).
+_TOP = TensorKind(True, True, True, True, True)
 
 
 def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
     """What holds for both: used when a name has several definitions."""
-    return TensorKind(a.tensor and b.tensor, a.scalar and b.scalar, a.boolean and b.boolean)
+    return TensorKind(
+        a.tensor and b.tensor,
+        a.scalar and b.scalar,
+        a.boolean and b.boolean,
+        a.floating and b.floating,
+        a.integer and b.integer,
+    )
+
+
+def _kind_of_dtype(qualified: str | None) -> TensorKind | None:
+    """`tf.float32` -> floating, `tf.int64` -> integer, `tf.bool` -> boolean."""
+    if not qualified or not qualified.startswith("tensorflow."):
+        return None
+    leaf = qualified.rsplit(".", 1)[-1]
+    if leaf in ("float16", "float32", "float64", "bfloat16", "half", "double"):
+        return FLOATING
+    if leaf in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
+        return TensorKind(True, integer=True)
+    if leaf == "bool":
+        return TensorKind(True, boolean=True)
+    return None
+
+
+def _is_python_float(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Float):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _is_python_float(node.expression)
+    return False
+
+
+def _is_python_int(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _is_python_int(node.expression)
+    return False
 
 
 def _is_python_number(node: cst.BaseExpression) -> bool:
@@ -304,12 +355,14 @@ class TensorFacts:
         self.params = {p.name.value for p in _all_params(function.params)}
         self._names: dict[str, TensorKind] = {}
         for name in tensor_params:
-            self._names[name] = TENSOR
+            # Loss arguments: Keras hands them over as floating-point tensors.
+            self._names[name] = FLOATING
         for param in _all_params(function.params):
             if param.annotation is not None:
                 qualified = resolver.qualified_name(param.annotation.annotation)
                 if qualified in TENSOR_ANNOTATIONS:
                     self._names[param.name.value] = TENSOR
+        self._param_kinds = dict(self._names)
         self._solve()
 
     # -- public queries ---------------------------------------------------------
@@ -322,6 +375,10 @@ class TensorFacts:
     def is_scalar_tensor(self, node: cst.BaseExpression) -> bool:
         k = self.kind(node)
         return k.tensor and k.scalar
+
+    def name_kind(self, name: str) -> TensorKind:
+        """The fact for a local name (or a name of an enclosing function)."""
+        return self.kind(cst.Name(name))
 
     def tensor_names(self) -> frozenset[str]:
         return frozenset(n for n, k in self._names.items() if k.tensor)
@@ -352,11 +409,11 @@ class TensorFacts:
             if name in bindings:
                 # A tensor parameter that is rebound stays a tensor only if
                 # every rebinding is a tensor too.
-                bindings[name].append((None, False, -1))  # marker: the parameter itself
-        for _ in range(len(bindings) + 2):  # monotone: at most one change per name
+                bindings[name].append((cst.Name(name), False, -1))  # marker: the parameter itself
+        for _ in range(6 * len(bindings) + 2):  # monotone: a few changes per name at most
             changed = False
             for name, values in bindings.items():
-                assumed = {**self._names, name: self._names.get(name, TENSOR)}
+                assumed = {**self._names, name: self._names.get(name, _TOP)}
                 result = self._binding_kind(*values[0], assumed)
                 for value, augmented, index in values[1:]:
                     result = _meet(result, self._binding_kind(value, augmented, index, assumed))
@@ -377,17 +434,18 @@ class TensorFacts:
         names: dict[str, TensorKind],
     ) -> TensorKind:
         if index == -1:  # the parameter binding itself
-            return TENSOR
+            return next(
+                (k for n, k in self._param_kinds.items() if n == getattr(value, "value", None)),
+                TENSOR,
+            )
         if value is None:
             return NOT_TENSOR
         if augmented:
             aug = value  # the AugAssign node
             assert isinstance(aug, cst.AugAssign)
-            left = self._kind(aug.target, names)  # type: ignore[arg-type]
-            right = self._kind(aug.value, names)
-            if not (left.tensor or right.tensor):
-                return NOT_TENSOR
-            return TensorKind(True, left.scalar and (right.scalar or _is_python_number(aug.value)))
+            return self._arithmetic_kind(
+                aug.target, aug.operator, aug.value, names  # type: ignore[arg-type]
+            )
         if index is not None:
             # Element `index` of a tuple target: tensors when the value is a call
             # returning several tensors.
@@ -408,28 +466,52 @@ class TensorFacts:
         if isinstance(node, cst.Call):
             return self._call_kind(node, names)
         if isinstance(node, cst.BinaryOperation):
-            left = self._kind(node.left, names)
-            right = self._kind(node.right, names)
-            if not (left.tensor or right.tensor):
-                return NOT_TENSOR
-            scalar = (left.scalar or _is_python_number(node.left)) and (
-                right.scalar or _is_python_number(node.right)
-            )
-            return TensorKind(True, scalar)
+            return self._arithmetic_kind(node.left, node.operator, node.right, names)
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Not):
                 return NOT_TENSOR  # Python `not` calls bool(): not a tensor result
-            return self._kind(node.expression, names)
+            inner = self._kind(node.expression, names)
+            return TensorKind(inner.tensor, inner.scalar, False, inner.floating, inner.integer)
         if isinstance(node, cst.Comparison):
             return self._comparison_kind(node, names)
         if isinstance(node, cst.Subscript):
             base = self._kind(node.value, names)
-            return TENSOR if base.tensor else NOT_TENSOR
+            if not base.tensor:
+                return NOT_TENSOR
+            return TensorKind(True, False, base.boolean, base.floating, base.integer)
         if isinstance(node, (cst.Attribute,)):
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
             return _meet(self._kind(node.body, names), self._kind(node.orelse, names))
         return NOT_TENSOR
+
+    def _arithmetic_kind(
+        self,
+        left_node: cst.BaseExpression,
+        operator: cst.CSTNode,
+        right_node: cst.BaseExpression,
+        names: dict[str, TensorKind],
+    ) -> TensorKind:
+        """`a op b` (or `a op= b`): a tensor when either side is; floating when
+        either side is floating (a Python float included) or for `/`."""
+        left = self._kind(left_node, names)
+        right = self._kind(right_node, names)
+        if not (left.tensor or right.tensor):
+            return NOT_TENSOR
+        scalar = (left.scalar or _is_python_number(left_node)) and (
+            right.scalar or _is_python_number(right_node)
+        )
+        floating = (
+            left.floating
+            or right.floating
+            or _is_python_float(left_node)
+            or _is_python_float(right_node)
+            or isinstance(operator, (cst.Divide, cst.DivideAssign))
+        )
+        integer = not floating and (left.integer or _is_python_int(left_node)) and (
+            right.integer or _is_python_int(right_node)
+        )
+        return TensorKind(True, scalar, False, floating, integer)
 
     def _comparison_kind(self, node: cst.Comparison, names: dict[str, TensorKind]) -> TensorKind:
         if len(node.comparisons) != 1:
@@ -451,14 +533,15 @@ class TensorFacts:
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
-        positional = [a for a in node.args if a.keyword is None and a.star == ""]
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
         boolean = qualified in BOOL_RESULTS
+        dtype = self._dtype_kind(node, qualified, positional, names)
         if qualified in ALWAYS_SCALAR:
-            return TensorKind(True, True, boolean)
+            return TensorKind(True, True, boolean, integer=not boolean)
         if qualified in REDUCTIONS:
             has_axis = len(positional) > 1 or "axis" in keywords or "keepdims" in keywords
-            return TensorKind(True, not has_axis, boolean)
+            return TensorKind(True, not has_axis, boolean, dtype.floating, dtype.integer)
         if qualified in SCALAR_PRESERVING or (
             qualified.startswith(SCALAR_PRESERVING_PREFIXES) and qualified not in REDUCTIONS
             and qualified.rsplit(".", 1)[-1] in _ELEMENTWISE_LEAVES
@@ -469,11 +552,87 @@ class TensorFacts:
             scalar = bool(operands) and all(
                 self._kind(v, names).scalar or _is_python_number(v) for v in operands
             )
-            return TensorKind(True, scalar, boolean)
+            return TensorKind(True, scalar, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
-            return TensorKind(True, scalar=_is_python_number(positional[0]))
-        return TensorKind(True, False, boolean)
+            return TensorKind(
+                True, _is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
+            )
+        return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
 
+    def _dtype_kind(
+        self,
+        node: cst.Call,
+        qualified: str,
+        positional: list[cst.BaseExpression],
+        names: dict[str, TensorKind],
+    ) -> TensorKind:
+        """The dtype kind of a TensorFlow op's result, from evidence only: an
+        explicit dtype, a float-only op, a default float32 constructor, or an
+        operand whose kind the op preserves."""
+        if qualified in BOOL_RESULTS:
+            return TensorKind(True, boolean=True)
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value == "dtype":
+                return _kind_of_dtype(self.resolver.qualified_name(arg.value)) or TENSOR
+        leaf = qualified.rsplit(".", 1)[-1]
+        if leaf == "cast" and len(positional) > 1:
+            return _kind_of_dtype(self.resolver.qualified_name(positional[1])) or TENSOR
+        if qualified in INTEGER_RESULTS:
+            return TensorKind(True, integer=True)
+        if qualified in FLOAT_DEFAULT_CONSTRUCTORS or qualified.startswith("tensorflow.nn.") or (
+            leaf in _FLOAT_ONLY_LEAVES
+        ):
+            return FLOATING
+        if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
+            value = positional[0]
+            if _is_python_float(value):
+                return FLOATING
+            if _is_python_int(value):
+                return TensorKind(True, integer=True)
+            if isinstance(value, cst.Name) and value.value in ("True", "False"):
+                return TensorKind(True, boolean=True)
+        if positional:
+            first = self._kind(positional[0], names)
+            if first.tensor and (qualified in REDUCTIONS or qualified in SCALAR_PRESERVING or (
+                leaf in _ELEMENTWISE_LEAVES or leaf in ("identity", "stop_gradient", "reshape")
+            )):
+                return TensorKind(True, floating=first.floating, integer=first.integer)
+        return TENSOR
+
+
+# Ops defined on floating-point inputs only: their result is floating-point.
+_FLOAT_ONLY_LEAVES = frozenset(
+    {
+        "sqrt", "rsqrt", "exp", "log", "log1p", "sigmoid", "tanh", "softplus", "softmax",
+        "log_softmax", "sin", "cos", "erf", "reduce_logsumexp", "reduce_std", "reduce_variance",
+        "reduce_euclidean_norm", "norm", "l2_normalize",
+    }
+)
+# Constructors whose default dtype is float32.
+FLOAT_DEFAULT_CONSTRUCTORS = frozenset(
+    {
+        "tensorflow.zeros",
+        "tensorflow.ones",
+        "tensorflow.eye",
+        "tensorflow.random.normal",
+        "tensorflow.random.uniform",
+        "tensorflow.random.truncated_normal",
+    }
+)
+INTEGER_RESULTS = frozenset(
+    {
+        "tensorflow.size",
+        "tensorflow.rank",
+        "tensorflow.shape",
+        "tensorflow.argmax",
+        "tensorflow.argmin",
+        "tensorflow.math.argmax",
+        "tensorflow.math.argmin",
+        "tensorflow.math.count_nonzero",
+        "tensorflow.math.reduce_count_nonzero",
+        "tensorflow.count_nonzero",
+    }
+)
 
 _ELEMENTWISE_LEAVES = frozenset(
     {

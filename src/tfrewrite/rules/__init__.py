@@ -14,7 +14,12 @@ _RULE_MODULES = (
     "tfrewrite.rules.python_print",  # TFR103
     "tfrewrite.rules.python_random",  # TFR106
     "tfrewrite.rules.module_state",  # TFR201
-    "tfrewrite.rules.training_loop",  # TFR3xx
+    "tfrewrite.rules.loss_decorator",  # TFR301
+    "tfrewrite.rules.train_step",  # TFR302
+    "tfrewrite.rules.inline_loop",  # TFR303
+    "tfrewrite.rules.tape_checks",  # TFR304, TFR305
+    "tfrewrite.rules.metric_averaging",  # TFR306
+    "tfrewrite.rules.eager_switch",  # TFR307
 )
 
 

@@ -1,0 +1,421 @@
+"""Shared analysis for the training-loop rules (TFR3xx): `@tf.function`
+decorators and their options, `GradientTape` blocks, train steps, the loops
+that drive them, Python side effects, and which names a block reads and
+writes. The rules differ in what they report; what a train step *is* is
+decided here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES
+from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import FunctionScope, RuleContext
+
+# Options of a loss's `tf.function` that describe how the whole step should be
+# compiled; a step that takes over the decorator takes these over too.
+CARRIED_OPTIONS = ("jit_compile", "reduce_retracing")
+APPLY_METHODS = ("apply_gradients", "minimize")
+# Calls that are Python side effects: they run once under tracing, or fail.
+SIDE_EFFECT_CALLS = frozenset({"print", "float", "int", "input", "open"})
+SIDE_EFFECT_METHODS = frozenset({"numpy", "item", "tolist", "append", "extend", "insert"})
+SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
+
+
+# -- tf.function ----------------------------------------------------------------------
+
+
+def is_tf_function(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
+    """`tf.function`, `tensorflow.function`, `from tensorflow import function`."""
+    return ctx.names.qualified_name(expr) in TF_FUNCTION_NAMES
+
+
+def tf_function_decorator(ctx: RuleContext, node: cst.FunctionDef) -> cst.Decorator | None:
+    for decorator in node.decorators:
+        expr = decorator.decorator
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if is_tf_function(ctx, target):
+            return decorator
+    return None
+
+
+def carried_options(keywords: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in keywords.items() if k in CARRIED_OPTIONS}
+
+
+def decorator_source(alias: str, options: dict[str, str]) -> str:
+    """`tf.function` or `tf.function(jit_compile=True, reduce_retracing=True)`."""
+    if not options:
+        return f"{alias}.function"
+    arguments = ", ".join(f"{k}={v}" for k, v in options.items())
+    return f"{alias}.function({arguments})"
+
+
+def make_decorator(alias: str, options: dict[str, str]) -> cst.Decorator:
+    return cst.Decorator(decorator=cst.parse_expression(decorator_source(alias, options)))
+
+
+# -- gradient tapes -------------------------------------------------------------------
+
+
+def tape_name(ctx: RuleContext, node: cst.With) -> str | None:
+    """The name a `with tf.GradientTape() as tape:` binds ("" when unnamed),
+    or None when the block opens no tape."""
+    for item in node.items:
+        expr = item.item
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        qualified = ctx.names.qualified_name(target) or dotted_name(target) or ""
+        if qualified.endswith("GradientTape"):
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                return item.asname.name.value
+            return ""
+    return None
+
+
+def tape_blocks(ctx: RuleContext, root: cst.CSTNode) -> Iterator[tuple[cst.With, str]]:
+    """Every tape `with` block under `root` (not inside nested definitions)."""
+    for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, cst.With):
+            name = tape_name(ctx, node)
+            if name is not None:
+                yield node, name
+
+
+def method_name(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def applies_gradients(root: cst.CSTNode) -> bool:
+    return any(
+        isinstance(n, cst.Call) and method_name(n) in APPLY_METHODS
+        for n in iter_nodes(root, into_functions=False)
+    )
+
+
+def is_train_step(ctx: RuleContext, function: FunctionScope) -> bool:
+    """Opens a tape and applies gradients: a custom train step."""
+    body = function.node.body
+    return any(True for _ in tape_blocks(ctx, body)) and applies_gradients(body)
+
+
+def is_keras_train_step_override(ctx: RuleContext, function: FunctionScope) -> bool:
+    """`Model.train_step`: Keras traces it already."""
+    return function.is_method and function.node.name.value in ("train_step", "test_step")
+
+
+# -- Python side effects ----------------------------------------------------------------
+
+
+def side_effects(ctx: RuleContext, root: cst.CSTNode) -> Iterator[tuple[cst.CSTNode, str]]:
+    """Python side effects under `root`: what runs once at trace time (or
+    fails on symbolic tensors) when `root` moves into a `tf.function`."""
+    for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            yield node, "rebinds a name outside the function"
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Name) and node.func.value in SIDE_EFFECT_CALLS:
+            yield node, f"calls Python `{node.func.value}()`"
+            continue
+        method = method_name(node)
+        if method in SIDE_EFFECT_METHODS:
+            yield node, f"calls `.{method}()`"
+            continue
+        qualified = ctx.names.qualified_name(node.func) or ""
+        if qualified.startswith(SIDE_EFFECT_MODULES):
+            yield node, f"calls `{qualified}`"
+
+
+# -- loops ------------------------------------------------------------------------------
+
+
+def calls_to(root: cst.CSTNode, name: str) -> Iterator[cst.Call]:
+    for node in iter_nodes(root):
+        if isinstance(node, cst.Call) and dotted_name(node.func) in (name, f"self.{name}"):
+            yield node
+
+
+def loops_calling(ctx: RuleContext, name: str) -> list[cst.For | cst.While]:
+    """Loops anywhere in the file whose body calls `name`."""
+    return [
+        node
+        for node in iter_nodes(ctx.module)
+        if isinstance(node, (cst.For, cst.While)) and any(True for _ in calls_to(node.body, name))
+    ]
+
+
+def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
+    values = []
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
+        ):
+            values.append(node.value)
+    return values
+
+
+def _batch_without_drop(expr: cst.BaseExpression) -> bool:
+    """A `.batch(n)` (anywhere in a method chain) that keeps the remainder."""
+    for node in iter_nodes(expr):
+        if isinstance(node, cst.Call) and method_name(node) in ("batch", "padded_batch"):
+            drop = next(
+                (a.value for a in node.args if a.keyword and a.keyword.value == "drop_remainder"),
+                None,
+            )
+            if drop is None or not (isinstance(drop, cst.Name) and drop.value == "True"):
+                return True
+    return False
+
+
+def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
+    """Whether the loop may feed a last batch smaller than the others:
+    `for x, y in ds.batch(64)` (no `drop_remainder=True`), a name bound to
+    such a dataset, or `range(0, n, batch_size)` slicing."""
+    if not isinstance(loop, cst.For):
+        return False
+    source = loop.iter
+    if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "zip", "iter"):
+        candidates = [a.value for a in source.args]
+    else:
+        candidates = [source]
+    for expr in candidates:
+        if _batch_without_drop(expr):
+            return True
+        if isinstance(expr, cst.Name) and any(
+            _batch_without_drop(v) for v in _assigned_values(ctx, expr.value)
+        ):
+            return True
+        if (
+            isinstance(expr, cst.Call)
+            and dotted_name(expr.func) == "range"
+            and len(expr.args) == 3
+        ):
+            step = expr.args[2].value
+            if not (isinstance(step, cst.Integer) and step.value == "1"):
+                return True
+    return False
+
+
+# -- names read and written -------------------------------------------------------------
+
+
+@dataclass
+class NameUse:
+    reads: list[str]  # names read before any write in the block, in order
+    writes: list[str]  # names written, in order
+    all_reads: set[str]
+
+
+def _target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNode]]:
+    """(names bound by an assignment target, sub-expressions it reads)."""
+    if isinstance(target, cst.Name):
+        return [target.value], []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: list[str] = []
+        reads: list[cst.CSTNode] = []
+        for element in target.elements:
+            n, r = _target_names(element.value)
+            names += n
+            reads += r
+        return names, reads
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return [], [target]  # attribute / subscript: reads its base
+
+
+class _NameCollector:
+    """Reads and writes of plain names in statement order (a conservative
+    approximation: every `Name` in a load position counts as a read)."""
+
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+        self.all_reads: set[str] = set()
+
+    def read(self, name: str) -> None:
+        self.all_reads.add(name)
+        if name not in self.writes and name not in self.reads:
+            self.reads.append(name)
+
+    def write(self, name: str) -> None:
+        if name not in self.writes:
+            self.writes.append(name)
+
+    def expression(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.Name):
+            self.read(node.value)
+            return
+        if isinstance(node, cst.Attribute):
+            self.expression(node.value)
+            return
+        if isinstance(node, cst.Arg):
+            self.expression(node.value)
+            return
+        for child in node.children:
+            self.expression(child)
+
+    def statement(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.statement(small)
+        elif isinstance(node, cst.Assign):
+            self.expression(node.value)
+            for target in node.targets:
+                names, reads = _target_names(target.target)
+                for r in reads:
+                    self.expression(r)
+                for n in names:
+                    self.write(n)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.expression(node.value)
+            names, reads = _target_names(node.target)
+            for r in reads:
+                self.expression(r)
+            for n in names:
+                self.write(n)
+        elif isinstance(node, cst.AugAssign):
+            self.expression(node.value)
+            self.expression(node.target)
+            names, _ = _target_names(node.target)
+            for n in names:
+                self.write(n)
+        elif isinstance(node, cst.With):
+            for item in node.items:
+                self.expression(item.item)
+                if item.asname is not None:
+                    names, reads = _target_names(item.asname.name)
+                    for r in reads:
+                        self.expression(r)
+                    for n in names:
+                        self.write(n)
+            self.block(node.body)
+        elif isinstance(node, cst.For):
+            self.expression(node.iter)
+            names, _ = _target_names(node.target)
+            for n in names:
+                self.write(n)
+            self.block(node.body)
+            if node.orelse is not None:
+                self.block(node.orelse.body)
+        elif isinstance(node, cst.If):
+            self.expression(node.test)
+            self.block(node.body)
+            if node.orelse is not None:
+                orelse = node.orelse
+                if isinstance(orelse, cst.If):
+                    self.statement(orelse)
+                else:
+                    self.block(orelse.body)
+        elif isinstance(node, cst.While):
+            self.expression(node.test)
+            self.block(node.body)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            self.write(node.name.value)
+        else:
+            self.expression(node)
+
+    def block(self, suite: cst.BaseSuite) -> None:
+        if isinstance(suite, cst.IndentedBlock):
+            for statement in suite.body:
+                self.statement(statement)
+        elif isinstance(suite, cst.SimpleStatementSuite):
+            for small in suite.body:
+                self.statement(small)
+
+
+def name_use(statements: list[cst.CSTNode]) -> NameUse:
+    collector = _NameCollector()
+    for statement in statements:
+        collector.statement(statement)
+    return NameUse(collector.reads, collector.writes, collector.all_reads)
+
+
+def unique_name(ctx: RuleContext, base: str) -> str:
+    """`base`, or `base_2`, ... when the file already uses that name."""
+    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
+    if base not in used:
+        return base
+    suffix = 2
+    while f"{base}_{suffix}" in used:
+        suffix += 1
+    return f"{base}_{suffix}"
+
+
+def line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
+    """1-based line of `node` (positions resolved once per file, on demand)."""
+    cache = getattr(ctx, "_tfr3_positions", None)
+    if cache is None:
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        cache = MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        ctx._tfr3_positions = cache  # type: ignore[attr-defined]
+    return cache[node].start.line
+
+
+# -- train steps that want a decorator ----------------------------------------------------
+
+
+@dataclass
+class StepPlan:
+    """An undecorated train step called from a Python loop, and how to
+    decorate it (or why it cannot be)."""
+
+    function: FunctionScope
+    options: dict[str, str]
+    loss_callees: list[str]  # dotted names of the losses it differentiates
+    refusal: str | None  # why no fix: a Python side effect, with its line
+
+
+def loss_keys(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Callees (as pass 1 names them) of the losses `function`'s tape differentiates."""
+    return [t.callee for t in ctx.index.tape_losses if t.function == function.qualname]
+
+
+def options_from_losses(ctx: RuleContext, callees: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for callee in callees:
+        options.update(carried_options(ctx.index.loss_decorator_options.get(callee, {})))
+    return options
+
+
+def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
+    plans = []
+    for function in ctx.functions:
+        info = ctx.index.functions.get(function.qualname)
+        if info is None or not (info.opens_gradient_tape and info.applies_gradients):
+            continue
+        if function.traced is not None or tf_function_decorator(ctx, function.node) is not None:
+            continue
+        if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
+            continue
+        loops = loops_calling(ctx, function.node.name.value)
+        if not loops:
+            continue
+        callees = loss_keys(ctx, function)
+        options = options_from_losses(ctx, callees)
+        if any(feeds_short_final_batch(ctx, loop) for loop in loops):
+            options.setdefault("reduce_retracing", "True")
+        refusal = None
+        effect = next(side_effects(ctx, function.node.body), None)
+        if effect is not None:
+            node, what = effect
+            refusal = (
+                f"line {line_of(ctx, node)} {what}, a Python side effect that would run only "
+                "while tracing: move it to the loop, then decorate the step"
+            )
+        plans.append(StepPlan(function, options, callees, refusal))
+    return plans
+
+
+def decorated_step(ctx: RuleContext, plan: StepPlan) -> tuple[cst.FunctionDef, tuple]:
+    """The step with `@tf.function(...)` added, and the imports that needs."""
+    alias, imports = ctx.tensorflow()
+    node = plan.function.node
+    decorator = make_decorator(alias, plan.options)
+    return node.with_changes(decorators=[decorator, *node.decorators]), imports

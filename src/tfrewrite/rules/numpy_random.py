@@ -1,0 +1,442 @@
+"""TFR102: NumPy random sampling in traced code, rewritten into `tf.random`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.random_mapping import (
+    FLOAT,
+    INT,
+    Refusal,
+    SampleSite,
+    SampleWriter,
+    bind,
+    is_integer_literal,
+    is_none,
+    iter_sample_sites,
+)
+
+# NumPy's legacy integer default (`int`) is int64 on 64-bit platforms (all of them since NumPy 2).
+_NUMPY_INT = "int64"
+
+
+def _float_sample(w: SampleWriter, op: str, shape: str, keywords: list[tuple[str, str]]) -> str:
+    dtype, cast_to = w.sample_dtype(FLOAT, w.astype_dtype())
+    return w.cast(w.continuous(op, shape, keywords, dtype), cast_to)
+
+
+def _normal(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("loc", "scale", "size"))
+    size = args.get("size")
+    w.require_scalar_parameters(size, loc=args.get("loc"), scale=args.get("scale"))
+    keywords = [(tf_name, w.code(args[np_name])) for np_name, tf_name in (("loc", "mean"), ("scale", "stddev")) if np_name in args]
+    return _float_sample(w, "normal", w.shape(size), keywords)
+
+
+def _uniform(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("low", "high", "size"))
+    size = args.get("size")
+    w.require_scalar_parameters(size, low=args.get("low"), high=args.get("high"))
+    keywords = [(tf_name, w.code(args[np_name])) for np_name, tf_name in (("low", "minval"), ("high", "maxval")) if np_name in args]
+    return _float_sample(w, "uniform", w.shape(size), keywords)
+
+
+def _dims(op: str) -> Callable[[SampleWriter, SampleSite], str]:
+    """`rand(d0, d1, ...)` / `randn(d0, d1, ...)`: dimensions as arguments."""
+
+    def rewrite(w: SampleWriter, site: SampleSite) -> str:
+        shape = w.integer_shape_of_dims(site.call.args)
+        return _float_sample(w, op, shape, [])
+
+    return rewrite
+
+
+def _size_only(op: str) -> Callable[[SampleWriter, SampleSite], str]:
+    """`random_sample(size)` / `standard_normal(size)`: only a size."""
+
+    def rewrite(w: SampleWriter, site: SampleSite) -> str:
+        args = bind(site.call, ("size",))
+        return _float_sample(w, op, w.shape(args.get("size")), [])
+
+    return rewrite
+
+
+def _randint(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("low", "high", "size", "dtype"), required=1)
+    size, low, high = args.get("size"), args["low"], args.get("high")
+    w.require_scalar_parameters(size, low=low, high=high)
+    explicit = w.astype_dtype()
+    if explicit is None and not is_none(args.get("dtype")):
+        explicit = w.dtype(args["dtype"])
+        if explicit.kind != INT:
+            raise Refusal(f"`dtype={w.code(args['dtype'])}` is not an integer dtype")
+    dtype, cast_to = w.sample_dtype(INT, explicit)
+    shape = w.shape(size)
+    if is_none(high):  # randint(high): integers in [0, high)
+        return w.cast(w.integers(shape, None, w.code(low), dtype, _NUMPY_INT), cast_to)
+    assert high is not None
+    return w.cast(w.integers(shape, w.code(low), w.code(high), dtype, _NUMPY_INT), cast_to)
+
+
+def _binomial(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("n", "p", "size"), required=2)
+    n, p, size = args["n"], args["p"], args.get("size")
+    if not is_integer_literal(n, 1):
+        raise Refusal(
+            f"`n={w.code(n)}`: only `n=1` (one Bernoulli trial) has an exact `tf.random` form"
+        )
+    w.require_scalar_parameters(size, p=p)
+    draw = f"{w.tf}.random.uniform({w.shape(size)}) < {w.operand(p)}"
+    dtype, cast_to = w.sample_dtype(INT, w.astype_dtype())
+    if dtype is not None and dtype.tf_name == "bool":
+        return w.cast(draw, cast_to)
+    mask = f"{w.tf}.cast({draw}, {dtype.code if dtype else f'{w.tf}.{_NUMPY_INT}'})"
+    return w.cast(mask, cast_to)
+
+
+def _permutation(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("x",), required=1)
+    x = args["x"]
+    dtype = w.astype_dtype()
+    if w._is_integer(x):
+        if dtype is not None and dtype.kind not in (INT, FLOAT):
+            raise Refusal(f"a permutation of integers cannot be cast to `{dtype.code}` faithfully")
+        range_dtype = dtype.code if dtype is not None else f"{w.tf}.{_NUMPY_INT}"
+        return f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
+    if w.site.facts.is_tensor(x):
+        shuffled = f"{w.tf}.random.shuffle({w.code(x)})"
+        return shuffled if dtype is None else f"{w.tf}.cast({shuffled}, {dtype.code})"
+    raise Refusal(
+        f"`{w.code(x)}` is not known to be an integer or a tensor: "
+        "NumPy permutes `range(n)` for an integer and the first axis of an array"
+    )
+
+
+_REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
+    "normal": _normal,
+    "uniform": _uniform,
+    "rand": _dims("uniform"),
+    "randn": _dims("normal"),
+    "randint": _randint,
+    "random": _size_only("uniform"),
+    "random_sample": _size_only("uniform"),
+    "sample": _size_only("uniform"),
+    "ranf": _size_only("uniform"),
+    "standard_normal": _size_only("normal"),
+    "binomial": _binomial,
+    "permutation": _permutation,
+}
+
+
+class NumpyRandomInTracedCode(Rule):
+    code = "TFR102"
+    name = "numpy-random-in-traced-code"
+    summary = "NumPy random sampling in traced code runs once, at trace time"
+    fix_applicability = Applicability.SAFE
+    explanation = """
+    ## What it does
+    Finds `np.random` calls in code that runs traced (a `@tf.function`, a loss
+    given to `compile`, a Keras `Loss.call`, ...) and rewrites them into
+    `tf.random` ops, in any import spelling: `np.random.normal`,
+    `import numpy.random as npr` then `npr.normal`, `from numpy.random import normal`.
+
+    ## Why is this bad?
+    NumPy samples on the host. Under tracing the call runs once, while the
+    graph is built, and its result becomes a constant of the graph: every
+    later call (every batch) reuses the same "random" noise. `tf.random` ops
+    draw afresh on each call.
+
+    ## The mapping
+    | NumPy | TensorFlow |
+    |---|---|
+    | `normal(loc, scale, size)` | `tf.random.normal(shape, mean=loc, stddev=scale)` |
+    | `uniform(low, high, size)` | `tf.random.uniform(shape, minval=low, maxval=high)` |
+    | `rand(d0, d1)` / `randn(d0, d1)` | `tf.random.uniform([d0, d1])` / `tf.random.normal([d0, d1])` |
+    | `random(size)`, `random_sample`, `sample`, `ranf` | `tf.random.uniform(shape)` |
+    | `standard_normal(size)` | `tf.random.normal(shape)` |
+    | `randint(low, high, size)` | `tf.random.uniform(shape, minval=low, maxval=high, dtype=tf.int64)` |
+    | `randint(high)` | `tf.random.uniform(shape, maxval=high, dtype=tf.int64)` |
+    | `binomial(1, p, size)` | `tf.cast(tf.random.uniform(shape) < p, tf.int64)` |
+    | `permutation(n)` (an integer) | `tf.random.shuffle(tf.range(n, dtype=tf.int64))` |
+    | `permutation(x)` (a tensor) | `tf.random.shuffle(x)` |
+    | `shuffle(x)` (a statement) | `x = tf.random.shuffle(x)` (unsafe fix, see below) |
+
+    `size` becomes `shape`: absent or `None` is a scalar (`[]`), an integer `n`
+    is `[n]`, a tuple keeps its elements, `x.shape` becomes `tf.shape(x)` and
+    `x.shape[i]` becomes `tf.shape(x)[i]` (a traced dimension can be `None`
+    statically but is always known to `tf.shape`).
+
+    ## Dtypes
+    NumPy samples float64 (and `int64` integers); TensorFlow defaults to
+    float32. The rewrite picks the dtype the surrounding computation needs:
+    - a trailing `.astype(dtype)` (or `randint(..., dtype=)`) is folded into
+      `dtype=` (`np.float32` → `tf.float32`, `"float32"`, `float` → `tf.float64`);
+      an integer target of a float sample becomes `tf.cast` of a float64 sample,
+      which truncates toward zero as `astype` does;
+    - a sample combined arithmetically with a tensor `x` (`x + noise`,
+      `x + 0.1 * noise`, `x * mask`) is drawn with `dtype=x.dtype`, the dtype
+      NumPy's array was converted to there (integer samples are cast to it);
+    - otherwise float32, TensorFlow's default (a separately named float64
+      sample later added to a float64 tensor then needs a `dtype=` by hand).
+
+    ## When it is not rewritten
+    The call stays, with a finding saying why, when the mapping would not be
+    faithful: an argument `tf.random` has no counterpart, `*args`/`**kwargs`,
+    a `size` that is not a tuple, an integer or `x.shape` (a name could hold
+    either), no `size` while a parameter is visibly an array or a tensor (NumPy
+    draws one value per element, `tf.random` with shape `[]` one value in all),
+    `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
+    `permutation` of something not known to be an integer or a tensor, and
+    distributions with no mapping (`choice`, `poisson`, `default_rng`, ...).
+    `np.random.seed(...)` in traced code is reported without a fix: it runs
+    once, at trace time, and does not seed `tf.random`; call
+    `tf.random.set_seed` before tracing instead.
+
+    `np.random.shuffle(x)` shuffles `x` in place and returns `None`, while
+    `tf.random.shuffle` returns a new tensor. The fix `x = tf.random.shuffle(x)`
+    is offered only for a statement on a plain name, and is unsafe: other
+    references to the same array do not see the shuffle, and `x` becomes a
+    tensor.
+
+    A sample used as a Python condition (`if np.random.rand() < 0.5:`) becomes
+    a tensor condition, which AutoGraph (or TFR101) turns into `tf.cond`.
+    """
+    examples = (
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(y_pred):
+                return y_pred + np.random.normal(0, 0.1, size=y_pred.shape)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(y_pred):
+                return y_pred + tf.random.normal(tf.shape(y_pred), mean=0, stddev=0.1, dtype=y_pred.dtype)
+            """,
+            note="combined with a tensor: drawn in its dtype",
+        ),
+        Invalid(
+            """
+            import numpy.random as npr
+            import tensorflow as tf
+
+            @tf.function
+            def jitter(x):
+                scale = npr.uniform(0.9, 1.1)
+                return x * scale
+            """,
+            """
+            import numpy.random as npr
+            import tensorflow as tf
+
+            @tf.function
+            def jitter(x):
+                scale = tf.random.uniform([], minval=0.9, maxval=1.1)
+                return x * scale
+            """,
+            note="no size: a scalar, float32 by default",
+        ),
+        Invalid(
+            """
+            from numpy.random import rand
+            from tensorflow import keras
+
+            def smoothed(y_true, y_pred):
+                return keras.losses.mse(y_true, y_pred) + rand(4, 3).astype("float32")
+
+            model = keras.Sequential([keras.layers.Dense(3)])
+            model.compile(loss=smoothed)
+            """,
+            """
+            from numpy.random import rand
+            from tensorflow import keras
+            import tensorflow as tf
+
+            def smoothed(y_true, y_pred):
+                return keras.losses.mse(y_true, y_pred) + tf.random.uniform([4, 3], dtype=tf.float32)
+
+            model = keras.Sequential([keras.layers.Dense(3)])
+            model.compile(loss=smoothed)
+            """,
+            note="a loss given to compile; `.astype` folded; TensorFlow imported once",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def dropout(x):
+                return x * np.random.binomial(1, 0.8, size=x.shape)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def dropout(x):
+                return x * tf.cast(tf.random.uniform(tf.shape(x)) < 0.8, x.dtype)
+            """,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x):
+                i = np.random.randint(0, 4)
+                return x[i]
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x):
+                i = tf.random.uniform([], minval=0, maxval=4, dtype=tf.int64)
+                return x[i]
+            """,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x):
+                np.random.seed(0)
+                return x + np.random.normal(size=shape)
+            """,
+            None,
+            findings=2,
+            note="a seed and a size that is neither a tuple, an integer nor `x.shape`: findings, no fix",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def order(x):
+                idx = np.arange(8)
+                np.random.shuffle(idx)
+                return tf.gather(x, idx)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def order(x):
+                idx = np.arange(8)
+                idx = tf.random.shuffle(idx)
+                return tf.gather(x, idx)
+            """,
+            unsafe=True,
+            note="in-place shuffle: an unsafe fix",
+        ),
+        Valid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def make_data(n):
+                return np.random.normal(size=(n, 4)).astype("float32")
+
+            @tf.function
+            def step(x):
+                return x + tf.random.normal(tf.shape(x))
+            """,
+            note="NumPy outside traced code, tf.random inside",
+        ),
+        Valid(
+            """
+            import numpy as np
+
+            def augment(x):
+                return x + np.random.uniform(-1, 1, size=x.shape)
+            """,
+            note="not traced",
+        ),
+    )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        return bool(traced_qualnames) and any(
+            target == "numpy" or target.startswith("numpy.") for target in index.imports.values()
+        )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        tf, imports = ctx.tensorflow()
+        for site in iter_sample_sites(ctx, "numpy.random"):
+            yield self._violation(ctx, site, tf, imports)
+
+    def _violation(
+        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
+    ) -> Violation:
+        spelling = f"`{ctx.code(site.call.func)}(...)`"
+        name = site.function_name
+        if name == "seed":
+            return Violation(
+                site.call,
+                f"{spelling} in traced code runs once, at trace time, and does not seed "
+                f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
+            )
+        sampled_once = (
+            f"{spelling} in traced code is sampled once, at trace time: every call reuses that sample"
+        )
+        writer = SampleWriter(ctx, site, tf)
+        try:
+            if name == "shuffle":
+                return self._shuffle(ctx, site, writer, sampled_once, imports)
+            rewrite = _REWRITES.get(name)
+            if rewrite is None:
+                raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
+            replacement = writer.replace(rewrite(writer, site))
+        except Refusal as refusal:
+            return Violation(site.call, f"{sampled_once}; not rewritten: {refusal}")
+        op = ctx.code(replacement).split("(", 1)[0]
+        fix = CstFix(f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports)
+        return Violation(site.call, sampled_once, fix)
+
+    def _shuffle(
+        self,
+        ctx: RuleContext,
+        site: SampleSite,
+        writer: SampleWriter,
+        sampled_once: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> Violation:
+        args = bind(site.call, ("x",), required=1)
+        x = args["x"]
+        statement = site.ancestors[-1] if site.ancestors else None
+        if not (isinstance(statement, cst.Expr) and statement.value is site.call and isinstance(x, cst.Name)):
+            raise Refusal(
+                "`shuffle` shuffles in place and returns `None`; only a statement "
+                "`shuffle(name)` can become `name = tf.random.shuffle(name)`"
+            )
+        assign = cst.parse_statement(f"{x.value} = {writer.tf}.random.shuffle({x.value})").body[0]
+        assert isinstance(assign, cst.Assign)
+        fix = CstFix(
+            f"Rebind `{x.value}` to `{writer.tf}.random.shuffle({x.value})` (unsafe: other "
+            f"references to the array are not shuffled, and `{x.value}` becomes a tensor)",
+            (NodeEdit(statement, assign.with_changes(semicolon=statement.semicolon)),),
+            imports,
+            Applicability.UNSAFE,
+        )
+        return Violation(site.call, sampled_once, fix)
+
+
+RULES = (NumpyRandomInTracedCode,)

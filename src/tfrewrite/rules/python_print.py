@@ -1,0 +1,901 @@
+"""TFR103: Python `print` of tensors in traced code becomes `tf.print`.
+
+Under tracing a Python `print` runs once, while the graph is built, and shows
+symbolic tensors (`Tensor("add:0", shape=(), dtype=float32)`), never their
+values. `tf.print` is an op in the graph: it prints on every call, with values.
+
+The rewrite keeps what the user reads: `sep` and `end` are kept, the output
+stream `print` used is kept (`tf.print` defaults to standard error, `print` to
+standard output), and formatted strings (f-strings, `%`, `str.format`) become
+`tf.print` arguments joined with `sep=""`, so `print(f"loss={loss}")` reads
+`loss=0.25` both ways. Text that only Python can compute (non-tensor fields)
+stays Python formatting, evaluated while tracing exactly as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import string
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES
+from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+
+# The stream a rewritten `print` without `file=` writes to: `print`'s own.
+DEFAULT_OUTPUT_STREAM = "stdout"
+
+# Builtins whose result is static metadata even when given a tensor (`len(x)`
+# is the static first dimension): a print of these is a trace-time message.
+_STATIC_BUILTINS = frozenset({"len", "isinstance", "type", "id", "callable", "hasattr"})
+_STREAMS = {"sys.stdout": "stdout", "sys.stderr": "stderr"}
+
+# Python format specs that `tf.strings.as_string` reproduces digit for digit on
+# float32/float64 tensors (checked against `format()` on TensorFlow 2.21,
+# including inf and nan): optional width (space padded), optional precision,
+# fixed (`f`) or scientific (`e`) notation.
+_FLOAT_SPEC = re.compile(r"(?P<width>[1-9][0-9]*)?(?:\.(?P<precision>[0-9]+))?(?P<type>[fe])")
+# One `%` conversion specifier.
+_PERCENT_SPEC = re.compile(
+    r"%(?P<key>\([^)]*\))?(?P<flags>[-#0 +]*)(?P<width>\*|[0-9]+)?"
+    r"(?:\.(?P<precision>\*|[0-9]+))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
+)
+
+
+class _Refusal(Exception):
+    """A print that shows tensors but cannot be rewritten faithfully; the
+    message says why."""
+
+
+# -- pieces of printed text ---------------------------------------------------------
+@dataclass
+class _Text:
+    """Literal text."""
+
+    value: str
+
+
+@dataclass
+class _Arg:
+    """A standalone `tf.print` argument (a tensor, or a Python value)."""
+
+    code: str
+
+
+@dataclass
+class _Field:
+    """A non-tensor replacement field that stays Python formatting, written in
+    the syntax of the string it came from (`source`)."""
+
+    code: str  # f-strings: the whole `{...}` field; otherwise the operand
+    spec: str  # `%` strings: the conversion (`%5.2f`); `.format`: `{...}` without a name
+    source: _Source
+
+
+@dataclass(eq=False)
+class _Source:
+    kind: str  # "f", "%", "format"
+    quote: str
+    single_operand: bool = False  # `"..." % x` rather than `"..." % (x, y)`
+
+
+@dataclass
+class _Rewrite:
+    """A rewritten call, or the reason it cannot be rewritten."""
+
+    replacement: cst.Call
+    imports: tuple[ImportRequest, ...]
+    assumptions: list[str] = field(default_factory=list)
+
+
+# -- the rule -------------------------------------------------------------------------
+class PrintInTracedCode(Rule):
+    code = "TFR103"
+    name = "print-in-traced-code"
+    summary = "`print` of a tensor in traced code prints once, at trace time; use `tf.print`"
+    fix_applicability = Applicability.SAFE
+    # The stream used when `print` had no `file=` argument ("stdout" or "stderr").
+    output_stream = DEFAULT_OUTPUT_STREAM
+    explanation = """
+        ## What it does
+        Finds `print(...)` calls in code that runs traced (`@tf.function`, a
+        loss given to `compile`, a Keras `call`, ...) when an argument involves a
+        tensor, and rewrites them to `tf.print`.
+
+        ## Why is this bad under tracing?
+        `@tf.function` runs the Python body once to build a graph. A Python
+        `print` runs during that trace only: it prints one line, on the first
+        call, showing `Tensor("add:0", shape=(), dtype=float32)` instead of the
+        value, and never again. `tf.print` is a graph op: it prints the values on
+        every call. (AutoGraph does not convert `print` to `tf.print`.)
+
+        ## How the rewrite keeps the output
+        - `sep` and `end` are kept; `flush` is dropped (`tf.print` writes
+          through TensorFlow's runtime, which flushes each print).
+        - `print` writes to standard output, `tf.print` to standard error by
+          default, so the rewrite passes `output_stream=sys.stdout` (adding
+          `import sys` when needed). `file=sys.stderr` / `file=sys.stdout` (any
+          spelling of the `sys` import) become `output_stream=`.
+        - f-strings, `%`-formatting and `str.format` become separate `tf.print`
+          arguments with `sep=""`: `print(f"loss={loss}")` becomes
+          `tf.print("loss=", loss, sep="", output_stream=sys.stdout)`. Fields
+          that are not tensors stay Python formatting, evaluated while tracing as
+          before.
+        - A format spec on a tensor (`{loss:.4f}`, `%.4f`, `{loss:10.3e}`)
+          becomes `tf.strings.as_string(loss, precision=4)` (with `scientific`
+          and `width` as needed), which prints the same digits as Python for
+          float tensors. `as_string` rejects a precision for integer tensors, so
+          this fix is unsafe unless you know the tensor is floating point.
+        - Tensors are printed by `tf.print`'s formatting (`0.25`, `[1 2 3]`,
+          long tensors summarised with `...`), not as `tf.Tensor(0.25, shape=(),
+          dtype=float32)`: the values are the same, the decoration is not.
+          Non-tensor, non-string arguments are formatted with `pprint` by
+          `tf.print`.
+
+        ## Fix safety
+        The fix is safe in a function decorated with a plain `@tf.function`.
+        `tf.print` has no XLA kernel: under `tf.function(jit_compile=True)` it
+        fails with `InvalidArgumentError ... StringFormat`, so prints there are
+        reported with no fix. Keras 3's `compile(jit_compile="auto")` uses XLA on
+        GPUs (and not on CPU-only machines), so in a loss given to `compile`, a
+        Keras `Loss`/`Layer`/`Model` method, a function wrapped in
+        `tf.function(...)` elsewhere, or code called from those, the rewrite can
+        make `fit` fail on a GPU while passing on a laptop: that fix is unsafe
+        (applied with `--unsafe-fixes`), and the remedy on a GPU is
+        `compile(jit_compile=False)` or removing the print.
+
+        ## Left alone, or reported with no fix
+        - A `print` of constant text or of static facts (`x.shape`, `x.dtype`,
+          `len(x)`) is a trace-time message and is not touched; nor is any
+          `print` outside traced code.
+        - `print(*args)` / `print(**kwargs)`: what is printed cannot be seen.
+        - An argument that turns a tensor into a Python value (`float(loss)`,
+          `loss.numpy()`, `str(loss)`): it fails or freezes under tracing.
+        - A format spec or `%` conversion with no faithful TensorFlow
+          equivalent (`{loss:>8}`, `%d` on a tensor that may be float, ...).
+        - `file=` other than `sys.stdout` / `sys.stderr`, and a `print` whose
+          value is used (in a lambda or an assignment).
+        """
+    examples = (
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", loss)
+                return loss
+            """,
+            """\
+            import tensorflow as tf
+            import sys
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("loss:", loss, output_stream=sys.stdout)
+                return loss
+            """,
+        ),
+        Invalid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print(f"loss={loss}", file=sys.stderr, flush=True)
+                return loss
+            """,
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("loss=", loss, sep="", output_stream=sys.stderr)
+                return loss
+            """,
+        ),
+        Invalid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, epoch):
+                loss = tf.reduce_mean(x)
+                print(f"epoch {epoch}: loss {loss:.4f}")
+                return loss
+            """,
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, epoch):
+                loss = tf.reduce_mean(x)
+                tf.print(f"epoch {epoch}: loss ", tf.strings.as_string(loss, precision=4), sep="", output_stream=sys.stdout)
+                return loss
+            """,
+            unsafe=True,
+            note="a format spec needs a float tensor: unsafe",
+        ),
+        Invalid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            def mse(y_true, y_pred):
+                loss = tf.reduce_mean(tf.square(y_true - y_pred))
+                print("loss", loss, sep="=")
+                return loss
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss=mse)
+            """,
+            """\
+            import sys
+            import tensorflow as tf
+
+            def mse(y_true, y_pred):
+                loss = tf.reduce_mean(tf.square(y_true - y_pred))
+                tf.print("loss", loss, sep="=", output_stream=sys.stdout)
+                return loss
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss=mse)
+            """,
+            unsafe=True,
+            note="Keras may compile the loss with XLA on a GPU: unsafe",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function(jit_compile=True)
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", loss)
+                return loss
+            """,
+            None,
+            note="tf.print has no XLA kernel: finding only",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", float(loss))
+                return loss
+            """,
+            None,
+            note="a tensor turned into a Python value: finding only",
+        ),
+        Valid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                print("tracing step for shape", x.shape)
+                return tf.reduce_mean(x)
+            """,
+            note="a trace-time message: constant text and static shape",
+        ),
+        Valid(
+            """\
+            import tensorflow as tf
+
+            def evaluate(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", loss)
+                return loss
+            """,
+            note="not traced: eager `print` shows the value",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        for root in ctx.traced_functions():
+            yield from self._walk(ctx, root)
+
+    # -- finding prints -----------------------------------------------------------
+    def _walk(self, ctx: RuleContext, root: FunctionScope) -> Iterator[Violation]:
+        if _shadows_print(ctx):
+            return
+        stack: list[tuple[cst.CSTNode, FunctionScope, cst.CSTNode | None]] = [(root.node, root, None)]
+        while stack:
+            node, scope, parent = stack.pop()
+            if isinstance(node, cst.ClassDef):
+                continue
+            if isinstance(node, cst.FunctionDef) and node is not scope.node:
+                inner = ctx.scope_of(node)
+                if inner is None:
+                    continue
+                scope = inner
+            if isinstance(node, cst.Call) and _is_print(node):
+                violation = self._check_print(ctx, node, scope, parent)
+                if violation is not None:
+                    yield violation
+            stack.extend((child, scope, node) for child in reversed(node.children))
+
+    def _check_print(
+        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, parent: cst.CSTNode | None
+    ) -> Violation | None:
+        facts = ctx.tensors(scope)
+        if any(arg.star for arg in call.args):
+            return Violation(
+                call,
+                "`print` with `*args`/`**kwargs` in traced code runs once, at trace time; "
+                "not rewritten: what it prints cannot be seen (use `tf.print` on the tensors)",
+            )
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if not any(_shows_values(facts, value) for value in positional):
+            return None  # constant text or static facts: a trace-time message
+        problem = "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
+        context_refusal, context_note = _context_applicability(ctx, scope)
+        if context_refusal is not None:
+            return Violation(call, f"{problem}; not rewritten: {context_refusal}")
+        if not isinstance(parent, cst.Expr):
+            return Violation(
+                call,
+                f"{problem}; not rewritten: the value of this `print(...)` is used "
+                "(move it to its own statement)",
+            )
+        try:
+            rewrite = self._rewrite(ctx, call, facts)
+        except _Refusal as refusal:
+            return Violation(call, f"{problem}; not rewritten: {refusal}")
+        notes = [*rewrite.assumptions, *([context_note] if context_note else [])]
+        applicability = Applicability.UNSAFE if notes else Applicability.SAFE
+        message = "Replace `print` with `tf.print`"
+        if notes:
+            message += " (unsafe: " + "; ".join(notes) + ")"
+        fix = CstFix(message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability)
+        return Violation(call, f"{problem}; use `tf.print`", fix)
+
+    # -- building the replacement ---------------------------------------------------------
+    def _rewrite(self, ctx: RuleContext, call: cst.Call, facts: TensorFacts) -> _Rewrite:
+        tf_alias, imports = ctx.tensorflow()
+        keywords: dict[str, cst.Arg] = {}
+        for arg in call.args:
+            if arg.keyword is not None:
+                keywords[arg.keyword.value] = arg
+        unknown = sorted(set(keywords) - {"sep", "end", "file", "flush"})
+        if unknown:
+            raise _Refusal(f"`print` has no keyword `{unknown[0]}`")
+        stream = self._output_stream(ctx, keywords.get("file"))
+        sys_alias = ctx.names.alias_for("sys")
+        if sys_alias is None:
+            sys_alias = "sys"
+            imports = (*imports, ImportRequest("sys"))
+        assumptions: list[str] = []
+        pieces_per_arg = [
+            _pieces(ctx, facts, arg.value, tf_alias, assumptions)
+            for arg in call.args
+            if arg.keyword is None
+        ]
+        # Keyword arguments that carry over unchanged (a `None` is print's default).
+        kept = [
+            keywords[name]
+            for name in ("sep", "end")
+            if name in keywords and not _is_none(keywords[name].value)
+        ]
+        stream_arg = cst.Arg(
+            keyword=cst.Name("output_stream"),
+            value=cst.parse_expression(f"{sys_alias}.{stream}"),
+            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+        )
+        func = cst.parse_expression(f"{tf_alias}.print")
+        if all(pieces is None for pieces in pieces_per_arg):
+            # Nothing to flatten: keep the call's own layout and comments.
+            kept_ids = {id(arg) for arg in kept}
+            args = [arg for arg in call.args if arg.keyword is None or id(arg) in kept_ids]
+            return _Rewrite(
+                call.with_changes(func=func, args=_join_args([*args, stream_arg], call.args)),
+                imports,
+                assumptions,
+            )
+        separator: list[_Text | _Arg | _Field]
+        sep = keywords.get("sep")
+        if sep is None or _is_none(sep.value):
+            separator = [_Text(" ")]
+        else:
+            text = _string_value(sep.value)
+            separator = [_Text(text)] if text is not None else [_Arg(ctx.code(sep.value))]
+        flat: list[_Text | _Arg | _Field] = []
+        for i, (arg, pieces) in enumerate(
+            zip([a for a in call.args if a.keyword is None], pieces_per_arg)
+        ):
+            if i:
+                flat.extend(separator)
+            flat.extend(pieces if pieces is not None else [_Arg(ctx.code(arg.value))])
+        parts = _render(flat)
+        end = keywords.get("end")
+        parts.append('sep=""')
+        if end is not None and not _is_none(end.value):
+            parts.append(f"end={ctx.code(end.value)}")
+        parts.append(f"output_stream={sys_alias}.{stream}")
+        replacement = cst.parse_expression(f"{tf_alias}.print({', '.join(parts)})")
+        assert isinstance(replacement, cst.Call)
+        return _Rewrite(replacement, imports, assumptions)
+
+    def _output_stream(self, ctx: RuleContext, file_arg: cst.Arg | None) -> str:
+        if file_arg is None or _is_none(file_arg.value):
+            return self.output_stream
+        stream = _STREAMS.get(ctx.names.qualified_name(file_arg.value) or "")
+        if stream is None:
+            raise _Refusal(
+                f"`tf.print` writes only to `sys.stdout`, `sys.stderr`, logging or a "
+                f"`file://` path, not to `{ctx.code(file_arg.value)}`"
+            )
+        return stream
+
+
+# -- helpers: where the print is --------------------------------------------------------
+def _is_print(call: cst.Call) -> bool:
+    return isinstance(call.func, cst.Name) and call.func.value == "print"
+
+
+def _shadows_print(ctx: RuleContext) -> bool:
+    """`print` is not the builtin in this file (imported or defined)."""
+    return "print" in ctx.index.imports or "print" in ctx.index.functions
+
+
+def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | None, str | None]:
+    """(reason not to fix, reason the fix is unsafe) from how the code is traced."""
+    plain_tf_function = False
+    current: FunctionScope | None = scope
+    compiled_by_keras = False
+    while current is not None:
+        info = ctx.index.functions.get(current.qualname)
+        if info is not None:
+            for decorator in info.decorators:
+                if decorator not in TF_FUNCTION_NAMES:
+                    continue
+                jit = info.decorator_keywords.get(decorator, {}).get("jit_compile")
+                if jit not in (None, "False", "None"):
+                    return (
+                        "`tf.print` has no XLA kernel and this function is compiled with "
+                        f"`jit_compile={jit}` (remove the print, or trace without XLA)",
+                        None,
+                    )
+                plain_tf_function = True
+        if current.traced is not None and current.traced.is_loss:
+            compiled_by_keras = True
+        current = current.parent
+    if plain_tf_function and not compiled_by_keras:
+        return None, None
+    return None, (
+        "Keras may compile this code with XLA (`jit_compile=\"auto\"` on a GPU), "
+        "where `tf.print` has no kernel"
+    )
+
+
+# -- helpers: what an argument shows ---------------------------------------------------
+def _shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
+    """Whether printing `node` shows values computed from tensors. Static facts
+    about a tensor (`x.shape`, `x.dtype`, `len(x)`) are known while tracing
+    and print the same way once: they do not count."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+            continue
+        if isinstance(current, cst.Attribute) and current.attr.value in NON_TENSOR_ATTRIBUTES:
+            continue
+        if (
+            isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Name)
+            and current.func.value in _STATIC_BUILTINS
+        ):
+            continue
+        if isinstance(current, cst.BaseExpression) and facts.is_tensor(current):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> None:
+    """An argument `tf.print` prints faithfully: a tensor, a value that shows
+    no tensor, or a list/tuple/dict of those (tf.print prints nested values)."""
+    if facts.is_tensor(node) or not _shows_values(facts, node):
+        return
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        for element in node.elements:
+            if isinstance(element, cst.StarredElement):
+                raise _Refusal(f"cannot see what `{ctx.code(element)}` unpacks")
+            _check_printable(ctx, facts, element.value)
+        return
+    if isinstance(node, cst.Dict):
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                raise _Refusal(f"cannot see what `{ctx.code(element)}` unpacks")
+            _check_printable(ctx, facts, element.key)
+            _check_printable(ctx, facts, element.value)
+        return
+    raise _Refusal(
+        f"`{ctx.code(node)}` turns a tensor into a Python value, which fails or is frozen "
+        "under tracing (print the tensor itself)"
+    )
+
+
+def _pieces(
+    ctx: RuleContext,
+    facts: TensorFacts,
+    node: cst.BaseExpression,
+    tf_alias: str,
+    assumptions: list[str],
+) -> list[_Text | _Arg | _Field] | None:
+    """The pieces a formatted-string argument prints, or None when the argument
+    is printed as it is (a tensor, a Python value, a container)."""
+    if not _shows_values(facts, node) or facts.is_tensor(node):
+        return None
+    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+        return _string_pieces(ctx, facts, node, tf_alias, assumptions)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        template = _string_value(node.left)
+        if template is not None:
+            return _percent_pieces(ctx, facts, node, template, tf_alias, assumptions)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "format"
+    ):
+        template = _string_value(node.func.value)
+        if template is not None:
+            return _format_pieces(ctx, facts, node, template, tf_alias, assumptions)
+    _check_printable(ctx, facts, node)
+    return None
+
+
+def _string_pieces(
+    ctx: RuleContext,
+    facts: TensorFacts,
+    node: cst.BaseExpression,
+    tf_alias: str,
+    assumptions: list[str],
+) -> list[_Text | _Arg | _Field]:
+    if isinstance(node, cst.ConcatenatedString):
+        return [
+            *_string_pieces(ctx, facts, node.left, tf_alias, assumptions),
+            *_string_pieces(ctx, facts, node.right, tf_alias, assumptions),
+        ]
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        if not isinstance(value, str):
+            raise _Refusal("a bytes literal cannot be joined with text")
+        return [_Text(value)]
+    assert isinstance(node, cst.FormattedString)
+    if "b" in node.prefix.lower():
+        raise _Refusal("a bytes literal cannot be joined with text")
+    raw = "r" in node.prefix.lower()
+    source = _Source("f", node.end)
+    pieces: list[_Text | _Arg | _Field] = []
+    for part in node.parts:
+        if isinstance(part, cst.FormattedStringText):
+            pieces.append(_Text(_decode_fstring_text(part.value, node.end, raw)))
+            continue
+        assert isinstance(part, cst.FormattedStringExpression)
+        expression = part.expression
+        if not _shows_values(facts, expression):
+            pieces.append(_Field(ctx.code(part), "", source))
+            continue
+        if not facts.is_tensor(expression):
+            _check_printable(ctx, facts, expression)  # raises: a container is refused below
+            raise _Refusal(f"the field `{ctx.code(part)}` formats a container of tensors")
+        if part.equal is not None:
+            # `{loss=}` prints the expression's text, then the value.
+            debug = ctx.code(part.with_changes(conversion=None, format_spec=None))
+            pieces.append(_Text(debug[1:-1]))
+        spec = None
+        if part.format_spec:
+            if any(isinstance(p, cst.FormattedStringExpression) for p in part.format_spec):
+                raise _Refusal(f"the format spec of `{ctx.code(part)}` is computed at run time")
+            spec = "".join(p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText))
+        if part.conversion is not None and spec:
+            raise _Refusal(f"`{ctx.code(part)}` formats the text of a tensor, not its value")
+        pieces.append(_tensor_field(ctx, expression, spec or "", tf_alias, assumptions))
+    return pieces
+
+
+def _tensor_field(
+    ctx: RuleContext,
+    expression: cst.BaseExpression,
+    spec: str,
+    tf_alias: str,
+    assumptions: list[str],
+) -> _Arg:
+    """A tensor formatted with a `format()` spec, as a `tf.print` argument."""
+    code = ctx.code(expression)
+    if spec in ("", "d"):
+        # No spec: the value. `d` formats only integers, which tf.print prints exactly.
+        return _Arg(code)
+    match = _FLOAT_SPEC.fullmatch(spec)
+    if match is None:
+        raise _Refusal(f"the format spec `{spec}` of `{code}` has no TensorFlow equivalent")
+    return _as_string(code, match["precision"], match["type"], match["width"], tf_alias, assumptions)
+
+
+def _as_string(
+    code: str,
+    precision: str | None,
+    kind: str,
+    width: str | None,
+    tf_alias: str,
+    assumptions: list[str],
+) -> _Arg:
+    arguments = [code, f"precision={int(precision) if precision is not None else 6}"]
+    if kind == "e":
+        arguments.append("scientific=True")
+    if width is not None:
+        arguments.append(f"width={int(width)}")
+    note = "`tf.strings.as_string` with a precision assumes a floating-point tensor"
+    if note not in assumptions:
+        assumptions.append(note)
+    return _Arg(f"{tf_alias}.strings.as_string({', '.join(arguments)})")
+
+
+def _percent_pieces(
+    ctx: RuleContext,
+    facts: TensorFacts,
+    node: cst.BinaryOperation,
+    template: str,
+    tf_alias: str,
+    assumptions: list[str],
+) -> list[_Text | _Arg | _Field]:
+    right = node.right
+    if isinstance(right, cst.Tuple):
+        if any(isinstance(e, cst.StarredElement) for e in right.elements):
+            raise _Refusal("cannot see what the `%` operands unpack")
+        operands = [e.value for e in right.elements]
+        single = False
+    else:
+        operands = [right]
+        single = True
+    source = _Source("%", _quote_of(node.left), single_operand=single)
+    pieces: list[_Text | _Arg | _Field] = []
+    position = 0
+    remaining = list(operands)
+    for match in _PERCENT_SPEC.finditer(template):
+        if match.start() > position:
+            pieces.append(_Text(template[position : match.start()]))
+        position = match.end()
+        if match["type"] == "%" and match.group(0) == "%%":
+            pieces.append(_Text("%"))
+            continue
+        if match["key"] is not None or "*" in (match["width"] or "") + (match["precision"] or ""):
+            raise _Refusal("`%` formatting with keys or `*` widths is not converted")
+        if not remaining:
+            raise _Refusal("the `%` template has more conversions than operands")
+        operand = remaining.pop(0)
+        if not _shows_values(facts, operand):
+            pieces.append(_Field(ctx.code(operand), match.group(0), source))
+            continue
+        if not facts.is_tensor(operand):
+            _check_printable(ctx, facts, operand)
+            raise _Refusal(f"`{ctx.code(operand)}` is formatted as text by `%`")
+        kind, flags = match["type"], match["flags"]
+        if kind in "sra" and not (flags or match["width"] or match["precision"]):
+            pieces.append(_Arg(ctx.code(operand)))
+        elif kind in "fe" and not flags:
+            pieces.append(
+                _as_string(ctx.code(operand), match["precision"], kind, match["width"], tf_alias, assumptions)
+            )
+        else:
+            reason = (
+                "truncates a float tensor, and nothing shows this one is an integer"
+                if kind in "di"
+                else "has no TensorFlow equivalent"
+            )
+            raise _Refusal(f"`{match.group(0)}` on the tensor `{ctx.code(operand)}` {reason}")
+    if position < len(template):
+        pieces.append(_Text(template[position:]))
+    if remaining:
+        raise _Refusal("the `%` template has fewer conversions than operands")
+    return pieces
+
+
+def _format_pieces(
+    ctx: RuleContext,
+    facts: TensorFacts,
+    node: cst.Call,
+    template: str,
+    tf_alias: str,
+    assumptions: list[str],
+) -> list[_Text | _Arg | _Field]:
+    if any(arg.star for arg in node.args):
+        raise _Refusal("cannot see what the `.format` arguments unpack")
+    positional = [arg.value for arg in node.args if arg.keyword is None]
+    named = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    assert isinstance(node.func, cst.Attribute)
+    source = _Source("format", _quote_of(node.func.value))
+    pieces: list[_Text | _Arg | _Field] = []
+    auto = 0
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as err:
+        raise _Refusal(f"the `.format` template is invalid: {err}") from err
+    for literal, field_name, spec, conversion in parsed:
+        if literal:
+            pieces.append(_Text(literal))
+        if field_name is None:
+            continue
+        head = re.match(r"[^.\[]*", field_name).group(0)  # type: ignore[union-attr]
+        path = field_name[len(head) :]
+        if head == "":
+            index: int | str = auto
+            auto += 1
+        elif head.isdigit():
+            index = int(head)
+        else:
+            index = head
+        operand = positional[index] if isinstance(index, int) and index < len(positional) else named.get(str(index))
+        if operand is None:
+            raise _Refusal(f"the `.format` field `{{{field_name}}}` has no argument")
+        if "{" in spec:
+            if _shows_values(facts, operand):
+                raise _Refusal(f"the format spec of `{{{field_name}}}` is computed at run time")
+        if not _shows_values(facts, operand):
+            text = "{" + path + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            pieces.append(_Field(ctx.code(operand), text, source))
+            continue
+        if path or not facts.is_tensor(operand):
+            raise _Refusal(f"the `.format` field `{{{field_name}}}` formats a value computed from a tensor")
+        if conversion and spec:
+            raise _Refusal(f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, not its value")
+        pieces.append(_tensor_field(ctx, operand, spec, tf_alias, assumptions))
+    return pieces
+
+
+# -- helpers: writing the arguments ------------------------------------------------------
+def _render(pieces: list[_Text | _Arg | _Field]) -> list[str]:
+    """`tf.print` argument code for a flat list of pieces (printed with sep="").
+    Consecutive text and non-tensor fields of one string become one string
+    argument, written in that string's own syntax."""
+    runs: list[list[_Text | _Field] | _Arg] = []
+    for piece in pieces:
+        if isinstance(piece, _Arg):
+            runs.append(piece)
+            continue
+        last = runs[-1] if runs else None
+        if isinstance(last, list) and (
+            isinstance(piece, _Text)
+            or all(isinstance(p, _Text) or p.source is piece.source for p in last)
+        ):
+            last.append(piece)
+        else:
+            runs.append([piece])
+    parts: list[str] = []
+    for run in runs:
+        if isinstance(run, _Arg):
+            parts.append(run.code)
+        else:
+            rendered = _render_run(run)
+            if rendered is not None:
+                parts.append(rendered)
+    return parts
+
+
+def _render_run(run: list[_Text | _Field]) -> str | None:
+    fields = [p for p in run if isinstance(p, _Field)]
+    if not fields:
+        text = "".join(p.value for p in run if isinstance(p, _Text))
+        return _literal(text, '"') if text else None
+    source = fields[0].source
+    quote = _pick_quote(source.quote[0], [f.code for f in fields] if source.kind == "f" else [])
+
+    def text(piece: _Text, *doubled: str) -> str:
+        body = _escape(piece.value, quote)
+        for ch in doubled:
+            body = body.replace(ch, ch + ch)
+        return body
+
+    if source.kind == "f":
+        body = "".join(text(p, "{", "}") if isinstance(p, _Text) else p.code for p in run)
+        return f"f{quote}{body}{quote}"
+    operands = [f.code for f in fields]
+    if source.kind == "%":
+        body = "".join(text(p, "%") if isinstance(p, _Text) else p.spec for p in run)
+        if source.single_operand and len(operands) == 1:
+            return f"{quote}{body}{quote} % {operands[0]}"
+        return f"{quote}{body}{quote} % ({', '.join(operands)}{',' if len(operands) == 1 else ''})"
+    body = "".join(text(p, "{", "}") if isinstance(p, _Text) else p.spec for p in run)
+    return f"{quote}{body}{quote}.format({', '.join(operands)})"
+
+
+def _pick_quote(preferred: str, field_codes: list[str]) -> str:
+    """A one-character quote that no f-string field's code uses (before Python
+    3.12 a field cannot contain its string's quote, a backslash or a newline)."""
+    if any("\\" in code or "\n" in code for code in field_codes):
+        raise _Refusal("an f-string field spans lines or uses a backslash")
+    for quote in (preferred, "'" if preferred == '"' else '"'):
+        if not any(quote in code for code in field_codes):
+            return quote
+    raise _Refusal("an f-string field uses both quote characters")
+
+
+def _join_args(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
+    """Commas for a new argument list, keeping the original ones where they exist
+    (and a trailing comma if the call had one)."""
+    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
+    result = []
+    for i, arg in enumerate(args):
+        if i < len(args) - 1:
+            comma = arg.comma
+            if not isinstance(comma, cst.Comma) or arg is original[-1]:
+                comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            result.append(arg.with_changes(comma=comma))
+        else:
+            result.append(arg.with_changes(comma=trailing))
+    return result
+
+
+# -- helpers: string literals ---------------------------------------------------------------
+def _is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def _string_value(node: cst.BaseExpression) -> str | None:
+    """The text of a plain (non-f, non-bytes) string literal, else None."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _quote_of(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.ConcatenatedString):
+        node = node.left
+    if isinstance(node, (cst.SimpleString, cst.FormattedString)):
+        return node.quote[0] if isinstance(node, cst.SimpleString) else node.end[0]
+    return '"'
+
+
+def _decode_fstring_text(raw_text: str, quote: str, raw: bool) -> str:
+    """The text an f-string's literal part prints. A sentinel character keeps
+    a part that ends in a quote (the `say "` of a triple-quoted `say "{x}"`)
+    from closing the literal early."""
+    text = raw_text.replace("{{", "{").replace("}}", "}")
+    prefix = "r" if raw else ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # `\{` and the like: invalid escapes kept as written
+        return ast.literal_eval(f"{prefix}{quote}{text}_{quote}")[:-1]
+
+
+def _escape(text: str, quote: str) -> str:
+    """The body of a string literal in `quote` quotes that reads as `text`."""
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == quote:
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch in "\r\t" or not (ch.isprintable() or ch == "\n"):
+            out.append(repr(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _literal(text: str, quote: str) -> str:
+    return f"{quote}{_escape(text, quote)}{quote}"
+
+
+RULES = (PrintInTracedCode,)

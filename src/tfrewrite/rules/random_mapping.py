@@ -1,0 +1,497 @@
+"""Shared machinery for rewriting host-side random sampling into `tf.random`.
+
+NumPy's `np.random.*` and Python's `random.*` draw on the host. Inside traced
+code they run once, while the function is traced, and the graph keeps the
+drawn value as a constant: every later call reuses the same "random" sample.
+TFR102 (NumPy) and TFR106 (Python `random`) find those calls and, when the
+arguments map faithfully, rewrite them into `tf.random` ops, which draw afresh
+on every call.
+
+This module holds what both rules share:
+
+- `iter_sample_sites`: every call in traced code whose callee resolves (through
+  the file's imports) under a given module, with the `.astype(...)` that may
+  follow it and the tensor facts of the innermost enclosing function;
+- argument binding against a NumPy/Python signature (`bind`), refusing unknown
+  keywords and `*`/`**` unpacking;
+- `SampleWriter`: shape (`size=`) and dtype mapping, the dtype the surrounding
+  computation needs, and the `tf.random` source text of a sample.
+
+A mapping that cannot be made faithfully raises `Refusal`, whose reason ends up
+in the finding's message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.context import FunctionScope, RuleContext
+
+
+class Refusal(Exception):
+    """A call that cannot be rewritten faithfully; `str(self)` says why."""
+
+
+# -- finding the calls ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampleSite:
+    """A call to a random function in traced code.
+
+    `target` is the node a fix replaces: the call itself, or the
+    `<call>.astype(dtype)` call around it (whose dtype folds into `dtype=`).
+    `ancestors` are the ancestors of `target`, outermost first.
+    """
+
+    call: cst.Call
+    qualified: str
+    target: cst.BaseExpression
+    astype: cst.Call | None
+    ancestors: tuple[cst.CSTNode, ...]
+    facts: TensorFacts
+
+    @property
+    def function_name(self) -> str:
+        """`normal` for `numpy.random.normal`."""
+        return self.qualified.rsplit(".", 1)[-1]
+
+
+def _innermost_scope(
+    ctx: RuleContext, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
+) -> FunctionScope:
+    for node in reversed(ancestors):
+        if isinstance(node, cst.FunctionDef):
+            return ctx.scope_of(node) or outer
+    return outer
+
+
+def iter_sample_sites(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSite]:
+    """Calls in traced code whose callee is `module_prefix.<name>`: the whole
+    body of every outermost traced function, nested functions and lambdas
+    included (they run traced too). Default arguments and decorators are
+    evaluated when the `def` runs, not traced, and are not visited."""
+    prefix = module_prefix + "."
+    for function in ctx.traced_functions():
+        for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
+            if not isinstance(node, cst.Call):
+                continue
+            qualified = ctx.names.qualified_name(node.func)
+            if qualified is None or not qualified.startswith(prefix):
+                continue
+            if "." in qualified[len(prefix):]:
+                continue  # `numpy.random.Generator.normal` and the like: not a module function
+            target: cst.BaseExpression = node
+            astype: cst.Call | None = None
+            target_ancestors = tuple(ancestors)
+            if (
+                len(ancestors) >= 2
+                and isinstance(ancestors[-1], cst.Attribute)
+                and ancestors[-1].value is node
+                and ancestors[-1].attr.value == "astype"
+                and isinstance(ancestors[-2], cst.Call)
+                and ancestors[-2].func is ancestors[-1]
+            ):
+                astype = ancestors[-2]
+                target = astype
+                target_ancestors = tuple(ancestors[:-2])
+            scope = _innermost_scope(ctx, function, ancestors)
+            yield SampleSite(node, qualified, target, astype, target_ancestors, ctx.tensors(scope))
+
+
+# -- binding arguments ---------------------------------------------------------------
+
+
+def bind(call: cst.Call, params: Sequence[str], required: int = 0) -> dict[str, cst.BaseExpression]:
+    """The argument expressions of `call` by parameter name, for a function
+    whose parameters are `params` (positional-or-keyword, the first `required`
+    of them without a default)."""
+    bound: dict[str, cst.BaseExpression] = {}
+    position = 0
+    for arg in call.args:
+        if arg.star:
+            raise Refusal(f"the unpacked argument `{arg.star}{_code(arg.value)}` hides which parameters are passed")
+        if arg.keyword is None:
+            if position >= len(params):
+                raise Refusal(f"it takes at most {len(params)} positional arguments")
+            bound[params[position]] = arg.value
+            position += 1
+            continue
+        keyword = arg.keyword.value
+        if keyword not in params:
+            raise Refusal(f"the argument `{keyword}=` has no `tf.random` counterpart")
+        bound[keyword] = arg.value
+    missing = [p for p in params[:required] if p not in bound]
+    if missing:
+        raise Refusal(f"the required argument `{missing[0]}` is missing")
+    return bound
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def is_none(node: cst.BaseExpression | None) -> bool:
+    return node is None or (isinstance(node, cst.Name) and node.value == "None")
+
+
+def _is_number_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def is_integer_literal(node: cst.BaseExpression, value: int | None = None) -> bool:
+    """An integer literal (optionally equal to `value`), a leading minus allowed."""
+    sign = 1
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        sign, node = -1, node.expression
+    if not isinstance(node, cst.Integer) or node.lpar:
+        return False
+    return value is None or sign * int(node.evaluated_value) == value
+
+
+# -- dtypes --------------------------------------------------------------------------
+
+
+FLOAT, INT, BOOL, UNKNOWN = "float", "int", "bool", "unknown"
+
+# NumPy dtype names (attributes of `numpy`, or strings) and their TensorFlow names.
+_DTYPE_NAMES: dict[str, tuple[str, str]] = {
+    "float16": ("float16", FLOAT),
+    "half": ("float16", FLOAT),
+    "float32": ("float32", FLOAT),
+    "single": ("float32", FLOAT),
+    "float64": ("float64", FLOAT),
+    "double": ("float64", FLOAT),
+    "float_": ("float64", FLOAT),
+    "int8": ("int8", INT),
+    "int16": ("int16", INT),
+    "int32": ("int32", INT),
+    "int64": ("int64", INT),
+    "uint8": ("uint8", INT),
+    "uint16": ("uint16", INT),
+    "uint32": ("uint32", INT),
+    "uint64": ("uint64", INT),
+    "bool_": ("bool", BOOL),
+    "bool": ("bool", BOOL),
+}
+# Python builtins as NumPy reads them: `float` is float64, `int` is int64.
+_BUILTIN_DTYPES = {"float": ("float64", FLOAT), "int": ("int64", INT), "bool": ("bool", BOOL)}
+# `tf.random.uniform` samples integers only in these dtypes.
+TF_UNIFORM_INTS = frozenset({"int32", "int64"})
+
+
+@dataclass(frozen=True)
+class Dtype:
+    """A dtype to write (`tf.float32`, `y_pred.dtype`) and what kind it is;
+    `tf_name` is the TensorFlow name when it is known statically."""
+
+    code: str
+    kind: str
+    tf_name: str | None = None
+
+
+# -- writing samples -----------------------------------------------------------------
+
+_ARITHMETIC = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.Power,
+    cst.MatrixMultiply,
+)
+# Expressions that need parentheses as an operand of `+` or `<`.
+_LOOSE = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
+_BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
+
+
+class SampleWriter:
+    """Builds the `tf.random` text for one sample site, using the file's
+    TensorFlow alias."""
+
+    def __init__(self, ctx: RuleContext, site: SampleSite, tf: str) -> None:
+        self.ctx = ctx
+        self.site = site
+        self.tf = tf
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.ctx.code(node)
+
+    # -- shapes ----------------------------------------------------------------------
+    def shape(self, size: cst.BaseExpression | None) -> str:
+        """NumPy's `size=` as a `tf.random` shape: absent or `None` is a scalar
+        (`[]`), an integer `n` is `[n]`, a tuple or list keeps its elements,
+        `x.shape` is `tf.shape(x)` (the dynamic shape, known even when a
+        traced dimension is `None`)."""
+        if is_none(size):
+            return "[]"
+        assert size is not None
+        shape_of = self._shape_of(size)
+        if shape_of is not None:
+            return shape_of
+        if isinstance(size, (cst.Tuple, cst.List)):
+            return "[" + ", ".join(self.dimension(e) for e in size.elements) + "]"
+        if self._is_integer(size):
+            return f"[{self.dimension_expression(size)}]"
+        raise Refusal(
+            f"`size={self.code(size)}` is not a tuple, an integer or `x.shape`: "
+            "the shape it stands for is not known"
+        )
+
+    def _shape_of(self, node: cst.BaseExpression) -> str | None:
+        """`tf.shape(x)` for `x.shape`, `tf.shape(x)[1:]` for `x.shape[1:]`."""
+        if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
+            return f"{self.tf}.shape({self.code(node.value)})"
+        if (
+            isinstance(node, cst.Subscript)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Slice)
+        ):
+            base = self._shape_of(node.value)
+            if base is not None:
+                return f"{base}[{self.code(node.slice[0].slice)}]"
+        return None
+
+    def _is_integer(self, node: cst.BaseExpression) -> bool:
+        """Expressions that are Python integers whatever the names hold:
+        integer literals, `len(...)`, `x.shape[i]`, `x.ndim` and integer
+        arithmetic on those."""
+        if is_integer_literal(node):
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
+            return True
+        if (
+            isinstance(node, cst.Subscript)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "shape"
+        ):
+            return True
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
+        ):
+            return self._is_integer(node.left) and self._is_integer(node.right)
+        return False
+
+    def dimension(self, element: cst.BaseElement) -> str:
+        if isinstance(element, cst.StarredElement):
+            raise Refusal(f"the starred size element `{self.code(element)}` has no fixed rank")
+        return self.dimension_expression(element.value)
+
+    def dimension_expression(self, node: cst.BaseExpression) -> str:
+        """One dimension: `x.shape[i]` becomes `tf.shape(x)[i]` (a traced
+        dimension may be `None` statically), anything else is kept."""
+        if (
+            isinstance(node, cst.Subscript)
+            and len(node.slice) == 1
+            and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.value, cst.Attribute)
+            and node.value.attr.value == "shape"
+            and not node.value.lpar
+        ):
+            return f"{self.tf}.shape({self.code(node.value.value)})[{self.code(node.slice[0].slice)}]"
+        return self.code(node)
+
+    def integer_shape_of_dims(self, dims: Sequence[cst.Arg]) -> str:
+        """`rand(d0, d1, ...)` dimensions as a shape; `rand(*x.shape)` is `tf.shape(x)`."""
+        if len(dims) == 1 and dims[0].star == "*":
+            shape_of = self._shape_of(dims[0].value)
+            if shape_of is not None:
+                return shape_of
+        for dim in dims:
+            if dim.star:
+                raise Refusal(f"the unpacked dimensions `{dim.star}{self.code(dim.value)}` have no fixed rank")
+            if dim.keyword is not None:
+                raise Refusal(f"the argument `{dim.keyword.value}=` has no `tf.random` counterpart")
+        return "[" + ", ".join(self.dimension_expression(d.value) for d in dims) + "]"
+
+    def require_scalar_parameters(self, size: cst.BaseExpression | None, **params: cst.BaseExpression | None) -> None:
+        """Without `size`, NumPy draws one value per element of array-valued
+        parameters, while `tf.random` with shape `[]` would draw a single value
+        and broadcast it: refuse parameters that are visibly arrays or tensors."""
+        if not is_none(size):
+            return
+        for name, node in params.items():
+            if node is None:
+                continue
+            kind = self.site.facts.kind(node)
+            arrayish = isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Set))
+            if isinstance(node, cst.Call):
+                qualified = self.ctx.names.qualified_name(node.func)
+                arrayish = arrayish or bool(qualified and qualified.startswith("numpy."))
+            if arrayish or (kind.tensor and not kind.scalar):
+                raise Refusal(
+                    f"`{name}={self.code(node)}` may hold several values and no `size` is given: "
+                    "NumPy draws one sample per element; pass `size=`"
+                )
+
+    # -- dtypes ----------------------------------------------------------------------
+    def dtype(self, node: cst.BaseExpression) -> Dtype:
+        """A dtype given to `.astype(...)` or `dtype=`, in TensorFlow terms."""
+        qualified = self.ctx.names.qualified_name(node)
+        if qualified is not None:
+            module, _, leaf = qualified.rpartition(".")
+            if module == "numpy" and leaf in _DTYPE_NAMES:
+                tf_name, kind = _DTYPE_NAMES[leaf]
+                return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
+            if module in ("tensorflow", "tensorflow.dtypes") and leaf in _DTYPE_NAMES:
+                tf_name, kind = _DTYPE_NAMES[leaf]
+                return Dtype(self.code(node), kind, tf_name)
+        elif isinstance(node, cst.Name) and node.value in _BUILTIN_DTYPES:
+            tf_name, kind = _BUILTIN_DTYPES[node.value]
+            return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
+        if isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPE_NAMES:
+            tf_name, kind = _DTYPE_NAMES[str(node.evaluated_value)]
+            return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
+        if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
+            return Dtype(self.code(node), UNKNOWN)
+        raise Refusal(f"the dtype `{self.code(node)}` has no known TensorFlow counterpart")
+
+    def astype_dtype(self) -> Dtype | None:
+        """The dtype of a trailing `.astype(dtype)`, folded into the sample."""
+        astype = self.site.astype
+        if astype is None:
+            return None
+        args = astype.args
+        if len(args) != 1 or args[0].star or (args[0].keyword is not None and args[0].keyword.value != "dtype"):
+            raise Refusal("only `.astype(dtype)` with a single dtype argument can be folded into `dtype=`")
+        return self.dtype(args[0].value)
+
+    def context_dtype(self, integer: bool = False) -> Dtype | None:
+        """`x.dtype` when the sample is combined arithmetically with an array or
+        tensor `x` (`y_pred + noise`, `y_pred + 0.1 * noise`, `x * mask`):
+        NumPy's array would have been converted to `x`'s dtype there, so
+        sampling in it (or casting integers to it) keeps the result's dtype.
+
+        `x` qualifies when it is a tensor name, or a name whose `.shape` the
+        call itself uses (`size=x.shape`): it then has a `.dtype`. Python
+        number operands are looked through. None when nothing is combined;
+        an integer sample combined with an operand of unknown dtype is
+        refused (its int64 would clash with a float tensor)."""
+        child: cst.CSTNode = self.site.target
+        for parent in reversed(self.site.ancestors):
+            if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC)):
+                return None
+            other = parent.right if parent.left is child else parent.left
+            if not _is_number_literal(other):
+                name = self._dtype_name(other)
+                if name is not None:
+                    return Dtype(f"{name}.dtype", UNKNOWN)
+                if integer:
+                    raise Refusal(
+                        f"the integer sample is combined with `{self.code(other)}`, whose dtype is not "
+                        "known: NumPy's array would take that dtype; add `.astype(dtype)`"
+                    )
+                return None
+            child = parent
+        return None
+
+    def sample_dtype(self, sample_kind: str, explicit: Dtype | None) -> tuple[Dtype | None, Dtype | None]:
+        """(dtype to sample in, dtype to cast the sample to afterwards).
+
+        `explicit` is the NumPy array's dtype the code asks for (`.astype`,
+        `dtype=`). Combined with a tensor `x`, the array is converted to
+        `x.dtype`: the sample is drawn in it directly, unless `explicit`
+        changes the sample's kind (`uniform(...).astype(int)` truncates), in
+        which case that conversion happens first and the cast to `x.dtype` after."""
+        final_kind = explicit.kind if explicit is not None else sample_kind
+        context = self.context_dtype(integer=final_kind in (INT, BOOL))
+        if context is None:
+            return explicit, None
+        if explicit is None or explicit.kind in (sample_kind, UNKNOWN):
+            return context, None
+        return explicit, context
+
+    def cast(self, text: str, dtype: Dtype | None) -> str:
+        return text if dtype is None else f"{self.tf}.cast({text}, {dtype.code})"
+
+    def _shape_names(self) -> set[str]:
+        """Names `x` whose `x.shape` appears in the call's own arguments."""
+        return {
+            node.value.value
+            for node, _ in iter_with_ancestors(self.site.call)
+            if isinstance(node, cst.Attribute)
+            and node.attr.value == "shape"
+            and isinstance(node.value, cst.Name)
+        }
+
+    def _dtype_name(self, node: cst.BaseExpression) -> str | None:
+        """A name whose dtype `node` has (`y_pred` in `y_pred * 2` or `y_pred[:, 0]`)."""
+        facts = self.site.facts
+        if isinstance(node, cst.Name):
+            return node.value if facts.is_tensor(node) or node.value in self._shape_names() else None
+        if isinstance(node, cst.Subscript):
+            return self._dtype_name(node.value)
+        if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
+            return self._dtype_name(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+            if _is_number_literal(node.left):
+                return self._dtype_name(node.right)
+            if _is_number_literal(node.right):
+                return self._dtype_name(node.left)
+            for side in (node.left, node.right):
+                if facts.is_tensor(side):
+                    return self._dtype_name(side)
+        return None
+
+    # -- operands --------------------------------------------------------------------
+    def operand(self, node: cst.BaseExpression) -> str:
+        """Source of `node` safe as an operand of `+` or `<`."""
+        text = self.code(node)
+        loose = isinstance(node, _LOOSE) or (
+            isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+        ) or (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _BITWISE))
+        return f"({text})" if loose and not node.lpar else text
+
+    def plus_one(self, node: cst.BaseExpression) -> str:
+        """`b + 1` (an exclusive bound for an inclusive `b`); literals are folded."""
+        if is_integer_literal(node):
+            value = int(node.evaluated_value) if isinstance(node, cst.Integer) else None
+            if value is not None:
+                return str(value + 1)
+            assert isinstance(node, cst.UnaryOperation) and isinstance(node.expression, cst.Integer)
+            return str(-int(node.expression.evaluated_value) + 1)
+        return f"{self.operand(node)} + 1"
+
+    # -- samples ---------------------------------------------------------------------
+    def continuous(self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None) -> str:
+        """`tf.random.normal/uniform` for a float sample. A float (or unknown,
+        assumed float) dtype goes into `dtype=`; an integer or boolean target
+        (`.astype(np.int32)`) casts a float64 sample, as NumPy's `astype`
+        truncates its float64 sample toward zero, as `tf.cast` does."""
+        if dtype is not None and dtype.kind in (INT, BOOL):
+            inner = self.continuous(op, shape, keywords, Dtype(f"{self.tf}.float64", FLOAT, "float64"))
+            return f"{self.tf}.cast({inner}, {dtype.code})"
+        args = [shape, *(f"{k}={v}" for k, v in keywords)]
+        if dtype is not None:
+            args.append(f"dtype={dtype.code}")
+        return f"{self.tf}.random.{op}({', '.join(args)})"
+
+    def integers(
+        self, shape: str, minval: str | None, maxval: str, dtype: Dtype | None, default: str
+    ) -> str:
+        """`tf.random.uniform` over the integers `[minval, maxval)`, sampled in
+        `dtype` when `tf.random.uniform` supports it, else in `default` and cast."""
+        keywords = [*([("minval", minval)] if minval is not None else []), ("maxval", maxval)]
+        if dtype is not None and dtype.tf_name in TF_UNIFORM_INTS:
+            return self.continuous("uniform", shape, keywords, dtype)
+        sample = self.continuous("uniform", shape, keywords, Dtype(f"{self.tf}.{default}", INT, default))
+        return sample if dtype is None else f"{self.tf}.cast({sample}, {dtype.code})"
+
+    def replace(self, text: str) -> cst.BaseExpression:
+        """The replacement node for the site, keeping the parentheses around it."""
+        expression = cst.parse_expression(text)
+        target = self.site.target
+        return expression.with_changes(lpar=target.lpar, rpar=target.rpar)

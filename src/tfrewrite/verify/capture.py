@@ -1,0 +1,90 @@
+"""Capture printed output at the file-descriptor level, and compare it by value.
+
+`tf.print` writes through TensorFlow's C++ runtime straight to file
+descriptors 1 and 2, bypassing `sys.stdout`, so redirecting the Python stream
+objects would miss it. Both descriptors are pointed at one temporary file.
+
+Output is compared by the numbers it shows, not its formatting: Python's
+`print(tensor)` shows `tf.Tensor(0.5, shape=(), dtype=float32)`, `tf.print`
+shows `0.5`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
+
+_NOISE = re.compile(r"shape=\([^)]*\)|dtype=[A-Za-z0-9_]+|<tf\.Tensor[^>]*?:|Tensor\(\"[^\"]*\"")
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b", re.IGNORECASE)
+
+
+class Captured:
+    """The text written while the capture was active (set on exit)."""
+
+    text: str = ""
+
+
+@contextlib.contextmanager
+def capture_fds() -> Iterator[Captured]:
+    """Redirect file descriptors 1 and 2 into a temporary file."""
+    result = Captured()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield result
+        finally:
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+            sink.seek(0)
+            result.text = sink.read().decode("utf-8", "replace")
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers shown in printed text, ignoring shapes and dtypes."""
+    cleaned = _NOISE.sub(" ", text)
+    return [float(m) for m in _NUMBER.findall(cleaned)]
+
+
+def same_numbers(expected_text: str, actual_text: str, rtol: float, atol: float) -> tuple[bool, str]:
+    """Whether two printouts show the same values.
+
+    Equal counts are compared one by one. `tf.print` summarises long tensors
+    with `...` (first and last three entries per axis); then the printed
+    numbers must appear, in order, among the expected ones."""
+    want, got = numbers(expected_text), numbers(actual_text)
+
+    def close(a: float, b: float) -> bool:
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return abs(a - b) <= atol + rtol * abs(b)
+
+    if len(want) == len(got):
+        for i, (a, b) in enumerate(zip(want, got)):
+            if not close(a, b):
+                return False, f"value {i + 1} printed as {b:g}, expected {a:g}"
+        return True, ""
+    if "..." in actual_text and len(got) < len(want):
+        j = 0
+        for value in got:
+            while j < len(want) and not close(want[j], value):
+                j += 1
+            if j == len(want):
+                return False, f"printed {value:g}, which the original did not print"
+            j += 1
+        return True, ""
+    return False, f"printed {len(got)} numbers, expected {len(want)}"

@@ -1,0 +1,205 @@
+"""Input specifications and synthesis.
+
+A specification reads like a tensor type: `"float32[8,16,16,1] in [0,1]"` is
+an 8×16×16×1 float32 batch drawn uniformly from [0, 1]; `"float32[8,4]"`
+(no range) draws from a standard normal; `"int32[8] in [0,10]"` draws
+integers from 0 to 10 inclusive; `"float32[]"` is a scalar. A TOML value that
+is not a string (`from_logits = true`, `axis = -1`) is passed as that Python
+value.
+
+Loss-shaped functions — two required parameters `(y_true, y_pred)`, with an
+optional `sample_weight` — need no configuration: both get
+`float32[8,4] in [0,1]` (probabilities keep `log`-based losses finite).
+
+Parsing is standard library only; generation imports NumPy lazily.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+DTYPES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
+DEFAULT_LOSS_SPEC = "float32[8,4] in [0,1]"
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_SPEC = re.compile(
+    rf"^\s*(?P<dtype>[a-z0-9]+)\s*(?:\[(?P<shape>[\d,\s]*)\])?\s*"
+    rf"(?:in\s*\[\s*(?P<low>{_NUMBER})\s*,\s*(?P<high>{_NUMBER})\s*\])?\s*$"
+)
+
+
+class SpecError(ValueError):
+    """A malformed input specification."""
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    dtype: str
+    shape: tuple[int, ...]
+    low: float | None = None
+    high: float | None = None
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.startswith(("float", "bfloat"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "tensor", "dtype": self.dtype, "shape": list(self.shape), "low": self.low, "high": self.high}
+
+    def __str__(self) -> str:
+        text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
+        return text if self.low is None else f"{text} in [{self.low:g},{self.high:g}]"
+
+
+@dataclass(frozen=True)
+class ValueSpec:
+    value: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "value", "value": self.value}
+
+    def __str__(self) -> str:
+        return repr(self.value)
+
+
+Spec = TensorSpec | ValueSpec
+
+
+def parse_spec(value: Any) -> Spec:
+    """A specification from its configuration value."""
+    if not isinstance(value, str):
+        return ValueSpec(value)
+    match = _SPEC.match(value)
+    if match is None:
+        raise SpecError(
+            f"bad input specification {value!r}: expected e.g. \"float32[8,16] in [0,1]\""
+        )
+    dtype = match["dtype"]
+    if dtype not in DTYPES:
+        raise SpecError(f"bad input specification {value!r}: unknown dtype {dtype!r}")
+    shape_text = (match["shape"] or "").replace(" ", "")
+    shape = tuple(int(d) for d in shape_text.split(",") if d) if shape_text else ()
+    low = float(match["low"]) if match["low"] is not None else None
+    high = float(match["high"]) if match["high"] is not None else None
+    if low is not None and high is not None and low > high:
+        raise SpecError(f"bad input specification {value!r}: empty range")
+    return TensorSpec(dtype, shape, low, high)
+
+
+def spec_from_json(data: Mapping[str, Any]) -> Spec:
+    if data["kind"] == "value":
+        return ValueSpec(data["value"])
+    return TensorSpec(data["dtype"], tuple(data["shape"]), data["low"], data["high"])
+
+
+def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
+    """Which arguments to pass and how to make them: every required parameter
+    needs a specification, from the configuration or because the function is
+    loss-shaped; optional parameters are passed only when configured."""
+    signature = inspect.signature(function)
+    params = [
+        p
+        for p in signature.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(configured) - {p.name for p in params})
+    if unknown:
+        raise SpecError(f"configured input `{unknown[0]}` is not a parameter of the function")
+    required = [p for p in params if p.default is p.empty]
+    loss_shaped = len([p for p in required if p.kind != p.KEYWORD_ONLY]) == 2 and len(required) == 2
+    specs: dict[str, Spec] = {}
+    for p in params:
+        if p.name in configured:
+            specs[p.name] = configured[p.name]
+        elif p.default is p.empty:
+            if not loss_shaped:
+                raise SpecError(
+                    f"no input specification for parameter `{p.name}` (the function is not "
+                    "loss-shaped); give one in [tool.tfrewrite.verify] inputs"
+                )
+            specs[p.name] = parse_spec(DEFAULT_LOSS_SPEC)
+    return specs
+
+
+def generate(spec: Spec, rng: Any) -> Any:
+    """One input drawn from `spec` with the NumPy generator `rng`."""
+    import numpy as np
+
+    if isinstance(spec, ValueSpec):
+        return spec.value
+    if spec.dtype == "bool":
+        return rng.random(spec.shape) < 0.5
+    if spec.is_float:
+        if spec.low is None:
+            values = rng.standard_normal(spec.shape)
+        else:
+            values = rng.uniform(spec.low, spec.high, spec.shape)
+        return np.asarray(values, dtype="float32" if spec.dtype == "bfloat16" else spec.dtype)
+    low = int(spec.low) if spec.low is not None else 0
+    high = int(spec.high) if spec.high is not None else 10
+    return rng.integers(low, high + 1, spec.shape).astype(spec.dtype)
+
+
+def draw(specs: Mapping[str, Spec], seed: int) -> dict[str, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return {name: generate(spec, rng) for name, spec in specs.items()}
+
+
+def _clip(value: Any, spec: TensorSpec) -> Any:
+    import numpy as np
+
+    if spec.low is None:
+        return value.astype(value.dtype)
+    return np.clip(value, spec.low, spec.high).astype(value.dtype)
+
+
+def variants(base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Inputs derived from `base` that push values across thresholds:
+    constants at the range ends, scaling, shifting and sign flips (all float
+    arguments together, then one at a time), kept inside each declared
+    range; then fresh draws."""
+    import numpy as np
+
+    floats = [n for n, s in specs.items() if isinstance(s, TensorSpec) and s.dtype != "bool"]
+
+    def transform(names: list[str], label: str, fn: Any) -> tuple[str, dict[str, Any]]:
+        args = dict(base)
+        for n in names:
+            spec = specs[n]
+            assert isinstance(spec, TensorSpec)
+            args[n] = _clip(np.asarray(fn(np.asarray(base[n], dtype="float64"), spec)), spec).astype(
+                np.asarray(base[n]).dtype
+            )
+        return label, args
+
+    def ends(spec: TensorSpec) -> tuple[float, float]:
+        return (spec.low, spec.high) if spec.low is not None else (-3.0, 3.0)  # type: ignore[return-value]
+
+    groups = [floats] + ([[n] for n in floats] if len(floats) > 1 else [])
+    steps: list[tuple[str, Any]] = [
+        ("low", lambda x, s: np.full_like(x, ends(s)[0])),
+        ("high", lambda x, s: np.full_like(x, ends(s)[1])),
+        ("middle", lambda x, s: np.full_like(x, sum(ends(s)) / 2)),
+        ("zeros", lambda x, s: np.zeros_like(x)),
+        ("negated", lambda x, s: -x),
+        ("scaled by 0.1", lambda x, s: x * 0.1),
+        ("scaled by 10", lambda x, s: x * 10),
+        ("scaled by 1000", lambda x, s: x * 1000),
+        ("shifted by +1", lambda x, s: x + 1),
+        ("shifted by -1", lambda x, s: x - 1),
+        ("shifted by +10", lambda x, s: x + 10),
+        ("shifted by -10", lambda x, s: x - 10),
+        ("pushed to the low end", lambda x, s: ends(s)[0] + (x - ends(s)[0]) * 0.1),
+        ("pushed to the high end", lambda x, s: ends(s)[1] - (ends(s)[1] - x) * 0.1),
+    ]
+    for names in groups:
+        for label, fn in steps:
+            where = "all inputs" if names is floats and len(floats) > 1 else ", ".join(names)
+            yield transform(names, f"{where} {label}", fn)
+    for seed in range(100, 100 + seeds):
+        yield f"random draw (seed {seed})", draw(specs, seed)

@@ -1,0 +1,76 @@
+"""A verification worker: `python -m tfrewrite.verify.worker`.
+
+It imports TensorFlow once, then answers requests, one JSON object per line on
+standard input, with one JSON object per line on its original standard output:
+
+    -> {"ready": true, "tensorflow": "2.21.0", "python": "3.12.3"}
+    <- {"id": 1, "request": {"qualname": ..., "original_source": ..., ...}}
+    -> {"id": 1, "result": {"function": ..., "verdict": ..., ...}}
+
+User code prints, and `tf.print` writes straight to file descriptors, so the
+protocol keeps a private duplicate of descriptor 1 and points descriptor 1 at
+standard error before any user code runs. Only the standard library and
+TensorFlow are needed, so the worker can run under another interpreter with
+`tfrewrite` on its `PYTHONPATH`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import IO, Any
+
+INSTALL_HINT = "pip install 'tfrewrite[verify]'"
+
+
+def _send(stream: IO[str], data: dict[str, Any]) -> None:
+    stream.write(json.dumps(data) + "\n")
+    stream.flush()
+
+
+def _handle(message: dict[str, Any]) -> dict[str, Any]:
+    from tfrewrite.verify.checks import Options, Request, verify
+
+    data = message["request"]
+    for entry in reversed(data.get("sys_path", [])):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    request = Request(
+        qualname=data["qualname"],
+        original_source=data["original_source"],
+        rewrite_source=data.get("rewrite_source"),
+        path=data.get("path", "<source>"),
+        package=data.get("package"),
+        specs=data.get("specs", {}),
+        options=Options.from_json(data.get("options", {})),
+    )
+    return verify(request)
+
+
+def main() -> int:
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        import tensorflow as tf
+    except Exception as err:  # ImportError, or a broken installation
+        _send(protocol, {"ready": False, "error": f"cannot import TensorFlow ({err}); install it with {INSTALL_HINT}"})
+        return 2
+    _send(protocol, {"ready": True, "tensorflow": tf.__version__, "python": sys.version.split()[0]})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        try:
+            result = _handle(message)
+        except Exception:
+            result = {"function": message.get("request", {}).get("qualname", "?"), "verdict": "error",
+                      "error": traceback.format_exc(limit=6)}
+        _send(protocol, {"id": message.get("id"), "result": result})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
