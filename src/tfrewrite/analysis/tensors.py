@@ -339,6 +339,15 @@ def _iter_assignments(
         stack.extend(reversed(list(node.children)))
 
 
+def bound_names(body: cst.CSTNode) -> set[str]:
+    """Local names bound anywhere in `body` (assignments, loop targets,
+    `with ... as`, walrus, `except ... as`), not inside nested functions."""
+    names: set[str] = set()
+    for target, value, _ in _iter_assignments(body):
+        names.update(name for name, _, _ in _split_target(target, value))
+    return names
+
+
 class TensorFacts:
     """Tensor facts for the local names of one function."""
 

@@ -16,6 +16,7 @@ from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.rules.base import NodeEdit
 
 # Options of a loss's `tf.function` that describe how the whole step should be
 # compiled; a step that takes over the decorator takes these over too.
@@ -419,3 +420,25 @@ def decorated_step(ctx: RuleContext, plan: StepPlan) -> tuple[cst.FunctionDef, t
     node = plan.function.node
     decorator = make_decorator(alias, plan.options)
     return node.with_changes(decorators=[decorator, *node.decorators]), imports
+
+
+def remove_statement_edits(
+    block: cst.CSTNode | None, line: cst.SimpleStatementLine
+) -> tuple[NodeEdit, ...]:
+    """Edits that delete a statement line: `pass` when it is alone in its
+    block; otherwise the next statement inherits its blank lines and comments,
+    so the layout around it stays as it was."""
+    body = list(getattr(block, "body", ())) if block is not None else []
+    if isinstance(block, cst.IndentedBlock) and len(body) == 1:
+        return (NodeEdit(line, line.with_changes(body=[cst.Pass()])),)
+    position = next((i for i, s in enumerate(body) if s is line), None)
+    edits = [NodeEdit(line, cst.RemovalSentinel.REMOVE)]
+    if position is not None and position + 1 < len(body) and line.leading_lines:
+        following = body[position + 1]
+        edits.append(
+            NodeEdit(
+                following,
+                following.with_changes(leading_lines=[*line.leading_lines, *following.leading_lines]),
+            )
+        )
+    return tuple(edits)

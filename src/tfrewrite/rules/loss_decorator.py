@@ -8,13 +8,14 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules._training import (
     StepPlan,
     decorated_step,
     is_tf_function,
+    remove_statement_edits,
     tf_function_decorator,
     undecorated_train_steps,
 )
@@ -128,6 +129,7 @@ class LossDecorator(Rule):
             def dice(y_true, y_pred):
                 return 1.0 - 2.0 * keras.ops.sum(y_true * y_pred) / keras.ops.sum(y_true + y_pred)
 
+
             model = keras.Sequential([keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss=dice)
             """,
@@ -194,9 +196,9 @@ class LossDecorator(Rule):
                 continue
             yield self._decorated(ctx, function, decorator, steps)
         losses = _loss_names(ctx)
-        for node in iter_nodes(ctx.module):
-            if isinstance(node, cst.SimpleStatementLine):
-                yield from self._wrapped(ctx, node, losses)
+        for node, ancestors in iter_with_ancestors(ctx.module):
+            if isinstance(node, cst.SimpleStatementLine) and ancestors:
+                yield from self._wrapped(ctx, node, ancestors[-1], losses)
 
     def _decorated(
         self, ctx: RuleContext, function: FunctionScope, decorator: cst.Decorator, steps: list[StepPlan]
@@ -222,7 +224,11 @@ class LossDecorator(Rule):
         )
 
     def _wrapped(
-        self, ctx: RuleContext, line: cst.SimpleStatementLine, losses: set[str]
+        self,
+        ctx: RuleContext,
+        line: cst.SimpleStatementLine,
+        block: cst.CSTNode,
+        losses: set[str],
     ) -> Iterator[Violation]:
         for small in line.body:
             for node in iter_nodes(small):
@@ -243,16 +249,16 @@ class LossDecorator(Rule):
                     continue
                 label = ctx.code(wrapped)
                 if rebinding and len(line.body) == 1:
-                    edit = NodeEdit(line, cst.RemovalSentinel.REMOVE)
+                    edits = remove_statement_edits(block, line)
                 elif rebinding:
-                    edit = NodeEdit(small, cst.RemovalSentinel.REMOVE)
+                    edits = (NodeEdit(small, cst.RemovalSentinel.REMOVE),)
                 else:
-                    edit = NodeEdit(node, wrapped)
+                    edits = (NodeEdit(node, wrapped),)
                 yield Violation(
                     node,
                     f"`tf.function` wraps the loss `{label}`: only the loss is compiled, and each "
                     "call crosses a graph boundary. Decorate the train step instead",
-                    CstFix(f"Unwrap the loss `{label}`", (edit,)),
+                    CstFix(f"Unwrap the loss `{label}`", edits),
                 )
 
 

@@ -395,7 +395,7 @@ class NumpyRandomInTracedCode(Rule):
                 f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
             )
         sampled_once = (
-            f"{spelling} in traced code is sampled once, at trace time: every call reuses that sample"
+            f"{spelling} in traced code runs once, at trace time: every call reuses the same sample"
         )
         writer = SampleWriter(ctx, site, tf)
         try:

@@ -423,6 +423,9 @@ class PrintInTracedCode(Rule):
         ):
             if i:
                 flat.extend(separator)
+            if pieces is None and _is_text(arg.value):
+                # Constant or Python-only text: joined with its neighbours.
+                pieces = _string_pieces(ctx, facts, arg.value, tf_alias, assumptions)
             flat.extend(pieces if pieces is not None else [_Arg(ctx.code(arg.value))])
         parts = _render(flat)
         end = keywords.get("end")
@@ -543,14 +546,17 @@ def _pieces(
 ) -> list[_Text | _Arg | _Field] | None:
     """The pieces a formatted-string argument prints, or None when the argument
     is printed as it is (a tensor, a Python value, a container)."""
-    if not _shows_values(facts, node) or facts.is_tensor(node):
+    if not _shows_values(facts, node):
         return None
-    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
-        return _string_pieces(ctx, facts, node, tf_alias, assumptions)
+    # `"..." % x` is text even when `x` is a tensor (`str.__mod__` runs first).
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
         template = _string_value(node.left)
         if template is not None:
             return _percent_pieces(ctx, facts, node, template, tf_alias, assumptions)
+    if facts.is_tensor(node):
+        return None
+    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+        return _string_pieces(ctx, facts, node, tf_alias, assumptions)
     if (
         isinstance(node, cst.Call)
         and isinstance(node.func, cst.Attribute)
@@ -795,7 +801,7 @@ def _render_run(run: list[_Text | _Field]) -> str | None:
     fields = [p for p in run if isinstance(p, _Field)]
     if not fields:
         text = "".join(p.value for p in run if isinstance(p, _Text))
-        return _literal(text, '"') if text else None
+        return _literal(text) if text else None
     source = fields[0].source
     quote = _pick_quote(source.quote[0], [f.code for f in fields] if source.kind == "f" else [])
 
@@ -830,22 +836,49 @@ def _pick_quote(preferred: str, field_codes: list[str]) -> str:
 
 
 def _join_args(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
-    """Commas for a new argument list, keeping the original ones where they exist
-    (and a trailing comma if the call had one)."""
-    trailing = original[-1].comma if original else cst.MaybeSentinel.DEFAULT
+    """Commas for a new argument list: the original ones where they exist, and
+    for added arguments the layout of the call (one argument per line, with a
+    trailing comma, stays so)."""
+    last = original[-1] if original else None
+    trailing = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
+    between: cst.Comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    line_break = next(
+        (
+            arg.comma.whitespace_after
+            for arg in original
+            if isinstance(arg.comma, cst.Comma)
+            and isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
+        ),
+        None,
+    )
+    if isinstance(trailing, cst.Comma) and isinstance(line_break, cst.ParenthesizedWhitespace):
+        # A clean line break at the arguments' indentation (no copied comment).
+        between = cst.Comma(
+            whitespace_after=line_break.with_changes(
+                first_line=cst.TrailingWhitespace(), empty_lines=()
+            )
+        )
     result = []
     for i, arg in enumerate(args):
-        if i < len(args) - 1:
-            comma = arg.comma
-            if not isinstance(comma, cst.Comma) or arg is original[-1]:
-                comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            result.append(arg.with_changes(comma=comma))
-        else:
+        if i == len(args) - 1:
             result.append(arg.with_changes(comma=trailing))
+        elif arg is last or not isinstance(arg.comma, cst.Comma):
+            result.append(arg.with_changes(comma=between))
+        else:
+            result.append(arg)
     return result
 
 
 # -- helpers: string literals ---------------------------------------------------------------
+def _is_text(node: cst.BaseExpression) -> bool:
+    """A str literal or f-string (not bytes)."""
+    if isinstance(node, cst.ConcatenatedString):
+        return _is_text(node.left) and _is_text(node.right)
+    if isinstance(node, cst.SimpleString):
+        return isinstance(node.evaluated_value, str)
+    return isinstance(node, cst.FormattedString) and "b" not in node.prefix.lower()
+
+
 def _is_none(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
 
@@ -894,7 +927,10 @@ def _escape(text: str, quote: str) -> str:
     return "".join(out)
 
 
-def _literal(text: str, quote: str) -> str:
+def _literal(text: str) -> str:
+    """A string literal for `text`, in double quotes unless single quotes
+    need fewer escapes."""
+    quote = "'" if '"' in text and "'" not in text else '"'
     return f"{quote}{_escape(text, quote)}{quote}"
 
 

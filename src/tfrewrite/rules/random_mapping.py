@@ -474,6 +474,10 @@ class SampleWriter:
         if dtype is not None and dtype.kind in (INT, BOOL):
             inner = self.continuous(op, shape, keywords, Dtype(f"{self.tf}.float64", FLOAT, "float64"))
             return f"{self.tf}.cast({inner}, {dtype.code})"
+        return self.random_call(op, shape, keywords, dtype)
+
+    def random_call(self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None) -> str:
+        """`tf.random.<op>(shape, k=v, ..., dtype=...)`."""
         args = [shape, *(f"{k}={v}" for k, v in keywords)]
         if dtype is not None:
             args.append(f"dtype={dtype.code}")
@@ -486,8 +490,8 @@ class SampleWriter:
         `dtype` when `tf.random.uniform` supports it, else in `default` and cast."""
         keywords = [*([("minval", minval)] if minval is not None else []), ("maxval", maxval)]
         if dtype is not None and dtype.tf_name in TF_UNIFORM_INTS:
-            return self.continuous("uniform", shape, keywords, dtype)
-        sample = self.continuous("uniform", shape, keywords, Dtype(f"{self.tf}.{default}", INT, default))
+            return self.random_call("uniform", shape, keywords, dtype)
+        sample = self.random_call("uniform", shape, keywords, Dtype(f"{self.tf}.{default}", INT, default))
         return sample if dtype is None else f"{self.tf}.cast({sample}, {dtype.code})"
 
     def replace(self, text: str) -> cst.BaseExpression:

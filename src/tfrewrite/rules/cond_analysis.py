@@ -1,0 +1,510 @@
+"""Data flow around one `if` statement, for rewriting it as `tf.cond`.
+
+`tf.cond` runs each branch as a function and merges what the branches
+return, so a rewrite must know, as AutoGraph's control-flow converter does:
+which names a branch modifies that are read after the `if` (the outputs),
+which names are surely defined before it (so a branch that leaves one alone
+can pass the old value through), which names a branch reads before
+assigning (they become parameters of the branch function, because a name
+assigned anywhere in a Python function is local to all of it), and whether a
+branch does something tracing would run for both branches.
+
+Everything here is syntactic and conservative: an over-approximated read
+only makes an output or a parameter more; a construct not understood makes a
+refusal, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.tensors import bound_names
+
+Statement = cst.BaseStatement
+
+_LOOPS = (cst.For, cst.While)
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+# -- statement lists -----------------------------------------------------------------
+
+
+def block_statements(suite: cst.BaseSuite | cst.Else | cst.If | None) -> list[Statement]:
+    """The statements of an `if`/`else` body as a list; an `elif` is the one
+    statement of the `else` it stands for; a one-line suite becomes a line."""
+    if suite is None:
+        return []
+    if isinstance(suite, cst.If):
+        return [suite]
+    if isinstance(suite, cst.Else):
+        return block_statements(suite.body)
+    if isinstance(suite, cst.IndentedBlock):
+        return list(suite.body)
+    if isinstance(suite, cst.SimpleStatementSuite):
+        return [cst.SimpleStatementLine(body=suite.body)]
+    return []
+
+
+def is_pass(statement: Statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(s, cst.Pass) for s in statement.body
+    )
+
+
+def small_statements(statement: Statement) -> Sequence[cst.BaseSmallStatement]:
+    return statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
+
+
+# -- reads and writes ----------------------------------------------------------------
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return []
+
+
+def reads(node: cst.CSTNode) -> set[str]:
+    """Names `node` may read (over-approximated: reads inside nested
+    functions and comprehensions count)."""
+    found: set[str] = set()
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+            continue
+        if isinstance(current, cst.Attribute):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.Arg):
+            stack.append(current.value)
+            continue
+        if isinstance(current, (cst.Assign, cst.AnnAssign)):
+            targets = (
+                [t.target for t in current.targets] if isinstance(current, cst.Assign) else [current.target]
+            )
+            for target in targets:
+                stack.extend(_target_reads(target))
+            if current.value is not None:
+                stack.append(current.value)
+            continue
+        if isinstance(current, cst.AugAssign):
+            stack.extend([current.target, current.value])
+            continue
+        if isinstance(current, cst.NamedExpr):
+            stack.append(current.value)
+            continue
+        if isinstance(current, cst.For):
+            stack.extend(_target_reads(current.target))
+            stack.extend([current.iter, current.body])
+            if current.orelse is not None:
+                stack.append(current.orelse)
+            continue
+        if isinstance(current, cst.WithItem):
+            stack.append(current.item)
+            continue
+        if isinstance(current, cst.FunctionDef):
+            stack.extend([*current.decorators, current.params, current.body])
+            continue
+        if isinstance(current, cst.Param):
+            if current.default is not None:
+                stack.append(current.default)
+            continue
+        if isinstance(current, (cst.Import, cst.ImportFrom, cst.Global, cst.Nonlocal)):
+            continue
+        if isinstance(current, cst.ExceptHandler):
+            if current.type is not None:
+                stack.append(current.type)
+            stack.append(current.body)
+            continue
+        stack.extend(current.children)
+    return found
+
+
+def _target_reads(target: cst.BaseExpression) -> list[cst.CSTNode]:
+    """What an assignment target reads: `d[k] = v` reads `d` and `k`."""
+    if isinstance(target, cst.Name):
+        return []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [r for e in target.elements for r in _target_reads(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_reads(target.value)
+    return [target]
+
+
+def assigned_names(node: cst.CSTNode) -> set[str]:
+    """Names bound anywhere under `node` (not inside nested functions),
+    including `def`/`class` names and imports."""
+    names = bound_names(node)
+    for current in _walk_scope(node):
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
+            names.add(current.name.value)
+        elif isinstance(current, (cst.Import, cst.ImportFrom)) and not isinstance(
+            current.names, cst.ImportStar
+        ):
+            for alias in current.names:
+                if alias.asname is not None:
+                    names.update(_target_names(alias.asname.name))  # type: ignore[arg-type]
+                else:
+                    names.add(_dotted(alias.name).split(".")[0])
+    return names
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def _walk_scope(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Pre-order walk that does not enter nested functions, lambdas or classes."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not root and isinstance(node, _SCOPES):
+            continue
+        stack.extend(reversed(node.children))
+
+
+def definitely_assigned(statements: Sequence[Statement]) -> set[str]:
+    """Names every path through `statements` assigns (no exception, no early
+    exit assumed: a path that returns never reaches what follows anyway)."""
+    names: set[str] = set()
+    for statement in statements:
+        names |= _definitely_assigned_one(statement)
+    return names
+
+
+def _definitely_assigned_one(statement: Statement) -> set[str]:
+    if isinstance(statement, cst.SimpleStatementLine):
+        names: set[str] = set()
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names.update(_target_names(target.target))
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                names.update(_target_names(small.target))
+            elif isinstance(small, cst.AugAssign):
+                names.update(_target_names(small.target))
+            elif isinstance(small, (cst.Import, cst.ImportFrom)):
+                names |= assigned_names(small)
+        return names
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return {statement.name.value}
+    if isinstance(statement, cst.With):
+        names = {n for item in statement.items if item.asname for n in _target_names(item.asname.name)}
+        return names | definitely_assigned(block_statements(statement.body))
+    if isinstance(statement, cst.If):
+        if statement.orelse is None:
+            return set()
+        body = definitely_assigned(block_statements(statement.body))
+        other = definitely_assigned(block_statements(statement.orelse))
+        return (body if not always_returns(block_statements(statement.orelse)) else body | other) & (
+            other if not always_returns(block_statements(statement.body)) else body | other
+        )
+    return set()
+
+
+def read_before_assigned(statements: Sequence[Statement]) -> set[str]:
+    """Names some path through `statements` may read before assigning them
+    (the names a branch function needs from outside)."""
+    needed: set[str] = set()
+    _scan_needs(statements, set(), needed)
+    return needed
+
+
+def _scan_needs(statements: Sequence[Statement], assigned: set[str], needed: set[str]) -> set[str]:
+    assigned = set(assigned)
+    for statement in statements:
+        if isinstance(statement, cst.If):
+            needed |= reads(statement.test) - assigned
+            body = _scan_needs(block_statements(statement.body), assigned, needed)
+            other = _scan_needs(block_statements(statement.orelse), assigned, needed)
+            assigned = body & other
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                needed |= reads(item.item) - assigned
+                if item.asname is not None:
+                    assigned.update(_target_names(item.asname.name))
+            assigned = _scan_needs(block_statements(statement.body), assigned, needed)
+        elif isinstance(statement, cst.For):
+            needed |= reads(statement.iter) - assigned
+            inner = assigned | set(_target_names(statement.target))
+            _scan_needs(block_statements(statement.body), inner, needed)
+            _scan_needs(block_statements(statement.orelse), assigned, needed)
+        elif isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                needed |= reads(small) - assigned
+                assigned |= _definitely_assigned_one(cst.SimpleStatementLine(body=[small]))
+        else:
+            needed |= reads(statement) - assigned
+            assigned |= _definitely_assigned_one(statement)
+    return assigned
+
+
+# -- control flow --------------------------------------------------------------------
+
+
+def contains_return(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Return) for n in _walk_scope(node))
+
+
+def always_returns(statements: Sequence[Statement]) -> bool:
+    """Every path through `statements` ends in a `return` (or a `raise`)."""
+    for statement in statements:
+        if any(isinstance(s, (cst.Return, cst.Raise)) for s in small_statements(statement)):
+            return True
+        if isinstance(statement, cst.If) and statement.orelse is not None:
+            if always_returns(block_statements(statement.body)) and always_returns(
+                block_statements(statement.orelse)
+            ):
+                return True
+        if isinstance(statement, cst.With) and always_returns(block_statements(statement.body)):
+            return True
+    return False
+
+
+def returns_in(node: cst.CSTNode) -> list[cst.Return]:
+    return [n for n in _walk_scope(node) if isinstance(n, cst.Return)]
+
+
+# -- where an `if` sits --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a statement sits in its function: the chain of (block, index)
+    from the function body down to the statement, and the compound
+    statements in between."""
+
+    function: cst.FunctionDef
+    blocks: tuple[tuple[tuple[Statement, ...], int], ...]  # outermost first
+    compounds: tuple[cst.CSTNode, ...]  # statements enclosing it, outermost first
+
+    @property
+    def top_level_index(self) -> int:
+        return self.blocks[0][1]
+
+
+def placement(function: cst.FunctionDef, ancestors: Sequence[cst.CSTNode], node: Statement) -> Placement:
+    """The placement of `node`, from its ancestors inside `function`
+    (ancestors start at or above `function`)."""
+    chain = list(ancestors)
+    start = max(i for i, a in enumerate(chain) if a is function)
+    chain = [*chain[start + 1 :], node]
+    blocks: list[tuple[tuple[Statement, ...], int]] = []
+    compounds: list[cst.CSTNode] = []
+    for position, current in enumerate(chain):
+        if isinstance(current, cst.IndentedBlock) and position + 1 < len(chain):
+            child = chain[position + 1]
+            body = tuple(current.body)
+            index = next(i for i, s in enumerate(body) if s is child)
+            blocks.append((body, index))
+        elif isinstance(current, cst.If) and position + 1 < len(chain) and chain[position + 1] is current.orelse and isinstance(current.orelse, cst.If):
+            blocks.append(((current.orelse,), 0))  # `elif`: a block of one statement
+        if isinstance(current, cst.BaseCompoundStatement) and current is not node:
+            compounds.append(current)
+    return Placement(function, tuple(blocks), tuple(compounds))
+
+
+def defined_before(place: Placement) -> set[str]:
+    """Names surely bound when control reaches the statement: parameters and
+    names assigned by statements that precede it on every path."""
+    params = function_params(place.function)
+    names = set(params)
+    for body, index in place.blocks:
+        names |= definitely_assigned(body[:index])
+    for compound in place.compounds:
+        if isinstance(compound, cst.With):
+            names.update(n for item in compound.items if item.asname for n in _target_names(item.asname.name))
+        elif isinstance(compound, cst.For):
+            names.update(_target_names(compound.target))
+    return names
+
+
+def function_params(function: cst.FunctionDef) -> list[str]:
+    p = function.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if isinstance(p.star_arg, cst.Param):
+        params.append(p.star_arg)
+    if p.star_kwarg is not None:
+        params.append(p.star_kwarg)
+    return [param.name.value for param in params]
+
+
+def live_after(place: Placement) -> set[str]:
+    """Names that may be read after the statement before being reassigned:
+    the rest of each enclosing block, and the whole of any enclosing loop
+    (its next iteration)."""
+    live: set[str] = set()
+    killed: set[str] = set()
+    levels = list(zip(place.blocks, _block_owners(place)))
+    for (body, index), owner in reversed(levels):
+        for statement in body[index + 1 :]:
+            live |= reads(statement) - killed
+            killed |= _definitely_assigned_one(statement)
+        if isinstance(owner, _LOOPS):
+            live |= reads(owner)
+        elif isinstance(owner, cst.Try):
+            live |= reads(owner)
+    return live
+
+
+def _block_owners(place: Placement) -> list[cst.CSTNode | None]:
+    """The compound statement owning each block in `place.blocks` (None for
+    the function body)."""
+    owners: list[cst.CSTNode | None] = [None]
+    for body, _ in place.blocks[1:]:
+        owner = next(
+            (
+                c
+                for c in place.compounds
+                if any(s is body[0] for s in _direct_blocks_statements(c))
+            ),
+            None,
+        )
+        owners.append(owner)
+    return owners
+
+
+def _direct_blocks_statements(compound: cst.CSTNode) -> list[Statement]:
+    result: list[Statement] = []
+    for attr in ("body", "orelse", "finalbody"):
+        part = getattr(compound, attr, None)
+        if isinstance(part, cst.If):
+            result.append(part)
+        elif isinstance(part, (cst.Else, cst.Finally, cst.BaseSuite)):
+            result.extend(block_statements(part.body if isinstance(part, (cst.Else, cst.Finally)) else part))
+    for handler in getattr(compound, "handlers", ()) or ():
+        result.extend(block_statements(handler.body))
+    return result
+
+
+# -- what a branch may not do --------------------------------------------------------
+
+# Methods that mutate Python containers: tracing would run them for both branches.
+_MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem"}
+)
+# Variable methods: TensorFlow state, which stays inside the branch function.
+_VARIABLE_METHODS = frozenset(
+    {"assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update"}
+)
+
+
+def branch_problem(
+    statements: Sequence[Statement], resolver: NameResolver, branch: str, allow_return: bool
+) -> str | None:
+    """Why `statements` cannot become a branch function, or None."""
+    for statement in statements:
+        problem = _statement_problem(statement, resolver, branch, allow_return, in_loop=False)
+        if problem:
+            return problem
+    return None
+
+
+def _statement_problem(
+    node: cst.CSTNode, resolver: NameResolver, branch: str, allow_return: bool, in_loop: bool
+) -> str | None:
+    if isinstance(node, _SCOPES):
+        return None
+    if isinstance(node, (cst.Break, cst.Continue)) and not in_loop:
+        word = "break" if isinstance(node, cst.Break) else "continue"
+        return f"the {branch} branch contains `{word}`, which cannot leave a `tf.cond` branch"
+    if isinstance(node, (cst.Yield, cst.Await)):
+        word = "yield" if isinstance(node, cst.Yield) else "await"
+        return f"the {branch} branch contains `{word}`"
+    if isinstance(node, (cst.Global, cst.Nonlocal)):
+        word = "global" if isinstance(node, cst.Global) else "nonlocal"
+        return f"the {branch} branch declares `{word}` names, which a branch function cannot update"
+    if isinstance(node, cst.Return) and not allow_return:
+        return f"the {branch} branch returns while the `if` does not end the function"
+    if isinstance(node, (cst.Raise, cst.Assert)):
+        word = "raise" if isinstance(node, cst.Raise) else "assert"
+        return (
+            f"the {branch} branch uses `{word}`, which tracing would run for both branches "
+            "(use `tf.debugging` assertions)"
+        )
+    if isinstance(node, cst.Del):
+        return f"the {branch} branch uses `del`, a Python side effect tracing would run for both branches"
+    if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        for target in targets:
+            for part in _flatten_target(target):
+                if isinstance(part, (cst.Attribute, cst.Subscript)):
+                    return (
+                        f"the {branch} branch assigns `{_code(part)}`, a Python side effect "
+                        "tracing would run for both branches"
+                    )
+    if isinstance(node, cst.Call):
+        problem = _call_problem(node, resolver, branch)
+        if problem:
+            return problem
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        problem = _expression_call_problem(node.value, resolver, branch)
+        if problem:
+            return problem
+    loop = in_loop or isinstance(node, _LOOPS)
+    for child in node.children:
+        if isinstance(node, _LOOPS) and child is getattr(node, "orelse", None):
+            problem = _statement_problem(child, resolver, branch, allow_return, in_loop)
+        else:
+            problem = _statement_problem(child, resolver, branch, allow_return, loop)
+        if problem:
+            return problem
+    return None
+
+
+def _flatten_target(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [p for e in target.elements for p in _flatten_target(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _flatten_target(target.value)
+    return [target]
+
+
+def _call_problem(call: cst.Call, resolver: NameResolver, branch: str) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "print" and resolver.qualified_name(func) is None:
+        return (
+            f"the {branch} branch calls `print`, which tracing runs once for both branches "
+            "(use `tf.print`)"
+        )
+    if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:
+        qualified = resolver.qualified_name(func)
+        if not (qualified and qualified.startswith("tensorflow.")):
+            return (
+                f"the {branch} branch calls `{_code(func)}`, a Python side effect "
+                "tracing would run for both branches"
+            )
+    return None
+
+
+def _expression_call_problem(call: cst.Call, resolver: NameResolver, branch: str) -> str | None:
+    """A call made for its effect: TensorFlow ops and variable updates stay in
+    the branch function; anything else may be a Python side effect."""
+    qualified = resolver.qualified_name(call.func)
+    if qualified and qualified.startswith(("tensorflow.", "keras.")):
+        return None
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _VARIABLE_METHODS:
+        return None
+    return (
+        f"the {branch} branch calls `{_code(call.func)}` for its effect, which tracing "
+        "would run for both branches"
+    )
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)

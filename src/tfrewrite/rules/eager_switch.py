@@ -1,0 +1,135 @@
+"""TFR307: `tf.config.run_functions_eagerly(True)` left on outside tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import PurePath
+
+import libcst as cst
+
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules._training import remove_statement_edits
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+
+SWITCHES = frozenset(
+    {
+        "tensorflow.config.run_functions_eagerly",
+        "tensorflow.config.experimental_run_functions_eagerly",
+        "tensorflow.compat.v2.config.run_functions_eagerly",
+    }
+)
+
+
+def is_test_path(path: str) -> bool:
+    """Test code, where forcing eager execution is a legitimate tool."""
+    pure = PurePath(path)
+    name = pure.name
+    return (
+        name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
+        or any(part in ("test", "tests", "testing") for part in pure.parts[:-1])
+    )
+
+
+class EagerSwitchLeftOn(Rule):
+    code = "TFR307"
+    name = "run-functions-eagerly-left-on"
+    summary = "`tf.config.run_functions_eagerly(True)` in non-test code turns every `tf.function` off"
+    fix_applicability = Applicability.UNSAFE
+    needs_traced_code = False
+    explanation = """
+        `tf.config.run_functions_eagerly(True)` makes every `tf.function` run its
+        Python eagerly: a debugging switch. Left in a training script it silently
+        removes every graph (and the speed-up of every decorated step), and it
+        hides the tracing behaviour the code will have once it is removed.
+
+        Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
+        `tests/`), when called with a literal `True` at statement level: a call
+        under an `if` (`if args.debug:`) is a deliberate switch and is left alone.
+
+        The fix removes the call (unsafe: the program then runs traced, which is
+        the point, but Python side effects in traced code change).
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+            model = build_model()
+            """,
+            """
+            import tensorflow as tf
+
+            model = build_model()
+            """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+            from tensorflow import config
+
+            def main():
+                config.run_functions_eagerly(True)
+            """,
+            """
+            from tensorflow import config
+
+            def main():
+                pass
+            """,
+            unsafe=True,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            if args.debug:
+                tf.config.run_functions_eagerly(True)
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(False)
+            """,
+        ),
+    )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        return index.calls_run_functions_eagerly and not is_test_path(index.path)
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        for node, ancestors in iter_with_ancestors(ctx.module):
+            if not isinstance(node, cst.Call) or ctx.names.qualified_name(node.func) not in SWITCHES:
+                continue
+            if len(node.args) != 1 or not (
+                isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "True"
+            ):
+                continue
+            if any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
+                continue
+            if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Expr):
+                continue
+            line = ancestors[-2]
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            block = ancestors[-3] if len(ancestors) >= 3 else None
+            if len(line.body) > 1:
+                edits: tuple[NodeEdit, ...] = (NodeEdit(ancestors[-1], cst.RemovalSentinel.REMOVE),)
+            else:
+                edits = remove_statement_edits(block, line)
+            yield Violation(
+                node,
+                "`run_functions_eagerly(True)` left on: every `tf.function` runs eagerly, "
+                "without its graph or its speed-up",
+                CstFix("Remove the `run_functions_eagerly(True)` call", edits, applicability=Applicability.UNSAFE),
+            )
+
+
+RULES = (EagerSwitchLeftOn,)

@@ -1,0 +1,286 @@
+"""TFR106: Python `random` sampling in traced code, rewritten into `tf.random`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.random_mapping import (
+    FLOAT,
+    INT,
+    Refusal,
+    SampleSite,
+    SampleWriter,
+    bind,
+    is_integer_literal,
+    is_none,
+    iter_sample_sites,
+)
+
+# A Python int becomes an int32 tensor when TensorFlow converts it.
+_PYTHON_INT = "int32"
+
+
+def _float_sample(w: SampleWriter, op: str, keywords: list[tuple[str, str]]) -> str:
+    dtype, cast_to = w.sample_dtype(FLOAT, w.astype_dtype())
+    return w.cast(w.continuous(op, "[]", keywords, dtype), cast_to)
+
+
+def _random(w: SampleWriter, site: SampleSite) -> str:
+    bind(site.call, ())
+    return _float_sample(w, "uniform", [])
+
+
+def _uniform(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("a", "b"), required=2)
+    return _float_sample(w, "uniform", [("minval", w.code(args["a"])), ("maxval", w.code(args["b"]))])
+
+
+def _gauss(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("mu", "sigma"))
+    keywords = [(tf_name, w.code(args[py_name])) for py_name, tf_name in (("mu", "mean"), ("sigma", "stddev")) if py_name in args]
+    return _float_sample(w, "normal", keywords)
+
+
+def _integers(w: SampleWriter, minval: str | None, maxval: str) -> str:
+    dtype, cast_to = w.sample_dtype(INT, None)
+    return w.cast(w.integers("[]", minval, maxval, dtype, _PYTHON_INT), cast_to)
+
+
+def _randint(w: SampleWriter, site: SampleSite) -> str:
+    """`randint(a, b)` includes `b`; `tf.random.uniform` excludes `maxval`."""
+    args = bind(site.call, ("a", "b"), required=2)
+    return _integers(w, w.code(args["a"]), w.plus_one(args["b"]))
+
+
+def _randrange(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("start", "stop", "step"), required=1)
+    step = args.get("step")
+    if step is not None and not is_integer_literal(step, 1):
+        raise Refusal(f"`step={w.code(step)}`: only a step of 1 maps onto `tf.random.uniform`")
+    stop = args.get("stop")
+    if is_none(stop):  # randrange(stop): integers in [0, stop)
+        return _integers(w, None, w.code(args["start"]))
+    assert stop is not None
+    return _integers(w, w.code(args["start"]), w.code(stop))
+
+
+_REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
+    "random": _random,
+    "uniform": _uniform,
+    "gauss": _gauss,
+    "normalvariate": _gauss,
+    "randint": _randint,
+    "randrange": _randrange,
+}
+
+
+class PythonRandomInTracedCode(Rule):
+    code = "TFR106"
+    name = "python-random-in-traced-code"
+    summary = "Python `random` sampling in traced code runs once, at trace time"
+    fix_applicability = Applicability.SAFE
+    explanation = """
+    ## What it does
+    Finds calls to Python's `random` module (`random.random()`,
+    `random.uniform`, `random.gauss`, `random.randint`, ...) in code that runs
+    traced and rewrites them into `tf.random` ops, whether the module is
+    imported (`import random`) or the function is (`from random import randint`).
+
+    ## Why is this bad?
+    Python's `random` runs on the host. Under tracing the call runs once, while
+    the graph is built, and the number it returned becomes a constant: every
+    later call reuses it. A `tf.random` op draws afresh on each call.
+
+    ## The mapping
+    | Python | TensorFlow |
+    |---|---|
+    | `random.random()` | `tf.random.uniform([])` |
+    | `random.uniform(a, b)` | `tf.random.uniform([], minval=a, maxval=b)` |
+    | `random.gauss(mu, sigma)`, `normalvariate` | `tf.random.normal([], mean=mu, stddev=sigma)` |
+    | `random.randint(a, b)` | `tf.random.uniform([], minval=a, maxval=b + 1, dtype=tf.int32)` |
+    | `random.randrange(a, b)` | `tf.random.uniform([], minval=a, maxval=b, dtype=tf.int32)` |
+
+    `randint` includes its upper bound and `tf.random.uniform` excludes
+    `maxval`, so the bound becomes `b + 1` (folded for a literal:
+    `randint(1, 6)` gives `maxval=7`).
+
+    ## Dtypes
+    A Python number takes the dtype of the tensor it is combined with: a sample
+    combined arithmetically with a tensor `x` (`x + random.random()`,
+    `x * (1 + 0.1 * random.gauss(0, 1))`) is drawn with `dtype=x.dtype`
+    (integers are drawn as integers and cast to it). Otherwise floats are
+    float32 and integers int32, the dtypes TensorFlow gives Python numbers.
+
+    ## When it is not rewritten
+    Functions with no `tf.random` counterpart (`choice`, `shuffle`, `sample`,
+    `betavariate`, ...), `randrange` with a step, and unknown or unpacked
+    arguments stay, with a finding saying why. An integer sample combined with
+    a value of unknown dtype is also left alone (a Python int adapts to a float
+    tensor; an int32 tensor does not). `random.seed(...)` in traced code is
+    reported without a fix: it runs once, at trace time, and does not seed
+    `tf.random`; call `tf.random.set_seed` before tracing instead.
+    """
+    examples = (
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image: tf.Tensor):
+                return image * random.uniform(0.8, 1.2)
+            """,
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image: tf.Tensor):
+                return image * tf.random.uniform([], minval=0.8, maxval=1.2, dtype=image.dtype)
+            """,
+            note="combined with a tensor: drawn in its dtype",
+        ),
+        Invalid(
+            """
+            from random import randint
+            import tensorflow as tf
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = randint(1, 6)
+                return x[:k]
+            """,
+            """
+            from random import randint
+            import tensorflow as tf
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = tf.random.uniform([], minval=1, maxval=7, dtype=tf.int32)
+                return x[:k]
+            """,
+            note="inclusive upper bound: maxval is b + 1",
+        ),
+        Invalid(
+            """
+            import random
+            from tensorflow import keras
+
+            def jittered(y_true, y_pred):
+                return keras.losses.mse(y_true, y_pred) * random.gauss(1.0, 0.01)
+
+            keras.Sequential().compile(loss=jittered)
+            """,
+            """
+            import random
+            from tensorflow import keras
+            import tensorflow as tf
+
+            def jittered(y_true, y_pred):
+                return keras.losses.mse(y_true, y_pred) * tf.random.normal([], mean=1.0, stddev=0.01)
+
+            keras.Sequential().compile(loss=jittered)
+            """,
+            note="a loss given to compile; TensorFlow imported once",
+        ),
+        Invalid(
+            """
+            import random as rnd
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor, n):
+                return x[rnd.randint(0, n - 1)]
+            """,
+            """
+            import random as rnd
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor, n):
+                return x[tf.random.uniform([], minval=0, maxval=n - 1 + 1, dtype=tf.int32)]
+            """,
+        ),
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                random.seed(0)
+                return x + random.choice([0.0, 1.0])
+            """,
+            None,
+            findings=2,
+            note="a seed and `choice`: findings, no fix",
+        ),
+        Valid(
+            """
+            import random
+            import tensorflow as tf
+
+            def make_batch(n):
+                return [random.random() for _ in range(n)]
+
+            @tf.function
+            def step(x):
+                return x + tf.random.uniform(tf.shape(x))
+            """,
+            note="`random` outside traced code, tf.random inside",
+        ),
+        Valid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                return x + np.random.random()
+            """,
+            note="NumPy's `random` is TFR102's",
+        ),
+    )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        return bool(traced_qualnames) and any(
+            target == "random" or target.startswith("random.") for target in index.imports.values()
+        )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        tf, imports = ctx.tensorflow()
+        for site in iter_sample_sites(ctx, "random"):
+            yield self._violation(ctx, site, tf, imports)
+
+    def _violation(
+        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
+    ) -> Violation:
+        spelling = f"`{ctx.code(site.call.func)}(...)`"
+        name = site.function_name
+        if name == "seed":
+            return Violation(
+                site.call,
+                f"{spelling} in traced code runs once, at trace time, and does not seed "
+                f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
+            )
+        sampled_once = (
+            f"{spelling} in traced code runs once, at trace time: every call reuses the same value"
+        )
+        writer = SampleWriter(ctx, site, tf)
+        try:
+            rewrite = _REWRITES.get(name)
+            if rewrite is None:
+                raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
+            replacement = writer.replace(rewrite(writer, site))
+        except Refusal as refusal:
+            return Violation(site.call, f"{sampled_once}; not rewritten: {refusal}")
+        op = ctx.code(replacement).split("(", 1)[0]
+        fix = CstFix(f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports)
+        return Violation(site.call, sampled_once, fix)
+
+
+RULES = (PythonRandomInTracedCode,)

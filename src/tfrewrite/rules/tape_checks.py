@@ -1,0 +1,339 @@
+"""TFR304 and TFR305: what goes wrong inside (and just outside) a train
+step's `GradientTape` block."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.project import keras_leaf
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules._training import applies_gradients, line_of, method_name, tape_name
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+
+# Names people give models; used only when no assignment says what the name is.
+_MODEL_NAME = re.compile(r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_")
+_MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
+
+
+def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
+    """(scope root, whether it is a method) for the module and every function."""
+    yield ctx.module, False
+    for function in ctx.functions:
+        yield function.node, function.is_method
+
+
+def _body(root: cst.CSTNode) -> cst.CSTNode:
+    """What to walk for a scope: the module itself, or a function's body."""
+    return root if isinstance(root, cst.Module) else root.body  # type: ignore[attr-defined]
+
+
+def _model_names(ctx: RuleContext) -> set[str]:
+    """Names assigned a Keras model anywhere in the file: `keras.Sequential(...)`,
+    `tf.keras.Model(...)`, `keras.applications.X(...)`, or a project class
+    deriving from `Model`."""
+    model_classes = {
+        name
+        for name, info in ctx.index.classes.items()
+        if any(keras_leaf(b) in ("Model", "Sequential") for b in info.bases)
+    }
+    names = set()
+    for node in iter_nodes(ctx.module):
+        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+            continue
+        callee = node.value.func
+        qualified = ctx.names.qualified_name(callee) or ""
+        local = dotted_name(callee) or ""
+        is_model = (
+            keras_leaf(qualified) in _MODEL_FACTORIES
+            or ".applications." in qualified
+            or local in model_classes
+        )
+        if is_model:
+            for target in node.targets:
+                name = dotted_name(target.target)
+                if name:
+                    names.add(name)
+    return names
+
+
+def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method: bool) -> bool:
+    name = dotted_name(call.func)
+    if name is None or not call.args or call.args[0].keyword is not None:
+        return False
+    if name == "self":
+        return in_method
+    if ctx.names.qualified_name(call.func) or name in ctx.index.functions:
+        return False
+    return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
+
+
+class MissingTrainingFlag(Rule):
+    code = "TFR304"
+    name = "model-call-without-training"
+    summary = "A model called in a train step's tape without `training=True` runs dropout and batch norm in inference mode"
+    fix_applicability = Applicability.UNSAFE
+    needs_traced_code = False
+    explanation = """
+        Inside a train step's `tf.GradientTape` block, `model(x)` without
+        `training=True` runs the model in inference mode: dropout is off and
+        batch normalization uses (and never updates) its moving statistics.
+        `fit` passes `training=True`; a custom loop must do it itself. Nothing
+        fails: the model just trains differently from `fit`.
+
+        A train step is a function, or a loop body, that opens a tape and applies
+        gradients; a model is a name assigned from `keras.Sequential`/`Model`/
+        `keras.applications`/a `Model` subclass, a name such as `model` or
+        `*_model`, or `self` in a `Model.train_step`. An explicit `training=False`
+        (a frozen backbone) is left alone.
+
+        The fix adds `training=True`. Unsafe: it changes what the model computes
+        on purpose.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        y_pred = self(x)
+                        loss = self.compute_loss(y=y, y_pred=y_pred)
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """,
+            """
+            import keras
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        y_pred = self(x, training=True)
+                        loss = self.compute_loss(y=y, y_pred=y_pred)
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """,
+            unsafe=True,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    features = backbone_model(x, training=False)
+                    loss = loss_fn(y, head(features, training=True))
+                grads = tape.gradient(loss, head.trainable_variables)
+                optimizer.apply_gradients(zip(grads, head.trainable_variables))
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def saliency(model, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    score = model(x)
+                return tape.gradient(score, x)
+            """,
+            note="no optimizer update: inference is intended",
+        ),
+    )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        return index.opens_gradient_tape
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        models: set[str] | None = None
+        for root, in_method in _scopes(ctx):
+            body = _body(root)
+            tapes = [t for t in iter_nodes(body, into_functions=False) if isinstance(t, cst.With) and tape_name(ctx, t) is not None]
+            if not tapes or not applies_gradients(body):
+                continue
+            if models is None:
+                models = _model_names(ctx)
+            for tape in tapes:
+                for node in iter_nodes(tape.body, into_functions=False):
+                    if not isinstance(node, cst.Call) or not _is_model_call(ctx, node, models, in_method):
+                        continue
+                    if any(a.keyword and a.keyword.value == "training" for a in node.args):
+                        continue
+                    if any(a.star == "**" for a in node.args):
+                        continue
+                    label = ctx.code(node.func)
+                    fixed = node.with_changes(
+                        args=[
+                            *node.args[:-1],
+                            node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                            cst.Arg(
+                                cst.Name("True"),
+                                keyword=cst.Name("training"),
+                                equal=cst.AssignEqual(
+                                    whitespace_before=cst.SimpleWhitespace(""),
+                                    whitespace_after=cst.SimpleWhitespace(""),
+                                ),
+                            ),
+                        ]
+                    )
+                    yield Violation(
+                        node,
+                        f"`{label}(...)` is called in a train step's tape without `training=True`: "
+                        "dropout and batch normalization run in inference mode",
+                        CstFix(
+                            f"Pass `training=True` to `{label}`",
+                            (NodeEdit(node, fixed),),
+                            applicability=Applicability.UNSAFE,
+                        ),
+                    )
+
+
+class LossOutsideTape(Rule):
+    code = "TFR305"
+    name = "loss-outside-tape"
+    summary = "`tape.gradient(loss, ...)` on a loss computed after the tape closed returns `None`"
+    fix_applicability = Applicability.NONE
+    needs_traced_code = False
+    explanation = """
+        A `tf.GradientTape` records only the operations run inside its `with`
+        block. When the loss (or part of it) is computed after the block closed,
+        the tape never saw how it depends on the variables, and
+        `tape.gradient(loss, variables)` returns `None` for every variable;
+        `apply_gradients` then fails or (filtered) silently trains nothing.
+
+        The finding names the line that computed the loss. Move that computation
+        inside the `with` block. No automatic fix: which lines belong in the
+        tape is for a human to decide.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                loss = loss_fn(y, logits)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            grads = tape.gradient(loss_fn(y, logits), model.trainable_variables)
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                    loss = loss_fn(y, logits)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+        ),
+    )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        return index.opens_gradient_tape
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        for root, _ in _scopes(ctx):
+            yield from self._check_scope(ctx, root)
+
+    def _check_scope(self, ctx: RuleContext, root: cst.CSTNode) -> Iterator[Violation]:
+        body = _body(root)
+        if not any(isinstance(n, cst.With) and tape_name(ctx, n) for n in iter_nodes(body, into_functions=False)):
+            return
+        # Pre-order is source order for statements: the last assignment seen
+        # before a `tape.gradient` call is the one it reads.
+        last: dict[str, tuple[cst.CSTNode, bool]] = {}
+        tapes_closed: dict[str, cst.With] = {}
+        for node, ancestors in iter_with_ancestors(body):
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in ancestors):
+                continue
+            open_tapes = {tape_name(ctx, a) for a in ancestors if isinstance(a, cst.With)} - {None}
+            if isinstance(node, cst.With):
+                name = tape_name(ctx, node)
+                if name:
+                    tapes_closed[name] = node
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = (
+                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                )
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        last[target.value] = (node, bool(open_tapes))
+            if not (isinstance(node, cst.Call) and method_name(node) == "gradient" and node.args):
+                continue
+            tape = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            if tape not in tapes_closed or tape in open_tapes:
+                continue
+            target = node.args[0].value
+            block_line = line_of(ctx, tapes_closed[tape])
+            if isinstance(target, cst.Name):
+                assigned = last.get(target.value)
+                if assigned is None or assigned[1]:
+                    continue
+                statement, _ = assigned
+                if line_of(ctx, statement) < block_line:
+                    continue
+                yield Violation(
+                    node.args[0],
+                    f"`{target.value}` is computed on line {line_of(ctx, statement)}, after the "
+                    f"`GradientTape` block of line {block_line} closed: the tape did not record it, "
+                    f"so `{tape}.gradient` returns None. Compute it inside the `with` block",
+                )
+            elif any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in iter_nodes(target)):
+                yield Violation(
+                    node.args[0],
+                    f"The loss is computed on line {line_of(ctx, node)}, in the `{tape}.gradient` "
+                    f"call, after the `GradientTape` block of line {block_line} closed: the tape did "
+                    f"not record it, so the gradient is None. Compute it inside the `with` block",
+                )
+
+
+RULES = (MissingTrainingFlag, LossOutsideTape)

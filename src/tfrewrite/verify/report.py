@@ -1,0 +1,89 @@
+"""Render verification results: a table per function (text) or JSON.
+
+Verdicts:
+
+* `equivalent` — every check passed and every introduced `tf.cond` took both branches.
+* `mismatch` — a check failed; the failing check is named with its first failing input.
+* `not proven` — nothing failed, but a branch was never taken (or no inputs could be made).
+* `diverges` — the original alone behaves differently traced than eagerly.
+* `consistent` — the original alone behaves the same traced and eagerly.
+* `error` — the function could not be loaded or run (traceback shown), or timed out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+PASSING = frozenset({"equivalent", "consistent"})
+EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
+
+
+def exit_code(results: list[dict[str, Any]]) -> int:
+    if any(r["verdict"] == "error" for r in results):
+        return EXIT_ERROR
+    if any(r["verdict"] not in PASSING for r in results):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _number(x: float | None) -> str:
+    if x is None:
+        return "inf"
+    return "0" if x == 0 else f"{x:.2e}"
+
+
+def _branches(result: dict[str, Any]) -> str:
+    branches = result.get("branches") or []
+    if not branches:
+        return "no tf.cond introduced"
+    parts = []
+    for b in branches:
+        taken = [name for name in ("true", "false") if b["true" if name == "true" else "false"]]
+        missing = [name for name in ("true", "false") if name not in taken]
+        parts.append(f"line {b['line']}: " + ("both" if not missing else f"{'/'.join(missing)} never taken"))
+    covered = sum(1 for b in branches if b["true"] and b["false"])
+    return f"{covered}/{len(branches)} covered ({'; '.join(parts)})"
+
+
+def render_text(results: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for r in results:
+        head = f"{r['path']}:{r['line']}: {r['function']}"
+        mode = "rewrite" if r.get("mode") == "rewrite" else "original only"
+        lines.append(f"{head}  [{mode}, {r['reason']}]  {r['verdict'].upper()}")
+        checks = r.get("checks") or []
+        if checks:
+            width = max(len(c["name"]) for c in checks)
+            lines.append(f"  {'check':<{width}}  {'runs':>4}  {'max abs':>9}  {'max rel':>9}  result")
+            for c in checks:
+                status = "ok" if c["ok"] else f"FAIL: {c['detail']}"
+                lines.append(
+                    f"  {c['name']:<{width}}  {c['runs']:>4}  {_number(c['max_abs']):>9}  "
+                    f"{_number(c['max_rel']):>9}  {status}"
+                )
+        if r.get("mode") == "rewrite" and not r.get("error"):
+            lines.append(f"  branches: {_branches(r)}")
+        if r.get("inputs"):
+            lines.append(f"  inputs: {', '.join(r['inputs'])}")
+        if r.get("stochastic"):
+            lines.append("  random: compared by freshness and moments, not by value")
+        for d in r.get("divergences") or []:
+            lines.append(f"  divergence in the original: {d}")
+        for w in r.get("warnings") or []:
+            lines.append(f"  warning: {w}")
+        if r.get("error"):
+            lines.extend("  " + line for line in str(r["error"]).rstrip().splitlines())
+        if r.get("seconds") is not None:
+            lines.append(f"  ({r['seconds']:.2f} s)")
+        lines.append("")
+    counts = Counter(r["verdict"] for r in results)
+    n = len(results)
+    summary = ", ".join(f"{count} {verdict}" for verdict, count in sorted(counts.items()))
+    lines.append(f"Verified {n} function{'s' if n != 1 else ''}: {summary or 'nothing to verify'}.")
+    return "\n".join(lines)
+
+
+def render_json(results: list[dict[str, Any]]) -> str:
+    return json.dumps({"results": results, "exit_code": exit_code(results)}, indent=2)

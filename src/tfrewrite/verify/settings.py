@@ -1,0 +1,87 @@
+"""`[tool.tfrewrite.verify]`: tolerances, budgets and per-function inputs.
+
+```toml
+[tool.tfrewrite.verify]
+rtol = 1e-5            # relative tolerance (float32 noise)
+atol = 1e-6            # absolute tolerance
+samples = 200          # calls per side for the moment test of random functions
+search = 64            # candidate inputs tried to cover every tf.cond branch
+timeout = 120          # seconds per function
+xla = true             # also try jit_compile=True
+python = ".venv/bin/python"   # interpreter for the workers
+inputs."losses:dice" = {y_true = "float32[8,16,16,1] in [0,1]", y_pred = "float32[8,16,16,1] in [0,1]"}
+```
+
+Unknown keys and malformed specifications are configuration errors (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tfrewrite.config import ConfigError
+from tfrewrite.verify.inputs import Spec, SpecError, parse_spec
+
+_NUMBERS = {"rtol": float, "atol": float, "samples": int, "search": int, "timeout": float}
+_KEYS = {*_NUMBERS, "inputs", "xla", "python"}
+
+
+@dataclass(frozen=True)
+class VerifySettings:
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    samples: int = 200
+    search: int = 64
+    timeout: float = 120.0
+    xla: bool = True
+    python: str | None = None
+    inputs: dict[tuple[str, str], dict[str, Spec]] = field(default_factory=dict)  # (module, qualname)
+
+    def worker_options(self) -> dict[str, Any]:
+        return {"rtol": self.rtol, "atol": self.atol, "samples": self.samples, "search": self.search, "xla": self.xla}
+
+    def inputs_for(self, module: str, qualname: str) -> dict[str, Spec] | None:
+        """Configured inputs for a function; the module may be given by its
+        full dotted name or any dotted suffix of it (`losses` for `pkg.losses`)."""
+        for (key_module, key_function), specs in self.inputs.items():
+            if key_function != qualname:
+                continue
+            if key_module == module or module.endswith("." + key_module) or not key_module:
+                return specs
+        return None
+
+
+def parse_verify_settings(table: Mapping[str, Any], where: str = "tool.tfrewrite.verify") -> VerifySettings:
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"unknown key `{where}.{unknown[0]}` (known keys: {', '.join(sorted(_KEYS))})")
+    kwargs: dict[str, Any] = {}
+    for key, kind in _NUMBERS.items():
+        if key in table:
+            value = table[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(f"`{where}.{key}` must be a non-negative number")
+            kwargs[key] = kind(value)
+    if "xla" in table:
+        if not isinstance(table["xla"], bool):
+            raise ConfigError(f"`{where}.xla` must be true or false")
+        kwargs["xla"] = table["xla"]
+    if "python" in table:
+        if not isinstance(table["python"], str):
+            raise ConfigError(f"`{where}.python` must be a path")
+        kwargs["python"] = table["python"]
+    inputs: dict[tuple[str, str], dict[str, Spec]] = {}
+    for key, params in (table.get("inputs") or {}).items():
+        module, sep, function = key.rpartition(":")
+        if not sep or not function:
+            raise ConfigError(f"`{where}.inputs` key {key!r} must look like \"module:function\"")
+        if not isinstance(params, dict):
+            raise ConfigError(f"`{where}.inputs.\"{key}\"` must be a table of parameter = specification")
+        try:
+            inputs[(module, function)] = {name: parse_spec(value) for name, value in params.items()}
+        except SpecError as err:
+            raise ConfigError(f"`{where}.inputs.\"{key}\"`: {err}") from err
+    kwargs["inputs"] = inputs
+    return VerifySettings(**kwargs)

@@ -1,0 +1,182 @@
+"""The pipeline pieces: index, project facts across modules, discovery,
+sources, text edits and the fix loop."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tfrewrite.analysis.index import build_index, module_name_for
+from tfrewrite.analysis.project import compute_facts
+from tfrewrite.discovery import discover
+from tfrewrite.edits import apply_text_edits, text_edits
+from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.fixer import apply_fixes
+from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit
+from tfrewrite.sources import read_source, write_atomic
+
+
+def index(source: str, path: str = "m.py", module: str = "m"):
+    return build_index(textwrap.dedent(source), path, module)
+
+
+def test_index_resolves_every_import_spelling() -> None:
+    idx = index(
+        """
+        import tensorflow as tf
+        import numpy.random as npr
+        from numpy.random import normal as gauss
+        from . import helpers
+        """,
+        "pkg/m.py",
+        "pkg.m",
+    )
+    assert idx.imports == {
+        "tf": "tensorflow",
+        "npr": "numpy.random",
+        "gauss": "numpy.random.normal",
+        "helpers": "pkg.helpers",
+    }
+
+
+def test_traced_roots_and_reasons() -> None:
+    idx = index(
+        """
+        import tensorflow as tf
+        from tensorflow import keras
+
+        @tf.function
+        def decorated(x):
+            return helper(x)
+
+        def helper(x):
+            return x
+
+        def wrapped(x):
+            return x
+
+        fast = tf.function(wrapped)
+
+        def compiled(y_true, y_pred):
+            return y_pred
+
+        class MyLoss(keras.losses.Loss):
+            def call(self, y_true, y_pred):
+                return y_pred
+
+        class MyLayer(keras.layers.Layer):
+            def call(self, inputs):
+                def inner(z):
+                    return z
+                return inner(inputs)
+
+        def untouched(x):
+            return x
+
+        model.compile(loss=compiled, metrics=["mae"])
+        """
+    )
+    traced = compute_facts([idx]).for_path("m.py")
+    assert set(traced) == {
+        "decorated",
+        "helper",
+        "wrapped",
+        "compiled",
+        "MyLoss.call",
+        "MyLayer.call",
+        "MyLayer.call.inner",
+    }
+    assert traced["compiled"].is_loss and traced["MyLoss.call"].is_loss
+    assert not traced["decorated"].is_loss
+    assert "called from traced `decorated`" in traced["helper"].reason
+
+
+def test_loss_defined_in_one_module_compiled_in_another(tmp_path: Path) -> None:
+    (tmp_path / "losses.py").write_text(
+        "import numpy as np\n\n\ndef noisy(y_true, y_pred):\n    return helper(y_pred)\n\n\n"
+        "def helper(x):\n    return x + np.random.normal()\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "from tensorflow import keras\nfrom losses import noisy\n\nmodel = keras.Sequential()\n"
+        "model.compile(loss=noisy)\n"
+    )
+    (tmp_path / "unrelated.py").write_text("def f():\n    return 1\n")
+    files = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
+    result = run(files, RunOptions(rule_codes=(), root=str(tmp_path)), jobs=1)
+    # losses.py mentions neither TensorFlow nor Keras, yet it was indexed
+    # because train.py compiles a function from it; unrelated.py was not.
+    assert result.indexed == 2
+    idx_losses = build_index((tmp_path / "losses.py").read_text(), str(tmp_path / "losses.py"), "losses")
+    idx_train = build_index((tmp_path / "train.py").read_text(), str(tmp_path / "train.py"), "train")
+    facts = compute_facts([idx_losses, idx_train]).for_path(str(tmp_path / "losses.py"))
+    assert set(facts) == {"noisy", "helper"}
+    assert facts["noisy"].is_loss
+
+
+def test_module_names(tmp_path: Path) -> None:
+    assert module_name_for(tmp_path / "src" / "pkg" / "losses.py", tmp_path) == "pkg.losses"
+    assert module_name_for(tmp_path / "pkg" / "__init__.py", tmp_path) == "pkg"
+
+
+def test_syntax_error_is_recorded_not_raised() -> None:
+    idx = index("def f(:\n    pass\n")
+    assert idx.syntax_error is not None and idx.syntax_error[0] == 1
+
+
+def test_discovery_honours_gitignore_and_exclude(tmp_path: Path) -> None:
+    for name in ["a.py", "build/b.py", "gen/c_pb2.py", "keep/d.py", "keep/skip.py", "notes.txt"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("*_pb2.py\nkeep/skip.py\n")
+    found = {p.relative_to(tmp_path).as_posix() for p in discover([tmp_path], tmp_path, ["build"])}
+    assert found == {"a.py", "keep/d.py"}
+    # A file named explicitly is always included.
+    explicit = list(discover([tmp_path / "keep" / "skip.py"], tmp_path, []))
+    assert explicit == [tmp_path / "keep" / "skip.py"]
+
+
+def test_sources_keep_encoding_and_newlines(tmp_path: Path) -> None:
+    path = tmp_path / "latin.py"
+    text = "# -*- coding: latin-1 -*-\r\nname = 'caf\xe9'\r\n"
+    path.write_bytes(text.encode("latin-1"))
+    source = read_source(path)
+    assert source.encoding == "iso-8859-1" and source.text == text
+    write_atomic(path, source.text.replace("caf", "CAF"), source.encoding)
+    assert path.read_bytes() == text.replace("caf", "CAF").encode("latin-1")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab\n é😀", max_size=12), max_size=6),
+    st.lists(st.text(alphabet="ab\n é😀", max_size=12), max_size=6),
+)
+def test_text_edits_round_trip(old_parts: list[str], new_parts: list[str]) -> None:
+    old, new = "".join(old_parts), "".join(new_parts)
+    assert apply_text_edits(old, text_edits(old, new)) == new
+
+
+def test_fixer_defers_overlapping_fixes_and_adds_imports_once() -> None:
+    module = cst.parse_module("x = f(g(1))\n")
+    call_f = module.body[0].body[0].value
+    call_g = call_f.args[0].value
+    fix_outer = CstFix("outer", (NodeEdit(call_f, cst.parse_expression("tf.f(g(1))")),), (ImportRequest("tensorflow", None, "tf"),))
+    fix_inner = CstFix("inner", (NodeEdit(call_g, cst.parse_expression("tf.g(1)")),), (ImportRequest("tensorflow", None, "tf"),))
+    new, applied = apply_fixes(module, [fix_inner, fix_outer])
+    assert applied == [0]  # the outer fix overlaps the applied inner one: next round
+    assert new.code == "import tensorflow as tf\n\nx = f(tf.g(1))\n"
+
+
+def test_parallel_run_equals_serial(tmp_path: Path) -> None:
+    for i in range(20):
+        (tmp_path / f"m{i}.py").write_text(
+            "import tensorflow as tf\nflag = 1\nflag = 2\n\n@tf.function\ndef f(x):\n    return x * flag\n"
+        )
+    files = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
+    options = RunOptions(rule_codes=("TFR201",), root=str(tmp_path))
+    serial = run(files, options, jobs=1)
+    parallel = run(files, options, jobs=2)
+    assert serial.findings == parallel.findings and len(serial.findings) == 20

@@ -1,0 +1,382 @@
+"""TFR103 before/after matrix: `print` in traced code becomes `tf.print`.
+
+Every rewrite is also checked for idempotence (fixing the result changes
+nothing and leaves no TFR103 finding), and every refusal for leaving the
+source unchanged with a finding that says why.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.api import check_source, fix_source, fix_source_with_findings
+from tfrewrite.findings import Applicability
+
+TF = "import tensorflow as tf\n"
+SYS_TF = "import sys\nimport tensorflow as tf\n"
+
+
+def traced(body: str, header: str = SYS_TF, params: str = "x, step") -> str:
+    """`body` inside `@tf.function def f(...)` where `loss` is a scalar tensor."""
+    body = textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
+    return f"{header}\n@tf.function\ndef f({params}):\n    loss = tf.reduce_mean(x)\n{body}\n    return loss\n"
+
+
+def fix(source: str, unsafe: bool = False) -> str:
+    return fix_source(source, select=["TFR103"], unsafe_fixes=unsafe)
+
+
+def assert_rewrites(before: str, after: str, unsafe: bool = False) -> None:
+    fixed = fix(before, unsafe)
+    assert fixed == after
+    assert fix(fixed, unsafe) == fixed
+    assert check_source(fixed, select=["TFR103"]) == []
+
+
+# -- rewrites inside a `@tf.function` (safe unless a format spec needs a float) -------
+REWRITES = [
+    pytest.param('print("loss:", loss)', 'tf.print("loss:", loss, output_stream=sys.stdout)', id="plain"),
+    pytest.param("print(loss)", "tf.print(loss, output_stream=sys.stdout)", id="tensor-only"),
+    pytest.param("print(x)", "tf.print(x, output_stream=sys.stdout)", id="parameter-annotated-below"),
+    pytest.param(
+        'print("a", loss, sep=" | ", end="!\\n")',
+        'tf.print("a", loss, sep=" | ", end="!\\n", output_stream=sys.stdout)',
+        id="sep-end-kept",
+    ),
+    pytest.param(
+        'print("a", loss, file=sys.stderr)',
+        'tf.print("a", loss, output_stream=sys.stderr)',
+        id="file-stderr",
+    ),
+    pytest.param(
+        'print("a", loss, file=sys.stdout, flush=True)',
+        'tf.print("a", loss, output_stream=sys.stdout)',
+        id="file-stdout-flush-dropped",
+    ),
+    pytest.param(
+        'print("a", loss, sep=None, end=None, file=None)',
+        'tf.print("a", loss, output_stream=sys.stdout)',
+        id="none-defaults-dropped",
+    ),
+    pytest.param(
+        "print(loss * 2, tf.shape(x))",
+        "tf.print(loss * 2, tf.shape(x), output_stream=sys.stdout)",
+        id="tensor-expressions",
+    ),
+    pytest.param(
+        'print("values", [loss, step], {"loss": loss})',
+        'tf.print("values", [loss, step], {"loss": loss}, output_stream=sys.stdout)',
+        id="containers",
+    ),
+    pytest.param(
+        'print("epoch", step, "loss", loss)',
+        'tf.print("epoch", step, "loss", loss, output_stream=sys.stdout)',
+        id="python-values-kept",
+    ),
+    pytest.param(
+        'print("a",  loss)  # trailing comment',
+        'tf.print("a",  loss, output_stream=sys.stdout)  # trailing comment',
+        id="layout-and-comment-kept",
+    ),
+    pytest.param(
+        'print(\n    "loss",  # what\n    loss,\n)',
+        'tf.print(\n    "loss",  # what\n    loss,\n    output_stream=sys.stdout,\n)',
+        id="one-argument-per-line",
+    ),
+    # f-strings: separate arguments joined with sep=""
+    pytest.param(
+        'print(f"loss={loss}")',
+        'tf.print("loss=", loss, sep="", output_stream=sys.stdout)',
+        id="fstring",
+    ),
+    pytest.param(
+        'print(f"loss={loss}", file=sys.stderr, end="")',
+        'tf.print("loss=", loss, sep="", end="", output_stream=sys.stderr)',
+        id="fstring-file-end",
+    ),
+    pytest.param(
+        'print(f"step {step}: loss {loss} done")',
+        'tf.print(f"step {step}: loss ", loss, " done", sep="", output_stream=sys.stdout)',
+        id="fstring-python-field-stays-python",
+    ),
+    pytest.param(
+        'print(f"{loss=}")',
+        'tf.print("loss=", loss, sep="", output_stream=sys.stdout)',
+        id="fstring-debug",
+    ),
+    pytest.param(
+        'print(f"{loss!r} and {loss!s}")',
+        'tf.print(loss, " and ", loss, sep="", output_stream=sys.stdout)',
+        id="fstring-conversions",
+    ),
+    pytest.param(
+        'print("step", step, f"loss={loss}", sep=", ")',
+        'tf.print("step, ", step, ", loss=", loss, sep="", output_stream=sys.stdout)',
+        id="fstring-with-sep",
+    ),
+    pytest.param(
+        'print("a", f"{loss}", sep=SEP)',
+        'tf.print("a", SEP, loss, sep="", output_stream=sys.stdout)',
+        id="fstring-with-variable-sep",
+    ),
+    pytest.param(
+        """print(f'say "{loss}" {{ok}}\\t')""",
+        """tf.print('say "', loss, '" {ok}\\t', sep="", output_stream=sys.stdout)""",
+        id="fstring-quotes-braces-escapes",
+    ),
+    pytest.param(
+        'print(f"""say "{loss}" """)',
+        """tf.print('say "', loss, '" ', sep="", output_stream=sys.stdout)""",
+        id="fstring-triple-quoted",
+    ),
+    pytest.param(
+        'print("loss" f"={loss}")',
+        'tf.print("loss=", loss, sep="", output_stream=sys.stdout)',
+        id="concatenated-fstring",
+    ),
+    pytest.param(
+        'print(f"{loss:d}")',
+        'tf.print(loss, sep="", output_stream=sys.stdout)',
+        id="fstring-spec-d",
+    ),
+    # %-formatting and str.format
+    pytest.param(
+        'print("loss %s" % loss)',
+        'tf.print("loss ", loss, sep="", output_stream=sys.stdout)',
+        id="percent-s",
+    ),
+    pytest.param(
+        'print("step %d: %r (100%%)" % (step, loss))',
+        'tf.print("step %d: " % (step,), loss, " (100%)", sep="", output_stream=sys.stdout)',
+        id="percent-python-field-stays-python",
+    ),
+    pytest.param(
+        'print("loss {}".format(loss))',
+        'tf.print("loss ", loss, sep="", output_stream=sys.stdout)',
+        id="format-auto",
+    ),
+    pytest.param(
+        'print("{1} at {0:>3}: {name}".format(step, loss, name=loss))',
+        'tf.print(loss, " at {:>3}: ".format(step), loss, sep="", output_stream=sys.stdout)',
+        id="format-indexed-and-named",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), REWRITES)
+def test_rewrite_in_tf_function(before: str, after: str) -> None:
+    source = traced(before)
+    source = source.replace("def f(x, step):", "def f(x: tf.Tensor, step):") if "print(x)" in before else source
+    expected = source.replace(textwrap.indent(before, "    "), textwrap.indent(after, "    "))
+    assert expected != source
+    assert_rewrites(source, expected)
+    _, fixed, remaining = fix_source_with_findings(source, select=["TFR103"])
+    assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]
+    assert remaining == []
+
+
+# -- format specs on tensors: as_string, unsafe (it needs a float tensor) ---------------
+FORMAT_SPECS = [
+    pytest.param('print(f"loss={loss:.4f}")', 'tf.strings.as_string(loss, precision=4)', id="dot4f"),
+    pytest.param('print(f"loss={loss:f}")', 'tf.strings.as_string(loss, precision=6)', id="f"),
+    pytest.param('print(f"loss={loss:.3e}")', 'tf.strings.as_string(loss, precision=3, scientific=True)', id="e"),
+    pytest.param('print(f"loss={loss:10.2f}")', 'tf.strings.as_string(loss, precision=2, width=10)', id="width"),
+    pytest.param('print("loss=%.4f" % loss)', 'tf.strings.as_string(loss, precision=4)', id="percent-f"),
+    pytest.param('print("loss={:.2e}".format(loss))', 'tf.strings.as_string(loss, precision=2, scientific=True)', id="format-e"),
+]
+
+
+@pytest.mark.parametrize(("before", "converted"), FORMAT_SPECS)
+def test_format_spec_becomes_as_string_unsafe(before: str, converted: str) -> None:
+    source = traced(before)
+    expected = source.replace(
+        textwrap.indent(before, "    "),
+        f'    tf.print("loss=", {converted}, sep="", output_stream=sys.stdout)',
+    )
+    assert fix(source) == source, "a spec conversion must not apply as a safe fix"
+    assert_rewrites(source, expected, unsafe=True)
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "floating-point" in finding.fix.message
+
+
+# -- imports and spellings ----------------------------------------------------------------
+def test_adds_import_sys_once() -> None:
+    source = traced('print("a", loss)\nprint("b", loss)', header=TF)
+    fixed = fix(source)
+    assert fixed.count("import sys") == 1
+    assert fixed.startswith("import tensorflow as tf\nimport sys\n")
+    assert fixed.count("output_stream=sys.stdout") == 2
+
+
+def test_sys_imported_under_another_name() -> None:
+    source = traced('print("a", loss, file=system.stderr)', header="import sys as system\nimport tensorflow as tf\n")
+    fixed = fix(source)
+    assert 'tf.print("a", loss, output_stream=system.stderr)' in fixed
+    assert "import sys\n" not in fixed
+
+
+def test_from_sys_import_stderr() -> None:
+    source = traced('print("a", loss, file=stderr)', header="from sys import stderr\nimport tensorflow as tf\n")
+    fixed = fix(source)
+    assert 'tf.print("a", loss, output_stream=sys.stderr)' in fixed
+    assert "import sys\n" in fixed
+
+
+def test_tensorflow_alias_of_the_file() -> None:
+    source = "import sys\nimport tensorflow as tfl\n\n@tfl.function\ndef f(x):\n    loss = tfl.reduce_mean(x)\n    print(loss)\n    return loss\n"
+    fixed = fix(source)
+    assert "    tfl.print(loss, output_stream=sys.stdout)\n" in fixed
+    assert "import tensorflow as tf\n" not in fixed
+
+
+def test_nested_function_in_traced_code() -> None:
+    source = traced("def show(y):\n    print(y, loss)\nshow(loss)")
+    assert "        tf.print(y, loss, output_stream=sys.stdout)\n" in fix(source)
+
+
+# -- Keras contexts: the fix is unsafe (XLA on GPUs) ---------------------------------------
+KERAS_LOSS = """\
+import sys
+import tensorflow as tf
+
+def mse(y_true, y_pred):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    print("loss", loss)
+    return loss
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss=mse)
+"""
+
+KERAS_LOSS_CLASS = """\
+import sys
+import tensorflow as tf
+
+class MyLoss(tf.keras.losses.Loss):
+    def call(self, y_true, y_pred):
+        print("pred", y_pred)
+        return tf.reduce_mean(y_pred - y_true)
+"""
+
+DECORATED_AND_COMPILED = """\
+import sys
+import tensorflow as tf
+
+@tf.function
+def mse(y_true, y_pred):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    print("loss", loss)
+    return loss
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.compile(optimizer="sgd", loss=mse)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        pytest.param(KERAS_LOSS, '    print("loss", loss)\n', id="compiled-loss"),
+        pytest.param(KERAS_LOSS_CLASS, '        print("pred", y_pred)\n', id="loss-call"),
+        pytest.param(DECORATED_AND_COMPILED, '    print("loss", loss)\n', id="decorated-and-compiled"),
+    ],
+)
+def test_keras_traced_code_gets_an_unsafe_fix(source: str, line: str) -> None:
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "XLA" in finding.fix.message
+    assert fix(source) == source
+    fixed = fix(source, unsafe=True)
+    assert line.replace("print(", "tf.print(").replace(")\n", ", output_stream=sys.stdout)\n") in fixed
+    assert fix(fixed, unsafe=True) == fixed
+
+
+# -- refusals: a finding that says why, no fix ------------------------------------------------
+REFUSALS = [
+    pytest.param("print(*[loss])", "`*args`", id="star-args"),
+    pytest.param("print(**options)", "`*args`/`**kwargs`", id="star-kwargs"),
+    pytest.param('print("loss", float(loss))', "`float(loss)` turns a tensor into a Python value", id="float"),
+    pytest.param("print(loss.numpy())", "`loss.numpy()` turns a tensor", id="numpy"),
+    pytest.param('print(f"{float(loss):.3f}")', "`float(loss)` turns a tensor", id="fstring-float"),
+    pytest.param('print(f"{loss:>8}")', "format spec `>8` of `loss` has no TensorFlow equivalent", id="align"),
+    pytest.param('print(f"{loss:08.2f}")', "format spec `08.2f`", id="zero-fill"),
+    pytest.param('print(f"{loss:.{n}f}")', "computed at run time", id="nested-spec"),
+    pytest.param('print(f"{loss!r:>8}")', "formats the text of a tensor", id="conversion-and-spec"),
+    pytest.param('print("%d" % loss)', "`%d` on the tensor `loss` truncates a float tensor", id="percent-d"),
+    pytest.param('print("%(v)s" % {"v": loss})', "keys", id="percent-mapping"),
+    pytest.param('print("%s %s" % (loss,))', "more conversions than operands", id="percent-arity"),
+    pytest.param('print("{0.shape} {0}".format(loss))', "formats a value computed from a tensor", id="format-attribute"),
+    pytest.param('print("a", loss, file=log)', "not to `log`", id="file-object"),
+    pytest.param("value = print(loss)", "the value of this `print(...)` is used", id="value-used"),
+    pytest.param("show = lambda: print(loss)", "the value of this `print(...)` is used", id="lambda"),
+]
+
+
+@pytest.mark.parametrize(("line", "reason"), REFUSALS)
+def test_refused_with_reason(line: str, reason: str) -> None:
+    source = traced(line)
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is None
+    assert reason in finding.message
+    assert "not rewritten" in finding.message
+    assert fix(source, unsafe=True) == source
+
+
+def test_jit_compile_is_refused() -> None:
+    source = traced('print("loss", loss)').replace("@tf.function", "@tf.function(jit_compile=True)")
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is None
+    assert "no XLA kernel" in finding.message and "jit_compile=True" in finding.message
+    assert fix(source, unsafe=True) == source
+
+
+def test_jit_compile_false_is_fixed() -> None:
+    source = traced('print("loss", loss)').replace("@tf.function", "@tf.function(jit_compile=False)")
+    assert 'tf.print("loss", loss, output_stream=sys.stdout)' in fix(source)
+
+
+# -- left alone ---------------------------------------------------------------------------------
+UNTOUCHED = [
+    pytest.param('print("tracing f")', id="constant-text"),
+    pytest.param('print(f"tracing f at step {step}")', id="python-only-fstring"),
+    pytest.param('print("shape", x.shape, x.dtype, len(x), x.shape[0])', id="static-facts"),
+    pytest.param('print(f"shape={x.shape}")', id="static-fstring"),
+    pytest.param("print(step, unknown_value)", id="python-values"),
+    pytest.param('tf.print("loss", loss)', id="already-tf-print"),
+]
+
+
+@pytest.mark.parametrize("line", UNTOUCHED)
+def test_trace_time_messages_untouched(line: str) -> None:
+    source = traced(line)
+    assert check_source(source, select=["TFR103"]) == []
+    assert fix(source, unsafe=True) == source
+
+
+def test_print_outside_traced_code_untouched() -> None:
+    source = SYS_TF + "\ndef f(x):\n    loss = tf.reduce_mean(x)\n    print(f\"loss={loss}\", loss)\n    return loss\n"
+    assert check_source(source, select=["TFR103"]) == []
+
+
+def test_print_outside_the_traced_function_untouched() -> None:
+    source = traced('print("loss", loss)') + '\nprint("module", tf.constant(1.0))\n\ndef g(y):\n    print(tf.reduce_sum(y))\n'
+    fixed = fix(source)
+    assert fixed.count("tf.print(") == 1
+    assert 'print("module", tf.constant(1.0))' in fixed
+    assert "    print(tf.reduce_sum(y))\n" in fixed
+
+
+def test_shadowed_print_untouched() -> None:
+    source = traced('print("loss", loss)', header="from rich import print\n" + SYS_TF)
+    assert check_source(source, select=["TFR103"]) == []
+
+
+def test_finding_points_at_the_call() -> None:
+    source = traced('print("loss", loss)')
+    [finding] = check_source(source, select=["TFR103"])
+    line = source.splitlines().index('    print("loss", loss)') + 1
+    assert (finding.start.line, finding.start.column) == (line, 5)
+    assert finding.code == "TFR103" and finding.rule_name == "print-in-traced-code"
