@@ -15,6 +15,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.project import TracedFunction
 from tfrewrite.analysis.tensors import LOSS_PARAMETER_NAMES, TensorFacts, positional_param_names
+from tfrewrite.analysis.walk import statement_children
 from tfrewrite.rules.base import ImportRequest
 
 
@@ -32,29 +33,6 @@ class FunctionScope:
     @property
     def is_method(self) -> bool:
         return self.class_name is not None
-
-
-def _statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child statements of a statement-level node (no descent into expressions)."""
-    if isinstance(node, cst.Module):
-        return list(node.body)
-    body = getattr(node, "body", None)
-    result: list[cst.CSTNode] = []
-    if isinstance(body, cst.BaseSuite):
-        result.extend(body.body if isinstance(body, cst.IndentedBlock) else [])
-    elif isinstance(body, (list, tuple)):
-        result.extend(body)
-    for attr in ("orelse", "finalbody"):
-        other = getattr(node, attr, None)
-        if other is not None:
-            result.append(other)
-    handlers = getattr(node, "handlers", None)
-    if handlers:
-        result.extend(handlers)
-    cases = getattr(node, "cases", None)
-    if cases:
-        result.extend(cases)
-    return [c for c in result if isinstance(c, cst.CSTNode)]
 
 
 class RuleContext:
@@ -90,7 +68,7 @@ class RuleContext:
         class_name: str | None,
         parent: FunctionScope | None,
     ) -> None:
-        for child in _statement_children(node):
+        for child in statement_children(node):
             if isinstance(child, cst.FunctionDef):
                 qualname = ".".join([*scope, child.name.value])
                 in_class = class_name is not None and scope and scope[-1] == class_name.split(".")[-1]

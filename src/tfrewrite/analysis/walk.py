@@ -39,3 +39,38 @@ def calls(root: cst.CSTNode) -> Iterator[cst.Call]:
     for node in iter_nodes(root):
         if isinstance(node, cst.Call):
             yield node
+
+
+def statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child statements of a statement-level node (no descent into expressions)."""
+    if isinstance(node, cst.Module):
+        return list(node.body)
+    result: list[cst.CSTNode] = []
+    body = getattr(node, "body", None)
+    if isinstance(body, cst.IndentedBlock):
+        result.extend(body.body)
+    elif isinstance(body, cst.SimpleStatementSuite):
+        result.append(body)
+    elif isinstance(body, (list, tuple)):
+        result.extend(body)
+    for attr in ("orelse", "finalbody"):
+        other = getattr(node, attr, None)
+        if other is not None:
+            result.append(other)
+    result.extend(getattr(node, "handlers", None) or ())
+    result.extend(getattr(node, "cases", None) or ())
+    return [c for c in result if isinstance(c, cst.CSTNode)]
+
+
+def iter_small_statements(root: cst.CSTNode, into_functions: bool = False) -> Iterator[cst.BaseSmallStatement]:
+    """Simple statements (`x = 1`, `global x`, `return`) under `root`, found
+    by walking statements only: much cheaper than visiting every expression."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+            continue
+        if node is not root and not into_functions and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        stack.extend(reversed(statement_children(node)))

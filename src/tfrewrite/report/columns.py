@@ -65,6 +65,16 @@ def fix_is_applicable(finding: Finding, unsafe_fixes: bool) -> bool:
     )
 
 
+Span = tuple[Position, Position]
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    """Whether two replacements cannot be applied independently: their ranges
+    intersect, or both start at the same place (two insertions there, or an
+    insertion at the start of a replacement, have no defined order)."""
+    return a[0] == b[0] or (a[0] < b[1] and b[0] < a[1])
+
+
 @dataclass(frozen=True)
 class Suggestion:
     """One replacement a reviewer can accept on its own (code points)."""
@@ -72,40 +82,109 @@ class Suggestion:
     start: Position
     end: Position
     text: str
-    joint: bool = False  # covers several edits of one fix and the text between them
+    edits: int  # distinct text edits it applies
+    findings: tuple[int, ...]  # indices of the findings it fixes, the carrier first
 
 
-def suggestion_for(finding: Finding, lines: SourceLines) -> Suggestion | None:
-    """The fix of `finding` as one standalone replacement.
+@dataclass(frozen=True)
+class SuggestionPlan:
+    """What one finding gets: a suggestion (only the first finding of those it
+    fixes carries it) and a note to append to its message."""
 
-    A fix with one edit is that edit. A fix with several edits (an added import
-    and the call that needs it, say) is one replacement of the region from its
-    first edit to its last, holding the fixed text: accepting it applies the
-    whole fix at once, so the result is exactly what `tfrewrite fix` produces
-    for this finding and parses as Python. Splitting such a fix into one
-    suggestion per edit would let a reviewer accept the call without its import.
-    None when the fix has no edits or the source is unknown.
+    suggestion: Suggestion | None = None
+    note: str = ""
+
+
+def _span(edits: list[TextEdit]) -> Span:
+    return min(e.start for e in edits), max(e.end for e in edits)
+
+
+def _lines(span: Span) -> str:
+    first, last = span[0].line, span[1].line
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
+def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: bool) -> list[SuggestionPlan]:
+    """Turn the fixes of one file's findings into suggestions that each stand
+    alone and never overlap, so accepting any of them leaves the fixed code a
+    `tfrewrite fix` would write for those findings (valid Python), and
+    accepting all of them gives exactly what `tfrewrite fix` writes.
+
+    - A fix with one edit is that edit.
+    - A fix with several edits (an added import and the call that needs it) is
+      one replacement from its first edit to its last, holding the fixed text:
+      one suggestion per edit would let a reviewer accept the call without
+      its import.
+    - Fixes that share an edit (two `print` rewrites that both add `import
+      sys`), or whose suggestions would overlap, become one suggestion carried
+      by the first of their findings; the others say which finding carries it.
+    - A fix whose edits overlap a different edit of an earlier fix gets no
+      suggestion: `tfrewrite fix` applies it in a later round, on the result.
     """
-    if finding.fix is None or not finding.fix.edits:
-        return None
-    edits = sorted(finding.fix.edits, key=lambda e: (e.start, e.end))
-    if len(edits) == 1:
-        edit = edits[0]
-        return Suggestion(edit.start, edit.end, edit.content)
-    if lines.source is None:
-        return None
-    start, end = edits[0].start, max(e.end for e in edits)
-    source = lines.source
-    begin, stop = lines.offset(start), lines.offset(end)
-    fixed = apply_text_edits(source, edits)
-    text = fixed[begin : len(fixed) - (len(source) - stop)]
-    return Suggestion(start, end, text, joint=True)
+    plans = [SuggestionPlan() for _ in findings]
+    groups: list[list[int]] = []
+    for i, finding in enumerate(findings):
+        if fix_is_applicable(finding, unsafe_fixes):
+            groups.append([i])
+        elif finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE and finding.fix.edits:
+            plans[i] = SuggestionPlan(note="an unsafe fix is available with `--unsafe-fixes`")
 
+    def edits_of(group: list[int]) -> list[TextEdit]:
+        return sorted({e for i in group for e in findings[i].fix.edits}, key=lambda e: (e.start, e.end))  # type: ignore[union-attr]
 
-def joint_note(suggestion: Suggestion, edits: tuple[TextEdit, ...]) -> str:
-    """What a finding says when its suggestion spans several edits."""
-    if suggestion.start.line == suggestion.end.line:
-        where = f"line {suggestion.start.line}"
-    else:
-        where = f"lines {suggestion.start.line}-{suggestion.end.line}"
-    return f"the suggested change covers {where}: the fix edits {len(edits)} places together"
+    merged = True
+    while merged:  # merge groups whose regions overlap, until none do
+        merged = False
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if _overlap(_span(edits_of(groups[a])), _span(edits_of(groups[b]))):
+                    groups[a] = sorted(groups[a] + groups.pop(b))
+                    merged = True
+                    break
+            if merged:
+                break
+
+    for group in groups:
+        kept: list[int] = []
+        kept_edits: set[TextEdit] = set()
+        for i in group:
+            own = set(findings[i].fix.edits)  # type: ignore[union-attr]
+            clash = next(
+                (j for j in kept for e in own - kept_edits for k in findings[j].fix.edits  # type: ignore[union-attr]
+                 if k not in own and _overlap((e.start, e.end), (k.start, k.end))),
+                None,
+            )
+            if clash is not None:
+                plans[i] = SuggestionPlan(
+                    note=f"no suggestion: its fix overlaps the fix on line {findings[clash].start.line}; "
+                    "`tfrewrite fix` applies it in a later round"
+                )
+                continue
+            kept.append(i)
+            kept_edits |= own
+        edits = edits_of(kept)
+        span = _span(edits)
+        if len(edits) == 1:
+            text = edits[0].content
+        elif lines.source is None:
+            for i in kept:
+                plans[i] = SuggestionPlan(note="no suggestion: the fix edits several places and the source is unknown")
+            continue
+        else:
+            source = lines.source
+            fixed = apply_text_edits(source, edits)
+            text = fixed[lines.offset(span[0]) : len(fixed) - (len(source) - lines.offset(span[1]))]
+        suggestion = Suggestion(span[0], span[1], text, len(edits), tuple(kept))
+        carrier, others = kept[0], kept[1:]
+        notes = []
+        if len(edits) > 1:
+            notes.append(f"the suggested change covers {_lines(span)} and makes {len(edits)} edits together")
+        if others:
+            where = ", ".join(str(findings[i].start.line) for i in others)
+            notes.append(f"it also fixes the finding{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {where}")
+        plans[carrier] = SuggestionPlan(suggestion, "; ".join(notes))
+        for i in others:
+            plans[i] = SuggestionPlan(
+                note=f"fixed by the suggested change on the finding at line {findings[carrier].start.line}"
+            )
+    return plans

@@ -209,11 +209,16 @@ def _definitely_assigned_one(statement: Statement) -> set[str]:
     if isinstance(statement, cst.If):
         if statement.orelse is None:
             return set()
-        body = definitely_assigned(block_statements(statement.body))
-        other = definitely_assigned(block_statements(statement.orelse))
-        return (body if not always_returns(block_statements(statement.orelse)) else body | other) & (
-            other if not always_returns(block_statements(statement.body)) else body | other
-        )
+        body_statements = block_statements(statement.body)
+        other_statements = block_statements(statement.orelse)
+        body = definitely_assigned(body_statements)
+        other = definitely_assigned(other_statements)
+        # Only the branches that fall through reach what follows.
+        if always_returns(body_statements):
+            return other if not always_returns(other_statements) else body | other
+        if always_returns(other_statements):
+            return body
+        return body & other
     return set()
 
 

@@ -257,7 +257,7 @@ class InlineTrainingLoop(Rule):
         blank = 0
         while blank < len(leading) and leading[blank].comment is None:
             blank += 1
-        gap = [cst.EmptyLine()] * (2 if found.module_level else 1)
+        gap = [cst.EmptyLine(indent=False)] * (2 if found.module_level else 1)
         before = leading[:blank]
         if len(before) < len(gap):
             before = gap

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
@@ -45,7 +45,7 @@ def _rebinders(ctx: RuleContext) -> dict[str, str]:
     for function in ctx.functions:
         declared = {
             item.name.value
-            for node in iter_nodes(function.node.body, into_functions=False)
+            for node in iter_small_statements(function.node.body)
             if isinstance(node, cst.Global)
             for item in node.names
         }

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
 from tfrewrite.rules.random_mapping import (
     FLOAT,
     INT,
+    RandomSamplingRule,
     Refusal,
+    Rewrite,
     SampleSite,
     SampleWriter,
     bind,
     is_integer_literal,
     is_none,
-    iter_sample_sites,
 )
 
 # NumPy's legacy integer default (`int`) is int64 on 64-bit platforms (all of them since NumPy 2).
@@ -35,7 +32,11 @@ def _normal(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("loc", "scale", "size"))
     size = args.get("size")
     w.require_scalar_parameters(size, loc=args.get("loc"), scale=args.get("scale"))
-    keywords = [(tf_name, w.code(args[np_name])) for np_name, tf_name in (("loc", "mean"), ("scale", "stddev")) if np_name in args]
+    keywords = [
+        (tf_name, w.code(args[np_name]))
+        for np_name, tf_name in (("loc", "mean"), ("scale", "stddev"))
+        if np_name in args
+    ]
     return _float_sample(w, "normal", w.shape(size), keywords)
 
 
@@ -43,11 +44,15 @@ def _uniform(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("low", "high", "size"))
     size = args.get("size")
     w.require_scalar_parameters(size, low=args.get("low"), high=args.get("high"))
-    keywords = [(tf_name, w.code(args[np_name])) for np_name, tf_name in (("low", "minval"), ("high", "maxval")) if np_name in args]
+    keywords = [
+        (tf_name, w.code(args[np_name]))
+        for np_name, tf_name in (("low", "minval"), ("high", "maxval"))
+        if np_name in args
+    ]
     return _float_sample(w, "uniform", w.shape(size), keywords)
 
 
-def _dims(op: str) -> Callable[[SampleWriter, SampleSite], str]:
+def _dims(op: str) -> Rewrite:
     """`rand(d0, d1, ...)` / `randn(d0, d1, ...)`: dimensions as arguments."""
 
     def rewrite(w: SampleWriter, site: SampleSite) -> str:
@@ -57,7 +62,7 @@ def _dims(op: str) -> Callable[[SampleWriter, SampleSite], str]:
     return rewrite
 
 
-def _size_only(op: str) -> Callable[[SampleWriter, SampleSite], str]:
+def _size_only(op: str) -> Rewrite:
     """`random_sample(size)` / `standard_normal(size)`: only a size."""
 
     def rewrite(w: SampleWriter, site: SampleSite) -> str:
@@ -104,11 +109,13 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("x",), required=1)
     x = args["x"]
     dtype = w.astype_dtype()
-    if w._is_integer(x):
+    if w.is_integer(x):
         if dtype is not None and dtype.kind not in (INT, FLOAT):
             raise Refusal(f"a permutation of integers cannot be cast to `{dtype.code}` faithfully")
         range_dtype = dtype.code if dtype is not None else f"{w.tf}.{_NUMPY_INT}"
-        return f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
+        return (
+            f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
+        )
     if w.site.facts.is_tensor(x):
         shuffled = f"{w.tf}.random.shuffle({w.code(x)})"
         return shuffled if dtype is None else f"{w.tf}.cast({shuffled}, {dtype.code})"
@@ -118,7 +125,7 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     )
 
 
-_REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
+_REWRITES: dict[str, Rewrite] = {
     "normal": _normal,
     "uniform": _uniform,
     "rand": _dims("uniform"),
@@ -134,7 +141,9 @@ _REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
 }
 
 
-class NumpyRandomInTracedCode(Rule):
+class NumpyRandomInTracedCode(RandomSamplingRule):
+    module_prefix = "numpy.random"
+    rewrites = _REWRITES
     code = "TFR102"
     name = "numpy-random-in-traced-code"
     summary = "NumPy random sampling in traced code runs once, at trace time"
@@ -157,10 +166,11 @@ class NumpyRandomInTracedCode(Rule):
     |---|---|
     | `normal(loc, scale, size)` | `tf.random.normal(shape, mean=loc, stddev=scale)` |
     | `uniform(low, high, size)` | `tf.random.uniform(shape, minval=low, maxval=high)` |
-    | `rand(d0, d1)` / `randn(d0, d1)` | `tf.random.uniform([d0, d1])` / `tf.random.normal([d0, d1])` |
+    | `rand(d0, d1)` | `tf.random.uniform([d0, d1])` |
+    | `randn(d0, d1)` | `tf.random.normal([d0, d1])` |
     | `random(size)`, `random_sample`, `sample`, `ranf` | `tf.random.uniform(shape)` |
     | `standard_normal(size)` | `tf.random.normal(shape)` |
-    | `randint(low, high, size)` | `tf.random.uniform(shape, minval=low, maxval=high, dtype=tf.int64)` |
+    | `randint(lo, hi, size)` | `tf.random.uniform(shape, minval=lo, maxval=hi, dtype=tf.int64)` |
     | `randint(high)` | `tf.random.uniform(shape, maxval=high, dtype=tf.int64)` |
     | `binomial(1, p, size)` | `tf.cast(tf.random.uniform(shape) < p, tf.int64)` |
     | `permutation(n)` (an integer) | `tf.random.shuffle(tf.range(n, dtype=tf.int64))` |
@@ -214,18 +224,18 @@ class NumpyRandomInTracedCode(Rule):
             import tensorflow as tf
 
             @tf.function
-            def noisy(y_pred):
-                return y_pred + np.random.normal(0, 0.1, size=y_pred.shape)
+            def noisy(x):
+                return x + np.random.normal(0, 0.1, size=x.shape)
             """,
             """
             import numpy as np
             import tensorflow as tf
 
             @tf.function
-            def noisy(y_pred):
-                return y_pred + tf.random.normal(tf.shape(y_pred), mean=0, stddev=0.1, dtype=y_pred.dtype)
+            def noisy(x):
+                return x + tf.random.normal(tf.shape(x), mean=0, stddev=0.1, dtype=x.dtype)
             """,
-            note="combined with a tensor: drawn in its dtype",
+            note="combined with an array (it has a `.shape`): drawn in its dtype",
         ),
         Invalid(
             """
@@ -254,7 +264,8 @@ class NumpyRandomInTracedCode(Rule):
             from tensorflow import keras
 
             def smoothed(y_true, y_pred):
-                return keras.losses.mse(y_true, y_pred) + rand(4, 3).astype("float32")
+                loss = keras.losses.mse(y_true, y_pred)
+                return loss + rand(4, 3).astype("float32")
 
             model = keras.Sequential([keras.layers.Dense(3)])
             model.compile(loss=smoothed)
@@ -265,7 +276,8 @@ class NumpyRandomInTracedCode(Rule):
             import tensorflow as tf
 
             def smoothed(y_true, y_pred):
-                return keras.losses.mse(y_true, y_pred) + tf.random.uniform([4, 3], dtype=tf.float32)
+                loss = keras.losses.mse(y_true, y_pred)
+                return loss + tf.random.uniform([4, 3], dtype=tf.float32)
 
             model = keras.Sequential([keras.layers.Dense(3)])
             model.compile(loss=smoothed)
@@ -322,7 +334,7 @@ class NumpyRandomInTracedCode(Rule):
             """,
             None,
             findings=2,
-            note="a seed and a size that is neither a tuple, an integer nor `x.shape`: findings, no fix",
+            note="a seed, and a size that is not a tuple, an integer or `x.shape`: no fix",
         ),
         Invalid(
             """
@@ -373,56 +385,25 @@ class NumpyRandomInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        return bool(traced_qualnames) and any(
-            target == "numpy" or target.startswith("numpy.") for target in index.imports.values()
-        )
-
-    def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        tf, imports = ctx.tensorflow()
-        for site in iter_sample_sites(ctx, "numpy.random"):
-            yield self._violation(ctx, site, tf, imports)
-
-    def _violation(
-        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
-    ) -> Violation:
-        spelling = f"`{ctx.code(site.call.func)}(...)`"
-        name = site.function_name
-        if name == "seed":
-            return Violation(
-                site.call,
-                f"{spelling} in traced code runs once, at trace time, and does not seed "
-                f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
-            )
-        sampled_once = (
-            f"{spelling} in traced code runs once, at trace time: every call reuses the same sample"
-        )
-        writer = SampleWriter(ctx, site, tf)
-        try:
-            if name == "shuffle":
-                return self._shuffle(ctx, site, writer, sampled_once, imports)
-            rewrite = _REWRITES.get(name)
-            if rewrite is None:
-                raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
-            replacement = writer.replace(rewrite(writer, site))
-        except Refusal as refusal:
-            return Violation(site.call, f"{sampled_once}; not rewritten: {refusal}")
-        op = ctx.code(replacement).split("(", 1)[0]
-        fix = CstFix(f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports)
-        return Violation(site.call, sampled_once, fix)
-
-    def _shuffle(
+    def special_case(
         self,
-        ctx: RuleContext,
         site: SampleSite,
         writer: SampleWriter,
-        sampled_once: str,
+        message: str,
         imports: tuple[ImportRequest, ...],
-    ) -> Violation:
+    ) -> Violation | None:
+        """`np.random.shuffle(x)` shuffles in place: only a statement on a
+        plain name can be rebound, and only as an unsafe fix."""
+        if site.function_name != "shuffle":
+            return None
         args = bind(site.call, ("x",), required=1)
         x = args["x"]
         statement = site.ancestors[-1] if site.ancestors else None
-        if not (isinstance(statement, cst.Expr) and statement.value is site.call and isinstance(x, cst.Name)):
+        if not (
+            isinstance(statement, cst.Expr)
+            and statement.value is site.call
+            and isinstance(x, cst.Name)
+        ):
             raise Refusal(
                 "`shuffle` shuffles in place and returns `None`; only a statement "
                 "`shuffle(name)` can become `name = tf.random.shuffle(name)`"
@@ -436,7 +417,7 @@ class NumpyRandomInTracedCode(Rule):
             imports,
             Applicability.UNSAFE,
         )
-        return Violation(site.call, sampled_once, fix)
+        return Violation(site.call, message, fix)
 
 
 RULES = (NumpyRandomInTracedCode,)

@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Valid
 from tfrewrite.rules.random_mapping import (
     FLOAT,
     INT,
+    RandomSamplingRule,
     Refusal,
+    Rewrite,
     SampleSite,
     SampleWriter,
     bind,
     is_integer_literal,
     is_none,
-    iter_sample_sites,
 )
 
 # A Python int becomes an int32 tensor when TensorFlow converts it.
@@ -36,12 +33,18 @@ def _random(w: SampleWriter, site: SampleSite) -> str:
 
 def _uniform(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("a", "b"), required=2)
-    return _float_sample(w, "uniform", [("minval", w.code(args["a"])), ("maxval", w.code(args["b"]))])
+    return _float_sample(
+        w, "uniform", [("minval", w.code(args["a"])), ("maxval", w.code(args["b"]))]
+    )
 
 
 def _gauss(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("mu", "sigma"))
-    keywords = [(tf_name, w.code(args[py_name])) for py_name, tf_name in (("mu", "mean"), ("sigma", "stddev")) if py_name in args]
+    keywords = [
+        (tf_name, w.code(args[py_name]))
+        for py_name, tf_name in (("mu", "mean"), ("sigma", "stddev"))
+        if py_name in args
+    ]
     return _float_sample(w, "normal", keywords)
 
 
@@ -68,7 +71,7 @@ def _randrange(w: SampleWriter, site: SampleSite) -> str:
     return _integers(w, w.code(args["start"]), w.code(stop))
 
 
-_REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
+_REWRITES: dict[str, Rewrite] = {
     "random": _random,
     "uniform": _uniform,
     "gauss": _gauss,
@@ -78,7 +81,9 @@ _REWRITES: dict[str, Callable[[SampleWriter, SampleSite], str]] = {
 }
 
 
-class PythonRandomInTracedCode(Rule):
+class PythonRandomInTracedCode(RandomSamplingRule):
+    module_prefix = "random"
+    rewrites = _REWRITES
     code = "TFR106"
     name = "python-random-in-traced-code"
     summary = "Python `random` sampling in traced code runs once, at trace time"
@@ -171,7 +176,8 @@ class PythonRandomInTracedCode(Rule):
             from tensorflow import keras
 
             def jittered(y_true, y_pred):
-                return keras.losses.mse(y_true, y_pred) * random.gauss(1.0, 0.01)
+                loss = keras.losses.mse(y_true, y_pred)
+                return loss * random.gauss(1.0, 0.01)
 
             keras.Sequential().compile(loss=jittered)
             """,
@@ -181,7 +187,8 @@ class PythonRandomInTracedCode(Rule):
             import tensorflow as tf
 
             def jittered(y_true, y_pred):
-                return keras.losses.mse(y_true, y_pred) * tf.random.normal([], mean=1.0, stddev=0.01)
+                loss = keras.losses.mse(y_true, y_pred)
+                return loss * tf.random.normal([], mean=1.0, stddev=0.01)
 
             keras.Sequential().compile(loss=jittered)
             """,
@@ -202,7 +209,7 @@ class PythonRandomInTracedCode(Rule):
 
             @tf.function
             def pick(x: tf.Tensor, n):
-                return x[tf.random.uniform([], minval=0, maxval=n - 1 + 1, dtype=tf.int32)]
+                return x[tf.random.uniform([], minval=0, maxval=n, dtype=tf.int32)]
             """,
         ),
         Invalid(
@@ -245,42 +252,6 @@ class PythonRandomInTracedCode(Rule):
             note="NumPy's `random` is TFR102's",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        return bool(traced_qualnames) and any(
-            target == "random" or target.startswith("random.") for target in index.imports.values()
-        )
-
-    def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        tf, imports = ctx.tensorflow()
-        for site in iter_sample_sites(ctx, "random"):
-            yield self._violation(ctx, site, tf, imports)
-
-    def _violation(
-        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
-    ) -> Violation:
-        spelling = f"`{ctx.code(site.call.func)}(...)`"
-        name = site.function_name
-        if name == "seed":
-            return Violation(
-                site.call,
-                f"{spelling} in traced code runs once, at trace time, and does not seed "
-                f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
-            )
-        sampled_once = (
-            f"{spelling} in traced code runs once, at trace time: every call reuses the same value"
-        )
-        writer = SampleWriter(ctx, site, tf)
-        try:
-            rewrite = _REWRITES.get(name)
-            if rewrite is None:
-                raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
-            replacement = writer.replace(rewrite(writer, site))
-        except Refusal as refusal:
-            return Violation(site.call, f"{sampled_once}; not rewritten: {refusal}")
-        op = ctx.code(replacement).split("(", 1)[0]
-        fix = CstFix(f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports)
-        return Violation(site.call, sampled_once, fix)
 
 
 RULES = (PythonRandomInTracedCode,)

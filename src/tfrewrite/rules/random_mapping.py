@@ -14,6 +14,7 @@ This module holds what both rules share:
   follow it and the tensor facts of the innermost enclosing function;
 - argument binding against a NumPy/Python signature (`bind`), refusing unknown
   keywords and `*`/`**` unpacking;
+- `RandomSamplingRule`: the check both rules run (seeds, refusals, fixes);
 - `SampleWriter`: shape (`size=`) and dtype mapping, the dtype the surrounding
   computation needs, and the `tf.random` source text of a sample.
 
@@ -23,14 +24,17 @@ in the finding's message.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 
 
 class Refusal(Exception):
@@ -84,7 +88,7 @@ def iter_sample_sites(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSi
             qualified = ctx.names.qualified_name(node.func)
             if qualified is None or not qualified.startswith(prefix):
                 continue
-            if "." in qualified[len(prefix):]:
+            if "." in qualified[len(prefix) :]:
                 continue  # `numpy.random.Generator.normal` and the like: not a module function
             target: cst.BaseExpression = node
             astype: cst.Call | None = None
@@ -115,7 +119,10 @@ def bind(call: cst.Call, params: Sequence[str], required: int = 0) -> dict[str, 
     position = 0
     for arg in call.args:
         if arg.star:
-            raise Refusal(f"the unpacked argument `{arg.star}{_code(arg.value)}` hides which parameters are passed")
+            raise Refusal(
+                f"the unpacked argument `{arg.star}{_code(arg.value)}` hides which "
+                "parameters are passed"
+            )
         if arg.keyword is None:
             if position >= len(params):
                 raise Refusal(f"it takes at most {len(params)} positional arguments")
@@ -240,7 +247,7 @@ class SampleWriter:
             return shape_of
         if isinstance(size, (cst.Tuple, cst.List)):
             return "[" + ", ".join(self.dimension(e) for e in size.elements) + "]"
-        if self._is_integer(size):
+        if self.is_integer(size):
             return f"[{self.dimension_expression(size)}]"
         raise Refusal(
             f"`size={self.code(size)}` is not a tuple, an integer or `x.shape`: "
@@ -261,13 +268,17 @@ class SampleWriter:
                 return f"{base}[{self.code(node.slice[0].slice)}]"
         return None
 
-    def _is_integer(self, node: cst.BaseExpression) -> bool:
+    def is_integer(self, node: cst.BaseExpression) -> bool:
         """Expressions that are Python integers whatever the names hold:
         integer literals, `len(...)`, `x.shape[i]`, `x.ndim` and integer
         arithmetic on those."""
         if is_integer_literal(node):
             return True
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "len"
+        ):
             return True
         if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
             return True
@@ -282,7 +293,7 @@ class SampleWriter:
         if isinstance(node, cst.BinaryOperation) and isinstance(
             node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
         ):
-            return self._is_integer(node.left) and self._is_integer(node.right)
+            return self.is_integer(node.left) and self.is_integer(node.right)
         return False
 
     def dimension(self, element: cst.BaseElement) -> str:
@@ -301,7 +312,9 @@ class SampleWriter:
             and node.value.attr.value == "shape"
             and not node.value.lpar
         ):
-            return f"{self.tf}.shape({self.code(node.value.value)})[{self.code(node.slice[0].slice)}]"
+            return (
+                f"{self.tf}.shape({self.code(node.value.value)})[{self.code(node.slice[0].slice)}]"
+            )
         return self.code(node)
 
     def integer_shape_of_dims(self, dims: Sequence[cst.Arg]) -> str:
@@ -312,12 +325,16 @@ class SampleWriter:
                 return shape_of
         for dim in dims:
             if dim.star:
-                raise Refusal(f"the unpacked dimensions `{dim.star}{self.code(dim.value)}` have no fixed rank")
+                raise Refusal(
+                    f"the unpacked dimensions `{dim.star}{self.code(dim.value)}` have no fixed rank"
+                )
             if dim.keyword is not None:
                 raise Refusal(f"the argument `{dim.keyword.value}=` has no `tf.random` counterpart")
         return "[" + ", ".join(self.dimension_expression(d.value) for d in dims) + "]"
 
-    def require_scalar_parameters(self, size: cst.BaseExpression | None, **params: cst.BaseExpression | None) -> None:
+    def require_scalar_parameters(
+        self, size: cst.BaseExpression | None, **params: cst.BaseExpression | None
+    ) -> None:
         """Without `size`, NumPy draws one value per element of array-valued
         parameters, while `tf.random` with shape `[]` would draw a single value
         and broadcast it: refuse parameters that are visibly arrays or tensors."""
@@ -365,8 +382,14 @@ class SampleWriter:
         if astype is None:
             return None
         args = astype.args
-        if len(args) != 1 or args[0].star or (args[0].keyword is not None and args[0].keyword.value != "dtype"):
-            raise Refusal("only `.astype(dtype)` with a single dtype argument can be folded into `dtype=`")
+        if (
+            len(args) != 1
+            or args[0].star
+            or (args[0].keyword is not None and args[0].keyword.value != "dtype")
+        ):
+            raise Refusal(
+                "only `.astype(dtype)` with a single dtype argument can be folded into `dtype=`"
+            )
         return self.dtype(args[0].value)
 
     def context_dtype(self, integer: bool = False) -> Dtype | None:
@@ -382,7 +405,9 @@ class SampleWriter:
         refused (its int64 would clash with a float tensor)."""
         child: cst.CSTNode = self.site.target
         for parent in reversed(self.site.ancestors):
-            if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC)):
+            if not (
+                isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC)
+            ):
                 return None
             other = parent.right if parent.left is child else parent.left
             if not _is_number_literal(other):
@@ -391,14 +416,17 @@ class SampleWriter:
                     return Dtype(f"{name}.dtype", UNKNOWN)
                 if integer:
                     raise Refusal(
-                        f"the integer sample is combined with `{self.code(other)}`, whose dtype is not "
-                        "known: NumPy's array would take that dtype; add `.astype(dtype)`"
+                        f"the integer sample is combined with `{self.code(other)}`, "
+                        "whose dtype is not known: NumPy's array would take that dtype; "
+                        "add `.astype(dtype)`"
                     )
                 return None
             child = parent
         return None
 
-    def sample_dtype(self, sample_kind: str, explicit: Dtype | None) -> tuple[Dtype | None, Dtype | None]:
+    def sample_dtype(
+        self, sample_kind: str, explicit: Dtype | None
+    ) -> tuple[Dtype | None, Dtype | None]:
         """(dtype to sample in, dtype to cast the sample to afterwards).
 
         `explicit` is the NumPy array's dtype the code asks for (`.astype`,
@@ -431,7 +459,9 @@ class SampleWriter:
         """A name whose dtype `node` has (`y_pred` in `y_pred * 2` or `y_pred[:, 0]`)."""
         facts = self.site.facts
         if isinstance(node, cst.Name):
-            return node.value if facts.is_tensor(node) or node.value in self._shape_names() else None
+            return (
+                node.value if facts.is_tensor(node) or node.value in self._shape_names() else None
+            )
         if isinstance(node, cst.Subscript):
             return self._dtype_name(node.value)
         if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
@@ -450,13 +480,26 @@ class SampleWriter:
     def operand(self, node: cst.BaseExpression) -> str:
         """Source of `node` safe as an operand of `+` or `<`."""
         text = self.code(node)
-        loose = isinstance(node, _LOOSE) or (
-            isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
-        ) or (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _BITWISE))
+        loose = (
+            isinstance(node, _LOOSE)
+            or (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not))
+            or (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _BITWISE))
+        )
         return f"({text})" if loose and not node.lpar else text
 
     def plus_one(self, node: cst.BaseExpression) -> str:
         """`b + 1` (an exclusive bound for an inclusive `b`); literals are folded."""
+        if (
+            isinstance(node, cst.BinaryOperation)
+            and isinstance(node.operator, cst.Subtract)
+            and not node.lpar
+            and isinstance(node.right, cst.Integer)
+            and not node.right.lpar
+        ):
+            # `randint(0, n - 1)`: the exclusive bound is `n`.
+            k = int(node.right.evaluated_value)
+            left = self.code(node.left)
+            return left if k == 1 else f"{left} - {k - 1}"
         if is_integer_literal(node):
             value = int(node.evaluated_value) if isinstance(node, cst.Integer) else None
             if value is not None:
@@ -466,17 +509,23 @@ class SampleWriter:
         return f"{self.operand(node)} + 1"
 
     # -- samples ---------------------------------------------------------------------
-    def continuous(self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None) -> str:
+    def continuous(
+        self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None
+    ) -> str:
         """`tf.random.normal/uniform` for a float sample. A float (or unknown,
         assumed float) dtype goes into `dtype=`; an integer or boolean target
         (`.astype(np.int32)`) casts a float64 sample, as NumPy's `astype`
         truncates its float64 sample toward zero, as `tf.cast` does."""
         if dtype is not None and dtype.kind in (INT, BOOL):
-            inner = self.continuous(op, shape, keywords, Dtype(f"{self.tf}.float64", FLOAT, "float64"))
+            inner = self.continuous(
+                op, shape, keywords, Dtype(f"{self.tf}.float64", FLOAT, "float64")
+            )
             return f"{self.tf}.cast({inner}, {dtype.code})"
         return self.random_call(op, shape, keywords, dtype)
 
-    def random_call(self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None) -> str:
+    def random_call(
+        self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None
+    ) -> str:
         """`tf.random.<op>(shape, k=v, ..., dtype=...)`."""
         args = [shape, *(f"{k}={v}" for k, v in keywords)]
         if dtype is not None:
@@ -491,7 +540,9 @@ class SampleWriter:
         keywords = [*([("minval", minval)] if minval is not None else []), ("maxval", maxval)]
         if dtype is not None and dtype.tf_name in TF_UNIFORM_INTS:
             return self.random_call("uniform", shape, keywords, dtype)
-        sample = self.random_call("uniform", shape, keywords, Dtype(f"{self.tf}.{default}", INT, default))
+        sample = self.random_call(
+            "uniform", shape, keywords, Dtype(f"{self.tf}.{default}", INT, default)
+        )
         return sample if dtype is None else f"{self.tf}.cast({sample}, {dtype.code})"
 
     def replace(self, text: str) -> cst.BaseExpression:
@@ -499,3 +550,69 @@ class SampleWriter:
         expression = cst.parse_expression(text)
         target = self.site.target
         return expression.with_changes(lpar=target.lpar, rpar=target.rpar)
+
+
+# -- the rule ------------------------------------------------------------------------
+
+Rewrite = Callable[[SampleWriter, SampleSite], str]
+
+
+class RandomSamplingRule(Rule):
+    """A rule rewriting `<module_prefix>.<name>(...)` calls in traced code
+    with `rewrites[name]`; `seed` is reported without a fix, other names
+    with a finding saying they have no mapping."""
+
+    module_prefix: ClassVar[str]
+    rewrites: ClassVar[Mapping[str, Rewrite]]
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        root = self.module_prefix.split(".")[0]
+        return bool(traced_qualnames) and any(
+            target == root or target.startswith(root + ".") for target in index.imports.values()
+        )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        tf, imports = ctx.tensorflow()
+        for site in iter_sample_sites(ctx, self.module_prefix):
+            yield self.violation(ctx, site, tf, imports)
+
+    def violation(
+        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
+    ) -> Violation:
+        spelling = f"`{ctx.code(site.call.func)}(...)`"
+        name = site.function_name
+        if name == "seed":
+            return Violation(
+                site.call,
+                f"{spelling} in traced code runs once, at trace time, and does not seed "
+                f"`tf.random`: call `{tf}.random.set_seed(...)` before tracing instead",
+            )
+        runs_once = (
+            f"{spelling} in traced code runs once, at trace time: every call reuses the same sample"
+        )
+        writer = SampleWriter(ctx, site, tf)
+        try:
+            special = self.special_case(site, writer, runs_once, imports)
+            if special is not None:
+                return special
+            rewrite = self.rewrites.get(name)
+            if rewrite is None:
+                raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
+            replacement = writer.replace(rewrite(writer, site))
+        except Refusal as refusal:
+            return Violation(site.call, f"{runs_once}; not rewritten: {refusal}")
+        op = ctx.code(replacement).split("(", 1)[0]
+        fix = CstFix(
+            f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports
+        )
+        return Violation(site.call, runs_once, fix)
+
+    def special_case(
+        self,
+        site: SampleSite,
+        writer: SampleWriter,
+        message: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> Violation | None:
+        """A violation for a call that is not a plain sample (None: not special)."""
+        return None

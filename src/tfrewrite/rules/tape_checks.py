@@ -74,6 +74,19 @@ def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
+def _opened(ctx: RuleContext, node: cst.With, known: dict[str, cst.With]) -> set[str]:
+    """Tapes a `with` opens: `with tf.GradientTape() as tape:`, or `with tape:`
+    re-entering a persistent tape opened before."""
+    names = set()
+    name = tape_name(ctx, node)
+    if name:
+        names.add(name)
+    for item in node.items:
+        if isinstance(item.item, cst.Name) and item.item.value in known:
+            names.add(item.item.value)
+    return names
+
+
 class MissingTrainingFlag(Rule):
     code = "TFR304"
     name = "model-call-without-training"
@@ -295,7 +308,9 @@ class LossOutsideTape(Rule):
                 continue
             if any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in ancestors):
                 continue
-            open_tapes = {tape_name(ctx, a) for a in ancestors if isinstance(a, cst.With)} - {None}
+            open_tapes = {
+                name for a in ancestors if isinstance(a, cst.With) for name in _opened(ctx, a, tapes_closed)
+            }
             if isinstance(node, cst.With):
                 name = tape_name(ctx, node)
                 if name:

@@ -215,8 +215,8 @@ def _gradient_fn(fn: Callable, names: list[str]) -> Callable:
         with tf.GradientTape() as tape:
             for t in watched:
                 tape.watch(t)
-            value = fn(**kwargs)
-        return tape.gradient(_total(value), watched, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+            total = _total(fn(**kwargs))
+        return tape.gradient(total, watched, unconnected_gradients=tf.UnconnectedGradients.ZERO)
 
     return gradients
 

@@ -1,0 +1,292 @@
+"""Conditions and branch values of a tensor `if`, as `tf.cond` needs them.
+
+A Python `if` calls `bool()` on its condition; `tf.cond` needs a scalar
+boolean tensor. So `and`/`or`/`not` become `tf.logical_and`/`tf.logical_or`/
+`tf.logical_not`, a chained comparison becomes the `tf.logical_and` of its
+links (AutoGraph leaves it as a Python `and`, which fails in a graph), and a
+scalar that is not boolean gets the comparison Python's truthiness means
+(`x != 0`, or `tf.cast(x, tf.bool)` when its dtype is unknown).
+
+Whether an operand is a tensor, a scalar, boolean or numeric is the shared
+tensor analysis's call; a condition with no tensor in it stays a Python `if`.
+
+Branch values are checked the same way: `tf.cond` converts a Python number
+to a tensor of its own dtype (`0` to int32), so a Python number facing a
+floating-point tensor must be written as a float (`0` becomes `0.0`), and
+anything less certain is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.tensors import TensorFacts, TensorKind
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A translated condition: `tensor` False means a Python condition (no
+    finding); `reason` set means a tensor condition that cannot be converted."""
+
+    tensor: bool
+    code: str = ""
+    reason: str | None = None
+
+
+PYTHON = Condition(False)
+
+
+class ConditionTranslator:
+    def __init__(self, facts: TensorFacts, tf: str, code: "callable") -> None:  # type: ignore[valid-type]
+        self.facts = facts
+        self.tf = tf
+        self.code = code
+
+    def translate(self, node: cst.BaseExpression) -> Condition:
+        if not self._involves_tensor(node):
+            return PYTHON
+        return self._translate(node, top=True)
+
+    def _involves_tensor(self, node: cst.CSTNode) -> bool:
+        return self.facts.involves_tensor(node)
+
+    def _translate(self, node: cst.BaseExpression, top: bool = False) -> Condition:
+        if isinstance(node, cst.BooleanOperation):
+            left = self._operand(node.left)
+            right = self._operand(node.right)
+            for side in (left, right):
+                if side.reason:
+                    return side
+            if not (left.tensor and right.tensor):
+                word = "and" if isinstance(node.operator, cst.And) else "or"
+                python_side = node.left if not left.tensor else node.right
+                return Condition(
+                    True,
+                    reason=(
+                        f"the condition mixes the Python value `{self.code(python_side)}` and a "
+                        f"tensor with `{word}`: test the Python part in its own `if`"
+                    ),
+                )
+            op = "logical_and" if isinstance(node.operator, cst.And) else "logical_or"
+            return Condition(True, f"{self.tf}.{op}({left.code}, {right.code})")
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            inner = self._operand(node.expression)
+            if inner.reason or not inner.tensor:
+                if not inner.tensor and not inner.reason:
+                    return PYTHON
+                return inner
+            return Condition(True, f"{self.tf}.logical_not({inner.code})")
+        if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
+            return self._chained(node)
+        return self._leaf(node)
+
+    def _operand(self, node: cst.BaseExpression) -> Condition:
+        if not self._involves_tensor(node):
+            return Condition(False, self._bare(node))
+        return self._translate(node)
+
+    def _chained(self, node: cst.Comparison) -> Condition:
+        """`a < b <= c` -> `tf.logical_and(a < b, b <= c)` (the middle operands
+        are evaluated twice, so they must be free of calls)."""
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        for middle in operands[1:-1]:
+            if any(isinstance(n, cst.Call) for n in _walk(middle)):
+                return Condition(
+                    True,
+                    reason=(
+                        f"the chained comparison would evaluate `{self.code(middle)}` twice: "
+                        "assign it to a variable first"
+                    ),
+                )
+        links: list[str] = []
+        for i, comparison in enumerate(node.comparisons):
+            link = cst.Comparison(
+                left=operands[i].with_changes(lpar=[], rpar=[]) if not _needs_parens(operands[i]) else operands[i],
+                comparisons=[comparison.with_changes(comparator=comparison.comparator)],
+            )
+            kind = self.facts.kind(link)
+            if not kind.tensor:
+                return Condition(
+                    True,
+                    reason=f"`{self.code(link)}` in the chained comparison is not a tensor comparison",
+                )
+            if not kind.scalar:
+                return Condition(
+                    True, reason=f"`{self.code(link)}` is not known to be a scalar tensor"
+                )
+            links.append(self.code(link))
+        code = links[0]
+        for link in links[1:]:
+            code = f"{self.tf}.logical_and({code}, {link})"
+        return Condition(True, code)
+
+    def _leaf(self, node: cst.BaseExpression) -> Condition:
+        kind = self.facts.kind(node)
+        text = self._bare(node)
+        if not kind.tensor:
+            return Condition(
+                True,
+                reason=(
+                    f"the condition `{text}` uses a tensor in a way that is not a tensor "
+                    "condition (for example a Python call on a tensor)"
+                ),
+            )
+        if not kind.scalar:
+            return Condition(
+                True,
+                reason=(
+                    f"the condition `{text}` is a tensor not known to be a scalar "
+                    "(reduce it, e.g. with `tf.reduce_any`/`tf.reduce_all`)"
+                ),
+            )
+        if kind.boolean:
+            return Condition(True, text)
+        wrapped = f"({text})" if _needs_parens_for_comparison(node) else text
+        if kind.numeric:
+            return Condition(True, f"{wrapped} != 0")
+        return Condition(True, f"{self.tf}.cast({text}, {self.tf}.bool)")
+
+    def _bare(self, node: cst.BaseExpression) -> str:
+        """Source of `node` without redundant outer parentheses."""
+        if node.lpar and not isinstance(node, (cst.Tuple, cst.GeneratorExp)):
+            return self.code(node.with_changes(lpar=[], rpar=[]))
+        return self.code(node)
+
+
+def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+def _needs_parens(node: cst.BaseExpression) -> bool:
+    return isinstance(node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison))
+
+
+def _needs_parens_for_comparison(node: cst.BaseExpression) -> bool:
+    return isinstance(
+        node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison, cst.UnaryOperation)
+    ) and not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus))
+
+
+# -- branch values ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ValueKind:
+    """What a branch produces for one output: a Python literal (`literal` is
+    "int", "float", "bool", "none" or "other"), a tensor with its facts, or
+    unknown."""
+
+    literal: str | None = None
+    tensor: TensorKind | None = None
+
+
+UNKNOWN = ValueKind()
+
+
+def value_kind(node: cst.BaseExpression | None, facts: TensorFacts) -> ValueKind:
+    if node is None:
+        return UNKNOWN
+    literal = _literal(node)
+    if literal is not None:
+        return ValueKind(literal=literal)
+    kind = facts.kind(node)
+    if kind.tensor:
+        return ValueKind(tensor=kind)
+    return UNKNOWN
+
+
+def _literal(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        inner = _literal(node.expression)
+        return inner if inner in ("int", "float") else None
+    if isinstance(node, cst.Integer):
+        return "int"
+    if isinstance(node, cst.Float):
+        return "float"
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return "bool"
+    if isinstance(node, cst.Name) and node.value == "None":
+        return "none"
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return "other"
+    return None
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """The outcome of matching one output's values across both branches:
+    `convert` says which side's int literal must be written as a float."""
+
+    reason: str | None = None
+    convert: tuple[bool, bool] = (False, False)
+
+
+def reconcile(name: str, true_kind: ValueKind, false_kind: ValueKind) -> Reconciled:
+    """Can `tf.cond` merge these two values into one dtype? `name` is the
+    output's name (or "the value returned") for the message."""
+    kinds = (true_kind, false_kind)
+    sides = ("true", "false")
+    if any(k.literal in ("none", "other") for k in kinds):
+        i = 0 if true_kind.literal in ("none", "other") else 1
+        if true_kind.literal == false_kind.literal == "none":
+            return Reconciled(f"{name} is None in both branches")
+        what = "None" if kinds[i].literal == "none" else "not a number"
+        return Reconciled(f"{name} is {what} in the {sides[i]} branch, which `tf.cond` cannot merge")
+    if true_kind.literal and false_kind.literal:
+        if true_kind.literal == false_kind.literal:
+            return Reconciled()
+        if {true_kind.literal, false_kind.literal} == {"int", "float"}:
+            return Reconciled(convert=(true_kind.literal == "int", false_kind.literal == "int"))
+        return Reconciled(
+            f"{name} is a Python {true_kind.literal} in the true branch but a Python "
+            f"{false_kind.literal} in the false branch, which have different dtypes"
+        )
+    for i in (0, 1):
+        literal, other = kinds[i], kinds[1 - i]
+        if literal.literal is None:
+            continue
+        tensor = other.tensor
+        if tensor is None:
+            return Reconciled(
+                f"{name} is a Python {literal.literal} in the {sides[i]} branch but a value of "
+                f"unknown dtype in the {sides[1 - i]} branch"
+            )
+        if tensor.floating and literal.literal in ("int", "float"):
+            return Reconciled(convert=(i == 0 and literal.literal == "int", i == 1 and literal.literal == "int"))
+        if tensor.boolean and literal.literal == "bool":
+            return Reconciled()
+        described = (
+            "a boolean tensor" if tensor.boolean else "an integer tensor of unknown width"
+            if tensor.integer else "a tensor of unknown dtype"
+        )
+        return Reconciled(
+            f"{name} is a Python {literal.literal} in the {sides[i]} branch but {described} in the "
+            f"{sides[1 - i]} branch, so the branches can have different dtypes"
+        )
+    if true_kind.tensor is not None and false_kind.tensor is not None:
+        t, f = true_kind.tensor, false_kind.tensor
+        groups = [("boolean", t.boolean, f.boolean), ("floating", t.floating, f.floating),
+                  ("integer", t.integer, f.integer)]
+        known_t = next((g for g, a, _ in groups if a), None)
+        known_f = next((g for g, _, b in groups if b), None)
+        if known_t and known_f and known_t != known_f:
+            return Reconciled(
+                f"{name} is a {known_t} tensor in the true branch but a {known_f} tensor in the "
+                "false branch"
+            )
+    return Reconciled()
+
+
+def as_float_literal(node: cst.BaseExpression) -> cst.BaseExpression:
+    """`0` -> `0.0`, `-1` -> `-1.0` (keeping the sign and parentheses)."""
+    if isinstance(node, cst.UnaryOperation):
+        return node.with_changes(expression=as_float_literal(node.expression))
+    if isinstance(node, cst.Integer):
+        return cst.Float(value=f"{float(int(node.value.replace('_', ''), 0))!r}", lpar=node.lpar, rpar=node.rpar)
+    return node

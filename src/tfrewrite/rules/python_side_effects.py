@@ -1,0 +1,197 @@
+"""TFR202: Python side effects on outside state in traced code."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+
+# Methods that mutate a Python container in place.
+MUTATING_METHODS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault", "discard"}
+)
+
+
+def _bound_locally(function: cst.FunctionDef) -> set[str]:
+    """Names the function itself binds (parameters excluded: a list passed in
+    belongs to the caller)."""
+    names: set[str] = set()
+    for node in iter_nodes(function.body, into_functions=False):
+        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+        elif isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.target, cst.Name):
+            names.add(node.target.value)
+    return names
+
+
+def _globals(function: cst.FunctionDef) -> set[str]:
+    return {
+        item.name.value
+        for node in iter_nodes(function.body, into_functions=False)
+        if isinstance(node, (cst.Global, cst.Nonlocal))
+        for item in node.names
+    }
+
+
+def _outside_target(node: cst.BaseExpression, local: set[str]) -> str | None:
+    """The spelling of `node` when it names state outside the function: a
+    non-local name, or an attribute of `self`/a non-local name."""
+    base = node
+    while isinstance(base, (cst.Attribute, cst.Subscript)):
+        base = base.value
+    if not isinstance(base, cst.Name) or base.value in local:
+        return None
+    if isinstance(node, cst.Name) and node.value == "self":
+        return None
+    return cst.Module([]).code_for_node(node)
+
+
+class PythonSideEffectInTracedCode(Rule):
+    code = "TFR202"
+    name = "python-side-effect-in-traced-code"
+    summary = "Mutating Python state outside a traced function runs once, at trace time"
+    fix_applicability = Applicability.NONE
+    explanation = """
+    ## What it does
+    Finds traced code that mutates Python state living outside the function:
+    `history.append(loss)`, `stats["n"] += 1`, `self.calls += 1`, or a
+    `global` counter.
+
+    ## Why is this bad under tracing?
+    Python code in a `tf.function` runs while tracing, not on every call.
+    The list gets one element (a symbolic tensor) per trace instead of one
+    value per step, and the counter counts traces, not calls. Eagerly the same
+    code behaves as written, so the difference shows up only in training runs.
+
+    Lists built and consumed inside the function (`parts = []; ...;
+    tf.stack(parts)`) are fine and not reported: they only shape the graph.
+
+    ## How to fix it
+    Return the value and collect it outside the traced function, use a
+    `tf.Variable` (`counter.assign_add(1)`) or a `tf.TensorArray`, or a Keras
+    metric (`update_state`). No automatic fix: the right container depends on
+    how the value is consumed.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            losses = []
+
+            @tf.function
+            def train_step(x):
+                loss = tf.reduce_mean(x)
+                losses.append(loss)
+                return loss
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            calls = 0
+
+            @tf.function
+            def step(x):
+                global calls
+                calls += 1
+                return x * 2
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def stacked(x):
+                parts = []
+                for i in range(3):
+                    parts.append(x * i)
+                return tf.stack(parts)
+            """,
+            note="a local list only shapes the graph",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+            class Counting(keras.layers.Layer):
+                def call(self, inputs):
+                    self.calls += 1
+                    return inputs
+            """
+        ),
+        Valid(
+            """
+            losses = []
+
+            def step(x):
+                losses.append(x)
+            """,
+            note="not traced",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        for function in ctx.functions:
+            if function.traced is not None:
+                yield from self._check(function)
+
+    def _check(self, function: FunctionScope) -> Iterator[Violation]:
+        local = _bound_locally(function.node)
+        declared_global = _globals(function.node)
+        local -= declared_global
+        for node in iter_nodes(function.node.body, into_functions=False):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value not in MUTATING_METHODS:
+                    continue
+                target = _outside_target(node.func.value, local)
+                if target is not None and not isinstance(node.func.value, cst.Call):
+                    yield Violation(
+                        node,
+                        f"`{target}.{node.func.attr.value}(...)` mutates Python state outside traced "
+                        f"`{function.qualname}`: it runs once, while tracing, not on every call; "
+                        "return the value or use a `tf.Variable`/`tf.TensorArray`",
+                    )
+            elif isinstance(node, (cst.AugAssign, cst.Assign)):
+                targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+                for target_node in targets:
+                    described = self._describe_assignment(
+                        target_node, local, declared_global, isinstance(node, cst.AugAssign)
+                    )
+                    if described:
+                        yield Violation(
+                            node,
+                            f"assigning {described} inside traced `{function.qualname}` runs once, "
+                            "while tracing, not on every call; use a `tf.Variable` and `assign`",
+                        )
+
+    @staticmethod
+    def _describe_assignment(
+        target: cst.BaseExpression, local: set[str], declared_global: set[str], augmented: bool
+    ) -> str | None:
+        if isinstance(target, cst.Name):
+            return f"global `{target.value}`" if target.value in declared_global else None
+        if isinstance(target, cst.Subscript):
+            spelled = _outside_target(target, local)
+            return f"`{spelled}`" if spelled else None
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            if target.value.value == "self":
+                # A counter on self (`self.calls += 1`) is state; a plain
+                # assignment is how layers cache sublayers and variables.
+                return f"`self.{target.attr.value}`" if augmented else None
+            spelled = _outside_target(target, local)
+            return f"`{spelled}`" if spelled else None
+        return None
+
+
+RULES = (PythonSideEffectInTracedCode,)

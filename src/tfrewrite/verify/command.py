@@ -1,0 +1,183 @@
+"""`tfrewrite verify`: prove rewrites by running eager against traced.
+
+    tfrewrite verify PATH ...                 the pending rewrite of PATH vs PATH as it is
+    tfrewrite verify --original OLD.py NEW.py an applied rewrite vs the file before it
+    tfrewrite verify --base REV [PATH ...]    every changed .py file since git revision REV
+
+Exit codes: 0 everything equivalent (or consistent), 1 a mismatch, a
+divergence or a function not proven, 2 an error (a function that cannot be
+loaded or run, no TensorFlow, bad configuration).
+
+It executes the user's code, in worker processes (`--python` picks their
+interpreter); this module itself never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tfrewrite.analysis.index import module_name_for
+from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
+from tfrewrite.sources import read_source
+from tfrewrite.verify.pool import EnvironmentProblem
+from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
+from tfrewrite.verify.settings import VerifySettings, parse_verify_settings
+from tfrewrite.verify.targets import Target, pair_targets
+
+
+class VerifyFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class UsageProblem(Exception):
+    """Bad arguments, unreadable files, git failures: exit 2."""
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"tfrewrite: error: {message}", err=True)
+    return typer.Exit(EXIT_ERROR)
+
+
+def load_verify_settings(config: Path | None, start: Path) -> tuple[Settings, VerifySettings]:
+    if config is not None:
+        if not config.is_file():
+            raise ConfigError(f"configuration file not found: {config}")
+        settings = load_settings(config)
+    else:
+        settings = load_settings(find_config(start if start.exists() else Path.cwd()))
+    return settings, parse_verify_settings(settings.verify)
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_source(path).text
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageProblem(f"{path}: cannot read: {err}") from err
+
+
+def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
+    """The pending rewrite of each file against the file as it is, plus
+    divergence checks for traced functions the rewrite leaves alone."""
+    from tfrewrite.discovery import discover
+    from tfrewrite.engine import InputFile, RunOptions, run
+    from tfrewrite.rules import select_rules
+    from tfrewrite.verify.run import traced_functions
+
+    for path in paths:
+        if not path.exists():
+            raise UsageProblem(f"{path}: no such file or folder")
+    exclude = (*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude)
+    files = [InputFile(str(p)) for p in discover(paths, settings.root, exclude)]
+    rules = select_rules(list(settings.select), list(settings.ignore))
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in rules),
+        root=str(settings.root),
+        per_file_ignores=tuple(settings.per_file_ignores.items()),
+        fix=True,
+        unsafe_fixes=settings.unsafe_fixes,
+    )
+    result = run(files, options)
+    if result.errors:
+        raise UsageProblem("; ".join(e.describe() for e in result.errors))
+    sources = {r.path: r.source for r in result.files if r.source is not None}
+    traced = traced_functions(sources, settings.root)
+    targets: list[Target] = []
+    for r in result.files:
+        if r.source is None:
+            continue
+        module = module_name_for(Path(r.path), settings.root)
+        rewrite = r.fixed_source if r.fixed_source is not None else r.source
+        targets.extend(pair_targets(r.path, module, r.source, rewrite, vs, traced.get(r.path, {})))
+    return targets
+
+
+def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
+    module = module_name_for(new, settings.root)
+    return pair_targets(str(new), module, _read(old), _read(new), vs)
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+    except OSError as err:
+        raise UsageProblem(f"cannot run git: {err.strerror}") from err
+    if done.returncode != 0:
+        raise UsageProblem(f"git {' '.join(args)} failed: {done.stderr.strip()}")
+    return done.stdout
+
+
+def targets_for_base(rev: str, paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
+    """Every Python file changed between `rev` and the working tree."""
+    cwd = Path.cwd()
+    top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
+    names = _git(["diff", "--name-only", "--diff-filter=M", rev, "--", *map(str, paths)], cwd).splitlines()
+    targets: list[Target] = []
+    for name in names:
+        if not name.endswith(".py"):
+            continue
+        path = top / name
+        old = _git(["show", f"{rev}:{name}"], top)
+        try:
+            shown = str(path.relative_to(cwd))
+        except ValueError:
+            shown = str(path)
+        targets.extend(pair_targets(shown, module_name_for(path, settings.root), old, _read(path), vs))
+    return targets
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `verify` command to the command line."""
+
+    @app.command()
+    def verify(
+        paths: Annotated[
+            Optional[list[Path]], typer.Argument(help="Files or folders (with --original: the rewritten file).")
+        ] = None,
+        original: Annotated[
+            Optional[Path], typer.Option("--original", help="The file before an applied rewrite; PATH is after.")
+        ] = None,
+        base: Annotated[
+            Optional[str], typer.Option("--base", help="Verify every .py file changed since this git revision.")
+        ] = None,
+        output_format: Annotated[
+            VerifyFormat, typer.Option("--output-format", help="text or json.", case_sensitive=False)
+        ] = VerifyFormat.text,
+        timeout: Annotated[
+            Optional[float], typer.Option("--timeout", min=0.1, help="Seconds per function before it is killed.")
+        ] = None,
+        jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = None,
+        python: Annotated[
+            Optional[str], typer.Option("--python", help="Interpreter for the workers (a venv with TensorFlow).")
+        ] = None,
+        config: Annotated[Optional[Path], typer.Option("--config", help="pyproject.toml to read.")] = None,
+    ) -> None:
+        """Prove rewrites: the original run eagerly against the rewrite traced."""
+        from tfrewrite.verify.run import verify_targets
+
+        paths = paths or []
+        try:
+            settings, vs = load_verify_settings(config, paths[0] if paths else Path.cwd())
+            if original is not None:
+                if len(paths) != 1:
+                    raise UsageProblem("--original OLD.py takes exactly one PATH: the rewritten file")
+                if base is not None:
+                    raise UsageProblem("--original and --base cannot be combined")
+                targets = targets_for_pair(original, paths[0], settings, vs)
+            elif base is not None:
+                targets = targets_for_base(base, paths, settings, vs)
+            else:
+                targets = targets_for_paths(paths or [Path(".")], settings, vs)
+        except (ConfigError, UsageProblem) as err:
+            raise _fail(str(err)) from err
+        try:
+            results = verify_targets(targets, vs, settings.root, jobs, python, timeout)
+        except EnvironmentProblem as err:
+            raise _fail(str(err)) from err
+        typer.echo(render_json(results) if output_format == VerifyFormat.json else render_text(results))
+        raise typer.Exit(exit_code(results))

@@ -1,0 +1,260 @@
+"""TFR103 under TensorFlow: a traced `print` prints once, at trace time, and
+shows `Tensor(...)`; its `tf.print` rewrite prints on every call, with the
+values the original printed when run eagerly.
+
+Output is captured at the file-descriptor level (`tf.print` writes through
+the C++ runtime, not `sys.stdout`). Values are compared, not formatting: the
+eager original shows `tf.Tensor(0.25, shape=(), dtype=float32)` where
+`tf.print` shows `0.25`.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from .equivalence import load_module, python_function, run_eagerly
+from .fdcapture import capture_fds
+from tfrewrite.api import check_source, fix_source
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
+# How an eager tensor shows in `print` (str) and in `repr` / f"{x=}".
+EAGER_STR = re.compile(r"tf\.Tensor\((.*?), shape=\([^)]*\), dtype=\w+\)", re.S)
+EAGER_REPR = re.compile(r"<tf\.Tensor: shape=\([^)]*\), dtype=\w+, numpy=(.*?)>", re.S)
+NUMPY_ARRAY = re.compile(r"array\((.*?)(?:, dtype=\w+)?\)", re.S)
+
+
+def shown(line: str) -> tuple[str, list[float]]:
+    """(the text with every number replaced by `#`, the numbers), after
+    removing the decoration eager tensors print with."""
+    line = EAGER_REPR.sub(r"\1", line)
+    line = NUMPY_ARRAY.sub(r"\1", line)
+    line = EAGER_STR.sub(r"\1", line)
+    values = [float(v) for v in NUMBER.findall(line)]
+    template = NUMBER.sub("#", line)
+    template = re.sub(r"\s+", " ", template.replace(",", " ")).strip()
+    return template, values
+
+
+def assert_same_printed(expected: list[str], actual: list[str]) -> None:
+    """Line by line: the same text around the numbers, the same numbers (as float32)."""
+    assert len(actual) == len(expected), (expected, actual)
+    for want, got in zip(expected, actual):
+        want_template, want_values = shown(want)
+        got_template, got_values = shown(got)
+        assert got_template == want_template, (want, got)
+        np.testing.assert_allclose(
+            np.float32(got_values), np.float32(want_values), rtol=1e-6, err_msg=f"{want!r} vs {got!r}"
+        )
+
+
+def rewrite(source: str, unsafe: bool = False) -> str:
+    source = textwrap.dedent(source)
+    fixed = fix_source(source, select=["TFR103"], unsafe_fixes=unsafe)
+    assert fixed != source, "TFR103 did not rewrite the example"
+    assert check_source(fixed, select=["TFR103"]) == []
+    return fixed
+
+
+def printed(fn, calls, stream: str = "stdout") -> list[str]:
+    """The lines `fn` prints on `stream` over the calls (each a tuple of arguments)."""
+    with capture_fds() as out:
+        for args in calls:
+            fn(*args)
+    lines = out.stdout_lines() if stream == "stdout" else out.stderr_lines()
+    return [line for line in lines if line.strip()]
+
+
+def eager_lines(original, calls, stream: str = "stdout") -> list[str]:
+    return printed(lambda *a: run_eagerly(original, *a), calls, stream)
+
+
+CALLS = [
+    (tf.constant([1.0, 2.0, 3.0]), tf.constant([1.5, 2.0, 2.0])),
+    (tf.constant([0.0, 0.0, 0.0]), tf.constant([0.1, -0.2, 0.3])),
+    (tf.constant([4.0, -1.0, 2.5]), tf.constant([3.0, 1.0, 2.0])),
+]
+
+DECORATED_LOSS = """\
+import tensorflow as tf
+
+@tf.function
+def loss_fn(y_true, y_pred):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    print("loss:", loss)
+    return loss
+"""
+
+
+def test_decorated_loss_prints_once_per_call_with_values() -> None:
+    original = load_module(DECORATED_LOSS).loss_fn
+    rewritten_source = rewrite(DECORATED_LOSS)
+    assert 'tf.print("loss:", loss, output_stream=sys.stdout)' in rewritten_source
+    rewritten = load_module(rewritten_source).loss_fn
+
+    traced_original = printed(original, CALLS)
+    assert len(traced_original) == 1, traced_original  # at trace time only
+    assert "Tensor(" in traced_original[0]
+
+    traced_rewrite = printed(rewritten, CALLS)
+    assert len(traced_rewrite) == len(CALLS)  # once per call
+    assert "Tensor(" not in "".join(traced_rewrite)
+    assert_same_printed(eager_lines(original, CALLS), traced_rewrite)
+
+
+def test_decorated_loss_rewrite_needs_no_autograph() -> None:
+    original = load_module(DECORATED_LOSS).loss_fn
+    rewritten = load_module(rewrite(DECORATED_LOSS)).loss_fn
+    no_autograph = tf.function(python_function(rewritten), autograph=False)
+    lines = printed(no_autograph, CALLS)
+    assert_same_printed(eager_lines(original, CALLS), lines)
+    # The return value is untouched by the rewrite.
+    for args in CALLS:
+        np.testing.assert_allclose(no_autograph(*args), run_eagerly(original, *args), rtol=1e-6)
+
+
+COMPILED_LOSS = """\
+import tensorflow as tf
+
+def mse(y_true, y_pred):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    print(f"batch loss={loss}")
+    return loss
+
+def build(jit_compile=False, run_eagerly=False):
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss=mse, jit_compile=jit_compile, run_eagerly=run_eagerly)
+    return model
+"""
+
+
+def test_compiled_loss_wrapped_in_tf_function() -> None:
+    """What `compile` does with a loss: it runs inside a `tf.function`."""
+    source = textwrap.dedent(COMPILED_LOSS)
+    assert fix_source(source, select=["TFR103"]) == source, "Keras context: the fix is unsafe"
+    rewritten_source = rewrite(source, unsafe=True)
+    assert 'tf.print("batch loss=", loss, sep="", output_stream=sys.stdout)' in rewritten_source
+    original = load_module(source).mse
+    rewritten = load_module(rewritten_source).mse
+
+    traced_original = printed(tf.function(original), CALLS)
+    assert len(traced_original) == 1 and "Tensor(" in traced_original[0]
+    expected = eager_lines(original, CALLS)
+    assert_same_printed(expected, printed(tf.function(rewritten), CALLS))
+    assert_same_printed(expected, printed(tf.function(rewritten, autograph=False), CALLS))
+
+
+def test_compiled_loss_in_fit_prints_every_step() -> None:
+    """`model.fit` without XLA: one line per training step, with the losses
+    the original prints when the model runs eagerly."""
+    source = textwrap.dedent(COMPILED_LOSS)
+    original = load_module(source)
+    rewritten = load_module(rewrite(source, unsafe=True))
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(12, 3)).astype("float32")
+    y = rng.normal(size=(12, 1)).astype("float32")
+
+    def fit(module, run_eagerly):
+        model = module.build(run_eagerly=run_eagerly)
+        return printed(lambda: model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False), [()])
+
+    traced_original = fit(original, run_eagerly=False)
+    assert len(traced_original) <= 2 and all("Tensor(" in line for line in traced_original)
+    expected = fit(original, run_eagerly=True)
+    assert len(expected) == 3  # one per batch
+    assert_same_printed(expected, fit(rewritten, run_eagerly=False))
+
+
+def test_xla_caveat_tf_print_has_no_xla_kernel() -> None:
+    """Why the fix is unsafe where Keras may compile with XLA: `tf.print`
+    fails under `jit_compile=True`, while the original `print` (trace time
+    only) does not."""
+    source = textwrap.dedent(COMPILED_LOSS)
+    original = load_module(source).mse
+    rewritten = load_module(rewrite(source, unsafe=True)).mse
+    args = CALLS[0]
+    with capture_fds():
+        tf.function(original, jit_compile=True)(*args)
+        with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.UnimplementedError)) as raised:
+            tf.function(rewritten, jit_compile=True)(*args)
+    assert "StringFormat" in str(raised.value) or "PrintV2" in str(raised.value)
+
+
+FORMATTED = """\
+import sys
+import tensorflow as tf
+
+@tf.function
+def step(y_true, y_pred, epoch):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    print(f"epoch {epoch}: loss={loss:.4f} sci={loss:.2e} raw={loss}")
+    print("pred", y_pred, "max %.3f" % tf.reduce_max(y_pred), sep=" | ", end=" <\\n", file=sys.stderr)
+    print("{0} / {1}".format(loss, epoch), f"{loss=}", flush=True)
+    return loss
+"""
+
+
+def test_formatted_prints_read_the_same() -> None:
+    source = textwrap.dedent(FORMATTED)
+    rewritten_source = rewrite(source, unsafe=True)
+    original = load_module(source).step
+    rewritten = load_module(rewritten_source).step
+    calls = [(*args, 3) for args in CALLS]
+
+    eager_out = eager_lines(original, calls)
+    eager_err = [line for line in eager_lines(original, calls, "stderr") if line.startswith("pred")]
+    with capture_fds() as out:
+        for args in calls:
+            rewritten(*args)
+    traced_out = [line for line in out.stdout_lines() if line.strip()]
+    traced_err = [line for line in out.stderr_lines() if line.startswith("pred")]
+
+    assert len(traced_out) == 2 * len(calls) and len(traced_err) == len(calls)
+    assert_same_printed(eager_out, traced_out)
+    assert_same_printed(eager_err, traced_err)
+    # Format specs are honoured digit for digit: the f-string line is identical
+    # up to the unformatted tensor at its end.
+    for want, got in zip(eager_out[::2], traced_out[::2]):
+        assert want.split(" raw=")[0] == got.split(" raw=")[0]
+    assert all(line.endswith(" <") for line in traced_err)
+    # stdout stays stdout: nothing of the first and third prints leaked to stderr.
+    assert not any("epoch" in line for line in out.stderr_lines())
+
+
+def test_rewritten_print_on_stderr_leaves_stdout_empty() -> None:
+    source = textwrap.dedent(
+        """\
+        import sys
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            print("sum", tf.reduce_sum(x), file=sys.stderr)
+            return x
+        """
+    )
+    rewritten = load_module(rewrite(source)).f
+    with capture_fds() as out:
+        rewritten(tf.constant([1.0, 2.0]))
+        rewritten(tf.constant([3.0, 4.0]))
+    assert [line for line in out.stdout_lines() if line.strip()] == []
+    assert [line for line in out.stderr_lines() if line.startswith("sum")] == ["sum 3", "sum 7"]
+
+
+def test_fd_capture_sees_python_and_runtime_output() -> None:
+    with capture_fds() as out:
+        print("python out")
+        print("python err", file=sys.stderr)
+        tf.print("runtime out", tf.constant(1), output_stream=sys.stdout)
+        tf.print("runtime err", tf.constant(2))
+    assert out.stdout_lines() == ["python out", "runtime out 1"]
+    assert [line for line in out.stderr_lines() if line.startswith(("python", "runtime"))] == [
+        "python err",
+        "runtime err 2",
+    ]
