@@ -33,7 +33,7 @@ from tfrewrite.analysis.walk import calls
 from tfrewrite.cli import app
 from tfrewrite.findings import Applicability, FileError, Finding, FixInfo, Position, TextEdit
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
-from tfrewrite.report.columns import SourceLines, suggestion_for
+from tfrewrite.report.columns import SourceLines, plan_suggestions
 from tfrewrite.report.github import escape_data, escape_property
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 
@@ -312,12 +312,14 @@ def _apply_rdjson(data: bytes, suggestions: list[dict]) -> bytes:
 
 
 def _apply_sarif(text: str, replacements: list[dict]) -> str:
-    spans = []
+    """Apply SARIF replacements; identical ones (the same import added by two
+    fixes) apply once, as a consumer applying several fixes would."""
+    spans = set()
     for r in replacements:
         region = r["deletedRegion"]
         begin = _utf16_offset(text, region["startLine"], region["startColumn"])
         end = _utf16_offset(text, region["endLine"], region["endColumn"])
-        spans.append((begin, end, r["insertedContent"]["text"]))
+        spans.add((begin, end, r["insertedContent"]["text"]))
     for begin, end, content in sorted(spans, reverse=True):
         text = text[:begin] + content + text[end:]
     return text
@@ -382,19 +384,29 @@ def test_each_suggestion_alone_leaves_valid_python(fixture, extra, rules, workdi
             ast.parse(_apply_sarif(original.decode("utf-8"), change["replacements"]))
 
 
-def test_multi_edit_fix_is_one_fix_and_one_suggestion(rules, workdir):
+def test_multi_edit_fixes_sharing_an_import(rules, workdir):
+    """Two findings whose fixes both add `import tensorflow as tf`: SARIF keeps
+    one fix per finding with both of its replacements; rdjson offers one
+    suggestion (carried by the first finding) so the import is added once."""
     rules(ImportingStandIn())
     _, sarif = cli("check", "multi_edit.py", "--select", "TFR999", "--output-format", "sarif")
-    (result,) = json.loads(sarif)["runs"][0]["results"]
-    (fix,) = result["fixes"]
-    (change,) = fix["artifactChanges"]
-    assert len(change["replacements"]) == 2  # the import and the call
-    assert change["artifactLocation"]["uri"] == "multi_edit.py"
+    results = json.loads(sarif)["runs"][0]["results"]
+    assert len(results) == 2
+    for result in results:
+        (fix,) = result["fixes"]
+        (change,) = fix["artifactChanges"]
+        assert change["artifactLocation"]["uri"] == "multi_edit.py"
+        texts = [r["insertedContent"]["text"] for r in change["replacements"]]
+        assert len(texts) == 2 and "import tensorflow as tf" in texts[0] and "tf.random.normal" in texts[1]
     _, rdjsonl = cli("check", "multi_edit.py", "--select", "TFR999", "--output-format", "rdjsonl")
-    (diagnostic,) = map(json.loads, rdjsonl.splitlines())
-    (suggestion,) = diagnostic["suggestions"]
-    assert "import tensorflow as tf" in suggestion["text"] and "tf.random.normal" in suggestion["text"]
-    assert "the fix edits 2 places together" in diagnostic["message"]
+    first, second = map(json.loads, rdjsonl.splitlines())
+    (suggestion,) = first["suggestions"]
+    assert suggestion["text"].count("import tensorflow as tf") == 1
+    assert suggestion["text"].count("tf.random.normal") == 2
+    assert "makes 3 edits together" in first["message"]
+    assert f"also fixes the finding on line {second['location']['range']['start']['line']}" in first["message"]
+    assert "suggestions" not in second
+    assert f"fixed by the suggested change on the finding at line {results[0]['locations'][0]['physicalLocation']['region']['startLine']}" in second["message"]
 
 
 def _finding(fix: FixInfo | None, message: str = "m", path: str = "a.py") -> Finding:
@@ -420,10 +432,22 @@ def test_unsafe_fix_is_suggested_only_with_unsafe_fixes():
 def test_joint_suggestion_needs_the_source():
     edits = (TextEdit(Position(1, 1), Position(1, 1), "a"), TextEdit(Position(3, 1), Position(3, 2), "b"))
     finding = _finding(FixInfo(Applicability.SAFE, "m", edits))
-    assert suggestion_for(finding, SourceLines(None)) is None
-    joint = suggestion_for(finding, SourceLines("x\ny\nz\n"))
-    assert joint is not None and joint.joint
+    (plan,) = plan_suggestions([finding], SourceLines(None), False)
+    assert plan.suggestion is None and "source is unknown" in plan.note
+    (plan,) = plan_suggestions([finding], SourceLines("x\ny\nz\n"), False)
+    joint = plan.suggestion
+    assert joint is not None and joint.edits == 2
     assert (joint.start, joint.end, joint.text) == (Position(1, 1), Position(3, 2), "ax\ny\nb")
+
+
+def test_overlapping_fixes_get_one_suggestion():
+    """A fix whose edit overlaps a different edit of an earlier fix gets no
+    suggestion (`tfrewrite fix` would apply it in a later round)."""
+    outer = _finding(FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 1), Position(1, 6), "f(a+b)"),)))
+    inner = _finding(FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 3), Position(1, 4), "A"),)))
+    plans = plan_suggestions([outer, inner], SourceLines("g(a)+b\n"), False)
+    assert plans[0].suggestion is not None and plans[0].suggestion.text == "f(a+b)"
+    assert plans[1].suggestion is None and "overlaps the fix on line 1" in plans[1].note
 
 
 # -- SARIF ----------------------------------------------------------------------------------

@@ -140,13 +140,26 @@ def _prepare(
     return files, options, settings
 
 
-def _execute(files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool) -> RunResult:
-    if sys.stderr.isatty() and len(files) > 200 and not quiet:
-        from rich.console import Console
+# Runs over more files than this get a progress bar (on a terminal).
+PROGRESS_THRESHOLD = 200
 
-        with Console(stderr=True).status(f"Checking {len(files)} files…"):
-            return run(files, options, jobs)
-    return run(files, options, jobs)
+
+def _execute(files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool) -> RunResult:
+    if quiet or len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        return run(files, options, jobs)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tasks: dict[str, object] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase.capitalize(), total=total)
+            bar.update(tasks[phase], completed=done)  # type: ignore[arg-type]
+
+        return run(files, options, jobs, progress=update)
 
 
 def _report(

@@ -289,23 +289,38 @@ def process_file(job: _FileJob) -> FileResult:
 # -- orchestration ------------------------------------------------------------------
 
 
-def _map(func: Callable, items: list, jobs: int) -> list:  # type: ignore[type-arg]
+def _map(
+    func: Callable, items: list, jobs: int, progress: Callable[[int], None] | None = None  # type: ignore[type-arg]
+) -> list:  # type: ignore[type-arg]
+    """`map` over a process pool (fork where available) when there is enough
+    work, in order; `progress(1)` after each item."""
+    tick = progress or (lambda n: None)
     if jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
-        return [func(item) for item in items]
+        results = []
+        for item in items:
+            results.append(func(item))
+            tick(1)
+        return results
     import multiprocessing
 
     context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-    chunksize = max(1, len(items) // (jobs * 8))
+    chunksize = max(1, min(16, len(items) // (jobs * 8)))
+    results = []
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return list(pool.map(func, items, chunksize=chunksize))
+        for outcome in pool.map(func, items, chunksize=chunksize):
+            results.append(outcome)
+            tick(1)
+    return results
 
 
 def run(
     files: Iterable[InputFile],
     options: RunOptions,
     jobs: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> RunResult:
+    """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
+    total)` is called as files finish, for a progress bar."""
     files = list(files)
     jobs = jobs or os.cpu_count() or 1
     by_path = {f.path: f for f in files}
@@ -316,8 +331,20 @@ def run(
     indexes: list[ModuleIndex] = []
     errors: dict[str, FileError] = {}
 
+    def ticker(phase: str, total: int) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        done = [0]
+
+        def tick(n: int) -> None:
+            done[0] += n
+            progress(phase, done[0], total)
+
+        return tick
+
     def index_files(batch: list[InputFile]) -> None:
-        for outcome in _map(_index_job, [(f.path, options.root, f.source) for f in batch], jobs):
+        items = [(f.path, options.root, f.source) for f in batch]
+        for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
             if isinstance(outcome, FileError):
                 errors[outcome.path] = outcome
             else:
@@ -348,7 +375,7 @@ def run(
             errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
             continue
         jobs_list.append(_FileJob(by_path[index.path], index, facts.for_path(index.path), options))
-    outcomes = _map(process_file, jobs_list, jobs)
+    outcomes = _map(process_file, jobs_list, jobs, ticker("checking", len(jobs_list)))
     result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
     result.files.extend(FileResult(path) for path in deferred)
     result.parsed = sum(1 for r in result.files if r.parsed)

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from tfrewrite.api import fix_source_with_findings
-from tests.tf.equivalence import load_module
+from .equivalence import load_module
 
 SETUP = """
     import keras

@@ -99,6 +99,15 @@ def _span(edits: list[TextEdit]) -> Span:
     return min(e.start for e in edits), max(e.end for e in edits)
 
 
+def _clashes(edits: set[TextEdit], other: Finding) -> bool:
+    """Whether some edit differs from, and overlaps, an edit of `other`'s fix
+    (an identical edit, such as the same added import, is shared, not a clash)."""
+    assert other.fix is not None
+    return any(
+        e != k and _overlap((e.start, e.end), (k.start, k.end)) for e in edits for k in other.fix.edits
+    )
+
+
 def _lines(span: Span) -> str:
     first, last = span[0].line, span[1].line
     return f"line {first}" if first == last else f"lines {first}-{last}"
@@ -146,14 +155,9 @@ def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: 
 
     for group in groups:
         kept: list[int] = []
-        kept_edits: set[TextEdit] = set()
         for i in group:
             own = set(findings[i].fix.edits)  # type: ignore[union-attr]
-            clash = next(
-                (j for j in kept for e in own - kept_edits for k in findings[j].fix.edits  # type: ignore[union-attr]
-                 if k not in own and _overlap((e.start, e.end), (k.start, k.end))),
-                None,
-            )
+            clash = next((j for j in kept if _clashes(own, findings[j])), None)
             if clash is not None:
                 plans[i] = SuggestionPlan(
                     note=f"no suggestion: its fix overlaps the fix on line {findings[clash].start.line}; "
@@ -161,7 +165,6 @@ def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: 
                 )
                 continue
             kept.append(i)
-            kept_edits |= own
         edits = edits_of(kept)
         span = _span(edits)
         if len(edits) == 1:

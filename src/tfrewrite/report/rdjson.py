@@ -8,10 +8,12 @@ posts each finding as a review comment with its fix as a suggested change.
 Positions are 1-based lines and 1-based columns in UTF-8 bytes, end exclusive.
 A diagnostic carries a suggestion only for a fix that `tfrewrite fix` with the
 same `--unsafe-fixes` setting would apply, so accepting every suggestion gives
-what `tfrewrite fix` writes. Each suggestion stands alone: a fix that edits
-several places is offered as one suggestion over the region from its first
-edit to its last (see `columns.suggestion_for`), and the message says so;
-reviewdog posts one suggestion per comment, over the same lines.
+what `tfrewrite fix` writes. Each suggestion stands alone and none overlap
+(see `columns.plan_suggestions`): a fix that edits several places is one
+suggestion over the region from its first edit to its last, fixes that share
+an edit (the same added import) are one suggestion carried by the first of
+their findings, and each message says so. reviewdog posts a diagnostic's
+suggestion on the comment it makes for it, over the suggestion's lines.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 from tfrewrite.diffs import display_path
 from tfrewrite.findings import Applicability, FileError, Finding, Position
 from tfrewrite.report import ReportContext, register
-from tfrewrite.report.columns import SourceLines, fix_is_applicable, joint_note, suggestion_for
+from tfrewrite.report.columns import SourceLines, SuggestionPlan, plan_suggestions
 
 SOURCE = {"name": "tfrewrite"}
 
@@ -35,25 +37,14 @@ def _range(start: Position, end: Position, lines: SourceLines) -> dict[str, Any]
     return {"start": _position(start, lines), "end": _position(end, lines)}
 
 
-def diagnostic(finding: Finding, lines: SourceLines, unsafe_fixes: bool) -> dict[str, Any]:
-    """One finding as a reviewdog `Diagnostic`."""
+def diagnostic(finding: Finding, plan: SuggestionPlan, lines: SourceLines) -> dict[str, Any]:
+    """One finding as a reviewdog `Diagnostic`, with its planned suggestion."""
     message = finding.message
-    suggestions = []
-    fix = finding.fix
-    if fix is not None and fix_is_applicable(finding, unsafe_fixes):
-        suggestion = suggestion_for(finding, lines)
-        if suggestion is None:
-            message += " (no suggestion: the fix edits several places and the source was not available)"
-        else:
-            suggestions.append(
-                {"range": _range(suggestion.start, suggestion.end, lines), "text": suggestion.text}
-            )
-            if suggestion.joint:
-                message += f" ({joint_note(suggestion, fix.edits)})"
-            if fix.applicability is Applicability.UNSAFE:
-                message += " (unsafe fix: check the behaviour before accepting)"
-    elif fix is not None and fix.applicability is Applicability.UNSAFE and fix.edits:
-        message += " (an unsafe fix is available with `--unsafe-fixes`)"
+    suggestion = plan.suggestion
+    if suggestion is not None and finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE:
+        message += " (unsafe fix: check the behaviour before accepting it)"
+    if plan.note:
+        message += f" ({plan.note})"
     result: dict[str, Any] = {
         "message": message,
         "location": {
@@ -64,8 +55,10 @@ def diagnostic(finding: Finding, lines: SourceLines, unsafe_fixes: bool) -> dict
         "source": SOURCE,
         "code": {"value": finding.code},
     }
-    if suggestions:
-        result["suggestions"] = suggestions
+    if suggestion is not None:
+        result["suggestions"] = [
+            {"range": _range(suggestion.start, suggestion.end, lines), "text": suggestion.text}
+        ]
     return result
 
 
@@ -80,15 +73,19 @@ def error_diagnostic(error: FileError, lines: SourceLines) -> dict[str, Any]:
 
 
 def diagnostics(findings: list[Finding], errors: list[FileError], ctx: ReportContext) -> list[dict[str, Any]]:
-    lines: dict[str, SourceLines] = {}
-
-    def lines_of(path: str) -> SourceLines:
-        if path not in lines:
-            lines[path] = SourceLines(ctx.sources.get(path))
-        return lines[path]
-
-    return [error_diagnostic(e, lines_of(e.path)) for e in errors] + [
-        diagnostic(f, lines_of(f.path), ctx.unsafe_fixes) for f in findings
+    """Errors first, then findings in the order given; suggestions are planned
+    per file, over all of that file's findings together."""
+    by_path: dict[str, list[int]] = {}
+    for i, finding in enumerate(findings):
+        by_path.setdefault(finding.path, []).append(i)
+    lines = {path: SourceLines(ctx.sources.get(path)) for path in {*by_path, *(e.path for e in errors)}}
+    plans: list[SuggestionPlan] = [SuggestionPlan()] * len(findings)
+    for path, indices in by_path.items():
+        planned = plan_suggestions([findings[i] for i in indices], lines[path], ctx.unsafe_fixes)
+        for i, plan in zip(indices, planned):
+            plans[i] = plan
+    return [error_diagnostic(e, lines[e.path]) for e in errors] + [
+        diagnostic(f, plan, lines[f.path]) for f, plan in zip(findings, plans)
     ]
 
 

@@ -64,9 +64,11 @@ class _Text:
 
 @dataclass
 class _Arg:
-    """A standalone `tf.print` argument (a tensor, or a Python value)."""
+    """A standalone `tf.print` argument: a tensor, a scalar string tensor made
+    by `tf.strings.as_string` (`kind="string"`), or a Python value."""
 
     code: str
+    kind: str = "tensor"  # "tensor", "string", "python" or "container" (of tensors)
 
 
 @dataclass
@@ -416,7 +418,7 @@ class PrintInTracedCode(Rule):
             separator = [_Text(" ")]
         else:
             text = _string_value(sep.value)
-            separator = [_Text(text)] if text is not None else [_Arg(ctx.code(sep.value))]
+            separator = [_Text(text)] if text is not None else [_Arg(ctx.code(sep.value), "python")]
         flat: list[_Text | _Arg | _Field] = []
         for i, (arg, pieces) in enumerate(
             zip([a for a in call.args if a.keyword is None], pieces_per_arg)
@@ -426,10 +428,16 @@ class PrintInTracedCode(Rule):
             if pieces is None and _is_text(arg.value):
                 # Constant or Python-only text: joined with its neighbours.
                 pieces = _string_pieces(ctx, facts, arg.value, tf_alias, assumptions)
-            flat.extend(pieces if pieces is not None else [_Arg(ctx.code(arg.value))])
-        parts = _render(flat)
+            if pieces is None:
+                pieces = [_Arg(ctx.code(arg.value), _kind_of(facts, arg.value))]
+            flat.extend(pieces)
         end = keywords.get("end")
-        parts.append('sep=""')
+        if any(isinstance(p, _Arg) and p.kind == "string" for p in flat):
+            # tf.print quotes string tensors among other inputs, and prints a
+            # lone scalar string as it is: join the line into one string.
+            parts = [f"{tf_alias}.strings.join([{', '.join(_render(_as_text(ctx, flat, tf_alias)))}])"]
+        else:
+            parts = [*_render(flat), 'sep=""']
         if end is not None and not _is_none(end.value):
             parts.append(f"end={ctx.code(end.value)}")
         parts.append(f"output_stream={sys_alias}.{stream}")
@@ -511,6 +519,12 @@ def _shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
             return True
         stack.extend(current.children)
     return False
+
+
+def _kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
+    if facts.is_tensor(node):
+        return "tensor"
+    return "container" if _shows_values(facts, node) else "python"
 
 
 def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> None:
@@ -615,12 +629,13 @@ def _string_pieces(
             spec = "".join(p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText))
         if part.conversion is not None and spec:
             raise _Refusal(f"`{ctx.code(part)}` formats the text of a tensor, not its value")
-        pieces.append(_tensor_field(ctx, expression, spec or "", tf_alias, assumptions))
+        pieces.append(_tensor_field(ctx, facts, expression, spec or "", tf_alias, assumptions))
     return pieces
 
 
 def _tensor_field(
     ctx: RuleContext,
+    facts: TensorFacts,
     expression: cst.BaseExpression,
     spec: str,
     tf_alias: str,
@@ -634,17 +649,27 @@ def _tensor_field(
     match = _FLOAT_SPEC.fullmatch(spec)
     if match is None:
         raise _Refusal(f"the format spec `{spec}` of `{code}` has no TensorFlow equivalent")
-    return _as_string(code, match["precision"], match["type"], match["width"], tf_alias, assumptions)
+    return _as_string(
+        ctx, facts, expression, match["precision"], match["type"], match["width"], tf_alias, assumptions
+    )
 
 
 def _as_string(
-    code: str,
+    ctx: RuleContext,
+    facts: TensorFacts,
+    expression: cst.BaseExpression,
     precision: str | None,
     kind: str,
     width: str | None,
     tf_alias: str,
     assumptions: list[str],
 ) -> _Arg:
+    """`tf.strings.as_string` with the digits Python's `f`/`e` formatting gives.
+    Python formats only scalar tensors this way; `as_string` would format every
+    element, so a tensor not known to be a scalar is refused."""
+    code = ctx.code(expression)
+    if not facts.is_scalar_tensor(expression):
+        raise _Refusal(f"a number format needs a scalar, and nothing shows `{code}` is one")
     arguments = [code, f"precision={int(precision) if precision is not None else 6}"]
     if kind == "e":
         arguments.append("scientific=True")
@@ -653,7 +678,7 @@ def _as_string(
     note = "`tf.strings.as_string` with a precision assumes a floating-point tensor"
     if note not in assumptions:
         assumptions.append(note)
-    return _Arg(f"{tf_alias}.strings.as_string({', '.join(arguments)})")
+    return _Arg(f"{tf_alias}.strings.as_string({', '.join(arguments)})", "string")
 
 
 def _percent_pieces(
@@ -700,7 +725,7 @@ def _percent_pieces(
             pieces.append(_Arg(ctx.code(operand)))
         elif kind in "fe" and not flags:
             pieces.append(
-                _as_string(ctx.code(operand), match["precision"], kind, match["width"], tf_alias, assumptions)
+                _as_string(ctx, facts, operand, match["precision"], kind, match["width"], tf_alias, assumptions)
             )
         else:
             reason = (
@@ -764,11 +789,31 @@ def _format_pieces(
             raise _Refusal(f"the `.format` field `{{{field_name}}}` formats a value computed from a tensor")
         if conversion and spec:
             raise _Refusal(f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, not its value")
-        pieces.append(_tensor_field(ctx, operand, spec, tf_alias, assumptions))
+        pieces.append(_tensor_field(ctx, facts, operand, spec, tf_alias, assumptions))
     return pieces
 
 
 # -- helpers: writing the arguments ------------------------------------------------------
+def _as_text(
+    ctx: RuleContext, pieces: list[_Text | _Arg | _Field], tf_alias: str
+) -> list[_Text | _Arg | _Field]:
+    """The pieces as elements of `tf.strings.join`: tensors formatted as
+    `tf.print` would (`tf.strings.format`), Python values as `print` would
+    (`str()`, in an f-string field)."""
+    python = _Source("f", '"')
+    result: list[_Text | _Arg | _Field] = []
+    for piece in pieces:
+        if not isinstance(piece, _Arg) or piece.kind == "string":
+            result.append(piece)
+        elif piece.kind == "tensor":
+            result.append(_Arg(f'{tf_alias}.strings.format("{{}}", {piece.code})', "string"))
+        elif piece.kind == "container":
+            raise _Refusal(f"`{piece.code}` holds tensors and cannot be joined into one formatted line")
+        else:
+            result.append(_Field("{" + piece.code + "}", "", python))
+    return result
+
+
 def _render(pieces: list[_Text | _Arg | _Field]) -> list[str]:
     """`tf.print` argument code for a flat list of pieces (printed with sep="").
     Consecutive text and non-tensor fields of one string become one string

@@ -1,0 +1,571 @@
+"""TFR102: NumPy random sampling in traced code -> `tf.random`.
+
+Before/after source tests for every mapping, dtype choice and import spelling,
+the traced contexts the rule looks into, and the calls it must leave alone or
+refuse with a reason."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.api import check_source, fix_source, fix_source_with_findings
+from tfrewrite.findings import Applicability
+
+SELECT = ["TFR102"]
+
+# `y_pred` is a tensor to the analysis (a loss parameter name); `x` and `n` are unknown.
+TRACED = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(x, y_pred, n):
+    return {expr}
+"""
+
+NOT_TRACED = """\
+import numpy as np
+import tensorflow as tf
+
+
+def f(x, y_pred, n):
+    return {expr}
+"""
+
+
+def _fix(source: str, unsafe: bool = False) -> str:
+    return fix_source(textwrap.dedent(source), select=SELECT, unsafe_fixes=unsafe)
+
+
+MAPPINGS = [
+    # normal
+    ("np.random.normal()", "tf.random.normal([])"),
+    ("np.random.normal(0.0, 1.0)", "tf.random.normal([], mean=0.0, stddev=1.0)"),
+    (
+        "np.random.normal(loc=1.0, scale=2.0, size=(3, 4))",
+        "tf.random.normal([3, 4], mean=1.0, stddev=2.0)",
+    ),
+    ("np.random.normal(scale=0.5, size=5)", "tf.random.normal([5], stddev=0.5)"),
+    ("np.random.normal(size=None)", "tf.random.normal([])"),
+    ("np.random.normal(size=())", "tf.random.normal([])"),
+    ("np.random.normal(size=[2, 3])", "tf.random.normal([2, 3])"),
+    ("np.random.normal(size=x.shape)", "tf.random.normal(tf.shape(x))"),
+    ("np.random.normal(size=(x.shape[0], 3))", "tf.random.normal([tf.shape(x)[0], 3])"),
+    ("np.random.normal(size=x.shape[1:])", "tf.random.normal(tf.shape(x)[1:])"),
+    ("np.random.normal(size=x.shape[0])", "tf.random.normal([tf.shape(x)[0]])"),
+    ("np.random.normal(size=len(x))", "tf.random.normal([len(x)])"),
+    ("np.random.normal(size=2 * 3)", "tf.random.normal([2 * 3])"),
+    # uniform
+    ("np.random.uniform()", "tf.random.uniform([])"),
+    ("np.random.uniform(-1, 1, (2,))", "tf.random.uniform([2], minval=-1, maxval=1)"),
+    ("np.random.uniform(high=3.0)", "tf.random.uniform([], maxval=3.0)"),
+    ("np.random.uniform(low=0.5, size=4)", "tf.random.uniform([4], minval=0.5)"),
+    # rand / randn
+    ("np.random.rand()", "tf.random.uniform([])"),
+    ("np.random.rand(3)", "tf.random.uniform([3])"),
+    ("np.random.rand(2, 3)", "tf.random.uniform([2, 3])"),
+    ("np.random.rand(*x.shape)", "tf.random.uniform(tf.shape(x))"),
+    ("np.random.randn(2, 3)", "tf.random.normal([2, 3])"),
+    ("np.random.randn(x.shape[0])", "tf.random.normal([tf.shape(x)[0]])"),
+    # random / random_sample / sample / ranf / standard_normal
+    ("np.random.random()", "tf.random.uniform([])"),
+    ("np.random.random((2, 2))", "tf.random.uniform([2, 2])"),
+    ("np.random.random_sample(size=3)", "tf.random.uniform([3])"),
+    ("np.random.sample(3)", "tf.random.uniform([3])"),
+    ("np.random.ranf()", "tf.random.uniform([])"),
+    ("np.random.standard_normal(4)", "tf.random.normal([4])"),
+    ("np.random.standard_normal(size=x.shape)", "tf.random.normal(tf.shape(x))"),
+    # randint: integer bounds, integer dtype (NumPy's default int64)
+    ("np.random.randint(10)", "tf.random.uniform([], maxval=10, dtype=tf.int64)"),
+    (
+        "np.random.randint(2, 10, size=3)",
+        "tf.random.uniform([3], minval=2, maxval=10, dtype=tf.int64)",
+    ),
+    (
+        "np.random.randint(low=-3, high=3, size=(2, 2))",
+        "tf.random.uniform([2, 2], minval=-3, maxval=3, dtype=tf.int64)",
+    ),
+    (
+        "np.random.randint(0, 5, dtype=np.int32)",
+        "tf.random.uniform([], minval=0, maxval=5, dtype=tf.int32)",
+    ),
+    (
+        "np.random.randint(0, 5, dtype='int32')",
+        "tf.random.uniform([], minval=0, maxval=5, dtype=tf.int32)",
+    ),
+    (
+        "np.random.randint(0, 5, dtype=np.uint8)",
+        "tf.cast(tf.random.uniform([], minval=0, maxval=5, dtype=tf.int64), tf.uint8)",
+    ),
+    (
+        "np.random.randint(0, 5, 3).astype(np.float32)",
+        "tf.cast(tf.random.uniform([3], minval=0, maxval=5, dtype=tf.int64), tf.float32)",
+    ),
+    # binomial with n=1 (Bernoulli)
+    ("np.random.binomial(1, 0.3)", "tf.cast(tf.random.uniform([]) < 0.3, tf.int64)"),
+    (
+        "np.random.binomial(n=1, p=0.3, size=(2,))",
+        "tf.cast(tf.random.uniform([2]) < 0.3, tf.int64)",
+    ),
+    ("np.random.binomial(1, 0.3, 4).astype(bool)", "tf.random.uniform([4]) < 0.3"),
+    (
+        "np.random.binomial(1, 0.3, 4).astype(np.float32)",
+        "tf.cast(tf.random.uniform([4]) < 0.3, tf.float32)",
+    ),
+    (
+        "np.random.binomial(1, 1 if n else 0.5)",
+        "tf.cast(tf.random.uniform([]) < (1 if n else 0.5), tf.int64)",
+    ),
+    # permutation
+    ("np.random.permutation(10)", "tf.random.shuffle(tf.range(10, dtype=tf.int64))"),
+    (
+        "np.random.permutation(x.shape[0])",
+        "tf.random.shuffle(tf.range(tf.shape(x)[0], dtype=tf.int64))",
+    ),
+    (
+        "np.random.permutation(8).astype(np.int32)",
+        "tf.random.shuffle(tf.range(8, dtype=tf.int32))",
+    ),
+    ("np.random.permutation(y_pred)", "tf.random.shuffle(y_pred)"),
+]
+
+DTYPES = [
+    # a trailing .astype folds into dtype=
+    ("np.random.normal(size=3).astype(np.float32)", "tf.random.normal([3], dtype=tf.float32)"),
+    ("np.random.normal(size=3).astype('float16')", "tf.random.normal([3], dtype=tf.float16)"),
+    ("np.random.normal(size=3).astype(float)", "tf.random.normal([3], dtype=tf.float64)"),
+    ("np.random.rand(3).astype(np.float64)", "tf.random.uniform([3], dtype=tf.float64)"),
+    ("np.random.rand(3).astype(dtype=np.double)", "tf.random.uniform([3], dtype=tf.float64)"),
+    ("np.random.rand(3).astype(tf.float32)", "tf.random.uniform([3], dtype=tf.float32)"),
+    ("np.random.rand(3).astype(x.dtype)", "tf.random.uniform([3], dtype=x.dtype)"),
+    # an integer target truncates a float64 sample, as astype does
+    (
+        "np.random.uniform(0, 10, 3).astype(np.int32)",
+        "tf.cast(tf.random.uniform([3], minval=0, maxval=10, dtype=tf.float64), tf.int32)",
+    ),
+    # combined with a tensor: drawn in (or cast to) its dtype
+    (
+        "y_pred + np.random.normal(0, 0.1, size=y_pred.shape)",
+        "y_pred + tf.random.normal(tf.shape(y_pred), mean=0, stddev=0.1, dtype=y_pred.dtype)",
+    ),
+    ("np.random.normal(size=3) * y_pred", "tf.random.normal([3], dtype=y_pred.dtype) * y_pred"),
+    (
+        "y_pred * (1 + 0.1 * np.random.randn())",
+        "y_pred * (1 + 0.1 * tf.random.normal([], dtype=y_pred.dtype))",
+    ),
+    (
+        "y_pred[:, 0] - np.random.uniform(size=3)",
+        "y_pred[:, 0] - tf.random.uniform([3], dtype=y_pred.dtype)",
+    ),
+    (
+        "2 * y_pred + np.random.uniform(size=3)",
+        "2 * y_pred + tf.random.uniform([3], dtype=y_pred.dtype)",
+    ),
+    (
+        "x + np.random.normal(size=x.shape)",
+        "x + tf.random.normal(tf.shape(x), dtype=x.dtype)",
+    ),
+    (
+        "y_pred + np.random.randint(0, 2, size=y_pred.shape)",
+        "y_pred + tf.cast(tf.random.uniform(tf.shape(y_pred), minval=0, maxval=2, "
+        "dtype=tf.int64), y_pred.dtype)",
+    ),
+    (
+        "x * np.random.binomial(1, 0.5, size=x.shape)",
+        "x * tf.cast(tf.random.uniform(tf.shape(x)) < 0.5, x.dtype)",
+    ),
+    (
+        "y_pred + np.random.normal(size=3).astype(np.float32)",
+        "y_pred + tf.random.normal([3], dtype=y_pred.dtype)",
+    ),
+    (
+        "y_pred + np.random.uniform(0, 5, 3).astype(int)",
+        "y_pred + tf.cast(tf.cast(tf.random.uniform([3], minval=0, maxval=5, "
+        "dtype=tf.float64), tf.int64), y_pred.dtype)",
+    ),
+    # not combined with a tensor of known dtype: TensorFlow's float32 default
+    ("x + np.random.normal(size=3)", "x + tf.random.normal([3])"),
+    ("tf.reduce_sum(y_pred) + np.random.normal()", "tf.reduce_sum(y_pred) + tf.random.normal([])"),
+    ("1.0 + np.random.normal()", "1.0 + tf.random.normal([])"),
+    ("[np.random.normal()]", "[tf.random.normal([])]"),
+    # integer indices stay int64
+    ("y_pred[np.random.randint(0, 3)]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64)]"),
+    ("y_pred[np.random.randint(0, 3) + 1]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64) + 1]"),
+    # parentheses around the call are kept
+    ("(np.random.normal()) * 2", "(tf.random.normal([])) * 2"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), MAPPINGS + DTYPES)
+def test_mapping(before: str, after: str) -> None:
+    source = TRACED.format(expr=before)
+    fixed, applied, remaining = fix_source_with_findings(source, select=SELECT)
+    assert fixed == TRACED.format(expr=after)
+    assert remaining == []
+    assert applied and all(f.code == "TFR102" for f in applied)
+    assert fix_source(fixed, select=SELECT) == fixed  # idempotent
+
+
+@pytest.mark.parametrize(("before", "after"), MAPPINGS + DTYPES)
+def test_same_call_outside_traced_code_is_untouched(before: str, after: str) -> None:
+    source = NOT_TRACED.format(expr=before)
+    assert check_source(source, select=SELECT) == []
+    assert fix_source(source, select=SELECT) == source
+
+
+IMPORT_SPELLINGS = [
+    ("import numpy as np", "np.random.normal(size=3)"),
+    ("import numpy as onp", "onp.random.normal(size=3)"),
+    ("import numpy", "numpy.random.normal(size=3)"),
+    ("import numpy.random", "numpy.random.normal(size=3)"),
+    ("import numpy.random as npr", "npr.normal(size=3)"),
+    ("from numpy import random", "random.normal(size=3)"),
+    ("from numpy import random as nr", "nr.normal(size=3)"),
+    ("from numpy.random import normal", "normal(size=3)"),
+    ("from numpy.random import normal as gaussian", "gaussian(size=3)"),
+]
+
+
+@pytest.mark.parametrize(("import_line", "call"), IMPORT_SPELLINGS)
+def test_import_spellings(import_line: str, call: str) -> None:
+    source = f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    expected = (
+        f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n"
+        "    return tf.random.normal([3])\n"
+    )
+    assert fix_source(source, select=SELECT) == expected
+
+
+@pytest.mark.parametrize(
+    ("tf_import", "decorator", "expected_import", "alias"),
+    [
+        ("import tensorflow as tf", "tf.function", "import tensorflow as tf", "tf"),
+        ("import tensorflow", "tensorflow.function", "import tensorflow", "tensorflow"),
+        ("import tensorflow as tflow", "tflow.function", "import tensorflow as tflow", "tflow"),
+        (
+            "from tensorflow import function",
+            "function",
+            "from tensorflow import function\nimport tensorflow as tf",
+            "tf",
+        ),
+    ],
+)
+def test_tensorflow_alias_of_the_file(
+    tf_import: str, decorator: str, expected_import: str, alias: str
+) -> None:
+    source = f"import numpy as np\n{tf_import}\n\n\n@{decorator}\ndef f(x):\n    return np.random.rand(2)\n"
+    fixed = fix_source(source, select=SELECT)
+    assert fixed == (
+        f"import numpy as np\n{expected_import}\n\n\n@{decorator}\n"
+        f"def f(x):\n    return {alias}.random.uniform([2])\n"
+    )
+
+
+def test_tensorflow_import_added_once_for_several_fixes() -> None:
+    source = """
+    import numpy as np
+    from tensorflow import keras
+
+
+    def noisy(y_true, y_pred):
+        a = np.random.normal(size=3)
+        b = np.random.uniform(size=3)
+        return a + b
+
+
+    keras.Sequential().compile(loss=noisy)
+    """
+    fixed = _fix(source)
+    assert fixed.count("import tensorflow as tf") == 1
+    assert "a = tf.random.normal([3])" in fixed and "b = tf.random.uniform([3])" in fixed
+
+
+TRACED_CONTEXTS = {
+    "tf.function decorator": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function(jit_compile=False)
+        def f(x):
+            return np.random.rand(2)
+        """,
+    "tf.function call": """
+        import numpy as np
+        import tensorflow as tf
+
+        def f(x):
+            return np.random.rand(2)
+
+        g = tf.function(f)
+        """,
+    "loss given to compile": """
+        import numpy as np
+        import keras
+
+        def f(y_true, y_pred):
+            return np.random.rand(2)
+
+        keras.Sequential().compile(optimizer="sgd", loss=f)
+        """,
+    "Loss.call": """
+        import numpy as np
+        import keras
+
+        class NoisyLoss(keras.losses.Loss):
+            def call(self, y_true, y_pred):
+                return np.random.rand(2)
+        """,
+    "Layer.call": """
+        import numpy as np
+        from tensorflow import keras
+
+        class Noise(keras.layers.Layer):
+            def call(self, inputs):
+                return np.random.rand(2)
+        """,
+    "nested function in traced code": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            def inner():
+                return np.random.rand(2)
+            return inner()
+        """,
+    "lambda in traced code": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            g = lambda: np.random.rand(2)
+            return g()
+        """,
+    "callee of traced code": """
+        import numpy as np
+        import tensorflow as tf
+
+        def helper():
+            return np.random.rand(2)
+
+        @tf.function
+        def f(x):
+            return helper()
+        """,
+}
+
+
+@pytest.mark.parametrize("source", TRACED_CONTEXTS.values(), ids=TRACED_CONTEXTS.keys())
+def test_traced_contexts(source: str) -> None:
+    findings = check_source(textwrap.dedent(source), select=SELECT)
+    assert len(findings) == 1 and findings[0].fixable
+    assert "random.uniform([2])" in _fix(source)
+
+
+NEGATIVES = {
+    "default argument of a traced function (evaluated at def time)": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, scale=np.random.rand()):
+            return x * scale
+        """,
+    "decorator argument": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function(reduce_retracing=bool(np.random.rand() > 2))
+        def f(x):
+            return x
+        """,
+    "an attribute named random": """
+        import tensorflow as tf
+
+        @tf.function
+        def f(self, x):
+            return x + self.random.normal(size=3)
+        """,
+    "a generator object's method": """
+        import numpy as np
+        import tensorflow as tf
+
+        rng = np.random.default_rng(0)
+
+        @tf.function
+        def f(x):
+            return x + rng.normal(size=3)
+        """,
+    "Python random is TFR106's": """
+        import random
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return x + random.random()
+        """,
+    "tf.random already": """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return x + tf.random.normal(tf.shape(x))
+        """,
+    "module-level data": """
+        import numpy as np
+        import tensorflow as tf
+
+        DATA = np.random.normal(size=(10, 3)).astype("float32")
+
+        @tf.function
+        def f(x):
+            return x + DATA
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_negatives(source: str) -> None:
+    assert check_source(textwrap.dedent(source), select=SELECT) == []
+
+
+REFUSALS = [
+    ("np.random.normal(size=shape)", "`size=shape` is not a tuple, an integer or `x.shape`"),
+    ("np.random.normal(size=n)", "`size=n` is not a tuple, an integer or `x.shape`"),
+    ("np.random.normal(size=(*x.shape, 2))", "starred size element"),
+    ("np.random.normal(0, 1, 3, foo=1)", "`foo=` has no `tf.random` counterpart"),
+    ("np.random.normal(*args)", "unpacked argument `*args`"),
+    ("np.random.normal(**kwargs)", "unpacked argument `**kwargs`"),
+    ("np.random.normal(0, 1, 3, 4)", "at most 3 positional arguments"),
+    ("np.random.rand(*dims)", "unpacked dimensions `*dims`"),
+    ("np.random.binomial(5, 0.5)", "only `n=1`"),
+    ("np.random.binomial(n, 0.5, size=3)", "only `n=1`"),
+    ("np.random.binomial(1)", "required argument `p` is missing"),
+    ("np.random.poisson(3.0)", "`poisson` has no faithful `tf.random` mapping"),
+    ("np.random.choice(5)", "`choice` has no faithful `tf.random` mapping"),
+    ("np.random.default_rng(0)", "`default_rng` has no faithful `tf.random` mapping"),
+    ("np.random.normal([0.0, 1.0])", "`loc=[0.0, 1.0]` may hold several values"),
+    ("np.random.normal(y_pred)", "`loc=y_pred` may hold several values"),
+    ("np.random.uniform(np.zeros(3), 1.0)", "`low=np.zeros(3)` may hold several values"),
+    ("np.random.binomial(1, [0.1, 0.9])", "`p=[0.1, 0.9]` may hold several values"),
+    ("np.random.normal(size=3).astype(np.complex64)", "`np.complex64` has no known TensorFlow"),
+    ("np.random.normal(size=3).astype(np.float32, copy=False)", "single dtype argument"),
+    ("np.random.randint(0, 3, dtype=np.float32)", "not an integer dtype"),
+    ("np.random.permutation(n)", "not known to be an integer or a tensor"),
+    ("n * np.random.randint(3)", "combined with `n`, whose dtype is not known"),
+    ("x + np.random.binomial(1, 0.5, size=3)", "combined with `x`, whose dtype is not known"),
+]
+
+
+@pytest.mark.parametrize(("expr", "reason"), REFUSALS)
+def test_refusals_say_why(expr: str, reason: str) -> None:
+    source = TRACED.format(expr=expr)
+    findings = check_source(source, select=SELECT)
+    assert len(findings) == 1
+    finding = findings[0]
+    assert finding.fix is None
+    assert "runs once, at trace time" in finding.message
+    assert "not rewritten: " in finding.message and reason in finding.message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_seed_is_a_finding_without_fix() -> None:
+    source = TRACED.format(expr="np.random.seed(42)")
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "does not seed `tf.random`" in finding.message
+    assert "tf.random.set_seed" in finding.message
+    assert fix_source(source, select=SELECT) == source
+
+
+def test_finding_message_and_fix_message() -> None:
+    (finding,) = check_source(TRACED.format(expr="np.random.normal(size=3)"), select=SELECT)
+    assert finding.message == (
+        "`np.random.normal(...)` in traced code runs once, at trace time: "
+        "every call reuses the same sample"
+    )
+    assert finding.fix is not None and finding.fix.applicability is Applicability.SAFE
+    assert finding.fix.message == "Sample with `tf.random.normal` on every call"
+    assert (finding.start.line, finding.start.column) == (7, 12)
+
+
+SHUFFLE = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    idx = np.arange(8)
+    np.random.shuffle(idx){rest}
+    return tf.gather(x, idx)
+"""
+
+
+def test_shuffle_is_an_unsafe_rebinding() -> None:
+    source = SHUFFLE.format(rest="")
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "other references to the array are not shuffled" in finding.fix.message
+    assert fix_source(source, select=SELECT) == source  # unsafe: not applied by default
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source.replace(
+        "np.random.shuffle(idx)", "idx = tf.random.shuffle(idx)"
+    )
+
+
+def test_shuffle_keeps_a_following_statement_on_the_line() -> None:
+    source = SHUFFLE.format(rest="; n = 8")
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert "    idx = tf.random.shuffle(idx); n = 8\n" in fixed
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["np.random.shuffle(x[0])", "y = np.random.shuffle(x)", "np.random.shuffle(self.data)"],
+)
+def test_shuffle_not_on_a_plain_name_statement_is_refused(statement: str) -> None:
+    source = f"import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    {statement}\n"
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "shuffles in place and returns `None`" in finding.message
+
+
+def test_several_calls_in_one_expression_and_nested() -> None:
+    source = TRACED.format(
+        expr="np.random.normal(np.random.uniform(), 1.0, size=3) + np.random.rand(3)"
+    )
+    fixed = fix_source(source, select=SELECT)
+    assert "np.random" not in fixed
+    assert fix_source(fixed, select=SELECT) == fixed
+
+
+def test_formatting_around_the_call_is_kept() -> None:
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def f(y_pred):
+        # jitter the predictions
+        noisy = y_pred + np.random.normal(0.0, 0.05, size=y_pred.shape)  # fresh each call
+        return noisy
+    """
+    assert _fix(source) == textwrap.dedent(
+        """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def f(y_pred):
+        # jitter the predictions
+        noisy = y_pred + tf.random.normal(tf.shape(y_pred), mean=0.0, stddev=0.05, dtype=y_pred.dtype)  # fresh each call
+        return noisy
+    """
+    )
