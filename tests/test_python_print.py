@@ -193,13 +193,35 @@ def test_format_spec_becomes_as_string_unsafe(before: str, converted: str) -> No
     source = traced(before)
     expected = source.replace(
         textwrap.indent(before, "    "),
-        f'    tf.print("loss=", {converted}, sep="", output_stream=sys.stdout)',
+        f'    tf.print(tf.strings.join(["loss=", {converted}]), output_stream=sys.stdout)',
     )
     assert fix(source) == source, "a spec conversion must not apply as a safe fix"
     assert_rewrites(source, expected, unsafe=True)
     [finding] = check_source(source, select=["TFR103"])
     assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
     assert "floating-point" in finding.fix.message
+
+
+def test_format_spec_joins_the_whole_line() -> None:
+    """A string tensor among other inputs is printed quoted by tf.print, so a
+    line with a formatted tensor becomes one joined string; other tensors are
+    formatted as tf.print formats them, Python values as `str()`."""
+    source = traced('print("step", step, f"loss={loss:.3f}", "raw", loss, sep=SEP, end="")')
+    fixed = fix(source, unsafe=True)
+    assert (
+        '    tf.print(tf.strings.join([f"step{SEP}{step}{SEP}loss=", tf.strings.as_string(loss, precision=3), '
+        'f"{SEP}raw{SEP}", tf.strings.format("{}", loss)]), end="", output_stream=sys.stdout)\n'
+    ) in fixed
+
+
+def test_format_spec_on_a_tensor_not_known_scalar_is_refused() -> None:
+    [finding] = check_source(traced('print(f"{tf.abs(x):.3f}")'), select=["TFR103"])
+    assert finding.fix is None and "needs a scalar" in finding.message
+
+
+def test_format_spec_with_a_container_of_tensors_is_refused() -> None:
+    [finding] = check_source(traced('print([loss], f"{loss:.3f}")'), select=["TFR103"])
+    assert finding.fix is None and "cannot be joined" in finding.message
 
 
 # -- imports and spellings ----------------------------------------------------------------

@@ -90,8 +90,12 @@ class NumpyRandomStandIn(Rule):
                 if ctx.names.qualified_name(call.func) != "numpy.random.normal":
                     continue
                 loc, scale = (ctx.code(arg.value) for arg in call.args[:2])
-                size = next(ctx.code(a.value) for a in call.args if a.keyword and a.keyword.value == "size")
-                fixed = cst.parse_expression(f"{alias}.random.normal({size}, mean={loc}, stddev={scale})")
+                size = next(
+                    ctx.code(a.value) for a in call.args if a.keyword and a.keyword.value == "size"
+                )
+                fixed = cst.parse_expression(
+                    f"{alias}.random.normal({size}, mean={loc}, stddev={scale})"
+                )
                 yield Violation(
                     call,
                     "`np.random.normal` samples once, while tracing: the noise is a constant",
@@ -144,6 +148,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy of the fixtures, as the current folder (paths in reports are relative)."""
     for name in ("hazards.py", "multi_edit.py"):
         shutil.copyfile(CI / name, tmp_path / name)
+    crlf = (CI / "hazards.py").read_bytes().replace(b"\n", b"\r\n")
+    (tmp_path / "hazards_crlf.py").write_bytes(crlf)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -163,7 +169,9 @@ def check_golden(name: str, text: str) -> None:
         return
     assert path.exists(), f"{path.name} missing: run with TFREWRITE_UPDATE_GOLDEN=1"
     expected = path.read_text(encoding="utf-8")
-    assert text == expected, f"{path.name} differs (TFREWRITE_UPDATE_GOLDEN=1 rewrites it; review the diff)"
+    assert text == expected, (
+        f"{path.name} differs (TFREWRITE_UPDATE_GOLDEN=1 rewrites it; review the diff)"
+    )
 
 
 # -- golden outputs ---------------------------------------------------------------------
@@ -199,14 +207,18 @@ def test_golden_multi_edit_fix(fmt, rules, workdir):
     rules(ImportingStandIn())
     code, out = cli("check", "multi_edit.py", "--select", "TFR999", "--output-format", fmt)
     assert code == 1
-    check_golden(f"multi_edit.{GOLDEN_SUFFIX[fmt]}", without_rule_docs(out) if fmt == "sarif" else out)
+    check_golden(
+        f"multi_edit.{GOLDEN_SUFFIX[fmt]}", without_rule_docs(out) if fmt == "sarif" else out
+    )
 
 
 @pytest.mark.parametrize("fmt", CI_FORMATS)
 def test_fix_diff_accepts_every_ci_format(fmt, rules, workdir):
     codes = hazard_codes(rules)
     before = (workdir / "hazards.py").read_text(encoding="utf-8")
-    code, out = cli("fix", "--diff", "hazards.py", "--select", ",".join(codes), "--output-format", fmt)
+    code, out = cli(
+        "fix", "--diff", "hazards.py", "--select", ",".join(codes), "--output-format", fmt
+    )
     assert code == 1 and out
     assert (workdir / "hazards.py").read_text(encoding="utf-8") == before
 
@@ -214,7 +226,9 @@ def test_fix_diff_accepts_every_ci_format(fmt, rules, workdir):
 @pytest.mark.parametrize("fmt", CI_FORMATS)
 def test_clean_file_output(fmt, rules, workdir):
     rules(PrintStandIn())
-    (workdir / "clean.py").write_text("import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return x\n")
+    (workdir / "clean.py").write_text(
+        "import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return x\n"
+    )
     code, out = cli("check", "clean.py", "--select", "TFR993", "--output-format", fmt)
     assert code == 0
     if fmt == "sarif":
@@ -253,10 +267,14 @@ def test_columns_after_non_ascii_text(rules, workdir):
     line_no = next(i for i, text in enumerate(source.split("\n"), 1) if "np.random.normal" in text)
     text = source.split("\n")[line_no - 1]
     prefix = text[: text.index("np.random.normal")]
-    assert any(ord(ch) > 0xFFFF for ch in prefix), "the fixture must hold astral characters before the finding"
+    assert any(ord(ch) > 0xFFFF for ch in prefix), (
+        "the fixture must hold astral characters before the finding"
+    )
 
     _, sarif = cli("check", "hazards.py", "--select", ",".join(codes), "--output-format", "sarif")
-    _, rdjsonl = cli("check", "hazards.py", "--select", ",".join(codes), "--output-format", "rdjsonl")
+    _, rdjsonl = cli(
+        "check", "hazards.py", "--select", ",".join(codes), "--output-format", "rdjsonl"
+    )
     _, github = cli("check", "hazards.py", "--select", ",".join(codes), "--output-format", "github")
 
     region = next(
@@ -330,7 +348,10 @@ def _no_overlap(spans: list[tuple[int, int]]) -> bool:
     return all(a_end <= b_begin for (_, a_end), (b_begin, _) in zip(spans, spans[1:]))
 
 
-@pytest.mark.parametrize(("fixture", "extra"), [("hazards.py", None), ("multi_edit.py", "TFR999")])
+@pytest.mark.parametrize(
+    ("fixture", "extra"),
+    [("hazards.py", None), ("hazards_crlf.py", None), ("multi_edit.py", "TFR999")],
+)
 def test_applying_every_suggestion_gives_what_fix_writes(fixture, extra, rules, workdir):
     codes = hazard_codes(rules)
     if extra:
@@ -338,7 +359,9 @@ def test_applying_every_suggestion_gives_what_fix_writes(fixture, extra, rules, 
         codes = [extra]
     select = ",".join(codes)
     original = (workdir / fixture).read_bytes()
-    _, out = cli("check", fixture, "--select", select, "--output-format", "rdjsonl", "--unsafe-fixes")
+    _, out = cli(
+        "check", fixture, "--select", select, "--output-format", "rdjsonl", "--unsafe-fixes"
+    )
     diagnostics = [json.loads(line) for line in out.splitlines()]
     suggestions = [s for d in diagnostics for s in d.get("suggestions", [])]
     assert suggestions, "the fixture must have fixable findings"
@@ -349,7 +372,9 @@ def test_applying_every_suggestion_gives_what_fix_writes(fixture, extra, rules, 
     assert _no_overlap(spans)
     suggested = _apply_rdjson(original, suggestions)
 
-    _, sarif = cli("check", fixture, "--select", select, "--output-format", "sarif", "--unsafe-fixes")
+    _, sarif = cli(
+        "check", fixture, "--select", select, "--output-format", "sarif", "--unsafe-fixes"
+    )
     replacements = [
         r
         for result in json.loads(sarif)["runs"][0]["results"]
@@ -373,11 +398,21 @@ def test_each_suggestion_alone_leaves_valid_python(fixture, extra, rules, workdi
         rules(ImportingStandIn())
         codes = [extra]
     original = (workdir / fixture).read_bytes()
-    _, out = cli("check", fixture, "--select", ",".join(codes), "--output-format", "rdjsonl", "--unsafe-fixes")
+    _, out = cli(
+        "check",
+        fixture,
+        "--select",
+        ",".join(codes),
+        "--output-format",
+        "rdjsonl",
+        "--unsafe-fixes",
+    )
     for diagnostic in map(json.loads, out.splitlines()):
         for suggestion in diagnostic.get("suggestions", []):
             ast.parse(_apply_rdjson(original, [suggestion]).decode("utf-8"))
-    _, sarif = cli("check", fixture, "--select", ",".join(codes), "--output-format", "sarif", "--unsafe-fixes")
+    _, sarif = cli(
+        "check", fixture, "--select", ",".join(codes), "--output-format", "sarif", "--unsafe-fixes"
+    )
     for result in json.loads(sarif)["runs"][0]["results"]:
         for fix in result.get("fixes", []):
             (change,) = fix["artifactChanges"]
@@ -397,20 +432,32 @@ def test_multi_edit_fixes_sharing_an_import(rules, workdir):
         (change,) = fix["artifactChanges"]
         assert change["artifactLocation"]["uri"] == "multi_edit.py"
         texts = [r["insertedContent"]["text"] for r in change["replacements"]]
-        assert len(texts) == 2 and "import tensorflow as tf" in texts[0] and "tf.random.normal" in texts[1]
+        assert (
+            len(texts) == 2
+            and "import tensorflow as tf" in texts[0]
+            and "tf.random.normal" in texts[1]
+        )
     _, rdjsonl = cli("check", "multi_edit.py", "--select", "TFR999", "--output-format", "rdjsonl")
     first, second = map(json.loads, rdjsonl.splitlines())
     (suggestion,) = first["suggestions"]
     assert suggestion["text"].count("import tensorflow as tf") == 1
     assert suggestion["text"].count("tf.random.normal") == 2
     assert "makes 3 edits together" in first["message"]
-    assert f"also fixes the finding on line {second['location']['range']['start']['line']}" in first["message"]
+    assert (
+        f"also fixes the finding on line {second['location']['range']['start']['line']}"
+        in first["message"]
+    )
     assert "suggestions" not in second
-    assert f"fixed by the suggested change on the finding at line {results[0]['locations'][0]['physicalLocation']['region']['startLine']}" in second["message"]
+    assert (
+        f"fixed by the suggested change on the finding at line {results[0]['locations'][0]['physicalLocation']['region']['startLine']}"
+        in second["message"]
+    )
 
 
 def _finding(fix: FixInfo | None, message: str = "m", path: str = "a.py") -> Finding:
-    return Finding("TFR999", "importing-stand-in", message, path, Position(1, 1), Position(1, 2), fix)
+    return Finding(
+        "TFR999", "importing-stand-in", message, path, Position(1, 1), Position(1, 2), fix
+    )
 
 
 def test_unsafe_fix_is_suggested_only_with_unsafe_fixes():
@@ -419,7 +466,9 @@ def test_unsafe_fix_is_suggested_only_with_unsafe_fixes():
     render = FORMATS["rdjsonl"]
     safe_only = json.loads(render([finding], [], ReportContext(sources={"a.py": "x\n"})))
     assert "suggestions" not in safe_only and "--unsafe-fixes" in safe_only["message"]
-    with_unsafe = json.loads(render([finding], [], ReportContext(sources={"a.py": "x\n"}, unsafe_fixes=True)))
+    with_unsafe = json.loads(
+        render([finding], [], ReportContext(sources={"a.py": "x\n"}, unsafe_fixes=True))
+    )
     assert with_unsafe["suggestions"] == [
         {"range": {"start": {"line": 1, "column": 1}, "end": {"line": 1, "column": 2}}, "text": "y"}
     ]
@@ -430,7 +479,10 @@ def test_unsafe_fix_is_suggested_only_with_unsafe_fixes():
 
 
 def test_joint_suggestion_needs_the_source():
-    edits = (TextEdit(Position(1, 1), Position(1, 1), "a"), TextEdit(Position(3, 1), Position(3, 2), "b"))
+    edits = (
+        TextEdit(Position(1, 1), Position(1, 1), "a"),
+        TextEdit(Position(3, 1), Position(3, 2), "b"),
+    )
     finding = _finding(FixInfo(Applicability.SAFE, "m", edits))
     (plan,) = plan_suggestions([finding], SourceLines(None), False)
     assert plan.suggestion is None and "source is unknown" in plan.note
@@ -443,8 +495,12 @@ def test_joint_suggestion_needs_the_source():
 def test_overlapping_fixes_get_one_suggestion():
     """A fix whose edit overlaps a different edit of an earlier fix gets no
     suggestion (`tfrewrite fix` would apply it in a later round)."""
-    outer = _finding(FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 1), Position(1, 6), "f(a+b)"),)))
-    inner = _finding(FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 3), Position(1, 4), "A"),)))
+    outer = _finding(
+        FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 1), Position(1, 6), "f(a+b)"),))
+    )
+    inner = _finding(
+        FixInfo(Applicability.SAFE, "m", (TextEdit(Position(1, 3), Position(1, 4), "A"),))
+    )
     plans = plan_suggestions([outer, inner], SourceLines("g(a)+b\n"), False)
     assert plans[0].suggestion is not None and plans[0].suggestion.text == "f(a+b)"
     assert plans[1].suggestion is None and "overlaps the fix on line 1" in plans[1].note
@@ -465,8 +521,14 @@ def test_sarif_validates_against_the_schema(sarif_validator, rules, workdir):
     codes = hazard_codes(rules)
     (workdir / "broken.py").write_text("import tensorflow as tf\ndef f(:\n", encoding="utf-8")
     code, out = cli(
-        "check", "hazards.py", "multi_edit.py", "broken.py", "--select", ",".join([*codes, "TFR999"]),
-        "--output-format", "sarif",
+        "check",
+        "hazards.py",
+        "multi_edit.py",
+        "broken.py",
+        "--select",
+        ",".join([*codes, "TFR999"]),
+        "--output-format",
+        "sarif",
     )
     assert code == 2  # broken.py does not parse
     log = json.loads(out)
@@ -475,7 +537,9 @@ def test_sarif_validates_against_the_schema(sarif_validator, rules, workdir):
     run = log["runs"][0]
     assert run["invocations"][0]["executionSuccessful"] is False
     (notification,) = run["invocations"][0]["toolExecutionNotifications"]
-    assert notification["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
+    assert (
+        notification["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "broken.py"
+    )
     assert any("fixes" in r for r in run["results"])
 
 
@@ -496,7 +560,9 @@ def test_sarif_rule_help_is_the_rule_documentation(rules, workdir):
     for descriptor in descriptors:
         rule = registry.RULES_BY_CODE[descriptor["id"]]
         _, doc = cli("rule", rule.code)
-        assert descriptor["help"]["markdown"] == descriptor["help"]["text"] == doc.removesuffix("\n")
+        assert (
+            descriptor["help"]["markdown"] == descriptor["help"]["text"] == doc.removesuffix("\n")
+        )
         assert descriptor["shortDescription"]["text"] == rule.summary
         assert descriptor["fullDescription"]["text"].strip()
     for result in run["results"]:
@@ -529,7 +595,9 @@ def test_github_multiline_finding_has_no_columns():
 def test_github_error_annotation():
     error = FileError("a.py", "syntax error: bad, input", 2, 7)
     (line,) = FORMATS["github"]([], [error], ReportContext()).splitlines()
-    assert line == "::error file=a.py,line=2,col=7,title=tfrewrite (error)::syntax error: bad, input"
+    assert (
+        line == "::error file=a.py,line=2,col=7,title=tfrewrite (error)::syntax error: bad, input"
+    )
 
 
 # -- JUnit ------------------------------------------------------------------------------------
@@ -538,7 +606,9 @@ def test_github_error_annotation():
 def test_junit_structure(rules, workdir):
     codes = hazard_codes(rules)
     (workdir / "broken.py").write_text("import tensorflow as tf\ndef f(:\n", encoding="utf-8")
-    _, out = cli("check", "hazards.py", "broken.py", "--select", ",".join(codes), "--output-format", "junit")
+    _, out = cli(
+        "check", "hazards.py", "broken.py", "--select", ",".join(codes), "--output-format", "junit"
+    )
     root = ET.fromstring(out)
     failures = root.findall(".//testcase/failure")
     errors = root.findall(".//testcase/error")

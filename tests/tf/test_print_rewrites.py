@@ -38,6 +38,7 @@ def shown(line: str) -> tuple[str, list[float]]:
     values = [float(v) for v in NUMBER.findall(line)]
     template = NUMBER.sub("#", line)
     template = re.sub(r"\s+", " ", template.replace(",", " ")).strip()
+    template = re.sub(r"\[ ", "[", re.sub(r" \]", "]", template))  # NumPy pads inside brackets
     return template, values
 
 

@@ -73,6 +73,11 @@ class ModuleIndex:
     opens_gradient_tape: bool = False  # anywhere, module level included
     called_names: set[str] = field(default_factory=set)  # every resolved callee
     tape_losses: list[TapeLoss] = field(default_factory=list)
+    # Callee -> whether a loop calling it may feed a short final batch.
+    loop_calls: dict[str, bool] = field(default_factory=dict)
+    # Filled by `compute_facts`: local qualname -> called from a loop in some
+    # module (value: that loop may feed a short final batch).
+    looped_functions: dict[str, bool] = field(default_factory=dict)
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -124,6 +129,8 @@ class _Indexer(ast.NodeVisitor):
         self.class_stack: list[str] = []
         self.function_stack: list[FunctionInfo] = []
         self.module_level_names: set[str] = set()
+        self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
+        self.batched_names: list[set[str]] = [set()]  # per scope: names bound to `.batch(n)`
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -205,8 +212,12 @@ class _Indexer(ast.NodeVisitor):
         self.index.functions[qualname] = info
         self.scope.append(node.name)
         self.function_stack.append(info)
+        loops, self.loop_stack = self.loop_stack, []
+        self.batched_names.append(set())
         for stmt in node.body:
             self.visit(stmt)
+        self.batched_names.pop()
+        self.loop_stack = loops
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:
@@ -215,11 +226,46 @@ class _Indexer(ast.NodeVisitor):
     visit_FunctionDef = _visit_function
     visit_AsyncFunctionDef = _visit_function
 
+    # -- loops ------------------------------------------------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if _batch_keeps_remainder(node.value):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.batched_names[-1].add(target.id)
+        self.generic_visit(node)
+
+    def _feeds_short_batch(self, source: ast.AST) -> bool:
+        if isinstance(source, ast.Call) and dotted(source.func) in ("enumerate", "zip", "iter"):
+            return any(self._feeds_short_batch(arg) for arg in source.args)
+        if isinstance(source, ast.Name) and any(source.id in names for names in self.batched_names):
+            return True
+        if isinstance(source, ast.Call) and dotted(source.func) == "range" and len(source.args) == 3:
+            step = source.args[2]
+            return not (isinstance(step, ast.Constant) and step.value == 1)
+        return _batch_keeps_remainder(source)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.visit(node.iter)
+        self.loop_stack.append(self._feeds_short_batch(node.iter))
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+        self.loop_stack.pop()
+
+    def visit_While(self, node: ast.While) -> None:
+        self.visit(node.test)
+        self.loop_stack.append(False)
+        for stmt in [*node.body, *node.orelse]:
+            self.visit(stmt)
+        self.loop_stack.pop()
+
     # -- uses -------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
         if callee:
             self.index.called_names.add(callee)
+            if self.loop_stack:
+                short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
+                self.index.loop_calls[callee] = short
         if self.function_stack and callee:
             self.function_stack[-1].calls.append(callee)
         if callee and _is_tf_function(callee) and node.args:
@@ -261,6 +307,20 @@ class _Indexer(ast.NodeVisitor):
                     self.index.traced_sites.append(
                         TracedSite(name, f"given to compile({kw.arg}=...)", node.lineno)
                     )
+
+
+def _batch_keeps_remainder(node: ast.AST) -> bool:
+    """`ds.batch(n)` (anywhere in a chain) without `drop_remainder=True`."""
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in ("batch", "padded_batch")
+        ):
+            drop = next((kw.value for kw in sub.keywords if kw.arg == "drop_remainder"), None)
+            if not (isinstance(drop, ast.Constant) and drop.value is True):
+                return True
+    return False
 
 
 def _leaf_values(node: ast.AST) -> list[ast.AST]:

@@ -169,8 +169,15 @@ def _record_tape_losses(indexes: list[ModuleIndex], lookup: _Lookup, facts: Proj
     first two parameters are (labels, predictions). Traced ones get `is_loss`
     (the loss's own file learns how other files use it), and every file that
     calls a loss learns the options of the `tf.function` wrapping it, wherever
-    that loss is defined (a step must carry them when the loss loses them)."""
+    that loss is defined (a step must carry them when the loss loses them).
+    Functions called from a loop (a train step driven per batch) learn so in
+    their own module, with whether that loop may feed a short final batch."""
     for index in indexes:
+        for callee, short in index.loop_calls.items():
+            for target_index, target in lookup.find(callee):
+                if target in target_index.functions:
+                    known = target_index.looped_functions.get(target, False)
+                    target_index.looped_functions[target] = known or short
         for tape_loss in index.tape_losses:
             for target_index, target in lookup.find(tape_loss.callee):
                 if target not in target_index.functions:

@@ -104,7 +104,9 @@ def _clashes(edits: set[TextEdit], other: Finding) -> bool:
     (an identical edit, such as the same added import, is shared, not a clash)."""
     assert other.fix is not None
     return any(
-        e != k and _overlap((e.start, e.end), (k.start, k.end)) for e in edits for k in other.fix.edits
+        e != k and _overlap((e.start, e.end), (k.start, k.end))
+        for e in edits
+        for k in other.fix.edits
     )
 
 
@@ -113,7 +115,9 @@ def _lines(span: Span) -> str:
     return f"line {first}" if first == last else f"lines {first}-{last}"
 
 
-def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: bool) -> list[SuggestionPlan]:
+def plan_suggestions(
+    findings: list[Finding], lines: SourceLines, unsafe_fixes: bool
+) -> list[SuggestionPlan]:
     """Turn the fixes of one file's findings into suggestions that each stand
     alone and never overlap, so accepting any of them leaves the fixed code a
     `tfrewrite fix` would write for those findings (valid Python), and
@@ -135,11 +139,17 @@ def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: 
     for i, finding in enumerate(findings):
         if fix_is_applicable(finding, unsafe_fixes):
             groups.append([i])
-        elif finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE and finding.fix.edits:
+        elif (
+            finding.fix is not None
+            and finding.fix.applicability is Applicability.UNSAFE
+            and finding.fix.edits
+        ):
             plans[i] = SuggestionPlan(note="an unsafe fix is available with `--unsafe-fixes`")
 
     def edits_of(group: list[int]) -> list[TextEdit]:
-        return sorted({e for i in group for e in findings[i].fix.edits}, key=lambda e: (e.start, e.end))  # type: ignore[union-attr]
+        return sorted(
+            {e for i in group for e in findings[i].fix.edits}, key=lambda e: (e.start, e.end)
+        )  # type: ignore[union-attr]
 
     merged = True
     while merged:  # merge groups whose regions overlap, until none do
@@ -171,7 +181,9 @@ def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: 
             text = edits[0].content
         elif lines.source is None:
             for i in kept:
-                plans[i] = SuggestionPlan(note="no suggestion: the fix edits several places and the source is unknown")
+                plans[i] = SuggestionPlan(
+                    note="no suggestion: the fix edits several places and the source is unknown"
+                )
             continue
         else:
             source = lines.source
@@ -181,10 +193,14 @@ def plan_suggestions(findings: list[Finding], lines: SourceLines, unsafe_fixes: 
         carrier, others = kept[0], kept[1:]
         notes = []
         if len(edits) > 1:
-            notes.append(f"the suggested change covers {_lines(span)} and makes {len(edits)} edits together")
+            notes.append(
+                f"the suggested change covers {_lines(span)} and makes {len(edits)} edits together"
+            )
         if others:
             where = ", ".join(str(findings[i].start.line) for i in others)
-            notes.append(f"it also fixes the finding{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {where}")
+            notes.append(
+                f"it also fixes the finding{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {where}"
+            )
         plans[carrier] = SuggestionPlan(suggestion, "; ".join(notes))
         for i in others:
             plans[i] = SuggestionPlan(

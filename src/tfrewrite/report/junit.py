@@ -33,15 +33,24 @@ def render_junit(findings: list[Finding], errors: list[FileError], ctx: ReportCo
         errors=str(len(errors)),
     )
     for error in errors:
-        suite = ET.SubElement(root, "testsuite", name=error.path, tests="1", failures="0", errors="1")
-        case = ET.SubElement(suite, "testcase", name="file-error", classname=error.path, file=error.path)
+        suite = ET.SubElement(
+            root, "testsuite", name=error.path, tests="1", failures="0", errors="1"
+        )
+        case = ET.SubElement(
+            suite, "testcase", name="file-error", classname=error.path, file=error.path
+        )
         if error.line is not None:
             case.set("line", str(error.line))
         ET.SubElement(case, "error", message=error.message).text = error.describe()
     for path, group in groupby(sorted(findings, key=Finding.sort_key), key=lambda f: f.path):
         items = list(group)
         suite = ET.SubElement(
-            root, "testsuite", name=path, tests=str(len(items)), failures=str(len(items)), errors="0"
+            root,
+            "testsuite",
+            name=path,
+            tests=str(len(items)),
+            failures=str(len(items)),
+            errors="0",
         )
         for finding in items:
             case = ET.SubElement(
@@ -52,11 +61,13 @@ def render_junit(findings: list[Finding], errors: list[FileError], ctx: ReportCo
                 file=path,
                 line=str(finding.start.line),
             )
-            ET.SubElement(case, "failure", message=finding.message, type=finding.code).text = _failure_text(
-                finding
-            )
+            ET.SubElement(
+                case, "failure", message=finding.message, type=finding.code
+            ).text = _failure_text(finding)
     if not findings and not errors:
-        suite = ET.SubElement(root, "testsuite", name="tfrewrite", tests="1", failures="0", errors="0")
+        suite = ET.SubElement(
+            root, "testsuite", name="tfrewrite", tests="1", failures="0", errors="0"
+        )
         ET.SubElement(suite, "testcase", name="no findings", classname="tfrewrite")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

@@ -41,7 +41,11 @@ def diagnostic(finding: Finding, plan: SuggestionPlan, lines: SourceLines) -> di
     """One finding as a reviewdog `Diagnostic`, with its planned suggestion."""
     message = finding.message
     suggestion = plan.suggestion
-    if suggestion is not None and finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE:
+    if (
+        suggestion is not None
+        and finding.fix is not None
+        and finding.fix.applicability is Applicability.UNSAFE
+    ):
         message += " (unsafe fix: check the behaviour before accepting it)"
     if plan.note:
         message += f" ({plan.note})"
@@ -72,13 +76,17 @@ def error_diagnostic(error: FileError, lines: SourceLines) -> dict[str, Any]:
     return {"message": error.message, "location": location, "severity": "ERROR", "source": SOURCE}
 
 
-def diagnostics(findings: list[Finding], errors: list[FileError], ctx: ReportContext) -> list[dict[str, Any]]:
+def diagnostics(
+    findings: list[Finding], errors: list[FileError], ctx: ReportContext
+) -> list[dict[str, Any]]:
     """Errors first, then findings in the order given; suggestions are planned
     per file, over all of that file's findings together."""
     by_path: dict[str, list[int]] = {}
     for i, finding in enumerate(findings):
         by_path.setdefault(finding.path, []).append(i)
-    lines = {path: SourceLines(ctx.sources.get(path)) for path in {*by_path, *(e.path for e in errors)}}
+    lines = {
+        path: SourceLines(ctx.sources.get(path)) for path in {*by_path, *(e.path for e in errors)}
+    }
     plans: list[SuggestionPlan] = [SuggestionPlan()] * len(findings)
     for path, indices in by_path.items():
         planned = plan_suggestions([findings[i] for i in indices], lines[path], ctx.unsafe_fixes)

@@ -24,7 +24,9 @@ from tfrewrite.report import ReportContext, register
 from tfrewrite.report.columns import SourceLines
 from tfrewrite.rules import RULES_BY_CODE
 
-SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+SARIF_SCHEMA = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
 SARIF_VERSION = "2.1.0"
 
 
@@ -118,7 +120,9 @@ def _notification(error: FileError, lines: SourceLines) -> dict[str, Any]:
     }
 
 
-def sarif_log(findings: list[Finding], errors: list[FileError], ctx: ReportContext) -> dict[str, Any]:
+def sarif_log(
+    findings: list[Finding], errors: list[FileError], ctx: ReportContext
+) -> dict[str, Any]:
     """The SARIF log as a JSON-ready dictionary."""
     codes = sorted({f.code for f in findings})
     rule_index = {code: i for i, code in enumerate(codes)}

@@ -410,18 +410,29 @@ _VARIABLE_METHODS = frozenset(
 
 
 def branch_problem(
-    statements: Sequence[Statement], resolver: NameResolver, branch: str, allow_return: bool
+    statements: Sequence[Statement],
+    resolver: NameResolver,
+    branch: str,
+    allow_return: bool,
+    expression: bool = False,
 ) -> str | None:
-    """Why `statements` cannot become a branch function, or None."""
+    """Why `statements` cannot become a branch function, or None. With
+    `expression`, the statements wrap the two values of `A if c else B`,
+    whose calls are made for their values, not their effects."""
     for statement in statements:
-        problem = _statement_problem(statement, resolver, branch, allow_return, in_loop=False)
+        problem = _statement_problem(statement, resolver, branch, allow_return, False, expression)
         if problem:
             return problem
     return None
 
 
 def _statement_problem(
-    node: cst.CSTNode, resolver: NameResolver, branch: str, allow_return: bool, in_loop: bool
+    node: cst.CSTNode,
+    resolver: NameResolver,
+    branch: str,
+    allow_return: bool,
+    in_loop: bool,
+    expression: bool = False,
 ) -> str | None:
     if isinstance(node, _SCOPES):
         return None
@@ -457,16 +468,14 @@ def _statement_problem(
         problem = _call_problem(node, resolver, branch)
         if problem:
             return problem
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and not expression:
         problem = _expression_call_problem(node.value, resolver, branch)
         if problem:
             return problem
     loop = in_loop or isinstance(node, _LOOPS)
     for child in node.children:
-        if isinstance(node, _LOOPS) and child is getattr(node, "orelse", None):
-            problem = _statement_problem(child, resolver, branch, allow_return, in_loop)
-        else:
-            problem = _statement_problem(child, resolver, branch, allow_return, loop)
+        inner_loop = in_loop if child is getattr(node, "orelse", None) else loop
+        problem = _statement_problem(child, resolver, branch, allow_return, inner_loop, expression)
         if problem:
             return problem
     return None

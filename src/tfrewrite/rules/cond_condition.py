@@ -49,8 +49,22 @@ class ConditionTranslator:
             return PYTHON
         return self._translate(node, top=True)
 
-    def _involves_tensor(self, node: cst.CSTNode) -> bool:
-        return self.facts.involves_tensor(node)
+    def _involves_tensor(self, node: cst.BaseExpression) -> bool:
+        """Whether the truth of `node` depends on a tensor: some operand of
+        its `and`/`or`/`not`/chained comparison is a tensor. A tensor used
+        only for its static facts (`x.shape[0] == 1`, `x is None`,
+        `len(x.shape)`) does not count."""
+        if isinstance(node, cst.BooleanOperation):
+            return self._involves_tensor(node.left) or self._involves_tensor(node.right)
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            return self._involves_tensor(node.expression)
+        if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
+            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            return any(
+                self.facts.kind(cst.Comparison(left=operands[i], comparisons=[c])).tensor
+                for i, c in enumerate(node.comparisons)
+            )
+        return self.facts.kind(node).tensor
 
     def _translate(self, node: cst.BaseExpression, top: bool = False) -> Condition:
         if isinstance(node, cst.BooleanOperation):

@@ -130,11 +130,17 @@ class PrintInTracedCode(Rule):
           `tf.print("loss=", loss, sep="", output_stream=sys.stdout)`. Fields
           that are not tensors stay Python formatting, evaluated while tracing as
           before.
-        - A format spec on a tensor (`{loss:.4f}`, `%.4f`, `{loss:10.3e}`)
-          becomes `tf.strings.as_string(loss, precision=4)` (with `scientific`
-          and `width` as needed), which prints the same digits as Python for
-          float tensors. `as_string` rejects a precision for integer tensors, so
-          this fix is unsafe unless you know the tensor is floating point.
+        - A format spec on a scalar tensor (`{loss:.4f}`, `%.4f`,
+          `{loss:10.3e}`) becomes `tf.strings.as_string(loss, precision=4)`
+          (with `scientific` and `width` as needed), which gives the digits
+          Python gives for float32/float64 (checked against `format()`,
+          including inf and nan). `tf.print` puts quotes around string tensors
+          printed among other inputs, so such a line is joined into one string,
+          `tf.print(tf.strings.join(["loss=", tf.strings.as_string(loss,
+          precision=4)]))`, with the other tensors formatted by
+          `tf.strings.format("{}", x)` as `tf.print` would. `as_string` rejects a
+          precision for integer tensors (at trace time, loudly), so this fix is
+          unsafe unless you know the tensor is floating point.
         - Tensors are printed by `tf.print`'s formatting (`0.25`, `[1 2 3]`,
           long tensors summarised with `...`), not as `tf.Tensor(0.25, shape=(),
           dtype=float32)`: the values are the same, the decoration is not.
@@ -227,7 +233,7 @@ class PrintInTracedCode(Rule):
             @tf.function
             def step(x, epoch):
                 loss = tf.reduce_mean(x)
-                tf.print(f"epoch {epoch}: loss ", tf.strings.as_string(loss, precision=4), sep="", output_stream=sys.stdout)
+                tf.print(tf.strings.join([f"epoch {epoch}: loss ", tf.strings.as_string(loss, precision=4)]), output_stream=sys.stdout)
                 return loss
             """,
             unsafe=True,

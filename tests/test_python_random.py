@@ -1,0 +1,207 @@
+"""TFR106: Python `random` sampling in traced code -> `tf.random`.
+
+Before/after source tests for every mapping (including `randint`'s inclusive
+upper bound), the dtype choice, import spellings, and the calls that must be
+left alone or refused with a reason."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.api import check_source, fix_source, fix_source_with_findings
+
+SELECT = ["TFR106"]
+
+# `y_pred` is a tensor to the analysis (a loss parameter name); `x` and `n` are unknown.
+TRACED = """\
+import random
+import tensorflow as tf
+
+
+@tf.function
+def f(x, y_pred, n):
+    return {expr}
+"""
+
+NOT_TRACED = TRACED.replace("@tf.function\n", "")
+
+MAPPINGS = [
+    ("random.random()", "tf.random.uniform([])"),
+    ("random.uniform(0.8, 1.2)", "tf.random.uniform([], minval=0.8, maxval=1.2)"),
+    ("random.uniform(a=-1, b=1)", "tf.random.uniform([], minval=-1, maxval=1)"),
+    ("random.gauss(0.0, 0.1)", "tf.random.normal([], mean=0.0, stddev=0.1)"),
+    ("random.gauss()", "tf.random.normal([])"),
+    ("random.gauss(sigma=2.0)", "tf.random.normal([], stddev=2.0)"),
+    ("random.normalvariate(1.0, 0.5)", "tf.random.normal([], mean=1.0, stddev=0.5)"),
+    # randint includes b: maxval is b + 1
+    ("random.randint(1, 6)", "tf.random.uniform([], minval=1, maxval=7, dtype=tf.int32)"),
+    ("random.randint(-3, -1)", "tf.random.uniform([], minval=-3, maxval=0, dtype=tf.int32)"),
+    ("random.randint(0, n)", "tf.random.uniform([], minval=0, maxval=n + 1, dtype=tf.int32)"),
+    ("random.randint(0, n - 1)", "tf.random.uniform([], minval=0, maxval=n, dtype=tf.int32)"),
+    ("random.randint(0, n - 3)", "tf.random.uniform([], minval=0, maxval=n - 2, dtype=tf.int32)"),
+    (
+        "random.randint(0, len(x) * 2)",
+        "tf.random.uniform([], minval=0, maxval=len(x) * 2 + 1, dtype=tf.int32)",
+    ),
+    (
+        "random.randint(0, n | 1)",
+        "tf.random.uniform([], minval=0, maxval=(n | 1) + 1, dtype=tf.int32)",
+    ),
+    (
+        "random.randint(0, (n - 1))",
+        "tf.random.uniform([], minval=0, maxval=(n - 1) + 1, dtype=tf.int32)",
+    ),
+    (
+        "random.randint(a=0, b=x.shape[0])",
+        "tf.random.uniform([], minval=0, maxval=x.shape[0] + 1, dtype=tf.int32)",
+    ),
+    # randrange excludes stop already
+    ("random.randrange(10)", "tf.random.uniform([], maxval=10, dtype=tf.int32)"),
+    ("random.randrange(2, 10)", "tf.random.uniform([], minval=2, maxval=10, dtype=tf.int32)"),
+    ("random.randrange(2, 10, 1)", "tf.random.uniform([], minval=2, maxval=10, dtype=tf.int32)"),
+    # dtype: combined with a tensor, the tensor's dtype
+    ("y_pred + random.random()", "y_pred + tf.random.uniform([], dtype=y_pred.dtype)"),
+    (
+        "y_pred * (1 + 0.1 * random.gauss(0, 1))",
+        "y_pred * (1 + 0.1 * tf.random.normal([], mean=0, stddev=1, dtype=y_pred.dtype))",
+    ),
+    (
+        "y_pred + random.randint(0, 2)",
+        "y_pred + tf.cast(tf.random.uniform([], minval=0, maxval=3, dtype=tf.int32), y_pred.dtype)",
+    ),
+    # otherwise float32 / int32 (how TensorFlow converts Python numbers)
+    ("x + random.random()", "x + tf.random.uniform([])"),
+    ("y_pred[random.randint(0, 2)]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int32)]"),
+    ("y_pred[random.randrange(3) + 1]", "y_pred[tf.random.uniform([], maxval=3, dtype=tf.int32) + 1]"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), MAPPINGS)
+def test_mapping(before: str, after: str) -> None:
+    source = TRACED.format(expr=before)
+    fixed, applied, remaining = fix_source_with_findings(source, select=SELECT)
+    assert fixed == TRACED.format(expr=after)
+    assert remaining == [] and len(applied) == 1
+    assert fix_source(fixed, select=SELECT) == fixed  # idempotent
+
+
+@pytest.mark.parametrize(("before", "after"), MAPPINGS)
+def test_same_call_outside_traced_code_is_untouched(before: str, after: str) -> None:
+    source = NOT_TRACED.format(expr=before)
+    assert check_source(source, select=SELECT) == []
+
+
+@pytest.mark.parametrize(
+    ("import_line", "call"),
+    [
+        ("import random", "random.uniform(0, 1)"),
+        ("import random as rnd", "rnd.uniform(0, 1)"),
+        ("from random import uniform", "uniform(0, 1)"),
+        ("from random import uniform as jitter", "jitter(0, 1)"),
+    ],
+)
+def test_import_spellings(import_line: str, call: str) -> None:
+    source = f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    assert fix_source(source, select=SELECT) == source.replace(
+        call, "tf.random.uniform([], minval=0, maxval=1)"
+    )
+
+
+def test_tensorflow_import_added_when_the_file_has_none() -> None:
+    source = textwrap.dedent(
+        """\
+        import random
+        import keras
+
+
+        def loss(y_true, y_pred):
+            return keras.ops.mean(y_pred - y_true) * random.uniform(0.9, 1.1)
+
+
+        keras.Sequential().compile(loss=loss)
+        """
+    )
+    fixed = fix_source(source, select=SELECT)
+    assert fixed.count("import tensorflow as tf\n") == 1
+    assert "* tf.random.uniform([], minval=0.9, maxval=1.1)" in fixed
+
+
+NEGATIVES = {
+    "numpy's random is TFR102's": """
+        from numpy import random
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return x + random.normal()
+        """,
+    "a random.Random instance": """
+        import random
+        import tensorflow as tf
+
+        RNG = random.Random(0)
+
+        @tf.function
+        def f(x):
+            return x + RNG.random()
+        """,
+    "a local name random": """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, random):
+            return x + random.random()
+        """,
+    "default argument": """
+        import random
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, p=random.random()):
+            return x * p
+        """,
+}
+
+
+@pytest.mark.parametrize("source", NEGATIVES.values(), ids=NEGATIVES.keys())
+def test_negatives(source: str) -> None:
+    assert check_source(textwrap.dedent(source), select=SELECT) == []
+
+
+REFUSALS = [
+    ("random.choice([1, 2, 3])", "`choice` has no faithful `tf.random` mapping"),
+    ("random.shuffle(x)", "`shuffle` has no faithful `tf.random` mapping"),
+    ("random.sample(x, 2)", "`sample` has no faithful `tf.random` mapping"),
+    ("random.betavariate(1, 2)", "`betavariate` has no faithful `tf.random` mapping"),
+    ("random.randrange(0, 10, 2)", "`step=2`: only a step of 1"),
+    ("random.randint(1)", "required argument `b` is missing"),
+    ("random.uniform(0, 1, 2)", "at most 2 positional arguments"),
+    ("random.gauss(*params)", "unpacked argument `*params`"),
+    ("random.random(3)", "at most 0 positional arguments"),
+    ("n * random.randint(0, 3)", "combined with `n`, whose dtype is not known"),
+]
+
+
+@pytest.mark.parametrize(("expr", "reason"), REFUSALS)
+def test_refusals_say_why(expr: str, reason: str) -> None:
+    source = TRACED.format(expr=expr)
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "runs once, at trace time" in finding.message
+    assert reason in finding.message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_seed_is_a_finding_without_fix() -> None:
+    source = TRACED.format(expr="random.seed(0)")
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None and "does not seed `tf.random`" in finding.message
+    assert fix_source(source, select=SELECT) == source
+
+
+def test_message() -> None:
+    (finding,) = check_source(TRACED.format(expr="random.randint(1, 6)"), select=SELECT)
+    assert finding.message.startswith("`random.randint(...)` in traced code runs once, at trace time")
+    assert finding.fix is not None and finding.fix.message == "Sample with `tf.random.uniform` on every call"

@@ -1,0 +1,311 @@
+"""TFR102 / TFR106 under TensorFlow: host-side sampling in traced code is
+frozen at trace time; the `tf.random` rewrite draws afresh on every traced
+call, keeps the output's shape and dtype, and keeps the distribution.
+
+For each realistic function: the original traced returns the same value
+twice (the bug), the rewrite traced twice returns different values, the
+rewrite traced has the shape and dtype of the original run eagerly, and over
+`CALLS` calls the mean of the rewrite traced agrees with the mean of the
+original run eagerly within `MAX_STANDARD_ERRORS` standard errors (and the
+spread within `SPREAD_RATIO`). Seeds are fixed, so the statistical checks are
+deterministic; the bounds are chosen so that a correct rewrite would fail
+them with a probability below 1e-4 for any seed.
+"""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from .equivalence import load_module, python_function, run_eagerly
+from tfrewrite.api import check_source, fix_source
+
+CALLS = 400
+# |mean(rewrite) - mean(original)| must be below 4 standard errors of the
+# difference (two-sided false alarm ~6e-5 for a correct rewrite).
+MAX_STANDARD_ERRORS = 4.0
+# The standard deviations over CALLS calls must agree within 25% (their
+# relative sampling error is ~1/sqrt(2 * CALLS) = 3.5%: 25% is > 6 of those).
+SPREAD_RATIO = 1.25
+
+Y_TRUE = np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(8, 3)
+Y_PRED = np.cos(np.arange(24, dtype=np.float32)).reshape(8, 3)
+
+
+@dataclass(frozen=True)
+class Case:
+    source: str
+    function: str
+    args: tuple
+    code: str  # the rule that rewrites it
+
+    def __str__(self) -> str:
+        return self.function
+
+
+CASES = [
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+        from tensorflow import keras
+
+
+        def noisy_mse(y_true, y_pred):
+            # jitter the predictions: fresh noise on every batch is the intent
+            noisy = y_pred + np.random.normal(0.0, 0.1, size=y_pred.shape)
+            return tf.reduce_mean(tf.square(y_true - noisy), axis=-1)
+
+
+        def build():
+            model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(3)])
+            model.compile(optimizer="sgd", loss=noisy_mse)
+            return model
+        """,
+        "noisy_mse",
+        (tf.constant(Y_TRUE), tf.constant(Y_PRED)),
+        "TFR102",
+    ),
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def noisy_mse_f64(y_true, y_pred):
+            noisy = y_pred + np.random.normal(0.0, 0.1, size=y_pred.shape)
+            return tf.reduce_mean(tf.square(y_true - noisy), axis=-1)
+        """,
+        "noisy_mse_f64",
+        (tf.constant(Y_TRUE, tf.float64), tf.constant(Y_PRED, tf.float64)),
+        "TFR102",
+    ),
+    Case(
+        """
+        import numpy.random as npr
+        import tensorflow as tf
+
+
+        @tf.function
+        def scaled(x):
+            return x * npr.uniform(0.5, 1.5, size=x.shape)
+        """,
+        "scaled",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    Case(
+        """
+        from numpy.random import binomial
+        import tensorflow as tf
+
+
+        @tf.function
+        def dropout(x):
+            return x * binomial(1, 0.8, size=x.shape) / 0.8
+        """,
+        "dropout",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def smoothed(y_true):
+            eps = np.random.rand(*y_true.shape).astype(np.float32)
+            return y_true * (1.0 - 0.1 * eps)
+        """,
+        "smoothed",
+        (tf.constant(Y_TRUE),),
+        "TFR102",
+    ),
+    Case(
+        """
+        import random
+        import tensorflow as tf
+
+
+        @tf.function
+        def brightness(image: tf.Tensor):
+            return image * random.uniform(0.8, 1.2)
+        """,
+        "brightness",
+        (tf.constant(Y_PRED),),
+        "TFR106",
+    ),
+    Case(
+        """
+        import random
+        import tensorflow as tf
+        from tensorflow import keras
+
+
+        def jittered_mse(y_true, y_pred):
+            mse = tf.reduce_mean(tf.square(y_true - y_pred))
+            return mse + random.gauss(0.0, 0.05)
+
+
+        def build():
+            model = keras.Sequential([keras.Input(shape=(3,)), keras.layers.Dense(3)])
+            model.compile(optimizer="sgd", loss=jittered_mse)
+            return model
+        """,
+        "jittered_mse",
+        (tf.constant(Y_TRUE), tf.constant(Y_PRED)),
+        "TFR106",
+    ),
+    Case(
+        """
+        from random import randint
+        import tensorflow as tf
+
+
+        @tf.function
+        def die(x: tf.Tensor):
+            return x + randint(1, 6)
+        """,
+        "die",
+        (tf.zeros([4]),),
+        "TFR106",
+    ),
+]
+
+
+def rewrite(case: Case) -> str:
+    source = textwrap.dedent(case.source)
+    fixed = fix_source(source, select=[case.code])
+    assert fixed != source, f"{case.code} did not rewrite {case.function}"
+    assert check_source(fixed, select=[case.code]) == []
+    return fixed
+
+
+def functions(case: Case):
+    """(original, rewritten): the plain Python functions, undecorated."""
+    original = python_function(getattr(load_module(case.source), case.function))
+    rewritten = python_function(getattr(load_module(rewrite(case)), case.function))
+    return original, rewritten
+
+
+@pytest.fixture(autouse=True)
+def _seeds():
+    np.random.seed(1234)
+    random.seed(1234)
+    tf.random.set_seed(1234)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_original_traced_is_frozen_and_rewrite_is_fresh(case: Case) -> None:
+    original, rewritten = functions(case)
+    frozen = tf.function(original)
+    np.testing.assert_array_equal(frozen(*case.args).numpy(), frozen(*case.args).numpy())
+    fresh = tf.function(rewritten, autograph=False)
+    first, second = fresh(*case.args).numpy(), fresh(*case.args).numpy()
+    assert not np.array_equal(first, second), "the rewrite reused its sample"
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_shape_and_dtype_kept(case: Case) -> None:
+    original, rewritten = functions(case)
+    expected = np.asarray(run_eagerly(original, *case.args))
+    actual = tf.function(rewritten, autograph=False)(*case.args).numpy()
+    assert actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+
+
+def per_call_means(fn, args, calls: int = CALLS) -> np.ndarray:
+    return np.array([np.mean(np.asarray(fn(*args))) for _ in range(calls)], dtype=np.float64)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_distribution_kept(case: Case) -> None:
+    original, rewritten = functions(case)
+    eager = per_call_means(lambda *a: run_eagerly(original, *a), case.args)
+    traced = per_call_means(tf.function(rewritten, autograph=False), case.args)
+    standard_error = np.sqrt(eager.var(ddof=1) / eager.size + traced.var(ddof=1) / traced.size)
+    difference = abs(eager.mean() - traced.mean())
+    assert difference < MAX_STANDARD_ERRORS * standard_error, (
+        f"means differ by {difference / standard_error:.1f} standard errors: "
+        f"{eager.mean():.5f} (original, eager) vs {traced.mean():.5f} (rewrite, traced)"
+    )
+    ratio = traced.std(ddof=1) / eager.std(ddof=1)
+    assert 1 / SPREAD_RATIO < ratio < SPREAD_RATIO, f"spread ratio {ratio:.3f}"
+
+
+def test_randint_upper_bound_is_inclusive() -> None:
+    case = next(c for c in CASES if c.function == "die")
+    original, rewritten = functions(case)
+    traced = tf.function(rewritten, autograph=False)
+    rolled = {float(v) for _ in range(300) for v in traced(*case.args).numpy()}
+    assert rolled == {1.0, 2.0, 3.0, 4.0, 5.0, 6.0}
+    eager = {float(v) for _ in range(300) for v in run_eagerly(original, *case.args).numpy()}
+    assert eager == rolled
+
+
+def test_numpy_randint_upper_bound_is_exclusive() -> None:
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def pick(x):
+        return tf.gather(x, np.random.randint(1, 4, size=(16,)))
+    """
+    case = Case(source, "pick", (tf.range(10),), "TFR102")
+    original, rewritten = functions(case)
+    traced = tf.function(rewritten, autograph=False)
+    picked = {int(v) for _ in range(50) for v in traced(*case.args).numpy()}
+    assert picked == {1, 2, 3}
+    eager = {int(v) for _ in range(50) for v in run_eagerly(original, *case.args).numpy()}
+    assert eager == picked
+
+
+def test_permutation_is_a_fresh_permutation() -> None:
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def shuffled_rows(x):
+        return tf.gather(x, np.random.permutation(x.shape[0]))
+    """
+    case = Case(source, "shuffled_rows", (tf.constant(Y_PRED),), "TFR102")
+    _, rewritten = functions(case)
+    # A signature with an unknown batch size: `x.shape[0]` is None when traced,
+    # `tf.shape(x)[0]` is not.
+    traced = tf.function(
+        rewritten, autograph=False, input_signature=[tf.TensorSpec([None, 3], tf.float32)]
+    )
+    seen = set()
+    for _ in range(20):
+        rows = traced(*case.args).numpy()
+        np.testing.assert_array_equal(np.sort(rows, axis=0), np.sort(Y_PRED, axis=0))
+        seen.add(rows.tobytes())
+    assert len(seen) > 1
+
+
+def test_compiled_loss_is_fresh_in_keras_evaluate() -> None:
+    """Keras traces the compiled loss once per model: the original's noise is
+    the same on every `evaluate`, the rewrite's is not."""
+    case = CASES[0]
+    x = np.ones((8, 3), np.float32)
+
+    def losses(source: str) -> list[float]:
+        model = load_module(source).build()
+        return [model.evaluate(x, Y_TRUE, batch_size=8, verbose=0) for _ in range(2)]
+
+    frozen = losses(textwrap.dedent(case.source))
+    assert frozen[0] == frozen[1]
+    fresh = losses(rewrite(case))
+    assert fresh[0] != fresh[1]
