@@ -192,8 +192,14 @@ DTYPES = [
     ("1.0 + np.random.normal()", "1.0 + tf.random.normal([])"),
     ("[np.random.normal()]", "[tf.random.normal([])]"),
     # integer indices stay int64
-    ("y_pred[np.random.randint(0, 3)]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64)]"),
-    ("y_pred[np.random.randint(0, 3) + 1]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64) + 1]"),
+    (
+        "y_pred[np.random.randint(0, 3)]",
+        "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64)]",
+    ),
+    (
+        "y_pred[np.random.randint(0, 3) + 1]",
+        "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int64) + 1]",
+    ),
     # parentheses around the call are kept
     ("(np.random.normal()) * 2", "(tf.random.normal([])) * 2"),
 ]
@@ -231,7 +237,9 @@ IMPORT_SPELLINGS = [
 
 @pytest.mark.parametrize(("import_line", "call"), IMPORT_SPELLINGS)
 def test_import_spellings(import_line: str, call: str) -> None:
-    source = f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    source = (
+        f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    )
     expected = (
         f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n"
         "    return tf.random.normal([3])\n"
@@ -256,7 +264,10 @@ def test_import_spellings(import_line: str, call: str) -> None:
 def test_tensorflow_alias_of_the_file(
     tf_import: str, decorator: str, expected_import: str, alias: str
 ) -> None:
-    source = f"import numpy as np\n{tf_import}\n\n\n@{decorator}\ndef f(x):\n    return np.random.rand(2)\n"
+    source = (
+        f"import numpy as np\n{tf_import}\n\n\n@{decorator}\n"
+        "def f(x):\n    return np.random.rand(2)\n"
+    )
     fixed = fix_source(source, select=SELECT)
     assert fixed == (
         f"import numpy as np\n{expected_import}\n\n\n@{decorator}\n"
@@ -529,7 +540,10 @@ def test_shuffle_keeps_a_following_statement_on_the_line() -> None:
     ["np.random.shuffle(x[0])", "y = np.random.shuffle(x)", "np.random.shuffle(self.data)"],
 )
 def test_shuffle_not_on_a_plain_name_statement_is_refused(statement: str) -> None:
-    source = f"import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    {statement}\n"
+    source = (
+        "import numpy as np\nimport tensorflow as tf\n\n\n"
+        f"@tf.function\ndef f(x):\n    {statement}\n"
+    )
     (finding,) = check_source(source, select=SELECT)
     assert finding.fix is None
     assert "shuffles in place and returns `None`" in finding.message
@@ -551,9 +565,9 @@ def test_formatting_around_the_call_is_kept() -> None:
 
 
     @tf.function
-    def f(y_pred):
+    def f(p):
         # jitter the predictions
-        noisy = y_pred + np.random.normal(0.0, 0.05, size=y_pred.shape)  # fresh each call
+        noisy = p + np.random.normal(0.0, 0.05, size=p.shape)  # fresh
         return noisy
     """
     assert _fix(source) == textwrap.dedent(
@@ -563,9 +577,9 @@ def test_formatting_around_the_call_is_kept() -> None:
 
 
     @tf.function
-    def f(y_pred):
+    def f(p):
         # jitter the predictions
-        noisy = y_pred + tf.random.normal(tf.shape(y_pred), mean=0.0, stddev=0.05, dtype=y_pred.dtype)  # fresh each call
+        noisy = p + tf.random.normal(tf.shape(p), mean=0.0, stddev=0.05, dtype=p.dtype)  # fresh
         return noisy
     """
     )

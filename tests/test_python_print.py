@@ -7,6 +7,7 @@ source unchanged with a finding that says why.
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -28,6 +29,11 @@ def fix(source: str, unsafe: bool = False) -> str:
     return fix_source(source, select=["TFR103"], unsafe_fixes=unsafe)
 
 
+def same_code(a: str, b: str) -> bool:
+    """Equal up to layout (line breaks inside brackets)."""
+    return ast.dump(ast.parse(a)) == ast.dump(ast.parse(b))
+
+
 def assert_rewrites(before: str, after: str, unsafe: bool = False) -> None:
     fixed = fix(before, unsafe)
     assert fixed == after
@@ -37,9 +43,13 @@ def assert_rewrites(before: str, after: str, unsafe: bool = False) -> None:
 
 # -- rewrites inside a `@tf.function` (safe unless a format spec needs a float) -------
 REWRITES = [
-    pytest.param('print("loss:", loss)', 'tf.print("loss:", loss, output_stream=sys.stdout)', id="plain"),
+    pytest.param(
+        'print("loss:", loss)', 'tf.print("loss:", loss, output_stream=sys.stdout)', id="plain"
+    ),
     pytest.param("print(loss)", "tf.print(loss, output_stream=sys.stdout)", id="tensor-only"),
-    pytest.param("print(x)", "tf.print(x, output_stream=sys.stdout)", id="parameter-annotated-below"),
+    pytest.param(
+        "print(x)", "tf.print(x, output_stream=sys.stdout)", id="parameter-annotated-below"
+    ),
     pytest.param(
         'print("a", loss, sep=" | ", end="!\\n")',
         'tf.print("a", loss, sep=" | ", end="!\\n", output_stream=sys.stdout)',
@@ -168,7 +178,11 @@ REWRITES = [
 @pytest.mark.parametrize(("before", "after"), REWRITES)
 def test_rewrite_in_tf_function(before: str, after: str) -> None:
     source = traced(before)
-    source = source.replace("def f(x, step):", "def f(x: tf.Tensor, step):") if "print(x)" in before else source
+    source = (
+        source.replace("def f(x, step):", "def f(x: tf.Tensor, step):")
+        if "print(x)" in before
+        else source
+    )
     expected = source.replace(textwrap.indent(before, "    "), textwrap.indent(after, "    "))
     assert expected != source
     assert_rewrites(source, expected)
@@ -179,12 +193,28 @@ def test_rewrite_in_tf_function(before: str, after: str) -> None:
 
 # -- format specs on tensors: as_string, unsafe (it needs a float tensor) ---------------
 FORMAT_SPECS = [
-    pytest.param('print(f"loss={loss:.4f}")', 'tf.strings.as_string(loss, precision=4)', id="dot4f"),
-    pytest.param('print(f"loss={loss:f}")', 'tf.strings.as_string(loss, precision=6)', id="f"),
-    pytest.param('print(f"loss={loss:.3e}")', 'tf.strings.as_string(loss, precision=3, scientific=True)', id="e"),
-    pytest.param('print(f"loss={loss:10.2f}")', 'tf.strings.as_string(loss, precision=2, width=10)', id="width"),
-    pytest.param('print("loss=%.4f" % loss)', 'tf.strings.as_string(loss, precision=4)', id="percent-f"),
-    pytest.param('print("loss={:.2e}".format(loss))', 'tf.strings.as_string(loss, precision=2, scientific=True)', id="format-e"),
+    pytest.param(
+        'print(f"loss={loss:.4f}")', "tf.strings.as_string(loss, precision=4)", id="dot4f"
+    ),
+    pytest.param('print(f"loss={loss:f}")', "tf.strings.as_string(loss, precision=6)", id="f"),
+    pytest.param(
+        'print(f"loss={loss:.3e}")',
+        "tf.strings.as_string(loss, precision=3, scientific=True)",
+        id="e",
+    ),
+    pytest.param(
+        'print(f"loss={loss:10.2f}")',
+        "tf.strings.as_string(loss, precision=2, width=10)",
+        id="width",
+    ),
+    pytest.param(
+        'print("loss=%.4f" % loss)', "tf.strings.as_string(loss, precision=4)", id="percent-f"
+    ),
+    pytest.param(
+        'print("loss={:.2e}".format(loss))',
+        "tf.strings.as_string(loss, precision=2, scientific=True)",
+        id="format-e",
+    ),
 ]
 
 
@@ -196,7 +226,9 @@ def test_format_spec_becomes_as_string_unsafe(before: str, converted: str) -> No
         f'    tf.print(tf.strings.join(["loss=", {converted}]), output_stream=sys.stdout)',
     )
     assert fix(source) == source, "a spec conversion must not apply as a safe fix"
-    assert_rewrites(source, expected, unsafe=True)
+    fixed = fix(source, unsafe=True)
+    assert same_code(fixed, expected)
+    assert fix(fixed, unsafe=True) == fixed
     [finding] = check_source(source, select=["TFR103"])
     assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
     assert "floating-point" in finding.fix.message
@@ -207,11 +239,38 @@ def test_format_spec_joins_the_whole_line() -> None:
     line with a formatted tensor becomes one joined string; other tensors are
     formatted as tf.print formats them, Python values as `str()`."""
     source = traced('print("step", step, f"loss={loss:.3f}", "raw", loss, sep=SEP, end="")')
-    fixed = fix(source, unsafe=True)
-    assert (
-        '    tf.print(tf.strings.join([f"step{SEP}{step}{SEP}loss=", tf.strings.as_string(loss, precision=3), '
-        'f"{SEP}raw{SEP}", tf.strings.format("{}", loss)]), end="", output_stream=sys.stdout)\n'
-    ) in fixed
+    expected = source.replace(
+        '    print("step", step, f"loss={loss:.3f}", "raw", loss, sep=SEP, end="")\n',
+        """\
+    tf.print(
+        tf.strings.join([
+            f"step{SEP}{step}{SEP}loss=",
+            tf.strings.as_string(loss, precision=3),
+            f"{SEP}raw{SEP}",
+            tf.strings.format("{}", loss),
+        ]),
+        end="",
+        output_stream=sys.stdout,
+    )
+""",
+    )
+    assert fix(source, unsafe=True) == expected
+
+
+def test_long_rewrite_is_one_argument_per_line() -> None:
+    source = traced('print(f"the mean squared error of this batch is {loss} at step {step}")')
+    assert fix(source).endswith(
+        """\
+    tf.print(
+        f"the mean squared error of this batch is ",
+        loss,
+        f" at step {step}",
+        sep="",
+        output_stream=sys.stdout,
+    )
+    return loss
+"""
+    )
 
 
 def test_format_spec_on_a_tensor_not_known_scalar_is_refused() -> None:
@@ -234,14 +293,19 @@ def test_adds_import_sys_once() -> None:
 
 
 def test_sys_imported_under_another_name() -> None:
-    source = traced('print("a", loss, file=system.stderr)', header="import sys as system\nimport tensorflow as tf\n")
+    source = traced(
+        'print("a", loss, file=system.stderr)',
+        header="import sys as system\nimport tensorflow as tf\n",
+    )
     fixed = fix(source)
     assert 'tf.print("a", loss, output_stream=system.stderr)' in fixed
     assert "import sys\n" not in fixed
 
 
 def test_from_sys_import_stderr() -> None:
-    source = traced('print("a", loss, file=stderr)', header="from sys import stderr\nimport tensorflow as tf\n")
+    source = traced(
+        'print("a", loss, file=stderr)', header="from sys import stderr\nimport tensorflow as tf\n"
+    )
     fixed = fix(source)
     assert 'tf.print("a", loss, output_stream=sys.stderr)' in fixed
     assert "import sys\n" in fixed
@@ -303,7 +367,9 @@ model.compile(optimizer="sgd", loss=mse)
     [
         pytest.param(KERAS_LOSS, '    print("loss", loss)\n', id="compiled-loss"),
         pytest.param(KERAS_LOSS_CLASS, '        print("pred", y_pred)\n', id="loss-call"),
-        pytest.param(DECORATED_AND_COMPILED, '    print("loss", loss)\n', id="decorated-and-compiled"),
+        pytest.param(
+            DECORATED_AND_COMPILED, '    print("loss", loss)\n', id="decorated-and-compiled"
+        ),
     ],
 )
 def test_keras_traced_code_gets_an_unsafe_fix(source: str, line: str) -> None:
@@ -312,7 +378,9 @@ def test_keras_traced_code_gets_an_unsafe_fix(source: str, line: str) -> None:
     assert "XLA" in finding.fix.message
     assert fix(source) == source
     fixed = fix(source, unsafe=True)
-    assert line.replace("print(", "tf.print(").replace(")\n", ", output_stream=sys.stdout)\n") in fixed
+    assert (
+        line.replace("print(", "tf.print(").replace(")\n", ", output_stream=sys.stdout)\n") in fixed
+    )
     assert fix(fixed, unsafe=True) == fixed
 
 
@@ -320,20 +388,32 @@ def test_keras_traced_code_gets_an_unsafe_fix(source: str, line: str) -> None:
 REFUSALS = [
     pytest.param("print(*[loss])", "`*args`", id="star-args"),
     pytest.param("print(**options)", "`*args`/`**kwargs`", id="star-kwargs"),
-    pytest.param('print("loss", float(loss))', "`float(loss)` turns a tensor into a Python value", id="float"),
+    pytest.param(
+        'print("loss", float(loss))', "`float(loss)` turns a tensor into a Python value", id="float"
+    ),
     pytest.param("print(loss.numpy())", "`loss.numpy()` turns a tensor", id="numpy"),
     pytest.param('print(f"{float(loss):.3f}")', "`float(loss)` turns a tensor", id="fstring-float"),
-    pytest.param('print(f"{loss:>8}")', "format spec `>8` of `loss` has no TensorFlow equivalent", id="align"),
+    pytest.param(
+        'print(f"{loss:>8}")', "format spec `>8` of `loss` has no TensorFlow equivalent", id="align"
+    ),
     pytest.param('print(f"{loss:08.2f}")', "format spec `08.2f`", id="zero-fill"),
     pytest.param('print(f"{loss:.{n}f}")', "computed at run time", id="nested-spec"),
     pytest.param('print(f"{loss!r:>8}")', "formats the text of a tensor", id="conversion-and-spec"),
-    pytest.param('print("%d" % loss)', "`%d` on the tensor `loss` truncates a float tensor", id="percent-d"),
+    pytest.param(
+        'print("%d" % loss)', "`%d` on the tensor `loss` truncates a float tensor", id="percent-d"
+    ),
     pytest.param('print("%(v)s" % {"v": loss})', "keys", id="percent-mapping"),
     pytest.param('print("%s %s" % (loss,))', "more conversions than operands", id="percent-arity"),
-    pytest.param('print("{0.shape} {0}".format(loss))', "formats a value computed from a tensor", id="format-attribute"),
+    pytest.param(
+        'print("{0.shape} {0}".format(loss))',
+        "formats a value computed from a tensor",
+        id="format-attribute",
+    ),
     pytest.param('print("a", loss, file=log)', "not to `log`", id="file-object"),
     pytest.param("value = print(loss)", "the value of this `print(...)` is used", id="value-used"),
-    pytest.param("show = lambda: print(loss)", "the value of this `print(...)` is used", id="lambda"),
+    pytest.param(
+        "show = lambda: print(loss)", "the value of this `print(...)` is used", id="lambda"
+    ),
 ]
 
 
@@ -356,7 +436,9 @@ def test_jit_compile_is_refused() -> None:
 
 
 def test_jit_compile_false_is_fixed() -> None:
-    source = traced('print("loss", loss)').replace("@tf.function", "@tf.function(jit_compile=False)")
+    source = traced('print("loss", loss)').replace(
+        "@tf.function", "@tf.function(jit_compile=False)"
+    )
     assert 'tf.print("loss", loss, output_stream=sys.stdout)' in fix(source)
 
 
@@ -379,12 +461,18 @@ def test_trace_time_messages_untouched(line: str) -> None:
 
 
 def test_print_outside_traced_code_untouched() -> None:
-    source = SYS_TF + "\ndef f(x):\n    loss = tf.reduce_mean(x)\n    print(f\"loss={loss}\", loss)\n    return loss\n"
+    source = (
+        SYS_TF
+        + '\ndef f(x):\n    loss = tf.reduce_mean(x)\n    print(f"loss={loss}", loss)\n    return loss\n'
+    )
     assert check_source(source, select=["TFR103"]) == []
 
 
 def test_print_outside_the_traced_function_untouched() -> None:
-    source = traced('print("loss", loss)') + '\nprint("module", tf.constant(1.0))\n\ndef g(y):\n    print(tf.reduce_sum(y))\n'
+    source = (
+        traced('print("loss", loss)')
+        + '\nprint("module", tf.constant(1.0))\n\ndef g(y):\n    print(tf.reduce_sum(y))\n'
+    )
     fixed = fix(source)
     assert fixed.count("tf.print(") == 1
     assert 'print("module", tf.constant(1.0))' in fixed

@@ -73,8 +73,14 @@ MAPPINGS = [
     ),
     # otherwise float32 / int32 (how TensorFlow converts Python numbers)
     ("x + random.random()", "x + tf.random.uniform([])"),
-    ("y_pred[random.randint(0, 2)]", "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int32)]"),
-    ("y_pred[random.randrange(3) + 1]", "y_pred[tf.random.uniform([], maxval=3, dtype=tf.int32) + 1]"),
+    (
+        "y_pred[random.randint(0, 2)]",
+        "y_pred[tf.random.uniform([], minval=0, maxval=3, dtype=tf.int32)]",
+    ),
+    (
+        "y_pred[random.randrange(3) + 1]",
+        "y_pred[tf.random.uniform([], maxval=3, dtype=tf.int32) + 1]",
+    ),
 ]
 
 
@@ -103,7 +109,9 @@ def test_same_call_outside_traced_code_is_untouched(before: str, after: str) -> 
     ],
 )
 def test_import_spellings(import_line: str, call: str) -> None:
-    source = f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    source = (
+        f"{import_line}\nimport tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    return {call}\n"
+    )
     assert fix_source(source, select=SELECT) == source.replace(
         call, "tf.random.uniform([], minval=0, maxval=1)"
     )
@@ -203,5 +211,10 @@ def test_seed_is_a_finding_without_fix() -> None:
 
 def test_message() -> None:
     (finding,) = check_source(TRACED.format(expr="random.randint(1, 6)"), select=SELECT)
-    assert finding.message.startswith("`random.randint(...)` in traced code runs once, at trace time")
-    assert finding.fix is not None and finding.fix.message == "Sample with `tf.random.uniform` on every call"
+    assert finding.message.startswith(
+        "`random.randint(...)` in traced code runs once, at trace time"
+    )
+    assert (
+        finding.fix is not None
+        and finding.fix.message == "Sample with `tf.random.uniform` on every call"
+    )

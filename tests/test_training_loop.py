@@ -391,3 +391,70 @@ def test_every_tfr3_rule_is_registered_and_skips_untraced_filtering():
     for code in TFR3:
         rule = RULES_BY_CODE[code]
         assert rule.needs_traced_code is False
+
+
+def test_step_driven_from_a_loop_in_another_module(tmp_path):
+    steps = """
+        import tensorflow as tf
+
+
+        def train_step(model, optimizer, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+    """
+    train = """
+        import tensorflow as tf
+
+        from pkg.steps import train_step
+
+
+        def fit(model, optimizer, dataset: tf.data.Dataset):
+            batches = dataset.batch(128)
+            for x, y in batches:
+                train_step(model, optimizer, x, y)
+    """
+    result = _project(tmp_path, {"pkg/steps.py": steps, "pkg/train.py": train})
+    fixed = {Path(r.path).name: r.fixed_source for r in result.files}
+    assert "@tf.function(reduce_retracing=True)\ndef train_step(" in fixed["steps.py"]
+    assert fixed["train.py"] is None
+
+
+def test_train_step_method_of_a_plain_trainer_is_decorated():
+    source = """
+        import tensorflow as tf
+
+        class Trainer:
+            def train_step(self, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+                grads = tape.gradient(loss, self.model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+            def fit(self, batches):
+                for x, y in batches:
+                    self.train_step(x, y)
+    """
+    assert "    @tf.function\n    def train_step(self, x, y):" in fix_source(_d(source), select=["TFR302"])
+
+
+def test_dataset_built_by_a_function_feeds_a_short_batch():
+    source = """
+        import tensorflow as tf
+
+        def make_dataset():
+            return tf.data.Dataset.from_tensor_slices((xs, ys)).batch(64)
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x, training=True) - y)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        dataset = make_dataset()
+        for x, y in dataset:
+            train_step(x, y)
+    """
+    assert "@tf.function(reduce_retracing=True)\ndef train_step" in fix_source(_d(source), select=["TFR302"])

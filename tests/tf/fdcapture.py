@@ -61,8 +61,12 @@ def capture_fds() -> Iterator[Captured]:
         os.dup2(err_file.fileno(), 2)
         # Line-buffered text streams on the redirected descriptors, so that
         # Python output interleaves with the runtime's in call order.
-        py_out = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True)
-        py_err = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True)
+        py_out = io.TextIOWrapper(
+            io.FileIO(1, "w", closefd=False), encoding="utf-8", line_buffering=True
+        )
+        py_err = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), encoding="utf-8", line_buffering=True
+        )
         sys.stdout, sys.stderr = py_out, py_err
         try:
             yield captured

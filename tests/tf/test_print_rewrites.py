@@ -50,7 +50,10 @@ def assert_same_printed(expected: list[str], actual: list[str]) -> None:
         got_template, got_values = shown(got)
         assert got_template == want_template, (want, got)
         np.testing.assert_allclose(
-            np.float32(got_values), np.float32(want_values), rtol=1e-6, err_msg=f"{want!r} vs {got!r}"
+            np.float32(got_values),
+            np.float32(want_values),
+            rtol=1e-6,
+            err_msg=f"{want!r} vs {got!r}",
         )
 
 
@@ -163,7 +166,9 @@ def test_compiled_loss_in_fit_prints_every_step() -> None:
 
     def fit(module, run_eagerly):
         model = module.build(run_eagerly=run_eagerly)
-        return printed(lambda: model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False), [()])
+        return printed(
+            lambda: model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False), [()]
+        )
 
     traced_original = fit(original, run_eagerly=False)
     assert len(traced_original) <= 2 and all("Tensor(" in line for line in traced_original)
@@ -182,7 +187,9 @@ def test_xla_caveat_tf_print_has_no_xla_kernel() -> None:
     args = CALLS[0]
     with capture_fds():
         tf.function(original, jit_compile=True)(*args)
-        with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.UnimplementedError)) as raised:
+        with pytest.raises(
+            (tf.errors.InvalidArgumentError, tf.errors.UnimplementedError)
+        ) as raised:
             tf.function(rewritten, jit_compile=True)(*args)
     assert "StringFormat" in str(raised.value) or "PrintV2" in str(raised.value)
 

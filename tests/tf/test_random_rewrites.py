@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from .equivalence import load_module, python_function, run_eagerly
 from tfrewrite.api import check_source, fix_source
+
+from .equivalence import load_module, python_function, run_eagerly
 
 CALLS = 400
 # |mean(rewrite) - mean(original)| must be below 4 standard errors of the

@@ -141,7 +141,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             for target_index, target in lookup.find(callee):
                 if target in target_index.functions:
                     mark(target_index, target, f"called from traced `{caller}`")
-    _record_tape_losses(indexes, lookup, facts)
+    _record_training_facts(indexes, lookup, facts)
     return facts
 
 
@@ -164,7 +164,7 @@ def tf_function_options(index: ModuleIndex, qualname: str, indexes: list[ModuleI
     return None
 
 
-def _record_tape_losses(indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts) -> None:
+def _record_training_facts(indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts) -> None:
     """A function differentiated inside a `GradientTape` block is a loss: its
     first two parameters are (labels, predictions). Traced ones get `is_loss`
     (the loss's own file learns how other files use it), and every file that

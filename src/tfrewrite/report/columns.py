@@ -135,75 +135,82 @@ def plan_suggestions(
       suggestion: `tfrewrite fix` applies it in a later round, on the result.
     """
     plans = [SuggestionPlan() for _ in findings]
-    groups: list[list[int]] = []
+    candidates = []
     for i, finding in enumerate(findings):
+        fix = finding.fix
         if fix_is_applicable(finding, unsafe_fixes):
-            groups.append([i])
-        elif (
-            finding.fix is not None
-            and finding.fix.applicability is Applicability.UNSAFE
-            and finding.fix.edits
-        ):
+            candidates.append(i)
+        elif fix is not None and fix.applicability is Applicability.UNSAFE and fix.edits:
             plans[i] = SuggestionPlan(note="an unsafe fix is available with `--unsafe-fixes`")
-
-    def edits_of(group: list[int]) -> list[TextEdit]:
-        return sorted(
-            {e for i in group for e in findings[i].fix.edits}, key=lambda e: (e.start, e.end)
-        )  # type: ignore[union-attr]
-
-    merged = True
-    while merged:  # merge groups whose regions overlap, until none do
-        merged = False
-        for a in range(len(groups)):
-            for b in range(a + 1, len(groups)):
-                if _overlap(_span(edits_of(groups[a])), _span(edits_of(groups[b]))):
-                    groups[a] = sorted(groups[a] + groups.pop(b))
-                    merged = True
-                    break
-            if merged:
-                break
-
-    for group in groups:
+    for group in _overlapping_groups(findings, candidates):
         kept: list[int] = []
         for i in group:
             own = set(findings[i].fix.edits)  # type: ignore[union-attr]
             clash = next((j for j in kept if _clashes(own, findings[j])), None)
-            if clash is not None:
+            if clash is None:
+                kept.append(i)
+            else:
                 plans[i] = SuggestionPlan(
-                    note=f"no suggestion: its fix overlaps the fix on line {findings[clash].start.line}; "
-                    "`tfrewrite fix` applies it in a later round"
+                    note=f"no suggestion: its fix overlaps the fix on line "
+                    f"{findings[clash].start.line}; `tfrewrite fix` applies it in a later round"
                 )
-                continue
-            kept.append(i)
-        edits = edits_of(kept)
-        span = _span(edits)
-        if len(edits) == 1:
-            text = edits[0].content
-        elif lines.source is None:
-            for i in kept:
-                plans[i] = SuggestionPlan(
-                    note="no suggestion: the fix edits several places and the source is unknown"
-                )
-            continue
-        else:
-            source = lines.source
-            fixed = apply_text_edits(source, edits)
-            text = fixed[lines.offset(span[0]) : len(fixed) - (len(source) - lines.offset(span[1]))]
-        suggestion = Suggestion(span[0], span[1], text, len(edits), tuple(kept))
-        carrier, others = kept[0], kept[1:]
-        notes = []
-        if len(edits) > 1:
-            notes.append(
-                f"the suggested change covers {_lines(span)} and makes {len(edits)} edits together"
-            )
-        if others:
-            where = ", ".join(str(findings[i].start.line) for i in others)
-            notes.append(
-                f"it also fixes the finding{'s' if len(others) > 1 else ''} on line{'s' if len(others) > 1 else ''} {where}"
-            )
-        plans[carrier] = SuggestionPlan(suggestion, "; ".join(notes))
-        for i in others:
-            plans[i] = SuggestionPlan(
-                note=f"fixed by the suggested change on the finding at line {findings[carrier].start.line}"
-            )
+        _plan_group(findings, kept, lines, plans)
     return plans
+
+
+def _edits_of(findings: list[Finding], group: list[int]) -> list[TextEdit]:
+    """The distinct edits of the fixes of `group` (a shared import counts once)."""
+    edits = {e for i in group for e in findings[i].fix.edits}  # type: ignore[union-attr]
+    return sorted(edits, key=lambda e: (e.start, e.end))
+
+
+def _overlapping_groups(findings: list[Finding], candidates: list[int]) -> list[list[int]]:
+    """Partition `candidates` so that no two groups' regions overlap."""
+    groups = [[i] for i in candidates]
+    merged = True
+    while merged:
+        merged = False
+        spans = [_span(_edits_of(findings, g)) for g in groups]
+        for a in range(len(groups)):
+            b = next((b for b in range(a + 1, len(groups)) if _overlap(spans[a], spans[b])), None)
+            if b is not None:
+                groups[a] = sorted(groups[a] + groups.pop(b))
+                merged = True
+                break
+    return groups
+
+
+def _plan_group(
+    findings: list[Finding], kept: list[int], lines: SourceLines, plans: list[SuggestionPlan]
+) -> None:
+    """One suggestion for the fixes of `kept`, carried by its first finding."""
+    edits = _edits_of(findings, kept)
+    start, end = _span(edits)
+    if len(edits) == 1:
+        text = edits[0].content
+    elif lines.source is None:
+        for i in kept:
+            plans[i] = SuggestionPlan(
+                note="no suggestion: the fix edits several places and the source is unknown"
+            )
+        return
+    else:
+        source = lines.source
+        fixed = apply_text_edits(source, edits)
+        text = fixed[lines.offset(start) : len(fixed) - (len(source) - lines.offset(end))]
+    carrier, others = kept[0], kept[1:]
+    notes = []
+    if len(edits) > 1:
+        where = _lines((start, end))
+        notes.append(f"the suggested change covers {where} and makes {len(edits)} edits together")
+    if others:
+        plural = "s" if len(others) > 1 else ""
+        where = ", ".join(str(findings[i].start.line) for i in others)
+        notes.append(f"it also fixes the finding{plural} on line{plural} {where}")
+    suggestion = Suggestion(start, end, text, len(edits), tuple(kept))
+    plans[carrier] = SuggestionPlan(suggestion, "; ".join(notes))
+    carrier_line = findings[carrier].start.line
+    for i in others:
+        plans[i] = SuggestionPlan(
+            note=f"fixed by the suggested change on the finding at line {carrier_line}"
+        )

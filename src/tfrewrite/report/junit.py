@@ -16,7 +16,8 @@ from tfrewrite.report import ReportContext, register
 
 
 def _failure_text(finding: Finding) -> str:
-    text = f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}"
+    where = f"{finding.path}:{finding.start.line}:{finding.start.column}"
+    text = f"{where}: {finding.code} {finding.message}"
     if finding.fix is not None:
         kind = "safe" if finding.fix.applicability is Applicability.SAFE else "unsafe"
         text += f"\nFix ({kind}): {finding.fix.message}"
@@ -53,10 +54,11 @@ def render_junit(findings: list[Finding], errors: list[FileError], ctx: ReportCo
             errors="0",
         )
         for finding in items:
+            where = f"{finding.start.line}:{finding.start.column}"
             case = ET.SubElement(
                 suite,
                 "testcase",
-                name=f"{finding.code} {finding.rule_name} ({finding.start.line}:{finding.start.column})",
+                name=f"{finding.code} {finding.rule_name} ({where})",
                 classname=path,
                 file=path,
                 line=str(finding.start.line),

@@ -90,10 +90,10 @@ def diagnostics(
     plans: list[SuggestionPlan] = [SuggestionPlan()] * len(findings)
     for path, indices in by_path.items():
         planned = plan_suggestions([findings[i] for i in indices], lines[path], ctx.unsafe_fixes)
-        for i, plan in zip(indices, planned):
+        for i, plan in zip(indices, planned, strict=True):
             plans[i] = plan
     return [error_diagnostic(e, lines[e.path]) for e in errors] + [
-        diagnostic(f, plan, lines[f.path]) for f, plan in zip(findings, plans)
+        diagnostic(f, plan, lines[f.path]) for f, plan in zip(findings, plans, strict=True)
     ]
 
 

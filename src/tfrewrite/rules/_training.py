@@ -105,8 +105,12 @@ def is_train_step(ctx: RuleContext, function: FunctionScope) -> bool:
 
 
 def is_keras_train_step_override(ctx: RuleContext, function: FunctionScope) -> bool:
-    """`Model.train_step`: Keras traces it already."""
-    return function.is_method and function.node.name.value in ("train_step", "test_step")
+    """`Model.train_step`: Keras traces it already. A class whose base cannot
+    be followed counts as a model when a base's name says `Model`."""
+    if not function.is_method or function.node.name.value not in ("train_step", "test_step"):
+        return False
+    info = ctx.index.classes.get(function.class_name or "")
+    return info is None or any("Model" in base.rsplit(".", 1)[-1] for base in info.bases)
 
 
 # -- Python side effects ----------------------------------------------------------------
@@ -160,6 +164,24 @@ def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
     return values
 
 
+def _dataset_sources(ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
+    """`expr` and what it stands for: the values a name is assigned, the
+    values a module function called without arguments returns (two levels)."""
+    sources = [expr]
+    if depth >= 2:
+        return sources
+    if isinstance(expr, cst.Name):
+        for value in _assigned_values(ctx, expr.value):
+            sources += _dataset_sources(ctx, value, depth + 1)
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        for function in ctx.functions:
+            if function.parent is None and not function.is_method and function.node.name.value == expr.func.value:
+                for node in iter_nodes(function.node.body, into_functions=False):
+                    if isinstance(node, cst.Return) and node.value is not None:
+                        sources += _dataset_sources(ctx, node.value, depth + 1)
+    return sources
+
+
 def _batch_without_drop(expr: cst.BaseExpression) -> bool:
     """A `.batch(n)` (anywhere in a method chain) that keeps the remainder."""
     for node in iter_nodes(expr):
@@ -185,11 +207,7 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
     else:
         candidates = [source]
     for expr in candidates:
-        if _batch_without_drop(expr):
-            return True
-        if isinstance(expr, cst.Name) and any(
-            _batch_without_drop(v) for v in _assigned_values(ctx, expr.value)
-        ):
+        if any(_batch_without_drop(v) for v in _dataset_sources(ctx, expr)):
             return True
         if (
             isinstance(expr, cst.Call)
@@ -396,11 +414,12 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
             continue
         loops = loops_calling(ctx, function.node.name.value)
-        if not loops:
+        looped = ctx.index.looped_functions.get(function.qualname)
+        if not loops and looped is None:
             continue
         callees = loss_keys(ctx, function)
         options = options_from_losses(ctx, callees)
-        if any(feeds_short_final_batch(ctx, loop) for loop in loops):
+        if looped or any(feeds_short_final_batch(ctx, loop) for loop in loops):
             options.setdefault("reduce_retracing", "True")
         refusal = None
         effect = next(side_effects(ctx, function.node.body), None)

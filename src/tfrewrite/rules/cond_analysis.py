@@ -469,7 +469,9 @@ def _statement_problem(
         if problem:
             return problem
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call) and not expression:
-        problem = _expression_call_problem(node.value, resolver, branch)
+        problem = _call_problem(node.value, resolver, branch) or _expression_call_problem(
+            node.value, resolver, branch
+        )
         if problem:
             return problem
     loop = in_loop or isinstance(node, _LOOPS)

@@ -31,6 +31,8 @@ from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule,
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
 DEFAULT_OUTPUT_STREAM = "stdout"
+# A rewritten call longer than this is written one argument per line.
+MAX_LINE_LENGTH = 88
 
 # Builtins whose result is static metadata even when given a tensor (`len(x)`
 # is the static first dimension): a print of these is a trace-time message.
@@ -233,7 +235,13 @@ class PrintInTracedCode(Rule):
             @tf.function
             def step(x, epoch):
                 loss = tf.reduce_mean(x)
-                tf.print(tf.strings.join([f"epoch {epoch}: loss ", tf.strings.as_string(loss, precision=4)]), output_stream=sys.stdout)
+                tf.print(
+                    tf.strings.join([
+                        f"epoch {epoch}: loss ",
+                        tf.strings.as_string(loss, precision=4),
+                    ]),
+                    output_stream=sys.stdout,
+                )
                 return loss
             """,
             unsafe=True,
@@ -325,9 +333,12 @@ class PrintInTracedCode(Rule):
     def _walk(self, ctx: RuleContext, root: FunctionScope) -> Iterator[Violation]:
         if _shadows_print(ctx):
             return
-        stack: list[tuple[cst.CSTNode, FunctionScope, cst.CSTNode | None]] = [(root.node, root, None)]
+        # (node, innermost function, parent, indentation of the node's statement)
+        stack: list[tuple[cst.CSTNode, FunctionScope, cst.CSTNode | None, str]] = [
+            (root.node, root, None, "")
+        ]
         while stack:
-            node, scope, parent = stack.pop()
+            node, scope, parent, indent = stack.pop()
             if isinstance(node, cst.ClassDef):
                 continue
             if isinstance(node, cst.FunctionDef) and node is not scope.node:
@@ -336,13 +347,20 @@ class PrintInTracedCode(Rule):
                     continue
                 scope = inner
             if isinstance(node, cst.Call) and _is_print(node):
-                violation = self._check_print(ctx, node, scope, parent)
+                violation = self._check_print(ctx, node, scope, parent, indent)
                 if violation is not None:
                     yield violation
-            stack.extend((child, scope, node) for child in reversed(node.children))
+            if isinstance(node, cst.IndentedBlock):
+                indent += node.indent if node.indent is not None else ctx.module.default_indent
+            stack.extend((child, scope, node, indent) for child in reversed(node.children))
 
     def _check_print(
-        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, parent: cst.CSTNode | None
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        scope: FunctionScope,
+        parent: cst.CSTNode | None,
+        indent: str,
     ) -> Violation | None:
         facts = ctx.tensors(scope)
         if any(arg.star for arg in call.args):
@@ -354,7 +372,9 @@ class PrintInTracedCode(Rule):
         positional = [arg.value for arg in call.args if arg.keyword is None]
         if not any(_shows_values(facts, value) for value in positional):
             return None  # constant text or static facts: a trace-time message
-        problem = "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
+        problem = (
+            "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
+        )
         context_refusal, context_note = _context_applicability(ctx, scope)
         if context_refusal is not None:
             return Violation(call, f"{problem}; not rewritten: {context_refusal}")
@@ -365,7 +385,7 @@ class PrintInTracedCode(Rule):
                 "(move it to its own statement)",
             )
         try:
-            rewrite = self._rewrite(ctx, call, facts)
+            rewrite = self._rewrite(ctx, call, facts, indent)
         except _Refusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
         notes = [*rewrite.assumptions, *([context_note] if context_note else [])]
@@ -373,11 +393,15 @@ class PrintInTracedCode(Rule):
         message = "Replace `print` with `tf.print`"
         if notes:
             message += " (unsafe: " + "; ".join(notes) + ")"
-        fix = CstFix(message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability)
+        fix = CstFix(
+            message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability
+        )
         return Violation(call, f"{problem}; use `tf.print`", fix)
 
     # -- building the replacement ---------------------------------------------------------
-    def _rewrite(self, ctx: RuleContext, call: cst.Call, facts: TensorFacts) -> _Rewrite:
+    def _rewrite(
+        self, ctx: RuleContext, call: cst.Call, facts: TensorFacts, indent: str
+    ) -> _Rewrite:
         tf_alias, imports = ctx.tensorflow()
         keywords: dict[str, cst.Arg] = {}
         for arg in call.args:
@@ -426,9 +450,8 @@ class PrintInTracedCode(Rule):
             text = _string_value(sep.value)
             separator = [_Text(text)] if text is not None else [_Arg(ctx.code(sep.value), "python")]
         flat: list[_Text | _Arg | _Field] = []
-        for i, (arg, pieces) in enumerate(
-            zip([a for a in call.args if a.keyword is None], pieces_per_arg)
-        ):
+        positional_args = [a for a in call.args if a.keyword is None]
+        for i, (arg, pieces) in enumerate(zip(positional_args, pieces_per_arg, strict=True)):
             if i:
                 flat.extend(separator)
             if pieces is None and _is_text(arg.value):
@@ -438,16 +461,27 @@ class PrintInTracedCode(Rule):
                 pieces = [_Arg(ctx.code(arg.value), _kind_of(facts, arg.value))]
             flat.extend(pieces)
         end = keywords.get("end")
+        unit = ctx.module.default_indent
         if any(isinstance(p, _Arg) and p.kind == "string" for p in flat):
             # tf.print quotes string tensors among other inputs, and prints a
             # lone scalar string as it is: join the line into one string.
-            parts = [f"{tf_alias}.strings.join([{', '.join(_render(_as_text(ctx, flat, tf_alias)))}])"]
+            elements = _render(_as_text(ctx, flat, tf_alias))
+            joined = f"{tf_alias}.strings.join([{', '.join(elements)}])"
+            if len(indent + unit + joined) + 1 > MAX_LINE_LENGTH:
+                # Relative indentation: LibCST adds the enclosing block's.
+                lines = "".join(f"{unit * 2}{e},\n" for e in elements)
+                joined = f"{tf_alias}.strings.join([\n{lines}{unit}])"
+            parts = [joined]
         else:
             parts = [*_render(flat), 'sep=""']
         if end is not None and not _is_none(end.value):
             parts.append(f"end={ctx.code(end.value)}")
         parts.append(f"output_stream={sys_alias}.{stream}")
-        replacement = cst.parse_expression(f"{tf_alias}.print({', '.join(parts)})")
+        code = f"{tf_alias}.print({', '.join(parts)})"
+        if "\n" in code or len(indent + code) > MAX_LINE_LENGTH:
+            lines = "".join(f"{unit}{part},\n" for part in parts)
+            code = f"{tf_alias}.print(\n{lines})"
+        replacement = cst.parse_expression(code)
         assert isinstance(replacement, cst.Call)
         return _Rewrite(replacement, imports, assumptions)
 
@@ -498,7 +532,7 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
     if plain_tf_function and not compiled_by_keras:
         return None, None
     return None, (
-        "Keras may compile this code with XLA (`jit_compile=\"auto\"` on a GPU), "
+        'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
         "where `tf.print` has no kernel"
     )
 
@@ -632,7 +666,9 @@ def _string_pieces(
         if part.format_spec:
             if any(isinstance(p, cst.FormattedStringExpression) for p in part.format_spec):
                 raise _Refusal(f"the format spec of `{ctx.code(part)}` is computed at run time")
-            spec = "".join(p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText))
+            spec = "".join(
+                p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText)
+            )
         if part.conversion is not None and spec:
             raise _Refusal(f"`{ctx.code(part)}` formats the text of a tensor, not its value")
         pieces.append(_tensor_field(ctx, facts, expression, spec or "", tf_alias, assumptions))
@@ -656,7 +692,14 @@ def _tensor_field(
     if match is None:
         raise _Refusal(f"the format spec `{spec}` of `{code}` has no TensorFlow equivalent")
     return _as_string(
-        ctx, facts, expression, match["precision"], match["type"], match["width"], tf_alias, assumptions
+        ctx,
+        facts,
+        expression,
+        match["precision"],
+        match["type"],
+        match["width"],
+        tf_alias,
+        assumptions,
     )
 
 
@@ -731,7 +774,16 @@ def _percent_pieces(
             pieces.append(_Arg(ctx.code(operand)))
         elif kind in "fe" and not flags:
             pieces.append(
-                _as_string(ctx, facts, operand, match["precision"], kind, match["width"], tf_alias, assumptions)
+                _as_string(
+                    ctx,
+                    facts,
+                    operand,
+                    match["precision"],
+                    kind,
+                    match["width"],
+                    tf_alias,
+                    assumptions,
+                )
             )
         else:
             reason = (
@@ -781,20 +833,34 @@ def _format_pieces(
             index = int(head)
         else:
             index = head
-        operand = positional[index] if isinstance(index, int) and index < len(positional) else named.get(str(index))
+        operand = (
+            positional[index]
+            if isinstance(index, int) and index < len(positional)
+            else named.get(str(index))
+        )
         if operand is None:
             raise _Refusal(f"the `.format` field `{{{field_name}}}` has no argument")
         if "{" in spec:
             if _shows_values(facts, operand):
                 raise _Refusal(f"the format spec of `{{{field_name}}}` is computed at run time")
         if not _shows_values(facts, operand):
-            text = "{" + path + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            text = (
+                "{"
+                + path
+                + (f"!{conversion}" if conversion else "")
+                + (f":{spec}" if spec else "")
+                + "}"
+            )
             pieces.append(_Field(ctx.code(operand), text, source))
             continue
         if path or not facts.is_tensor(operand):
-            raise _Refusal(f"the `.format` field `{{{field_name}}}` formats a value computed from a tensor")
+            raise _Refusal(
+                f"the `.format` field `{{{field_name}}}` formats a value computed from a tensor"
+            )
         if conversion and spec:
-            raise _Refusal(f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, not its value")
+            raise _Refusal(
+                f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, not its value"
+            )
         pieces.append(_tensor_field(ctx, facts, operand, spec, tf_alias, assumptions))
     return pieces
 
@@ -814,7 +880,9 @@ def _as_text(
         elif piece.kind == "tensor":
             result.append(_Arg(f'{tf_alias}.strings.format("{{}}", {piece.code})', "string"))
         elif piece.kind == "container":
-            raise _Refusal(f"`{piece.code}` holds tensors and cannot be joined into one formatted line")
+            raise _Refusal(
+                f"`{piece.code}` holds tensors and cannot be joined into one formatted line"
+            )
         else:
             result.append(_Field("{" + piece.code + "}", "", python))
     return result

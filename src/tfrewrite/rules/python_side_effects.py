@@ -18,9 +18,17 @@ MUTATING_METHODS = frozenset(
 
 
 def _bound_locally(function: cst.FunctionDef) -> set[str]:
-    """Names the function itself binds (parameters excluded: a list passed in
-    belongs to the caller)."""
-    names: set[str] = set()
+    """Names the function itself binds, parameters included (mutating an
+    argument is the caller's business, and `**kwargs` is a fresh dict)."""
+    params = function.params
+    names = {
+        p.name.value
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+        if p.name.value != "self"
+    }
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
     for node in iter_nodes(function.body, into_functions=False):
         if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
             names.add(node.target.value)
@@ -138,6 +146,19 @@ class PythonSideEffectInTracedCode(Rule):
                 losses.append(x)
             """,
             note="not traced",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, **options):
+                options.update(scale=2)
+                counter = tf.Variable(0)
+                counter.assign_add(1)
+                return x * options["scale"]
+            """,
+            note="arguments and locals belong to the call",
         ),
     )
 

@@ -150,8 +150,8 @@ class _Conditional:
         if reconciled.convert[1]:
             orelse = as_float_literal(orelse)
         code = (
-            f"{self.tf}.cond({condition.code}, lambda: {self.ctx.code(body).strip()}, "
-            f"lambda: {self.ctx.code(orelse).strip()})"
+            f"{self.tf}.cond({condition.code}, lambda: {_lambda_body(self.ctx, body)}, "
+            f"lambda: {_lambda_body(self.ctx, orelse)})"
         )
         replacement = cst.parse_expression(code)
         return _Outcome(self.fix([NodeEdit(node, replacement)]))
@@ -287,7 +287,9 @@ class _Conditional:
         ):
             value = only.body[0].value
             assert value is not None
-            return lambda_branch([_expression_code(self.ctx, value)])
+            code = _expression_code(self.ctx, value)
+            if "\n" not in code:  # a multi-line expression reads better in a function
+                return lambda_branch([code])
         params = self._params(side, statements, [], defined)
         name = self._function_name(side, [], place)
         template, leading = _template(suite)
@@ -557,7 +559,11 @@ class TensorIf(Rule):
             @tf.function
             def loss(y_true, y_pred):
                 err = tf.reduce_mean(y_pred - y_true)
-                penalty = tf.cond(tf.logical_and(err > 0.0, err < 1.0), lambda: err * 2.0, lambda: 0.0)
+                penalty = tf.cond(
+                    tf.logical_and(err > 0.0, err < 1.0),
+                    lambda: err * 2.0,
+                    lambda: 0.0,
+                )
                 return err + penalty
             """,
             note="`and` on tensors; the Python 0 becomes 0.0 to match the float branch",
@@ -734,6 +740,13 @@ def _expression_code(ctx: RuleContext, node: cst.BaseExpression) -> str:
     return code
 
 
+def _lambda_body(ctx: RuleContext, node: cst.BaseExpression) -> str:
+    """A value as a lambda body: without redundant outer parentheses."""
+    if node.lpar and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Lambda, cst.NamedExpr)):
+        node = node.with_changes(lpar=[], rpar=[])
+    return _expression_code(ctx, node)
+
+
 def _augmented_expression(ctx: RuleContext, aug: cst.AugAssign) -> str:
     op = _AUG_TO_BINARY[type(aug.operator)]
     symbol = _OPERATOR_SYMBOLS[op]
@@ -777,7 +790,7 @@ def _as_expressions(ctx: RuleContext, statements: list[Statement], outputs: list
             used = reads(small.value) | {name}
         else:
             return None
-        if name not in outputs or name in values or used & set(values):
+        if name not in outputs or name in values or used & set(values) or "\n" in expression:
             return None
         values[name] = expression
     return [values.get(name, name) for name in outputs]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import math
+import os
 import random
 import time
 import traceback
@@ -85,6 +86,7 @@ class Check:
     max_rel: float = 0.0
     detail: str = ""
     runs: int = 0
+    traceback: str | None = None  # of the first failure, when it raised
 
     def add(self, diff: Difference, label: str) -> None:
         self.runs += 1
@@ -93,10 +95,12 @@ class Check:
         if self.ok and not diff.ok:
             self.ok, self.detail = False, f"on {label}: {diff.detail}"
 
-    def fail(self, detail: str) -> None:
+    def fail(self, detail: str, call: Call | None = None) -> None:
         self.runs += 1
         if self.ok:
             self.ok, self.detail = False, detail
+            if call is not None and call.failed:
+                self.traceback = call.traceback()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +110,7 @@ class Check:
             "max_rel": _finite(self.max_rel),
             "detail": self.detail,
             "runs": self.runs,
+            "traceback": self.traceback,
         }
 
 
@@ -188,9 +193,32 @@ class Call:
 
     def describe_error(self) -> str:
         assert self.error is not None
-        text = str(self.error).strip().splitlines()
-        first = next((line for line in text if line.strip()), "")
-        return f"{type(self.error).__name__}: {first[:300]}"
+        lines = [line.strip() for line in str(self.error).strip().splitlines() if line.strip()]
+        if lines and lines[0] == "in user code:":
+            # AutoGraph's wrapper: the user's exception is the last line.
+            return lines[-1][:300]
+        return f"{type(self.error).__name__}: {(lines[0] if lines else '')[:300]}"
+
+    def traceback(self) -> str:
+        """The traceback without tfrewrite's, TensorFlow's and AutoGraph's own frames."""
+        assert self.error is not None
+        summary = traceback.TracebackException.from_exception(self.error)
+        summary.stack = traceback.StackSummary.from_list(
+            [f for f in summary.stack if not _internal_frame(f.filename)]
+        )
+        return "".join(summary.format())[-2500:]
+
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _internal_frame(filename: str) -> bool:
+    return (
+        filename.startswith(_HERE)
+        or f"{os.sep}tensorflow{os.sep}" in filename
+        or f"{os.sep}keras{os.sep}" in filename
+        or "__autograph_generated" in filename
+    )
 
 
 def _call(fn: Callable, args: dict[str, Any], eager: bool = False) -> Call:
@@ -389,7 +417,7 @@ class Verifier:
                         check.runs += 1
                 elif got.failed:
                     hint = " (the rewrite still needs AutoGraph)" if "OperatorNotAllowedInGraph" in type(got.error).__name__ else ""
-                    check.fail(f"on {label}: raised {got.describe_error()}{hint}")
+                    check.fail(f"on {label}: raised {got.describe_error()}{hint}", got)
                 else:
                     check.add(compare(expected.value, got.value, rtol, atol), label)
             names = _float_args(args)
@@ -404,7 +432,7 @@ class Verifier:
             if want.failed:
                 continue  # not differentiable eagerly: nothing to compare
             if got.failed:
-                check.fail(f"on {label}: gradient raised {got.describe_error()}")
+                check.fail(f"on {label}: gradient raised {got.describe_error()}", got)
             else:
                 check.add(compare(want.value, got.value, rtol * 10, atol * 10, "d/d(" + ", ".join(names) + ")"), label)
 
@@ -418,7 +446,7 @@ class Verifier:
             expected = _call(original, args, eager=True)
             got = _call(fn, args, eager=eager)
             if got.failed:
-                check.fail(f"on {label}: raised {got.describe_error()}")
+                check.fail(f"on {label}: raised {got.describe_error()}", got)
                 continue
             diff = compare(expected.value, got.value, math.inf, math.inf)  # shape, dtype, structure only
             check.add(Difference(diff.ok, detail=diff.detail), label)
@@ -614,6 +642,8 @@ class Verifier:
         label, args = case
         subject = self.rewrite if self.rewrite is not None else self.original
         who = "the rewrite" if self.rewrite is not None else "the function"
+        if _call(tf.function(subject.python_function), args).failed:
+            return  # fails without XLA too: reported by the other checks
         got = _call(tf.function(subject.python_function, jit_compile=True), args)
         if got.failed:
             text = str(got.error)

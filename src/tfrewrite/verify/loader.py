@@ -312,7 +312,7 @@ def load_function(
         piece = ModuleSlice(tree, piece.kept, piece.constants)
     n = next(_counter)
     name = f"tfrewrite_verify_{role}_{n}"
-    filename = f"<tfrewrite-verify {role} {n}: {path}>"
+    filename = f"{path} ({role} #{n})"  # not a real file: the source lives in linecache
     _register_source(filename, source)
     module = types.ModuleType(name)
     # No `__file__`: AutoGraph refreshes linecache from the file of any module

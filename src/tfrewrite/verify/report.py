@@ -54,6 +54,7 @@ def render_text(results: list[dict[str, Any]]) -> str:
         mode = "rewrite" if r.get("mode") == "rewrite" else "original only"
         lines.append(f"{head}  [{mode}, {r['reason']}]  {r['verdict'].upper()}")
         checks = r.get("checks") or []
+        shown_traceback = False
         if checks:
             width = max(len(c["name"]) for c in checks)
             lines.append(f"  {'check':<{width}}  {'runs':>4}  {'max abs':>9}  {'max rel':>9}  result")
@@ -63,6 +64,9 @@ def render_text(results: list[dict[str, Any]]) -> str:
                     f"  {c['name']:<{width}}  {c['runs']:>4}  {_number(c['max_abs']):>9}  "
                     f"{_number(c['max_rel']):>9}  {status}"
                 )
+                if not c["ok"] and c.get("traceback") and not shown_traceback:
+                    shown_traceback = True
+                    lines.extend("      " + line for line in c["traceback"].rstrip().splitlines())
         if r.get("mode") == "rewrite" and not r.get("error"):
             lines.append(f"  branches: {_branches(r)}")
         if r.get("inputs"):
