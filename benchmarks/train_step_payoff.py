@@ -24,7 +24,7 @@ from pathlib import Path
 from tfrewrite.api import fix_source_with_findings
 
 LOOP_SOURCE = textwrap.dedent(
-    '''
+    """
     import json
     import sys
     import time
@@ -71,7 +71,7 @@ LOOP_SOURCE = textwrap.dedent(
             losses.append(float(loss))
         epoch_seconds.append(time.perf_counter() - start)
     print(json.dumps({"losses": losses, "epoch_seconds": epoch_seconds}))
-    '''
+    """
 ).lstrip()
 
 
@@ -104,16 +104,24 @@ def main() -> None:
     before_s, after_s = after_tracing(original), after_tracing(fixed_run)
     curve_a, curve_b = original["losses"], fixed_run["losses"]
     assert len(curve_a) == len(curve_b)
-    difference = max(abs(a - b) for a, b in zip(curve_a, curve_b))
+    difference = max(abs(a - b) for a, b in zip(curve_a, curve_b, strict=True))
     steps = len(curve_a) // args.epochs
     print("fixes applied:", ", ".join(f"{f.code} line {f.start.line}" for f in fixed))
     print("remaining findings:", ", ".join(f.code for f in remaining) or "none")
     print(f"steps per epoch: {steps}, epochs: {args.epochs} (first excluded from timing)")
-    print(f"loss on the loss, eager step:  {before_s * 1000:8.1f} ms/epoch  ({before_s / steps * 1000:.2f} ms/step)")
-    print(f"tf.function on the step:       {after_s * 1000:8.1f} ms/epoch  ({after_s / steps * 1000:.2f} ms/step)")
+    print(
+        f"@tf.function on the loss:  {before_s * 1000:8.1f} ms/epoch  "
+        f"({before_s / steps * 1000:.2f} ms/step)"
+    )
+    print(
+        f"@tf.function on the step:  {after_s * 1000:8.1f} ms/epoch  "
+        f"({after_s / steps * 1000:.2f} ms/step)"
+    )
     print(f"speed-up: {before_s / after_s:.1f}x")
-    print(f"first/last loss: {curve_a[0]:.6f} / {curve_a[-1]:.6f} (original), "
-          f"{curve_b[0]:.6f} / {curve_b[-1]:.6f} (rewritten)")
+    print(
+        f"first/last loss: {curve_a[0]:.6f} / {curve_a[-1]:.6f} (original), "
+        f"{curve_b[0]:.6f} / {curve_b[-1]:.6f} (rewritten)"
+    )
     print(f"largest loss-curve difference: {difference:.3g}")
 
 

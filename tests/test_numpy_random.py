@@ -129,7 +129,15 @@ MAPPINGS = [
         "np.random.permutation(8).astype(np.int32)",
         "tf.random.shuffle(tf.range(8, dtype=tf.int32))",
     ),
+    (
+        "np.random.permutation(8).astype(bool)",
+        "tf.cast(tf.random.shuffle(tf.range(8, dtype=tf.int64)), tf.bool)",
+    ),
     ("np.random.permutation(y_pred)", "tf.random.shuffle(y_pred)"),
+    (
+        "np.random.permutation(y_pred).astype(np.float16)",
+        "tf.cast(tf.random.shuffle(y_pred), tf.float16)",
+    ),
 ]
 
 DTYPES = [
@@ -202,6 +210,14 @@ DTYPES = [
     ),
     # parentheses around the call are kept
     ("(np.random.normal()) * 2", "(tf.random.normal([])) * 2"),
+    # consumers that take a tensor
+    (
+        "tf.clip_by_value(np.random.normal(size=3), -1, 1)",
+        "tf.clip_by_value(tf.random.normal([3]), -1, 1)",
+    ),
+    ("abs(np.random.normal())", "abs(tf.random.normal([]))"),
+    ("np.random.rand(3)[0]", "tf.random.uniform([3])[0]"),
+    ("np.random.rand(2, 3).shape", "tf.random.uniform([2, 3]).shape"),
 ]
 
 
@@ -401,7 +417,17 @@ NEGATIVES = {
         def f(self, x):
             return x + self.random.normal(size=3)
         """,
-    "a generator object's method": """
+    "a generator passed as a parameter": """
+        import numpy as np
+        import tensorflow as tf
+
+        rng = np.random.default_rng(0)
+
+        @tf.function
+        def f(x, rng):
+            return x + rng.normal(size=3)
+        """,
+    "a local generator shadowing the module's": """
         import numpy as np
         import tensorflow as tf
 
@@ -409,7 +435,17 @@ NEGATIVES = {
 
         @tf.function
         def f(x):
+            rng = make_tensor_rng()
             return x + rng.normal(size=3)
+        """,
+    "a module-level generator used outside traced code": """
+        import numpy as np
+        import tensorflow as tf
+
+        rng = np.random.default_rng(0)
+
+        def make(n):
+            return rng.normal(size=(n, 3))
         """,
     "Python random is TFR106's": """
         import random
@@ -470,6 +506,14 @@ REFUSALS = [
     ("np.random.permutation(n)", "not known to be an integer or a tensor"),
     ("n * np.random.randint(3)", "combined with `n`, whose dtype is not known"),
     ("x + np.random.binomial(1, 0.5, size=3)", "combined with `x`, whose dtype is not known"),
+    # what consumes the sample needs a host value
+    ("int(np.random.rand() * 10)", "passed to `int(...)`"),
+    ("range(np.random.randint(1, 4))", "passed to `range(...)`"),
+    ("np.clip(np.random.normal(size=3), -1, 1)", "passed to `np.clip(...)`"),
+    ("np.array([np.random.rand(), 1.0])", "passed to `np.array(...)`"),
+    ("np.random.normal(size=(2, 3)).reshape(-1)", "`.reshape` is NumPy array API"),
+    ("np.random.rand(3).tolist()", "`.tolist` is NumPy array API"),
+    ("(2 * np.random.rand(3)).sum()", "`.sum` is NumPy array API"),
 ]
 
 
@@ -583,3 +627,80 @@ def test_formatting_around_the_call_is_kept() -> None:
         return noisy
     """
     )
+
+
+def test_a_call_over_several_lines_keeps_its_layout_and_comments() -> None:
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def f(y_pred):
+        noise = np.random.normal(  # label jitter
+            0.0,  # centred
+            0.05,
+            size=y_pred.shape,
+        )
+        scale = np.random.uniform(
+            # own-line comment
+            0.9,
+            1.1)
+        return y_pred * scale + noise
+    """
+    assert _fix(source) == textwrap.dedent(
+        """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def f(y_pred):
+        noise = tf.random.normal(  # label jitter
+            tf.shape(y_pred),
+            mean=0.0,  # centred
+            stddev=0.05,
+        )
+        scale = tf.random.uniform(
+            # own-line comment
+            [],
+            minval=0.9,
+            maxval=1.1)
+        return y_pred * scale + noise
+    """
+    )
+
+
+def test_a_call_over_several_lines_without_comments_is_rewritten() -> None:
+    source = TRACED.format(expr="np.random.rand(2,\n                          3)")
+    assert fix_source(source, select=SELECT) == TRACED.format(expr="tf.random.uniform([2, 3])")
+
+
+def test_comments_that_cannot_be_kept_refuse_the_fix() -> None:
+    source = TRACED.format(expr="np.random.binomial(\n        1,  # one trial\n        0.5,\n    )")
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "the call's comments would be lost" in finding.message
+
+
+@pytest.mark.parametrize(
+    "constructor", ["np.random.default_rng(0)", "np.random.RandomState(0)", "default_rng()"]
+)
+def test_module_level_generator_draws_are_findings_without_fix(constructor: str) -> None:
+    source = f"""\
+import numpy as np
+from numpy.random import default_rng
+import tensorflow as tf
+
+rng = {constructor}
+
+
+@tf.function
+def f(x):
+    return x + rng.normal(size=3) * rng.uniform()
+"""
+    findings = check_source(source, select=SELECT)
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    assert "draws from the NumPy generator `rng`" in findings[0].message
+    assert "tf.random.Generator" in findings[0].message
+    assert fix_source(source, select=SELECT) == source

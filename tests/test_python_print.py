@@ -8,9 +8,12 @@ source unchanged with a finding that says why.
 from __future__ import annotations
 
 import ast
+import json
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tfrewrite.api import check_source, fix_source, fix_source_with_findings
 from tfrewrite.findings import Applicability
@@ -22,7 +25,8 @@ SYS_TF = "import sys\nimport tensorflow as tf\n"
 def traced(body: str, header: str = SYS_TF, params: str = "x, step") -> str:
     """`body` inside `@tf.function def f(...)` where `loss` is a scalar tensor."""
     body = textwrap.indent(textwrap.dedent(body).strip("\n"), "    ")
-    return f"{header}\n@tf.function\ndef f({params}):\n    loss = tf.reduce_mean(x)\n{body}\n    return loss\n"
+    head = f"{header}\n@tf.function\ndef f({params}):\n    loss = tf.reduce_mean(x)\n"
+    return f"{head}{body}\n    return loss\n"
 
 
 def fix(source: str, unsafe: bool = False) -> str:
@@ -48,7 +52,7 @@ REWRITES = [
     ),
     pytest.param("print(loss)", "tf.print(loss, output_stream=sys.stdout)", id="tensor-only"),
     pytest.param(
-        "print(x)", "tf.print(x, output_stream=sys.stdout)", id="parameter-annotated-below"
+        "print(x)", "tf.print(x, output_stream=sys.stdout)", id="annotated-tensor-parameter"
     ),
     pytest.param(
         'print("a", loss, sep=" | ", end="!\\n")',
@@ -262,7 +266,7 @@ def test_long_rewrite_is_one_argument_per_line() -> None:
     assert fix(source).endswith(
         """\
     tf.print(
-        f"the mean squared error of this batch is ",
+        "the mean squared error of this batch is ",
         loss,
         f" at step {step}",
         sep="",
@@ -312,10 +316,21 @@ def test_from_sys_import_stderr() -> None:
 
 
 def test_tensorflow_alias_of_the_file() -> None:
-    source = "import sys\nimport tensorflow as tfl\n\n@tfl.function\ndef f(x):\n    loss = tfl.reduce_mean(x)\n    print(loss)\n    return loss\n"
+    source = (
+        "import sys\nimport tensorflow as tfl\n\n@tfl.function\ndef f(x):\n"
+        "    loss = tfl.reduce_mean(x)\n    print(loss)\n    return loss\n"
+    )
     fixed = fix(source)
     assert "    tfl.print(loss, output_stream=sys.stdout)\n" in fixed
     assert "import tensorflow as tf\n" not in fixed
+
+
+def test_decorated_method_of_a_plain_class_is_safe() -> None:
+    source = (
+        SYS_TF + "\nclass Trainer:\n    @tf.function\n    def step(self, x: tf.Tensor):\n"
+        "        print(x)\n        return x\n"
+    )
+    assert "        tf.print(x, output_stream=sys.stdout)\n" in fix(source)
 
 
 def test_nested_function_in_traced_code() -> None:
@@ -362,9 +377,29 @@ model.compile(optimizer="sgd", loss=mse)
 """
 
 
+DECORATED_KERAS_METHOD = """\
+import sys
+import tensorflow as tf
+
+class Base(tf.keras.layers.Layer):
+    pass
+
+class Noisy(Base):
+    @tf.function
+    def call(self, inputs):
+        print("sum", tf.reduce_sum(inputs))
+        return inputs
+"""
+
+
 @pytest.mark.parametrize(
     ("source", "line"),
     [
+        pytest.param(
+            DECORATED_KERAS_METHOD,
+            '        print("sum", tf.reduce_sum(inputs))\n',
+            id="decorated-keras-method",
+        ),
         pytest.param(KERAS_LOSS, '    print("loss", loss)\n', id="compiled-loss"),
         pytest.param(KERAS_LOSS_CLASS, '        print("pred", y_pred)\n', id="loss-call"),
         pytest.param(
@@ -463,7 +498,8 @@ def test_trace_time_messages_untouched(line: str) -> None:
 def test_print_outside_traced_code_untouched() -> None:
     source = (
         SYS_TF
-        + '\ndef f(x):\n    loss = tf.reduce_mean(x)\n    print(f"loss={loss}", loss)\n    return loss\n'
+        + "\ndef f(x):\n    loss = tf.reduce_mean(x)\n"
+        + '    print(f"loss={loss}", loss)\n    return loss\n'
     )
     assert check_source(source, select=["TFR103"]) == []
 
@@ -490,3 +526,130 @@ def test_finding_points_at_the_call() -> None:
     line = source.splitlines().index('    print("loss", loss)') + 1
     assert (finding.start.line, finding.start.column) == (line, 5)
     assert finding.code == "TFR103" and finding.rule_name == "print-in-traced-code"
+
+
+def test_default_stream_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`print`'s standard output is kept unless the rule is set to another stream."""
+    from tfrewrite.rules.python_print import PrintInTracedCode
+
+    monkeypatch.setattr(PrintInTracedCode, "output_stream", "stderr")
+    assert 'tf.print("loss", loss, output_stream=sys.stderr)' in fix(traced('print("loss", loss)'))
+
+
+# -- the rewritten text reads the same: a differential check without TensorFlow -----------
+class FakeTensor:
+    """Stands in for a scalar tensor: `print` and the fake `tf.print` both show
+    its value, so any difference in the printed text comes from the rewrite."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+class FakeStrings:
+    @staticmethod
+    def join(inputs: list) -> str:
+        return "".join(str(i) for i in inputs)
+
+    @staticmethod
+    def format(template: str, value: object) -> str:
+        return template.replace("{}", str(value))
+
+    @staticmethod
+    def as_string(x: FakeTensor, precision: int, scientific: bool = False, width: int = -1) -> str:
+        spec = f"{width if width > 0 else ''}.{precision}{'e' if scientific else 'f'}"
+        return format(x.value, spec)
+
+
+class FakeTF:
+    """Just what the rewritten code calls, printing as `print` would."""
+
+    strings = FakeStrings
+
+    @staticmethod
+    def function(fn):  # noqa: ANN001, ANN205
+        return fn
+
+    @staticmethod
+    def reduce_mean(x: float) -> FakeTensor:
+        return FakeTensor(x)
+
+    @staticmethod
+    def print(*inputs: object, sep: str = " ", end: str = "\n", output_stream=None) -> None:  # noqa: ANN001
+        output_stream.write(sep.join(str(i) for i in inputs) + end)
+
+
+def run_printing(source: str, value: float, step: int) -> str:
+    import io
+    import sys as real_sys
+
+    namespace: dict = {"tf": FakeTF}
+    code = source.replace("import tensorflow as tf\n", "")
+    buffer = io.StringIO()
+    saved = real_sys.stdout
+    real_sys.stdout = buffer
+    try:
+        exec(compile(code, "<rewritten>", "exec"), namespace)
+        namespace["f"](value, step)
+    finally:
+        real_sys.stdout = saved
+    return buffer.getvalue()
+
+
+TEXT = st.text(alphabet="ab \"'\\{}%\n\t\x01é€", max_size=6)
+FIELDS = st.sampled_from(["{loss}", "{step}", "{loss:.3f}", "{loss=}", "{loss!r}", "{loss:9.2e}"])
+
+
+def py_literal(text: str, braces: bool = False) -> str:
+    body = json.dumps(text)[1:-1]  # an escaping independent of the rule's own
+    return body.replace("{", "{{").replace("}", "}}") if braces else body
+
+
+@st.composite
+def print_statements(draw: st.DrawFn) -> str:
+    kind = draw(st.sampled_from(["fstring", "percent", "format", "args"]))
+    texts = draw(st.lists(TEXT, min_size=3, max_size=3))
+    if kind == "fstring":
+        fields = draw(st.lists(FIELDS, min_size=1, max_size=2))
+        body = py_literal(texts[0], True) + fields[0] + py_literal(texts[1], True)
+        if len(fields) > 1:
+            body += fields[1] + py_literal(texts[2], True)
+        args = f'f"{body}"'
+    elif kind == "percent":
+        template = texts[0].replace("%", "%%") + "%s" + texts[1].replace("%", "%%") + "%.4f"
+        args = f'"{py_literal(template)}" % (step, loss)'
+    elif kind == "format":
+        template = texts[0].replace("{", "{{").replace("}", "}}") + "{1:.2f}|{0}"
+        args = f'"{py_literal(template)}".format(step, loss)'
+    else:
+        args = f'"{py_literal(texts[0])}", loss, f"{py_literal(texts[1], True)}{{step}}"'
+    extra = ""
+    if draw(st.booleans()):
+        extra += f', sep="{py_literal(texts[2])}"'
+    if draw(st.booleans()):
+        extra += f', end="{py_literal(texts[1])}!\\n"'
+    return f"print({args}{extra})"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    statement=print_statements(),
+    value=st.floats(-1e6, 1e6, allow_nan=False),
+    step=st.integers(0, 10**6),
+)
+def test_rewritten_text_reads_the_same(statement: str, value: float, step: int) -> None:
+    source = traced(statement)
+    fixed = fix(source, unsafe=True)
+    if "loss" in statement:
+        assert "tf.print(" in fixed, statement
+    assert run_printing(fixed, value, step) == run_printing(source, value, step)

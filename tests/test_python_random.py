@@ -16,6 +16,7 @@ SELECT = ["TFR106"]
 
 # `y_pred` is a tensor to the analysis (a loss parameter name); `x` and `n` are unknown.
 TRACED = """\
+import math
 import random
 import tensorflow as tf
 
@@ -189,6 +190,10 @@ REFUSALS = [
     ("random.gauss(*params)", "unpacked argument `*params`"),
     ("random.random(3)", "at most 0 positional arguments"),
     ("n * random.randint(0, 3)", "combined with `n`, whose dtype is not known"),
+    ("int(random.random() * 10)", "passed to `int(...)`"),
+    ("range(random.randint(1, 3))", "passed to `range(...)`"),
+    ("math.exp(random.gauss(0, 1))", "passed to `math.exp(...)`"),
+    ("round(random.uniform(0, 1), 2)", "passed to `round(...)`"),
 ]
 
 
@@ -217,4 +222,12 @@ def test_message() -> None:
     assert (
         finding.fix is not None
         and finding.fix.message == "Sample with `tf.random.uniform` on every call"
+    )
+
+
+def test_a_call_over_several_lines_keeps_its_comments() -> None:
+    source = TRACED.format(expr="random.randint(\n        1,\n        6,  # a die\n    )")
+    assert fix_source(source, select=SELECT) == TRACED.format(
+        expr="tf.random.uniform(\n        [],\n        minval=1,\n        maxval=7,  # a die\n"
+        "        dtype=tf.int32,\n    )"
     )

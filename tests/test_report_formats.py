@@ -18,6 +18,7 @@ import ast
 import json
 import os
 import shutil
+import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import ClassVar
@@ -34,11 +35,14 @@ from tfrewrite.analysis.walk import calls
 from tfrewrite.cli import app
 from tfrewrite.findings import Applicability, FileError, Finding, FixInfo, Position, TextEdit
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
-from tfrewrite.report.columns import SourceLines, plan_suggestions
+from tfrewrite.report.columns import SourceLines
 from tfrewrite.report.github import escape_data, escape_property
+from tfrewrite.report.rdjson import plan_suggestions
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 
+ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 CI = DATA / "ci"
 CI_FORMATS = ("github", "sarif", "rdjsonl", "rdjson", "junit")
 GOLDEN_SUFFIX = {
@@ -507,6 +511,85 @@ def test_overlapping_fixes_get_one_suggestion():
     assert plans[1].suggestion is None and "overlaps the fix on line 1" in plans[1].note
 
 
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_suggestions_on_examples(example, tmp_path, monkeypatch, sarif_validator):
+    """On every example, with the rules as registered: the SARIF validates,
+    each suggestion alone leaves valid Python, and accepting every suggestion
+    gives what `tfrewrite fix` writes. When `fix` needed a second round
+    (a fix that only applies once another one did), `fix` run on the accepted
+    suggestions must reach the same file."""
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(example, tmp_path / example.name)
+    original = example.read_bytes()
+    _, sarif = cli("check", example.name, "--output-format", "sarif", "--unsafe-fixes")
+    assert sarif_validator.is_valid(json.loads(sarif))
+    _, out = cli("check", example.name, "--output-format", "rdjsonl", "--unsafe-fixes")
+    suggestions = [s for line in out.splitlines() for s in json.loads(line).get("suggestions", [])]
+    for suggestion in suggestions:
+        ast.parse(_apply_rdjson(original, [suggestion]).decode("utf-8"))
+    suggested = _apply_rdjson(original, suggestions)
+    cli("fix", example.name, "--unsafe-fixes")
+    fixed = (tmp_path / example.name).read_bytes()
+    if suggested != fixed:
+        again = tmp_path / "again"
+        again.mkdir()
+        (again / example.name).write_bytes(suggested)
+        cli("fix", str(again / example.name), "--unsafe-fixes")
+        assert (again / example.name).read_bytes() == fixed
+
+
+# Fields of reviewdog's `Diagnostic` protocol messages (proto/rdf/reviewdog.proto);
+# reviewdog decodes rdjson with protojson, which rejects unknown fields.
+RDF_FIELDS = {
+    "DiagnosticResult": {"diagnostics": "Diagnostic*", "source": "Source", "severity": None},
+    "Diagnostic": {
+        "message": None,
+        "location": "Location",
+        "severity": None,
+        "source": "Source",
+        "code": "Code",
+        "suggestions": "Suggestion*",
+        "original_output": None,
+        "images": None,
+    },
+    "Location": {"path": None, "range": "Range"},
+    "Range": {"start": "Position", "end": "Position"},
+    "Position": {"line": None, "column": None},
+    "Suggestion": {"range": "Range", "text": None},
+    "Source": {"name": None, "url": None},
+    "Code": {"value": None, "url": None},
+}
+
+
+def _check_rdf(value: dict, message: str) -> None:
+    fields = RDF_FIELDS[message]
+    assert set(value) <= set(fields), (message, set(value) - set(fields))
+    for key, item in value.items():
+        kind = fields[key]
+        if kind is None:
+            continue
+        for element in item if kind.endswith("*") else [item]:
+            _check_rdf(element, kind.rstrip("*"))
+    if message == "Position":
+        assert value["line"] >= 1 and value.get("column", 1) >= 1
+    if message == "Diagnostic":
+        assert value["severity"] in ("ERROR", "WARNING", "INFO")
+
+
+def test_rdjson_uses_only_reviewdog_fields(rules, workdir):
+    codes = hazard_codes(rules)
+    (workdir / "broken.py").write_text("import tensorflow as tf\ndef f(:\n", encoding="utf-8")
+    args = ("check", "hazards.py", "broken.py", "--select", ",".join(codes), "--output-format")
+    _, rdjson = cli(*args, "rdjson")
+    _check_rdf(json.loads(rdjson), "DiagnosticResult")
+    _, rdjsonl = cli(*args, "rdjsonl")
+    lines = rdjsonl.splitlines()
+    assert len(lines) == 3
+    for line in lines:
+        _check_rdf(json.loads(line), "Diagnostic")
+    assert json.loads(lines[0])["severity"] == "ERROR"  # the file that does not parse
+
+
 # -- SARIF ----------------------------------------------------------------------------------
 
 
@@ -565,7 +648,8 @@ def test_sarif_rule_help_is_the_rule_documentation(rules, workdir):
             descriptor["help"]["markdown"] == descriptor["help"]["text"] == doc.removesuffix("\n")
         )
         assert descriptor["shortDescription"]["text"] == rule.summary
-        assert descriptor["fullDescription"]["text"].strip()
+        full = descriptor["fullDescription"]["text"]
+        assert full and full in textwrap.dedent(rule.explanation) and not full.startswith("#")
     for result in run["results"]:
         assert descriptors[result["ruleIndex"]]["id"] == result["ruleId"]
     assert run["columnKind"] == "utf16CodeUnits"
@@ -621,9 +705,6 @@ def test_junit_structure(rules, workdir):
 
 
 # -- integration files -------------------------------------------------------------------------
-
-
-ROOT = Path(__file__).parent.parent
 
 
 def test_pre_commit_hooks():

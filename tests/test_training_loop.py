@@ -73,7 +73,9 @@ TRAIN = """
 def test_index_records_losses_differentiated_in_a_tape():
     index = build_index(_d(TRAIN), "pkg/train.py", "pkg.train")
     assert index.opens_gradient_tape
-    assert [(t.callee, t.function) for t in index.tape_losses] == [("pkg.losses.dice", "train_step")]
+    assert [(t.callee, t.function) for t in index.tape_losses] == [
+        ("pkg.losses.dice", "train_step")
+    ]
 
 
 def test_two_argument_call_not_differentiated_is_not_a_loss():
@@ -105,7 +107,10 @@ def test_decorator_moves_from_a_loss_in_one_module_to_the_step_in_another(tmp_pa
     result = _project(tmp_path, {"pkg/losses.py": LOSSES, "pkg/train.py": TRAIN})
     fixed = {Path(r.path).name: r.fixed_source for r in result.files}
     assert fixed["losses.py"] == _d(LOSSES).replace("@tf.function(jit_compile=True)\n", "")
-    assert "@tf.function(jit_compile=True, reduce_retracing=True)\ndef train_step(" in fixed["train.py"]
+    assert (
+        "@tf.function(jit_compile=True, reduce_retracing=True)\ndef train_step("
+        in fixed["train.py"]
+    )
     assert sorted(f.code for f in result.fixes_applied) == ["TFR301", "TFR302"]
     assert result.findings == []
 
@@ -211,11 +216,15 @@ def test_step_fed_by_range_slicing_gets_reduce_retracing():
         for i in range(0, len(xs), 64):
             train_step(xs[i : i + 64], ys[i : i + 64])
     """
-    assert "@tf.function(reduce_retracing=True)\ndef train_step" in fix_source(_d(source), select=["TFR302"])
+    assert "@tf.function(reduce_retracing=True)\ndef train_step" in fix_source(
+        _d(source), select=["TFR302"]
+    )
 
 
 def test_refused_step_names_the_side_effect_line():
-    [finding] = check_source(textwrap.dedent(RULES_BY_CODE["TFR302"].examples[1].before), select=["TFR302"])
+    [finding] = check_source(
+        textwrap.dedent(RULES_BY_CODE["TFR302"].examples[1].before), select=["TFR302"]
+    )
     assert finding.fix is None and "line 8" in finding.message and "print" in finding.message
 
 
@@ -328,7 +337,9 @@ def test_training_flag_not_reported_for_plain_functions():
 
 
 def test_loss_outside_tape_names_the_line():
-    [finding] = check_source(textwrap.dedent(RULES_BY_CODE["TFR305"].examples[0].before), select=["TFR305"])
+    [finding] = check_source(
+        textwrap.dedent(RULES_BY_CODE["TFR305"].examples[0].before), select=["TFR305"]
+    )
     assert "line 7" in finding.message and "line 5" in finding.message
     assert finding.start.line == 8 and finding.fix is None
 
@@ -373,7 +384,10 @@ def test_eager_switch_is_not_reported_in_tests(tmp_path):
 
 def test_eager_switch_on_a_line_with_other_statements():
     source = "import tensorflow as tf\n\ntf.config.run_functions_eagerly(True); x = 1\n"
-    assert fix_source(source, select=["TFR307"], unsafe_fixes=True) == "import tensorflow as tf\n\nx = 1\n"
+    assert (
+        fix_source(source, select=["TFR307"], unsafe_fixes=True)
+        == "import tensorflow as tf\n\nx = 1\n"
+    )
 
 
 def test_files_without_candidates_are_not_parsed(tmp_path):
@@ -437,7 +451,9 @@ def test_train_step_method_of_a_plain_trainer_is_decorated():
                 for x, y in batches:
                     self.train_step(x, y)
     """
-    assert "    @tf.function\n    def train_step(self, x, y):" in fix_source(_d(source), select=["TFR302"])
+    assert "    @tf.function\n    def train_step(self, x, y):" in fix_source(
+        _d(source), select=["TFR302"]
+    )
 
 
 def test_dataset_built_by_a_function_feeds_a_short_batch():
@@ -457,4 +473,77 @@ def test_dataset_built_by_a_function_feeds_a_short_batch():
         for x, y in dataset:
             train_step(x, y)
     """
-    assert "@tf.function(reduce_retracing=True)\ndef train_step" in fix_source(_d(source), select=["TFR302"])
+    assert "@tf.function(reduce_retracing=True)\ndef train_step" in fix_source(
+        _d(source), select=["TFR302"]
+    )
+
+
+def test_loss_wrapped_in_its_module_and_differentiated_in_another(tmp_path):
+    losses = """
+        import tensorflow as tf
+
+
+        def dice(labels, preds):
+            return tf.reduce_mean(tf.square(labels - preds))
+
+
+        dice = tf.function(dice, reduce_retracing=True)
+
+        SMOOTH = 1.0
+    """
+    train = """
+        import tensorflow as tf
+
+        from pkg import losses
+
+
+        def train_step(model, optimizer, x, y):
+            with tf.GradientTape() as tape:
+                loss = losses.dice(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+        def fit(model, optimizer, batches):
+            for x, y in batches:
+                train_step(model, optimizer, x, y)
+    """
+    result = _project(tmp_path, {"pkg/losses.py": losses, "pkg/train.py": train})
+    fixed = {Path(r.path).name: r.fixed_source for r in result.files}
+    assert "tf.function" not in fixed["losses.py"]
+    assert fixed["losses.py"].endswith("preds))\n\n\nSMOOTH = 1.0\n")
+    assert "@tf.function(reduce_retracing=True)\ndef train_step(" in fixed["train.py"]
+
+
+def test_options_survive_when_training_flag_is_fixed_in_the_same_step(tmp_path):
+    train = TRAIN.replace("model(x, training=True)", "model(x)")
+    result = _project(
+        tmp_path, {"pkg/losses.py": LOSSES, "pkg/train.py": train}, fix=True, unsafe=True
+    )
+    fixed = {Path(r.path).name: r.fixed_source for r in result.files}
+    assert (
+        "@tf.function(jit_compile=True, reduce_retracing=True)\ndef train_step("
+        in fixed["train.py"]
+    )
+    assert "model(x, training=True)" in fixed["train.py"]
+    assert result.findings == []
+
+
+def test_inline_loop_takes_the_loss_options_when_training_flag_is_also_fixed():
+    source = """
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR3"], unsafe_fixes=True)
+    assert "@tf.function(jit_compile=True)\ndef train_step(x, y):" in fixed
+    assert "loss = loss_fn(y, model(x, training=True))" in fixed
+    assert "def loss_fn" in fixed and fixed.count("@tf.function") == 1

@@ -178,8 +178,13 @@ def _report(
         if findings:
             typer.echo(render_statistics(findings))
         return
+    # After `fix`, remaining findings point into the fixed text.
     ctx = ReportContext(
-        sources={r.path: r.source for r in result.files if r.source is not None},
+        sources={
+            r.path: r.fixed_source if fix_mode and r.fixed_source is not None else r.source
+            for r in result.files
+            if r.source is not None
+        },
         color=sys.stdout.isatty(),
         show_fixes=show_fixes,
         unsafe_fixes=options.unsafe_fixes,
@@ -242,13 +247,22 @@ def fix(
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     stdin_filename: StdinOpt = None,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Apply only fixes whose functions verify (runs your code).")
+    ] = False,
 ) -> None:
     """Apply fixes in place (`--diff` prints them instead)."""
     fmt = output_format.value if output_format else "text"
-    files, options, _ = _prepare(
+    if diff and fmt not in ("text", "concise"):
+        _report_pending_fixes(paths, select, ignore, config, stdin_filename, unsafe_fixes, fmt, jobs, quiet, exit_zero)
+    files, options, settings = _prepare(
         paths, select, ignore, config, stdin_filename, unsafe_fixes, True, fmt in FORMATS_WITH_EDITS
     )
     result = _execute(files, options, jobs, quiet)
+    if verify:
+        from tfrewrite.verify.gate import run_gate
+
+        run_gate(result, settings, jobs, quiet)
     changed = [r for r in result.files if r.changed]
     stdin_files = {f.path: f for f in files if f.source is not None}
 
@@ -295,6 +309,41 @@ def fix(
     if write_errors:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(_exit_code(result, exit_zero))
+
+
+def _report_pending_fixes(
+    paths: list[Path] | None,
+    select: str | None,
+    ignore: str | None,
+    config: Path | None,
+    stdin_filename: str | None,
+    unsafe_fixes: bool | None,
+    fmt: str,
+    jobs: int | None,
+    quiet: bool,
+    exit_zero: bool,
+) -> None:
+    """`fix --diff` in a machine format: the findings whose fixes `fix` would
+    apply, each with its edits against the files as they are (for CI
+    suggestions). Exits like `--diff`: 1 when there is something to fix."""
+    files, options, _ = _prepare(paths, select, ignore, config, stdin_filename, unsafe_fixes, False, True)
+    result = _execute(files, options, jobs, quiet)
+    fixable = [
+        f
+        for f in result.findings
+        if f.fix is not None and f.fix.edits and options.allows(f.fix.applicability)
+    ]
+    ctx = ReportContext(
+        sources={r.path: r.source for r in result.files if r.source is not None},
+        unsafe_fixes=options.unsafe_fixes,
+        files_checked=len(result.files),
+    )
+    text = FORMATS[fmt](fixable, result.errors, ctx)
+    if text:
+        typer.echo(text)
+    if result.errors:
+        raise typer.Exit(EXIT_ERROR)
+    raise typer.Exit(EXIT_FINDINGS if fixable and not exit_zero else EXIT_CLEAN)
 
 
 @app.command()

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tfrewrite.api import check_source, fix_source
+
 from .equivalence import load_module, python_function, run_eagerly
 from .fdcapture import capture_fds
-from tfrewrite.api import check_source, fix_source
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)")
 # How an eager tensor shows in `print` (str) and in `repr` / f"{x=}".
@@ -45,7 +46,7 @@ def shown(line: str) -> tuple[str, list[float]]:
 def assert_same_printed(expected: list[str], actual: list[str]) -> None:
     """Line by line: the same text around the numbers, the same numbers (as float32)."""
     assert len(actual) == len(expected), (expected, actual)
-    for want, got in zip(expected, actual):
+    for want, got in zip(expected, actual, strict=True):
         want_template, want_values = shown(want)
         got_template, got_values = shown(got)
         assert got_template == want_template, (want, got)
@@ -202,7 +203,8 @@ import tensorflow as tf
 def step(y_true, y_pred, epoch):
     loss = tf.reduce_mean(tf.square(y_true - y_pred))
     print(f"epoch {epoch}: loss={loss:.4f} sci={loss:.2e} raw={loss}")
-    print("pred", y_pred, "max %.3f" % tf.reduce_max(y_pred), sep=" | ", end=" <\\n", file=sys.stderr)
+    peak = tf.reduce_max(y_pred)
+    print("pred", y_pred, "max %.3f" % peak, sep=" | ", end=" <\\n", file=sys.stderr)
     print("{0} / {1}".format(loss, epoch), f"{loss=}", flush=True)
     return loss
 """
@@ -228,7 +230,7 @@ def test_formatted_prints_read_the_same() -> None:
     assert_same_printed(eager_err, traced_err)
     # Format specs are honoured digit for digit: the f-string line is identical
     # up to the unformatted tensor at its end.
-    for want, got in zip(eager_out[::2], traced_out[::2]):
+    for want, got in zip(eager_out[::2], traced_out[::2], strict=True):
         assert want.split(" raw=")[0] == got.split(" raw=")[0]
     assert all(line.endswith(" <") for line in traced_err)
     # stdout stays stdout: nothing of the first and third prints leaked to stderr.

@@ -8,9 +8,9 @@ import textwrap
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from tfrewrite.api import fix_source_with_findings
+
 from .equivalence import load_module
 
 SETUP = """
@@ -33,7 +33,9 @@ SETUP = """
         )
 """
 
-LOSS_DECORATED = SETUP + """
+LOSS_DECORATED = (
+    SETUP
+    + """
 
     @tf.function
     def loss_fn(labels, logits):
@@ -60,8 +62,11 @@ LOSS_DECORATED = SETUP + """
                 losses.append(float(train_step(model, optimizer, x, y)))
         return losses
 """
+)
 
-INLINE = SETUP + """
+INLINE = (
+    SETUP
+    + """
 
     def train(epochs):
         model = make_model()
@@ -79,6 +84,18 @@ INLINE = SETUP + """
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
         return losses
 """
+)
+
+# Logging written inside the tape block: the rewrite moves it after the step.
+INLINE_LOGGING_IN_TAPE = INLINE.replace(
+    """
+                    )
+                losses.append(float(loss))""",
+    """
+                    )
+                    losses.append(float(loss))""",
+)
+assert INLINE_LOGGING_IN_TAPE != INLINE
 
 
 @pytest.mark.parametrize(
@@ -86,6 +103,7 @@ INLINE = SETUP + """
     [
         pytest.param(LOSS_DECORATED, {"TFR301", "TFR302"}, id="decorator-moved-to-step"),
         pytest.param(INLINE, {"TFR303"}, id="inline-tape-extracted"),
+        pytest.param(INLINE_LOGGING_IN_TAPE, {"TFR303"}, id="logging-moved-out-of-the-tape"),
     ],
 )
 def test_rewritten_loop_reaches_the_same_losses(source, codes):

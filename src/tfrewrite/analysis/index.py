@@ -239,7 +239,7 @@ class _Indexer(ast.NodeVisitor):
             return any(self._feeds_short_batch(arg) for arg in source.args)
         if isinstance(source, ast.Name) and any(source.id in names for names in self.batched_names):
             return True
-        if isinstance(source, ast.Call) and dotted(source.func) == "range" and len(source.args) == 3:
+        if isinstance(source, ast.Call) and dotted(source.func) == "range" and source.args[2:]:
             step = source.args[2]
             return not (isinstance(step, ast.Constant) and step.value == 1)
         return _batch_keeps_remainder(source)
@@ -416,7 +416,10 @@ def _record_tape_losses(indexer: _Indexer, body: list[ast.stmt], qualname: str) 
         and isinstance(node.args[0], ast.Name)
     }
     for node in nodes:
-        if isinstance(node, ast.With) and any(_is_tape(i.context_expr, indexer) for i in node.items):
+        opens_tape = isinstance(node, ast.With) and any(
+            _is_tape(item.context_expr, indexer) for item in node.items
+        )
+        if opens_tape:
             for stmt in _scope_nodes(node.body):
                 if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
                     continue

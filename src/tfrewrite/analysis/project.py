@@ -145,7 +145,9 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     return facts
 
 
-def tf_function_options(index: ModuleIndex, qualname: str, indexes: list[ModuleIndex]) -> dict[str, str] | None:
+def tf_function_options(
+    index: ModuleIndex, qualname: str, indexes: list[ModuleIndex]
+) -> dict[str, str] | None:
     """Keyword arguments of the `@tf.function` (or `tf.function(f, ...)`) that
     wraps `index`'s function `qualname`; None when nothing wraps it."""
     info = index.functions.get(qualname)
@@ -164,7 +166,9 @@ def tf_function_options(index: ModuleIndex, qualname: str, indexes: list[ModuleI
     return None
 
 
-def _record_training_facts(indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts) -> None:
+def _record_training_facts(
+    indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
+) -> None:
     """A function differentiated inside a `GradientTape` block is a loss: its
     first two parameters are (labels, predictions). Traced ones get `is_loss`
     (the loss's own file learns how other files use it), and every file that

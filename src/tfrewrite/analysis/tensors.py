@@ -289,10 +289,13 @@ def _is_python_int(node: cst.BaseExpression) -> bool:
 
 
 def _is_python_number(node: cst.BaseExpression) -> bool:
+    """A Python number, or arithmetic on Python numbers only (`-2.0 + 1.0`)."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         return _is_python_number(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _is_python_number(node.left) and _is_python_number(node.right)
     return False
 
 
@@ -319,24 +322,31 @@ def _iter_assignments(
     stack: list[cst.CSTNode] = [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                yield target.target, node.value, False
-        elif isinstance(node, cst.AnnAssign):
-            yield node.target, node.value, False
-        elif isinstance(node, cst.AugAssign):
-            yield node.target, node, True  # type: ignore[misc]
-        elif isinstance(node, (cst.For,)):
-            yield node.target, None, False
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            yield node.asname.name, None, False
-        elif isinstance(node, cst.NamedExpr):
-            yield node.target, node.value, False
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-            yield node.name.name, None, False
+        yield from _iter_assignments_here(node)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
             continue
         stack.extend(reversed(list(node.children)))
+
+
+def _iter_assignments_here(
+    node: cst.CSTNode,
+) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
+    """The bindings `node` itself makes (not those of its children)."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            yield target.target, node.value, False
+    elif isinstance(node, cst.AnnAssign):
+        yield node.target, node.value, False
+    elif isinstance(node, cst.AugAssign):
+        yield node.target, node, True  # type: ignore[misc]
+    elif isinstance(node, cst.For):
+        yield node.target, None, False
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        yield node.asname.name, None, False
+    elif isinstance(node, cst.NamedExpr):
+        yield node.target, node.value, False
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        yield node.name.name, None, False
 
 
 def bound_names(body: cst.CSTNode) -> set[str]:
@@ -372,11 +382,53 @@ class TensorFacts:
                 if qualified in TENSOR_ANNOTATIONS:
                     self._names[param.name.value] = TENSOR
         self._param_kinds = dict(self._names)
+        self._reaching: dict[int, dict[str, TensorKind]] = {}
         self._solve()
 
     # -- public queries ---------------------------------------------------------
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         return self._kind(node, self._names)
+
+    def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
+        """The kind of `node` evaluated just before `statement` runs. Names
+        take the meet of the bindings that can reach it: in code outside
+        loops, those that come before it in the source (so `m` is a tensor
+        in `if m > 1.0:` even when `m = helper(m)` follows the `if`). Inside
+        a loop, any binding can reach it: the function-wide facts apply."""
+        key = id(statement)
+        if key not in self._reaching:
+            self._reaching[key] = self._names_before(statement)
+        return self._kind(node, self._reaching[key])
+
+    def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
+        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+        stack: list[tuple[cst.CSTNode, bool]] = [(self.function.body, False)]
+        found = False
+        while stack:
+            node, in_loop = stack.pop()
+            if node is statement:
+                found = not in_loop
+                break
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            for target, value, augmented in _iter_assignments_here(node):
+                for name, value_part, index in _split_target(target, value):
+                    seen.setdefault(name, []).append((value_part, augmented, index))
+            loop = in_loop or isinstance(node, (cst.For, cst.While))
+            stack.extend((child, loop) for child in reversed(node.children))
+        if not found:
+            return self._names
+        names = dict(self._names)
+        for name, values in seen.items():
+            if name in self._names:
+                continue  # already a tensor everywhere: nothing to add
+            result = None
+            for value, augmented, index in values:
+                kind = self._binding_kind(value, augmented, index, self._names)
+                result = kind if result is None else _meet(result, kind)
+            if result is not None and result.tensor and name not in self.params:
+                names[name] = result
+        return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.kind(node).tensor
@@ -419,6 +471,8 @@ class TensorFacts:
                 # A tensor parameter that is rebound stays a tensor only if
                 # every rebinding is a tensor too.
                 bindings[name].append((cst.Name(name), False, -1))  # marker: the parameter itself
+        self._bindings = bindings
+        self._float_assumed: set[str] = set()
         for _ in range(6 * len(bindings) + 2):  # monotone: a few changes per name at most
             changed = False
             for name, values in bindings.items():
@@ -492,6 +546,8 @@ class TensorFacts:
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
             return _meet(self._kind(node.body, names), self._kind(node.orelse, names))
+        if isinstance(node, cst.NamedExpr):
+            return self._kind(node.value, names)
         return NOT_TENSOR
 
     def _arithmetic_kind(
@@ -539,13 +595,15 @@ class TensorFacts:
 
     def _call_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
         qualified = self.resolver.qualified_name(node.func)
+        if qualified == "tensorflow.cond":
+            return self._cond_kind(node, names)
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-        boolean = qualified in BOOL_RESULTS
         dtype = self._dtype_kind(node, qualified, positional, names)
+        boolean = qualified in BOOL_RESULTS or dtype.boolean
         if qualified in ALWAYS_SCALAR:
             return TensorKind(True, True, boolean, integer=not boolean)
         if qualified in REDUCTIONS:
@@ -567,6 +625,84 @@ class TensorFacts:
                 True, _is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
             )
         return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
+
+    def _cond_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        """`tf.cond(c, lambda: A, lambda: B)`: a tensor when both lambdas
+        return one value (a Python number becomes a scalar tensor of its
+        kind); the facts both branches share. Branch functions given by name
+        may return structures: unknown."""
+        branches = [a.value for a in node.args if a.keyword is None and a.star == ""][1:3]
+        branches += [
+            a.value for a in node.args if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
+        ]
+        if len(branches) != 2 or not all(isinstance(b, cst.Lambda) for b in branches):
+            return NOT_TENSOR
+        kinds = [self._value_kind(b.body, names) for b in branches]  # type: ignore[attr-defined]
+        return _meet(kinds[0], kinds[1])
+
+    def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
+        """What `tf.cond` makes of a branch value: Python numbers and bools
+        become scalar tensors; a name that only ever holds Python floats or
+        floating-point tensors becomes a floating-point tensor."""
+        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
+            return NOT_TENSOR  # a structure, not one tensor
+        if _is_python_float(node):
+            return TensorKind(True, True, floating=True)
+        if _is_python_int(node):
+            return TensorKind(True, True, integer=True)
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return TensorKind(True, True, boolean=True)
+        kind = self._kind(node, names)
+        if kind.tensor:
+            return kind
+        if self._float_valued(node, names, frozenset()):
+            return TensorKind(True, floating=True)
+        return TENSOR
+
+    def _float_valued(
+        self, node: cst.BaseExpression, names: dict[str, TensorKind], visiting: frozenset[str]
+    ) -> bool:
+        """Whether `node` always holds a Python float or a floating-point
+        tensor (a local name: on every binding; assumed while checking its
+        own bindings, including through nested `tf.cond`s)."""
+        if _is_python_float(node):
+            return True
+        if isinstance(node, cst.Call) and self.resolver.qualified_name(node.func) == "tensorflow.cond":
+            lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
+            return len(lambdas) == 2 and all(
+                self._float_valued(lam.body, names, visiting) for lam in lambdas  # type: ignore[attr-defined]
+            )
+        if isinstance(node, cst.IfExp):
+            return self._float_valued(node.body, names, visiting) and self._float_valued(
+                node.orelse, names, visiting
+            )
+        if isinstance(node, cst.Name) and node.value in self._bindings:
+            if node.value in visiting or node.value in self._float_assumed:
+                return True
+            if self._kind(node, names).floating:
+                return True
+            self._float_assumed.add(node.value)
+            try:
+                inner = visiting | {node.value}
+                for value, augmented, index in self._bindings[node.value]:
+                    if value is None or index is not None:
+                        return False
+                    if augmented:
+                        assert isinstance(value, cst.AugAssign)
+                        if not (
+                            self._float_valued(value.target, names, inner)  # type: ignore[arg-type]
+                            and (
+                                _is_python_number(value.value)
+                                or self._float_valued(value.value, names, inner)
+                            )
+                        ):
+                            return False
+                    elif not self._float_valued(value, names, inner):
+                        return False
+                return True
+            finally:
+                self._float_assumed.discard(node.value)
+        return self._kind(node, names).floating
 
     def _dtype_kind(
         self,

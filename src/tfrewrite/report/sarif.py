@@ -1,10 +1,12 @@
 """SARIF 2.1.0, for GitHub code scanning and SARIF viewers.
 
-One run. `tool.driver.rules` describes every rule that has a result, with the
-same documentation `tfrewrite rule CODE` prints as its help. Each result points
-at its region; each finding with a fix carries it as `fixes[0]`, one
-`artifactChange` whose `replacements` hold every edit of the fix (an added
-import and the call that needs it are one fix). Columns count UTF-16 code
+One run. `tool.driver.rules` describes every rule that has a result: its
+summary as the short description, the first paragraph of its explanation as
+the full description, and the documentation `tfrewrite rule CODE` prints as
+its help (text and Markdown). Each result points at its region; each finding
+with a fix carries it as `fixes[0]`, one `artifactChange` whose `replacements`
+hold every edit of the fix (an added import and the call that needs it are
+one fix). Columns count UTF-16 code
 units, SARIF's default (`run.columnKind`); regions end exclusively, as ours do.
 Files tfrewrite could not read or parse become error notifications of the
 invocation, which then did not execute successfully.
@@ -18,11 +20,11 @@ from typing import Any
 from urllib.parse import quote
 
 from tfrewrite import __version__
+from tfrewrite import rules as rule_registry
 from tfrewrite.diffs import display_path
 from tfrewrite.findings import Applicability, FileError, Finding, Position
 from tfrewrite.report import ReportContext, register
 from tfrewrite.report.columns import SourceLines
-from tfrewrite.rules import RULES_BY_CODE
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -45,18 +47,29 @@ def _region(start: Position, end: Position, lines: SourceLines) -> dict[str, int
     }
 
 
+def first_paragraph(markdown: str) -> str:
+    """The first paragraph of a rule's explanation, headings left out: the
+    rule's full description, shown at the top of an alert (the whole
+    documentation is the help, shown below it)."""
+    for paragraph in textwrap.dedent(markdown).strip().split("\n\n"):
+        text = "\n".join(line for line in paragraph.splitlines() if not line.startswith("#"))
+        if text.strip():
+            return text.strip()
+    return ""
+
+
 def _rule_descriptor(code: str, findings: list[Finding]) -> dict[str, Any]:
-    rule = RULES_BY_CODE.get(code)
+    rule = rule_registry.RULES_BY_CODE.get(code)  # loaded on first use
     if rule is None:  # a finding from a rule that is not registered here
         name = next(f.rule_name for f in findings if f.code == code)
         return {"id": code, "name": name, "defaultConfiguration": {"level": "warning"}}
     doc = rule.render_doc()
-    explanation = textwrap.dedent(rule.explanation).strip()
+    description = first_paragraph(rule.explanation) or rule.summary
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": explanation, "markdown": explanation},
+        "fullDescription": {"text": description, "markdown": description},
         "help": {"text": doc, "markdown": doc},
         "defaultConfiguration": {"level": "warning"},
         "properties": {"fixApplicability": rule.fix_applicability.value},

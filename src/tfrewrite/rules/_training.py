@@ -164,7 +164,9 @@ def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
     return values
 
 
-def _dataset_sources(ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0) -> list[cst.BaseExpression]:
+def _dataset_sources(
+    ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0
+) -> list[cst.BaseExpression]:
     """`expr` and what it stands for: the values a name is assigned, the
     values a module function called without arguments returns (two levels)."""
     sources = [expr]
@@ -175,7 +177,11 @@ def _dataset_sources(ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0)
             sources += _dataset_sources(ctx, value, depth + 1)
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
         for function in ctx.functions:
-            if function.parent is None and not function.is_method and function.node.name.value == expr.func.value:
+            if (
+                function.parent is None
+                and not function.is_method
+                and function.node.name.value == expr.func.value
+            ):
                 for node in iter_nodes(function.node.body, into_functions=False):
                     if isinstance(node, cst.Return) and node.value is not None:
                         sources += _dataset_sources(ctx, node.value, depth + 1)
@@ -209,11 +215,7 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
     for expr in candidates:
         if any(_batch_without_drop(v) for v in _dataset_sources(ctx, expr)):
             return True
-        if (
-            isinstance(expr, cst.Call)
-            and dotted_name(expr.func) == "range"
-            and len(expr.args) == 3
-        ):
+        if isinstance(expr, cst.Call) and dotted_name(expr.func) == "range" and len(expr.args) == 3:
             step = expr.args[2].value
             if not (isinstance(step, cst.Integer) and step.value == "1"):
                 return True
@@ -445,8 +447,8 @@ def remove_statement_edits(
     block: cst.CSTNode | None, line: cst.SimpleStatementLine
 ) -> tuple[NodeEdit, ...]:
     """Edits that delete a statement line: `pass` when it is alone in its
-    block; otherwise the next statement inherits its blank lines and comments,
-    so the layout around it stays as it was."""
+    block; otherwise the next statement inherits its comments and the wider of
+    the two blank-line gaps, so the layout around it stays as it was."""
     body = list(getattr(block, "body", ())) if block is not None else []
     if isinstance(block, cst.IndentedBlock) and len(body) == 1:
         return (NodeEdit(line, line.with_changes(body=[cst.Pass()])),)
@@ -454,10 +456,13 @@ def remove_statement_edits(
     edits = [NodeEdit(line, cst.RemovalSentinel.REMOVE)]
     if position is not None and position + 1 < len(body) and line.leading_lines:
         following = body[position + 1]
-        edits.append(
-            NodeEdit(
-                following,
-                following.with_changes(leading_lines=[*line.leading_lines, *following.leading_lines]),
-            )
-        )
+        removed = list(line.leading_lines)
+        kept = list(following.leading_lines)
+        if any(empty.comment is not None for empty in removed):
+            merged = [*removed, *kept]
+        else:  # only blank lines: keep the wider gap, not the sum
+            blank = next((i for i, e in enumerate(kept) if e.comment is not None), len(kept))
+            merged = [*removed[: max(0, len(removed) - blank)], *kept]
+        if len(merged) != len(kept):
+            edits.append(NodeEdit(following, following.with_changes(leading_lines=merged)))
     return tuple(edits)

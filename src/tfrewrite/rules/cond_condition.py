@@ -148,13 +148,7 @@ class ConditionTranslator:
                 ),
             )
         if not kind.scalar:
-            return Condition(
-                True,
-                reason=(
-                    f"the condition `{text}` is a tensor not known to be a scalar "
-                    "(reduce it, e.g. with `tf.reduce_any`/`tf.reduce_all`)"
-                ),
-            )
+            return Condition(True, reason=self._not_scalar(node, text))
         if kind.boolean:
             return Condition(True, text)
         wrapped = f"({text})" if _needs_parens_for_comparison(node) else text
@@ -162,11 +156,36 @@ class ConditionTranslator:
             return Condition(True, f"{wrapped} != 0")
         return Condition(True, f"{self.tf}.cast({text}, {self.tf}.bool)")
 
+    def _not_scalar(self, node: cst.BaseExpression, text: str) -> str:
+        """Why a tensor condition is not known to be a scalar: a Python
+        operand of unknown shape, or a tensor that is not reduced."""
+        if isinstance(node, cst.Comparison):
+            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            kinds = [self.facts.kind(o) for o in operands]
+            if any(k.scalar for k in kinds):
+                unknown = next(
+                    (o for o, k in zip(operands, kinds) if not k.tensor and not _is_number(o)), None
+                )
+                if unknown is not None:
+                    return (
+                        f"`{self.code(unknown)}` is not known to be a Python number, so "
+                        f"`{text}` is not known to be a scalar"
+                    )
+        return (
+            f"the condition `{text}` is a tensor not known to be a scalar "
+            "(reduce it, e.g. with `tf.reduce_any`/`tf.reduce_all`)"
+        )
+
     def _bare(self, node: cst.BaseExpression) -> str:
         """Source of `node` without redundant outer parentheses."""
         if node.lpar and not isinstance(node, (cst.Tuple, cst.GeneratorExp)):
             return self.code(node.with_changes(lpar=[], rpar=[]))
         return self.code(node)
+
+
+def _is_number(node: cst.BaseExpression) -> bool:
+    literal = _literal(node)
+    return literal in ("int", "float")
 
 
 def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]

@@ -35,10 +35,26 @@ def is_test_path(path: str) -> bool:
     )
 
 
+def _turns_on(call: cst.Call) -> bool:
+    """`run_functions_eagerly(True)`, literally."""
+    return (
+        len(call.args) == 1
+        and isinstance(call.args[0].value, cst.Name)
+        and call.args[0].value.value == "True"
+    )
+
+
+def _scope(ancestors: tuple[cst.CSTNode, ...]) -> cst.CSTNode | None:
+    """The innermost function around a call (None at module level)."""
+    return next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
+
+
 class EagerSwitchLeftOn(Rule):
     code = "TFR307"
     name = "run-functions-eagerly-left-on"
-    summary = "`tf.config.run_functions_eagerly(True)` in non-test code turns every `tf.function` off"
+    summary = (
+        "`tf.config.run_functions_eagerly(True)` in non-test code turns every `tf.function` off"
+    )
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
@@ -49,7 +65,9 @@ class EagerSwitchLeftOn(Rule):
 
         Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
         `tests/`), when called with a literal `True` at statement level: a call
-        under an `if` (`if args.debug:`) is a deliberate switch and is left alone.
+        under an `if` (`if args.debug:`) is a deliberate switch and is left alone,
+        and so is a function that switches it back itself (a context manager that
+        restores the previous setting).
 
         The fix removes the call (unsafe: the program then runs traced, which is
         the point, but Python side effects in traced code change).
@@ -99,18 +117,36 @@ class EagerSwitchLeftOn(Rule):
             tf.config.run_functions_eagerly(False)
             """,
         ),
+        Valid(
+            """
+            import contextlib
+            import tensorflow as tf
+
+            @contextlib.contextmanager
+            def eagerly():
+                previous = tf.config.functions_run_eagerly()
+                tf.config.run_functions_eagerly(True)
+                yield
+                tf.config.run_functions_eagerly(previous)
+            """,
+            note="switched back in the same function: a deliberate, bounded use",
+        ),
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         return index.calls_run_functions_eagerly and not is_test_path(index.path)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        for node, ancestors in iter_with_ancestors(ctx.module):
-            if not isinstance(node, cst.Call) or ctx.names.qualified_name(node.func) not in SWITCHES:
-                continue
-            if len(node.args) != 1 or not (
-                isinstance(node.args[0].value, cst.Name) and node.args[0].value.value == "True"
-            ):
+        switches = [
+            (node, ancestors)
+            for node, ancestors in iter_with_ancestors(ctx.module)
+            if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in SWITCHES
+        ]
+        # A scope that also switches back (`run_functions_eagerly(previous)` in
+        # a `finally`) uses the switch on purpose, for a bounded stretch.
+        restoring = {id(_scope(a)) for node, a in switches if not _turns_on(node)}
+        for node, ancestors in switches:
+            if not _turns_on(node) or id(_scope(ancestors)) in restoring:
                 continue
             if any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
                 continue
@@ -128,7 +164,11 @@ class EagerSwitchLeftOn(Rule):
                 node,
                 "`run_functions_eagerly(True)` left on: every `tf.function` runs eagerly, "
                 "without its graph or its speed-up",
-                CstFix("Remove the `run_functions_eagerly(True)` call", edits, applicability=Applicability.UNSAFE),
+                CstFix(
+                    "Remove the `run_functions_eagerly(True)` call",
+                    edits,
+                    applicability=Applicability.UNSAFE,
+                ),
             )
 
 

@@ -59,7 +59,11 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
 
 
 def _loop_nodes(root: cst.CSTNode) -> list[cst.CSTNode]:
-    return [n for n in iter_nodes(root, into_functions=False) if isinstance(n, (cst.For, cst.While)) and n is not root]
+    return [
+        n
+        for n in iter_nodes(root, into_functions=False)
+        if isinstance(n, (cst.For, cst.While)) and n is not root
+    ]
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
@@ -76,7 +80,10 @@ def _scope_of(ctx: RuleContext, node: cst.CSTNode) -> cst.CSTNode:
 class InlineTrainingLoop(Rule):
     code = "TFR303"
     name = "inline-training-loop"
-    summary = "A `GradientTape` block written inline in a loop runs eagerly: extract a `@tf.function` train step"
+    summary = (
+        "A `GradientTape` block written inline in a loop runs eagerly: "
+        "extract a `@tf.function` train step"
+    )
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
@@ -91,13 +98,14 @@ class InlineTrainingLoop(Rule):
         defines (the batch, counters); names it assigns that are used afterwards
         are returned. Python side effects after the tape block (appending to a
         list, `.numpy()` or `float()` for logging, `print`) stay in the loop,
-        after the call. Options: `reduce_retracing=True` when the loop may feed a
+        after the call, whether they were written inside the tape block or after
+        it. Options: `reduce_retracing=True` when the loop may feed a
         short final batch; `jit_compile` from a `tf.function` on the loss.
 
         Unsafe: the step's Python code now runs once, at trace time, and names
-        it closes over are read when it is traced. Refused when the tape block
-        itself has a Python side effect, or the step contains `break`,
-        `continue` or `return`.
+        it closes over are read when it is traced. Refused when a Python side
+        effect feeds the step (a NumPy value used in the loss), or the step
+        contains `break`, `continue` or `return`.
     """
     examples = (
         Invalid(
@@ -141,18 +149,50 @@ class InlineTrainingLoop(Rule):
             """
             import tensorflow as tf
 
+            for step, (x, y) in enumerate(batches):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                    print(step, loss.numpy())
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            """
+            import tensorflow as tf
+
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+
+            for step, (x, y) in enumerate(batches):
+                loss = train_step(x, y)
+                print(step, loss.numpy())
+            """,
+            unsafe=True,
+            note="logging inside the tape block moves out of the step",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
             def fit(model, optimizer, batches, epochs):
                 for epoch in range(epochs):
-                    for step, (x, y) in enumerate(batches):
+                    for x, y in batches:
                         with tf.GradientTape() as tape:
-                            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-                            print(step, loss.numpy())
+                            scale = np.float32(0.5 ** epoch)
+                            loss = scale * tf.reduce_mean(tf.square(model(x, training=True) - y))
                         grads = tape.gradient(loss, model.trainable_variables)
                         optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
             None,
             unsafe=True,
-            note="refused: a side effect inside the tape block",
+            note="refused: a Python value computed in the tape block feeds the loss",
         ),
         Valid(
             """
@@ -203,34 +243,43 @@ class InlineTrainingLoop(Rule):
         body = list(found.loop.body.body)  # type: ignore[union-attr]
         start = next(i for i, s in enumerate(body) if s is found.tape)
         end = max(i for i, s in enumerate(body) if i >= start and applies_gradients(s))
-        effect = next(side_effects(ctx, found.tape), None)
-        if effect is not None:
-            node, what = effect
-            return None, f"line {line_of(ctx, node)} {what} inside the tape block"
         region = body[start : end + 1]
         for statement in region:
             for node in iter_nodes(statement, into_functions=False):
                 if isinstance(node, _CONTROL):
                     return None, f"line {line_of(ctx, node)} leaves the loop body"
-        step: list[cst.CSTNode] = []
-        moved: list[cst.CSTNode] = []
-        for statement in region:
-            (moved if next(side_effects(ctx, statement), None) else step).append(statement)
+        tape_body = found.tape.body
+        if not isinstance(tape_body, cst.IndentedBlock):
+            return None, "the tape block is written on one line"
+        # Statements in the order they run: the tape block's, then the rest.
+        ordered = [*tape_body.body, *region[1:]]
+        moved_ids = {id(s) for s in ordered if next(side_effects(ctx, s), None) is not None}
+        moved = [s for s in ordered if id(s) in moved_ids]
+        recorded = [s for s in tape_body.body if id(s) not in moved_ids]
+        if not recorded:
+            return None, "the tape block holds only Python side effects"
         # A moved statement runs after the whole step: it must not feed the
         # step, nor read a name the step rebinds after it.
-        for statement in moved:
+        for position, statement in enumerate(ordered):
+            if id(statement) not in moved_ids:
+                continue
             use = name_use([statement])
-            position = region.index(statement)
-            later = name_use([s for s in region[position + 1 :] if s in step])
+            later = name_use([s for s in ordered[position + 1 :] if id(s) not in moved_ids])
             if set(use.writes) & later.all_reads or set(use.all_reads) & set(later.writes):
-                return None, f"line {line_of(ctx, statement)} is a Python side effect interleaved with the step"
+                return (
+                    None,
+                    f"line {line_of(ctx, statement)} is a Python side effect "
+                    "interleaved with the step",
+                )
+        new_tape = found.tape.with_changes(body=tape_body.with_changes(body=recorded))
+        step = [new_tape, *(s for s in region[1:] if id(s) not in moved_ids)]
         step_use = name_use(step)
-        loop_defined = set(name_use([found.outermost]).writes)
-        inputs = [n for n in step_use.reads if n in loop_defined]
-        scope = _scope_of(ctx, found.loop)
-        scope_body = scope.body if isinstance(scope, cst.Module) else scope.body.body  # type: ignore[union-attr]
-        tapes = {tape_name(ctx, s) for s in step if isinstance(s, cst.With)}
-        elsewhere = _reads_outside(list(scope_body), {id(s) for s in step})
+        # Parameters in the order the loops bind them (`for x, y in ...`).
+        inputs = [n for n in name_use([found.outermost]).writes if n in step_use.reads]
+        tapes = {tape_name(ctx, found.tape)}
+        skip = {id(found.tape), *(id(s) for s in step)}
+        elsewhere = _reads_outside(_later_statements(ctx, found), skip)
+        elsewhere |= name_use(moved).all_reads
         outputs = [n for n in step_use.writes if n in elsewhere and n not in tapes]
         alias, imports = ctx.tensorflow()
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
@@ -272,11 +321,32 @@ class InlineTrainingLoop(Rule):
         return fix, None
 
 
+def extractable_loops(ctx: RuleContext) -> list[cst.CSTNode]:
+    """The loop statements this rule's fix rewrites whole (the outermost loop
+    around each tape block it can extract)."""
+    rule = InlineTrainingLoop()
+    return [found.outermost for found in _loops(ctx) if rule._extract(ctx, found)[0] is not None]
+
+
+def _later_statements(ctx: RuleContext, found: _Loop) -> list[cst.CSTNode]:
+    """Where a name the step assigns may be read afterwards: the top-level
+    statement of the scope holding the loops (all of it, so the next
+    iteration and code after the loops count) and every statement after it."""
+    scope = _scope_of(ctx, found.loop)
+    body = list(scope.body if isinstance(scope, cst.Module) else scope.body.body)  # type: ignore[union-attr]
+    for position, statement in enumerate(body):
+        if statement is found.outermost or _contains(statement, found.outermost):
+            return body[position:]
+    return body
+
+
 def _without_leading_lines(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
     """Statements moved to a new block keep their comments, not blank lines."""
     result = []
     for statement in statements:
-        lines = [line for line in getattr(statement, "leading_lines", ()) if line.comment is not None]
+        lines = [
+            line for line in getattr(statement, "leading_lines", ()) if line.comment is not None
+        ]
         result.append(statement.with_changes(leading_lines=lines))
     return result
 

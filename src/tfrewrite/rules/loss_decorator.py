@@ -129,7 +129,6 @@ class LossDecorator(Rule):
             def dice(y_true, y_pred):
                 return 1.0 - 2.0 * keras.ops.sum(y_true * y_pred) / keras.ops.sum(y_true + y_pred)
 
-
             model = keras.Sequential([keras.layers.Dense(1)])
             model.compile(optimizer="adam", loss=dice)
             """,
@@ -201,7 +200,11 @@ class LossDecorator(Rule):
                 yield from self._wrapped(ctx, node, ancestors[-1], losses)
 
     def _decorated(
-        self, ctx: RuleContext, function: FunctionScope, decorator: cst.Decorator, steps: list[StepPlan]
+        self,
+        ctx: RuleContext,
+        function: FunctionScope,
+        decorator: cst.Decorator,
+        steps: list[StepPlan],
     ) -> Violation:
         name = function.node.name.value
         keys = {name, ctx.index.qualify(function.qualname)}
@@ -232,7 +235,9 @@ class LossDecorator(Rule):
     ) -> Iterator[Violation]:
         for small in line.body:
             for node in iter_nodes(small):
-                if not (isinstance(node, cst.Call) and is_tf_function(ctx, node.func) and node.args):
+                if not (
+                    isinstance(node, cst.Call) and is_tf_function(ctx, node.func) and node.args
+                ):
                     continue
                 wrapped = node.args[0].value
                 names = _reference_names(ctx, wrapped)

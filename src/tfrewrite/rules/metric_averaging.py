@@ -60,7 +60,9 @@ def _per_batch_lists(ctx: RuleContext, scope: cst.CSTNode) -> set[str]:
 class PerBatchMetricAverage(Rule):
     code = "TFR306"
     name = "per-batch-metric-average"
-    summary = "Averaging per-batch metrics over-weights a short final batch: use a `keras.metrics` object"
+    summary = (
+        "Averaging per-batch metrics over-weights a short final batch: use a `keras.metrics` object"
+    )
     fix_applicability = Applicability.NONE
     needs_traced_code = False
     explanation = """
@@ -125,7 +127,8 @@ class PerBatchMetricAverage(Rule):
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         called = index.called_names
-        return bool(called & MEAN_FUNCTIONS) or {"sum", "len"} <= called
+        averages = bool(called & MEAN_FUNCTIONS) or {"sum", "len"} <= called
+        return averages and any(callee.endswith(".append") for callee in index.loop_calls)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):

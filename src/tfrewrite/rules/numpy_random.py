@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
 from tfrewrite.rules.random_mapping import (
@@ -21,6 +25,8 @@ from tfrewrite.rules.random_mapping import (
 
 # NumPy's legacy integer default (`int`) is int64 on 64-bit platforms (all of them since NumPy 2).
 _NUMPY_INT = "int64"
+# Dtypes `tf.range` produces directly (others: an int64 range, cast).
+_RANGE_DTYPES = frozenset({"int32", "int64", "float32", "float64"})
 
 
 def _float_sample(w: SampleWriter, op: str, shape: str, keywords: list[tuple[str, str]]) -> str:
@@ -110,12 +116,12 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     x = args["x"]
     dtype = w.astype_dtype()
     if w.is_integer(x):
-        if dtype is not None and dtype.kind not in (INT, FLOAT):
-            raise Refusal(f"a permutation of integers cannot be cast to `{dtype.code}` faithfully")
-        range_dtype = dtype.code if dtype is not None else f"{w.tf}.{_NUMPY_INT}"
-        return (
+        direct = dtype is not None and dtype.tf_name in _RANGE_DTYPES
+        range_dtype = dtype.code if direct and dtype else f"{w.tf}.{_NUMPY_INT}"
+        permuted = (
             f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
         )
+        return permuted if direct or dtype is None else w.cast(permuted, dtype)
     if w.site.facts.is_tensor(x):
         shuffled = f"{w.tf}.random.shuffle({w.code(x)})"
         return shuffled if dtype is None else f"{w.tf}.cast({shuffled}, {dtype.code})"
@@ -123,6 +129,60 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
         f"`{w.code(x)}` is not known to be an integer or a tensor: "
         "NumPy permutes `range(n)` for an integer and the first axis of an array"
     )
+
+
+# Constructors of NumPy generator objects, whose methods draw on the host.
+_GENERATORS = frozenset(
+    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
+)
+
+
+def _module_generators(ctx: RuleContext) -> set[str]:
+    """Module-level names bound to a NumPy generator (`rng = np.random.default_rng(0)`)."""
+    names: set[str] = set()
+    for statement in ctx.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
+                if ctx.names.qualified_name(small.value.func) in _GENERATORS:
+                    names.update(
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    )
+    return names
+
+
+def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
+    """Draws from a module-level NumPy generator in traced code: frozen at
+    trace time like `np.random.*`. Reported without a fix: the rewrite would
+    also drop the generator's seeded stream, which `tf.random.Generator` keeps."""
+    generators = _module_generators(ctx)
+    if not generators:
+        return
+    for function in ctx.traced_functions():
+        shadowed = {p.name.value for p in function.node.params.params} | {
+            node.target.value
+            for node in iter_nodes(function.node.body)
+            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name)
+        }
+        for node in iter_nodes(function.node.body):
+            if not (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value in generators
+            ):
+                continue
+            name = node.func.value.value
+            if name in shadowed:
+                continue  # a parameter or local shadows the module's generator
+            yield Violation(
+                node,
+                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator `{name}` in traced "
+                "code: it runs once, at trace time, and every call reuses the same sample; "
+                "draw from a `tf.random.Generator` (e.g. `tf.random.Generator.from_seed(...)`) "
+                "instead",
+            )
 
 
 _REWRITES: dict[str, Rewrite] = {
@@ -202,8 +262,14 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     either), no `size` while a parameter is visibly an array or a tensor (NumPy
     draws one value per element, `tf.random` with shape `[]` one value in all),
     `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
-    `permutation` of something not known to be an integer or a tensor, and
+    `permutation` of something not known to be an integer or a tensor, an
+    integer sample combined with a value of unknown dtype, a sample consumed by
+    code that needs a host value (`int(...)`, `range(...)`, `np.clip(...)`,
+    `.reshape`, `.tolist()`: a tensor there fails under tracing), and
     distributions with no mapping (`choice`, `poisson`, `default_rng`, ...).
+    Draws from a module-level NumPy generator (`rng = np.random.default_rng(0)`
+    then `rng.normal(...)` in traced code) are frozen too and reported without
+    a fix: `tf.random.Generator` is the way to keep a seeded stream.
     `np.random.seed(...)` in traced code is reported without a fix: it runs
     once, at trace time, and does not seed `tf.random`; call
     `tf.random.set_seed` before tracing instead.
@@ -384,6 +450,10 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             note="not traced",
         ),
     )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        yield from super().check(ctx)
+        yield from _generator_draws(ctx)
 
     def special_case(
         self,

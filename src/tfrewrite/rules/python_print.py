@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES
+from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -38,6 +39,11 @@ MAX_LINE_LENGTH = 88
 # is the static first dimension): a print of these is a trace-time message.
 _STATIC_BUILTINS = frozenset({"len", "isinstance", "type", "id", "callable", "hasattr"})
 _STREAMS = {"sys.stdout": "stdout", "sys.stderr": "stderr"}
+# Calls that turn a tensor into a Python value (fail on symbolic tensors).
+_PYTHON_CONVERSIONS = frozenset(
+    {"float", "int", "bool", "complex", "str", "repr", "ascii", "format", "round", "hex", "oct"}
+)
+_PYTHON_CONVERSION_METHODS = frozenset({"numpy", "item", "tolist", "__float__", "__int__"})
 
 # Python format specs that `tf.strings.as_string` reproduces digit for digit on
 # float32/float64 tensors (checked against `format()` on TensorFlow 2.21,
@@ -70,7 +76,9 @@ class _Arg:
     by `tf.strings.as_string` (`kind="string"`), or a Python value."""
 
     code: str
-    kind: str = "tensor"  # "tensor", "string", "python" or "container" (of tensors)
+    # "tensor"; "string" (a scalar string tensor); "python" (shows no tensor);
+    # "unknown" (computed from tensors, but not known to be one: `[a, b]`, `f(a)`).
+    kind: str = "tensor"
 
 
 @dataclass
@@ -528,12 +536,31 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
                 plain_tf_function = True
         if current.traced is not None and current.traced.is_loss:
             compiled_by_keras = True
+        if current.class_name is not None and _is_keras_class(ctx, current.class_name):
+            compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
         current = current.parent
     if plain_tf_function and not compiled_by_keras:
         return None, None
     return None, (
         'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
         "where `tf.print` has no kernel"
+    )
+
+
+def _is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:
+    """Whether a class of this file derives from a Keras class (through classes
+    of this file; bases from other files are not followed)."""
+    info = ctx.index.classes.get(qualname)
+    if info is None or depth > 10:
+        return False
+    local_prefix = f"{ctx.index.module}." if ctx.index.module else ""
+    return any(
+        keras_leaf(base) is not None
+        or (
+            base.startswith(local_prefix)
+            and _is_keras_class(ctx, base[len(local_prefix) :], depth + 1)
+        )
+        for base in info.bases
     )
 
 
@@ -564,31 +591,33 @@ def _shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
 def _kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
     if facts.is_tensor(node):
         return "tensor"
-    return "container" if _shows_values(facts, node) else "python"
+    return "unknown" if _shows_values(facts, node) else "python"
 
 
 def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> None:
-    """An argument `tf.print` prints faithfully: a tensor, a value that shows
-    no tensor, or a list/tuple/dict of those (tf.print prints nested values)."""
-    if facts.is_tensor(node) or not _shows_values(facts, node):
-        return
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
-        for element in node.elements:
-            if isinstance(element, cst.StarredElement):
-                raise _Refusal(f"cannot see what `{ctx.code(element)}` unpacks")
-            _check_printable(ctx, facts, element.value)
-        return
-    if isinstance(node, cst.Dict):
-        for element in node.elements:
-            if not isinstance(element, cst.DictElement):
-                raise _Refusal(f"cannot see what `{ctx.code(element)}` unpacks")
-            _check_printable(ctx, facts, element.key)
-            _check_printable(ctx, facts, element.value)
-        return
-    raise _Refusal(
-        f"`{ctx.code(node)}` turns a tensor into a Python value, which fails or is frozen "
-        "under tracing (print the tensor itself)"
-    )
+    """Refuse an argument that turns a tensor into a Python value
+    (`float(loss)`, `loss.numpy()`, `str(loss)`): under tracing that fails or
+    freezes the value, with `print` or `tf.print` alike. Anything else
+    `tf.print` prints as it is: tensors with their values, nested lists and
+    dicts of tensors, Python values."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+            continue
+        if isinstance(current, cst.Call):
+            func = current.func
+            converts = False
+            if isinstance(func, cst.Name) and func.value in _PYTHON_CONVERSIONS:
+                converts = any(_shows_values(facts, a.value) for a in current.args)
+            elif isinstance(func, cst.Attribute) and func.attr.value in _PYTHON_CONVERSION_METHODS:
+                converts = _shows_values(facts, func.value)
+            if converts:
+                raise _Refusal(
+                    f"`{ctx.code(current)}` turns a tensor into a Python value, which fails or "
+                    "is frozen under tracing (print the tensor itself)"
+                )
+        stack.extend(current.children)
 
 
 def _pieces(
@@ -655,9 +684,15 @@ def _string_pieces(
         if not _shows_values(facts, expression):
             pieces.append(_Field(ctx.code(part), "", source))
             continue
+        _check_printable(ctx, facts, expression)
         if not facts.is_tensor(expression):
-            _check_printable(ctx, facts, expression)  # raises: a container is refused below
-            raise _Refusal(f"the field `{ctx.code(part)}` formats a container of tensors")
+            if part.conversion or part.format_spec or part.equal:
+                raise _Refusal(
+                    f"`{ctx.code(part)}` formats `{ctx.code(expression)}`, which is not known "
+                    "to be a tensor"
+                )
+            pieces.append(_Arg(ctx.code(expression), "unknown"))
+            continue
         if part.equal is not None:
             # `{loss=}` prints the expression's text, then the value.
             debug = ctx.code(part.with_changes(conversion=None, format_spec=None))
@@ -766,11 +801,17 @@ def _percent_pieces(
         if not _shows_values(facts, operand):
             pieces.append(_Field(ctx.code(operand), match.group(0), source))
             continue
-        if not facts.is_tensor(operand):
-            _check_printable(ctx, facts, operand)
-            raise _Refusal(f"`{ctx.code(operand)}` is formatted as text by `%`")
+        _check_printable(ctx, facts, operand)
         kind, flags = match["type"], match["flags"]
-        if kind in "sra" and not (flags or match["width"] or match["precision"]):
+        plain = not (flags or match["width"] or match["precision"])
+        if not facts.is_tensor(operand):
+            if kind != "s" or not plain:
+                raise _Refusal(
+                    f"`{match.group(0)}` formats `{ctx.code(operand)}`, which is not known "
+                    "to be a tensor"
+                )
+            pieces.append(_Arg(ctx.code(operand), "unknown"))
+        elif kind in "sra" and plain:
             pieces.append(_Arg(ctx.code(operand)))
         elif kind in "fe" and not flags:
             pieces.append(
@@ -853,13 +894,19 @@ def _format_pieces(
             )
             pieces.append(_Field(ctx.code(operand), text, source))
             continue
-        if path or not facts.is_tensor(operand):
+        _check_printable(ctx, facts, operand)
+        if path or (not facts.is_tensor(operand) and (conversion or spec)):
             raise _Refusal(
-                f"the `.format` field `{{{field_name}}}` formats a value computed from a tensor"
+                f"the `.format` field `{{{field_name}}}` formats a value computed from a "
+                "tensor that is not known to be one"
             )
+        if not facts.is_tensor(operand):
+            pieces.append(_Arg(ctx.code(operand), "unknown"))
+            continue
         if conversion and spec:
             raise _Refusal(
-                f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, not its value"
+                f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, "
+                "not its value"
             )
         pieces.append(_tensor_field(ctx, facts, operand, spec, tf_alias, assumptions))
     return pieces
@@ -879,9 +926,10 @@ def _as_text(
             result.append(piece)
         elif piece.kind == "tensor":
             result.append(_Arg(f'{tf_alias}.strings.format("{{}}", {piece.code})', "string"))
-        elif piece.kind == "container":
+        elif piece.kind == "unknown":
             raise _Refusal(
-                f"`{piece.code}` holds tensors and cannot be joined into one formatted line"
+                f"`{piece.code}` is computed from tensors but not known to be one, so it "
+                "cannot be joined into one formatted line"
             )
         else:
             result.append(_Field("{" + piece.code + "}", "", python))

@@ -123,9 +123,12 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     ## When it is not rewritten
     Functions with no `tf.random` counterpart (`choice`, `shuffle`, `sample`,
     `betavariate`, ...), `randrange` with a step, and unknown or unpacked
-    arguments stay, with a finding saying why. An integer sample combined with
-    a value of unknown dtype is also left alone (a Python int adapts to a float
-    tensor; an int32 tensor does not). `random.seed(...)` in traced code is
+    arguments stay, with a finding saying why. So does an integer sample
+    combined with a value of unknown dtype (a Python int adapts to a float
+    tensor; an int32 tensor does not), and a sample consumed by code that needs
+    a Python value (`int(...)`, `range(...)`, `round(...)`, `math.exp(...)`).
+    A sample used in an `if` test makes it a tensor condition, which AutoGraph
+    (or TFR101) turns into `tf.cond`. `random.seed(...)` in traced code is
     reported without a fix: it runs once, at trace time, and does not seed
     `tf.random`; call `tf.random.set_seed` before tracing instead.
     """

@@ -16,7 +16,9 @@ This module holds what both rules share:
   keywords and `*`/`**` unpacking;
 - `RandomSamplingRule`: the check both rules run (seeds, refusals, fixes);
 - `SampleWriter`: shape (`size=`) and dtype mapping, the dtype the surrounding
-  computation needs, and the `tf.random` source text of a sample.
+  computation needs, what consumes the sample, and the `tf.random` source text
+  of a sample (a call written over several lines keeps its layout and its
+  comments follow their arguments).
 
 A mapping that cannot be made faithfully raises `Refusal`, whose reason ends up
 in the finding's message.
@@ -219,6 +221,27 @@ _ARITHMETIC = (
 # Expressions that need parentheses as an operand of `+` or `<`.
 _LOOSE = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
 _BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
+# Attributes an array and a tensor share (`astype` is folded before this check).
+_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "astype"})
+# Builtins that need a Python value: given a symbolic tensor they fail under tracing.
+_HOST_BUILTINS = frozenset(
+    {
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "round",
+        "range",
+        "str",
+        "list",
+        "tuple",
+        "sorted",
+        "sum",
+        "min",
+        "max",
+        "len",
+    }
+)
 
 
 class SampleWriter:
@@ -229,12 +252,25 @@ class SampleWriter:
         self.ctx = ctx
         self.site = site
         self.tf = tf
+        # Text written for an argument of the original call -> that argument,
+        # so the argument's comments and line breaks can follow it.
+        self._arguments = {id(arg.value): arg for arg in site.call.args}
+        self._origins: dict[str, list[cst.Arg]] = {}
+
+    def _written(self, text: str, node: cst.CSTNode | None) -> str:
+        arg = self._arguments.get(id(node)) if node is not None else None
+        if arg is not None:
+            self._origins.setdefault(text, []).append(arg)
+        return text
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.ctx.code(node)
+        return self._written(self.ctx.code(node), node)
 
     # -- shapes ----------------------------------------------------------------------
     def shape(self, size: cst.BaseExpression | None) -> str:
+        return self._written(self._shape(size), size)
+
+    def _shape(self, size: cst.BaseExpression | None) -> str:
         """NumPy's `size=` as a `tf.random` shape: absent or `None` is a scalar
         (`[]`), an integer `n` is `[n]`, a tuple or list keeps its elements,
         `x.shape` is `tf.shape(x)` (the dynamic shape, known even when a
@@ -489,6 +525,9 @@ class SampleWriter:
 
     def plus_one(self, node: cst.BaseExpression) -> str:
         """`b + 1` (an exclusive bound for an inclusive `b`); literals are folded."""
+        return self._written(self._plus_one(node), node)
+
+    def _plus_one(self, node: cst.BaseExpression) -> str:
         if (
             isinstance(node, cst.BinaryOperation)
             and isinstance(node.operator, cst.Subtract)
@@ -545,11 +584,175 @@ class SampleWriter:
         )
         return sample if dtype is None else f"{self.tf}.cast({sample}, {dtype.code})"
 
+    def require_tensor_consumer(self) -> None:
+        """Refuse when what consumes the sample needs a host value: a tensor
+        in its place would fail (`int(...)`, `np.clip(...)`, `math.exp(...)`)
+        or lacks the NumPy method called on it (`.reshape`, `.tolist()`).
+        Arithmetic, unary signs, indexing and list or tuple displays around the
+        sample are looked through."""
+        ancestors = self.site.ancestors
+        child: cst.CSTNode = self.site.target
+        for depth in range(len(ancestors) - 1, -1, -1):
+            parent = ancestors[depth]
+            if isinstance(parent, cst.BinaryOperation) or (
+                isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not)
+            ):
+                child = parent
+                continue
+            if isinstance(parent, cst.Subscript) and parent.value is child:
+                child = parent
+                continue
+            if isinstance(parent, (cst.Element, cst.List, cst.Tuple)):
+                child = parent  # `np.array([sample, 1.0])`: the container is consumed
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is child:
+                if parent.attr.value not in _TENSOR_ATTRIBUTES:
+                    raise Refusal(
+                        f"the sample's `.{parent.attr.value}` is NumPy array API a tensor lacks"
+                    )
+            elif (
+                isinstance(parent, cst.Arg)
+                and depth > 0
+                and isinstance(ancestors[depth - 1], cst.Call)
+            ):
+                consumer = self._host_consumer(ancestors[depth - 1])
+                if consumer is not None:
+                    raise Refusal(
+                        f"the sample is passed to `{consumer}(...)`, which needs a Python or "
+                        "NumPy value: a tensor there fails under tracing"
+                    )
+            return
+
+    def _host_consumer(self, call: cst.Call) -> str | None:
+        """The name of a function that needs a host value, or None."""
+        qualified = self.ctx.names.qualified_name(call.func)
+        if qualified is None:
+            if isinstance(call.func, cst.Name) and call.func.value in _HOST_BUILTINS:
+                return call.func.value
+            return None
+        if qualified.startswith(("numpy.random.", "random.")):
+            return None  # another sample: reported (and rewritten) on its own
+        if qualified.split(".")[0] in ("numpy", "math", "random", "statistics"):
+            return self.code(call.func)
+        return None
+
     def replace(self, text: str) -> cst.BaseExpression:
-        """The replacement node for the site, keeping the parentheses around it."""
+        """The replacement node for the site, keeping the parentheses around it
+        and, for a call written over several lines, its layout and comments."""
         expression = cst.parse_expression(text)
+        if _spans_lines(self.site.call):
+            expression = expression.visit(_KeepLayout(self))
+            if _comments(self.site.call) - _comments(expression):
+                raise Refusal("the call's comments would be lost; rewrite it by hand")
         target = self.site.target
         return expression.with_changes(lpar=target.lpar, rpar=target.rpar)
+
+    def relayout(self, call: cst.Call) -> cst.Call:
+        """`call` (a `tf.random` call written for the site) laid out like the
+        original call written over several lines: the same opening, one
+        argument per line at the original's indentation when it had one, the
+        original's closing (trailing comma, `)` on its own line), and each
+        argument with the comments of the original argument it came from."""
+        old = self.site.call
+        old_args, new_args = list(old.args), list(call.args)
+        if not old_args or not new_args:
+            return call
+        origins = {text: list(args) for text, args in self._origins.items()}
+        breaks = [
+            _line_end(w)
+            for w in (
+                old.whitespace_before_args,
+                *(a.comma.whitespace_after for a in old_args if isinstance(a.comma, cst.Comma)),
+            )
+        ]
+        newline = next((b for b in breaks if b is not None), None)
+        between = (
+            cst.Comma(whitespace_after=_bare(newline))
+            if newline is not None
+            else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        )
+        closing_comma = old_args[-1].comma
+        if isinstance(closing_comma, cst.Comma):
+            closing_comma = closing_comma.with_changes(
+                whitespace_after=_bare_whitespace(closing_comma.whitespace_after)
+            )
+        closing_space = _bare_whitespace(old_args[-1].whitespace_after_arg)
+        result = []
+        for i, arg in enumerate(new_args):
+            sources = origins.get(self.ctx.code(arg.value))
+            source = sources.pop(0) if sources else None
+            if i == len(new_args) - 1:
+                comma, after = closing_comma, closing_space
+            else:
+                comma, after = between, cst.SimpleWhitespace("")
+            if source is not None:
+                comma, after = _with_comments_of(source, comma, after)
+            result.append(arg.with_changes(comma=comma, whitespace_after_arg=after))
+        return call.with_changes(args=result, whitespace_before_args=old.whitespace_before_args)
+
+
+class _KeepLayout(cst.CSTTransformer):
+    """Applies `SampleWriter.relayout` to the `tf.random.*` call of a replacement."""
+
+    def __init__(self, writer: SampleWriter) -> None:
+        self.writer = writer
+        self.done = False
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        func = cst.Module([]).code_for_node(updated_node.func)
+        if not self.done and func.startswith(f"{self.writer.tf}.random."):
+            self.done = True
+            return self.writer.relayout(updated_node)
+        return updated_node
+
+
+def _spans_lines(call: cst.Call) -> bool:
+    return "\n" in _code(call)
+
+
+def _comments(node: cst.CSTNode) -> set[str]:
+    return {n.value for n, _ in iter_with_ancestors(node) if isinstance(n, cst.Comment)}
+
+
+def _line_end(whitespace: cst.BaseParenthesizableWhitespace) -> cst.ParenthesizedWhitespace | None:
+    return whitespace if isinstance(whitespace, cst.ParenthesizedWhitespace) else None
+
+
+def _bare(line: cst.ParenthesizedWhitespace) -> cst.ParenthesizedWhitespace:
+    """A line break with `line`'s indentation and no comment."""
+    return line.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+
+
+def _bare_whitespace(
+    whitespace: cst.BaseParenthesizableWhitespace,
+) -> cst.BaseParenthesizableWhitespace:
+    line = _line_end(whitespace)
+    return _bare(line) if line is not None else whitespace
+
+
+def _with_comments_of(
+    source: cst.Arg,
+    comma: cst.Comma | cst.MaybeSentinel,
+    after: cst.BaseParenthesizableWhitespace,
+) -> tuple[cst.Comma | cst.MaybeSentinel, cst.BaseParenthesizableWhitespace]:
+    """Move the comments that end `source`'s line (after its comma, or after
+    the argument when it has none) onto the slot's comma or closing space."""
+    if isinstance(source.comma, cst.Comma):
+        carrier = _line_end(source.comma.whitespace_after)
+    else:
+        carrier = _line_end(source.whitespace_after_arg)
+    if carrier is None:
+        return comma, after
+    keep = {"first_line": carrier.first_line, "empty_lines": carrier.empty_lines}
+    if isinstance(comma, cst.Comma) and _line_end(comma.whitespace_after) is not None:
+        target = _line_end(comma.whitespace_after)
+        assert target is not None
+        return comma.with_changes(whitespace_after=target.with_changes(**keep)), after
+    if _line_end(after) is not None:
+        target = _line_end(after)
+        assert target is not None
+        return comma, target.with_changes(**keep)
+    return comma, after
 
 
 # -- the rule ------------------------------------------------------------------------
@@ -595,6 +798,7 @@ class RandomSamplingRule(Rule):
             special = self.special_case(site, writer, runs_once, imports)
             if special is not None:
                 return special
+            writer.require_tensor_consumer()
             rewrite = self.rewrites.get(name)
             if rewrite is None:
                 raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")

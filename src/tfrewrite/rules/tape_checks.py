@@ -14,11 +14,20 @@ from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import applies_gradients, line_of, method_name, tape_name
+from tfrewrite.rules._training import (
+    applies_gradients,
+    line_of,
+    method_name,
+    tape_name,
+    undecorated_train_steps,
+)
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.inline_loop import extractable_loops
 
 # Names people give models; used only when no assignment says what the name is.
-_MODEL_NAME = re.compile(r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_")
+_MODEL_NAME = re.compile(
+    r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_"
+)
 _MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
 
 
@@ -32,6 +41,43 @@ def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
 def _body(root: cst.CSTNode) -> cst.CSTNode:
     """What to walk for a scope: the module itself, or a function's body."""
     return root if isinstance(root, cst.Module) else root.body  # type: ignore[attr-defined]
+
+
+def _rewritten_whole(ctx: RuleContext) -> list[cst.CSTNode]:
+    """Nodes that TFR301/TFR302 (an undecorated step to decorate) or TFR303 (a
+    loop to extract a step from) replace whole. A `training=True` edit inside
+    one targets the whole node, so it waits one fix round instead of pushing
+    that fix to the next round, where a loss decorator removed meanwhile
+    would take its `jit_compile`/`reduce_retracing` options with it."""
+    steps = [p.function.node for p in undecorated_train_steps(ctx) if p.refusal is None]
+    return [*steps, *extractable_loops(ctx)]
+
+
+def _edit(call: cst.Call, fixed: cst.Call, containers: list[cst.CSTNode]) -> NodeEdit:
+    for container in containers:
+        if any(n is call for n in iter_nodes(container)):
+            return NodeEdit(container, container.deep_replace(call, fixed))
+    return NodeEdit(call, fixed)
+
+
+def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
+    """Tape blocks of a train step: in a function that applies gradients, or,
+    at module level, in a loop whose body applies them."""
+    body = _body(root)
+    if isinstance(root, cst.Module):
+        regions = [
+            loop.body
+            for loop in iter_nodes(root, into_functions=False)
+            if isinstance(loop, (cst.For, cst.While)) and applies_gradients(loop.body)
+        ]
+    else:
+        regions = [body] if applies_gradients(body) else []
+    tapes: dict[int, cst.With] = {}
+    for region in regions:
+        for node in iter_nodes(region, into_functions=False):
+            if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
+                tapes[id(node)] = node
+    return list(tapes.values())
 
 
 def _model_names(ctx: RuleContext) -> set[str]:
@@ -90,7 +136,10 @@ def _opened(ctx: RuleContext, node: cst.With, known: dict[str, cst.With]) -> set
 class MissingTrainingFlag(Rule):
     code = "TFR304"
     name = "model-call-without-training"
-    summary = "A model called in a train step's tape without `training=True` runs dropout and batch norm in inference mode"
+    summary = (
+        "A model called in a train step's tape without `training=True` "
+        "runs dropout and batch norm in inference mode"
+    )
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
@@ -193,22 +242,26 @@ class MissingTrainingFlag(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
+        containers: list[cst.CSTNode] | None = None
         for root, in_method in _scopes(ctx):
-            body = _body(root)
-            tapes = [t for t in iter_nodes(body, into_functions=False) if isinstance(t, cst.With) and tape_name(ctx, t) is not None]
-            if not tapes or not applies_gradients(body):
+            tapes = _train_step_tapes(ctx, root)
+            if not tapes:
                 continue
             if models is None:
                 models = _model_names(ctx)
             for tape in tapes:
                 for node in iter_nodes(tape.body, into_functions=False):
-                    if not isinstance(node, cst.Call) or not _is_model_call(ctx, node, models, in_method):
+                    if not isinstance(node, cst.Call) or not _is_model_call(
+                        ctx, node, models, in_method
+                    ):
                         continue
                     if any(a.keyword and a.keyword.value == "training" for a in node.args):
                         continue
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
+                    if containers is None:
+                        containers = _rewritten_whole(ctx)
                     fixed = node.with_changes(
                         args=[
                             *node.args[:-1],
@@ -229,7 +282,7 @@ class MissingTrainingFlag(Rule):
                         "dropout and batch normalization run in inference mode",
                         CstFix(
                             f"Pass `training=True` to `{label}`",
-                            (NodeEdit(node, fixed),),
+                            (_edit(node, fixed, containers),),
                             applicability=Applicability.UNSAFE,
                         ),
                     )
@@ -297,57 +350,67 @@ class LossOutsideTape(Rule):
 
     def _check_scope(self, ctx: RuleContext, root: cst.CSTNode) -> Iterator[Violation]:
         body = _body(root)
-        if not any(isinstance(n, cst.With) and tape_name(ctx, n) for n in iter_nodes(body, into_functions=False)):
+        if not any(
+            isinstance(n, cst.With) and tape_name(ctx, n)
+            for n in iter_nodes(body, into_functions=False)
+        ):
             return
         # Pre-order is source order for statements: the last assignment seen
         # before a `tape.gradient` call is the one it reads.
-        last: dict[str, tuple[cst.CSTNode, bool]] = {}
+        last: dict[str, tuple[cst.CSTNode, bool, int]] = {}
         tapes_closed: dict[str, cst.With] = {}
-        for node, ancestors in iter_with_ancestors(body):
+        tape_order: dict[str, int] = {}
+        for order, (node, ancestors) in enumerate(iter_with_ancestors(body)):
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
             if any(isinstance(a, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) for a in ancestors):
                 continue
             open_tapes = {
-                name for a in ancestors if isinstance(a, cst.With) for name in _opened(ctx, a, tapes_closed)
+                name
+                for a in ancestors
+                if isinstance(a, cst.With)
+                for name in _opened(ctx, a, tapes_closed)
             }
             if isinstance(node, cst.With):
                 name = tape_name(ctx, node)
                 if name:
                     tapes_closed[name] = node
+                    tape_order[name] = order
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = (
-                    [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    [t.target for t in node.targets]
+                    if isinstance(node, cst.Assign)
+                    else [node.target]
                 )
                 for target in targets:
                     if isinstance(target, cst.Name):
-                        last[target.value] = (node, bool(open_tapes))
+                        last[target.value] = (node, bool(open_tapes), order)
             if not (isinstance(node, cst.Call) and method_name(node) == "gradient" and node.args):
                 continue
             tape = dotted_name(node.func.value)  # type: ignore[attr-defined]
             if tape not in tapes_closed or tape in open_tapes:
                 continue
             target = node.args[0].value
-            block_line = line_of(ctx, tapes_closed[tape])
             if isinstance(target, cst.Name):
                 assigned = last.get(target.value)
-                if assigned is None or assigned[1]:
+                if assigned is None or assigned[1] or assigned[2] < tape_order[tape]:
                     continue
-                statement, _ = assigned
-                if line_of(ctx, statement) < block_line:
-                    continue
+                block_line = line_of(ctx, tapes_closed[tape])
                 yield Violation(
                     node.args[0],
-                    f"`{target.value}` is computed on line {line_of(ctx, statement)}, after the "
-                    f"`GradientTape` block of line {block_line} closed: the tape did not record it, "
-                    f"so `{tape}.gradient` returns None. Compute it inside the `with` block",
+                    f"`{target.value}` is computed on line {line_of(ctx, assigned[0])}, after "
+                    f"the `GradientTape` block of line {block_line} closed: the tape did not "
+                    f"record it, so `{tape}.gradient` returns None. Compute it inside the "
+                    "`with` block",
                 )
             elif any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in iter_nodes(target)):
+                block_line = line_of(ctx, tapes_closed[tape])
                 yield Violation(
                     node.args[0],
-                    f"The loss is computed on line {line_of(ctx, node)}, in the `{tape}.gradient` "
-                    f"call, after the `GradientTape` block of line {block_line} closed: the tape did "
-                    f"not record it, so the gradient is None. Compute it inside the `with` block",
+                    f"The loss is computed on line {line_of(ctx, node)}, in the "
+                    f"`{tape}.gradient` call, after the `GradientTape` block of line "
+                    f"{block_line} closed: the tape did not record it, so the gradient is None. "
+                    "Compute it inside the `with` block",
                 )
 
 

@@ -303,6 +303,8 @@ class _Conditional:
             problem = branch_problem(statements, self.ctx.names, side, allow_return=False)
             if problem:
                 raise Refusal(problem)
+        if not any(sides.values()):
+            raise Refusal("both branches are empty: delete the `if`")
         live = live_after(place)
         defined = defined_before(place)
         modified = {side: assigned_names(cst.Module(body=s)) for side, s in sides.items()}

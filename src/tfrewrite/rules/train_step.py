@@ -14,7 +14,10 @@ from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violati
 class UndecoratedTrainStep(Rule):
     code = "TFR302"
     name = "undecorated-train-step"
-    summary = "A custom train step called from a Python loop runs eagerly: decorate it with `@tf.function`"
+    summary = (
+        "A custom train step called from a Python loop runs eagerly: "
+        "decorate it with `@tf.function`"
+    )
     fix_applicability = Applicability.SAFE
     needs_traced_code = False
     explanation = """

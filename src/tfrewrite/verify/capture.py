@@ -37,15 +37,20 @@ def capture_fds() -> Iterator[Captured]:
         with contextlib.suppress(Exception):
             stream.flush()
     saved = [os.dup(1), os.dup(2)]
+    saved_streams = (sys.stdout, sys.stderr)
     with tempfile.TemporaryFile(mode="w+b") as sink:
         os.dup2(sink.fileno(), 1)
         os.dup2(sink.fileno(), 2)
+        # Python-level writes too, in case sys.stdout is not backed by fd 1
+        # (a test runner's capture object, an IDE console).
+        text = open(1, "w", encoding="utf-8", errors="replace", closefd=False, buffering=1)
+        sys.stdout = sys.stderr = text
         try:
             yield result
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(Exception):
-                    stream.flush()
+            with contextlib.suppress(Exception):
+                text.flush()
+            sys.stdout, sys.stderr = saved_streams
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
             for fd in saved:

@@ -32,6 +32,7 @@ class Target:
     reason: str
     specs: dict[str, Spec] | None = None  # configured inputs
     problem: str | None = None  # why it cannot be verified (then it is "not proven")
+    covers: tuple[str, ...] = ()  # the changed functions this target vouches for
 
 
 def changed_functions(original: str, rewrite: str) -> list[str]:
@@ -84,8 +85,10 @@ def pair_targets(
     def callable_here(qualname: str) -> bool:
         return settings.inputs_for(module, qualname) is not None or loss_shaped(original, qualname)
 
-    def add(qualname: str, rewrite_source: str | None, reason: str, problem: str | None = None) -> None:
+    def add(qualname: str, rewrite_source: str | None, reason: str, problem: str | None = None, covers: str = "") -> None:
         if qualname in targets and (targets[qualname].rewrite_source is not None or rewrite_source is None):
+            if covers and covers not in targets[qualname].covers:
+                targets[qualname].covers += (covers,)
             return
         targets[qualname] = Target(
             path,
@@ -97,15 +100,16 @@ def pair_targets(
             reason,
             settings.inputs_for(module, qualname),
             problem,
+            (covers,) if covers else (),
         )
 
     for name in changed_functions(original, rewrite):
         if callable_here(name):
-            add(name, rewrite, "changed by the rewrite")
+            add(name, rewrite, "changed by the rewrite", covers=name)
             continue
         callers = [c for c in _callers(rewrite, name) if callable_here(c)]
         for caller in callers:
-            add(caller, rewrite, f"calls `{name}`, which the rewrite changed")
+            add(caller, rewrite, f"calls `{name}`, which the rewrite changed", covers=name)
         if not callers:
             add(
                 name,
@@ -113,6 +117,7 @@ def pair_targets(
                 "changed by the rewrite",
                 problem=f"no inputs: `{name}` is not loss-shaped and nothing verifiable calls it; give its "
                 f"parameters in [tool.tfrewrite.verify] inputs.\"{module}:{name}\"",
+                covers=name,
             )
     for name, reason in (traced or {}).items():
         if name not in targets and callable_here(name):

@@ -1,0 +1,122 @@
+"""`tfrewrite fix --verify`: keep only the fixes whose functions verify.
+
+After the engine has fixed every file, each changed function is verified. A
+function whose verdict is not `equivalent` gets its original text back (the
+rest of the file keeps its fixes), and the findings whose fixes were withheld
+are reported again with the reason. Imports a withheld fix added stay: an
+unused import is harmless, and removing it could break another fix.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from tfrewrite.analysis.index import module_name_for
+from tfrewrite.config import Settings
+from tfrewrite.engine import RunResult
+from tfrewrite.findings import FileResult, Finding
+from tfrewrite.verify.loader import find_definition
+from tfrewrite.verify.run import verify_targets
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
+
+
+def _span(tree: ast.Module, qualname: str) -> tuple[int, int]:
+    """First and last line (1-based, inclusive) of a function with its decorators."""
+    node = find_definition(tree, qualname)
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return start, node.end_lineno or node.lineno
+
+
+def restore_functions(original: str, fixed: str, qualnames: set[str]) -> str | None:
+    """`fixed` with the given functions' text taken from `original`; None when
+    that cannot be done cleanly (then the whole file keeps its original text)."""
+    try:
+        before_tree, after_tree = ast.parse(original), ast.parse(fixed)
+        spans = sorted(((_span(after_tree, q), _span(before_tree, q)) for q in qualnames), reverse=True)
+    except Exception:
+        return None
+    before_lines = original.splitlines(keepends=True)
+    after_lines = fixed.splitlines(keepends=True)
+    for (a_start, a_end), (b_start, b_end) in spans:
+        after_lines[a_start - 1 : a_end] = before_lines[b_start - 1 : b_end]
+    text = "".join(after_lines)
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return None
+    return text
+
+
+def _enclosing(tree: ast.Module, line: int) -> str | None:
+    """Qualified name of the outermost function or method containing `line`."""
+
+    def visit(body: list[ast.stmt], prefix: str) -> str | None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+                if start <= line <= (stmt.end_lineno or stmt.lineno):
+                    return prefix + stmt.name
+            elif isinstance(stmt, ast.ClassDef) and stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                return visit(stmt.body, f"{prefix}{stmt.name}.")
+        return None
+
+    return visit(tree.body, "")
+
+
+def _why(result: dict[str, Any]) -> str:
+    failed = next((c for c in result.get("checks") or [] if not c["ok"]), None)
+    if failed:
+        return f"{failed['name']}: {failed['detail']}"
+    if result.get("error"):
+        return str(result["error"]).strip().splitlines()[-1]
+    uncovered = [b["line"] for b in result.get("branches") or [] if not (b["true"] and b["false"])]
+    if uncovered:
+        return f"a branch of the tf.cond on line {uncovered[0]} was never taken"
+    return "; ".join(result.get("warnings") or []) or "not proven"
+
+
+def gate_fixes(
+    result: RunResult, settings: Settings, jobs: int | None = None, python: str | None = None
+) -> list[dict[str, Any]]:
+    """Verify every fixed file and withhold the fixes of functions that do
+    not verify. Mutates `result`; returns the verification results. Raises
+    `ConfigError` or `pool.EnvironmentProblem`."""
+    vs = parse_verify_settings(settings.verify)
+    changed = [r for r in result.files if r.changed and r.source is not None]
+    targets = []
+    for r in changed:
+        module = module_name_for(Path(r.path), settings.root)
+        targets.extend(t for t in pair_targets(r.path, module, r.source or "", r.fixed_source or "", vs) if t.rewrite_source)
+    verdicts = verify_targets(targets, vs, settings.root, jobs, python)
+    rejected: dict[str, dict[str, dict[str, Any]]] = {}  # path -> changed function -> failing result
+    for target, outcome in zip(targets, verdicts):
+        if outcome["verdict"] != "equivalent":
+            for name in target.covers:
+                rejected.setdefault(target.path, {}).setdefault(name, outcome)
+    for r in changed:
+        _withhold(r, rejected.get(r.path, {}))
+    return verdicts
+
+
+def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
+    if not rejected:
+        return
+    restored = restore_functions(r.source or "", r.fixed_source or "", set(rejected))
+    tree = ast.parse(r.source or "")
+    kept: list[Finding] = []
+    for finding in r.fixes_applied:
+        where = _enclosing(tree, finding.start.line)
+        outcome = rejected.get(where) if where else None
+        if restored is None or outcome is not None:
+            reason = outcome or next(iter(rejected.values()))
+            message = f"{finding.message} (fix not applied: verification {reason['verdict']}: {_why(reason)})"
+            r.findings.append(dataclasses.replace(finding, message=message))
+        else:
+            kept.append(finding)
+    r.fixes_applied = kept
+    r.fixed_source = restored if restored is not None else r.source
+    r.findings.sort(key=Finding.sort_key)

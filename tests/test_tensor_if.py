@@ -1,0 +1,906 @@
+"""TFR101 (tensor-if) as before/after source pairs: every rewrite form, every
+refusal (a finding with the reason and no fix), and the Python conditions
+that must stay Python `if`s without a finding."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.api import check_source, fix_source
+
+HEADER = "import tensorflow as tf\n\n@tf.function\ndef loss(y_true, y_pred):\n"
+
+
+def loss_source(body: str) -> str:
+    """A traced loss function with `body` (dedented) as its body."""
+    return HEADER + textwrap.indent(textwrap.dedent(body).strip("\n") + "\n", "    ")
+
+
+def fixed(source: str) -> str:
+    result = fix_source(source, select=["TFR101"])
+    assert fix_source(result, select=["TFR101"]) == result, "fixing twice changed the result"
+    assert check_source(result, select=["TFR101"]) == [], result
+    return result
+
+
+def messages(source: str) -> list[str]:
+    return [f.message for f in check_source(source, select=["TFR101"])]
+
+
+# -- forms: (before body, after body) -----------------------------------------------------
+
+FORMS = {
+    "return_return": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            return err * 2.0
+        else:
+            return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(err > 1.0, lambda: err * 2.0, lambda: err)
+        """,
+    ),
+    "early_return_rest_becomes_false_branch": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            return tf.sqrt(err)
+        squared = tf.square(err)
+        return squared + 1.0
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        def _false_fn():
+            squared = tf.square(err)
+            return squared + 1.0
+        return tf.cond(err > 1.0, lambda: tf.sqrt(err), _false_fn)
+        """,
+    ),
+    "two_early_returns": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            return err
+        if err < -1.0:
+            return -err
+        return err * 0.5
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(
+            err > 1.0,
+            lambda: err,
+            lambda: tf.cond(err < -1.0, lambda: -err, lambda: err * 0.5),
+        )
+        """,
+    ),
+    "two_outputs": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            w = err * 2.0
+            b = err + 1.0
+        else:
+            w = err
+            b = -err
+        return w + b
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        w, b = tf.cond(err > 1.0, lambda: (err * 2.0, err + 1.0), lambda: (err, -err))
+        return w + b
+        """,
+    ),
+    "one_branch_keeps_old_value": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        scale = tf.constant(1.0)
+        if err > 0.5:
+            scale = scale * 3.0
+        return err * scale
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        scale = tf.constant(1.0)
+        scale = tf.cond(err > 0.5, lambda: scale * 3.0, lambda: scale)
+        return err * scale
+        """,
+    ),
+    "branch_local_variable_stays_local": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            tmp = tf.square(err)
+            result = tmp + err
+        else:
+            result = -err
+        return result
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        def _result_if_true():
+            tmp = tf.square(err)
+            result = tmp + err
+            return result
+        result = tf.cond(err > 0.0, _result_if_true, lambda: -err)
+        return result
+        """,
+    ),
+    "augmented_assignment_as_lambda": (
+        """
+        total = tf.reduce_sum(y_pred)
+        if total < 0.0:
+            total *= -2.0 + 1.0
+        return total
+        """,
+        """
+        total = tf.reduce_sum(y_pred)
+        total = tf.cond(total < 0.0, lambda: total * (-2.0 + 1.0), lambda: total)
+        return total
+        """,
+    ),
+    "augmented_assignments_take_the_old_value_as_parameter": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        if err < 0.0:
+            total += 10.0
+            total *= 2.0
+        return total
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        def _total_if_true(total):
+            total += 10.0
+            total *= 2.0
+            return total
+        total = tf.cond(err < 0.0, lambda: _total_if_true(total), lambda: total)
+        return total
+        """,
+    ),
+    "tuple_assignment": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        a, b = err, err + 1.0
+        if err > 0.0:
+            a, b = b * 2.0, a
+        return a - b
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        a, b = err, err + 1.0
+        def _true_fn(a, b):
+            a, b = b * 2.0, a
+            return a, b
+        a, b = tf.cond(err > 0.0, lambda: _true_fn(a, b), lambda: (a, b))
+        return a - b
+        """,
+    ),
+    "elif_chain_becomes_nested_conds": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            return err * 2.0
+        elif err < -1.0:
+            return -err
+        else:
+            return err + 0.25
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(
+            err > 1.0,
+            lambda: err * 2.0,
+            lambda: tf.cond(err < -1.0, lambda: -err, lambda: err + 0.25),
+        )
+        """,
+    ),
+    "elif_chain_with_assignments": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 1.0:
+            factor = 3.0
+        elif err > 0.0:
+            factor = 2.0
+        else:
+            factor = 0.5
+        return err * factor
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        factor = tf.cond(
+            err > 1.0,
+            lambda: 3.0,
+            lambda: tf.cond(err > 0.0, lambda: 2.0, lambda: 0.5),
+        )
+        return err * factor
+        """,
+    ),
+    "nested_ifs_inside_out": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        scale = 1.0
+        if err > 0.0:
+            scale = 2.0
+            if err > 1.0:
+                scale = 3.0
+        return err * scale
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        scale = 1.0
+        def _scale_if_true():
+            scale = 2.0
+            scale = tf.cond(err > 1.0, lambda: 3.0, lambda: scale)
+            return scale
+        scale = tf.cond(err > 0.0, _scale_if_true, lambda: scale)
+        return err * scale
+        """,
+    ),
+    "early_return_in_nested_if": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            if err > 1.0:
+                return err * 10.0
+        return err + 1.0
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(
+            err > 0.0,
+            lambda: tf.cond(err > 1.0, lambda: err * 10.0, lambda: err + 1.0),
+            lambda: err + 1.0,
+        )
+        """,
+    ),
+    "logical_operators": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        peak = tf.reduce_max(y_pred)
+        if (err > 0.0 and peak < 2.0) or not err > -1.0:
+            return err * 4.0
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        peak = tf.reduce_max(y_pred)
+        return tf.cond(
+            tf.logical_or(tf.logical_and(err > 0.0, peak < 2.0), tf.logical_not(err > -1.0)),
+            lambda: err * 4.0,
+            lambda: err,
+        )
+        """,
+    ),
+    "chained_comparison": (
+        """
+        m = tf.reduce_mean(y_pred - y_true)
+        if -1.0 < m <= 1.0:
+            m = m * 10.0
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred - y_true)
+        m = tf.cond(tf.logical_and(-1.0 < m, m <= 1.0), lambda: m * 10.0, lambda: m)
+        return m
+        """,
+    ),
+    "tf_equal": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if tf.equal(err, 0.0):
+            return tf.constant(-1.0)
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(tf.equal(err, 0.0), lambda: tf.constant(-1.0), lambda: err)
+        """,
+    ),
+    "numeric_scalar_compared_to_zero": (
+        """
+        positives = tf.math.count_nonzero(y_pred > 0.0)
+        total = tf.reduce_sum(y_pred)
+        if positives:
+            total = total / tf.cast(positives, tf.float32)
+        return total
+        """,
+        """
+        positives = tf.math.count_nonzero(y_pred > 0.0)
+        total = tf.reduce_sum(y_pred)
+        total = tf.cond(
+            positives != 0,
+            lambda: total / tf.cast(positives, tf.float32),
+            lambda: total,
+        )
+        return total
+        """,
+    ),
+    "conditional_expression": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return (err * 2.0) if tf.reduce_max(y_pred) > 0.5 else err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(tf.reduce_max(y_pred) > 0.5, lambda: err * 2.0, lambda: err)
+        """,
+    ),
+    "python_int_becomes_float": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            penalty = tf.square(err)
+        else:
+            penalty = 0
+        return err + penalty
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        penalty = tf.cond(err > 0.0, lambda: tf.square(err), lambda: 0.0)
+        return err + penalty
+        """,
+    ),
+    "tensorflow_side_effects_stay_in_the_branch": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            tf.print("positive error", err)
+            step.assign_add(1)
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        def _true_fn():
+            tf.print("positive error", err)
+            step.assign_add(1)
+        tf.cond(err > 0.0, _true_fn, lambda: None)
+        return err
+        """,
+    ),
+    "comments_are_kept": (
+        """
+        mse = tf.reduce_mean(tf.square(y_pred - y_true))
+        # clip large losses
+        if mse > 4.0:  # large
+            # the square root keeps the gradient small
+            mse = tf.sqrt(mse)
+        # negative-free anyway
+        else:
+            mse = mse * 1.0
+        return mse
+        """,
+        """
+        mse = tf.reduce_mean(tf.square(y_pred - y_true))
+        # clip large losses
+        def _mse_if_true(mse):  # large
+            # the square root keeps the gradient small
+            mse = tf.sqrt(mse)
+            return mse
+        # negative-free anyway
+        def _mse_if_false(mse):
+            mse = mse * 1.0
+            return mse
+        mse = tf.cond(mse > 4.0, lambda: _mse_if_true(mse), lambda: _mse_if_false(mse))
+        return mse
+        """,
+    ),
+    "branch_function_name_avoids_names_in_use": (
+        """
+        _err_if_true = 2.0
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            err = tf.square(err)
+            err = err * 2.0
+        return err * _err_if_true
+        """,
+        """
+        _err_if_true = 2.0
+        err = tf.reduce_mean(y_pred - y_true)
+        def _err_if_true_2(err):
+            err = tf.square(err)
+            err = err * 2.0
+            return err
+        err = tf.cond(err > 0.0, lambda: _err_if_true_2(err), lambda: err)
+        return err * _err_if_true
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FORMS))
+def test_form(name):
+    before, after = FORMS[name]
+    source = loss_source(before)
+    assert len(messages(source)) >= 1
+    assert fixed(source) == loss_source(after)
+
+
+# -- branch functions and free names ----------------------------------------------------------
+
+
+def test_a_name_read_then_assigned_in_a_block_is_a_parameter():
+    source = loss_source(
+        """
+        mse = tf.reduce_mean(tf.square(y_pred - y_true))
+        if mse > 4.0:
+            mse = tf.sqrt(mse)
+            tf.print(mse)
+        return mse
+        """
+    )
+    assert "def _mse_if_true(mse):" in fixed(source)
+    assert "lambda: _mse_if_true(mse)" in fixed(source)
+
+
+def test_nested_conditionals_wait_for_the_inner_one():
+    source = loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        scale = 1.0
+        if err > 0.0:
+            if err > 1.0:
+                scale = 3.0
+        return err * scale
+        """
+    )
+    found = messages(source)
+    assert len(found) == 2
+    assert any("after the tensor conditionals inside it" in m for m in found)
+
+
+def test_tensorflow_alias_of_the_file_is_used():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tfl
+
+        @tfl.function
+        def loss(y_true, y_pred):
+            err = tfl.reduce_mean(y_pred - y_true)
+            if err > 0.0:
+                return err
+            return -err
+        """
+    )
+    assert "return tfl.cond(err > 0.0, lambda: err, lambda: -err)" in fixed(source)
+
+
+def test_unknown_dtype_scalar_is_cast_to_bool():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x: tf.Tensor):
+            n = tf.reduce_sum(x)
+            if n:
+                x = x + 1
+            return x
+        """
+    )
+    assert "x = tf.cond(tf.cast(n, tf.bool), lambda: x + 1, lambda: x)" in fixed(source)
+
+
+def test_loss_given_to_compile_is_traced_code():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        def my_loss(y_true, y_pred):
+            err = tf.reduce_mean(tf.abs(y_true - y_pred))
+            if err > 1.0:
+                return tf.sqrt(err)
+            return err
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer="adam", loss=my_loss)
+        """
+    )
+    assert "return tf.cond(err > 1.0, lambda: tf.sqrt(err), lambda: err)" in fixed(source)
+
+
+def test_layer_call_converts_tensor_ifs_and_keeps_python_ones():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        class Clip(tf.keras.layers.Layer):
+            def call(self, x, training=None):
+                if training:
+                    x = x * 0.5
+                if self.from_logits:
+                    x = tf.sigmoid(x)
+                m = tf.reduce_max(x)
+                if m > 10.0:
+                    x = x / m
+                return x
+        """
+    )
+    result = fixed(source)
+    assert "        if training:\n" in result
+    assert "        if self.from_logits:\n" in result
+    assert "        x = tf.cond(m > 10.0, lambda: x / m, lambda: x)\n" in result
+
+
+def test_an_import_is_added_when_the_file_has_none():
+    source = textwrap.dedent(
+        """
+        from tensorflow import function, reduce_mean
+
+        @function
+        def loss(y_true, y_pred):
+            err = reduce_mean(y_pred - y_true)
+            if err > 0.0:
+                return err
+            return -err
+        """
+    )
+    result = fixed(source)
+    assert "import tensorflow as tf\n" in result
+    assert "return tf.cond(err > 0.0, lambda: err, lambda: -err)" in result
+
+
+# -- refusals: (body, reason) ---------------------------------------------------------------
+
+REFUSALS = {
+    "defined_only_in_true_branch": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 0.0:
+            w = m * 2.0
+        return m + w
+        """,
+        "'w' is defined only in the true branch",
+    ),
+    "defined_only_in_false_branch": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 0.0:
+            pass
+        else:
+            w = m
+        return w
+        """,
+        "'w' is defined only in the false branch",
+    ),
+    "assigned_on_some_paths_only": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 0.0:
+            if training:
+                w = m
+        else:
+            w = -m
+        return w
+        """,
+        "'w' is assigned only on some paths of the true branch",
+    ),
+    "returns_without_a_return_after": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            return err
+        tf.print(err)
+        """,
+        "the true branch returns a value but the false branch does not",
+    ),
+    "bare_return": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0:
+            return
+        return err
+        """,
+        "`return` without a value",
+    ),
+    "return_inside_a_loop": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        for i in range(3):
+            if err > 0.0:
+                return err
+        return -err
+        """,
+        "returns from inside a `for` block",
+    ),
+    "condition_not_a_scalar": (
+        """
+        if y_pred > 0.0:
+            return y_pred
+        return -y_pred
+        """,
+        "is a tensor not known to be a scalar",
+    ),
+    "condition_with_python_operand_of_unknown_shape": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > threshold:
+            m = m * 2.0
+        return m
+        """,
+        "`threshold` is not known to be a Python number",
+    ),
+    "python_and_tensor_mixed": (
+        """
+        if y_true is not None and tf.reduce_sum(y_pred) > 0.0:
+            return tf.reduce_sum(y_pred)
+        return tf.reduce_sum(y_true)
+        """,
+        "mixes the Python value `y_true is not None` and a tensor with `and`",
+    ),
+    "chained_comparison_with_a_call": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if 0.0 < tf.reduce_max(y_pred) < 1.0:
+            m = m * 2.0
+        return m
+        """,
+        "would evaluate `tf.reduce_max(y_pred)` twice",
+    ),
+    "break": (
+        """
+        m = tf.reduce_mean(y_pred)
+        for i in range(3):
+            if m > 1.0:
+                break
+            m = m * 0.5
+        return m
+        """,
+        "contains `break`",
+    ),
+    "continue": (
+        """
+        m = tf.reduce_mean(y_pred)
+        for i in range(3):
+            if m > 1.0:
+                continue
+            m = m * 0.5
+        return m
+        """,
+        "contains `continue`",
+    ),
+    "yield": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            yield m
+        yield -m
+        """,
+        "contains `yield`",
+    ),
+    "global": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            global LAST
+            LAST = m
+        return m
+        """,
+        "declares `global` names",
+    ),
+    "nonlocal": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            nonlocal last
+            last = m
+        return m
+        """,
+        "declares `nonlocal` names",
+    ),
+    "print": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            print("big loss")
+        return m
+        """,
+        "calls `print`",
+    ),
+    "list_append": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            history.append(m)
+        return m
+        """,
+        "calls `history.append`",
+    ),
+    "attribute_assignment": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            state.last = m
+        return m
+        """,
+        "assigns `state.last`",
+    ),
+    "raise": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1e6:
+            raise ValueError("diverged")
+        return m
+        """,
+        "uses `raise`",
+    ),
+    "unknown_call_for_its_effect": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            log_big_loss(m)
+        return m
+        """,
+        "calls `log_big_loss` for its effect",
+    ),
+    "int_against_unknown_dtype": (
+        """
+        m = tf.reduce_mean(y_pred)
+        n = tf.size(y_pred)
+        if m > 1.0:
+            k = 0
+        else:
+            k = n
+        return k
+        """,
+        "'k' is a Python int in the true branch but an integer tensor of unknown width",
+    ),
+    "none_in_a_branch": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            z = None
+        else:
+            z = m
+        return z
+        """,
+        "'z' is None in the true branch",
+    ),
+    "bool_against_float_tensors": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            z = m > 2.0
+        else:
+            z = m
+        return z
+        """,
+        "'z' is a boolean tensor in the true branch but a floating tensor",
+    ),
+    "python_int_before_the_if": (
+        """
+        m = tf.reduce_mean(y_pred)
+        penalty = 0
+        if m > 1.0:
+            penalty = m * 2.0
+        return m + penalty
+        """,
+        "'penalty' is a Python int before the `if`",
+    ),
+    "nested_refusal_blocks_the_outer_if": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            if m > 2.0:
+                print("huge")
+            m = m * 0.5
+        return m
+        """,
+        "contains a tensor conditional that cannot be rewritten",
+    ),
+    "conditional_expression_with_none": (
+        """
+        m = tf.reduce_mean(y_pred)
+        return m if m > 0.0 else None
+        """,
+        "the value is None in the false branch",
+    ),
+    "too_much_code_to_copy": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 0.0:
+            if m > 1.0:
+                return m
+        a = m + 1.0
+        b = a * 2.0
+        c = b - 1.0
+        d = c / 2.0
+        e = d + a
+        return e
+        """,
+        "would have to be copied into both of its branches",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSALS))
+def test_refusal(name):
+    body, reason = REFUSALS[name]
+    source = loss_source(body)
+    if name == "nonlocal":
+        source = "import tensorflow as tf\n\ndef outer():\n    last = None\n\n    " + source.split(
+            "\n", 2
+        )[2].replace("\n", "\n    ").rstrip() + "\n"
+    found = check_source(source, select=["TFR101"])
+    assert found, "a tensor `if` that cannot be rewritten is still a finding"
+    assert any(reason in f.message and f.fix is None for f in found), [f.message for f in found]
+    assert all("cannot be rewritten" in f.message for f in found if f.fix is None)
+    assert fix_source(source, select=["TFR101"]).count("tf.cond") <= sum(
+        1 for f in found if f.fix is not None
+    )
+
+
+def test_refused_if_is_left_unchanged():
+    body, _ = REFUSALS["defined_only_in_true_branch"]
+    source = loss_source(body)
+    assert fix_source(source, select=["TFR101"]) == source
+
+
+# -- Python conditions: no finding at all ----------------------------------------------------
+
+PYTHON_CONDITIONS = [
+    "y_pred.shape[-1] == 1",
+    "len(y_pred.shape) == 2",
+    "y_pred.shape.rank == 2",
+    "y_true is None",
+    "y_true is not None",
+    "isinstance(y_true, dict)",
+    "y_pred.dtype == tf.float16",
+    "tf.executing_eagerly()",
+    "training",
+    "self.from_logits",
+    "not training",
+    "training and self.from_logits",
+]
+
+
+@pytest.mark.parametrize("condition", PYTHON_CONDITIONS)
+def test_python_condition_is_not_reported(condition):
+    source = textwrap.dedent(
+        f"""
+        import tensorflow as tf
+
+        class MyLoss(tf.keras.losses.Loss):
+            def call(self, y_true, y_pred, training=False):
+                if {condition}:
+                    y_pred = y_pred * 2.0
+                return tf.reduce_mean(y_pred)
+        """
+    )
+    assert messages(source) == []
+
+
+def test_untraced_function_is_not_reported():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        def eager_helper(x):
+            if tf.reduce_sum(x) > 0:
+                return x
+            return -x
+        """
+    )
+    assert messages(source) == []
+
+
+def test_loss_call_is_traced():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        class MyLoss(tf.keras.losses.Loss):
+            def call(self, y_true, y_pred):
+                err = tf.reduce_mean(y_pred - y_true)
+                if err > 1.0:
+                    return tf.sqrt(err)
+                return err
+        """
+    )
+    assert "return tf.cond(err > 1.0, lambda: tf.sqrt(err), lambda: err)" in fixed(source)

@@ -1,0 +1,294 @@
+"""Verification pieces that need no TensorFlow: module slicing, changed-function
+detection, branch instrumentation, input specifications, settings, printed-value
+comparison and the report."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfrewrite.config import ConfigError
+from tfrewrite.verify import capture, coverage, inputs, loader, report
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_targets
+
+DATA = Path(__file__).parent / "data" / "verify"
+
+SCRIPT = textwrap.dedent(
+    '''
+    from __future__ import annotations
+    import os
+    import numpy as np
+    import tensorflow as tf
+    from helpers import unused_helper
+
+    EPSILON = 1e-7
+    USE_ABSOLUTE_ERROR = False
+    UNRELATED = 3
+
+
+    def _safe(x):
+        return tf.maximum(x, EPSILON)
+
+
+    class Scaler:
+        factor = 2.0
+
+
+    @tf.function
+    def loss(y_true, y_pred):
+        if USE_ABSOLUTE_ERROR:
+            return tf.reduce_mean(tf.abs(y_true - y_pred))
+        return _safe(tf.reduce_mean(tf.square(y_true - y_pred))) * Scaler.factor
+
+
+    model = build_model()
+    model.fit(np.zeros(3), epochs=100)
+
+    if __name__ == "__main__":
+        USE_ABSOLUTE_ERROR = True
+        train()
+    '''
+)
+
+
+def _kept_source(source: str, qualname: str) -> str:
+    return ast.unparse(loader.slice_module(source, qualname).tree)
+
+
+def test_slice_keeps_dependencies_and_drops_training_code() -> None:
+    kept = _kept_source(SCRIPT, "loss")
+    assert "from __future__ import annotations" in kept
+    assert "import tensorflow as tf" in kept
+    assert "EPSILON = 1e-07" in kept and "USE_ABSOLUTE_ERROR = False" in kept
+    assert "def _safe" in kept and "class Scaler" in kept and "def loss" in kept
+    for dropped in ("import os", "import numpy", "unused_helper", "UNRELATED", "model", "fit", "__main__"):
+        assert dropped not in kept, dropped
+
+
+def test_slice_follows_helpers_transitively() -> None:
+    kept = _kept_source(SCRIPT, "_safe")
+    assert "EPSILON" in kept and "import tensorflow as tf" in kept
+    assert "def loss" not in kept and "USE_ABSOLUTE_ERROR" not in kept
+
+
+def test_slice_keeps_line_numbers() -> None:
+    piece = loader.slice_module(SCRIPT, "loss")
+    original_line = SCRIPT.splitlines().index("def loss(y_true, y_pred):") + 1
+    definition = next(s for s in piece.tree.body if isinstance(s, ast.FunctionDef) and s.name == "loss")
+    assert definition.lineno == original_line
+
+
+def test_slice_constants_and_flags() -> None:
+    piece = loader.slice_module(SCRIPT, "loss")
+    assert piece.constants == {"EPSILON": 1e-7, "USE_ABSOLUTE_ERROR": False}
+    # A flag is tested in a condition (and reassigned under __main__); EPSILON is a plain constant.
+    assert piece.flags == {"USE_ABSOLUTE_ERROR": False}
+
+
+def test_slice_of_a_method_keeps_its_class_and_bases() -> None:
+    source = (DATA / "dice" / "before" / "losses.py").read_text()
+    kept = _kept_source(source, "DiceLoss.call")
+    assert "class DiceLoss(keras.losses.Loss)" in kept and "import keras" in kept and "SMOOTH = 1.0" in kept
+    assert "model" not in kept
+
+
+def test_slice_of_a_training_script_never_reaches_its_module_code() -> None:
+    source = (DATA / "flag_loss.py").read_text()
+    kept = _kept_source(source, "bad_loss")
+    assert "SystemExit" not in kept and "print(" not in kept
+
+
+def test_unknown_function_is_a_load_error() -> None:
+    with pytest.raises(loader.LoadError, match="not defined"):
+        loader.slice_module(SCRIPT, "missing")
+    with pytest.raises(loader.LoadError, match="syntax error"):
+        loader.slice_module("def broken(:\n", "broken")
+
+
+def test_changed_functions_compares_function_sources() -> None:
+    before = (DATA / "cond_before.py").read_text()
+    after = (DATA / "cond_after.py").read_text()
+    assert changed_functions(before, after) == ["clipped_loss"]
+    assert changed_functions(before, before) == []
+
+
+def test_loss_shape_from_the_signature() -> None:
+    source = textwrap.dedent(
+        """
+        def loss(y_true, y_pred, sample_weight=None): ...
+        def helper(x): ...
+        def three(a, b, c): ...
+        class L:
+            def call(self, y_true, y_pred): ...
+        """
+    )
+    assert loss_shaped(source, "loss") and loss_shaped(source, "L.call")
+    assert not loss_shaped(source, "helper") and not loss_shaped(source, "three")
+
+
+def test_changed_helper_is_verified_through_its_callers() -> None:
+    before = "import tensorflow as tf\n\ndef noise(x):\n    return x\n\ndef loss(y_true, y_pred):\n    return noise(y_pred) - y_true\n"
+    after = before.replace("return x\n", "return x * 1.0\n")
+    targets = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
+    assert [(t.qualname, t.reason) for t in targets] == [("loss", "calls `noise`, which the rewrite changed")]
+
+
+def test_changed_function_without_inputs_is_not_proven() -> None:
+    before = "def scale(x, factor, offset):\n    return x * factor\n"
+    after = "def scale(x, factor, offset):\n    return x * factor + 0\n"
+    [target] = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
+    assert target.problem and "m:scale" in target.problem
+
+
+def test_traced_functions_left_alone_get_original_only_checks() -> None:
+    source = (DATA / "flag_loss.py").read_text()
+    [target] = pair_targets("flag_loss.py", "flag_loss", source, source, parse_verify_settings({}), {"bad_loss": "decorated"})
+    assert target.rewrite_source is None and target.qualname == "bad_loss"
+
+
+def test_introduced_conds_are_instrumented() -> None:
+    before = (DATA / "cond_before.py").read_text()
+    after = (DATA / "cond_after.py").read_text()
+    piece = loader.slice_module(after, "clipped_loss")
+    tree, lines = coverage.instrument(before, piece.tree)
+    assert lines == [8]
+    text = ast.unparse(tree)
+    assert f"{coverage.RECORDER_NAME}(8, True, lambda: error * MARGIN)" in text
+    assert f"{coverage.RECORDER_NAME}(8, False, lambda: tf.square(error))" in text
+    compile(tree, "x", "exec")
+    # A cond already in the original was not introduced by the rewrite.
+    assert coverage.instrument(after, piece.tree)[1] == []
+
+
+def test_cond_keywords_and_aliases_are_recognised() -> None:
+    source = "from tensorflow import cond as branch\n\ndef f(x):\n    return branch(x > 0, true_fn=lambda: x, false_fn=lambda: -x)\n"
+    tree, lines = coverage.instrument("", ast.parse(source))
+    assert lines == [4]
+    assert "true_fn=__tfrewrite_branch__(4, True" in ast.unparse(tree)
+
+
+def test_branch_recorder_records_only_while_active() -> None:
+    recorder = coverage.BranchRecorder([3])
+    branch = recorder(3, True, lambda: 1)
+    assert branch() == 1 and recorder.missing() == [(3, True), (3, False)]
+    recorder.active = True
+    branch()
+    assert recorder.missing() == [(3, False)]
+    assert recorder.summary() == [{"line": 3, "true": True, "false": False}]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("float32[8,16,16,1] in [0,1]", inputs.TensorSpec("float32", (8, 16, 16, 1), 0.0, 1.0)),
+        ("float32[8, 4]", inputs.TensorSpec("float32", (8, 4))),
+        ("int32[8] in [0, 9]", inputs.TensorSpec("int32", (8,), 0.0, 9.0)),
+        ("float64[]", inputs.TensorSpec("float64", ())),
+        ("float32 in [-1e-3,2.5]", inputs.TensorSpec("float32", (), -1e-3, 2.5)),
+    ],
+)
+def test_parse_spec(text: str, expected: inputs.TensorSpec) -> None:
+    assert inputs.parse_spec(text) == expected
+
+
+@pytest.mark.parametrize("text", ["float32[8", "tensor[3]", "float32[2] in [1,0]", "float32[2] in 0,1"])
+def test_bad_specs_are_rejected(text: str) -> None:
+    with pytest.raises(inputs.SpecError):
+        inputs.parse_spec(text)
+
+
+def test_non_string_spec_is_a_python_value() -> None:
+    assert inputs.parse_spec(True) == inputs.ValueSpec(True)
+
+
+def test_specs_for_loss_shaped_and_configured_functions() -> None:
+    def loss(y_true, y_pred, sample_weight=None):
+        return y_true
+
+    def helper(x, axis=-1):
+        return x
+
+    specs = inputs.specs_for(loss, {})
+    assert list(specs) == ["y_true", "y_pred"] and str(specs["y_pred"]) == "float32[8,4] in [0,1]"
+    with pytest.raises(inputs.SpecError, match="parameter `x`"):
+        inputs.specs_for(helper, {})
+    configured = {"x": inputs.parse_spec("float32[3]"), "axis": inputs.parse_spec(0)}
+    assert inputs.specs_for(helper, configured) == configured
+    with pytest.raises(inputs.SpecError, match="not a parameter"):
+        inputs.specs_for(helper, {"y": inputs.parse_spec("float32[3]")})
+
+
+def test_draws_respect_ranges_and_variants_stay_inside() -> None:
+    specs = {"y_true": inputs.parse_spec("float32[8,4] in [0,1]"), "y_pred": inputs.parse_spec("float32[8,4] in [0,1]")}
+    base = inputs.draw(specs, 0)
+    assert base["y_true"].dtype.name == "float32" and base["y_true"].shape == (8, 4)
+    assert (inputs.draw(specs, 0)["y_pred"] == base["y_pred"]).all()
+    labels = []
+    for label, args in inputs.variants(base, specs, seeds=2):
+        labels.append(label)
+        for value in args.values():
+            assert value.dtype.name == "float32" and 0.0 <= value.min() and value.max() <= 1.0
+    assert "all inputs low" in labels and "y_pred negated" in labels and labels[-1].startswith("random draw")
+
+
+def test_settings_parse_inputs_and_tolerances() -> None:
+    vs = parse_verify_settings(
+        {"rtol": 1e-4, "timeout": 5, "inputs": {"losses:dice": {"y_true": "float32[8,16,16,1] in [0,1]"}}}
+    )
+    assert vs.rtol == 1e-4 and vs.timeout == 5.0
+    assert vs.inputs_for("pkg.losses", "dice") == {"y_true": inputs.TensorSpec("float32", (8, 16, 16, 1), 0.0, 1.0)}
+    assert vs.inputs_for("other", "dice") is None
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"rtoll": 1}, "unknown key"),
+        ({"rtol": "small"}, "non-negative number"),
+        ({"inputs": {"dice": {}}}, "module:function"),
+        ({"inputs": {"m:f": {"x": "float32["}}}, "bad input specification"),
+    ],
+)
+def test_settings_errors(table: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_verify_settings(table)
+
+
+def test_printed_numbers_ignore_formatting() -> None:
+    assert capture.numbers("tf.Tensor(0.25, shape=(2, 3), dtype=float32)") == [0.25]
+    values = capture.numbers("[1 -2.5e-3 nan]")
+    assert values[:2] == [1.0, -0.0025] and len(values) == 3 and values[2] != values[2]
+    ok, _ = capture.same_numbers("tf.Tensor(0.23257089, shape=(), dtype=float32)\n", "0.232571\n", 1e-4, 1e-5)
+    assert ok
+    ok, why = capture.same_numbers("0.5\n", "0.6\n", 1e-4, 1e-5)
+    assert not ok and "0.6" in why
+    # tf.print summarises long tensors: its numbers must appear in order in the original's.
+    ok, _ = capture.same_numbers("[1 2 3 4 5 6 7 8]", "[1 2 3 ... 6 7 8]", 0, 0)
+    assert ok
+    assert not capture.same_numbers("[1 2 3 4 5 6 7 8]", "[1 2 9 ... 6 7 8]", 0, 0)[0]
+
+
+def _result(verdict: str, **extra: object) -> dict:
+    return {"path": "m.py", "line": 3, "function": "f", "reason": "changed by the rewrite", "mode": "rewrite",
+            "verdict": verdict, "checks": [], "branches": [], **extra}
+
+
+def test_exit_codes_follow_verdicts() -> None:
+    assert report.exit_code([_result("equivalent"), {**_result("consistent"), "mode": "original"}]) == 0
+    for verdict in ("mismatch", "not proven", "diverges"):
+        assert report.exit_code([_result("equivalent"), _result(verdict)]) == 1
+    assert report.exit_code([_result("mismatch"), _result("error", error="boom")]) == 2
+
+
+def test_text_report_is_a_table_per_function() -> None:
+    check = {"name": "rewrite traced", "ok": False, "max_abs": 0.5, "max_rel": None, "runs": 3,
+             "detail": "on random draw (seed 0): result: 1, expected 0.5", "traceback": None}
+    text = report.render_text([_result("mismatch", checks=[check], branches=[{"line": 8, "true": True, "false": False}])])
+    assert "m.py:3: f" in text and "MISMATCH" in text
+    assert "rewrite traced" in text and "5.00e-01" in text and "inf" in text and "FAIL: on random draw" in text
+    assert "0/1 covered (line 8: false never taken)" in text
+    assert text.splitlines()[-1] == "Verified 1 function: 1 mismatch."

@@ -1,0 +1,113 @@
+"""`tfrewrite verify` end to end: worker processes, exit codes, output formats,
+`--base`, timeouts and a run that continues past a failing function."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from tfrewrite.verify.command import register
+from tfrewrite.verify.run import verify_targets
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
+
+DATA = Path(__file__).parent.parent / "data" / "verify"
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _main() -> None:
+        """tfrewrite"""
+
+    return app
+
+
+def _run(app: typer.Typer, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["verify", *args])
+    return result.exit_code, result.output
+
+
+def test_divergence_of_use_absolute_error_in_the_original(app: typer.Typer) -> None:
+    code, output = _run(app, str(DATA / "flag_loss.py"))
+    assert code == 1
+    assert "bad_loss" in output and "DIVERGES" in output
+    assert "`USE_ABSOLUTE_ERROR` froze at its trace-time value False" in output
+    # The training script's module-level code never ran (it raises SystemExit).
+    assert "training at import time" not in output
+
+
+def test_pending_rewrites_of_a_folder_verify(app: typer.Typer, tmp_path: Path) -> None:
+    """`verify PATH` runs the real fixes and verifies each changed function."""
+    for name, function in (("cond_before.py", "clipped_loss"), ("print_before.py", "logged_loss")):
+        source = (DATA / name).read_text().replace(f"\ndef {function}", f"\n@tf.function\ndef {function}")
+        (tmp_path / name).write_text(source)
+    code, output = _run(app, "--jobs", "2", "--output-format", "json", str(tmp_path))
+    data = json.loads(output)
+    verdicts = {r["function"]: (r["mode"], r["verdict"]) for r in data["results"]}
+    assert verdicts == {"clipped_loss": ("rewrite", "equivalent"), "logged_loss": ("rewrite", "equivalent")}, output
+    assert code == 0 and data["exit_code"] == 0
+    printing = next(r for r in data["results"] if r["function"] == "logged_loss")
+    assert any("XLA" in w for w in printing["warnings"])
+
+
+@pytest.mark.parametrize(("after", "code", "verdict"), [("cond_after.py", 0, "EQUIVALENT"), ("cond_swapped.py", 1, "MISMATCH")])
+def test_original_option(app: typer.Typer, after: str, code: int, verdict: str) -> None:
+    exit_code, output = _run(
+        app, "--python", sys.executable, "--original", str(DATA / "cond_before.py"), str(DATA / after)
+    )
+    assert exit_code == code, output
+    assert f"clipped_loss  [rewrite, changed by the rewrite]  {verdict}" in output
+    assert "rewrite traced, autograph=False" in output and "branches: 1/1 covered" in output
+
+
+def test_configured_inputs_from_pyproject(app: typer.Typer) -> None:
+    root = DATA / "dice"
+    code, output = _run(
+        app, "--config", str(root / "pyproject.toml"), "--original", str(root / "before" / "losses.py"),
+        str(root / "after" / "losses.py"),
+    )
+    assert code == 0, output
+    assert "DiceLoss.call" in output and "EQUIVALENT" in output
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_base_revision(app: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    (repo / "losses.py").write_text((DATA / "assign_before.py").read_text())
+    (repo / "notes.txt").write_text("not python\n")
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "start"], cwd=repo, check=True)
+    (repo / "losses.py").write_text((DATA / "assign_dropped.py").read_text())
+    (repo / "notes.txt").write_text("changed\n")
+    monkeypatch.chdir(repo)
+    code, output = _run(app, "--base", "HEAD")
+    assert code == 1, output
+    assert "losses.py:4: scaled_loss" in output and "MISMATCH" in output
+
+
+def test_timeout_kills_the_worker_and_the_run_continues() -> None:
+    settings = parse_verify_settings({"samples": 50, "xla": False})
+    before = (DATA / "cond_before.py").read_text()
+    targets = [
+        *pair_targets("hang_after.py", "hang_after", before, (DATA / "hang_after.py").read_text(), settings),
+        *pair_targets("raise_after.py", "raise_after", before, (DATA / "raise_after.py").read_text(), settings),
+        *pair_targets("cond_after.py", "cond_after", before, (DATA / "cond_after.py").read_text(), settings),
+    ]
+    results = verify_targets(targets, settings, DATA, jobs=1, timeout=4)
+    verdicts = [(r["path"], r["verdict"]) for r in results]
+    assert verdicts == [("hang_after.py", "error"), ("raise_after.py", "mismatch"), ("cond_after.py", "equivalent")]
+    assert "timed out after 4 s" in results[0]["error"]
