@@ -171,6 +171,22 @@ REWRITES = [
         'tf.print("loss ", loss, sep="", output_stream=sys.stdout)',
         id="format-auto",
     ),
+    # Computed from tensors but not known to be one: tf.print prints it as it is.
+    pytest.param(
+        "print(loss if step else 0.0)",
+        "tf.print(loss if step else 0.0, output_stream=sys.stdout)",
+        id="maybe-tensor-expression",
+    ),
+    pytest.param(
+        'print(f"scaled {scale(loss)}")',
+        'tf.print("scaled ", scale(loss), sep="", output_stream=sys.stdout)',
+        id="maybe-tensor-field",
+    ),
+    pytest.param(
+        'print("pair %s" % ([loss, loss],))',
+        'tf.print("pair ", [loss, loss], sep="", output_stream=sys.stdout)',
+        id="percent-container",
+    ),
     pytest.param(
         'print("{1} at {0:>3}: {name}".format(step, loss, name=loss))',
         'tf.print(loss, " at {:>3}: ".format(step), loss, sep="", output_stream=sys.stdout)',
@@ -441,10 +457,27 @@ REFUSALS = [
     pytest.param('print("%s %s" % (loss,))', "more conversions than operands", id="percent-arity"),
     pytest.param(
         'print("{0.shape} {0}".format(loss))',
-        "formats a value computed from a tensor",
+        "reads into a tensor",
         id="format-attribute",
     ),
     pytest.param('print("a", loss, file=log)', "not to `log`", id="file-object"),
+    pytest.param("print(str(loss))", "`str(loss)` turns a tensor", id="str"),
+    pytest.param("print([round(loss, 2)])", "`round(loss, 2)` turns a tensor", id="round-in-list"),
+    pytest.param('print("v", loss.item())', "`loss.item()` turns a tensor", id="item"),
+    pytest.param(
+        'print(f"{scale(loss):.3f}")', "which is not known to be a tensor", id="spec-on-unknown"
+    ),
+    pytest.param(
+        'print(f"{scale(loss)=}")', "which is not known to be a tensor", id="debug-unknown"
+    ),
+    pytest.param(
+        'print("%d" % scale(loss))', "which is not known to be a tensor", id="percent-unknown"
+    ),
+    pytest.param(
+        'print(f"{scale(loss)} {loss:.2f}")',
+        "cannot be joined into one formatted line",
+        id="join-unknown",
+    ),
     pytest.param("value = print(loss)", "the value of this `print(...)` is used", id="value-used"),
     pytest.param(
         "show = lambda: print(loss)", "the value of this `print(...)` is used", id="lambda"

@@ -411,6 +411,76 @@ FORMS = {
         return err * _err_if_true
         """,
     ),
+    "inside_a_python_loop": (
+        """
+        total = tf.reduce_sum(y_pred)
+        for _ in range(3):
+            if total > 1.0:
+                total = total * 0.5
+        return total
+        """,
+        """
+        total = tf.reduce_sum(y_pred)
+        for _ in range(3):
+            total = tf.cond(total > 1.0, lambda: total * 0.5, lambda: total)
+        return total
+        """,
+    ),
+    "inside_a_with_block": (
+        """
+        m = tf.reduce_mean(y_pred)
+        with tf.name_scope("clip"):
+            if m > 1.0:
+                m = tf.sqrt(m)
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        with tf.name_scope("clip"):
+            m = tf.cond(m > 1.0, lambda: tf.sqrt(m), lambda: m)
+        return m
+        """,
+    ),
+    "tuple_returns": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            return m, m * 2.0
+        return m * 0.5, m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        return tf.cond(m > 1.0, lambda: (m, m * 2.0), lambda: (m * 0.5, m))
+        """,
+    ),
+    "walrus_in_the_condition": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if (s := tf.reduce_sum(y_pred)) > 1.0:
+            m = m + s
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        m = tf.cond((s := tf.reduce_sum(y_pred)) > 1.0, lambda: m + s, lambda: m)
+        return m
+        """,
+    ),
+    "condition_uses_the_bindings_that_reach_it": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            m = m * 0.5
+        m = postprocess(m)
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        m = tf.cond(m > 1.0, lambda: m * 0.5, lambda: m)
+        m = postprocess(m)
+        return m
+        """,
+    ),
 }
 
 
@@ -800,6 +870,15 @@ REFUSALS = {
         return m if m > 0.0 else None
         """,
         "the value is None in the false branch",
+    ),
+    "empty_branches": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            pass
+        return m
+        """,
+        "both branches are empty",
     ),
     "too_much_code_to_copy": (
         """

@@ -152,3 +152,26 @@ def test_tf_cond_of_an_unknown_value_has_no_dtype_fact():
 def test_bound_names():
     module = cst.parse_module("a = 1\nb, (c, d) = x\nfor i in range(3):\n    e += i\nwith f() as g:\n    pass\n")
     assert bound_names(module) == {"a", "b", "c", "d", "i", "e", "g"}
+
+
+def test_kind_at_uses_the_bindings_before_a_statement_outside_loops():
+    source = textwrap.dedent(
+        """
+        def f(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            if m > 1.0:
+                pass
+            m = helper(m)
+            for i in range(2):
+                if m > 1.0:
+                    pass
+        """
+    )
+    function = cst.ensure_type(cst.parse_module(source).body[0], cst.FunctionDef)
+    facts = TensorFacts(function, RESOLVER, ("y_true", "y_pred"))
+    first_if = function.body.body[1]
+    loop_if = function.body.body[3].body.body[0]
+    test = cst.parse_expression("m > 1.0")
+    assert not facts.is_tensor(test)  # function-wide: `m = helper(m)` is unknown
+    assert facts.kind_at(test, first_if) == TensorKind(True, True, boolean=True)
+    assert not facts.kind_at(test, loop_if).tensor  # a loop: every binding reaches it

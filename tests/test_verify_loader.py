@@ -292,3 +292,13 @@ def test_text_report_is_a_table_per_function() -> None:
     assert "rewrite traced" in text and "5.00e-01" in text and "inf" in text and "FAIL: on random draw" in text
     assert "0/1 covered (line 8: false never taken)" in text
     assert text.splitlines()[-1] == "Verified 1 function: 1 mismatch."
+
+
+def test_restore_functions_puts_back_only_the_rejected_function() -> None:
+    from tfrewrite.verify.gate import restore_functions
+
+    before = "import tensorflow as tf\n\n\ndef a(x, y):\n    return x\n\n\ndef b(x, y):\n    return y\n"
+    after = "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\n@tf.function\ndef b(x, y):\n    return tf.identity(\n        y\n    )\n"
+    restored = restore_functions(before, after, {"b"})
+    assert restored == "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\ndef b(x, y):\n    return y\n"
+    assert restore_functions(before, after, {"missing"}) is None

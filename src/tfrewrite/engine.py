@@ -203,6 +203,25 @@ def _to_finding(
     return Finding(rule.code, rule.name, found.violation.message, path, found.start, found.end, fix_info)
 
 
+def _reindex(
+    code: str, previous: ModuleIndex, traced: dict[str, TracedFunction]
+) -> tuple[ModuleIndex, dict[str, TracedFunction]]:
+    """Index a file again after a fix round. Facts only the whole project
+    could derive (a loss decorated in another module, a loop elsewhere that
+    calls a step) are carried over from the previous round; fixes never stop
+    a function from running traced, and may make new ones traced (a decorated
+    train step)."""
+    index = build_index(code, previous.path, previous.module)
+    local = compute_facts([index]).for_path(previous.path)
+    index.looped_functions = {**previous.looped_functions, **index.looped_functions}
+    index.loss_decorator_options = {
+        **previous.loss_decorator_options,
+        **index.loss_decorator_options,
+    }
+    carried = {k: v for k, v in traced.items() if k in index.functions}
+    return index, {**local, **carried}
+
+
 def process_file(job: _FileJob) -> FileResult:
     """Run the selected rules over one file; in fix mode, apply fixes until
     nothing changes. Never raises: problems become the file's `error`."""
@@ -266,11 +285,7 @@ def process_file(job: _FileJob) -> FileResult:
                 result.fixes_applied = []
                 return result
             result.fixed_source = new_code
-            index = build_index(new_code, path, index.module)
-            # Fixes never stop a function from running traced; they may make
-            # new ones traced (a decorated train step).
-            local = compute_facts([index]).for_path(path)
-            traced = {**local, **{k: v for k, v in traced.items() if k in index.functions}}
+            index, traced = _reindex(new_code, index, traced)
         else:  # fixes did not settle: report what is left
             ctx = RuleContext(path, module, index, traced)
             result.findings = [

@@ -268,3 +268,28 @@ def test_fd_capture_sees_python_and_runtime_output() -> None:
         "python err",
         "runtime err 2",
     ]
+
+
+def test_precision_format_fails_loudly_on_integer_tensors() -> None:
+    """Why a format-spec rewrite is unsafe: `{n:.2f}` formats an integer
+    tensor in Python, but `tf.strings.as_string` refuses a precision for it
+    (at trace time, with an error, never a wrong number)."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+        @tf.function
+        def count(x):
+            n = tf.reduce_sum(x)
+            print(f"n={n:.2f}")
+            return n
+        """
+    )
+    original = load_module(source).count
+    rewritten = load_module(rewrite(source, unsafe=True)).count
+    floats = tf.constant([1.5, 2.25])
+    assert_same_printed(eager_lines(original, [(floats,)]), printed(rewritten, [(floats,)]))
+    assert printed(rewritten, [(floats,)]) == ["n=3.75"]
+    assert eager_lines(original, [(tf.constant([1, 2]),)]) == ["n=3.00"]
+    with capture_fds(), pytest.raises(tf.errors.InvalidArgumentError, match="precision"):
+        rewritten(tf.constant([1, 2]))

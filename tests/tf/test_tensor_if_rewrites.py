@@ -273,6 +273,73 @@ CASES = {
                 mse = mse + 1.0
             return mse
         """,
+    "inside_a_python_loop": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            total = tf.reduce_sum(y_pred)
+            for _ in range(3):
+                if total > 1.0:
+                    total = total * 0.5
+            return total
+        """,
+    "inside_a_with_block": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            with tf.name_scope("clip"):
+                if m > 1.0:
+                    m = tf.sqrt(m)
+            return m
+        """,
+    "tuple_returns": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            if m > 1.0:
+                return m, m * 2.0
+            return m * 0.5, m
+        """,
+    "walrus_in_the_condition": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            if (s := tf.reduce_sum(y_pred)) > 1.0:
+                m = m + s
+            return m
+        """,
+    "later_rebinding_by_a_helper": """
+        import tensorflow as tf
+
+        def postprocess(value):
+            return value + 1.0
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            if m > 1.0:
+                m = m * 0.5
+            m = postprocess(m)
+            return m
+        """,
+    "tensorflow_side_effect_with_output": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            if m < 0.0:
+                tf.print("negative mean")
+                m = -m
+            return m
+        """,
 }
 
 # Cases where the original needs AutoGraph: it fails under `autograph=False`.

@@ -111,3 +111,36 @@ def test_timeout_kills_the_worker_and_the_run_continues() -> None:
     verdicts = [(r["path"], r["verdict"]) for r in results]
     assert verdicts == [("hang_after.py", "error"), ("raise_after.py", "mismatch"), ("cond_after.py", "equivalent")]
     assert "timed out after 4 s" in results[0]["error"]
+
+
+def test_fix_verify_withholds_fixes_of_functions_that_do_not_verify(tmp_path: Path) -> None:
+    from tfrewrite.config import Settings
+    from tfrewrite.engine import RunResult
+    from tfrewrite.findings import FileResult, Finding, Position
+    from tfrewrite.verify.gate import gate_fixes
+
+    good_before = (DATA / "assign_before.py").read_text()
+    good_after = (DATA / "assign_after.py").read_text()
+    bad_before = (DATA / "cond_before.py").read_text().split("\n\nif __name__")[0]
+    bad_after = (DATA / "cond_swapped.py").read_text().split("\n\nif __name__")[0]
+    body = lambda text: text.split("import tensorflow as tf\n", 1)[1]  # noqa: E731
+    source = "import tensorflow as tf\n" + body(good_before) + "\n" + body(bad_before) + "\n"
+    fixed = "import tensorflow as tf\n" + body(good_after) + "\n" + body(bad_after) + "\n"
+
+    def finding(line: int) -> Finding:
+        return Finding("TFR101", "tensor-if", "Python `if` on a tensor", "m.py", Position(line, 5), Position(line, 20))
+
+    good_line = source.splitlines().index("    if error > 0.2:") + 1
+    bad_line = source.splitlines().index("    if error > 0.3:") + 1
+    file_result = FileResult("m.py", source, [], fixed, [finding(good_line), finding(bad_line)])
+    result = RunResult(files=[file_result])
+    verdicts = gate_fixes(result, Settings(root=tmp_path), jobs=2)
+
+    assert sorted(v["verdict"] for v in verdicts) == ["equivalent", "mismatch"]
+    assert [f.start.line for f in file_result.fixes_applied] == [good_line]
+    [withheld] = file_result.findings
+    assert "fix not applied: verification mismatch: rewrite eager" in withheld.message
+    assert "scale, error = tf.cond(error > 0.2, above" in file_result.fixed_source  # the good fix is kept
+    assert "    if error > 0.3:" in file_result.fixed_source  # the swapped one is withheld
+    # The withheld finding points at the restored `if` in the text as written.
+    assert file_result.fixed_source.splitlines()[withheld.start.line - 1] == "    if error > 0.3:"

@@ -415,6 +415,11 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             continue
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
             continue
+        if function.node.asynchronous is not None or any(
+            isinstance(n, (cst.Yield, cst.Await))
+            for n in iter_nodes(function.node.body, into_functions=False)
+        ):
+            continue  # a generator or coroutine cannot become a tf.function
         loops = loops_calling(ctx, function.node.name.value)
         looped = ctx.index.looped_functions.get(function.qualname)
         if not loops and looped is None:

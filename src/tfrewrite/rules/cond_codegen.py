@@ -153,7 +153,19 @@ class ReturnNormalizer:
         for i, current in enumerate(statements):
             if isinstance(current, cst.If) and contains_return(current):
                 return [*statements[:i], *self.if_(current, list(statements[i + 1 :]))]
+            if isinstance(current, cst.With) and contains_return(current):
+                return [*statements[:i], self.with_(current, list(statements[i + 1 :]))]
         return list(statements)
+
+    def with_(self, node: cst.With, rest: list[Statement]) -> Statement:
+        """A `with` block that may return: code after it cannot move inside
+        (the context would then cover it), so it must be unreachable."""
+        body = block_statements(node.body)
+        if rest and not always_returns(body):
+            raise Refusal(
+                "code after a `with` block that returns on some paths cannot move into the block"
+            )
+        return node.with_changes(body=_suite(node.body, self.block(body)))
 
     def if_(self, node: cst.If, rest: list[Statement]) -> list[Statement]:
         body = block_statements(node.body)

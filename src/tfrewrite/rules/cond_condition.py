@@ -43,11 +43,19 @@ class ConditionTranslator:
         self.facts = facts
         self.tf = tf
         self.code = code
+        self.at: cst.CSTNode | None = None
 
-    def translate(self, node: cst.BaseExpression) -> Condition:
+    def translate(self, node: cst.BaseExpression, at: cst.CSTNode) -> Condition:
+        """Translate the condition `node` of the conditional `at` (whose
+        position decides which bindings of a name can reach the test)."""
+        self.at = at
         if not self._involves_tensor(node):
             return PYTHON
-        return self._translate(node, top=True)
+        return self._translate(node)
+
+    def _kind(self, node: cst.BaseExpression) -> TensorKind:
+        assert self.at is not None
+        return self.facts.kind_at(node, self.at)
 
     def _involves_tensor(self, node: cst.BaseExpression) -> bool:
         """Whether the truth of `node` depends on a tensor: some operand of
@@ -61,12 +69,12 @@ class ConditionTranslator:
         if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
             operands = [node.left, *(c.comparator for c in node.comparisons)]
             return any(
-                self.facts.kind(cst.Comparison(left=operands[i], comparisons=[c])).tensor
+                self._kind(cst.Comparison(left=operands[i], comparisons=[c])).tensor
                 for i, c in enumerate(node.comparisons)
             )
-        return self.facts.kind(node).tensor
+        return self._kind(node).tensor
 
-    def _translate(self, node: cst.BaseExpression, top: bool = False) -> Condition:
+    def _translate(self, node: cst.BaseExpression) -> Condition:
         if isinstance(node, cst.BooleanOperation):
             left = self._operand(node.left)
             right = self._operand(node.right)
@@ -120,7 +128,7 @@ class ConditionTranslator:
                 left=operands[i].with_changes(lpar=[], rpar=[]) if not _needs_parens(operands[i]) else operands[i],
                 comparisons=[comparison.with_changes(comparator=comparison.comparator)],
             )
-            kind = self.facts.kind(link)
+            kind = self._kind(link)
             if not kind.tensor:
                 return Condition(
                     True,
@@ -137,7 +145,7 @@ class ConditionTranslator:
         return Condition(True, code)
 
     def _leaf(self, node: cst.BaseExpression) -> Condition:
-        kind = self.facts.kind(node)
+        kind = self._kind(node)
         text = self._bare(node)
         if not kind.tensor:
             return Condition(
@@ -161,7 +169,7 @@ class ConditionTranslator:
         operand of unknown shape, or a tensor that is not reduced."""
         if isinstance(node, cst.Comparison):
             operands = [node.left, *(c.comparator for c in node.comparisons)]
-            kinds = [self.facts.kind(o) for o in operands]
+            kinds = [self._kind(o) for o in operands]
             if any(k.scalar for k in kinds):
                 unknown = next(
                     (o for o, k in zip(operands, kinds) if not k.tensor and not _is_number(o)), None

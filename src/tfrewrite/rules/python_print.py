@@ -151,6 +151,10 @@ class PrintInTracedCode(Rule):
           `tf.strings.format("{}", x)` as `tf.print` would. `as_string` rejects a
           precision for integer tensors (at trace time, loudly), so this fix is
           unsafe unless you know the tensor is floating point.
+        - An expression computed from tensors that is not known to be a tensor
+          (`scale(loss)`, `loss if ok else 0.0`, `[a, b]`) is passed to
+          `tf.print` as it is: it prints a tensor's values, nested lists and
+          dicts of tensors, and Python values alike.
         - Tensors are printed by `tf.print`'s formatting (`0.25`, `[1 2 3]`,
           long tensors summarised with `...`), not as `tf.Tensor(0.25, shape=(),
           dtype=float32)`: the values are the same, the decoration is not.
@@ -158,7 +162,8 @@ class PrintInTracedCode(Rule):
           `tf.print`.
 
         ## Fix safety
-        The fix is safe in a function decorated with a plain `@tf.function`.
+        The fix is safe in a function decorated with a plain `@tf.function`
+        (not a method of a Keras class, not a loss given to `compile`).
         `tf.print` has no XLA kernel: under `tf.function(jit_compile=True)` it
         fails with `InvalidArgumentError ... StringFormat`, so prints there are
         reported with no fix. Keras 3's `compile(jit_compile="auto")` uses XLA on
@@ -175,9 +180,12 @@ class PrintInTracedCode(Rule):
           `print` outside traced code.
         - `print(*args)` / `print(**kwargs)`: what is printed cannot be seen.
         - An argument that turns a tensor into a Python value (`float(loss)`,
-          `loss.numpy()`, `str(loss)`): it fails or freezes under tracing.
+          `loss.numpy()`, `str(loss)`, `round(loss, 2)`): it fails or freezes
+          under tracing.
         - A format spec or `%` conversion with no faithful TensorFlow
-          equivalent (`{loss:>8}`, `%d` on a tensor that may be float, ...).
+          equivalent (`{loss:>8}`, `{loss:08.2f}`, `%d` on a tensor that may be
+          float, ...), a number format on a tensor not known to be a scalar, and
+          any format spec on a value not known to be a tensor.
         - `file=` other than `sys.stdout` / `sys.stderr`, and a `print` whose
           value is used (in a lambda or an assignment).
         """
@@ -895,7 +903,9 @@ def _format_pieces(
             pieces.append(_Field(ctx.code(operand), text, source))
             continue
         _check_printable(ctx, facts, operand)
-        if path or (not facts.is_tensor(operand) and (conversion or spec)):
+        if path:
+            raise _Refusal(f"the `.format` field `{{{field_name}}}` reads into a tensor")
+        if not facts.is_tensor(operand) and (conversion or spec):
             raise _Refusal(
                 f"the `.format` field `{{{field_name}}}` formats a value computed from a "
                 "tensor that is not known to be one"

@@ -114,7 +114,7 @@ class _Conditional:
         stack = list(node.children)
         while stack:
             current = stack.pop()
-            if isinstance(current, (cst.If, cst.IfExp)) and self.translator.translate(current.test).tensor:
+            if isinstance(current, (cst.If, cst.IfExp)) and self.translator.translate(current.test, current).tensor:
                 found.append(current)
             stack.extend(current.children)
         return found
@@ -124,7 +124,7 @@ class _Conditional:
 
     # -- conditional expressions -----------------------------------------------------
     def ifexp(self, node: cst.IfExp, nested: bool) -> _Outcome:
-        condition = self.translator.translate(node.test)
+        condition = self.translator.translate(node.test, node)
         if condition.reason:
             return _Outcome(reason=condition.reason)
         if nested:
@@ -158,7 +158,7 @@ class _Conditional:
 
     # -- if statements ------------------------------------------------------------------
     def if_statement(self, node: cst.If, ancestors: Sequence[cst.CSTNode], nested: bool) -> _Outcome:
-        condition = self.translator.translate(node.test)
+        condition = self.translator.translate(node.test, node)
         if condition.reason:
             return _Outcome(reason=condition.reason)
         if nested:
@@ -180,7 +180,7 @@ class _Conditional:
     # Early returns ------------------------------------------------------------------------
     def _returning(self, node: cst.If, place: Placement, condition: str) -> list[NodeEdit]:
         for compound in place.compounds:
-            if not isinstance(compound, cst.If):
+            if not isinstance(compound, (cst.If, cst.With)):
                 kind = type(compound).__name__.lower()
                 raise Refusal(
                     f"it returns from inside a `{kind}` block, so the rest of the function "
@@ -646,7 +646,7 @@ class TensorIf(Rule):
                 if scope is None:
                     continue
                 conditional = _Conditional(ctx, scope, ctx.tensors(scope), tf, imports)
-                if not conditional.translator.translate(node.test).tensor:
+                if not conditional.translator.translate(node.test, node).tensor:
                     continue
                 outcome = self._outcome(conditional, node, ancestors, memo)
                 yield _violation(node, outcome)

@@ -17,7 +17,7 @@ from typing import Any
 from tfrewrite.analysis.index import module_name_for
 from tfrewrite.config import Settings
 from tfrewrite.engine import RunResult
-from tfrewrite.findings import FileResult, Finding
+from tfrewrite.findings import FileResult, Finding, Position
 from tfrewrite.verify.loader import find_definition
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -107,6 +107,7 @@ def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
         return
     restored = restore_functions(r.source or "", r.fixed_source or "", set(rejected))
     tree = ast.parse(r.source or "")
+    final_tree = ast.parse(restored) if restored is not None else tree
     kept: list[Finding] = []
     for finding in r.fixes_applied:
         where = _enclosing(tree, finding.start.line)
@@ -114,9 +115,40 @@ def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
         if restored is None or outcome is not None:
             reason = outcome or next(iter(rejected.values()))
             message = f"{finding.message} (fix not applied: verification {reason['verdict']}: {_why(reason)})"
-            r.findings.append(dataclasses.replace(finding, message=message))
+            # Findings point into the text as written: the restored function may have moved.
+            shift = _span(final_tree, where)[0] - _span(tree, where)[0] if where else 0
+            r.findings.append(
+                dataclasses.replace(
+                    finding,
+                    message=message,
+                    start=Position(finding.start.line + shift, finding.start.column),
+                    end=Position(finding.end.line + shift, finding.end.column),
+                )
+            )
         else:
             kept.append(finding)
     r.fixes_applied = kept
     r.fixed_source = restored if restored is not None else r.source
     r.findings.sort(key=Finding.sort_key)
+
+
+def run_gate(result: RunResult, settings: Settings, jobs: int | None = None, quiet: bool = False) -> None:
+    """`fix --verify` on the command line: verify, withhold, and say what
+    happened on standard error. Exits 2 when verification cannot run."""
+    import typer
+
+    from tfrewrite.config import ConfigError
+    from tfrewrite.verify.pool import EnvironmentProblem
+
+    try:
+        verdicts = gate_fixes(result, settings, jobs)
+    except (ConfigError, EnvironmentProblem) as err:
+        typer.echo(f"tfrewrite: error: fix --verify: {err}", err=True)
+        raise typer.Exit(2) from err
+    if quiet:
+        return
+    for outcome in verdicts:
+        line = f"verify: {outcome['path']}:{outcome['line']}: {outcome['function']}: {outcome['verdict']}"
+        if outcome["verdict"] != "equivalent":
+            line += f" ({_why(outcome)}); its fixes were not applied"
+        typer.echo(line, err=True)
