@@ -481,6 +481,48 @@ FORMS = {
         return m
         """,
     ),
+    "returns_inside_with_blocks": (
+        """
+        x = tf.reduce_mean(y_pred)
+        with tf.name_scope("outer"):
+            if x > 0.0:
+                if x < 5.0:
+                    with tf.name_scope("inner"):
+                        return x
+                else:
+                    return x * x
+            else:
+                return x * x * x
+        return x * x * x * x
+        """,
+        """
+        x = tf.reduce_mean(y_pred)
+        with tf.name_scope("outer"):
+            def _true_fn_2():
+                def _true_fn():
+                    with tf.name_scope("inner"):
+                        return x
+                return tf.cond(x < 5.0, _true_fn, lambda: x * x)
+            return tf.cond(x > 0.0, _true_fn_2, lambda: x * x * x)
+        return x * x * x * x
+        """,
+    ),
+    "rest_reads_and_rebinds_a_local": (
+        """
+        t = tf.reduce_sum(y_pred)
+        if t > 1.0:
+            return t
+        t = tf.stack([t, t])
+        return tf.reduce_sum(t)
+        """,
+        """
+        t = tf.reduce_sum(y_pred)
+        def _false_fn(t):
+            t = tf.stack([t, t])
+            return tf.reduce_sum(t)
+        return tf.cond(t > 1.0, lambda: t, lambda: _false_fn(t))
+        """,
+    ),
 }
 
 
@@ -871,6 +913,40 @@ REFUSALS = {
         """,
         "the value is None in the false branch",
     ),
+    "return_possibly_undefined": (
+        """
+        x = tf.reduce_mean(y_pred)
+        if x > 0.0:
+            if x < 5.0:
+                return x
+        else:
+            return x * x * x
+        """,
+        "the true branch returns a value but the false branch does not",
+    ),
+    "code_after_a_with_block_that_may_return": (
+        """
+        x = tf.reduce_mean(y_pred)
+        with tf.name_scope("a"):
+            if x > 0.0:
+                return x
+            y = x * 2.0
+        return y
+        """,
+        "code after a `with` block that returns on some paths",
+    ),
+    "return_inside_try": (
+        """
+        x = tf.reduce_mean(y_pred)
+        try:
+            if x > 0.0:
+                return x
+            return -x
+        finally:
+            tf.print("done")
+        """,
+        "returns from inside a `try` block",
+    ),
     "empty_branches": (
         """
         m = tf.reduce_mean(y_pred)
@@ -903,9 +979,11 @@ def test_refusal(name):
     body, reason = REFUSALS[name]
     source = loss_source(body)
     if name == "nonlocal":
-        source = "import tensorflow as tf\n\ndef outer():\n    last = None\n\n    " + source.split(
-            "\n", 2
-        )[2].replace("\n", "\n    ").rstrip() + "\n"
+        source = (
+            "import tensorflow as tf\n\ndef outer():\n    last = None\n\n    "
+            + source.split("\n", 2)[2].replace("\n", "\n    ").rstrip()
+            + "\n"
+        )
     found = check_source(source, select=["TFR101"])
     assert found, "a tensor `if` that cannot be rewritten is still a finding"
     assert any(reason in f.message and f.fix is None for f in found), [f.message for f in found]

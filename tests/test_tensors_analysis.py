@@ -15,7 +15,9 @@ from tfrewrite.analysis.tensors import TensorFacts, TensorKind, bound_names
 RESOLVER = NameResolver({"tf": "tensorflow", "np": "numpy", "keras": "keras"})
 
 
-def facts_for(body: str, params: str = "y_true, y_pred", tensor_params=("y_true", "y_pred")) -> TensorFacts:
+def facts_for(
+    body: str, params: str = "y_true, y_pred", tensor_params=("y_true", "y_pred")
+) -> TensorFacts:
     source = f"def f({params}):\n" + textwrap.indent(textwrap.dedent(body).strip() + "\n", "    ")
     function = cst.ensure_type(cst.parse_module(source).body[0], cst.FunctionDef)
     return TensorFacts(function, RESOLVER, tensor_params)
@@ -51,8 +53,22 @@ EMPTY = facts_for("pass")
         ("tf.size(y_pred) + 1", True, True, False, False, True),
         ("-tf.reduce_mean(y_pred)", True, True, False, True, False),
         ("tf.reduce_mean(y_pred) * (2.0 + 1.0)", True, True, False, True, False),
-        ("tf.cond(tf.reduce_mean(y_pred) > 0, lambda: 1.0, lambda: 2.0)", True, True, False, True, False),
-        ("tf.cond(tf.reduce_mean(y_pred) > 0, lambda: (1.0, 2.0), lambda: (2.0, 1.0))", False, False, False, False, False),
+        (
+            "tf.cond(tf.reduce_mean(y_pred) > 0, lambda: 1.0, lambda: 2.0)",
+            True,
+            True,
+            False,
+            True,
+            False,
+        ),
+        (
+            "tf.cond(tf.reduce_mean(y_pred) > 0, lambda: (1.0, 2.0), lambda: (2.0, 1.0))",
+            False,
+            False,
+            False,
+            False,
+            False,
+        ),
     ],
 )
 def test_kinds(expression, tensor, scalar, boolean, floating, integer):
@@ -97,7 +113,9 @@ def test_names_follow_their_bindings():
     assert facts.name_kind("err") == TensorKind(True, floating=True)
     assert facts.name_kind("m") == TensorKind(True, True, floating=True)
     assert facts.name_kind("n") == TensorKind(True, True, integer=True)
-    assert facts.name_kind("acc") == TensorKind(True, floating=True)  # `tf.zeros(())` is not known scalar
+    assert facts.name_kind("acc") == TensorKind(
+        True, floating=True
+    )  # `tf.zeros(())` is not known scalar
     assert facts.name_kind("flag") == TensorKind(True, True, boolean=True)
     assert not facts.name_kind("count").tensor
     assert facts.tensor_names() >= {"err", "m", "n", "acc", "flag", "y_true", "y_pred"}
@@ -145,12 +163,16 @@ def test_tf_cond_of_a_name_holding_python_floats_is_floating():
 
 def test_tf_cond_of_an_unknown_value_has_no_dtype_fact():
     facts = facts_for("pass")
-    value = cst.parse_expression("tf.cond(tf.reduce_mean(y_pred) > 0, lambda: helper(), lambda: 2.0)")
+    value = cst.parse_expression(
+        "tf.cond(tf.reduce_mean(y_pred) > 0, lambda: helper(), lambda: 2.0)"
+    )
     assert facts.kind(value) == TensorKind(True)
 
 
 def test_bound_names():
-    module = cst.parse_module("a = 1\nb, (c, d) = x\nfor i in range(3):\n    e += i\nwith f() as g:\n    pass\n")
+    module = cst.parse_module(
+        "a = 1\nb, (c, d) = x\nfor i in range(3):\n    e += i\nwith f() as g:\n    pass\n"
+    )
     assert bound_names(module) == {"a", "b", "c", "d", "i", "e", "g"}
 
 

@@ -16,9 +16,10 @@ import textwrap
 import pytest
 import tensorflow as tf
 
+from tfrewrite.api import check_source, fix_source
+
 from .equivalence import assert_rewrite_equivalent, assert_same, load_module, python_function
 from .fdcapture import capture_fds
-from tfrewrite.api import check_source, fix_source
 
 
 def pair(error: float) -> tuple[tf.Tensor, tf.Tensor]:
@@ -340,6 +341,34 @@ CASES = {
                 m = -m
             return m
         """,
+    "returns_inside_with_blocks": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            x = tf.reduce_mean(y_pred - y_true)
+            with tf.name_scope("outer"):
+                if x > 0.0:
+                    if x < 2.0:
+                        with tf.name_scope("inner"):
+                            return x
+                    else:
+                        return x * x
+                else:
+                    return x * x * x
+            return x * x * x * x
+        """,
+    "rest_reads_and_rebinds_a_local": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            t = tf.reduce_sum(y_pred)
+            if t > 1.0:
+                return t
+            t = tf.stack([t, t])
+            return tf.reduce_sum(t)
+        """,
 }
 
 # Cases where the original needs AutoGraph: it fails under `autograph=False`.
@@ -382,7 +411,7 @@ def test_the_original_needs_autograph(name):
 def test_every_branch_is_taken():
     """The inputs reach both sides of the conditions the cases use."""
     errors = set(ERRORS)
-    for threshold in (1.0, 0.0, -1.0, 0.5, 4.0 ** 0.5):
+    for threshold in (1.0, 0.0, -1.0, 0.5, 4.0**0.5):
         assert any(e > threshold for e in errors) and any(e <= threshold for e in errors)
     assert 0.0 in errors
 
@@ -448,7 +477,8 @@ def test_loss_given_to_compile_is_rewritten_and_trains_the_same():
             return err
 
         def make_model():
-            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="ones")])
+            dense = keras.layers.Dense(1, kernel_initializer="ones")
+            model = keras.Sequential([keras.Input((2,)), dense])
             model.compile(optimizer="sgd", loss=loss)
             return model
         """

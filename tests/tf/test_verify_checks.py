@@ -145,12 +145,22 @@ def test_tf_print_rewrite_prints_the_same_values_every_call() -> None:
 
 
 def test_uncovered_branch_is_not_proven() -> None:
-    before = _read("cond_before.py").replace("error > 0.3", "error > 100.0")
-    after = _read("cond_after.py").replace("error > 0.3", "error > 100.0")
-    result = verify(Request("clipped_loss", before, after, options=FAST))
+    # With a configured range [0, 1], the mean absolute error never exceeds 1.
+    before = _read("cond_before.py").replace("error > 0.3", "error > 1.5")
+    after = _read("cond_after.py").replace("error > 0.3", "error > 1.5")
+    spec = inputs.parse_spec("float32[8,4] in [0,1]").to_json()
+    result = verify(Request("clipped_loss", before, after, specs={"y_true": spec, "y_pred": spec}, options=FAST))
     assert result["verdict"] == "not proven"
     assert result["branches"] == [{"line": 8, "true": False, "false": True}]
     assert not _failed(result)
+
+
+def test_default_loss_inputs_may_leave_their_range_to_cover_a_branch() -> None:
+    before = _read("cond_before.py").replace("error > 0.3", "error > 2.0")
+    after = _read("cond_after.py").replace("error > 0.3", "error > 2.0")
+    result = verify(Request("clipped_loss", before, after, options=FAST))
+    assert result["verdict"] == "equivalent", result
+    assert result["branches"] == [{"line": 8, "true": True, "false": True}]
 
 
 def test_divergence_of_module_flag_in_the_original() -> None:
@@ -184,11 +194,12 @@ def test_rewrite_that_freezes_a_flag_the_original_reads_per_call() -> None:
     assert _checks(result)[CHECK_GLOBALS]["ok"]
 
 
-def test_original_that_raises_is_an_error_with_traceback() -> None:
+def test_original_that_rejects_the_synthesised_inputs_is_not_proven() -> None:
     before = "import tensorflow as tf\n\ndef loss(y_true, y_pred):\n    raise RuntimeError('bad data')\n"
     result = verify(Request("loss", before, before + "\n", options=FAST))
-    assert result["verdict"] == "error"
-    assert "RuntimeError: bad data" in result["error"] and "Traceback" in result["error"]
+    assert result["verdict"] == "not proven"
+    assert any("RuntimeError: bad data" in w and "[tool.tfrewrite.verify] inputs" in w for w in result["warnings"])
+    assert "line 4, in loss" in result["traceback"]
 
 
 def test_rewrite_that_raises_is_a_mismatch_with_traceback() -> None:

@@ -129,28 +129,32 @@ MULTI_TENSOR_FUNCTIONS = frozenset(
     }
 )
 # Reductions: scalar when called without an axis.
-REDUCTIONS = frozenset(
-    f"{ns}{op}"
-    for ns in ("tensorflow.", "tensorflow.math.")
-    for op in (
-        "reduce_sum",
-        "reduce_mean",
-        "reduce_max",
-        "reduce_min",
-        "reduce_prod",
-        "reduce_any",
-        "reduce_all",
-        "reduce_logsumexp",
-        "reduce_std",
-        "reduce_variance",
-        "reduce_euclidean_norm",
-        "count_nonzero",
+REDUCTIONS = (
+    frozenset(
+        f"{ns}{op}"
+        for ns in ("tensorflow.", "tensorflow.math.")
+        for op in (
+            "reduce_sum",
+            "reduce_mean",
+            "reduce_max",
+            "reduce_min",
+            "reduce_prod",
+            "reduce_any",
+            "reduce_all",
+            "reduce_logsumexp",
+            "reduce_std",
+            "reduce_variance",
+            "reduce_euclidean_norm",
+            "count_nonzero",
+        )
     )
-) | frozenset(
-    f"{ns}{op}"
-    for ns in ("keras.ops.", "tensorflow.keras.ops.")
-    for op in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "logsumexp")
-) | {"tensorflow.norm", "tensorflow.linalg.norm"}
+    | frozenset(
+        f"{ns}{op}"
+        for ns in ("keras.ops.", "tensorflow.keras.ops.")
+        for op in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "logsumexp")
+    )
+    | {"tensorflow.norm", "tensorflow.linalg.norm"}
+)
 ALWAYS_SCALAR = frozenset({"tensorflow.size", "tensorflow.rank", "tensorflow.math.count_nonzero"})
 # Element-wise ops: scalar in, scalar out; `x` is the first positional argument.
 SCALAR_PRESERVING_PREFIXES = ("tensorflow.math.", "keras.ops.", "tensorflow.keras.ops.")
@@ -215,10 +219,14 @@ BOOL_RESULTS = frozenset(
         "tensorflow.is_nan",
     }
 )
-NON_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"})
+NON_TENSOR_ATTRIBUTES = frozenset(
+    {"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"}
+)
 # Parameter names that carry tensors in a function called as a loss.
 LOSS_PARAMETER_NAMES = frozenset({"y_true", "y_pred"})
-TENSOR_ANNOTATIONS = frozenset({"tensorflow.Tensor", "tensorflow.Variable", "tensorflow.types.experimental.TensorLike"})
+TENSOR_ANNOTATIONS = frozenset(
+    {"tensorflow.Tensor", "tensorflow.Variable", "tensorflow.types.experimental.TensorLike"}
+)
 
 
 @dataclass(frozen=True)
@@ -420,14 +428,14 @@ class TensorFacts:
             return self._names
         names = dict(self._names)
         for name, values in seen.items():
-            if name in self._names:
-                continue  # already a tensor everywhere: nothing to add
-            result = None
+            result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
             for value, augmented, index in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
                 result = kind if result is None else _meet(result, kind)
-            if result is not None and result.tensor and name not in self.params:
+            if result is not None and result.tensor:
                 names[name] = result
+            else:
+                names.pop(name, None)
         return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
@@ -507,7 +515,10 @@ class TensorFacts:
             aug = value  # the AugAssign node
             assert isinstance(aug, cst.AugAssign)
             return self._arithmetic_kind(
-                aug.target, aug.operator, aug.value, names  # type: ignore[arg-type]
+                aug.target,
+                aug.operator,
+                aug.value,
+                names,  # type: ignore[arg-type]
             )
         if index is not None:
             # Element `index` of a tuple target: tensors when the value is a call
@@ -573,8 +584,10 @@ class TensorFacts:
             or _is_python_float(right_node)
             or isinstance(operator, (cst.Divide, cst.DivideAssign))
         )
-        integer = not floating and (left.integer or _is_python_int(left_node)) and (
-            right.integer or _is_python_int(right_node)
+        integer = (
+            not floating
+            and (left.integer or _is_python_int(left_node))
+            and (right.integer or _is_python_int(right_node))
         )
         return TensorKind(True, scalar, False, floating, integer)
 
@@ -610,12 +623,16 @@ class TensorFacts:
             has_axis = len(positional) > 1 or "axis" in keywords or "keepdims" in keywords
             return TensorKind(True, not has_axis, boolean, dtype.floating, dtype.integer)
         if qualified in SCALAR_PRESERVING or (
-            qualified.startswith(SCALAR_PRESERVING_PREFIXES) and qualified not in REDUCTIONS
+            qualified.startswith(SCALAR_PRESERVING_PREFIXES)
+            and qualified not in REDUCTIONS
             and qualified.rsplit(".", 1)[-1] in _ELEMENTWISE_LEAVES
         ):
-            operands = [a.value for a in node.args if a.star == "" and (
-                a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t")
-            )]
+            operands = [
+                a.value
+                for a in node.args
+                if a.star == ""
+                and (a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t"))
+            ]
             scalar = bool(operands) and all(
                 self._kind(v, names).scalar or _is_python_number(v) for v in operands
             )
@@ -633,7 +650,9 @@ class TensorFacts:
         may return structures: unknown."""
         branches = [a.value for a in node.args if a.keyword is None and a.star == ""][1:3]
         branches += [
-            a.value for a in node.args if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
+            a.value
+            for a in node.args
+            if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
         ]
         if len(branches) != 2 or not all(isinstance(b, cst.Lambda) for b in branches):
             return NOT_TENSOR
@@ -667,10 +686,12 @@ class TensorFacts:
         own bindings, including through nested `tf.cond`s)."""
         if _is_python_float(node):
             return True
-        if isinstance(node, cst.Call) and self.resolver.qualified_name(node.func) == "tensorflow.cond":
+        qualified = self.resolver.qualified_name(node.func) if isinstance(node, cst.Call) else None
+        if isinstance(node, cst.Call) and qualified == "tensorflow.cond":
             lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
             return len(lambdas) == 2 and all(
-                self._float_valued(lam.body, names, visiting) for lam in lambdas  # type: ignore[attr-defined]
+                self._float_valued(lam.body, names, visiting)
+                for lam in lambdas  # type: ignore[attr-defined]
             )
         if isinstance(node, cst.IfExp):
             return self._float_valued(node.body, names, visiting) and self._float_valued(
@@ -724,8 +745,10 @@ class TensorFacts:
             return _kind_of_dtype(self.resolver.qualified_name(positional[1])) or TENSOR
         if qualified in INTEGER_RESULTS:
             return TensorKind(True, integer=True)
-        if qualified in FLOAT_DEFAULT_CONSTRUCTORS or qualified.startswith("tensorflow.nn.") or (
-            leaf in _FLOAT_ONLY_LEAVES
+        if (
+            qualified in FLOAT_DEFAULT_CONSTRUCTORS
+            or qualified.startswith("tensorflow.nn.")
+            or (leaf in _FLOAT_ONLY_LEAVES)
         ):
             return FLOATING
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
@@ -738,9 +761,11 @@ class TensorFacts:
                 return TensorKind(True, boolean=True)
         if positional:
             first = self._kind(positional[0], names)
-            if first.tensor and (qualified in REDUCTIONS or qualified in SCALAR_PRESERVING or (
-                leaf in _ELEMENTWISE_LEAVES or leaf in ("identity", "stop_gradient", "reshape")
-            )):
+            if first.tensor and (
+                qualified in REDUCTIONS
+                or qualified in SCALAR_PRESERVING
+                or (leaf in _ELEMENTWISE_LEAVES or leaf in ("identity", "stop_gradient", "reshape"))
+            ):
                 return TensorKind(True, floating=first.floating, integer=first.integer)
         return TENSOR
 
@@ -748,9 +773,25 @@ class TensorFacts:
 # Ops defined on floating-point inputs only: their result is floating-point.
 _FLOAT_ONLY_LEAVES = frozenset(
     {
-        "sqrt", "rsqrt", "exp", "log", "log1p", "sigmoid", "tanh", "softplus", "softmax",
-        "log_softmax", "sin", "cos", "erf", "reduce_logsumexp", "reduce_std", "reduce_variance",
-        "reduce_euclidean_norm", "norm", "l2_normalize",
+        "sqrt",
+        "rsqrt",
+        "exp",
+        "log",
+        "log1p",
+        "sigmoid",
+        "tanh",
+        "softplus",
+        "softmax",
+        "log_softmax",
+        "sin",
+        "cos",
+        "erf",
+        "reduce_logsumexp",
+        "reduce_std",
+        "reduce_variance",
+        "reduce_euclidean_norm",
+        "norm",
+        "l2_normalize",
     }
 )
 # Constructors whose default dtype is float32.
@@ -781,10 +822,38 @@ INTEGER_RESULTS = frozenset(
 
 _ELEMENTWISE_LEAVES = frozenset(
     {
-        "abs", "sqrt", "square", "exp", "log", "log1p", "sigmoid", "tanh", "cast", "maximum",
-        "minimum", "equal", "not_equal", "greater", "greater_equal", "less", "less_equal",
-        "logical_and", "logical_or", "logical_not", "add", "subtract", "multiply", "divide",
-        "pow", "round", "sign", "floor", "ceil", "is_nan", "is_inf", "is_finite",
+        "abs",
+        "sqrt",
+        "square",
+        "exp",
+        "log",
+        "log1p",
+        "sigmoid",
+        "tanh",
+        "cast",
+        "maximum",
+        "minimum",
+        "equal",
+        "not_equal",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "logical_and",
+        "logical_or",
+        "logical_not",
+        "add",
+        "subtract",
+        "multiply",
+        "divide",
+        "pow",
+        "round",
+        "sign",
+        "floor",
+        "ceil",
+        "is_nan",
+        "is_inf",
+        "is_finite",
     }
 )
 

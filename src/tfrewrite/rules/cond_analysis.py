@@ -90,7 +90,9 @@ def reads(node: cst.CSTNode) -> set[str]:
             continue
         if isinstance(current, (cst.Assign, cst.AnnAssign)):
             targets = (
-                [t.target for t in current.targets] if isinstance(current, cst.Assign) else [current.target]
+                [t.target for t in current.targets]
+                if isinstance(current, cst.Assign)
+                else [current.target]
             )
             for target in targets:
                 stack.extend(_target_reads(target))
@@ -204,7 +206,9 @@ def _definitely_assigned_one(statement: Statement) -> set[str]:
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return {statement.name.value}
     if isinstance(statement, cst.With):
-        names = {n for item in statement.items if item.asname for n in _target_names(item.asname.name)}
+        names = {
+            n for item in statement.items if item.asname for n in _target_names(item.asname.name)
+        }
         return names | definitely_assigned(block_statements(statement.body))
     if isinstance(statement, cst.If):
         if statement.orelse is None:
@@ -303,7 +307,9 @@ class Placement:
         return self.blocks[0][1]
 
 
-def placement(function: cst.FunctionDef, ancestors: Sequence[cst.CSTNode], node: Statement) -> Placement:
+def placement(
+    function: cst.FunctionDef, ancestors: Sequence[cst.CSTNode], node: Statement
+) -> Placement:
     """The placement of `node`, from its ancestors inside `function`
     (ancestors start at or above `function`)."""
     chain = list(ancestors)
@@ -317,7 +323,12 @@ def placement(function: cst.FunctionDef, ancestors: Sequence[cst.CSTNode], node:
             body = tuple(current.body)
             index = next(i for i, s in enumerate(body) if s is child)
             blocks.append((body, index))
-        elif isinstance(current, cst.If) and position + 1 < len(chain) and chain[position + 1] is current.orelse and isinstance(current.orelse, cst.If):
+        elif (
+            isinstance(current, cst.If)
+            and position + 1 < len(chain)
+            and chain[position + 1] is current.orelse
+            and isinstance(current.orelse, cst.If)
+        ):
             blocks.append(((current.orelse,), 0))  # `elif`: a block of one statement
         if isinstance(current, cst.BaseCompoundStatement) and current is not node:
             compounds.append(current)
@@ -333,7 +344,9 @@ def defined_before(place: Placement) -> set[str]:
         names |= definitely_assigned(body[:index])
     for compound in place.compounds:
         if isinstance(compound, cst.With):
-            names.update(n for item in compound.items if item.asname for n in _target_names(item.asname.name))
+            names.update(
+                n for item in compound.items if item.asname for n in _target_names(item.asname.name)
+            )
         elif isinstance(compound, cst.For):
             names.update(_target_names(compound.target))
     return names
@@ -355,7 +368,7 @@ def live_after(place: Placement) -> set[str]:
     (its next iteration)."""
     live: set[str] = set()
     killed: set[str] = set()
-    levels = list(zip(place.blocks, _block_owners(place)))
+    levels = list(zip(place.blocks, _block_owners(place), strict=True))
     for (body, index), owner in reversed(levels):
         for statement in body[index + 1 :]:
             live |= reads(statement) - killed
@@ -373,11 +386,7 @@ def _block_owners(place: Placement) -> list[cst.CSTNode | None]:
     owners: list[cst.CSTNode | None] = [None]
     for body, _ in place.blocks[1:]:
         owner = next(
-            (
-                c
-                for c in place.compounds
-                if any(s is body[0] for s in _direct_blocks_statements(c))
-            ),
+            (c for c in place.compounds if any(s is body[0] for s in _direct_blocks_statements(c))),
             None,
         )
         owners.append(owner)
@@ -391,7 +400,9 @@ def _direct_blocks_statements(compound: cst.CSTNode) -> list[Statement]:
         if isinstance(part, cst.If):
             result.append(part)
         elif isinstance(part, (cst.Else, cst.Finally, cst.BaseSuite)):
-            result.extend(block_statements(part.body if isinstance(part, (cst.Else, cst.Finally)) else part))
+            result.extend(
+                block_statements(part.body if isinstance(part, (cst.Else, cst.Finally)) else part)
+            )
     for handler in getattr(compound, "handlers", ()) or ():
         result.extend(block_statements(handler.body))
     return result
@@ -401,11 +412,31 @@ def _direct_blocks_statements(compound: cst.CSTNode) -> list[Statement]:
 
 # Methods that mutate Python containers: tracing would run them for both branches.
 _MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "discard", "setdefault", "popitem"}
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "add",
+        "discard",
+        "setdefault",
+        "popitem",
+    }
 )
 # Variable methods: TensorFlow state, which stays inside the branch function.
 _VARIABLE_METHODS = frozenset(
-    {"assign", "assign_add", "assign_sub", "scatter_update", "scatter_add", "scatter_sub", "scatter_nd_update"}
+    {
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "scatter_update",
+        "scatter_add",
+        "scatter_sub",
+        "scatter_nd_update",
+    }
 )
 
 
@@ -454,9 +485,14 @@ def _statement_problem(
             "(use `tf.debugging` assertions)"
         )
     if isinstance(node, cst.Del):
-        return f"the {branch} branch uses `del`, a Python side effect tracing would run for both branches"
+        return (
+            f"the {branch} branch uses `del`, a Python side effect tracing would run for "
+            "both branches"
+        )
     if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        targets = (
+            [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        )
         for target in targets:
             for part in _flatten_target(target):
                 if isinstance(part, (cst.Attribute, cst.Subscript)):
@@ -493,7 +529,11 @@ def _flatten_target(target: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 def _call_problem(call: cst.Call, resolver: NameResolver, branch: str) -> str | None:
     func = call.func
-    if isinstance(func, cst.Name) and func.value == "print" and resolver.qualified_name(func) is None:
+    if (
+        isinstance(func, cst.Name)
+        and func.value == "print"
+        and resolver.qualified_name(func) is None
+    ):
         return (
             f"the {branch} branch calls `print`, which tracing runs once for both branches "
             "(use `tf.print`)"

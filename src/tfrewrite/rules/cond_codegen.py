@@ -89,13 +89,17 @@ def function_branch(
         suite = template.with_changes(body=body, indent=None)
     else:
         suite = cst.IndentedBlock(body=body)
-    definition = cst.ensure_type(statement(f"def {name}({', '.join(params)}):\n    pass\n"), cst.FunctionDef)
+    definition = cst.ensure_type(
+        statement(f"def {name}({', '.join(params)}):\n    pass\n"), cst.FunctionDef
+    )
     definition = definition.with_changes(body=suite, leading_lines=list(leading_lines))
     call = f"lambda: {name}({', '.join(params)})" if params else name
     return Branch(call, definition)
 
 
-def cond_call(tf: str, condition: str, true: Branch, false: Branch, prefix: str, indent: int) -> str:
+def cond_call(
+    tf: str, condition: str, true: Branch, false: Branch, prefix: str, indent: int
+) -> str:
     """`<prefix>tf.cond(c, t, f)`, one argument per line when too long."""
     one_line = f"{prefix}{tf}.cond({condition}, {true.callable_code}, {false.callable_code})"
     if len(one_line) + indent <= MAX_LINE:
@@ -129,7 +133,9 @@ def _suite(original: cst.BaseSuite, statements: list[Statement]) -> cst.BaseSuit
     return cst.IndentedBlock(body=statements)
 
 
-def _orelse(original: cst.If | cst.Else | None, statements: list[Statement]) -> cst.If | cst.Else | None:
+def _orelse(
+    original: cst.If | cst.Else | None, statements: list[Statement]
+) -> cst.If | cst.Else | None:
     if not statements:
         return None
     if isinstance(original, cst.If) and len(statements) == 1 and isinstance(statements[0], cst.If):
@@ -154,12 +160,14 @@ class ReturnNormalizer:
             if isinstance(current, cst.If) and contains_return(current):
                 return [*statements[:i], *self.if_(current, list(statements[i + 1 :]))]
             if isinstance(current, cst.With) and contains_return(current):
-                return [*statements[:i], self.with_(current, list(statements[i + 1 :]))]
+                rest = list(statements[i + 1 :])
+                return [*statements[:i], self.with_(current, rest), *rest]
         return list(statements)
 
     def with_(self, node: cst.With, rest: list[Statement]) -> Statement:
         """A `with` block that may return: code after it cannot move inside
-        (the context would then cover it), so it must be unreachable."""
+        (the context would then cover it), so it must be unreachable; it
+        stays where it is."""
         body = block_statements(node.body)
         if rest and not always_returns(body):
             raise Refusal(
@@ -181,7 +189,9 @@ class ReturnNormalizer:
                 )
         new_body = self.block(body + rest if body_falls else body)
         new_other = self.block(other + rest if other_falls else other)
-        new_node = node.with_changes(body=_suite(node.body, new_body), orelse=_orelse(node.orelse, new_other))
+        new_node = node.with_changes(
+            body=_suite(node.body, new_body), orelse=_orelse(node.orelse, new_other)
+        )
         if node is self.target:
             return self.convert(new_node)
         return [new_node]

@@ -39,7 +39,7 @@ PYTHON = Condition(False)
 
 
 class ConditionTranslator:
-    def __init__(self, facts: TensorFacts, tf: str, code: "callable") -> None:  # type: ignore[valid-type]
+    def __init__(self, facts: TensorFacts, tf: str, code: callable) -> None:  # type: ignore[valid-type]
         self.facts = facts
         self.tf = tf
         self.code = code
@@ -125,14 +125,18 @@ class ConditionTranslator:
         links: list[str] = []
         for i, comparison in enumerate(node.comparisons):
             link = cst.Comparison(
-                left=operands[i].with_changes(lpar=[], rpar=[]) if not _needs_parens(operands[i]) else operands[i],
+                left=operands[i].with_changes(lpar=[], rpar=[])
+                if not _needs_parens(operands[i])
+                else operands[i],
                 comparisons=[comparison.with_changes(comparator=comparison.comparator)],
             )
             kind = self._kind(link)
             if not kind.tensor:
                 return Condition(
                     True,
-                    reason=f"`{self.code(link)}` in the chained comparison is not a tensor comparison",
+                    reason=(
+                        f"`{self.code(link)}` in the chained comparison is not a tensor comparison"
+                    ),
                 )
             if not kind.scalar:
                 return Condition(
@@ -172,7 +176,12 @@ class ConditionTranslator:
             kinds = [self._kind(o) for o in operands]
             if any(k.scalar for k in kinds):
                 unknown = next(
-                    (o for o, k in zip(operands, kinds) if not k.tensor and not _is_number(o)), None
+                    (
+                        o
+                        for o, k in zip(operands, kinds, strict=True)
+                        if not k.tensor and not _is_number(o)
+                    ),
+                    None,
                 )
                 if unknown is not None:
                     return (
@@ -205,12 +214,22 @@ def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
 
 
 def _needs_parens(node: cst.BaseExpression) -> bool:
-    return isinstance(node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison))
+    return isinstance(
+        node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison)
+    )
 
 
 def _needs_parens_for_comparison(node: cst.BaseExpression) -> bool:
     return isinstance(
-        node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Comparison, cst.UnaryOperation)
+        node,
+        (
+            cst.BooleanOperation,
+            cst.IfExp,
+            cst.Lambda,
+            cst.NamedExpr,
+            cst.Comparison,
+            cst.UnaryOperation,
+        ),
     ) and not (isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus))
 
 
@@ -278,7 +297,9 @@ def reconcile(name: str, true_kind: ValueKind, false_kind: ValueKind) -> Reconci
         if true_kind.literal == false_kind.literal == "none":
             return Reconciled(f"{name} is None in both branches")
         what = "None" if kinds[i].literal == "none" else "not a number"
-        return Reconciled(f"{name} is {what} in the {sides[i]} branch, which `tf.cond` cannot merge")
+        return Reconciled(
+            f"{name} is {what} in the {sides[i]} branch, which `tf.cond` cannot merge"
+        )
     if true_kind.literal and false_kind.literal:
         if true_kind.literal == false_kind.literal:
             return Reconciled()
@@ -299,12 +320,17 @@ def reconcile(name: str, true_kind: ValueKind, false_kind: ValueKind) -> Reconci
                 f"unknown dtype in the {sides[1 - i]} branch"
             )
         if tensor.floating and literal.literal in ("int", "float"):
-            return Reconciled(convert=(i == 0 and literal.literal == "int", i == 1 and literal.literal == "int"))
+            return Reconciled(
+                convert=(i == 0 and literal.literal == "int", i == 1 and literal.literal == "int")
+            )
         if tensor.boolean and literal.literal == "bool":
             return Reconciled()
         described = (
-            "a boolean tensor" if tensor.boolean else "an integer tensor of unknown width"
-            if tensor.integer else "a tensor of unknown dtype"
+            "a boolean tensor"
+            if tensor.boolean
+            else "an integer tensor of unknown width"
+            if tensor.integer
+            else "a tensor of unknown dtype"
         )
         return Reconciled(
             f"{name} is a Python {literal.literal} in the {sides[i]} branch but {described} in the "
@@ -312,8 +338,11 @@ def reconcile(name: str, true_kind: ValueKind, false_kind: ValueKind) -> Reconci
         )
     if true_kind.tensor is not None and false_kind.tensor is not None:
         t, f = true_kind.tensor, false_kind.tensor
-        groups = [("boolean", t.boolean, f.boolean), ("floating", t.floating, f.floating),
-                  ("integer", t.integer, f.integer)]
+        groups = [
+            ("boolean", t.boolean, f.boolean),
+            ("floating", t.floating, f.floating),
+            ("integer", t.integer, f.integer),
+        ]
         known_t = next((g for g, a, _ in groups if a), None)
         known_f = next((g for g, _, b in groups if b), None)
         if known_t and known_f and known_t != known_f:
@@ -329,5 +358,7 @@ def as_float_literal(node: cst.BaseExpression) -> cst.BaseExpression:
     if isinstance(node, cst.UnaryOperation):
         return node.with_changes(expression=as_float_literal(node.expression))
     if isinstance(node, cst.Integer):
-        return cst.Float(value=f"{float(int(node.value.replace('_', ''), 0))!r}", lpar=node.lpar, rpar=node.rpar)
+        return cst.Float(
+            value=f"{float(int(node.value.replace('_', ''), 0))!r}", lpar=node.lpar, rpar=node.rpar
+        )
     return node

@@ -75,8 +75,14 @@ _AUG_TO_BINARY = {
 }
 # Binding strength of binary operators, for parenthesising `a op= b` as `a op (b)`.
 _PRECEDENCE = {
-    cst.Add: 1, cst.Subtract: 1, cst.Multiply: 2, cst.Divide: 2, cst.FloorDivide: 2,
-    cst.Modulo: 2, cst.MatrixMultiply: 2, cst.Power: 3,
+    cst.Add: 1,
+    cst.Subtract: 1,
+    cst.Multiply: 2,
+    cst.Divide: 2,
+    cst.FloorDivide: 2,
+    cst.Modulo: 2,
+    cst.MatrixMultiply: 2,
+    cst.Power: 3,
 }
 
 
@@ -114,7 +120,10 @@ class _Conditional:
         stack = list(node.children)
         while stack:
             current = stack.pop()
-            if isinstance(current, (cst.If, cst.IfExp)) and self.translator.translate(current.test, current).tensor:
+            if (
+                isinstance(current, (cst.If, cst.IfExp))
+                and self.translator.translate(current.test, current).tensor
+            ):
                 found.append(current)
             stack.extend(current.children)
         return found
@@ -157,7 +166,9 @@ class _Conditional:
         return _Outcome(self.fix([NodeEdit(node, replacement)]))
 
     # -- if statements ------------------------------------------------------------------
-    def if_statement(self, node: cst.If, ancestors: Sequence[cst.CSTNode], nested: bool) -> _Outcome:
+    def if_statement(
+        self, node: cst.If, ancestors: Sequence[cst.CSTNode], nested: bool
+    ) -> _Outcome:
         condition = self.translator.translate(node.test, node)
         if condition.reason:
             return _Outcome(reason=condition.reason)
@@ -238,7 +249,9 @@ class _Conditional:
             suite = normalized.body if side == "true" else normalized.orelse
             branches[side] = self._return_branch(side, statements, suite, defined, place)
         prefix = "return "
-        text = cond_call(self.tf, condition, branches["true"], branches["false"], prefix, self._indent_of(place))
+        text = cond_call(
+            self.tf, condition, branches["true"], branches["false"], prefix, self._indent_of(place)
+        )
         return assemble(branches["true"], branches["false"], text, original.leading_lines)
 
     def _reconcile_returns(self, sides: dict[str, list[Statement]]) -> dict[str, list[Statement]]:
@@ -253,7 +266,9 @@ class _Conditional:
                 if pairs is None:
                     raise Refusal("the branches return tuples of different lengths")
                 for a, b in pairs:
-                    result = reconcile("the value returned", value_kind(a, self.facts), value_kind(b, self.facts))
+                    result = reconcile(
+                        "the value returned", value_kind(a, self.facts), value_kind(b, self.facts)
+                    )
                     if result.reason:
                         raise Refusal(result.reason)
                     if result.convert[0]:
@@ -333,9 +348,16 @@ class _Conditional:
             prefix = f"{', '.join(outputs)} = "
         else:
             prefix = ""
-        text = cond_call(self.tf, condition, branches["true"], branches["false"], prefix, self._indent_of(place))
+        text = cond_call(
+            self.tf, condition, branches["true"], branches["false"], prefix, self._indent_of(place)
+        )
         new = assemble(branches["true"], branches["false"], text, node.leading_lines)
-        if place.blocks and len(place.blocks[-1][0]) == 1 and place.blocks[-1][0][0] is node and _is_elif(node, place):
+        if (
+            place.blocks
+            and len(place.blocks[-1][0]) == 1
+            and place.blocks[-1][0][0] is node
+            and _is_elif(node, place)
+        ):
             return [NodeEdit(node, cst.Else(body=cst.IndentedBlock(body=new)))]
         return [NodeEdit(node, cst.FlattenSentinel(new))]
 
@@ -358,7 +380,9 @@ class _Conditional:
                         "the other branch: write the number as a float"
                     )
                 line, assign = final
-                replaced = line.with_changes(body=[assign.with_changes(value=as_float_literal(assign.value))])
+                replaced = line.with_changes(
+                    body=[assign.with_changes(value=as_float_literal(assign.value))]
+                )
                 sides[side] = [replaced if s is line else s for s in sides[side]]
         return sides
 
@@ -382,7 +406,9 @@ class _Conditional:
         defined: set[str],
         place: Placement,
     ) -> Branch:
-        commented = has_comment(suite) if suite is not None and not isinstance(suite, cst.If) else False
+        commented = (
+            has_comment(suite) if suite is not None and not isinstance(suite, cst.If) else False
+        )
         expressions = None if commented else _as_expressions(self.ctx, statements, outputs)
         if expressions is not None:
             return lambda_branch(expressions)
@@ -540,7 +566,7 @@ class TensorIf(Rule):
                 mse = tf.cond(mse > 10.0, lambda: _mse_if_true(mse), lambda: mse)
                 return mse
             """,
-            note="a block becomes a small function; `mse` keeps its value when the condition is false",
+            note="a block becomes a small function; `mse` keeps its value otherwise",
         ),
         Invalid(
             """
@@ -641,7 +667,9 @@ class TensorIf(Rule):
             for node, ancestors in iter_with_ancestors(traced.node):
                 if not isinstance(node, (cst.If, cst.IfExp)):
                     continue
-                function = next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
+                function = next(
+                    (a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None
+                )
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None:
                     continue
@@ -667,7 +695,10 @@ class TensorIf(Rule):
             inner_outcome = self._outcome(conditional, inner, (*ancestors, node), memo)  # type: ignore[arg-type]
             if inner_outcome.reason:
                 outcome = _Outcome(
-                    reason=f"it contains a tensor conditional that cannot be rewritten ({inner_outcome.reason})"
+                    reason=(
+                        "it contains a tensor conditional that cannot be rewritten "
+                        f"({inner_outcome.reason})"
+                    )
                 )
                 memo[id(node)] = outcome
                 return outcome
@@ -706,7 +737,7 @@ def _element_pairs(
     if isinstance(a, cst.Tuple) and isinstance(b, cst.Tuple):
         if len(a.elements) != len(b.elements):
             return None
-        return [(x.value, y.value) for x, y in zip(a.elements, b.elements)]
+        return [(x.value, y.value) for x, y in zip(a.elements, b.elements, strict=True)]
     return [(a, b)]
 
 
@@ -727,7 +758,9 @@ def _is_elif(node: cst.If, place: Placement) -> bool:
     return bool(place.compounds) and getattr(place.compounds[-1], "orelse", None) is node
 
 
-def _template(suite: cst.BaseSuite | cst.If | cst.Else | None) -> tuple[cst.BaseSuite | None, list[cst.EmptyLine]]:
+def _template(
+    suite: cst.BaseSuite | cst.If | cst.Else | None,
+) -> tuple[cst.BaseSuite | None, list[cst.EmptyLine]]:
     if isinstance(suite, cst.Else):
         return suite.body, list(suite.leading_lines)
     if isinstance(suite, cst.BaseSuite):
@@ -756,7 +789,15 @@ def _augmented_expression(ctx: RuleContext, aug: cst.AugAssign) -> str:
     text = ctx.code(right).strip()
     atomic = isinstance(
         right,
-        (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.SimpleString),
+        (
+            cst.Name,
+            cst.Attribute,
+            cst.Call,
+            cst.Subscript,
+            cst.Integer,
+            cst.Float,
+            cst.SimpleString,
+        ),
     ) or bool(right.lpar)
     if isinstance(right, cst.BinaryOperation):
         inner = _PRECEDENCE.get(type(right.operator), 0)
@@ -767,12 +808,20 @@ def _augmented_expression(ctx: RuleContext, aug: cst.AugAssign) -> str:
 
 
 _OPERATOR_SYMBOLS = {
-    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
-    cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@",
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
 }
 
 
-def _as_expressions(ctx: RuleContext, statements: list[Statement], outputs: list[str]) -> list[str] | None:
+def _as_expressions(
+    ctx: RuleContext, statements: list[Statement], outputs: list[str]
+) -> list[str] | None:
     """One expression per output when the branch is just `out = expr` /
     `out op= expr` lines that do not depend on each other; else None."""
     if not outputs and statements:
@@ -782,7 +831,11 @@ def _as_expressions(ctx: RuleContext, statements: list[Statement], outputs: list
         if not isinstance(statement_, cst.SimpleStatementLine) or len(statement_.body) != 1:
             return None
         small = statement_.body[0]
-        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+        ):
             name = small.targets[0].target.value
             expression = _expression_code(ctx, small.value)
             used = reads(small.value)
@@ -802,7 +855,9 @@ def _assignment_order(statements: Sequence[Statement]) -> list[str]:
     """Names assigned in `statements`, in the order of their first assignment."""
     order: list[str] = []
     for statement_ in statements:
-        for name in sorted(assigned_names(cst.Module(body=[statement_])), key=_position_in(statement_)):
+        for name in sorted(
+            assigned_names(cst.Module(body=[statement_])), key=_position_in(statement_)
+        ):
             if name not in order:
                 order.append(name)
     return order

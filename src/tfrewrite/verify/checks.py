@@ -130,6 +130,8 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     error: str | None = None
+    unproven: str | None = None  # why nothing could be compared
+    error_traceback: str | None = None
     stochastic: bool = False
     prints: bool = False
 
@@ -140,6 +142,8 @@ class Outcome:
     def verdict(self) -> str:
         if self.error:
             return "error"
+        if self.unproven:
+            return "not proven"
         if self.mode == "original":
             return "diverges" if self.divergences else "consistent"
         if any(not c.ok for c in self.checks.values()):
@@ -159,6 +163,7 @@ class Outcome:
             "warnings": self.warnings,
             "inputs": self.inputs,
             "error": self.error,
+            "traceback": self.error_traceback,
             "stochastic": self.stochastic,
             "prints": self.prints,
         }
@@ -329,10 +334,13 @@ class Verifier:
         base = [(f"random draw (seed {seed})", inputs.draw(self.specs, seed)) for seed in range(self.options.draws)]
         reference = _call(self.original.python_function, base[0][1], eager=True)
         if reference.failed:
-            self.outcome.error = (
-                f"the original raised on {base[0][0]} ({self._spec_text()}):\n"
-                + "".join(traceback.format_exception(reference.error))[-3000:]
+            # Not an error of the environment: the synthesised inputs do not fit the function.
+            self.outcome.unproven = (
+                f"the original raised {reference.describe_error()} on the synthesised inputs "
+                f"({self._spec_text()}); give its inputs in [tool.tfrewrite.verify] inputs"
             )
+            self.outcome.warnings.append(self.outcome.unproven)
+            self.outcome.error_traceback = reference.traceback()
             return
         again = _call(self.original.python_function, base[0][1], eager=True)
         self.outcome.stochastic = not again.failed and not identical(reference.value, again.value)

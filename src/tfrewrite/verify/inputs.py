@@ -9,13 +9,16 @@ value.
 
 Loss-shaped functions — two required parameters `(y_true, y_pred)`, with an
 optional `sample_weight` — need no configuration: both get
-`float32[8,4] in [0,1]` (probabilities keep `log`-based losses finite).
+`float32[8,4] in [0,1]` (probabilities keep `log`-based losses finite). That
+default range is where draws start; the search for branch-covering inputs may
+leave it (a configured range it never leaves).
 
 Parsing is standard library only; generation imports NumPy lazily.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Iterator, Mapping
@@ -41,13 +44,23 @@ class TensorSpec:
     shape: tuple[int, ...]
     low: float | None = None
     high: float | None = None
+    # A configured range is a domain the search must respect; the default
+    # loss range is only where draws start, and the branch search may leave it.
+    strict: bool = True
 
     @property
     def is_float(self) -> bool:
         return self.dtype.startswith(("float", "bfloat"))
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": "tensor", "dtype": self.dtype, "shape": list(self.shape), "low": self.low, "high": self.high}
+        return {
+            "kind": "tensor",
+            "dtype": self.dtype,
+            "shape": list(self.shape),
+            "low": self.low,
+            "high": self.high,
+            "strict": self.strict,
+        }
 
     def __str__(self) -> str:
         text = f"{self.dtype}[{','.join(map(str, self.shape))}]"
@@ -92,7 +105,7 @@ def parse_spec(value: Any) -> Spec:
 def spec_from_json(data: Mapping[str, Any]) -> Spec:
     if data["kind"] == "value":
         return ValueSpec(data["value"])
-    return TensorSpec(data["dtype"], tuple(data["shape"]), data["low"], data["high"])
+    return TensorSpec(data["dtype"], tuple(data["shape"]), data["low"], data["high"], data.get("strict", True))
 
 
 def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
@@ -120,7 +133,7 @@ def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
                     f"no input specification for parameter `{p.name}` (the function is not "
                     "loss-shaped); give one in [tool.tfrewrite.verify] inputs"
                 )
-            specs[p.name] = parse_spec(DEFAULT_LOSS_SPEC)
+            specs[p.name] = dataclasses.replace(parse_spec(DEFAULT_LOSS_SPEC), strict=False)
     return specs
 
 
@@ -153,7 +166,7 @@ def draw(specs: Mapping[str, Spec], seed: int) -> dict[str, Any]:
 def _clip(value: Any, spec: TensorSpec) -> Any:
     import numpy as np
 
-    if spec.low is None:
+    if spec.low is None or not spec.strict:
         return value.astype(value.dtype)
     return np.clip(value, spec.low, spec.high).astype(value.dtype)
 
@@ -201,5 +214,14 @@ def variants(base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24
         for label, fn in steps:
             where = "all inputs" if names is floats and len(floats) > 1 else ", ".join(names)
             yield transform(names, f"{where} {label}", fn)
+        if names is floats:
+            # Opposite ends: the largest differences between arguments (y_true vs y_pred).
+            for low in floats:
+                for high in floats:
+                    if low != high:
+                        label, args = transform([low], "", steps[0][1])
+                        _, pushed = transform([high], "", steps[1][1])
+                        args[high] = pushed[high]
+                        yield f"{low} low, {high} high", args
     for seed in range(100, 100 + seeds):
         yield f"random draw (seed {seed})", draw(specs, seed)

@@ -42,7 +42,7 @@ def _branches(result: dict[str, Any]) -> str:
     for b in branches:
         taken = [name for name in ("true", "false") if b["true" if name == "true" else "false"]]
         missing = [name for name in ("true", "false") if name not in taken]
-        parts.append(f"line {b['line']}: " + ("both" if not missing else f"{'/'.join(missing)} never taken"))
+        parts.append(f"tf.cond on rewrite line {b['line']}: " + ("both" if not missing else f"{'/'.join(missing)} never taken"))
     covered = sum(1 for b in branches if b["true"] and b["false"])
     return f"{covered}/{len(branches)} covered ({'; '.join(parts)})"
 
@@ -79,6 +79,8 @@ def render_text(results: list[dict[str, Any]]) -> str:
             lines.append(f"  warning: {w}")
         if r.get("error"):
             lines.extend("  " + line for line in str(r["error"]).rstrip().splitlines())
+        elif r.get("traceback"):
+            lines.extend("    " + line for line in str(r["traceback"]).rstrip().splitlines())
         if r.get("seconds") is not None:
             lines.append(f"  ({r['seconds']:.2f} s)")
         lines.append("")
