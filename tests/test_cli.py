@@ -222,3 +222,13 @@ def test_fix_is_idempotent_over_examples(tmp_path: Path) -> None:
     assert once == twice
     diff = invoke(["fix", "--diff", "--unsafe-fixes", "."], target)
     assert diff.stdout == ""
+
+
+@pytest.mark.skipif(not has_rule("TFR103"), reason="needs TFR103")
+def test_print_output_stream_setting(tmp_path: Path) -> None:
+    (tmp_path / "loss.py").write_text(PRINTING)
+    (tmp_path / "pyproject.toml").write_text('[tool.tfrewrite]\nprint-output-stream = "stderr"\n')
+    invoke(["fix", "loss.py"], tmp_path)
+    assert "output_stream=sys.stderr" in (tmp_path / "loss.py").read_text()
+    (tmp_path / "pyproject.toml").write_text('[tool.tfrewrite]\nprint-output-stream = "stdrr"\n')
+    assert invoke(["check", "loss.py"], tmp_path).exit_code == 2

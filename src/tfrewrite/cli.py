@@ -136,6 +136,7 @@ def _prepare(
         fix=fix,
         unsafe_fixes=settings.unsafe_fixes if unsafe_fixes is None else unsafe_fixes,
         want_edits=want_edits,
+        rule_settings=(("print-output-stream", settings.print_output_stream),),
     )
     return files, options, settings
 

@@ -29,6 +29,8 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unsafe_fixes: bool = False
+    # Where rewritten prints write: "stdout" (what `print` used) or "stderr".
+    print_output_stream: str = "stdout"
     verify: dict[str, Any] = field(default_factory=dict)
     source: Path | None = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)
@@ -59,6 +61,7 @@ _KEYS = {
     "extend-exclude",
     "per-file-ignores",
     "unsafe-fixes",
+    "print-output-stream",
     "verify",
 }
 
@@ -125,6 +128,12 @@ def load_settings(path: Path | None) -> Settings:
         if not isinstance(table["unsafe-fixes"], bool):
             raise ConfigError(f"{path}: `tool.tfrewrite.unsafe-fixes` must be true or false")
         kwargs["unsafe_fixes"] = table["unsafe-fixes"]
+    if "print-output-stream" in table:
+        if table["print-output-stream"] not in ("stdout", "stderr"):
+            raise ConfigError(
+                f'{path}: `tool.tfrewrite.print-output-stream` must be "stdout" or "stderr"'
+            )
+        kwargs["print_output_stream"] = table["print-output-stream"]
     if "verify" in table:
         if not isinstance(table["verify"], dict):
             raise ConfigError(f"{path}: `tool.tfrewrite.verify` must be a table")

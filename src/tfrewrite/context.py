@@ -42,8 +42,10 @@ class RuleContext:
         module: cst.Module,
         index: ModuleIndex,
         traced: dict[str, TracedFunction],
+        settings: dict[str, str] | None = None,
     ) -> None:
         self.path = path
+        self.settings = settings or {}
         self.module = module
         self.index = index
         self.traced = traced

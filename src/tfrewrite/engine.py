@@ -47,6 +47,8 @@ class RunOptions:
     fix: bool = False
     unsafe_fixes: bool = False
     want_edits: bool = False
+    # Settings rules read (`print-output-stream`), as (key, value) pairs.
+    rule_settings: tuple[tuple[str, str], ...] = ()
 
     def rules(self) -> list[Rule]:
         by_code = rule_registry.RULES_BY_CODE
@@ -253,7 +255,7 @@ def process_file(job: _FileJob) -> FileResult:
         index, traced = job.index, job.traced
         code = source  # the text of `module`, kept to avoid regenerating it
         for _round in range(MAX_FIX_ROUNDS):
-            ctx = RuleContext(path, module, index, traced)
+            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
             found = _find(rules, ctx, NoqaMap(code))
             fixable = [
                 f
@@ -287,7 +289,7 @@ def process_file(job: _FileJob) -> FileResult:
             result.fixed_source = new_code
             index, traced = _reindex(new_code, index, traced)
         else:  # fixes did not settle: report what is left
-            ctx = RuleContext(path, module, index, traced)
+            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
             result.findings = [
                 _to_finding(path, f, module, code, options.want_edits)
                 for f in _find(rules, ctx, NoqaMap(code))

@@ -136,8 +136,9 @@ class Rule:
 
 
 _FIX_WORDS = {
-    Applicability.SAFE: "always available (safe).",
-    Applicability.UNSAFE: "sometimes available, unsafe (applied with `--unsafe-fixes`).",
+    Applicability.SAFE: "safe where the rewrite can be proven (applied by `tfrewrite fix`); "
+    "the notes below list the cases where it is unsafe or withheld, and why.",
+    Applicability.UNSAFE: "unsafe (applied with `--unsafe-fixes`); review the diff.",
     Applicability.NONE: "none; the finding says what to do.",
 }
 

@@ -161,6 +161,31 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     return names
 
 
+def assigned_in_order(node: cst.CSTNode) -> list[str]:
+    """The names `assigned_names` finds, in the order they are first bound
+    (source order; the value of `x = y = v` binds `x` before `y`)."""
+    names = assigned_names(node)
+    order: list[str] = []
+    for current in _walk_scope(node):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(current, cst.Assign):
+            targets = [t.target for t in current.targets]
+        elif isinstance(current, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For)):
+            targets = [current.target]
+        elif isinstance(current, cst.WithItem) and current.asname is not None:
+            targets = [current.asname.name]
+        elif isinstance(current, cst.ExceptHandler) and current.name is not None:
+            targets = [current.name.name]
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
+            targets = [current.name]
+        for target in targets:
+            for name in _target_names(target):
+                if name not in order:
+                    order.append(name)
+    order += sorted(names - set(order))  # imports
+    return [name for name in order if name in names]
+
+
 def _dotted(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Name):
         return node.value

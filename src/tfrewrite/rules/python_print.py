@@ -503,7 +503,7 @@ class PrintInTracedCode(Rule):
 
     def _output_stream(self, ctx: RuleContext, file_arg: cst.Arg | None) -> str:
         if file_arg is None or _is_none(file_arg.value):
-            return self.output_stream
+            return ctx.settings.get("print-output-stream", self.output_stream)
         stream = _STREAMS.get(ctx.names.qualified_name(file_arg.value) or "")
         if stream is None:
             raise _Refusal(

@@ -27,6 +27,7 @@ from tfrewrite.rules.cond_analysis import (
     Placement,
     Statement,
     always_returns,
+    assigned_in_order,
     assigned_names,
     block_statements,
     branch_problem,
@@ -186,7 +187,9 @@ class _Conditional:
         return _Outcome(self.fix(edits))
 
     def _indent_of(self, place: Placement) -> int:
-        return 4 * (len(place.blocks) + 1)
+        """Roughly how deep the new statements sit (for line lengths): one
+        level per enclosing class or function, one per block."""
+        return 4 * (self.scope.qualname.count(".") + len(place.blocks))
 
     # Early returns ------------------------------------------------------------------------
     def _returning(self, node: cst.If, place: Placement, condition: str) -> list[NodeEdit]:
@@ -853,26 +856,7 @@ def _as_expressions(
 
 def _assignment_order(statements: Sequence[Statement]) -> list[str]:
     """Names assigned in `statements`, in the order of their first assignment."""
-    order: list[str] = []
-    for statement_ in statements:
-        for name in sorted(
-            assigned_names(cst.Module(body=[statement_])), key=_position_in(statement_)
-        ):
-            if name not in order:
-                order.append(name)
-    return order
-
-
-def _position_in(statement_: Statement):  # type: ignore[no-untyped-def]
-    code = cst.Module(body=[statement_]).code
-
-    def key(name: str) -> int:
-        import re
-
-        match = re.search(rf"\b{re.escape(name)}\b", code)
-        return match.start() if match else len(code)
-
-    return key
+    return assigned_in_order(cst.Module(body=list(statements)))
 
 
 def _order_key(statements: Sequence[Statement], outputs: list[str]):  # type: ignore[no-untyped-def]

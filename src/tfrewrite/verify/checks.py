@@ -278,6 +278,7 @@ class Request:
     path: str = "<source>"
     package: str | None = None
     specs: dict[str, Any] = field(default_factory=dict)  # param -> spec JSON
+    config_key: str | None = None  # "module:function", for messages
     options: Options = field(default_factory=Options)
 
 
@@ -337,7 +338,8 @@ class Verifier:
             # Not an error of the environment: the synthesised inputs do not fit the function.
             self.outcome.unproven = (
                 f"the original raised {reference.describe_error()} on the synthesised inputs "
-                f"({self._spec_text()}); give its inputs in [tool.tfrewrite.verify] inputs"
+                f"({self._spec_text()}); give its inputs in [tool.tfrewrite.verify] "
+                f"inputs.\"{self.request.config_key or self.request.qualname}\""
             )
             self.outcome.warnings.append(self.outcome.unproven)
             self.outcome.error_traceback = reference.traceback()

@@ -33,6 +33,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "path": target.path,
         "package": target.module.rpartition(".")[0] or None,
         "specs": {k: v.to_json() for k, v in (target.specs or {}).items()},
+        "config_key": f"{target.module}:{target.qualname}",
         "options": settings.worker_options(),
         "sys_path": [str(root.resolve()), folder],
     }

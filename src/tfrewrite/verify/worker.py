@@ -44,6 +44,7 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
         path=data.get("path", "<source>"),
         package=data.get("package"),
         specs=data.get("specs", {}),
+        config_key=data.get("config_key"),
         options=Options.from_json(data.get("options", {})),
     )
     return verify(request)
