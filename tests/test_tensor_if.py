@@ -411,6 +411,43 @@ FORMS = {
         return err * _err_if_true
         """,
     ),
+    "conditional_expressions_inside_branches": (
+        """
+        x = tf.reduce_mean(y_pred)
+        if x > 0.0:
+            x = -x if x < 5.0 else x
+        else:
+            x = -2.0 * x if x < 5.0 else 1.0
+        return x
+        """,
+        """
+        x = tf.reduce_mean(y_pred)
+        x = tf.cond(
+            x > 0.0,
+            lambda: tf.cond(x < 5.0, lambda: -x, lambda: x),
+            lambda: tf.cond(x < 5.0, lambda: -2.0 * x, lambda: 1.0),
+        )
+        return x
+        """,
+    ),
+    "composite_boolean_operators": (
+        """
+        a = tf.reduce_mean(y_pred)
+        b = tf.reduce_max(y_pred)
+        if a > 0.0 or b > 1.0 or a < b and b < 2.0:
+            return a
+        return b
+        """,
+        """
+        a = tf.reduce_mean(y_pred)
+        b = tf.reduce_max(y_pred)
+        return tf.cond(
+            tf.logical_or(tf.logical_or(a > 0.0, b > 1.0), tf.logical_and(a < b, b < 2.0)),
+            lambda: a,
+            lambda: b,
+        )
+        """,
+    ),
     "inside_a_python_loop": (
         """
         total = tf.reduce_sum(y_pred)
@@ -478,6 +515,32 @@ FORMS = {
         m = tf.reduce_mean(y_pred)
         m = tf.cond(m > 1.0, lambda: m * 0.5, lambda: m)
         m = postprocess(m)
+        return m
+        """,
+    ),
+    "successive_ifs_with_the_same_local_names": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            tmp = m * 2.0
+            m = tmp + 1.0
+        if m > 5.0:
+            tmp = m / 2.0
+            m = tmp - 1.0
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        def _m_if_true(m):
+            tmp = m * 2.0
+            m = tmp + 1.0
+            return m
+        m = tf.cond(m > 1.0, lambda: _m_if_true(m), lambda: m)
+        def _m_if_true(m):
+            tmp = m / 2.0
+            m = tmp - 1.0
+            return m
+        m = tf.cond(m > 5.0, lambda: _m_if_true(m), lambda: m)
         return m
         """,
     ),
@@ -794,7 +857,7 @@ REFUSALS = {
             LAST = m
         return m
         """,
-        "declares `global` names",
+        "'LAST' is declared `global`/`nonlocal` and assigned in a branch",
     ),
     "nonlocal": (
         """
@@ -804,7 +867,40 @@ REFUSALS = {
             last = m
         return m
         """,
-        "declares `nonlocal` names",
+        "'last' is declared `global`/`nonlocal` and assigned in a branch",
+    ),
+    "global_declared_for_the_function": (
+        """
+        global LAST
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            LAST = m
+        return m
+        """,
+        "'LAST' is declared `global`/`nonlocal` and assigned in a branch",
+    ),
+    "function_defined_in_a_branch_and_used_after": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            def scale(v):
+                return v * 2.0
+        else:
+            def scale(v):
+                return v
+        return scale(m)
+        """,
+        "'scale' is a function, class or module defined in a branch",
+    ),
+    "generator_function": (
+        """
+        m = tf.reduce_mean(y_pred)
+        yield m
+        if m > 1.0:
+            return m
+        return -m
+        """,
+        "the function is a generator",
     ),
     "print": (
         """
@@ -956,6 +1052,13 @@ REFUSALS = {
         """,
         "both branches are empty",
     ),
+    "conditional_expression_with_a_list": (
+        """
+        parts = tf.unstack(y_pred) if tf.size(y_pred) > 0 else []
+        return parts
+        """,
+        "the value is a Python container in the false branch",
+    ),
     "too_much_code_to_copy": (
         """
         m = tf.reduce_mean(y_pred)
@@ -991,6 +1094,19 @@ def test_refusal(name):
     assert fix_source(source, select=["TFR101"]).count("tf.cond") <= sum(
         1 for f in found if f.fix is not None
     )
+
+
+def test_a_closure_reading_a_branch_variable_keeps_it_an_output():
+    source = loss_source(
+        """
+        m = tf.reduce_mean(y_pred)
+        read_w = lambda: w
+        if m > 1.0:
+            w = m * 2.0
+        return read_w()
+        """
+    )
+    assert any("'w' is defined only in the true branch" in m for m in messages(source))
 
 
 def test_refused_if_is_left_unchanged():
@@ -1061,3 +1177,25 @@ def test_loss_call_is_traced():
         """
     )
     assert "return tf.cond(err > 1.0, lambda: tf.sqrt(err), lambda: err)" in fixed(source)
+
+
+def test_conditional_expression_in_a_lambda_on_its_own_parameter_is_left_alone():
+    source = loss_source(
+        """
+        m = tf.reduce_mean(y_pred)
+        sign = lambda y_pred: 1.0 if y_pred > 0 else -1.0
+        return m * sign(2.0)
+        """
+    )
+    assert messages(source) == []
+
+
+def test_conditional_expression_in_a_lambda_on_an_outer_tensor_is_rewritten():
+    source = loss_source(
+        """
+        m = tf.reduce_mean(y_pred)
+        pick = lambda: 2.0 if m > 0.0 else 1.0
+        return m * pick()
+        """
+    )
+    assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in fixed(source)

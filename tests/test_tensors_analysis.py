@@ -197,3 +197,46 @@ def test_kind_at_uses_the_bindings_before_a_statement_outside_loops():
     assert not facts.is_tensor(test)  # function-wide: `m = helper(m)` is unknown
     assert facts.kind_at(test, first_if) == TensorKind(True, True, boolean=True)
     assert not facts.kind_at(test, loop_if).tensor  # a loop: every binding reaches it
+
+
+def test_names_defined_through_each_other():
+    facts = facts_for(
+        """
+        m = tf.reduce_mean(y_pred)
+        tmp = m * 2.0
+        m = tmp + 1.0
+        """
+    )
+    assert facts.name_kind("m") == TensorKind(True, True, floating=True)
+    assert facts.name_kind("tmp") == TensorKind(True, True, floating=True)
+
+
+def test_a_local_that_is_not_a_tensor_shadows_an_outer_tensor():
+    source = textwrap.dedent(
+        """
+        def outer(y_true, y_pred):
+            m = tf.reduce_mean(y_pred)
+            def inner():
+                m = helper()
+                return m
+        """
+    )
+    function = cst.ensure_type(cst.parse_module(source).body[0], cst.FunctionDef)
+    outer = TensorFacts(function, RESOLVER, ("y_true", "y_pred"))
+    inner_def = cst.ensure_type(function.body.body[1], cst.FunctionDef)
+    inner = TensorFacts(inner_def, RESOLVER, (), outer)
+    assert outer.name_kind("m").tensor
+    assert not inner.name_kind("m").tensor
+    assert inner.name_kind("y_pred").tensor  # not shadowed: the outer fact
+
+
+def test_a_rebound_python_parameter_is_not_a_tensor():
+    facts = facts_for(
+        """
+        n = n + 1
+        same = same
+        """,
+        params="y_true, y_pred, n, same",
+    )
+    assert not facts.name_kind("n").tensor
+    assert not facts.name_kind("same").tensor

@@ -51,7 +51,12 @@ def test_no_tensorflow_is_exit_2_with_install_hint(app: typer.Typer, tmp_path: P
     python.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
     python.chmod(python.stat().st_mode | stat.S_IEXEC)
     code, output = _run(
-        app, "--python", str(python), "--original", str(DATA / "cond_before.py"), str(DATA / "cond_after.py")
+        app,
+        "--python",
+        str(python),
+        "--original",
+        str(DATA / "cond_before.py"),
+        str(DATA / "cond_after.py"),
     )
     assert code == 2
     assert "pip install 'tfrewrite[verify]'" in output
@@ -59,7 +64,12 @@ def test_no_tensorflow_is_exit_2_with_install_hint(app: typer.Typer, tmp_path: P
 
 def test_missing_interpreter_is_exit_2(app: typer.Typer) -> None:
     code, output = _run(
-        app, "--python", "/nonexistent/python", "--original", str(DATA / "cond_before.py"), str(DATA / "cond_after.py")
+        app,
+        "--python",
+        "/nonexistent/python",
+        "--original",
+        str(DATA / "cond_before.py"),
+        str(DATA / "cond_after.py"),
     )
     assert code == 2 and "cannot run the interpreter" in output
 
@@ -77,7 +87,14 @@ def test_missing_path_is_exit_2(app: typer.Typer, tmp_path: Path) -> None:
 def test_bad_verify_configuration_is_exit_2(app: typer.Typer, tmp_path: Path) -> None:
     config = tmp_path / "pyproject.toml"
     config.write_text('[tool.tfrewrite.verify]\ninputs."m:f" = {x = "float32[8"}\n')
-    code, output = _run(app, "--config", str(config), "--original", str(DATA / "cond_before.py"), str(DATA / "cond_after.py"))
+    code, output = _run(
+        app,
+        "--config",
+        str(config),
+        "--original",
+        str(DATA / "cond_before.py"),
+        str(DATA / "cond_after.py"),
+    )
     assert code == 2 and "bad input specification" in output
 
 
@@ -87,10 +104,21 @@ def test_nothing_to_verify_starts_no_worker(app: typer.Typer, tmp_path: Path) ->
     assert code == 0 and "nothing to verify" in output
 
 
-def test_unverifiable_change_is_not_proven_without_a_worker(app: typer.Typer, tmp_path: Path) -> None:
+def test_unverifiable_change_is_not_proven_without_a_worker(
+    app: typer.Typer, tmp_path: Path
+) -> None:
     (tmp_path / "old.py").write_text("def scale(x, factor, offset):\n    return x * factor\n")
-    (tmp_path / "new.py").write_text("def scale(x, factor, offset):\n    return x * factor + offset * 0\n")
-    code, output = _run(app, "--python", "/nonexistent/python", "--original", str(tmp_path / "old.py"), str(tmp_path / "new.py"))
+    (tmp_path / "new.py").write_text(
+        "def scale(x, factor, offset):\n    return x * factor + offset * 0\n"
+    )
+    code, output = _run(
+        app,
+        "--python",
+        "/nonexistent/python",
+        "--original",
+        str(tmp_path / "old.py"),
+        str(tmp_path / "new.py"),
+    )
     assert code == 1
     assert "NOT PROVEN" in output and 'inputs."new:scale"' in output
 
@@ -98,7 +126,11 @@ def test_unverifiable_change_is_not_proven_without_a_worker(app: typer.Typer, tm
 def test_worker_is_a_runnable_module() -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
     out = subprocess.run(
-        [sys.executable, "-S", "-m", "tfrewrite.verify.worker"], input="", capture_output=True, text=True, env=env
+        [sys.executable, "-S", "-m", "tfrewrite.verify.worker"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert out.returncode == 2
     assert '"ready": false' in out.stdout and "tfrewrite[verify]" in out.stdout

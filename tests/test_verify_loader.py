@@ -18,7 +18,7 @@ from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_target
 DATA = Path(__file__).parent / "data" / "verify"
 
 SCRIPT = textwrap.dedent(
-    '''
+    """
     from __future__ import annotations
     import os
     import numpy as np
@@ -51,7 +51,7 @@ SCRIPT = textwrap.dedent(
     if __name__ == "__main__":
         USE_ABSOLUTE_ERROR = True
         train()
-    '''
+    """
 )
 
 
@@ -65,7 +65,15 @@ def test_slice_keeps_dependencies_and_drops_training_code() -> None:
     assert "import tensorflow as tf" in kept
     assert "EPSILON = 1e-07" in kept and "USE_ABSOLUTE_ERROR = False" in kept
     assert "def _safe" in kept and "class Scaler" in kept and "def loss" in kept
-    for dropped in ("import os", "import numpy", "unused_helper", "UNRELATED", "model", "fit", "__main__"):
+    for dropped in (
+        "import os",
+        "import numpy",
+        "unused_helper",
+        "UNRELATED",
+        "model",
+        "fit",
+        "__main__",
+    ):
         assert dropped not in kept, dropped
 
 
@@ -78,7 +86,9 @@ def test_slice_follows_helpers_transitively() -> None:
 def test_slice_keeps_line_numbers() -> None:
     piece = loader.slice_module(SCRIPT, "loss")
     original_line = SCRIPT.splitlines().index("def loss(y_true, y_pred):") + 1
-    definition = next(s for s in piece.tree.body if isinstance(s, ast.FunctionDef) and s.name == "loss")
+    definition = next(
+        s for s in piece.tree.body if isinstance(s, ast.FunctionDef) and s.name == "loss"
+    )
     assert definition.lineno == original_line
 
 
@@ -92,7 +102,11 @@ def test_slice_constants_and_flags() -> None:
 def test_slice_of_a_method_keeps_its_class_and_bases() -> None:
     source = (DATA / "dice" / "before" / "losses.py").read_text()
     kept = _kept_source(source, "DiceLoss.call")
-    assert "class DiceLoss(keras.losses.Loss)" in kept and "import keras" in kept and "SMOOTH = 1.0" in kept
+    assert (
+        "class DiceLoss(keras.losses.Loss)" in kept
+        and "import keras" in kept
+        and "SMOOTH = 1.0" in kept
+    )
     assert "model" not in kept
 
 
@@ -131,10 +145,15 @@ def test_loss_shape_from_the_signature() -> None:
 
 
 def test_changed_helper_is_verified_through_its_callers() -> None:
-    before = "import tensorflow as tf\n\ndef noise(x):\n    return x\n\ndef loss(y_true, y_pred):\n    return noise(y_pred) - y_true\n"
+    before = (
+        "import tensorflow as tf\n\ndef noise(x):\n    return x\n\n"
+        "def loss(y_true, y_pred):\n    return noise(y_pred) - y_true\n"
+    )
     after = before.replace("return x\n", "return x * 1.0\n")
     targets = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
-    assert [(t.qualname, t.reason) for t in targets] == [("loss", "calls `noise`, which the rewrite changed")]
+    assert [(t.qualname, t.reason) for t in targets] == [
+        ("loss", "calls `noise`, which the rewrite changed")
+    ]
 
 
 def test_changed_function_without_inputs_is_not_proven() -> None:
@@ -146,7 +165,14 @@ def test_changed_function_without_inputs_is_not_proven() -> None:
 
 def test_traced_functions_left_alone_get_original_only_checks() -> None:
     source = (DATA / "flag_loss.py").read_text()
-    [target] = pair_targets("flag_loss.py", "flag_loss", source, source, parse_verify_settings({}), {"bad_loss": "decorated"})
+    [target] = pair_targets(
+        "flag_loss.py",
+        "flag_loss",
+        source,
+        source,
+        parse_verify_settings({}),
+        {"bad_loss": "decorated"},
+    )
     assert target.rewrite_source is None and target.qualname == "bad_loss"
 
 
@@ -165,7 +191,10 @@ def test_introduced_conds_are_instrumented() -> None:
 
 
 def test_cond_keywords_and_aliases_are_recognised() -> None:
-    source = "from tensorflow import cond as branch\n\ndef f(x):\n    return branch(x > 0, true_fn=lambda: x, false_fn=lambda: -x)\n"
+    source = (
+        "from tensorflow import cond as branch\n\ndef f(x):\n"
+        "    return branch(x > 0, true_fn=lambda: x, false_fn=lambda: -x)\n"
+    )
     tree, lines = coverage.instrument("", ast.parse(source))
     assert lines == [4]
     assert "true_fn=__tfrewrite_branch__(4, True" in ast.unparse(tree)
@@ -195,7 +224,9 @@ def test_parse_spec(text: str, expected: inputs.TensorSpec) -> None:
     assert inputs.parse_spec(text) == expected
 
 
-@pytest.mark.parametrize("text", ["float32[8", "tensor[3]", "float32[2] in [1,0]", "float32[2] in 0,1"])
+@pytest.mark.parametrize(
+    "text", ["float32[8", "tensor[3]", "float32[2] in [1,0]", "float32[2] in 0,1"]
+)
 def test_bad_specs_are_rejected(text: str) -> None:
     with pytest.raises(inputs.SpecError):
         inputs.parse_spec(text)
@@ -224,7 +255,10 @@ def test_specs_for_loss_shaped_and_configured_functions() -> None:
 
 
 def test_draws_respect_ranges_and_variants_stay_inside() -> None:
-    specs = {"y_true": inputs.parse_spec("float32[8,4] in [0,1]"), "y_pred": inputs.parse_spec("float32[8,4] in [0,1]")}
+    specs = {
+        "y_true": inputs.parse_spec("float32[8,4] in [0,1]"),
+        "y_pred": inputs.parse_spec("float32[8,4] in [0,1]"),
+    }
     base = inputs.draw(specs, 0)
     assert base["y_true"].dtype.name == "float32" and base["y_true"].shape == (8, 4)
     assert (inputs.draw(specs, 0)["y_pred"] == base["y_pred"]).all()
@@ -233,15 +267,25 @@ def test_draws_respect_ranges_and_variants_stay_inside() -> None:
         labels.append(label)
         for value in args.values():
             assert value.dtype.name == "float32" and 0.0 <= value.min() and value.max() <= 1.0
-    assert "all inputs low" in labels and "y_pred negated" in labels and labels[-1].startswith("random draw")
+    assert (
+        "all inputs low" in labels
+        and "y_pred negated" in labels
+        and labels[-1].startswith("random draw")
+    )
 
 
 def test_settings_parse_inputs_and_tolerances() -> None:
     vs = parse_verify_settings(
-        {"rtol": 1e-4, "timeout": 5, "inputs": {"losses:dice": {"y_true": "float32[8,16,16,1] in [0,1]"}}}
+        {
+            "rtol": 1e-4,
+            "timeout": 5,
+            "inputs": {"losses:dice": {"y_true": "float32[8,16,16,1] in [0,1]"}},
+        }
     )
     assert vs.rtol == 1e-4 and vs.timeout == 5.0
-    assert vs.inputs_for("pkg.losses", "dice") == {"y_true": inputs.TensorSpec("float32", (8, 16, 16, 1), 0.0, 1.0)}
+    assert vs.inputs_for("pkg.losses", "dice") == {
+        "y_true": inputs.TensorSpec("float32", (8, 16, 16, 1), 0.0, 1.0)
+    }
     assert vs.inputs_for("other", "dice") is None
 
 
@@ -263,7 +307,9 @@ def test_printed_numbers_ignore_formatting() -> None:
     assert capture.numbers("tf.Tensor(0.25, shape=(2, 3), dtype=float32)") == [0.25]
     values = capture.numbers("[1 -2.5e-3 nan]")
     assert values[:2] == [1.0, -0.0025] and len(values) == 3 and values[2] != values[2]
-    ok, _ = capture.same_numbers("tf.Tensor(0.23257089, shape=(), dtype=float32)\n", "0.232571\n", 1e-4, 1e-5)
+    ok, _ = capture.same_numbers(
+        "tf.Tensor(0.23257089, shape=(), dtype=float32)\n", "0.232571\n", 1e-4, 1e-5
+    )
     assert ok
     ok, why = capture.same_numbers("0.5\n", "0.6\n", 1e-4, 1e-5)
     assert not ok and "0.6" in why
@@ -274,23 +320,49 @@ def test_printed_numbers_ignore_formatting() -> None:
 
 
 def _result(verdict: str, **extra: object) -> dict:
-    return {"path": "m.py", "line": 3, "function": "f", "reason": "changed by the rewrite", "mode": "rewrite",
-            "verdict": verdict, "checks": [], "branches": [], **extra}
+    return {
+        "path": "m.py",
+        "line": 3,
+        "function": "f",
+        "reason": "changed by the rewrite",
+        "mode": "rewrite",
+        "verdict": verdict,
+        "checks": [],
+        "branches": [],
+        **extra,
+    }
 
 
 def test_exit_codes_follow_verdicts() -> None:
-    assert report.exit_code([_result("equivalent"), {**_result("consistent"), "mode": "original"}]) == 0
+    assert (
+        report.exit_code([_result("equivalent"), {**_result("consistent"), "mode": "original"}])
+        == 0
+    )
     for verdict in ("mismatch", "not proven", "diverges"):
         assert report.exit_code([_result("equivalent"), _result(verdict)]) == 1
     assert report.exit_code([_result("mismatch"), _result("error", error="boom")]) == 2
 
 
 def test_text_report_is_a_table_per_function() -> None:
-    check = {"name": "rewrite traced", "ok": False, "max_abs": 0.5, "max_rel": None, "runs": 3,
-             "detail": "on random draw (seed 0): result: 1, expected 0.5", "traceback": None}
-    text = report.render_text([_result("mismatch", checks=[check], branches=[{"line": 8, "true": True, "false": False}])])
+    check = {
+        "name": "rewrite traced",
+        "ok": False,
+        "max_abs": 0.5,
+        "max_rel": None,
+        "runs": 3,
+        "detail": "on random draw (seed 0): result: 1, expected 0.5",
+        "traceback": None,
+    }
+    text = report.render_text(
+        [_result("mismatch", checks=[check], branches=[{"line": 8, "true": True, "false": False}])]
+    )
     assert "m.py:3: f" in text and "MISMATCH" in text
-    assert "rewrite traced" in text and "5.00e-01" in text and "inf" in text and "FAIL: on random draw" in text
+    assert (
+        "rewrite traced" in text
+        and "5.00e-01" in text
+        and "inf" in text
+        and "FAIL: on random draw" in text
+    )
     assert "0/1 covered (tf.cond on rewrite line 8: false never taken)" in text
     assert text.splitlines()[-1] == "Verified 1 function: 1 mismatch."
 
@@ -298,8 +370,28 @@ def test_text_report_is_a_table_per_function() -> None:
 def test_restore_functions_puts_back_only_the_rejected_function() -> None:
     from tfrewrite.verify.gate import restore_functions
 
-    before = "import tensorflow as tf\n\n\ndef a(x, y):\n    return x\n\n\ndef b(x, y):\n    return y\n"
-    after = "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\n@tf.function\ndef b(x, y):\n    return tf.identity(\n        y\n    )\n"
+    before = (
+        "import tensorflow as tf\n\n\ndef a(x, y):\n    return x\n\n\ndef b(x, y):\n    return y\n"
+    )
+    after = (
+        "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\n"
+        "@tf.function\ndef b(x, y):\n    return tf.identity(\n        y\n    )\n"
+    )
     restored = restore_functions(before, after, {"b"})
-    assert restored == "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\ndef b(x, y):\n    return y\n"
+    assert (
+        restored
+        == "import tensorflow as tf\nimport sys\n\n\ndef a(x, y):\n    return tf.identity(x)\n\n\n"
+        "def b(x, y):\n    return y\n"
+    )
     assert restore_functions(before, after, {"missing"}) is None
+
+
+def test_settings_harness_for_train_steps() -> None:
+    vs = parse_verify_settings({"harness": {"train:train_step": "verify_harness:build"}})
+    assert vs.harness_for("pkg.train", "train_step") == "verify_harness:build"
+    with pytest.raises(ConfigError, match="harness"):
+        parse_verify_settings({"harness": {"train_step": "build"}})
+    source = "def train_step(model, optimizer, x, y):\n    return 0\n"
+    changed = source.replace("return 0", "return 1")
+    [target] = pair_targets("train.py", "train", source, changed, vs)
+    assert target.harness == "verify_harness:build" and target.problem is None

@@ -358,6 +358,46 @@ CASES = {
                     return x * x * x
             return x * x * x * x
         """,
+    "successive_ifs_with_the_same_local_names": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred - y_true)
+            if m > 1.0:
+                tmp = m * 2.0
+                m = tmp + 1.0
+            if m > 5.0:
+                tmp = m / 2.0
+                m = tmp - 1.0
+            return m
+        """,
+    "conditional_expressions_inside_branches": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            x = tf.reduce_mean(y_pred - y_true)
+            if x > 0.0:
+                x = -x if x < 2.0 else x
+                y = 2.0 * x if x < 1.0 else x
+            else:
+                x = -2.0 * x if x > -1.0 else 1.0
+                y = -x if x < 1.0 else x
+            # Eagerly, a Python number may come out: stack makes a tensor of both.
+            return tf.stack([x, y])
+        """,
+    "composite_boolean_operators": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            a = tf.reduce_mean(y_pred - y_true)
+            b = tf.reduce_max(y_pred)
+            if a > 1.0 or b < -2.0 or a < b and b < 0.25:
+                return a
+            return b * 2.0
+        """,
     "rest_reads_and_rebinds_a_local": """
         import tensorflow as tf
 

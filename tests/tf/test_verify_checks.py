@@ -60,7 +60,9 @@ def _failed(result: dict) -> set[str]:
         ("print_before.py", "print_after.py", "logged_loss"),
     ],
 )
-def test_correct_deterministic_rewrites_are_equivalent(before: str, after: str, qualname: str) -> None:
+def test_correct_deterministic_rewrites_are_equivalent(
+    before: str, after: str, qualname: str
+) -> None:
     result = _verify(before, after, qualname)
     assert result["verdict"] == "equivalent", result
     checks = _checks(result)
@@ -78,7 +80,9 @@ def test_if_to_cond_rewrite_covers_both_branches() -> None:
 
 def test_loss_class_with_configured_inputs() -> None:
     spec = "float32[4,8,8,1] in [0,1]"
-    result = _verify("dice/before/losses.py", "dice/after/losses.py", "DiceLoss.call", y_true=spec, y_pred=spec)
+    result = _verify(
+        "dice/before/losses.py", "dice/after/losses.py", "DiceLoss.call", y_true=spec, y_pred=spec
+    )
     assert result["verdict"] == "equivalent", result
     assert result["branches"] == [{"line": 18, "true": True, "false": True}]
 
@@ -114,7 +118,11 @@ def test_random_rewrite_is_fresh_and_has_the_same_moments() -> None:
     result = _verify("noise_before.py", "noise_after.py", "noisy_loss")
     assert result["stochastic"] and result["verdict"] == "equivalent", result
     checks = _checks(result)
-    assert checks[CHECK_FRESH]["ok"] and checks[CHECK_MOMENTS]["ok"] and checks[CHECK_MOMENTS]["runs"] == 240
+    assert (
+        checks[CHECK_FRESH]["ok"]
+        and checks[CHECK_MOMENTS]["ok"]
+        and checks[CHECK_MOMENTS]["runs"] == 240
+    )
 
 
 def test_frozen_random_value_is_caught() -> None:
@@ -149,7 +157,9 @@ def test_uncovered_branch_is_not_proven() -> None:
     before = _read("cond_before.py").replace("error > 0.3", "error > 1.5")
     after = _read("cond_after.py").replace("error > 0.3", "error > 1.5")
     spec = inputs.parse_spec("float32[8,4] in [0,1]").to_json()
-    result = verify(Request("clipped_loss", before, after, specs={"y_true": spec, "y_pred": spec}, options=FAST))
+    result = verify(
+        Request("clipped_loss", before, after, specs={"y_true": spec, "y_pred": spec}, options=FAST)
+    )
     assert result["verdict"] == "not proven"
     assert result["branches"] == [{"line": 8, "true": False, "false": True}]
     assert not _failed(result)
@@ -175,10 +185,14 @@ def test_divergence_of_module_flag_in_the_original() -> None:
 def test_rewrite_that_reads_the_flag_per_call_fixes_the_divergence() -> None:
     before = _read("flag_loss.py")
     after = before.replace(
-        "    if USE_ABSOLUTE_ERROR:\n        return tf.reduce_mean(tf.abs(y_true - y_pred))\n    return tf.reduce_mean(tf.square(y_true - y_pred))",
+        "    if USE_ABSOLUTE_ERROR:\n        return tf.reduce_mean(tf.abs(y_true - y_pred))\n"
+        "    return tf.reduce_mean(tf.square(y_true - y_pred))",
         "    return tf.reduce_mean(tf.abs(y_true - y_pred)) if use_absolute_error() else "
         "tf.reduce_mean(tf.square(y_true - y_pred))",
-    ).replace("@tf.function\n", "def use_absolute_error():\n    return USE_ABSOLUTE_ERROR\n\n\n@tf.function\n")
+    ).replace(
+        "@tf.function\n",
+        "def use_absolute_error():\n    return USE_ABSOLUTE_ERROR\n\n\n@tf.function\n",
+    )
     frozen = verify(Request("bad_loss", before, after, options=FAST))
     # The rewrite still reads the Python flag at trace time: a warning, not a new mismatch.
     assert frozen["verdict"] == "equivalent"
@@ -186,8 +200,13 @@ def test_rewrite_that_reads_the_flag_per_call_fixes_the_divergence() -> None:
 
 
 def test_rewrite_that_freezes_a_flag_the_original_reads_per_call() -> None:
-    before = "import tensorflow as tf\n\nSCALE = True\n\n\ndef loss(y_true, y_pred):\n    return tf.reduce_mean(y_true - y_pred) * tf.constant(2.0 if SCALE else 1.0)\n"
-    after = before.replace("tf.constant(2.0 if SCALE else 1.0)", "tf.constant(2.0 if SCALE else 1.0) + 0.0")
+    before = (
+        "import tensorflow as tf\n\nSCALE = True\n\n\ndef loss(y_true, y_pred):\n"
+        "    return tf.reduce_mean(y_true - y_pred) * tf.constant(2.0 if SCALE else 1.0)\n"
+    )
+    after = before.replace(
+        "tf.constant(2.0 if SCALE else 1.0)", "tf.constant(2.0 if SCALE else 1.0) + 0.0"
+    )
     result = verify(Request("loss", before, after, options=FAST))
     # Both freeze SCALE when traced: the original diverges, the rewrite is no worse.
     assert result["verdict"] == "equivalent" and result["divergences"]
@@ -195,10 +214,15 @@ def test_rewrite_that_freezes_a_flag_the_original_reads_per_call() -> None:
 
 
 def test_original_that_rejects_the_synthesised_inputs_is_not_proven() -> None:
-    before = "import tensorflow as tf\n\ndef loss(y_true, y_pred):\n    raise RuntimeError('bad data')\n"
+    before = (
+        "import tensorflow as tf\n\ndef loss(y_true, y_pred):\n    raise RuntimeError('bad data')\n"
+    )
     result = verify(Request("loss", before, before + "\n", options=FAST))
     assert result["verdict"] == "not proven"
-    assert any("RuntimeError: bad data" in w and "[tool.tfrewrite.verify] inputs" in w for w in result["warnings"])
+    assert any(
+        "RuntimeError: bad data" in w and "[tool.tfrewrite.verify] inputs" in w
+        for w in result["warnings"]
+    )
     assert "line 4, in loss" in result["traceback"]
 
 
@@ -207,11 +231,18 @@ def test_rewrite_that_raises_is_a_mismatch_with_traceback() -> None:
     assert result["verdict"] == "mismatch"
     eager = _checks(result)[CHECK_EAGER]
     assert "ValueError: unexpected loss" in eager["detail"]
-    assert 'line 9, in clipped_loss' in eager["traceback"]
+    assert "line 9, in clipped_loss" in eager["traceback"]
 
 
 def test_function_that_cannot_load_is_an_error() -> None:
-    result = verify(Request("loss", "import not_a_real_module_xyz\n\ndef loss(a, b):\n    return not_a_real_module_xyz.f(a)\n", None))
+    result = verify(
+        Request(
+            "loss",
+            "import not_a_real_module_xyz\n\n"
+            "def loss(a, b):\n    return not_a_real_module_xyz.f(a)\n",
+            None,
+        )
+    )
     assert result["verdict"] == "error" and "not_a_real_module_xyz" in result["error"]
 
 
@@ -232,3 +263,11 @@ def test_real_fix_output_verifies(fixture: str, qualname: str, code: str) -> Non
         pytest.skip(f"{code} does not rewrite this fixture")
     result = verify(Request(qualname, source, fixed, options=FAST))
     assert result["verdict"] == "equivalent", result
+
+
+def test_user_code_that_exits_is_reported_not_fatal() -> None:
+    before = "import sys\n\ndef loss(y_true, y_pred):\n    return y_true - y_pred\n"
+    after = "import sys\n\ndef loss(y_true, y_pred):\n    sys.exit(3)\n"
+    result = verify(Request("loss", before, after, options=FAST))
+    assert result["verdict"] == "mismatch"
+    assert "SystemExit: 3" in _checks(result)[CHECK_EAGER]["detail"]

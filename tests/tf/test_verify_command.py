@@ -50,21 +50,36 @@ def test_divergence_of_use_absolute_error_in_the_original(app: typer.Typer) -> N
 def test_pending_rewrites_of_a_folder_verify(app: typer.Typer, tmp_path: Path) -> None:
     """`verify PATH` runs the real fixes and verifies each changed function."""
     for name, function in (("cond_before.py", "clipped_loss"), ("print_before.py", "logged_loss")):
-        source = (DATA / name).read_text().replace(f"\ndef {function}", f"\n@tf.function\ndef {function}")
+        source = (
+            (DATA / name)
+            .read_text()
+            .replace(f"\ndef {function}", f"\n@tf.function\ndef {function}")
+        )
         (tmp_path / name).write_text(source)
     code, output = _run(app, "--jobs", "2", "--output-format", "json", str(tmp_path))
     data = json.loads(output)
     verdicts = {r["function"]: (r["mode"], r["verdict"]) for r in data["results"]}
-    assert verdicts == {"clipped_loss": ("rewrite", "equivalent"), "logged_loss": ("rewrite", "equivalent")}, output
+    assert verdicts == {
+        "clipped_loss": ("rewrite", "equivalent"),
+        "logged_loss": ("rewrite", "equivalent"),
+    }, output
     assert code == 0 and data["exit_code"] == 0
     printing = next(r for r in data["results"] if r["function"] == "logged_loss")
     assert any("XLA" in w for w in printing["warnings"])
 
 
-@pytest.mark.parametrize(("after", "code", "verdict"), [("cond_after.py", 0, "EQUIVALENT"), ("cond_swapped.py", 1, "MISMATCH")])
+@pytest.mark.parametrize(
+    ("after", "code", "verdict"),
+    [("cond_after.py", 0, "EQUIVALENT"), ("cond_swapped.py", 1, "MISMATCH")],
+)
 def test_original_option(app: typer.Typer, after: str, code: int, verdict: str) -> None:
     exit_code, output = _run(
-        app, "--python", sys.executable, "--original", str(DATA / "cond_before.py"), str(DATA / after)
+        app,
+        "--python",
+        sys.executable,
+        "--original",
+        str(DATA / "cond_before.py"),
+        str(DATA / after),
     )
     assert exit_code == code, output
     assert f"clipped_loss  [rewrite, changed by the rewrite]  {verdict}" in output
@@ -74,7 +89,11 @@ def test_original_option(app: typer.Typer, after: str, code: int, verdict: str) 
 def test_configured_inputs_from_pyproject(app: typer.Typer) -> None:
     root = DATA / "dice"
     code, output = _run(
-        app, "--config", str(root / "pyproject.toml"), "--original", str(root / "before" / "losses.py"),
+        app,
+        "--config",
+        str(root / "pyproject.toml"),
+        "--original",
+        str(root / "before" / "losses.py"),
         str(root / "after" / "losses.py"),
     )
     assert code == 0, output
@@ -85,7 +104,15 @@ def test_configured_inputs_from_pyproject(app: typer.Typer) -> None:
 def test_base_revision(app: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+    git = [
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "commit.gpgsign=false",
+    ]
     subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
     (repo / "losses.py").write_text((DATA / "assign_before.py").read_text())
     (repo / "notes.txt").write_text("not python\n")
@@ -103,13 +130,23 @@ def test_timeout_kills_the_worker_and_the_run_continues() -> None:
     settings = parse_verify_settings({"samples": 50, "xla": False})
     before = (DATA / "cond_before.py").read_text()
     targets = [
-        *pair_targets("hang_after.py", "hang_after", before, (DATA / "hang_after.py").read_text(), settings),
-        *pair_targets("raise_after.py", "raise_after", before, (DATA / "raise_after.py").read_text(), settings),
-        *pair_targets("cond_after.py", "cond_after", before, (DATA / "cond_after.py").read_text(), settings),
+        *pair_targets(
+            "hang_after.py", "hang_after", before, (DATA / "hang_after.py").read_text(), settings
+        ),
+        *pair_targets(
+            "raise_after.py", "raise_after", before, (DATA / "raise_after.py").read_text(), settings
+        ),
+        *pair_targets(
+            "cond_after.py", "cond_after", before, (DATA / "cond_after.py").read_text(), settings
+        ),
     ]
     results = verify_targets(targets, settings, DATA, jobs=1, timeout=4)
     verdicts = [(r["path"], r["verdict"]) for r in results]
-    assert verdicts == [("hang_after.py", "error"), ("raise_after.py", "mismatch"), ("cond_after.py", "equivalent")]
+    assert verdicts == [
+        ("hang_after.py", "error"),
+        ("raise_after.py", "mismatch"),
+        ("cond_after.py", "equivalent"),
+    ]
     assert "timed out after 4 s" in results[0]["error"]
 
 
@@ -128,7 +165,14 @@ def test_fix_verify_withholds_fixes_of_functions_that_do_not_verify(tmp_path: Pa
     fixed = "import tensorflow as tf\n" + body(good_after) + "\n" + body(bad_after) + "\n"
 
     def finding(line: int) -> Finding:
-        return Finding("TFR101", "tensor-if", "Python `if` on a tensor", "m.py", Position(line, 5), Position(line, 20))
+        return Finding(
+            "TFR101",
+            "tensor-if",
+            "Python `if` on a tensor",
+            "m.py",
+            Position(line, 5),
+            Position(line, 20),
+        )
 
     good_line = source.splitlines().index("    if error > 0.2:") + 1
     bad_line = source.splitlines().index("    if error > 0.3:") + 1
@@ -140,7 +184,21 @@ def test_fix_verify_withholds_fixes_of_functions_that_do_not_verify(tmp_path: Pa
     assert [f.start.line for f in file_result.fixes_applied] == [good_line]
     [withheld] = file_result.findings
     assert "fix not applied: verification mismatch: rewrite eager" in withheld.message
-    assert "scale, error = tf.cond(error > 0.2, above" in file_result.fixed_source  # the good fix is kept
+    assert (
+        "scale, error = tf.cond(error > 0.2, above" in file_result.fixed_source
+    )  # the good fix is kept
     assert "    if error > 0.3:" in file_result.fixed_source  # the swapped one is withheld
     # The withheld finding points at the restored `if` in the text as written.
     assert file_result.fixed_source.splitlines()[withheld.start.line - 1] == "    if error > 0.3:"
+
+
+def test_fix_verify_on_the_command_line(tmp_path: Path) -> None:
+    from tfrewrite.cli import app as tfrewrite_app
+
+    source = (DATA / "cond_before.py").read_text().replace("\ndef ", "\n@tf.function\ndef ")
+    target = tmp_path / "losses.py"
+    target.write_text(source)
+    result = CliRunner().invoke(tfrewrite_app, ["fix", "--verify", "--jobs", "1", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "verify: " in result.output and "clipped_loss: equivalent" in result.output
+    assert "tf.cond(error > 0.3" in target.read_text()

@@ -410,20 +410,24 @@ class TensorFacts:
 
     def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
         seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
-        stack: list[tuple[cst.CSTNode, bool]] = [(self.function.body, False)]
+        # (node, inside a loop, visited already: record its bindings now)
+        stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
         found = False
         while stack:
-            node, in_loop = stack.pop()
+            node, in_loop, done = stack.pop()
+            if done:  # after its value: `x = f(x)` binds x once f(x) is evaluated
+                for target, value, augmented in _iter_assignments_here(node):
+                    for name, value_part, index in _split_target(target, value):
+                        seen.setdefault(name, []).append((value_part, augmented, index))
+                continue
             if node is statement:
                 found = not in_loop
                 break
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            for target, value, augmented in _iter_assignments_here(node):
-                for name, value_part, index in _split_target(target, value):
-                    seen.setdefault(name, []).append((value_part, augmented, index))
+            stack.append((node, in_loop, True))
             loop = in_loop or isinstance(node, (cst.For, cst.While))
-            stack.extend((child, loop) for child in reversed(node.children))
+            stack.extend((child, loop, False) for child in reversed(node.children))
         if not found:
             return self._names
         names = dict(self._names)
@@ -432,10 +436,7 @@ class TensorFacts:
             for value, augmented, index in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
                 result = kind if result is None else _meet(result, kind)
-            if result is not None and result.tensor:
-                names[name] = result
-            else:
-                names.pop(name, None)
+            names[name] = result if result is not None and result.tensor else NOT_TENSOR
         return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
@@ -467,35 +468,42 @@ class TensorFacts:
 
     # -- solving ----------------------------------------------------------------
     def _solve(self) -> None:
-        """Least fixed point: a name is a tensor when every binding of it is,
-        assuming the name itself is a tensor while checking its own bindings
-        (so `loss = loss + tf.reduce_sum(x)` after `loss = tf.zeros(())` holds)."""
+        """Greatest fixed point: every bound name starts as the most specific
+        fact (a scalar tensor of every kind) and loses what some binding of it
+        contradicts, until nothing changes. So `loss = loss + tf.reduce_sum(x)`
+        after `loss = tf.zeros(())` holds, and so do names defined through
+        each other (`tmp = m * 2.0; m = tmp + 1.0`). A name with an unknown
+        binding ends as not a tensor; a name bound only through itself cannot
+        run without an error, so its optimistic fact is never used."""
         bindings: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
         for target, value, augmented in _iter_assignments(self.function.body):
             for name, value_part, index in _split_target(target, value):
                 bindings.setdefault(name, []).append((value_part, augmented, index))
-        for name in list(self._names):
+        for name in self.params:
             if name in bindings:
-                # A tensor parameter that is rebound stays a tensor only if
-                # every rebinding is a tensor too.
+                # A rebound parameter keeps its own value as one binding: a
+                # tensor parameter stays a tensor only if every rebinding is
+                # a tensor too, and any other parameter is not a tensor.
                 bindings[name].append((cst.Name(name), False, -1))  # marker: the parameter itself
         self._bindings = bindings
         self._float_assumed: set[str] = set()
-        for _ in range(6 * len(bindings) + 2):  # monotone: a few changes per name at most
+        names = {**self._names, **{name: _TOP for name in bindings}}
+        for _ in range(6 * len(bindings) + 2):  # descending: a few changes per name at most
             changed = False
             for name, values in bindings.items():
-                assumed = {**self._names, name: self._names.get(name, _TOP)}
-                result = self._binding_kind(*values[0], assumed)
+                result = self._binding_kind(*values[0], names)
                 for value, augmented, index in values[1:]:
-                    result = _meet(result, self._binding_kind(value, augmented, index, assumed))
-                if result != self._names.get(name, NOT_TENSOR):
+                    result = _meet(result, self._binding_kind(value, augmented, index, names))
+                if not result.tensor:
+                    result = NOT_TENSOR
+                if result != names[name]:
                     changed = True
-                    if result.tensor:
-                        self._names[name] = result
-                    else:
-                        self._names.pop(name, None)
+                    names[name] = result
             if not changed:
                 break
+        # Locals that are not tensors stay recorded, so that they do not fall
+        # back to a tensor of the same name in an enclosing function.
+        self._names = names
 
     def _binding_kind(
         self,
@@ -505,10 +513,7 @@ class TensorFacts:
         names: dict[str, TensorKind],
     ) -> TensorKind:
         if index == -1:  # the parameter binding itself
-            return next(
-                (k for n, k in self._param_kinds.items() if n == getattr(value, "value", None)),
-                TENSOR,
-            )
+            return self._param_kinds.get(getattr(value, "value", ""), NOT_TENSOR)
         if value is None:
             return NOT_TENSOR
         if augmented:
@@ -556,6 +561,11 @@ class TensorFacts:
         if isinstance(node, (cst.Attribute,)):
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
+            if self._kind(node.test, names).tensor:
+                # On a tensor, it runs (or is rewritten) as `tf.cond`.
+                return _meet(
+                    self._value_kind(node.body, names), self._value_kind(node.orelse, names)
+                )
             return _meet(self._kind(node.body, names), self._kind(node.orelse, names))
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value, names)

@@ -3,9 +3,67 @@ rule needs no ParentNodeProvider metadata over the whole module."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
+
+# Fields that hold only formatting (whitespace, parentheses, commas, ...):
+# nothing a rule looks for lives there.
+_FORMATTING_FIELD_PREFIXES = (
+    "whitespace",
+    "lpar",
+    "rpar",
+    "lbracket",
+    "rbracket",
+    "lbrace",
+    "rbrace",
+    "comma",
+    "semicolon",
+    "colon",
+    "equal",
+    "dot",
+    "newline",
+    "header",
+    "footer",
+    "leading_lines",
+    "lines_after_decorators",
+    "trailing_whitespace",
+    "empty_lines",
+    "first_line",
+    "asynchronous",
+    "star_tok",
+)
+# Classes whose dataclass field order differs from source order.
+_SOURCE_ORDER = {
+    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
+    cst.IfExp: ("body", "test", "orelse"),
+}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields_of(cls: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        names = _SOURCE_ORDER.get(cls) or tuple(f.name for f in dataclasses.fields(cls))
+        fields = tuple(n for n in names if not n.startswith(_FORMATTING_FIELD_PREFIXES))
+        _FIELDS[cls] = fields
+    return fields
+
+
+def child_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The syntactic children of `node` in source order, without formatting
+    nodes. LibCST's own `node.children` rebuilds the node to collect them,
+    which costs about as much as parsing; this reads the fields directly."""
+    result: list[cst.CSTNode] = []
+    for name in _fields_of(node.__class__):
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            result.append(value)
+        elif isinstance(value, Sequence) and not isinstance(value, str):
+            result.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return result
 
 
 def iter_nodes(root: cst.CSTNode, into_functions: bool = True) -> Iterator[cst.CSTNode]:
@@ -20,7 +78,7 @@ def iter_nodes(root: cst.CSTNode, into_functions: bool = True) -> Iterator[cst.C
             node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)
         ):
             continue
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def iter_with_ancestors(
@@ -74,3 +132,16 @@ def iter_small_statements(root: cst.CSTNode, into_functions: bool = False) -> It
         if node is not root and not into_functions and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(reversed(statement_children(node)))
+
+
+def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
+    """Every comment inside `node`, in source order (comments live in
+    formatting nodes, which `child_nodes` skips, so this walks them all)."""
+    found: list[cst.Comment] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Comment):
+            found.append(current)
+        stack.extend(reversed(current.children))
+    return found

@@ -12,6 +12,8 @@ _RULE_MODULES = (
     "tfrewrite.rules.tensor_if",  # TFR101
     "tfrewrite.rules.numpy_random",  # TFR102
     "tfrewrite.rules.python_print",  # TFR103
+    "tfrewrite.rules.numpy_math",  # TFR104
+    "tfrewrite.rules.numpy_call",  # TFR105
     "tfrewrite.rules.python_random",  # TFR106
     "tfrewrite.rules.module_state",  # TFR201
     "tfrewrite.rules.python_side_effects",  # TFR202

@@ -14,7 +14,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.rules.base import NodeEdit
 
@@ -277,7 +277,7 @@ class _NameCollector:
         if isinstance(node, cst.Arg):
             self.expression(node.value)
             return
-        for child in node.children:
+        for child in child_nodes(node):
             self.expression(child)
 
     def statement(self, node: cst.CSTNode) -> None:

@@ -396,13 +396,64 @@ def live_after(place: Placement) -> set[str]:
     levels = list(zip(place.blocks, _block_owners(place), strict=True))
     for (body, index), owner in reversed(levels):
         for statement in body[index + 1 :]:
-            live |= reads(statement) - killed
+            live |= read_before_assigned([statement]) - killed
             killed |= _definitely_assigned_one(statement)
         if isinstance(owner, _LOOPS):
             live |= reads(owner)
         elif isinstance(owner, cst.Try):
             live |= reads(owner)
     return live
+
+
+def closure_reads(function: cst.FunctionDef) -> set[str]:
+    """Free names of the functions and lambdas nested in `function`: a
+    closure may read them whenever it is called, so they count as live."""
+    free: set[str] = set()
+    for node in _walk_all(function.body):
+        if isinstance(node, cst.FunctionDef):
+            local = assigned_names(node.body) | set(function_params(node))
+            free |= reads(node.body) - local
+        elif isinstance(node, cst.Lambda):
+            params = node.params
+            names = {
+                p.name.value
+                for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+            }
+            free |= reads(node.body) - names
+    return free
+
+
+def scope_declarations(function: cst.FunctionDef) -> set[str]:
+    """Names the function declares `global` or `nonlocal`."""
+    declared: set[str] = set()
+    for node in _walk_scope(function):
+        if isinstance(node, (cst.Global, cst.Nonlocal)):
+            declared.update(item.name.value for item in node.names)
+    return declared
+
+
+def is_generator(function: cst.FunctionDef) -> bool:
+    return any(isinstance(n, cst.Yield) for n in _walk_scope(function))
+
+
+def bound_by_definition(statements: Sequence[Statement]) -> set[str]:
+    """Names bound by `def`, `class` or `import` in `statements`: Python
+    objects that cannot be outputs of a `tf.cond`."""
+    names: set[str] = set()
+    for node in _walk_scope(cst.Module(body=list(statements))):
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names.add(node.name.value)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            names |= assigned_names(node)
+    return names
+
+
+def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
 
 
 def _block_owners(place: Placement) -> list[cst.CSTNode | None]:

@@ -18,6 +18,7 @@ anything less certain is refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -39,7 +40,10 @@ PYTHON = Condition(False)
 
 
 class ConditionTranslator:
-    def __init__(self, facts: TensorFacts, tf: str, code: callable) -> None:  # type: ignore[valid-type]
+    """Turns a condition into the code of a scalar boolean tensor, or says
+    why it cannot (`code` prints a node as source)."""
+
+    def __init__(self, facts: TensorFacts, tf: str, code: Callable[[cst.CSTNode], str]) -> None:
         self.facts = facts
         self.tf = tf
         self.code = code
@@ -205,7 +209,7 @@ def _is_number(node: cst.BaseExpression) -> bool:
     return literal in ("int", "float")
 
 
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         current = stack.pop()
@@ -239,8 +243,8 @@ def _needs_parens_for_comparison(node: cst.BaseExpression) -> bool:
 @dataclass(frozen=True)
 class ValueKind:
     """What a branch produces for one output: a Python literal (`literal` is
-    "int", "float", "bool", "none" or "other"), a tensor with its facts, or
-    unknown."""
+    "int", "float", "bool", "none", "string" or "container"), a tensor with
+    its facts, or unknown."""
 
     literal: str | None = None
     tensor: TensorKind | None = None
@@ -274,8 +278,15 @@ def _literal(node: cst.BaseExpression) -> str | None:
     if isinstance(node, cst.Name) and node.value == "None":
         return "none"
     if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
-        return "other"
+        return "string"
+    if isinstance(node, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)) or (
+        isinstance(node, cst.Tuple) and not node.elements
+    ):
+        return "container"
     return None
+
+
+_UNMERGEABLE = {"none": "None", "string": "a string", "container": "a Python container"}
 
 
 @dataclass(frozen=True)
@@ -292,13 +303,13 @@ def reconcile(name: str, true_kind: ValueKind, false_kind: ValueKind) -> Reconci
     output's name (or "the value returned") for the message."""
     kinds = (true_kind, false_kind)
     sides = ("true", "false")
-    if any(k.literal in ("none", "other") for k in kinds):
-        i = 0 if true_kind.literal in ("none", "other") else 1
+    if any(k.literal in _UNMERGEABLE for k in kinds):
+        i = 0 if true_kind.literal in _UNMERGEABLE else 1
         if true_kind.literal == false_kind.literal == "none":
             return Reconciled(f"{name} is None in both branches")
-        what = "None" if kinds[i].literal == "none" else "not a number"
+        what = _UNMERGEABLE[kinds[i].literal]  # type: ignore[index]
         return Reconciled(
-            f"{name} is {what} in the {sides[i]} branch, which `tf.cond` cannot merge"
+            f"{name} is {what} in the {sides[i]} branch, which `tf.cond` cannot return"
         )
     if true_kind.literal and false_kind.literal:
         if true_kind.literal == false_kind.literal:

@@ -9,7 +9,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules._training import (
@@ -367,7 +367,7 @@ def _reads_outside(statements: list[cst.CSTNode], skip: set[int]) -> set[str]:
         elif isinstance(node, cst.Arg):
             stack.append(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(child_nodes(node))
     return names
 
 

@@ -26,6 +26,7 @@ import libcst as cst
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
+from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
@@ -368,7 +369,7 @@ class PrintInTracedCode(Rule):
                     yield violation
             if isinstance(node, cst.IndentedBlock):
                 indent += node.indent if node.indent is not None else ctx.module.default_indent
-            stack.extend((child, scope, node, indent) for child in reversed(node.children))
+            stack.extend((child, scope, node, indent) for child in reversed(child_nodes(node)))
 
     def _check_print(
         self,
@@ -592,7 +593,7 @@ def _shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
             continue
         if isinstance(current, cst.BaseExpression) and facts.is_tensor(current):
             return True
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return False
 
 
@@ -625,7 +626,7 @@ def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpress
                     f"`{ctx.code(current)}` turns a tensor into a Python value, which fails or "
                     "is frozen under tracing (print the tensor itself)"
                 )
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def _pieces(

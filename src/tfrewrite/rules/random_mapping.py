@@ -34,7 +34,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
-from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.analysis.walk import comments_in, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 
@@ -711,7 +711,7 @@ def _spans_lines(call: cst.Call) -> bool:
 
 
 def _comments(node: cst.CSTNode) -> set[str]:
-    return {n.value for n, _ in iter_with_ancestors(node) if isinstance(n, cst.Comment)}
+    return {comment.value for comment in comments_in(node)}
 
 
 def _line_end(whitespace: cst.BaseParenthesizableWhitespace) -> cst.ParenthesizedWhitespace | None:

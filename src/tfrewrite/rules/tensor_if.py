@@ -30,16 +30,20 @@ from tfrewrite.rules.cond_analysis import (
     assigned_in_order,
     assigned_names,
     block_statements,
+    bound_by_definition,
     branch_problem,
+    closure_reads,
     contains_return,
     defined_before,
     definitely_assigned,
+    is_generator,
     is_pass,
     live_after,
     placement,
     read_before_assigned,
     reads,
     returns_in,
+    scope_declarations,
 )
 from tfrewrite.rules.cond_codegen import (
     Branch,
@@ -117,10 +121,14 @@ class _Conditional:
 
     # -- shared ------------------------------------------------------------------
     def nested_tensor_conditionals(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """Tensor conditionals inside `node` in the same scope (those in a
+        nested function or lambda are rewritten, or refused, on their own)."""
         found = []
         stack = list(node.children)
         while stack:
             current = stack.pop()
+            if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                continue
             if (
                 isinstance(current, (cst.If, cst.IfExp))
                 and self.translator.translate(current.test, current).tensor
@@ -178,6 +186,12 @@ class _Conditional:
         place = placement(self.scope.node, ancestors, node)
         self.current = node
         try:
+            declared = scope_declarations(self.scope.node) & assigned_names(node)
+            if declared:
+                raise Refusal(
+                    f"'{sorted(declared)[0]}' is declared `global`/`nonlocal` and assigned in a "
+                    "branch, which a branch function cannot do"
+                )
             if contains_return(node):
                 edits = self._returning(node, place, condition.code)
             else:
@@ -200,6 +214,8 @@ class _Conditional:
                     f"it returns from inside a `{kind}` block, so the rest of the function "
                     "cannot move into its branches"
                 )
+        if is_generator(self.scope.node):
+            raise Refusal("the function is a generator, where `return` ends the iteration")
         function_body = self.scope.node.body
         if not isinstance(function_body, cst.IndentedBlock):
             raise Refusal("the function body is on one line")
@@ -323,12 +339,18 @@ class _Conditional:
                 raise Refusal(problem)
         if not any(sides.values()):
             raise Refusal("both branches are empty: delete the `if`")
-        live = live_after(place)
+        live = live_after(place) | closure_reads(self.scope.node)
         defined = defined_before(place)
         modified = {side: assigned_names(cst.Module(body=s)) for side, s in sides.items()}
         outputs = [n for n in _assignment_order(sides["true"] + sides["false"]) if n in live]
         surely = {side: definitely_assigned(s) for side, s in sides.items()}
+        objects = bound_by_definition(sides["true"] + sides["false"])
         for name in outputs:
+            if name in objects:
+                raise Refusal(
+                    f"'{name}' is a function, class or module defined in a branch and used after "
+                    "the `if`; `tf.cond` can only return tensors"
+                )
             for side, other in (("true", "false"), ("false", "true")):
                 if name not in surely[side] and name not in defined:
                     if name not in modified[side]:
@@ -670,9 +692,7 @@ class TensorIf(Rule):
             for node, ancestors in iter_with_ancestors(traced.node):
                 if not isinstance(node, (cst.If, cst.IfExp)):
                     continue
-                function = next(
-                    (a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None
-                )
+                function = _enclosing_function(node, ancestors)
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None:
                     continue
@@ -711,6 +731,26 @@ class TensorIf(Rule):
             outcome = conditional.if_statement(node, ancestors, bool(nested))
         memo[id(node)] = outcome
         return outcome
+
+
+def _enclosing_function(
+    node: cst.If | cst.IfExp, ancestors: Sequence[cst.CSTNode]
+) -> cst.FunctionDef | None:
+    """The function whose code `node` is, or None when it sits in a class
+    body, or in a lambda whose parameters its condition reads (the tensor
+    facts of the function would not apply to them)."""
+    for ancestor in reversed(ancestors):
+        if isinstance(ancestor, cst.FunctionDef):
+            return ancestor
+        if isinstance(ancestor, cst.ClassDef):
+            return None
+        if isinstance(ancestor, cst.Lambda):
+            params = ancestor.params
+            names = {p.name.value for p in [*params.posonly_params, *params.params]}
+            names |= {p.name.value for p in params.kwonly_params}
+            if isinstance(node, cst.If) or names & reads(node.test):
+                return None
+    return None
 
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:

@@ -20,7 +20,9 @@ import tempfile
 from collections.abc import Iterator
 
 _NOISE = re.compile(r"shape=\([^)]*\)|dtype=[A-Za-z0-9_]+|<tf\.Tensor[^>]*?:|Tensor\(\"[^\"]*\"")
-_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b", re.IGNORECASE
+)
 
 
 class Captured:
@@ -65,7 +67,9 @@ def numbers(text: str) -> list[float]:
     return [float(m) for m in _NUMBER.findall(cleaned)]
 
 
-def same_numbers(expected_text: str, actual_text: str, rtol: float, atol: float) -> tuple[bool, str]:
+def same_numbers(
+    expected_text: str, actual_text: str, rtol: float, atol: float
+) -> tuple[bool, str]:
     """Whether two printouts show the same values.
 
     Equal counts are compared one by one. `tf.print` summarises long tensors
@@ -79,7 +83,7 @@ def same_numbers(expected_text: str, actual_text: str, rtol: float, atol: float)
         return abs(a - b) <= atol + rtol * abs(b)
 
     if len(want) == len(got):
-        for i, (a, b) in enumerate(zip(want, got)):
+        for i, (a, b) in enumerate(zip(want, got, strict=True)):
             if not close(a, b):
                 return False, f"value {i + 1} printed as {b:g}, expected {a:g}"
         return True, ""

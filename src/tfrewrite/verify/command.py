@@ -17,7 +17,7 @@ from __future__ import annotations
 import subprocess
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -112,11 +112,15 @@ def _git(args: list[str], cwd: Path) -> str:
     return done.stdout
 
 
-def targets_for_base(rev: str, paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
+def targets_for_base(
+    rev: str, paths: list[Path], settings: Settings, vs: VerifySettings
+) -> list[Target]:
     """Every Python file changed between `rev` and the working tree."""
     cwd = Path.cwd()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
-    names = _git(["diff", "--name-only", "--diff-filter=M", rev, "--", *map(str, paths)], cwd).splitlines()
+    names = _git(
+        ["diff", "--name-only", "--diff-filter=M", rev, "--", *map(str, paths)], cwd
+    ).splitlines()
     targets: list[Target] = []
     for name in names:
         if not name.endswith(".py"):
@@ -127,7 +131,9 @@ def targets_for_base(rev: str, paths: list[Path], settings: Settings, vs: Verify
             shown = str(path.relative_to(cwd))
         except ValueError:
             shown = str(path)
-        targets.extend(pair_targets(shown, module_name_for(path, settings.root), old, _read(path), vs))
+        targets.extend(
+            pair_targets(shown, module_name_for(path, settings.root), old, _read(path), vs)
+        )
     return targets
 
 
@@ -137,25 +143,35 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def verify(
         paths: Annotated[
-            Optional[list[Path]], typer.Argument(help="Files or folders (with --original: the rewritten file).")
+            list[Path] | None,
+            typer.Argument(help="Files or folders (with --original: the rewritten file)."),
         ] = None,
         original: Annotated[
-            Optional[Path], typer.Option("--original", help="The file before an applied rewrite; PATH is after.")
+            Path | None,
+            typer.Option("--original", help="The file before an applied rewrite; PATH is after."),
         ] = None,
         base: Annotated[
-            Optional[str], typer.Option("--base", help="Verify every .py file changed since this git revision.")
+            str | None,
+            typer.Option("--base", help="Verify every .py file changed since this git revision."),
         ] = None,
         output_format: Annotated[
-            VerifyFormat, typer.Option("--output-format", help="text or json.", case_sensitive=False)
+            VerifyFormat,
+            typer.Option("--output-format", help="text or json.", case_sensitive=False),
         ] = VerifyFormat.text,
         timeout: Annotated[
-            Optional[float], typer.Option("--timeout", min=0.1, help="Seconds per function before it is killed.")
+            float | None,
+            typer.Option("--timeout", min=0.1, help="Seconds per function before it is killed."),
         ] = None,
-        jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes.")] = None,
+        jobs: Annotated[
+            int | None, typer.Option("--jobs", "-j", min=1, help="Worker processes.")
+        ] = None,
         python: Annotated[
-            Optional[str], typer.Option("--python", help="Interpreter for the workers (a venv with TensorFlow).")
+            str | None,
+            typer.Option("--python", help="Interpreter for the workers (a venv with TensorFlow)."),
         ] = None,
-        config: Annotated[Optional[Path], typer.Option("--config", help="pyproject.toml to read.")] = None,
+        config: Annotated[
+            Path | None, typer.Option("--config", help="pyproject.toml to read.")
+        ] = None,
     ) -> None:
         """Prove rewrites: the original run eagerly against the rewrite traced."""
         from tfrewrite.verify.run import verify_targets
@@ -165,7 +181,9 @@ def register(app: typer.Typer) -> None:
             settings, vs = load_verify_settings(config, paths[0] if paths else Path.cwd())
             if original is not None:
                 if len(paths) != 1:
-                    raise UsageProblem("--original OLD.py takes exactly one PATH: the rewritten file")
+                    raise UsageProblem(
+                        "--original OLD.py takes exactly one PATH: the rewritten file"
+                    )
                 if base is not None:
                     raise UsageProblem("--original and --base cannot be combined")
                 targets = targets_for_pair(original, paths[0], settings, vs)
@@ -179,5 +197,7 @@ def register(app: typer.Typer) -> None:
             results = verify_targets(targets, vs, settings.root, jobs, python, timeout)
         except EnvironmentProblem as err:
             raise _fail(str(err)) from err
-        typer.echo(render_json(results) if output_format == VerifyFormat.json else render_text(results))
+        typer.echo(
+            render_json(results) if output_format == VerifyFormat.json else render_text(results)
+        )
         raise typer.Exit(exit_code(results))

@@ -52,31 +52,45 @@ def describe(value: Any) -> str:
     return f"{value.dtype}{list(value.shape)} [{head}{more}]"
 
 
-def compare(expected: Any, actual: Any, rtol: float, atol: float, where: str = "result") -> Difference:
+def compare(
+    expected: Any, actual: Any, rtol: float, atol: float, where: str = "result"
+) -> Difference:
     """How far `actual` is from `expected`; `ok` within `atol + rtol*|expected|`."""
     expected, actual = to_numpy(expected), to_numpy(actual)
     if isinstance(expected, list) or isinstance(actual, list):
-        if not (isinstance(expected, list) and isinstance(actual, list)) or len(expected) != len(actual):
-            return Difference(False, detail=f"{where}: structure differs ({describe(expected)} vs {describe(actual)})")
+        if not (isinstance(expected, list) and isinstance(actual, list)) or len(expected) != len(
+            actual
+        ):
+            return Difference(
+                False,
+                detail=f"{where}: structure differs ({describe(expected)} vs {describe(actual)})",
+            )
         total = Difference()
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             total.merge(compare(e, a, rtol, atol, f"{where}[{i}]"))
         return total
     if isinstance(expected, dict) or isinstance(actual, dict):
-        if not (isinstance(expected, dict) and isinstance(actual, dict)) or expected.keys() != actual.keys():
+        if (
+            not (isinstance(expected, dict) and isinstance(actual, dict))
+            or expected.keys() != actual.keys()
+        ):
             return Difference(False, detail=f"{where}: keys differ")
         total = Difference()
         for k in expected:
             total.merge(compare(expected[k], actual[k], rtol, atol, f"{where}[{k!r}]"))
         return total
     if expected.shape != actual.shape:
-        return Difference(False, detail=f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}")
+        return Difference(
+            False, detail=f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}"
+        )
     if expected.dtype != actual.dtype:
         return Difference(False, detail=f"{where}: dtype {actual.dtype}, expected {expected.dtype}")
     if expected.dtype.kind not in "fc":
         if np.array_equal(expected, actual):
             return Difference()
-        return Difference(False, detail=f"{where}: {describe(actual)}, expected {describe(expected)}")
+        return Difference(
+            False, detail=f"{where}: {describe(actual)}, expected {describe(expected)}"
+        )
     e = expected.astype(np.float64)
     a = actual.astype(np.float64)
     both_nan = np.isnan(e) & np.isnan(a)
@@ -104,14 +118,24 @@ def identical(a: Any, b: Any) -> bool:
     """Bit-for-bit equal results (used to tell fresh random samples from frozen ones)."""
     a, b = to_numpy(a), to_numpy(b)
     if isinstance(a, list) or isinstance(b, list):
-        return isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(
-            identical(x, y) for x, y in zip(a, b)
+        return (
+            isinstance(a, list)
+            and isinstance(b, list)
+            and len(a) == len(b)
+            and all(identical(x, y) for x, y in zip(a, b, strict=True))
         )
     if isinstance(a, dict) or isinstance(b, dict):
-        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
-            identical(a[k], b[k]) for k in a
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(identical(a[k], b[k]) for k in a)
         )
-    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    )
 
 
 def float_values(value: Any) -> np.ndarray:

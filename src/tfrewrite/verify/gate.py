@@ -36,7 +36,9 @@ def restore_functions(original: str, fixed: str, qualnames: set[str]) -> str | N
     that cannot be done cleanly (then the whole file keeps its original text)."""
     try:
         before_tree, after_tree = ast.parse(original), ast.parse(fixed)
-        spans = sorted(((_span(after_tree, q), _span(before_tree, q)) for q in qualnames), reverse=True)
+        spans = sorted(
+            ((_span(after_tree, q), _span(before_tree, q)) for q in qualnames), reverse=True
+        )
     except Exception:
         return None
     before_lines = original.splitlines(keepends=True)
@@ -60,7 +62,9 @@ def _enclosing(tree: ast.Module, line: int) -> str | None:
                 start = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
                 if start <= line <= (stmt.end_lineno or stmt.lineno):
                     return prefix + stmt.name
-            elif isinstance(stmt, ast.ClassDef) and stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            elif isinstance(stmt, ast.ClassDef) and stmt.lineno <= line <= (
+                stmt.end_lineno or stmt.lineno
+            ):
                 return visit(stmt.body, f"{prefix}{stmt.name}.")
         return None
 
@@ -90,10 +94,16 @@ def gate_fixes(
     targets = []
     for r in changed:
         module = module_name_for(Path(r.path), settings.root)
-        targets.extend(t for t in pair_targets(r.path, module, r.source or "", r.fixed_source or "", vs) if t.rewrite_source)
+        targets.extend(
+            t
+            for t in pair_targets(r.path, module, r.source or "", r.fixed_source or "", vs)
+            if t.rewrite_source
+        )
     verdicts = verify_targets(targets, vs, settings.root, jobs, python)
-    rejected: dict[str, dict[str, dict[str, Any]]] = {}  # path -> changed function -> failing result
-    for target, outcome in zip(targets, verdicts):
+    rejected: dict[
+        str, dict[str, dict[str, Any]]
+    ] = {}  # path -> changed function -> failing result
+    for target, outcome in zip(targets, verdicts, strict=True):
         if outcome["verdict"] != "equivalent":
             for name in target.covers:
                 rejected.setdefault(target.path, {}).setdefault(name, outcome)
@@ -114,7 +124,10 @@ def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
         outcome = rejected.get(where) if where else None
         if restored is None or outcome is not None:
             reason = outcome or next(iter(rejected.values()))
-            message = f"{finding.message} (fix not applied: verification {reason['verdict']}: {_why(reason)})"
+            message = (
+                f"{finding.message} (fix not applied: verification "
+                f"{reason['verdict']}: {_why(reason)})"
+            )
             # Findings point into the text as written: the restored function may have moved.
             shift = _span(final_tree, where)[0] - _span(tree, where)[0] if where else 0
             r.findings.append(
@@ -132,7 +145,9 @@ def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
     r.findings.sort(key=Finding.sort_key)
 
 
-def run_gate(result: RunResult, settings: Settings, jobs: int | None = None, quiet: bool = False) -> None:
+def run_gate(
+    result: RunResult, settings: Settings, jobs: int | None = None, quiet: bool = False
+) -> None:
     """`fix --verify` on the command line: verify, withhold, and say what
     happened on standard error. Exits 2 when verification cannot run."""
     import typer
@@ -148,7 +163,8 @@ def run_gate(result: RunResult, settings: Settings, jobs: int | None = None, qui
     if quiet:
         return
     for outcome in verdicts:
-        line = f"verify: {outcome['path']}:{outcome['line']}: {outcome['function']}: {outcome['verdict']}"
+        where = f"{outcome['path']}:{outcome['line']}"
+        line = f"verify: {where}: {outcome['function']}: {outcome['verdict']}"
         if outcome["verdict"] != "equivalent":
             line += f" ({_why(outcome)}); its fixes were not applied"
         typer.echo(line, err=True)

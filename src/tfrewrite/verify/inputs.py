@@ -25,7 +25,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-DTYPES = ("float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool")
+DTYPES = (
+    "float16",
+    "float32",
+    "float64",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+)
 DEFAULT_LOSS_SPEC = "float32[8,4] in [0,1]"
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _SPEC = re.compile(
@@ -88,7 +99,7 @@ def parse_spec(value: Any) -> Spec:
     match = _SPEC.match(value)
     if match is None:
         raise SpecError(
-            f"bad input specification {value!r}: expected e.g. \"float32[8,16] in [0,1]\""
+            f'bad input specification {value!r}: expected e.g. "float32[8,16] in [0,1]"'
         )
     dtype = match["dtype"]
     if dtype not in DTYPES:
@@ -105,7 +116,9 @@ def parse_spec(value: Any) -> Spec:
 def spec_from_json(data: Mapping[str, Any]) -> Spec:
     if data["kind"] == "value":
         return ValueSpec(data["value"])
-    return TensorSpec(data["dtype"], tuple(data["shape"]), data["low"], data["high"], data.get("strict", True))
+    return TensorSpec(
+        data["dtype"], tuple(data["shape"]), data["low"], data["high"], data.get("strict", True)
+    )
 
 
 def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
@@ -171,7 +184,9 @@ def _clip(value: Any, spec: TensorSpec) -> Any:
     return np.clip(value, spec.low, spec.high).astype(value.dtype)
 
 
-def variants(base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24) -> Iterator[tuple[str, dict[str, Any]]]:
+def variants(
+    base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """Inputs derived from `base` that push values across thresholds:
     constants at the range ends, scaling, shifting and sign flips (all float
     arguments together, then one at a time), kept inside each declared
@@ -185,9 +200,9 @@ def variants(base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24
         for n in names:
             spec = specs[n]
             assert isinstance(spec, TensorSpec)
-            args[n] = _clip(np.asarray(fn(np.asarray(base[n], dtype="float64"), spec)), spec).astype(
-                np.asarray(base[n]).dtype
-            )
+            args[n] = _clip(
+                np.asarray(fn(np.asarray(base[n], dtype="float64"), spec)), spec
+            ).astype(np.asarray(base[n]).dtype)
         return label, args
 
     def ends(spec: TensorSpec) -> tuple[float, float]:

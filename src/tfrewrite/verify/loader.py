@@ -95,7 +95,11 @@ def bound_names(stmt: ast.stmt) -> set[str] | None:
     if isinstance(stmt, ast.Try) or (isinstance(stmt, ast.If) and not _is_main_guard(stmt)):
         names: set[str] = set()
         for sub in ast.walk(stmt):
-            if isinstance(sub, ast.stmt) and sub is not stmt and not isinstance(sub, (ast.Try, ast.If)):
+            if (
+                isinstance(sub, ast.stmt)
+                and sub is not stmt
+                and not isinstance(sub, (ast.Try, ast.If))
+            ):
                 names |= bound_names(sub) or set()
         return names
     return None
@@ -120,7 +124,10 @@ def find_definition(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.As
     for part in qualname.split("."):
         found = None
         for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and stmt.name == part:
+            if (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and stmt.name == part
+            ):
                 found = stmt  # the last definition wins, as at run time
         if found is None:
             raise LoadError(f"`{qualname}` is not defined at module level")
@@ -173,7 +180,11 @@ def slice_module(source: str, qualname: str, filename: str = "<source>") -> Modu
     body = [tree.body[i] for i in sorted(keep)]
     constants: dict[str, object] = {}
     for stmt in body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
             ok, value = _literal(stmt.value)
             if ok:
                 constants[stmt.targets[0].id] = value
@@ -183,7 +194,9 @@ def slice_module(source: str, qualname: str, filename: str = "<source>") -> Modu
                 constants[stmt.target.id] = value
     # A name rebound by something other than a literal is not a simple constant.
     for stmt in body:
-        if isinstance(stmt, (ast.AugAssign, ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+        if isinstance(
+            stmt, (ast.AugAssign, ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+        ):
             for name in bound_names(stmt) or ():
                 constants.pop(name, None)
     for name in list(constants):
@@ -288,7 +301,9 @@ def _instantiate(cls: type, qualname: str, method: str) -> object:
     try:
         instance = cls()
     except Exception as err:
-        raise LoadError(f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}") from err
+        raise LoadError(
+            f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}"
+        ) from err
     return getattr(instance, method)
 
 

@@ -61,7 +61,9 @@ class Worker:
                 encoding="utf-8",
             )
         except OSError as err:
-            raise EnvironmentProblem(f"cannot run the interpreter {python!r}: {err.strerror}") from err
+            raise EnvironmentProblem(
+                f"cannot run the interpreter {python!r}: {err.strerror}"
+            ) from err
         self.answers: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
@@ -84,7 +86,9 @@ class Worker:
             line = self.answers.get(timeout=STARTUP_TIMEOUT)
         except queue.Empty:
             self.kill()
-            raise EnvironmentProblem(f"the verification worker did not start within {STARTUP_TIMEOUT:.0f} s") from None
+            raise EnvironmentProblem(
+                f"the verification worker did not start within {STARTUP_TIMEOUT:.0f} s"
+            ) from None
         if line is None:
             tail = self.log_tail()
             if "No module named tfrewrite" in tail or "No module named 'tfrewrite'" in tail:
@@ -93,10 +97,14 @@ class Worker:
         data = json.loads(line)
         if not data.get("ready"):
             self.kill()
-            raise EnvironmentProblem(data.get("error") or f"TensorFlow is not available; {INSTALL_HINT}")
+            raise EnvironmentProblem(
+                data.get("error") or f"TensorFlow is not available; {INSTALL_HINT}"
+            )
         self.info = data
 
-    def request(self, payload: dict[str, Any], timeout: float | None) -> dict[str, Any] | WorkerFailure:
+    def request(
+        self, payload: dict[str, Any], timeout: float | None
+    ) -> dict[str, Any] | WorkerFailure:
         self.next_id += 1
         message = {"id": self.next_id, "request": payload}
         assert self.process.stdin is not None
@@ -112,7 +120,9 @@ class Worker:
             return WorkerFailure(f"timed out after {timeout:g} s (the worker was killed)")
         if line is None:
             self.process.wait()
-            return WorkerFailure(f"the worker died (exit code {self.process.returncode}):\n{self.log_tail()}")
+            return WorkerFailure(
+                f"the worker died (exit code {self.process.returncode}):\n{self.log_tail()}"
+            )
         return json.loads(line)["result"]
 
     @property
@@ -176,7 +186,11 @@ def run_requests(
                     return
             answer = worker.request(payloads[i], timeout)
             if isinstance(answer, WorkerFailure):
-                answer = {"function": payloads[i]["qualname"], "verdict": "error", "error": answer.message}
+                answer = {
+                    "function": payloads[i]["qualname"],
+                    "verdict": "error",
+                    "error": answer.message,
+                }
             results[i] = answer
             if on_result is not None:
                 on_result(i, answer)

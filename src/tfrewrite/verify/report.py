@@ -42,7 +42,10 @@ def _branches(result: dict[str, Any]) -> str:
     for b in branches:
         taken = [name for name in ("true", "false") if b["true" if name == "true" else "false"]]
         missing = [name for name in ("true", "false") if name not in taken]
-        parts.append(f"tf.cond on rewrite line {b['line']}: " + ("both" if not missing else f"{'/'.join(missing)} never taken"))
+        parts.append(
+            f"tf.cond on rewrite line {b['line']}: "
+            + ("both" if not missing else f"{'/'.join(missing)} never taken")
+        )
     covered = sum(1 for b in branches if b["true"] and b["false"])
     return f"{covered}/{len(branches)} covered ({'; '.join(parts)})"
 
@@ -57,7 +60,9 @@ def render_text(results: list[dict[str, Any]]) -> str:
         shown_traceback = False
         if checks:
             width = max(len(c["name"]) for c in checks)
-            lines.append(f"  {'check':<{width}}  {'runs':>4}  {'max abs':>9}  {'max rel':>9}  result")
+            lines.append(
+                f"  {'check':<{width}}  {'runs':>4}  {'max abs':>9}  {'max rel':>9}  result"
+            )
             for c in checks:
                 status = "ok" if c["ok"] else f"FAIL: {c['detail']}"
                 lines.append(

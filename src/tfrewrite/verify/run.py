@@ -19,7 +19,9 @@ from tfrewrite.verify.targets import Target
 
 def traced_functions(sources: dict[str, str], root: Path) -> dict[str, dict[str, str]]:
     """path -> {qualname: why it runs traced}, from the project's pass-1 index."""
-    indexes = [build_index(src, path, module_name_for(Path(path), root)) for path, src in sources.items()]
+    indexes = [
+        build_index(src, path, module_name_for(Path(path), root)) for path, src in sources.items()
+    ]
     facts = compute_facts([i for i in indexes if i.syntax_error is None])
     return {path: {q: t.reason for q, t in facts.for_path(path).items()} for path in sources}
 
@@ -34,6 +36,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "package": target.module.rpartition(".")[0] or None,
         "specs": {k: v.to_json() for k, v in (target.specs or {}).items()},
         "config_key": f"{target.module}:{target.qualname}",
+        "harness": target.harness,
         "options": settings.worker_options(),
         "sys_path": [str(root.resolve()), folder],
     }
@@ -58,7 +61,7 @@ def verify_targets(
         python or settings.python,
         timeout if timeout is not None else settings.timeout,
     )
-    by_target = dict(zip(map(id, runnable), answers))
+    by_target = dict(zip(map(id, runnable), answers, strict=True))
     results = []
     for t in targets:
         data = by_target.get(id(t)) or {

@@ -7,9 +7,10 @@ atol = 1e-6            # absolute tolerance
 samples = 200          # calls per side for the moment test of random functions
 search = 64            # candidate inputs tried to cover every tf.cond branch
 timeout = 120          # seconds per function
+harness."train:train_step" = "verify_harness:build"  # builds model, optimizer, batches
 xla = true             # also try jit_compile=True
 python = ".venv/bin/python"   # interpreter for the workers
-inputs."losses:dice" = {y_true = "float32[8,16,16,1] in [0,1]", y_pred = "float32[8,16,16,1] in [0,1]"}
+inputs."losses:dice" = {y_true = "float32[8,16,16,1] in [0,1]", y_pred = "float32[8,16,16,1]"}
 ```
 
 Unknown keys and malformed specifications are configuration errors (exit 2).
@@ -25,7 +26,7 @@ from tfrewrite.config import ConfigError
 from tfrewrite.verify.inputs import Spec, SpecError, parse_spec
 
 _NUMBERS = {"rtol": float, "atol": float, "samples": int, "search": int, "timeout": float}
-_KEYS = {*_NUMBERS, "inputs", "xla", "python"}
+_KEYS = {*_NUMBERS, "inputs", "xla", "python", "harness"}
 
 
 @dataclass(frozen=True)
@@ -37,26 +38,47 @@ class VerifySettings:
     timeout: float = 120.0
     xla: bool = True
     python: str | None = None
-    inputs: dict[tuple[str, str], dict[str, Spec]] = field(default_factory=dict)  # (module, qualname)
+    # (module, qualname) -> parameter -> specification
+    inputs: dict[tuple[str, str], dict[str, Spec]] = field(default_factory=dict)
+    # (module, train step) -> "module:build"
+    harness: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def worker_options(self) -> dict[str, Any]:
-        return {"rtol": self.rtol, "atol": self.atol, "samples": self.samples, "search": self.search, "xla": self.xla}
+        return {
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "samples": self.samples,
+            "search": self.search,
+            "xla": self.xla,
+        }
+
+    def harness_for(self, module: str, qualname: str) -> str | None:
+        """The harness builder configured for a train step, if any."""
+        return _lookup(self.harness, module, qualname)
 
     def inputs_for(self, module: str, qualname: str) -> dict[str, Spec] | None:
         """Configured inputs for a function; the module may be given by its
         full dotted name or any dotted suffix of it (`losses` for `pkg.losses`)."""
-        for (key_module, key_function), specs in self.inputs.items():
-            if key_function != qualname:
-                continue
-            if key_module == module or module.endswith("." + key_module) or not key_module:
-                return specs
-        return None
+        return _lookup(self.inputs, module, qualname)
 
 
-def parse_verify_settings(table: Mapping[str, Any], where: str = "tool.tfrewrite.verify") -> VerifySettings:
+def _lookup(table: Mapping[tuple[str, str], Any], module: str, qualname: str) -> Any:
+    for (key_module, key_function), value in table.items():
+        if key_function != qualname:
+            continue
+        if key_module == module or module.endswith("." + key_module) or not key_module:
+            return value
+    return None
+
+
+def parse_verify_settings(
+    table: Mapping[str, Any], where: str = "tool.tfrewrite.verify"
+) -> VerifySettings:
     unknown = sorted(set(table) - _KEYS)
     if unknown:
-        raise ConfigError(f"unknown key `{where}.{unknown[0]}` (known keys: {', '.join(sorted(_KEYS))})")
+        raise ConfigError(
+            f"unknown key `{where}.{unknown[0]}` (known keys: {', '.join(sorted(_KEYS))})"
+        )
     kwargs: dict[str, Any] = {}
     for key, kind in _NUMBERS.items():
         if key in table:
@@ -76,12 +98,23 @@ def parse_verify_settings(table: Mapping[str, Any], where: str = "tool.tfrewrite
     for key, params in (table.get("inputs") or {}).items():
         module, sep, function = key.rpartition(":")
         if not sep or not function:
-            raise ConfigError(f"`{where}.inputs` key {key!r} must look like \"module:function\"")
+            raise ConfigError(f'`{where}.inputs` key {key!r} must look like "module:function"')
         if not isinstance(params, dict):
-            raise ConfigError(f"`{where}.inputs.\"{key}\"` must be a table of parameter = specification")
+            raise ConfigError(
+                f'`{where}.inputs."{key}"` must be a table of parameter = specification'
+            )
         try:
             inputs[(module, function)] = {name: parse_spec(value) for name, value in params.items()}
         except SpecError as err:
-            raise ConfigError(f"`{where}.inputs.\"{key}\"`: {err}") from err
+            raise ConfigError(f'`{where}.inputs."{key}"`: {err}') from err
     kwargs["inputs"] = inputs
+    harness: dict[tuple[str, str], str] = {}
+    for key, builder in (table.get("harness") or {}).items():
+        module, sep, function = key.rpartition(":")
+        if not sep or not function or not isinstance(builder, str) or ":" not in builder:
+            raise ConfigError(
+                f'`{where}.harness` entries must look like "module:train_step" = "module:build"'
+            )
+        harness[(module, function)] = builder
+    kwargs["harness"] = harness
     return VerifySettings(**kwargs)

@@ -33,6 +33,7 @@ class Target:
     specs: dict[str, Spec] | None = None  # configured inputs
     problem: str | None = None  # why it cannot be verified (then it is "not proven")
     covers: tuple[str, ...] = ()  # the changed functions this target vouches for
+    harness: str | None = None  # "module:build" for a train step
 
 
 def changed_functions(original: str, rewrite: str) -> list[str]:
@@ -56,8 +57,10 @@ def loss_shaped(source: str, qualname: str) -> bool:
         return False
     args = node.args
     positional = [*args.posonlyargs, *args.args]
-    if "." in qualname and positional and not any(
-        isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list
+    if (
+        "." in qualname
+        and positional
+        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
     ):
         positional = positional[1:]
     required = len(positional) - len(args.defaults)
@@ -83,10 +86,22 @@ def pair_targets(
     targets: dict[str, Target] = {}
 
     def callable_here(qualname: str) -> bool:
-        return settings.inputs_for(module, qualname) is not None or loss_shaped(original, qualname)
+        return (
+            settings.inputs_for(module, qualname) is not None
+            or settings.harness_for(module, qualname) is not None
+            or loss_shaped(original, qualname)
+        )
 
-    def add(qualname: str, rewrite_source: str | None, reason: str, problem: str | None = None, covers: str = "") -> None:
-        if qualname in targets and (targets[qualname].rewrite_source is not None or rewrite_source is None):
+    def add(
+        qualname: str,
+        rewrite_source: str | None,
+        reason: str,
+        problem: str | None = None,
+        covers: str = "",
+    ) -> None:
+        if qualname in targets and (
+            targets[qualname].rewrite_source is not None or rewrite_source is None
+        ):
             if covers and covers not in targets[qualname].covers:
                 targets[qualname].covers += (covers,)
             return
@@ -101,6 +116,7 @@ def pair_targets(
             settings.inputs_for(module, qualname),
             problem,
             (covers,) if covers else (),
+            settings.harness_for(module, qualname),
         )
 
     for name in changed_functions(original, rewrite):
@@ -115,8 +131,9 @@ def pair_targets(
                 name,
                 rewrite,
                 "changed by the rewrite",
-                problem=f"no inputs: `{name}` is not loss-shaped and nothing verifiable calls it; give its "
-                f"parameters in [tool.tfrewrite.verify] inputs.\"{module}:{name}\"",
+                problem=f"no inputs: `{name}` is not loss-shaped and nothing verifiable calls it; "
+                "give its "
+                f'parameters in [tool.tfrewrite.verify] inputs."{module}:{name}"',
                 covers=name,
             )
     for name, reason in (traced or {}).items():

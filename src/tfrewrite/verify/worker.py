@@ -45,6 +45,7 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
         package=data.get("package"),
         specs=data.get("specs", {}),
         config_key=data.get("config_key"),
+        harness=data.get("harness"),
         options=Options.from_json(data.get("options", {})),
     )
     return verify(request)
@@ -57,8 +58,19 @@ def main() -> int:
     try:
         import tensorflow as tf
     except Exception as err:  # ImportError, or a broken installation
-        _send(protocol, {"ready": False, "error": f"cannot import TensorFlow ({err}); install it with {INSTALL_HINT}"})
+        _send(
+            protocol,
+            {
+                "ready": False,
+                "error": f"cannot import TensorFlow ({err}); install it with {INSTALL_HINT}",
+            },
+        )
         return 2
+    # Verification tensors are tiny, and several workers share the cores:
+    # one thread per op beats oversubscribing the machine.
+    threads = int(os.environ.get("TFREWRITE_VERIFY_THREADS", "1"))
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf.config.threading.set_inter_op_parallelism_threads(threads)
     _send(protocol, {"ready": True, "tensorflow": tf.__version__, "python": sys.version.split()[0]})
     for line in sys.stdin:
         if not line.strip():
@@ -67,8 +79,11 @@ def main() -> int:
         try:
             result = _handle(message)
         except Exception:
-            result = {"function": message.get("request", {}).get("qualname", "?"), "verdict": "error",
-                      "error": traceback.format_exc(limit=6)}
+            result = {
+                "function": message.get("request", {}).get("qualname", "?"),
+                "verdict": "error",
+                "error": traceback.format_exc(limit=6),
+            }
         _send(protocol, {"id": message.get("id"), "result": result})
     return 0
 

@@ -1,0 +1,294 @@
+"""TFR104 / TFR105 under TensorFlow: NumPy math and `.numpy()` on tensors work
+eagerly and fail when traced; the rewrites compute the same values, shapes and
+dtypes eagerly and traced with `autograph=False`.
+
+For every mapping: the original (decorated with `@tf.function`) run eagerly is
+the reference; the original traced raises (the hazard is real); the rewrite
+produced by `fix_source` equals the reference eagerly and traced. Inputs come
+in float32 and float64, so dtype preservation is checked for both.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import fix_source
+
+from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
+
+TEMPLATE = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    i = tf.cast(tf.round(y_true * 4.0), tf.int32)
+    b = y_true > 0.25
+    return {expr}
+"""
+
+# Values with exact halves (rounding), negatives (abs, sign, clip) and a
+# strictly positive `y_pred` (log, sqrt).
+_Y_TRUE = np.array([[-1.5, 0.5, 2.5], [0.25, -0.75, 1.0], [3.5, -2.5, 0.0], [0.1, 0.9, -0.3]])
+_Y_PRED = np.array([[0.2, 0.7, 0.9], [0.05, 0.5, 0.95], [0.3, 0.6, 0.1], [0.8, 0.4, 0.15]])
+INPUTS = [
+    (tf.constant(_Y_TRUE, tf.float32), tf.constant(_Y_PRED, tf.float32)),
+    (tf.constant(_Y_TRUE, tf.float64), tf.constant(_Y_PRED, tf.float64)),
+]
+
+SAFE_EXPRESSIONS = [
+    "np.mean(np.square(y_true - y_pred))",
+    "np.mean(np.square(y_true - y_pred), axis=-1)",
+    "np.mean(y_pred, axis=0, keepdims=True)",
+    "np.mean(y_pred, 1, None, None, True)",
+    "np.mean(y_pred, axis=None)",
+    "np.sum(np.abs(y_true - y_pred), axis=1)",
+    "np.prod(y_pred, axis=0)",
+    "np.max(y_true, axis=-1)",
+    "np.amin(y_true)",
+    "np.std(y_pred)",
+    "np.std(y_pred, axis=0, ddof=0)",
+    "np.var(y_true, -1, keepdims=True)",
+    "np.mean(i)",
+    "np.mean(b, axis=0)",
+    "np.std(i, axis=1)",
+    "np.sqrt(y_pred)",
+    "np.exp(-np.abs(y_true))",
+    "np.log(y_pred + 1e-7)",
+    "np.log1p(y_pred)",
+    "np.tanh(y_true)",
+    "np.sign(y_true)",
+    "np.floor(y_true)",
+    "np.ceil(y_true)",
+    "np.round(y_true)",
+    "np.around(y_true * 2.0, decimals=0)",
+    "np.abs(i)",
+    "np.maximum(y_true, 0.0)",
+    "np.minimum(y_true, y_pred)",
+    "np.maximum(i, 1)",
+    "np.clip(y_true, -1.0, 1.0)",
+    "np.clip(y_pred, 1e-7, 1.0 - 1e-7)",
+    "np.clip(y_true, 0.0, None)",
+    "np.clip(y_true, a_min=None, a_max=0.5)",
+    "np.where(b, y_pred, 0.0)",
+    "np.where(y_true > y_pred, y_true, y_pred)",
+    "np.concatenate([y_true, y_pred])",
+    "np.concatenate((y_true, y_pred), axis=-1)",
+    "np.stack([y_true, y_pred], axis=1)",
+    "np.stack([b, b])",
+    "np.sqrt(np.mean(np.square(y_true - y_pred)))",
+    "np.mean(np.maximum(1.0 - y_true * y_pred, 0.0))",
+]
+
+
+def _rewrite(source: str, unsafe: bool = False) -> str:
+    rewritten = fix_source(source, select=["TFR104", "TFR105"], unsafe_fixes=unsafe)
+    assert rewritten != source, "nothing was rewritten"
+    assert "np." not in rewritten.split("\ndef ", 1)[1], rewritten
+    return rewritten
+
+
+def _traced_original_fails(source: str, args: tuple, error: type[Exception]) -> None:
+    traced = tf.function(python_function(load_module(source).f), autograph=False)
+    with pytest.raises(error):
+        traced(*args)
+
+
+@pytest.mark.parametrize("expr", SAFE_EXPRESSIONS)
+def test_safe_rewrite_matches_numpy(expr):
+    source = TEMPLATE.format(expr=expr)
+    _traced_original_fails(source, INPUTS[0], NotImplementedError)
+    assert_rewrite_equivalent(source, _rewrite(source), "f", INPUTS, autograph=False)
+
+
+# Unsafe fixes whose premise holds here (the tensor is floating-point, the
+# bounds are ordered, the condition is boolean): then the rewrite is exact too.
+UNSAFE_EXPRESSIONS = [
+    "np.mean(u)",
+    "np.sum(u, axis=0)",
+    "np.sqrt(u)",
+    "np.maximum(u, 0.5)",
+    "np.clip(y_true, lo, 1.0)",
+    "np.where(c, y_true, 0.0)",
+]
+
+
+@pytest.mark.parametrize("expr", UNSAFE_EXPRESSIONS)
+def test_unsafe_rewrite_matches_numpy_when_its_premise_holds(expr):
+    source = textwrap.dedent(
+        f"""\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def helper(x):
+            return x
+
+
+        @tf.function
+        def f(y_true, y_pred):
+            u = tf.abs(helper(y_pred))
+            c = tf.identity(helper(y_true > 0.0))
+            lo = -0.5
+            return {expr}
+        """
+    )
+    assert fix_source(source, select=["TFR104"]) == source, "an unsafe fix counted as safe"
+    assert_rewrite_equivalent(source, _rewrite(source, unsafe=True), "f", INPUTS, autograph=False)
+
+
+LOSSES = {
+    "binary_crossentropy": """\
+        p = np.clip(y_pred, 1e-7, 1.0 - 1e-7)
+        loss = -(y_true * np.log(p) + (1.0 - y_true) * np.log(1.0 - p))
+        return np.mean(loss, axis=-1)
+    """,
+    "huber": """\
+        err = np.abs(y_true - y_pred)
+        quadratic = np.minimum(err, 1.0)
+        return np.mean(0.5 * np.square(quadratic) + (err - quadratic), axis=-1)
+    """,
+    "hinge": """\
+        return np.mean(np.maximum(1.0 - y_true * y_pred, 0.0), axis=-1)
+    """,
+    "log_cosh": """\
+        diff = y_pred - y_true
+        return np.mean(diff + np.log1p(np.exp(-2.0 * diff)) - np.log(2.0), axis=-1)
+    """,
+    "weighted_rmse": """\
+        weights = np.where(y_true > 0.0, 2.0 * y_true, 1.0 - y_true)
+        return np.sqrt(np.sum(weights * np.square(y_true - y_pred)) / np.sum(weights))
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_realistic_loss_rewrite_matches_numpy(name):
+    body = textwrap.indent(textwrap.dedent(LOSSES[name]), "    ")
+    source = f"import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\ndef f(y_true, y_pred):\n{body}"
+    _traced_original_fails(source, INPUTS[0], NotImplementedError)
+    rewritten = _rewrite(source)
+    assert fix_source(rewritten, select=["TFR104"], unsafe_fixes=True) == rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+
+
+def test_keras_loss_rewrite_trains_like_the_eager_original():
+    """The example from the hazard table: a NumPy MSE given to `compile`.
+    Keras traces it, so the original fails in `fit`; the rewrite trains and
+    gives the loss the original gives eagerly."""
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+        from tensorflow import keras
+
+
+        def mse(y_true, y_pred):
+            return np.mean(np.square(y_true - y_pred))
+
+
+        def build():
+            dense = keras.layers.Dense(1, kernel_initializer="ones")
+            model = keras.Sequential([keras.Input((3,)), dense])
+            model.compile(optimizer="sgd", loss=mse)
+            return model
+        """
+    )
+    rewritten = _rewrite(source)
+    assert "return tf.reduce_mean(tf.square(y_true - y_pred))" in rewritten
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    y = np.array([[0.5], [1.0], [-1.0], [0.0]], dtype=np.float32)
+
+    original = load_module(source)
+    with pytest.raises(NotImplementedError):
+        original.build().fit(x, y, epochs=1, verbose=0)
+    model = load_module(rewritten).build()
+    expected = original.mse(tf.constant(y), model(x))  # eager: NumPy converts the tensors
+    assert model.evaluate(x, y, verbose=0) == pytest.approx(float(expected), rel=1e-6)
+
+
+# -- TFR105 ---------------------------------------------------------------------------
+
+NUMPY_CALL = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    err = tf.square(y_true - y_pred)
+    return {expr}
+"""
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "tf.reduce_sum(err.numpy())",
+        "tf.reduce_mean((y_true - y_pred).numpy(), axis=-1)",
+        "tf.maximum(err.numpy(), 0.5)",
+    ],
+)
+def test_numpy_round_trip_rewrite_matches(expr):
+    source = NUMPY_CALL.format(expr=expr)
+    _traced_original_fails(source, INPUTS[0], AttributeError)
+    assert fix_source(source, select=["TFR105"]) == source, "the fix is unsafe"
+    assert_rewrite_equivalent(source, _rewrite(source, unsafe=True), "f", INPUTS, autograph=False)
+
+
+def test_numpy_round_trip_rewrite_lets_gradients_flow():
+    """Why the `.numpy()` fix is unsafe: the original cut the gradient (a
+    NumPy array is a constant to the tape), the rewrite does not."""
+    source = NUMPY_CALL.format(expr="tf.reduce_sum(err.numpy())")
+    original = python_function(load_module(source).f)
+    rewritten = python_function(load_module(_rewrite(source, unsafe=True)).f)
+    y_true, y_pred = INPUTS[0]
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(y_pred)
+        before = run_eagerly(original, y_true, y_pred)
+        after = rewritten(y_true, y_pred)
+    assert tape.gradient(before, y_pred) is None
+    np.testing.assert_allclose(
+        tape.gradient(after, y_pred).numpy(), (2.0 * (y_pred - y_true)).numpy(), rtol=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    ("expr", "error"),
+    [
+        ("float(tf.reduce_sum(err))", TypeError),
+        ("int(tf.shape(err)[0])", TypeError),
+        ("err.numpy()", AttributeError),
+    ],
+)
+def test_host_value_reads_fail_when_traced(expr, error):
+    """The findings without a fix report real failures: eager works, traced raises."""
+    source = NUMPY_CALL.format(expr=expr)
+    run_eagerly(python_function(load_module(source).f), *INPUTS[0])
+    _traced_original_fails(source, INPUTS[0], error)
+
+
+# -- the facts the refusals rest on ---------------------------------------------------
+
+
+def test_refusal_facts():
+    x = tf.constant([0.5, 1.5, 2.5, -0.5, -2.5])
+    ints = tf.constant([1, 2, 4], tf.int32)
+    # Both round half to even: `np.round` -> `tf.round` is exact.
+    np.testing.assert_array_equal(np.round(x), tf.round(x).numpy())
+    # Bounds in the wrong order: NumPy gives the upper, TensorFlow the lower.
+    assert np.clip(x, 2.0, 1.0).tolist() == [1.0] * 5
+    assert tf.clip_by_value(x, 2.0, 1.0).numpy().tolist() == [2.0] * 5
+    # Integer sums accumulate in int64 in NumPy, in int32 in TensorFlow.
+    assert np.sum(ints).dtype == np.int64 and tf.reduce_sum(ints).dtype == tf.int32
+    # Integer means are float64 in NumPy: hence the cast.
+    assert np.mean(ints).dtype == np.float64
+    # NumPy 2 keeps float32 with a Python float; TensorFlow converts it too.
+    assert np.maximum(x, 0.5).dtype == np.float32 and tf.maximum(x, 0.5).dtype == tf.float32
+    # An integer tensor with a Python float: NumPy promotes, TensorFlow refuses.
+    assert np.maximum(ints, 0.5).dtype == np.float64
+    with pytest.raises((TypeError, ValueError)):
+        tf.maximum(ints, 0.5)
