@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.walk import child_nodes
 
 # Namespaces whose functions return tensors.
 TENSOR_NAMESPACES = (
@@ -333,7 +334,7 @@ def _iter_assignments(
         yield from _iter_assignments_here(node)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
             continue
-        stack.extend(reversed(list(node.children)))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def _iter_assignments_here(
@@ -391,6 +392,8 @@ class TensorFacts:
                     self._names[param.name.value] = TENSOR
         self._param_kinds = dict(self._names)
         self._reaching: dict[int, dict[str, TensorKind]] = {}
+        self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None]] = []
+        self._position: dict[int, int | None] | None = None  # built on first use
         self._solve()
 
     # -- public queries ---------------------------------------------------------
@@ -398,38 +401,51 @@ class TensorFacts:
         return self._kind(node, self._names)
 
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
-        """The kind of `node` evaluated just before `statement` runs. Names
-        take the meet of the bindings that can reach it: in code outside
-        loops, those that come before it in the source (so `m` is a tensor
-        in `if m > 1.0:` even when `m = helper(m)` follows the `if`). Inside
-        a loop, any binding can reach it: the function-wide facts apply."""
+        """The kind of `node` evaluated just before `statement` (a statement
+        or a conditional expression of this function) runs. Names take the
+        meet of the bindings that can reach it: in code outside loops, those
+        that come before it in the source (so `m` is a tensor in `if m > 1.0:`
+        even when `m = helper(m)` follows the `if`). Inside a loop, or for a
+        node not found, the function-wide facts apply."""
         key = id(statement)
         if key not in self._reaching:
             self._reaching[key] = self._names_before(statement)
         return self._kind(node, self._reaching[key])
 
-    def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
-        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+    def _index_bindings(self) -> None:
+        """One walk of the function, in source order: every binding in the
+        order it happens (after its value is evaluated: `x = f(x)` binds x
+        once f(x) ran), and for each conditional, how many bindings precede
+        it, or None inside a loop."""
+        self._ordered = []
+        self._position = {}
         # (node, inside a loop, visited already: record its bindings now)
         stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
-        found = False
         while stack:
             node, in_loop, done = stack.pop()
-            if done:  # after its value: `x = f(x)` binds x once f(x) is evaluated
+            if done:
                 for target, value, augmented in _iter_assignments_here(node):
                     for name, value_part, index in _split_target(target, value):
-                        seen.setdefault(name, []).append((value_part, augmented, index))
+                        self._ordered.append((name, value_part, augmented, index))
                 continue
-            if node is statement:
-                found = not in_loop
-                break
+            if isinstance(node, (cst.If, cst.IfExp)):
+                self._position[id(node)] = None if in_loop else len(self._ordered)
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
             stack.append((node, in_loop, True))
             loop = in_loop or isinstance(node, (cst.For, cst.While))
-            stack.extend((child, loop, False) for child in reversed(node.children))
-        if not found:
+            stack.extend((child, loop, False) for child in reversed(child_nodes(node)))
+
+    def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
+        if self._position is None:
+            self._index_bindings()
+        assert self._position is not None
+        count = self._position.get(id(statement))
+        if count is None:
             return self._names
+        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+        for name, value, augmented, index in self._ordered[:count]:
+            seen.setdefault(name, []).append((value, augmented, index))
         names = dict(self._names)
         for name, values in seen.items():
             result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
@@ -463,7 +479,7 @@ class TensorFacts:
                 return True
             if isinstance(current, (cst.Lambda, cst.FunctionDef)):
                 continue
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
         return False
 
     # -- solving ----------------------------------------------------------------

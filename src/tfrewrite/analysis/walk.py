@@ -90,7 +90,7 @@ def iter_with_ancestors(
         node, parents = stack.pop()
         yield node, parents
         below = (*parents, node)
-        stack.extend((child, below) for child in reversed(node.children))
+        stack.extend((child, below) for child in reversed(child_nodes(node)))
 
 
 def calls(root: cst.CSTNode) -> Iterator[cst.Call]:
@@ -132,6 +132,27 @@ def iter_small_statements(root: cst.CSTNode, into_functions: bool = False) -> It
         if node is not root and not into_functions and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
         stack.extend(reversed(statement_children(node)))
+
+
+def iter_statement_lines(
+    root: cst.CSTNode,
+) -> Iterator[tuple[cst.SimpleStatementLine, cst.Module | cst.IndentedBlock]]:
+    """Every simple statement line with the block that holds it, in source
+    order, walking statements only."""
+    if isinstance(root, (cst.Module, cst.IndentedBlock)):
+        for child in root.body:
+            if isinstance(child, cst.SimpleStatementLine):
+                yield child, root
+            else:
+                yield from iter_statement_lines(child)
+        return
+    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        value = getattr(root, name, None)
+        if isinstance(value, (list, tuple)):
+            for item in value:
+                yield from iter_statement_lines(item)
+        elif isinstance(value, cst.CSTNode) and not isinstance(value, cst.SimpleStatementSuite):
+            yield from iter_statement_lines(value)
 
 
 def comments_in(node: cst.CSTNode) -> list[cst.Comment]:

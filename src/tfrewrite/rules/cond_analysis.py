@@ -23,6 +23,7 @@ import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.tensors import bound_names
+from tfrewrite.analysis.walk import child_nodes
 
 Statement = cst.BaseStatement
 
@@ -128,7 +129,7 @@ def reads(node: cst.CSTNode) -> set[str]:
                 stack.append(current.type)
             stack.append(current.body)
             continue
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
     return found
 
 
@@ -202,7 +203,7 @@ def _walk_scope(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         yield node
         if node is not root and isinstance(node, _SCOPES):
             continue
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def definitely_assigned(statements: Sequence[Statement]) -> set[str]:
@@ -453,7 +454,7 @@ def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def _block_owners(place: Placement) -> list[cst.CSTNode | None]:
@@ -587,7 +588,7 @@ def _statement_problem(
         if problem:
             return problem
     loop = in_loop or isinstance(node, _LOOPS)
-    for child in node.children:
+    for child in child_nodes(node):
         inner_loop = in_loop if child is getattr(node, "orelse", None) else loop
         problem = _statement_problem(child, resolver, branch, allow_return, inner_loop, expression)
         if problem:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.walk import comments_in
 from tfrewrite.rules.cond_analysis import (
     Statement,
     always_returns,
@@ -38,13 +39,8 @@ class Refusal(Exception):
 
 
 def has_comment(*nodes: cst.CSTNode | None) -> bool:
-    stack = [n for n in nodes if n is not None]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Comment):
-            return True
-        stack.extend(node.children)
-    return False
+    """Whether any of `nodes` holds a comment (a lambda would lose it)."""
+    return any(comments_in(n) for n in nodes if n is not None)
 
 
 def statement(code: str) -> Statement:

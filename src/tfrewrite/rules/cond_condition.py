@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.analysis.tensors import TensorFacts, TensorKind
+from tfrewrite.analysis.walk import child_nodes
 
 
 @dataclass(frozen=True)
@@ -214,7 +215,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(child_nodes(current))
 
 
 def _needs_parens(node: cst.BaseExpression) -> bool:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules._training import (
@@ -194,10 +194,11 @@ class LossDecorator(Rule):
             if decorator is None or function.traced is None or not function.traced.is_loss:
                 continue
             yield self._decorated(ctx, function, decorator, steps)
+        if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):
+            return
         losses = _loss_names(ctx)
-        for node, ancestors in iter_with_ancestors(ctx.module):
-            if isinstance(node, cst.SimpleStatementLine) and ancestors:
-                yield from self._wrapped(ctx, node, ancestors[-1], losses)
+        for line, block in iter_statement_lines(ctx.module):
+            yield from self._wrapped(ctx, line, block, losses)
 
     def _decorated(
         self,

@@ -84,9 +84,13 @@ class NumpyCallInTracedCode(Rule):
     or passed to `tf.constant` / `tf.Variable` (which need a host value), is
     reported without a fix: compute that value with TensorFlow ops (TFR104
     rewrites NumPy math on tensors), or move the code out of traced code.
-    `float(x)` and `int(x)` are reported without a fix: a Python number is
-    fixed once traced, so the surrounding code decides whether a tensor
-    (`tf.cast(x, tf.float32)`) can take its place.
+    `float(x)` and `int(x)` are reported without a fix: the code around them
+    expects a Python number (for `range`, a shape, string formatting), and
+    whether a tensor (`tf.cast(x, tf.float32)`) can take its place depends on
+    that code.
+
+    Only values known to be tensors are reported: `.numpy()` on a NumPy
+    array, a `tf.Variable` or an attribute such as `self.w` is left alone.
     """
     examples = (
         Invalid(

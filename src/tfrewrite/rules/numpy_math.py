@@ -33,7 +33,7 @@ from tfrewrite.analysis.tensors import (
     TensorKind,
     _is_python_number,
 )
-from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.analysis.walk import comments_in, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
@@ -488,7 +488,7 @@ def _build_call(
                 args[index] = arg.with_changes(
                     comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
                 )
-        elif last_original is not None and arg is not last_original:
+        elif last_original is not None:
             args[index] = arg.with_changes(
                 comma=_closing_comma(arg.comma, last_original.comma),
                 whitespace_after_arg=last_original.whitespace_after_arg,
@@ -518,7 +518,7 @@ def _closing_comma(
 
 
 def _comments(node: cst.CSTNode) -> list[str]:
-    return sorted(n.value for n, _ in iter_with_ancestors(node) if isinstance(n, cst.Comment))
+    return sorted(comment.value for comment in comments_in(node))
 
 
 # -- deciding a rewrite --------------------------------------------------------------
@@ -594,6 +594,17 @@ class Writer:
                     "(a NumPy array there would change the result's dtype)"
                 )
         category = mapping.category
+        kinds_seen = {
+            ("floating" if k.floating else "integer" if k.integer else "boolean"): node
+            for node, k in tensors
+            if k.floating or k.integer or k.boolean
+        }
+        if len(kinds_seen) > 1:
+            (first_kind, first), (second_kind, second) = list(kinds_seen.items())[:2]
+            raise Refusal(
+                f"`{self.code(first)}` is {first_kind} and `{self.code(second)}` {second_kind}: "
+                "NumPy promotes them to a common dtype, TensorFlow refuses to mix them"
+            )
         for node, kind in tensors:
             text = self.code(node)
             if kind.floating:
@@ -860,10 +871,16 @@ class NumpyMathOnTensors(Rule):
       errors in TensorFlow: refused; `floor`/`ceil`/`round` of integers are
       no-ops in NumPy: refused (drop the call);
     - an integer tensor with a Python float (`np.maximum(i, 0.5)`) is float64
-      in NumPy: refused.
+      in NumPy: refused; so are tensors of different kinds in one call
+      (`np.concatenate([ints, floats])`: NumPy promotes, TensorFlow raises).
     When the tensor's dtype is not known, or an operand is neither a tensor
     nor a Python number (it might be a float64 NumPy array, which promotes),
     the fix is offered as unsafe, with the reason.
+
+    The result is a tensor where NumPy gave an array: the same values,
+    shape and dtype, and a value TensorFlow ops and gradients flow through.
+    Reductions of float16 may differ in the last bits: NumPy accumulates
+    them in float32.
 
     ## When it is not rewritten
     The call stays, with a finding saying why: `dtype=`, `out=`, `where=`,
@@ -872,8 +889,10 @@ class NumpyMathOnTensors(Rule):
     bound, `tf.clip_by_value` the lower; with non-literal bounds the fix is
     unsafe), one-argument `np.where`, `np.where` choosing between two Python
     numbers, `concatenate`/`stack` of something other than a list or tuple
-    display or with `axis=None`, and `np.matmul`/`np.dot`, whose meaning
-    depends on the operands' ranks, which tfrewrite does not know.
+    display or with `axis=None`, a result used through NumPy array API a
+    tensor lacks (`.astype(...)`, `.reshape(...)`), a multi-line call whose
+    dropped argument carries a comment, and `np.matmul`/`np.dot`, whose
+    meaning depends on the operands' ranks, which tfrewrite does not know.
     NumPy calls on values not known to be tensors are left alone: NumPy on
     Python values is fine under tracing.
     """

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
 from tfrewrite.analysis.tensors import TensorFacts
-from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.analysis.walk import child_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
@@ -120,11 +121,19 @@ class _Conditional:
         self.current: cst.If | None = None
 
     # -- shared ------------------------------------------------------------------
+    @cached_property
+    def declarations(self) -> set[str]:
+        return scope_declarations(self.scope.node)
+
+    @cached_property
+    def closure_reads(self) -> set[str]:
+        return closure_reads(self.scope.node)
+
     def nested_tensor_conditionals(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """Tensor conditionals inside `node` in the same scope (those in a
         nested function or lambda are rewritten, or refused, on their own)."""
         found = []
-        stack = list(node.children)
+        stack = list(child_nodes(node))
         while stack:
             current = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -134,7 +143,7 @@ class _Conditional:
                 and self.translator.translate(current.test, current).tensor
             ):
                 found.append(current)
-            stack.extend(current.children)
+            stack.extend(child_nodes(current))
         return found
 
     def fix(self, edits: Sequence[NodeEdit]) -> CstFix:
@@ -186,7 +195,7 @@ class _Conditional:
         place = placement(self.scope.node, ancestors, node)
         self.current = node
         try:
-            declared = scope_declarations(self.scope.node) & assigned_names(node)
+            declared = self.declarations & assigned_names(node)
             if declared:
                 raise Refusal(
                     f"'{sorted(declared)[0]}' is declared `global`/`nonlocal` and assigned in a "
@@ -339,7 +348,7 @@ class _Conditional:
                 raise Refusal(problem)
         if not any(sides.values()):
             raise Refusal("both branches are empty: delete the `if`")
-        live = live_after(place) | closure_reads(self.scope.node)
+        live = live_after(place) | self.closure_reads
         defined = defined_before(place)
         modified = {side: assigned_names(cst.Module(body=s)) for side, s in sides.items()}
         outputs = [n for n in _assignment_order(sides["true"] + sides["false"]) if n in live]
@@ -688,6 +697,7 @@ class TensorIf(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
         memo: dict[int, _Outcome] = {}
+        conditionals: dict[int, _Conditional] = {}  # one per function
         for traced in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(traced.node):
                 if not isinstance(node, (cst.If, cst.IfExp)):
@@ -696,7 +706,10 @@ class TensorIf(Rule):
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None:
                     continue
-                conditional = _Conditional(ctx, scope, ctx.tensors(scope), tf, imports)
+                conditional = conditionals.get(id(function))
+                if conditional is None:
+                    conditional = _Conditional(ctx, scope, ctx.tensors(scope), tf, imports)
+                    conditionals[id(function)] = conditional
                 if not conditional.translator.translate(node.test, node).tensor:
                     continue
                 outcome = self._outcome(conditional, node, ancestors, memo)

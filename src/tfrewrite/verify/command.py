@@ -14,6 +14,7 @@ interpreter); this module itself never imports TensorFlow.
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from enum import Enum
 from pathlib import Path
@@ -172,6 +173,10 @@ def register(app: typer.Typer) -> None:
         config: Annotated[
             Path | None, typer.Option("--config", help="pyproject.toml to read.")
         ] = None,
+        xla: Annotated[
+            bool | None,
+            typer.Option("--xla/--no-xla", help="Also try jit_compile=True (default: on)."),
+        ] = None,
     ) -> None:
         """Prove rewrites: the original run eagerly against the rewrite traced."""
         from tfrewrite.verify.run import verify_targets
@@ -193,6 +198,8 @@ def register(app: typer.Typer) -> None:
                 targets = targets_for_paths(paths or [Path(".")], settings, vs)
         except (ConfigError, UsageProblem) as err:
             raise _fail(str(err)) from err
+        if xla is not None:
+            vs = dataclasses.replace(vs, xla=xla)
         try:
             results = verify_targets(targets, vs, settings.root, jobs, python, timeout)
         except EnvironmentProblem as err:
