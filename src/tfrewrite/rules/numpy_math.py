@@ -37,7 +37,7 @@ from tfrewrite.analysis.walk import comments_in, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.rules.random_mapping import Refusal, SampleSite, is_none, iter_sample_sites
+from tfrewrite.rules.random_mapping import Refusal, SampleSite, is_none, iter_module_calls
 
 # How the result's dtype relates to the operands', in NumPy and in TensorFlow.
 # Each class has its own rule for integer, boolean and unknown operands.
@@ -990,7 +990,7 @@ class NumpyMathOnTensors(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
         operands: dict[int, Operands] = {}
-        for site in iter_sample_sites(ctx, "numpy"):
+        for site in iter_module_calls(ctx, "numpy"):
             name = _numpy_function(site.call, ctx)
             if name is None:
                 continue

@@ -9,7 +9,7 @@ on every call.
 
 This module holds what both rules share:
 
-- `iter_sample_sites`: every call in traced code whose callee resolves (through
+- `iter_module_calls`: every call in traced code whose callee resolves (through
   the file's imports) under a given module, with the `.astype(...)` that may
   follow it and the tensor facts of the innermost enclosing function;
 - argument binding against a NumPy/Python signature (`bind`), refusing unknown
@@ -77,7 +77,7 @@ def _innermost_scope(
     return outer
 
 
-def iter_sample_sites(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSite]:
+def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSite]:
     """Calls in traced code whose callee is `module_prefix.<name>`: the whole
     body of every outermost traced function, nested functions and lambdas
     included (they run traced too). Default arguments and decorators are
@@ -776,7 +776,7 @@ class RandomSamplingRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
-        for site in iter_sample_sites(ctx, self.module_prefix):
+        for site in iter_module_calls(ctx, self.module_prefix):
             yield self.violation(ctx, site, tf, imports)
 
     def violation(
