@@ -26,7 +26,7 @@ loss's float dtype before calling it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -358,6 +358,17 @@ def _iter_assignments_here(
         yield node.name.name, None, False
 
 
+def _scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes under `root`, not inside nested functions, lambdas or classes."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(child_nodes(node))
+
+
 def bound_names(body: cst.CSTNode) -> set[str]:
     """Local names bound anywhere in `body` (assignments, loop targets,
     `with ... as`, walrus, `except ... as`), not inside nested functions."""
@@ -376,7 +387,10 @@ class TensorFacts:
         resolver: NameResolver,
         tensor_params: Iterable[str] = (),
         outer: TensorFacts | None = None,
+        param_kinds: dict[str, TensorKind] | None = None,
     ) -> None:
+        """`param_kinds` gives the facts of some parameters directly (the
+        arguments of a call whose result is being analysed)."""
         self.function = function
         self.resolver = resolver
         self.outer = outer
@@ -390,7 +404,11 @@ class TensorFacts:
                 qualified = resolver.qualified_name(param.annotation.annotation)
                 if qualified in TENSOR_ANNOTATIONS:
                     self._names[param.name.value] = TENSOR
+        for name, kind in (param_kinds or {}).items():
+            if kind.tensor:
+                self._names[name] = kind
         self._param_kinds = dict(self._names)
+        self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
         self._reaching: dict[int, dict[str, TensorKind]] = {}
         self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None]] = []
         self._position: dict[int, int | None] | None = None  # built on first use
@@ -504,6 +522,9 @@ class TensorFacts:
         self._bindings = bindings
         self._float_assumed: set[str] = set()
         names = {**self._names, **{name: _TOP for name in bindings}}
+        # In place, so that nested functions analysed meanwhile (branch
+        # functions of a `tf.cond`) see the facts as they are being solved.
+        self._names = names
         for _ in range(6 * len(bindings) + 2):  # descending: a few changes per name at most
             changed = False
             for name, values in bindings.items():
@@ -670,20 +691,67 @@ class TensorFacts:
         return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
 
     def _cond_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
-        """`tf.cond(c, lambda: A, lambda: B)`: a tensor when both lambdas
-        return one value (a Python number becomes a scalar tensor of its
-        kind); the facts both branches share. Branch functions given by name
-        may return structures: unknown."""
+        """`tf.cond(c, lambda: A, lambda: B)` or with branch functions
+        defined in this function: a tensor when both branches return one
+        value (a Python number becomes a scalar tensor of its kind); the facts
+        both branches share. Anything else may be a structure: not a tensor."""
         branches = [a.value for a in node.args if a.keyword is None and a.star == ""][1:3]
         branches += [
             a.value
             for a in node.args
             if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
         ]
-        if len(branches) != 2 or not all(isinstance(b, cst.Lambda) for b in branches):
+        if len(branches) != 2:
             return NOT_TENSOR
-        kinds = [self._value_kind(b.body, names) for b in branches]  # type: ignore[attr-defined]
+        kinds = []
+        for branch in branches:
+            if isinstance(branch, cst.Lambda):
+                kinds.append(self._value_kind(branch.body, names))
+            elif isinstance(branch, cst.Name) and self._defs_named(branch.value):
+                kinds.append(self._local_call_kind(branch.value, [], names))
+            else:
+                return NOT_TENSOR
         return _meet(kinds[0], kinds[1])
+
+    def _defs_named(self, name: str) -> list[cst.FunctionDef]:
+        """Functions of that name defined in this function's own body."""
+        if self._local_defs is None:
+            self._local_defs = {}
+            stack: list[cst.CSTNode] = [self.function.body]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.FunctionDef):
+                    self._local_defs.setdefault(node.name.value, []).append(node)
+                    continue
+                if isinstance(node, (cst.ClassDef, cst.Lambda)):
+                    continue
+                stack.extend(child_nodes(node))
+        return self._local_defs.get(name, [])
+
+    def _local_call_kind(
+        self, name: str, args: Sequence[cst.Arg], names: dict[str, TensorKind]
+    ) -> TensorKind:
+        """What calling a function defined here returns, as a `tf.cond`
+        branch: the meet over its `return` values, with its parameters bound
+        to the arguments' facts (every definition of that name counts)."""
+        if any(a.keyword is not None or a.star for a in args):
+            return TENSOR
+        result: TensorKind | None = None
+        for definition in self._defs_named(name):
+            params = positional_param_names(definition)
+            if len(params) != len(args):
+                return TENSOR
+            bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
+            inner = TensorFacts(definition, self.resolver, (), self, bound)
+            for node in _scope_nodes(definition.body):
+                if isinstance(node, cst.Return):
+                    kind = (
+                        inner._value_kind(node.value, inner._names)
+                        if node.value is not None
+                        else NOT_TENSOR
+                    )
+                    result = kind if result is None else _meet(result, kind)
+        return result if result is not None else NOT_TENSOR
 
     def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
         """What `tf.cond` makes of a branch value: Python numbers and bools
@@ -697,6 +765,13 @@ class TensorFacts:
             return TensorKind(True, True, integer=True)
         if isinstance(node, cst.Name) and node.value in ("True", "False"):
             return TensorKind(True, True, boolean=True)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value not in names
+            and self._defs_named(node.func.value)
+        ):
+            return self._local_call_kind(node.func.value, node.args, names)
         kind = self._kind(node, names)
         if kind.tensor:
             return kind
