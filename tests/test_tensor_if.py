@@ -347,6 +347,18 @@ FORMS = {
         return err + penalty
         """,
     ),
+    "returned_python_int_becomes_float": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err < 0.0:
+            return 0
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(err < 0.0, lambda: 0.0, lambda: err)
+        """,
+    ),
     "tensorflow_side_effects_stay_in_the_branch": (
         """
         err = tf.reduce_mean(y_pred - y_true)
@@ -541,6 +553,32 @@ FORMS = {
             m = tmp - 1.0
             return m
         m = tf.cond(m > 5.0, lambda: _m_if_true(m), lambda: m)
+        return m
+        """,
+    ),
+    "later_round_sees_through_branch_functions": (
+        """
+        m = tf.reduce_mean(y_pred)
+        if m > 1.0:
+            m = m * 2.0
+            tf.print(m)
+        if m > 0.5:
+            if m > 3.0:
+                m = m + 1.0
+        return m
+        """,
+        """
+        m = tf.reduce_mean(y_pred)
+        def _m_if_true(m):
+            m = m * 2.0
+            tf.print(m)
+            return m
+        m = tf.cond(m > 1.0, lambda: _m_if_true(m), lambda: m)
+        m = tf.cond(
+            m > 0.5,
+            lambda: tf.cond(m > 3.0, lambda: m + 1.0, lambda: m),
+            lambda: m,
+        )
         return m
         """,
     ),

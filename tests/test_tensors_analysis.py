@@ -240,3 +240,33 @@ def test_a_rebound_python_parameter_is_not_a_tensor():
     )
     assert not facts.name_kind("n").tensor
     assert not facts.name_kind("same").tensor
+
+
+def test_names_holding_python_numbers_keep_products_scalar():
+    facts = facts_for(
+        """
+        m = tf.reduce_mean(y_pred)
+        scale = 1.0
+        scale = scale * 2
+        tmp = m * scale
+        """
+    )
+    assert facts.is_scalar_tensor(cst.Name("tmp"))
+    assert not facts.name_kind("scale").tensor
+
+
+def test_tf_cond_with_local_branch_functions():
+    facts = facts_for(
+        """
+        m = tf.reduce_mean(y_pred)
+        def _m_if_true(m):
+            m = m * 2.0
+            return m
+        def _other():
+            return (m, m)
+        m = tf.cond(m > 1.0, lambda: _m_if_true(m), lambda: m)
+        """
+    )
+    assert facts.name_kind("m") == TensorKind(True, True, floating=True)
+    pair = cst.parse_expression("tf.cond(m > 1.0, _other, _other)")
+    assert not facts.kind(pair).tensor  # a structure

@@ -398,6 +398,54 @@ CASES = {
                 return a
             return b * 2.0
         """,
+    "python_number_variable_then_early_return": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            scale = 1.0
+            if err > 1.0:
+                scale = 2.0
+                if err > 2.0:
+                    scale = 3.0
+            elif err < -1.0:
+                scale = 0.5
+            if y_pred.shape[-1] == 1:
+                err = err * 1.0
+            tmp = err * scale
+            if tmp > 0.5:
+                return tmp
+            return -tmp
+        """,
+    "later_round_sees_through_branch_functions": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            m = tf.reduce_mean(y_pred - y_true)
+            if m > 1.0:
+                m = m * 2.0
+                tf.print(m)
+            if m > 0.5:
+                if m > 3.0:
+                    m = m + 1.0
+            return m
+        """,
+    "returned_python_int_becomes_float": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            if err < 0.0:
+                return 0 + tf.zeros(())
+            if err > 1.0:
+                penalty = 0
+            else:
+                penalty = err * 0.5
+            return err + penalty
+        """,
     "rest_reads_and_rebinds_a_local": """
         import tensorflow as tf
 

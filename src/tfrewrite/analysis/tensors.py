@@ -409,6 +409,7 @@ class TensorFacts:
                 self._names[name] = kind
         self._param_kinds = dict(self._names)
         self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
+        self._number_names: set[str] = set()
         self._reaching: dict[int, dict[str, TensorKind]] = {}
         self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None]] = []
         self._position: dict[int, int | None] | None = None  # built on first use
@@ -521,6 +522,7 @@ class TensorFacts:
                 bindings[name].append((cst.Name(name), False, -1))  # marker: the parameter itself
         self._bindings = bindings
         self._float_assumed: set[str] = set()
+        self._find_number_names(bindings)
         names = {**self._names, **{name: _TOP for name in bindings}}
         # In place, so that nested functions analysed meanwhile (branch
         # functions of a `tf.cond`) see the facts as they are being solved.
@@ -608,6 +610,38 @@ class TensorFacts:
             return self._kind(node.value, names)
         return NOT_TENSOR
 
+    def _is_number(self, node: cst.BaseExpression) -> bool:
+        """A Python number: a literal, arithmetic on numbers, or a local name
+        every binding of which is one (`scale = 1.0; scale = 2.0`)."""
+        if _is_python_number(node):
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in self._number_names
+        if isinstance(node, cst.UnaryOperation):
+            signed = isinstance(node.operator, (cst.Minus, cst.Plus))
+            return signed and self._is_number(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_number(node.left) and self._is_number(node.right)
+        return False
+
+    def _find_number_names(self, bindings: dict[str, list]) -> None:  # type: ignore[type-arg]
+        """Greatest fixed point over the local names bound only to numbers."""
+        self._number_names = {
+            name
+            for name, values in bindings.items()
+            if name not in self.params and all(v is not None and i is None for v, _, i in values)
+        }
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self._number_names):
+                for value, augmented, _ in bindings[name]:
+                    expression = value.value if augmented else value  # type: ignore[union-attr]
+                    if not self._is_number(expression):
+                        self._number_names.discard(name)
+                        changed = True
+                        break
+
     def _arithmetic_kind(
         self,
         left_node: cst.BaseExpression,
@@ -621,8 +655,8 @@ class TensorFacts:
         right = self._kind(right_node, names)
         if not (left.tensor or right.tensor):
             return NOT_TENSOR
-        scalar = (left.scalar or _is_python_number(left_node)) and (
-            right.scalar or _is_python_number(right_node)
+        scalar = (left.scalar or self._is_number(left_node)) and (
+            right.scalar or self._is_number(right_node)
         )
         floating = (
             left.floating
@@ -648,8 +682,8 @@ class TensorFacts:
         right = self._kind(target.comparator, names)
         if not (left.tensor or right.tensor):
             return NOT_TENSOR
-        scalar = (left.scalar or _is_python_number(node.left)) and (
-            right.scalar or _is_python_number(target.comparator)
+        scalar = (left.scalar or self._is_number(node.left)) and (
+            right.scalar or self._is_number(target.comparator)
         )
         return TensorKind(True, scalar, boolean=True)
 
@@ -681,7 +715,7 @@ class TensorFacts:
                 and (a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t"))
             ]
             scalar = bool(operands) and all(
-                self._kind(v, names).scalar or _is_python_number(v) for v in operands
+                self._kind(v, names).scalar or self._is_number(v) for v in operands
             )
             return TensorKind(True, scalar, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:

@@ -536,18 +536,21 @@ class TensorIf(Rule):
     - A variable defined in one branch only, not before the `if`, and used after
       it ("'w' is defined only in the true branch").
     - One branch returns and the other neither returns nor falls through to a
-      `return`; a bare `return`; a `return` inside a loop, `with` or `try`.
+      `return`; a bare `return`; a `return` inside a loop or `try`, or inside a
+      `with` block that more code follows; an early return in a generator.
     - A condition not known to be a scalar tensor, or one that mixes a Python
       value and a tensor with `and`/`or`; a chained comparison whose middle
       operand contains a call (it would run twice).
     - A branch with `break`, `continue`, `yield`, `await`, `global` or
-      `nonlocal`, or with Python side effects tracing would run for both
-      branches: `print`, list appends and other container updates, attribute or
-      item assignment, `del`, `raise`/`assert`, calls made for their effect
-      that are not TensorFlow.
+      `nonlocal` (or assigning a name the function declares so), or with Python
+      side effects tracing would run for both branches: `print`, list appends
+      and other container updates, attribute or item assignment, `del`,
+      `raise`/`assert`, calls made for their effect that are not TensorFlow.
     - Branch outputs that can have different dtypes: a Python number facing a
-      tensor that is not known to be floating-point, `None`, a string, or a
-      boolean tensor facing a floating-point one.
+      tensor that is not known to be floating-point, `None`, a string, a
+      Python container, a boolean tensor facing a floating-point one; a
+      function, class or module defined in a branch and used after it.
+    - Both branches empty (delete the `if` instead).
     - More than a few statements after an early-return `if` that would have to
       be copied into both of its branches.
     """
