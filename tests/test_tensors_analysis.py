@@ -44,7 +44,8 @@ EMPTY = facts_for("pass")
         ("tf.math.count_nonzero(y_pred)", True, True, False, False, True),
         ("tf.constant(0)", True, True, False, False, True),
         ("tf.constant(1.5)", True, True, False, True, False),
-        ("tf.zeros(())", True, False, False, True, False),
+        ("tf.zeros(())", True, True, False, True, False),
+        ("tf.zeros((3,))", True, False, False, True, False),
         ("tf.cast(y_pred, tf.int32)", True, False, False, False, True),
         ("tf.cast(y_pred, tf.float64)", True, False, False, True, False),
         ("tf.ones([3], dtype=tf.bool)", True, False, True, False, False),
@@ -113,9 +114,8 @@ def test_names_follow_their_bindings():
     assert facts.name_kind("err") == TensorKind(True, floating=True)
     assert facts.name_kind("m") == TensorKind(True, True, floating=True)
     assert facts.name_kind("n") == TensorKind(True, True, integer=True)
-    assert facts.name_kind("acc") == TensorKind(
-        True, floating=True
-    )  # `tf.zeros(())` is not known scalar
+    # `tf.zeros(())` is a scalar and so stays `acc` through its updates.
+    assert facts.name_kind("acc") == TensorKind(True, True, floating=True)
     assert facts.name_kind("flag") == TensorKind(True, True, boolean=True)
     assert not facts.name_kind("count").tensor
     assert facts.tensor_names() >= {"err", "m", "n", "acc", "flag", "y_true", "y_pred"}
@@ -270,3 +270,22 @@ def test_tf_cond_with_local_branch_functions():
     assert facts.name_kind("m") == TensorKind(True, True, floating=True)
     pair = cst.parse_expression("tf.cond(m > 1.0, _other, _other)")
     assert not facts.kind(pair).tensor  # a structure
+
+
+def test_shape_first_constructors_with_empty_shape_are_scalars() -> None:
+    import libcst as cst
+
+    from tfrewrite.analysis.names import NameResolver
+    from tfrewrite.analysis.tensors import TensorFacts
+
+    module = cst.parse_module(
+        "def f(x):\n"
+        "    a = tf.random.uniform([])\n"
+        "    b = tf.random.normal(shape=())\n"
+        "    c = tf.zeros([3])\n"
+        "    return a, b, c\n"
+    )
+    facts = TensorFacts(module.body[0], NameResolver({"tf": "tensorflow"}))
+    assert facts.is_scalar_tensor(cst.Name("a"))
+    assert facts.is_scalar_tensor(cst.Name("b"))
+    assert facts.is_tensor(cst.Name("c")) and not facts.is_scalar_tensor(cst.Name("c"))

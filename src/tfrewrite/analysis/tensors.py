@@ -129,6 +129,18 @@ MULTI_TENSOR_FUNCTIONS = frozenset(
         "tensorflow.nn.moments",
     }
 )
+# Ops whose first argument is the result's shape: scalar for `[]` / `()`
+# (`tf.random.uniform([]) < p` is a scalar condition).
+SHAPE_FIRST_CONSTRUCTORS = frozenset(
+    {
+        "tensorflow.random.normal",
+        "tensorflow.random.uniform",
+        "tensorflow.random.truncated_normal",
+        "tensorflow.zeros",
+        "tensorflow.ones",
+        "tensorflow.fill",
+    }
+)
 # Reductions: scalar when called without an axis.
 REDUCTIONS = (
     frozenset(
@@ -718,6 +730,13 @@ class TensorFacts:
                 self._kind(v, names).scalar or self._is_number(v) for v in operands
             )
             return TensorKind(True, scalar, boolean, dtype.floating, dtype.integer)
+        if qualified in SHAPE_FIRST_CONSTRUCTORS:
+            shape = positional[0] if positional else next(
+                (a.value for a in node.args if a.keyword is not None and a.keyword.value in ("shape", "dims")),
+                None,
+            )
+            empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
+            return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
             return TensorKind(
                 True, _is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
@@ -886,6 +905,13 @@ class TensorFacts:
             or (leaf in _FLOAT_ONLY_LEAVES)
         ):
             return FLOATING
+        if qualified in SHAPE_FIRST_CONSTRUCTORS:
+            shape = positional[0] if positional else next(
+                (a.value for a in node.args if a.keyword is not None and a.keyword.value in ("shape", "dims")),
+                None,
+            )
+            empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
+            return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
             value = positional[0]
             if _is_python_float(value):
