@@ -180,3 +180,21 @@ def test_parallel_run_equals_serial(tmp_path: Path) -> None:
     serial = run(files, options, jobs=1)
     parallel = run(files, options, jobs=2)
     assert serial.findings == parallel.findings and len(serial.findings) == 20
+
+
+def test_node_ranges_equal_libcst_positions() -> None:
+    import random
+
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from tfrewrite.analysis.walk import iter_nodes
+    from tfrewrite.positions import node_ranges
+
+    source = (Path(__file__).parent.parent / "src" / "tfrewrite" / "engine.py").read_text()
+    module = cst.parse_module(source)
+    nodes = list(iter_nodes(module))
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    rng = random.Random(0)
+    for _ in range(50):
+        picked = rng.sample(nodes, rng.randint(1, 4))
+        assert node_ranges(module, picked) == [expected[n] for n in picked]

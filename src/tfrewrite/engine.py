@@ -19,7 +19,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
@@ -27,6 +26,7 @@ from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.fixer import apply_fixes
+from tfrewrite.positions import node_ranges
 from tfrewrite import rules as rule_registry
 from tfrewrite.rules.base import Rule, Violation
 from tfrewrite.sources import decode_source, read_source
@@ -152,17 +152,13 @@ class _FileJob:
 
 
 def _positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
-    ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    result = []
-    for node in nodes:
-        code_range = ranges[node]
-        result.append(
-            (
-                Position(code_range.start.line, code_range.start.column + 1),
-                Position(code_range.end.line, code_range.end.column + 1),
-            )
+    return [
+        (
+            Position(r.start.line, r.start.column + 1),
+            Position(r.end.line, r.end.column + 1),
         )
-    return result
+        for r in node_ranges(module, nodes)
+    ]
 
 
 @dataclass(frozen=True)
