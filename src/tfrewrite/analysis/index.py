@@ -438,7 +438,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             indexer.record_import(node)
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
-    indexer.mentions_batch = "batch" in source
+    indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.visit(tree)
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")

@@ -41,7 +41,14 @@ class _Loop:
 def _loops(ctx: RuleContext) -> Iterator[_Loop]:
     """Loops (outside traced functions) whose body holds a tape block."""
     scopes: list[tuple[cst.CSTNode, bool]] = [(ctx.module, True)]
-    scopes += [(f.node, False) for f in ctx.functions if f.traced is None]
+    # Only functions that open a tape (a pass-1 fact) can hold such a loop.
+    scopes += [
+        (f.node, False)
+        for f in ctx.functions
+        if f.traced is None
+        and (info := ctx.index.functions.get(f.qualname)) is not None
+        and info.opens_gradient_tape
+    ]
     for root, module_level in scopes:
         for outer in iter_nodes(root, into_functions=False):
             if outer is root or not isinstance(outer, (cst.For, cst.While)):
