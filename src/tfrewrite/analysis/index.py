@@ -31,6 +31,9 @@ class FunctionInfo:
     class_name: str | None = None
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
+    # Body facts that let rules skip a file before it is parsed with LibCST.
+    branches: bool = False  # an `if` statement or `a if c else b`
+    writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
 
 
 @dataclass
@@ -82,6 +85,9 @@ class ModuleIndex:
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Module-level names bound more than once, or declared `global` somewhere:
+    # mutable module state (TFR201 looks only when there is some).
+    rebound_module_names: set[str] = field(default_factory=set)
     syntax_error: tuple[int | None, int | None, str] | None = None
 
     def qualify(self, local_qualname: str) -> str:
@@ -127,7 +133,7 @@ def _resolve_relative(module: str, level: int, name: str | None, is_package: boo
 _LEAF_TYPES = frozenset(
     {
         ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break,
-        ast.Continue, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.alias,
+        ast.Continue, ast.Import, ast.ImportFrom, ast.alias,
         *(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, (
             ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context
         ))),
@@ -283,7 +289,32 @@ class _Indexer(_FastVisitor):
     visit_AsyncFunctionDef = _visit_function
 
     # -- loops ------------------------------------------------------------------
+    def _mark(self, fact: str) -> None:
+        if self.function_stack:
+            setattr(self.function_stack[-1], fact, True)
+
+    def visit_If(self, node: ast.If) -> None:
+        self._mark("branches")
+        self.generic_visit(node)
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        self._mark("branches")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._mark("writes_state")
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self._mark("writes_state")
+        self.index.rebound_module_names.update(node.names)
+
+    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+        self._mark("writes_state")
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
+            self._mark("writes_state")
         if self.mentions_batch and _batch_keeps_remainder(node.value):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -440,6 +471,15 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             indexer.record_import_from(node)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.visit(tree)
+    assigned: dict[str, int] = {}
+    for statement in tree.body:
+        targets = statement.targets if isinstance(statement, ast.Assign) else (
+            [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name):
+                assigned[target.id] = assigned.get(target.id, 0) + 1
+    index.rebound_module_names.update(name for name, count in assigned.items() if count > 1)
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")
     return index

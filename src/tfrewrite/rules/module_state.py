@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -165,6 +166,10 @@ class ModuleStateInTracedCode(Rule):
             note="not traced",
         ),
     )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Only files that rebind a module-level name (a pass-1 fact)."""
+        return bool(traced_qualnames) and bool(index.rebound_module_names)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         literals = _module_literals(ctx.module)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
 from tfrewrite.analysis.walk import child_nodes
@@ -341,6 +341,13 @@ class PrintInTracedCode(Rule):
             note="not traced: eager `print` shows the value",
         ),
     )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Only files where some traced function calls `print` (a pass-1 fact)."""
+        return any(
+            (info := index.functions.get(q)) is not None and "print" in info.calls
+            for q in traced_qualnames
+        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for root in ctx.traced_functions():

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -161,6 +162,18 @@ class PythonSideEffectInTracedCode(Rule):
             note="arguments and locals belong to the call",
         ),
     )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Only files where a traced function writes state or calls a
+        mutating method (pass-1 facts)."""
+        for qualname in traced_qualnames:
+            info = index.functions.get(qualname)
+            if info is not None and (
+                info.writes_state
+                or any(c.rsplit(".", 1)[-1] in MUTATING_METHODS for c in info.calls if "." in c)
+            ):
+                return True
+        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for function in ctx.functions:

@@ -19,6 +19,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
@@ -696,6 +697,12 @@ class TensorIf(Rule):
             note="not traced",
         ),
     )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Only files with a branch in some traced function (a pass-1 fact)."""
+        return any(
+            (info := index.functions.get(q)) is not None and info.branches for q in traced_qualnames
+        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
