@@ -34,6 +34,7 @@ class FunctionInfo:
     # Body facts that let rules skip a file before it is parsed with LibCST.
     branches: bool = False  # an `if` statement or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
+    method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
 
 
 @dataclass
@@ -353,8 +354,11 @@ class _Indexer(_FastVisitor):
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
-        if self.function_stack and callee:
-            self.function_stack[-1].calls.append(callee)
+        if self.function_stack:
+            if callee:
+                self.function_stack[-1].calls.append(callee)
+            if isinstance(node.func, ast.Attribute):
+                self.function_stack[-1].method_calls.add(node.func.attr)
         if callee and _is_tf_function(callee) and node.args:
             target = self.resolve(node.args[0])
             if target:

@@ -7,7 +7,7 @@ decided here, once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -232,6 +232,23 @@ class NameUse:
     all_reads: set[str]
 
 
+def mentioned_names(node: cst.CSTNode, skip: Container[int] = ()) -> Iterator[str]:
+    """Every plain name under `node`, in source order, except attribute names
+    (`x.attr` mentions `x`), keyword names (`f(k=v)` mentions `v`) and what
+    lies under a node whose `id` is in `skip`."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in skip:
+            continue
+        if isinstance(current, cst.Name):
+            yield current.value
+        elif isinstance(current, (cst.Attribute, cst.Arg)):
+            stack.append(current.value)
+        else:
+            stack.extend(reversed(child_nodes(current)))
+
+
 def _target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNode]]:
     """(names bound by an assignment target, sub-expressions it reads)."""
     if isinstance(target, cst.Name):
@@ -268,38 +285,30 @@ class _NameCollector:
             self.writes.append(name)
 
     def expression(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.Name):
-            self.read(node.value)
-            return
-        if isinstance(node, cst.Attribute):
-            self.expression(node.value)
-            return
-        if isinstance(node, cst.Arg):
-            self.expression(node.value)
-            return
-        for child in child_nodes(node):
-            self.expression(child)
+        for name in mentioned_names(node):
+            self.read(name)
+
+    def assign(self, target: cst.BaseExpression) -> None:
+        """An assignment target: what it reads (`d[k] = v` reads `d` and
+        `k`), then the names it binds."""
+        names, reads = _target_names(target)
+        for r in reads:
+            self.expression(r)
+        for n in names:
+            self.write(n)
 
     def statement(self, node: cst.CSTNode) -> None:
-        if isinstance(node, cst.SimpleStatementLine):
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in node.body:
                 self.statement(small)
         elif isinstance(node, cst.Assign):
             self.expression(node.value)
             for target in node.targets:
-                names, reads = _target_names(target.target)
-                for r in reads:
-                    self.expression(r)
-                for n in names:
-                    self.write(n)
+                self.assign(target.target)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
                 self.expression(node.value)
-            names, reads = _target_names(node.target)
-            for r in reads:
-                self.expression(r)
-            for n in names:
-                self.write(n)
+            self.assign(node.target)
         elif isinstance(node, cst.AugAssign):
             self.expression(node.value)
             self.expression(node.target)
@@ -310,11 +319,7 @@ class _NameCollector:
             for item in node.items:
                 self.expression(item.item)
                 if item.asname is not None:
-                    names, reads = _target_names(item.asname.name)
-                    for r in reads:
-                        self.expression(r)
-                    for n in names:
-                        self.write(n)
+                    self.assign(item.asname.name)
             self.block(node.body)
         elif isinstance(node, cst.For):
             self.expression(node.iter)
@@ -346,8 +351,7 @@ class _NameCollector:
             for statement in suite.body:
                 self.statement(statement)
         elif isinstance(suite, cst.SimpleStatementSuite):
-            for small in suite.body:
-                self.statement(small)
+            self.statement(suite)
 
 
 def name_use(statements: list[cst.CSTNode]) -> NameUse:

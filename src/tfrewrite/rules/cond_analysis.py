@@ -16,14 +16,14 @@ refusal, never a guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.tensors import bound_names
-from tfrewrite.analysis.walk import child_nodes
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 
 Statement = cst.BaseStatement
 
@@ -83,10 +83,9 @@ def reads(node: cst.CSTNode) -> set[str]:
         if isinstance(current, cst.Name):
             found.add(current.value)
             continue
-        if isinstance(current, cst.Attribute):
-            stack.append(current.value)
-            continue
-        if isinstance(current, cst.Arg):
+        if isinstance(current, (cst.Attribute, cst.Arg, cst.NamedExpr)):
+            # `x.attr` reads `x`, `f(k=v)` reads `v`, `(n := v)` reads `v`:
+            # the attribute, keyword and bound name are not reads.
             stack.append(current.value)
             continue
         if isinstance(current, (cst.Assign, cst.AnnAssign)):
@@ -102,9 +101,6 @@ def reads(node: cst.CSTNode) -> set[str]:
             continue
         if isinstance(current, cst.AugAssign):
             stack.extend([current.target, current.value])
-            continue
-        if isinstance(current, cst.NamedExpr):
-            stack.append(current.value)
             continue
         if isinstance(current, cst.For):
             stack.extend(_target_reads(current.target))
@@ -148,7 +144,7 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
     """Names bound anywhere under `node` (not inside nested functions),
     including `def`/`class` names and imports."""
     names = bound_names(node)
-    for current in _walk_scope(node):
+    for current in iter_nodes(node, into_functions=False):
         if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
             names.add(current.name.value)
         elif isinstance(current, (cst.Import, cst.ImportFrom)) and not isinstance(
@@ -167,7 +163,7 @@ def assigned_in_order(node: cst.CSTNode) -> list[str]:
     (source order; the value of `x = y = v` binds `x` before `y`)."""
     names = assigned_names(node)
     order: list[str] = []
-    for current in _walk_scope(node):
+    for current in iter_nodes(node, into_functions=False):
         targets: list[cst.BaseExpression] = []
         if isinstance(current, cst.Assign):
             targets = [t.target for t in current.targets]
@@ -193,17 +189,6 @@ def _dotted(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
-
-
-def _walk_scope(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Pre-order walk that does not enter nested functions, lambdas or classes."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node is not root and isinstance(node, _SCOPES):
-            continue
-        stack.extend(reversed(child_nodes(node)))
 
 
 def definitely_assigned(statements: Sequence[Statement]) -> set[str]:
@@ -293,7 +278,7 @@ def _scan_needs(statements: Sequence[Statement], assigned: set[str], needed: set
 
 
 def contains_return(node: cst.CSTNode) -> bool:
-    return any(isinstance(n, cst.Return) for n in _walk_scope(node))
+    return any(isinstance(n, cst.Return) for n in iter_nodes(node, into_functions=False))
 
 
 def always_returns(statements: Sequence[Statement]) -> bool:
@@ -312,7 +297,7 @@ def always_returns(statements: Sequence[Statement]) -> bool:
 
 
 def returns_in(node: cst.CSTNode) -> list[cst.Return]:
-    return [n for n in _walk_scope(node) if isinstance(n, cst.Return)]
+    return [n for n in iter_nodes(node, into_functions=False) if isinstance(n, cst.Return)]
 
 
 # -- where an `if` sits --------------------------------------------------------------
@@ -410,7 +395,7 @@ def closure_reads(function: cst.FunctionDef) -> set[str]:
     """Free names of the functions and lambdas nested in `function`: a
     closure may read them whenever it is called, so they count as live."""
     free: set[str] = set()
-    for node in _walk_all(function.body):
+    for node in iter_nodes(function.body):
         if isinstance(node, cst.FunctionDef):
             local = assigned_names(node.body) | set(function_params(node))
             free |= reads(node.body) - local
@@ -427,34 +412,26 @@ def closure_reads(function: cst.FunctionDef) -> set[str]:
 def scope_declarations(function: cst.FunctionDef) -> set[str]:
     """Names the function declares `global` or `nonlocal`."""
     declared: set[str] = set()
-    for node in _walk_scope(function):
+    for node in iter_nodes(function, into_functions=False):
         if isinstance(node, (cst.Global, cst.Nonlocal)):
             declared.update(item.name.value for item in node.names)
     return declared
 
 
 def is_generator(function: cst.FunctionDef) -> bool:
-    return any(isinstance(n, cst.Yield) for n in _walk_scope(function))
+    return any(isinstance(n, cst.Yield) for n in iter_nodes(function, into_functions=False))
 
 
 def bound_by_definition(statements: Sequence[Statement]) -> set[str]:
     """Names bound by `def`, `class` or `import` in `statements`: Python
     objects that cannot be outputs of a `tf.cond`."""
     names: set[str] = set()
-    for node in _walk_scope(cst.Module(body=list(statements))):
+    for node in iter_nodes(cst.Module(body=list(statements)), into_functions=False):
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             names.add(node.name.value)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             names |= assigned_names(node)
     return names
-
-
-def _walk_all(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(child_nodes(node)))
 
 
 def _block_owners(place: Placement) -> list[cst.CSTNode | None]:

@@ -18,13 +18,13 @@ anything less certain is refused.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
 
 from tfrewrite.analysis.tensors import TensorFacts, TensorKind
-from tfrewrite.analysis.walk import child_nodes
+from tfrewrite.analysis.walk import iter_nodes
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class ConditionTranslator:
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             return self._involves_tensor(node.expression)
         if isinstance(node, cst.Comparison) and len(node.comparisons) > 1:
-            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            operands = _operands(node)
             return any(
                 self._kind(cst.Comparison(left=operands[i], comparisons=[c])).tensor
                 for i, c in enumerate(node.comparisons)
@@ -117,9 +117,9 @@ class ConditionTranslator:
     def _chained(self, node: cst.Comparison) -> Condition:
         """`a < b <= c` -> `tf.logical_and(a < b, b <= c)` (the middle operands
         are evaluated twice, so they must be free of calls)."""
-        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        operands = _operands(node)
         for middle in operands[1:-1]:
-            if any(isinstance(n, cst.Call) for n in _walk(middle)):
+            if any(isinstance(n, cst.Call) for n in iter_nodes(middle)):
                 return Condition(
                     True,
                     reason=(
@@ -177,7 +177,7 @@ class ConditionTranslator:
         """Why a tensor condition is not known to be a scalar: a Python
         operand of unknown shape, or a tensor that is not reduced."""
         if isinstance(node, cst.Comparison):
-            operands = [node.left, *(c.comparator for c in node.comparisons)]
+            operands = _operands(node)
             kinds = [self._kind(o) for o in operands]
             if any(k.scalar for k in kinds):
                 unknown = next(
@@ -205,17 +205,14 @@ class ConditionTranslator:
         return self.code(node)
 
 
+def _operands(node: cst.Comparison) -> list[cst.BaseExpression]:
+    """`[a, b, c]` for `a < b <= c`."""
+    return [node.left, *(c.comparator for c in node.comparisons)]
+
+
 def _is_number(node: cst.BaseExpression) -> bool:
     literal = _literal(node)
     return literal in ("int", "float")
-
-
-def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(child_nodes(current))
 
 
 def _needs_parens(node: cst.BaseExpression) -> bool:

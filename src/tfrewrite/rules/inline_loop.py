@@ -9,7 +9,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import child_nodes, iter_nodes
+from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules._training import (
@@ -17,6 +17,7 @@ from tfrewrite.rules._training import (
     feeds_short_final_batch,
     line_of,
     make_decorator,
+    mentioned_names,
     name_use,
     options_from_losses,
     side_effects,
@@ -360,22 +361,7 @@ def _without_leading_lines(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
 
 def _reads_outside(statements: list[cst.CSTNode], skip: set[int]) -> set[str]:
     """Names mentioned in `statements`, except inside the skipped ones."""
-    names: set[str] = set()
-    stack = list(statements)
-    while stack:
-        node = stack.pop()
-        if id(node) in skip:
-            continue
-        if isinstance(node, cst.Name):
-            names.add(node.value)
-        elif isinstance(node, cst.Attribute):
-            stack.append(node.value)
-            continue
-        elif isinstance(node, cst.Arg):
-            stack.append(node.value)
-            continue
-        stack.extend(child_nodes(node))
-    return names
+    return {name for statement in statements for name in mentioned_names(statement, skip)}
 
 
 def _callee_keys(ctx: RuleContext, root: cst.CSTNode) -> list[str]:

@@ -14,11 +14,13 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts, is_tensor_op
 from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.random_mapping import innermost_scope
 
 # TensorFlow ops that take a host value and fail on a symbolic tensor: a
 # `.numpy()` argument to them cannot simply be dropped.
@@ -40,15 +42,6 @@ def _candidate(call: cst.Call) -> bool:
     if isinstance(call.func, cst.Attribute):
         return call.func.attr.value in ("numpy", "item") and not call.args
     return isinstance(call.func, cst.Name) and call.func.value in _HOST_BUILTINS
-
-
-def _innermost(
-    ctx: RuleContext, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
-) -> FunctionScope:
-    for node in reversed(ancestors):
-        if isinstance(node, cst.FunctionDef):
-            return ctx.scope_of(node) or outer
-    return outer
 
 
 class NumpyCallInTracedCode(Rule):
@@ -155,13 +148,25 @@ class NumpyCallInTracedCode(Rule):
         ),
     )
 
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Only files where a traced function calls `.numpy()`, `.item()` or a
+        host conversion builtin (a pass-1 fact: calls are recorded by name)."""
+        for qualname in traced_qualnames:
+            info = index.functions.get(qualname)
+            if info is not None and (
+                not info.method_calls.isdisjoint(("numpy", "item"))
+                or not _HOST_BUILTINS.isdisjoint(info.calls)
+            ):
+                return True
+        return False
+
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, _ = ctx.tensorflow()
         for function in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 if not (isinstance(node, cst.Call) and _candidate(node)):
                     continue
-                facts = ctx.tensors(_innermost(ctx, function, ancestors))
+                facts = ctx.tensors(innermost_scope(ctx, function, ancestors))
                 violation = self._violation(ctx, node, ancestors, facts, tf)
                 if violation is not None:
                     yield violation

@@ -34,28 +34,21 @@ def _float_sample(w: SampleWriter, op: str, shape: str, keywords: list[tuple[str
     return w.cast(w.continuous(op, shape, keywords, dtype), cast_to)
 
 
-def _normal(w: SampleWriter, site: SampleSite) -> str:
-    args = bind(site.call, ("loc", "scale", "size"))
-    size = args.get("size")
-    w.require_scalar_parameters(size, loc=args.get("loc"), scale=args.get("scale"))
-    keywords = [
-        (tf_name, w.code(args[np_name]))
-        for np_name, tf_name in (("loc", "mean"), ("scale", "stddev"))
-        if np_name in args
-    ]
-    return _float_sample(w, "normal", w.shape(size), keywords)
+def _two_parameters(op: str, first: tuple[str, str], second: tuple[str, str]) -> Rewrite:
+    """`normal(loc, scale, size)` / `uniform(low, high, size)`: two scalar
+    parameters, each `(NumPy name, tf.random keyword)`, then a size."""
+    renames = (first, second)
 
+    def rewrite(w: SampleWriter, site: SampleSite) -> str:
+        args = bind(site.call, (first[0], second[0], "size"))
+        size = args.get("size")
+        w.require_scalar_parameters(size, **{np_name: args.get(np_name) for np_name, _ in renames})
+        keywords = [
+            (tf_name, w.code(args[np_name])) for np_name, tf_name in renames if np_name in args
+        ]
+        return _float_sample(w, op, w.shape(size), keywords)
 
-def _uniform(w: SampleWriter, site: SampleSite) -> str:
-    args = bind(site.call, ("low", "high", "size"))
-    size = args.get("size")
-    w.require_scalar_parameters(size, low=args.get("low"), high=args.get("high"))
-    keywords = [
-        (tf_name, w.code(args[np_name]))
-        for np_name, tf_name in (("low", "minval"), ("high", "maxval"))
-        if np_name in args
-    ]
-    return _float_sample(w, "uniform", w.shape(size), keywords)
+    return rewrite
 
 
 def _dims(op: str) -> Rewrite:
@@ -186,8 +179,8 @@ def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
 
 
 _REWRITES: dict[str, Rewrite] = {
-    "normal": _normal,
-    "uniform": _uniform,
+    "normal": _two_parameters("normal", ("loc", "mean"), ("scale", "stddev")),
+    "uniform": _two_parameters("uniform", ("low", "minval"), ("high", "maxval")),
     "rand": _dims("uniform"),
     "randn": _dims("normal"),
     "randint": _randint,

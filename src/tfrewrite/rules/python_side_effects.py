@@ -169,8 +169,7 @@ class PythonSideEffectInTracedCode(Rule):
         for qualname in traced_qualnames:
             info = index.functions.get(qualname)
             if info is not None and (
-                info.writes_state
-                or any(c.rsplit(".", 1)[-1] in MUTATING_METHODS for c in info.calls if "." in c)
+                info.writes_state or not info.method_calls.isdisjoint(MUTATING_METHODS)
             ):
                 return True
         return False

@@ -11,7 +11,8 @@ This module holds what both rules share:
 
 - `iter_module_calls`: every call in traced code whose callee resolves (through
   the file's imports) under a given module, with the `.astype(...)` that may
-  follow it and the tensor facts of the innermost enclosing function;
+  follow it and the tensor facts of the innermost enclosing function
+  (`innermost_scope`, which TFR105 uses as well);
 - argument binding against a NumPy/Python signature (`bind`), refusing unknown
   keywords and `*`/`**` unpacking;
 - `RandomSamplingRule`: the check both rules run (seeds, refusals, fixes);
@@ -68,9 +69,12 @@ class SampleSite:
         return self.qualified.rsplit(".", 1)[-1]
 
 
-def _innermost_scope(
+def innermost_scope(
     ctx: RuleContext, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
 ) -> FunctionScope:
+    """The function nearest a node with these `ancestors` (outermost first),
+    `outer` when none is nested inside it: the scope whose tensor facts
+    describe the node."""
     for node in reversed(ancestors):
         if isinstance(node, cst.FunctionDef):
             return ctx.scope_of(node) or outer
@@ -106,7 +110,7 @@ def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSi
                 astype = ancestors[-2]
                 target = astype
                 target_ancestors = tuple(ancestors[:-2])
-            scope = _innermost_scope(ctx, function, ancestors)
+            scope = innermost_scope(ctx, function, ancestors)
             yield SampleSite(node, qualified, target, astype, target_ancestors, ctx.tensors(scope))
 
 
@@ -244,6 +248,20 @@ _HOST_BUILTINS = frozenset(
 )
 
 
+def _dimension_read(node: cst.BaseExpression) -> tuple[cst.Attribute, cst.Index] | None:
+    """`(x.shape, i)` for `x.shape[i]` (one plain index into a `.shape`
+    attribute): a Python integer, whatever `x` holds."""
+    if (
+        isinstance(node, cst.Subscript)
+        and len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+    ):
+        return node.value, node.slice[0].slice
+    return None
+
+
 class SampleWriter:
     """Builds the `tf.random` text for one sample site, using the file's
     TensorFlow alias."""
@@ -318,13 +336,7 @@ class SampleWriter:
             return True
         if isinstance(node, cst.Attribute) and node.attr.value == "ndim":
             return True
-        if (
-            isinstance(node, cst.Subscript)
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-            and isinstance(node.value, cst.Attribute)
-            and node.value.attr.value == "shape"
-        ):
+        if _dimension_read(node) is not None:
             return True
         if isinstance(node, cst.BinaryOperation) and isinstance(
             node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)
@@ -340,17 +352,10 @@ class SampleWriter:
     def dimension_expression(self, node: cst.BaseExpression) -> str:
         """One dimension: `x.shape[i]` becomes `tf.shape(x)[i]` (a traced
         dimension may be `None` statically), anything else is kept."""
-        if (
-            isinstance(node, cst.Subscript)
-            and len(node.slice) == 1
-            and isinstance(node.slice[0].slice, cst.Index)
-            and isinstance(node.value, cst.Attribute)
-            and node.value.attr.value == "shape"
-            and not node.value.lpar
-        ):
-            return (
-                f"{self.tf}.shape({self.code(node.value.value)})[{self.code(node.slice[0].slice)}]"
-            )
+        read = _dimension_read(node)
+        if read is not None and not read[0].lpar:
+            shape, index = read
+            return f"{self.tf}.shape({self.code(shape.value)})[{self.code(index)}]"
         return self.code(node)
 
     def integer_shape_of_dims(self, dims: Sequence[cst.Arg]) -> str:
