@@ -53,7 +53,9 @@ def bare_parse(paths: list[Path]) -> float:
 
 
 def timed_check(paths: list[Path], root: Path, jobs: int) -> tuple[float, int, int, int]:
-    options = RunOptions(rule_codes=tuple(r.code for r in select_rules(["TFR"], [])), root=str(root))
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in select_rules(["TFR"], [])), root=str(root)
+    )
     start = time.perf_counter()
     result = run([InputFile(str(p)) for p in paths], options, jobs=jobs)
     elapsed = time.perf_counter() - start
@@ -71,7 +73,10 @@ def main() -> None:
     print(f"corpus: {root} ({len(paths)} files, {lines} lines)")
 
     t_bare_all = bare_parse(paths)
-    print(f"bare libcst.parse_module, all files, 1 core: {t_bare_all:7.2f} s  ({lines / t_bare_all:,.0f} lines/s)")
+    print(
+        f"bare libcst.parse_module, all files, 1 core: {t_bare_all:7.2f} s  "
+        f"({lines / t_bare_all:,.0f} lines/s)"
+    )
 
     timings = {}
     for jobs in sorted({1, args.jobs}):
@@ -82,11 +87,15 @@ def main() -> None:
             f"({parsed} files parsed with LibCST, {findings} findings, {errors} errors)"
         )
     # Which files did check parse? Time a bare parse of exactly those.
-    options = RunOptions(rule_codes=tuple(r.code for r in select_rules(["TFR"], [])), root=str(root))
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in select_rules(["TFR"], [])), root=str(root)
+    )
     result = run([InputFile(str(p)) for p in paths], options, jobs=args.jobs)
     parsed_paths = [Path(r.path) for r in result.files if r.parsed]
     t_bare_parsed = bare_parse(parsed_paths)
-    print(f"bare parse of the {len(parsed_paths)} files check parses, 1 core: {t_bare_parsed:7.2f} s")
+    print(
+        f"bare parse of the {len(parsed_paths)} files check parses, 1 core: {t_bare_parsed:7.2f} s"
+    )
     for jobs, elapsed in timings.items():
         print(
             f"check ({jobs} job(s)) / bare parse of those files: {elapsed / t_bare_parsed:.2f}x;"

@@ -126,7 +126,9 @@ def test_noqa_and_file_exemption(project: Path) -> None:
 def test_config_select_ignore_and_errors(project: Path) -> None:
     (project / "pyproject.toml").write_text('[tool.tfrewrite]\nignore = ["TFR201"]\n')
     assert invoke(["check", "pkg"], project).exit_code == 0
-    (project / "pyproject.toml").write_text('[tool.tfrewrite]\nper-file-ignores = {"pkg/flag.py" = ["TFR2"]}\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.tfrewrite]\nper-file-ignores = {"pkg/flag.py" = ["TFR2"]}\n'
+    )
     assert invoke(["check", "pkg"], project).exit_code == 0
     (project / "pyproject.toml").write_text('[tool.tfrewrite]\nexclude = ["pkg/flag.py"]\n')
     assert invoke(["check", "pkg"], project).exit_code == 0

@@ -32,8 +32,14 @@ def test_libcst_tool_codemod_equals_fix(tmp_path: Path) -> None:
     target = tmp_path / "loss.py"
     target.write_text(SOURCE)
     completed = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod",
-         "tensor_print.TensorPrintCommand", str(target)],
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "tensor_print.TensorPrintCommand",
+            str(target),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -54,7 +60,8 @@ def test_every_codemod_names_registered_rules() -> None:
                 continue
             module = importlib.import_module(f"codemods.{path.stem}")
             commands = [
-                obj for obj in vars(module).values()
+                obj
+                for obj in vars(module).values()
                 if isinstance(obj, type) and obj.__module__ == module.__name__
             ]
             assert commands, path
@@ -77,10 +84,13 @@ def test_check_and_fix_never_import_tensorflow(tmp_path: Path) -> None:
         runner.invoke(app, ["check", {str(ROOT / "examples")!r}])
         runner.invoke(app, ["fix", "--diff", "--unsafe-fixes", {str(ROOT / "examples")!r}])
         runner.invoke(app, ["check", "--output-format", "json", {str(ROOT / "examples")!r}])
-        leaked = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "numpy"))
+        heavy = ("tensorflow", "keras", "numpy")
+        leaked = sorted(m for m in sys.modules if m.split(".")[0] in heavy)
         print(leaked)
         """
     )
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"

@@ -11,7 +11,9 @@ README = Path(__file__).parent.parent / "README.md"
 def test_readme_rules_table_matches_registry() -> None:
     text = README.read_text(encoding="utf-8")
     assert START in text and END in text
-    assert replace_table(text) == text, "README rules table is stale: run `python -m tfrewrite.docs`"
+    assert replace_table(text) == text, (
+        "README rules table is stale: run `python -m tfrewrite.docs`"
+    )
 
 
 def test_table_lists_every_rule() -> None:
@@ -22,7 +24,17 @@ def test_table_lists_every_rule() -> None:
 def test_readme_documents_every_cli_option() -> None:
     text = README.read_text(encoding="utf-8")
     for option in (
-        "--select", "--ignore", "--output-format", "--statistics", "--exit-zero", "--config",
-        "--jobs", "--quiet", "--stdin-filename", "--unsafe-fixes", "--show-fixes", "--diff",
+        "--select",
+        "--ignore",
+        "--output-format",
+        "--statistics",
+        "--exit-zero",
+        "--config",
+        "--jobs",
+        "--quiet",
+        "--stdin-filename",
+        "--unsafe-fixes",
+        "--show-fixes",
+        "--diff",
     ):
         assert f"`{option}" in text, option

@@ -110,8 +110,12 @@ def test_loss_defined_in_one_module_compiled_in_another(tmp_path: Path) -> None:
     # losses.py mentions neither TensorFlow nor Keras, yet it was indexed
     # because train.py compiles a function from it; unrelated.py was not.
     assert result.indexed == 2
-    idx_losses = build_index((tmp_path / "losses.py").read_text(), str(tmp_path / "losses.py"), "losses")
-    idx_train = build_index((tmp_path / "train.py").read_text(), str(tmp_path / "train.py"), "train")
+    idx_losses = build_index(
+        (tmp_path / "losses.py").read_text(), str(tmp_path / "losses.py"), "losses"
+    )
+    idx_train = build_index(
+        (tmp_path / "train.py").read_text(), str(tmp_path / "train.py"), "train"
+    )
     facts = compute_facts([idx_losses, idx_train]).for_path(str(tmp_path / "losses.py"))
     assert set(facts) == {"noisy", "helper"}
     assert facts["noisy"].is_loss
@@ -163,8 +167,16 @@ def test_fixer_defers_overlapping_fixes_and_adds_imports_once() -> None:
     module = cst.parse_module("x = f(g(1))\n")
     call_f = module.body[0].body[0].value
     call_g = call_f.args[0].value
-    fix_outer = CstFix("outer", (NodeEdit(call_f, cst.parse_expression("tf.f(g(1))")),), (ImportRequest("tensorflow", None, "tf"),))
-    fix_inner = CstFix("inner", (NodeEdit(call_g, cst.parse_expression("tf.g(1)")),), (ImportRequest("tensorflow", None, "tf"),))
+    fix_outer = CstFix(
+        "outer",
+        (NodeEdit(call_f, cst.parse_expression("tf.f(g(1))")),),
+        (ImportRequest("tensorflow", None, "tf"),),
+    )
+    fix_inner = CstFix(
+        "inner",
+        (NodeEdit(call_g, cst.parse_expression("tf.g(1)")),),
+        (ImportRequest("tensorflow", None, "tf"),),
+    )
     new, applied = apply_fixes(module, [fix_inner, fix_outer])
     assert applied == [0]  # the outer fix overlaps the applied inner one: next round
     assert new.code == "import tensorflow as tf\n\nx = f(tf.g(1))\n"
@@ -173,7 +185,8 @@ def test_fixer_defers_overlapping_fixes_and_adds_imports_once() -> None:
 def test_parallel_run_equals_serial(tmp_path: Path) -> None:
     for i in range(20):
         (tmp_path / f"m{i}.py").write_text(
-            "import tensorflow as tf\nflag = 1\nflag = 2\n\n@tf.function\ndef f(x):\n    return x * flag\n"
+            "import tensorflow as tf\nflag = 1\nflag = 2\n\n"
+            "@tf.function\ndef f(x):\n    return x * flag\n"
         )
     files = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
     options = RunOptions(rule_codes=("TFR201",), root=str(tmp_path))

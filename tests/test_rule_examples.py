@@ -13,7 +13,11 @@ from tfrewrite.rules import ALL_RULES
 from tfrewrite.rules.base import Invalid, Valid
 
 CASES = [
-    pytest.param(rule, example, id=f"{rule.code}-{'invalid' if isinstance(example, Invalid) else 'valid'}-{i}")
+    pytest.param(
+        rule,
+        example,
+        id=f"{rule.code}-{'invalid' if isinstance(example, Invalid) else 'valid'}-{i}",
+    )
     for rule in ALL_RULES
     for i, example in enumerate(rule.examples)
 ]

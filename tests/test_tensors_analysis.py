@@ -283,9 +283,11 @@ def test_shape_first_constructors_with_empty_shape_are_scalars() -> None:
         "    a = tf.random.uniform([])\n"
         "    b = tf.random.normal(shape=())\n"
         "    c = tf.zeros([3])\n"
-        "    return a, b, c\n"
+        "    d = tf.fill([], 1.0)\n"
+        "    return a, b, c, d\n"
     )
     facts = TensorFacts(module.body[0], NameResolver({"tf": "tensorflow"}))
     assert facts.is_scalar_tensor(cst.Name("a"))
     assert facts.is_scalar_tensor(cst.Name("b"))
     assert facts.is_tensor(cst.Name("c")) and not facts.is_scalar_tensor(cst.Name("c"))
+    assert facts.is_scalar_tensor(cst.Name("d"))

@@ -21,7 +21,13 @@ from tfrewrite.discovery import discover
 from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.text import render_statistics
-from tfrewrite.rules import ALL_RULES, RULES_BY_CODE, UnknownRuleError, select_rules, validate_selectors
+from tfrewrite.rules import (
+    ALL_RULES,
+    RULES_BY_CODE,
+    UnknownRuleError,
+    select_rules,
+    validate_selectors,
+)
 from tfrewrite.sources import read_source, write_atomic
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -46,10 +52,13 @@ PathsArg = Annotated[
 ]
 SelectOpt = Annotated[
     Optional[str],
-    typer.Option("--select", help="Comma-separated rule codes or prefixes to enable (e.g. TFR1,TFR301)."),
+    typer.Option(
+        "--select", help="Comma-separated rule codes or prefixes to enable (e.g. TFR1,TFR301)."
+    ),
 ]
 IgnoreOpt = Annotated[
-    Optional[str], typer.Option("--ignore", help="Comma-separated rule codes or prefixes to disable.")
+    Optional[str],
+    typer.Option("--ignore", help="Comma-separated rule codes or prefixes to disable."),
 ]
 FormatOpt = Annotated[
     Optional[OutputFormat],  # type: ignore[valid-type]
@@ -57,18 +66,24 @@ FormatOpt = Annotated[
 ]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Show counts per rule.")]
 ExitZeroOpt = Annotated[
-    bool, typer.Option("--exit-zero", help="Exit 0 even when findings remain (errors still exit 2).")
+    bool,
+    typer.Option("--exit-zero", help="Exit 0 even when findings remain (errors still exit 2)."),
 ]
 ConfigOpt = Annotated[
     Optional[Path],
-    typer.Option("--config", help="Read settings from this pyproject.toml (or a TOML file of [tool.tfrewrite] keys)."),
+    typer.Option(
+        "--config",
+        help="Read settings from this pyproject.toml (or a TOML file of [tool.tfrewrite] keys).",
+    ),
 ]
 JobsOpt = Annotated[
-    Optional[int], typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores).")
+    Optional[int],
+    typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only, no summary.")]
 StdinOpt = Annotated[
-    Optional[str], typer.Option("--stdin-filename", help="Name of the file read from standard input.")
+    Optional[str],
+    typer.Option("--stdin-filename", help="Name of the file read from standard input."),
 ]
 UnsafeOpt = Annotated[
     Optional[bool],
@@ -76,7 +91,10 @@ UnsafeOpt = Annotated[
 ]
 ShowFixesOpt = Annotated[bool, typer.Option("--show-fixes", help="List the fixes applied.")]
 DiffOpt = Annotated[
-    bool, typer.Option("--diff", help="Print a unified diff of the fixes and write nothing (exit 1 if any).")
+    bool,
+    typer.Option(
+        "--diff", help="Print a unified diff of the fixes and write nothing (exit 1 if any)."
+    ),
 ]
 
 
@@ -127,7 +145,8 @@ def _prepare(
         elif not path.exists():
             raise _fail(f"{path}: no such file or folder")
     files.extend(
-        InputFile(str(p)) for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
+        InputFile(str(p))
+        for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
     )
     options = RunOptions(
         rule_codes=tuple(r.code for r in rules),
@@ -145,13 +164,20 @@ def _prepare(
 PROGRESS_THRESHOLD = 200
 
 
-def _execute(files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool) -> RunResult:
+def _execute(
+    files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool
+) -> RunResult:
     if quiet or len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
         return run(files, options, jobs)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
         tasks: dict[str, object] = {}
 
@@ -226,7 +252,14 @@ def check(
     """Report tracing hazards; write nothing."""
     fmt = output_format.value if output_format else "text"
     files, options, _ = _prepare(
-        paths, select, ignore, config, stdin_filename, unsafe_fixes, False, fmt in FORMATS_WITH_EDITS
+        paths,
+        select,
+        ignore,
+        config,
+        stdin_filename,
+        unsafe_fixes,
+        False,
+        fmt in FORMATS_WITH_EDITS,
     )
     result = _execute(files, options, jobs, quiet)
     _report(result, fmt, options, quiet=quiet, statistics=statistics)
@@ -249,13 +282,16 @@ def fix(
     quiet: QuietOpt = False,
     stdin_filename: StdinOpt = None,
     verify: Annotated[
-        bool, typer.Option("--verify", help="Apply only fixes whose functions verify (runs your code).")
+        bool,
+        typer.Option("--verify", help="Apply only fixes whose functions verify (runs your code)."),
     ] = False,
 ) -> None:
     """Apply fixes in place (`--diff` prints them instead)."""
     fmt = output_format.value if output_format else "text"
     if diff and fmt not in ("text", "concise"):
-        _report_pending_fixes(paths, select, ignore, config, stdin_filename, unsafe_fixes, fmt, jobs, quiet, exit_zero)
+        _report_pending_fixes(
+            paths, select, ignore, config, stdin_filename, unsafe_fixes, fmt, jobs, quiet, exit_zero
+        )
     files, options, settings = _prepare(
         paths, select, ignore, config, stdin_filename, unsafe_fixes, True, fmt in FORMATS_WITH_EDITS
     )
@@ -269,7 +305,12 @@ def fix(
 
     if diff:
         for file_result in changed:
-            typer.echo(unified_diff(file_result.path, file_result.source or "", file_result.fixed_source or ""), nl=False)
+            typer.echo(
+                unified_diff(
+                    file_result.path, file_result.source or "", file_result.fixed_source or ""
+                ),
+                nl=False,
+            )
         for error in result.errors:
             typer.echo(f"error: {error.describe()}", err=True)
         if not quiet:
@@ -300,10 +341,20 @@ def fix(
             sys.stdout.flush()
     if stdin_files:
         for finding in result.findings:
-            typer.echo(f"{finding.path}:{finding.start.line}:{finding.start.column}: {finding.code} {finding.message}", err=True)
+            typer.echo(
+                f"{finding.path}:{finding.start.line}:{finding.start.column}: "
+                f"{finding.code} {finding.message}",
+                err=True,
+            )
     else:
         _report(
-            result, fmt, options, quiet=quiet, statistics=statistics, show_fixes=show_fixes, fix_mode=True
+            result,
+            fmt,
+            options,
+            quiet=quiet,
+            statistics=statistics,
+            show_fixes=show_fixes,
+            fix_mode=True,
         )
     for message in write_errors:
         typer.echo(f"error: {message}", err=True)
@@ -327,7 +378,9 @@ def _report_pending_fixes(
     """`fix --diff` in a machine format: the findings whose fixes `fix` would
     apply, each with its edits against the files as they are (for CI
     suggestions). Exits like `--diff`: 1 when there is something to fix."""
-    files, options, _ = _prepare(paths, select, ignore, config, stdin_filename, unsafe_fixes, False, True)
+    files, options, _ = _prepare(
+        paths, select, ignore, config, stdin_filename, unsafe_fixes, False, True
+    )
     result = _execute(files, options, jobs, quiet)
     fixable = [
         f
@@ -351,9 +404,7 @@ def _report_pending_fixes(
 def rule(
     code: Annotated[Optional[str], typer.Argument(help="A rule code such as TFR101.")] = None,
     all_rules: Annotated[bool, typer.Option("--all", help="List every rule.")] = False,
-    output_format: Annotated[
-        str, typer.Option("--output-format", help="text or json.")
-    ] = "text",
+    output_format: Annotated[str, typer.Option("--output-format", help="text or json.")] = "text",
 ) -> None:
     """Print a rule's documentation (or list every rule with --all)."""
     import json
@@ -394,7 +445,10 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _main(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version.")
+        bool,
+        typer.Option(
+            "--version", callback=_version_callback, is_eager=True, help="Show the version."
+        ),
     ] = False,
 ) -> None:
     pass

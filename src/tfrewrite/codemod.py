@@ -29,7 +29,9 @@ class RuleCodemodCommand(VisitorBasedCodemodCommand):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         path = self.context.filename or "module.py"
         try:
-            fixed = fix_source(tree.code, path=path, select=self.RULES, unsafe_fixes=self.UNSAFE_FIXES)
+            fixed = fix_source(
+                tree.code, path=path, select=self.RULES, unsafe_fixes=self.UNSAFE_FIXES
+            )
         except SyntaxError as err:
             raise SkipFile(str(err)) from err
         if fixed == tree.code:

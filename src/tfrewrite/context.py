@@ -73,7 +73,9 @@ class RuleContext:
         for child in statement_children(node):
             if isinstance(child, cst.FunctionDef):
                 qualname = ".".join([*scope, child.name.value])
-                in_class = class_name is not None and scope and scope[-1] == class_name.split(".")[-1]
+                in_class = (
+                    class_name is not None and scope and scope[-1] == class_name.split(".")[-1]
+                )
                 function = FunctionScope(
                     child,
                     qualname,

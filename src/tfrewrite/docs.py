@@ -20,7 +20,9 @@ def rules_table() -> str:
     rows = ["| Code | Name | Summary | Fix |", "|---|---|---|---|"]
     for rule in sorted(ALL_RULES, key=lambda r: r.code):
         summary = rule.summary.replace("|", "\\|")
-        rows.append(f"| {rule.code} | `{rule.name}` | {summary} | {_FIX[rule.fix_applicability.value]} |")
+        rows.append(
+            f"| {rule.code} | `{rule.name}` | {summary} | {_FIX[rule.fix_applicability.value]} |"
+        )
     return "\n".join(rows)
 
 

@@ -64,7 +64,11 @@ def apply_text_edits(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) ->
     starts = _line_starts(text)
 
     def offset(position: Position) -> int:
-        return starts[position.line - 1] + position.column - 1 if position.line <= len(starts) else len(text)
+        return (
+            starts[position.line - 1] + position.column - 1
+            if position.line <= len(starts)
+            else len(text)
+        )
 
     for edit in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
         text = text[: offset(edit.start)] + edit.content + text[offset(edit.end) :]

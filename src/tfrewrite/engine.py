@@ -20,6 +20,7 @@ from pathlib import Path
 
 import libcst as cst
 
+from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
 from tfrewrite.context import RuleContext
@@ -27,7 +28,6 @@ from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.fixer import apply_fixes
 from tfrewrite.positions import node_ranges
-from tfrewrite import rules as rule_registry
 from tfrewrite.rules.base import Rule, Violation
 from tfrewrite.sources import decode_source, read_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
@@ -135,9 +135,7 @@ def _unresolved_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
 
 
 def _module_could_define(module: str, refs: set[str]) -> bool:
-    return any(
-        ref.startswith(module + ".") or ("." + module + ".") in ("." + ref) for ref in refs
-    )
+    return any(ref.startswith(module + ".") or ("." + module + ".") in ("." + ref) for ref in refs)
 
 
 # -- pass 2 ---------------------------------------------------------------------------
@@ -169,9 +167,7 @@ class _Found:
     end: Position
 
 
-def _find(
-    rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap
-) -> list[_Found]:
+def _find(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> list[_Found]:
     """Run the rules; drop what `# noqa` suppresses. Positions are computed
     only when something was found."""
     pairs = [(rule, v) for rule in rules for v in rule.check(ctx)]
@@ -180,7 +176,7 @@ def _find(
     spans = _positions(ctx.module, [v.node for _, v in pairs])
     return [
         _Found(rule, v, start, end)
-        for (rule, v), (start, end) in zip(pairs, spans)
+        for (rule, v), (start, end) in zip(pairs, spans, strict=True)
         if not noqa.suppresses(start.line, rule.code)
     ]
 
@@ -198,7 +194,9 @@ def _to_finding(
                 edits = text_edits(code, fixed.code)
         fix_info = FixInfo(fix.applicability, fix.message, edits)
     rule = found.rule
-    return Finding(rule.code, rule.name, found.violation.message, path, found.start, found.end, fix_info)
+    return Finding(
+        rule.code, rule.name, found.violation.message, path, found.start, found.end, fix_info
+    )
 
 
 def _reindex(
@@ -303,7 +301,10 @@ def process_file(job: _FileJob) -> FileResult:
 
 
 def _map(
-    func: Callable, items: list, jobs: int, progress: Callable[[int], None] | None = None  # type: ignore[type-arg]
+    func: Callable,
+    items: list,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,  # type: ignore[type-arg]
 ) -> list:  # type: ignore[type-arg]
     """`map` over a process pool (fork where available) when there is enough
     work, in order; `progress(1)` after each item."""

@@ -52,7 +52,7 @@ def assert_same(expected, actual, rtol: float = 1e-6, atol: float = 1e-6, what: 
     expected, actual = _to_numpy(expected), _to_numpy(actual)
     if isinstance(expected, list):
         assert isinstance(actual, list) and len(expected) == len(actual), what
-        for e, a in zip(expected, actual):
+        for e, a in zip(expected, actual, strict=True):
             assert_same(e, a, rtol, atol, what)
         return
     if isinstance(expected, dict):
@@ -81,5 +81,6 @@ def assert_rewrite_equivalent(
     traced = tf.function(rewritten, autograph=autograph)
     for args in inputs:
         expected = run_eagerly(original, *args)
-        assert_same(expected, run_eagerly(rewritten, *args), rtol, atol, f"eager rewrite on {args!r}")
+        eager = run_eagerly(rewritten, *args)
+        assert_same(expected, eager, rtol, atol, f"eager rewrite on {args!r}")
         assert_same(expected, traced(*args), rtol, atol, f"traced rewrite on {args!r}")

@@ -133,11 +133,25 @@ def _resolve_relative(module: str, level: int, name: str | None, is_package: boo
 # operators, contexts): the traversal does not descend into them.
 _LEAF_TYPES = frozenset(
     {
-        ast.Name, ast.Constant, ast.Load, ast.Store, ast.Del, ast.Pass, ast.Break,
-        ast.Continue, ast.Import, ast.ImportFrom, ast.alias,
-        *(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, (
-            ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context
-        ))),
+        ast.Name,
+        ast.Constant,
+        ast.Load,
+        ast.Store,
+        ast.Del,
+        ast.Pass,
+        ast.Break,
+        ast.Continue,
+        ast.Import,
+        ast.ImportFrom,
+        ast.alias,
+        *(
+            cls
+            for cls in vars(ast).values()
+            if isinstance(cls, type)
+            and issubclass(
+                cls, (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
+            )
+        ),
     }
 )
 # Fields that never hold an AST node worth visiting.
@@ -260,8 +274,10 @@ class _Indexer(_FastVisitor):
                     }
         args = node.args
         params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
-        in_class = bool(self.class_stack) and self.scope and self.scope[-1] == (
-            self.class_stack[-1].split(".")[-1]
+        in_class = (
+            bool(self.class_stack)
+            and self.scope
+            and self.scope[-1] == (self.class_stack[-1].split(".")[-1])
         )
         info = FunctionInfo(
             qualname=qualname,
@@ -477,8 +493,12 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
     indexer.visit(tree)
     assigned: dict[str, int] = {}
     for statement in tree.body:
-        targets = statement.targets if isinstance(statement, ast.Assign) else (
-            [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+        targets = (
+            statement.targets
+            if isinstance(statement, ast.Assign)
+            else (
+                [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
+            )
         )
         for target in targets:
             if isinstance(target, ast.Name):

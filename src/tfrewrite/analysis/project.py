@@ -71,7 +71,9 @@ class _Lookup:
         return self.by_name.get(name, [])
 
 
-def _keras_base(index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0) -> str | None:
+def _keras_base(
+    index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0
+) -> str | None:
     """The Keras base (`Loss`, `Layer`, ...) a class derives from, following project classes."""
     if depth > 10:
         return None

@@ -731,9 +731,17 @@ class TensorFacts:
             )
             return TensorKind(True, scalar, boolean, dtype.floating, dtype.integer)
         if qualified in SHAPE_FIRST_CONSTRUCTORS:
-            shape = positional[0] if positional else next(
-                (a.value for a in node.args if a.keyword is not None and a.keyword.value in ("shape", "dims")),
-                None,
+            shape = (
+                positional[0]
+                if positional
+                else next(
+                    (
+                        a.value
+                        for a in node.args
+                        if a.keyword is not None and a.keyword.value in ("shape", "dims")
+                    ),
+                    None,
+                )
             )
             empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
             return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
@@ -905,13 +913,6 @@ class TensorFacts:
             or (leaf in _FLOAT_ONLY_LEAVES)
         ):
             return FLOATING
-        if qualified in SHAPE_FIRST_CONSTRUCTORS:
-            shape = positional[0] if positional else next(
-                (a.value for a in node.args if a.keyword is not None and a.keyword.value in ("shape", "dims")),
-                None,
-            )
-            empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
-            return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
             value = positional[0]
             if _is_python_float(value):

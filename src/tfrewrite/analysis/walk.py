@@ -74,8 +74,10 @@ def iter_nodes(root: cst.CSTNode, into_functions: bool = True) -> Iterator[cst.C
     while stack:
         node = stack.pop()
         yield node
-        if not into_functions and node is not root and isinstance(
-            node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+        if (
+            not into_functions
+            and node is not root
+            and isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
         ):
             continue
         stack.extend(reversed(child_nodes(node)))
@@ -120,7 +122,9 @@ def statement_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return [c for c in result if isinstance(c, cst.CSTNode)]
 
 
-def iter_small_statements(root: cst.CSTNode, into_functions: bool = False) -> Iterator[cst.BaseSmallStatement]:
+def iter_small_statements(
+    root: cst.CSTNode, into_functions: bool = False
+) -> Iterator[cst.BaseSmallStatement]:
     """Simple statements (`x = 1`, `global x`, `return`) under `root`, found
     by walking statements only: much cheaper than visiting every expression."""
     stack: list[cst.CSTNode] = [root]
@@ -129,7 +133,11 @@ def iter_small_statements(root: cst.CSTNode, into_functions: bool = False) -> It
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             yield from node.body
             continue
-        if node is not root and not into_functions and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        if (
+            node is not root
+            and not into_functions
+            and isinstance(node, (cst.FunctionDef, cst.ClassDef))
+        ):
             continue
         stack.extend(reversed(statement_children(node)))
 

@@ -131,7 +131,14 @@ class Rule:
         if example is not None:
             lines += ["## Example", "", "```python", _dedent(example.before).strip(), "```", ""]
             if example.after:
-                lines += ["Use instead:", "", "```python", _dedent(example.after).strip(), "```", ""]
+                lines += [
+                    "Use instead:",
+                    "",
+                    "```python",
+                    _dedent(example.after).strip(),
+                    "```",
+                    "",
+                ]
         return "\n".join(lines)
 
 

@@ -58,10 +58,7 @@ def _rebinders(ctx: RuleContext) -> dict[str, str]:
 
 def _local_names(function: cst.FunctionDef) -> set[str]:
     params = function.params
-    names = {
-        p.name.value
-        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
-    }
+    names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
     for node in iter_nodes(function.body, into_functions=False):
         if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
             names.add(node.target.value)
@@ -82,7 +79,15 @@ def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
         return False
     return not isinstance(
         parent,
-        (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName, cst.NameItem),
+        (
+            cst.AssignTarget,
+            cst.Param,
+            cst.FunctionDef,
+            cst.ClassDef,
+            cst.ImportAlias,
+            cst.AsName,
+            cst.NameItem,
+        ),
     )
 
 
@@ -177,7 +182,11 @@ class ModuleStateInTracedCode(Rule):
             return
         rebinders = _rebinders(ctx)
         mutable = {
-            name: (f"rebound in `{rebinders[name]}`" if name in rebinders else "assigned more than once")
+            name: (
+                f"rebound in `{rebinders[name]}`"
+                if name in rebinders
+                else "assigned more than once"
+            )
             for name, count in literals.items()
             if count > 1 or name in rebinders
         }
@@ -187,7 +196,9 @@ class ModuleStateInTracedCode(Rule):
             if function.traced is not None:
                 yield from self._check_function(function, mutable)
 
-    def _check_function(self, function: FunctionScope, mutable: dict[str, str]) -> Iterator[Violation]:
+    def _check_function(
+        self, function: FunctionScope, mutable: dict[str, str]
+    ) -> Iterator[Violation]:
         local = _local_names(function.node)
         reported: set[str] = set()
         for node, ancestors in iter_with_ancestors(function.node.body):

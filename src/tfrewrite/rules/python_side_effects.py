@@ -14,7 +14,18 @@ from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 # Methods that mutate a Python container in place.
 MUTATING_METHODS = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "update", "add", "setdefault", "discard"}
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "add",
+        "setdefault",
+        "discard",
+    }
 )
 
 
@@ -191,12 +202,17 @@ class PythonSideEffectInTracedCode(Rule):
                 if target is not None and not isinstance(node.func.value, cst.Call):
                     yield Violation(
                         node,
-                        f"`{target}.{node.func.attr.value}(...)` mutates Python state outside traced "
+                        f"`{target}.{node.func.attr.value}(...)` mutates Python state outside "
+                        "traced "
                         f"`{function.qualname}`: it runs once, while tracing, not on every call; "
                         "return the value or use a `tf.Variable`/`tf.TensorArray`",
                     )
             elif isinstance(node, (cst.AugAssign, cst.Assign)):
-                targets = [node.target] if isinstance(node, cst.AugAssign) else [t.target for t in node.targets]
+                targets = (
+                    [node.target]
+                    if isinstance(node, cst.AugAssign)
+                    else [t.target for t in node.targets]
+                )
                 for target_node in targets:
                     described = self._describe_assignment(
                         target_node, local, declared_global, isinstance(node, cst.AugAssign)

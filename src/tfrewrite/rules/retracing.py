@@ -34,9 +34,11 @@ def _uses_only(expr: cst.BaseExpression, name: str) -> bool:
     if isinstance(expr, cst.Name):
         return expr.value == name
     if isinstance(expr, cst.BinaryOperation):
-        return (_uses_only(expr.left, name) or isinstance(expr.left, cst.Integer)) and (
-            _uses_only(expr.right, name) or isinstance(expr.right, cst.Integer)
-        ) and not (isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer))
+        return (
+            (_uses_only(expr.left, name) or isinstance(expr.left, cst.Integer))
+            and (_uses_only(expr.right, name) or isinstance(expr.right, cst.Integer))
+            and not (isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer))
+        )
     return False
 
 
@@ -104,7 +106,8 @@ class PythonScalarRetraces(Rule):
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         return any(
-            any(d in TF_FUNCTION_NAMES for d in info.decorators) for info in index.functions.values()
+            any(d in TF_FUNCTION_NAMES for d in info.decorators)
+            for info in index.functions.values()
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
