@@ -202,3 +202,14 @@ def test_fix_verify_on_the_command_line(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "verify: " in result.output and "clipped_loss: equivalent" in result.output
     assert "tf.cond(error > 0.3" in target.read_text()
+
+
+def test_examples_verify_with_their_configuration(app: typer.Typer) -> None:
+    """Every rewrite of examples/ is proven; the frozen flag is reported. The
+    train-step harness imports a script that leaves `run_functions_eagerly(True)`
+    on; verification must still compare against real traces."""
+    examples = Path(__file__).parent.parent.parent / "examples"
+    code, output = _run(app, "--jobs", "1", "--no-xla", str(examples))
+    assert code == 1, output
+    assert "Verified 7 functions: 1 diverges, 6 equivalent." in output
+    assert "`use_absolute_error` froze at its trace-time value False" in output

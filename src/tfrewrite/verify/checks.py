@@ -342,6 +342,10 @@ class Verifier:
         return self.outcome
 
     def _run(self) -> None:
+        # User code loaded earlier in this worker (a harness importing a
+        # script) may have left `run_functions_eagerly(True)` on: every
+        # "traced" run would then be eager. Each function starts from graphs.
+        tf.config.run_functions_eagerly(False)
         # Reproducible runs: the same draws and the same random streams every time.
         random.seed(SEED)
         np.random.seed(SEED)

@@ -56,6 +56,9 @@ def load_builder(spec: str) -> Callable[[], dict[str, Any]]:
 
 def _build(builder: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     objects = builder()
+    # A harness that imports a training script may switch graphs off
+    # (`run_functions_eagerly(True)` at import): the traced side must trace.
+    tf.config.run_functions_eagerly(False)
     if not isinstance(objects, dict) or "batches" not in objects:
         raise HarnessError("the harness must return a dict with a `batches` list")
     return objects
