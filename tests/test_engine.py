@@ -211,3 +211,13 @@ def test_node_ranges_equal_libcst_positions() -> None:
     for _ in range(50):
         picked = rng.sample(nodes, rng.randint(1, 4))
         assert node_ranges(module, picked) == [expected[n] for n in picked]
+
+
+def test_fixes_on_the_same_node_wait_and_are_counted_once() -> None:
+    module = cst.parse_module("x = f(1)\n")
+    call = module.body[0].body[0].value
+    first = CstFix("first", (NodeEdit(call, cst.parse_expression("g(1)")),))
+    second = CstFix("second", (NodeEdit(call, cst.parse_expression("h(1)")),))
+    new, applied = apply_fixes(module, [first, second])
+    assert applied == [0]
+    assert new.code == "x = g(1)\n"

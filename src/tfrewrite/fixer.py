@@ -68,15 +68,20 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
     transformer = _ReplaceNodes(edits)
     new_module = module.visit(transformer)
     # A fix applies only when all of its edits did.
+    # A fix counts only through the edits it claimed: another fix may have
+    # replaced the same node (and so made this one wait for the next round).
+    def claimed_and_applied(position: int, edit: NodeEdit) -> bool:
+        return claimed.get(id(edit.target)) == position and id(edit.target) in transformer.applied
+
     applied = [
         position
         for position, fix in enumerate(fixes)
-        if fix.edits and all(id(e.target) in transformer.applied for e in fix.edits)
+        if fix.edits and all(claimed_and_applied(position, e) for e in fix.edits)
     ]
     partially = [
         position
         for position, fix in enumerate(fixes)
-        if position not in applied and any(id(e.target) in transformer.applied for e in fix.edits)
+        if position not in applied and any(claimed_and_applied(position, e) for e in fix.edits)
     ]
     if partially:
         # Rare: one edit of a multi-place fix was blocked by a nested change.
