@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import InputFile, RunOptions, _FileJob, process_file
+from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
 from tfrewrite.findings import FileResult, Finding
 from tfrewrite.rules import select_rules
 
@@ -37,7 +37,7 @@ def _process(
         unsafe_fixes=unsafe_fixes,
         want_edits=want_edits,
     )
-    result = process_file(_FileJob(InputFile(path, source), index, traced, options))
+    result = process_file(FileJob(InputFile(path, source), index, traced, options))
     if result.error is not None:
         raise RuntimeError(result.error.describe())
     return result

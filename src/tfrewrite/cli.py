@@ -29,6 +29,7 @@ from tfrewrite.rules import (
     validate_selectors,
 )
 from tfrewrite.sources import read_source, write_atomic
+from tfrewrite.verify.command import register as register_verify
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -454,19 +455,9 @@ def _main(
     pass
 
 
-def _register_optional_commands() -> None:
-    """Commands that live in their own subpackage (verification imports
-    TensorFlow only in its workers, never here)."""
-    try:
-        from tfrewrite.verify.command import register
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith("tfrewrite.verify"):
-            return
-        raise
-    register(app)
-
-
-_register_optional_commands()
+# `verify` lives in its own subpackage; it imports TensorFlow only in its
+# worker processes, never here.
+register_verify(app)
 
 
 def main() -> None:

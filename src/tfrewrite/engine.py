@@ -142,7 +142,7 @@ def _module_could_define(module: str, refs: set[str]) -> bool:
 
 
 @dataclass(frozen=True)
-class _FileJob:
+class FileJob:
     file: InputFile
     index: ModuleIndex
     traced: dict[str, TracedFunction]
@@ -218,7 +218,7 @@ def _reindex(
     return index, {**local, **carried}
 
 
-def process_file(job: _FileJob) -> FileResult:
+def process_file(job: FileJob) -> FileResult:
     """Run the selected rules over one file; in fix mode, apply fixes until
     nothing changes. Never raises: problems become the file's `error`."""
     path = job.file.path
@@ -382,13 +382,13 @@ def run(
 
     result = RunResult(indexed=len(indexes))
     # Syntax errors found by the indexer are reported without a LibCST parse.
-    jobs_list: list[_FileJob] = []
+    jobs_list: list[FileJob] = []
     for index in indexes:
         if index.syntax_error is not None:
             line, column, message = index.syntax_error
             errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
             continue
-        jobs_list.append(_FileJob(by_path[index.path], index, facts.for_path(index.path), options))
+        jobs_list.append(FileJob(by_path[index.path], index, facts.for_path(index.path), options))
     outcomes = _map(process_file, jobs_list, jobs, ticker("checking", len(jobs_list)))
     result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
     result.files.extend(FileResult(path) for path in deferred)

@@ -41,15 +41,5 @@ def register(name: str, with_edits: bool = False) -> Callable[[Formatter], Forma
     return decorate
 
 
-def _load() -> None:
-    import importlib
-
-    for name in ("text", "machine", "github", "sarif", "rdjson", "junit"):
-        try:
-            importlib.import_module(f"tfrewrite.report.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"tfrewrite.report.{name}":
-                raise
-
-
-_load()
+# The format modules register themselves when imported.
+from tfrewrite.report import github, junit, machine, rdjson, sarif, text  # noqa: E402, F401

@@ -32,13 +32,8 @@ def _load() -> list[Rule]:
 
     rules: list[Rule] = []
     for name in _RULE_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:
-            if err.name == name:
-                continue  # a rule module not written yet
-            raise
-        rules.extend(cls() for cls in getattr(module, "RULES", ()))
+        module = importlib.import_module(name)
+        rules.extend(cls() for cls in module.RULES)
     return rules
 
 
