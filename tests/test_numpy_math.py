@@ -95,7 +95,7 @@ SAFE = [
     ("np.minimum(y_true, y_pred)", "tf.minimum(y_true, y_pred)"),
     ("np.maximum(i, 1)", "tf.maximum(i, 1)"),
     ("np.maximum(u, 0)", "tf.maximum(u, 0)"),
-    ("np.maximum(0.5, y_pred)", "tf.maximum(0.5, y_pred)"),
+    ("np.maximum(0.5, y_pred)", "tf.maximum(y_pred, 0.5)"),
     # clip
     ("np.clip(y_pred, 0, 1)", "tf.clip_by_value(y_pred, 0, 1)"),
     ("np.clip(y_pred, 1e-7, 1.0 - 1e-7)", "tf.clip_by_value(y_pred, 1e-7, 1.0 - 1e-7)"),
@@ -131,6 +131,15 @@ SAFE = [
     ("(np.mean(y_pred))", "(tf.reduce_mean(y_pred))"),
     # shape and dtype are shared by arrays and tensors
     ("np.abs(y_pred).shape", "tf.abs(y_pred).shape"),
+    # a leading Python number would take TensorFlow's default dtype (int32,
+    # float32) and clash with the tensor: the tensor goes first
+    ("np.maximum(0, y_pred)", "tf.maximum(y_pred, 0)"),
+    ("np.minimum(1.0 ,  y_pred)", "tf.minimum(y_pred ,  1.0)"),
+    ("np.where(b, 0, y_pred)", "tf.where(tf.logical_not(b), y_pred, 0)"),
+    ("np.where(y_true > 0.5, 1.0, y_pred)", "tf.where(tf.logical_not(y_true > 0.5), y_pred, 1.0)"),
+    # `~`, `&`, `|` of boolean tensors are boolean: averaged in float64
+    ("np.mean(~b)", "tf.reduce_mean(tf.cast(~b, tf.float64))"),
+    ("np.mean(b & (y_pred > 0))", "tf.reduce_mean(tf.cast(b & (y_pred > 0), tf.float64))"),
 ]
 
 
@@ -190,6 +199,9 @@ REFUSED = [
     ("np.where(b, i, y_pred)", "NumPy promotes them to a common dtype"),
     ("np.stack([b, y_true])", "`b` is boolean and `y_true` floating"),
     ("np.clip(y_pred, None, None)", "both bounds are `None`"),
+    ("np.clip(y_pred, -1.0)", "`a_min` is given without `a_max`"),
+    ("np.clip(y_pred, a_max=1.0)", "`a_max` is given without `a_min`"),
+    ("np.clip(y_pred, a_min=0.0, max=1.0)", "`a_min` is given without `a_max`"),
     ("np.clip(y_pred, 0.0, 1.0, min=0.0)", "both `a_min=` and `min=`"),
     ("np.where(b)", "with one argument returns index arrays"),
     ("np.where(b, 1.0, 0.0)", "neither value is a tensor"),
@@ -201,6 +213,29 @@ REFUSED = [
     ("np.mean(y_pred).astype(np.float32)", "`.astype(...)` is NumPy array API"),
     ("np.abs(y_pred).reshape(-1)", "`.reshape` is NumPy array API"),
 ]
+
+
+LISTS_OF_TENSORS = [
+    ("np.mean([y_true, y_pred])", "`y_true`"),
+    ("np.sum((y_pred, 1.0), axis=0)", "`y_pred`"),
+    ("np.maximum([y_pred], 0.0)", "`y_pred`"),
+]
+
+
+@pytest.mark.parametrize(("before", "tensor"), LISTS_OF_TENSORS)
+def test_a_list_holding_a_tensor_is_reported_without_fix(before, tensor):
+    """NumPy stacks the list on the host, which fails on symbolic tensors;
+    the dtype of the stacked array depends on all elements (a Python float
+    makes float64), so no rewrite is offered."""
+    [finding] = _findings(before)
+    assert finding.fix is None
+    assert f"on a list holding the tensor {tensor}" in finding.message
+    assert "not rewritten: NumPy stacks the list" in finding.message
+    assert _fix(before, unsafe=True) == before
+
+
+def test_a_list_of_python_values_is_left_alone():
+    assert _findings("np.mean([1.0, 2.0]) + y_pred") == []
 
 
 @pytest.mark.parametrize(("before", "reason"), REFUSED)

@@ -70,6 +70,16 @@ MAPPINGS = [
     ("np.random.rand(*x.shape)", "tf.random.uniform(tf.shape(x))"),
     ("np.random.randn(2, 3)", "tf.random.normal([2, 3])"),
     ("np.random.randn(x.shape[0])", "tf.random.normal([tf.shape(x)[0]])"),
+    # parameters known to be scalars without `size`: one draw, as in NumPy
+    (
+        "np.random.randint(0, x.shape[0] - 1)",
+        "tf.random.uniform([], minval=0, maxval=x.shape[0] - 1, dtype=tf.int64)",
+    ),
+    (
+        "np.random.uniform(-1.0, 2 * len(x))",
+        "tf.random.uniform([], minval=-1.0, maxval=2 * len(x))",
+    ),
+    ("np.random.normal(float(n), 0.1)", "tf.random.normal([], mean=float(n), stddev=0.1)"),
     # random / random_sample / sample / ranf / standard_normal
     ("np.random.random()", "tf.random.uniform([])"),
     ("np.random.random((2, 2))", "tf.random.uniform([2, 2])"),
@@ -500,6 +510,10 @@ REFUSALS = [
     ("np.random.normal(y_pred)", "`loc=y_pred` may hold several values"),
     ("np.random.uniform(np.zeros(3), 1.0)", "`low=np.zeros(3)` may hold several values"),
     ("np.random.binomial(1, [0.1, 0.9])", "`p=[0.1, 0.9]` may hold several values"),
+    # a parameter not known to be a scalar may be an array: one draw per element in NumPy
+    ("np.random.normal(x, 0.1)", "`loc=x` may hold several values"),
+    ("np.random.uniform(0.0, n)", "`high=n` may hold several values"),
+    ("np.random.binomial(1, x)", "`p=x` may hold several values"),
     ("np.random.normal(size=3).astype(np.complex64)", "`np.complex64` has no known TensorFlow"),
     ("np.random.normal(size=3).astype(np.float32, copy=False)", "single dtype argument"),
     ("np.random.randint(0, 3, dtype=np.float32)", "not an integer dtype"),

@@ -478,6 +478,27 @@ REFUSALS = [
         "cannot be joined into one formatted line",
         id="join-unknown",
     ),
+    # string formatting of a tensor inside a larger expression: a trace-time string
+    pytest.param(
+        'print(f"{loss}" + " done")',
+        '`f"{loss}"` formats a tensor into a Python string inside a larger expression',
+        id="fstring-plus",
+    ),
+    pytest.param(
+        'print("loss: " + "%s" % loss)',
+        '`"%s" % loss` formats a tensor into a Python string',
+        id="percent-plus",
+    ),
+    pytest.param(
+        'print(["{}".format(loss), step])',
+        '`"{}".format(loss)` formats a tensor',
+        id="format-in-list",
+    ),
+    pytest.param(
+        'print(" ".join([f"{loss}", "x"]))',
+        "formats a tensor into a Python string",
+        id="join",
+    ),
     pytest.param("value = print(loss)", "the value of this `print(...)` is used", id="value-used"),
     pytest.param(
         "show = lambda: print(loss)", "the value of this `print(...)` is used", id="lambda"

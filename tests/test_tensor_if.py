@@ -624,6 +624,103 @@ FORMS = {
         return tf.cond(t > 1.0, lambda: t, lambda: _false_fn(t))
         """,
     ),
+    "and_whose_right_operand_can_fail_stays_lazy": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+        if count > 0 and 6 // count > 1:
+            return err * 2.0
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+        return tf.cond(
+            tf.cond(count > 0, lambda: 6 // count > 1, lambda: False),
+            lambda: err * 2.0,
+            lambda: err,
+        )
+        """,
+    ),
+    "or_whose_right_operand_can_fail_stays_lazy": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+        if count == 0 or 6 % count == 0:
+            err = err * 2.0
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+        err = tf.cond(
+            tf.cond(count == 0, lambda: True, lambda: 6 % count == 0),
+            lambda: err * 2.0,
+            lambda: err,
+        )
+        return err
+        """,
+    ),
+    "and_of_pure_tensorflow_math_stays_eager": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0 and tf.reduce_max(y_pred) < 2.0:
+            return err * 2.0
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        return tf.cond(
+            tf.logical_and(err > 0.0, tf.reduce_max(y_pred) < 2.0),
+            lambda: err * 2.0,
+            lambda: err,
+        )
+        """,
+    ),
+    "walrus_in_a_branch_makes_a_branch_function": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        m = err
+        out = err
+        if err > 0.0:
+            out = (m := err * 2.0) + 1.0
+        return out + m
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        m = err
+        out = err
+        def _true_fn(m):
+            out = (m := err * 2.0) + 1.0
+            return out, m
+        out, m = tf.cond(err > 0.0, lambda: _true_fn(m), lambda: (out, m))
+        return out + m
+        """,
+    ),
+    "augmented_python_float_stays_a_float": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        scale = 1.0
+        if err > 0.0:
+            total += err * 2.0
+            scale *= 3.0
+        else:
+            total -= 1.0
+        return total * scale
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        scale = 1.0
+        total, scale = tf.cond(
+            err > 0.0,
+            lambda: (total + err * 2.0, scale * 3.0),
+            lambda: (total - 1.0, scale),
+        )
+        return total * scale
+        """,
+    ),
 }
 
 
@@ -1112,6 +1209,127 @@ REFUSALS = {
         """,
         "would have to be copied into both of its branches",
     ),
+    "closure_called_in_the_branch_that_rebinds_its_name": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        k = 1.0
+        scaled = lambda: err * k
+        if err > 0.0:
+            k = 3.0
+            out = scaled()
+        else:
+            out = err
+        return out
+        """,
+        "the true branch assigns 'k', which the nested function `scaled` reads, and uses `scaled`",
+    ),
+    "closure_called_through_another_closure": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        k = 1.0
+        def scaled():
+            return err * k
+        def twice():
+            return scaled() * 2.0
+        if err > 0.0:
+            k = 3.0
+            out = twice()
+        else:
+            out = err
+        return out
+        """,
+        "the true branch assigns 'k', which the nested function `twice` reads",
+    ),
+    "closure_called_in_the_rest_moved_into_a_branch": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        k = 1.0
+        def scaled():
+            return err * k
+        if err > 1.0:
+            return err
+        k = 2.0
+        return scaled()
+        """,
+        "the false branch assigns 'k', which the nested function `scaled` reads",
+    ),
+    "augmented_python_int_meets_a_float_tensor": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = 0
+        if err > 0.0:
+            total += err
+        return total
+        """,
+        "'total' is a Python int before the `if` but a floating-point tensor in the other "
+        "branch: write the number as a float",
+    ),
+    "chained_comparison_whose_last_operand_can_fail": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+        if 0 < count < 6 // count:
+            return err * 2.0
+        return err
+        """,
+        "the chained comparison would evaluate `6 // count` even when an earlier link is False",
+    ),
+    "branch_calls_a_closure_that_rebinds_with_nonlocal": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        k = err
+        def bump():
+            nonlocal k
+            k = k * 2.0
+            return k
+        if err > 0.0:
+            out = bump()
+        else:
+            out = err
+        return out + k
+        """,
+        "the true branch uses `bump`, which rebinds 'k' with `nonlocal`/`global`",
+    ),
+    "conditional_expression_calls_a_closure_that_rebinds_with_nonlocal": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        k = err
+        def bump():
+            nonlocal k
+            k = k * 2.0
+            return k
+        out = bump() if err > 0.0 else err
+        return out + k
+        """,
+        "the true branch uses `bump`, which rebinds 'k' with `nonlocal`/`global`",
+    ),
+    "membership_test_of_a_tensor": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err in (0.0, 1.0):
+            err = err + 5.0
+        return err
+        """,
+        "`err in (0.0, 1.0)` compares the tensor `err` with each element using `==`",
+    ),
+    "walrus_in_a_conditional_expression_branch": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        m = err
+        out = (m := err * 2.0) if err > 0.0 else m
+        return out + m
+        """,
+        "the true branch binds 'm' with `:=`, which in a `tf.cond` branch would bind a local",
+    ),
+    "walrus_on_the_lazy_side_of_and": (
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        if err > 0.0 and (m := err * 2.0) > 1.0:
+            return m
+        return err
+        """,
+        "binds a name with `:=` but runs only when the left operand does not decide",
+    ),
 }
 
 
@@ -1237,3 +1455,36 @@ def test_conditional_expression_in_a_lambda_on_an_outer_tensor_is_rewritten():
         """
     )
     assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in fixed(source)
+
+
+@pytest.mark.parametrize(
+    "branch",
+    ["return super().call(x)", "x = super().call(x)\n                    x = x + 1.0"],
+)
+def test_zero_argument_super_in_a_branch_is_refused(branch):
+    """Inside a branch function or lambda, `super()` has no class cell or
+    instance argument to work from and raises at trace time."""
+    source = textwrap.dedent(
+        f"""
+        import keras
+        import tensorflow as tf
+
+        class Base(keras.layers.Layer):
+            def call(self, x):
+                return x * 2.0
+
+        class Sub(Base):
+            def call(self, x):
+                m = tf.reduce_mean(x)
+                if m > 0.0:
+                    {branch}
+                return x
+        """
+    )
+    found = check_source(source, select=["TFR101"])
+    assert [f.fix for f in found] == [None]
+    assert "calls `super()` without arguments" in found[0].message
+    assert "write `super(Sub, self)`" in found[0].message
+    assert fix_source(source, select=["TFR101"]) == source
+    explicit = source.replace("super()", "super(Sub, self)")
+    assert "tf.cond(" in fixed(explicit)

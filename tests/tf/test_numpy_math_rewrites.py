@@ -81,6 +81,14 @@ SAFE_EXPRESSIONS = [
     "np.concatenate((y_true, y_pred), axis=-1)",
     "np.stack([y_true, y_pred], axis=1)",
     "np.stack([b, b])",
+    # a Python number first: the rewrite puts the tensor first (float64 inputs too)
+    "np.maximum(0, y_true)",
+    "np.minimum(1.0, y_pred)",
+    "np.where(b, 0, y_true)",
+    "np.where(y_true > y_pred, 1.0, y_pred)",
+    # `~` and `&` of booleans: NumPy averages them in float64
+    "np.mean(~b)",
+    "np.mean(b & (y_pred > 0.5), axis=0)",
     "np.sqrt(np.mean(np.square(y_true - y_pred)))",
     "np.mean(np.maximum(1.0 - y_true * y_pred, 0.0))",
 ]
@@ -294,3 +302,29 @@ def test_refusal_facts():
     assert np.maximum(ints, 0.5).dtype == np.float64
     with pytest.raises((TypeError, ValueError)):
         tf.maximum(ints, 0.5)
+    # `a_min` without `a_max` (or the reverse) raises in NumPy: not rewritten.
+    with pytest.raises(TypeError):
+        np.clip(x.numpy(), -1.0)
+    with pytest.raises(TypeError):
+        np.clip(x.numpy(), a_max=1.0)
+    # Traced, a leading Python number takes TensorFlow's default dtype and
+    # clashes with the tensor; NumPy 2 gives it the tensor's dtype. Hence the
+    # rewrite puts the tensor first.
+    x64 = tf.constant([0.5, -1.5], tf.float64)
+    assert np.maximum(0, x64.numpy()).dtype == np.float64
+    spec = [tf.TensorSpec([2], tf.float64)]
+    with pytest.raises((TypeError, ValueError)):
+        tf.function(lambda x: tf.maximum(0, x), input_signature=spec)(x64)
+    with pytest.raises((TypeError, ValueError)):
+        tf.function(lambda x: tf.where(x > 0, 1.0, x), input_signature=spec)(x64)
+    assert tf.function(lambda x: tf.maximum(x, 0), input_signature=spec)(x64).dtype == tf.float64
+
+
+def test_a_list_of_tensors_fails_traced_and_is_not_rewritten():
+    source = TEMPLATE.format(expr="np.mean([y_true, y_pred], axis=0)")
+    _traced_original_fails(source, INPUTS[0], NotImplementedError)
+    assert fix_source(source, select=["TFR104"], unsafe_fixes=True) == source
+    (finding,) = check_source(source, select=["TFR104"])
+    assert finding.fix is None and "NumPy stacks the list" in finding.message
+    # The hazard of stacking by hand: NumPy's dtype depends on every element.
+    assert np.asarray([np.float32(1.0), 2.0]).dtype == np.float64

@@ -293,3 +293,40 @@ def test_precision_format_fails_loudly_on_integer_tensors() -> None:
     assert eager_lines(original, [(tf.constant([1, 2]),)]) == ["n=3.00"]
     with capture_fds(), pytest.raises(tf.errors.InvalidArgumentError, match="precision"):
         rewritten(tf.constant([1, 2]))
+
+
+@pytest.mark.parametrize(
+    "statement", ['print(f"{total}" + " done")', 'print("total: " + "%s" % total)']
+)
+def test_string_formatting_inside_an_expression_is_not_rewritten(statement: str) -> None:
+    """The string is built from the symbolic tensor at trace time: passed to
+    `tf.print`, it would print `Tensor("Sum:0", ...)` on every call instead of
+    the value the eager original prints. So the call is reported, not fixed."""
+    source = textwrap.dedent(
+        f"""\
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            total = tf.reduce_sum(x)
+            {statement}
+            return total
+        """
+    )
+    assert fix_source(source, select=["TFR103"], unsafe_fixes=True) == source
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is None and "formats a tensor into a Python string" in finding.message
+    original = load_module(source).f
+    calls = [(tf.constant([1.0, 2.0]),), (tf.constant([3.0, 4.0]),)]
+    assert [shown(line)[1][-1] for line in eager_lines(original, calls)] == [3.0, 7.0]
+
+    # What `tf.print` of that expression would show, on every call:
+    @tf.function
+    def frozen(x):
+        tf.print(f"{tf.reduce_sum(x)}" + " done", output_stream=sys.stdout)
+
+    with capture_fds() as out:
+        frozen(*calls[0])
+        frozen(*calls[1])
+    lines = [line for line in out.stdout_lines() if line.strip()]
+    assert len(lines) == 2 and all('Tensor("Sum' in line for line in lines)

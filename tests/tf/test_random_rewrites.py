@@ -271,6 +271,29 @@ def test_numpy_randint_upper_bound_is_exclusive() -> None:
     assert eager == picked
 
 
+def test_array_parameter_without_size_is_refused() -> None:
+    """`np.random.normal(x, 0.1)` draws one value per element of `x`; a
+    `tf.random.normal([], mean=x, stddev=0.1)` would shift every element by
+    the same single draw. The call is reported and left alone."""
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def jitter(x):
+            return np.random.normal(x, 0.1)
+        """
+    )
+    assert fix_source(source, select=["TFR102"], unsafe_fixes=True) == source
+    (finding,) = check_source(source, select=["TFR102"])
+    assert finding.fix is None and "`loc=x` may hold several values" in finding.message
+    x = tf.zeros([64], tf.float64)
+    noise = np.asarray(run_eagerly(python_function(load_module(source).jitter), x))
+    assert noise.shape == (64,) and noise.std() > 0.05  # independent draws, not one shift
+
+
 def test_permutation_is_a_fresh_permutation() -> None:
     source = """
     import numpy as np

@@ -18,7 +18,13 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import assert_rewrite_equivalent, assert_same, load_module, python_function
+from .equivalence import (
+    assert_rewrite_equivalent,
+    assert_same,
+    load_module,
+    python_function,
+    run_eagerly,
+)
 from .fdcapture import capture_fds
 
 
@@ -457,6 +463,92 @@ CASES = {
             t = tf.stack([t, t])
             return tf.reduce_sum(t)
         """,
+    "and_guards_an_integer_division": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+            if count > 0 and 6 // count > 1:
+                return err * 2.0
+            return err
+        """,
+    "or_guards_a_modulo": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            count = tf.reduce_sum(tf.cast(y_pred > 0.0, tf.int32))
+            if count == 0 or 6 % count == 0:
+                err = err * 2.0
+            return err
+        """,
+    "augmented_assignments_of_a_tensor_and_a_python_float": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            total = err
+            scale = 1.0
+            if err > 0.0:
+                total += err * 2.0
+                scale *= 3.0
+            else:
+                total -= 1.0
+            return total * scale
+        """,
+    "walrus_in_a_branch": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            m = err
+            out = err
+            if err > 0.0:
+                out = (m := err * 2.0) + 1.0
+            return out + m
+        """,
+    "explicit_super_in_a_branch_of_layer_call": """
+        import keras
+        import tensorflow as tf
+
+        class Base(keras.layers.Layer):
+            def call(self, x):
+                return x * 2.0
+
+        class Sub(Base):
+            def call(self, x):
+                m = tf.reduce_mean(x)
+                if m > 0.0:
+                    x = super(Sub, self).call(x)
+                    x = x + 1.0
+                return x
+
+        layer = Sub()
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_sum(layer(y_pred))
+        """,
+    "closure_defined_inside_the_branch_sees_its_assignment": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            k = 1.0
+            if err > 0.0:
+                k = 3.0
+                scaled = lambda: err * k
+                out = scaled()
+            else:
+                out = err
+            return out + k
+        """,
 }
 
 # Cases where the original needs AutoGraph: it fails under `autograph=False`.
@@ -582,3 +674,53 @@ def test_loss_given_to_compile_is_rewritten_and_trains_the_same():
         model.compile(optimizer="sgd", loss=module.loss, run_eagerly=src is source)
         results.append(model.evaluate(x, y, verbose=0))
     assert_same(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+def test_a_closure_of_a_rebound_name_is_refused_not_rewritten():
+    """Rewritten, the branch's `k = 3.0` would bind a local of the branch
+    function, and `scaled()` would still read `k = 1.0`."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            err = tf.reduce_mean(y_pred - y_true)
+            k = 1.0
+            scaled = lambda: err * k
+            if err > 0.0:
+                k = 3.0
+                out = scaled()
+            else:
+                out = err
+            return out
+        """
+    )
+    assert fix_source(source, select=["TFR101"]) == source
+    (finding,) = check_source(source, select=["TFR101"])
+    assert finding.fix is None and "`scaled`" in finding.message
+    wrong = source.replace(
+        "    if err > 0.0:\n        k = 3.0\n        out = scaled()\n"
+        "    else:\n        out = err\n",
+        "    k, out = tf.cond(err > 0.0, lambda: (3.0, scaled()), lambda: (k, err))\n",
+    )
+    assert wrong != source
+    original = python_function(load_module(source).loss)
+    naive = python_function(load_module(wrong).loss)
+    assert float(run_eagerly(original, *pair(0.5))) == pytest.approx(1.5)
+    assert float(naive(*pair(0.5))) == pytest.approx(0.5)
+
+
+def test_the_lazy_condition_skips_the_division_python_skips():
+    """`tf.logical_and` would divide by a zero count and fail; the rewrite
+    evaluates the right operand only when the left one is true, as Python."""
+    source = textwrap.dedent(CASES["and_guards_an_integer_division"])
+    rewritten = python_function(load_module(rewrite(source)).loss)
+    zero_count = pair(-1.0)
+    assert_same(
+        run_eagerly(python_function(load_module(source).loss), *zero_count), tf.constant(-1.0)
+    )
+    assert_same(tf.function(rewritten, autograph=False)(*zero_count), tf.constant(-1.0))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        count = tf.constant(0)
+        tf.logical_and(count > 0, 6 // count > 1)

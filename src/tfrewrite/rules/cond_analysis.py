@@ -409,6 +409,54 @@ def closure_reads(function: cst.FunctionDef) -> set[str]:
     return free
 
 
+def named_closures(function: cst.FunctionDef) -> dict[str, set[str]]:
+    """The nested functions of `function` bound to a name (`def f` or
+    `f = lambda: ...`), each with the free names it may read when called,
+    including through the other named closures it uses.
+
+    A branch turned into a function binds its names locally, so a closure
+    defined outside the branch would no longer see the branch's assignments."""
+    found: dict[str, set[str]] = {}
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.FunctionDef):
+            local = assigned_names(node.body) | set(function_params(node))
+            found[node.name.value] = reads(node.body) - local
+        elif (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Lambda)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+        ):
+            params = node.value.params
+            names = {
+                p.name.value
+                for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+            }
+            found[node.targets[0].target.value] = reads(node.value.body) - names
+    changed = True
+    while changed:
+        changed = False
+        for free in found.values():
+            extra = set().union(*(found[other] for other in free if other in found)) - free
+            if extra:
+                free |= extra
+                changed = True
+    return found
+
+
+def rebinding_closures(function: cst.FunctionDef) -> dict[str, set[str]]:
+    """The nested functions of `function` that rebind outer names with
+    `nonlocal` or `global`, each with those names: calling one in a branch
+    is a Python effect that tracing runs whichever way the condition goes."""
+    found: dict[str, set[str]] = {}
+    for node in iter_nodes(function.body):
+        if isinstance(node, cst.FunctionDef):
+            declared = scope_declarations(node)
+            if declared:
+                found[node.name.value] = declared
+    return found
+
+
 def scope_declarations(function: cst.FunctionDef) -> set[str]:
     """Names the function declares `global` or `nonlocal`."""
     declared: set[str] = set()

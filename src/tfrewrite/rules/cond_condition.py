@@ -5,7 +5,10 @@ boolean tensor. So `and`/`or`/`not` become `tf.logical_and`/`tf.logical_or`/
 `tf.logical_not`, a chained comparison becomes the `tf.logical_and` of its
 links (AutoGraph leaves it as a Python `and`, which fails in a graph), and a
 scalar that is not boolean gets the comparison Python's truthiness means
-(`x != 0`, or `tf.cast(x, tf.bool)` when its dtype is unknown).
+(`x != 0`, or `tf.cast(x, tf.bool)` when its dtype is unknown). Python skips
+the right operand of `and`/`or` once the left one decides; where evaluating it
+anyway could fail or have an effect, it stays lazy inside a `tf.cond`, as
+AutoGraph's own `and`/`or` does.
 
 Whether an operand is a tensor, a scalar, boolean or numeric is the shared
 tensor analysis's call; a condition with no tensor in it stays a Python `if`.
@@ -23,7 +26,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import TensorFacts, TensorKind
+from tfrewrite.analysis.tensors import (
+    ALWAYS_SCALAR,
+    BOOL_RESULTS,
+    REDUCTIONS,
+    SCALAR_PRESERVING,
+    TensorFacts,
+    TensorKind,
+)
 from tfrewrite.analysis.walk import iter_nodes
 
 
@@ -77,7 +87,20 @@ class ConditionTranslator:
                 self._kind(cst.Comparison(left=operands[i], comparisons=[c])).tensor
                 for i, c in enumerate(node.comparisons)
             )
+        if self._membership_of_a_tensor(node):
+            return True
         return self._kind(node).tensor
+
+    def _membership_of_a_tensor(self, node: cst.BaseExpression) -> bool:
+        """`t in (a, b)` with `t` a tensor: Python compares `t == a`, a
+        tensor, and calls `bool()` on it."""
+        return (
+            isinstance(node, cst.Comparison)
+            and len(node.comparisons) == 1
+            and isinstance(node.comparisons[0].operator, (cst.In, cst.NotIn))
+            and isinstance(node.comparisons[0].comparator, (cst.Tuple, cst.List, cst.Set))
+            and bool(self._kind(node.left).tensor)
+        )
 
     def _translate(self, node: cst.BaseExpression) -> Condition:
         if isinstance(node, cst.BooleanOperation):
@@ -96,7 +119,24 @@ class ConditionTranslator:
                         f"tensor with `{word}`: test the Python part in its own `if`"
                     ),
                 )
-            op = "logical_and" if isinstance(node.operator, cst.And) else "logical_or"
+            is_and = isinstance(node.operator, cst.And)
+            if self._may_fail(node.right):
+                # Python skips the right operand once the left one decides; evaluating it
+                # anyway could fail (`n > 0 and total // n > 1`) or run its effects.
+                if _contains_walrus(node.right):
+                    return Condition(
+                        True,
+                        reason=(
+                            f"`{self.code(node.right)}` binds a name with `:=` but runs only "
+                            "when the left operand does not decide the condition"
+                        ),
+                    )
+                if is_and:
+                    lazy = f"lambda: {right.code}, lambda: False"
+                else:
+                    lazy = f"lambda: True, lambda: {right.code}"
+                return Condition(True, f"{self.tf}.cond({left.code}, {lazy})")
+            op = "logical_and" if is_and else "logical_or"
             return Condition(True, f"{self.tf}.{op}({left.code}, {right.code})")
         if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
             inner = self._operand(node.expression)
@@ -114,6 +154,23 @@ class ConditionTranslator:
             return Condition(False, self._bare(node))
         return self._translate(node)
 
+    def _may_fail(self, node: cst.BaseExpression) -> bool:
+        """Whether evaluating `node` where Python would skip it could raise or
+        have an effect: it indexes (out of range), divides integers (by zero)
+        or calls anything but a pure TensorFlow math function."""
+        for current in iter_nodes(node):
+            if isinstance(current, (cst.Subscript, cst.Lambda, cst.NamedExpr)):
+                return True
+            if isinstance(current, cst.BinaryOperation) and isinstance(
+                current.operator, (cst.FloorDivide, cst.Modulo)
+            ):
+                return True
+            if isinstance(current, cst.Call):
+                qualified = self.facts.resolver.qualified_name(current.func)
+                if qualified not in _PURE_CALLS:
+                    return True
+        return False
+
     def _chained(self, node: cst.Comparison) -> Condition:
         """`a < b <= c` -> `tf.logical_and(a < b, b <= c)` (the middle operands
         are evaluated twice, so they must be free of calls)."""
@@ -125,6 +182,15 @@ class ConditionTranslator:
                     reason=(
                         f"the chained comparison would evaluate `{self.code(middle)}` twice: "
                         "assign it to a variable first"
+                    ),
+                )
+        for later in operands[2:]:
+            if self._may_fail(later):
+                return Condition(
+                    True,
+                    reason=(
+                        f"the chained comparison would evaluate `{self.code(later)}` even when "
+                        "an earlier link is False: split it into two `if`s"
                     ),
                 )
         links: list[str] = []
@@ -156,6 +222,15 @@ class ConditionTranslator:
     def _leaf(self, node: cst.BaseExpression) -> Condition:
         kind = self._kind(node)
         text = self._bare(node)
+        if self._membership_of_a_tensor(node):
+            assert isinstance(node, cst.Comparison)
+            return Condition(
+                True,
+                reason=(
+                    f"`{text}` compares the tensor `{self.code(node.left)}` with each element "
+                    "using `==`: write the comparisons with `tf.logical_or`"
+                ),
+            )
         if not kind.tensor:
             return Condition(
                 True,
@@ -203,6 +278,16 @@ class ConditionTranslator:
         if node.lpar and not isinstance(node, (cst.Tuple, cst.GeneratorExp)):
             return self.code(node.with_changes(lpar=[], rpar=[]))
         return self.code(node)
+
+
+# TensorFlow functions that neither fail on any input of the right dtype nor
+# have effects, so evaluating them where Python would not is harmless.
+# (`tf.pow` is not: an integer to a negative power fails.)
+_PURE_CALLS = (REDUCTIONS | ALWAYS_SCALAR | SCALAR_PRESERVING | BOOL_RESULTS) - {"tensorflow.pow"}
+
+
+def _contains_walrus(node: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.NamedExpr) for n in iter_nodes(node))
 
 
 def _operands(node: cst.Comparison) -> list[cst.BaseExpression]:

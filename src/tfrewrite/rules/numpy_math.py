@@ -255,6 +255,10 @@ class Operands:
 
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         known = self.facts.kind(node)
+        if known.tensor and not (known.boolean or known.integer or known.floating):
+            logical = self._logical_kind(node)
+            if logical is not None:
+                return logical
         if known.tensor:
             return known
         if isinstance(node, cst.Name):
@@ -282,6 +286,20 @@ class Operands:
             base = self.kind(node.value)
             return TensorKind(base.tensor, floating=base.floating, integer=base.integer)
         return NOT_TENSOR
+
+    def _logical_kind(self, node: cst.BaseExpression) -> TensorKind | None:
+        """`~m`, `m & n`, `m | n`, `m ^ n` of boolean tensors are boolean
+        (`np.mean(~mask)` averages booleans: NumPy in float64)."""
+        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+            inner = self.kind(node.expression)
+            return inner if inner.boolean else None
+        if isinstance(node, cst.BinaryOperation) and isinstance(
+            node.operator, (cst.BitAnd, cst.BitOr, cst.BitXor)
+        ):
+            left, right = self.kind(node.left), self.kind(node.right)
+            if left.boolean and right.boolean:
+                return TensorKind(True, boolean=True)
+        return None
 
     def _name_kind(self, name: str) -> TensorKind:
         """A local name every binding of which is a plain assignment of a
@@ -577,6 +595,14 @@ class Writer:
             raise Refusal("an array argument is missing")
         plan = Plan(self._func(mapping.tf_op), self._out(mapping, bound))
         self._check_dtypes(mapping, operands, plan)
+        if mapping.category == PRESERVE and len(operands) == 2:
+            first, second = operands
+            if not self.operands.kind(first).tensor and self.operands.kind(second).tensor:
+                # TensorFlow converts a leading Python number to its default
+                # dtype (float32, int32) and then rejects a tensor of another
+                # dtype: `tf.maximum(0, x)` raises for a float `x`. Both ops
+                # are symmetric, so the tensor goes first: `tf.maximum(x, 0)`.
+                plan.out = _swapped(plan.out, "x", "y")
         return plan
 
     def _check_dtypes(
@@ -680,6 +706,12 @@ class Writer:
         for new, old in (("min", "a_min"), ("max", "a_max")):
             if new in bound.args and old in bound.args:
                 raise Refusal(f"both `{old}=` and `{new}=` are given")
+        if ("a_min" in bound.args) != ("a_max" in bound.args):
+            given, missing = ("a_min", "a_max") if "a_min" in bound.args else ("a_max", "a_min")
+            raise Refusal(
+                f"`{given}` is given without `{missing}`, and NumPy raises `TypeError` "
+                f"(pass `{missing}=None` for an open side)"
+            )
         a = bound.value("a")
         if a is None:
             raise Refusal("the array argument is missing")
@@ -743,6 +775,17 @@ class Writer:
                 f"truthy value, `{self.tf}.where` only booleans"
             )
         self._check_dtypes(mapping, [x, y], plan)
+        if not self.operands.kind(x).tensor and self.operands.kind(y).tensor:
+            # `tf.where(c, 0, y)` converts the leading Python number to its
+            # default dtype (int32, float32) and raises on a float `y`; with
+            # the condition negated the tensor goes first and sets the dtype.
+            negated = cst.parse_expression(
+                f"{self.tf}.logical_not({self.code(condition.with_changes(lpar=(), rpar=()))})"
+            )
+            plan.out = [
+                OutArg(item.param, negated, item.origin) if item.value is condition else item
+                for item in _swapped(plan.out, "x", "y")
+            ]
         return plan
 
     def _join(self, mapping: Mapping, bound: Bound) -> Plan:
@@ -762,6 +805,14 @@ class Writer:
             plan.out.append(OutArg("axis", cst.Integer("0"), None))
         self._check_dtypes(mapping, [e.value for e in arrays.elements], plan)
         return plan
+
+
+def _swapped(out: list[OutArg], first: str, second: str) -> list[OutArg]:
+    """`out` with the values of two parameters exchanged; each argument keeps
+    its place, keyword and layout."""
+    values = {item.param: item.value for item in out}
+    exchange = {first: values[second], second: values[first]}
+    return [OutArg(item.param, exchange.get(item.param, item.value), item.origin) for item in out]
 
 
 def _literal_value(node: cst.BaseExpression) -> float | None:
@@ -850,6 +901,15 @@ class NumpyMathOnTensors(Rule):
     | `concatenate([a, b], axis)` | `tf.concat([a, b], axis)` (`axis=0` written out) |
     | `stack([a, b], axis)` | `tf.stack([a, b], axis)` |
 
+    A Python number before the tensor moves after it: `np.maximum(0, x)`
+    becomes `tf.maximum(x, 0)` and `np.where(c, 0, x)` becomes
+    `tf.where(tf.logical_not(c), x, 0)`. Traced, TensorFlow gives a leading
+    Python number its default dtype (int32, float32) and then rejects a
+    tensor of another dtype; NumPy 2 gives the number the tensor's dtype.
+    (On a tie both return the second operand, so an element `-0.0` gives
+    `-0.0` in `np.maximum(0.0, x)` and `0.0` in `tf.maximum(x, 0.0)`: equal
+    values, they differ only in the sign of zero.)
+
     A local name bound only to such calls (`err = np.square(y_true - y_pred)`)
     counts as a tensor too, so `np.mean(err)` is reported in the same run.
 
@@ -885,6 +945,7 @@ class NumpyMathOnTensors(Rule):
     ## When it is not rewritten
     The call stays, with a finding saying why: `dtype=`, `out=`, `where=`,
     `initial=`, `ddof` other than 0, `decimals` other than 0, `*args`,
+    `np.clip` with `a_min` but no `a_max` or the reverse (NumPy raises),
     `np.clip` with literal bounds in the wrong order (NumPy returns the upper
     bound, `tf.clip_by_value` the lower; with non-literal bounds the fix is
     unsafe), one-argument `np.where`, `np.where` choosing between two Python
@@ -893,6 +954,10 @@ class NumpyMathOnTensors(Rule):
     tensor lacks (`.astype(...)`, `.reshape(...)`), a multi-line call whose
     dropped argument carries a comment, and `np.matmul`/`np.dot`, whose
     meaning depends on the operands' ranks, which tfrewrite does not know.
+    A list or tuple holding a tensor given as one array
+    (`np.mean([loss_a, loss_b])`) is reported without a fix: NumPy stacks it
+    on the host, in a dtype that depends on every element (a Python float
+    makes it float64); stack it with `tf.stack` first.
     NumPy calls on values not known to be tensors are left alone: NumPy on
     Python values is fine under tracing.
     """
@@ -997,6 +1062,17 @@ class NumpyMathOnTensors(Rule):
             facts = operands.setdefault(id(site.facts), Operands(ctx, site.facts))
             data = facts.data_operands(MAPPINGS[name], site.call)
             if not any(facts.kind(node).tensor for node in data):
+                listed = _listed_tensor(facts, MAPPINGS[name], data)
+                if listed is not None:
+                    yield Violation(
+                        site.call,
+                        f"{_spelling(ctx, site.call)} on a list holding the tensor "
+                        f"`{ctx.code(listed)}` in traced code: NumPy cannot convert a symbolic "
+                        "tensor, so this raises when traced; not rewritten: NumPy stacks the "
+                        "list into one array, promoting mixed elements (a Python float makes "
+                        f"it float64); stack it with `{tf}.stack([...])` (or `{tf}.concat`) "
+                        "and pass that",
+                    )
                 continue  # NumPy on Python values: fine under tracing
             yield self._violation(ctx, site, name, Writer(ctx, facts, tf), imports)
 
@@ -1031,6 +1107,24 @@ class NumpyMathOnTensors(Rule):
         else:
             fix = CstFix(f"Use `{plan.func}`", (NodeEdit(call, replacement),), imports)
         return Violation(call, message, fix)
+
+
+def _listed_tensor(
+    operands: Operands, mapping: Mapping, data: list[cst.BaseExpression]
+) -> cst.BaseExpression | None:
+    """A tensor inside a list or tuple display passed as an array operand
+    (`np.mean([loss_a, loss_b])`), for calls that take one array there."""
+    if mapping.category in (JOIN, UNMAPPED):
+        return None
+    for node in data:
+        if isinstance(node, (cst.List, cst.Tuple)):
+            for element in node.elements:
+                if (
+                    not isinstance(element, cst.StarredElement)
+                    and operands.kind(element.value).tensor
+                ):
+                    return element.value
+    return None
 
 
 def _tf_positional(name: str, plan: Plan) -> tuple[str, ...]:

@@ -252,8 +252,9 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     The call stays, with a finding saying why, when the mapping would not be
     faithful: an argument `tf.random` has no counterpart, `*args`/`**kwargs`,
     a `size` that is not a tuple, an integer or `x.shape` (a name could hold
-    either), no `size` while a parameter is visibly an array or a tensor (NumPy
-    draws one value per element, `tf.random` with shape `[]` one value in all),
+    either), no `size` while a parameter is not known to be a scalar (a Python
+    number, `float(...)`, a scalar tensor): `np.random.normal(x, 0.1)` draws one
+    value per element of `x`, `tf.random` with shape `[]` one value for all,
     `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
     `permutation` of something not known to be an integer or a tensor, an
     integer sample combined with a value of unknown dtype, a sample consumed by

@@ -610,9 +610,28 @@ def _kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
     return "unknown" if _shows_values(facts, node) else "python"
 
 
+def _formats_a_tensor(facts: TensorFacts, node: cst.CSTNode) -> bool:
+    """Whether `node` builds a Python string from a tensor: an f-string, a
+    `"..." % x` or a `"...".format(x)` / `"...".join(xs)` showing tensor values.
+    Traced, that string holds `Tensor("Sum:0", ...)`, fixed at trace time."""
+    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+        return _shows_values(facts, node)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        return _string_value(node.left) is not None and _shows_values(facts, node.right)
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("format", "join")
+        and _is_text(node.func.value)
+    ):
+        return any(_shows_values(facts, arg.value) for arg in node.args)
+    return False
+
+
 def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> None:
     """Refuse an argument that turns a tensor into a Python value
-    (`float(loss)`, `loss.numpy()`, `str(loss)`): under tracing that fails or
+    (`float(loss)`, `loss.numpy()`, `str(loss)`, or string formatting inside
+    a larger expression: `f"{loss}" + " done"`): under tracing that fails or
     freezes the value, with `print` or `tf.print` alike. Anything else
     `tf.print` prints as it is: tensors with their values, nested lists and
     dicts of tensors, Python values."""
@@ -621,6 +640,12 @@ def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpress
         current = stack.pop()
         if isinstance(current, (cst.Lambda, cst.FunctionDef)):
             continue
+        if _formats_a_tensor(facts, current):
+            raise _Refusal(
+                f"`{ctx.code(current)}` formats a tensor into a Python string inside a larger "
+                "expression; traced, the string shows `Tensor(...)` and is fixed at trace time "
+                "(pass the string formatting, or the tensor, to `print` as its own argument)"
+            )
         if isinstance(current, cst.Call):
             func = current.func
             converts = False
@@ -653,6 +678,9 @@ def _pieces(
         if template is not None:
             return _percent_pieces(ctx, facts, node, template, tf_alias, assumptions)
     if facts.is_tensor(node):
+        # `"loss: " + "%s" % x` is a tensor to the analysis (a string plus a
+        # string tensor) but holds Python string formatting of `x`.
+        _check_printable(ctx, facts, node)
         return None
     if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
         return _string_pieces(ctx, facts, node, tf_alias, assumptions)

@@ -34,7 +34,7 @@ from typing import ClassVar
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.tensors import TensorFacts, _is_python_number
 from tfrewrite.analysis.walk import comments_in, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
@@ -378,22 +378,43 @@ class SampleWriter:
     ) -> None:
         """Without `size`, NumPy draws one value per element of array-valued
         parameters, while `tf.random` with shape `[]` would draw a single value
-        and broadcast it: refuse parameters that are visibly arrays or tensors."""
+        and broadcast it (`np.random.normal(x, 0.1)` adds independent noise to
+        each element; `tf.random.normal([], mean=x, stddev=0.1)` shifts them
+        all by one draw): refuse parameters not known to be scalars. Known
+        scalars are Python number arithmetic, `float(...)` / `int(...)` and
+        scalar tensors; a parameter such as `x` may hold an array."""
         if not is_none(size):
             return
         for name, node in params.items():
-            if node is None:
-                continue
-            kind = self.site.facts.kind(node)
-            arrayish = isinstance(node, (cst.List, cst.Tuple, cst.ListComp, cst.Set))
-            if isinstance(node, cst.Call):
-                qualified = self.ctx.names.qualified_name(node.func)
-                arrayish = arrayish or bool(qualified and qualified.startswith("numpy."))
-            if arrayish or (kind.tensor and not kind.scalar):
+            if node is not None and not self._known_scalar(node):
                 raise Refusal(
                     f"`{name}={self.code(node)}` may hold several values and no `size` is given: "
                     "NumPy draws one sample per element; pass `size=`"
                 )
+
+    def _known_scalar(self, node: cst.BaseExpression) -> bool:
+        """Python number arithmetic, `float(...)` / `int(...)` / `len(...)`, a
+        dimension `x.shape[i]`, arithmetic and conditionals on known scalars,
+        or a scalar tensor."""
+        if _is_python_number(node) or _dimension_read(node) is not None:
+            return True
+        if isinstance(node, cst.IfExp):
+            return self._known_scalar(node.body) and self._known_scalar(node.orelse)
+        if isinstance(node, cst.UnaryOperation) and isinstance(
+            node.operator, (cst.Minus, cst.Plus)
+        ):
+            return self._known_scalar(node.expression)
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
+            return self._known_scalar(node.left) and self._known_scalar(node.right)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in ("float", "int", "len")
+            and self.ctx.names.qualified_name(node.func) is None
+        ):
+            return True
+        kind = self.site.facts.kind(node)
+        return kind.tensor and kind.scalar
 
     # -- dtypes ----------------------------------------------------------------------
     def dtype(self, node: cst.BaseExpression) -> Dtype:

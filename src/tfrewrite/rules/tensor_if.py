@@ -21,7 +21,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
-from tfrewrite.analysis.walk import child_nodes, iter_with_ancestors
+from tfrewrite.analysis.walk import child_nodes, iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
@@ -41,9 +41,11 @@ from tfrewrite.rules.cond_analysis import (
     is_generator,
     is_pass,
     live_after,
+    named_closures,
     placement,
     read_before_assigned,
     reads,
+    rebinding_closures,
     returns_in,
     scope_declarations,
 )
@@ -130,6 +132,53 @@ class _Conditional:
     def closure_reads(self) -> set[str]:
         return closure_reads(self.scope.node)
 
+    @cached_property
+    def named_closures(self) -> dict[str, set[str]]:
+        return named_closures(self.scope.node)
+
+    def branch_scope_problem(self, side: str, statements: Sequence[Statement]) -> str | None:
+        """Why a branch cannot move into a nested function or lambda: a
+        zero-argument `super()` there has no class or instance to work from;
+        a closure the branch uses after assigning a name it reads would still
+        see the old value (the assignment becomes local to the branch); a
+        closure rebinding names with `nonlocal` is an effect both traced
+        branches would run."""
+        block = cst.Module(body=list(statements))
+        for node in iter_nodes(block, into_functions=False):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Name)
+                and node.func.value == "super"
+                and not node.args
+            ):
+                params = self.scope.node.params.params
+                instance = params[0].name.value if params else "self"
+                explicit = f"super({self.scope.class_name or 'ClassName'}, {instance})"
+                return (
+                    f"the {side} branch calls `super()` without arguments, which fails inside "
+                    f"a branch function: write `{explicit}`"
+                )
+        assigned = assigned_names(block)
+        used = reads(block)
+        rebinding = rebinding_closures(self.scope.node)
+        for closure in sorted(used - assigned):
+            reached = {closure} | self.named_closures.get(closure, set())
+            writer = next((name for name in sorted(reached) if name in rebinding), None)
+            if writer is not None:
+                return (
+                    f"the {side} branch uses `{closure}`, which rebinds "
+                    f"'{sorted(rebinding[writer])[0]}' with `nonlocal`/`global`, a Python effect "
+                    "tracing would run for both branches"
+                )
+            seen = sorted(self.named_closures.get(closure, set()) & assigned)
+            if seen:
+                return (
+                    f"the {side} branch assigns '{seen[0]}', which the nested function "
+                    f"`{closure}` reads, and uses `{closure}`: in a branch function it would "
+                    "still see the old value"
+                )
+        return None
+
     def nested_tensor_conditionals(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """Tensor conditionals inside `node` in the same scope (those in a
         nested function or lambda are rewritten, or refused, on their own)."""
@@ -158,13 +207,18 @@ class _Conditional:
         if nested:
             return _Outcome(waiting=True)
         for side, value in (("true", node.body), ("false", node.orelse)):
+            walrus = _walrus_target(value)
+            if walrus is not None:
+                return _Outcome(
+                    reason=(
+                        f"the {side} branch binds '{walrus}' with `:=`, which in a `tf.cond` "
+                        "branch would bind a local of the branch instead"
+                    )
+                )
+            statements = [cst.SimpleStatementLine(body=[cst.Expr(value=value)])]
             problem = branch_problem(
-                [cst.SimpleStatementLine(body=[cst.Expr(value=value)])],
-                self.ctx.names,
-                side,
-                allow_return=False,
-                expression=True,
-            )
+                statements, self.ctx.names, side, allow_return=False, expression=True
+            ) or self.branch_scope_problem(side, statements)
             if problem:
                 return _Outcome(reason=problem)
         body, orelse = node.body, node.orelse
@@ -264,7 +318,9 @@ class _Conditional:
             for ret in _returns(statements):
                 if ret.value is None:
                     raise Refusal(f"the {side} branch has a `return` without a value")
-            problem = branch_problem(statements, self.ctx.names, side, allow_return=True)
+            problem = branch_problem(
+                statements, self.ctx.names, side, allow_return=True
+            ) or self.branch_scope_problem(side, statements)
             if problem:
                 raise Refusal(problem)
             for inner in statements:
@@ -344,7 +400,9 @@ class _Conditional:
         sides = {"true": block_statements(node.body), "false": block_statements(node.orelse)}
         sides = {k: [s for s in v if not is_pass(s)] for k, v in sides.items()}
         for side, statements in sides.items():
-            problem = branch_problem(statements, self.ctx.names, side, allow_return=False)
+            problem = branch_problem(
+                statements, self.ctx.names, side, allow_return=False
+            ) or self.branch_scope_problem(side, statements)
             if problem:
                 raise Refusal(problem)
         if not any(sides.values()):
@@ -401,7 +459,14 @@ class _Conditional:
     ) -> dict[str, list[Statement]]:
         for name in outputs:
             finals = {side: _final_assignment(s, name) for side, s in sides.items()}
-            kinds = {side: self._final_kind(name, final, place) for side, final in finals.items()}
+            kinds = {
+                side: self._final_kind(name, final, place)
+                if final is not None or name not in assigned_names(cst.Module(body=sides[side]))
+                # bound in the branch some other way (`+=`, unpacking, a loop): its dtype
+                # is not the incoming value's
+                else self._augmented_kind(name, sides[side], place)
+                for side, final in finals.items()
+            }
             result = reconcile(f"'{name}'", kinds["true"], kinds["false"])
             if result.reason:
                 raise Refusal(result.reason)
@@ -420,6 +485,41 @@ class _Conditional:
                 )
                 sides[side] = [replaced if s is line else s for s in sides[side]]
         return sides
+
+    def _augmented_kind(
+        self, name: str, statements: Sequence[Statement], place: Placement
+    ) -> ValueKind:
+        """The kind of `name` after a branch that binds it once, by `name op=
+        value` on its incoming value; unknown for any other binding."""
+        bindings = [s for s in statements if name in assigned_names(cst.Module(body=[s]))]
+        if len(bindings) != 1 or not isinstance(bindings[0], cst.SimpleStatementLine):
+            return UNKNOWN
+        small = bindings[0].body
+        if not (
+            len(small) == 1
+            and isinstance(small[0], cst.AugAssign)
+            and isinstance(small[0].target, cst.Name)
+            and type(small[0].operator) in _AUG_TO_BINARY
+        ):
+            return UNKNOWN
+        augmented = small[0]
+        before = self._final_kind(name, None, place)
+        value = value_kind(augmented.value, self.facts)
+        numbers = ("int", "float")
+        if before.literal in numbers and value.literal in numbers:
+            if isinstance(augmented.operator, cst.PowerAssign):
+                return UNKNOWN  # `2 ** -1` is a float
+            floating = "float" in (before.literal, value.literal) or isinstance(
+                augmented.operator, cst.DivideAssign
+            )
+            return ValueKind(literal="float" if floating else "int")
+        for number, tensor in ((before, value), (value, before)):
+            if number.literal in numbers and tensor.tensor is not None and tensor.tensor.floating:
+                return tensor
+        if before.tensor is not None and value.tensor is not None:
+            if before.tensor.floating and value.tensor.floating:
+                return before
+        return UNKNOWN
 
     def _final_kind(
         self, name: str, final: tuple[cst.SimpleStatementLine, cst.Assign] | None, place: Placement
@@ -520,7 +620,11 @@ class TensorIf(Rule):
     - `and` / `or` / `not` become `tf.logical_and` / `tf.logical_or` /
       `tf.logical_not`; `1.0 < m <= 2.0` becomes `tf.logical_and(1.0 < m, m <= 2.0)`;
       a scalar that is not boolean is compared explicitly (`n != 0`, or
-      `tf.cast(x, tf.bool)` when its dtype is unknown).
+      `tf.cast(x, tf.bool)` when its dtype is unknown). When the right operand of
+      `and`/`or` could fail or have an effect where Python would skip it (an
+      index, an integer `//` or `%`, a call that is not pure TensorFlow math),
+      it stays lazy: `n > 0 and t // n > 1` becomes
+      `tf.cond(n > 0, lambda: t // n > 1, lambda: False)`.
     - One-expression branches become lambdas; blocks become small functions
       defined right before the `tf.cond`, keeping their statements, TensorFlow
       side effects (`tf.print`, variable updates) and comments. A name a block
@@ -541,7 +645,15 @@ class TensorIf(Rule):
       `with` block that more code follows; an early return in a generator.
     - A condition not known to be a scalar tensor, or one that mixes a Python
       value and a tensor with `and`/`or`; a chained comparison whose middle
-      operand contains a call (it would run twice).
+      operand contains a call (it would run twice) or whose later operands could
+      fail (they would run even when an earlier link is false); a `:=` on the
+      lazy side of `and`/`or`; `t in (a, b)` on a tensor.
+    - A branch that assigns a name and then uses a nested function, defined
+      outside the branch, that reads it (in a branch function the nested
+      function would still see the old value), or that uses a nested function
+      rebinding names with `nonlocal`/`global`; a branch calling `super()`
+      without arguments (write `super(ClassName, self)`); a `:=` in a branch of
+      `A if c else B`.
     - A branch with `break`, `continue`, `yield`, `await`, `global` or
       `nonlocal` (or assigning a name the function declares so), or with Python
       side effects tracing would run for both branches: `print`, list appends
@@ -911,10 +1023,21 @@ def _as_expressions(
             used = reads(small.value) | {name}
         else:
             return None
+        if _walrus_target(small) is not None:
+            return None  # a lambda would bind the `:=` name locally
         if name not in outputs or name in values or used & set(values) or "\n" in expression:
             return None
         values[name] = expression
     return [values.get(name, name) for name in outputs]
+
+
+def _walrus_target(node: cst.CSTNode) -> str | None:
+    """The name the first `:=` in `node` binds in the enclosing scope (one
+    inside a nested function or lambda binds there, and does not count)."""
+    for current in iter_nodes(node, into_functions=False):
+        if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
+            return current.target.value
+    return None
 
 
 def _assignment_order(statements: Sequence[Statement]) -> list[str]:
