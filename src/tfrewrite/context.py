@@ -6,7 +6,7 @@ only for what it asks (tensor facts only for the functions it inspects).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -110,6 +110,17 @@ class RuleContext:
             if function.node is node:
                 return function
         return None
+
+    def innermost_scope(
+        self, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
+    ) -> FunctionScope:
+        """The function nearest a node with these `ancestors` (outermost
+        first), `outer` when none is nested inside it: the scope whose tensor
+        facts describe the node."""
+        for node in reversed(ancestors):
+            if isinstance(node, cst.FunctionDef):
+                return self.scope_of(node) or outer
+        return outer
 
     # -- tensors ---------------------------------------------------------------------
     def tensors(self, function: FunctionScope) -> TensorFacts:

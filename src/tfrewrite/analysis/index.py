@@ -88,7 +88,8 @@ class ModuleIndex:
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
-    rebound_module_names: set[str] = field(default_factory=set)
+    # name -> how (`rebound in `f``, `assigned more than once`), for messages.
+    rebound_module_names: dict[str, str] = field(default_factory=dict)
     syntax_error: tuple[int | None, int | None, str] | None = None
 
     def qualify(self, local_qualname: str) -> str:
@@ -324,7 +325,11 @@ class _Indexer(_FastVisitor):
 
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
-        self.index.rebound_module_names.update(node.names)
+        where = f"rebound in `{self.function_stack[-1].qualname}`" if self.function_stack else (
+            "declared global"
+        )
+        for name in node.names:
+            self.index.rebound_module_names.setdefault(name, where)
 
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self._mark("writes_state")
@@ -503,7 +508,9 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         for target in targets:
             if isinstance(target, ast.Name):
                 assigned[target.id] = assigned.get(target.id, 0) + 1
-    index.rebound_module_names.update(name for name, count in assigned.items() if count > 1)
+    for name, count in assigned.items():
+        if count > 1:
+            index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")
     return index

@@ -309,14 +309,14 @@ def _is_python_int(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _is_python_number(node: cst.BaseExpression) -> bool:
+def is_python_number(node: cst.BaseExpression) -> bool:
     """A Python number, or arithmetic on Python numbers only (`-2.0 + 1.0`)."""
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return _is_python_number(node.expression)
+        return is_python_number(node.expression)
     if isinstance(node, cst.BinaryOperation):
-        return _is_python_number(node.left) and _is_python_number(node.right)
+        return is_python_number(node.left) and is_python_number(node.right)
     return False
 
 
@@ -379,6 +379,11 @@ def _scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
         if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         stack.extend(child_nodes(node))
+
+
+def local_names(function: cst.FunctionDef) -> set[str]:
+    """Names local to `function`: its parameters and what its body binds."""
+    return {p.name.value for p in _all_params(function.params)} | bound_names(function.body)
 
 
 def bound_names(body: cst.CSTNode) -> set[str]:
@@ -625,7 +630,7 @@ class TensorFacts:
     def _is_number(self, node: cst.BaseExpression) -> bool:
         """A Python number: a literal, arithmetic on numbers, or a local name
         every binding of which is one (`scale = 1.0; scale = 2.0`)."""
-        if _is_python_number(node):
+        if is_python_number(node):
             return True
         if isinstance(node, cst.Name):
             return node.value in self._number_names
@@ -747,7 +752,7 @@ class TensorFacts:
             return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
             return TensorKind(
-                True, _is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
+                True, is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
             )
         return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
 
@@ -875,7 +880,7 @@ class TensorFacts:
                         if not (
                             self._float_valued(value.target, names, inner)  # type: ignore[arg-type]
                             and (
-                                _is_python_number(value.value)
+                                is_python_number(value.value)
                                 or self._float_valued(value.value, names, inner)
                             )
                         ):

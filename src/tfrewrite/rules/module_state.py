@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
+from tfrewrite.analysis.tensors import local_names
+from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
@@ -23,49 +24,20 @@ def _is_python_literal(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _module_literals(module: cst.Module) -> dict[str, int]:
-    """Names bound at module level to a Python literal, with how many times."""
-    counts: dict[str, int] = {}
+def _module_literals(module: cst.Module) -> set[str]:
+    """Names bound at module level to a Python literal (a flag, a number, a
+    string): the values tracing freezes."""
+    names: set[str] = set()
     for statement in module.body:
         if not isinstance(statement, cst.SimpleStatementLine):
             continue
         for small in statement.body:
             if isinstance(small, cst.Assign) and _is_python_literal(small.value):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Name):
-                        counts[target.target.value] = counts.get(target.target.value, 0) + 1
+                targets = [t.target for t in small.targets]
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
             elif isinstance(small, cst.AnnAssign) and small.value is not None:
                 if isinstance(small.target, cst.Name) and _is_python_literal(small.value):
-                    counts[small.target.value] = counts.get(small.target.value, 0) + 1
-    return counts
-
-
-def _rebinders(ctx: RuleContext) -> dict[str, str]:
-    """Module names declared `global` and assigned in some function -> that function."""
-    result: dict[str, str] = {}
-    for function in ctx.functions:
-        declared = {
-            item.name.value
-            for node in iter_small_statements(function.node.body)
-            if isinstance(node, cst.Global)
-            for item in node.names
-        }
-        if declared:
-            for name in declared:
-                result.setdefault(name, function.qualname)
-    return result
-
-
-def _local_names(function: cst.FunctionDef) -> set[str]:
-    params = function.params
-    names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-    for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
+                    names.add(small.target.value)
     return names
 
 
@@ -177,19 +149,10 @@ class ModuleStateInTracedCode(Rule):
         return bool(traced_qualnames) and bool(index.rebound_module_names)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        literals = _module_literals(ctx.module)
-        if not literals:
-            return
-        rebinders = _rebinders(ctx)
-        mutable = {
-            name: (
-                f"rebound in `{rebinders[name]}`"
-                if name in rebinders
-                else "assigned more than once"
-            )
-            for name, count in literals.items()
-            if count > 1 or name in rebinders
-        }
+        # Which module names are rebound is a pass-1 fact; only literal
+        # values (flags, numbers, strings) are frozen state worth reporting.
+        rebound = ctx.index.rebound_module_names
+        mutable = {name: rebound[name] for name in _module_literals(ctx.module) if name in rebound}
         if not mutable:
             return
         for function in ctx.functions:
@@ -199,7 +162,7 @@ class ModuleStateInTracedCode(Rule):
     def _check_function(
         self, function: FunctionScope, mutable: dict[str, str]
     ) -> Iterator[Violation]:
-        local = _local_names(function.node)
+        local = local_names(function.node)
         reported: set[str] = set()
         for node, ancestors in iter_with_ancestors(function.node.body):
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):

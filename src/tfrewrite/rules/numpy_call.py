@@ -20,7 +20,6 @@ from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.rules.random_mapping import innermost_scope
 
 # TensorFlow ops that take a host value and fail on a symbolic tensor: a
 # `.numpy()` argument to them cannot simply be dropped.
@@ -166,7 +165,7 @@ class NumpyCallInTracedCode(Rule):
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 if not (isinstance(node, cst.Call) and _candidate(node)):
                     continue
-                facts = ctx.tensors(innermost_scope(ctx, function, ancestors))
+                facts = ctx.tensors(ctx.innermost_scope(function, ancestors))
                 violation = self._violation(ctx, node, ancestors, facts, tf)
                 if violation is not None:
                     yield violation

@@ -31,7 +31,7 @@ from tfrewrite.analysis.tensors import (
     TENSOR,
     TensorFacts,
     TensorKind,
-    _is_python_number,
+    is_python_number,
 )
 from tfrewrite.analysis.walk import comments_in, iter_nodes
 from tfrewrite.context import RuleContext
@@ -227,7 +227,7 @@ def _numpy_function(node: cst.CSTNode, ctx: RuleContext) -> str | None:
 
 def _is_python_float(node: cst.BaseExpression) -> bool:
     """A Python number literal expression whose value is a float."""
-    if not _is_python_number(node):
+    if not is_python_number(node):
         return False
     if isinstance(node, cst.Float):
         return True
@@ -614,7 +614,7 @@ class Writer:
         tensors = [(node, k) for node, k in zip(operands, kinds, strict=True) if k.tensor]
         floats = [node for node in operands if _is_python_float(node)]
         for node, kind in zip(operands, kinds, strict=True):
-            if not kind.tensor and not _is_python_number(node):
+            if not kind.tensor and not is_python_number(node):
                 plan.unsafe.append(
                     f"`{self.code(node)}` is not known to be a tensor or a Python number "
                     "(a NumPy array there would change the result's dtype)"

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.tensors import local_names
+from tfrewrite.analysis.walk import iter_nodes, iter_small_statements
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
@@ -29,32 +30,11 @@ MUTATING_METHODS = frozenset(
 )
 
 
-def _bound_locally(function: cst.FunctionDef) -> set[str]:
-    """Names the function itself binds, parameters included (mutating an
-    argument is the caller's business, and `**kwargs` is a fresh dict)."""
-    params = function.params
-    names = {
-        p.name.value
-        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
-        if p.name.value != "self"
-    }
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            names.add(star.name.value)
-    for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-        elif isinstance(node, (cst.For, cst.CompFor)) and isinstance(node.target, cst.Name):
-            names.add(node.target.value)
-    return names
-
-
-def _globals(function: cst.FunctionDef) -> set[str]:
+def _declared_outside(function: cst.FunctionDef) -> set[str]:
+    """Names the function declares `global` or `nonlocal`."""
     return {
         item.name.value
-        for node in iter_nodes(function.body, into_functions=False)
+        for node in iter_small_statements(function.body)
         if isinstance(node, (cst.Global, cst.Nonlocal))
         for item in node.names
     }
@@ -191,9 +171,10 @@ class PythonSideEffectInTracedCode(Rule):
                 yield from self._check(function)
 
     def _check(self, function: FunctionScope) -> Iterator[Violation]:
-        local = _bound_locally(function.node)
-        declared_global = _globals(function.node)
-        local -= declared_global
+        # Arguments and locals belong to the call (mutating an argument is the
+        # caller's business, and `**kwargs` is a fresh dict); `self` does not.
+        declared_global = _declared_outside(function.node)
+        local = local_names(function.node) - declared_global - {"self"}
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:

@@ -12,7 +12,7 @@ This module holds what both rules share:
 - `iter_module_calls`: every call in traced code whose callee resolves (through
   the file's imports) under a given module, with the `.astype(...)` that may
   follow it and the tensor facts of the innermost enclosing function
-  (`innermost_scope`, which TFR105 uses as well);
+  (the scope from `RuleContext.innermost_scope`);
 - argument binding against a NumPy/Python signature (`bind`), refusing unknown
   keywords and `*`/`**` unpacking;
 - `RandomSamplingRule`: the check both rules run (seeds, refusals, fixes);
@@ -34,9 +34,9 @@ from typing import ClassVar
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts, _is_python_number
+from tfrewrite.analysis.tensors import TensorFacts, is_python_number
 from tfrewrite.analysis.walk import comments_in, iter_with_ancestors
-from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.context import RuleContext
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 
 
@@ -69,18 +69,6 @@ class SampleSite:
         return self.qualified.rsplit(".", 1)[-1]
 
 
-def innermost_scope(
-    ctx: RuleContext, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
-) -> FunctionScope:
-    """The function nearest a node with these `ancestors` (outermost first),
-    `outer` when none is nested inside it: the scope whose tensor facts
-    describe the node."""
-    for node in reversed(ancestors):
-        if isinstance(node, cst.FunctionDef):
-            return ctx.scope_of(node) or outer
-    return outer
-
-
 def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSite]:
     """Calls in traced code whose callee is `module_prefix.<name>`: the whole
     body of every outermost traced function, nested functions and lambdas
@@ -110,7 +98,7 @@ def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSi
                 astype = ancestors[-2]
                 target = astype
                 target_ancestors = tuple(ancestors[:-2])
-            scope = innermost_scope(ctx, function, ancestors)
+            scope = ctx.innermost_scope(function, ancestors)
             yield SampleSite(node, qualified, target, astype, target_ancestors, ctx.tensors(scope))
 
 
@@ -396,7 +384,7 @@ class SampleWriter:
         """Python number arithmetic, `float(...)` / `int(...)` / `len(...)`, a
         dimension `x.shape[i]`, arithmetic and conditionals on known scalars,
         or a scalar tensor."""
-        if _is_python_number(node) or _dimension_read(node) is not None:
+        if is_python_number(node) or _dimension_read(node) is not None:
             return True
         if isinstance(node, cst.IfExp):
             return self._known_scalar(node.body) and self._known_scalar(node.orelse)
