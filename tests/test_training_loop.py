@@ -115,6 +115,21 @@ def test_decorator_moves_from_a_loss_in_one_module_to_the_step_in_another(tmp_pa
     assert result.findings == []
 
 
+def test_cross_module_options_survive_a_training_fix_in_an_earlier_round(tmp_path):
+    """TFR304 edits the call inside the step in round 1; TFR302 decorates the
+    step in round 2 and must still carry the loss's `jit_compile`, a fact
+    only the whole project knows."""
+    train = TRAIN.replace("model(x, training=True)", "model(x)")
+    result = _project(tmp_path, {"pkg/losses.py": LOSSES, "pkg/train.py": train}, unsafe=True)
+    fixed = {Path(r.path).name: r.fixed_source for r in result.files}
+    assert (
+        "@tf.function(jit_compile=True, reduce_retracing=True)\ndef train_step("
+        in fixed["train.py"]
+    )
+    assert "model(x, training=True)" in fixed["train.py"]
+    assert result.findings == []
+
+
 def test_loss_in_another_module_is_unknown_to_a_single_file_check():
     assert _codes(LOSSES, ["TFR301"]) == []
 

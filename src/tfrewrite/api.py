@@ -28,7 +28,8 @@ def _process(
     module_name = path.rsplit("/", 1)[-1].removesuffix(".py")
     index = build_index(source, path, module_name)
     if index.syntax_error is not None:
-        raise SyntaxError(f"{path}: {index.syntax_error}")
+        line, _, message = index.syntax_error
+        raise SyntaxError(f"{path}:{line}: {message}")
     traced = compute_facts([index]).for_path(path)
     options = RunOptions(
         rule_codes=tuple(r.code for r in rules),

@@ -123,9 +123,9 @@ def _mentions_tensorflow(path: str) -> bool:
     return any(token in data for token in PREFILTER_TOKENS)
 
 
-def _unresolved_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
-    """Dotted names that traced code or compile sites refer to and that no
-    indexed module defines: the deferred files that might define them."""
+def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
+    """Dotted names that traced code and tracing call sites refer to: a
+    deferred file whose module could define one of them must be indexed."""
     refs: set[str] = set()
     for index in indexes:
         refs.update(site.target for site in index.traced_sites)
@@ -367,7 +367,7 @@ def run(
     index_files(eager)
     facts = compute_facts(indexes)
     while deferred:
-        refs = _unresolved_references(indexes, facts)
+        refs = _references_from_traced_code(indexes, facts)
         wanted = [
             f
             for f in deferred.values()

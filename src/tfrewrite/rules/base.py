@@ -12,8 +12,7 @@ CODE` prints them) and its tests (the suite runs every example).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -79,18 +78,6 @@ class Valid:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class RuleDoc:
-    """The text `tfrewrite rule CODE` prints, SARIF's help, the README table."""
-
-    code: str
-    name: str
-    summary: str
-    explanation: str
-    fix_applicability: Applicability
-    examples: tuple[Invalid | Valid, ...] = field(default=())
-
-
 class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case, like Ruff's rule names
@@ -108,17 +95,6 @@ class Rule:
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         raise NotImplementedError
-
-    @cached_property
-    def doc(self) -> RuleDoc:
-        return RuleDoc(
-            self.code,
-            self.name,
-            self.summary,
-            self.explanation,
-            self.fix_applicability,
-            self.examples,
-        )
 
     def render_doc(self) -> str:
         """Markdown documentation: what `tfrewrite rule CODE` prints."""

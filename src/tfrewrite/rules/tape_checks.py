@@ -19,10 +19,8 @@ from tfrewrite.rules._training import (
     line_of,
     method_name,
     tape_name,
-    undecorated_train_steps,
 )
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.rules.inline_loop import extractable_loops
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -41,23 +39,6 @@ def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
 def _body(root: cst.CSTNode) -> cst.CSTNode:
     """What to walk for a scope: the module itself, or a function's body."""
     return root if isinstance(root, cst.Module) else root.body  # type: ignore[attr-defined]
-
-
-def _rewritten_whole(ctx: RuleContext) -> list[cst.CSTNode]:
-    """Nodes that TFR301/TFR302 (an undecorated step to decorate) or TFR303 (a
-    loop to extract a step from) replace whole. A `training=True` edit inside
-    one targets the whole node, so it waits one fix round instead of pushing
-    that fix to the next round, where a loss decorator removed meanwhile
-    would take its `jit_compile`/`reduce_retracing` options with it."""
-    steps = [p.function.node for p in undecorated_train_steps(ctx) if p.refusal is None]
-    return [*steps, *extractable_loops(ctx)]
-
-
-def _edit(call: cst.Call, fixed: cst.Call, containers: list[cst.CSTNode]) -> NodeEdit:
-    for container in containers:
-        if any(n is call for n in iter_nodes(container)):
-            return NodeEdit(container, container.deep_replace(call, fixed))
-    return NodeEdit(call, fixed)
 
 
 def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
@@ -242,7 +223,6 @@ class MissingTrainingFlag(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
-        containers: list[cst.CSTNode] | None = None
         for root, in_method in _scopes(ctx):
             tapes = _train_step_tapes(ctx, root)
             if not tapes:
@@ -260,29 +240,25 @@ class MissingTrainingFlag(Rule):
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
-                    if containers is None:
-                        containers = _rewritten_whole(ctx)
-                    fixed = node.with_changes(
-                        args=[
-                            *node.args[:-1],
-                            node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT),
-                            cst.Arg(
-                                cst.Name("True"),
-                                keyword=cst.Name("training"),
-                                equal=cst.AssignEqual(
-                                    whitespace_before=cst.SimpleWhitespace(""),
-                                    whitespace_after=cst.SimpleWhitespace(""),
-                                ),
-                            ),
-                        ]
+                    training = cst.Arg(
+                        cst.Name("True"),
+                        keyword=cst.Name("training"),
+                        equal=cst.AssignEqual(
+                            whitespace_before=cst.SimpleWhitespace(""),
+                            whitespace_after=cst.SimpleWhitespace(""),
+                        ),
                     )
+                    previous = [*node.args[:-1]]
+                    if node.args:
+                        previous.append(node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
+                    fixed = node.with_changes(args=[*previous, training])
                     yield Violation(
                         node,
                         f"`{label}(...)` is called in a train step's tape without `training=True`: "
                         "dropout and batch normalization run in inference mode",
                         CstFix(
                             f"Pass `training=True` to `{label}`",
-                            (_edit(node, fixed, containers),),
+                            (NodeEdit(node, fixed),),
                             applicability=Applicability.UNSAFE,
                         ),
                     )
