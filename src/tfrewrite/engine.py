@@ -106,21 +106,26 @@ def _relative(path: str, root: str) -> str:
 # -- pass 1 ---------------------------------------------------------------------------
 
 
-def _index_job(args: tuple[str, str, str | None]) -> ModuleIndex | FileError:
-    path, root, source = args
+@dataclass(frozen=True)
+class _Deferred:
+    """A file whose bytes name neither TensorFlow nor Keras: indexed later,
+    only if traced code refers into it."""
+
+    path: str
+
+
+def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileError | _Deferred:
+    """Read a file once, apply the byte prefilter (when asked), and index it."""
+    path, root, source, prefilter = args
     try:
-        text = source if source is not None else read_source(Path(path)).text
+        if source is None:
+            data = Path(path).read_bytes()
+            if prefilter and not any(token in data for token in PREFILTER_TOKENS):
+                return _Deferred(path)
+            source = decode_source(data).text
     except (OSError, UnicodeDecodeError, SyntaxError) as err:
         return FileError(path, f"cannot read: {err}")
-    return build_index(text, path, module_name_for(Path(path), Path(root)))
-
-
-def _mentions_tensorflow(path: str) -> bool:
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return True  # let the indexer report the error
-    return any(token in data for token in PREFILTER_TOKENS)
+    return build_index(source, path, module_name_for(Path(path), Path(root)))
 
 
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
@@ -340,8 +345,7 @@ def run(
     by_path = {f.path: f for f in files}
 
     # Pass 1: index files that mention TensorFlow; defer the others.
-    eager = [f for f in files if f.source is not None or _mentions_tensorflow(f.path)]
-    deferred = {f.path: f for f in files if f not in eager}
+    deferred: dict[str, InputFile] = {}
     indexes: list[ModuleIndex] = []
     errors: dict[str, FileError] = {}
 
@@ -356,15 +360,17 @@ def run(
 
         return tick
 
-    def index_files(batch: list[InputFile]) -> None:
-        items = [(f.path, options.root, f.source) for f in batch]
+    def index_files(batch: list[InputFile], prefilter: bool) -> None:
+        items = [(f.path, options.root, f.source, prefilter) for f in batch]
         for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
-            if isinstance(outcome, FileError):
+            if isinstance(outcome, _Deferred):
+                deferred[outcome.path] = by_path[outcome.path]
+            elif isinstance(outcome, FileError):
                 errors[outcome.path] = outcome
             else:
                 indexes.append(outcome)
 
-    index_files(eager)
+    index_files(files, prefilter=True)
     facts = compute_facts(indexes)
     while deferred:
         refs = _references_from_traced_code(indexes, facts)
@@ -377,7 +383,7 @@ def run(
             break
         for f in wanted:
             del deferred[f.path]
-        index_files(wanted)
+        index_files(wanted, prefilter=False)
         facts = compute_facts(indexes)
 
     result = RunResult(indexed=len(indexes))
