@@ -16,7 +16,7 @@ import typer
 
 from tfrewrite import __version__
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
-from tfrewrite.diffs import display_path, unified_diff
+from tfrewrite.diffs import display_path, file_diff
 from tfrewrite.discovery import discover
 from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
@@ -213,6 +213,7 @@ def _report(
             for r in result.files
             if r.source is not None
         },
+        cells={r.path: r.cells for r in result.files if r.cells is not None},
         color=sys.stdout.isatty(),
         show_fixes=show_fixes,
         unsafe_fixes=options.unsafe_fixes,
@@ -307,7 +308,7 @@ def fix(
     if diff:
         for file_result in changed:
             typer.echo(
-                unified_diff(
+                file_diff(
                     file_result.path, file_result.source or "", file_result.fixed_source or ""
                 ),
                 nl=False,
@@ -343,7 +344,7 @@ def fix(
     if stdin_files:
         for finding in result.findings:
             typer.echo(
-                f"{finding.path}:{finding.start.line}:{finding.start.column}: "
+                f"{finding.location}: "
                 f"{finding.code} {finding.message}",
                 err=True,
             )

@@ -11,6 +11,7 @@ run in a process pool when there is enough work.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -27,9 +28,10 @@ from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.fixer import apply_fixes
+from tfrewrite.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from tfrewrite.positions import node_ranges
 from tfrewrite.rules.base import Rule, Violation
-from tfrewrite.sources import decode_source, read_source
+from tfrewrite.sources import decode_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
@@ -122,10 +124,50 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
             data = Path(path).read_bytes()
             if prefilter and not any(token in data for token in PREFILTER_TOKENS):
                 return _Deferred(path)
-            source = decode_source(data).text
+            source = _python_text(path, data)
+    except NotebookError as err:
+        return FileError(path, str(err))
     except (OSError, UnicodeDecodeError, SyntaxError) as err:
         return FileError(path, f"cannot read: {err}")
     return build_index(source, path, module_name_for(Path(path), Path(root)))
+
+
+def _python_text(path: str, data: bytes) -> str:
+    """The Python a file holds: its text, or a notebook's code cells."""
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return Notebook.parse(data).python
+    return decode_source(data).text
+
+
+def _in_cell(finding: Finding, notebook: Notebook) -> Finding:
+    """A finding on a notebook's Python view, placed in its cell. Its text
+    edits count lines of the view, so they are dropped."""
+    cell, line = notebook.cell_position(finding.start.line)
+    shift = finding.start.line - line
+    return dataclasses.replace(
+        finding,
+        start=Position(line, finding.start.column),
+        end=Position(finding.end.line - shift, finding.end.column),
+        cell=cell,
+        fix=dataclasses.replace(finding.fix, edits=()) if finding.fix else None,
+    )
+
+
+def _as_notebook(result: FileResult, notebook: Notebook) -> None:
+    """Turn a result computed on a notebook's Python view into one about the
+    notebook: positions in cells, sources as the notebook's own text."""
+    fixed = notebook
+    if result.fixed_source is not None and result.fixed_source != notebook.python:
+        try:
+            fixed = notebook.with_python(result.fixed_source)
+        except NotebookError as err:
+            result.error = FileError(result.path, f"fixes not applied: {err}")
+            result.fixes_applied = []
+    result.fixes_applied = [_in_cell(f, notebook) for f in result.fixes_applied]
+    result.findings = [_in_cell(f, fixed) for f in result.findings]
+    result.source = notebook.raw
+    result.fixed_source = fixed.raw if fixed is not notebook else None
+    result.cells = fixed.cell_sources()
 
 
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
@@ -225,13 +267,24 @@ def _reindex(
 
 def process_file(job: FileJob) -> FileResult:
     """Run the selected rules over one file; in fix mode, apply fixes until
-    nothing changes. Never raises: problems become the file's `error`."""
+    nothing changes. Never raises: problems become the file's `error`. A
+    notebook is checked as the Python of its code cells, then placed back."""
+    result = _process_python(job)
+    if job.file.path.endswith(NOTEBOOK_SUFFIX) and job.file.source is None and result.error is None:
+        try:
+            _as_notebook(result, Notebook.parse(Path(job.file.path).read_bytes()))
+        except (OSError, NotebookError) as err:
+            result.error = FileError(job.file.path, f"cannot read: {err}")
+    return result
+
+
+def _process_python(job: FileJob) -> FileResult:
     path = job.file.path
     result = FileResult(path)
     try:
         source = job.file.source
         if source is None:
-            source = read_source(Path(path)).text
+            source = _python_text(path, Path(path).read_bytes())
         result.source = source
         options = job.options
         ignored = options.ignored_prefixes(path)
