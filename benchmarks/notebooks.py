@@ -31,7 +31,8 @@ CELLS = [
         "code",
         "model_{n} = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dense(1)])\n"
         "optimizer = tf.keras.optimizers.Adam(1e-3)\n"
-        "x = np.random.rand(256, 4).astype('float32')\ny = np.random.rand(256, 1).astype('float32')",
+        "x = np.random.rand(256, 4).astype('float32')\n"
+        "y = np.random.rand(256, 1).astype('float32')",
     ),
     (
         "code",
