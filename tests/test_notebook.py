@@ -154,3 +154,12 @@ def test_non_ascii_kept_as_the_file_wrote_it() -> None:
     notebook = Notebook.parse(raw)
     fixed = notebook.with_python(notebook.python.replace("print(label)", "tf.print(label)"))
     assert '"label = \\"héllo\\"\\n"' in fixed.raw
+
+
+def test_runnable_python_has_no_ipython_lines() -> None:
+    notebook = Notebook.parse(make_notebook(TUTORIAL))
+    runnable = notebook.runnable_python()
+    assert "__tfrewrite" not in runnable
+    assert len(runnable.splitlines()) == len(notebook.python.splitlines())
+    compile(runnable, "<runnable>", "exec")
+

@@ -177,6 +177,15 @@ class Notebook:
                 return cell.index + 1, line - cell.start
         return (self.cells[0].index + 1 if self.cells else 1), line
 
+    def runnable_python(self) -> str:
+        """The Python view with IPython lines turned into `pass`: what
+        `verify` loads (it never runs magics or shell commands)."""
+        out = []
+        for line in self.python.splitlines(keepends=True):
+            match = _PLACEHOLDER_RE.match(line)
+            out.append(f"{match.group(1)}pass\n" if match else line)
+        return "".join(out)
+
     def cell_sources(self) -> dict[int, str]:
         """Cell number (from 1) -> source, for every analysed code cell."""
         return {cell.index + 1: cell.text for cell in self.cells}
