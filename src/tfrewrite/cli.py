@@ -344,8 +344,7 @@ def fix(
     if stdin_files:
         for finding in result.findings:
             typer.echo(
-                f"{finding.location}: "
-                f"{finding.code} {finding.message}",
+                f"{finding.location}: {finding.code} {finding.message}",
                 err=True,
             )
     else:
@@ -454,6 +453,18 @@ def _main(
     ] = False,
 ) -> None:
     pass
+
+
+@app.command()
+def server() -> None:
+    """Run the Language Server over standard input/output (needs the `lsp` extra)."""
+    try:
+        from tfrewrite.server import main as serve
+    except ImportError as err:  # the optional `lsp` extra is not installed
+        raise _fail(
+            f"`tfrewrite server` needs pygls: pip install 'tfrewrite[lsp]' ({err})"
+        ) from None
+    serve()
 
 
 # `verify` lives in its own subpackage; it imports TensorFlow only in its
