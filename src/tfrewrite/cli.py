@@ -15,6 +15,8 @@ from typing import Annotated, Optional
 import typer
 
 from tfrewrite import __version__
+from tfrewrite.cache import CACHE_DIR_NAME, Cache
+from tfrewrite.cache import clean as clean_cache
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.diffs import display_path, file_diff
 from tfrewrite.discovery import discover
@@ -82,6 +84,9 @@ JobsOpt = Annotated[
     typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only, no summary.")]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the cache (.tfrewrite_cache/).")
+]
 StdinOpt = Annotated[
     Optional[str],
     typer.Option("--stdin-filename", help="Name of the file read from standard input."),
@@ -166,10 +171,14 @@ PROGRESS_THRESHOLD = 200
 
 
 def _execute(
-    files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool
+    files: list[InputFile],
+    options: RunOptions,
+    jobs: int | None,
+    quiet: bool,
+    cache: Cache | None = None,
 ) -> RunResult:
     if quiet or len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return run(files, options, jobs)
+        return run(files, options, jobs, cache=cache)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -187,7 +196,7 @@ def _execute(
                 tasks[phase] = bar.add_task(phase.capitalize(), total=total)
             bar.update(tasks[phase], completed=done)  # type: ignore[arg-type]
 
-        return run(files, options, jobs, progress=update)
+        return run(files, options, jobs, progress=update, cache=cache)
 
 
 def _report(
@@ -250,10 +259,11 @@ def check(
     quiet: QuietOpt = False,
     stdin_filename: StdinOpt = None,
     unsafe_fixes: UnsafeOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Report tracing hazards; write nothing."""
     fmt = output_format.value if output_format else "text"
-    files, options, _ = _prepare(
+    files, options, settings = _prepare(
         paths,
         select,
         ignore,
@@ -263,7 +273,8 @@ def check(
         False,
         fmt in FORMATS_WITH_EDITS,
     )
-    result = _execute(files, options, jobs, quiet)
+    cache = None if no_cache else Cache(_cache_dir(settings), options)
+    result = _execute(files, options, jobs, quiet, cache)
     _report(result, fmt, options, quiet=quiet, statistics=statistics)
     raise typer.Exit(_exit_code(result, exit_zero))
 
@@ -453,6 +464,22 @@ def _main(
     ] = False,
 ) -> None:
     pass
+
+
+def _cache_dir(settings: Settings) -> Path:
+    return settings.cache_dir or settings.root / CACHE_DIR_NAME
+
+
+@app.command()
+def clean(config: ConfigOpt = None) -> None:
+    """Remove the cache folder (`.tfrewrite_cache/`, or `cache-dir`)."""
+    try:
+        settings = _settings(config, [Path(".")])
+    except ConfigError as err:
+        raise _fail(str(err)) from err
+    directory = _cache_dir(settings)
+    if clean_cache(directory):
+        typer.echo(f"Removed {display_path(str(directory))}")
 
 
 @app.command()

@@ -24,6 +24,7 @@ import libcst as cst
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
+from tfrewrite.cache import DEFERRED, Cache
 from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
@@ -84,6 +85,7 @@ class RunResult:
     files: list[FileResult] = field(default_factory=list)
     indexed: int = 0
     parsed: int = 0
+    cached: int = 0  # files whose results came from the cache
 
     @property
     def findings(self) -> list[Finding]:
@@ -390,12 +392,21 @@ def run(
     options: RunOptions,
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    cache: Cache | None = None,
 ) -> RunResult:
     """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
-    total)` is called as files finish, for a progress bar."""
+    total)` is called as files finish, for a progress bar. With a `cache`,
+    a check reuses what did not change (`cache.py` says what that means)."""
     files = list(files)
     jobs = jobs or os.cpu_count() or 1
     by_path = {f.path: f for f in files}
+    if options.fix or any(f.source is not None for f in files):
+        cache = None
+    if cache is not None:
+        cache.hash_files(f.path for f in files)
+        unchanged = cache.unchanged_results()
+        if unchanged is not None:
+            return RunResult(files=unchanged, cached=len(unchanged))
 
     # Pass 1: index files that mention TensorFlow; defer the others.
     deferred: dict[str, InputFile] = {}
@@ -414,8 +425,24 @@ def run(
         return tick
 
     def index_files(batch: list[InputFile], prefilter: bool) -> None:
-        items = [(f.path, options.root, f.source, prefilter) for f in batch]
+        todo: list[InputFile] = []
+        for f in batch:
+            hit = cache.index(f.path, options.root, prefilter) if cache else None
+            if hit is None:
+                todo.append(f)
+            elif hit == DEFERRED:
+                deferred[f.path] = f
+            else:
+                indexes.append(hit)
+        items = [(f.path, options.root, f.source, prefilter) for f in todo]
         for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
+            if cache is not None and not isinstance(outcome, FileError):
+                cache.remember_index(
+                    outcome.path,
+                    options.root,
+                    prefilter,
+                    DEFERRED if isinstance(outcome, _Deferred) else outcome,
+                )
             if isinstance(outcome, _Deferred):
                 deferred[outcome.path] = by_path[outcome.path]
             elif isinstance(outcome, FileError):
@@ -448,12 +475,27 @@ def run(
             errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
             continue
         jobs_list.append(FileJob(by_path[index.path], index, facts.for_path(index.path), options))
-    outcomes = _map(process_file, jobs_list, jobs, ticker("checking", len(jobs_list)))
+    keys = [cache.job_key(job) if cache else None for job in jobs_list]
+    known = [cache.result(key) if cache and key else None for key in keys]
+    todo = [job for job, hit in zip(jobs_list, known, strict=True) if hit is None]
+    computed = iter(_map(process_file, todo, jobs, ticker("checking", len(todo))))
+    outcomes = [hit if hit is not None else next(computed) for hit in known]
+    result.cached = sum(1 for hit in known if hit is not None)
     result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
     result.files.extend(FileResult(path) for path in deferred)
     result.parsed = sum(1 for r in result.files if r.parsed)
     result.files.sort(key=lambda r: r.path)
+    if cache is not None:
+        kept = {key: _storable(r) for key, r in zip(keys, outcomes, strict=True) if key}
+        cache.save(kept, [_storable(r) for r in result.files])
     return result
+
+
+def _storable(result: FileResult) -> FileResult:
+    """What the cache keeps of a result: its source only when a report shows it."""
+    if result.findings:
+        return result
+    return dataclasses.replace(result, source=None)
 
 
 def input_from_stdin(data: bytes, name: str) -> InputFile:
