@@ -123,3 +123,46 @@ def test_cli_cache_flags_setting_and_clean(project: Path, monkeypatch: pytest.Mo
     out = runner.invoke(app, ["clean"])
     assert out.exit_code == 0 and "Removed" in out.output
     assert not (project / "build" / "tfr").exists()
+
+
+def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) -> None:
+    """Pass 1 is a function of path and content; `compute_facts` may add to
+    an index only the fields `job_key` fingerprints."""
+    import copy
+    import dataclasses
+
+    from tfrewrite.analysis.index import build_index
+    from tfrewrite.analysis.project import compute_facts
+    from tfrewrite.cache import PROJECT_FACT_FIELDS
+
+    (project / "loop.py").write_text(
+        textwrap.dedent(
+            """\
+            import tensorflow as tf
+            from losses import noisy_loss
+
+            @tf.function
+            def decorated_loss(y_true, y_pred):
+                return tf.reduce_mean(y_true - y_pred)
+
+            def step(x, y, model, opt):
+                with tf.GradientTape() as tape:
+                    loss = decorated_loss(y, model(x)) + noisy_loss(y, model(x))
+                opt.apply_gradients(zip(tape.gradient(loss, model.weights), model.weights))
+
+            for x, y in tf.data.Dataset.range(3).batch(2):
+                step(x, y, None, None)
+            """
+        )
+    )
+    indexes = [build_index(p.read_text(), str(p), p.stem) for p in sorted(project.glob("*.py"))]
+    before = copy.deepcopy(indexes)
+    compute_facts(indexes)
+    changed = {
+        f.name
+        for old, new in zip(before, indexes, strict=True)
+        for f in dataclasses.fields(new)
+        if getattr(old, f.name) != getattr(new, f.name)
+    }
+    assert changed, "the example should exercise cross-module facts"
+    assert changed <= set(PROJECT_FACT_FIELDS)

@@ -13,10 +13,11 @@ one file with those facts (the `FileJob`). So the cache keeps:
 * pass-1 indexes, by path and content hash: after a change, only changed
   files are indexed again; the project facts are derived again from all of
   them (a loss compiled in another module changes this file's findings).
-* pass-2 results, by a fingerprint of the whole `FileJob` (the file's
-  content hash, its index with the cross-module facts recorded in it, the
-  traced functions the project derived for it, and the run options): a file
-  is checked again exactly when something it depends on changed.
+* pass-2 results, by a fingerprint of what the file's `FileJob` holds: its
+  content hash (which determines its index), the cross-module facts the
+  project recorded in its index, the traced functions the project derived
+  for it, and the run options: a file is checked again exactly when
+  something it depends on changed.
 
 Everything is keyed by tfrewrite's version too (one folder per version). A
 cache that cannot be read — corrupt, truncated, from another Python — is
@@ -41,6 +42,10 @@ from tfrewrite import __version__
 
 CACHE_DIR_NAME = ".tfrewrite_cache"
 DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
+# The fields of a `ModuleIndex` that the project facts fill in from other
+# modules; every other field is a function of the file's path and content
+# (a test fails when `compute_facts` writes anywhere else).
+PROJECT_FACT_FIELDS = ("looped_functions", "loss_decorator_options")
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
 
 
@@ -141,11 +146,14 @@ class Cache:
         return self.manifest.get("results", {}).get(job_key)
 
     def job_key(self, job: Any) -> str | None:
-        """What a file's findings depend on: its content and its `FileJob`."""
+        """What a file's findings depend on: its content (which determines its
+        index), the facts other modules recorded in its index, the traced
+        functions the project derived for it, and the run options."""
         digest = self.hashes.get(job.file.path)
         if digest is None:
             return None
-        return fingerprint((digest, job.index, job.traced, job.options))
+        recorded = {name: getattr(job.index, name) for name in PROJECT_FACT_FIELDS}
+        return fingerprint((job.file.path, digest, recorded, job.traced, job.options))
 
     # -- writing ----------------------------------------------------------------------
     def save(self, results: dict[str, Any], files: list[Any]) -> None:

@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 import typer
 
 from tfrewrite import __version__
+from tfrewrite import rules as rule_registry
 from tfrewrite.cache import CACHE_DIR_NAME, Cache
 from tfrewrite.cache import clean as clean_cache
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
@@ -23,13 +24,7 @@ from tfrewrite.discovery import discover
 from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.text import render_statistics
-from tfrewrite.rules import (
-    ALL_RULES,
-    RULES_BY_CODE,
-    UnknownRuleError,
-    select_rules,
-    validate_selectors,
-)
+from tfrewrite.rules import UnknownRuleError, select_codes, validate_selectors
 from tfrewrite.sources import read_source, write_atomic
 from tfrewrite.verify.command import register as register_verify
 
@@ -135,14 +130,13 @@ def _prepare(
     paths = paths or [Path(".")]
     try:
         settings = _settings(config, paths)
-        select_codes = _split(select) or list(settings.select)
-        ignore_codes = [*settings.ignore, *_split(ignore)]
-        validate_selectors([*select_codes, *ignore_codes])
+        selected = _split(select) or list(settings.select)
+        ignored = [*settings.ignore, *_split(ignore)]
+        validate_selectors([*selected, *ignored])
         for codes in settings.per_file_ignores.values():
             validate_selectors(codes)
     except (ConfigError, UnknownRuleError) as err:
         raise _fail(str(err)) from err
-    rules = select_rules(select_codes, ignore_codes)
     files: list[InputFile] = []
     exclude = (*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude)
     for path in paths:
@@ -155,7 +149,7 @@ def _prepare(
         for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
     )
     options = RunOptions(
-        rule_codes=tuple(r.code for r in rules),
+        rule_codes=tuple(select_codes(selected, ignored)),
         root=str(settings.root),
         per_file_ignores=tuple(settings.per_file_ignores.items()),
         fix=fix,
@@ -423,13 +417,13 @@ def rule(
 
     if all_rules or code is None:
         if output_format == "json":
-            typer.echo(json.dumps([_rule_json(r) for r in ALL_RULES], indent=2))
+            typer.echo(json.dumps([_rule_json(r) for r in rule_registry.ALL_RULES], indent=2))
         else:
-            for r in ALL_RULES:
+            for r in rule_registry.ALL_RULES:
                 fix = {"safe": "[*]", "unsafe": "[U]", "none": "   "}[r.fix_applicability.value]
                 typer.echo(f"{r.code} {fix} {r.name:<40} {r.summary}")
         raise typer.Exit(EXIT_CLEAN)
-    selected = RULES_BY_CODE.get(code.upper())
+    selected = rule_registry.RULES_BY_CODE.get(code.upper())
     if selected is None:
         raise _fail(f"unknown rule `{code}` (see `tfrewrite rule --all`)")
     if output_format == "json":

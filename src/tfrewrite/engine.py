@@ -18,22 +18,23 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
 from tfrewrite.cache import DEFERRED, Cache
-from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
-from tfrewrite.fixer import apply_fixes
 from tfrewrite.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
-from tfrewrite.positions import node_ranges
-from tfrewrite.rules.base import Rule, Violation
 from tfrewrite.sources import decode_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
+
+if TYPE_CHECKING:  # pass 2 imports LibCST only when it has a file to parse
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+    from tfrewrite.rules.base import Rule, Violation
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -199,6 +200,8 @@ class FileJob:
 
 
 def _positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
+    from tfrewrite.positions import node_ranges
+
     return [
         (
             Position(r.start.line, r.start.column + 1),
@@ -238,6 +241,8 @@ def _to_finding(
     if fix is not None:
         edits: tuple = ()
         if want_edits:
+            from tfrewrite.fixer import apply_fixes
+
             fixed, applied = apply_fixes(module, [fix])
             if applied:
                 edits = text_edits(code, fixed.code)
@@ -281,6 +286,11 @@ def process_file(job: FileJob) -> FileResult:
 
 
 def _process_python(job: FileJob) -> FileResult:
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+    from tfrewrite.fixer import apply_fixes
+
     path = job.file.path
     result = FileResult(path)
     try:
@@ -478,6 +488,10 @@ def run(
     keys = [cache.job_key(job) if cache else None for job in jobs_list]
     known = [cache.result(key) if cache and key else None for key in keys]
     todo = [job for job, hit in zip(jobs_list, known, strict=True) if hit is None]
+    if todo:  # import LibCST once here, not in every worker process
+        import libcst  # noqa: F401
+
+        import tfrewrite.context  # noqa: F401
     computed = iter(_map(process_file, todo, jobs, ticker("checking", len(todo))))
     outcomes = [hit if hit is not None else next(computed) for hit in known]
     result.cached = sum(1 for hit in known if hit is not None)
