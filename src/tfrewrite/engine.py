@@ -289,7 +289,6 @@ def _process_python(job: FileJob) -> FileResult:
     import libcst as cst
 
     from tfrewrite.context import RuleContext
-    from tfrewrite.fixer import apply_fixes
 
     path = job.file.path
     result = FileResult(path)
@@ -328,6 +327,9 @@ def _process_python(job: FileJob) -> FileResult:
             ]
             applied: list[int] = []
             if options.fix and fixable:
+                # LibCST's codemod machinery is slow to import: only when fixing.
+                from tfrewrite.fixer import apply_fixes
+
                 new_module, applied = apply_fixes(module, [f.violation.fix for f in fixable])  # type: ignore[misc]
             if not applied:
                 result.findings = [
