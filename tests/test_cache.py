@@ -166,3 +166,9 @@ def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) ->
     }
     assert changed, "the example should exercise cross-module facts"
     assert changed <= set(PROJECT_FACT_FIELDS)
+
+
+def test_static_rule_codes_match_the_registry() -> None:
+    from tfrewrite import rules
+
+    assert rules.RULE_CODES == tuple(r.code for r in rules.ALL_RULES)

@@ -91,9 +91,19 @@ def _matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
+def _codes() -> tuple[str, ...]:
+    """Rule codes in fix order: from the registry once it is loaded (it is
+    the authority, and may hold rules registered at run time), else the
+    static list."""
+    if _registry is not None:
+        return tuple(rule.code for rule in _registry[0])
+    return RULE_CODES
+
+
 def validate_selectors(selectors: Iterable[str]) -> None:
+    codes = _codes()
     for selector in selectors:
-        if selector != "ALL" and not any(_matches(code, selector) for code in RULE_CODES):
+        if selector != "ALL" and not any(_matches(code, selector) for code in codes):
             raise UnknownRuleError(f"unknown rule selector `{selector}`")
 
 
@@ -103,7 +113,7 @@ def select_codes(select: Iterable[str], ignore: Iterable[str]) -> list[str]:
     select = list(select)
     ignore = list(ignore)
     chosen = []
-    for code in RULE_CODES:
+    for code in _codes():
         best_select = max((len(s) for s in select if _matches(code, s)), default=-1)
         best_ignore = max((len(s) for s in ignore if _matches(code, s)), default=-1)
         if best_select >= 0 and best_select > best_ignore:
