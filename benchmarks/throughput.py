@@ -8,15 +8,22 @@ download` into `benchmarks/.cache/`). Prints, for the whole corpus:
 - the bare parse time of only the files `check` had to parse with LibCST,
   which is what `check` is compared against.
 
-Usage: python benchmarks/throughput.py [--jobs N] [--corpus DIR]
+Then the command line as a user runs it, on a copy of the corpus: `check`
+cold (empty cache), warm (unchanged tree, answered from the cache) and after
+one file changed, each with the peak memory of its largest process; and
+`ruff check --select ALL --no-cache` on the same tree when Ruff is installed.
+
+Usage: python benchmarks/throughput.py [--jobs N] [--corpus DIR] [--cli-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -62,15 +69,62 @@ def timed_check(paths: list[Path], root: Path, jobs: int) -> tuple[float, int, i
     return elapsed, result.parsed, len(result.findings), len(result.errors)
 
 
+_MEASURE = """
+import resource, subprocess, sys, time
+start = time.perf_counter()
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=False)
+elapsed = time.perf_counter() - start
+print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def timed_command(command: list[str], cwd: Path) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB, largest process) of one command."""
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0]), int(out[1]) / 1024
+
+
+def command_line(root: Path, jobs: int) -> None:
+    """The CLI on a copy of the corpus: cold, warm, one file changed; Ruff."""
+    check = [sys.executable, "-m", "tfrewrite", "check", "-q", "--exit-zero", "-j", str(jobs), "."]
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        shutil.copytree(root, tree)
+        rows = [("check, cold (empty cache)", timed_command(check, tree))]
+        rows.append(("check, warm (unchanged tree)", timed_command(check, tree)))
+        changed = next(p for p in sorted(tree.rglob("*.py")) if "tensorflow" in p.read_text())
+        changed.write_text(changed.read_text() + "\n# one edit\n")
+        rows.append(("check, one file changed", timed_command(check, tree)))
+        rows.append(("check --no-cache", timed_command([*check, "--no-cache"], tree)))
+        ruff = [sys.executable, "-m", "ruff", "check", "--select", "ALL", "--no-cache"]
+        ruff += ["--exit-zero", "-q", "."]
+        if subprocess.run([*ruff[:3], "--version"], capture_output=True).returncode == 0:
+            rows.append(("ruff check --select ALL --no-cache", timed_command(ruff, tree)))
+    for name, (seconds, megabytes) in rows:
+        print(f"{name:<36} {seconds:7.2f} s  peak {megabytes:6.0f} MB")
+    if rows[-1][0].startswith("ruff"):
+        print(f"check --no-cache / ruff: {rows[3][1][0] / rows[-1][1][0]:.1f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--cli-only", action="store_true", help="only the command-line timings")
     args = parser.parse_args()
     root = args.corpus or fetch_corpus()
     paths = sorted(root.rglob("*.py"))
     lines = sum(p.read_bytes().count(b"\n") for p in paths)
     print(f"corpus: {root} ({len(paths)} files, {lines} lines)")
+    command_line(root, args.jobs)
+    if args.cli_only:
+        return
 
     t_bare_all = bare_parse(paths)
     print(

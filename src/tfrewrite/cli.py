@@ -15,19 +15,16 @@ from typing import Annotated, Optional
 import typer
 
 from tfrewrite import __version__
+from tfrewrite import rules as rule_registry
+from tfrewrite.cache import CACHE_DIR_NAME, Cache
+from tfrewrite.cache import clean as clean_cache
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
-from tfrewrite.diffs import display_path, unified_diff
+from tfrewrite.diffs import display_path, file_diff
 from tfrewrite.discovery import discover
 from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.text import render_statistics
-from tfrewrite.rules import (
-    ALL_RULES,
-    RULES_BY_CODE,
-    UnknownRuleError,
-    select_rules,
-    validate_selectors,
-)
+from tfrewrite.rules import UnknownRuleError, select_codes, validate_selectors
 from tfrewrite.sources import read_source, write_atomic
 from tfrewrite.verify.command import register as register_verify
 
@@ -82,6 +79,9 @@ JobsOpt = Annotated[
     typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only, no summary.")]
+NoCacheOpt = Annotated[
+    bool, typer.Option("--no-cache", help="Neither read nor write the cache (.tfrewrite_cache/).")
+]
 StdinOpt = Annotated[
     Optional[str],
     typer.Option("--stdin-filename", help="Name of the file read from standard input."),
@@ -130,14 +130,13 @@ def _prepare(
     paths = paths or [Path(".")]
     try:
         settings = _settings(config, paths)
-        select_codes = _split(select) or list(settings.select)
-        ignore_codes = [*settings.ignore, *_split(ignore)]
-        validate_selectors([*select_codes, *ignore_codes])
+        selected = _split(select) or list(settings.select)
+        ignored = [*settings.ignore, *_split(ignore)]
+        validate_selectors([*selected, *ignored])
         for codes in settings.per_file_ignores.values():
             validate_selectors(codes)
     except (ConfigError, UnknownRuleError) as err:
         raise _fail(str(err)) from err
-    rules = select_rules(select_codes, ignore_codes)
     files: list[InputFile] = []
     exclude = (*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude)
     for path in paths:
@@ -150,7 +149,7 @@ def _prepare(
         for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
     )
     options = RunOptions(
-        rule_codes=tuple(r.code for r in rules),
+        rule_codes=tuple(select_codes(selected, ignored)),
         root=str(settings.root),
         per_file_ignores=tuple(settings.per_file_ignores.items()),
         fix=fix,
@@ -166,10 +165,14 @@ PROGRESS_THRESHOLD = 200
 
 
 def _execute(
-    files: list[InputFile], options: RunOptions, jobs: int | None, quiet: bool
+    files: list[InputFile],
+    options: RunOptions,
+    jobs: int | None,
+    quiet: bool,
+    cache: Cache | None = None,
 ) -> RunResult:
     if quiet or len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return run(files, options, jobs)
+        return run(files, options, jobs, cache=cache)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -187,7 +190,7 @@ def _execute(
                 tasks[phase] = bar.add_task(phase.capitalize(), total=total)
             bar.update(tasks[phase], completed=done)  # type: ignore[arg-type]
 
-        return run(files, options, jobs, progress=update)
+        return run(files, options, jobs, progress=update, cache=cache)
 
 
 def _report(
@@ -213,6 +216,7 @@ def _report(
             for r in result.files
             if r.source is not None
         },
+        cells={r.path: r.cells for r in result.files if r.cells is not None},
         color=sys.stdout.isatty(),
         show_fixes=show_fixes,
         unsafe_fixes=options.unsafe_fixes,
@@ -249,10 +253,11 @@ def check(
     quiet: QuietOpt = False,
     stdin_filename: StdinOpt = None,
     unsafe_fixes: UnsafeOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Report tracing hazards; write nothing."""
     fmt = output_format.value if output_format else "text"
-    files, options, _ = _prepare(
+    files, options, settings = _prepare(
         paths,
         select,
         ignore,
@@ -262,7 +267,8 @@ def check(
         False,
         fmt in FORMATS_WITH_EDITS,
     )
-    result = _execute(files, options, jobs, quiet)
+    cache = None if no_cache else Cache(_cache_dir(settings), options)
+    result = _execute(files, options, jobs, quiet, cache)
     _report(result, fmt, options, quiet=quiet, statistics=statistics)
     raise typer.Exit(_exit_code(result, exit_zero))
 
@@ -307,7 +313,7 @@ def fix(
     if diff:
         for file_result in changed:
             typer.echo(
-                unified_diff(
+                file_diff(
                     file_result.path, file_result.source or "", file_result.fixed_source or ""
                 ),
                 nl=False,
@@ -343,8 +349,7 @@ def fix(
     if stdin_files:
         for finding in result.findings:
             typer.echo(
-                f"{finding.path}:{finding.start.line}:{finding.start.column}: "
-                f"{finding.code} {finding.message}",
+                f"{finding.location}: {finding.code} {finding.message}",
                 err=True,
             )
     else:
@@ -412,13 +417,13 @@ def rule(
 
     if all_rules or code is None:
         if output_format == "json":
-            typer.echo(json.dumps([_rule_json(r) for r in ALL_RULES], indent=2))
+            typer.echo(json.dumps([_rule_json(r) for r in rule_registry.ALL_RULES], indent=2))
         else:
-            for r in ALL_RULES:
+            for r in rule_registry.ALL_RULES:
                 fix = {"safe": "[*]", "unsafe": "[U]", "none": "   "}[r.fix_applicability.value]
                 typer.echo(f"{r.code} {fix} {r.name:<40} {r.summary}")
         raise typer.Exit(EXIT_CLEAN)
-    selected = RULES_BY_CODE.get(code.upper())
+    selected = rule_registry.RULES_BY_CODE.get(code.upper())
     if selected is None:
         raise _fail(f"unknown rule `{code}` (see `tfrewrite rule --all`)")
     if output_format == "json":
@@ -453,6 +458,34 @@ def _main(
     ] = False,
 ) -> None:
     pass
+
+
+def _cache_dir(settings: Settings) -> Path:
+    return settings.cache_dir or settings.root / CACHE_DIR_NAME
+
+
+@app.command()
+def clean(config: ConfigOpt = None) -> None:
+    """Remove the cache folder (`.tfrewrite_cache/`, or `cache-dir`)."""
+    try:
+        settings = _settings(config, [Path(".")])
+    except ConfigError as err:
+        raise _fail(str(err)) from err
+    directory = _cache_dir(settings)
+    if clean_cache(directory):
+        typer.echo(f"Removed {display_path(str(directory))}")
+
+
+@app.command()
+def server() -> None:
+    """Run the Language Server over standard input/output (needs the `lsp` extra)."""
+    try:
+        from tfrewrite.server import main as serve
+    except ImportError as err:  # the optional `lsp` extra is not installed
+        raise _fail(
+            f"`tfrewrite server` needs pygls: pip install 'tfrewrite[lsp]' ({err})"
+        ) from None
+    serve()
 
 
 # `verify` lives in its own subpackage; it imports TensorFlow only in its

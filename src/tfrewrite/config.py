@@ -32,6 +32,7 @@ class Settings:
     # Where rewritten prints write: "stdout" (what `print` used) or "stderr".
     print_output_stream: str = "stdout"
     verify: dict[str, Any] = field(default_factory=dict)
+    cache_dir: Path | None = None  # default: `.tfrewrite_cache` beside the settings
     source: Path | None = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)
 
@@ -52,6 +53,7 @@ DEFAULT_EXCLUDE = (
     ".mypy_cache",
     ".pytest_cache",
     ".ruff_cache",
+    ".tfrewrite_cache",
 )
 
 _KEYS = {
@@ -63,6 +65,7 @@ _KEYS = {
     "unsafe-fixes",
     "print-output-stream",
     "verify",
+    "cache-dir",
 }
 
 
@@ -134,6 +137,10 @@ def load_settings(path: Path | None) -> Settings:
                 f'{path}: `tool.tfrewrite.print-output-stream` must be "stdout" or "stderr"'
             )
         kwargs["print_output_stream"] = table["print-output-stream"]
+    if "cache-dir" in table:
+        if not isinstance(table["cache-dir"], str):
+            raise ConfigError(f"{path}: `tool.tfrewrite.cache-dir` must be a string (a folder)")
+        kwargs["cache_dir"] = (path.parent / table["cache-dir"]).resolve()
     if "verify" in table:
         if not isinstance(table["verify"], dict):
             raise ConfigError(f"{path}: `tool.tfrewrite.verify` must be a table")

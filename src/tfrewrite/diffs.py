@@ -32,3 +32,32 @@ def unified_diff(path: str, old: str, new: str) -> str:
         else:
             out.append(line + "\n" + _NO_NEWLINE)
     return "".join(out)
+
+
+def notebook_diff(path: str, old: str, new: str) -> str:
+    """A notebook's changes as one unified diff per changed cell, headed
+    `a/path:cell N`, as Ruff shows them: a reviewer reads cells, not JSON."""
+    from tfrewrite.notebook import Notebook
+
+    rel = display_path(path)
+    before, after = Notebook.parse(old).cell_sources(), Notebook.parse(new).cell_sources()
+    out = []
+    for number, text in before.items():
+        changed = after.get(number, text)
+        if changed == text:
+            continue
+        for line in difflib.unified_diff(
+            text.splitlines(keepends=True),
+            changed.splitlines(keepends=True),
+            fromfile=f"a/{rel}:cell {number}",
+            tofile=f"b/{rel}:cell {number}",
+        ):
+            out.append(line if line.endswith("\n") else line + "\n")
+    return "".join(out)
+
+
+def file_diff(path: str, old: str, new: str) -> str:
+    """The diff `fix --diff` prints for one file."""
+    if path.endswith(".ipynb"):
+        return notebook_diff(path, old, new)
+    return unified_diff(path, old, new)

@@ -1,6 +1,6 @@
 """Which files a run looks at: the given paths, minus `.gitignore`d and
-excluded ones. Files are `.py` for now (notebooks would be another suffix
-mapped to a cell-aware reader here)."""
+excluded ones: Python sources and Jupyter notebooks (`exclude = ["*.ipynb"]`
+turns notebooks off)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 
 class GitIgnore:

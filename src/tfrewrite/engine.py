@@ -11,26 +11,30 @@ run in a process pool when there is enough work.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
-from tfrewrite.context import RuleContext
+from tfrewrite.cache import DEFERRED, Cache
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
-from tfrewrite.fixer import apply_fixes
-from tfrewrite.positions import node_ranges
-from tfrewrite.rules.base import Rule, Violation
-from tfrewrite.sources import decode_source, read_source
+from tfrewrite.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
+from tfrewrite.sources import decode_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
+
+if TYPE_CHECKING:  # pass 2 imports LibCST only when it has a file to parse
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+    from tfrewrite.rules.base import Rule, Violation
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -82,6 +86,7 @@ class RunResult:
     files: list[FileResult] = field(default_factory=list)
     indexed: int = 0
     parsed: int = 0
+    cached: int = 0  # files whose results came from the cache
 
     @property
     def findings(self) -> list[Finding]:
@@ -122,10 +127,50 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
             data = Path(path).read_bytes()
             if prefilter and not any(token in data for token in PREFILTER_TOKENS):
                 return _Deferred(path)
-            source = decode_source(data).text
+            source = _python_text(path, data)
+    except NotebookError as err:
+        return FileError(path, str(err))
     except (OSError, UnicodeDecodeError, SyntaxError) as err:
         return FileError(path, f"cannot read: {err}")
     return build_index(source, path, module_name_for(Path(path), Path(root)))
+
+
+def _python_text(path: str, data: bytes) -> str:
+    """The Python a file holds: its text, or a notebook's code cells."""
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return Notebook.parse(data).python
+    return decode_source(data).text
+
+
+def _in_cell(finding: Finding, notebook: Notebook) -> Finding:
+    """A finding on a notebook's Python view, placed in its cell. Its text
+    edits count lines of the view, so they are dropped."""
+    cell, line = notebook.cell_position(finding.start.line)
+    shift = finding.start.line - line
+    return dataclasses.replace(
+        finding,
+        start=Position(line, finding.start.column),
+        end=Position(finding.end.line - shift, finding.end.column),
+        cell=cell,
+        fix=dataclasses.replace(finding.fix, edits=()) if finding.fix else None,
+    )
+
+
+def _as_notebook(result: FileResult, notebook: Notebook) -> None:
+    """Turn a result computed on a notebook's Python view into one about the
+    notebook: positions in cells, sources as the notebook's own text."""
+    fixed = notebook
+    if result.fixed_source is not None and result.fixed_source != notebook.python:
+        try:
+            fixed = notebook.with_python(result.fixed_source)
+        except NotebookError as err:
+            result.error = FileError(result.path, f"fixes not applied: {err}")
+            result.fixes_applied = []
+    result.fixes_applied = [_in_cell(f, notebook) for f in result.fixes_applied]
+    result.findings = [_in_cell(f, fixed) for f in result.findings]
+    result.source = notebook.raw
+    result.fixed_source = fixed.raw if fixed is not notebook else None
+    result.cells = fixed.cell_sources()
 
 
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
@@ -155,6 +200,8 @@ class FileJob:
 
 
 def _positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
+    from tfrewrite.positions import node_ranges
+
     return [
         (
             Position(r.start.line, r.start.column + 1),
@@ -194,6 +241,8 @@ def _to_finding(
     if fix is not None:
         edits: tuple = ()
         if want_edits:
+            from tfrewrite.fixer import apply_fixes
+
             fixed, applied = apply_fixes(module, [fix])
             if applied:
                 edits = text_edits(code, fixed.code)
@@ -225,13 +274,28 @@ def _reindex(
 
 def process_file(job: FileJob) -> FileResult:
     """Run the selected rules over one file; in fix mode, apply fixes until
-    nothing changes. Never raises: problems become the file's `error`."""
+    nothing changes. Never raises: problems become the file's `error`. A
+    notebook is checked as the Python of its code cells, then placed back."""
+    result = _process_python(job)
+    if job.file.path.endswith(NOTEBOOK_SUFFIX) and job.file.source is None and result.error is None:
+        try:
+            _as_notebook(result, Notebook.parse(Path(job.file.path).read_bytes()))
+        except (OSError, NotebookError) as err:
+            result.error = FileError(job.file.path, f"cannot read: {err}")
+    return result
+
+
+def _process_python(job: FileJob) -> FileResult:
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+
     path = job.file.path
     result = FileResult(path)
     try:
         source = job.file.source
         if source is None:
-            source = read_source(Path(path)).text
+            source = _python_text(path, Path(path).read_bytes())
         result.source = source
         options = job.options
         ignored = options.ignored_prefixes(path)
@@ -263,6 +327,9 @@ def process_file(job: FileJob) -> FileResult:
             ]
             applied: list[int] = []
             if options.fix and fixable:
+                # LibCST's codemod machinery is slow to import: only when fixing.
+                from tfrewrite.fixer import apply_fixes
+
                 new_module, applied = apply_fixes(module, [f.violation.fix for f in fixable])  # type: ignore[misc]
             if not applied:
                 result.findings = [
@@ -337,12 +404,21 @@ def run(
     options: RunOptions,
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    cache: Cache | None = None,
 ) -> RunResult:
     """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
-    total)` is called as files finish, for a progress bar."""
+    total)` is called as files finish, for a progress bar. With a `cache`,
+    a check reuses what did not change (`cache.py` says what that means)."""
     files = list(files)
     jobs = jobs or os.cpu_count() or 1
     by_path = {f.path: f for f in files}
+    if options.fix or any(f.source is not None for f in files):
+        cache = None
+    if cache is not None:
+        cache.hash_files(f.path for f in files)
+        unchanged = cache.unchanged_results()
+        if unchanged is not None:
+            return RunResult(files=unchanged, cached=len(unchanged))
 
     # Pass 1: index files that mention TensorFlow; defer the others.
     deferred: dict[str, InputFile] = {}
@@ -361,8 +437,24 @@ def run(
         return tick
 
     def index_files(batch: list[InputFile], prefilter: bool) -> None:
-        items = [(f.path, options.root, f.source, prefilter) for f in batch]
+        todo: list[InputFile] = []
+        for f in batch:
+            hit = cache.index(f.path, options.root, prefilter) if cache else None
+            if hit is None:
+                todo.append(f)
+            elif hit == DEFERRED:
+                deferred[f.path] = f
+            else:
+                indexes.append(hit)
+        items = [(f.path, options.root, f.source, prefilter) for f in todo]
         for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
+            if cache is not None and not isinstance(outcome, FileError):
+                cache.remember_index(
+                    outcome.path,
+                    options.root,
+                    prefilter,
+                    DEFERRED if isinstance(outcome, _Deferred) else outcome,
+                )
             if isinstance(outcome, _Deferred):
                 deferred[outcome.path] = by_path[outcome.path]
             elif isinstance(outcome, FileError):
@@ -395,12 +487,31 @@ def run(
             errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
             continue
         jobs_list.append(FileJob(by_path[index.path], index, facts.for_path(index.path), options))
-    outcomes = _map(process_file, jobs_list, jobs, ticker("checking", len(jobs_list)))
+    keys = [cache.job_key(job) if cache else None for job in jobs_list]
+    known = [cache.result(key) if cache and key else None for key in keys]
+    todo = [job for job, hit in zip(jobs_list, known, strict=True) if hit is None]
+    if todo:  # import LibCST once here, not in every worker process
+        import libcst  # noqa: F401
+
+        import tfrewrite.context  # noqa: F401
+    computed = iter(_map(process_file, todo, jobs, ticker("checking", len(todo))))
+    outcomes = [hit if hit is not None else next(computed) for hit in known]
+    result.cached = sum(1 for hit in known if hit is not None)
     result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
     result.files.extend(FileResult(path) for path in deferred)
     result.parsed = sum(1 for r in result.files if r.parsed)
     result.files.sort(key=lambda r: r.path)
+    if cache is not None:
+        kept = {key: _storable(r) for key, r in zip(keys, outcomes, strict=True) if key}
+        cache.save(kept, [_storable(r) for r in result.files])
     return result
+
+
+def _storable(result: FileResult) -> FileResult:
+    """What the cache keeps of a result: its source only when a report shows it."""
+    if result.findings:
+        return result
+    return dataclasses.replace(result, source=None)
 
 
 def input_from_stdin(data: bytes, name: str) -> InputFile:

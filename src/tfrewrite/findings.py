@@ -54,13 +54,21 @@ class Finding:
     start: Position
     end: Position
     fix: FixInfo | None = None
+    # In a notebook: the cell (numbered from 1) whose lines `start`/`end` count.
+    cell: int | None = None
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.start.line, self.start.column, self.code)
+    @property
+    def location(self) -> str:
+        """`path:line:column`, or `path:cell N:line:column` in a notebook (as Ruff writes it)."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.path}:{cell}{self.start.line}:{self.start.column}"
+
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.start.line, self.start.column, self.code)
 
 
 @dataclass(frozen=True)
@@ -92,6 +100,8 @@ class FileResult:
     fixes_applied: list[Finding] = field(default_factory=list)
     error: FileError | None = None
     parsed: bool = False
+    # A notebook's code cells (number -> source) as the findings see them.
+    cells: dict[int, str] | None = None
 
     @property
     def changed(self) -> bool:

@@ -23,6 +23,15 @@ class ReportContext:
     files_checked: int = 0
     fix_mode: bool = False
     fixes_applied: list[Finding] = field(default_factory=list)
+    cells: dict[str, dict[int, str]] = field(default_factory=dict)  # notebook path -> cells
+
+    def source_lines(self, finding: Finding) -> list[str] | None:
+        """The lines `finding`'s positions count: its file's, or its cell's."""
+        if finding.cell is not None:
+            text = self.cells.get(finding.path, {}).get(finding.cell)
+        else:
+            text = self.sources.get(finding.path)
+        return None if text is None else text.splitlines()
 
 
 Formatter = Callable[[list[Finding], list[FileError], ReportContext], str]

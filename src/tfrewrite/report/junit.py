@@ -16,7 +16,7 @@ from tfrewrite.report import ReportContext, register
 
 
 def _failure_text(finding: Finding) -> str:
-    where = f"{finding.path}:{finding.start.line}:{finding.start.column}"
+    where = finding.location
     text = f"{where}: {finding.code} {finding.message}"
     if finding.fix is not None:
         kind = "safe" if finding.fix.applicability is Applicability.SAFE else "unsafe"

@@ -34,6 +34,7 @@ def finding_to_dict(finding: Finding) -> dict[str, Any]:
         "end_location": {"row": finding.end.line, "column": finding.end.column},
         "fix": fix,
         "url": None,
+        "cell": finding.cell,
     }
 
 

@@ -24,16 +24,15 @@ def _fix_marker(finding: Finding, ctx: ReportContext) -> str:
 
 
 def _headline(finding: Finding, ctx: ReportContext) -> str:
-    location = _style(f"{finding.path}:{finding.start.line}:{finding.start.column}:", _BOLD, ctx)
+    location = _style(f"{finding.location}:", _BOLD, ctx)
     code = _style(finding.code, _RED + _BOLD, ctx)
     return f"{location} {code} {_fix_marker(finding, ctx)}{finding.message}"
 
 
 def _snippet(finding: Finding, ctx: ReportContext) -> list[str]:
-    source = ctx.sources.get(finding.path)
-    if source is None:
+    lines = ctx.source_lines(finding)
+    if lines is None:
         return []
-    lines = source.splitlines()
     if not 1 <= finding.start.line <= len(lines):
         return []
     number = str(finding.start.line)

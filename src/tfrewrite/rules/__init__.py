@@ -5,8 +5,10 @@ training-loop rules that move decorators."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from tfrewrite.rules.base import Rule
+if TYPE_CHECKING:
+    from tfrewrite.rules.base import Rule
 
 _RULE_MODULES = (
     "tfrewrite.rules.tensor_if",  # TFR101
@@ -24,6 +26,29 @@ _RULE_MODULES = (
     "tfrewrite.rules.tape_checks",  # TFR304, TFR305
     "tfrewrite.rules.metric_averaging",  # TFR306
     "tfrewrite.rules.eager_switch",  # TFR307
+)
+
+
+# Every rule's code, in fix order, known without importing the rules (which
+# import LibCST): a `check` answered from the cache never needs them. A test
+# keeps this list equal to the registry.
+RULE_CODES = (
+    "TFR101",
+    "TFR102",
+    "TFR103",
+    "TFR104",
+    "TFR105",
+    "TFR106",
+    "TFR201",
+    "TFR202",
+    "TFR203",
+    "TFR301",
+    "TFR302",
+    "TFR303",
+    "TFR304",
+    "TFR305",
+    "TFR306",
+    "TFR307",
 )
 
 
@@ -66,21 +91,37 @@ def _matches(code: str, selector: str) -> bool:
     return selector == "ALL" or code.startswith(selector)
 
 
+def _codes() -> tuple[str, ...]:
+    """Rule codes in fix order: from the registry once it is loaded (it is
+    the authority, and may hold rules registered at run time), else the
+    static list."""
+    if _registry is not None:
+        return tuple(rule.code for rule in _registry[0])
+    return RULE_CODES
+
+
 def validate_selectors(selectors: Iterable[str]) -> None:
+    codes = _codes()
     for selector in selectors:
-        if selector != "ALL" and not any(_matches(r.code, selector) for r in _rules()[0]):
+        if selector != "ALL" and not any(_matches(code, selector) for code in codes):
             raise UnknownRuleError(f"unknown rule selector `{selector}`")
 
 
-def select_rules(select: Iterable[str], ignore: Iterable[str]) -> list[Rule]:
-    """Rules chosen by code prefixes (`TFR1`, `TFR102`, `ALL`), in fix order.
-    The more specific of a matching select and ignore wins, as in Ruff."""
+def select_codes(select: Iterable[str], ignore: Iterable[str]) -> list[str]:
+    """Codes chosen by prefixes (`TFR1`, `TFR102`, `ALL`), in fix order. The
+    more specific of a matching select and ignore wins, as in Ruff."""
     select = list(select)
     ignore = list(ignore)
     chosen = []
-    for rule in _rules()[0]:
-        best_select = max((len(s) for s in select if _matches(rule.code, s)), default=-1)
-        best_ignore = max((len(s) for s in ignore if _matches(rule.code, s)), default=-1)
+    for code in _codes():
+        best_select = max((len(s) for s in select if _matches(code, s)), default=-1)
+        best_ignore = max((len(s) for s in ignore if _matches(code, s)), default=-1)
         if best_select >= 0 and best_select > best_ignore:
-            chosen.append(rule)
+            chosen.append(code)
     return chosen
+
+
+def select_rules(select: Iterable[str], ignore: Iterable[str]) -> list[Rule]:
+    """The rules `select_codes` chooses."""
+    by_code = _rules()[1]
+    return [by_code[code] for code in select_codes(select, ignore)]

@@ -1,0 +1,206 @@
+"""The persistent cache in `.tfrewrite_cache/`: a re-run of `check` on an
+unchanged tree costs reading and hashing the files, nothing more.
+
+What a file's findings depend on is its content and everything the project
+tells about it: pass 1 indexes every file (a pure function of its path and
+content), the project facts derive from all indexes (which functions run
+traced, which loss another module compiles), and pass 2 runs the rules on
+one file with those facts (the `FileJob`). So the cache keeps:
+
+* the manifest of the last run with these options: every file's content
+  hash and every file's result. When no file was added, removed or changed,
+  the results are the answer: nothing is indexed, parsed or derived.
+* pass-1 indexes, by path and content hash: after a change, only changed
+  files are indexed again; the project facts are derived again from all of
+  them (a loss compiled in another module changes this file's findings).
+* pass-2 results, by a fingerprint of what the file's `FileJob` holds: its
+  content hash (which determines its index), the cross-module facts the
+  project recorded in its index, the traced functions the project derived
+  for it, and the run options: a file is checked again exactly when
+  something it depends on changed.
+
+Everything is keyed by tfrewrite's version too (one folder per version). A
+cache that cannot be read — corrupt, truncated, from another Python — is
+ignored and rebuilt, never an error. Writes are atomic (temporary file and
+rename), so two runs at once cannot leave a half-written cache. Only `check`
+reads and writes it: `fix` changes files and always runs in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from tfrewrite import __version__
+
+CACHE_DIR_NAME = ".tfrewrite_cache"
+DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
+# The fields of a `ModuleIndex` that the project facts fill in from other
+# modules; every other field is a function of the file's path and content
+# (a test fails when `compute_facts` writes anywhere else).
+PROJECT_FACT_FIELDS = ("looped_functions", "loss_decorator_options")
+_GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def fingerprint(value: Any) -> str:
+    """A hash of `value` that is the same in every process: sets and dicts
+    are ordered first (string hashing is randomised per process, so pickles
+    of sets differ between runs)."""
+    return hashlib.blake2b(repr(_canonical(value)).encode(), digest_size=16).hexdigest()
+
+
+def _canonical(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (
+            type(value).__name__,
+            tuple((f.name, _canonical(getattr(value, f.name))) for f in dataclasses.fields(value)),
+        )
+    if isinstance(value, dict):
+        items = ((repr(_canonical(k)), _canonical(v)) for k, v in value.items())
+        return ("dict", tuple(sorted(items, key=lambda item: item[0])))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(repr(_canonical(v)) for v in value)))
+    if isinstance(value, (list, tuple)):
+        return tuple(_canonical(v) for v in value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    return value
+
+
+class Cache:
+    """One project's cache for one set of run options."""
+
+    def __init__(self, directory: Path, options: Any) -> None:
+        self.directory = directory
+        self.root = directory / f"v{__version__}"
+        self.options_key = fingerprint(options)
+        self.manifest: dict[str, Any] = self._load(self._manifest_path) or {}
+        self._indexes: dict[str, Any] | None = None
+        self._fresh_indexes: dict[str, Any] = {}
+        self.hashes: dict[str, str] = {}
+
+    @property
+    def _manifest_path(self) -> Path:
+        return self.root / f"run-{self.options_key}.pickle"
+
+    @property
+    def _indexes_path(self) -> Path:
+        return self.root / "indexes.pickle"
+
+    # -- reading ----------------------------------------------------------------------
+    def hash_files(self, paths: Iterable[str]) -> None:
+        """Read and hash the files of this run (unreadable ones are left to
+        the run to report)."""
+        for path in paths:
+            try:
+                self.hashes[path] = content_hash(Path(path).read_bytes())
+            except OSError:
+                continue
+
+    def unchanged_results(self) -> list[Any] | None:
+        """The previous results when no file changed since the last run with
+        these options; None otherwise."""
+        if not self.manifest or self.manifest.get("hashes") != self.hashes:
+            return None
+        return list(self.manifest.get("files", []))
+
+    def _index_key(self, path: str, root: str, prefilter: bool) -> str | None:
+        digest = self.hashes.get(path)
+        return None if digest is None else fingerprint((path, root, digest, prefilter))
+
+    def index(self, path: str, root: str, prefilter: bool) -> Any | None:
+        """The cached pass-1 outcome for this file's current content: its
+        index, or `DEFERRED`."""
+        if self._indexes is None:
+            self._indexes = self._load(self._indexes_path) or {}
+        key = self._index_key(path, root, prefilter)
+        stored = self._indexes.get(key) if key else None
+        if stored is None:
+            return None
+        try:
+            return DEFERRED if stored == DEFERRED else pickle.loads(stored)
+        except Exception:  # noqa: BLE001 - a broken entry is recomputed
+            return None
+
+    def remember_index(self, path: str, root: str, prefilter: bool, outcome: Any) -> None:
+        """Keep a pass-1 outcome, pickled now: the project facts later record
+        cross-module facts in the index itself."""
+        key = self._index_key(path, root, prefilter)
+        if key is not None:
+            self._fresh_indexes[key] = (
+                DEFERRED if outcome is DEFERRED else pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
+            )
+
+    def result(self, job_key: str) -> Any | None:
+        return self.manifest.get("results", {}).get(job_key)
+
+    def job_key(self, job: Any) -> str | None:
+        """What a file's findings depend on: its content (which determines its
+        index), the facts other modules recorded in its index, the traced
+        functions the project derived for it, and the run options."""
+        digest = self.hashes.get(job.file.path)
+        if digest is None:
+            return None
+        recorded = {name: getattr(job.index, name) for name in PROJECT_FACT_FIELDS}
+        return fingerprint((job.file.path, digest, recorded, job.traced, job.options))
+
+    # -- writing ----------------------------------------------------------------------
+    def save(self, results: dict[str, Any], files: list[Any]) -> None:
+        """Store this run: the pass-1 outcomes it computed, pass-2 results by
+        job key, and the manifest that answers an unchanged re-run."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            gitignore = self.directory / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text(_GITIGNORE, encoding="utf-8")
+            if self._fresh_indexes:
+                stored = self._indexes if self._indexes is not None else {}
+                if len(stored) > 50_000:  # old contents pile up: start again
+                    stored = {}
+                self._write(self._indexes_path, {**stored, **self._fresh_indexes})
+            self._write(
+                self._manifest_path, {"hashes": self.hashes, "results": results, "files": files}
+            )
+        except OSError:
+            return  # a read-only checkout: run without a cache
+
+    @staticmethod
+    def _load(path: Path) -> Any | None:
+        try:
+            with open(path, "rb") as handle:
+                return pickle.load(handle)
+        except Exception:  # noqa: BLE001 - a broken cache is rebuilt, never fatal
+            return None
+
+    @staticmethod
+    def _write(path: Path, value: Any) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+
+
+def clean(directory: Path) -> bool:
+    """Remove a cache folder; False when there was none."""
+    import shutil
+
+    if not (directory / ".gitignore").exists() and not directory.is_dir():
+        return False
+    shutil.rmtree(directory, ignore_errors=True)
+    return True

@@ -1,0 +1,239 @@
+"""`tfrewrite server`: a Language Server over standard input and output.
+
+An editor gets tfrewrite's findings as diagnostics while the user types, each
+fix as a quick fix (safe fixes are marked preferred, unsafe ones say so), a
+"fix all" source action, and the rule's documentation on hover. Settings come
+from the `pyproject.toml` nearest the document, as on the command line.
+
+The server checks one document at a time, from the editor's buffer: facts
+that need other files (a loss compiled in another module) are those the
+command line sees; in the editor, a function is known to run traced from
+what its own file shows. Like `check`, it never imports TensorFlow.
+
+Requires the `lsp` extra (`pip install 'tfrewrite[lsp]'`, which brings pygls).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+from tfrewrite import __version__
+from tfrewrite.analysis.index import build_index, module_name_for
+from tfrewrite.analysis.project import compute_facts
+from tfrewrite.config import ConfigError, Settings, find_config, load_settings
+from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
+from tfrewrite.findings import Applicability, Finding
+from tfrewrite.rules import RULES_BY_CODE, select_rules
+
+SOURCE = "tfrewrite"
+FIX_ALL = "source.fixAll.tfrewrite"
+_CODE_RE = re.compile(r"TFR\d{3}")
+
+
+@dataclass(frozen=True)
+class _Checked:
+    version: int | None
+    findings: list[Finding]
+
+
+class TfrewriteServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(SOURCE, __version__)
+        self.checked: dict[str, _Checked] = {}
+
+    def settings_for(self, path: Path) -> Settings:
+        try:
+            return load_settings(find_config(path.parent))
+        except ConfigError as err:
+            self.window_show_message(
+                types.ShowMessageParams(types.MessageType.Error, f"tfrewrite: {err}")
+            )
+            return load_settings(None)
+
+    def run_rules(self, document: TextDocument, fix: bool, unsafe: bool | None = None):  # type: ignore[no-untyped-def]
+        """Check (or fix) the editor's text of `document` with its settings."""
+        path = Path(to_fs_path(document.uri) or document.uri)
+        settings = self.settings_for(path)
+        rules = select_rules(list(settings.select), list(settings.ignore))
+        options = RunOptions(
+            rule_codes=tuple(r.code for r in rules),
+            root=str(settings.root),
+            per_file_ignores=tuple(settings.per_file_ignores.items()),
+            fix=fix,
+            unsafe_fixes=settings.unsafe_fixes if unsafe is None else unsafe,
+            want_edits=not fix,
+        )
+        source = document.source
+        index = build_index(source, str(path), module_name_for(path, settings.root))
+        if index.syntax_error is not None:
+            return None
+        traced = compute_facts([index]).for_path(str(path))
+        return process_file(FileJob(InputFile(str(path), source), index, traced, options))
+
+    def publish(self, document: TextDocument) -> None:
+        result = self.run_rules(document, fix=False)
+        findings = [] if result is None or result.error is not None else result.findings
+        self.checked[document.uri] = _Checked(document.version, findings)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=document.uri,
+                version=document.version,
+                diagnostics=[_diagnostic(document, f) for f in findings],
+            )
+        )
+
+
+def _range(document: TextDocument, start_line: int, start_col: int, end_line: int, end_col: int):  # type: ignore[no-untyped-def]
+    """An LSP range (0-based, the client's code units) from 1-based code points."""
+    server_range = types.Range(
+        types.Position(start_line - 1, start_col - 1), types.Position(end_line - 1, end_col - 1)
+    )
+    return document.position_codec.range_to_client_units(document.lines, server_range)
+
+
+def _diagnostic(document: TextDocument, finding: Finding) -> types.Diagnostic:
+    fixable = ""
+    if finding.fix is not None:
+        fixable = " (fix available)" if finding.fix.applicability is Applicability.SAFE else ""
+    return types.Diagnostic(
+        range=_range(
+            document, finding.start.line, finding.start.column, finding.end.line, finding.end.column
+        ),
+        message=finding.message + fixable,
+        severity=types.DiagnosticSeverity.Warning,
+        code=finding.code,
+        source=SOURCE,
+    )
+
+
+def _quick_fix(document: TextDocument, finding: Finding) -> types.CodeAction | None:
+    fix = finding.fix
+    if fix is None or not fix.edits:
+        return None
+    safe = fix.applicability is Applicability.SAFE
+    edits = [
+        types.TextEdit(
+            _range(document, e.start.line, e.start.column, e.end.line, e.end.column), e.content
+        )
+        for e in fix.edits
+    ]
+    return types.CodeAction(
+        title=f"{fix.message} ({finding.code}{'' if safe else ', unsafe'})",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[_diagnostic(document, finding)],
+        is_preferred=safe,
+        edit=types.WorkspaceEdit(changes={document.uri: edits}),
+    )
+
+
+def _overlaps(finding: Finding, selection: types.Range) -> bool:
+    start = (finding.start.line - 1, finding.start.column - 1)
+    end = (finding.end.line - 1, finding.end.column - 1)
+    return not (
+        end < (selection.start.line, selection.start.character)
+        or start > (selection.end.line, selection.end.character)
+    )
+
+
+def _whole_document(document: TextDocument) -> types.Range:
+    lines = document.lines
+    end = types.Position(len(lines), 0)
+    return types.Range(types.Position(0, 0), end)
+
+
+server = TfrewriteServer()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: TfrewriteServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: TfrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: TfrewriteServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.checked.pop(params.text_document.uri, None)
+    ls.text_document_publish_diagnostics(
+        types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
+)
+def code_action(ls: TfrewriteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    checked = ls.checked.get(document.uri)
+    if checked is None or checked.version != document.version:
+        ls.publish(document)
+        checked = ls.checked[document.uri]
+    wanted = params.context.only
+    actions: list[types.CodeAction] = []
+    if not wanted or types.CodeActionKind.QuickFix in wanted:
+        for finding in checked.findings:
+            if _overlaps(finding, params.range):
+                action = _quick_fix(document, finding)
+                if action is not None:
+                    actions.append(action)
+    if any(f.fix is not None for f in checked.findings) and (
+        not wanted or any(FIX_ALL.startswith(k) for k in wanted)
+    ):
+        result = ls.run_rules(document, fix=True)
+        if result is not None and result.fixed_source not in (None, document.source):
+            actions.append(
+                types.CodeAction(
+                    title="Fix all tfrewrite findings (safe fixes)",
+                    kind=FIX_ALL,
+                    edit=types.WorkspaceEdit(
+                        changes={
+                            document.uri: [
+                                types.TextEdit(_whole_document(document), result.fixed_source)
+                            ]
+                        }
+                    ),
+                )
+            )
+    return actions
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: TfrewriteServer, params: types.HoverParams) -> types.Hover | None:
+    """The rule's documentation, over a finding or over a code (`# noqa: TFR101`)."""
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    position = params.position
+    codes: list[str] = []
+    line = document.lines[position.line] if position.line < len(document.lines) else ""
+    for match in _CODE_RE.finditer(line):
+        if match.start() <= position.character <= match.end():
+            codes.append(match.group())
+    checked = ls.checked.get(document.uri)
+    if not codes and checked is not None:
+        point = types.Range(position, position)
+        codes = [f.code for f in checked.findings if _overlaps(f, point)]
+    docs = [RULES_BY_CODE[c].render_doc() for c in dict.fromkeys(codes) if c in RULES_BY_CODE]
+    if not docs:
+        return None
+    return types.Hover(
+        contents=types.MarkupContent(types.MarkupKind.Markdown, "\n\n---\n\n".join(docs))
+    )
+
+
+def main() -> None:
+    server.start_io()

@@ -1,0 +1,174 @@
+"""The cache: an unchanged tree is answered from it; anything a file's
+findings depend on — its content, the settings, tfrewrite's version, the
+facts other modules give it — makes that file be checked again."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tfrewrite import cache as cache_module
+from tfrewrite.cache import CACHE_DIR_NAME, Cache
+from tfrewrite.cli import app
+from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.rules import select_rules
+
+LOSSES = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    def noisy_loss(y_true, y_pred):
+        print("loss", y_pred)
+        return tf.reduce_mean(tf.square(y_true - y_pred))
+    """
+)
+TRAIN = textwrap.dedent(
+    """\
+    import tensorflow as tf
+    from losses import noisy_loss
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer="adam", loss=noisy_loss)
+    """
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "losses.py").write_text(LOSSES)
+    (tmp_path / "train.py").write_text(TRAIN)
+    return tmp_path
+
+
+def check(root: Path, codes: tuple[str, ...] = ("TFR",), cache_dir: Path | None = None):  # type: ignore[no-untyped-def]
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in select_rules(list(codes), [])), root=str(root)
+    )
+    files = [InputFile(str(p)) for p in sorted(root.glob("*.py"))]
+    cache = Cache(cache_dir or root / CACHE_DIR_NAME, options)
+    return run(files, options, jobs=1, cache=cache)
+
+
+def codes_by_file(result) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    return {Path(r.path).name: [f.code for f in r.findings] for r in result.files}
+
+
+def test_an_unchanged_tree_is_answered_from_the_cache(project: Path) -> None:
+    first = check(project)
+    assert codes_by_file(first)["losses.py"] == ["TFR103"]
+    assert first.cached == 0 and first.parsed > 0
+    second = check(project)
+    assert codes_by_file(second) == codes_by_file(first)
+    assert second.cached == len(second.files) and second.parsed == 0
+    assert second.findings[0].message == first.findings[0].message
+    assert (project / CACHE_DIR_NAME / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_a_changed_file_is_checked_again(project: Path) -> None:
+    check(project)
+    (project / "losses.py").write_text(LOSSES.replace('print("loss", y_pred)', "pass"))
+    result = check(project)
+    assert codes_by_file(result)["losses.py"] == []
+    assert result.cached == 1  # train.py: same content, same facts
+
+
+def test_facts_from_another_module_invalidate_a_file(project: Path) -> None:
+    """losses.py does not change; train.py stops compiling its loss, so the
+    loss no longer runs traced and its `print` is no longer a finding."""
+    assert codes_by_file(check(project))["losses.py"] == ["TFR103"]
+    (project / "train.py").write_text(TRAIN.replace("loss=noisy_loss", 'loss="mse"'))
+    assert codes_by_file(check(project))["losses.py"] == []
+    (project / "train.py").write_text(TRAIN)
+    assert codes_by_file(check(project))["losses.py"] == ["TFR103"]
+
+
+def test_settings_are_part_of_the_key(project: Path) -> None:
+    check(project)
+    result = check(project, codes=("TFR2",))
+    assert codes_by_file(result)["losses.py"] == []
+    assert result.cached == 0
+
+
+def test_a_new_version_does_not_read_an_old_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check(project)
+    monkeypatch.setattr(cache_module, "__version__", "999.0")
+    result = check(project)
+    assert result.cached == 0
+    assert codes_by_file(result)["losses.py"] == ["TFR103"]
+
+
+def test_a_corrupt_cache_is_ignored_and_rebuilt(project: Path) -> None:
+    check(project)
+    for path in (project / CACHE_DIR_NAME).rglob("*.pickle"):
+        path.write_bytes(b"\x80\x05not a pickle")
+    result = check(project)
+    assert codes_by_file(result)["losses.py"] == ["TFR103"]
+    assert check(project).cached == len(result.files)
+
+
+def test_cli_cache_flags_setting_and_clean(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    assert runner.invoke(app, ["check", "--no-cache", "."]).exit_code == 1
+    assert not (project / CACHE_DIR_NAME).exists()
+    (project / "pyproject.toml").write_text('[tool.tfrewrite]\ncache-dir = "build/tfr"\n')
+    assert runner.invoke(app, ["check", "."]).exit_code == 1
+    assert (project / "build" / "tfr" / ".gitignore").exists()
+    out = runner.invoke(app, ["clean"])
+    assert out.exit_code == 0 and "Removed" in out.output
+    assert not (project / "build" / "tfr").exists()
+
+
+def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) -> None:
+    """Pass 1 is a function of path and content; `compute_facts` may add to
+    an index only the fields `job_key` fingerprints."""
+    import copy
+    import dataclasses
+
+    from tfrewrite.analysis.index import build_index
+    from tfrewrite.analysis.project import compute_facts
+    from tfrewrite.cache import PROJECT_FACT_FIELDS
+
+    (project / "loop.py").write_text(
+        textwrap.dedent(
+            """\
+            import tensorflow as tf
+            from losses import noisy_loss
+
+            @tf.function
+            def decorated_loss(y_true, y_pred):
+                return tf.reduce_mean(y_true - y_pred)
+
+            def step(x, y, model, opt):
+                with tf.GradientTape() as tape:
+                    loss = decorated_loss(y, model(x)) + noisy_loss(y, model(x))
+                opt.apply_gradients(zip(tape.gradient(loss, model.weights), model.weights))
+
+            for x, y in tf.data.Dataset.range(3).batch(2):
+                step(x, y, None, None)
+            """
+        )
+    )
+    indexes = [build_index(p.read_text(), str(p), p.stem) for p in sorted(project.glob("*.py"))]
+    before = copy.deepcopy(indexes)
+    compute_facts(indexes)
+    changed = {
+        f.name
+        for old, new in zip(before, indexes, strict=True)
+        for f in dataclasses.fields(new)
+        if getattr(old, f.name) != getattr(new, f.name)
+    }
+    assert changed, "the example should exercise cross-module facts"
+    assert changed <= set(PROJECT_FACT_FIELDS)
+
+
+def test_static_rule_codes_match_the_registry() -> None:
+    from tfrewrite import rules
+
+    assert rules.RULE_CODES == tuple(r.code for r in rules.ALL_RULES)

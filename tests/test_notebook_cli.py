@@ -1,0 +1,131 @@
+"""Notebooks through the command line: findings in the right cells, fixes
+that touch only the changed cells' sources, readable diffs, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from notebook_files import make_notebook
+from typer.testing import CliRunner
+
+from tfrewrite.cli import app
+
+TUTORIAL = [
+    ("markdown", "# Custom training\n\n```python\nprint(x)  # not code\n```"),
+    ("code", "%matplotlib inline\nimport numpy as np\nimport tensorflow as tf"),
+    ("code", "!pip install -q tensorflow-datasets\nx = np.ones((4, 3), np.float32)"),
+    (
+        "code",
+        "def noisy_mse(y_true, y_pred):\n"
+        "    noise = np.random.normal(0.0, 0.05, size=(4, 3))\n"
+        "    return tf.reduce_mean(tf.square(y_true + noise - y_pred))",
+    ),
+    ("markdown", "Compile and train."),
+    ("code", "%%bash\nnvidia-smi"),
+    (
+        "code",
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(3)])\n"
+        "model.compile(optimizer='adam', loss=noisy_mse)\n"
+        "model.fit(x, x, epochs=1)",
+    ),
+    (
+        "code",
+        "@tf.function\ndef step(v):\n    print('v', v)  # noqa: TFR103\n    return v * 2",
+    ),
+]
+
+runner = CliRunner()
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.output
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    path = tmp_path / "tutorial.ipynb"
+    path.write_text(make_notebook(TUTORIAL), encoding="utf-8")
+    return path
+
+
+def test_check_reports_findings_in_cells(notebook: Path) -> None:
+    code, out = invoke("check", "--output-format", "concise", str(notebook))
+    assert code == 1
+    # A loss defined in cell 4 and compiled in cell 7 is one program.
+    assert "tutorial.ipynb:cell 4:2:13: TFR102" in out
+    assert "TFR103" not in out  # suppressed by noqa in its cell
+    assert "not code" not in out
+
+
+def test_json_carries_the_cell(notebook: Path) -> None:
+    _, out = invoke("check", "--output-format", "json", str(notebook))
+    (finding,) = [f for f in json.loads(out) if f["code"] == "TFR102"]
+    assert finding["cell"] == 4
+    assert finding["location"] == {"row": 2, "column": 13}
+
+
+def test_text_format_shows_the_cell_line(notebook: Path) -> None:
+    _, out = invoke("check", str(notebook))
+    assert "2 |     noise = np.random.normal(0.0, 0.05, size=(4, 3))" in out
+
+
+def test_fix_rewrites_only_the_changed_cell(notebook: Path) -> None:
+    before = notebook.read_text(encoding="utf-8")
+    code, _ = invoke("fix", str(notebook))
+    after = notebook.read_text(encoding="utf-8")
+    old, new = json.loads(before), json.loads(after)
+    assert (
+        new["cells"][3]["source"][1]
+        == "    noise = tf.random.normal([4, 3], mean=0.0, stddev=0.05)\n"
+    )
+    new["cells"][3]["source"] = old["cells"][3]["source"]
+    assert new == old  # outputs, images, metadata, ids, other cells: unchanged
+    nbformat.validate(nbformat.reads(after, as_version=4))
+    code, _ = invoke("fix", str(notebook))
+    assert notebook.read_text(encoding="utf-8") == after  # fix twice == fix once
+
+
+def test_diff_shows_changed_cells_and_writes_nothing(notebook: Path) -> None:
+    before = notebook.read_bytes()
+    code, out = invoke("fix", "--diff", str(notebook))
+    assert code == 1
+    assert "tutorial.ipynb:cell 4\n" in out
+    assert "-    noise = np.random.normal(0.0, 0.05, size=(4, 3))" in out
+    assert '"source"' not in out  # cells, not JSON
+    assert notebook.read_bytes() == before
+
+
+def test_folders_include_notebooks_unless_excluded(tmp_path: Path, notebook: Path) -> None:
+    code, out = invoke("check", "--output-format", "concise", str(tmp_path))
+    assert "tutorial.ipynb:cell 4" in out
+    (tmp_path / "pyproject.toml").write_text('[tool.tfrewrite]\nexclude = ["*.ipynb"]\n')
+    code, out = invoke("check", str(tmp_path))
+    assert code == 0 and "TFR102" not in out
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{broken tensorflow", "invalid JSON"),
+        (
+            '{"nbformat": 3, "nbformat_minor": 0, "cells": [], "metadata": {}} tensorflow',
+            "invalid JSON",
+        ),
+        (
+            '{"nbformat": 3, "nbformat_minor": 0, "cells": [], "metadata": {"x": "tensorflow"}}',
+            "nbformat 3",
+        ),
+        ('{"not": "a notebook", "tensorflow": 1}', "not a Jupyter notebook"),
+    ],
+)
+def test_bad_notebooks_are_errors_and_untouched(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "bad.ipynb"
+    path.write_text(content + "\n")
+    code, out = invoke("fix", str(path))
+    assert code == 2
+    assert message in out
+    assert path.read_text() == content + "\n"

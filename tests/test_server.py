@@ -1,0 +1,168 @@
+"""`tfrewrite server`: a real Language Server session over stdio.
+
+The test is the client: it starts `python -m tfrewrite server`, speaks
+JSON-RPC with Content-Length framing, and walks the session an editor would:
+initialize, didOpen, publishDiagnostics, codeAction, hover, didChange,
+shutdown, exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pygls")
+
+SOURCE = textwrap.dedent(
+    """\
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def step(x):
+        noise = np.random.normal(0.0, 1.0)
+        return x + noise
+    """
+)
+
+
+class Client:
+    def __init__(self, cwd: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tfrewrite", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+        )
+        self.next_id = 0
+        self.notifications: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+        assert self.process.stdin is not None
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            assert line, self.process.stderr.read().decode() if self.process.stderr else ""
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return json.loads(self.process.stdout.read(length))
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if message.get("id") == self.next_id and "method" not in message:
+                assert "error" not in message, message
+                return message.get("result")
+            self.notifications.append(message)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        self.send({"method": method, "params": params})
+
+    def wait_for(self, method: str) -> dict[str, Any]:
+        for i, message in enumerate(self.notifications):
+            if message.get("method") == method:
+                return self.notifications.pop(i)
+        while True:
+            message = self.receive()
+            if message.get("method") == method:
+                return message
+            self.notifications.append(message)
+
+
+@pytest.fixture
+def session(tmp_path: Path):  # type: ignore[no-untyped-def]
+    (tmp_path / "pyproject.toml").write_text('[tool.tfrewrite]\nignore = ["TFR203"]\n')
+    client = Client(tmp_path)
+    client.request(
+        "initialize",
+        {"processId": None, "rootUri": tmp_path.as_uri(), "capabilities": {}},
+    )
+    client.notify("initialized", {})
+    yield client, tmp_path
+    client.request("shutdown", {})
+    client.notify("exit", {})
+    client.process.wait(timeout=10)
+
+
+def open_document(client: Client, path: Path, text: str) -> dict[str, Any]:
+    client.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": path.as_uri(),
+                "languageId": "python",
+                "version": 1,
+                "text": text,
+            }
+        },
+    )
+    return client.wait_for("textDocument/publishDiagnostics")["params"]
+
+
+def test_diagnostics_quick_fix_fix_all_and_hover(session) -> None:  # type: ignore[no-untyped-def]
+    client, root = session
+    path = root / "step.py"
+    published = open_document(client, path, SOURCE)
+    (diagnostic,) = published["diagnostics"]
+    assert diagnostic["code"] == "TFR102"
+    assert diagnostic["source"] == "tfrewrite"
+    assert diagnostic["range"]["start"] == {"line": 6, "character": 12}
+
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": path.as_uri()},
+            "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic]},
+        },
+    )
+    quick = [a for a in actions if a["kind"] == "quickfix"]
+    assert quick and quick[0]["isPreferred"] is True
+    edits = quick[0]["edit"]["changes"][path.as_uri()]
+    assert any("tf.random.normal" in e["newText"] for e in edits)
+    fix_all = [a for a in actions if a["kind"] == "source.fixAll.tfrewrite"]
+    (whole,) = fix_all[0]["edit"]["changes"][path.as_uri()]
+    assert "tf.random.normal" in whole["newText"] and "np.random" not in whole["newText"]
+
+    hover = client.request(
+        "textDocument/hover",
+        {"textDocument": {"uri": path.as_uri()}, "position": {"line": 6, "character": 20}},
+    )
+    assert "TFR102" in hover["contents"]["value"]
+
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": path.as_uri(), "version": 2},
+            "contentChanges": [{"text": SOURCE.replace("np.random.normal(0.0, 1.0)", "0.0")}],
+        },
+    )
+    assert client.wait_for("textDocument/publishDiagnostics")["params"]["diagnostics"] == []
+
+
+def test_settings_come_from_pyproject(session) -> None:  # type: ignore[no-untyped-def]
+    client, root = session
+    (root / "pyproject.toml").write_text('[tool.tfrewrite]\nignore = ["TFR102"]\n')
+    published = open_document(client, root / "quiet.py", SOURCE)
+    assert published["diagnostics"] == []
