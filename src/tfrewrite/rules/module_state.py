@@ -125,6 +125,72 @@ class ModuleStateInTracedCode(Rule):
                 return scale * tf.reduce_mean(tf.square(y_true - y_pred))
             """
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            CONFIG = {"margin": 1.0}
+
+            @tf.function
+            def loss(y_true, y_pred):
+                return tf.reduce_mean(tf.maximum(CONFIG["margin"] - y_true * y_pred, 0.0))
+
+            def anneal():
+                CONFIG["margin"] = 0.5
+            """
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, model):
+                    self.model = model
+                    self.is_weight = 1.0
+                    self.model.compile(optimizer="adam", loss=self._weighted_loss)
+
+                def _weighted_loss(self, y_true, y_pred):
+                    return tf.reduce_mean(self.is_weight * tf.square(y_true - y_pred))
+
+                def train_step(self, weights):
+                    self.is_weight = np.asarray(weights)
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def main(dataset):
+                scale = 1.0
+
+                @tf.function
+                def step(x):
+                    return x * scale
+
+                for epoch in range(3):
+                    scale = scale * 0.5
+                    for x in dataset:
+                        step(x)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Scaled(tf.keras.layers.Layer):
+                def __init__(self, scale=2.0):
+                    super().__init__()
+                    self.scale = scale
+
+                def build(self, input_shape):
+                    self.kernel = self.add_weight(shape=(input_shape[-1],))
+
+                def call(self, inputs):
+                    return inputs * self.kernel * self.scale
+            """,
+            note="attributes set up once, in `__init__` and `build`",
+        ),
         Valid(
             """
             import tensorflow as tf

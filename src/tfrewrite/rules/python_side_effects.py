@@ -207,6 +207,63 @@ class PythonSideEffectInTracedCode(Rule):
             """,
             note="not traced",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Tracker(tf.Module):
+                def __init__(self):
+                    self.history = []
+
+                @tf.function
+                def __call__(self, x):
+                    self.history.append(x)
+                    return x
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from keras import ops
+
+            @tf.function
+            def combine(x, y):
+                return tf.add(x, y) + tf.math.add(x, 1.0) + ops.add(y, 2.0)
+            """,
+            note="a call through a module is an op, not a container mutation",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Stack(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    self.blocks = []
+                    for _ in range(3):
+                        self.blocks.append(tf.keras.layers.Dense(4))
+
+                def call(self, inputs):
+                    if not self.built:
+                        self.build(inputs.shape)
+                    for block in self.blocks:
+                        inputs = block(inputs)
+                    return inputs
+            """,
+            note="a list the method creates itself only shapes the layer",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def unrolled(x):
+                outputs = []
+                for i in range(3):
+                    outputs.append(x * i)
+                return tf.add_n(outputs)
+            """,
+            note="a Python-unrolled loop appending tensors to a local list",
+        ),
         Valid(
             """
             import tensorflow as tf
