@@ -10,14 +10,16 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
-from tfrewrite.rules.random_mapping import (
+from tfrewrite.transforms.random_sampling import (
     FLOAT,
     INT,
     RandomSamplingRule,
-    Refusal,
     Rewrite,
-    SampleSite,
     SampleWriter,
+)
+from tfrewrite.transforms.traced_calls import (
+    Refusal,
+    SampleSite,
     bind,
     is_integer_literal,
     is_none,

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Valid
-from tfrewrite.rules.random_mapping import (
+from tfrewrite.transforms.random_sampling import (
     FLOAT,
     INT,
     RandomSamplingRule,
-    Refusal,
     Rewrite,
-    SampleSite,
     SampleWriter,
+)
+from tfrewrite.transforms.traced_calls import (
+    Refusal,
+    SampleSite,
     bind,
     is_integer_literal,
     is_none,
