@@ -21,7 +21,6 @@ in the finding's message.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
@@ -29,9 +28,19 @@ import libcst as cst
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import is_python_number
 from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 from tfrewrite.transforms.call_layout import KeepLayout, comment_texts, spans_lines
+from tfrewrite.transforms.dtypes import (
+    BOOL,
+    FLOAT,
+    INT,
+    TF_UNIFORM_INTS,
+    UNKNOWN,
+    Dtype,
+    tf_dtype,
+)
 from tfrewrite.transforms.traced_calls import (
     Refusal,
     SampleSite,
@@ -40,47 +49,16 @@ from tfrewrite.transforms.traced_calls import (
     is_number_literal,
     iter_module_calls,
 )
-
-# -- dtypes --------------------------------------------------------------------------
-
-
-FLOAT, INT, BOOL, UNKNOWN = "float", "int", "bool", "unknown"
-
-# NumPy dtype names (attributes of `numpy`, or strings) and their TensorFlow names.
-_DTYPE_NAMES: dict[str, tuple[str, str]] = {
-    "float16": ("float16", FLOAT),
-    "half": ("float16", FLOAT),
-    "float32": ("float32", FLOAT),
-    "single": ("float32", FLOAT),
-    "float64": ("float64", FLOAT),
-    "double": ("float64", FLOAT),
-    "float_": ("float64", FLOAT),
-    "int8": ("int8", INT),
-    "int16": ("int16", INT),
-    "int32": ("int32", INT),
-    "int64": ("int64", INT),
-    "uint8": ("uint8", INT),
-    "uint16": ("uint16", INT),
-    "uint32": ("uint32", INT),
-    "uint64": ("uint64", INT),
-    "bool_": ("bool", BOOL),
-    "bool": ("bool", BOOL),
-}
-# Python builtins as NumPy reads them: `float` is float64, `int` is int64.
-_BUILTIN_DTYPES = {"float": ("float64", FLOAT), "int": ("int64", INT), "bool": ("bool", BOOL)}
-# `tf.random.uniform` samples integers only in these dtypes.
-TF_UNIFORM_INTS = frozenset({"int32", "int64"})
-
-
-@dataclass(frozen=True)
-class Dtype:
-    """A dtype to write (`tf.float32`, `y_pred.dtype`) and what kind it is;
-    `tf_name` is the TensorFlow name when it is known statically."""
-
-    code: str
-    kind: str
-    tf_name: str | None = None
-
+from tfrewrite.transforms.value_uses import (
+    TF_WRAPPERS,
+    Use,
+    UseKind,
+    ValueUses,
+    Wrapper,
+    first_of,
+    wrapper_dtype,
+    wrapper_replacement,
+)
 
 # -- writing samples -----------------------------------------------------------------
 
@@ -97,27 +75,6 @@ _ARITHMETIC = (
 # Expressions that need parentheses as an operand of `+` or `<`.
 _LOOSE = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)
 _BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
-# Attributes an array and a tensor share (`astype` is folded before this check).
-_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "astype"})
-# Builtins that need a Python value: given a symbolic tensor they fail under tracing.
-_HOST_BUILTINS = frozenset(
-    {
-        "int",
-        "float",
-        "bool",
-        "complex",
-        "round",
-        "range",
-        "str",
-        "list",
-        "tuple",
-        "sorted",
-        "sum",
-        "min",
-        "max",
-        "len",
-    }
-)
 
 
 def _dimension_read(node: cst.BaseExpression) -> tuple[cst.Attribute, cst.Index] | None:
@@ -138,10 +95,17 @@ class SampleWriter:
     """Builds the `tf.random` text for one sample site, using the file's
     TensorFlow alias."""
 
-    def __init__(self, ctx: RuleContext, site: SampleSite, tf: str) -> None:
+    def __init__(
+        self, ctx: RuleContext, site: SampleSite, tf: str, natural: Mapping[str, str]
+    ) -> None:
         self.ctx = ctx
         self.site = site
         self.tf = tf
+        # Dtypes TensorFlow gives the host value by kind (`tf.constant` of it).
+        self.natural = natural
+        # What consumes the sample, and the conversion around it folded into it.
+        self.uses: list[Use] = []
+        self.folded: Wrapper | None = None
         # Text written for an argument of the original call -> that argument,
         # so the argument's comments and line breaks can follow it.
         self._arguments = {id(arg.value): arg for arg in site.call.args}
@@ -291,28 +255,19 @@ class SampleWriter:
     # -- dtypes ----------------------------------------------------------------------
     def dtype(self, node: cst.BaseExpression) -> Dtype:
         """A dtype given to `.astype(...)` or `dtype=`, in TensorFlow terms."""
-        qualified = self.ctx.names.qualified_name(node)
-        if qualified is not None:
-            module, _, leaf = qualified.rpartition(".")
-            if module == "numpy" and leaf in _DTYPE_NAMES:
-                tf_name, kind = _DTYPE_NAMES[leaf]
-                return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
-            if module in ("tensorflow", "tensorflow.dtypes") and leaf in _DTYPE_NAMES:
-                tf_name, kind = _DTYPE_NAMES[leaf]
-                return Dtype(self.code(node), kind, tf_name)
-        elif isinstance(node, cst.Name) and node.value in _BUILTIN_DTYPES:
-            tf_name, kind = _BUILTIN_DTYPES[node.value]
-            return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
-        if isinstance(node, cst.SimpleString) and node.evaluated_value in _DTYPE_NAMES:
-            tf_name, kind = _DTYPE_NAMES[str(node.evaluated_value)]
-            return Dtype(f"{self.tf}.{tf_name}", kind, tf_name)
-        if isinstance(node, cst.Attribute) and node.attr.value == "dtype":
-            return Dtype(self.code(node), UNKNOWN)
-        raise Refusal(f"the dtype `{self.code(node)}` has no known TensorFlow counterpart")
+        return tf_dtype(node, self.ctx, self.tf)
 
     def astype_dtype(self) -> Dtype | None:
-        """The dtype of a trailing `.astype(dtype)`, folded into the sample."""
+        """The dtype the code converts the sample to, folded into the sample:
+        a trailing `.astype(dtype)`, or the `dtype` of the conversion around
+        it (`tf.constant(<sample>, dtype=tf.float32)`, `np.float32(<sample>)`)."""
+        folded = self.folded.dtype if self.folded is not None else None
         astype = self.site.astype
+        if astype is not None and folded is not None:
+            raise Refusal("the sample is converted twice; convert it once")
+        if folded is not None:
+            assert self.folded is not None
+            return wrapper_dtype(self.folded, self.ctx, self.tf)
         if astype is None:
             return None
         args = astype.args
@@ -326,37 +281,49 @@ class SampleWriter:
             )
         return self.dtype(args[0].value)
 
+    def natural_dtype(self, sample_kind: str) -> Dtype | None:
+        """The dtype `tf.constant(<sample>)` gives the host value (NumPy's
+        float64, a Python float's float32), when that conversion is folded."""
+        if self.folded is None or self.folded.dtype is not None:
+            return None
+        qualified = self.ctx.names.qualified_name(self.folded.call.func)
+        if qualified not in TF_WRAPPERS or sample_kind not in self.natural:
+            return None
+        name = self.natural[sample_kind]
+        return Dtype(f"{self.tf}.{name}", sample_kind, name)
+
     def context_dtype(self, integer: bool = False) -> Dtype | None:
-        """`x.dtype` when the sample is combined arithmetically with an array or
-        tensor `x` (`y_pred + noise`, `y_pred + 0.1 * noise`, `x * mask`):
-        NumPy's array would have been converted to `x`'s dtype there, so
-        sampling in it (or casting integers to it) keeps the result's dtype.
+        """`x.dtype` when the sample meets an array or tensor `x` in arithmetic
+        or a comparison (`y_pred + noise`, `y_pred + 0.1 * noise`, `x * mask`,
+        also through a local name: `noise = ...; y_pred + noise`): NumPy's
+        array would have been converted to `x`'s dtype there, so sampling in
+        it (or casting integers to it) keeps the result's dtype.
 
         `x` qualifies when it is a tensor name, or a name whose `.shape` the
-        call itself uses (`size=x.shape`): it then has a `.dtype`. Python
-        number operands are looked through. None when nothing is combined;
-        an integer sample combined with an operand of unknown dtype is
-        refused (its int64 would clash with a float tensor)."""
-        child: cst.CSTNode = self.site.target
-        for parent in reversed(self.site.ancestors):
-            if not (
-                isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, _ARITHMETIC)
-            ):
-                return None
-            other = parent.right if parent.left is child else parent.left
-            if not is_number_literal(other):
-                name = self._dtype_name(other)
-                if name is not None:
-                    return Dtype(f"{name}.dtype", UNKNOWN)
-                if integer:
-                    raise Refusal(
-                        f"the integer sample is combined with `{self.code(other)}`, "
-                        "whose dtype is not known: NumPy's array would take that dtype; "
-                        "add `.astype(dtype)`"
-                    )
-                return None
-            child = parent
+        call itself uses (`size=x.shape`): it then has a `.dtype`; and when
+        it can be read where the sample is drawn (a parameter, a name of the
+        call itself, or an operand in the sample's own expression). None when
+        nothing qualifies; an integer sample meeting an operand of unknown
+        dtype is refused (its int64 would clash with a float tensor)."""
+        for use in self.uses:
+            if use.meets is None or use.boolean:
+                continue
+            name = self._dtype_name(use.meets)
+            if name is not None and (not use.names or self._readable_at_site(name)):
+                return Dtype(f"{name}.dtype", UNKNOWN)
+            if integer and use.kind is UseKind.DTYPE:
+                raise Refusal(
+                    f"the integer sample meets `{self.code(use.meets)}`, whose dtype is not "
+                    "known: NumPy's array would take that dtype; add `.astype(dtype)`"
+                )
         return None
+
+    def _readable_at_site(self, name: str) -> bool:
+        function = self.site.function
+        params = (
+            {p.name.value for p in function.node.params.params} if function is not None else set()
+        )
+        return name in params or name in self._shape_names()
 
     def sample_dtype(
         self, sample_kind: str, explicit: Dtype | None
@@ -368,6 +335,8 @@ class SampleWriter:
         `x.dtype`: the sample is drawn in it directly, unless `explicit`
         changes the sample's kind (`uniform(...).astype(int)` truncates), in
         which case that conversion happens first and the cast to `x.dtype` after."""
+        if explicit is None:
+            explicit = self.natural_dtype(sample_kind)
         final_kind = explicit.kind if explicit is not None else sample_kind
         context = self.context_dtype(integer=final_kind in (INT, BOOL))
         if context is None:
@@ -482,58 +451,6 @@ class SampleWriter:
         )
         return sample if dtype is None else f"{self.tf}.cast({sample}, {dtype.code})"
 
-    def require_tensor_consumer(self) -> None:
-        """Refuse when what consumes the sample needs a host value: a tensor
-        in its place would fail (`int(...)`, `np.clip(...)`, `math.exp(...)`)
-        or lacks the NumPy method called on it (`.reshape`, `.tolist()`).
-        Arithmetic, unary signs, indexing and list or tuple displays around the
-        sample are looked through."""
-        ancestors = self.site.ancestors
-        child: cst.CSTNode = self.site.target
-        for depth in range(len(ancestors) - 1, -1, -1):
-            parent = ancestors[depth]
-            if isinstance(parent, cst.BinaryOperation) or (
-                isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not)
-            ):
-                child = parent
-                continue
-            if isinstance(parent, cst.Subscript) and parent.value is child:
-                child = parent
-                continue
-            if isinstance(parent, (cst.Element, cst.List, cst.Tuple)):
-                child = parent  # `np.array([sample, 1.0])`: the container is consumed
-                continue
-            if isinstance(parent, cst.Attribute) and parent.value is child:
-                if parent.attr.value not in _TENSOR_ATTRIBUTES:
-                    raise Refusal(
-                        f"the sample's `.{parent.attr.value}` is NumPy array API a tensor lacks"
-                    )
-            elif (
-                isinstance(parent, cst.Arg)
-                and depth > 0
-                and isinstance(ancestors[depth - 1], cst.Call)
-            ):
-                consumer = self._host_consumer(ancestors[depth - 1])
-                if consumer is not None:
-                    raise Refusal(
-                        f"the sample is passed to `{consumer}(...)`, which needs a Python or "
-                        "NumPy value: a tensor there fails under tracing"
-                    )
-            return
-
-    def _host_consumer(self, call: cst.Call) -> str | None:
-        """The name of a function that needs a host value, or None."""
-        qualified = self.ctx.names.qualified_name(call.func)
-        if qualified is None:
-            if isinstance(call.func, cst.Name) and call.func.value in _HOST_BUILTINS:
-                return call.func.value
-            return None
-        if qualified.startswith(("numpy.random.", "random.")):
-            return None  # another sample: reported (and rewritten) on its own
-        if qualified.split(".")[0] in ("numpy", "math", "random", "statistics"):
-            return self.code(call.func)
-        return None
-
     def replace(self, text: str) -> cst.BaseExpression:
         """The replacement node for the site, keeping the parentheses around it
         and, for a call written over several lines, its layout and comments."""
@@ -545,8 +462,14 @@ class SampleWriter:
             )
             if comment_texts(call) - comment_texts(expression):
                 raise Refusal("the call's comments would be lost; rewrite it by hand")
-        target = self.site.target
+        target = self.target
         return expression.with_changes(lpar=target.lpar, rpar=target.rpar)
+
+    @property
+    def target(self) -> cst.BaseExpression:
+        """The node the sample's text replaces: the call, its `.astype(...)`,
+        or the conversion folded into it."""
+        return self.folded.call if self.folded is not None else self.site.target
 
 
 # -- the rule ------------------------------------------------------------------------
@@ -557,10 +480,19 @@ Rewrite = Callable[[SampleWriter, SampleSite], str]
 class RandomSamplingRule(Rule):
     """A rule rewriting `<module_prefix>.<name>(...)` calls in traced code
     with `rewrites[name]`; `seed` is reported without a fix, other names
-    with a finding saying they have no mapping."""
+    with a finding saying they have no mapping.
+
+    Before a sample becomes a tensor, every use of it is followed
+    (`ValueUses`): a use that needs a host value refuses the rewrite, a
+    conversion around it is folded (`tf.constant(<sample>, dtype=d)`) or
+    rewritten (`noise.astype(d)` -> `tf.cast(noise, d)`), and the fix is
+    safe only when every use is known to accept the tensor in the dtype it
+    is drawn in."""
 
     module_prefix: ClassVar[str]
     rewrites: ClassVar[Mapping[str, Rewrite]]
+    # The dtype TensorFlow gives the host value of each kind (`tf.constant(v)`).
+    natural_dtypes: ClassVar[Mapping[str, str]]
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         root = self.module_prefix.split(".")[0]
@@ -587,23 +519,125 @@ class RandomSamplingRule(Rule):
         runs_once = (
             f"{spelling} in traced code runs once, at trace time: every call reuses the same sample"
         )
-        writer = SampleWriter(ctx, site, tf)
+        writer = SampleWriter(ctx, site, tf, self.natural_dtypes)
         try:
             special = self.special_case(site, writer, runs_once, imports)
             if special is not None:
                 return special
-            writer.require_tensor_consumer()
+            self.follow_uses(ctx, site, writer)
             rewrite = self.rewrites.get(name)
             if rewrite is None:
                 raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
             replacement = writer.replace(rewrite(writer, site))
+            unsafe = self.unsafe_reason(ctx, site, writer)
+            edits = self.edits(ctx, writer, replacement)
         except Refusal as refusal:
             return Violation(site.call, f"{runs_once}; not rewritten: {refusal}")
         op = ctx.code(replacement).split("(", 1)[0]
-        fix = CstFix(
-            f"Sample with `{op}` on every call", (NodeEdit(site.target, replacement),), imports
-        )
+        message = f"Sample with `{op}` on every call"
+        if unsafe is not None:
+            fix = CstFix(f"{message} (unsafe: {unsafe})", edits, imports, Applicability.UNSAFE)
+        else:
+            fix = CstFix(message, edits, imports)
         return Violation(site.call, runs_once, fix)
+
+    def follow_uses(self, ctx: RuleContext, site: SampleSite, writer: SampleWriter) -> None:
+        """Find what consumes the sample; fold a conversion right around it;
+        refuse when a use needs a host value."""
+        if site.function is None:
+            raise Refusal("the function around the sample is not known")
+        uses = ValueUses(ctx, site.function, site.facts).of_expression(site.target, site.ancestors)
+        if uses and uses[0].kind is UseKind.WRAPPER:
+            wrapper = uses[0].wrapper
+            if wrapper is not None and wrapper.value is site.target:
+                writer.folded = wrapper
+                uses = uses[1:]
+        writer.uses = uses
+        blocker = first_of(uses, UseKind.BLOCKER)
+        if blocker is not None:
+            raise Refusal(f"{blocker.subject('the sample')} {blocker.reason}")
+        for use in uses:
+            if use.boolean and use.meets is not None and _is_arithmetic(use.node):
+                raise Refusal(
+                    f"{use.subject('the comparison of the sample')} {use.reason} in arithmetic: "
+                    "a NumPy boolean array converts to that dtype, a boolean tensor does not; "
+                    "wrap the comparison in `tf.cast`"
+                )
+        condition = first_of(uses, UseKind.AUTOGRAPH)
+        if condition is not None:
+            off = autograph_off(ctx, site.function)
+            if off is not None:
+                raise Refusal(
+                    f"{condition.subject('the sample')} {condition.reason}: a tensor there "
+                    f"needs AutoGraph, and {off}"
+                )
+
+    def unsafe_reason(self, ctx: RuleContext, site: SampleSite, writer: SampleWriter) -> str | None:
+        """Why the rewrite is not proven to keep the code working (None: proven)."""
+        uses = writer.uses
+        unknown = first_of(uses, UseKind.UNKNOWN)
+        if unknown is not None:
+            return f"{unknown.subject('the sample')} {unknown.reason}"
+        condition = first_of(uses, UseKind.AUTOGRAPH)
+        if condition is not None:
+            return (
+                f"{condition.subject('the sample')} {condition.reason}: a tensor there needs "
+                "AutoGraph, or TFR101's `tf.cond`"
+            )
+        meets = [use for use in uses if use.meets is not None and not use.boolean]
+        for use in meets:
+            if use.kind is UseKind.DTYPE:
+                return (
+                    f"{use.subject('the sample')} {use.reason}: it is drawn in "
+                    f"`{ctx.code(use.meets)}`'s dtype, which is right only if that is a tensor"
+                    if writer.context_dtype() is not None
+                    else f"{use.subject('the sample')} {use.reason}"
+                )
+        names = sorted({f"`{ctx.code(use.meets)}`" for use in meets if use.meets is not None})
+        if len(names) > 1:
+            return f"the sample meets {', '.join(names)}, whose dtypes may differ"
+        dtype_use = first_of(uses, UseKind.DTYPE)
+        if dtype_use is not None and not self.dtype_fixed(writer):
+            return (
+                f"{dtype_use.subject('the sample')} {dtype_use.reason}, and the sample's dtype "
+                "there is not known: add `.astype(dtype)`"
+            )
+        return None
+
+    def dtype_fixed(self, writer: SampleWriter) -> bool:
+        """Whether the sample is drawn in exactly the dtype its host value had
+        (a folded conversion or `.astype` names it), with no tensor met."""
+        if writer.context_dtype() is not None:
+            return False
+        return writer.astype_dtype() is not None or any(
+            writer.natural_dtype(kind) is not None for kind in writer.natural
+        )
+
+    def edits(
+        self, ctx: RuleContext, writer: SampleWriter, replacement: cst.BaseExpression
+    ) -> tuple[NodeEdit, ...]:
+        """The sample's replacement, and each conversion it then goes through
+        rewritten (`tf.constant(noise)` -> `noise`, `noise.astype(d)` ->
+        `tf.cast(noise, d)`); a conversion that contains the sample carries
+        its replacement."""
+        target = writer.target
+        edits: list[NodeEdit] = []
+        carried = False
+        for use in writer.uses:
+            wrapper = use.wrapper
+            if use.kind is not UseKind.WRAPPER or wrapper is None:
+                continue
+            if _contains(wrapper.value, target):
+                value = ctx.code(wrapper.value.deep_replace(target, replacement))
+                carried = True
+            else:
+                value = None
+            edits.append(
+                NodeEdit(wrapper.call, wrapper_replacement(wrapper, ctx, writer.tf, value))
+            )
+        if not carried:
+            edits.insert(0, NodeEdit(target, replacement))
+        return tuple(edits)
 
     def special_case(
         self,
@@ -614,3 +648,36 @@ class RandomSamplingRule(Rule):
     ) -> Violation | None:
         """A violation for a call that is not a plain sample (None: not special)."""
         return None
+
+
+def _is_arithmetic(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, _ARITHMETIC)
+    return isinstance(node, cst.AugAssign)
+
+
+def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(found is node for found, _ in iter_with_ancestors(root))
+
+
+def autograph_off(ctx: RuleContext, function: FunctionScope) -> str | None:
+    """Why the traced code around `function` runs without AutoGraph, or None
+    when AutoGraph may apply: `@tf.function(autograph=False)`, or a loss given
+    to Keras `compile` (Keras 3 traces its train step without AutoGraph)."""
+    outer: FunctionScope | None = function
+    while outer is not None:
+        traced = outer.traced
+        if traced is not None and not traced.reason.startswith(("called from", "nested in")):
+            info = ctx.index.functions.get(outer.qualname)
+            if info is not None:
+                for keywords in info.decorator_keywords.values():
+                    if keywords.get("autograph", "").strip() == "False":
+                        return f"`{outer.node.name.value}` is traced with `autograph=False`"
+            if traced.reason.startswith("given to compile"):
+                return (
+                    f"Keras traces `{outer.node.name.value}`, a loss given to `compile`, "
+                    "without AutoGraph"
+                )
+            return None
+        outer = outer.parent
+    return None

@@ -16,7 +16,7 @@ import libcst as cst
 
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
+from tfrewrite.context import FunctionScope, RuleContext
 
 
 class Refusal(Exception):
@@ -41,6 +41,7 @@ class SampleSite:
     astype: cst.Call | None
     ancestors: tuple[cst.CSTNode, ...]
     facts: TensorFacts
+    function: FunctionScope | None = None  # the innermost function around the call
 
     @property
     def function_name(self) -> str:
@@ -78,7 +79,9 @@ def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSi
                 target = astype
                 target_ancestors = tuple(ancestors[:-2])
             scope = ctx.innermost_scope(function, ancestors)
-            yield SampleSite(node, qualified, target, astype, target_ancestors, ctx.tensors(scope))
+            yield SampleSite(
+                node, qualified, target, astype, target_ancestors, ctx.tensors(scope), scope
+            )
 
 
 # -- binding arguments ---------------------------------------------------------------
