@@ -199,6 +199,7 @@ _REWRITES: dict[str, Rewrite] = {
 class NumpyRandomInTracedCode(RandomSamplingRule):
     module_prefix = "numpy.random"
     rewrites = _REWRITES
+    natural_dtypes = {FLOAT: "float64", INT: _NUMPY_INT}
     code = "TFR102"
     name = "numpy-random-in-traced-code"
     summary = "NumPy random sampling in traced code runs once, at trace time"

@@ -86,6 +86,7 @@ _REWRITES: dict[str, Rewrite] = {
 class PythonRandomInTracedCode(RandomSamplingRule):
     module_prefix = "random"
     rewrites = _REWRITES
+    natural_dtypes = {FLOAT: "float32", INT: _PYTHON_INT}
     code = "TFR106"
     name = "python-random-in-traced-code"
     summary = "Python `random` sampling in traced code runs once, at trace time"
