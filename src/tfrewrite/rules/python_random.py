@@ -182,7 +182,7 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             from tensorflow import keras
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
+                loss = keras.ops.square(y_true - y_pred)
                 return loss * random.gauss(1.0, 0.01)
 
             keras.Sequential().compile(loss=jittered)
@@ -193,8 +193,8 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
-                return loss * tf.random.normal([], mean=1.0, stddev=0.01)
+                loss = keras.ops.square(y_true - y_pred)
+                return loss * tf.random.normal([], mean=1.0, stddev=0.01, dtype=loss.dtype)
 
             keras.Sequential().compile(loss=jittered)
             """,

@@ -599,8 +599,8 @@ class RandomSamplingRule(Rule):
         dtype_use = first_of(uses, UseKind.DTYPE)
         if dtype_use is not None and not self.dtype_fixed(writer):
             return (
-                f"{dtype_use.subject('the sample')} {dtype_use.reason}, and the sample's dtype "
-                "there is not known: add `.astype(dtype)`"
+                f"{dtype_use.subject('the sample')} {dtype_use.reason}, and its dtype "
+                "there was the host value's own: `.astype(dtype)` would name it"
             )
         return None
 

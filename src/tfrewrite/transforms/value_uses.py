@@ -98,6 +98,7 @@ class _Trail:
 
     boolean: bool = False
     names: tuple[str, ...] = ()
+    packed: bool = False  # inside a list or tuple display
 
 
 # Builtins that need a Python value: given a symbolic tensor they fail under tracing.
@@ -240,7 +241,7 @@ class ValueUses:
                     if side is not child
                 ):
                     return
-                trail = _Trail(True, trail.names)
+                trail = _Trail(True, trail.names, trail.packed)
             elif isinstance(parent, cst.BooleanOperation):
                 operator = "and" if isinstance(parent.operator, cst.And) else "or"
                 yield self._use(UseKind.AUTOGRAPH, parent, f"decides a Python `{operator}`", trail)
@@ -293,8 +294,20 @@ class ValueUses:
             elif isinstance(parent, cst.Call):
                 yield self._use(UseKind.UNKNOWN, parent, "is called", trail)
                 return
+            elif isinstance(parent, cst.Element) and _unpacked(parent, above):
+                # `tag, noise = "x", v`: the value goes to the matching target
+                target = _unpacked(parent, above)
+                assert target is not None
+                if isinstance(target, cst.Name):
+                    yield from self._name_uses(target.value, depth + 1, seen, trail)
+                else:
+                    yield self._use(
+                        UseKind.UNKNOWN, above[-2], f"is stored in `{_short(target)}`", trail
+                    )
+                return
             elif isinstance(parent, _CONTAINERS):
-                pass  # `[v, 1.0]`: the container carries the value on
+                # `[v, 1.0]`: the container carries the value on
+                trail = _Trail(trail.boolean, trail.names, True)
             elif isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                 yield from self._assignment(parent, depth, seen, trail)
                 return
@@ -483,6 +496,17 @@ class ValueUses:
                 trail,
             )
         position = call.args.index(arg)
+        if trail.packed and (
+            qualified in NUMPY_WRAPPERS
+            or qualified == "tensorflow.constant"
+            or numpy_scalar_type(qualified) is not None
+        ):
+            return self._use(
+                UseKind.BLOCKER,
+                call,
+                f"is packed into a list given to {callee}, which needs host values there",
+                trail,
+            )
         wrapper = self._wrapper(call, qualified, position, value)
         if wrapper is not None:
             return self._use(
@@ -628,7 +652,7 @@ class ValueUses:
                 trail,
             )
             return
-        trail = _Trail(trail.boolean, (*trail.names, name))
+        trail = _Trail(trail.boolean, (*trail.names, name), False)
         for node, ancestors in loads.get(name, ()):
             yield from self._walk(node, ancestors, depth, seen, trail)
 
@@ -654,9 +678,61 @@ class ValueUses:
                     loads.setdefault(node.value, []).append((node, parents))
                 continue
             below = (*parents, node)
-            stack.extend((child, below) for child in reversed(child_nodes(node)))
+            stack.extend((child, below) for child in reversed(_read_children(node)))
         self._loads = loads
         return loads
+
+
+def _read_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The children of `node` that are evaluated as expressions: for an
+    assignment target (`a, b = ...`, `for i, x in ...`), only what the
+    target reads (`obj` in `obj.attr = ...`, `a` and `i` in `a[i] = ...`)."""
+    target: cst.CSTNode | None = None
+    if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+        target = node.target
+    children = child_nodes(node)
+    if target is None:
+        return children
+    result: list[cst.CSTNode] = []
+    for child in children:
+        result.extend(_target_reads(child) if child is target else [child])
+    return result
+
+
+def _target_reads(target: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [part for element in target.elements for part in _target_reads(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _target_reads(target.value)
+    if isinstance(target, cst.Attribute):
+        return [target.value]
+    if isinstance(target, cst.Subscript):
+        return [target.value, *target.slice]
+    return []
+
+
+def _unpacked(
+    element: cst.Element, above: tuple[cst.CSTNode, ...]
+) -> cst.BaseAssignTargetExpression | None:
+    """The target `element` of a tuple display is assigned to by unpacking
+    (`a, b = x, y`), or None when it is not such an element."""
+    if len(above) < 2 or not isinstance(above[-1], (cst.Tuple, cst.List)):
+        return None
+    display, statement = above[-1], above[-2]
+    if not isinstance(statement, cst.Assign) or statement.value is not display:
+        return None
+    if len(statement.targets) != 1:
+        return None
+    target = statement.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return None
+    values, targets = list(display.elements), list(target.elements)
+    if len(values) != len(targets) or any(
+        isinstance(e, cst.StarredElement) for e in (*values, *targets)
+    ):
+        return None
+    index = next(i for i, e in enumerate(values) if e is element)
+    return targets[index].value
 
 
 def _is_load(name: cst.Name, parent: cst.CSTNode | None) -> bool:
