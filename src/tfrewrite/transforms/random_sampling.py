@@ -308,7 +308,7 @@ class SampleWriter:
         for use in self.uses:
             if use.meets is None or use.boolean:
                 continue
-            name = self._dtype_name(use.meets)
+            name = self.dtype_name(use.meets)
             if name is not None and (not use.names or self._readable_at_site(name)):
                 return Dtype(f"{name}.dtype", UNKNOWN)
             if integer and use.kind is UseKind.DTYPE:
@@ -358,7 +358,7 @@ class SampleWriter:
             and isinstance(node.value, cst.Name)
         }
 
-    def _dtype_name(self, node: cst.BaseExpression) -> str | None:
+    def dtype_name(self, node: cst.BaseExpression) -> str | None:
         """A name whose dtype `node` has (`y_pred` in `y_pred * 2` or `y_pred[:, 0]`)."""
         facts = self.site.facts
         if isinstance(node, cst.Name):
@@ -366,17 +366,17 @@ class SampleWriter:
                 node.value if facts.is_tensor(node) or node.value in self._shape_names() else None
             )
         if isinstance(node, cst.Subscript):
-            return self._dtype_name(node.value)
+            return self.dtype_name(node.value)
         if isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not):
-            return self._dtype_name(node.expression)
+            return self.dtype_name(node.expression)
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, _ARITHMETIC):
             if is_number_literal(node.left):
-                return self._dtype_name(node.right)
+                return self.dtype_name(node.right)
             if is_number_literal(node.right):
-                return self._dtype_name(node.left)
+                return self.dtype_name(node.left)
             for side in (node.left, node.right):
                 if facts.is_tensor(side):
-                    return self._dtype_name(side)
+                    return self.dtype_name(side)
         return None
 
     # -- operands --------------------------------------------------------------------
@@ -533,8 +533,7 @@ class RandomSamplingRule(Rule):
             edits = self.edits(ctx, writer, replacement)
         except Refusal as refusal:
             return Violation(site.call, f"{runs_once}; not rewritten: {refusal}")
-        op = ctx.code(replacement).split("(", 1)[0]
-        message = f"Sample with `{op}` on every call"
+        message = f"Sample with `{_random_op(ctx, replacement, tf)}` on every call"
         if unsafe is not None:
             fix = CstFix(f"{message} (unsafe: {unsafe})", edits, imports, Applicability.UNSAFE)
         else:
@@ -596,6 +595,15 @@ class RandomSamplingRule(Rule):
         names = sorted({f"`{ctx.code(use.meets)}`" for use in meets if use.meets is not None})
         if len(names) > 1:
             return f"the sample meets {', '.join(names)}, whose dtypes may differ"
+        context = writer.context_dtype()
+        for use in meets:
+            assert use.meets is not None
+            name = writer.dtype_name(use.meets)
+            if context is None or name is None or context.code != f"{name}.dtype":
+                return (
+                    f"{use.subject('the sample')} {use.reason}, whose dtype cannot be named "
+                    "where the sample is drawn"
+                )
         dtype_use = first_of(uses, UseKind.DTYPE)
         if dtype_use is not None and not self.dtype_fixed(writer):
             return (
@@ -618,26 +626,27 @@ class RandomSamplingRule(Rule):
     ) -> tuple[NodeEdit, ...]:
         """The sample's replacement, and each conversion it then goes through
         rewritten (`tf.constant(noise)` -> `noise`, `noise.astype(d)` ->
-        `tf.cast(noise, d)`); a conversion that contains the sample carries
-        its replacement."""
-        target = writer.target
-        edits: list[NodeEdit] = []
-        carried = False
+        `tf.cast(noise, d)`). Uses are found inside out, so a conversion
+        that contains the sample or an earlier conversion
+        (`tf.constant(noise.astype(d))`) carries their replacements."""
+        replaced: dict[int, tuple[cst.CSTNode, cst.BaseExpression]] = {
+            id(writer.target): (writer.target, replacement)
+        }
         for use in writer.uses:
             wrapper = use.wrapper
             if use.kind is not UseKind.WRAPPER or wrapper is None:
                 continue
-            if _contains(wrapper.value, target):
-                value = ctx.code(wrapper.value.deep_replace(target, replacement))
-                carried = True
-            else:
-                value = None
-            edits.append(
-                NodeEdit(wrapper.call, wrapper_replacement(wrapper, ctx, writer.tf, value))
+            value: cst.CSTNode = wrapper.value
+            for key, (node, new) in list(replaced.items()):
+                if _contains(value, node):
+                    value = value.deep_replace(node, new)
+                    del replaced[key]
+            text = ctx.code(value)
+            replaced[id(wrapper.call)] = (
+                wrapper.call,
+                wrapper_replacement(wrapper, ctx, writer.tf, text),
             )
-        if not carried:
-            edits.insert(0, NodeEdit(target, replacement))
-        return tuple(edits)
+        return tuple(NodeEdit(node, new) for node, new in replaced.values())
 
     def special_case(
         self,
@@ -648,6 +657,16 @@ class RandomSamplingRule(Rule):
     ) -> Violation | None:
         """A violation for a call that is not a plain sample (None: not special)."""
         return None
+
+
+def _random_op(ctx: RuleContext, replacement: cst.CSTNode, tf: str) -> str:
+    """`tf.random.normal`: the `tf.random` function a replacement calls."""
+    for node, _ in iter_with_ancestors(replacement):
+        if isinstance(node, cst.Call):
+            func = ctx.code(node.func)
+            if func.startswith(f"{tf}.random."):
+                return func
+    return f"{tf}.random"
 
 
 def _is_arithmetic(node: cst.CSTNode) -> bool:

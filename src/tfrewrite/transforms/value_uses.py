@@ -170,6 +170,11 @@ SHAPE_FIRST = frozenset(
         "tensorflow.random.truncated_normal",
     }
 )
+# Index arguments (position, keyword): int32 and int64 indices both work.
+INDEX_ARGUMENTS: dict[str, tuple[int, str]] = {
+    "tensorflow.gather": (1, "indices"),
+    "tensorflow.gather_nd": (1, "indices"),
+}
 _CONTAINERS = (cst.List, cst.Tuple, cst.Element, cst.StarredElement)
 _MAX_DEPTH = 8
 
@@ -546,6 +551,16 @@ class ValueUses:
         if qualified.startswith(("tensorflow.", "keras.", "tf_keras.")):
             if qualified in SHAPE_FIRST and position == 0 and arg.keyword is None:
                 return self._use(UseKind.TENSOR, call, "is part of a shape", trail)
+            index_argument = INDEX_ARGUMENTS.get(qualified)
+            if (
+                index_argument is not None
+                and not trail.packed
+                and (
+                    (arg.keyword is None and position == index_argument[0])
+                    or (arg.keyword is not None and arg.keyword.value == index_argument[1])
+                )
+            ):
+                return self._use(UseKind.TENSOR, call, f"indexes with {callee}", trail)
             if qualified == "tensorflow.cast":
                 return self._use(UseKind.TENSOR, call, "is cast with `tf.cast`", trail)
             return self._use(
