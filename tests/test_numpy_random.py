@@ -736,3 +736,344 @@ def f(x):
     assert "draws from the NumPy generator `rng`" in findings[0].message
     assert "tf.random.Generator" in findings[0].message
     assert fix_source(source, select=SELECT) == source
+
+
+# -- following the sample to its uses -------------------------------------------------
+
+USES = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(x: tf.Tensor, y, n):
+{body}
+"""
+
+
+def _uses(body: str) -> str:
+    return USES.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+# (body, rewritten body, safe)
+USE_REWRITES = [
+    # a conversion right around the sample is folded into it
+    (
+        "return tf.constant(np.random.randn(3, 4), dtype=tf.float32)",
+        "return tf.random.normal([3, 4], dtype=tf.float32)",
+        True,
+    ),
+    # `tf.constant` of a NumPy float64 array is float64: kept
+    (
+        "return tf.constant(np.random.randn(3))",
+        "return tf.random.normal([3], dtype=tf.float64)",
+        True,
+    ),
+    ("return np.float32(np.random.rand())", "return tf.random.uniform([], dtype=tf.float32)", True),
+    (
+        "return tf.convert_to_tensor(np.random.randint(0, 3, size=4))",
+        "return tf.random.uniform([4], minval=0, maxval=3, dtype=tf.int64)",
+        True,
+    ),
+    # the conversions of a named sample become `tf.cast` (or go)
+    (
+        """
+        noise = np.random.normal(0.0, 0.1, size=(4,))
+        a = tf.constant(noise, dtype=tf.float32)
+        b = noise.astype(np.float32)
+        return tf.concat([a, b], 0)
+        """,
+        """
+        noise = tf.random.normal([4], mean=0.0, stddev=0.1)
+        a = tf.cast(noise, tf.float32)
+        b = tf.cast(noise, tf.float32)
+        return tf.concat([a, b], 0)
+        """,
+        True,
+    ),
+    (
+        """
+        noise = np.random.normal(size=(4,))
+        return x + tf.constant(noise.astype(np.float32))
+        """,
+        """
+        noise = tf.random.normal([4])
+        return x + tf.cast(noise, tf.float32)
+        """,
+        True,
+    ),
+    # a named sample takes the dtype of the tensor it meets later
+    (
+        """
+        scale = np.random.uniform(0.9, 1.1)
+        return x * scale
+        """,
+        """
+        scale = tf.random.uniform([], minval=0.9, maxval=1.1, dtype=x.dtype)
+        return x * scale
+        """,
+        True,
+    ),
+    (
+        """
+        tag, noise = "jitter", np.random.normal(size=3)
+        return x + noise
+        """,
+        """
+        tag, noise = "jitter", tf.random.normal([3], dtype=x.dtype)
+        return x + noise
+        """,
+        True,
+    ),
+    # indices of a tensor: either integer dtype works
+    (
+        "return tf.gather(x, np.random.permutation(4))",
+        "return tf.gather(x, tf.random.shuffle(tf.range(4, dtype=tf.int64)))",
+        True,
+    ),
+    ("return tf.zeros([np.random.randint(1, 4), 2])", None, True),
+    # uses that accept a tensor but whose dtype was NumPy's own: unsafe
+    ("return np.random.normal(size=3)", "return tf.random.normal([3])", False),
+    (
+        "return tf.nn.relu(np.random.normal(size=3))",
+        "return tf.nn.relu(tf.random.normal([3]))",
+        False,
+    ),
+    # meets `y`, not known to be a tensor
+    ("return y + np.random.normal(size=3)", "return y + tf.random.normal([3])", False),
+    # leaves the function
+    ("self_noise = np.random.rand(3)\nreturn helper(self_noise)", None, False),
+    # a Python `if` on the sample needs AutoGraph (or TFR101)
+    (
+        """
+        if np.random.rand() < 0.5:
+            x = x * 2.0
+        return x
+        """,
+        """
+        if tf.random.uniform([]) < 0.5:
+            x = x * 2.0
+        return x
+        """,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "after", "safe"), USE_REWRITES)
+def test_fix_is_safe_only_when_every_use_is(body: str, after: str | None, safe: bool) -> None:
+    source = _uses(body)
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is not None
+    expected = Applicability.SAFE if safe else Applicability.UNSAFE
+    assert finding.fix.applicability is expected, finding.fix.message
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert "np.random" not in fixed.split("def f", 1)[1]
+    if after is not None:
+        assert fixed == _uses(after)
+    assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
+    if not safe:
+        assert fix_source(source, select=SELECT) == source
+        assert "(unsafe: the sample" in finding.fix.message
+
+
+USE_REFUSALS = [
+    # uses that need a Python or NumPy value
+    ("k = np.random.randint(1, 4)\nreturn [1, 2, 3][k]", "held in `k`, indexes `[1, 2, 3]`"),
+    (
+        "k = np.random.randint(3)\nsizes = [8, 16, 32]\nreturn sizes[k]",
+        "indexes `sizes`, a Python sequence",
+    ),
+    (
+        "return tf.image.random_contrast(x, np.random.uniform(0.1, 0.3), 1.5)",
+        "passed to `tf.image.random_contrast(...)` as `lower`, which it compares in Python",
+    ),
+    (
+        "return tf.image.random_brightness(x, max_delta=np.random.rand())",
+        "as `max_delta`, which it compares in Python",
+    ),
+    (
+        "n_steps = np.random.randint(1, 4)\nfor _ in range(n_steps):\n    x = x * 2\nreturn x",
+        "`range(...)`",
+    ),
+    (
+        "while np.random.uniform() > 0.5:\n    x = x * 2\nreturn x",
+        "decides a Python `while` loop",
+    ),
+    ("for v in np.random.rand(3):\n    x = x + v\nreturn x", "iterated by a Python `for` loop"),
+    ("p = np.random.rand()\nreturn x if 0.1 < p < 0.9 else -x", "chained comparison"),
+    ("return np.random.rand(3).item()", "`.item` called or read"),
+    ("noise = np.random.rand(3)\nreturn x + noise.T", "held in `noise`, has `.T` called or read"),
+    (
+        "keep = np.random.rand(4) < 0.8\nreturn x * keep",
+        "the comparison of the sample, held in `keep`, meets the tensor `x` in arithmetic",
+    ),
+    (
+        "return tf.constant([np.random.rand(), 1.0])",
+        "packed into a list given to `tf.constant(...)`",
+    ),
+    ("return int(np.random.rand() * 10)", "`int(...)`, which needs a Python value"),
+    (
+        "return np.clip(np.random.normal(size=3), -1, 1)",
+        "`np.clip(...)`, which needs a Python or NumPy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "reason"), USE_REFUSALS)
+def test_uses_that_need_a_host_value_refuse_the_fix(body: str, reason: str) -> None:
+    source = _uses(body)
+    findings = check_source(source, select=SELECT)
+    assert findings and all(f.fix is None for f in findings)
+    assert any(reason in f.message for f in findings), [f.message for f in findings]
+    assert "not rewritten: the " in findings[0].message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_a_compiled_loss_if_on_a_sample_is_refused() -> None:
+    """Keras 3 traces compiled losses without AutoGraph: a tensor `if` there fails."""
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import keras
+
+
+        def loss(y_true, y_pred):
+            if np.random.rand() < 0.1:
+                return keras.ops.mean(y_pred)
+            return keras.ops.mean(y_true - y_pred)
+
+
+        keras.Sequential().compile(loss=loss)
+        """
+    )
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "decides a Python `if`: a tensor there needs AutoGraph, and Keras traces `loss`" in (
+        finding.message
+    )
+
+
+def test_autograph_false_if_on_a_sample_is_refused() -> None:
+    source = _uses("if np.random.rand() < 0.5:\n    x = -x\nreturn x").replace(
+        "@tf.function", "@tf.function(autograph=False)"
+    )
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None and "traced with `autograph=False`" in finding.message
+
+
+# -- seeded draws -----------------------------------------------------------------------
+
+
+def test_draws_seeded_in_the_function_become_stateless() -> None:
+    source = _uses(
+        """
+        np.random.seed(7)
+        a = x + np.random.normal(size=x.shape)
+        b = np.random.uniform(0.5, 1.0)
+        return a * b
+        """
+    )
+    findings = check_source(source, select=SELECT)
+    seed, first, second = findings
+    assert seed.fix is None and "does not seed `tf.random`" in seed.message
+    for finding in (first, second):
+        assert "`np.random.seed(7)` reseeds it on every call" in finding.message
+        assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+        assert "the same values on every call, though not NumPy's" in finding.fix.message
+    assert fix_source(source, select=SELECT) == source
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert fixed == _uses(
+        """
+        np.random.seed(7)
+        a = x + tf.random.stateless_normal(tf.shape(x), seed=[7, 0], dtype=x.dtype)
+        b = tf.random.stateless_uniform([], seed=[7, 1], minval=0.5, maxval=1.0)
+        return a * b
+        """
+    )
+    assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
+
+
+def test_seed_indices_continue_after_an_earlier_round() -> None:
+    """A draw left for a later fix round gets an index no rewritten draw uses."""
+    source = _uses(
+        """
+        np.random.seed(7)
+        a = tf.random.stateless_normal([3], seed=[7, 0])
+        return a + np.random.normal(size=3)
+        """
+    )
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert "tf.random.stateless_normal([3], seed=[7, 1], dtype=a.dtype)" in fixed
+
+
+def test_seeded_permutation_and_shuffle_are_stateless() -> None:
+    source = _uses(
+        """
+        np.random.seed(n)
+        idx = np.arange(4)
+        np.random.shuffle(idx)
+        return tf.gather(x, np.random.permutation(4)), idx
+        """
+    )
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert "idx = tf.random.experimental.stateless_shuffle(idx, seed=[n, 0])" in fixed
+    assert (
+        "tf.random.experimental.stateless_shuffle(tf.range(4, dtype=tf.int64), seed=[n, 1])"
+        in fixed
+    )
+
+
+SEED_REFUSALS = [
+    (
+        "import numpy as np\nimport tensorflow as tf\n\nnp.random.seed(42)\n\n\n"
+        "@tf.function\ndef f(x: tf.Tensor):\n    return x + np.random.normal(size=3)\n",
+        "the draws are seeded by `np.random.seed(42)`, which makes them a sequence "
+        "reproducible from run to run, and unseeded `tf.random` ops would not be: call "
+        "`tf.random.set_seed(...)` before the function is traced",
+    ),
+    (
+        "import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\n"
+        "def f(x: tf.Tensor):\n    if x.shape[0] > 2:\n        np.random.seed(1)\n"
+        "    return x + np.random.normal(size=3)\n",
+        "`np.random.seed(1)` seeds the draws only on some paths through `f`",
+    ),
+    (
+        "import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\n"
+        "def f(x: tf.Tensor):\n    y = x + np.random.normal(size=3)\n    np.random.seed(1)\n"
+        "    return y\n",
+        "`np.random.seed(1)` seeds the draws only on some paths through `f`",
+    ),
+    (
+        "import numpy as np\nimport tensorflow as tf\n\n\n@tf.function\n"
+        "def f(x: tf.Tensor):\n    np.random.seed(hash(x.name))\n"
+        "    return x + np.random.normal(size=3)\n",
+        "the seed `hash(x.name)` of `np.random.seed(hash(x.name))` is not a literal or a parameter",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "reason"), SEED_REFUSALS)
+def test_seeded_draws_that_cannot_keep_their_meaning_are_refused(source: str, reason: str) -> None:
+    findings = check_source(source, select=SELECT)
+    draws = [f for f in findings if "normal" in f.message]
+    assert len(draws) == 1 and draws[0].fix is None
+    assert reason in draws[0].message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_module_seed_with_a_tensorflow_seed_keeps_the_plain_rewrite() -> None:
+    source = (
+        "import numpy as np\nimport tensorflow as tf\n\n\ndef set_seeds(s):\n"
+        "    np.random.seed(s)\n    tf.random.set_seed(s)\n\n\n"
+        "@tf.function\ndef f(x: tf.Tensor):\n    return x + np.random.normal(size=3)\n"
+    )
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability is Applicability.SAFE
+    assert "x + tf.random.normal([3], dtype=x.dtype)" in fix_source(source, select=SELECT)
+
+
+def test_unseeded_reseeding_is_not_a_seed() -> None:
+    source = _uses("np.random.seed()\nreturn x + np.random.normal(size=3)")
+    fixed = fix_source(source, select=SELECT)
+    assert "x + tf.random.normal([3], dtype=x.dtype)" in fixed

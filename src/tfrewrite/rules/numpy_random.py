@@ -98,7 +98,7 @@ def _binomial(w: SampleWriter, site: SampleSite) -> str:
             f"`n={w.code(n)}`: only `n=1` (one Bernoulli trial) has an exact `tf.random` form"
         )
     w.require_scalar_parameters(size, p=p)
-    draw = f"{w.tf}.random.uniform({w.shape(size)}) < {w.operand(p)}"
+    draw = f"{w.random_call('uniform', w.shape(size), [], None)} < {w.operand(p)}"
     dtype, cast_to = w.sample_dtype(INT, w.astype_dtype())
     if dtype is not None and dtype.tf_name == "bool":
         return w.cast(draw, cast_to)
@@ -113,12 +113,10 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     if w.is_integer(x):
         direct = dtype is not None and dtype.tf_name in _RANGE_DTYPES
         range_dtype = dtype.code if direct and dtype else f"{w.tf}.{_NUMPY_INT}"
-        permuted = (
-            f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
-        )
+        permuted = w.shuffle(f"{w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype})")
         return permuted if direct or dtype is None else w.cast(permuted, dtype)
     if w.site.facts.is_tensor(x):
-        shuffled = f"{w.tf}.random.shuffle({w.code(x)})"
+        shuffled = w.shuffle(w.code(x))
         return shuffled if dtype is None else f"{w.tf}.cast({shuffled}, {dtype.code})"
     raise Refusal(
         f"`{w.code(x)}` is not known to be an integer or a tensor: "
@@ -478,7 +476,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 "`shuffle` shuffles in place and returns `None`; only a statement "
                 "`shuffle(name)` can become `name = tf.random.shuffle(name)`"
             )
-        assign = cst.parse_statement(f"{x.value} = {writer.tf}.random.shuffle({x.value})").body[0]
+        assign = cst.parse_statement(f"{x.value} = {writer.shuffle(x.value)}").body[0]
         assert isinstance(assign, cst.Assign)
         fix = CstFix(
             f"Rebind `{x.value}` to `{writer.tf}.random.shuffle({x.value})` (unsafe: other "

@@ -41,6 +41,7 @@ from tfrewrite.transforms.dtypes import (
     Dtype,
     tf_dtype,
 )
+from tfrewrite.transforms.seeds import SeedFacts
 from tfrewrite.transforms.traced_calls import (
     Refusal,
     SampleSite,
@@ -106,6 +107,8 @@ class SampleWriter:
         # What consumes the sample, and the conversion around it folded into it.
         self.uses: list[Use] = []
         self.folded: Wrapper | None = None
+        # `[S, k]` when the draw is seeded in its function: stateless ops then.
+        self.seed: str | None = None
         # Text written for an argument of the original call -> that argument,
         # so the argument's comments and line breaks can follow it.
         self._arguments = {id(arg.value): arg for arg in site.call.args}
@@ -432,11 +435,21 @@ class SampleWriter:
     def random_call(
         self, op: str, shape: str, keywords: Sequence[tuple[str, str]], dtype: Dtype | None
     ) -> str:
-        """`tf.random.<op>(shape, k=v, ..., dtype=...)`."""
+        """`tf.random.<op>(shape, k=v, ..., dtype=...)`, or
+        `tf.random.stateless_<op>(shape, seed=[S, k], ...)` for a seeded draw."""
         args = [shape, *(f"{k}={v}" for k, v in keywords)]
         if dtype is not None:
             args.append(f"dtype={dtype.code}")
+        if self.seed is not None:
+            args.insert(1, f"seed={self.seed}")
+            op = f"stateless_{op}"
         return f"{self.tf}.random.{op}({', '.join(args)})"
+
+    def shuffle(self, value: str) -> str:
+        """`tf.random.shuffle(value)`, stateless for a seeded draw."""
+        if self.seed is not None:
+            return f"{self.tf}.random.experimental.stateless_shuffle({value}, seed={self.seed})"
+        return f"{self.tf}.random.shuffle({value})"
 
     def integers(
         self, shape: str, minval: str | None, maxval: str, dtype: Dtype | None, default: str
@@ -502,11 +515,24 @@ class RandomSamplingRule(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
-        for site in iter_module_calls(ctx, self.module_prefix):
-            yield self.violation(ctx, site, tf, imports)
+        sites = list(iter_module_calls(ctx, self.module_prefix))
+        seeds = SeedFacts(ctx, self.module_prefix)
+        by_function: dict[int, list[SampleSite]] = {}
+        for site in sites:
+            if site.function_name != "seed":
+                by_function.setdefault(id(site.function), []).append(site)
+        for site in sites:
+            siblings = by_function.get(id(site.function), [])
+            yield self.violation(ctx, site, tf, imports, seeds, siblings)
 
     def violation(
-        self, ctx: RuleContext, site: SampleSite, tf: str, imports: tuple[ImportRequest, ...]
+        self,
+        ctx: RuleContext,
+        site: SampleSite,
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+        seeds: SeedFacts | None = None,
+        siblings: list[SampleSite] | None = None,
     ) -> Violation:
         spelling = f"`{ctx.code(site.call.func)}(...)`"
         name = site.function_name
@@ -520,7 +546,16 @@ class RandomSamplingRule(Rule):
             f"{spelling} in traced code runs once, at trace time: every call reuses the same sample"
         )
         writer = SampleWriter(ctx, site, tf, self.natural_dtypes)
+        seeding = None
         try:
+            if seeds is not None:
+                seeding = seeds.seeding(site, siblings or [site])
+                if seeding is not None and seeding.pair is not None:
+                    writer.seed = seeding.pair
+                    runs_once += (
+                        f"; `{ctx.code(seeding.call)}` reseeds it on every call, so every call "
+                        "draws the same values"
+                    )
             special = self.special_case(site, writer, runs_once, imports)
             if special is not None:
                 return special
@@ -534,6 +569,12 @@ class RandomSamplingRule(Rule):
         except Refusal as refusal:
             return Violation(site.call, f"{runs_once}; not rewritten: {refusal}")
         message = f"Sample with `{_random_op(ctx, replacement, tf)}` on every call"
+        if seeding is not None and seeding.pair is not None:
+            message = (
+                f"Draw with `{_random_op(ctx, replacement, tf)}`, seeded like "
+                f"`{ctx.code(seeding.call)}`: the same values on every call, though not NumPy's"
+            )
+            unsafe = unsafe or "the values drawn differ from the host generator's"
         if unsafe is not None:
             fix = CstFix(f"{message} (unsafe: {unsafe})", edits, imports, Applicability.UNSAFE)
         else:
@@ -604,7 +645,8 @@ class RandomSamplingRule(Rule):
                     f"{use.subject('the sample')} {use.reason}, whose dtype cannot be named "
                     "where the sample is drawn"
                 )
-        dtype_use = first_of(uses, UseKind.DTYPE)
+        open_uses = [u for u in uses if u.kind is UseKind.DTYPE and not u.converted]
+        dtype_use = open_uses[0] if open_uses else None
         if dtype_use is not None and not self.dtype_fixed(writer):
             return (
                 f"{dtype_use.subject('the sample')} {dtype_use.reason}, and its dtype "

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
@@ -84,6 +84,7 @@ class Use:
     wrapper: Wrapper | None = None
     boolean: bool = False  # the value was compared (`v < p`) before reaching this use
     names: tuple[str, ...] = ()  # the local names the value went through, in order
+    converted: bool = False  # a NumPy conversion named its dtype on the way (`.astype(d)`)
 
     def subject(self, noun: str) -> str:
         """`the sample, held in `noise`,` or `the sample`: who the reason is about."""
@@ -99,6 +100,7 @@ class _Trail:
     boolean: bool = False
     names: tuple[str, ...] = ()
     packed: bool = False  # inside a list or tuple display
+    converted: bool = False  # a NumPy conversion named its dtype on the way
 
 
 # Builtins that need a Python value: given a symbolic tensor they fail under tracing.
@@ -246,7 +248,7 @@ class ValueUses:
                     if side is not child
                 ):
                     return
-                trail = _Trail(True, trail.names, trail.packed)
+                trail = replace(trail, boolean=True)
             elif isinstance(parent, cst.BooleanOperation):
                 operator = "and" if isinstance(parent.operator, cst.And) else "or"
                 yield self._use(UseKind.AUTOGRAPH, parent, f"decides a Python `{operator}`", trail)
@@ -264,6 +266,8 @@ class ValueUses:
                 if parent.value is not child:
                     yield self._index(parent, trail)
                     return
+            elif isinstance(parent, cst.ComparisonTarget):
+                pass  # the Comparison above says what is compared
             elif isinstance(parent, (cst.SubscriptElement, cst.Index, cst.Slice)):
                 pass  # the Subscript above says what is indexed
             elif isinstance(parent, cst.Attribute):
@@ -272,8 +276,10 @@ class ValueUses:
                     return
                 if parent.attr.value == "astype" and above and isinstance(above[-1], cst.Call):
                     call = above[-1]
-                    yield self._astype(call, child, trail)
-                    yield from self._walk(call, above[:-1], depth, seen, trail)
+                    use = self._astype(call, child, trail)
+                    yield use
+                    converted = replace(trail, converted=True)
+                    yield from self._walk(call, above[:-1], depth, seen, converted)
                     return
                 if parent.attr.value in SHARED_ATTRIBUTES:
                     yield self._use(UseKind.TENSOR, parent, "only its shape is read", trail)
@@ -294,6 +300,9 @@ class ValueUses:
                 yield use
                 if use.kind is UseKind.WRAPPER and not self._is_tf_call(call):
                     # `np.asarray(v)` is still the value: follow it further.
+                    assert use.wrapper is not None
+                    if use.wrapper.dtype is not None:
+                        trail = replace(trail, converted=True)
                     yield from self._walk(call, above[:-1], depth, seen, trail)
                 return
             elif isinstance(parent, cst.Call):
@@ -312,7 +321,7 @@ class ValueUses:
                 return
             elif isinstance(parent, _CONTAINERS):
                 # `[v, 1.0]`: the container carries the value on
-                trail = _Trail(trail.boolean, trail.names, True)
+                trail = replace(trail, packed=True)
             elif isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
                 yield from self._assignment(parent, depth, seen, trail)
                 return
@@ -349,7 +358,7 @@ class ValueUses:
         meets: cst.BaseExpression | None = None,
         wrapper: Wrapper | None = None,
     ) -> Use:
-        return Use(kind, node, reason, meets, wrapper, trail.boolean, trail.names)
+        return Use(kind, node, reason, meets, wrapper, trail.boolean, trail.names, trail.converted)
 
     # -- consumers -----------------------------------------------------------------------
     def _meet(self, node: cst.CSTNode, other: cst.BaseExpression, trail: _Trail) -> Use | None:
@@ -393,6 +402,8 @@ class ValueUses:
             )
             return
         other = target.comparator if node.left is child else node.left
+        if node.left is not child and target is not child:
+            return
         meeting = self._meet(node, other, trail)
         if meeting is not None:
             yield meeting
@@ -667,7 +678,7 @@ class ValueUses:
                 trail,
             )
             return
-        trail = _Trail(trail.boolean, (*trail.names, name), False)
+        trail = replace(trail, names=(*trail.names, name), packed=False)
         for node, ancestors in loads.get(name, ()):
             yield from self._walk(node, ancestors, depth, seen, trail)
 
