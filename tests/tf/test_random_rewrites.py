@@ -450,3 +450,93 @@ def test_compiled_loss_is_fresh_in_keras_evaluate() -> None:
     assert frozen[0] == frozen[1]
     fresh = losses(rewrite(case))
     assert fresh[0] != fresh[1]
+
+
+# -- seeded draws ---------------------------------------------------------------------
+
+SEEDED_IN_FUNCTION = """
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def seeded_noise(x: tf.Tensor):
+    np.random.seed(3)
+    return x + np.random.normal(0.0, 1.0, size=x.shape)
+"""
+
+
+def test_draws_seeded_in_the_function_stay_the_same_on_every_call() -> None:
+    """Reseeded on every call, NumPy draws the same values each time; the
+    stateless rewrite does too (other values than NumPy's, same distribution)."""
+    source = textwrap.dedent(SEEDED_IN_FUNCTION)
+    fixed = fix_source(source, select=["TFR102"], unsafe_fixes=True)
+    assert "tf.random.stateless_normal(tf.shape(x), seed=[3, 0]" in fixed
+    original = python_function(load_module(source).seeded_noise)
+    rewritten = tf.function(python_function(load_module(fixed).seeded_noise), autograph=False)
+    x = tf.zeros([4000], tf.float64)
+    eager = [np.asarray(run_eagerly(original, x)) for _ in range(3)]
+    traced = [rewritten(x).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(eager[0], eager[1])  # the meaning: reproducible per call
+    np.testing.assert_array_equal(traced[0], traced[1])
+    np.testing.assert_array_equal(traced[0], traced[2])
+    assert traced[0].shape == eager[0].shape and traced[0].dtype == eager[0].dtype
+    # a fresh trace (another program run) draws the same values again
+    again = tf.function(python_function(load_module(fixed).seeded_noise), autograph=False)
+    np.testing.assert_array_equal(again(x).numpy(), traced[0])
+    # the distribution over the 4000 elements: N(0, 1) in both
+    for sample in (eager[0], traced[0]):
+        assert abs(sample.mean()) < 4 / np.sqrt(sample.size)
+        assert abs(sample.std() - 1.0) < 0.05
+
+
+def test_python_draws_seeded_in_the_function_stay_the_same_on_every_call() -> None:
+    source = textwrap.dedent(
+        """
+        import random
+        import tensorflow as tf
+
+
+        @tf.function
+        def seeded_scale(x: tf.Tensor):
+            random.seed(11)
+            return x * random.uniform(0.5, 1.5)
+        """
+    )
+    fixed = fix_source(source, select=["TFR106"], unsafe_fixes=True)
+    assert "tf.random.stateless_uniform([], seed=[11, 0], minval=0.5, maxval=1.5" in fixed
+    rewritten = tf.function(python_function(load_module(fixed).seeded_scale), autograph=False)
+    x = tf.ones([3])
+    values = {float(rewritten(x).numpy()[0]) for _ in range(5)}
+    assert len(values) == 1 and 0.5 <= values.pop() < 1.5
+
+
+def test_module_seed_with_tensorflow_seed_draws_a_reproducible_fresh_sequence() -> None:
+    """With `tf.random.set_seed` in the module, the plain rewrite keeps what
+    the module-wide NumPy seed promised: fresh on every call, and the same
+    sequence on every run (TensorFlow reads the global seed at trace time)."""
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        np.random.seed(5)
+        tf.random.set_seed(5)
+
+
+        @tf.function
+        def noisy(x: tf.Tensor):
+            return x + np.random.normal(size=x.shape)
+        """
+    )
+    fixed = fix_source(source, select=["TFR102"])
+    assert "x + tf.random.normal(tf.shape(x), dtype=x.dtype)" in fixed
+
+    def run() -> list[np.ndarray]:
+        fn = load_module(fixed).noisy  # re-running the module sets the seed again
+        return [fn(tf.zeros([6])).numpy() for _ in range(3)]
+
+    first, second = run(), run()
+    assert not np.array_equal(first[0], first[1])  # fresh on every call
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)  # reproducible from run to run
