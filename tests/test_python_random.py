@@ -231,3 +231,74 @@ def test_a_call_over_several_lines_keeps_its_comments() -> None:
         expr="tf.random.uniform(\n        [],\n        minval=1,\n        maxval=7,  # a die\n"
         "        dtype=tf.int32,\n    )"
     )
+
+
+# -- following the sample to its uses, and seeds ------------------------------------------
+
+USES = """\
+import random
+import tensorflow as tf
+
+
+@tf.function
+def f(x: tf.Tensor, y):
+{body}
+"""
+
+
+def _uses(body: str) -> str:
+    return USES.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("sizes = [8, 16]\nreturn x[: sizes[random.randint(0, 1)]]", "indexes `sizes`"),
+        (
+            "return tf.image.random_hue(x, random.uniform(0.0, 0.1))",
+            "`tf.image.random_hue(...)` as `max_delta`, which it compares in Python",
+        ),
+        ("while random.random() < 0.9:\n    x = x * 2\nreturn x", "Python `while` loop"),
+        (
+            "k = random.randint(1, 3)\nreturn tf.tile(x, [k] * 2)",
+            "passed to `tf.tile(...)`, where its dtype carries on into the result, and its "
+            "dtype there was the host value's own: a Python number adapts",
+        ),
+    ],
+)
+def test_uses_that_need_a_python_value_refuse_the_fix(body: str, reason: str) -> None:
+    source = _uses(body)
+    (finding,) = check_source(source, select=SELECT)
+    if finding.fix is not None:  # a use that cannot be followed: an unsafe fix
+        assert reason in finding.fix.message
+        assert fix_source(source, select=SELECT) == source
+        return
+    assert reason in finding.message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_python_number_returned_becomes_a_tensor_unsafely() -> None:
+    """A traced function returns a Python number as it is; the rewrite returns
+    a tensor: unsafe."""
+    (finding,) = check_source(_uses("return random.random()"), select=SELECT)
+    assert finding.fix is not None and "unsafe: the sample is returned" in finding.fix.message
+
+
+def test_module_seed_without_tensorflow_seed_is_refused() -> None:
+    source = (
+        "import random\nimport tensorflow as tf\n\nrandom.seed(0)\n\n\n"
+        "@tf.function\ndef f(x: tf.Tensor):\n    return x * random.random()\n"
+    )
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "the draws are seeded by `random.seed(0)`" in finding.message
+    assert "call `tf.random.set_seed(...)` before the function is traced" in finding.message
+
+
+def test_seed_in_the_function_gives_stateless_draws() -> None:
+    source = _uses("random.seed(3)\nreturn x * random.gauss(1.0, 0.1)")
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert (
+        "return x * tf.random.stateless_normal([], seed=[3, 0], mean=1.0, stddev=0.1, "
+        "dtype=x.dtype)" in fixed
+    )

@@ -197,6 +197,7 @@ _REWRITES: dict[str, Rewrite] = {
 class NumpyRandomInTracedCode(RandomSamplingRule):
     module_prefix = "numpy.random"
     rewrites = _REWRITES
+    dtype_hint = "`.astype(dtype)` would name it"
     natural_dtypes = {FLOAT: "float64", INT: _NUMPY_INT}
     code = "TFR102"
     name = "numpy-random-in-traced-code"

@@ -86,6 +86,7 @@ _REWRITES: dict[str, Rewrite] = {
 class PythonRandomInTracedCode(RandomSamplingRule):
     module_prefix = "random"
     rewrites = _REWRITES
+    dtype_hint = "a Python number adapts to the dtype it meets, a tensor does not"
     natural_dtypes = {FLOAT: "float32", INT: _PYTHON_INT}
     code = "TFR106"
     name = "python-random-in-traced-code"

@@ -506,6 +506,8 @@ class RandomSamplingRule(Rule):
     rewrites: ClassVar[Mapping[str, Rewrite]]
     # The dtype TensorFlow gives the host value of each kind (`tf.constant(v)`).
     natural_dtypes: ClassVar[Mapping[str, str]]
+    # How to make a sample's dtype known where it is not (ends an unsafe reason).
+    dtype_hint: ClassVar[str]
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         root = self.module_prefix.split(".")[0]
@@ -650,7 +652,7 @@ class RandomSamplingRule(Rule):
         if dtype_use is not None and not self.dtype_fixed(writer):
             return (
                 f"{dtype_use.subject('the sample')} {dtype_use.reason}, and its dtype "
-                "there was the host value's own: `.astype(dtype)` would name it"
+                f"there was the host value's own: {self.dtype_hint}"
             )
         return None
 
