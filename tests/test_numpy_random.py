@@ -775,6 +775,17 @@ USE_REWRITES = [
         "return tf.random.uniform([4], minval=0, maxval=3, dtype=tf.int64)",
         True,
     ),
+    # a conversion's name is kept
+    (
+        'return tf.constant(np.random.randn(3, 1), name="X")',
+        'return tf.identity(tf.random.normal([3, 1], dtype=tf.float64), name="X")',
+        True,
+    ),
+    (
+        'noise = np.random.randn(3)\nreturn tf.constant(noise, dtype=tf.float32, name="n")',
+        'noise = tf.random.normal([3])\nreturn tf.cast(noise, tf.float32, name="n")',
+        True,
+    ),
     # the conversions of a named sample become `tf.cast` (or go)
     (
         """

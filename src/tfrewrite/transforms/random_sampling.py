@@ -467,6 +467,8 @@ class SampleWriter:
     def replace(self, text: str) -> cst.BaseExpression:
         """The replacement node for the site, keeping the parentheses around it
         and, for a call written over several lines, its layout and comments."""
+        if self.folded is not None and self.folded.name is not None:
+            text = f"{self.tf}.identity({text}, name={self.code(self.folded.name)})"
         expression = cst.parse_expression(text)
         call = self.site.call
         if spans_lines(call):

@@ -71,6 +71,7 @@ class Wrapper:
     call: cst.Call
     value: cst.BaseExpression
     dtype: cst.BaseExpression | None
+    name: cst.BaseExpression | None = None  # `tf.constant(v, name="X")`
 
 
 @dataclass(frozen=True)
@@ -524,6 +525,14 @@ class ValueUses:
                 trail,
             )
         wrapper = self._wrapper(call, qualified, position, value)
+        if wrapper is None and qualified == "tensorflow.constant":
+            return self._use(
+                UseKind.BLOCKER,
+                call,
+                f"is passed to {callee} with arguments a tensor cannot take there "
+                "(`tf.constant` of a tensor raises `TypeError` under tracing)",
+                trail,
+            )
         if wrapper is not None:
             return self._use(
                 UseKind.WRAPPER,
@@ -603,12 +612,17 @@ class ValueUses:
         if qualified not in NUMPY_WRAPPERS and qualified not in TF_WRAPPERS:
             return None
         dtype: cst.BaseExpression | None = None
+        name: cst.BaseExpression | None = None
+        tf_call = qualified in TF_WRAPPERS
         for i, arg in enumerate(call.args[1:], start=1):
             keyword = arg.keyword.value if arg.keyword is not None else None
+            if keyword == "name" and tf_call:
+                name = arg.value
+                continue
             if arg.star or keyword not in (None, "dtype") or (keyword is None and i != 1):
-                return None  # `shape=`, `copy=`, `name=`: not a plain conversion
+                return None  # `shape=`, `copy=`: not a plain conversion
             dtype = arg.value
-        return Wrapper(call, value, dtype)
+        return Wrapper(call, value, dtype, name)
 
     def _assignment(
         self,
@@ -801,15 +815,19 @@ def wrapper_replacement(
 ) -> cst.BaseExpression:
     """The rewrite of a conversion once its value is a tensor: `v` for
     `tf.constant(v)` / `np.asarray(v)`, `tf.cast(v, d)` when it names a dtype
-    (`v.astype(d)`, `np.float32(v)`, `tf.constant(v, dtype=d)`). `value` is
+    (`v.astype(d)`, `np.float32(v)`, `tf.constant(v, dtype=d)`), and with a
+    `name=`, `tf.cast(v, d, name=...)` or `tf.identity(v, name=...)`. `value` is
     the text to write for the value (its own source by default). `Refusal`
     when the dtype has no TensorFlow name."""
     text = value if value is not None else ctx.code(wrapper.value)
-    if wrapper.dtype is None:
-        replacement = cst.parse_expression(text)
-    else:
+    name = f", name={ctx.code(wrapper.name)}" if wrapper.name is not None else ""
+    if wrapper.dtype is not None:
         dtype = _wrapper_dtype(wrapper, ctx, tf)
-        replacement = cst.parse_expression(f"{tf}.cast({text}, {dtype.code})")
+        replacement = cst.parse_expression(f"{tf}.cast({text}, {dtype.code}{name})")
+    elif name:
+        replacement = cst.parse_expression(f"{tf}.identity({text}{name})")
+    else:
+        replacement = cst.parse_expression(text)
     return replacement.with_changes(lpar=wrapper.call.lpar, rpar=wrapper.call.rpar)
 
 
