@@ -1088,3 +1088,85 @@ def test_unseeded_reseeding_is_not_a_seed() -> None:
     source = _uses("np.random.seed()\nreturn x + np.random.normal(size=3)")
     fixed = fix_source(source, select=SELECT)
     assert "x + tf.random.normal([3], dtype=x.dtype)" in fixed
+
+
+GENERATOR_DRAWS = {
+    "an attribute set in __init__, drawn in Layer.call": (
+        """
+        import numpy as np
+        import keras
+
+
+        class Noise(keras.layers.Layer):
+            def __init__(self, seed=0):
+                super().__init__()
+                self.rng = np.random.RandomState(seed)
+
+            def call(self, inputs):
+                return inputs + self.rng.normal(0.0, 0.1, size=(3,))
+        """,
+        "`self.rng.normal(...)` draws from the NumPy generator `self.rng`",
+    ),
+    "a local generator": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def f(x):
+            rng = np.random.default_rng()
+            return x + rng.normal(size=3)
+        """,
+        "`rng.normal(...)` draws from the NumPy generator `rng`",
+    ),
+    "a chained generator": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def f(x):
+            return x + np.random.default_rng(0).uniform(size=3)
+        """,
+        "draws from the NumPy generator `np.random.default_rng(0)`",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "message"), GENERATOR_DRAWS.values(), ids=GENERATOR_DRAWS.keys()
+)
+def test_generator_object_draws_are_findings_without_fix(source: str, message: str) -> None:
+    source = textwrap.dedent(source)
+    findings = check_source(source, select=SELECT)
+    draws = [f for f in findings if "draws from the NumPy generator" in f.message]
+    assert len(draws) == 1 and draws[0].fix is None
+    assert message in draws[0].message
+    assert "created once, outside the traced code" in draws[0].message
+    assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_an_attribute_generator_drawn_outside_traced_code_is_not_reported() -> None:
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        class Agent:
+            def __init__(self):
+                self.rng = np.random.RandomState(0)
+
+            def act(self, q):
+                if self.rng.rand() < 0.1:
+                    return self.rng.randint(4)
+                return int(np.argmax(q))
+
+            @tf.function
+            def train(self, x):
+                return x * 2.0
+        """
+    )
+    assert check_source(source, select=SELECT) == []

@@ -145,35 +145,79 @@ def _module_generators(ctx: RuleContext) -> set[str]:
     return names
 
 
-def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
-    """Draws from a module-level NumPy generator in traced code: frozen at
-    trace time like `np.random.*`. Reported without a fix: the rewrite would
-    also drop the generator's seeded stream, which `tf.random.Generator` keeps."""
-    generators = _module_generators(ctx)
-    if not generators:
-        return
-    for function in ctx.traced_functions():
-        shadowed = {p.name.value for p in function.node.params.params} | {
-            node.target.value
-            for node in iter_nodes(function.node.body)
-            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name)
-        }
+def _is_generator(ctx: RuleContext, node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _GENERATORS
+
+
+def _local_generators(ctx: RuleContext, body: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """(names bound to a NumPy generator in `body`, names bound to anything else)."""
+    generators: set[str] = set()
+    others: set[str] = set()
+    for node in iter_nodes(body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bucket = generators if _is_generator(ctx, node.value) else others
+                    bucket.add(target.target.value)
+    return generators, others
+
+
+def _attribute_generators(ctx: RuleContext, class_name: str) -> set[str]:
+    """`rng` for `self.rng = np.random.RandomState(...)` in any method of the class."""
+    names: set[str] = set()
+    for function in ctx.functions:
+        if function.class_name != class_name:
+            continue
         for node in iter_nodes(function.node.body):
-            if not (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and isinstance(node.func.value, cst.Name)
-                and node.func.value.value in generators
-            ):
+            if isinstance(node, cst.Assign) and _is_generator(ctx, node.value):
+                for target in node.targets:
+                    attribute = target.target
+                    if (
+                        isinstance(attribute, cst.Attribute)
+                        and isinstance(attribute.value, cst.Name)
+                        and attribute.value.value == "self"
+                    ):
+                        names.add(attribute.attr.value)
+    return names
+
+
+def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
+    """Draws from a NumPy generator object in traced code (`rng.normal(...)`
+    on a module-level `rng = np.random.default_rng(0)`, a local one, an
+    attribute `self.rng = np.random.RandomState(seed)` of the class, or
+    `np.random.default_rng(0).normal(...)`): frozen at trace time like
+    `np.random.*`. Reported without a fix: the rewrite would also drop the
+    generator's seeded stream, which `tf.random.Generator` keeps."""
+    module = _module_generators(ctx)
+    for function in ctx.traced_functions():
+        local, others = _local_generators(ctx, function.node.body)
+        params = {p.name.value for p in function.node.params.params}
+        attributes = (
+            _attribute_generators(ctx, function.class_name) if function.class_name else set()
+        )
+        for node in iter_nodes(function.node.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
                 continue
-            name = node.func.value.value
-            if name in shadowed:
-                continue  # a parameter or local shadows the module's generator
+            holder = node.func.value
+            if isinstance(holder, cst.Name):
+                name = holder.value
+                found = name in local or (name in module and name not in params | others)
+            elif isinstance(holder, cst.Attribute):
+                found = (
+                    isinstance(holder.value, cst.Name)
+                    and holder.value.value == "self"
+                    and holder.attr.value in attributes
+                )
+            else:
+                found = _is_generator(ctx, holder)
+            if not found:
+                continue
             yield Violation(
                 node,
-                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator `{name}` in traced "
-                "code: it runs once, at trace time, and every call reuses the same sample; "
-                "draw from a `tf.random.Generator` (e.g. `tf.random.Generator.from_seed(...)`) "
+                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator "
+                f"`{ctx.code(holder)}` in traced code: it runs once, at trace time, and every "
+                "call reuses the same sample; draw from a `tf.random.Generator` (e.g. "
+                "`tf.random.Generator.from_seed(...)`, created once, outside the traced code) "
                 "instead",
             )
 
