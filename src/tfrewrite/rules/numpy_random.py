@@ -281,18 +281,68 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     `x.shape[i]` becomes `tf.shape(x)[i]` (a traced dimension can be `None`
     statically but is always known to `tf.shape`).
 
+    ## Where the sample goes
+    A rewrite turns a NumPy array into a tensor, so every use of the sample
+    is followed, through arithmetic, indexing and local names
+    (`noise = ...; y + noise`), before it is rewritten:
+    - a conversion right around the call is folded into it:
+      `tf.constant(np.random.randn(3, 4), dtype=tf.float32)` becomes
+      `tf.random.normal([3, 4], dtype=tf.float32)` (`tf.constant` of a tensor
+      raises `TypeError` under tracing), as are `np.asarray(...)`,
+      `np.float32(...)` and a trailing `.astype(dtype)`;
+    - conversions of a named sample are rewritten with it:
+      `tf.constant(noise)` and `np.asarray(noise)` become `noise`,
+      `noise.astype(d)` and `tf.constant(noise, dtype=d)` become
+      `tf.cast(noise, d)` (a tensor has no `.astype`);
+    - a use that needs a host value refuses the rewrite, with the reason:
+      `int(...)`, `range(...)`, `np.clip(...)`, `.item()`, `.tolist()`,
+      `.reshape`, indexing a Python list, `tf.image.random_contrast` /
+      `random_saturation` bounds and `random_brightness` / `random_hue`
+      deltas (TensorFlow compares them in Python), a `while` test, a `for`
+      loop over the sample, a chained comparison, a boolean mask
+      (`np.random.rand(n) < p`) multiplied with a tensor;
+    - a sample deciding an `if` (`if np.random.rand() < eps:`) becomes a
+      tensor condition that needs AutoGraph (or TFR101's `tf.cond`): an unsafe
+      fix, refused where AutoGraph is off (`autograph=False`, a loss given to
+      Keras `compile`).
+
     ## Dtypes
     NumPy samples float64 (and `int64` integers); TensorFlow defaults to
-    float32. The rewrite picks the dtype the surrounding computation needs:
-    - a trailing `.astype(dtype)` (or `randint(..., dtype=)`) is folded into
-      `dtype=` (`np.float32` → `tf.float32`, `"float32"`, `float` → `tf.float64`);
-      an integer target of a float sample becomes `tf.cast` of a float64 sample,
-      which truncates toward zero as `astype` does;
-    - a sample combined arithmetically with a tensor `x` (`x + noise`,
-      `x + 0.1 * noise`, `x * mask`) is drawn with `dtype=x.dtype`, the dtype
-      NumPy's array was converted to there (integer samples are cast to it);
-    - otherwise float32, TensorFlow's default (a separately named float64
-      sample later added to a float64 tensor then needs a `dtype=` by hand).
+    float32. A NumPy array adapts to the tensor it meets; a tensor does not.
+    The rewrite picks the dtype the computation around the sample needs:
+    - a trailing `.astype(dtype)`, `randint(..., dtype=)` or a conversion
+      around the call is folded into `dtype=` (`np.float32` → `tf.float32`,
+      `"float32"`, `float` → `tf.float64`; `tf.constant(<sample>)` keeps
+      NumPy's float64); an integer target of a float sample becomes `tf.cast`
+      of a float64 sample, which truncates toward zero as `astype` does;
+    - a sample that meets a tensor `x` (`x + noise`, `x + 0.1 * noise`,
+      `x * mask`, also through a name: `scale = ...; x * scale`) is drawn
+      with `dtype=x.dtype`, the dtype NumPy's array was converted to there
+      (integer samples are cast to it);
+    - otherwise TensorFlow's float32 (int64 for integers).
+    The fix is safe only when every use is known to accept the tensor in the
+    dtype it is drawn in. It is unsafe when the sample meets a value not known
+    to be a tensor (`x` may be a NumPy array), is returned or passed to a
+    `tf.*` op with no dtype named (NumPy's float64 decided the result's
+    dtype), leaves the function (passed to a function of the project, stored
+    on an attribute, returned from a callee), or decides an `if`.
+
+    ## Seeds
+    - `np.random.seed(S)` at the top of the traced function reseeds on every
+      call, so NumPy draws the same values on every call. The draws after it
+      become `tf.random.stateless_normal(shape, seed=[S, k], ...)` (`k`
+      numbers the function's draws; `stateless_uniform`,
+      `tf.random.experimental.stateless_shuffle`), which keeps exactly that:
+      the same values on every call and from run to run. The values are not
+      NumPy's, so the fix is unsafe.
+    - `np.random.seed(S)` elsewhere (module level, a setup function) makes
+      the draws a sequence, fresh on every call and reproducible from run to
+      run. Unseeded `tf.random` is fresh but not reproducible, stateless
+      draws reproducible but not fresh: the rewrite is refused unless the
+      file also calls `tf.random.set_seed(...)` (TensorFlow reads the global
+      seed when it traces a function, then its ops draw a reproducible
+      sequence).
+    - a seed only on some paths (in a branch, after the draw) refuses.
 
     ## When it is not rewritten
     The call stays, with a finding saying why, when the mapping would not be
@@ -303,25 +353,21 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     value per element of `x`, `tf.random` with shape `[]` one value for all,
     `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
     `permutation` of something not known to be an integer or a tensor, an
-    integer sample combined with a value of unknown dtype, a sample consumed by
-    code that needs a host value (`int(...)`, `range(...)`, `np.clip(...)`,
-    `.reshape`, `.tolist()`: a tensor there fails under tracing), and
-    distributions with no mapping (`choice`, `poisson`, `default_rng`, ...).
-    Draws from a module-level NumPy generator (`rng = np.random.default_rng(0)`
-    then `rng.normal(...)` in traced code) are frozen too and reported without
-    a fix: `tf.random.Generator` is the way to keep a seeded stream.
+    integer sample meeting a value of unknown dtype, a use that needs a host
+    value (above), and distributions with no mapping (`choice`, `poisson`,
+    `default_rng`, ...). Draws from a NumPy generator object in traced code
+    (`rng.normal(...)` on a module-level `rng = np.random.default_rng(0)`, a
+    local one, `self.rng = np.random.RandomState(seed)` set in the class, or
+    `np.random.default_rng(0).normal(...)`) are frozen too and reported
+    without a fix: `tf.random.Generator` is the way to keep a seeded stream.
     `np.random.seed(...)` in traced code is reported without a fix: it runs
-    once, at trace time, and does not seed `tf.random`; call
-    `tf.random.set_seed` before tracing instead.
+    once, at trace time, and does not seed `tf.random`.
 
     `np.random.shuffle(x)` shuffles `x` in place and returns `None`, while
     `tf.random.shuffle` returns a new tensor. The fix `x = tf.random.shuffle(x)`
     is offered only for a statement on a plain name, and is unsafe: other
     references to the same array do not see the shuffle, and `x` becomes a
     tensor.
-
-    A sample used as a Python condition (`if np.random.rand() < 0.5:`) becomes
-    a tensor condition, which AutoGraph (or TFR101) turns into `tf.cond`.
     """
     examples = (
         Invalid(
@@ -468,6 +514,61 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             """,
             unsafe=True,
             note="in-place shuffle: an unsafe fix",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def init(y_pred):
+                return y_pred + tf.constant(np.random.randn(8, 3), dtype=tf.float32)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def init(y_pred):
+                return y_pred + tf.random.normal([8, 3], dtype=tf.float32)
+            """,
+            note="the conversion around the sample is folded into it",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image):
+                return tf.image.random_contrast(image, np.random.uniform(0.2, 0.5), 1.5)
+            """,
+            None,
+            note="`random_contrast` compares its bounds in Python: refused, with the reason",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                np.random.seed(0)
+                return x + np.random.normal(size=x.shape)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                np.random.seed(0)
+                return x + tf.random.stateless_normal(tf.shape(x), seed=[0, 0], dtype=x.dtype)
+            """,
+            findings=2,
+            unsafe=True,
+            note="reseeded on every call: the same values on every call, kept by a stateless "
+            "draw (unsafe: not NumPy's values); the seed itself is reported",
         ),
         Valid(
             """
