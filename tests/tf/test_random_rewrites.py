@@ -274,6 +274,51 @@ CASES = [
         unsafe=True,
         autograph=True,
     ),
+    # Image augmentation (seen in public code): a named delta passed to a
+    # `tf.image` op, a coin flip deciding an `if`, an int32 `k` for `rot90`.
+    Case(
+        """
+        import random
+        import tensorflow as tf
+
+
+        @tf.function
+        def augment(image):
+            delta = random.uniform(-0.1, 0.1)
+            image = tf.image.adjust_brightness(image, delta)
+            if random.random() > 0.5:
+                image = tf.image.flip_left_right(image)
+            k = random.randint(0, 3)
+            return tf.image.rot90(image, k)
+        """,
+        "augment",
+        (tf.reshape(tf.range(48, dtype=tf.float32) / 48.0, [4, 4, 3]),),
+        "TFR106",
+        unsafe=True,
+        autograph=True,
+    ),
+    # GAN noise from a helper the traced step calls (seen in public code):
+    # returned to its caller, so the fix is unsafe.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        def get_noise(batch_size):
+            return np.random.normal(size=(batch_size, 3)).astype("float32")
+
+
+        @tf.function
+        def generate(images):
+            noise = get_noise(images.shape[0])
+            return tf.matmul(noise, tf.ones([3, 2])) + images
+        """,
+        "generate",
+        (tf.zeros([8, 2]),),
+        "TFR102",
+        unsafe=True,
+    ),
 ]
 
 
