@@ -843,6 +843,23 @@ USE_REWRITES = [
         True,
     ),
     ("return tf.zeros([np.random.randint(1, 4), 2])", None, True),
+    # a compared sample is a boolean, whatever dtype it is drawn in
+    (
+        "keep = np.random.rand(4) < 0.8\nreturn tf.where(keep, x, tf.zeros_like(x))",
+        "keep = tf.random.uniform([4]) < 0.8\nreturn tf.where(keep, x, tf.zeros_like(x))",
+        True,
+    ),
+    # a boolean mask multiplied with a tensor is cast to its dtype
+    (
+        "keep = np.random.rand(4) < 0.8\nreturn x * keep / 0.8",
+        "keep = tf.cast(tf.random.uniform([4]) < 0.8, x.dtype)\nreturn x * keep / 0.8",
+        True,
+    ),
+    (
+        "return x * (np.random.rand(4) < 0.8)",
+        "return x * tf.cast(tf.random.uniform([4]) < 0.8, x.dtype)",
+        True,
+    ),
     # uses that accept a tensor but whose dtype was NumPy's own: unsafe
     ("return np.random.normal(size=3)", "return tf.random.normal([3])", False),
     (
@@ -916,9 +933,11 @@ USE_REFUSALS = [
     ("return np.random.rand(3).item()", "`.item` called or read"),
     ("noise = np.random.rand(3)\nreturn x + noise.T", "held in `noise`, has `.T` called or read"),
     (
-        "keep = np.random.rand(4) < 0.8\nreturn x * keep",
-        "the comparison of the sample, held in `keep`, meets the tensor `x` in arithmetic",
+        "keep = np.random.rand(4) < 0.8\nreturn x * keep + tf.cast(keep, tf.int32)",
+        "the comparison of the sample, held in `keep`, meets the tensor `x`: in arithmetic a "
+        "NumPy boolean array converts to the other operand's dtype, a boolean tensor does not",
     ),
+    ("return y * (np.random.rand(4) < 0.8)", "the comparison of the sample meets `y`, whose"),
     (
         "return tf.constant([np.random.rand(), 1.0])",
         "packed into a list given to `tf.constant(...)`",

@@ -254,6 +254,23 @@ CASES = [
         (tf.range(12, dtype=tf.int32),),
         "TFR102",
     ),
+    # A boolean mask multiplied with float64 activations: NumPy's boolean
+    # array converts to their dtype, a boolean tensor is cast to it.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def masked(x: tf.Tensor):
+            keep = np.random.rand(*x.shape) < 0.8
+            return x * keep / 0.8
+        """,
+        "masked",
+        (tf.constant(Y_PRED, tf.float64),),
+        "TFR102",
+    ),
     # Epsilon-greedy: the sample decides a Python `if`, so the fix is unsafe
     # and the rewrite needs AutoGraph (or TFR101's `tf.cond`).
     Case(

@@ -109,6 +109,8 @@ class SampleWriter:
         self.folded: Wrapper | None = None
         # `[S, k]` when the draw is seeded in its function: stateless ops then.
         self.seed: str | None = None
+        # A comparison of the sample to cast to the dtype it meets in arithmetic.
+        self.mask_cast: tuple[cst.Comparison, str] | None = None
         # Text written for an argument of the original call -> that argument,
         # so the argument's comments and line breaks can follow it.
         self._arguments = {id(arg.value): arg for arg in site.call.args}
@@ -312,7 +314,7 @@ class SampleWriter:
             if use.meets is None or use.boolean:
                 continue
             name = self.dtype_name(use.meets)
-            if name is not None and (not use.names or self._readable_at_site(name)):
+            if name is not None and (not use.names or self.readable_at_site(name)):
                 return Dtype(f"{name}.dtype", UNKNOWN)
             if integer and use.kind is UseKind.DTYPE:
                 raise Refusal(
@@ -321,7 +323,7 @@ class SampleWriter:
                 )
         return None
 
-    def _readable_at_site(self, name: str) -> bool:
+    def readable_at_site(self, name: str) -> bool:
         function = self.site.function
         params = (
             {p.name.value for p in function.node.params.params} if function is not None else set()
@@ -600,13 +602,7 @@ class RandomSamplingRule(Rule):
         blocker = first_of(uses, UseKind.BLOCKER)
         if blocker is not None:
             raise Refusal(f"{blocker.subject('the sample')} {blocker.reason}")
-        for use in uses:
-            if use.boolean and use.meets is not None and _is_arithmetic(use.node):
-                raise Refusal(
-                    f"{use.subject('the comparison of the sample')} {use.reason} in arithmetic: "
-                    "a NumPy boolean array converts to that dtype, a boolean tensor does not; "
-                    "wrap the comparison in `tf.cast`"
-                )
+        self.mask_in_arithmetic(site, writer)
         condition = first_of(uses, UseKind.AUTOGRAPH)
         if condition is not None:
             off = autograph_off(ctx, site.function)
@@ -615,6 +611,36 @@ class RandomSamplingRule(Rule):
                     f"{condition.subject('the sample')} {condition.reason}: a tensor there "
                     f"needs AutoGraph, and {off}"
                 )
+
+    def mask_in_arithmetic(self, site: SampleSite, writer: SampleWriter) -> None:
+        """A compared sample (`np.random.rand(n) < p`) multiplied with a tensor
+        `x`: NumPy's boolean array converts to `x`'s dtype there, a boolean
+        tensor does not. When every use of the comparison meets tensors of
+        one nameable dtype in arithmetic, the comparison is cast to it
+        (`tf.cast(tf.random.uniform([n]) < p, x.dtype)`); otherwise refused."""
+        masks = [u for u in writer.uses if u.boolean and u.meets is not None]
+        arithmetic = [u for u in masks if _is_arithmetic(u.node)]
+        if not arithmetic:
+            return
+        first = arithmetic[0]
+        comparison = next(
+            (a for a in reversed(site.ancestors) if isinstance(a, cst.Comparison)), None
+        )
+        names = {writer.dtype_name(u.meets) for u in arithmetic if u.meets is not None}
+        name = names.pop() if len(names) == 1 else None
+        boolean_uses = [u for u in writer.uses if u.boolean]
+        if (
+            comparison is None
+            or name is None
+            or len(arithmetic) != len(boolean_uses)
+            or not (all(not u.names for u in arithmetic) or writer.readable_at_site(name))
+        ):
+            raise Refusal(
+                f"{first.subject('the comparison of the sample')} {first.reason}: in "
+                "arithmetic a NumPy boolean array converts to the other operand's dtype, a "
+                "boolean tensor does not; wrap the comparison in `tf.cast`"
+            )
+        writer.mask_cast = (comparison, f"{name}.dtype")
 
     def unsafe_reason(self, ctx: RuleContext, site: SampleSite, writer: SampleWriter) -> str | None:
         """Why the rewrite is not proven to keep the code working (None: proven)."""
@@ -649,7 +675,9 @@ class RandomSamplingRule(Rule):
                     f"{use.subject('the sample')} {use.reason}, whose dtype cannot be named "
                     "where the sample is drawn"
                 )
-        open_uses = [u for u in uses if u.kind is UseKind.DTYPE and not u.converted]
+        # A compared sample is a boolean whatever it was drawn in; a converted one
+        # has the conversion's dtype.
+        open_uses = [u for u in uses if u.kind is UseKind.DTYPE and not (u.converted or u.boolean)]
         dtype_use = open_uses[0] if open_uses else None
         if dtype_use is not None and not self.dtype_fixed(writer):
             return (
@@ -678,6 +706,13 @@ class RandomSamplingRule(Rule):
         replaced: dict[int, tuple[cst.CSTNode, cst.BaseExpression]] = {
             id(writer.target): (writer.target, replacement)
         }
+        if writer.mask_cast is not None:
+            comparison, dtype = writer.mask_cast
+            value = comparison.deep_replace(writer.target, replacement)
+            assert isinstance(value, cst.Comparison)
+            bare = ctx.code(value.with_changes(lpar=[], rpar=[]))
+            mask = cst.parse_expression(f"{writer.tf}.cast({bare}, {dtype})")
+            replaced = {id(comparison): (comparison, mask)}
         for use in writer.uses:
             wrapper = use.wrapper
             if use.kind is not UseKind.WRAPPER or wrapper is None:
