@@ -299,8 +299,11 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
       `.reshape`, indexing a Python list, `tf.image.random_contrast` /
       `random_saturation` bounds and `random_brightness` / `random_hue`
       deltas (TensorFlow compares them in Python), a `while` test, a `for`
-      loop over the sample, a chained comparison, a boolean mask
-      (`np.random.rand(n) < p`) multiplied with a tensor;
+      loop over the sample, a chained comparison;
+    - a boolean mask multiplied with a tensor `x` (`keep = np.random.rand(n)
+      < p; x * keep`) is cast to its dtype, as NumPy's boolean array was:
+      `tf.cast(tf.random.uniform([n]) < p, x.dtype)` (refused when the mask
+      has other uses too);
     - a sample deciding an `if` (`if np.random.rand() < eps:`) becomes a
       tensor condition that needs AutoGraph (or TFR101's `tf.cond`): an unsafe
       fix, refused where AutoGraph is off (`autograph=False`, a loss given to
