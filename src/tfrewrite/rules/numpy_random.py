@@ -10,13 +10,9 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
-from tfrewrite.transforms.random_sampling import (
-    FLOAT,
-    INT,
-    RandomSamplingRule,
-    Rewrite,
-    SampleWriter,
-)
+from tfrewrite.transforms.dtypes import FLOAT, INT
+from tfrewrite.transforms.random_sampling import RandomSamplingRule, Rewrite
+from tfrewrite.transforms.sample_writer import SampleWriter
 from tfrewrite.transforms.traced_calls import (
     Refusal,
     SampleSite,

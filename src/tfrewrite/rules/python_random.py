@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Valid
-from tfrewrite.transforms.random_sampling import (
-    FLOAT,
-    INT,
-    RandomSamplingRule,
-    Rewrite,
-    SampleWriter,
-)
+from tfrewrite.transforms.dtypes import FLOAT, INT
+from tfrewrite.transforms.random_sampling import RandomSamplingRule, Rewrite
+from tfrewrite.transforms.sample_writer import SampleWriter
 from tfrewrite.transforms.traced_calls import (
     Refusal,
     SampleSite,

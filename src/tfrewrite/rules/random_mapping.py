@@ -1,7 +1,8 @@
 """Former home of the random-sampling machinery, kept so that code importing
 it from here still runs: it now lives in `tfrewrite.transforms`."""
 
-from tfrewrite.transforms.random_sampling import RandomSamplingRule, SampleWriter
+from tfrewrite.transforms.random_sampling import RandomSamplingRule
+from tfrewrite.transforms.sample_writer import SampleWriter
 from tfrewrite.transforms.traced_calls import (
     Refusal,
     SampleSite,

@@ -50,6 +50,17 @@ from tfrewrite.analysis.tensors import TensorFacts, is_python_number
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.transforms.dtypes import Dtype, numpy_scalar_type, tf_dtype
+from tfrewrite.transforms.host_values import (
+    HOST_BUILTINS,
+    HOST_MODULES,
+    INDEX_ARGUMENTS,
+    NUMPY_WRAPPERS,
+    SHAPE_FIRST,
+    SHARED_ATTRIBUTES,
+    TF_PYTHON_NUMBER_ARGS,
+    TF_SIGNATURES,
+    TF_WRAPPERS,
+)
 from tfrewrite.transforms.traced_calls import Refusal
 
 
@@ -104,80 +115,6 @@ class _Trail:
     converted: bool = False  # a NumPy conversion named its dtype on the way
 
 
-# Builtins that need a Python value: given a symbolic tensor they fail under tracing.
-HOST_BUILTINS = frozenset(
-    {
-        "int",
-        "float",
-        "bool",
-        "complex",
-        "round",
-        "range",
-        "str",
-        "list",
-        "tuple",
-        "sorted",
-        "sum",
-        "min",
-        "max",
-        "len",
-        "enumerate",
-        "zip",
-        "iter",
-        "next",
-        "divmod",
-        "hex",
-        "oct",
-        "chr",
-    }
-)
-# Attributes an array and a tensor share.
-SHARED_ATTRIBUTES = frozenset({"shape", "dtype", "ndim"})
-# Host libraries: their functions need Python or NumPy values.
-HOST_MODULES = ("numpy", "math", "statistics", "random", "scipy")
-# NumPy conversions that keep the value as it is (a tensor needs none of them).
-NUMPY_WRAPPERS = frozenset(
-    {"numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray"}
-)
-TF_WRAPPERS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor"})
-# TensorFlow functions that compare some arguments in Python (`if upper <= lower:
-# raise`), measured: a tensor there raises `OperatorNotAllowedInGraphError` when traced.
-# Value: the arguments that must be Python numbers, by position and name.
-TF_PYTHON_NUMBER_ARGS: dict[str, tuple[str, ...]] = {
-    "tensorflow.image.random_contrast": ("lower", "upper"),
-    "tensorflow.image.random_saturation": ("lower", "upper"),
-    "tensorflow.image.random_brightness": ("max_delta",),
-    "tensorflow.image.random_hue": ("max_delta",),
-    "tensorflow.image.random_jpeg_quality": ("min_jpeg_quality", "max_jpeg_quality"),
-}
-_TF_SIGNATURES: dict[str, tuple[str, ...]] = {
-    "tensorflow.image.random_contrast": ("image", "lower", "upper", "seed"),
-    "tensorflow.image.random_saturation": ("image", "lower", "upper", "seed"),
-    "tensorflow.image.random_brightness": ("image", "max_delta", "seed"),
-    "tensorflow.image.random_hue": ("image", "max_delta", "seed"),
-    "tensorflow.image.random_jpeg_quality": (
-        "image",
-        "min_jpeg_quality",
-        "max_jpeg_quality",
-        "seed",
-    ),
-}
-# Functions whose first argument is a shape: int32 and int64 dimensions both work.
-SHAPE_FIRST = frozenset(
-    {
-        "tensorflow.zeros",
-        "tensorflow.ones",
-        "tensorflow.fill",
-        "tensorflow.random.normal",
-        "tensorflow.random.uniform",
-        "tensorflow.random.truncated_normal",
-    }
-)
-# Index arguments (position, keyword): int32 and int64 indices both work.
-INDEX_ARGUMENTS: dict[str, tuple[int, str]] = {
-    "tensorflow.gather": (1, "indices"),
-    "tensorflow.gather_nd": (1, "indices"),
-}
 _CONTAINERS = (cst.List, cst.Tuple, cst.Element, cst.StarredElement)
 _MAX_DEPTH = 8
 
@@ -558,7 +495,7 @@ class ValueUses:
         if qualified in TF_PYTHON_NUMBER_ARGS:
             name = arg.keyword.value if arg.keyword is not None else None
             if name is None:
-                signature = _TF_SIGNATURES[qualified]
+                signature = TF_SIGNATURES[qualified]
                 name = signature[position] if position < len(signature) else None
             if name in TF_PYTHON_NUMBER_ARGS[qualified]:
                 return self._use(
