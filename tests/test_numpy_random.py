@@ -1189,3 +1189,13 @@ def test_an_attribute_generator_drawn_outside_traced_code_is_not_reported() -> N
         """
     )
     assert check_source(source, select=SELECT) == []
+
+
+def test_keras_set_random_seed_seeds_tensorflow_too() -> None:
+    source = (
+        "import numpy as np\nimport keras\nimport tensorflow as tf\n\n"
+        "np.random.seed(1)\nkeras.utils.set_random_seed(1)\n\n\n"
+        "@tf.function\ndef f(x: tf.Tensor):\n    return x + np.random.normal(size=3)\n"
+    )
+    (finding,) = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability is Applicability.SAFE

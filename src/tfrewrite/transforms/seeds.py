@@ -31,6 +31,17 @@ from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.transforms.traced_calls import Refusal, SampleSite
 
 
+# Calls that seed `tf.random` (Keras's also seeds NumPy and Python `random`).
+_TF_SEEDS = frozenset(
+    {
+        "tensorflow.random.set_seed",
+        "tensorflow.set_random_seed",
+        "tensorflow.keras.utils.set_random_seed",
+        "keras.utils.set_random_seed",
+    }
+)
+
+
 @dataclass(frozen=True)
 class Seeding:
     """How a draw is seeded: `pair` is the stateless seed to write (`[0, 1]`)
@@ -144,12 +155,11 @@ class SeedFacts:
         return self._numbered[key].get(id(site.call), 0)
 
     def tf_seeded(self) -> bool:
-        """Whether the file calls `tf.random.set_seed(...)` anywhere."""
+        """Whether the file calls `tf.random.set_seed(...)` (or Keras's
+        `set_random_seed`) anywhere."""
         if self._tf_seeded is None:
             self._tf_seeded = any(
-                isinstance(node, cst.Call)
-                and self.ctx.names.qualified_name(node.func)
-                in ("tensorflow.random.set_seed", "tensorflow.set_random_seed")
+                isinstance(node, cst.Call) and self.ctx.names.qualified_name(node.func) in _TF_SEEDS
                 for node in iter_nodes(self.ctx.module)
             )
         return self._tf_seeded
