@@ -30,7 +30,6 @@ from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.transforms.traced_calls import Refusal, SampleSite
 
-
 # Calls that seed `tf.random` (Keras's also seeds NumPy and Python `random`).
 _TF_SEEDS = frozenset(
     {
