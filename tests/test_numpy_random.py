@@ -800,7 +800,7 @@ USE_REWRITES = [
         b = tf.cast(noise, tf.float32)
         return tf.concat([a, b], 0)
         """,
-        True,
+        False,  # `tf.concat` would have converted a NumPy `b` to the dtype of `a`
     ),
     (
         """
@@ -866,6 +866,18 @@ USE_REWRITES = [
         "return tf.nn.relu(np.random.normal(size=3))",
         "return tf.nn.relu(tf.random.normal([3]))",
         False,
+    ),
+    # a converted sample passed to an op next to another tensor: NumPy's array adapted
+    (
+        "m = np.random.rand(4).astype(np.float32)\nreturn tf.concat([x, m], 0)",
+        "m = tf.random.uniform([4], dtype=tf.float32)\nreturn tf.concat([x, m], 0)",
+        False,
+    ),
+    # the value's own name updated in place
+    (
+        "z = np.random.normal()\nz += 1.0\nreturn x * z",
+        "z = tf.random.normal([], dtype=x.dtype)\nz += 1.0\nreturn x * z",
+        True,
     ),
     # meets `y`, not known to be a tensor
     ("return y + np.random.normal(size=3)", "return y + tf.random.normal([3])", False),

@@ -261,8 +261,8 @@ def _uses(body: str) -> str:
         ("while random.random() < 0.9:\n    x = x * 2\nreturn x", "Python `while` loop"),
         (
             "k = random.randint(1, 3)\nreturn tf.tile(x, [k] * 2)",
-            "passed to `tf.tile(...)`, where its dtype carries on into the result, and its "
-            "dtype there was the host value's own: a Python number adapts",
+            "held in `k`, is passed to `tf.tile(...)`: a host value adapts to the dtype the op "
+            "needs, a tensor does not",
         ),
     ],
 )

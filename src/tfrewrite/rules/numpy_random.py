@@ -321,10 +321,14 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     - otherwise TensorFlow's float32 (int64 for integers).
     The fix is safe only when every use is known to accept the tensor in the
     dtype it is drawn in. It is unsafe when the sample meets a value not known
-    to be a tensor (`x` may be a NumPy array), is returned or passed to a
-    `tf.*` op with no dtype named (NumPy's float64 decided the result's
-    dtype), leaves the function (passed to a function of the project, stored
-    on an attribute, returned from a callee), or decides an `if`.
+    to be a tensor (`x` may be a NumPy array), is returned with no dtype
+    named (NumPy's float64 decided the result's dtype), is passed to a `tf.*`
+    op (which converts a NumPy argument to the dtype it needs, while a tensor
+    must have it: `tf.concat([x, m], 0)`), leaves the function (passed to a
+    function of the project, stored on an attribute, returned from a callee),
+    or decides an `if`. Indices (`x[i]`, `tf.gather(x, i)`), shapes
+    (`tf.zeros([n, 2])`), `tf.cast` and a compared sample (a boolean) are
+    safe uses whatever the dtype.
 
     ## Seeds
     - `np.random.seed(S)` at the top of the traced function reseeds on every

@@ -130,7 +130,8 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     test. The fix is safe only when every use accepts the tensor in the dtype
     it is drawn in; it is unsafe when the sample meets a value not known to be
     a tensor, is returned (a traced function returns a Python number as it
-    is, a tensor as a tensor) or passed to a `tf.*` op with no dtype known,
+    is, a tensor as a tensor) or passed to a `tf.*` op (a Python number
+    adapts to the dtype the op needs, a tensor does not),
     leaves the function, or decides an `if` (a tensor condition needs
     AutoGraph, or TFR101's `tf.cond`; refused where AutoGraph is off).
 

@@ -224,6 +224,21 @@ class RandomSamplingRule(Rule):
                 )
         # A compared sample is a boolean whatever it was drawn in; a converted one
         # has the conversion's dtype.
+        # A `tf.*` op converts a NumPy argument to the dtype its other inputs
+        # need; a tensor argument must already have it: never proven.
+        op_argument = next(
+            (
+                u
+                for u in uses
+                if u.kind is UseKind.DTYPE and isinstance(u.node, cst.Call) and not u.boolean
+            ),
+            None,
+        )
+        if op_argument is not None:
+            return (
+                f"{op_argument.subject('the sample')} {op_argument.reason}: a host value adapts "
+                "to the dtype the op needs, a tensor does not"
+            )
         open_uses = [u for u in uses if u.kind is UseKind.DTYPE and not (u.converted or u.boolean)]
         dtype_use = open_uses[0] if open_uses else None
         if dtype_use is not None and not self.dtype_fixed(writer):

@@ -261,7 +261,7 @@ class ValueUses:
                 # `[v, 1.0]`: the container carries the value on
                 trail = replace(trail, packed=True)
             elif isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                yield from self._assignment(parent, depth, seen, trail)
+                yield from self._assignment(parent, child, depth, seen, trail)
                 return
             elif isinstance(parent, cst.Return):
                 yield self._return(parent, trail)
@@ -523,7 +523,7 @@ class ValueUses:
             return self._use(
                 UseKind.DTYPE,
                 call,
-                f"is passed to {callee}, where its dtype carries on into the result",
+                f"is passed to {callee}",
                 trail,
             )
         return self._use(
@@ -564,13 +564,16 @@ class ValueUses:
     def _assignment(
         self,
         statement: cst.Assign | cst.AnnAssign | cst.AugAssign,
+        child: cst.CSTNode,
         depth: int,
         seen: set[str],
         trail: _Trail,
     ) -> Iterator[Use]:
         if isinstance(statement, cst.AugAssign):
             target = statement.target
-            meeting = self._meet(statement, target, trail)  # type: ignore[arg-type]
+            # `total += v` meets `total`; `v += 1.0` (the value's own name) meets `1.0`.
+            other = statement.value if child is target else target
+            meeting = self._meet(statement, other, trail)  # type: ignore[arg-type]
             if meeting is not None:
                 yield meeting
                 if meeting.kind is UseKind.TENSOR:
