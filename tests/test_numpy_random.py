@@ -204,9 +204,12 @@ DTYPES = [
         "y_pred + tf.cast(tf.cast(tf.random.uniform([3], minval=0, maxval=5, "
         "dtype=tf.float64), tf.int64), y_pred.dtype)",
     ),
-    # not combined with a tensor of known dtype: TensorFlow's float32 default
+    # not combined with a tensor of known dtype: TensorFlow's float32 default (unsafe)
     ("x + np.random.normal(size=3)", "x + tf.random.normal([3])"),
-    ("tf.reduce_sum(y_pred) + np.random.normal()", "tf.reduce_sum(y_pred) + tf.random.normal([])"),
+    (
+        "tf.reduce_sum(y_pred) + np.random.normal()",
+        "tf.reduce_sum(y_pred) + tf.random.normal([], dtype=y_pred.dtype)",
+    ),
     ("1.0 + np.random.normal()", "1.0 + tf.random.normal([])"),
     ("[np.random.normal()]", "[tf.random.normal([])]"),
     # integer indices stay int64
@@ -872,6 +875,13 @@ USE_REWRITES = [
         "m = np.random.rand(4).astype(np.float32)\nreturn tf.concat([x, m], 0)",
         "m = tf.random.uniform([4], dtype=tf.float32)\nreturn tf.concat([x, m], 0)",
         False,
+    ),
+    # meets the result of an op that keeps its argument's dtype
+    (
+        "s = np.random.uniform(0.5, 1.5)\nreturn tf.reduce_sum(x) * s",
+        "s = tf.random.uniform([], minval=0.5, maxval=1.5, dtype=x.dtype)\n"
+        "return tf.reduce_sum(x) * s",
+        True,
     ),
     # the value's own name updated in place
     (

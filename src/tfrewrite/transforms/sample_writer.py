@@ -58,6 +58,38 @@ _LOOSE = (cst.Comparison, cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.Named
 _BITWISE = (cst.BitAnd, cst.BitOr, cst.BitXor, cst.LeftShift, cst.RightShift)
 
 
+# Ops whose result has the dtype of their first argument (`tf.reduce_sum(x)`).
+DTYPE_PRESERVING = frozenset(
+    f"{namespace}{op}"
+    for namespace in ("tensorflow.", "tensorflow.math.")
+    for op in (
+        "abs",
+        "sqrt",
+        "square",
+        "exp",
+        "log",
+        "identity",
+        "stop_gradient",
+        "maximum",
+        "minimum",
+        "clip_by_value",
+        "round",
+        "sign",
+        "add",
+        "subtract",
+        "multiply",
+        "reduce_sum",
+        "reduce_mean",
+        "reduce_max",
+        "reduce_min",
+        "reduce_prod",
+        "reduce_std",
+        "reduce_variance",
+        "reduce_logsumexp",
+    )
+)
+
+
 def _dimension_read(node: cst.BaseExpression) -> tuple[cst.Attribute, cst.Index] | None:
     """`(x.shape, i)` for `x.shape[i]` (one plain index into a `.shape`
     attribute): a Python integer, whatever `x` holds."""
@@ -362,6 +394,9 @@ class SampleWriter:
             for side in (node.left, node.right):
                 if facts.is_tensor(side):
                     return self.dtype_name(side)
+        if isinstance(node, cst.Call) and node.args and node.args[0].keyword is None:
+            if self.ctx.names.qualified_name(node.func) in DTYPE_PRESERVING:
+                return self.dtype_name(node.args[0].value)
         return None
 
     # -- operands --------------------------------------------------------------------
