@@ -14,9 +14,15 @@ them with a probability below 1e-4 for any seed.
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import random
+import sys
+import tempfile
 import textwrap
+import types
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +30,7 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import load_module, python_function, run_eagerly
+from .equivalence import python_function, run_eagerly
 
 CALLS = 400
 # |mean(rewrite) - mean(original)| must be below 4 standard errors of the
@@ -44,6 +50,8 @@ class Case:
     function: str
     args: tuple
     code: str  # the rule that rewrites it
+    unsafe: bool = False  # the fix is unsafe (applied with `--unsafe-fixes`)
+    autograph: bool = False  # the rewrite still needs AutoGraph (a tensor `if`)
 
     def __str__(self) -> str:
         return self.function
@@ -100,6 +108,7 @@ CASES = [
         "scaled",
         (tf.constant(Y_PRED),),
         "TFR102",
+        unsafe=True,  # `x` is not known to be a tensor
     ),
     Case(
         """
@@ -114,6 +123,7 @@ CASES = [
         "dropout",
         (tf.constant(Y_PRED),),
         "TFR102",
+        unsafe=True,  # `x` is not known to be a tensor
     ),
     Case(
         """
@@ -179,12 +189,179 @@ CASES = [
         (tf.zeros([4]),),
         "TFR106",
     ),
+    # A conversion right around the sample is folded into it: `tf.constant`
+    # of a tensor raises `TypeError` under tracing.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def init_noise(y_pred):
+            return y_pred + tf.constant(np.random.randn(8, 3), dtype=tf.float32)
+        """,
+        "init_noise",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    # A named sample's conversions become `tf.cast` (a tensor has no `.astype`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def named_noise(y_pred):
+            noise = np.random.normal(0.0, 0.2, size=(8, 3))
+            jitter = tf.constant(noise.astype(np.float32))
+            return y_pred + jitter
+        """,
+        "named_noise",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    # A named scale meets float64 predictions: drawn in their dtype (a
+    # float32 default would raise `InvalidArgumentError` in `y_pred * scale`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def scaled_f64(y_true, y_pred):
+            scale = np.random.uniform(0.9, 1.1)
+            return tf.reduce_mean(tf.square(y_true - y_pred * scale), axis=-1)
+        """,
+        "scaled_f64",
+        (tf.constant(Y_TRUE, tf.float64), tf.constant(Y_PRED, tf.float64)),
+        "TFR102",
+    ),
+    # NumPy's int64 sample meets int32 indices: cast to their dtype.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def shifted(idx: tf.Tensor):
+            return idx + np.random.randint(0, 3, size=idx.shape)
+        """,
+        "shifted",
+        (tf.range(12, dtype=tf.int32),),
+        "TFR102",
+    ),
+    # A boolean mask multiplied with float64 activations: NumPy's boolean
+    # array converts to their dtype, a boolean tensor is cast to it.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def masked(x: tf.Tensor):
+            keep = np.random.rand(*x.shape) < 0.8
+            return x * keep / 0.8
+        """,
+        "masked",
+        (tf.constant(Y_PRED, tf.float64),),
+        "TFR102",
+    ),
+    # Epsilon-greedy: the sample decides a Python `if`, so the fix is unsafe
+    # and the rewrite needs AutoGraph (or TFR101's `tf.cond`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def act(q_values):
+            if np.random.rand() < 0.3:
+                return tf.zeros_like(q_values)
+            return q_values
+        """,
+        "act",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+        unsafe=True,
+        autograph=True,
+    ),
+    # Image augmentation (seen in public code): a named delta passed to a
+    # `tf.image` op, a coin flip deciding an `if`, an int32 `k` for `rot90`.
+    Case(
+        """
+        import random
+        import tensorflow as tf
+
+
+        @tf.function
+        def augment(image):
+            delta = random.uniform(-0.1, 0.1)
+            image = tf.image.adjust_brightness(image, delta)
+            if random.random() > 0.5:
+                image = tf.image.flip_left_right(image)
+            k = random.randint(0, 3)
+            return tf.image.rot90(image, k)
+        """,
+        "augment",
+        (tf.reshape(tf.range(48, dtype=tf.float32) / 48.0, [4, 4, 3]),),
+        "TFR106",
+        unsafe=True,
+        autograph=True,
+    ),
+    # GAN noise from a helper the traced step calls (seen in public code):
+    # returned to its caller, so the fix is unsafe.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        def get_noise(batch_size):
+            return np.random.normal(size=(batch_size, 3)).astype("float32")
+
+
+        @tf.function
+        def generate(images):
+            noise = get_noise(images.shape[0])
+            return tf.matmul(noise, tf.ones([3, 2])) + images
+        """,
+        "generate",
+        (tf.zeros([8, 2]),),
+        "TFR102",
+        unsafe=True,
+    ),
 ]
+
+
+def load_module(source: str) -> types.ModuleType:
+    """Import `source` from a file: AutoGraph converts only functions whose
+    source it can read."""
+    directory = Path(tempfile.mkdtemp(prefix="tfrewrite_random_"))
+    name = f"random_case_{next(_modules)}"
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_modules = itertools.count()
 
 
 def rewrite(case: Case) -> str:
     source = textwrap.dedent(case.source)
-    fixed = fix_source(source, select=[case.code])
+    fixed = fix_source(source, select=[case.code], unsafe_fixes=case.unsafe)
+    if not case.unsafe:
+        assert fix_source(source, select=[case.code], unsafe_fixes=True) == fixed
     assert fixed != source, f"{case.code} did not rewrite {case.function}"
     assert check_source(fixed, select=[case.code]) == []
     return fixed
@@ -209,16 +386,18 @@ def test_original_traced_is_frozen_and_rewrite_is_fresh(case: Case) -> None:
     original, rewritten = functions(case)
     frozen = tf.function(original)
     np.testing.assert_array_equal(frozen(*case.args).numpy(), frozen(*case.args).numpy())
-    fresh = tf.function(rewritten, autograph=False)
-    first, second = fresh(*case.args).numpy(), fresh(*case.args).numpy()
-    assert not np.array_equal(first, second), "the rewrite reused its sample"
+    fresh = tf.function(rewritten, autograph=case.autograph)
+    first = fresh(*case.args).numpy()
+    # A coin flip can repeat: ten calls all equal to the first is the bug.
+    later = [fresh(*case.args).numpy() for _ in range(10)]
+    assert any(not np.array_equal(first, value) for value in later), "the rewrite reused its sample"
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_shape_and_dtype_kept(case: Case) -> None:
     original, rewritten = functions(case)
     expected = np.asarray(run_eagerly(original, *case.args))
-    actual = tf.function(rewritten, autograph=False)(*case.args).numpy()
+    actual = tf.function(rewritten, autograph=case.autograph)(*case.args).numpy()
     assert actual.shape == expected.shape
     assert actual.dtype == expected.dtype
 
@@ -231,7 +410,7 @@ def per_call_means(fn, args, calls: int = CALLS) -> np.ndarray:
 def test_distribution_kept(case: Case) -> None:
     original, rewritten = functions(case)
     eager = per_call_means(lambda *a: run_eagerly(original, *a), case.args)
-    traced = per_call_means(tf.function(rewritten, autograph=False), case.args)
+    traced = per_call_means(tf.function(rewritten, autograph=case.autograph), case.args)
     standard_error = np.sqrt(eager.var(ddof=1) / eager.size + traced.var(ddof=1) / traced.size)
     difference = abs(eager.mean() - traced.mean())
     assert difference < MAX_STANDARD_ERRORS * standard_error, (
@@ -333,3 +512,93 @@ def test_compiled_loss_is_fresh_in_keras_evaluate() -> None:
     assert frozen[0] == frozen[1]
     fresh = losses(rewrite(case))
     assert fresh[0] != fresh[1]
+
+
+# -- seeded draws ---------------------------------------------------------------------
+
+SEEDED_IN_FUNCTION = """
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def seeded_noise(x: tf.Tensor):
+    np.random.seed(3)
+    return x + np.random.normal(0.0, 1.0, size=x.shape)
+"""
+
+
+def test_draws_seeded_in_the_function_stay_the_same_on_every_call() -> None:
+    """Reseeded on every call, NumPy draws the same values each time; the
+    stateless rewrite does too (other values than NumPy's, same distribution)."""
+    source = textwrap.dedent(SEEDED_IN_FUNCTION)
+    fixed = fix_source(source, select=["TFR102"], unsafe_fixes=True)
+    assert "tf.random.stateless_normal(tf.shape(x), seed=[3, 0]" in fixed
+    original = python_function(load_module(source).seeded_noise)
+    rewritten = tf.function(python_function(load_module(fixed).seeded_noise), autograph=False)
+    x = tf.zeros([4000], tf.float64)
+    eager = [np.asarray(run_eagerly(original, x)) for _ in range(3)]
+    traced = [rewritten(x).numpy() for _ in range(3)]
+    np.testing.assert_array_equal(eager[0], eager[1])  # the meaning: reproducible per call
+    np.testing.assert_array_equal(traced[0], traced[1])
+    np.testing.assert_array_equal(traced[0], traced[2])
+    assert traced[0].shape == eager[0].shape and traced[0].dtype == eager[0].dtype
+    # a fresh trace (another program run) draws the same values again
+    again = tf.function(python_function(load_module(fixed).seeded_noise), autograph=False)
+    np.testing.assert_array_equal(again(x).numpy(), traced[0])
+    # the distribution over the 4000 elements: N(0, 1) in both
+    for sample in (eager[0], traced[0]):
+        assert abs(sample.mean()) < 4 / np.sqrt(sample.size)
+        assert abs(sample.std() - 1.0) < 0.05
+
+
+def test_python_draws_seeded_in_the_function_stay_the_same_on_every_call() -> None:
+    source = textwrap.dedent(
+        """
+        import random
+        import tensorflow as tf
+
+
+        @tf.function
+        def seeded_scale(x: tf.Tensor):
+            random.seed(11)
+            return x * random.uniform(0.5, 1.5)
+        """
+    )
+    fixed = fix_source(source, select=["TFR106"], unsafe_fixes=True)
+    assert "tf.random.stateless_uniform([], seed=[11, 0], minval=0.5, maxval=1.5" in fixed
+    rewritten = tf.function(python_function(load_module(fixed).seeded_scale), autograph=False)
+    x = tf.ones([3])
+    values = {float(rewritten(x).numpy()[0]) for _ in range(5)}
+    assert len(values) == 1 and 0.5 <= values.pop() < 1.5
+
+
+def test_module_seed_with_tensorflow_seed_draws_a_reproducible_fresh_sequence() -> None:
+    """With `tf.random.set_seed` in the module, the plain rewrite keeps what
+    the module-wide NumPy seed promised: fresh on every call, and the same
+    sequence on every run (TensorFlow reads the global seed at trace time)."""
+    source = textwrap.dedent(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        np.random.seed(5)
+        tf.random.set_seed(5)
+
+
+        @tf.function
+        def noisy(x: tf.Tensor):
+            return x + np.random.normal(size=x.shape)
+        """
+    )
+    fixed = fix_source(source, select=["TFR102"])
+    assert "x + tf.random.normal(tf.shape(x), dtype=x.dtype)" in fixed
+
+    def run() -> list[np.ndarray]:
+        fn = load_module(fixed).noisy  # re-running the module sets the seed again
+        return [fn(tf.zeros([6])).numpy() for _ in range(3)]
+
+    first, second = run(), run()
+    assert not np.array_equal(first[0], first[1])  # fresh on every call
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)  # reproducible from run to run

@@ -10,14 +10,12 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
-from tfrewrite.rules.random_mapping import (
-    FLOAT,
-    INT,
-    RandomSamplingRule,
+from tfrewrite.transforms.dtypes import FLOAT, INT
+from tfrewrite.transforms.random_sampling import RandomSamplingRule, Rewrite
+from tfrewrite.transforms.sample_writer import SampleWriter
+from tfrewrite.transforms.traced_calls import (
     Refusal,
-    Rewrite,
     SampleSite,
-    SampleWriter,
     bind,
     is_integer_literal,
     is_none,
@@ -96,7 +94,7 @@ def _binomial(w: SampleWriter, site: SampleSite) -> str:
             f"`n={w.code(n)}`: only `n=1` (one Bernoulli trial) has an exact `tf.random` form"
         )
     w.require_scalar_parameters(size, p=p)
-    draw = f"{w.tf}.random.uniform({w.shape(size)}) < {w.operand(p)}"
+    draw = f"{w.random_call('uniform', w.shape(size), [], None)} < {w.operand(p)}"
     dtype, cast_to = w.sample_dtype(INT, w.astype_dtype())
     if dtype is not None and dtype.tf_name == "bool":
         return w.cast(draw, cast_to)
@@ -111,12 +109,10 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     if w.is_integer(x):
         direct = dtype is not None and dtype.tf_name in _RANGE_DTYPES
         range_dtype = dtype.code if direct and dtype else f"{w.tf}.{_NUMPY_INT}"
-        permuted = (
-            f"{w.tf}.random.shuffle({w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype}))"
-        )
+        permuted = w.shuffle(f"{w.tf}.range({w.dimension_expression(x)}, dtype={range_dtype})")
         return permuted if direct or dtype is None else w.cast(permuted, dtype)
     if w.site.facts.is_tensor(x):
-        shuffled = f"{w.tf}.random.shuffle({w.code(x)})"
+        shuffled = w.shuffle(w.code(x))
         return shuffled if dtype is None else f"{w.tf}.cast({shuffled}, {dtype.code})"
     raise Refusal(
         f"`{w.code(x)}` is not known to be an integer or a tensor: "
@@ -145,35 +141,79 @@ def _module_generators(ctx: RuleContext) -> set[str]:
     return names
 
 
-def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
-    """Draws from a module-level NumPy generator in traced code: frozen at
-    trace time like `np.random.*`. Reported without a fix: the rewrite would
-    also drop the generator's seeded stream, which `tf.random.Generator` keeps."""
-    generators = _module_generators(ctx)
-    if not generators:
-        return
-    for function in ctx.traced_functions():
-        shadowed = {p.name.value for p in function.node.params.params} | {
-            node.target.value
-            for node in iter_nodes(function.node.body)
-            if isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Name)
-        }
+def _is_generator(ctx: RuleContext, node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _GENERATORS
+
+
+def _local_generators(ctx: RuleContext, body: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """(names bound to a NumPy generator in `body`, names bound to anything else)."""
+    generators: set[str] = set()
+    others: set[str] = set()
+    for node in iter_nodes(body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bucket = generators if _is_generator(ctx, node.value) else others
+                    bucket.add(target.target.value)
+    return generators, others
+
+
+def _attribute_generators(ctx: RuleContext, class_name: str) -> set[str]:
+    """`rng` for `self.rng = np.random.RandomState(...)` in any method of the class."""
+    names: set[str] = set()
+    for function in ctx.functions:
+        if function.class_name != class_name:
+            continue
         for node in iter_nodes(function.node.body):
-            if not (
-                isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and isinstance(node.func.value, cst.Name)
-                and node.func.value.value in generators
-            ):
+            if isinstance(node, cst.Assign) and _is_generator(ctx, node.value):
+                for target in node.targets:
+                    attribute = target.target
+                    if (
+                        isinstance(attribute, cst.Attribute)
+                        and isinstance(attribute.value, cst.Name)
+                        and attribute.value.value == "self"
+                    ):
+                        names.add(attribute.attr.value)
+    return names
+
+
+def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
+    """Draws from a NumPy generator object in traced code (`rng.normal(...)`
+    on a module-level `rng = np.random.default_rng(0)`, a local one, an
+    attribute `self.rng = np.random.RandomState(seed)` of the class, or
+    `np.random.default_rng(0).normal(...)`): frozen at trace time like
+    `np.random.*`. Reported without a fix: the rewrite would also drop the
+    generator's seeded stream, which `tf.random.Generator` keeps."""
+    module = _module_generators(ctx)
+    for function in ctx.traced_functions():
+        local, others = _local_generators(ctx, function.node.body)
+        params = {p.name.value for p in function.node.params.params}
+        attributes = (
+            _attribute_generators(ctx, function.class_name) if function.class_name else set()
+        )
+        for node in iter_nodes(function.node.body):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
                 continue
-            name = node.func.value.value
-            if name in shadowed:
-                continue  # a parameter or local shadows the module's generator
+            holder = node.func.value
+            if isinstance(holder, cst.Name):
+                name = holder.value
+                found = name in local or (name in module and name not in params | others)
+            elif isinstance(holder, cst.Attribute):
+                found = (
+                    isinstance(holder.value, cst.Name)
+                    and holder.value.value == "self"
+                    and holder.attr.value in attributes
+                )
+            else:
+                found = _is_generator(ctx, holder)
+            if not found:
+                continue
             yield Violation(
                 node,
-                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator `{name}` in traced "
-                "code: it runs once, at trace time, and every call reuses the same sample; "
-                "draw from a `tf.random.Generator` (e.g. `tf.random.Generator.from_seed(...)`) "
+                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator "
+                f"`{ctx.code(holder)}` in traced code: it runs once, at trace time, and every "
+                "call reuses the same sample; draw from a `tf.random.Generator` (e.g. "
+                "`tf.random.Generator.from_seed(...)`, created once, outside the traced code) "
                 "instead",
             )
 
@@ -197,6 +237,8 @@ _REWRITES: dict[str, Rewrite] = {
 class NumpyRandomInTracedCode(RandomSamplingRule):
     module_prefix = "numpy.random"
     rewrites = _REWRITES
+    dtype_hint = "`.astype(dtype)` would name it"
+    natural_dtypes = {FLOAT: "float64", INT: _NUMPY_INT}
     code = "TFR102"
     name = "numpy-random-in-traced-code"
     summary = "NumPy random sampling in traced code runs once, at trace time"
@@ -235,18 +277,75 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     `x.shape[i]` becomes `tf.shape(x)[i]` (a traced dimension can be `None`
     statically but is always known to `tf.shape`).
 
+    ## Where the sample goes
+    A rewrite turns a NumPy array into a tensor, so every use of the sample
+    is followed, through arithmetic, indexing and local names
+    (`noise = ...; y + noise`), before it is rewritten:
+    - a conversion right around the call is folded into it:
+      `tf.constant(np.random.randn(3, 4), dtype=tf.float32)` becomes
+      `tf.random.normal([3, 4], dtype=tf.float32)` (`tf.constant` of a tensor
+      raises `TypeError` under tracing), as are `np.asarray(...)`,
+      `np.float32(...)` and a trailing `.astype(dtype)`;
+    - conversions of a named sample are rewritten with it:
+      `tf.constant(noise)` and `np.asarray(noise)` become `noise`,
+      `noise.astype(d)` and `tf.constant(noise, dtype=d)` become
+      `tf.cast(noise, d)` (a tensor has no `.astype`);
+    - a use that needs a host value refuses the rewrite, with the reason:
+      `int(...)`, `range(...)`, `np.clip(...)`, `.item()`, `.tolist()`,
+      `.reshape`, indexing a Python list, `tf.image.random_contrast` /
+      `random_saturation` bounds and `random_brightness` / `random_hue`
+      deltas (TensorFlow compares them in Python), a `while` test, a `for`
+      loop over the sample, a chained comparison;
+    - a boolean mask multiplied with a tensor `x` (`keep = np.random.rand(n)
+      < p; x * keep`) is cast to its dtype, as NumPy's boolean array was:
+      `tf.cast(tf.random.uniform([n]) < p, x.dtype)` (refused when the mask
+      has other uses too);
+    - a sample deciding an `if` (`if np.random.rand() < eps:`) becomes a
+      tensor condition that needs AutoGraph (or TFR101's `tf.cond`): an unsafe
+      fix, refused where AutoGraph is off (`autograph=False`, a loss given to
+      Keras `compile`).
+
     ## Dtypes
     NumPy samples float64 (and `int64` integers); TensorFlow defaults to
-    float32. The rewrite picks the dtype the surrounding computation needs:
-    - a trailing `.astype(dtype)` (or `randint(..., dtype=)`) is folded into
-      `dtype=` (`np.float32` → `tf.float32`, `"float32"`, `float` → `tf.float64`);
-      an integer target of a float sample becomes `tf.cast` of a float64 sample,
-      which truncates toward zero as `astype` does;
-    - a sample combined arithmetically with a tensor `x` (`x + noise`,
-      `x + 0.1 * noise`, `x * mask`) is drawn with `dtype=x.dtype`, the dtype
-      NumPy's array was converted to there (integer samples are cast to it);
-    - otherwise float32, TensorFlow's default (a separately named float64
-      sample later added to a float64 tensor then needs a `dtype=` by hand).
+    float32. A NumPy array adapts to the tensor it meets; a tensor does not.
+    The rewrite picks the dtype the computation around the sample needs:
+    - a trailing `.astype(dtype)`, `randint(..., dtype=)` or a conversion
+      around the call is folded into `dtype=` (`np.float32` → `tf.float32`,
+      `"float32"`, `float` → `tf.float64`; `tf.constant(<sample>)` keeps
+      NumPy's float64); an integer target of a float sample becomes `tf.cast`
+      of a float64 sample, which truncates toward zero as `astype` does;
+    - a sample that meets a tensor `x` (`x + noise`, `x + 0.1 * noise`,
+      `x * mask`, also through a name: `scale = ...; x * scale`) is drawn
+      with `dtype=x.dtype`, the dtype NumPy's array was converted to there
+      (integer samples are cast to it);
+    - otherwise TensorFlow's float32 (int64 for integers).
+    The fix is safe only when every use is known to accept the tensor in the
+    dtype it is drawn in. It is unsafe when the sample meets a value not known
+    to be a tensor (`x` may be a NumPy array), is returned with no dtype
+    named (NumPy's float64 decided the result's dtype), is passed to a `tf.*`
+    op (which converts a NumPy argument to the dtype it needs, while a tensor
+    must have it: `tf.concat([x, m], 0)`), leaves the function (passed to a
+    function of the project, stored on an attribute, returned from a callee),
+    or decides an `if`. Indices (`x[i]`, `tf.gather(x, i)`), shapes
+    (`tf.zeros([n, 2])`), `tf.cast` and a compared sample (a boolean) are
+    safe uses whatever the dtype.
+
+    ## Seeds
+    - `np.random.seed(S)` at the top of the traced function reseeds on every
+      call, so NumPy draws the same values on every call. The draws after it
+      become `tf.random.stateless_normal(shape, seed=[S, k], ...)` (`k`
+      numbers the function's draws; `stateless_uniform`,
+      `tf.random.experimental.stateless_shuffle`), which keeps exactly that:
+      the same values on every call and from run to run. The values are not
+      NumPy's, so the fix is unsafe.
+    - `np.random.seed(S)` elsewhere (module level, a setup function) makes
+      the draws a sequence, fresh on every call and reproducible from run to
+      run. Unseeded `tf.random` is fresh but not reproducible, stateless
+      draws reproducible but not fresh: the rewrite is refused unless the
+      file also calls `tf.random.set_seed(...)` (TensorFlow reads the global
+      seed when it traces a function, then its ops draw a reproducible
+      sequence).
+    - a seed only on some paths (in a branch, after the draw) refuses.
 
     ## When it is not rewritten
     The call stays, with a finding saying why, when the mapping would not be
@@ -257,25 +356,21 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     value per element of `x`, `tf.random` with shape `[]` one value for all,
     `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
     `permutation` of something not known to be an integer or a tensor, an
-    integer sample combined with a value of unknown dtype, a sample consumed by
-    code that needs a host value (`int(...)`, `range(...)`, `np.clip(...)`,
-    `.reshape`, `.tolist()`: a tensor there fails under tracing), and
-    distributions with no mapping (`choice`, `poisson`, `default_rng`, ...).
-    Draws from a module-level NumPy generator (`rng = np.random.default_rng(0)`
-    then `rng.normal(...)` in traced code) are frozen too and reported without
-    a fix: `tf.random.Generator` is the way to keep a seeded stream.
+    integer sample meeting a value of unknown dtype, a use that needs a host
+    value (above), and distributions with no mapping (`choice`, `poisson`,
+    `default_rng`, ...). Draws from a NumPy generator object in traced code
+    (`rng.normal(...)` on a module-level `rng = np.random.default_rng(0)`, a
+    local one, `self.rng = np.random.RandomState(seed)` set in the class, or
+    `np.random.default_rng(0).normal(...)`) are frozen too and reported
+    without a fix: `tf.random.Generator` is the way to keep a seeded stream.
     `np.random.seed(...)` in traced code is reported without a fix: it runs
-    once, at trace time, and does not seed `tf.random`; call
-    `tf.random.set_seed` before tracing instead.
+    once, at trace time, and does not seed `tf.random`.
 
     `np.random.shuffle(x)` shuffles `x` in place and returns `None`, while
     `tf.random.shuffle` returns a new tensor. The fix `x = tf.random.shuffle(x)`
     is offered only for a statement on a plain name, and is unsafe: other
     references to the same array do not see the shuffle, and `x` becomes a
     tensor.
-
-    A sample used as a Python condition (`if np.random.rand() < 0.5:`) becomes
-    a tensor condition, which AutoGraph (or TFR101) turns into `tf.cond`.
     """
     examples = (
         Invalid(
@@ -284,7 +379,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def noisy(x):
+            def noisy(x: tf.Tensor):
                 return x + np.random.normal(0, 0.1, size=x.shape)
             """,
             """
@@ -292,10 +387,10 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def noisy(x):
+            def noisy(x: tf.Tensor):
                 return x + tf.random.normal(tf.shape(x), mean=0, stddev=0.1, dtype=x.dtype)
             """,
-            note="combined with an array (it has a `.shape`): drawn in its dtype",
+            note="meets a tensor: drawn in its dtype",
         ),
         Invalid(
             """
@@ -316,7 +411,9 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 scale = tf.random.uniform([], minval=0.9, maxval=1.1)
                 return x * scale
             """,
-            note="no size: a scalar, float32 by default",
+            unsafe=True,
+            note="no size: a scalar; `x` is not known to be a tensor, so its dtype is not "
+            "known either: an unsafe fix, float32 by default",
         ),
         Invalid(
             """
@@ -324,7 +421,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             from tensorflow import keras
 
             def smoothed(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
+                loss = keras.ops.square(y_true - y_pred)
                 return loss + rand(4, 3).astype("float32")
 
             model = keras.Sequential([keras.layers.Dense(3)])
@@ -336,13 +433,14 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             def smoothed(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
-                return loss + tf.random.uniform([4, 3], dtype=tf.float32)
+                loss = keras.ops.square(y_true - y_pred)
+                return loss + tf.random.uniform([4, 3], dtype=loss.dtype)
 
             model = keras.Sequential([keras.layers.Dense(3)])
             model.compile(loss=smoothed)
             """,
-            note="a loss given to compile; `.astype` folded; TensorFlow imported once",
+            note="a loss given to compile; meets the tensor `loss`: drawn in its dtype; "
+            "TensorFlow imported once",
         ),
         Invalid(
             """
@@ -350,7 +448,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def dropout(x):
+            def dropout(x: tf.Tensor):
                 return x * np.random.binomial(1, 0.8, size=x.shape)
             """,
             """
@@ -358,7 +456,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def dropout(x):
+            def dropout(x: tf.Tensor):
                 return x * tf.cast(tf.random.uniform(tf.shape(x)) < 0.8, x.dtype)
             """,
         ),
@@ -368,7 +466,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def pick(x):
+            def pick(x: tf.Tensor):
                 i = np.random.randint(0, 4)
                 return x[i]
             """,
@@ -377,7 +475,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def pick(x):
+            def pick(x: tf.Tensor):
                 i = tf.random.uniform([], minval=0, maxval=4, dtype=tf.int64)
                 return x[i]
             """,
@@ -419,6 +517,61 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             """,
             unsafe=True,
             note="in-place shuffle: an unsafe fix",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def init(y_pred):
+                return y_pred + tf.constant(np.random.randn(8, 3), dtype=tf.float32)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def init(y_pred):
+                return y_pred + tf.random.normal([8, 3], dtype=tf.float32)
+            """,
+            note="the conversion around the sample is folded into it",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image):
+                return tf.image.random_contrast(image, np.random.uniform(0.2, 0.5), 1.5)
+            """,
+            None,
+            note="`random_contrast` compares its bounds in Python: refused, with the reason",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                np.random.seed(0)
+                return x + np.random.normal(size=x.shape)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                np.random.seed(0)
+                return x + tf.random.stateless_normal(tf.shape(x), seed=[0, 0], dtype=x.dtype)
+            """,
+            findings=2,
+            unsafe=True,
+            note="reseeded on every call: the same values on every call, kept by a stateless "
+            "draw (unsafe: not NumPy's values); the seed itself is reported",
         ),
         Valid(
             """
@@ -472,7 +625,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 "`shuffle` shuffles in place and returns `None`; only a statement "
                 "`shuffle(name)` can become `name = tf.random.shuffle(name)`"
             )
-        assign = cst.parse_statement(f"{x.value} = {writer.tf}.random.shuffle({x.value})").body[0]
+        assign = cst.parse_statement(f"{x.value} = {writer.shuffle(x.value)}").body[0]
         assert isinstance(assign, cst.Assign)
         fix = CstFix(
             f"Rebind `{x.value}` to `{writer.tf}.random.shuffle({x.value})` (unsafe: other "

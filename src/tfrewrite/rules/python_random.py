@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Valid
-from tfrewrite.rules.random_mapping import (
-    FLOAT,
-    INT,
-    RandomSamplingRule,
+from tfrewrite.transforms.dtypes import FLOAT, INT
+from tfrewrite.transforms.random_sampling import RandomSamplingRule, Rewrite
+from tfrewrite.transforms.sample_writer import SampleWriter
+from tfrewrite.transforms.traced_calls import (
     Refusal,
-    Rewrite,
     SampleSite,
-    SampleWriter,
     bind,
     is_integer_literal,
     is_none,
@@ -84,6 +82,8 @@ _REWRITES: dict[str, Rewrite] = {
 class PythonRandomInTracedCode(RandomSamplingRule):
     module_prefix = "random"
     rewrites = _REWRITES
+    dtype_hint = "a Python number adapts to the dtype it meets, a tensor does not"
+    natural_dtypes = {FLOAT: "float32", INT: _PYTHON_INT}
     code = "TFR106"
     name = "python-random-in-traced-code"
     summary = "Python `random` sampling in traced code runs once, at trace time"
@@ -114,23 +114,43 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     `randint(1, 6)` gives `maxval=7`).
 
     ## Dtypes
-    A Python number takes the dtype of the tensor it is combined with: a sample
-    combined arithmetically with a tensor `x` (`x + random.random()`,
-    `x * (1 + 0.1 * random.gauss(0, 1))`) is drawn with `dtype=x.dtype`
+    A Python number adapts to the dtype of the tensor it meets; a tensor does
+    not. A sample that meets a tensor `x` (`x + random.random()`,
+    `x * (1 + 0.1 * random.gauss(0, 1))`, also through a name: `scale =
+    random.uniform(0.9, 1.1); x * scale`) is drawn with `dtype=x.dtype`
     (integers are drawn as integers and cast to it). Otherwise floats are
     float32 and integers int32, the dtypes TensorFlow gives Python numbers.
+
+    ## Where the sample goes, and when the fix is safe
+    Every use of the sample is followed before it becomes a tensor (see
+    TFR102). A use that needs a Python value refuses the rewrite with the
+    reason: `int(...)`, `range(...)`, `round(...)`, `math.exp(...)`, indexing
+    a Python list, `tf.image.random_contrast` / `random_saturation` bounds and
+    `random_brightness` / `random_hue` deltas (compared in Python), a `while`
+    test. The fix is safe only when every use accepts the tensor in the dtype
+    it is drawn in; it is unsafe when the sample meets a value not known to be
+    a tensor, is returned (a traced function returns a Python number as it
+    is, a tensor as a tensor) or passed to a `tf.*` op (a Python number
+    adapts to the dtype the op needs, a tensor does not),
+    leaves the function, or decides an `if` (a tensor condition needs
+    AutoGraph, or TFR101's `tf.cond`; refused where AutoGraph is off).
+
+    ## Seeds
+    After `random.seed(S)` at the top of the traced function, every call
+    draws the same values: the draws become `tf.random.stateless_*` seeded
+    `[S, k]`, which keeps that (unsafe: the values are not Python's). After a
+    module-wide `random.seed(S)` the draws are a reproducible sequence, which
+    only `tf.random.set_seed(...)` in the file keeps: without it the rewrite is
+    refused. A seed on some paths only refuses.
 
     ## When it is not rewritten
     Functions with no `tf.random` counterpart (`choice`, `shuffle`, `sample`,
     `betavariate`, ...), `randrange` with a step, and unknown or unpacked
     arguments stay, with a finding saying why. So does an integer sample
-    combined with a value of unknown dtype (a Python int adapts to a float
-    tensor; an int32 tensor does not), and a sample consumed by code that needs
-    a Python value (`int(...)`, `range(...)`, `round(...)`, `math.exp(...)`).
-    A sample used in an `if` test makes it a tensor condition, which AutoGraph
-    (or TFR101) turns into `tf.cond`. `random.seed(...)` in traced code is
-    reported without a fix: it runs once, at trace time, and does not seed
-    `tf.random`; call `tf.random.set_seed` before tracing instead.
+    meeting a value of unknown dtype (a Python int adapts to a float tensor;
+    an int32 tensor does not), a use that needs a Python value (above), and
+    seeds that cannot be kept. `random.seed(...)` in traced code is reported
+    without a fix: it runs once, at trace time, and does not seed `tf.random`.
     """
     examples = (
         Invalid(
@@ -179,7 +199,7 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             from tensorflow import keras
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
+                loss = keras.ops.square(y_true - y_pred)
                 return loss * random.gauss(1.0, 0.01)
 
             keras.Sequential().compile(loss=jittered)
@@ -190,8 +210,8 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
-                return loss * tf.random.normal([], mean=1.0, stddev=0.01)
+                loss = keras.ops.square(y_true - y_pred)
+                return loss * tf.random.normal([], mean=1.0, stddev=0.01, dtype=loss.dtype)
 
             keras.Sequential().compile(loss=jittered)
             """,
