@@ -91,6 +91,28 @@ SAFE_EXPRESSIONS = [
     "np.mean(b & (y_pred > 0.5), axis=0)",
     "np.sqrt(np.mean(np.square(y_true - y_pred)))",
     "np.mean(np.maximum(1.0 - y_true * y_pred, 0.0))",
+    # booleans are counted in int64
+    "np.sum(b)",
+    "np.sum(b, axis=0)",
+    "np.prod(b, axis=1)",
+    # a NumPy float64/int64 scalar meeting a tensor takes the tensor's dtype
+    "y_pred + np.mean(b)",
+    "y_pred - 0.5 * np.mean(i)",
+    "y_true * np.sum(b)",
+    "np.mean(b) < y_pred",
+    # power, log2, norm, argmax
+    "np.power(y_pred, 2)",
+    "np.power(y_pred, 0.5)",
+    "np.power(i, 2)",
+    "np.power(2.0, y_true)",
+    "np.power(10.0, y_true - 1.0)",
+    "np.linalg.norm(y_true)",
+    "np.linalg.norm(y_true, axis=-1)",
+    "np.linalg.norm(y_true, None, 0, True)",
+    "np.argmax(y_true)",
+    "np.argmax(y_true, axis=-1)",
+    "np.argmin(y_pred, 0)",
+    "np.argmax(i, axis=1)",
 ]
 
 
@@ -123,6 +145,10 @@ UNSAFE_EXPRESSIONS = [
     "np.maximum(u, 0.5)",
     "np.clip(y_true, lo, 1.0)",
     "np.where(c, y_true, 0.0)",
+    # log(x) / log(2): within a unit in the last place
+    "np.log2(y_pred)",
+    "1.0 / np.log2(y_pred + 1.0)",
+    "-np.log2(y_pred) - 1.0",
 ]
 
 
@@ -219,6 +245,82 @@ def test_keras_loss_rewrite_trains_like_the_eager_original():
     model = load_module(rewritten).build()
     expected = original.mse(tf.constant(y), model(x))  # eager: NumPy converts the tensors
     assert model.evaluate(x, y, verbose=0) == pytest.approx(float(expected), rel=1e-6)
+
+
+def test_log2_is_not_exact_at_every_power_of_two():
+    """Why the `np.log2` rewrite is unsafe: `np.floor(np.log2(n))` counts bits,
+    and `log(x) / log(2)` gives 14.999999 for float32 `2**15`."""
+    source = TEMPLATE.format(expr="np.floor(np.log2(y_pred))")
+    rewritten = fix_source(source, select=["TFR104"], unsafe_fixes=True)
+    assert "tf.floor(tf.math.log(y_pred) / math.log(2.0))" in rewritten
+    x = tf.constant([2.0**15], tf.float32)
+    expected = run_eagerly(python_function(load_module(source).f), x, x)
+    actual = tf.function(python_function(load_module(rewritten).f))(x, x)
+    assert np.asarray(expected)[0] == 15.0 and actual.numpy()[0] == 14.0
+
+
+BUILTIN = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    m = tf.reduce_mean(y_true)
+    return {expr}
+"""
+
+BUILTIN_EXPRESSIONS = [
+    "max(m, 0.0)",
+    "min(m, 0.0)",
+    "max(0.0, m)",
+    "min(m, tf.reduce_max(y_pred), 1.0)",
+    "max([m, tf.reduce_min(y_true)])",
+    "max(y_pred[0])",
+    "min(y_true[:, 1])",
+    "max(tf.cast(m * 10.0, tf.int32), 1)",
+]
+
+
+def _same_value(expected, actual) -> None:
+    """Python's `max` returns one operand unchanged: a Python float where the
+    number wins, a tensor otherwise. The rewrite returns a tensor of the
+    tensor's dtype; the values must agree."""
+    expected = tf.convert_to_tensor(expected, dtype=actual.dtype)
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("expr", BUILTIN_EXPRESSIONS)
+def test_builtin_extremum_rewrite_matches(expr):
+    source = BUILTIN.format(expr=expr)
+    _traced_original_fails(source, INPUTS[0], tf.errors.OperatorNotAllowedInGraphError)
+    rewritten = _rewrite(source)
+    original = python_function(load_module(source).f)
+    function = python_function(load_module(rewritten).f)
+    traced = tf.function(function, autograph=False)
+    # Both signs of the mean, so each operand wins somewhere.
+    for y_true, y_pred in [*INPUTS, (-INPUTS[0][0], INPUTS[0][1])]:
+        expected = run_eagerly(original, y_true, y_pred)
+        _same_value(expected, run_eagerly(function, y_true, y_pred))
+        _same_value(expected, traced(y_true, y_pred))
+
+
+def test_builtin_max_rewrite_keeps_the_gradient():
+    source = BUILTIN.format(expr="max(m, 0.0) * 2.0")
+    original = python_function(load_module(source).f)
+    traced = tf.function(python_function(load_module(_rewrite(source)).f), autograph=False)
+    y_true, y_pred = INPUTS[0]
+    for sign in (1.0, -1.0):
+        y = y_true * sign
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(y)
+            before = run_eagerly(original, y, y_pred)
+            after = traced(y, y_pred)
+        expected = tape.gradient(before, y) if tf.is_tensor(before) else None
+        actual = tape.gradient(after, y)
+        if expected is None:
+            np.testing.assert_array_equal(actual.numpy(), np.zeros_like(y.numpy()))
+        else:
+            np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
 
 
 # -- TFR105 ---------------------------------------------------------------------------
@@ -318,6 +420,19 @@ def test_refusal_facts():
     with pytest.raises((TypeError, ValueError)):
         tf.function(lambda x: tf.where(x > 0, 1.0, x), input_signature=spec)(x64)
     assert tf.function(lambda x: tf.maximum(x, 0), input_signature=spec)(x64).dtype == tf.float64
+    # A NumPy float64 mean meeting a float32 tensor takes float32; a float64
+    # tensor there raises: hence the cast to the dtype the result meets.
+    mask = tf.constant([True, False, True])
+    assert (x + np.mean(mask)).dtype == tf.float32
+    with pytest.raises((TypeError, tf.errors.InvalidArgumentError)):
+        x + tf.reduce_mean(tf.cast(mask, tf.float64))
+    # NumPy counts booleans in int64; argmax flattens without an axis.
+    assert np.sum(mask).dtype == np.int64
+    grid = tf.constant([[1.0, 5.0], [7.0, 2.0]])
+    assert np.argmax(grid) == 2 and tf.argmax(grid).numpy().tolist() == [1, 0]
+    # An integer tensor to a negative power: NumPy raises.
+    with pytest.raises(ValueError):
+        np.power(ints, -1)
 
 
 def test_a_list_of_tensors_fails_traced_and_is_not_rewritten():

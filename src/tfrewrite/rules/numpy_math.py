@@ -24,12 +24,20 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
 from tfrewrite.rules.random_mapping import Refusal, SampleSite, iter_module_calls
-from tfrewrite.transforms.numpy_arguments import build_call, comments
-from tfrewrite.transforms.numpy_operands import Operands, numpy_function
+from tfrewrite.transforms.builtin_extrema import extremum_violation
+from tfrewrite.transforms.numpy_arguments import build_call, comments, parenthesized
+from tfrewrite.transforms.numpy_operands import (
+    Operands,
+    builtin_extremum,
+    extremum_operands,
+    numpy_function,
+    numpy_modules,
+)
 from tfrewrite.transforms.numpy_ops import JOIN, MAPPINGS, UNMAPPED, Mapping
 from tfrewrite.transforms.numpy_writer import Plan, Writer
 
@@ -91,6 +99,31 @@ class NumpyMathOnTensors(Rule):
     | `where(c, x, y)` | `tf.where(c, x, y)` |
     | `concatenate([a, b], axis)` | `tf.concat([a, b], axis)` (`axis=0` written out) |
     | `stack([a, b], axis)` | `tf.stack([a, b], axis)` |
+    | `power(x, y)`, `power(2.0, x)` | `tf.pow(x, y)`, `2.0 ** x` |
+    | `log2(x)` (unsafe) | `tf.math.log(x) / math.log(2.0)` |
+    | `linalg.norm(x)`, `linalg.norm(x, axis=a)` | `tf.norm(x)`, `tf.norm(x, axis=a)` |
+    | `argmax(x)`, `argmax(x, axis)` (and `argmin`) | `tf.argmax(tf.reshape(x, [-1]))`, `tf.argmax(x, axis)` |
+    | builtin `max(a, b)`, `min(a, b, c)` | `tf.maximum(a, b)`, `tf.minimum(tf.minimum(a, b), c)` |
+    | builtin `max(x)` of a 1-D tensor | `tf.reduce_max(x)` |
+
+    Builtin `max`/`min` compare their operands with `>`, which needs a
+    Python bool from a tensor: traced, they raise
+    `OperatorNotAllowedInGraphError` (AutoGraph does not convert them). The
+    element-wise op gives the same value for the scalars they could compare
+    (and the gradient flows to the larger operand, as through the operand
+    `max` returned). Python's `max` returns a Python number where that
+    operand wins; the rewrite returns a tensor of the same value. On NaN the
+    builtin's answer depends on the operands' order, `tf.maximum` propagates
+    NaN.
+
+    TensorFlow has no `log2`: `log(x) / log(2)` is within a unit in the last
+    place but misses some exact powers of two (float32 `2**15` gives
+    14.999999, so `floor` of it is off by one): that fix is unsafe.
+    `np.argmax` without an axis returns the index into the flattened array;
+    `tf.argmax` reduces axis 0, hence the reshape. Both return int64 and the
+    first index of a tie; on NaN, NumPy returns the first NaN's index.
+    `np.linalg.norm` with `ord` or an axis pair picks a norm by the rank,
+    which tfrewrite does not know: refused.
 
     A Python number before the tensor moves after it: `np.maximum(0, x)`
     becomes `tf.maximum(x, 0)` and `np.where(c, 0, x)` becomes
@@ -117,7 +150,15 @@ class NumpyMathOnTensors(Rule):
     depends on the input's:
     - `mean`/`std`/`var` of integers or booleans are float64 in NumPy: the
       rewrite casts, `tf.reduce_mean(tf.cast(x, tf.float64))`;
-    - `sum`/`prod` of integers accumulate in int64 in NumPy: refused;
+    - `sum`/`prod` of booleans count in int64 in NumPy: the rewrite casts,
+      `tf.reduce_sum(tf.cast(mask, tf.int64))`; of integers too, unsafe
+      (NumPy accumulates unsigned integers in uint64);
+    - a NumPy float64/int64 scalar that meets a tensor in arithmetic or a
+      comparison takes the tensor's dtype (`loss + np.mean(mask)` is float32),
+      where a float64 tensor makes TensorFlow raise: the cast goes to the
+      dtype the result meets, `tf.cast(mask, loss.dtype)`; where that tensor
+      is not a plain name, or the result is bound to a name, the fix is
+      unsafe;
     - `sqrt`/`exp`/`log`/`log1p`/`tanh` of integers are floats in NumPy,
       errors in TensorFlow: refused; `floor`/`ceil`/`round` of integers are
       no-ops in NumPy: refused (drop the call);
@@ -239,14 +280,24 @@ class NumpyMathOnTensors(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        return bool(traced_qualnames) and any(
+        """Files that import NumPy, or where traced code calls `max`/`min`."""
+        if not traced_qualnames:
+            return False
+        if any(
             target == "numpy" or target.startswith("numpy.") for target in index.imports.values()
+        ):
+            return True
+        return any(
+            (info := index.functions.get(q)) is not None
+            and ("max" in info.calls or "min" in info.calls)
+            for q in traced_qualnames
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
         operands: dict[int, Operands] = {}
-        for site in iter_module_calls(ctx, "numpy"):
+        sites = [site for module in numpy_modules() for site in iter_module_calls(ctx, module)]
+        for site in sites:
             name = numpy_function(site.call, ctx)
             if name is None:
                 continue
@@ -266,6 +317,29 @@ class NumpyMathOnTensors(Rule):
                     )
                 continue  # NumPy on Python values: fine under tracing
             yield self._violation(ctx, site, name, Writer(ctx, facts, tf), imports)
+        yield from self._builtin_extrema(ctx, tf, imports, operands)
+
+    def _builtin_extrema(
+        self,
+        ctx: RuleContext,
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+        operands: dict[int, Operands],
+    ) -> Iterator[Violation]:
+        """Builtin `max(a, b)` / `min(a, b)` on tensors: Python compares the
+        operands with `>`, which needs a Python bool from a tensor."""
+        for function in ctx.traced_functions():
+            for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
+                if builtin_extremum(node, ctx) is None:
+                    continue
+                assert isinstance(node, cst.Call)
+                scope = ctx.innermost_scope(function, ancestors)
+                facts = ctx.tensors(scope)
+                kinds = operands.setdefault(id(facts), Operands(ctx, facts))
+                values = extremum_operands(node)
+                if not any(kinds.kind(value).tensor for value in values):
+                    continue
+                yield extremum_violation(ctx, node, kinds, tf, imports)
 
     def _violation(
         self,
@@ -282,21 +356,28 @@ class NumpyMathOnTensors(Rule):
         )
         try:
             _require_tensor_api(site)
-            plan = writer.plan(name, call)
-            replacement = build_call(call, plan.func, plan.out, _tf_positional(name, plan))
+            plan = writer.plan(name, call, site.ancestors)
+            replacement: cst.BaseExpression = build_call(
+                call, plan.func, plan.out, _tf_positional(name, plan)
+            )
+            if plan.expression is not None:
+                replacement = parenthesized(plan.expression, call, site.ancestors)
             if comments(call) != comments(replacement):
                 raise Refusal("the call's comments would be lost; rewrite it by hand")
         except Refusal as refusal:
             return Violation(call, f"{message}; not rewritten: {refusal}")
+        use = plan.func
+        if plan.expression is not None:
+            use = plan.expression if len(plan.expression) <= 60 else f"{plan.func}(...)"
         if plan.unsafe:
             fix = CstFix(
-                f"Use `{plan.func}` (unsafe: {'; '.join(plan.unsafe)})",
+                f"Use `{use}` (unsafe: {'; '.join(plan.unsafe)})",
                 (NodeEdit(call, replacement),),
-                imports,
+                (*imports, *plan.imports),
                 Applicability.UNSAFE,
             )
         else:
-            fix = CstFix(f"Use `{plan.func}`", (NodeEdit(call, replacement),), imports)
+            fix = CstFix(f"Use `{use}`", (NodeEdit(call, replacement),), (*imports, *plan.imports))
         return Violation(call, message, fix)
 
 

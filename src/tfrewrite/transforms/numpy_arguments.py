@@ -7,6 +7,7 @@ arguments keep their text, layout and comments.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -140,3 +141,22 @@ def _closing_comma(
 
 def comments(node: cst.CSTNode) -> list[str]:
     return sorted(comment.value for comment in comments_in(node))
+
+
+def parenthesized(
+    code: str, call: cst.Call, ancestors: Sequence[cst.CSTNode]
+) -> cst.BaseExpression:
+    """`code` as the replacement of `call`: an expression that is not a call
+    (`tf.math.log(x) / math.log(2.0)`) gets parentheses where an operator,
+    attribute or subscript around it would otherwise bind into it."""
+    expression = cst.parse_expression(code)
+    if call.lpar:
+        return expression.with_changes(lpar=call.lpar, rpar=call.rpar)
+    parent = ancestors[-1] if ancestors else None
+    loose = (cst.Add, cst.Subtract)  # bind more loosely than the `/` of the replacement
+    binds = isinstance(
+        parent, (cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Call, cst.Await)
+    ) or (isinstance(parent, cst.BinaryOperation) and not isinstance(parent.operator, loose))
+    if binds:
+        return expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expression

@@ -20,7 +20,17 @@ from tfrewrite.analysis.tensors import (
 )
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
-from tfrewrite.transforms.numpy_ops import JOIN, MAPPINGS, MEAN, PRESERVE, SELECT, UNMAPPED, Mapping
+from tfrewrite.transforms.numpy_ops import (
+    ACCUMULATE,
+    INDEX,
+    JOIN,
+    MAPPINGS,
+    MEAN,
+    PRESERVE,
+    SELECT,
+    UNMAPPED,
+    Mapping,
+)
 
 
 def numpy_function(node: cst.CSTNode, ctx: RuleContext) -> str | None:
@@ -32,6 +42,35 @@ def numpy_function(node: cst.CSTNode, ctx: RuleContext) -> str | None:
         return None
     name = qualified[len("numpy.") :]
     return name if name in MAPPINGS else None
+
+
+def builtin_extremum(node: cst.CSTNode, ctx: RuleContext) -> str | None:
+    """`max` or `min` for a call to the builtin (not imported, not defined in
+    this file), else None."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("max", "min")
+    ):
+        return None
+    name = node.func.value
+    if ctx.names.qualified_name(node.func) is not None or name in ctx.index.functions:
+        return None
+    return name
+
+
+def extremum_operands(call: cst.Call) -> list[cst.BaseExpression]:
+    """The values `max(a, b)` / `max([a, b])` compares (one list or tuple
+    display is looked into; `max(x)` compares the elements of `x`)."""
+    values = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)):
+        return [e.value for e in values[0].elements if not isinstance(e, cst.StarredElement)]
+    return values
+
+
+def numpy_modules() -> tuple[str, ...]:
+    """The NumPy modules whose functions the op table maps (`numpy`, `numpy.linalg`)."""
+    return tuple(sorted({"numpy", *("numpy." + n.rsplit(".", 1)[0] for n in MAPPINGS if "." in n)}))
 
 
 def is_python_float(node: cst.BaseExpression) -> bool:
@@ -72,6 +111,18 @@ class Operands:
             return known
         if isinstance(node, cst.Name):
             return self._name_kind(node.value)
+        extremum = builtin_extremum(node, self.ctx)
+        if extremum is not None:
+            assert isinstance(node, cst.Call)
+            kinds = [self.kind(value) for value in extremum_operands(node)]
+            if not any(k.tensor for k in kinds):
+                return NOT_TENSOR
+            tensors = [k for k in kinds if k.tensor]
+            return TensorKind(
+                True,
+                floating=all(k.floating for k in tensors),
+                integer=all(k.integer for k in tensors),
+            )
         name = numpy_function(node, self.ctx)
         if name is not None:
             assert isinstance(node, cst.Call)
@@ -145,8 +196,12 @@ class Operands:
         tensors = [k for k in kinds if k.tensor]
         if not tensors:
             return NOT_TENSOR
+        if mapping.category == INDEX:
+            return TensorKind(True, integer=True)
         if mapping.category == MEAN or all(k.floating for k in tensors):
             return FLOATING
+        if mapping.category == ACCUMULATE and all(k.integer or k.boolean for k in tensors):
+            return TensorKind(True, integer=True)
         if mapping.category in (PRESERVE, SELECT, JOIN) and all(k.integer for k in tensors):
             return TensorKind(True, integer=True)
         return TENSOR

@@ -20,6 +20,7 @@ ROUNDING = "rounding"  # NumPy: integers unchanged; TF: floating inputs only
 PRESERVE = "preserve"  # the input dtype in both (NumPy promotes with a Python float)
 SELECT = "select"  # `where`: the values' dtype in both
 JOIN = "join"  # `concatenate` / `stack`: the elements' dtype in both
+INDEX = "index"  # `argmax` / `argmin`: int64 in both; TF: no booleans
 UNMAPPED = "unmapped"  # no faithful TensorFlow op without facts tfrewrite lacks
 
 
@@ -31,6 +32,8 @@ PARAMETER_REASONS = {
     "initial": "`initial=` seeds the reduction, and the TensorFlow op has no such argument",
     "ddof": "only `ddof=0` (divide by N) matches TensorFlow's `reduce_std`/`reduce_variance`",
     "decimals": "`tf.round` rounds to integers only",
+    "keepdims": "`tf.argmax` has no `keepdims`; wrap the result in `tf.expand_dims`",
+    "ord": "only the default 2-norm maps onto `tf.norm` without knowing the rank",
 }
 
 
@@ -163,6 +166,44 @@ MAPPINGS: dict[str, Mapping] = {
         {"arrays": "values", "axis": "axis"},
         {"out": "None", "dtype": "None"},
         tf_positional=("values", "axis"),
+    ),
+    # Not symmetric: a Python number base stays first (`Writer._power`).
+    "power": Mapping(
+        "pow",
+        ("x1", "x2"),
+        PRESERVE,
+        ("x1", "x2"),
+        {"x1": "x", "x2": "y"},
+        tf_positional=("x", "y"),
+    ),
+    # TensorFlow has no `log2`: `tf.math.log(x) / math.log(2.0)` (`Writer._log2`).
+    "log2": _unary("math.log", FLOAT_ONLY),
+    # Only the vector 2-norm over all elements or along one axis (`Writer._norm`).
+    "linalg.norm": Mapping(
+        "norm",
+        ("x", "ord", "axis", "keepdims"),
+        FLOAT_ONLY,
+        ("x",),
+        {"x": "tensor", "axis": "axis", "keepdims": "keepdims"},
+        {"ord": "None"},
+        tf_positional=("tensor",),
+    ),
+    # NumPy flattens without `axis`, `tf.argmax` reduces axis 0 (`Writer._arg_extremum`).
+    "argmax": Mapping(
+        "argmax",
+        ("a", "axis", "out", "keepdims"),
+        INDEX,
+        renamed={"a": "input", "axis": "axis"},
+        droppable={"out": "None", "keepdims": "False"},
+        tf_positional=("input", "axis"),
+    ),
+    "argmin": Mapping(
+        "argmin",
+        ("a", "axis", "out", "keepdims"),
+        INDEX,
+        renamed={"a": "input", "axis": "axis"},
+        droppable={"out": "None", "keepdims": "False"},
+        tf_positional=("input", "axis"),
     ),
     # Found, so that they are reported, but never rewritten (see `UNMAPPED_REASONS`).
     "matmul": Mapping("", ("x1", "x2"), UNMAPPED, ("x1", "x2")),

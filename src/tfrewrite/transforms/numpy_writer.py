@@ -9,19 +9,21 @@ condition.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from tfrewrite.analysis.tensors import is_python_number
 from tfrewrite.context import RuleContext
+from tfrewrite.rules.base import ImportRequest
 from tfrewrite.rules.random_mapping import Refusal, is_none
-from tfrewrite.transforms.numpy_arguments import Bound, OutArg, bind
+from tfrewrite.transforms.numpy_arguments import Bound, OutArg, bind, build_call
 from tfrewrite.transforms.numpy_operands import Operands, is_python_float
 from tfrewrite.transforms.numpy_ops import (
     ACCUMULATE,
     FLOAT_ONLY,
+    INDEX,
     JOIN,
     MAPPINGS,
     MEAN,
@@ -36,11 +38,17 @@ from tfrewrite.transforms.numpy_ops import (
 
 @dataclass
 class Plan:
-    """The TensorFlow call for a site, and why the fix is unsafe (if it is)."""
+    """The TensorFlow call for a site, and why the fix is unsafe (if it is).
+
+    `expression`, when set, is the whole replacement's source (a computation
+    that is not one call: `tf.math.log(x) / math.log(2.0)`), with the imports
+    it needs beyond TensorFlow's."""
 
     func: str
     out: list[OutArg]
     unsafe: list[str] = field(default_factory=list)
+    expression: str | None = None
+    imports: tuple[ImportRequest, ...] = ()
 
 
 class Writer:
@@ -50,20 +58,30 @@ class Writer:
         self.ctx = ctx
         self.operands = operands
         self.tf = tf
+        self._ancestors: Sequence[cst.CSTNode] = ()
+        self._call: cst.Call | None = None
 
     def code(self, node: cst.CSTNode) -> str:
         return self.ctx.code(node)
 
-    def plan(self, name: str, call: cst.Call) -> Plan:
+    def plan(self, name: str, call: cst.Call, ancestors: Sequence[cst.CSTNode] = ()) -> Plan:
+        """The TensorFlow call for `call`; `ancestors` (outermost first) tell
+        what the result meets, which decides the dtype of a cast."""
         mapping = MAPPINGS[name]
         if mapping.category == UNMAPPED:
             raise Refusal(UNMAPPED_REASONS[name])
+        self._ancestors, self._call = ancestors, call
         bound = bind(call, mapping)
         special: dict[str, Callable[[Mapping, Bound], Plan]] = {
             "clip": self._clip,
             "where": self._where,
             "concatenate": self._join,
             "stack": self._join,
+            "power": self._power,
+            "log2": self._log2,
+            "linalg.norm": self._norm,
+            "argmax": self._arg_extremum,
+            "argmin": self._arg_extremum,
         }
         handler = special.get(name)
         plan = handler(mapping, bound) if handler else self._plain(mapping, bound)
@@ -127,9 +145,18 @@ class Writer:
             text = self.code(node)
             if kind.floating:
                 continue
+            if kind.boolean and category == INDEX:
+                raise Refusal(
+                    f"`{text}` is boolean: `{self.tf}.argmax`/`argmin` take numbers; "
+                    f"cast it first (`{self.tf}.cast({text}, {self.tf}.int32)`)"
+                )
             if kind.boolean and category not in (SELECT, JOIN):
                 if category == MEAN:
-                    self._cast_float64(plan, node)
+                    self._cast_like_numpy(plan, node, "float64")
+                    continue
+                if category == ACCUMULATE:
+                    # NumPy counts booleans in int64: so does the rewrite.
+                    self._cast_like_numpy(plan, node, "int64")
                     continue
                 raise Refusal(
                     f"`{text}` is boolean: NumPy computes on booleans as integers, "
@@ -137,11 +164,12 @@ class Writer:
                 )
             if kind.integer or kind.boolean:
                 if category == MEAN:
-                    self._cast_float64(plan, node)
+                    self._cast_like_numpy(plan, node, "float64")
                 elif category == ACCUMULATE:
-                    raise Refusal(
-                        f"`{text}` is an integer tensor: NumPy accumulates integers in int64 "
-                        "(uint64 if unsigned), TensorFlow in their own dtype; cast it first"
+                    self._cast_like_numpy(plan, node, "int64")
+                    plan.unsafe.append(
+                        f"`{text}` is cast to int64, as NumPy accumulates signed integers; "
+                        "NumPy accumulates unsigned integers in uint64"
                     )
                 elif category == FLOAT_ONLY:
                     raise Refusal(
@@ -183,13 +211,164 @@ class Writer:
                     f"`{self.code(floats[0])}` NumPy promotes integers to float64"
                 )
 
-    def _cast_float64(self, plan: Plan, node: cst.BaseExpression) -> None:
-        """NumPy averages integers and booleans in float64: so does the rewrite."""
-        cast = cst.parse_expression(f"{self.tf}.cast({self.code(node)}, {self.tf}.float64)")
+    def _cast_like_numpy(self, plan: Plan, node: cst.BaseExpression, numpy_dtype: str) -> None:
+        """NumPy averages integers and booleans in float64 and sums them in
+        int64. A NumPy scalar that then meets a tensor in arithmetic takes the
+        tensor's dtype (`loss + np.mean(mask)` stays float32), where a float64
+        tensor would make TensorFlow raise: so the cast goes to the dtype the
+        result meets (`loss.dtype`), and to NumPy's dtype where it meets no
+        tensor."""
+        dtype = f"{self.tf}.{numpy_dtype}"
+        met, how = self._met_tensor()
+        if met is not None:
+            if isinstance(met, (cst.Name, cst.Attribute)):
+                dtype = f"{self.code(met)}.dtype"
+            else:
+                plan.unsafe.append(
+                    f"the {numpy_dtype} result meets `{self.code(met)}`, whose dtype NumPy's "
+                    f"scalar would take; a {numpy_dtype} tensor there raises unless that "
+                    f"tensor is {numpy_dtype} too"
+                )
+        elif how is not None:
+            plan.unsafe.append(
+                f"the {numpy_dtype} result is bound to `{how}`; where it meets a tensor of "
+                f"another dtype, NumPy's scalar takes that dtype and a {numpy_dtype} tensor raises"
+            )
+        cast = cst.parse_expression(f"{self.tf}.cast({self.code(node)}, {dtype})")
         plan.out = [
             OutArg(item.param, cast, item.origin) if item.value is node else item
             for item in plan.out
         ]
+
+    def _met_tensor(self) -> tuple[cst.BaseExpression | None, str | None]:
+        """(the tensor the result meets in arithmetic or a comparison, the
+        name it is bound to). Arithmetic with Python numbers and signs around
+        the result are looked through (`loss + 0.1 * np.mean(mask)` meets
+        `loss`)."""
+        child: cst.CSTNode | None = self._call
+        for parent in reversed(self._ancestors):
+            if isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not):
+                child = parent
+                continue
+            if isinstance(parent, cst.BinaryOperation):
+                other = parent.right if parent.left is child else parent.left
+                if self.operands.kind(other).tensor:
+                    return other, None
+                child = parent
+                continue
+            if isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1:
+                pair = (parent.left, parent.comparisons[0].comparator)
+                other = pair[1] if pair[0] is child else pair[0]
+                return (other, None) if self.operands.kind(other).tensor else (None, None)
+            if isinstance(parent, cst.ComparisonTarget):
+                child = parent
+                continue
+            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = (
+                    [t.target for t in parent.targets]
+                    if isinstance(parent, cst.Assign)
+                    else [parent.target]
+                )
+                return None, ", ".join(self.code(t) for t in targets)
+            return None, None
+        return None, None
+
+    def _power(self, mapping: Mapping, bound: Bound) -> Plan:
+        """`np.power(x, y)` is `tf.pow(x, y)`. A Python number base cannot go
+        first in `tf.pow` (it would take TensorFlow's default dtype), and the
+        op is not symmetric: `2.0 ** x` converts the number to `x`'s dtype."""
+        base, exponent = bound.value("x1"), bound.value("x2")
+        if base is None or exponent is None:
+            raise Refusal("an array argument is missing")
+        plan = Plan(self._func(mapping.tf_op), self._out(mapping, bound))
+        self._check_dtypes(mapping, [base, exponent], plan)
+        base_kind, exponent_kind = self.operands.kind(base), self.operands.kind(exponent)
+        negative = literal_value(exponent)
+        if base_kind.integer and negative is not None and negative < 0:
+            raise Refusal(
+                f"`{self.code(exponent)}` raises an integer tensor to a negative power: NumPy "
+                "raises `ValueError`, TensorFlow returns integers"
+            )
+        if base_kind.integer and not exponent_kind.tensor and negative is None:
+            plan.unsafe.append(
+                f"`{self.code(exponent)}` may be negative: NumPy refuses negative integer "
+                "powers of integers, TensorFlow computes them"
+            )
+        if not base_kind.tensor and exponent_kind.tensor:
+            plan.expression = f"{_operand(self.code(base))} ** {_operand(self.code(exponent))}"
+        return plan
+
+    def _log2(self, mapping: Mapping, bound: Bound) -> Plan:
+        """TensorFlow has no `log2`; `log(x) / log(2)` in the tensor's dtype
+        (the Python float takes it), as `tf.experimental.numpy.log2` does.
+        Within a unit in the last place, but not exact at every power of two
+        (measured: `2**15` gives 14.999999 in float32): unsafe."""
+        x = bound.value("x")
+        if x is None:
+            raise Refusal("the array argument is missing")
+        plan = Plan(self._func(mapping.tf_op), self._out(mapping, bound))
+        self._check_dtypes(mapping, [x], plan)
+        math_alias = self.ctx.names.alias_for("math")
+        if math_alias is None:
+            math_alias = "math"
+            if "math" in self.ctx.index.functions:
+                raise Refusal("`math` is a function of this file; write `tf.math.log(x) / ...`")
+            plan.imports = (ImportRequest("math"),)
+        log = build_call(self._call_of(), plan.func, plan.out, mapping.tf_positional)
+        plan.expression = f"{self.code(log)} / {math_alias}.log(2.0)"
+        plan.unsafe.append(
+            "TensorFlow has no `log2`: `log(x) / log(2)` can miss an exact power of two by a "
+            "unit in the last place (float32 `2**15` gives 14.999999), so a `floor` of it can "
+            "be off by one"
+        )
+        return plan
+
+    def _norm(self, mapping: Mapping, bound: Bound) -> Plan:
+        """`np.linalg.norm(x)` is the 2-norm of all elements (Frobenius for
+        matrices), `tf.norm(x)`; along one integer axis the vector 2-norm,
+        `tf.norm(x, axis=a)`. Any `ord`, or an axis pair, picks a norm that
+        depends on the rank: refused (`ord=None` is dropped)."""
+        x = bound.value("x")
+        if x is None:
+            raise Refusal("the array argument is missing")
+        axis = bound.value("axis")
+        if axis is not None and not is_none(axis) and not _is_int_literal(axis):
+            raise Refusal(
+                f"`axis={self.code(axis)}` is not one integer: an axis pair picks a matrix norm"
+            )
+        keepdims = bound.value("keepdims")
+        if keepdims is not None and self.code(keepdims) not in ("True", "False"):
+            raise Refusal(f"`keepdims={self.code(keepdims)}` is not a literal")
+        plan = Plan(self._func(mapping.tf_op), self._out(mapping, bound))
+        plan.out = [
+            item
+            for item in plan.out
+            if not (item.param == "axis" and is_none(item.value))
+            and not (item.param == "keepdims" and self.code(item.value) == "False")
+        ]
+        self._check_dtypes(mapping, [x], plan)
+        return plan
+
+    def _arg_extremum(self, mapping: Mapping, bound: Bound) -> Plan:
+        """`np.argmax(a)` flattens `a` first; `tf.argmax` reduces axis 0 when
+        given no axis: the flat index needs `tf.reshape(a, [-1])`. Both give
+        int64 and the first index of a tie."""
+        a = bound.value("a")
+        if a is None:
+            raise Refusal("the array argument is missing")
+        axis = bound.value("axis")
+        plan = Plan(self._func(mapping.tf_op), self._out(mapping, bound))
+        self._check_dtypes(mapping, [a], plan)
+        if axis is None or is_none(axis):
+            flat = cst.parse_expression(f"{self.tf}.reshape({self.code(a)}, [-1])")
+            plan.out = [
+                OutArg(item.param, flat, item.origin) for item in plan.out if item.param != "axis"
+            ]
+        return plan
+
+    def _call_of(self) -> cst.Call:
+        assert self._call is not None
+        return self._call
 
     def _clip(self, mapping: Mapping, bound: Bound) -> Plan:
         """`clip(a, lo, hi)`: NumPy computes `minimum(maximum(a, lo), hi)`,
@@ -297,6 +476,23 @@ class Writer:
             plan.out.append(OutArg("axis", cst.Integer("0"), None))
         self._check_dtypes(mapping, [e.value for e in arrays.elements], plan)
         return plan
+
+
+def _operand(code: str) -> str:
+    """`code` as an operand of `**`: parenthesized unless it is a name, a
+    number or a call/attribute/subscript chain."""
+    expression = cst.parse_expression(code)
+    atoms = (cst.Name, cst.Integer, cst.Float, cst.Call, cst.Attribute, cst.Subscript)
+    if isinstance(expression, atoms) or expression.lpar:
+        return code
+    return f"({code})"
+
+
+def _is_int_literal(node: cst.BaseExpression) -> bool:
+    """`1`, `-1`: an integer literal, possibly signed."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _is_int_literal(node.expression)
+    return isinstance(node, cst.Integer)
 
 
 def swapped(out: list[OutArg], first: str, second: str) -> list[OutArg]:
