@@ -102,7 +102,7 @@ class NumpyMathOnTensors(Rule):
     | `power(x, y)`, `power(2.0, x)` | `tf.pow(x, y)`, `2.0 ** x` |
     | `log2(x)` (unsafe) | `tf.math.log(x) / math.log(2.0)` |
     | `linalg.norm(x)`, `linalg.norm(x, axis=a)` | `tf.norm(x)`, `tf.norm(x, axis=a)` |
-    | `argmax(x)`, `argmax(x, axis)` (and `argmin`) | `tf.argmax(tf.reshape(x, [-1]))`, `tf.argmax(x, axis)` |
+    | `argmax(x)`, `argmax(x, a)` (`argmin`) | `tf.argmax(tf.reshape(x, [-1]))`, `tf.argmax(x, a)` |
     | builtin `max(a, b)`, `min(a, b, c)` | `tf.maximum(a, b)`, `tf.minimum(tf.minimum(a, b), c)` |
     | builtin `max(x)` of a 1-D tensor | `tf.reduce_max(x)` |
 
