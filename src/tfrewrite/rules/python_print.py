@@ -32,10 +32,17 @@ from tfrewrite.transforms.print_pieces import (
     Field,
     PrintRefusal,
     Text,
+    formats_a_tensor,
     kind_of,
     shows_values,
 )
 from tfrewrite.transforms.print_render import as_text, join_args, render
+from tfrewrite.transforms.print_values import (
+    DYNAMIC_SHAPE_KEYWORDS,
+    dynamic_shape_reads,
+    shows_many,
+    strip_host_reads,
+)
 from tfrewrite.transforms.string_literals import is_none, is_text, string_value
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
@@ -109,6 +116,27 @@ class PrintInTracedCode(Rule):
           Non-tensor, non-string arguments are formatted with `pprint` by
           `tf.print`.
 
+        ## What a traced print must show instead
+        - A host read of a tensor (`float(loss)`, `loss.numpy()`, `int(step)`)
+          fails on a symbolic tensor; the rewrite prints the tensor itself
+          (`int(x)` of a tensor not known to be an integer becomes
+          `tf.cast(x, tf.int64)`, which truncates toward zero as `int` does).
+          Python prints a float read from float32 with float64 digits
+          (`0.10000000149011612`), `tf.print` with float32's (`0.1`): the same
+          value.
+        - `tf.print` abbreviates a tensor past three elements per dimension
+          (`summarize=3`); `print` showed every value of a small array. Where a
+          tensor of more than one element may be printed, the rewrite passes
+          `summarize=-1`.
+        - `x.shape[0]` is read while tracing. Under an `input_signature` (or
+          `reduce_retracing=True`) an unknown dimension reads `None`, where the
+          eager `print` showed the batch size: the rewrite prints
+          `tf.shape(x)[0]`, its value on each call.
+        - Python formatting inside `tf.print` (`tf.print("loss %s" % loss)`,
+          an f-string, `str.format`) runs while tracing: every call prints the
+          text `Tensor("Mean:0", ...)`. The tensors become `tf.print`
+          arguments, keeping the text (`tf.print("loss ", loss, sep="")`).
+
         ## Fix safety
         The fix is safe in a function decorated with a plain `@tf.function`
         (not a method of a Keras class, not a loss given to `compile`).
@@ -127,9 +155,9 @@ class PrintInTracedCode(Rule):
           `len(x)`) is a trace-time message and is not touched; nor is any
           `print` outside traced code.
         - `print(*args)` / `print(**kwargs)`: what is printed cannot be seen.
-        - An argument that turns a tensor into a Python value (`float(loss)`,
-          `loss.numpy()`, `str(loss)`, `round(loss, 2)`): it fails or freezes
-          under tracing.
+        - An argument that turns a tensor into a Python value other than a
+          plain read (`str(loss)`, `round(loss, 2)`, `float(f(loss))` of a value
+          not known to be a tensor): it fails or freezes under tracing.
         - A format spec or `%` conversion with no faithful TensorFlow
           equivalent (`{loss:>8}`, `{loss:08.2f}`, `%d` on a tensor that may be
           float, ...), a number format on a tensor not known to be a scalar, and
@@ -259,11 +287,54 @@ class PrintInTracedCode(Rule):
             @tf.function
             def step(x):
                 loss = tf.reduce_mean(x)
-                print("loss:", float(loss))
+                print("loss:", float(loss), "first:", tf.abs(x).numpy())
+                return loss
+            """,
+            """\
+            import tensorflow as tf
+            import sys
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("loss:", loss, "first:", tf.abs(x), summarize=-1, output_stream=sys.stdout)
+                return loss
+            """,
+            note="host reads print the tensor; every element, as `print` showed",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("batch %d: loss %s" % (x.shape[0], loss))
+                return loss
+            """,
+            """\
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("batch ", tf.shape(x)[0], ": loss ", loss, sep="")
+                return loss
+            """,
+            note="Python formatting inside `tf.print`; a dimension unknown to the trace",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", round(float(loss), 2))
                 return loss
             """,
             None,
-            note="a tensor turned into a Python value: finding only",
+            note="a tensor turned into a Python value by `round`: finding only",
         ),
         Valid(
             """\
@@ -292,7 +363,8 @@ class PrintInTracedCode(Rule):
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Only files where some traced function calls `print` (a pass-1 fact)."""
         return any(
-            (info := index.functions.get(q)) is not None and "print" in info.calls
+            (info := index.functions.get(q)) is not None
+            and any(name == "print" or name.endswith(".print") for name in info.calls)
             for q in traced_qualnames
         )
 
@@ -321,6 +393,13 @@ class PrintInTracedCode(Rule):
                 violation = self._check_print(ctx, node, scope, parent, indent)
                 if violation is not None:
                     yield violation
+            elif (
+                isinstance(node, cst.Call)
+                and ctx.names.qualified_name(node.func) == "tensorflow.print"
+            ):
+                violation = self._check_tf_print(ctx, node, scope, indent)
+                if violation is not None:
+                    yield violation
             if isinstance(node, cst.IndentedBlock):
                 indent += node.indent if node.indent is not None else ctx.module.default_indent
             stack.extend((child, scope, node, indent) for child in reversed(child_nodes(node)))
@@ -340,12 +419,18 @@ class PrintInTracedCode(Rule):
                 "`print` with `*args`/`**kwargs` in traced code runs once, at trace time; "
                 "not rewritten: what it prints cannot be seen (use `tf.print` on the tensors)",
             )
-        positional = [arg.value for arg in call.args if arg.keyword is None]
+        printed, shapes = self._printed_values(ctx, call, scope, facts)
+        positional = [arg.value for arg in printed.args if arg.keyword is None]
         if not any(shows_values(facts, value) for value in positional):
             return None  # constant text or static facts: a trace-time message
         problem = (
             "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
         )
+        if shapes:
+            problem += (
+                " (and `.shape[...]` shows `None` for a dimension the traced function does not "
+                "know: the rewrite prints `tf.shape(...)[...]`)"
+            )
         context_refusal, context_note = _context_applicability(ctx, scope)
         if context_refusal is not None:
             return Violation(call, f"{problem}; not rewritten: {context_refusal}")
@@ -356,7 +441,7 @@ class PrintInTracedCode(Rule):
                 "(move it to its own statement)",
             )
         try:
-            rewrite = self._rewrite(ctx, call, facts, indent)
+            rewrite = self._rewrite(ctx, printed, facts, indent)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
         notes = [*rewrite.assumptions, *([context_note] if context_note else [])]
@@ -369,23 +454,100 @@ class PrintInTracedCode(Rule):
         )
         return Violation(call, f"{problem}; use `tf.print`", fix)
 
+    def _printed_values(
+        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, facts: TensorFacts
+    ) -> tuple[cst.Call, bool]:
+        """The call with what a graph must print in place of what Python read
+        on the host: tensors for `float(t)`/`t.numpy()`, run-time dimensions
+        for `x.shape[i]` where the traced function may not know them; and
+        whether any dimension was replaced."""
+        tf_alias, _ = ctx.tensorflow()
+        printed = strip_host_reads(ctx, facts, call, tf_alias)
+        if not _dynamic_shapes(ctx, scope):
+            return printed, False
+        return dynamic_shape_reads(ctx, facts, printed, tf_alias)
+
+    def _check_tf_print(
+        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, indent: str
+    ) -> Violation | None:
+        """`tf.print("loss %s" % loss)`: Python formats the tensor while
+        tracing, so the graph prints the text `Tensor("Mean:0", ...)` on every
+        call; `tf.print(x.numpy())` fails traced; `tf.print(x.shape[0])`
+        prints `None` under an `input_signature`."""
+        if any(arg.star for arg in call.args):
+            return None
+        facts = ctx.tensors(scope)
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        formats = any(formats_a_tensor(facts, value) for value in positional)
+        printed, shapes = self._printed_values(ctx, call, scope, facts)
+        reads = not printed.deep_equals(call)
+        if not (formats or shapes or reads):
+            return None
+        if formats:
+            problem = (
+                "Python string formatting of a tensor inside `tf.print` runs once, at trace "
+                "time: every call prints the text `Tensor(...)`, not the values"
+            )
+        elif shapes:
+            problem = (
+                "`.shape[...]` in `tf.print` is read at trace time and prints `None` for a "
+                "dimension the traced function does not know"
+            )
+        else:
+            problem = (
+                "`tf.print` of a tensor read on the host (`float(...)`, `.numpy()`) fails "
+                "when traced"
+            )
+        try:
+            rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
+        except PrintRefusal as refusal:
+            return Violation(call, f"{problem}; not rewritten: {refusal}")
+        applicability = Applicability.UNSAFE if rewrite.assumptions else Applicability.SAFE
+        message = "Pass the tensors to `tf.print` as arguments"
+        if rewrite.assumptions:
+            message += " (unsafe: " + "; ".join(rewrite.assumptions) + ")"
+        fix = CstFix(
+            message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability
+        )
+        return Violation(call, problem, fix)
+
     # -- building the replacement ---------------------------------------------------------
     def _rewrite(
-        self, ctx: RuleContext, call: cst.Call, facts: TensorFacts, indent: str
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        facts: TensorFacts,
+        indent: str,
+        tf_print: bool = False,
     ) -> _Rewrite:
+        """The `tf.print` call for a `print` (or for a `tf.print` whose
+        arguments Python formats: `tf_print`, keeping its own keywords)."""
         tf_alias, imports = ctx.tensorflow()
         keywords: dict[str, cst.Arg] = {}
         for arg in call.args:
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = arg
-        unknown = sorted(set(keywords) - {"sep", "end", "file", "flush"})
+        allowed = (
+            {"sep", "end", "output_stream", "summarize", "name"}
+            if tf_print
+            else {"sep", "end", "file", "flush"}
+        )
+        unknown = sorted(set(keywords) - allowed)
         if unknown:
-            raise PrintRefusal(f"`print` has no keyword `{unknown[0]}`")
-        stream = self._output_stream(ctx, keywords.get("file"))
-        sys_alias = ctx.names.alias_for("sys")
-        if sys_alias is None:
-            sys_alias = "sys"
-            imports = (*imports, ImportRequest("sys"))
+            raise PrintRefusal(
+                f"`{'tf.print' if tf_print else 'print'}` has no keyword `{unknown[0]}`"
+            )
+        stream_part: str | None = None
+        if not tf_print:
+            stream = self._output_stream(ctx, keywords.get("file"))
+            sys_alias = ctx.names.alias_for("sys")
+            if sys_alias is None:
+                sys_alias = "sys"
+                imports = (*imports, ImportRequest("sys"))
+            stream_part = f"output_stream={sys_alias}.{stream}"
+        summarize = "summarize" not in keywords and any(
+            shows_many(facts, arg.value) for arg in call.args if arg.keyword is None
+        )
         assumptions: list[str] = []
         pieces_per_arg = [
             argument_pieces(ctx, facts, arg.value, tf_alias, assumptions)
@@ -395,21 +557,19 @@ class PrintInTracedCode(Rule):
         # Keyword arguments that carry over unchanged (a `None` is print's default).
         kept = [
             keywords[name]
-            for name in ("sep", "end")
-            if name in keywords and not is_none(keywords[name].value)
+            for name in ("sep", "end", "summarize", "output_stream", "name")
+            if name in keywords and (tf_print or not is_none(keywords[name].value))
         ]
-        stream_arg = cst.Arg(
-            keyword=cst.Name("output_stream"),
-            value=cst.parse_expression(f"{sys_alias}.{stream}"),
-            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-        )
+        added = [_keyword_arg("summarize", "-1")] if summarize else []
+        if stream_part is not None:
+            added.append(_keyword_arg(*stream_part.split("=", 1)))
         func = cst.parse_expression(f"{tf_alias}.print")
         if all(pieces is None for pieces in pieces_per_arg):
             # Nothing to flatten: keep the call's own layout and comments.
             kept_ids = {id(arg) for arg in kept}
             args = [arg for arg in call.args if arg.keyword is None or id(arg) in kept_ids]
             return _Rewrite(
-                call.with_changes(func=func, args=join_args([*args, stream_arg], call.args)),
+                call.with_changes(func=func, args=join_args([*args, *added], call.args)),
                 imports,
                 assumptions,
             )
@@ -436,7 +596,7 @@ class PrintInTracedCode(Rule):
         if any(isinstance(p, Arg) and p.kind == "string" for p in flat):
             # tf.print quotes string tensors among other inputs, and prints a
             # lone scalar string as it is: join the line into one string.
-            elements = render(as_text(ctx, flat, tf_alias))
+            elements = render(as_text(ctx, flat, tf_alias, summarize))
             joined = f"{tf_alias}.strings.join([{', '.join(elements)}])"
             if len(indent + unit + joined) + 1 > MAX_LINE_LENGTH:
                 # Relative indentation: LibCST adds the enclosing block's.
@@ -445,9 +605,17 @@ class PrintInTracedCode(Rule):
             parts = [joined]
         else:
             parts = [*render(flat), 'sep=""']
+            if summarize:
+                parts.append("summarize=-1")
         if end is not None and not is_none(end.value):
             parts.append(f"end={ctx.code(end.value)}")
-        parts.append(f"output_stream={sys_alias}.{stream}")
+        parts += [
+            f"{name}={ctx.code(keywords[name].value)}"
+            for name in ("summarize", "output_stream", "name")
+            if name in keywords
+        ]
+        if stream_part is not None:
+            parts.append(stream_part)
         code = f"{tf_alias}.print({', '.join(parts)})"
         if "\n" in code or len(indent + code) > MAX_LINE_LENGTH:
             lines = "".join(f"{unit}{part},\n" for part in parts)
@@ -466,6 +634,14 @@ class PrintInTracedCode(Rule):
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def _keyword_arg(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
 
 
 # -- helpers: where the print is --------------------------------------------------------
@@ -508,6 +684,24 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
         'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
         "where `tf.print` has no kernel"
     )
+
+
+def _dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
+    """Whether a function around the print is traced with an `input_signature`
+    or with `reduce_retracing=True`, so a static dimension may be `None`."""
+    current: FunctionScope | None = scope
+    while current is not None:
+        info = ctx.index.functions.get(current.qualname)
+        if info is not None:
+            for decorator in info.decorators:
+                if decorator not in TF_FUNCTION_NAMES:
+                    continue
+                keywords = info.decorator_keywords.get(decorator, {})
+                for keyword in DYNAMIC_SHAPE_KEYWORDS:
+                    if keywords.get(keyword) not in (None, "False", "None"):
+                        return True
+        current = current.parent
+    return False
 
 
 def _is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:

@@ -238,7 +238,8 @@ def percent_pieces(
                     "to be a tensor"
                 )
             pieces.append(Arg(ctx.code(operand), "unknown"))
-        elif kind in "sra" and plain:
+        elif (kind in "sra" or (kind in "di" and facts.kind(operand).integer)) and plain:
+            # `%d` of an integer tensor prints its digits, as `tf.print` does.
             pieces.append(Arg(ctx.code(operand)))
         elif kind in "fe" and not flags:
             pieces.append(

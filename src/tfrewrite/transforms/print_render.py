@@ -19,18 +19,19 @@ from tfrewrite.transforms.string_literals import escape, literal
 
 
 def as_text(
-    ctx: RuleContext, pieces: list[Text | Arg | Field], tf_alias: str
+    ctx: RuleContext, pieces: list[Text | Arg | Field], tf_alias: str, summarize: bool = False
 ) -> list[Text | Arg | Field]:
     """The pieces as elements of `tf.strings.join`: tensors formatted as
-    `tf.print` would (`tf.strings.format`), Python values as `print` would
-    (`str()`, in an f-string field)."""
+    `tf.print` would (`tf.strings.format`, every element with `summarize`),
+    Python values as `print` would (`str()`, in an f-string field)."""
+    every = ", summarize=-1" if summarize else ""
     python = Source("f", '"')
     result: list[Text | Arg | Field] = []
     for piece in pieces:
         if not isinstance(piece, Arg) or piece.kind == "string":
             result.append(piece)
         elif piece.kind == "tensor":
-            result.append(Arg(f'{tf_alias}.strings.format("{{}}", {piece.code})', "string"))
+            result.append(Arg(f'{tf_alias}.strings.format("{{}}", {piece.code}{every})', "string"))
         elif piece.kind == "unknown":
             raise PrintRefusal(
                 f"`{piece.code}` is computed from tensors but not known to be one, so it "
