@@ -498,7 +498,14 @@ REFUSALS = [
     pytest.param(
         'print("loss", float(scale(loss)))', "`float(scale(loss))` turns a tensor", id="float"
     ),
-    pytest.param("print(scale(loss).numpy())", "`scale(loss).numpy()` turns a tensor", id="numpy"),
+    pytest.param(
+        "print(scale(loss).numpy())", "`scale(loss).numpy()` reads a value on the host", id="numpy"
+    ),
+    pytest.param(
+        'print(loss, f"{x.numpy()}")',
+        "nothing shows `x` is a tensor `tf.print` could print",
+        id="numpy-of-unknown-in-python-field",
+    ),
     pytest.param(
         'print(f"{loss:>8}")', "format spec `>8` of `loss` has no TensorFlow equivalent", id="align"
     ),
@@ -762,3 +769,94 @@ def test_rewritten_text_reads_the_same(statement: str, value: float, step: int) 
     if "loss" in statement:
         assert "tf.print(" in fixed, statement
     assert run_printing(fixed, value, step) == run_printing(source, value, step)
+
+
+# -- Python formatting, host reads and static dimensions inside `tf.print` -------------------
+TF_PRINT_REWRITES = [
+    pytest.param('tf.print("loss %s" % loss)', 'tf.print("loss ", loss, sep="")', id="percent"),
+    pytest.param(
+        'tf.print("loss: {:.3f}".format(loss), output_stream=sys.stdout)',
+        'tf.print(tf.strings.join(["loss: ", tf.strings.as_string(loss, precision=3)]), '
+        "output_stream=sys.stdout)",
+        id="format-spec-keeps-keywords",
+    ),
+    pytest.param(
+        'tf.print(f"loss={loss}", step, sep=" | ")',
+        'tf.print("loss=", loss, " | ", step, sep="")',
+        id="fstring-with-sep",
+    ),
+    pytest.param('tf.print("loss", loss.numpy())', 'tf.print("loss", loss)', id="numpy-read"),
+    pytest.param(
+        'tf.print("x", tf.abs(x).numpy(), summarize=5)',
+        'tf.print("x", tf.abs(x), summarize=5)',
+        id="own-summarize-kept",
+    ),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), TF_PRINT_REWRITES)
+def test_tf_print_with_python_values_of_tensors(before: str, after: str) -> None:
+    source = traced(before)
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None
+    fixed = fix(source, unsafe=True)
+    assert same_code(fixed, traced(after)), fixed
+    assert fix(fixed, unsafe=True) == fixed
+    assert check_source(fixed, select=["TFR103"]) == []
+
+
+def test_tf_print_of_tensors_is_left_alone() -> None:
+    source = traced('tf.print("loss", loss, "step", step, f"at {step}")')
+    assert check_source(source, select=["TFR103"]) == []
+
+
+SIGNATURE_HEADER = "@tf.function(input_signature=[tf.TensorSpec([None, 3]), tf.TensorSpec([])])"
+
+
+@pytest.mark.parametrize(
+    ("decorator", "before", "after"),
+    [
+        pytest.param(
+            SIGNATURE_HEADER,
+            'print("batch", x.shape[0], loss)',
+            'tf.print("batch", tf.shape(x)[0], loss, output_stream=sys.stdout)',
+            id="input-signature",
+        ),
+        pytest.param(
+            "@tf.function(reduce_retracing=True)",
+            'print(f"batch {x.shape[0]}: {loss}")',
+            'tf.print("batch ", tf.shape(x)[0], ": ", loss, sep="", output_stream=sys.stdout)',
+            id="reduce-retracing",
+        ),
+        pytest.param(
+            SIGNATURE_HEADER,
+            'print("batch", x.shape[0])',
+            'tf.print("batch", tf.shape(x)[0], output_stream=sys.stdout)',
+            id="shape-only",
+        ),
+        pytest.param(
+            SIGNATURE_HEADER,
+            'tf.print("batch %d" % x.shape[0], loss)',
+            'tf.print("batch ", tf.shape(x)[0], " ", loss, sep="")',
+            id="tf-print-percent-d",
+        ),
+        pytest.param(
+            "@tf.function(reduce_retracing=True)",
+            'tf.print("rows", x.shape[0])',
+            'tf.print("rows", tf.shape(x)[0])',
+            id="tf-print-shape",
+        ),
+    ],
+)
+def test_dimensions_unknown_to_the_trace(decorator: str, before: str, after: str) -> None:
+    source = traced(before).replace("@tf.function", decorator)
+    [finding] = check_source(source, select=["TFR103"])
+    assert "shape" in finding.message
+    assert_rewrites(source, traced(after).replace("@tf.function", decorator))
+
+
+def test_static_dimensions_stay_static_without_a_signature() -> None:
+    assert fix(traced('print("batch", x.shape[0], loss)')) == traced(
+        'tf.print("batch", x.shape[0], loss, output_stream=sys.stdout)'
+    )
+    assert check_source(traced('print("batch", x.shape[0])'), select=["TFR103"]) == []

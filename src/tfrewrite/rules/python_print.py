@@ -40,6 +40,7 @@ from tfrewrite.transforms.print_render import as_text, join_args, render
 from tfrewrite.transforms.print_values import (
     DYNAMIC_SHAPE_KEYWORDS,
     dynamic_shape_reads,
+    leftover_numpy_read,
     shows_many,
     strip_host_reads,
 )
@@ -441,6 +442,7 @@ class PrintInTracedCode(Rule):
                 "(move it to its own statement)",
             )
         try:
+            _refuse_leftover_reads(ctx, printed)
             rewrite = self._rewrite(ctx, printed, facts, indent)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
@@ -499,6 +501,7 @@ class PrintInTracedCode(Rule):
                 "when traced"
             )
         try:
+            _refuse_leftover_reads(ctx, printed)
             rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
@@ -634,6 +637,16 @@ class PrintInTracedCode(Rule):
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def _refuse_leftover_reads(ctx: RuleContext, call: cst.Call) -> None:
+    read = leftover_numpy_read(call)
+    if read is not None:
+        assert isinstance(read.func, cst.Attribute)
+        raise PrintRefusal(
+            f"`{ctx.code(read)}` reads a value on the host, which fails when traced, and "
+            f"nothing shows `{ctx.code(read.func.value)}` is a tensor `tf.print` could print"
+        )
 
 
 def _keyword_arg(name: str, value: str) -> cst.Arg:

@@ -190,3 +190,23 @@ def _scalar_read(facts: TensorFacts, node: cst.BaseExpression) -> bool:
         first = node.args[0].value
         return facts.is_scalar_tensor(first) or _scalar_read(facts, first)
     return False
+
+
+def leftover_numpy_read(node: cst.CSTNode) -> cst.Call | None:
+    """A `.numpy()` call left in a print's arguments once the reads of known
+    tensors are replaced: only TensorFlow values have `.numpy()`, so it fails
+    when traced, and nothing shows what `tf.print` could print instead."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+            continue
+        if (
+            isinstance(current, cst.Call)
+            and isinstance(current.func, cst.Attribute)
+            and current.func.attr.value == "numpy"
+            and not current.args
+        ):
+            return current
+        stack.extend(child_nodes(current))
+    return None
