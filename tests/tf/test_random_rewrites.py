@@ -14,9 +14,15 @@ them with a probability below 1e-4 for any seed.
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import random
+import sys
+import tempfile
 import textwrap
+import types
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,7 +30,7 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import load_module, python_function, run_eagerly
+from .equivalence import python_function, run_eagerly
 
 CALLS = 400
 # |mean(rewrite) - mean(original)| must be below 4 standard errors of the
@@ -44,6 +50,8 @@ class Case:
     function: str
     args: tuple
     code: str  # the rule that rewrites it
+    unsafe: bool = False  # the fix is unsafe (applied with `--unsafe-fixes`)
+    autograph: bool = False  # the rewrite still needs AutoGraph (a tensor `if`)
 
     def __str__(self) -> str:
         return self.function
@@ -100,6 +108,7 @@ CASES = [
         "scaled",
         (tf.constant(Y_PRED),),
         "TFR102",
+        unsafe=True,  # `x` is not known to be a tensor
     ),
     Case(
         """
@@ -114,6 +123,7 @@ CASES = [
         "dropout",
         (tf.constant(Y_PRED),),
         "TFR102",
+        unsafe=True,  # `x` is not known to be a tensor
     ),
     Case(
         """
@@ -179,12 +189,117 @@ CASES = [
         (tf.zeros([4]),),
         "TFR106",
     ),
+    # A conversion right around the sample is folded into it: `tf.constant`
+    # of a tensor raises `TypeError` under tracing.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def init_noise(y_pred):
+            return y_pred + tf.constant(np.random.randn(8, 3), dtype=tf.float32)
+        """,
+        "init_noise",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    # A named sample's conversions become `tf.cast` (a tensor has no `.astype`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def named_noise(y_pred):
+            noise = np.random.normal(0.0, 0.2, size=(8, 3))
+            jitter = tf.constant(noise.astype(np.float32))
+            return y_pred + jitter
+        """,
+        "named_noise",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+    ),
+    # A named scale meets float64 predictions: drawn in their dtype (a
+    # float32 default would raise `InvalidArgumentError` in `y_pred * scale`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def scaled_f64(y_true, y_pred):
+            scale = np.random.uniform(0.9, 1.1)
+            return tf.reduce_mean(tf.square(y_true - y_pred * scale), axis=-1)
+        """,
+        "scaled_f64",
+        (tf.constant(Y_TRUE, tf.float64), tf.constant(Y_PRED, tf.float64)),
+        "TFR102",
+    ),
+    # NumPy's int64 sample meets int32 indices: cast to their dtype.
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def shifted(idx: tf.Tensor):
+            return idx + np.random.randint(0, 3, size=idx.shape)
+        """,
+        "shifted",
+        (tf.range(12, dtype=tf.int32),),
+        "TFR102",
+    ),
+    # Epsilon-greedy: the sample decides a Python `if`, so the fix is unsafe
+    # and the rewrite needs AutoGraph (or TFR101's `tf.cond`).
+    Case(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+
+        @tf.function
+        def act(q_values):
+            if np.random.rand() < 0.3:
+                return tf.zeros_like(q_values)
+            return q_values
+        """,
+        "act",
+        (tf.constant(Y_PRED),),
+        "TFR102",
+        unsafe=True,
+        autograph=True,
+    ),
 ]
+
+
+def load_module(source: str) -> types.ModuleType:
+    """Import `source` from a file: AutoGraph converts only functions whose
+    source it can read."""
+    directory = Path(tempfile.mkdtemp(prefix="tfrewrite_random_"))
+    name = f"random_case_{next(_modules)}"
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_modules = itertools.count()
 
 
 def rewrite(case: Case) -> str:
     source = textwrap.dedent(case.source)
-    fixed = fix_source(source, select=[case.code])
+    fixed = fix_source(source, select=[case.code], unsafe_fixes=case.unsafe)
+    if not case.unsafe:
+        assert fix_source(source, select=[case.code], unsafe_fixes=True) == fixed
     assert fixed != source, f"{case.code} did not rewrite {case.function}"
     assert check_source(fixed, select=[case.code]) == []
     return fixed
@@ -209,16 +324,18 @@ def test_original_traced_is_frozen_and_rewrite_is_fresh(case: Case) -> None:
     original, rewritten = functions(case)
     frozen = tf.function(original)
     np.testing.assert_array_equal(frozen(*case.args).numpy(), frozen(*case.args).numpy())
-    fresh = tf.function(rewritten, autograph=False)
-    first, second = fresh(*case.args).numpy(), fresh(*case.args).numpy()
-    assert not np.array_equal(first, second), "the rewrite reused its sample"
+    fresh = tf.function(rewritten, autograph=case.autograph)
+    first = fresh(*case.args).numpy()
+    # A coin flip can repeat: ten calls all equal to the first is the bug.
+    later = [fresh(*case.args).numpy() for _ in range(10)]
+    assert any(not np.array_equal(first, value) for value in later), "the rewrite reused its sample"
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_shape_and_dtype_kept(case: Case) -> None:
     original, rewritten = functions(case)
     expected = np.asarray(run_eagerly(original, *case.args))
-    actual = tf.function(rewritten, autograph=False)(*case.args).numpy()
+    actual = tf.function(rewritten, autograph=case.autograph)(*case.args).numpy()
     assert actual.shape == expected.shape
     assert actual.dtype == expected.dtype
 
@@ -231,7 +348,7 @@ def per_call_means(fn, args, calls: int = CALLS) -> np.ndarray:
 def test_distribution_kept(case: Case) -> None:
     original, rewritten = functions(case)
     eager = per_call_means(lambda *a: run_eagerly(original, *a), case.args)
-    traced = per_call_means(tf.function(rewritten, autograph=False), case.args)
+    traced = per_call_means(tf.function(rewritten, autograph=case.autograph), case.args)
     standard_error = np.sqrt(eager.var(ddof=1) / eager.size + traced.var(ddof=1) / traced.size)
     difference = abs(eager.mean() - traced.mean())
     assert difference < MAX_STANDARD_ERRORS * standard_error, (

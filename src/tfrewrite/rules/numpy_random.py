@@ -10,14 +10,16 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
-from tfrewrite.rules.random_mapping import (
+from tfrewrite.transforms.random_sampling import (
     FLOAT,
     INT,
     RandomSamplingRule,
-    Refusal,
     Rewrite,
-    SampleSite,
     SampleWriter,
+)
+from tfrewrite.transforms.traced_calls import (
+    Refusal,
+    SampleSite,
     bind,
     is_integer_literal,
     is_none,
@@ -197,6 +199,7 @@ _REWRITES: dict[str, Rewrite] = {
 class NumpyRandomInTracedCode(RandomSamplingRule):
     module_prefix = "numpy.random"
     rewrites = _REWRITES
+    natural_dtypes = {FLOAT: "float64", INT: _NUMPY_INT}
     code = "TFR102"
     name = "numpy-random-in-traced-code"
     summary = "NumPy random sampling in traced code runs once, at trace time"
@@ -284,7 +287,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def noisy(x):
+            def noisy(x: tf.Tensor):
                 return x + np.random.normal(0, 0.1, size=x.shape)
             """,
             """
@@ -292,10 +295,10 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def noisy(x):
+            def noisy(x: tf.Tensor):
                 return x + tf.random.normal(tf.shape(x), mean=0, stddev=0.1, dtype=x.dtype)
             """,
-            note="combined with an array (it has a `.shape`): drawn in its dtype",
+            note="meets a tensor: drawn in its dtype",
         ),
         Invalid(
             """
@@ -316,7 +319,9 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 scale = tf.random.uniform([], minval=0.9, maxval=1.1)
                 return x * scale
             """,
-            note="no size: a scalar, float32 by default",
+            unsafe=True,
+            note="no size: a scalar; `x` is not known to be a tensor, so its dtype is not "
+            "known either: an unsafe fix, float32 by default",
         ),
         Invalid(
             """
@@ -324,7 +329,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             from tensorflow import keras
 
             def smoothed(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
+                loss = keras.ops.square(y_true - y_pred)
                 return loss + rand(4, 3).astype("float32")
 
             model = keras.Sequential([keras.layers.Dense(3)])
@@ -336,13 +341,14 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             def smoothed(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
-                return loss + tf.random.uniform([4, 3], dtype=tf.float32)
+                loss = keras.ops.square(y_true - y_pred)
+                return loss + tf.random.uniform([4, 3], dtype=loss.dtype)
 
             model = keras.Sequential([keras.layers.Dense(3)])
             model.compile(loss=smoothed)
             """,
-            note="a loss given to compile; `.astype` folded; TensorFlow imported once",
+            note="a loss given to compile; meets the tensor `loss`: drawn in its dtype; "
+            "TensorFlow imported once",
         ),
         Invalid(
             """
@@ -350,7 +356,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def dropout(x):
+            def dropout(x: tf.Tensor):
                 return x * np.random.binomial(1, 0.8, size=x.shape)
             """,
             """
@@ -358,7 +364,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def dropout(x):
+            def dropout(x: tf.Tensor):
                 return x * tf.cast(tf.random.uniform(tf.shape(x)) < 0.8, x.dtype)
             """,
         ),
@@ -368,7 +374,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def pick(x):
+            def pick(x: tf.Tensor):
                 i = np.random.randint(0, 4)
                 return x[i]
             """,
@@ -377,7 +383,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
-            def pick(x):
+            def pick(x: tf.Tensor):
                 i = tf.random.uniform([], minval=0, maxval=4, dtype=tf.int64)
                 return x[i]
             """,

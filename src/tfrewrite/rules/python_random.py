@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Valid
-from tfrewrite.rules.random_mapping import (
+from tfrewrite.transforms.random_sampling import (
     FLOAT,
     INT,
     RandomSamplingRule,
-    Refusal,
     Rewrite,
-    SampleSite,
     SampleWriter,
+)
+from tfrewrite.transforms.traced_calls import (
+    Refusal,
+    SampleSite,
     bind,
     is_integer_literal,
     is_none,
@@ -84,6 +86,7 @@ _REWRITES: dict[str, Rewrite] = {
 class PythonRandomInTracedCode(RandomSamplingRule):
     module_prefix = "random"
     rewrites = _REWRITES
+    natural_dtypes = {FLOAT: "float32", INT: _PYTHON_INT}
     code = "TFR106"
     name = "python-random-in-traced-code"
     summary = "Python `random` sampling in traced code runs once, at trace time"
@@ -179,7 +182,7 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             from tensorflow import keras
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
+                loss = keras.ops.square(y_true - y_pred)
                 return loss * random.gauss(1.0, 0.01)
 
             keras.Sequential().compile(loss=jittered)
@@ -190,8 +193,8 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             def jittered(y_true, y_pred):
-                loss = keras.losses.mse(y_true, y_pred)
-                return loss * tf.random.normal([], mean=1.0, stddev=0.01)
+                loss = keras.ops.square(y_true - y_pred)
+                return loss * tf.random.normal([], mean=1.0, stddev=0.01, dtype=loss.dtype)
 
             keras.Sequential().compile(loss=jittered)
             """,
