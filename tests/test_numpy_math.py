@@ -146,6 +146,13 @@ SAFE = [
     ("np.mean(b) < y_pred", "tf.reduce_mean(tf.cast(b, y_pred.dtype)) < y_pred"),
     ("y_true * np.sum(b)", "y_true * tf.reduce_sum(tf.cast(b, y_true.dtype))"),
     ("-np.mean(b) * y_pred", "-tf.reduce_mean(tf.cast(b, y_pred.dtype)) * y_pred"),
+    # conversions of the result are rewritten with it
+    ("np.mean(y_pred).astype(np.float32)", "tf.cast(tf.reduce_mean(y_pred), tf.float32)"),
+    ("tf.constant(np.sum(y_pred, axis=0))", "tf.reduce_sum(y_pred, axis=0)"),
+    (
+        "tf.convert_to_tensor(np.mean(b), tf.float32)",
+        "tf.cast(tf.reduce_mean(tf.cast(b, tf.float64)), tf.float32)",
+    ),
     # power: a Python number base keeps its place, as an operator
     ("np.power(y_pred, 2)", "tf.pow(y_pred, 2)"),
     ("np.power(y_pred, 0.5)", "tf.pow(y_pred, 0.5)"),
@@ -275,8 +282,9 @@ REFUSED = [
     ("np.concatenate([*n, y_pred])", "a starred element"),
     ("np.matmul(y_true, y_pred)", "ranks are not known"),
     ("np.dot(y_true, y_pred)", "ranks are not known"),
-    ("np.mean(y_pred).astype(np.float32)", "`.astype(...)` is NumPy array API"),
-    ("np.abs(y_pred).reshape(-1)", "`.reshape` is NumPy array API"),
+    ("np.abs(y_pred).reshape(-1)", "has `.reshape` called or read, NumPy array API"),
+    ("float(np.mean(y_pred))", "is passed to `float(...)`, which needs a Python value"),
+    ("range(np.argmax(y_pred))", "is passed to `range(...)`"),
     ("np.power(i, -1)", "raises an integer tensor to a negative power"),
     ("np.power(i, 0.5)", "NumPy promotes the result to float64"),
     ("np.log2(i)", "takes floats only"),
@@ -478,6 +486,10 @@ def test_keras_loss_call_and_nested_function():
         """
     )
     fixed, applied, remaining = fix_source_with_findings(source, select=SELECT)
+    # `inner` returns the result to a caller the rewrite cannot follow: unsafe
+    [unsafe] = remaining
+    assert "the result is returned from `inner` to its callers" in unsafe.fix.message
+    fixed, applied, remaining = fix_source_with_findings(source, select=SELECT, unsafe_fixes=True)
     assert remaining == []
     assert "err = tf.abs(y_true - y_pred)" in fixed
     assert "return tf.reduce_mean(tf.minimum(err, 1.0))" in fixed
@@ -595,3 +607,66 @@ def test_fix_is_idempotent_over_a_mixed_function():
     )
     remaining = check_source(once, select=SELECT)
     assert sorted(f.message.split("`")[1] for f in remaining) == ["np.var(...)"]
+
+
+FOLLOWED = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    b = y_true > 0
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "applicability"),
+    [
+        pytest.param(
+            "    rate = np.mean(b)\n    return y_pred * rate\n",
+            "    rate = tf.reduce_mean(tf.cast(b, y_pred.dtype))\n    return y_pred * rate\n",
+            Applicability.SAFE,
+            id="named-result-meets-a-tensor",
+        ),
+        pytest.param(
+            "    m = np.mean(y_pred, axis=0)\n    return tf.constant(m) + 1.0\n",
+            "    m = tf.reduce_mean(y_pred, axis=0)\n    return m + 1.0\n",
+            Applicability.SAFE,
+            id="named-result-through-tf-constant",
+        ),
+        pytest.param(
+            "    m = np.max(y_pred)\n    return np.asarray(m, dtype=np.float64)\n",
+            "    m = tf.reduce_max(y_pred)\n    return tf.cast(m, tf.float64)\n",
+            Applicability.SAFE,
+            id="named-result-through-np-asarray",
+        ),
+        pytest.param(
+            "    rate = np.mean(b)\n    return y_pred * rate, y_true + rate\n",
+            "    rate = tf.reduce_mean(tf.cast(b, tf.float64))\n    return y_pred * rate, y_true + rate\n",
+            Applicability.UNSAFE,
+            id="named-result-meets-two-tensors",
+        ),
+        pytest.param(
+            "    m = np.mean(y_pred)\n    return helper(m)\n",
+            "    m = tf.reduce_mean(y_pred)\n    return helper(m)\n",
+            Applicability.UNSAFE,
+            id="passed-to-an-unknown-function",
+        ),
+    ],
+)
+def test_the_result_is_followed_to_its_uses(body, expected, applicability):
+    source = FOLLOWED.format(body=body.rstrip("\n"))
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability == applicability
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert fixed == FOLLOWED.format(body=expected.rstrip("\n"))
+    assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
+
+
+def test_a_named_result_that_needs_a_host_value_is_refused():
+    source = FOLLOWED.format(body="    n = np.argmax(y_pred)\n    return [1.0, 2.0, 3.0][n]")
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "the result, held in `n`," in finding.message

@@ -247,6 +247,26 @@ def test_keras_loss_rewrite_trains_like_the_eager_original():
     assert model.evaluate(x, y, verbose=0) == pytest.approx(float(expected), rel=1e-6)
 
 
+FOLLOWED_BODIES = [
+    "rate = np.mean(b)\n    return y_pred * rate",
+    "m = np.mean(y_pred, axis=0)\n    return tf.constant(m) + 1.0",
+    "m = np.max(y_pred)\n    return np.asarray(m, dtype=np.float64)",
+    "return np.mean(y_true).astype(np.float32) * 2.0",
+    "return tf.convert_to_tensor(np.mean(b), tf.float32) * 2.0",
+    "count = np.sum(b, axis=-1)\n    return tf.cast(count, tf.float32) / 3.0",
+]
+
+
+@pytest.mark.parametrize("body", FOLLOWED_BODIES)
+def test_the_result_followed_to_its_uses_matches(body):
+    """The conversions around a NumPy result are rewritten with it, and a cast
+    takes the dtype of the tensor the result meets (float32 and float64)."""
+    source = TEMPLATE.format(expr="None").replace("return None", body)
+    rewritten = _rewrite(source)
+    assert "np." not in rewritten.split("def f")[1], rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+
+
 def test_log2_is_not_exact_at_every_power_of_two():
     """Why the `np.log2` rewrite is unsafe: `np.floor(np.log2(n))` counts bits,
     and `log(x) / log(2)` gives 14.999999 for float32 `2**15`."""

@@ -28,7 +28,6 @@ from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.rules.random_mapping import Refusal, SampleSite, iter_module_calls
 from tfrewrite.transforms.builtin_extrema import extremum_violation
 from tfrewrite.transforms.numpy_arguments import build_call, comments, parenthesized
 from tfrewrite.transforms.numpy_operands import (
@@ -40,23 +39,15 @@ from tfrewrite.transforms.numpy_operands import (
 )
 from tfrewrite.transforms.numpy_ops import JOIN, MAPPINGS, UNMAPPED, Mapping
 from tfrewrite.transforms.numpy_writer import Plan, Writer
+from tfrewrite.transforms.tensor_results import follow
+from tfrewrite.transforms.traced_calls import Refusal, SampleSite, iter_module_calls
+from tfrewrite.transforms.value_uses import wrapper_replacement
 
-# Attributes a tensor shares with a NumPy array.
-_TENSOR_ATTRIBUTES = frozenset({"shape", "dtype", "ndim"})
 
-
-def _require_tensor_api(site: SampleSite) -> None:
-    """Refuse when the result is used through NumPy array API a tensor lacks
-    (`np.mean(x).astype(np.float32)`, `.tolist()`, `.reshape(...)`)."""
-    if site.astype is not None:
-        raise Refusal("the result's `.astype(...)` is NumPy array API; a tensor needs `tf.cast`")
-    parent = site.ancestors[-1] if site.ancestors else None
-    if (
-        isinstance(parent, cst.Attribute)
-        and parent.value is site.call
-        and parent.attr.value not in _TENSOR_ATTRIBUTES
-    ):
-        raise Refusal(f"the result's `.{parent.attr.value}` is NumPy array API a tensor lacks")
+def _rewritten_here(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """A NumPy call or builtin `max`/`min` this rule rewrites in the same run:
+    a result passed to it is not a blocker."""
+    return numpy_function(node, ctx) is not None or builtin_extremum(node, ctx) is not None
 
 
 def _spelling(ctx: RuleContext, call: cst.Call) -> str:
@@ -354,30 +345,51 @@ class NumpyMathOnTensors(Rule):
             f"{_spelling(ctx, call)} on a tensor in traced code: NumPy cannot convert a "
             "symbolic tensor, so this raises when traced"
         )
+        tf = writer.tf
+        call_ancestors = site.ancestors
+        if site.astype is not None:
+            call_ancestors = (*site.ancestors, site.astype, site.astype.func)
         try:
-            _require_tensor_api(site)
-            plan = writer.plan(name, call, site.ancestors)
+            followed = follow(
+                ctx,
+                site.function,
+                site.facts,
+                call,
+                call_ancestors,
+                "the result",
+                tf,
+                lambda node: _rewritten_here(ctx, node),
+            )
+            writer.meets, writer.unknown_meets = followed.meets, followed.unknown_meets
+            plan = writer.plan(name, call)
             replacement: cst.BaseExpression = build_call(
                 call, plan.func, plan.out, _tf_positional(name, plan)
             )
             if plan.expression is not None:
-                replacement = parenthesized(plan.expression, call, site.ancestors)
+                replacement = parenthesized(plan.expression, call, call_ancestors)
             if comments(call) != comments(replacement):
                 raise Refusal("the call's comments would be lost; rewrite it by hand")
+            target: cst.CSTNode = call
+            if followed.folded is not None:
+                # `np.mean(x).astype(np.float32)` -> `tf.cast(tf.reduce_mean(x), tf.float32)`
+                target = followed.folded.call
+                replacement = wrapper_replacement(followed.folded, ctx, tf, ctx.code(replacement))
         except Refusal as refusal:
             return Violation(call, f"{message}; not rewritten: {refusal}")
+        unsafe = [*plan.unsafe, *followed.unsafe]
+        edits = (NodeEdit(target, replacement), *followed.wrapper_edits)
         use = plan.func
         if plan.expression is not None:
             use = plan.expression if len(plan.expression) <= 60 else f"{plan.func}(...)"
-        if plan.unsafe:
+        if unsafe:
             fix = CstFix(
-                f"Use `{use}` (unsafe: {'; '.join(plan.unsafe)})",
-                (NodeEdit(call, replacement),),
+                f"Use `{use}` (unsafe: {'; '.join(unsafe)})",
+                edits,
                 (*imports, *plan.imports),
                 Applicability.UNSAFE,
             )
         else:
-            fix = CstFix(f"Use `{use}`", (NodeEdit(call, replacement),), (*imports, *plan.imports))
+            fix = CstFix(f"Use `{use}`", edits, (*imports, *plan.imports))
         return Violation(call, message, fix)
 
 

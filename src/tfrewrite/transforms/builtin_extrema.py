@@ -15,8 +15,8 @@ from tfrewrite.analysis.tensors import is_python_number
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Violation
-from tfrewrite.rules.random_mapping import Refusal
 from tfrewrite.transforms.numpy_operands import Operands, extremum_operands, is_python_float
+from tfrewrite.transforms.traced_calls import Refusal
 
 
 def extremum_violation(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.analysis.walk import comments_in
-from tfrewrite.rules.random_mapping import Refusal
 from tfrewrite.transforms.numpy_ops import PARAMETER_REASONS, Mapping
+from tfrewrite.transforms.traced_calls import Refusal
 
 
 @dataclass

@@ -9,7 +9,7 @@ condition.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -17,7 +17,6 @@ import libcst as cst
 from tfrewrite.analysis.tensors import is_python_number
 from tfrewrite.context import RuleContext
 from tfrewrite.rules.base import ImportRequest
-from tfrewrite.rules.random_mapping import Refusal, is_none
 from tfrewrite.transforms.numpy_arguments import Bound, OutArg, bind, build_call
 from tfrewrite.transforms.numpy_operands import Operands, is_python_float
 from tfrewrite.transforms.numpy_ops import (
@@ -34,6 +33,7 @@ from tfrewrite.transforms.numpy_ops import (
     UNMAPPED_REASONS,
     Mapping,
 )
+from tfrewrite.transforms.traced_calls import Refusal, is_none
 
 
 @dataclass
@@ -58,19 +58,22 @@ class Writer:
         self.ctx = ctx
         self.operands = operands
         self.tf = tf
-        self._ancestors: Sequence[cst.CSTNode] = ()
         self._call: cst.Call | None = None
+        # The tensors the result meets in arithmetic or comparisons (set per
+        # call from its uses): a cast to NumPy's dtype takes theirs instead.
+        self.meets: list[cst.BaseExpression] = []
+        self.unknown_meets: list[cst.BaseExpression] = []
 
     def code(self, node: cst.CSTNode) -> str:
         return self.ctx.code(node)
 
-    def plan(self, name: str, call: cst.Call, ancestors: Sequence[cst.CSTNode] = ()) -> Plan:
-        """The TensorFlow call for `call`; `ancestors` (outermost first) tell
-        what the result meets, which decides the dtype of a cast."""
+    def plan(self, name: str, call: cst.Call) -> Plan:
+        """The TensorFlow call for `call` (set `meets` first: what the result
+        meets decides the dtype of a cast)."""
         mapping = MAPPINGS[name]
         if mapping.category == UNMAPPED:
             raise Refusal(UNMAPPED_REASONS[name])
-        self._ancestors, self._call = ancestors, call
+        self._call = call
         bound = bind(call, mapping)
         special: dict[str, Callable[[Mapping, Bound], Plan]] = {
             "clip": self._clip,
@@ -213,65 +216,39 @@ class Writer:
 
     def _cast_like_numpy(self, plan: Plan, node: cst.BaseExpression, numpy_dtype: str) -> None:
         """NumPy averages integers and booleans in float64 and sums them in
-        int64. A NumPy scalar that then meets a tensor in arithmetic takes the
-        tensor's dtype (`loss + np.mean(mask)` stays float32), where a float64
-        tensor would make TensorFlow raise: so the cast goes to the dtype the
-        result meets (`loss.dtype`), and to NumPy's dtype where it meets no
-        tensor."""
+        int64. A NumPy scalar that then meets a tensor in arithmetic or a
+        comparison takes the tensor's dtype (`loss + np.mean(mask)` stays
+        float32), where a float64 tensor would make TensorFlow raise: so the
+        cast goes to the dtype the result meets (`loss.dtype`; `self.meets`,
+        found by following the result to its uses), and to NumPy's dtype
+        where it meets no tensor."""
         dtype = f"{self.tf}.{numpy_dtype}"
-        met, how = self._met_tensor()
-        if met is not None:
-            if isinstance(met, (cst.Name, cst.Attribute)):
-                dtype = f"{self.code(met)}.dtype"
+        met = {self.code(node): node for node in self.meets}
+        if len(met) == 1:
+            [tensor] = met.values()
+            if isinstance(tensor, (cst.Name, cst.Attribute)):
+                dtype = f"{self.code(tensor)}.dtype"
             else:
                 plan.unsafe.append(
-                    f"the {numpy_dtype} result meets `{self.code(met)}`, whose dtype NumPy's "
+                    f"the {numpy_dtype} result meets `{self.code(tensor)}`, whose dtype NumPy's "
                     f"scalar would take; a {numpy_dtype} tensor there raises unless that "
                     f"tensor is {numpy_dtype} too"
                 )
-        elif how is not None:
+        elif len(met) > 1:
+            names = ", ".join(f"`{code}`" for code in met)
             plan.unsafe.append(
-                f"the {numpy_dtype} result is bound to `{how}`; where it meets a tensor of "
-                f"another dtype, NumPy's scalar takes that dtype and a {numpy_dtype} tensor raises"
+                f"the {numpy_dtype} result meets {names}, whose dtypes may differ; NumPy's "
+                f"scalar takes each one's, a {numpy_dtype} tensor raises against any other"
+            )
+        for other in self.unknown_meets:
+            plan.unsafe.append(
+                f"the {numpy_dtype} result meets `{self.code(other)}`, whose dtype is not known"
             )
         cast = cst.parse_expression(f"{self.tf}.cast({self.code(node)}, {dtype})")
         plan.out = [
             OutArg(item.param, cast, item.origin) if item.value is node else item
             for item in plan.out
         ]
-
-    def _met_tensor(self) -> tuple[cst.BaseExpression | None, str | None]:
-        """(the tensor the result meets in arithmetic or a comparison, the
-        name it is bound to). Arithmetic with Python numbers and signs around
-        the result are looked through (`loss + 0.1 * np.mean(mask)` meets
-        `loss`)."""
-        child: cst.CSTNode | None = self._call
-        for parent in reversed(self._ancestors):
-            if isinstance(parent, cst.UnaryOperation) and not isinstance(parent.operator, cst.Not):
-                child = parent
-                continue
-            if isinstance(parent, cst.BinaryOperation):
-                other = parent.right if parent.left is child else parent.left
-                if self.operands.kind(other).tensor:
-                    return other, None
-                child = parent
-                continue
-            if isinstance(parent, cst.Comparison) and len(parent.comparisons) == 1:
-                pair = (parent.left, parent.comparisons[0].comparator)
-                other = pair[1] if pair[0] is child else pair[0]
-                return (other, None) if self.operands.kind(other).tensor else (None, None)
-            if isinstance(parent, cst.ComparisonTarget):
-                child = parent
-                continue
-            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                targets = (
-                    [t.target for t in parent.targets]
-                    if isinstance(parent, cst.Assign)
-                    else [parent.target]
-                )
-                return None, ", ".join(self.code(t) for t in targets)
-            return None, None
-        return None, None
 
     def _power(self, mapping: Mapping, bound: Bound) -> Plan:
         """`np.power(x, y)` is `tf.pow(x, y)`. A Python number base cannot go
