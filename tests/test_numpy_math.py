@@ -644,7 +644,8 @@ def f(y_true, y_pred):
         ),
         pytest.param(
             "    rate = np.mean(b)\n    return y_pred * rate, y_true + rate\n",
-            "    rate = tf.reduce_mean(tf.cast(b, tf.float64))\n    return y_pred * rate, y_true + rate\n",
+            "    rate = tf.reduce_mean(tf.cast(b, tf.float64))\n"
+            "    return y_pred * rate, y_true + rate\n",
             Applicability.UNSAFE,
             id="named-result-meets-two-tensors",
         ),
