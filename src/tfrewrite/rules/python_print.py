@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
-from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
@@ -45,6 +44,7 @@ from tfrewrite.transforms.print_values import (
     strip_host_reads,
 )
 from tfrewrite.transforms.string_literals import is_none, is_text, string_value
+from tfrewrite.transforms.traced_context import is_keras_class
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
 DEFAULT_OUTPUT_STREAM = "stdout"
@@ -688,7 +688,7 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
                 plain_tf_function = True
         if current.traced is not None and current.traced.is_loss:
             compiled_by_keras = True
-        if current.class_name is not None and _is_keras_class(ctx, current.class_name):
+        if current.class_name is not None and is_keras_class(ctx, current.class_name):
             compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
         current = current.parent
     if plain_tf_function and not compiled_by_keras:
@@ -715,23 +715,6 @@ def _dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
                         return True
         current = current.parent
     return False
-
-
-def _is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:
-    """Whether a class of this file derives from a Keras class (through classes
-    of this file; bases from other files are not followed)."""
-    info = ctx.index.classes.get(qualname)
-    if info is None or depth > 10:
-        return False
-    local_prefix = f"{ctx.index.module}." if ctx.index.module else ""
-    return any(
-        keras_leaf(base) is not None
-        or (
-            base.startswith(local_prefix)
-            and _is_keras_class(ctx, base[len(local_prefix) :], depth + 1)
-        )
-        for base in info.bases
-    )
 
 
 RULES = (PrintInTracedCode,)
