@@ -19,6 +19,7 @@ import tensorflow as tf
 from tfrewrite.api import check_source, fix_source
 
 from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
+from .fdcapture import capture_fds
 
 TEMPLATE = """\
 import numpy as np
@@ -123,7 +124,9 @@ def _rewrite(source: str, unsafe: bool = False) -> str:
     return rewritten
 
 
-def _traced_original_fails(source: str, args: tuple, error: type[Exception]) -> None:
+def _traced_original_fails(
+    source: str, args: tuple, error: type[Exception] | tuple[type[Exception], ...]
+) -> None:
     traced = tf.function(python_function(load_module(source).f), autograph=False)
     with pytest.raises(error):
         traced(*args)
@@ -346,6 +349,7 @@ def test_builtin_max_rewrite_keeps_the_gradient():
 # -- TFR105 ---------------------------------------------------------------------------
 
 NUMPY_CALL = """\
+import numpy as np
 import tensorflow as tf
 
 
@@ -356,36 +360,117 @@ def f(y_true, y_pred):
 """
 
 
-@pytest.mark.parametrize(
-    "expr",
-    [
-        "tf.reduce_sum(err.numpy())",
-        "tf.reduce_mean((y_true - y_pred).numpy(), axis=-1)",
-        "tf.maximum(err.numpy(), 0.5)",
-    ],
-)
-def test_numpy_round_trip_rewrite_matches(expr):
+ROUND_TRIPS = [
+    "tf.reduce_sum(err.numpy())",
+    "tf.reduce_mean((y_true - y_pred).numpy(), axis=-1)",
+    "tf.maximum(err.numpy(), 0.5)",
+    "tf.constant(err.numpy()) * y_pred",
+    "tf.constant(err.numpy(), dtype=tf.float64) + 1.0",
+    "y_pred * float(tf.reduce_mean(err))",
+    "tf.zeros([int(tf.shape(err)[0])], dtype=y_pred.dtype) + y_pred[:, 0]",
+    "tf.gather(y_pred, int(tf.argmax(tf.reduce_sum(err, axis=1))))",
+]
+
+
+def test_numpy_math_on_a_host_round_trip_is_rewritten_by_both_rules():
+    """`np.mean(err.numpy() * y_pred)`: TFR105 keeps the cut on `err`, TFR104
+    turns the mean into a TensorFlow op (through which, unlike NumPy's, the
+    loss's gradient flows: what makes the loss trainable at all)."""
+    source = NUMPY_CALL.format(expr="np.mean(err.numpy() * y_pred)")
+    rewritten = fix_source(source, select=["TFR104", "TFR105"])
+    assert "return tf.reduce_mean(tf.stop_gradient(err) * y_pred)" in rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+
+
+def _gradients(function, y_true, y_pred):
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([y_true, y_pred])
+        value = function(y_true, y_pred)
+    if not tf.is_tensor(value):
+        return [None, None]  # a NumPy result: a constant to the tape
+    gradients = [tape.gradient(value, v) for v in (y_true, y_pred)]
+    return [None if g is None else tf.convert_to_tensor(g) for g in gradients]
+
+
+@pytest.mark.parametrize("expr", ROUND_TRIPS)
+def test_host_round_trip_in_a_loss_keeps_values_and_gradients(expr):
+    """In a loss (by its signature) the host round trip cut the gradient:
+    the rewrite keeps the cut with `tf.stop_gradient`, values and gradients
+    equal eagerly, traced and traced without AutoGraph."""
     source = NUMPY_CALL.format(expr=expr)
-    _traced_original_fails(source, INPUTS[0], AttributeError)
-    assert fix_source(source, select=["TFR105"]) == source, "the fix is unsafe"
-    assert_rewrite_equivalent(source, _rewrite(source, unsafe=True), "f", INPUTS, autograph=False)
+    _traced_original_fails(source, INPUTS[0], (AttributeError, TypeError))
+    rewritten = fix_source(source, select=["TFR104", "TFR105"])
+    assert rewritten != source and check_source(rewritten, select=["TFR104", "TFR105"]) == []
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+    original = python_function(load_module(source).f)
+    function = python_function(load_module(rewritten).f)
+    for y_true, y_pred in INPUTS:
+        expected = _gradients(lambda a, b: run_eagerly(original, a, b), y_true, y_pred)
+        for candidate in (function, tf.function(function, autograph=False)):
+            actual = _gradients(candidate, y_true, y_pred)
+            for want, got in zip(expected, actual, strict=True):
+                if want is None:
+                    assert got is None or not np.any(got.numpy()), expr
+                else:
+                    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+PLAIN_ROUND_TRIP = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    err = tf.square(x - 1.0)
+    return tf.reduce_sum(err.numpy())
+"""
 
 
 def test_numpy_round_trip_rewrite_lets_gradients_flow():
-    """Why the `.numpy()` fix is unsafe: the original cut the gradient (a
-    NumPy array is a constant to the tape), the rewrite does not."""
-    source = NUMPY_CALL.format(expr="tf.reduce_sum(err.numpy())")
-    original = python_function(load_module(source).f)
-    rewritten = python_function(load_module(_rewrite(source, unsafe=True)).f)
-    y_true, y_pred = INPUTS[0]
+    """Why the fix outside a loss or a tape is unsafe: the original cut the
+    gradient (a NumPy array is a constant to the tape), the rewrite does not."""
+    assert fix_source(PLAIN_ROUND_TRIP, select=["TFR105"]) == PLAIN_ROUND_TRIP
+    rewritten_source = fix_source(PLAIN_ROUND_TRIP, select=["TFR105"], unsafe_fixes=True)
+    assert "return tf.reduce_sum(err)" in rewritten_source
+    original = python_function(load_module(PLAIN_ROUND_TRIP).f)
+    rewritten = python_function(load_module(rewritten_source).f)
+    x = INPUTS[0][1]
     with tf.GradientTape(persistent=True) as tape:
-        tape.watch(y_pred)
-        before = run_eagerly(original, y_true, y_pred)
-        after = rewritten(y_true, y_pred)
-    assert tape.gradient(before, y_pred) is None
+        tape.watch(x)
+        before = run_eagerly(original, x)
+        after = tf.function(rewritten, autograph=False)(x)
+    np.testing.assert_allclose(after.numpy(), before.numpy(), rtol=1e-6)
+    assert tape.gradient(before, x) is None
     np.testing.assert_allclose(
-        tape.gradient(after, y_pred).numpy(), (2.0 * (y_pred - y_true)).numpy(), rtol=1e-6
+        tape.gradient(after, x).numpy(), (2.0 * (x - 1.0)).numpy(), rtol=1e-6
     )
+
+
+TAPE_STEP = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x, w):
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        target = (x * w).numpy()
+        loss = tf.reduce_mean(tf.square(x * w * 2.0 - target))
+        tf.print("loss", float(loss))
+    return tape.gradient(loss, w)
+"""
+
+
+def test_a_round_trip_inside_a_tape_keeps_the_gradient_cut():
+    """A target computed with `.numpy()` inside the tape is a constant to it:
+    `tf.stop_gradient` keeps the gradient the eager original computes."""
+    assert 'tf.print("loss", loss)' in fix_source(TAPE_STEP, select=["TFR105"])
+    rewritten = fix_source(TAPE_STEP, select=["TFR105"], unsafe_fixes=True)  # `x * w` assumed
+    assert "target = tf.stop_gradient(x * w)" in rewritten
+    assert 'tf.print("loss", loss)' in rewritten
+    calls = [(INPUTS[0][0], tf.constant(0.5)), (INPUTS[0][1], tf.constant(-2.0))]
+    with capture_fds():
+        assert_rewrite_equivalent(TAPE_STEP, rewritten, "f", calls, autograph=False)
 
 
 @pytest.mark.parametrize(
@@ -463,3 +548,40 @@ def test_a_list_of_tensors_fails_traced_and_is_not_rewritten():
     assert finding.fix is None and "NumPy stacks the list" in finding.message
     # The hazard of stacking by hand: NumPy's dtype depends on every element.
     assert np.asarray([np.float32(1.0), 2.0]).dtype == np.float64
+
+
+def test_keras_loss_with_a_host_round_trip_trains_like_the_eager_original():
+    """The rule's example: weights read with `.numpy()` in a compiled loss.
+    Keras traces the loss, so the original fails in `fit`; the rewrite keeps
+    the weights out of the gradient, as the eager original did, and trains to
+    the same weights as the original run eagerly."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def weighted_mse(y_true, y_pred):
+            weights = tf.abs(y_true).numpy()
+            return tf.reduce_mean(weights * tf.square(y_true - y_pred))
+
+
+        def build(run_eagerly=False):
+            dense = tf.keras.layers.Dense(1, kernel_initializer="ones")
+            model = tf.keras.Sequential([tf.keras.Input((3,)), dense])
+            model.compile(optimizer="sgd", loss=weighted_mse, run_eagerly=run_eagerly)
+            return model
+        """
+    )
+    rewritten = fix_source(source, select=["TFR105"])
+    assert "weights = tf.stop_gradient(tf.abs(y_true))" in rewritten
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    y = np.array([[0.5], [1.0], [-1.0], [0.0]], dtype=np.float32)
+    original = load_module(source)
+    with pytest.raises((AttributeError, NotImplementedError)):
+        original.build().fit(x, y, epochs=1, verbose=0)
+    eager = original.build(run_eagerly=True)
+    eager.fit(x, y, batch_size=2, epochs=2, verbose=0, shuffle=False)
+    traced = load_module(rewritten).build()
+    traced.fit(x, y, batch_size=2, epochs=2, verbose=0, shuffle=False)
+    for want, got in zip(eager.get_weights(), traced.get_weights(), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
