@@ -321,3 +321,13 @@ def test_keras_loss_call_and_nested_function():
     assert "weights = tf.stop_gradient(tf.abs(y_true))\n" in fixed
     assert "return tf.reduce_sum(y_pred)\n" in fixed
     assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
+
+
+def test_a_value_stored_into_a_variable_needs_no_gradient_stop():
+    source = PLAIN.format(
+        body="    with tf.GradientTape() as tape:\n        lr = t * 0.1\n"
+        "        opt.lr.assign(lr.numpy())\n    return t"
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is not None
+    assert "opt.lr.assign(lr)" in fix_source(source, select=SELECT, unsafe_fixes=True)

@@ -347,9 +347,13 @@ def test_long_rewrite_is_one_argument_per_line() -> None:
     )
 
 
-def test_format_spec_on_a_tensor_not_known_scalar_is_refused() -> None:
+def test_format_spec_on_a_tensor_not_known_scalar_formats_its_one_element() -> None:
     [finding] = check_source(traced('print(f"{tf.abs(x):.3f}")'), select=["TFR103"])
-    assert finding.fix is None and "needs a scalar" in finding.message
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "`tf.abs(x)` is taken to be a scalar" in finding.fix.message
+    assert "tf.strings.as_string(tf.reshape(tf.abs(x), []), precision=3)" in fix(
+        traced('print(f"{tf.abs(x):.3f}")'), unsafe=True
+    )
 
 
 def test_format_spec_with_a_container_of_tensors_is_refused() -> None:
@@ -497,14 +501,6 @@ REFUSALS = [
     pytest.param("print(**options)", "`*args`/`**kwargs`", id="star-kwargs"),
     pytest.param(
         'print("loss", float(scale(loss)))', "`float(scale(loss))` turns a tensor", id="float"
-    ),
-    pytest.param(
-        "print(scale(loss).numpy())", "`scale(loss).numpy()` reads a value on the host", id="numpy"
-    ),
-    pytest.param(
-        'print(loss, f"{x.numpy()}")',
-        "nothing shows `x` is a tensor `tf.print` could print",
-        id="numpy-of-unknown-in-python-field",
     ),
     pytest.param(
         'print(f"{loss:>8}")', "format spec `>8` of `loss` has no TensorFlow equivalent", id="align"
@@ -785,10 +781,9 @@ TF_PRINT_REWRITES = [
         'tf.print("loss=", loss, " | ", step, sep="")',
         id="fstring-with-sep",
     ),
-    pytest.param('tf.print("loss", loss.numpy())', 'tf.print("loss", loss)', id="numpy-read"),
     pytest.param(
-        'tf.print("x", tf.abs(x).numpy(), summarize=5)',
-        'tf.print("x", tf.abs(x), summarize=5)',
+        'tf.print("x %s" % tf.abs(x).numpy(), summarize=5)',
+        'tf.print("x ", tf.abs(x), sep="", summarize=5)',
         id="own-summarize-kept",
     ),
 ]
@@ -860,3 +855,68 @@ def test_static_dimensions_stay_static_without_a_signature() -> None:
         'tf.print("batch", x.shape[0], loss, output_stream=sys.stdout)'
     )
     assert check_source(traced('print("batch", x.shape[0])'), select=["TFR103"]) == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "assumed"),
+    [
+        pytest.param(
+            "print(scale(loss).numpy())",
+            "tf.print(scale(loss), summarize=-1, output_stream=sys.stdout)",
+            "scale(loss)",
+            id="call-result",
+        ),
+        pytest.param(
+            'print(loss, f"{x.numpy()}")',
+            'tf.print(loss, " ", x, sep="", summarize=-1, output_stream=sys.stdout)',
+            "x",
+            id="parameter-in-fstring",
+        ),
+        pytest.param(
+            'tf.print("lr: %s" % opt.lr.numpy())',
+            'tf.print("lr: ", opt.lr, sep="", summarize=-1)',
+            "opt.lr",
+            id="attribute-in-tf-print",
+        ),
+    ],
+)
+def test_numpy_reads_of_values_not_known_to_be_tensors(before, after, assumed) -> None:
+    """Only TensorFlow values have `.numpy()`: the receiver is printed as a
+    tensor, and the fix says what it assumes."""
+    source = traced(before)
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert f"it assumes `{assumed}` is a TensorFlow value" in finding.fix.message
+    fixed = fix(source, unsafe=True)
+    assert same_code(fixed, traced(after)), fixed
+    assert fix(fixed, unsafe=True) == fixed
+
+
+def test_a_variable_prints_its_value() -> None:
+    source = traced(
+        'step_var = tf.Variable(0)\ntf.print("step %s, loss %s" % (step_var, loss))',
+    )
+    fixed = fix(source)
+    assert 'tf.print("step ", step_var, ", loss ", loss, sep="")' in fixed
+
+
+def test_integer_width_and_one_element_number_formats() -> None:
+    """`%4d` of an integer tensor pads as printf does; a number format of a
+    tensor not known to be a scalar formats its one element (Python raises
+    for more)."""
+    source = traced(
+        'n = tf.size(x)\ntf.print("step %4d loss %.3f" % (n, tf.reduce_sum(x, axis=0)))',
+    )
+    [finding] = check_source(source, select=["TFR103"])
+    assert "is taken to be a scalar" in finding.fix.message
+    fixed = fix(source, unsafe=True)
+    assert "tf.strings.as_string(n, width=4)" in fixed
+    assert "tf.strings.as_string(tf.reshape(tf.reduce_sum(x, axis=0), []), precision=3)" in fixed
+
+
+def test_tf_print_formatting_a_value_not_known_to_be_a_tensor_is_refused() -> None:
+    source = traced('total = helper(x)\ntf.print("loss %.2f total %.2f" % (loss, total))')
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is None
+    assert "`total` is formatted in Python among tensors" in finding.message
+    assert fix(source, unsafe=True) == source

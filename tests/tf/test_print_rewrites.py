@@ -61,10 +61,11 @@ def assert_same_printed(expected: list[str], actual: list[str]) -> None:
 
 
 def rewrite(source: str, unsafe: bool = False) -> str:
+    """TFR103's rewrite (with TFR105's of host reads in `tf.print`)."""
     source = textwrap.dedent(source)
-    fixed = fix_source(source, select=["TFR103"], unsafe_fixes=unsafe)
+    fixed = fix_source(source, select=["TFR103", "TFR105"], unsafe_fixes=unsafe)
     assert fixed != source, "TFR103 did not rewrite the example"
-    assert check_source(fixed, select=["TFR103"]) == []
+    assert check_source(fixed, select=["TFR103", "TFR105"]) == []
     return fixed
 
 
@@ -457,3 +458,39 @@ def test_python_formatting_inside_tf_print_is_frozen_at_trace_time() -> None:
         frozen(tf.constant([1.0]))
         frozen(tf.constant([3.0]))
     assert out.stdout_lines() == ['loss Tensor("Mean:0", shape=(), dtype=float32)'] * 2
+
+
+YOLO_STEP = """\
+import tensorflow as tf
+
+optimizer = tf.keras.optimizers.SGD(learning_rate=0.125)
+global_steps = tf.Variable(1, trainable=False, dtype=tf.int64)
+
+@tf.function
+def step(x):
+    total_loss = tf.reduce_sum(x, axis=0)
+    giou_loss = tf.reduce_mean(x)
+    tf.print("=> STEP %4d   lr: %.6f   giou_loss: %4.2f   total_loss: %4.2f"
+             % (global_steps, optimizer.learning_rate.numpy(), giou_loss, total_loss))
+    global_steps.assign_add(7)
+    return giou_loss
+"""
+
+
+def test_a_training_log_line_prints_its_values_on_every_call() -> None:
+    """The log line of a real YOLO train step: a variable with `%4d`, a
+    learning rate read with `.numpy()`, a loss not known to be a scalar with `%4.2f`.
+    Traced, Python formatting raises; the rewrite prints what the eager
+    original printed, digit for digit."""
+    calls = [(tf.constant([0.5, 1.25]),), (tf.constant([-2.0, 4.0, 6.0]),), (tf.constant([9.0]),)]
+    rewritten_source = rewrite(YOLO_STEP, unsafe=True)
+    assert "tf.strings.as_string(global_steps, width=4)" in rewritten_source
+    original = load_module(YOLO_STEP)
+    with capture_fds(), pytest.raises((TypeError, AttributeError, NotImplementedError)):
+        original.step(*calls[0])
+    expected = printed(lambda *a: run_eagerly(original.step, *a), calls, "stderr")
+    for autograph in (True, False):
+        module = load_module(rewritten_source)
+        traced = tf.function(python_function(module.step), autograph=autograph)
+        lines = [line for line in printed(traced, calls, "stderr") if line.startswith("=>")]
+        assert lines == [line for line in expected if line.startswith("=>")]

@@ -296,7 +296,7 @@ class NumpyCallInTracedCode(Rule):
             _refuse_silent_uses(ctx, followed, tf)
             text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
             reason = differentiated(ctx, scope, ancestors)
-            gradient = builtin != "int" and not _only_printed(ctx, followed)
+            gradient = builtin != "int" and not _no_gradient_uses(ctx, followed)
             if gradient and reason is not None:
                 text = f"{tf}.stop_gradient({text})"
             elif gradient:
@@ -451,6 +451,23 @@ def _only_printed(ctx: RuleContext, followed: Followed) -> bool:
     return bool(followed.uses) and all(
         isinstance(use.node, cst.Call)
         and ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+        for use in followed.uses
+    )
+
+
+# Variable methods that store a value: no gradient flows through them.
+_STORES = frozenset({"assign", "assign_add", "assign_sub"})
+
+
+def _no_gradient_uses(ctx: RuleContext, followed: Followed) -> bool:
+    """Every use prints the value or stores it into a variable: no gradient
+    reaches it there, so no gradient stop is needed."""
+    return bool(followed.uses) and all(
+        isinstance(use.node, cst.Call)
+        and (
+            ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+            or (isinstance(use.node.func, cst.Attribute) and use.node.func.attr.value in _STORES)
+        )
         for use in followed.uses
     )
 

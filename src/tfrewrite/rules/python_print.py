@@ -38,8 +38,11 @@ from tfrewrite.transforms.print_pieces import (
 from tfrewrite.transforms.print_render import as_text, join_args, render
 from tfrewrite.transforms.print_values import (
     DYNAMIC_SHAPE_KEYWORDS,
+    PrintedFacts,
     dynamic_shape_reads,
+    formatted_operands,
     leftover_numpy_read,
+    python_only,
     shows_many,
     strip_host_reads,
 )
@@ -133,10 +136,20 @@ class PrintInTracedCode(Rule):
           `reduce_retracing=True`) an unknown dimension reads `None`, where the
           eager `print` showed the batch size: the rewrite prints
           `tf.shape(x)[0]`, its value on each call.
+        - A `tf.Variable` prints its value (`tf.print(step)`); `.numpy()` on a
+          value not known to be a tensor (`optimizer.lr.numpy()`) prints that
+          value as a tensor too (only TensorFlow values have `.numpy()`): the
+          fix is then unsafe and says what it assumes.
+        - `%4d` of an integer tensor becomes `tf.strings.as_string(n,
+          width=4)` (printf's padding); a number format of a tensor not known
+          to be a scalar formats `tf.reshape(x, [])` (Python's format raises
+          for anything but a scalar, eagerly too): unsafe.
         - Python formatting inside `tf.print` (`tf.print("loss %s" % loss)`,
           an f-string, `str.format`) runs while tracing: every call prints the
           text `Tensor("Mean:0", ...)`. The tensors become `tf.print`
           arguments, keeping the text (`tf.print("loss ", loss, sep="")`).
+          When that formatting also shows a value not known to be a tensor or
+          a Python value, it is reported with no fix.
 
         ## Fix safety
         The fix is safe in a function decorated with a plain `@tf.function`
@@ -161,8 +174,7 @@ class PrintInTracedCode(Rule):
           not known to be a tensor): it fails or freezes under tracing.
         - A format spec or `%` conversion with no faithful TensorFlow
           equivalent (`{loss:>8}`, `{loss:08.2f}`, `%d` on a tensor that may be
-          float, ...), a number format on a tensor not known to be a scalar, and
-          any format spec on a value not known to be a tensor.
+          float, ...), and any format spec on a value not known to be a tensor.
         - `file=` other than `sys.stdout` / `sys.stderr`, and a `print` whose
           value is used (in a lambda or an assignment).
         """
@@ -420,7 +432,7 @@ class PrintInTracedCode(Rule):
                 "`print` with `*args`/`**kwargs` in traced code runs once, at trace time; "
                 "not rewritten: what it prints cannot be seen (use `tf.print` on the tensors)",
             )
-        printed, shapes = self._printed_values(ctx, call, scope, facts)
+        printed, shapes, facts = self._printed_values(ctx, call, scope, facts)
         positional = [arg.value for arg in printed.args if arg.keyword is None]
         if not any(shows_values(facts, value) for value in positional):
             return None  # constant text or static facts: a trace-time message
@@ -446,7 +458,11 @@ class PrintInTracedCode(Rule):
             rewrite = self._rewrite(ctx, printed, facts, indent)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
-        notes = [*rewrite.assumptions, *([context_note] if context_note else [])]
+        notes = [
+            *_assumed_notes(facts),
+            *rewrite.assumptions,
+            *([context_note] if context_note else []),
+        ]
         applicability = Applicability.UNSAFE if notes else Applicability.SAFE
         message = "Replace `print` with `tf.print`"
         if notes:
@@ -458,16 +474,19 @@ class PrintInTracedCode(Rule):
 
     def _printed_values(
         self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, facts: TensorFacts
-    ) -> tuple[cst.Call, bool]:
+    ) -> tuple[cst.Call, bool, PrintedFacts]:
         """The call with what a graph must print in place of what Python read
         on the host: tensors for `float(t)`/`t.numpy()`, run-time dimensions
-        for `x.shape[i]` where the traced function may not know them; and
-        whether any dimension was replaced."""
+        for `x.shape[i]` where the traced function may not know them; whether
+        any dimension was replaced; and the tensor facts as the print sees
+        them (variables and `.numpy()` receivers print as tensors)."""
         tf_alias, _ = ctx.tensorflow()
-        printed = strip_host_reads(ctx, facts, call, tf_alias)
+        printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
+        seen = PrintedFacts(facts, ctx, assumed)
         if not _dynamic_shapes(ctx, scope):
-            return printed, False
-        return dynamic_shape_reads(ctx, facts, printed, tf_alias)
+            return printed, False, seen
+        printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
+        return printed, shapes, seen
 
     def _check_tf_print(
         self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, indent: str
@@ -478,37 +497,32 @@ class PrintInTracedCode(Rule):
         prints `None` under an `input_signature`."""
         if any(arg.star for arg in call.args):
             return None
-        facts = ctx.tensors(scope)
+        printed, shapes, facts = self._printed_values(ctx, call, scope, ctx.tensors(scope))
         positional = [arg.value for arg in call.args if arg.keyword is None]
-        formats = any(formats_a_tensor(facts, value) for value in positional)
-        printed, shapes = self._printed_values(ctx, call, scope, facts)
-        reads = not printed.deep_equals(call)
-        if not (formats or shapes or reads):
-            return None
+        formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+        if not (formats or shapes):
+            return None  # a host read alone is TFR105's
         if formats:
             problem = (
                 "Python string formatting of a tensor inside `tf.print` runs once, at trace "
                 "time: every call prints the text `Tensor(...)`, not the values"
             )
-        elif shapes:
+        else:
             problem = (
                 "`.shape[...]` in `tf.print` is read at trace time and prints `None` for a "
                 "dimension the traced function does not know"
             )
-        else:
-            problem = (
-                "`tf.print` of a tensor read on the host (`float(...)`, `.numpy()`) fails "
-                "when traced"
-            )
         try:
             _refuse_leftover_reads(ctx, printed)
+            _refuse_unknown_fields(ctx, facts, printed)
             rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
-        applicability = Applicability.UNSAFE if rewrite.assumptions else Applicability.SAFE
+        notes = [*_assumed_notes(facts), *rewrite.assumptions]
+        applicability = Applicability.UNSAFE if notes else Applicability.SAFE
         message = "Pass the tensors to `tf.print` as arguments"
-        if rewrite.assumptions:
-            message += " (unsafe: " + "; ".join(rewrite.assumptions) + ")"
+        if notes:
+            message += " (unsafe: " + "; ".join(notes) + ")"
         fix = CstFix(
             message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability
         )
@@ -637,6 +651,32 @@ class PrintInTracedCode(Rule):
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call) -> None:
+    """Inside `tf.print`, Python formatting that shows tensors may also format
+    values not known to be tensors (`"%4.2f" % (loss, total)` with `total`
+    accumulated from a helper's results): left as Python formatting they
+    would still be formatted once, while tracing. Only Python numbers,
+    strings and static facts may stay."""
+    for arg in call.args:
+        if arg.keyword is not None:
+            continue
+        for operand in formatted_operands(arg.value):
+            if facts.is_tensor(operand) or python_only(facts, operand):
+                continue
+            raise PrintRefusal(
+                f"`{ctx.code(operand)}` is formatted in Python among tensors and is not known "
+                "to be a tensor or a Python value: it would still be formatted once, while "
+                "tracing"
+            )
+
+
+def _assumed_notes(facts: PrintedFacts) -> list[str]:
+    return [
+        f"it assumes `{code}` is a TensorFlow value (it has `.numpy()`)"
+        for code in sorted(facts.assumed)
+    ]
 
 
 def _refuse_leftover_reads(ctx: RuleContext, call: cst.Call) -> None:

@@ -176,11 +176,19 @@ def as_string(
     assumptions: list[str],
 ) -> Arg:
     """`tf.strings.as_string` with the digits Python's `f`/`e` formatting gives.
-    Python formats only scalar tensors this way; `as_string` would format every
-    element, so a tensor not known to be a scalar is refused."""
+    Python formats a tensor this way only when it is a scalar (else
+    `TypeError`, eagerly too: "only 0-dimensional arrays can be converted");
+    `as_string` would format every element, so a tensor not known to be a
+    scalar is written `tf.reshape(x, [])`, which holds wherever the original
+    ran."""
     code = ctx.code(expression)
     if not facts.is_scalar_tensor(expression):
-        raise PrintRefusal(f"a number format needs a scalar, and nothing shows `{code}` is one")
+        code = f"{tf_alias}.reshape({ctx.code(expression.with_changes(lpar=(), rpar=()))}, [])"
+        note = (
+            f"`{ctx.code(expression)}` is taken to be a scalar, as Python's number format requires"
+        )
+        if note not in assumptions:
+            assumptions.append(note)
     arguments = [code, f"precision={int(precision) if precision is not None else 6}"]
     if kind == "e":
         arguments.append("scientific=True")
@@ -241,6 +249,23 @@ def percent_pieces(
         elif (kind in "sra" or (kind in "di" and facts.kind(operand).integer)) and plain:
             # `%d` of an integer tensor prints its digits, as `tf.print` does.
             pieces.append(Arg(ctx.code(operand)))
+        elif (
+            kind in "di"
+            and not flags
+            and match["width"] is not None
+            and match["precision"] is None
+            and facts.kind(operand).integer
+        ):
+            # `%4d` of an integer tensor: printf's padding, as Python pads.
+            operand_code = ctx.code(operand)
+            if not facts.is_scalar_tensor(operand):
+                operand_code = f"{tf_alias}.reshape({operand_code}, [])"
+            pieces.append(
+                Arg(
+                    f"{tf_alias}.strings.as_string({operand_code}, width={int(match['width'])})",
+                    "string",
+                )
+            )
         elif kind in "fe" and not flags:
             pieces.append(
                 as_string(

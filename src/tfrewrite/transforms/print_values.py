@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
+from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts, TensorKind
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.print_pieces import STATIC_BUILTINS
@@ -41,9 +41,9 @@ def host_read(facts: TensorFacts, node: cst.CSTNode, ctx: RuleContext) -> cst.Ba
         isinstance(func, cst.Attribute)
         and func.attr.value == "numpy"
         and not node.args
-        and facts.is_tensor(func.value)
+        and not isinstance(func.value, (cst.SimpleString, cst.FormattedString, cst.List))
     ):
-        return func.value
+        return func.value  # only TensorFlow values have `.numpy()`
     if (
         isinstance(func, cst.Name)
         and func.value in _NUMBER_READS
@@ -62,6 +62,7 @@ class _HostReads(cst.CSTTransformer):
         self.ctx = ctx
         self.facts = facts
         self.tf = tf
+        self.assumed: set[str] = set()  # `.numpy()` receivers not known to be tensors
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -70,6 +71,8 @@ class _HostReads(cst.CSTTransformer):
         tensor = host_read(self.facts, original_node, self.ctx)
         if tensor is None:
             return updated_node
+        if not self.facts.is_tensor(tensor) and not self.facts.kind(tensor).variable:
+            self.assumed.add(self.ctx.code(tensor.with_changes(lpar=(), rpar=())))
         # The updated operand (a nested read inside it is already replaced).
         func = updated_node.func
         inner = func.value if isinstance(func, cst.Attribute) else updated_node.args[0].value
@@ -89,11 +92,15 @@ class _HostReads(cst.CSTTransformer):
         return inner
 
 
-def strip_host_reads(ctx: RuleContext, facts: TensorFacts, node: cst.Call, tf: str) -> cst.Call:
-    """`node` with each host read of a tensor replaced by the tensor."""
-    result = node.visit(_HostReads(ctx, facts, tf))
+def strip_host_reads(
+    ctx: RuleContext, facts: TensorFacts, node: cst.Call, tf: str
+) -> tuple[cst.Call, set[str]]:
+    """`node` with each host read of a tensor replaced by the tensor, and the
+    `.numpy()` receivers that are not known to be tensors (assumed to be)."""
+    transformer = _HostReads(ctx, facts, tf)
+    result = node.visit(transformer)
     assert isinstance(result, cst.Call)
-    return result
+    return result, transformer.assumed
 
 
 class _ShapeReads(cst.CSTTransformer):
@@ -210,3 +217,86 @@ def leftover_numpy_read(node: cst.CSTNode) -> cst.Call | None:
             return current
         stack.extend(child_nodes(current))
     return None
+
+
+class PrintedFacts:
+    """Tensor facts as a print sees them: a `tf.Variable` prints its value as
+    a tensor does (`tf.print(v)` shows it on every call), and the receivers
+    of `.numpy()` reads replaced by `strip_host_reads` (only TensorFlow
+    values have `.numpy()`) are taken for tensors: `assumed` holds their
+    source, for the fix to say what it assumes."""
+
+    def __init__(self, facts: TensorFacts, ctx: RuleContext, assumed: set[str]) -> None:
+        self.facts = facts
+        self.ctx = ctx
+        self.assumed = assumed
+
+    def kind(self, node: cst.BaseExpression) -> TensorKind:
+        known = self.facts.kind(node)
+        if known.tensor:
+            return known
+        if known.variable:
+            return TensorKind(True, known.scalar, known.boolean, known.floating, known.integer)
+        if self.assumed and self.ctx.code(node.with_changes(lpar=(), rpar=())) in self.assumed:
+            return TensorKind(True)
+        return known
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind(node).tensor
+
+    def is_scalar_tensor(self, node: cst.BaseExpression) -> bool:
+        kind = self.kind(node)
+        return kind.tensor and kind.scalar
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.facts, name)
+
+
+def formatted_operands(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a Python string formatting shows: the operands of
+    `"..." % (a, b)`, the arguments of `"...".format(a, b)`, the fields of an
+    f-string (none for anything else)."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        if isinstance(node.right, cst.Tuple):
+            return [e.value for e in node.right.elements]
+        return [node.right]
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "format"
+    ):
+        return [arg.value for arg in node.args]
+    if isinstance(node, cst.FormattedString):
+        return [
+            part.expression
+            for part in node.parts
+            if isinstance(part, cst.FormattedStringExpression)
+        ]
+    if isinstance(node, cst.ConcatenatedString):
+        return [*formatted_operands(node.left), *formatted_operands(node.right)]
+    return []
+
+
+def python_only(facts: TensorFacts, node: cst.BaseExpression) -> bool:
+    """A value known to be Python's: a literal, a name bound only to numbers,
+    a static fact about a tensor (`x.shape`, `len(x)`)."""
+    if isinstance(
+        node,
+        (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float),
+    ):
+        return True
+    if isinstance(node, cst.Attribute) and node.attr.value in NON_TENSOR_ATTRIBUTES:
+        return True
+    if (
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+    ):
+        return True
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in STATIC_BUILTINS
+    ):
+        return True
+    return facts._is_number(node)  # noqa: SLF001 - the facts' own number test
