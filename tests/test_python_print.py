@@ -920,3 +920,17 @@ def test_tf_print_formatting_a_value_not_known_to_be_a_tensor_is_refused() -> No
     assert finding.fix is None
     assert "`total` is formatted in Python among tensors" in finding.message
     assert fix(source, unsafe=True) == source
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'print("Tracing with", x)',
+        "print('Traced:', loss)",
+        'print(f"retracing for {loss}")',
+        'print("shape", x.shape, "-- tracing", loss)',
+    ],
+)
+def test_a_message_about_tracing_is_left_alone(line: str) -> None:
+    """The idiom of the `tf.function` guide: a print meant to run once per trace."""
+    assert check_source(traced(line), select=["TFR103"]) == []

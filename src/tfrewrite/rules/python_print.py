@@ -21,7 +21,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
-from tfrewrite.analysis.walk import child_nodes
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
@@ -166,8 +166,10 @@ class PrintInTracedCode(Rule):
 
         ## Left alone, or reported with no fix
         - A `print` of constant text or of static facts (`x.shape`, `x.dtype`,
-          `len(x)`) is a trace-time message and is not touched; nor is any
-          `print` outside traced code.
+          `len(x)`) is a trace-time message and is not touched; nor is a
+          `print` whose text speaks of tracing (`print("Tracing with", x)`, the
+          idiom the `tf.function` guide teaches), nor any `print` outside
+          traced code.
         - `print(*args)` / `print(**kwargs)`: what is printed cannot be seen.
         - An argument that turns a tensor into a Python value other than a
           plain read (`str(loss)`, `round(loss, 2)`, `float(f(loss))` of a value
@@ -364,6 +366,17 @@ class PrintInTracedCode(Rule):
             """\
             import tensorflow as tf
 
+            @tf.function
+            def double(a):
+                print("Tracing with", a)
+                return a + a
+            """,
+            note="a message about tracing is meant to run at trace time",
+        ),
+        Valid(
+            """\
+            import tensorflow as tf
+
             def evaluate(x):
                 loss = tf.reduce_mean(x)
                 print("loss:", loss)
@@ -432,6 +445,9 @@ class PrintInTracedCode(Rule):
                 "`print` with `*args`/`**kwargs` in traced code runs once, at trace time; "
                 "not rewritten: what it prints cannot be seen (use `tf.print` on the tensors)",
             )
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if _announces_tracing(positional):
+            return None  # `print("Tracing with", x)`: meant to run at trace time
         printed, shapes, facts = self._printed_values(ctx, call, scope, facts)
         positional = [arg.value for arg in printed.args if arg.keyword is None]
         if not any(shows_values(facts, value) for value in positional):
@@ -651,6 +667,23 @@ class PrintInTracedCode(Rule):
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def _announces_tracing(arguments: list[cst.BaseExpression]) -> bool:
+    """A print whose own text speaks of tracing (`"Tracing with"`, `"traced"`,
+    `"retracing"`) is a deliberate trace-time message, the idiom the
+    `tf.function` guide teaches: it is meant to run once per trace."""
+    for argument in arguments:
+        for node in iter_nodes(argument):
+            text = None
+            if isinstance(node, cst.SimpleString):
+                value = node.evaluated_value
+                text = value if isinstance(value, str) else None
+            elif isinstance(node, cst.FormattedStringText):
+                text = node.value
+            if text is not None and "trac" in text.lower():
+                return True
+    return False
 
 
 def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call) -> None:
