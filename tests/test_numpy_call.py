@@ -331,3 +331,31 @@ def test_a_value_stored_into_a_variable_needs_no_gradient_stop():
     [finding] = check_source(source, select=SELECT)
     assert finding.fix is not None
     assert "opt.lr.assign(lr)" in fix_source(source, select=SELECT, unsafe_fixes=True)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(
+            "    return step.numpy(), t.numpy()",
+            "    return step.read_value(), t",
+            id="module-variable-returned",
+        ),
+        pytest.param(
+            "    return opt.lr.numpy()",
+            "    return tf.identity(opt.lr)",
+            id="attribute-returned",
+        ),
+        pytest.param(
+            "    return tf.reduce_sum(opt.lr.numpy())",
+            "    return tf.reduce_sum(opt.lr)",
+            id="attribute-read-by-an-op",
+        ),
+    ],
+)
+def test_a_variable_returned_is_a_snapshot(body, expected):
+    """`v.numpy()` copies the value; `v` itself would change with later assignments."""
+    header = "step = tf.Variable(0)\n\n\n"
+    source = PLAIN.format(body=body).replace("@tf.function", header + "@tf.function")
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert fixed == PLAIN.format(body=expected).replace("@tf.function", header + "@tf.function")

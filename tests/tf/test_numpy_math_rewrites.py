@@ -585,3 +585,32 @@ def test_keras_loss_with_a_host_round_trip_trains_like_the_eager_original():
     traced.fit(x, y, batch_size=2, epochs=2, verbose=0, shuffle=False)
     for want, got in zip(eager.get_weights(), traced.get_weights(), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+SNAPSHOT = """\
+import tensorflow as tf
+
+step = tf.Variable(3, dtype=tf.int64)
+
+
+@tf.function
+def f(x):
+    loss = tf.reduce_sum(x)
+    return step.numpy(), loss.numpy()
+"""
+
+
+def test_a_returned_variable_read_stays_a_snapshot():
+    """The caller keeps the value it got: later assignments to the variable
+    must not change it (they would through the variable object itself)."""
+    rewritten = fix_source(SNAPSHOT, select=["TFR105"], unsafe_fixes=True)
+    assert "return step.read_value(), loss" in rewritten
+    original = load_module(SNAPSHOT)
+    module = load_module(rewritten)
+    x = tf.constant([1.0, 2.5])
+    expected = run_eagerly(python_function(original.f), x)
+    for function in (module.f, tf.function(python_function(module.f), autograph=False)):
+        got = function(x)
+        module.step.assign_add(5)
+        assert [np.asarray(v).item() for v in got] == [np.asarray(v).item() for v in expected]
+        module.step.assign(3)

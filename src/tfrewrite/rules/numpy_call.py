@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.tensors import TensorFacts, bound_names
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -24,7 +24,7 @@ from tfrewrite.transforms.numpy_operands import builtin_extremum, numpy_function
 from tfrewrite.transforms.tensor_results import Followed, follow
 from tfrewrite.transforms.traced_calls import Refusal
 from tfrewrite.transforms.traced_context import differentiated
-from tfrewrite.transforms.value_uses import wrapper_replacement
+from tfrewrite.transforms.value_uses import UseKind, wrapper_replacement
 
 # Builtins that turn a tensor into a Python number.
 _HOST_BUILTINS = frozenset({"float", "int"})
@@ -70,7 +70,11 @@ class NumpyCallInTracedCode(Rule):
     (TensorFlow ops, arithmetic with tensors, indexing, shapes, `tf.print`,
     NumPy math that TFR104 rewrites), the tensor takes the host value's place:
     - `x.numpy()` becomes `x` (same dtype); `tf.constant(x.numpy())` and
-      `np.asarray(x.numpy())` become `x`, with a dtype `tf.cast(x, dtype)`;
+      `np.asarray(x.numpy())` become `x`, with a dtype `tf.cast(x, dtype)`.
+      `v.numpy()` of a variable is a snapshot: where it is returned or
+      stored, it becomes `v.read_value()` (`tf.identity(v)` for an attribute
+      or parameter that may be one), never the variable object, which later
+      assignments would change;
     - `float(x)` becomes `tf.cast(x, tf.float32)` (a Python float is float32
       to TensorFlow), or `tf.cast(x, t.dtype)` where it meets the tensor `t`;
     - `int(x)` becomes `x` for an integer tensor, else `tf.cast(x, tf.int32)`
@@ -356,9 +360,18 @@ class NumpyCallInTracedCode(Rule):
         value = ctx.code(source.with_changes(lpar=(), rpar=()))
         unsafe: list[str] = []
         if builtin is None:
-            if not isinstance(source, (cst.Tuple, cst.GeneratorExp)):
-                return value, unsafe
-            return ctx.code(source), unsafe
+            if isinstance(source, (cst.Tuple, cst.GeneratorExp)):
+                return ctx.code(source), unsafe
+            if _may_be_variable(facts, source) and any(
+                use.kind is UseKind.UNKNOWN or isinstance(use.node, cst.Return)
+                for use in followed.uses
+            ):
+                # `v.numpy()` of a variable is a snapshot; `v` itself, stored or
+                # returned, would change with later assignments.
+                if facts.kind(source).variable:
+                    return f"{value}.read_value()", unsafe
+                return f"{tf}.identity({value})", unsafe
+            return value, unsafe
         kind = facts.kind(source)
         met = {ctx.code(node): node for node in followed.meets}
         if followed.unknown_meets:
@@ -390,6 +403,19 @@ class NumpyCallInTracedCode(Rule):
         if _only_printed(ctx, followed):
             return value, unsafe
         return f"{tf}.cast({value}, {tf}.float32)", unsafe
+
+
+def _may_be_variable(facts: TensorFacts, node: cst.BaseExpression) -> bool:
+    """A `tf.Variable`, or a value that may be one: an attribute (`self.w`,
+    `optimizer.lr`) or a name the function does not compute itself (a
+    parameter, a global). A local computed in the function is a tensor."""
+    if facts.is_tensor(node):
+        return False
+    if facts.kind(node).variable or isinstance(node, cst.Attribute):
+        return True
+    return isinstance(node, cst.Name) and (
+        node.value in facts.params or node.value not in bound_names(facts.function.body)
+    )
 
 
 def _may_have_numpy(node: cst.BaseExpression) -> bool:
