@@ -137,6 +137,48 @@ SAFE = [
     ("np.minimum(1.0 ,  y_pred)", "tf.minimum(y_pred ,  1.0)"),
     ("np.where(b, 0, y_pred)", "tf.where(tf.logical_not(b), y_pred, 0)"),
     ("np.where(y_true > 0.5, 1.0, y_pred)", "tf.where(tf.logical_not(y_true > 0.5), y_pred, 1.0)"),
+    # NumPy counts booleans in int64
+    ("np.sum(b)", "tf.reduce_sum(tf.cast(b, tf.int64))"),
+    ("np.prod(b, axis=0)", "tf.reduce_prod(tf.cast(b, tf.int64), axis=0)"),
+    # a float64/int64 NumPy scalar meeting a tensor takes its dtype: so does the cast
+    ("y_pred + np.mean(b)", "y_pred + tf.reduce_mean(tf.cast(b, y_pred.dtype))"),
+    ("y_pred - 0.5 * np.mean(i)", "y_pred - 0.5 * tf.reduce_mean(tf.cast(i, y_pred.dtype))"),
+    ("np.mean(b) < y_pred", "tf.reduce_mean(tf.cast(b, y_pred.dtype)) < y_pred"),
+    ("y_true * np.sum(b)", "y_true * tf.reduce_sum(tf.cast(b, y_true.dtype))"),
+    ("-np.mean(b) * y_pred", "-tf.reduce_mean(tf.cast(b, y_pred.dtype)) * y_pred"),
+    # conversions of the result are rewritten with it
+    ("np.mean(y_pred).astype(np.float32)", "tf.cast(tf.reduce_mean(y_pred), tf.float32)"),
+    ("tf.constant(np.sum(y_pred, axis=0))", "tf.reduce_sum(y_pred, axis=0)"),
+    (
+        "tf.convert_to_tensor(np.mean(b), tf.float32)",
+        "tf.cast(tf.reduce_mean(tf.cast(b, tf.float64)), tf.float32)",
+    ),
+    # power: a Python number base keeps its place, as an operator
+    ("np.power(y_pred, 2)", "tf.pow(y_pred, 2)"),
+    ("np.power(y_pred, 0.5)", "tf.pow(y_pred, 0.5)"),
+    ("np.power(i, 2)", "tf.pow(i, 2)"),
+    ("np.power(2.0, y_pred)", "2.0 ** y_pred"),
+    ("np.power(10.0, y_pred - 1.0)", "10.0 ** (y_pred - 1.0)"),
+    ("np.power(x1=y_true, x2=y_pred)", "tf.pow(x=y_true, y=y_pred)"),
+    # norm: the 2-norm of all elements, or along one axis
+    ("np.linalg.norm(y_pred)", "tf.norm(y_pred)"),
+    ("np.linalg.norm(y_pred, axis=-1)", "tf.norm(y_pred, axis=-1)"),
+    ("np.linalg.norm(y_pred, None, 1, True)", "tf.norm(y_pred, axis=1, keepdims=True)"),
+    ("np.linalg.norm(y_pred, axis=None, keepdims=False)", "tf.norm(y_pred)"),
+    # argmax: NumPy flattens without an axis
+    ("np.argmax(y_pred)", "tf.argmax(tf.reshape(y_pred, [-1]))"),
+    ("np.argmax(y_pred, axis=None)", "tf.argmax(tf.reshape(y_pred, [-1]))"),
+    ("np.argmax(y_pred, axis=-1)", "tf.argmax(y_pred, axis=-1)"),
+    ("np.argmin(i, 1)", "tf.argmin(i, 1)"),
+    ("np.argmax(u, 0)", "tf.argmax(u, 0)"),
+    # builtin max/min on tensors
+    ("max(y_pred, 0.0)", "tf.maximum(y_pred, 0.0)"),
+    ("min(0.0, y_pred)", "tf.minimum(y_pred, 0.0)"),
+    ("max(y_true, y_pred, 1.0)", "tf.maximum(tf.maximum(y_true, y_pred), 1.0)"),
+    ("min([y_true, y_pred])", "tf.minimum(y_true, y_pred)"),
+    ("max(i, 1)", "tf.maximum(i, 1)"),
+    ("max(y_pred)", "tf.reduce_max(y_pred)"),
+    ("max(np.abs(y_pred), 1e-7)", "tf.maximum(tf.abs(y_pred), 1e-7)"),
     # `~`, `&`, `|` of boolean tensors are boolean: averaged in float64
     ("np.mean(~b)", "tf.reduce_mean(tf.cast(~b, tf.float64))"),
     ("np.mean(b & (y_pred > 0))", "tf.reduce_mean(tf.cast(b & (y_pred > 0), tf.float64))"),
@@ -164,6 +206,37 @@ UNSAFE = [
     ("np.clip(y_pred, 0.0, n)", "tf.clip_by_value(y_pred, 0.0, n)", "are not number literals"),
     ("np.where(u, y_pred, 0.0)", "tf.where(u, y_pred, 0.0)", "`u` is not known to be boolean"),
     ("np.concatenate([y_pred, n])", "tf.concat([y_pred, n], axis=0)", "`n` is not known"),
+    ("np.sum(i)", "tf.reduce_sum(tf.cast(i, tf.int64))", "NumPy accumulates unsigned integers"),
+    (
+        "tf.reduce_sum(y_pred) + np.mean(b)",
+        "tf.reduce_sum(y_pred) + tf.reduce_mean(tf.cast(b, tf.float64))",
+        "the float64 result meets `tf.reduce_sum(y_pred)`",
+    ),
+    ("np.power(i, n)", "tf.pow(i, n)", "`n` may be negative"),
+    ("max(u, 0.5)", "tf.maximum(u, 0.5)", "the dtype of `u` is not known"),
+    ("max(y_pred, n)", "tf.maximum(y_pred, n)", "`n` is not known to be a tensor"),
+    # log2: no TensorFlow op; parenthesized where an operator would bind into it
+    ("np.log2(y_pred)", "tf.math.log(y_pred) / math.log(2.0)", "can miss an exact power of two"),
+    (
+        "1.0 / np.log2(y_pred + 1.0)",
+        "1.0 / (tf.math.log(y_pred + 1.0) / math.log(2.0))",
+        "TensorFlow has no `log2`",
+    ),
+    (
+        "np.log2(y_pred).shape",
+        "(tf.math.log(y_pred) / math.log(2.0)).shape",
+        "TensorFlow has no `log2`",
+    ),
+    (
+        "-np.log2(y_pred) - 1.0",
+        "-(tf.math.log(y_pred) / math.log(2.0)) - 1.0",
+        "TensorFlow has no `log2`",
+    ),
+    (
+        "2.0 * np.log2(y_pred)",
+        "2.0 * (tf.math.log(y_pred) / math.log(2.0))",
+        "TensorFlow has no `log2`",
+    ),
 ]
 
 
@@ -187,8 +260,7 @@ REFUSED = [
     ("np.square(y_pred, out=None)", "`out=` has no TensorFlow counterpart"),
     ("np.mean(y_pred, foo=1)", "`foo=` has no TensorFlow counterpart"),
     ("np.mean(y_pred, *n)", "the unpacked argument `*n`"),
-    ("np.sum(i)", "accumulates integers in int64"),
-    ("np.prod(b)", "`b` is boolean"),
+    ("np.prod(y_pred, dtype=np.int64)", "`dtype=` changes the dtype"),
     ("np.max(b)", "`b` is boolean"),
     ("np.sqrt(i)", "takes floats only"),
     ("np.floor(i)", "NumPy returns integers unchanged"),
@@ -210,9 +282,64 @@ REFUSED = [
     ("np.concatenate([*n, y_pred])", "a starred element"),
     ("np.matmul(y_true, y_pred)", "ranks are not known"),
     ("np.dot(y_true, y_pred)", "ranks are not known"),
-    ("np.mean(y_pred).astype(np.float32)", "`.astype(...)` is NumPy array API"),
-    ("np.abs(y_pred).reshape(-1)", "`.reshape` is NumPy array API"),
+    ("np.abs(y_pred).reshape(-1)", "has `.reshape` called or read, NumPy array API"),
+    ("float(np.mean(y_pred))", "is passed to `float(...)`, which needs a Python value"),
+    ("range(np.argmax(y_pred))", "is passed to `range(...)`"),
+    ("np.power(i, -1)", "raises an integer tensor to a negative power"),
+    ("np.power(i, 0.5)", "NumPy promotes the result to float64"),
+    ("np.log2(i)", "takes floats only"),
+    ("np.linalg.norm(y_pred, 2)", "`ord=2`: only the default 2-norm"),
+    ("np.linalg.norm(y_pred, ord=1, axis=0)", "`ord=1`: only the default 2-norm"),
+    ("np.linalg.norm(y_pred, axis=(0, 1))", "an axis pair picks a matrix norm"),
+    ("np.linalg.norm(y_pred, axis=n)", "`axis=n` is not one integer"),
+    ("np.linalg.norm(i)", "takes floats only"),
+    ("np.argmax(b)", "`b` is boolean"),
+    ("np.argmax(y_pred, axis=0, keepdims=True)", "`tf.argmax` has no `keepdims`"),
 ]
+
+BUILTINS_REFUSED = [
+    ("max(i, 0.5)", "`i` is an integer tensor and `0.5` a Python float"),
+    ("max(i, y_pred)", "`i` is integer and `y_pred` floating"),
+    ("min(y_pred, key=abs)", "`key=` has no TensorFlow counterpart"),
+    ("max(y_pred, default=0.0)", "`default=` has no TensorFlow counterpart"),
+    ("max(*n, y_pred)", "the unpacked argument `*n`"),
+    ("max([*n, y_pred])", "a starred element"),
+    ("max(b, y_pred > 1.0)", "is boolean; `tf.maximum` takes numbers"),
+]
+
+
+@pytest.mark.parametrize(("before", "reason"), BUILTINS_REFUSED)
+def test_builtin_extremum_refused_with_reason(before, reason):
+    [finding] = _findings(before)
+    assert finding.fix is None
+    assert "compares tensors as Python bools" in finding.message
+    assert "not rewritten: " in finding.message and reason in finding.message
+    assert _fix(before, unsafe=True) == before
+
+
+@pytest.mark.parametrize(
+    "expr", ["max(n, 1)", "max(len(n), 2)", "min(y_pred.shape[0], 4)", "max(1.0, 2.0) * y_pred"]
+)
+def test_builtin_extremum_of_python_values_is_left_alone(expr):
+    assert _findings(expr) == []
+
+
+def test_shadowed_builtin_max_is_left_alone():
+    source = "from mylib import max\n" + TRACED.format(expr="max(y_pred, 0.0)")
+    assert check_source(source, select=SELECT) == []
+
+
+def test_log2_adds_the_math_import_once_and_uses_an_alias():
+    source = TRACED.format(expr="np.log2(y_pred) + np.log2(y_true)")
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert fixed.count("import math\n") == 1
+    assert _last_line(fixed) == (
+        "tf.math.log(y_pred) / math.log(2.0) + tf.math.log(y_true) / math.log(2.0)"
+    )
+    aliased = "import math as m\n" + source
+    assert _last_line(fix_source(aliased, select=SELECT, unsafe_fixes=True)) == (
+        "tf.math.log(y_pred) / m.log(2.0) + tf.math.log(y_true) / m.log(2.0)"
+    )
 
 
 LISTS_OF_TENSORS = [
@@ -359,6 +486,10 @@ def test_keras_loss_call_and_nested_function():
         """
     )
     fixed, applied, remaining = fix_source_with_findings(source, select=SELECT)
+    # `inner` returns the result to a caller the rewrite cannot follow: unsafe
+    [unsafe] = remaining
+    assert "the result is returned from `inner` to its callers" in unsafe.fix.message
+    fixed, applied, remaining = fix_source_with_findings(source, select=SELECT, unsafe_fixes=True)
     assert remaining == []
     assert "err = tf.abs(y_true - y_pred)" in fixed
     assert "return tf.reduce_mean(tf.minimum(err, 1.0))" in fixed
@@ -471,8 +602,72 @@ def test_fix_is_idempotent_over_a_mixed_function():
     once = fix_source(source, select=SELECT, unsafe_fixes=True)
     assert fix_source(once, select=SELECT, unsafe_fixes=True) == once
     assert _last_line(once) == (
-        "tf.reduce_mean(tf.square(y_true - y_pred)) + np.sum(i) + np.var(y_pred, ddof=1) "
-        "+ tf.reduce_mean(u)"
+        "tf.reduce_mean(tf.square(y_true - y_pred)) + tf.reduce_sum(tf.cast(i, tf.int64)) "
+        "+ np.var(y_pred, ddof=1) + tf.reduce_mean(u)"
     )
     remaining = check_source(once, select=SELECT)
-    assert sorted(f.message.split("`")[1] for f in remaining) == ["np.sum(...)", "np.var(...)"]
+    assert sorted(f.message.split("`")[1] for f in remaining) == ["np.var(...)"]
+
+
+FOLLOWED = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    b = y_true > 0
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "expected", "applicability"),
+    [
+        pytest.param(
+            "    rate = np.mean(b)\n    return y_pred * rate\n",
+            "    rate = tf.reduce_mean(tf.cast(b, y_pred.dtype))\n    return y_pred * rate\n",
+            Applicability.SAFE,
+            id="named-result-meets-a-tensor",
+        ),
+        pytest.param(
+            "    m = np.mean(y_pred, axis=0)\n    return tf.constant(m) + 1.0\n",
+            "    m = tf.reduce_mean(y_pred, axis=0)\n    return m + 1.0\n",
+            Applicability.SAFE,
+            id="named-result-through-tf-constant",
+        ),
+        pytest.param(
+            "    m = np.max(y_pred)\n    return np.asarray(m, dtype=np.float64)\n",
+            "    m = tf.reduce_max(y_pred)\n    return tf.cast(m, tf.float64)\n",
+            Applicability.SAFE,
+            id="named-result-through-np-asarray",
+        ),
+        pytest.param(
+            "    rate = np.mean(b)\n    return y_pred * rate, y_true + rate\n",
+            "    rate = tf.reduce_mean(tf.cast(b, tf.float64))\n"
+            "    return y_pred * rate, y_true + rate\n",
+            Applicability.UNSAFE,
+            id="named-result-meets-two-tensors",
+        ),
+        pytest.param(
+            "    m = np.mean(y_pred)\n    return helper(m)\n",
+            "    m = tf.reduce_mean(y_pred)\n    return helper(m)\n",
+            Applicability.UNSAFE,
+            id="passed-to-an-unknown-function",
+        ),
+    ],
+)
+def test_the_result_is_followed_to_its_uses(body, expected, applicability):
+    source = FOLLOWED.format(body=body.rstrip("\n"))
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability == applicability
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert fixed == FOLLOWED.format(body=expected.rstrip("\n"))
+    assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
+
+
+def test_a_named_result_that_needs_a_host_value_is_refused():
+    source = FOLLOWED.format(body="    n = np.argmax(y_pred)\n    return [1.0, 2.0, 3.0][n]")
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "the result, held in `n`," in finding.message

@@ -19,6 +19,7 @@ import tensorflow as tf
 from tfrewrite.api import check_source, fix_source
 
 from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
+from .fdcapture import capture_fds
 
 TEMPLATE = """\
 import numpy as np
@@ -91,6 +92,28 @@ SAFE_EXPRESSIONS = [
     "np.mean(b & (y_pred > 0.5), axis=0)",
     "np.sqrt(np.mean(np.square(y_true - y_pred)))",
     "np.mean(np.maximum(1.0 - y_true * y_pred, 0.0))",
+    # booleans are counted in int64
+    "np.sum(b)",
+    "np.sum(b, axis=0)",
+    "np.prod(b, axis=1)",
+    # a NumPy float64/int64 scalar meeting a tensor takes the tensor's dtype
+    "y_pred + np.mean(b)",
+    "y_pred - 0.5 * np.mean(i)",
+    "y_true * np.sum(b)",
+    "np.mean(b) < y_pred",
+    # power, log2, norm, argmax
+    "np.power(y_pred, 2)",
+    "np.power(y_pred, 0.5)",
+    "np.power(i, 2)",
+    "np.power(2.0, y_true)",
+    "np.power(10.0, y_true - 1.0)",
+    "np.linalg.norm(y_true)",
+    "np.linalg.norm(y_true, axis=-1)",
+    "np.linalg.norm(y_true, None, 0, True)",
+    "np.argmax(y_true)",
+    "np.argmax(y_true, axis=-1)",
+    "np.argmin(y_pred, 0)",
+    "np.argmax(i, axis=1)",
 ]
 
 
@@ -101,7 +124,9 @@ def _rewrite(source: str, unsafe: bool = False) -> str:
     return rewritten
 
 
-def _traced_original_fails(source: str, args: tuple, error: type[Exception]) -> None:
+def _traced_original_fails(
+    source: str, args: tuple, error: type[Exception] | tuple[type[Exception], ...]
+) -> None:
     traced = tf.function(python_function(load_module(source).f), autograph=False)
     with pytest.raises(error):
         traced(*args)
@@ -123,6 +148,10 @@ UNSAFE_EXPRESSIONS = [
     "np.maximum(u, 0.5)",
     "np.clip(y_true, lo, 1.0)",
     "np.where(c, y_true, 0.0)",
+    # log(x) / log(2): within a unit in the last place
+    "np.log2(y_pred)",
+    "1.0 / np.log2(y_pred + 1.0)",
+    "-np.log2(y_pred) - 1.0",
 ]
 
 
@@ -221,9 +250,106 @@ def test_keras_loss_rewrite_trains_like_the_eager_original():
     assert model.evaluate(x, y, verbose=0) == pytest.approx(float(expected), rel=1e-6)
 
 
+FOLLOWED_BODIES = [
+    "rate = np.mean(b)\n    return y_pred * rate",
+    "m = np.mean(y_pred, axis=0)\n    return tf.constant(m) + 1.0",
+    "m = np.max(y_pred)\n    return np.asarray(m, dtype=np.float64)",
+    "return np.mean(y_true).astype(np.float32) * 2.0",
+    "return tf.convert_to_tensor(np.mean(b), tf.float32) * 2.0",
+    "count = np.sum(b, axis=-1)\n    return tf.cast(count, tf.float32) / 3.0",
+]
+
+
+@pytest.mark.parametrize("body", FOLLOWED_BODIES)
+def test_the_result_followed_to_its_uses_matches(body):
+    """The conversions around a NumPy result are rewritten with it, and a cast
+    takes the dtype of the tensor the result meets (float32 and float64)."""
+    source = TEMPLATE.format(expr="None").replace("return None", body)
+    rewritten = _rewrite(source)
+    assert "np." not in rewritten.split("def f")[1], rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+
+
+def test_log2_is_not_exact_at_every_power_of_two():
+    """Why the `np.log2` rewrite is unsafe: `np.floor(np.log2(n))` counts bits,
+    and `log(x) / log(2)` gives 14.999999 for float32 `2**15`."""
+    source = TEMPLATE.format(expr="np.floor(np.log2(y_pred))")
+    rewritten = fix_source(source, select=["TFR104"], unsafe_fixes=True)
+    assert "tf.floor(tf.math.log(y_pred) / math.log(2.0))" in rewritten
+    x = tf.constant([2.0**15], tf.float32)
+    expected = run_eagerly(python_function(load_module(source).f), x, x)
+    actual = tf.function(python_function(load_module(rewritten).f))(x, x)
+    assert np.asarray(expected)[0] == 15.0 and actual.numpy()[0] == 14.0
+
+
+BUILTIN = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(y_true, y_pred):
+    m = tf.reduce_mean(y_true)
+    return {expr}
+"""
+
+BUILTIN_EXPRESSIONS = [
+    "max(m, 0.0)",
+    "min(m, 0.0)",
+    "max(0.0, m)",
+    "min(m, tf.reduce_max(y_pred), 1.0)",
+    "max([m, tf.reduce_min(y_true)])",
+    "max(y_pred[0])",
+    "min(y_true[:, 1])",
+    "max(tf.cast(m * 10.0, tf.int32), 1)",
+]
+
+
+def _same_value(expected, actual) -> None:
+    """Python's `max` returns one operand unchanged: a Python float where the
+    number wins, a tensor otherwise. The rewrite returns a tensor of the
+    tensor's dtype; the values must agree."""
+    expected = tf.convert_to_tensor(expected, dtype=actual.dtype)
+    np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("expr", BUILTIN_EXPRESSIONS)
+def test_builtin_extremum_rewrite_matches(expr):
+    source = BUILTIN.format(expr=expr)
+    _traced_original_fails(source, INPUTS[0], tf.errors.OperatorNotAllowedInGraphError)
+    rewritten = _rewrite(source)
+    original = python_function(load_module(source).f)
+    function = python_function(load_module(rewritten).f)
+    traced = tf.function(function, autograph=False)
+    # Both signs of the mean, so each operand wins somewhere.
+    for y_true, y_pred in [*INPUTS, (-INPUTS[0][0], INPUTS[0][1])]:
+        expected = run_eagerly(original, y_true, y_pred)
+        _same_value(expected, run_eagerly(function, y_true, y_pred))
+        _same_value(expected, traced(y_true, y_pred))
+
+
+def test_builtin_max_rewrite_keeps_the_gradient():
+    source = BUILTIN.format(expr="max(m, 0.0) * 2.0")
+    original = python_function(load_module(source).f)
+    traced = tf.function(python_function(load_module(_rewrite(source)).f), autograph=False)
+    y_true, y_pred = INPUTS[0]
+    for sign in (1.0, -1.0):
+        y = y_true * sign
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(y)
+            before = run_eagerly(original, y, y_pred)
+            after = traced(y, y_pred)
+        expected = tape.gradient(before, y) if tf.is_tensor(before) else None
+        actual = tape.gradient(after, y)
+        if expected is None:
+            np.testing.assert_array_equal(actual.numpy(), np.zeros_like(y.numpy()))
+        else:
+            np.testing.assert_allclose(actual.numpy(), expected.numpy(), rtol=1e-6)
+
+
 # -- TFR105 ---------------------------------------------------------------------------
 
 NUMPY_CALL = """\
+import numpy as np
 import tensorflow as tf
 
 
@@ -234,36 +360,117 @@ def f(y_true, y_pred):
 """
 
 
-@pytest.mark.parametrize(
-    "expr",
-    [
-        "tf.reduce_sum(err.numpy())",
-        "tf.reduce_mean((y_true - y_pred).numpy(), axis=-1)",
-        "tf.maximum(err.numpy(), 0.5)",
-    ],
-)
-def test_numpy_round_trip_rewrite_matches(expr):
+ROUND_TRIPS = [
+    "tf.reduce_sum(err.numpy())",
+    "tf.reduce_mean((y_true - y_pred).numpy(), axis=-1)",
+    "tf.maximum(err.numpy(), 0.5)",
+    "tf.constant(err.numpy()) * y_pred",
+    "tf.constant(err.numpy(), dtype=tf.float64) + 1.0",
+    "y_pred * float(tf.reduce_mean(err))",
+    "tf.zeros([int(tf.shape(err)[0])], dtype=y_pred.dtype) + y_pred[:, 0]",
+    "tf.gather(y_pred, int(tf.argmax(tf.reduce_sum(err, axis=1))))",
+]
+
+
+def test_numpy_math_on_a_host_round_trip_is_rewritten_by_both_rules():
+    """`np.mean(err.numpy() * y_pred)`: TFR105 keeps the cut on `err`, TFR104
+    turns the mean into a TensorFlow op (through which, unlike NumPy's, the
+    loss's gradient flows: what makes the loss trainable at all)."""
+    source = NUMPY_CALL.format(expr="np.mean(err.numpy() * y_pred)")
+    rewritten = fix_source(source, select=["TFR104", "TFR105"])
+    assert "return tf.reduce_mean(tf.stop_gradient(err) * y_pred)" in rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+
+
+def _gradients(function, y_true, y_pred):
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([y_true, y_pred])
+        value = function(y_true, y_pred)
+    if not tf.is_tensor(value):
+        return [None, None]  # a NumPy result: a constant to the tape
+    gradients = [tape.gradient(value, v) for v in (y_true, y_pred)]
+    return [None if g is None else tf.convert_to_tensor(g) for g in gradients]
+
+
+@pytest.mark.parametrize("expr", ROUND_TRIPS)
+def test_host_round_trip_in_a_loss_keeps_values_and_gradients(expr):
+    """In a loss (by its signature) the host round trip cut the gradient:
+    the rewrite keeps the cut with `tf.stop_gradient`, values and gradients
+    equal eagerly, traced and traced without AutoGraph."""
     source = NUMPY_CALL.format(expr=expr)
-    _traced_original_fails(source, INPUTS[0], AttributeError)
-    assert fix_source(source, select=["TFR105"]) == source, "the fix is unsafe"
-    assert_rewrite_equivalent(source, _rewrite(source, unsafe=True), "f", INPUTS, autograph=False)
+    _traced_original_fails(source, INPUTS[0], (AttributeError, TypeError))
+    rewritten = fix_source(source, select=["TFR104", "TFR105"])
+    assert rewritten != source and check_source(rewritten, select=["TFR104", "TFR105"]) == []
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+    original = python_function(load_module(source).f)
+    function = python_function(load_module(rewritten).f)
+    for y_true, y_pred in INPUTS:
+        expected = _gradients(lambda a, b: run_eagerly(original, a, b), y_true, y_pred)
+        for candidate in (function, tf.function(function, autograph=False)):
+            actual = _gradients(candidate, y_true, y_pred)
+            for want, got in zip(expected, actual, strict=True):
+                if want is None:
+                    assert got is None or not np.any(got.numpy()), expr
+                else:
+                    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+PLAIN_ROUND_TRIP = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    err = tf.square(x - 1.0)
+    return tf.reduce_sum(err.numpy())
+"""
 
 
 def test_numpy_round_trip_rewrite_lets_gradients_flow():
-    """Why the `.numpy()` fix is unsafe: the original cut the gradient (a
-    NumPy array is a constant to the tape), the rewrite does not."""
-    source = NUMPY_CALL.format(expr="tf.reduce_sum(err.numpy())")
-    original = python_function(load_module(source).f)
-    rewritten = python_function(load_module(_rewrite(source, unsafe=True)).f)
-    y_true, y_pred = INPUTS[0]
+    """Why the fix outside a loss or a tape is unsafe: the original cut the
+    gradient (a NumPy array is a constant to the tape), the rewrite does not."""
+    assert fix_source(PLAIN_ROUND_TRIP, select=["TFR105"]) == PLAIN_ROUND_TRIP
+    rewritten_source = fix_source(PLAIN_ROUND_TRIP, select=["TFR105"], unsafe_fixes=True)
+    assert "return tf.reduce_sum(err)" in rewritten_source
+    original = python_function(load_module(PLAIN_ROUND_TRIP).f)
+    rewritten = python_function(load_module(rewritten_source).f)
+    x = INPUTS[0][1]
     with tf.GradientTape(persistent=True) as tape:
-        tape.watch(y_pred)
-        before = run_eagerly(original, y_true, y_pred)
-        after = rewritten(y_true, y_pred)
-    assert tape.gradient(before, y_pred) is None
+        tape.watch(x)
+        before = run_eagerly(original, x)
+        after = tf.function(rewritten, autograph=False)(x)
+    np.testing.assert_allclose(after.numpy(), before.numpy(), rtol=1e-6)
+    assert tape.gradient(before, x) is None
     np.testing.assert_allclose(
-        tape.gradient(after, y_pred).numpy(), (2.0 * (y_pred - y_true)).numpy(), rtol=1e-6
+        tape.gradient(after, x).numpy(), (2.0 * (x - 1.0)).numpy(), rtol=1e-6
     )
+
+
+TAPE_STEP = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x, w):
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        target = (x * w).numpy()
+        loss = tf.reduce_mean(tf.square(x * w * 2.0 - target))
+        tf.print("loss", float(loss))
+    return tape.gradient(loss, w)
+"""
+
+
+def test_a_round_trip_inside_a_tape_keeps_the_gradient_cut():
+    """A target computed with `.numpy()` inside the tape is a constant to it:
+    `tf.stop_gradient` keeps the gradient the eager original computes."""
+    assert 'tf.print("loss", loss)' in fix_source(TAPE_STEP, select=["TFR105"])
+    rewritten = fix_source(TAPE_STEP, select=["TFR105"], unsafe_fixes=True)  # `x * w` assumed
+    assert "target = tf.stop_gradient(x * w)" in rewritten
+    assert 'tf.print("loss", loss)' in rewritten
+    calls = [(INPUTS[0][0], tf.constant(0.5)), (INPUTS[0][1], tf.constant(-2.0))]
+    with capture_fds():
+        assert_rewrite_equivalent(TAPE_STEP, rewritten, "f", calls, autograph=False)
 
 
 @pytest.mark.parametrize(
@@ -318,6 +525,19 @@ def test_refusal_facts():
     with pytest.raises((TypeError, ValueError)):
         tf.function(lambda x: tf.where(x > 0, 1.0, x), input_signature=spec)(x64)
     assert tf.function(lambda x: tf.maximum(x, 0), input_signature=spec)(x64).dtype == tf.float64
+    # A NumPy float64 mean meeting a float32 tensor takes float32; a float64
+    # tensor there raises: hence the cast to the dtype the result meets.
+    mask = tf.constant([True, False, True])
+    assert (x + np.mean(mask)).dtype == tf.float32
+    with pytest.raises((TypeError, tf.errors.InvalidArgumentError)):
+        x + tf.reduce_mean(tf.cast(mask, tf.float64))
+    # NumPy counts booleans in int64; argmax flattens without an axis.
+    assert np.sum(mask).dtype == np.int64
+    grid = tf.constant([[1.0, 5.0], [7.0, 2.0]])
+    assert np.argmax(grid) == 2 and tf.argmax(grid).numpy().tolist() == [1, 0]
+    # An integer tensor to a negative power: NumPy raises.
+    with pytest.raises(ValueError):
+        np.power(ints, -1)
 
 
 def test_a_list_of_tensors_fails_traced_and_is_not_rewritten():
@@ -328,3 +548,69 @@ def test_a_list_of_tensors_fails_traced_and_is_not_rewritten():
     assert finding.fix is None and "NumPy stacks the list" in finding.message
     # The hazard of stacking by hand: NumPy's dtype depends on every element.
     assert np.asarray([np.float32(1.0), 2.0]).dtype == np.float64
+
+
+def test_keras_loss_with_a_host_round_trip_trains_like_the_eager_original():
+    """The rule's example: weights read with `.numpy()` in a compiled loss.
+    Keras traces the loss, so the original fails in `fit`; the rewrite keeps
+    the weights out of the gradient, as the eager original did, and trains to
+    the same weights as the original run eagerly."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def weighted_mse(y_true, y_pred):
+            weights = tf.abs(y_true).numpy()
+            return tf.reduce_mean(weights * tf.square(y_true - y_pred))
+
+
+        def build(run_eagerly=False):
+            dense = tf.keras.layers.Dense(1, kernel_initializer="ones")
+            model = tf.keras.Sequential([tf.keras.Input((3,)), dense])
+            model.compile(optimizer="sgd", loss=weighted_mse, run_eagerly=run_eagerly)
+            return model
+        """
+    )
+    rewritten = fix_source(source, select=["TFR105"])
+    assert "weights = tf.stop_gradient(tf.abs(y_true))" in rewritten
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)
+    y = np.array([[0.5], [1.0], [-1.0], [0.0]], dtype=np.float32)
+    original = load_module(source)
+    with pytest.raises((AttributeError, NotImplementedError)):
+        original.build().fit(x, y, epochs=1, verbose=0)
+    eager = original.build(run_eagerly=True)
+    eager.fit(x, y, batch_size=2, epochs=2, verbose=0, shuffle=False)
+    traced = load_module(rewritten).build()
+    traced.fit(x, y, batch_size=2, epochs=2, verbose=0, shuffle=False)
+    for want, got in zip(eager.get_weights(), traced.get_weights(), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+SNAPSHOT = """\
+import tensorflow as tf
+
+step = tf.Variable(3, dtype=tf.int64)
+
+
+@tf.function
+def f(x):
+    loss = tf.reduce_sum(x)
+    return step.numpy(), loss.numpy()
+"""
+
+
+def test_a_returned_variable_read_stays_a_snapshot():
+    """The caller keeps the value it got: later assignments to the variable
+    must not change it (they would through the variable object itself)."""
+    rewritten = fix_source(SNAPSHOT, select=["TFR105"], unsafe_fixes=True)
+    assert "return step.read_value(), loss" in rewritten
+    original = load_module(SNAPSHOT)
+    module = load_module(rewritten)
+    x = tf.constant([1.0, 2.5])
+    expected = run_eagerly(python_function(original.f), x)
+    for function in (module.f, tf.function(python_function(module.f), autograph=False)):
+        got = function(x)
+        module.step.assign_add(5)
+        assert [np.asarray(v).item() for v in got] == [np.asarray(v).item() for v in expected]
+        module.step.assign(3)

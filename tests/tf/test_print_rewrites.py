@@ -28,6 +28,7 @@ NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)
 EAGER_STR = re.compile(r"tf\.Tensor\((.*?), shape=\([^)]*\), dtype=\w+\)", re.S)
 EAGER_REPR = re.compile(r"<tf\.Tensor: shape=\([^)]*\), dtype=\w+, numpy=(.*?)>", re.S)
 NUMPY_ARRAY = re.compile(r"array\((.*?)(?:, dtype=\w+)?\)", re.S)
+NUMPY_SCALAR = re.compile(r"np\.\w+\((.*?)\)")
 
 
 def shown(line: str) -> tuple[str, list[float]]:
@@ -35,6 +36,7 @@ def shown(line: str) -> tuple[str, list[float]]:
     removing the decoration eager tensors print with."""
     line = EAGER_REPR.sub(r"\1", line)
     line = NUMPY_ARRAY.sub(r"\1", line)
+    line = NUMPY_SCALAR.sub(r"\1", line)
     line = EAGER_STR.sub(r"\1", line)
     values = [float(v) for v in NUMBER.findall(line)]
     template = NUMBER.sub("#", line)
@@ -59,10 +61,11 @@ def assert_same_printed(expected: list[str], actual: list[str]) -> None:
 
 
 def rewrite(source: str, unsafe: bool = False) -> str:
+    """TFR103's rewrite (with TFR105's of host reads in `tf.print`)."""
     source = textwrap.dedent(source)
-    fixed = fix_source(source, select=["TFR103"], unsafe_fixes=unsafe)
+    fixed = fix_source(source, select=["TFR103", "TFR105"], unsafe_fixes=unsafe)
     assert fixed != source, "TFR103 did not rewrite the example"
-    assert check_source(fixed, select=["TFR103"]) == []
+    assert check_source(fixed, select=["TFR103", "TFR105"]) == []
     return fixed
 
 
@@ -330,3 +333,164 @@ def test_string_formatting_inside_an_expression_is_not_rewritten(statement: str)
         frozen(*calls[1])
     lines = [line for line in out.stdout_lines() if line.strip()]
     assert len(lines) == 2 and all('Tensor("Sum' in line for line in lines)
+
+
+# -- what a traced print must show instead: host reads, abbreviation, dimensions ------------
+HOST_READS = """\
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    loss = tf.reduce_mean(x)
+    y = tf.abs(x)
+    print("loss", float(loss), "n", int(tf.size(x)), "t", int(loss * 10.0))
+    print(f"scaled {(y * 2.0).numpy()} mean {loss.numpy():.3f}")
+    return loss
+"""
+
+VARIED_CALLS = [
+    (tf.constant([0.1, 0.2, 0.3]),),
+    (tf.constant([-0.27, -0.5, 0.1, 0.2]),),
+    (tf.constant([2.5, 1.25]),),
+]
+
+
+def _same_per_call(
+    source: str, calls, stream: str = "stdout", unsafe: bool = False, joined: bool = False
+) -> str:
+    """The rewrite prints, on every call, traced and traced without AutoGraph,
+    what the original printed eagerly (`joined`: compared as one text, where
+    NumPy and `tf.print` break the rows of a matrix differently)."""
+    rewritten_source = rewrite(source, unsafe=unsafe)
+    original = python_function(load_module(textwrap.dedent(source)).step)
+    rewritten = python_function(load_module(rewritten_source).step)
+    expected = eager_lines(original, calls, stream)
+    assert expected and not any('Tensor("' in line for line in expected)
+    for traced in (tf.function(rewritten), tf.function(rewritten, autograph=False)):
+        lines = printed(traced, calls, stream)
+        if stream == "stderr":
+            lines = [line for line in lines if not line.startswith(("WARNING", "I0000", "W0000"))]
+        if joined:
+            assert_same_printed([" ".join(expected)], [" ".join(lines)])
+        else:
+            assert_same_printed(expected, lines)
+    return rewritten_source
+
+
+def test_host_reads_print_the_tensor_on_every_call() -> None:
+    rewritten = _same_per_call(HOST_READS, VARIED_CALLS, unsafe=True)
+    assert "tf.cast(loss * 10.0, tf.int64)" in rewritten  # int() truncates toward zero
+    traced_original = tf.function(python_function(load_module(HOST_READS).step))
+    with capture_fds(), pytest.raises((TypeError, AttributeError)):
+        traced_original(*VARIED_CALLS[0])  # AutoGraph casts `float(...)`; `.numpy()` fails
+
+
+SUMMARIZED = """\
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    loss = tf.reduce_mean(x)
+    print("x", tf.abs(x), "loss", loss)
+    return loss
+"""
+
+
+def test_every_element_is_printed_as_print_showed() -> None:
+    calls = [(tf.range(10, dtype=tf.float32),), (tf.reshape(tf.range(12.0), [3, 4]) - 5.0,)]
+    rewritten = _same_per_call(SUMMARIZED, calls, joined=True)
+    assert "summarize=-1" in rewritten
+    # Without it, `tf.print` abbreviates past three elements per dimension.
+    with capture_fds() as out:
+        tf.print(tf.range(10), output_stream=sys.stdout)
+    assert out.stdout_lines() == ["[0 1 2 ... 7 8 9]"]
+
+
+SIGNATURE = """\
+import tensorflow as tf
+
+@tf.function(input_signature=[tf.TensorSpec([None, 3])])
+def step(x):
+    loss = tf.reduce_mean(x)
+    print("batch", x.shape[0], "loss", loss)
+    return loss
+"""
+
+
+def test_unknown_dimensions_print_their_run_time_value() -> None:
+    calls = [(tf.ones([4, 3]),), (tf.zeros([2, 3]),), (tf.ones([1, 3]) * 3.0,)]
+    rewritten = _same_per_call(SIGNATURE, calls)
+    assert "tf.shape(x)[0]" in rewritten
+    traced_original = printed(load_module(SIGNATURE).step, calls)
+    assert traced_original == ['batch None loss Tensor("Mean:0", shape=(), dtype=float32)']
+
+
+TF_PRINT_FORMATTED = """\
+import tensorflow as tf
+
+@tf.function(reduce_retracing=True)
+def step(x):
+    loss = tf.reduce_mean(x)
+    tf.print("batch %d loss %.3f" % (x.shape[0], loss))
+    tf.print(f"peak {tf.reduce_max(x)} of {x.shape[0]}", "mean: {}".format(loss))
+    tf.print("loss", loss.numpy())
+    return loss
+"""
+
+
+def test_python_formatting_inside_tf_print_becomes_arguments() -> None:
+    calls = [(tf.constant([0.5, 1.5]),), (tf.constant([2.0, 4.0, 6.0]),), (tf.constant([1.0]),)]
+    traced_original = tf.function(python_function(load_module(TF_PRINT_FORMATTED).step))
+    with capture_fds(), pytest.raises((TypeError, AttributeError)):
+        traced_original(*calls[0])  # `%.3f` and `.numpy()` of a symbolic tensor
+    rewritten = _same_per_call(TF_PRINT_FORMATTED, calls, stream="stderr", unsafe=True)
+    assert '"%' not in rewritten and "Tensor(" not in rewritten
+
+
+def test_python_formatting_inside_tf_print_is_frozen_at_trace_time() -> None:
+    """The hazard itself: traced, the formatted text holds `Tensor(...)`."""
+
+    @tf.function
+    def frozen(x):
+        tf.print("loss %s" % tf.reduce_mean(x), output_stream=sys.stdout)  # noqa: UP031
+
+    with capture_fds() as out:
+        frozen(tf.constant([1.0]))
+        frozen(tf.constant([3.0]))
+    assert out.stdout_lines() == ['loss Tensor("Mean:0", shape=(), dtype=float32)'] * 2
+
+
+YOLO_STEP = """\
+import tensorflow as tf
+
+optimizer = tf.keras.optimizers.SGD(learning_rate=0.125)
+global_steps = tf.Variable(1, trainable=False, dtype=tf.int64)
+
+@tf.function
+def step(x):
+    total_loss = tf.reduce_sum(x, axis=0)
+    giou_loss = tf.reduce_mean(x)
+    tf.print("=> STEP %4d   lr: %.6f   giou_loss: %4.2f   total_loss: %4.2f"
+             % (global_steps, optimizer.learning_rate.numpy(), giou_loss, total_loss))
+    global_steps.assign_add(7)
+    return giou_loss
+"""
+
+
+def test_a_training_log_line_prints_its_values_on_every_call() -> None:
+    """The log line of a real YOLO train step: a variable with `%4d`, a
+    learning rate read with `.numpy()`, a loss not known to be a scalar with `%4.2f`.
+    Traced, Python formatting raises; the rewrite prints what the eager
+    original printed, digit for digit."""
+    calls = [(tf.constant([0.5, 1.25]),), (tf.constant([-2.0, 4.0, 6.0]),), (tf.constant([9.0]),)]
+    rewritten_source = rewrite(YOLO_STEP, unsafe=True)
+    assert "tf.strings.as_string(global_steps, width=4)" in rewritten_source
+    original = load_module(YOLO_STEP)
+    with capture_fds(), pytest.raises((TypeError, AttributeError, NotImplementedError)):
+        original.step(*calls[0])
+    expected = printed(lambda *a: run_eagerly(original.step, *a), calls, "stderr")
+    for autograph in (True, False):
+        module = load_module(rewritten_source)
+        traced = tf.function(python_function(module.step), autograph=autograph)
+        lines = [line for line in printed(traced, calls, "stderr") if line.startswith("=>")]
+        assert lines == [line for line in expected if line.startswith("=>")]

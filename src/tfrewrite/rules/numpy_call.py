@@ -15,15 +15,17 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts, is_tensor_op
+from tfrewrite.analysis.tensors import TensorFacts, bound_names
 from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
+from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.transforms.numpy_operands import builtin_extremum, numpy_function
+from tfrewrite.transforms.tensor_results import Followed, follow
+from tfrewrite.transforms.traced_calls import Refusal
+from tfrewrite.transforms.traced_context import differentiated
+from tfrewrite.transforms.value_uses import UseKind, wrapper_replacement
 
-# TensorFlow ops that take a host value and fail on a symbolic tensor: a
-# `.numpy()` argument to them cannot simply be dropped.
-_HOST_VALUE_OPS = frozenset({"tensorflow.constant", "tensorflow.Variable"})
 # Builtins that turn a tensor into a Python number.
 _HOST_BUILTINS = frozenset({"float", "int"})
 
@@ -47,12 +49,13 @@ class NumpyCallInTracedCode(Rule):
     code = "TFR105"
     name = "numpy-call-in-traced-code"
     summary = "`.numpy()`, `float(x)` or `int(x)` on a tensor in traced code raises when traced"
-    fix_applicability = Applicability.UNSAFE
+    fix_applicability = Applicability.SAFE
     explanation = """
     ## What it does
     Finds `x.numpy()`, `float(x)`, `int(x)` and `x.item()` on tensors in code
     that runs traced (a `@tf.function`, a loss given to `compile`, a Keras
-    `Loss.call`, ...).
+    `Loss.call`, ...), and `.numpy()` on anything there: only TensorFlow
+    values have it (`model(x).numpy()`, `self.w.numpy()`).
 
     ## Why is this bad?
     Run eagerly, a tensor holds a value and `x.numpy()` copies it to the
@@ -63,26 +66,37 @@ class NumpyCallInTracedCode(Rule):
     (`x.item()` fails even eagerly: tensors have no `.item()`.)
 
     ## The fix
-    When the NumPy value goes straight back into a TensorFlow op
-    (`tf.reduce_sum(x.numpy())`), the round trip through the host is dropped:
-    `tf.reduce_sum(x)`. The fix is unsafe: `.numpy()` also cut the gradient
-    (a NumPy array is a constant to `tf.GradientTape`), and without it
-    gradients flow through `x`. That is usually what was meant; to keep the
-    gradient cut, write `tf.stop_gradient(x)` instead.
+    The host value is followed to every use. Where each use accepts a tensor
+    (TensorFlow ops, arithmetic with tensors, indexing, shapes, `tf.print`,
+    NumPy math that TFR104 rewrites), the tensor takes the host value's place:
+    - `x.numpy()` becomes `x` (same dtype); `tf.constant(x.numpy())` and
+      `np.asarray(x.numpy())` become `x`, with a dtype `tf.cast(x, dtype)`.
+      `v.numpy()` of a variable is a snapshot: where it is returned or
+      stored, it becomes `v.read_value()` (`tf.identity(v)` for an attribute
+      or parameter that may be one), never the variable object, which later
+      assignments would change;
+    - `float(x)` becomes `tf.cast(x, tf.float32)` (a Python float is float32
+      to TensorFlow), or `tf.cast(x, t.dtype)` where it meets the tensor `t`;
+    - `int(x)` becomes `x` for an integer tensor, else `tf.cast(x, tf.int32)`
+      (both truncate toward zero).
+
+    A host value is a constant to `tf.GradientTape`: `.numpy()` and `float()`
+    cut the gradient. Where the value is differentiated (inside a
+    `tf.GradientTape` block, in a loss, in a Keras layer's or model's `call`,
+    which `fit` runs under its tape), the rewrite keeps the cut with
+    `tf.stop_gradient(x)`, and the fix is safe. Elsewhere it writes `x` and the
+    fix is unsafe: gradients now flow through it (if the function is ever
+    differentiated), which is usually what was meant.
 
     ## When it is not rewritten
-    A `.numpy()` whose value is used as a NumPy array or a Python value
-    (assigned to a name, passed to NumPy or Python code, indexed, compared),
-    or passed to `tf.constant` / `tf.Variable` (which need a host value), is
-    reported without a fix: compute that value with TensorFlow ops (TFR104
-    rewrites NumPy math on tensors), or move the code out of traced code.
-    `float(x)` and `int(x)` are reported without a fix: the code around them
-    expects a Python number (for `range`, a shape, string formatting), and
-    whether a tensor (`tf.cast(x, tf.float32)`) can take its place depends on
-    that code.
-
-    Only values known to be tensors are reported: `.numpy()` on a NumPy
-    array, a `tf.Variable` or an attribute such as `self.w` is left alone.
+    A use that needs a Python or NumPy value (`range(n)`, `len(v)`, `int(...)`
+    of it again, `.tolist()`, NumPy calls TFR104 does not rewrite), a Python
+    `print` of the value (TFR103 rewrites the print into `tf.print`), and
+    string formatting of it (a tensor shows as `Tensor(...)`) are reported
+    with the reason and no fix. `int(x)` whose result meets a tensor is
+    refused: the Python int takes the tensor's dtype after truncating. Uses
+    that cannot be followed (passed to a function of the project, returned
+    to a caller, stored on an attribute) make the fix unsafe.
     """
     examples = (
         Invalid(
@@ -103,21 +117,52 @@ class NumpyCallInTracedCode(Rule):
                 return tf.reduce_sum(y)
             """,
             unsafe=True,
-            note="the value goes straight back into a TensorFlow op: unsafe, gradients now flow",
+            note="not known to be differentiated: unsafe, gradients now flow",
         ),
         Invalid(
             """
-            import numpy as np
-            from tensorflow import keras
+            import tensorflow as tf
 
-            def clipped_mse(y_true, y_pred):
-                error = (y_true - y_pred).numpy()
-                return keras.ops.mean(np.minimum(error**2, 1.0))
+            def weighted_mse(y_true, y_pred):
+                weights = tf.abs(y_true).numpy()
+                return tf.reduce_mean(weights * tf.square(y_true - y_pred))
 
-            keras.Sequential().compile(loss=clipped_mse)
+            tf.keras.Sequential().compile(loss=weighted_mse)
             """,
-            None,
-            note="used as a NumPy array: no fix",
+            """
+            import tensorflow as tf
+
+            def weighted_mse(y_true, y_pred):
+                weights = tf.stop_gradient(tf.abs(y_true))
+                return tf.reduce_mean(weights * tf.square(y_true - y_pred))
+
+            tf.keras.Sequential().compile(loss=weighted_mse)
+            """,
+            note="in a loss the host round trip cut the gradient: `tf.stop_gradient` keeps it cut",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(model, x):
+                with tf.GradientTape() as tape:
+                    target = model(x).numpy()
+                    loss = tf.reduce_mean(tf.square(model(x) - target))
+                return tape.gradient(loss, model.trainable_variables)
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(model, x):
+                with tf.GradientTape() as tape:
+                    target = tf.stop_gradient(model(x))
+                    loss = tf.reduce_mean(tf.square(model(x) - target))
+                return tape.gradient(loss, model.trainable_variables)
+            """,
+            unsafe=True,
+            note="`.numpy()` on a model's output: assumed a tensor, so unsafe",
         ),
         Invalid(
             """
@@ -126,10 +171,12 @@ class NumpyCallInTracedCode(Rule):
             @tf.function
             def scale(x):
                 n = int(tf.shape(x)[0])
-                return x / float(tf.reduce_max(x))
+                for i in range(n):
+                    x = x * 0.5
+                return x
             """,
             None,
-            findings=2,
+            note="`range` needs a Python int: no fix",
         ),
         Valid(
             """
@@ -141,9 +188,9 @@ class NumpyCallInTracedCode(Rule):
 
             @tf.function
             def step(x, table):
-                return x + table.numpy()
+                return x + float(len(table))
             """,
-            note="not traced; `table` is not known to be a tensor",
+            note="not traced; `len(table)` is a Python value",
         ),
     )
 
@@ -165,8 +212,8 @@ class NumpyCallInTracedCode(Rule):
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 if not (isinstance(node, cst.Call) and _candidate(node)):
                     continue
-                facts = ctx.tensors(ctx.innermost_scope(function, ancestors))
-                violation = self._violation(ctx, node, ancestors, facts, tf)
+                scope = ctx.innermost_scope(function, ancestors)
+                violation = self._violation(ctx, node, ancestors, scope, tf)
                 if violation is not None:
                     yield violation
 
@@ -175,12 +222,13 @@ class NumpyCallInTracedCode(Rule):
         ctx: RuleContext,
         call: cst.Call,
         ancestors: Sequence[cst.CSTNode],
-        facts: TensorFacts,
+        scope: FunctionScope,
         tf: str,
     ) -> Violation | None:
+        facts = ctx.tensors(scope)
         source = _method_call(call, "numpy")
-        if source is not None and facts.is_tensor(source):
-            return self._numpy(ctx, call, source, ancestors, tf)
+        if source is not None and _may_have_numpy(source):
+            return self._host_read(ctx, call, source, ancestors, scope, facts, tf)
         source = _method_call(call, "item")
         if source is not None and facts.is_tensor(source):
             return Violation(
@@ -197,75 +245,272 @@ class NumpyCallInTracedCode(Rule):
             and call.args[0].keyword is None
             and facts.is_tensor(call.args[0].value)
         ):
-            builtin = call.func.value
-            dtype = "float32" if builtin == "float" else "int32"
-            return Violation(
-                call,
-                f"`{ctx.code(call)}` needs the tensor's value, which traced code does not have: "
-                f"it raises `TypeError` when traced; keep a tensor "
-                f"(`{tf}.cast({ctx.code(call.args[0].value)}, {tf}.{dtype})`) or compute this "
-                "outside traced code",
-            )
+            return self._host_read(ctx, call, call.args[0].value, ancestors, scope, facts, tf)
         return None
 
-    def _numpy(
+    def _host_read(
         self,
         ctx: RuleContext,
         call: cst.Call,
         source: cst.BaseExpression,
         ancestors: Sequence[cst.CSTNode],
+        scope: FunctionScope,
+        facts: TensorFacts,
         tf: str,
     ) -> Violation:
-        message = (
-            f"`{ctx.code(call)}` on a tensor in traced code: a symbolic tensor has no value, "
-            "so this raises `AttributeError` when traced"
-        )
-        consumer = self._tensorflow_consumer(ctx, call, ancestors)
-        if consumer is None:
-            return Violation(
-                call,
-                f"{message}; not rewritten: the value is used as a NumPy array or a Python "
-                "value here; compute it with TensorFlow ops, or move this out of traced code",
-            )
-        if consumer in _HOST_VALUE_OPS:
-            return Violation(
-                call,
-                f"{message}; not rewritten: `{consumer.replace('tensorflow', tf, 1)}` needs a "
-                f"host value; use `{ctx.code(source)}` itself",
-            )
-        replacement = source
-        if not isinstance(source, (cst.Tuple, cst.GeneratorExp)):
-            # An argument needs no parentheses of its own: `(a - b).numpy()` -> `a - b`.
-            replacement = source.with_changes(lpar=call.lpar, rpar=call.rpar)
+        """`x.numpy()`, `float(x)` or `int(x)`: the finding, with the tensor
+        itself in its place where every use of the value accepts a tensor."""
+        builtin = call.func.value if isinstance(call.func, cst.Name) else None
         value = ctx.code(source.with_changes(lpar=(), rpar=()))
-        fix = CstFix(
-            f"Pass `{value}` itself (unsafe: gradients now flow through it; "
-            f"`{tf}.stop_gradient({value})` keeps them cut)",
-            (NodeEdit(call, replacement),),
-            applicability=Applicability.UNSAFE,
-        )
+        proven = facts.is_tensor(source)
+        if builtin is None:
+            message = (
+                f"`{ctx.code(call)}` on a tensor in traced code: a symbolic tensor has no value, "
+                "so this raises `AttributeError` when traced"
+            )
+            if not proven:
+                message = (
+                    f"`{ctx.code(call)}` in traced code: only TensorFlow values have `.numpy()`, "
+                    "and a symbolic tensor or a variable in a graph has no value, so this raises "
+                    "when traced"
+                )
+        else:
+            dtype = "float32" if builtin == "float" else "int32"
+            message = (
+                f"`{ctx.code(call)}` needs the tensor's value, which traced code does not have: "
+                f"it raises `TypeError` when traced; keep a tensor "
+                f"(`{tf}.cast({value}, {tf}.{dtype})`) or compute this outside traced code"
+            )
+        try:
+            parent = ancestors[-1] if ancestors else None
+            if isinstance(parent, cst.Arg) and parent.star:
+                raise Refusal(
+                    f"the value is unpacked with `{parent.star}`, which iterates over it in Python"
+                )
+            followed = follow(
+                ctx,
+                scope,
+                facts,
+                call,
+                ancestors,
+                "the value",
+                tf,
+                lambda node: _rewritten_by_tfr104(ctx, node),
+            )
+            _refuse_silent_uses(ctx, followed, tf)
+            text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
+            reason = differentiated(ctx, scope, ancestors)
+            gradient = builtin != "int" and not _no_gradient_uses(ctx, followed)
+            if gradient and reason is not None:
+                text = f"{tf}.stop_gradient({text})"
+            elif gradient:
+                unsafe.append(
+                    f"gradients now flow through `{value}`, where the host value cut them; "
+                    f"nothing shows this code is differentiated (`{tf}.stop_gradient({value})` "
+                    "keeps them cut)"
+                )
+            if not proven:
+                unsafe.append(
+                    f"it assumes `{value}` is a tensor (only TensorFlow values have `.numpy()`)"
+                )
+            target: cst.CSTNode = call
+            replacement = cst.parse_expression(text)
+            if followed.folded is not None:
+                target = followed.folded.call
+                replacement = wrapper_replacement(followed.folded, ctx, tf, text)
+            elif call.lpar:
+                replacement = replacement.with_changes(lpar=call.lpar, rpar=call.rpar)
+            elif _needs_parentheses(replacement, ancestors):
+                replacement = replacement.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )
+        except Refusal as refusal:
+            return Violation(call, f"{message}; not rewritten: {refusal}")
+        unsafe += followed.unsafe
+        shown = ctx.code(replacement.with_changes(lpar=(), rpar=()))
+        edits = (NodeEdit(target, replacement), *followed.wrapper_edits)
+        _, imports = ctx.tensorflow()
+        if f"{tf}." not in ctx.code(replacement):
+            imports = ()
+        if unsafe:
+            fix = CstFix(
+                f"Use `{shown}` (unsafe: {'; '.join(unsafe)})",
+                edits,
+                imports,
+                Applicability.UNSAFE,
+            )
+        else:
+            fix = CstFix(f"Use `{shown}`", edits, imports)
         return Violation(call, message, fix)
 
     @staticmethod
-    def _tensorflow_consumer(
-        ctx: RuleContext, call: cst.Call, ancestors: Sequence[cst.CSTNode]
-    ) -> str | None:
-        """The qualified name of the TensorFlow op `call` is an argument of, or None."""
-        if len(ancestors) < 2:
-            return None
-        arg, outer = ancestors[-1], ancestors[-2]
-        if not (
-            isinstance(arg, cst.Arg)
-            and arg.value is call
-            and not arg.star
-            and isinstance(outer, cst.Call)
-            and any(a is arg for a in outer.args)
+    def _replacement(
+        ctx: RuleContext,
+        call: cst.Call,
+        source: cst.BaseExpression,
+        builtin: str | None,
+        facts: TensorFacts,
+        followed: Followed,
+        tf: str,
+    ) -> tuple[str, list[str]]:
+        """The tensor to write for the host value, and why that is unsafe.
+        `.numpy()` keeps the dtype: the tensor itself. A Python number adapts
+        to the tensor it meets and is float32/int32 to a TensorFlow op: the
+        tensor is cast to that."""
+        value = ctx.code(source.with_changes(lpar=(), rpar=()))
+        unsafe: list[str] = []
+        if builtin is None:
+            if isinstance(source, (cst.Tuple, cst.GeneratorExp)):
+                return ctx.code(source), unsafe
+            if _may_be_variable(facts, source) and any(
+                use.kind is UseKind.UNKNOWN or isinstance(use.node, cst.Return)
+                for use in followed.uses
+            ):
+                # `v.numpy()` of a variable is a snapshot; `v` itself, stored or
+                # returned, would change with later assignments.
+                if facts.kind(source).variable:
+                    return f"{value}.read_value()", unsafe
+                return f"{tf}.identity({value})", unsafe
+            return value, unsafe
+        kind = facts.kind(source)
+        met = {ctx.code(node): node for node in followed.meets}
+        if followed.unknown_meets:
+            other = ctx.code(followed.unknown_meets[0])
+            unsafe.append(
+                f"the Python number meets `{other}`, whose dtype it would take; the tensor "
+                f"keeps its own"
+            )
+        if builtin == "int":
+            if met:
+                raise Refusal(
+                    f"the Python int meets {', '.join(f'`{m}`' for m in met)}, whose dtype it "
+                    f"takes; `int` truncates first: write `{tf}.cast({tf}.cast({value}, "
+                    f"{tf}.int32), ...)` by hand"
+                )
+            if kind.integer:
+                return value, unsafe
+            return f"{tf}.cast({value}, {tf}.int32)", unsafe
+        if len(met) == 1:
+            [node] = met.values()
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                return f"{tf}.cast({value}, {ctx.code(node)}.dtype)", unsafe
+            unsafe.append(f"the Python float meets `{ctx.code(node)}`, whose dtype it would take")
+        elif len(met) > 1:
+            unsafe.append(
+                f"the Python float meets {', '.join(f'`{m}`' for m in met)}, whose dtypes may "
+                "differ"
+            )
+        if _only_printed(ctx, followed):
+            return value, unsafe
+        return f"{tf}.cast({value}, {tf}.float32)", unsafe
+
+
+def _may_be_variable(facts: TensorFacts, node: cst.BaseExpression) -> bool:
+    """A `tf.Variable`, or a value that may be one: an attribute (`self.w`,
+    `optimizer.lr`) or a name the function does not compute itself (a
+    parameter, a global). A local computed in the function is a tensor."""
+    if facts.is_tensor(node):
+        return False
+    if facts.kind(node).variable or isinstance(node, cst.Attribute):
+        return True
+    return isinstance(node, cst.Name) and (
+        node.value in facts.params or node.value not in bound_names(facts.function.body)
+    )
+
+
+def _may_have_numpy(node: cst.BaseExpression) -> bool:
+    """Whether `node.numpy()` may be TensorFlow's host read: anything but a
+    literal or a display (only TensorFlow values have `.numpy()`)."""
+    return not isinstance(
+        node,
+        (
+            cst.SimpleString,
+            cst.FormattedString,
+            cst.ConcatenatedString,
+            cst.Integer,
+            cst.Float,
+            cst.List,
+            cst.Dict,
+            cst.Set,
+            cst.Tuple,
+        ),
+    )
+
+
+def _rewritten_by_tfr104(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """NumPy math TFR104 rewrites once its operand is a tensor: the value
+    passed to it is not a blocker (`np.mean(x.numpy())` -> `tf.reduce_mean(x)`)."""
+    return numpy_function(node, ctx) is not None or builtin_extremum(node, ctx) is not None
+
+
+def _refuse_silent_uses(ctx: RuleContext, followed: Followed, tf: str) -> None:
+    """Uses where a tensor would not fail but silently show `Tensor(...)`:
+    a Python `print` (TFR103 rewrites it into `tf.print`) and string
+    formatting."""
+    for use in followed.uses:
+        if isinstance(use.node, cst.Call) and _is_builtin_print(ctx, use.node):
+            raise Refusal(
+                f"{use.subject('the value')} is printed by Python `print`, which would show "
+                f"`Tensor(...)` once; TFR103 rewrites the print into `{tf}.print`"
+            )
+        if isinstance(use.node, cst.FormattedStringExpression) or (
+            isinstance(use.node, cst.BinaryOperation)
+            and isinstance(use.node.operator, cst.Modulo)
+            and isinstance(use.node.left, (cst.SimpleString, cst.ConcatenatedString))
         ):
-            return None
-        qualified = ctx.names.qualified_name(outer.func)
-        if qualified in _HOST_VALUE_OPS:
-            return qualified
-        return qualified if is_tensor_op(qualified) else None
+            raise Refusal(
+                f"{use.subject('the value')} is formatted into a string, where a tensor shows "
+                "as `Tensor(...)`"
+            )
+
+
+def _is_builtin_print(ctx: RuleContext, call: cst.Call) -> bool:
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "print"
+        and ctx.names.qualified_name(call.func) is None
+    )
+
+
+def _only_printed(ctx: RuleContext, followed: Followed) -> bool:
+    """Every use prints the value with `tf.print` (no gradient, no dtype)."""
+    return bool(followed.uses) and all(
+        isinstance(use.node, cst.Call)
+        and ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+        for use in followed.uses
+    )
+
+
+# Variable methods that store a value: no gradient flows through them.
+_STORES = frozenset({"assign", "assign_add", "assign_sub"})
+
+
+def _no_gradient_uses(ctx: RuleContext, followed: Followed) -> bool:
+    """Every use prints the value or stores it into a variable: no gradient
+    reaches it there, so no gradient stop is needed."""
+    return bool(followed.uses) and all(
+        isinstance(use.node, cst.Call)
+        and (
+            ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+            or (isinstance(use.node.func, cst.Attribute) and use.node.func.attr.value in _STORES)
+        )
+        for use in followed.uses
+    )
+
+
+def _needs_parentheses(node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """A replacement that is an operation, where an operator, attribute or
+    subscript around it would bind into it."""
+    if not isinstance(
+        node,
+        (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp),
+    ):
+        return False
+    parent = ancestors[-1] if ancestors else None
+    return isinstance(
+        parent,
+        (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Comparison),
+    )
 
 
 RULES = (NumpyCallInTracedCode,)

@@ -14,89 +14,47 @@ stays Python formatting, evaluated while tracing exactly as before.
 
 from __future__ import annotations
 
-import ast
-import re
-import string
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
-from tfrewrite.analysis.project import keras_leaf
-from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
-from tfrewrite.analysis.walk import child_nodes
+from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.transforms.print_format import argument_pieces, string_pieces
+from tfrewrite.transforms.print_pieces import (
+    Arg,
+    Field,
+    PrintRefusal,
+    Text,
+    formats_a_tensor,
+    kind_of,
+    shows_values,
+)
+from tfrewrite.transforms.print_render import as_text, join_args, render
+from tfrewrite.transforms.print_values import (
+    DYNAMIC_SHAPE_KEYWORDS,
+    PrintedFacts,
+    dynamic_shape_reads,
+    formatted_operands,
+    leftover_numpy_read,
+    python_only,
+    shows_many,
+    strip_host_reads,
+)
+from tfrewrite.transforms.string_literals import is_none, is_text, string_value
+from tfrewrite.transforms.traced_context import is_keras_class
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
 DEFAULT_OUTPUT_STREAM = "stdout"
 # A rewritten call longer than this is written one argument per line.
 MAX_LINE_LENGTH = 88
 
-# Builtins whose result is static metadata even when given a tensor (`len(x)`
-# is the static first dimension): a print of these is a trace-time message.
-_STATIC_BUILTINS = frozenset({"len", "isinstance", "type", "id", "callable", "hasattr"})
 _STREAMS = {"sys.stdout": "stdout", "sys.stderr": "stderr"}
-# Calls that turn a tensor into a Python value (fail on symbolic tensors).
-_PYTHON_CONVERSIONS = frozenset(
-    {"float", "int", "bool", "complex", "str", "repr", "ascii", "format", "round", "hex", "oct"}
-)
-_PYTHON_CONVERSION_METHODS = frozenset({"numpy", "item", "tolist", "__float__", "__int__"})
-
-# Python format specs that `tf.strings.as_string` reproduces digit for digit on
-# float32/float64 tensors (checked against `format()` on TensorFlow 2.21,
-# including inf and nan): optional width (space padded), optional precision,
-# fixed (`f`) or scientific (`e`) notation.
-_FLOAT_SPEC = re.compile(r"(?P<width>[1-9][0-9]*)?(?:\.(?P<precision>[0-9]+))?(?P<type>[fe])")
-# One `%` conversion specifier.
-_PERCENT_SPEC = re.compile(
-    r"%(?P<key>\([^)]*\))?(?P<flags>[-#0 +]*)(?P<width>\*|[0-9]+)?"
-    r"(?:\.(?P<precision>\*|[0-9]+))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
-)
-
-
-class _Refusal(Exception):
-    """A print that shows tensors but cannot be rewritten faithfully; the
-    message says why."""
-
-
-# -- pieces of printed text ---------------------------------------------------------
-@dataclass
-class _Text:
-    """Literal text."""
-
-    value: str
-
-
-@dataclass
-class _Arg:
-    """A standalone `tf.print` argument: a tensor, a scalar string tensor made
-    by `tf.strings.as_string` (`kind="string"`), or a Python value."""
-
-    code: str
-    # "tensor"; "string" (a scalar string tensor); "python" (shows no tensor);
-    # "unknown" (computed from tensors, but not known to be one: `[a, b]`, `f(a)`).
-    kind: str = "tensor"
-
-
-@dataclass
-class _Field:
-    """A non-tensor replacement field that stays Python formatting, written in
-    the syntax of the string it came from (`source`)."""
-
-    code: str  # f-strings: the whole `{...}` field; otherwise the operand
-    spec: str  # `%` strings: the conversion (`%5.2f`); `.format`: `{...}` without a name
-    source: _Source
-
-
-@dataclass(eq=False)
-class _Source:
-    kind: str  # "f", "%", "format"
-    quote: str
-    single_operand: bool = False  # `"..." % x` rather than `"..." % (x, y)`
 
 
 @dataclass
@@ -162,6 +120,37 @@ class PrintInTracedCode(Rule):
           Non-tensor, non-string arguments are formatted with `pprint` by
           `tf.print`.
 
+        ## What a traced print must show instead
+        - A host read of a tensor (`float(loss)`, `loss.numpy()`, `int(step)`)
+          fails on a symbolic tensor; the rewrite prints the tensor itself
+          (`int(x)` of a tensor not known to be an integer becomes
+          `tf.cast(x, tf.int64)`, which truncates toward zero as `int` does).
+          Python prints a float read from float32 with float64 digits
+          (`0.10000000149011612`), `tf.print` with float32's (`0.1`): the same
+          value.
+        - `tf.print` abbreviates a tensor past three elements per dimension
+          (`summarize=3`); `print` showed every value of a small array. Where a
+          tensor of more than one element may be printed, the rewrite passes
+          `summarize=-1`.
+        - `x.shape[0]` is read while tracing. Under an `input_signature` (or
+          `reduce_retracing=True`) an unknown dimension reads `None`, where the
+          eager `print` showed the batch size: the rewrite prints
+          `tf.shape(x)[0]`, its value on each call.
+        - A `tf.Variable` prints its value (`tf.print(step)`); `.numpy()` on a
+          value not known to be a tensor (`optimizer.lr.numpy()`) prints that
+          value as a tensor too (only TensorFlow values have `.numpy()`): the
+          fix is then unsafe and says what it assumes.
+        - `%4d` of an integer tensor becomes `tf.strings.as_string(n,
+          width=4)` (printf's padding); a number format of a tensor not known
+          to be a scalar formats `tf.reshape(x, [])` (Python's format raises
+          for anything but a scalar, eagerly too): unsafe.
+        - Python formatting inside `tf.print` (`tf.print("loss %s" % loss)`,
+          an f-string, `str.format`) runs while tracing: every call prints the
+          text `Tensor("Mean:0", ...)`. The tensors become `tf.print`
+          arguments, keeping the text (`tf.print("loss ", loss, sep="")`).
+          When that formatting also shows a value not known to be a tensor or
+          a Python value, it is reported with no fix.
+
         ## Fix safety
         The fix is safe in a function decorated with a plain `@tf.function`
         (not a method of a Keras class, not a loss given to `compile`).
@@ -177,16 +166,17 @@ class PrintInTracedCode(Rule):
 
         ## Left alone, or reported with no fix
         - A `print` of constant text or of static facts (`x.shape`, `x.dtype`,
-          `len(x)`) is a trace-time message and is not touched; nor is any
-          `print` outside traced code.
+          `len(x)`) is a trace-time message and is not touched; nor is a
+          `print` whose text speaks of tracing (`print("Tracing with", x)`, the
+          idiom the `tf.function` guide teaches), nor any `print` outside
+          traced code.
         - `print(*args)` / `print(**kwargs)`: what is printed cannot be seen.
-        - An argument that turns a tensor into a Python value (`float(loss)`,
-          `loss.numpy()`, `str(loss)`, `round(loss, 2)`): it fails or freezes
-          under tracing.
+        - An argument that turns a tensor into a Python value other than a
+          plain read (`str(loss)`, `round(loss, 2)`, `float(f(loss))` of a value
+          not known to be a tensor): it fails or freezes under tracing.
         - A format spec or `%` conversion with no faithful TensorFlow
           equivalent (`{loss:>8}`, `{loss:08.2f}`, `%d` on a tensor that may be
-          float, ...), a number format on a tensor not known to be a scalar, and
-          any format spec on a value not known to be a tensor.
+          float, ...), and any format spec on a value not known to be a tensor.
         - `file=` other than `sys.stdout` / `sys.stderr`, and a `print` whose
           value is used (in a lambda or an assignment).
         """
@@ -312,11 +302,54 @@ class PrintInTracedCode(Rule):
             @tf.function
             def step(x):
                 loss = tf.reduce_mean(x)
-                print("loss:", float(loss))
+                print("loss:", float(loss), "first:", tf.abs(x).numpy())
+                return loss
+            """,
+            """\
+            import tensorflow as tf
+            import sys
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("loss:", loss, "first:", tf.abs(x), summarize=-1, output_stream=sys.stdout)
+                return loss
+            """,
+            note="host reads print the tensor; every element, as `print` showed",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("batch %d: loss %s" % (x.shape[0], loss))
+                return loss
+            """,
+            """\
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("batch ", tf.shape(x)[0], ": loss ", loss, sep="")
+                return loss
+            """,
+            note="Python formatting inside `tf.print`; a dimension unknown to the trace",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                print("loss:", round(float(loss), 2))
                 return loss
             """,
             None,
-            note="a tensor turned into a Python value: finding only",
+            note="a tensor turned into a Python value by `round`: finding only",
         ),
         Valid(
             """\
@@ -328,6 +361,17 @@ class PrintInTracedCode(Rule):
                 return tf.reduce_mean(x)
             """,
             note="a trace-time message: constant text and static shape",
+        ),
+        Valid(
+            """\
+            import tensorflow as tf
+
+            @tf.function
+            def double(a):
+                print("Tracing with", a)
+                return a + a
+            """,
+            note="a message about tracing is meant to run at trace time",
         ),
         Valid(
             """\
@@ -345,7 +389,8 @@ class PrintInTracedCode(Rule):
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Only files where some traced function calls `print` (a pass-1 fact)."""
         return any(
-            (info := index.functions.get(q)) is not None and "print" in info.calls
+            (info := index.functions.get(q)) is not None
+            and any(name == "print" or name.endswith(".print") for name in info.calls)
             for q in traced_qualnames
         )
 
@@ -374,6 +419,13 @@ class PrintInTracedCode(Rule):
                 violation = self._check_print(ctx, node, scope, parent, indent)
                 if violation is not None:
                     yield violation
+            elif (
+                isinstance(node, cst.Call)
+                and ctx.names.qualified_name(node.func) == "tensorflow.print"
+            ):
+                violation = self._check_tf_print(ctx, node, scope, indent)
+                if violation is not None:
+                    yield violation
             if isinstance(node, cst.IndentedBlock):
                 indent += node.indent if node.indent is not None else ctx.module.default_indent
             stack.extend((child, scope, node, indent) for child in reversed(child_nodes(node)))
@@ -394,11 +446,20 @@ class PrintInTracedCode(Rule):
                 "not rewritten: what it prints cannot be seen (use `tf.print` on the tensors)",
             )
         positional = [arg.value for arg in call.args if arg.keyword is None]
-        if not any(_shows_values(facts, value) for value in positional):
+        if _announces_tracing(positional):
+            return None  # `print("Tracing with", x)`: meant to run at trace time
+        printed, shapes, facts = self._printed_values(ctx, call, scope, facts)
+        positional = [arg.value for arg in printed.args if arg.keyword is None]
+        if not any(shows_values(facts, value) for value in positional):
             return None  # constant text or static facts: a trace-time message
         problem = (
             "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
         )
+        if shapes:
+            problem += (
+                " (and `.shape[...]` shows `None` for a dimension the traced function does not "
+                "know: the rewrite prints `tf.shape(...)[...]`)"
+            )
         context_refusal, context_note = _context_applicability(ctx, scope)
         if context_refusal is not None:
             return Violation(call, f"{problem}; not rewritten: {context_refusal}")
@@ -409,10 +470,15 @@ class PrintInTracedCode(Rule):
                 "(move it to its own statement)",
             )
         try:
-            rewrite = self._rewrite(ctx, call, facts, indent)
-        except _Refusal as refusal:
+            _refuse_leftover_reads(ctx, printed)
+            rewrite = self._rewrite(ctx, printed, facts, indent)
+        except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
-        notes = [*rewrite.assumptions, *([context_note] if context_note else [])]
+        notes = [
+            *_assumed_notes(facts),
+            *rewrite.assumptions,
+            *([context_note] if context_note else []),
+        ]
         applicability = Applicability.UNSAFE if notes else Applicability.SAFE
         message = "Replace `print` with `tf.print`"
         if notes:
@@ -422,74 +488,148 @@ class PrintInTracedCode(Rule):
         )
         return Violation(call, f"{problem}; use `tf.print`", fix)
 
+    def _printed_values(
+        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, facts: TensorFacts
+    ) -> tuple[cst.Call, bool, PrintedFacts]:
+        """The call with what a graph must print in place of what Python read
+        on the host: tensors for `float(t)`/`t.numpy()`, run-time dimensions
+        for `x.shape[i]` where the traced function may not know them; whether
+        any dimension was replaced; and the tensor facts as the print sees
+        them (variables and `.numpy()` receivers print as tensors)."""
+        tf_alias, _ = ctx.tensorflow()
+        printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
+        seen = PrintedFacts(facts, ctx, assumed)
+        if not _dynamic_shapes(ctx, scope):
+            return printed, False, seen
+        printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
+        return printed, shapes, seen
+
+    def _check_tf_print(
+        self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, indent: str
+    ) -> Violation | None:
+        """`tf.print("loss %s" % loss)`: Python formats the tensor while
+        tracing, so the graph prints the text `Tensor("Mean:0", ...)` on every
+        call; `tf.print(x.numpy())` fails traced; `tf.print(x.shape[0])`
+        prints `None` under an `input_signature`."""
+        if any(arg.star for arg in call.args):
+            return None
+        printed, shapes, facts = self._printed_values(ctx, call, scope, ctx.tensors(scope))
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+        if not (formats or shapes):
+            return None  # a host read alone is TFR105's
+        if formats:
+            problem = (
+                "Python string formatting of a tensor inside `tf.print` runs once, at trace "
+                "time: every call prints the text `Tensor(...)`, not the values"
+            )
+        else:
+            problem = (
+                "`.shape[...]` in `tf.print` is read at trace time and prints `None` for a "
+                "dimension the traced function does not know"
+            )
+        try:
+            _refuse_leftover_reads(ctx, printed)
+            _refuse_unknown_fields(ctx, facts, printed)
+            rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
+        except PrintRefusal as refusal:
+            return Violation(call, f"{problem}; not rewritten: {refusal}")
+        notes = [*_assumed_notes(facts), *rewrite.assumptions]
+        applicability = Applicability.UNSAFE if notes else Applicability.SAFE
+        message = "Pass the tensors to `tf.print` as arguments"
+        if notes:
+            message += " (unsafe: " + "; ".join(notes) + ")"
+        fix = CstFix(
+            message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability
+        )
+        return Violation(call, problem, fix)
+
     # -- building the replacement ---------------------------------------------------------
     def _rewrite(
-        self, ctx: RuleContext, call: cst.Call, facts: TensorFacts, indent: str
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        facts: TensorFacts,
+        indent: str,
+        tf_print: bool = False,
     ) -> _Rewrite:
+        """The `tf.print` call for a `print` (or for a `tf.print` whose
+        arguments Python formats: `tf_print`, keeping its own keywords)."""
         tf_alias, imports = ctx.tensorflow()
         keywords: dict[str, cst.Arg] = {}
         for arg in call.args:
             if arg.keyword is not None:
                 keywords[arg.keyword.value] = arg
-        unknown = sorted(set(keywords) - {"sep", "end", "file", "flush"})
+        allowed = (
+            {"sep", "end", "output_stream", "summarize", "name"}
+            if tf_print
+            else {"sep", "end", "file", "flush"}
+        )
+        unknown = sorted(set(keywords) - allowed)
         if unknown:
-            raise _Refusal(f"`print` has no keyword `{unknown[0]}`")
-        stream = self._output_stream(ctx, keywords.get("file"))
-        sys_alias = ctx.names.alias_for("sys")
-        if sys_alias is None:
-            sys_alias = "sys"
-            imports = (*imports, ImportRequest("sys"))
+            raise PrintRefusal(
+                f"`{'tf.print' if tf_print else 'print'}` has no keyword `{unknown[0]}`"
+            )
+        stream_part: str | None = None
+        if not tf_print:
+            stream = self._output_stream(ctx, keywords.get("file"))
+            sys_alias = ctx.names.alias_for("sys")
+            if sys_alias is None:
+                sys_alias = "sys"
+                imports = (*imports, ImportRequest("sys"))
+            stream_part = f"output_stream={sys_alias}.{stream}"
+        summarize = "summarize" not in keywords and any(
+            shows_many(facts, arg.value) for arg in call.args if arg.keyword is None
+        )
         assumptions: list[str] = []
         pieces_per_arg = [
-            _pieces(ctx, facts, arg.value, tf_alias, assumptions)
+            argument_pieces(ctx, facts, arg.value, tf_alias, assumptions)
             for arg in call.args
             if arg.keyword is None
         ]
         # Keyword arguments that carry over unchanged (a `None` is print's default).
         kept = [
             keywords[name]
-            for name in ("sep", "end")
-            if name in keywords and not _is_none(keywords[name].value)
+            for name in ("sep", "end", "summarize", "output_stream", "name")
+            if name in keywords and (tf_print or not is_none(keywords[name].value))
         ]
-        stream_arg = cst.Arg(
-            keyword=cst.Name("output_stream"),
-            value=cst.parse_expression(f"{sys_alias}.{stream}"),
-            equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
-        )
+        added = [_keyword_arg("summarize", "-1")] if summarize else []
+        if stream_part is not None:
+            added.append(_keyword_arg(*stream_part.split("=", 1)))
         func = cst.parse_expression(f"{tf_alias}.print")
         if all(pieces is None for pieces in pieces_per_arg):
             # Nothing to flatten: keep the call's own layout and comments.
             kept_ids = {id(arg) for arg in kept}
             args = [arg for arg in call.args if arg.keyword is None or id(arg) in kept_ids]
             return _Rewrite(
-                call.with_changes(func=func, args=_join_args([*args, stream_arg], call.args)),
+                call.with_changes(func=func, args=join_args([*args, *added], call.args)),
                 imports,
                 assumptions,
             )
-        separator: list[_Text | _Arg | _Field]
+        separator: list[Text | Arg | Field]
         sep = keywords.get("sep")
-        if sep is None or _is_none(sep.value):
-            separator = [_Text(" ")]
+        if sep is None or is_none(sep.value):
+            separator = [Text(" ")]
         else:
-            text = _string_value(sep.value)
-            separator = [_Text(text)] if text is not None else [_Arg(ctx.code(sep.value), "python")]
-        flat: list[_Text | _Arg | _Field] = []
+            text = string_value(sep.value)
+            separator = [Text(text)] if text is not None else [Arg(ctx.code(sep.value), "python")]
+        flat: list[Text | Arg | Field] = []
         positional_args = [a for a in call.args if a.keyword is None]
         for i, (arg, pieces) in enumerate(zip(positional_args, pieces_per_arg, strict=True)):
             if i:
                 flat.extend(separator)
-            if pieces is None and _is_text(arg.value):
+            if pieces is None and is_text(arg.value):
                 # Constant or Python-only text: joined with its neighbours.
-                pieces = _string_pieces(ctx, facts, arg.value, tf_alias, assumptions)
+                pieces = string_pieces(ctx, facts, arg.value, tf_alias, assumptions)
             if pieces is None:
-                pieces = [_Arg(ctx.code(arg.value), _kind_of(facts, arg.value))]
+                pieces = [Arg(ctx.code(arg.value), kind_of(facts, arg.value))]
             flat.extend(pieces)
         end = keywords.get("end")
         unit = ctx.module.default_indent
-        if any(isinstance(p, _Arg) and p.kind == "string" for p in flat):
+        if any(isinstance(p, Arg) and p.kind == "string" for p in flat):
             # tf.print quotes string tensors among other inputs, and prints a
             # lone scalar string as it is: join the line into one string.
-            elements = _render(_as_text(ctx, flat, tf_alias))
+            elements = render(as_text(ctx, flat, tf_alias, summarize))
             joined = f"{tf_alias}.strings.join([{', '.join(elements)}])"
             if len(indent + unit + joined) + 1 > MAX_LINE_LENGTH:
                 # Relative indentation: LibCST adds the enclosing block's.
@@ -497,10 +637,18 @@ class PrintInTracedCode(Rule):
                 joined = f"{tf_alias}.strings.join([\n{lines}{unit}])"
             parts = [joined]
         else:
-            parts = [*_render(flat), 'sep=""']
-        if end is not None and not _is_none(end.value):
+            parts = [*render(flat), 'sep=""']
+            if summarize:
+                parts.append("summarize=-1")
+        if end is not None and not is_none(end.value):
             parts.append(f"end={ctx.code(end.value)}")
-        parts.append(f"output_stream={sys_alias}.{stream}")
+        parts += [
+            f"{name}={ctx.code(keywords[name].value)}"
+            for name in ("summarize", "output_stream", "name")
+            if name in keywords
+        ]
+        if stream_part is not None:
+            parts.append(stream_part)
         code = f"{tf_alias}.print({', '.join(parts)})"
         if "\n" in code or len(indent + code) > MAX_LINE_LENGTH:
             lines = "".join(f"{unit}{part},\n" for part in parts)
@@ -510,15 +658,76 @@ class PrintInTracedCode(Rule):
         return _Rewrite(replacement, imports, assumptions)
 
     def _output_stream(self, ctx: RuleContext, file_arg: cst.Arg | None) -> str:
-        if file_arg is None or _is_none(file_arg.value):
+        if file_arg is None or is_none(file_arg.value):
             return ctx.settings.get("print-output-stream", self.output_stream)
         stream = _STREAMS.get(ctx.names.qualified_name(file_arg.value) or "")
         if stream is None:
-            raise _Refusal(
+            raise PrintRefusal(
                 f"`tf.print` writes only to `sys.stdout`, `sys.stderr`, logging or a "
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def _announces_tracing(arguments: list[cst.BaseExpression]) -> bool:
+    """A print whose own text speaks of tracing (`"Tracing with"`, `"traced"`,
+    `"retracing"`) is a deliberate trace-time message, the idiom the
+    `tf.function` guide teaches: it is meant to run once per trace."""
+    for argument in arguments:
+        for node in iter_nodes(argument):
+            text = None
+            if isinstance(node, cst.SimpleString):
+                value = node.evaluated_value
+                text = value if isinstance(value, str) else None
+            elif isinstance(node, cst.FormattedStringText):
+                text = node.value
+            if text is not None and "trac" in text.lower():
+                return True
+    return False
+
+
+def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call) -> None:
+    """Inside `tf.print`, Python formatting that shows tensors may also format
+    values not known to be tensors (`"%4.2f" % (loss, total)` with `total`
+    accumulated from a helper's results): left as Python formatting they
+    would still be formatted once, while tracing. Only Python numbers,
+    strings and static facts may stay."""
+    for arg in call.args:
+        if arg.keyword is not None:
+            continue
+        for operand in formatted_operands(arg.value):
+            if facts.is_tensor(operand) or python_only(facts, operand):
+                continue
+            raise PrintRefusal(
+                f"`{ctx.code(operand)}` is formatted in Python among tensors and is not known "
+                "to be a tensor or a Python value: it would still be formatted once, while "
+                "tracing"
+            )
+
+
+def _assumed_notes(facts: PrintedFacts) -> list[str]:
+    return [
+        f"it assumes `{code}` is a TensorFlow value (it has `.numpy()`)"
+        for code in sorted(facts.assumed)
+    ]
+
+
+def _refuse_leftover_reads(ctx: RuleContext, call: cst.Call) -> None:
+    read = leftover_numpy_read(call)
+    if read is not None:
+        assert isinstance(read.func, cst.Attribute)
+        raise PrintRefusal(
+            f"`{ctx.code(read)}` reads a value on the host, which fails when traced, and "
+            f"nothing shows `{ctx.code(read.func.value)}` is a tensor `tf.print` could print"
+        )
+
+
+def _keyword_arg(name: str, value: str) -> cst.Arg:
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=cst.parse_expression(value),
+        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")),
+    )
 
 
 # -- helpers: where the print is --------------------------------------------------------
@@ -552,7 +761,7 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
                 plain_tf_function = True
         if current.traced is not None and current.traced.is_loss:
             compiled_by_keras = True
-        if current.class_name is not None and _is_keras_class(ctx, current.class_name):
+        if current.class_name is not None and is_keras_class(ctx, current.class_name):
             compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
         current = current.parent
     if plain_tf_function and not compiled_by_keras:
@@ -563,588 +772,22 @@ def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str 
     )
 
 
-def _is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:
-    """Whether a class of this file derives from a Keras class (through classes
-    of this file; bases from other files are not followed)."""
-    info = ctx.index.classes.get(qualname)
-    if info is None or depth > 10:
-        return False
-    local_prefix = f"{ctx.index.module}." if ctx.index.module else ""
-    return any(
-        keras_leaf(base) is not None
-        or (
-            base.startswith(local_prefix)
-            and _is_keras_class(ctx, base[len(local_prefix) :], depth + 1)
-        )
-        for base in info.bases
-    )
-
-
-# -- helpers: what an argument shows ---------------------------------------------------
-def _shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
-    """Whether printing `node` shows values computed from tensors. Static facts
-    about a tensor (`x.shape`, `x.dtype`, `len(x)`) are known while tracing
-    and print the same way once: they do not count."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
-        if isinstance(current, cst.Attribute) and current.attr.value in NON_TENSOR_ATTRIBUTES:
-            continue
-        if (
-            isinstance(current, cst.Call)
-            and isinstance(current.func, cst.Name)
-            and current.func.value in _STATIC_BUILTINS
-        ):
-            continue
-        if isinstance(current, cst.BaseExpression) and facts.is_tensor(current):
-            return True
-        stack.extend(child_nodes(current))
+def _dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
+    """Whether a function around the print is traced with an `input_signature`
+    or with `reduce_retracing=True`, so a static dimension may be `None`."""
+    current: FunctionScope | None = scope
+    while current is not None:
+        info = ctx.index.functions.get(current.qualname)
+        if info is not None:
+            for decorator in info.decorators:
+                if decorator not in TF_FUNCTION_NAMES:
+                    continue
+                keywords = info.decorator_keywords.get(decorator, {})
+                for keyword in DYNAMIC_SHAPE_KEYWORDS:
+                    if keywords.get(keyword) not in (None, "False", "None"):
+                        return True
+        current = current.parent
     return False
-
-
-def _kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
-    if facts.is_tensor(node):
-        return "tensor"
-    return "unknown" if _shows_values(facts, node) else "python"
-
-
-def _formats_a_tensor(facts: TensorFacts, node: cst.CSTNode) -> bool:
-    """Whether `node` builds a Python string from a tensor: an f-string, a
-    `"..." % x` or a `"...".format(x)` / `"...".join(xs)` showing tensor values.
-    Traced, that string holds `Tensor("Sum:0", ...)`, fixed at trace time."""
-    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
-        return _shows_values(facts, node)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-        return _string_value(node.left) is not None and _shows_values(facts, node.right)
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in ("format", "join")
-        and _is_text(node.func.value)
-    ):
-        return any(_shows_values(facts, arg.value) for arg in node.args)
-    return False
-
-
-def _check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> None:
-    """Refuse an argument that turns a tensor into a Python value
-    (`float(loss)`, `loss.numpy()`, `str(loss)`, or string formatting inside
-    a larger expression: `f"{loss}" + " done"`): under tracing that fails or
-    freezes the value, with `print` or `tf.print` alike. Anything else
-    `tf.print` prints as it is: tensors with their values, nested lists and
-    dicts of tensors, Python values."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
-        if _formats_a_tensor(facts, current):
-            raise _Refusal(
-                f"`{ctx.code(current)}` formats a tensor into a Python string inside a larger "
-                "expression; traced, the string shows `Tensor(...)` and is fixed at trace time "
-                "(pass the string formatting, or the tensor, to `print` as its own argument)"
-            )
-        if isinstance(current, cst.Call):
-            func = current.func
-            converts = False
-            if isinstance(func, cst.Name) and func.value in _PYTHON_CONVERSIONS:
-                converts = any(_shows_values(facts, a.value) for a in current.args)
-            elif isinstance(func, cst.Attribute) and func.attr.value in _PYTHON_CONVERSION_METHODS:
-                converts = _shows_values(facts, func.value)
-            if converts:
-                raise _Refusal(
-                    f"`{ctx.code(current)}` turns a tensor into a Python value, which fails or "
-                    "is frozen under tracing (print the tensor itself)"
-                )
-        stack.extend(child_nodes(current))
-
-
-def _pieces(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    node: cst.BaseExpression,
-    tf_alias: str,
-    assumptions: list[str],
-) -> list[_Text | _Arg | _Field] | None:
-    """The pieces a formatted-string argument prints, or None when the argument
-    is printed as it is (a tensor, a Python value, a container)."""
-    if not _shows_values(facts, node):
-        return None
-    # `"..." % x` is text even when `x` is a tensor (`str.__mod__` runs first).
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
-        template = _string_value(node.left)
-        if template is not None:
-            return _percent_pieces(ctx, facts, node, template, tf_alias, assumptions)
-    if facts.is_tensor(node):
-        # `"loss: " + "%s" % x` is a tensor to the analysis (a string plus a
-        # string tensor) but holds Python string formatting of `x`.
-        _check_printable(ctx, facts, node)
-        return None
-    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
-        return _string_pieces(ctx, facts, node, tf_alias, assumptions)
-    if (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "format"
-    ):
-        template = _string_value(node.func.value)
-        if template is not None:
-            return _format_pieces(ctx, facts, node, template, tf_alias, assumptions)
-    _check_printable(ctx, facts, node)
-    return None
-
-
-def _string_pieces(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    node: cst.BaseExpression,
-    tf_alias: str,
-    assumptions: list[str],
-) -> list[_Text | _Arg | _Field]:
-    if isinstance(node, cst.ConcatenatedString):
-        return [
-            *_string_pieces(ctx, facts, node.left, tf_alias, assumptions),
-            *_string_pieces(ctx, facts, node.right, tf_alias, assumptions),
-        ]
-    if isinstance(node, cst.SimpleString):
-        value = node.evaluated_value
-        if not isinstance(value, str):
-            raise _Refusal("a bytes literal cannot be joined with text")
-        return [_Text(value)]
-    assert isinstance(node, cst.FormattedString)
-    if "b" in node.prefix.lower():
-        raise _Refusal("a bytes literal cannot be joined with text")
-    raw = "r" in node.prefix.lower()
-    source = _Source("f", node.end)
-    pieces: list[_Text | _Arg | _Field] = []
-    for part in node.parts:
-        if isinstance(part, cst.FormattedStringText):
-            pieces.append(_Text(_decode_fstring_text(part.value, node.end, raw)))
-            continue
-        assert isinstance(part, cst.FormattedStringExpression)
-        expression = part.expression
-        if not _shows_values(facts, expression):
-            pieces.append(_Field(ctx.code(part), "", source))
-            continue
-        _check_printable(ctx, facts, expression)
-        if not facts.is_tensor(expression):
-            if part.conversion or part.format_spec or part.equal:
-                raise _Refusal(
-                    f"`{ctx.code(part)}` formats `{ctx.code(expression)}`, which is not known "
-                    "to be a tensor"
-                )
-            pieces.append(_Arg(ctx.code(expression), "unknown"))
-            continue
-        if part.equal is not None:
-            # `{loss=}` prints the expression's text, then the value.
-            debug = ctx.code(part.with_changes(conversion=None, format_spec=None))
-            pieces.append(_Text(debug[1:-1]))
-        spec = None
-        if part.format_spec:
-            if any(isinstance(p, cst.FormattedStringExpression) for p in part.format_spec):
-                raise _Refusal(f"the format spec of `{ctx.code(part)}` is computed at run time")
-            spec = "".join(
-                p.value for p in part.format_spec if isinstance(p, cst.FormattedStringText)
-            )
-        if part.conversion is not None and spec:
-            raise _Refusal(f"`{ctx.code(part)}` formats the text of a tensor, not its value")
-        pieces.append(_tensor_field(ctx, facts, expression, spec or "", tf_alias, assumptions))
-    return pieces
-
-
-def _tensor_field(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    expression: cst.BaseExpression,
-    spec: str,
-    tf_alias: str,
-    assumptions: list[str],
-) -> _Arg:
-    """A tensor formatted with a `format()` spec, as a `tf.print` argument."""
-    code = ctx.code(expression)
-    if spec in ("", "d"):
-        # No spec: the value. `d` formats only integers, which tf.print prints exactly.
-        return _Arg(code)
-    match = _FLOAT_SPEC.fullmatch(spec)
-    if match is None:
-        raise _Refusal(f"the format spec `{spec}` of `{code}` has no TensorFlow equivalent")
-    return _as_string(
-        ctx,
-        facts,
-        expression,
-        match["precision"],
-        match["type"],
-        match["width"],
-        tf_alias,
-        assumptions,
-    )
-
-
-def _as_string(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    expression: cst.BaseExpression,
-    precision: str | None,
-    kind: str,
-    width: str | None,
-    tf_alias: str,
-    assumptions: list[str],
-) -> _Arg:
-    """`tf.strings.as_string` with the digits Python's `f`/`e` formatting gives.
-    Python formats only scalar tensors this way; `as_string` would format every
-    element, so a tensor not known to be a scalar is refused."""
-    code = ctx.code(expression)
-    if not facts.is_scalar_tensor(expression):
-        raise _Refusal(f"a number format needs a scalar, and nothing shows `{code}` is one")
-    arguments = [code, f"precision={int(precision) if precision is not None else 6}"]
-    if kind == "e":
-        arguments.append("scientific=True")
-    if width is not None:
-        arguments.append(f"width={int(width)}")
-    note = "`tf.strings.as_string` with a precision assumes a floating-point tensor"
-    if note not in assumptions:
-        assumptions.append(note)
-    return _Arg(f"{tf_alias}.strings.as_string({', '.join(arguments)})", "string")
-
-
-def _percent_pieces(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    node: cst.BinaryOperation,
-    template: str,
-    tf_alias: str,
-    assumptions: list[str],
-) -> list[_Text | _Arg | _Field]:
-    right = node.right
-    if isinstance(right, cst.Tuple):
-        if any(isinstance(e, cst.StarredElement) for e in right.elements):
-            raise _Refusal("cannot see what the `%` operands unpack")
-        operands = [e.value for e in right.elements]
-        single = False
-    else:
-        operands = [right]
-        single = True
-    source = _Source("%", _quote_of(node.left), single_operand=single)
-    pieces: list[_Text | _Arg | _Field] = []
-    position = 0
-    remaining = list(operands)
-    for match in _PERCENT_SPEC.finditer(template):
-        if match.start() > position:
-            pieces.append(_Text(template[position : match.start()]))
-        position = match.end()
-        if match["type"] == "%" and match.group(0) == "%%":
-            pieces.append(_Text("%"))
-            continue
-        if match["key"] is not None or "*" in (match["width"] or "") + (match["precision"] or ""):
-            raise _Refusal("`%` formatting with keys or `*` widths is not converted")
-        if not remaining:
-            raise _Refusal("the `%` template has more conversions than operands")
-        operand = remaining.pop(0)
-        if not _shows_values(facts, operand):
-            pieces.append(_Field(ctx.code(operand), match.group(0), source))
-            continue
-        _check_printable(ctx, facts, operand)
-        kind, flags = match["type"], match["flags"]
-        plain = not (flags or match["width"] or match["precision"])
-        if not facts.is_tensor(operand):
-            if kind != "s" or not plain:
-                raise _Refusal(
-                    f"`{match.group(0)}` formats `{ctx.code(operand)}`, which is not known "
-                    "to be a tensor"
-                )
-            pieces.append(_Arg(ctx.code(operand), "unknown"))
-        elif kind in "sra" and plain:
-            pieces.append(_Arg(ctx.code(operand)))
-        elif kind in "fe" and not flags:
-            pieces.append(
-                _as_string(
-                    ctx,
-                    facts,
-                    operand,
-                    match["precision"],
-                    kind,
-                    match["width"],
-                    tf_alias,
-                    assumptions,
-                )
-            )
-        else:
-            reason = (
-                "truncates a float tensor, and nothing shows this one is an integer"
-                if kind in "di"
-                else "has no TensorFlow equivalent"
-            )
-            raise _Refusal(f"`{match.group(0)}` on the tensor `{ctx.code(operand)}` {reason}")
-    if position < len(template):
-        pieces.append(_Text(template[position:]))
-    if remaining:
-        raise _Refusal("the `%` template has fewer conversions than operands")
-    return pieces
-
-
-def _format_pieces(
-    ctx: RuleContext,
-    facts: TensorFacts,
-    node: cst.Call,
-    template: str,
-    tf_alias: str,
-    assumptions: list[str],
-) -> list[_Text | _Arg | _Field]:
-    if any(arg.star for arg in node.args):
-        raise _Refusal("cannot see what the `.format` arguments unpack")
-    positional = [arg.value for arg in node.args if arg.keyword is None]
-    named = {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
-    assert isinstance(node.func, cst.Attribute)
-    source = _Source("format", _quote_of(node.func.value))
-    pieces: list[_Text | _Arg | _Field] = []
-    auto = 0
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as err:
-        raise _Refusal(f"the `.format` template is invalid: {err}") from err
-    for literal, field_name, spec, conversion in parsed:
-        if literal:
-            pieces.append(_Text(literal))
-        if field_name is None:
-            continue
-        head = re.match(r"[^.\[]*", field_name).group(0)  # type: ignore[union-attr]
-        path = field_name[len(head) :]
-        if head == "":
-            index: int | str = auto
-            auto += 1
-        elif head.isdigit():
-            index = int(head)
-        else:
-            index = head
-        operand = (
-            positional[index]
-            if isinstance(index, int) and index < len(positional)
-            else named.get(str(index))
-        )
-        if operand is None:
-            raise _Refusal(f"the `.format` field `{{{field_name}}}` has no argument")
-        if "{" in spec:
-            if _shows_values(facts, operand):
-                raise _Refusal(f"the format spec of `{{{field_name}}}` is computed at run time")
-        if not _shows_values(facts, operand):
-            text = (
-                "{"
-                + path
-                + (f"!{conversion}" if conversion else "")
-                + (f":{spec}" if spec else "")
-                + "}"
-            )
-            pieces.append(_Field(ctx.code(operand), text, source))
-            continue
-        _check_printable(ctx, facts, operand)
-        if path:
-            raise _Refusal(f"the `.format` field `{{{field_name}}}` reads into a tensor")
-        if not facts.is_tensor(operand) and (conversion or spec):
-            raise _Refusal(
-                f"the `.format` field `{{{field_name}}}` formats a value computed from a "
-                "tensor that is not known to be one"
-            )
-        if not facts.is_tensor(operand):
-            pieces.append(_Arg(ctx.code(operand), "unknown"))
-            continue
-        if conversion and spec:
-            raise _Refusal(
-                f"`{{{field_name}!{conversion}:{spec}}}` formats the text of a tensor, "
-                "not its value"
-            )
-        pieces.append(_tensor_field(ctx, facts, operand, spec, tf_alias, assumptions))
-    return pieces
-
-
-# -- helpers: writing the arguments ------------------------------------------------------
-def _as_text(
-    ctx: RuleContext, pieces: list[_Text | _Arg | _Field], tf_alias: str
-) -> list[_Text | _Arg | _Field]:
-    """The pieces as elements of `tf.strings.join`: tensors formatted as
-    `tf.print` would (`tf.strings.format`), Python values as `print` would
-    (`str()`, in an f-string field)."""
-    python = _Source("f", '"')
-    result: list[_Text | _Arg | _Field] = []
-    for piece in pieces:
-        if not isinstance(piece, _Arg) or piece.kind == "string":
-            result.append(piece)
-        elif piece.kind == "tensor":
-            result.append(_Arg(f'{tf_alias}.strings.format("{{}}", {piece.code})', "string"))
-        elif piece.kind == "unknown":
-            raise _Refusal(
-                f"`{piece.code}` is computed from tensors but not known to be one, so it "
-                "cannot be joined into one formatted line"
-            )
-        else:
-            result.append(_Field("{" + piece.code + "}", "", python))
-    return result
-
-
-def _render(pieces: list[_Text | _Arg | _Field]) -> list[str]:
-    """`tf.print` argument code for a flat list of pieces (printed with sep="").
-    Consecutive text and non-tensor fields of one string become one string
-    argument, written in that string's own syntax."""
-    runs: list[list[_Text | _Field] | _Arg] = []
-    for piece in pieces:
-        if isinstance(piece, _Arg):
-            runs.append(piece)
-            continue
-        last = runs[-1] if runs else None
-        if isinstance(last, list) and (
-            isinstance(piece, _Text)
-            or all(isinstance(p, _Text) or p.source is piece.source for p in last)
-        ):
-            last.append(piece)
-        else:
-            runs.append([piece])
-    parts: list[str] = []
-    for run in runs:
-        if isinstance(run, _Arg):
-            parts.append(run.code)
-        else:
-            rendered = _render_run(run)
-            if rendered is not None:
-                parts.append(rendered)
-    return parts
-
-
-def _render_run(run: list[_Text | _Field]) -> str | None:
-    fields = [p for p in run if isinstance(p, _Field)]
-    if not fields:
-        text = "".join(p.value for p in run if isinstance(p, _Text))
-        return _literal(text) if text else None
-    source = fields[0].source
-    quote = _pick_quote(source.quote[0], [f.code for f in fields] if source.kind == "f" else [])
-
-    def text(piece: _Text, *doubled: str) -> str:
-        body = _escape(piece.value, quote)
-        for ch in doubled:
-            body = body.replace(ch, ch + ch)
-        return body
-
-    if source.kind == "f":
-        body = "".join(text(p, "{", "}") if isinstance(p, _Text) else p.code for p in run)
-        return f"f{quote}{body}{quote}"
-    operands = [f.code for f in fields]
-    if source.kind == "%":
-        body = "".join(text(p, "%") if isinstance(p, _Text) else p.spec for p in run)
-        if source.single_operand and len(operands) == 1:
-            return f"{quote}{body}{quote} % {operands[0]}"
-        return f"{quote}{body}{quote} % ({', '.join(operands)}{',' if len(operands) == 1 else ''})"
-    body = "".join(text(p, "{", "}") if isinstance(p, _Text) else p.spec for p in run)
-    return f"{quote}{body}{quote}.format({', '.join(operands)})"
-
-
-def _pick_quote(preferred: str, field_codes: list[str]) -> str:
-    """A one-character quote that no f-string field's code uses (before Python
-    3.12 a field cannot contain its string's quote, a backslash or a newline)."""
-    if any("\\" in code or "\n" in code for code in field_codes):
-        raise _Refusal("an f-string field spans lines or uses a backslash")
-    for quote in (preferred, "'" if preferred == '"' else '"'):
-        if not any(quote in code for code in field_codes):
-            return quote
-    raise _Refusal("an f-string field uses both quote characters")
-
-
-def _join_args(args: list[cst.Arg], original: Sequence[cst.Arg]) -> list[cst.Arg]:
-    """Commas for a new argument list: the original ones where they exist, and
-    for added arguments the layout of the call (one argument per line, with a
-    trailing comma, stays so)."""
-    last = original[-1] if original else None
-    trailing = last.comma if last is not None else cst.MaybeSentinel.DEFAULT
-    between: cst.Comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-    line_break = next(
-        (
-            arg.comma.whitespace_after
-            for arg in original
-            if isinstance(arg.comma, cst.Comma)
-            and isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
-        ),
-        None,
-    )
-    if isinstance(trailing, cst.Comma) and isinstance(line_break, cst.ParenthesizedWhitespace):
-        # A clean line break at the arguments' indentation (no copied comment).
-        between = cst.Comma(
-            whitespace_after=line_break.with_changes(
-                first_line=cst.TrailingWhitespace(), empty_lines=()
-            )
-        )
-    result = []
-    for i, arg in enumerate(args):
-        if i == len(args) - 1:
-            result.append(arg.with_changes(comma=trailing))
-        elif arg is last or not isinstance(arg.comma, cst.Comma):
-            result.append(arg.with_changes(comma=between))
-        else:
-            result.append(arg)
-    return result
-
-
-# -- helpers: string literals ---------------------------------------------------------------
-def _is_text(node: cst.BaseExpression) -> bool:
-    """A str literal or f-string (not bytes)."""
-    if isinstance(node, cst.ConcatenatedString):
-        return _is_text(node.left) and _is_text(node.right)
-    if isinstance(node, cst.SimpleString):
-        return isinstance(node.evaluated_value, str)
-    return isinstance(node, cst.FormattedString) and "b" not in node.prefix.lower()
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _string_value(node: cst.BaseExpression) -> str | None:
-    """The text of a plain (non-f, non-bytes) string literal, else None."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _quote_of(node: cst.BaseExpression) -> str:
-    while isinstance(node, cst.ConcatenatedString):
-        node = node.left
-    if isinstance(node, (cst.SimpleString, cst.FormattedString)):
-        return node.quote[0] if isinstance(node, cst.SimpleString) else node.end[0]
-    return '"'
-
-
-def _decode_fstring_text(raw_text: str, quote: str, raw: bool) -> str:
-    """The text an f-string's literal part prints. A sentinel character keeps
-    a part that ends in a quote (the `say "` of a triple-quoted `say "{x}"`)
-    from closing the literal early."""
-    text = raw_text.replace("{{", "{").replace("}}", "}")
-    prefix = "r" if raw else ""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # `\{` and the like: invalid escapes kept as written
-        return ast.literal_eval(f"{prefix}{quote}{text}_{quote}")[:-1]
-
-
-def _escape(text: str, quote: str) -> str:
-    """The body of a string literal in `quote` quotes that reads as `text`."""
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == quote:
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch in "\r\t" or not (ch.isprintable() or ch == "\n"):
-            out.append(repr(ch)[1:-1])
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _literal(text: str) -> str:
-    """A string literal for `text`, in double quotes unless single quotes
-    need fewer escapes."""
-    quote = "'" if '"' in text and "'" not in text else '"'
-    return f"{quote}{_escape(text, quote)}{quote}"
 
 
 RULES = (PrintInTracedCode,)

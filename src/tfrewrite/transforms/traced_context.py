@@ -1,0 +1,79 @@
+"""Where traced code runs: inside Keras, under a gradient tape, in a loss.
+
+Rewrites ask two questions of the code around a node. Is it run by Keras
+(a `Loss`/`Layer`/`Model` method, or a loss given to `compile`), where
+`fit` may compile it with XLA? Is what it computes differentiated (inside a
+`tf.GradientTape` block, in a loss, in a Keras layer's or model's forward
+pass), so that a host round trip (`x.numpy()`) that cut the gradient must
+become `tf.stop_gradient`?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from tfrewrite.analysis.project import keras_leaf
+from tfrewrite.analysis.tensors import positional_param_names
+from tfrewrite.context import FunctionScope, RuleContext
+
+# Parameter pairs that make a function a loss by its signature.
+LOSS_SIGNATURES = (("y_true", "y_pred"), ("labels", "logits"), ("labels", "predictions"))
+
+
+def is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:
+    """Whether a class of this file derives from a Keras class (through classes
+    of this file; bases from other files are not followed)."""
+    info = ctx.index.classes.get(qualname)
+    if info is None or depth > 10:
+        return False
+    local_prefix = f"{ctx.index.module}." if ctx.index.module else ""
+    return any(
+        keras_leaf(base) is not None
+        or (
+            base.startswith(local_prefix)
+            and is_keras_class(ctx, base[len(local_prefix) :], depth + 1)
+        )
+        for base in info.bases
+    )
+
+
+def in_gradient_tape(ctx: RuleContext, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether a node with these ancestors sits in a `with tf.GradientTape()` block."""
+    for node in ancestors:
+        if isinstance(node, cst.With):
+            for item in node.items:
+                call = item.item
+                if (
+                    isinstance(call, cst.Call)
+                    and ctx.names.qualified_name(call.func) == "tensorflow.GradientTape"
+                ):
+                    return True
+    return False
+
+
+def differentiated(
+    ctx: RuleContext, scope: FunctionScope, ancestors: Sequence[cst.CSTNode]
+) -> str | None:
+    """Why what a node computes is differentiated (a phrase), or None when
+    nothing shows it is: a gradient tape around it, a loss, or the forward
+    pass of a Keras layer or model, which `fit` runs under its tape."""
+    if in_gradient_tape(ctx, ancestors):
+        return "inside a `tf.GradientTape` block"
+    current: FunctionScope | None = scope
+    while current is not None:
+        if current.traced is not None and current.traced.is_loss:
+            return f"in `{current.node.name.value}`, a loss"
+        params = positional_param_names(current.node)
+        for pair in LOSS_SIGNATURES:
+            if all(p in params for p in pair):
+                return f"in `{current.node.name.value}`, a loss by its signature"
+        if (
+            current.class_name is not None
+            and current.node.name.value in ("call", "train_step", "__call__")
+            and is_keras_class(ctx, current.class_name)
+        ):
+            return f"in `{current.node.name.value}`, which Keras runs under its gradient tape"
+        current = current.parent
+    return None
