@@ -9,10 +9,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes
-from tfrewrite.context import RuleContext
-from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
+from tfrewrite.analysis.training import (
     applies_gradients,
     feeds_short_final_batch,
     line_of,
@@ -24,6 +21,9 @@ from tfrewrite.rules._training import (
     tape_name,
     unique_name,
 )
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)

@@ -8,10 +8,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
-from tfrewrite.context import FunctionScope, RuleContext
-from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
+from tfrewrite.analysis.training import (
     StepPlan,
     decorated_step,
     is_tf_function,
@@ -19,6 +16,9 @@ from tfrewrite.rules._training import (
     tf_function_decorator,
     undecorated_train_steps,
 )
+from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 

@@ -8,10 +8,10 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.training import feeds_short_final_batch, method_name, tape_name
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import feeds_short_final_batch, method_name, tape_name
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 MEAN_FUNCTIONS = frozenset(

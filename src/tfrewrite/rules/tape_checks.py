@@ -11,15 +11,15 @@ import libcst as cst
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
-from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
-from tfrewrite.context import RuleContext
-from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
+from tfrewrite.analysis.training import (
     applies_gradients,
     line_of,
     method_name,
     tape_name,
 )
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 # Names people give models; used only when no assignment says what the name is.

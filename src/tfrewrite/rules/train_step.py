@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.training import decorated_step, decorator_source, undecorated_train_steps
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import decorated_step, decorator_source, undecorated_train_steps
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 

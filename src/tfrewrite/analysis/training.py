@@ -1,8 +1,8 @@
-"""Shared analysis for the training-loop rules (TFR3xx): `@tf.function`
-decorators and their options, `GradientTape` blocks, train steps, the loops
-that drive them, Python side effects, and which names a block reads and
-writes. The rules differ in what they report; what a train step *is* is
-decided here, once.
+"""Training-loop facts shared by the TFR3xx rules (and the engine's fix
+rounds): `@tf.function` decorators and their options, `GradientTape` blocks,
+train steps, the loops that drive them, Python side effects, and which names
+a block reads and writes. The rules differ in what they report; what a train
+step *is* is decided here, once.
 """
 
 from __future__ import annotations
