@@ -356,7 +356,113 @@ def test_loss_outside_tape_names_the_line():
         textwrap.dedent(RULES_BY_CODE["TFR305"].examples[0].before), select=["TFR305"]
     )
     assert "line 7" in finding.message and "line 5" in finding.message
-    assert finding.start.line == 8 and finding.fix is None
+    assert finding.start.line == 8 and finding.fix is not None
+    assert finding.fix.applicability.value == "unsafe"
+
+
+def _fix305(source: str) -> str:
+    return fix_source(_d(source), select=["TFR305"], unsafe_fixes=True)
+
+
+def test_loss_move_takes_every_statement_the_loss_depends_on_and_leaves_the_rest():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            # the data loss
+            loss = loss_fn(y, logits)
+            step_count.assign_add(1)
+            reg = tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+            loss = loss + 1e-4 * reg
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert _fix305(source) == _d("""
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                # the data loss
+                loss = loss_fn(y, logits)
+                reg = tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+                loss = loss + 1e-4 * reg
+            step_count.assign_add(1)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+
+
+def test_loss_move_in_a_module_level_loop_and_idempotent():
+    source = """
+        import tensorflow as tf
+
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            grads = tape.gradient(loss_fn(y, logits), model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    fixed = _fix305(source)
+    assert "        loss = loss_fn(y, logits)\n    grads = tape.gradient(loss, " in fixed
+    assert _fix305(fixed) == fixed
+    assert check_source(fixed, select=["TFR305"]) == []
+
+
+def test_loss_move_picks_a_name_the_scope_does_not_use():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y, loss):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            grads = tape.gradient(loss_fn(y, logits) + loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert "loss_value = loss_fn(y, logits) + loss" in _fix305(source)
+
+
+def test_loss_move_refused_when_a_statement_left_behind_reads_what_moves():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            scale = 2.0
+            history.append(scale)
+            scale = 0.5
+            loss = scale * loss_fn(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR305"])
+    assert finding.fix is None
+    assert "no fix: line 8 would move above line 6, which uses the same names" in finding.message
+
+
+def test_loss_move_refused_on_a_side_effect_names_the_line():
+    [finding] = check_source(
+        textwrap.dedent(RULES_BY_CODE["TFR305"].examples[2].before), select=["TFR305"]
+    )
+    assert finding.fix is None
+    assert "no fix: line 9 calls Python `float()`" in finding.message
+
+
+def test_rename_after_the_tape_is_not_a_loss_outside_it():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            total, count = loss, 1
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert _codes(source, ["TFR305"]) == []
 
 
 def test_loss_reassigned_inside_a_later_tape_is_fine():

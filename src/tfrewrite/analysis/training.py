@@ -453,11 +453,12 @@ def decorated_step(ctx: RuleContext, plan: StepPlan) -> tuple[cst.FunctionDef, t
 
 
 def remove_statement_edits(
-    block: cst.CSTNode | None, line: cst.SimpleStatementLine
+    block: cst.CSTNode | None, line: cst.SimpleStatementLine, moved: bool = False
 ) -> tuple[NodeEdit, ...]:
     """Edits that delete a statement line: `pass` when it is alone in its
-    block; otherwise the next statement inherits its comments and the wider of
-    the two blank-line gaps, so the layout around it stays as it was."""
+    block; otherwise the next statement inherits its comments (unless the
+    statement is `moved`: its comments go with it) and the wider of the two
+    blank-line gaps, so the layout around it stays as it was."""
     body = list(getattr(block, "body", ())) if block is not None else []
     if isinstance(block, cst.IndentedBlock) and len(body) == 1:
         return (NodeEdit(line, line.with_changes(body=[cst.Pass()])),)
@@ -465,7 +466,7 @@ def remove_statement_edits(
     edits = [NodeEdit(line, cst.RemovalSentinel.REMOVE)]
     if position is not None and position + 1 < len(body) and line.leading_lines:
         following = body[position + 1]
-        removed = list(line.leading_lines)
+        removed = [e for e in line.leading_lines if not (moved and e.comment is not None)]
         kept = list(following.leading_lines)
         if any(empty.comment is not None for empty in removed):
             merged = [*removed, *kept]
