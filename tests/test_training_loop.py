@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.api import check_source, fix_source
+from tfrewrite.api import check_source, fix_source, fix_source_with_findings
 from tfrewrite.engine import InputFile, RunOptions, run
 from tfrewrite.rules import RULES_BY_CODE
 
@@ -241,6 +241,133 @@ def test_refused_step_names_the_side_effect_line():
         textwrap.dedent(RULES_BY_CODE["TFR302"].examples[1].before), select=["TFR302"]
     )
     assert finding.fix is None and "line 8" in finding.message and "print" in finding.message
+    assert "line 8 calls `.numpy()`" in finding.message  # every blocker, not only the first
+
+
+STEP_WITH_PRINT = """
+    import tensorflow as tf
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        print("loss", loss)
+        return loss
+
+    for x, y in batches:
+        train_step(x, y)
+"""
+
+
+def test_step_is_decorated_together_with_the_fix_of_its_print():
+    # A print rewrite in a step not yet decorated is unsafe (the print rule
+    # cannot see the decorator to come), so the decoration is unsafe too.
+    fixed, applied, remaining = fix_source_with_findings(
+        _d(STEP_WITH_PRINT), select=["TFR103", "TFR302"], unsafe_fixes=True
+    )
+    assert "@tf.function\ndef train_step(x, y):" in fixed
+    assert 'tf.print("loss", loss, output_stream=sys.stdout)' in fixed
+    assert sorted(f.code for f in applied) == ["TFR103", "TFR302"] and remaining == []
+    assert fix_source(fixed, select=["TFR103", "TFR302"], unsafe_fixes=True) == fixed
+    # Without --unsafe-fixes nothing in the step changes: no print rewritten in eager code.
+    assert fix_source(_d(STEP_WITH_PRINT), select=["TFR103", "TFR302"]) == _d(STEP_WITH_PRINT)
+
+
+def test_check_reports_the_blockers_of_a_step_it_will_decorate():
+    findings = check_source(_d(STEP_WITH_PRINT), select=["TFR103", "TFR302"])
+    assert sorted((f.code, f.start.line, f.fix.applicability.value) for f in findings) == [
+        ("TFR103", 8, "unsafe"),
+        ("TFR302", 3, "unsafe"),
+    ]
+
+
+def test_step_with_an_unfixable_blocker_lists_every_blocker_and_stays_eager():
+    source = """
+        import logging
+        import time
+
+        import tensorflow as tf
+
+        def train_step(x, y):
+            start = time.perf_counter()
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print("loss", loss)
+            logging.info("step took %s", time.perf_counter() - start)
+            return loss
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert fixed == _d(source) and applied == []
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None
+    for expected in ("line 7 calls `time.perf_counter`", "line 13 calls `logging.info`"):
+        assert expected in step.message
+    assert "line 12" not in step.message  # the print could be fixed
+    # The step stays eager: the print is no hazard there and is not reported.
+    assert [f.code for f in remaining] == ["TFR302"]
+
+
+def test_frozen_module_global_in_a_callee_stops_the_decorator():
+    source = """
+        import tensorflow as tf
+
+        SCALE = 1.0
+
+        def scaled_loss(y, pred):
+            return SCALE * tf.reduce_mean(tf.square(pred - y))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = scaled_loss(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        def set_scale(epoch):
+            global SCALE
+            SCALE = 0.5 ** epoch
+
+        for epoch in range(10):
+            set_scale(epoch)
+            for x, y in batches:
+                train_step(x, y)
+    """
+    fixed, _, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert "@tf.function" not in fixed
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None and "line 6 TFR201" in step.message
+
+
+def test_decorator_moves_from_the_loss_only_when_the_step_can_take_it():
+    source = """
+        import time
+
+        import tensorflow as tf
+
+        @tf.function
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return time.time()
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), select=["TFR301", "TFR302"])
+    assert [f.code for f in applied] == ["TFR301"]
+    assert applied[0].fix.message == "Remove `@tf.function` from the loss `loss_fn`"
+    assert "@tf.function" not in fixed
+    assert [f.code for f in remaining] == ["TFR302"]
 
 
 # -- TFR303 ---------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ run in a process pool when there is enough work.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -23,6 +24,7 @@ import libcst as cst
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
+from tfrewrite.analysis.training import StepViolation, is_pending, lines_of, pending_traced
 from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
@@ -186,6 +188,79 @@ def _find(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> list[_Found
     ]
 
 
+def _first_clause(message: str) -> str:
+    """A finding's message up to its first sentence or colon break."""
+    cut = min((i for i in (message.find(". "), message.find(": ")) if i > 0), default=-1)
+    return message if cut < 0 else message[:cut]
+
+
+def _gate_decorations(
+    found: list[_Found], ctx: RuleContext, options: RunOptions
+) -> tuple[list[_Found], set[int]]:
+    """A fix that decorates a train step applies only together with fixes for
+    everything the step, and what it calls, then does differently: the
+    findings of rules on traced code inside them (they see the step as traced
+    already, see `pending_traced`) and the blockers the decorating rule found
+    itself. When one cannot be fixed, the decorating fix is withdrawn, the
+    finding lists every blocker with its line, and the findings inside the
+    step (which stays eager) are folded into it. Returns the findings and the
+    ids of those whose fixes must wait because the decoration does not apply
+    (they would change eager code)."""
+    gated = [
+        f
+        for f in found
+        if isinstance(f.violation, StepViolation)
+        and f.violation.fix is not None
+        and f.violation.steps
+    ]
+    if not gated:
+        return found, set()
+    callees = [lines_of(ctx, f.node) for f in ctx.functions if is_pending(f.traced)]
+    dropped: set[int] = set()
+    held: set[int] = set()
+    replaced: dict[int, _Found] = {}
+    for gate in gated:
+        violation = gate.violation
+        assert isinstance(violation, StepViolation) and violation.fix is not None
+        spans = [lines_of(ctx, step) for step in violation.steps] + callees
+        inside = [
+            f
+            for f in found
+            if f.rule.needs_traced_code and any(a <= f.start.line <= b for a, b in spans)
+        ]
+        problems = {
+            (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
+            for f in inside
+            if f.violation.fix is None
+        }
+        for blocker in violation.blockers:
+            if not any(
+                f.violation.fix is not None
+                and blocker.first_line <= f.start.line <= blocker.last_line
+                for f in inside
+            ):
+                problems.add((blocker.first_line, blocker.what))
+        if problems:
+            listing = "; ".join(f"line {line} {what}" for line, what in sorted(problems))
+            message = (
+                f"{violation.message} (no fix: under tracing this would change meaning and "
+                f"cannot be rewritten: {listing})"
+            )
+            new = dataclasses.replace(violation, message=message, fix=violation.fallback)
+            dropped |= {id(f) for f in inside}
+        else:
+            fix = violation.fix
+            if any(f.violation.fix.applicability is Applicability.UNSAFE for f in inside):  # type: ignore[union-attr]
+                fix = dataclasses.replace(fix, applicability=Applicability.UNSAFE)
+            new = dataclasses.replace(violation, fix=fix)
+            if not options.allows(fix.applicability):
+                held |= {id(f) for f in inside}
+        replaced[id(gate)] = dataclasses.replace(gate, violation=new)
+    result = [replaced.get(id(f), f) for f in found if id(f) not in dropped]
+    held_ids = {id(f) for f in result if id(f) in held}
+    return result, held_ids
+
+
 def _to_finding(
     path: str, found: _Found, module: cst.Module, code: str, want_edits: bool
 ) -> Finding:
@@ -219,7 +294,11 @@ def _reindex(
         **previous.loss_decorator_options,
         **index.loss_decorator_options,
     }
-    carried = {k: v for k, v in traced.items() if k in index.functions}
+    carried = {
+        k: dataclasses.replace(v, is_loss=v.is_loss or (k in local and local[k].is_loss))
+        for k, v in traced.items()
+        if k in index.functions
+    }
     return index, {**local, **carried}
 
 
@@ -235,7 +314,8 @@ def process_file(job: FileJob) -> FileResult:
         result.source = source
         options = job.options
         ignored = options.ignored_prefixes(path)
-        traced_names = set(job.traced)
+        pending = pending_traced(job.index, job.traced)
+        traced_names = {*job.traced, *pending}
         rules = [
             r
             for r in options.rules()
@@ -254,12 +334,18 @@ def process_file(job: FileJob) -> FileResult:
         index, traced = job.index, job.traced
         code = source  # the text of `module`, kept to avoid regenerating it
         for _round in range(MAX_FIX_ROUNDS):
-            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-            found = _find(rules, ctx, NoqaMap(code))
+            # Traced context is re-derived every round: a step decorated in the
+            # last round makes its callees traced, and steps still undecorated
+            # are checked as the traced code they are about to become.
+            round_traced = {**traced, **pending_traced(index, traced)}
+            ctx = RuleContext(path, module, index, round_traced, dict(options.rule_settings))
+            found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             fixable = [
                 f
                 for f in found
-                if f.violation.fix is not None and options.allows(f.violation.fix.applicability)
+                if f.violation.fix is not None
+                and options.allows(f.violation.fix.applicability)
+                and id(f) not in held
             ]
             applied: list[int] = []
             if options.fix and fixable:
@@ -288,10 +374,11 @@ def process_file(job: FileJob) -> FileResult:
             result.fixed_source = new_code
             index, traced = _reindex(new_code, index, traced)
         else:  # fixes did not settle: report what is left
-            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
+            round_traced = {**traced, **pending_traced(index, traced)}
+            ctx = RuleContext(path, module, index, round_traced, dict(options.rule_settings))
+            found, _ = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             result.findings = [
-                _to_finding(path, f, module, code, options.want_edits)
-                for f in _find(rules, ctx, NoqaMap(code))
+                _to_finding(path, f, module, code, options.want_edits) for f in found
             ]
         return result
     except RecursionError:

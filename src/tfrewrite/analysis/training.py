@@ -7,16 +7,18 @@ step *is* is decided here, once.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.project import TracedFunction, compute_facts
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
-from tfrewrite.rules.base import NodeEdit
+from tfrewrite.rules.base import CstFix, NodeEdit, Violation
 
 # Options of a loss's `tf.function` that describe how the whole step should be
 # compiled; a step that takes over the decorator takes these over too.
@@ -26,6 +28,11 @@ APPLY_METHODS = ("apply_gradients", "minimize")
 SIDE_EFFECT_CALLS = frozenset({"print", "float", "int", "input", "open"})
 SIDE_EFFECT_METHODS = frozenset({"numpy", "item", "tolist", "append", "extend", "insert"})
 SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
+# Side effects that are fine in traced code when the container is local (a
+# Python-unrolled loop collecting tensors); rules on traced code report the
+# ones that mutate state outside the step.
+CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
+PENDING_REASON = "runs traced once the train step that calls it is decorated"
 
 
 # -- tf.function ----------------------------------------------------------------------
@@ -383,18 +390,101 @@ def line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
     return cache[node].start.line
 
 
+def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:
+    """1-based first and last line of `node`."""
+    line_of(ctx, node)
+    cache = ctx._tfr3_positions  # type: ignore[attr-defined]
+    return cache[node].start.line, cache[node].end.line
+
+
 # -- train steps that want a decorator ----------------------------------------------------
+
+
+def is_pending(traced: TracedFunction | None) -> bool:
+    """Traced only because a fix in this run decorates the step calling it."""
+    return traced is not None and traced.reason == PENDING_REASON
+
+
+def _pending_steps(index: ModuleIndex, traced: dict[str, TracedFunction]) -> list[str]:
+    """Undecorated functions that open a tape, apply gradients and are called
+    from a loop: the train steps TFR302 decorates (pass-1 facts only)."""
+    steps = []
+    for qualname, info in index.functions.items():
+        if qualname in traced or not (info.opens_gradient_tape and info.applies_gradients):
+            continue
+        if qualname not in index.looped_functions:
+            continue
+        if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
+            bases = index.classes.get(info.class_name)
+            if bases is None or any("Model" in b.rsplit(".", 1)[-1] for b in bases.bases):
+                continue  # Keras traces Model.train_step already
+        steps.append(qualname)
+    return steps
+
+
+def pending_traced(
+    index: ModuleIndex, traced: dict[str, TracedFunction]
+) -> dict[str, TracedFunction]:
+    """What will run traced once the undecorated train steps of this file are
+    decorated: the steps and the functions of the file they call. Rules on
+    traced code check these in the same run, so whatever the decorator would
+    break is fixed with it or stops it (see `StepViolation`)."""
+    steps = _pending_steps(index, traced)
+    if not steps:
+        return {}
+    functions = {
+        q: dataclasses.replace(info, decorators=[*info.decorators, "tensorflow.function"])
+        if q in steps
+        else info
+        for q, info in index.functions.items()
+    }
+    patched = dataclasses.replace(
+        index,
+        functions=functions,
+        looped_functions=dict(index.looped_functions),
+        loss_decorator_options=dict(index.loss_decorator_options),
+    )
+    local = compute_facts([patched]).for_path(index.path)
+    return {
+        q: TracedFunction(q, PENDING_REASON, t.is_loss or (q in traced and traced[q].is_loss))
+        for q, t in local.items()
+        if q not in traced
+    }
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Something a step does that changes meaning under tracing; a rule on
+    traced code must fix it (a finding with a fix on these lines) before the
+    step may be decorated."""
+
+    first_line: int
+    last_line: int
+    what: str
+
+
+@dataclass(frozen=True)
+class StepViolation(Violation):
+    """A finding whose fix decorates train steps. The engine applies the fix
+    only together with fixes for everything the steps (and what they call)
+    would do differently under tracing; otherwise it drops the fix (keeping
+    `fallback`, a fix without the decoration) and lists every blocker."""
+
+    steps: tuple[cst.FunctionDef, ...] = ()
+    blockers: tuple[Blocker, ...] = ()
+    fallback: CstFix | None = None
 
 
 @dataclass
 class StepPlan:
     """An undecorated train step called from a Python loop, and how to
-    decorate it (or why it cannot be)."""
+    decorate it: the Python side effects in it are blockers that rules on
+    traced code must fix in the same run."""
 
     function: FunctionScope
     options: dict[str, str]
     loss_callees: list[str]  # dotted names of the losses it differentiates
-    refusal: str | None  # why no fix: a Python side effect, with its line
+    blockers: list[Blocker]
 
 
 def loss_keys(ctx: RuleContext, function: FunctionScope) -> list[str]:
@@ -415,7 +505,9 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.opens_gradient_tape and info.applies_gradients):
             continue
-        if function.traced is not None or tf_function_decorator(ctx, function.node) is not None:
+        if function.traced is not None and not is_pending(function.traced):
+            continue
+        if tf_function_decorator(ctx, function.node) is not None:
             continue
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
             continue
@@ -432,15 +524,12 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         options = options_from_losses(ctx, callees)
         if looped or any(feeds_short_final_batch(ctx, loop) for loop in loops):
             options.setdefault("reduce_retracing", "True")
-        refusal = None
-        effect = next(side_effects(ctx, function.node.body), None)
-        if effect is not None:
-            node, what = effect
-            refusal = (
-                f"line {line_of(ctx, node)} {what}, a Python side effect that would run only "
-                "while tracing: move it to the loop, then decorate the step"
-            )
-        plans.append(StepPlan(function, options, callees, refusal))
+        blockers = [
+            Blocker(*lines_of(ctx, node), what)
+            for node, what in side_effects(ctx, function.node.body)
+            if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
+        ]
+        plans.append(StepPlan(function, options, callees, blockers))
     return plans
 
 

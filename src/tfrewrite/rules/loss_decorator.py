@@ -10,6 +10,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     StepPlan,
+    StepViolation,
     decorated_step,
     is_tf_function,
     remove_statement_edits,
@@ -188,7 +189,7 @@ class LossDecorator(Rule):
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        steps = [p for p in undecorated_train_steps(ctx) if p.refusal is None]
+        steps = undecorated_train_steps(ctx)
         for function in ctx.functions:
             decorator = tf_function_decorator(ctx, function.node)
             if decorator is None or function.traced is None or not function.traced.is_loss:
@@ -210,21 +211,31 @@ class LossDecorator(Rule):
         name = function.node.name.value
         keys = {name, ctx.index.qualify(function.qualname)}
         callers = [p for p in steps if keys & set(p.loss_callees)]
-        edits = [NodeEdit(decorator, cst.RemovalSentinel.REMOVE)]
-        imports: tuple = ()
-        if callers:
-            for plan in callers:
-                new_step, imports = decorated_step(ctx, plan)
-                edits.append(NodeEdit(plan.function.node, new_step))
-            where = ", ".join(f"`{p.function.node.name.value}`" for p in callers)
-            message = f"Move `@tf.function` from the loss `{name}` to the train step {where}"
-        else:
-            message = f"Remove `@tf.function` from the loss `{name}`"
-        return Violation(
-            decorator,
+        removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
+        remove = CstFix(f"Remove `@tf.function` from the loss `{name}`", (removal,))
+        text = (
             f"`@tf.function` on the loss `{name}` compiles only the loss; the forward pass, "
-            "gradients and update still run eagerly. Decorate the train step instead",
-            CstFix(message, tuple(edits), imports),
+            "gradients and update still run eagerly. Decorate the train step instead"
+        )
+        if not callers:
+            return Violation(decorator, text, remove)
+        edits = [removal]
+        imports: tuple = ()
+        for plan in callers:
+            new_step, imports = decorated_step(ctx, plan)
+            edits.append(NodeEdit(plan.function.node, new_step))
+        where = ", ".join(f"`{p.function.node.name.value}`" for p in callers)
+        return StepViolation(
+            decorator,
+            text,
+            CstFix(
+                f"Move `@tf.function` from the loss `{name}` to the train step {where}",
+                tuple(edits),
+                imports,
+            ),
+            steps=tuple(p.function.node for p in callers),
+            blockers=tuple(b for p in callers for b in p.blockers),
+            fallback=remove,
         )
 
     def _wrapped(
