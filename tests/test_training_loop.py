@@ -370,6 +370,100 @@ def test_decorator_moves_from_the_loss_only_when_the_step_can_take_it():
     assert [f.code for f in remaining] == ["TFR302"]
 
 
+def _step_message(source: str) -> str:
+    [step] = [f for f in check_source(_d(source), select=["TFR302"]) if f.code == "TFR302"]
+    assert step.fix is None
+    return step.message
+
+
+def test_step_that_builds_a_metric_and_an_optimizer_per_call_stays_eager():
+    message = _step_message("""
+        import keras
+        import tensorflow as tf
+
+        def train_step(model, x, y):
+            optimizer = keras.optimizers.Adam(1e-3)
+            accuracy = keras.metrics.SparseCategoricalAccuracy()
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            accuracy.update_state(y, model(x))
+            return loss
+
+        for fold in range(5):
+            model = keras.Sequential([keras.layers.Dense(1)])
+            for x, y in batches:
+                train_step(model, x, y)
+    """)
+    assert "line 5 creates `keras.optimizers.Adam(...)` on every call" in message
+    assert "line 6 creates `keras.metrics.SparseCategoricalAccuracy(...)`" in message
+
+
+def test_step_that_logs_or_takes_a_python_counter_stays_eager():
+    message = _step_message("""
+        import logging
+
+        import tensorflow as tf
+
+        logger = logging.getLogger(__name__)
+
+        def train_step(x, y, step):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            logger.info("loss %s", loss)
+
+        for step, (x, y) in enumerate(batches):
+            train_step(x, y, step)
+    """)
+    assert "line 12 calls `logger.info`: Python logging runs once" in message
+    assert "line 15 passes the Python int `step` to the step" in message
+
+
+def test_jit_compile_is_not_carried_onto_a_step_that_prints():
+    source = """
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def loss_fn(labels, preds):
+            return tf.reduce_mean(tf.square(labels - preds))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            tf.print("loss", loss)
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), select=["TFR301", "TFR302"])
+    assert "jit_compile" not in fixed and "@tf.function" not in fixed
+    [step] = remaining
+    assert "line 11 prints, and `tf.print` has no XLA kernel" in step.message
+
+
+def test_reduce_retracing_is_not_added_to_a_step_that_reads_static_shapes():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            noise = tf.random.normal([x.shape[0], 8])
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x + noise, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x, y in dataset.batch(64):
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), select=["TFR302"])
+    assert "@tf.function\ndef train_step" in fixed
+
+
 # -- TFR303 ---------------------------------------------------------------------------------
 
 

@@ -522,13 +522,14 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             continue
         callees = loss_keys(ctx, function)
         options = options_from_losses(ctx, callees)
-        if looped or any(feeds_short_final_batch(ctx, loop) for loop in loops):
+        from tfrewrite.analysis.step_hazards import decoration_blockers, reads_static_shape
+
+        short_batches = looped or any(feeds_short_final_batch(ctx, loop) for loop in loops)
+        # A short last batch then costs one more trace, not a `None` batch size
+        # in the step's shape arithmetic.
+        if short_batches and not reads_static_shape(function):
             options.setdefault("reduce_retracing", "True")
-        blockers = [
-            Blocker(*lines_of(ctx, node), what)
-            for node, what in side_effects(ctx, function.node.body)
-            if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
-        ]
+        blockers = decoration_blockers(ctx, function, loops, options)
         plans.append(StepPlan(function, options, callees, blockers))
     return plans
 
