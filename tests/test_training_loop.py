@@ -572,6 +572,85 @@ def test_training_flag_not_reported_for_plain_functions():
     assert _codes(source, ["TFR304"]) == []
 
 
+def test_training_flag_only_for_the_network_the_step_trains():
+    source = """
+        import tensorflow as tf
+
+        def train(q, q_target, optimizer, s, a, r, s2):
+            with tf.GradientTape() as tape:
+                q_out = q(s)
+                target = r + 0.9 * tf.reduce_max(q_target(s2), axis=1)
+                loss = tf.reduce_mean(tf.square(tf.gather(q_out, a, batch_dims=1) - target))
+            variables = q.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(grads, variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR304"], unsafe_fixes=True)
+    assert "q(s, training=True)" in fixed and "q_target(s2), axis" in fixed
+
+
+def test_training_flag_not_reported_under_a_training_argument_check():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        class Trainer(keras.Model):
+            def train_step(self, data):
+                x, y = data
+                with tf.GradientTape() as tape:
+                    if self._call_has_training_arg:
+                        y_pred = self(x, training=True)
+                    else:
+                        y_pred = self(x)
+                    loss = self.compute_loss(y=y, y_pred=y_pred)
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+    """
+    assert _codes(source, ["TFR304"]) == []
+
+
+def test_training_flag_without_fix_for_models_that_ignore_it():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        class Mlp(keras.Model):
+            def call(self, x):
+                return self.dense(x)
+
+        mlp_model = Mlp()
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) + mlp_model(x) - y))
+            variables = model.trainable_variables + mlp_model.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(grads, variables))
+    """
+    findings = check_source(_d(source), select=["TFR304"])
+    assert [f.fix for f in findings] == [None, None]
+    assert "since its layers ignore `training`" in findings[0].message
+    assert "since the `call` of `Mlp` takes no `training` argument" in findings[1].message
+
+
+def test_training_flag_still_fixed_for_a_model_with_dropout():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(8), keras.layers.Dropout(0.5)])
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR304"])
+    assert finding.fix is not None
+
+
 def test_loss_outside_tape_names_the_line():
     [finding] = check_source(
         textwrap.dedent(RULES_BY_CODE["TFR305"].examples[0].before), select=["TFR305"]

@@ -171,7 +171,7 @@ def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
     return values
 
 
-def _dataset_sources(
+def value_sources(
     ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0
 ) -> list[cst.BaseExpression]:
     """`expr` and what it stands for: the values a name is assigned, the
@@ -181,7 +181,7 @@ def _dataset_sources(
         return sources
     if isinstance(expr, cst.Name):
         for value in _assigned_values(ctx, expr.value):
-            sources += _dataset_sources(ctx, value, depth + 1)
+            sources += value_sources(ctx, value, depth + 1)
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
         for function in ctx.functions:
             if (
@@ -191,7 +191,7 @@ def _dataset_sources(
             ):
                 for node in iter_nodes(function.node.body, into_functions=False):
                     if isinstance(node, cst.Return) and node.value is not None:
-                        sources += _dataset_sources(ctx, node.value, depth + 1)
+                        sources += value_sources(ctx, node.value, depth + 1)
     return sources
 
 
@@ -220,7 +220,7 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
     else:
         candidates = [source]
     for expr in candidates:
-        if any(_batch_without_drop(v) for v in _dataset_sources(ctx, expr)):
+        if any(_batch_without_drop(v) for v in value_sources(ctx, expr)):
             return True
         if isinstance(expr, cst.Call) and dotted_name(expr.func) == "range" and len(expr.args) == 3:
             step = expr.args[2].value

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.models import guarded_by_training_check, ignores_training, trained_models
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
@@ -137,11 +138,21 @@ class MissingTrainingFlag(Rule):
         A train step is a function, or a loop body, that opens a tape and applies
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
-        `*_model`, or `self` in a `Model.train_step`. An explicit `training=False`
-        (a frozen backbone) is left alone.
+        `*_model`, or `self` in a `Model.train_step`. Only models the step
+        trains are reported: when the step names the variables it differentiates
+        (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
+        target network called in the same tape stays in inference mode, as
+        meant. An explicit `training=False` (a frozen backbone) is left alone,
+        and so is a call in a branch that tests for a `training` argument (`if
+        self._call_has_training_arg:`). A model whose project class has a `call`
+        without `training`, or a `Sequential` whose layers all ignore it (no
+        dropout, batch normalization or noise), computes the same either way:
+        it is reported without a fix, saying so.
 
         The fix adds `training=True`. Unsafe: it changes what the model computes
-        on purpose.
+        on purpose (dropout active, batch statistics used and updated); a test
+        that compares the original eagerly with the fixed step can only agree
+        on a model without such layers.
     """
     examples = (
         Invalid(
@@ -212,6 +223,20 @@ class MissingTrainingFlag(Rule):
             """
             import tensorflow as tf
 
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    student_logits = student_model(x, training=True)
+                    teacher_logits = teacher_model(x)
+                    loss = distill(y, student_logits, teacher_logits)
+                grads = tape.gradient(loss, student_model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, student_model.trainable_variables))
+            """,
+            note="a frozen teacher stays in inference mode",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
             def saliency(model, x):
                 with tf.GradientTape() as tape:
                     tape.watch(x)
@@ -233,17 +258,34 @@ class MissingTrainingFlag(Rule):
                 continue
             if models is None:
                 models = _model_names(ctx)
+            trained = trained_models(ctx, _body(root))
             for tape in tapes:
-                for node in iter_nodes(tape.body, into_functions=False):
+                for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
-                        ctx, node, models, in_method
+                        ctx, node, models | (trained or set()), in_method
                     ):
+                        continue
+                    if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     if any(a.keyword and a.keyword.value == "training" for a in node.args):
                         continue
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
+                    if trained is not None and label not in trained:
+                        continue  # a frozen teacher or target network: inference is meant
+                    if guarded_by_training_check(ancestors, node):
+                        continue  # written for models whose `call` takes no `training`
+                    unchanged = ignores_training(ctx, label)
+                    if unchanged is not None:
+                        yield Violation(
+                            node,
+                            f"`{label}(...)` is called in a train step's tape without "
+                            f"`training=True`; nothing changes today, since {unchanged}, but "
+                            "a dropout or batch normalization layer added later would run in "
+                            "inference mode",
+                        )
+                        continue
                     training = cst.Arg(
                         cst.Name("True"),
                         keyword=cst.Name("training"),
