@@ -422,6 +422,29 @@ def test_step_that_logs_or_takes_a_python_counter_stays_eager():
     assert "line 15 passes the Python int `step` to the step" in message
 
 
+def test_step_that_updates_python_state_on_self_stays_eager():
+    message = _step_message("""
+        import tensorflow as tf
+
+        class Agent:
+            def update(self, s, a):
+                self.update_cnt += 1
+                outputs = {}
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.q_model(s, training=True) - a))
+                outputs["loss"] = loss
+                grads = tape.gradient(loss, self.q_model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.q_model.trainable_variables))
+                return outputs
+
+            def learn(self, episodes):
+                for s, a in episodes:
+                    self.update(s, a)
+    """)
+    assert "line 5 updates `self.update_cnt`, Python state outside the step" in message
+    assert "outputs" not in message
+
+
 def test_jit_compile_is_not_carried_onto_a_step_that_prints():
     source = """
         import tensorflow as tf

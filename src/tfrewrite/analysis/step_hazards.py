@@ -19,6 +19,7 @@ from tfrewrite.analysis.training import (
     calls_to,
     lines_of,
     method_name,
+    name_use,
     side_effects,
 )
 from tfrewrite.analysis.walk import iter_nodes
@@ -57,6 +58,28 @@ def reads_static_shape(function: FunctionScope) -> bool:
     )
 
 
+def _python_state_update(node: cst.CSTNode, local: set[str]) -> str | None:
+    """`self.count += 1`, `self.best = ...`, `stats["n"] += 1`: the attribute
+    or item updated, when `node` updates state that outlives the call (not
+    an object the step built itself, named in `local`)."""
+    if isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    else:
+        return None
+    for target in targets:
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            base = target.value
+            while isinstance(base, (cst.Attribute, cst.Subscript)):
+                base = base.value
+            if isinstance(base, cst.Name) and base.value in local:
+                continue
+            label = dotted_name(target) if isinstance(target, cst.Attribute) else None
+            return label or (dotted_name(base) or "an object") + "[...]"
+    return None
+
+
 def _loop_counters(loop: cst.For | cst.While) -> set[str]:
     """Names a `for` binds to Python ints: `for i in range(...)`, the index of
     `enumerate(...)`."""
@@ -88,7 +111,17 @@ def decoration_blockers(
         if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
     ]
     jit = options.get("jit_compile") == "True"
+    local = set(name_use(list(getattr(body, "body", ()))).writes)
     for node in iter_nodes(body, into_functions=False):
+        state = _python_state_update(node, local)
+        if state is not None:
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"updates `{state}`, Python state outside the step: under tracing the "
+                    "update runs once, at trace time",
+                )
+            )
         if not isinstance(node, cst.Call):
             continue
         qualified = ctx.names.qualified_name(node.func) or ""
