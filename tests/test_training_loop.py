@@ -815,7 +815,50 @@ def test_metric_average_in_training_loop():
         mean_acc = np.mean(accs)
     """
     [finding] = check_source(_d(source), select=["TFR306"])
-    assert finding.start.line == 7 and "update_state" in finding.message and finding.fix is None
+    assert finding.start.line == 7 and "update_state" in finding.message
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert "batch_sizes.append(len(x))" in fixed
+    assert "mean_acc = np.average(accs, weights=batch_sizes)" in fixed
+    assert fix_source(fixed, select=["TFR306"], unsafe_fixes=True) == fixed
+
+
+def test_metric_average_forms_people_write():
+    source = """
+        import statistics
+
+        import numpy as np
+
+        def report(model, test_batches, loader):
+            print(np.mean([evaluate(model, b) for b in test_batches]))
+            print(statistics.mean(evaluate(model, b) for b in test_batches))
+            print(sum(evaluate(model, b) for b in loader) / len(loader))
+            accs = []
+            for step, (x, y) in enumerate(loader):
+                accs.append(evaluate(model, (x, y)))
+            print(statistics.mean(accs))
+            epoch_loss = 0.0
+            for x, y in loader:
+                epoch_loss += float(loss_fn(y, model(x)))
+            print(epoch_loss / len(loader))
+    """
+    findings = check_source(_d(source), select=["TFR306"])
+    assert [f.start.line for f in findings] == [6, 7, 8, 12, 16]
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert "sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)" in fixed
+
+
+def test_metric_average_over_equal_batches_is_exact():
+    source = """
+        import numpy as np
+
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(64, drop_remainder=True)
+        accs = []
+        for xb, yb in ds:
+            accs.append(evaluate(xb, yb))
+        print(np.mean(accs), sum(accs) / len(accs))
+    """
+    assert _codes(source, ["TFR306"]) == []
 
 
 def test_eager_switch_is_not_reported_in_tests(tmp_path):

@@ -208,6 +208,27 @@ def _batch_without_drop(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def drops_remainder(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
+    """Whether every batch the loop iterates has the same size: its source is
+    a dataset batched with `drop_remainder=True` (and none without)."""
+    if not isinstance(loop, cst.For):
+        return False
+    source = loop.iter
+    if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "zip", "iter"):
+        candidates = [a.value for a in source.args]
+    else:
+        candidates = [source]
+    dropping = False
+    for expr in candidates:
+        for value in value_sources(ctx, expr):
+            for node in iter_nodes(value):
+                if isinstance(node, cst.Call) and method_name(node) in ("batch", "padded_batch"):
+                    if _batch_without_drop(node):
+                        return False
+                    dropping = True
+    return dropping
+
+
 def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
     """Whether the loop may feed a last batch smaller than the others:
     `for x, y in ds.batch(64)` (no `drop_remainder=True`), a name bound to
