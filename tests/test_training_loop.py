@@ -487,6 +487,56 @@ def test_reduce_retracing_is_not_added_to_a_step_that_reads_static_shapes():
     assert "@tf.function\ndef train_step" in fixed
 
 
+def test_loss_decorator_under_a_decorated_step_is_a_nested_boundary():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert "nested, redundant graph boundary" in finding.message
+    assert "`train_step`" in finding.message
+
+
+def test_loss_decorator_freezing_a_module_flag_says_what_removal_changes():
+    source = """
+        import tensorflow as tf
+
+        SMOOTH = False
+
+        @tf.function
+        def loss_fn(labels, logits):
+            if SMOOTH:
+                labels = labels * 0.9 + 0.05
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        def enable_smoothing():
+            global SMOOTH
+            SMOOTH = True
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert "freezes the module state `SMOOTH`" in finding.message
+    assert finding.fix.message == (
+        "Remove `@tf.function` from the loss `loss_fn`: each direct call then reads the current "
+        "`SMOOTH`; a traced step that calls it still freezes it"
+    )
+
+
 # -- TFR303 ---------------------------------------------------------------------------------
 
 

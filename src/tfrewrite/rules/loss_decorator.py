@@ -13,6 +13,7 @@ from tfrewrite.analysis.training import (
     StepViolation,
     decorated_step,
     is_tf_function,
+    name_use,
     remove_statement_edits,
     tf_function_decorator,
     undecorated_train_steps,
@@ -48,6 +49,33 @@ def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     return names
 
 
+def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
+    """Train steps in this file, already decorated, that differentiate the loss."""
+    steps = []
+    for tape_loss in ctx.index.tape_losses:
+        if tape_loss.callee not in keys:
+            continue
+        function = next((f for f in ctx.functions if f.qualname == tape_loss.function), None)
+        if function is not None and tf_function_decorator(ctx, function.node) is not None:
+            steps.append(function.node.name.value)
+    return sorted(set(steps))
+
+
+def _frozen_state(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Module names rebound elsewhere that the loss reads: `@tf.function`
+    freezes them at the first trace."""
+    rebound = ctx.index.rebound_module_names
+    if not rebound:
+        return []
+    local = set(name_use(list(getattr(function.node.body, "body", ()))).writes)
+    read = {
+        n.value
+        for n in iter_nodes(function.node.body)
+        if isinstance(n, cst.Name) and n.value in rebound and n.value not in local
+    }
+    return sorted(read)
+
+
 class LossDecorator(Rule):
     code = "TFR301"
     name = "tf-function-on-loss"
@@ -68,7 +96,14 @@ class LossDecorator(Rule):
         file differentiates this loss, the fix moves the decorator onto the step,
         keeping `jit_compile` and `reduce_retracing` (TFR302 does the same for a
         step in another file). Losses given to `compile` need nothing: Keras
-        traces them inside `fit`.
+        traces them inside `fit`. When the step that calls the loss is already
+        decorated, the loss's decorator is a nested, redundant graph boundary
+        and is removed.
+
+        A loss that reads module state rebound elsewhere (a flag set per epoch,
+        TFR201) has that state frozen at its first trace; removing the
+        decorator makes each direct call read the current value, while a
+        traced step that calls the loss still freezes it (the finding says so).
     """
     examples = (
         Invalid(
@@ -212,11 +247,31 @@ class LossDecorator(Rule):
         keys = {name, ctx.index.qualify(function.qualname)}
         callers = [p for p in steps if keys & set(p.loss_callees)]
         removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
-        remove = CstFix(f"Remove `@tf.function` from the loss `{name}`", (removal,))
-        text = (
-            f"`@tf.function` on the loss `{name}` compiles only the loss; the forward pass, "
-            "gradients and update still run eagerly. Decorate the train step instead"
-        )
+        traced_steps = _decorated_callers(ctx, keys)
+        if traced_steps:
+            where = ", ".join(f"`{s}`" for s in traced_steps)
+            text = (
+                f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: the "
+                f"train step {where} that calls it is already traced, and traces the loss with it"
+            )
+        else:
+            text = (
+                f"`@tf.function` on the loss `{name}` compiles only the loss; the forward pass, "
+                "gradients and update still run eagerly. Decorate the train step instead"
+            )
+        frozen = _frozen_state(ctx, function)
+        message = f"Remove `@tf.function` from the loss `{name}`"
+        if frozen:
+            names = ", ".join(f"`{n}`" for n in frozen)
+            text += (
+                f". It also freezes the module state {names} it reads at its first trace "
+                "(TFR201)"
+            )
+            message += (
+                f": each direct call then reads the current {names}; a traced step that calls "
+                "it still freezes it"
+            )
+        remove = CstFix(message, (removal,))
         if not callers:
             return Violation(decorator, text, remove)
         edits = [removal]
