@@ -24,7 +24,7 @@ import libcst as cst
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
-from tfrewrite.analysis.training import StepViolation, is_pending, lines_of, pending_traced
+from tfrewrite.analysis.training import StepViolation, lines_of
 from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
@@ -199,8 +199,9 @@ def _gate_decorations(
 ) -> tuple[list[_Found], set[int]]:
     """A fix that decorates a train step applies only together with fixes for
     everything the step, and what it calls, then does differently: the
-    findings of rules on traced code inside them (they see the step as traced
-    already, see `pending_traced`) and the blockers the decorating rule found
+    findings of rules on traced code inside them (they check a step about to
+    be decorated, and its callees, as traced: `FunctionScope.pending`) and the
+    blockers the decorating rule found
     itself. When one cannot be fixed, the decorating fix is withdrawn, the
     finding lists every blocker with its line, and the findings inside the
     step (which stays eager) are folded into it. Returns the findings and the
@@ -215,7 +216,7 @@ def _gate_decorations(
     ]
     if not gated:
         return found, set()
-    callees = [lines_of(ctx, f.node) for f in ctx.functions if is_pending(f.traced)]
+    callees = [lines_of(ctx, f.node) for f in ctx.functions if f.pending is not None]
     dropped: set[int] = set()
     held: set[int] = set()
     replaced: dict[int, _Found] = {}
@@ -294,12 +295,17 @@ def _reindex(
         **previous.loss_decorator_options,
         **index.loss_decorator_options,
     }
-    carried = {
-        k: dataclasses.replace(v, is_loss=v.is_loss or (k in local and local[k].is_loss))
-        for k, v in traced.items()
-        if k in index.functions
-    }
-    return index, {**local, **carried}
+    merged = dict(local)
+    for qualname, known in traced.items():
+        if qualname not in index.functions:
+            continue
+        now = local.get(qualname)
+        if now is None or (known.pending and now.pending):
+            merged[qualname] = known  # what only other modules could tell
+        elif not known.pending:
+            merged[qualname] = dataclasses.replace(known, is_loss=known.is_loss or now.is_loss)
+        # else: pending before, traced for real now (a decorated step)
+    return index, merged
 
 
 def process_file(job: FileJob) -> FileResult:
@@ -314,8 +320,7 @@ def process_file(job: FileJob) -> FileResult:
         result.source = source
         options = job.options
         ignored = options.ignored_prefixes(path)
-        pending = pending_traced(job.index, job.traced)
-        traced_names = {*job.traced, *pending}
+        traced_names = set(job.traced)
         rules = [
             r
             for r in options.rules()
@@ -334,11 +339,10 @@ def process_file(job: FileJob) -> FileResult:
         index, traced = job.index, job.traced
         code = source  # the text of `module`, kept to avoid regenerating it
         for _round in range(MAX_FIX_ROUNDS):
-            # Traced context is re-derived every round: a step decorated in the
-            # last round makes its callees traced, and steps still undecorated
-            # are checked as the traced code they are about to become.
-            round_traced = {**traced, **pending_traced(index, traced)}
-            ctx = RuleContext(path, module, index, round_traced, dict(options.rule_settings))
+            # Traced context is re-derived every round (`_reindex`): a step
+            # decorated in the last round makes its callees traced, and steps
+            # still undecorated are checked as the traced code they will be.
+            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
             found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             fixable = [
                 f
@@ -374,8 +378,7 @@ def process_file(job: FileJob) -> FileResult:
             result.fixed_source = new_code
             index, traced = _reindex(new_code, index, traced)
         else:  # fixes did not settle: report what is left
-            round_traced = {**traced, **pending_traced(index, traced)}
-            ctx = RuleContext(path, module, index, round_traced, dict(options.rule_settings))
+            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
             found, _ = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             result.findings = [
                 _to_finding(path, f, module, code, options.want_edits) for f in found

@@ -7,15 +7,13 @@ step *is* is decided here, once.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.project import TracedFunction, compute_facts
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.rules.base import CstFix, NodeEdit, Violation
@@ -32,7 +30,6 @@ SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
 # Python-unrolled loop collecting tensors); rules on traced code report the
 # ones that mutate state outside the step.
 CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
-PENDING_REASON = "runs traced once the train step that calls it is decorated"
 
 
 # -- tf.function ----------------------------------------------------------------------
@@ -421,58 +418,6 @@ def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:
 # -- train steps that want a decorator ----------------------------------------------------
 
 
-def is_pending(traced: TracedFunction | None) -> bool:
-    """Traced only because a fix in this run decorates the step calling it."""
-    return traced is not None and traced.reason == PENDING_REASON
-
-
-def _pending_steps(index: ModuleIndex, traced: dict[str, TracedFunction]) -> list[str]:
-    """Undecorated functions that open a tape, apply gradients and are called
-    from a loop: the train steps TFR302 decorates (pass-1 facts only)."""
-    steps = []
-    for qualname, info in index.functions.items():
-        if qualname in traced or not (info.opens_gradient_tape and info.applies_gradients):
-            continue
-        if qualname not in index.looped_functions:
-            continue
-        if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
-            bases = index.classes.get(info.class_name)
-            if bases is None or any("Model" in b.rsplit(".", 1)[-1] for b in bases.bases):
-                continue  # Keras traces Model.train_step already
-        steps.append(qualname)
-    return steps
-
-
-def pending_traced(
-    index: ModuleIndex, traced: dict[str, TracedFunction]
-) -> dict[str, TracedFunction]:
-    """What will run traced once the undecorated train steps of this file are
-    decorated: the steps and the functions of the file they call. Rules on
-    traced code check these in the same run, so whatever the decorator would
-    break is fixed with it or stops it (see `StepViolation`)."""
-    steps = _pending_steps(index, traced)
-    if not steps:
-        return {}
-    functions = {
-        q: dataclasses.replace(info, decorators=[*info.decorators, "tensorflow.function"])
-        if q in steps
-        else info
-        for q, info in index.functions.items()
-    }
-    patched = dataclasses.replace(
-        index,
-        functions=functions,
-        looped_functions=dict(index.looped_functions),
-        loss_decorator_options=dict(index.loss_decorator_options),
-    )
-    local = compute_facts([patched]).for_path(index.path)
-    return {
-        q: TracedFunction(q, PENDING_REASON, t.is_loss or (q in traced and traced[q].is_loss))
-        for q, t in local.items()
-        if q not in traced
-    }
-
-
 @dataclass(frozen=True)
 class Blocker:
     """Something a step does that changes meaning under tracing; a rule on
@@ -486,7 +431,9 @@ class Blocker:
 
 @dataclass(frozen=True)
 class StepViolation(Violation):
-    """A finding whose fix decorates train steps. The engine applies the fix
+    """A finding whose fix decorates train steps (which the shared analysis
+    marks `pending`, so rules on traced code check them in the same run). The
+    engine applies the fix
     only together with fixes for everything the steps (and what they call)
     would do differently under tracing; otherwise it drops the fix (keeping
     `fallback`, a fix without the decoration) and lists every blocker."""
@@ -526,7 +473,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.opens_gradient_tape and info.applies_gradients):
             continue
-        if function.traced is not None and not is_pending(function.traced):
+        if function.traced is not None:
             continue
         if tf_function_decorator(ctx, function.node) is not None:
             continue

@@ -227,7 +227,10 @@ class LossDecorator(Rule):
         steps = undecorated_train_steps(ctx)
         for function in ctx.functions:
             decorator = tf_function_decorator(ctx, function.node)
-            if decorator is None or function.traced is None or not function.traced.is_loss:
+            traced = function.traced
+            if decorator is None or traced is None:
+                continue
+            if not (traced.is_loss or traced.loss_signature):
                 continue
             yield self._decorated(ctx, function, decorator, steps)
         if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):
