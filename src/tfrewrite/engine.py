@@ -24,7 +24,7 @@ import libcst as cst
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
 from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
-from tfrewrite.analysis.training import StepViolation, lines_of
+from tfrewrite.analysis.training import AUTOGRAPH_CONVERTS, StepViolation, lines_of
 from tfrewrite.context import RuleContext
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
@@ -232,7 +232,7 @@ def _gate_decorations(
         problems = {
             (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
             for f in inside
-            if f.violation.fix is None
+            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
         }
         for blocker in violation.blockers:
             if not any(
@@ -251,7 +251,11 @@ def _gate_decorations(
             dropped |= {id(f) for f in inside}
         else:
             fix = violation.fix
-            if any(f.violation.fix.applicability is Applicability.UNSAFE for f in inside):  # type: ignore[union-attr]
+            if any(
+                f.violation.fix is not None
+                and f.violation.fix.applicability is Applicability.UNSAFE
+                for f in inside
+            ):
                 fix = dataclasses.replace(fix, applicability=Applicability.UNSAFE)
             new = dataclasses.replace(violation, fix=fix)
             if not options.allows(fix.applicability):

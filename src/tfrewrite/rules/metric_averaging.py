@@ -112,7 +112,11 @@ def _per_batch_values(
                 owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
                 line = _statement_of(ancestors)
                 if owner and line is not None:
-                    lists.setdefault(owner, _PerBatch(loop, [])).appends.append(line)
+                    # Loops come outermost first: the innermost batch loop wins.
+                    found = lists.setdefault(owner, _PerBatch(loop, []))
+                    found.loop = loop
+                    if not any(a is line for a in found.appends):
+                        found.appends.append(line)
             if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
                 if not isinstance(node.target, cst.Name):
                     continue
