@@ -267,8 +267,7 @@ class LossDecorator(Rule):
         if frozen:
             names = ", ".join(f"`{n}`" for n in frozen)
             text += (
-                f". It also freezes the module state {names} it reads at its first trace "
-                "(TFR201)"
+                f". It also freezes the module state {names} it reads at its first trace (TFR201)"
             )
             message += (
                 f": each direct call then reads the current {names}; a traced step that calls "
