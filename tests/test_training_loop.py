@@ -908,6 +908,22 @@ def test_metric_average_forms_people_write():
     assert "sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)" in fixed
 
 
+def test_two_lists_averaged_from_one_loop_share_one_list_of_sizes():
+    source = """
+        import numpy as np
+
+        losses, accs = [], []
+        for x, y in dataset.batch(64):
+            losses.append(loss_of(x, y))
+            accs.append(accuracy_of(x, y))
+        print(np.mean(losses), np.mean(accs))
+    """
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert fixed.count("batch_sizes = []") == 1
+    assert fixed.count("batch_sizes.append(len(x))") == 1
+    assert "np.average(losses, weights=batch_sizes), np.average(accs, weights=batch_sizes)" in fixed
+
+
 def test_metric_average_over_equal_batches_is_exact():
     source = """
         import numpy as np

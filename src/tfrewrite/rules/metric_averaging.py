@@ -129,17 +129,27 @@ def _per_batch_values(
             sums[name] = _Accumulated(loop, counters)
     for node in iter_nodes(scope, into_functions=False):
         if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
-            small = node.body[0]
-            if (
-                isinstance(small, cst.Assign)
-                and len(small.targets) == 1
-                and isinstance(small.targets[0].target, cst.Name)
-                and isinstance(small.value, cst.List)
-                and not small.value.elements
-                and small.targets[0].target.value in lists
-            ):
-                lists[small.targets[0].target.value].start = node
+            for name in _empty_lists_bound(node.body[0]):
+                if name in lists:
+                    lists[name].start = node
     return lists, sums
+
+
+def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
+    """Names `small` binds to a new empty list: `a = []`, `a, b = [], []`."""
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return []
+    target, value = small.targets[0].target, small.value
+    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return []
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
+    return [
+        t.value
+        for t, v in pairs
+        if isinstance(t, cst.Name) and isinstance(v, cst.List) and not v.elements
+    ]
 
 
 def _weighted(value: cst.BaseExpression) -> bool:
@@ -417,11 +427,24 @@ class PerBatchMetricAverage(Rule):
         batch = _batch_input(per_batch.loop)
         if batch is None or per_batch.start is None or len(per_batch.appends) != 1:
             return None
-        sizes = _fresh(ctx, "batch_sizes")
+        loop = per_batch.loop
+        if any(n is node for n in iter_nodes(loop)):
+            return None  # a running mean inside the loop
         start = per_batch.start
         append = per_batch.appends[0]
-        new_start = cst.parse_statement(f"{sizes} = []")
-        new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
+        sizes = _sizes_kept(ctx, loop, batch)
+        edits: list[NodeEdit] = []
+        if sizes is None:
+            # One list of sizes per loop: the edit claims the whole loop, so a
+            # second list averaged from it waits a round and reuses this one.
+            sizes = _fresh(ctx, "batch_sizes")
+            new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
+            new_loop = loop.deep_replace(append, cst.FlattenSentinel([append, new_append]))
+            new_start = cst.parse_statement(f"{sizes} = []")
+            edits += [
+                NodeEdit(start, cst.FlattenSentinel([start, new_start])),
+                NodeEdit(loop, new_loop),
+            ]
         if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _NUMPY_MEANS:
             replacement = node.with_changes(
                 func=cst.Attribute(node.func.value, cst.Name("average"))
@@ -447,13 +470,22 @@ class PerBatchMetricAverage(Rule):
             )
         return CstFix(
             f"Weight the per-batch values in `{name}` by batch size",
-            (
-                NodeEdit(start, cst.FlattenSentinel([start, new_start])),
-                NodeEdit(append, cst.FlattenSentinel([append, new_append])),
-                NodeEdit(node, replacement),
-            ),
+            (*edits, NodeEdit(node, replacement)),
             applicability=Applicability.UNSAFE,
         )
+
+
+def _sizes_kept(ctx: RuleContext, loop: cst.For, batch: str) -> str | None:
+    """A list the loop already fills with `len(<batch>)`: the batch sizes."""
+    for node in iter_nodes(loop.body, into_functions=False):
+        if (
+            isinstance(node, cst.Call)
+            and method_name(node) == "append"
+            and len(node.args) == 1
+            and ctx.code(node.args[0].value) == f"len({batch})"
+        ):
+            return dotted_name(node.func.value)  # type: ignore[attr-defined]
+    return None
 
 
 def _fresh(ctx: RuleContext, base: str) -> str:
