@@ -550,6 +550,81 @@ def test_loss_decorator_freezing_a_module_flag_says_what_removal_changes():
 # -- TFR303 ---------------------------------------------------------------------------------
 
 
+def test_inline_loop_keeps_the_per_output_losses_with_the_tape_and_moves_del_tape():
+    source = """
+        import tensorflow as tf
+
+        for x, ys in dataset.batch(32):
+            # one loss per model output
+            with tf.GradientTape(persistent=True) as tape:
+                outputs = model(x, training=True)
+                losses = []
+                for out, y in zip(outputs, ys):
+                    losses.append(loss_fn(y, out))
+                total = tf.add_n(losses)
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            del tape
+            print(float(total))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert fixed == _d("""
+        import tensorflow as tf
+
+
+        @tf.function(reduce_retracing=True)
+        def train_step(x, ys):
+            # one loss per model output
+            with tf.GradientTape(persistent=True) as tape:
+                outputs = model(x, training=True)
+                losses = []
+                for out, y in zip(outputs, ys):
+                    losses.append(loss_fn(y, out))
+                total = tf.add_n(losses)
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            del tape
+            return total
+
+
+        for x, ys in dataset.batch(32):
+            total = train_step(x, ys)
+            print(float(total))
+    """)
+
+
+def test_inline_loop_refused_when_the_tape_is_used_after_the_update():
+    source = """
+        import tensorflow as tf
+
+        for x, y in batches:
+            with tf.GradientTape(persistent=True) as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            norms = tape.gradient(loss, x)
+    """
+    [finding] = check_source(_d(source), select=["TFR303"])
+    assert finding.fix is None and "line 8 uses the tape after the update" in finding.message
+
+
+def test_second_inline_step_is_named_for_the_model_it_trains():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x):
+            return x
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(generator(x, training=True) - y))
+            grads = tape.gradient(loss, generator.trainable_variables)
+            g_optimizer.apply_gradients(zip(grads, generator.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "def generator_train_step(x, y):" in fixed and "train_step_2" not in fixed
+
+
 def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
     source = """
         import tensorflow as tf

@@ -408,3 +408,51 @@ def test_example_script_migrated_by_one_fix_trains_and_runs_traced(capfd, tmp_pa
     eager_time = median_step(lambda x, y: run_eagerly(eager.train_step, x, y))
     traced_time = median_step(traced.train_step)
     assert eager_time > 2 * traced_time
+
+
+PER_OUTPUT_LOSSES = """
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+
+    def train(epochs):
+        keras.utils.set_random_seed(0)
+        inputs = keras.Input((8,))
+        hidden = keras.layers.Dense(16, activation="tanh")(inputs)
+        model = keras.Model(inputs, [keras.layers.Dense(1)(hidden), keras.layers.Dense(1)(hidden)])
+        optimizer = keras.optimizers.SGD(learning_rate=0.05)
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(200, 8)).astype("float32")
+        targets = (x[:, :1] * 2.0, x[:, 1:2] - 1.0)
+        dataset = tf.data.Dataset.from_tensor_slices((x, targets)).batch(64)
+        history = []
+        for epoch in range(epochs):
+            for xb, ys in dataset:
+                with tf.GradientTape(persistent=True) as tape:
+                    outputs = model(xb, training=True)
+                    losses = []
+                    for out, y in zip(outputs, ys):
+                        losses.append(tf.reduce_mean(tf.square(out - y)))
+                    total = tf.add_n(losses)
+                grads = tape.gradient(total, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                del tape
+                history.append(float(total))
+        return history
+"""
+
+
+def test_extracted_step_keeps_every_output_loss():
+    """The loop collecting one loss per output stays in the step (moved out,
+    the step would train on nothing); `del tape` goes with the tape."""
+    original_source = textwrap.dedent(PER_OUTPUT_LOSSES)
+    rewritten, fixed, remaining = fix_source_with_findings(
+        original_source, "loop.py", ["TFR303"], unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR303"] and remaining == []
+    assert "        del tape\n        return total" in rewritten
+    original = load_module(original_source).train(2)
+    after = load_module(rewritten).train(2)
+    np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-6)
+    assert after[-1] < after[0]

@@ -10,11 +10,13 @@ import libcst as cst
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
+    CONTAINER_METHODS,
     applies_gradients,
     feeds_short_final_batch,
     line_of,
     make_decorator,
     mentioned_names,
+    method_name,
     name_use,
     options_from_losses,
     side_effects,
@@ -261,19 +263,25 @@ class InlineTrainingLoop(Rule):
             return None, "the tape block is written on one line"
         # Statements in the order they run: the tape block's, then the rest.
         ordered = [*tape_body.body, *region[1:]]
-        moved_ids = {id(s) for s in ordered if next(side_effects(ctx, s), None) is not None}
+        local = set(name_use(ordered).writes)
+        moved_ids = {id(s) for s in ordered if _python_side_effect(ctx, s, local)}
         moved = [s for s in ordered if id(s) in moved_ids]
         recorded = [s for s in tape_body.body if id(s) not in moved_ids]
         if not recorded:
             return None, "the tape block holds only Python side effects"
         # A moved statement runs after the whole step: it must not feed the
-        # step, nor read a name the step rebinds after it.
+        # step (every statement the loss depends on stays with the tape), nor
+        # read a name the step rebinds after it.
         for position, statement in enumerate(ordered):
             if id(statement) not in moved_ids:
                 continue
             use = name_use([statement])
-            later = name_use([s for s in ordered[position + 1 :] if id(s) not in moved_ids])
-            if set(use.writes) & later.all_reads or set(use.all_reads) & set(later.writes):
+            writes = set(use.writes) | _mutated(statement)
+            later = [s for s in ordered[position + 1 :] if id(s) not in moved_ids]
+            later_use = name_use(later)
+            if writes & later_use.all_reads or set(use.all_reads) & (
+                set(later_use.writes) | {n for s in later for n in _mutated(s)}
+            ):
                 return (
                     None,
                     f"line {line_of(ctx, statement)} is a Python side effect "
@@ -281,10 +289,18 @@ class InlineTrainingLoop(Rule):
                 )
         new_tape = found.tape.with_changes(body=tape_body.with_changes(body=recorded))
         step = [new_tape, *(s for s in region[1:] if id(s) not in moved_ids)]
+        tape = tape_name(ctx, found.tape)
+        after = body[end + 1 :]
+        releases = [s for s in after if _deletes(s, tape)]
+        for statement in after:
+            if statement in releases or tape not in set(mentioned_names(statement)):
+                continue
+            return None, f"line {line_of(ctx, statement)} uses the tape after the update"
+        step = [*step, *releases]
         step_use = name_use(step)
         # Parameters in the order the loops bind them (`for x, y in ...`).
         inputs = [n for n in name_use([found.outermost]).writes if n in step_use.reads]
-        tapes = {tape_name(ctx, found.tape)}
+        tapes = {tape}
         skip = {id(found.tape), *(id(s) for s in step)}
         elsewhere = _reads_outside(_later_statements(ctx, found), skip)
         elsewhere |= name_use(moved).all_reads
@@ -293,7 +309,7 @@ class InlineTrainingLoop(Rule):
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
         if feeds_short_final_batch(ctx, found.loop):
             options.setdefault("reduce_retracing", "True")
-        name = unique_name(ctx, "train_step")
+        name = _step_name(ctx, step)
         returns = []
         if outputs:
             returns = [cst.parse_statement(f"return {', '.join(outputs)}")]
@@ -305,8 +321,11 @@ class InlineTrainingLoop(Rule):
         )
         call = f"{name}({', '.join(inputs)})"
         call_line = cst.parse_statement(f"{', '.join(outputs)} = {call}" if outputs else call)
-        call_line = call_line.with_changes(leading_lines=found.tape.leading_lines)
-        new_body = [*body[:start], call_line, *_without_leading_lines(moved), *body[end + 1 :]]
+        # The tape's comments go with it into the step; the call keeps the gap.
+        blank = [line for line in found.tape.leading_lines if line.comment is None]
+        call_line = call_line.with_changes(leading_lines=blank)
+        rest = [s for s in body[end + 1 :] if not any(s is r for r in releases)]
+        new_body = [*body[:start], call_line, *_without_leading_lines(moved), *rest]
         new_loop = found.loop.with_changes(body=found.loop.body.with_changes(body=new_body))
         outer = found.outermost
         new_outer = new_loop if outer is found.loop else outer.deep_replace(found.loop, new_loop)
@@ -334,6 +353,56 @@ def extractable_loops(ctx: RuleContext) -> list[cst.CSTNode]:
     around each tape block it can extract)."""
     rule = InlineTrainingLoop()
     return [found.outermost for found in _loops(ctx) if rule._extract(ctx, found)[0] is not None]
+
+
+def _python_side_effect(ctx: RuleContext, statement: cst.CSTNode, local: set[str]) -> bool:
+    """A side effect that must leave the step: appending to a list the step
+    builds itself (a Python-unrolled loop collecting each output's loss) is
+    not one; it runs at trace time and builds the graph, as meant."""
+    for node, _ in side_effects(ctx, statement):
+        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS:
+            owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            if owner in local:
+                continue
+        return True
+    return False
+
+
+def _mutated(statement: cst.CSTNode) -> set[str]:
+    """Names whose objects `statement` changes in place (`losses.append(...)`)."""
+    return {
+        owner
+        for node in iter_nodes(statement, into_functions=False)
+        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS
+        if (owner := dotted_name(node.func.value))  # type: ignore[attr-defined]
+    }
+
+
+def _deletes(statement: cst.CSTNode, name: str) -> bool:
+    """`del tape`: the release of a persistent tape, which moves with it."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Del)
+        and isinstance(statement.body[0].target, cst.Name)
+        and statement.body[0].target.value == name
+    )
+
+
+def _step_name(ctx: RuleContext, step: list[cst.CSTNode]) -> str:
+    """`train_step`; when the file has one, named for the model it trains
+    (`generator_train_step`), never a numbered copy when avoidable."""
+    from tfrewrite.analysis.models import trained_models
+
+    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
+    if "train_step" not in used:
+        return "train_step"
+    block = cst.IndentedBlock(body=step)  # type: ignore[arg-type]
+    for model in sorted(trained_models(ctx, block) or ()):
+        candidate = f"{model.rsplit('.', 1)[-1]}_train_step"
+        if candidate.isidentifier() and candidate not in used:
+            return candidate
+    return unique_name(ctx, "train_step")
 
 
 def _later_statements(ctx: RuleContext, found: _Loop) -> list[cst.CSTNode]:
