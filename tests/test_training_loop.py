@@ -455,6 +455,34 @@ def test_step_that_updates_python_state_on_self_stays_eager():
     assert "outputs" not in message
 
 
+def test_step_that_samples_a_python_replay_buffer_stays_eager():
+    message = _step_message("""
+        import random
+
+        import tensorflow as tf
+
+        class ReplayBuffer:
+            def __init__(self):
+                self.items = []
+
+            def sample(self, n):
+                return random.sample(self.items, n)
+
+        def train(q, memory, optimizer):
+            s, a = memory.sample(32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(q(s, training=True) - a))
+            grads = tape.gradient(loss, q.trainable_variables)
+            optimizer.apply_gradients(zip(grads, q.trainable_variables))
+
+        for episode in range(100):
+            train(q, memory, optimizer)
+    """)
+    assert "line 13 calls `memory.sample(...)`, a method of the Python class `ReplayBuffer`" in (
+        message
+    )
+
+
 def test_jit_compile_is_not_carried_onto_a_step_that_prints():
     source = """
         import tensorflow as tf

@@ -13,6 +13,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
     Blocker,
@@ -80,6 +81,19 @@ def _python_state_update(node: cst.CSTNode, local: set[str]) -> str | None:
     return None
 
 
+def _python_methods(ctx: RuleContext) -> dict[str, str]:
+    """Method name -> class, for the plain Python classes of the file (not
+    Keras models, layers, losses or metrics): a replay buffer's `sample`."""
+    methods: dict[str, str] = {}
+    for name, info in ctx.index.classes.items():
+        if any(keras_leaf(base) or "Model" in base or "Layer" in base for base in info.bases):
+            continue
+        for method in info.methods:
+            if not method.startswith("__"):
+                methods.setdefault(method, name)
+    return methods
+
+
 def _loop_counters(loop: cst.For | cst.While) -> set[str]:
     """Names a `for` binds to Python ints: `for i in range(...)`, the index of
     `enumerate(...)`."""
@@ -110,6 +124,7 @@ def decoration_blockers(
         for node, what in side_effects(ctx, body)
         if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
     ]
+    plain_methods = _python_methods(ctx)
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)
     for node in iter_nodes(body, into_functions=False):
@@ -136,6 +151,15 @@ def decoration_blockers(
             )
         method = method_name(node)
         receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        if method in plain_methods and receiver and not receiver.startswith("self"):
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"calls `{receiver}.{method}(...)`, a method of the Python class "
+                    f"`{plain_methods[method]}`: it runs once, at trace time, and its result "
+                    "is frozen into the graph",
+                )
+            )
         if method in LOG_METHODS and receiver and "log" in receiver.rsplit(".", 1)[-1].lower():
             blockers.append(
                 Blocker(

@@ -390,16 +390,15 @@ def _deletes(statement: cst.CSTNode, name: str) -> bool:
 
 
 def _step_name(ctx: RuleContext, step: list[cst.CSTNode]) -> str:
-    """`train_step`; when the file has one, named for the model it trains
-    (`generator_train_step`), never a numbered copy when avoidable."""
+    """Named for the model it trains (`generator_train_step`), or
+    `train_step`; a numbered copy only when both are taken."""
     from tfrewrite.analysis.models import trained_models
 
     used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
-    if "train_step" not in used:
-        return "train_step"
     block = cst.IndentedBlock(body=step)  # type: ignore[arg-type]
-    for model in sorted(trained_models(ctx, block) or ()):
-        candidate = f"{model.rsplit('.', 1)[-1]}_train_step"
+    models = sorted({m.rsplit(".", 1)[-1] for m in trained_models(ctx, block) or ()})
+    if len(models) == 1 and models[0] not in ("model", "self"):
+        candidate = f"{models[0]}_train_step"  # two steps of a GAN read apart
         if candidate.isidentifier() and candidate not in used:
             return candidate
     return unique_name(ctx, "train_step")

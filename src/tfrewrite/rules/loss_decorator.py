@@ -49,6 +49,17 @@ def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     return names
 
 
+def _loss_by_signature(function: FunctionScope) -> bool:
+    """A function whose parameters say loss (`y_true, y_pred`): a module-level
+    or nested function, not a method (a metric's `_update(self, y_true,
+    y_pred)` has the same parameters), and not named for a metric."""
+    traced = function.traced
+    if traced is None or not traced.loss_signature or function.is_method:
+        return False
+    name = function.node.name.value.lower()
+    return not any(word in name for word in ("metric", "accuracy", "score", "update"))
+
+
 def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
     """Train steps in this file, already decorated, that differentiate the loss."""
     steps = []
@@ -230,7 +241,7 @@ class LossDecorator(Rule):
             traced = function.traced
             if decorator is None or traced is None:
                 continue
-            if not (traced.is_loss or traced.loss_signature):
+            if not (traced.is_loss or _loss_by_signature(function)):
                 continue
             yield self._decorated(ctx, function, decorator, steps)
         if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):

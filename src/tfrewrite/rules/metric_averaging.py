@@ -26,6 +26,8 @@ MEAN_FUNCTIONS = frozenset(
 )
 _NUMPY_MEANS = frozenset({"numpy.mean", "numpy.average"})
 _BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
+# Values whose per-batch mean is what is wanted: time per batch, not per example.
+_TIMINGS = ("time", "duration", "latency", "elapsed", "second", "fps", "speed")
 # Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
 _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
@@ -331,6 +333,7 @@ class PerBatchMetricAverage(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):
             per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
+            reported: set[str] = set()
             for node in iter_nodes(scope, into_functions=False):
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
@@ -345,10 +348,14 @@ class PerBatchMetricAverage(Rule):
                 divided = self._divided_sum(node)
                 if averaged is None and divided is None:
                     continue
+                name = averaged or divided[0]  # type: ignore[index]
+                if name in reported or any(t in name.lower() for t in _TIMINGS):
+                    continue
                 if per_batch is None:
                     per_batch = _per_batch_values(ctx, scope)
                 lists, sums = per_batch
                 if averaged is not None and averaged in lists:
+                    reported.add(averaged)
                     yield Violation(
                         node,
                         f"Averaging the per-batch values in `{averaged}` weights every batch the "
@@ -360,6 +367,7 @@ class PerBatchMetricAverage(Rule):
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
                     if _counts_batches(divisor, sums[total].counters):
+                        reported.add(total)
                         yield Violation(
                             node,
                             f"`{total}` sums one value per batch and is divided by the number of "
