@@ -762,17 +762,17 @@ def test_training_flag_only_for_the_network_the_step_trains():
     source = """
         import tensorflow as tf
 
-        def train(q, q_target, optimizer, s, a, r, s2):
+        def train(q_model, target_model, optimizer, s, a, r, s2):
             with tf.GradientTape() as tape:
-                q_out = q(s)
-                target = r + 0.9 * tf.reduce_max(q_target(s2), axis=1)
+                q_out = q_model(s)
+                target = r + 0.9 * tf.reduce_max(target_model(s2), axis=1)
                 loss = tf.reduce_mean(tf.square(tf.gather(q_out, a, batch_dims=1) - target))
-            variables = q.trainable_variables
+            variables = q_model.trainable_variables
             grads = tape.gradient(loss, variables)
             optimizer.apply_gradients(zip(grads, variables))
     """
     fixed = fix_source(_d(source), select=["TFR304"], unsafe_fixes=True)
-    assert "q(s, training=True)" in fixed and "q_target(s2), axis" in fixed
+    assert "q_model(s, training=True)" in fixed and "target_model(s2), axis" in fixed
 
 
 def test_training_flag_not_reported_under_a_training_argument_check():

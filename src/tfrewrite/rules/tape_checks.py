@@ -262,7 +262,7 @@ class MissingTrainingFlag(Rule):
             for tape in tapes:
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
-                        ctx, node, models | (trained or set()), in_method
+                        ctx, node, models, in_method
                     ):
                         continue
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
