@@ -525,6 +525,18 @@ def test_reduce_retracing_is_not_added_to_a_step_that_reads_static_shapes():
     assert "@tf.function\ndef train_step" in fixed
 
 
+def test_loss_decorator_with_an_input_signature_is_not_removed():
+    source = """
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)] * 2)
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert finding.fix is None and "`input_signature` casts the arguments" in finding.message
+
+
 def test_loss_decorator_under_a_decorated_step_is_a_nested_boundary():
     source = """
         import tensorflow as tf

@@ -49,6 +49,13 @@ def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     return names
 
 
+def _has_input_signature(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    return isinstance(expr, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "input_signature" for a in expr.args
+    )
+
+
 def _loss_by_signature(function: FunctionScope) -> bool:
     """A function whose parameters say loss (`y_true, y_pred`): a module-level
     or nested function, not a method (a metric's `_update(self, y_true,
@@ -285,6 +292,13 @@ class LossDecorator(Rule):
                 "it still freezes it"
             )
         remove = CstFix(message, (removal,))
+        if _has_input_signature(decorator):
+            return Violation(
+                decorator,
+                f"{text} (no fix: its `input_signature` casts the arguments, float64 labels to "
+                "float32 for instance, and the casts would go with it; cast inside the loss "
+                "first, then remove the decorator)",
+            )
         if not callers:
             return Violation(decorator, text, remove)
         edits = [removal]
