@@ -525,6 +525,22 @@ def test_reduce_retracing_is_not_added_to_a_step_that_reads_static_shapes():
     assert "@tf.function\ndef train_step" in fixed
 
 
+def test_function_differentiated_only_to_inspect_a_gradient_is_not_a_loss():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def add(a, b):
+            return a + b
+
+        v = tf.Variable(1.0)
+        with tf.GradientTape() as tape:
+            result = add(v, 1.0)
+        print(tape.gradient(result, v))
+    """
+    assert _codes(source, ["TFR301"]) == []
+
+
 def test_loss_decorator_with_an_input_signature_is_not_removed():
     source = """
         import tensorflow as tf

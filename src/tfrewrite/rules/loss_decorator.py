@@ -11,6 +11,7 @@ from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     StepPlan,
     StepViolation,
+    applies_gradients,
     decorated_step,
     is_tf_function,
     name_use,
@@ -65,6 +66,28 @@ def _loss_by_signature(function: FunctionScope) -> bool:
         return False
     name = function.node.name.value.lower()
     return not any(word in name for word in ("metric", "accuracy", "score", "update"))
+
+
+def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionScope) -> bool:
+    """`result = add(v, 1.0)` under a tape that no optimizer update follows
+    (a gradient taken to inspect it): `add` was taken for a loss only because
+    its result is differentiated there."""
+    keys = {function.node.name.value, ctx.index.qualify(function.qualname)}
+    sites = [t for t in ctx.index.tape_losses if t.callee in keys]
+    if not sites:
+        return False
+    for site in sites:
+        if site.function == "":
+            if any(
+                isinstance(n, (cst.For, cst.While)) and applies_gradients(n.body)
+                for n in iter_nodes(ctx.module, into_functions=False)
+            ):
+                return False
+            continue
+        info = ctx.index.functions.get(site.function)
+        if info is None or info.applies_gradients:
+            return False
+    return True
 
 
 def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
@@ -249,6 +272,10 @@ class LossDecorator(Rule):
             if decorator is None or traced is None:
                 continue
             if not (traced.is_loss or _loss_by_signature(function)):
+                continue
+            if not _loss_by_signature(function) and _only_differentiated_outside_training(
+                ctx, function
+            ):
                 continue
             yield self._decorated(ctx, function, decorator, steps)
         if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):
