@@ -24,7 +24,7 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 
 VARIABLE_ATTRIBUTES = frozenset(
-    {"trainable_variables", "trainable_weights", "variables", "weights"}
+    {"trainable_variables", "trainable_weights", "variables", "weights", "vars"}
 )
 # Keras layers whose output does not depend on `training` (RNN layers only
 # without `dropout=`/`recurrent_dropout=`).
