@@ -722,6 +722,26 @@ def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
     assert _codes(source, ["TFR303"]) == ["TFR303"]
 
 
+def test_step_extracted_from_a_per_episode_method_becomes_a_method():
+    source = """
+        import tensorflow as tf
+
+        class Agent:
+            def run_episode(self, env, gamma):
+                for states, returns in env.batches():
+                    with tf.GradientTape() as tape:
+                        values = self.critic(states, training=True)
+                        loss = tf.reduce_mean(tf.square(gamma * returns - values))
+                    grads = tape.gradient(loss, self.critic.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.critic.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "        for states, returns in env.batches():\n" in fixed
+    assert "            self.critic_train_step(states, returns, gamma)\n" in fixed
+    assert "\n    @tf.function\n    def critic_train_step(self, states, returns, gamma):\n" in fixed
+    assert fix_source(fixed, select=["TFR303"], unsafe_fixes=True) == fixed
+
+
 def test_inline_loop_with_break_is_refused():
     source = """
         import tensorflow as tf

@@ -456,3 +456,52 @@ def test_extracted_step_keeps_every_output_loss():
     after = load_module(rewritten).train(2)
     np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-6)
     assert after[-1] < after[0]
+
+
+PER_EPISODE = """
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+
+    class Agent:
+        def __init__(self):
+            keras.utils.set_random_seed(0)
+            self.critic = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+            self.optimizer = keras.optimizers.SGD(learning_rate=0.05)
+            self.history = []
+
+        def batches(self, episode):
+            rng = np.random.default_rng(episode)
+            states = rng.normal(size=(3, 16, 4)).astype("float32")
+            return [(s, s[:, :1] * 2.0) for s in states]
+
+        def run_episode(self, episode, gamma):
+            for states, returns in self.batches(episode):
+                with tf.GradientTape() as tape:
+                    values = self.critic(states, training=True)
+                    loss = tf.reduce_mean(tf.square(gamma * returns - values))
+                grads = tape.gradient(loss, self.critic.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.critic.trainable_variables))
+                self.history.append(float(loss))
+
+
+    def train(episodes):
+        agent = Agent()
+        for episode in range(episodes):
+            agent.run_episode(episode, 0.9)
+        return agent
+"""
+
+
+def test_step_hoisted_from_a_per_episode_method_is_traced_once():
+    original_source = textwrap.dedent(PER_EPISODE)
+    rewritten, fixed, remaining = fix_source_with_findings(
+        original_source, "agent.py", ["TFR303"], unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR303"] and remaining == []
+    assert "    def critic_train_step(self, states, returns, gamma):" in rewritten
+    original = load_module(original_source).train(4)
+    after = load_module(rewritten).train(4)
+    np.testing.assert_allclose(after.history, original.history, rtol=1e-5, atol=1e-6)
+    assert after.critic_train_step.experimental_get_tracing_count() == 1

@@ -313,13 +313,17 @@ class InlineTrainingLoop(Rule):
         returns = []
         if outputs:
             returns = [cst.parse_statement(f"return {', '.join(outputs)}")]
+        hoist = _hoisting(ctx, found, step_use.reads, inputs)
+        params = inputs if hoist is None else hoist.params
         function = cst.FunctionDef(
             name=cst.Name(name),
-            params=cst.parse_expression(f"lambda {', '.join(inputs)}: 0").params,  # type: ignore[attr-defined]
+            params=cst.parse_expression(f"lambda {', '.join(params)}: 0").params,  # type: ignore[attr-defined]
             body=cst.IndentedBlock(body=[*_without_leading_lines(step), *returns]),
             decorators=[make_decorator(alias, options)],
         )
-        call = f"{name}({', '.join(inputs)})"
+        arguments = [p for p in params if p != "self"]
+        callee = name if hoist is None or not hoist.method else f"self.{name}"
+        call = f"{callee}({', '.join(arguments)})"
         call_line = cst.parse_statement(f"{', '.join(outputs)} = {call}" if outputs else call)
         # The tape's comments go with it into the step; the call keeps the gap.
         blank = [line for line in found.tape.leading_lines if line.comment is None]
@@ -329,6 +333,12 @@ class InlineTrainingLoop(Rule):
         new_loop = found.loop.with_changes(body=found.loop.body.with_changes(body=new_body))
         outer = found.outermost
         new_outer = new_loop if outer is found.loop else outer.deep_replace(found.loop, new_loop)
+        message = f"Extract the tape block into a `@tf.function` step `{name}`"
+        if hoist is not None:
+            edit = hoist.edit(function, outer, new_outer)
+            where = "method" if hoist.method else "function"
+            message += f", a {where} of its own so it is traced once, not on every call"
+            return CstFix(message, (edit,), imports, Applicability.UNSAFE), None
         leading = list(outer.leading_lines)  # type: ignore[attr-defined]
         blank = 0
         while blank < len(leading) and leading[blank].comment is None:
@@ -340,7 +350,7 @@ class InlineTrainingLoop(Rule):
         function = function.with_changes(leading_lines=before)
         new_outer = new_outer.with_changes(leading_lines=[*gap, *leading[blank:]])  # type: ignore[union-attr]
         fix = CstFix(
-            f"Extract the tape block into a `@tf.function` step `{name}`",
+            message,
             (NodeEdit(outer, cst.FlattenSentinel([function, new_outer])),),
             imports,
             Applicability.UNSAFE,
@@ -353,6 +363,51 @@ def extractable_loops(ctx: RuleContext) -> list[cst.CSTNode]:
     around each tape block it can extract)."""
     rule = InlineTrainingLoop()
     return [found.outermost for found in _loops(ctx) if rule._extract(ctx, found)[0] is not None]
+
+
+@dataclass
+class _Hoist:
+    """Where a step extracted from a method goes so that it is traced once:
+    a method beside it, taking the method's parameters it reads."""
+
+    scope: cst.FunctionDef
+    params: list[str]
+    method: bool = True
+
+    def edit(self, step: cst.FunctionDef, outer: cst.CSTNode, new_outer: cst.CSTNode) -> NodeEdit:
+        scope = self.scope.deep_replace(outer, new_outer)
+        step = step.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return NodeEdit(self.scope, cst.FlattenSentinel([scope, step]))
+
+
+def _hoisting(ctx: RuleContext, found: _Loop, reads: list[str], inputs: list[str]) -> _Hoist | None:
+    """A step extracted from a method (run per episode, per epoch) becomes a
+    method of its own: defined inside, each call would make a new
+    `tf.function` and trace it again; as a method it is traced once per
+    object, and the variables its model and optimizer create on the first
+    call belong to that object. A step extracted from a plain function stays
+    nested in it: hoisted, a second call with a fresh model or optimizer (a
+    new fold) would create variables in a second trace, which `tf.function`
+    refuses. None when the step stays where it is."""
+    node = _scope_of(ctx, found.loop)
+    if not isinstance(node, cst.FunctionDef) or node.asynchronous is not None:
+        return None
+    scope = ctx.scope_of(node)
+    if scope is None or scope.parent is not None or node.decorators or not scope.is_method:
+        return None
+    if not ctx.code(node.params).startswith("self"):
+        return None
+    params = node.params
+    bound = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            bound.add(star.name.value)
+    body = list(getattr(node.body, "body", ()))
+    local = set(name_use(body).writes) - bound
+    if any(n in local and n not in inputs for n in reads):
+        return None  # reads a value the method computes: it stays beside it
+    extra = [n for n in reads if n in bound and n not in inputs and n != "self"]
+    return _Hoist(node, ["self", *inputs, *extra])
 
 
 def _python_side_effect(ctx: RuleContext, statement: cst.CSTNode, local: set[str]) -> bool:
