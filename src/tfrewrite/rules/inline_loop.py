@@ -103,19 +103,26 @@ class InlineTrainingLoop(Rule):
         graph (about 10x faster on a small model).
 
         The fix extracts the tape block and the statements up to the last
-        `apply_gradients`/`minimize` into a decorated `train_step` defined before
-        the loop. Its parameters are the names the block reads that the loop
+        `apply_gradients`/`minimize` into a decorated step defined before the
+        loop, named for the model it trains (`generator_train_step`) or
+        `train_step`. Its parameters are the names the block reads that the loop
         defines (the batch, counters); names it assigns that are used afterwards
-        are returned. Python side effects after the tape block (appending to a
-        list, `.numpy()` or `float()` for logging, `print`) stay in the loop,
-        after the call, whether they were written inside the tape block or after
-        it. Options: `reduce_retracing=True` when the loop may feed a
-        short final batch; `jit_compile` from a `tf.function` on the loss.
+        are returned. Every statement the loss depends on stays with the tape (a
+        Python loop collecting one loss per output into a list is unrolled in
+        the graph, as meant), and `del tape` goes with a persistent tape. Python
+        side effects that do not feed the step (appending to a list outside it,
+        `.numpy()` or `float()` for logging, `print`) stay in the loop, after
+        the call, whether they were written inside the tape block or after it.
+        A step extracted from a method (run per episode) becomes a method of its
+        own, traced once per object instead of once per call. Options:
+        `reduce_retracing=True` when the loop may feed a short final batch;
+        `jit_compile` from a `tf.function` on the loss.
 
         Unsafe: the step's Python code now runs once, at trace time, and names
         it closes over are read when it is traced. Refused when a Python side
-        effect feeds the step (a NumPy value used in the loss), or the step
-        contains `break`, `continue` or `return`.
+        effect feeds the step (a NumPy value used in the loss), the tape is used
+        after the update, or the step contains `break`, `continue` or
+        `return`.
     """
     examples = (
         Invalid(
