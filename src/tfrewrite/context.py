@@ -186,6 +186,16 @@ class RuleContext:
             )
         return self._module_facts
 
+    def class_of(self, function: FunctionScope) -> tuple[str, cst.ClassDef] | None:
+        """The class whose `self` a method (or a function nested in one) sees."""
+        current: FunctionScope | None = function
+        while current is not None and current.class_name is None:
+            current = current.parent
+        if current is None or current.class_name is None:
+            return None
+        node = self._classes.get(current.class_name)
+        return (current.class_name, node) if node is not None else None
+
     def _attributes_of(self, function: FunctionScope) -> AttributeFacts | None:
         """What `self` holds, for a method and the functions nested in it."""
         current: FunctionScope | None = function

@@ -572,9 +572,10 @@ class _Indexer(_FastVisitor):
     # -- uses -------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        if node.args:
+            self._record_traced_argument(node, callee)
         if callee and (node.args or node.keywords):
             self._record_call_site(node, callee)
-            self._record_traced_argument(node, callee)
         if callee:
             self.index.called_names.add(callee)
             if self.loop_stack:

@@ -391,8 +391,12 @@ def _settled(kind: TensorKind) -> TensorKind:
     """A solved fact: what is not a tensor keeps only its variable/dataset facts."""
     if kind.tensor:
         return kind
-    if kind.variable or kind.dataset:
-        return TensorKind(False, variable=kind.variable, dataset=kind.dataset)
+    if kind.variable:
+        return TensorKind(
+            False, kind.scalar, kind.boolean, kind.floating, kind.integer, variable=True
+        )
+    if kind.dataset:
+        return DATASET
     return NOT_TENSOR
 
 
@@ -1527,7 +1531,8 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     Python value: no default, no non-tensor annotation, a name that does not
     say so, and no use that only a Python value or object allows (calling
     it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
-    `len`, iterating it, a bare truth test, passing it as `training=`)."""
+    `len`, a bare truth test, passing it as `training=`). Iterating it is
+    no evidence: a tensor iterates too."""
     candidates: set[str] = set()
     params = [*function.params.posonly_params, *function.params.params]
     params += list(function.params.kwonly_params)
@@ -1606,10 +1611,6 @@ def _python_uses(node: cst.CSTNode, candidates: set[str]) -> Iterator[str]:
                 found = _param_name(comparison.comparator, candidates)
                 if found is not None:
                     yield found
-    elif isinstance(node, (cst.For, cst.CompFor)):
-        found = _param_name(node.iter, candidates)
-        if found is not None:
-            yield found
     elif isinstance(node, (cst.If, cst.While, cst.IfExp)):
         yield from _truth_tested(node.test, candidates)
     elif isinstance(node, cst.StarredDictElement):
