@@ -204,9 +204,10 @@ def _gate_decorations(
     blockers the decorating rule found
     itself. When one cannot be fixed, the decorating fix is withdrawn, the
     finding lists every blocker with its line, and the findings inside the
-    step (which stays eager) are folded into it. Returns the findings and the
-    ids of those whose fixes must wait because the decoration does not apply
-    (they would change eager code)."""
+    step (which stays eager) stay findings without their fixes. Returns the
+    findings and the ids of those whose fixes must wait because the
+    decoration does not apply yet (unsafe, not allowed: they would change
+    eager code)."""
     gated = [
         f
         for f in found
@@ -217,7 +218,6 @@ def _gate_decorations(
     if not gated:
         return found, set()
     callees = [lines_of(ctx, f.node) for f in ctx.functions if f.pending is not None]
-    dropped: set[int] = set()
     held: set[int] = set()
     replaced: dict[int, _Found] = {}
     for gate in gated:
@@ -248,7 +248,16 @@ def _gate_decorations(
                 f"cannot be rewritten: {listing})"
             )
             new = dataclasses.replace(violation, message=message, fix=violation.fallback)
-            dropped |= {id(f) for f in inside}
+            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
+            for f in inside:
+                if f.violation.fix is not None and id(f) not in replaced:
+                    kept = dataclasses.replace(
+                        f.violation,
+                        message=f"{f.violation.message} (not fixed while {names} stays eager: "
+                        f"see {gate.rule.code} on line {gate.start.line})",
+                        fix=None,
+                    )
+                    replaced[id(f)] = dataclasses.replace(f, violation=kept)
         else:
             fix = violation.fix
             if any(
@@ -261,8 +270,8 @@ def _gate_decorations(
             if not options.allows(fix.applicability):
                 held |= {id(f) for f in inside}
         replaced[id(gate)] = dataclasses.replace(gate, violation=new)
-    result = [replaced.get(id(f), f) for f in found if id(f) not in dropped]
-    held_ids = {id(f) for f in result if id(f) in held}
+    result = [replaced.get(id(f), f) for f in found]
+    held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
 
 

@@ -47,14 +47,17 @@ def _parameters(function: FunctionScope) -> set[str]:
 
 
 def reads_static_shape(function: FunctionScope) -> bool:
-    """`x.shape...` on a parameter: with `reduce_retracing=True` the batch
-    dimension is traced as `None`, and shape arithmetic on it fails."""
+    """`x.shape[0]` on a parameter: with `reduce_retracing=True` the batch
+    dimension is traced as `None`, and shape arithmetic on it fails. (A whole
+    `x.shape` handed to NumPy is rewritten to `tf.shape(x)` by the NumPy
+    rules, and is no reason to keep a second trace for the short batch.)"""
     params = _parameters(function)
     return any(
-        isinstance(node, cst.Attribute)
-        and node.attr.value == "shape"
-        and isinstance(node.value, cst.Name)
-        and node.value.value in params
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+        and isinstance(node.value.value, cst.Name)
+        and node.value.value.value in params
         for node in iter_nodes(function.node.body, into_functions=False)
     )
 

@@ -334,6 +334,7 @@ class PerBatchMetricAverage(Rule):
         for scope in _scopes(ctx):
             per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
             reported: set[str] = set()
+            self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
@@ -443,8 +444,11 @@ class PerBatchMetricAverage(Rule):
         sizes = _sizes_kept(ctx, loop, batch)
         edits: list[NodeEdit] = []
         if sizes is None:
-            # One list of sizes per loop: the edit claims the whole loop, so a
-            # second list averaged from it waits a round and reuses this one.
+            # One list of sizes per loop: a second list averaged from the same
+            # loop gets its fix in the next round, reusing this one.
+            if id(loop) in self._creating:
+                return None
+            self._creating.add(id(loop))
             sizes = _fresh(ctx, "batch_sizes")
             new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
             new_loop = loop.deep_replace(append, cst.FlattenSentinel([append, new_append]))
