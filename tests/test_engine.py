@@ -221,3 +221,84 @@ def test_fixes_on_the_same_node_wait_and_are_counted_once() -> None:
     new, applied = apply_fixes(module, [first, second])
     assert applied == [0]
     assert new.code == "x = g(1)\n"
+
+
+# -- the fix loop reaches the fixed point ---------------------------------------------------
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def _fix_once(source: str, path: str = "script.py"):
+    from tfrewrite.api import fix_source_with_findings
+
+    return fix_source_with_findings(source, path, None, unsafe_fixes=True)
+
+
+def test_one_fix_of_the_tutorial_script_reaches_the_fixed_point() -> None:
+    source = (EXAMPLES / "eager_tutorial.py").read_text()
+    fixed, applied, remaining = _fix_once(source)
+    again, applied_again, remaining_again = _fix_once(fixed)
+    assert applied and applied_again == [] and again == fixed
+    assert [(f.code, f.start.line) for f in remaining] == [
+        (f.code, f.start.line) for f in remaining_again
+    ]
+
+
+def test_decorating_a_step_fixes_or_reports_what_its_callees_do_under_tracing() -> None:
+    """A step decorated in round 1 makes its helper traced: the helper's
+    `random.random()` would become a trace-time constant. It is fixed in the
+    same run (or the step stays eager), never left for a second `fix`."""
+    source = textwrap.dedent(
+        """
+        import random
+
+        import tensorflow as tf
+
+        def jitter(x):
+            return x * (1.0 + 0.1 * random.random())
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(jitter(x), training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x, y in batches:
+            train_step(x, y)
+        """
+    ).lstrip()
+    fixed, applied, remaining = _fix_once(source)
+    again, applied_again, _ = _fix_once(fixed)
+    assert applied_again == [] and again == fixed
+    if "@tf.function" in fixed:
+        assert "random.random()" not in fixed  # fixed with the decorator
+    else:
+        [step] = [f for f in remaining if f.code == "TFR302"]
+        assert "line 6" in step.message  # the reason the step stays eager
+
+
+def test_step_blocked_by_one_blocker_gets_none_of_the_traced_code_fixes() -> None:
+    source = textwrap.dedent(
+        """
+        import logging
+
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print("loss", loss)
+            logging.info("done")
+
+        for x, y in batches:
+            train_step(x, y)
+        """
+    ).lstrip()
+    fixed, applied, remaining = _fix_once(source)
+    assert fixed == source and applied == []
+    assert sorted(f.code for f in remaining) == ["TFR103", "TFR302"]
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert "line 11 calls `logging.info`" in step.message
+    assert all(f.fix is None for f in remaining)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.api import check_source, fix_source
+from tfrewrite.api import check_source, fix_source, fix_source_with_findings
 from tfrewrite.engine import InputFile, RunOptions, run
 from tfrewrite.rules import RULES_BY_CODE
 
@@ -130,8 +130,12 @@ def test_cross_module_options_survive_a_training_fix_in_an_earlier_round(tmp_pat
     assert result.findings == []
 
 
-def test_loss_in_another_module_is_unknown_to_a_single_file_check():
-    assert _codes(LOSSES, ["TFR301"]) == []
+def test_decorated_loss_known_by_its_signature_alone():
+    """Nothing in the file differentiates or compiles `dice`, but its
+    parameters say it is a loss; `normalize` is not one."""
+    findings = check_source(_d(LOSSES), select=["TFR301"])
+    assert [(f.code, f.start.line) for f in findings] == [("TFR301", 4)]
+    assert findings[0].fix.message == "Remove `@tf.function` from the loss `dice`"
 
 
 def test_a_loss_only_compiled_elsewhere_loses_its_decorator(tmp_path):
@@ -241,9 +245,435 @@ def test_refused_step_names_the_side_effect_line():
         textwrap.dedent(RULES_BY_CODE["TFR302"].examples[1].before), select=["TFR302"]
     )
     assert finding.fix is None and "line 8" in finding.message and "print" in finding.message
+    assert "line 8 calls `.numpy()`" in finding.message  # every blocker, not only the first
+
+
+STEP_WITH_PRINT = """
+    import tensorflow as tf
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        print("loss", loss)
+        return loss
+
+    for x, y in batches:
+        train_step(x, y)
+"""
+
+
+def test_step_is_decorated_together_with_the_fix_of_its_print():
+    # A print rewrite in a step not yet decorated is unsafe (the print rule
+    # cannot see the decorator to come), so the decoration is unsafe too.
+    fixed, applied, remaining = fix_source_with_findings(
+        _d(STEP_WITH_PRINT), select=["TFR103", "TFR302"], unsafe_fixes=True
+    )
+    assert "@tf.function\ndef train_step(x, y):" in fixed
+    assert 'tf.print("loss", loss, output_stream=sys.stdout)' in fixed
+    assert sorted(f.code for f in applied) == ["TFR103", "TFR302"] and remaining == []
+    assert fix_source(fixed, select=["TFR103", "TFR302"], unsafe_fixes=True) == fixed
+    # Without --unsafe-fixes nothing in the step changes: no print rewritten in eager code.
+    assert fix_source(_d(STEP_WITH_PRINT), select=["TFR103", "TFR302"]) == _d(STEP_WITH_PRINT)
+
+
+def test_check_reports_the_blockers_of_a_step_it_will_decorate():
+    findings = check_source(_d(STEP_WITH_PRINT), select=["TFR103", "TFR302"])
+    assert sorted((f.code, f.start.line, f.fix.applicability.value) for f in findings) == [
+        ("TFR103", 8, "unsafe"),
+        ("TFR302", 3, "unsafe"),
+    ]
+
+
+def test_step_with_an_unfixable_blocker_lists_every_blocker_and_stays_eager():
+    source = """
+        import logging
+        import time
+
+        import tensorflow as tf
+
+        def train_step(x, y):
+            start = time.perf_counter()
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print("loss", loss)
+            logging.info("step took %s", time.perf_counter() - start)
+            return loss
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert fixed == _d(source) and applied == []
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None
+    for expected in ("line 7 calls `time.perf_counter`", "line 13 calls `logging.info`"):
+        assert expected in step.message
+    assert "line 12" not in step.message  # the print could be fixed
+    # The step stays eager: the print is reported, without its fix.
+    [printed] = [f for f in remaining if f.code == "TFR103"]
+    assert printed.fix is None and "not fixed while `train_step` stays eager" in printed.message
+
+
+def test_frozen_module_global_in_a_callee_stops_the_decorator():
+    source = """
+        import tensorflow as tf
+
+        SCALE = 1.0
+
+        def scaled_loss(y, pred):
+            return SCALE * tf.reduce_mean(tf.square(pred - y))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = scaled_loss(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        def set_scale(epoch):
+            global SCALE
+            SCALE = 0.5 ** epoch
+
+        for epoch in range(10):
+            set_scale(epoch)
+            for x, y in batches:
+                train_step(x, y)
+    """
+    fixed, _, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert "@tf.function" not in fixed
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None and "line 6 TFR201" in step.message
+
+
+def test_decorator_moves_from_the_loss_only_when_the_step_can_take_it():
+    source = """
+        import time
+
+        import tensorflow as tf
+
+        @tf.function
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return time.time()
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), select=["TFR301", "TFR302"])
+    assert [f.code for f in applied] == ["TFR301"]
+    assert applied[0].fix.message == "Remove `@tf.function` from the loss `loss_fn`"
+    assert "@tf.function" not in fixed
+    assert [f.code for f in remaining] == ["TFR302"]
+
+
+def _step_message(source: str) -> str:
+    [step] = [f for f in check_source(_d(source), select=["TFR302"]) if f.code == "TFR302"]
+    assert step.fix is None
+    return step.message
+
+
+def test_step_that_builds_a_metric_and_an_optimizer_per_call_stays_eager():
+    message = _step_message("""
+        import keras
+        import tensorflow as tf
+
+        def train_step(model, x, y):
+            optimizer = keras.optimizers.Adam(1e-3)
+            accuracy = keras.metrics.SparseCategoricalAccuracy()
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            accuracy.update_state(y, model(x))
+            return loss
+
+        for fold in range(5):
+            model = keras.Sequential([keras.layers.Dense(1)])
+            for x, y in batches:
+                train_step(model, x, y)
+    """)
+    assert "line 5 creates `keras.optimizers.Adam(...)` on every call" in message
+    assert "line 6 creates `keras.metrics.SparseCategoricalAccuracy(...)`" in message
+
+
+def test_step_that_logs_or_takes_a_python_counter_stays_eager():
+    message = _step_message("""
+        import logging
+
+        import tensorflow as tf
+
+        logger = logging.getLogger(__name__)
+
+        def train_step(x, y, step):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            logger.info("loss %s", loss)
+
+        for step, (x, y) in enumerate(batches):
+            train_step(x, y, step)
+    """)
+    assert "line 12 calls `logger.info`: Python logging runs once" in message
+    assert "line 15 passes the Python int `step` to the step" in message
+
+
+def test_step_that_updates_python_state_on_self_stays_eager():
+    message = _step_message("""
+        import tensorflow as tf
+
+        class Agent:
+            def update(self, s, a):
+                self.update_cnt += 1
+                outputs = {}
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.q_model(s, training=True) - a))
+                outputs["loss"] = loss
+                grads = tape.gradient(loss, self.q_model.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.q_model.trainable_variables))
+                return outputs
+
+            def learn(self, episodes):
+                for s, a in episodes:
+                    self.update(s, a)
+    """)
+    assert "line 5 updates `self.update_cnt`, Python state outside the step" in message
+    assert "outputs" not in message
+
+
+def test_step_that_samples_a_python_replay_buffer_stays_eager():
+    message = _step_message("""
+        import random
+
+        import tensorflow as tf
+
+        class ReplayBuffer:
+            def __init__(self):
+                self.items = []
+
+            def sample(self, n):
+                return random.sample(self.items, n)
+
+        def train(q, memory, optimizer):
+            s, a = memory.sample(32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(q(s, training=True) - a))
+            grads = tape.gradient(loss, q.trainable_variables)
+            optimizer.apply_gradients(zip(grads, q.trainable_variables))
+
+        for episode in range(100):
+            train(q, memory, optimizer)
+    """)
+    assert "line 13 calls `memory.sample(...)`, a method of the Python class `ReplayBuffer`" in (
+        message
+    )
+
+
+def test_jit_compile_is_not_carried_onto_a_step_that_prints():
+    source = """
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def loss_fn(labels, preds):
+            return tf.reduce_mean(tf.square(labels - preds))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            tf.print("loss", loss)
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), select=["TFR301", "TFR302"])
+    assert "jit_compile" not in fixed and "@tf.function" not in fixed
+    [step] = remaining
+    assert "line 11 prints, and `tf.print` has no XLA kernel" in step.message
+
+
+def test_reduce_retracing_is_not_added_to_a_step_that_reads_static_shapes():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            noise = tf.random.normal([x.shape[0], 8])
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x + noise, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        for x, y in dataset.batch(64):
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), select=["TFR302"])
+    assert "@tf.function\ndef train_step" in fixed
+
+
+def test_function_differentiated_only_to_inspect_a_gradient_is_not_a_loss():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def add(a, b):
+            return a + b
+
+        v = tf.Variable(1.0)
+        with tf.GradientTape() as tape:
+            result = add(v, 1.0)
+        print(tape.gradient(result, v))
+    """
+    assert _codes(source, ["TFR301"]) == []
+
+
+def test_loss_decorator_with_an_input_signature_is_not_removed():
+    source = """
+        import tensorflow as tf
+
+        @tf.function(input_signature=[tf.TensorSpec(None, tf.float32)] * 2)
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert finding.fix is None and "`input_signature` casts the arguments" in finding.message
+
+
+def test_loss_decorator_under_a_decorated_step_is_a_nested_boundary():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def loss_fn(labels, logits):
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert "nested, redundant graph boundary" in finding.message
+    assert "`train_step`" in finding.message
+
+
+def test_loss_decorator_freezing_a_module_flag_says_what_removal_changes():
+    source = """
+        import tensorflow as tf
+
+        SMOOTH = False
+
+        @tf.function
+        def loss_fn(labels, logits):
+            if SMOOTH:
+                labels = labels * 0.9 + 0.05
+            return tf.reduce_mean(tf.square(labels - logits))
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        def enable_smoothing():
+            global SMOOTH
+            SMOOTH = True
+    """
+    [finding] = check_source(_d(source), select=["TFR301"])
+    assert "freezes the module state `SMOOTH`" in finding.message
+    assert finding.fix.message == (
+        "Remove `@tf.function` from the loss `loss_fn`: each direct call then reads the current "
+        "`SMOOTH`; a traced step that calls it still freezes it"
+    )
 
 
 # -- TFR303 ---------------------------------------------------------------------------------
+
+
+def test_inline_loop_keeps_the_per_output_losses_with_the_tape_and_moves_del_tape():
+    source = """
+        import tensorflow as tf
+
+        for x, ys in dataset.batch(32):
+            # one loss per model output
+            with tf.GradientTape(persistent=True) as tape:
+                outputs = model(x, training=True)
+                losses = []
+                for out, y in zip(outputs, ys):
+                    losses.append(loss_fn(y, out))
+                total = tf.add_n(losses)
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            del tape
+            print(float(total))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert fixed == _d("""
+        import tensorflow as tf
+
+
+        @tf.function(reduce_retracing=True)
+        def train_step(x, ys):
+            # one loss per model output
+            with tf.GradientTape(persistent=True) as tape:
+                outputs = model(x, training=True)
+                losses = []
+                for out, y in zip(outputs, ys):
+                    losses.append(loss_fn(y, out))
+                total = tf.add_n(losses)
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            del tape
+            return total
+
+
+        for x, ys in dataset.batch(32):
+            total = train_step(x, ys)
+            print(float(total))
+    """)
+
+
+def test_inline_loop_refused_when_the_tape_is_used_after_the_update():
+    source = """
+        import tensorflow as tf
+
+        for x, y in batches:
+            with tf.GradientTape(persistent=True) as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            norms = tape.gradient(loss, x)
+    """
+    [finding] = check_source(_d(source), select=["TFR303"])
+    assert finding.fix is None and "line 8 uses the tape after the update" in finding.message
+
+
+def test_second_inline_step_is_named_for_the_model_it_trains():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x):
+            return x
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(generator(x, training=True) - y))
+            grads = tape.gradient(loss, generator.trainable_variables)
+            g_optimizer.apply_gradients(zip(grads, generator.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "def generator_train_step(x, y):" in fixed and "train_step_2" not in fixed
 
 
 def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
@@ -285,6 +715,26 @@ def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
     # A safe-only run leaves it (the fix is unsafe) but still reports it.
     assert fix_source(_d(source), select=["TFR303"]) == _d(source)
     assert _codes(source, ["TFR303"]) == ["TFR303"]
+
+
+def test_step_extracted_from_a_per_episode_method_becomes_a_method():
+    source = """
+        import tensorflow as tf
+
+        class Agent:
+            def run_episode(self, env, gamma):
+                for states, returns in env.batches():
+                    with tf.GradientTape() as tape:
+                        values = self.critic(states, training=True)
+                        loss = tf.reduce_mean(tf.square(gamma * returns - values))
+                    grads = tape.gradient(loss, self.critic.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.critic.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "        for states, returns in env.batches():\n" in fixed
+    assert "            self.critic_train_step(states, returns, gamma)\n" in fixed
+    assert "\n    @tf.function\n    def critic_train_step(self, states, returns, gamma):\n" in fixed
+    assert fix_source(fixed, select=["TFR303"], unsafe_fixes=True) == fixed
 
 
 def test_inline_loop_with_break_is_refused():
@@ -351,12 +801,197 @@ def test_training_flag_not_reported_for_plain_functions():
     assert _codes(source, ["TFR304"]) == []
 
 
+def test_training_flag_only_for_the_network_the_step_trains():
+    source = """
+        import tensorflow as tf
+
+        def train(q_model, target_model, optimizer, s, a, r, s2):
+            with tf.GradientTape() as tape:
+                q_out = q_model(s)
+                target = r + 0.9 * tf.reduce_max(target_model(s2), axis=1)
+                loss = tf.reduce_mean(tf.square(tf.gather(q_out, a, batch_dims=1) - target))
+            variables = q_model.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(grads, variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR304"], unsafe_fixes=True)
+    assert "q_model(s, training=True)" in fixed and "target_model(s2), axis" in fixed
+
+
+def test_training_flag_not_reported_under_a_training_argument_check():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        class Trainer(keras.Model):
+            def train_step(self, data):
+                x, y = data
+                with tf.GradientTape() as tape:
+                    if self._call_has_training_arg:
+                        y_pred = self(x, training=True)
+                    else:
+                        y_pred = self(x)
+                    loss = self.compute_loss(y=y, y_pred=y_pred)
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+    """
+    assert _codes(source, ["TFR304"]) == []
+
+
+def test_training_flag_without_fix_for_models_that_ignore_it():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        class Mlp(keras.Model):
+            def call(self, x):
+                return self.dense(x)
+
+        mlp_model = Mlp()
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) + mlp_model(x) - y))
+            variables = model.trainable_variables + mlp_model.trainable_variables
+            grads = tape.gradient(loss, variables)
+            optimizer.apply_gradients(zip(grads, variables))
+    """
+    findings = check_source(_d(source), select=["TFR304"])
+    assert [f.fix for f in findings] == [None, None]
+    assert "since its layers ignore `training`" in findings[0].message
+    assert "since the `call` of `Mlp` takes no `training` argument" in findings[1].message
+
+
+def test_training_flag_still_fixed_for_a_model_with_dropout():
+    source = """
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(8), keras.layers.Dropout(0.5)])
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR304"])
+    assert finding.fix is not None
+
+
 def test_loss_outside_tape_names_the_line():
     [finding] = check_source(
         textwrap.dedent(RULES_BY_CODE["TFR305"].examples[0].before), select=["TFR305"]
     )
     assert "line 7" in finding.message and "line 5" in finding.message
-    assert finding.start.line == 8 and finding.fix is None
+    assert finding.start.line == 8 and finding.fix is not None
+    assert finding.fix.applicability.value == "unsafe"
+
+
+def _fix305(source: str) -> str:
+    return fix_source(_d(source), select=["TFR305"], unsafe_fixes=True)
+
+
+def test_loss_move_takes_every_statement_the_loss_depends_on_and_leaves_the_rest():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            # the data loss
+            loss = loss_fn(y, logits)
+            step_count.assign_add(1)
+            reg = tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+            loss = loss + 1e-4 * reg
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert _fix305(source) == _d("""
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                # the data loss
+                loss = loss_fn(y, logits)
+                reg = tf.add_n([tf.nn.l2_loss(v) for v in model.trainable_variables])
+                loss = loss + 1e-4 * reg
+            step_count.assign_add(1)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """)
+
+
+def test_loss_move_in_a_module_level_loop_and_idempotent():
+    source = """
+        import tensorflow as tf
+
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            grads = tape.gradient(loss_fn(y, logits), model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    fixed = _fix305(source)
+    assert "        loss = loss_fn(y, logits)\n    grads = tape.gradient(loss, " in fixed
+    assert _fix305(fixed) == fixed
+    assert check_source(fixed, select=["TFR305"]) == []
+
+
+def test_loss_move_picks_a_name_the_scope_does_not_use():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y, loss):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            grads = tape.gradient(loss_fn(y, logits) + loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert "loss_value = loss_fn(y, logits) + loss" in _fix305(source)
+
+
+def test_loss_move_refused_when_a_statement_left_behind_reads_what_moves():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+            scale = 2.0
+            history.append(scale)
+            scale = 0.5
+            loss = scale * loss_fn(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR305"])
+    assert finding.fix is None
+    assert "no fix: line 8 would move above line 6, which uses the same names" in finding.message
+
+
+def test_loss_move_refused_on_a_side_effect_names_the_line():
+    [finding] = check_source(
+        textwrap.dedent(RULES_BY_CODE["TFR305"].examples[2].before), select=["TFR305"]
+    )
+    assert finding.fix is None
+    assert "no fix: line 9 calls Python `float()`" in finding.message
+
+
+def test_rename_after_the_tape_is_not_a_loss_outside_it():
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            total, count = loss, 1
+            grads = tape.gradient(total, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert _codes(source, ["TFR305"]) == []
 
 
 def test_loss_reassigned_inside_a_later_tape_is_fine():
@@ -386,7 +1021,66 @@ def test_metric_average_in_training_loop():
         mean_acc = np.mean(accs)
     """
     [finding] = check_source(_d(source), select=["TFR306"])
-    assert finding.start.line == 7 and "update_state" in finding.message and finding.fix is None
+    assert finding.start.line == 7 and "update_state" in finding.message
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert "batch_sizes.append(len(x))" in fixed
+    assert "mean_acc = np.average(accs, weights=batch_sizes)" in fixed
+    assert fix_source(fixed, select=["TFR306"], unsafe_fixes=True) == fixed
+
+
+def test_metric_average_forms_people_write():
+    source = """
+        import statistics
+
+        import numpy as np
+
+        def report(model, test_batches, loader):
+            print(np.mean([evaluate(model, b) for b in test_batches]))
+            print(statistics.mean(evaluate(model, b) for b in test_batches))
+            print(sum(evaluate(model, b) for b in loader) / len(loader))
+            accs = []
+            for step, (x, y) in enumerate(loader):
+                accs.append(evaluate(model, (x, y)))
+            print(statistics.mean(accs))
+            epoch_loss = 0.0
+            for x, y in loader:
+                epoch_loss += float(loss_fn(y, model(x)))
+            print(epoch_loss / len(loader))
+    """
+    findings = check_source(_d(source), select=["TFR306"])
+    assert [f.start.line for f in findings] == [6, 7, 8, 12, 16]
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert "sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)" in fixed
+
+
+def test_two_lists_averaged_from_one_loop_share_one_list_of_sizes():
+    source = """
+        import numpy as np
+
+        losses, accs = [], []
+        for x, y in dataset.batch(64):
+            losses.append(loss_of(x, y))
+            accs.append(accuracy_of(x, y))
+        print(np.mean(losses), np.mean(accs))
+    """
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert fixed.count("batch_sizes = []") == 1
+    assert fixed.count("batch_sizes.append(len(x))") == 1
+    assert "np.average(losses, weights=batch_sizes), np.average(accs, weights=batch_sizes)" in fixed
+
+
+def test_metric_average_over_equal_batches_is_exact():
+    source = """
+        import numpy as np
+
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(64, drop_remainder=True)
+        accs = []
+        for xb, yb in ds:
+            accs.append(evaluate(xb, yb))
+        print(np.mean(accs), sum(accs) / len(accs))
+    """
+    assert _codes(source, ["TFR306"]) == []
 
 
 def test_eager_switch_is_not_reported_in_tests(tmp_path):

@@ -233,6 +233,95 @@ def _find(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> list[_Found
     ]
 
 
+def _first_clause(message: str) -> str:
+    """A finding's message up to its first sentence or colon break."""
+    cut = min((i for i in (message.find(". "), message.find(": ")) if i > 0), default=-1)
+    return message if cut < 0 else message[:cut]
+
+
+def _gate_decorations(
+    found: list[_Found], ctx: RuleContext, options: RunOptions
+) -> tuple[list[_Found], set[int]]:
+    """A fix that decorates a train step applies only together with fixes for
+    everything the step, and what it calls, then does differently: the
+    findings of rules on traced code inside them (they check a step about to
+    be decorated, and its callees, as traced: `FunctionScope.pending`) and the
+    blockers the decorating rule found
+    itself. When one cannot be fixed, the decorating fix is withdrawn, the
+    finding lists every blocker with its line, and the findings inside the
+    step (which stays eager) stay findings without their fixes. Returns the
+    findings and the ids of those whose fixes must wait because the
+    decoration does not apply yet (unsafe, not allowed: they would change
+    eager code)."""
+    from tfrewrite.analysis.training import AUTOGRAPH_CONVERTS, StepViolation, lines_of
+
+    gated = [
+        f
+        for f in found
+        if isinstance(f.violation, StepViolation)
+        and f.violation.fix is not None
+        and f.violation.steps
+    ]
+    if not gated:
+        return found, set()
+    callees = [lines_of(ctx, f.node) for f in ctx.functions if f.pending is not None]
+    held: set[int] = set()
+    replaced: dict[int, _Found] = {}
+    for gate in gated:
+        violation = gate.violation
+        assert isinstance(violation, StepViolation) and violation.fix is not None
+        spans = [lines_of(ctx, step) for step in violation.steps] + callees
+        inside = [
+            f
+            for f in found
+            if f.rule.needs_traced_code and any(a <= f.start.line <= b for a, b in spans)
+        ]
+        problems = {
+            (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
+            for f in inside
+            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
+        }
+        for blocker in violation.blockers:
+            if not any(
+                f.violation.fix is not None
+                and blocker.first_line <= f.start.line <= blocker.last_line
+                for f in inside
+            ):
+                problems.add((blocker.first_line, blocker.what))
+        if problems:
+            listing = "; ".join(f"line {line} {what}" for line, what in sorted(problems))
+            message = (
+                f"{violation.message} (no fix: under tracing this would change meaning and "
+                f"cannot be rewritten: {listing})"
+            )
+            new = dataclasses.replace(violation, message=message, fix=violation.fallback)
+            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
+            for f in inside:
+                if f.violation.fix is not None and id(f) not in replaced:
+                    kept = dataclasses.replace(
+                        f.violation,
+                        message=f"{f.violation.message} (not fixed while {names} stays eager: "
+                        f"see {gate.rule.code} on line {gate.start.line})",
+                        fix=None,
+                    )
+                    replaced[id(f)] = dataclasses.replace(f, violation=kept)
+        else:
+            fix = violation.fix
+            if any(
+                f.violation.fix is not None
+                and f.violation.fix.applicability is Applicability.UNSAFE
+                for f in inside
+            ):
+                fix = dataclasses.replace(fix, applicability=Applicability.UNSAFE)
+            new = dataclasses.replace(violation, fix=fix)
+            if not options.allows(fix.applicability):
+                held |= {id(f) for f in inside}
+        replaced[id(gate)] = dataclasses.replace(gate, violation=new)
+    result = [replaced.get(id(f), f) for f in found]
+    held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
+    return result, held_ids
+
+
 def _to_finding(
     path: str, found: _Found, module: cst.Module, code: str, want_edits: bool
 ) -> Finding:
@@ -268,8 +357,17 @@ def _reindex(
         **previous.loss_decorator_options,
         **index.loss_decorator_options,
     }
-    carried = {k: v for k, v in traced.items() if k in index.functions}
-    return index, {**local, **carried}
+    merged = dict(local)
+    for qualname, known in traced.items():
+        if qualname not in index.functions:
+            continue
+        now = local.get(qualname)
+        if now is None or (known.pending and now.pending):
+            merged[qualname] = known  # what only other modules could tell
+        elif not known.pending:
+            merged[qualname] = dataclasses.replace(known, is_loss=known.is_loss or now.is_loss)
+        # else: pending before, traced for real now (a decorated step)
+    return index, merged
 
 
 def process_file(job: FileJob) -> FileResult:
@@ -318,12 +416,17 @@ def _process_python(job: FileJob) -> FileResult:
         index, traced = job.index, job.traced
         code = source  # the text of `module`, kept to avoid regenerating it
         for _round in range(MAX_FIX_ROUNDS):
+            # Traced context is re-derived every round (`_reindex`): a step
+            # decorated in the last round makes its callees traced, and steps
+            # still undecorated are checked as the traced code they will be.
             ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-            found = _find(rules, ctx, NoqaMap(code))
+            found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             fixable = [
                 f
                 for f in found
-                if f.violation.fix is not None and options.allows(f.violation.fix.applicability)
+                if f.violation.fix is not None
+                and options.allows(f.violation.fix.applicability)
+                and id(f) not in held
             ]
             applied: list[int] = []
             if options.fix and fixable:
@@ -356,9 +459,9 @@ def _process_python(job: FileJob) -> FileResult:
             index, traced = _reindex(new_code, index, traced)
         else:  # fixes did not settle: report what is left
             ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
+            found, _ = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
             result.findings = [
-                _to_finding(path, f, module, code, options.want_edits)
-                for f in _find(rules, ctx, NoqaMap(code))
+                _to_finding(path, f, module, code, options.want_edits) for f in found
             ]
         return result
     except RecursionError:

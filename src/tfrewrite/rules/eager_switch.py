@@ -8,10 +8,10 @@ from pathlib import PurePath
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.training import remove_statement_edits
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import remove_statement_edits
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 SWITCHES = frozenset(

@@ -9,21 +9,23 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes
-from tfrewrite.context import RuleContext
-from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
+from tfrewrite.analysis.training import (
+    CONTAINER_METHODS,
     applies_gradients,
     feeds_short_final_batch,
     line_of,
     make_decorator,
     mentioned_names,
+    method_name,
     name_use,
     options_from_losses,
     side_effects,
     tape_name,
     unique_name,
 )
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
@@ -101,19 +103,26 @@ class InlineTrainingLoop(Rule):
         graph (about 10x faster on a small model).
 
         The fix extracts the tape block and the statements up to the last
-        `apply_gradients`/`minimize` into a decorated `train_step` defined before
-        the loop. Its parameters are the names the block reads that the loop
+        `apply_gradients`/`minimize` into a decorated step defined before the
+        loop, named for the model it trains (`generator_train_step`) or
+        `train_step`. Its parameters are the names the block reads that the loop
         defines (the batch, counters); names it assigns that are used afterwards
-        are returned. Python side effects after the tape block (appending to a
-        list, `.numpy()` or `float()` for logging, `print`) stay in the loop,
-        after the call, whether they were written inside the tape block or after
-        it. Options: `reduce_retracing=True` when the loop may feed a
-        short final batch; `jit_compile` from a `tf.function` on the loss.
+        are returned. Every statement the loss depends on stays with the tape (a
+        Python loop collecting one loss per output into a list is unrolled in
+        the graph, as meant), and `del tape` goes with a persistent tape. Python
+        side effects that do not feed the step (appending to a list outside it,
+        `.numpy()` or `float()` for logging, `print`) stay in the loop, after
+        the call, whether they were written inside the tape block or after it.
+        A step extracted from a method (run per episode) becomes a method of its
+        own, traced once per object instead of once per call. Options:
+        `reduce_retracing=True` when the loop may feed a short final batch;
+        `jit_compile` from a `tf.function` on the loss.
 
         Unsafe: the step's Python code now runs once, at trace time, and names
         it closes over are read when it is traced. Refused when a Python side
-        effect feeds the step (a NumPy value used in the loss), or the step
-        contains `break`, `continue` or `return`.
+        effect feeds the step (a NumPy value used in the loss), the tape is used
+        after the update, or the step contains `break`, `continue` or
+        `return`.
     """
     examples = (
         Invalid(
@@ -261,19 +270,25 @@ class InlineTrainingLoop(Rule):
             return None, "the tape block is written on one line"
         # Statements in the order they run: the tape block's, then the rest.
         ordered = [*tape_body.body, *region[1:]]
-        moved_ids = {id(s) for s in ordered if next(side_effects(ctx, s), None) is not None}
+        local = set(name_use(ordered).writes)
+        moved_ids = {id(s) for s in ordered if _python_side_effect(ctx, s, local)}
         moved = [s for s in ordered if id(s) in moved_ids]
         recorded = [s for s in tape_body.body if id(s) not in moved_ids]
         if not recorded:
             return None, "the tape block holds only Python side effects"
         # A moved statement runs after the whole step: it must not feed the
-        # step, nor read a name the step rebinds after it.
+        # step (every statement the loss depends on stays with the tape), nor
+        # read a name the step rebinds after it.
         for position, statement in enumerate(ordered):
             if id(statement) not in moved_ids:
                 continue
             use = name_use([statement])
-            later = name_use([s for s in ordered[position + 1 :] if id(s) not in moved_ids])
-            if set(use.writes) & later.all_reads or set(use.all_reads) & set(later.writes):
+            writes = set(use.writes) | _mutated(statement)
+            later = [s for s in ordered[position + 1 :] if id(s) not in moved_ids]
+            later_use = name_use(later)
+            if writes & later_use.all_reads or set(use.all_reads) & (
+                set(later_use.writes) | {n for s in later for n in _mutated(s)}
+            ):
                 return (
                     None,
                     f"line {line_of(ctx, statement)} is a Python side effect "
@@ -281,10 +296,18 @@ class InlineTrainingLoop(Rule):
                 )
         new_tape = found.tape.with_changes(body=tape_body.with_changes(body=recorded))
         step = [new_tape, *(s for s in region[1:] if id(s) not in moved_ids)]
+        tape = tape_name(ctx, found.tape)
+        after = body[end + 1 :]
+        releases = [s for s in after if _deletes(s, tape)]
+        for statement in after:
+            if statement in releases or tape not in set(mentioned_names(statement)):
+                continue
+            return None, f"line {line_of(ctx, statement)} uses the tape after the update"
+        step = [*step, *releases]
         step_use = name_use(step)
         # Parameters in the order the loops bind them (`for x, y in ...`).
         inputs = [n for n in name_use([found.outermost]).writes if n in step_use.reads]
-        tapes = {tape_name(ctx, found.tape)}
+        tapes = {tape}
         skip = {id(found.tape), *(id(s) for s in step)}
         elsewhere = _reads_outside(_later_statements(ctx, found), skip)
         elsewhere |= name_use(moved).all_reads
@@ -293,23 +316,36 @@ class InlineTrainingLoop(Rule):
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
         if feeds_short_final_batch(ctx, found.loop):
             options.setdefault("reduce_retracing", "True")
-        name = unique_name(ctx, "train_step")
+        name = _step_name(ctx, step)
         returns = []
         if outputs:
             returns = [cst.parse_statement(f"return {', '.join(outputs)}")]
+        hoist = _hoisting(ctx, found, step_use.reads, inputs)
+        params = inputs if hoist is None else hoist.params
         function = cst.FunctionDef(
             name=cst.Name(name),
-            params=cst.parse_expression(f"lambda {', '.join(inputs)}: 0").params,  # type: ignore[attr-defined]
+            params=cst.parse_expression(f"lambda {', '.join(params)}: 0").params,  # type: ignore[attr-defined]
             body=cst.IndentedBlock(body=[*_without_leading_lines(step), *returns]),
             decorators=[make_decorator(alias, options)],
         )
-        call = f"{name}({', '.join(inputs)})"
+        arguments = [p for p in params if p != "self"]
+        callee = name if hoist is None or not hoist.method else f"self.{name}"
+        call = f"{callee}({', '.join(arguments)})"
         call_line = cst.parse_statement(f"{', '.join(outputs)} = {call}" if outputs else call)
-        call_line = call_line.with_changes(leading_lines=found.tape.leading_lines)
-        new_body = [*body[:start], call_line, *_without_leading_lines(moved), *body[end + 1 :]]
+        # The tape's comments go with it into the step; the call keeps the gap.
+        blank = [line for line in found.tape.leading_lines if line.comment is None]
+        call_line = call_line.with_changes(leading_lines=blank)
+        rest = [s for s in body[end + 1 :] if not any(s is r for r in releases)]
+        new_body = [*body[:start], call_line, *_without_leading_lines(moved), *rest]
         new_loop = found.loop.with_changes(body=found.loop.body.with_changes(body=new_body))
         outer = found.outermost
         new_outer = new_loop if outer is found.loop else outer.deep_replace(found.loop, new_loop)
+        message = f"Extract the tape block into a `@tf.function` step `{name}`"
+        if hoist is not None:
+            edit = hoist.edit(function, outer, new_outer)
+            where = "method" if hoist.method else "function"
+            message += f", a {where} of its own so it is traced once, not on every call"
+            return CstFix(message, (edit,), imports, Applicability.UNSAFE), None
         leading = list(outer.leading_lines)  # type: ignore[attr-defined]
         blank = 0
         while blank < len(leading) and leading[blank].comment is None:
@@ -321,7 +357,7 @@ class InlineTrainingLoop(Rule):
         function = function.with_changes(leading_lines=before)
         new_outer = new_outer.with_changes(leading_lines=[*gap, *leading[blank:]])  # type: ignore[union-attr]
         fix = CstFix(
-            f"Extract the tape block into a `@tf.function` step `{name}`",
+            message,
             (NodeEdit(outer, cst.FlattenSentinel([function, new_outer])),),
             imports,
             Applicability.UNSAFE,
@@ -334,6 +370,100 @@ def extractable_loops(ctx: RuleContext) -> list[cst.CSTNode]:
     around each tape block it can extract)."""
     rule = InlineTrainingLoop()
     return [found.outermost for found in _loops(ctx) if rule._extract(ctx, found)[0] is not None]
+
+
+@dataclass
+class _Hoist:
+    """Where a step extracted from a method goes so that it is traced once:
+    a method beside it, taking the method's parameters it reads."""
+
+    scope: cst.FunctionDef
+    params: list[str]
+    method: bool = True
+
+    def edit(self, step: cst.FunctionDef, outer: cst.CSTNode, new_outer: cst.CSTNode) -> NodeEdit:
+        scope = self.scope.deep_replace(outer, new_outer)
+        step = step.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        return NodeEdit(self.scope, cst.FlattenSentinel([scope, step]))
+
+
+def _hoisting(ctx: RuleContext, found: _Loop, reads: list[str], inputs: list[str]) -> _Hoist | None:
+    """A step extracted from a method (run per episode, per epoch) becomes a
+    method of its own: defined inside, each call would make a new
+    `tf.function` and trace it again; as a method it is traced once per
+    object, and the variables its model and optimizer create on the first
+    call belong to that object. A step extracted from a plain function stays
+    nested in it: hoisted, a second call with a fresh model or optimizer (a
+    new fold) would create variables in a second trace, which `tf.function`
+    refuses. None when the step stays where it is."""
+    node = _scope_of(ctx, found.loop)
+    if not isinstance(node, cst.FunctionDef) or node.asynchronous is not None:
+        return None
+    scope = ctx.scope_of(node)
+    if scope is None or scope.parent is not None or node.decorators or not scope.is_method:
+        return None
+    if not ctx.code(node.params).startswith("self"):
+        return None
+    params = node.params
+    bound = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            bound.add(star.name.value)
+    body = list(getattr(node.body, "body", ()))
+    local = set(name_use(body).writes) - bound
+    if any(n in local and n not in inputs for n in reads):
+        return None  # reads a value the method computes: it stays beside it
+    extra = [n for n in reads if n in bound and n not in inputs and n != "self"]
+    return _Hoist(node, ["self", *inputs, *extra])
+
+
+def _python_side_effect(ctx: RuleContext, statement: cst.CSTNode, local: set[str]) -> bool:
+    """A side effect that must leave the step: appending to a list the step
+    builds itself (a Python-unrolled loop collecting each output's loss) is
+    not one; it runs at trace time and builds the graph, as meant."""
+    for node, _ in side_effects(ctx, statement):
+        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS:
+            owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            if owner in local:
+                continue
+        return True
+    return False
+
+
+def _mutated(statement: cst.CSTNode) -> set[str]:
+    """Names whose objects `statement` changes in place (`losses.append(...)`)."""
+    return {
+        owner
+        for node in iter_nodes(statement, into_functions=False)
+        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS
+        if (owner := dotted_name(node.func.value))  # type: ignore[attr-defined]
+    }
+
+
+def _deletes(statement: cst.CSTNode, name: str) -> bool:
+    """`del tape`: the release of a persistent tape, which moves with it."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Del)
+        and isinstance(statement.body[0].target, cst.Name)
+        and statement.body[0].target.value == name
+    )
+
+
+def _step_name(ctx: RuleContext, step: list[cst.CSTNode]) -> str:
+    """Named for the model it trains (`generator_train_step`), or
+    `train_step`; a numbered copy only when both are taken."""
+    from tfrewrite.analysis.models import trained_models
+
+    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
+    block = cst.IndentedBlock(body=step)  # type: ignore[arg-type]
+    models = sorted({m.rsplit(".", 1)[-1] for m in trained_models(ctx, block) or ()})
+    if len(models) == 1 and models[0] not in ("model", "self"):
+        candidate = f"{models[0]}_train_step"  # two steps of a GAN read apart
+        if candidate.isidentifier() and candidate not in used:
+            return candidate
+    return unique_name(ctx, "train_step")
 
 
 def _later_statements(ctx: RuleContext, found: _Loop) -> list[cst.CSTNode]:

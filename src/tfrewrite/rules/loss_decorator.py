@@ -8,17 +8,20 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
-from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
-from tfrewrite.context import FunctionScope, RuleContext
-from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
+from tfrewrite.analysis.training import (
     StepPlan,
+    StepViolation,
+    applies_gradients,
     decorated_step,
     is_tf_function,
+    name_use,
     remove_statement_edits,
     tf_function_decorator,
     undecorated_train_steps,
 )
+from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
+from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
@@ -47,6 +50,73 @@ def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     return names
 
 
+def _has_input_signature(decorator: cst.Decorator) -> bool:
+    expr = decorator.decorator
+    return isinstance(expr, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "input_signature" for a in expr.args
+    )
+
+
+def _loss_by_signature(function: FunctionScope) -> bool:
+    """A function whose parameters say loss (`y_true, y_pred`): a module-level
+    or nested function, not a method (a metric's `_update(self, y_true,
+    y_pred)` has the same parameters), and not named for a metric."""
+    traced = function.traced
+    if traced is None or not traced.loss_signature or function.is_method:
+        return False
+    name = function.node.name.value.lower()
+    return not any(word in name for word in ("metric", "accuracy", "score", "update"))
+
+
+def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionScope) -> bool:
+    """`result = add(v, 1.0)` under a tape that no optimizer update follows
+    (a gradient taken to inspect it): `add` was taken for a loss only because
+    its result is differentiated there."""
+    keys = {function.node.name.value, ctx.index.qualify(function.qualname)}
+    sites = [t for t in ctx.index.tape_losses if t.callee in keys]
+    if not sites:
+        return False
+    for site in sites:
+        if site.function == "":
+            if any(
+                isinstance(n, (cst.For, cst.While)) and applies_gradients(n.body)
+                for n in iter_nodes(ctx.module, into_functions=False)
+            ):
+                return False
+            continue
+        info = ctx.index.functions.get(site.function)
+        if info is None or info.applies_gradients:
+            return False
+    return True
+
+
+def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
+    """Train steps in this file, already decorated, that differentiate the loss."""
+    steps = []
+    for tape_loss in ctx.index.tape_losses:
+        if tape_loss.callee not in keys:
+            continue
+        function = next((f for f in ctx.functions if f.qualname == tape_loss.function), None)
+        if function is not None and tf_function_decorator(ctx, function.node) is not None:
+            steps.append(function.node.name.value)
+    return sorted(set(steps))
+
+
+def _frozen_state(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Module names rebound elsewhere that the loss reads: `@tf.function`
+    freezes them at the first trace."""
+    rebound = ctx.index.rebound_module_names
+    if not rebound:
+        return []
+    local = set(name_use(list(getattr(function.node.body, "body", ()))).writes)
+    read = {
+        n.value
+        for n in iter_nodes(function.node.body)
+        if isinstance(n, cst.Name) and n.value in rebound and n.value not in local
+    }
+    return sorted(read)
+
+
 class LossDecorator(Rule):
     code = "TFR301"
     name = "tf-function-on-loss"
@@ -67,7 +137,14 @@ class LossDecorator(Rule):
         file differentiates this loss, the fix moves the decorator onto the step,
         keeping `jit_compile` and `reduce_retracing` (TFR302 does the same for a
         step in another file). Losses given to `compile` need nothing: Keras
-        traces them inside `fit`.
+        traces them inside `fit`. When the step that calls the loss is already
+        decorated, the loss's decorator is a nested, redundant graph boundary
+        and is removed.
+
+        A loss that reads module state rebound elsewhere (a flag set per epoch,
+        TFR201) has that state frozen at its first trace; removing the
+        decorator makes each direct call read the current value, while a
+        traced step that calls the loss still freezes it (the finding says so).
     """
     examples = (
         Invalid(
@@ -188,10 +265,17 @@ class LossDecorator(Rule):
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        steps = [p for p in undecorated_train_steps(ctx) if p.refusal is None]
+        steps = undecorated_train_steps(ctx)
         for function in ctx.functions:
             decorator = tf_function_decorator(ctx, function.node)
-            if decorator is None or function.traced is None or not function.traced.is_loss:
+            traced = function.traced
+            if decorator is None or traced is None:
+                continue
+            if not (traced.is_loss or _loss_by_signature(function)):
+                continue
+            if not _loss_by_signature(function) and _only_differentiated_outside_training(
+                ctx, function
+            ):
                 continue
             yield self._decorated(ctx, function, decorator, steps)
         if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):
@@ -210,21 +294,57 @@ class LossDecorator(Rule):
         name = function.node.name.value
         keys = {name, ctx.index.qualify(function.qualname)}
         callers = [p for p in steps if keys & set(p.loss_callees)]
-        edits = [NodeEdit(decorator, cst.RemovalSentinel.REMOVE)]
-        imports: tuple = ()
-        if callers:
-            for plan in callers:
-                new_step, imports = decorated_step(ctx, plan)
-                edits.append(NodeEdit(plan.function.node, new_step))
-            where = ", ".join(f"`{p.function.node.name.value}`" for p in callers)
-            message = f"Move `@tf.function` from the loss `{name}` to the train step {where}"
+        removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
+        traced_steps = _decorated_callers(ctx, keys)
+        if traced_steps:
+            where = ", ".join(f"`{s}`" for s in traced_steps)
+            text = (
+                f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: the "
+                f"train step {where} that calls it is already traced, and traces the loss with it"
+            )
         else:
-            message = f"Remove `@tf.function` from the loss `{name}`"
-        return Violation(
+            text = (
+                f"`@tf.function` on the loss `{name}` compiles only the loss; the forward pass, "
+                "gradients and update still run eagerly. Decorate the train step instead"
+            )
+        frozen = _frozen_state(ctx, function)
+        message = f"Remove `@tf.function` from the loss `{name}`"
+        if frozen:
+            names = ", ".join(f"`{n}`" for n in frozen)
+            text += (
+                f". It also freezes the module state {names} it reads at its first trace (TFR201)"
+            )
+            message += (
+                f": each direct call then reads the current {names}; a traced step that calls "
+                "it still freezes it"
+            )
+        remove = CstFix(message, (removal,))
+        if _has_input_signature(decorator):
+            return Violation(
+                decorator,
+                f"{text} (no fix: its `input_signature` casts the arguments, float64 labels to "
+                "float32 for instance, and the casts would go with it; cast inside the loss "
+                "first, then remove the decorator)",
+            )
+        if not callers:
+            return Violation(decorator, text, remove)
+        edits = [removal]
+        imports: tuple = ()
+        for plan in callers:
+            new_step, imports = decorated_step(ctx, plan)
+            edits.append(NodeEdit(plan.function.node, new_step))
+        where = ", ".join(f"`{p.function.node.name.value}`" for p in callers)
+        return StepViolation(
             decorator,
-            f"`@tf.function` on the loss `{name}` compiles only the loss; the forward pass, "
-            "gradients and update still run eagerly. Decorate the train step instead",
-            CstFix(message, tuple(edits), imports),
+            text,
+            CstFix(
+                f"Move `@tf.function` from the loss `{name}` to the train step {where}",
+                tuple(edits),
+                imports,
+            ),
+            steps=tuple(p.function.node for p in callers),
+            blockers=tuple(b for p in callers for b in p.blockers),
+            fallback=remove,
         )
 
     def _wrapped(

@@ -9,17 +9,22 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.models import guarded_by_training_check, ignores_training, trained_models
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
+from tfrewrite.analysis.training import (
+    applies_gradients,
+    line_of,
+    mentioned_names,
+    method_name,
+    name_use,
+    remove_statement_edits,
+    side_effects,
+    tape_name,
+)
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import (
-    applies_gradients,
-    line_of,
-    method_name,
-    tape_name,
-)
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 # Names people give models; used only when no assignment says what the name is.
@@ -133,11 +138,21 @@ class MissingTrainingFlag(Rule):
         A train step is a function, or a loop body, that opens a tape and applies
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
-        `*_model`, or `self` in a `Model.train_step`. An explicit `training=False`
-        (a frozen backbone) is left alone.
+        `*_model`, or `self` in a `Model.train_step`. Only models the step
+        trains are reported: when the step names the variables it differentiates
+        (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
+        target network called in the same tape stays in inference mode, as
+        meant. An explicit `training=False` (a frozen backbone) is left alone,
+        and so is a call in a branch that tests for a `training` argument (`if
+        self._call_has_training_arg:`). A model whose project class has a `call`
+        without `training`, or a `Sequential` whose layers all ignore it (no
+        dropout, batch normalization or noise), computes the same either way:
+        it is reported without a fix, saying so.
 
         The fix adds `training=True`. Unsafe: it changes what the model computes
-        on purpose.
+        on purpose (dropout active, batch statistics used and updated); a test
+        that compares the original eagerly with the fixed step can only agree
+        on a model without such layers.
     """
     examples = (
         Invalid(
@@ -208,6 +223,20 @@ class MissingTrainingFlag(Rule):
             """
             import tensorflow as tf
 
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    student_logits = student_model(x, training=True)
+                    teacher_logits = teacher_model(x)
+                    loss = distill(y, student_logits, teacher_logits)
+                grads = tape.gradient(loss, student_model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, student_model.trainable_variables))
+            """,
+            note="a frozen teacher stays in inference mode",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
             def saliency(model, x):
                 with tf.GradientTape() as tape:
                     tape.watch(x)
@@ -229,17 +258,34 @@ class MissingTrainingFlag(Rule):
                 continue
             if models is None:
                 models = _model_names(ctx)
+            trained = trained_models(ctx, _body(root))
             for tape in tapes:
-                for node in iter_nodes(tape.body, into_functions=False):
+                for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
                         ctx, node, models, in_method
                     ):
+                        continue
+                    if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     if any(a.keyword and a.keyword.value == "training" for a in node.args):
                         continue
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
+                    if trained is not None and label not in trained:
+                        continue  # a frozen teacher or target network: inference is meant
+                    if guarded_by_training_check(ancestors, node):
+                        continue  # written for models whose `call` takes no `training`
+                    unchanged = ignores_training(ctx, label)
+                    if unchanged is not None:
+                        yield Violation(
+                            node,
+                            f"`{label}(...)` is called in a train step's tape without "
+                            f"`training=True`; nothing changes today, since {unchanged}, but "
+                            "a dropout or batch normalization layer added later would run in "
+                            "inference mode",
+                        )
+                        continue
                     training = cst.Arg(
                         cst.Name("True"),
                         keyword=cst.Name("training"),
@@ -268,18 +314,27 @@ class LossOutsideTape(Rule):
     code = "TFR305"
     name = "loss-outside-tape"
     summary = "`tape.gradient(loss, ...)` on a loss computed after the tape closed returns `None`"
-    fix_applicability = Applicability.NONE
+    fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
         A `tf.GradientTape` records only the operations run inside its `with`
         block. When the loss (or part of it) is computed after the block closed,
         the tape never saw how it depends on the variables, and
         `tape.gradient(loss, variables)` returns `None` for every variable;
-        `apply_gradients` then fails or (filtered) silently trains nothing.
+        `apply_gradients` then fails ("No gradients provided for any variable")
+        or, filtered, silently trains nothing.
 
-        The finding names the line that computed the loss. Move that computation
-        inside the `with` block. No automatic fix: which lines belong in the
-        tape is for a human to decide.
+        The fix moves the statements between the end of the `with` block and
+        `tape.gradient(...)` that compute the differentiated value into the
+        block, in their order; a loss written inside the `gradient` call is
+        first bound to a name (`loss`) in the block. A plain rename after the
+        block (`total = loss`) computes nothing and is not reported.
+
+        Refused, naming the statement that stops it, when a statement to move
+        has a Python side effect (`print`, `.numpy()`, `float()`), is a
+        compound statement, or reads or writes a name that a statement left
+        behind also uses (moving it would change what that statement sees).
+        Unsafe: the step now trains, where before its gradients were `None`.
     """
     examples = (
         Invalid(
@@ -293,6 +348,17 @@ class LossOutsideTape(Rule):
                 grads = tape.gradient(loss, model.trainable_variables)
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                    loss = loss_fn(y, logits)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            unsafe=True,
         ),
         Invalid(
             """
@@ -302,6 +368,33 @@ class LossOutsideTape(Rule):
                 logits = model(x, training=True)
             grads = tape.gradient(loss_fn(y, logits), model.trainable_variables)
             """,
+            """
+            import tensorflow as tf
+
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = loss_fn(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            """,
+            unsafe=True,
+            note="a loss written in the gradient call is bound to a name in the block",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                loss = loss_fn(y, logits)
+                print("loss", float(loss))
+                loss = loss + 1e-4 * weight_norm(float(loss))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            None,
+            unsafe=True,
+            note="refused: a statement to move calls Python `float()`",
         ),
         Valid(
             """
@@ -314,6 +407,19 @@ class LossOutsideTape(Rule):
                 grads = tape.gradient(loss, model.trainable_variables)
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                total = loss
+                grads = tape.gradient(total, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            note="a rename after the block computes nothing",
         ),
     )
 
@@ -366,28 +472,185 @@ class LossOutsideTape(Rule):
             tape = dotted_name(node.func.value)  # type: ignore[attr-defined]
             if tape not in tapes_closed or tape in open_tapes:
                 continue
+            block = tapes_closed[tape]
             target = node.args[0].value
+            move = _LossMove(ctx, root, block, node, (*ancestors, node))
             if isinstance(target, cst.Name):
                 assigned = last.get(target.value)
                 if assigned is None or assigned[1] or assigned[2] < tape_order[tape]:
                     continue
-                block_line = line_of(ctx, tapes_closed[tape])
-                yield Violation(
-                    node.args[0],
+                if move.only_renames():
+                    continue
+                what = (
                     f"`{target.value}` is computed on line {line_of(ctx, assigned[0])}, after "
-                    f"the `GradientTape` block of line {block_line} closed: the tape did not "
-                    f"record it, so `{tape}.gradient` returns None. Compute it inside the "
-                    "`with` block",
+                    f"the `GradientTape` block of line {line_of(ctx, block)} closed: the tape "
+                    f"did not record it, so `{tape}.gradient` returns None"
                 )
             elif any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in iter_nodes(target)):
-                block_line = line_of(ctx, tapes_closed[tape])
-                yield Violation(
-                    node.args[0],
+                what = (
                     f"The loss is computed on line {line_of(ctx, node)}, in the "
                     f"`{tape}.gradient` call, after the `GradientTape` block of line "
-                    f"{block_line} closed: the tape did not record it, so the gradient is None. "
-                    "Compute it inside the `with` block",
+                    f"{line_of(ctx, block)} closed: the tape did not record it, so the "
+                    "gradient is None"
                 )
+            else:
+                continue
+            fix, refusal = move.fix()
+            if fix is None:
+                yield Violation(
+                    node.args[0], f"{what}. Compute it inside the `with` block (no fix: {refusal})"
+                )
+            else:
+                yield Violation(node.args[0], f"{what}. Compute it inside the `with` block", fix)
+
+
+_COMPUTES = (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript, cst.Comparison)
+
+
+class _LossMove:
+    """Moving what a `tape.gradient` call differentiates into the tape block
+    that closed before it: the statements between the block and the call that
+    the differentiated value depends on (a backward slice), in their order."""
+
+    def __init__(
+        self,
+        ctx: RuleContext,
+        root: cst.CSTNode,
+        tape: cst.With,
+        call: cst.Call,
+        ancestors: tuple[cst.CSTNode, ...],
+    ) -> None:
+        self.ctx = ctx
+        self.root = root
+        self.tape = tape
+        self.call = call
+        self.target = call.args[0].value
+        self.block: cst.BaseSuite | cst.Module | None = None
+        self.gap: list[cst.CSTNode] = []
+        self.statement: cst.CSTNode | None = None  # the statement holding the call
+        body = _body(root)
+        for parent in reversed((body, *ancestors)):
+            statements = getattr(parent, "body", None)
+            if isinstance(parent, (cst.IndentedBlock, cst.Module)) and any(
+                s is tape for s in statements
+            ):
+                self.block = parent
+                statements = list(statements)
+                start = next(i for i, s in enumerate(statements) if s is tape)
+                holder = next(
+                    (i for i, s in enumerate(statements) if any(s is a for a in ancestors)), None
+                )
+                if holder is not None and holder > start:
+                    self.gap = statements[start + 1 : holder]
+                    self.statement = statements[holder]
+                break
+
+    def _slice(self) -> tuple[list[cst.CSTNode], str | None]:
+        """Gap statements the differentiated value depends on, or why not."""
+        needed = set(mentioned_names(self.target))
+        chosen: list[cst.CSTNode] = []
+        for statement in reversed(self.gap):
+            use = name_use([statement])
+            if not set(use.writes) & needed:
+                continue
+            if not isinstance(statement, cst.SimpleStatementLine):
+                return [], (
+                    f"line {line_of(self.ctx, statement)} is a compound statement that "
+                    "assigns what is differentiated"
+                )
+            chosen.insert(0, statement)
+            needed = (needed - set(use.writes)) | use.all_reads
+        return chosen, None
+
+    def only_renames(self) -> bool:
+        """True when what is differentiated is only renamed after the block
+        (`total = loss`): the tape recorded the value itself."""
+        chosen, refusal = self._slice()
+        if refusal is not None or self.statement is None:
+            return False
+        return not any(
+            isinstance(n, _COMPUTES) for s in chosen for n in iter_nodes(s, into_functions=False)
+        )
+
+    def fix(self) -> tuple[CstFix | None, str | None]:
+        ctx = self.ctx
+        if self.block is None or self.statement is None:
+            return None, "the `gradient` call is not in the block that holds the tape"
+        if not isinstance(self.tape.body, cst.IndentedBlock):
+            return None, "the tape block is written on one line"
+        chosen, refusal = self._slice()
+        if refusal is not None:
+            return None, refusal
+        chosen_ids = {id(s) for s in chosen}
+        for statement in chosen:
+            effect = next(side_effects(ctx, statement), None)
+            if effect is not None:
+                return None, (
+                    f"line {line_of(ctx, statement)} {effect[1]}, a Python side effect; "
+                    "move the rest by hand"
+                )
+        # A moved statement runs before the statements it jumps over: they must
+        # not read or write what it writes, nor write what it reads.
+        for position, statement in enumerate(self.gap):
+            if id(statement) not in chosen_ids:
+                continue
+            use = name_use([statement])
+            for earlier in self.gap[:position]:
+                if id(earlier) in chosen_ids:
+                    continue
+                other = name_use([earlier])
+                writes = set(use.writes)
+                if set(other.writes) & (writes | use.all_reads) or other.all_reads & writes:
+                    return None, (
+                        f"line {line_of(ctx, statement)} would move above line "
+                        f"{line_of(ctx, earlier)}, which uses the same names"
+                    )
+        moved = [_without_blank_lines(s) for s in chosen]
+        edits: list[NodeEdit] = []
+        if not isinstance(self.target, cst.Name):
+            if next(side_effects(ctx, self.target), None) is not None:
+                return None, "the differentiated expression has a Python side effect"
+            name = _fresh_name(self.root, "loss")
+            moved.append(
+                cst.SimpleStatementLine(
+                    [cst.Assign([cst.AssignTarget(cst.Name(name))], self.target)]
+                )
+            )
+            edits.append(NodeEdit(self.target, cst.Name(name)))
+        if not moved:
+            return None, "nothing between the block and the `gradient` call computes it"
+        body = self.tape.body
+        new_tape = self.tape.with_changes(body=body.with_changes(body=[*body.body, *moved]))
+        edits.append(NodeEdit(self.tape, new_tape))
+        for statement in chosen:
+            edits.extend(remove_statement_edits(self.block, statement, moved=True))
+        lines = ", ".join(str(line_of(ctx, s)) for s in chosen)
+        where = f" (line {lines})" if lines else ""
+        return (
+            CstFix(
+                f"Move the loss computation{where} into the `GradientTape` block",
+                tuple(edits),
+                applicability=Applicability.UNSAFE,
+            ),
+            None,
+        )
+
+
+def _without_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:
+    lines = [line for line in getattr(statement, "leading_lines", ()) if line.comment is not None]
+    return statement.with_changes(leading_lines=lines)
+
+
+def _fresh_name(root: cst.CSTNode, base: str) -> str:
+    """`base` unless the scope already mentions it; then `base_value`, ..."""
+    used = set(mentioned_names(root))
+    for candidate in (base, f"{base}_value", f"{base}_tensor"):
+        if candidate not in used:
+            return candidate
+    suffix = 2
+    while f"{base}_{suffix}" in used:
+        suffix += 1
+    return f"{base}_{suffix}"
 
 
 RULES = (MissingTrainingFlag, LossOutsideTape)

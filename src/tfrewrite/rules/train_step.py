@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.training import (
+    StepViolation,
+    decorated_step,
+    decorator_source,
+    undecorated_train_steps,
+)
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules._training import decorated_step, decorator_source, undecorated_train_steps
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
@@ -36,9 +41,17 @@ class UndecoratedTrainStep(Rule):
         `range(0, n, batch_size)` slicing), so the last batch does not trace a
         second graph for its shape.
 
-        Refused (a finding without a fix) when the step has Python side effects
-        (`print`, `.numpy()`, appending to a list, NumPy calls): under tracing they
-        run once or fail; move them to the loop first. `Model.train_step`
+        Before the decorator goes on, the step and the functions it calls are
+        checked as traced code in the same run, and everything that would
+        change meaning under tracing is fixed together with the decorator:
+        `print` becomes `tf.print`, `.numpy()`/`float()` on a tensor that only
+        feeds TensorFlow the tensor itself, a Python `if` on a tensor a
+        `tf.cond`, NumPy and `random` calls their TensorFlow forms. The fix is
+        unsafe when one of those fixes is. When one of them cannot be fixed
+        (a module global updated per epoch is frozen, `logging` or `time`
+        calls run once, `open`/`input`, a list outside the step appended to, a
+        variable or metric created per call), the step is not decorated and
+        the finding lists every blocker with its line. `Model.train_step`
         overrides are left alone: Keras traces them.
     """
     examples = (
@@ -89,7 +102,7 @@ class UndecoratedTrainStep(Rule):
                 step(x, y)
             """,
             None,
-            note="refused: a Python side effect in the step",
+            note="refused when the rules that fix print and .numpy() are not selected",
         ),
         Valid(
             """
@@ -133,12 +146,9 @@ class UndecoratedTrainStep(Rule):
                 f"The train step `{name}` is called from a Python loop but runs eagerly, "
                 "op by op: decorate it with `@tf.function`"
             )
-            if plan.refusal is not None:
-                yield Violation(plan.function.node.name, f"{message} (no fix: {plan.refusal})")
-                continue
             alias, _ = ctx.tensorflow()
             new_step, imports = decorated_step(ctx, plan)
-            yield Violation(
+            yield StepViolation(
                 plan.function.node.name,
                 message,
                 CstFix(
@@ -146,6 +156,8 @@ class UndecoratedTrainStep(Rule):
                     (NodeEdit(plan.function.node, new_step),),
                     imports,
                 ),
+                steps=(plan.function.node,),
+                blockers=tuple(plan.blockers),
             )
 
 

@@ -1,8 +1,8 @@
-"""Shared analysis for the training-loop rules (TFR3xx): `@tf.function`
-decorators and their options, `GradientTape` blocks, train steps, the loops
-that drive them, Python side effects, and which names a block reads and
-writes. The rules differ in what they report; what a train step *is* is
-decided here, once.
+"""Training-loop facts shared by the TFR3xx rules (and the engine's fix
+rounds): `@tf.function` decorators and their options, `GradientTape` blocks,
+train steps, the loops that drive them, Python side effects, and which names
+a block reads and writes. The rules differ in what they report; what a train
+step *is* is decided here, once.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
-from tfrewrite.rules.base import NodeEdit
+from tfrewrite.rules.base import CstFix, NodeEdit, Violation
 
 # Options of a loss's `tf.function` that describe how the whole step should be
 # compiled; a step that takes over the decorator takes these over too.
@@ -26,6 +26,14 @@ APPLY_METHODS = ("apply_gradients", "minimize")
 SIDE_EFFECT_CALLS = frozenset({"print", "float", "int", "input", "open"})
 SIDE_EFFECT_METHODS = frozenset({"numpy", "item", "tolist", "append", "extend", "insert"})
 SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
+# Side effects that are fine in traced code when the container is local (a
+# Python-unrolled loop collecting tensors); rules on traced code report the
+# ones that mutate state outside the step.
+CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
+# Findings that do not stop a step from taking a plain `@tf.function`, fixed
+# or not: AutoGraph (on by default) converts a Python `if` on a tensor the way
+# the original ran it; the finding stays, for code that must not need AutoGraph.
+AUTOGRAPH_CONVERTS = frozenset({"TFR101"})
 
 
 # -- tf.function ----------------------------------------------------------------------
@@ -164,7 +172,7 @@ def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
     return values
 
 
-def _dataset_sources(
+def value_sources(
     ctx: RuleContext, expr: cst.BaseExpression, depth: int = 0
 ) -> list[cst.BaseExpression]:
     """`expr` and what it stands for: the values a name is assigned, the
@@ -174,7 +182,7 @@ def _dataset_sources(
         return sources
     if isinstance(expr, cst.Name):
         for value in _assigned_values(ctx, expr.value):
-            sources += _dataset_sources(ctx, value, depth + 1)
+            sources += value_sources(ctx, value, depth + 1)
     elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
         for function in ctx.functions:
             if (
@@ -184,7 +192,7 @@ def _dataset_sources(
             ):
                 for node in iter_nodes(function.node.body, into_functions=False):
                     if isinstance(node, cst.Return) and node.value is not None:
-                        sources += _dataset_sources(ctx, node.value, depth + 1)
+                        sources += value_sources(ctx, node.value, depth + 1)
     return sources
 
 
@@ -201,6 +209,27 @@ def _batch_without_drop(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def drops_remainder(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
+    """Whether every batch the loop iterates has the same size: its source is
+    a dataset batched with `drop_remainder=True` (and none without)."""
+    if not isinstance(loop, cst.For):
+        return False
+    source = loop.iter
+    if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "zip", "iter"):
+        candidates = [a.value for a in source.args]
+    else:
+        candidates = [source]
+    dropping = False
+    for expr in candidates:
+        for value in value_sources(ctx, expr):
+            for node in iter_nodes(value):
+                if isinstance(node, cst.Call) and method_name(node) in ("batch", "padded_batch"):
+                    if _batch_without_drop(node):
+                        return False
+                    dropping = True
+    return dropping
+
+
 def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
     """Whether the loop may feed a last batch smaller than the others:
     `for x, y in ds.batch(64)` (no `drop_remainder=True`), a name bound to
@@ -213,7 +242,7 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
     else:
         candidates = [source]
     for expr in candidates:
-        if any(_batch_without_drop(v) for v in _dataset_sources(ctx, expr)):
+        if any(_batch_without_drop(v) for v in value_sources(ctx, expr)):
             return True
         if isinstance(expr, cst.Call) and dotted_name(expr.func) == "range" and len(expr.args) == 3:
             step = expr.args[2].value
@@ -383,18 +412,51 @@ def line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
     return cache[node].start.line
 
 
+def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:
+    """1-based first and last line of `node`."""
+    line_of(ctx, node)
+    cache = ctx._tfr3_positions  # type: ignore[attr-defined]
+    return cache[node].start.line, cache[node].end.line
+
+
 # -- train steps that want a decorator ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Something a step does that changes meaning under tracing; a rule on
+    traced code must fix it (a finding with a fix on these lines) before the
+    step may be decorated."""
+
+    first_line: int
+    last_line: int
+    what: str
+
+
+@dataclass(frozen=True)
+class StepViolation(Violation):
+    """A finding whose fix decorates train steps (which the shared analysis
+    marks `pending`, so rules on traced code check them in the same run). The
+    engine applies the fix
+    only together with fixes for everything the steps (and what they call)
+    would do differently under tracing; otherwise it drops the fix (keeping
+    `fallback`, a fix without the decoration) and lists every blocker."""
+
+    steps: tuple[cst.FunctionDef, ...] = ()
+    blockers: tuple[Blocker, ...] = ()
+    fallback: CstFix | None = None
 
 
 @dataclass
 class StepPlan:
     """An undecorated train step called from a Python loop, and how to
-    decorate it (or why it cannot be)."""
+    decorate it: the Python side effects in it are blockers that rules on
+    traced code must fix in the same run."""
 
     function: FunctionScope
     options: dict[str, str]
     loss_callees: list[str]  # dotted names of the losses it differentiates
-    refusal: str | None  # why no fix: a Python side effect, with its line
+    blockers: list[Blocker]
 
 
 def loss_keys(ctx: RuleContext, function: FunctionScope) -> list[str]:
@@ -415,7 +477,9 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.opens_gradient_tape and info.applies_gradients):
             continue
-        if function.traced is not None or tf_function_decorator(ctx, function.node) is not None:
+        if function.traced is not None:
+            continue
+        if tf_function_decorator(ctx, function.node) is not None:
             continue
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
             continue
@@ -430,17 +494,15 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             continue
         callees = loss_keys(ctx, function)
         options = options_from_losses(ctx, callees)
-        if looped or any(feeds_short_final_batch(ctx, loop) for loop in loops):
+        from tfrewrite.analysis.step_hazards import decoration_blockers, reads_static_shape
+
+        short_batches = looped or any(feeds_short_final_batch(ctx, loop) for loop in loops)
+        # A short last batch then costs one more trace, not a `None` batch size
+        # in the step's shape arithmetic.
+        if short_batches and not reads_static_shape(function):
             options.setdefault("reduce_retracing", "True")
-        refusal = None
-        effect = next(side_effects(ctx, function.node.body), None)
-        if effect is not None:
-            node, what = effect
-            refusal = (
-                f"line {line_of(ctx, node)} {what}, a Python side effect that would run only "
-                "while tracing: move it to the loop, then decorate the step"
-            )
-        plans.append(StepPlan(function, options, callees, refusal))
+        blockers = decoration_blockers(ctx, function, loops, options)
+        plans.append(StepPlan(function, options, callees, blockers))
     return plans
 
 
@@ -453,11 +515,12 @@ def decorated_step(ctx: RuleContext, plan: StepPlan) -> tuple[cst.FunctionDef, t
 
 
 def remove_statement_edits(
-    block: cst.CSTNode | None, line: cst.SimpleStatementLine
+    block: cst.CSTNode | None, line: cst.SimpleStatementLine, moved: bool = False
 ) -> tuple[NodeEdit, ...]:
     """Edits that delete a statement line: `pass` when it is alone in its
-    block; otherwise the next statement inherits its comments and the wider of
-    the two blank-line gaps, so the layout around it stays as it was."""
+    block; otherwise the next statement inherits its comments (unless the
+    statement is `moved`: its comments go with it) and the wider of the two
+    blank-line gaps, so the layout around it stays as it was."""
     body = list(getattr(block, "body", ())) if block is not None else []
     if isinstance(block, cst.IndentedBlock) and len(body) == 1:
         return (NodeEdit(line, line.with_changes(body=[cst.Pass()])),)
@@ -465,7 +528,7 @@ def remove_statement_edits(
     edits = [NodeEdit(line, cst.RemovalSentinel.REMOVE)]
     if position is not None and position + 1 < len(body) and line.leading_lines:
         following = body[position + 1]
-        removed = list(line.leading_lines)
+        removed = [e for e in line.leading_lines if not (moved and e.comment is not None)]
         kept = list(following.leading_lines)
         if any(empty.comment is not None for empty in removed):
             merged = [*removed, *kept]

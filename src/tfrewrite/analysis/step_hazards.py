@@ -1,0 +1,198 @@
+"""What decorating a train step changes, beyond what the rules on traced code
+report: the checks TFR302 (and TFR301, when it moves a loss's decorator onto
+the step) make before a step may take `@tf.function`.
+
+Each hazard found is a `Blocker`. A blocker that some rule on traced code fixes
+in the same run (a `print`, `.numpy()`) is covered by that fix; the others
+(variables created per call, `logging`, a Python counter argument, `tf.print`
+under XLA) keep the step eager, and the finding lists them with their lines.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.project import keras_leaf
+from tfrewrite.analysis.training import (
+    CONTAINER_METHODS,
+    Blocker,
+    calls_to,
+    lines_of,
+    method_name,
+    name_use,
+    side_effects,
+)
+from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.context import FunctionScope, RuleContext
+
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+)
+# Constructors of objects that own variables: built inside a step, they are
+# built again on every trace ("tf.function only supports singleton tf.Variables").
+_KERAS_PREFIXES = ("keras.", "tensorflow.keras.", "tf_keras.")
+_VARIABLE_KINDS = (".metrics.", ".optimizers.", ".layers.", ".Sequential", ".Model")
+
+
+def _creates_variables(qualified: str) -> bool:
+    if qualified in ("tensorflow.Variable", "tensorflow.compat.v1.Variable"):
+        return True
+    return qualified.startswith(_KERAS_PREFIXES) and any(k in qualified for k in _VARIABLE_KINDS)
+
+
+def _parameters(function: FunctionScope) -> set[str]:
+    params = function.node.params
+    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+
+
+def reads_static_shape(function: FunctionScope) -> bool:
+    """`x.shape[0]` on a parameter: with `reduce_retracing=True` the batch
+    dimension is traced as `None`, and shape arithmetic on it fails. (A whole
+    `x.shape` handed to NumPy is rewritten to `tf.shape(x)` by the NumPy
+    rules, and is no reason to keep a second trace for the short batch.)"""
+    params = _parameters(function)
+    return any(
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+        and isinstance(node.value.value, cst.Name)
+        and node.value.value.value in params
+        for node in iter_nodes(function.node.body, into_functions=False)
+    )
+
+
+def _python_state_update(node: cst.CSTNode, local: set[str]) -> str | None:
+    """`self.count += 1`, `self.best = ...`, `stats["n"] += 1`: the attribute
+    or item updated, when `node` updates state that outlives the call (not
+    an object the step built itself, named in `local`)."""
+    if isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    else:
+        return None
+    for target in targets:
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            base = target.value
+            while isinstance(base, (cst.Attribute, cst.Subscript)):
+                base = base.value
+            if isinstance(base, cst.Name) and base.value in local:
+                continue
+            label = dotted_name(target) if isinstance(target, cst.Attribute) else None
+            return label or (dotted_name(base) or "an object") + "[...]"
+    return None
+
+
+def _python_methods(ctx: RuleContext) -> dict[str, str]:
+    """Method name -> class, for the plain Python classes of the file (not
+    Keras models, layers, losses or metrics): a replay buffer's `sample`."""
+    methods: dict[str, str] = {}
+    for name, info in ctx.index.classes.items():
+        if any(keras_leaf(base) or "Model" in base or "Layer" in base for base in info.bases):
+            continue
+        for method in info.methods:
+            if not method.startswith("__"):
+                methods.setdefault(method, name)
+    return methods
+
+
+def _loop_counters(loop: cst.For | cst.While) -> set[str]:
+    """Names a `for` binds to Python ints: `for i in range(...)`, the index of
+    `enumerate(...)`."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return set()
+    callee = dotted_name(loop.iter.func)
+    target = loop.target
+    if callee == "range" and isinstance(target, cst.Name):
+        return {target.value}
+    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+        first = target.elements[0].value
+        if isinstance(first, cst.Name):
+            return {first.value}
+    return set()
+
+
+def decoration_blockers(
+    ctx: RuleContext,
+    function: FunctionScope,
+    loops: list[cst.For | cst.While],
+    options: dict[str, str],
+) -> list[Blocker]:
+    """Everything in `function` (and the loops that call it) that changes
+    meaning once it is decorated with `@tf.function(**options)`."""
+    body = function.node.body
+    blockers = [
+        Blocker(*lines_of(ctx, node), what)
+        for node, what in side_effects(ctx, body)
+        if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
+    ]
+    plain_methods = _python_methods(ctx)
+    jit = options.get("jit_compile") == "True"
+    local = set(name_use(list(getattr(body, "body", ()))).writes)
+    for node in iter_nodes(body, into_functions=False):
+        state = _python_state_update(node, local)
+        if state is not None:
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"updates `{state}`, Python state outside the step: under tracing the "
+                    "update runs once, at trace time",
+                )
+            )
+        if not isinstance(node, cst.Call):
+            continue
+        qualified = ctx.names.qualified_name(node.func) or ""
+        if _creates_variables(qualified):
+            short = dotted_name(node.func) or qualified
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"creates `{short}(...)` on every call, and a `tf.function` only supports "
+                    "variables created once: build it outside the step",
+                )
+            )
+        method = method_name(node)
+        receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        if method in plain_methods and receiver and not receiver.startswith("self"):
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"calls `{receiver}.{method}(...)`, a method of the Python class "
+                    f"`{plain_methods[method]}`: it runs once, at trace time, and its result "
+                    "is frozen into the graph",
+                )
+            )
+        if method in LOG_METHODS and receiver and "log" in receiver.rsplit(".", 1)[-1].lower():
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"calls `{receiver}.{method}`: Python logging runs once, at trace time, "
+                    "and logs symbolic tensors",
+                )
+            )
+        if jit and (qualified == "tensorflow.print" or dotted_name(node.func) == "print"):
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    "prints, and `tf.print` has no XLA kernel under the `jit_compile=True` "
+                    "the step would take over from its loss",
+                )
+            )
+    name = function.node.name.value
+    for loop in loops:
+        counters = _loop_counters(loop)
+        if not counters:
+            continue
+        for call in calls_to(loop.body, name):
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in counters:
+                    blockers.append(
+                        Blocker(
+                            *lines_of(ctx, call),
+                            f"passes the Python int `{arg.value.value}` to the step: each new "
+                            "value traces it again; pass a tensor "
+                            f"(`tf.constant({arg.value.value})`) or drop the argument",
+                        )
+                    )
+    return blockers
