@@ -81,6 +81,9 @@ class Request:
     config_key: str | None = None  # "module:function", for messages
     harness: str | None = None  # "module:build" for a train step
     options: Options = field(default_factory=Options)
+    # A training loop to replay: {"original": [scope, index], "rewrite": [scope, index],
+    # "step": train step name or None}
+    loop: dict[str, Any] | None = None
 
 
 class Verifier:
@@ -137,6 +140,12 @@ class Verifier:
                 )
 
     def run(self) -> Outcome:
+        if self.request.loop is not None:
+            try:
+                self._replay_loop(self.request.loop)
+            except (Exception, SystemExit):
+                self.outcome.error = traceback.format_exc(limit=8)
+            return self.outcome
         try:
             self._load()
         except (Exception, SystemExit):
@@ -211,6 +220,29 @@ class Verifier:
             self._global_checks(proof[0])
         if self.options.xla:
             self._xla(proof[0])
+
+    def _replay_loop(self, loop: dict[str, Any]) -> None:
+        """A training loop: replayed before the rewrite (eagerly) and after it."""
+        from tfrewrite.verify import harness, replay
+
+        r = self.request
+        arguments = None
+        if r.harness is not None:
+            builder = harness.load_builder(r.harness)
+            arguments = lambda: harness.build_arguments(builder)  # noqa: E731
+        replay.verify_loop(
+            self.outcome,
+            r.original_source,
+            r.rewrite_source or r.original_source,
+            tuple(loop["original"]),
+            tuple(loop["rewrite"]),
+            r.path,
+            r.package,
+            arguments,
+            self.options.rtol,
+            self.options.atol,
+            loop.get("step"),
+        )
 
     def _train_steps(self, builder_spec: str) -> None:
         """A train step: k steps of the original eagerly against k steps of
