@@ -20,6 +20,7 @@ that returns them.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 from collections.abc import Callable, Iterable, Iterator
@@ -208,6 +209,34 @@ class _Hooks:
         )
 
 
+@contextlib.contextmanager
+def open_tapes() -> Iterator[None]:
+    """While active, a `GradientTape` keeps recording after its `with` block
+    until `tape.gradient` is called: the original loop as its author meant
+    it when the loss is computed after the block (which otherwise gives
+    `None` gradients and "No gradients provided"; the TFR305 fix moves those
+    statements into the block). Other originals are unaffected: operations
+    after the block that do not feed the differentiated value change nothing."""
+    opened: list[Any] = []
+    exit_ = tf.GradientTape.__exit__
+
+    def keep_recording(self: Any, *exc: Any) -> None:
+        if exc and exc[0] is not None:
+            exit_(self, *exc)
+        else:
+            opened.append(self)
+
+    tf.GradientTape.__exit__ = keep_recording  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        tf.GradientTape.__exit__ = exit_  # type: ignore[method-assign]
+        for tape in reversed(opened):
+            if tape._recording:
+                with contextlib.suppress(Exception):
+                    tape._pop_tape()
+
+
 def _seed() -> None:
     random.seed(SEED)
     np.random.seed(SEED)
@@ -253,7 +282,8 @@ def replay(
     _seed()
 
     fn = loaded.python_function
-    result = call(lambda: fn(**kwargs), {}, eager=eager)
+    with open_tapes() if eager else contextlib.nullcontext():
+        result = call(lambda: fn(**kwargs), {}, eager=eager)
     tf.config.run_functions_eagerly(False)
     if result.failed:
         run.error = result
