@@ -32,6 +32,7 @@ rewrite:
 from __future__ import annotations
 
 import ast
+import dataclasses
 import random
 import time
 import traceback
@@ -42,7 +43,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture, coverage, inputs, loader, randomness
+from tfrewrite.verify import capture, coverage, inputs, intent, loader, randomness
 from tfrewrite.verify.compare import compare, describe, identical
 from tfrewrite.verify.outcome import (
     SEED,
@@ -140,7 +141,22 @@ class Verifier:
                     extra_globals={coverage.RECORDER_NAME: self.recorder},
                 )
 
+    def _adopt_intended_changes(self) -> None:
+        """The reference adopts `training=True` where the rewrite adds it (see `intent`)."""
+        r = self.request
+        if r.rewrite_source is None:
+            return
+        adopted, lines = intent.adopt_training_flag(r.original_source, r.rewrite_source)
+        if lines:
+            self.request = dataclasses.replace(r, original_source=adopted)
+            self.outcome.warnings.append(
+                "the reference is the original with training=True where the rewrite adds it "
+                f"(original line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}): "
+                "dropout and batch normalisation now run in training mode, on purpose"
+            )
+
     def run(self) -> Outcome:
+        self._adopt_intended_changes()
         if self.request.loop is not None:
             try:
                 self._replay_loop(self.request.loop)

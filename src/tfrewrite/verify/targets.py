@@ -70,6 +70,16 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
         return out
 
     after = [ast.dump(s) for s in statements(rewrite)]
+    # Removing `tf.config.run_functions_eagerly(True)` (TFR307) turns graphs
+    # back on: what it changes is each traced function, which `verify PATH`
+    # checks traced against eager.
+    after += [
+        ast.dump(s)
+        for s in statements(original)
+        if isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and "run_functions_eagerly" in ast.unparse(s.value.func)
+    ]
     changed = []
     for stmt in statements(original):
         text = ast.dump(stmt)
