@@ -484,8 +484,16 @@ def test_train_loop_targets_say_what_is_missing() -> None:
 
 
 def test_changes_outside_functions_are_named() -> None:
-    before = "import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\nX = 1\n"
-    after = "import tensorflow as tf\n\nX = 1\n"
+    before = "import tensorflow as tf\n\nSCALE = tf.constant(2.0)\nX = 1\n"
+    after = "import tensorflow as tf\n\nSCALE = 2.0\nX = 1\n"
     [target] = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
-    assert target.problem and "tf.config.run_functions_eagerly(True)" in target.problem
+    assert target.problem and "SCALE = tf.constant(2.0)" in target.problem
     assert "outside any function" in target.problem
+    # Switching graphs back on is proven by the traced functions' own checks.
+    eager = "import tensorflow as tf\n\ntf.config.run_functions_eagerly(True)\nX = 1\n"
+    assert (
+        pair_targets(
+            "m.py", "m", eager, after.replace("SCALE = 2.0\n", ""), parse_verify_settings({})
+        )
+        == []
+    )
