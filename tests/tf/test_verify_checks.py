@@ -11,10 +11,8 @@ from tfrewrite.api import fix_source_with_findings
 from tfrewrite.verify import inputs
 from tfrewrite.verify.checks import (
     CHECK_EAGER,
-    CHECK_FRESH,
     CHECK_GLOBALS,
     CHECK_GRADIENTS,
-    CHECK_MOMENTS,
     CHECK_NO_AUTOGRAPH,
     CHECK_ORIGINAL_GLOBALS,
     CHECK_PRINTS,
@@ -23,6 +21,7 @@ from tfrewrite.verify.checks import (
     Request,
     verify,
 )
+from tfrewrite.verify.randomness import CHECK_DISTRIBUTION, CHECK_FRESH
 
 DATA = Path(__file__).parent.parent / "data" / "verify"
 FAST = Options(samples=120, search=48)
@@ -114,14 +113,14 @@ def test_dropped_assignment_is_a_mismatch() -> None:
     assert "expected" in _checks(result)[CHECK_TRACED]["detail"]
 
 
-def test_random_rewrite_is_fresh_and_has_the_same_moments() -> None:
+def test_random_rewrite_is_fresh_and_has_the_same_distribution() -> None:
     result = _verify("noise_before.py", "noise_after.py", "noisy_loss")
     assert result["stochastic"] and result["verdict"] == "equivalent", result
     checks = _checks(result)
     assert (
         checks[CHECK_FRESH]["ok"]
-        and checks[CHECK_MOMENTS]["ok"]
-        and checks[CHECK_MOMENTS]["runs"] == 240
+        and checks[CHECK_DISTRIBUTION]["ok"]
+        and checks[CHECK_DISTRIBUTION]["runs"] == 2 * FAST.samples
     )
 
 
@@ -132,10 +131,10 @@ def test_frozen_random_value_is_caught() -> None:
     assert "frozen random value" in _checks(result)[CHECK_FRESH]["detail"]
 
 
-def test_wrong_noise_scale_fails_the_moment_test() -> None:
+def test_wrong_noise_scale_fails_the_distribution_test() -> None:
     result = _verify("noise_before.py", "noise_scale.py", "noisy_loss")
-    assert _failed(result) == {CHECK_MOMENTS}
-    assert "5 standard errors" in _checks(result)[CHECK_MOMENTS]["detail"]
+    assert _failed(result) == {CHECK_DISTRIBUTION}
+    assert "p = " in _checks(result)[CHECK_DISTRIBUTION]["detail"]
 
 
 def test_print_that_fires_once_is_caught() -> None:

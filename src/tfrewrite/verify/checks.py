@@ -32,9 +32,7 @@ rewrite:
 from __future__ import annotations
 
 import ast
-import contextlib
-import math
-import os
+import dataclasses
 import random
 import time
 import traceback
@@ -45,232 +43,30 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture, coverage, inputs, loader
-from tfrewrite.verify.compare import Difference, compare, describe, float_values, identical
+from tfrewrite.verify import capture, coverage, inputs, intent, loader, randomness
+from tfrewrite.verify.compare import compare, describe, identical
+from tfrewrite.verify.outcome import (
+    SEED,
+    Options,
+    Outcome,
+    call,
+    decorator_options,
+    eagerly,
+    float_args,
+    gradient_fn,
+    has_float_output,
+)
 
 CHECK_EAGER = "rewrite eager"
 CHECK_TRACED = "rewrite traced"
 CHECK_NO_AUTOGRAPH = "rewrite traced, autograph=False"
 CHECK_GRADIENTS = "gradients"
-CHECK_EAGER_SHAPE = "rewrite eager: shape, dtype"
-CHECK_TRACED_SHAPE = "rewrite traced: shape, dtype"
 CHECK_ORIGINAL_TRACED = "original traced vs eager"
 CHECK_ORIGINAL_PRINTS = "original prints every call"
 CHECK_ORIGINAL_GLOBALS = "original reads module flags per call"
-CHECK_FRESH = "fresh random samples"
-CHECK_MOMENTS = "random moments"
 CHECK_PRINTS = "prints every call"
 CHECK_GLOBALS = "module values read per call"
-
-
-SEED = 1234
-
-
-@dataclass
-class Options:
-    rtol: float = 1e-5
-    atol: float = 1e-6
-    samples: int = 200  # calls per side for the moment test
-    search: int = 64  # candidate inputs tried for branch coverage
-    draws: int = 3  # random base inputs
-    xla: bool = True
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Options:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
-
-
-@dataclass
-class Check:
-    name: str
-    ok: bool = True
-    max_abs: float = 0.0
-    max_rel: float = 0.0
-    detail: str = ""
-    runs: int = 0
-    traceback: str | None = None  # of the first failure, when it raised
-
-    def add(self, diff: Difference, label: str) -> None:
-        self.runs += 1
-        self.max_abs = max(self.max_abs, diff.max_abs)
-        self.max_rel = max(self.max_rel, diff.max_rel)
-        if self.ok and not diff.ok:
-            self.ok, self.detail = False, f"on {label}: {diff.detail}"
-
-    def fail(self, detail: str, call: Call | None = None) -> None:
-        self.runs += 1
-        if self.ok:
-            self.ok, self.detail = False, detail
-            if call is not None and call.failed:
-                self.traceback = call.traceback()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "ok": self.ok,
-            "max_abs": _finite(self.max_abs),
-            "max_rel": _finite(self.max_rel),
-            "detail": self.detail,
-            "runs": self.runs,
-            "traceback": self.traceback,
-        }
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
-
-
-@dataclass
-class Outcome:
-    """Everything verification found for one function."""
-
-    function: str
-    mode: str  # "rewrite" or "original"
-    checks: dict[str, Check] = field(default_factory=dict)
-    branches: list[dict] = field(default_factory=list)
-    divergences: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    error: str | None = None
-    unproven: str | None = None  # why nothing could be compared
-    error_traceback: str | None = None
-    stochastic: bool = False
-    prints: bool = False
-
-    def check(self, name: str) -> Check:
-        return self.checks.setdefault(name, Check(name))
-
-    @property
-    def verdict(self) -> str:
-        if self.error:
-            return "error"
-        if self.unproven:
-            return "not proven"
-        if self.mode == "original":
-            return "diverges" if self.divergences else "consistent"
-        if any(not c.ok for c in self.checks.values()):
-            return "mismatch"
-        if any(not (b["true"] and b["false"]) for b in self.branches) or not self.checks:
-            return "not proven"
-        return "equivalent"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "function": self.function,
-            "mode": self.mode,
-            "verdict": self.verdict,
-            "checks": [c.to_json() for c in self.checks.values()],
-            "branches": self.branches,
-            "divergences": self.divergences,
-            "warnings": self.warnings,
-            "inputs": self.inputs,
-            "error": self.error,
-            "traceback": self.error_traceback,
-            "stochastic": self.stochastic,
-            "prints": self.prints,
-        }
-
-
-# --- running user code -------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _eagerly() -> Iterator[None]:
-    previous = tf.config.functions_run_eagerly()
-    tf.config.run_functions_eagerly(True)
-    try:
-        yield
-    finally:
-        tf.config.run_functions_eagerly(previous)
-
-
-def _tensors(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: tf.constant(v) if isinstance(v, np.ndarray) else v for k, v in args.items()}
-
-
-@dataclass
-class Call:
-    value: Any = None
-    error: BaseException | None = None
-    printed: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.error is not None
-
-    def describe_error(self) -> str:
-        assert self.error is not None
-        lines = [line.strip() for line in str(self.error).strip().splitlines() if line.strip()]
-        if lines and lines[0] == "in user code:":
-            # AutoGraph's wrapper: the user's exception is the last line.
-            return lines[-1][:300]
-        return f"{type(self.error).__name__}: {(lines[0] if lines else '')[:300]}"
-
-    def traceback(self) -> str:
-        """The traceback without tfrewrite's, TensorFlow's and AutoGraph's own frames."""
-        assert self.error is not None
-        summary = traceback.TracebackException.from_exception(self.error)
-        summary.stack = traceback.StackSummary.from_list(
-            [f for f in summary.stack if not _internal_frame(f.filename)]
-        )
-        return "".join(summary.format())[-2500:]
-
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def _internal_frame(filename: str) -> bool:
-    return (
-        filename.startswith(_HERE)
-        or f"{os.sep}tensorflow{os.sep}" in filename
-        or f"{os.sep}keras{os.sep}" in filename
-        or "__autograph_generated" in filename
-    )
-
-
-def _call(fn: Callable, args: dict[str, Any], eager: bool = False) -> Call:
-    """Call `fn` on fresh tensors, capturing what it prints and what it raises."""
-    result = Call()
-    with capture.capture_fds() as out:
-        try:
-            if eager:
-                with _eagerly():
-                    result.value = fn(**_tensors(args))
-            else:
-                result.value = fn(**_tensors(args))
-        except (Exception, SystemExit) as err:  # user code: any exception is a result
-            result.error = err
-    result.printed = out.text
-    return result
-
-
-def _float_args(args: dict[str, Any]) -> list[str]:
-    return [k for k, v in args.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
-
-
-def _total(value: Any) -> tf.Tensor:
-    parts = [
-        tf.reduce_sum(tf.cast(t, tf.float64))
-        for t in tf.nest.flatten(value)
-        if tf.is_tensor(t) and t.dtype.is_floating
-    ]
-    return tf.add_n(parts) if parts else tf.constant(0.0, tf.float64)
-
-
-def _gradient_fn(fn: Callable, names: list[str]) -> Callable:
-    def gradients(**kwargs: Any) -> list[tf.Tensor]:
-        watched = [kwargs[n] for n in names]
-        with tf.GradientTape() as tape:
-            for t in watched:
-                tape.watch(t)
-            total = _total(fn(**kwargs))
-        return tape.gradient(total, watched, unconnected_gradients=tf.UnconnectedGradients.ZERO)
-
-    return gradients
-
-
-def _has_float_output(value: Any) -> bool:
-    return any(tf.is_tensor(t) and t.dtype.is_floating for t in tf.nest.flatten(value))
+REPEATS = 9
 
 
 # --- the verification of one function ----------------------------------------
@@ -287,6 +83,9 @@ class Request:
     config_key: str | None = None  # "module:function", for messages
     harness: str | None = None  # "module:build" for a train step
     options: Options = field(default_factory=Options)
+    # A training loop to replay: {"original": [scope, index], "rewrite": [scope, index],
+    # "step": train step name or None}
+    loop: dict[str, Any] | None = None
 
 
 class Verifier:
@@ -306,15 +105,28 @@ class Verifier:
             r.original_source, r.qualname, "original", r.path, r.package
         )
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
-        if r.harness is None:
-            self.specs = inputs.specs_for(self.original.python_function, configured)
         self.rewrite = None
         self.recorder = None
         self.instrumented = None
+        self.traced_options: dict[str, Any] = {}
         if r.rewrite_source is not None:
             self.rewrite = loader.load_function(
                 r.rewrite_source, r.qualname, "rewrite", r.path, r.package
             )
+            self.traced_options = decorator_options(self.rewrite.function)
+        if r.harness is None:
+            signature = self.traced_options.get("input_signature") or decorator_options(
+                self.original.function
+            ).get("input_signature")
+            from_signature = (
+                inputs.specs_from_signature(signature, self.original.python_function)
+                if signature is not None and not configured
+                else None
+            )
+            self.specs = from_signature or inputs.specs_for(
+                self.original.python_function, configured
+            )
+        if self.rewrite is not None:
             piece = loader.slice_module(r.rewrite_source, r.qualname, r.path)
             tree, conds = coverage.instrument(r.original_source, piece.tree)
             if conds:
@@ -329,7 +141,28 @@ class Verifier:
                     extra_globals={coverage.RECORDER_NAME: self.recorder},
                 )
 
+    def _adopt_intended_changes(self) -> None:
+        """The reference adopts `training=True` where the rewrite adds it (see `intent`)."""
+        r = self.request
+        if r.rewrite_source is None:
+            return
+        adopted, lines = intent.adopt_training_flag(r.original_source, r.rewrite_source)
+        if lines:
+            self.request = dataclasses.replace(r, original_source=adopted)
+            self.outcome.warnings.append(
+                "the reference is the original with training=True where the rewrite adds it "
+                f"(original line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}): "
+                "dropout and batch normalisation now run in training mode, on purpose"
+            )
+
     def run(self) -> Outcome:
+        self._adopt_intended_changes()
+        if self.request.loop is not None:
+            try:
+                self._replay_loop(self.request.loop)
+            except (Exception, SystemExit):
+                self.outcome.error = traceback.format_exc(limit=8)
+            return self.outcome
         try:
             self._load()
         except (Exception, SystemExit):
@@ -357,7 +190,20 @@ class Verifier:
             (f"random draw (seed {seed})", inputs.draw(self.specs, seed))
             for seed in range(self.options.draws)
         ]
-        reference = _call(self.original.python_function, base[0][1], eager=True)
+        short = inputs.short_batch(self.specs)
+        fixed_batch = any(
+            spec.shape.rank and spec.shape[0] is not None
+            for spec in self.traced_options.get("input_signature") or ()
+            if hasattr(spec, "shape")
+        )
+        if short is not None and not fixed_batch:
+            # Batches of another size (the short last batch of an epoch):
+            # a step traced for one batch size must still work on the next.
+            specs, full, size = short
+            args = inputs.draw(specs, self.options.draws)
+            if not call(self.original.python_function, args, eager=True).failed:
+                base.append((f"short batch ({size} rows, after {full})", args))
+        reference = call(self.original.python_function, base[0][1], eager=True)
         if reference.failed:
             # Not an error of the environment: the synthesised inputs do not fit the function.
             self.outcome.unproven = (
@@ -368,22 +214,57 @@ class Verifier:
             self.outcome.warnings.append(self.outcome.unproven)
             self.outcome.error_traceback = reference.traceback()
             return
-        again = _call(self.original.python_function, base[0][1], eager=True)
-        self.outcome.stochastic = not again.failed and not identical(reference.value, again.value)
+        # Random if any of up to REPEATS further calls on the same input
+        # differs (a die with three faces repeats 9 times with p = 4e-5).
+        for _ in range(REPEATS):
+            again = call(self.original.python_function, base[0][1], eager=True)
+            if not again.failed and not identical(reference.value, again.value):
+                self.outcome.stochastic = True
+                break
         self.outcome.prints = bool(reference.printed.strip())
         proof = self._proof_set(base)
         self.outcome.inputs = [label for label, _ in proof]
         self._original_divergence(proof)
         if self.rewrite is not None:
             if self.outcome.stochastic:
-                self._stochastic_checks(proof)
+                randomness.check_random(
+                    self.outcome,
+                    self.original.python_function,
+                    self.rewrite.python_function,
+                    self._traced(),
+                    proof,
+                    self.options.samples,
+                )
             else:
                 self._deterministic_checks(proof)
             if self.outcome.prints:
-                self._print_checks(self.rewrite.python_function, proof[0], CHECK_PRINTS)
+                self._print_checks(self._traced(), self._batch_cases(proof), CHECK_PRINTS)
             self._global_checks(proof[0])
         if self.options.xla:
             self._xla(proof[0])
+
+    def _replay_loop(self, loop: dict[str, Any]) -> None:
+        """A training loop: replayed before the rewrite (eagerly) and after it."""
+        from tfrewrite.verify import harness, replay
+
+        r = self.request
+        arguments = None
+        if r.harness is not None:
+            builder = harness.load_builder(r.harness)
+            arguments = lambda: harness.build_arguments(builder)  # noqa: E731
+        replay.verify_loop(
+            self.outcome,
+            r.original_source,
+            r.rewrite_source or r.original_source,
+            tuple(loop["original"]),
+            tuple(loop["rewrite"]),
+            r.path,
+            r.package,
+            arguments,
+            self.options.rtol,
+            self.options.atol,
+            loop.get("step"),
+        )
 
     def _train_steps(self, builder_spec: str) -> None:
         """A train step: k steps of the original eagerly against k steps of
@@ -393,7 +274,7 @@ class Verifier:
         builder = harness.load_builder(builder_spec)
         subject = self.rewrite if self.rewrite is not None else self.original
         results = harness.compare_training(
-            builder, self.original, subject, self.options.rtol, self.options.atol, _eagerly
+            builder, self.original, subject, self.options.rtol, self.options.atol, eagerly
         )
         self.outcome.inputs = [f"batches from {builder_spec}"]
         for name, diff in results.items():
@@ -402,6 +283,16 @@ class Verifier:
                     f"traced train steps differ from eager: {diff.detail}"
                 )
             self.outcome.check(name).add(diff, f"the harness batches ({builder_spec})")
+
+    def _traced(self, autograph: bool = True) -> Callable:
+        """The rewrite under `tf.function` with the options its own decorator
+        gives (input_signature, reduce_retracing, jit_compile)."""
+        return tf.function(self.rewrite.python_function, autograph=autograph, **self.traced_options)
+
+    @staticmethod
+    def _batch_cases(proof: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+        """The first input and the short batch, if any."""
+        return [proof[0], *(case for case in proof[1:] if case[0].startswith("short batch"))]
 
     def _spec_text(self) -> str:
         return ", ".join(f"{k} = {v}" for k, v in self.specs.items())
@@ -421,7 +312,7 @@ class Verifier:
             self.recorder.taken = {}
             self.recorder.active = True
             try:
-                _call(fn, args, eager=True)
+                call(fn, args, eager=True)
             finally:
                 self.recorder.active = False
             return {
@@ -438,7 +329,7 @@ class Verifier:
                 break
             tried += 1
             new = taken(args) - covered
-            if new and not _call(self.original.python_function, args, eager=True).failed:
+            if new and not call(self.original.python_function, args, eager=True).failed:
                 covered |= new
                 proof.append((label, args))
         self.recorder.taken = {}
@@ -455,16 +346,16 @@ class Verifier:
         rewrite = self.rewrite.python_function
         variants = {
             CHECK_EAGER: (rewrite, True),
-            CHECK_TRACED: (tf.function(rewrite), False),
-            CHECK_NO_AUTOGRAPH: (tf.function(rewrite, autograph=False), False),
+            CHECK_TRACED: (self._traced(), False),
+            CHECK_NO_AUTOGRAPH: (self._traced(autograph=False), False),
         }
         grads_original = None
         grads_rewrite = None
         for label, args in proof:
-            expected = _call(original, args, eager=True)
+            expected = call(original, args, eager=True)
             for name, (fn, eager) in variants.items():
                 check = self.outcome.check(name)
-                got = _call(fn, args, eager=eager)
+                got = call(fn, args, eager=eager)
                 if expected.failed:
                     if not got.failed or type(got.error) is not type(expected.error):
                         check.fail(
@@ -483,15 +374,15 @@ class Verifier:
                     check.fail(f"on {label}: raised {got.describe_error()}{hint}", got)
                 else:
                     check.add(compare(expected.value, got.value, rtol, atol), label)
-            names = _float_args(args)
-            if expected.failed or not names or not _has_float_output(expected.value):
+            names = float_args(args)
+            if expected.failed or not names or not has_float_output(expected.value):
                 continue
             if grads_original is None:
-                grads_original = _gradient_fn(original, names)
-                grads_rewrite = tf.function(_gradient_fn(rewrite, names))
+                grads_original = gradient_fn(original, names)
+                grads_rewrite = tf.function(gradient_fn(rewrite, names))
             check = self.outcome.check(CHECK_GRADIENTS)
-            want = _call(grads_original, args, eager=True)
-            got = _call(grads_rewrite, args)
+            want = call(grads_original, args, eager=True)
+            got = call(grads_rewrite, args)
             if want.failed:
                 continue  # not differentiable eagerly: nothing to compare
             if got.failed:
@@ -504,117 +395,58 @@ class Verifier:
                     label,
                 )
 
-    def _stochastic_checks(self, proof: list[tuple[str, dict[str, Any]]]) -> None:
-        original = self.original.python_function
-        rewrite = self.rewrite.python_function
-        traced = tf.function(rewrite)
-        label, args = proof[0]
-        for name, fn, eager in (
-            (CHECK_EAGER_SHAPE, rewrite, True),
-            (CHECK_TRACED_SHAPE, traced, False),
-        ):
-            check = self.outcome.check(name)
-            expected = _call(original, args, eager=True)
-            got = _call(fn, args, eager=eager)
-            if got.failed:
-                check.fail(f"on {label}: raised {got.describe_error()}", got)
-                continue
-            diff = compare(
-                expected.value, got.value, math.inf, math.inf
-            )  # shape, dtype, structure only
-            check.add(Difference(diff.ok, detail=diff.detail), label)
-        fresh = self.outcome.check(CHECK_FRESH)
-        first, second = _call(traced, args), _call(traced, args)
-        if first.failed or second.failed:
-            fresh.fail(f"on {label}: raised {(first if first.failed else second).describe_error()}")
-        elif identical(first.value, second.value):
-            fresh.fail(
-                "frozen random value: two traced calls returned the same sample "
-                f"({describe(first.value)}), the original samples anew on every call"
-            )
-        else:
-            fresh.runs += 1
-        self._moments(original, traced, args, label)
-
-    def _moments(
-        self, original: Callable, traced: Callable, args: dict[str, Any], label: str
-    ) -> None:
-        check = self.outcome.check(CHECK_MOMENTS)
-        n = self.options.samples
-        sides = []
-        for fn, eager in ((original, True), (traced, False)):
-            means, values = [], []
-            for _ in range(n):
-                call = _call(fn, args, eager=eager)
-                if call.failed:
-                    check.fail(f"on {label}: raised {call.describe_error()}")
-                    return
-                flat = float_values(call.value)
-                means.append(flat.mean() if flat.size else 0.0)
-                values.append(flat)
-            sides.append((np.asarray(means), np.concatenate(values)))
-        (m_o, v_o), (m_r, v_r) = sides
-        check.runs += 2 * n
-        bound = 5 * math.sqrt(m_o.var(ddof=1) / n + m_r.var(ddof=1) / n) + self.options.atol
-        gap = abs(m_o.mean() - m_r.mean())
-        check.max_abs = gap
-        check.max_rel = gap / max(abs(m_o.mean()), 1e-30)
-        std_o, std_r = v_o.std(), v_r.std()
-        if gap > bound:
-            check.ok = False
-            check.detail = (
-                f"mean over {n} calls {m_r.mean():.6g}, original {m_o.mean():.6g} "
-                f"(|difference| {gap:.3g} > 5 standard errors = {bound:.3g})"
-            )
-        elif std_o > 0 and not 0.75 <= std_r / std_o <= 1.33:
-            check.ok = False
-            check.detail = (
-                f"standard deviation over {n} calls {std_r:.6g}, original {std_o:.6g} "
-                "(ratio outside [0.75, 1.33])"
-            )
-
     def _print_checks(
         self,
-        python_fn: Callable,
-        case: tuple[str, dict[str, Any]],
+        traced: Callable,
+        cases: list[tuple[str, dict[str, Any]]],
         name: str,
         original_side: bool = False,
     ) -> str | None:
-        """Each of three traced calls must print what one eager call of the
-        original prints. Returns the failure (or None)."""
-        label, args = case
-        expected = _call(self.original.python_function, args, eager=True)
-        traced = tf.function(python_fn)
-        calls = [_call(traced, args) for _ in range(3)]
+        """Three calls of `traced` on the first input, then one on each other
+        input (another batch size retraces), must each print what one eager
+        call of the original prints there. Returns the failure (or None)."""
         check = None if original_side else self.outcome.check(name)
         problem = None
-        if any(c.failed for c in calls):
-            problem = f"raised {next(c for c in calls if c.failed).describe_error()}"
-        elif not calls[1].printed.strip():
-            problem = (
-                "print fires once, at trace time: the second traced call printed nothing, "
-                f"the original prints {expected.printed.strip()[:80]!r} on every call"
-            )
-        elif not self.outcome.stochastic:
-            for i, c in enumerate(calls, start=1):
-                ok, why = capture.same_numbers(
-                    expected.printed, c.printed, self.options.rtol * 10, self.options.atol * 10
+        runs = 0
+        for index, (label, args) in enumerate(cases):
+            expected = call(self.original.python_function, args, eager=True)
+            calls = [call(traced, args) for _ in range(3 if index == 0 else 1)]
+            runs += len(calls)
+            if any(c.failed for c in calls):
+                problem = f"raised {next(c for c in calls if c.failed).describe_error()}"
+            elif index == 0 and not calls[0].printed.strip():
+                problem = (
+                    "printed nothing, the original prints "
+                    f"{expected.printed.strip()[:80]!r} on every call"
                 )
-                if not ok:
-                    problem = (
-                        f"traced call {i} printed {c.printed.strip()[:80]!r}, the original "
-                        f"printed {expected.printed.strip()[:80]!r}: {why}"
+            elif index == 0 and not calls[1].printed.strip():
+                problem = (
+                    "print fires once, at trace time: the second traced call printed nothing, "
+                    f"the original prints {expected.printed.strip()[:80]!r} on every call"
+                )
+            elif not self.outcome.stochastic:
+                for i, c in enumerate(calls, start=1):
+                    ok, why = capture.same_numbers(
+                        expected.printed, c.printed, self.options.rtol * 10, self.options.atol * 10
                     )
-                    break
-        else:
-            counts = {len(capture.numbers(c.printed)) for c in calls[1:]}
-            if counts != {len(capture.numbers(expected.printed))}:
-                problem = "traced calls print a different number of values than the original"
+                    if not ok:
+                        problem = (
+                            f"traced call {i} printed {c.printed.strip()[:80]!r}, the original "
+                            f"printed {expected.printed.strip()[:80]!r}: {why}"
+                        )
+                        break
+            else:
+                counts = {len(capture.numbers(c.printed)) for c in calls[1:]}
+                if counts and counts != {len(capture.numbers(expected.printed))}:
+                    problem = "traced calls print a different number of values than the original"
+            if problem:
+                problem = f"on {label}: {problem}"
+                break
         if check is not None:
             if problem:
-                check.fail(f"on {label}: {problem}")
+                check.fail(problem)
             else:
-                check.runs += 3
+                check.runs += runs
         return problem
 
     # Divergence in the original ------------------------------------------------
@@ -627,7 +459,10 @@ class Verifier:
         if self.outcome.prints:
             before = len(self.outcome.divergences)
             problem = self._print_checks(
-                self.original.python_function, proof[0], "", original_side=True
+                tf.function(self.original.python_function),
+                self._batch_cases(proof),
+                "",
+                original_side=True,
             )
             if problem:
                 self.outcome.divergences.append(f"printing: {problem}")
@@ -660,7 +495,7 @@ class Verifier:
         rtol, atol = self.options.rtol, self.options.atol
         if self.outcome.stochastic:
             label, args = proof[0]
-            a, b = _call(traced, args), _call(traced, args)
+            a, b = call(traced, args), call(traced, args)
             if a.failed:
                 self.outcome.divergences.append(
                     f"traced, the original raises {a.describe_error()} on {label}; eagerly it runs"
@@ -673,8 +508,8 @@ class Verifier:
                 )
         else:
             for label, args in proof:
-                eager = _call(original, args, eager=True)
-                got = _call(traced, args)
+                eager = call(original, args, eager=True)
+                got = call(traced, args)
                 if eager.failed:
                     continue
                 if got.failed:
@@ -727,17 +562,17 @@ class Verifier:
                 continue
             for new in self._alternatives(value, self.original.slice):
                 traced = tf.function(python_fn)
-                if _call(traced, args).failed:
+                if call(traced, args).failed:
                     break
                 self.original.module.__dict__[name] = new
                 loaded.module.__dict__[name] = new
                 try:
-                    eager = _call(self.original.python_function, args, eager=True)
-                    got = _call(traced, args)
+                    eager = call(self.original.python_function, args, eager=True)
+                    got = call(traced, args)
                 finally:
                     self.original.module.__dict__[name] = value
                     loaded.module.__dict__[name] = value
-                eager_old = _call(self.original.python_function, args, eager=True)
+                eager_old = call(self.original.python_function, args, eager=True)
                 if eager.failed or got.failed or eager_old.failed:
                     continue
                 if compare(eager_old.value, eager.value, rtol, atol).ok:
@@ -780,7 +615,7 @@ class Verifier:
         who = "the rewrite" if self.rewrite is not None else "the function"
         if any(not c.ok for c in self.outcome.checks.values()):
             return  # already failing without XLA: reported by the other checks
-        got = _call(tf.function(subject.python_function, jit_compile=True), args)
+        got = call(tf.function(subject.python_function, jit_compile=True), args)
         if got.failed:
             text = str(got.error)
             op = next(

@@ -177,6 +177,13 @@ def register(app: typer.Typer) -> None:
             bool | None,
             typer.Option("--xla/--no-xla", help="Also try jit_compile=True (default: on)."),
         ] = None,
+        unsafe_fixes: Annotated[
+            bool | None,
+            typer.Option(
+                "--unsafe-fixes/--no-unsafe-fixes",
+                help="Verify the pending rewrite with unsafe fixes too (PATH mode).",
+            ),
+        ] = None,
     ) -> None:
         """Prove rewrites: the original run eagerly against the rewrite traced."""
         from tfrewrite.verify.run import verify_targets
@@ -184,6 +191,8 @@ def register(app: typer.Typer) -> None:
         paths = paths or []
         try:
             settings, vs = load_verify_settings(config, paths[0] if paths else Path.cwd())
+            if unsafe_fixes is not None:
+                settings = dataclasses.replace(settings, unsafe_fixes=unsafe_fixes)
             if original is not None:
                 if len(paths) != 1:
                     raise UsageProblem(

@@ -2,6 +2,11 @@
 
 NaN equals NaN (a loss that is NaN eagerly must be NaN traced too). Integer
 and boolean results must match exactly.
+
+A Python number on one side is not a dtype: the original's `float(loss)` and
+the rewrite's scalar float32 tensor agree when their values do, and a Python
+`int` agrees with an int32 or int64 scalar of the same value. Otherwise dtypes
+must match exactly.
 """
 
 from __future__ import annotations
@@ -24,6 +29,25 @@ class Difference:
         self.max_rel = max(self.max_rel, other.max_rel)
         if self.ok and not other.ok:
             self.ok, self.detail = False, other.detail
+
+
+def _python_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _loosen(expected: Any, actual: Any) -> tuple[Any, Any]:
+    """NumPy arrays for both sides; a Python number takes the dtype of the
+    scalar it meets (float64 for both when either is a float)."""
+    e_py, a_py = _python_number(expected), _python_number(actual)
+    e, a = to_numpy(expected), to_numpy(actual)
+    if e_py == a_py or isinstance(e, (list, dict)) or isinstance(a, (list, dict)):
+        return e, a
+    other = a if e_py else e
+    if other.ndim != 0 or other.dtype.kind not in "iuf":
+        return e, a
+    if isinstance(expected if e_py else actual, float) or other.dtype.kind == "f":
+        return e.astype(np.float64), a.astype(np.float64)
+    return e.astype(other.dtype), a.astype(other.dtype)
 
 
 def to_numpy(value: Any) -> Any:
@@ -56,11 +80,10 @@ def compare(
     expected: Any, actual: Any, rtol: float, atol: float, where: str = "result"
 ) -> Difference:
     """How far `actual` is from `expected`; `ok` within `atol + rtol*|expected|`."""
-    expected, actual = to_numpy(expected), to_numpy(actual)
-    if isinstance(expected, list) or isinstance(actual, list):
-        if not (isinstance(expected, list) and isinstance(actual, list)) or len(expected) != len(
-            actual
-        ):
+    if isinstance(expected, (tuple, list)) or isinstance(actual, (tuple, list)):
+        if not (isinstance(expected, (tuple, list)) and isinstance(actual, (tuple, list))) or len(
+            expected
+        ) != len(actual):
             return Difference(
                 False,
                 detail=f"{where}: structure differs ({describe(expected)} vs {describe(actual)})",
@@ -76,9 +99,10 @@ def compare(
         ):
             return Difference(False, detail=f"{where}: keys differ")
         total = Difference()
-        for k in expected:
+        for k in sorted(expected, key=str):
             total.merge(compare(expected[k], actual[k], rtol, atol, f"{where}[{k!r}]"))
         return total
+    expected, actual = _loosen(expected, actual)
     if expected.shape != actual.shape:
         return Difference(
             False, detail=f"{where}: shape {list(actual.shape)}, expected {list(expected.shape)}"
@@ -112,6 +136,34 @@ def compare(
             f"(element {i}: {a.reshape(-1)[i]:.6g} vs {e.reshape(-1)[i]:.6g})",
         )
     return Difference(True, max_abs, max_rel)
+
+
+def same_kind(expected: Any, actual: Any, where: str = "result") -> Difference:
+    """Structure, shapes and dtypes only (for random results, whose values differ)."""
+    if isinstance(expected, (tuple, list)) or isinstance(actual, (tuple, list)):
+        if not (isinstance(expected, (tuple, list)) and isinstance(actual, (tuple, list))) or len(
+            expected
+        ) != len(actual):
+            return Difference(False, detail=f"{where}: structure differs")
+        total = Difference()
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            total.merge(same_kind(e, a, f"{where}[{i}]"))
+        return total
+    if isinstance(expected, dict) or isinstance(actual, dict):
+        if not (isinstance(expected, dict) and isinstance(actual, dict)) or set(expected) != set(
+            actual
+        ):
+            return Difference(False, detail=f"{where}: keys differ")
+        total = Difference()
+        for k in expected:
+            total.merge(same_kind(expected[k], actual[k], f"{where}[{k!r}]"))
+        return total
+    e, a = _loosen(expected, actual)
+    if e.shape != a.shape:
+        return Difference(False, detail=f"{where}: shape {list(a.shape)}, expected {list(e.shape)}")
+    if e.dtype != a.dtype:
+        return Difference(False, detail=f"{where}: dtype {a.dtype}, expected {e.dtype}")
+    return Difference()
 
 
 def identical(a: Any, b: Any) -> bool:

@@ -64,6 +64,16 @@ def _build(builder: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return objects
 
 
+def build_arguments(builder: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The harness result as arguments of the function that holds a loop
+    (`fit(model, optimizer, batches, epochs)`): every entry by name."""
+    objects = builder()
+    tf.config.run_functions_eagerly(False)
+    if not isinstance(objects, dict):
+        raise HarnessError("the harness must return a dict of the function's arguments")
+    return objects
+
+
 def _first_float(value: Any) -> np.ndarray | None:
     for item in tf.nest.flatten(value):
         if (tf.is_tensor(item) or isinstance(item, tf.Variable)) and item.dtype.is_floating:

@@ -240,3 +240,46 @@ def variants(
                         yield f"{low} low, {high} high", args
     for seed in range(100, 100 + seeds):
         yield f"random draw (seed {seed})", draw(specs, seed)
+
+
+def short_batch(specs: Mapping[str, Spec]) -> tuple[dict[str, Spec], int, int] | None:
+    """The same specifications with a shorter first dimension, like the last
+    batch of an epoch: (specs, full size, short size). None when the tensor
+    inputs do not share a first dimension of at least 2."""
+    tensors = {n: s for n, s in specs.items() if isinstance(s, TensorSpec) and s.shape}
+    leading = {s.shape[0] for s in tensors.values()}
+    if len(leading) != 1 or (full := leading.pop()) < 2:
+        return None
+    short = max(1, (full - 1) // 2)
+    out = dict(specs)
+    for name, spec in tensors.items():
+        out[name] = dataclasses.replace(spec, shape=(short, *spec.shape[1:]))
+    return out, full, short
+
+
+def specs_from_signature(signature: Any, function: Any) -> dict[str, Spec] | None:
+    """Specifications from a `tf.function`'s `input_signature`: its dtypes
+    and shapes, `None` dimensions filled in (8 for the first, 4 after);
+    floats drawn in [0, 1]. None when the signature holds anything but
+    `tf.TensorSpec`s."""
+    params = [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(signature) > len(params):
+        return None
+    specs: dict[str, Spec] = {}
+    for name, tensor_spec in zip(params, signature, strict=False):
+        dtype = getattr(getattr(tensor_spec, "dtype", None), "name", None)
+        shape = getattr(tensor_spec, "shape", None)
+        if dtype not in DTYPES or shape is None or shape.rank is None:
+            return None
+        dims = tuple(
+            d if d is not None else (8 if i == 0 else 4) for i, d in enumerate(shape.as_list())
+        )
+        is_float = dtype.startswith(("float", "bfloat"))
+        specs[name] = TensorSpec(
+            dtype, dims, 0.0 if is_float else None, 1.0 if is_float else None, strict=False
+        )
+    return specs

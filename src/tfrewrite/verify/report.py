@@ -72,7 +72,12 @@ def render_text(results: list[dict[str, Any]]) -> str:
                 if not c["ok"] and c.get("traceback") and not shown_traceback:
                     shown_traceback = True
                     lines.extend("      " + line for line in c["traceback"].rstrip().splitlines())
-        if r.get("mode") == "rewrite" and not r.get("error"):
+        ran_function = any(c["name"].startswith("rewrite ") for c in checks)
+        if (
+            r.get("mode") == "rewrite"
+            and not r.get("error")
+            and (r.get("branches") or ran_function)
+        ):
             lines.append(f"  branches: {_branches(r)}")
         if r.get("inputs"):
             lines.append(f"  inputs: {', '.join(r['inputs'])}")

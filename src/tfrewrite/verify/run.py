@@ -37,6 +37,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "specs": {k: v.to_json() for k, v in (target.specs or {}).items()},
         "config_key": f"{target.module}:{target.qualname}",
         "harness": target.harness,
+        "loop": target.loop,
         "options": settings.worker_options(),
         "sys_path": [str(root.resolve()), folder],
     }

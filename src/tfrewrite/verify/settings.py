@@ -4,7 +4,7 @@
 [tool.tfrewrite.verify]
 rtol = 1e-5            # relative tolerance (float32 noise)
 atol = 1e-6            # absolute tolerance
-samples = 200          # calls per side for the moment test of random functions
+samples = 1000         # calls per side for the distribution tests of random functions
 search = 64            # candidate inputs tried to cover every tf.cond branch
 timeout = 120          # seconds per function
 harness."train:train_step" = "verify_harness:build"  # builds model, optimizer, batches
@@ -33,7 +33,7 @@ _KEYS = {*_NUMBERS, "inputs", "xla", "python", "harness"}
 class VerifySettings:
     rtol: float = 1e-5
     atol: float = 1e-6
-    samples: int = 200
+    samples: int = 1000
     search: int = 64
     timeout: float = 120.0
     xla: bool = True

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tfrewrite.verify import loops
 from tfrewrite.verify.inputs import Spec
 from tfrewrite.verify.loader import LoadError, find_definition, function_sources, references
 from tfrewrite.verify.settings import VerifySettings
@@ -34,12 +35,75 @@ class Target:
     problem: str | None = None  # why it cannot be verified (then it is "not proven")
     covers: tuple[str, ...] = ()  # the changed functions this target vouches for
     harness: str | None = None  # "module:build" for a train step
+    # A training loop to replay: {"original": [scope, index], "rewrite": [...], "step": name}
+    loop: dict | None = None
 
 
 def changed_functions(original: str, rewrite: str) -> list[str]:
     """Qualified names of functions present in both whose source differs."""
     before, after = function_sources(original), function_sources(rewrite)
     return [name for name in before if name in after and before[name] != after[name]]
+
+
+def added_functions(original: str, rewrite: str) -> list[str]:
+    """Qualified names of functions the rewrite added (an extracted train step)."""
+    before = function_sources(original)
+    return [name for name in function_sources(rewrite) if name not in before]
+
+
+def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
+    """Top-level statements (not definitions, not loops) the rewrite removed
+    or changed: (line in the original, its first line of text)."""
+
+    def statements(source: str) -> list[ast.stmt]:
+        out = []
+        for stmt in ast.parse(source).body:
+            body = stmt.body if loops.is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
+            out += [
+                s
+                for s in body
+                if not isinstance(
+                    s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.While)
+                )
+                and not (isinstance(s, (ast.Import, ast.ImportFrom)))
+            ]
+        return out
+
+    after = [ast.dump(s) for s in statements(rewrite)]
+    # Removing `tf.config.run_functions_eagerly(True)` (TFR307) turns graphs
+    # back on: what it changes is each traced function, which `verify PATH`
+    # checks traced against eager.
+    after += [
+        ast.dump(s)
+        for s in statements(original)
+        if isinstance(s, ast.Expr)
+        and isinstance(s.value, ast.Call)
+        and "run_functions_eagerly" in ast.unparse(s.value.func)
+    ]
+    changed = []
+    for stmt in statements(original):
+        text = ast.dump(stmt)
+        if text in after:
+            after.remove(text)
+        else:
+            changed.append((stmt.lineno, ast.unparse(stmt).splitlines()[0][:80]))
+    return changed
+
+
+def _calls_in_loop(source: str, scope: str, index: int, name: str) -> bool:
+    return any(
+        s.scope == scope and s.index == index
+        for s in loops.loop_sites(source, loops.calls_name(name.rpartition(".")[2]))
+    )
+
+
+def _harness_hint(module: str, name: str) -> str:
+    return (
+        'write verify_harness.py with `def build(): return {"model": ..., "optimizer": ..., '
+        '"batches": [(x, y), ...]}` (a few batches, the last one short) and set '
+        f'[tool.tfrewrite.verify] harness."{module}:{name}" = "verify_harness:build", '
+        f'or give its parameters in inputs."{module}:{name}"'
+    )
 
 
 def _definition_line(source: str, qualname: str) -> int:
@@ -65,7 +129,21 @@ def loss_shaped(source: str, qualname: str) -> bool:
         positional = positional[1:]
     required = len(positional) - len(args.defaults)
     required_kw = sum(1 for d in args.kw_defaults if d is None)
-    return required == 2 and required_kw == 0
+    return required == 2 and required_kw == 0 and not trains(node)
+
+
+def trains(node: ast.AST) -> bool:
+    """A train step: it opens a tape or applies gradients (`step(x, y)` is
+    not a loss, whatever its signature)."""
+    return any(
+        loops.opens_tape(n)
+        or (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("apply_gradients", "minimize")
+        )
+        for n in ast.walk(node)
+    )
 
 
 def _callers(source: str, helper: str) -> list[str]:
@@ -119,9 +197,91 @@ def pair_targets(
             settings.harness_for(module, qualname),
         )
 
-    for name in changed_functions(original, rewrite):
+    replayed: set[tuple[str, int]] = set()
+
+    def add_loop(
+        site: loops.LoopSite, rewrite_site: loops.LoopSite, step: str | None, covers: list[str]
+    ) -> None:
+        key = (site.scope, site.index)
+        label = f"loop at line {site.line}" + (
+            f" in `{site.scope}`" if site.scope not in ("", loops.MAIN) else ""
+        )
+        if key in replayed:
+            targets[label].covers += tuple(c for c in covers if c not in targets[label].covers)
+            return
+        replayed.add(key)
+        harness = settings.harness_for(module, site.scope) if site.params else None
+        problem = None
+        if site.params and harness is None:
+            problem = (
+                f"the training loop at line {site.line} (`{site.header}`) is in "
+                f"`{site.scope}({', '.join(site.params)})`, whose parameters verify cannot "
+                f"make; write verify_harness.py with `def build(): return {{"
+                + ", ".join(f'"{p}": ...' for p in site.params)
+                + "}` (a model, its optimizer and a few batches, the last one short) and set "
+                f'[tool.tfrewrite.verify] harness."{module}:{site.scope}" = "verify_harness:build"'
+            )
+        targets[label] = Target(
+            path,
+            label,
+            site.line,
+            original,
+            rewrite,
+            module,
+            f"replays `{site.header}`" + (f", which calls `{step}`" if step else ""),
+            None,
+            problem,
+            tuple(covers),
+            harness,
+            {
+                "original": [site.scope, site.index],
+                "rewrite": [rewrite_site.scope, rewrite_site.index],
+                "step": step,
+            },
+        )
+
+    def sites_pair(
+        scope: str, index: int, step: str | None = None
+    ) -> tuple[loops.LoopSite, loops.LoopSite] | None:
+        before = loops.site_at(original, scope, index, step)
+        after = loops.site_at(rewrite, scope, index, step)
+        return (before, after) if before is not None and after is not None else None
+
+    changed = changed_functions(original, rewrite)
+    added = added_functions(original, rewrite)
+    loop_changes = loops.changed_loops(original, rewrite)
+    for scope, index in loop_changes:
+        covers = [n for n in added if _calls_in_loop(rewrite, scope, index, n)]
+        step = covers[0].rpartition(".")[2] if covers else None
+        pair = sites_pair(scope, index, step)
+        if pair is None:
+            continue
+        if scope in changed:
+            covers.append(scope)
+        add_loop(*pair, step, covers or [pair[0].scope or "<module>"])
+    for name in added:
+        if not any(name in t.covers for t in targets.values()):
+            add(
+                name,
+                rewrite,
+                "added by the rewrite",
+                problem=f"`{name}` is new and no training loop verify can replay calls it; "
+                + _harness_hint(module, name),
+                covers=name,
+            )
+    for name in changed:
+        if any(name in t.covers for t in targets.values()):
+            continue
         if callable_here(name):
             add(name, rewrite, "changed by the rewrite", covers=name)
+            continue
+        step = name.rpartition(".")[2]
+        sites = loops.loop_sites(original, loops.calls_name(step))
+        for site in sites:
+            pair = sites_pair(site.scope, site.index, step)
+            if pair is not None:
+                add_loop(*pair, step, [name])
+        if sites:
             continue
         callers = [c for c in _callers(rewrite, name) if callable_here(c)]
         for caller in callers:
@@ -131,11 +291,20 @@ def pair_targets(
                 name,
                 rewrite,
                 "changed by the rewrite",
-                problem=f"no inputs: `{name}` is not loss-shaped and nothing verifiable calls it; "
-                "give its "
-                f'parameters in [tool.tfrewrite.verify] inputs."{module}:{name}"',
+                problem=f"no inputs: `{name}` is not loss-shaped, and no loss-shaped function "
+                "or training loop in this file calls it; " + _harness_hint(module, name),
                 covers=name,
             )
+    for line, text in outside_changes(original, rewrite):
+        add(
+            f"<module line {line}>",
+            rewrite,
+            "changed outside any function",
+            problem=f"`{text}` changed outside any function or training loop: verify runs "
+            "functions and loops, not single statements; review this change (it is not "
+            "applied by fix --verify)",
+            covers=f"<module line {line}>",
+        )
     for name, reason in (traced or {}).items():
         if name not in targets and callable_here(name):
             add(name, None, reason)

@@ -47,6 +47,7 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
         config_key=data.get("config_key"),
         harness=data.get("harness"),
         options=Options.from_json(data.get("options", {})),
+        loop=data.get("loop"),
     )
     return verify(request)
 

@@ -1,0 +1,392 @@
+"""Replay a training loop before and after a rewrite (inside a worker).
+
+The original loop runs eagerly (every `tf.function` in it too), the rewritten
+loop as written (its train step traced), each for a few batches: the first
+ones and the last, plus a cut-down batch when every batch has the same size,
+so a step traced for one batch size must also work for another (the short
+last batch; `reduce_retracing=True` makes the batch dimension `None`). Both
+start from the same seeds, and the rewrite's models are given the original's
+initial weights. After each step the values the loop body binds (the loss,
+the logits, a list of losses) are recorded; at the end, the weights of every
+model and variable in reach. Losses and weights must agree within the
+train-step tolerance (`rtol`, `atol` ×100: a few optimizer steps accumulate
+float32 rounding).
+
+The loop's inputs come from the script itself: the statements before the
+loop that build the model, the optimizer and the dataset (see `loops`), or,
+when the loop sits in a function with required parameters, from a harness
+that returns them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import random
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from tfrewrite.verify import loader, loops
+from tfrewrite.verify.compare import Difference, compare
+from tfrewrite.verify.outcome import SEED, Call, Outcome, call
+
+CHECK_LOSSES = "train loop: values per step"
+CHECK_WEIGHTS = "train loop: final weights"
+CHECK_RUNS = "train loop: rewrite runs"
+
+STEPS = 4  # batches per sampled loop: the first STEPS - 1 and the last
+SCAN = 2000  # batches looked through for the last one
+
+
+def _leaves(item: Any) -> list[Any]:
+    try:
+        return tf.nest.flatten(item)
+    except Exception:
+        return [item]
+
+
+def _leading(value: Any) -> int | None:
+    shape = getattr(value, "shape", None)
+    if shape is None or not len(shape):
+        return None
+    first = shape[0]
+    return int(first) if first is not None else None
+
+
+def _cut(item: Any) -> Any | None:
+    """The item with every array that shares the batch dimension cut to
+    about half of it; None when the item holds no batch."""
+    sizes = [s for s in (_leading(v) for v in _leaves(item)) if s is not None and s >= 2]
+    if not sizes:
+        return None
+    batch = max(set(sizes), key=sizes.count)
+    short = max(1, (batch - 1) // 2)
+
+    def cut(value: Any) -> Any:
+        if _leading(value) == batch and hasattr(value, "__getitem__"):
+            return value[:short]
+        return value
+
+    try:
+        return tf.nest.map_structure(cut, item)
+    except Exception:
+        return None
+
+
+class Sampler:
+    """`__tfrewrite_sample__`: a few items of an iterable, the last one included."""
+
+    def __init__(self, steps: int = STEPS) -> None:
+        self.steps = steps
+        self.batch_sizes: list[int] = []
+
+    def __call__(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        iterator = iter(iterable)
+        head = list(itertools.islice(iterator, self.steps - 1))
+        last = None
+        for last in itertools.islice(iterator, SCAN):  # noqa: B007 - the last one is wanted
+            pass
+        items = head + ([last] if last is not None else [])
+        sizes = [_sizes(i) for i in items]
+        if items and len({s for s in sizes if s is not None}) <= 1:
+            short = _cut(items[0])
+            if short is not None:
+                items.append(short)
+                sizes.append(_sizes(short))
+        self.batch_sizes += [s for s in sizes if s is not None]
+        yield from items
+
+
+def _sizes(item: Any) -> int | None:
+    sizes = [s for s in (_leading(v) for v in _leaves(item)) if s is not None]
+    return max(set(sizes), key=sizes.count) if sizes else None
+
+
+class Limit:
+    """`__tfrewrite_limit__`: bounds each `while` loop on the path to a few passes."""
+
+    def __init__(self, steps: int = STEPS) -> None:
+        self.steps = steps
+        self.counts: dict[int, int] = {}
+
+    def __call__(self, line: int) -> bool:
+        self.counts[line] = self.counts.get(line, 0) + 1
+        return self.counts[line] <= self.steps
+
+
+def _recordable(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float, np.ndarray, np.generic)) or tf.is_tensor(value):
+        return True
+    if isinstance(value, (list, tuple)) and 0 < len(value) <= 10000:
+        return all(
+            isinstance(v, (int, float, np.generic)) or (tf.is_tensor(v) and v.shape.rank == 0)
+            for v in value
+        )
+    return False
+
+
+def _snapshot(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return [_snapshot(v) for v in value]
+    if isinstance(value, tf.Variable):
+        return value.numpy()
+    if tf.is_tensor(value):
+        return value.numpy()
+    return value
+
+
+def _models(scope: dict[str, Any]) -> dict[str, Any]:
+    """Objects with weights in a scope: Keras models and layers, variables."""
+    found = {}
+    for name, value in scope.items():
+        if name.startswith("__") or isinstance(value, type):
+            continue
+        if isinstance(value, tf.Variable):
+            found[name] = value
+        elif hasattr(value, "weights") and hasattr(value, "get_weights") and callable(value):
+            found[name] = value
+    return found
+
+
+def _weights(obj: Any) -> list[np.ndarray]:
+    if isinstance(obj, tf.Variable):
+        return [obj.numpy()]
+    return [np.asarray(w) for w in obj.get_weights()]
+
+
+def _set_weights(obj: Any, weights: list[np.ndarray]) -> bool:
+    try:
+        if isinstance(obj, tf.Variable):
+            obj.assign(weights[0])
+        else:
+            obj.set_weights(weights)
+        return True
+    except Exception:
+        return False
+
+
+@dataclass
+class Run:
+    """One replay: what each step bound, the final weights, and how it ended."""
+
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    initial: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    final: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    models: dict[str, Any] = field(default_factory=dict)
+    error: Call | None = None
+    batch_sizes: list[int] = field(default_factory=list)
+
+
+class _Hooks:
+    def __init__(
+        self, run: Run, recorded: list[str], module: dict[str, Any], initial: dict | None
+    ) -> None:
+        self.run = run
+        self.recorded = recorded
+        self.module = module
+        self.initial = initial  # the original's initial weights, given to the rewrite
+
+    def start(self, scope: dict[str, Any]) -> None:
+        self.run.models = {**_models(self.module), **_models(scope)}
+        for name, obj in self.run.models.items():
+            if self.initial is not None and name in self.initial:
+                _set_weights(obj, self.initial[name])
+            try:
+                self.run.initial[name] = _weights(obj)
+            except Exception:
+                continue
+
+    def record(self, scope: dict[str, Any]) -> None:
+        self.run.models.update(_models(scope))
+        self.run.steps.append(
+            {n: _snapshot(scope[n]) for n in self.recorded if n in scope and _recordable(scope[n])}
+        )
+
+
+@contextlib.contextmanager
+def open_tapes() -> Iterator[None]:
+    """While active, a `GradientTape` keeps recording after its `with` block
+    until `tape.gradient` is called: the original loop as its author meant
+    it when the loss is computed after the block (which otherwise gives
+    `None` gradients and "No gradients provided"; the TFR305 fix moves those
+    statements into the block). Other originals are unaffected: operations
+    after the block that do not feed the differentiated value change nothing."""
+    opened: list[Any] = []
+    exit_ = tf.GradientTape.__exit__
+
+    def keep_recording(self: Any, *exc: Any) -> None:
+        if exc and exc[0] is not None:
+            exit_(self, *exc)
+        else:
+            opened.append(self)
+
+    tf.GradientTape.__exit__ = keep_recording  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        tf.GradientTape.__exit__ = exit_  # type: ignore[method-assign]
+        for tape in reversed(opened):
+            if tape._recording:
+                with contextlib.suppress(Exception):
+                    tape._pop_tape()
+
+
+def _seed() -> None:
+    random.seed(SEED)
+    np.random.seed(SEED)
+    tf.random.set_seed(SEED)
+    try:
+        import keras
+
+        keras.utils.set_random_seed(SEED)
+    except Exception:
+        pass
+
+
+def replay(
+    source: str,
+    scope: str,
+    index: int,
+    role: str,
+    path: str,
+    package: str | None,
+    recorded_names: list[str] | None,
+    arguments: Callable[[], dict[str, Any]] | None,
+    eager: bool,
+    initial: dict[str, list[np.ndarray]] | None = None,
+    step: str | None = None,
+) -> tuple[Run, list[str]]:
+    """Run the replay of one loop; (the run, the names its body binds)."""
+    text, recorded = loops.replay_source(source, scope, index, loops.reaches_step(step))
+    names = recorded_names if recorded_names is not None else recorded
+    run = Run()
+    sampler = Sampler()
+    hooks_globals: dict[str, Any] = {loops.SAMPLE: sampler, loops.LIMIT: Limit()}
+    _seed()
+    tf.config.run_functions_eagerly(False)
+    module_dict: dict[str, Any] = {}
+    hooks = _Hooks(run, names, module_dict, initial)
+    hooks_globals[loops.START] = hooks.start
+    hooks_globals[loops.RECORD] = hooks.record
+    loaded = loader.load_function(
+        text, loops.REPLAY, role, path, package, extra_globals=hooks_globals
+    )
+    hooks.module = loaded.module.__dict__
+    kwargs = arguments() if arguments is not None else {}
+    _seed()
+
+    fn = loaded.python_function
+    with open_tapes() if eager else contextlib.nullcontext():
+        result = call(lambda: fn(**kwargs), {}, eager=eager)
+    tf.config.run_functions_eagerly(False)
+    if result.failed:
+        run.error = result
+    for name, obj in run.models.items():
+        try:
+            run.final[name] = _weights(obj)
+        except Exception:
+            continue
+    run.batch_sizes = sampler.batch_sizes
+    return run, recorded
+
+
+def compare_runs(
+    outcome: Outcome, want: Run, got: Run, names: list[str], rtol: float, atol: float
+) -> None:
+    """Record the loop checks: the rewrite runs, per-step values, final weights."""
+    rtol, atol = rtol * 100, atol * 100
+    runs = outcome.check(CHECK_RUNS)
+    if got.error is not None:
+        runs.fail(
+            f"the rewritten loop raised {got.error.describe_error()} at step {len(got.steps) + 1} "
+            f"(batch sizes {_sizes_text(want.batch_sizes)}); the original ran",
+            got.error,
+        )
+        return
+    runs.runs += 1
+    if len(want.steps) != len(got.steps):
+        runs.fail(f"the rewritten loop ran {len(got.steps)} steps, the original {len(want.steps)}")
+        return
+    values = outcome.check(CHECK_LOSSES)
+    for i, (a, b) in enumerate(zip(want.steps, got.steps, strict=True), start=1):
+        common = [n for n in names if n in a and n in b]
+        diff = Difference()
+        for name in common:
+            diff.merge(compare(a[name], b[name], rtol, atol, f"`{name}` after step {i}"))
+        values.add(diff, f"step {i}")
+    weights = outcome.check(CHECK_WEIGHTS)
+    for name in sorted(set(want.final) & set(got.final)):
+        weights.add(
+            compare(want.final[name], got.final[name], rtol, atol, f"weights of `{name}`"),
+            "the last step",
+        )
+    if not weights.runs:
+        weights.runs = 0
+
+
+def _sizes_text(sizes: list[int]) -> str:
+    return ", ".join(map(str, sizes)) or "unknown"
+
+
+def verify_loop(
+    outcome: Outcome,
+    original_source: str,
+    rewrite_source: str,
+    original_site: tuple[str, int],
+    rewrite_site: tuple[str, int],
+    path: str,
+    package: str | None,
+    arguments: Callable[[], dict[str, Any]] | None,
+    rtol: float,
+    atol: float,
+    step: str | None = None,
+) -> None:
+    """Replay the loop before (eager) and after (as written) the rewrite and compare."""
+    want, names_before = replay(
+        original_source,
+        *original_site,
+        "original-loop",
+        path,
+        package,
+        None,
+        arguments,
+        eager=True,
+        step=step,
+    )
+    if want.error is not None:
+        outcome.unproven = (
+            f"the original loop raised {want.error.describe_error()} when replayed from the "
+            "script's own set-up code; give the loop's inputs with a harness "
+            "([tool.tfrewrite.verify] harness)"
+        )
+        outcome.warnings.append(outcome.unproven)
+        outcome.error_traceback = want.error.traceback()
+        return
+    if not want.steps:
+        outcome.unproven = "the original loop ran no step on the script's data"
+        outcome.warnings.append(outcome.unproven)
+        return
+    got, names_after = replay(
+        rewrite_source,
+        *rewrite_site,
+        "rewrite-loop",
+        path,
+        package,
+        None,
+        arguments,
+        eager=False,
+        initial=want.initial,
+        step=step,
+    )
+    names = [n for n in names_before if n in names_after]
+    outcome.inputs = [
+        f"{len(want.steps)} steps of the script's own loop, batch sizes "
+        f"{_sizes_text(want.batch_sizes)}"
+    ]
+    compare_runs(outcome, want, got, names, rtol, atol)

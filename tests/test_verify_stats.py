@@ -1,0 +1,66 @@
+"""The two-sample tests behind the randomness check: their false-alarm rate
+on equivalent samplers and their power to see a 20% change of scale."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tfrewrite.verify import stats
+
+N = 1000  # the default `samples`
+
+
+def _calls(rng: np.random.Generator, kind: str, scale: float, n: int = N) -> list[np.ndarray]:
+    if kind == "normal":
+        matrix = rng.normal(0.5, 0.1 * scale, (n, 16))
+    elif kind == "uniform":
+        matrix = rng.uniform(-scale, scale, (n, 16))
+    elif kind == "dropout":
+        matrix = (rng.random((n, 16)) < 0.3) * scale
+    else:  # a loss: one scalar per call
+        matrix = np.mean((rng.normal(0, 0.1 * scale, (n, 16)) + 0.3) ** 2, axis=1, keepdims=True)
+    return list(matrix)
+
+
+def _alarm(rng: np.random.Generator, kind: str, scale: float) -> bool:
+    a = stats.statistics(_calls(rng, kind, 1.0))
+    b = stats.statistics(_calls(rng, kind, scale), stats.positions_of(a))
+    return not all(r.ok for r in stats.compare_samples(a, b))
+
+
+@pytest.mark.parametrize("kind", ["normal", "uniform", "dropout", "loss"])
+def test_false_alarm_rate_is_at_most_alpha(kind: str) -> None:
+    # ALPHA = 0.001: over 200 equivalent pairs, 0.2 false alarms expected;
+    # 2 or more would happen with probability below 2%.
+    rng = np.random.default_rng(7)
+    alarms = sum(_alarm(rng, kind, 1.0) for _ in range(200))
+    assert alarms <= 1
+
+
+@pytest.mark.parametrize("kind", ["normal", "uniform", "dropout", "loss"])
+def test_a_twenty_percent_change_of_scale_is_seen(kind: str) -> None:
+    rng = np.random.default_rng(11)
+    seen = sum(_alarm(rng, kind, 1.2) for _ in range(40))
+    assert seen >= 38
+
+
+def test_a_shift_of_the_mean_is_seen() -> None:
+    rng = np.random.default_rng(3)
+    a = stats.statistics(list(rng.normal(0.0, 1.0, (N, 1))))
+    b = stats.statistics(list(rng.normal(0.3, 1.0, (N, 1))), stats.positions_of(a))
+    failed = [r for r in stats.compare_samples(a, b) if not r.ok]
+    assert failed and failed[0].test in {"location", "shape"}
+
+
+def test_kolmogorov_distribution() -> None:
+    # Known values: P(K > 1.36) ~ 0.049, P(K > 1.63) ~ 0.0098.
+    assert stats.kolmogorov_sf(1.36) == pytest.approx(0.049, abs=0.002)
+    assert stats.kolmogorov_sf(1.63) == pytest.approx(0.0098, abs=0.001)
+    assert stats.kolmogorov_sf(0.1) == 1.0
+
+
+def test_constant_statistics_compare_exactly() -> None:
+    same = {"mean": np.ones(10)}
+    assert all(r.ok for r in stats.compare_samples(same, {"mean": np.ones(10)}))
+    assert not all(r.ok for r in stats.compare_samples(same, {"mean": np.zeros(10)}))
