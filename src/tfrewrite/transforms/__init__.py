@@ -1,0 +1,1 @@
+"""Rewrite machinery shared by several rules."""
