@@ -19,8 +19,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.walk import comments_in
-from tfrewrite.rules.cond_analysis import (
+from tfrewrite.analysis.walk import comments_in, iter_nodes
+from tfrewrite.context import RuleContext
+from tfrewrite.transforms.cond_flow import (
     Statement,
     always_returns,
     block_statements,
@@ -191,3 +192,39 @@ class ReturnNormalizer:
         if node is self.target:
             return self.convert(new_node)
         return [new_node]
+
+
+# -- source text ---------------------------------------------------------------------
+
+
+def template(
+    suite: cst.BaseSuite | cst.If | cst.Else | None,
+) -> tuple[cst.BaseSuite | None, list[cst.EmptyLine]]:
+    if isinstance(suite, cst.Else):
+        return suite.body, list(suite.leading_lines)
+    if isinstance(suite, cst.BaseSuite):
+        return suite, []
+    return None, []
+
+
+def expression_code(ctx: RuleContext, node: cst.BaseExpression) -> str:
+    code = ctx.code(node).strip()
+    if isinstance(node, cst.Tuple) and not node.lpar:
+        return f"({code})"
+    return code
+
+
+def lambda_body(ctx: RuleContext, node: cst.BaseExpression) -> str:
+    """A value as a lambda body: without redundant outer parentheses."""
+    if node.lpar and not isinstance(node, (cst.Tuple, cst.GeneratorExp, cst.Lambda, cst.NamedExpr)):
+        node = node.with_changes(lpar=[], rpar=[])
+    return expression_code(ctx, node)
+
+
+def walrus_target(node: cst.CSTNode) -> str | None:
+    """The name the first `:=` in `node` binds in the enclosing scope (one
+    inside a nested function or lambda binds there, and does not count)."""
+    for current in iter_nodes(node, into_functions=False):
+        if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
+            return current.target.value
+    return None

@@ -1,0 +1,349 @@
+"""Rewriting an `if` that assigns as `a, b = tf.cond(...)`.
+
+As AutoGraph's control-flow converter does, the outputs of the `tf.cond` are
+the names a branch modifies that are read after the `if`; a branch that
+leaves one alone passes its old value through, so the name must be defined
+before the `if` or in both branches. Each branch becomes a lambda (one
+expression per output) or a small function returning the outputs, and each
+output must have one dtype in both branches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from tfrewrite.context import RuleContext
+from tfrewrite.rules.base import NodeEdit
+from tfrewrite.transforms.cond_codegen import (
+    Branch,
+    Refusal,
+    assemble,
+    cond_call,
+    expression_code,
+    function_branch,
+    has_comment,
+    lambda_branch,
+    template,
+    walrus_target,
+)
+from tfrewrite.transforms.cond_dtypes import (
+    UNKNOWN,
+    ValueKind,
+    as_float_literal,
+    reconcile,
+    value_kind,
+)
+from tfrewrite.transforms.cond_effects import branch_problem
+from tfrewrite.transforms.cond_flow import (
+    Placement,
+    Statement,
+    assigned_names,
+    block_statements,
+    bound_by_definition,
+    defined_before,
+    definitely_assigned,
+    is_pass,
+    live_after,
+    reads,
+)
+from tfrewrite.transforms.cond_site import CondSite, assignment_order
+
+_AUG_TO_BINARY = {
+    cst.AddAssign: cst.Add,
+    cst.SubtractAssign: cst.Subtract,
+    cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide,
+    cst.FloorDivideAssign: cst.FloorDivide,
+    cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power,
+    cst.MatrixMultiplyAssign: cst.MatrixMultiply,
+}
+# Binding strength of binary operators, for parenthesising `a op= b` as `a op (b)`.
+_PRECEDENCE = {
+    cst.Add: 1,
+    cst.Subtract: 1,
+    cst.Multiply: 2,
+    cst.Divide: 2,
+    cst.FloorDivide: 2,
+    cst.Modulo: 2,
+    cst.MatrixMultiply: 2,
+    cst.Power: 3,
+}
+
+
+def rewrite_assigning(
+    site: CondSite, node: cst.If, place: Placement, condition: str
+) -> list[NodeEdit]:
+    sides = {"true": block_statements(node.body), "false": block_statements(node.orelse)}
+    sides = {k: [s for s in v if not is_pass(s)] for k, v in sides.items()}
+    for side, statements in sides.items():
+        problem = branch_problem(
+            statements, site.ctx.names, side, allow_return=False
+        ) or site.branch_scope_problem(side, statements)
+        if problem:
+            raise Refusal(problem)
+    if not any(sides.values()):
+        raise Refusal("both branches are empty: delete the `if`")
+    live = live_after(place) | site.closure_reads
+    defined = defined_before(place)
+    modified = {side: assigned_names(cst.Module(body=s)) for side, s in sides.items()}
+    outputs = [n for n in assignment_order(sides["true"] + sides["false"]) if n in live]
+    surely = {side: definitely_assigned(s) for side, s in sides.items()}
+    objects = bound_by_definition(sides["true"] + sides["false"])
+    for name in outputs:
+        if name in objects:
+            raise Refusal(
+                f"'{name}' is a function, class or module defined in a branch and used after "
+                "the `if`; `tf.cond` can only return tensors"
+            )
+        for side, other in (("true", "false"), ("false", "true")):
+            if name not in surely[side] and name not in defined:
+                if name not in modified[side]:
+                    raise Refusal(
+                        f"'{name}' is defined only in the {other} branch and used after the "
+                        f"`if`: define it before the `if` or in the {side} branch too"
+                    )
+                raise Refusal(
+                    f"'{name}' is assigned only on some paths of the {side} branch and is not "
+                    "defined before the `if`"
+                )
+    sides = _reconcile_outputs(site, sides, outputs, place)
+    branches = {}
+    for side, statements in sides.items():
+        suite = node.body if side == "true" else node.orelse
+        branches[side] = _assign_branch(site, side, statements, suite, outputs, defined, place)
+    if len(outputs) == 1:
+        prefix = f"{outputs[0]} = "
+    elif outputs:
+        prefix = f"{', '.join(outputs)} = "
+    else:
+        prefix = ""
+    text = cond_call(
+        site.tf, condition, branches["true"], branches["false"], prefix, site.indent_of(place)
+    )
+    new = assemble(branches["true"], branches["false"], text, node.leading_lines)
+    if (
+        place.blocks
+        and len(place.blocks[-1][0]) == 1
+        and place.blocks[-1][0][0] is node
+        and _is_elif(node, place)
+    ):
+        return [NodeEdit(node, cst.Else(body=cst.IndentedBlock(body=new)))]
+    return [NodeEdit(node, cst.FlattenSentinel(new))]
+
+
+def _reconcile_outputs(
+    site: CondSite, sides: dict[str, list[Statement]], outputs: list[str], place: Placement
+) -> dict[str, list[Statement]]:
+    for name in outputs:
+        finals = {side: _final_assignment(s, name) for side, s in sides.items()}
+        kinds = {
+            side: _final_kind(site, name, final, place)
+            if final is not None or name not in assigned_names(cst.Module(body=sides[side]))
+            # bound in the branch some other way (`+=`, unpacking, a loop): its dtype
+            # is not the incoming value's
+            else _augmented_kind(site, name, sides[side], place)
+            for side, final in finals.items()
+        }
+        result = reconcile(f"'{name}'", kinds["true"], kinds["false"])
+        if result.reason:
+            raise Refusal(result.reason)
+        for index, side in enumerate(("true", "false")):
+            if not result.convert[index]:
+                continue
+            final = finals[side]
+            if final is None:
+                raise Refusal(
+                    f"'{name}' is a Python int before the `if` but a floating-point tensor in "
+                    "the other branch: write the number as a float"
+                )
+            line, assign = final
+            replaced = line.with_changes(
+                body=[assign.with_changes(value=as_float_literal(assign.value))]
+            )
+            sides[side] = [replaced if s is line else s for s in sides[side]]
+    return sides
+
+
+def _augmented_kind(
+    site: CondSite, name: str, statements: Sequence[Statement], place: Placement
+) -> ValueKind:
+    """The kind of `name` after a branch that binds it once, by `name op=
+    value` on its incoming value; unknown for any other binding."""
+    bindings = [s for s in statements if name in assigned_names(cst.Module(body=[s]))]
+    if len(bindings) != 1 or not isinstance(bindings[0], cst.SimpleStatementLine):
+        return UNKNOWN
+    small = bindings[0].body
+    if not (
+        len(small) == 1
+        and isinstance(small[0], cst.AugAssign)
+        and isinstance(small[0].target, cst.Name)
+        and type(small[0].operator) in _AUG_TO_BINARY
+    ):
+        return UNKNOWN
+    augmented = small[0]
+    before = _final_kind(site, name, None, place)
+    value = value_kind(augmented.value, site.facts)
+    numbers = ("int", "float")
+    if before.literal in numbers and value.literal in numbers:
+        if isinstance(augmented.operator, cst.PowerAssign):
+            return UNKNOWN  # `2 ** -1` is a float
+        floating = "float" in (before.literal, value.literal) or isinstance(
+            augmented.operator, cst.DivideAssign
+        )
+        return ValueKind(literal="float" if floating else "int")
+    for number, tensor in ((before, value), (value, before)):
+        if number.literal in numbers and tensor.tensor is not None and tensor.tensor.floating:
+            return tensor
+    if before.tensor is not None and value.tensor is not None:
+        if before.tensor.floating and value.tensor.floating:
+            return before
+    return UNKNOWN
+
+
+def _final_kind(
+    site: CondSite,
+    name: str,
+    final: tuple[cst.SimpleStatementLine, cst.Assign] | None,
+    place: Placement,
+) -> ValueKind:
+    if final is not None:
+        return value_kind(final[1].value, site.facts)
+    incoming = _incoming_value(name, place)
+    if incoming is not None:
+        return value_kind(incoming, site.facts)
+    kind = site.facts.name_kind(name)
+    return ValueKind(tensor=kind) if kind.tensor else UNKNOWN
+
+
+def _assign_branch(
+    site: CondSite,
+    side: str,
+    statements: list[Statement],
+    suite: cst.BaseSuite | cst.If | cst.Else | None,
+    outputs: list[str],
+    defined: set[str],
+    place: Placement,
+) -> Branch:
+    commented = has_comment(suite) if suite is not None and not isinstance(suite, cst.If) else False
+    expressions = None if commented else _as_expressions(site.ctx, statements, outputs)
+    if expressions is not None:
+        return lambda_branch(expressions)
+    if not statements and not outputs:
+        return lambda_branch([])
+    params = site.params(side, statements, outputs, defined)
+    name = site.function_name(side, outputs, place)
+    suite_template, leading = template(suite)
+    returned = ", ".join(outputs) if outputs else None
+    return function_branch(name, params, statements, returned, suite_template, leading)
+
+
+def _is_elif(node: cst.If, place: Placement) -> bool:
+    """An `elif` is the `orelse` of the `if` enclosing it."""
+    return bool(place.compounds) and getattr(place.compounds[-1], "orelse", None) is node
+
+
+def _augmented_expression(ctx: RuleContext, aug: cst.AugAssign) -> str:
+    op = _AUG_TO_BINARY[type(aug.operator)]
+    symbol = _OPERATOR_SYMBOLS[op]
+    right = aug.value
+    text = ctx.code(right).strip()
+    atomic = isinstance(
+        right,
+        (
+            cst.Name,
+            cst.Attribute,
+            cst.Call,
+            cst.Subscript,
+            cst.Integer,
+            cst.Float,
+            cst.SimpleString,
+        ),
+    ) or bool(right.lpar)
+    if isinstance(right, cst.BinaryOperation):
+        inner = _PRECEDENCE.get(type(right.operator), 0)
+        atomic = atomic or inner > _PRECEDENCE.get(op, 0)
+    if not atomic:
+        text = f"({text})"
+    return f"{ctx.code(aug.target).strip()} {symbol} {text}"
+
+
+_OPERATOR_SYMBOLS = {
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+}
+
+
+def _as_expressions(
+    ctx: RuleContext, statements: list[Statement], outputs: list[str]
+) -> list[str] | None:
+    """One expression per output when the branch is just `out = expr` /
+    `out op= expr` lines that do not depend on each other; else None."""
+    if not outputs and statements:
+        return None
+    values: dict[str, str] = {}
+    for statement_ in statements:
+        if not isinstance(statement_, cst.SimpleStatementLine) or len(statement_.body) != 1:
+            return None
+        small = statement_.body[0]
+        if (
+            isinstance(small, cst.Assign)
+            and len(small.targets) == 1
+            and isinstance(small.targets[0].target, cst.Name)
+        ):
+            name = small.targets[0].target.value
+            expression = expression_code(ctx, small.value)
+            used = reads(small.value)
+        elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+            name = small.target.value
+            expression = _augmented_expression(ctx, small)
+            used = reads(small.value) | {name}
+        else:
+            return None
+        if walrus_target(small) is not None:
+            return None  # a lambda would bind the `:=` name locally
+        if name not in outputs or name in values or used & set(values) or "\n" in expression:
+            return None
+        values[name] = expression
+    return [values.get(name, name) for name in outputs]
+
+
+def _final_assignment(
+    statements: Sequence[Statement], name: str
+) -> tuple[cst.SimpleStatementLine, cst.Assign] | None:
+    """The last top-level `name = value` of a branch, when it is the last
+    thing that binds `name` there."""
+    for statement_ in reversed(statements):
+        if name not in assigned_names(cst.Module(body=[statement_])):
+            continue
+        if isinstance(statement_, cst.SimpleStatementLine) and len(statement_.body) == 1:
+            small = statement_.body[0]
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name)
+            ):
+                return statement_, small
+        return None
+    return None
+
+
+def _incoming_value(name: str, place: Placement) -> cst.BaseExpression | None:
+    """The value of the last plain `name = value` that surely runs before
+    the statement (None when unknown or a parameter)."""
+    found: cst.BaseExpression | None = None
+    for body, index in place.blocks:
+        for statement_ in body[:index]:
+            if name not in assigned_names(cst.Module(body=[statement_])):
+                continue
+            final = _final_assignment([statement_], name)
+            found = final[1].value if final is not None else None
+    return found
