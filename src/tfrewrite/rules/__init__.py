@@ -44,6 +44,8 @@ RULE_CODES = (
     "TFR201",
     "TFR202",
     "TFR203",
+    "TFR204",
+    "TFR205",
     "TFR301",
     "TFR302",
     "TFR303",
