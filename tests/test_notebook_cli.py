@@ -80,7 +80,7 @@ def test_fix_rewrites_only_the_changed_cell(notebook: Path) -> None:
     old, new = json.loads(before), json.loads(after)
     assert (
         new["cells"][3]["source"][1]
-        == "    noise = tf.random.normal([4, 3], mean=0.0, stddev=0.05)\n"
+        == "    noise = tf.random.normal([4, 3], mean=0.0, stddev=0.05, dtype=y_true.dtype)\n"
     )
     new["cells"][3]["source"] = old["cells"][3]["source"]
     assert new == old  # outputs, images, metadata, ids, other cells: unchanged

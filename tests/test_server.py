@@ -25,12 +25,16 @@ SOURCE = textwrap.dedent(
     import tensorflow as tf
 
 
-    @tf.function
-    def step(x):
-        noise = np.random.normal(0.0, 1.0)
-        return x + noise
+    def noisy_mse(y_true, y_pred):
+        noise = np.random.normal(0.0, 0.05, size=(4, 3))
+        return tf.reduce_mean(tf.square(y_true + noise - y_pred))
+
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+    model.compile(optimizer="adam", loss=noisy_mse)
     """
 )
+SAMPLE = "np.random.normal(0.0, 0.05, size=(4, 3))"
 
 
 class Client:
@@ -127,7 +131,7 @@ def test_diagnostics_quick_fix_fix_all_and_hover(session) -> None:  # type: igno
     (diagnostic,) = published["diagnostics"]
     assert diagnostic["code"] == "TFR102"
     assert diagnostic["source"] == "tfrewrite"
-    assert diagnostic["range"]["start"] == {"line": 6, "character": 12}
+    assert diagnostic["range"]["start"] == {"line": 5, "character": 12}
 
     actions = client.request(
         "textDocument/codeAction",
@@ -147,7 +151,7 @@ def test_diagnostics_quick_fix_fix_all_and_hover(session) -> None:  # type: igno
 
     hover = client.request(
         "textDocument/hover",
-        {"textDocument": {"uri": path.as_uri()}, "position": {"line": 6, "character": 20}},
+        {"textDocument": {"uri": path.as_uri()}, "position": {"line": 5, "character": 20}},
     )
     assert "TFR102" in hover["contents"]["value"]
 
@@ -155,7 +159,7 @@ def test_diagnostics_quick_fix_fix_all_and_hover(session) -> None:  # type: igno
         "textDocument/didChange",
         {
             "textDocument": {"uri": path.as_uri(), "version": 2},
-            "contentChanges": [{"text": SOURCE.replace("np.random.normal(0.0, 1.0)", "0.0")}],
+            "contentChanges": [{"text": SOURCE.replace(SAMPLE, "0.0")}],
         },
     )
     assert client.wait_for("textDocument/publishDiagnostics")["params"]["diagnostics"] == []
