@@ -385,3 +385,11 @@ def _source_spans(raw: str) -> dict[int, tuple[int, int]]:
             if raw[i] == ",":
                 i = skip_ws(i + 1)
     return spans
+
+
+def python_of(path: str, text: str) -> str:
+    """The Python that `verify` loads from a file: its text, or for a notebook
+    its code cells in order with IPython lines made `pass`."""
+    if not path.endswith(NOTEBOOK_SUFFIX):
+        return text
+    return Notebook.parse(text).runnable_python()

@@ -24,6 +24,7 @@ import typer
 
 from tfrewrite.analysis.index import module_name_for
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
+from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
 from tfrewrite.sources import read_source
 from tfrewrite.verify.pool import EnvironmentProblem
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
@@ -86,21 +87,23 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
     result = run(files, options)
     if result.errors:
         raise UsageProblem("; ".join(e.describe() for e in result.errors))
-    sources = {r.path: r.source for r in result.files if r.source is not None}
+    sources = {r.path: python_of(r.path, r.source) for r in result.files if r.source is not None}
     traced = traced_functions(sources, settings.root)
     targets: list[Target] = []
     for r in result.files:
         if r.source is None:
             continue
         module = module_name_for(Path(r.path), settings.root)
-        rewrite = r.fixed_source if r.fixed_source is not None else r.source
-        targets.extend(pair_targets(r.path, module, r.source, rewrite, vs, traced.get(r.path, {})))
+        rewrite = python_of(r.path, r.fixed_source if r.fixed_source is not None else r.source)
+        original = python_of(r.path, r.source)
+        targets.extend(pair_targets(r.path, module, original, rewrite, vs, traced.get(r.path, {})))
     return targets
 
 
 def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
     module = module_name_for(new, settings.root)
-    return pair_targets(str(new), module, _read(old), _read(new), vs)
+    original, rewrite = python_of(str(old), _read(old)), python_of(str(new), _read(new))
+    return pair_targets(str(new), module, original, rewrite, vs)
 
 
 def _git(args: list[str], cwd: Path) -> str:
@@ -124,7 +127,7 @@ def targets_for_base(
     ).splitlines()
     targets: list[Target] = []
     for name in names:
-        if not name.endswith(".py"):
+        if not name.endswith((".py", NOTEBOOK_SUFFIX)):
             continue
         path = top / name
         old = _git(["show", f"{rev}:{name}"], top)
@@ -133,7 +136,13 @@ def targets_for_base(
         except ValueError:
             shown = str(path)
         targets.extend(
-            pair_targets(shown, module_name_for(path, settings.root), old, _read(path), vs)
+            pair_targets(
+                shown,
+                module_name_for(path, settings.root),
+                python_of(name, old),
+                python_of(name, _read(path)),
+                vs,
+            )
         )
     return targets
 

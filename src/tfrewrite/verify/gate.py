@@ -18,6 +18,7 @@ from tfrewrite.analysis.index import module_name_for
 from tfrewrite.config import Settings
 from tfrewrite.engine import RunResult
 from tfrewrite.findings import FileResult, Finding, Position
+from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
 from tfrewrite.verify.loader import find_definition
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -96,7 +97,13 @@ def gate_fixes(
         module = module_name_for(Path(r.path), settings.root)
         targets.extend(
             t
-            for t in pair_targets(r.path, module, r.source or "", r.fixed_source or "", vs)
+            for t in pair_targets(
+                r.path,
+                module,
+                python_of(r.path, r.source or ""),
+                python_of(r.path, r.fixed_source or ""),
+                vs,
+            )
             if t.rewrite_source
         )
     verdicts = verify_targets(targets, vs, settings.root, jobs, python)
@@ -114,6 +121,18 @@ def gate_fixes(
 
 def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
     if not rejected:
+        return
+    if r.path.endswith(NOTEBOOK_SUFFIX):  # cells are not restored one function at a time
+        reason = next(iter(rejected.values()))
+        for finding in r.fixes_applied:
+            message = (
+                f"{finding.message} (fix not applied: verification {reason['verdict']} "
+                f"in this notebook: {_why(reason)})"
+            )
+            r.findings.append(dataclasses.replace(finding, message=message))
+        r.fixes_applied = []
+        r.fixed_source = r.source
+        r.findings.sort(key=Finding.sort_key)
         return
     restored = restore_functions(r.source or "", r.fixed_source or "", set(rejected))
     tree = ast.parse(r.source or "")
