@@ -4,16 +4,13 @@ lines made `pass`, training cells never run) and its pending rewrites proven."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import typer
+from notebook_files import make_notebook
 from typer.testing import CliRunner
 
-sys.path.insert(0, str(Path(__file__).parent.parent))
-from notebook_files import make_notebook  # noqa: E402
-
-from tfrewrite.verify.command import register  # noqa: E402
+from tfrewrite.verify.command import register
 
 CELLS = [
     ("markdown", "# A tutorial-shaped notebook"),
