@@ -602,3 +602,56 @@ def test_module_seed_with_tensorflow_seed_draws_a_reproducible_fresh_sequence() 
     assert not np.array_equal(first[0], first[1])  # fresh on every call
     for a, b in zip(first, second, strict=True):
         np.testing.assert_array_equal(a, b)  # reproducible from run to run
+
+
+# -- every safe fix runs traced with the original's shape and dtype ----------------------
+
+SWEEP_HEADER = (
+    "import numpy as np\nimport random\nimport tensorflow as tf\n\n\n"
+    "@tf.function\ndef f(x: tf.Tensor):\n"
+)
+X32 = tf.reshape(tf.range(12, dtype=tf.float32), [4, 3]) / 12
+X64 = tf.cast(X32, tf.float64)
+XI = tf.range(4, dtype=tf.int32)
+SWEEP = [
+    ("return x + np.random.normal(size=x.shape)", X64),
+    ("n = np.random.normal(size=(4, 3))\nreturn x * n", X64),
+    ("s = np.random.uniform(0.5, 1.5)\nreturn tf.reduce_sum(x) * s", X64),
+    ("return x + tf.constant(np.random.randn(4, 3))", X64),
+    ("return x + tf.constant(np.random.randn(4, 3), dtype=tf.float32)", X32),
+    ("return x + np.random.randint(0, 3, size=x.shape)", XI),
+    ("return x * np.random.randint(0, 3)", X64),
+    ("return x + random.randint(0, 3)", X64),
+    ("return x + random.randint(0, 3)", XI),
+    ("i = np.random.randint(0, 4)\nreturn x[i]", X32),
+    ("i = random.randint(0, 3)\nreturn tf.gather(x, i)", X32),
+    ("k = np.random.rand(4, 3) < 0.5\nreturn x * k", X64),
+    ("k = np.random.rand(4, 3) < 0.5\nreturn tf.where(k, x, -x)", X64),
+    ("m = np.random.rand(4, 3)\nreturn x + m.astype(np.float64)", X64),
+    ("a = np.float32(np.random.rand())\nreturn x * a", X64),
+    ("return x - np.asarray(np.random.rand(4, 3))", X64),
+    ("z = np.random.normal(size=3)\nw = z * 2.0\nreturn x + w", X64),
+    ("z = np.random.normal()\nz += 1.0\nreturn x * z", X64),
+    ("t = x[0] + np.random.rand(3)\nreturn t", X64),
+    ("return tf.cast(np.random.rand(4, 3), tf.float16) + tf.cast(x, tf.float16)", X64),
+    ("return tf.gather(x, np.random.permutation(4))", X64),
+    ("return x + random.gauss(0.0, 1.0) * x", X64),
+    ("p = random.random()\nq = p * 2\nreturn x * q", X64),
+    ("v = np.random.rand(3)\nreturn x + v[0]", X64),
+    ("return x ** np.random.uniform(1.0, 2.0)", X64),
+    ("return x // np.random.randint(1, 3)", X64),
+    ("return x @ np.random.rand(3, 2)", X64),
+    ("return tf.square(x) + np.random.rand(4, 3)", X64),
+]
+
+
+@pytest.mark.parametrize(("body", "x"), SWEEP, ids=[b.replace("\n", "; ") for b, _ in SWEEP])
+def test_safe_fixes_keep_shape_and_dtype_traced(body: str, x: tf.Tensor) -> None:
+    source = SWEEP_HEADER + textwrap.indent(body, "    ") + "\n"
+    fixed = fix_source(source, select=["TFR102", "TFR106"])
+    assert fixed != source, "expected a safe fix"
+    expected = np.asarray(run_eagerly(python_function(load_module(source).f), x))
+    for autograph in (False, True):
+        traced = tf.function(python_function(load_module(fixed).f), autograph=autograph)
+        actual = traced(x).numpy()
+        assert (actual.shape, actual.dtype) == (expected.shape, expected.dtype)

@@ -503,10 +503,8 @@ class _Indexer(_FastVisitor):
 
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
-        where = (
-            f"rebound in `{self.function_stack[-1].qualname}`"
-            if self.function_stack
-            else ("declared global")
+        where = f"rebound in `{self.function_stack[-1].qualname}`" if self.function_stack else (
+            "declared global"
         )
         for name in node.names:
             self.index.rebound_module_names.setdefault(name, where)
