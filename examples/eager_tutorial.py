@@ -1,11 +1,15 @@
 """An eager training script written the way many tutorials write one.
 
 It trains a small classifier on generated data and has, on purpose, each
-hazard tfrewrite knows about. One command migrates it:
+hazard tfrewrite knows about. As written it cannot even train: its loss is
+computed after the tape closed ("No gradients provided for any variable").
+One command migrates it (the diff is `eager_tutorial.fix.diff`):
 
     tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py
 
-`benchmarks/train_step_payoff.py` times its train step before and after.
+The migrated script trains, and `benchmarks/train_step_payoff.py` times its
+train step before (eager, op by op) and after (traced): about 10x faster.
+The `if` on the gradient norm is left for AutoGraph (TFR101 says why).
 """
 
 import sys

@@ -1256,3 +1256,18 @@ def test_inline_loop_takes_the_loss_options_when_training_flag_is_also_fixed():
     assert "@tf.function(jit_compile=True)\ndef train_step(x, y):" in fixed
     assert "loss = loss_fn(y, model(x, training=True))" in fixed
     assert "def loss_fn" in fixed and fixed.count("@tf.function") == 1
+
+
+def test_the_example_diff_is_what_fix_writes(monkeypatch):
+    """`examples/eager_tutorial.fix.diff` is the migration the README tells:
+    `tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py`."""
+    from tfrewrite.diffs import unified_diff
+
+    root = Path(__file__).parent.parent
+    monkeypatch.chdir(root)
+    source = (root / "examples" / "eager_tutorial.py").read_text()
+    fixed = fix_source(source, "examples/eager_tutorial.py", unsafe_fixes=True)
+    expected = unified_diff("examples/eager_tutorial.py", source, fixed)
+    assert (root / "examples" / "eager_tutorial.fix.diff").read_text() == expected, (
+        "regenerate: tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py"
+    )
