@@ -448,10 +448,19 @@ class PrintInTracedCode(Rule):
         positional = [arg.value for arg in call.args if arg.keyword is None]
         if _announces_tracing(positional):
             return None  # `print("Tracing with", x)`: meant to run at trace time
-        printed, shapes, facts = self._printed_values(ctx, call, scope, facts)
+        proven = facts
+        printed, shapes, facts = self._printed_values(ctx, call, scope, proven)
         positional = [arg.value for arg in printed.args if arg.keyword is None]
+        likely_note: str | None = None
         if not any(shows_values(facts, value) for value in positional):
-            return None  # constant text or static facts: a trace-time message
+            if proven.likely is proven:
+                return None  # constant text or static facts: a trace-time message
+            # A parameter of traced code with no evidence either way: likely a tensor.
+            printed, shapes, facts = self._printed_values(ctx, call, scope, proven.likely)
+            positional = [arg.value for arg in printed.args if arg.keyword is None]
+            if not any(shows_values(facts, value) for value in positional):
+                return None
+            likely_note = _likely_note(proven, call)
         problem = (
             "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
         )
@@ -475,6 +484,7 @@ class PrintInTracedCode(Rule):
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
         notes = [
+            *([likely_note] if likely_note else []),
             *_assumed_notes(facts),
             *rewrite.assumptions,
             *([context_note] if context_note else []),
@@ -513,9 +523,22 @@ class PrintInTracedCode(Rule):
         prints `None` under an `input_signature`."""
         if any(arg.star for arg in call.args):
             return None
-        printed, shapes, facts = self._printed_values(ctx, call, scope, ctx.tensors(scope))
+        proven = ctx.tensors(scope)
+        likely_note: str | None = None
         positional = [arg.value for arg in call.args if arg.keyword is None]
+        printed, shapes, facts = self._printed_values(ctx, call, scope, proven)
         formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+        if (
+            not (formats or shapes)
+            and proven.likely is not proven
+            and not any(shows_values(facts, v) for v in positional)
+        ):
+            # Only parameters with no evidence either way: likely tensors. (Once
+            # a proven tensor is printed as an argument, Python fields beside it
+            # were left Python on purpose.)
+            printed, shapes, facts = self._printed_values(ctx, call, scope, proven.likely)
+            formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+            likely_note = _likely_note(proven, call)
         if not (formats or shapes):
             return None  # a host read alone is TFR105's
         if formats:
@@ -534,7 +557,11 @@ class PrintInTracedCode(Rule):
             rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
-        notes = [*_assumed_notes(facts), *rewrite.assumptions]
+        notes = [
+            *([likely_note] if likely_note else []),
+            *_assumed_notes(facts),
+            *rewrite.assumptions,
+        ]
         applicability = Applicability.UNSAFE if notes else Applicability.SAFE
         message = "Pass the tensors to `tf.print` as arguments"
         if notes:
@@ -703,6 +730,13 @@ def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call
                 "to be a tensor or a Python value: it would still be formatted once, while "
                 "tracing"
             )
+
+
+def _likely_note(facts: TensorFacts, call: cst.Call) -> str:
+    names = facts.assumptions(call)
+    listed = ", ".join(f"`{name}`" for name in names)
+    verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+    return f"it assumes {listed} {verb}"
 
 
 def _assumed_notes(facts: PrintedFacts) -> list[str]:
