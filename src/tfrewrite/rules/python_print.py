@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
@@ -37,7 +37,6 @@ from tfrewrite.transforms.print_pieces import (
 )
 from tfrewrite.transforms.print_render import as_text, join_args, render
 from tfrewrite.transforms.print_values import (
-    DYNAMIC_SHAPE_KEYWORDS,
     PrintedFacts,
     dynamic_shape_reads,
     formatted_operands,
@@ -47,7 +46,7 @@ from tfrewrite.transforms.print_values import (
     strip_host_reads,
 )
 from tfrewrite.transforms.string_literals import is_none, is_text, string_value
-from tfrewrite.transforms.traced_context import is_keras_class
+from tfrewrite.transforms.traced_context import dynamic_shapes, print_applicability
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
 DEFAULT_OUTPUT_STREAM = "stdout"
@@ -469,7 +468,7 @@ class PrintInTracedCode(Rule):
                 " (and `.shape[...]` shows `None` for a dimension the traced function does not "
                 "know: the rewrite prints `tf.shape(...)[...]`)"
             )
-        context_refusal, context_note = _context_applicability(ctx, scope)
+        context_refusal, context_note = print_applicability(ctx, scope)
         if context_refusal is not None:
             return Violation(call, f"{problem}; not rewritten: {context_refusal}")
         if not isinstance(parent, cst.Expr):
@@ -509,7 +508,7 @@ class PrintInTracedCode(Rule):
         tf_alias, _ = ctx.tensorflow()
         printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
         seen = PrintedFacts(facts, ctx, assumed)
-        if not _dynamic_shapes(ctx, scope):
+        if not dynamic_shapes(ctx, scope):
             return printed, False, seen
         printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
         return printed, shapes, seen
@@ -772,56 +771,6 @@ def _is_print(call: cst.Call) -> bool:
 def _shadows_print(ctx: RuleContext) -> bool:
     """`print` is not the builtin in this file (imported or defined)."""
     return "print" in ctx.index.imports or "print" in ctx.index.functions
-
-
-def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | None, str | None]:
-    """(reason not to fix, reason the fix is unsafe) from how the code is traced."""
-    plain_tf_function = False
-    current: FunctionScope | None = scope
-    compiled_by_keras = False
-    while current is not None:
-        info = ctx.index.functions.get(current.qualname)
-        if info is not None:
-            for decorator in info.decorators:
-                if decorator not in TF_FUNCTION_NAMES:
-                    continue
-                jit = info.decorator_keywords.get(decorator, {}).get("jit_compile")
-                if jit not in (None, "False", "None"):
-                    return (
-                        "`tf.print` has no XLA kernel and this function is compiled with "
-                        f"`jit_compile={jit}` (remove the print, or trace without XLA)",
-                        None,
-                    )
-                plain_tf_function = True
-        if current.traced is not None and current.traced.is_loss:
-            compiled_by_keras = True
-        if current.class_name is not None and is_keras_class(ctx, current.class_name):
-            compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
-        current = current.parent
-    if plain_tf_function and not compiled_by_keras:
-        return None, None
-    return None, (
-        'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
-        "where `tf.print` has no kernel"
-    )
-
-
-def _dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
-    """Whether a function around the print is traced with an `input_signature`
-    or with `reduce_retracing=True`, so a static dimension may be `None`."""
-    current: FunctionScope | None = scope
-    while current is not None:
-        info = ctx.index.functions.get(current.qualname)
-        if info is not None:
-            for decorator in info.decorators:
-                if decorator not in TF_FUNCTION_NAMES:
-                    continue
-                keywords = info.decorator_keywords.get(decorator, {})
-                for keyword in DYNAMIC_SHAPE_KEYWORDS:
-                    if keywords.get(keyword) not in (None, "False", "None"):
-                        return True
-        current = current.parent
-    return False
 
 
 RULES = (PrintInTracedCode,)
