@@ -595,7 +595,7 @@ UNTOUCHED = [
     pytest.param('print(f"tracing f at step {step}")', id="python-only-fstring"),
     pytest.param('print("shape", x.shape, x.dtype, len(x), x.shape[0])', id="static-facts"),
     pytest.param('print(f"shape={x.shape}")', id="static-fstring"),
-    pytest.param("print(step, unknown_value)", id="python-values"),
+    pytest.param("print(len(step), unknown_value)", id="python-values"),
     pytest.param('tf.print("loss", loss)', id="already-tf-print"),
 ]
 
@@ -697,7 +697,9 @@ class FakeTF:
         return FakeTensor(x)
 
     @staticmethod
-    def print(*inputs: object, sep: str = " ", end: str = "\n", output_stream=None) -> None:  # noqa: ANN001
+    def print(  # noqa: ANN001
+        *inputs: object, sep: str = " ", end: str = "\n", output_stream=None, summarize=None
+    ) -> None:
         output_stream.write(sep.join(str(i) for i in inputs) + end)
 
 
@@ -934,3 +936,25 @@ def test_tf_print_formatting_a_value_not_known_to_be_a_tensor_is_refused() -> No
 def test_a_message_about_tracing_is_left_alone(line: str) -> None:
     """The idiom of the `tf.function` guide: a print meant to run once per trace."""
     assert check_source(traced(line), select=["TFR103"]) == []
+
+
+def test_a_parameter_with_no_evidence_is_a_likely_tensor() -> None:
+    """`print(step)` where `step` is a parameter of the traced function with no
+    evidence either way: AutoGraph traces it as a tensor whenever it is called
+    with one. Reported, with a fix that says what it assumes."""
+    source = traced('print("step", step)')
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "it assumes `step` is a tensor argument" in finding.fix.message
+    assert fix(source) == source
+    assert 'tf.print("step", step, summarize=-1, output_stream=sys.stdout)' in fix(
+        source, unsafe=True
+    )
+
+
+def test_a_python_field_beside_a_proven_tensor_stays_python() -> None:
+    """Once the print shows a proven tensor, a likely one formatted beside it
+    stays Python formatting, and the result is not reported again."""
+    fixed = fix(traced('print(f"step {step}: loss {loss}")'))
+    assert 'tf.print(f"step {step}: loss ", loss, sep="", output_stream=sys.stdout)' in fixed
+    assert check_source(fixed, select=["TFR103"]) == []

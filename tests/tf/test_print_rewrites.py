@@ -494,3 +494,22 @@ def test_a_training_log_line_prints_its_values_on_every_call() -> None:
         traced = tf.function(python_function(module.step), autograph=autograph)
         lines = [line for line in printed(traced, calls, "stderr") if line.startswith("=>")]
         assert lines == [line for line in expected if line.startswith("=>")]
+
+
+LIKELY = """\
+import tensorflow as tf
+
+@tf.function
+def step(x):
+    print("x", x)
+    return x
+"""
+
+
+def test_a_likely_tensor_parameter_prints_its_values_on_every_call() -> None:
+    """A parameter with no evidence either way, called with tensors: the
+    (unsafe) rewrite prints every call what the eager original printed."""
+    assert fix_source(LIKELY, select=["TFR103"]) == LIKELY, "the fix is unsafe"
+    calls = [(tf.constant([1.0, 2.0, 3.0, 4.0, 5.0]),), (tf.constant([[1, 2], [3, 4]]),)]
+    rewritten = _same_per_call(LIKELY, calls, unsafe=True, joined=True)
+    assert 'tf.print("x", x, summarize=-1, output_stream=sys.stdout)' in rewritten

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
@@ -37,7 +37,6 @@ from tfrewrite.transforms.print_pieces import (
 )
 from tfrewrite.transforms.print_render import as_text, join_args, render
 from tfrewrite.transforms.print_values import (
-    DYNAMIC_SHAPE_KEYWORDS,
     PrintedFacts,
     dynamic_shape_reads,
     formatted_operands,
@@ -47,7 +46,7 @@ from tfrewrite.transforms.print_values import (
     strip_host_reads,
 )
 from tfrewrite.transforms.string_literals import is_none, is_text, string_value
-from tfrewrite.transforms.traced_context import is_keras_class
+from tfrewrite.transforms.traced_context import dynamic_shapes, print_applicability
 
 # The stream a rewritten `print` without `file=` writes to: `print`'s own.
 DEFAULT_OUTPUT_STREAM = "stdout"
@@ -448,10 +447,19 @@ class PrintInTracedCode(Rule):
         positional = [arg.value for arg in call.args if arg.keyword is None]
         if _announces_tracing(positional):
             return None  # `print("Tracing with", x)`: meant to run at trace time
-        printed, shapes, facts = self._printed_values(ctx, call, scope, facts)
+        proven = facts
+        printed, shapes, facts = self._printed_values(ctx, call, scope, proven)
         positional = [arg.value for arg in printed.args if arg.keyword is None]
+        likely_note: str | None = None
         if not any(shows_values(facts, value) for value in positional):
-            return None  # constant text or static facts: a trace-time message
+            if proven.likely is proven:
+                return None  # constant text or static facts: a trace-time message
+            # A parameter of traced code with no evidence either way: likely a tensor.
+            printed, shapes, facts = self._printed_values(ctx, call, scope, proven.likely)
+            positional = [arg.value for arg in printed.args if arg.keyword is None]
+            if not any(shows_values(facts, value) for value in positional):
+                return None
+            likely_note = _likely_note(proven, call)
         problem = (
             "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
         )
@@ -460,7 +468,7 @@ class PrintInTracedCode(Rule):
                 " (and `.shape[...]` shows `None` for a dimension the traced function does not "
                 "know: the rewrite prints `tf.shape(...)[...]`)"
             )
-        context_refusal, context_note = _context_applicability(ctx, scope)
+        context_refusal, context_note = print_applicability(ctx, scope)
         if context_refusal is not None:
             return Violation(call, f"{problem}; not rewritten: {context_refusal}")
         if not isinstance(parent, cst.Expr):
@@ -475,6 +483,7 @@ class PrintInTracedCode(Rule):
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
         notes = [
+            *([likely_note] if likely_note else []),
             *_assumed_notes(facts),
             *rewrite.assumptions,
             *([context_note] if context_note else []),
@@ -499,7 +508,7 @@ class PrintInTracedCode(Rule):
         tf_alias, _ = ctx.tensorflow()
         printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
         seen = PrintedFacts(facts, ctx, assumed)
-        if not _dynamic_shapes(ctx, scope):
+        if not dynamic_shapes(ctx, scope):
             return printed, False, seen
         printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
         return printed, shapes, seen
@@ -513,9 +522,22 @@ class PrintInTracedCode(Rule):
         prints `None` under an `input_signature`."""
         if any(arg.star for arg in call.args):
             return None
-        printed, shapes, facts = self._printed_values(ctx, call, scope, ctx.tensors(scope))
+        proven = ctx.tensors(scope)
+        likely_note: str | None = None
         positional = [arg.value for arg in call.args if arg.keyword is None]
+        printed, shapes, facts = self._printed_values(ctx, call, scope, proven)
         formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+        if (
+            not (formats or shapes)
+            and proven.likely is not proven
+            and not any(shows_values(facts, v) for v in positional)
+        ):
+            # Only parameters with no evidence either way: likely tensors. (Once
+            # a proven tensor is printed as an argument, Python fields beside it
+            # were left Python on purpose.)
+            printed, shapes, facts = self._printed_values(ctx, call, scope, proven.likely)
+            formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
+            likely_note = _likely_note(proven, call)
         if not (formats or shapes):
             return None  # a host read alone is TFR105's
         if formats:
@@ -534,7 +556,11 @@ class PrintInTracedCode(Rule):
             rewrite = self._rewrite(ctx, printed, facts, indent, tf_print=True)
         except PrintRefusal as refusal:
             return Violation(call, f"{problem}; not rewritten: {refusal}")
-        notes = [*_assumed_notes(facts), *rewrite.assumptions]
+        notes = [
+            *([likely_note] if likely_note else []),
+            *_assumed_notes(facts),
+            *rewrite.assumptions,
+        ]
         applicability = Applicability.UNSAFE if notes else Applicability.SAFE
         message = "Pass the tensors to `tf.print` as arguments"
         if notes:
@@ -705,6 +731,13 @@ def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call
             )
 
 
+def _likely_note(facts: TensorFacts, call: cst.Call) -> str:
+    names = facts.assumptions(call)
+    listed = ", ".join(f"`{name}`" for name in names)
+    verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+    return f"it assumes {listed} {verb}"
+
+
 def _assumed_notes(facts: PrintedFacts) -> list[str]:
     return [
         f"it assumes `{code}` is a TensorFlow value (it has `.numpy()`)"
@@ -738,56 +771,6 @@ def _is_print(call: cst.Call) -> bool:
 def _shadows_print(ctx: RuleContext) -> bool:
     """`print` is not the builtin in this file (imported or defined)."""
     return "print" in ctx.index.imports or "print" in ctx.index.functions
-
-
-def _context_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | None, str | None]:
-    """(reason not to fix, reason the fix is unsafe) from how the code is traced."""
-    plain_tf_function = False
-    current: FunctionScope | None = scope
-    compiled_by_keras = False
-    while current is not None:
-        info = ctx.index.functions.get(current.qualname)
-        if info is not None:
-            for decorator in info.decorators:
-                if decorator not in TF_FUNCTION_NAMES:
-                    continue
-                jit = info.decorator_keywords.get(decorator, {}).get("jit_compile")
-                if jit not in (None, "False", "None"):
-                    return (
-                        "`tf.print` has no XLA kernel and this function is compiled with "
-                        f"`jit_compile={jit}` (remove the print, or trace without XLA)",
-                        None,
-                    )
-                plain_tf_function = True
-        if current.traced is not None and current.traced.is_loss:
-            compiled_by_keras = True
-        if current.class_name is not None and is_keras_class(ctx, current.class_name):
-            compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
-        current = current.parent
-    if plain_tf_function and not compiled_by_keras:
-        return None, None
-    return None, (
-        'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
-        "where `tf.print` has no kernel"
-    )
-
-
-def _dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
-    """Whether a function around the print is traced with an `input_signature`
-    or with `reduce_retracing=True`, so a static dimension may be `None`."""
-    current: FunctionScope | None = scope
-    while current is not None:
-        info = ctx.index.functions.get(current.qualname)
-        if info is not None:
-            for decorator in info.decorators:
-                if decorator not in TF_FUNCTION_NAMES:
-                    continue
-                keywords = info.decorator_keywords.get(decorator, {})
-                for keyword in DYNAMIC_SHAPE_KEYWORDS:
-                    if keywords.get(keyword) not in (None, "False", "None"):
-                        return True
-        current = current.parent
-    return False
 
 
 RULES = (PrintInTracedCode,)

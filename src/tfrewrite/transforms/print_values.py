@@ -25,8 +25,6 @@ from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.print_pieces import STATIC_BUILTINS
 
-# Decorator keywords under which a traced function sees unknown dimensions.
-DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 # Builtins whose result is a Python number read from a scalar tensor.
 _NUMBER_READS = frozenset({"float", "int"})
 

@@ -1,8 +1,9 @@
 """Where traced code runs: inside Keras, under a gradient tape, in a loss.
 
-Rewrites ask two questions of the code around a node. Is it run by Keras
+Rewrites ask three questions of the code around a node. Is it run by Keras
 (a `Loss`/`Layer`/`Model` method, or a loss given to `compile`), where
-`fit` may compile it with XLA? Is what it computes differentiated (inside a
+`fit` may compile it with XLA? Does its trace see unknown dimensions (an
+`input_signature`, `reduce_retracing=True`)? Is what it computes differentiated (inside a
 `tf.GradientTape` block, in a loss, in a Keras layer's or model's forward
 pass), so that a host round trip (`x.numpy()`) that cut the gradient must
 become `tf.stop_gradient`?
@@ -14,10 +15,13 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensors import positional_param_names
 from tfrewrite.context import FunctionScope, RuleContext
 
+# Decorator keywords under which a traced function sees unknown dimensions.
+DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 # Parameter pairs that make a function a loss by its signature.
 LOSS_SIGNATURES = (("y_true", "y_pred"), ("labels", "logits"), ("labels", "predictions"))
 
@@ -77,3 +81,56 @@ def differentiated(
             return f"in `{current.node.name.value}`, which Keras runs under its gradient tape"
         current = current.parent
     return None
+
+
+def print_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | None, str | None]:
+    """(reason not to fix, reason the fix is unsafe) for a `tf.print` in this
+    code, from how it is traced: `tf.print` has no XLA kernel, so under
+    `jit_compile=True` it cannot run, and where Keras may compile with XLA
+    (`jit_compile="auto"` on a GPU) the rewrite is unsafe."""
+    plain_tf_function = False
+    current: FunctionScope | None = scope
+    compiled_by_keras = False
+    while current is not None:
+        info = ctx.index.functions.get(current.qualname)
+        if info is not None:
+            for decorator in info.decorators:
+                if decorator not in TF_FUNCTION_NAMES:
+                    continue
+                jit = info.decorator_keywords.get(decorator, {}).get("jit_compile")
+                if jit not in (None, "False", "None"):
+                    return (
+                        "`tf.print` has no XLA kernel and this function is compiled with "
+                        f"`jit_compile={jit}` (remove the print, or trace without XLA)",
+                        None,
+                    )
+                plain_tf_function = True
+        if current.traced is not None and current.traced.is_loss:
+            compiled_by_keras = True
+        if current.class_name is not None and is_keras_class(ctx, current.class_name):
+            compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`
+        current = current.parent
+    if plain_tf_function and not compiled_by_keras:
+        return None, None
+    return None, (
+        'Keras may compile this code with XLA (`jit_compile="auto"` on a GPU), '
+        "where `tf.print` has no kernel"
+    )
+
+
+def dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
+    """Whether a function around the print is traced with an `input_signature`
+    or with `reduce_retracing=True`, so a static dimension may be `None`."""
+    current: FunctionScope | None = scope
+    while current is not None:
+        info = ctx.index.functions.get(current.qualname)
+        if info is not None:
+            for decorator in info.decorators:
+                if decorator not in TF_FUNCTION_NAMES:
+                    continue
+                keywords = info.decorator_keywords.get(decorator, {})
+                for keyword in DYNAMIC_SHAPE_KEYWORDS:
+                    if keywords.get(keyword) not in (None, "False", "None"):
+                        return True
+        current = current.parent
+    return False
