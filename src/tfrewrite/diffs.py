@@ -46,13 +46,16 @@ def notebook_diff(path: str, old: str, new: str) -> str:
         changed = after.get(number, text)
         if changed == text:
             continue
-        for line in difflib.unified_diff(
-            text.splitlines(keepends=True),
-            changed.splitlines(keepends=True),
-            fromfile=f"a/{rel}:cell {number}",
-            tofile=f"b/{rel}:cell {number}",
-        ):
-            out.append(line if line.endswith("\n") else line + "\n")
+        # A cell's last line has no newline (Jupyter writes none): compare
+        # lines, not line endings.
+        out.extend(
+            difflib.unified_diff(
+                [line.rstrip("\n") + "\n" for line in text.splitlines()],
+                [line.rstrip("\n") + "\n" for line in changed.splitlines()],
+                fromfile=f"a/{rel}:cell {number}",
+                tofile=f"b/{rel}:cell {number}",
+            )
+        )
     return "".join(out)
 
 
