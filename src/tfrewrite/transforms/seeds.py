@@ -57,15 +57,25 @@ class SeedFacts:
     def __init__(self, ctx: RuleContext, module_prefix: str) -> None:
         self.ctx = ctx
         self.seed_name = f"{module_prefix}.seed"
-        self._calls = [
-            (node, ancestors)
-            for node, ancestors in iter_with_ancestors(ctx.module)
-            if isinstance(node, cst.Call)
-            and ctx.names.qualified_name(node.func) == self.seed_name
-            and _seeds(node)
-        ]
+        self._found: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] | None = None
         self._tf_seeded: bool | None = None
         self._numbered: dict[int, dict[int, int]] = {}
+
+    @property
+    def _calls(self) -> list[tuple[cst.Call, tuple[cst.CSTNode, ...]]]:
+        """The seed calls, found on first use: pass 1 knows whether the file
+        calls the seed function at all, so most files skip the walk."""
+        if self._found is None:
+            self._found = []
+            if self.seed_name in self.ctx.index.called_names:
+                self._found = [
+                    (node, ancestors)
+                    for node, ancestors in iter_with_ancestors(self.ctx.module)
+                    if isinstance(node, cst.Call)
+                    and self.ctx.names.qualified_name(node.func) == self.seed_name
+                    and _seeds(node)
+                ]
+        return self._found
 
     @property
     def any(self) -> bool:
