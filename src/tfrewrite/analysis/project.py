@@ -47,6 +47,9 @@ LOSS_SIGNATURES = frozenset(
         ("targets", "outputs"),
         ("targets", "predictions"),
         ("true", "pred"),
+        ("logits", "labels"),
+        ("labels", "embeddings"),
+        ("y_true", "logits_pred"),
     }
 )
 # Keras methods whose arguments Keras passes as tensors: method -> how many
