@@ -135,11 +135,15 @@ def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) ->
     from tfrewrite.analysis.project import compute_facts
     from tfrewrite.cache import PROJECT_FACT_FIELDS
 
+    (project / "config.py").write_text("import tensorflow as tf\n\nLR = 0.1\n")
     (project / "loop.py").write_text(
         textwrap.dedent(
             """\
             import tensorflow as tf
+            import config
             from losses import noisy_loss
+
+            config.LR = 0.2
 
             @tf.function
             def decorated_loss(y_true, y_pred):

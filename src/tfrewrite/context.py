@@ -165,15 +165,15 @@ class RuleContext:
                 outer = self.tensors(function.parent)
             else:
                 outer = self.module_tensors()
-            kinds, likely = self._parameter_facts(function)
+            kinds = self._parameter_kinds(function)
             self._tensor_facts[key] = TensorFacts(
                 function.node,
                 self.names,
                 (),
                 outer,
                 kinds,
-                likely_params=likely,
-                attributes=self._attributes_of(function),
+                likely_params=lambda: self._likely_params(function, kinds),
+                attributes=lambda: self._attributes_of(function),
             )
         return self._tensor_facts[key]
 
@@ -211,17 +211,14 @@ class RuleContext:
             self._attribute_facts[name] = attribute_facts(node, self.names)
         return self._attribute_facts[name]
 
-    def _parameter_facts(self, function: FunctionScope) -> tuple[dict[str, TensorKind], set[str]]:
-        """Proven parameter kinds and likely-tensor parameters of a function
-        that runs traced. Proven: a loss's arguments (Keras hands `y_true`/
-        `y_pred` over as floating-point tensors), what the tracer passes
-        (`Dataset.map`, `input_signature`, Keras contracts) and what every
-        call site passes. Likely: any other parameter with no evidence of a
-        Python value (`likely_tensor_params`), or one some call site passes
-        a tensor; never one some call site passes a Python value."""
+    def _parameter_kinds(self, function: FunctionScope) -> dict[str, TensorKind]:
+        """Proven parameter kinds of a function that runs traced: a loss's
+        arguments (Keras hands `y_true`/`y_pred` over as floating-point
+        tensors), what the tracer passes (`Dataset.map`, `input_signature`,
+        Keras contracts) and what every call site passes."""
         traced = function.runs_traced
         if traced is None:
-            return {}, set()
+            return {}
         params = positional_param_names(function.node)
         if params and params[0] in ("self", "cls") and function.class_name:
             params = params[1:]
@@ -237,13 +234,22 @@ class RuleContext:
                 kinds.setdefault(name, TENSOR)
         for name in traced.tensor_params:
             kinds.setdefault(name, SCALAR if name in traced.scalar_params else TENSOR)
+        return kinds
+
+    def _likely_params(self, function: FunctionScope, kinds: dict[str, TensorKind]) -> set[str]:
+        """Likely-tensor parameters of a function that runs traced: any
+        parameter with no evidence of a Python value (`likely_tensor_params`)
+        or one some call site passes a tensor; never one some call site
+        passes a Python value, nor a proven one."""
+        traced = function.runs_traced
+        if traced is None:
+            return set()
         likely = likely_tensor_params(function.node, self.names) | set(traced.likely_params)
-        likely -= set(traced.python_params) | set(kinds)
-        return kinds, likely
+        return likely - set(traced.python_params) - set(kinds)
 
     def _tensor_params(self, function: FunctionScope) -> set[str]:
         """Proven tensor parameters (kept for callers of the old API)."""
-        return set(self._parameter_facts(function)[0])
+        return set(self._parameter_kinds(function))
 
     # -- writing code ----------------------------------------------------------------
     def tensorflow(self) -> tuple[str, tuple[ImportRequest, ...]]:

@@ -357,6 +357,10 @@ def _reindex(
         **previous.loss_decorator_options,
         **index.loss_decorator_options,
     }
+    index.rebound_module_names = {
+        **previous.rebound_module_names,
+        **index.rebound_module_names,
+    }
     merged = dict(local)
     for qualname, known in traced.items():
         if qualname not in index.functions:

@@ -38,6 +38,7 @@ class FunctionInfo:
     branches: bool = False  # an `if` statement or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
+    self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
 
 
 @dataclass
@@ -112,6 +113,10 @@ class ModuleIndex:
     call_sites: list[CallSite] = field(default_factory=list)
     # `module.NAME = ...` written through an import: rebinds another module's name.
     foreign_writes: set[str] = field(default_factory=set)
+    # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
+    # names bound at module level: together, module containers changed in place.
+    item_writes: set[str] = field(default_factory=set)
+    module_names: set[str] = field(default_factory=set)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.
@@ -233,6 +238,7 @@ class _Indexer(_FastVisitor):
         self.function_stack: list[FunctionInfo] = []
         self.module_level_names: set[str] = set()
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
+        self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.batched_names: list[set[str]] = [set()]  # per scope: names bound to `.batch(n)`
         # Module-level names bound to `tf.function` (or a configured one):
@@ -360,8 +366,18 @@ class _Indexer(_FastVisitor):
         self._mark("branches")
         self.generic_visit(node)
 
+    def _record_target(self, target: ast.AST) -> None:
+        """Attribute and item writes the TFR2xx rules test before parsing."""
+        if isinstance(target, ast.Attribute):
+            if self.function_stack and isinstance(target.value, ast.Name):
+                if target.value.id == "self":
+                    self.function_stack[-1].self_writes.add(target.attr)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.index.item_writes.add(target.value.id)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        self._record_target(node.target)
         if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
             # A Python counter (`step += 1`) stays a Python value.
             known = self.evidence[-1].get(node.target.id, "?")
@@ -516,6 +532,7 @@ class _Indexer(_FastVisitor):
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             self._mark("writes_state")
             for target in node.targets:
+                self._record_target(target)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     if target.value.id in self.index.imports:
                         written = self.resolve(target)
@@ -524,7 +541,7 @@ class _Indexer(_FastVisitor):
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names:
             evidence = self._evidence(node.value)
-            dataset = self._is_dataset(node.value)
+            dataset = self.mentions_dataset and self._is_dataset(node.value)
             for name in names:
                 self.evidence[-1][name] = evidence
                 if dataset:
@@ -777,6 +794,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
+    indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
     assigned: dict[str, int] = {}
     for statement in tree.body:
@@ -790,6 +808,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         for target in targets:
             if isinstance(target, ast.Name):
                 assigned[target.id] = assigned.get(target.id, 0) + 1
+    index.module_names = set(assigned)
     for name, count in assigned.items():
         if count > 1:
             index.rebound_module_names.setdefault(name, "assigned more than once")

@@ -17,7 +17,7 @@ import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.tensors import is_tensor_op
-from tfrewrite.analysis.walk import child_nodes, iter_small_statements
+from tfrewrite.analysis.walk import iter_small_statements, statement_children
 
 # Calls that build a Python container.
 CONTAINER_CONSTRUCTORS = frozenset(
@@ -207,29 +207,35 @@ def subscript_writes(root: cst.CSTNode) -> set[str]:
 def rebound_in_loops(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
     """Names `function`'s own body binds inside a loop or more than once,
     each time to a plain value (`is_plain_value`): a nested function that
-    reads one sees the value of its first trace."""
+    reads one sees the value of its first trace. Walks statements only."""
     objects: set[str] = set()
     counts: dict[str, int] = {}
     looped: set[str] = set()
     stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]
     while stack:
         node, in_loop = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                names: list[str] = []
+                if isinstance(small, cst.Assign):
+                    names = [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                    if not is_plain_value(small.value, resolver):
+                        objects.update(names)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(
+                    small.target, cst.Name
+                ):
+                    names = [small.target.value]
+                for name in names:
+                    counts[name] = counts.get(name, 0) + 1
+                    if in_loop:
+                        looped.add(name)
             continue
-        names: list[str] = []
-        if isinstance(node, cst.Assign):
-            names = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
-            if not is_plain_value(node.value, resolver):
-                objects.update(names)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and isinstance(node.target, cst.Name):
-            names = [node.target.value]
-        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
-            names = [node.target.value]
+        if node is not function.body and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
             looped.add(node.target.value)
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
-            if in_loop:
-                looped.add(name)
         loop = in_loop or isinstance(node, (cst.For, cst.While))
-        stack.extend((child, loop) for child in child_nodes(node))
+        stack.extend((child, loop) for child in statement_children(node))
     return (looped | {name for name, count in counts.items() if count > 1}) - objects

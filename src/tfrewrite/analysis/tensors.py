@@ -27,7 +27,7 @@ loss's float dtype before calling it.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -566,8 +566,8 @@ class TensorFacts:
         tensor_params: Iterable[str] = (),
         outer: TensorFacts | None = None,
         param_kinds: dict[str, TensorKind] | None = None,
-        likely_params: Iterable[str] = (),
-        attributes: AttributeFacts | None = None,
+        likely_params: Iterable[str] | Callable[[], Iterable[str]] = (),
+        attributes: AttributeFacts | Callable[[], AttributeFacts | None] | None = None,
         excluded: Iterable[str] = (),
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
@@ -577,14 +577,18 @@ class TensorFacts:
         only in the `likely` view. `outer` is the enclosing function's facts,
         or the module's for a top-level function (`module_facts`).
         `attributes` describes `self`. Names in `excluded` are never facts
-        (module names that the project rebinds)."""
+        (module names that the project rebinds). `likely_params` and
+        `attributes` may be given as functions, called on first use: most
+        questions never need them."""
         self.function = function
         self.resolver = resolver
         self.outer = outer
-        self.attributes = attributes
+        self._attributes = attributes
         self.excluded = frozenset(excluded)
         self.params = {p.name.value for p in _all_params(function.params)}
-        self._likely_params = frozenset(likely_params) - set(param_kinds or ()) - set(tensor_params)
+        self._likely_source = likely_params
+        self._likely_known: frozenset[str] | None = None
+        self._not_likely = set(param_kinds or ()) | set(tensor_params)
         self._likely_view: TensorFacts | None = None
         self._names: dict[str, TensorKind] = {}
         for name in tensor_params:
@@ -611,6 +615,21 @@ class TensorFacts:
         return self._kind(node, self._names)
 
     @property
+    def attributes(self) -> AttributeFacts | None:
+        """What `self` holds (computed on first use)."""
+        if callable(self._attributes):
+            self._attributes = self._attributes()
+        return self._attributes
+
+    @property
+    def _likely_params(self) -> frozenset[str]:
+        if self._likely_known is None:
+            source = self._likely_source
+            names = source() if callable(source) else source
+            self._likely_known = frozenset(names) - self._not_likely
+        return self._likely_known
+
+    @property
     def likely(self) -> TensorFacts:
         """The same function's facts with every *likely* tensor counted as a
         tensor: ask it the same questions (`kind`, `kind_at`, `is_tensor`) to
@@ -629,7 +648,7 @@ class TensorFacts:
                     (),
                     outer_view,
                     kinds,
-                    attributes=self.attributes,
+                    attributes=self._attributes,
                     excluded=self.excluded,
                 )
                 view._likely_view = view
@@ -1541,8 +1560,9 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
         if param.default is not None or is_python_parameter_name(name):
             continue
         if param.annotation is not None:
-            qualified = resolver.qualified_name(param.annotation.annotation)
-            if qualified not in TENSOR_ANNOTATIONS:
+            qualified = resolver.qualified_name(param.annotation.annotation) or ""
+            leaf = qualified.rsplit(".", 1)[-1]
+            if qualified not in TENSOR_ANNOTATIONS and not leaf.endswith("TensorLike"):
                 continue
         candidates.add(name)
     if not candidates:

@@ -219,15 +219,30 @@ class ModuleStateInTracedCode(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        """Only files that rebind a module-level name, or write attributes or
-        items somewhere (pass-1 facts)."""
+        """Only files where some state can change (pass-1 facts): a rebound
+        module name, items of a module name assigned, a traced method whose
+        class writes `self` attributes outside set-up methods, or a traced
+        function nested in an untraced one."""
         if not traced_qualnames:
             return False
-        if index.rebound_module_names:
+        if index.rebound_module_names or (index.item_writes & index.module_names):
             return True
-        return any(info.writes_state for info in index.functions.values()) or any(
-            "." in qualname for qualname in traced_qualnames
-        )
+        for qualname in traced_qualnames:
+            info = index.functions.get(qualname)
+            if info is None:
+                continue
+            parent = qualname.rpartition(".")[0]
+            if info.class_name is not None:
+                prefix = info.class_name + "."
+                if any(
+                    other.self_writes and not is_setup_method(other.qualname.rpartition(".")[2])
+                    for name, other in index.functions.items()
+                    if name.startswith(prefix)
+                ):
+                    return True
+            elif parent in index.functions and parent not in traced_qualnames:
+                return True
+        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         # Which module names are rebound is a pass-1 fact; only literal
