@@ -99,6 +99,8 @@ class ModuleIndex:
     calls_run_functions_eagerly: bool = False
     # Training-loop facts (TFR3xx rules test these before parsing a file).
     opens_gradient_tape: bool = False  # anywhere, module level included
+    # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.
+    accumulates_in_loop: bool = False
     called_names: set[str] = field(default_factory=set)  # every resolved callee
     tape_losses: list[TapeLoss] = field(default_factory=list)
     # Callee -> whether a loop calling it may feed a short final batch.
@@ -377,6 +379,8 @@ class _Indexer(_FastVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        if self.loop_stack and isinstance(node.op, ast.Add):
+            self.index.accumulates_in_loop = True
         self._record_target(node.target)
         if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
             # A Python counter (`step += 1`) stays a Python value.

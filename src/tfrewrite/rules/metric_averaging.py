@@ -327,8 +327,12 @@ class PerBatchMetricAverage(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """A file that averages (`np.mean`, `statistics.mean`, `sum(...)`) or
+        keeps a running sum in a loop (`total += acc`): most files do
+        neither, and are not parsed."""
         called = index.called_names
-        return bool(called & MEAN_FUNCTIONS) or "sum" in called or bool(index.loop_calls)
+        averages = bool(called & MEAN_FUNCTIONS) or "sum" in called
+        return averages or index.accumulates_in_loop
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):
