@@ -1135,7 +1135,7 @@ REFUSALS = {
             m = m * 0.5
         return m
         """,
-        "contains a tensor conditional that cannot be rewritten",
+        "a tensor `if` inside it cannot be rewritten: the true branch calls `print`",
     ),
     "conditional_expression_with_none": (
         """

@@ -45,6 +45,7 @@ class _Outcome:
     fix: CstFix | None = None
     reason: str | None = None  # refused: why
     waiting: bool = False  # convertible once the conditionals inside it are
+    inner: bool = False  # refused because a conditional inside it is
 
 
 def _fix(site: CondSite, edits: Sequence[NodeEdit]) -> CstFix:
@@ -378,17 +379,21 @@ class TensorIf(Rule):
         if id(node) in memo:
             return memo[id(node)]
         nested = conditional.nested_tensor_conditionals(node)
-        nested = [n for n in nested if n is not node]
-        # Inner conditionals first: a refused one blocks this one for good.
-        for inner in nested:
-            inner_outcome = self._outcome(conditional, inner, (*ancestors, node), memo)  # type: ignore[arg-type]
+        # Inner conditionals first: a refused one blocks this one for good. The
+        # reason names the innermost refusal once, however deep the nesting.
+        for inner, between in nested:
+            inner_outcome = self._outcome(
+                conditional,
+                inner,  # type: ignore[arg-type]
+                (*ancestors, node, *between),
+                memo,
+            )
             if inner_outcome.reason:
-                outcome = _Outcome(
-                    reason=(
-                        "it contains a tensor conditional that cannot be rewritten "
-                        f"({inner_outcome.reason})"
-                    )
-                )
+                reason = inner_outcome.reason
+                if not inner_outcome.inner:
+                    what = "conditional expression" if isinstance(inner, cst.IfExp) else "`if`"
+                    reason = f"a tensor {what} inside it cannot be rewritten: {reason}"
+                outcome = _Outcome(reason=reason, inner=True)
                 memo[id(node)] = outcome
                 return outcome
         if isinstance(node, cst.IfExp):

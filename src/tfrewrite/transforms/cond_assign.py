@@ -20,6 +20,7 @@ from tfrewrite.transforms.cond_codegen import (
     Branch,
     Refusal,
     assemble,
+    branch_value_code,
     cond_call,
     expression_code,
     function_branch,
@@ -228,7 +229,11 @@ def _assign_branch(
     place: Placement,
 ) -> Branch:
     commented = has_comment(suite) if suite is not None and not isinstance(suite, cst.If) else False
-    expressions = None if commented else _as_expressions(site.ctx, statements, outputs)
+    expressions = (
+        None
+        if commented
+        else _as_expressions(site.ctx, statements, outputs, site.tf, site.indent_of(place))
+    )
     if expressions is not None:
         return lambda_branch(expressions)
     if not statements and not outputs:
@@ -283,10 +288,12 @@ _OPERATOR_SYMBOLS = {
 
 
 def _as_expressions(
-    ctx: RuleContext, statements: list[Statement], outputs: list[str]
+    ctx: RuleContext, statements: list[Statement], outputs: list[str], tf: str, indent: int
 ) -> list[str] | None:
     """One expression per output when the branch is just `out = expr` /
-    `out op= expr` lines that do not depend on each other; else None."""
+    `out op= expr` lines that do not depend on each other; else None. A
+    single output may be a multi-line `tf.cond` (a nested conditional an
+    earlier round rewrote), laid out again for its depth."""
     if not outputs and statements:
         return None
     values: dict[str, str] = {}
@@ -300,7 +307,14 @@ def _as_expressions(
             and isinstance(small.targets[0].target, cst.Name)
         ):
             name = small.targets[0].target.value
-            expression = expression_code(ctx, small.value)
+            nested = len(outputs) == 1 and len(statements) == 1
+            expression = (
+                branch_value_code(ctx, small.value, tf, indent + 4)
+                if nested
+                else expression_code(ctx, small.value)
+            )
+            if expression is None:
+                return None
             used = reads(small.value)
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
@@ -310,7 +324,8 @@ def _as_expressions(
             return None
         if walrus_target(small) is not None:
             return None  # a lambda would bind the `:=` name locally
-        if name not in outputs or name in values or used & set(values) or "\n" in expression:
+        multi_line = "\n" in expression and not (len(outputs) == 1 and len(statements) == 1)
+        if name not in outputs or name in values or used & set(values) or multi_line:
             return None
         values[name] = expression
     return [values.get(name, name) for name in outputs]

@@ -20,8 +20,8 @@ from tfrewrite.transforms.cond_codegen import (
     Refusal,
     ReturnNormalizer,
     assemble,
+    branch_value_code,
     cond_call,
-    expression_code,
     function_branch,
     has_comment,
     lambda_branch,
@@ -165,8 +165,10 @@ def _return_branch(
     ):
         value = only.body[0].value
         assert value is not None
-        code = expression_code(site.ctx, value)
-        if "\n" not in code:  # a multi-line expression reads better in a function
+        # A multi-line expression reads better in a function, unless it is a
+        # `tf.cond` an earlier round wrote for a nested conditional.
+        code = branch_value_code(site.ctx, value, site.tf, site.indent_of(place) + 4)
+        if code is not None:
             return lambda_branch([code])
     params = site.params(side, statements, [], defined)
     name = site.function_name(side, [], place)
