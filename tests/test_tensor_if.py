@@ -216,8 +216,12 @@ FORMS = {
         err = tf.reduce_mean(y_pred - y_true)
         factor = tf.cond(
             err > 1.0,
-            lambda: 3.0,
-            lambda: tf.cond(err > 0.0, lambda: 2.0, lambda: 0.5),
+            lambda: tf.constant(3.0, dtype=err.dtype),
+            lambda: tf.cond(
+                err > 0.0,
+                lambda: tf.constant(2.0, dtype=err.dtype),
+                lambda: tf.constant(0.5, dtype=err.dtype),
+            ),
         )
         return err * factor
         """,
@@ -237,9 +241,13 @@ FORMS = {
         scale = 1.0
         def _scale_if_true():
             scale = 2.0
-            scale = tf.cond(err > 1.0, lambda: 3.0, lambda: scale)
+            scale = tf.cond(
+                err > 1.0,
+                lambda: tf.constant(3.0, dtype=err.dtype),
+                lambda: tf.cast(scale, err.dtype),
+            )
             return scale
-        scale = tf.cond(err > 0.0, _scale_if_true, lambda: scale)
+        scale = tf.cond(err > 0.0, _scale_if_true, lambda: tf.cast(scale, err.dtype))
         return err * scale
         """,
     ),
@@ -343,7 +351,11 @@ FORMS = {
         """,
         """
         err = tf.reduce_mean(y_pred - y_true)
-        penalty = tf.cond(err > 0.0, lambda: tf.square(err), lambda: 0.0)
+        penalty = tf.cond(
+            err > 0.0,
+            lambda: tf.square(err),
+            lambda: tf.constant(0.0, dtype=err.dtype),
+        )
         return err + penalty
         """,
     ),
@@ -356,7 +368,7 @@ FORMS = {
         """,
         """
         err = tf.reduce_mean(y_pred - y_true)
-        return tf.cond(err < 0.0, lambda: 0.0, lambda: err)
+        return tf.cond(err < 0.0, lambda: tf.constant(0.0, dtype=err.dtype), lambda: err)
         """,
     ),
     "tensorflow_side_effects_stay_in_the_branch": (
@@ -437,7 +449,11 @@ FORMS = {
         x = tf.cond(
             x > 0.0,
             lambda: tf.cond(x < 5.0, lambda: -x, lambda: x),
-            lambda: tf.cond(x < 5.0, lambda: -2.0 * x, lambda: 1.0),
+            lambda: tf.cond(
+                x < 5.0,
+                lambda: -2.0 * x,
+                lambda: tf.constant(1.0, dtype=x.dtype),
+            ),
         )
         return x
         """,
@@ -695,30 +711,6 @@ FORMS = {
             return out, m
         out, m = tf.cond(err > 0.0, lambda: _true_fn(m), lambda: (out, m))
         return out + m
-        """,
-    ),
-    "augmented_python_float_stays_a_float": (
-        """
-        err = tf.reduce_mean(y_pred - y_true)
-        total = err
-        scale = 1.0
-        if err > 0.0:
-            total += err * 2.0
-            scale *= 3.0
-        else:
-            total -= 1.0
-        return total * scale
-        """,
-        """
-        err = tf.reduce_mean(y_pred - y_true)
-        total = err
-        scale = 1.0
-        total, scale = tf.cond(
-            err > 0.0,
-            lambda: (total + err * 2.0, scale * 3.0),
-            lambda: (total - 1.0, scale),
-        )
-        return total * scale
         """,
     ),
 }
@@ -1116,15 +1108,16 @@ REFUSALS = {
         """,
         "'z' is a boolean tensor in the true branch but a floating tensor",
     ),
-    "python_int_before_the_if": (
+    "python_int_before_the_if_meeting_a_tensor_of_unknown_dtype": (
         """
         m = tf.reduce_mean(y_pred)
         penalty = 0
         if m > 1.0:
-            penalty = m * 2.0
-        return m + penalty
+            penalty = tf.cast(m > 2.0, tf.float32) * 2.0
+        return penalty
         """,
-        "'penalty' is a Python int before the `if`",
+        "'penalty' is a Python number before the `if` but a floating-point tensor in the true "
+        "branch, and no tensor defined before the `if` is known to have its dtype",
     ),
     "nested_refusal_blocks_the_outer_if": (
         """
@@ -1192,7 +1185,7 @@ REFUSALS = {
         parts = tf.unstack(y_pred) if tf.size(y_pred) > 0 else []
         return parts
         """,
-        "the value is a Python container in the false branch",
+        "'parts' is a Python container in the false branch",
     ),
     "too_much_code_to_copy": (
         """
@@ -1261,8 +1254,8 @@ REFUSALS = {
             total += err
         return total
         """,
-        "'total' is a Python int before the `if` but a floating-point tensor in the other "
-        "branch: write the number as a float",
+        "'total' is a Python number before the `if` but a floating-point tensor in the true "
+        "branch, and no tensor defined before the `if` is known to have its dtype",
     ),
     "chained_comparison_whose_last_operand_can_fail": (
         """
@@ -1454,7 +1447,11 @@ def test_conditional_expression_in_a_lambda_on_an_outer_tensor_is_rewritten():
         return m * pick()
         """
     )
-    assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in fixed(source)
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes the values it meets are float32" in finding.message
+    result = fix_source(source, select=["TFR101"], unsafe_fixes=True)
+    assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in result
 
 
 @pytest.mark.parametrize(
@@ -1488,3 +1485,93 @@ def test_zero_argument_super_in_a_branch_is_refused(branch):
     assert fix_source(source, select=["TFR101"]) == source
     explicit = source.replace("super()", "super(Sub, self)")
     assert "tf.cond(" in fixed(explicit)
+
+
+def test_python_numbers_whose_later_uses_meet_no_known_tensor_make_the_fix_unsafe():
+    """`total * scale` with `total` rebound in the branches: which dtype
+    `scale` must have is not known (float64 values would not match float32)."""
+    source = loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        scale = 1.0
+        if err > 0.0:
+            total += err * 2.0
+            scale *= 3.0
+        else:
+            total -= 1.0
+        return total * scale
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "'scale' is a Python number in both branches" in finding.message
+    assert fix_source(source, select=["TFR101"]) == source
+
+
+def test_python_numbers_take_the_dtype_of_the_tensor_they_meet():
+    source = loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        factor = 1
+        if err > 1.0:
+            factor = 10
+        return err * factor
+        """
+    )
+    assert fixed(source) == loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        factor = 1
+        factor = tf.cond(
+            err > 1.0,
+            lambda: tf.constant(10.0, dtype=err.dtype),
+            lambda: tf.cast(factor, err.dtype),
+        )
+        return err * factor
+        """
+    )
+
+
+def test_a_python_float_passed_through_takes_the_dtype_of_the_other_branch():
+    source = loss_source(
+        """
+        mse = tf.reduce_mean(tf.square(y_true - y_pred))
+        loss = 0.0
+        if mse > 1.0:
+            loss = mse
+        return loss
+        """
+    )
+    assert "loss = tf.cond(mse > 1.0, lambda: mse, lambda: tf.cast(loss, mse.dtype))" in fixed(
+        source
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        rounds = 3 if err > 1.0 else 1
+        for _ in range(rounds):
+            err = err * 0.5
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        rounds = 1
+        if err > 1.0:
+            rounds = 3
+        for _ in range(rounds):
+            err = err * 0.5
+        return err
+        """,
+    ],
+)
+def test_a_result_that_feeds_range_is_refused(body):
+    [finding] = check_source(loss_source(body), select=["TFR101"])
+    assert finding.fix is None
+    assert "'rounds' is passed to `range(...)` after the `if`, which needs a Python value" in (
+        finding.message
+    )

@@ -78,9 +78,7 @@ def test_nested_conditionals_fix_to_a_fixed_point(source: str) -> None:
     once = fix_source(source, select=["TFR101"])
     cst.parse_module(once)
     assert fix_source(once, select=["TFR101"]) == once
-    for finding in check_source(source, select=["TFR101"]) + check_source(
-        once, select=["TFR101"]
-    ):
+    for finding in check_source(source, select=["TFR101"]) + check_source(once, select=["TFR101"]):
         assert not any(name in finding.message for name in GENERATED_NAMES), finding.message
         assert finding.message.count("cannot be rewritten") <= 2, finding.message
         assert len(finding.message) < 400, finding.message

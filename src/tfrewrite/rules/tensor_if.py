@@ -25,9 +25,15 @@ from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.transforms.cond_assign import rewrite_assigning
-from tfrewrite.transforms.cond_codegen import Refusal, lambda_body, walrus_target
-from tfrewrite.transforms.cond_dtypes import as_float_literal, reconcile, value_kind
+from tfrewrite.transforms.cond_assign import met_tensor, rewrite_assigning
+from tfrewrite.transforms.cond_codegen import (
+    Branch,
+    Refusal,
+    cond_call,
+    lambda_body,
+    walrus_target,
+)
+from tfrewrite.transforms.cond_dtypes import match_dtypes, value_kind
 from tfrewrite.transforms.cond_effects import branch_problem
 from tfrewrite.transforms.cond_flow import assigned_names, contains_return, placement, reads
 from tfrewrite.transforms.cond_returns import rewrite_returning
@@ -44,15 +50,20 @@ class _Outcome:
 
     fix: CstFix | None = None
     reason: str | None = None  # refused: why
+    unsafe: tuple[str, ...] = ()  # fixed, but the fix rests on these assumptions
     waiting: bool = False  # convertible once the conditionals inside it are
     inner: bool = False  # refused because a conditional inside it is
 
 
 def _fix(site: CondSite, edits: Sequence[NodeEdit]) -> CstFix:
-    return CstFix(FIX_MESSAGE, tuple(edits), site.imports, Applicability.SAFE)
+    """The fix, unsafe when the rewrite rests on something not proven."""
+    applicability = Applicability.UNSAFE if site.unsafe else Applicability.SAFE
+    return CstFix(FIX_MESSAGE, tuple(edits), site.imports, applicability)
 
 
-def _ifexp(site: CondSite, node: cst.IfExp, nested: bool) -> _Outcome:
+def _ifexp(
+    site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode], nested: bool
+) -> _Outcome:
     """`A if c else B` -> `tf.cond(c, lambda: A, lambda: B)`."""
     condition = site.translator.translate(node.test, node)
     if condition.reason:
@@ -74,22 +85,56 @@ def _ifexp(site: CondSite, node: cst.IfExp, nested: bool) -> _Outcome:
         ) or site.branch_scope_problem(side, statements)
         if problem:
             return _Outcome(reason=problem)
+    site.unsafe = []
     body, orelse = node.body, node.orelse
-    reconciled = reconcile(
-        "the value", value_kind(body, site.facts), value_kind(orelse, site.facts)
-    )
-    if reconciled.reason:
-        return _Outcome(reason=reconciled.reason)
-    if reconciled.convert[0]:
-        body = as_float_literal(body)
-    if reconciled.convert[1]:
-        orelse = as_float_literal(orelse)
-    code = (
-        f"{site.tf}.cond({condition.code}, lambda: {lambda_body(site.ctx, body)}, "
-        f"lambda: {lambda_body(site.ctx, orelse)})"
-    )
+    kinds = (value_kind(body, site.facts), value_kind(orelse, site.facts))
+    try:
+        target, meets = _assigned_to(site, node, ancestors)
+        matched = match_dtypes(
+            f"'{target}'" if target else "the value",
+            (body, orelse),
+            kinds,
+            site.facts,
+            set(),
+            site.tf,
+            meets=meets,
+        )
+    except (ValueError, Refusal) as error:
+        return _Outcome(reason=str(error))
+    site.note_unsafe(matched.unsafe)
+    body = matched.replace.get(id(body), body)
+    orelse = matched.replace.get(id(orelse), orelse)
+    true, false = (Branch(f"lambda: {lambda_body(site.ctx, v)}") for v in (body, orelse))
+    if target is not None:  # `name = A if c else B`: laid out like a statement
+        indent = site.indent_of(placement(site.scope.node, ancestors[:-2], ancestors[-2]))
+        code = cond_call(site.tf, condition.code, true, false, f"{target} = ", indent)
+        code = code.removeprefix(f"{target} = ")
+    else:
+        code = f"{site.tf}.cond({condition.code}, {true.callable_code}, {false.callable_code})"
     replacement = cst.parse_expression(code)
-    return _Outcome(_fix(site, [NodeEdit(node, replacement)]))
+    return _Outcome(_fix(site, [NodeEdit(node, replacement)]), unsafe=tuple(site.unsafe))
+
+
+def _assigned_to(
+    site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode]
+) -> tuple[str | None, str | None]:
+    """For `name = A if c else B`: the name, and the floating-point tensor
+    every later use of it meets (see `met_tensor`); raises `Refusal` when a
+    later use needs a Python value."""
+    if len(ancestors) < 2:
+        return None, None
+    assign, line = ancestors[-1], ancestors[-2]
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is node
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(line, cst.SimpleStatementLine)
+    ):
+        return None, None
+    name = assign.targets[0].target.value
+    place = placement(site.scope.node, ancestors[:-2], line)
+    return name, met_tensor(site, name, place, set())
 
 
 def _if_statement(
@@ -103,6 +148,7 @@ def _if_statement(
         return _Outcome(waiting=True)
     place = placement(site.scope.node, ancestors, node)
     site.current = node
+    site.unsafe = []
     try:
         declared = site.declarations & assigned_names(node)
         if declared:
@@ -116,7 +162,7 @@ def _if_statement(
             edits = rewrite_assigning(site, node, place, condition.code)
     except Refusal as refusal:
         return _Outcome(reason=str(refusal))
-    return _Outcome(_fix(site, edits))
+    return _Outcome(_fix(site, edits), unsafe=tuple(site.unsafe))
 
 
 class TensorIf(Rule):
@@ -161,8 +207,17 @@ class TensorIf(Rule):
       defined right before the `tf.cond`, keeping their statements, TensorFlow
       side effects (`tf.print`, variable updates) and comments. A name a block
       reads before assigning becomes a parameter of its function.
-    - A Python `0` facing a floating-point tensor in the other branch is written
-      `0.0`, since `tf.cond` needs one dtype for both branches.
+    - `tf.cond` needs one dtype for both branches and turns a Python number
+      into an int32 or float32 tensor, where Python lets the number take the
+      dtype of what it meets. So a Python number facing a floating-point tensor
+      takes that tensor's dtype (`tf.constant(0.0, dtype=err.dtype)`, or
+      `tf.cast(loss, mse.dtype)` for a number passed through), and numbers in
+      both branches take the dtype of the tensor every later use meets
+      (`factor` in `err * factor`). Where that dtype is not known the fix is
+      unsafe, and says so: float16 or float64 values would not match.
+    - Rank and shape tests (`x.shape.rank`, `len(x.shape)`, static dimensions)
+      stay Python `if`s: a `tf.cond` builds both branches, and a branch valid
+      only for some ranks (`tf.squeeze(x, -1)`) would fail to build.
 
     Only conditions the tensor analysis proves to be tensors are rewritten.
     Static shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
@@ -196,6 +251,8 @@ class TensorIf(Rule):
       Python container, a boolean tensor facing a floating-point one; a
       function, class or module defined in a branch and used after it.
     - Both branches empty (delete the `if` instead).
+    - A result used where Python needs a number (`range(rounds)`, `int(n)`):
+      as a tensor it would need AutoGraph there.
     - More than a few statements after an early-return `if` that would have to
       be copied into both of its branches.
     """
@@ -272,11 +329,11 @@ class TensorIf(Rule):
                 penalty = tf.cond(
                     tf.logical_and(err > 0.0, err < 1.0),
                     lambda: err * 2.0,
-                    lambda: 0.0,
+                    lambda: tf.constant(0.0, dtype=err.dtype),
                 )
                 return err + penalty
             """,
-            note="`and` on tensors; the Python 0 becomes 0.0 to match the float branch",
+            note="`and` on tensors; the Python 0 takes the dtype of the other branch",
         ),
         Invalid(
             """
@@ -294,10 +351,14 @@ class TensorIf(Rule):
             @tf.function
             def loss(y_true, y_pred):
                 m = tf.reduce_mean(y_pred)
-                scale = tf.cond(m > 0.5, lambda: 2.0, lambda: 1.0)
+                scale = tf.cond(
+                    m > 0.5,
+                    lambda: tf.constant(2.0, dtype=m.dtype),
+                    lambda: tf.constant(1.0, dtype=m.dtype),
+                )
                 return m * scale
             """,
-            note="a conditional expression",
+            note="a conditional expression; its numbers take the dtype of the tensor they meet",
         ),
         Invalid(
             """
@@ -397,7 +458,7 @@ class TensorIf(Rule):
                 memo[id(node)] = outcome
                 return outcome
         if isinstance(node, cst.IfExp):
-            outcome = _ifexp(conditional, node, bool(nested))
+            outcome = _ifexp(conditional, node, ancestors, bool(nested))
         else:
             outcome = _if_statement(conditional, node, ancestors, bool(nested))
         memo[id(node)] = outcome
@@ -435,6 +496,8 @@ def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
         )
     if outcome.waiting:
         return Violation(node, f"{message} (after the tensor conditionals inside it)")
+    if outcome.unsafe:
+        message = f"{message} (unsafe fix: {'; '.join(outcome.unsafe)})"
     return Violation(node, message, outcome.fix)
 
 

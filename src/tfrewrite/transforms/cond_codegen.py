@@ -111,21 +111,22 @@ def cond_call(
 def branch_value_code(
     ctx: RuleContext, node: cst.BaseExpression, tf: str, indent: int
 ) -> str | None:
-    """A branch value as lambda-body text: its source when on one line; a
+    """A branch value as lambda-body text (`indent`: the column its `lambda:`
+    starts at):
+    its source when on one line; a
     `tf.cond` (one an earlier round wrote for a nested conditional) laid out
     again for its new depth; None for other multi-line values, which read
     better as a function."""
     code = expression_code(ctx, node)
-    if "\n" not in code:
-        return code
-    if not _is_cond_call(ctx, node):
-        return None
+    fits = "\n" not in code and len("lambda: ") + len(code) + indent <= MAX_LINE
+    if fits or not _is_cond_call(ctx, node):
+        return code if "\n" not in code else None
     assert isinstance(node, cst.Call)
     parts: list[str] = []
     for position, arg in enumerate(node.args):
         value = arg.value
         if position > 0 and isinstance(value, cst.Lambda) and not _has_params(value):
-            body = branch_value_code(ctx, value.body, tf, indent + 12)
+            body = branch_value_code(ctx, value.body, tf, indent + 4)
             if body is None:
                 return None
             parts.append(f"lambda: {body}")
@@ -135,7 +136,7 @@ def branch_value_code(
             return None
         parts.append(text)
     condition, true, false = parts
-    return cond_call(tf, condition, Branch(true), Branch(false), "", indent)
+    return cond_call(tf, condition, Branch(true), Branch(false), "", indent + len("lambda: "))
 
 
 def _is_cond_call(ctx: RuleContext, node: cst.BaseExpression) -> bool:

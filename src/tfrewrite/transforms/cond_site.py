@@ -57,6 +57,13 @@ class CondSite:
         self.imports = imports
         self.translator = ConditionTranslator(facts, tf, rule_ctx.code)
         self.current: cst.If | None = None
+        # Why the rewrite being built cannot be a safe fix (reset per conditional).
+        self.unsafe: list[str] = []
+
+    def note_unsafe(self, reason: str | None) -> None:
+        """Record why the rewrite being built is not proven (None: nothing)."""
+        if reason is not None and reason not in self.unsafe:
+            self.unsafe.append(reason)
 
     @cached_property
     def declarations(self) -> set[str]:
