@@ -14,14 +14,33 @@ import libcst as cst
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.project import TracedFunction
-from tfrewrite.analysis.tensors import LOSS_PARAMETER_NAMES, TensorFacts, positional_param_names
+from tfrewrite.analysis.tensors import (
+    FLOATING,
+    LOSS_PARAMETER_NAMES,
+    SCALAR,
+    TENSOR,
+    AttributeFacts,
+    TensorFacts,
+    TensorKind,
+    attribute_facts,
+    likely_tensor_params,
+    module_facts,
+    positional_param_names,
+)
 from tfrewrite.analysis.walk import statement_children
 from tfrewrite.rules.base import ImportRequest
 
 
 @dataclass(eq=False)
 class FunctionScope:
-    """A function definition with the facts rules ask about it."""
+    """A function definition with the facts rules ask about it.
+
+    `traced` is set when the function runs traced now. `pending` is set
+    instead when it will run traced once a pending fix decorates it (an
+    undecorated train step driven from a Python loop, and what it calls):
+    rules that check traced code check it too (`runs_traced`), so its
+    blockers are findings in the same run; rules about decorators look at
+    `traced` only."""
 
     node: cst.FunctionDef
     qualname: str
@@ -29,10 +48,16 @@ class FunctionScope:
     parent: FunctionScope | None
     traced: TracedFunction | None
     children: list[FunctionScope] = field(default_factory=list)
+    pending: TracedFunction | None = None
 
     @property
     def is_method(self) -> bool:
         return self.class_name is not None
+
+    @property
+    def runs_traced(self) -> TracedFunction | None:
+        """How the function runs traced, now or once a pending fix lands."""
+        return self.traced or self.pending
 
 
 class RuleContext:
@@ -51,7 +76,10 @@ class RuleContext:
         self.traced = traced
         self.names = NameResolver(index.imports)
         self._functions: list[FunctionScope] | None = None
+        self._classes: dict[str, cst.ClassDef] = {}
         self._tensor_facts: dict[int, TensorFacts] = {}
+        self._module_facts: TensorFacts | None = None
+        self._attribute_facts: dict[str, AttributeFacts] = {}
 
     # -- functions ------------------------------------------------------------------
     @property
@@ -76,12 +104,15 @@ class RuleContext:
                 in_class = (
                     class_name is not None and scope and scope[-1] == class_name.split(".")[-1]
                 )
+                traced = self.traced.get(qualname)
+                pending = traced if traced is not None and traced.pending else None
                 function = FunctionScope(
                     child,
                     qualname,
                     class_name if in_class else None,
                     parent,
-                    self.traced.get(qualname),
+                    None if pending is not None else traced,
+                    pending=pending,
                 )
                 self._functions.append(function)  # type: ignore[union-attr]
                 if parent is not None:
@@ -89,18 +120,20 @@ class RuleContext:
                 self._scan(child, [*scope, child.name.value], class_name, function)
             elif isinstance(child, cst.ClassDef):
                 qualname = ".".join([*scope, child.name.value])
+                self._classes[qualname] = child
                 self._scan(child, [*scope, child.name.value], qualname, parent)
             else:
                 self._scan(child, scope, class_name, parent)
 
     def traced_functions(self) -> Iterator[FunctionScope]:
-        """Traced functions that are not nested in another traced function:
-        a rule walking these bodies sees all traced code exactly once."""
+        """Functions that run traced (now, or once a pending fix decorates
+        them) and are not nested in another such function: a rule walking
+        these bodies sees all traced code exactly once."""
         for function in self.functions:
-            if function.traced is None:
+            if function.runs_traced is None:
                 continue
             outer = function.parent
-            while outer is not None and outer.traced is None:
+            while outer is not None and outer.runs_traced is None:
                 outer = outer.parent
             if outer is None:
                 yield function
@@ -125,25 +158,98 @@ class RuleContext:
     # -- tensors ---------------------------------------------------------------------
     def tensors(self, function: FunctionScope) -> TensorFacts:
         """Tensor facts for a function's local names (nested functions see the
-        tensors of the functions around them)."""
+        tensors of the functions around them, top-level ones the module's)."""
         key = id(function.node)
         if key not in self._tensor_facts:
-            outer = self.tensors(function.parent) if function.parent is not None else None
+            if function.parent is not None:
+                outer = self.tensors(function.parent)
+            else:
+                outer = self.module_tensors()
+            kinds = self._parameter_kinds(function)
             self._tensor_facts[key] = TensorFacts(
-                function.node, self.names, self._tensor_params(function), outer
+                function.node,
+                self.names,
+                (),
+                outer,
+                kinds,
+                likely_params=lambda: self._likely_params(function, kinds),
+                attributes=lambda: self._attributes_of(function),
             )
         return self._tensor_facts[key]
 
-    def _tensor_params(self, function: FunctionScope) -> set[str]:
-        if function.traced is None:
-            return set()
+    def module_tensors(self) -> TensorFacts:
+        """Facts for module-level names (bound once, not rebound anywhere in
+        the project): tensors, variables, datasets and Python numbers."""
+        if self._module_facts is None:
+            self._module_facts = module_facts(
+                self.module, self.names, self.index.rebound_module_names
+            )
+        return self._module_facts
+
+    def class_of(self, function: FunctionScope) -> tuple[str, cst.ClassDef] | None:
+        """The class whose `self` a method (or a function nested in one) sees."""
+        current: FunctionScope | None = function
+        while current is not None and current.class_name is None:
+            current = current.parent
+        if current is None or current.class_name is None:
+            return None
+        node = self._classes.get(current.class_name)
+        return (current.class_name, node) if node is not None else None
+
+    def _attributes_of(self, function: FunctionScope) -> AttributeFacts | None:
+        """What `self` holds, for a method and the functions nested in it."""
+        current: FunctionScope | None = function
+        while current is not None and current.class_name is None:
+            current = current.parent
+        if current is None or current.class_name is None:
+            return None
+        name = current.class_name
+        if name not in self._attribute_facts:
+            node = self._classes.get(name)
+            if node is None:
+                return None
+            self._attribute_facts[name] = attribute_facts(node, self.names)
+        return self._attribute_facts[name]
+
+    def _parameter_kinds(self, function: FunctionScope) -> dict[str, TensorKind]:
+        """Proven parameter kinds of a function that runs traced: a loss's
+        arguments (Keras hands `y_true`/`y_pred` over as floating-point
+        tensors), what the tracer passes (`Dataset.map`, `input_signature`,
+        Keras contracts) and what every call site passes."""
+        traced = function.runs_traced
+        if traced is None:
+            return {}
         params = positional_param_names(function.node)
         if params and params[0] in ("self", "cls") and function.class_name:
             params = params[1:]
-        known = {p for p in params if p in LOSS_PARAMETER_NAMES}
-        if function.traced.is_loss:
-            known.update(params[:2])
-        return known
+        kinds: dict[str, TensorKind] = {}
+        for name in params:
+            if name in LOSS_PARAMETER_NAMES:
+                kinds[name] = FLOATING
+        if traced.is_loss:
+            for name in params[:2]:
+                kinds[name] = FLOATING
+        elif traced.loss_signature:
+            for name in params[:2]:
+                kinds.setdefault(name, TENSOR)
+        for name in traced.tensor_params:
+            kinds.setdefault(name, SCALAR if name in traced.scalar_params else TENSOR)
+        return kinds
+
+    def _likely_params(self, function: FunctionScope, kinds: dict[str, TensorKind]) -> set[str]:
+        """Likely-tensor parameters of a function that runs traced: any
+        parameter with no evidence of a Python value (`likely_tensor_params`)
+        or one some call site passes a tensor; never one some call site
+        passes a Python value, nor a proven one."""
+        traced = function.runs_traced
+        if traced is None:
+            return set()
+        likely = likely_tensor_params(function.node, self.names) | set(traced.likely_params)
+        return likely - set(traced.python_params) - set(kinds)
+
+    def _tensor_params(self, function: FunctionScope) -> set[str]:
+        """Proven tensor parameters (kept for callers of the old API)."""
+        return set(self._parameter_kinds(function))
 
     # -- writing code ----------------------------------------------------------------
     def tensorflow(self) -> tuple[str, tuple[ImportRequest, ...]]:

@@ -219,7 +219,16 @@ def _reindex(
         **previous.loss_decorator_options,
         **index.loss_decorator_options,
     }
-    carried = {k: v for k, v in traced.items() if k in index.functions}
+    index.rebound_module_names = {
+        **previous.rebound_module_names,
+        **index.rebound_module_names,
+    }
+    # A step traced only once a fix decorated it is traced for real now.
+    carried = {
+        k: v
+        for k, v in traced.items()
+        if k in index.functions and not (v.pending and k in local and not local[k].pending)
+    }
     return index, {**local, **carried}
 
 

@@ -67,6 +67,7 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
         return module, []
     transformer = _ReplaceNodes(edits)
     new_module = module.visit(transformer)
+
     # A fix applies only when all of its edits did.
     # A fix counts only through the edits it claimed: another fix may have
     # replaced the same node (and so made this one wait for the next round).

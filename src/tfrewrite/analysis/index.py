@@ -10,9 +10,12 @@ is `tensorflow.function` whatever alias the file uses.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tfrewrite.analysis.tensors import is_tensor_op
 
 # Keyword arguments of `Model.compile` whose values run traced inside `fit`.
 COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
@@ -35,6 +38,7 @@ class FunctionInfo:
     branches: bool = False  # an `if` statement or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
+    self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
 
 
 @dataclass
@@ -53,6 +57,25 @@ class TracedSite:
     reason: str
     lineno: int
     keywords: dict[str, str] = field(default_factory=dict)  # `tf.function(f, jit_compile=True)`
+    # What the tracer passes to the function's positional parameters: "tensor"
+    # (`Dataset.map`, `tf.map_fn`: every one is a tensor), "first" (a Keras
+    # `Lambda` layer: its inputs), "likely" (`strategy.run(f, args=...)`), "".
+    arguments: str = ""
+
+
+@dataclass
+class CallSite:
+    """A call of a plain or `self.` function, with what each argument is:
+    per positional argument and per keyword one of `t` (a tensor), `s` (a
+    scalar tensor), `p` (a Python value: a literal, a display, a Python loop
+    counter) or `?` (unknown). Traced functions learn from these how they are
+    called."""
+
+    callee: str
+    args: str
+    keywords: tuple[tuple[str, str], ...]
+    lineno: int
+    via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
 
 
 @dataclass
@@ -86,6 +109,14 @@ class ModuleIndex:
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Calls of project-looking functions with the evidence of their arguments.
+    call_sites: list[CallSite] = field(default_factory=list)
+    # `module.NAME = ...` written through an import: rebinds another module's name.
+    foreign_writes: set[str] = field(default_factory=set)
+    # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
+    # names bound at module level: together, module containers changed in place.
+    item_writes: set[str] = field(default_factory=set)
+    module_names: set[str] = field(default_factory=set)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.
@@ -207,8 +238,15 @@ class _Indexer(_FastVisitor):
         self.function_stack: list[FunctionInfo] = []
         self.module_level_names: set[str] = set()
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
+        self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.batched_names: list[set[str]] = [set()]  # per scope: names bound to `.batch(n)`
+        # Module-level names bound to `tf.function` (or a configured one):
+        # `f = tf.function` then `@f`, `fn = partial(tf.function, jit_compile=True)`.
+        self.tf_function_aliases: dict[str, dict[str, str]] = {}
+        # Per scope: what a local name holds, as call-site evidence (`t`, `s`, `p`).
+        self.evidence: list[dict[str, str]] = [{}]
+        self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -265,6 +303,11 @@ class _Indexer(_FastVisitor):
         decorators: list[str] = []
         decorator_keywords: dict[str, dict[str, str]] = {}
         for dec in node.decorator_list:
+            alias = self._tf_function_alias(dec)
+            if alias is not None:
+                decorators.append("tensorflow.function")
+                decorator_keywords["tensorflow.function"] = alias
+                continue
             target = dec.func if isinstance(dec, ast.Call) else dec
             name = self.resolve(target)
             if name:
@@ -294,8 +337,12 @@ class _Indexer(_FastVisitor):
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         self.batched_names.append(set())
+        self.evidence.append({})
+        self.dataset_names.append(set())
         for stmt in node.body:
             self.visit(stmt)
+        self.dataset_names.pop()
+        self.evidence.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.function_stack.pop()
@@ -319,14 +366,163 @@ class _Indexer(_FastVisitor):
         self._mark("branches")
         self.generic_visit(node)
 
+    def _record_target(self, target: ast.AST) -> None:
+        """Attribute and item writes the TFR2xx rules test before parsing."""
+        if isinstance(target, ast.Attribute):
+            if self.function_stack and isinstance(target.value, ast.Name):
+                if target.value.id == "self":
+                    self.function_stack[-1].self_writes.add(target.attr)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.index.item_writes.add(target.value.id)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        self._record_target(node.target)
+        if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
+            # A Python counter (`step += 1`) stays a Python value.
+            known = self.evidence[-1].get(node.target.id, "?")
+            self.evidence[-1][node.target.id] = "p" if known == "p" else "?"
         self.generic_visit(node)
+
+    # -- tf.function aliases ---------------------------------------------------
+    def _tf_function_alias(self, dec: ast.AST) -> dict[str, str] | None:
+        """The `tf.function` options when `dec` is a spelling of `tf.function`
+        that is not `tf.function` itself: a module alias (`@f` after `f =
+        tf.function`), or `@partial(tf.function, jit_compile=True)`."""
+        if isinstance(dec, ast.Name) and dec.id in self.tf_function_aliases:
+            return dict(self.tf_function_aliases[dec.id])
+        return self._partial_tf_function(dec)
+
+    def _partial_tf_function(self, node: ast.AST) -> dict[str, str] | None:
+        if not (isinstance(node, ast.Call) and node.args):
+            return None
+        if (self.resolve(node.func) or "") not in ("functools.partial", "partial"):
+            return None
+        if not _is_tf_function(self.resolve(node.args[0]) or ""):
+            return None
+        return {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
+
+    def record_tf_function_alias(self, node: ast.Assign) -> None:
+        """`f = tf.function`, `f = tf.function(jit_compile=True)`,
+        `f = partial(tf.function, ...)` at module level."""
+        value = node.value
+        options: dict[str, str] | None = None
+        if _is_tf_function(self.resolve(value) or ""):
+            options = {}
+        elif (
+            isinstance(value, ast.Call)
+            and not value.args
+            and _is_tf_function(self.resolve(value.func) or "")
+        ):
+            options = {kw.arg: ast.unparse(kw.value) for kw in value.keywords if kw.arg}
+        else:
+            options = self._partial_tf_function(value)
+        if options is None:
+            return
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                self.tf_function_aliases[target.id] = options
+
+    # -- call-site evidence ----------------------------------------------------
+    def _evidence(self, node: ast.AST) -> str:
+        """What an argument is: `s` a scalar tensor, `t` a tensor, `p` a
+        Python value, `?` unknown."""
+        if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            return "p"
+        if isinstance(node, (ast.JoinedStr, ast.Lambda, ast.ListComp, ast.DictComp)):
+            return "p"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+            return "p"
+        if isinstance(node, ast.Name):
+            return self.evidence[-1].get(node.id, "?")
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
+            return "p"
+        if isinstance(node, ast.Call):
+            name = self.resolve(node.func) or ""
+            if name in _PYTHON_VALUE_CALLS:
+                return "p"
+            if name in ("tensorflow.constant", "tensorflow.convert_to_tensor") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.UnaryOp):
+                    first = first.operand
+                scalar = isinstance(first, ast.Constant) and isinstance(
+                    first.value, (int, float, bool)
+                )
+                return "s" if scalar else "t"
+            if is_tensor_op(name):
+                return "t"
+        return "?"
+
+    def _record_call_site(self, node: ast.Call, callee: str) -> None:
+        func = node.func
+        via_attribute = False
+        if isinstance(func, ast.Name):
+            if func.id in _BUILTINS and func.id not in self.module_level_names:
+                return
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            head = func.value.id
+            if head == "self":
+                via_attribute = True
+            elif head not in self.index.imports:
+                return
+        else:
+            return
+        if callee.split(".", 1)[0] in _EXTERNAL_ROOTS:
+            return
+        args = "".join(
+            "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
+        )
+        keywords = tuple((kw.arg, self._evidence(kw.value)) for kw in node.keywords if kw.arg)
+        self.index.call_sites.append(CallSite(callee, args, keywords, node.lineno, via_attribute))
+
+    def _is_dataset(self, node: ast.AST) -> bool:
+        """A `tf.data.Dataset` expression, as far as pass 1 can tell: built by
+        `tf.data`, transformed by a dataset-only method, or a name bound so."""
+        while True:
+            if isinstance(node, ast.Call):
+                name = self.resolve(node.func) or ""
+                if name.startswith(("tensorflow.data.", "tensorflow_datasets.")):
+                    return True
+                if not isinstance(node.func, ast.Attribute):
+                    return False
+                if node.func.attr in _DATASET_ONLY_METHODS:
+                    return True
+                node = node.func.value
+            elif isinstance(node, ast.Name):
+                return node.id in self.dataset_names[-1] or node.id in self.dataset_names[0]
+            else:
+                return False
+
+    def _record_traced_argument(self, node: ast.Call, callee: str | None) -> None:
+        """Functions handed to something that traces them: `Dataset.map`/
+        `filter`, `tf.map_fn` and friends, a Keras `Lambda` layer,
+        `strategy.run`."""
+        target: ast.AST | None = None
+        reason = ""
+        arguments = ""
+        if callee in _TRACING_HIGHER_ORDER and node.args:
+            target, reason, arguments = node.args[0], f"given to `{callee}`", "tensor"
+        elif callee in _KERAS_LAMBDA and node.args:
+            target, reason, arguments = node.args[0], "given to a Keras `Lambda` layer", "first"
+        elif isinstance(node.func, ast.Attribute) and node.args:
+            attr = node.func.attr
+            if attr in ("map", "filter") and len(node.args) == 1:
+                if self._is_dataset(node.func.value):
+                    target, reason, arguments = node.args[0], f"given to `Dataset.{attr}`", "tensor"
+            elif attr == "run" and "strategy" in (dotted(node.func.value) or "").lower():
+                target, reason, arguments = node.args[0], "run by `strategy.run`", "likely"
+        if target is None:
+            return
+        name = self.resolve(target)
+        if name:
+            self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
 
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
-        where = f"rebound in `{self.function_stack[-1].qualname}`" if self.function_stack else (
-            "declared global"
+        where = (
+            f"rebound in `{self.function_stack[-1].qualname}`"
+            if self.function_stack
+            else ("declared global")
         )
         for name in node.names:
             self.index.rebound_module_names.setdefault(name, where)
@@ -337,6 +533,23 @@ class _Indexer(_FastVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             self._mark("writes_state")
+            for target in node.targets:
+                self._record_target(target)
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                    if target.value.id in self.index.imports:
+                        written = self.resolve(target)
+                        if written:
+                            self.index.foreign_writes.add(written)
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if names:
+            evidence = self._evidence(node.value)
+            dataset = self.mentions_dataset and self._is_dataset(node.value)
+            for name in names:
+                self.evidence[-1][name] = evidence
+                if dataset:
+                    self.dataset_names[-1].add(name)
+                else:
+                    self.dataset_names[-1].discard(name)
         if self.mentions_batch and _batch_keeps_remainder(node.value):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -355,6 +568,12 @@ class _Indexer(_FastVisitor):
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)
+        if isinstance(node.iter, ast.Call) and dotted(node.iter.func) in ("range", "enumerate"):
+            counter = node.target
+            if isinstance(counter, ast.Tuple) and counter.elts:
+                counter = counter.elts[0]
+            if isinstance(counter, ast.Name):
+                self.evidence[-1][counter.id] = "p"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
@@ -370,6 +589,10 @@ class _Indexer(_FastVisitor):
     # -- uses -------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        if node.args:
+            self._record_traced_argument(node, callee)
+        if callee and (node.args or node.keywords):
+            self._record_call_site(node, callee)
         if callee:
             self.index.called_names.add(callee)
             if self.loop_stack:
@@ -457,6 +680,81 @@ def _leaf_values(node: ast.AST) -> list[ast.AST]:
     return [node]
 
 
+_BUILTINS = frozenset(dir(builtins))
+# Top-level packages whose functions are never project functions.
+_EXTERNAL_ROOTS = frozenset(
+    {
+        "tensorflow",
+        "numpy",
+        "keras",
+        "tf_keras",
+        "jax",
+        "torch",
+        "math",
+        "os",
+        "sys",
+        "logging",
+        "random",
+        "time",
+        "json",
+        "re",
+        "functools",
+        "itertools",
+        "collections",
+        "typing",
+        "pathlib",
+        "absl",
+        "scipy",
+        "pandas",
+        "sklearn",
+        "matplotlib",
+        "tqdm",
+        "tensorflow_datasets",
+        "tensorflow_probability",
+        "tensorflow_addons",
+        "copy",
+        "warnings",
+        "argparse",
+        "pickle",
+        "shutil",
+        "glob",
+        "datetime",
+        "contextlib",
+        "inspect",
+        "string",
+        "io",
+        "PIL",
+        "cv2",
+        "h5py",
+    }
+)
+_PYTHON_VALUE_CALLS = frozenset({"len", "int", "float", "bool", "str", "range", "round", "list"})
+_DATASET_ONLY_METHODS = frozenset(
+    {
+        "batch",
+        "padded_batch",
+        "unbatch",
+        "prefetch",
+        "from_tensor_slices",
+        "from_tensors",
+        "from_generator",
+        "interleave",
+        "shuffle",
+    }
+)
+# Higher-order TensorFlow functions that trace the function they are given
+# and call it with tensors.
+_TRACING_HIGHER_ORDER = frozenset(
+    {
+        "tensorflow.map_fn",
+        "tensorflow.vectorized_map",
+        "tensorflow.scan",
+        "tensorflow.foldl",
+        "tensorflow.foldr",
+    }
+)
+_KERAS_LAMBDA = frozenset({"keras.layers.Lambda", "tensorflow.keras.layers.Lambda"})
+
 TF_FUNCTION_NAMES = frozenset(
     {
         "tensorflow.function",
@@ -494,7 +792,11 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             indexer.record_import(node)
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign):
+            indexer.record_tf_function_alias(statement)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
+    indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
     assigned: dict[str, int] = {}
     for statement in tree.body:
@@ -508,6 +810,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         for target in targets:
             if isinstance(target, ast.Name):
                 assigned[target.id] = assigned.get(target.id, 0) + 1
+    index.module_names = set(assigned)
     for name, count in assigned.items():
         if count > 1:
             index.rebound_module_names.setdefault(name, "assigned more than once")

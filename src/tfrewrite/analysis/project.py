@@ -9,10 +9,11 @@ that runs traced. Functions nested inside a traced function run traced too.
 
 from __future__ import annotations
 
+import ast
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES, FunctionInfo, ModuleIndex, dotted
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
 KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
@@ -33,11 +34,56 @@ def keras_leaf(name: str) -> str | None:
     return None
 
 
+# Parameter pairs that make a function a loss by its signature.
+LOSS_SIGNATURES = frozenset(
+    {
+        ("y_true", "y_pred"),
+        ("labels", "logits"),
+        ("labels", "predictions"),
+        ("labels", "preds"),
+        ("y_true", "logits"),
+        ("targets", "logits"),
+        ("target", "output"),
+        ("targets", "outputs"),
+        ("targets", "predictions"),
+        ("true", "pred"),
+    }
+)
+# Keras methods whose arguments Keras passes as tensors: method -> how many
+# positional parameters (after `self`) are tensors.
+KERAS_TENSOR_ARGUMENTS = {
+    "call": 1,  # a layer's inputs (a loss's `call` is handled as a loss)
+    "train_step": 1,
+    "test_step": 1,
+    "predict_step": 1,
+    "update_state": 2,
+}
+
+
 @dataclass(frozen=True)
 class TracedFunction:
+    """A function that runs traced, why, and what the project knows of the
+    arguments it is traced with."""
+
     qualname: str  # local to its module
     reason: str
     is_loss: bool = False  # called with (y_true, y_pred): its first two params are tensors
+    # Parameters proven to be tensors: the tracer passes tensors (`Dataset.map`,
+    # an `input_signature`, a Keras contract), or every call site in the
+    # project does. `scalar_params` are the ones also known to be scalars.
+    tensor_params: frozenset[str] = frozenset()
+    scalar_params: frozenset[str] = frozenset()
+    # Some call site passes a tensor and none a Python value.
+    likely_params: frozenset[str] = frozenset()
+    # Some call site passes a Python value (a literal, a loop counter).
+    python_params: frozenset[str] = frozenset()
+    # Not traced yet: it will be once a pending fix decorates it (an
+    # undecorated train step), so its body is checked as traced code.
+    pending: bool = False
+    # Its first two parameters follow a loss signature (`y_true, y_pred`,
+    # `labels, logits`, ...): a loss even when nothing in the project calls
+    # it as one (`is_loss` says that something does).
+    loss_signature: bool = False
 
 
 @dataclass
@@ -92,21 +138,85 @@ def _keras_base(
     return None
 
 
+def _own_params(info: FunctionInfo) -> list[str]:
+    """Parameters a caller fills: without a method's `self`/`cls`."""
+    params = info.params
+    if info.class_name and params and params[0] in ("self", "cls"):
+        return params[1:]
+    return params
+
+
+def _loss_by_signature(info: FunctionInfo) -> bool:
+    return tuple(_own_params(info)[:2]) in LOSS_SIGNATURES
+
+
+def _signature_params(source: str) -> list[tuple[bool, bool]] | None:
+    """Per position of an `input_signature=[tf.TensorSpec(...), ...]`:
+    (tensor, scalar). None when it cannot be read."""
+    try:
+        tree = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, (ast.List, ast.Tuple)):
+        return None
+    result = []
+    for spec in tree.elts:
+        if not (isinstance(spec, ast.Call) and (dotted(spec.func) or "").endswith("TensorSpec")):
+            result.append((False, False))
+            continue
+        shape = spec.args[0] if spec.args else None
+        for kw in spec.keywords:
+            if kw.arg == "shape":
+                shape = kw.value
+        scalar = isinstance(shape, (ast.List, ast.Tuple)) and not shape.elts
+        result.append((True, scalar))
+    return result
+
+
+@dataclass
+class _Marks:
+    """What marking learns of one function before it becomes a `TracedFunction`."""
+
+    reason: str
+    is_loss: bool = False
+    tensor: set[str] = field(default_factory=set)
+    scalar: set[str] = field(default_factory=set)
+    likely: set[str] = field(default_factory=set)
+    python: set[str] = field(default_factory=set)
+    pending: bool = False
+
+
 def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     facts = ProjectFacts()
     lookup = _Lookup(indexes)
     queue: deque[tuple[ModuleIndex, str]] = deque()
+    marks: dict[tuple[str, str], _Marks] = {}
+    by_path = {index.path: index for index in indexes}
 
-    def mark(index: ModuleIndex, qualname: str, reason: str, is_loss: bool = False) -> None:
-        if qualname not in index.functions:
+    def mark(
+        index: ModuleIndex,
+        qualname: str,
+        reason: str,
+        is_loss: bool = False,
+        tensor: list[str] | tuple[str, ...] = (),
+        likely: list[str] | tuple[str, ...] = (),
+        pending: bool = False,
+    ) -> None:
+        info = index.functions.get(qualname)
+        if info is None:
             return
-        per_file = facts.traced.setdefault(index.path, {})
-        known = per_file.get(qualname)
+        key = (index.path, qualname)
+        known = marks.get(key)
         if known is None:
-            per_file[qualname] = TracedFunction(qualname, reason, is_loss)
+            known = marks[key] = _Marks(reason, pending=pending)
             queue.append((index, qualname))
-        elif is_loss and not known.is_loss:
-            per_file[qualname] = TracedFunction(qualname, known.reason, True)
+        elif known.pending and not pending:
+            # Traced for real, not only once a fix decorates it.
+            known.reason, known.pending = reason, False
+            queue.append((index, qualname))
+        known.is_loss = known.is_loss or is_loss
+        known.tensor.update(tensor)
+        known.likely.update(likely)
 
     def mark_class(index: ModuleIndex, qualname: str, reason: str) -> None:
         base = _keras_base(index, qualname, lookup)
@@ -114,37 +224,197 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             return
         for method in KERAS_TRACED_METHODS[base]:
             method_qualname = f"{qualname}.{method}"
-            if method_qualname in index.functions:
-                mark(index, method_qualname, reason or f"{base}.{method}", base in LOSS_BASES)
+            info = index.functions.get(method_qualname)
+            if info is None:
+                continue
+            is_loss = base in LOSS_BASES
+            count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
+            tensors = _own_params(info)[:count]
+            mark(index, method_qualname, reason or f"{base}.{method}", is_loss, tensors)
 
     for index in indexes:
         for qualname, info in index.functions.items():
             if any(d in TF_FUNCTION_NAMES for d in info.decorators):
                 mark(index, qualname, "decorated with @tf.function")
+                _mark_signature(marks[(index.path, qualname)], info, info.decorator_keywords)
         for qualname in index.classes:
             mark_class(index, qualname, "")
         for site in index.traced_sites:
             where = f"{index.path}:{site.lineno}"
             is_loss = site.reason.startswith("given to compile(loss")
+            is_metric = site.reason.startswith(("given to compile(metrics", "given to compile(w"))
             for target_index, target in lookup.find(site.target):
                 if target in target_index.classes:
                     mark_class(target_index, target, f"{site.reason} at {where}")
-                else:
-                    mark(target_index, target, f"{site.reason} at {where}", is_loss)
+                    continue
+                info = target_index.functions.get(target)
+                if info is None:
+                    continue
+                params = _own_params(info)
+                tensors: list[str] = []
+                likely: list[str] = []
+                if site.arguments == "tensor":
+                    tensors = params
+                elif site.arguments == "first" or is_metric:
+                    tensors = params[: 2 if is_metric else 1]
+                elif site.arguments == "likely":
+                    likely = params
+                mark(target_index, target, f"{site.reason} at {where}", is_loss, tensors, likely)
+                if site.reason.startswith("wrapped in tf.function"):
+                    options = {"tensorflow.function": site.keywords}
+                    _mark_signature(marks[(target_index.path, target)], info, options)
 
-    while queue:
-        index, qualname = queue.popleft()
-        info = index.functions[qualname]
-        caller = info.qualname
-        for nested in index.functions:
-            if nested.startswith(qualname + "."):
-                mark(index, nested, f"nested in traced `{caller}`")
-        for callee in info.calls:
-            for target_index, target in lookup.find(callee):
-                if target in target_index.functions:
-                    mark(target_index, target, f"called from traced `{caller}`")
+    def propagate() -> None:
+        while queue:
+            index, qualname = queue.popleft()
+            known = marks[(index.path, qualname)]
+            info = index.functions[qualname]
+            caller = info.qualname
+            how = "will be traced with" if known.pending else "called from traced"
+            for nested in index.functions:
+                if nested.startswith(qualname + "."):
+                    where = (
+                        "nested in a step that will be traced"
+                        if known.pending
+                        else "nested in traced"
+                    )
+                    mark(index, nested, f"{where} `{caller}`", pending=known.pending)
+            for callee in info.calls:
+                for target_index, target in lookup.find(callee):
+                    if target in target_index.functions:
+                        reason = f"{how} `{caller}`"
+                        mark(target_index, target, reason, pending=known.pending)
+
+    propagate()
+    for index, qualname in _pending_train_steps(indexes, lookup, marks):
+        mark(
+            index,
+            qualname,
+            "a train step called from a Python loop: it will be traced once "
+            "`@tf.function` decorates it (TFR302)",
+            pending=True,
+        )
+    propagate()
+    _apply_call_sites(indexes, lookup, marks)
+    for (path, qualname), known in marks.items():
+        facts.traced.setdefault(path, {})[qualname] = TracedFunction(
+            qualname,
+            known.reason,
+            known.is_loss,
+            frozenset(known.tensor),
+            frozenset(known.scalar),
+            frozenset(known.likely - known.tensor),
+            frozenset(known.python),
+            known.pending,
+            _loss_by_signature(by_path[path].functions[qualname]),
+        )
+    _record_foreign_writes(indexes)
     _record_training_facts(indexes, lookup, facts)
     return facts
+
+
+def _mark_signature(known: _Marks, info: FunctionInfo, keywords: dict[str, dict[str, str]]) -> None:
+    """`tf.function(input_signature=[...])`: its positional parameters are tensors."""
+    source = keywords.get("tensorflow.function", {}).get("input_signature")
+    if not source:
+        return
+    specs = _signature_params(source)
+    if specs is None:
+        return
+    for name, (tensor, scalar) in zip(_own_params(info), specs, strict=False):
+        if tensor:
+            known.tensor.add(name)
+        if scalar:
+            known.scalar.add(name)
+
+
+def _looped_targets(indexes: list[ModuleIndex], lookup: _Lookup) -> set[tuple[str, str]]:
+    """(path, qualname) of functions some Python loop calls: through the
+    project's names, or by bare name for a function nested where it is called
+    (a step defined inside `main()`)."""
+    found: set[tuple[str, str]] = set()
+    for index in indexes:
+        for callee in index.loop_calls:
+            for target_index, target in lookup.find(callee):
+                found.add((target_index.path, target))
+            if "." not in callee:
+                suffix = "." + callee
+                for qualname in index.functions:
+                    if qualname.endswith(suffix):
+                        found.add((index.path, qualname))
+    return found
+
+
+def _pending_train_steps(
+    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+) -> list[tuple[ModuleIndex, str]]:
+    """Undecorated custom train steps (they open a `GradientTape` and apply
+    gradients) called from a Python loop, not `Model.train_step` overrides:
+    the functions TFR302 decorates."""
+    looped = _looped_targets(indexes, lookup)
+    result = []
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if not (info.opens_gradient_tape and info.applies_gradients):
+                continue
+            if (index.path, qualname) in marks or (index.path, qualname) not in looped:
+                continue
+            if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
+                continue
+            result.append((index, qualname))
+    return result
+
+
+def _apply_call_sites(
+    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+) -> None:
+    """What call sites pass to traced functions: a parameter every call site
+    passes a tensor is a tensor (a scalar when every one passes a scalar); one
+    some site passes a tensor is likely one; one some site passes a Python
+    value is a Python value."""
+    seen: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for index in indexes:
+        for site in index.call_sites:
+            for target_index, target in lookup.find(site.callee):
+                key = (target_index.path, target)
+                if key not in marks:
+                    continue
+                info = target_index.functions[target]
+                params = info.params
+                offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+                given = dict(site.keywords)
+                for i, evidence in enumerate(site.args):
+                    if i + offset < len(params):
+                        given.setdefault(params[i + offset], evidence)
+                seen.setdefault(key, []).append(given)
+    by_path = {index.path: index for index in indexes}
+    for key, sites in seen.items():
+        known = marks[key]
+        info = by_path[key[0]].functions[key[1]]
+        for name in _own_params(info):
+            evidence = [site.get(name, "p") for site in sites]
+            if all(e in "ts" for e in evidence):
+                known.tensor.add(name)
+                if all(e == "s" for e in evidence):
+                    known.scalar.add(name)
+            elif any(e in "ts" for e in evidence) and "p" not in evidence:
+                known.likely.add(name)
+            if any(site.get(name) == "p" for site in sites):
+                known.python.add(name)
+
+
+def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
+    """`config.LR = 0.1` in one module rebinds `LR` of module `config`."""
+    writes = [(index, written) for index in indexes for written in index.foreign_writes]
+    if not writes:
+        return
+    for index in indexes:
+        if not index.module:
+            continue
+        for writer, written in writes:
+            head, _, name = written.rpartition(".")
+            if head == index.module or head.endswith("." + index.module):
+                index.rebound_module_names.setdefault(name, f"rebound in `{writer.path}`")
 
 
 def tf_function_options(
@@ -191,7 +461,7 @@ def _record_training_facts(
                 per_file = facts.traced.get(target_index.path, {})
                 known = per_file.get(target)
                 if known is not None and not known.is_loss:
-                    per_file[target] = TracedFunction(target, known.reason, True)
+                    per_file[target] = replace(known, is_loss=True)
                 options = tf_function_options(target_index, target, indexes)
                 if options is not None:
                     index.loss_decorator_options[tape_loss.callee] = options

@@ -26,8 +26,9 @@ loss's float dtype before calling it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+import enum
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -232,6 +233,98 @@ BOOL_RESULTS = frozenset(
         "tensorflow.is_nan",
     }
 )
+# Static Python values under tensor namespaces: Keras 3 `ops.ndim(x)` and
+# `ops.shape(x)` are Python ints and tuples, not tensors.
+STATIC_SHAPE_FUNCTIONS = frozenset(
+    {
+        f"{ns}{op}"
+        for ns in (
+            "keras.ops.",
+            "tensorflow.keras.ops.",
+            "keras.backend.",
+            "tensorflow.keras.backend.",
+        )
+        for op in ("ndim", "shape", "int_shape", "standardize_dtype", "dtype", "is_tensor")
+    }
+)
+# Keras backend functions that return Python values or objects, not tensors.
+BACKEND_PYTHON_RESULTS = frozenset(
+    {
+        "floatx",
+        "epsilon",
+        "image_data_format",
+        "backend",
+        "set_floatx",
+        "set_epsilon",
+        "set_image_data_format",
+        "clear_session",
+        "learning_phase",
+        "set_learning_phase",
+        "int_shape",
+        "ndim",
+        "is_tensor",
+        "is_keras_tensor",
+        "is_sparse",
+        "dtype",
+        "count_params",
+        "get_value",
+        "batch_get_value",
+        "set_value",
+        "batch_set_value",
+        "name_scope",
+        "get_uid",
+        "variable",
+        "placeholder",
+        "function",
+        "print_tensor",
+        "standardize_dtype",
+        "result_type",
+        "Variable",
+    }
+)
+# Calls that make a `tf.Variable` (state: its reads are tensors).
+VARIABLE_CONSTRUCTORS = frozenset(
+    {
+        "tensorflow.Variable",
+        "keras.Variable",
+        "keras.backend.Variable",
+        "keras.backend.variable",
+        "tensorflow.keras.backend.variable",
+    }
+)
+VARIABLE_READS = frozenset({"read_value", "value"})
+# Calls and methods that make or transform a `tf.data.Dataset`.
+DATASET_NAMESPACES = (
+    "tensorflow.data.Dataset",
+    "tensorflow.data.TFRecordDataset",
+    "tensorflow.data.TextLineDataset",
+    "tensorflow_datasets.load",
+)
+DATASET_METHODS = frozenset(
+    {
+        "batch",
+        "padded_batch",
+        "unbatch",
+        "map",
+        "filter",
+        "shuffle",
+        "prefetch",
+        "repeat",
+        "take",
+        "skip",
+        "cache",
+        "interleave",
+        "flat_map",
+        "apply",
+        "with_options",
+        "rebatch",
+        "shard",
+    }
+)
+# Ops whose result is known to be rank 1: an integer index makes a scalar.
+RANK_ONE_RESULTS = frozenset(
+    {"tensorflow.shape", "tensorflow.range", "tensorflow.keras.backend.shape"}
+)
 NON_TENSOR_ATTRIBUTES = frozenset(
     {"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"}
 )
@@ -245,13 +338,23 @@ TENSOR_ANNOTATIONS = frozenset(
 @dataclass(frozen=True)
 class TensorKind:
     """What is known of an expression: tensor or not, scalar rank, and the
-    kind of its dtype (boolean, floating-point, integer; all False: unknown)."""
+    kind of its dtype (boolean, floating-point, integer; all False: unknown).
+
+    Three facts describe values that are not tensors themselves but make
+    tensors: `variable` (a `tf.Variable`: its reads, arithmetic and
+    comparisons are tensors, but the object is assignable state), `dataset`
+    (a `tf.data.Dataset`: iterating it yields tensors) and `vector` (a tensor
+    known to be rank 1, such as `tf.shape(x)`, whose integer index is a
+    scalar)."""
 
     tensor: bool
     scalar: bool = False
     boolean: bool = False
     floating: bool = False
     integer: bool = False
+    variable: bool = False
+    dataset: bool = False
+    vector: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -264,8 +367,10 @@ TENSOR = TensorKind(True)
 SCALAR = TensorKind(True, scalar=True)
 BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
 FLOATING = TensorKind(True, floating=True)
+VARIABLE = TensorKind(False, variable=True)
+DATASET = TensorKind(False, dataset=True)
 # The optimistic start for a name's own bindings (greatest fixed point).
-_TOP = TensorKind(True, True, True, True, True)
+_TOP = TensorKind(True, True, True, True, True, True, True, True)
 
 
 def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
@@ -276,7 +381,23 @@ def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.boolean and b.boolean,
         a.floating and b.floating,
         a.integer and b.integer,
+        a.variable and b.variable,
+        a.dataset and b.dataset,
+        a.vector and b.vector,
     )
+
+
+def _settled(kind: TensorKind) -> TensorKind:
+    """A solved fact: what is not a tensor keeps only its variable/dataset facts."""
+    if kind.tensor:
+        return kind
+    if kind.variable:
+        return TensorKind(
+            False, kind.scalar, kind.boolean, kind.floating, kind.integer, variable=True
+        )
+    if kind.dataset:
+        return DATASET
+    return NOT_TENSOR
 
 
 def _kind_of_dtype(qualified: str | None) -> TensorKind | None:
@@ -301,6 +422,18 @@ def _is_python_float(node: cst.BaseExpression) -> bool:
     return False
 
 
+def _is_python_bool(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value in ("True", "False")
+
+
+def _is_single_index(node: cst.Subscript) -> bool:
+    """`x[0]`, `x[-1]`, `x[i]`: one index, not a slice or a tuple of indices."""
+    if len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
+
+
 def _is_python_int(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.Integer):
         return True
@@ -321,12 +454,14 @@ def is_python_number(node: cst.BaseExpression) -> bool:
 
 
 def is_tensor_op(qualified: str | None) -> bool:
-    if not qualified or qualified in NON_TENSOR_FUNCTIONS:
+    if not qualified or qualified in NON_TENSOR_FUNCTIONS or qualified in STATIC_SHAPE_FUNCTIONS:
         return False
     if not qualified.startswith(TENSOR_NAMESPACES):
         return False
     if qualified.startswith("tensorflow.keras.ops."):
         return True
+    if qualified.startswith(("keras.backend.", "tensorflow.keras.backend.")):
+        return qualified.rsplit(".", 1)[-1] not in BACKEND_PYTHON_RESULTS
     if qualified.startswith(NON_TENSOR_PREFIXES):
         return False
     leaf = qualified.rsplit(".", 1)[-1]
@@ -361,7 +496,8 @@ def _iter_assignments_here(
     elif isinstance(node, cst.AugAssign):
         yield node.target, node, True  # type: ignore[misc]
     elif isinstance(node, cst.For):
-        yield node.target, None, False
+        # The loop itself stands for "an element of `node.iter`".
+        yield node.target, node, False  # type: ignore[misc]
     elif isinstance(node, cst.WithItem) and node.asname is not None:
         yield node.asname.name, None, False
     elif isinstance(node, cst.NamedExpr):
@@ -395,6 +531,31 @@ def bound_names(body: cst.CSTNode) -> set[str]:
     return names
 
 
+class Strength(enum.IntEnum):
+    """How much is known that a value is a tensor.
+
+    PROVEN: safe fixes may rest on it (`TensorFacts.is_tensor`). LIKELY: the
+    value is a tensor whenever the function is called the way tracing calls
+    it (a traced function's parameter with no contrary evidence, a value a
+    call site passes as a tensor): enough for a finding and an unsafe fix
+    that `verify` proves, never for a safe fix. NONE: nothing says so."""
+
+    NONE = 0
+    LIKELY = 1
+    PROVEN = 2
+
+
+@dataclass(eq=False)
+class AttributeFacts:
+    """What the methods of one class see on `self`: attributes that hold a
+    `tf.Variable` (or a Keras weight), and attributes that are Python numbers
+    (assigned only in `__init__`, from a number or from a parameter whose
+    default is a number)."""
+
+    kinds: dict[str, TensorKind] = field(default_factory=dict)
+    numbers: frozenset[str] = frozenset()
+
+
 class TensorFacts:
     """Tensor facts for the local names of one function."""
 
@@ -405,13 +566,30 @@ class TensorFacts:
         tensor_params: Iterable[str] = (),
         outer: TensorFacts | None = None,
         param_kinds: dict[str, TensorKind] | None = None,
+        likely_params: Iterable[str] | Callable[[], Iterable[str]] = (),
+        attributes: AttributeFacts | Callable[[], AttributeFacts | None] | None = None,
+        excluded: Iterable[str] = (),
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
-        arguments of a call whose result is being analysed)."""
+        arguments of a call whose result is being analysed, or what the
+        project knows of a traced function's parameters). `likely_params`
+        are parameters that are likely tensors (see `Strength`): they count
+        only in the `likely` view. `outer` is the enclosing function's facts,
+        or the module's for a top-level function (`module_facts`).
+        `attributes` describes `self`. Names in `excluded` are never facts
+        (module names that the project rebinds). `likely_params` and
+        `attributes` may be given as functions, called on first use: most
+        questions never need them."""
         self.function = function
         self.resolver = resolver
         self.outer = outer
+        self._attributes = attributes
+        self.excluded = frozenset(excluded)
         self.params = {p.name.value for p in _all_params(function.params)}
+        self._likely_source = likely_params
+        self._likely_known: frozenset[str] | None = None
+        self._not_likely = set(param_kinds or ()) | set(tensor_params)
+        self._likely_view: TensorFacts | None = None
         self._names: dict[str, TensorKind] = {}
         for name in tensor_params:
             # Loss arguments: Keras hands them over as floating-point tensors.
@@ -422,7 +600,7 @@ class TensorFacts:
                 if qualified in TENSOR_ANNOTATIONS:
                     self._names[param.name.value] = TENSOR
         for name, kind in (param_kinds or {}).items():
-            if kind.tensor:
+            if kind.tensor or kind.variable or kind.dataset:
                 self._names[name] = kind
         self._param_kinds = dict(self._names)
         self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
@@ -435,6 +613,85 @@ class TensorFacts:
     # -- public queries ---------------------------------------------------------
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         return self._kind(node, self._names)
+
+    @property
+    def attributes(self) -> AttributeFacts | None:
+        """What `self` holds (computed on first use)."""
+        if callable(self._attributes):
+            self._attributes = self._attributes()
+        return self._attributes
+
+    @property
+    def _likely_params(self) -> frozenset[str]:
+        if self._likely_known is None:
+            source = self._likely_source
+            names = source() if callable(source) else source
+            self._likely_known = frozenset(names) - self._not_likely
+        return self._likely_known
+
+    @property
+    def likely(self) -> TensorFacts:
+        """The same function's facts with every *likely* tensor counted as a
+        tensor: ask it the same questions (`kind`, `kind_at`, `is_tensor`) to
+        learn what holds if the likely parameters are tensors. Itself when
+        nothing is only likely. Its answers are never proof."""
+        if self._likely_view is None:
+            outer_view = self.outer.likely if self.outer is not None else None
+            if not self._likely_params and outer_view is self.outer:
+                self._likely_view = self
+            else:
+                kinds = dict(self._param_kinds)
+                kinds.update((name, TENSOR) for name in self._likely_params)
+                view = TensorFacts(
+                    self.function,
+                    self.resolver,
+                    (),
+                    outer_view,
+                    kinds,
+                    attributes=self._attributes,
+                    excluded=self.excluded,
+                )
+                view._likely_view = view
+                self._likely_view = view
+        return self._likely_view
+
+    @property
+    def likely_params(self) -> frozenset[str]:
+        """Parameters that are likely tensors (not proven ones)."""
+        return self._likely_params
+
+    def strength(self, node: cst.BaseExpression) -> Strength:
+        """PROVEN, LIKELY or NONE: how much says `node` is a tensor."""
+        if self.kind(node).tensor:
+            return Strength.PROVEN
+        if self.likely is not self and self.likely.kind(node).tensor:
+            return Strength.LIKELY
+        return Strength.NONE
+
+    def strength_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> Strength:
+        """`strength` with the bindings that reach `statement` (see `kind_at`)."""
+        if self.kind_at(node, statement).tensor:
+            return Strength.PROVEN
+        if self.likely is not self and self.likely.kind_at(node, statement).tensor:
+            return Strength.LIKELY
+        return Strength.NONE
+
+    def is_likely_tensor(self, node: cst.BaseExpression) -> bool:
+        """Proven or likely a tensor: enough for a finding, not for a safe fix."""
+        return self.strength(node) is not Strength.NONE
+
+    def assumptions(self, node: cst.CSTNode) -> list[str]:
+        """The likely-tensor parameters a LIKELY fact about `node` rests on,
+        for messages ("assumes `x` is a tensor argument"): those `node`
+        reads, else every likely parameter of this function and the ones
+        around it."""
+        every: set[str] = set()
+        facts: TensorFacts | None = self
+        while facts is not None:
+            every |= facts._likely_params
+            facts = facts.outer
+        read = {n.value for n in _scope_nodes(node) if isinstance(n, cst.Name) and n.value in every}
+        return sorted(read or every)
 
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
         """The kind of `node` evaluated just before `statement` (a statement
@@ -488,7 +745,7 @@ class TensorFacts:
             for value, augmented, index in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
                 result = kind if result is None else _meet(result, kind)
-            names[name] = result if result is not None and result.tensor else NOT_TENSOR
+            names[name] = _settled(result) if result is not None else NOT_TENSOR
         return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
@@ -550,8 +807,7 @@ class TensorFacts:
                 result = self._binding_kind(*values[0], names)
                 for value, augmented, index in values[1:]:
                     result = _meet(result, self._binding_kind(value, augmented, index, names))
-                if not result.tensor:
-                    result = NOT_TENSOR
+                result = _settled(result)
                 if result != names[name]:
                     changed = True
                     names[name] = result
@@ -572,6 +828,8 @@ class TensorFacts:
             return self._param_kinds.get(getattr(value, "value", ""), NOT_TENSOR)
         if value is None:
             return NOT_TENSOR
+        if isinstance(value, cst.For):
+            return self._element_kind(value.iter, index, names)
         if augmented:
             aug = value  # the AugAssign node
             assert isinstance(aug, cst.AugAssign)
@@ -588,11 +846,42 @@ class TensorFacts:
                 qualified = self.resolver.qualified_name(value.func)
                 if qualified in MULTI_TENSOR_FUNCTIONS:
                     return TENSOR
+            # Unpacking a tensor (or a parameter holding a structure of
+            # tensors, such as a train step's `data`) yields tensors.
+            whole = self._kind(value, names)
+            if whole.tensor:
+                return TensorKind(True, False, whole.boolean, whole.floating, whole.integer)
             return NOT_TENSOR
         return self._kind(value, names)
 
+    def _element_kind(
+        self, iterable: cst.BaseExpression, index: int | None, names: dict[str, TensorKind]
+    ) -> TensorKind:
+        """What `for target in iterable` binds: the rows of a tensor (scalars
+        for a rank-1 tensor such as `tf.range(n)`), the elements of a
+        `tf.data.Dataset`, and through `enumerate(...)` the second item."""
+        if (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value == "enumerate"
+            and iterable.args
+            and iterable.func.value not in names
+        ):
+            if index != 1:
+                return NOT_TENSOR
+            return self._element_kind(iterable.args[0].value, None, names)
+        source = self._value(self._kind(iterable, names))
+        if source.dataset:
+            return TENSOR
+        if source.tensor:
+            scalar = source.vector and index is None
+            return TensorKind(True, scalar, source.boolean, source.floating, source.integer)
+        return NOT_TENSOR
+
     def _kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
         if isinstance(node, cst.Name):
+            if node.value in self.excluded:
+                return NOT_TENSOR
             if node.value in names:
                 return names[node.value]
             if self.outer is not None and node.value not in self.params:
@@ -605,16 +894,24 @@ class TensorFacts:
         if isinstance(node, cst.UnaryOperation):
             if isinstance(node.operator, cst.Not):
                 return NOT_TENSOR  # Python `not` calls bool(): not a tensor result
-            inner = self._kind(node.expression, names)
+            inner = self._value(self._kind(node.expression, names))
             return TensorKind(inner.tensor, inner.scalar, False, inner.floating, inner.integer)
         if isinstance(node, cst.Comparison):
             return self._comparison_kind(node, names)
         if isinstance(node, cst.Subscript):
-            base = self._kind(node.value, names)
+            base = self._value(self._kind(node.value, names))
             if not base.tensor:
                 return NOT_TENSOR
-            return TensorKind(True, False, base.boolean, base.floating, base.integer)
-        if isinstance(node, (cst.Attribute,)):
+            # An integer index of a rank-1 tensor (`tf.shape(x)[0]`) is a scalar.
+            scalar = base.vector and _is_single_index(node)
+            return TensorKind(True, scalar, base.boolean, base.floating, base.integer)
+        if isinstance(node, cst.Attribute):
+            if (
+                self.attributes is not None
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+            ):
+                return self.attributes.kinds.get(node.attr.value, NOT_TENSOR)
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
             if self._kind(node.test, names).tensor:
@@ -627,13 +924,33 @@ class TensorFacts:
             return self._kind(node.value, names)
         return NOT_TENSOR
 
+    @staticmethod
+    def _value(kind: TensorKind) -> TensorKind:
+        """What reading a value gives: a `tf.Variable` reads as a tensor."""
+        if kind.variable:
+            return TensorKind(True, kind.scalar, kind.boolean, kind.floating, kind.integer)
+        return kind
+
     def _is_number(self, node: cst.BaseExpression) -> bool:
         """A Python number: a literal, arithmetic on numbers, or a local name
         every binding of which is one (`scale = 1.0; scale = 2.0`)."""
         if is_python_number(node):
             return True
         if isinstance(node, cst.Name):
-            return node.value in self._number_names
+            if node.value in self.excluded:
+                return False
+            if node.value in self._number_names:
+                return True
+            if node.value in self._bindings or node.value in self.params:
+                return False
+            return self.outer is not None and self.outer._is_number(node)
+        if isinstance(node, cst.Attribute):
+            return (
+                self.attributes is not None
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+                and node.attr.value in self.attributes.numbers
+            )
         if isinstance(node, cst.UnaryOperation):
             signed = isinstance(node.operator, (cst.Minus, cst.Plus))
             return signed and self._is_number(node.expression)
@@ -668,8 +985,8 @@ class TensorFacts:
     ) -> TensorKind:
         """`a op b` (or `a op= b`): a tensor when either side is; floating when
         either side is floating (a Python float included) or for `/`."""
-        left = self._kind(left_node, names)
-        right = self._kind(right_node, names)
+        left = self._value(self._kind(left_node, names))
+        right = self._value(self._kind(right_node, names))
         if not (left.tensor or right.tensor):
             return NOT_TENSOR
         scalar = (left.scalar or self._is_number(left_node)) and (
@@ -695,8 +1012,8 @@ class TensorFacts:
         target = node.comparisons[0]
         if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
             return NOT_TENSOR
-        left = self._kind(node.left, names)
-        right = self._kind(target.comparator, names)
+        left = self._value(self._kind(node.left, names))
+        right = self._value(self._kind(target.comparator, names))
         if not (left.tensor or right.tensor):
             return NOT_TENSOR
         scalar = (left.scalar or self._is_number(node.left)) and (
@@ -708,12 +1025,25 @@ class TensorFacts:
         qualified = self.resolver.qualified_name(node.func)
         if qualified == "tensorflow.cond":
             return self._cond_kind(node, names)
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        if qualified in VARIABLE_CONSTRUCTORS:
+            initial = positional[0] if positional else None
+            dtype = self._dtype_kind(node, "tensorflow.constant", positional, names)
+            scalar = initial is not None and (is_python_number(initial) or _is_python_bool(initial))
+            return TensorKind(
+                False, scalar, dtype.boolean, dtype.floating, dtype.integer, variable=True
+            )
+        if qualified is not None and qualified.startswith(DATASET_NAMESPACES):
+            return DATASET
+        if qualified is None and isinstance(node.func, cst.Attribute):
+            return self._method_kind(node, names)
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
-        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
         dtype = self._dtype_kind(node, qualified, positional, names)
+        if qualified in RANK_ONE_RESULTS:
+            return TensorKind(True, False, False, dtype.floating, dtype.integer, vector=True)
         boolean = qualified in BOOL_RESULTS or dtype.boolean
         if qualified in ALWAYS_SCALAR:
             return TensorKind(True, True, boolean, integer=not boolean)
@@ -731,6 +1061,8 @@ class TensorFacts:
                 if a.star == ""
                 and (a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t"))
             ]
+            if qualified.rsplit(".", 1)[-1] in ("cast", "saturate_cast"):
+                operands = operands[:1]  # the second argument is the dtype
             scalar = bool(operands) and all(
                 self._kind(v, names).scalar or self._is_number(v) for v in operands
             )
@@ -751,10 +1083,24 @@ class TensorFacts:
             empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
             return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
         if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
-            return TensorKind(
-                True, is_python_number(positional[0]), dtype.boolean, dtype.floating, dtype.integer
-            )
+            value = positional[0]
+            scalar = is_python_number(value) or _is_python_bool(value)
+            return TensorKind(True, scalar, dtype.boolean, dtype.floating, dtype.integer)
         return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
+
+    def _method_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        """`v.read_value()` on a variable is a tensor; `ds.batch(n)` on a
+        dataset is a dataset. Other methods: unknown."""
+        assert isinstance(node.func, cst.Attribute)
+        method = node.func.attr.value
+        if method not in VARIABLE_READS and method not in DATASET_METHODS:
+            return NOT_TENSOR
+        receiver = self._kind(node.func.value, names)
+        if receiver.variable and method in VARIABLE_READS:
+            return self._value(receiver)
+        if receiver.dataset and method in DATASET_METHODS:
+            return DATASET
+        return NOT_TENSOR
 
     def _cond_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
         """`tf.cond(c, lambda: A, lambda: B)` or with branch functions
@@ -1061,3 +1407,340 @@ def _split_target(
                     result.append((name, value, i))
         return result
     return []  # attribute / subscript targets bind no local name
+
+
+# -- likely tensors and Python values --------------------------------------------------
+
+# Parameter names that carry Python values (flags, sizes, objects), never a
+# likely tensor.
+PYTHON_PARAMETER_NAMES = frozenset(
+    {
+        "self",
+        "cls",
+        "training",
+        "is_training",
+        "train",
+        "mode",
+        "name",
+        "verbose",
+        "axis",
+        "axes",
+        "dim",
+        "dims",
+        "reduction",
+        "dtype",
+        "shape",
+        "batch_size",
+        "epochs",
+        "config",
+        "cfg",
+        "params",
+        "hparams",
+        "args",
+        "kwargs",
+        "opts",
+        "options",
+        "model",
+        "models",
+        "net",
+        "network",
+        "optimizer",
+        "opt",
+        "loss_fn",
+        "loss_object",
+        "metric",
+        "metrics",
+        "layer",
+        "layers",
+        "strategy",
+        "dataset",
+        "ds",
+        "callbacks",
+        "logger",
+        "writer",
+        "summary_writer",
+        "fn",
+        "func",
+        "f",
+        "mask",
+        "seed",
+        "rng",
+        "generator",
+        "env",
+        "agent",
+        "policy",
+        "scope",
+        "path",
+        "filename",
+        "units",
+        "size",
+    }
+)
+_PYTHON_NAME_PREFIXES = ("num_", "n_", "is_", "use_", "do_", "has_", "with_", "enable_", "max_")
+_PYTHON_NAME_SUFFIXES = (
+    "_fn",
+    "_func",
+    "_size",
+    "_dim",
+    "_name",
+    "_layer",
+    "_model",
+    "_optimizer",
+    "_config",
+    "_cfg",
+    "_dir",
+    "_path",
+    "_mode",
+    "_type",
+    "_shape",
+    "_axis",
+    "_steps",
+    "_epochs",
+    "_flag",
+)
+# Attributes and methods a tensor has: reading them is no evidence against one.
+TENSOR_MEMBERS = frozenset(
+    {
+        "shape",
+        "dtype",
+        "ndim",
+        "numpy",
+        "get_shape",
+        "set_shape",
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "read_value",
+        "value",
+        "T",
+        "device",
+        "name",
+        "op",
+        "graph",
+        "rank",
+        "eval",
+        "consumers",
+        "ref",
+        "experimental_ref",
+        "astype",
+    }
+)
+# Calls whose first argument is a Python value (or an object).
+_PYTHON_ARGUMENT_CALLS = frozenset(
+    {"isinstance", "range", "len", "callable", "hasattr", "getattr", "setattr", "iter", "type"}
+)
+# Keyword arguments that take Python values.
+_PYTHON_KEYWORDS = frozenset(
+    {"training", "axis", "dtype", "name", "shape", "mask", "reduction", "from_logits", "keepdims"}
+)
+
+
+def is_python_parameter_name(name: str) -> bool:
+    """A parameter name that says it holds a Python value (`training`,
+    `num_classes`, `loss_fn`, `batch_size`)."""
+    return (
+        name in PYTHON_PARAMETER_NAMES
+        or name.startswith(_PYTHON_NAME_PREFIXES)
+        or name.endswith(_PYTHON_NAME_SUFFIXES)
+    )
+
+
+def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
+    """Parameters of a traced function with no evidence that they hold a
+    Python value: no default, no non-tensor annotation, a name that does not
+    say so, and no use that only a Python value or object allows (calling
+    it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
+    `len`, a bare truth test, passing it as `training=`). Iterating it is
+    no evidence: a tensor iterates too."""
+    candidates: set[str] = set()
+    params = [*function.params.posonly_params, *function.params.params]
+    params += list(function.params.kwonly_params)
+    for param in params:
+        name = param.name.value
+        if param.default is not None or is_python_parameter_name(name):
+            continue
+        if param.annotation is not None:
+            qualified = resolver.qualified_name(param.annotation.annotation)
+            if qualified not in TENSOR_ANNOTATIONS:
+                continue
+        candidates.add(name)
+    if not candidates:
+        return candidates
+    contrary: set[str] = set()
+    for node in _scope_nodes(function.body):
+        contrary.update(_python_uses(node, candidates))
+    return candidates - contrary
+
+
+def _param_name(node: cst.CSTNode | None, candidates: set[str]) -> str | None:
+    if isinstance(node, cst.Name) and node.value in candidates:
+        return node.value
+    return None
+
+
+def _truth_tested(node: cst.BaseExpression | None, candidates: set[str]) -> Iterator[str]:
+    """Parameters used bare as a truth value (`if flag:`, `not flag`, `a and flag`)."""
+    if node is None:
+        return
+    name = _param_name(node, candidates)
+    if name is not None:
+        yield name
+    elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        yield from _truth_tested(node.expression, candidates)
+    elif isinstance(node, cst.BooleanOperation):
+        yield from _truth_tested(node.left, candidates)
+        yield from _truth_tested(node.right, candidates)
+
+
+def _python_uses(node: cst.CSTNode, candidates: set[str]) -> Iterator[str]:
+    """Parameters that `node` uses as only a Python value or object can be used."""
+    if isinstance(node, cst.Attribute):
+        name = _param_name(node.value, candidates)
+        if name is not None and node.attr.value not in TENSOR_MEMBERS:
+            yield name
+    elif isinstance(node, cst.Call):
+        name = _param_name(node.func, candidates)
+        if name is not None:
+            yield name
+        if isinstance(node.func, cst.Name) and node.func.value in _PYTHON_ARGUMENT_CALLS:
+            for arg in node.args[:1]:
+                found = _param_name(arg.value, candidates)
+                if found is not None:
+                    yield found
+        for arg in node.args:
+            found = _param_name(arg.value, candidates)
+            if found is None:
+                continue
+            if arg.star or (arg.keyword is not None and arg.keyword.value in _PYTHON_KEYWORDS):
+                yield found
+    elif isinstance(node, cst.Subscript):
+        name = _param_name(node.value, candidates)
+        if name is not None and any(
+            isinstance(e.slice, cst.Index)
+            and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
+            for e in node.slice
+        ):
+            yield name
+    elif isinstance(node, cst.Comparison):
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(isinstance(o, (cst.SimpleString, cst.FormattedString)) for o in operands):
+            yield from (n for o in operands if (n := _param_name(o, candidates)) is not None)
+        for comparison in node.comparisons:
+            if isinstance(comparison.operator, (cst.In, cst.NotIn)):
+                found = _param_name(comparison.comparator, candidates)
+                if found is not None:
+                    yield found
+    elif isinstance(node, (cst.If, cst.While, cst.IfExp)):
+        yield from _truth_tested(node.test, candidates)
+    elif isinstance(node, cst.StarredDictElement):
+        found = _param_name(node.value, candidates)
+        if found is not None:
+            yield found
+
+
+# -- what `self` holds ----------------------------------------------------------------
+
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+
+
+def attribute_facts(cls: cst.ClassDef, resolver: NameResolver) -> AttributeFacts:
+    """`self.*` facts for the methods of `cls`: attributes every assignment
+    of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`),
+    and attributes assigned only in `__init__`, from a Python number or from
+    a parameter whose default is one."""
+    assigned: dict[str, list[tuple[str, cst.BaseExpression | None]]] = {}
+    defaults: dict[str, cst.BaseExpression] = {}
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        method = statement.name.value
+        if method == "__init__":
+            for param in _all_params(statement.params):
+                if param.default is not None:
+                    defaults[param.name.value] = param.default
+        for small in _iter_small(statement.body):
+            for target, value in _self_assignments(small):
+                assigned.setdefault(target, []).append((method, value))
+    kinds: dict[str, TensorKind] = {}
+    numbers: set[str] = set()
+    for attr, values in assigned.items():
+        if all(value is not None and _makes_variable(value, resolver) for _, value in values):
+            kinds[attr] = VARIABLE
+        elif all(
+            method == "__init__" and value is not None and _numeric_value(value, defaults)
+            for method, value in values
+        ):
+            numbers.add(attr)
+    return AttributeFacts(kinds, frozenset(numbers))
+
+
+def _iter_small(body: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+            continue
+        if isinstance(node, cst.ClassDef):
+            continue
+        stack.extend(child for child in child_nodes(node) if isinstance(child, cst.CSTNode))
+
+
+def _self_assignments(
+    small: cst.BaseSmallStatement,
+) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    targets: list[cst.BaseExpression] = []
+    value: cst.BaseExpression | None = None
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+        value = small.value if len(targets) == 1 else None
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        targets, value = [small.target], small.value
+    elif isinstance(small, cst.AugAssign):
+        targets = [small.target]
+    for target in targets:
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            yield target.attr.value, value
+
+
+def _makes_variable(value: cst.BaseExpression, resolver: NameResolver) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    if resolver.qualified_name(value.func) in VARIABLE_CONSTRUCTORS:
+        return True
+    func = value.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in _WEIGHT_METHODS
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    )
+
+
+def _numeric_value(value: cst.BaseExpression, defaults: dict[str, cst.BaseExpression]) -> bool:
+    if is_python_number(value):
+        return True
+    if isinstance(value, cst.Name) and value.value in defaults:
+        return is_python_number(defaults[value.value])
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        # `float(lr)`, `int(n)`: a Python number whatever it converts.
+        return value.func.value in ("float", "int") and len(value.args) == 1
+    return False
+
+
+def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[str]) -> TensorFacts:
+    """Facts for module-level names, the outermost scope every function
+    sees: names bound once to a tensor, a variable, a dataset or a Python
+    number. Names the project rebinds elsewhere (`global`, another module)
+    are excluded: their value depends on when the function is traced."""
+    body = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    wrapper = cst.FunctionDef(
+        name=cst.Name("__module__"),
+        params=cst.Parameters(),
+        body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
+    )
+    return TensorFacts(wrapper, resolver, excluded=rebound)

@@ -18,6 +18,8 @@ _RULE_MODULES = (
     "tfrewrite.rules.module_state",  # TFR201
     "tfrewrite.rules.python_side_effects",  # TFR202
     "tfrewrite.rules.retracing",  # TFR203
+    "tfrewrite.rules.variable_creation",  # TFR204
+    "tfrewrite.rules.python_logging",  # TFR205
     "tfrewrite.rules.loss_decorator",  # TFR301
     "tfrewrite.rules.train_step",  # TFR302
     "tfrewrite.rules.inline_loop",  # TFR303

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.state import (
+    AttributeWrites,
+    attribute_writes,
+    fresh_self_containers,
+    is_container,
+    module_containers,
+)
 from tfrewrite.analysis.tensors import local_names
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements
 from tfrewrite.context import FunctionScope, RuleContext
@@ -51,6 +58,67 @@ def _outside_target(node: cst.BaseExpression, local: set[str]) -> str | None:
     if isinstance(node, cst.Name) and node.value == "self":
         return None
     return cst.Module([]).code_for_node(node)
+
+
+class _Containers:
+    """Which receivers of a mutating method are Python containers living
+    outside a traced function: a module-level name bound to a list/dict/set
+    display or constructor, such a name of an enclosing function, or a
+    `self` attribute every assignment of which makes one (and which the
+    function does not create afresh itself). A call through a module
+    (`tf.add`, `ops.add`, `K.update`) or on anything else is not one."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self._module: set[str] | None = None
+        self._classes: dict[str, AttributeWrites] = {}
+
+    def outside(
+        self, receiver: cst.BaseExpression, function: FunctionScope, local: set[str]
+    ) -> str | None:
+        ctx = self.ctx
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+            if name in local or name in ctx.index.imports:
+                return None
+            scope = function.parent
+            while scope is not None:
+                if name in local_names(scope.node):
+                    return name if name in _local_containers(scope, ctx) else None
+                scope = scope.parent
+            if self._module is None:
+                self._module = module_containers(ctx.module, ctx.names)
+            return name if name in self._module else None
+        if (
+            isinstance(receiver, cst.Attribute)
+            and isinstance(receiver.value, cst.Name)
+            and receiver.value.value == "self"
+        ):
+            owner = ctx.class_of(function)
+            if owner is None:
+                return None
+            class_name, node = owner
+            if class_name not in self._classes:
+                self._classes[class_name] = attribute_writes(node, ctx.names)
+            attr = receiver.attr.value
+            if attr not in self._classes[class_name].containers:
+                return None
+            if attr in fresh_self_containers(function.node, ctx.names):
+                return None
+            return f"self.{attr}"
+        return None
+
+
+def _local_containers(scope: FunctionScope, ctx: RuleContext) -> set[str]:
+    """Names an enclosing function binds only to Python containers."""
+    bound: dict[str, bool] = {}
+    for small in iter_small_statements(scope.node.body):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    name = target.target.value
+                    bound[name] = bound.get(name, True) and is_container(small.value, ctx.names)
+    return {name for name, container in bound.items() if container}
 
 
 class PythonSideEffectInTracedCode(Rule):
@@ -139,6 +207,63 @@ class PythonSideEffectInTracedCode(Rule):
             """,
             note="not traced",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Tracker(tf.Module):
+                def __init__(self):
+                    self.history = []
+
+                @tf.function
+                def __call__(self, x):
+                    self.history.append(x)
+                    return x
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from keras import ops
+
+            @tf.function
+            def combine(x, y):
+                return tf.add(x, y) + tf.math.add(x, 1.0) + ops.add(y, 2.0)
+            """,
+            note="a call through a module is an op, not a container mutation",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Stack(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    self.blocks = []
+                    for _ in range(3):
+                        self.blocks.append(tf.keras.layers.Dense(4))
+
+                def call(self, inputs):
+                    if not self.built:
+                        self.build(inputs.shape)
+                    for block in self.blocks:
+                        inputs = block(inputs)
+                    return inputs
+            """,
+            note="a list the method creates itself only shapes the layer",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def unrolled(x):
+                outputs = []
+                for i in range(3):
+                    outputs.append(x * i)
+                return tf.add_n(outputs)
+            """,
+            note="a Python-unrolled loop appending tensors to a local list",
+        ),
         Valid(
             """
             import tensorflow as tf
@@ -166,11 +291,12 @@ class PythonSideEffectInTracedCode(Rule):
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        containers = _Containers(ctx)
         for function in ctx.functions:
-            if function.traced is not None:
-                yield from self._check(function)
+            if function.runs_traced is not None:
+                yield from self._check(function, containers)
 
-    def _check(self, function: FunctionScope) -> Iterator[Violation]:
+    def _check(self, function: FunctionScope, containers: _Containers) -> Iterator[Violation]:
         # Arguments and locals belong to the call (mutating an argument is the
         # caller's business, and `**kwargs` is a fresh dict); `self` does not.
         declared_global = _declared_outside(function.node)
@@ -179,8 +305,8 @@ class PythonSideEffectInTracedCode(Rule):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
                     continue
-                target = _outside_target(node.func.value, local)
-                if target is not None and not isinstance(node.func.value, cst.Call):
+                target = containers.outside(node.func.value, function, local)
+                if target is not None:
                     yield Violation(
                         node,
                         f"`{target}.{node.func.attr.value}(...)` mutates Python state outside "
@@ -196,7 +322,11 @@ class PythonSideEffectInTracedCode(Rule):
                 )
                 for target_node in targets:
                     described = self._describe_assignment(
-                        target_node, local, declared_global, isinstance(node, cst.AugAssign)
+                        target_node,
+                        local,
+                        declared_global,
+                        isinstance(node, cst.AugAssign),
+                        lambda base: containers.outside(base, function, local),
                     )
                     if described:
                         yield Violation(
@@ -207,11 +337,18 @@ class PythonSideEffectInTracedCode(Rule):
 
     @staticmethod
     def _describe_assignment(
-        target: cst.BaseExpression, local: set[str], declared_global: set[str], augmented: bool
+        target: cst.BaseExpression,
+        local: set[str],
+        declared_global: set[str],
+        augmented: bool,
+        container: Callable[[cst.BaseExpression], str | None],
     ) -> str | None:
         if isinstance(target, cst.Name):
             return f"global `{target.value}`" if target.value in declared_global else None
         if isinstance(target, cst.Subscript):
+            # An item of a Python container that lives outside the function.
+            if container(target.value) is None:
+                return None
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.tensors import is_python_number
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -29,6 +30,39 @@ def _python_int_loop_variable(loop: cst.For, ctx: RuleContext) -> str | None:
     return None
 
 
+def _changing_numbers(loop: cst.For | cst.While) -> set[str]:
+    """Names a loop body changes by Python arithmetic with number literals:
+    `step += 1`, `lr *= 0.9`, `lr = lr * 0.5` (a counter, a decayed rate)."""
+    found: set[str] = set()
+    for node in iter_nodes(loop.body, into_functions=False):
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            if is_python_number(node.value):
+                found.add(node.target.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and _uses_only_number(node.value, target.value):
+                found.add(target.value)
+    return found
+
+
+def _uses_only_number(expr: cst.BaseExpression, name: str) -> bool:
+    """`expr` is arithmetic on `name` (at least once) and number literals."""
+    if isinstance(expr, cst.BinaryOperation):
+        sides = (expr.left, expr.right)
+        if not all(
+            (isinstance(side, cst.Name) and side.value == name)
+            or is_python_number(side)
+            or _uses_only_number(side, name)
+            for side in sides
+        ):
+            return False
+        return any(
+            (isinstance(side, cst.Name) and side.value == name) or _uses_only_number(side, name)
+            for side in sides
+        )
+    return False
+
+
 def _uses_only(expr: cst.BaseExpression, name: str) -> bool:
     """`expr` is `name`, or arithmetic on `name` and integer literals."""
     if isinstance(expr, cst.Name):
@@ -49,8 +83,10 @@ class PythonScalarRetraces(Rule):
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
-    Finds calls to a `@tf.function` inside `for step in range(...)` (or
-    `enumerate(...)`) loops that pass the Python loop counter as an argument.
+    Finds calls to a `@tf.function` inside loops that pass a Python number
+    the loop changes: the counter of `for step in range(...)` (or
+    `enumerate(...)`), a `while` counter (`step += 1`), or a decayed Python
+    learning rate (`lr *= 0.9`).
 
     ## Why is this bad under tracing?
     A `tf.function` keys its traces on the values of Python arguments: every
@@ -89,6 +125,49 @@ class PythonScalarRetraces(Rule):
                 train_step(tf.ones(3), tf.constant(step))
             """
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, learning_rate):
+                return x * learning_rate
+
+            lr = 0.1
+            for epoch in range(10):
+                train_step(tf.ones(3), lr)
+                lr *= 0.9
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * tf.cast(step, x.dtype)
+
+            step = 0
+            while step < 100:
+                train_step(tf.ones(3), step)
+                step += 1
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, learning_rate):
+                return x * learning_rate
+
+            lr = tf.Variable(0.1)
+            for epoch in range(10):
+                train_step(tf.ones(3), lr)
+                lr.assign(lr * 0.9)
+            """,
+            note="a variable keeps one trace",
+        ),
         Valid(
             """
             import tensorflow as tf
@@ -122,25 +201,37 @@ class PythonScalarRetraces(Rule):
         }
         if not decorated:
             return
+        reported: set[int] = set()
         for node in iter_nodes(ctx.module):
-            if not isinstance(node, cst.For):
+            if not isinstance(node, (cst.For, cst.While)):
                 continue
-            variable = _python_int_loop_variable(node, ctx)
-            if variable is None:
+            variable = _python_int_loop_variable(node, ctx) if isinstance(node, cst.For) else None
+            changing = _changing_numbers(node)
+            if variable is None and not changing:
                 continue
             for inner in iter_nodes(node.body, into_functions=False):
                 if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name)):
                     continue
                 callee = inner.func.value
-                if callee not in decorated:
+                if callee not in decorated or id(inner) in reported:
                     continue
-                if any(_uses_only(arg.value, variable) for arg in inner.args):
+                for arg in inner.args:
+                    if variable is not None and _uses_only(arg.value, variable):
+                        what = f"the Python int `{variable}`"
+                        value = variable
+                    elif isinstance(arg.value, cst.Name) and arg.value.value in changing:
+                        value = arg.value.value
+                        what = f"the Python number `{value}`"
+                    else:
+                        continue
+                    reported.add(id(inner))
                     yield Violation(
                         inner,
-                        f"`{callee}` is called with the Python int `{variable}` that changes "
-                        "every iteration: each new value traces a new graph; pass "
-                        f"`tf.constant({variable})` or give `{callee}` an `input_signature`",
+                        f"`{callee}` is called with {what} that changes every iteration: "
+                        "each new value traces a new graph; pass "
+                        f"`tf.constant({value})` or give `{callee}` an `input_signature`",
                     )
+                    break
 
 
 RULES = (PythonScalarRetraces,)
