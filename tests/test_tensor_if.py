@@ -1575,3 +1575,98 @@ def test_a_result_that_feeds_range_is_refused(body):
     assert "'rounds' is passed to `range(...)` after the `if`, which needs a Python value" in (
         finding.message
     )
+
+
+# -- likely tensors, tensor `while`, the true blocker -----------------------------------------
+
+
+def test_a_traced_parameter_with_no_evidence_gets_an_unsafe_fix_that_says_what_it_assumes():
+    """The canonical AutoGraph example: `f(tf.constant(1))` makes `x` a tensor."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            if x > 0:
+                return x * 2
+            return -x
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes `x` is a tensor argument" in finding.message
+    assert fix_source(source, select=["TFR101"]) == source
+    assert "    return tf.cond(x > 0, lambda: x * 2, lambda: -x)\n" in fix_source(
+        source, select=["TFR101"], unsafe_fixes=True
+    )
+
+
+def test_python_flags_and_shapes_of_a_likely_tensor_stay_python():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, training=False):
+            if training:
+                x = x * 0.5
+            if x.shape[-1] == 1:
+                x = tf.squeeze(x, -1)
+            if x is None:
+                return 0.0
+            return x
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "while tf.reduce_sum(x) > 1.0:\n        x = x / 2.0",
+        "while x > 1.0:\n        x = x / 2.0",
+    ],
+)
+def test_a_tensor_while_is_reported_without_a_fix(loop):
+    # The pass-1 gate (`FunctionInfo.branches`) counts `if`s only: a traced
+    # function with an `if` makes the file parsed.
+    source = (
+        "import tensorflow as tf\n\n@tf.function\ndef f(x):\n"
+        f"    {loop}\n    return x\n\n"
+        "@tf.function\ndef g(x, training=False):\n    if training:\n        x = x * 0.5\n"
+        "    return x\n"
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is None
+    assert finding.message.startswith("Python `while` on a tensor needs AutoGraph")
+    assert "write it as `tf.while_loop`" in finding.message
+
+
+def test_a_python_while_is_not_reported():
+    source = loss_source(
+        """
+        n = 0
+        while n < 3:
+            y_pred = y_pred * 0.5
+            n += 1
+        return tf.reduce_mean(y_pred)
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []
+
+
+def test_the_refusal_names_the_break_not_the_rank_of_the_condition():
+    source = loss_source(
+        """
+        total = tf.reduce_sum(y_pred)
+        for row in tf.unstack(y_true):
+            if row > total:
+                break
+            total = total - 1.0
+        return total
+        """
+    )
+    messages_ = [f.message for f in check_source(source, select=["TFR101"])]
+    assert any("contains `break`, which cannot leave a `tf.cond` branch" in m for m in messages_)
+    assert not any("not known to be a scalar" in m for m in messages_)

@@ -16,15 +16,15 @@ code generation they share).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
+from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
 from tfrewrite.transforms.cond_assign import met_tensor, rewrite_assigning
 from tfrewrite.transforms.cond_codegen import (
     Branch,
@@ -35,7 +35,13 @@ from tfrewrite.transforms.cond_codegen import (
 )
 from tfrewrite.transforms.cond_dtypes import match_dtypes, value_kind
 from tfrewrite.transforms.cond_effects import branch_problem
-from tfrewrite.transforms.cond_flow import assigned_names, contains_return, placement, reads
+from tfrewrite.transforms.cond_flow import (
+    assigned_names,
+    block_statements,
+    contains_return,
+    placement,
+    reads,
+)
 from tfrewrite.transforms.cond_returns import rewrite_returning
 from tfrewrite.transforms.cond_site import CondSite
 
@@ -143,6 +149,14 @@ def _if_statement(
     """An `if` statement: one that returns, or one that assigns."""
     condition = site.translator.translate(node.test, node)
     if condition.reason:
+        # A branch that cannot leave a `tf.cond` (`break`, `print`...) is the
+        # true blocker: fixing the condition alone would not make it rewritable.
+        for side, suite in (("true", node.body), ("false", node.orelse)):
+            problem = branch_problem(
+                block_statements(suite), site.ctx.names, side, allow_return=True
+            )
+            if problem:
+                return _Outcome(reason=problem)
         return _Outcome(reason=condition.reason)
     if nested:
         return _Outcome(waiting=True)
@@ -412,23 +426,87 @@ class TensorIf(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
         memo: dict[int, _Outcome] = {}
-        conditionals: dict[int, CondSite] = {}  # one per function
+        sites: dict[tuple[int, bool], CondSite] = {}  # per function, proven and likely facts
         for traced in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(traced.node):
+                if isinstance(node, cst.While):
+                    yield from self._while(ctx, node, ancestors, sites, tf, imports)
+                    continue
                 if not isinstance(node, (cst.If, cst.IfExp)):
                     continue
                 function = _enclosing_function(node, ancestors)
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None:
                     continue
-                conditional = conditionals.get(id(function))
-                if conditional is None:
-                    conditional = CondSite(ctx, scope, ctx.tensors(scope), tf, imports)
-                    conditionals[id(function)] = conditional
-                if not conditional.translator.translate(node.test, node).tensor:
+
+                site = self._site(ctx, scope, False, sites, tf, imports)
+                if site.translator.translate(node.test, node).tensor:
+                    yield _violation(node, self._outcome(site, node, ancestors, memo))
                     continue
-                outcome = self._outcome(conditional, node, ancestors, memo)
-                yield _violation(node, outcome)
+                likely = self._site(ctx, scope, True, sites, tf, imports)
+                if likely.facts is site.facts:
+                    continue
+                if not likely.translator.translate(node.test, node).tensor:
+                    continue
+                assumed = site.facts.assumptions(node.test)
+                outcome = self._outcome(likely, node, ancestors, memo)
+                yield _violation(node, _assuming(outcome, assumed))
+
+    def _while(
+        self,
+        ctx: RuleContext,
+        node: cst.While,
+        ancestors: Sequence[cst.CSTNode],
+        sites: dict[tuple[int, bool], CondSite],
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> Iterator[Violation]:
+        """A `while` on a tensor: reported without a fix. AutoGraph turns it
+        into a `tf.while_loop`; written by hand, that needs loop variables
+        that keep their dtype and shape on every iteration (a Python counter
+        becomes an int32 tensor, a growing list is refused), which this
+        rule cannot prove."""
+        function = next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
+        scope = ctx.scope_of(function) if function is not None else None
+        if scope is None:
+            return
+        site = self._site(ctx, scope, False, sites, tf, imports)
+        assumed = ""
+        if not site.translator.translate(node.test, node).tensor:
+            likely = self._site(ctx, scope, True, sites, tf, imports)
+            if likely.facts is site.facts:
+                return
+            if not likely.translator.translate(node.test, node).tensor:
+                return
+            names = site.facts.assumptions(node.test)
+            listed = ", ".join(f"`{n}`" for n in names) or "its parameters"
+            assumed = f" (when {listed} {'is a tensor' if len(names) == 1 else 'are tensors'})"
+        yield Violation(
+            node,
+            f"Python `while` on a tensor needs AutoGraph{assumed}, and has no automatic fix: "
+            "write it as `tf.while_loop`, whose loop variables must keep their dtype and shape "
+            "on every iteration",
+        )
+
+    @staticmethod
+    def _site(
+        ctx: RuleContext,
+        scope: FunctionScope,
+        likely: bool,
+        sites: dict[tuple[int, bool], CondSite],
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> CondSite:
+        """One site per function and strength of evidence: with `likely`,
+        parameters of the traced function with no evidence either way count
+        as tensors (of unknown rank: the condition is assumed scalar)."""
+        key = (id(scope.node), likely)
+        if key not in sites:
+            facts = ctx.tensors(scope)
+            sites[key] = CondSite(
+                ctx, scope, facts.likely if likely else facts, tf, imports, assume_scalar=likely
+            )
+        return sites[key]
 
     def _outcome(
         self,
@@ -483,6 +561,18 @@ def _enclosing_function(
             if isinstance(node, cst.If) or names & reads(node.test):
                 return None
     return None
+
+
+def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
+    """An outcome resting on likely tensors (parameters of a traced function
+    with no evidence either way): its fix is unsafe and says so."""
+    listed = ", ".join(f"`{n}`" for n in names) or "its parameters"
+    verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+    assumption = f"the fix assumes {listed} {verb}, and the condition a scalar"
+    fix = outcome.fix
+    if fix is not None:
+        fix = replace(fix, applicability=Applicability.UNSAFE)
+    return replace(outcome, fix=fix, unsafe=(assumption, *outcome.unsafe))
 
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:

@@ -50,7 +50,17 @@ class ConditionTranslator:
     """Turns a condition into the code of a scalar boolean tensor, or says
     why it cannot (`code` prints a node as source)."""
 
-    def __init__(self, facts: TensorFacts, tf: str, code: Callable[[cst.CSTNode], str]) -> None:
+    def __init__(
+        self,
+        facts: TensorFacts,
+        tf: str,
+        code: Callable[[cst.CSTNode], str],
+        assume_scalar: bool = False,
+    ) -> None:
+        """With `assume_scalar`, a tensor condition of unknown rank is taken
+        to be a scalar (for likely tensors, whose fix is unsafe anyway:
+        `tf.cond` on a non-scalar fails loudly when traced)."""
+        self.assume_scalar = assume_scalar
         self.facts = facts
         self.tf = tf
         self.code = code
@@ -205,7 +215,7 @@ class ConditionTranslator:
                         f"`{self.code(link)}` in the chained comparison is not a tensor comparison"
                     ),
                 )
-            if not kind.scalar:
+            if not kind.scalar and not self.assume_scalar:
                 return Condition(
                     True, reason=f"`{self.code(link)}` is not known to be a scalar tensor"
                 )
@@ -235,7 +245,7 @@ class ConditionTranslator:
                     "condition (for example a Python call on a tensor)"
                 ),
             )
-        if not kind.scalar:
+        if not kind.scalar and not self.assume_scalar:
             return Condition(True, reason=self._not_scalar(node, text))
         if kind.boolean:
             return Condition(True, text)

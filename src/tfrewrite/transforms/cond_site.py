@@ -49,13 +49,14 @@ class CondSite:
         facts: TensorFacts,
         tf: str,
         imports: tuple[ImportRequest, ...],
+        assume_scalar: bool = False,
     ) -> None:
         self.ctx = rule_ctx
         self.scope = scope
         self.facts = facts
         self.tf = tf
         self.imports = imports
-        self.translator = ConditionTranslator(facts, tf, rule_ctx.code)
+        self.translator = ConditionTranslator(facts, tf, rule_ctx.code, assume_scalar)
         self.current: cst.If | None = None
         # Why the rewrite being built cannot be a safe fix (reset per conditional).
         self.unsafe: list[str] = []
