@@ -1670,3 +1670,32 @@ def test_the_refusal_names_the_break_not_the_rank_of_the_condition():
     messages_ = [f.message for f in check_source(source, select=["TFR101"])]
     assert any("contains `break`, which cannot leave a `tf.cond` branch" in m for m in messages_)
     assert not any("not known to be a scalar" in m for m in messages_)
+
+
+KERAS_OPS_LOSS = """
+import keras
+from keras import ops
+
+
+def margin_loss(y_true, y_pred):
+    err = ops.mean(ops.abs(y_true - y_pred))
+    if err > 1.0:
+        return ops.sqrt(err)
+    penalty = 0
+    if err < 0.1:
+        penalty = err * 2.0
+    return err + penalty
+
+
+model = keras.Sequential([keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss=margin_loss)
+"""
+
+
+def test_a_loss_written_with_keras_ops_only_gets_keras_ops_cond():
+    """No `import tensorflow` is added: the loss still runs on every backend."""
+    result = fix_source(KERAS_OPS_LOSS, select=["TFR101"])
+    assert "tensorflow" not in result
+    assert "    return ops.cond(err > 1.0, lambda: ops.sqrt(err), _false_fn)\n" in result
+    assert "lambda: ops.cast(penalty, err.dtype)," in result
+    assert fix_source(result, select=["TFR101"]) == result

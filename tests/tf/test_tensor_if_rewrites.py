@@ -939,3 +939,30 @@ def test_a_likely_tensor_argument_rewrite_matches_autograph():
     rewritten = rewrite(source, unsafe=True)
     inputs = [(tf.constant(v),) for v in (-2, 0, 3)] + [(tf.constant(v),) for v in (-1.5, 2.5)]
     assert_rewrite_equivalent(source, rewritten, "f", inputs, autograph=False)
+
+
+KERAS_OPS_LOSS = """
+import keras
+from keras import ops
+
+
+def margin_loss(y_true, y_pred):
+    err = ops.mean(ops.abs(y_true - y_pred))
+    if err > 1.0:
+        return ops.sqrt(err)
+    penalty = 0
+    if err < 0.1:
+        penalty = err * 2.0
+    return err + penalty
+
+
+model = keras.Sequential([keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss=margin_loss)
+"""
+
+
+def test_a_keras_ops_loss_rewritten_with_keras_ops_cond_matches():
+    rewritten = rewrite(KERAS_OPS_LOSS)
+    assert "import tensorflow" not in rewritten
+    inputs = [typed_pair(e, dtype) for e in (-3.0, -0.05, 0.0, 0.05, 0.5, 3.0) for dtype in DTYPES]
+    assert_rewrite_equivalent(KERAS_OPS_LOSS, rewritten, "margin_loss", inputs, autograph=False)

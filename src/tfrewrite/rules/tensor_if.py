@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
@@ -424,7 +424,7 @@ class TensorIf(Rule):
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        tf, imports = ctx.tensorflow()
+        tf, imports = _namespace(ctx)
         memo: dict[int, _Outcome] = {}
         sites: dict[tuple[int, bool], CondSite] = {}  # per function, proven and likely facts
         for traced in ctx.traced_functions():
@@ -561,6 +561,34 @@ def _enclosing_function(
             if isinstance(node, cst.If) or names & reads(node.test):
                 return None
     return None
+
+
+def _namespace(ctx: RuleContext) -> tuple[str, tuple[ImportRequest, ...]]:
+    """What generated code calls `cond` on, and the import it needs: a file
+    that uses `keras.ops` and does not import TensorFlow gets `keras.ops`
+    (`ops.cond`), so a Keras 3 loss keeps running on every backend."""
+    tf, imports = ctx.tensorflow()
+    if not imports:
+        return tf, imports
+    ops = ctx.names.alias_for("keras.ops")
+    if ops is not None:
+        return ops, ()
+    keras = ctx.names.alias_for("keras")
+    if keras is not None and "keras.ops" in _qualified_names(ctx):
+        return f"{keras}.ops", ()
+    return tf, imports
+
+
+def _qualified_names(ctx: RuleContext) -> set[str]:
+    """The `keras.ops` functions the file calls (module prefix only)."""
+    found: set[str] = set()
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Attribute):
+            qualified = ctx.names.qualified_name(node)
+            if qualified is not None and qualified.startswith("keras.ops."):
+                found.add("keras.ops")
+                return found
+    return found
 
 
 def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.walk import comments_in, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.cond_flow import (
@@ -142,7 +143,7 @@ def branch_value_code(
 def _is_cond_call(ctx: RuleContext, node: cst.BaseExpression) -> bool:
     return (
         isinstance(node, cst.Call)
-        and ctx.names.qualified_name(node.func) == "tensorflow.cond"
+        and ctx.names.qualified_name(node.func) in ("tensorflow.cond", "keras.ops.cond")
         and len(node.args) == 3
         and all(a.keyword is None and not a.star for a in node.args)
         and not has_comment(node)
@@ -279,3 +280,10 @@ def walrus_target(node: cst.CSTNode) -> str | None:
         if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
             return current.target.value
     return None
+
+
+def is_keras_ops(namespace: str, resolver: NameResolver) -> bool:
+    """Whether generated code calls `keras.ops` (a loss written only with
+    `keras.ops` keeps running on every Keras backend) rather than TensorFlow."""
+    qualified = resolver.qualified_name(cst.parse_expression(namespace))
+    return qualified in ("keras.ops", "tensorflow.keras.ops")

@@ -30,6 +30,7 @@ from tfrewrite.analysis.tensors import (
     TensorKind,
 )
 from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.transforms.cond_codegen import is_keras_ops
 from tfrewrite.transforms.cond_dtypes import literal_kind
 
 
@@ -252,7 +253,8 @@ class ConditionTranslator:
         wrapped = f"({text})" if _needs_parens_for_comparison(node) else text
         if kind.numeric:
             return Condition(True, f"{wrapped} != 0")
-        return Condition(True, f"{self.tf}.cast({text}, {self.tf}.bool)")
+        boolean = '"bool"' if is_keras_ops(self.tf, self.facts.resolver) else f"{self.tf}.bool"
+        return Condition(True, f"{self.tf}.cast({text}, {boolean})")
 
     def _not_scalar(self, node: cst.BaseExpression, text: str) -> str:
         """Why a tensor condition is not known to be a scalar: a Python

@@ -26,6 +26,7 @@ from tfrewrite.analysis.tensors import (
     TensorKind,
     is_python_number,
 )
+from tfrewrite.transforms.cond_codegen import is_keras_ops
 
 # -- branch values ---------------------------------------------------------------------
 
@@ -88,7 +89,12 @@ def _written_dtype_kind(node: cst.BaseExpression, facts: TensorFacts) -> TensorK
             a.integer and b.integer,
         )
     dtype = None
-    if qualified in ("tensorflow.constant", "tensorflow.cast", "keras.ops.cast"):
+    if qualified in (
+        "tensorflow.constant",
+        "tensorflow.cast",
+        "keras.ops.cast",
+        "keras.ops.convert_to_tensor",
+    ):
         dtype = keywords.get("dtype") or (args[1] if len(args) > 1 else None)
     if not (isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype" and args):
         return None
@@ -327,7 +333,12 @@ def _written_anchor(node: cst.BaseExpression, resolver: NameResolver) -> cst.Bas
                 if not literal_kind(branch.body):
                     return branch.body
         return None
-    if qualified in ("tensorflow.constant", "tensorflow.cast", "keras.ops.cast"):
+    if qualified in (
+        "tensorflow.constant",
+        "tensorflow.cast",
+        "keras.ops.cast",
+        "keras.ops.convert_to_tensor",
+    ):
         keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         dtype = keywords.get("dtype") or (args[1] if len(args) > 1 else None)
         if isinstance(dtype, cst.Attribute) and dtype.attr.value == "dtype":
@@ -365,12 +376,17 @@ def match_dtypes(
     result = reconcile(name, kinds[0], kinds[1])
     if result.reason:
         raise ValueError(result.reason)
+    keras_ops = is_keras_ops(tf, facts.resolver)
     sides = ("true", "false")
     if kinds[0].literal in _NUMBERS and kinds[1].literal in _NUMBERS:
         if meets is not None and (incoming is not None or None not in nodes):
             cast = f"{tf}.cast({incoming}, {meets}.dtype)"
             return Matched(
-                {id(node): _with_dtype(node, meets, tf) for node in nodes if node is not None},
+                {
+                    id(node): _with_dtype(node, meets, tf, keras_ops)
+                    for node in nodes
+                    if node is not None
+                },
                 passthrough=(
                     cast if nodes[0] is None else None,
                     cast if nodes[1] is None else None,
@@ -406,7 +422,7 @@ def match_dtypes(
             passthrough[i] = f"{tf}.cast({incoming}, {anchor}.dtype)"
             return Matched(passthrough=(passthrough[0], passthrough[1]))
         if anchor is not None:
-            return Matched({id(node): _with_dtype(node, anchor, tf)})
+            return Matched({id(node): _with_dtype(node, anchor, tf, keras_ops)})
         value = as_float_literal(node)
         return Matched(
             {id(node): value},
@@ -419,8 +435,12 @@ def match_dtypes(
     return Matched()
 
 
-def _with_dtype(node: cst.BaseExpression, anchor: str, tf: str) -> cst.BaseExpression:
+def _with_dtype(
+    node: cst.BaseExpression, anchor: str, tf: str, keras_ops: bool
+) -> cst.BaseExpression:
     """A Python number as a tensor of `anchor`'s floating-point dtype."""
     value = as_float_literal(node).with_changes(lpar=[], rpar=[])
     code = cst.Module(body=[]).code_for_node(value)
+    if keras_ops:
+        return cst.parse_expression(f"{tf}.convert_to_tensor({code}, dtype={anchor}.dtype)")
     return cst.parse_expression(f"{tf}.constant({code}, dtype={anchor}.dtype)")
