@@ -1699,3 +1699,21 @@ def test_a_loss_written_with_keras_ops_only_gets_keras_ops_cond():
     assert "    return ops.cond(err > 1.0, lambda: ops.sqrt(err), _false_fn)\n" in result
     assert "lambda: ops.cast(penalty, err.dtype)," in result
     assert fix_source(result, select=["TFR101"]) == result
+
+
+def test_a_rank_test_becomes_the_static_rank_as_an_unsafe_fix():
+    source = loss_source(
+        """
+        if tf.rank(y_pred) == 2:
+            y_pred = tf.squeeze(y_pred, -1)
+        return tf.reduce_mean(y_pred - y_true)
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "`tf.rank(y_pred) == 2` tests a rank: a `tf.cond` would build both branches" in (
+        finding.message
+    )
+    result = fix_source(source, select=["TFR101"], unsafe_fixes=True)
+    assert "    if y_pred.shape.rank == 2:\n        y_pred = tf.squeeze(y_pred, -1)\n" in result
+    assert fix_source(result, select=["TFR101"], unsafe_fixes=True) == result

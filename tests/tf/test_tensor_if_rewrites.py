@@ -966,3 +966,22 @@ def test_a_keras_ops_loss_rewritten_with_keras_ops_cond_matches():
     assert "import tensorflow" not in rewritten
     inputs = [typed_pair(e, dtype) for e in (-3.0, -0.05, 0.0, 0.05, 0.5, 3.0) for dtype in DTYPES]
     assert_rewrite_equivalent(KERAS_OPS_LOSS, rewritten, "margin_loss", inputs, autograph=False)
+
+
+def test_a_rank_test_rewritten_to_the_static_rank_builds_only_the_branch_taken():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            if tf.rank(y_pred) == 2:
+                y_pred = tf.squeeze(y_pred, -1)
+            return tf.reduce_mean(y_pred - y_true)
+        """
+    )
+    rewritten = rewrite(source, unsafe=True)
+    assert "if y_pred.shape.rank == 2:" in rewritten
+    inputs = [(tf.zeros([3]), tf.fill([3, 1], 2.0)), (tf.zeros([3]), tf.fill([3], 0.5))]
+    assert_rewrite_equivalent(source, rewritten, "loss", inputs, autograph=False)
+    assert_rewrite_equivalent(source, rewritten, "loss", inputs, autograph=True)

@@ -59,6 +59,7 @@ class _Outcome:
     unsafe: tuple[str, ...] = ()  # fixed, but the fix rests on these assumptions
     waiting: bool = False  # convertible once the conditionals inside it are
     inner: bool = False  # refused because a conditional inside it is
+    rank: str | None = None  # a rank test: the message of its static rewrite
 
 
 def _fix(site: CondSite, edits: Sequence[NodeEdit]) -> CstFix:
@@ -121,6 +122,62 @@ def _ifexp(
     return _Outcome(_fix(site, [NodeEdit(node, replacement)]), unsafe=tuple(site.unsafe))
 
 
+_RANK_FUNCTIONS = frozenset({"tensorflow.rank", "tensorflow.math.rank"})
+
+
+def _static_rank_test(site: CondSite, test: cst.BaseExpression) -> _Outcome | None:
+    """`if tf.rank(x) > 1:` compares a rank with a number: its branches are
+    typically valid only for that rank (`tf.squeeze`, `tf.argmax(x, -1)`),
+    and a `tf.cond` would build both. The static `x.shape.rank` keeps it a
+    Python `if`, as AutoGraph cannot. Unsafe: a rank unknown when traced
+    (`None`) would fail the comparison."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    if not isinstance(
+        comparison.operator,
+        (
+            cst.Equal,
+            cst.NotEqual,
+            cst.LessThan,
+            cst.LessThanEqual,
+            cst.GreaterThan,
+            cst.GreaterThanEqual,
+        ),
+    ):
+        return None
+    sides = [test.left, comparison.comparator]
+    for index, side in enumerate(sides):
+        other = sides[1 - index]
+        if not (
+            isinstance(side, cst.Call)
+            and site.ctx.names.qualified_name(side.func) in _RANK_FUNCTIONS
+            and len(side.args) == 1
+            and side.args[0].keyword is None
+            and isinstance(other, cst.Integer)
+        ):
+            continue
+        operand = side.args[0].value
+        if not isinstance(operand, (cst.Name, cst.Attribute)):
+            return None
+        static = cst.parse_expression(f"{site.ctx.code(operand).strip()}.shape.rank")
+        fix = CstFix(
+            "Test the static rank",
+            (NodeEdit(side, static),),
+            (),
+            Applicability.UNSAFE,
+        )
+        return _Outcome(
+            fix=fix,
+            rank=(
+                f"`{site.ctx.code(test).strip()}` tests a rank: a `tf.cond` would build both "
+                f"branches; test the static `{site.ctx.code(static)}` instead (unsafe fix: "
+                "assumes the rank is known when traced)"
+            ),
+        )
+    return None
+
+
 def _assigned_to(
     site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode]
 ) -> tuple[str | None, str | None]:
@@ -147,6 +204,9 @@ def _if_statement(
     site: CondSite, node: cst.If, ancestors: Sequence[cst.CSTNode], nested: bool
 ) -> _Outcome:
     """An `if` statement: one that returns, or one that assigns."""
+    static = _static_rank_test(site, node.test)
+    if static is not None:
+        return static
     condition = site.translator.translate(node.test, node)
     if condition.reason:
         # A branch that cannot leave a `tf.cond` (`break`, `print`...) is the
@@ -605,6 +665,10 @@ def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
     message = _IFEXP_MESSAGE if isinstance(node, cst.IfExp) else _MESSAGE
+    if outcome.rank is not None:
+        return Violation(
+            node, f"Python `if` on a tensor needs AutoGraph: {outcome.rank}", outcome.fix
+        )
     if outcome.reason:
         what = "conditional expression" if isinstance(node, cst.IfExp) else "`if`"
         return Violation(
