@@ -293,10 +293,25 @@ class TensorIf(Rule):
       stay Python `if`s: a `tf.cond` builds both branches, and a branch valid
       only for some ranks (`tf.squeeze(x, -1)`) would fail to build.
 
-    Only conditions the tensor analysis proves to be tensors are rewritten.
-    Static shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
+    - A file that uses `keras.ops` and does not import TensorFlow gets
+      `ops.cond`, `ops.logical_and`, `ops.cast`: a Keras 3 loss keeps running
+      on every backend.
+    - `if tf.rank(x) == 2:` becomes `if x.shape.rank == 2:` (unsafe: it
+      assumes the rank is known when traced), since a `tf.cond` would build a
+      branch valid only for that rank.
+
+    Conditions the tensor analysis proves to be tensors get a safe fix. A
+    condition on a parameter of a traced function with no evidence either way
+    (`@tf.function def f(x): if x > 0:`, called with a tensor) is a *likely*
+    tensor: reported with an unsafe fix that says it assumes a tensor
+    argument (and a scalar condition); `tfrewrite verify` proves it. Static
+    shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
     `isinstance`, dtype checks, `tf.executing_eagerly()`, Python flags such as
     `training` and attributes of `self` stay Python `if`s and are not reported.
+
+    A `while` on a tensor is reported without a fix: a hand-written
+    `tf.while_loop` needs loop variables that keep their dtype and shape on
+    every iteration, which the rule cannot prove.
 
     ## Refusals (reported without a fix, with the reason)
     - A variable defined in one branch only, not before the `if`, and used after
@@ -447,6 +462,26 @@ class TensorIf(Rule):
             """,
             None,
             note="refused: 'w' is defined only in the true branch",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                if x > 0:
+                    return x * 2
+                return -x
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                return tf.cond(x > 0, lambda: x * 2, lambda: -x)
+            """,
+            unsafe=True,
+            note="`x` is likely a tensor (`f(tf.constant(1))`): an unsafe fix that says so",
         ),
         Valid(
             """
