@@ -1717,3 +1717,18 @@ def test_a_rank_test_becomes_the_static_rank_as_an_unsafe_fix():
     result = fix_source(source, select=["TFR101"], unsafe_fixes=True)
     assert "    if y_pred.shape.rank == 2:\n        y_pred = tf.squeeze(y_pred, -1)\n" in result
     assert fix_source(result, select=["TFR101"], unsafe_fixes=True) == result
+
+
+def test_a_structure_check_from_tf_nest_is_a_python_if():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def infer(state):
+            if tf.nest.is_nested(state):
+                return tf.nest.flatten(state)[0]
+            return state
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []

@@ -77,6 +77,10 @@ class ConditionTranslator:
 
     def _kind(self, node: cst.BaseExpression) -> TensorKind:
         assert self.at is not None
+        if isinstance(node, cst.Call):
+            qualified = self.facts.resolver.qualified_name(node.func) or ""
+            if qualified.startswith(_PYTHON_VALUED_PREFIXES):
+                return TensorKind(False)
         return self.facts.kind_at(node, self.at)
 
     def _involves_tensor(self, node: cst.BaseExpression) -> bool:
@@ -292,6 +296,15 @@ class ConditionTranslator:
 # have effects, so evaluating them where Python would not is harmless.
 # (`tf.pow` is not: an integer to a negative power fails.)
 _PURE_CALLS = (REDUCTIONS | ALWAYS_SCALAR | SCALAR_PRESERVING | BOOL_RESULTS) - {"tensorflow.pow"}
+
+
+# TensorFlow functions that return Python values (structure checks): an `if`
+# on them is a Python `if` (`tf.nest.is_nested(state)`).
+_PYTHON_VALUED_PREFIXES = (
+    "tensorflow.nest.",
+    "tensorflow.is_tensor",
+    "tensorflow.executing_eagerly",
+)
 
 
 def _contains_walrus(node: cst.BaseExpression) -> bool:
