@@ -1732,3 +1732,24 @@ def test_a_structure_check_from_tf_nest_is_a_python_if():
         """
     )
     assert check_source(source, select=["TFR101"]) == []
+
+
+ODD_SUM = """
+import tensorflow as tf
+
+@tf.function
+def odd_sum(items):
+    total = tf.constant(0)
+    for c in items:
+        if c % 2 > 0:
+            total += c
+    return total
+"""
+
+
+def test_an_if_on_the_elements_of_a_likely_tensor_argument_gets_an_unsafe_fix():
+    [finding] = check_source(ODD_SUM, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes `items` is a tensor argument" in finding.message
+    result = fix_source(ODD_SUM, select=["TFR101"], unsafe_fixes=True)
+    assert "        total = tf.cond(c % 2 > 0, lambda: total + c, lambda: total)\n" in result

@@ -985,3 +985,22 @@ def test_a_rank_test_rewritten_to_the_static_rank_builds_only_the_branch_taken()
     inputs = [(tf.zeros([3]), tf.fill([3, 1], 2.0)), (tf.zeros([3]), tf.fill([3], 0.5))]
     assert_rewrite_equivalent(source, rewritten, "loss", inputs, autograph=False)
     assert_rewrite_equivalent(source, rewritten, "loss", inputs, autograph=True)
+
+
+def test_an_if_on_the_elements_of_a_likely_tensor_argument_matches():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def odd_sum(items):
+            total = tf.constant(0)
+            for c in items:
+                if c % 2 > 0:
+                    total += c
+            return total
+        """
+    )
+    rewritten = rewrite(source, unsafe=True)
+    inputs = [([tf.constant(v) for v in values],) for values in ([1, 2, 3], [2, 4], [5])]
+    assert_rewrite_equivalent(source, rewritten, "odd_sum", inputs, autograph=False)
