@@ -441,8 +441,13 @@ def test_loss_by_signature():
         @tf.function
         def scale(x, factor):
             return x * factor
+
+        @tf.function
+        def compute_accuracy(logits, labels):
+            return tf.reduce_mean(tf.cast(tf.argmax(logits, -1) == labels, tf.float32))
         """
     )
+    assert not ctx.traced["compute_accuracy"].loss_signature
     assert ctx.traced["dice"].loss_signature
     assert not ctx.traced["scale"].loss_signature
     assert not ctx.traced["dice"].is_loss  # nothing calls it as a loss

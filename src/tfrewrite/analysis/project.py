@@ -47,6 +47,9 @@ LOSS_SIGNATURES = frozenset(
         ("targets", "outputs"),
         ("targets", "predictions"),
         ("true", "pred"),
+        ("logits", "labels"),
+        ("labels", "embeddings"),
+        ("y_true", "logits_pred"),
     }
 )
 # Keras methods whose arguments Keras passes as tensors: method -> how many
@@ -146,7 +149,15 @@ def _own_params(info: FunctionInfo) -> list[str]:
     return params
 
 
+# Words in a function name that say it measures, not trains: a metric with a
+# loss's signature (`compute_accuracy(logits, labels)`).
+_METRIC_WORDS = ("accuracy", "metric", "precision", "recall", "auc", "iou", "score", "acc")
+
+
 def _loss_by_signature(info: FunctionInfo) -> bool:
+    name = info.qualname.rsplit(".", 1)[-1].lower()
+    if any(word in name for word in _METRIC_WORDS):
+        return False
     return tuple(_own_params(info)[:2]) in LOSS_SIGNATURES
 
 

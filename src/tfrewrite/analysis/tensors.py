@@ -1560,8 +1560,9 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
         if param.default is not None or is_python_parameter_name(name):
             continue
         if param.annotation is not None:
-            qualified = resolver.qualified_name(param.annotation.annotation)
-            if qualified not in TENSOR_ANNOTATIONS:
+            qualified = resolver.qualified_name(param.annotation.annotation) or ""
+            leaf = qualified.rsplit(".", 1)[-1]
+            if qualified not in TENSOR_ANNOTATIONS and not leaf.endswith("TensorLike"):
                 continue
         candidates.add(name)
     if not candidates:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
 from tfrewrite.analysis.tensors import is_python_number
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
@@ -42,6 +42,16 @@ def _changing_numbers(loop: cst.For | cst.While) -> set[str]:
             target = node.targets[0].target
             if isinstance(target, cst.Name) and _uses_only_number(node.value, target.value):
                 found.add(target.value)
+    return found
+
+
+def _literal_numbers(scope: cst.CSTNode) -> set[str]:
+    """Names a scope binds to a number literal (`lr = 0.1`, `step = 0`): the
+    start of a counter or a schedule, not a size derived from an argument."""
+    found: set[str] = set()
+    for small in iter_small_statements(scope):
+        if isinstance(small, cst.Assign) and is_python_number(small.value):
+            found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
     return found
 
 
@@ -158,6 +168,26 @@ class PythonScalarRetraces(Rule):
             import tensorflow as tf
 
             @tf.function
+            def head(x, grid):
+                return tf.reshape(x, [grid, -1])
+
+            def targets(x):
+                outputs = []
+                grid = 13
+                for _ in range(3):
+                    outputs.append(head(x, grid))
+                    grid *= 2
+                return outputs
+
+            dataset = tf.data.Dataset.from_tensor_slices(tf.zeros([4, 676 * 21])).map(targets)
+            """,
+            note="a loop that runs while tracing another function traces a few graphs once",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
             def train_step(x, learning_rate):
                 return x * learning_rate
 
@@ -202,11 +232,17 @@ class PythonScalarRetraces(Rule):
         if not decorated:
             return
         reported: set[int] = set()
-        for node in iter_nodes(ctx.module):
+        traced = {id(f.node) for f in ctx.functions if f.runs_traced is not None}
+        for node, ancestors in iter_with_ancestors(ctx.module):
             if not isinstance(node, (cst.For, cst.While)):
                 continue
+            if any(id(a) in traced for a in ancestors):
+                continue  # unrolled while tracing: a few traces, not one per step
             variable = _python_int_loop_variable(node, ctx) if isinstance(node, cst.For) else None
-            changing = _changing_numbers(node)
+            scope = next(
+                (a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), ctx.module
+            )
+            changing = _changing_numbers(node) & _literal_numbers(scope)
             if variable is None and not changing:
                 continue
             for inner in iter_nodes(node.body, into_functions=False):
