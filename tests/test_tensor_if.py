@@ -216,8 +216,12 @@ FORMS = {
         err = tf.reduce_mean(y_pred - y_true)
         factor = tf.cond(
             err > 1.0,
-            lambda: 3.0,
-            lambda: tf.cond(err > 0.0, lambda: 2.0, lambda: 0.5),
+            lambda: tf.constant(3.0, dtype=err.dtype),
+            lambda: tf.cond(
+                err > 0.0,
+                lambda: tf.constant(2.0, dtype=err.dtype),
+                lambda: tf.constant(0.5, dtype=err.dtype),
+            ),
         )
         return err * factor
         """,
@@ -237,9 +241,13 @@ FORMS = {
         scale = 1.0
         def _scale_if_true():
             scale = 2.0
-            scale = tf.cond(err > 1.0, lambda: 3.0, lambda: scale)
+            scale = tf.cond(
+                err > 1.0,
+                lambda: tf.constant(3.0, dtype=err.dtype),
+                lambda: tf.cast(scale, err.dtype),
+            )
             return scale
-        scale = tf.cond(err > 0.0, _scale_if_true, lambda: scale)
+        scale = tf.cond(err > 0.0, _scale_if_true, lambda: tf.cast(scale, err.dtype))
         return err * scale
         """,
     ),
@@ -343,7 +351,11 @@ FORMS = {
         """,
         """
         err = tf.reduce_mean(y_pred - y_true)
-        penalty = tf.cond(err > 0.0, lambda: tf.square(err), lambda: 0.0)
+        penalty = tf.cond(
+            err > 0.0,
+            lambda: tf.square(err),
+            lambda: tf.constant(0.0, dtype=err.dtype),
+        )
         return err + penalty
         """,
     ),
@@ -356,7 +368,7 @@ FORMS = {
         """,
         """
         err = tf.reduce_mean(y_pred - y_true)
-        return tf.cond(err < 0.0, lambda: 0.0, lambda: err)
+        return tf.cond(err < 0.0, lambda: tf.constant(0.0, dtype=err.dtype), lambda: err)
         """,
     ),
     "tensorflow_side_effects_stay_in_the_branch": (
@@ -437,7 +449,11 @@ FORMS = {
         x = tf.cond(
             x > 0.0,
             lambda: tf.cond(x < 5.0, lambda: -x, lambda: x),
-            lambda: tf.cond(x < 5.0, lambda: -2.0 * x, lambda: 1.0),
+            lambda: tf.cond(
+                x < 5.0,
+                lambda: -2.0 * x,
+                lambda: tf.constant(1.0, dtype=x.dtype),
+            ),
         )
         return x
         """,
@@ -695,30 +711,6 @@ FORMS = {
             return out, m
         out, m = tf.cond(err > 0.0, lambda: _true_fn(m), lambda: (out, m))
         return out + m
-        """,
-    ),
-    "augmented_python_float_stays_a_float": (
-        """
-        err = tf.reduce_mean(y_pred - y_true)
-        total = err
-        scale = 1.0
-        if err > 0.0:
-            total += err * 2.0
-            scale *= 3.0
-        else:
-            total -= 1.0
-        return total * scale
-        """,
-        """
-        err = tf.reduce_mean(y_pred - y_true)
-        total = err
-        scale = 1.0
-        total, scale = tf.cond(
-            err > 0.0,
-            lambda: (total + err * 2.0, scale * 3.0),
-            lambda: (total - 1.0, scale),
-        )
-        return total * scale
         """,
     ),
 }
@@ -1116,15 +1108,16 @@ REFUSALS = {
         """,
         "'z' is a boolean tensor in the true branch but a floating tensor",
     ),
-    "python_int_before_the_if": (
+    "python_int_before_the_if_meeting_a_tensor_of_unknown_dtype": (
         """
         m = tf.reduce_mean(y_pred)
         penalty = 0
         if m > 1.0:
-            penalty = m * 2.0
-        return m + penalty
+            penalty = tf.cast(m > 2.0, tf.float32) * 2.0
+        return penalty
         """,
-        "'penalty' is a Python int before the `if`",
+        "'penalty' is a Python number before the `if` but a floating-point tensor in the true "
+        "branch, and no tensor defined before the `if` is known to have its dtype",
     ),
     "nested_refusal_blocks_the_outer_if": (
         """
@@ -1135,7 +1128,7 @@ REFUSALS = {
             m = m * 0.5
         return m
         """,
-        "contains a tensor conditional that cannot be rewritten",
+        "a tensor `if` inside it cannot be rewritten: the true branch calls `print`",
     ),
     "conditional_expression_with_none": (
         """
@@ -1192,7 +1185,7 @@ REFUSALS = {
         parts = tf.unstack(y_pred) if tf.size(y_pred) > 0 else []
         return parts
         """,
-        "the value is a Python container in the false branch",
+        "'parts' is a Python container in the false branch",
     ),
     "too_much_code_to_copy": (
         """
@@ -1261,8 +1254,8 @@ REFUSALS = {
             total += err
         return total
         """,
-        "'total' is a Python int before the `if` but a floating-point tensor in the other "
-        "branch: write the number as a float",
+        "'total' is a Python number before the `if` but a floating-point tensor in the true "
+        "branch, and no tensor defined before the `if` is known to have its dtype",
     ),
     "chained_comparison_whose_last_operand_can_fail": (
         """
@@ -1454,7 +1447,11 @@ def test_conditional_expression_in_a_lambda_on_an_outer_tensor_is_rewritten():
         return m * pick()
         """
     )
-    assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in fixed(source)
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes the values it meets are float32" in finding.message
+    result = fix_source(source, select=["TFR101"], unsafe_fixes=True)
+    assert "pick = lambda: tf.cond(m > 0.0, lambda: 2.0, lambda: 1.0)" in result
 
 
 @pytest.mark.parametrize(
@@ -1488,3 +1485,271 @@ def test_zero_argument_super_in_a_branch_is_refused(branch):
     assert fix_source(source, select=["TFR101"]) == source
     explicit = source.replace("super()", "super(Sub, self)")
     assert "tf.cond(" in fixed(explicit)
+
+
+def test_python_numbers_whose_later_uses_meet_no_known_tensor_make_the_fix_unsafe():
+    """`total * scale` with `total` rebound in the branches: which dtype
+    `scale` must have is not known (float64 values would not match float32)."""
+    source = loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        total = err
+        scale = 1.0
+        if err > 0.0:
+            total += err * 2.0
+            scale *= 3.0
+        else:
+            total -= 1.0
+        return total * scale
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "'scale' is a Python number in both branches" in finding.message
+    assert fix_source(source, select=["TFR101"]) == source
+
+
+def test_python_numbers_take_the_dtype_of_the_tensor_they_meet():
+    source = loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        factor = 1
+        if err > 1.0:
+            factor = 10
+        return err * factor
+        """
+    )
+    assert fixed(source) == loss_source(
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        factor = 1
+        factor = tf.cond(
+            err > 1.0,
+            lambda: tf.constant(10.0, dtype=err.dtype),
+            lambda: tf.cast(factor, err.dtype),
+        )
+        return err * factor
+        """
+    )
+
+
+def test_a_python_float_passed_through_takes_the_dtype_of_the_other_branch():
+    source = loss_source(
+        """
+        mse = tf.reduce_mean(tf.square(y_true - y_pred))
+        loss = 0.0
+        if mse > 1.0:
+            loss = mse
+        return loss
+        """
+    )
+    assert "loss = tf.cond(mse > 1.0, lambda: mse, lambda: tf.cast(loss, mse.dtype))" in fixed(
+        source
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        rounds = 3 if err > 1.0 else 1
+        for _ in range(rounds):
+            err = err * 0.5
+        return err
+        """,
+        """
+        err = tf.reduce_mean(y_pred - y_true)
+        rounds = 1
+        if err > 1.0:
+            rounds = 3
+        for _ in range(rounds):
+            err = err * 0.5
+        return err
+        """,
+    ],
+)
+def test_a_result_that_feeds_range_is_refused(body):
+    [finding] = check_source(loss_source(body), select=["TFR101"])
+    assert finding.fix is None
+    assert "'rounds' is passed to `range(...)` after the `if`, which needs a Python value" in (
+        finding.message
+    )
+
+
+# -- likely tensors, tensor `while`, the true blocker -----------------------------------------
+
+
+def test_a_traced_parameter_with_no_evidence_gets_an_unsafe_fix_that_says_what_it_assumes():
+    """The canonical AutoGraph example: `f(tf.constant(1))` makes `x` a tensor."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            if x > 0:
+                return x * 2
+            return -x
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes `x` is a tensor argument" in finding.message
+    assert fix_source(source, select=["TFR101"]) == source
+    assert "    return tf.cond(x > 0, lambda: x * 2, lambda: -x)\n" in fix_source(
+        source, select=["TFR101"], unsafe_fixes=True
+    )
+
+
+def test_python_flags_and_shapes_of_a_likely_tensor_stay_python():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, training=False):
+            if training:
+                x = x * 0.5
+            if x.shape[-1] == 1:
+                x = tf.squeeze(x, -1)
+            if x is None:
+                return 0.0
+            return x
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "while tf.reduce_sum(x) > 1.0:\n        x = x / 2.0",
+        "while x > 1.0:\n        x = x / 2.0",
+    ],
+)
+def test_a_tensor_while_is_reported_without_a_fix(loop):
+    # The pass-1 gate (`FunctionInfo.branches`) counts `if`s only: a traced
+    # function with an `if` makes the file parsed.
+    source = (
+        "import tensorflow as tf\n\n@tf.function\ndef f(x):\n"
+        f"    {loop}\n    return x\n\n"
+        "@tf.function\ndef g(x, training=False):\n    if training:\n        x = x * 0.5\n"
+        "    return x\n"
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is None
+    assert finding.message.startswith("Python `while` on a tensor needs AutoGraph")
+    assert "write it as `tf.while_loop`" in finding.message
+
+
+def test_a_python_while_is_not_reported():
+    source = loss_source(
+        """
+        n = 0
+        while n < 3:
+            y_pred = y_pred * 0.5
+            n += 1
+        return tf.reduce_mean(y_pred)
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []
+
+
+def test_the_refusal_names_the_break_not_the_rank_of_the_condition():
+    source = loss_source(
+        """
+        total = tf.reduce_sum(y_pred)
+        for row in tf.unstack(y_true):
+            if row > total:
+                break
+            total = total - 1.0
+        return total
+        """
+    )
+    messages_ = [f.message for f in check_source(source, select=["TFR101"])]
+    assert any("contains `break`, which cannot leave a `tf.cond` branch" in m for m in messages_)
+    assert not any("not known to be a scalar" in m for m in messages_)
+
+
+KERAS_OPS_LOSS = """
+import keras
+from keras import ops
+
+
+def margin_loss(y_true, y_pred):
+    err = ops.mean(ops.abs(y_true - y_pred))
+    if err > 1.0:
+        return ops.sqrt(err)
+    penalty = 0
+    if err < 0.1:
+        penalty = err * 2.0
+    return err + penalty
+
+
+model = keras.Sequential([keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss=margin_loss)
+"""
+
+
+def test_a_loss_written_with_keras_ops_only_gets_keras_ops_cond():
+    """No `import tensorflow` is added: the loss still runs on every backend."""
+    result = fix_source(KERAS_OPS_LOSS, select=["TFR101"])
+    assert "tensorflow" not in result
+    assert "    return ops.cond(err > 1.0, lambda: ops.sqrt(err), _false_fn)\n" in result
+    assert "lambda: ops.cast(penalty, err.dtype)," in result
+    assert fix_source(result, select=["TFR101"]) == result
+
+
+def test_a_rank_test_becomes_the_static_rank_as_an_unsafe_fix():
+    source = loss_source(
+        """
+        if tf.rank(y_pred) == 2:
+            y_pred = tf.squeeze(y_pred, -1)
+        return tf.reduce_mean(y_pred - y_true)
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "`tf.rank(y_pred) == 2` tests a rank: a `tf.cond` would build both branches" in (
+        finding.message
+    )
+    result = fix_source(source, select=["TFR101"], unsafe_fixes=True)
+    assert "    if y_pred.shape.rank == 2:\n        y_pred = tf.squeeze(y_pred, -1)\n" in result
+    assert fix_source(result, select=["TFR101"], unsafe_fixes=True) == result
+
+
+def test_a_structure_check_from_tf_nest_is_a_python_if():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def infer(state):
+            if tf.nest.is_nested(state):
+                return tf.nest.flatten(state)[0]
+            return state
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []
+
+
+ODD_SUM = """
+import tensorflow as tf
+
+@tf.function
+def odd_sum(items):
+    total = tf.constant(0)
+    for c in items:
+        if c % 2 > 0:
+            total += c
+    return total
+"""
+
+
+def test_an_if_on_the_elements_of_a_likely_tensor_argument_gets_an_unsafe_fix():
+    [finding] = check_source(ODD_SUM, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "the fix assumes `items` is a tensor argument" in finding.message
+    result = fix_source(ODD_SUM, select=["TFR101"], unsafe_fixes=True)
+    assert "        total = tf.cond(c % 2 > 0, lambda: total + c, lambda: total)\n" in result

@@ -16,20 +16,32 @@ code generation they share).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
+from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
-from tfrewrite.transforms.cond_assign import rewrite_assigning
-from tfrewrite.transforms.cond_codegen import Refusal, lambda_body, walrus_target
-from tfrewrite.transforms.cond_dtypes import as_float_literal, reconcile, value_kind
+from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.transforms.cond_assign import met_tensor, rewrite_assigning
+from tfrewrite.transforms.cond_codegen import (
+    Branch,
+    Refusal,
+    cond_call,
+    lambda_body,
+    walrus_target,
+)
+from tfrewrite.transforms.cond_dtypes import match_dtypes, value_kind
 from tfrewrite.transforms.cond_effects import branch_problem
-from tfrewrite.transforms.cond_flow import assigned_names, contains_return, placement, reads
+from tfrewrite.transforms.cond_flow import (
+    assigned_names,
+    block_statements,
+    contains_return,
+    placement,
+    reads,
+)
 from tfrewrite.transforms.cond_returns import rewrite_returning
 from tfrewrite.transforms.cond_site import CondSite
 
@@ -44,14 +56,21 @@ class _Outcome:
 
     fix: CstFix | None = None
     reason: str | None = None  # refused: why
+    unsafe: tuple[str, ...] = ()  # fixed, but the fix rests on these assumptions
     waiting: bool = False  # convertible once the conditionals inside it are
+    inner: bool = False  # refused because a conditional inside it is
+    rank: str | None = None  # a rank test: the message of its static rewrite
 
 
 def _fix(site: CondSite, edits: Sequence[NodeEdit]) -> CstFix:
-    return CstFix(FIX_MESSAGE, tuple(edits), site.imports, Applicability.SAFE)
+    """The fix, unsafe when the rewrite rests on something not proven."""
+    applicability = Applicability.UNSAFE if site.unsafe else Applicability.SAFE
+    return CstFix(FIX_MESSAGE, tuple(edits), site.imports, applicability)
 
 
-def _ifexp(site: CondSite, node: cst.IfExp, nested: bool) -> _Outcome:
+def _ifexp(
+    site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode], nested: bool
+) -> _Outcome:
     """`A if c else B` -> `tf.cond(c, lambda: A, lambda: B)`."""
     condition = site.translator.translate(node.test, node)
     if condition.reason:
@@ -73,35 +92,137 @@ def _ifexp(site: CondSite, node: cst.IfExp, nested: bool) -> _Outcome:
         ) or site.branch_scope_problem(side, statements)
         if problem:
             return _Outcome(reason=problem)
+    site.unsafe = []
     body, orelse = node.body, node.orelse
-    reconciled = reconcile(
-        "the value", value_kind(body, site.facts), value_kind(orelse, site.facts)
-    )
-    if reconciled.reason:
-        return _Outcome(reason=reconciled.reason)
-    if reconciled.convert[0]:
-        body = as_float_literal(body)
-    if reconciled.convert[1]:
-        orelse = as_float_literal(orelse)
-    code = (
-        f"{site.tf}.cond({condition.code}, lambda: {lambda_body(site.ctx, body)}, "
-        f"lambda: {lambda_body(site.ctx, orelse)})"
-    )
+    kinds = (value_kind(body, site.facts), value_kind(orelse, site.facts))
+    try:
+        target, meets = _assigned_to(site, node, ancestors)
+        matched = match_dtypes(
+            f"'{target}'" if target else "the value",
+            (body, orelse),
+            kinds,
+            site.facts,
+            set(),
+            site.tf,
+            meets=meets,
+        )
+    except (ValueError, Refusal) as error:
+        return _Outcome(reason=str(error))
+    site.note_unsafe(matched.unsafe)
+    body = matched.replace.get(id(body), body)
+    orelse = matched.replace.get(id(orelse), orelse)
+    true, false = (Branch(f"lambda: {lambda_body(site.ctx, v)}") for v in (body, orelse))
+    if target is not None:  # `name = A if c else B`: laid out like a statement
+        indent = site.indent_of(placement(site.scope.node, ancestors[:-2], ancestors[-2]))
+        code = cond_call(site.tf, condition.code, true, false, f"{target} = ", indent)
+        code = code.removeprefix(f"{target} = ")
+    else:
+        code = f"{site.tf}.cond({condition.code}, {true.callable_code}, {false.callable_code})"
     replacement = cst.parse_expression(code)
-    return _Outcome(_fix(site, [NodeEdit(node, replacement)]))
+    return _Outcome(_fix(site, [NodeEdit(node, replacement)]), unsafe=tuple(site.unsafe))
+
+
+_RANK_FUNCTIONS = frozenset({"tensorflow.rank", "tensorflow.math.rank"})
+
+
+def _static_rank_test(site: CondSite, test: cst.BaseExpression) -> _Outcome | None:
+    """`if tf.rank(x) > 1:` compares a rank with a number: its branches are
+    typically valid only for that rank (`tf.squeeze`, `tf.argmax(x, -1)`),
+    and a `tf.cond` would build both. The static `x.shape.rank` keeps it a
+    Python `if`, as AutoGraph cannot. Unsafe: a rank unknown when traced
+    (`None`) would fail the comparison."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None
+    comparison = test.comparisons[0]
+    if not isinstance(
+        comparison.operator,
+        (
+            cst.Equal,
+            cst.NotEqual,
+            cst.LessThan,
+            cst.LessThanEqual,
+            cst.GreaterThan,
+            cst.GreaterThanEqual,
+        ),
+    ):
+        return None
+    sides = [test.left, comparison.comparator]
+    for index, side in enumerate(sides):
+        other = sides[1 - index]
+        if not (
+            isinstance(side, cst.Call)
+            and site.ctx.names.qualified_name(side.func) in _RANK_FUNCTIONS
+            and len(side.args) == 1
+            and side.args[0].keyword is None
+            and isinstance(other, cst.Integer)
+        ):
+            continue
+        operand = side.args[0].value
+        if not isinstance(operand, (cst.Name, cst.Attribute)):
+            return None
+        static = cst.parse_expression(f"{site.ctx.code(operand).strip()}.shape.rank")
+        fix = CstFix(
+            "Test the static rank",
+            (NodeEdit(side, static),),
+            (),
+            Applicability.UNSAFE,
+        )
+        return _Outcome(
+            fix=fix,
+            rank=(
+                f"`{site.ctx.code(test).strip()}` tests a rank: a `tf.cond` would build both "
+                f"branches; test the static `{site.ctx.code(static)}` instead (unsafe fix: "
+                "assumes the rank is known when traced)"
+            ),
+        )
+    return None
+
+
+def _assigned_to(
+    site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode]
+) -> tuple[str | None, str | None]:
+    """For `name = A if c else B`: the name, and the floating-point tensor
+    every later use of it meets (see `met_tensor`); raises `Refusal` when a
+    later use needs a Python value."""
+    if len(ancestors) < 2:
+        return None, None
+    assign, line = ancestors[-1], ancestors[-2]
+    if not (
+        isinstance(assign, cst.Assign)
+        and assign.value is node
+        and len(assign.targets) == 1
+        and isinstance(assign.targets[0].target, cst.Name)
+        and isinstance(line, cst.SimpleStatementLine)
+    ):
+        return None, None
+    name = assign.targets[0].target.value
+    place = placement(site.scope.node, ancestors[:-2], line)
+    return name, met_tensor(site, name, place, set())
 
 
 def _if_statement(
     site: CondSite, node: cst.If, ancestors: Sequence[cst.CSTNode], nested: bool
 ) -> _Outcome:
     """An `if` statement: one that returns, or one that assigns."""
+    static = _static_rank_test(site, node.test)
+    if static is not None:
+        return static
     condition = site.translator.translate(node.test, node)
     if condition.reason:
+        # A branch that cannot leave a `tf.cond` (`break`, `print`...) is the
+        # true blocker: fixing the condition alone would not make it rewritable.
+        for side, suite in (("true", node.body), ("false", node.orelse)):
+            problem = branch_problem(
+                block_statements(suite), site.ctx.names, side, allow_return=True
+            )
+            if problem:
+                return _Outcome(reason=problem)
         return _Outcome(reason=condition.reason)
     if nested:
         return _Outcome(waiting=True)
     place = placement(site.scope.node, ancestors, node)
     site.current = node
+    site.unsafe = []
     try:
         declared = site.declarations & assigned_names(node)
         if declared:
@@ -115,7 +236,7 @@ def _if_statement(
             edits = rewrite_assigning(site, node, place, condition.code)
     except Refusal as refusal:
         return _Outcome(reason=str(refusal))
-    return _Outcome(_fix(site, edits))
+    return _Outcome(_fix(site, edits), unsafe=tuple(site.unsafe))
 
 
 class TensorIf(Rule):
@@ -160,13 +281,37 @@ class TensorIf(Rule):
       defined right before the `tf.cond`, keeping their statements, TensorFlow
       side effects (`tf.print`, variable updates) and comments. A name a block
       reads before assigning becomes a parameter of its function.
-    - A Python `0` facing a floating-point tensor in the other branch is written
-      `0.0`, since `tf.cond` needs one dtype for both branches.
+    - `tf.cond` needs one dtype for both branches and turns a Python number
+      into an int32 or float32 tensor, where Python lets the number take the
+      dtype of what it meets. So a Python number facing a floating-point tensor
+      takes that tensor's dtype (`tf.constant(0.0, dtype=err.dtype)`, or
+      `tf.cast(loss, mse.dtype)` for a number passed through), and numbers in
+      both branches take the dtype of the tensor every later use meets
+      (`factor` in `err * factor`). Where that dtype is not known the fix is
+      unsafe, and says so: float16 or float64 values would not match.
+    - Rank and shape tests (`x.shape.rank`, `len(x.shape)`, static dimensions)
+      stay Python `if`s: a `tf.cond` builds both branches, and a branch valid
+      only for some ranks (`tf.squeeze(x, -1)`) would fail to build.
 
-    Only conditions the tensor analysis proves to be tensors are rewritten.
-    Static shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
+    - A file that uses `keras.ops` and does not import TensorFlow gets
+      `ops.cond`, `ops.logical_and`, `ops.cast`: a Keras 3 loss keeps running
+      on every backend.
+    - `if tf.rank(x) == 2:` becomes `if x.shape.rank == 2:` (unsafe: it
+      assumes the rank is known when traced), since a `tf.cond` would build a
+      branch valid only for that rank.
+
+    Conditions the tensor analysis proves to be tensors get a safe fix. A
+    condition on a parameter of a traced function with no evidence either way
+    (`@tf.function def f(x): if x > 0:`, called with a tensor) is a *likely*
+    tensor: reported with an unsafe fix that says it assumes a tensor
+    argument (and a scalar condition); `tfrewrite verify` proves it. Static
+    shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
     `isinstance`, dtype checks, `tf.executing_eagerly()`, Python flags such as
     `training` and attributes of `self` stay Python `if`s and are not reported.
+
+    A `while` on a tensor is reported without a fix: a hand-written
+    `tf.while_loop` needs loop variables that keep their dtype and shape on
+    every iteration, which the rule cannot prove.
 
     ## Refusals (reported without a fix, with the reason)
     - A variable defined in one branch only, not before the `if`, and used after
@@ -195,6 +340,8 @@ class TensorIf(Rule):
       Python container, a boolean tensor facing a floating-point one; a
       function, class or module defined in a branch and used after it.
     - Both branches empty (delete the `if` instead).
+    - A result used where Python needs a number (`range(rounds)`, `int(n)`):
+      as a tensor it would need AutoGraph there.
     - More than a few statements after an early-return `if` that would have to
       be copied into both of its branches.
     """
@@ -271,11 +418,11 @@ class TensorIf(Rule):
                 penalty = tf.cond(
                     tf.logical_and(err > 0.0, err < 1.0),
                     lambda: err * 2.0,
-                    lambda: 0.0,
+                    lambda: tf.constant(0.0, dtype=err.dtype),
                 )
                 return err + penalty
             """,
-            note="`and` on tensors; the Python 0 becomes 0.0 to match the float branch",
+            note="`and` on tensors; the Python 0 takes the dtype of the other branch",
         ),
         Invalid(
             """
@@ -293,10 +440,14 @@ class TensorIf(Rule):
             @tf.function
             def loss(y_true, y_pred):
                 m = tf.reduce_mean(y_pred)
-                scale = tf.cond(m > 0.5, lambda: 2.0, lambda: 1.0)
+                scale = tf.cond(
+                    m > 0.5,
+                    lambda: tf.constant(2.0, dtype=m.dtype),
+                    lambda: tf.constant(1.0, dtype=m.dtype),
+                )
                 return m * scale
             """,
-            note="a conditional expression",
+            note="a conditional expression; its numbers take the dtype of the tensor they meet",
         ),
         Invalid(
             """
@@ -311,6 +462,26 @@ class TensorIf(Rule):
             """,
             None,
             note="refused: 'w' is defined only in the true branch",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                if x > 0:
+                    return x * 2
+                return -x
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                return tf.cond(x > 0, lambda: x * 2, lambda: -x)
+            """,
+            unsafe=True,
+            note="`x` is likely a tensor (`f(tf.constant(1))`): an unsafe fix that says so",
         ),
         Valid(
             """
@@ -348,25 +519,89 @@ class TensorIf(Rule):
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        tf, imports = ctx.tensorflow()
+        tf, imports = _namespace(ctx)
         memo: dict[int, _Outcome] = {}
-        conditionals: dict[int, CondSite] = {}  # one per function
+        sites: dict[tuple[int, bool], CondSite] = {}  # per function, proven and likely facts
         for traced in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(traced.node):
+                if isinstance(node, cst.While):
+                    yield from self._while(ctx, node, ancestors, sites, tf, imports)
+                    continue
                 if not isinstance(node, (cst.If, cst.IfExp)):
                     continue
                 function = _enclosing_function(node, ancestors)
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None:
                     continue
-                conditional = conditionals.get(id(function))
-                if conditional is None:
-                    conditional = CondSite(ctx, scope, ctx.tensors(scope), tf, imports)
-                    conditionals[id(function)] = conditional
-                if not conditional.translator.translate(node.test, node).tensor:
+
+                site = self._site(ctx, scope, False, sites, tf, imports)
+                if site.translator.translate(node.test, node).tensor:
+                    yield _violation(node, self._outcome(site, node, ancestors, memo))
                     continue
-                outcome = self._outcome(conditional, node, ancestors, memo)
-                yield _violation(node, outcome)
+                likely = self._site(ctx, scope, True, sites, tf, imports)
+                if likely.facts is site.facts:
+                    continue
+                if not likely.translator.translate(node.test, node).tensor:
+                    continue
+                assumed = site.facts.assumptions(node.test)
+                outcome = self._outcome(likely, node, ancestors, memo)
+                yield _violation(node, _assuming(outcome, assumed))
+
+    def _while(
+        self,
+        ctx: RuleContext,
+        node: cst.While,
+        ancestors: Sequence[cst.CSTNode],
+        sites: dict[tuple[int, bool], CondSite],
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> Iterator[Violation]:
+        """A `while` on a tensor: reported without a fix. AutoGraph turns it
+        into a `tf.while_loop`; written by hand, that needs loop variables
+        that keep their dtype and shape on every iteration (a Python counter
+        becomes an int32 tensor, a growing list is refused), which this
+        rule cannot prove."""
+        function = next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
+        scope = ctx.scope_of(function) if function is not None else None
+        if scope is None:
+            return
+        site = self._site(ctx, scope, False, sites, tf, imports)
+        assumed = ""
+        if not site.translator.translate(node.test, node).tensor:
+            likely = self._site(ctx, scope, True, sites, tf, imports)
+            if likely.facts is site.facts:
+                return
+            if not likely.translator.translate(node.test, node).tensor:
+                return
+            names = site.facts.assumptions(node.test)
+            listed = ", ".join(f"`{n}`" for n in names) or "its parameters"
+            assumed = f" (when {listed} {'is a tensor' if len(names) == 1 else 'are tensors'})"
+        yield Violation(
+            node,
+            f"Python `while` on a tensor needs AutoGraph{assumed}, and has no automatic fix: "
+            "write it as `tf.while_loop`, whose loop variables must keep their dtype and shape "
+            "on every iteration",
+        )
+
+    @staticmethod
+    def _site(
+        ctx: RuleContext,
+        scope: FunctionScope,
+        likely: bool,
+        sites: dict[tuple[int, bool], CondSite],
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> CondSite:
+        """One site per function and strength of evidence: with `likely`,
+        parameters of the traced function with no evidence either way count
+        as tensors (of unknown rank: the condition is assumed scalar)."""
+        key = (id(scope.node), likely)
+        if key not in sites:
+            facts = ctx.tensors(scope)
+            sites[key] = CondSite(
+                ctx, scope, facts.likely if likely else facts, tf, imports, assume_scalar=likely
+            )
+        return sites[key]
 
     def _outcome(
         self,
@@ -378,21 +613,25 @@ class TensorIf(Rule):
         if id(node) in memo:
             return memo[id(node)]
         nested = conditional.nested_tensor_conditionals(node)
-        nested = [n for n in nested if n is not node]
-        # Inner conditionals first: a refused one blocks this one for good.
-        for inner in nested:
-            inner_outcome = self._outcome(conditional, inner, (*ancestors, node), memo)  # type: ignore[arg-type]
+        # Inner conditionals first: a refused one blocks this one for good. The
+        # reason names the innermost refusal once, however deep the nesting.
+        for inner, between in nested:
+            inner_outcome = self._outcome(
+                conditional,
+                inner,  # type: ignore[arg-type]
+                (*ancestors, node, *between),
+                memo,
+            )
             if inner_outcome.reason:
-                outcome = _Outcome(
-                    reason=(
-                        "it contains a tensor conditional that cannot be rewritten "
-                        f"({inner_outcome.reason})"
-                    )
-                )
+                reason = inner_outcome.reason
+                if not inner_outcome.inner:
+                    what = "conditional expression" if isinstance(inner, cst.IfExp) else "`if`"
+                    reason = f"a tensor {what} inside it cannot be rewritten: {reason}"
+                outcome = _Outcome(reason=reason, inner=True)
                 memo[id(node)] = outcome
                 return outcome
         if isinstance(node, cst.IfExp):
-            outcome = _ifexp(conditional, node, bool(nested))
+            outcome = _ifexp(conditional, node, ancestors, bool(nested))
         else:
             outcome = _if_statement(conditional, node, ancestors, bool(nested))
         memo[id(node)] = outcome
@@ -419,8 +658,52 @@ def _enclosing_function(
     return None
 
 
+def _namespace(ctx: RuleContext) -> tuple[str, tuple[ImportRequest, ...]]:
+    """What generated code calls `cond` on, and the import it needs: a file
+    that uses `keras.ops` and does not import TensorFlow gets `keras.ops`
+    (`ops.cond`), so a Keras 3 loss keeps running on every backend."""
+    tf, imports = ctx.tensorflow()
+    if not imports:
+        return tf, imports
+    ops = ctx.names.alias_for("keras.ops")
+    if ops is not None:
+        return ops, ()
+    keras = ctx.names.alias_for("keras")
+    if keras is not None and "keras.ops" in _qualified_names(ctx):
+        return f"{keras}.ops", ()
+    return tf, imports
+
+
+def _qualified_names(ctx: RuleContext) -> set[str]:
+    """The `keras.ops` functions the file calls (module prefix only)."""
+    found: set[str] = set()
+    for node in iter_nodes(ctx.module):
+        if isinstance(node, cst.Attribute):
+            qualified = ctx.names.qualified_name(node)
+            if qualified is not None and qualified.startswith("keras.ops."):
+                found.add("keras.ops")
+                return found
+    return found
+
+
+def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
+    """An outcome resting on likely tensors (parameters of a traced function
+    with no evidence either way): its fix is unsafe and says so."""
+    listed = ", ".join(f"`{n}`" for n in names) or "its parameters"
+    verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+    assumption = f"the fix assumes {listed} {verb}, and the condition a scalar"
+    fix = outcome.fix
+    if fix is not None:
+        fix = replace(fix, applicability=Applicability.UNSAFE)
+    return replace(outcome, fix=fix, unsafe=(assumption, *outcome.unsafe))
+
+
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
     message = _IFEXP_MESSAGE if isinstance(node, cst.IfExp) else _MESSAGE
+    if outcome.rank is not None:
+        return Violation(
+            node, f"Python `if` on a tensor needs AutoGraph: {outcome.rank}", outcome.fix
+        )
     if outcome.reason:
         what = "conditional expression" if isinstance(node, cst.IfExp) else "`if`"
         return Violation(
@@ -430,6 +713,8 @@ def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
         )
     if outcome.waiting:
         return Violation(node, f"{message} (after the tensor conditionals inside it)")
+    if outcome.unsafe:
+        message = f"{message} (unsafe fix: {'; '.join(outcome.unsafe)})"
     return Violation(node, message, outcome.fix)
 
 

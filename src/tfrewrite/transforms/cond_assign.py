@@ -14,12 +14,14 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.rules.base import NodeEdit
 from tfrewrite.transforms.cond_codegen import (
     Branch,
     Refusal,
     assemble,
+    branch_value_code,
     cond_call,
     expression_code,
     function_branch,
@@ -31,8 +33,8 @@ from tfrewrite.transforms.cond_codegen import (
 from tfrewrite.transforms.cond_dtypes import (
     UNKNOWN,
     ValueKind,
-    as_float_literal,
-    reconcile,
+    dtype_anchor,
+    match_dtypes,
     value_kind,
 )
 from tfrewrite.transforms.cond_effects import branch_problem
@@ -109,11 +111,14 @@ def rewrite_assigning(
                     f"'{name}' is assigned only on some paths of the {side} branch and is not "
                     "defined before the `if`"
                 )
-    sides = _reconcile_outputs(site, sides, outputs, place)
+    passthrough: dict[str, dict[str, str]] = {"true": {}, "false": {}}
+    sides = _reconcile_outputs(site, sides, outputs, place, passthrough)
     branches = {}
     for side, statements in sides.items():
         suite = node.body if side == "true" else node.orelse
-        branches[side] = _assign_branch(site, side, statements, suite, outputs, defined, place)
+        branches[side] = _assign_branch(
+            site, side, statements, suite, outputs, defined, place, passthrough[side]
+        )
     if len(outputs) == 1:
         prefix = f"{outputs[0]} = "
     elif outputs:
@@ -135,8 +140,16 @@ def rewrite_assigning(
 
 
 def _reconcile_outputs(
-    site: CondSite, sides: dict[str, list[Statement]], outputs: list[str], place: Placement
+    site: CondSite,
+    sides: dict[str, list[Statement]],
+    outputs: list[str],
+    place: Placement,
+    passthrough: dict[str, dict[str, str]],
 ) -> dict[str, list[Statement]]:
+    """Match the dtypes of each output in both branches (see `match_dtypes`);
+    `passthrough` receives, per side, what a branch that leaves an output
+    alone passes on instead of the bare name."""
+    unstable = assigned_names(cst.Module(body=[*sides["true"], *sides["false"]]))
     for name in outputs:
         finals = {side: _final_assignment(s, name) for side, s in sides.items()}
         kinds = {
@@ -147,21 +160,35 @@ def _reconcile_outputs(
             else _augmented_kind(site, name, sides[side], place)
             for side, final in finals.items()
         }
-        result = reconcile(f"'{name}'", kinds["true"], kinds["false"])
-        if result.reason:
-            raise Refusal(result.reason)
+        values = tuple(final[1].value if final is not None else None for final in finals.values())
+        try:
+            matched = match_dtypes(
+                f"'{name}'",
+                values,  # type: ignore[arg-type]
+                (kinds["true"], kinds["false"]),
+                site.facts,
+                unstable,
+                site.tf,
+                incoming=name,
+                meets=met_tensor(site, name, place, unstable),
+            )
+        except ValueError as error:
+            raise Refusal(str(error)) from None
+        site.note_unsafe(matched.unsafe)
         for index, side in enumerate(("true", "false")):
-            if not result.convert[index]:
-                continue
+            if matched.passthrough[index] is not None:
+                if name in assigned_names(cst.Module(body=sides[side])):
+                    raise Refusal(
+                        f"'{name}' is a Python number before the `if` and changes its dtype in "
+                        f"the {side} branch"
+                    )
+                passthrough[side][name] = matched.passthrough[index]  # type: ignore[assignment]
             final = finals[side]
-            if final is None:
-                raise Refusal(
-                    f"'{name}' is a Python int before the `if` but a floating-point tensor in "
-                    "the other branch: write the number as a float"
-                )
+            if final is None or id(final[1].value) not in matched.replace:
+                continue
             line, assign = final
             replaced = line.with_changes(
-                body=[assign.with_changes(value=as_float_literal(assign.value))]
+                body=[assign.with_changes(value=matched.replace[id(final[1].value)])]
             )
             sides[side] = [replaced if s is line else s for s in sides[side]]
     return sides
@@ -226,9 +253,16 @@ def _assign_branch(
     outputs: list[str],
     defined: set[str],
     place: Placement,
+    passthrough: dict[str, str],
 ) -> Branch:
     commented = has_comment(suite) if suite is not None and not isinstance(suite, cst.If) else False
-    expressions = None if commented else _as_expressions(site.ctx, statements, outputs)
+    expressions = (
+        None
+        if commented
+        else _as_expressions(
+            site.ctx, statements, outputs, site.tf, site.indent_of(place), passthrough
+        )
+    )
     if expressions is not None:
         return lambda_branch(expressions)
     if not statements and not outputs:
@@ -236,7 +270,7 @@ def _assign_branch(
     params = site.params(side, statements, outputs, defined)
     name = site.function_name(side, outputs, place)
     suite_template, leading = template(suite)
-    returned = ", ".join(outputs) if outputs else None
+    returned = ", ".join(passthrough.get(n, n) for n in outputs) if outputs else None
     return function_branch(name, params, statements, returned, suite_template, leading)
 
 
@@ -283,10 +317,17 @@ _OPERATOR_SYMBOLS = {
 
 
 def _as_expressions(
-    ctx: RuleContext, statements: list[Statement], outputs: list[str]
+    ctx: RuleContext,
+    statements: list[Statement],
+    outputs: list[str],
+    tf: str,
+    indent: int,
+    passthrough: dict[str, str],
 ) -> list[str] | None:
     """One expression per output when the branch is just `out = expr` /
-    `out op= expr` lines that do not depend on each other; else None."""
+    `out op= expr` lines that do not depend on each other; else None. A
+    single output may be a multi-line `tf.cond` (a nested conditional an
+    earlier round rewrote), laid out again for its depth."""
     if not outputs and statements:
         return None
     values: dict[str, str] = {}
@@ -300,7 +341,14 @@ def _as_expressions(
             and isinstance(small.targets[0].target, cst.Name)
         ):
             name = small.targets[0].target.value
-            expression = expression_code(ctx, small.value)
+            nested = len(outputs) == 1 and len(statements) == 1
+            expression = (
+                branch_value_code(ctx, small.value, tf, indent + 4)
+                if nested
+                else expression_code(ctx, small.value)
+            )
+            if expression is None:
+                return None
             used = reads(small.value)
         elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
             name = small.target.value
@@ -310,10 +358,11 @@ def _as_expressions(
             return None
         if walrus_target(small) is not None:
             return None  # a lambda would bind the `:=` name locally
-        if name not in outputs or name in values or used & set(values) or "\n" in expression:
+        multi_line = "\n" in expression and not (len(outputs) == 1 and len(statements) == 1)
+        if name not in outputs or name in values or used & set(values) or multi_line:
             return None
         values[name] = expression
-    return [values.get(name, name) for name in outputs]
+    return [values.get(name, passthrough.get(name, name)) for name in outputs]
 
 
 def _final_assignment(
@@ -347,3 +396,52 @@ def _incoming_value(name: str, place: Placement) -> cst.BaseExpression | None:
             final = _final_assignment([statement_], name)
             found = final[1].value if final is not None else None
     return found
+
+
+# Builtins that need a Python value: a tensor there needs AutoGraph or fails.
+_HOST_BUILTINS = frozenset(
+    {"range", "int", "float", "bool", "len", "round", "list", "tuple", "str", "enumerate"}
+)
+
+
+def met_tensor(site: CondSite, name: str, place: Placement, unstable: set[str]) -> str | None:
+    """The floating-point tensor every later read of `name` meets in
+    arithmetic or a comparison (`err * factor`), so that Python numbers
+    assigned to `name` in the branches can take its dtype; None when some
+    read is anything else. A read by a builtin that needs a Python value
+    (`range(rounds)`) is refused: as a tensor it would need AutoGraph."""
+    if any(isinstance(c, (cst.For, cst.While)) for c in place.compounds):
+        return None  # the next iteration reads it too
+    after = [s for body, index in place.blocks for s in body[index + 1 :]]
+    rebound = assigned_names(cst.Module(body=after))
+    defined = defined_before(place)
+    reads_of_name = 0
+    anchors: list[str] = []
+    for node in iter_nodes(cst.Module(body=after), into_functions=False):
+        if isinstance(node, cst.Name) and node.value == name:
+            reads_of_name += 1
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in _HOST_BUILTINS
+            and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
+        ):
+            raise Refusal(
+                f"'{name}' is passed to `{node.func.value}(...)` after the `if`, which needs a "
+                "Python value: as the result of `tf.cond` it would be a tensor, which only "
+                "AutoGraph can handle there"
+            )
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        if isinstance(node, cst.BinaryOperation):
+            pairs = [(node.left, node.right), (node.right, node.left)]
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            other = node.comparisons[0].comparator
+            pairs = [(node.left, other), (other, node.left)]
+        for own, other in pairs:
+            if isinstance(own, cst.Name) and own.value == name:
+                anchor = dtype_anchor(other, site.facts, site.facts.resolver, unstable | rebound)
+                if anchor is not None and anchor in defined and site.facts.kind(other).floating:
+                    anchors.append(anchor)
+    if name in rebound or not anchors or len(anchors) != reads_of_name:
+        return None
+    return anchors[0]

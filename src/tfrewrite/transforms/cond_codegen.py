@@ -14,11 +14,13 @@ ends in a `return` and the `if` ends the function.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.walk import comments_in, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.cond_flow import (
@@ -97,12 +99,62 @@ def function_branch(
 def cond_call(
     tf: str, condition: str, true: Branch, false: Branch, prefix: str, indent: int
 ) -> str:
-    """`<prefix>tf.cond(c, t, f)`, one argument per line when too long."""
-    one_line = f"{prefix}{tf}.cond({condition}, {true.callable_code}, {false.callable_code})"
-    if len(one_line) + indent <= MAX_LINE:
+    """`<prefix>tf.cond(c, t, f)`, one argument per line when too long (an
+    argument that is itself a multi-line `tf.cond` is indented one more level)."""
+    parts = (condition, true.callable_code, false.callable_code)
+    one_line = f"{prefix}{tf}.cond({', '.join(parts)})"
+    if "\n" not in one_line and len(one_line) + indent <= MAX_LINE:
         return one_line
-    args = "".join(f"    {a},\n" for a in (condition, true.callable_code, false.callable_code))
+    args = "".join(textwrap.indent(f"{a},", "    ") + "\n" for a in parts)
     return f"{prefix}{tf}.cond(\n{args})"
+
+
+def branch_value_code(
+    ctx: RuleContext, node: cst.BaseExpression, tf: str, indent: int
+) -> str | None:
+    """A branch value as lambda-body text (`indent`: the column its `lambda:`
+    starts at):
+    its source when on one line; a
+    `tf.cond` (one an earlier round wrote for a nested conditional) laid out
+    again for its new depth; None for other multi-line values, which read
+    better as a function."""
+    code = expression_code(ctx, node)
+    fits = "\n" not in code and len("lambda: ") + len(code) + indent <= MAX_LINE
+    if fits or not _is_cond_call(ctx, node):
+        return code if "\n" not in code else None
+    assert isinstance(node, cst.Call)
+    parts: list[str] = []
+    for position, arg in enumerate(node.args):
+        value = arg.value
+        if position > 0 and isinstance(value, cst.Lambda) and not _has_params(value):
+            body = branch_value_code(ctx, value.body, tf, indent + 4)
+            if body is None:
+                return None
+            parts.append(f"lambda: {body}")
+            continue
+        text = expression_code(ctx, value)
+        if "\n" in text:
+            return None
+        parts.append(text)
+    condition, true, false = parts
+    return cond_call(tf, condition, Branch(true), Branch(false), "", indent + len("lambda: "))
+
+
+def _is_cond_call(ctx: RuleContext, node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and ctx.names.qualified_name(node.func) in ("tensorflow.cond", "keras.ops.cond")
+        and len(node.args) == 3
+        and all(a.keyword is None and not a.star for a in node.args)
+        and not has_comment(node)
+    )
+
+
+def _has_params(node: cst.Lambda) -> bool:
+    p = node.params
+    return bool(p.posonly_params or p.params or p.kwonly_params or p.star_kwarg) or isinstance(
+        p.star_arg, cst.Param
+    )
 
 
 def assemble(
@@ -228,3 +280,10 @@ def walrus_target(node: cst.CSTNode) -> str | None:
         if isinstance(current, cst.NamedExpr) and isinstance(current.target, cst.Name):
             return current.target.value
     return None
+
+
+def is_keras_ops(namespace: str, resolver: NameResolver) -> bool:
+    """Whether generated code calls `keras.ops` (a loss written only with
+    `keras.ops` keeps running on every Keras backend) rather than TensorFlow."""
+    qualified = resolver.qualified_name(cst.parse_expression(namespace))
+    return qualified in ("keras.ops", "tensorflow.keras.ops")

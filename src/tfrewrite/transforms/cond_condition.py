@@ -30,6 +30,7 @@ from tfrewrite.analysis.tensors import (
     TensorKind,
 )
 from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.transforms.cond_codegen import is_keras_ops
 from tfrewrite.transforms.cond_dtypes import literal_kind
 
 
@@ -50,7 +51,17 @@ class ConditionTranslator:
     """Turns a condition into the code of a scalar boolean tensor, or says
     why it cannot (`code` prints a node as source)."""
 
-    def __init__(self, facts: TensorFacts, tf: str, code: Callable[[cst.CSTNode], str]) -> None:
+    def __init__(
+        self,
+        facts: TensorFacts,
+        tf: str,
+        code: Callable[[cst.CSTNode], str],
+        assume_scalar: bool = False,
+    ) -> None:
+        """With `assume_scalar`, a tensor condition of unknown rank is taken
+        to be a scalar (for likely tensors, whose fix is unsafe anyway:
+        `tf.cond` on a non-scalar fails loudly when traced)."""
+        self.assume_scalar = assume_scalar
         self.facts = facts
         self.tf = tf
         self.code = code
@@ -66,6 +77,10 @@ class ConditionTranslator:
 
     def _kind(self, node: cst.BaseExpression) -> TensorKind:
         assert self.at is not None
+        if isinstance(node, cst.Call):
+            qualified = self.facts.resolver.qualified_name(node.func) or ""
+            if qualified.startswith(_PYTHON_VALUED_PREFIXES):
+                return TensorKind(False)
         return self.facts.kind_at(node, self.at)
 
     def _involves_tensor(self, node: cst.BaseExpression) -> bool:
@@ -205,7 +220,7 @@ class ConditionTranslator:
                         f"`{self.code(link)}` in the chained comparison is not a tensor comparison"
                     ),
                 )
-            if not kind.scalar:
+            if not kind.scalar and not self.assume_scalar:
                 return Condition(
                     True, reason=f"`{self.code(link)}` is not known to be a scalar tensor"
                 )
@@ -235,14 +250,15 @@ class ConditionTranslator:
                     "condition (for example a Python call on a tensor)"
                 ),
             )
-        if not kind.scalar:
+        if not kind.scalar and not self.assume_scalar:
             return Condition(True, reason=self._not_scalar(node, text))
         if kind.boolean:
             return Condition(True, text)
         wrapped = f"({text})" if _needs_parens_for_comparison(node) else text
         if kind.numeric:
             return Condition(True, f"{wrapped} != 0")
-        return Condition(True, f"{self.tf}.cast({text}, {self.tf}.bool)")
+        boolean = '"bool"' if is_keras_ops(self.tf, self.facts.resolver) else f"{self.tf}.bool"
+        return Condition(True, f"{self.tf}.cast({text}, {boolean})")
 
     def _not_scalar(self, node: cst.BaseExpression, text: str) -> str:
         """Why a tensor condition is not known to be a scalar: a Python
@@ -280,6 +296,15 @@ class ConditionTranslator:
 # have effects, so evaluating them where Python would not is harmless.
 # (`tf.pow` is not: an integer to a negative power fails.)
 _PURE_CALLS = (REDUCTIONS | ALWAYS_SCALAR | SCALAR_PRESERVING | BOOL_RESULTS) - {"tensorflow.pow"}
+
+
+# TensorFlow functions that return Python values (structure checks): an `if`
+# on them is a Python `if` (`tf.nest.is_nested(state)`).
+_PYTHON_VALUED_PREFIXES = (
+    "tensorflow.nest.",
+    "tensorflow.is_tensor",
+    "tensorflow.executing_eagerly",
+)
 
 
 def _contains_walrus(node: cst.BaseExpression) -> bool:

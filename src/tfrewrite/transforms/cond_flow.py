@@ -15,7 +15,7 @@ refusal, never a guess.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -71,8 +71,10 @@ def _target_names(target: cst.BaseExpression) -> list[str]:
 
 
 def reads(node: cst.CSTNode) -> set[str]:
-    """Names `node` may read (over-approximated: reads inside nested
-    functions and comprehensions count)."""
+    """Names `node` may read (over-approximated: the free names of nested
+    functions and lambdas count, and reads inside comprehensions). A nested
+    function's own parameters and locals are not reads: a branch that defines
+    `def _w_if_true(): w = ...` does not read the `w` around it."""
     found: set[str] = set()
     stack: list[cst.CSTNode] = [node]
     while stack:
@@ -109,7 +111,12 @@ def reads(node: cst.CSTNode) -> set[str]:
             stack.append(current.item)
             continue
         if isinstance(current, cst.FunctionDef):
-            stack.extend([*current.decorators, current.params, current.body])
+            stack.extend([*current.decorators, current.params])
+            found |= _free_reads(current)
+            continue
+        if isinstance(current, cst.Lambda):
+            stack.append(current.params)
+            found |= reads(current.body) - set(_lambda_params(current))
             continue
         if isinstance(current, cst.Param):
             if current.default is not None:
@@ -124,6 +131,24 @@ def reads(node: cst.CSTNode) -> set[str]:
             continue
         stack.extend(child_nodes(current))
     return found
+
+
+def _free_reads(function: cst.FunctionDef) -> set[str]:
+    """The names a nested function reads from the scopes around it."""
+    local = (assigned_names(function.body) | set(function_params(function))) - scope_declarations(
+        function
+    )
+    return reads(function.body) - local
+
+
+def _lambda_params(function: cst.Lambda) -> list[str]:
+    p = function.params
+    params = [*p.posonly_params, *p.params, *p.kwonly_params]
+    if isinstance(p.star_arg, cst.Param):
+        params.append(p.star_arg)
+    if p.star_kwarg is not None:
+        params.append(p.star_kwarg)
+    return [param.name.value for param in params]
 
 
 def _target_reads(target: cst.BaseExpression) -> list[cst.CSTNode]:
@@ -388,21 +413,23 @@ def live_after(place: Placement) -> set[str]:
     return live
 
 
-def closure_reads(function: cst.FunctionDef) -> set[str]:
+def closure_reads(
+    function: cst.FunctionDef, runs_now: Callable[[cst.Call], bool] = lambda call: False
+) -> set[str]:
     """Free names of the functions and lambdas nested in `function`: a
-    closure may read them whenever it is called, so they count as live."""
+    closure may read them whenever it is called, so they count as live. A
+    lambda passed to a call that runs it right away (`runs_now`, such as
+    `tf.cond`) is no closure: its reads are reads of that statement."""
     free: set[str] = set()
+    immediate: set[int] = set()
     for node in iter_nodes(function.body):
+        if isinstance(node, cst.Call) and runs_now(node):
+            immediate.update(id(a.value) for a in node.args if isinstance(a.value, cst.Lambda))
         if isinstance(node, cst.FunctionDef):
             local = assigned_names(node.body) | set(function_params(node))
             free |= reads(node.body) - local
-        elif isinstance(node, cst.Lambda):
-            params = node.params
-            names = {
-                p.name.value
-                for p in [*params.posonly_params, *params.params, *params.kwonly_params]
-            }
-            free |= reads(node.body) - names
+        elif isinstance(node, cst.Lambda) and id(node) not in immediate:
+            free |= reads(node.body) - set(_lambda_params(node))
     return free
 
 

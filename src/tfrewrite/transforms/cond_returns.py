@@ -20,19 +20,20 @@ from tfrewrite.transforms.cond_codegen import (
     Refusal,
     ReturnNormalizer,
     assemble,
+    branch_value_code,
     cond_call,
-    expression_code,
     function_branch,
     has_comment,
     lambda_branch,
     template,
 )
-from tfrewrite.transforms.cond_dtypes import as_float_literal, reconcile, value_kind
+from tfrewrite.transforms.cond_dtypes import match_dtypes, value_kind
 from tfrewrite.transforms.cond_effects import branch_problem
 from tfrewrite.transforms.cond_flow import (
     Placement,
     Statement,
     always_returns,
+    assigned_names,
     block_statements,
     defined_before,
     is_generator,
@@ -117,10 +118,11 @@ def _returning_cond(
 def _reconcile_returns(
     site: CondSite, sides: dict[str, list[Statement]]
 ) -> dict[str, list[Statement]]:
-    """Match the dtypes of what the branches return; write an int literal
-    as a float where the other branch returns a floating-point tensor."""
+    """Match the dtypes of what the branches return: a Python number facing
+    a floating-point tensor takes its dtype."""
     values = {side: [r.value for r in _returns(s)] for side, s in sides.items()}
-    convert: set[int] = set()
+    unstable = assigned_names(cst.Module(body=[*sides["true"], *sides["false"]]))
+    replace: dict[int, cst.BaseExpression] = {}
     for t in values["true"]:
         for f in values["false"]:
             assert t is not None and f is not None
@@ -128,18 +130,18 @@ def _reconcile_returns(
             if pairs is None:
                 raise Refusal("the branches return tuples of different lengths")
             for a, b in pairs:
-                result = reconcile(
-                    "the value returned", value_kind(a, site.facts), value_kind(b, site.facts)
-                )
-                if result.reason:
-                    raise Refusal(result.reason)
-                if result.convert[0]:
-                    convert.add(id(a))
-                if result.convert[1]:
-                    convert.add(id(b))
-    if not convert:
+                kinds = (value_kind(a, site.facts), value_kind(b, site.facts))
+                try:
+                    matched = match_dtypes(
+                        "the value returned", (a, b), kinds, site.facts, unstable, site.tf
+                    )
+                except ValueError as error:
+                    raise Refusal(str(error)) from None
+                replace.update(matched.replace)
+                site.note_unsafe(matched.unsafe)
+    if not replace:
         return sides
-    transformer = _FloatLiterals(convert)
+    transformer = _Replace(replace)
     return {
         side: [s.visit(transformer) for s in statements]  # type: ignore[misc]
         for side, statements in sides.items()
@@ -165,8 +167,10 @@ def _return_branch(
     ):
         value = only.body[0].value
         assert value is not None
-        code = expression_code(site.ctx, value)
-        if "\n" not in code:  # a multi-line expression reads better in a function
+        # A multi-line expression reads better in a function, unless it is a
+        # `tf.cond` an earlier round wrote for a nested conditional.
+        code = branch_value_code(site.ctx, value, site.tf, site.indent_of(place) + 4)
+        if code is not None:
             return lambda_branch([code])
     params = site.params(side, statements, [], defined)
     name = site.function_name(side, [], place)
@@ -188,13 +192,11 @@ def _element_pairs(
     return [(a, b)]
 
 
-class _FloatLiterals(cst.CSTTransformer):
-    """Rewrite the int literals (by identity) as floats."""
+class _Replace(cst.CSTTransformer):
+    """Replace expressions by identity."""
 
-    def __init__(self, targets: set[int]) -> None:
-        self.targets = targets
+    def __init__(self, replace: dict[int, cst.BaseExpression]) -> None:
+        self.replace = replace
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        if id(original_node) in self.targets and isinstance(updated_node, cst.BaseExpression):
-            return as_float_literal(updated_node)
-        return updated_node
+        return self.replace.get(id(original_node), updated_node)

@@ -35,6 +35,9 @@ from tfrewrite.transforms.cond_flow import (
     scope_declarations,
 )
 
+# Functions that call the branch functions given to them before they return.
+COND_FUNCTIONS = frozenset({"tensorflow.cond", "keras.ops.cond", "tensorflow.keras.ops.cond"})
+
 
 class CondSite:
     """The function around a tensor conditional, with the facts its rewrite needs."""
@@ -46,14 +49,22 @@ class CondSite:
         facts: TensorFacts,
         tf: str,
         imports: tuple[ImportRequest, ...],
+        assume_scalar: bool = False,
     ) -> None:
         self.ctx = rule_ctx
         self.scope = scope
         self.facts = facts
         self.tf = tf
         self.imports = imports
-        self.translator = ConditionTranslator(facts, tf, rule_ctx.code)
+        self.translator = ConditionTranslator(facts, tf, rule_ctx.code, assume_scalar)
         self.current: cst.If | None = None
+        # Why the rewrite being built cannot be a safe fix (reset per conditional).
+        self.unsafe: list[str] = []
+
+    def note_unsafe(self, reason: str | None) -> None:
+        """Record why the rewrite being built is not proven (None: nothing)."""
+        if reason is not None and reason not in self.unsafe:
+            self.unsafe.append(reason)
 
     @cached_property
     def declarations(self) -> set[str]:
@@ -61,7 +72,10 @@ class CondSite:
 
     @cached_property
     def closure_reads(self) -> set[str]:
-        return closure_reads(self.scope.node)
+        names = self.ctx.names
+        return closure_reads(
+            self.scope.node, lambda call: names.qualified_name(call.func) in COND_FUNCTIONS
+        )
 
     @cached_property
     def named_closures(self) -> dict[str, set[str]]:
@@ -110,21 +124,29 @@ class CondSite:
                 )
         return None
 
-    def nested_tensor_conditionals(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+    def nested_tensor_conditionals(
+        self, node: cst.CSTNode
+    ) -> list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]]:
         """Tensor conditionals inside `node` in the same scope (those in a
-        nested function or lambda are rewritten, or refused, on their own)."""
-        found = []
-        stack = list(child_nodes(node))
+        nested function or lambda are rewritten, or refused, on their own),
+        each with the nodes between `node` and it (outermost first): where a
+        conditional sits decides how it is replaced (an `elif` cannot become
+        several statements)."""
+        found: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = []
+        stack: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = [
+            (child, ()) for child in child_nodes(node)
+        ]
         while stack:
-            current = stack.pop()
+            current, between = stack.pop()
             if isinstance(current, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 continue
             if (
                 isinstance(current, (cst.If, cst.IfExp))
                 and self.translator.translate(current.test, current).tensor
             ):
-                found.append(current)
-            stack.extend(child_nodes(current))
+                found.append((current, between))
+            inner = (*between, current)
+            stack.extend((child, inner) for child in child_nodes(current))
         return found
 
     def indent_of(self, place: Placement) -> int:
