@@ -35,7 +35,7 @@ class FunctionInfo:
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
-    branches: bool = False  # an `if` statement or `a if c else b`
+    branches: bool = False  # an `if` or `while` statement, or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
     self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
@@ -582,6 +582,7 @@ class _Indexer(_FastVisitor):
         self.loop_stack.pop()
 
     def visit_While(self, node: ast.While) -> None:
+        self._mark("branches")  # a `while` tests its condition like an `if` (TFR101)
         self.visit(node.test)
         self.loop_stack.append(False)
         for stmt in [*node.body, *node.orelse]:
