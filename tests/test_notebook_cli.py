@@ -129,3 +129,45 @@ def test_bad_notebooks_are_errors_and_untouched(tmp_path: Path, content: str, me
     assert code == 2
     assert message in out
     assert path.read_text() == content + "\n"
+
+
+LOOP = [
+    ("markdown", "# Custom training loop\n\nWritten the way the official tutorial does it."),
+    ("code", "import numpy as np\nimport tensorflow as tf"),
+    (
+        "code",
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dropout(0.2),\n"
+        "                             tf.keras.layers.Dense(1)])\n"
+        "optimizer = tf.keras.optimizers.Adam()\n"
+        "loss_fn = tf.keras.losses.MeanSquaredError()\n"
+        "dataset = tf.data.Dataset.from_tensor_slices((np.ones((64, 4)), np.ones((64, 1)))).batch(8)",
+    ),
+    (
+        "code",
+        "def train_step(x, y):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(y, model(x))\n"
+        "    grads = tape.gradient(loss, model.trainable_variables)\n"
+        "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+        "    return loss",
+    ),
+    (
+        "code",
+        "%%time\nfor epoch in range(2):\n    for x, y in dataset:\n        loss = train_step(x, y)",
+    ),
+]
+
+
+def test_a_tape_loop_notebook_gets_its_step_decorated(tmp_path: Path) -> None:
+    path = tmp_path / "loop.ipynb"
+    path.write_text(make_notebook(LOOP), encoding="utf-8")
+    code, out = invoke("check", "--output-format", "concise", str(path))
+    assert "loop.ipynb:cell 4:1:5: TFR302" in out
+    assert "loop.ipynb:cell 4:3:27: TFR304" in out
+    invoke("fix", "--unsafe-fixes", str(path))
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    step = "".join(cells[3]["source"])
+    assert step.startswith("@tf.function(reduce_retracing=True)\ndef train_step(x, y):")
+    assert "model(x, training=True)" in step
+    assert cells[4]["source"][0] == "%%time\n"  # the loop cell is untouched
+    nbformat.validate(nbformat.reads(path.read_text(encoding="utf-8"), as_version=4))
