@@ -140,7 +140,8 @@ LOOP = [
         "                             tf.keras.layers.Dense(1)])\n"
         "optimizer = tf.keras.optimizers.Adam()\n"
         "loss_fn = tf.keras.losses.MeanSquaredError()\n"
-        "dataset = tf.data.Dataset.from_tensor_slices((np.ones((64, 4)), np.ones((64, 1)))).batch(8)",
+        "data = (np.ones((64, 4)), np.ones((64, 1)))\n"
+        "dataset = tf.data.Dataset.from_tensor_slices(data).batch(8)",
     ),
     (
         "code",
