@@ -31,6 +31,7 @@ from tfrewrite.positions import node_ranges
 from tfrewrite.rules.base import Rule, Violation
 from tfrewrite.sources import decode_source, read_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
+from tfrewrite.syntax import newer_python_hint
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -75,6 +76,9 @@ class InputFile:
     path: str  # as shown to the user
     source: str | None = None  # given for standard input; read lazily otherwise
     encoding: str = "utf-8"
+    # Named on the command line: always parsed (no byte prefilter), so its
+    # syntax errors are reported whether it uses TensorFlow or not.
+    explicit: bool = False
 
 
 @dataclass
@@ -123,9 +127,17 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
             if prefilter and not any(token in data for token in PREFILTER_TOKENS):
                 return _Deferred(path)
             source = decode_source(data).text
-    except (OSError, UnicodeDecodeError, SyntaxError) as err:
-        return FileError(path, f"cannot read: {err}")
-    return build_index(source, path, module_name_for(Path(path), Path(root)))
+    except OSError as err:
+        return FileError(path, f"cannot read: {err.strerror or err}")
+    except UnicodeDecodeError as err:
+        return FileError(path, f"cannot decode as {err.encoding}: {err.reason} at byte {err.start}")
+    except (SyntaxError, ValueError) as err:  # a bad coding cookie; a binary file
+        return FileError(path, f"cannot read: {getattr(err, 'msg', None) or err}")
+    index = build_index(source, path, module_name_for(Path(path), Path(root)))
+    if index.syntax_error is not None and index.syntax_error[0] is not None:
+        line, column, message = index.syntax_error
+        index.syntax_error = (line, column, message + newer_python_hint(source))
+    return index
 
 
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
@@ -361,7 +373,7 @@ def run(
         return tick
 
     def index_files(batch: list[InputFile], prefilter: bool) -> None:
-        items = [(f.path, options.root, f.source, prefilter) for f in batch]
+        items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in batch]
         for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
             if isinstance(outcome, _Deferred):
                 deferred[outcome.path] = by_path[outcome.path]

@@ -132,19 +132,33 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                 else:
                     mark(target_index, target, f"{site.reason} at {where}", is_loss)
 
+    # Functions nested in each qualname prefix, built once per file: scanning
+    # every function for each traced one made large files quadratic.
+    nested_in: dict[int, dict[str, list[str]]] = {}
     while queue:
         index, qualname = queue.popleft()
         info = index.functions[qualname]
         caller = info.qualname
-        for nested in index.functions:
-            if nested.startswith(qualname + "."):
-                mark(index, nested, f"nested in traced `{caller}`")
+        if id(index) not in nested_in:
+            nested_in[id(index)] = _nested_functions(index)
+        for nested in nested_in[id(index)].get(qualname, ()):
+            mark(index, nested, f"nested in traced `{caller}`")
         for callee in info.calls:
             for target_index, target in lookup.find(callee):
                 if target in target_index.functions:
                     mark(target_index, target, f"called from traced `{caller}`")
     _record_training_facts(indexes, lookup, facts)
     return facts
+
+
+def _nested_functions(index: ModuleIndex) -> dict[str, list[str]]:
+    """For each dotted prefix of a function's qualname, the functions under it."""
+    under: dict[str, list[str]] = {}
+    for qualname in index.functions:
+        parts = qualname.split(".")
+        for depth in range(1, len(parts)):
+            under.setdefault(".".join(parts[:depth]), []).append(qualname)
+    return under
 
 
 def tf_function_options(

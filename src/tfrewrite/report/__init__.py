@@ -23,6 +23,17 @@ class ReportContext:
     files_checked: int = 0
     fix_mode: bool = False
     fixes_applied: list[Finding] = field(default_factory=list)
+    _lines: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def lines(self, path: str) -> list[str] | None:
+        """The lines of a file's source, split once per file (not once per
+        finding: a large file with many findings must stay linear)."""
+        if path not in self._lines:
+            source = self.sources.get(path)
+            if source is None:
+                return None
+            self._lines[path] = source.splitlines()
+        return self._lines[path]
 
 
 Formatter = Callable[[list[Finding], list[FileError], ReportContext], str]

@@ -974,7 +974,6 @@ class NumpyMathOnTensors(Rule):
             model.compile(loss=mse)
             """,
             """
-            import numpy as np
             from tensorflow import keras
             import tensorflow as tf
 
@@ -1000,7 +999,6 @@ class NumpyMathOnTensors(Rule):
             tf.keras.Sequential().compile(loss=bce)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             def bce(y_true, y_pred):

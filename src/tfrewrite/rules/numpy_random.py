@@ -288,7 +288,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x + np.random.normal(0, 0.1, size=x.shape)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function
@@ -308,7 +307,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x * scale
             """,
             """
-            import numpy.random as npr
             import tensorflow as tf
 
             @tf.function
@@ -331,7 +329,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             model.compile(loss=smoothed)
             """,
             """
-            from numpy.random import rand
             from tensorflow import keras
             import tensorflow as tf
 
@@ -354,7 +351,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x * np.random.binomial(1, 0.8, size=x.shape)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function
@@ -373,7 +369,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x[i]
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function

@@ -143,7 +143,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return image * random.uniform(0.8, 1.2)
             """,
             """
-            import random
             import tensorflow as tf
 
             @tf.function
@@ -163,7 +162,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return x[:k]
             """,
             """
-            from random import randint
             import tensorflow as tf
 
             @tf.function
@@ -185,7 +183,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             keras.Sequential().compile(loss=jittered)
             """,
             """
-            import random
             from tensorflow import keras
             import tensorflow as tf
 
@@ -207,7 +204,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return x[rnd.randint(0, n - 1)]
             """,
             """
-            import random as rnd
             import tensorflow as tf
 
             @tf.function
