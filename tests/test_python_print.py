@@ -366,7 +366,7 @@ def test_adds_import_sys_once() -> None:
     source = traced('print("a", loss)\nprint("b", loss)', header=TF)
     fixed = fix(source)
     assert fixed.count("import sys") == 1
-    assert fixed.startswith("import tensorflow as tf\nimport sys\n")
+    assert fixed.startswith("import sys\n\nimport tensorflow as tf\n")  # standard library first
     assert fixed.count("output_stream=sys.stdout") == 2
 
 

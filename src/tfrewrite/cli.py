@@ -7,7 +7,11 @@ read or parsed, or an internal error.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
@@ -20,12 +24,13 @@ from tfrewrite.cache import CACHE_DIR_NAME, Cache
 from tfrewrite.cache import clean as clean_cache
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.diffs import display_path, file_diff
-from tfrewrite.discovery import discover
+from tfrewrite.discovery import find_files
 from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
+from tfrewrite.findings import FileError, FileResult
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
-from tfrewrite.report.text import render_statistics
+from tfrewrite.report.text import render_statistics, summary
 from tfrewrite.rules import UnknownRuleError, select_codes, validate_selectors
-from tfrewrite.sources import read_source, write_atomic
+from tfrewrite.sources import WriteRefused, encode_source, write_fixed
 from tfrewrite.verify.command import register as register_verify
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -33,10 +38,14 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 app = typer.Typer(
     name="tfrewrite",
     help="Find TensorFlow code that changes behaviour under @tf.function tracing, "
-    "rewrite it into graph-safe TensorFlow, and verify the rewrite.",
+    "rewrite it into graph-safe TensorFlow, and verify the rewrite.\n\n"
+    "Settings are read from `[tool.tfrewrite]` in the nearest pyproject.toml "
+    "(or the file given with --config).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: rich markup would eat `[tool.tfrewrite]` and print `<bool>` after flags.
+    rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -46,21 +55,34 @@ OutputFormat = Enum(  # type: ignore[misc]
 
 PathsArg = Annotated[
     Optional[list[Path]],
-    typer.Argument(help="Files or folders to check; `-` reads standard input.", show_default=False),
+    typer.Argument(
+        help="Files or folders to check; `-` reads standard input.",
+        show_default=False,
+        metavar="PATHS",
+    ),
 ]
 SelectOpt = Annotated[
     Optional[str],
     typer.Option(
-        "--select", help="Comma-separated rule codes or prefixes to enable (e.g. TFR1,TFR301)."
+        "--select",
+        metavar="CODES",
+        help="Comma-separated rule codes or prefixes to enable (e.g. TFR1,TFR301).",
     ),
 ]
 IgnoreOpt = Annotated[
     Optional[str],
-    typer.Option("--ignore", help="Comma-separated rule codes or prefixes to disable."),
+    typer.Option(
+        "--ignore", metavar="CODES", help="Comma-separated rule codes or prefixes to disable."
+    ),
 ]
 FormatOpt = Annotated[
     Optional[OutputFormat],  # type: ignore[valid-type]
-    typer.Option("--output-format", help="How to print findings.", case_sensitive=False),
+    typer.Option(
+        "--output-format",
+        metavar="FORMAT",
+        help=f"How to print findings: {', '.join(FORMATS)}.",
+        case_sensitive=False,
+    ),
 ]
 StatisticsOpt = Annotated[bool, typer.Option("--statistics", help="Show counts per rule.")]
 ExitZeroOpt = Annotated[
@@ -71,12 +93,15 @@ ConfigOpt = Annotated[
     Optional[Path],
     typer.Option(
         "--config",
-        help="Read settings from this pyproject.toml (or a TOML file of [tool.tfrewrite] keys).",
+        metavar="PATH",
+        help="Read settings from this pyproject.toml ([tool.tfrewrite] table) or from a TOML "
+        "file of those keys (default: the nearest pyproject.toml with [tool.tfrewrite]).",
+        show_default=False,
     ),
 ]
 JobsOpt = Annotated[
     Optional[int],
-    typer.Option("--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    typer.Option("--jobs", "-j", min=1, metavar="N", help="Worker processes (default: all cores)."),
 ]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print findings only, no summary.")]
 NoCacheOpt = Annotated[
@@ -84,7 +109,9 @@ NoCacheOpt = Annotated[
 ]
 StdinOpt = Annotated[
     Optional[str],
-    typer.Option("--stdin-filename", help="Name of the file read from standard input."),
+    typer.Option(
+        "--stdin-filename", metavar="NAME", help="Name of the file read from standard input."
+    ),
 ]
 UnsafeOpt = Annotated[
     Optional[bool],
@@ -110,11 +137,41 @@ def _fail(message: str) -> typer.Exit:
 
 def _settings(config: Path | None, paths: list[Path]) -> Settings:
     if config is not None:
-        if not config.is_file():
+        if not os.path.isfile(config):
             raise _fail(f"configuration file not found: {config}")
         return load_settings(config)
     start = next((p for p in paths if str(p) != "-"), Path.cwd())
-    return load_settings(find_config(start if start.exists() else Path.cwd()))
+    return load_settings(find_config(start if os.path.exists(start) else Path.cwd()))
+
+
+@dataclass
+class _Inputs:
+    """What a run reads: the files, and the paths that failed before any
+    file was read (reported with the run's other errors)."""
+
+    files: list[InputFile]
+    options: RunOptions
+    settings: Settings
+    errors: list[FileError] = field(default_factory=list)
+    stdin_bytes: bytes | None = None  # standard input that could not be decoded
+
+
+def _read_stdin(name: str, inputs: _Inputs) -> None:
+    data = sys.stdin.buffer.read()
+    try:
+        inputs.files.append(input_from_stdin(data, name))
+        return
+    except (UnicodeDecodeError, SyntaxError) as err:  # SyntaxError: from the cookie check
+        problem = (
+            "standard input is not UTF-8 and has no coding cookie; add one such as "
+            "`# -*- coding: latin-1 -*-`"
+        )
+        if "unknown encoding" in str(err):
+            problem = f"cannot read standard input: {err}"
+    except ValueError as err:  # binary data
+        problem = f"cannot read standard input: {err}"
+    inputs.errors.append(FileError(name, problem))
+    inputs.stdin_bytes = data
 
 
 def _prepare(
@@ -126,7 +183,7 @@ def _prepare(
     unsafe_fixes: bool | None,
     fix: bool,
     want_edits: bool,
-) -> tuple[list[InputFile], RunOptions, Settings]:
+) -> _Inputs:
     paths = paths or [Path(".")]
     try:
         settings = _settings(config, paths)
@@ -137,17 +194,8 @@ def _prepare(
             validate_selectors(codes)
     except (ConfigError, UnknownRuleError) as err:
         raise _fail(str(err)) from err
-    files: list[InputFile] = []
     exclude = (*DEFAULT_EXCLUDE, *settings.exclude, *settings.extend_exclude)
-    for path in paths:
-        if str(path) == "-":
-            files.append(input_from_stdin(sys.stdin.buffer.read(), stdin_filename or "<stdin>"))
-        elif not path.exists():
-            raise _fail(f"{path}: no such file or folder")
-    files.extend(
-        InputFile(str(p))
-        for p in discover([p for p in paths if str(p) != "-"], settings.root, exclude)
-    )
+    found = find_files([p for p in paths if str(p) != "-"], settings.root, exclude)
     options = RunOptions(
         rule_codes=tuple(select_codes(selected, ignored)),
         root=str(settings.root),
@@ -157,24 +205,34 @@ def _prepare(
         want_edits=want_edits,
         rule_settings=(("print-output-stream", settings.print_output_stream),),
     )
-    return files, options, settings
+    inputs = _Inputs([], options, settings, list(found.errors))
+    if any(str(p) == "-" for p in paths):
+        _read_stdin(stdin_filename or "<stdin>", inputs)
+    inputs.files.extend(InputFile(str(p), explicit=p in found.explicit) for p in found.files)
+    return inputs
 
 
 # Runs over more files than this get a progress bar (on a terminal).
 PROGRESS_THRESHOLD = 200
 
+Progress = Callable[[str, int, int], None]
 
-def _execute(
-    files: list[InputFile],
-    options: RunOptions,
-    jobs: int | None,
-    quiet: bool,
-    cache: Cache | None = None,
-) -> RunResult:
-    if quiet or len(files) < PROGRESS_THRESHOLD or not sys.stderr.isatty():
-        return run(files, options, jobs, cache=cache)
+
+def _color() -> bool:
+    """Colour on a terminal, unless `NO_COLOR` is set (https://no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@contextmanager
+def _progress_bar(files: int, quiet: bool) -> Iterator[Progress | None]:
+    """A progress bar on standard error for large runs on a terminal: one row
+    per phase (indexing, checking, writing), each advancing as files finish."""
+    if quiet or files < PROGRESS_THRESHOLD or not sys.stderr.isatty():
+        yield None
+        return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress as Bar
 
     columns = (
         TextColumn("{task.description}"),
@@ -182,15 +240,27 @@ def _execute(
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    console = Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")))
+    with Bar(*columns, console=console, transient=True) as bar:
         tasks: dict[str, object] = {}
 
         def update(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
                 tasks[phase] = bar.add_task(phase.capitalize(), total=total)
-            bar.update(tasks[phase], completed=done)  # type: ignore[arg-type]
+            bar.update(tasks[phase], completed=done, total=total)  # type: ignore[arg-type]
 
-        return run(files, options, jobs, progress=update, cache=cache)
+        yield update
+
+
+def _execute(
+    inputs: _Inputs, jobs: int | None, progress: Progress | None, cache: Cache | None = None
+) -> RunResult:
+    """Run the engine; errors found before it ran join the result's errors."""
+    result = run(inputs.files, inputs.options, jobs, progress=progress, cache=cache)
+    if inputs.errors:
+        result.files.extend(FileResult(e.path, error=e) for e in inputs.errors)
+        result.files.sort(key=lambda r: r.path)
+    return result
 
 
 def _report(
@@ -205,10 +275,6 @@ def _report(
 ) -> None:
     findings = result.findings
     errors = result.errors
-    if statistics:
-        if findings:
-            typer.echo(render_statistics(findings))
-        return
     # After `fix`, remaining findings point into the fixed text.
     ctx = ReportContext(
         sources={
@@ -217,18 +283,25 @@ def _report(
             if r.source is not None
         },
         cells={r.path: r.cells for r in result.files if r.cells is not None},
-        color=sys.stdout.isatty(),
+        color=_color(),
         show_fixes=show_fixes,
         unsafe_fixes=options.unsafe_fixes,
         files_checked=len(result.files),
         fix_mode=fix_mode,
         fixes_applied=result.fixes_applied,
     )
+    if statistics:
+        # As Ruff: the counts, then the summary line; errors on standard error.
+        for error in errors:
+            typer.echo(f"error: {error.describe()}", err=True)
+        if findings:
+            typer.echo(render_statistics(findings, options.unsafe_fixes))
+        if not quiet:
+            typer.echo(summary(findings, errors, ctx))
+        return
     text = FORMATS[output_format](findings, errors, ctx)
     if quiet and output_format in ("text", "concise"):
         text = "\n".join(text.splitlines()[:-1])
-        for error in errors:
-            typer.echo(f"error: {error.describe()}", err=True)
     if text:
         typer.echo(text)
 
@@ -253,11 +326,36 @@ def check(
     quiet: QuietOpt = False,
     stdin_filename: StdinOpt = None,
     unsafe_fixes: UnsafeOpt = None,
+    apply_fixes: Annotated[
+        bool, typer.Option("--fix", help="Apply fixes, as `tfrewrite fix` does (Ruff's spelling).")
+    ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option("--diff", help="Print the fixes as a diff and write nothing (implies --fix)."),
+    ] = False,
+    show_fixes: ShowFixesOpt = False,
     no_cache: NoCacheOpt = False,
 ) -> None:
-    """Report tracing hazards; write nothing."""
+    """Report tracing hazards; write nothing (unless --fix)."""
+    if apply_fixes or diff:
+        fix(
+            paths=paths,
+            diff=diff,
+            unsafe_fixes=unsafe_fixes,
+            show_fixes=show_fixes,
+            select=select,
+            ignore=ignore,
+            output_format=output_format,
+            statistics=statistics,
+            exit_zero=exit_zero,
+            config=config,
+            jobs=jobs,
+            quiet=quiet,
+            stdin_filename=stdin_filename,
+            verify=False,
+        )
     fmt = output_format.value if output_format else "text"
-    files, options, settings = _prepare(
+    inputs = _prepare(
         paths,
         select,
         ignore,
@@ -267,9 +365,10 @@ def check(
         False,
         fmt in FORMATS_WITH_EDITS,
     )
-    cache = None if no_cache else Cache(_cache_dir(settings), options)
-    result = _execute(files, options, jobs, quiet, cache)
-    _report(result, fmt, options, quiet=quiet, statistics=statistics)
+    cache = None if no_cache else Cache(_cache_dir(inputs.settings), inputs.options)
+    with _progress_bar(len(inputs.files), quiet) as progress:
+        result = _execute(inputs, jobs, progress, cache)
+    _report(result, fmt, inputs.options, quiet=quiet, statistics=statistics)
     raise typer.Exit(_exit_code(result, exit_zero))
 
 
@@ -299,16 +398,21 @@ def fix(
         _report_pending_fixes(
             paths, select, ignore, config, stdin_filename, unsafe_fixes, fmt, jobs, quiet, exit_zero
         )
-    files, options, settings = _prepare(
+    inputs = _prepare(
         paths, select, ignore, config, stdin_filename, unsafe_fixes, True, fmt in FORMATS_WITH_EDITS
     )
-    result = _execute(files, options, jobs, quiet)
-    if verify:
-        from tfrewrite.verify.gate import run_gate
+    options, settings = inputs.options, inputs.settings
+    stdin_files = {f.path: f for f in inputs.files if f.source is not None}
+    with _progress_bar(len(inputs.files), quiet) as progress:
+        result = _execute(inputs, jobs, progress)
+        if verify:
+            from tfrewrite.verify.gate import run_gate
 
-        run_gate(result, settings, jobs, quiet)
-    changed = [r for r in result.files if r.changed]
-    stdin_files = {f.path: f for f in files if f.source is not None}
+            run_gate(result, settings, jobs, quiet)
+        changed = [r for r in result.files if r.changed]
+        if not diff:
+            _write_fixes([r for r in changed if r.path not in stdin_files], progress)
+            changed = [r for r in changed if r.error is None]
 
     if diff:
         for file_result in changed:
@@ -331,25 +435,14 @@ def fix(
             raise typer.Exit(EXIT_ERROR)
         raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
 
-    write_errors = []
-    for file_result in changed:
-        if file_result.path in stdin_files:
-            continue
-        path = Path(file_result.path)
-        try:
-            encoding = read_source(path).encoding
-            write_atomic(path, file_result.fixed_source or "", encoding)
-        except OSError as err:
-            write_errors.append(f"{display_path(file_result.path)}: cannot write: {err.strerror}")
-    for file_result in result.files:
-        if file_result.path in stdin_files:
-            # Like Ruff: the fixed source goes to standard output, findings to stderr.
-            sys.stdout.write(file_result.fixed_source or file_result.source or "")
-            sys.stdout.flush()
-    if stdin_files:
+    if stdin_files or inputs.stdin_bytes is not None:
+        _echo_stdin(result, stdin_files, inputs.stdin_bytes)
+        for error in result.errors:
+            typer.echo(f"error: {error.describe()}", err=True)
         for finding in result.findings:
             typer.echo(
-                f"{finding.location}: {finding.code} {finding.message}",
+                f"{finding.location}: "
+                f"{finding.code} {finding.message}",
                 err=True,
             )
     else:
@@ -362,11 +455,47 @@ def fix(
             show_fixes=show_fixes,
             fix_mode=True,
         )
-    for message in write_errors:
-        typer.echo(f"error: {message}", err=True)
-    if write_errors:
-        raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(_exit_code(result, exit_zero))
+
+
+def _write_fixes(changed: list[FileResult], progress: Progress | None) -> None:
+    """Write each fixed file; a file that cannot be written safely keeps its
+    content and becomes an error (its fixes are not counted as applied)."""
+    for done, file_result in enumerate(changed, 1):
+        problem = None
+        try:
+            write_fixed(
+                Path(file_result.path), file_result.source or "", file_result.fixed_source or ""
+            )
+        except WriteRefused as err:
+            problem = str(err)
+        except OSError as err:
+            problem = f"cannot write: {err.strerror or err}"
+        if problem is not None:
+            file_result.error = FileError(display_path(file_result.path), problem)
+            file_result.fixed_source = None
+            file_result.fixes_applied = []
+            file_result.findings = []
+        if progress is not None:
+            progress("writing", done, len(changed))
+
+
+def _echo_stdin(result: RunResult, stdin_files: dict[str, InputFile], raw: bytes | None) -> None:
+    """As Ruff: the fixed source goes to standard output, in the input's own
+    encoding; input that could not be fixed (a syntax error, bytes that do not
+    decode) comes back unchanged, so an editor filtering its buffer through
+    `tfrewrite fix -` never loses it."""
+    out = sys.stdout.buffer
+    if raw is not None:
+        out.write(raw)
+    by_path = {r.path: r for r in result.files}
+    for path, given in stdin_files.items():
+        file_result = by_path.get(path)
+        text = given.source or ""
+        if file_result is not None and file_result.error is None and file_result.fixed_source:
+            text = file_result.fixed_source
+        out.write(encode_source(text, given.encoding))
+    out.flush()
 
 
 def _report_pending_fixes(
@@ -384,10 +513,10 @@ def _report_pending_fixes(
     """`fix --diff` in a machine format: the findings whose fixes `fix` would
     apply, each with its edits against the files as they are (for CI
     suggestions). Exits like `--diff`: 1 when there is something to fix."""
-    files, options, _ = _prepare(
-        paths, select, ignore, config, stdin_filename, unsafe_fixes, False, True
-    )
-    result = _execute(files, options, jobs, quiet)
+    inputs = _prepare(paths, select, ignore, config, stdin_filename, unsafe_fixes, False, True)
+    options = inputs.options
+    with _progress_bar(len(inputs.files), quiet) as progress:
+        result = _execute(inputs, jobs, progress)
     fixable = [
         f
         for f in result.findings

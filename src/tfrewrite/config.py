@@ -1,7 +1,8 @@
 """`[tool.tfrewrite]` in the nearest `pyproject.toml`.
 
-Unknown keys and bad values are errors that name the key and the file, like
-Ruff's: a typo in `per-file-ignores` must not silently select nothing.
+Invalid TOML, unknown keys, values of the wrong type and unknown rule codes
+are errors (exit 2) that name the file, the key and the value, like Ruff's: a
+typo in `per-file-ignores` must not silently select nothing.
 """
 
 from __future__ import annotations
@@ -79,17 +80,51 @@ def find_config(start: Path) -> Path | None:
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError):
+            except OSError:
                 continue
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+                # The file that applies is broken: never fall back to defaults silently.
+                raise ConfigError(f"{candidate}: invalid TOML: {err}") from err
             if "tfrewrite" in data.get("tool", {}):
                 return candidate
     return None
 
 
+def _show(value: Any) -> str:
+    """A TOML value as the user wrote it, near enough to find it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_show(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k} = {_show(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
 def _string_list(value: Any, key: str, path: Path) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{path}: `tool.tfrewrite.{key}` must be a list of strings")
+        raise ConfigError(
+            f"{path}: `tool.tfrewrite.{key}` must be a list of strings, not {_show(value)}"
+        )
     return tuple(value)
+
+
+def _rule_codes(value: Any, key: str, path: Path) -> tuple[str, ...]:
+    """A list of rule codes or prefixes, each of which must name a rule."""
+    from tfrewrite.rules import UnknownRuleError, validate_selectors
+
+    codes = tuple(code.strip().upper() for code in _string_list(value, key, path))
+    for code in codes:
+        try:
+            validate_selectors([code])
+        except UnknownRuleError as err:
+            raise ConfigError(
+                f'{path}: `tool.tfrewrite.{key}` names an unknown rule code "{code}" '
+                "(see `tfrewrite rule --all`)"
+            ) from err
+    return codes
 
 
 def load_settings(path: Path | None) -> Settings:
@@ -97,24 +132,24 @@ def load_settings(path: Path | None) -> Settings:
         return Settings()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: invalid TOML: {err}") from err
     except OSError as err:
         raise ConfigError(f"{path}: cannot read: {err.strerror}") from err
     table = data.get("tool", {}).get("tfrewrite", {}) if path.name == "pyproject.toml" else data
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: `tool.tfrewrite` must be a table")
+        raise ConfigError(f"{path}: `tool.tfrewrite` must be a table, not {_show(table)}")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
         raise ConfigError(
-            f"{path}: unknown key `tool.tfrewrite.{unknown[0]}` "
+            f"{path}: unknown key `tool.tfrewrite.{unknown[0]}` = {_show(table[unknown[0]])} "
             f"(known keys: {', '.join(sorted(_KEYS))})"
         )
     kwargs: dict[str, Any] = {"source": path, "root": path.parent.resolve()}
     if "select" in table:
-        kwargs["select"] = _string_list(table["select"], "select", path)
+        kwargs["select"] = _rule_codes(table["select"], "select", path)
     if "ignore" in table:
-        kwargs["ignore"] = _string_list(table["ignore"], "ignore", path)
+        kwargs["ignore"] = _rule_codes(table["ignore"], "ignore", path)
     if "exclude" in table:
         kwargs["exclude"] = _string_list(table["exclude"], "exclude", path)
     if "extend-exclude" in table:
@@ -122,19 +157,25 @@ def load_settings(path: Path | None) -> Settings:
     if "per-file-ignores" in table:
         value = table["per-file-ignores"]
         if not isinstance(value, dict):
-            raise ConfigError(f"{path}: `tool.tfrewrite.per-file-ignores` must be a table")
+            raise ConfigError(
+                f"{path}: `tool.tfrewrite.per-file-ignores` must be a table, not {_show(value)}"
+            )
         kwargs["per_file_ignores"] = {
-            pattern: _string_list(codes, f"per-file-ignores.{pattern}", path)
+            pattern: _rule_codes(codes, f'per-file-ignores."{pattern}"', path)
             for pattern, codes in value.items()
         }
     if "unsafe-fixes" in table:
         if not isinstance(table["unsafe-fixes"], bool):
-            raise ConfigError(f"{path}: `tool.tfrewrite.unsafe-fixes` must be true or false")
+            raise ConfigError(
+                f"{path}: `tool.tfrewrite.unsafe-fixes` must be true or false, "
+                f"not {_show(table['unsafe-fixes'])}"
+            )
         kwargs["unsafe_fixes"] = table["unsafe-fixes"]
     if "print-output-stream" in table:
         if table["print-output-stream"] not in ("stdout", "stderr"):
             raise ConfigError(
-                f'{path}: `tool.tfrewrite.print-output-stream` must be "stdout" or "stderr"'
+                f'{path}: `tool.tfrewrite.print-output-stream` must be "stdout" or "stderr", '
+                f"not {_show(table['print-output-stream'])}"
             )
         kwargs["print_output_stream"] = table["print-output-stream"]
     if "cache-dir" in table:
@@ -143,6 +184,8 @@ def load_settings(path: Path | None) -> Settings:
         kwargs["cache_dir"] = (path.parent / table["cache-dir"]).resolve()
     if "verify" in table:
         if not isinstance(table["verify"], dict):
-            raise ConfigError(f"{path}: `tool.tfrewrite.verify` must be a table")
+            raise ConfigError(
+                f"{path}: `tool.tfrewrite.verify` must be a table, not {_show(table['verify'])}"
+            )
         kwargs["verify"] = table["verify"]
     return Settings(**kwargs)

@@ -77,6 +77,7 @@ class RuleContext:
         self.names = NameResolver(index.imports)
         self._functions: list[FunctionScope] | None = None
         self._classes: dict[str, cst.ClassDef] = {}
+        self._scope_by_node: dict[int, FunctionScope] | None = None
         self._tensor_facts: dict[int, TensorFacts] = {}
         self._module_facts: TensorFacts | None = None
         self._attribute_facts: dict[str, AttributeFacts] = {}
@@ -139,10 +140,11 @@ class RuleContext:
                 yield function
 
     def scope_of(self, node: cst.FunctionDef) -> FunctionScope | None:
-        for function in self.functions:
-            if function.node is node:
-                return function
-        return None
+        # A dict, not a scan: rules ask once per conditional or call, and a
+        # scan over every function made large files quadratic.
+        if self._scope_by_node is None:
+            self._scope_by_node = {id(f.node): f for f in self.functions}
+        return self._scope_by_node.get(id(node))
 
     def innermost_scope(
         self, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]

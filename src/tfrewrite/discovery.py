@@ -1,16 +1,35 @@
 """Which files a run looks at: the given paths, minus `.gitignore`d and
-excluded ones: Python sources and Jupyter notebooks (`exclude = ["*.ipynb"]`
-turns notebooks off)."""
+excluded ones, and the paths that cannot be looked at.
+
+Files are Python sources and Jupyter notebooks (`exclude = ["*.ipynb"]` turns
+notebooks off). Every path that cannot be read becomes a `FileError` (one
+line, exit 2) and the walk goes on: a missing path, a symbolic link loop or a
+broken link, a folder that cannot be listed (mode 000 or 111), a path inside
+one.
+"""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import stat
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfrewrite.findings import FileError
+
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    # Files named on the command line: always parsed, TensorFlow or not.
+    explicit: set[Path] = field(default_factory=set)
+    errors: list[FileError] = field(default_factory=list)
 
 
 class GitIgnore:
@@ -74,7 +93,7 @@ def _glob_to_regex(glob: str) -> str:
 
 def _matches_exclude(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     try:
-        rel = path.resolve().relative_to(root).as_posix()
+        rel = _located(path).relative_to(root).as_posix()
     except ValueError:
         rel = path.as_posix()
     name = path.name
@@ -87,27 +106,83 @@ def _matches_exclude(path: Path, root: Path, patterns: Iterable[str]) -> bool:
     return False
 
 
+def _describe_os_error(path: Path, err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if err.errno == errno.ENOENT:
+        return "broken symbolic link" if os.path.islink(path) else "no such file or folder"
+    if err.errno == errno.EACCES:
+        return "permission denied"
+    return err.strerror or str(err)
+
+
+def _located(path: Path) -> Path:
+    """The absolute path of an entry: its folder resolved, the entry itself
+    not (a symbolic link loop must not stop the walk; a link is matched by
+    its own name)."""
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
 def discover(paths: Iterable[Path], root: Path, exclude: Iterable[str]) -> Iterator[Path]:
-    """Python files under `paths`, sorted within each folder. A file named
-    explicitly is always included (as Ruff does), even if excluded."""
+    """The files `find_files` finds, without its errors."""
+    yield from find_files(paths, root, exclude).files
+
+
+def find_files(paths: Iterable[Path], root: Path, exclude: Iterable[str]) -> Discovery:
+    """Python files under `paths`, sorted within each folder, and the paths
+    that could not be read. A file named explicitly is always included (as
+    Ruff does), even if excluded."""
     exclude = tuple(exclude)
     root = root.resolve()
+    found = Discovery()
     seen: set[Path] = set()
+    # One file named twice (a symbolic link and its target, two hard links) is
+    # checked and written once: a second write would see the first as a change.
+    files: set[tuple[int, int]] = set()
+
+    def add(path: Path, info: os.stat_result, explicit: bool) -> None:
+        if (info.st_dev, info.st_ino) in files:
+            return
+        files.add((info.st_dev, info.st_ino))
+        found.files.append(path)
+        if explicit:
+            found.explicit.add(path)
+
     for path in paths:
-        if path.is_file():
+        try:
+            info = os.stat(path)
+        except OSError as err:
+            found.errors.append(FileError(str(path), _describe_os_error(path, err)))
+            continue
+        if not stat.S_ISDIR(info.st_mode):
             if path not in seen:
                 seen.add(path)
-                yield path
+                add(path, info, explicit=True)
             continue
         ignores = _gitignores_above(path.resolve())
-        yield from _walk(path, root, exclude, ignores, seen)
+        for item in _walk(path, root, exclude, ignores, seen):
+            if isinstance(item, FileError):
+                found.errors.append(item)
+                continue
+            try:
+                add(item, os.stat(item), explicit=False)
+            except OSError as err:
+                found.errors.append(FileError(str(item), _describe_os_error(item, err)))
+    return found
 
 
 def _gitignores_above(folder: Path) -> list[GitIgnore]:
     result = []
     for parent in reversed([folder, *folder.parents]):
         candidate = parent / ".gitignore"
-        if candidate.is_file():
+        if _is_file(candidate):
             result.append(GitIgnore(parent, _read_lines(candidate)))
         if (parent / ".git").exists():
             result = [g for g in result if g.base == parent or parent in g.base.parents]
@@ -123,7 +198,7 @@ def _read_lines(path: Path) -> list[str]:
 
 def _is_ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     verdict = False
-    resolved = path.resolve()
+    resolved = _located(path)
     for ignore in ignores:
         result = ignore.ignored(resolved, is_dir)
         if result is not None:
@@ -133,14 +208,15 @@ def _is_ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
 
 def _walk(
     folder: Path, root: Path, exclude: tuple[str, ...], ignores: list[GitIgnore], seen: set[Path]
-) -> Iterator[Path]:
-    local = folder / ".gitignore"
-    if local.is_file() and all(g.base != folder.resolve() for g in ignores):
-        ignores = [*ignores, GitIgnore(folder.resolve(), _read_lines(local))]
+) -> Iterator[Path | FileError]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
-    except OSError:
+    except OSError as err:
+        yield FileError(str(folder), f"cannot read folder: {_describe_os_error(folder, err)}")
         return
+    local = folder / ".gitignore"
+    if _is_file(local) and all(g.base != folder.resolve() for g in ignores):
+        ignores = [*ignores, GitIgnore(folder.resolve(), _read_lines(local))]
     for entry in entries:
         path = Path(entry.path)
         is_dir = entry.is_dir(follow_symlinks=False)

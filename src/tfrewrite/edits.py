@@ -49,14 +49,24 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
             suffix += 1
         start = line_offsets[i1] + prefix
         end = line_offsets[i2] - suffix
+        content = added[prefix : len(added) - suffix]
+        if start == end:
+            # An insertion can sit at several equivalent places (a line added
+            # next to a blank line); the leftmost one is canonical, so the
+            # same insertion made by two fixes is one edit, not two.
+            floor = _offset_of(edits[-1].end, starts) if edits else 0
+            while content and start > floor and old[start - 1] == content[-1]:
+                content = old[start - 1] + content[:-1]
+                start -= 1
+                end -= 1
         edits.append(
-            TextEdit(
-                offset_to_position(starts, start),
-                offset_to_position(starts, end),
-                added[prefix : len(added) - suffix],
-            )
+            TextEdit(offset_to_position(starts, start), offset_to_position(starts, end), content)
         )
     return tuple(edits)
+
+
+def _offset_of(position: Position, starts: list[int]) -> int:
+    return starts[position.line - 1] + position.column - 1
 
 
 def apply_text_edits(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) -> str:

@@ -29,6 +29,7 @@ from tfrewrite.findings import Applicability, FileError, FileResult, Finding, Fi
 from tfrewrite.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from tfrewrite.sources import decode_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
+from tfrewrite.syntax import newer_python_hint
 
 if TYPE_CHECKING:  # pass 2 imports LibCST only when it has a file to parse
     import libcst as cst
@@ -81,6 +82,9 @@ class InputFile:
     path: str  # as shown to the user
     source: str | None = None  # given for standard input; read lazily otherwise
     encoding: str = "utf-8"
+    # Named on the command line: always parsed (no byte prefilter), so its
+    # syntax errors are reported whether it uses TensorFlow or not.
+    explicit: bool = False
 
 
 @dataclass
@@ -132,9 +136,17 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
             source = _python_text(path, data)
     except NotebookError as err:
         return FileError(path, str(err))
-    except (OSError, UnicodeDecodeError, SyntaxError) as err:
-        return FileError(path, f"cannot read: {err}")
-    return build_index(source, path, module_name_for(Path(path), Path(root)))
+    except OSError as err:
+        return FileError(path, f"cannot read: {err.strerror or err}")
+    except UnicodeDecodeError as err:
+        return FileError(path, f"cannot decode as {err.encoding}: {err.reason} at byte {err.start}")
+    except (SyntaxError, ValueError) as err:  # a bad coding cookie; a binary file
+        return FileError(path, f"cannot read: {getattr(err, 'msg', None) or err}")
+    index = build_index(source, path, module_name_for(Path(path), Path(root)))
+    if index.syntax_error is not None and index.syntax_error[0] is not None:
+        line, column, message = index.syntax_error
+        index.syntax_error = (line, column, message + newer_python_hint(source))
+    return index
 
 
 def _python_text(path: str, data: bytes) -> str:
@@ -555,7 +567,7 @@ def run(
                 deferred[f.path] = f
             else:
                 indexes.append(hit)
-        items = [(f.path, options.root, f.source, prefilter) for f in todo]
+        items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in todo]
         for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
             if cache is not None and not isinstance(outcome, FileError):
                 cache.remember_index(

@@ -3,7 +3,9 @@
 A round applies every fix whose edits do not overlap an edit applied earlier in
 the same round (fixes are tried in the fixed rule order); an overlapping fix
 waits for the next round, when the rules run again on the re-parsed result.
-Imports are added through LibCST's `AddImportsVisitor`, so each is added once.
+Imports are added through LibCST's `AddImportsVisitor`, so each is added once;
+`tfrewrite.imports` then places new standard-library imports in their group
+and removes imports the fixes made unused.
 """
 
 from __future__ import annotations
@@ -14,6 +16,13 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
+from tfrewrite.imports import (
+    ImportSpec,
+    module_import_bindings,
+    place_stdlib_imports,
+    referenced_names,
+    remove_unused,
+)
 from tfrewrite.rules.base import CstFix, NodeEdit
 
 
@@ -67,6 +76,7 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
         return module, []
     transformer = _ReplaceNodes(edits)
     new_module = module.visit(transformer)
+
     # A fix applies only when all of its edits did.
     # A fix counts only through the edits it claimed: another fix may have
     # replaced the same node (and so made this one wait for the next round).
@@ -90,10 +100,30 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
         new_module, kept_applied = apply_fixes(module, keep)
         positions = [i for i in range(len(fixes)) if i not in partially]
         return new_module, [positions[i] for i in kept_applied]
-    imports = [imp for position in applied for imp in fixes[position].imports]
-    if imports:
-        new_module = add_imports(new_module, imports)
+    new_module = _tidy_imports(module, new_module, [fixes[i] for i in applied])
     return new_module, applied
+
+
+def _tidy_imports(
+    module: cst.Module, new_module: cst.Module, applied: Sequence[CstFix]
+) -> cst.Module:
+    """Add the imports the applied fixes need, place new standard-library ones
+    in their group, and remove the imports the fixes made unused."""
+    bindings = module_import_bindings(module)
+    candidates: dict[str, ImportSpec] = {}
+    if bindings:
+        replaced = referenced_names(e.target for f in applied for e in f.edits)
+        kept = referenced_names(e.replacement for f in applied for e in f.edits)
+        candidates = {n: bindings[n] for n in replaced - kept if n in bindings}
+    imports = [imp for fix in applied for imp in fix.imports]
+    if imports:
+        with_imports = add_imports(new_module, imports)
+        if with_imports is not new_module:
+            with_imports = place_stdlib_imports(new_module, with_imports)
+        new_module = with_imports
+    if candidates:
+        new_module = remove_unused(new_module, candidates)
+    return new_module
 
 
 def add_imports(module: cst.Module, imports) -> cst.Module:  # type: ignore[no-untyped-def]

@@ -275,6 +275,10 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                     options = {"tensorflow.function": site.keywords}
                     _mark_signature(marks[(target_index.path, target)], info, options)
 
+    # Functions nested in each qualname prefix, built once per file: scanning
+    # every function for each traced one made large files quadratic.
+    nested_in: dict[int, dict[str, list[str]]] = {}
+
     def propagate() -> None:
         while queue:
             index, qualname = queue.popleft()
@@ -282,8 +286,10 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             info = index.functions[qualname]
             caller = info.qualname
             how = "will be traced with" if known.pending else "called from traced"
-            for nested in index.functions:
-                if nested.startswith(qualname + "."):
+            if id(index) not in nested_in:
+                nested_in[id(index)] = _nested_functions(index)
+            for nested in nested_in[id(index)].get(qualname, ()):
+                if nested != qualname:
                     where = (
                         "nested in a step that will be traced"
                         if known.pending
@@ -426,6 +432,16 @@ def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
             head, _, name = written.rpartition(".")
             if head == index.module or head.endswith("." + index.module):
                 index.rebound_module_names.setdefault(name, f"rebound in `{writer.path}`")
+
+
+def _nested_functions(index: ModuleIndex) -> dict[str, list[str]]:
+    """For each dotted prefix of a function's qualname, the functions under it."""
+    under: dict[str, list[str]] = {}
+    for qualname in index.functions:
+        parts = qualname.split(".")
+        for depth in range(1, len(parts)):
+            under.setdefault(".".join(parts[:depth]), []).append(qualname)
+    return under
 
 
 def tf_function_options(

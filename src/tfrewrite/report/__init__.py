@@ -24,14 +24,24 @@ class ReportContext:
     fix_mode: bool = False
     fixes_applied: list[Finding] = field(default_factory=list)
     cells: dict[str, dict[int, str]] = field(default_factory=dict)  # notebook path -> cells
+    _lines: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def lines(self, path: str) -> list[str] | None:
+        """The lines of a file's source, split once per file (not once per
+        finding: a large file with many findings must stay linear)."""
+        if path not in self._lines:
+            source = self.sources.get(path)
+            if source is None:
+                return None
+            self._lines[path] = source.splitlines()
+        return self._lines[path]
 
     def source_lines(self, finding: Finding) -> list[str] | None:
         """The lines `finding`'s positions count: its file's, or its cell's."""
-        if finding.cell is not None:
-            text = self.cells.get(finding.path, {}).get(finding.cell)
-        else:
-            text = self.sources.get(finding.path)
-        return None if text is None else text.splitlines()
+        if finding.cell is None:
+            return self.lines(finding.path)
+        cell_text = self.cells.get(finding.path, {}).get(finding.cell)
+        return None if cell_text is None else cell_text.splitlines()
 
 
 Formatter = Callable[[list[Finding], list[FileError], ReportContext], str]

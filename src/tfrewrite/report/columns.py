@@ -22,6 +22,7 @@ class SourceLines:
     def __init__(self, source: str | None) -> None:
         self.source = source
         self._lines = source.split("\n") if source is not None else None
+        self._starts: list[int] | None = None  # offset of each line, built on first use
 
     def _prefix(self, position: Position) -> str | None:
         if self._lines is None or not 1 <= position.line <= len(self._lines):
@@ -47,5 +48,8 @@ class SourceLines:
         assert self.source is not None and self._lines is not None
         if position.line > len(self._lines):
             return len(self.source)
-        before = sum(len(text) + 1 for text in self._lines[: position.line - 1])
-        return before + position.column - 1
+        if self._starts is None:
+            self._starts = [0]
+            for text in self._lines:
+                self._starts.append(self._starts[-1] + len(text) + 1)
+        return self._starts[position.line - 1] + position.column - 1

@@ -125,11 +125,13 @@ def summary(findings: list[Finding], errors: list[FileError], ctx: ReportContext
     return "; ".join(parts) + "."
 
 
-def render_statistics(findings: list[Finding]) -> str:
-    """`--statistics`: count per rule, with the fixable marker, as Ruff does."""
+def render_statistics(findings: list[Finding], unsafe_fixes: bool = False) -> str:
+    """`--statistics`: count per rule, as Ruff does; `[*]` marks a rule with a
+    fix this run would apply (safe, or unsafe under `--unsafe-fixes`)."""
     counts: Counter[str] = Counter(f.code for f in findings)
     names = {f.code: f.rule_name for f in findings}
-    fixable = {f.code for f in findings if f.fix is not None}
+    applicable = {Applicability.SAFE, *([Applicability.UNSAFE] if unsafe_fixes else [])}
+    fixable = {f.code for f in findings if f.fix is not None and f.fix.applicability in applicable}
     width = max((len(str(c)) for c in counts.values()), default=1)
     return "\n".join(
         f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}"

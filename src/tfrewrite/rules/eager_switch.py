@@ -81,8 +81,6 @@ class EagerSwitchLeftOn(Rule):
             model = build_model()
             """,
             """
-            import tensorflow as tf
-
             model = build_model()
             """,
             unsafe=True,
@@ -95,8 +93,6 @@ class EagerSwitchLeftOn(Rule):
                 config.run_functions_eagerly(True)
             """,
             """
-            from tensorflow import config
-
             def main():
                 pass
             """,

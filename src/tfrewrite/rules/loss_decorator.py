@@ -201,7 +201,6 @@ class LossDecorator(Rule):
             """,
             """
             import keras
-            from tensorflow import function
 
             def dice(y_true, y_pred):
                 return 1.0 - 2.0 * keras.ops.sum(y_true * y_pred) / keras.ops.sum(y_true + y_pred)

@@ -197,7 +197,6 @@ class NumpyMathOnTensors(Rule):
             model.compile(loss=mse)
             """,
             """
-            import numpy as np
             from tensorflow import keras
             import tensorflow as tf
 
@@ -223,7 +222,6 @@ class NumpyMathOnTensors(Rule):
             tf.keras.Sequential().compile(loss=bce)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             def bce(y_true, y_pred):

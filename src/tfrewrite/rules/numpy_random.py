@@ -383,7 +383,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x + np.random.normal(0, 0.1, size=x.shape)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function
@@ -403,7 +402,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x * scale
             """,
             """
-            import numpy.random as npr
             import tensorflow as tf
 
             @tf.function
@@ -428,7 +426,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             model.compile(loss=smoothed)
             """,
             """
-            from numpy.random import rand
             from tensorflow import keras
             import tensorflow as tf
 
@@ -452,7 +449,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x * np.random.binomial(1, 0.8, size=x.shape)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function
@@ -471,7 +467,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return x[i]
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function

@@ -163,7 +163,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return image * random.uniform(0.8, 1.2)
             """,
             """
-            import random
             import tensorflow as tf
 
             @tf.function
@@ -183,7 +182,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return x[:k]
             """,
             """
-            from random import randint
             import tensorflow as tf
 
             @tf.function
@@ -205,7 +203,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             keras.Sequential().compile(loss=jittered)
             """,
             """
-            import random
             from tensorflow import keras
             import tensorflow as tf
 
@@ -227,7 +224,6 @@ class PythonRandomInTracedCode(RandomSamplingRule):
                 return x[rnd.randint(0, n - 1)]
             """,
             """
-            import random as rnd
             import tensorflow as tf
 
             @tf.function
