@@ -665,7 +665,10 @@ def test_the_result_is_followed_to_its_uses(body, expected, applicability):
     [finding] = check_source(source, select=SELECT)
     assert finding.fix is not None and finding.fix.applicability == applicability
     fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
-    assert fixed == FOLLOWED.format(body=expected.rstrip("\n"))
+    after = FOLLOWED.format(body=expected.rstrip("\n"))
+    if "np." not in after.replace("import numpy as np\n", "", 1):
+        after = after.replace("import numpy as np\n", "", 1)  # the fix leaves NumPy unused
+    assert fixed == after
     assert fix_source(fixed, select=SELECT, unsafe_fixes=True) == fixed
 
 

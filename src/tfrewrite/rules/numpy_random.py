@@ -523,7 +523,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
                 return y_pred + tf.constant(np.random.randn(8, 3), dtype=tf.float32)
             """,
             """
-            import numpy as np
             import tensorflow as tf
 
             @tf.function

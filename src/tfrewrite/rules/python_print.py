@@ -306,8 +306,9 @@ class PrintInTracedCode(Rule):
                 return loss
             """,
             """\
-            import tensorflow as tf
             import sys
+
+            import tensorflow as tf
 
             @tf.function
             def step(x):
