@@ -137,8 +137,14 @@ def find_definition(tree: ast.Module, qualname: str) -> ast.FunctionDef | ast.As
     return found
 
 
-def slice_module(source: str, qualname: str, filename: str = "<source>") -> ModuleSlice:
-    """The top-level statements that `qualname` needs, in source order."""
+def slice_module(
+    source: str,
+    qualname: str,
+    filename: str = "<source>",
+    provided: frozenset[str] = frozenset(),
+) -> ModuleSlice:
+    """The top-level statements that `qualname` needs, in source order.
+    Names in `provided` (given by a harness) are not built from the module."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as err:
@@ -164,7 +170,7 @@ def slice_module(source: str, qualname: str, filename: str = "<source>") -> Modu
         if isinstance(s, ast.ImportFrom) and s.module == "__future__"
     )
     wanted = [top]
-    seen: set[str] = set()
+    seen: set[str] = set(provided)
     for i in list(keep):
         wanted.extend(_names_in(tree.body[i]))
     while wanted:
@@ -285,24 +291,27 @@ def _register_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (len(source), None, lines, filename)
 
 
-def _resolve(module: types.ModuleType, qualname: str) -> object:
+def _resolve(module: types.ModuleType, qualname: str, factory: object = None) -> object:
     obj: object = module
     parts = qualname.split(".")
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
-            return _instantiate(obj, qualname, part)
+            return _instantiate(obj, qualname, part, factory)
         obj = getattr(obj, part)
     return obj
 
 
-def _instantiate(cls: type, qualname: str, method: str) -> object:
-    """A method of a class is called on a default-constructed instance
-    (`Loss.call` needs `self`)."""
+def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
+    """A method of a class is called on an instance built from the class's
+    `__init__` defaults (`Loss.call` needs `self`), or by a configured
+    factory `(cls) -> instance`."""
     try:
-        instance = cls()
+        instance = factory(cls) if callable(factory) else cls()
     except Exception as err:
         raise LoadError(
-            f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}"
+            f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}; configure a "
+            f'factory: [tool.tfrewrite.verify] harness."module:{cls.__name__}" = '
+            '"verify_harness:make" with `def make(cls): return cls(...)`'
         ) from err
     return getattr(instance, method)
 
@@ -315,6 +324,8 @@ def load_function(
     package: str | None = None,
     tree: ast.Module | None = None,
     extra_globals: dict[str, object] | None = None,
+    factory: object = None,
+    provided: dict[str, object] | None = None,
 ) -> LoadedFunction:
     """Execute the slice of `source` needed by `qualname` as a fresh module
     named after `role` (each call gets its own module object, so an original
@@ -322,7 +333,7 @@ def load_function(
 
     `tree` replaces the slice's syntax tree (used for instrumented copies);
     `extra_globals` are placed in the module before it runs."""
-    piece = slice_module(source, qualname, path)
+    piece = slice_module(source, qualname, path, frozenset(provided or ()))
     if tree is not None:
         piece = ModuleSlice(tree, piece.kept, piece.constants)
     n = next(_counter)
@@ -336,10 +347,12 @@ def load_function(
         module.__package__ = package
     if extra_globals:
         module.__dict__.update(extra_globals)
+    if provided:
+        module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
     code = compile(piece.tree, filename, "exec")
     exec(code, module.__dict__)
-    function = _resolve(module, qualname)
+    function = _resolve(module, qualname, factory)
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
     return LoadedFunction(module, function, python_function, piece)

@@ -89,6 +89,24 @@ def _scopes(tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt], ast.AST | N
     yield from visit(tree.body, "")
 
 
+def _method_class(tree: ast.Module, scope: str) -> str | None:
+    """The class of a method scope `Class.method` whose first parameter is `self`."""
+    cls_name, _, method = scope.partition(".")
+    if not method or "." in method:
+        return None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == cls_name:
+            for item in stmt.body:
+                if (
+                    isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and item.name == method
+                    and item.args.args
+                    and item.args.args[0].arg == "self"
+                ):
+                    return cls_name
+    return None
+
+
 def _outer_loops(body: list[ast.stmt], main_guard_too: bool = False) -> Iterator[ast.stmt]:
     """The outermost loops of a body, looking into if/with/try but not into loops or defs."""
     for stmt in body:
@@ -184,11 +202,19 @@ def _path(loop: ast.stmt, step: Callable[[ast.AST], bool]) -> list[ast.stmt] | N
         path.append(nearest[0])
 
 
-def _required(function: ast.AST | None) -> list[str]:
+def _required(function: ast.AST | None, method: bool = False) -> list[str]:
+    """Parameters without defaults (`self` of a method is made by verify)."""
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     args = function.args
     positional = [*args.posonlyargs, *args.args]
+    if method:
+        positional = positional[1:]
+        required_kw = [
+            a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None
+        ]
+        defaults = len(args.defaults)
+        return [a.arg for a in positional[: len(positional) - defaults]] + required_kw
     required = [a.arg for a in positional[: len(positional) - len(args.defaults)]]
     required += [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
     return required
@@ -211,7 +237,7 @@ def loop_sites(source: str, step: Callable[[ast.AST], bool]) -> list[LoopSite]:
                     loop.lineno,
                     innermost.lineno,
                     _header(innermost),
-                    _required(function),
+                    _required(function, _method_class(tree, scope) is not None),
                 )
             )
     return sites
@@ -243,7 +269,12 @@ def site_at(source: str, scope: str, index: int, step: str | None = None) -> Loo
             if i == index:
                 inner = (_path(loop, reaches_step(step)) or [loop])[-1]
                 return LoopSite(
-                    scope, i, loop.lineno, inner.lineno, _header(inner), _required(function)
+                    scope,
+                    i,
+                    loop.lineno,
+                    inner.lineno,
+                    _header(inner),
+                    _required(function, _method_class(tree, scope) is not None),
                 )
     return None
 
@@ -471,6 +502,18 @@ def replay_source(
     statements += [*definitions, *setup, start, instrumented]
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = copy.deepcopy(function.args)
+        cls_name = _method_class(tree, scope)
+        if cls_name is not None:
+            # `self` defaults to an object built from the class's `__init__`
+            # defaults, unless a harness passes one.
+            first = args.args[0]
+            args.args = args.args[1:]
+            args.kwonlyargs.insert(0, first)
+            args.kw_defaults.insert(0, ast.Constant(None))
+            statements.insert(
+                0,
+                ast.parse(f"if self is None:\n    self = {cls_name}()").body[0],
+            )
     else:
         args = ast.arguments(
             posonlyargs=[],
@@ -506,6 +549,14 @@ def _needed(tree: ast.Module, names: set[str]) -> set[str]:
             needed.add(name)
             todo.append(name)
     return needed
+
+
+def parameters(replay_text: str) -> set[str]:
+    """Parameter names of the replay function in a replay source."""
+    tree = ast.parse(replay_text)
+    node = find_definition(tree, REPLAY)
+    args = node.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def _binds_target(loop: ast.stmt) -> set[str]:

@@ -180,6 +180,7 @@ class Run:
     final: dict[str, list[np.ndarray]] = field(default_factory=dict)
     models: dict[str, Any] = field(default_factory=dict)
     error: Call | None = None
+    error_in_setup: bool = False  # raised while building the loop's inputs
     batch_sizes: list[int] = field(default_factory=list)
 
 
@@ -274,11 +275,27 @@ def replay(
     hooks = _Hooks(run, names, module_dict, initial)
     hooks_globals[loops.START] = hooks.start
     hooks_globals[loops.RECORD] = hooks.record
-    loaded = loader.load_function(
-        text, loops.REPLAY, role, path, package, extra_globals=hooks_globals
-    )
+    try:
+        # Harness entries that are not parameters of the loop's function
+        # replace module-level names (the dataset a script would download).
+        given = arguments() if arguments is not None else {}
+        tf.config.run_functions_eagerly(False)
+        loaded = loader.load_function(
+            text,
+            loops.REPLAY,
+            role,
+            path,
+            package,
+            extra_globals=hooks_globals,
+            provided={k: v for k, v in given.items() if k not in loops.parameters(text)},
+        )
+    except (Exception, SystemExit) as err:  # the script's set-up code: a result, not a crash
+        run.error = Call(error=err)
+        run.error_in_setup = True
+        return run, recorded
     hooks.module = loaded.module.__dict__
-    kwargs = arguments() if arguments is not None else {}
+    params = loops.parameters(text)
+    kwargs = {k: v for k, v in given.items() if k in params}
     _seed()
 
     fn = loaded.python_function
@@ -346,6 +363,7 @@ def verify_loop(
     rtol: float,
     atol: float,
     step: str | None = None,
+    harness_hint: str | None = None,
 ) -> None:
     """Replay the loop before (eager) and after (as written) the rewrite and compare."""
     want, names_before = replay(
@@ -360,11 +378,13 @@ def verify_loop(
         step=step,
     )
     if want.error is not None:
-        outcome.unproven = (
-            f"the original loop raised {want.error.describe_error()} when replayed from the "
-            "script's own set-up code; give the loop's inputs with a harness "
-            "([tool.tfrewrite.verify] harness)"
+        where = (
+            "building the loop's inputs from the script's own code"
+            if want.error_in_setup
+            else "running the original loop on the script's own data"
         )
+        hint = harness_hint or "give the loop its inputs with a harness"
+        outcome.unproven = f"{where} raised {want.error.describe_error()}; {hint}"
         outcome.warnings.append(outcome.unproven)
         outcome.error_traceback = want.error.traceback()
         return

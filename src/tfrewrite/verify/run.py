@@ -38,6 +38,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "config_key": f"{target.module}:{target.qualname}",
         "harness": target.harness,
         "loop": target.loop,
+        "factory": target.factory,
         "options": settings.worker_options(),
         "sys_path": [str(root.resolve()), folder],
     }

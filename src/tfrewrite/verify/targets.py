@@ -37,6 +37,7 @@ class Target:
     harness: str | None = None  # "module:build" for a train step
     # A training loop to replay: {"original": [scope, index], "rewrite": [...], "step": name}
     loop: dict | None = None
+    factory: str | None = None  # "module:function" that builds `self` for a method
 
 
 def changed_functions(original: str, rewrite: str) -> list[str]:
@@ -195,6 +196,9 @@ def pair_targets(
             problem,
             (covers,) if covers else (),
             settings.harness_for(module, qualname),
+            factory=settings.harness_for(module, qualname.rpartition(".")[0])
+            if "." in qualname
+            else None,
         )
 
     replayed: set[tuple[str, int]] = set()
@@ -210,7 +214,14 @@ def pair_targets(
             targets[label].covers += tuple(c for c in covers if c not in targets[label].covers)
             return
         replayed.add(key)
-        harness = settings.harness_for(module, site.scope) if site.params else None
+        key = site.scope or "<module>"
+        harness = settings.harness_for(module, key)
+        setting = f'[tool.tfrewrite.verify] harness."{module}:{key}" = "verify_harness:build"'
+        hint = (
+            "write verify_harness.py with `def build(): return {...}` giving, by name, what "
+            "the loop reads that the script cannot build here (its dataset: a few batches, "
+            f"the last one short; its model, its optimizer) and set {setting}"
+        )
         problem = None
         if site.params and harness is None:
             problem = (
@@ -218,8 +229,8 @@ def pair_targets(
                 f"`{site.scope}({', '.join(site.params)})`, whose parameters verify cannot "
                 f"make; write verify_harness.py with `def build(): return {{"
                 + ", ".join(f'"{p}": ...' for p in site.params)
-                + "}` (a model, its optimizer and a few batches, the last one short) and set "
-                f'[tool.tfrewrite.verify] harness."{module}:{site.scope}" = "verify_harness:build"'
+                + f"}}` (a model, its optimizer and a few batches, the last one short) and set "
+                f"{setting}"
             )
         targets[label] = Target(
             path,
@@ -237,6 +248,7 @@ def pair_targets(
                 "original": [site.scope, site.index],
                 "rewrite": [rewrite_site.scope, rewrite_site.index],
                 "step": step,
+                "hint": hint,
             },
         )
 
@@ -272,11 +284,20 @@ def pair_targets(
     for name in changed:
         if any(name in t.covers for t in targets.values()):
             continue
-        if callable_here(name):
-            add(name, rewrite, "changed by the rewrite", covers=name)
-            continue
         step = name.rpartition(".")[2]
         sites = loops.loop_sites(original, loops.calls_name(step))
+        if callable_here(name):
+            add(name, rewrite, "changed by the rewrite", covers=name)
+            pair = sites_pair(sites[0].scope, sites[0].index, step) if sites else None
+            if pair is not None and not pair[0].params and name in targets:
+                # If synthesised inputs do not fit, the loop that calls it proves it.
+                targets[name].loop = {
+                    "original": [pair[0].scope, pair[0].index],
+                    "rewrite": [pair[1].scope, pair[1].index],
+                    "step": step,
+                    "fallback": True,
+                }
+            continue
         for site in sites:
             pair = sites_pair(site.scope, site.index, step)
             if pair is not None:
