@@ -618,9 +618,17 @@ class Verifier:
             self.rewrite, self.rewrite.python_function, case, original_side=False
         ):
             if name in self.frozen_in_original:
-                self.outcome.warnings.append(
-                    f"the rewrite still freezes `{name}` at trace time, as the original does"
-                )
+                if self.rewrite.function is self.rewrite.python_function:
+                    # The rewrite removed `@tf.function`: called directly it reads
+                    # the current value; only a traced caller still freezes it.
+                    self.outcome.warnings.append(
+                        f"called directly, the rewrite reads `{name}` on every call; "
+                        "a traced step that calls it still freezes it at trace time"
+                    )
+                else:
+                    self.outcome.warnings.append(
+                        f"the rewrite still freezes `{name}` at trace time, as the original does"
+                    )
             else:
                 check.fail(problem)
         if check.ok:

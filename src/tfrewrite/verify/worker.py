@@ -68,6 +68,9 @@ def main() -> int:
             },
         )
         return 2
+    # TensorFlow's own warnings (retracing, ...) would land in the captured
+    # output that prints are compared against.
+    tf.get_logger().setLevel("ERROR")
     # Verification tensors are tiny, and several workers share the cores:
     # one thread per op beats oversubscribing the machine.
     threads = int(os.environ.get("TFREWRITE_VERIFY_THREADS", "1"))
