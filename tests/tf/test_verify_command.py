@@ -142,6 +142,9 @@ def test_timeout_kills_the_worker_and_the_run_continues() -> None:
             "cond_after.py", "cond_after", before, (DATA / "cond_after.py").read_text(), settings
         ),
     ]
+    # The after-files drop the original's `__main__` block: a change outside
+    # functions, reported apart ("not proven"); the functions are what counts.
+    targets = [t for t in targets if not t.qualname.startswith("<module")]
     results = verify_targets(targets, settings, DATA, jobs=1, timeout=4)
     verdicts = [(r["path"], r["verdict"]) for r in results]
     assert verdicts == [
