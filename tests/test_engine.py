@@ -302,3 +302,8 @@ def test_step_blocked_by_one_blocker_gets_none_of_the_traced_code_fixes() -> Non
     [step] = [f for f in remaining if f.code == "TFR302"]
     assert "line 11 calls `logging.info`" in step.message
     assert all(f.fix is None for f in remaining)
+
+
+def test_an_insertion_is_never_moved_onto_the_previous_edit() -> None:
+    old, new = "\n", "a\n\n\n"
+    assert apply_text_edits(old, text_edits(old, new)) == new

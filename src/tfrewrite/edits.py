@@ -54,7 +54,9 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
             # An insertion can sit at several equivalent places (a line added
             # next to a blank line); the leftmost one is canonical, so the
             # same insertion made by two fixes is one edit, not two.
-            floor = _offset_of(edits[-1].end, starts) if edits else 0
+            # Never onto the previous edit's end: two edits at one offset
+            # would apply in either order.
+            floor = _offset_of(edits[-1].end, starts) + 1 if edits else 0
             while content and start > floor and old[start - 1] == content[-1]:
                 content = old[start - 1] + content[:-1]
                 start -= 1
