@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, FunctionInfo, ModuleIndex, dotted
+from tfrewrite.analysis.method_steps import looped_train_methods, record_looped_train_methods
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
 KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
@@ -327,6 +328,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
         )
     _record_foreign_writes(indexes)
     _record_training_facts(indexes, lookup, facts)
+    record_looped_train_methods(indexes)
     return facts
 
 
@@ -359,7 +361,7 @@ def _looped_targets(indexes: list[ModuleIndex], lookup: _Lookup) -> set[tuple[st
                 for qualname in index.functions:
                     if qualname.endswith(suffix):
                         found.add((index.path, qualname))
-    return found
+    return found | looped_train_methods(indexes)
 
 
 def _pending_train_steps(

@@ -457,6 +457,9 @@ class StepPlan:
     options: dict[str, str]
     loss_callees: list[str]  # dotted names of the losses it differentiates
     blockers: list[Blocker]
+    # A method that no loop in its module calls: a loop elsewhere calls
+    # `obj.name(...)` and only this class has a train-step method `name`.
+    by_method_name: bool = False
 
 
 def loss_keys(ctx: RuleContext, function: FunctionScope) -> list[str]:
@@ -502,7 +505,8 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         if short_batches and not reads_static_shape(function):
             options.setdefault("reduce_retracing", "True")
         blockers = decoration_blockers(ctx, function, loops, options)
-        plans.append(StepPlan(function, options, callees, blockers))
+        by_method_name = function.is_method and not loops
+        plans.append(StepPlan(function, options, callees, blockers, by_method_name))
     return plans
 
 

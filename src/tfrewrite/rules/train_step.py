@@ -148,13 +148,22 @@ class UndecoratedTrainStep(Rule):
             )
             alias, _ = ctx.tensorflow()
             new_step, imports = decorated_step(ctx, plan)
+            fix_message = f"Decorate `{name}` with `@{decorator_source(alias, plan.options)}`"
+            applicability = Applicability.SAFE
+            if plan.by_method_name:
+                message += " (the loop calls it through an attribute, matched by method name)"
+                fix_message += (
+                    " (unsafe: the loop's call is matched to this method by its name only)"
+                )
+                applicability = Applicability.UNSAFE
             yield StepViolation(
                 plan.function.node.name,
                 message,
                 CstFix(
-                    f"Decorate `{name}` with `@{decorator_source(alias, plan.options)}`",
+                    fix_message,
                     (NodeEdit(plan.function.node, new_step),),
                     imports,
+                    applicability,
                 ),
                 steps=(plan.function.node,),
                 blockers=tuple(plan.blockers),

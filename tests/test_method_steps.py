@@ -1,0 +1,89 @@
+"""A train step that is a method called through an attribute in a Python loop
+(`self.actor.train(...)`): resolved by method name, checked as a step about to
+be traced, decorated by an unsafe TFR302 fix when nothing blocks it."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.analysis.index import build_index
+from tfrewrite.analysis.method_steps import looped_train_methods
+from tfrewrite.api import check_source, fix_source
+
+ACTOR = """
+    import tensorflow as tf
+
+
+    class Actor:
+        def __init__(self):
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            self.opt = tf.keras.optimizers.Adam()
+
+        def train(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((self.model(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+            return loss
+
+
+    class Agent:
+        def __init__(self):
+            self.actor = Actor()
+
+        def run(self, data):
+            for x, y in data:
+                self.actor.train(x, y)
+"""
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+def test_attribute_call_in_a_loop_resolves_to_the_one_train_step_method():
+    index = build_index(_d(ACTOR), "a.py", "a")
+    assert looped_train_methods([index]) == {("a.py", "Actor.train")}
+
+
+def test_two_classes_with_a_train_step_method_of_that_name_resolve_to_neither():
+    actor = _d(ACTOR).split("\n\n\nclass Agent:")[0]
+    critic = actor.split("\n\n\n", 1)[1].replace("class Actor:", "class Critic:")
+    source = _d(ACTOR).replace("self.actor", "self.net")
+    index = build_index(source + "\n\n" + critic + "\n", "a.py", "a")
+    assert "Critic.train" in index.functions
+    assert looped_train_methods([index]) == set()
+
+
+def test_method_step_without_blockers_gets_an_unsafe_decorator():
+    findings = [f for f in check_source(_d(ACTOR), select=["TFR302"])]
+    assert [f.code for f in findings] == ["TFR302"]
+    assert "matched by method name" in findings[0].message
+    assert fix_source(_d(ACTOR), select=["TFR302"]) == _d(ACTOR)
+    fixed = fix_source(_d(ACTOR), select=["TFR302"], unsafe_fixes=True)
+    assert "    @tf.function\n    def train(self, x, y):" in fixed
+    assert fix_source(fixed, select=["TFR302"], unsafe_fixes=True) == fixed
+
+
+def test_method_called_outside_a_loop_is_not_a_step():
+    source = _d(ACTOR).replace("for x, y in data:\n            ", "x, y = data\n        ")
+    assert [f.code for f in check_source(source, select=["TFR302"])] == []
+
+
+def test_attribute_that_names_the_class_picks_among_several_train_methods():
+    actor = _d(ACTOR).split("\n\n\nclass Agent:")[0]
+    critic = actor.split("\n\n\n", 1)[1].replace("class Actor:", "class Critic:")
+    index = build_index(_d(ACTOR) + "\n\n" + critic + "\n", "a.py", "a")
+    assert looped_train_methods([index]) == {("a.py", "Actor.train")}
+    source = _d(ACTOR).replace("self.actor = Actor()", "self.critic = Critic()")
+    source = source.replace("self.actor.train", "self.critic.train") + "\n\n" + critic + "\n"
+    index = build_index(source, "a.py", "a")
+    assert looped_train_methods([index]) == {("a.py", "Critic.train")}
+
+
+def test_tape_in_a_minibatch_loop_is_not_a_method_step():
+    looped = _d(ACTOR).replace(
+        "    def train(self, x, y):\n",
+        "    def train(self, x, y):\n        for _ in range(3):\n            tf.GradientTape()\n",
+    )
+    assert looped_train_methods([build_index(looped, "a.py", "a")]) == set()

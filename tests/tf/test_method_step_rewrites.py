@@ -1,0 +1,72 @@
+"""A method train step decorated by TFR302 (matched by method name) trains
+like the eager original from the same weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import fix_source
+
+from .equivalence import load_module
+
+pytestmark = pytest.mark.tensorflow
+
+ACTOR = """
+import tensorflow as tf
+
+
+class Actor:
+    def __init__(self):
+        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        self.opt = tf.keras.optimizers.SGD(0.1)
+
+    def train(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((self.model(x, training=True) - y) ** 2)
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+
+class Agent:
+    def __init__(self):
+        self.actor = Actor()
+
+    def run(self, data):
+        for x, y in data:
+            self.actor.train(x, y)
+"""
+
+
+def _trained(source: str, data, weights):
+    module = load_module(source)
+    agent = module.Agent()
+    agent.actor.model.build((None, 3))
+    agent.actor.model.set_weights(weights)
+    losses = []
+    for x, y in data:
+        losses.append(float(agent.actor.train(x, y)))
+    return losses, agent.actor.model.get_weights(), module
+
+
+def test_decorated_method_step_trains_like_the_eager_one():
+    source = ACTOR
+    fixed = fix_source(source, select=["TFR302"], unsafe_fixes=True)
+    assert "@tf.function" in fixed
+    rng = np.random.default_rng(0)
+    data = [
+        (
+            tf.constant(rng.normal(size=(8, 3)), tf.float32),
+            tf.constant(rng.normal(size=(8, 1)), tf.float32),
+        )
+        for _ in range(4)
+    ]
+    weights = [rng.normal(size=(3, 1)).astype("float32"), np.zeros(1, "float32")]
+    eager_losses, eager_weights, _ = _trained(source, data, weights)
+    traced_losses, traced_weights, module = _trained(fixed, data, weights)
+    assert isinstance(module.Actor.train, tf.types.experimental.GenericFunction)
+    np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
+    for a, b in zip(traced_weights, eager_weights, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5)
