@@ -176,3 +176,12 @@ def test_static_rule_codes_match_the_registry() -> None:
     from tfrewrite import rules
 
     assert rules.RULE_CODES == tuple(r.code for r in rules.ALL_RULES)
+
+
+def test_other_tfrewrite_code_does_not_read_the_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Developing from a clone keeps the version: the build stamp changes."""
+    check(project)
+    monkeypatch.setattr(cache_module, "_code_stamp", lambda: "another-build")
+    assert check(project).cached == 0

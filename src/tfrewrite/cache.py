@@ -19,7 +19,9 @@ one file with those facts (the `FileJob`). So the cache keeps:
   for it, and the run options: a file is checked again exactly when
   something it depends on changed.
 
-Everything is keyed by tfrewrite's version too (one folder per version). A
+Everything is keyed by tfrewrite's version and build too (one folder per
+version; the build is a stamp of the package's modules, so a cache written by
+other tfrewrite code is never read). A
 cache that cannot be read — corrupt, truncated, from another Python — is
 ignored and rebuilt, never an error. Writes are atomic (temporary file and
 rename), so two runs at once cannot leave a half-written cache. Only `check`
@@ -47,6 +49,18 @@ DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
 # (a test fails when `compute_facts` writes anywhere else).
 PROJECT_FACT_FIELDS = ("looped_functions", "loss_decorator_options", "rebound_module_names")
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
+
+
+def _code_stamp() -> str:
+    """Which build of tfrewrite wrote a cache: its version alone does not
+    change while tfrewrite is developed from a clone, so the size and time of
+    every module of the package are part of the key (a few dozen `stat`s)."""
+    package = Path(__file__).parent
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        info = path.stat()
+        stamps.append((str(path.relative_to(package)), info.st_size, info.st_mtime_ns))
+    return fingerprint(stamps)[:12]
 
 
 def content_hash(data: bytes) -> str:
@@ -83,7 +97,7 @@ class Cache:
 
     def __init__(self, directory: Path, options: Any) -> None:
         self.directory = directory
-        self.root = directory / f"v{__version__}"
+        self.root = directory / f"v{__version__}-{_code_stamp()}"
         self.options_key = fingerprint(options)
         self.manifest: dict[str, Any] = self._load(self._manifest_path) or {}
         self._indexes: dict[str, Any] | None = None
