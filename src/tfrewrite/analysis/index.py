@@ -379,7 +379,11 @@ class _Indexer(_FastVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
-        if self.loop_stack and isinstance(node.op, ast.Add):
+        if (
+            self.loop_stack
+            and isinstance(node.op, ast.Add)
+            and not isinstance(node.value, ast.Constant)  # `n += 1` counts, it does not sum
+        ):
             self.index.accumulates_in_loop = True
         self._record_target(node.target)
         if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
