@@ -1,8 +1,5 @@
-"""`print` of tensors in traced code -> `tf.print` (TFR103)."""
+"""The `tensor_print` codemod of an installed tfrewrite, for this clone's `.libcst.codemod.yaml`."""
 
-from tfrewrite.codemod import RuleCodemodCommand
+from tfrewrite.codemods.tensor_print import TensorPrintCommand
 
-
-class TensorPrintCommand(RuleCodemodCommand):
-    DESCRIPTION = "Rewrite print() of tensors in traced code into tf.print()."
-    RULES = ("TFR103",)
+__all__ = ["TensorPrintCommand"]
