@@ -1,4 +1,4 @@
-"""The `tensor_cond` codemod of an installed tfrewrite, for this clone's `.libcst.codemod.yaml`."""
+"""`tensor_cond`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
 from tfrewrite.codemods.tensor_cond import TensorCondCommand
 

@@ -1,4 +1,4 @@
-"""The `tensor_random` codemod of an installed tfrewrite, for this clone's `.libcst.codemod.yaml`."""
+"""`tensor_random`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
 from tfrewrite.codemods.tensor_random import TensorRandomCommand
 

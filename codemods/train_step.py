@@ -1,4 +1,4 @@
-"""The `train_step` codemod of an installed tfrewrite, for this clone's `.libcst.codemod.yaml`."""
+"""`train_step`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
 from tfrewrite.codemods.train_step import TrainStepCommand
 
