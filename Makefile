@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench fuzz clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ lint: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/throughput.py
+
+# The fuzz tests with many more examples (the suite runs a few hundred).
+fuzz: $(VENV)/.installed-dev
+	TFREWRITE_FUZZ_EXAMPLES=3000 $(BIN)/python -m pytest -q -p no:cacheprovider tests/test_fuzz.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info

@@ -1,8 +1,5 @@
-"""Tensor-dependent Python `if` in traced code -> `tf.cond` (TFR101)."""
+"""`tensor_cond`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
-from tfrewrite.codemod import RuleCodemodCommand
+from tfrewrite.codemods.tensor_cond import TensorCondCommand
 
-
-class TensorCondCommand(RuleCodemodCommand):
-    DESCRIPTION = "Rewrite tensor-dependent Python if statements and expressions into tf.cond."
-    RULES = ("TFR101",)
+__all__ = ["TensorCondCommand"]

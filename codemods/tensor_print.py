@@ -1,8 +1,5 @@
-"""`print` of tensors in traced code -> `tf.print` (TFR103)."""
+"""`tensor_print`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
-from tfrewrite.codemod import RuleCodemodCommand
+from tfrewrite.codemods.tensor_print import TensorPrintCommand
 
-
-class TensorPrintCommand(RuleCodemodCommand):
-    DESCRIPTION = "Rewrite print() of tensors in traced code into tf.print()."
-    RULES = ("TFR103",)
+__all__ = ["TensorPrintCommand"]

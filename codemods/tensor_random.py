@@ -1,8 +1,5 @@
-"""`np.random` / `random` sampling in traced code -> `tf.random` (TFR102, TFR106)."""
+"""`tensor_random`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
-from tfrewrite.codemod import RuleCodemodCommand
+from tfrewrite.codemods.tensor_random import TensorRandomCommand
 
-
-class TensorRandomCommand(RuleCodemodCommand):
-    DESCRIPTION = "Rewrite NumPy and Python random sampling in traced code into tf.random."
-    RULES = ("TFR102", "TFR106")
+__all__ = ["TensorRandomCommand"]

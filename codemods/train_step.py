@@ -1,9 +1,5 @@
-"""Move `@tf.function` from losses to the train step and fix the loop (TFR3xx)."""
+"""`train_step`: re-exported from `tfrewrite.codemods` for this clone's LibCST config."""
 
-from tfrewrite.codemod import RuleCodemodCommand
+from tfrewrite.codemods.train_step import TrainStepCommand
 
-
-class TrainStepCommand(RuleCodemodCommand):
-    DESCRIPTION = "Move @tf.function from loss functions onto the training step."
-    RULES = ("TFR3",)
-    UNSAFE_FIXES = True
+__all__ = ["TrainStepCommand"]

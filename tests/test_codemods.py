@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -52,25 +53,52 @@ def test_libcst_tool_codemod_equals_fix(tmp_path: Path) -> None:
 
 def test_every_codemod_names_registered_rules() -> None:
     import importlib
+    import pkgutil
 
-    sys.path.insert(0, str(ROOT))
-    try:
-        for path in sorted((ROOT / "codemods").glob("*.py")):
-            if path.stem == "__init__":
-                continue
-            module = importlib.import_module(f"codemods.{path.stem}")
-            commands = [
-                obj
-                for obj in vars(module).values()
-                if isinstance(obj, type) and obj.__module__ == module.__name__
-            ]
-            assert commands, path
-            for command in commands:
-                assert command.RULES
-                for selector in command.RULES:
-                    assert any(code.startswith(selector) for code in RULES_BY_CODE), selector
-    finally:
-        sys.path.remove(str(ROOT))
+    import tfrewrite.codemods
+
+    names = [m.name for m in pkgutil.iter_modules(tfrewrite.codemods.__path__)]
+    assert names
+    for name in names:
+        module = importlib.import_module(f"tfrewrite.codemods.{name}")
+        commands = [
+            obj
+            for obj in vars(module).values()
+            if isinstance(obj, type) and obj.__module__ == module.__name__
+        ]
+        assert commands, name
+        for command in commands:
+            assert command.RULES
+            for selector in command.RULES:
+                assert any(code.startswith(selector) for code in RULES_BY_CODE), selector
+    # The clone's `codemods/` re-exports every command.
+    assert sorted(p.stem for p in (ROOT / "codemods").glob("*.py") if p.stem != "__init__") == (
+        sorted(names)
+    )
+
+
+@pytest.mark.skipif("TFR103" not in RULES_BY_CODE, reason="needs TFR103")
+def test_codemods_run_from_an_installed_tfrewrite(tmp_path: Path) -> None:
+    """A project that only installed tfrewrite (no clone on the path) lists
+    `tfrewrite.codemods` in its own `.libcst.codemod.yaml`."""
+    (tmp_path / ".libcst.codemod.yaml").write_text(
+        "generated_code_marker: '@generated'\nformatter: ['cat']\nblacklist_patterns: []\n"
+        "modules:\n  - 'tfrewrite.codemods'\nrepo_root: '.'\n"
+    )
+    (tmp_path / "loss.py").write_text(SOURCE)
+    import tfrewrite
+
+    env = {**os.environ, "PYTHONPATH": str(Path(tfrewrite.__file__).parent.parent)}
+    completed = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "tensor_print.TensorPrintCommand", "."],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert (tmp_path / "loss.py").read_text() == fix_source(SOURCE, select=["TFR103"])
 
 
 def test_check_and_fix_never_import_tensorflow(tmp_path: Path) -> None:

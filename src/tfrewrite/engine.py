@@ -546,14 +546,17 @@ def run(
     indexes: list[ModuleIndex] = []
     errors: dict[str, FileError] = {}
 
+    counts: dict[str, list[int]] = {}  # phase -> [done, total], across passes
+
     def ticker(phase: str, total: int) -> Callable[[int], None] | None:
         if progress is None:
             return None
-        done = [0]
+        count = counts.setdefault(phase, [0, 0])
+        count[1] += total
 
         def tick(n: int) -> None:
-            done[0] += n
-            progress(phase, done[0], total)
+            count[0] += n
+            progress(phase, count[0], count[1])
 
         return tick
 
@@ -568,7 +571,9 @@ def run(
             else:
                 indexes.append(hit)
         items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in todo]
-        for outcome in _map(_index_job, items, jobs, ticker("indexing", len(items))):
+        # Each pass is its own progress phase, so every bar runs from 0 to its total.
+        phase = "indexing" if prefilter else "indexing referenced files"
+        for outcome in _map(_index_job, items, jobs, ticker(phase, len(items))):
             if cache is not None and not isinstance(outcome, FileError):
                 cache.remember_index(
                     outcome.path,

@@ -130,7 +130,7 @@ def _keep_blank_lines(old: cst.Module, new: cst.Module) -> list:
                 kept = kept.with_changes(leading_lines=carried)
             carried = None
             result.append(kept)
-        elif carried is None:
+        elif not carried:
             carried = statement.leading_lines  # type: ignore[attr-defined]
     result.extend(new.body[j:])
     return result

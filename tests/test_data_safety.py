@@ -1,0 +1,197 @@
+"""`fix` never loses a byte: links, read-only files, files edited while it
+runs, concurrent runs, owner and mode, and standard input used as a filter."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import tfrewrite
+from tfrewrite import cli
+from tfrewrite.cli import app
+from tfrewrite.sources import WriteRefused, write_fixed
+
+PRINTING = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    @tf.function
+    def loss(y_true, y_pred):
+        print(y_pred)
+        return tf.reduce_mean(y_true - y_pred)
+    """
+)
+NOISY = textwrap.dedent(
+    """\
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def loss(y_true, y_pred):
+        print(y_pred)
+        return tf.reduce_mean(y_true - y_pred) + np.random.normal(0.0, 1.0)
+    """
+)
+SRC = str(Path(tfrewrite.__file__).parent.parent)
+
+
+def invoke(args: list[str], cwd: Path, stdin: bytes | str | None = None):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(app, args, input=stdin, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_fix_writes_through_a_symbolic_link(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text(PRINTING)
+    (tmp_path / "link.py").symlink_to("real.py")
+    result = invoke(["fix", "link.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "link.py").is_symlink()
+    assert "tf.print(" in (tmp_path / "real.py").read_text()
+
+
+def test_a_file_named_twice_through_a_link_is_fixed_once(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text(PRINTING)
+    (tmp_path / "link.py").symlink_to("real.py")
+    result = invoke(["fix", "real.py", "link.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "Fixed 1 finding" in result.output
+
+
+def test_hard_links_are_not_split(tmp_path: Path) -> None:
+    first, second = tmp_path / "one.py", tmp_path / "two.py"
+    first.write_text(PRINTING)
+    os.link(first, second)
+    result = invoke(["fix", "one.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    assert os.path.samefile(first, second)
+    assert "tf.print(" in second.read_text()
+
+
+def test_read_only_file_is_refused_even_for_root(tmp_path: Path) -> None:
+    (tmp_path / "ro.py").write_text(PRINTING)
+    (tmp_path / "rw.py").write_text(PRINTING)
+    (tmp_path / "ro.py").chmod(0o444)
+    result = invoke(["fix", "."], tmp_path)
+    assert result.exit_code == 2
+    assert "ro.py: read-only file" in result.output
+    assert (tmp_path / "ro.py").read_text() == PRINTING
+    assert "tf.print(" in (tmp_path / "rw.py").read_text()  # the run went on
+
+
+def test_file_edited_while_fix_runs_is_not_overwritten(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "loss.py"
+    path.write_text(PRINTING)
+    edited = PRINTING + "\n# edited in the editor meanwhile\n"
+    real_run = cli.run
+
+    def run_then_edit(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result = real_run(*args, **kwargs)
+        path.write_text(edited)
+        return result
+
+    monkeypatch.setattr(cli, "run", run_then_edit)
+    result = invoke(["fix", "loss.py"], tmp_path)
+    assert result.exit_code == 2
+    assert "changed while tfrewrite was running" in result.output
+    assert "run tfrewrite again" in result.output
+    assert path.read_text() == edited
+    assert "Fixed" not in result.output
+
+
+def test_write_fixed_refuses_content_that_changed(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_text("x = 2\n")
+    with pytest.raises(WriteRefused):
+        write_fixed(path, "x = 1\n", "x = 3\n")
+    assert path.read_text() == "x = 2\n"
+
+
+def test_two_concurrent_fix_runs_lose_no_fix(tmp_path: Path) -> None:
+    """Each run fixes a different rule; a file a run reports as fixed keeps
+    that run's fix, and a file it skipped names itself in an error."""
+    for i in range(60):
+        (tmp_path / f"m{i:02d}.py").write_text(NOISY)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    runs = {
+        code: subprocess.Popen(
+            [sys.executable, "-m", "tfrewrite", "fix", ".", "--select", code, "-j", "1"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for code in ("TFR102", "TFR103")
+    }
+    outputs = {code: process.communicate(timeout=300)[0] for code, process in runs.items()}
+    marks = {"TFR102": "tf.random.normal(", "TFR103": "tf.print("}
+    for code, output in outputs.items():
+        assert "Traceback" not in output, output
+        for path in tmp_path.glob("m*.py"):
+            skipped = f"{path.name}: changed while tfrewrite was running" in output
+            assert skipped or marks[code] in path.read_text(), (code, path.name, output)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give files to another owner")
+def test_owner_and_mode_are_kept(tmp_path: Path) -> None:
+    path = tmp_path / "loss.py"
+    path.write_text(PRINTING)
+    os.chown(path, 65534, 65534)
+    path.chmod(0o640)
+    result = invoke(["fix", "loss.py"], tmp_path)
+    assert result.exit_code == 0, result.output
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (65534, 65534)
+    assert stat.S_IMODE(info.st_mode) == 0o640
+    assert "tf.print(" in path.read_text()
+
+
+# -- standard input as a filter ---------------------------------------------------------
+
+
+def test_fix_stdin_with_a_syntax_error_echoes_the_input(tmp_path: Path) -> None:
+    broken = "import tensorflow as tf\nx = (\n"
+    result = invoke(["fix", "-"], tmp_path, stdin=broken)
+    assert result.exit_code == 2
+    assert result.stdout == broken
+    assert "syntax error" in result.stderr
+
+
+def test_fix_stdin_keeps_a_latin1_encoding(tmp_path: Path) -> None:
+    source = "# -*- coding: latin-1 -*-\n" + PRINTING.replace("print(y_pred)", 'print("é", y_pred)')
+    result = invoke(["fix", "-"], tmp_path, stdin=source.encode("latin-1"))
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout_bytes
+    assert 'tf.print("é"'.encode("latin-1") in out
+    assert "é".encode() not in out
+
+
+def test_fix_stdin_that_is_not_utf8_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    data = 'x = "caf\xe9"\n'.encode("latin-1")
+    completed = subprocess.run(
+        [sys.executable, "-m", "tfrewrite", "fix", "-"],
+        input=data,
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": SRC},
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert completed.returncode == 2
+    assert b"Traceback" not in completed.stderr
+    assert b"not UTF-8" in completed.stderr
+    assert completed.stdout == data  # the filter gives the buffer back
