@@ -91,13 +91,13 @@ def test_binary_file_named_py_is_an_error(project: Path) -> None:
     assert "TFR201" in result.output
 
 
-def test_notebook_named_on_the_command_line_is_not_supported(project: Path) -> None:
+def test_a_notebook_named_on_the_command_line_is_checked_as_a_notebook(project: Path) -> None:
     (project / "demo.ipynb").write_text('{"cells": [], "nbformat": 4}')
-    result = invoke(["check", "demo.ipynb"], project)
+    assert invoke(["check", "demo.ipynb"], project).exit_code == 0
+    (project / "bad.ipynb").write_text("not json")
+    result = invoke(["check", "bad.ipynb"], project)
     assert result.exit_code == 2
-    assert error_lines(result.output) == [
-        "error: demo.ipynb: Jupyter notebooks are not supported yet; not checked"
-    ]
+    assert error_lines(result.output)[0].startswith("error: bad.ipynb: invalid JSON")
 
 
 def test_newer_python_syntax_names_the_version(project: Path) -> None:

@@ -50,8 +50,8 @@ def test_imports_the_fixes_made_unused_are_removed() -> None:
 
         @tf.function
         def loss(y_true, y_pred):
-            noise = tf.random.normal([], mean=0.0, stddev=1.0)
-            return tf.reduce_mean(y_true - y_pred) + noise + tf.random.uniform([])
+            noise = tf.random.normal([], mean=0.0, stddev=1.0, dtype=y_true.dtype)
+            return tf.reduce_mean(y_true - y_pred) + noise + tf.random.uniform([], dtype=y_true.dtype)
         """
     )  # `import os` was unused before the fix: it stays
 
