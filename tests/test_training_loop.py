@@ -1271,3 +1271,38 @@ def test_the_example_diff_is_what_fix_writes(monkeypatch):
     assert (root / "examples" / "eager_tutorial.fix.diff").read_text() == expected, (
         "regenerate: tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py"
     )
+
+
+def test_each_blocker_is_listed_once():
+    source = """
+        import logging
+
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def loss_fn(y_true, y_pred):
+            return tf.reduce_mean((y_true - y_pred) ** 2)
+
+        def train_step(x, y):
+            metric = tf.keras.metrics.Mean()
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            logging.info("loss %s", loss)
+            metric.update_state(loss)
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    found = {f.code: f for f in check_source(_d(source), select=["TFR3", "TFR204"])}
+    for code in ("TFR301", "TFR302"):
+        message = found[code].message
+        assert message.count("line 10 ") == 1, message
+        assert message.count("line 15 ") == 1, message
+        assert "line 15 calls `logging.info`: Python logging runs once" in message
+    # TFR301 still removes the loss's decorator: only the step stays eager.
+    assert found["TFR301"].fix is not None
+    assert "(`train_step` stays eager: " in found["TFR301"].message
+    assert "no fix" not in found["TFR301"].message
+    assert found["TFR302"].fix is None

@@ -295,7 +295,10 @@ def _gate_decorations(
             for f in inside
             if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
         }
+        reported = {line for line, _ in problems}
         for blocker in violation.blockers:
+            if blocker.first_line in reported:
+                continue  # a finding of its own already names it
             if not any(
                 f.violation.fix is not None
                 and blocker.first_line <= f.start.line <= blocker.last_line
@@ -303,13 +306,14 @@ def _gate_decorations(
             ):
                 problems.add((blocker.first_line, blocker.what))
         if problems:
-            listing = "; ".join(f"line {line} {what}" for line, what in sorted(problems))
+            listing = "; ".join(f"line {line} {what}" for line, what in _distinct(problems))
+            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
+            verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
             message = (
-                f"{violation.message} (no fix: under tracing this would change meaning and "
+                f"{violation.message} ({verdict}: under tracing it would change meaning and "
                 f"cannot be rewritten: {listing})"
             )
             new = dataclasses.replace(violation, message=message, fix=violation.fallback)
-            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
             for f in inside:
                 if f.violation.fix is not None and id(f) not in replaced:
                     kept = dataclasses.replace(
@@ -334,6 +338,21 @@ def _gate_decorations(
     result = [replaced.get(id(f), f) for f in found]
     held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _distinct(problems: set[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The blockers in line order, without an entry that a longer one on the
+    same line spells out ("calls `logging.info`" beside "calls `logging.info`:
+    Python logging runs once, ...")."""
+    ordered = sorted(problems)
+    return [
+        (line, what)
+        for line, what in ordered
+        if not any(
+            other_line == line and other != what and other.startswith(what)
+            for other_line, other in ordered
+        )
+    ]
 
 
 def _to_finding(
