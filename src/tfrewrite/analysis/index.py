@@ -47,6 +47,13 @@ class ClassInfo:
     lineno: int
     bases: list[str]
     methods: list[str]
+    # `self.<attr> += ...` in a method: attr -> the first such method. An
+    # object of this class held by another (`self.memory = ReplayBuffer()`)
+    # carries Python state that changes between calls (`memory.mem_cntr`).
+    updated_attrs: dict[str, str] = field(default_factory=dict)
+    # `self.<attr> = Cls(...)`: attr -> dotted name of the callee, the class
+    # of the object held when it is one of the project's.
+    held_objects: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -119,6 +126,15 @@ class ModuleIndex:
     # names bound at module level: together, module containers changed in place.
     item_writes: set[str] = field(default_factory=set)
     module_names: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
+    # -> its attributes that the held object's class updates in place
+    # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
+    held_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Module-level names bound more than once only by plain module-level
+    # statements (no loop, no function): name -> line of the last binding.
+    straight_rebinds: dict[str, int] = field(default_factory=dict)
+    # Callee -> lines of the module-level calls of it (outside any function).
+    module_call_lines: dict[str, list[int]] = field(default_factory=dict)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.
@@ -386,6 +402,11 @@ class _Indexer(_FastVisitor):
         ):
             self.index.accumulates_in_loop = True
         self._record_target(node.target)
+        owner = self._method_class()
+        if owner is not None and _is_self_attribute(node.target):
+            assert isinstance(node.target, ast.Attribute)
+            method = self.function_stack[0].qualname.rpartition(".")[2]
+            owner.updated_attrs.setdefault(node.target.attr, method)
         if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
             # A Python counter (`step += 1`) stays a Python value.
             known = self.evidence[-1].get(node.target.id, "?")
@@ -536,7 +557,20 @@ class _Indexer(_FastVisitor):
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self._mark("writes_state")
 
+    def _method_class(self) -> ClassInfo | None:
+        """The class whose method (or a function nested in one) is being visited."""
+        if not self.function_stack or self.function_stack[0].class_name is None:
+            return None
+        return self.index.classes.get(self.function_stack[0].class_name)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        owner = self._method_class()
+        if owner is not None and isinstance(node.value, ast.Call):
+            held = self.resolve(node.value.func)
+            for target in node.targets:
+                if held and _is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    owner.held_objects.setdefault(target.attr, held)
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             self._mark("writes_state")
             for target in node.targets:
@@ -605,6 +639,8 @@ class _Indexer(_FastVisitor):
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
+        if callee and not self.function_stack:
+            self.index.module_call_lines.setdefault(callee, []).append(node.lineno)
         if self.function_stack:
             if callee:
                 self.function_stack[-1].calls.append(callee)
@@ -771,6 +807,74 @@ TF_FUNCTION_NAMES = frozenset(
 )
 
 
+def _is_self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _module_bindings(body: list[ast.stmt], in_loop: bool = False) -> dict[str, tuple[int, int, bool]]:
+    """name -> (how many times it may be bound, line of the last binding, bound
+    in a loop) for the names module-level statements bind, compound statements
+    included (not functions, classes or comprehensions): `lr_scale = ...` in
+    the module's epoch loop rebinds a module global as surely as a `global`
+    statement does. Alternatives (`if`/`else`, `try`/`except`) count as the
+    most bindings one of them makes, not their sum."""
+    found: dict[str, tuple[int, int, bool]] = {}
+
+    def add(name: str, count: int, line: int, looped: bool) -> None:
+        old = found.get(name, (0, 0, False))
+        found[name] = (old[0] + count, max(old[1], line), old[2] or looped)
+
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        targets: list[ast.AST] = []
+        if isinstance(statement, ast.Assign):
+            targets = list(statement.targets)
+        elif isinstance(statement, ast.AugAssign):
+            targets = [statement.target]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        for target in targets:
+            for name in _bound_names(target):
+                add(name, 1, statement.lineno, in_loop or isinstance(statement, (ast.For, ast.AsyncFor)))
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            for name, value in _module_bindings([*statement.body, *statement.orelse], True).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+            branches = [statement.body, statement.orelse]
+            branches += [handler.body for handler in getattr(statement, "handlers", [])]
+            merged: dict[str, tuple[int, int, bool]] = {}
+            for branch in branches:
+                for name, (count, line, looped) in _module_bindings(branch, in_loop).items():
+                    old = merged.get(name, (0, 0, False))
+                    merged[name] = (max(old[0], count), max(old[1], line), old[2] or looped)
+            for name, value in merged.items():
+                add(name, *value)
+            final = getattr(statement, "finalbody", [])
+            for name, value in _module_bindings(final, in_loop).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for name, value in _module_bindings(statement.body, in_loop).items():
+                add(name, *value)
+    return found
+
+
+def _bound_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
 def _is_tf_function(name: str) -> bool:
     return name in TF_FUNCTION_NAMES
 
@@ -805,21 +909,14 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
-    assigned: dict[str, int] = {}
-    for statement in tree.body:
-        targets = (
-            statement.targets
-            if isinstance(statement, ast.Assign)
-            else (
-                [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
-            )
-        )
-        for target in targets:
-            if isinstance(target, ast.Name):
-                assigned[target.id] = assigned.get(target.id, 0) + 1
-    index.module_names = set(assigned)
-    for name, count in assigned.items():
-        if count > 1:
+    bindings = _module_bindings(tree.body)
+    index.module_names = set(bindings)
+    for name, (count, last_line, looped) in bindings.items():
+        if looped:
+            index.rebound_module_names.setdefault(name, "rebound in a module-level loop")
+        elif count > 1:
+            if name not in index.rebound_module_names:
+                index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")
