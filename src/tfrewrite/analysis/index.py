@@ -548,8 +548,10 @@ class _Indexer(_FastVisitor):
 
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
-        where = f"rebound in `{self.function_stack[-1].qualname}`" if self.function_stack else (
-            "declared global"
+        where = (
+            f"rebound in `{self.function_stack[-1].qualname}`"
+            if self.function_stack
+            else ("declared global")
         )
         for name in node.names:
             self.index.rebound_module_names.setdefault(name, where)
@@ -815,7 +817,9 @@ def _is_self_attribute(node: ast.AST) -> bool:
     )
 
 
-def _module_bindings(body: list[ast.stmt], in_loop: bool = False) -> dict[str, tuple[int, int, bool]]:
+def _module_bindings(
+    body: list[ast.stmt], in_loop: bool = False
+) -> dict[str, tuple[int, int, bool]]:
     """name -> (how many times it may be bound, line of the last binding, bound
     in a loop) for the names module-level statements bind, compound statements
     included (not functions, classes or comprehensions): `lr_scale = ...` in
@@ -842,7 +846,12 @@ def _module_bindings(body: list[ast.stmt], in_loop: bool = False) -> dict[str, t
             targets = [statement.target]
         for target in targets:
             for name in _bound_names(target):
-                add(name, 1, statement.lineno, in_loop or isinstance(statement, (ast.For, ast.AsyncFor)))
+                add(
+                    name,
+                    1,
+                    statement.lineno,
+                    in_loop or isinstance(statement, (ast.For, ast.AsyncFor)),
+                )
         if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
             for name, value in _module_bindings([*statement.body, *statement.orelse], True).items():
                 add(name, *value)

@@ -86,8 +86,7 @@ def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:
         if not index.module:
             continue
         if any(
-            info.opens_gradient_tape and info.applies_gradients
-            for info in index.functions.values()
+            info.opens_gradient_tape and info.applies_gradients for info in index.functions.values()
         ):
             found.add(index.module.rpartition(".")[2])
     return found

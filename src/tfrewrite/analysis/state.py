@@ -110,7 +110,9 @@ def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
         return set()
     called_elsewhere: set[str] = set()
     init_nodes = {
-        id(s) for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
+        id(s)
+        for s in cls.body.body
+        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
     }
     stack: list[cst.CSTNode] = [module]
     while stack:

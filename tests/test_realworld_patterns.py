@@ -1,0 +1,235 @@
+"""Minimal reproductions of hazards (and non-hazards) seen in public TF2
+projects: each test is one pattern the shared analysis must get right."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.api import check_source
+from tfrewrite.engine import InputFile, RunOptions, run
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+def _run(
+    tmp_path: Path, files: dict[str, str], codes: tuple[str, ...]
+) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(_d(text))
+    inputs = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
+    result = run(inputs, RunOptions(rule_codes=codes, root=str(tmp_path)), jobs=1)
+    return sorted((Path(f.path).name, f.start.line, f.code) for f in result.findings)
+
+
+AGENT = """
+    import tensorflow as tf
+    from buffer import ReplayBuffer
+
+
+    class Agent:
+        def __init__(self):
+            self.memory = ReplayBuffer()
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            self.opt = tf.keras.optimizers.Adam()
+
+        def learn(self):
+            if self.memory.mem_cntr < 64:
+                return
+            x = tf.ones((2, 1))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(x, training=True) ** 2)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+"""
+# Neither file names TensorFlow: both are put aside by the byte prefilter.
+BUFFER = """
+    class ReplayBuffer:
+        def __init__(self):
+            self.mem_cntr = 0
+
+        def store(self, item):
+            self.mem_cntr += 1
+"""
+MAIN = """
+    from agent import Agent
+
+    agent = Agent()
+    for episode in range(10):
+        agent.memory.store(episode)
+        agent.learn()
+"""
+
+
+def test_a_script_without_tensorflow_that_drives_the_step_is_indexed(tmp_path: Path) -> None:
+    """`agent.learn()` in a `main.py` that imports no TensorFlow: the loop is
+    found, so the step is a train step (TFR302) checked as traced code."""
+    found = _run(tmp_path, {"agent.py": AGENT, "buffer.py": BUFFER, "main.py": MAIN}, ("TFR302",))
+    assert found == [("agent.py", 11, "TFR302")]
+
+
+def test_without_the_driver_there_is_no_train_step(tmp_path: Path) -> None:
+    assert _run(tmp_path, {"agent.py": AGENT, "buffer.py": BUFFER}, ("TFR302",)) == []
+
+
+def test_counter_of_a_held_object_in_a_module_without_tensorflow(tmp_path: Path) -> None:
+    """`self.memory.mem_cntr` read in the step, where the buffer (its own
+    file, no TensorFlow) counts with `self.mem_cntr += 1`: frozen once traced,
+    so TFR201, and TFR302 names it as a blocker instead of decorating."""
+    files = {"agent.py": AGENT, "buffer.py": BUFFER, "main.py": MAIN}
+    found = _run(tmp_path, files, ("TFR201", "TFR302"))
+    assert ("agent.py", 12, "TFR201") in found
+    result = run(
+        [InputFile(str(tmp_path / n)) for n in files],
+        RunOptions(rule_codes=("TFR302",), root=str(tmp_path)),
+        jobs=1,
+    )
+    (step,) = result.findings
+    assert "self.memory.mem_cntr" in step.message and step.fix is None
+
+
+def test_held_object_that_does_not_count_is_not_state() -> None:
+    source = (
+        _d(AGENT).replace("from buffer import ReplayBuffer\n", "")
+        + "\n\n"
+        + _d(BUFFER).replace("self.mem_cntr += 1", "print(item)")
+    )
+    source += "\n\nagent = Agent()\nfor i in range(3):\n    agent.learn()\n"
+    assert [f.code for f in check_source(source, select=["TFR201"])] == []
+
+
+LOOP_GLOBAL = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD()
+    lr_scale = 1.0
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x, training=True) - y) ** 2) * lr_scale
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+
+    for epoch in range(3):
+        lr_scale = 1.0 / (epoch + 1)
+        train_step(tf.ones((2, 1)), tf.ones((2, 1)))
+"""
+
+
+def test_module_global_rebound_in_a_module_level_loop_blocks_the_step() -> None:
+    """Decorating the step would freeze `lr_scale` at 1.0: TFR201 says so,
+    and TFR302 lists it as a blocker and offers no fix (it was a safe fix)."""
+    findings = check_source(_d(LOOP_GLOBAL), select=["TFR201", "TFR302"])
+    by_code = {f.code: f for f in findings}
+    assert by_code["TFR201"].start.line == 10
+    assert "module-level loop" in by_code["TFR201"].message
+    assert by_code["TFR302"].fix is None
+    assert "line 10 TFR201 `lr_scale`" in by_code["TFR302"].message
+
+
+def test_loop_variable_of_a_module_loop_read_in_traced_code() -> None:
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            return x * epoch
+
+        for epoch in range(3):
+            step(tf.ones(2))
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR201"])] == ["TFR201"]
+
+
+def test_module_names_bound_in_if_else_are_bound_once() -> None:
+    source = """
+        import sys
+        import tensorflow as tf
+
+        if sys.platform == "linux":
+            SCALE = 1.0
+        else:
+            SCALE = 2.0
+
+        @tf.function
+        def step(x):
+            return x * SCALE
+    """
+    assert check_source(_d(source), select=["TFR201"]) == []
+
+
+def test_rebound_before_a_second_definition_is_not_frozen() -> None:
+    """A guide that defines `train_step` twice and sets `batch_size` again
+    between them: the second step is traced only after the last binding."""
+    source = """
+        import tensorflow as tf
+
+        batch_size = 32
+
+        @tf.function
+        def train_step(x):
+            return x * batch_size
+
+        for x in range(2):
+            train_step(tf.ones(2))
+
+        batch_size = 64
+
+        @tf.function
+        def train_step(x):
+            return tf.random.normal((batch_size, 2)) + x
+
+        for x in range(2):
+            train_step(tf.ones(2))
+    """
+    found = check_source(_d(source), select=["TFR201"])
+    assert [f.start.line for f in found] == [7]  # the first step froze 32
+
+
+def test_rebound_after_the_first_call_is_frozen() -> None:
+    source = """
+        import tensorflow as tf
+
+        scale = 1.0
+
+        @tf.function
+        def step(x):
+            return x * scale
+
+        step(tf.ones(2))
+        scale = 2.0
+        step(tf.ones(2))
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR201"])] == ["TFR201"]
+
+
+NOISY = """
+    import tensorflow as tf
+
+    class NoisyDense(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super().__init__()
+            self.units = units
+            self.reset_noise()
+
+        def reset_noise(self):
+            self.eps = tf.random.normal((self.units,))
+
+        def call(self, inputs):
+            return inputs * self.eps
+"""
+
+
+def test_attribute_set_by_a_method_only_init_calls_is_set_up_once() -> None:
+    assert check_source(_d(NOISY), select=["TFR201"]) == []
+
+
+def test_attribute_reset_from_outside_is_state() -> None:
+    source = _d(NOISY) + "\n\ndef act(layer):\n    layer.reset_noise()\n"
+    assert [f.code for f in check_source(source, select=["TFR201"])] == ["TFR201"]
