@@ -233,3 +233,39 @@ def test_attribute_set_by_a_method_only_init_calls_is_set_up_once() -> None:
 def test_attribute_reset_from_outside_is_state() -> None:
     source = _d(NOISY) + "\n\ndef act(layer):\n    layer.reset_noise()\n"
     assert [f.code for f in check_source(source, select=["TFR201"])] == ["TFR201"]
+
+
+ACTION = """
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self, sigma=0.1):
+            self.sigma = sigma
+
+        def get_action(self, state, test=False):
+            return self._get_action_body(tf.constant(state), self.sigma * (1.0 - test))
+
+        @tf.function
+        def _get_action_body(self, state, sigma):
+            if sigma > 0.0:
+                state += tf.random.normal(shape=tf.shape(state), stddev=sigma)
+            return state
+"""
+
+
+def test_python_arithmetic_argument_is_a_python_value() -> None:
+    """`self.sigma * (1. - test)`: a number set in `__init__` from a numeric
+    default, times a bool parameter: a Python float, not a tensor."""
+    assert check_source(_d(ACTION), select=["TFR101"]) == []
+
+
+def test_tensor_arithmetic_argument_is_a_tensor() -> None:
+    source = _d(ACTION).replace("self.sigma * (1.0 - test)", "tf.constant(0.1) * 2")
+    (finding,) = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "safe"
+
+
+def test_attribute_rebound_outside_init_is_no_python_number() -> None:
+    source = _d(ACTION) + "\n        def anneal(self, value):\n            self.sigma = value\n"
+    (finding,) = check_source(source, select=["TFR101"])
+    assert "assumes `sigma` is a tensor" in finding.message

@@ -265,6 +265,9 @@ class _Indexer(_FastVisitor):
         # Per scope: what a local name holds, as call-site evidence (`t`, `s`, `p`).
         self.evidence: list[dict[str, str]] = [{}]
         self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
+        # Per enclosing class: `self` attributes that hold Python numbers
+        # (`_init_numbers`).
+        self.class_numbers: list[set[str]] = []
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -312,7 +315,9 @@ class _Indexer(_FastVisitor):
         self.index.classes[qualname] = ClassInfo(qualname, node.lineno, bases, methods)
         self.scope.append(node.name)
         self.class_stack.append(qualname)
+        self.class_numbers.append(_init_numbers(node))
         self.generic_visit(node)
+        self.class_numbers.pop()
         self.class_stack.pop()
         self.scope.pop()
 
@@ -355,7 +360,9 @@ class _Indexer(_FastVisitor):
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         self.batched_names.append(set())
-        self.evidence.append({})
+        # A parameter whose default is a number or a bool (`test=False`) is
+        # passed on as a Python value.
+        self.evidence.append({name: "p" for name in _number_defaults(node.args)})
         self.dataset_names.append(set())
         for stmt in node.body:
             self.visit(stmt)
@@ -466,6 +473,20 @@ class _Indexer(_FastVisitor):
             return self.evidence[-1].get(node.id, "?")
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
             return "p"
+        if _is_self_attribute(node) and self.class_numbers:
+            assert isinstance(node, ast.Attribute)
+            return "p" if node.attr in self.class_numbers[-1] else "?"
+        if isinstance(node, ast.BinOp):
+            # `self.sigma * (1. - test)`: Python numbers make a Python number;
+            # a tensor operand makes a tensor.
+            left, right = self._evidence(node.left), self._evidence(node.right)
+            if "t" in (left, right):
+                return "t"
+            if left == right and left in "ps":
+                return left
+            if {left, right} == {"s", "p"}:
+                return "s"
+            return "?"
         if isinstance(node, ast.Call):
             name = self.resolve(node.func) or ""
             if name in _PYTHON_VALUE_CALLS:
@@ -807,6 +828,57 @@ TF_FUNCTION_NAMES = frozenset(
         "tensorflow.compat.v1.function",
     }
 )
+
+
+def _is_number(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, bool))
+        and not isinstance(node.value, complex)
+    )
+
+
+def _number_defaults(args: ast.arguments) -> list[str]:
+    """Parameters whose default is a number or a bool."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+    ]
+    return [arg.arg for arg, default in pairs if _is_number(default)]
+
+
+def _init_numbers(cls: ast.ClassDef) -> set[str]:
+    """`self` attributes that hold Python numbers: assigned only in
+    `__init__`, each time from a number or from a parameter of `__init__`
+    whose default is a number (`self.sigma = sigma` with `sigma=0.1`)."""
+    numbers: set[str] = set()
+    others: set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        defaults = set(_number_defaults(method.args)) if method.name == "__init__" else set()
+        for node in ast.walk(method):
+            if isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                others.add(node.target.attr)  # type: ignore[attr-defined]
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if not _is_self_attribute(element):
+                        continue
+                    attr = element.attr  # type: ignore[attr-defined]
+                    value = node.value if element is target else None
+                    number = _is_number(value) or (
+                        isinstance(value, ast.Name) and value.id in defaults
+                    )
+                    (numbers if number and method.name == "__init__" else others).add(attr)
+    return numbers - others
 
 
 def _is_self_attribute(node: ast.AST) -> bool:
