@@ -269,3 +269,71 @@ def test_attribute_rebound_outside_init_is_no_python_number() -> None:
     source = _d(ACTION) + "\n        def anneal(self, value):\n            self.sigma = value\n"
     (finding,) = check_source(source, select=["TFR101"])
     assert "assumes `sigma` is a tensor" in finding.message
+
+
+def test_a_function_whose_tape_sits_in_its_own_loop_is_a_loop_not_a_step() -> None:
+    """`train()` runs ten updates, each with its own tape: TFR303 extracts the
+    step; decorating all of `train` (TFR302) would unroll the loop."""
+    source = """
+        import tensorflow as tf
+
+        def train(q, memory, optimizer):
+            for i in range(10):
+                s, a = memory.sample(32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(q(s, training=True) - a)
+                grads = tape.gradient(loss, q.trainable_variables)
+                optimizer.apply_gradients(zip(grads, q.trainable_variables))
+
+        def main(q, memory, optimizer):
+            for episode in range(100):
+                train(q, memory, optimizer)
+    """
+    codes = [f.code for f in check_source(_d(source), select=["TFR302", "TFR303"])]
+    assert codes == ["TFR303"]
+
+
+REINFORCE = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self, policy, optimizer):
+            self.policy = policy
+            self.optimizer = optimizer
+            self.states = []
+            self.rewards = []
+
+        def store(self, state, reward):
+            self.states.append(state)
+            self.rewards.append(reward)
+
+        def learn(self):
+            returns = np.cumsum(np.array(self.rewards)[::-1])[::-1]
+            with tf.GradientTape() as tape:
+                loss = 0.0
+                for g, state in zip(returns, self.states):
+                    loss += -g * tf.reduce_sum(self.policy(state[None], training=True))
+            grads = tape.gradient(loss, self.policy.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.policy.trainable_variables))
+            self.states, self.rewards = [], []
+
+    def main(agent, env):
+        for episode in range(100):
+            agent.learn()
+"""
+
+
+def test_an_update_over_lists_grown_per_episode_is_eager_by_design() -> None:
+    """Each call sees an episode of a new length: traced, it would trace again
+    on every call. Not a train step to decorate, and not checked as one."""
+    assert check_source(_d(REINFORCE)) == []
+
+
+def test_an_update_over_a_fixed_buffer_is_still_a_step() -> None:
+    source = (
+        _d(REINFORCE)
+        .replace("self.states.append(state)\n", "self.states = state\n")
+        .replace("self.rewards.append(reward)", "self.rewards = reward")
+    )
+    assert "TFR302" in [f.code for f in check_source(source, select=["TFR302"])]

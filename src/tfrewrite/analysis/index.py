@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,14 @@ class FunctionInfo:
     class_name: str | None = None
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
+    # A tape opened inside a loop of the function's own body: the function
+    # is a training loop (TFR303's case), not a step.
+    tape_in_loop: bool = False
+    # A method that iterates over, or turns whole into an array, a `self`
+    # list that other methods of its class append to (a REINFORCE update over
+    # the episode's `self.rewards`): each call sees a new length, so under
+    # `tf.function` it would trace again on every call.
+    consumes_grown_lists: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
     branches: bool = False  # an `if` or `while` statement, or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
@@ -318,6 +326,10 @@ class _Indexer(_FastVisitor):
         self.class_numbers.append(_init_numbers(node))
         self.generic_visit(node)
         self.class_numbers.pop()
+        for method in _methods_consuming_grown_lists(node, self.resolve):
+            info = self.index.functions.get(f"{qualname}.{method}")
+            if info is not None:
+                info.consumes_grown_lists = True
         self.class_stack.pop()
         self.scope.pop()
 
@@ -695,6 +707,8 @@ class _Indexer(_FastVisitor):
                 self.index.opens_gradient_tape = True
                 if self.function_stack:
                     self.function_stack[-1].opens_gradient_tape = True
+                    if self.loop_stack:
+                        self.function_stack[-1].tape_in_loop = True
         self.generic_visit(node)
 
     def _record_compile(self, node: ast.Call) -> None:
@@ -879,6 +893,67 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
                     )
                     (numbers if number and method.name == "__init__" else others).add(attr)
     return numbers - others
+
+
+# Calls that turn a whole Python sequence into one array or tensor, whose
+# shape is the sequence's length.
+_WHOLE_SEQUENCE_CALLS = frozenset(
+    {
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.stack",
+        "numpy.vstack",
+        "tensorflow.convert_to_tensor",
+        "tensorflow.constant",
+        "tensorflow.stack",
+    }
+)
+
+
+def _methods_consuming_grown_lists(
+    cls: ast.ClassDef, resolve: Callable[[ast.AST], str | None]
+) -> list[str]:
+    """Methods of `cls` that iterate over (`for g, s in zip(G, self.states)`)
+    or turn whole into an array or tensor (`tf.convert_to_tensor(self.actions)`)
+    a `self` list another method appends to (`self.states.append(s)`)."""
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    appended: dict[str, set[str]] = {}  # attr -> methods appending to it
+    for method in methods:
+        for node in ast.walk(method):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "extend", "insert")
+                and _is_self_attribute(node.func.value)
+            ):
+                attr = node.func.value.attr  # type: ignore[attr-defined]
+                appended.setdefault(attr, set()).add(method.name)
+    if not appended:
+        return []
+
+    def grown(node: ast.AST, own: str) -> bool:
+        if _is_self_attribute(node):
+            return bool(appended.get(node.attr, set()) - {own})  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("zip", "enumerate", "reversed", "list"):
+                return any(grown(arg, own) for arg in node.args)
+        return False
+
+    found = []
+    for method in methods:
+        for node in ast.walk(method):
+            if isinstance(node, (ast.For, ast.comprehension)) and grown(node.iter, method.name):
+                found.append(method.name)
+                break
+            if (
+                isinstance(node, ast.Call)
+                and node.args
+                and (resolve(node.func) or "") in _WHOLE_SEQUENCE_CALLS
+                and grown(node.args[0], method.name)
+            ):
+                found.append(method.name)
+                break
+    return found
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

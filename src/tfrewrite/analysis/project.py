@@ -377,6 +377,8 @@ def _pending_train_steps(
         for qualname, info in index.functions.items():
             if not (info.opens_gradient_tape and info.applies_gradients):
                 continue
+            if info.tape_in_loop or info.consumes_grown_lists:
+                continue  # a training loop (TFR303's case), or eager by design
             if (index.path, qualname) in marks or (index.path, qualname) not in looped:
                 continue
             if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):

@@ -480,8 +480,12 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.opens_gradient_tape and info.applies_gradients):
             continue
+        if info.tape_in_loop:
+            continue  # a training loop with its own tape loop: TFR303's case
         if function.traced is not None:
             continue
+        if info.consumes_grown_lists:
+            continue  # eager by design: every call sees lists of a new length
         if tf_function_decorator(ctx, function.node) is not None:
             continue
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
