@@ -337,3 +337,97 @@ def test_an_update_over_a_fixed_buffer_is_still_a_step() -> None:
         .replace("self.rewards.append(reward)", "self.rewards = reward")
     )
     assert "TFR302" in [f.code for f in check_source(source, select=["TFR302"])]
+
+
+LAMBDAS = """
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(
+        optimizer="adam",
+        loss=lambda y_true, y_pred: tf.reduce_mean(y_pred) if tf.reduce_sum(y_true) > 0 else 0.0,
+    )
+    ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if x > 3 else x)
+    layer = keras.layers.Lambda(lambda t: t if tf.reduce_sum(t) > 0 else -t)
+    out = tf.map_fn(lambda e: e if e > 0 else -e, tf.constant([1.0, -2.0]))
+"""
+
+
+def test_lambdas_handed_to_tracers_are_traced_code() -> None:
+    """A lambda loss given to `compile`, a `Dataset.map` function, a Keras
+    `Lambda` layer and a `tf.map_fn` function: each conditional on what the
+    tracer passes is reported, without a fix."""
+    findings = check_source(_d(LAMBDAS), select=["TFR101"])
+    assert [f.start.line for f in findings] == [7, 9, 10, 11]
+    assert all(f.fix is None and "lambda runs traced" in f.message for f in findings)
+
+
+def test_lambdas_with_python_conditions_are_clean() -> None:
+    source = """
+        import tensorflow as tf
+
+        training = True
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if training else x)
+        ds = ds.map(lambda x: x if x.shape.rank == 0 else tf.reshape(x, [-1]))
+        keep = sorted([3, 1], key=lambda v: v if v > 0 else -v)
+    """
+    assert check_source(_d(source), select=["TFR101"]) == []
+
+
+def test_lambda_in_a_traced_function_is_reported_once() -> None:
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def f(xs):
+            return tf.map_fn(lambda e: e if e > 0 else -e, xs)
+    """
+    assert len(check_source(_d(source), select=["TFR101"])) == 1
+
+
+def test_strategy_run_lambda_is_likely_traced() -> None:
+    source = """
+        import tensorflow as tf
+
+        strategy = tf.distribute.get_strategy()
+        out = strategy.run(lambda x: x if x > 0 else -x, args=(tf.constant(1.0),))
+    """
+    (finding,) = check_source(_d(source), select=["TFR101"])
+    assert "when `x` is a tensor" in finding.message
+
+
+SPELLINGS = """
+    import functools
+    from functools import partial
+
+    import tensorflow as tf
+
+    f = tf.function
+
+
+    @f
+    def aliased(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+
+
+    @partial(tf.function, jit_compile=True)
+    def partial_fn(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+
+
+    @functools.partial(tf.function, reduce_retracing=True)
+    def partial_fn2(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+"""
+
+
+def test_tf_function_spelled_through_an_alias_or_partial_is_traced() -> None:
+    findings = check_source(_d(SPELLINGS), select=["TFR101"])
+    assert [f.start.line for f in findings] == [11, 18, 25]

@@ -79,6 +79,19 @@ class TracedSite:
 
 
 @dataclass
+class TracedLambda:
+    """A lambda handed to something that traces it (`compile(loss=lambda
+    y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
+    `tf.map_fn`, `strategy.run`). Pass 2 finds its node by `source`, the
+    lambda as `ast.unparse` writes it."""
+
+    source: str
+    reason: str
+    lineno: int
+    arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
+
+
+@dataclass
 class CallSite:
     """A call of a plain or `self.` function, with what each argument is:
     per positional argument and per keyword one of `t` (a tensor), `s` (a
@@ -111,6 +124,7 @@ class ModuleIndex:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     traced_sites: list[TracedSite] = field(default_factory=list)
+    traced_lambdas: list[TracedLambda] = field(default_factory=list)
     calls_run_functions_eagerly: bool = False
     # Training-loop facts (TFR3xx rules test these before parsing a file).
     opens_gradient_tape: bool = False  # anywhere, module level included
@@ -575,9 +589,19 @@ class _Indexer(_FastVisitor):
                 target, reason, arguments = node.args[0], "run by `strategy.run`", "likely"
         if target is None:
             return
+        if isinstance(target, ast.Lambda):
+            self._record_lambda(target, reason, arguments)
+            return
         name = self.resolve(target)
         if name:
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
+
+    def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
+        if self.function_stack:
+            self._mark("branches")  # the enclosing function holds traced code
+        self.index.traced_lambdas.append(
+            TracedLambda(ast.unparse(node), reason, node.lineno, arguments)
+        )
 
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
@@ -716,6 +740,10 @@ class _Indexer(_FastVisitor):
             if kw.arg not in COMPILE_TRACED_KEYWORDS:
                 continue
             for value in _leaf_values(kw.value):
+                if isinstance(value, ast.Lambda):
+                    arguments = "loss" if kw.arg == "loss" else "pair"
+                    self._record_lambda(value, f"given to compile({kw.arg}=...)", arguments)
+                    continue
                 target = value.func if isinstance(value, ast.Call) else value
                 name = self.resolve(target)
                 if name:
