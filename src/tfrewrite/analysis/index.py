@@ -287,9 +287,9 @@ class _Indexer(_FastVisitor):
         # Per scope: what a local name holds, as call-site evidence (`t`, `s`, `p`).
         self.evidence: list[dict[str, str]] = [{}]
         self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
-        # Per enclosing class: `self` attributes that hold Python numbers
-        # (`_init_numbers`).
-        self.class_numbers: list[set[str]] = []
+        # Per enclosing class: its node, and (computed on first use) the
+        # `self` attributes that hold Python numbers (`_init_numbers`).
+        self.class_numbers: list[tuple[ast.ClassDef, set[str] | None]] = []
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -337,13 +337,18 @@ class _Indexer(_FastVisitor):
         self.index.classes[qualname] = ClassInfo(qualname, node.lineno, bases, methods)
         self.scope.append(node.name)
         self.class_stack.append(qualname)
-        self.class_numbers.append(_init_numbers(node))
+        self.class_numbers.append((node, None))
         self.generic_visit(node)
         self.class_numbers.pop()
-        for method in _methods_consuming_grown_lists(node, self.resolve):
-            info = self.index.functions.get(f"{qualname}.{method}")
-            if info is not None:
-                info.consumes_grown_lists = True
+        steps = [
+            info
+            for info in (self.index.functions.get(f"{qualname}.{m}") for m in methods)
+            if info is not None and info.opens_gradient_tape and info.applies_gradients
+        ]
+        if steps:  # only a train-step method needs the (whole-class) question
+            grown = _methods_consuming_grown_lists(node, self.resolve)
+            for info in steps:
+                info.consumes_grown_lists = info.qualname.rpartition(".")[2] in grown
         self.class_stack.pop()
         self.scope.pop()
 
@@ -501,7 +506,11 @@ class _Indexer(_FastVisitor):
             return "p"
         if _is_self_attribute(node) and self.class_numbers:
             assert isinstance(node, ast.Attribute)
-            return "p" if node.attr in self.class_numbers[-1] else "?"
+            cls, numbers = self.class_numbers[-1]
+            if numbers is None:
+                numbers = _init_numbers(cls)
+                self.class_numbers[-1] = (cls, numbers)
+            return "p" if node.attr in numbers else "?"
         if isinstance(node, ast.BinOp):
             # `self.sigma * (1. - test)`: Python numbers make a Python number;
             # a tensor operand makes a tensor.
@@ -904,7 +913,7 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         defaults = set(_number_defaults(method.args)) if method.name == "__init__" else set()
-        for node in ast.walk(method):
+        for node in _statements(method.body):
             if isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
                 others.add(node.target.attr)  # type: ignore[attr-defined]
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):

@@ -17,7 +17,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import TracedLambda
 from tfrewrite.analysis.project import TracedFunction
-from tfrewrite.analysis.walk import iter_with_ancestors
+from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 
 
@@ -26,6 +26,17 @@ def _normalized(code: str) -> str | None:
         return ast.unparse(ast.parse(code.strip(), mode="eval").body)
     except SyntaxError:
         return None
+
+
+def _param_names(source: str) -> list[str]:
+    """Positional parameters of a lambda written by `ast.unparse`."""
+    try:
+        node = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return []
+    if not isinstance(node, ast.Lambda):
+        return []
+    return [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
 
 
 def _traced(name: str, site: TracedLambda, params: list[str]) -> TracedFunction:
@@ -54,21 +65,34 @@ def traced_lambda_scopes(ctx: RuleContext) -> list[tuple[cst.Lambda, FunctionSco
     if not ctx.index.traced_lambdas:
         return []
     sites = {site.source: site for site in ctx.index.traced_lambdas}
+    # Parameter lists of the traced lambdas: a cheap test before the source
+    # of a lambda is normalized and compared.
+    heads = {tuple(_param_names(site.source)) for site in ctx.index.traced_lambdas}
     found: list[tuple[cst.Lambda, FunctionScope]] = []
-    for node, ancestors in iter_with_ancestors(ctx.module):
-        if not isinstance(node, cst.Lambda):
-            continue
-        site = sites.get(_normalized(ctx.code(node)) or "")
-        if site is None:
-            continue
-        outer = next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
-        parent = ctx.scope_of(outer) if outer is not None else None
-        stand_in = cst.FunctionDef(
-            name=cst.Name("_lambda"),
-            params=node.params,
-            body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(node.body)])]),
-        )
-        params = [p.name.value for p in [*node.params.posonly_params, *node.params.params]]
-        traced = _traced("<lambda>", site, params)
-        found.append((node, FunctionScope(stand_in, "<lambda>", None, parent, traced)))
+    # Each function's own code (and the module's), so a lambda is seen once,
+    # with the function around it.
+    owners: list[tuple[cst.CSTNode, FunctionScope | None]] = [(ctx.module, None)]
+    owners += [(function.node.body, function) for function in ctx.functions]
+    for root, parent in owners:
+        for node in iter_nodes(root, into_functions=False):
+            if not isinstance(node, cst.Lambda):
+                continue
+            params = node.params
+            names = tuple(p.name.value for p in [*params.posonly_params, *params.params])
+            if names not in heads:
+                continue
+            site = sites.get(_normalized(ctx.code(node)) or "")
+            if site is not None:
+                found.append((node, _scope(node, site, parent)))
     return found
+
+
+def _scope(node: cst.Lambda, site: TracedLambda, parent: FunctionScope | None) -> FunctionScope:
+    """A scope for the lambda: a stand-in `def` returning its body node."""
+    stand_in = cst.FunctionDef(
+        name=cst.Name("_lambda"),
+        params=node.params,
+        body=cst.IndentedBlock(body=[cst.SimpleStatementLine(body=[cst.Return(node.body)])]),
+    )
+    params = [p.name.value for p in [*node.params.posonly_params, *node.params.params]]
+    return FunctionScope(stand_in, "<lambda>", None, parent, _traced("<lambda>", site, params))
