@@ -431,3 +431,27 @@ SPELLINGS = """
 def test_tf_function_spelled_through_an_alias_or_partial_is_traced() -> None:
     findings = check_source(_d(SPELLINGS), select=["TFR101"])
     assert [f.start.line for f in findings] == [11, 18, 25]
+
+
+def test_a_model_that_is_a_lambda_takes_no_training_argument() -> None:
+    """`model = lambda x: ...`: named like a model, but `training=True`
+    would raise a `TypeError`; TFR304 says nothing."""
+    source = """
+        import tensorflow as tf
+
+        W = tf.Variable(tf.zeros([4, 2]))
+        model = lambda x: tf.nn.softmax(tf.matmul(x, W))
+        optimizer = tf.optimizers.Adam(0.1)
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            grads = tape.gradient(loss, [W])
+            optimizer.apply_gradients(zip(grads, [W]))
+    """
+    assert check_source(_d(source), select=["TFR304"]) == []
+    with_model = _d(source).replace(
+        "model = lambda x: tf.nn.softmax(tf.matmul(x, W))",
+        "model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5)])",
+    )
+    assert [f.code for f in check_source(with_model, select=["TFR304"])] == ["TFR304"]

@@ -141,3 +141,15 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
                 return None
         return "its layers ignore `training` (no dropout, batch normalization or noise)"
     return None
+
+
+def is_plain_function(ctx: RuleContext, name: str) -> bool:
+    """`model = lambda x: ...` (or a `def model(x)`): a name that holds a
+    plain function, not a Keras model, whatever it is called. It takes no
+    `training` argument: adding one would raise a `TypeError`."""
+    if "." in name:
+        return False
+    if any(f.parent is None and f.node.name.value == name for f in ctx.functions):
+        return True
+    sources = value_sources(ctx, cst.Name(name))[1:]
+    return bool(sources) and all(isinstance(s, cst.Lambda) for s in sources)
