@@ -727,7 +727,7 @@ class _Indexer(_FastVisitor):
             attr = node.func.attr
             if attr == "compile":
                 self._record_compile(node)
-            elif attr in ("apply_gradients", "minimize") and self.function_stack:
+            elif _is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)
 
@@ -991,6 +991,21 @@ def _methods_consuming_grown_lists(
                 found.append(method.name)
                 break
     return found
+
+
+def _is_update_call(node: ast.Call) -> bool:
+    """`apply_gradients`, `minimize`, Keras 3's `optimizer.apply(grads,
+    variables)`, or `w.assign_sub(lr * dw)` (as `training.is_update_call`)."""
+    assert isinstance(node.func, ast.Attribute)
+    attr = node.func.attr
+    if attr in ("apply_gradients", "minimize"):
+        return True
+    if attr == "assign_sub":
+        return bool(node.args) and not isinstance(node.args[0], ast.Constant)
+    if attr == "apply" and node.args:
+        receiver = (dotted(node.func.value) or "").rsplit(".", 1)[-1].lower()
+        return "opt" in receiver
+    return False
 
 
 def _is_self_attribute(node: ast.AST) -> bool:

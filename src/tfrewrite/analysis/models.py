@@ -144,12 +144,22 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
 
 
 def is_plain_function(ctx: RuleContext, name: str) -> bool:
-    """`model = lambda x: ...` (or a `def model(x)`): a name that holds a
-    plain function, not a Keras model, whatever it is called. It takes no
+    """`model = lambda x: ...`, a `def model(x)`, or `model = Model()` of a
+    project class with no base (a plain Python object with `__call__`): a
+    name that holds no Keras model, whatever it is called. It takes no
     `training` argument: adding one would raise a `TypeError`."""
     if "." in name:
         return False
     if any(f.parent is None and f.node.name.value == name for f in ctx.functions):
         return True
     sources = value_sources(ctx, cst.Name(name))[1:]
-    return bool(sources) and all(isinstance(s, cst.Lambda) for s in sources)
+    return bool(sources) and all(_is_plain_callable(ctx, s) for s in sources)
+
+
+def _is_plain_callable(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Lambda):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    info = ctx.index.classes.get(dotted_name(value.func) or "")
+    return info is not None and all(base in ("object", "builtins.object") for base in info.bases)

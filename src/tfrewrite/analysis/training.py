@@ -99,9 +99,24 @@ def method_name(call: cst.Call) -> str | None:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
+def is_update_call(call: cst.Call) -> bool:
+    """A call that applies gradients: `opt.apply_gradients(...)`,
+    `opt.minimize(...)`, Keras 3's `optimizer.apply(grads, variables)`, or a
+    hand-written descent step `w.assign_sub(lr * dw)`."""
+    method = method_name(call)
+    if method in APPLY_METHODS:
+        return True
+    if method == "assign_sub":
+        return bool(call.args) and not isinstance(call.args[0].value, (cst.Integer, cst.Float))
+    if method == "apply" and len(call.args) >= 1:
+        receiver = dotted_name(call.func.value) or ""  # type: ignore[attr-defined]
+        return "opt" in receiver.rsplit(".", 1)[-1].lower()
+    return False
+
+
 def applies_gradients(root: cst.CSTNode) -> bool:
     return any(
-        isinstance(n, cst.Call) and method_name(n) in APPLY_METHODS
+        isinstance(n, cst.Call) and is_update_call(n)
         for n in iter_nodes(root, into_functions=False)
     )
 
