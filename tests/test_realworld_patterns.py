@@ -455,3 +455,69 @@ def test_a_model_that_is_a_lambda_takes_no_training_argument() -> None:
         "model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5)])",
     )
     assert [f.code for f in check_source(with_model, select=["TFR304"])] == ["TFR304"]
+
+
+MANUAL_SGD = """
+    import tensorflow as tf
+
+    W = tf.Variable(1.0)
+    b = tf.Variable(0.0)
+
+    for epoch in range(30):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(W * xs + b - ys))
+        dW, db = tape.gradient(loss, [W, b])
+        W.assign_sub(0.1 * dW)
+        b.assign_sub(0.1 * db)
+"""
+
+
+def test_a_hand_written_descent_step_is_a_training_loop() -> None:
+    assert [f.code for f in check_source(_d(MANUAL_SGD), select=["TFR303"])] == ["TFR303"]
+
+
+def test_a_constant_assign_sub_is_no_update() -> None:
+    source = _d(MANUAL_SGD).replace("W.assign_sub(0.1 * dW)", "W.assign_sub(1)")
+    source = source.replace("b.assign_sub(0.1 * db)", "print(dW, db)")
+    assert check_source(source, select=["TFR303"]) == []
+
+
+def test_keras3_optimizer_apply_is_an_update() -> None:
+    source = """
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(1)])
+        optimizer = keras.optimizers.Adam()
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, model.trainable_weights)
+            optimizer.apply(grads, model.trainable_weights)
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR303"])] == ["TFR303"]
+    assert (
+        check_source(_d(source).replace("optimizer.apply(", "layer.apply("), select=["TFR303"])
+        == []
+    )
+
+
+def test_a_plain_object_called_like_a_model_takes_no_training_argument() -> None:
+    source = """
+        import tensorflow as tf
+
+        class Model(object):
+            def __init__(self):
+                self.W = tf.Variable(10.0)
+
+            def __call__(self, inputs):
+                return self.W * inputs
+
+        model = Model()
+        for epoch in range(30):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(xs) - ys))
+            dW = tape.gradient(loss, model.W)
+            model.W.assign_sub(0.1 * dW)
+    """
+    assert check_source(_d(source), select=["TFR304"]) == []
