@@ -19,9 +19,18 @@ class ModuleStateInTracedCode(Rule):
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
-    Finds traced functions that read a module-level Python value (a flag, a
-    number, a string) that the module rebinds somewhere else (a `global`
-    assignment in a function, or a second module-level assignment).
+    Finds traced functions that read Python state that changes between
+    their calls: a module-level value (a flag, a number, a string) the
+    module rebinds (a `global` assignment in a function, a second
+    module-level assignment after the function may first run, or the
+    module's own epoch loop: `lr_scale = 1.0 / (epoch + 1)`), a module dict
+    whose items are changed, a `self` attribute another method rebinds or
+    counts up, a counter of an object the class holds
+    (`self.memory.mem_cntr`, counted by the buffer's own method), or a
+    variable the enclosing function's loop rebinds. Attributes set up once
+    (in `__init__`, `build`, or a method only `__init__` calls) are not state.
+    A train step about to be decorated (TFR302) is checked the same way, and
+    lists what it reads as a reason not to decorate it.
 
     ## Why is this bad under tracing?
     `@tf.function` reads Python values once, while tracing, and bakes them

@@ -249,7 +249,12 @@ class TensorIf(Rule):
     Finds Python `if` statements and `A if c else B` expressions whose condition
     is a tensor, inside code that runs under `tf.function` (a decorated function,
     a loss or metric given to `compile`, `Loss.call`, `Layer.call`, a train step,
-    and what they call), and rewrites them as explicit `tf.cond`.
+    and what they call), and rewrites them as explicit `tf.cond`. A lambda
+    handed to something that traces it (`compile(loss=lambda ...)`,
+    `Dataset.map`/`filter`, `keras.layers.Lambda`, `tf.map_fn`,
+    `strategy.run`) is traced code too; a tensor conditional expression in
+    one is reported without a fix (Keras 3 runs a compiled loss without
+    AutoGraph, so it fails in `fit`).
 
     ## Why it matters under tracing
     Python cannot branch on a symbolic tensor. The code works only because
