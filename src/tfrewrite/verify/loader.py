@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import os
 import sys
+import traceback
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,129 @@ _counter = itertools.count()
 
 class LoadError(Exception):
     """The function cannot be found or its module slice cannot be built."""
+
+
+# Import names whose distribution on the package index has another name.
+_DISTRIBUTIONS = {
+    "absl": "absl-py",
+    "bs4": "beautifulsoup4",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "skimage": "scikit-image",
+    "sklearn": "scikit-learn",
+    "yaml": "pyyaml",
+}
+
+
+class MissingPackage(LoadError):
+    """The code imports a module that is neither installed where the
+    verification workers run nor part of the project: a fact about the
+    environment, not about the rewrite."""
+
+    def __init__(self, name: str, imported_by: str | None = None) -> None:
+        self.name = name
+        self.imported_by = imported_by
+        distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
+        where = f" (imported by {imported_by})" if imported_by else ""
+        super().__init__(
+            f"needs package `{name}`{where}, which the verification workers' Python cannot "
+            f"import and the project does not contain: install it there (pip install "
+            f"{distribution}) or run verify with --python pointing at the project's environment"
+        )
+
+
+# The folders of the project whose function is being verified (see
+# `enter_project`): an import they cannot satisfy is the project's problem,
+# any other missing import is a missing package.
+_project_paths: list[str] = []
+# Every MissingPackage raised since the last `enter_project`, also those that
+# code which catches exceptions (a replayed loop's set-up) turned into a result.
+missing: list[MissingPackage] = []
+
+
+def package_of(path: str) -> tuple[str | None, str]:
+    """`(package, import root)` of a source file, as Python sees it when the
+    project is installed or run from its top folder: inside packages (folders
+    with `__init__.py`) the dotted package and the folder above the outermost
+    package (`tensorflow_addons/losses/focal_loss.py` -> `tensorflow_addons.losses`
+    and the repository root); elsewhere no package and the file's own folder
+    (a script's siblings import as top-level modules)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts: list[str] = []
+    root = folder
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        name = os.path.basename(root)
+        if not name.isidentifier():
+            break
+        parts.insert(0, name)
+        root = os.path.dirname(root)
+    return (".".join(parts) or None), root
+
+
+def enter_project(paths: list[str]) -> None:
+    """Make `paths` (import root, script folder, project root) the project
+    whose imports resolve first. Modules a previous project imported from its
+    own folders are forgotten, so two repositories that both have a `utils`
+    or `core` package never see each other's."""
+    global _project_paths
+    missing.clear()
+    new = [os.path.abspath(p) for p in paths]
+    if new == _project_paths:
+        return
+    old = [p for p in _project_paths if p not in new]
+    for entry in old:
+        while entry in sys.path:
+            sys.path.remove(entry)
+    if old:
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None) or ""
+            if file and any(_inside(file, folder) for folder in old) and "site-packages" not in file:
+                del sys.modules[name]
+    for entry in reversed(new):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+    _project_paths = new
+
+
+def _inside(file: str, folder: str) -> bool:
+    return os.path.abspath(file).startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _in_project(name: str) -> bool:
+    return any(
+        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
+        for folder in _project_paths
+    )
+
+
+def missing_package(err: BaseException) -> MissingPackage | None:
+    """The missing package behind `err`, when it is an import of a module
+    outside the project that cannot be found; None for anything else
+    (a module the project should contain but does not is the project's error)."""
+    if isinstance(err, MissingPackage):
+        return err
+    if not isinstance(err, ModuleNotFoundError) or not err.name:
+        return None
+    top = err.name.split(".")[0]
+    if _in_project(top) or top in sys.modules:
+        return None
+    importer = None
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if "importlib" not in frame.filename and not frame.filename.startswith("<frozen"):
+            importer = f"{_shown(frame.filename)}, line {frame.lineno}"
+            break
+    found = MissingPackage(top, importer)
+    missing.append(found)
+    return found
+
+
+def _shown(filename: str) -> str:
+    """A file name relative to the project folder that holds it."""
+    for folder in _project_paths:
+        if _inside(filename, folder):
+            return os.path.relpath(filename, folder)
+    return filename
 
 
 @dataclass
@@ -351,7 +476,13 @@ def load_function(
         module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
     code = compile(piece.tree, filename, "exec")
-    exec(code, module.__dict__)
+    try:
+        exec(code, module.__dict__)
+    except ModuleNotFoundError as err:
+        found = missing_package(err)
+        if found is not None:
+            raise found from err
+        raise
     function = _resolve(module, qualname, factory)
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
