@@ -51,16 +51,24 @@ class MissingPackage(LoadError):
     verification workers run nor part of the project: a fact about the
     environment, not about the rewrite."""
 
-    def __init__(self, name: str, imported_by: str | None = None) -> None:
+    def __init__(self, name: str, imported_by: str | None = None, why: str | None = None) -> None:
         self.name = name
         self.imported_by = imported_by
         distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
         where = f" (imported by {imported_by})" if imported_by else ""
+        why = why or (
+            "which the verification workers' Python cannot import and the project does not "
+            "contain"
+        )
         super().__init__(
-            f"needs package `{name}`{where}, which the verification workers' Python cannot "
-            f"import and the project does not contain: install it there (pip install "
+            f"needs package `{name}`{where}, {why}: install it there (pip install "
             f"{distribution}) or run verify with --python pointing at the project's environment"
         )
+
+
+class Unreachable(LoadError):
+    """The function lives where verification cannot build it from the module
+    (a class defined inside a function)."""
 
 
 # The folders of the project whose function is being verified (see
@@ -89,6 +97,54 @@ def package_of(path: str) -> tuple[str | None, str]:
         parts.insert(0, name)
         root = os.path.dirname(root)
     return (".".join(parts) or None), root
+
+
+def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], list[str]]:
+    """Folders above a file from which its absolute imports resolve, for
+    code run from its repository's top (`yolov3/yolov4.py` importing
+    `yolov3.utils` beside a `yolov3/yolov3.py`): `(before, after)` the
+    file's own folder on the path. A dotted import needs a folder of that
+    name, so an ancestor that has one goes before the file's folder; a plain
+    import the file's folder cannot satisfy is looked up after it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [], []
+    folder = os.path.dirname(os.path.abspath(path))
+    ancestors = []
+    current = folder
+    for _ in range(levels):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        ancestors.append(parent)
+        current = parent
+    before: list[str] = []
+    after: list[str] = []
+
+    def has(where: str, name: str, package: bool) -> bool:
+        if os.path.isdir(os.path.join(where, name)):
+            return True
+        return not package and os.path.isfile(os.path.join(where, name + ".py"))
+
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module + ".x"]  # from a.b import c: `a` must be a package
+        for dotted_name in names:
+            top, dot, _ = dotted_name.partition(".")
+            package = bool(dot)
+            if has(folder, top, package):
+                continue
+            for ancestor in ancestors:
+                if has(ancestor, top, package):
+                    target = before if package and has(folder, top, False) else after
+                    if ancestor not in before + after:
+                        target.append(ancestor)
+                    break
+    return before, after
 
 
 def enter_project(paths: list[str]) -> None:
@@ -134,23 +190,39 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     (a module the project should contain but does not is the project's error)."""
     if isinstance(err, MissingPackage):
         return err
-    if not isinstance(err, ModuleNotFoundError) or not err.name:
-        return None
-    top = err.name.split(".")[0]
-    if _in_project(top) or top in sys.modules:
+    if not isinstance(err, ImportError):
         return None
     importer = None
     for frame in reversed(traceback.extract_tb(err.__traceback__)):
         if "importlib" not in frame.filename and not frame.filename.startswith("<frozen"):
             importer = f"{_shown(frame.filename)}, line {frame.lineno}"
             break
-    found = MissingPackage(top, importer)
-    missing.append(found)
+    text = str(err)
+    found = None
+    if "Keras version 2" in text or f"tensorflow{os.sep}python{os.sep}keras" in text:
+        # Code written for Keras 2 under a TensorFlow whose tf.keras is Keras 3.
+        found = MissingPackage(
+            "tf_keras",
+            importer,
+            "Keras 2: this code imports Keras 2 APIs that the workers' TensorFlow "
+            f"({text.splitlines()[0][:120]}) no longer has; with tf_keras installed, set "
+            "TF_USE_LEGACY_KERAS=1",
+        )
+    elif isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        if not _in_project(top) and top not in sys.modules:
+            found = MissingPackage(top, importer)
+    if found is not None:
+        missing.append(found)
     return found
 
 
 def _shown(filename: str) -> str:
-    """A file name relative to the project folder that holds it."""
+    """A file name relative to the project folder that holds it (a module
+    slice's name `path (role #n)` shown as its path)."""
+    head, sep, tail = filename.rpartition(" (")
+    if sep and tail.endswith(")") and "#" in tail:
+        filename = head
     for folder in _project_paths:
         if _inside(filename, folder):
             return os.path.relpath(filename, folder)
@@ -422,8 +494,20 @@ def _resolve(module: types.ModuleType, qualname: str, factory: object = None) ->
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
             return _instantiate(obj, qualname, part, factory)
+        if i > 0 and not isinstance(obj, (type, types.ModuleType)):
+            raise Unreachable(
+                f"`{qualname}` is defined inside the function `{'.'.join(parts[:i])}`: verify "
+                "builds functions and classes of the module, not ones a function creates when "
+                "it runs; verify the function that creates it, with its inputs in "
+                f'[tool.tfrewrite.verify] inputs."module:{".".join(parts[:i])}" or a harness'
+            )
         obj = getattr(obj, part)
     return obj
+
+
+class NeedsFactory(LoadError):
+    """A method's class cannot be built from its `__init__` defaults: the
+    user must say how (a factory), so the method is not proven, not broken."""
 
 
 def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
@@ -433,7 +517,10 @@ def _instantiate(cls: type, qualname: str, method: str, factory: object = None) 
     try:
         instance = factory(cls) if callable(factory) else cls()
     except Exception as err:
-        raise LoadError(
+        found = missing_package(err)
+        if found is not None:
+            raise found from err
+        raise NeedsFactory(
             f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}; configure a "
             f'factory: [tool.tfrewrite.verify] harness."module:{cls.__name__}" = '
             '"verify_harness:make" with `def make(cls): return cls(...)`'
@@ -478,7 +565,7 @@ def load_function(
     code = compile(piece.tree, filename, "exec")
     try:
         exec(code, module.__dict__)
-    except ModuleNotFoundError as err:
+    except ImportError as err:
         found = missing_package(err)
         if found is not None:
             raise found from err

@@ -12,7 +12,7 @@ from typing import Any
 
 from tfrewrite.analysis.index import build_index, module_name_for
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.verify.loader import package_of
+from tfrewrite.verify.loader import import_roots, package_of
 from tfrewrite.verify.pool import run_requests
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import Target
@@ -36,6 +36,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
     # folders below the project root are namespace packages.
     package, import_root = package_of(target.path)
     package = package or target.module.rpartition(".")[0] or None
+    before, after = import_roots(target.path, target.original_source)
     return {
         "qualname": target.qualname,
         "original_source": target.original_source,
@@ -48,7 +49,9 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "loop": target.loop,
         "factory": target.factory,
         "options": settings.worker_options(),
-        "sys_path": list(dict.fromkeys([import_root, folder, str(root.resolve())])),
+        "sys_path": list(
+            dict.fromkeys([import_root, *before, folder, *after, str(root.resolve())])
+        ),
     }
 
 
