@@ -50,7 +50,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "factory": target.factory,
         "options": settings.worker_options(),
         "sys_path": list(
-            dict.fromkeys([import_root, *before, folder, *after, str(root.resolve())])
+            dict.fromkeys([*before, import_root, folder, *after, str(root.resolve())])
         ),
     }
 
