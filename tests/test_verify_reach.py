@@ -65,7 +65,10 @@ def test_a_missing_import_is_a_package_unless_the_project_has_it(
     try:
         with pytest.raises(loader.MissingPackage) as err:
             loader.load_function(
-                "import tfrewrite_absent_pkg\n\ndef f(a, b):\n    return tfrewrite_absent_pkg.g(a)\n", "f", "original"
+                "import tfrewrite_absent_pkg\n\n"
+                "def f(a, b):\n    return tfrewrite_absent_pkg.g(a)\n",
+                "f",
+                "original",
             )
         assert err.value.name == "tfrewrite_absent_pkg"
         assert "pip install tfrewrite-absent-pkg" in str(err.value)
@@ -200,3 +203,28 @@ def test_candidates_are_distinct_and_bounded() -> None:
     found = [specs for _, specs in signatures.candidates(usages)]
     assert len(found) == len({repr(sorted(s.items())) for s in found})
     assert found[0] == {n: TensorSpec("float32", (8, 4), 0.0, 1.0, strict=False) for n in "abc"}
+
+
+def test_a_class_whose_constructor_takes_sizes_is_built_from_their_names() -> None:
+    source = textwrap.dedent(
+        """
+        class Critic:
+            def __init__(self, state_dim, action_shape, lr):
+                self.scale = state_dim * lr
+
+            def compute_loss(self, a, b):
+                return (a - b) * self.scale
+        """
+    )
+    loaded = loader.load_function(source, "Critic.compute_loss", "original")
+    assert loaded.python_function(1.0, 0.0) == pytest.approx(0.004)
+    assert (
+        "`Critic(state_dim=4, action_shape=(4,), lr=0.001)`"
+        in loader.built_with["Critic.compute_loss"]
+    )
+    agent = (
+        "class Agent:\n    def __init__(self, env):\n        pass\n"
+        "    def loss(self, a, b):\n        return a\n"
+    )
+    with pytest.raises(loader.NeedsFactory):
+        loader.load_function(agent, "Agent.loss", "original")

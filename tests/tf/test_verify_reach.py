@@ -40,7 +40,7 @@ def _warnings(result: dict) -> str:
 
 # -- a file inside its package ------------------------------------------------------------
 
-LOSSES = '''\
+LOSSES = """\
 import tensorflow as tf
 
 from pkg.util import clip_probabilities
@@ -51,7 +51,7 @@ from .scale import SCALE
 def weighted_loss(y_true, y_pred):
     y_pred = clip_probabilities(y_pred)
     return tf.reduce_mean(tf.square(y_true - y_pred)) * SCALE
-'''
+"""
 
 
 def test_a_file_inside_its_package_imports_its_package(tmp_path: Path) -> None:
@@ -101,13 +101,15 @@ def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> N
         import tensorflow as tf
 
         class Critic:
-            def __init__(self, units):
-                self.units = units
+            def __init__(self, env):
+                self.env = env
 
             def compute_loss(self, y_true, y_pred):
                 return tf.reduce_mean(y_true - y_pred)
         """
-    result = _verify(source, source.replace("y_true - y_pred", "-(y_pred - y_true)"), "Critic.compute_loss")
+    result = _verify(
+        source, source.replace("y_true - y_pred", "-(y_pred - y_true)"), "Critic.compute_loss"
+    )
     assert result["verdict"] == "not proven"
     assert "cannot construct `Critic()`" in _warnings(result) and "factory" in _warnings(result)
 

@@ -119,6 +119,8 @@ class Verifier:
         self.original = loader.load_function(
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
         )
+        if r.qualname in loader.built_with:
+            self.outcome.warnings.append(loader.built_with[r.qualname])
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
         self.rewrite = None
         self.recorder = None

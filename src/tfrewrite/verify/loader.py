@@ -57,8 +57,7 @@ class MissingPackage(LoadError):
         distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
         where = f" (imported by {imported_by})" if imported_by else ""
         why = why or (
-            "which the verification workers' Python cannot import and the project does not "
-            "contain"
+            "which the verification workers' Python cannot import and the project does not contain"
         )
         super().__init__(
             f"needs package `{name}`{where}, {why}: install it there (pip install "
@@ -164,7 +163,11 @@ def enter_project(paths: list[str]) -> None:
     if old:
         for name, module in list(sys.modules.items()):
             file = getattr(module, "__file__", None) or ""
-            if file and any(_inside(file, folder) for folder in old) and "site-packages" not in file:
+            if (
+                file
+                and any(_inside(file, folder) for folder in old)
+                and "site-packages" not in file
+            ):
                 del sys.modules[name]
     for entry in reversed(new):
         if entry in sys.path:
@@ -179,7 +182,8 @@ def _inside(file: str, folder: str) -> bool:
 
 def _in_project(name: str) -> bool:
     return any(
-        os.path.isdir(os.path.join(folder, name)) or os.path.isfile(os.path.join(folder, name + ".py"))
+        os.path.isdir(os.path.join(folder, name))
+        or os.path.isfile(os.path.join(folder, name + ".py"))
         for folder in _project_paths
     )
 
@@ -510,12 +514,62 @@ class NeedsFactory(LoadError):
     user must say how (a factory), so the method is not proven, not broken."""
 
 
+# qualname -> how its class was built when `__init__` needed arguments (said in the result).
+built_with: dict[str, str] = {}
+
+
+def _constructor_guess(cls: type) -> dict[str, object] | None:
+    """Arguments for a constructor whose required parameters are sizes,
+    shapes or rates by their names (`Critic(state_dim)`, `Agent(n_actions,
+    lr)`); None when one of them is anything else (a model, an environment)."""
+    import inspect
+
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return None
+    guessed: dict[str, object] = {}
+    for p in list(params)[1:]:
+        if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        name = p.name.lower()
+        if name.endswith("_shape") or name == "shape":
+            guessed[p.name] = (4,)
+        elif name in ("lr", "learning_rate") or name.endswith(("_lr", "_rate")):
+            guessed[p.name] = 0.001
+        elif name in ("gamma", "tau", "discount", "alpha", "beta", "epsilon", "eps"):
+            guessed[p.name] = 0.9
+        elif (
+            name in ("size", "depth", "units", "n", "k")
+            or name.endswith(("_dim", "_size", "_units", "_len", "_num", "_count", "_actions"))
+            or name.startswith(("num_", "n_"))
+        ):
+            guessed[p.name] = 4
+        else:
+            return None
+    return guessed or None
+
+
 def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
     """A method of a class is called on an instance built from the class's
     `__init__` defaults (`Loss.call` needs `self`), or by a configured
     factory `(cls) -> instance`."""
     try:
-        instance = factory(cls) if callable(factory) else cls()
+        if callable(factory):
+            instance = factory(cls)
+        else:
+            try:
+                instance = cls()
+            except TypeError:
+                guessed = _constructor_guess(cls)
+                if guessed is None:
+                    raise
+                instance = cls(**guessed)
+                built_with[qualname] = (
+                    f"`{cls.__name__}` was built as `{cls.__name__}("
+                    + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
+                    + ")` from its parameter names; configure a factory to build it otherwise"
+                )
     except Exception as err:
         found = missing_package(err)
         if found is not None:

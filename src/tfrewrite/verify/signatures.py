@@ -55,8 +55,17 @@ _SPARSE: dict[str, tuple[tuple[int | str, ...], tuple[int | str, ...]]] = {
     "sparse_top_k_categorical_accuracy": ((0, "y_true"), (1, "y_pred")),
 }
 _SHAPE_FIRST = frozenset(
-    {"uniform", "normal", "truncated_normal", "zeros", "ones", "fill", "stateless_uniform",
-     "stateless_normal", "empty"}
+    {
+        "uniform",
+        "normal",
+        "truncated_normal",
+        "zeros",
+        "ones",
+        "fill",
+        "stateless_uniform",
+        "stateless_normal",
+        "empty",
+    }
 )
 _SHAPE_SECOND = frozenset({"reshape", "resize", "tile", "broadcast_to", "random_crop"})
 _IMAGE_OPS = frozenset({"conv2d", "max_pool2d", "avg_pool2d", "depthwise_conv2d", "max_pool"})
@@ -321,14 +330,20 @@ class _Analysis:
             if isinstance(value, ast.Attribute) and value.attr == "shape":
                 p = owner(value.value)
                 if p:
-                    usages[p].min_rank = max(usages[p].min_rank, index + 1 if index >= 0 else -index)
+                    usages[p].min_rank = max(
+                        usages[p].min_rank, index + 1 if index >= 0 else -index
+                    )
             elif isinstance(value, ast.Call) and _callee(value) == "shape" and value.args:
                 p = owner(value.args[0])
                 if p:
-                    usages[p].min_rank = max(usages[p].min_rank, index + 1 if index >= 0 else -index)
+                    usages[p].min_rank = max(
+                        usages[p].min_rank, index + 1 if index >= 0 else -index
+                    )
         p = owner(value)
         if p and isinstance(node.slice, ast.Tuple):
-            dims = [e for e in node.slice.elts if not (isinstance(e, ast.Constant) and e.value is ...)]
+            dims = [
+                e for e in node.slice.elts if not (isinstance(e, ast.Constant) and e.value is ...)
+            ]
             usages[p].min_rank = max(usages[p].min_rank, len(dims))
 
 
@@ -430,8 +445,12 @@ def candidates(usages: dict[str, Usage]) -> Iterator[tuple[str, dict[str, Spec]]
                 for dtype in ("int32", "int64"):
                     specs = dict(base)
                     specs[name] = dataclasses.replace(
-                        spec, dtype=dtype, shape=spec.shape[:-1] if style == "hinted" else spec.shape,
-                        low=0, high=CLASSES - 1, strict=True,
+                        spec,
+                        dtype=dtype,
+                        shape=spec.shape[:-1] if style == "hinted" else spec.shape,
+                        low=0,
+                        high=CLASSES - 1,
+                        strict=True,
                     )
                     if fresh(specs):
                         yield f"`{name}` as {dtype} labels", specs

@@ -126,7 +126,7 @@ def _no_inputs(module: str, source: str, name: str) -> str:
         return (
             f"`{name}({params})` cannot be called on synthesised tensors: "
             + "; ".join(blocked)
-            + ', and no loss-shaped function or training loop in this file calls it; write '
+            + ", and no loss-shaped function or training loop in this file calls it; write "
             "verify_harness.py with `def build(): return {"
             + ", ".join(f'"{p}": ...' for p in usages)
             + '}` and set [tool.tfrewrite.verify] harness."'
@@ -390,9 +390,7 @@ def pair_targets(
         if not callers and synthesisable(original, name):
             add(name, rewrite, "changed by the rewrite", covers=name)
             continue
-        callers = callers or [
-            c for c in _callers(rewrite, name) if callable_here(c, search=True)
-        ]
+        callers = callers or [c for c in _callers(rewrite, name) if callable_here(c, search=True)]
         for caller in callers:
             add(caller, rewrite, f"calls `{name}`, which the rewrite changed", covers=name)
         if not callers:
