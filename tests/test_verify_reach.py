@@ -89,20 +89,20 @@ def test_entering_another_project_forgets_its_modules(
     monkeypatch.setattr(sys, "path", list(sys.path))
     for repo, value in (("a", 1), ("b", 2)):
         (tmp_path / repo).mkdir()
-        (tmp_path / repo / "tfrewrite_shared_utils.py").write_text(f"VALUE = {value}\n")
+        (tmp_path / repo / "project_shared_utils.py").write_text(f"VALUE = {value}\n")
     try:
         loader.enter_project([str(tmp_path / "a")])
-        import tfrewrite_shared_utils  # type: ignore[import-not-found]
+        import project_shared_utils  # type: ignore[import-not-found]
 
-        assert tfrewrite_shared_utils.VALUE == 1
+        assert project_shared_utils.VALUE == 1
         loader.enter_project([str(tmp_path / "b")])
-        assert "tfrewrite_shared_utils" not in sys.modules
-        import tfrewrite_shared_utils as again  # type: ignore[import-not-found]
+        assert "project_shared_utils" not in sys.modules
+        import project_shared_utils as again  # type: ignore[import-not-found]
 
         assert again.VALUE == 2
     finally:
         loader.enter_project([])
-        sys.modules.pop("tfrewrite_shared_utils", None)
+        sys.modules.pop("project_shared_utils", None)
 
 
 def test_a_class_defined_inside_a_function_is_unreachable() -> None:

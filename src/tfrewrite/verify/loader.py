@@ -74,6 +74,7 @@ class Unreachable(LoadError):
 # `enter_project`): an import they cannot satisfy is the project's problem,
 # any other missing import is a missing package.
 _project_paths: list[str] = []
+_baseline: set[str] | None = None  # modules loaded before the first project
 # Every MissingPackage raised since the last `enter_project`, also those that
 # code which catches exceptions (a replayed loop's set-up) turned into a result.
 missing: list[MissingPackage] = []
@@ -148,27 +149,34 @@ def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], li
 
 def enter_project(paths: list[str]) -> None:
     """Make `paths` (import root, script folder, project root) the project
-    whose imports resolve first. Modules a previous project imported from its
-    own folders are forgotten, so two repositories that both have a `utils`
-    or `core` package never see each other's."""
-    global _project_paths
+    whose imports resolve first. When they change, modules imported from the
+    previous project's folders are forgotten (also when only their order
+    changed: `yolov3` may then mean another file), so two repositories that
+    both have a `utils` or `core` package never see each other's. Modules
+    loaded before the first project (TensorFlow, tfrewrite itself) stay."""
+    global _project_paths, _baseline
     missing.clear()
+    if _baseline is None:
+        _baseline = set(sys.modules)
     new = [os.path.abspath(p) for p in paths]
     if new == _project_paths:
         return
-    old = [p for p in _project_paths if p not in new]
+    old = _project_paths
     for entry in old:
         while entry in sys.path:
             sys.path.remove(entry)
-    if old:
-        for name, module in list(sys.modules.items()):
-            file = getattr(module, "__file__", None) or ""
-            if (
-                file
-                and any(_inside(file, folder) for folder in old)
-                and "site-packages" not in file
-            ):
-                del sys.modules[name]
+    for name, module in list(sys.modules.items()):
+        if name in _baseline or name.startswith("tfrewrite"):
+            continue
+        places = [
+            getattr(module, "__file__", None) or "",
+            *(getattr(module, "__path__", None) or ()),
+        ]
+        if any(
+            place and "site-packages" not in place and any(_inside(place, f) for f in old)
+            for place in places
+        ):
+            del sys.modules[name]
     for entry in reversed(new):
         if entry in sys.path:
             sys.path.remove(entry)
