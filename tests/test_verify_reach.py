@@ -228,3 +228,20 @@ def test_a_class_whose_constructor_takes_sizes_is_built_from_their_names() -> No
     )
     with pytest.raises(loader.NeedsFactory):
         loader.load_function(agent, "Agent.loss", "original")
+
+
+def test_forgetting_a_package_forgets_its_submodules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    namespace = tmp_path / "a" / "project_ns_pkg" / "algos"
+    namespace.mkdir(parents=True)
+    (namespace / "base.py").write_text("X = 1\n")  # no __init__.py: namespace packages
+    try:
+        loader.enter_project([str(tmp_path / "a")])
+        import project_ns_pkg.algos.base  # type: ignore[import-not-found]  # noqa: F401
+
+        loader.enter_project([str(tmp_path / "b")])
+        assert not [m for m in sys.modules if m.startswith("project_ns_pkg")]
+    finally:
+        loader.enter_project([])

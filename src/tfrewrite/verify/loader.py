@@ -165,23 +165,43 @@ def enter_project(paths: list[str]) -> None:
     for entry in old:
         while entry in sys.path:
             sys.path.remove(entry)
-    for name, module in list(sys.modules.items()):
-        if name in _baseline or name.startswith("tfrewrite"):
-            continue
-        places = [
-            getattr(module, "__file__", None) or "",
-            *(getattr(module, "__path__", None) or ()),
-        ]
-        if any(
-            place and "site-packages" not in place and any(_inside(place, f) for f in old)
-            for place in places
-        ):
-            del sys.modules[name]
+    forget = [
+        name
+        for name, module in list(sys.modules.items())
+        if name not in _baseline
+        and not name.startswith("tfrewrite")
+        and any(
+            "site-packages" not in place and any(_inside(place, f) for f in old)
+            for place in _places(module)
+        )
+    ]
+    for name in forget:  # decided first: a namespace path reads its parent from sys.modules
+        sys.modules.pop(name, None)
+    # A submodule whose package was forgotten would make the import system
+    # fail on its parent (KeyError) for every later request.
+    orphans = True
+    while orphans:
+        orphans = False
+        for name in list(sys.modules):
+            parent = name.rpartition(".")[0]
+            if parent and parent not in sys.modules and name not in _baseline:
+                del sys.modules[name]
+                orphans = True
     for entry in reversed(new):
         if entry in sys.path:
             sys.path.remove(entry)
         sys.path.insert(0, entry)
     _project_paths = new
+
+
+def _places(module: types.ModuleType) -> list[str]:
+    """The file and package folders a module was loaded from."""
+    places = [getattr(module, "__file__", None) or ""]
+    try:
+        places += list(getattr(module, "__path__", None) or ())
+    except Exception:  # a namespace path whose parent is gone
+        pass
+    return [p for p in places if p]
 
 
 def _inside(file: str, folder: str) -> bool:
