@@ -384,8 +384,9 @@ class Verifier:
             return False
         r = self.request
         try:
-            node = loader.find_definition(ast.parse(r.original_source), r.qualname)
-            usages = signatures.analyse(ast.parse(r.original_source), node, "." in r.qualname)
+            tree = ast.parse(r.original_source)
+            node = loader.find_definition(tree, r.qualname)
+            usages = signatures.analyse(tree, node, "." in r.qualname)
         except (loader.LoadError, SyntaxError):
             return True
         blocked = signatures.blockers(usages)
