@@ -107,10 +107,8 @@ def test_nothing_to_verify_starts_no_worker(app: typer.Typer, tmp_path: Path) ->
 def test_unverifiable_change_is_not_proven_without_a_worker(
     app: typer.Typer, tmp_path: Path
 ) -> None:
-    (tmp_path / "old.py").write_text("def scale(x, factor, offset):\n    return x * factor\n")
-    (tmp_path / "new.py").write_text(
-        "def scale(x, factor, offset):\n    return x * factor + offset * 0\n"
-    )
+    (tmp_path / "old.py").write_text("def scale(model, x):\n    return model(x) * 2\n")
+    (tmp_path / "new.py").write_text("def scale(model, x):\n    return model(x) * 2.0\n")
     code, output = _run(
         app,
         "--python",
@@ -120,7 +118,7 @@ def test_unverifiable_change_is_not_proven_without_a_worker(
         str(tmp_path / "new.py"),
     )
     assert code == 1
-    assert "NOT PROVEN" in output and 'inputs."new:scale"' in output
+    assert "NOT PROVEN" in output and 'harness."new:scale"' in output
 
 
 def test_worker_is_a_runnable_module() -> None:

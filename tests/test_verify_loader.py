@@ -157,10 +157,44 @@ def test_changed_helper_is_verified_through_its_callers() -> None:
 
 
 def test_changed_function_without_inputs_is_not_proven() -> None:
+    before = "def scale(model, x):\n    return model(x) * model.factor\n"
+    after = "def scale(model, x):\n    return model(x) * model.factor + 0\n"
+    [target] = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
+    assert target.problem and 'harness."m:scale"' in target.problem
+    # The message names the parameter that cannot be synthesised and why.
+    assert "`model` is called" in target.problem
+    assert '{"model": ..., "x": ...}' in target.problem
+
+
+def test_changed_function_with_tensor_parameters_is_searched() -> None:
     before = "def scale(x, factor, offset):\n    return x * factor\n"
     after = "def scale(x, factor, offset):\n    return x * factor + 0\n"
     [target] = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
-    assert target.problem and "m:scale" in target.problem
+    assert target.problem is None and target.qualname == "scale"
+
+
+def test_step_defined_inside_a_function_is_verified_through_its_loop() -> None:
+    before = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        def train(hparams, data):
+            optimizer = tf.keras.optimizers.Adam()
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((x - y) ** 2)
+                return loss
+
+            for x, y in data.take(hparams.steps):
+                train_step(x, y)
+        """
+    )
+    after = before.replace("    def train_step", "    @tf.function\n    def train_step")
+    [target] = pair_targets("m.py", "m", before, after, parse_verify_settings({}))
+    assert target.covers == ("train",) and target.loop is not None
+    assert target.problem and '{"hparams": ..., "data": ...}' in target.problem
+    assert 'harness."m:train"' in target.problem
 
 
 def test_traced_functions_left_alone_get_original_only_checks() -> None:

@@ -43,7 +43,16 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture, coverage, inputs, intent, loader, randomness
+from tfrewrite.verify import (
+    capture,
+    coverage,
+    datasets,
+    inputs,
+    intent,
+    loader,
+    randomness,
+    signatures,
+)
 from tfrewrite.verify.compare import compare, describe, identical
 from tfrewrite.verify.outcome import (
     SEED,
@@ -110,6 +119,8 @@ class Verifier:
         self.original = loader.load_function(
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
         )
+        if r.qualname in loader.built_with:
+            self.outcome.warnings.append(loader.built_with[r.qualname])
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
         self.rewrite = None
         self.recorder = None
@@ -129,8 +140,11 @@ class Verifier:
                 if signature is not None and not configured
                 else None
             )
+            # Nothing configured and no input_signature: the defaults are a
+            # first guess, searched further when the original rejects them.
+            self.searchable = not configured and not from_signature
             self.specs = from_signature or inputs.specs_for(
-                self.original.python_function, configured
+                self.original.python_function, configured, guess=self.searchable
             )
         if self.rewrite is not None:
             piece = loader.slice_module(r.rewrite_source, r.qualname, r.path)
@@ -163,12 +177,29 @@ class Verifier:
             )
 
     def run(self) -> Outcome:
+        datasets.install()  # user code's Keras dataset loaders get generated arrays
+        loader.missing.clear()
+        self._run_all()
+        if self.outcome.verdict in ("error", "not proven") and loader.missing:
+            # A package the workers lack, also where user-facing code turned
+            # the ImportError into a result (a replayed loop's set-up).
+            self.outcome.needs_package = str(loader.missing[0])
+        return self.outcome
+
+    def _run_all(self) -> Outcome:
         self._adopt_intended_changes()
         loop = self.request.loop
         if loop is not None and not loop.get("fallback"):
             return self._run_loop(loop)
         try:
             self._load()
+        except loader.MissingPackage as err:
+            self.outcome.needs_package = str(err)
+            return self.outcome
+        except (loader.NeedsFactory, loader.Unreachable) as err:
+            self.outcome.unproven = str(err)
+            self.outcome.warnings.append(self.outcome.unproven)
+            return self.outcome
         except (Exception, SystemExit):
             self.outcome.error = "cannot load the function:\n" + traceback.format_exc(limit=6)
             return self.outcome
@@ -204,6 +235,8 @@ class Verifier:
         if self.request.harness is not None:
             self._train_steps(self.request.harness)
             return
+        if self.searchable and not self._fit_inputs():
+            return
         base = [
             (f"random draw (seed {seed})", inputs.draw(self.specs, seed))
             for seed in range(self.options.draws)
@@ -222,6 +255,9 @@ class Verifier:
             if not call(self.original.python_function, args, eager=True).failed:
                 base.append((f"short batch ({size} rows, after {full})", args))
         reference = call(self.original.python_function, base[0][1], eager=True)
+        if reference.failed and loader.missing_package(reference.error) is not None:
+            self.outcome.needs_package = str(loader.missing_package(reference.error))
+            return
         if reference.failed:
             # Not an error of the environment: the synthesised inputs do not fit the function.
             self.outcome.unproven = (
@@ -256,7 +292,12 @@ class Verifier:
             else:
                 self._deterministic_checks(proof)
             if self.outcome.prints:
-                self._print_checks(self._traced(), self._batch_cases(proof), CHECK_PRINTS)
+                fresh = self._fresh("rewrite")
+                self._print_checks(
+                    tf.function(fresh.python_function, **self.traced_options),
+                    self._batch_cases(proof),
+                    CHECK_PRINTS,
+                )
             self._global_checks(proof[0])
         if self.options.xla:
             self._xla(proof[0])
@@ -303,6 +344,22 @@ class Verifier:
                 )
             self.outcome.check(name).add(diff, f"the harness batches ({builder_spec})")
 
+    def _fresh(self, which: str) -> loader.LoadedFunction:
+        """The original or the rewrite loaded anew. A print fires when a
+        function is traced: a helper `tf.function` of the module that an
+        earlier check already traced would print nothing in the print check,
+        so each print check traces from a fresh module."""
+        r = self.request
+        source = r.rewrite_source if which == "rewrite" else r.original_source
+        factory = None
+        if r.factory is not None:
+            from tfrewrite.verify import harness
+
+            factory = harness.load_builder(r.factory)
+        return loader.load_function(
+            source, r.qualname, f"{which}-prints", r.path, r.package, factory=factory
+        )
+
     def _traced(self, autograph: bool = True) -> Callable:
         """The rewrite under `tf.function` with the options its own decorator
         gives (input_signature, reduce_retracing, jit_compile)."""
@@ -312,6 +369,51 @@ class Verifier:
     def _batch_cases(proof: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
         """The first input and the short batch, if any."""
         return [proof[0], *(case for case in proof[1:] if case[0].startswith("short batch"))]
+
+    def _fit_inputs(self) -> bool:
+        """Search an input signature the original runs on (see `signatures`)
+        when the default inputs do not fit. False (with the outcome saying
+        why) when nothing fits."""
+        fn = self.original.python_function
+        first = call(fn, inputs.draw(self.specs, 0), eager=True)
+        if not first.failed:
+            return True
+        found = loader.missing_package(first.error)
+        if found is not None:
+            self.outcome.needs_package = str(found)
+            return False
+        r = self.request
+        try:
+            tree = ast.parse(r.original_source)
+            node = loader.find_definition(tree, r.qualname)
+            usages = signatures.analyse(tree, node, "." in r.qualname)
+        except (loader.LoadError, SyntaxError):
+            return True
+        blocked = signatures.blockers(usages)
+        key = r.config_key or r.qualname
+        if blocked or set(usages) != set(self.specs):
+            return True  # reported below with the default inputs' error
+        tried = 0
+        for label, specs in signatures.candidates(usages):
+            if tried >= signatures.MAX_CANDIDATES:
+                break
+            tried += 1
+            if not call(fn, inputs.draw(specs, 0), eager=True).failed:
+                self.specs = specs
+                self.outcome.warnings.append(
+                    f"inputs found by search ({label}): {signatures.describe(specs)}; the "
+                    f"defaults raised {first.describe_error()}"
+                )
+                return True
+        self.outcome.unproven = (
+            f"no input signature fits: the original raised {first.describe_error()} on the "
+            f"default inputs ({self._spec_text()}) and on {tried} searched signatures; give "
+            f'its inputs in [tool.tfrewrite.verify] inputs."{key}" = '
+            f"{signatures.template(usages)} (edit the shapes and dtypes)"
+        )
+        self.outcome.warnings.append(self.outcome.unproven)
+        self.outcome.error_traceback = first.traceback()
+        return False
 
     def _spec_text(self) -> str:
         return ", ".join(f"{k} = {v}" for k, v in self.specs.items())
@@ -478,7 +580,7 @@ class Verifier:
         if self.outcome.prints:
             before = len(self.outcome.divergences)
             problem = self._print_checks(
-                tf.function(self.original.python_function),
+                tf.function(self._fresh("original").python_function),
                 self._batch_cases(proof),
                 "",
                 original_side=True,

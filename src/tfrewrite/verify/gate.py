@@ -76,6 +76,8 @@ def _why(result: dict[str, Any]) -> str:
     failed = next((c for c in result.get("checks") or [] if not c["ok"]), None)
     if failed:
         return f"{failed['name']}: {failed['detail']}"
+    if result.get("needs_package"):
+        return str(result["needs_package"])
     if result.get("error"):
         return str(result["error"]).strip().splitlines()[-1]
     uncovered = [b["line"] for b in result.get("branches") or [] if not (b["true"] and b["false"])]

@@ -121,10 +121,13 @@ def spec_from_json(data: Mapping[str, Any]) -> Spec:
     )
 
 
-def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
+def specs_for(
+    function: Any, configured: Mapping[str, Spec], guess: bool = False
+) -> dict[str, Spec]:
     """Which arguments to pass and how to make them: every required parameter
     needs a specification, from the configuration or because the function is
-    loss-shaped; optional parameters are passed only when configured."""
+    loss-shaped (or, with `guess`, a default that the signature search may
+    replace); optional parameters are passed only when configured."""
     signature = inspect.signature(function)
     params = [
         p
@@ -141,7 +144,7 @@ def specs_for(function: Any, configured: Mapping[str, Spec]) -> dict[str, Spec]:
         if p.name in configured:
             specs[p.name] = configured[p.name]
         elif p.default is p.empty:
-            if not loss_shaped:
+            if not loss_shaped and not guess:
                 raise SpecError(
                     f"no input specification for parameter `{p.name}` (the function is not "
                     "loss-shaped); give one in [tool.tfrewrite.verify] inputs"

@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 import itertools
 import linecache
+import os
 import sys
+import traceback
 import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,233 @@ _counter = itertools.count()
 
 class LoadError(Exception):
     """The function cannot be found or its module slice cannot be built."""
+
+
+# Import names whose distribution on the package index has another name.
+_DISTRIBUTIONS = {
+    "absl": "absl-py",
+    "bs4": "beautifulsoup4",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "skimage": "scikit-image",
+    "sklearn": "scikit-learn",
+    "yaml": "pyyaml",
+}
+
+
+class MissingPackage(LoadError):
+    """The code imports a module that is neither installed where the
+    verification workers run nor part of the project: a fact about the
+    environment, not about the rewrite."""
+
+    def __init__(self, name: str, imported_by: str | None = None, why: str | None = None) -> None:
+        self.name = name
+        self.imported_by = imported_by
+        distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
+        where = f" (imported by {imported_by})" if imported_by else ""
+        why = why or (
+            "which the verification workers' Python cannot import and the project does not contain"
+        )
+        super().__init__(
+            f"needs package `{name}`{where}, {why}: install it there (pip install "
+            f"{distribution}) or run verify with --python pointing at the project's environment"
+        )
+
+
+class Unreachable(LoadError):
+    """The function lives where verification cannot build it from the module
+    (a class defined inside a function)."""
+
+
+# The folders of the project whose function is being verified (see
+# `enter_project`): an import they cannot satisfy is the project's problem,
+# any other missing import is a missing package.
+_project_paths: list[str] = []
+_baseline: set[str] | None = None  # modules loaded before the first project
+# Every MissingPackage raised since the last `enter_project`, also those that
+# code which catches exceptions (a replayed loop's set-up) turned into a result.
+missing: list[MissingPackage] = []
+
+
+def package_of(path: str) -> tuple[str | None, str]:
+    """`(package, import root)` of a source file, as Python sees it when the
+    project is installed or run from its top folder: inside packages (folders
+    with `__init__.py`) the dotted package and the folder above the outermost
+    package (`tensorflow_addons/losses/focal_loss.py` -> `tensorflow_addons.losses`
+    and the repository root); elsewhere no package and the file's own folder
+    (a script's siblings import as top-level modules)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts: list[str] = []
+    root = folder
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        name = os.path.basename(root)
+        if not name.isidentifier():
+            break
+        parts.insert(0, name)
+        root = os.path.dirname(root)
+    return (".".join(parts) or None), root
+
+
+def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], list[str]]:
+    """Folders above a file from which its absolute imports resolve, for
+    code run from its repository's top (`yolov3/yolov4.py` importing
+    `yolov3.utils` beside a `yolov3/yolov3.py`): `(before, after)` the
+    file's own folder on the path. A dotted import needs a folder of that
+    name, so an ancestor that has one goes before the file's folder; a plain
+    import the file's folder cannot satisfy is looked up after it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [], []
+    folder = os.path.dirname(os.path.abspath(path))
+    ancestors = []
+    current = folder
+    for _ in range(levels):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        ancestors.append(parent)
+        current = parent
+    before: list[str] = []
+    after: list[str] = []
+
+    def has(where: str, name: str, package: bool) -> bool:
+        if os.path.isdir(os.path.join(where, name)):
+            return True
+        return not package and os.path.isfile(os.path.join(where, name + ".py"))
+
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module + ".x"]  # from a.b import c: `a` must be a package
+        for dotted_name in names:
+            top, dot, _ = dotted_name.partition(".")
+            package = bool(dot)
+            if has(folder, top, package):
+                continue
+            for ancestor in ancestors:
+                if has(ancestor, top, package):
+                    target = before if package and has(folder, top, False) else after
+                    if ancestor not in before + after:
+                        target.append(ancestor)
+                    break
+    return before, after
+
+
+def enter_project(paths: list[str]) -> None:
+    """Make `paths` (import root, script folder, project root) the project
+    whose imports resolve first. When they change, modules imported from the
+    previous project's folders are forgotten (also when only their order
+    changed: `yolov3` may then mean another file), so two repositories that
+    both have a `utils` or `core` package never see each other's. Modules
+    loaded before the first project (TensorFlow, tfrewrite itself) stay."""
+    global _project_paths, _baseline
+    missing.clear()
+    if _baseline is None:
+        _baseline = set(sys.modules)
+    new = [os.path.abspath(p) for p in paths]
+    if new == _project_paths:
+        return
+    old = _project_paths
+    for entry in old:
+        while entry in sys.path:
+            sys.path.remove(entry)
+    forget = [
+        name
+        for name, module in list(sys.modules.items())
+        if name not in _baseline
+        and not name.startswith("tfrewrite")
+        and any(
+            "site-packages" not in place and any(_inside(place, f) for f in old)
+            for place in _places(module)
+        )
+    ]
+    for name in forget:  # decided first: a namespace path reads its parent from sys.modules
+        sys.modules.pop(name, None)
+    # A submodule whose package was forgotten would make the import system
+    # fail on its parent (KeyError) for every later request.
+    orphans = True
+    while orphans:
+        orphans = False
+        for name in list(sys.modules):
+            parent = name.rpartition(".")[0]
+            if parent and parent not in sys.modules and name not in _baseline:
+                del sys.modules[name]
+                orphans = True
+    for entry in reversed(new):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+    _project_paths = new
+
+
+def _places(module: types.ModuleType) -> list[str]:
+    """The file and package folders a module was loaded from."""
+    places = [getattr(module, "__file__", None) or ""]
+    try:
+        places += list(getattr(module, "__path__", None) or ())
+    except Exception:  # a namespace path whose parent is gone
+        pass
+    return [p for p in places if p]
+
+
+def _inside(file: str, folder: str) -> bool:
+    return os.path.abspath(file).startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _in_project(name: str) -> bool:
+    return any(
+        os.path.isdir(os.path.join(folder, name))
+        or os.path.isfile(os.path.join(folder, name + ".py"))
+        for folder in _project_paths
+    )
+
+
+def missing_package(err: BaseException) -> MissingPackage | None:
+    """The missing package behind `err`, when it is an import of a module
+    outside the project that cannot be found; None for anything else
+    (a module the project should contain but does not is the project's error)."""
+    if isinstance(err, MissingPackage):
+        return err
+    if not isinstance(err, ImportError):
+        return None
+    importer = None
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if "importlib" not in frame.filename and not frame.filename.startswith("<frozen"):
+            importer = f"{_shown(frame.filename)}, line {frame.lineno}"
+            break
+    text = str(err)
+    found = None
+    if "Keras version 2" in text or f"tensorflow{os.sep}python{os.sep}keras" in text:
+        # Code written for Keras 2 under a TensorFlow whose tf.keras is Keras 3.
+        found = MissingPackage(
+            "tf_keras",
+            importer,
+            "Keras 2: this code imports Keras 2 APIs that the workers' TensorFlow "
+            f"({text.splitlines()[0][:120]}) no longer has; with tf_keras installed, set "
+            "TF_USE_LEGACY_KERAS=1",
+        )
+    elif isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        if not _in_project(top) and top not in sys.modules:
+            found = MissingPackage(top, importer)
+    if found is not None:
+        missing.append(found)
+    return found
+
+
+def _shown(filename: str) -> str:
+    """A file name relative to the project folder that holds it (a module
+    slice's name `path (role #n)` shown as its path)."""
+    head, sep, tail = filename.rpartition(" (")
+    if sep and tail.endswith(")") and "#" in tail:
+        filename = head
+    for folder in _project_paths:
+        if _inside(filename, folder):
+            return os.path.relpath(filename, folder)
+    return filename
 
 
 @dataclass
@@ -297,8 +526,56 @@ def _resolve(module: types.ModuleType, qualname: str, factory: object = None) ->
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
             return _instantiate(obj, qualname, part, factory)
+        if i > 0 and not isinstance(obj, (type, types.ModuleType)):
+            raise Unreachable(
+                f"`{qualname}` is defined inside the function `{'.'.join(parts[:i])}`: verify "
+                "builds functions and classes of the module, not ones a function creates when "
+                "it runs; verify the function that creates it, with its inputs in "
+                f'[tool.tfrewrite.verify] inputs."module:{".".join(parts[:i])}" or a harness'
+            )
         obj = getattr(obj, part)
     return obj
+
+
+class NeedsFactory(LoadError):
+    """A method's class cannot be built from its `__init__` defaults: the
+    user must say how (a factory), so the method is not proven, not broken."""
+
+
+# qualname -> how its class was built when `__init__` needed arguments (said in the result).
+built_with: dict[str, str] = {}
+
+
+def _constructor_guess(cls: type) -> dict[str, object] | None:
+    """Arguments for a constructor whose required parameters are sizes,
+    shapes or rates by their names (`Critic(state_dim)`, `Agent(n_actions,
+    lr)`); None when one of them is anything else (a model, an environment)."""
+    import inspect
+
+    try:
+        params = inspect.signature(cls.__init__).parameters.values()  # type: ignore[misc]
+    except (TypeError, ValueError):
+        return None
+    guessed: dict[str, object] = {}
+    for p in list(params)[1:]:
+        if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        name = p.name.lower()
+        if name.endswith("_shape") or name == "shape":
+            guessed[p.name] = (4,)
+        elif name in ("lr", "learning_rate") or name.endswith(("_lr", "_rate")):
+            guessed[p.name] = 0.001
+        elif name in ("gamma", "tau", "discount", "alpha", "beta", "epsilon", "eps"):
+            guessed[p.name] = 0.9
+        elif (
+            name in ("size", "depth", "units", "n", "k")
+            or name.endswith(("_dim", "_size", "_units", "_len", "_num", "_count", "_actions"))
+            or name.startswith(("num_", "n_"))
+        ):
+            guessed[p.name] = 4
+        else:
+            return None
+    return guessed or None
 
 
 def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
@@ -306,9 +583,26 @@ def _instantiate(cls: type, qualname: str, method: str, factory: object = None) 
     `__init__` defaults (`Loss.call` needs `self`), or by a configured
     factory `(cls) -> instance`."""
     try:
-        instance = factory(cls) if callable(factory) else cls()
+        if callable(factory):
+            instance = factory(cls)
+        else:
+            try:
+                instance = cls()
+            except TypeError:
+                guessed = _constructor_guess(cls)
+                if guessed is None:
+                    raise
+                instance = cls(**guessed)
+                built_with[qualname] = (
+                    f"`{cls.__name__}` was built as `{cls.__name__}("
+                    + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
+                    + ")` from its parameter names; configure a factory to build it otherwise"
+                )
     except Exception as err:
-        raise LoadError(
+        found = missing_package(err)
+        if found is not None:
+            raise found from err
+        raise NeedsFactory(
             f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}; configure a "
             f'factory: [tool.tfrewrite.verify] harness."module:{cls.__name__}" = '
             '"verify_harness:make" with `def make(cls): return cls(...)`'
@@ -351,7 +645,13 @@ def load_function(
         module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
     code = compile(piece.tree, filename, "exec")
-    exec(code, module.__dict__)
+    try:
+        exec(code, module.__dict__)
+    except ImportError as err:
+        found = missing_package(err)
+        if found is not None:
+            raise found from err
+        raise
     function = _resolve(module, qualname, factory)
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.

@@ -91,6 +91,9 @@ class Outcome:
     inputs: list[str] = field(default_factory=list)
     error: str | None = None
     unproven: str | None = None  # why nothing could be compared
+    # The code imports a package the workers' Python lacks (said with the
+    # package and who imports it): the environment's gap, not the rewrite's.
+    needs_package: str | None = None
     error_traceback: str | None = None
     stochastic: bool = False
     prints: bool = False
@@ -100,6 +103,8 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
+        if self.needs_package:
+            return "needs package"
         if self.error:
             return "error"
         if self.unproven:
@@ -123,6 +128,7 @@ class Outcome:
             "warnings": self.warnings,
             "inputs": self.inputs,
             "error": self.error,
+            "needs_package": self.needs_package,
             "traceback": self.error_traceback,
             "stochastic": self.stochastic,
             "prints": self.prints,

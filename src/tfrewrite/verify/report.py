@@ -7,6 +7,8 @@ Verdicts:
 * `not proven` — nothing failed, but a branch was never taken (or no inputs could be made).
 * `diverges` — the original alone behaves differently traced than eagerly.
 * `consistent` — the original alone behaves the same traced and eagerly.
+* `needs package` — the code imports a package the workers' Python lacks (named,
+  with the file that imports it): the environment's gap, not the rewrite's.
 * `error` — the function could not be loaded or run (traceback shown), or timed out.
 """
 
@@ -87,7 +89,9 @@ def render_text(results: list[dict[str, Any]]) -> str:
             lines.append(f"  divergence in the original: {d}")
         for w in r.get("warnings") or []:
             lines.append(f"  warning: {w}")
-        if r.get("error"):
+        if r.get("needs_package"):
+            lines.append(f"  {r['needs_package']}")
+        elif r.get("error"):
             lines.extend("  " + line for line in str(r["error"]).rstrip().splitlines())
         elif r.get("traceback"):
             lines.extend("    " + line for line in str(r["traceback"]).rstrip().splitlines())

@@ -12,6 +12,7 @@ from typing import Any
 
 from tfrewrite.analysis.index import build_index, module_name_for
 from tfrewrite.analysis.project import compute_facts
+from tfrewrite.verify.loader import import_roots, package_of
 from tfrewrite.verify.pool import run_requests
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import Target
@@ -28,19 +29,29 @@ def traced_functions(sources: dict[str, str], root: Path) -> dict[str, dict[str,
 
 def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, Any]:
     folder = str(Path(target.path).resolve().parent)
+    # Imported as the project imports it: inside its package, from the folder
+    # above the outermost package (relative imports and the package's own
+    # absolute imports both resolve), with the script's folder and the
+    # project root on the path too. Outside any `__init__.py` package the
+    # folders below the project root are namespace packages.
+    package, import_root = package_of(target.path)
+    package = package or target.module.rpartition(".")[0] or None
+    before, after = import_roots(target.path, target.original_source)
     return {
         "qualname": target.qualname,
         "original_source": target.original_source,
         "rewrite_source": target.rewrite_source,
         "path": target.path,
-        "package": target.module.rpartition(".")[0] or None,
+        "package": package,
         "specs": {k: v.to_json() for k, v in (target.specs or {}).items()},
         "config_key": f"{target.module}:{target.qualname}",
         "harness": target.harness,
         "loop": target.loop,
         "factory": target.factory,
         "options": settings.worker_options(),
-        "sys_path": [str(root.resolve()), folder],
+        "sys_path": list(
+            dict.fromkeys([*before, import_root, folder, *after, str(root.resolve())])
+        ),
     }
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tfrewrite.verify import loops
+from tfrewrite.verify import loops, signatures
 from tfrewrite.verify.inputs import Spec
 from tfrewrite.verify.loader import LoadError, find_definition, function_sources, references
 from tfrewrite.verify.settings import VerifySettings
@@ -107,6 +107,64 @@ def _harness_hint(module: str, name: str) -> str:
     )
 
 
+def _no_inputs(module: str, source: str, name: str) -> str:
+    """Exactly what is missing to call `name`, and the configuration that supplies it."""
+    try:
+        tree = ast.parse(source)
+        node = find_definition(tree, name)
+    except (LoadError, SyntaxError):
+        return f"no inputs for `{name}`; " + _harness_hint(module, name)
+    usages = signatures.analyse(tree, node, "." in name)
+    params = ", ".join(usages)
+    if trains(node):
+        return (
+            f"`{name}({params})` is a train step and no training loop verify can replay "
+            "calls it; " + _harness_hint(module, name)
+        )
+    blocked = signatures.blockers(usages)
+    if blocked:
+        return (
+            f"`{name}({params})` cannot be called on synthesised tensors: "
+            + "; ".join(blocked)
+            + ", and no loss-shaped function or training loop in this file calls it; write "
+            "verify_harness.py with `def build(): return {"
+            + ", ".join(f'"{p}": ...' for p in usages)
+            + '}` and set [tool.tfrewrite.verify] harness."'
+            + f'{module}:{name}" = "verify_harness:build"'
+        )
+    return (
+        f"`{name}({params})` takes keyword-only or no parameters verify can synthesise; give "
+        f'them in [tool.tfrewrite.verify] inputs."{module}:{name}"'
+    )
+
+
+def synthesisable(source: str, qualname: str) -> bool:
+    """Every required parameter looks like a tensor (the signature search can
+    try to make it), there is at least one, none is keyword-only, and the
+    function is not a train step."""
+    try:
+        tree = ast.parse(source)
+        node = find_definition(tree, qualname)
+    except (LoadError, SyntaxError):
+        return False
+    usages = signatures.analyse(tree, node, "." in qualname)
+    required_kw = sum(1 for d in node.args.kw_defaults if d is None)
+    return bool(usages) and not required_kw and not signatures.blockers(usages) and not trains(node)
+
+
+def _nested_functions(source: str, qualname: str) -> list[str]:
+    """Names of functions defined inside `qualname` (a train step built per call)."""
+    try:
+        node = find_definition(ast.parse(source), qualname)
+    except (LoadError, SyntaxError):
+        return []
+    return [
+        n.name
+        for n in ast.walk(node)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not node
+    ]
+
+
 def _definition_line(source: str, qualname: str) -> int:
     try:
         return find_definition(ast.parse(source), qualname).lineno
@@ -117,7 +175,8 @@ def _definition_line(source: str, qualname: str) -> int:
 def loss_shaped(source: str, qualname: str) -> bool:
     """Two required positional parameters (after `self`) and nothing else required."""
     try:
-        node = find_definition(ast.parse(source), qualname)
+        tree = ast.parse(source)
+        node = find_definition(tree, qualname)
     except (LoadError, SyntaxError):
         return False
     args = node.args
@@ -130,7 +189,10 @@ def loss_shaped(source: str, qualname: str) -> bool:
         positional = positional[1:]
     required = len(positional) - len(args.defaults)
     required_kw = sum(1 for d in args.kw_defaults if d is None)
-    return required == 2 and required_kw == 0 and not trains(node)
+    if required != 2 or required_kw or trains(node):
+        return False
+    # `predict(model, x)` has the shape of a loss, but a model is no tensor.
+    return not signatures.blockers(signatures.analyse(tree, node, "." in qualname))
 
 
 def trains(node: ast.AST) -> bool:
@@ -164,11 +226,14 @@ def pair_targets(
     adds original-only divergence checks for traced functions left unchanged."""
     targets: dict[str, Target] = {}
 
-    def callable_here(qualname: str) -> bool:
+    def callable_here(qualname: str, search: bool = False) -> bool:
+        """Verify can call it: configured, loss-shaped, or (for a function
+        the rewrite changed, `search`) every parameter can be synthesised."""
         return (
             settings.inputs_for(module, qualname) is not None
             or settings.harness_for(module, qualname) is not None
             or loss_shaped(original, qualname)
+            or (search and synthesisable(original, qualname))
         )
 
     def add(
@@ -304,7 +369,28 @@ def pair_targets(
                 add_loop(*pair, step, [name])
         if sites:
             continue
+        # A step defined inside the function and called by its own loop
+        # (`def train(...): @tf.function def step(...)...; for ...: step(...)`).
+        inner = [
+            (site, nested)
+            for nested in _nested_functions(rewrite, name)
+            for site in loops.loop_sites(original, loops.calls_name(nested))
+            if site.scope == name
+        ]
+        for site, nested in inner:
+            pair = sites_pair(site.scope, site.index, nested)
+            if pair is not None:
+                add_loop(*pair, nested, [name])
+        if inner:
+            continue
+        # Callers that verify calls anyway prove the helper in its real
+        # context; else the helper itself on searched inputs; else callers
+        # on searched inputs.
         callers = [c for c in _callers(rewrite, name) if callable_here(c)]
+        if not callers and synthesisable(original, name):
+            add(name, rewrite, "changed by the rewrite", covers=name)
+            continue
+        callers = callers or [c for c in _callers(rewrite, name) if callable_here(c, search=True)]
         for caller in callers:
             add(caller, rewrite, f"calls `{name}`, which the rewrite changed", covers=name)
         if not callers:
@@ -312,8 +398,7 @@ def pair_targets(
                 name,
                 rewrite,
                 "changed by the rewrite",
-                problem=f"no inputs: `{name}` is not loss-shaped, and no loss-shaped function "
-                "or training loop in this file calls it; " + _harness_hint(module, name),
+                problem=_no_inputs(module, original, name),
                 covers=name,
             )
     for line, text in outside_changes(original, rewrite):

@@ -31,12 +31,11 @@ def _send(stream: IO[str], data: dict[str, Any]) -> None:
 
 
 def _handle(message: dict[str, Any]) -> dict[str, Any]:
+    from tfrewrite.verify import loader
     from tfrewrite.verify.checks import Options, Request, verify
 
     data = message["request"]
-    for entry in reversed(data.get("sys_path", [])):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+    loader.enter_project(data.get("sys_path", []))
     request = Request(
         qualname=data["qualname"],
         original_source=data["original_source"],

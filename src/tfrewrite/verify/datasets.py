@@ -1,0 +1,118 @@
+"""Keras' dataset loaders, answered with generated arrays: verify never downloads.
+
+Tutorial scripts build their data at import time (`(x_train, y_train), _ =
+keras.datasets.mnist.load_data()`); a replayed training loop runs that set-up
+code. Verification compares the original against the rewrite on the *same*
+data, so real data is not needed, and a download (slow, or impossible
+offline) would turn a provable rewrite into an error. Every
+`keras.datasets.*.load_data` is replaced, in the worker, by a function that
+returns seeded random arrays of the documented shapes and dtypes (MNIST:
+`uint8` images `(60000, 28, 28)` and labels `(60000,)` in 0..9, ...), and
+`keras.utils.get_file` raises a clear error instead of fetching.
+
+Text datasets (IMDB, Reuters) return object arrays of integer sequences, as
+Keras does. Seeded, so the original and the rewrite see identical arrays.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+SEED = 2024
+_installed = False
+
+
+class DownloadRefused(RuntimeError):
+    """Verification does not download files."""
+
+
+def _images(
+    train: int, test: int, shape: tuple[int, ...], classes: int, label_shape: tuple[int, ...]
+) -> Callable[..., Any]:
+    def load_data(*_args: Any, **kwargs: Any) -> Any:
+        rng = np.random.default_rng(SEED)
+        n_classes = 20 if kwargs.get("label_mode") == "coarse" else classes
+        out = []
+        for rows in (train, test):
+            x = rng.integers(0, 256, (rows, *shape), dtype=np.uint8)
+            y = rng.integers(0, n_classes, (rows, *label_shape)).astype(np.uint8)
+            out.append((x, y))
+        return tuple(out)
+
+    return load_data
+
+
+def _sequences(train: int, test: int, classes: int) -> Callable[..., Any]:
+    def load_data(*_args: Any, num_words: int | None = None, **_kwargs: Any) -> Any:
+        rng = np.random.default_rng(SEED)
+        vocabulary = num_words or 10000
+        out = []
+        for rows in (train, test):
+            x = np.empty(rows, dtype=object)
+            for i in range(rows):
+                x[i] = [1, *rng.integers(2, vocabulary, int(rng.integers(10, 200))).tolist()]
+            y = rng.integers(0, classes, rows).astype(np.int64)
+            out.append((x, y))
+        return tuple(out)
+
+    return load_data
+
+
+def _table(train: int, test: int, features: int, high: float) -> Callable[..., Any]:
+    def load_data(*_args: Any, **_kwargs: Any) -> Any:
+        rng = np.random.default_rng(SEED)
+        return tuple(
+            (rng.uniform(0, high, (rows, features)), rng.uniform(5, 50, rows))
+            for rows in (train, test)
+        )
+
+    return load_data
+
+
+# name -> loader with the shapes and dtypes Keras documents.
+LOADERS: dict[str, Callable[..., Any]] = {
+    "mnist": _images(60000, 10000, (28, 28), 10, ()),
+    "fashion_mnist": _images(60000, 10000, (28, 28), 10, ()),
+    "cifar10": _images(50000, 10000, (32, 32, 3), 10, (1,)),
+    "cifar100": _images(50000, 10000, (32, 32, 3), 100, (1,)),
+    "imdb": _sequences(25000, 25000, 2),
+    "reuters": _sequences(8982, 2246, 46),
+    "boston_housing": _table(404, 102, 13, 100.0),
+    "california_housing": _table(16512, 4128, 8, 10.0),
+}
+
+
+def _refuse(fname: str | None = None, origin: str | None = None, *args: Any, **kwargs: Any) -> Any:
+    raise DownloadRefused(
+        f"verify does not download files (keras.utils.get_file({fname!r}, {origin!r})): "
+        "build the data in a harness (verify_harness.py) instead"
+    )
+
+
+def install() -> None:
+    """Replace the loaders in every Keras namespace that exposes them. Idempotent."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    for package in ("keras.datasets", "keras.src.datasets", "tf_keras.datasets"):
+        for name, load_data in LOADERS.items():
+            try:
+                module = importlib.import_module(f"{package}.{name}")
+            except Exception:  # not installed, or this Keras lacks the dataset
+                continue
+            module.load_data = load_data  # type: ignore[attr-defined]
+    for module_name in ("keras.utils", "keras.src.utils", "keras.src.utils.file_utils"):
+        module = sys.modules.get(module_name)
+        if module is None:
+            try:
+                module = importlib.import_module(module_name)
+            except Exception:
+                continue
+        if hasattr(module, "get_file"):
+            module.get_file = _refuse  # type: ignore[attr-defined]

@@ -1,0 +1,247 @@
+"""How verify reaches code in real projects, without TensorFlow: packages and
+import roots, missing packages, and input signatures read from how each
+parameter is used."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfrewrite.verify import loader, signatures
+from tfrewrite.verify.inputs import TensorSpec, ValueSpec
+from tfrewrite.verify.targets import loss_shaped, synthesisable
+
+
+def _usages(source: str, qualname: str) -> dict[str, signatures.Usage]:
+    tree = ast.parse(textwrap.dedent(source))
+    return signatures.analyse(tree, loader.find_definition(tree, qualname), "." in qualname)
+
+
+def _first(source: str, qualname: str) -> dict:
+    return next(signatures.candidates(_usages(source, qualname)))[1]
+
+
+# -- where a file is imported from ---------------------------------------------------------
+
+
+def test_package_of_a_file_inside_packages(tmp_path: Path) -> None:
+    inner = tmp_path / "repo" / "tensorflow_addons" / "losses"
+    inner.mkdir(parents=True)
+    (inner.parent / "__init__.py").write_text("")
+    (inner / "__init__.py").write_text("")
+    (inner / "focal_loss.py").write_text("")
+    assert loader.package_of(str(inner / "focal_loss.py")) == (
+        "tensorflow_addons.losses",
+        str(tmp_path / "repo"),
+    )
+    (tmp_path / "script.py").write_text("")
+    assert loader.package_of(str(tmp_path / "script.py")) == (None, str(tmp_path))
+
+
+def test_import_roots_find_the_repository_top(tmp_path: Path) -> None:
+    # yolov3/yolov4.py imports yolov3.utils; yolov3/yolov3.py would shadow the folder.
+    folder = tmp_path / "yolov3"
+    folder.mkdir()
+    (folder / "yolov3.py").write_text("")
+    (folder / "utils.py").write_text("")
+    source = "from yolov3.utils import x\nimport core\nimport numpy\n"
+    (tmp_path / "core").mkdir()
+    before, after = loader.import_roots(str(folder / "yolov4.py"), source)
+    assert before == [str(tmp_path)] and after == []
+    before, after = loader.import_roots(str(folder / "yolov4.py"), "import core\n")
+    assert before == [] and after == [str(tmp_path)]
+
+
+def test_a_missing_import_is_a_package_unless_the_project_has_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "helpers").mkdir()
+    loader.enter_project([str(tmp_path)])
+    try:
+        with pytest.raises(loader.MissingPackage) as err:
+            loader.load_function(
+                "import tfrewrite_absent_pkg\n\n"
+                "def f(a, b):\n    return tfrewrite_absent_pkg.g(a)\n",
+                "f",
+                "original",
+            )
+        assert err.value.name == "tfrewrite_absent_pkg"
+        assert "pip install tfrewrite-absent-pkg" in str(err.value)
+        assert loader.missing and loader.missing[-1].name == "tfrewrite_absent_pkg"
+        # `helpers` is the project's own folder: its missing module is the project's error.
+        with pytest.raises(ModuleNotFoundError) as project_err:
+            loader.load_function(
+                "import helpers.absent\n\ndef f(a, b):\n    return helpers.g(a)\n", "f", "original"
+            )
+        assert not isinstance(project_err.value, loader.MissingPackage)
+    finally:
+        loader.enter_project([])
+
+
+def test_entering_another_project_forgets_its_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    for repo, value in (("a", 1), ("b", 2)):
+        (tmp_path / repo).mkdir()
+        (tmp_path / repo / "project_shared_utils.py").write_text(f"VALUE = {value}\n")
+    try:
+        loader.enter_project([str(tmp_path / "a")])
+        import project_shared_utils  # type: ignore[import-not-found]
+
+        assert project_shared_utils.VALUE == 1
+        loader.enter_project([str(tmp_path / "b")])
+        assert "project_shared_utils" not in sys.modules
+        import project_shared_utils as again  # type: ignore[import-not-found]
+
+        assert again.VALUE == 2
+    finally:
+        loader.enter_project([])
+        sys.modules.pop("project_shared_utils", None)
+
+
+def test_a_class_defined_inside_a_function_is_unreachable() -> None:
+    source = "def build():\n    class Model:\n        def call(self, x):\n            return x\n"
+    with pytest.raises(loader.Unreachable, match="defined inside the function `build`"):
+        loader.load_function(source, "build.Model.call", "original")
+
+
+# -- input signatures ---------------------------------------------------------------------
+
+
+def test_sparse_labels_are_integers_of_lower_rank() -> None:
+    specs = _first(
+        """
+        def compute_loss(logits, labels):
+            return tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits, labels=labels))
+        """,
+        "compute_loss",
+    )
+    assert specs["labels"] == TensorSpec("int32", (8,), 0, 3, strict=True)
+    assert specs["logits"].shape == (8, 4) and specs["logits"].dtype == "float32"
+
+
+def test_labels_compared_with_an_argmax_are_int64() -> None:
+    usages = _usages(
+        """
+        def accuracy(logits, labels):
+            predictions = tf.argmax(logits, axis=1)
+            return tf.reduce_mean(tf.cast(tf.equal(predictions, labels), tf.float32))
+        """,
+        "accuracy",
+    )
+    assert usages["labels"].int64 and usages["logits"].min_rank == 2
+
+
+def test_indices_and_image_ops_are_followed_into_helpers() -> None:
+    source = """
+        def crop(image):
+            return tf.image.random_crop(image, size=[8, 8, 3])
+
+        def pick(table, ids):
+            return tf.gather(table, ids)
+
+        def augment(image, table, ids):
+            return crop(image), pick(table, ids)
+        """
+    usages = _usages(source, "augment")
+    assert usages["image"].image and usages["ids"].integer and not usages["table"].integer
+    labels = [label for label, _ in signatures.candidates(usages)]
+    assert labels[:2] == ["hinted", "unbatched image"]
+
+
+def test_sizes_in_shape_lists_and_by_name_are_numbers() -> None:
+    specs = _first(
+        "def get_random_z(z_dim, batch_size):\n"
+        "    return tf.random.uniform([batch_size, z_dim], minval=-1, maxval=1)\n",
+        "get_random_z",
+    )
+    assert specs == {"z_dim": ValueSpec(4), "batch_size": ValueSpec(4)}
+    usages = _usages(
+        "def center_crop(image, size):\n"
+        "    return tf.image.crop_to_bounding_box(image, 0, 0, size[0], size[1])\n",
+        "center_crop",
+    )
+    found = dict(signatures.candidates(usages))
+    assert found["sizes by name"]["size"] == ValueSpec(4)
+
+
+def test_reshape_targets_and_ranks_shape_the_candidates() -> None:
+    specs = _first(
+        "def classify(images, y):\n"
+        "    x = tf.reshape(images, [-1, 28, 28, 1])\n"
+        "    return tf.reduce_sum(y, axis=2)\n",
+        "classify",
+    )
+    assert specs["images"].shape == (8, 28, 28, 1) and specs["y"].shape == (8, 4, 4)
+
+
+def test_objects_are_blockers_with_their_reason() -> None:
+    source = """
+        def predict(model, x):
+            return model(x)
+
+        def fit(config, data):
+            return data.take(config.steps)
+        """
+    assert signatures.blockers(_usages(source, "predict")) == [
+        "`model` is called (a model or a function)"
+    ]
+    assert not loss_shaped(textwrap.dedent(source), "predict")
+    assert not synthesisable(textwrap.dedent(source), "fit")
+    assert synthesisable("def scale(x, factor, offset):\n    return x * factor\n", "scale")
+
+
+def test_candidates_are_distinct_and_bounded() -> None:
+    usages = _usages("def f(a, b, c):\n    return a + b + c\n", "f")
+    found = [specs for _, specs in signatures.candidates(usages)]
+    assert len(found) == len({repr(sorted(s.items())) for s in found})
+    assert found[0] == {n: TensorSpec("float32", (8, 4), 0.0, 1.0, strict=False) for n in "abc"}
+
+
+def test_a_class_whose_constructor_takes_sizes_is_built_from_their_names() -> None:
+    source = textwrap.dedent(
+        """
+        class Critic:
+            def __init__(self, state_dim, action_shape, lr):
+                self.scale = state_dim * lr
+
+            def compute_loss(self, a, b):
+                return (a - b) * self.scale
+        """
+    )
+    loaded = loader.load_function(source, "Critic.compute_loss", "original")
+    assert loaded.python_function(1.0, 0.0) == pytest.approx(0.004)
+    assert (
+        "`Critic(state_dim=4, action_shape=(4,), lr=0.001)`"
+        in loader.built_with["Critic.compute_loss"]
+    )
+    agent = (
+        "class Agent:\n    def __init__(self, env):\n        pass\n"
+        "    def loss(self, a, b):\n        return a\n"
+    )
+    with pytest.raises(loader.NeedsFactory):
+        loader.load_function(agent, "Agent.loss", "original")
+
+
+def test_forgetting_a_package_forgets_its_submodules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    namespace = tmp_path / "a" / "project_ns_pkg" / "algos"
+    namespace.mkdir(parents=True)
+    (namespace / "base.py").write_text("X = 1\n")  # no __init__.py: namespace packages
+    try:
+        loader.enter_project([str(tmp_path / "a")])
+        import project_ns_pkg.algos.base  # type: ignore[import-not-found]  # noqa: F401
+
+        loader.enter_project([str(tmp_path / "b")])
+        assert not [m for m in sys.modules if m.startswith("project_ns_pkg")]
+    finally:
+        loader.enter_project([])

@@ -1,0 +1,240 @@
+"""Verify reaches rewrites in real project shapes: a file inside its package,
+a package the workers lack, inputs that must be searched (integer labels,
+images, argmax comparisons), data a script downloads at import time, and a
+print check that traces afresh."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tfrewrite.verify import datasets, loader
+from tfrewrite.verify.checks import CHECK_PRINTS, CHECK_TRACED, Options, Request, verify
+from tfrewrite.verify.run import verify_targets
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
+
+pytestmark = pytest.mark.tensorflow
+
+FAST = Options(samples=120, search=48, xla=False)
+
+
+def _verify(before: str, after: str | None, qualname: str, path: str = "m.py") -> dict:
+    return verify(
+        Request(
+            qualname=qualname,
+            original_source=textwrap.dedent(before),
+            rewrite_source=textwrap.dedent(after) if after is not None else None,
+            path=path,
+            options=FAST,
+        )
+    )
+
+
+def _warnings(result: dict) -> str:
+    return "\n".join(result.get("warnings") or [])
+
+
+# -- a file inside its package ------------------------------------------------------------
+
+LOSSES = """\
+import tensorflow as tf
+
+from pkg.util import clip_probabilities
+from .scale import SCALE
+
+
+@tf.function
+def weighted_loss(y_true, y_pred):
+    y_pred = clip_probabilities(y_pred)
+    return tf.reduce_mean(tf.square(y_true - y_pred)) * SCALE
+"""
+
+
+def test_a_file_inside_its_package_imports_its_package(tmp_path: Path) -> None:
+    package = tmp_path / "project" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("from pkg import losses\n")
+    (package / "util.py").write_text(
+        "import tensorflow as tf\n\ndef clip_probabilities(p):\n"
+        "    return tf.clip_by_value(p, 1e-7, 1.0)\n"
+    )
+    (package / "scale.py").write_text("SCALE = 2.0\n")
+    (package / "losses.py").write_text(LOSSES)
+    path = package / "losses.py"
+    assert loader.package_of(str(path)) == ("pkg", str(tmp_path / "project"))
+
+    rewrite = LOSSES.replace("tf.square(y_true - y_pred)", "tf.square(y_pred - y_true)")
+    targets = pair_targets(str(path), "losses", LOSSES, rewrite, parse_verify_settings({}))
+    [result] = verify_targets(targets, parse_verify_settings({"samples": 60}), tmp_path, jobs=1)
+    assert result["verdict"] == "equivalent", result
+
+
+def test_a_missing_package_is_named_not_an_error() -> None:
+    result = _verify(
+        """
+        import tensorflow as tf
+        import tfrewrite_no_such_package as extra
+
+        def loss(y_true, y_pred):
+            return extra.mean(y_true - y_pred)
+        """,
+        """
+        import tensorflow as tf
+        import tfrewrite_no_such_package as extra
+
+        def loss(y_true, y_pred):
+            return extra.mean(y_pred - y_true)
+        """,
+        "loss",
+    )
+    assert result["verdict"] == "needs package"
+    assert "needs package `tfrewrite_no_such_package`" in result["needs_package"]
+    assert "pip install tfrewrite-no-such-package" in result["needs_package"]
+
+
+def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> None:
+    source = """
+        import tensorflow as tf
+
+        class Critic:
+            def __init__(self, env):
+                self.env = env
+
+            def compute_loss(self, y_true, y_pred):
+                return tf.reduce_mean(y_true - y_pred)
+        """
+    result = _verify(
+        source, source.replace("y_true - y_pred", "-(y_pred - y_true)"), "Critic.compute_loss"
+    )
+    assert result["verdict"] == "not proven"
+    assert "cannot construct `Critic()`" in _warnings(result) and "factory" in _warnings(result)
+
+
+# -- input signatures found by search -----------------------------------------------------
+
+
+def test_sparse_labels_are_found_by_search() -> None:
+    before = """
+        import tensorflow as tf
+
+        def compute_loss(logits, labels):
+            print(labels)
+            return tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits, labels=labels))
+        """
+    after = before.replace("print(labels)", "tf.print(labels, summarize=-1)")
+    result = _verify(before, after, "compute_loss")
+    assert result["verdict"] == "equivalent", result
+    assert "inputs found by search" in _warnings(result)
+    assert "labels = int32[8]" in _warnings(result)
+
+
+def test_argmax_comparison_gets_int64_labels() -> None:
+    before = """
+        import tensorflow as tf
+
+        def accuracy(logits, labels):
+            predictions = tf.argmax(logits, axis=1)
+            hits = tf.cast(tf.equal(predictions, labels), tf.float32)
+            if tf.reduce_mean(hits) > 2.0:
+                return tf.reduce_mean(hits) * 0.0
+            return tf.reduce_mean(hits)
+        """
+    result = _verify(before, before.replace("* 0.0", "* 0.0 + 0.0"), "accuracy")
+    assert "int64" in _warnings(result)
+    assert not result.get("error") and result["checks"], result
+
+
+def test_image_helpers_are_followed_to_image_inputs() -> None:
+    before = """
+        import tensorflow as tf
+
+        def resize(image, size):
+            return tf.image.resize(image, [size, size])
+
+        def random_jitter(input_image, real_image):
+            input_image = resize(input_image, 20)
+            real_image = resize(real_image, 20)
+            stacked = tf.stack([input_image, real_image], axis=0)
+            cropped = tf.image.random_crop(stacked, size=[2, 16, 16, 3])
+            return cropped[0], cropped[1]
+        """
+    result = _verify(before, before.replace("axis=0", "axis=0 "), "random_jitter")
+    assert not result.get("error") and not result.get("needs_package"), result
+    assert "unbatched image" in _warnings(result), _warnings(result)
+    assert result["verdict"] == "equivalent", result
+
+
+def test_nothing_fits_says_which_inputs_to_configure() -> None:
+    before = """
+        import tensorflow as tf
+
+        def loss(y_true, y_pred):
+            tf.debugging.assert_equal(tf.shape(y_true)[0], 3)
+            return y_true - y_pred
+        """
+    result = _verify(before, before.replace("y_true - y_pred", "-(y_pred - y_true)"), "loss")
+    assert result["verdict"] == "not proven"
+    assert 'inputs."loss" = {y_true = "float32[8,4] in [0,1]"' in _warnings(result)
+
+
+# -- data a script downloads at import time ----------------------------------------------
+
+
+def test_keras_dataset_loaders_return_generated_arrays() -> None:
+    import tensorflow as tf
+
+    datasets.install()
+    (x, y), (xt, yt) = tf.keras.datasets.mnist.load_data()
+    assert x.shape == (60000, 28, 28) and x.dtype == np.uint8 and y.shape == (60000,)
+    assert xt.shape == (10000, 28, 28) and int(y.max()) <= 9
+    (x, y), _ = tf.keras.datasets.cifar10.load_data()
+    assert x.shape == (50000, 32, 32, 3) and y.shape == (50000, 1)
+    with pytest.raises(datasets.DownloadRefused):
+        tf.keras.utils.get_file("data.npz", "https://example.invalid/data.npz")
+
+
+def test_a_loss_that_reads_data_loaded_at_import_verifies_without_download() -> None:
+    before = """
+        import numpy as np
+        import tensorflow as tf
+
+        (x_train, y_train), _ = tf.keras.datasets.mnist.load_data()
+        PIXEL_MEAN = float(x_train.mean()) / 255.0
+
+        def centred_loss(y_true, y_pred):
+            print(PIXEL_MEAN)
+            return tf.reduce_mean(tf.square(y_true - y_pred + PIXEL_MEAN))
+        """
+    after = before.replace("print(PIXEL_MEAN)", "tf.print(PIXEL_MEAN)")
+    result = _verify(before, after, "centred_loss")
+    assert result["verdict"] == "equivalent", result
+
+
+# -- prints -------------------------------------------------------------------------------
+
+
+def test_print_check_traces_a_helper_afresh() -> None:
+    """The rewrite calls a module-level tf.function that prints at trace time
+    and on every call; the checks before the print check traced it already."""
+    before = """
+        import tensorflow as tf
+
+        @tf.function
+        def report(x):
+            tf.print("max", tf.reduce_max(x))
+            return x
+
+        def loss(y_true, y_pred):
+            print(tf.reduce_sum(y_true))
+            return tf.reduce_mean(report(y_pred) - y_true)
+        """
+    after = before.replace("print(tf.reduce_sum(y_true))", "tf.print(tf.reduce_sum(y_true))")
+    result = _verify(before, after, "loss")
+    checks = {c["name"]: c for c in result["checks"]}
+    assert checks[CHECK_TRACED]["ok"] and checks[CHECK_PRINTS]["ok"], result
+    assert result["verdict"] == "equivalent"
