@@ -18,8 +18,9 @@ has it (module level, `if __name__ == "__main__":`, or a function), and a
                 __tfrewrite_record__(locals())          # the innermost loop only
 
 `__tfrewrite_sample__` keeps the first batches and the last (the short one),
-so a few steps stand for an epoch, and two passes of an outer loop (epochs); `while` loops on the path are bounded by
-`__tfrewrite_limit__`. Everything before the loop that is not needed, and
+so a few steps stand for an epoch, and an outer loop (epochs) runs two passes;
+`while` loops on the path are bounded by `__tfrewrite_limit__`. Everything
+before the loop that is not needed, and
 everything after it, is left out, so verifying never trains a whole model.
 
 Standard library only: the command line uses it to find loops, the worker to
@@ -40,8 +41,8 @@ SAMPLE = "__tfrewrite_sample__"
 LIMIT = "__tfrewrite_limit__"
 RECORD = "__tfrewrite_record__"
 START = "__tfrewrite_start__"
-MAIN = "__main__"
-OUTER = 2  # passes of an outer loop on the path (epochs): the epoch boundary is crossed once  # the scope of `if __name__ == "__main__":` blocks
+MAIN = "__main__"  # the scope of `if __name__ == "__main__":` blocks
+OUTER = 2  # passes of an outer loop on the path (epochs): the epoch boundary is crossed once
 
 # Calls on a needed name that are kept before the loop (they set it up) and
 # calls that are not (they train, save or show).

@@ -209,7 +209,7 @@ def seed_layers(models: dict[str, Any], seed: int) -> None:
         for variable in _seed_states(models[name]):
             count += 1
             try:
-                state = np.zeros(variable.shape, variable.dtype.as_numpy_dtype)
+                state = np.zeros_like(np.asarray(variable))
                 state.reshape(-1)[0] = seed * 1009 + count
                 variable.assign(state)
             except Exception:
@@ -492,11 +492,15 @@ REPLAYS = 4  # replays per side of a random loop (pooled t-test with 6 degrees o
 ALPHA = 1e-3  # false-alarm rate of the whole comparison of one loop (Bonferroni)
 ENTRIES = 2  # individual entries tested per quantity besides the mean of the varying ones
 # Final weights also by their distance to the original's mean: a rewrite that
-# trains on another loss moves the weights several times farther than another
-# seed does. Measured on examples/eager_tutorial.py (dropout, input noise):
-# the rewrite's distance ratio stays within 0.8-1.25 of the original's across
-# seeds; a loss scaled by 1.5 gives 3 or more. A ratio above DISTANCE_RATIO
-# that is also significant fails.
+# trains on another loss moves the weights farther than another seed does.
+# Measured on examples/eager_tutorial.py (dropout, input noise; 8 seed bases,
+# `benchmarks` has the loop): distance ratio rewrite / original 0.73-0.75 for
+# the correct rewrite (a rewrite replay shares its dropout masks with the
+# original replay of the same seed, so it sits nearer), 10.0-10.4 when the step
+# trains on shifted labels. A ratio above DISTANCE_RATIO that is also
+# significant fails. On the same 8 seed bases the whole comparison passed the
+# correct rewrite 8 times and failed a loss scaled by 1.05 (through the loss
+# curve) and the shifted labels 8 times each.
 DISTANCE_RATIO = 1.5
 
 
@@ -671,7 +675,11 @@ def _judge(test: _Test, level: float, rtol: float, atol: float) -> Difference:
     gap = float(b.mean() - a.mean())
     scale = abs(float(a.mean()))
     rel = abs(gap) / scale if scale else 0.0
-    if a.std() > atol + rtol * scale and b.std() == 0 and not test.one_sided:
+    # Frozen: every seed gives the original another value (a continuous
+    # quantity; an accuracy over a batch may repeat by chance), and the
+    # rewrite one value under every seed.
+    continuous = np.unique(a).size == a.size
+    if continuous and a.std() > atol + rtol * scale and b.std() == 0 and not test.one_sided:
         return Difference(
             False,
             abs(gap),
