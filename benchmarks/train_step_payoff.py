@@ -16,7 +16,8 @@ weights on the same batches, and the largest loss difference between them
 (the input noise is drawn differently eagerly and traced).
 
 Each program runs in its own Python process so neither inherits the other's
-TensorFlow state. Run: `python benchmarks/train_step_payoff.py [--epochs N] [--steps N] [--example-only]`.
+TensorFlow state. Run:
+`python benchmarks/train_step_payoff.py [--epochs N] [--steps N] [--example-only]`.
 """
 
 from __future__ import annotations

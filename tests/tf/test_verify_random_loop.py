@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.tf.test_verify_mutations import _failures, _verify_pair
 
 pytestmark = pytest.mark.tensorflow
