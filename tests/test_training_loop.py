@@ -1313,3 +1313,28 @@ def test_the_example_diff_is_what_fix_writes(monkeypatch):
     assert (root / "examples" / "eager_tutorial.fix.diff").read_text() == expected, (
         "regenerate: tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py"
     )
+
+
+def test_a_step_printing_host_reads_in_formatted_strings_is_decorated_in_one_run():
+    """`print(f"loss {loss.numpy():.3f}")` and `print("loss %.4f" % loss)` in
+    an eager step: one `fix --unsafe-fixes` decorates the step and rewrites
+    both prints into `tf.print` of the tensor."""
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print(f"loss {loss.numpy():.3f}")
+            print("loss %.4f" % loss)
+            return loss
+
+        for x, y in dataset:
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), unsafe_fixes=True)
+    assert "@tf.function" in fixed and "print(f" not in fixed and "%" not in fixed
+    assert fixed.count("tf.strings.as_string(loss, precision=") == 2
+    assert fix_source(fixed, unsafe_fixes=True) == fixed

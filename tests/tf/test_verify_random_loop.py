@@ -131,3 +131,44 @@ def test_the_migrated_tutorial_verifies(tmp_path: Path) -> None:
     assert "Verified 2 functions: 2 equivalent." in done.stdout, done.stdout
     assert "froze at its trace-time value False in the original" in done.stdout
     assert "replays `for x, y in dataset`" in done.stdout
+
+
+PRINTING_STEP = """
+import keras
+import numpy as np
+import tensorflow as tf
+
+rng = np.random.default_rng(0)
+features = rng.normal(size=(40, 3)).astype("float32")
+targets = features @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+dataset = tf.data.Dataset.from_tensor_slices((features, targets)).batch(16)
+
+model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+optimizer = keras.optimizers.SGD(learning_rate=0.05)
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    print(f"loss {loss.numpy():.3f}")
+    print("loss %.4f" % loss)
+    return loss
+
+
+for x, y in dataset:
+    loss = train_step(x, y)
+"""
+
+
+def test_a_step_with_formatted_prints_is_decorated_and_verifies() -> None:
+    """The combined fix (decorator, both prints into `tf.print`) run by
+    `fix --unsafe-fixes`: the loop replays eagerly before and traced after."""
+    from tfrewrite.api import fix_source
+
+    fixed = fix_source(PRINTING_STEP, "case.py", unsafe_fixes=True)
+    assert "@tf.function" in fixed and "tf.print(" in fixed
+    results = _verify_pair(PRINTING_STEP, fixed)
+    assert all(r["verdict"] == "equivalent" for r in results), _failures(results) or results
+    assert not _loop(results)["stochastic"]
