@@ -16,7 +16,8 @@ weights on the same batches, and the largest loss difference between them
 (the input noise is drawn differently eagerly and traced).
 
 Each program runs in its own Python process so neither inherits the other's
-TensorFlow state. Run: `python benchmarks/train_step_payoff.py [--epochs N]`.
+TensorFlow state. Run:
+`python benchmarks/train_step_payoff.py [--epochs N] [--steps N] [--example-only]`.
 """
 
 from __future__ import annotations
@@ -163,7 +164,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--steps", type=int, default=40, help="steps of the example script")
+    parser.add_argument(
+        "--example-only", action="store_true", help="only examples/eager_tutorial.py (make demo)"
+    )
     args = parser.parse_args()
+    if args.example_only:
+        example_payoff(args.steps)
+        return
     rewritten, fixed, remaining = fix_source_with_findings(LOOP_SOURCE, "train_loop.py", ["TFR3"])
     if rewritten == LOOP_SOURCE:
         raise SystemExit("tfrewrite fix changed nothing")

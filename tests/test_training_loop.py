@@ -972,6 +972,48 @@ def test_loss_move_refused_when_a_statement_left_behind_reads_what_moves():
     assert "no fix: line 8 would move above line 6, which uses the same names" in finding.message
 
 
+def test_loss_move_refused_when_a_statement_left_behind_changes_what_it_reads():
+    """Moving `loss = ... history[-1]` above `history.append(err)` would
+    differentiate the previous step's error (or raise on an empty list)."""
+    source = """
+        import tensorflow as tf
+
+        history = []
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                pred = model(x, training=True)
+            err = pred - y
+            history.append(err)
+            loss = tf.reduce_mean(tf.square(history[-1]))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    [finding] = check_source(_d(source), select=["TFR305"])
+    assert finding.fix is None
+    assert "no fix: line 10 reads `history`, which line 9 may change in place" in finding.message
+    assert fix_source(_d(source), select=["TFR305"], unsafe_fixes=True) == _d(source)
+
+
+def test_loss_move_jumps_over_a_call_of_an_imported_module():
+    """`tf.print(err)` left behind changes nothing the loss reads."""
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                pred = model(x, training=True)
+            err = pred - y
+            tf.print("err", err)
+            loss = tf.reduce_mean(tf.square(err))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR305"], unsafe_fixes=True)
+    assert "        err = pred - y\n        loss = tf.reduce_mean(tf.square(err))\n" in fixed
+    assert '    tf.print("err", err)\n    grads' in fixed
+
+
 def test_loss_move_refused_on_a_side_effect_names_the_line():
     [finding] = check_source(
         textwrap.dedent(RULES_BY_CODE["TFR305"].examples[2].before), select=["TFR305"]
@@ -1306,3 +1348,28 @@ def test_each_blocker_is_listed_once():
     assert "(`train_step` stays eager: " in found["TFR301"].message
     assert "no fix" not in found["TFR301"].message
     assert found["TFR302"].fix is None
+
+
+def test_a_step_printing_host_reads_in_formatted_strings_is_decorated_in_one_run():
+    """`print(f"loss {loss.numpy():.3f}")` and `print("loss %.4f" % loss)` in
+    an eager step: one `fix --unsafe-fixes` decorates the step and rewrites
+    both prints into `tf.print` of the tensor."""
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print(f"loss {loss.numpy():.3f}")
+            print("loss %.4f" % loss)
+            return loss
+
+        for x, y in dataset:
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), unsafe_fixes=True)
+    assert "@tf.function" in fixed and "print(f" not in fixed and "%" not in fixed
+    assert fixed.count("tf.strings.as_string(loss, precision=") == 2
+    assert fix_source(fixed, unsafe_fixes=True) == fixed

@@ -64,3 +64,26 @@ def test_constant_statistics_compare_exactly() -> None:
     same = {"mean": np.ones(10)}
     assert all(r.ok for r in stats.compare_samples(same, {"mean": np.ones(10)}))
     assert not all(r.ok for r in stats.compare_samples(same, {"mean": np.zeros(10)}))
+
+
+def test_student_t_distribution() -> None:
+    # Table values: two-sided 5% at 2.447 (6 df), 0.1% at 5.959 (6 df), 5% at 12.706 (1 df).
+    assert stats.student_t_p(2.447, 6) == pytest.approx(0.05, abs=1e-4)
+    assert stats.student_t_p(5.959, 6) == pytest.approx(0.001, abs=1e-5)
+    assert stats.student_t_p(12.706, 1) == pytest.approx(0.05, abs=1e-4)
+    assert stats.student_t_p(1.96, 10**6) == pytest.approx(0.05, abs=1e-4)
+
+
+def test_pooled_t_test_false_alarms_with_four_replays_per_side() -> None:
+    """The random-loop comparison: 4 replays per side. At level 0.001 the
+    pooled t-test raises about one alarm in 1000 equivalent pairs (Welch's
+    large-sample z would raise dozens); a shift of 10 standard deviations is seen."""
+    rng = np.random.default_rng(5)
+    alarms = sum(
+        stats.pooled_t_p(rng.normal(0, 1, 4), rng.normal(0, 1, 4)) < 1e-3 for _ in range(4000)
+    )
+    assert alarms <= 12
+    seen = sum(
+        stats.pooled_t_p(rng.normal(0, 1, 4), rng.normal(10, 1, 4)) < 1e-4 for _ in range(200)
+    )
+    assert seen >= 190

@@ -191,12 +191,12 @@ class PerBatchMetricAverage(Rule):
         `np.mean([evaluate(b) for b in batches])`, or a running `total += acc`
         divided by the number of batches) gives every batch the same weight.
         When the last batch is shorter, its examples count more than the
-        others. Measured: 2,000 examples in batches of 512, 512, 512 and 464,
-        with 1,397 of the first 1,536 and 425 of the last 464 classified
-        right: the mean of the four batch accuracies is 0.911116, the true
-        accuracy 0.911000. `fit` does not do this. A dataset batched with
-        `drop_remainder=True` has batches of one size, and the mean is exact:
-        no finding there.
+        others. Measured (`benchmarks/tfr306_figures.py`): 2,000 examples in
+        batches of 512, 512, 512 and 464, with 1,397 of the first 1,536 and
+        425 of the last 464 classified right: the mean of the four batch
+        accuracies is 0.911116, the true accuracy 0.911000. `fit` does not
+        do this. A dataset batched with `drop_remainder=True` has batches of
+        one size, and the mean is exact: no finding there.
 
         The fix (unsafe: the reported number changes, to the right one) applies
         where the batch sizes are known to the code: a list appended to once per

@@ -213,6 +213,8 @@ class NumpyCallInTracedCode(Rule):
                 if not (isinstance(node, cst.Call) and _candidate(node)):
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
+                if _read_by_print(ctx, node, ancestors, scope):
+                    continue  # TFR103 rewrites the print, with the tensor in its place
                 violation = self._violation(ctx, node, ancestors, scope, tf)
                 if violation is not None:
                     yield violation
@@ -462,6 +464,28 @@ def _refuse_silent_uses(ctx: RuleContext, followed: Followed, tf: str) -> None:
                 f"{use.subject('the value')} is formatted into a string, where a tensor shows "
                 "as `Tensor(...)`"
             )
+
+
+def _read_by_print(
+    ctx: RuleContext, call: cst.Call, ancestors: Sequence[cst.CSTNode], scope: FunctionScope
+) -> bool:
+    """`t.numpy()`, `float(t)` or `int(t)` of a proven tensor written inside
+    the arguments of a Python `print` (`print(f"loss {loss.numpy():.3f}")`):
+    TFR103 rewrites the print into `tf.print` with the tensor in its place,
+    so the host read is not a finding of its own. A print that announces
+    tracing stays Python and keeps the finding."""
+    from tfrewrite.rules.python_print import _announces_tracing
+
+    printer = next(
+        (a for a in reversed(ancestors) if isinstance(a, cst.Call) and _is_builtin_print(ctx, a)),
+        None,
+    )
+    if printer is None or _announces_tracing([arg.value for arg in printer.args]):
+        return False
+    source = _method_call(call, "numpy")
+    if source is None and isinstance(call.func, cst.Name) and len(call.args) == 1:
+        source = call.args[0].value if call.func.value in _HOST_BUILTINS else None
+    return source is not None and ctx.tensors(scope).is_tensor(source)
 
 
 def _is_builtin_print(ctx: RuleContext, call: cst.Call) -> bool:

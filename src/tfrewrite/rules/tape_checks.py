@@ -340,7 +340,9 @@ class LossOutsideTape(Rule):
         Refused, naming the statement that stops it, when a statement to move
         has a Python side effect (`print`, `.numpy()`, `float()`), is a
         compound statement, or reads or writes a name that a statement left
-        behind also uses (moving it would change what that statement sees).
+        behind also uses, or reads an object a statement left behind changes
+        in place (`history.append(err)`): moving it would change what one of
+        them sees.
         Unsafe: the step now trains, where before its gradients were `None`.
     """
     examples = (
@@ -597,7 +599,9 @@ class _LossMove:
                     "move the rest by hand"
                 )
         # A moved statement runs before the statements it jumps over: they must
-        # not read or write what it writes, nor write what it reads.
+        # not read or write what it writes, nor write what it reads, nor change
+        # in place (`history.append(err)`) an object it reads.
+        modules = _imported_names(ctx.module)
         for position, statement in enumerate(self.gap):
             if id(statement) not in chosen_ids:
                 continue
@@ -611,6 +615,13 @@ class _LossMove:
                     return None, (
                         f"line {line_of(ctx, statement)} would move above line "
                         f"{line_of(ctx, earlier)}, which uses the same names"
+                    )
+                changed = sorted(_mutated(earlier, modules) & use.all_reads)
+                if changed:
+                    return None, (
+                        f"line {line_of(ctx, statement)} reads `{changed[0]}`, which line "
+                        f"{line_of(ctx, earlier)} may change in place; moving it above "
+                        "would change what it reads"
                     )
         moved = [_without_blank_lines(s) for s in chosen]
         edits: list[NodeEdit] = []
@@ -641,6 +652,55 @@ class _LossMove:
             ),
             None,
         )
+
+
+def _imported_names(module: cst.Module) -> set[str]:
+    """Names bound by the module's top-level imports (`tf`, `np`): calling
+    `tf.print(...)` changes nothing `tf` holds."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+                small.names, cst.ImportStar
+            ):
+                for alias in small.names:
+                    bound = alias.asname.name if alias.asname else alias.name
+                    while isinstance(bound, cst.Attribute):
+                        bound = bound.value
+                    if isinstance(bound, cst.Name):
+                        names.add(bound.value)
+    return names
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _mutated(statement: cst.CSTNode, modules: set[str]) -> set[str]:
+    """Names whose object a statement may change in place: the receiver of a
+    method call (`history.append(err)`, `stats["n"].add(1)`) and the base of
+    an item or attribute assignment (`cache[k] = v`, `state.step += 1`)."""
+    names: set[str] = set()
+    for node in iter_nodes(statement, into_functions=False):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+            root = _root_name(node.func.value)
+            if root is not None and root not in modules:
+                names.add(root)
+        targets: list[cst.BaseExpression] = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, (cst.Attribute, cst.Subscript)):
+                root = _root_name(target)
+                if root is not None:
+                    names.add(root)
+    return names
 
 
 def _without_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:

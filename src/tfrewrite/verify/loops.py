@@ -18,8 +18,9 @@ has it (module level, `if __name__ == "__main__":`, or a function), and a
                 __tfrewrite_record__(locals())          # the innermost loop only
 
 `__tfrewrite_sample__` keeps the first batches and the last (the short one),
-so a few steps stand for an epoch; `while` loops on the path are bounded by
-`__tfrewrite_limit__`. Everything before the loop that is not needed, and
+so a few steps stand for an epoch, and an outer loop (epochs) runs two passes;
+`while` loops on the path are bounded by `__tfrewrite_limit__`. Everything
+before the loop that is not needed, and
 everything after it, is left out, so verifying never trains a whole model.
 
 Standard library only: the command line uses it to find loops, the worker to
@@ -41,6 +42,7 @@ LIMIT = "__tfrewrite_limit__"
 RECORD = "__tfrewrite_record__"
 START = "__tfrewrite_start__"
 MAIN = "__main__"  # the scope of `if __name__ == "__main__":` blocks
+OUTER = 2  # passes of an outer loop on the path (epochs): the epoch boundary is crossed once
 
 # Calls on a needed name that are kept before the loop (they set it up) and
 # calls that are not (they train, save or show).
@@ -177,6 +179,31 @@ def reaches_step(name: str | None) -> Callable[[ast.AST], bool]:
     return lambda node: opens_tape(node) or (by_name is not None and by_name(node))
 
 
+def _train_step_names(tree: ast.Module) -> set[str]:
+    """Functions of the module that train: they open a tape or apply gradients."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            opens_tape(n)
+            or (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("apply_gradients", "minimize")
+            )
+            for n in _walk(node)
+        ):
+            names.add(node.name)
+    return names
+
+
+def trains_in(tree: ast.Module) -> Callable[[ast.AST], bool]:
+    """A step predicate when no step is named: a tape block, or a call of a
+    function of the module that trains (the loop of `main()` calling the
+    decorated `train_step`)."""
+    names = _train_step_names(tree)
+    return lambda node: opens_tape(node) or any(calls_name(n)(node) for n in names)
+
+
 def _path(loop: ast.stmt, step: Callable[[ast.AST], bool]) -> list[ast.stmt] | None:
     """The loops from `loop` down to the innermost one whose body reaches the step."""
     inner = [
@@ -267,7 +294,8 @@ def site_at(source: str, scope: str, index: int, step: str | None = None) -> Loo
             continue
         for i, loop in enumerate(_outer_loops(body)):
             if i == index:
-                inner = (_path(loop, reaches_step(step)) or [loop])[-1]
+                found = _path(loop, reaches_step(step)) or _path(loop, trains_in(tree))
+                inner = (found or [loop])[-1]
                 return LoopSite(
                     scope,
                     i,
@@ -390,7 +418,9 @@ class _Instrument(ast.NodeTransformer):
         innermost = node is self.innermost
         self.generic_visit(node)
         if is_path:
-            node.iter = ast.Call(ast.Name(SAMPLE, ast.Load()), [node.iter], [])
+            # An outer loop (epochs) runs OUTER passes; the innermost is sampled.
+            passes = [] if innermost else [ast.Constant(OUTER)]
+            node.iter = ast.Call(ast.Name(SAMPLE, ast.Load()), [node.iter, *passes], [])
         if innermost:
             node.body = [
                 ast.Try(body=node.body, handlers=[], orelse=[], finalbody=[self._record()])
@@ -457,6 +487,8 @@ def replay_source(
     loop, preceding = _locate(body, index)
     loop = copy.deepcopy(loop)
     path = _path(loop, step) if step is not None else None
+    if path is None:
+        path = _path(loop, trains_in(tree))
     if path is None:
         path = [loop]
         while True:

@@ -160,3 +160,72 @@ def compare_samples(
             )
         )
     return results
+
+
+# --- few replays: training loops whose steps are random ----------------------
+#
+# A training loop replayed with dropout or random augmentation cannot match
+# value for value between the eager original and the traced rewrite (their
+# random streams differ). Each side is replayed a few times with different
+# seeds instead, and every recorded quantity is compared across replays:
+# samples of size 4 or so, where the large-sample tests above do not hold.
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta (Lentz's method)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for numerator in (
+            m * (b - m) * x / ((a + m2 - 1.0) * (a + m2)),
+            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def incomplete_beta(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_p(t: float, df: int) -> float:
+    """P(|T| > t) for Student's t with `df` degrees of freedom."""
+    if not math.isfinite(t):
+        return 0.0
+    return incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+
+
+def pooled_t_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided p-value of the pooled two-sample t-test for equal means.
+
+    Exact for normal samples of any size: with a few replays per side,
+    Welch's large-sample z above would raise false alarms."""
+    na, nb = a.size, b.size
+    df = na + nb - 2
+    gap = abs(float(a.mean() - b.mean()))
+    if df < 1:
+        return 1.0
+    pooled = ((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / df
+    se = math.sqrt(pooled * (1.0 / na + 1.0 / nb))
+    if se == 0:
+        return 1.0 if gap == 0 else 0.0
+    return student_t_p(gap / se, df)
