@@ -185,8 +185,8 @@ def test_fixer_defers_overlapping_fixes_and_adds_imports_once() -> None:
 def test_parallel_run_equals_serial(tmp_path: Path) -> None:
     for i in range(20):
         (tmp_path / f"m{i}.py").write_text(
-            "import tensorflow as tf\nflag = 1\nflag = 2\n\n"
-            "@tf.function\ndef f(x):\n    return x * flag\n"
+            "import tensorflow as tf\nflag = 1\n\n"
+            "@tf.function\ndef f(x):\n    return x * flag\n\nflag = 2\n"
         )
     files = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
     options = RunOptions(rule_codes=("TFR201",), root=str(tmp_path))

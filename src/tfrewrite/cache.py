@@ -47,7 +47,12 @@ DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
 # The fields of a `ModuleIndex` that the project facts fill in from other
 # modules; every other field is a function of the file's path and content
 # (a test fails when `compute_facts` writes anywhere else).
-PROJECT_FACT_FIELDS = ("looped_functions", "loss_decorator_options", "rebound_module_names")
+PROJECT_FACT_FIELDS = (
+    "looped_functions",
+    "loss_decorator_options",
+    "rebound_module_names",
+    "held_state",
+)
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
 
 

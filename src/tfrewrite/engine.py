@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING
 
 from tfrewrite import rules as rule_registry
 from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
-from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
+from tfrewrite.analysis.method_steps import mentions_module, train_step_modules
+from tfrewrite.analysis.project import (
+    ProjectFacts,
+    TracedFunction,
+    compute_facts,
+    held_object_references,
+)
 from tfrewrite.cache import DEFERRED, Cache
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
@@ -190,7 +196,7 @@ def _as_notebook(result: FileResult, notebook: Notebook) -> None:
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
     """Dotted names that traced code and tracing call sites refer to: a
     deferred file whose module could define one of them must be indexed."""
-    refs: set[str] = set()
+    refs: set[str] = held_object_references(indexes, facts)
     for index in indexes:
         refs.update(site.target for site in index.traced_sites)
         for qualname in facts.for_path(index.path):
@@ -198,8 +204,35 @@ def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts
     return refs
 
 
-def _module_could_define(module: str, refs: set[str]) -> bool:
-    return any(ref.startswith(module + ".") or ("." + module + ".") in ("." + ref) for ref in refs)
+def _train_step_drivers(deferred: Iterable[InputFile], step_modules: set[str]) -> set[str]:
+    """Paths of deferred files that name a module defining a train step: the
+    script whose loop calls it (`agent.learn()` in a `main.py` that imports
+    no TensorFlow) must be indexed for the step to be found."""
+    if not step_modules:
+        return set()
+    found: set[str] = set()
+    for f in deferred:
+        try:
+            data = f.source.encode() if f.source is not None else Path(f.path).read_bytes()
+        except OSError:
+            continue
+        if mentions_module(data, step_modules):
+            found.add(f.path)
+    return found
+
+
+def _reference_heads(refs: set[str]) -> set[str]:
+    """Every component of the references but their last: the names of the
+    modules (and classes) they may point into."""
+    return {part for ref in refs for part in ref.split(".")[:-1]}
+
+
+def _module_could_define(module: str, heads: set[str]) -> bool:
+    """Whether a reference may name something in `module`, also by a shorter
+    name (`buffer.ReplayBuffer` from a script beside `pkg/rl/buffer.py`), as
+    the project's lookup resolves names: its last component is one of the
+    references' heads (`_reference_heads`)."""
+    return module.rpartition(".")[2] in heads
 
 
 # -- pass 2 ---------------------------------------------------------------------------
@@ -394,6 +427,7 @@ def _reindex(
         **previous.rebound_module_names,
         **index.rebound_module_names,
     }
+    index.held_state = {**previous.held_state, **index.held_state}
     merged = dict(local)
     for qualname, known in traced.items():
         if qualname not in index.functions:
@@ -609,12 +643,14 @@ def run(
 
     index_files(files, prefilter=True)
     facts = compute_facts(indexes)
+    drivers = _train_step_drivers(deferred.values(), train_step_modules(indexes))
     while deferred:
-        refs = _references_from_traced_code(indexes, facts)
+        refs = _reference_heads(_references_from_traced_code(indexes, facts))
         wanted = [
             f
             for f in deferred.values()
-            if _module_could_define(module_name_for(Path(f.path), Path(options.root)), refs)
+            if f.path in drivers
+            or _module_could_define(module_name_for(Path(f.path), Path(options.root)), refs)
         ]
         if not wanted:
             break

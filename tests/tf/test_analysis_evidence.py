@@ -30,6 +30,19 @@ def f(x):
 def main():
     return f(tf.constant(1))
 """,
+    "call_site_arithmetic": """
+import tensorflow as tf
+
+@tf.function
+def f(x):
+    if x > 0:
+        return x * 2
+    return -x
+
+
+def main():
+    return f(tf.constant(1.5) - 1)
+""",
     "module_constant": """
 import tensorflow as tf
 
@@ -113,6 +126,7 @@ PAIRS = [(tf.zeros([3]), tf.fill([3], v)) for v in (-3.0, -0.5, 0.2, 2.0)]
 VECTORS = [(tf.constant(v),) for v in ([1.0, 2.0], [1.0, -2.0, 3.0, 4.0], [-1.0])]
 ARGUMENTS = {
     "call_site": ("f", [(tf.constant(v),) for v in (-2, 0, 3)]),
+    "call_site_arithmetic": ("f", [(tf.constant(v),) for v in (-2.5, 0.0, 0.5)]),
     "module_constant": ("huber", PAIRS),
     "variable": ("gate", VECTORS),
     "shape_index": ("pooled", VECTORS),

@@ -99,6 +99,19 @@ INLINE_LOGGING_IN_TAPE = INLINE.replace(
 )
 assert INLINE_LOGGING_IN_TAPE != INLINE
 
+# Keras 3's `optimizer.apply(grads, variables)`, and a hand-written descent step.
+INLINE_KERAS3_APPLY = INLINE.replace(
+    "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
+    "optimizer.apply(grads, model.trainable_variables)",
+)
+assert INLINE_KERAS3_APPLY != INLINE
+INLINE_ASSIGN_SUB = INLINE.replace(
+    "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
+    "for variable, grad in zip(model.trainable_variables, grads):\n"
+    "                    variable.assign_sub(0.1 * grad)",
+)
+assert INLINE_ASSIGN_SUB != INLINE
+
 
 @pytest.mark.parametrize(
     ("source", "codes"),
@@ -107,6 +120,8 @@ assert INLINE_LOGGING_IN_TAPE != INLINE
         pytest.param(LOSS_DECORATED, {"TFR301"}, id="decorator-moved-to-step"),
         pytest.param(INLINE, {"TFR303"}, id="inline-tape-extracted"),
         pytest.param(INLINE_LOGGING_IN_TAPE, {"TFR303"}, id="logging-moved-out-of-the-tape"),
+        pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),
+        pytest.param(INLINE_ASSIGN_SUB, {"TFR303"}, id="hand-written-assign-sub"),
     ],
 )
 def test_rewritten_loop_reaches_the_same_losses(source, codes):

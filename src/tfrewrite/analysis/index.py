@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +34,14 @@ class FunctionInfo:
     class_name: str | None = None
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
+    # A tape opened inside a loop of the function's own body: the function
+    # is a training loop (TFR303's case), not a step.
+    tape_in_loop: bool = False
+    # A method that iterates over, or turns whole into an array, a `self`
+    # list that other methods of its class append to (a REINFORCE update over
+    # the episode's `self.rewards`): each call sees a new length, so under
+    # `tf.function` it would trace again on every call.
+    consumes_grown_lists: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
     branches: bool = False  # an `if` or `while` statement, or `a if c else b`
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
@@ -47,6 +55,13 @@ class ClassInfo:
     lineno: int
     bases: list[str]
     methods: list[str]
+    # `self.<attr> += ...` in a method: attr -> the first such method. An
+    # object of this class held by another (`self.memory = ReplayBuffer()`)
+    # carries Python state that changes between calls (`memory.mem_cntr`).
+    updated_attrs: dict[str, str] = field(default_factory=dict)
+    # `self.<attr> = Cls(...)`: attr -> dotted name of the callee, the class
+    # of the object held when it is one of the project's.
+    held_objects: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -61,6 +76,19 @@ class TracedSite:
     # (`Dataset.map`, `tf.map_fn`: every one is a tensor), "first" (a Keras
     # `Lambda` layer: its inputs), "likely" (`strategy.run(f, args=...)`), "".
     arguments: str = ""
+
+
+@dataclass
+class TracedLambda:
+    """A lambda handed to something that traces it (`compile(loss=lambda
+    y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
+    `tf.map_fn`, `strategy.run`). Pass 2 finds its node by `source`, the
+    lambda as `ast.unparse` writes it."""
+
+    source: str
+    reason: str
+    lineno: int
+    arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
 
 
 @dataclass
@@ -96,6 +124,7 @@ class ModuleIndex:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     traced_sites: list[TracedSite] = field(default_factory=list)
+    traced_lambdas: list[TracedLambda] = field(default_factory=list)
     calls_run_functions_eagerly: bool = False
     # Training-loop facts (TFR3xx rules test these before parsing a file).
     opens_gradient_tape: bool = False  # anywhere, module level included
@@ -119,6 +148,15 @@ class ModuleIndex:
     # names bound at module level: together, module containers changed in place.
     item_writes: set[str] = field(default_factory=set)
     module_names: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
+    # -> its attributes that the held object's class updates in place
+    # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
+    held_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Module-level names bound more than once only by plain module-level
+    # statements (no loop, no function): name -> line of the last binding.
+    straight_rebinds: dict[str, int] = field(default_factory=dict)
+    # Callee -> lines of the module-level calls of it (outside any function).
+    module_call_lines: dict[str, list[int]] = field(default_factory=dict)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.
@@ -249,6 +287,9 @@ class _Indexer(_FastVisitor):
         # Per scope: what a local name holds, as call-site evidence (`t`, `s`, `p`).
         self.evidence: list[dict[str, str]] = [{}]
         self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
+        # Per enclosing class: its node, and (computed on first use) the
+        # `self` attributes that hold Python numbers (`_init_numbers`).
+        self.class_numbers: list[tuple[ast.ClassDef, set[str] | None]] = []
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -296,7 +337,18 @@ class _Indexer(_FastVisitor):
         self.index.classes[qualname] = ClassInfo(qualname, node.lineno, bases, methods)
         self.scope.append(node.name)
         self.class_stack.append(qualname)
+        self.class_numbers.append((node, None))
         self.generic_visit(node)
+        self.class_numbers.pop()
+        steps = [
+            info
+            for info in (self.index.functions.get(f"{qualname}.{m}") for m in methods)
+            if info is not None and info.opens_gradient_tape and info.applies_gradients
+        ]
+        if steps:  # only a train-step method needs the (whole-class) question
+            grown = _methods_consuming_grown_lists(node, self.resolve)
+            for info in steps:
+                info.consumes_grown_lists = info.qualname.rpartition(".")[2] in grown
         self.class_stack.pop()
         self.scope.pop()
 
@@ -339,7 +391,9 @@ class _Indexer(_FastVisitor):
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         self.batched_names.append(set())
-        self.evidence.append({})
+        # A parameter whose default is a number or a bool (`test=False`) is
+        # passed on as a Python value.
+        self.evidence.append({name: "p" for name in _number_defaults(node.args)})
         self.dataset_names.append(set())
         for stmt in node.body:
             self.visit(stmt)
@@ -386,6 +440,11 @@ class _Indexer(_FastVisitor):
         ):
             self.index.accumulates_in_loop = True
         self._record_target(node.target)
+        owner = self._method_class()
+        if owner is not None and _is_self_attribute(node.target):
+            assert isinstance(node.target, ast.Attribute)
+            method = self.function_stack[0].qualname.rpartition(".")[2]
+            owner.updated_attrs.setdefault(node.target.attr, method)
         if isinstance(node.target, ast.Name) and isinstance(node.value, ast.Constant):
             # A Python counter (`step += 1`) stays a Python value.
             known = self.evidence[-1].get(node.target.id, "?")
@@ -445,6 +504,24 @@ class _Indexer(_FastVisitor):
             return self.evidence[-1].get(node.id, "?")
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
             return "p"
+        if _is_self_attribute(node) and self.class_numbers:
+            assert isinstance(node, ast.Attribute)
+            cls, numbers = self.class_numbers[-1]
+            if numbers is None:
+                numbers = _init_numbers(cls)
+                self.class_numbers[-1] = (cls, numbers)
+            return "p" if node.attr in numbers else "?"
+        if isinstance(node, ast.BinOp):
+            # `self.sigma * (1. - test)`: Python numbers make a Python number;
+            # a tensor operand makes a tensor.
+            left, right = self._evidence(node.left), self._evidence(node.right)
+            if "t" in (left, right):
+                return "t"
+            if left == right and left in "ps":
+                return left
+            if {left, right} == {"s", "p"}:
+                return "s"
+            return "?"
         if isinstance(node, ast.Call):
             name = self.resolve(node.func) or ""
             if name in _PYTHON_VALUE_CALLS:
@@ -521,14 +598,26 @@ class _Indexer(_FastVisitor):
                 target, reason, arguments = node.args[0], "run by `strategy.run`", "likely"
         if target is None:
             return
+        if isinstance(target, ast.Lambda):
+            self._record_lambda(target, reason, arguments)
+            return
         name = self.resolve(target)
         if name:
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
 
+    def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
+        if self.function_stack:
+            self._mark("branches")  # the enclosing function holds traced code
+        self.index.traced_lambdas.append(
+            TracedLambda(ast.unparse(node), reason, node.lineno, arguments)
+        )
+
     def visit_Global(self, node: ast.Global) -> None:
         self._mark("writes_state")
-        where = f"rebound in `{self.function_stack[-1].qualname}`" if self.function_stack else (
-            "declared global"
+        where = (
+            f"rebound in `{self.function_stack[-1].qualname}`"
+            if self.function_stack
+            else ("declared global")
         )
         for name in node.names:
             self.index.rebound_module_names.setdefault(name, where)
@@ -536,7 +625,20 @@ class _Indexer(_FastVisitor):
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self._mark("writes_state")
 
+    def _method_class(self) -> ClassInfo | None:
+        """The class whose method (or a function nested in one) is being visited."""
+        if not self.function_stack or self.function_stack[0].class_name is None:
+            return None
+        return self.index.classes.get(self.function_stack[0].class_name)
+
     def visit_Assign(self, node: ast.Assign) -> None:
+        owner = self._method_class()
+        if owner is not None and isinstance(node.value, ast.Call):
+            held = self.resolve(node.value.func)
+            for target in node.targets:
+                if held and _is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    owner.held_objects.setdefault(target.attr, held)
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             self._mark("writes_state")
             for target in node.targets:
@@ -605,6 +707,8 @@ class _Indexer(_FastVisitor):
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
+        if callee and not self.function_stack:
+            self.index.module_call_lines.setdefault(callee, []).append(node.lineno)
         if self.function_stack:
             if callee:
                 self.function_stack[-1].calls.append(callee)
@@ -623,7 +727,7 @@ class _Indexer(_FastVisitor):
             attr = node.func.attr
             if attr == "compile":
                 self._record_compile(node)
-            elif attr in ("apply_gradients", "minimize") and self.function_stack:
+            elif _is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)
 
@@ -636,6 +740,8 @@ class _Indexer(_FastVisitor):
                 self.index.opens_gradient_tape = True
                 if self.function_stack:
                     self.function_stack[-1].opens_gradient_tape = True
+                    if self.loop_stack:
+                        self.function_stack[-1].tape_in_loop = True
         self.generic_visit(node)
 
     def _record_compile(self, node: ast.Call) -> None:
@@ -643,6 +749,10 @@ class _Indexer(_FastVisitor):
             if kw.arg not in COMPILE_TRACED_KEYWORDS:
                 continue
             for value in _leaf_values(kw.value):
+                if isinstance(value, ast.Lambda):
+                    arguments = "loss" if kw.arg == "loss" else "pair"
+                    self._record_lambda(value, f"given to compile({kw.arg}=...)", arguments)
+                    continue
                 target = value.func if isinstance(value, ast.Call) else value
                 name = self.resolve(target)
                 if name:
@@ -771,6 +881,208 @@ TF_FUNCTION_NAMES = frozenset(
 )
 
 
+def _is_number(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, bool))
+        and not isinstance(node.value, complex)
+    )
+
+
+def _number_defaults(args: ast.arguments) -> list[str]:
+    """Parameters whose default is a number or a bool."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+    ]
+    return [arg.arg for arg, default in pairs if _is_number(default)]
+
+
+def _init_numbers(cls: ast.ClassDef) -> set[str]:
+    """`self` attributes that hold Python numbers: assigned only in
+    `__init__`, each time from a number or from a parameter of `__init__`
+    whose default is a number (`self.sigma = sigma` with `sigma=0.1`)."""
+    numbers: set[str] = set()
+    others: set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        defaults = set(_number_defaults(method.args)) if method.name == "__init__" else set()
+        for node in _statements(method.body):
+            if isinstance(node, ast.AugAssign) and _is_self_attribute(node.target):
+                others.add(node.target.attr)  # type: ignore[attr-defined]
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if not _is_self_attribute(element):
+                        continue
+                    attr = element.attr  # type: ignore[attr-defined]
+                    value = node.value if element is target else None
+                    number = _is_number(value) or (
+                        isinstance(value, ast.Name) and value.id in defaults
+                    )
+                    (numbers if number and method.name == "__init__" else others).add(attr)
+    return numbers - others
+
+
+# Calls that turn a whole Python sequence into one array or tensor, whose
+# shape is the sequence's length.
+_WHOLE_SEQUENCE_CALLS = frozenset(
+    {
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.stack",
+        "numpy.vstack",
+        "tensorflow.convert_to_tensor",
+        "tensorflow.constant",
+        "tensorflow.stack",
+    }
+)
+
+
+def _methods_consuming_grown_lists(
+    cls: ast.ClassDef, resolve: Callable[[ast.AST], str | None]
+) -> list[str]:
+    """Methods of `cls` that iterate over (`for g, s in zip(G, self.states)`)
+    or turn whole into an array or tensor (`tf.convert_to_tensor(self.actions)`)
+    a `self` list another method appends to (`self.states.append(s)`)."""
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    appended: dict[str, set[str]] = {}  # attr -> methods appending to it
+    for method in methods:
+        for node in ast.walk(method):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "extend", "insert")
+                and _is_self_attribute(node.func.value)
+            ):
+                attr = node.func.value.attr  # type: ignore[attr-defined]
+                appended.setdefault(attr, set()).add(method.name)
+    if not appended:
+        return []
+
+    def grown(node: ast.AST, own: str) -> bool:
+        if _is_self_attribute(node):
+            return bool(appended.get(node.attr, set()) - {own})  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("zip", "enumerate", "reversed", "list"):
+                return any(grown(arg, own) for arg in node.args)
+        return False
+
+    found = []
+    for method in methods:
+        for node in ast.walk(method):
+            if isinstance(node, (ast.For, ast.comprehension)) and grown(node.iter, method.name):
+                found.append(method.name)
+                break
+            if (
+                isinstance(node, ast.Call)
+                and node.args
+                and (resolve(node.func) or "") in _WHOLE_SEQUENCE_CALLS
+                and grown(node.args[0], method.name)
+            ):
+                found.append(method.name)
+                break
+    return found
+
+
+def _is_update_call(node: ast.Call) -> bool:
+    """`apply_gradients`, `minimize`, Keras 3's `optimizer.apply(grads,
+    variables)`, or `w.assign_sub(lr * dw)` (as `training.is_update_call`)."""
+    assert isinstance(node.func, ast.Attribute)
+    attr = node.func.attr
+    if attr in ("apply_gradients", "minimize"):
+        return True
+    if attr == "assign_sub":
+        return bool(node.args) and not isinstance(node.args[0], ast.Constant)
+    if attr == "apply" and node.args:
+        receiver = (dotted(node.func.value) or "").rsplit(".", 1)[-1].lower()
+        return "opt" in receiver
+    return False
+
+
+def _is_self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def _module_bindings(
+    body: list[ast.stmt], in_loop: bool = False
+) -> dict[str, tuple[int, int, bool]]:
+    """name -> (how many times it may be bound, line of the last binding, bound
+    in a loop) for the names module-level statements bind, compound statements
+    included (not functions, classes or comprehensions): `lr_scale = ...` in
+    the module's epoch loop rebinds a module global as surely as a `global`
+    statement does. Alternatives (`if`/`else`, `try`/`except`) count as the
+    most bindings one of them makes, not their sum."""
+    found: dict[str, tuple[int, int, bool]] = {}
+
+    def add(name: str, count: int, line: int, looped: bool) -> None:
+        old = found.get(name, (0, 0, False))
+        found[name] = (old[0] + count, max(old[1], line), old[2] or looped)
+
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        targets: list[ast.AST] = []
+        if isinstance(statement, ast.Assign):
+            targets = list(statement.targets)
+        elif isinstance(statement, ast.AugAssign):
+            targets = [statement.target]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        for target in targets:
+            for name in _bound_names(target):
+                add(
+                    name,
+                    1,
+                    statement.lineno,
+                    in_loop or isinstance(statement, (ast.For, ast.AsyncFor)),
+                )
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            for name, value in _module_bindings([*statement.body, *statement.orelse], True).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+            branches = [statement.body, statement.orelse]
+            branches += [handler.body for handler in getattr(statement, "handlers", [])]
+            merged: dict[str, tuple[int, int, bool]] = {}
+            for branch in branches:
+                for name, (count, line, looped) in _module_bindings(branch, in_loop).items():
+                    old = merged.get(name, (0, 0, False))
+                    merged[name] = (max(old[0], count), max(old[1], line), old[2] or looped)
+            for name, value in merged.items():
+                add(name, *value)
+            final = getattr(statement, "finalbody", [])
+            for name, value in _module_bindings(final, in_loop).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for name, value in _module_bindings(statement.body, in_loop).items():
+                add(name, *value)
+    return found
+
+
+def _bound_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
 def _is_tf_function(name: str) -> bool:
     return name in TF_FUNCTION_NAMES
 
@@ -805,21 +1117,14 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
-    assigned: dict[str, int] = {}
-    for statement in tree.body:
-        targets = (
-            statement.targets
-            if isinstance(statement, ast.Assign)
-            else (
-                [statement.target] if isinstance(statement, (ast.AnnAssign, ast.AugAssign)) else []
-            )
-        )
-        for target in targets:
-            if isinstance(target, ast.Name):
-                assigned[target.id] = assigned.get(target.id, 0) + 1
-    index.module_names = set(assigned)
-    for name, count in assigned.items():
-        if count > 1:
+    bindings = _module_bindings(tree.body)
+    index.module_names = set(bindings)
+    for name, (count, last_line, looped) in bindings.items():
+        if looped:
+            index.rebound_module_names.setdefault(name, "rebound in a module-level loop")
+        elif count > 1:
+            if name not in index.rebound_module_names:
+                index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")

@@ -71,3 +71,40 @@ def record_looped_train_methods(indexes: list[ModuleIndex]) -> None:
     by_path = {index.path: index for index in indexes}
     for path, qualname in looped_train_methods(indexes):
         by_path[path].looped_functions.setdefault(qualname, False)
+
+
+def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:
+    """Last components of the module names that define a train step (a
+    function or method that opens a `GradientTape` and applies gradients).
+
+    The script that drives such a step (`from agent import Agent` ... a loop
+    calling `agent.learn()`) often names no TensorFlow at all, so pass 1 puts
+    it aside; a file put aside that names one of these modules is indexed,
+    so the loop that calls the step is seen."""
+    found: set[str] = set()
+    for index in indexes:
+        if not index.module:
+            continue
+        if any(
+            info.opens_gradient_tape and info.applies_gradients for info in index.functions.values()
+        ):
+            found.add(index.module.rpartition(".")[2])
+    return found
+
+
+def mentions_module(data: bytes, modules: set[str]) -> bool:
+    """A cheap byte test: `data` imports something and names one of `modules`
+    as a word (the caller of a train step, before it is parsed)."""
+    if b"import" not in data:
+        return False
+    for module in modules:
+        word = module.encode()
+        start = data.find(word)
+        while start >= 0:
+            end = start + len(word)
+            before = data[start - 1 : start] if start else b" "
+            after = data[end : end + 1]
+            if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+                return True
+            start = data.find(word, end)
+    return False

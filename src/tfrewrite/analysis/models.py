@@ -141,3 +141,25 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
                 return None
         return "its layers ignore `training` (no dropout, batch normalization or noise)"
     return None
+
+
+def is_plain_function(ctx: RuleContext, name: str) -> bool:
+    """`model = lambda x: ...`, a `def model(x)`, or `model = Model()` of a
+    project class with no base (a plain Python object with `__call__`): a
+    name that holds no Keras model, whatever it is called. It takes no
+    `training` argument: adding one would raise a `TypeError`."""
+    if "." in name:
+        return False
+    if any(f.parent is None and f.node.name.value == name for f in ctx.functions):
+        return True
+    sources = value_sources(ctx, cst.Name(name))[1:]
+    return bool(sources) and all(_is_plain_callable(ctx, s) for s in sources)
+
+
+def _is_plain_callable(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Lambda):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    info = ctx.index.classes.get(dotted_name(value.func) or "")
+    return info is not None and all(base in ("object", "builtins.object") for base in info.bases)

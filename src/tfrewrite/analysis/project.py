@@ -327,6 +327,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             _loss_by_signature(by_path[path].functions[qualname]),
         )
     _record_foreign_writes(indexes)
+    _record_held_state(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     record_looped_train_methods(indexes)
     return facts
@@ -376,6 +377,8 @@ def _pending_train_steps(
         for qualname, info in index.functions.items():
             if not (info.opens_gradient_tape and info.applies_gradients):
                 continue
+            if info.tape_in_loop or info.consumes_grown_lists:
+                continue  # a training loop (TFR303's case), or eager by design
             if (index.path, qualname) in marks or (index.path, qualname) not in looped:
                 continue
             if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
@@ -433,7 +436,49 @@ def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
         for writer, written in writes:
             head, _, name = written.rpartition(".")
             if head == index.module or head.endswith("." + index.module):
-                index.rebound_module_names.setdefault(name, f"rebound in `{writer.path}`")
+                how = f"rebound in `{writer.path}`"
+                if index.rebound_module_names.get(name, how) == "assigned more than once":
+                    index.rebound_module_names[name] = how  # not only by its own module
+                index.rebound_module_names.setdefault(name, how)
+
+
+def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """`self.memory = ReplayBuffer(...)` where the project's `ReplayBuffer`
+    updates `self.mem_cntr += 1` in a method: a traced method of the holder
+    that reads `self.memory.mem_cntr` reads Python state that changes between
+    calls. Recorded in the holder's module as `Agent.memory` -> attributes."""
+    for index in indexes:
+        for class_qualname, info in index.classes.items():
+            for attr, callee in info.held_objects.items():
+                for target_index, target in lookup.find(callee):
+                    held = target_index.classes.get(target)
+                    if held is None or not held.updated_attrs:
+                        continue
+                    name = target.rpartition(".")[2]
+                    index.held_state[f"{class_qualname}.{attr}"] = {
+                        updated: f"updated in place in `{name}.{method}`"
+                        for updated, method in held.updated_attrs.items()
+                    }
+                    break
+
+
+def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
+    """Dotted names of the classes whose objects a class with traced methods
+    holds (`self.memory = ReplayBuffer(...)`): their modules must be indexed
+    to know which of their attributes change between calls."""
+    refs: set[str] = set()
+    for index in indexes:
+        traced = facts.for_path(index.path)
+        owners = {
+            info.class_name
+            for qualname, info in index.functions.items()
+            if qualname in traced and info.class_name
+        }
+        for owner in owners:
+            held = index.classes.get(owner)
+            if held is not None:
+                refs.update(held.held_objects.values())
+    return refs
 
 
 def _nested_functions(index: ModuleIndex) -> dict[str, list[str]]:

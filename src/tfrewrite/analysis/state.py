@@ -17,7 +17,12 @@ import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.tensors import is_tensor_op
-from tfrewrite.analysis.walk import iter_small_statements, statement_children
+from tfrewrite.analysis.walk import (
+    child_nodes,
+    iter_nodes,
+    iter_small_statements,
+    statement_children,
+)
 
 # Calls that build a Python container.
 CONTAINER_CONSTRUCTORS = frozenset(
@@ -86,6 +91,40 @@ def is_container(node: cst.BaseExpression | None, resolver: NameResolver) -> boo
     return False
 
 
+def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
+    """Methods `__init__` calls on `self` that nothing else in the module calls
+    (`self.reset_noise(dim)` only while constructing): what they assign is
+    set up once, like `__init__`'s own assignments."""
+    in_init: set[str] = set()
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            in_init = {
+                node.func.attr.value
+                for node in iter_nodes(statement.body)
+                if isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value == "self"
+            }
+    if not in_init:
+        return set()
+    called_elsewhere: set[str] = set()
+    init_nodes = {
+        id(s)
+        for s in cls.body.body
+        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
+    }
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if id(node) in init_nodes:
+            continue
+        if isinstance(node, cst.Attribute) and node.attr.value in in_init:
+            called_elsewhere.add(node.attr.value)
+        stack.extend(child_nodes(node))
+    return in_init - called_elsewhere
+
+
 @dataclass
 class AttributeWrites:
     """How the methods of one class write `self.<attr>`: per attribute, the
@@ -100,14 +139,19 @@ class AttributeWrites:
     plain: set[str] = field(default_factory=set)
 
 
-def attribute_writes(cls: cst.ClassDef, resolver: NameResolver) -> AttributeWrites:
+def attribute_writes(
+    cls: cst.ClassDef, resolver: NameResolver, setup: frozenset[str] | set[str] = frozenset()
+) -> AttributeWrites:
+    """How `cls`'s methods write `self` attributes. `setup` names methods,
+    besides the ones `is_setup_method` knows, that only set the object up
+    (`init_only_methods`): they are reported as `__init__`."""
     writes = AttributeWrites()
     not_container: set[str] = set()
     not_plain: set[str] = set()
     for statement in cls.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
-        method = statement.name.value
+        method = "__init__" if statement.name.value in setup else statement.name.value
         for small in iter_small_statements(statement.body, into_functions=True):
             for attr, value, augmented in _self_writes(small):
                 if augmented:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tfrewrite.analysis.frozen_state import FrozenState
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
@@ -127,6 +128,18 @@ def decoration_blockers(
         for node, what in side_effects(ctx, body)
         if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
     ]
+    # Python state the step reads that changes between calls (a module
+    # global the epoch loop rebinds, a counter): frozen once it is traced.
+    # Reported here too, so the decorator is withheld even when TFR201 is
+    # not selected.
+    blockers.extend(
+        Blocker(
+            *lines_of(ctx, read.node),
+            f"reads `{read.name}`, Python state ({read.how}): tracing freezes its value at "
+            "the first call",
+        )
+        for read in FrozenState(ctx).reads(function)
+    )
     plain_methods = _python_methods(ctx)
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)

@@ -99,9 +99,24 @@ def method_name(call: cst.Call) -> str | None:
     return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
 
 
+def is_update_call(call: cst.Call) -> bool:
+    """A call that applies gradients: `opt.apply_gradients(...)`,
+    `opt.minimize(...)`, Keras 3's `optimizer.apply(grads, variables)`, or a
+    hand-written descent step `w.assign_sub(lr * dw)`."""
+    method = method_name(call)
+    if method in APPLY_METHODS:
+        return True
+    if method == "assign_sub":
+        return bool(call.args) and not isinstance(call.args[0].value, (cst.Integer, cst.Float))
+    if method == "apply" and len(call.args) >= 1:
+        receiver = dotted_name(call.func.value) or ""  # type: ignore[attr-defined]
+        return "opt" in receiver.rsplit(".", 1)[-1].lower()
+    return False
+
+
 def applies_gradients(root: cst.CSTNode) -> bool:
     return any(
-        isinstance(n, cst.Call) and method_name(n) in APPLY_METHODS
+        isinstance(n, cst.Call) and is_update_call(n)
         for n in iter_nodes(root, into_functions=False)
     )
 
@@ -480,8 +495,12 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.opens_gradient_tape and info.applies_gradients):
             continue
+        if info.tape_in_loop:
+            continue  # a training loop with its own tape loop: TFR303's case
         if function.traced is not None:
             continue
+        if info.consumes_grown_lists:
+            continue  # eager by design: every call sees lists of a new length
         if tf_function_decorator(ctx, function.node) is not None:
             continue
         if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):

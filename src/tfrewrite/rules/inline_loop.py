@@ -98,7 +98,9 @@ class InlineTrainingLoop(Rule):
     needs_traced_code = False
     explanation = """
         A `with tf.GradientTape()` block written directly in a `for` loop, with
-        the gradient and optimizer update after it, runs every op eagerly. Moved
+        the gradient and optimizer update after it (`apply_gradients`,
+        `minimize`, Keras 3's `optimizer.apply`, or a hand-written
+        `w.assign_sub(lr * dw)`), runs every op eagerly. Moved
         into a function decorated with `@tf.function`, the whole step runs as one
         graph (about 10x faster on a small model).
 

@@ -4,71 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import libcst as cst
-
+from tfrewrite.analysis.frozen_state import FrozenState
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.state import (
-    AttributeWrites,
-    attribute_writes,
-    is_setup_method,
-    module_containers,
-    rebound_in_loops,
-    subscript_writes,
-)
-from tfrewrite.analysis.tensors import local_names
-from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import FunctionScope, RuleContext
+from tfrewrite.analysis.state import is_setup_method
+from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
-
-
-def _is_python_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
-    if isinstance(node, cst.UnaryOperation):
-        return _is_python_literal(node.expression)
-    return False
-
-
-def _module_literals(module: cst.Module) -> set[str]:
-    """Names bound at module level to a Python literal (a flag, a number, a
-    string): the values tracing freezes."""
-    names: set[str] = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and _is_python_literal(small.value):
-                targets = [t.target for t in small.targets]
-                names.update(t.value for t in targets if isinstance(t, cst.Name))
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                if isinstance(small.target, cst.Name) and _is_python_literal(small.value):
-                    names.add(small.target.value)
-    return names
-
-
-def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
-    """A `Name` that reads a variable (not an attribute, keyword, or binding)."""
-    if parent is None:
-        return True
-    if isinstance(parent, cst.Attribute) and parent.attr is node:
-        return False
-    if isinstance(parent, cst.Arg) and parent.keyword is node:
-        return False
-    return not isinstance(
-        parent,
-        (
-            cst.AssignTarget,
-            cst.Param,
-            cst.FunctionDef,
-            cst.ClassDef,
-            cst.ImportAlias,
-            cst.AsName,
-            cst.NameItem,
-        ),
-    )
 
 
 class ModuleStateInTracedCode(Rule):
@@ -78,9 +19,18 @@ class ModuleStateInTracedCode(Rule):
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
-    Finds traced functions that read a module-level Python value (a flag, a
-    number, a string) that the module rebinds somewhere else (a `global`
-    assignment in a function, or a second module-level assignment).
+    Finds traced functions that read Python state that changes between
+    their calls: a module-level value (a flag, a number, a string) the
+    module rebinds (a `global` assignment in a function, a second
+    module-level assignment after the function may first run, or the
+    module's own epoch loop: `lr_scale = 1.0 / (epoch + 1)`), a module dict
+    whose items are changed, a `self` attribute another method rebinds or
+    counts up, a counter of an object the class holds
+    (`self.memory.mem_cntr`, counted by the buffer's own method), or a
+    variable the enclosing function's loop rebinds. Attributes set up once
+    (in `__init__`, `build`, or a method only `__init__` calls) are not state.
+    A train step about to be decorated (TFR302) is checked the same way, and
+    lists what it reads as a reason not to decorate it.
 
     ## Why is this bad under tracing?
     `@tf.function` reads Python values once, while tracing, and bakes them
@@ -118,12 +68,52 @@ class ModuleStateInTracedCode(Rule):
             import tensorflow as tf
 
             scale = 1.0
-            scale = 2.0
 
             @tf.function
             def loss(y_true, y_pred):
                 return scale * tf.reduce_mean(tf.square(y_true - y_pred))
+
+            scale = 2.0
             """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            lr_scale = 1.0
+
+            @tf.function
+            def train_step(x):
+                return x * lr_scale
+
+            for epoch in range(10):
+                lr_scale = 1.0 / (epoch + 1)
+                train_step(tf.ones(3))
+            """,
+            note="a module global rebound in the module's epoch loop",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class ReplayBuffer:
+                def __init__(self):
+                    self.mem_cntr = 0
+
+                def store(self, item):
+                    self.mem_cntr += 1
+
+            class Agent:
+                def __init__(self):
+                    self.memory = ReplayBuffer()
+
+                @tf.function
+                def learn(self, x):
+                    if self.memory.mem_cntr < 64:
+                        return x
+                    return 2 * x
+            """,
+            note="a counter of an object the class holds",
         ),
         Invalid(
             """
@@ -205,6 +195,38 @@ class ModuleStateInTracedCode(Rule):
         ),
         Valid(
             """
+            import tensorflow as tf
+
+            batch_size = 32
+            print(batch_size)
+            batch_size = 64
+
+            @tf.function
+            def step(x):
+                return tf.random.normal((batch_size, 2)) + x
+            """,
+            note="rebound by the script before the function exists: every trace sees 64",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class NoisyDense(tf.keras.layers.Layer):
+                def __init__(self, units):
+                    super().__init__()
+                    self.units = units
+                    self.reset_noise()
+
+                def reset_noise(self):
+                    self.eps = tf.random.normal((self.units,))
+
+                def call(self, inputs):
+                    return inputs * self.eps
+            """,
+            note="attributes set by a method only `__init__` calls are set up once",
+        ),
+        Valid(
+            """
             use_absolute_error = False
 
             def loss(y_true, y_pred):
@@ -227,6 +249,8 @@ class ModuleStateInTracedCode(Rule):
             return False
         if index.rebound_module_names or (index.item_writes & index.module_names):
             return True
+        if index.held_state:
+            return True
         for qualname in traced_qualnames:
             info = index.functions.get(qualname)
             if info is None:
@@ -245,109 +269,18 @@ class ModuleStateInTracedCode(Rule):
         return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        # Which module names are rebound is a pass-1 fact; only literal
-        # values (flags, numbers, strings) are frozen state worth reporting.
-        rebound = ctx.index.rebound_module_names
-        mutable = {name: rebound[name] for name in _module_literals(ctx.module) if name in rebound}
-        changed_items = subscript_writes(ctx.module)
-        for name in module_containers(ctx.module, ctx.names) & changed_items:
-            mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
-        writes: dict[str, AttributeWrites] = {}
+        state = FrozenState(ctx)
         for function in ctx.functions:
             if function.runs_traced is None:
                 continue
-            frozen = dict(mutable)
-            parent = function.parent
-            if parent is not None and parent.runs_traced is None:
-                for name in rebound_in_loops(parent.node, ctx.names):
-                    frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
-            attributes = self._rebound_attributes(ctx, function, writes)
-            if frozen or attributes:
-                yield from self._check_function(function, frozen, attributes)
-
-    @staticmethod
-    def _rebound_attributes(
-        ctx: RuleContext, function: FunctionScope, cache: dict[str, AttributeWrites]
-    ) -> dict[str, str]:
-        """`self.<attr>` that another method rebinds (outside `__init__`/
-        `build`), or that some method updates in place (`+=`): state the
-        traced method reads once."""
-        owner = ctx.class_of(function)
-        if owner is None:
-            return {}
-        class_name, node = owner
-        if class_name not in cache:
-            cache[class_name] = attribute_writes(node, ctx.names)
-        writes = cache[class_name]
-        own = function.node.name.value
-        result: dict[str, str] = {}
-        for attr, methods in writes.augmented.items():
-            updaters = sorted(m for m in methods if not is_setup_method(m))
-            if updaters:
-                result[attr] = f"updated in place in `{updaters[0]}`"
-        for attr, methods in writes.assigned.items():
-            if attr in result or own in methods or attr not in writes.plain:
-                continue  # assigned afresh in the traced function itself: per trace
-            rebinders = sorted(m for m in methods if not is_setup_method(m))
-            if rebinders:
-                result[attr] = f"rebound in `{rebinders[0]}`"
-        return result
-
-    def _check_function(
-        self, function: FunctionScope, mutable: dict[str, str], attributes: dict[str, str]
-    ) -> Iterator[Violation]:
-        local = local_names(function.node)
-        reported: set[str] = set()
-        for node, ancestors in iter_with_ancestors(function.node.body):
-            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-                continue
-            if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
-                continue  # nested functions are checked as their own scope
-            parent = ancestors[-1] if ancestors else None
-            if isinstance(node, cst.Attribute) and attributes:
-                attr = node.attr.value
-                if not (
-                    isinstance(node.value, cst.Name)
-                    and node.value.value == "self"
-                    and attr in attributes
-                    and f"self.{attr}" not in reported
-                    and _is_value_read(node, parent)
-                ):
-                    continue
-                reported.add(f"self.{attr}")
+            for read in state.reads(function):
                 yield Violation(
-                    node,
-                    f"`self.{attr}` is Python state ({attributes[attr]}) read in traced "
+                    read.node,
+                    f"`{read.name}` is Python state ({read.how}) read in traced "
                     f"`{function.qualname}`: its value is frozen at the first trace and later "
                     "changes are ignored; pass it as a tensor argument or keep it in a "
                     "`tf.Variable`",
                 )
-                continue
-            if not isinstance(node, cst.Name) or node.value not in mutable:
-                continue
-            if node.value in local or node.value in reported:
-                continue
-            if not _is_read(node, parent):
-                continue
-            reported.add(node.value)
-            yield Violation(
-                node,
-                f"`{node.value}` is Python state ({mutable[node.value]}) read in "
-                f"traced `{function.qualname}`: its value is frozen at the first trace and later "
-                "changes are ignored; pass it as a tensor argument or keep it in a `tf.Variable`",
-            )
-
-
-def _is_value_read(node: cst.Attribute, parent: cst.CSTNode | None) -> bool:
-    """`self.x` read for its value: not a call (`self.model(x)`), not an
-    attribute chain (`self.opt.apply_gradients`), not an assignment target."""
-    if isinstance(parent, cst.Attribute) and parent.value is node:
-        return False
-    if isinstance(parent, cst.Call) and parent.func is node:
-        return False
-    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)):
-        return False
-    return True
 
 
 RULES = (ModuleStateInTracedCode,)

@@ -9,7 +9,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.models import guarded_by_training_check, ignores_training, trained_models
+from tfrewrite.analysis.models import (
+    guarded_by_training_check,
+    ignores_training,
+    is_plain_function,
+    trained_models,
+)
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
@@ -102,6 +107,8 @@ def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method
     if name == "self":
         return in_method
     if ctx.names.qualified_name(call.func) or name in ctx.index.functions:
+        return False
+    if is_plain_function(ctx, name):
         return False
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 

@@ -249,7 +249,12 @@ class TensorIf(Rule):
     Finds Python `if` statements and `A if c else B` expressions whose condition
     is a tensor, inside code that runs under `tf.function` (a decorated function,
     a loss or metric given to `compile`, `Loss.call`, `Layer.call`, a train step,
-    and what they call), and rewrites them as explicit `tf.cond`.
+    and what they call), and rewrites them as explicit `tf.cond`. A lambda
+    handed to something that traces it (`compile(loss=lambda ...)`,
+    `Dataset.map`/`filter`, `keras.layers.Lambda`, `tf.map_fn`,
+    `strategy.run`) is traced code too; a tensor conditional expression in
+    one is reported without a fix (Keras 3 runs a compiled loss without
+    AutoGraph, so it fails in `fit`).
 
     ## Why it matters under tracing
     Python cannot branch on a symbolic tensor. The code works only because
@@ -514,6 +519,8 @@ class TensorIf(Rule):
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Only files with a branch in some traced function (a pass-1 fact)."""
+        if index.traced_lambdas:
+            return True
         return any(
             (info := index.functions.get(q)) is not None and info.branches for q in traced_qualnames
         )
@@ -522,6 +529,7 @@ class TensorIf(Rule):
         tf, imports = _namespace(ctx)
         memo: dict[int, _Outcome] = {}
         sites: dict[tuple[int, bool], CondSite] = {}  # per function, proven and likely facts
+        reported: set[int] = set()
         for traced in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(traced.node):
                 if isinstance(node, cst.While):
@@ -536,6 +544,7 @@ class TensorIf(Rule):
 
                 site = self._site(ctx, scope, False, sites, tf, imports)
                 if site.translator.translate(node.test, node).tensor:
+                    reported.add(id(node))
                     yield _violation(node, self._outcome(site, node, ancestors, memo))
                     continue
                 likely = self._site(ctx, scope, True, sites, tf, imports)
@@ -545,7 +554,48 @@ class TensorIf(Rule):
                     continue
                 assumed = site.facts.assumptions(node.test)
                 outcome = self._outcome(likely, node, ancestors, memo)
+                reported.add(id(node))
                 yield _violation(node, _assuming(outcome, assumed))
+        yield from self._traced_lambdas(ctx, sites, tf, imports, reported)
+
+    def _traced_lambdas(
+        self,
+        ctx: RuleContext,
+        sites: dict[tuple[int, bool], CondSite],
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+        reported: set[int],
+    ) -> Iterator[Violation]:
+        """Conditional expressions on the parameters of a lambda that runs
+        traced (`compile(loss=lambda y_true, y_pred: ...)`, `ds.map(lambda x:
+        ...)`). Keras 3 runs a compiled loss without AutoGraph, so such a
+        condition fails in `fit`. Reported without a fix."""
+        from tfrewrite.analysis.traced_lambdas import traced_lambda_scopes
+
+        for lam, scope in traced_lambda_scopes(ctx):
+            for node in iter_nodes(lam.body):
+                if not isinstance(node, cst.IfExp):
+                    continue
+                if id(node) in reported:
+                    continue  # reported with the traced function around it
+                site = self._site(ctx, scope, False, sites, tf, imports)
+                assumed = ""
+                if not site.translator.translate(node.test, node).tensor:
+                    likely = self._site(ctx, scope, True, sites, tf, imports)
+                    if likely.facts is site.facts:
+                        continue
+                    if not likely.translator.translate(node.test, node).tensor:
+                        continue
+                    names = site.facts.assumptions(node.test)
+                    listed = ", ".join(f"`{n}`" for n in names) or "its parameters"
+                    verb = "is a tensor" if len(names) == 1 else "are tensors"
+                    assumed = f" (when {listed} {verb})"
+                yield Violation(
+                    node,
+                    f"Python conditional expression on a tensor needs AutoGraph{assumed}: this "
+                    f"lambda runs traced ({scope.runs_traced.reason}); write it with "
+                    "`tf.cond` (no automatic fix inside a lambda)",
+                )
 
     def _while(
         self,

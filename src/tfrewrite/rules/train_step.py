@@ -27,8 +27,11 @@ class UndecoratedTrainStep(Rule):
     needs_traced_code = False
     explanation = """
         A function that opens a `tf.GradientTape`, takes gradients and applies
-        them (`apply_gradients`, `minimize`), called once per batch from a Python
-        loop, runs eagerly unless it is decorated: every op is dispatched from
+        them (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, a
+        hand-written `w.assign_sub(lr * dw)`), called once per batch from a
+        Python loop (also from a script that imports no TensorFlow, such as an
+        RL `main.py` calling `agent.learn()`), runs eagerly unless it is
+        decorated: every op is dispatched from
         Python. With `@tf.function` the forward pass, gradients and update run as
         one graph; a small loop measured 31.21 ms per step eagerly and 3.14 ms
         traced, with identical results.
@@ -52,7 +55,11 @@ class UndecoratedTrainStep(Rule):
         calls run once, `open`/`input`, a list outside the step appended to, a
         variable or metric created per call), the step is not decorated and
         the finding lists every blocker with its line. `Model.train_step`
-        overrides are left alone: Keras traces them.
+        overrides are left alone: Keras traces them. So are a function whose
+        tape sits in a loop of its own (a training loop: TFR303's case) and a
+        method that learns from lists its class grows between calls (a
+        REINFORCE update over the episode's `self.rewards`): each call has a
+        new length, so traced it would trace again on every call.
     """
     examples = (
         Invalid(

@@ -1,0 +1,313 @@
+"""Python state a traced function reads that changes between its calls.
+
+Tracing reads Python values once and bakes them into the graph. A module
+name the module rebinds (a flag, a number, a module-level loop variable), the
+items of a module dict changed in place, a `self` attribute another method
+rebinds or counts up, a counter of an object the class holds
+(`self.memory.mem_cntr`), a variable an enclosing function's loop rebinds:
+each is frozen at the first trace. TFR201 reports these reads; TFR302 lists
+them as reasons a train step cannot simply be decorated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.state import (
+    AttributeWrites,
+    attribute_writes,
+    init_only_methods,
+    is_plain_value,
+    is_setup_method,
+    module_containers,
+    rebound_in_loops,
+    subscript_writes,
+)
+from tfrewrite.analysis.tensors import local_names
+from tfrewrite.analysis.walk import iter_with_ancestors, statement_children
+from tfrewrite.context import FunctionScope, RuleContext
+
+# How pass 1 describes a module name a module-level loop rebinds.
+LOOP_REBOUND = "rebound in a module-level loop"
+
+
+def _is_python_literal(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False", "None")
+    if isinstance(node, cst.UnaryOperation):
+        return _is_python_literal(node.expression)
+    return False
+
+
+def _module_literals(module: cst.Module) -> set[str]:
+    """Names bound at module level to a Python literal (a flag, a number, a
+    string): the values tracing freezes."""
+    names: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and _is_python_literal(small.value):
+                targets = [t.target for t in small.targets]
+                names.update(t.value for t in targets if isinstance(t, cst.Name))
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                if isinstance(small.target, cst.Name) and _is_python_literal(small.value):
+                    names.add(small.target.value)
+    return names
+
+
+def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """A `Name` that reads a variable (not an attribute, keyword, or binding)."""
+    if parent is None:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(
+        parent,
+        (
+            cst.AssignTarget,
+            cst.Param,
+            cst.FunctionDef,
+            cst.ClassDef,
+            cst.ImportAlias,
+            cst.AsName,
+            cst.NameItem,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class FrozenRead:
+    """A read of Python state that tracing freezes: `name` as written
+    (`lr_scale`, `self.scale`, `self.memory.mem_cntr`) and how it changes."""
+
+    node: cst.CSTNode
+    name: str
+    how: str
+
+
+class FrozenState:
+    """The Python state of one module that changes between calls, computed
+    once per module; `reads(function)` finds what a function reads of it."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        # Which module names are rebound is a pass-1 fact; only literal
+        # values (flags, numbers, strings) are frozen state worth reporting,
+        # and plain values a module-level loop rebinds (`lr_scale = 1.0 /
+        # (epoch + 1)` in the epoch loop).
+        rebound = ctx.index.rebound_module_names
+        mutable = {name: rebound[name] for name in _module_literals(ctx.module) if name in rebound}
+        if any(how == LOOP_REBOUND for how in rebound.values()):
+            for name in _loop_plain_names(ctx.module, ctx.names):
+                if rebound.get(name) == LOOP_REBOUND:
+                    mutable.setdefault(name, LOOP_REBOUND)
+        changed_items = subscript_writes(ctx.module)
+        for name in module_containers(ctx.module, ctx.names) & changed_items:
+            mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
+        self.mutable = mutable
+        self._writes: dict[str, AttributeWrites] = {}
+
+    def reads(self, function: FunctionScope) -> Iterator[FrozenRead]:
+        """The first read of each piece of changing state in `function`'s own
+        body (nested functions are scopes of their own)."""
+        ctx = self.ctx
+        frozen = {
+            name: how
+            for name, how in self.mutable.items()
+            if not _settled_before_first_call(ctx, function, name)
+        }
+        parent = function.parent
+        if parent is not None and parent.runs_traced is None:
+            for name in rebound_in_loops(parent.node, ctx.names):
+                frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
+        attributes = self._rebound_attributes(function)
+        held = self._held_state(function)
+        if frozen or attributes or held:
+            yield from _scan(function, frozen, attributes, held)
+
+    def _held_state(self, function: FunctionScope) -> dict[str, dict[str, str]]:
+        """`self.<attr>` -> attributes of the object it holds that change
+        between calls (`self.memory.mem_cntr`, a counter the buffer's
+        `store_transition` updates): a project fact."""
+        ctx = self.ctx
+        owner = ctx.class_of(function)
+        if owner is None or not ctx.index.held_state:
+            return {}
+        prefix = owner[0] + "."
+        return {
+            key[len(prefix) :]: value
+            for key, value in ctx.index.held_state.items()
+            if key.startswith(prefix)
+        }
+
+    def _rebound_attributes(self, function: FunctionScope) -> dict[str, str]:
+        """`self.<attr>` that another method rebinds (outside `__init__`/
+        `build`), or that some method updates in place (`+=`): state the
+        traced method reads once."""
+        ctx, cache = self.ctx, self._writes
+        owner = ctx.class_of(function)
+        if owner is None:
+            return {}
+        class_name, node = owner
+        if class_name not in cache:
+            setup = init_only_methods(node, ctx.module)
+            cache[class_name] = attribute_writes(node, ctx.names, setup)
+        writes = cache[class_name]
+        own = function.node.name.value
+        result: dict[str, str] = {}
+        for attr, methods in writes.augmented.items():
+            updaters = sorted(m for m in methods if not is_setup_method(m))
+            if updaters:
+                result[attr] = f"updated in place in `{updaters[0]}`"
+        for attr, methods in writes.assigned.items():
+            if attr in result or own in methods or attr not in writes.plain:
+                continue  # assigned afresh in the traced function itself: per trace
+            rebinders = sorted(m for m in methods if not is_setup_method(m))
+            if rebinders:
+                result[attr] = f"rebound in `{rebinders[0]}`"
+        return result
+
+
+def _scan(
+    function: FunctionScope,
+    mutable: dict[str, str],
+    attributes: dict[str, str],
+    held: dict[str, dict[str, str]],
+) -> Iterator[FrozenRead]:
+    local = local_names(function.node)
+    reported: set[str] = set()
+    for node, ancestors in iter_with_ancestors(function.node.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            continue
+        if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
+            continue  # nested functions are checked as their own scope
+        parent = ancestors[-1] if ancestors else None
+        chain = _held_read(node, held)
+        if chain is not None and chain[0] not in reported and _is_value_read(node, parent):
+            reported.add(chain[0])
+            yield FrozenRead(node, *chain)
+            continue
+        if isinstance(node, cst.Attribute) and attributes:
+            attr = node.attr.value
+            if (
+                isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+                and attr in attributes
+                and f"self.{attr}" not in reported
+                and _is_value_read(node, parent)
+            ):
+                reported.add(f"self.{attr}")
+                yield FrozenRead(node, f"self.{attr}", attributes[attr])
+            continue
+        if not isinstance(node, cst.Name) or node.value not in mutable:
+            continue
+        if node.value in local or node.value in reported or not _is_read(node, parent):
+            continue
+        reported.add(node.value)
+        yield FrozenRead(node, node.value, mutable[node.value])
+
+
+def _loop_plain_names(module: cst.Module, resolver: NameResolver) -> set[str]:
+    """Names a module-level loop binds to plain values (`is_plain_value`):
+    its loop variable over `range`/`enumerate`, and its assignments."""
+    names: set[str] = set()
+    objects: set[str] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(s, False) for s in module.body]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.For):
+            counter = node.target
+            if isinstance(counter, cst.Tuple) and counter.elements:
+                counter = counter.elements[0].value
+            iterated = node.iter
+            if (
+                isinstance(counter, cst.Name)
+                and isinstance(iterated, cst.Call)
+                and isinstance(iterated.func, cst.Name)
+                and iterated.func.value in ("range", "enumerate")
+            ):
+                names.add(counter.value)
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if not in_loop:
+                continue
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    bound = [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                    (names if is_plain_value(small.value, resolver) else objects).update(bound)
+                elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+            continue
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, loop) for child in statement_children(node))
+    return names - objects
+
+
+def _settled_before_first_call(ctx: RuleContext, function: FunctionScope, name: str) -> bool:
+    """Whether every trace of a module function sees the final value of
+    `name`, which plain module-level statements bind more than once (a
+    script that sets `batch_size = 64` again before its GAN section): the
+    function is the last one of its name, and is defined after the last
+    binding, or is first called by a module-level statement after it and
+    from nowhere else. Then nothing is frozen."""
+    index = ctx.index
+    last = index.straight_rebinds.get(name)
+    if last is None or function.parent is not None or function.class_name is not None:
+        return False
+    if index.rebound_module_names.get(name) != "assigned more than once":
+        return False  # another module rebinds it too
+    info = index.functions.get(function.qualname)
+    defs = [
+        s
+        for s in ctx.module.body
+        if isinstance(s, cst.FunctionDef) and s.name.value == function.qualname
+    ]
+    if info is None or not defs or defs[-1] is not function.node:
+        return False  # the index describes the last definition of the name only
+    if info.lineno > last:
+        return True
+    qualified = index.qualify(function.qualname)
+    calls = [line for line in index.module_call_lines.get(qualified, ()) if line > info.lineno]
+    if not calls or min(calls) <= last:
+        return False
+    if any(site.target == qualified for site in index.traced_sites):
+        return False
+    return not any(qualified in other.calls for other in index.functions.values())
+
+
+def _held_read(node: cst.CSTNode, held: dict[str, dict[str, str]]) -> tuple[str, str] | None:
+    """`self.memory.mem_cntr` when `self.memory` holds an object whose
+    `mem_cntr` changes between calls: (the expression, how it changes)."""
+    if not (held and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute)):
+        return None
+    inner = node.value
+    if not (isinstance(inner.value, cst.Name) and inner.value.value == "self"):
+        return None
+    how = held.get(inner.attr.value, {}).get(node.attr.value)
+    if how is None:
+        return None
+    return f"self.{inner.attr.value}.{node.attr.value}", how
+
+
+def _is_value_read(node: cst.Attribute, parent: cst.CSTNode | None) -> bool:
+    """`self.x` read for its value: not a call (`self.model(x)`), not an
+    attribute chain (`self.opt.apply_gradients`), not an assignment target."""
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return False
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return False
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)):
+        return False
+    return True

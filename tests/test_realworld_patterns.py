@@ -1,0 +1,523 @@
+"""Minimal reproductions of hazards (and non-hazards) seen in public TF2
+projects: each test is one pattern the shared analysis must get right."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.api import check_source
+from tfrewrite.engine import InputFile, RunOptions, run
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+def _run(
+    tmp_path: Path, files: dict[str, str], codes: tuple[str, ...]
+) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(_d(text))
+    inputs = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
+    result = run(inputs, RunOptions(rule_codes=codes, root=str(tmp_path)), jobs=1)
+    return sorted((Path(f.path).name, f.start.line, f.code) for f in result.findings)
+
+
+AGENT = """
+    import tensorflow as tf
+    from buffer import ReplayBuffer
+
+
+    class Agent:
+        def __init__(self):
+            self.memory = ReplayBuffer()
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            self.opt = tf.keras.optimizers.Adam()
+
+        def learn(self):
+            if self.memory.mem_cntr < 64:
+                return
+            x = tf.ones((2, 1))
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(x, training=True) ** 2)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+"""
+# Neither file names TensorFlow: both are put aside by the byte prefilter.
+BUFFER = """
+    class ReplayBuffer:
+        def __init__(self):
+            self.mem_cntr = 0
+
+        def store(self, item):
+            self.mem_cntr += 1
+"""
+MAIN = """
+    from agent import Agent
+
+    agent = Agent()
+    for episode in range(10):
+        agent.memory.store(episode)
+        agent.learn()
+"""
+
+
+def test_a_script_without_tensorflow_that_drives_the_step_is_indexed(tmp_path: Path) -> None:
+    """`agent.learn()` in a `main.py` that imports no TensorFlow: the loop is
+    found, so the step is a train step (TFR302) checked as traced code."""
+    found = _run(tmp_path, {"agent.py": AGENT, "buffer.py": BUFFER, "main.py": MAIN}, ("TFR302",))
+    assert found == [("agent.py", 11, "TFR302")]
+
+
+def test_without_the_driver_there_is_no_train_step(tmp_path: Path) -> None:
+    assert _run(tmp_path, {"agent.py": AGENT, "buffer.py": BUFFER}, ("TFR302",)) == []
+
+
+def test_counter_of_a_held_object_in_a_module_without_tensorflow(tmp_path: Path) -> None:
+    """`self.memory.mem_cntr` read in the step, where the buffer (its own
+    file, no TensorFlow) counts with `self.mem_cntr += 1`: frozen once traced,
+    so TFR201, and TFR302 names it as a blocker instead of decorating."""
+    files = {"agent.py": AGENT, "buffer.py": BUFFER, "main.py": MAIN}
+    found = _run(tmp_path, files, ("TFR201", "TFR302"))
+    assert ("agent.py", 12, "TFR201") in found
+    result = run(
+        [InputFile(str(tmp_path / n)) for n in files],
+        RunOptions(rule_codes=("TFR302",), root=str(tmp_path)),
+        jobs=1,
+    )
+    (step,) = result.findings
+    assert "self.memory.mem_cntr" in step.message and step.fix is None
+
+
+def test_held_object_that_does_not_count_is_not_state() -> None:
+    source = (
+        _d(AGENT).replace("from buffer import ReplayBuffer\n", "")
+        + "\n\n"
+        + _d(BUFFER).replace("self.mem_cntr += 1", "print(item)")
+    )
+    source += "\n\nagent = Agent()\nfor i in range(3):\n    agent.learn()\n"
+    assert [f.code for f in check_source(source, select=["TFR201"])] == []
+
+
+LOOP_GLOBAL = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD()
+    lr_scale = 1.0
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((model(x, training=True) - y) ** 2) * lr_scale
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+
+    for epoch in range(3):
+        lr_scale = 1.0 / (epoch + 1)
+        train_step(tf.ones((2, 1)), tf.ones((2, 1)))
+"""
+
+
+def test_module_global_rebound_in_a_module_level_loop_blocks_the_step() -> None:
+    """Decorating the step would freeze `lr_scale` at 1.0: TFR201 says so,
+    and TFR302 lists it as a blocker and offers no fix (it was a safe fix)."""
+    findings = check_source(_d(LOOP_GLOBAL), select=["TFR201", "TFR302"])
+    by_code = {f.code: f for f in findings}
+    assert by_code["TFR201"].start.line == 10
+    assert "module-level loop" in by_code["TFR201"].message
+    assert by_code["TFR302"].fix is None
+    assert "line 10 TFR201 `lr_scale`" in by_code["TFR302"].message
+
+
+def test_loop_variable_of_a_module_loop_read_in_traced_code() -> None:
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            return x * epoch
+
+        for epoch in range(3):
+            step(tf.ones(2))
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR201"])] == ["TFR201"]
+
+
+def test_module_names_bound_in_if_else_are_bound_once() -> None:
+    source = """
+        import sys
+        import tensorflow as tf
+
+        if sys.platform == "linux":
+            SCALE = 1.0
+        else:
+            SCALE = 2.0
+
+        @tf.function
+        def step(x):
+            return x * SCALE
+    """
+    assert check_source(_d(source), select=["TFR201"]) == []
+
+
+def test_rebound_before_a_second_definition_is_not_frozen() -> None:
+    """A guide that defines `train_step` twice and sets `batch_size` again
+    between them: the second step is traced only after the last binding."""
+    source = """
+        import tensorflow as tf
+
+        batch_size = 32
+
+        @tf.function
+        def train_step(x):
+            return x * batch_size
+
+        for x in range(2):
+            train_step(tf.ones(2))
+
+        batch_size = 64
+
+        @tf.function
+        def train_step(x):
+            return tf.random.normal((batch_size, 2)) + x
+
+        for x in range(2):
+            train_step(tf.ones(2))
+    """
+    found = check_source(_d(source), select=["TFR201"])
+    assert [f.start.line for f in found] == [7]  # the first step froze 32
+
+
+def test_rebound_after_the_first_call_is_frozen() -> None:
+    source = """
+        import tensorflow as tf
+
+        scale = 1.0
+
+        @tf.function
+        def step(x):
+            return x * scale
+
+        step(tf.ones(2))
+        scale = 2.0
+        step(tf.ones(2))
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR201"])] == ["TFR201"]
+
+
+NOISY = """
+    import tensorflow as tf
+
+    class NoisyDense(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super().__init__()
+            self.units = units
+            self.reset_noise()
+
+        def reset_noise(self):
+            self.eps = tf.random.normal((self.units,))
+
+        def call(self, inputs):
+            return inputs * self.eps
+"""
+
+
+def test_attribute_set_by_a_method_only_init_calls_is_set_up_once() -> None:
+    assert check_source(_d(NOISY), select=["TFR201"]) == []
+
+
+def test_attribute_reset_from_outside_is_state() -> None:
+    source = _d(NOISY) + "\n\ndef act(layer):\n    layer.reset_noise()\n"
+    assert [f.code for f in check_source(source, select=["TFR201"])] == ["TFR201"]
+
+
+ACTION = """
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self, sigma=0.1):
+            self.sigma = sigma
+
+        def get_action(self, state, test=False):
+            return self._get_action_body(tf.constant(state), self.sigma * (1.0 - test))
+
+        @tf.function
+        def _get_action_body(self, state, sigma):
+            if sigma > 0.0:
+                state += tf.random.normal(shape=tf.shape(state), stddev=sigma)
+            return state
+"""
+
+
+def test_python_arithmetic_argument_is_a_python_value() -> None:
+    """`self.sigma * (1. - test)`: a number set in `__init__` from a numeric
+    default, times a bool parameter: a Python float, not a tensor."""
+    assert check_source(_d(ACTION), select=["TFR101"]) == []
+
+
+def test_tensor_arithmetic_argument_is_a_tensor() -> None:
+    source = _d(ACTION).replace("self.sigma * (1.0 - test)", "tf.constant(0.1) * 2")
+    (finding,) = check_source(source, select=["TFR101"])
+    assert finding.fix is not None and finding.fix.applicability.value == "safe"
+
+
+def test_attribute_rebound_outside_init_is_no_python_number() -> None:
+    source = _d(ACTION) + "\n        def anneal(self, value):\n            self.sigma = value\n"
+    (finding,) = check_source(source, select=["TFR101"])
+    assert "assumes `sigma` is a tensor" in finding.message
+
+
+def test_a_function_whose_tape_sits_in_its_own_loop_is_a_loop_not_a_step() -> None:
+    """`train()` runs ten updates, each with its own tape: TFR303 extracts the
+    step; decorating all of `train` (TFR302) would unroll the loop."""
+    source = """
+        import tensorflow as tf
+
+        def train(q, memory, optimizer):
+            for i in range(10):
+                s, a = memory.sample(32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(q(s, training=True) - a)
+                grads = tape.gradient(loss, q.trainable_variables)
+                optimizer.apply_gradients(zip(grads, q.trainable_variables))
+
+        def main(q, memory, optimizer):
+            for episode in range(100):
+                train(q, memory, optimizer)
+    """
+    codes = [f.code for f in check_source(_d(source), select=["TFR302", "TFR303"])]
+    assert codes == ["TFR303"]
+
+
+REINFORCE = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Agent:
+        def __init__(self, policy, optimizer):
+            self.policy = policy
+            self.optimizer = optimizer
+            self.states = []
+            self.rewards = []
+
+        def store(self, state, reward):
+            self.states.append(state)
+            self.rewards.append(reward)
+
+        def learn(self):
+            returns = np.cumsum(np.array(self.rewards)[::-1])[::-1]
+            with tf.GradientTape() as tape:
+                loss = 0.0
+                for g, state in zip(returns, self.states):
+                    loss += -g * tf.reduce_sum(self.policy(state[None], training=True))
+            grads = tape.gradient(loss, self.policy.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.policy.trainable_variables))
+            self.states, self.rewards = [], []
+
+    def main(agent, env):
+        for episode in range(100):
+            agent.learn()
+"""
+
+
+def test_an_update_over_lists_grown_per_episode_is_eager_by_design() -> None:
+    """Each call sees an episode of a new length: traced, it would trace again
+    on every call. Not a train step to decorate, and not checked as one."""
+    assert check_source(_d(REINFORCE)) == []
+
+
+def test_an_update_over_a_fixed_buffer_is_still_a_step() -> None:
+    source = (
+        _d(REINFORCE)
+        .replace("self.states.append(state)\n", "self.states = state\n")
+        .replace("self.rewards.append(reward)", "self.rewards = reward")
+    )
+    assert "TFR302" in [f.code for f in check_source(source, select=["TFR302"])]
+
+
+LAMBDAS = """
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(
+        optimizer="adam",
+        loss=lambda y_true, y_pred: tf.reduce_mean(y_pred) if tf.reduce_sum(y_true) > 0 else 0.0,
+    )
+    ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if x > 3 else x)
+    layer = keras.layers.Lambda(lambda t: t if tf.reduce_sum(t) > 0 else -t)
+    out = tf.map_fn(lambda e: e if e > 0 else -e, tf.constant([1.0, -2.0]))
+"""
+
+
+def test_lambdas_handed_to_tracers_are_traced_code() -> None:
+    """A lambda loss given to `compile`, a `Dataset.map` function, a Keras
+    `Lambda` layer and a `tf.map_fn` function: each conditional on what the
+    tracer passes is reported, without a fix."""
+    findings = check_source(_d(LAMBDAS), select=["TFR101"])
+    assert [f.start.line for f in findings] == [7, 9, 10, 11]
+    assert all(f.fix is None and "lambda runs traced" in f.message for f in findings)
+
+
+def test_lambdas_with_python_conditions_are_clean() -> None:
+    source = """
+        import tensorflow as tf
+
+        training = True
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if training else x)
+        ds = ds.map(lambda x: x if x.shape.rank == 0 else tf.reshape(x, [-1]))
+        keep = sorted([3, 1], key=lambda v: v if v > 0 else -v)
+    """
+    assert check_source(_d(source), select=["TFR101"]) == []
+
+
+def test_lambda_in_a_traced_function_is_reported_once() -> None:
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def f(xs):
+            return tf.map_fn(lambda e: e if e > 0 else -e, xs)
+    """
+    assert len(check_source(_d(source), select=["TFR101"])) == 1
+
+
+def test_strategy_run_lambda_is_likely_traced() -> None:
+    source = """
+        import tensorflow as tf
+
+        strategy = tf.distribute.get_strategy()
+        out = strategy.run(lambda x: x if x > 0 else -x, args=(tf.constant(1.0),))
+    """
+    (finding,) = check_source(_d(source), select=["TFR101"])
+    assert "when `x` is a tensor" in finding.message
+
+
+SPELLINGS = """
+    import functools
+    from functools import partial
+
+    import tensorflow as tf
+
+    f = tf.function
+
+
+    @f
+    def aliased(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+
+
+    @partial(tf.function, jit_compile=True)
+    def partial_fn(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+
+
+    @functools.partial(tf.function, reduce_retracing=True)
+    def partial_fn2(x):
+        if tf.reduce_sum(x) > 0:
+            return x
+        return -x
+"""
+
+
+def test_tf_function_spelled_through_an_alias_or_partial_is_traced() -> None:
+    findings = check_source(_d(SPELLINGS), select=["TFR101"])
+    assert [f.start.line for f in findings] == [11, 18, 25]
+
+
+def test_a_model_that_is_a_lambda_takes_no_training_argument() -> None:
+    """`model = lambda x: ...`: named like a model, but `training=True`
+    would raise a `TypeError`; TFR304 says nothing."""
+    source = """
+        import tensorflow as tf
+
+        W = tf.Variable(tf.zeros([4, 2]))
+        model = lambda x: tf.nn.softmax(tf.matmul(x, W))
+        optimizer = tf.optimizers.Adam(0.1)
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x) - y) ** 2)
+            grads = tape.gradient(loss, [W])
+            optimizer.apply_gradients(zip(grads, [W]))
+    """
+    assert check_source(_d(source), select=["TFR304"]) == []
+    with_model = _d(source).replace(
+        "model = lambda x: tf.nn.softmax(tf.matmul(x, W))",
+        "model = tf.keras.Sequential([tf.keras.layers.Dropout(0.5)])",
+    )
+    assert [f.code for f in check_source(with_model, select=["TFR304"])] == ["TFR304"]
+
+
+MANUAL_SGD = """
+    import tensorflow as tf
+
+    W = tf.Variable(1.0)
+    b = tf.Variable(0.0)
+
+    for epoch in range(30):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(W * xs + b - ys))
+        dW, db = tape.gradient(loss, [W, b])
+        W.assign_sub(0.1 * dW)
+        b.assign_sub(0.1 * db)
+"""
+
+
+def test_a_hand_written_descent_step_is_a_training_loop() -> None:
+    assert [f.code for f in check_source(_d(MANUAL_SGD), select=["TFR303"])] == ["TFR303"]
+
+
+def test_a_constant_assign_sub_is_no_update() -> None:
+    source = _d(MANUAL_SGD).replace("W.assign_sub(0.1 * dW)", "W.assign_sub(1)")
+    source = source.replace("b.assign_sub(0.1 * db)", "print(dW, db)")
+    assert check_source(source, select=["TFR303"]) == []
+
+
+def test_keras3_optimizer_apply_is_an_update() -> None:
+    source = """
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(1)])
+        optimizer = keras.optimizers.Adam()
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, model.trainable_weights)
+            optimizer.apply(grads, model.trainable_weights)
+    """
+    assert [f.code for f in check_source(_d(source), select=["TFR303"])] == ["TFR303"]
+    assert (
+        check_source(_d(source).replace("optimizer.apply(", "layer.apply("), select=["TFR303"])
+        == []
+    )
+
+
+def test_a_plain_object_called_like_a_model_takes_no_training_argument() -> None:
+    source = """
+        import tensorflow as tf
+
+        class Model(object):
+            def __init__(self):
+                self.W = tf.Variable(10.0)
+
+            def __call__(self, inputs):
+                return self.W * inputs
+
+        model = Model()
+        for epoch in range(30):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(xs) - ys))
+            dW = tape.gradient(loss, model.W)
+            model.W.assign_sub(0.1 * dW)
+    """
+    assert check_source(_d(source), select=["TFR304"]) == []
