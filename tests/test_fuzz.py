@@ -58,19 +58,11 @@ ELIF_COUNT = (
     "TFR101 reports an if/elif chain as one fixable finding and fixes it in two "
     "rounds (two fixes): see ELIF_CHAIN"
 )
-NESTED_CRASH = (
-    "TFR101 crashes (internal FlattenSentinel error) on a Python `if`/`elif` nested "
-    "in the `else` of a tensor `if`: see NESTED_ELIF"
-)
 CASCADE_COUNT = (
     "a fix that unblocks another finding's fix (TFR102 inside a tensor `if` that "
     "TFR101 rewrites only once the branch is clean) is fixed by `fix` but not "
     "counted fixable by `check`: see CASCADE"
 )
-
-
-def _known_crash(message: str) -> bool:
-    return "FlattenSentinel" in message
 
 
 def _known_count_mismatch(source: str, checked: FileResult, fixed: FileResult) -> bool:
@@ -88,13 +80,9 @@ def check_properties(source: str, unsafe: bool) -> None:
     if checked.error is not None:
         if checked.error.message.startswith("syntax error"):
             return  # not ours: the generator's program does not parse
-        if _known_crash(checked.error.message):
-            return
         pytest.fail(f"check crashed: {checked.error.describe()}\n{source}")
     fixed_result = _run(source, fix=True, unsafe=unsafe)
     if fixed_result.error is not None:
-        if _known_crash(fixed_result.error.message):
-            return
         pytest.fail(f"fix crashed: {fixed_result.error.describe()}\n{source}")
     fixed = fixed_result.fixed_source if fixed_result.fixed_source is not None else source
     ast.parse(fixed)
@@ -239,9 +227,9 @@ def loss(y_true, y_pred):
 """
 
 
-@pytest.mark.xfail(strict=False, reason=NESTED_CRASH)
-def test_known_nested_elif_does_not_crash() -> None:
+def test_nested_elif_does_not_crash() -> None:
     check_properties(NESTED_ELIF, unsafe=False)
+    check_properties(NESTED_ELIF, unsafe=True)
 
 
 CASCADE = """\

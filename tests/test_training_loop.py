@@ -1373,3 +1373,46 @@ def test_a_step_printing_host_reads_in_formatted_strings_is_decorated_in_one_run
     assert "@tf.function" in fixed and "print(f" not in fixed and "%" not in fixed
     assert fixed.count("tf.strings.as_string(loss, precision=") == 2
     assert fix_source(fixed, unsafe_fixes=True) == fixed
+
+
+def test_step_reading_a_model_its_fold_loop_rebuilds_stays_eager():
+    message = _step_message("""
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        for fold in range(5):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+            for x, y in batches:
+                train_step(x, y)
+    """)
+    assert "line 11 rebinds `model` in the loop that calls the step" in message
+    assert "line 12 rebinds `optimizer`" in message
+
+
+def test_a_loop_in_another_function_rebinds_only_its_own_locals():
+    source = """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        def evaluate(batches):
+            for x, y in batches:
+                model = 3
+                train_step(x, y)
+    """
+    [step] = [f for f in check_source(_d(source), select=["TFR302"])]
+    assert step.fix is not None, step.message

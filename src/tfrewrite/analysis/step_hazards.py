@@ -132,14 +132,16 @@ def decoration_blockers(
     # global the epoch loop rebinds, a counter): frozen once it is traced.
     # Reported here too, so the decorator is withheld even when TFR201 is
     # not selected.
+    frozen = list(FrozenState(ctx).reads(function))
     blockers.extend(
         Blocker(
             *lines_of(ctx, read.node),
             f"reads `{read.name}`, Python state ({read.how}): tracing freezes its value at "
             "the first call",
         )
-        for read in FrozenState(ctx).reads(function)
+        for read in frozen
     )
+    blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
     plain_methods = _python_methods(ctx)
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)
@@ -209,3 +211,63 @@ def decoration_blockers(
                         )
                     )
     return blockers
+
+
+def _enclosing_function(ctx: RuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function of the file whose body holds `node`."""
+    found = None
+    for scope in ctx.functions:
+        if any(n is node for n in iter_nodes(scope.node.body)):
+            if found is None or any(n is scope.node for n in iter_nodes(found.body)):
+                found = scope.node
+    return found
+
+
+def _rebound_by_calling_loops(
+    ctx: RuleContext,
+    function: FunctionScope,
+    loops: list[cst.For | cst.While],
+    reported: set[str],
+) -> list[Blocker]:
+    """Names the step reads from its enclosing scope that a loop calling it
+    rebinds: a fresh model and optimizer per fold, a batch bound by the loop.
+    A traced step keeps what it saw at its first call (the first fold's model,
+    whose variables it goes on training), since the arguments that decide
+    whether it traces again have not changed."""
+    params = _parameters(function)
+    reads = [
+        name
+        for name in name_use(list(getattr(function.node.body, "body", ()))).reads
+        if name not in params and name not in reported
+    ]
+    if not reads:
+        return []
+    home = _enclosing_function(ctx, function.node)
+    blockers: list[Blocker] = []
+    seen: set[str] = set()
+    for loop in loops:
+        if _enclosing_function(ctx, loop) is not home:
+            continue  # a loop in another function rebinds its own locals
+        bound = set(name_use(list(getattr(loop.body, "body", ()))).writes)
+        if isinstance(loop, cst.For):
+            bound |= {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+        for name in reads:
+            if name in bound and name not in seen:
+                seen.add(name)
+                blockers.append(
+                    Blocker(
+                        *lines_of(ctx, _binding_statement(loop, name)),
+                        f"rebinds `{name}` in the loop that calls the step, which reads it: a "
+                        f"traced step keeps the `{name}` of its first call",
+                    )
+                )
+    return blockers
+
+
+def _binding_statement(loop: cst.For | cst.While, name: str) -> cst.CSTNode:
+    """The first statement in `loop` that binds `name` (the loop itself when
+    only its target does)."""
+    for node in iter_nodes(loop.body, into_functions=False):
+        if isinstance(node, cst.SimpleStatementLine) and name in name_use([node]).writes:
+            return node
+    return loop
