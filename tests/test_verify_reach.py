@@ -74,11 +74,15 @@ def test_a_missing_import_is_a_package_unless_the_project_has_it(
         assert "pip install tfrewrite-absent-pkg" in str(err.value)
         assert loader.missing and loader.missing[-1].name == "tfrewrite_absent_pkg"
         # `helpers` is the project's own folder: its missing module is the project's error.
-        with pytest.raises(ModuleNotFoundError) as project_err:
+        with pytest.raises(loader.LoadError, match="own module `helpers.absent`") as project_err:
             loader.load_function(
                 "import helpers.absent\n\ndef f(a, b):\n    return helpers.g(a)\n", "f", "original"
             )
         assert not isinstance(project_err.value, loader.MissingPackage)
+        with pytest.raises(loader.LoadError, match="has no `__init__.py`"):
+            loader.load_function(
+                "from .sibling import g\n\ndef f(a, b):\n    return g(a)\n", "f", "original"
+            )
     finally:
         loader.enter_project([])
 

@@ -237,12 +237,24 @@ def test_function_that_cannot_load_is_an_error() -> None:
     result = verify(
         Request(
             "loss",
+            "SCALE = 1 / 0\n\ndef loss(a, b):\n    return a * SCALE\n",
+            None,
+        )
+    )
+    assert result["verdict"] == "error" and "ZeroDivisionError" in result["error"]
+
+
+def test_function_whose_import_is_missing_needs_that_package() -> None:
+    result = verify(
+        Request(
+            "loss",
             "import not_a_real_module_xyz\n\n"
             "def loss(a, b):\n    return not_a_real_module_xyz.f(a)\n",
             None,
         )
     )
-    assert result["verdict"] == "error" and "not_a_real_module_xyz" in result["error"]
+    assert result["verdict"] == "needs package"
+    assert "`not_a_real_module_xyz`" in result["needs_package"]
 
 
 @pytest.mark.parametrize(

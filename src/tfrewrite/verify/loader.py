@@ -249,6 +249,25 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     return found
 
 
+def _project_import_problem(err: ImportError, path: str) -> str | None:
+    """What is wrong with the project's own tree, when an import of it fails."""
+    text = str(err)
+    if "no known parent package" in text:
+        return (
+            f"{text}: `{os.path.basename(path)}` uses relative imports, but its folder has no "
+            "`__init__.py`; verify it inside its whole package (the folder with `__init__.py` "
+            "files up to the package's top)"
+        )
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        if _in_project(top):
+            return (
+                f"the project's own module `{err.name}` is not in its tree ({text}); verify the "
+                "file inside the complete project (every module it imports)"
+            )
+    return None
+
+
 def _shown(filename: str) -> str:
     """A file name relative to the project folder that holds it (a module
     slice's name `path (role #n)` shown as its path)."""
@@ -651,6 +670,9 @@ def load_function(
         found = missing_package(err)
         if found is not None:
             raise found from err
+        problem = _project_import_problem(err, path)
+        if problem is not None:
+            raise LoadError(problem) from err
         raise
     function = _resolve(module, qualname, factory)
     python_function = getattr(function, "python_function", function)

@@ -37,6 +37,8 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
     package, import_root = package_of(target.path)
     package = package or target.module.rpartition(".")[0] or None
     before, after = import_roots(target.path, target.original_source)
+    if before:  # the file's folder would shadow the package its imports name
+        import_root = folder = before[0]
     return {
         "qualname": target.qualname,
         "original_source": target.original_source,
