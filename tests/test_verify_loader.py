@@ -485,7 +485,7 @@ def test_replay_samples_the_path_records_the_innermost_and_keeps_only_setup() ->
     replay = text[text.index(f"def {loops.REPLAY}") :]
     assert "optimizer = make_optimizer()" in replay and "model.build((None, 4))" in replay
     assert "model.fit" not in replay  # training before the loop is left out
-    assert f"for epoch in {loops.SAMPLE}(range(3))" in replay
+    assert f"for epoch in {loops.SAMPLE}(range(3), {loops.OUTER})" in replay  # two epochs
     assert f"for x, y in {loops.SAMPLE}(dataset)" in replay
     assert f"{loops.RECORD}(globals())" in replay and "global " in replay
     assert recorded == ["loss", "x", "y"]
