@@ -153,7 +153,8 @@ def enter_project(paths: list[str]) -> None:
     previous project's folders are forgotten (also when only their order
     changed: `yolov3` may then mean another file), so two repositories that
     both have a `utils` or `core` package never see each other's. Modules
-    loaded before the first project (TensorFlow, tfrewrite itself) stay."""
+    loaded before the first project (TensorFlow, tfrewrite itself) and those
+    inside the new project's top folder (its first path) stay."""
     global _project_paths, _baseline
     missing.clear()
     if _baseline is None:
@@ -171,7 +172,11 @@ def enter_project(paths: list[str]) -> None:
         if name not in _baseline
         and not name.startswith("tfrewrite")
         and any(
-            "site-packages" not in place and any(_inside(place, f) for f in old)
+            "site-packages" not in place
+            and any(_inside(place, f) for f in old)
+            # The new project's top keeps its modules: a package imported
+            # twice registers its ops and gradients twice (an error).
+            and not (new and _inside(place, new[0]))
             for place in _places(module)
         )
     ]
