@@ -137,6 +137,27 @@ def _per_batch_values(
     return lists, sums
 
 
+def _over_batches(candidate: cst.BaseExpression) -> bool:
+    """A list comprehension or generator over something named for batches
+    (`[f(b) for b in test_batches]`, `(acc(y, m(x)) for x, y in loader)`)."""
+    if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
+        return False
+    names = [n.lower() for n in mentioned_names(candidate.for_in.iter)]
+    return any(part in name for name in names for part in _BATCHY)
+
+
+def _comprehension_lists(scope: cst.CSTNode) -> set[str]:
+    """Names bound to a comprehension over batches: `accs = [acc(y, m(x))
+    for x, y in loader]`, averaged on a later line."""
+    names: set[str] = set()
+    for node in iter_nodes(scope, into_functions=False):
+        if isinstance(node, cst.Assign) and _over_batches(node.value):
+            names.update(
+                t.target.value for t in node.targets if isinstance(t.target, cst.Name)
+            )
+    return names
+
+
 def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
     """Names `small` binds to a new empty list: `a = []`, `a, b = [], []`."""
     if not isinstance(small, cst.Assign) or len(small.targets) != 1:
@@ -271,6 +292,15 @@ class PerBatchMetricAverage(Rule):
         ),
         Invalid(
             """
+            import numpy as np
+
+            accs = [accuracy(y, model(x)) for x, y in test_loader]
+            print(np.mean(accs))
+            """,
+            note="a list built by a comprehension over batches, averaged later: no fix",
+        ),
+        Invalid(
+            """
             total, n_batches = 0.0, 0
             for x, y in test_loader:
                 total += float(accuracy(y, model(x)))
@@ -337,6 +367,7 @@ class PerBatchMetricAverage(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):
             per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
+            comprehended: set[str] | None = None
             reported: set[str] = set()
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
@@ -359,6 +390,19 @@ class PerBatchMetricAverage(Rule):
                 if per_batch is None:
                     per_batch = _per_batch_values(ctx, scope)
                 lists, sums = per_batch
+                if averaged is not None and averaged not in lists:
+                    if comprehended is None:
+                        comprehended = _comprehension_lists(scope)
+                    if averaged in comprehended:
+                        reported.add(averaged)
+                        yield Violation(
+                            node,
+                            f"Averaging `{averaged}`, one value per batch, weights every batch "
+                            "the same, so a short final batch is over-weighted: weight by batch "
+                            "size, or accumulate a `keras.metrics` object (`update_state` per "
+                            "batch, `result()` at the end)",
+                        )
+                        continue
                 if averaged is not None and averaged in lists:
                     reported.add(averaged)
                     yield Violation(
@@ -392,13 +436,7 @@ class PerBatchMetricAverage(Rule):
             left = node.left
             if isinstance(left, cst.Call) and dotted_name(left.func) == "sum" and left.args:
                 candidate = left.args[0].value
-        if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
-            return None
-        source = candidate.for_in.iter
-        names = [n.lower() for n in mentioned_names(source)]
-        if any(part in name for name in names for part in _BATCHY):
-            return True
-        return None
+        return True if _over_batches(candidate) else None
 
     def _averaged(self, ctx: RuleContext, node: cst.CSTNode) -> str | None:
         """The list name `node` averages, if it is a mean of a plain name."""
