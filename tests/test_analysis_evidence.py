@@ -186,6 +186,10 @@ def test_call_site_passing_a_python_value_makes_no_likely_tensor():
         ("best", False, False),
         ("err < DELTA", True, True),
         ("EPS", True, True),
+        ("loss_object(x, x)", True, True),
+        ("per_example(x, x)", True, False),
+        ("loss_object", False, False),
+        ("tf.keras.losses.Loss()(x, x)", False, False),
     ],
 )
 def test_kinds_of_tensorflow_and_keras_results(expression, tensor, scalar):
@@ -197,6 +201,8 @@ def test_kinds_of_tensorflow_and_keras_results(expression, tensor, scalar):
 
         DELTA = 1.0
         EPS = tf.constant(1e-7)
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        per_example = tf.keras.losses.MeanSquaredError(reduction=None)
 
         @tf.function
         def f(x):

@@ -192,6 +192,54 @@ def test_step_decorated_with_its_print_fixed_trains_and_prints_every_step(capfd)
     assert eager_out.count("step loss:") == traced_out.count("step loss:") == len(original)
 
 
+
+STEP_WITH_LOSS_OBJECT = (
+    SETUP
+    + """
+
+    loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def train_step(model, optimizer, x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_object(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        print(f"step loss: {loss.numpy():.4f}")
+        return loss
+
+
+    def train(epochs):
+        model = make_model()
+        optimizer = keras.optimizers.SGD(learning_rate=0.1)
+        losses = []
+        for epoch in range(epochs):
+            for x, y in make_data():
+                losses.append(float(train_step(model, optimizer, x, y)))
+        return losses
+"""
+)
+
+
+def test_step_with_a_keras_loss_object_and_a_formatted_print_is_decorated(capfd):
+    """A Keras loss object's call is a tensor: the `.numpy()` read in the
+    f-string goes with the print's rewrite, and the step takes the decorator."""
+    original_source = textwrap.dedent(STEP_WITH_LOSS_OBJECT)
+    rewritten, fixed, remaining = fix_source_with_findings(
+        original_source, "loop.py", None, unsafe_fixes=True
+    )
+    assert {f.code for f in fixed} == {"TFR103", "TFR302"} and remaining == []
+    original = load_module(original_source).train(2)
+    eager_out = capfd.readouterr().out
+    module = load_module(rewritten)
+    after = module.train(2)
+    traced_out = capfd.readouterr().out
+    np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-6)
+    eager_lines = [line for line in eager_out.splitlines() if line.startswith("step loss:")]
+    traced_lines = [line for line in traced_out.splitlines() if line.startswith("step loss:")]
+    assert len(eager_lines) == len(traced_lines) == len(original)
+    assert eager_lines == traced_lines
+
 LOSS_AFTER_TAPE = (
     SETUP
     + """

@@ -355,6 +355,11 @@ class TensorKind:
     variable: bool = False
     dataset: bool = False
     vector: bool = False
+    # A Keras loss object (`keras.losses.SparseCategoricalCrossentropy()`):
+    # calling it returns a floating-point tensor, a scalar unless it was
+    # built with a `reduction` (which may be "none").
+    loss_object: bool = False
+    reduces: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -369,8 +374,9 @@ BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
 FLOATING = TensorKind(True, floating=True)
 VARIABLE = TensorKind(False, variable=True)
 DATASET = TensorKind(False, dataset=True)
+_LOSS_NAMESPACES = ("keras.losses.", "tensorflow.keras.losses.", "tf_keras.losses.")
 # The optimistic start for a name's own bindings (greatest fixed point).
-_TOP = TensorKind(True, True, True, True, True, True, True, True)
+_TOP = TensorKind(True, True, True, True, True, True, True, True, True, True)
 
 
 def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
@@ -384,6 +390,8 @@ def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.variable and b.variable,
         a.dataset and b.dataset,
         a.vector and b.vector,
+        a.loss_object and b.loss_object,
+        a.reduces and b.reduces,
     )
 
 
@@ -397,6 +405,8 @@ def _settled(kind: TensorKind) -> TensorKind:
         )
     if kind.dataset:
         return DATASET
+    if kind.loss_object:
+        return TensorKind(False, loss_object=True, reduces=kind.reduces)
     return NOT_TENSOR
 
 
@@ -1037,6 +1047,15 @@ class TensorFacts:
             return DATASET
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
+        if qualified is not None and qualified.startswith(_LOSS_NAMESPACES):
+            leaf = qualified.rsplit(".", 1)[-1]
+            if leaf[:1].isupper() and leaf != "Loss":
+                keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+                return TensorKind(False, loss_object=True, reduces="reduction" not in keywords)
+        if isinstance(node.func, cst.Name):
+            callee = self._kind(node.func, names)
+            if callee.loss_object:
+                return TensorKind(True, scalar=callee.reduces, floating=True)
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
