@@ -21,18 +21,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tfrewrite import rules as rule_registry
-from tfrewrite.analysis.index import ModuleIndex, build_index, module_name_for
-from tfrewrite.analysis.project import ProjectFacts, TracedFunction, compute_facts
 from tfrewrite.cache import DEFERRED, Cache
 from tfrewrite.edits import text_edits
 from tfrewrite.findings import Applicability, FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from tfrewrite.sources import decode_source
 from tfrewrite.suppression import NoqaMap, file_is_exempt
-from tfrewrite.syntax import newer_python_hint
 
 if TYPE_CHECKING:  # pass 2 imports LibCST only when it has a file to parse
     import libcst as cst
+
+    from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.analysis.project import ProjectFacts, TracedFunction
 
     from tfrewrite.context import RuleContext
     from tfrewrite.rules.base import Rule, Violation
@@ -142,8 +142,12 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
         return FileError(path, f"cannot decode as {err.encoding}: {err.reason} at byte {err.start}")
     except (SyntaxError, ValueError) as err:  # a bad coding cookie; a binary file
         return FileError(path, f"cannot read: {getattr(err, 'msg', None) or err}")
+    from tfrewrite.analysis.index import build_index, module_name_for
+
     index = build_index(source, path, module_name_for(Path(path), Path(root)))
     if index.syntax_error is not None and index.syntax_error[0] is not None:
+        from tfrewrite.syntax import newer_python_hint
+
         line, column, message = index.syntax_error
         index.syntax_error = (line, column, message + newer_python_hint(source))
     return index
@@ -364,6 +368,9 @@ def _reindex(
     calls a step) are carried over from the previous round; fixes never stop
     a function from running traced, and may make new ones traced (a decorated
     train step)."""
+    from tfrewrite.analysis.index import build_index
+    from tfrewrite.analysis.project import compute_facts
+
     index = build_index(code, previous.path, previous.module)
     local = compute_facts([index]).for_path(previous.path)
     index.looped_functions = {**previous.looped_functions, **index.looped_functions}
@@ -540,6 +547,10 @@ def run(
         unchanged = cache.unchanged_results()
         if unchanged is not None:
             return RunResult(files=unchanged, cached=len(unchanged))
+    # The analysis (and LibCST, which it imports) loads only when a file
+    # must be looked at: a warm run answered from the cache never pays for it.
+    from tfrewrite.analysis.index import module_name_for
+    from tfrewrite.analysis.project import compute_facts
 
     # Pass 1: index files that mention TensorFlow; defer the others.
     deferred: dict[str, InputFile] = {}
