@@ -545,15 +545,19 @@ def _map(
         chunksize = max(1, min(16, len(items) // (jobs * 8)))
     results = []
     # What the main process holds is frozen before the workers fork: their
-    # garbage collector then never walks (nor copies, page by page) it.
-    gc.freeze()
+    # garbage collector then never walks (nor copies, page by page) it. A
+    # program that froze objects itself keeps them frozen.
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     try:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
             for outcome in pool.map(func, items, chunksize=chunksize):
                 results.append(outcome)
                 tick(1)
     finally:
-        gc.unfreeze()
+        if freeze:
+            gc.unfreeze()
     return results
 
 
