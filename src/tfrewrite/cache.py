@@ -104,6 +104,7 @@ class Cache:
         self._indexes: dict[str, Any] | None = None
         self._fresh_indexes: dict[str, Any] = {}
         self.hashes: dict[str, str] = {}
+        self._options_fingerprints: dict[Any, str] = {}
 
     @property
     def _manifest_path(self) -> Path:
@@ -173,7 +174,10 @@ class Cache:
         if digest is None:
             return None
         recorded = {name: getattr(job.index, name) for name in PROJECT_FACT_FIELDS}
-        return fingerprint((job.file.path, digest, recorded, job.traced, job.options))
+        options = self._options_fingerprints.get(job.options)
+        if options is None:  # every job of a run has the same options: hashed once
+            options = self._options_fingerprints[job.options] = fingerprint(job.options)
+        return fingerprint((job.file.path, digest, recorded, job.traced, options))
 
     # -- writing ----------------------------------------------------------------------
     def save(self, results: dict[str, Any], files: list[Any]) -> None:
