@@ -44,8 +44,10 @@ test: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks codemods
 
+# Throughput on the keras sources (BENCH_ARGS="--corpus DIR --cli-only" for
+# another tree, or only the command-line timings).
 bench: $(VENV)/.installed-dev
-	$(BIN)/python benchmarks/throughput.py
+	$(BIN)/python benchmarks/throughput.py $(BENCH_ARGS)
 
 # The fuzz tests with many more examples (the suite runs a few hundred).
 fuzz: $(VENV)/.installed-dev

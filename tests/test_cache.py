@@ -4,6 +4,7 @@ facts other modules give it — makes that file be checked again."""
 
 from __future__ import annotations
 
+import pickle
 import textwrap
 from pathlib import Path
 
@@ -185,3 +186,50 @@ def test_other_tfrewrite_code_does_not_read_the_cache(
     check(project)
     monkeypatch.setattr(cache_module, "_code_stamp", lambda: "another-build")
     assert check(project).cached == 0
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",  # an empty file (a run killed while writing, without our atomic rename)
+        pickle.dumps(["a", "list"]),  # a valid pickle of another shape
+        pickle.dumps({"hashes": None, "results": ["not", "a", "dict"], "files": "nope"}),
+        pickle.dumps({"results": {"k": 1}, "files": [1, 2, 3]}),
+    ],
+    ids=["empty", "a-list", "wrong-fields", "wrong-entries"],
+)
+def test_a_foreign_or_truncated_cache_is_ignored_and_rebuilt(project: Path, content: bytes) -> None:
+    first = check(project)
+    for path in (project / CACHE_DIR_NAME).rglob("*.pickle"):
+        path.write_bytes(content)
+    result = check(project)
+    assert codes_by_file(result) == codes_by_file(first)
+    assert check(project).cached == len(result.files)
+
+
+def test_a_foreign_manifest_with_matching_hashes_is_not_trusted(project: Path) -> None:
+    """Entries that are not results (another program wrote a file with the
+    same hashes) are not returned as results."""
+    check(project)
+    (manifest,) = (project / CACHE_DIR_NAME).rglob("run-*.pickle")
+    stored = pickle.loads(manifest.read_bytes())
+    stored["files"] = ["not a result"]
+    stored["results"] = dict.fromkeys(stored["results"], "not a result")
+    manifest.write_bytes(pickle.dumps(stored))
+    result = check(project)
+    assert result.cached == 0
+    assert codes_by_file(result)["losses.py"] == ["TFR103"]
+
+
+def test_a_dependency_module_changing_its_facts_invalidates_only_its_dependents(
+    project: Path,
+) -> None:
+    """train.py changes (it now compiles another loss): losses.py, unchanged,
+    is checked again because the facts it gets changed; an unrelated module
+    is answered from the cache."""
+    (project / "unrelated.py").write_text("import tensorflow as tf\n\nX = tf.constant(1)\n")
+    check(project)
+    (project / "train.py").write_text(TRAIN.replace("loss=noisy_loss", 'loss="mse"'))
+    result = check(project)
+    assert codes_by_file(result)["losses.py"] == []
+    assert result.cached == 1  # unrelated.py

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from tfrewrite import __version__
+from tfrewrite.findings import FileResult
 
 CACHE_DIR_NAME = ".tfrewrite_cache"
 DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
@@ -104,10 +105,11 @@ class Cache:
         self.directory = directory
         self.root = directory / f"v{__version__}-{_code_stamp()}"
         self.options_key = fingerprint(options)
-        self.manifest: dict[str, Any] = self._load(self._manifest_path) or {}
+        self.manifest: dict[str, Any] = self._load_dict(self._manifest_path)
         self._indexes: dict[str, Any] | None = None
         self._fresh_indexes: dict[str, Any] = {}
         self.hashes: dict[str, str] = {}
+        self._options_fingerprints: dict[Any, str] = {}
 
     @property
     def _manifest_path(self) -> Path:
@@ -132,7 +134,10 @@ class Cache:
         these options; None otherwise."""
         if not self.manifest or self.manifest.get("hashes") != self.hashes:
             return None
-        return list(self.manifest.get("files", []))
+        files = self.manifest.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, FileResult) for f in files):
+            return None  # another program's file under our name: rebuilt
+        return list(files)
 
     def _index_key(self, path: str, root: str, prefilter: bool) -> str | None:
         digest = self.hashes.get(path)
@@ -142,7 +147,7 @@ class Cache:
         """The cached pass-1 outcome for this file's current content: its
         index, or `DEFERRED`."""
         if self._indexes is None:
-            self._indexes = self._load(self._indexes_path) or {}
+            self._indexes = self._load_dict(self._indexes_path)
         key = self._index_key(path, root, prefilter)
         stored = self._indexes.get(key) if key else None
         if stored is None:
@@ -161,8 +166,10 @@ class Cache:
                 DEFERRED if outcome is DEFERRED else pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
             )
 
-    def result(self, job_key: str) -> Any | None:
-        return self.manifest.get("results", {}).get(job_key)
+    def result(self, job_key: str) -> FileResult | None:
+        results = self.manifest.get("results")
+        stored = results.get(job_key) if isinstance(results, dict) else None
+        return stored if isinstance(stored, FileResult) else None
 
     def job_key(self, job: Any) -> str | None:
         """What a file's findings depend on: its content (which determines its
@@ -172,7 +179,10 @@ class Cache:
         if digest is None:
             return None
         recorded = {name: getattr(job.index, name) for name in PROJECT_FACT_FIELDS}
-        return fingerprint((job.file.path, digest, recorded, job.traced, job.options))
+        options = self._options_fingerprints.get(job.options)
+        if options is None:  # every job of a run has the same options: hashed once
+            options = self._options_fingerprints[job.options] = fingerprint(job.options)
+        return fingerprint((job.file.path, digest, recorded, job.traced, options))
 
     # -- writing ----------------------------------------------------------------------
     def save(self, results: dict[str, Any], files: list[Any]) -> None:
@@ -193,6 +203,13 @@ class Cache:
             )
         except OSError:
             return  # a read-only checkout: run without a cache
+
+    @classmethod
+    def _load_dict(cls, path: Path) -> dict[str, Any]:
+        """A cache file's table; empty when it is missing, unreadable, or
+        holds something else (a foreign or truncated file)."""
+        value = cls._load(path)
+        return value if isinstance(value, dict) else {}
 
     @staticmethod
     def _load(path: Path) -> Any | None:

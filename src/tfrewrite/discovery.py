@@ -91,19 +91,34 @@ def _glob_to_regex(glob: str) -> str:
     return "".join(out)
 
 
-def _matches_exclude(path: Path, root: Path, patterns: Iterable[str]) -> bool:
-    try:
-        rel = _located(path).relative_to(root).as_posix()
-    except ValueError:
-        rel = path.as_posix()
-    name = path.name
-    for pattern in patterns:
-        pattern = pattern.rstrip("/")
-        if fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(rel, pattern):
-            return True
-        if fnmatch.fnmatch(rel, pattern + "/*"):
-            return True
-    return False
+class _Excludes:
+    """`exclude` patterns compiled once: a pattern matches an entry's name,
+    its path relative to the root, or a folder above it (`build` excludes
+    `build/x.py`)."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        stripped = [p.rstrip("/") for p in patterns]
+        self.empty = not stripped
+        self.by_name = _any_of(fnmatch.translate(p) for p in stripped)
+        self.by_path = _any_of(
+            regex for p in stripped for regex in (fnmatch.translate(p), fnmatch.translate(p + "/*"))
+        )
+
+    def match(self, path: Path, root: Path, located: Path | None = None) -> bool:
+        """`located` is `_located(path)` when the caller knows it already (the
+        walk resolves each folder once, not each entry)."""
+        if self.empty:
+            return False
+        try:
+            rel = (located or _located(path)).relative_to(root).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        return bool(self.by_name.match(path.name) or self.by_path.match(rel))
+
+
+def _any_of(regexes: Iterable[str]) -> re.Pattern[str]:
+    alternatives = "|".join(f"(?:{r})" for r in regexes)
+    return re.compile(alternatives or "(?!)")
 
 
 def _describe_os_error(path: Path, err: OSError) -> str:
@@ -139,7 +154,7 @@ def find_files(paths: Iterable[Path], root: Path, exclude: Iterable[str]) -> Dis
     """Python files under `paths`, sorted within each folder, and the paths
     that could not be read. A file named explicitly is always included (as
     Ruff does), even if excluded."""
-    exclude = tuple(exclude)
+    excludes = _Excludes(exclude)
     root = root.resolve()
     found = Discovery()
     seen: set[Path] = set()
@@ -167,7 +182,7 @@ def find_files(paths: Iterable[Path], root: Path, exclude: Iterable[str]) -> Dis
                 add(path, info, explicit=True)
             continue
         ignores = _gitignores_above(path.resolve())
-        for item in _walk(path, root, exclude, ignores, seen):
+        for item in _walk(path, root, excludes, ignores, seen):
             if isinstance(item, FileError):
                 found.errors.append(item)
                 continue
@@ -196,9 +211,11 @@ def _read_lines(path: Path) -> list[str]:
         return []
 
 
-def _is_ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
+def _is_ignored(
+    path: Path, is_dir: bool, ignores: list[GitIgnore], located: Path | None = None
+) -> bool:
     verdict = False
-    resolved = _located(path)
+    resolved = located or _located(path)
     for ignore in ignores:
         result = ignore.ignored(resolved, is_dir)
         if result is not None:
@@ -207,20 +224,26 @@ def _is_ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
 
 
 def _walk(
-    folder: Path, root: Path, exclude: tuple[str, ...], ignores: list[GitIgnore], seen: set[Path]
+    folder: Path, root: Path, exclude: _Excludes, ignores: list[GitIgnore], seen: set[Path]
 ) -> Iterator[Path | FileError]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as err:
         yield FileError(str(folder), f"cannot read folder: {_describe_os_error(folder, err)}")
         return
+    # Resolved once per folder: resolving every entry (a `realpath` walks
+    # every component) was most of the time of a warm run.
+    resolved_folder = Path(os.path.realpath(folder))
     local = folder / ".gitignore"
-    if _is_file(local) and all(g.base != folder.resolve() for g in ignores):
-        ignores = [*ignores, GitIgnore(folder.resolve(), _read_lines(local))]
+    if _is_file(local) and all(g.base != resolved_folder for g in ignores):
+        ignores = [*ignores, GitIgnore(resolved_folder, _read_lines(local))]
     for entry in entries:
         path = Path(entry.path)
+        located = resolved_folder / entry.name
         is_dir = entry.is_dir(follow_symlinks=False)
-        if _matches_exclude(path, root, exclude) or _is_ignored(path, is_dir, ignores):
+        if exclude.match(path, root, located) or _is_ignored(
+            path, is_dir, ignores, located
+        ):
             continue
         if is_dir:
             yield from _walk(path, root, exclude, ignores, seen)

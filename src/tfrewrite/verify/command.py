@@ -22,7 +22,6 @@ from typing import Annotated
 
 import typer
 
-from tfrewrite.analysis.index import module_name_for
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
 from tfrewrite.sources import read_source
@@ -66,6 +65,7 @@ def _read(path: Path) -> str:
 def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
     """The pending rewrite of each file against the file as it is, plus
     divergence checks for traced functions the rewrite leaves alone."""
+    from tfrewrite.analysis.index import module_name_for
     from tfrewrite.discovery import discover
     from tfrewrite.engine import InputFile, RunOptions, run
     from tfrewrite.rules import select_rules
@@ -101,6 +101,8 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
 
 
 def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
+    from tfrewrite.analysis.index import module_name_for
+
     module = module_name_for(new, settings.root)
     original, rewrite = python_of(str(old), _read(old)), python_of(str(new), _read(new))
     return pair_targets(str(new), module, original, rewrite, vs)
@@ -120,6 +122,8 @@ def targets_for_base(
     rev: str, paths: list[Path], settings: Settings, vs: VerifySettings
 ) -> list[Target]:
     """Every Python file changed between `rev` and the working tree."""
+    from tfrewrite.analysis.index import module_name_for
+
     cwd = Path.cwd()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     names = _git(
