@@ -1081,6 +1081,7 @@ def test_metric_average_forms_people_write():
             print(np.mean([evaluate(model, b) for b in test_batches]))
             print(statistics.mean(evaluate(model, b) for b in test_batches))
             print(sum(evaluate(model, b) for b in loader) / len(loader))
+            print(np.mean(list(evaluate(model, b) for b in test_batches)))
             accs = []
             for step, (x, y) in enumerate(loader):
                 accs.append(evaluate(model, (x, y)))
@@ -1091,7 +1092,7 @@ def test_metric_average_forms_people_write():
             print(epoch_loss / len(loader))
     """
     findings = check_source(_d(source), select=["TFR306"])
-    assert [f.start.line for f in findings] == [6, 7, 8, 12, 16]
+    assert [f.start.line for f in findings] == [6, 7, 8, 9, 13, 17]
     fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
     assert "sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)" in fixed
 

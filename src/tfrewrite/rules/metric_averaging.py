@@ -139,7 +139,14 @@ def _per_batch_values(
 
 def _over_batches(candidate: cst.BaseExpression) -> bool:
     """A list comprehension or generator over something named for batches
-    (`[f(b) for b in test_batches]`, `(acc(y, m(x)) for x, y in loader)`)."""
+    (`[f(b) for b in test_batches]`, `(acc(y, m(x)) for x, y in loader)`),
+    also wrapped in `list(...)` or `tuple(...)`."""
+    if (
+        isinstance(candidate, cst.Call)
+        and dotted_name(candidate.func) in ("list", "tuple")
+        and len(candidate.args) == 1
+    ):
+        candidate = candidate.args[0].value
     if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
         return False
     names = [n.lower() for n in mentioned_names(candidate.for_in.iter)]
