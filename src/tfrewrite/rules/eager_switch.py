@@ -35,12 +35,42 @@ def is_test_path(path: str) -> bool:
     )
 
 
-def _turns_on(call: cst.Call) -> bool:
-    """`run_functions_eagerly(True)`, literally."""
-    return (
-        len(call.args) == 1
-        and isinstance(call.args[0].value, cst.Name)
-        and call.args[0].value.value == "True"
+def _turns_on(call: cst.Call, true_flags: frozenset[str]) -> bool:
+    """`run_functions_eagerly(True)`, or of a module flag bound once to `True`
+    (`DEBUG = True` ... `run_functions_eagerly(DEBUG)`)."""
+    if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+        return False
+    name = call.args[0].value.value
+    return name == "True" or name in true_flags
+
+
+def _module_true_flags(ctx: RuleContext) -> frozenset[str]:
+    """Module names bound exactly once, at module level, to the literal `True`
+    and never rebound anywhere in the module (`global` assignments included):
+    a constant switch, as good as the literal."""
+    bindings: dict[str, list[cst.BaseExpression | None]] = {}
+    for node, _ in iter_with_ancestors(ctx.module):
+        if isinstance(node, cst.Global):
+            for item in node.names:
+                bindings.setdefault(item.name.value, []).append(None)
+    for statement in ctx.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        bindings.setdefault(target.target.value, []).append(small.value)
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                if isinstance(small.target, cst.Name):
+                    bindings.setdefault(small.target.value, []).append(None)
+    return frozenset(
+        name
+        for name, values in bindings.items()
+        if len(values) == 1
+        and isinstance(values[0], cst.Name)
+        and values[0].value == "True"
+        and name not in ctx.index.rebound_module_names
     )
 
 
@@ -64,7 +94,8 @@ class EagerSwitchLeftOn(Rule):
         hides the tracing behaviour the code will have once it is removed.
 
         Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
-        `tests/`), when called with a literal `True` at statement level: a call
+        `tests/`), when called at statement level with a literal `True` or a
+        module flag bound once to `True` (`DEBUG = True`, never rebound): a call
         under an `if` (`if args.debug:`) is a deliberate switch and is left alone,
         and so is a function that switches it back itself (a context manager that
         restores the previous setting).
@@ -97,6 +128,37 @@ class EagerSwitchLeftOn(Rule):
                 pass
             """,
             unsafe=True,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            DEBUG = True
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+            """
+            DEBUG = True
+            """,
+            unsafe=True,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            DEBUG = False
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            DEBUG = True
+            if __name__ == "__main__":
+                DEBUG = parse_args().debug
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+            note="the flag is rebound: its value is not known",
         ),
         Valid(
             """
@@ -140,9 +202,10 @@ class EagerSwitchLeftOn(Rule):
         ]
         # A scope that also switches back (`run_functions_eagerly(previous)` in
         # a `finally`) uses the switch on purpose, for a bounded stretch.
-        restoring = {id(_scope(a)) for node, a in switches if not _turns_on(node)}
+        true_flags = _module_true_flags(ctx) if switches else frozenset()
+        restoring = {id(_scope(a)) for node, a in switches if not _turns_on(node, true_flags)}
         for node, ancestors in switches:
-            if not _turns_on(node) or id(_scope(ancestors)) in restoring:
+            if not _turns_on(node, true_flags) or id(_scope(ancestors)) in restoring:
                 continue
             if any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
                 continue
