@@ -17,14 +17,14 @@ SELECT = ["TFR104"]
 
 # To the analysis: `y_true`/`y_pred` are floating-point tensors (loss parameter
 # names), `i` an integer tensor, `b` a boolean tensor, `u` a tensor of unknown
-# dtype, and `n` unknown (not a tensor).
+# dtype, and `n` a Python value by its annotation (not a tensor).
 TRACED = """\
 import numpy as np
 import tensorflow as tf
 
 
 @tf.function
-def f(y_true, y_pred, n):
+def f(y_true, y_pred, n: int):
     i = tf.cast(y_true, tf.int32)
     b = y_true > 0
     u = tf.constant(n)
@@ -542,7 +542,7 @@ def test_names_with_other_bindings_are_not_tensors(binding):
 
 
         @tf.function
-        def f(y_true, y_pred, n):
+        def f(y_true, y_pred, n: int):
             {binding}
             return np.log(p)
         """
@@ -677,3 +677,49 @@ def test_a_named_result_that_needs_a_host_value_is_refused():
     [finding] = check_source(source, select=SELECT)
     assert finding.fix is None
     assert "the result, held in `n`," in finding.message
+
+
+LIKELY = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    return {expr}
+"""
+
+
+@pytest.mark.parametrize(
+    "expr, after",
+    [
+        ("np.power(x, 2)", "tf.pow(x, 2)"),
+        ("np.linalg.norm(x)", "tf.norm(x)"),
+        ("max(x, 0.0)", "tf.maximum(x, 0.0)"),
+    ],
+)
+def test_a_parameter_with_no_evidence_is_a_likely_tensor(expr, after):
+    """A traced function's parameter is a tensor whenever it is called with
+    one, as AutoGraph assumes: reported, with a fix that says it assumes so."""
+    source = LIKELY.format(expr=expr)
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    assert "it assumes `x` is a tensor argument" in finding.fix.message
+    assert fix_source(source, select=SELECT) == source
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert _last_line(fixed) == after
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        "def f(x=2.0):\n    return np.power(x, 2)",
+        "def f(x: float):\n    return np.power(x, 2)",
+        "def f(num_steps):\n    return np.power(num_steps, 2)",
+        "def f(x):\n    s = tf.constant(x)\n    return s * np.power(x, 2)",
+    ],
+)
+def test_a_parameter_with_python_evidence_is_not_a_likely_tensor(function):
+    """A default, an annotation, a name or a use that says Python value."""
+    source = LIKELY.replace("def f(x):\n    return {expr}", function)
+    assert check_source(source, select=SELECT) == []

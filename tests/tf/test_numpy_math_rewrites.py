@@ -614,3 +614,25 @@ def test_a_returned_variable_read_stays_a_snapshot():
         module.step.assign_add(5)
         assert [np.asarray(v).item() for v in got] == [np.asarray(v).item() for v in expected]
         module.step.assign(3)
+
+
+LIKELY_TENSOR = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    return np.power(x, 2) + np.linalg.norm(x) + max(x, 0.5)
+"""
+
+
+def test_the_fix_on_a_likely_tensor_parameter_matches_when_called_with_a_tensor():
+    """The unsafe fix assumes `x` is a tensor argument: called with one, the
+    original fails traced and the rewrite matches it run eagerly."""
+    rewritten = fix_source(LIKELY_TENSOR, select=["TFR104"], unsafe_fixes=True)
+    assert "np." not in rewritten and "max(" not in rewritten
+    inputs = [(tf.constant(0.75),), (tf.constant(-1.0),)]  # both sides of `max`
+    with pytest.raises((NotImplementedError, TypeError, tf.errors.OperatorNotAllowedInGraphError)):
+        load_module(LIKELY_TENSOR).f(*inputs[0])
+    assert_rewrite_equivalent(LIKELY_TENSOR, rewritten, "f", inputs, autograph=False)

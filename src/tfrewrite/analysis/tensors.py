@@ -703,6 +703,14 @@ class TensorFacts:
         read = {n.value for n in _scope_nodes(node) if isinstance(n, cst.Name) and n.value in every}
         return sorted(read or every)
 
+    def assumption_note(self, node: cst.CSTNode) -> str:
+        """The note an unsafe fix resting on likely tensors carries: "it
+        assumes `x` is a tensor argument"."""
+        names = self.assumptions(node)
+        listed = ", ".join(f"`{name}`" for name in names)
+        verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+        return f"it assumes {listed} {verb}"
+
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
         """The kind of `node` evaluated just before `statement` (a statement
         or a conditional expression of this function) runs. Names take the
@@ -1569,8 +1577,8 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     Python value: no default, no non-tensor annotation, a name that does not
     say so, and no use that only a Python value or object allows (calling
     it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
-    `len`, a bare truth test, passing it as `training=`). Iterating it is
-    no evidence: a tensor iterates too."""
+    `len`, a bare truth test, passing it as `training=` or to `tf.constant`).
+    Iterating it is no evidence: a tensor iterates too."""
     candidates: set[str] = set()
     params = [*function.params.posonly_params, *function.params.params]
     params += list(function.params.kwonly_params)
@@ -1589,6 +1597,16 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     contrary: set[str] = set()
     for node in _scope_nodes(function.body):
         contrary.update(_python_uses(node, candidates))
+        if (
+            isinstance(node, cst.Call)
+            and node.args
+            and resolver.qualified_name(node.func) == "tensorflow.constant"
+        ):
+            # `tf.constant(n)` raises on a symbolic tensor: its author passes
+            # a Python or NumPy value.
+            found = _param_name(node.args[0].value, candidates)
+            if found is not None:
+                contrary.add(found)
     return candidates - contrary
 
 

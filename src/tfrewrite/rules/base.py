@@ -12,7 +12,7 @@ CODE` prints them) and its tests (the suite runs every example).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
@@ -56,6 +56,22 @@ class Violation:
     node: cst.CSTNode
     message: str
     fix: CstFix | None = None
+
+
+def assuming(violation: Violation, note: str) -> Violation:
+    """`violation` with its fix made unsafe for resting on `note` (what the
+    fix assumes, such as "it assumes `x` is a tensor argument"): a finding may
+    rest on likely evidence, a safe fix only on proof."""
+    fix = violation.fix
+    if fix is None:
+        return violation
+    opening = " (unsafe: "
+    if opening in fix.message and fix.message.endswith(")"):
+        message = f"{fix.message[:-1]}; {note})"
+    else:
+        message = f"{fix.message}{opening}{note})"
+    unsafe = replace(fix, message=message, applicability=Applicability.UNSAFE)
+    return replace(violation, fix=unsafe)
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ tf.Tensor to a numpy array`. The TensorFlow op with the same semantics runs in
 the graph instead.
 
 A call is looked at only when one of its array operands is a tensor by the
-shared analysis, or a NumPy call this rule rewrites that takes a tensor (so
+shared analysis (proven, or likely: then the fix is unsafe), or a NumPy call
+this rule rewrites that takes a tensor (so
 `np.mean(np.square(y_true - y_pred))` is two findings, fixed from the inside
 out). NumPy on Python values is fine under tracing and is left alone.
 
@@ -19,6 +20,7 @@ arguments keep their text, layout and comments.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import libcst as cst
@@ -27,7 +29,16 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    Rule,
+    Valid,
+    Violation,
+    assuming,
+)
 from tfrewrite.transforms.builtin_extrema import extremum_violation
 from tfrewrite.transforms.numpy_arguments import build_call, comments, parenthesized
 from tfrewrite.transforms.numpy_operands import (
@@ -66,6 +77,12 @@ class NumpyMathOnTensors(Rule):
     Keras `Loss.call`, ...) and rewrites them into the TensorFlow op with the
     same semantics, in any import spelling: `np.mean`, `numpy.mean`,
     `from numpy import mean`.
+
+    A parameter of a traced function with no evidence either way (no
+    default, no annotation, a name and uses that do not say Python value) is
+    a tensor whenever the function is called with one, as AutoGraph assumes:
+    NumPy on it is reported, and its fix is unsafe and says what it assumes
+    ("it assumes `x` is a tensor argument"); `tfrewrite verify` proves it.
 
     ## Why is this bad?
     NumPy converts its arguments to arrays on the host. Run eagerly, a tensor
@@ -304,7 +321,20 @@ class NumpyMathOnTensors(Rule):
                         f"it float64); stack it with `{tf}.stack([...])` (or `{tf}.concat`) "
                         "and pass that",
                     )
-                continue  # NumPy on Python values: fine under tracing
+                likely = site.facts.likely
+                if likely is site.facts:
+                    continue  # NumPy on Python values: fine under tracing
+                likely_operands = operands.setdefault(id(likely), Operands(ctx, likely))
+                if not any(likely_operands.kind(node).tensor for node in data):
+                    continue
+                # Only a parameter with no evidence either way makes it a
+                # tensor: report it, and let the fix rest on that assumption.
+                likely_site = dataclasses.replace(site, facts=likely)
+                violation = self._violation(
+                    ctx, likely_site, name, Writer(ctx, likely_operands, tf), imports
+                )
+                yield assuming(violation, site.facts.assumption_note(site.call))
+                continue
             yield self._violation(ctx, site, name, Writer(ctx, facts, tf), imports)
         yield from self._builtin_extrema(ctx, tf, imports, operands)
 
@@ -326,9 +356,15 @@ class NumpyMathOnTensors(Rule):
                 facts = ctx.tensors(scope)
                 kinds = operands.setdefault(id(facts), Operands(ctx, facts))
                 values = extremum_operands(node)
-                if not any(kinds.kind(value).tensor for value in values):
+                if any(kinds.kind(value).tensor for value in values):
+                    yield extremum_violation(ctx, node, kinds, tf, imports)
                     continue
-                yield extremum_violation(ctx, node, kinds, tf, imports)
+                if facts.likely is facts:
+                    continue
+                likely = operands.setdefault(id(facts.likely), Operands(ctx, facts.likely))
+                if any(likely.kind(value).tensor for value in values):
+                    violation = extremum_violation(ctx, node, likely, tf, imports)
+                    yield assuming(violation, facts.assumption_note(node))
 
     def _violation(
         self,

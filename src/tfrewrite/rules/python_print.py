@@ -461,7 +461,7 @@ class PrintInTracedCode(Rule):
             positional = [arg.value for arg in printed.args if arg.keyword is None]
             if not any(shows_values(facts, value) for value in positional):
                 return None
-            likely_note = _likely_note(proven, call)
+            likely_note = proven.assumption_note(call)
         problem = (
             "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
         )
@@ -539,7 +539,7 @@ class PrintInTracedCode(Rule):
             # were left Python on purpose.)
             printed, shapes, facts = self._printed_values(ctx, call, scope, proven.likely)
             formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
-            likely_note = _likely_note(proven, call)
+            likely_note = proven.assumption_note(call)
         if not (formats or shapes):
             return None  # a host read alone is TFR105's
         if formats:
@@ -731,13 +731,6 @@ def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call
                 "to be a tensor or a Python value: it would still be formatted once, while "
                 "tracing"
             )
-
-
-def _likely_note(facts: TensorFacts, call: cst.Call) -> str:
-    names = facts.assumptions(call)
-    listed = ", ".join(f"`{name}`" for name in names)
-    verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
-    return f"it assumes {listed} {verb}"
 
 
 def _assumed_notes(facts: PrintedFacts) -> list[str]:
