@@ -269,10 +269,10 @@ class NumpyMathOnTensors(Rule):
             import tensorflow as tf
 
             @tf.function
-            def scaled(x, sizes):
+            def scaled(x, sizes: list[int]):
                 return x * np.sqrt(np.mean(sizes))
             """,
-            note="`sizes` is not known to be a tensor: NumPy on Python values is fine",
+            note="`sizes` is annotated as a Python list: NumPy on Python values is fine",
         ),
         Valid(
             """

@@ -121,6 +121,50 @@ def _local_containers(scope: FunctionScope, ctx: RuleContext) -> set[str]:
     return {name for name, container in bound.items() if container}
 
 
+_LIST_GROWERS = frozenset({"append", "extend", "insert"})
+
+
+def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For | cst.While]:
+    """Loops of `function` (not of functions nested in it) that AutoGraph
+    runs as a `tf.while_loop`: a `for` over `tf.range(...)` or over a tensor,
+    a `while` on a tensor condition."""
+    facts = ctx.tensors(function)
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if isinstance(node, cst.For):
+            iterated = node.iter
+            if (
+                isinstance(iterated, cst.Call)
+                and ctx.names.qualified_name(iterated.func) == "tensorflow.range"
+            ) or facts.kind(iterated).tensor:
+                yield node
+        elif isinstance(node, cst.While) and facts.kind(node.test).tensor:
+            yield node
+
+
+def _lists_grown_in_graph_loops(
+    function: FunctionScope, ctx: RuleContext, local: set[str]
+) -> Iterator[tuple[cst.Call, str, str]]:
+    """`(call, "parts.append", loop kind)` for each `parts.append(...)` inside a
+    graph loop on a list the function built before the loop."""
+    lists = _local_containers(function, ctx) & local
+    if not lists:
+        return
+    seen: set[int] = set()
+    for loop in _graph_loops(function, ctx):
+        kind = "`while` on a tensor" if isinstance(loop, cst.While) else "loop over a tensor"
+        for node in iter_nodes(loop.body, into_functions=False):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _LIST_GROWERS
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value in lists
+                and id(node) not in seen
+            ):
+                seen.add(id(node))
+                yield node, f"{node.func.value.value}.{node.func.attr.value}", kind
+
+
 class PythonSideEffectInTracedCode(Rule):
     code = "TFR202"
     name = "python-side-effect-in-traced-code"
@@ -140,6 +184,11 @@ class PythonSideEffectInTracedCode(Rule):
 
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
+    Except in a loop AutoGraph turns into a `tf.while_loop` (a `for` over
+    `tf.range(...)` or a tensor, a `while` on a tensor): a tensor appended
+    there belongs to the loop body's graph and escapes it, and the function
+    raises `InaccessibleTensorError` when traced. Use a `tf.TensorArray`
+    there, or a Python `range` when the count is a Python number.
 
     ## How to fix it
     Return the value and collect it outside the traced function, use a
@@ -148,6 +197,19 @@ class PythonSideEffectInTracedCode(Rule):
     how the value is consumed.
     """
     examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def powers(x):
+                outputs = []
+                for i in tf.range(3):
+                    outputs.append(x ** tf.cast(i, x.dtype))
+                return tf.stack(outputs)
+            """,
+            note="a local list grown in a loop AutoGraph runs as a `tf.while_loop`",
+        ),
         Invalid(
             """
             import tensorflow as tf
@@ -301,6 +363,15 @@ class PythonSideEffectInTracedCode(Rule):
         # caller's business, and `**kwargs` is a fresh dict); `self` does not.
         declared_global = _declared_outside(function.node)
         local = local_names(function.node) - declared_global - {"self"}
+        for call, method, loop in _lists_grown_in_graph_loops(function, containers.ctx, local):
+            yield Violation(
+                call,
+                f"`{method}(...)` in a {loop} in traced "
+                f"`{function.qualname}`: AutoGraph runs the loop as a `tf.while_loop`, and a "
+                "tensor put in a Python list there escapes the loop, which raises "
+                "`InaccessibleTensorError`; collect the values in a `tf.TensorArray` "
+                "(`ta = ta.write(i, value)`, then `ta.stack()`)",
+            )
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:

@@ -1,0 +1,56 @@
+"""Hazards tfrewrite reports without a fix, shown to be real under TensorFlow:
+what the finding says happens when traced does happen, and the form the rule
+leaves alone runs traced as it runs eagerly."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import check_source
+
+from .equivalence import python_function
+
+pytestmark = pytest.mark.tensorflow
+
+
+def _import(source: str, tmp_path, name: str):
+    """Import `source` from a real file, so AutoGraph can read and convert it."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+GROWN_IN_GRAPH_LOOP = """\
+import tensorflow as tf
+
+
+@tf.function
+def powers(x):
+    outputs = []
+    for i in tf.range(3):
+        outputs.append(x ** tf.cast(i, x.dtype))
+    return tf.stack(outputs)
+"""
+
+
+def test_a_list_grown_in_a_tensor_loop_fails_traced_as_reported(tmp_path):
+    [finding] = check_source(GROWN_IN_GRAPH_LOOP, select=["TFR202"])
+    assert "InaccessibleTensorError" in finding.message
+    powers = _import(GROWN_IN_GRAPH_LOOP, tmp_path, "grown_in_graph_loop").powers
+    with pytest.raises(Exception) as raised:  # noqa: PT011 - the type is not public API
+        powers(tf.constant(2.0))
+    assert type(raised.value).__name__ == "InaccessibleTensorError"
+    # Eagerly the same Python runs as written.
+    assert python_function(powers)(tf.constant(2.0)).numpy().tolist() == [1.0, 2.0, 4.0]
+
+
+def test_a_list_grown_in_a_python_range_loop_is_left_alone_and_works_traced(tmp_path):
+    source = GROWN_IN_GRAPH_LOOP.replace("tf.range(3)", "range(3)")
+    assert check_source(source, select=["TFR202"]) == []
+    powers = _import(source, tmp_path, "grown_in_python_loop").powers
+    assert powers(tf.constant(2.0)).numpy().tolist() == [1.0, 2.0, 4.0]
