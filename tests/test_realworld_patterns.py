@@ -521,3 +521,76 @@ def test_a_plain_object_called_like_a_model_takes_no_training_argument() -> None
             model.W.assign_sub(0.1 * dW)
     """
     assert check_source(_d(source), select=["TFR304"]) == []
+
+
+def test_state_rebound_through_an_attribute_is_frozen_state():
+    """A class attribute, an imported module's attribute and a closure
+    variable bound by a builtin's result, each rebound per epoch and read in
+    traced code: all three are frozen at the first trace."""
+    source = _d(
+        """
+        import tensorflow as tf
+        import config
+
+
+        class Schedule:
+            margin = 1.0
+
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_mean(y_pred - y_true) * Schedule.margin * config.SCALE
+
+
+        def train(batches):
+            k = 1.0
+
+            @tf.function
+            def scaled(x):
+                return x * k
+
+            for epoch in range(10):
+                Schedule.margin = epoch / 10
+                config.SCALE = epoch
+                k = float(epoch)
+                for x, y in batches:
+                    loss(y, scaled(x))
+        """
+    )
+    found = check_source(source, select=["TFR201"])
+    assert [(f.start.line, f.message.split(" is ")[0]) for f in found] == [
+        (11, "`Schedule.margin`"),
+        (11, "`config.SCALE`"),
+        (19, "`k`"),
+    ]
+    assert "(rebound in `train`)" in found[0].message
+
+
+def test_attributes_set_once_or_on_local_objects_are_not_frozen_state():
+    source = _d(
+        """
+        import tensorflow as tf
+        import config
+
+
+        class Schedule:
+            margin = 1.0
+
+
+        Schedule.margin = 2.0  # configured once, before anything runs
+        config.SCALE = 3.0
+
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_mean(y_pred - y_true) * Schedule.margin * config.SCALE
+
+
+        def train(batches, options):
+            for epoch in range(10):
+                options.margin = epoch  # an argument's attribute
+                for x, y in batches:
+                    loss(y, x)
+        """
+    )
+    assert check_source(source, select=["TFR201"]) == []

@@ -54,3 +54,44 @@ def test_a_list_grown_in_a_python_range_loop_is_left_alone_and_works_traced(tmp_
     assert check_source(source, select=["TFR202"]) == []
     powers = _import(source, tmp_path, "grown_in_python_loop").powers
     assert powers(tf.constant(2.0)).numpy().tolist() == [1.0, 2.0, 4.0]
+
+
+FROZEN_THROUGH_ATTRIBUTES = """\
+import tensorflow as tf
+
+
+class Schedule:
+    margin = 1.0
+
+
+@tf.function
+def scaled(x):
+    return x * Schedule.margin
+
+
+def train():
+    k = 1.0
+
+    @tf.function
+    def shifted(x):
+        return x + k
+
+    seen = []
+    for epoch in range(3):
+        Schedule.margin = float(epoch)
+        k = float(epoch)
+        seen.append((float(scaled(tf.constant(1.0))), float(shifted(tf.constant(1.0)))))
+    return seen
+"""
+
+
+def test_state_rebound_through_an_attribute_or_a_closure_is_frozen_as_reported(tmp_path):
+    found = check_source(FROZEN_THROUGH_ATTRIBUTES, select=["TFR201"])
+    assert sorted(f.message.split(" is ")[0] for f in found) == ["`Schedule.margin`", "`k`"]
+    module = _import(FROZEN_THROUGH_ATTRIBUTES, tmp_path, "frozen_through_attributes")
+    assert module.train() == [(0.0, 1.0)] * 3  # traced: the first epoch's values
+    tf.config.run_functions_eagerly(True)
+    try:
+        assert module.train() == [(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]
+    finally:
+        tf.config.run_functions_eagerly(False)

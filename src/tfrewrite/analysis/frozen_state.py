@@ -114,6 +114,7 @@ class FrozenState:
         for name in module_containers(ctx.module, ctx.names) & changed_items:
             mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
         self.mutable = mutable
+        self.rebound_attributes = _rebound_dotted_attributes(ctx.module, ctx.names)
         self._writes: dict[str, AttributeWrites] = {}
 
     def reads(self, function: FunctionScope) -> Iterator[FrozenRead]:
@@ -131,8 +132,13 @@ class FrozenState:
                 frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
         attributes = self._rebound_attributes(function)
         held = self._held_state(function)
-        if frozen or attributes or held:
-            yield from _scan(function, frozen, attributes, held)
+        dotted = {
+            name: how
+            for name, how in self.rebound_attributes.items()
+            if how != f"rebound in `{function.qualname}`"  # its own write: TFR202's
+        }
+        if frozen or attributes or held or dotted:
+            yield from _scan(function, frozen, attributes, held, dotted)
 
     def _held_state(self, function: FunctionScope) -> dict[str, dict[str, str]]:
         """`self.<attr>` -> attributes of the object it holds that change
@@ -182,6 +188,7 @@ def _scan(
     mutable: dict[str, str],
     attributes: dict[str, str],
     held: dict[str, dict[str, str]],
+    dotted: dict[str, str],
 ) -> Iterator[FrozenRead]:
     local = local_names(function.node)
     reported: set[str] = set()
@@ -195,6 +202,16 @@ def _scan(
         if chain is not None and chain[0] not in reported and _is_value_read(node, parent):
             reported.add(chain[0])
             yield FrozenRead(node, *chain)
+            continue
+        spelled = _dotted_attribute(node)
+        if (
+            spelled in dotted
+            and spelled not in reported
+            and spelled.partition(".")[0] not in local
+            and _is_value_read(node, parent)  # type: ignore[arg-type]
+        ):
+            reported.add(spelled)
+            yield FrozenRead(node, spelled, dotted[spelled])
             continue
         if isinstance(node, cst.Attribute) and attributes:
             attr = node.attr.value
@@ -214,6 +231,58 @@ def _scan(
             continue
         reported.add(node.value)
         yield FrozenRead(node, node.value, mutable[node.value])
+
+
+def _dotted_attribute(node: cst.CSTNode) -> str:
+    """`Config.margin` or `cfg.SCALE` for an attribute of a plain name, else ""."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value != "self"
+    ):
+        return f"{node.value.value}.{node.attr.value}"
+    return ""
+
+
+def _rebound_dotted_attributes(module: cst.Module, resolver: NameResolver) -> dict[str, str]:
+    """Attributes of a class of this module or of an imported module or
+    class (`Config.margin`, `cfg.SCALE`) that a function, or a module-level
+    loop, assigns: `Config.margin = epoch / 10` in the epoch loop. A traced
+    function reading `Config.margin` keeps its value at the first trace.
+    Straight module-level assignments configure before anything runs and
+    are not counted; nor are assignments in the class body."""
+    owners = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+    found: dict[str, str] = {}
+    for node, ancestors in iter_with_ancestors(module):
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        functions = [a for a in ancestors if isinstance(a, cst.FunctionDef)]
+        in_loop = any(isinstance(a, (cst.For, cst.While)) for a in ancestors)
+        if not functions and not in_loop:
+            continue
+        for target in targets:
+            spelled = _dotted_attribute(target)
+            if not spelled:
+                continue
+            owner = spelled.partition(".")[0]
+            if owner not in owners and resolver.qualified_name(cst.Name(owner)) is None:
+                continue  # a local object's attribute, not shared state
+            if functions and owner in local_names(functions[-1]):
+                continue
+            where = _qualname(ancestors) if functions else LOOP_REBOUND
+            found.setdefault(spelled, f"rebound in `{where}`" if functions else where)
+    return found
+
+
+def _qualname(ancestors: tuple[cst.CSTNode, ...]) -> str:
+    """The dotted name of the innermost function among `ancestors`."""
+    return ".".join(
+        a.name.value for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))
+    )
 
 
 def _loop_plain_names(module: cst.Module, resolver: NameResolver) -> set[str]:

@@ -72,11 +72,17 @@ def is_plain_value(node: cst.BaseExpression | None, resolver: NameResolver) -> b
     if isinstance(node, cst.Name):
         return node.value in ("True", "False")
     if isinstance(node, cst.Call):
-        qualified = resolver.qualified_name(node.func) or ""
+        qualified = resolver.qualified_name(node.func)
+        if qualified is None:  # not imported: a builtin or a local function
+            return isinstance(node.func, cst.Name) and node.func.value in _PLAIN_BUILTINS
         if qualified.startswith(("numpy.", "math.", "random.")):
             return True
         return is_tensor_op(qualified)
     return False
+
+
+# Builtins whose result is a plain Python value (`k = float(i)`).
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "round", "abs", "str", "len"})
 
 
 def is_container(node: cst.BaseExpression | None, resolver: NameResolver) -> bool:

@@ -26,8 +26,12 @@ class ModuleStateInTracedCode(Rule):
     module's own epoch loop: `lr_scale = 1.0 / (epoch + 1)`), a module dict
     whose items are changed, a `self` attribute another method rebinds or
     counts up, a counter of an object the class holds
-    (`self.memory.mem_cntr`, counted by the buffer's own method), or a
-    variable the enclosing function's loop rebinds. Attributes set up once
+    (`self.memory.mem_cntr`, counted by the buffer's own method), an
+    attribute of a class or an imported module that a function or a
+    module-level loop assigns (`Schedule.margin = epoch / 10`,
+    `config.SCALE = ...`; another module's `config.LR = ...` rebinds the
+    `LR` of `config` too), or a variable the enclosing function's loop
+    rebinds. Attributes set up once
     (in `__init__`, `build`, or a method only `__init__` calls) are not state.
     A train step about to be decorated (TFR302) is checked the same way, and
     lists what it reads as a reason not to decorate it.

@@ -126,8 +126,9 @@ _LIST_GROWERS = frozenset({"append", "extend", "insert"})
 
 def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For | cst.While]:
     """Loops of `function` (not of functions nested in it) that AutoGraph
-    runs as a `tf.while_loop`: a `for` over `tf.range(...)` or over a tensor,
-    a `while` on a tensor condition."""
+    runs as a `tf.while_loop`: a `for` over `tf.range(...)`, a `while` on a
+    tensor condition. (A `for` over a value the analysis calls a tensor is
+    not counted: Keras passes a list of tensors as one `inputs`.)"""
     facts = ctx.tensors(function)
     for node in iter_nodes(function.node.body, into_functions=False):
         if isinstance(node, cst.For):
@@ -135,7 +136,7 @@ def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For 
             if (
                 isinstance(iterated, cst.Call)
                 and ctx.names.qualified_name(iterated.func) == "tensorflow.range"
-            ) or facts.kind(iterated).tensor:
+            ):
                 yield node
         elif isinstance(node, cst.While) and facts.kind(node.test).tensor:
             yield node
@@ -151,7 +152,7 @@ def _lists_grown_in_graph_loops(
         return
     seen: set[int] = set()
     for loop in _graph_loops(function, ctx):
-        kind = "`while` on a tensor" if isinstance(loop, cst.While) else "loop over a tensor"
+        kind = "`while` on a tensor" if isinstance(loop, cst.While) else "loop over `tf.range`"
         for node in iter_nodes(loop.body, into_functions=False):
             if (
                 isinstance(node, cst.Call)
@@ -185,7 +186,7 @@ class PythonSideEffectInTracedCode(Rule):
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
     Except in a loop AutoGraph turns into a `tf.while_loop` (a `for` over
-    `tf.range(...)` or a tensor, a `while` on a tensor): a tensor appended
+    `tf.range(...)`, a `while` on a tensor): a tensor appended
     there belongs to the loop body's graph and escapes it, and the function
     raises `InaccessibleTensorError` when traced. Use a `tf.TensorArray`
     there, or a Python `range` when the count is a Python number.
