@@ -234,3 +234,24 @@ def test_print_output_stream_setting(tmp_path: Path) -> None:
     assert "output_stream=sys.stderr" in (tmp_path / "loss.py").read_text()
     (tmp_path / "pyproject.toml").write_text('[tool.tfrewrite]\nprint-output-stream = "stdrr"\n')
     assert invoke(["check", "loss.py"], tmp_path).exit_code == 2
+
+
+def test_an_unsafe_fix_says_unsafe_once(tmp_path: Path) -> None:
+    """A fix message that already explains why it is unsafe is not followed
+    by a second "(unsafe)"; one that does not is marked."""
+    (tmp_path / "loss.py").write_text(
+        textwrap.dedent(
+            """\
+            import numpy as np
+            import tensorflow as tf
+
+
+            @tf.function
+            def f(x):
+                return np.power(x, 2)
+            """
+        )
+    )
+    result = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "loss.py")])
+    [help_line] = [line for line in result.output.splitlines() if "= help:" in line]
+    assert help_line.count("unsafe") == 1 and "(unsafe: it assumes `x`" in help_line

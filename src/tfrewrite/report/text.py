@@ -48,7 +48,9 @@ def _snippet(finding: Finding, ctx: ReportContext) -> list[str]:
         f"{gutter} |",
     ]
     if finding.fix is not None:
-        kind = "" if finding.fix.applicability is Applicability.SAFE else " (unsafe)"
+        # An unsafe fix's message usually says why ("(unsafe: ...)"); say it once.
+        safe = finding.fix.applicability is Applicability.SAFE
+        kind = "" if safe or "(unsafe" in finding.fix.message else " (unsafe)"
         out.append(f"{gutter} = help: {finding.fix.message}{kind}")
     return out
 
