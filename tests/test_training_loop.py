@@ -838,6 +838,36 @@ def test_training_flag_not_reported_under_a_training_argument_check():
     assert _codes(source, ["TFR304"]) == []
 
 
+def test_training_flag_not_reported_when_the_model_takes_its_own_flag():
+    """`conv_net(x, is_training=True)`: the model's `call` names its training
+    flag differently, and the step passes it."""
+    source = """
+        import tensorflow as tf
+
+        class ConvNet(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.dropout = tf.keras.layers.Dropout(0.5)
+                self.out = tf.keras.layers.Dense(10)
+
+            def call(self, x, is_training=False):
+                return self.out(self.dropout(x, training=is_training))
+
+        conv_net = ConvNet()
+
+        def run_optimization(x, y):
+            with tf.GradientTape() as g:
+                pred = conv_net(x, is_training=True)
+                loss = tf.reduce_mean(tf.square(pred - y))
+            gradients = g.gradient(loss, conv_net.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, conv_net.trainable_variables))
+
+        for x, y in batches:
+            run_optimization(x, y)
+    """
+    assert _codes(source, ["TFR304"]) == []
+
+
 def test_training_flag_without_fix_for_models_that_ignore_it():
     source = """
         import keras

@@ -62,6 +62,49 @@ def _module_literals(module: cst.Module) -> set[str]:
     return names
 
 
+def _restated_literals(module: cst.Module) -> set[str]:
+    """Module names every binding of which is the same literal (`num_classes
+    = 10` in a notebook's first cell and again in a later section): bound
+    more than once, yet never to another value, so nothing is frozen. A
+    `global` declaration anywhere, or any other binding, disqualifies."""
+    values: dict[str, set[str | None]] = {}
+    declared: set[str] = set()
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            declared.update(
+                item.name.value
+                for inner, _ in iter_with_ancestors(node)
+                if isinstance(inner, cst.Global)
+                for item in inner.names
+            )
+            continue
+        if isinstance(node, cst.For):
+            for target in iter_with_ancestors(node.target):
+                if isinstance(target[0], cst.Name):
+                    values.setdefault(target[0].value, set()).add(None)
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    literal = _is_python_literal(small.value)
+                    code = cst.Module([]).code_for_node(small.value) if literal else None
+                    for target in small.targets:
+                        for inner, _ in iter_with_ancestors(target.target):
+                            if isinstance(inner, cst.Name):
+                                values.setdefault(inner.value, set()).add(code)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                    if isinstance(small.target, cst.Name):
+                        values.setdefault(small.target.value, set()).add(None)
+            continue
+        stack.extend(statement_children(node))
+    return {
+        name
+        for name, seen in values.items()
+        if len(seen) == 1 and None not in seen and name not in declared
+    }
+
+
 def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
     """A `Name` that reads a variable (not an attribute, keyword, or binding)."""
     if parent is None:
@@ -106,6 +149,10 @@ class FrozenState:
         # (epoch + 1)` in the epoch loop).
         rebound = ctx.index.rebound_module_names
         mutable = {name: rebound[name] for name in _module_literals(ctx.module) if name in rebound}
+        if any(how == "assigned more than once" for how in mutable.values()):
+            for name in _restated_literals(ctx.module):
+                if mutable.get(name) == "assigned more than once":
+                    del mutable[name]
         if any(how == LOOP_REBOUND for how in rebound.values()):
             for name in _loop_plain_names(ctx.module, ctx.names):
                 if rebound.get(name) == LOOP_REBOUND:
@@ -115,6 +162,7 @@ class FrozenState:
             mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
         self.mutable = mutable
         self.rebound_attributes = _rebound_dotted_attributes(ctx.module, ctx.names)
+        self._sections = _Sections(ctx.module)
         self._writes: dict[str, AttributeWrites] = {}
 
     def reads(self, function: FunctionScope) -> Iterator[FrozenRead]:
@@ -125,6 +173,7 @@ class FrozenState:
             name: how
             for name, how in self.mutable.items()
             if not _settled_before_first_call(ctx, function, name)
+            and not self._sections.settled(function, name, how)
         }
         parent = function.parent
         if parent is not None and parent.runs_traced is None:
@@ -322,6 +371,81 @@ def _loop_plain_names(module: cst.Module, resolver: NameResolver) -> set[str]:
         loop = in_loop or isinstance(node, (cst.For, cst.While))
         stack.extend((child, loop) for child in statement_children(node))
     return names - objects
+
+
+class _Sections:
+    """Module-level statements in order, for scripts and notebooks written in
+    sections: a section sets its parameters (`discount_factor = 0.95`),
+    defines its `training_step` and runs its loop; a later section sets new
+    values and defines a new `training_step`. A definition is called only by
+    the module-level statements between it and the next definition of its
+    name, so a rebinding after its last call (or before its first) freezes
+    nothing."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.statements = list(module.body)
+        self._bound: list[set[str]] | None = None
+        self._called: list[set[str]] | None = None
+        self._referenced_in_functions: set[str] = set()
+        self._globals: set[str] = set()
+
+    def _index(self) -> None:
+        bound: list[set[str]] = []
+        called: list[set[str]] = []
+        for statement in self.statements:
+            names: set[str] = set()
+            calls: set[str] = set()
+            for node, ancestors in iter_with_ancestors(statement):
+                if isinstance(node, cst.Global):
+                    self._globals.update(item.name.value for item in node.names)
+                nested = [a for a in (*ancestors, node) if isinstance(a, _DEFINITIONS)]
+                if nested and not (len(nested) == 1 and nested[0] is node):
+                    parent = ancestors[-1]
+                    naming = isinstance(parent, _DEFINITIONS[:2]) and parent.name is node
+                    if isinstance(node, cst.Name) and not naming:
+                        self._referenced_in_functions.add(node.value)
+                    continue
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    calls.add(node.func.value)
+                elif isinstance(node, _DEFINITIONS):
+                    names.add(node.name.value)
+                elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+                    target = node.target
+                    names.update(
+                        n.value for n, _ in iter_with_ancestors(target) if isinstance(n, cst.Name)
+                    )
+            bound.append(names)
+            called.append(calls)
+        self._bound, self._called = bound, called
+
+    def settled(self, function: FunctionScope, name: str, how: str) -> bool:
+        """Whether no module-level statement rebinds `name` while this
+        definition of `function` is still being called."""
+        if how != "assigned more than once" or function.parent is not None:
+            return False
+        if function.class_name is not None:
+            return False
+        position = next((i for i, s in enumerate(self.statements) if s is function.node), None)
+        if position is None:
+            return False
+        if self._bound is None:
+            self._index()
+        assert self._bound is not None and self._called is not None
+        own = function.node.name.value
+        if own in self._referenced_in_functions or name in self._globals:
+            return False  # called from a function, at times we do not follow
+        calls: list[int] = []
+        for i in range(position + 1, len(self.statements)):
+            if own in self._bound[i]:
+                break  # the next definition of the name takes over
+            if own in self._called[i]:
+                calls.append(i)
+        if not calls:
+            return False
+        return not any(name in self._bound[i] for i in range(calls[0], calls[-1] + 1))
+
+
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def _settled_before_first_call(ctx: RuleContext, function: FunctionScope, name: str) -> bool:

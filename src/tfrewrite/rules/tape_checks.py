@@ -150,7 +150,8 @@ class MissingTrainingFlag(Rule):
         (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
         target network called in the same tape stays in inference mode, as
         meant. An explicit `training=False` (a frozen backbone) is left alone,
-        and so is a call in a branch that tests for a `training` argument (`if
+        as is a training flag of the model's own (`is_training=True`), and so
+        is a call in a branch that tests for a `training` argument (`if
         self._call_has_training_arg:`). A model whose project class has a `call`
         without `training`, or a `Sequential` whose layers all ignore it (no
         dropout, batch normalization or noise), computes the same either way:
@@ -274,8 +275,8 @@ class MissingTrainingFlag(Rule):
                         continue
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
-                    if any(a.keyword and a.keyword.value == "training" for a in node.args):
-                        continue
+                    if any(a.keyword and "train" in a.keyword.value for a in node.args):
+                        continue  # `training=`, or a flag of its own (`is_training=True`)
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
