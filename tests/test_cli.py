@@ -255,3 +255,11 @@ def test_an_unsafe_fix_says_unsafe_once(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["check", "--no-cache", str(tmp_path / "loss.py")])
     [help_line] = [line for line in result.output.splitlines() if "= help:" in line]
     assert help_line.count("unsafe") == 1 and "(unsafe: it assumes `x`" in help_line
+
+
+def test_fix_accepts_no_cache(tmp_path: Path) -> None:
+    """`fix` never reads the cache; `--no-cache` is accepted as Ruff's
+    `check --fix --no-cache` is, so scripts can pass it to both commands."""
+    (tmp_path / "ok.py").write_text("import tensorflow as tf\n")
+    result = CliRunner().invoke(app, ["fix", "--no-cache", str(tmp_path)])
+    assert result.exit_code == 0, result.output

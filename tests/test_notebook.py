@@ -108,6 +108,23 @@ def test_code_inserted_before_a_cells_first_statement_stays_in_that_cell() -> No
     assert cells[1]["source"] == ["def branch():\n", "    return 1\n", "\n", "y = f(x)\n"]
 
 
+def test_blank_lines_a_fix_puts_at_a_cells_edges_are_dropped() -> None:
+    """Two blank lines before an inserted top-level `def` are PEP 8 in a
+    file; at the top of a cell they are noise. A cell's own blank lines stay."""
+    raw = make_notebook(
+        [("code", "import tensorflow as tf\n"), ("code", "y = f(x)\n"), ("code", "\nz = 1\n")]
+    )
+    notebook = Notebook.parse(raw)
+    view = notebook.python.replace(
+        "y = f(x)\n", "\n\ndef branch():\n    return 1\n\n\ny = f(x)\n\n\n"
+    ).replace("\nz = 1\n", "\n\nz = 1\n")
+    cells = json.loads(notebook.with_python(view).raw)["cells"]
+    assert cells[0]["source"] == ["import tensorflow as tf\n"]
+    assert cells[1]["source"][0] == "def branch():\n"
+    assert cells[1]["source"][-1] == "y = f(x)\n"
+    assert cells[2]["source"][0] == "\n"
+
+
 def test_an_edit_spanning_two_cells_is_refused() -> None:
     raw = make_notebook([("code", "a = 1\n"), ("code", "b = 2\n")])
     notebook = Notebook.parse(raw)

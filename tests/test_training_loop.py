@@ -644,6 +644,37 @@ def test_inline_loop_keeps_the_per_output_losses_with_the_tape_and_moves_del_tap
     """)
 
 
+def test_inline_step_inside_a_block_is_spaced_as_a_nested_definition():
+    """Inside a `with` block the extracted step takes one blank line after
+    it (PEP 8's nested spacing) and none before it as the block's first
+    statement."""
+    source = """
+        import tensorflow as tf
+
+        with progress() as bar:
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert fixed == _d("""
+        import tensorflow as tf
+
+        with progress() as bar:
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            for x, y in dataset:
+                train_step(x, y)
+    """)
+
+
 def test_inline_loop_refused_when_the_tape_is_used_after_the_update():
     source = """
         import tensorflow as tf

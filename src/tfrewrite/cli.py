@@ -391,8 +391,10 @@ def fix(
         bool,
         typer.Option("--verify", help="Apply only fixes whose functions verify (runs your code)."),
     ] = False,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Apply fixes in place (`--diff` prints them instead)."""
+    del no_cache  # `fix` always analyses afresh; accepted as `check --fix --no-cache` is
     fmt = output_format.value if output_format else "text"
     if diff and fmt not in ("text", "concise"):
         _report_pending_fixes(

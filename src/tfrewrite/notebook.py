@@ -239,6 +239,8 @@ class Notebook:
                 assigned[cells[0]].extend(new[j1:j2])
             elif tag == "insert":
                 assigned[self._insertion_cell(old, owner, i1, new[j1:j2])].extend(new[j1:j2])
+        for cell in self.cells:
+            assigned[cell.index] = _without_added_edge_blanks(assigned[cell.index], cell.view_lines)
         return {index: self._unmask(lines, index) for index, lines in assigned.items()}
 
     def _insertion_cell(
@@ -284,6 +286,20 @@ class Notebook:
 
     def text(self) -> str:
         return self.raw
+
+
+def _without_added_edge_blanks(lines: list[str], original: Sequence[str]) -> list[str]:
+    """A cell's new lines without the blank lines a fix put at its start or
+    end (the two blank lines before an inserted `def` are PEP 8 in a file,
+    noise at the top of a cell), unless the cell had them itself."""
+    start, end = 0, len(lines)
+    if original and original[0].strip():
+        while start < end and not lines[start].strip():
+            start += 1
+    if original and original[-1].strip():
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+    return lines[start:end]
 
 
 def _list_layout(raw: str, value_start: int) -> tuple[str, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -352,10 +352,13 @@ class InlineTrainingLoop(Rule):
         blank = 0
         while blank < len(leading) and leading[blank].comment is None:
             blank += 1
-        gap = [cst.EmptyLine(indent=False)] * (2 if found.module_level else 1)
+        siblings = _statements_around(ctx.module, outer)
+        top_level = siblings is ctx.module.body
+        gap = [cst.EmptyLine(indent=False)] * (2 if top_level else 1)
         before = leading[:blank]
-        if len(before) < len(gap):
-            before = gap
+        first = bool(siblings) and siblings[0] is outer
+        if len(before) < len(gap) and not first:
+            before = gap  # PEP 8 spacing, but no blank lines opening a file, cell or block
         function = function.with_changes(leading_lines=before)
         new_outer = new_outer.with_changes(leading_lines=[*gap, *leading[blank:]])  # type: ignore[union-attr]
         fix = CstFix(
@@ -365,6 +368,18 @@ class InlineTrainingLoop(Rule):
             Applicability.UNSAFE,
         )
         return fix, None
+
+
+def _statements_around(module: cst.Module, statement: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """The statement list holding `statement` (the module's body itself when
+    it is a top-level statement; empty when it is not found)."""
+    if any(s is statement for s in module.body):
+        return module.body
+    for node in iter_nodes(module):
+        body = getattr(node, "body", None)
+        if isinstance(body, cst.IndentedBlock) and any(s is statement for s in body.body):
+            return body.body
+    return ()
 
 
 def extractable_loops(ctx: RuleContext) -> list[cst.CSTNode]:
