@@ -637,6 +637,11 @@ def test_a_rebinding_between_calls_of_one_definition_is_frozen_state():
     assert finding.start.line == 7 and "`discount`" in finding.message
 
 
+def test_a_top_level_lambda_does_not_stop_the_sections_analysis():
+    source = _d(SECTIONS).replace("discount = 0.95", "discount = 0.95\nscale = lambda v: v * 2")
+    assert check_source(source, select=["TFR201"]) == []
+
+
 def test_a_section_step_called_from_a_function_is_not_assumed_settled():
     """`rerun()` may call the first step after the rebinding (the second
     step is defined after every binding: it always sees 0.99)."""

@@ -401,13 +401,13 @@ class _Sections:
                 nested = [a for a in (*ancestors, node) if isinstance(a, _DEFINITIONS)]
                 if nested and not (len(nested) == 1 and nested[0] is node):
                     parent = ancestors[-1]
-                    naming = isinstance(parent, _DEFINITIONS[:2]) and parent.name is node
+                    naming = isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node
                     if isinstance(node, cst.Name) and not naming:
                         self._referenced_in_functions.add(node.value)
                     continue
                 if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
                     calls.add(node.func.value)
-                elif isinstance(node, _DEFINITIONS):
+                elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                     names.add(node.name.value)
                 elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
                     target = node.target

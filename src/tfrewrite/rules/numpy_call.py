@@ -61,8 +61,11 @@ class NumpyCallInTracedCode(Rule):
     Run eagerly, a tensor holds a value and `x.numpy()` copies it to the
     host. Traced, `x` is symbolic and has no value yet: `x.numpy()` raises
     `AttributeError: 'SymbolicTensor' object has no attribute 'numpy'`, and
-    `float(x)` / `int(x)` raise `TypeError`. A function that passed its eager
-    tests fails as soon as it is wrapped in `tf.function` or compiled by Keras.
+    `float(x)` / `int(x)` raise `TypeError` unless AutoGraph turns them into
+    casts to float32 and int32: with `autograph=False`, or in a loss Keras 3
+    compiles, they raise. A function
+    that passed its eager tests fails as soon as it is wrapped in
+    `tf.function` or compiled by Keras.
     (`x.item()` fails even eagerly: tensors have no `.item()`.)
 
     ## The fix
@@ -280,8 +283,9 @@ class NumpyCallInTracedCode(Rule):
             dtype = "float32" if builtin == "float" else "int32"
             message = (
                 f"`{ctx.code(call)}` needs the tensor's value, which traced code does not have: "
-                f"it raises `TypeError` when traced; keep a tensor "
-                f"(`{tf}.cast({value}, {tf}.{dtype})`) or compute this outside traced code"
+                f"only AutoGraph saves it, by turning it into a cast; without AutoGraph "
+                f"(`autograph=False`, a loss Keras 3 compiles) it raises `TypeError`. Keep a "
+                f"tensor (`{tf}.cast({value}, {tf}.{dtype})`) or compute this outside traced code"
             )
         try:
             parent = ancestors[-1] if ancestors else None
