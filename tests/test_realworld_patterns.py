@@ -648,3 +648,22 @@ def test_a_section_step_called_from_a_function_is_not_assumed_settled():
     source = _d(SECTIONS).replace("\n\ndiscount = 0.99", "\n\nrerun()\ndiscount = 0.99")
     source = source.replace("\n\nfor x in batches:", "\n\ndef rerun():\n    step(x)\n\n\nfor x in batches:", 1)
     assert [f.start.line for f in check_source(source, select=["TFR201"])] == [7]
+
+
+def test_a_function_given_to_dataset_map_reads_the_value_of_each_map_call():
+    """`Dataset.map` traces its function on every `.map` call and never runs
+    it eagerly: a notebook that sets `IMAGE_RES = 299` and maps again gets a
+    new trace with the new value, as it would without tracing."""
+    source = """
+        import tensorflow as tf
+
+        IMAGE_RES = 224
+
+        def format_image(image, label):
+            return tf.image.resize(image, (IMAGE_RES, IMAGE_RES)) / 255.0, label
+
+        train = tf.data.Dataset.from_tensor_slices((images, labels)).map(format_image)
+        IMAGE_RES = 299
+        train = tf.data.Dataset.from_tensor_slices((images, labels)).map(format_image)
+    """
+    assert check_source(_d(source), select=["TFR201"]) == []

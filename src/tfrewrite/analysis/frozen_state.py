@@ -169,6 +169,12 @@ class FrozenState:
         """The first read of each piece of changing state in `function`'s own
         body (nested functions are scopes of their own)."""
         ctx = self.ctx
+        traced = function.runs_traced
+        if traced is not None and traced.reason.startswith("given to `Dataset."):
+            # `Dataset.map(f)` traces `f` afresh on every `.map` call, with the
+            # values of that moment, and never runs it eagerly: nothing that
+            # tracing changes.
+            return
         frozen = {
             name: how
             for name, how in self.mutable.items()

@@ -31,7 +31,11 @@ class ModuleStateInTracedCode(Rule):
     module-level loop assigns (`Schedule.margin = epoch / 10`,
     `config.SCALE = ...`; another module's `config.LR = ...` rebinds the
     `LR` of `config` too), or a variable the enclosing function's loop
-    rebinds. Attributes set up once
+    rebinds. A script or notebook written in sections, which sets a value
+    again only after the last call of the function that reads it (or before
+    its first), freezes nothing; nor does restating the same literal, nor a
+    function given to `Dataset.map` (traced afresh by every `.map` call, and
+    never run eagerly). Attributes set up once
     (in `__init__`, `build`, or a method only `__init__` calls) are not state.
     A train step about to be decorated (TFR302) is checked the same way, and
     lists what it reads as a reason not to decorate it.
