@@ -17,6 +17,7 @@ _RULE_MODULES = (
     "tfrewrite.rules.numpy_math",  # TFR104
     "tfrewrite.rules.numpy_call",  # TFR105
     "tfrewrite.rules.python_random",  # TFR106
+    "tfrewrite.rules.static_shape",  # TFR107
     "tfrewrite.rules.module_state",  # TFR201
     "tfrewrite.rules.python_side_effects",  # TFR202
     "tfrewrite.rules.retracing",  # TFR203
@@ -41,6 +42,7 @@ RULE_CODES = (
     "TFR104",
     "TFR105",
     "TFR106",
+    "TFR107",
     "TFR201",
     "TFR202",
     "TFR203",

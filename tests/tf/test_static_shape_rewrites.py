@@ -1,0 +1,68 @@
+"""TFR107 under TensorFlow: an op given a tensor's static shape fails once the
+trace does not know a dimension; the rewrite with the dynamic shape computes
+the same values eagerly, runs traced (without AutoGraph) with an unknown batch
+dimension, and keeps the static shape where the trace knows it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import fix_source
+
+from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
+
+pytestmark = pytest.mark.tensorflow
+
+TEMPLATE = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+    h = tf.nn.relu(x)
+    return {expr}
+"""
+
+DETERMINISTIC = [
+    "tf.zeros(h.shape) + h",
+    "tf.concat([h, tf.ones([h.shape[0], 2])], axis=1)",
+    "tf.reshape(h, [h.shape[0], -1, 1])",
+    "tf.fill((h.shape[0], h.shape[-1]), 7.0) * h",
+    "tf.broadcast_to(2.0, h.shape) * h",
+]
+UNKNOWN_BATCH = [tf.TensorSpec([None, 3], tf.float32)]
+INPUTS = [
+    (tf.constant(np.arange(-3.0, 3.0, dtype=np.float32).reshape(2, 3)),),
+    (tf.constant(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)),),
+]
+
+
+@pytest.mark.parametrize("expr", DETERMINISTIC)
+def test_the_dynamic_shape_matches_and_survives_an_unknown_batch(expr):
+    source = TEMPLATE.format(expr=expr)
+    rewritten = fix_source(source, select=["TFR107"])
+    assert "tf.shape(h)" in rewritten
+    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
+    original = tf.function(python_function(load_module(source).f), input_signature=UNKNOWN_BATCH)
+    with pytest.raises((ValueError, TypeError)):
+        original(*INPUTS[0])
+    fixed = python_function(load_module(rewritten).f)
+    traced = tf.function(fixed, input_signature=UNKNOWN_BATCH, autograph=False)
+    for (x,) in INPUTS:
+        np.testing.assert_allclose(traced(x).numpy(), run_eagerly(fixed, x).numpy())
+    # Where the trace knows the shape, the result's static shape is still known.
+    known = tf.function(fixed, autograph=False).get_concrete_function(tf.TensorSpec([4, 3]))
+    assert known.structured_outputs.shape.is_fully_defined()
+
+
+def test_a_random_sample_of_the_dynamic_shape_has_the_same_shape_and_is_fresh():
+    source = TEMPLATE.format(expr="h + tf.random.normal(h.shape)")
+    rewritten = fix_source(source, select=["TFR107"])
+    fixed = python_function(load_module(rewritten).f)
+    traced = tf.function(fixed, input_signature=UNKNOWN_BATCH, autograph=False)
+    x = INPUTS[1][0]
+    first, second = traced(x), traced(x)
+    assert first.shape == run_eagerly(python_function(load_module(source).f), x).shape
+    assert not np.allclose(first.numpy(), second.numpy())
