@@ -363,3 +363,42 @@ def test_a_variable_returned_is_a_snapshot(body, expected):
     source = PLAIN.format(body=body).replace("@tf.function", header + "@tf.function")
     fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
     assert fixed == PLAIN.format(body=expected).replace("@tf.function", header + "@tf.function")
+
+
+def test_a_host_value_printed_by_a_rewritten_print_is_fixed_with_it():
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        @tf.function
+        def f(x):
+            loss = tf.reduce_sum(x)
+            loss_value = loss.numpy()
+            print("loss %.4f" % loss_value)
+            return loss
+        """
+    )
+    [finding] = check_source(source, select=["TFR105"])
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    assert "TFR103 rewrites into `tf.print` in the same run" in finding.fix.message
+    fixed = fix_source(source, select=["TFR103", "TFR105"], unsafe_fixes=True)
+    assert "loss_value = loss\n" in fixed and "print(" not in fixed.replace("tf.print(", "")
+
+
+def test_a_host_value_printed_by_a_print_that_stays_python_is_refused():
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        @tf.function
+        def f(x, *rest):
+            loss = tf.reduce_sum(x)
+            loss_value = loss.numpy()
+            print("loss", loss_value, *rest)
+            return loss
+        """
+    )
+    [finding] = check_source(source, select=["TFR105"])
+    assert finding.fix is None and "printed by Python `print`" in finding.message

@@ -1437,6 +1437,31 @@ def test_a_step_printing_host_reads_in_formatted_strings_is_decorated_in_one_run
     assert fix_source(fixed, unsafe_fixes=True) == fixed
 
 
+def test_a_step_printing_a_host_value_held_in_a_name_is_decorated_in_one_run():
+    """`loss_value = loss.numpy()` then `print("loss %.4f" % loss_value)`, the
+    way tutorials write it: one `fix --unsafe-fixes` keeps the tensor, prints
+    it with `tf.print` and decorates the step."""
+    source = """
+        import tensorflow as tf
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            loss_value = loss.numpy()
+            print("loss %.4f" % loss_value)
+            return loss
+
+        for x, y in dataset:
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), unsafe_fixes=True)
+    assert "@tf.function" in fixed and ".numpy()" not in fixed and "%" not in fixed
+    assert "loss_value = loss\n" in fixed
+    assert fix_source(fixed, unsafe_fixes=True) == fixed
+
+
 def test_step_reading_a_model_its_fold_loop_rebuilds_stays_eager():
     message = _step_message("""
         import tensorflow as tf

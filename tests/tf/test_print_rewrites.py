@@ -513,3 +513,39 @@ def test_a_likely_tensor_parameter_prints_its_values_on_every_call() -> None:
     calls = [(tf.constant([1.0, 2.0, 3.0, 4.0, 5.0]),), (tf.constant([[1, 2], [3, 4]]),)]
     rewritten = _same_per_call(LIKELY, calls, unsafe=True, joined=True)
     assert 'tf.print("x", x, summarize=-1, output_stream=sys.stdout)' in rewritten
+
+
+HOST_VALUE_PRINTED = """\
+import tensorflow as tf
+
+@tf.function
+def step(y_true, y_pred):
+    loss = tf.reduce_mean(tf.square(y_true - y_pred))
+    loss_value = loss.numpy()
+    print("loss", loss_value)
+    worst = float(tf.reduce_max(y_pred))
+    print("worst %.3f" % worst)
+    return loss
+"""
+
+
+def test_a_host_value_held_in_a_name_and_printed_becomes_the_tensor() -> None:
+    """`loss_value = loss.numpy(); print("loss", loss_value)`: TFR105 keeps
+    the tensor and TFR103 prints it, in one run; traced, every call prints
+    the values an eager run prints."""
+    source = textwrap.dedent(HOST_VALUE_PRINTED)
+    safe_only = fix_source(source, select=["TFR103", "TFR105"])
+    # Safe fixes: the plain print becomes `tf.print`, then the host read it
+    # shows can be the tensor; the formatted one is rewritten only with
+    # `--unsafe-fixes`, so its host read stays.
+    assert "loss.numpy()" not in safe_only and "float(tf.reduce_max(y_pred))" in safe_only
+    rewritten_source = rewrite(source, unsafe=True)
+    assert "loss_value = tf.stop_gradient(loss)" in rewritten_source
+    assert ".numpy()" not in rewritten_source and "float(" not in rewritten_source
+    original = load_module(source).step
+    rewritten = load_module(rewritten_source).step
+    with pytest.raises(AttributeError):
+        original(*CALLS[0])
+    traced = printed(tf.function(python_function(rewritten), autograph=False), CALLS)
+    assert len(traced) == 2 * len(CALLS)
+    assert_same_printed(eager_lines(original, CALLS), traced)

@@ -94,9 +94,12 @@ class NumpyCallInTracedCode(Rule):
     ## When it is not rewritten
     A use that needs a Python or NumPy value (`range(n)`, `len(v)`, `int(...)`
     of it again, `.tolist()`, NumPy calls TFR104 does not rewrite), a Python
-    `print` of the value (TFR103 rewrites the print into `tf.print`), and
-    string formatting of it (a tensor shows as `Tensor(...)`) are reported
-    with the reason and no fix. `int(x)` whose result meets a tensor is
+    `print` of the value that TFR103 cannot rewrite into `tf.print`, and
+    string formatting of it elsewhere (a tensor shows as `Tensor(...)`) are
+    reported with the reason and no fix. A value held in a name and shown by
+    prints TFR103 rewrites in the same run (`loss_value = loss.numpy()`, then
+    `print("loss %.4f" % loss_value)`) becomes the tensor, with an unsafe fix:
+    it rests on that rewrite. `int(x)` whose result meets a tensor is
     refused: the Python int takes the tensor's dtype after truncating. Uses
     that cannot be followed (passed to a function of the project, returned
     to a caller, stored on an attribute) make the fix unsafe.
@@ -303,8 +306,9 @@ class NumpyCallInTracedCode(Rule):
                 tf,
                 lambda node: _rewritten_by_tfr104(ctx, node),
             )
-            _refuse_silent_uses(ctx, followed, tf)
+            printed_notes = _refuse_silent_uses(ctx, scope, followed, tf)
             text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
+            unsafe += printed_notes
             reason = differentiated(ctx, scope, ancestors)
             gradient = builtin != "int" and not _no_gradient_uses(ctx, followed)
             if gradient and reason is not None:
@@ -449,25 +453,44 @@ def _rewritten_by_tfr104(ctx: RuleContext, node: cst.CSTNode) -> bool:
     return numpy_function(node, ctx) is not None or builtin_extremum(node, ctx) is not None
 
 
-def _refuse_silent_uses(ctx: RuleContext, followed: Followed, tf: str) -> None:
+def _refuse_silent_uses(
+    ctx: RuleContext, scope: FunctionScope, followed: Followed, tf: str
+) -> list[str]:
     """Uses where a tensor would not fail but silently show `Tensor(...)`:
-    a Python `print` (TFR103 rewrites it into `tf.print`) and string
-    formatting."""
+    a Python `print` and string formatting. A value held in a name and shown
+    only by prints that TFR103 rewrites into `tf.print` in the same run is
+    no refusal: those prints show the tensor it becomes. The fix then rests
+    on that rewrite (unsafe: with TFR103 not selected, the print would show
+    `Tensor(...)`); the notes saying so are returned."""
+    from tfrewrite.rules.python_print import rewritten_print_around
+
+    notes: list[str] = []
     for use in followed.uses:
-        if isinstance(use.node, cst.Call) and _is_builtin_print(ctx, use.node):
+        shown = _is_builtin_print(ctx, use.node) if isinstance(use.node, cst.Call) else False
+        formatted = isinstance(use.node, cst.FormattedStringExpression) or (
+            isinstance(use.node, cst.BinaryOperation)
+            and isinstance(use.node.operator, cst.Modulo)
+            and isinstance(use.node.left, (cst.SimpleString, cst.ConcatenatedString))
+        )
+        if (shown or formatted) and use.names:
+            printer = rewritten_print_around(ctx, scope, use.node)
+            if printer is not None:
+                notes.append(
+                    f"{use.subject('the value')} is printed by a `print` that TFR103 rewrites "
+                    f"into `{tf}.print` in the same run, which shows the tensor"
+                )
+                continue
+        if shown:
             raise Refusal(
                 f"{use.subject('the value')} is printed by Python `print`, which would show "
                 f"`Tensor(...)` once; TFR103 rewrites the print into `{tf}.print`"
             )
-        if isinstance(use.node, cst.FormattedStringExpression) or (
-            isinstance(use.node, cst.BinaryOperation)
-            and isinstance(use.node.operator, cst.Modulo)
-            and isinstance(use.node.left, (cst.SimpleString, cst.ConcatenatedString))
-        ):
+        if formatted:
             raise Refusal(
                 f"{use.subject('the value')} is formatted into a string, where a tensor shows "
                 "as `Tensor(...)`"
             )
+    return notes
 
 
 def _read_by_print(

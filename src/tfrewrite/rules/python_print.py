@@ -40,6 +40,7 @@ from tfrewrite.transforms.print_values import (
     PrintedFacts,
     dynamic_shape_reads,
     formatted_operands,
+    host_read_names,
     leftover_numpy_read,
     python_only,
     shows_many,
@@ -509,7 +510,7 @@ class PrintInTracedCode(Rule):
         them (variables and `.numpy()` receivers print as tensors)."""
         tf_alias, _ = ctx.tensorflow()
         printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
-        seen = PrintedFacts(facts, ctx, assumed)
+        seen = PrintedFacts(facts, ctx, assumed, host_read_names(ctx, scope.node, facts))
         if not dynamic_shapes(ctx, scope):
             return printed, False, seen
         printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
@@ -695,6 +696,32 @@ class PrintInTracedCode(Rule):
                 f"`file://` path, not to `{ctx.code(file_arg.value)}`"
             )
         return stream
+
+
+def rewritten_print_around(
+    ctx: RuleContext, scope: FunctionScope, node: cst.CSTNode
+) -> cst.Call | None:
+    """The Python `print` statement of `scope` that is `node` or holds it in
+    its arguments, when this rule rewrites it into `tf.print` (with a fix): a host value
+    printed there (`loss_value = loss.numpy()`) may become the tensor."""
+    if _shadows_print(ctx):
+        return None
+    rule = PrintInTracedCode()
+    for statement in iter_nodes(scope.node.body, into_functions=False):
+        if not (
+            isinstance(statement, cst.Expr)
+            and isinstance(statement.value, cst.Call)
+            and _is_print(statement.value)
+        ):
+            continue
+        call = statement.value
+        if node is not call and not any(
+            inner is node for arg in call.args for inner in iter_nodes(arg)
+        ):
+            continue
+        violation = rule._check_print(ctx, call, scope, statement, "")
+        return call if violation is not None and violation.fix is not None else None
+    return None
 
 
 def _announces_tracing(arguments: list[cst.BaseExpression]) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts, TensorKind
-from tfrewrite.analysis.walk import child_nodes
+from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.print_pieces import STATIC_BUILTINS
 
@@ -217,17 +217,78 @@ def leftover_numpy_read(node: cst.CSTNode) -> cst.Call | None:
     return None
 
 
+def host_read_names(
+    ctx: RuleContext, function: cst.FunctionDef, facts: TensorFacts
+) -> frozenset[str]:
+    """Names `function` binds exactly once, to `t.numpy()`, `float(t)` or
+    `int(t)` of a proven tensor `t` (`loss_value = loss.numpy()`)."""
+    bound: dict[str, list[cst.BaseExpression | None]] = {}
+    for node in iter_nodes(function.body, into_functions=False):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for name in iter_nodes(target.target):
+                    if isinstance(name, cst.Name):
+                        single = isinstance(target.target, cst.Name) and len(node.targets) == 1
+                        bound.setdefault(name.value, []).append(node.value if single else None)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName)):
+            target = node.name if isinstance(node, cst.AsName) else node.target
+            for name in iter_nodes(target):
+                if isinstance(name, cst.Name):
+                    bound.setdefault(name.value, []).append(None)
+    params = {p.name.value for p in function.params.params}
+    names = set()
+    for name, values in bound.items():
+        if len(values) != 1 or values[0] is None or name in params:
+            continue
+        source = _host_read_source(ctx, values[0])
+        if source is not None and facts.kind(source).tensor:
+            names.add(name)
+    return frozenset(names)
+
+
+def _host_read_source(ctx: RuleContext, node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`t` for `t.numpy()`, `float(t)` or `int(t)` (builtins, not shadowed)."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "numpy"
+        and not node.args
+    ):
+        return node.func.value
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("float", "int")
+        and ctx.names.qualified_name(node.func) is None
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    ):
+        return node.args[0].value
+    return None
+
+
 class PrintedFacts:
     """Tensor facts as a print sees them: a `tf.Variable` prints its value as
     a tensor does (`tf.print(v)` shows it on every call), and the receivers
     of `.numpy()` reads replaced by `strip_host_reads` (only TensorFlow
     values have `.numpy()`) are taken for tensors: `assumed` holds their
-    source, for the fix to say what it assumes."""
+    source, for the fix to say what it assumes. `host_values` are names bound
+    once to a host read of a proven tensor (`loss_value = loss.numpy()`),
+    which TFR105 turns back into the tensor in the same run: the print shows
+    them as the tensors they become."""
 
-    def __init__(self, facts: TensorFacts, ctx: RuleContext, assumed: set[str]) -> None:
+    def __init__(
+        self,
+        facts: TensorFacts,
+        ctx: RuleContext,
+        assumed: set[str],
+        host_values: frozenset[str] = frozenset(),
+    ) -> None:
         self.facts = facts
         self.ctx = ctx
         self.assumed = assumed
+        self.host_values = host_values
 
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         known = self.facts.kind(node)
@@ -235,6 +296,8 @@ class PrintedFacts:
             return known
         if known.variable:
             return TensorKind(True, known.scalar, known.boolean, known.floating, known.integer)
+        if isinstance(node, cst.Name) and node.value in self.host_values:
+            return TensorKind(True)
         if self.assumed and self.ctx.code(node.with_changes(lpar=(), rpar=())) in self.assumed:
             return TensorKind(True)
         return known
