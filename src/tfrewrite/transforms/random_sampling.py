@@ -61,9 +61,12 @@ class RandomSamplingRule(Rule):
     dtype_hint: ClassVar[str]
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        root = self.module_prefix.split(".")[0]
+        """Files with traced code that call a function of the module
+        somewhere: a draw in traced code is such a call, and so is the
+        creation of a NumPy generator drawn from in traced code."""
+        prefix = self.module_prefix + "."
         return bool(traced_qualnames) and any(
-            target == root or target.startswith(root + ".") for target in index.imports.values()
+            name.startswith(prefix) for name in (*index.called_names, *index.default_calls)
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
