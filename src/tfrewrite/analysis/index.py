@@ -146,6 +146,9 @@ class ModuleIndex:
     # whether some `sum(...)` is divided.
     averaged_callees: set[str] = field(default_factory=set)
     divides_sum: bool = False
+    # A name both augmented with `+=` and divided (`total / n_batches`):
+    # a running sum TFR306 may read.
+    divides_running_sum: bool = False
     tape_losses: list[TapeLoss] = field(default_factory=list)
     # Callee -> whether a loop calling it may feed a short final batch.
     loop_calls: dict[str, bool] = field(default_factory=dict)
@@ -310,6 +313,9 @@ class _Indexer(_FastVisitor):
         # method assigns from a call (known only once the file is visited).
         self.branch_reads: list[tuple[FunctionInfo, frozenset[str]]] = []
         self.self_call_attrs: set[str] = set()
+        # Names augmented with `+=` and names divided, anywhere in the file.
+        self.summed_names: set[str] = set()
+        self.divided_names: set[str] = set()
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -476,6 +482,8 @@ class _Indexer(_FastVisitor):
             and node.left.func.id == "sum"
         ):
             self.index.divides_sum = True
+        if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name):
+            self.divided_names.add(node.left.id)
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
@@ -495,6 +503,8 @@ class _Indexer(_FastVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            self.summed_names.add(node.target.id)
         if (
             self.loop_stack
             and isinstance(node.op, ast.Add)
@@ -1188,6 +1198,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
+    index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     for info, reads in indexer.branch_reads:
         if not reads.isdisjoint(indexer.self_call_attrs):
             info.branches = True
