@@ -244,6 +244,8 @@ _LEAF_TYPES = frozenset(
         ),
     }
 )
+# Expressions that hold no call: most defaults and annotations are these.
+_ATOMS = frozenset({ast.Constant, ast.Name})
 # Fields that never hold an AST node worth visiting.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 
@@ -439,10 +441,21 @@ class _Indexer(_FastVisitor):
     def _record_default_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Calls in a function's defaults and annotations: they run when its
         `def` does (see `ModuleIndex.default_calls`)."""
-        evaluated: list[ast.AST] = [node.args]
+        args = node.args
+        evaluated = [
+            *args.defaults,
+            *(d for d in args.kw_defaults if d is not None),
+            *(
+                a.annotation
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                if a is not None and a.annotation is not None
+            ),
+        ]
         if node.returns is not None:
             evaluated.append(node.returns)
         for part in evaluated:
+            if part.__class__ in _ATOMS:
+                continue
             for inner in ast.walk(part):
                 if isinstance(inner, ast.Call):
                     callee = self.resolve(inner.func)
