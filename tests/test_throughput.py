@@ -90,3 +90,27 @@ def test_exclude_patterns_match_names_paths_and_folders(tmp_path: Path) -> None:
     assert found("gen_*.py") == everything - {"pkg/gen_d.py"}
     assert found("pkg/sub") == everything - {"pkg/sub/e.py"}
     assert found("*_test.py", "pkg") == {"a.py", "build/b.py"}
+
+
+def test_the_benchmark_measures_the_largest_process_and_the_whole_tree(tmp_path: Path) -> None:
+    """The throughput benchmark's memory figures: the largest process's peak
+    RSS, and the summed PSS of the process tree (two processes holding 40 MB
+    each count 80 MB there, 40 MB in the first figure)."""
+    import importlib.util
+    import math
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "throughput", Path(__file__).parents[1] / "benchmarks" / "throughput.py"
+    )
+    assert spec is not None and spec.loader is not None
+    throughput = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(throughput)
+    hold = "import time; b = bytearray(40_000_000); b[::4096] = b'x' * 9766; time.sleep(1.5)"
+    child = f"p = subprocess.Popen([sys.executable, '-c', {hold!r}])"
+    two = f"import subprocess, sys; {child}; {hold}; p.wait()"
+    seconds, largest, cpu, tree = throughput.timed_command([sys.executable, "-c", two], tmp_path)
+    assert seconds >= 1.5 and cpu >= 0
+    assert 40 <= largest < 75
+    if not math.isnan(tree):  # a system with /proc/<pid>/smaps_rollup
+        assert tree >= 75

@@ -122,9 +122,7 @@ class _Lookup:
         for index in indexes:
             for qualname in [*index.functions, *index.classes]:
                 full = index.qualify(qualname)
-                self.by_last.setdefault(full.rpartition(".")[2], []).append(
-                    (index, qualname, full)
-                )
+                self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
         self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
 
     def find(self, name: str) -> list[tuple[ModuleIndex, str]]:
