@@ -67,6 +67,19 @@ KEPT = {
             return x
         """,
     ),
+    "TFR101: a tensor tested for membership in a literal tuple": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            m = tf.reduce_max(x)
+            if m in (0.0, 1.0):
+                return x
+            return x * 2.0
+        """,
+    ),
     "TFR306: `np.mean` of a list appended per batch": (
         "TFR306",
         """
@@ -188,11 +201,14 @@ SKIPPED = {
                     return x * 2.0
                 if self.mode == "fast" or self.rate > 0:
                     return x
-                return x
+                if x.shape[-1] == 1 and len(x.shape) > 2 and self.layer.built:
+                    return x
+                return x if self.kernel.shape[0] in self.sizes else -x
 
             def build(self, shape):
                 self.flag = True
                 self.rate = 0.5
+                self.kernel = self.add_weight(shape)  # read only through `.shape`
         """,
     ),
     "TFR306: averages of attributes, sums not divided": (

@@ -33,8 +33,9 @@ def condition_self_reads(
     holds a variable, which the analysis assumes only of an attribute some
     method assigns from a call (`self.w = tf.Variable(...)`). The shapes
     accepted here are ones the analysis never takes for a tensor: literals,
-    `is` / `is not` tests, `isinstance(...)` and the like, `self.flag`, and
-    `and` / `or` / `not` and comparisons of those."""
+    `is` / `is not` tests, `isinstance(...)` and the like, attributes
+    (`self.flag`, `x.shape`), and `and` / `or` / `not` and comparisons of
+    those. A name, or a call of anything else, may be a tensor."""
     reads: set[str] = set()
     return frozenset(reads) if _python_condition(test, resolve, reads) else None
 
@@ -42,31 +43,79 @@ def condition_self_reads(
 def _python_condition(
     node: ast.expr, resolve: Callable[[ast.AST], str | None], reads: set[str]
 ) -> bool:
+    """As the condition translator walks a condition: through `and`, `or`
+    and `not`, and link by link through a comparison."""
     if isinstance(node, ast.BoolOp):
         return all(_python_condition(v, resolve, reads) for v in node.values)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         return _python_condition(node.operand, resolve, reads)
     if isinstance(node, ast.Compare):
-        if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
-            return True
-        return all(_python_value(v, resolve, reads) for v in (node.left, *node.comparators))
+        return _python_comparison(node, resolve, reads)
     return _python_value(node, resolve, reads)
+
+
+def _python_comparison(
+    node: ast.Compare, resolve: Callable[[ast.AST], str | None], reads: set[str]
+) -> bool:
+    """Each link `a op b` is a Python value: an identity test; a membership
+    test, unless it is the whole condition and tests a tensor against a
+    literal tuple, list or set (`t in (a, b)` compares `t == a`); or a
+    comparison of two Python values."""
+    operands = [node.left, *node.comparators]
+    chained = len(node.ops) > 1
+    for i, op in enumerate(node.ops):
+        left, right = operands[i], operands[i + 1]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            continue
+        if isinstance(op, (ast.In, ast.NotIn)) and (
+            chained
+            or not isinstance(right, (ast.Tuple, ast.List, ast.Set))
+            or _python_value(left, resolve, reads)
+        ):
+            continue
+        if not (_python_value(left, resolve, reads) and _python_value(right, resolve, reads)):
+            return False
+    return True
+
+
+# Expressions the tensor analysis never takes for tensors, whatever they
+# hold: literals, displays, comprehensions, f-strings, lambdas.
+_NEVER_TENSORS = (
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+    ast.Lambda,
+)
 
 
 def _python_value(
     node: ast.expr, resolve: Callable[[ast.AST], str | None], reads: set[str]
 ) -> bool:
-    if isinstance(node, ast.Constant):
+    """A value the tensor analysis (`TensorFacts.kind`) cannot take for a
+    tensor: an attribute of anything but `self` (`x.shape`, `layer.built`),
+    an item or arithmetic of such values, `isinstance(...)` and the like;
+    `self.attr` when no method assigns it a variable (recorded in `reads`)."""
+    if isinstance(node, _NEVER_TENSORS):
         return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return isinstance(node.operand, ast.Constant)
-    if (
-        isinstance(node, ast.Attribute)
-        and isinstance(node.value, ast.Name)
-        and node.value.id == "self"
-    ):
-        reads.add(node.attr)
+    if isinstance(node, ast.Attribute):
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            reads.add(node.attr)
         return True
+    if isinstance(node, ast.Subscript):
+        return _python_value(node.value, resolve, reads)
+    if isinstance(node, ast.BinOp):
+        return _python_value(node.left, resolve, reads) and _python_value(
+            node.right, resolve, reads
+        )
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return _python_value(node.operand, resolve, reads)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
         return resolve(node.func) in _PYTHON_VALUED_BUILTINS
     return False
