@@ -492,19 +492,28 @@ def _skip_validation(node: cst.CSTNode) -> None:
 
 def _parse(source: str) -> cst.Module:
     """`libcst.parse_module`, without the check every node runs on its own
-    fields as it is built: the parser only builds valid nodes, and the
-    checks took a tenth or more of the parse (LibCST's own source notes the
-    waste). Nodes that rules build later are checked as usual."""
+    fields as it is built (the parser only builds valid nodes, and the
+    checks took a tenth or more of the parse; LibCST's own source notes the
+    waste), and without cyclic garbage collection while the tree is built
+    (it holds no cycles, yet the collector walked its growing young part
+    again and again: another tenth). Nodes that rules build later are
+    checked as usual."""
     import libcst as cst
 
+    collecting = gc.isenabled()
+    gc.disable()
     validate = cst.CSTNode.__dict__.get("__post_init__")
-    if validate is None:  # another LibCST layout: parse as usual
-        return cst.parse_module(source)
-    cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
     try:
-        return cst.parse_module(source)
+        if validate is None:  # another LibCST layout: parse as usual
+            return cst.parse_module(source)
+        cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
+        try:
+            return cst.parse_module(source)
+        finally:
+            cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
     finally:
-        cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
+        if collecting:
+            gc.enable()
 
 
 def _process_python(job: FileJob) -> FileResult:
