@@ -114,6 +114,18 @@ KEPT = {
             return sum(accs) / len(accs)
         """,
     ),
+    "TFR306: a running sum divided by the number of batches": (
+        "TFR306",
+        """
+        def evaluate(model, test_batches):
+            total = 0.0
+            n_batches = 0
+            for x, y in test_batches:
+                total += model.evaluate(x, y)
+                n_batches += 1
+            return total / n_batches
+        """,
+    ),
     "TFR306: the mean of a generator over batches": (
         "TFR306",
         """
