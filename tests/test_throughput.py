@@ -90,3 +90,52 @@ def test_exclude_patterns_match_names_paths_and_folders(tmp_path: Path) -> None:
     assert found("gen_*.py") == everything - {"pkg/gen_d.py"}
     assert found("pkg/sub") == everything - {"pkg/sub/e.py"}
     assert found("*_test.py", "pkg") == {"a.py", "build/b.py"}
+
+
+def test_the_benchmark_measures_the_largest_process_and_the_whole_tree(tmp_path: Path) -> None:
+    """The throughput benchmark's memory figures: the largest process's peak
+    RSS, and the summed PSS of the process tree (two processes holding 40 MB
+    each count 80 MB there, 40 MB in the first figure)."""
+    import importlib.util
+    import math
+    import sys
+
+    spec = importlib.util.spec_from_file_location(
+        "throughput", Path(__file__).parents[1] / "benchmarks" / "throughput.py"
+    )
+    assert spec is not None and spec.loader is not None
+    throughput = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(throughput)
+    hold = "import time; b = bytearray(40_000_000); b[::4096] = b'x' * 9766; time.sleep(1.5)"
+    child = f"p = subprocess.Popen([sys.executable, '-c', {hold!r}])"
+    two = f"import subprocess, sys; {child}; {hold}; p.wait()"
+    seconds, largest, cpu, tree = throughput.timed_command([sys.executable, "-c", two], tmp_path)
+    assert seconds >= 1.5 and cpu >= 0
+    assert 40 <= largest < 75
+    if not math.isnan(tree):  # a system with /proc/<pid>/smaps_rollup
+        assert tree >= 75
+
+
+def test_tree_walks_see_children_in_lists_and_tuples() -> None:
+    """The walks look node types up in a table instead of `isinstance`
+    against LibCST's abstract classes: children held in a list (nodes a fix
+    built) or a tuple (parsed) are found alike, and nested scopes are skipped
+    on request."""
+    import libcst as cst
+
+    from tfrewrite.analysis.walk import child_nodes, iter_nodes
+
+    built = cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Name("a")), cst.Arg(cst.Name("b"))])
+    parsed = cst.parse_expression("f(a, b)")
+    for call in (built, parsed):
+        names = [n.value for n in iter_nodes(call) if isinstance(n, cst.Name)]
+        assert names == ["f", "a", "b"]
+        assert len(child_nodes(call)) == 3
+    module = cst.parse_module("def f():\n    x = 1\n    def g():\n        y = 2\n")
+    outer = module.body[0]
+    assert isinstance(outer, cst.FunctionDef)
+    shallow = list(iter_nodes(outer.body, into_functions=False))
+    assert {n.value for n in shallow if isinstance(n, cst.Name)} == {"x"}
+    assert sum(1 for n in shallow if isinstance(n, cst.FunctionDef)) == 1  # `g`, not its body
+    deep = {n.value for n in iter_nodes(outer.body) if isinstance(n, cst.Name)}
+    assert deep == {"x", "g", "y"}

@@ -15,8 +15,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tfrewrite.analysis.prefilters import condition_self_reads, self_attribute_from_call
 from tfrewrite.analysis.tensors import is_tensor_op
 
+# Last components of the averaging functions TFR306 reads (`np.mean`,
+# `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
+_AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 # Keyword arguments of `Model.compile` whose values run traced inside `fit`.
 COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
 
@@ -43,7 +47,9 @@ class FunctionInfo:
     # `tf.function` it would trace again on every call.
     consumes_grown_lists: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
-    branches: bool = False  # an `if` or `while` statement, or `a if c else b`
+    # An `if` or `while` statement, or `a if c else b`, whose condition may
+    # be a tensor (`prefilters.condition_self_reads`): what TFR101 looks at.
+    branches: bool = False
     writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
     self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
@@ -131,6 +137,18 @@ class ModuleIndex:
     # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.
     accumulates_in_loop: bool = False
     called_names: set[str] = field(default_factory=set)  # every resolved callee
+    # Callees named in the default arguments or annotations of a function:
+    # evaluated when its `def` runs (traced, for a function nested in a
+    # traced one), yet in no function's `calls` nor in `called_names`.
+    default_calls: set[str] = field(default_factory=set)
+    # TFR306's candidates: averaging functions (`_AVERAGES`) given one
+    # argument that is a name or a comprehension (`np.mean(losses)`), and
+    # whether some `sum(...)` is divided.
+    averaged_callees: set[str] = field(default_factory=set)
+    divides_sum: bool = False
+    # A name both augmented with `+=` and divided (`total / n_batches`):
+    # a running sum TFR306 may read.
+    divides_running_sum: bool = False
     tape_losses: list[TapeLoss] = field(default_factory=list)
     # Callee -> whether a loop calling it may feed a short final batch.
     loop_calls: dict[str, bool] = field(default_factory=dict)
@@ -226,6 +244,8 @@ _LEAF_TYPES = frozenset(
         ),
     }
 )
+# Expressions that hold no call: most defaults and annotations are these.
+_ATOMS = frozenset({ast.Constant, ast.Name})
 # Fields that never hold an AST node worth visiting.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 
@@ -290,6 +310,14 @@ class _Indexer(_FastVisitor):
         # Per enclosing class: its node, and (computed on first use) the
         # `self` attributes that hold Python numbers (`_init_numbers`).
         self.class_numbers: list[tuple[ast.ClassDef, set[str] | None]] = []
+        # Conditions that are Python values unless a `self` attribute they
+        # read holds a variable, with their function; and the attributes some
+        # method assigns from a call (known only once the file is visited).
+        self.branch_reads: list[tuple[FunctionInfo, frozenset[str]]] = []
+        self.self_call_attrs: set[str] = set()
+        # Names augmented with `+=` and names divided, anywhere in the file.
+        self.summed_names: set[str] = set()
+        self.divided_names: set[str] = set()
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -387,6 +415,7 @@ class _Indexer(_FastVisitor):
             class_name=self.class_stack[-1] if in_class else None,
         )
         self.index.functions[qualname] = info
+        self._record_default_calls(node)
         self.scope.append(node.name)
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
@@ -409,17 +438,71 @@ class _Indexer(_FastVisitor):
     visit_FunctionDef = _visit_function
     visit_AsyncFunctionDef = _visit_function
 
+    def _record_default_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Calls in a function's defaults and annotations: they run when its
+        `def` does (see `ModuleIndex.default_calls`)."""
+        args = node.args
+        evaluated = [
+            *args.defaults,
+            *(d for d in args.kw_defaults if d is not None),
+            *(
+                a.annotation
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                if a is not None and a.annotation is not None
+            ),
+        ]
+        if node.returns is not None:
+            evaluated.append(node.returns)
+        for part in evaluated:
+            if part.__class__ in _ATOMS:
+                continue
+            for inner in ast.walk(part):
+                if isinstance(inner, ast.Call):
+                    callee = self.resolve(inner.func)
+                    if callee:
+                        self.index.default_calls.add(callee)
+
     # -- loops ------------------------------------------------------------------
     def _mark(self, fact: str) -> None:
         if self.function_stack:
             setattr(self.function_stack[-1], fact, True)
 
+    def _branch(self, test: ast.expr) -> None:
+        """A condition: the function branches on a tensor unless the
+        condition is a Python value (decided at the end of the file for one
+        that reads `self` attributes)."""
+        if not self.function_stack:
+            return
+        reads = condition_self_reads(test, self.resolve)
+        if reads is None:
+            self._mark("branches")
+        elif reads:
+            self.branch_reads.append((self.function_stack[-1], reads))
+
     def visit_If(self, node: ast.If) -> None:
-        self._mark("branches")
+        self._branch(node.test)
         self.generic_visit(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        self._mark("branches")
+        self._branch(node.test)
+        self.generic_visit(node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if (
+            isinstance(node.op, ast.Div)
+            and isinstance(node.left, ast.Call)
+            and isinstance(node.left.func, ast.Name)
+            and node.left.func.id == "sum"
+        ):
+            self.index.divides_sum = True
+        if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name):
+            self.divided_names.add(node.left.id)
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        attr = self_attribute_from_call(node)
+        if attr is not None:
+            self.self_call_attrs.add(attr)
         self.generic_visit(node)
 
     def _record_target(self, target: ast.AST) -> None:
@@ -433,6 +516,8 @@ class _Indexer(_FastVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            self.summed_names.add(node.target.id)
         if (
             self.loop_stack
             and isinstance(node.op, ast.Add)
@@ -632,6 +717,9 @@ class _Indexer(_FastVisitor):
         return self.index.classes.get(self.function_stack[0].class_name)
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        attr = self_attribute_from_call(node)
+        if attr is not None:
+            self.self_call_attrs.add(attr)
         owner = self._method_class()
         if owner is not None and isinstance(node.value, ast.Call):
             held = self.resolve(node.value.func)
@@ -688,7 +776,7 @@ class _Indexer(_FastVisitor):
         self.loop_stack.pop()
 
     def visit_While(self, node: ast.While) -> None:
-        self._mark("branches")  # a `while` tests its condition like an `if` (TFR101)
+        self._branch(node.test)  # a `while` tests its condition like an `if` (TFR101)
         self.visit(node.test)
         self.loop_stack.append(False)
         for stmt in [*node.body, *node.orelse]:
@@ -704,6 +792,12 @@ class _Indexer(_FastVisitor):
             self._record_call_site(node, callee)
         if callee:
             self.index.called_names.add(callee)
+            if callee.rpartition(".")[2] in _AVERAGES and len(node.args) + len(node.keywords) == 1:
+                value = node.args[0] if node.args else node.keywords[0].value
+                if isinstance(value, ast.Starred):
+                    value = value.value
+                if isinstance(value, (ast.Name, ast.ListComp, ast.GeneratorExp)):
+                    self.index.averaged_callees.add(callee)
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
@@ -1117,6 +1211,10 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
+    index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
+    for info, reads in indexer.branch_reads:
+        if not reads.isdisjoint(indexer.self_call_attrs):
+            info.branches = True
     bindings = _module_bindings(tree.body)
     index.module_names = set(bindings)
     for name, (count, last_line, looped) in bindings.items():

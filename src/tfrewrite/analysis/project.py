@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, FunctionInfo, ModuleIndex, dotted
-from tfrewrite.analysis.method_steps import looped_train_methods, record_looped_train_methods
+from tfrewrite.analysis.method_steps import looped_train_methods
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
 KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
@@ -107,18 +107,37 @@ def _suffixes(name: str) -> list[str]:
 
 class _Lookup:
     """Resolve dotted references to (module index, local qualname), tolerating
-    module names that differ by a leading package (`examples.losses` vs `losses`)."""
+    module names that differ by a leading package (`examples.losses` vs
+    `losses`): a reference finds every definition whose qualified name ends
+    with it, component by component (a bare name only in a file with no
+    module name).
+
+    Definitions are grouped by their last component, and each reference is
+    answered once: building every suffix of every qualified name up front
+    cost most of the project facts' time on a large project."""
 
     def __init__(self, indexes: list[ModuleIndex]) -> None:
-        self.by_name: dict[str, list[tuple[ModuleIndex, str]]] = {}
+        # last component -> (index, local qualname, qualified name), in index order
+        self.by_last: dict[str, list[tuple[ModuleIndex, str, str]]] = {}
         for index in indexes:
             for qualname in [*index.functions, *index.classes]:
-                for key in _suffixes(index.qualify(qualname)):
-                    if "." in key or not index.module:
-                        self.by_name.setdefault(key, []).append((index, qualname))
+                full = index.qualify(qualname)
+                self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
+        self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
 
     def find(self, name: str) -> list[tuple[ModuleIndex, str]]:
-        return self.by_name.get(name, [])
+        known = self.found.get(name)
+        if known is not None:
+            return known
+        dotted_name = "." in name
+        tail = "." + name
+        known = [
+            (index, qualname)
+            for index, qualname, full in self.by_last.get(name.rpartition(".")[2], ())
+            if (full == name or full.endswith(tail)) and (dotted_name or not index.module)
+        ]
+        self.found[name] = known
+        return known
 
 
 def _keras_base(
@@ -304,7 +323,10 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                         mark(target_index, target, reason, pending=known.pending)
 
     propagate()
-    for index, qualname in _pending_train_steps(indexes, lookup, marks):
+    # Train-step methods a loop calls: found once, used twice (they can be
+    # pending steps, and their modules record that a loop calls them).
+    looped_methods = looped_train_methods(indexes)
+    for index, qualname in _pending_train_steps(indexes, lookup, marks, looped_methods):
         mark(
             index,
             qualname,
@@ -329,7 +351,8 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     _record_foreign_writes(indexes)
     _record_held_state(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
-    record_looped_train_methods(indexes)
+    for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
+        by_path[path].looped_functions.setdefault(qualname, False)
     return facts
 
 
@@ -348,7 +371,9 @@ def _mark_signature(known: _Marks, info: FunctionInfo, keywords: dict[str, dict[
             known.scalar.add(name)
 
 
-def _looped_targets(indexes: list[ModuleIndex], lookup: _Lookup) -> set[tuple[str, str]]:
+def _looped_targets(
+    indexes: list[ModuleIndex], lookup: _Lookup, looped_methods: set[tuple[str, str]]
+) -> set[tuple[str, str]]:
     """(path, qualname) of functions some Python loop calls: through the
     project's names, or by bare name for a function nested where it is called
     (a step defined inside `main()`)."""
@@ -362,16 +387,19 @@ def _looped_targets(indexes: list[ModuleIndex], lookup: _Lookup) -> set[tuple[st
                 for qualname in index.functions:
                     if qualname.endswith(suffix):
                         found.add((index.path, qualname))
-    return found | looped_train_methods(indexes)
+    return found | looped_methods
 
 
 def _pending_train_steps(
-    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+    indexes: list[ModuleIndex],
+    lookup: _Lookup,
+    marks: dict[tuple[str, str], _Marks],
+    looped_methods: set[tuple[str, str]],
 ) -> list[tuple[ModuleIndex, str]]:
     """Undecorated custom train steps (they open a `GradientTape` and apply
     gradients) called from a Python loop, not `Model.train_step` overrides:
     the functions TFR302 decorates."""
-    looped = _looped_targets(indexes, lookup)
+    looped = _looped_targets(indexes, lookup, looped_methods)
     result = []
     for index in indexes:
         for qualname, info in index.functions.items():

@@ -364,12 +364,12 @@ class PerBatchMetricAverage(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        """A file that averages (`np.mean`, `statistics.mean`, `sum(...)`) or
-        keeps a running sum in a loop (`total += acc`): most files do
-        neither, and are not parsed."""
-        called = index.called_names
-        averages = bool(called & MEAN_FUNCTIONS) or "sum" in called
-        return averages or index.accumulates_in_loop
+        """A file that averages a name or a comprehension (`np.mean(accs)`,
+        `statistics.mean(... for b in batches)`), divides a `sum(...)`, or
+        divides a name it adds to with `+=` (`total / n_batches`): what every
+        finding starts from. Most files do none of these, and are not parsed."""
+        averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
+        return averages or index.divides_sum or index.divides_running_sum
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.prefilters import traced_callees
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -286,17 +287,11 @@ class NumpyMathOnTensors(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        """Files that import NumPy, or where traced code calls `max`/`min`."""
-        if not traced_qualnames:
-            return False
-        if any(
-            target == "numpy" or target.startswith("numpy.") for target in index.imports.values()
-        ):
-            return True
+        """Files where traced code (nested functions included) calls a
+        NumPy function, or `max`/`min`."""
         return any(
-            (info := index.functions.get(q)) is not None
-            and ("max" in info.calls or "min" in info.calls)
-            for q in traced_qualnames
+            name.startswith("numpy.") or name in ("max", "min")
+            for name in traced_callees(index, traced_qualnames)
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

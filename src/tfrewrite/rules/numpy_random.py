@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -591,6 +592,16 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             note="not traced",
         ),
     )
+
+    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+        """Files whose traced code calls `numpy.random`, or with traced code
+        and a NumPy generator created anywhere (a draw from it is a method
+        call, which pass 1 does not resolve)."""
+        if super().applies_to(index, traced_qualnames):
+            return True
+        return bool(traced_qualnames) and not _GENERATORS.isdisjoint(
+            (*index.called_names, *index.default_calls)
+        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         yield from super().check(ctx)

@@ -18,6 +18,7 @@ from typing import ClassVar
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.prefilters import traced_callees
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -61,10 +62,10 @@ class RandomSamplingRule(Rule):
     dtype_hint: ClassVar[str]
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        root = self.module_prefix.split(".")[0]
-        return bool(traced_qualnames) and any(
-            target == root or target.startswith(root + ".") for target in index.imports.values()
-        )
+        """Files whose traced code (nested functions included) calls a
+        function of the module."""
+        prefix = self.module_prefix + "."
+        return any(name.startswith(prefix) for name in traced_callees(index, traced_qualnames))
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()

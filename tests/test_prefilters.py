@@ -1,0 +1,291 @@
+"""Pass-1 prefilters: a rule's `applies_to` lets a file skip the LibCST parse
+only when the rule has nothing to find there. For each prefilter, a file it
+must keep is still checked (and reported), and a file it may skip is skipped."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.analysis.index import build_index
+from tfrewrite.analysis.project import compute_facts
+from tfrewrite.api import check_source
+from tfrewrite.rules import RULES_BY_CODE
+
+
+def _admitted(source: str, code: str) -> bool:
+    """Whether the rule's prefilter keeps this file (pass-1 facts alone)."""
+    index = build_index(textwrap.dedent(source), "example.py", "example")
+    traced = compute_facts([index]).for_path("example.py")
+    return RULES_BY_CODE[code].applies_to(index, set(traced))
+
+
+def _reported_lines(source: str, code: str) -> list[int]:
+    return [f.start.line for f in check_source(textwrap.dedent(source), select=[code])]
+
+
+# Files each prefilter must keep: the rule reports something in every one.
+KEPT = {
+    "TFR101: a condition on a `self` attribute assigned a variable later in the file": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        class Gate(tf.keras.layers.Layer):
+            def call(self, x):
+                if self.threshold > 0.5:
+                    return x * 2.0
+                return x
+
+            def build(self, shape):
+                self.threshold = tf.Variable(0.7)
+        """,
+    ),
+    "TFR101: a `while` on a tensor": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            while tf.reduce_sum(x) > 1.0:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a Python test `and` a tensor test": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, training=False):
+            m = tf.reduce_mean(x)
+            if x is not None and m > 0.0:
+                return x * 2.0
+            return x
+        """,
+    ),
+    "TFR101: a tensor tested for membership in a literal tuple": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            m = tf.reduce_max(x)
+            if m in (0.0, 1.0):
+                return x
+            return x * 2.0
+        """,
+    ),
+    "TFR306: `np.mean` of a list appended per batch": (
+        "TFR306",
+        """
+        import numpy as np
+
+        def evaluate(model, test_batches):
+            accs = []
+            for x, y in test_batches:
+                accs.append(model.evaluate(x, y))
+            return np.mean(accs)
+        """,
+    ),
+    "TFR306: the list given by keyword": (
+        "TFR306",
+        """
+        import numpy as np
+
+        def evaluate(model, test_batches):
+            accs = []
+            for x, y in test_batches:
+                accs.append(model.evaluate(x, y))
+            return np.mean(a=accs)
+        """,
+    ),
+    "TFR306: `sum(...) / len(...)`": (
+        "TFR306",
+        """
+        def evaluate(model, test_batches):
+            accs = []
+            for x, y in test_batches:
+                accs.append(model.evaluate(x, y))
+            return sum(accs) / len(accs)
+        """,
+    ),
+    "TFR306: a running sum divided by the number of batches": (
+        "TFR306",
+        """
+        def evaluate(model, test_batches):
+            total = 0.0
+            n_batches = 0
+            for x, y in test_batches:
+                total += model.evaluate(x, y)
+                n_batches += 1
+            return total / n_batches
+        """,
+    ),
+    "TFR306: the mean of a generator over batches": (
+        "TFR306",
+        """
+        import statistics
+
+        def evaluate(model, loader):
+            return statistics.mean(model.evaluate(x, y) for x, y in loader)
+        """,
+    ),
+    "TFR102: a module-level generator drawn from in traced code": (
+        "TFR102",
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        rng = np.random.default_rng(0)
+
+        @tf.function
+        def noisy(x):
+            return x + rng.normal()
+        """,
+    ),
+    "TFR102: a draw in the default of a function nested in traced code": (
+        "TFR102",
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def noisy(x):
+            def add(v, noise=np.random.normal()):
+                return v + noise
+            return add(x)
+        """,
+    ),
+    "TFR106: a draw in a function nested in traced code": (
+        "TFR106",
+        """
+        import random
+        import tensorflow as tf
+
+        @tf.function
+        def noisy(x):
+            def add(v):
+                return v + random.random()
+            return add(x)
+        """,
+    ),
+    "TFR104: NumPy in a function nested in traced code": (
+        "TFR104",
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            def g(v):
+                t = tf.constant(v)
+                return np.square(t)
+            return g(x)
+        """,
+    ),
+    "TFR104: builtin `max` on tensors, NumPy not imported": (
+        "TFR104",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, y):
+            return max(tf.reduce_sum(x), tf.reduce_sum(y))
+        """,
+    ),
+}
+
+# Files each prefilter may skip: nothing there for the rule.
+SKIPPED = {
+    "TFR101: only Python conditions (`is`, `isinstance`, `self` flags, literals)": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        class Gate(tf.keras.layers.Layer):
+            def call(self, x, mask=None):
+                if self.flag and mask is not None and not isinstance(x, list):
+                    return x * 2.0
+                if self.mode == "fast" or self.rate > 0:
+                    return x
+                if x.shape[-1] == 1 and len(x.shape) > 2 and self.layer.built:
+                    return x
+                return x if self.kernel.shape[0] in self.sizes else -x
+
+            def build(self, shape):
+                self.flag = True
+                self.rate = 0.5
+                self.kernel = self.add_weight(shape)  # read only through `.shape`
+        """,
+    ),
+    "TFR306: averages of attributes, sums not divided": (
+        "TFR306",
+        """
+        import numpy as np
+
+        def summary(history, xs):
+            total = sum(xs)
+            return np.mean(history.losses, axis=0), total
+        """,
+    ),
+    "TFR102: NumPy imported, no `numpy.random` call": (
+        "TFR102",
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return x + 1.0
+
+        def host(a):
+            return np.asarray(a)
+        """,
+    ),
+    "TFR104: NumPy only outside traced code": (
+        "TFR104",
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            return x + 1.0
+
+        def host(a):
+            return np.square(a)
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT))
+def test_prefilter_keeps_a_file_with_findings(name: str) -> None:
+    code, source = KEPT[name]
+    assert _admitted(source, code)
+    assert _reported_lines(source, code)
+
+
+@pytest.mark.parametrize("name", sorted(SKIPPED))
+def test_prefilter_skips_a_file_without_findings(name: str) -> None:
+    code, source = SKIPPED[name]
+    assert not _admitted(source, code)
+    assert _found_without_prefilter(source, code) == 0
+
+
+def _found_without_prefilter(source: str, code: str) -> int:
+    """How many violations the rule finds when it runs despite its prefilter."""
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+
+    source = textwrap.dedent(source)
+    index = build_index(source, "example.py", "example")
+    traced = compute_facts([index]).for_path("example.py")
+    ctx = RuleContext("example.py", cst.parse_module(source), index, traced, {})
+    return sum(1 for _ in RULES_BY_CODE[code].check(ctx))
