@@ -195,3 +195,31 @@ def test_fix_stdin_that_is_not_utf8_is_an_error_not_a_traceback(tmp_path: Path) 
     assert b"Traceback" not in completed.stderr
     assert b"not UTF-8" in completed.stderr
     assert completed.stdout == data  # the filter gives the buffer back
+
+
+def test_a_file_replaced_while_waiting_for_its_lock_is_checked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second run waits for the lock on the file it opened; the first
+    replaces the file (a new inode) and releases the lock on the old one,
+    whose content still looks unchanged. The second must see the new file
+    and refuse, not overwrite the first run's fix."""
+    import tfrewrite.sources as sources
+
+    path = tmp_path / "m.py"
+    path.write_text("x = 1\n")
+    real_lock = sources._lock
+    replaced = []
+
+    def lock_after_another_run_wrote(handle):  # type: ignore[no-untyped-def]
+        if not replaced:
+            replaced.append(True)
+            other = tmp_path / "other.tmp"
+            other.write_text("x = 2  # the other run's fix\n")
+            os.replace(other, path)
+        real_lock(handle)
+
+    monkeypatch.setattr(sources, "_lock", lock_after_another_run_wrote)
+    with pytest.raises(WriteRefused):
+        write_fixed(path, "x = 1\n", "x = 3\n")
+    assert path.read_text() == "x = 2  # the other run's fix\n"

@@ -17,8 +17,9 @@ A write never loses data:
   even for root;
 - the file must still hold exactly the bytes that were analysed: a file edited
   while `fix` ran (by a person, an editor or a second `fix`) is left alone and
-  reported. An advisory lock around check-and-replace makes two concurrent
-  `fix` runs see each other's writes.
+  reported. An advisory lock around check-and-replace, taken on the file the
+  name leads to once locked, makes two concurrent `fix` runs see each
+  other's writes.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,11 +85,9 @@ def write_fixed(path: Path, original: str, fixed: str) -> None:
     that was analysed), in the file's own encoding. Raises `WriteRefused` or
     `OSError`."""
     target = Path(os.path.realpath(path))  # write through symbolic links
-    info = os.stat(target)
-    if is_read_only(info.st_mode):
+    if is_read_only(os.stat(target).st_mode):
         raise WriteRefused("read-only file (no write permission in its mode); not fixed")
-    with open(target, "rb") as handle:
-        _lock(handle)  # released when the handle closes, after the write
+    with _locked(target) as (handle, info):  # released after the write
         current = handle.read()
         try:
             decoded = decode_source(current)
@@ -101,6 +102,29 @@ def write_fixed(path: Path, original: str, fixed: str) -> None:
             _write_in_place(target, data)
         else:
             _replace_atomically(target, data, info)
+
+
+@contextmanager
+def _locked(target: Path) -> Iterator[tuple[io.BufferedReader, os.stat_result]]:
+    """The file at `target`, open and locked, with its status. A lock is on
+    the file, not the name: while this run waited, another may have replaced
+    the file (a new inode under the same name) and released the lock on the
+    old one, whose content still looks unchanged. So once locked, the name
+    must still lead to the locked file; otherwise open the new one."""
+    while True:
+        handle = open(target, "rb")  # noqa: SIM115 - closed below or by the caller's exit
+        try:
+            _lock(handle)
+            info = os.fstat(handle.fileno())
+            now = os.stat(target)
+        except BaseException:
+            handle.close()
+            raise
+        if (now.st_ino, now.st_dev) == (info.st_ino, info.st_dev):
+            break
+        handle.close()  # replaced while we waited: lock the file it is now
+    with handle:
+        yield handle, info
 
 
 def _lock(handle: io.BufferedReader) -> None:
