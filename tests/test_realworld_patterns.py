@@ -667,3 +667,70 @@ def test_a_function_given_to_dataset_map_reads_the_value_of_each_map_call():
         train = tf.data.Dataset.from_tensor_slices((images, labels)).map(format_image)
     """
     assert check_source(_d(source), select=["TFR201"]) == []
+
+
+def test_a_module_attribute_another_module_rebinds_is_frozen_where_it_is_read(tmp_path):
+    """`cfg.SCALE` read in a traced loss; the training script sets
+    `config.SCALE = epoch / 10` every epoch: frozen at the first trace.
+    Reported in the module that reads it, saying who rebinds it."""
+    files = {
+        "config.py": "SCALE = 1.0\n",
+        "model.py": """
+            import tensorflow as tf
+            import config as cfg
+
+            @tf.function
+            def loss(y_true, y_pred):
+                return tf.reduce_mean(y_pred - y_true) * cfg.SCALE
+        """,
+        "train.py": """
+            import tensorflow as tf
+            import config
+            from model import loss
+
+            def train(batches):
+                for epoch in range(10):
+                    config.SCALE = epoch / 10
+                    for x, y in batches:
+                        loss(y, x)
+        """,
+    }
+    assert _run(tmp_path, files, ("TFR201",)) == [("model.py", 6, "TFR201")]
+
+
+def test_a_module_attribute_set_once_at_import_is_not_frozen_state(tmp_path):
+    files = {
+        "config.py": "SCALE = 1.0\nSCALE = 2.0\n",
+        "model.py": """
+            import tensorflow as tf
+            import config
+
+            @tf.function
+            def loss(y_true, y_pred):
+                return tf.reduce_mean(y_pred - y_true) * config.SCALE
+        """,
+    }
+    assert _run(tmp_path, files, ("TFR201",)) == []
+
+
+def test_a_dataset_map_function_reading_a_counter_is_still_frozen_state():
+    """One pipeline, iterated every epoch: `self._epoch` counted up per epoch
+    is read once, when `.map` traced the function."""
+    source = """
+        import tensorflow as tf
+
+        class Adapter:
+            def __init__(self, indices):
+                self._epoch = 0
+                self.dataset = tf.data.Dataset.from_tensors(indices).map(self._shuffle)
+
+            def _shuffle(self, indices):
+                return tf.random.experimental.stateless_shuffle(
+                    indices, seed=tf.stack([tf.convert_to_tensor(self._epoch), 0])
+                )
+
+            def on_epoch_end(self):
+                self._epoch += 1
+    """
+    [finding] = check_source(_d(source), select=["TFR201"])
+    assert "`self._epoch`" in finding.message

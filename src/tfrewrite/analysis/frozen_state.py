@@ -170,15 +170,17 @@ class FrozenState:
         body (nested functions are scopes of their own)."""
         ctx = self.ctx
         traced = function.runs_traced
-        if traced is not None and traced.reason.startswith("given to `Dataset."):
-            # `Dataset.map(f)` traces `f` afresh on every `.map` call, with the
-            # values of that moment, and never runs it eagerly: nothing that
-            # tracing changes.
-            return
+        # `Dataset.map(f)` traces `f` afresh on every `.map` call, with the
+        # values of that moment: a script that sets a module value again and
+        # maps again (a notebook's next section) freezes nothing. State that
+        # changes while one pipeline is iterated (an attribute counted up per
+        # epoch, a name a loop rebinds) is still read only once.
+        mapped = traced is not None and traced.reason.startswith("given to `Dataset.")
         frozen = {
             name: how
             for name, how in self.mutable.items()
-            if not _settled_before_first_call(ctx, function, name)
+            if not (mapped and how == "assigned more than once")
+            and not _settled_before_first_call(ctx, function, name)
             and not self._sections.settled(function, name, how)
         }
         parent = function.parent
@@ -192,6 +194,13 @@ class FrozenState:
             for name, how in self.rebound_attributes.items()
             if how != f"rebound in `{function.qualname}`"  # its own write: TFR202's
         }
+        imported = ctx.index.rebound_imports
+        if imported:  # `cfg.SCALE` as spelled here, for `config.SCALE` the project rebinds
+            for alias, target in ctx.names.imports.items():
+                prefix = target + "."
+                for name, how in imported.items():
+                    if name.startswith(prefix) and "." not in name[len(prefix) :]:
+                        dotted.setdefault(f"{alias}.{name[len(prefix) :]}", how)
         if frozen or attributes or held or dotted:
             yield from _scan(function, frozen, attributes, held, dotted)
 

@@ -170,6 +170,11 @@ class ModuleIndex:
     # -> its attributes that the held object's class updates in place
     # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
     held_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
+    # for a name of a project module this one imports whole, rebound after
+    # import (in a function, or by another module): read through the module
+    # in traced code, it is frozen state.
+    rebound_imports: dict[str, str] = field(default_factory=dict)
     # Module-level names bound more than once only by plain module-level
     # statements (no loop, no function): name -> line of the last binding.
     straight_rebinds: dict[str, int] = field(default_factory=dict)

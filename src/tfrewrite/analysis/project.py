@@ -349,6 +349,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             _loss_by_signature(by_path[path].functions[qualname]),
         )
     _record_foreign_writes(indexes)
+    _record_rebound_imports(indexes)
     _record_held_state(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
@@ -468,6 +469,34 @@ def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
                 if index.rebound_module_names.get(name, how) == "assigned more than once":
                     index.rebound_module_names[name] = how  # not only by its own module
                 index.rebound_module_names.setdefault(name, how)
+
+
+def _record_rebound_imports(indexes: list[ModuleIndex]) -> None:
+    """`import config` then `config.SCALE` read in traced code, where the
+    project rebinds `SCALE` after import (`global SCALE` in a function of
+    `config`, `config.SCALE = ...` in another module): recorded in the
+    importing module as `config.SCALE` -> how. Bindings that run while
+    `config` is imported (its own module-level statements) are settled by
+    then and are not recorded."""
+    by_module = {index.module: index for index in indexes if index.module}
+    # Written through an import (`config.SCALE = ...`): known even when the
+    # written module itself was never indexed (it imports no TensorFlow).
+    # (The reader's own writes are the frozen-state analysis' to judge: it
+    # sees whether they run in a function or once at module level.)
+    written = [(writer, target) for writer in indexes for target in writer.foreign_writes]
+    for reader in indexes:
+        for target in set(reader.imports.values()):
+            for writer, name in written:
+                if writer is not reader and name.rpartition(".")[0] == target:
+                    reader.rebound_imports.setdefault(name, f"rebound in `{writer.path}`")
+            module = by_module.get(target) or next(
+                (i for name, i in by_module.items() if name.endswith("." + target)), None
+            )
+            if module is None or module is reader:
+                continue
+            for name, how in module.rebound_module_names.items():
+                if how.startswith("rebound in `"):  # a function or another module
+                    reader.rebound_imports.setdefault(f"{target}.{name}", how)
 
 
 def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:

@@ -33,9 +33,10 @@ class ModuleStateInTracedCode(Rule):
     `LR` of `config` too), or a variable the enclosing function's loop
     rebinds. A script or notebook written in sections, which sets a value
     again only after the last call of the function that reads it (or before
-    its first), freezes nothing; nor does restating the same literal, nor a
-    function given to `Dataset.map` (traced afresh by every `.map` call, and
-    never run eagerly). Attributes set up once
+    its first), freezes nothing; nor does restating the same literal, nor
+    setting a module value again before mapping again (`Dataset.map` traces
+    its function afresh on every `.map` call; a counter that changes while
+    one pipeline is iterated is still frozen). Attributes set up once
     (in `__init__`, `build`, or a method only `__init__` calls) are not state.
     A train step about to be decorated (TFR302) is checked the same way, and
     lists what it reads as a reason not to decorate it.
@@ -250,15 +251,22 @@ class ModuleStateInTracedCode(Rule):
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Only files where some state can change (pass-1 facts): a rebound
-        module name, items of a module name assigned, a traced method whose
+        module name, items of a module name assigned, an attribute of an
+        imported module the project rebinds or this file writes, a class with
+        a function writing state beside it, a traced method whose
         class writes `self` attributes outside set-up methods, or a traced
         function nested in an untraced one."""
         if not traced_qualnames:
             return False
         if index.rebound_module_names or (index.item_writes & index.module_names):
             return True
-        if index.held_state:
-            return True
+        if index.held_state or index.rebound_imports or index.foreign_writes:
+            return True  # `cfg.SCALE` rebound by the project, or written here
+        if index.classes and any(
+            info.writes_state and qualname not in traced_qualnames
+            for qualname, info in index.functions.items()
+        ):
+            return True  # maybe `Schedule.margin = ...` outside the class
         for qualname in traced_qualnames:
             info = index.functions.get(qualname)
             if info is None:
