@@ -87,3 +87,51 @@ def test_tape_in_a_minibatch_loop_is_not_a_method_step():
         "    def train(self, x, y):\n        for _ in range(3):\n            tf.GradientTape()\n",
     )
     assert looped_train_methods([build_index(looped, "a.py", "a")]) == set()
+
+
+REPLAY_AGENT = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    class ReplayBuffer:
+        def __init__(self, size):
+            self.states = np.zeros((size, 4), dtype=np.float32)
+            self.size = size
+
+        def sample(self, batch_size):
+            idx = np.random.choice(self.size, batch_size)
+            return self.states[idx]
+
+
+    class Agent:
+        def __init__(self):
+            self.memory = ReplayBuffer(100)
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+            self.optimizer = tf.keras.optimizers.Adam()
+
+        def learn(self):
+            states = self.memory.sample(32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(states, training=True))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+
+    def main():
+        agent = Agent()
+        for episode in range(10):
+            agent.learn()
+"""
+
+
+def test_a_step_sampling_its_replay_buffer_is_not_decorated():
+    """`self.memory.sample(32)` draws with NumPy in a Python class the agent
+    holds: traced, the draw (and the buffer's contents) would be frozen at
+    the first call, so the step keeps no decorator and the finding says why."""
+    [finding] = check_source(_d(REPLAY_AGENT), select=["TFR302"])
+    assert finding.fix is None
+    assert "calls `self.memory.sample(...)`, a method of the Python class `ReplayBuffer`" in (
+        finding.message
+    )
+    assert fix_source(_d(REPLAY_AGENT), select=["TFR302"], unsafe_fixes=True) == _d(REPLAY_AGENT)

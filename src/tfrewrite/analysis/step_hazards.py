@@ -98,6 +98,17 @@ def _python_methods(ctx: RuleContext) -> dict[str, str]:
     return methods
 
 
+def _plain_receiver(receiver: str, held: dict[str, str]) -> bool:
+    """Whether a method call on `receiver` may reach a plain Python class:
+    any receiver but `self` and its attributes, and a `self.<attr>` that
+    holds an object the class builds from a class of the file
+    (`self.memory = ReplayBuffer(...)`, then `self.memory.sample(32)`)."""
+    head, _, attr = receiver.partition(".")
+    if head != "self":
+        return True
+    return bool(attr) and "." not in attr and attr in held
+
+
 def _loop_counters(loop: cst.For | cst.While) -> set[str]:
     """Names a `for` binds to Python ints: `for i in range(...)`, the index of
     `enumerate(...)`."""
@@ -143,6 +154,12 @@ def decoration_blockers(
     )
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
     plain_methods = _python_methods(ctx)
+    owner = ctx.class_of(function)
+    info = ctx.index.classes.get(owner[0]) if owner is not None else None
+    held = {
+        attr: callee.rpartition(".")[2]
+        for attr, callee in (info.held_objects if info else {}).items()
+    }
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)
     for node in iter_nodes(body, into_functions=False):
@@ -169,7 +186,7 @@ def decoration_blockers(
             )
         method = method_name(node)
         receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
-        if method in plain_methods and receiver and not receiver.startswith("self"):
+        if method in plain_methods and receiver and _plain_receiver(receiver, held):
             blockers.append(
                 Blocker(
                     *lines_of(ctx, node),
