@@ -1503,3 +1503,27 @@ def test_a_loop_in_another_function_rebinds_only_its_own_locals():
     """
     [step] = [f for f in check_source(_d(source), select=["TFR302"])]
     assert step.fix is not None, step.message
+
+
+def test_a_static_shape_in_a_step_does_not_hold_back_its_decorator():
+    """`tf.ones([xb.shape[0], 1])` in the step: the decorator TFR302 writes
+    keeps shapes known (no `reduce_retracing`), so TFR107's finding is no
+    blocker and the decoration stays safe."""
+    source = """
+        import tensorflow as tf
+
+        def train_step(xb, yb):
+            with tf.GradientTape() as tape:
+                pred = model(xb, training=True)
+                weight = tf.ones([xb.shape[0], 1]) / xb.shape[0]
+                loss = tf.reduce_sum(weight * (pred - yb) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        for x, y in batches:
+            train_step(x, y)
+    """
+    fixed = fix_source(_d(source), select=["TFR302", "TFR107"])
+    assert "@tf.function\ndef train_step" in fixed
+    assert "tf.ones([xb.shape[0], 1])" in fixed  # TFR107's fix here is unsafe

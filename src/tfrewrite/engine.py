@@ -327,7 +327,9 @@ def _gate_decorations(
         inside = [
             f
             for f in found
-            if f.rule.needs_traced_code and any(a <= f.start.line <= b for a, b in spans)
+            if f.rule.needs_traced_code
+            and f.rule.blocks_decoration
+            and any(a <= f.start.line <= b for a, b in spans)
         ]
         problems = {
             (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")

@@ -104,6 +104,11 @@ class Rule:
     # Whether the rule only looks inside code that runs traced: lets the engine
     # skip parsing files that have none.
     needs_traced_code: ClassVar[bool] = True
+    # Whether a finding inside a train step must be fixed before the step may
+    # be decorated (it would change meaning once traced). False for a rule
+    # whose hazard needs conditions the decorator does not create (an
+    # unknown dimension: the step's decorator keeps shapes known).
+    blocks_decoration: ClassVar[bool] = True
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?"""

@@ -122,6 +122,9 @@ class StaticShapeInTracedCode(Rule):
         "unknown dimensions"
     )
     fix_applicability = Applicability.SAFE
+    # A step TFR302 decorates reads static shapes under a decorator that
+    # keeps them known (no `reduce_retracing`): nothing to fix first.
+    blocks_decoration = False
     explanation = """
     ## What it does
     Finds a tensor's static shape, `x.shape` or its batch dimension
