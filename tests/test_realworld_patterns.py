@@ -646,7 +646,9 @@ def test_a_section_step_called_from_a_function_is_not_assumed_settled():
     """`rerun()` may call the first step after the rebinding (the second
     step is defined after every binding: it always sees 0.99)."""
     source = _d(SECTIONS).replace("\n\ndiscount = 0.99", "\n\nrerun()\ndiscount = 0.99")
-    source = source.replace("\n\nfor x in batches:", "\n\ndef rerun():\n    step(x)\n\n\nfor x in batches:", 1)
+    source = source.replace(
+        "\n\nfor x in batches:", "\n\ndef rerun():\n    step(x)\n\n\nfor x in batches:", 1
+    )
     assert [f.start.line for f in check_source(source, select=["TFR201"])] == [7]
 
 

@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tfrewrite.analysis.attributes import attribute_facts
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.parameters import likely_tensor_params
 from tfrewrite.analysis.project import TracedFunction
 from tfrewrite.analysis.tensors import (
     FLOATING,
@@ -22,8 +24,6 @@ from tfrewrite.analysis.tensors import (
     AttributeFacts,
     TensorFacts,
     TensorKind,
-    attribute_facts,
-    likely_tensor_params,
     module_facts,
     positional_param_names,
 )

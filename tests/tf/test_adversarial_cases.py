@@ -67,7 +67,9 @@ def test_the_probe_catches_a_stale_draw(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(
         probe,
         "fix_source",
-        lambda source, **_: source.replace("tf.random.uniform([2])", "np.random.uniform(size=[2]).astype(np.float32)"),
+        lambda source, **_: source.replace(
+            "tf.random.uniform([2])", "np.random.uniform(size=[2]).astype(np.float32)"
+        ),
     )
     [(outcome, _, detail)] = probe.probe_case(case, unsafe=False)
     assert outcome == "WRONG", detail

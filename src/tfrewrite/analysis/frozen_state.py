@@ -416,7 +416,9 @@ class _Sections:
                 nested = [a for a in (*ancestors, node) if isinstance(a, _DEFINITIONS)]
                 if nested and not (len(nested) == 1 and nested[0] is node):
                     parent = ancestors[-1]
-                    naming = isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node
+                    naming = (
+                        isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node
+                    )
                     if isinstance(node, cst.Name) and not naming:
                         self._referenced_in_functions.add(node.value)
                     continue

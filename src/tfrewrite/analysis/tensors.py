@@ -516,7 +516,7 @@ def _iter_assignments_here(
         yield node.name.name, None, False
 
 
-def _scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+def scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Nodes under `root`, not inside nested functions, lambdas or classes."""
     stack: list[cst.CSTNode] = [root]
     while stack:
@@ -529,7 +529,7 @@ def _scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def local_names(function: cst.FunctionDef) -> set[str]:
     """Names local to `function`: its parameters and what its body binds."""
-    return {p.name.value for p in _all_params(function.params)} | bound_names(function.body)
+    return {p.name.value for p in all_params(function.params)} | bound_names(function.body)
 
 
 def bound_names(body: cst.CSTNode) -> set[str]:
@@ -595,7 +595,7 @@ class TensorFacts:
         self.outer = outer
         self._attributes = attributes
         self.excluded = frozenset(excluded)
-        self.params = {p.name.value for p in _all_params(function.params)}
+        self.params = {p.name.value for p in all_params(function.params)}
         self._likely_source = likely_params
         self._likely_known: frozenset[str] | None = None
         self._not_likely = set(param_kinds or ()) | set(tensor_params)
@@ -604,7 +604,7 @@ class TensorFacts:
         for name in tensor_params:
             # Loss arguments: Keras hands them over as floating-point tensors.
             self._names[name] = FLOATING
-        for param in _all_params(function.params):
+        for param in all_params(function.params):
             if param.annotation is not None:
                 qualified = resolver.qualified_name(param.annotation.annotation)
                 if qualified in TENSOR_ANNOTATIONS:
@@ -700,7 +700,7 @@ class TensorFacts:
         while facts is not None:
             every |= facts._likely_params
             facts = facts.outer
-        read = {n.value for n in _scope_nodes(node) if isinstance(n, cst.Name) and n.value in every}
+        read = {n.value for n in scope_nodes(node) if isinstance(n, cst.Name) and n.value in every}
         return sorted(read or every)
 
     def assumption_note(self, node: cst.CSTNode) -> str:
@@ -1182,7 +1182,7 @@ class TensorFacts:
                 return TENSOR
             bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
             inner = TensorFacts(definition, self.resolver, (), self, bound)
-            for node in _scope_nodes(definition.body):
+            for node in scope_nodes(definition.body):
                 if isinstance(node, cst.Return):
                     kind = (
                         inner._value_kind(node.value, inner._names)
@@ -1398,7 +1398,7 @@ _ELEMENTWISE_LEAVES = frozenset(
 )
 
 
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
+def all_params(params: cst.Parameters) -> list[cst.Param]:
     result = [*params.posonly_params, *params.params, *params.kwonly_params]
     if isinstance(params.star_arg, cst.Param):
         result.append(params.star_arg)
@@ -1434,340 +1434,6 @@ def _split_target(
                     result.append((name, value, i))
         return result
     return []  # attribute / subscript targets bind no local name
-
-
-# -- likely tensors and Python values --------------------------------------------------
-
-# Parameter names that carry Python values (flags, sizes, objects), never a
-# likely tensor.
-PYTHON_PARAMETER_NAMES = frozenset(
-    {
-        "self",
-        "cls",
-        "training",
-        "is_training",
-        "train",
-        "mode",
-        "name",
-        "verbose",
-        "axis",
-        "axes",
-        "dim",
-        "dims",
-        "reduction",
-        "dtype",
-        "shape",
-        "batch_size",
-        "epochs",
-        "config",
-        "cfg",
-        "params",
-        "hparams",
-        "args",
-        "kwargs",
-        "opts",
-        "options",
-        "model",
-        "models",
-        "net",
-        "network",
-        "optimizer",
-        "opt",
-        "loss_fn",
-        "loss_object",
-        "metric",
-        "metrics",
-        "layer",
-        "layers",
-        "strategy",
-        "dataset",
-        "ds",
-        "callbacks",
-        "logger",
-        "writer",
-        "summary_writer",
-        "fn",
-        "func",
-        "f",
-        "mask",
-        "seed",
-        "rng",
-        "generator",
-        "env",
-        "agent",
-        "policy",
-        "scope",
-        "path",
-        "filename",
-        "units",
-        "size",
-    }
-)
-_PYTHON_NAME_PREFIXES = ("num_", "n_", "is_", "use_", "do_", "has_", "with_", "enable_", "max_")
-_PYTHON_NAME_SUFFIXES = (
-    "_fn",
-    "_func",
-    "_size",
-    "_dim",
-    "_name",
-    "_layer",
-    "_model",
-    "_optimizer",
-    "_config",
-    "_cfg",
-    "_dir",
-    "_path",
-    "_mode",
-    "_type",
-    "_shape",
-    "_axis",
-    "_steps",
-    "_epochs",
-    "_flag",
-)
-# Attributes and methods a tensor has: reading them is no evidence against one.
-TENSOR_MEMBERS = frozenset(
-    {
-        "shape",
-        "dtype",
-        "ndim",
-        "numpy",
-        "get_shape",
-        "set_shape",
-        "assign",
-        "assign_add",
-        "assign_sub",
-        "read_value",
-        "value",
-        "T",
-        "device",
-        "name",
-        "op",
-        "graph",
-        "rank",
-        "eval",
-        "consumers",
-        "ref",
-        "experimental_ref",
-        "astype",
-    }
-)
-# Calls whose first argument is a Python value (or an object).
-_PYTHON_ARGUMENT_CALLS = frozenset(
-    {"isinstance", "range", "len", "callable", "hasattr", "getattr", "setattr", "iter", "type"}
-)
-# Keyword arguments that take Python values.
-_PYTHON_KEYWORDS = frozenset(
-    {"training", "axis", "dtype", "name", "shape", "mask", "reduction", "from_logits", "keepdims"}
-)
-
-
-def is_python_parameter_name(name: str) -> bool:
-    """A parameter name that says it holds a Python value (`training`,
-    `num_classes`, `loss_fn`, `batch_size`)."""
-    return (
-        name in PYTHON_PARAMETER_NAMES
-        or name.startswith(_PYTHON_NAME_PREFIXES)
-        or name.endswith(_PYTHON_NAME_SUFFIXES)
-    )
-
-
-def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
-    """Parameters of a traced function with no evidence that they hold a
-    Python value: no default, no non-tensor annotation, a name that does not
-    say so, and no use that only a Python value or object allows (calling
-    it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
-    `len`, a bare truth test, passing it as `training=` or to `tf.constant`).
-    Iterating it is no evidence: a tensor iterates too."""
-    candidates: set[str] = set()
-    params = [*function.params.posonly_params, *function.params.params]
-    params += list(function.params.kwonly_params)
-    for param in params:
-        name = param.name.value
-        if param.default is not None or is_python_parameter_name(name):
-            continue
-        if param.annotation is not None:
-            qualified = resolver.qualified_name(param.annotation.annotation) or ""
-            leaf = qualified.rsplit(".", 1)[-1]
-            if qualified not in TENSOR_ANNOTATIONS and not leaf.endswith("TensorLike"):
-                continue
-        candidates.add(name)
-    if not candidates:
-        return candidates
-    contrary: set[str] = set()
-    for node in _scope_nodes(function.body):
-        contrary.update(_python_uses(node, candidates))
-        if (
-            isinstance(node, cst.Call)
-            and node.args
-            and resolver.qualified_name(node.func) == "tensorflow.constant"
-        ):
-            # `tf.constant(n)` raises on a symbolic tensor: its author passes
-            # a Python or NumPy value.
-            found = _param_name(node.args[0].value, candidates)
-            if found is not None:
-                contrary.add(found)
-    return candidates - contrary
-
-
-def _param_name(node: cst.CSTNode | None, candidates: set[str]) -> str | None:
-    if isinstance(node, cst.Name) and node.value in candidates:
-        return node.value
-    return None
-
-
-def _truth_tested(node: cst.BaseExpression | None, candidates: set[str]) -> Iterator[str]:
-    """Parameters used bare as a truth value (`if flag:`, `not flag`, `a and flag`)."""
-    if node is None:
-        return
-    name = _param_name(node, candidates)
-    if name is not None:
-        yield name
-    elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-        yield from _truth_tested(node.expression, candidates)
-    elif isinstance(node, cst.BooleanOperation):
-        yield from _truth_tested(node.left, candidates)
-        yield from _truth_tested(node.right, candidates)
-
-
-def _python_uses(node: cst.CSTNode, candidates: set[str]) -> Iterator[str]:
-    """Parameters that `node` uses as only a Python value or object can be used."""
-    if isinstance(node, cst.Attribute):
-        name = _param_name(node.value, candidates)
-        if name is not None and node.attr.value not in TENSOR_MEMBERS:
-            yield name
-    elif isinstance(node, cst.Call):
-        name = _param_name(node.func, candidates)
-        if name is not None:
-            yield name
-        if isinstance(node.func, cst.Name) and node.func.value in _PYTHON_ARGUMENT_CALLS:
-            for arg in node.args[:1]:
-                found = _param_name(arg.value, candidates)
-                if found is not None:
-                    yield found
-        for arg in node.args:
-            found = _param_name(arg.value, candidates)
-            if found is None:
-                continue
-            if arg.star or (arg.keyword is not None and arg.keyword.value in _PYTHON_KEYWORDS):
-                yield found
-    elif isinstance(node, cst.Subscript):
-        name = _param_name(node.value, candidates)
-        if name is not None and any(
-            isinstance(e.slice, cst.Index)
-            and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
-            for e in node.slice
-        ):
-            yield name
-    elif isinstance(node, cst.Comparison):
-        operands = [node.left, *(c.comparator for c in node.comparisons)]
-        if any(isinstance(o, (cst.SimpleString, cst.FormattedString)) for o in operands):
-            yield from (n for o in operands if (n := _param_name(o, candidates)) is not None)
-        for comparison in node.comparisons:
-            if isinstance(comparison.operator, (cst.In, cst.NotIn)):
-                found = _param_name(comparison.comparator, candidates)
-                if found is not None:
-                    yield found
-    elif isinstance(node, (cst.If, cst.While, cst.IfExp)):
-        yield from _truth_tested(node.test, candidates)
-    elif isinstance(node, cst.StarredDictElement):
-        found = _param_name(node.value, candidates)
-        if found is not None:
-            yield found
-
-
-# -- what `self` holds ----------------------------------------------------------------
-
-_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
-
-
-def attribute_facts(cls: cst.ClassDef, resolver: NameResolver) -> AttributeFacts:
-    """`self.*` facts for the methods of `cls`: attributes every assignment
-    of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`),
-    and attributes assigned only in `__init__`, from a Python number or from
-    a parameter whose default is one."""
-    assigned: dict[str, list[tuple[str, cst.BaseExpression | None]]] = {}
-    defaults: dict[str, cst.BaseExpression] = {}
-    for statement in cls.body.body:
-        if not isinstance(statement, cst.FunctionDef):
-            continue
-        method = statement.name.value
-        if method == "__init__":
-            for param in _all_params(statement.params):
-                if param.default is not None:
-                    defaults[param.name.value] = param.default
-        for small in _iter_small(statement.body):
-            for target, value in _self_assignments(small):
-                assigned.setdefault(target, []).append((method, value))
-    kinds: dict[str, TensorKind] = {}
-    numbers: set[str] = set()
-    for attr, values in assigned.items():
-        if all(value is not None and _makes_variable(value, resolver) for _, value in values):
-            kinds[attr] = VARIABLE
-        elif all(
-            method == "__init__" and value is not None and _numeric_value(value, defaults)
-            for method, value in values
-        ):
-            numbers.add(attr)
-    return AttributeFacts(kinds, frozenset(numbers))
-
-
-def _iter_small(body: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from node.body
-            continue
-        if isinstance(node, cst.ClassDef):
-            continue
-        stack.extend(child for child in child_nodes(node) if isinstance(child, cst.CSTNode))
-
-
-def _self_assignments(
-    small: cst.BaseSmallStatement,
-) -> Iterator[tuple[str, cst.BaseExpression | None]]:
-    targets: list[cst.BaseExpression] = []
-    value: cst.BaseExpression | None = None
-    if isinstance(small, cst.Assign):
-        targets = [t.target for t in small.targets]
-        value = small.value if len(targets) == 1 else None
-    elif isinstance(small, cst.AnnAssign) and small.value is not None:
-        targets, value = [small.target], small.value
-    elif isinstance(small, cst.AugAssign):
-        targets = [small.target]
-    for target in targets:
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == "self"
-        ):
-            yield target.attr.value, value
-
-
-def _makes_variable(value: cst.BaseExpression, resolver: NameResolver) -> bool:
-    if not isinstance(value, cst.Call):
-        return False
-    if resolver.qualified_name(value.func) in VARIABLE_CONSTRUCTORS:
-        return True
-    func = value.func
-    return (
-        isinstance(func, cst.Attribute)
-        and func.attr.value in _WEIGHT_METHODS
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-    )
-
-
-def _numeric_value(value: cst.BaseExpression, defaults: dict[str, cst.BaseExpression]) -> bool:
-    if is_python_number(value):
-        return True
-    if isinstance(value, cst.Name) and value.value in defaults:
-        return is_python_number(defaults[value.value])
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
-        # `float(lr)`, `int(n)`: a Python number whatever it converts.
-        return value.func.value in ("float", "int") and len(value.args) == 1
-    return False
 
 
 def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[str]) -> TensorFacts:
