@@ -113,6 +113,8 @@ while child.poll() is None:
         tree_peak = max(tree_peak, sum(pss(p) for p in tree(child.pid)))
     time.sleep(0.05)
 elapsed = time.perf_counter() - start
+if child.returncode != 0:  # a command that failed measured nothing
+    sys.exit(f"{sys.argv[1:]} exited with {child.returncode}")
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, tree_peak)
 """

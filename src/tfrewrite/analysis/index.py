@@ -162,6 +162,12 @@ class ModuleIndex:
     call_sites: list[CallSite] = field(default_factory=list)
     # `module.NAME = ...` written through an import: rebinds another module's name.
     foreign_writes: set[str] = field(default_factory=set)
+    # `config.SCALE` for every read of a name through an imported module
+    # (resolved): what `compute_facts` needs to know of rebound imports.
+    module_attribute_reads: set[str] = field(default_factory=set)
+    # `X` of every `X.attr = ...` / `X.attr += ...` on a plain name but `self`
+    # and `cls` (`Schedule.margin = epoch / 10`): a class attribute rebound.
+    named_attribute_writes: set[str] = field(default_factory=set)
     # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
     # names bound at module level: together, module containers changed in place.
     item_writes: set[str] = field(default_factory=set)
@@ -519,8 +525,17 @@ class _Indexer(_FastVisitor):
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.index.item_writes.add(target.value.id)
 
+    def _record_named_attribute_write(self, target: ast.expr) -> None:
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id not in ("self", "cls")
+        ):
+            self.index.named_attribute_writes.add(target.value.id)
+
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._mark("writes_state")
+        self._record_named_attribute_write(node.target)
         if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
             self.summed_names.add(node.target.id)
         if (
@@ -736,6 +751,7 @@ class _Indexer(_FastVisitor):
             self._mark("writes_state")
             for target in node.targets:
                 self._record_target(target)
+                self._record_named_attribute_write(target)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     if target.value.id in self.index.imports:
                         written = self.resolve(target)
@@ -789,6 +805,17 @@ class _Indexer(_FastVisitor):
         self.loop_stack.pop()
 
     # -- uses -------------------------------------------------------------------
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if (
+            isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in self.index.imports
+        ):
+            read = self.resolve(node)
+            if read:
+                self.index.module_attribute_reads.add(read)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
         if node.args:

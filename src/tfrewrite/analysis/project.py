@@ -478,25 +478,33 @@ def _record_rebound_imports(indexes: list[ModuleIndex]) -> None:
     importing module as `config.SCALE` -> how. Bindings that run while
     `config` is imported (its own module-level statements) are settled by
     then and are not recorded."""
-    by_module = {index.module: index for index in indexes if index.module}
+    by_module: dict[str, ModuleIndex] = {}
+    for index in indexes:  # also by shorter names: `losses` for `pkg.losses`
+        for key in _suffixes(index.module) if index.module else ():
+            by_module.setdefault(key, index)
     # Written through an import (`config.SCALE = ...`): known even when the
     # written module itself was never indexed (it imports no TensorFlow).
     # (The reader's own writes are the frozen-state analysis' to judge: it
     # sees whether they run in a function or once at module level.)
     written = [(writer, target) for writer in indexes for target in writer.foreign_writes]
     for reader in indexes:
+        if not reader.module_attribute_reads:
+            continue
         for target in set(reader.imports.values()):
             for writer, name in written:
-                if writer is not reader and name.rpartition(".")[0] == target:
+                if (
+                    writer is not reader
+                    and name.rpartition(".")[0] == target
+                    and name in reader.module_attribute_reads
+                ):
                     reader.rebound_imports.setdefault(name, f"rebound in `{writer.path}`")
-            module = by_module.get(target) or next(
-                (i for name, i in by_module.items() if name.endswith("." + target)), None
-            )
+            module = by_module.get(target)
             if module is None or module is reader:
                 continue
             for name, how in module.rebound_module_names.items():
-                if how.startswith("rebound in `"):  # a function or another module
-                    reader.rebound_imports.setdefault(f"{target}.{name}", how)
+                read = f"{target}.{name}"
+                if how.startswith("rebound in `") and read in reader.module_attribute_reads:
+                    reader.rebound_imports.setdefault(read, how)  # a function or another module
 
 
 def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:

@@ -252,8 +252,8 @@ class ModuleStateInTracedCode(Rule):
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Only files where some state can change (pass-1 facts): a rebound
         module name, items of a module name assigned, an attribute of an
-        imported module the project rebinds or this file writes, a class with
-        a function writing state beside it, a traced method whose
+        imported module the project rebinds or this file writes, an attribute
+        of a class of the file assigned through its name, a traced method whose
         class writes `self` attributes outside set-up methods, or a traced
         function nested in an untraced one."""
         if not traced_qualnames:
@@ -262,11 +262,8 @@ class ModuleStateInTracedCode(Rule):
             return True
         if index.held_state or index.rebound_imports or index.foreign_writes:
             return True  # `cfg.SCALE` rebound by the project, or written here
-        if index.classes and any(
-            info.writes_state and qualname not in traced_qualnames
-            for qualname, info in index.functions.items()
-        ):
-            return True  # maybe `Schedule.margin = ...` outside the class
+        if not index.named_attribute_writes.isdisjoint(index.classes):
+            return True  # `Schedule.margin = ...`: a class attribute rebound
         for qualname in traced_qualnames:
             info = index.functions.get(qualname)
             if info is None:
