@@ -112,11 +112,6 @@ def _fixed_count(output: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="examples/custom_training_loop.py: TFR301's fix also decorates `train_step`, "
-    "which resolves TFR302 without applying its fix (check: 7 fixable, fix: 6 fixed)",
-)
 @pytest.mark.parametrize("flags", [[], ["--unsafe-fixes"]], ids=["safe", "unsafe"])
 def test_check_fixable_count_equals_what_fix_fixes(tmp_path: Path, flags: list[str]) -> None:
     target = tmp_path / "examples"
