@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # pass 2 imports LibCST only when it has a file to parse
     from tfrewrite.analysis.index import ModuleIndex
     from tfrewrite.analysis.project import ProjectFacts, TracedFunction
     from tfrewrite.context import RuleContext
-    from tfrewrite.rules.base import CstFix, Rule, Violation
+    from tfrewrite.rules.base import Rule, Violation
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -450,169 +450,6 @@ def _reindex(
     return index, merged
 
 
-@dataclass
-class _Settled:
-    """Fix rounds run to their end: the findings of the first round (the file
-    as given), which of them the rounds resolved, and the last round's
-    module, text and findings."""
-
-    first: list[_Found]
-    held: set[int]
-    module: cst.Module
-    code: str
-    final: list[_Found]
-    resolved: list[int] = field(default_factory=list)
-    error: str | None = None
-
-
-def _settle(
-    path: str,
-    module: cst.Module,
-    code: str,
-    index: ModuleIndex,
-    traced: dict[str, TracedFunction],
-    rules: Sequence[Rule],
-    options: RunOptions,
-) -> _Settled:
-    """Find, and with `options.fix` apply fixes round after round until
-    nothing changes. Traced context is re-derived every round (`_reindex`):
-    a step decorated in the last round makes its callees traced, and steps
-    still undecorated are checked as the traced code they will be."""
-    import libcst as cst
-
-    from tfrewrite.context import RuleContext
-    from tfrewrite.fix_outcome import resolved
-
-    original = code
-    settled: _Settled | None = None
-    for _round in range(MAX_FIX_ROUNDS + 1):
-        ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-        found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
-        if settled is None:
-            settled = _Settled(found, held, module, code, found)
-        settled.module, settled.code, settled.final = module, code, found
-        fixable = [
-            f.violation.fix
-            for f in found
-            if f.violation.fix is not None
-            and options.allows(f.violation.fix.applicability)
-            and id(f) not in held
-        ]
-        if not options.fix or not fixable or _round == MAX_FIX_ROUNDS:
-            break  # the last round only reports what is left
-        # LibCST's codemod machinery is slow to import: only when fixing.
-        from tfrewrite.fixer import apply_fixes
-
-        new_module, applied = apply_fixes(module, fixable)  # type: ignore[arg-type]
-        if not applied:
-            break
-        new_code = new_module.code
-        try:
-            module = cst.parse_module(new_code)
-        except cst.ParserSyntaxError as err:
-            settled.error = (
-                "internal error: the fixes produced code that does not parse "
-                f"({err.message}); file left unchanged"
-            )
-            return settled
-        code = new_code
-        index, traced = _reindex(new_code, index, traced)
-    assert settled is not None
-    settled.resolved = resolved(
-        original, [_spot(f) for f in settled.first], settled.code, [_spot(f) for f in settled.final]
-    )
-    return settled
-
-
-def _spot(found: _Found):  # type: ignore[no-untyped-def]
-    from tfrewrite.fix_outcome import Spot
-
-    return Spot(found.rule.code, found.start.line, found.end.line)
-
-
-def _as_fix_would_do(
-    path: str,
-    module: cst.Module,
-    code: str,
-    job: FileJob,
-    rules: Sequence[Rule],
-    found: list[_Found],
-    held: set[int],
-) -> list[_Found]:
-    """`check`'s findings, each fixable exactly when `fix` would fix it, so
-    "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
-    findings; when fixes nest or overlap other findings, or a fix decorates a
-    train step, the fix rounds run here (nothing is written) and decide: a
-    finding another fix resolves becomes fixable ("fixed by the fix on line
-    N"), a fix that would not resolve its finding is not offered."""
-    from tfrewrite.analysis.training import StepViolation
-    from tfrewrite.fix_outcome import fixes_interact
-    from tfrewrite.rules.base import CstFix
-
-    options = job.options
-
-    def allowed(f: _Found) -> bool:
-        fix = f.violation.fix
-        return fix is not None and options.allows(fix.applicability) and id(f) not in held
-
-    fixable = [allowed(f) for f in found]
-    if held:
-        # A fix waiting for a decoration that is not allowed applies only
-        # together with it: offered as that decoration is.
-        found = [
-            _with_fix(f, dataclasses.replace(f.violation.fix, applicability=Applicability.UNSAFE))
-            if id(f) in held and f.violation.fix is not None
-            else f
-            for f in found
-        ]
-    decorating = any(
-        a and isinstance(f.violation, StepViolation) and f.violation.steps
-        for f, a in zip(found, fixable, strict=True)
-    )
-    spots = [_spot(f) for f in found]
-    if not any(fixable) or not (decorating or fixes_interact(spots, fixable)):
-        return found
-    simulated = _settle(
-        path, module, code, job.index, job.traced, rules, dataclasses.replace(options, fix=True)
-    )
-    if simulated.error is not None:
-        return found
-    fixed = set(simulated.resolved)
-    carriers = [i for i in range(len(found)) if fixable[i]]
-    result = []
-    for i, f in enumerate(found):
-        if i in fixed and not fixable[i]:
-            # The fix that resolves it: an enclosing or enclosed one, else the nearest.
-            carrier = found[
-                min(
-                    carriers,
-                    key=lambda j: (
-                        spots[j].last_line < spots[i].first_line
-                        or spots[i].last_line < spots[j].first_line,
-                        abs(spots[j].first_line - spots[i].first_line),
-                    ),
-                )
-            ]
-            fix = carrier.violation.fix
-            assert fix is not None
-            f = _with_fix(
-                f,
-                CstFix(
-                    f"Fixed along with the fix on line {carrier.start.line}",
-                    (),
-                    applicability=fix.applicability,
-                ),
-            )
-        elif i not in fixed and fixable[i]:
-            f = _with_fix(f, None)
-        result.append(f)
-    return result
-
-
-def _with_fix(found: _Found, fix: CstFix | None) -> _Found:
-    return dataclasses.replace(found, violation=dataclasses.replace(found.violation, fix=fix))
-
-
 def _rules_for(job: FileJob) -> list[Rule]:
     """The selected rules that can fire in this file, decided from pass-1
     facts alone (no LibCST parse): most files have none."""
@@ -673,7 +510,9 @@ def _process_python(job: FileJob) -> FileResult:
             )
             return result
         result.parsed = True
-        settled = _settle(path, module, source, job.index, job.traced, rules, options)
+        from tfrewrite.fix_rounds import as_fix_would_do, settle
+
+        settled = settle(path, module, source, job.index, job.traced, rules, options)
         if settled.error is not None:
             result.error = FileError(path, settled.error)
             return result
@@ -691,7 +530,7 @@ def _process_python(job: FileJob) -> FileResult:
             return result
         result.findings = [
             _to_finding(path, f, module, source, options.want_edits)
-            for f in _as_fix_would_do(path, module, source, job, rules, first, settled.held)
+            for f in as_fix_would_do(path, module, source, job, rules, first, settled.held)
         ]
         return result
     except RecursionError:

@@ -50,7 +50,7 @@ def fixes_interact(spots: Sequence[Spot], fixable: Sequence[bool]) -> bool:
     return False
 
 
-def _line_map(old: str, new: str) -> list[tuple[int, int]]:
+def original_lines(old: str, new: str) -> list[tuple[int, int]]:
     """For each line of `new` (1-based, index 0 unused), the range of lines of
     `old` it stands for."""
     old_lines = old.splitlines()
@@ -69,11 +69,20 @@ def _line_map(old: str, new: str) -> list[tuple[int, int]]:
 
 def resolved(old: str, before: Sequence[Spot], new: str, after: Sequence[Spot]) -> list[int]:
     """The positions in `before` (findings in `old`) that have no counterpart
-    in `after` (findings in `new`): each finding in `after` accounts for the
-    nearest finding of its rule in `before` on the lines it maps to."""
+    in `after` (findings in `new`)."""
     if old == new:
         return []  # nothing was rewritten, so nothing was fixed
-    ranges = _line_map(old, new)
+    taken = set(counterparts(old, before, new, after).values())
+    return [i for i in range(len(before)) if i not in taken]
+
+
+def counterparts(
+    old: str, before: Sequence[Spot], new: str, after: Sequence[Spot]
+) -> dict[int, int]:
+    """Each finding in `after` (findings in `new`, by position) with the
+    finding in `before` (findings in `old`) it stands for: the nearest
+    finding of its rule on the lines it maps to."""
+    ranges = original_lines(old, new)
     by_code: dict[str, list[tuple[int, int]]] = {}
     for i, spot in enumerate(before):
         by_code.setdefault(spot.code, []).append((spot.first_line, i))
@@ -81,7 +90,8 @@ def resolved(old: str, before: Sequence[Spot], new: str, after: Sequence[Spot]) 
         entries.sort()
     lines_of = {code: [e[0] for e in entries] for code, entries in by_code.items()}
     taken: set[int] = set()
-    for spot in after:
+    matches: dict[int, int] = {}
+    for position, spot in enumerate(after):
         entries = by_code.get(spot.code)
         if not entries:
             continue
@@ -89,7 +99,8 @@ def resolved(old: str, before: Sequence[Spot], new: str, after: Sequence[Spot]) 
         nearest = _nearest_free(entries, lines_of[spot.code], low, high, taken)
         if nearest is not None:
             taken.add(nearest)
-    return [i for i in range(len(before)) if i not in taken]
+            matches[position] = nearest
+    return matches
 
 
 def _nearest_free(

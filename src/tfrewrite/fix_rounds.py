@@ -1,0 +1,330 @@
+"""Fix rounds: find, fix, re-parse and find again until nothing changes, and
+what `check` says of them.
+
+A fix can enable another (a `np.random` call fixed in a branch lets the tensor
+`if` around it become a `tf.cond` in the next round), and a chain is
+converted inside out, one level a round. Two promises rest on running the
+rounds to the end:
+
+- `check`'s "N fixable" is what `fix` then fixes (see `fix_outcome`): when
+  fixes nest or overlap other findings, or a fix decorates a train step,
+  `check` runs the rounds in memory and reports what they would do;
+- a function is never left half rewritten: when the tensor `if` around
+  conditionals that the rounds converted turns out to be refused (for a
+  reason only the converted code shows, or one no other fix removes), the
+  rounds run again without converting anything inside it, and each inner
+  conditional is refused with the reason of the one around it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import libcst as cst
+
+from tfrewrite.engine import (
+    MAX_FIX_ROUNDS,
+    FileJob,
+    RunOptions,
+    _find,
+    _Found,
+    _gate_decorations,
+    _reindex,
+)
+from tfrewrite.findings import Applicability
+from tfrewrite.fix_outcome import Spot, counterparts, fixes_interact, original_lines, resolved
+from tfrewrite.rules.base import CstFix
+from tfrewrite.suppression import NoqaMap
+
+if TYPE_CHECKING:
+    from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.analysis.project import TracedFunction
+    from tfrewrite.rules.base import Rule
+
+TENSOR_IF = "TFR101"
+# How often the rounds restart to leave one more enclosing `if` whole: each
+# restart withholds every conditional inside the refused ones found so far.
+MAX_RESTARTS = 4
+
+
+@dataclass
+class Settled:
+    """Fix rounds run to their end: the findings of the first round (the file
+    as given), which of them the rounds resolved, and the last round's
+    module, text and findings."""
+
+    first: list[_Found]
+    held: set[int]
+    module: cst.Module
+    code: str
+    final: list[_Found]
+    resolved: list[int] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class _Withheld:
+    """A refused tensor `if` (its lines in the file as given) whose inner
+    conditionals stay as written, and its refusal."""
+
+    first_line: int
+    last_line: int
+    message: str
+
+
+def settle(
+    path: str,
+    module: cst.Module,
+    code: str,
+    index: ModuleIndex,
+    traced: dict[str, TracedFunction],
+    rules: Sequence[Rule],
+    options: RunOptions,
+) -> Settled:
+    """Find, and with `options.fix` apply fixes round after round until
+    nothing changes; restart without the conversions that would leave a
+    function half rewritten."""
+    withheld: list[_Withheld] = []
+    for _restart in range(MAX_RESTARTS + 1):
+        settled = _rounds(path, module, code, index, traced, rules, options, withheld)
+        if settled.error is not None or not options.fix:
+            return settled
+        more = _half_rewritten(code, settled)
+        if not more:
+            break
+        withheld += more
+    return settled
+
+
+def _rounds(
+    path: str,
+    module: cst.Module,
+    code: str,
+    index: ModuleIndex,
+    traced: dict[str, TracedFunction],
+    rules: Sequence[Rule],
+    options: RunOptions,
+    withheld: Sequence[_Withheld],
+) -> Settled:
+    """The rounds themselves. Traced context is re-derived every round
+    (`_reindex`): a step decorated in the last round makes its callees
+    traced, and steps still undecorated are checked as the traced code they
+    will be."""
+    from tfrewrite.context import RuleContext
+
+    original = code
+    settled: Settled | None = None
+    for _round in range(MAX_FIX_ROUNDS + 1):
+        ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
+        found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
+        if withheld:
+            found = _withhold(found, withheld, original, code)
+        if settled is None:
+            settled = Settled(found, held, module, code, found)
+        settled.module, settled.code, settled.final = module, code, found
+        fixable = [
+            f.violation.fix
+            for f in found
+            if f.violation.fix is not None
+            and options.allows(f.violation.fix.applicability)
+            and id(f) not in held
+        ]
+        if not options.fix or not fixable or _round == MAX_FIX_ROUNDS:
+            break  # the last round only reports what is left
+        # LibCST's codemod machinery is slow to import: only when fixing.
+        from tfrewrite.fixer import apply_fixes
+
+        new_module, applied = apply_fixes(module, fixable)  # type: ignore[arg-type]
+        if not applied:
+            break
+        new_code = new_module.code
+        try:
+            module = cst.parse_module(new_code)
+        except cst.ParserSyntaxError as err:
+            settled.error = (
+                "internal error: the fixes produced code that does not parse "
+                f"({err.message}); file left unchanged"
+            )
+            return settled
+        code = new_code
+        index, traced = _reindex(new_code, index, traced)
+    assert settled is not None
+    settled.resolved = resolved(
+        original, [spot(f) for f in settled.first], settled.code, [spot(f) for f in settled.final]
+    )
+    return settled
+
+
+def spot(found: _Found) -> Spot:
+    return Spot(found.rule.code, found.start.line, found.end.line)
+
+
+def _is_conditional(found: _Found) -> bool:
+    return found.rule.code == TENSOR_IF and isinstance(found.violation.node, (cst.If, cst.IfExp))
+
+
+def _half_rewritten(original: str, settled: Settled) -> list[_Withheld]:
+    """The refused tensor `if`s of the last round around conditionals the
+    rounds converted, as lines of the file as given."""
+    if settled.code == original:
+        return []
+    before = [spot(f) for f in settled.first]
+    after = [spot(f) for f in settled.final]
+    pairs = counterparts(original, before, settled.code, after)
+    converted = [
+        before[i]
+        for i in set(range(len(before))) - set(pairs.values())
+        if _is_conditional(settled.first[i])
+    ]
+    found = []
+    for position, first in pairs.items():
+        refused = settled.final[position]
+        if not _is_conditional(refused) or refused.violation.fix is not None:
+            continue
+        outer = before[first]
+        if any(
+            outer.first_line < inner.first_line and inner.last_line <= outer.last_line
+            for inner in converted
+        ):
+            found.append(_Withheld(outer.first_line, outer.last_line, _as_given(refused)))
+    return found
+
+
+def _as_given(refused: _Found) -> str:
+    """The refusal of an `if` whose inner conditionals stay as written. A
+    dtype mismatch is one the conversion made (a `tf.cond` turns Python
+    numbers into tensors): say so, since the code as written shows none."""
+    message = refused.violation.message
+    if "dtype" in message:
+        message += " (once the conditionals inside it are rewritten)"
+    return message
+
+
+def _root_reason(message: str) -> str:
+    """The reason in a refusal, without the "a tensor `if` inside it cannot be
+    rewritten" a nesting level adds: the message stays one size at any depth."""
+    reason = message.split("cannot be rewritten as `tf.cond`: ", 1)[-1]
+    for what in ("`if`", "conditional expression"):
+        reason = reason.removeprefix(f"a tensor {what} inside it cannot be rewritten: ")
+    return reason
+
+
+def _withhold(
+    found: list[_Found], withheld: Sequence[_Withheld], original: str, code: str
+) -> list[_Found]:
+    """Refuse the tensor conditionals inside a withheld `if`, and the `if`
+    itself with the refusal the rounds found for it."""
+    ranges = original_lines(original, code) if code != original else None
+    result = []
+    for f in found:
+        if _is_conditional(f):
+            line = f.start.line
+            low, high = ranges[min(line, len(ranges) - 1)] if ranges else (line, line)
+            around = [w for w in withheld if w.first_line <= low and high <= w.last_line]
+            if around:
+                outer = max(around, key=lambda w: w.first_line)
+                if low == high == outer.first_line:
+                    message = outer.message
+                else:
+                    what = "conditional expression" if isinstance(f.violation.node, cst.IfExp) else "`if`"
+                    message = (
+                        f"Python {what} on a tensor needs AutoGraph, and cannot be rewritten as "
+                        "`tf.cond` on its own: the tensor `if` around it cannot be "
+                        f"({_root_reason(outer.message)})"
+                    )
+                f = dataclasses.replace(
+                    f, violation=dataclasses.replace(f.violation, message=message, fix=None)
+                )
+        result.append(f)
+    return result
+
+
+def _with_fix(found: _Found, fix: CstFix | None) -> _Found:
+    return dataclasses.replace(found, violation=dataclasses.replace(found.violation, fix=fix))
+
+
+def as_fix_would_do(
+    path: str,
+    module: cst.Module,
+    code: str,
+    job: FileJob,
+    rules: Sequence[Rule],
+    found: list[_Found],
+    held: set[int],
+) -> list[_Found]:
+    """`check`'s findings, each fixable exactly when `fix` would fix it, so
+    "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
+    findings; when fixes nest or overlap other findings, or a fix decorates a
+    train step, the fix rounds run here (nothing is written) and decide: a
+    finding another fix resolves becomes fixable ("fixed along with the fix on
+    line N"), a fix that would not resolve its finding is not offered."""
+    from tfrewrite.analysis.training import StepViolation
+
+    options = job.options
+
+    def fixable_of(findings: list[_Found], waiting: set[int]) -> list[bool]:
+        return [
+            f.violation.fix is not None
+            and options.allows(f.violation.fix.applicability)
+            and id(f) not in waiting
+            for f in findings
+        ]
+
+    fixable = fixable_of(found, held)
+    decorating = any(
+        a and isinstance(f.violation, StepViolation) and f.violation.steps
+        for f, a in zip(found, fixable, strict=True)
+    )
+    spots = [spot(f) for f in found]
+    fixed: set[int] | None = None
+    if any(fixable) and (decorating or fixes_interact(spots, fixable)):
+        simulated = settle(
+            path, module, code, job.index, job.traced, rules, dataclasses.replace(options, fix=True)
+        )
+        if simulated.error is None:
+            found, held = simulated.first, simulated.held
+            fixable = fixable_of(found, held)
+            fixed = set(simulated.resolved)
+    if held:
+        # A fix waiting for a decoration that is not allowed applies only
+        # together with it: offered as that decoration is.
+        found = [
+            _with_fix(f, dataclasses.replace(f.violation.fix, applicability=Applicability.UNSAFE))
+            if id(f) in held and f.violation.fix is not None
+            else f
+            for f in found
+        ]
+    if fixed is None:
+        return found
+    carriers = [i for i in range(len(found)) if fixable[i]]
+    result = []
+    for i, f in enumerate(found):
+        if i in fixed and not fixable[i] and carriers:
+            # The fix that resolves it: an enclosing or enclosed one, else the nearest.
+            carrier = found[
+                min(
+                    carriers,
+                    key=lambda j: (
+                        spots[j].last_line < spots[i].first_line
+                        or spots[i].last_line < spots[j].first_line,
+                        abs(spots[j].first_line - spots[i].first_line),
+                    ),
+                )
+            ]
+            fix = carrier.violation.fix
+            assert fix is not None
+            f = _with_fix(
+                f,
+                CstFix(
+                    f"Fixed along with the fix on line {carrier.start.line}",
+                    (),
+                    applicability=fix.applicability,
+                ),
+            )
+        elif i not in fixed and fixable[i]:
+            f = _with_fix(f, None)
+        result.append(f)
+    return result
