@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from tfrewrite.rules.base import Rule
 
 TENSOR_IF = "TFR101"
+# How a tensor `if` waiting for the conditionals inside it says so.
+WAITING = "(after the tensor conditionals inside it)"
 # How often the rounds restart to leave one more enclosing `if` whole: each
 # restart withholds every conditional inside the refused ones found so far.
 MAX_RESTARTS = 4
@@ -316,13 +318,13 @@ def as_fix_would_do(
             ]
             fix = carrier.violation.fix
             assert fix is not None
-            f = _with_fix(
-                f,
-                CstFix(
-                    f"Fixed along with the fix on line {carrier.start.line}",
-                    (),
-                    applicability=fix.applicability,
-                ),
+            line = carrier.start.line
+            message = f.violation.message
+            if not message.endswith(WAITING):
+                message += f" (until the fix on line {line} is applied)"
+            via = CstFix(f"Fixed along with the fix on line {line}", (), (), fix.applicability)
+            f = dataclasses.replace(
+                f, violation=dataclasses.replace(f.violation, message=message, fix=via)
             )
         elif i not in fixed and fixable[i]:
             f = _with_fix(f, None)
