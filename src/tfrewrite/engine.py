@@ -489,8 +489,6 @@ def process_file(job: FileJob) -> FileResult:
 def _process_python(job: FileJob) -> FileResult:
     import libcst as cst
 
-    from tfrewrite.context import RuleContext
-
     path = job.file.path
     result = FileResult(path)
     try:

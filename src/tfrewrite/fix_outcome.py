@@ -109,11 +109,15 @@ def _nearest_free(
     """The finding (position in `before`) in lines `low`..`high` nearest their
     middle that no finding after the fix accounts for yet."""
     start, stop = bisect_left(lines, low), bisect_right(lines, high)
+    centre = (low + high) / 2
     middle = bisect_left(lines, (low + high) // 2, start, stop)
     left, right = middle - 1, middle
     while left >= start or right < stop:
         # Step outwards from the middle, the closer side first.
-        if right < stop and (left < start or lines[right] - (low + high) / 2 <= (low + high) / 2 - lines[left]):
+        take_right = right < stop and (
+            left < start or lines[right] - centre <= centre - lines[left]
+        )
+        if take_right:
             candidate, right = entries[right][1], right + 1
         else:
             candidate, left = entries[left][1], left - 1

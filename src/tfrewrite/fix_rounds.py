@@ -231,7 +231,11 @@ def _withhold(
                 if low == high == outer.first_line:
                     message = outer.message
                 else:
-                    what = "conditional expression" if isinstance(f.violation.node, cst.IfExp) else "`if`"
+                    what = (
+                        "conditional expression"
+                        if isinstance(f.violation.node, cst.IfExp)
+                        else "`if`"
+                    )
                     message = (
                         f"Python {what} on a tensor needs AutoGraph, and cannot be rewritten as "
                         "`tf.cond` on its own: the tensor `if` around it cannot be "
