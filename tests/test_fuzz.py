@@ -279,3 +279,31 @@ def test_a_finding_fixed_by_another_fix_says_which() -> None:
     assert sorted(f.start.line for f in fixed.fixes_applied) == [7, 10]
     assert fixed.findings == []
     assert "tf.cond(" in (fixed.fixed_source or "")
+
+
+# TFR306's rewrite (weights per batch) is judged again by TFR306: the finding
+# there afterwards is a new one, and the finding whose fix was applied counts
+# as fixed, in `check` and in `fix` alike.
+AVERAGE_PER_BATCH = """\
+import tensorflow as tf
+
+
+def psnr(a, b):
+    return tf.image.psnr(a, b, max_val=255)
+
+
+def evaluate(model, dataset):
+    psnr_values = []
+    for lr, hr in dataset:
+        sr = model(lr)
+        psnr_value = psnr(hr, sr)[0]
+        psnr_values.append(psnr_value)
+    return tf.reduce_mean(psnr_values)
+"""
+
+
+def test_a_finding_whose_fix_was_applied_counts_as_fixed() -> None:
+    checked = _run(AVERAGE_PER_BATCH, fix=False, unsafe=True)
+    fixed = _run(AVERAGE_PER_BATCH, fix=True, unsafe=True)
+    assert [(f.code, f.start.line) for f in fixed.fixes_applied] == [("TFR306", 14)]
+    assert len(fixed.fixes_applied) == _fixable(checked, unsafe=True) == 1

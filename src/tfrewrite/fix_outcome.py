@@ -2,8 +2,10 @@
 
 `check` says "N fixable" and `fix` then says "Fixed N": both count findings of
 the file as `check` saw it, so the two numbers agree. A finding is fixed when
-`fix` leaves no finding of the same rule at the place it pointed to, whichever
-fix did it: its own, an enclosing fix that rewrote it along (an `if`/`elif`
+its own fix is applied (a finding of the same rule at the same place
+afterwards is a new one: the rewritten code, judged again), or when `fix`
+leaves no finding of the same rule at the place it pointed to, whichever fix
+did it: an enclosing fix that rewrote it along (an `if`/`elif`
 chain converted in two rounds is one finding fixed), a fix that made it moot
 (decorating a train step resolves "the step runs eagerly"), or a fix in a
 later round that an earlier fix unblocked (a `np.random` call in a branch

@@ -119,6 +119,7 @@ def _rounds(
 
     original = code
     settled: Settled | None = None
+    own_fix_applied: set[int] = set()
     for _round in range(MAX_FIX_ROUNDS + 1):
         ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
         found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
@@ -127,13 +128,14 @@ def _rounds(
         if settled is None:
             settled = Settled(found, held, module, code, found)
         settled.module, settled.code, settled.final = module, code, found
-        fixable = [
-            f.violation.fix
-            for f in found
+        positions = [
+            i
+            for i, f in enumerate(found)
             if f.violation.fix is not None
             and options.allows(f.violation.fix.applicability)
             and id(f) not in held
         ]
+        fixable = [found[i].violation.fix for i in positions]
         if not options.fix or not fixable or _round == MAX_FIX_ROUNDS:
             break  # the last round only reports what is left
         # LibCST's codemod machinery is slow to import: only when fixing.
@@ -142,6 +144,8 @@ def _rounds(
         new_module, applied = apply_fixes(module, fixable)  # type: ignore[arg-type]
         if not applied:
             break
+        if _round == 0:
+            own_fix_applied = {positions[i] for i in applied}
         new_code = new_module.code
         try:
             module = cst.parse_module(new_code)
@@ -154,9 +158,12 @@ def _rounds(
         code = new_code
         index, traced = _reindex(new_code, index, traced)
     assert settled is not None
-    settled.resolved = resolved(
+    # Fixed: a finding whose own fix was applied (what is found there
+    # afterwards is a new finding), or one that is gone, whichever fix did it.
+    vanished = resolved(
         original, [spot(f) for f in settled.first], settled.code, [spot(f) for f in settled.final]
     )
+    settled.resolved = sorted(own_fix_applied | set(vanished))
     return settled
 
 
