@@ -270,6 +270,17 @@ def test_fixable_count_is_what_fix_fixes(source: str, unsafe: bool) -> None:
     assert len(fixed.fixes_applied) == _fixable(checked, unsafe)
 
 
+@pytest.mark.parametrize(
+    "source", [CASCADE, CASCADE_IN_A_STEP, ELIF_CHAIN, ELIF_CHAIN_IN_A_STEP], ids=_NAMES
+)
+def test_more_with_unsafe_fixes_is_what_unsafe_fix_fixes(source: str) -> None:
+    """Without `--unsafe-fixes`, the findings `check` offers a fix for (safe or
+    unsafe) are those `fix --unsafe-fixes` fixes."""
+    checked = _run(source, fix=False, unsafe=False)
+    fixed = _run(source, fix=True, unsafe=True)
+    assert len(fixed.fixes_applied) == sum(1 for f in checked.findings if f.fix)
+
+
 def test_a_finding_fixed_by_another_fix_says_which() -> None:
     checked = _run(CASCADE_IN_A_STEP, fix=False, unsafe=True)
     by_line = {f.start.line: f for f in checked.findings}

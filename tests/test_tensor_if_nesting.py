@@ -261,8 +261,9 @@ def test_an_inner_chain_is_not_rewritten_when_the_if_around_it_then_is_refused()
 def test_check_offers_no_fix_for_the_inner_chain_then() -> None:
     from tfrewrite.api import _process
 
-    result = _process(DTYPE_BLOCKED, "example.py", ["TFR101"], False, True, False)
-    assert [f.fix for f in result.findings] == [None, None]
+    for unsafe in (True, False):  # nor counts it "more with `--unsafe-fixes`"
+        result = _process(DTYPE_BLOCKED, "example.py", ["TFR101"], False, unsafe, False)
+        assert [f.fix for f in result.findings] == [None, None]
 
 
 def test_a_nested_chain_in_a_chain_refused_for_its_own_print_stays_whole() -> None:

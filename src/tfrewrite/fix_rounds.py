@@ -273,10 +273,38 @@ def as_fix_would_do(
     findings; when fixes nest or overlap other findings, or a fix decorates a
     train step, the fix rounds run here (nothing is written) and decide: a
     finding another fix resolves becomes fixable ("fixed along with the fix on
-    line N"), a fix that would not resolve its finding is not offered."""
-    from tfrewrite.analysis.training import StepViolation
-
+    line N"), a fix that would not resolve its finding is not offered. Without
+    `--unsafe-fixes`, the unsafe fixes are decided the same way, so "N more
+    with `--unsafe-fixes`" is what `fix --unsafe-fixes` then fixes besides."""
     options = job.options
+    found, fixed = _offer(path, module, code, job, rules, found, held, options, None)
+    if options.unsafe_fixes:
+        return found
+    unsafe = dataclasses.replace(options, unsafe_fixes=True)
+    undecided = {
+        i
+        for i, f in enumerate(found)
+        if i not in fixed
+        and (f.violation.fix is None or f.violation.fix.applicability is Applicability.UNSAFE)
+    }
+    return _offer(path, module, code, job, rules, found, set(), unsafe, undecided)[0]
+
+
+def _offer(
+    path: str,
+    module: cst.Module,
+    code: str,
+    job: FileJob,
+    rules: Sequence[Rule],
+    found: list[_Found],
+    held: set[int],
+    options: RunOptions,
+    only: set[int] | None,
+) -> tuple[list[_Found], set[int]]:
+    """`as_fix_would_do` for the fixes `options` allow, changing only the
+    findings at positions `only` (all when None); also returns the positions
+    of the findings offered as fixable."""
+    from tfrewrite.analysis.training import StepViolation
 
     def fixable_of(findings: list[_Found], waiting: set[int]) -> list[bool]:
         return [
@@ -298,7 +326,10 @@ def as_fix_would_do(
             path, module, code, job.index, job.traced, rules, dataclasses.replace(options, fix=True)
         )
         if simulated.error is None:
-            found, held = simulated.first, simulated.held
+            found = [
+                simulated.first[i] if only is None or i in only else f for i, f in enumerate(found)
+            ]
+            held = simulated.held
             fixable = fixable_of(found, held)
             fixed = set(simulated.resolved)
     if held:
@@ -311,11 +342,13 @@ def as_fix_would_do(
             for f in found
         ]
     if fixed is None:
-        return found
+        return found, {i for i, a in enumerate(fixable) if a}
     carriers = [i for i in range(len(found)) if fixable[i]]
     result = []
     for i, f in enumerate(found):
-        if i in fixed and not fixable[i] and carriers:
+        if only is not None and i not in only:
+            pass
+        elif i in fixed and not fixable[i] and carriers:
             # The fix that resolves it: an enclosing or enclosed one, else the nearest.
             carrier = found[
                 min(
@@ -340,4 +373,4 @@ def as_fix_would_do(
         elif i not in fixed and fixable[i]:
             f = _with_fix(f, None)
         result.append(f)
-    return result
+    return result, fixed
