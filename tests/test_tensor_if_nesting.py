@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,6 +77,35 @@ def losses(draw) -> str:  # type: ignore[no-untyped-def]
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(losses())
 def test_nested_conditionals_fix_to_a_fixed_point(source: str) -> None:
+    _fixes_to_a_fixed_point_whole(source)
+
+
+# Found by the test above: an early return whose rewrite moves a later tensor
+# `if` into the branch of one then refused; a chain whose refusal shows only
+# once its inner conditionals are converted.
+FOUND = [
+    "import tensorflow as tf\n\n@tf.function\ndef loss(y_true, y_pred, training=False):\n"
+    "    err = tf.reduce_mean(y_pred - y_true)\n    if training:\n        if err > 1.0:\n"
+    "            return err * 2.0\n        elif err > 1.0:\n            w = -err\n"
+    "        if err > 1.0:\n            return err * 2.0\n    return w\n",
+    "import tensorflow as tf\n\n@tf.function\ndef loss(y_true, y_pred, training=False):\n"
+    "    err = tf.reduce_mean(y_pred - y_true)\n    if training:\n        if err > 1.0:\n"
+    "            return err * 2.0\n        elif err > 1.0:\n            return err * 2.0\n"
+    "        elif err > 1.0:\n            return err * 2.0\n        if err > 1.0:\n"
+    "            return err * 2.0\n    elif err > 1.0:\n        return err * 2.0\n    else:\n"
+    "        if err > 0.0 and err < 3.0:\n            return err * 2.0\n"
+    "        elif training:\n            return w\n        elif err >= 0.5:\n"
+    "            w = -err\n        else:\n            w = -err\n        return err * 2.0\n"
+    "    return w\n",
+]
+
+
+@pytest.mark.parametrize("source", FOUND)
+def test_shapes_found_fix_to_a_fixed_point_whole(source: str) -> None:
+    _fixes_to_a_fixed_point_whole(source)
+
+
+def _fixes_to_a_fixed_point_whole(source: str) -> None:
     once = fix_source(source, select=["TFR101"])
     cst.parse_module(once)
     assert fix_source(once, select=["TFR101"]) == once

@@ -33,22 +33,24 @@ class Spot:
     last_line: int
 
 
-def fixes_interact(spots: Sequence[Spot], fixable: Sequence[bool]) -> bool:
+def fixes_interact(
+    spots: Sequence[Spot], fixable: Sequence[bool], conditional: Sequence[bool]
+) -> bool:
     """Whether applying the fixable findings' fixes could do more or less than
-    resolve exactly those findings: some fixable finding's lines overlap
-    another finding's (nested conditionals, a call inside a rewritten `if`).
-    Disjoint findings are fixed one fix each, in one round."""
+    resolve exactly those findings: a fixable finding's lines overlap those
+    of a finding without a fix (which the fix may resolve, or unblock), or
+    two tensor conditionals nest (the one around may then be refused, and
+    the inner one with it). Two fixable findings that overlap are each
+    fixed, in one round or two; disjoint ones in one round."""
     order = sorted(range(len(spots)), key=lambda i: (spots[i].first_line, spots[i].last_line))
-    reach = -1  # the last line covered so far, and whether a fixable finding covers it
-    reach_fixable = False
+    open_: list[int] = []  # earlier findings whose lines reach the current one
     for i in order:
-        spot = spots[i]
-        if spot.first_line <= reach and (fixable[i] or reach_fixable):
-            return True
-        if spot.last_line > reach:
-            reach, reach_fixable = spot.last_line, fixable[i]
-        elif fixable[i]:
-            reach_fixable = True
+        first = spots[i].first_line
+        open_ = [j for j in open_ if spots[j].last_line >= first]
+        for j in open_:
+            if fixable[i] != fixable[j] or (conditional[i] and conditional[j]):
+                return True
+        open_.append(i)
     return False
 
 

@@ -60,6 +60,7 @@ class Settled:
 
     first: list[_Found]
     held: set[int]
+    first_module: cst.Module
     module: cst.Module
     code: str
     final: list[_Found]
@@ -69,12 +70,16 @@ class Settled:
 
 @dataclass(frozen=True)
 class _Withheld:
-    """A refused tensor `if` (its lines in the file as given) whose inner
-    conditionals stay as written, and its refusal."""
+    """A refused tensor `if` around conditionals the rounds converted (its
+    lines in the file as given), its refusal, and the lines of the function
+    around it: no conditional of that function is converted, since the
+    function keeps needing AutoGraph for this one."""
 
     first_line: int
     last_line: int
     message: str
+    function_first: int
+    function_last: int
 
 
 def settle(
@@ -126,7 +131,7 @@ def _rounds(
         if withheld:
             found = _withhold(found, withheld, original, code)
         if settled is None:
-            settled = Settled(found, held, module, code, found)
+            settled = Settled(found, held, module, module, code, found)
         settled.module, settled.code, settled.final = module, code, found
         positions = [
             i
@@ -189,6 +194,7 @@ def _half_rewritten(original: str, settled: Settled) -> list[_Withheld]:
         if _is_conditional(settled.first[i])
     ]
     found = []
+    functions: list[tuple[int, int]] | None = None
     for position, first in pairs.items():
         refused = settled.final[position]
         if not _is_conditional(refused) or refused.violation.fix is not None:
@@ -198,8 +204,23 @@ def _half_rewritten(original: str, settled: Settled) -> list[_Withheld]:
             outer.first_line < inner.first_line and inner.last_line <= outer.last_line
             for inner in converted
         ):
-            found.append(_Withheld(outer.first_line, outer.last_line, _as_given(refused)))
+            if functions is None:
+                functions = _function_lines(settled.first_module)
+            around = [f for f in functions if f[0] <= outer.first_line and outer.last_line <= f[1]]
+            start, end = max(around) if around else (outer.first_line, outer.last_line)
+            found.append(
+                _Withheld(outer.first_line, outer.last_line, _as_given(refused), start, end)
+            )
     return found
+
+
+def _function_lines(module: cst.Module) -> list[tuple[int, int]]:
+    """First and last line of every function in `module`."""
+    from tfrewrite.analysis.walk import iter_nodes
+    from tfrewrite.positions import node_ranges
+
+    functions = [n for n in iter_nodes(module) if isinstance(n, cst.FunctionDef)]
+    return [(r.start.line, r.end.line) for r in node_ranges(module, functions)]
 
 
 def _as_given(refused: _Found) -> str:
@@ -224,28 +245,37 @@ def _root_reason(message: str) -> str:
 def _withhold(
     found: list[_Found], withheld: Sequence[_Withheld], original: str, code: str
 ) -> list[_Found]:
-    """Refuse the tensor conditionals inside a withheld `if`, and the `if`
-    itself with the refusal the rounds found for it."""
+    """Refuse the tensor conditionals of the function around a withheld
+    `if`: the `if` itself with the refusal the rounds found for it, the
+    others with that reason (said once, however deep the nesting)."""
     ranges = original_lines(original, code) if code != original else None
     result = []
     for f in found:
-        if _is_conditional(f):
+        # A conditional refused for a reason of its own keeps it.
+        convertible = f.violation.fix is not None or f.violation.message.endswith(WAITING)
+        if _is_conditional(f) and convertible:
             line = f.start.line
             low, high = ranges[min(line, len(ranges) - 1)] if ranges else (line, line)
-            around = [w for w in withheld if w.first_line <= low and high <= w.last_line]
+            around = [w for w in withheld if w.function_first <= low and high <= w.function_last]
             if around:
-                outer = max(around, key=lambda w: w.first_line)
+                inside = [w for w in around if w.first_line <= low and high <= w.last_line]
+                outer = max(inside or around, key=lambda w: w.first_line)
+                what = (
+                    "conditional expression" if isinstance(f.violation.node, cst.IfExp) else "`if`"
+                )
                 if low == high == outer.first_line:
                     message = outer.message
-                else:
-                    what = (
-                        "conditional expression"
-                        if isinstance(f.violation.node, cst.IfExp)
-                        else "`if`"
-                    )
+                elif inside:
                     message = (
                         f"Python {what} on a tensor needs AutoGraph, and cannot be rewritten as "
                         "`tf.cond` on its own: the tensor `if` around it cannot be "
+                        f"({_root_reason(outer.message)})"
+                    )
+                else:
+                    message = (
+                        f"Python {what} on a tensor needs AutoGraph, and is not rewritten as "
+                        "`tf.cond` on its own: the function needs AutoGraph all the same for "
+                        f"the tensor `if` on line {outer.first_line}, which cannot be rewritten "
                         f"({_root_reason(outer.message)})"
                     )
                 f = dataclasses.replace(
@@ -321,7 +351,8 @@ def _offer(
     )
     spots = [spot(f) for f in found]
     fixed: set[int] | None = None
-    if any(fixable) and (decorating or fixes_interact(spots, fixable)):
+    conditional = [_is_conditional(f) for f in found]
+    if any(fixable) and (decorating or fixes_interact(spots, fixable, conditional)):
         simulated = settle(
             path, module, code, job.index, job.traced, rules, dataclasses.replace(options, fix=True)
         )
