@@ -12,8 +12,8 @@ rounds to the end:
 - a function is never left half rewritten: when the tensor `if` around
   conditionals that the rounds converted turns out to be refused (for a
   reason only the converted code shows, or one no other fix removes), the
-  rounds run again without converting anything inside it, and each inner
-  conditional is refused with the reason of the one around it.
+  rounds run again without converting any tensor conditional of that
+  function (it needs AutoGraph all the same), each refused with that reason.
 """
 
 from __future__ import annotations
