@@ -122,3 +122,28 @@ def test_check_and_fix_never_import_tensorflow(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "[]"
+
+
+def test_the_codemods_run_from_an_installed_tfrewrite_outside_a_clone(tmp_path: Path) -> None:
+    """A project of its own, naming `tfrewrite.codemods` in its LibCST config:
+    the commands come from the installed package (here: on the path, with the
+    clone's folder nowhere near), not from the clone's `codemods/` folder."""
+    import tfrewrite
+
+    (tmp_path / ".libcst.codemod.yaml").write_text(
+        "generated_code_marker: '@generated'\nformatter: ['cat']\nblacklist_patterns: []\n"
+        "modules:\n  - 'tfrewrite.codemods'\nrepo_root: '.'\n"
+    )
+    target = tmp_path / "loss.py"
+    target.write_text(SOURCE)
+    env = {**os.environ, "PYTHONPATH": str(Path(tfrewrite.__file__).parent.parent)}
+    completed = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "tensor_print.TensorPrintCommand", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert target.read_text() == fix_source(SOURCE, select=["TFR103"]) != SOURCE

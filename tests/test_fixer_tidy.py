@@ -112,11 +112,6 @@ def _fixed_count(output: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="examples/custom_training_loop.py: TFR301's fix also decorates `train_step`, "
-    "which resolves TFR302 without applying its fix (check: 7 fixable, fix: 6 fixed)",
-)
 @pytest.mark.parametrize("flags", [[], ["--unsafe-fixes"]], ids=["safe", "unsafe"])
 def test_check_fixable_count_equals_what_fix_fixes(tmp_path: Path, flags: list[str]) -> None:
     target = tmp_path / "examples"
@@ -134,5 +129,22 @@ def test_check_fixable_count_equals_what_fix_fixes(tmp_path: Path, flags: list[s
         )
         fixed = runner.invoke(app, ["fix", ".", *flags])
         assert _fixed_count(fixed.output) == fixable, fixed.output
+    finally:
+        os.chdir(old)
+
+
+def test_fixable_with_unsafe_fixes_is_what_fix_with_unsafe_fixes_fixes(tmp_path: Path) -> None:
+    """`check` without `--unsafe-fixes`: "N fixable; M more with
+    `--unsafe-fixes`" is what `fix --unsafe-fixes` then fixes (N + M)."""
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target)
+    runner = CliRunner()
+    old = os.getcwd()
+    os.chdir(target)
+    try:
+        check = runner.invoke(app, ["check", ".", "--output-format", "json"])
+        offered = sum(1 for f in json.loads(check.stdout) if f["fix"])
+        fixed = runner.invoke(app, ["fix", ".", "--unsafe-fixes"])
+        assert _fixed_count(fixed.output) == offered, fixed.output
     finally:
         os.chdir(old)

@@ -13,9 +13,6 @@ For each program: no crash (no internal error), the fixed code parses, `fix`
 is idempotent, and the number of fixable findings `check` reports is what
 `fix` fixes. The suite runs a few hundred examples; `make fuzz` runs more
 (`TFREWRITE_FUZZ_EXAMPLES`).
-
-Failures already known and owned elsewhere are excused only by their exact
-signature (see `KNOWN`), never by weakening a property.
 """
 
 from __future__ import annotations
@@ -51,30 +48,6 @@ def _run(source: str, fix: bool, unsafe: bool) -> FileResult:
     return process_file(FileJob(InputFile("fuzzed.py", source), index, traced, options))
 
 
-# Known failures, each with its minimal reproduction (kept failing in the
-# xfail tests at the end of this file), excused here only when the failure
-# matches its signature, so the fuzzer keeps looking for new ones.
-ELIF_COUNT = (
-    "TFR101 reports an if/elif chain as one fixable finding and fixes it in two "
-    "rounds (two fixes): see ELIF_CHAIN"
-)
-CASCADE_COUNT = (
-    "a fix that unblocks another finding's fix (TFR102 inside a tensor `if` that "
-    "TFR101 rewrites only once the branch is clean) is fixed by `fix` but not "
-    "counted fixable by `check`: see CASCADE"
-)
-
-
-def _known_count_mismatch(source: str, checked: FileResult, fixed: FileResult) -> bool:
-    fixed_codes = {f.code for f in fixed.fixes_applied}
-    if "TFR101" in fixed_codes and "elif " in source:
-        return True
-    # A cascade: every extra fix is of a finding `check` reported without a fix.
-    blocked = [f for f in checked.findings if f.fix is None and f.code in fixed_codes]
-    fixable = sum(1 for f in checked.findings if f.fix is not None)
-    return len(fixed.fixes_applied) - fixable <= len(blocked)
-
-
 def check_properties(source: str, unsafe: bool) -> None:
     checked = _run(source, fix=False, unsafe=unsafe)
     if checked.error is not None:
@@ -92,8 +65,6 @@ def check_properties(source: str, unsafe: bool) -> None:
     applicable = {"safe", "unsafe"} if unsafe else {"safe"}
     fixable = sum(1 for f in checked.findings if f.fix and f.fix.applicability.value in applicable)
     if len(fixed_result.fixes_applied) != fixable:
-        if _known_count_mismatch(source, checked, fixed_result):
-            return
         pytest.fail(
             f"check says {fixable} fixable, fix fixed {len(fixed_result.fixes_applied)}:\n{source}"
         )
@@ -232,6 +203,36 @@ def test_nested_elif_does_not_crash() -> None:
     check_properties(NESTED_ELIF, unsafe=True)
 
 
+# A traced function that is not a loss (a loss decorated itself is TFR301's).
+CASCADE_IN_A_STEP = """\
+import numpy as np
+import tensorflow as tf
+
+
+@tf.function
+def forward(x):
+    if tf.reduce_mean(x) > 0:
+        a = 1.0
+    else:
+        a = np.random.normal(0.0, 1.0)
+    return a
+"""
+
+ELIF_CHAIN_IN_A_STEP = """\
+import tensorflow as tf
+
+
+@tf.function
+def forward(x):
+    if tf.reduce_mean(x) > 0:
+        a = x
+    elif tf.reduce_mean(x) > -1:
+        a = x * 2.0
+    else:
+        a = x * 3.0
+    return a
+"""
+
 CASCADE = """\
 import numpy as np
 import tensorflow as tf
@@ -247,16 +248,73 @@ def loss(y_true, y_pred):
 """
 
 
-@pytest.mark.xfail(strict=False, reason=CASCADE_COUNT)
-def test_known_cascade_fixable_count() -> None:
-    checked = _run(CASCADE, fix=False, unsafe=False)
-    fixed = _run(CASCADE, fix=True, unsafe=False)
+_NAMES = ["cascade", "cascade-in-a-step", "elif-chain", "elif-chain-in-a-step"]
+
+
+def _fixable(result: FileResult, unsafe: bool) -> int:
+    applicable = {"safe", "unsafe"} if unsafe else {"safe"}
+    return sum(1 for f in result.findings if f.fix and f.fix.applicability.value in applicable)
+
+
+@pytest.mark.parametrize("unsafe", [False, True], ids=["safe", "unsafe"])
+@pytest.mark.parametrize(
+    "source", [CASCADE, CASCADE_IN_A_STEP, ELIF_CHAIN, ELIF_CHAIN_IN_A_STEP], ids=_NAMES
+)
+def test_fixable_count_is_what_fix_fixes(source: str, unsafe: bool) -> None:
+    """A fix that unblocks another (the `np.random` call fixed, then the tensor
+    `if` around it) and a chain fixed in two rounds (the `elif`, then the
+    `if`): `check` counts the findings `fix` then resolves, and `fix` counts
+    findings, not fix rounds."""
+    checked = _run(source, fix=False, unsafe=unsafe)
+    fixed = _run(source, fix=True, unsafe=unsafe)
+    assert len(fixed.fixes_applied) == _fixable(checked, unsafe)
+
+
+@pytest.mark.parametrize(
+    "source", [CASCADE, CASCADE_IN_A_STEP, ELIF_CHAIN, ELIF_CHAIN_IN_A_STEP], ids=_NAMES
+)
+def test_more_with_unsafe_fixes_is_what_unsafe_fix_fixes(source: str) -> None:
+    """Without `--unsafe-fixes`, the findings `check` offers a fix for (safe or
+    unsafe) are those `fix --unsafe-fixes` fixes."""
+    checked = _run(source, fix=False, unsafe=False)
+    fixed = _run(source, fix=True, unsafe=True)
     assert len(fixed.fixes_applied) == sum(1 for f in checked.findings if f.fix)
 
 
-@pytest.mark.xfail(strict=False, reason=ELIF_COUNT)
-def test_known_elif_chain_fixable_count() -> None:
-    checked = _run(ELIF_CHAIN, fix=False, unsafe=False)
-    fixed = _run(ELIF_CHAIN, fix=True, unsafe=False)
-    fixable = sum(1 for f in checked.findings if f.fix)
-    assert len(fixed.fixes_applied) == fixable
+def test_a_finding_fixed_by_another_fix_says_which() -> None:
+    checked = _run(CASCADE_IN_A_STEP, fix=False, unsafe=True)
+    by_line = {f.start.line: f for f in checked.findings}
+    assert by_line[7].code == "TFR101" and by_line[7].fix is not None
+    assert by_line[7].fix.message == "Fixed along with the fix on line 10"
+    fixed = _run(CASCADE_IN_A_STEP, fix=True, unsafe=True)
+    assert sorted(f.start.line for f in fixed.fixes_applied) == [7, 10]
+    assert fixed.findings == []
+    assert "tf.cond(" in (fixed.fixed_source or "")
+
+
+# TFR306's rewrite (weights per batch) is judged again by TFR306: the finding
+# there afterwards is a new one, and the finding whose fix was applied counts
+# as fixed, in `check` and in `fix` alike.
+AVERAGE_PER_BATCH = """\
+import tensorflow as tf
+
+
+def psnr(a, b):
+    return tf.image.psnr(a, b, max_val=255)
+
+
+def evaluate(model, dataset):
+    psnr_values = []
+    for lr, hr in dataset:
+        sr = model(lr)
+        psnr_value = psnr(hr, sr)[0]
+        psnr_values.append(psnr_value)
+    return tf.reduce_mean(psnr_values)
+"""
+
+
+def test_a_finding_whose_fix_was_applied_counts_as_fixed() -> None:
+    checked = _run(AVERAGE_PER_BATCH, fix=False, unsafe=True)
+    fixed = _run(AVERAGE_PER_BATCH, fix=True, unsafe=True)
+    assert [(f.code, f.start.line) for f in fixed.fixes_applied] == [("TFR306", 14)]
+    assert len(fixed.fixes_applied) == _fixable(checked, unsafe=True) == 1

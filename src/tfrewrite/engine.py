@@ -522,8 +522,6 @@ def _parse(source: str) -> cst.Module:
 def _process_python(job: FileJob) -> FileResult:
     import libcst as cst
 
-    from tfrewrite.context import RuleContext
-
     path = job.file.path
     result = FileResult(path)
     try:
@@ -543,56 +541,28 @@ def _process_python(job: FileJob) -> FileResult:
             )
             return result
         result.parsed = True
-        index, traced = job.index, job.traced
-        code = source  # the text of `module`, kept to avoid regenerating it
-        for _round in range(MAX_FIX_ROUNDS):
-            # Traced context is re-derived every round (`_reindex`): a step
-            # decorated in the last round makes its callees traced, and steps
-            # still undecorated are checked as the traced code they will be.
-            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-            found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
-            fixable = [
-                f
-                for f in found
-                if f.violation.fix is not None
-                and options.allows(f.violation.fix.applicability)
-                and id(f) not in held
-            ]
-            applied: list[int] = []
-            if options.fix and fixable:
-                # LibCST's codemod machinery is slow to import: only when fixing.
-                from tfrewrite.fixer import apply_fixes
+        from tfrewrite.fix_rounds import as_fix_would_do, settle
 
-                new_module, applied = apply_fixes(module, [f.violation.fix for f in fixable])  # type: ignore[misc]
-            if not applied:
-                result.findings = [
-                    _to_finding(path, f, module, code, options.want_edits) for f in found
-                ]
-                break
-            result.fixes_applied.extend(
-                _to_finding(path, fixable[i], module, code, False) for i in applied
-            )
-            new_code = new_module.code
-            try:
-                module = _parse(new_code)
-                code = new_code
-            except cst.ParserSyntaxError as err:
-                result.error = FileError(
-                    path,
-                    "internal error: the fixes produced code that does not parse "
-                    f"({err.message}); file left unchanged",
-                )
-                result.fixed_source = None
-                result.fixes_applied = []
-                return result
-            result.fixed_source = new_code
-            index, traced = _reindex(new_code, index, traced)
-        else:  # fixes did not settle: report what is left
-            ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-            found, _ = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
-            result.findings = [
-                _to_finding(path, f, module, code, options.want_edits) for f in found
+        settled = settle(path, module, source, job.index, job.traced, rules, options)
+        if settled.error is not None:
+            result.error = FileError(path, settled.error)
+            return result
+        first = settled.first
+        if options.fix:
+            result.fixes_applied = [
+                _to_finding(path, first[i], module, source, False) for i in settled.resolved
             ]
+            if settled.code != source:
+                result.fixed_source = settled.code
+            result.findings = [
+                _to_finding(path, f, settled.module, settled.code, options.want_edits)
+                for f in settled.final
+            ]
+            return result
+        result.findings = [
+            _to_finding(path, f, module, source, options.want_edits)
+            for f in as_fix_would_do(path, module, source, job, rules, first, settled.held)
+        ]
         return result
     except RecursionError:
         result.error = FileError(path, "internal error: file too deeply nested to analyse")

@@ -1004,3 +1004,42 @@ def test_an_if_on_the_elements_of_a_likely_tensor_argument_matches():
     rewritten = rewrite(source, unsafe=True)
     inputs = [([tf.constant(v) for v in values],) for values in ([1, 2, 3], [2, 4], [5])]
     assert_rewrite_equivalent(source, rewritten, "odd_sum", inputs, autograph=False)
+
+
+NESTED_CHAIN = """\
+import tensorflow as tf
+
+
+@tf.function
+def forward(x):
+    err = tf.reduce_mean(x)
+    if err > 2.0:
+        w = err * 3.0
+    elif err > 1.0:
+        if x.shape[0] > 1:
+            w = err
+        elif err > 1.5:
+            w = err * 0.5
+        else:
+            w = -err
+    else:
+        print(err)
+        w = err * err
+    return w
+"""
+
+
+def test_a_chain_with_a_nested_chain_rewritten_in_two_rounds_matches():
+    """An `if`/`elif` chain holding an `if`/`elif` (a static shape test, then a
+    tensor one) and a `print`: `fix` converts the inner chain, then the outer
+    one once the `print` is a `tf.print`; the rewrite runs without AutoGraph.
+    The inputs reach every branch, both shape sides included."""
+    fixed = fix_source(NESTED_CHAIN, select=["TFR101", "TFR103"])
+    assert check_source(fixed, select=["TFR101", "TFR103"]) == []
+    inputs = [
+        (tf.fill([size], error),)
+        for size in (1, 3)
+        for error in (-1.0, 0.5, 1.2, 1.6, 1.8, 2.5)
+    ]
+    with capture_fds():
+        assert_rewrite_equivalent(NESTED_CHAIN, fixed, "forward", inputs, autograph=False)

@@ -116,8 +116,9 @@ assert INLINE_ASSIGN_SUB != INLINE
 @pytest.mark.parametrize(
     ("source", "codes"),
     [
-        # TFR301's fix moves the decorator onto the step, which also settles TFR302.
-        pytest.param(LOSS_DECORATED, {"TFR301"}, id="decorator-moved-to-step"),
+        # TFR301's fix moves the decorator onto the step, which also settles
+        # TFR302: both findings are fixed (as `check` counted them fixable).
+        pytest.param(LOSS_DECORATED, {"TFR301", "TFR302"}, id="decorator-moved-to-step"),
         pytest.param(INLINE, {"TFR303"}, id="inline-tape-extracted"),
         pytest.param(INLINE_LOGGING_IN_TAPE, {"TFR303"}, id="logging-moved-out-of-the-tape"),
         pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),

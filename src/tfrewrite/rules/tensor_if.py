@@ -274,6 +274,11 @@ class TensorIf(Rule):
       alone passes its old value through; variables used only inside a branch
       stay local to it. Augmented and tuple assignments work.
     - `elif` chains become nested `tf.cond`s; nested `if`s are rewritten inside out.
+      A function is never left half rewritten: when a tensor `if` around
+      others cannot be rewritten (a `print` in its branch, or a dtype its
+      rewritten branches no longer match), the function needs AutoGraph all
+      the same, and its other tensor conditionals stay as written too,
+      refused with that reason.
     - `and` / `or` / `not` become `tf.logical_and` / `tf.logical_or` /
       `tf.logical_not`; `1.0 < m <= 2.0` becomes `tf.logical_and(1.0 < m, m <= 2.0)`;
       a scalar that is not boolean is compared explicitly (`n != 0`, or

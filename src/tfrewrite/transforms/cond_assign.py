@@ -11,6 +11,7 @@ output must have one dtype in both branches.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -44,10 +45,8 @@ from tfrewrite.transforms.cond_flow import (
     assigned_names,
     block_statements,
     bound_by_definition,
-    defined_before,
     definitely_assigned,
     is_pass,
-    live_after,
     reads,
 )
 from tfrewrite.transforms.cond_site import CondSite, assignment_order
@@ -88,8 +87,8 @@ def rewrite_assigning(
             raise Refusal(problem)
     if not any(sides.values()):
         raise Refusal("both branches are empty: delete the `if`")
-    live = live_after(place) | site.closure_reads
-    defined = defined_before(place)
+    live = site.live_after(place) | site.closure_reads
+    defined = site.defined_before(place)
     modified = {side: assigned_names(cst.Module(body=s)) for side, s in sides.items()}
     outputs = [n for n in assignment_order(sides["true"] + sides["false"]) if n in live]
     surely = {side: definitely_assigned(s) for side, s in sides.items()}
@@ -404,6 +403,43 @@ _HOST_BUILTINS = frozenset(
 )
 
 
+@dataclass
+class StatementUses:
+    """What `met_tensor` looks for in one statement (nested functions
+    excluded), gathered once per statement: a function with many
+    conditionals asks it of the same statements after each of them."""
+
+    names: dict[str, int] = field(default_factory=dict)  # `Name` nodes per value
+    host_calls: dict[str, list[str]] = field(default_factory=dict)  # name -> builtins given it
+    operands: dict[str, list[cst.BaseExpression]] = field(default_factory=dict)
+    assigned: frozenset[str] = frozenset()
+
+
+def statement_uses(statement: cst.CSTNode) -> StatementUses:
+    uses = StatementUses(assigned=frozenset(assigned_names(cst.Module(body=[statement]))))
+    for node in iter_nodes(cst.Module(body=[statement]), into_functions=False):
+        if isinstance(node, cst.Name):
+            uses.names[node.value] = uses.names.get(node.value, 0) + 1
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value in _HOST_BUILTINS
+        ):
+            for arg in node.args:
+                if isinstance(arg.value, cst.Name):
+                    uses.host_calls.setdefault(arg.value.value, []).append(node.func.value)
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        if isinstance(node, cst.BinaryOperation):
+            pairs = [(node.left, node.right), (node.right, node.left)]
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            other = node.comparisons[0].comparator
+            pairs = [(node.left, other), (other, node.left)]
+        for own, other in pairs:
+            if isinstance(own, cst.Name):
+                uses.operands.setdefault(own.value, []).append(other)
+    return uses
+
+
 def met_tensor(site: CondSite, name: str, place: Placement, unstable: set[str]) -> str | None:
     """The floating-point tensor every later read of `name` meets in
     arithmetic or a comparison (`err * factor`), so that Python numbers
@@ -412,36 +448,27 @@ def met_tensor(site: CondSite, name: str, place: Placement, unstable: set[str]) 
     (`range(rounds)`) is refused: as a tensor it would need AutoGraph."""
     if any(isinstance(c, (cst.For, cst.While)) for c in place.compounds):
         return None  # the next iteration reads it too
-    after = [s for body, index in place.blocks for s in body[index + 1 :]]
-    rebound = assigned_names(cst.Module(body=after))
-    defined = defined_before(place)
-    reads_of_name = 0
-    anchors: list[str] = []
-    for node in iter_nodes(cst.Module(body=after), into_functions=False):
-        if isinstance(node, cst.Name) and node.value == name:
-            reads_of_name += 1
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value in _HOST_BUILTINS
-            and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args)
-        ):
+    after = [site.uses_of(s) for body, index in place.blocks for s in body[index + 1 :]]
+    for uses in after:
+        for builtin in uses.host_calls.get(name, ()):
             raise Refusal(
-                f"'{name}' is passed to `{node.func.value}(...)` after the `if`, which needs a "
+                f"'{name}' is passed to `{builtin}(...)` after the `if`, which needs a "
                 "Python value: as the result of `tf.cond` it would be a tensor, which only "
                 "AutoGraph can handle there"
             )
-        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
-        if isinstance(node, cst.BinaryOperation):
-            pairs = [(node.left, node.right), (node.right, node.left)]
-        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-            other = node.comparisons[0].comparator
-            pairs = [(node.left, other), (other, node.left)]
-        for own, other in pairs:
-            if isinstance(own, cst.Name) and own.value == name:
-                anchor = dtype_anchor(other, site.facts, site.facts.resolver, unstable | rebound)
-                if anchor is not None and anchor in defined and site.facts.kind(other).floating:
-                    anchors.append(anchor)
-    if name in rebound or not anchors or len(anchors) != reads_of_name:
+    if any(name in uses.assigned for uses in after):
+        return None
+    operands = [other for uses in after for other in uses.operands.get(name, ())]
+    reads_of_name = sum(uses.names.get(name, 0) for uses in after)
+    if not operands or len(operands) < reads_of_name:
+        return None  # some read is not arithmetic or a comparison
+    rebound = set().union(*(uses.assigned for uses in after))
+    defined = site.defined_before(place)
+    anchors: list[str] = []
+    for other in operands:
+        anchor = dtype_anchor(other, site.facts, site.facts.resolver, unstable | rebound)
+        if anchor is not None and anchor in defined and site.facts.kind(other).floating:
+            anchors.append(anchor)
+    if not anchors or len(anchors) != reads_of_name:
         return None
     return anchors[0]

@@ -368,13 +368,21 @@ def placement(
     return Placement(function, tuple(blocks), tuple(compounds))
 
 
-def defined_before(place: Placement) -> set[str]:
+def defined_before(
+    place: Placement,
+    flow: Callable[[Statement], tuple[frozenset[str], frozenset[str]]] | None = None,
+) -> set[str]:
     """Names surely bound when control reaches the statement: parameters and
-    names assigned by statements that precede it on every path."""
+    names assigned by statements that precede it on every path. `flow` may
+    remember `statement_flow` per statement."""
     params = function_params(place.function)
     names = set(params)
     for body, index in place.blocks:
-        names |= definitely_assigned(body[:index])
+        if flow is None:
+            names |= definitely_assigned(body[:index])
+        else:
+            for statement in body[:index]:
+                names |= flow(statement)[1]
     for compound in place.compounds:
         if isinstance(compound, cst.With):
             names.update(
@@ -395,17 +403,31 @@ def function_params(function: cst.FunctionDef) -> list[str]:
     return [param.name.value for param in params]
 
 
-def live_after(place: Placement) -> set[str]:
+def statement_flow(statement: Statement) -> tuple[frozenset[str], frozenset[str]]:
+    """What one statement may read before assigning, and what it surely
+    assigns: the per-statement facts `live_after` combines."""
+    return (
+        frozenset(read_before_assigned([statement])),
+        frozenset(_definitely_assigned_one(statement)),
+    )
+
+
+def live_after(
+    place: Placement,
+    flow: Callable[[Statement], tuple[frozenset[str], frozenset[str]]] = statement_flow,
+) -> set[str]:
     """Names that may be read after the statement before being reassigned:
     the rest of each enclosing block, and the whole of any enclosing loop
-    (its next iteration)."""
+    (its next iteration). `flow` may remember `statement_flow` per
+    statement (a function with many conditionals asks it of the same ones)."""
     live: set[str] = set()
     killed: set[str] = set()
     levels = list(zip(place.blocks, _block_owners(place), strict=True))
     for (body, index), owner in reversed(levels):
         for statement in body[index + 1 :]:
-            live |= read_before_assigned([statement]) - killed
-            killed |= _definitely_assigned_one(statement)
+            needs, assigns = flow(statement)
+            live |= needs - killed
+            killed |= assigns
         if isinstance(owner, _LOOPS):
             live |= reads(owner)
         elif isinstance(owner, cst.Try):

@@ -35,7 +35,6 @@ from tfrewrite.transforms.cond_flow import (
     always_returns,
     assigned_names,
     block_statements,
-    defined_before,
     is_generator,
     returns_in,
 )
@@ -59,7 +58,7 @@ def rewrite_returning(
         raise Refusal("the function body is on one line")
     statements = list(function_body.body)
     anchor = place.top_level_index
-    defined = defined_before(place)
+    defined = site.defined_before(place)
 
     def convert(normalized: cst.If) -> list[Statement]:
         return _returning_cond(site, normalized, node, place, condition, defined)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -26,6 +27,7 @@ from tfrewrite.transforms.cond_flow import (
     assigned_in_order,
     assigned_names,
     closure_reads,
+    defined_before,
     definitely_assigned,
     live_after,
     named_closures,
@@ -33,7 +35,11 @@ from tfrewrite.transforms.cond_flow import (
     reads,
     rebinding_closures,
     scope_declarations,
+    statement_flow,
 )
+
+if TYPE_CHECKING:
+    from tfrewrite.transforms.cond_assign import StatementUses
 
 # Functions that call the branch functions given to them before they return.
 COND_FUNCTIONS = frozenset({"tensorflow.cond", "keras.ops.cond", "tensorflow.keras.ops.cond"})
@@ -58,6 +64,9 @@ class CondSite:
         self.imports = imports
         self.translator = ConditionTranslator(facts, tf, rule_ctx.code, assume_scalar)
         self.current: cst.If | None = None
+        # `statement_uses` per statement of the function (held with its node).
+        self._uses: dict[int, tuple[cst.CSTNode, StatementUses]] = {}
+        self._flows: dict[int, tuple[cst.CSTNode, tuple[frozenset[str], frozenset[str]]]] = {}
         # Why the rewrite being built cannot be a safe fix (reset per conditional).
         self.unsafe: list[str] = []
 
@@ -80,6 +89,34 @@ class CondSite:
     @cached_property
     def named_closures(self) -> dict[str, set[str]]:
         return named_closures(self.scope.node)
+
+    def uses_of(self, statement: cst.CSTNode) -> StatementUses:
+        """`statement_uses(statement)`, gathered once per statement."""
+        from tfrewrite.transforms.cond_assign import statement_uses
+
+        known = self._uses.get(id(statement))
+        if known is None:
+            known = self._uses[id(statement)] = (statement, statement_uses(statement))
+        return known[1]
+
+    def flow_of(self, statement: Statement) -> tuple[frozenset[str], frozenset[str]]:
+        """`statement_flow(statement)`, gathered once per statement."""
+        known = self._flows.get(id(statement))
+        if known is None:
+            known = self._flows[id(statement)] = (statement, statement_flow(statement))
+        return known[1]
+
+    def live_after(self, place: Placement) -> set[str]:
+        return live_after(place, self.flow_of)
+
+    def defined_before(self, place: Placement) -> set[str]:
+        return defined_before(place, self.flow_of)
+
+    @cached_property
+    def rebinding_closures(self) -> dict[str, set[str]]:
+        """Once per function, not once per branch: a function with many
+        conditionals would be walked once for each."""
+        return rebinding_closures(self.scope.node)
 
     def branch_scope_problem(self, side: str, statements: Sequence[Statement]) -> str | None:
         """Why a branch cannot move into a nested function or lambda: a
@@ -105,7 +142,7 @@ class CondSite:
                 )
         assigned = assigned_names(block)
         used = reads(block)
-        rebinding = rebinding_closures(self.scope.node)
+        rebinding = self.rebinding_closures
         for closure in sorted(used - assigned):
             reached = {closure} | self.named_closures.get(closure, set())
             writer = next((name for name in sorted(reached) if name in rebinding), None)
@@ -177,7 +214,7 @@ class CondSite:
         may each define their own `_true_fn`.)"""
         base = f"_{outputs[0].lstrip('_')}_if_{side}" if len(outputs) == 1 else f"_{side}_fn"
         assert self.current is not None
-        taken = live_after(place) | reads(self.current) | assigned_names(self.current)
+        taken = self.live_after(place) | reads(self.current) | assigned_names(self.current)
         name, n = base, 2
         while name in taken:
             name = f"{base}_{n}"
