@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import local_names
 from tfrewrite.analysis.module_constants import module_literals
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.state import (
@@ -28,7 +29,6 @@ from tfrewrite.analysis.state import (
     rebound_in_loops,
     subscript_writes,
 )
-from tfrewrite.analysis.tensors import local_names
 from tfrewrite.analysis.walk import iter_with_ancestors, statement_children
 from tfrewrite.context import FunctionScope, RuleContext
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfrewrite.analysis.prefilters import condition_self_reads, self_attribute_from_call
-from tfrewrite.analysis.tensors import is_tensor_op
+from tfrewrite.analysis.tensor_kinds import is_tensor_op
 
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.

@@ -13,8 +13,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import scope_nodes
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import TENSOR_ANNOTATIONS, scope_nodes
+from tfrewrite.analysis.tensor_kinds import TENSOR_ANNOTATIONS
 
 # Parameter names that carry Python values (flags, sizes, objects), never a
 # likely tensor.

@@ -14,8 +14,9 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import bound_names
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts, bound_names
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import local_names
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.state import (
     AttributeWrites,
@@ -14,7 +15,6 @@ from tfrewrite.analysis.state import (
     is_container,
     module_containers,
 )
-from tfrewrite.analysis.tensors import local_names
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability

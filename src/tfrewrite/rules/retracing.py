@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
-from tfrewrite.analysis.tensors import is_python_number
+from tfrewrite.analysis.tensor_kinds import is_python_number
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability

@@ -8,7 +8,7 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.state import SETUP_METHODS
-from tfrewrite.analysis.tensors import VARIABLE_CONSTRUCTORS
+from tfrewrite.analysis.tensor_kinds import VARIABLE_CONSTRUCTORS
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability

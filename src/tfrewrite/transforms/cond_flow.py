@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import bound_names
+from tfrewrite.analysis.bindings import bound_names
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 
 Statement = cst.BaseStatement

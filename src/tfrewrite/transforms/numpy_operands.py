@@ -11,14 +11,14 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.analysis.bindings import local_bindings
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.tensor_kinds import (
     FLOATING,
     NOT_TENSOR,
     TENSOR,
-    TensorFacts,
     TensorKind,
     is_python_number,
 )
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.numpy_ops import (
     ACCUMULATE,

@@ -21,7 +21,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.analysis.bindings import single_values
-from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts, TensorKind
+from tfrewrite.analysis.tensor_kinds import NON_TENSOR_ATTRIBUTES, TensorKind
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.print_pieces import STATIC_BUILTINS
