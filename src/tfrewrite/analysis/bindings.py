@@ -169,3 +169,15 @@ def split_target(
                     result.append((name, value, i))
         return result
     return []  # attribute / subscript targets bind no local name
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (`a`, `a, (b, *c)`), not the
+    names an attribute or subscript target reads (`cfg.rate = ...`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import target_names
 from tfrewrite.analysis.walk import iter_small_statements, statement_children
 
 
@@ -34,18 +35,6 @@ def _is_python_literal(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.UnaryOperation):
         return _is_python_literal(node.expression)
     return False
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    """The names an assignment target binds (`a`, `a, *b`), not the names
-    an attribute or subscript target reads."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [name for element in target.elements for name in _target_names(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 @dataclass(frozen=True)
@@ -95,18 +84,18 @@ def module_literals(module: cst.Module) -> ModuleLiterals:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
             continue
         if isinstance(node, cst.For):
-            add(_target_names(node.target), None)
+            add(target_names(node.target), None)
         if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             for small in node.body:
                 if isinstance(small, cst.Assign):
                     value = literal_source(small.value)
                     for target in small.targets:
-                        add(_target_names(target.target), value)
+                        add(target_names(target.target), value)
                 elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
                     literal = None
                     if isinstance(small, cst.AnnAssign) and small.value is not None:
                         literal = literal_source(small.value)
-                    add(_target_names(small.target), literal)
+                    add(target_names(small.target), literal)
             continue
         stack.extend(statement_children(node))
     return ModuleLiterals({name: tuple(values) for name, values in found.items()})

@@ -22,7 +22,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 from tfrewrite.transforms.print_pieces import (
     PrintRefusal,
     formats_a_tensor,
@@ -33,6 +33,7 @@ from tfrewrite.transforms.print_rewrite import (
     assumed_notes,
     check_print,
     is_print,
+    print_fix,
     printed_values,
     refuse_leftover_reads,
     rewrite_print,
@@ -459,13 +460,7 @@ class PrintInTracedCode(Rule):
             *assumed_notes(facts),
             *rewrite.assumptions,
         ]
-        applicability = Applicability.UNSAFE if notes else Applicability.SAFE
-        message = "Pass the tensors to `tf.print` as arguments"
-        if notes:
-            message += " (unsafe: " + "; ".join(notes) + ")"
-        fix = CstFix(
-            message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability
-        )
+        fix = print_fix(call, rewrite, "Pass the tensors to `tf.print` as arguments", notes)
         return Violation(call, problem, fix)
 
 

@@ -118,12 +118,18 @@ def check_print(
         *rewrite.assumptions,
         *([context_note] if context_note else []),
     ]
+    fix = print_fix(call, rewrite, "Replace `print` with `tf.print`", notes)
+    return Violation(call, f"{problem}; use `tf.print`", fix)
+
+
+def print_fix(call: cst.Call, rewrite: PrintRewrite, message: str, notes: list[str]) -> CstFix:
+    """The fix replacing `call` by its rewrite: unsafe when it rests on
+    `notes` (assumptions, a context that may compile with XLA), which its
+    message then lists."""
     applicability = Applicability.UNSAFE if notes else Applicability.SAFE
-    message = "Replace `print` with `tf.print`"
     if notes:
         message += " (unsafe: " + "; ".join(notes) + ")"
-    fix = CstFix(message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability)
-    return Violation(call, f"{problem}; use `tf.print`", fix)
+    return CstFix(message, (NodeEdit(call, rewrite.replacement),), rewrite.imports, applicability)
 
 
 def printed_values(
