@@ -8,6 +8,7 @@ import textwrap
 import libcst as cst
 
 from tfrewrite.analysis.module_constants import literal_source, module_literals
+from tfrewrite.api import check_source
 
 
 def _literals(source: str):  # type: ignore[no-untyped-def]
@@ -78,3 +79,38 @@ def test_attribute_targets_and_function_bodies_bind_no_module_name() -> None:
         """
     )
     assert found.constants() == {"rate": "0.1"}
+
+
+# The rules that read the record: an annotated assignment binds its literal too.
+def test_an_annotated_flag_bound_to_true_turns_eager_execution_on() -> None:
+    source = (
+        "import tensorflow as tf\n\nDEBUG: bool = True\ntf.config.run_functions_eagerly(DEBUG)\n"
+    )
+    found = check_source(source, path="train.py", select=["TFR307"])
+    assert [(f.code, f.start.line) for f in found] == [("TFR307", 4)]
+
+
+def test_a_literal_restated_after_an_annotated_binding_is_not_frozen_state() -> None:
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        num_classes: int = 10
+
+
+        @tf.function
+        def step(x):
+            return tf.one_hot(x, num_classes)
+
+
+        for x in range(3):
+            step(x)
+
+        num_classes = 10
+        for x in range(3):
+            step(x)
+        """
+    )
+    assert check_source(source, select=["TFR201"]) == []
+    changed = source.replace("num_classes = 10\nfor", "num_classes = 12\nfor")
+    assert [f.start.line for f in check_source(changed, select=["TFR201"])] == [9]
