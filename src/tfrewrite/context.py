@@ -14,11 +14,11 @@ import libcst as cst
 from tfrewrite.analysis.attributes import attribute_facts
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.analysis.parameters import likely_tensor_params
 from tfrewrite.analysis.project import TracedFunction
 from tfrewrite.analysis.tensors import (
     FLOATING,
-    LOSS_PARAMETER_NAMES,
     SCALAR,
     TENSOR,
     AttributeFacts,

@@ -24,7 +24,16 @@ from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    Rule,
+    TracedFacts,
+    Valid,
+    Violation,
+)
 from tfrewrite.transforms.print_format import argument_pieces, string_pieces
 from tfrewrite.transforms.print_pieces import (
     Arg,
@@ -388,7 +397,7 @@ class PrintInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where some traced function calls `print` (a pass-1 fact)."""
         return any(
             (info := index.functions.get(q)) is not None
