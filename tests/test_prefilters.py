@@ -203,7 +203,9 @@ KEPT = {
         """
         import tensorflow as tf
 
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)])
+        SIGNATURE = [tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)]
+
+        @tf.function(input_signature=SIGNATURE)
         def f(x, training=False):
             if training:
                 x = x * 0.5
