@@ -203,9 +203,9 @@ KEPT = {
         """
         import tensorflow as tf
 
-        SIGNATURE = [tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)]
-
-        @tf.function(input_signature=SIGNATURE)
+        @tf.function(
+            input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)]
+        )
         def f(x, training=False):
             if training:
                 x = x * 0.5
