@@ -20,7 +20,7 @@ def _admitted(source: str, code: str) -> bool:
     """Whether the rule's prefilter keeps this file (pass-1 facts alone)."""
     index = build_index(textwrap.dedent(source), "example.py", "example")
     traced = compute_facts([index]).for_path("example.py")
-    return RULES_BY_CODE[code].applies_to(index, set(traced))
+    return RULES_BY_CODE[code].applies_to(index, traced)
 
 
 def _reported_lines(source: str, code: str) -> list[int]:
@@ -236,6 +236,101 @@ KEPT = {
                     loss(y, x)
         """,
     ),
+    "TFR101: a `training` flag an `input_signature` makes a tensor": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function(
+            input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)]
+        )
+        def f(x, training=False):
+            if training:
+                x = x * 0.5
+            return x
+        """,
+    ),
+    "TFR101: a local bound to a TensorFlow result": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            total = tf.reduce_sum(x)
+            big = total > 1.0
+            if big:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a function imported from TensorFlow by name": (
+        "TFR101",
+        """
+        import tensorflow as tf
+        from tensorflow import reduce_sum
+
+        @tf.function
+        def f(x):
+            if reduce_sum(x) > 1.0:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a parameter with no default rebound from itself": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, scale=2.0):
+            x = x * scale
+            if x > 1.0:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR202: a list of the module appended to": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        history = []
+
+        @tf.function
+        def f(x):
+            history.append(x)
+            return x
+        """,
+    ),
+    "TFR202: a `self` list appended to": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        class Model(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.seen = []
+
+            def call(self, x):
+                self.seen.append(x)
+                return x
+        """,
+    ),
+    "TFR202: a list of the function's own grown in a `tf.range` loop": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, n):
+            parts = []
+            for i in tf.range(n):
+                parts.append(x * tf.cast(i, tf.float32))
+            return parts
+        """,
+    ),
 }
 
 # Files each prefilter may skip: nothing there for the rule.
@@ -314,6 +409,46 @@ SKIPPED = {
                 options.margin = epoch / 10  # an argument's attribute, not a class's
                 for x, y in batches:
                     loss(y, x)
+        """,
+    ),
+    "TFR101: conditions on flags, sizes and helpers of the project": (
+        "TFR101",
+        """
+        import tensorflow as tf
+        from mypackage import tree
+        from mypackage.dtypes import standardize_dtype
+
+        class Block(tf.keras.layers.Layer):
+            def call(self, x, training=False, data_format="channels_last"):
+                rank = len(x.shape)
+                causal = training and self.dropout > 0
+                if causal and rank == 2:
+                    x = x * 0.5
+                if data_format == "channels_first" or tree.is_nested(x):
+                    return x
+                if standardize_dtype(x.dtype) == "float16" and str(self.name).lower() != "":
+                    return x
+                return x if max(self.strides) > 1 else -x
+
+            def build(self, shape):
+                self.strides = tuple(shape)
+                self.dropout = 0.5
+        """,
+    ),
+    "TFR202: lists of the function's own, outside graph loops; modules' functions": (
+        "TFR202",
+        """
+        import tensorflow as tf
+        from mypackage import ops
+
+        @tf.function
+        def f(xs):
+            parts = []
+            for x in xs:
+                parts.append(ops.add(x, 1.0))
+            seen = set()
+            seen.add(len(parts))
+            return tf.stack(parts)
         """,
     ),
 }

@@ -15,11 +15,11 @@ from tfrewrite.analysis.attributes import attribute_facts
 from tfrewrite.analysis.bindings import positional_param_names
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.analysis.parameters import likely_tensor_params
 from tfrewrite.analysis.project import TracedFunction
 from tfrewrite.analysis.tensor_kinds import (
     FLOATING,
-    LOSS_PARAMETER_NAMES,
     SCALAR,
     TENSOR,
     TensorKind,

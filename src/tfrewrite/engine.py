@@ -458,11 +458,10 @@ def _rules_for(job: FileJob) -> list[Rule]:
     facts alone (no LibCST parse): most files have none."""
     options = job.options
     ignored = options.ignored_prefixes(job.file.path)
-    traced_names = set(job.traced)
     return [
         r
         for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(job.index, traced_names)
+        if not r.code.startswith(ignored) and r.applies_to(job.index, job.traced)
     ]
 
 

@@ -311,8 +311,6 @@ RANK_ONE_RESULTS = frozenset(
 NON_TENSOR_ATTRIBUTES = frozenset(
     {"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"}
 )
-# Parameter names that carry tensors in a function called as a loss.
-LOSS_PARAMETER_NAMES = frozenset({"y_true", "y_pred"})
 TENSOR_ANNOTATIONS = frozenset(
     {"tensorflow.Tensor", "tensorflow.Variable", "tensorflow.types.experimental.TensorLike"}
 )

@@ -13,7 +13,7 @@ from tfrewrite.analysis.training import remove_statement_edits
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 SWITCHES = frozenset(
     {
@@ -173,7 +173,7 @@ class EagerSwitchLeftOn(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return index.calls_run_functions_eagerly and not is_test_path(index.path)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

@@ -20,7 +20,7 @@ from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 from tfrewrite.transforms.numpy_operands import builtin_extremum, numpy_function
 from tfrewrite.transforms.print_rewrite import announces_tracing, rewritten_print_around
 from tfrewrite.transforms.tensor_results import Followed, follow
@@ -202,7 +202,7 @@ class NumpyCallInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where a traced function calls `.numpy()`, `.item()` or a
         host conversion builtin (a pass-1 fact: calls are recorded by name)."""
         for qualname in traced_qualnames:

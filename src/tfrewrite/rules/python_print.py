@@ -22,7 +22,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
 from tfrewrite.transforms.print_pieces import (
     PrintRefusal,
     formats_a_tensor,
@@ -368,7 +368,7 @@ class PrintInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where some traced function calls `print` (a pass-1 fact)."""
         return any(
             (info := index.functions.get(q)) is not None

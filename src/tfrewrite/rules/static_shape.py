@@ -24,7 +24,16 @@ from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    Rule,
+    TracedFacts,
+    Valid,
+    Violation,
+)
 
 # TensorFlow ops that take a shape, and where: (position, keyword).
 SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
@@ -215,7 +224,7 @@ class StaticShapeInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Files with traced code that call an op taking a shape."""
         return bool(traced_qualnames) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)
 
