@@ -325,6 +325,7 @@ class _Indexer(_FastVisitor):
         self.function_stack: list[FunctionInfo] = []
         self.module_level_names: set[str] = set()
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
+        self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
@@ -525,7 +526,7 @@ class _Indexer(_FastVisitor):
         given the `self` attributes read hold no variable (left in
         `branch_reads`, checked last) and the project proves no parameter
         read a tensor (`FunctionInfo.condition_params`, checked by TFR101)."""
-        conditions = PythonConditions(self.resolve, self.index.imports)
+        conditions = PythonConditions(self.resolve, self.index.imports, self.mentions_walrus)
         for info, node, tests in self.functions_with_tests:
             known = conditions.of_function(node, tests)
             if known is None:
@@ -1343,6 +1344,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
+    indexer.mentions_walrus = ":=" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)

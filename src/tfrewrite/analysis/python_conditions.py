@@ -104,10 +104,15 @@ class PythonConditions:
     """Reads conditions of one file, resolving names through its imports."""
 
     def __init__(
-        self, resolve: Callable[[ast.AST], str | None], imports: Mapping[str, str]
+        self,
+        resolve: Callable[[ast.AST], str | None],
+        imports: Mapping[str, str],
+        walrus: bool = True,
     ) -> None:
+        """`walrus`: whether the file may hold `:=` (a byte check)."""
         self.resolve = resolve
         self.imports = imports
+        self.walrus = walrus
 
     def of_function(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, tests: Iterable[ast.expr]
@@ -201,15 +206,14 @@ class PythonConditions:
         holds a Python value (see the module docstring): every binding of it
         in the function (a nested one included) is `name = <value>` with a
         Python value, whose own names are checked in turn."""
-        bindings = _bindings(function)
-        assigned: dict[int, ast.expr] | None = None
+        bindings = _bindings(function, self.walrus)
         params = _python_params(function.args)
         others = _all_params(function.args) - params  # may hold tensors on entry
         relied: set[str] = set()
         todo, seen = list(reads.names), set(reads.names)
         while todo:
             name = todo.pop()
-            stores = bindings.get(name, [])
+            stores = bindings.by_name.get(name, [])
             if name in others:
                 return None
             if name in params:
@@ -218,10 +222,8 @@ class PythonConditions:
                 return None  # a closure, a global or a builtin: not known here
             if not stores:
                 continue
-            if assigned is None:
-                assigned = _single_name_assignments(function)
             for store in stores:
-                value = assigned.get(id(store))
+                value = bindings.values.get(id(store))
                 inner = _Reads(reads.self_attrs)
                 if value is None or not self._condition(value, inner):
                     return None
@@ -230,33 +232,88 @@ class PythonConditions:
         return PythonNames(frozenset(relied), frozenset(reads.self_attrs))
 
 
-def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.AST]]:
-    """Every node that binds a name inside `function` (its parameters
-    aside), by name: assignments of any form, loop and `with` targets,
-    imports, nested definitions, `except ... as`, match captures, and
-    `global` / `nonlocal` declarations (which make a name not the function's
-    own). Nested functions count: a name they bind is treated as bound here."""
-    found: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(function):
-        if node is function:
-            continue
-        bound: list[str] = []
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.append(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound.extend(node.names)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.append(node.name)
+@dataclass
+class _Bindings:
+    """Every binding of a name inside a function (its parameters aside),
+    nested functions included: by name, the binding nodes; and the value of
+    each `name = value` / `name: T = value` binding, by the id of its
+    target."""
+
+    by_name: dict[str, list[ast.AST]] = field(default_factory=dict)
+    values: dict[int, ast.expr] = field(default_factory=dict)
+
+    def bind(self, name: str, node: ast.AST) -> None:
+        self.by_name.setdefault(name, []).append(node)
+
+    def bind_targets(self, target: ast.expr, value: ast.expr | None = None) -> None:
+        """The names `target` binds; `value` is recorded for a plain name."""
+        if isinstance(target, ast.Name):
+            self.bind(target.id, target)
+            if value is not None:
+                self.values[id(target)] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.bind_targets(element)
+        elif isinstance(target, ast.Starred):
+            self.bind_targets(target.value)
+
+
+def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> _Bindings:
+    """The bindings of `function`, read from its statements: assignments of
+    any form, loop and `with` targets, imports, nested definitions, `except
+    ... as`, `del`, match captures, and `global` / `nonlocal` declarations
+    (which make a name not the function's own). Expressions bind names only
+    through `:=`, looked for only when the file has one (`walrus`)."""
+    found = _Bindings()
+    statements: list[ast.stmt] = list(function.body)
+    while statements:
+        node = statements.pop()
+        if isinstance(node, ast.Assign):
+            single = len(node.targets) == 1
+            for target in node.targets:
+                found.bind_targets(target, node.value if single else None)
+        elif isinstance(node, ast.AnnAssign):
+            found.bind_targets(node.target, node.value)
+        elif isinstance(node, ast.AugAssign):
+            found.bind_targets(node.target)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            found.bind_targets(node.target)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    found.bind_targets(item.optional_vars)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                found.bind_targets(target)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.extend((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.append(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.append(node.rest)
-        for name in bound:
-            found.setdefault(name, []).append(node)
+            for alias in node.names:
+                found.bind((alias.asname or alias.name).split(".")[0], node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.bind(node.name, node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                found.bind(name, node)
+        elif isinstance(node, ast.Match):
+            for inner in ast.walk(node):
+                name = getattr(inner, "name", None) or getattr(inner, "rest", None)
+                if isinstance(inner, ast.pattern) and isinstance(name, str):
+                    found.bind(name, inner)
+        if isinstance(node, ast.Try) or node.__class__.__name__ == "TryStar":
+            for handler in node.handlers:  # type: ignore[attr-defined]
+                if handler.name:
+                    found.bind(handler.name, handler)
+                statements.extend(handler.body)
+        for attribute in ("body", "orelse", "finalbody"):
+            inner_statements = getattr(node, attribute, None)
+            if inner_statements.__class__ is list:
+                statements.extend(inner_statements)
+        if isinstance(node, ast.Match):
+            for case in node.cases:
+                statements.extend(case.body)
+    if walrus:
+        for node in ast.walk(function):
+            if isinstance(node, ast.NamedExpr):
+                found.bind_targets(node.target)
     return found
 
 
@@ -281,20 +338,4 @@ def _python_params(args: ast.arguments) -> set[str]:
         starred = arg is args.vararg or arg is args.kwarg
         if starred or arg.arg in defaulted or is_python_parameter_name(arg.arg):
             found.add(arg.arg)
-    return found
-
-
-def _single_name_assignments(function: ast.AST) -> dict[int, ast.expr]:
-    """`id(target) -> value` of each `name = value` (one plain name target)
-    and `name: T = value` in `function`."""
-    found: dict[int, ast.expr] = {}
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target = node.target
-        else:
-            continue
-        if isinstance(target, ast.Name):
-            found[id(target)] = node.value  # type: ignore[assignment]
     return found
