@@ -95,7 +95,12 @@ class FrozenState:
         for name in module_containers(ctx.module, ctx.names) & changed_items:
             mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
         self.mutable = mutable
-        self.rebound_attributes = _rebound_dotted_attributes(ctx.module, ctx.names)
+        # Pass 1 knows whether the file assigns an attribute of a name at all.
+        self.rebound_attributes = (
+            _rebound_dotted_attributes(ctx.module, ctx.names)
+            if ctx.index.named_attribute_writes
+            else {}
+        )
         self._sections = _Sections(ctx.module)
         self._writes: dict[str, AttributeWrites] = {}
 

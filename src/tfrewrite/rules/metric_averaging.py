@@ -376,6 +376,8 @@ class PerBatchMetricAverage(Rule):
             reported: set[str] = set()
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
+                if not isinstance(node, (cst.Call, cst.BinaryOperation)):
+                    continue  # what every finding starts from: a mean or a division
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
                     yield Violation(
