@@ -44,6 +44,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfrewrite.verify import (
+    callers,
     capture,
     coverage,
     datasets,
@@ -96,6 +97,7 @@ class Request:
     # "step": train step name or None}
     loop: dict[str, Any] | None = None
     factory: str | None = None  # "module:function" that builds `self` for a method
+    caller: dict[str, Any] | None = None  # code that builds the arguments (`callers.Caller`)
 
 
 class Verifier:
@@ -307,10 +309,12 @@ class Verifier:
         from tfrewrite.verify import harness, replay
 
         r = self.request
-        arguments = None
+        arguments = rewrite_arguments = None
         if r.harness is not None:
             builder = harness.load_builder(r.harness)
             arguments = lambda: harness.build_arguments(builder)  # noqa: E731
+        elif r.caller is not None:
+            arguments, rewrite_arguments = self._caller_arguments()
         replay.verify_loop(
             self.outcome,
             r.original_source,
@@ -324,6 +328,35 @@ class Verifier:
             self.options.atol,
             loop.get("step"),
             loop.get("hint"),
+            rewrite_arguments,
+        )
+        if r.caller is not None and not self.outcome.unproven:
+            caller = callers.Caller.from_json(r.caller)
+            self.outcome.inputs.append(
+                f"the arguments of `{caller.function}` built by {caller.describe()}"
+            )
+
+    def _caller_arguments(self) -> tuple[Callable[[], dict], Callable[[], dict]]:
+        """Argument builders for each side from the code that calls the
+        function (see `callers`): each side runs its own module's caller; a
+        test imports the module from disk, so there the rewrite may not have
+        changed the classes the arguments are made of."""
+        r = self.request
+        caller = callers.Caller.from_json(r.caller or {})
+        changed = (
+            callers.changed_classes(r.original_source, r.rewrite_source)
+            if caller.kind == "test"
+            else frozenset()
+        )
+
+        def build(source: str, role: str) -> Callable[[], dict]:
+            return lambda: callers.capture_arguments(
+                caller, source, r.path, r.package, role, self.options.caller_seconds, changed
+            )
+
+        return (
+            build(r.original_source, "original"),
+            build(r.rewrite_source or r.original_source, "rewrite"),
         )
 
     def _train_steps(self, builder_spec: str) -> None:
