@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tfrewrite.verify import loader
+from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.loader import bound_names, find_definition, function_sources
 
 CALLER = "__tfrewrite_caller__"
@@ -164,52 +165,72 @@ def same_file_caller(source: str, function: str) -> Caller | None:
     return found[0] if found else None
 
 
-def _dotted_name(path: str) -> str:
-    package, _ = loader.package_of(path)
-    base = os.path.splitext(os.path.basename(path))[0]
-    return f"{package}.{base}" if package else base
-
-
 def _test_files(path: str) -> list[str]:
     """Test files (`test_*.py`, `*_test.py`) of the project around `path`,
     nearest first: the package's tree from its import root, or a script's folder."""
     package, root = loader.package_of(path)
     folder = os.path.dirname(os.path.abspath(path))
-    top = root if package else folder
+    tops = [root if package else folder]
+    # A `tests` folder beside the code or up to two folders above it.
+    above = tops[0]
+    for _ in range(3):
+        tops += [os.path.join(above, t) for t in ("tests", "test") if os.path.isdir(os.path.join(above, t))]
+        above = os.path.dirname(above)
     found: list[str] = []
-    for where, dirs, files in os.walk(top):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-        for name in sorted(files):
-            if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
-                found.append(os.path.join(where, name))
-        if len(found) >= TEST_FILES:
-            break
+    for top in dict.fromkeys(tops):
+        for where, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                    found.append(os.path.join(where, name))
+            if len(found) >= TEST_FILES:
+                break
+    found = list(dict.fromkeys(found))
     found = [f for f in found if os.path.abspath(f) != os.path.abspath(path)]
     return sorted(found, key=lambda f: (os.path.dirname(f) != folder, f.count(os.sep), f))
 
 
-def _references(tree: ast.Module, test_path: str, target: str, function: str) -> tuple[set, set]:
-    """How a test file names the target module and function: (module
-    expressions such as `train_lib`, local names bound to the function)."""
+def _references(tree: ast.Module, test_path: str, path: str, function: str) -> tuple[set, set]:
+    """How a test file names the module at `path` and its function: (module
+    expressions such as `train_lib`, local names bound to the function).
+    A dotted import names the module when the file's path ends with it (a
+    package, or namespace folders from the repository's top); a plain one
+    only from the module's own folder."""
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    same_folder = os.path.dirname(os.path.abspath(test_path)) == os.path.dirname(stem)
+
+    def names_module(dotted: str) -> bool:
+        if "." not in dotted:
+            return same_folder and dotted == os.path.basename(stem)
+        return stem.endswith(os.sep + dotted.replace(".", os.sep))
+
+    def relative(level: int, module: str | None, name: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(test_path))
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        parts = [*(module or "").split("."), name] if module else [name]
+        return os.path.join(folder, *parts) == stem
+
     modules: set[str] = set()
     names: set[str] = set()
-    test_package, _ = loader.package_of(test_path)
-    short = target.rpartition(".")[2]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name == target or (alias.name == short and "." not in target):
+                if names_module(alias.name):
                     modules.add(alias.asname or alias.name)
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = (test_package or "").split(".")
-                parts = parts[: len(parts) - node.level + 1] if node.level > 1 else parts
-                base = ".".join(p for p in [*parts, base] if p)
             for alias in node.names:
-                if f"{base}.{alias.name}".lstrip(".") == target:
+                if node.level:
+                    whole = relative(node.level, node.module, alias.name)
+                    holder = bool(node.module) and relative(
+                        node.level, *node.module.rpartition(".")[::2]
+                    )
+                else:
+                    whole = names_module(f"{node.module}.{alias.name}")
+                    holder = names_module(node.module or "")
+                if whole:
                     modules.add(alias.asname or alias.name)
-                elif base == target and alias.name == function:
+                elif holder and alias.name == function:
                     names.add(alias.asname or alias.name)
     return modules, names
 
@@ -217,8 +238,7 @@ def _references(tree: ast.Module, test_path: str, target: str, function: str) ->
 def test_caller(path: str, function: str) -> Caller | None:
     """A `unittest.TestCase` test method of the project that calls `function`
     of the module at `path` (after its `setUp`)."""
-    target = _dotted_name(path)
-    short = target.rpartition(".")[2].encode()
+    short = os.path.splitext(os.path.basename(path))[0].encode()
     for test_path in _test_files(path):
         try:
             with open(test_path, "rb") as handle:
@@ -232,7 +252,7 @@ def test_caller(path: str, function: str) -> Caller | None:
             tree = ast.parse(text)
         except (UnicodeDecodeError, SyntaxError):
             continue
-        modules, names = _references(tree, test_path, target, function)
+        modules, names = _references(tree, test_path, path, function)
         if not modules and not names:
             continue
 
@@ -547,3 +567,27 @@ def _refuse_changed_classes(
                         f"`{klass.__qualname__}` as it was before the rewrite, which changed it; "
                         "the rewrite would be run on the original class"
                     )
+
+
+def as_inputs(
+    captured: dict[str, Any], function: Any
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, TensorSpec]]:
+    """Captured arguments as inputs of the usual checks: (the function's
+    arguments, the other captured names as module globals, specifications
+    of the floating-point arrays). Eager tensors become NumPy arrays: each
+    call gets fresh tensors of them, gradients are taken with respect to the
+    floating-point ones, and the branch search varies those."""
+    params = inspect.signature(function).parameters
+    arguments: dict[str, Any] = {}
+    specs: dict[str, TensorSpec] = {}
+    for name, value in captured.items():
+        if name not in params:
+            continue
+        if type(value).__name__ == "EagerTensor":
+            value = value.numpy()
+        arguments[name] = value
+        dtype = str(getattr(value, "dtype", ""))
+        if type(value).__name__ == "ndarray" and dtype.startswith("float") and dtype in DTYPES:
+            specs[name] = TensorSpec(dtype, tuple(value.shape), strict=False)
+    provided = {k: v for k, v in captured.items() if k not in params}
+    return arguments, provided, specs

@@ -425,7 +425,11 @@ def pair_targets(
                     f"changed by the rewrite; its arguments are built by {caller.describe()}",
                     covers=name,
                 )
-                targets[name].caller = caller.to_json()
+                # Said when the caller does not give the arguments after all.
+                targets[name].caller = {
+                    **caller.to_json(),
+                    "hint": _no_inputs(module, original, name),
+                }
                 continue
             add(
                 name,
