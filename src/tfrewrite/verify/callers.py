@@ -439,7 +439,11 @@ def _same_file(
         loaded = loader.load_function(source, caller.name, role, path, package)
         fn = loaded.python_function
         return (lambda: fn([path])) if caller.argv else fn, loaded.module.__dict__, []  # type: ignore[operator]
-    text, bound = caller_source(source, caller)
+    # The rewrite may have moved the call (a decorator added above it).
+    here = same_file_caller(source, caller.function)
+    if here is None or here.kind != caller.kind:
+        raise CallerProblem(f"{caller.describe()} no longer calls `{caller.function}`")
+    text, bound = caller_source(source, here)
     loaded = loader.load_function(text, CALLER, role, path, package)
     return loaded.python_function, loaded.module.__dict__, bound  # type: ignore[return-value]
 
@@ -507,6 +511,8 @@ def capture_arguments(
             run, scope, bound = _same_file(caller, source, path, package, f"{role}-caller")
             holders = [scope]
             target = scope.get(function)
+            if not callable(target):
+                raise CallerProblem(f"{caller.describe()} does not reach `{function}`")
         stub = _stub(function, target)
         for holder in holders:
             for name, value in list(holder.items()):
