@@ -177,7 +177,9 @@ def test_a_caller_looping_forever_stops_at_its_first_call() -> None:
 
 def test_a_caller_that_runs_too_long_before_the_call_is_not_proven() -> None:
     slow = FOREVER.replace("    while True:\n", "    while True:\n        ds.cardinality()\n")
-    slow = slow.replace("        train(model, optimizer, ds)\n", "    train(model, optimizer, ds)\n")
+    slow = slow.replace(
+        "        train(model, optimizer, ds)\n", "    train(model, optimizer, ds)\n"
+    )
     slow_rewrite = slow.replace("def train_step", DECORATED)
     options = Options(samples=120, search=48, xla=False, caller_seconds=1.0)
     [result] = _verify(slow, slow_rewrite, options)

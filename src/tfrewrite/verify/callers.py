@@ -92,10 +92,7 @@ def _walk(node: ast.AST) -> Iterator[ast.AST]:
 def _call_line(nodes: list[ast.stmt], matches: Callable[[ast.Call], bool]) -> int | None:
     """Line of the first call in `nodes` that `matches`, in source order."""
     lines = [
-        n.lineno
-        for stmt in nodes
-        for n in _walk(stmt)
-        if isinstance(n, ast.Call) and matches(n)
+        n.lineno for stmt in nodes for n in _walk(stmt) if isinstance(n, ast.Call) and matches(n)
     ]
     return min(lines) if lines else None
 
@@ -174,7 +171,11 @@ def _test_files(path: str) -> list[str]:
     # A `tests` folder beside the code or up to two folders above it.
     above = tops[0]
     for _ in range(3):
-        tops += [os.path.join(above, t) for t in ("tests", "test") if os.path.isdir(os.path.join(above, t))]
+        tops += [
+            os.path.join(above, t)
+            for t in ("tests", "test")
+            if os.path.isdir(os.path.join(above, t))
+        ]
         above = os.path.dirname(above)
     found: list[str] = []
     for top in dict.fromkeys(tops):
@@ -342,7 +343,12 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
     function = ast.FunctionDef(
         name=CALLER,
         args=ast.arguments(
-            posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None,
+            posonlyargs=[],
+            args=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
             defaults=[],
         ),
         body=statements,
@@ -360,7 +366,9 @@ def changed_classes(original: str, rewrite: str | None) -> frozenset[str]:
         return frozenset()
     before, after = function_sources(original), function_sources(rewrite)
     return frozenset(
-        name.rpartition(".")[0] for name in before if "." in name and before[name] != after.get(name)
+        name.rpartition(".")[0]
+        for name in before
+        if "." in name and before[name] != after.get(name)
     )
 
 
@@ -499,7 +507,9 @@ def capture_arguments(
             run, scope = _test(caller, f"{role}-caller")
             bound: list[str] = []
             holders = [
-                vars(m) for m in list(sys.modules.values()) if m is not None and _same_file_path(m, path)
+                vars(m)
+                for m in list(sys.modules.values())
+                if m is not None and _same_file_path(m, path)
             ]
             target = next((h[function] for h in holders if function in h), None)
             if target is None:

@@ -27,6 +27,10 @@ rewrite:
 * **XLA** — `jit_compile=True`; failure to compile is a warning.
 * **train steps** — with a configured harness (`harness.py`), k steps eagerly
   against k steps traced from the same initial weights.
+* **arguments from callers** — a function whose arguments are objects (a
+  model, a dataset) gets them from the code that calls it (`callers`):
+  captured once from the original's caller and used as the input of the
+  checks above, floating-point arrays varied for the branch search.
 """
 
 from __future__ import annotations

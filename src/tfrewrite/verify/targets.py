@@ -4,7 +4,9 @@ A *pair* is a file before and after a rewrite. Every function whose source
 text differs is a candidate. A function verification can call — loss-shaped
 `(y_true, y_pred[, sample_weight])`, or with inputs configured — is verified
 itself; a changed helper that cannot be called on synthesised inputs is
-verified through the callable functions that use it. In the `verify PATH`
+verified through the callable functions that use it, or on the arguments
+the code that calls it builds (`main()`, a test; see `callers`), as is a
+training loop inside a function with parameters. In the `verify PATH`
 mode, traced functions the rewrite leaves alone are still checked for
 divergence in the original (traced against eager).
 
