@@ -215,11 +215,11 @@ def test_a_changed_function_of_objects_gets_its_caller() -> None:
     assert "verify_harness" in target.caller["hint"]
 
 
-def test_changed_classes_are_those_with_a_changed_method() -> None:
+def test_changed_definitions_are_changed_functions_and_their_classes() -> None:
     before = (
         "class A:\n    def f(self):\n        return 1\n\n"
         "class B:\n    def g(self):\n        return 2\n"
     )
     after = before.replace("return 1", "return 3")
-    assert callers.changed_classes(before, after) == {"A"}
-    assert callers.changed_classes(before, None) == set()
+    assert callers.changed_definitions(before, after) == {"A", "A.f"}
+    assert callers.changed_definitions(before, None) == set()

@@ -283,6 +283,15 @@ TRAINER = (
     PRELUDE
     + """
 
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.dense(x)
+
+
 def fit(model, optimizer, data):
     for x, y in data:
         loss = train_step(model, optimizer, x, y)
@@ -299,7 +308,8 @@ from pkg import trainer
 
 class TrainerTest(unittest.TestCase):
     def setUp(self):
-        self.model, self.optimizer = trainer.build()
+        self.model = trainer.Net()
+        self.optimizer = tf.keras.optimizers.SGD(0.05)
         self.data = trainer.make_dataset()
 
     def test_fit(self):
@@ -319,17 +329,31 @@ def _project(tmp_path: Path) -> Path:
 def test_a_test_case_builds_the_arguments_in_set_up(tmp_path: Path) -> None:
     path = _project(tmp_path)
     settings = parse_verify_settings({"samples": 60, "xla": False})
-    cases = [
-        (TRAINER.replace("def train_step", DECORATED), "equivalent"),
-        (TRAINER.replace("def train_step", DECORATED).replace(*WRONG_LOSS), "mismatch"),
-    ]
-    targets = [
-        target
-        for rewrite, _ in cases
-        for target in pair_targets(str(path), "pkg.trainer", TRAINER, rewrite, settings)
-    ]
-    assert len(targets) == 2 and all(t.problem is None for t in targets), targets
-    results = verify_targets(targets, settings, tmp_path, jobs=1)
-    for result, (_, verdict) in zip(results, cases, strict=True):
-        assert result["verdict"] == verdict, result
-    assert "`TrainerTest.test_fit` in trainer_test.py" in _text(results[0])
+    decorated = TRAINER.replace("def train_step", DECORATED)
+    cases = {
+        "correct": decorated,
+        "broken": decorated.replace(*WRONG_LOSS),
+        # The test builds `Net` from the module on disk, not from the rewrite.
+        "changed class": decorated.replace("return self.dense(x)", "return self.dense(x) * 2.0"),
+    }
+    targets = {
+        case: next(
+            t
+            for t in pair_targets(str(path), "pkg.trainer", TRAINER, rewrite, settings)
+            if t.qualname.startswith("loop at line")
+        )
+        for case, rewrite in cases.items()
+    }
+    assert all(t.problem is None and t.caller for t in targets.values()), targets
+    results = dict(
+        zip(
+            targets, verify_targets(list(targets.values()), settings, tmp_path, jobs=1), strict=True
+        )
+    )
+    assert results["correct"]["verdict"] == "equivalent", results["correct"]
+    assert "`TrainerTest.test_fit` in trainer_test.py" in _text(results["correct"])
+    assert results["broken"]["verdict"] == "mismatch", results["broken"]
+    refused = results["changed class"]
+    assert refused["verdict"] == "not proven", refused
+    assert "the argument `model` that `TrainerTest.test_fit` in trainer_test.py" in _text(refused)
+    assert "built from the class `Net` as it was before the rewrite" in _text(refused)

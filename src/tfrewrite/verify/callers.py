@@ -41,6 +41,7 @@ from tfrewrite.verify.loader import bound_names, find_definition, function_sourc
 CALLER = "__tfrewrite_caller__"
 SECONDS = 30.0  # building the arguments may take this long (model building, a first epoch)
 TEST_FILES = 400  # test files of a repository looked through for a caller
+FOLDERS = 3000  # folders walked to find them
 _ARGV_NAMES = frozenset({"argv", "_", "args", "unused_argv"})
 _SKIP_DIRS = frozenset({".git", "site-packages", "node_modules", "__pycache__", "build", "dist"})
 
@@ -178,8 +179,12 @@ def _test_files(path: str) -> list[str]:
         ]
         above = os.path.dirname(above)
     found: list[str] = []
+    folders = 0
     for top in dict.fromkeys(tops):
         for where, dirs, files in os.walk(top):
+            folders += 1
+            if folders > FOLDERS:
+                break
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
             for name in sorted(files):
                 if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
@@ -360,16 +365,13 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
     return source.rstrip("\n") + "\n\n\n" + ast.unparse(function) + "\n", bound
 
 
-def changed_classes(original: str, rewrite: str | None) -> frozenset[str]:
-    """Classes whose methods the rewrite changed."""
+def changed_definitions(original: str, rewrite: str | None) -> frozenset[str]:
+    """Functions the rewrite changed, and the classes of changed methods."""
     if rewrite is None:
         return frozenset()
     before, after = function_sources(original), function_sources(rewrite)
-    return frozenset(
-        name.rpartition(".")[0]
-        for name in before
-        if "." in name and before[name] != after.get(name)
-    )
+    changed = {name for name in before if before[name] != after.get(name)}
+    return frozenset(changed | {name.rpartition(".")[0] for name in changed if "." in name})
 
 
 # --- capturing the arguments (in a worker) --------------------------------------
@@ -479,6 +481,14 @@ def _test(caller: Caller, role: str) -> tuple[Callable[[], Any], dict[str, Any]]
     return run, loaded.module.__dict__
 
 
+def _parse_flags(path: str) -> None:
+    """absl flags read before `app.run` parses them raise: their defaults instead."""
+    flags = sys.modules.get("absl.flags")
+    if flags is not None and not flags.FLAGS.is_parsed():
+        with contextlib.suppress(Exception):
+            flags.FLAGS([path])
+
+
 def _same_file_path(module: Any, path: str) -> bool:
     file = getattr(module, "__file__", None)
     return bool(file) and os.path.abspath(file) == os.path.abspath(path)
@@ -523,6 +533,7 @@ def capture_arguments(
             target = scope.get(function)
             if not callable(target):
                 raise CallerProblem(f"{caller.describe()} does not reach `{function}`")
+        _parse_flags(path)
         stub = _stub(function, target)
         for holder in holders:
             for name, value in list(holder.items()):
@@ -556,27 +567,42 @@ def capture_arguments(
         for holder, name, value in reversed(patched):
             holder[name] = value
         sys.argv = argv
-    _refuse_changed_classes(caller, arguments, path, changed)
+    _refuse_changed(caller, arguments, path, changed)
     extras = {n: scope[n] for n in bound if n in scope and n not in arguments}
     return {**extras, **arguments}
 
 
-def _refuse_changed_classes(
+def _ours(module_name: str, path: str) -> bool:
+    """Defined by the module at `path`: loaded from disk, or by verify."""
+    return module_name.startswith("tfrewrite_verify_") or _same_file_path(
+        sys.modules.get(module_name), path
+    )
+
+
+def _refuse_changed(
     caller: Caller, arguments: dict[str, Any], path: str, changed: frozenset[str]
 ) -> None:
     """An argument built from a class of this module that the rewrite changed
-    would carry the original class to the rewrite's side."""
+    (or that is a function it changed) would carry the original to the
+    rewrite's side."""
     if not changed:
         return
     for name, value in arguments.items():
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         for item in values:
-            for klass in type(item).__mro__:
-                module = sys.modules.get(klass.__module__)
-                ours = _same_file_path(module, path) or klass.__module__.startswith(
-                    "tfrewrite_verify_"
+            function = getattr(item, "python_function", item)
+            if (
+                inspect.isfunction(function)
+                and function.__qualname__ in changed
+                and _ours(function.__module__, path)
+            ):
+                raise CallerProblem(
+                    f"the argument `{name}` that {caller.describe()} passes to "
+                    f"`{caller.function}` is `{function.__qualname__}` as it was before the "
+                    "rewrite, which changed it; the rewrite would be run with the original"
                 )
-                if ours and klass.__qualname__ in changed:
+            for klass in type(item).__mro__:
+                if klass.__qualname__ in changed and _ours(klass.__module__, path):
                     raise CallerProblem(
                         f"the argument `{name}` that {caller.describe()} passes to "
                         f"`{caller.function}` is a `{type(item).__name__}`, built from the class "

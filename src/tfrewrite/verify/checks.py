@@ -138,7 +138,7 @@ class Verifier:
                 r.package,
                 "original",
                 self.options.caller_seconds,
-                callers.changed_classes(r.original_source, r.rewrite_source),
+                callers.changed_definitions(r.original_source, r.rewrite_source),
             )
         self.original = loader.load_function(
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
@@ -387,7 +387,7 @@ class Verifier:
         r = self.request
         caller = callers.Caller.from_json(r.caller or {})
         changed = (
-            callers.changed_classes(r.original_source, r.rewrite_source)
+            callers.changed_definitions(r.original_source, r.rewrite_source)
             if caller.kind == "test"
             else frozenset()
         )
