@@ -611,6 +611,47 @@ def _refuse_changed(
                     )
 
 
+def for_loop(
+    caller: dict[str, Any],
+    original: str,
+    rewrite: str | None,
+    path: str,
+    package: str | None,
+    seconds: float,
+) -> tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]:
+    """The argument builders of a replayed loop's function, one per side:
+    each side runs its own module's caller. A test imports the module from
+    disk, so there the rewrite must not have changed what the arguments are
+    made of."""
+    found = Caller.from_json(caller)
+    changed = changed_definitions(original, rewrite) if found.kind == "test" else frozenset()
+
+    def build(source: str, role: str) -> Callable[[], dict[str, Any]]:
+        return lambda: capture_arguments(found, source, path, package, role, seconds, changed)
+
+    return build(original, "original"), build(rewrite or original, "rewrite")
+
+
+def for_function(
+    caller: dict[str, Any],
+    original: str,
+    rewrite: str | None,
+    path: str,
+    package: str | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """The arguments of a function compared as a function: built once, by
+    the original's caller, and given to both sides, so the rewrite must not
+    have changed what they are made of."""
+    found = Caller.from_json(caller)
+    changed = changed_definitions(original, rewrite)
+    try:
+        return capture_arguments(found, original, path, package, "original", seconds, changed)
+    except CallerProblem as err:
+        hint = caller.get("hint")  # how to give the arguments otherwise
+        raise CallerProblem(f"{err}; {hint}" if hint else str(err)) from err
+
+
 def as_inputs(
     captured: dict[str, Any], function: Any
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, TensorSpec]]:

@@ -27,10 +27,8 @@ rewrite:
 * **XLA** — `jit_compile=True`; failure to compile is a warning.
 * **train steps** — with a configured harness (`harness.py`), k steps eagerly
   against k steps traced from the same initial weights.
-* **arguments from callers** — a function whose arguments are objects (a
-  model, a dataset) gets them from the code that calls it (`callers`):
-  captured once from the original's caller and used as the input of the
-  checks above, floating-point arrays varied for the branch search.
+* **arguments from callers** — a function of objects (a model) is checked on
+  the arguments the code that calls it builds (see `callers`).
 """
 
 from __future__ import annotations
@@ -131,15 +129,10 @@ class Verifier:
             random.seed(SEED)
             np.random.seed(SEED)
             tf.random.set_seed(SEED)
-            self.captured = callers.capture_arguments(
-                callers.Caller.from_json(r.caller),
-                r.original_source,
-                r.path,
-                r.package,
-                "original",
+            self.captured = callers.for_function(
+                r.caller, r.original_source, r.rewrite_source, r.path, r.package,
                 self.options.caller_seconds,
-                callers.changed_definitions(r.original_source, r.rewrite_source),
-            )
+            )  # fmt: skip
         self.original = loader.load_function(
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
         )
@@ -229,13 +222,8 @@ class Verifier:
         except loader.MissingPackage as err:
             self.outcome.needs_package = str(err)
             return self.outcome
-        except (loader.NeedsFactory, loader.Unreachable) as err:
+        except (loader.NeedsFactory, loader.Unreachable, callers.CallerProblem) as err:
             self.outcome.unproven = str(err)
-            self.outcome.warnings.append(self.outcome.unproven)
-            return self.outcome
-        except callers.CallerProblem as err:
-            hint = (self.request.caller or {}).get("hint")
-            self.outcome.unproven = f"{err}; {hint}" if hint else str(err)
             self.outcome.warnings.append(self.outcome.unproven)
             return self.outcome
         except (Exception, SystemExit):
@@ -300,15 +288,12 @@ class Verifier:
             return
         if reference.failed:
             # Not an error of the environment: the synthesised inputs do not fit the function.
+            where = self._spec_text() if self.captured is not None else None
+            key = self.request.config_key or self.request.qualname
             self.outcome.unproven = (
                 f"the original raised {reference.describe_error()} on "
-                + (
-                    self._spec_text()
-                    if self.captured is not None
-                    else f"the synthesised inputs ({self._spec_text()})"
-                )
-                + "; give its inputs in [tool.tfrewrite.verify] "
-                f'inputs."{self.request.config_key or self.request.qualname}"'
+                f"{where or f'the synthesised inputs ({self._spec_text()})'}; give its inputs in "
+                f'[tool.tfrewrite.verify] inputs."{key}"'
             )
             self.outcome.warnings.append(self.outcome.unproven)
             self.outcome.error_traceback = reference.traceback()
@@ -357,7 +342,10 @@ class Verifier:
             builder = harness.load_builder(r.harness)
             arguments = lambda: harness.build_arguments(builder)  # noqa: E731
         elif r.caller is not None:
-            arguments, rewrite_arguments = self._caller_arguments()
+            arguments, rewrite_arguments = callers.for_loop(
+                r.caller, r.original_source, r.rewrite_source, r.path, r.package,
+                self.options.caller_seconds,
+            )  # fmt: skip
         replay.verify_loop(
             self.outcome,
             r.original_source,
@@ -378,29 +366,6 @@ class Verifier:
             self.outcome.inputs.append(
                 f"the arguments of `{caller.function}` built by {caller.describe()}"
             )
-
-    def _caller_arguments(self) -> tuple[Callable[[], dict], Callable[[], dict]]:
-        """Argument builders for each side from the code that calls the
-        function (see `callers`): each side runs its own module's caller; a
-        test imports the module from disk, so there the rewrite may not have
-        changed the classes the arguments are made of."""
-        r = self.request
-        caller = callers.Caller.from_json(r.caller or {})
-        changed = (
-            callers.changed_definitions(r.original_source, r.rewrite_source)
-            if caller.kind == "test"
-            else frozenset()
-        )
-
-        def build(source: str, role: str) -> Callable[[], dict]:
-            return lambda: callers.capture_arguments(
-                caller, source, r.path, r.package, role, self.options.caller_seconds, changed
-            )
-
-        return (
-            build(r.original_source, "original"),
-            build(r.rewrite_source or r.original_source, "rewrite"),
-        )
 
     def _train_steps(self, builder_spec: str) -> None:
         """A train step: k steps of the original eagerly against k steps of
