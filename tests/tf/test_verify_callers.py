@@ -357,3 +357,25 @@ def test_a_test_case_builds_the_arguments_in_set_up(tmp_path: Path) -> None:
     assert refused["verdict"] == "not proven", refused
     assert "the argument `model` that `TrainerTest.test_fit` in trainer_test.py" in _text(refused)
     assert "built from the class `Net` as it was before the rewrite" in _text(refused)
+
+
+def test_a_caller_that_never_calls_or_fails_first_is_not_proven() -> None:
+    never = PREDICT.replace(
+        "    print(predict(model, x))", "    if x is None:\n        predict(model, x)"
+    )
+    never_ok = PREDICT_OK.replace(
+        "    print(predict(model, x))", "    if x is None:\n        predict(model, x)"
+    )
+    [result] = _verify(never, never_ok)
+    assert result["verdict"] == "not proven", result
+    assert "`main()` (line 25) returned without calling `predict`" in _text(result)
+    failing = PREDICT.replace("    x = np.random", "    model.no_such_method()\n    x = np.random")
+    failing_ok = PREDICT_OK.replace(
+        "    x = np.random", "    model.no_such_method()\n    x = np.random"
+    )
+    [result] = _verify(failing, failing_ok)
+    assert result["verdict"] == "not proven", result
+    assert "building the arguments of `predict` from `main()`" in _text(result)
+    assert "raised AttributeError" in _text(result)
+    # How to give the arguments otherwise.
+    assert "verify_harness.py" in _text(result)

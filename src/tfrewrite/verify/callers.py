@@ -481,6 +481,11 @@ def _test(caller: Caller, role: str) -> tuple[Callable[[], Any], dict[str, Any]]
     return run, loaded.module.__dict__
 
 
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {(text[0] if text else '')[:200]}"
+
+
 def _parse_flags(path: str) -> None:
     """absl flags read before `app.run` parses them raise: their defaults instead."""
     flags = sys.modules.get("absl.flags")
@@ -490,7 +495,8 @@ def _parse_flags(path: str) -> None:
 
 
 def _same_file_path(module: Any, path: str) -> bool:
-    file = getattr(module, "__file__", None)
+    # Read from the module's dict: a lazy module imports itself on attribute access.
+    file = getattr(module, "__dict__", {}).get("__file__")
     return bool(file) and os.path.abspath(file) == os.path.abspath(path)
 
 
@@ -506,63 +512,47 @@ def capture_arguments(
     """Run `caller` (from `source`, the module at `path`) up to its call of
     the function; the arguments by parameter name, plus the module globals a
     `__main__` block or top-level caller bound before the call (the function
-    may read them). Raises `CallerProblem` (not proven) or the loader's
+    may read them). Loading the caller's module and running it share the
+    time limit. Raises `CallerProblem` (not proven) or the loader's
     `MissingPackage`."""
     function = caller.function
     patched: list[tuple[dict[str, Any], str, Any]] = []
     argv = sys.argv
     sys.argv = [path]
+    step = "loading the code of"
     try:
-        if caller.kind == "test":
-            run, scope = _test(caller, f"{role}-caller")
-            bound: list[str] = []
-            holders = [
-                vars(m)
-                for m in list(sys.modules.values())
-                if m is not None and _same_file_path(m, path)
-            ]
-            target = next((h[function] for h in holders if function in h), None)
+        with time_limit(seconds):
+            run, scope, bound, holders = _prepare(caller, source, path, package, role)
+            _parse_flags(path)
+            target = next((h[function] for h in holders if callable(h.get(function))), None)
             if target is None:
                 raise CallerProblem(
                     f"{caller.describe()} does not reach `{function}` of {os.path.basename(path)}"
                 )
-            holders += [scope]
-        else:
-            run, scope, bound = _same_file(caller, source, path, package, f"{role}-caller")
-            holders = [scope]
-            target = scope.get(function)
-            if not callable(target):
-                raise CallerProblem(f"{caller.describe()} does not reach `{function}`")
-        _parse_flags(path)
-        stub = _stub(function, target)
-        for holder in holders:
-            for name, value in list(holder.items()):
-                if value is target:
-                    patched.append((holder, name, value))
-                    holder[name] = stub
-        try:
-            with time_limit(seconds):
-                run()
-        except Captured as got:
-            arguments = got.arguments
-        except _Expired:
-            raise CallerTimeout(
-                f"building the arguments of `{function}` from {caller.describe()} took longer "
-                f"than {seconds:g} s (the caller's code before the call trains or loads too much)"
-            ) from None
-        except CallerProblem:
-            raise
-        except (Exception, SystemExit) as err:
-            found = loader.missing_package(err)
-            if found is not None:
-                raise found from err
-            text = str(err).strip().splitlines()
-            raise CallerProblem(
-                f"building the arguments of `{function}` from {caller.describe()} raised "
-                f"{type(err).__name__}: {(text[0] if text else '')[:200]}"
-            ) from err
-        else:
-            raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
+            stub = _stub(function, target)
+            for holder in holders:
+                for name, value in list(holder.items()):
+                    if value is target:
+                        patched.append((holder, name, value))
+                        holder[name] = stub
+            step = f"building the arguments of `{function}` from"
+            run()
+    except Captured as got:
+        arguments = got.arguments
+    except _Expired:
+        raise CallerTimeout(
+            f"building the arguments of `{function}` from {caller.describe()} took longer "
+            f"than {seconds:g} s (the caller's code before the call trains or loads too much)"
+        ) from None
+    except (loader.MissingPackage, CallerProblem):
+        raise
+    except (Exception, SystemExit) as err:
+        found = loader.missing_package(err)
+        if found is not None:
+            raise found from err
+        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}") from err
+    else:
+        raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
     finally:
         for holder, name, value in reversed(patched):
             holder[name] = value
@@ -570,6 +560,22 @@ def capture_arguments(
     _refuse_changed(caller, arguments, path, changed)
     extras = {n: scope[n] for n in bound if n in scope and n not in arguments}
     return {**extras, **arguments}
+
+
+def _prepare(
+    caller: Caller, source: str, path: str, package: str | None, role: str
+) -> tuple[Callable[[], Any], dict[str, Any], list[str], list[dict[str, Any]]]:
+    """Load the caller: (run it, its module's globals, the globals its code
+    binds, the namespaces that hold the function to replace)."""
+    if caller.kind != "test":
+        run, scope, bound = _same_file(caller, source, path, package, f"{role}-caller")
+        return run, scope, bound, [scope]
+    run, scope = _test(caller, f"{role}-caller")
+    # The test imports the module from disk: every module object of that file.
+    holders = [
+        vars(m) for m in list(sys.modules.values()) if m is not None and _same_file_path(m, path)
+    ]
+    return run, scope, [], [*holders, scope]
 
 
 def _ours(module_name: str, path: str) -> bool:
