@@ -379,3 +379,29 @@ def test_a_caller_that_never_calls_or_fails_first_is_not_proven() -> None:
     assert "raised AttributeError" in _text(result)
     # How to give the arguments otherwise.
     assert "verify_harness.py" in _text(result)
+
+
+TOP_LEVEL = (
+    PRELUDE
+    + """
+
+def train(model, optimizer, ds):
+    for x, y in ds:
+        loss = train_step(model, optimizer, x, y)
+    return loss
+
+
+model, optimizer = build()
+print("training")
+history = [train(model, optimizer, make_dataset()) for _ in range(100)]
+"""
+)
+
+
+def test_the_top_level_builds_the_arguments() -> None:
+    [result] = _verify(TOP_LEVEL, TOP_LEVEL.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+    assert "the module's top level" in _text(result)
+    broken = TOP_LEVEL.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
+    [result] = _verify(TOP_LEVEL, broken)
+    assert result["verdict"] == "mismatch", result
