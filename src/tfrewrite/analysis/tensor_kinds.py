@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import libcst as cst
+if TYPE_CHECKING:
+    import libcst as cst
 
-from tfrewrite.analysis.names import NameResolver
+    from tfrewrite.analysis.names import NameResolver
 
 # Namespaces whose functions return tensors.
 TENSOR_NAMESPACES = (
@@ -406,6 +408,8 @@ def kind_of_dtype(qualified: str | None) -> TensorKind | None:
 
 
 def is_python_float(node: cst.BaseExpression) -> bool:
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     if isinstance(node, cst.Float):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
@@ -414,10 +418,14 @@ def is_python_float(node: cst.BaseExpression) -> bool:
 
 
 def is_python_bool(node: cst.BaseExpression) -> bool:
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     return isinstance(node, cst.Name) and node.value in ("True", "False")
 
 
 def is_python_int(node: cst.BaseExpression) -> bool:
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     if isinstance(node, cst.Integer):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
@@ -427,6 +435,8 @@ def is_python_int(node: cst.BaseExpression) -> bool:
 
 def is_python_number(node: cst.BaseExpression) -> bool:
     """A Python number, or arithmetic on Python numbers only (`-2.0 + 1.0`)."""
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     if isinstance(node, (cst.Integer, cst.Float)):
         return True
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
@@ -550,6 +560,8 @@ def dtype_kind(
     """The dtype kind of a TensorFlow op's result, from evidence only: an
     explicit dtype, a float-only op, a default float32 constructor, or an
     operand whose kind the op preserves."""
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     if qualified in BOOL_RESULTS:
         return TensorKind(True, boolean=True)
     for arg in node.args:
@@ -596,6 +608,8 @@ def op_result_kind(
     `is_tensor_op` accepts), whose dtype kind is `dtype`: rank one, a scalar
     (a reduction without an axis, an element-wise op of scalars as
     `is_scalar` tells, a constructor of shape `[]`), or a tensor."""
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
     keywords = {a.keyword.value for a in node.args if a.keyword is not None}
     if qualified in RANK_ONE_RESULTS:
         return TensorKind(True, False, False, dtype.floating, dtype.integer, vector=True)
