@@ -551,11 +551,6 @@ def test_tfr201_prefilter_skips_a_read_of_a_name_set_once_at_import() -> None:
     assert _project_admitted(files, "model.py", "TFR201") == (False, 0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the byte prefilter defers a script that names no TensorFlow; its "
-    "`config.SCALE = ...` is then never indexed",
-)
 def test_a_script_without_tensorflow_that_rebinds_an_imported_name_is_indexed(
     tmp_path: Path,
 ) -> None:
@@ -577,4 +572,22 @@ def test_a_script_without_tensorflow_that_rebinds_an_imported_name_is_indexed(
         (tmp_path / name).write_text(textwrap.dedent(text))
     inputs = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
     result = run(inputs, RunOptions(rule_codes=("TFR201",), root=str(tmp_path)), jobs=1)
-    assert [(Path(f.path).name, f.start.line) for f in result.findings] == [("model.py", 6)]
+    assert [(Path(f.path).name, f.start.line) for f in result.findings] == [("model.py", 7)]
+
+
+@pytest.mark.parametrize(
+    ("text", "assigns"),
+    [
+        ("cfg.SCALE = 0.5\n", True),
+        ("cfg.SCALE += 0.5\n", True),
+        ("cfg.SCALE=0.5\n", True),
+        ("if cfg.SCALE == 0.5:\n    pass\n", False),
+        ("cfg.SCALE_MAX = 0.5\n", False),
+        ("x = cfg.SCALE\n", False),
+        ("print(.SCALE)\n", False),
+    ],
+)
+def test_the_byte_test_for_an_attribute_assignment(text: str, assigns: bool) -> None:
+    from tfrewrite.analysis.prefilters import assigns_an_attribute
+
+    assert assigns_an_attribute(text.encode(), {"SCALE"}) is assigns

@@ -115,3 +115,32 @@ def traced_callees(index: ModuleIndex, traced_qualnames: Iterable[str]) -> set[s
         if qualname in roots or qualname.startswith(prefixes):
             found.update(info.calls)
     return found
+
+
+def assigns_an_attribute(data: bytes, attributes: set[str]) -> bool:
+    """A cheap byte test: `data` assigns `<name>.<attribute> = ...` (or
+    `+=` and the like) for one of `attributes`: a script that imports no
+    TensorFlow, yet rebinds `config.SCALE` that traced code reads elsewhere."""
+    if b"=" not in data:
+        return False
+    for attribute in attributes:
+        word = b"." + attribute.encode()
+        start = data.find(word)
+        while start >= 0:
+            end = start + len(word)
+            rest = data[end : end + 4].lstrip(b" \t")
+            named = start > 0 and (data[start - 1 : start].isalnum() or data[start - 1] == 95)
+            next_char = data[end : end + 1]
+            whole = not (next_char.isalnum() or next_char == b"_")
+            if (
+                named
+                and whole
+                and (
+                    (rest[:1] == b"=" and rest[1:2] != b"=")
+                    or rest[1:2] == b"="
+                    and rest[:1] in b"+-*/"
+                )
+            ):
+                return True
+            start = data.find(word, end)
+    return False
