@@ -290,6 +290,14 @@ KEPT = {
             return x
         """,
     ),
+    "TFR101: a conditional expression in a lambda `Dataset.map` traces": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if x > 3 else x)
+        """,
+    ),
     "TFR202: a list of the module appended to": (
         "TFR202",
         """
@@ -433,6 +441,17 @@ SKIPPED = {
             def build(self, shape):
                 self.strides = tuple(shape)
                 self.dropout = 0.5
+        """,
+    ),
+    "TFR101: traced lambdas without a conditional expression": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2)
+
+        def build(model):
+            model.compile(loss=lambda y_true, y_pred: tf.reduce_mean(y_pred - y_true))
         """,
     ),
     "TFR202: lists of the function's own, outside graph loops; modules' functions": (

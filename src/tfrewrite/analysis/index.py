@@ -111,6 +111,7 @@ class TracedLambda:
     reason: str
     lineno: int
     arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
+    conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
 
 
 @dataclass
@@ -759,10 +760,11 @@ class _Indexer(_FastVisitor):
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
 
     def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
-        if self.function_stack:
+        conditional = any(isinstance(inner, ast.IfExp) for inner in ast.walk(node.body))
+        if self.function_stack and conditional:
             self._mark("branches")  # the enclosing function holds traced code
         self.index.traced_lambdas.append(
-            TracedLambda(ast.unparse(node), reason, node.lineno, arguments)
+            TracedLambda(ast.unparse(node), reason, node.lineno, arguments, conditional)
         )
 
     def visit_Global(self, node: ast.Global) -> None:

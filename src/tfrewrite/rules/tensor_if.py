@@ -533,12 +533,13 @@ class TensorIf(Rule):
     )
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
-        """Only files with a branch in some traced function (a pass-1 fact):
+        """Only files with a branch in some traced function or a conditional
+        expression in a traced lambda (pass-1 facts):
         a condition that may be a tensor, or one that is a Python value only
         while parameters such as `training` are, when the project proves one
         of them a tensor (an `input_signature`, a `Dataset.map`, a call site
         passing one)."""
-        if index.traced_lambdas:
+        if any(lam.conditional for lam in index.traced_lambdas):
             return True
         for qualname, traced in traced_qualnames.items():
             info = index.functions.get(qualname)
