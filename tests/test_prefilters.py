@@ -298,6 +298,23 @@ KEPT = {
         ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if x > 3 else x)
         """,
     ),
+    "TFR201: a traced method reads an attribute another method rebinds": (
+        "TFR201",
+        """
+        import tensorflow as tf
+
+        class Scaled(tf.keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.scale = 1.0
+
+            def set_scale(self, scale):
+                self.scale = scale
+
+            def call(self, x):
+                return x * self.scale
+        """,
+    ),
     "TFR202: a list of the module appended to": (
         "TFR202",
         """
@@ -452,6 +469,24 @@ SKIPPED = {
 
         def build(model):
             model.compile(loss=lambda y_true, y_pred: tf.reduce_mean(y_pred - y_true))
+        """,
+    ),
+    "TFR201: a class rebinds attributes its traced method never reads": (
+        "TFR201",
+        """
+        import tensorflow as tf
+
+        class Scaled(tf.keras.layers.Layer):
+            def __init__(self):
+                super().__init__()
+                self.scale = 1.0
+                self.lora_enabled = False
+
+            def enable_lora(self):
+                self.lora_enabled = True
+
+            def call(self, x):
+                return x * self.scale
         """,
     ),
     "TFR202: lists of the function's own, outside graph loops; modules' functions": (

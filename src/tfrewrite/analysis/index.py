@@ -69,6 +69,7 @@ class FunctionInfo:
     mutates_outside: bool = False
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
     self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
+    self_reads: set[str] = field(default_factory=set)  # `self.x` read: "x"
 
 
 @dataclass
@@ -559,6 +560,7 @@ class _Indexer(_FastVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self._record_named_attribute_write(node.target)
+        self._record_target(node.target)
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
@@ -894,6 +896,13 @@ class _Indexer(_FastVisitor):
 
     # -- uses -------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if (
+            self.function_stack
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
+            self.function_stack[-1].self_reads.add(node.attr)
         if (
             isinstance(node.ctx, ast.Load)
             and isinstance(node.value, ast.Name)

@@ -253,8 +253,8 @@ class ModuleStateInTracedCode(Rule):
         """Only files where some state can change (pass-1 facts): a rebound
         module name, items of a module name assigned, an attribute of an
         imported module the project rebinds or this file writes, an attribute
-        of a class of the file assigned through its name, a traced method whose
-        class writes `self` attributes outside set-up methods, or a traced
+        of a class of the file assigned through its name, a traced method
+        reading a `self` attribute its class writes outside set-up methods, or a traced
         function nested in an untraced one."""
         if not traced_qualnames:
             return False
@@ -272,7 +272,8 @@ class ModuleStateInTracedCode(Rule):
             if info.class_name is not None:
                 prefix = info.class_name + "."
                 if any(
-                    other.self_writes and not is_setup_method(other.qualname.rpartition(".")[2])
+                    not other.self_writes.isdisjoint(info.self_reads)
+                    and not is_setup_method(other.qualname.rpartition(".")[2])
                     for name, other in index.functions.items()
                     if name.startswith(prefix)
                 ):
