@@ -308,8 +308,8 @@ KEPT = {
                 super().__init__()
                 self.scale = 1.0
 
-            def set_scale(self, scale):
-                self.scale = scale
+            def anneal(self):
+                self.scale *= 0.5
 
             def call(self, x):
                 return x * self.scale
