@@ -216,15 +216,17 @@ def _train_step_drivers(deferred: Iterable[InputFile], step_modules: set[str]) -
         return set()
     from tfrewrite.analysis.method_steps import mentions_module
 
-    found: set[str] = set()
-    for f in deferred:
+    return {f.path for f, data in _contents(deferred) if mentions_module(data, step_modules)}
+
+
+def _contents(files: Iterable[InputFile]) -> Iterator[tuple[InputFile, bytes]]:
+    """Each file with its bytes, for the byte tests on deferred files (a
+    file that cannot be read is left out: pass 2 reports it)."""
+    for f in files:
         try:
-            data = f.source.encode() if f.source is not None else Path(f.path).read_bytes()
+            yield f, f.source.encode() if f.source is not None else Path(f.path).read_bytes()
         except OSError:
             continue
-        if mentions_module(data, step_modules):
-            found.add(f.path)
-    return found
 
 
 def _attribute_writers(deferred: Iterable[InputFile], indexes: list[ModuleIndex]) -> set[str]:
@@ -242,17 +244,14 @@ def _attribute_writers(deferred: Iterable[InputFile], indexes: list[ModuleIndex]
             by_module.setdefault(module.rpartition(".")[2], set()).add(attribute)
     if not by_module:
         return set()
-    found: set[str] = set()
-    for f in deferred:
-        try:
-            data = f.source.encode() if f.source is not None else Path(f.path).read_bytes()
-        except OSError:
-            continue
-        for module, attributes in by_module.items():
-            if mentions_module(data, {module}) and assigns_an_attribute(data, attributes):
-                found.add(f.path)
-                break
-    return found
+    return {
+        f.path
+        for f, data in _contents(deferred)
+        if any(
+            mentions_module(data, {module}) and assigns_an_attribute(data, attributes)
+            for module, attributes in by_module.items()
+        )
+    }
 
 
 def _reference_heads(refs: set[str]) -> set[str]:
