@@ -456,13 +456,23 @@ def _reindex(
 def _rules_for(job: FileJob) -> list[Rule]:
     """The selected rules that can fire in this file, decided from pass-1
     facts alone (no LibCST parse): most files have none."""
-    options = job.options
-    ignored = options.ignored_prefixes(job.file.path)
-    traced_names = set(job.traced)
+    return applicable_rules(job.file.path, job.index, job.traced, job.options)
+
+
+def applicable_rules(
+    path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
+) -> list[Rule]:
+    """The selected rules, less those `per-file-ignores` turns off for
+    `path`, whose `applies_to` says they can fire given `index` and the
+    traced functions: decided again after every fix round, since a fix can
+    make code traced (an extracted or decorated train step) that no rule
+    looked at before."""
+    ignored = options.ignored_prefixes(path)
+    traced_names = set(traced)
     return [
         r
         for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(job.index, traced_names)
+        if not r.code.startswith(ignored) and r.applies_to(index, traced_names)
     ]
 
 

@@ -34,6 +34,7 @@ from tfrewrite.engine import (
     _gate_decorations,
     _parse,
     _reindex,
+    applicable_rules,
 )
 from tfrewrite.findings import Applicability
 from tfrewrite.fix_outcome import Spot, counterparts, fixes_interact, original_lines, resolved
@@ -118,7 +119,8 @@ def _rounds(
     withheld: Sequence[_Withheld],
 ) -> Settled:
     """The rounds themselves. Traced context is re-derived every round
-    (`_reindex`): a step decorated in the last round makes its callees
+    (`_reindex`), and with it the rules that can fire (`applicable_rules`):
+    a step decorated or extracted in the last round makes its callees
     traced, and steps still undecorated are checked as the traced code they
     will be."""
     from tfrewrite.context import RuleContext
@@ -163,6 +165,9 @@ def _rounds(
             return settled
         code = new_code
         index, traced = _reindex(new_code, index, traced)
+        # The fixes may have made code traced (a step extracted or
+        # decorated): rules that could not fire before may now.
+        rules = applicable_rules(path, index, traced, options)
     assert settled is not None
     # Fixed: a finding whose own fix was applied (what is found there
     # afterwards is a new finding), or one that is gone, whichever fix did it.
