@@ -421,9 +421,11 @@ def _reindex(
 ) -> tuple[ModuleIndex, dict[str, TracedFunction]]:
     """Index a file again after a fix round. Facts only the whole project
     could derive (a loss decorated in another module, a loop elsewhere that
-    calls a step) are carried over from the previous round; fixes never stop
-    a function from running traced, and may make new ones traced (a decorated
-    train step)."""
+    calls a step) are carried over from the previous round; those the file
+    alone gives are derived again: a fix may make functions traced (a
+    decorated or extracted train step, and its callees), or stop one from
+    running traced (a loss whose `@tf.function` was removed, and what only it
+    made traced)."""
     from tfrewrite.analysis.index import build_index
     from tfrewrite.analysis.project import compute_facts
 
@@ -445,6 +447,8 @@ def _reindex(
         if qualname not in index.functions:
             continue
         now = local.get(qualname)
+        if now is None and known.local_reasons_only:
+            continue  # its own module traced it, and no longer does
         if now is None or (known.pending and now.pending):
             merged[qualname] = known  # what only other modules could tell
         elif not known.pending:

@@ -351,8 +351,14 @@ def _offer(
         ]
 
     fixable = fixable_of(found, held)
+    # A fix that makes code traced, or stops it running traced, can make
+    # other findings appear or go: only the rounds tell.
     decorating = any(
-        a and isinstance(f.violation, StepViolation) and f.violation.steps
+        a
+        and (
+            f.rule.changes_tracing
+            or (isinstance(f.violation, StepViolation) and f.violation.steps)
+        )
         for f, a in zip(found, fixable, strict=True)
     )
     spots = [spot(f) for f in found]
