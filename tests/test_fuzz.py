@@ -384,9 +384,9 @@ def test_a_finding_fixed_by_another_fix_says_which() -> None:
     assert "tf.cond(" in (fixed.fixed_source or "")
 
 
-# TFR306's rewrite (weights per batch) is judged again by TFR306: the finding
-# there afterwards is a new one, and the finding whose fix was applied counts
-# as fixed, in `check` and in `fix` alike.
+# TFR306's rewrite (weights per batch) is judged again by TFR306, and found
+# weighted: the finding whose fix was applied counts as fixed, in `check` and
+# in `fix` alike, and none is left.
 AVERAGE_PER_BATCH = """\
 import tensorflow as tf
 
@@ -410,3 +410,4 @@ def test_a_finding_whose_fix_was_applied_counts_as_fixed() -> None:
     fixed = _run(AVERAGE_PER_BATCH, fix=True, unsafe=True)
     assert [(f.code, f.start.line) for f in fixed.fixes_applied] == [("TFR306", 14)]
     assert len(fixed.fixes_applied) == _fixable(checked, unsafe=True) == 1
+    assert fixed.findings == []
