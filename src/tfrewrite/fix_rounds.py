@@ -7,8 +7,9 @@ converted inside out, one level a round. Two promises rest on running the
 rounds to the end:
 
 - `check`'s "N fixable" is what `fix` then fixes (see `fix_outcome`): when
-  fixes nest or overlap other findings, or a fix decorates a train step,
-  `check` runs the rounds in memory and reports what they would do;
+  fixes nest or overlap other findings, or a fix decorates a train step or
+  removes a loss's decorator, `check` runs the rounds in memory and reports
+  what they would do;
 - a function is never left half rewritten: when the tensor `if` around
   conditionals that the rounds converted turns out to be refused (for a
   reason only the converted code shows, or one no other fix removes), the
@@ -307,7 +308,8 @@ def as_fix_would_do(
     """`check`'s findings, each fixable exactly when `fix` would fix it, so
     "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
     findings; when fixes nest or overlap other findings, or a fix decorates a
-    train step, the fix rounds run here (nothing is written) and decide: a
+    train step or removes a decorator, the fix rounds run here (nothing is
+    written) and decide: a
     finding another fix resolves becomes fixable ("fixed along with the fix on
     line N"), a fix that would not resolve its finding is not offered. Without
     `--unsafe-fixes`, the unsafe fixes are decided the same way, so "N more
@@ -351,12 +353,12 @@ def _offer(
         ]
 
     fixable = fixable_of(found, held)
-    # A fix that makes code traced, or stops it running traced, can make
-    # other findings appear or go: only the rounds tell.
+    # A fix that decorates a step, or removes a decorator, changes what runs
+    # traced, and so which findings stay: only the rounds tell.
     decorating = any(
         a
         and (
-            f.rule.changes_tracing
+            f.rule.may_untrace
             or (isinstance(f.violation, StepViolation) and f.violation.steps)
         )
         for f, a in zip(found, fixable, strict=True)

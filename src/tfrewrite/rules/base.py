@@ -109,11 +109,10 @@ class Rule:
     # whose hazard needs conditions the decorator does not create (an
     # unknown dimension: the step's decorator keeps shapes known).
     blocks_decoration: ClassVar[bool] = True
-    # Whether its fix adds, moves or removes `@tf.function` (or extracts a
-    # traced step): code starts or stops running traced, so other findings
-    # may appear or become moot. `check` then runs the fix rounds to say what
-    # `fix` resolves.
-    changes_tracing: ClassVar[bool] = False
+    # Whether its fix can stop code from running traced (it removes a
+    # `@tf.function`): findings about that code then become moot, which only
+    # the fix rounds show, so `check` runs them to say what `fix` resolves.
+    may_untrace: ClassVar[bool] = False
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?"""

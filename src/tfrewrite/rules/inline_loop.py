@@ -96,7 +96,6 @@ class InlineTrainingLoop(Rule):
     )
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
-    changes_tracing = True
     explanation = """
         A `with tf.GradientTape()` block written directly in a `for` loop, with
         the gradient and optimizer update after it (`apply_gradients`,

@@ -123,7 +123,7 @@ class LossDecorator(Rule):
     summary = "`@tf.function` on a loss: the speed-up belongs on the train step"
     fix_applicability = Applicability.SAFE
     needs_traced_code = False
-    changes_tracing = True
+    may_untrace = True
     explanation = """
         A loss is a function given to `compile(loss=...)`, the `call` of a
         `keras.losses.Loss` subclass, or a function called on `(labels,

@@ -25,7 +25,6 @@ class UndecoratedTrainStep(Rule):
     )
     fix_applicability = Applicability.SAFE
     needs_traced_code = False
-    changes_tracing = True
     explanation = """
         A function that opens a `tf.GradientTape`, takes gradients and applies
         them (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, a
