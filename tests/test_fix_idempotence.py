@@ -268,3 +268,40 @@ def test_the_weighted_average_tfr306_writes_is_a_fixed_point() -> None:
     fixed = _fix_once("import tensorflow as tf\n\n\n" + AVERAGE_PER_BATCH, unsafe=True)
     assert "/ sum(batch_sizes)" in (fixed.fixed_source or "")
     assert fixed.findings == []
+
+
+# The inner `elif` has a safe fix, but the `if` around it is refused until
+# its `print` is fixed (unsafe): without `--unsafe-fixes` the function is
+# left whole, so the inner fix is offered as unsafe, applied with the others.
+PRINT_AROUND_AN_ELIF = textwrap.dedent(
+    """\
+    import keras
+    import tensorflow as tf
+
+
+    def loss(y_true, y_pred):
+        a = 0.0
+        if tf.reduce_mean(y_pred) > 0:
+            print("loss", y_pred)
+        elif tf.reduce_mean(y_true) > 0:
+            a = 1.0
+        else:
+            a = 2.0
+        return tf.reduce_mean(y_true - y_pred) + a
+
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    model.compile(loss=loss)
+    """
+)
+
+
+def test_a_safe_fix_applied_only_with_unsafe_ones_is_offered_as_unsafe() -> None:
+    checked = _run(PRINT_AROUND_AN_ELIF, fix=False, unsafe=False)
+    assert _fixable(checked, unsafe=False) == 0
+    inner = next(f for f in checked.findings if f.start.line == 8)
+    assert inner.fix is not None and inner.fix.applicability.value == "unsafe"
+    fixed = _fix_once(PRINT_AROUND_AN_ELIF, unsafe=False)
+    assert fixed.fixed_source is None
+    unsafe_fixed = _fix_once(PRINT_AROUND_AN_ELIF, unsafe=True)
+    assert len(unsafe_fixed.fixes_applied) == sum(1 for f in checked.findings if f.fix) == 3

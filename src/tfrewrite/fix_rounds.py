@@ -417,5 +417,20 @@ def _offer(
             )
         elif i not in fixed and fixable[i]:
             f = _with_fix(f, None)
+        if only is not None and i in only and i in fixed:
+            f = _unsafe_only(f)
         result.append(f)
     return result, fixed
+
+
+def _unsafe_only(found: _Found) -> _Found:
+    """A finding the safe fixes leave, fixed once the unsafe ones apply (a
+    tensor `if` rewritable after the `print` in its branch is): its fix is
+    unsafe, whatever its own applicability."""
+    fix = found.violation.fix
+    if fix is None or fix.applicability is not Applicability.SAFE:
+        return found
+    message = f"{fix.message} (unsafe: it applies only together with unsafe fixes)"
+    return _with_fix(
+        found, dataclasses.replace(fix, message=message, applicability=Applicability.UNSAFE)
+    )
