@@ -356,11 +356,7 @@ def _offer(
     # A fix that decorates a step, or removes a decorator, changes what runs
     # traced, and so which findings stay: only the rounds tell.
     decorating = any(
-        a
-        and (
-            f.rule.may_untrace
-            or (isinstance(f.violation, StepViolation) and f.violation.steps)
-        )
+        a and (f.rule.may_untrace or (isinstance(f.violation, StepViolation) and f.violation.steps))
         for f, a in zip(found, fixable, strict=True)
     )
     spots = [spot(f) for f in found]
