@@ -5,12 +5,14 @@ must keep is still checked (and reported), and a file it may skip is skipped."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
 from tfrewrite.api import check_source
+from tfrewrite.engine import InputFile, RunOptions, run
 from tfrewrite.rules import RULES_BY_CODE
 
 
@@ -18,7 +20,7 @@ def _admitted(source: str, code: str) -> bool:
     """Whether the rule's prefilter keeps this file (pass-1 facts alone)."""
     index = build_index(textwrap.dedent(source), "example.py", "example")
     traced = compute_facts([index]).for_path("example.py")
-    return RULES_BY_CODE[code].applies_to(index, set(traced))
+    return RULES_BY_CODE[code].applies_to(index, traced)
 
 
 def _reported_lines(source: str, code: str) -> list[int]:
@@ -198,6 +200,145 @@ KEPT = {
             return max(tf.reduce_sum(x), tf.reduce_sum(y))
         """,
     ),
+    "TFR201: a class attribute rebound through the class name, read in traced code": (
+        "TFR201",
+        """
+        import tensorflow as tf
+
+        class Schedule:
+            margin = 1.0
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_mean(y_pred - y_true) * Schedule.margin
+
+        def train(batches):
+            for epoch in range(10):
+                Schedule.margin = epoch / 10
+                for x, y in batches:
+                    loss(y, x)
+        """,
+    ),
+    "TFR201: another module's attribute rebound here, read in traced code": (
+        "TFR201",
+        """
+        import tensorflow as tf
+        import config as cfg
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_mean(y_pred - y_true) * cfg.SCALE
+
+        def train(batches):
+            for epoch in range(10):
+                cfg.SCALE = epoch / 10
+                for x, y in batches:
+                    loss(y, x)
+        """,
+    ),
+    "TFR101: a `training` flag an `input_signature` makes a tensor": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function(
+            input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)]
+        )
+        def f(x, training=False):
+            if training:
+                x = x * 0.5
+            return x
+        """,
+    ),
+    "TFR101: a local bound to a TensorFlow result": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            total = tf.reduce_sum(x)
+            big = total > 1.0
+            if big:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a function imported from TensorFlow by name": (
+        "TFR101",
+        """
+        import tensorflow as tf
+        from tensorflow import reduce_sum
+
+        @tf.function
+        def f(x):
+            if reduce_sum(x) > 1.0:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a parameter with no default rebound from itself": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, scale=2.0):
+            x = x * scale
+            if x > 1.0:
+                x = x / 2.0
+            return x
+        """,
+    ),
+    "TFR101: a conditional expression in a lambda `Dataset.map` traces": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2 if x > 3 else x)
+        """,
+    ),
+    "TFR202: a list of the module appended to": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        history = []
+
+        @tf.function
+        def f(x):
+            history.append(x)
+            return x
+        """,
+    ),
+    "TFR202: a `self` list appended to": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        class Model(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.seen = []
+
+            def call(self, x):
+                self.seen.append(x)
+                return x
+        """,
+    ),
+    "TFR202: a list of the function's own grown in a `tf.range` loop": (
+        "TFR202",
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, n):
+            parts = []
+            for i in tf.range(n):
+                parts.append(x * tf.cast(i, tf.float32))
+            return parts
+        """,
+    ),
 }
 
 # Files each prefilter may skip: nothing there for the rule.
@@ -261,6 +402,74 @@ SKIPPED = {
             return np.square(a)
         """,
     ),
+    "TFR201: another module's attribute read in traced code, written only on an argument": (
+        "TFR201",
+        """
+        import tensorflow as tf
+        import config as cfg
+
+        @tf.function
+        def loss(y_true, y_pred):
+            return tf.reduce_mean(y_pred - y_true) * cfg.SCALE
+
+        def train(batches, options):
+            for epoch in range(10):
+                options.margin = epoch / 10  # an argument's attribute, not a class's
+                for x, y in batches:
+                    loss(y, x)
+        """,
+    ),
+    "TFR101: conditions on flags, sizes and helpers of the project": (
+        "TFR101",
+        """
+        import tensorflow as tf
+        from mypackage import tree
+        from mypackage.dtypes import standardize_dtype
+
+        class Block(tf.keras.layers.Layer):
+            def call(self, x, training=False, data_format="channels_last"):
+                rank = len(x.shape)
+                causal = training and self.dropout > 0
+                if causal and rank == 2:
+                    x = x * 0.5
+                if data_format == "channels_first" or tree.is_nested(x):
+                    return x
+                if standardize_dtype(x.dtype) == "float16" and str(self.name).lower() != "":
+                    return x
+                return x if max(self.strides) > 1 else -x
+
+            def build(self, shape):
+                self.strides = tuple(shape)
+                self.dropout = 0.5
+        """,
+    ),
+    "TFR101: traced lambdas without a conditional expression": (
+        "TFR101",
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(10).map(lambda x: x * 2)
+
+        def build(model):
+            model.compile(loss=lambda y_true, y_pred: tf.reduce_mean(y_pred - y_true))
+        """,
+    ),
+    "TFR202: lists of the function's own, outside graph loops; modules' functions": (
+        "TFR202",
+        """
+        import tensorflow as tf
+        from mypackage import ops
+
+        @tf.function
+        def f(xs):
+            parts = []
+            for x in xs:
+                parts.append(ops.add(x, 1.0))
+            seen = set()
+            seen.add(len(parts))
+            return tf.stack(parts)
+        """,
+    ),
 }
 
 
@@ -289,3 +498,115 @@ def _found_without_prefilter(source: str, code: str) -> int:
     traced = compute_facts([index]).for_path("example.py")
     ctx = RuleContext("example.py", cst.parse_module(source), index, traced, {})
     return sum(1 for _ in RULES_BY_CODE[code].check(ctx))
+
+
+# Projects: the TFR201 facts that come from other modules (`rebound_imports`,
+# filled by `compute_facts`) keep the module that reads the rebound name in
+# traced code; the module that writes it has nothing to report.
+CONFIG_READER = """
+    import tensorflow as tf
+    import config as cfg
+
+    @tf.function
+    def loss(y_true, y_pred):
+        return tf.reduce_mean(y_pred - y_true) * cfg.SCALE
+"""
+PROJECTS = {
+    "another module writes `config.SCALE` in its training loop": {
+        "config.py": "SCALE = 1.0\n",
+        "model.py": CONFIG_READER,
+        "train.py": """
+            import tensorflow as tf
+            import config
+            from model import loss
+
+            def train(batches):
+                for epoch in range(10):
+                    config.SCALE = epoch / 10
+                    for x, y in batches:
+                        loss(y, x)
+        """,
+    },
+    "the config module rebinds `SCALE` in a function (`global`)": {
+        "config.py": """
+            SCALE = 1.0
+
+            def anneal(epoch):
+                global SCALE
+                SCALE = 1.0 / (epoch + 1)
+        """,
+        "model.py": CONFIG_READER,
+    },
+}
+
+
+def _project_admitted(files: dict[str, str], path: str, code: str) -> tuple[bool, int]:
+    """Whether the rule's prefilter keeps `path` of a project (pass-1 facts of
+    every module), and how many violations the rule finds there regardless."""
+    import libcst as cst
+
+    from tfrewrite.context import RuleContext
+
+    sources = {name: textwrap.dedent(text) for name, text in files.items()}
+    indexes = {
+        name: build_index(source, name, name.removesuffix(".py"))
+        for name, source in sources.items()
+    }
+    facts = compute_facts(list(indexes.values()))
+    index, traced = indexes[path], facts.for_path(path)
+    ctx = RuleContext(path, cst.parse_module(sources[path]), index, traced, {})
+    found = sum(1 for _ in RULES_BY_CODE[code].check(ctx))
+    return RULES_BY_CODE[code].applies_to(index, set(traced)), found
+
+
+@pytest.mark.parametrize("name", sorted(PROJECTS))
+def test_tfr201_prefilter_keeps_a_read_another_module_rebinds(name: str) -> None:
+    files = PROJECTS[name]
+    assert _project_admitted(files, "model.py", "TFR201") == (True, 1)
+
+
+def test_tfr201_prefilter_skips_a_read_of_a_name_set_once_at_import() -> None:
+    files = {"config.py": "SCALE = 1.0\nSCALE = 2.0\n", "model.py": CONFIG_READER}
+    assert _project_admitted(files, "model.py", "TFR201") == (False, 0)
+
+
+def test_a_script_without_tensorflow_that_rebinds_an_imported_name_is_indexed(
+    tmp_path: Path,
+) -> None:
+    """`main.py` imports no TensorFlow, yet its loop rebinds `config.SCALE`,
+    which `model.py` reads in traced code: frozen at the first trace."""
+    files = {
+        "config.py": "SCALE = 1.0\n",
+        "model.py": CONFIG_READER,
+        "main.py": """
+            import config
+            from model import loss
+
+            for epoch in range(10):
+                config.SCALE = epoch / 10
+                print(loss(1.0, 2.0))
+        """,
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text))
+    inputs = [InputFile(str(p)) for p in sorted(tmp_path.glob("*.py"))]
+    result = run(inputs, RunOptions(rule_codes=("TFR201",), root=str(tmp_path)), jobs=1)
+    assert [(Path(f.path).name, f.start.line) for f in result.findings] == [("model.py", 7)]
+
+
+@pytest.mark.parametrize(
+    ("text", "assigns"),
+    [
+        ("cfg.SCALE = 0.5\n", True),
+        ("cfg.SCALE += 0.5\n", True),
+        ("cfg.SCALE=0.5\n", True),
+        ("if cfg.SCALE == 0.5:\n    pass\n", False),
+        ("cfg.SCALE_MAX = 0.5\n", False),
+        ("x = cfg.SCALE\n", False),
+        ("print(.SCALE)\n", False),
+    ],
+)
+def test_the_byte_test_for_an_attribute_assignment(text: str, assigns: bool) -> None:
+    from tfrewrite.analysis.prefilters import assigns_an_attribute
+
+    assert assigns_an_attribute(text.encode(), {"SCALE"}) is assigns

@@ -9,8 +9,10 @@ import textwrap
 import libcst as cst
 import pytest
 
+from tfrewrite.analysis.bindings import bound_names
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import TensorFacts, TensorKind, bound_names
+from tfrewrite.analysis.tensor_kinds import TensorKind
+from tfrewrite.analysis.tensors import TensorFacts
 
 RESOLVER = NameResolver({"tf": "tensorflow", "np": "numpy", "keras": "keras"})
 

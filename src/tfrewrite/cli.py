@@ -443,8 +443,7 @@ def fix(
             typer.echo(f"error: {error.describe()}", err=True)
         for finding in result.findings:
             typer.echo(
-                f"{finding.location}: "
-                f"{finding.code} {finding.message}",
+                f"{finding.location}: {finding.code} {finding.message}",
                 err=True,
             )
     else:

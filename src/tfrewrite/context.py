@@ -12,21 +12,19 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.analysis.attributes import attribute_facts
+from tfrewrite.analysis.bindings import positional_param_names
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.analysis.parameters import likely_tensor_params
 from tfrewrite.analysis.project import TracedFunction
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.tensor_kinds import (
     FLOATING,
-    LOSS_PARAMETER_NAMES,
     SCALAR,
     TENSOR,
-    AttributeFacts,
-    TensorFacts,
     TensorKind,
-    module_facts,
-    positional_param_names,
 )
+from tfrewrite.analysis.tensors import AttributeFacts, TensorFacts, module_facts
 from tfrewrite.analysis.walk import statement_children
 from tfrewrite.rules.base import ImportRequest
 

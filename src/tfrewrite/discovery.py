@@ -241,9 +241,7 @@ def _walk(
         path = Path(entry.path)
         located = resolved_folder / entry.name
         is_dir = entry.is_dir(follow_symlinks=False)
-        if exclude.match(path, root, located) or _is_ignored(
-            path, is_dir, ignores, located
-        ):
+        if exclude.match(path, root, located) or _is_ignored(path, is_dir, ignores, located):
             continue
         if is_dir:
             yield from _walk(path, root, exclude, ignores, seen)

@@ -227,6 +227,34 @@ def _train_step_drivers(deferred: Iterable[InputFile], step_modules: set[str]) -
     return found
 
 
+def _attribute_writers(deferred: Iterable[InputFile], indexes: list[ModuleIndex]) -> set[str]:
+    """Paths of deferred files that may rebind an attribute of a module the
+    indexed files read (`config.SCALE = epoch / 10` in a `main.py` that
+    imports no TensorFlow): indexed, their writes make the reads frozen
+    state (TFR201)."""
+    from tfrewrite.analysis.method_steps import mentions_module
+    from tfrewrite.analysis.prefilters import assigns_an_attribute
+
+    by_module: dict[str, set[str]] = {}
+    for index in indexes:
+        for read in index.module_attribute_reads:
+            module, _, attribute = read.rpartition(".")
+            by_module.setdefault(module.rpartition(".")[2], set()).add(attribute)
+    if not by_module:
+        return set()
+    found: set[str] = set()
+    for f in deferred:
+        try:
+            data = f.source.encode() if f.source is not None else Path(f.path).read_bytes()
+        except OSError:
+            continue
+        for module, attributes in by_module.items():
+            if mentions_module(data, {module}) and assigns_an_attribute(data, attributes):
+                found.add(f.path)
+                break
+    return found
+
+
 def _reference_heads(refs: set[str]) -> set[str]:
     """Every component of the references but their last: the names of the
     modules (and classes) they may point into."""
@@ -472,11 +500,10 @@ def applicable_rules(
     make code traced (an extracted or decorated train step) that no rule
     looked at before."""
     ignored = options.ignored_prefixes(path)
-    traced_names = set(traced)
     return [
         r
         for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(index, traced_names)
+        if not r.code.startswith(ignored) and r.applies_to(index, traced)
     ]
 
 
@@ -731,6 +758,7 @@ def _analyse(
     index_files(files, prefilter=True)
     facts = compute_facts(indexes)
     drivers = _train_step_drivers(deferred.values(), train_step_modules(indexes))
+    drivers |= _attribute_writers(deferred.values(), indexes)
     while deferred:
         refs = _reference_heads(_references_from_traced_code(indexes, facts))
         wanted = [

@@ -549,3 +549,21 @@ def test_a_host_value_held_in_a_name_and_printed_becomes_the_tensor() -> None:
     traced = printed(tf.function(python_function(rewritten), autograph=False), CALLS)
     assert len(traced) == 2 * len(CALLS)
     assert_same_printed(eager_lines(original, CALLS), traced)
+
+
+@pytest.mark.parametrize(
+    "binding",
+    ["loss_value: float = loss.numpy()", "loss_value = shown = loss.numpy()"],
+    ids=["annotated", "chained"],
+)
+def test_a_host_value_bound_by_any_plain_assignment_prints_the_tensor(binding: str) -> None:
+    """An annotated or chained assignment binds the host value as `name =
+    value` does: the print shows the tensor it becomes, every call."""
+    source = textwrap.dedent(HOST_VALUE_PRINTED).replace("loss_value = loss.numpy()", binding)
+    rewritten_source = rewrite(source, unsafe=True)
+    assert ".numpy()" not in rewritten_source and 'print("loss", loss_value' in rewritten_source
+    original = load_module(source).step
+    rewritten = load_module(rewritten_source).step
+    traced = printed(tf.function(python_function(rewritten), autograph=False), CALLS)
+    assert len(traced) == 2 * len(CALLS)
+    assert_same_printed(eager_lines(original, CALLS), traced)

@@ -12,15 +12,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import all_params
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.tensor_kinds import (
     VARIABLE,
     VARIABLE_CONSTRUCTORS,
-    AttributeFacts,
     TensorKind,
-    all_params,
     is_python_number,
 )
+from tfrewrite.analysis.tensors import AttributeFacts
 from tfrewrite.analysis.walk import child_nodes
 
 _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import local_names
+from tfrewrite.analysis.module_constants import module_literals
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.state import (
     AttributeWrites,
@@ -27,82 +29,11 @@ from tfrewrite.analysis.state import (
     rebound_in_loops,
     subscript_writes,
 )
-from tfrewrite.analysis.tensors import local_names
 from tfrewrite.analysis.walk import iter_with_ancestors, statement_children
 from tfrewrite.context import FunctionScope, RuleContext
 
 # How pass 1 describes a module name a module-level loop rebinds.
 LOOP_REBOUND = "rebound in a module-level loop"
-
-
-def _is_python_literal(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.Name):
-        return node.value in ("True", "False", "None")
-    if isinstance(node, cst.UnaryOperation):
-        return _is_python_literal(node.expression)
-    return False
-
-
-def _module_literals(module: cst.Module) -> set[str]:
-    """Names bound at module level to a Python literal (a flag, a number, a
-    string): the values tracing freezes."""
-    names: set[str] = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and _is_python_literal(small.value):
-                targets = [t.target for t in small.targets]
-                names.update(t.value for t in targets if isinstance(t, cst.Name))
-            elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                if isinstance(small.target, cst.Name) and _is_python_literal(small.value):
-                    names.add(small.target.value)
-    return names
-
-
-def _restated_literals(module: cst.Module) -> set[str]:
-    """Module names every binding of which is the same literal (`num_classes
-    = 10` in a notebook's first cell and again in a later section): bound
-    more than once, yet never to another value, so nothing is frozen. A
-    `global` declaration anywhere, or any other binding, disqualifies."""
-    values: dict[str, set[str | None]] = {}
-    declared: set[str] = set()
-    stack: list[cst.CSTNode] = list(module.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            declared.update(
-                item.name.value
-                for inner, _ in iter_with_ancestors(node)
-                if isinstance(inner, cst.Global)
-                for item in inner.names
-            )
-            continue
-        if isinstance(node, cst.For):
-            for target in iter_with_ancestors(node.target):
-                if isinstance(target[0], cst.Name):
-                    values.setdefault(target[0].value, set()).add(None)
-        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            for small in node.body:
-                if isinstance(small, cst.Assign):
-                    literal = _is_python_literal(small.value)
-                    code = cst.Module([]).code_for_node(small.value) if literal else None
-                    for target in small.targets:
-                        for inner, _ in iter_with_ancestors(target.target):
-                            if isinstance(inner, cst.Name):
-                                values.setdefault(inner.value, set()).add(code)
-                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                    if isinstance(small.target, cst.Name):
-                        values.setdefault(small.target.value, set()).add(None)
-            continue
-        stack.extend(statement_children(node))
-    return {
-        name
-        for name, seen in values.items()
-        if len(seen) == 1 and None not in seen and name not in declared
-    }
 
 
 def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
@@ -148,11 +79,14 @@ class FrozenState:
         # and plain values a module-level loop rebinds (`lr_scale = 1.0 /
         # (epoch + 1)` in the epoch loop).
         rebound = ctx.index.rebound_module_names
-        mutable = {name: rebound[name] for name in _module_literals(ctx.module) if name in rebound}
-        if any(how == "assigned more than once" for how in mutable.values()):
-            for name in _restated_literals(ctx.module):
-                if mutable.get(name) == "assigned more than once":
-                    del mutable[name]
+        literals = module_literals(ctx.module)
+        mutable = {name: rebound[name] for name in literals.literal_names() if name in rebound}
+        # A name every binding of which restates the same literal (`num_classes
+        # = 10` in a notebook's first cell and again in a later section) is
+        # bound more than once, yet never to another value: nothing is frozen.
+        for name in literals.constants():
+            if mutable.get(name) == "assigned more than once":
+                del mutable[name]
         if any(how == LOOP_REBOUND for how in rebound.values()):
             for name in _loop_plain_names(ctx.module, ctx.names):
                 if rebound.get(name) == LOOP_REBOUND:
@@ -161,7 +95,12 @@ class FrozenState:
         for name in module_containers(ctx.module, ctx.names) & changed_items:
             mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
         self.mutable = mutable
-        self.rebound_attributes = _rebound_dotted_attributes(ctx.module, ctx.names)
+        # Pass 1 knows whether the file assigns an attribute of a name at all.
+        self.rebound_attributes = (
+            _rebound_dotted_attributes(ctx.module, ctx.names)
+            if ctx.index.named_attribute_writes
+            else {}
+        )
         self._sections = _Sections(ctx.module)
         self._writes: dict[str, AttributeWrites] = {}
 

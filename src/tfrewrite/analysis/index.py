@@ -15,8 +15,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tfrewrite.analysis.prefilters import condition_self_reads, self_attribute_from_call
-from tfrewrite.analysis.tensors import is_tensor_op
+from tfrewrite.analysis.prefilters import (
+    MUTATING_METHODS,
+    own_local_names,
+    self_attribute_from_call,
+)
+from tfrewrite.analysis.python_conditions import PythonConditions
+from tfrewrite.analysis.tensor_kinds import is_tensor_op
 
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
@@ -48,9 +53,20 @@ class FunctionInfo:
     consumes_grown_lists: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
     # An `if` or `while` statement, or `a if c else b`, whose condition may
-    # be a tensor (`prefilters.condition_self_reads`): what TFR101 looks at.
+    # be a tensor (`python_conditions`): what TFR101 looks at.
     branches: bool = False
-    writes_state: bool = False  # `x += ...`, `obj.attr = ...`, `obj[k] = ...`, `global`/`nonlocal`
+    # Parameters whose Python values keep the function's conditions Python
+    # (`if training:`, `training=False`): it branches on a tensor after all
+    # when the project proves one a tensor (`prefilters.python_names`).
+    condition_params: frozenset[str] = frozenset()
+    # What TFR202 reports may be there: `obj.attr = ...` (not `self.attr =`,
+    # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
+    # `global`/`nonlocal` (`_writes_outside`).
+    writes_state: bool = False
+    # A mutating method called on what may not be the function's own
+    # container (`history.append(x)`, `self.log.append(x)`), or on its own
+    # in a loop that may run as a graph loop: what else TFR202 looks at.
+    mutates_outside: bool = False
     method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
     self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
 
@@ -95,6 +111,7 @@ class TracedLambda:
     reason: str
     lineno: int
     arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
+    conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
 
 
 @dataclass
@@ -309,8 +326,13 @@ class _Indexer(_FastVisitor):
         self.function_stack: list[FunctionInfo] = []
         self.module_level_names: set[str] = set()
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
+        self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
+        self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
+        # Per function being visited: names a mutating method is called on,
+        # and whether inside a loop that may be a graph loop.
+        self.mutated_names: list[list[tuple[str, bool]]] = []
         self.batched_names: list[set[str]] = [set()]  # per scope: names bound to `.batch(n)`
         # Module-level names bound to `tf.function` (or a configured one):
         # `f = tf.function` then `@f`, `fn = partial(tf.function, jit_compile=True)`.
@@ -325,6 +347,12 @@ class _Indexer(_FastVisitor):
         # read holds a variable, with their function; and the attributes some
         # method assigns from a call (known only once the file is visited).
         self.branch_reads: list[tuple[FunctionInfo, frozenset[str]]] = []
+        # Per function being visited: its conditions; then each function with
+        # conditions, decided at the end of the file (`decide_branches`).
+        self.branch_tests: list[list[ast.expr]] = []
+        self.functions_with_tests: list[
+            tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef, list[ast.expr]]
+        ] = []
         self.self_call_attrs: set[str] = set()
         # Names augmented with `+=` and names divided, anywhere in the file.
         self.summed_names: set[str] = set()
@@ -430,17 +458,25 @@ class _Indexer(_FastVisitor):
         self.scope.append(node.name)
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
+        graph_loops, self.graph_loops = self.graph_loops, []
+        self.mutated_names.append([])
         self.batched_names.append(set())
         # A parameter whose default is a number or a bool (`test=False`) is
         # passed on as a Python value.
         self.evidence.append({name: "p" for name in _number_defaults(node.args)})
         self.dataset_names.append(set())
+        self.branch_tests.append([])
         for stmt in node.body:
             self.visit(stmt)
+        tests = self.branch_tests.pop()
+        if tests:
+            self.functions_with_tests.append((info, node, tests))
         self.dataset_names.pop()
         self.evidence.pop()
         self.batched_names.pop()
         self.loop_stack = loops
+        self.graph_loops = graph_loops
+        self._decide_mutations(node, info)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:
@@ -479,16 +515,27 @@ class _Indexer(_FastVisitor):
             setattr(self.function_stack[-1], fact, True)
 
     def _branch(self, test: ast.expr) -> None:
-        """A condition: the function branches on a tensor unless the
-        condition is a Python value (decided at the end of the file for one
-        that reads `self` attributes)."""
-        if not self.function_stack:
-            return
-        reads = condition_self_reads(test, self.resolve)
-        if reads is None:
-            self._mark("branches")
-        elif reads:
-            self.branch_reads.append((self.function_stack[-1], reads))
+        """A condition of the function being visited: decided at the end of
+        the file (`_decide_branches`), once every import and every `self`
+        attribute assigned from a call are known."""
+        if self.function_stack:
+            self.branch_tests[-1].append(test)
+
+    def decide_branches(self) -> None:
+        """Whether each function branches on a tensor (what TFR101 looks at):
+        not when every condition is a Python value (`python_conditions`),
+        given the `self` attributes read hold no variable (left in
+        `branch_reads`, checked last) and the project proves no parameter
+        read a tensor (`FunctionInfo.condition_params`, checked by TFR101)."""
+        conditions = PythonConditions(self.resolve, self.index.imports, self.mentions_walrus)
+        for info, node, tests in self.functions_with_tests:
+            known = conditions.of_function(node, tests)
+            if known is None:
+                info.branches = True
+                continue
+            info.condition_params = known.params
+            if known.self_reads:
+                self.branch_reads.append((info, known.self_reads))
 
     def visit_If(self, node: ast.If) -> None:
         self._branch(node.test)
@@ -511,6 +558,7 @@ class _Indexer(_FastVisitor):
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._record_named_attribute_write(node.target)
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
@@ -534,7 +582,8 @@ class _Indexer(_FastVisitor):
             self.index.named_attribute_writes.add(target.value.id)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self._mark("writes_state")
+        if _writes_outside(node.target, augmented=True):
+            self._mark("writes_state")
         self._record_named_attribute_write(node.target)
         if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
             self.summed_names.add(node.target.id)
@@ -711,10 +760,11 @@ class _Indexer(_FastVisitor):
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
 
     def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
-        if self.function_stack:
+        conditional = any(isinstance(inner, ast.IfExp) for inner in ast.walk(node.body))
+        if self.function_stack and conditional:
             self._mark("branches")  # the enclosing function holds traced code
         self.index.traced_lambdas.append(
-            TracedLambda(ast.unparse(node), reason, node.lineno, arguments)
+            TracedLambda(ast.unparse(node), reason, node.lineno, arguments, conditional)
         )
 
     def visit_Global(self, node: ast.Global) -> None:
@@ -747,8 +797,9 @@ class _Indexer(_FastVisitor):
                 if held and _is_self_attribute(target):
                     assert isinstance(target, ast.Attribute)
                     owner.held_objects.setdefault(target.attr, held)
-        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
+        if any(_writes_outside(t, augmented=False) for t in node.targets):
             self._mark("writes_state")
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             for target in node.targets:
                 self._record_target(target)
                 self._record_named_attribute_write(target)
@@ -792,17 +843,54 @@ class _Indexer(_FastVisitor):
             if isinstance(counter, ast.Name):
                 self.evidence[-1][counter.id] = "p"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
+        self.graph_loops.append(self._may_range_over_tensor(node.iter))
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.graph_loops.pop()
+
+    def _may_range_over_tensor(self, iterated: ast.expr) -> bool:
+        """A `for` AutoGraph may run as a `tf.while_loop`: over `tf.range(...)`
+        (any `<module>.range(...)`, whatever the alias)."""
+        if not isinstance(iterated, ast.Call):
+            return False
+        func = iterated.func
+        return (isinstance(func, ast.Attribute) and func.attr == "range") or (
+            self.resolve(func) == "tensorflow.range"
+        )
+
+    def _mutation(self, receiver: ast.expr) -> None:
+        """A mutating method call: on `self.attr` it may mutate outside
+        state; on a name, decided at the end of the function, once its
+        locals are known (`_decide_mutations`)."""
+        if isinstance(receiver, ast.Attribute) and _is_self_attribute(receiver):
+            self.function_stack[-1].mutates_outside = True
+        elif isinstance(receiver, ast.Name):
+            in_graph_loop = any(self.graph_loops)
+            self.mutated_names[-1].append((receiver.id, in_graph_loop))
+
+    def _decide_mutations(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: FunctionInfo
+    ) -> None:
+        mutated = self.mutated_names.pop()
+        if info.mutates_outside or not mutated:
+            return
+        if any(in_loop for _, in_loop in mutated):
+            info.mutates_outside = True
+            return
+        # A module (`ops.add(x, y)`) is no container TFR202 looks at.
+        known = own_local_names(node) | self.index.imports.keys()
+        info.mutates_outside = any(name not in known for name, _ in mutated)
 
     def visit_While(self, node: ast.While) -> None:
         self._branch(node.test)  # a `while` tests its condition like an `if` (TFR101)
         self.visit(node.test)
         self.loop_stack.append(False)
+        self.graph_loops.append(True)  # on a tensor condition, a `tf.while_loop`
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.graph_loops.pop()
 
     # -- uses -------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -840,6 +928,8 @@ class _Indexer(_FastVisitor):
                 self.function_stack[-1].calls.append(callee)
             if isinstance(node.func, ast.Attribute):
                 self.function_stack[-1].method_calls.add(node.func.attr)
+                if node.func.attr in MUTATING_METHODS:
+                    self._mutation(node.func.value)
         if callee and _is_tf_function(callee) and node.args:
             target = self.resolve(node.args[0])
             if target:
@@ -1015,6 +1105,22 @@ def _is_number(node: ast.AST | None) -> bool:
         and isinstance(node.value, (int, float, bool))
         and not isinstance(node.value, complex)
     )
+
+
+def _writes_outside(target: ast.expr, augmented: bool) -> bool:
+    """Whether assigning `target` may write state that outlives a call, as
+    TFR202 reads it: an item (`obj[k] = ...`), an attribute of a name
+    (`obj.attr = ...`; on `self` only augmented, `self.n += 1`). A plain name
+    is local unless declared `global`/`nonlocal` (marked where declared)."""
+    if isinstance(target, ast.Subscript):
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_writes_outside(t, augmented) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return _writes_outside(target.value, augmented)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return augmented or target.value.id != "self"
+    return False
 
 
 def _number_defaults(args: ast.arguments) -> list[str]:
@@ -1241,9 +1347,11 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
+    indexer.mentions_walrus = ":=" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
+    indexer.decide_branches()
     for info, reads in indexer.branch_reads:
         if not reads.isdisjoint(indexer.self_call_attrs):
             info.branches = True

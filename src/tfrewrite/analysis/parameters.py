@@ -13,96 +13,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import scope_nodes
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import TENSOR_ANNOTATIONS, scope_nodes
+from tfrewrite.analysis.parameter_names import is_python_parameter_name
+from tfrewrite.analysis.tensor_kinds import TENSOR_ANNOTATIONS
 
-# Parameter names that carry Python values (flags, sizes, objects), never a
-# likely tensor.
-PYTHON_PARAMETER_NAMES = frozenset(
-    {
-        "self",
-        "cls",
-        "training",
-        "is_training",
-        "train",
-        "mode",
-        "name",
-        "verbose",
-        "axis",
-        "axes",
-        "dim",
-        "dims",
-        "reduction",
-        "dtype",
-        "shape",
-        "batch_size",
-        "epochs",
-        "config",
-        "cfg",
-        "params",
-        "hparams",
-        "args",
-        "kwargs",
-        "opts",
-        "options",
-        "model",
-        "models",
-        "net",
-        "network",
-        "optimizer",
-        "opt",
-        "loss_fn",
-        "loss_object",
-        "metric",
-        "metrics",
-        "layer",
-        "layers",
-        "strategy",
-        "dataset",
-        "ds",
-        "callbacks",
-        "logger",
-        "writer",
-        "summary_writer",
-        "fn",
-        "func",
-        "f",
-        "mask",
-        "seed",
-        "rng",
-        "generator",
-        "env",
-        "agent",
-        "policy",
-        "scope",
-        "path",
-        "filename",
-        "units",
-        "size",
-    }
-)
-_PYTHON_NAME_PREFIXES = ("num_", "n_", "is_", "use_", "do_", "has_", "with_", "enable_", "max_")
-_PYTHON_NAME_SUFFIXES = (
-    "_fn",
-    "_func",
-    "_size",
-    "_dim",
-    "_name",
-    "_layer",
-    "_model",
-    "_optimizer",
-    "_config",
-    "_cfg",
-    "_dir",
-    "_path",
-    "_mode",
-    "_type",
-    "_shape",
-    "_axis",
-    "_steps",
-    "_epochs",
-    "_flag",
-)
 # Attributes and methods a tensor has: reading them is no evidence against one.
 TENSOR_MEMBERS = frozenset(
     {
@@ -138,16 +53,6 @@ _PYTHON_ARGUMENT_CALLS = frozenset(
 _PYTHON_KEYWORDS = frozenset(
     {"training", "axis", "dtype", "name", "shape", "mask", "reduction", "from_logits", "keepdims"}
 )
-
-
-def is_python_parameter_name(name: str) -> bool:
-    """A parameter name that says it holds a Python value (`training`,
-    `num_classes`, `loss_fn`, `batch_size`)."""
-    return (
-        name in PYTHON_PARAMETER_NAMES
-        or name.startswith(_PYTHON_NAME_PREFIXES)
-        or name.endswith(_PYTHON_NAME_SUFFIXES)
-    )
 
 
 def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:

@@ -11,133 +11,94 @@ not skip.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
 
-# Builtins whose result is a Python value whatever they are given (the
-# tensor analysis treats every call outside the TensorFlow namespaces so).
-_PYTHON_VALUED_BUILTINS = frozenset({"isinstance", "issubclass", "hasattr", "callable", "len"})
+
+# Methods that mutate a Python container in place (TFR202).
+MUTATING_METHODS = frozenset(
+    {
+        "append",
+        "extend",
+        "insert",
+        "pop",
+        "remove",
+        "clear",
+        "update",
+        "add",
+        "setdefault",
+        "discard",
+    }
+)
 
 
-def condition_self_reads(
-    test: ast.expr, resolve: Callable[[ast.AST], str | None]
-) -> frozenset[str] | None:
-    """Whether the condition `test` of an `if`, `while` or conditional
-    expression can be a tensor, as the tensor analysis decides it.
-
-    None: it may be (it reads a name, calls something, indexes...). Otherwise
-    the `self` attributes it reads: it is a Python value unless one of them
-    holds a variable, which the analysis assumes only of an attribute some
-    method assigns from a call (`self.w = tf.Variable(...)`). The shapes
-    accepted here are ones the analysis never takes for a tensor: literals,
-    `is` / `is not` tests, `isinstance(...)` and the like, attributes
-    (`self.flag`, `x.shape`), and `and` / `or` / `not` and comparisons of
-    those. A name, or a call of anything else, may be a tensor."""
-    reads: set[str] = set()
-    return frozenset(reads) if _python_condition(test, resolve, reads) else None
-
-
-def _python_condition(
-    node: ast.expr, resolve: Callable[[ast.AST], str | None], reads: set[str]
-) -> bool:
-    """As the condition translator walks a condition: through `and`, `or`
-    and `not`, and link by link through a comparison."""
-    if isinstance(node, ast.BoolOp):
-        return all(_python_condition(v, resolve, reads) for v in node.values)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _python_condition(node.operand, resolve, reads)
-    if isinstance(node, ast.Compare):
-        return _python_comparison(node, resolve, reads)
-    return _python_value(node, resolve, reads)
-
-
-def _python_comparison(
-    node: ast.Compare, resolve: Callable[[ast.AST], str | None], reads: set[str]
-) -> bool:
-    """Each link `a op b` is a Python value: an identity test; a membership
-    test, unless it is the whole condition and tests a tensor against a
-    literal tuple, list or set (`t in (a, b)` compares `t == a`); or a
-    comparison of two Python values."""
-    operands = [node.left, *node.comparators]
-    chained = len(node.ops) > 1
-    for i, op in enumerate(node.ops):
-        left, right = operands[i], operands[i + 1]
-        if isinstance(op, (ast.Is, ast.IsNot)):
+def own_local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names surely local to `function`, as TFR202 reads locals: its
+    parameters and the names its own body assigns (loop and `with` targets,
+    walrus, `except ... as` included), not those only a nested function,
+    class, lambda or comprehension binds, nor names declared `global` or
+    `nonlocal`. Imports and nested definitions are left out: a prefilter may
+    take a local for an outside name, never the reverse."""
+    args = function.args
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    found = {a.arg for a in params if a is not None}
+    declared: set[str] = set()
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _OWN_SCOPES):
             continue
-        if isinstance(op, (ast.In, ast.NotIn)) and (
-            chained
-            or not isinstance(right, (ast.Tuple, ast.List, ast.Set))
-            or _python_value(left, resolve, reads)
-        ):
-            continue
-        if not (_python_value(left, resolve, reads) and _python_value(right, resolve, reads)):
-            return False
-    return True
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        stack.extend(ast.iter_child_nodes(node))
+    return found - declared
 
 
-# Expressions the tensor analysis never takes for tensors, whatever they
-# hold: literals, displays, comprehensions, f-strings, lambdas.
-_NEVER_TENSORS = (
-    ast.Constant,
-    ast.Tuple,
-    ast.List,
-    ast.Set,
-    ast.Dict,
+_OWN_SCOPES = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
     ast.ListComp,
     ast.SetComp,
     ast.DictComp,
     ast.GeneratorExp,
-    ast.JoinedStr,
-    ast.Lambda,
 )
 
 
-def _python_value(
-    node: ast.expr, resolve: Callable[[ast.AST], str | None], reads: set[str]
-) -> bool:
-    """A value the tensor analysis (`TensorFacts.kind`) cannot take for a
-    tensor: an attribute of anything but `self` (`x.shape`, `layer.built`),
-    an item or arithmetic of such values, `isinstance(...)` and the like;
-    `self.attr` when no method assigns it a variable (recorded in `reads`)."""
-    if isinstance(node, _NEVER_TENSORS):
-        return True
-    if isinstance(node, ast.Attribute):
-        if isinstance(node.value, ast.Name) and node.value.id == "self":
-            reads.add(node.attr)
-        return True
-    if isinstance(node, ast.Subscript):
-        return _python_value(node.value, resolve, reads)
-    if isinstance(node, ast.BinOp):
-        return _python_value(node.left, resolve, reads) and _python_value(
-            node.right, resolve, reads
-        )
-    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
-        return _python_value(node.operand, resolve, reads)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-        return resolve(node.func) in _PYTHON_VALUED_BUILTINS
-    return False
+# Leaves of the callees that make a variable: `tf.Variable(...)`,
+# `keras.backend.variable(...)`, `self.add_weight(...)` (`attribute_facts`).
+_VARIABLE_MAKERS = frozenset({"Variable", "variable", "add_weight", "add_variable"})
 
 
 def self_attribute_from_call(node: ast.Assign | ast.AnnAssign) -> str | None:
-    """`x` for `self.x = f(...)` (or `self.x: T = f(...)`): an attribute the
-    tensor analysis may take for a variable (`attribute_facts`)."""
+    """`x` for `self.x = f(...)` (or `self.x: T = f(...)`) where `f` may
+    make a variable: an attribute the tensor analysis may take for one
+    (`attribute_facts`), whatever the names resolve to."""
     if isinstance(node, ast.Assign):
         if len(node.targets) != 1:
             return None
         target = node.targets[0]
     else:
         target = node.target
-    if (
-        isinstance(node.value, ast.Call)
+    value = node.value
+    if not (
+        isinstance(value, ast.Call)
         and isinstance(target, ast.Attribute)
         and isinstance(target.value, ast.Name)
         and target.value.id == "self"
     ):
-        return target.attr
-    return None
+        return None
+    func = value.func
+    leaf = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    return target.attr if leaf in _VARIABLE_MAKERS else None
 
 
 def traced_callees(index: ModuleIndex, traced_qualnames: Iterable[str]) -> set[str]:
@@ -154,3 +115,32 @@ def traced_callees(index: ModuleIndex, traced_qualnames: Iterable[str]) -> set[s
         if qualname in roots or qualname.startswith(prefixes):
             found.update(info.calls)
     return found
+
+
+def assigns_an_attribute(data: bytes, attributes: set[str]) -> bool:
+    """A cheap byte test: `data` assigns `<name>.<attribute> = ...` (or
+    `+=` and the like) for one of `attributes`: a script that imports no
+    TensorFlow, yet rebinds `config.SCALE` that traced code reads elsewhere."""
+    if b"=" not in data:
+        return False
+    for attribute in attributes:
+        word = b"." + attribute.encode()
+        start = data.find(word)
+        while start >= 0:
+            end = start + len(word)
+            rest = data[end : end + 4].lstrip(b" \t")
+            named = start > 0 and (data[start - 1 : start].isalnum() or data[start - 1] == 95)
+            next_char = data[end : end + 1]
+            whole = not (next_char.isalnum() or next_char == b"_")
+            if (
+                named
+                and whole
+                and (
+                    (rest[:1] == b"=" and rest[1:2] != b"=")
+                    or rest[1:2] == b"="
+                    and rest[:1] in b"+-*/"
+                )
+            ):
+                return True
+            start = data.find(word, end)
+    return False

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import is_tensor_op
+from tfrewrite.analysis.tensor_kinds import is_tensor_op
 from tfrewrite.analysis.walk import (
     child_nodes,
     iter_nodes,

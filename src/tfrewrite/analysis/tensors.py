@@ -22,523 +22,53 @@ conversions need: a branch output that is a Python `0` may become `0.0` only
 when the other branch is known to be floating-point. A loss's tensor
 arguments count as floating-point: Keras converts `y_true`/`y_pred` to the
 loss's float dtype before calling it.
+
+What TensorFlow's API says of each call (the tables, `TensorKind`) is in
+`tensor_kinds`; what a function binds is in `bindings`.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import (
+    all_params,
+    iter_assignments,
+    iter_assignments_here,
+    positional_param_names,
+    scope_nodes,
+    split_target,
+)
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.tensor_kinds import (
+    DATASET,
+    DATASET_METHODS,
+    DATASET_NAMESPACES,
+    FLOATING,
+    LOSS_NAMESPACES,
+    MULTI_TENSOR_FUNCTIONS,
+    NOT_TENSOR,
+    TENSOR,
+    TENSOR_ANNOTATIONS,
+    TOP,
+    VARIABLE_CONSTRUCTORS,
+    VARIABLE_READS,
+    TensorKind,
+    dtype_kind,
+    is_python_bool,
+    is_python_float,
+    is_python_int,
+    is_python_number,
+    is_tensor_op,
+    meet,
+    op_result_kind,
+    settled,
+)
 from tfrewrite.analysis.walk import child_nodes
-
-# Namespaces whose functions return tensors.
-TENSOR_NAMESPACES = (
-    "tensorflow.",
-    "keras.ops.",
-    "tensorflow.keras.ops.",
-    "keras.backend.",
-    "tensorflow.keras.backend.",
-)
-# Things under those namespaces that do not return tensors.
-NON_TENSOR_PREFIXES = (
-    "tensorflow.keras.",  # layers, models, losses objects...
-    "tensorflow.config.",
-    "tensorflow.data.",
-    "tensorflow.distribute.",
-    "tensorflow.summary.",
-    "tensorflow.debugging.",
-    "tensorflow.io.",
-    "tensorflow.saved_model.",
-    "tensorflow.train.",
-    "tensorflow.dtypes.",
-    "tensorflow.compat.",
-    "tensorflow.experimental.",
-    "tensorflow.autograph.",
-    "tensorflow.estimator.",
-    "tensorflow.lite.",
-    "tensorflow.errors.",
-    "tensorflow.types.",
-    "keras.backend.floatx",
-    "keras.backend.epsilon",
-    "keras.backend.image_data_format",
-    "keras.backend.backend",
-)
-NON_TENSOR_FUNCTIONS = frozenset(
-    {
-        "tensorflow.executing_eagerly",
-        "tensorflow.inside_function",
-        "tensorflow.is_tensor",
-        "tensorflow.is_symbolic_tensor",
-        "tensorflow.get_static_value",
-        "tensorflow.function",
-        "tensorflow.print",
-        "tensorflow.py_function",
-        "tensorflow.numpy_function",
-        "tensorflow.TensorShape",
-        "tensorflow.TensorSpec",
-        "tensorflow.as_dtype",
-        "tensorflow.GradientTape",
-        "tensorflow.Module",
-        "tensorflow.name_scope",
-        "tensorflow.device",
-        "tensorflow.control_dependencies",
-        "tensorflow.init_scope",
-        "tensorflow.get_logger",
-        "tensorflow.Variable",  # a variable: tensor-like, but assignable state
-        "tensorflow.nest.flatten",
-        "tensorflow.nest.map_structure",
-        "tensorflow.nest.pack_sequence_as",
-        "tensorflow.cond",  # may return structures
-        "tensorflow.case",
-        "tensorflow.switch_case",
-        "tensorflow.while_loop",
-        "tensorflow.map_fn",
-        "tensorflow.vectorized_map",
-        "tensorflow.split",
-        "tensorflow.unstack",
-        "tensorflow.meshgrid",
-        "tensorflow.unique",
-        "tensorflow.unique_with_counts",
-        "tensorflow.math.top_k",
-        "tensorflow.nn.top_k",
-        "tensorflow.linalg.qr",
-        "tensorflow.linalg.svd",
-        "tensorflow.linalg.eigh",
-        "tensorflow.nn.moments",
-        "tensorflow.random.set_seed",
-        "tensorflow.random.get_global_generator",
-        "tensorflow.random.Generator",
-        "tensorflow.gradients",
-        "tensorflow.shape_n",
-    }
-)
-# Functions that return several tensors: tuple targets assigned from them are tensors.
-MULTI_TENSOR_FUNCTIONS = frozenset(
-    {
-        "tensorflow.split",
-        "tensorflow.unstack",
-        "tensorflow.meshgrid",
-        "tensorflow.unique",
-        "tensorflow.math.top_k",
-        "tensorflow.nn.top_k",
-        "tensorflow.linalg.qr",
-        "tensorflow.linalg.eigh",
-        "tensorflow.nn.moments",
-    }
-)
-# Ops whose first argument is the result's shape: scalar for `[]` / `()`
-# (`tf.random.uniform([]) < p` is a scalar condition).
-SHAPE_FIRST_CONSTRUCTORS = frozenset(
-    {
-        "tensorflow.random.normal",
-        "tensorflow.random.uniform",
-        "tensorflow.random.truncated_normal",
-        "tensorflow.zeros",
-        "tensorflow.ones",
-        "tensorflow.fill",
-    }
-)
-# Reductions: scalar when called without an axis.
-REDUCTIONS = (
-    frozenset(
-        f"{ns}{op}"
-        for ns in ("tensorflow.", "tensorflow.math.")
-        for op in (
-            "reduce_sum",
-            "reduce_mean",
-            "reduce_max",
-            "reduce_min",
-            "reduce_prod",
-            "reduce_any",
-            "reduce_all",
-            "reduce_logsumexp",
-            "reduce_std",
-            "reduce_variance",
-            "reduce_euclidean_norm",
-            "count_nonzero",
-        )
-    )
-    | frozenset(
-        f"{ns}{op}"
-        for ns in ("keras.ops.", "tensorflow.keras.ops.")
-        for op in ("sum", "mean", "max", "min", "prod", "any", "all", "std", "var", "logsumexp")
-    )
-    | {"tensorflow.norm", "tensorflow.linalg.norm"}
-)
-ALWAYS_SCALAR = frozenset({"tensorflow.size", "tensorflow.rank", "tensorflow.math.count_nonzero"})
-# Element-wise ops: scalar in, scalar out; `x` is the first positional argument.
-SCALAR_PRESERVING_PREFIXES = ("tensorflow.math.", "keras.ops.", "tensorflow.keras.ops.")
-SCALAR_PRESERVING = frozenset(
-    {
-        "tensorflow.abs",
-        "tensorflow.sqrt",
-        "tensorflow.square",
-        "tensorflow.exp",
-        "tensorflow.cast",
-        "tensorflow.identity",
-        "tensorflow.stop_gradient",
-        "tensorflow.maximum",
-        "tensorflow.minimum",
-        "tensorflow.clip_by_value",
-        "tensorflow.round",
-        "tensorflow.sign",
-        "tensorflow.equal",
-        "tensorflow.not_equal",
-        "tensorflow.greater",
-        "tensorflow.greater_equal",
-        "tensorflow.less",
-        "tensorflow.less_equal",
-        "tensorflow.logical_and",
-        "tensorflow.logical_or",
-        "tensorflow.logical_not",
-        "tensorflow.add",
-        "tensorflow.subtract",
-        "tensorflow.multiply",
-        "tensorflow.divide",
-        "tensorflow.pow",
-    }
-)
-BOOL_RESULTS = frozenset(
-    {
-        "tensorflow.equal",
-        "tensorflow.not_equal",
-        "tensorflow.greater",
-        "tensorflow.greater_equal",
-        "tensorflow.less",
-        "tensorflow.less_equal",
-        "tensorflow.logical_and",
-        "tensorflow.logical_or",
-        "tensorflow.logical_not",
-        "tensorflow.logical_xor",
-        "tensorflow.reduce_any",
-        "tensorflow.reduce_all",
-        "tensorflow.math.equal",
-        "tensorflow.math.not_equal",
-        "tensorflow.math.greater",
-        "tensorflow.math.greater_equal",
-        "tensorflow.math.less",
-        "tensorflow.math.less_equal",
-        "tensorflow.math.logical_and",
-        "tensorflow.math.logical_or",
-        "tensorflow.math.logical_not",
-        "tensorflow.math.reduce_any",
-        "tensorflow.math.reduce_all",
-        "tensorflow.math.is_nan",
-        "tensorflow.math.is_inf",
-        "tensorflow.math.is_finite",
-        "tensorflow.is_nan",
-    }
-)
-# Static Python values under tensor namespaces: Keras 3 `ops.ndim(x)` and
-# `ops.shape(x)` are Python ints and tuples, not tensors.
-STATIC_SHAPE_FUNCTIONS = frozenset(
-    {
-        f"{ns}{op}"
-        for ns in (
-            "keras.ops.",
-            "tensorflow.keras.ops.",
-            "keras.backend.",
-            "tensorflow.keras.backend.",
-        )
-        for op in ("ndim", "shape", "int_shape", "standardize_dtype", "dtype", "is_tensor")
-    }
-)
-# Keras backend functions that return Python values or objects, not tensors.
-BACKEND_PYTHON_RESULTS = frozenset(
-    {
-        "floatx",
-        "epsilon",
-        "image_data_format",
-        "backend",
-        "set_floatx",
-        "set_epsilon",
-        "set_image_data_format",
-        "clear_session",
-        "learning_phase",
-        "set_learning_phase",
-        "int_shape",
-        "ndim",
-        "is_tensor",
-        "is_keras_tensor",
-        "is_sparse",
-        "dtype",
-        "count_params",
-        "get_value",
-        "batch_get_value",
-        "set_value",
-        "batch_set_value",
-        "name_scope",
-        "get_uid",
-        "variable",
-        "placeholder",
-        "function",
-        "print_tensor",
-        "standardize_dtype",
-        "result_type",
-        "Variable",
-    }
-)
-# Calls that make a `tf.Variable` (state: its reads are tensors).
-VARIABLE_CONSTRUCTORS = frozenset(
-    {
-        "tensorflow.Variable",
-        "keras.Variable",
-        "keras.backend.Variable",
-        "keras.backend.variable",
-        "tensorflow.keras.backend.variable",
-    }
-)
-VARIABLE_READS = frozenset({"read_value", "value"})
-# Calls and methods that make or transform a `tf.data.Dataset`.
-DATASET_NAMESPACES = (
-    "tensorflow.data.Dataset",
-    "tensorflow.data.TFRecordDataset",
-    "tensorflow.data.TextLineDataset",
-    "tensorflow_datasets.load",
-)
-DATASET_METHODS = frozenset(
-    {
-        "batch",
-        "padded_batch",
-        "unbatch",
-        "map",
-        "filter",
-        "shuffle",
-        "prefetch",
-        "repeat",
-        "take",
-        "skip",
-        "cache",
-        "interleave",
-        "flat_map",
-        "apply",
-        "with_options",
-        "rebatch",
-        "shard",
-    }
-)
-# Ops whose result is known to be rank 1: an integer index makes a scalar.
-RANK_ONE_RESULTS = frozenset(
-    {"tensorflow.shape", "tensorflow.range", "tensorflow.keras.backend.shape"}
-)
-NON_TENSOR_ATTRIBUTES = frozenset(
-    {"shape", "dtype", "ndim", "name", "device", "rank", "graph", "op"}
-)
-# Parameter names that carry tensors in a function called as a loss.
-LOSS_PARAMETER_NAMES = frozenset({"y_true", "y_pred"})
-TENSOR_ANNOTATIONS = frozenset(
-    {"tensorflow.Tensor", "tensorflow.Variable", "tensorflow.types.experimental.TensorLike"}
-)
-
-
-@dataclass(frozen=True)
-class TensorKind:
-    """What is known of an expression: tensor or not, scalar rank, and the
-    kind of its dtype (boolean, floating-point, integer; all False: unknown).
-
-    Three facts describe values that are not tensors themselves but make
-    tensors: `variable` (a `tf.Variable`: its reads, arithmetic and
-    comparisons are tensors, but the object is assignable state), `dataset`
-    (a `tf.data.Dataset`: iterating it yields tensors) and `vector` (a tensor
-    known to be rank 1, such as `tf.shape(x)`, whose integer index is a
-    scalar)."""
-
-    tensor: bool
-    scalar: bool = False
-    boolean: bool = False
-    floating: bool = False
-    integer: bool = False
-    variable: bool = False
-    dataset: bool = False
-    vector: bool = False
-    # A Keras loss object (`keras.losses.SparseCategoricalCrossentropy()`):
-    # calling it returns a floating-point tensor, a scalar unless it was
-    # built with a `reduction` (which may be "none").
-    loss_object: bool = False
-    reduces: bool = False
-
-    @property
-    def numeric(self) -> bool:
-        """Known to be a number (so `x != 0` means Python truthiness)."""
-        return self.floating or self.integer
-
-
-NOT_TENSOR = TensorKind(False)
-TENSOR = TensorKind(True)
-SCALAR = TensorKind(True, scalar=True)
-BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
-FLOATING = TensorKind(True, floating=True)
-VARIABLE = TensorKind(False, variable=True)
-DATASET = TensorKind(False, dataset=True)
-_LOSS_NAMESPACES = ("keras.losses.", "tensorflow.keras.losses.", "tf_keras.losses.")
-# The optimistic start for a name's own bindings (greatest fixed point).
-_TOP = TensorKind(True, True, True, True, True, True, True, True, True, True)
-
-
-def _meet(a: TensorKind, b: TensorKind) -> TensorKind:
-    """What holds for both: used when a name has several definitions."""
-    return TensorKind(
-        a.tensor and b.tensor,
-        a.scalar and b.scalar,
-        a.boolean and b.boolean,
-        a.floating and b.floating,
-        a.integer and b.integer,
-        a.variable and b.variable,
-        a.dataset and b.dataset,
-        a.vector and b.vector,
-        a.loss_object and b.loss_object,
-        a.reduces and b.reduces,
-    )
-
-
-def _settled(kind: TensorKind) -> TensorKind:
-    """A solved fact: what is not a tensor keeps only its variable/dataset facts."""
-    if kind.tensor:
-        return kind
-    if kind.variable:
-        return TensorKind(
-            False, kind.scalar, kind.boolean, kind.floating, kind.integer, variable=True
-        )
-    if kind.dataset:
-        return DATASET
-    if kind.loss_object:
-        return TensorKind(False, loss_object=True, reduces=kind.reduces)
-    return NOT_TENSOR
-
-
-def _kind_of_dtype(qualified: str | None) -> TensorKind | None:
-    """`tf.float32` -> floating, `tf.int64` -> integer, `tf.bool` -> boolean."""
-    if not qualified or not qualified.startswith("tensorflow."):
-        return None
-    leaf = qualified.rsplit(".", 1)[-1]
-    if leaf in ("float16", "float32", "float64", "bfloat16", "half", "double"):
-        return FLOATING
-    if leaf in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"):
-        return TensorKind(True, integer=True)
-    if leaf == "bool":
-        return TensorKind(True, boolean=True)
-    return None
-
-
-def _is_python_float(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Float):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return _is_python_float(node.expression)
-    return False
-
-
-def _is_python_bool(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value in ("True", "False")
-
-
-def _is_single_index(node: cst.Subscript) -> bool:
-    """`x[0]`, `x[-1]`, `x[i]`: one index, not a slice or a tuple of indices."""
-    if len(node.slice) != 1:
-        return False
-    index = node.slice[0].slice
-    return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
-
-
-def _is_python_int(node: cst.BaseExpression) -> bool:
-    if isinstance(node, cst.Integer):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return _is_python_int(node.expression)
-    return False
-
-
-def is_python_number(node: cst.BaseExpression) -> bool:
-    """A Python number, or arithmetic on Python numbers only (`-2.0 + 1.0`)."""
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        return is_python_number(node.expression)
-    if isinstance(node, cst.BinaryOperation):
-        return is_python_number(node.left) and is_python_number(node.right)
-    return False
-
-
-def is_tensor_op(qualified: str | None) -> bool:
-    if not qualified or qualified in NON_TENSOR_FUNCTIONS or qualified in STATIC_SHAPE_FUNCTIONS:
-        return False
-    if not qualified.startswith(TENSOR_NAMESPACES):
-        return False
-    if qualified.startswith("tensorflow.keras.ops."):
-        return True
-    if qualified.startswith(("keras.backend.", "tensorflow.keras.backend.")):
-        return qualified.rsplit(".", 1)[-1] not in BACKEND_PYTHON_RESULTS
-    if qualified.startswith(NON_TENSOR_PREFIXES):
-        return False
-    leaf = qualified.rsplit(".", 1)[-1]
-    # Classes (`tf.TensorShape`, `tf.Module`) and dtypes (`tf.float32` is not a call anyway).
-    return leaf[:1].islower()
-
-
-def _iter_assignments(
-    body: cst.CSTNode,
-) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
-    """(target, value, augmented) for every binding in a function body, not
-    descending into nested functions, lambdas or classes. A binding whose value
-    is unknown (a `for` target, `with ... as`, `except ... as`) yields None."""
-    stack: list[cst.CSTNode] = [body]
-    while stack:
-        node = stack.pop()
-        yield from _iter_assignments_here(node)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
-            continue
-        stack.extend(reversed(child_nodes(node)))
-
-
-def _iter_assignments_here(
-    node: cst.CSTNode,
-) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
-    """The bindings `node` itself makes (not those of its children)."""
-    if isinstance(node, cst.Assign):
-        for target in node.targets:
-            yield target.target, node.value, False
-    elif isinstance(node, cst.AnnAssign):
-        yield node.target, node.value, False
-    elif isinstance(node, cst.AugAssign):
-        yield node.target, node, True  # type: ignore[misc]
-    elif isinstance(node, cst.For):
-        # The loop itself stands for "an element of `node.iter`".
-        yield node.target, node, False  # type: ignore[misc]
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
-        yield node.asname.name, None, False
-    elif isinstance(node, cst.NamedExpr):
-        yield node.target, node.value, False
-    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-        yield node.name.name, None, False
-
-
-def scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Nodes under `root`, not inside nested functions, lambdas or classes."""
-    stack: list[cst.CSTNode] = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(child_nodes(node))
-
-
-def local_names(function: cst.FunctionDef) -> set[str]:
-    """Names local to `function`: its parameters and what its body binds."""
-    return {p.name.value for p in all_params(function.params)} | bound_names(function.body)
-
-
-def bound_names(body: cst.CSTNode) -> set[str]:
-    """Local names bound anywhere in `body` (assignments, loop targets,
-    `with ... as`, walrus, `except ... as`), not inside nested functions."""
-    names: set[str] = set()
-    for target, value, _ in _iter_assignments(body):
-        names.update(name for name, _, _ in _split_target(target, value))
-    return names
 
 
 class Strength(enum.IntEnum):
@@ -735,8 +265,8 @@ class TensorFacts:
         while stack:
             node, in_loop, done = stack.pop()
             if done:
-                for target, value, augmented in _iter_assignments_here(node):
-                    for name, value_part, index in _split_target(target, value):
+                for target, value, augmented in iter_assignments_here(node):
+                    for name, value_part, index in split_target(target, value):
                         self._ordered.append((name, value_part, augmented, index))
                 continue
             if isinstance(node, (cst.If, cst.IfExp)):
@@ -762,8 +292,8 @@ class TensorFacts:
             result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
             for value, augmented, index in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
-                result = kind if result is None else _meet(result, kind)
-            names[name] = _settled(result) if result is not None else NOT_TENSOR
+                result = kind if result is None else meet(result, kind)
+            names[name] = settled(result) if result is not None else NOT_TENSOR
         return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
@@ -803,8 +333,8 @@ class TensorFacts:
         binding ends as not a tensor; a name bound only through itself cannot
         run without an error, so its optimistic fact is never used."""
         bindings: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
-        for target, value, augmented in _iter_assignments(self.function.body):
-            for name, value_part, index in _split_target(target, value):
+        for target, value, augmented in iter_assignments(self.function.body):
+            for name, value_part, index in split_target(target, value):
                 bindings.setdefault(name, []).append((value_part, augmented, index))
         for name in self.params:
             if name in bindings:
@@ -815,7 +345,7 @@ class TensorFacts:
         self._bindings = bindings
         self._float_assumed: set[str] = set()
         self._find_number_names(bindings)
-        names = {**self._names, **{name: _TOP for name in bindings}}
+        names = {**self._names, **{name: TOP for name in bindings}}
         # In place, so that nested functions analysed meanwhile (branch
         # functions of a `tf.cond`) see the facts as they are being solved.
         self._names = names
@@ -824,8 +354,8 @@ class TensorFacts:
             for name, values in bindings.items():
                 result = self._binding_kind(*values[0], names)
                 for value, augmented, index in values[1:]:
-                    result = _meet(result, self._binding_kind(value, augmented, index, names))
-                result = _settled(result)
+                    result = meet(result, self._binding_kind(value, augmented, index, names))
+                result = settled(result)
                 if result != names[name]:
                     changed = True
                     names[name] = result
@@ -934,10 +464,10 @@ class TensorFacts:
         if isinstance(node, cst.IfExp):
             if self._kind(node.test, names).tensor:
                 # On a tensor, it runs (or is rewritten) as `tf.cond`.
-                return _meet(
+                return meet(
                     self._value_kind(node.body, names), self._value_kind(node.orelse, names)
                 )
-            return _meet(self._kind(node.body, names), self._kind(node.orelse, names))
+            return meet(self._kind(node.body, names), self._kind(node.orelse, names))
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value, names)
         return NOT_TENSOR
@@ -1013,14 +543,14 @@ class TensorFacts:
         floating = (
             left.floating
             or right.floating
-            or _is_python_float(left_node)
-            or _is_python_float(right_node)
+            or is_python_float(left_node)
+            or is_python_float(right_node)
             or isinstance(operator, (cst.Divide, cst.DivideAssign))
         )
         integer = (
             not floating
-            and (left.integer or _is_python_int(left_node))
-            and (right.integer or _is_python_int(right_node))
+            and (left.integer or is_python_int(left_node))
+            and (right.integer or is_python_int(right_node))
         )
         return TensorKind(True, scalar, False, floating, integer)
 
@@ -1046,8 +576,14 @@ class TensorFacts:
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         if qualified in VARIABLE_CONSTRUCTORS:
             initial = positional[0] if positional else None
-            dtype = self._dtype_kind(node, "tensorflow.constant", positional, names)
-            scalar = initial is not None and (is_python_number(initial) or _is_python_bool(initial))
+            dtype = dtype_kind(
+                node,
+                "tensorflow.constant",
+                positional,
+                self.resolver,
+                lambda v: self._kind(v, names),
+            )
+            scalar = initial is not None and (is_python_number(initial) or is_python_bool(initial))
             return TensorKind(
                 False, scalar, dtype.boolean, dtype.floating, dtype.integer, variable=True
             )
@@ -1055,7 +591,7 @@ class TensorFacts:
             return DATASET
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
-        if qualified is not None and qualified.startswith(_LOSS_NAMESPACES):
+        if qualified is not None and qualified.startswith(LOSS_NAMESPACES):
             leaf = qualified.rsplit(".", 1)[-1]
             if leaf[:1].isupper() and leaf != "Loss":
                 keywords = {a.keyword.value for a in node.args if a.keyword is not None}
@@ -1067,53 +603,16 @@ class TensorFacts:
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
-        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-        dtype = self._dtype_kind(node, qualified, positional, names)
-        if qualified in RANK_ONE_RESULTS:
-            return TensorKind(True, False, False, dtype.floating, dtype.integer, vector=True)
-        boolean = qualified in BOOL_RESULTS or dtype.boolean
-        if qualified in ALWAYS_SCALAR:
-            return TensorKind(True, True, boolean, integer=not boolean)
-        if qualified in REDUCTIONS:
-            has_axis = len(positional) > 1 or "axis" in keywords or "keepdims" in keywords
-            return TensorKind(True, not has_axis, boolean, dtype.floating, dtype.integer)
-        if qualified in SCALAR_PRESERVING or (
-            qualified.startswith(SCALAR_PRESERVING_PREFIXES)
-            and qualified not in REDUCTIONS
-            and qualified.rsplit(".", 1)[-1] in _ELEMENTWISE_LEAVES
-        ):
-            operands = [
-                a.value
-                for a in node.args
-                if a.star == ""
-                and (a.keyword is None or a.keyword.value in ("x", "y", "a", "b", "t"))
-            ]
-            if qualified.rsplit(".", 1)[-1] in ("cast", "saturate_cast"):
-                operands = operands[:1]  # the second argument is the dtype
-            scalar = bool(operands) and all(
-                self._kind(v, names).scalar or self._is_number(v) for v in operands
-            )
-            return TensorKind(True, scalar, boolean, dtype.floating, dtype.integer)
-        if qualified in SHAPE_FIRST_CONSTRUCTORS:
-            shape = (
-                positional[0]
-                if positional
-                else next(
-                    (
-                        a.value
-                        for a in node.args
-                        if a.keyword is not None and a.keyword.value in ("shape", "dims")
-                    ),
-                    None,
-                )
-            )
-            empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
-            return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
-        if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
-            value = positional[0]
-            scalar = is_python_number(value) or _is_python_bool(value)
-            return TensorKind(True, scalar, dtype.boolean, dtype.floating, dtype.integer)
-        return TensorKind(True, False, boolean, dtype.floating, dtype.integer)
+        dtype = dtype_kind(
+            node, qualified, positional, self.resolver, lambda v: self._kind(v, names)
+        )
+        return op_result_kind(
+            node,
+            qualified,
+            positional,
+            dtype,
+            lambda v: self._kind(v, names).scalar or self._is_number(v),
+        )
 
     def _method_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
         """`v.read_value()` on a variable is a tensor; `ds.batch(n)` on a
@@ -1150,7 +649,7 @@ class TensorFacts:
                 kinds.append(self._local_call_kind(branch.value, [], names))
             else:
                 return NOT_TENSOR
-        return _meet(kinds[0], kinds[1])
+        return meet(kinds[0], kinds[1])
 
     def _defs_named(self, name: str) -> list[cst.FunctionDef]:
         """Functions of that name defined in this function's own body."""
@@ -1189,7 +688,7 @@ class TensorFacts:
                         if node.value is not None
                         else NOT_TENSOR
                     )
-                    result = kind if result is None else _meet(result, kind)
+                    result = kind if result is None else meet(result, kind)
         return result if result is not None else NOT_TENSOR
 
     def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
@@ -1198,9 +697,9 @@ class TensorFacts:
         floating-point tensors becomes a floating-point tensor."""
         if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
             return NOT_TENSOR  # a structure, not one tensor
-        if _is_python_float(node):
+        if is_python_float(node):
             return TensorKind(True, True, floating=True)
-        if _is_python_int(node):
+        if is_python_int(node):
             return TensorKind(True, True, integer=True)
         if isinstance(node, cst.Name) and node.value in ("True", "False"):
             return TensorKind(True, True, boolean=True)
@@ -1224,7 +723,7 @@ class TensorFacts:
         """Whether `node` always holds a Python float or a floating-point
         tensor (a local name: on every binding; assumed while checking its
         own bindings, including through nested `tf.cond`s)."""
-        if _is_python_float(node):
+        if is_python_float(node):
             return True
         qualified = self.resolver.qualified_name(node.func) if isinstance(node, cst.Call) else None
         if isinstance(node, cst.Call) and qualified == "tensorflow.cond":
@@ -1265,175 +764,13 @@ class TensorFacts:
                 self._float_assumed.discard(node.value)
         return self._kind(node, names).floating
 
-    def _dtype_kind(
-        self,
-        node: cst.Call,
-        qualified: str,
-        positional: list[cst.BaseExpression],
-        names: dict[str, TensorKind],
-    ) -> TensorKind:
-        """The dtype kind of a TensorFlow op's result, from evidence only: an
-        explicit dtype, a float-only op, a default float32 constructor, or an
-        operand whose kind the op preserves."""
-        if qualified in BOOL_RESULTS:
-            return TensorKind(True, boolean=True)
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == "dtype":
-                return _kind_of_dtype(self.resolver.qualified_name(arg.value)) or TENSOR
-        leaf = qualified.rsplit(".", 1)[-1]
-        if leaf == "cast" and len(positional) > 1:
-            return _kind_of_dtype(self.resolver.qualified_name(positional[1])) or TENSOR
-        if qualified in INTEGER_RESULTS:
-            return TensorKind(True, integer=True)
-        if (
-            qualified in FLOAT_DEFAULT_CONSTRUCTORS
-            or qualified.startswith("tensorflow.nn.")
-            or (leaf in _FLOAT_ONLY_LEAVES)
-        ):
-            return FLOATING
-        if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
-            value = positional[0]
-            if _is_python_float(value):
-                return FLOATING
-            if _is_python_int(value):
-                return TensorKind(True, integer=True)
-            if isinstance(value, cst.Name) and value.value in ("True", "False"):
-                return TensorKind(True, boolean=True)
-        if positional:
-            first = self._kind(positional[0], names)
-            if first.tensor and (
-                qualified in REDUCTIONS
-                or qualified in SCALAR_PRESERVING
-                or (leaf in _ELEMENTWISE_LEAVES or leaf in ("identity", "stop_gradient", "reshape"))
-            ):
-                return TensorKind(True, floating=first.floating, integer=first.integer)
-        return TENSOR
 
-
-# Ops defined on floating-point inputs only: their result is floating-point.
-_FLOAT_ONLY_LEAVES = frozenset(
-    {
-        "sqrt",
-        "rsqrt",
-        "exp",
-        "log",
-        "log1p",
-        "sigmoid",
-        "tanh",
-        "softplus",
-        "softmax",
-        "log_softmax",
-        "sin",
-        "cos",
-        "erf",
-        "reduce_logsumexp",
-        "reduce_std",
-        "reduce_variance",
-        "reduce_euclidean_norm",
-        "norm",
-        "l2_normalize",
-    }
-)
-# Constructors whose default dtype is float32.
-FLOAT_DEFAULT_CONSTRUCTORS = frozenset(
-    {
-        "tensorflow.zeros",
-        "tensorflow.ones",
-        "tensorflow.eye",
-        "tensorflow.random.normal",
-        "tensorflow.random.uniform",
-        "tensorflow.random.truncated_normal",
-    }
-)
-INTEGER_RESULTS = frozenset(
-    {
-        "tensorflow.size",
-        "tensorflow.rank",
-        "tensorflow.shape",
-        "tensorflow.argmax",
-        "tensorflow.argmin",
-        "tensorflow.math.argmax",
-        "tensorflow.math.argmin",
-        "tensorflow.math.count_nonzero",
-        "tensorflow.math.reduce_count_nonzero",
-        "tensorflow.count_nonzero",
-    }
-)
-
-_ELEMENTWISE_LEAVES = frozenset(
-    {
-        "abs",
-        "sqrt",
-        "square",
-        "exp",
-        "log",
-        "log1p",
-        "sigmoid",
-        "tanh",
-        "cast",
-        "maximum",
-        "minimum",
-        "equal",
-        "not_equal",
-        "greater",
-        "greater_equal",
-        "less",
-        "less_equal",
-        "logical_and",
-        "logical_or",
-        "logical_not",
-        "add",
-        "subtract",
-        "multiply",
-        "divide",
-        "pow",
-        "round",
-        "sign",
-        "floor",
-        "ceil",
-        "is_nan",
-        "is_inf",
-        "is_finite",
-    }
-)
-
-
-def all_params(params: cst.Parameters) -> list[cst.Param]:
-    result = [*params.posonly_params, *params.params, *params.kwonly_params]
-    if isinstance(params.star_arg, cst.Param):
-        result.append(params.star_arg)
-    if params.star_kwarg is not None:
-        result.append(params.star_kwarg)
-    return result
-
-
-def positional_param_names(function: cst.FunctionDef) -> list[str]:
-    return [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
-
-
-def _split_target(
-    target: cst.BaseExpression, value: cst.BaseExpression | None
-) -> list[tuple[str, cst.BaseExpression | None, int | None]]:
-    """Names bound by a target: (name, value for that name, index in a tuple)."""
-    if isinstance(target, cst.Name):
-        return [(target.value, value, None)]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        result: list[tuple[str, cst.BaseExpression | None, int | None]] = []
-        value_elements = (
-            [e.value for e in value.elements]
-            if isinstance(value, (cst.Tuple, cst.List))
-            and len(value.elements) == len(target.elements)
-            and not any(isinstance(e, cst.StarredElement) for e in value.elements)
-            else None
-        )
-        for i, element in enumerate(target.elements):
-            if value_elements is not None:
-                result.extend(_split_target(element.value, value_elements[i]))
-            else:
-                for name, _, _ in _split_target(element.value, None):
-                    result.append((name, value, i))
-        return result
-    return []  # attribute / subscript targets bind no local name
+def _is_single_index(node: cst.Subscript) -> bool:
+    """`x[0]`, `x[-1]`, `x[i]`: one index, not a slice or a tuple of indices."""
+    if len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
 
 
 def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[str]) -> TensorFacts:

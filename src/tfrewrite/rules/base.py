@@ -11,7 +11,7 @@ CODE` prints them) and its tests (the suite runs every example).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
@@ -21,7 +21,13 @@ from tfrewrite.findings import Applicability
 
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.analysis.project import TracedFunction
     from tfrewrite.context import RuleContext
+
+# A file's traced functions by qualname, with what the project knows of each
+# (pass-1 facts): what a rule's `applies_to` decides from. Iterating it gives
+# the qualnames.
+TracedFacts = Mapping[str, "TracedFunction"]
 
 
 @dataclass(frozen=True)
@@ -114,7 +120,7 @@ class Rule:
     # the fix rounds show, so `check` runs them to say what `fix` resolves.
     may_untrace: ClassVar[bool] = False
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?"""
         return bool(traced_qualnames) if self.needs_traced_code else True
 

@@ -8,11 +8,12 @@ from pathlib import PurePath
 import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.module_constants import module_literals
 from tfrewrite.analysis.training import remove_statement_edits
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 SWITCHES = frozenset(
     {
@@ -45,32 +46,13 @@ def _turns_on(call: cst.Call, true_flags: frozenset[str]) -> bool:
 
 
 def _module_true_flags(ctx: RuleContext) -> frozenset[str]:
-    """Module names bound exactly once, at module level, to the literal `True`
-    and never rebound anywhere in the module (`global` assignments included):
-    a constant switch, as good as the literal."""
-    bindings: dict[str, list[cst.BaseExpression | None]] = {}
-    for node, _ in iter_with_ancestors(ctx.module):
-        if isinstance(node, cst.Global):
-            for item in node.names:
-                bindings.setdefault(item.name.value, []).append(None)
-    for statement in ctx.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign):
-                for target in small.targets:
-                    if isinstance(target.target, cst.Name):
-                        bindings.setdefault(target.target.value, []).append(small.value)
-            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                if isinstance(small.target, cst.Name):
-                    bindings.setdefault(small.target.value, []).append(None)
+    """Module names every binding of which is the literal `True` and that
+    nothing rebinds elsewhere (pass 1's rebound names: `global` assignments,
+    other modules): a constant switch, as good as the literal."""
+    constants = module_literals(ctx.module).constants()
+    rebound = ctx.index.rebound_module_names
     return frozenset(
-        name
-        for name, values in bindings.items()
-        if len(values) == 1
-        and isinstance(values[0], cst.Name)
-        and values[0].value == "True"
-        and name not in ctx.index.rebound_module_names
+        name for name, value in constants.items() if value == "True" and name not in rebound
     )
 
 
@@ -191,7 +173,7 @@ class EagerSwitchLeftOn(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return index.calls_run_functions_eagerly and not is_test_path(index.path)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

@@ -26,7 +26,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
 
@@ -245,7 +245,7 @@ class InlineTrainingLoop(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

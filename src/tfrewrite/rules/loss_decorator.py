@@ -22,7 +22,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 
 def _loss_names(ctx: RuleContext) -> set[str]:
@@ -260,7 +260,7 @@ class LossDecorator(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return any(
             s.reason.startswith("wrapped in tf.function") for s in index.traced_sites
         ) or any(

@@ -19,7 +19,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 MEAN_FUNCTIONS = frozenset(
     {"numpy.mean", "numpy.average", "statistics.mean", "statistics.fmean", "tensorflow.reduce_mean"}
@@ -159,9 +159,7 @@ def _comprehension_lists(scope: cst.CSTNode) -> set[str]:
     names: set[str] = set()
     for node in iter_nodes(scope, into_functions=False):
         if isinstance(node, cst.Assign) and _over_batches(node.value):
-            names.update(
-                t.target.value for t in node.targets if isinstance(t.target, cst.Name)
-            )
+            names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
     return names
 
 
@@ -386,7 +384,7 @@ class PerBatchMetricAverage(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """A file that averages a name or a comprehension (`np.mean(accs)`,
         `statistics.mean(... for b in batches)`), divides a `sum(...)`, or
         divides a name it adds to with `+=` (`total / n_batches`): what every
@@ -401,6 +399,8 @@ class PerBatchMetricAverage(Rule):
             reported: set[str] = set()
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
+                if not isinstance(node, (cst.Call, cst.BinaryOperation)):
+                    continue  # what every finding starts from: a mean or a division
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
                     yield Violation(

@@ -9,7 +9,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.state import is_setup_method
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
 
 
 class ModuleStateInTracedCode(Rule):
@@ -249,7 +249,7 @@ class ModuleStateInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where some state can change (pass-1 facts): a rebound
         module name, items of a module name assigned, an attribute of an
         imported module the project rebinds or this file writes, an attribute

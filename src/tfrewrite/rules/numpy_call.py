@@ -14,13 +14,15 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import bound_names
 from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.tensors import TensorFacts, bound_names
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 from tfrewrite.transforms.numpy_operands import builtin_extremum, numpy_function
+from tfrewrite.transforms.print_rewrite import announces_tracing, rewritten_print_around
 from tfrewrite.transforms.tensor_results import Followed, follow
 from tfrewrite.transforms.traced_calls import Refusal
 from tfrewrite.transforms.traced_context import differentiated
@@ -200,7 +202,7 @@ class NumpyCallInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where a traced function calls `.numpy()`, `.item()` or a
         host conversion builtin (a pass-1 fact: calls are recorded by name)."""
         for qualname in traced_qualnames:
@@ -462,8 +464,6 @@ def _refuse_silent_uses(
     no refusal: those prints show the tensor it becomes. The fix then rests
     on that rewrite (unsafe: with TFR103 not selected, the print would show
     `Tensor(...)`); the notes saying so are returned."""
-    from tfrewrite.rules.python_print import rewritten_print_around
-
     notes: list[str] = []
     for use in followed.uses:
         shown = _is_builtin_print(ctx, use.node) if isinstance(use.node, cst.Call) else False
@@ -501,13 +501,11 @@ def _read_by_print(
     TFR103 rewrites the print into `tf.print` with the tensor in its place,
     so the host read is not a finding of its own. A print that announces
     tracing stays Python and keeps the finding."""
-    from tfrewrite.rules.python_print import _announces_tracing
-
     printer = next(
         (a for a in reversed(ancestors) if isinstance(a, cst.Call) and _is_builtin_print(ctx, a)),
         None,
     )
-    if printer is None or _announces_tracing([arg.value for arg in printer.args]):
+    if printer is None or announces_tracing([arg.value for arg in printer.args]):
         return False
     source = _method_call(call, "numpy")
     if source is None and isinstance(call.func, cst.Name) and len(call.args) == 1:

@@ -36,6 +36,7 @@ from tfrewrite.rules.base import (
     Invalid,
     NodeEdit,
     Rule,
+    TracedFacts,
     Valid,
     Violation,
     assuming,
@@ -286,7 +287,7 @@ class NumpyMathOnTensors(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Files where traced code (nested functions included) calls a
         NumPy function, or `max`/`min`."""
         return any(

@@ -10,7 +10,15 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    TracedFacts,
+    Valid,
+    Violation,
+)
 from tfrewrite.transforms.dtypes import FLOAT, INT
 from tfrewrite.transforms.random_sampling import RandomSamplingRule, Rewrite
 from tfrewrite.transforms.sample_writer import SampleWriter
@@ -593,7 +601,7 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Files whose traced code calls `numpy.random`, or with traced code
         and a NumPy generator created anywhere (a draw from it is a method
         call, which pass 1 does not resolve)."""

@@ -10,7 +10,7 @@ from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
 
 LOG_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
@@ -116,7 +116,7 @@ class PythonLoggingInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files that import logging or call `tf.get_logger` (pass-1 facts)."""
         if not traced_qualnames:
             return False

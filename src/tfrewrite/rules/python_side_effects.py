@@ -6,7 +6,9 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import local_names
 from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.prefilters import MUTATING_METHODS
 from tfrewrite.analysis.state import (
     AttributeWrites,
     attribute_writes,
@@ -14,27 +16,10 @@ from tfrewrite.analysis.state import (
     is_container,
     module_containers,
 )
-from tfrewrite.analysis.tensors import local_names
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
-
-# Methods that mutate a Python container in place.
-MUTATING_METHODS = frozenset(
-    {
-        "append",
-        "extend",
-        "insert",
-        "pop",
-        "remove",
-        "clear",
-        "update",
-        "add",
-        "setdefault",
-        "discard",
-    }
-)
+from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
 
 
 def _declared_outside(function: cst.FunctionDef) -> set[str]:
@@ -342,14 +327,13 @@ class PythonSideEffectInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        """Only files where a traced function writes state or calls a
-        mutating method (pass-1 facts)."""
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+        """Only files where a traced function writes state or mutates a
+        container that may not be its own, or one of its own in a loop that
+        may be a graph loop (pass-1 facts)."""
         for qualname in traced_qualnames:
             info = index.functions.get(qualname)
-            if info is not None and (
-                info.writes_state or not info.method_calls.isdisjoint(MUTATING_METHODS)
-            ):
+            if info is not None and (info.writes_state or info.mutates_outside):
                 return True
         return False
 

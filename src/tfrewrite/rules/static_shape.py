@@ -18,12 +18,22 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import single_values
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
-from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    Rule,
+    TracedFacts,
+    Valid,
+    Violation,
+)
 
 # TensorFlow ops that take a shape, and where: (position, keyword).
 SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
@@ -90,22 +100,6 @@ def _mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:
         if isinstance(inner, cst.Attribute) and _static_shape_of(inner) is not None:
             return inner
     return None
-
-
-def _single_binding(function: cst.FunctionDef, name: cst.Name) -> cst.BaseExpression | None:
-    """The value of the one assignment to `name` in `function`'s own body
-    (`size_out = list(x.shape[:-1]) + [n]`), None when there are others."""
-    values: list[cst.BaseExpression | None] = []
-    for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name) and target.target.value == name.value:
-                    values.append(node.value)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)):
-            target = node.target
-            if isinstance(target, cst.Name) and target.value == name.value:
-                values.append(None)
-    return values[0] if len(values) == 1 else None
 
 
 def _is_integer_literal(node: cst.BaseExpression) -> bool:
@@ -230,7 +224,7 @@ class StaticShapeInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Files with traced code that call an op taking a shape."""
         return bool(traced_qualnames) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)
 
@@ -278,7 +272,7 @@ class StaticShapeInTracedCode(Rule):
             if dimensions:
                 return self._rewrite(ctx, facts, shape, dimensions, op, tf, imports, others_ok)
             return None
-        built = _single_binding(scope.node, shape) if isinstance(shape, cst.Name) else shape
+        built = single_values(scope.node).get(shape.value) if isinstance(shape, cst.Name) else shape
         if built is None:
             return None
         mentioned = _mentions_static_shape(built)

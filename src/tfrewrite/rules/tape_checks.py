@@ -30,7 +30,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -255,7 +255,7 @@ class MissingTrainingFlag(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
@@ -433,7 +433,7 @@ class LossOutsideTape(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

@@ -20,11 +20,21 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.index import FunctionInfo, ModuleIndex
+from tfrewrite.analysis.project import TracedFunction
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import (
+    CstFix,
+    ImportRequest,
+    Invalid,
+    NodeEdit,
+    Rule,
+    TracedFacts,
+    Valid,
+    Violation,
+)
 from tfrewrite.transforms.cond_assign import met_tensor, rewrite_assigning
 from tfrewrite.transforms.cond_codegen import (
     Branch,
@@ -522,13 +532,26 @@ class TensorIf(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
-        """Only files with a branch in some traced function (a pass-1 fact)."""
-        if index.traced_lambdas:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+        """Only files with a branch in some traced function or a conditional
+        expression in a traced lambda (pass-1 facts):
+        a condition that may be a tensor, or one that is a Python value only
+        while parameters such as `training` are, when the project proves one
+        of them a tensor (an `input_signature`, a `Dataset.map`, a call site
+        passing one)."""
+        if any(lam.conditional for lam in index.traced_lambdas):
             return True
-        return any(
-            (info := index.functions.get(q)) is not None and info.branches for q in traced_qualnames
-        )
+        for qualname, traced in traced_qualnames.items():
+            info = index.functions.get(qualname)
+            if info is None:
+                continue
+            if info.branches:
+                return True
+            if info.condition_params and not info.condition_params.isdisjoint(
+                _tensor_params(info, traced)
+            ):
+                return True
+        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = _namespace(ctx)
@@ -751,6 +774,18 @@ def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
     if fix is not None:
         fix = replace(fix, applicability=Applicability.UNSAFE)
     return replace(outcome, fix=fix, unsafe=(assumption, *outcome.unsafe))
+
+
+def _tensor_params(info: FunctionInfo, traced: TracedFunction) -> set[str]:
+    """The parameters of a traced function the project says are tensors,
+    proven or likely: a loss's first two among them."""
+    found = set(traced.tensor_params | traced.likely_params)
+    if traced.is_loss or traced.loss_signature:
+        params = info.params
+        if params and params[0] in ("self", "cls") and info.class_name:
+            params = params[1:]
+        found.update(params[:2])
+    return found
 
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:

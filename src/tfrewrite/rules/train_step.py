@@ -13,7 +13,7 @@ from tfrewrite.analysis.training import (
 )
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
 
 
 class UndecoratedTrainStep(Rule):
@@ -143,7 +143,7 @@ class UndecoratedTrainStep(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

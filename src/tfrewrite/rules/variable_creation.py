@@ -8,11 +8,11 @@ import libcst as cst
 
 from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.state import SETUP_METHODS
-from tfrewrite.analysis.tensors import VARIABLE_CONSTRUCTORS
+from tfrewrite.analysis.tensor_kinds import VARIABLE_CONSTRUCTORS
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
 
 # Keras namespaces whose classes own variables: building one makes new variables.
 _STATEFUL_NAMESPACES = (
@@ -164,7 +164,7 @@ class VariableCreatedInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Only files where traced code calls something that may create
         variables (pass-1 call names)."""
         for qualname in traced_qualnames:

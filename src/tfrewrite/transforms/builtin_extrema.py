@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import is_python_number
+from tfrewrite.analysis.tensor_kinds import is_python_number
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Violation

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.tensor_kinds import (
     ALWAYS_SCALAR,
     BOOL_RESULTS,
     REDUCTIONS,
     SCALAR_PRESERVING,
-    TensorFacts,
     TensorKind,
 )
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.transforms.cond_codegen import is_keras_ops
 from tfrewrite.transforms.cond_dtypes import literal_kind

@@ -18,14 +18,14 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.tensor_kinds import (
     REDUCTIONS,
     SCALAR_PRESERVING,
     SCALAR_PRESERVING_PREFIXES,
-    TensorFacts,
     TensorKind,
     is_python_number,
 )
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.transforms.cond_codegen import is_keras_ops
 
 # -- branch values ---------------------------------------------------------------------

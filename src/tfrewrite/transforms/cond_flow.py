@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import bound_names
+from tfrewrite.analysis.bindings import bound_names, target_names
 from tfrewrite.analysis.walk import child_nodes, iter_nodes
 
 Statement = cst.BaseStatement
@@ -58,16 +58,6 @@ def small_statements(statement: Statement) -> Sequence[cst.BaseSmallStatement]:
 
 
 # -- reads and writes ----------------------------------------------------------------
-
-
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return []
 
 
 def reads(node: cst.CSTNode) -> set[str]:
@@ -174,7 +164,7 @@ def assigned_names(node: cst.CSTNode) -> set[str]:
         ):
             for alias in current.names:
                 if alias.asname is not None:
-                    names.update(_target_names(alias.asname.name))  # type: ignore[arg-type]
+                    names.update(target_names(alias.asname.name))  # type: ignore[arg-type]
                 else:
                     names.add(_dotted(alias.name).split(".")[0])
     return names
@@ -198,7 +188,7 @@ def assigned_in_order(node: cst.CSTNode) -> list[str]:
         elif isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current is not node:
             targets = [current.name]
         for target in targets:
-            for name in _target_names(target):
+            for name in target_names(target):
                 if name not in order:
                     order.append(name)
     order += sorted(names - set(order))  # imports
@@ -228,11 +218,11 @@ def _definitely_assigned_one(statement: Statement) -> set[str]:
         for small in statement.body:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
-                    names.update(_target_names(target.target))
+                    names.update(target_names(target.target))
             elif isinstance(small, cst.AnnAssign) and small.value is not None:
-                names.update(_target_names(small.target))
+                names.update(target_names(small.target))
             elif isinstance(small, cst.AugAssign):
-                names.update(_target_names(small.target))
+                names.update(target_names(small.target))
             elif isinstance(small, (cst.Import, cst.ImportFrom)):
                 names |= assigned_names(small)
         return names
@@ -240,7 +230,7 @@ def _definitely_assigned_one(statement: Statement) -> set[str]:
         return {statement.name.value}
     if isinstance(statement, cst.With):
         names = {
-            n for item in statement.items if item.asname for n in _target_names(item.asname.name)
+            n for item in statement.items if item.asname for n in target_names(item.asname.name)
         }
         return names | definitely_assigned(block_statements(statement.body))
     if isinstance(statement, cst.If):
@@ -279,11 +269,11 @@ def _scan_needs(statements: Sequence[Statement], assigned: set[str], needed: set
             for item in statement.items:
                 needed |= reads(item.item) - assigned
                 if item.asname is not None:
-                    assigned.update(_target_names(item.asname.name))
+                    assigned.update(target_names(item.asname.name))
             assigned = _scan_needs(block_statements(statement.body), assigned, needed)
         elif isinstance(statement, cst.For):
             needed |= reads(statement.iter) - assigned
-            inner = assigned | set(_target_names(statement.target))
+            inner = assigned | set(target_names(statement.target))
             _scan_needs(block_statements(statement.body), inner, needed)
             _scan_needs(block_statements(statement.orelse), assigned, needed)
         elif isinstance(statement, cst.SimpleStatementLine):
@@ -386,10 +376,10 @@ def defined_before(
     for compound in place.compounds:
         if isinstance(compound, cst.With):
             names.update(
-                n for item in compound.items if item.asname for n in _target_names(item.asname.name)
+                n for item in compound.items if item.asname for n in target_names(item.asname.name)
             )
         elif isinstance(compound, cst.For):
-            names.update(_target_names(compound.target))
+            names.update(target_names(compound.target))
     return names
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import (
+from tfrewrite.analysis.bindings import local_bindings
+from tfrewrite.analysis.tensor_kinds import (
     FLOATING,
     NOT_TENSOR,
     TENSOR,
-    TensorFacts,
     TensorKind,
     is_python_number,
 )
-from tfrewrite.analysis.walk import iter_nodes
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.numpy_ops import (
     ACCUMULATE,
@@ -230,45 +230,3 @@ class Operands:
                 if not isinstance(element, cst.StarredElement)
             ]
         return found
-
-
-def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
-    """Every binding of each local name of `function` (nested functions and
-    classes excluded): the assigned value for `name = value`, None for any
-    other way of binding it (augmented assignment, tuple target, loop
-    variable, `with ... as`, walrus, import, nested `def`, ...)."""
-    bindings: dict[str, list[cst.BaseExpression | None]] = {}
-
-    def unknown(target: cst.CSTNode | None) -> None:
-        for node in iter_nodes(target) if target is not None else ():
-            if isinstance(node, cst.Name):
-                bindings.setdefault(node.value, []).append(None)
-
-    for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    bindings.setdefault(target.target.value, []).append(node.value)
-                elif isinstance(target.target, (cst.Tuple, cst.List, cst.StarredElement)):
-                    unknown(target.target)
-        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
-            bindings.setdefault(node.target.value, []).append(node.value)
-        elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            unknown(node.target)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            unknown(node.asname.name)
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-            unknown(node.name.name)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(
-            node.names, cst.ImportStar
-        ):
-            for alias in node.names:
-                unknown(alias.asname.name if alias.asname else alias.name)
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
-            for item in node.names:
-                unknown(item.name)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not function:
-            unknown(node.name)
-        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            unknown(node.name)
-    return bindings

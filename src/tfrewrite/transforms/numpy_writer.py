@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import is_python_number
+from tfrewrite.analysis.tensor_kinds import is_python_number
 from tfrewrite.context import RuleContext
 from tfrewrite.rules.base import ImportRequest
 from tfrewrite.transforms.numpy_arguments import Bound, OutArg, bind, build_call

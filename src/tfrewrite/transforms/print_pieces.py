@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts
+from tfrewrite.analysis.tensor_kinds import NON_TENSOR_ATTRIBUTES
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.string_literals import is_text, string_value

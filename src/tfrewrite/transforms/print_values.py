@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import NON_TENSOR_ATTRIBUTES, TensorFacts, TensorKind
-from tfrewrite.analysis.walk import child_nodes, iter_nodes
+from tfrewrite.analysis.bindings import single_values
+from tfrewrite.analysis.tensor_kinds import NON_TENSOR_ATTRIBUTES, TensorKind
+from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.print_pieces import STATIC_BUILTINS
 
@@ -222,25 +224,9 @@ def host_read_names(
 ) -> frozenset[str]:
     """Names `function` binds exactly once, to `t.numpy()`, `float(t)` or
     `int(t)` of a proven tensor `t` (`loss_value = loss.numpy()`)."""
-    bound: dict[str, list[cst.BaseExpression | None]] = {}
-    for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                for name in iter_nodes(target.target):
-                    if isinstance(name, cst.Name):
-                        single = isinstance(target.target, cst.Name) and len(node.targets) == 1
-                        bound.setdefault(name.value, []).append(node.value if single else None)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.AsName)):
-            target = node.name if isinstance(node, cst.AsName) else node.target
-            for name in iter_nodes(target):
-                if isinstance(name, cst.Name):
-                    bound.setdefault(name.value, []).append(None)
-    params = {p.name.value for p in function.params.params}
     names = set()
-    for name, values in bound.items():
-        if len(values) != 1 or values[0] is None or name in params:
-            continue
-        source = _host_read_source(ctx, values[0])
+    for name, value in single_values(function).items():
+        source = _host_read_source(ctx, value)
         if source is not None and facts.kind(source).tensor:
             names.add(name)
     return frozenset(names)

@@ -22,7 +22,7 @@ from tfrewrite.analysis.prefilters import traced_callees
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
+from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, TracedFacts, Violation
 from tfrewrite.transforms.sample_writer import ARITHMETIC, SampleWriter
 from tfrewrite.transforms.seeds import SeedFacts
 from tfrewrite.transforms.traced_calls import (
@@ -61,7 +61,7 @@ class RandomSamplingRule(Rule):
     # How to make a sample's dtype known where it is not (ends an unsafe reason).
     dtype_hint: ClassVar[str]
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: set[str]) -> bool:
+    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Files whose traced code (nested functions included) calls a
         function of the module."""
         prefix = self.module_prefix + "."

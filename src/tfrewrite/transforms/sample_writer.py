@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import is_python_number
+from tfrewrite.analysis.tensor_kinds import is_python_number
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.transforms.call_layout import KeepLayout, comment_texts, spans_lines

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import positional_param_names
 from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.project import keras_leaf
-from tfrewrite.analysis.tensors import positional_param_names
 from tfrewrite.context import FunctionScope, RuleContext
 
 # Decorator keywords under which a traced function sees unknown dimensions.

@@ -46,7 +46,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from tfrewrite.analysis.tensors import TensorFacts, is_python_number
+from tfrewrite.analysis.tensor_kinds import is_python_number
+from tfrewrite.analysis.tensors import TensorFacts
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.transforms.dtypes import Dtype, numpy_scalar_type, tf_dtype

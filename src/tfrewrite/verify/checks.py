@@ -27,6 +27,8 @@ rewrite:
 * **XLA** — `jit_compile=True`; failure to compile is a warning.
 * **train steps** — with a configured harness (`harness.py`), k steps eagerly
   against k steps traced from the same initial weights.
+* **arguments from callers** — a function of objects (a model) is checked on
+  the arguments the code that calls it builds (see `callers`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfrewrite.verify import (
+    callers,
     capture,
     coverage,
     datasets,
@@ -96,6 +99,7 @@ class Request:
     # "step": train step name or None}
     loop: dict[str, Any] | None = None
     factory: str | None = None  # "module:function" that builds `self` for a method
+    caller: dict[str, Any] | None = None  # code that builds the arguments (`callers.Caller`)
 
 
 class Verifier:
@@ -116,12 +120,29 @@ class Verifier:
             from tfrewrite.verify import harness
 
             factory = harness.load_builder(r.factory)
+        configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
+        # Arguments from the code that calls the function (see `callers`):
+        # built once, from the original, under the same seeds as every run.
+        self.captured: dict[str, Any] | None = None
+        self.provided: dict[str, Any] = {}  # module globals that code bound
+        if r.caller is not None and r.harness is None and not configured:
+            random.seed(SEED)
+            np.random.seed(SEED)
+            tf.random.set_seed(SEED)
+            self.captured = callers.for_function(
+                r.caller, r.original_source, r.rewrite_source, r.path, r.package,
+                self.options.caller_seconds,
+            )  # fmt: skip
         self.original = loader.load_function(
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
         )
+        if self.captured is not None:
+            self.captured, self.provided, specs = callers.as_inputs(
+                self.captured, self.original.python_function
+            )
+            self.original.module.__dict__.update(self.provided)
         if r.qualname in loader.built_with:
             self.outcome.warnings.append(loader.built_with[r.qualname])
-        configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
         self.rewrite = None
         self.recorder = None
         self.instrumented = None
@@ -130,8 +151,12 @@ class Verifier:
             self.rewrite = loader.load_function(
                 r.rewrite_source, r.qualname, "rewrite", r.path, r.package, factory=factory
             )
+            self.rewrite.module.__dict__.update(self.provided)
             self.traced_options = decorator_options(self.rewrite.function)
-        if r.harness is None:
+        if self.captured is not None:
+            self.searchable = False
+            self.specs = specs
+        elif r.harness is None:
             signature = self.traced_options.get("input_signature") or decorator_options(
                 self.original.function
             ).get("input_signature")
@@ -161,6 +186,7 @@ class Verifier:
                     extra_globals={coverage.RECORDER_NAME: self.recorder},
                     factory=factory,
                 )
+                self.instrumented.module.__dict__.update(self.provided)
 
     def _adopt_intended_changes(self) -> None:
         """The reference adopts `training=True` where the rewrite adds it (see `intent`)."""
@@ -196,7 +222,7 @@ class Verifier:
         except loader.MissingPackage as err:
             self.outcome.needs_package = str(err)
             return self.outcome
-        except (loader.NeedsFactory, loader.Unreachable) as err:
+        except (loader.NeedsFactory, loader.Unreachable, callers.CallerProblem) as err:
             self.outcome.unproven = str(err)
             self.outcome.warnings.append(self.outcome.unproven)
             return self.outcome
@@ -241,7 +267,9 @@ class Verifier:
             (f"random draw (seed {seed})", inputs.draw(self.specs, seed))
             for seed in range(self.options.draws)
         ]
-        short = inputs.short_batch(self.specs)
+        if self.captured is not None:
+            base = [(self._spec_text(), self.captured)]
+        short = inputs.short_batch(self.specs) if self.captured is None else None
         fixed_batch = any(
             spec.shape.rank and spec.shape[0] is not None
             for spec in self.traced_options.get("input_signature") or ()
@@ -260,10 +288,12 @@ class Verifier:
             return
         if reference.failed:
             # Not an error of the environment: the synthesised inputs do not fit the function.
+            where = self._spec_text() if self.captured is not None else None
+            key = self.request.config_key or self.request.qualname
             self.outcome.unproven = (
-                f"the original raised {reference.describe_error()} on the synthesised inputs "
-                f"({self._spec_text()}); give its inputs in [tool.tfrewrite.verify] "
-                f'inputs."{self.request.config_key or self.request.qualname}"'
+                f"the original raised {reference.describe_error()} on "
+                f"{where or f'the synthesised inputs ({self._spec_text()})'}; give its inputs in "
+                f'[tool.tfrewrite.verify] inputs."{key}"'
             )
             self.outcome.warnings.append(self.outcome.unproven)
             self.outcome.error_traceback = reference.traceback()
@@ -307,10 +337,15 @@ class Verifier:
         from tfrewrite.verify import harness, replay
 
         r = self.request
-        arguments = None
+        arguments = rewrite_arguments = None
         if r.harness is not None:
             builder = harness.load_builder(r.harness)
             arguments = lambda: harness.build_arguments(builder)  # noqa: E731
+        elif r.caller is not None:
+            arguments, rewrite_arguments = callers.for_loop(
+                r.caller, r.original_source, r.rewrite_source, r.path, r.package,
+                self.options.caller_seconds,
+            )  # fmt: skip
         replay.verify_loop(
             self.outcome,
             r.original_source,
@@ -324,7 +359,13 @@ class Verifier:
             self.options.atol,
             loop.get("step"),
             loop.get("hint"),
+            rewrite_arguments,
         )
+        if r.caller is not None and not self.outcome.unproven:
+            caller = callers.Caller.from_json(r.caller)
+            self.outcome.inputs.append(
+                f"the arguments of `{caller.function}` built by {caller.describe()}"
+            )
 
     def _train_steps(self, builder_spec: str) -> None:
         """A train step: k steps of the original eagerly against k steps of
@@ -356,9 +397,11 @@ class Verifier:
             from tfrewrite.verify import harness
 
             factory = harness.load_builder(r.factory)
-        return loader.load_function(
+        loaded = loader.load_function(
             source, r.qualname, f"{which}-prints", r.path, r.package, factory=factory
         )
+        loaded.module.__dict__.update(self.provided)
+        return loaded
 
     def _traced(self, autograph: bool = True) -> Callable:
         """The rewrite under `tf.function` with the options its own decorator
@@ -416,6 +459,9 @@ class Verifier:
         return False
 
     def _spec_text(self) -> str:
+        if self.captured is not None:
+            caller = callers.Caller.from_json(self.request.caller or {})
+            return f"the arguments {caller.describe()} builds"
         return ", ".join(f"{k} = {v}" for k, v in self.specs.items())
 
     # Inputs and coverage ------------------------------------------------------
@@ -445,9 +491,11 @@ class Verifier:
             covered |= taken(args)
         wanted = {(line, which) for line in self.recorder.conds for which in (True, False)}
         tried = 0
-        for label, args in inputs.variants(base[0][1], self.specs):
+        for label, variant in inputs.variants(base[0][1], self.specs):
             if covered >= wanted or tried >= self.options.search:
                 break
+            # Arguments without a specification (a model from a caller) stay as they are.
+            args = {**base[0][1], **variant}
             tried += 1
             new = taken(args) - covered
             if new and not call(self.original.python_function, args, eager=True).failed:

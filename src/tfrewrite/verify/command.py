@@ -198,7 +198,11 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Prove rewrites: the original run eagerly against the rewrite traced."""
+        """Prove rewrites: the original run eagerly against the rewrite traced.
+
+        Inputs are synthesised, found by search, configured, built by a
+        harness, or captured from the code that calls the function (its
+        file's `main()` or `__main__` block, or a test after `setUp`)."""
         from tfrewrite.verify.run import verify_targets
 
         paths = paths or []

@@ -14,8 +14,9 @@ float32 rounding).
 
 The loop's inputs come from the script itself: the statements before the
 loop that build the model, the optimizer and the dataset (see `loops`), or,
-when the loop sits in a function with required parameters, from a harness
-that returns them.
+when the loop sits in a function with required parameters, from the code
+that calls it (`main()`, the `__main__` block, a test; see `callers`) or a
+harness that returns them.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import loader, loops, stats
+from tfrewrite.verify import callers, loader, loops, stats
 from tfrewrite.verify.compare import Difference, compare, identical, same_kind, to_numpy
 from tfrewrite.verify.outcome import SEED, Call, Outcome, call
 
@@ -407,11 +408,13 @@ def verify_loop(
     atol: float,
     step: str | None = None,
     harness_hint: str | None = None,
+    rewrite_arguments: Callable[[], dict[str, Any]] | None = None,
 ) -> None:
     """Replay the loop before (eager) and after (as written) the rewrite and
     compare: value for value, or, when the original loop itself gives other
     values under another seed (dropout, random augmentation), by distribution
-    over REPLAYS seeds per side."""
+    over REPLAYS seeds per side. `rewrite_arguments` builds the rewrite's
+    arguments when they come from its own module (a caller in the file)."""
 
     def run_original(seed: int, initial: dict | None = None) -> tuple[Run, list[str]]:
         return replay(
@@ -436,7 +439,7 @@ def verify_loop(
             path,
             package,
             None,
-            arguments,
+            rewrite_arguments or arguments,
             eager=False,
             initial=initial,
             step=step,
@@ -444,6 +447,11 @@ def verify_loop(
         )
 
     want, names_before = run_original(SEED)
+    if want.error is not None and isinstance(want.error.error, callers.CallerProblem):
+        hint = harness_hint or "give the loop's function its arguments with a harness"
+        outcome.unproven = f"{want.error.error}; {hint}"
+        outcome.warnings.append(outcome.unproven)
+        return
     if want.error is not None:
         where = (
             "building the loop's inputs from the script's own code"
@@ -460,6 +468,11 @@ def verify_loop(
         outcome.warnings.append(outcome.unproven)
         return
     got, names_after = run_rewrite(SEED, want.initial)
+    if got.error is not None and isinstance(got.error.error, callers.CallerTimeout):
+        # Slower on the rewrite's side only: nothing is known about the rewrite.
+        outcome.unproven = f"for the rewrite, {got.error.error}"
+        outcome.warnings.append(outcome.unproven)
+        return
     names = [n for n in names_before if n in names_after]
     outcome.inputs = [
         f"{len(want.steps)} steps of the script's own loop, batch sizes "

@@ -50,6 +50,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "harness": target.harness,
         "loop": target.loop,
         "factory": target.factory,
+        "caller": target.caller,
         "options": settings.worker_options(),
         "sys_path": list(
             dict.fromkeys([*before, import_root, folder, *after, str(root.resolve())])

@@ -50,6 +50,9 @@ class VerifySettings:
             "samples": self.samples,
             "search": self.search,
             "xla": self.xla,
+            # A caller that trains before its call is cut off well before
+            # the worker's own timeout kills the whole verification.
+            "caller_seconds": min(30.0, self.timeout / 4),
         }
 
     def harness_for(self, module: str, qualname: str) -> str | None:

@@ -4,7 +4,9 @@ A *pair* is a file before and after a rewrite. Every function whose source
 text differs is a candidate. A function verification can call — loss-shaped
 `(y_true, y_pred[, sample_weight])`, or with inputs configured — is verified
 itself; a changed helper that cannot be called on synthesised inputs is
-verified through the callable functions that use it. In the `verify PATH`
+verified through the callable functions that use it, or on the arguments
+the code that calls it builds (`main()`, a test; see `callers`), as is a
+training loop inside a function with parameters. In the `verify PATH`
 mode, traced functions the rewrite leaves alone are still checked for
 divergence in the original (traced against eager).
 
@@ -16,7 +18,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tfrewrite.verify import loops, signatures
+from tfrewrite.verify import callers, loops, signatures
 from tfrewrite.verify.inputs import Spec
 from tfrewrite.verify.loader import LoadError, find_definition, function_sources, references
 from tfrewrite.verify.settings import VerifySettings
@@ -38,6 +40,8 @@ class Target:
     # A training loop to replay: {"original": [scope, index], "rewrite": [...], "step": name}
     loop: dict | None = None
     factory: str | None = None  # "module:function" that builds `self` for a method
+    # Code that builds the arguments verify cannot make (see `callers`), as JSON.
+    caller: dict | None = None
 
 
 def changed_functions(original: str, rewrite: str) -> list[str]:
@@ -209,6 +213,16 @@ def trains(node: ast.AST) -> bool:
     )
 
 
+def _caller_of_helper(path: str, source: str, name: str) -> callers.Caller | None:
+    """The code that builds the arguments of a changed function that is no
+    train step (a train step is proven through the loop that calls it)."""
+    try:
+        node = find_definition(ast.parse(source), name)
+    except (LoadError, SyntaxError):
+        return None
+    return None if trains(node) else callers.find_caller(path, source, name)
+
+
 def _callers(source: str, helper: str) -> list[str]:
     top = helper.split(".")[0]
     return sorted(q for q, names in references(source).items() if top in names and q != helper)
@@ -288,14 +302,22 @@ def pair_targets(
             f"the last one short; its model, its optimizer) and set {setting}"
         )
         problem = None
-        if site.params and harness is None:
-            problem = (
-                f"the training loop at line {site.line} (`{site.header}`) is in "
-                f"`{site.scope}({', '.join(site.params)})`, whose parameters verify cannot "
-                f"make; write verify_harness.py with `def build(): return {{"
+        caller = None
+        if site.params:
+            hint = (
+                "write verify_harness.py with `def build(): return {"
                 + ", ".join(f'"{p}": ...' for p in site.params)
                 + f"}}` (a model, its optimizer and a few batches, the last one short) and set "
                 f"{setting}"
+            )
+        if site.params and harness is None:
+            caller = callers.find_caller(path, original, site.scope)
+        if site.params and harness is None and caller is None:
+            problem = (
+                f"the training loop at line {site.line} (`{site.header}`) is in "
+                f"`{site.scope}({', '.join(site.params)})`, whose parameters verify cannot "
+                "make, and no `main()`, `__main__` block, top-level code or test of the "
+                f"project calls `{site.scope}`; {hint}"
             )
         targets[label] = Target(
             path,
@@ -304,7 +326,9 @@ def pair_targets(
             original,
             rewrite,
             module,
-            f"replays `{site.header}`" + (f", which calls `{step}`" if step else ""),
+            f"replays `{site.header}`"
+            + (f", which calls `{step}`" if step else "")
+            + (f", with the arguments {caller.describe()} builds" if caller else ""),
             None,
             problem,
             tuple(covers),
@@ -315,6 +339,7 @@ def pair_targets(
                 "step": step,
                 "hint": hint,
             },
+            caller=caller.to_json() if caller else None,
         )
 
     def sites_pair(
@@ -386,14 +411,28 @@ def pair_targets(
         # Callers that verify calls anyway prove the helper in its real
         # context; else the helper itself on searched inputs; else callers
         # on searched inputs.
-        callers = [c for c in _callers(rewrite, name) if callable_here(c)]
-        if not callers and synthesisable(original, name):
+        users = [c for c in _callers(rewrite, name) if callable_here(c)]
+        if not users and synthesisable(original, name):
             add(name, rewrite, "changed by the rewrite", covers=name)
             continue
-        callers = callers or [c for c in _callers(rewrite, name) if callable_here(c, search=True)]
-        for caller in callers:
-            add(caller, rewrite, f"calls `{name}`, which the rewrite changed", covers=name)
-        if not callers:
+        users = users or [c for c in _callers(rewrite, name) if callable_here(c, search=True)]
+        for user in users:
+            add(user, rewrite, f"calls `{name}`, which the rewrite changed", covers=name)
+        if not users:
+            caller = _caller_of_helper(path, original, name)
+            if caller is not None:
+                add(
+                    name,
+                    rewrite,
+                    f"changed by the rewrite; its arguments are built by {caller.describe()}",
+                    covers=name,
+                )
+                # Said when the caller does not give the arguments after all.
+                targets[name].caller = {
+                    **caller.to_json(),
+                    "hint": _no_inputs(module, original, name),
+                }
+                continue
             add(
                 name,
                 rewrite,

@@ -48,6 +48,7 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
         options=Options.from_json(data.get("options", {})),
         loop=data.get("loop"),
         factory=data.get("factory"),
+        caller=data.get("caller"),
     )
     return verify(request)
 

@@ -1,0 +1,682 @@
+"""Callers that build a function's arguments, for functions verify cannot call alone.
+
+`train(epoch, model, optimizer)` cannot be called on synthesised tensors: it
+needs a model, an optimizer, a dataset. But the project calls it somewhere
+with real ones: the script's `main()`, its `if __name__ == "__main__":`
+block, its top level, or a test of the repository (a `unittest.TestCase`
+method, after `setUp`). Verify runs that caller's code up to the call, with
+the function replaced by a capture stub: the first call raises `Captured`
+with the arguments bound to the function's signature, which stops the caller
+there (a loop over epochs that calls `train` stops at its first call;
+training the caller does before the call is cut off after a time limit).
+
+Both sides build their arguments under the same seeds, each from its own
+module (the original's caller for the original, the rewrite's caller for the
+rewrite), so they are equal; then the usual comparison runs. A test file
+imports the module from disk, so both sides would get objects of the
+classes on disk: when the rewrite changed one of those classes, verify
+refuses rather than compare the rewrite against itself.
+
+Finding a caller is static (`ast`, in the command line); capturing runs in a
+verification worker. Standard library only.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from tfrewrite.verify import loader
+from tfrewrite.verify.inputs import DTYPES, TensorSpec
+from tfrewrite.verify.loader import bound_names, find_definition, function_sources
+
+CALLER = "__tfrewrite_caller__"
+SECONDS = 30.0  # building the arguments may take this long (model building, a first epoch)
+TEST_FILES = 400  # test files of a repository looked through for a caller
+FOLDERS = 3000  # folders walked to find them
+_ARGV_NAMES = frozenset({"argv", "_", "args", "unused_argv"})
+_SKIP_DIRS = frozenset({".git", "site-packages", "node_modules", "__pycache__", "build", "dist"})
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Code that calls `function` with arguments verify cannot make itself."""
+
+    kind: str  # "function" (no parameters), "main" (the __main__ block), "module", "test"
+    function: str  # the function whose arguments it builds
+    name: str  # the caller function, or `Class.test_method`; "" for main and module
+    line: int  # line of the call
+    argv: bool = False  # a `main(argv)` called with `[path]`
+    path: str = ""  # the test file (kind "test")
+    source: str = ""  # the test file's text (kind "test")
+
+    def describe(self) -> str:
+        if self.kind == "function":
+            return f"`{self.name}()` (line {self.line})"
+        if self.kind == "main":
+            return f'the `if __name__ == "__main__":` block (line {self.line})'
+        if self.kind == "module":
+            return f"the module's top level (line {self.line})"
+        after = f", after `{self.name.split('.')[0]}.setUp`"
+        return f"`{self.name}` in {os.path.basename(self.path)} (line {self.line}{after})"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Caller:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+# --- finding a caller (static) -------------------------------------------------
+
+
+def _walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk without entering nested function or class definitions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                stack.append(child)
+
+
+def _call_line(nodes: list[ast.stmt], matches: Callable[[ast.Call], bool]) -> int | None:
+    """Line of the first call in `nodes` that `matches`, in source order."""
+    lines = [
+        n.lineno for stmt in nodes for n in _walk(stmt) if isinstance(n, ast.Call) and matches(n)
+    ]
+    return min(lines) if lines else None
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    test = getattr(stmt, "test", None)
+    return (
+        isinstance(stmt, ast.If)
+        and isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def _no_required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, bool]:
+    """(callable without arguments, called with `[path]` as `main(argv)`)."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    required = positional[: len(positional) - len(args.defaults)]
+    if any(d is None for d in args.kw_defaults):
+        return False, False
+    if not required:
+        return True, False
+    if len(required) == 1 and node.name == "main" and required[0].arg in _ARGV_NAMES:
+        return True, True
+    return False, False
+
+
+def same_file_caller(source: str, function: str) -> Caller | None:
+    """A caller of the module-level `function` in its own file: `main()`, the
+    `__main__` block, the top level, or another function without parameters."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+
+    def direct(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Name) and call.func.id == function
+
+    functions = [
+        s
+        for s in tree.body
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name != function
+    ]
+    found: list[Caller] = []
+    for node in sorted(functions, key=lambda f: f.name != "main"):
+        ok, argv = _no_required(node)
+        line = _call_line(node.body, direct) if ok else None
+        if line is not None:
+            found.append(Caller("function", function, node.name, line, argv))
+            if node.name == "main":
+                return found[0]
+    for stmt in tree.body:
+        if _is_main_guard(stmt):
+            line = _call_line(stmt.body, direct)  # type: ignore[attr-defined]
+            if line is not None:
+                return Caller("main", function, "", line)
+    top = [s for s in tree.body if bound_names(s) is None and not _is_main_guard(s)]
+    top += [
+        s
+        for s in tree.body
+        if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _call_line([s], direct)
+    ]
+    line = _call_line(top, direct)
+    if line is not None:
+        return Caller("module", function, "", line)
+    return found[0] if found else None
+
+
+def _test_files(path: str) -> list[str]:
+    """Test files (`test_*.py`, `*_test.py`) of the project around `path`,
+    nearest first: the package's tree from its import root, or a script's folder."""
+    package, root = loader.package_of(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    tops = [root if package else folder]
+    # A `tests` folder beside the code or up to two folders above it.
+    above = tops[0]
+    for _ in range(3):
+        tops += [
+            os.path.join(above, t)
+            for t in ("tests", "test")
+            if os.path.isdir(os.path.join(above, t))
+        ]
+        above = os.path.dirname(above)
+    found: list[str] = []
+    folders = 0
+    for top in dict.fromkeys(tops):
+        for where, dirs, files in os.walk(top):
+            folders += 1
+            if folders > FOLDERS:
+                break
+            dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(files):
+                if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                    found.append(os.path.join(where, name))
+            if len(found) >= TEST_FILES:
+                break
+    found = list(dict.fromkeys(found))
+    found = [f for f in found if os.path.abspath(f) != os.path.abspath(path)]
+    return sorted(found, key=lambda f: (os.path.dirname(f) != folder, f.count(os.sep), f))
+
+
+def _references(tree: ast.Module, test_path: str, path: str, function: str) -> tuple[set, set]:
+    """How a test file names the module at `path` and its function: (module
+    expressions such as `train_lib`, local names bound to the function).
+    A dotted import names the module when the file's path ends with it (a
+    package, or namespace folders from the repository's top); a plain one
+    only from the module's own folder."""
+    stem = os.path.splitext(os.path.abspath(path))[0]
+    same_folder = os.path.dirname(os.path.abspath(test_path)) == os.path.dirname(stem)
+
+    def names_module(dotted: str) -> bool:
+        if "." not in dotted:
+            return same_folder and dotted == os.path.basename(stem)
+        return stem.endswith(os.sep + dotted.replace(".", os.sep))
+
+    def relative(level: int, module: str | None, name: str) -> bool:
+        folder = os.path.dirname(os.path.abspath(test_path))
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        parts = [*(module or "").split("."), name] if module else [name]
+        return os.path.join(folder, *parts) == stem
+
+    modules: set[str] = set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if names_module(alias.name):
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if node.level:
+                    whole = relative(node.level, node.module, alias.name)
+                    holder = bool(node.module) and relative(
+                        node.level, *node.module.rpartition(".")[::2]
+                    )
+                else:
+                    whole = names_module(f"{node.module}.{alias.name}")
+                    holder = names_module(node.module or "")
+                if whole:
+                    modules.add(alias.asname or alias.name)
+                elif holder and alias.name == function:
+                    names.add(alias.asname or alias.name)
+    return modules, names
+
+
+def test_caller(path: str, function: str) -> Caller | None:
+    """A `unittest.TestCase` test method of the project that calls `function`
+    of the module at `path` (after its `setUp`)."""
+    short = os.path.splitext(os.path.basename(path))[0].encode()
+    for test_path in _test_files(path):
+        try:
+            with open(test_path, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if short not in data or function.encode() not in data:
+            continue
+        try:
+            text = data.decode("utf-8")
+            tree = ast.parse(text)
+        except (UnicodeDecodeError, SyntaxError):
+            continue
+        modules, names = _references(tree, test_path, path, function)
+        if not modules and not names:
+            continue
+
+        def calls_target(call: ast.Call, modules: set = modules, names: set = names) -> bool:
+            func = call.func
+            if isinstance(func, ast.Name):
+                return func.id in names
+            return (
+                isinstance(func, ast.Attribute)
+                and func.attr == function
+                and ast.unparse(func.value) in modules
+            )
+
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef) or not any(
+                ast.unparse(b).endswith("TestCase") for b in cls.bases
+            ):
+                continue
+            for method in cls.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                args = method.args
+                if not method.name.startswith("test") or len(args.args) != 1 + len(args.defaults):
+                    continue
+                line = _call_line(method.body, calls_target)
+                if line is not None:
+                    return Caller(
+                        "test", function, f"{cls.name}.{method.name}", line, False, test_path, text
+                    )
+    return None
+
+
+def find_caller(path: str, source: str, function: str) -> Caller | None:
+    """The caller that builds `function`'s arguments: in its own file first,
+    then in the project's tests. Only module-level functions have one."""
+    if "." in function or not function.isidentifier():
+        return None
+    try:
+        find_definition(ast.parse(source), function)
+    except (loader.LoadError, SyntaxError):
+        return None
+    found = same_file_caller(source, function)
+    if found is None and os.path.isfile(path):
+        found = test_caller(path, function)
+    return found
+
+
+def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
+    """For a `__main__` block or top-level caller: `source` with a function
+    appended that runs that code up to the statement holding the call; and
+    the names that code binds (module globals the function may read)."""
+    tree = ast.parse(source)
+    body: list[ast.stmt] = []
+    if caller.kind == "main":
+        for stmt in tree.body:
+            if _is_main_guard(stmt):
+                body = list(stmt.body)  # type: ignore[attr-defined]
+                if any(s.lineno <= caller.line <= (s.end_lineno or s.lineno) for s in body):
+                    break
+    else:
+        # What the loader's slice does not run: bare statements, loops, blocks.
+        body = [
+            s
+            for s in tree.body
+            if (bound_names(s) is None and not _is_main_guard(s))
+            or (s.lineno <= caller.line <= (s.end_lineno or s.lineno))
+        ]
+    kept: list[ast.stmt] = []
+    for stmt in body:
+        if stmt.lineno > caller.line:
+            break
+        if caller.kind == "module" and isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = stmt.value
+            stmt = ast.copy_location(ast.Expr(value), stmt) if value is not None else stmt
+        kept.append(stmt)
+    bound = sorted(
+        {
+            n.id
+            for s in kept
+            for n in _walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        | {name for s in kept for name in (bound_names(s) or ()) if name != "*"}
+    )
+    statements: list[ast.stmt] = [ast.Global(bound)] if bound else []
+    statements += kept or [ast.Pass()]
+    function = ast.FunctionDef(
+        name=CALLER,
+        args=ast.arguments(
+            posonlyargs=[],
+            args=[],
+            vararg=None,
+            kwonlyargs=[],
+            kw_defaults=[],
+            kwarg=None,
+            defaults=[],
+        ),
+        body=statements,
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )
+    ast.fix_missing_locations(function)
+    return source.rstrip("\n") + "\n\n\n" + ast.unparse(function) + "\n", bound
+
+
+def changed_definitions(original: str, rewrite: str | None) -> frozenset[str]:
+    """Functions the rewrite changed, and the classes of changed methods."""
+    if rewrite is None:
+        return frozenset()
+    before, after = function_sources(original), function_sources(rewrite)
+    changed = {name for name in before if before[name] != after.get(name)}
+    return frozenset(changed | {name.rpartition(".")[0] for name in changed if "." in name})
+
+
+# --- capturing the arguments (in a worker) --------------------------------------
+
+
+class Captured(BaseException):  # noqa: N818 - not an error: the caller reached the call
+    """Raised by the capture stub at the first call: carries the arguments.
+    A BaseException, so the caller's own `except Exception:` does not swallow it."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        super().__init__("captured")
+        self.arguments = arguments
+
+
+class CallerProblem(Exception):
+    """The caller did not give the arguments; the message says why (the
+    function is then not proven)."""
+
+
+class CallerTimeout(CallerProblem):
+    """The caller ran past the time limit before reaching the call."""
+
+
+class _Expired(BaseException):
+    """The time limit, raised inside the caller's code."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise `_Expired` in the main thread after `seconds` (and every second
+    after, should the code catch it). Without SIGALRM, no limit: the
+    worker's own timeout still applies."""
+    if (
+        seconds <= 0
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    active = [True]
+
+    def expire(signum: int, frame: Any) -> None:
+        if active[0]:
+            raise _Expired()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    finally:
+        active[0] = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _stub(function: str, target: Any) -> Callable[..., Any]:
+    python_function = getattr(target, "python_function", target)
+    signature = inspect.signature(python_function)
+
+    def capture(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise CallerProblem(f"the call does not fit `{function}{signature}`: {err}") from err
+        raise Captured(dict(bound.arguments))
+
+    return capture
+
+
+def _same_file(
+    caller: Caller, source: str, path: str, package: str | None, role: str
+) -> tuple[Callable[[], Any], dict[str, Any], list[str]]:
+    """(run the caller, the module it runs in, the globals its code binds)."""
+    if caller.kind == "function":
+        loaded = loader.load_function(source, caller.name, role, path, package)
+        fn = loaded.python_function
+        return (lambda: fn([path])) if caller.argv else fn, loaded.module.__dict__, []  # type: ignore[operator]
+    # The rewrite may have moved the call (a decorator added above it).
+    here = same_file_caller(source, caller.function)
+    if here is None or here.kind != caller.kind:
+        raise CallerProblem(f"{caller.describe()} no longer calls `{caller.function}`")
+    text, bound = caller_source(source, here)
+    loaded = loader.load_function(text, CALLER, role, path, package)
+    return loaded.python_function, loaded.module.__dict__, bound  # type: ignore[return-value]
+
+
+def _test(caller: Caller, role: str) -> tuple[Callable[[], Any], dict[str, Any]]:
+    """(run setUp then the test method, the test module's globals)."""
+    method = caller.name.partition(".")[2]
+    package, _ = loader.package_of(caller.path)
+    loaded = loader.load_function(
+        caller.source, caller.name, role, caller.path, package, factory=lambda cls: cls(method)
+    )
+    test = loaded.python_function
+    case = test.__self__  # type: ignore[attr-defined]
+
+    def run() -> None:
+        if "setUpClass" in vars(type(case)):
+            type(case).setUpClass()
+        case.setUp()
+        try:
+            test()  # type: ignore[operator]
+        finally:
+            with contextlib.suppress(Exception):
+                case.tearDown()
+
+    return run, loaded.module.__dict__
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {(text[0] if text else '')[:200]}"
+
+
+def _parse_flags(path: str) -> None:
+    """absl flags read before `app.run` parses them raise: their defaults instead."""
+    flags = sys.modules.get("absl.flags")
+    if flags is not None and not flags.FLAGS.is_parsed():
+        with contextlib.suppress(Exception):
+            flags.FLAGS([path])
+
+
+def _same_file_path(module: Any, path: str) -> bool:
+    # Read from the module's dict: a lazy module imports itself on attribute access.
+    file = getattr(module, "__dict__", {}).get("__file__")
+    return bool(file) and os.path.abspath(file) == os.path.abspath(path)
+
+
+def capture_arguments(
+    caller: Caller,
+    source: str,
+    path: str,
+    package: str | None,
+    role: str,
+    seconds: float = SECONDS,
+    changed: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """Run `caller` (from `source`, the module at `path`) up to its call of
+    the function; the arguments by parameter name, plus the module globals a
+    `__main__` block or top-level caller bound before the call (the function
+    may read them). Loading the caller's module and running it share the
+    time limit. Raises `CallerProblem` (not proven) or the loader's
+    `MissingPackage`."""
+    function = caller.function
+    patched: list[tuple[dict[str, Any], str, Any]] = []
+    argv = sys.argv
+    sys.argv = [path]
+    step = "loading the code of"
+    try:
+        with time_limit(seconds):
+            run, scope, bound, holders = _prepare(caller, source, path, package, role)
+            _parse_flags(path)
+            target = next((h[function] for h in holders if callable(h.get(function))), None)
+            if target is None:
+                raise CallerProblem(
+                    f"{caller.describe()} does not reach `{function}` of {os.path.basename(path)}"
+                )
+            stub = _stub(function, target)
+            for holder in holders:
+                for name, value in list(holder.items()):
+                    if value is target:
+                        patched.append((holder, name, value))
+                        holder[name] = stub
+            step = f"building the arguments of `{function}` from"
+            run()
+    except Captured as got:
+        arguments = got.arguments
+    except _Expired:
+        raise CallerTimeout(
+            f"building the arguments of `{function}` from {caller.describe()} took longer "
+            f"than {seconds:g} s (the caller's code before the call trains or loads too much)"
+        ) from None
+    except (loader.MissingPackage, CallerProblem):
+        raise
+    except (Exception, SystemExit) as err:
+        found = loader.missing_package(err)
+        if found is not None:
+            raise found from err
+        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}") from err
+    else:
+        raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
+    finally:
+        for holder, name, value in reversed(patched):
+            holder[name] = value
+        sys.argv = argv
+    _refuse_changed(caller, arguments, path, changed)
+    extras = {n: scope[n] for n in bound if n in scope and n not in arguments}
+    return {**extras, **arguments}
+
+
+def _prepare(
+    caller: Caller, source: str, path: str, package: str | None, role: str
+) -> tuple[Callable[[], Any], dict[str, Any], list[str], list[dict[str, Any]]]:
+    """Load the caller: (run it, its module's globals, the globals its code
+    binds, the namespaces that hold the function to replace)."""
+    if caller.kind != "test":
+        run, scope, bound = _same_file(caller, source, path, package, f"{role}-caller")
+        return run, scope, bound, [scope]
+    run, scope = _test(caller, f"{role}-caller")
+    # The test imports the module from disk: every module object of that file.
+    holders = [
+        vars(m) for m in list(sys.modules.values()) if m is not None and _same_file_path(m, path)
+    ]
+    return run, scope, [], [*holders, scope]
+
+
+def _ours(module_name: str, path: str) -> bool:
+    """Defined by the module at `path`: loaded from disk, or by verify."""
+    return module_name.startswith("tfrewrite_verify_") or _same_file_path(
+        sys.modules.get(module_name), path
+    )
+
+
+def _refuse_changed(
+    caller: Caller, arguments: dict[str, Any], path: str, changed: frozenset[str]
+) -> None:
+    """An argument built from a class of this module that the rewrite changed
+    (or that is a function it changed) would carry the original to the
+    rewrite's side."""
+    if not changed:
+        return
+    for name, value in arguments.items():
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        for item in values:
+            function = getattr(item, "python_function", item)
+            if (
+                inspect.isfunction(function)
+                and function.__qualname__ in changed
+                and _ours(function.__module__, path)
+            ):
+                raise CallerProblem(
+                    f"the argument `{name}` that {caller.describe()} passes to "
+                    f"`{caller.function}` is `{function.__qualname__}` as it was before the "
+                    "rewrite, which changed it; the rewrite would be run with the original"
+                )
+            for klass in type(item).__mro__:
+                if klass.__qualname__ in changed and _ours(klass.__module__, path):
+                    raise CallerProblem(
+                        f"the argument `{name}` that {caller.describe()} passes to "
+                        f"`{caller.function}` is a `{type(item).__name__}`, built from the class "
+                        f"`{klass.__qualname__}` as it was before the rewrite, which changed it; "
+                        "the rewrite would be run on the original class"
+                    )
+
+
+def for_loop(
+    caller: dict[str, Any],
+    original: str,
+    rewrite: str | None,
+    path: str,
+    package: str | None,
+    seconds: float,
+) -> tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]:
+    """The argument builders of a replayed loop's function, one per side:
+    each side runs its own module's caller. A test imports the module from
+    disk, so there the rewrite must not have changed what the arguments are
+    made of."""
+    found = Caller.from_json(caller)
+    changed = changed_definitions(original, rewrite) if found.kind == "test" else frozenset()
+
+    def build(source: str, role: str) -> Callable[[], dict[str, Any]]:
+        return lambda: capture_arguments(found, source, path, package, role, seconds, changed)
+
+    return build(original, "original"), build(rewrite or original, "rewrite")
+
+
+def for_function(
+    caller: dict[str, Any],
+    original: str,
+    rewrite: str | None,
+    path: str,
+    package: str | None,
+    seconds: float,
+) -> dict[str, Any]:
+    """The arguments of a function compared as a function: built once, by
+    the original's caller, and given to both sides, so the rewrite must not
+    have changed what they are made of."""
+    found = Caller.from_json(caller)
+    changed = changed_definitions(original, rewrite)
+    try:
+        return capture_arguments(found, original, path, package, "original", seconds, changed)
+    except CallerProblem as err:
+        hint = caller.get("hint")  # how to give the arguments otherwise
+        raise CallerProblem(f"{err}; {hint}" if hint else str(err)) from err
+
+
+def as_inputs(
+    captured: dict[str, Any], function: Any
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, TensorSpec]]:
+    """Captured arguments as inputs of the usual checks: (the function's
+    arguments, the other captured names as module globals, specifications
+    of the floating-point arrays). Eager tensors become NumPy arrays: each
+    call gets fresh tensors of them, gradients are taken with respect to the
+    floating-point ones, and the branch search varies those."""
+    params = inspect.signature(function).parameters
+    arguments: dict[str, Any] = {}
+    specs: dict[str, TensorSpec] = {}
+    for name, value in captured.items():
+        if name not in params:
+            continue
+        if type(value).__name__ == "EagerTensor":
+            value = value.numpy()
+        arguments[name] = value
+        dtype = str(getattr(value, "dtype", ""))
+        if type(value).__name__ == "ndarray" and dtype.startswith("float") and dtype in DTYPES:
+            specs[name] = TensorSpec(dtype, tuple(value.shape), strict=False)
+    provided = {k: v for k, v in captured.items() if k not in params}
+    return arguments, provided, specs

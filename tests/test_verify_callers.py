@@ -1,0 +1,225 @@
+"""Finding the code that builds a function's arguments (no TensorFlow): the
+script's `main()`, its `__main__` block, its top level, another function
+without parameters, or a test of the project after its `setUp`; and which
+targets get one."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from tfrewrite.verify import callers
+from tfrewrite.verify.settings import VerifySettings
+from tfrewrite.verify.targets import pair_targets
+
+TRAIN = """
+import tensorflow as tf
+
+def train_step(model, optimizer, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+def train(epoch, model, optimizer):
+    for x, y in make_dataset():
+        loss = train_step(model, optimizer, x, y)
+    return loss
+"""
+
+MAIN = (
+    TRAIN
+    + """
+def main():
+    model, optimizer = build()
+    for epoch in range(20):
+        train(epoch, model, optimizer)
+
+if __name__ == "__main__":
+    main()
+"""
+)
+
+
+def _caller(source: str, function: str = "train") -> callers.Caller | None:
+    return callers.same_file_caller(textwrap.dedent(source), function)
+
+
+def test_main_is_the_caller() -> None:
+    found = _caller(MAIN)
+    assert found is not None
+    assert (found.kind, found.name, found.line) == ("function", "main", 19)
+    assert found.describe() == "`main()` (line 19)"
+
+
+def test_the_main_block_is_the_caller() -> None:
+    found = _caller(TRAIN + '\nif __name__ == "__main__":\n    ds = load()\n    train(0, m, o)\n')
+    assert found is not None and found.kind == "main" and found.line == 18
+    assert "__main__" in found.describe()
+
+
+def test_the_top_level_is_the_caller() -> None:
+    found = _caller(TRAIN + "\nmodel = build()\nhistory = train(0, model, opt)\n")
+    assert found is not None and (found.kind, found.line) == ("module", 17)
+
+
+def test_a_function_without_parameters_is_a_caller_and_main_argv_too() -> None:
+    found = _caller(TRAIN + "\ndef run(verbose=False):\n    train(0, m, o)\n")
+    assert found is not None and (found.kind, found.name, found.argv) == ("function", "run", False)
+    found = _caller(TRAIN + "\ndef main(argv):\n    train(0, m, o)\n")
+    assert found is not None and (found.name, found.argv) == ("main", True)
+
+
+def test_a_function_with_parameters_is_no_caller() -> None:
+    assert _caller(TRAIN + "\ndef run(data):\n    train(0, m, data)\n") is None
+    assert _caller(TRAIN) is None
+
+
+def test_the_main_block_code_runs_up_to_the_call_with_its_names_global() -> None:
+    source = TRAIN + (
+        '\nif __name__ == "__main__":\n    model = build()\n    ds = load()\n'
+        "    for epoch in range(5):\n        train(epoch, model, ds)\n    save(model)\n"
+    )
+    found = _caller(source)
+    assert found is not None
+    text, bound = callers.caller_source(textwrap.dedent(source), found)
+    function = ast.parse(text).body[-1]
+    assert isinstance(function, ast.FunctionDef) and function.name == callers.CALLER
+    body = ast.unparse(function)
+    assert "global ds, epoch, model" in body and "save(model)" not in body
+    assert bound == ["ds", "epoch", "model"]
+
+
+def _project(tmp_path: Path, test: str, package: bool = True) -> Path:
+    folder = tmp_path / "repo" / "pkg"
+    folder.mkdir(parents=True)
+    if package:
+        (folder / "__init__.py").write_text("")
+    (folder / "trainer.py").write_text(textwrap.dedent(TRAIN))
+    (folder / "trainer_test.py").write_text(textwrap.dedent(test))
+    return folder / "trainer.py"
+
+
+TEST = """
+import unittest
+{import_line}
+
+class TrainerTest(unittest.TestCase):
+    def setUp(self):
+        self.model, self.optimizer = build()
+
+    def test_helper(self):
+        self.assertTrue(True)
+
+    def test_train(self):
+        {call}(0, self.model, self.optimizer)
+"""
+
+
+def test_a_test_case_that_imports_the_module_is_a_caller(tmp_path: Path) -> None:
+    path = _project(
+        tmp_path, TEST.format(import_line="from pkg import trainer", call="trainer.train")
+    )
+    found = callers.find_caller(str(path), path.read_text(), "train")
+    assert found is not None
+    assert (found.kind, found.name, found.line) == ("test", "TrainerTest.test_train", 13)
+    assert found.path.endswith("trainer_test.py") and "class TrainerTest" in found.source
+    assert found.describe() == (
+        "`TrainerTest.test_train` in trainer_test.py (line 13, after `TrainerTest.setUp`)"
+    )
+
+
+def test_every_import_spelling_is_followed(tmp_path: Path) -> None:
+    spellings = [
+        ("import pkg.trainer as tr", "tr.train"),
+        ("import pkg.trainer", "pkg.trainer.train"),
+        ("from pkg.trainer import train as run", "run"),
+        ("from . import trainer", "trainer.train"),
+        ("from .trainer import train", "train"),
+    ]
+    for i, (line, call) in enumerate(spellings):
+        path = _project(tmp_path / str(i), TEST.format(import_line=line, call=call))
+        found = callers.test_caller(str(path), "train")
+        assert found is not None, line
+    # Namespace folders (no __init__.py) from the repository's top, and a plain import beside it.
+    path = _project(
+        tmp_path / "ns",
+        TEST.format(import_line="from pkg import trainer", call="trainer.train"),
+        package=False,
+    )
+    assert callers.test_caller(str(path), "train") is not None
+    path = _project(
+        tmp_path / "plain",
+        TEST.format(import_line="import trainer", call="trainer.train"),
+        package=False,
+    )
+    assert callers.test_caller(str(path), "train") is not None
+
+
+def test_a_test_of_another_module_is_no_caller(tmp_path: Path) -> None:
+    path = _project(
+        tmp_path, TEST.format(import_line="from other import trainer", call="trainer.train")
+    )
+    assert callers.test_caller(str(path), "train") is None
+
+
+def _targets(original: str, rewrite: str, path: str = "case.py") -> list:
+    return pair_targets(path, "case", original, rewrite, VerifySettings())
+
+
+def test_a_loop_in_a_function_with_parameters_gets_its_caller() -> None:
+    rewrite = MAIN.replace("def train_step", "@tf.function\ndef train_step")
+    [target] = _targets(textwrap.dedent(MAIN), textwrap.dedent(rewrite))
+    assert target.problem is None
+    assert target.caller is not None and target.caller["name"] == "main"
+    assert "with the arguments `main()` (line 19) builds" in target.reason
+
+
+def test_without_a_caller_the_harness_is_asked_for() -> None:
+    rewrite = TRAIN.replace("def train_step", "@tf.function\ndef train_step")
+    [target] = _targets(textwrap.dedent(TRAIN), textwrap.dedent(rewrite))
+    assert target.caller is None
+    assert target.problem is not None
+    assert "no `main()`, `__main__` block, top-level code or test of the project calls" in (
+        target.problem
+    )
+    assert 'def build(): return {"epoch": ..., "model": ..., "optimizer": ...}' in target.problem
+
+
+HELPER = """
+import tensorflow as tf
+
+def predict(model, x):
+    scores = model(x)
+    if tf.reduce_mean(scores) > 0:
+        scores = scores * 2.0
+    return scores
+
+def main():
+    model = build()
+    predict(model, data())
+"""
+
+
+def test_a_changed_function_of_objects_gets_its_caller() -> None:
+    rewrite = HELPER.replace(
+        "    if tf.reduce_mean(scores) > 0:\n        scores = scores * 2.0\n",
+        "    scores = tf.cond(tf.reduce_mean(scores) > 0, lambda: scores * 2.0, lambda: scores)\n",
+    )
+    [target] = _targets(textwrap.dedent(HELPER), textwrap.dedent(rewrite))
+    assert target.problem is None and target.caller is not None
+    assert target.caller["function"] == "predict" and target.caller["name"] == "main"
+    # What is said when the caller does not give the arguments after all.
+    assert "verify_harness" in target.caller["hint"]
+
+
+def test_changed_definitions_are_changed_functions_and_their_classes() -> None:
+    before = (
+        "class A:\n    def f(self):\n        return 1\n\n"
+        "class B:\n    def g(self):\n        return 2\n"
+    )
+    after = before.replace("return 1", "return 3")
+    assert callers.changed_definitions(before, after) == {"A", "A.f"}
+    assert callers.changed_definitions(before, None) == set()

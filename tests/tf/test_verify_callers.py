@@ -1,0 +1,407 @@
+"""Verify reaches a rewrite whose function needs arguments only a caller can
+build (a model, an optimizer, a dataset): the script's `main()`, its
+`__main__` block, or a test after `setUp` runs up to the call, the arguments
+are captured there (also from a loop that would never end), and the usual
+comparison runs; a hand-broken rewrite is still reported through the caller.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfrewrite.verify.checks import Options, Request, verify
+from tfrewrite.verify.run import verify_targets
+from tfrewrite.verify.settings import VerifySettings, parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
+
+pytestmark = pytest.mark.tensorflow
+
+FAST = Options(samples=120, search=48, xla=False)
+
+
+def _verify(original: str, rewrite: str, options: Options = FAST) -> list[dict]:
+    original, rewrite = textwrap.dedent(original), textwrap.dedent(rewrite)
+    results = []
+    for target in pair_targets("case.py", "case", original, rewrite, VerifySettings()):
+        assert target.problem is None, target.problem
+        results.append(
+            verify(
+                Request(
+                    qualname=target.qualname,
+                    original_source=target.original_source,
+                    rewrite_source=target.rewrite_source,
+                    path="case.py",
+                    options=options,
+                    loop=target.loop,
+                    caller=target.caller,
+                )
+            )
+        )
+    assert results, "nothing to verify"
+    return results
+
+
+def _failed(result: dict) -> set[str]:
+    return {c["name"] for c in result["checks"] if not c["ok"]}
+
+
+def _text(result: dict) -> str:
+    return "\n".join(result["warnings"] + result["inputs"])
+
+
+PRELUDE = """
+import numpy as np
+import tensorflow as tf
+
+
+def make_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+
+def build():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    return model, tf.keras.optimizers.SGD(0.05)
+
+
+def train_step(model, optimizer, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+"""
+
+DECORATED = "@tf.function(reduce_retracing=True)\ndef train_step"
+WRONG_LOSS = ("tf.square(model(x) - y))", "tf.square(model(x) - y)) * 1.01")
+
+# --- main() calls train(epoch, model, optimizer) in a loop ------------------------
+
+MAIN = (
+    PRELUDE
+    + """
+
+def train(epoch, model, optimizer):
+    loss = 0.0
+    for step, (x, y) in enumerate(make_dataset()):
+        loss = train_step(model, optimizer, x, y)
+        if step % 10 == 0:
+            print("epoch", epoch, "loss", float(loss))
+    return loss
+
+
+def main():
+    model, optimizer = build()
+    for epoch in range(20):
+        train(epoch, model, optimizer)
+
+
+if __name__ == "__main__":
+    main()
+"""
+)
+
+
+def test_main_builds_the_arguments_of_the_training_function() -> None:
+    [result] = _verify(MAIN, MAIN.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments of `train` built by `main()`" in _text(result)
+
+
+def test_a_broken_step_is_a_mismatch_through_main() -> None:
+    broken = MAIN.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
+    [result] = _verify(MAIN, broken)
+    assert result["verdict"] == "mismatch", result
+    assert "train loop: values per step" in _failed(result)
+
+
+# --- the __main__ block calls train(ds); train reads globals the block binds -------
+
+MAIN_BLOCK = (
+    PRELUDE
+    + """
+
+def train(ds):
+    for x, y in ds:
+        loss = train_step(model, optimizer, x, y)
+    return loss
+
+
+if __name__ == "__main__":
+    model, optimizer = build()
+    train_ds = make_dataset()
+    train(train_ds)
+"""
+)
+
+
+def test_the_main_block_builds_the_arguments_and_the_globals() -> None:
+    [result] = _verify(MAIN_BLOCK, MAIN_BLOCK.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+    assert '`if __name__ == "__main__":` block' in _text(result)
+    broken = MAIN_BLOCK.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
+    [result] = _verify(MAIN_BLOCK, broken)
+    assert result["verdict"] == "mismatch", result
+
+
+# --- a caller whose loop never ends: the first call stops it ----------------------
+
+FOREVER = (
+    PRELUDE
+    + """
+
+def train(model, optimizer, ds):
+    for x, y in ds:
+        loss = train_step(model, optimizer, x, y)
+    return loss
+
+
+def main():
+    model, optimizer = build()
+    ds = make_dataset()
+    while True:
+        train(model, optimizer, ds)
+"""
+)
+
+
+def test_a_caller_looping_forever_stops_at_its_first_call() -> None:
+    [result] = _verify(FOREVER, FOREVER.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+
+
+def test_a_caller_that_runs_too_long_before_the_call_is_not_proven() -> None:
+    slow = FOREVER.replace("    while True:\n", "    while True:\n        ds.cardinality()\n")
+    slow = slow.replace(
+        "        train(model, optimizer, ds)\n", "    train(model, optimizer, ds)\n"
+    )
+    slow_rewrite = slow.replace("def train_step", DECORATED)
+    options = Options(samples=120, search=48, xla=False, caller_seconds=1.0)
+    [result] = _verify(slow, slow_rewrite, options)
+    assert result["verdict"] == "not proven", result
+    assert "building the arguments of `train` from `main()` (line" in _text(result)
+    assert "took longer than 1 s" in _text(result)
+    assert "verify_harness.py" in _text(result)
+
+
+# --- a changed function of objects, verified as a function on captured arguments ---
+
+PREDICT = """
+import numpy as np
+import tensorflow as tf
+
+
+class Doubler:
+    def scale(self):
+        return 2.0
+
+
+def predict(model, x):
+    scores = model(x)
+    if tf.reduce_mean(scores) > 0:
+        scores = scores * model.factor
+    else:
+        scores = scores - 1.0
+    return scores
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
+    model.factor = Doubler().scale()
+    x = np.random.default_rng(0).normal(size=(8, 3)).astype("float32")
+    print(predict(model, x))
+"""
+PREDICT_OK = PREDICT.replace(
+    """    if tf.reduce_mean(scores) > 0:
+        scores = scores * model.factor
+    else:
+        scores = scores - 1.0
+""",
+    """    scores = tf.cond(
+        tf.reduce_mean(scores) > 0, lambda: scores * model.factor, lambda: scores - 1.0
+    )
+""",
+)
+
+
+def test_a_function_of_a_model_is_compared_on_the_arguments_main_builds() -> None:
+    [result] = _verify(PREDICT, PREDICT_OK)
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments `main()` (line 24) builds" in result["inputs"][0]
+    # Both branches of the new tf.cond were taken: the search varied `x`.
+    assert result["branches"] and all(b["true"] and b["false"] for b in result["branches"])
+
+
+def test_swapped_branches_are_a_mismatch_on_the_arguments_main_builds() -> None:
+    broken = PREDICT_OK.replace(
+        "lambda: scores * model.factor, lambda: scores - 1.0",
+        "lambda: scores - 1.0, lambda: scores * model.factor",
+    )
+    [result] = _verify(PREDICT, broken)
+    assert result["verdict"] == "mismatch", result
+
+
+def test_an_argument_of_a_class_the_rewrite_changed_is_refused() -> None:
+    original = (
+        PREDICT.replace("model.factor = Doubler().scale()", "doubler = Doubler()")
+        .replace("scores * model.factor", "scores * doubler.scale()")
+        .replace("def predict(model, x)", "def predict(doubler, model, x)")
+        .replace("print(predict(model, x))", "print(predict(doubler, model, x))")
+    )
+    rewrite = original.replace("        return 2.0", "        return tf.constant(2.0)")
+    rewrite = rewrite.replace("scores = scores - 1.0", "scores = scores - tf.constant(1.0)")
+    [target] = [
+        t
+        for t in pair_targets("case.py", "case", original, rewrite, VerifySettings())
+        if t.qualname == "predict"
+    ]
+    result = verify(
+        Request(
+            qualname="predict",
+            original_source=original,
+            rewrite_source=rewrite,
+            path="case.py",
+            options=FAST,
+            caller=target.caller,
+        )
+    )
+    assert result["verdict"] == "not proven", result
+    assert "the argument `doubler` that `main()` (line 24) passes to `predict` is a `Doubler`" in (
+        _text(result)
+    )
+    assert "the rewrite would be run on the original class" in _text(result)
+
+
+# --- a test of the project builds the arguments in setUp ---------------------------
+
+TRAINER = (
+    PRELUDE
+    + """
+
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def fit(model, optimizer, data):
+    for x, y in data:
+        loss = train_step(model, optimizer, x, y)
+    return loss
+"""
+)
+TRAINER_TEST = """
+import unittest
+
+import tensorflow as tf
+
+from pkg import trainer
+
+
+class TrainerTest(unittest.TestCase):
+    def setUp(self):
+        self.model = trainer.Net()
+        self.optimizer = tf.keras.optimizers.SGD(0.05)
+        self.data = trainer.make_dataset()
+
+    def test_fit(self):
+        self.assertIsNotNone(trainer.fit(self.model, self.optimizer, self.data))
+"""
+
+
+def _project(tmp_path: Path) -> Path:
+    package = tmp_path / "repo" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "trainer.py").write_text(textwrap.dedent(TRAINER))
+    (package / "trainer_test.py").write_text(textwrap.dedent(TRAINER_TEST))
+    return package / "trainer.py"
+
+
+def test_a_test_case_builds_the_arguments_in_set_up(tmp_path: Path) -> None:
+    path = _project(tmp_path)
+    settings = parse_verify_settings({"samples": 60, "xla": False})
+    decorated = TRAINER.replace("def train_step", DECORATED)
+    cases = {
+        "correct": decorated,
+        "broken": decorated.replace(*WRONG_LOSS),
+        # The test builds `Net` from the module on disk, not from the rewrite.
+        "changed class": decorated.replace("return self.dense(x)", "return self.dense(x) * 2.0"),
+    }
+    targets = {
+        case: next(
+            t
+            for t in pair_targets(str(path), "pkg.trainer", TRAINER, rewrite, settings)
+            if t.qualname.startswith("loop at line")
+        )
+        for case, rewrite in cases.items()
+    }
+    assert all(t.problem is None and t.caller for t in targets.values()), targets
+    results = dict(
+        zip(
+            targets, verify_targets(list(targets.values()), settings, tmp_path, jobs=1), strict=True
+        )
+    )
+    assert results["correct"]["verdict"] == "equivalent", results["correct"]
+    assert "`TrainerTest.test_fit` in trainer_test.py" in _text(results["correct"])
+    assert results["broken"]["verdict"] == "mismatch", results["broken"]
+    refused = results["changed class"]
+    assert refused["verdict"] == "not proven", refused
+    assert "the argument `model` that `TrainerTest.test_fit` in trainer_test.py" in _text(refused)
+    assert "built from the class `Net` as it was before the rewrite" in _text(refused)
+
+
+def test_a_caller_that_never_calls_or_fails_first_is_not_proven() -> None:
+    never = PREDICT.replace(
+        "    print(predict(model, x))", "    if x is None:\n        predict(model, x)"
+    )
+    never_ok = PREDICT_OK.replace(
+        "    print(predict(model, x))", "    if x is None:\n        predict(model, x)"
+    )
+    [result] = _verify(never, never_ok)
+    assert result["verdict"] == "not proven", result
+    assert "`main()` (line 25) returned without calling `predict`" in _text(result)
+    failing = PREDICT.replace("    x = np.random", "    model.no_such_method()\n    x = np.random")
+    failing_ok = PREDICT_OK.replace(
+        "    x = np.random", "    model.no_such_method()\n    x = np.random"
+    )
+    [result] = _verify(failing, failing_ok)
+    assert result["verdict"] == "not proven", result
+    assert "building the arguments of `predict` from `main()`" in _text(result)
+    assert "raised AttributeError" in _text(result)
+    # How to give the arguments otherwise.
+    assert "verify_harness.py" in _text(result)
+
+
+TOP_LEVEL = (
+    PRELUDE
+    + """
+
+def train(model, optimizer, ds):
+    for x, y in ds:
+        loss = train_step(model, optimizer, x, y)
+    return loss
+
+
+model, optimizer = build()
+print("training")
+history = [train(model, optimizer, make_dataset()) for _ in range(100)]
+"""
+)
+
+
+def test_the_top_level_builds_the_arguments() -> None:
+    [result] = _verify(TOP_LEVEL, TOP_LEVEL.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+    assert "the module's top level" in _text(result)
+    broken = TOP_LEVEL.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
+    [result] = _verify(TOP_LEVEL, broken)
+    assert result["verdict"] == "mismatch", result
