@@ -161,6 +161,98 @@ def test_fuzz_tensorflow_losses(source: str, unsafe: bool) -> None:
     check_properties(source, unsafe=unsafe)
 
 
+# -- templates: training loops -------------------------------------------------------------
+
+# Bodies of a helper the loss or the step calls: each does something that
+# changes under tracing (or nothing), so a fix that makes it traced (a
+# decorated or extracted step) must fix or report it in the same run.
+HELPER_BODIES = st.sampled_from(
+    [
+        ["return x"],
+        ["return x * random.random()"],
+        ["return x + np.random.normal(0.0, 1.0)"],
+        ["return x + tf.broadcast_to(1.0, x.shape)"],
+        ['print("x", x)', "return x"],
+        ["return x * FLAG"],
+        ["LOG.append(x)", "return x"],
+        ["if tf.reduce_mean(x) > 0:", "    x = x * 2.0", "return x"],
+    ]
+)
+
+
+@st.composite
+def training_loops(draw: st.DrawFn) -> str:
+    """A loss, a helper, and a training loop: a step function called from a
+    loop (decorated or not) or a tape block written inline in the loop, with
+    per-batch losses averaged at the end."""
+    loss_decorated = draw(st.booleans())
+    helper_in = draw(st.sampled_from(["loss", "step", "both", "none"]))
+    style = draw(st.sampled_from(["step", "decorated step", "inline"]))
+    training = draw(st.sampled_from(["", ", training=True"]))
+    in_loss = "helper(logits)" if helper_in in ("loss", "both") else "logits"
+    extra = " + tf.reduce_mean(helper(x))" if helper_in in ("step", "both") else ""
+    lines = [
+        "import random",
+        "",
+        "import numpy as np",
+        "import tensorflow as tf",
+        "",
+        "FLAG = 1.0",
+        "LOG = []",
+        "",
+        "",
+        "def set_flag(value):",
+        "    global FLAG",
+        "    FLAG = value",
+        "",
+        "",
+        "def helper(x):",
+        *("    " + line for line in draw(HELPER_BODIES)),
+        "",
+        "",
+        *(["@tf.function"] if loss_decorated else []),
+        "def loss_fn(labels, logits):",
+        f"    return tf.reduce_mean(tf.square(labels - {in_loss}))",
+        "",
+        "",
+    ]
+    tape = [
+        "with tf.GradientTape() as tape:",
+        f"    loss = loss_fn(y, model(x{training})){extra}",
+        "grads = tape.gradient(loss, model.trainable_variables)",
+        "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
+    ]
+    if style == "inline":
+        loop_body = [*tape, "losses.append(float(loss))"]
+    else:
+        lines += [
+            *(["@tf.function"] if style == "decorated step" else []),
+            "def train_step(model, optimizer, x, y):",
+            *("    " + line for line in tape),
+            "    return loss",
+            "",
+            "",
+        ]
+        loop_body = ["loss = train_step(model, optimizer, x, y)", "losses.append(float(loss))"]
+    lines += [
+        "def fit(model, optimizer, dataset):",
+        "    losses = []",
+        "    for x, y in dataset:",
+        *("        " + line for line in loop_body),
+        "    return sum(losses) / len(losses)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+@FUZZ
+@given(training_loops(), st.booleans())
+def test_fuzz_training_loops(source: str, unsafe: bool) -> None:
+    """Fixes that decorate a step, extract one from a loop, or move or remove
+    a loss's decorator change what runs traced: one `fix` still reaches the
+    fixed point, and `check` counts what it fixes."""
+    check_properties(source, unsafe=unsafe)
+
+
 # -- the known failures, minimal, so they stay visible until fixed ----------------------
 
 ELIF_CHAIN = """\
@@ -292,9 +384,9 @@ def test_a_finding_fixed_by_another_fix_says_which() -> None:
     assert "tf.cond(" in (fixed.fixed_source or "")
 
 
-# TFR306's rewrite (weights per batch) is judged again by TFR306: the finding
-# there afterwards is a new one, and the finding whose fix was applied counts
-# as fixed, in `check` and in `fix` alike.
+# TFR306's rewrite (weights per batch) is judged again by TFR306, and found
+# weighted: the finding whose fix was applied counts as fixed, in `check` and
+# in `fix` alike, and none is left.
 AVERAGE_PER_BATCH = """\
 import tensorflow as tf
 
@@ -318,3 +410,4 @@ def test_a_finding_whose_fix_was_applied_counts_as_fixed() -> None:
     fixed = _run(AVERAGE_PER_BATCH, fix=True, unsafe=True)
     assert [(f.code, f.start.line) for f in fixed.fixes_applied] == [("TFR306", 14)]
     assert len(fixed.fixes_applied) == _fixable(checked, unsafe=True) == 1
+    assert fixed.findings == []

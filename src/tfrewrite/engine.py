@@ -448,9 +448,11 @@ def _reindex(
 ) -> tuple[ModuleIndex, dict[str, TracedFunction]]:
     """Index a file again after a fix round. Facts only the whole project
     could derive (a loss decorated in another module, a loop elsewhere that
-    calls a step) are carried over from the previous round; fixes never stop
-    a function from running traced, and may make new ones traced (a decorated
-    train step)."""
+    calls a step) are carried over from the previous round; those the file
+    alone gives are derived again: a fix may make functions traced (a
+    decorated or extracted train step, and its callees), or stop one from
+    running traced (a loss whose `@tf.function` was removed, and what only it
+    made traced)."""
     from tfrewrite.analysis.index import build_index
     from tfrewrite.analysis.project import compute_facts
 
@@ -472,6 +474,8 @@ def _reindex(
         if qualname not in index.functions:
             continue
         now = local.get(qualname)
+        if now is None and known.local_reasons_only:
+            continue  # its own module traced it, and no longer does
         if now is None or (known.pending and now.pending):
             merged[qualname] = known  # what only other modules could tell
         elif not known.pending:
@@ -483,12 +487,22 @@ def _reindex(
 def _rules_for(job: FileJob) -> list[Rule]:
     """The selected rules that can fire in this file, decided from pass-1
     facts alone (no LibCST parse): most files have none."""
-    options = job.options
-    ignored = options.ignored_prefixes(job.file.path)
+    return applicable_rules(job.file.path, job.index, job.traced, job.options)
+
+
+def applicable_rules(
+    path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
+) -> list[Rule]:
+    """The selected rules, less those `per-file-ignores` turns off for
+    `path`, whose `applies_to` says they can fire given `index` and the
+    traced functions: decided again after every fix round, since a fix can
+    make code traced (an extracted or decorated train step) that no rule
+    looked at before."""
+    ignored = options.ignored_prefixes(path)
     return [
         r
         for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(job.index, job.traced)
+        if not r.code.startswith(ignored) and r.applies_to(index, traced)
     ]
 
 

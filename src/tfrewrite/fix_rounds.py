@@ -7,8 +7,9 @@ converted inside out, one level a round. Two promises rest on running the
 rounds to the end:
 
 - `check`'s "N fixable" is what `fix` then fixes (see `fix_outcome`): when
-  fixes nest or overlap other findings, or a fix decorates a train step,
-  `check` runs the rounds in memory and reports what they would do;
+  fixes nest or overlap other findings, or a fix decorates a train step or
+  removes a loss's decorator, `check` runs the rounds in memory and reports
+  what they would do;
 - a function is never left half rewritten: when the tensor `if` around
   conditionals that the rounds converted turns out to be refused (for a
   reason only the converted code shows, or one no other fix removes), the
@@ -34,6 +35,7 @@ from tfrewrite.engine import (
     _gate_decorations,
     _parse,
     _reindex,
+    applicable_rules,
 )
 from tfrewrite.findings import Applicability
 from tfrewrite.fix_outcome import Spot, counterparts, fixes_interact, original_lines, resolved
@@ -118,7 +120,8 @@ def _rounds(
     withheld: Sequence[_Withheld],
 ) -> Settled:
     """The rounds themselves. Traced context is re-derived every round
-    (`_reindex`): a step decorated in the last round makes its callees
+    (`_reindex`), and with it the rules that can fire (`applicable_rules`):
+    a step decorated or extracted in the last round makes its callees
     traced, and steps still undecorated are checked as the traced code they
     will be."""
     from tfrewrite.context import RuleContext
@@ -163,6 +166,9 @@ def _rounds(
             return settled
         code = new_code
         index, traced = _reindex(new_code, index, traced)
+        # The fixes may have made code traced (a step extracted or
+        # decorated): rules that could not fire before may now.
+        rules = applicable_rules(path, index, traced, options)
     assert settled is not None
     # Fixed: a finding whose own fix was applied (what is found there
     # afterwards is a new finding), or one that is gone, whichever fix did it.
@@ -302,7 +308,8 @@ def as_fix_would_do(
     """`check`'s findings, each fixable exactly when `fix` would fix it, so
     "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
     findings; when fixes nest or overlap other findings, or a fix decorates a
-    train step, the fix rounds run here (nothing is written) and decide: a
+    train step or removes a decorator, the fix rounds run here (nothing is
+    written) and decide: a
     finding another fix resolves becomes fixable ("fixed along with the fix on
     line N"), a fix that would not resolve its finding is not offered. Without
     `--unsafe-fixes`, the unsafe fixes are decided the same way, so "N more
@@ -346,8 +353,10 @@ def _offer(
         ]
 
     fixable = fixable_of(found, held)
+    # A fix that decorates a step, or removes a decorator, changes what runs
+    # traced, and so which findings stay: only the rounds tell.
     decorating = any(
-        a and isinstance(f.violation, StepViolation) and f.violation.steps
+        a and (f.rule.may_untrace or (isinstance(f.violation, StepViolation) and f.violation.steps))
         for f, a in zip(found, fixable, strict=True)
     )
     spots = [spot(f) for f in found]
@@ -404,5 +413,20 @@ def _offer(
             )
         elif i not in fixed and fixable[i]:
             f = _with_fix(f, None)
+        if only is not None and i in only and i in fixed:
+            f = _unsafe_only(f)
         result.append(f)
     return result, fixed
+
+
+def _unsafe_only(found: _Found) -> _Found:
+    """A finding the safe fixes leave, fixed once the unsafe ones apply (a
+    tensor `if` rewritable after the `print` in its branch is): its fix is
+    unsafe, whatever its own applicability."""
+    fix = found.violation.fix
+    if fix is None or fix.applicability is not Applicability.SAFE:
+        return found
+    message = f"{fix.message} (unsafe: it applies only together with unsafe fixes)"
+    return _with_fix(
+        found, dataclasses.replace(fix, message=message, applicability=Applicability.UNSAFE)
+    )

@@ -522,6 +522,54 @@ def test_extracted_step_keeps_every_output_loss():
     assert after[-1] < after[0]
 
 
+# A helper the tape block calls reads the batch's static shape: the extracted
+# step (`reduce_retracing=True`, for the short final batch) is traced with an
+# unknown batch dimension, where `x.shape[0]` is None. The same `fix` checks
+# the helper as the traced code it now is, and uses the dynamic shape.
+INLINE_STATIC_SHAPE_IN_HELPER = (
+    SETUP
+    + """
+
+    def bias_for(x, bias):
+        return tf.broadcast_to(bias, (x.shape[0], 3))
+
+
+    def train(epochs):
+        model = make_model()
+        optimizer = keras.optimizers.Adam(learning_rate=0.01)
+        bias = tf.constant([0.1, 0.0, -0.1])
+        losses = []
+        for epoch in range(epochs):
+            for x, y in make_data():
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True) + bias_for(x, bias)
+                    loss = tf.reduce_mean(
+                        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+                    )
+                losses.append(float(loss))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return losses
+"""
+)
+
+
+def test_helper_of_an_extracted_step_is_fixed_in_the_same_run():
+    original_source = textwrap.dedent(INLINE_STATIC_SHAPE_IN_HELPER)
+    rewritten, fixed, remaining = fix_source_with_findings(
+        original_source, "loop.py", None, unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR303"] and remaining == []
+    assert "(tf.shape(x)[0], 3)" in rewritten
+    again, _, _ = fix_source_with_findings(rewritten, "loop.py", None, unsafe_fixes=True)
+    assert again == rewritten
+    original = load_module(original_source).train(3)
+    module = load_module(rewritten)
+    after = module.train(3)
+    assert len(original) == len(after) == 15
+    np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-6)
+
+
 PER_EPISODE = """
     import keras
     import numpy as np

@@ -88,6 +88,12 @@ class TracedFunction:
     # `labels, logits`, ...): a loss even when nothing in the project calls
     # it as one (`is_loss` says that something does).
     loss_signature: bool = False
+    # Traced (or pending) only for reasons its own module gives: its own
+    # `@tf.function`, a call from a function traced for such reasons. A fix
+    # round re-derives these from the module alone (`engine._reindex`): a
+    # function whose decorator a fix removed is no longer traced. False when
+    # another module may trace it (a step there calls it, a `compile` there).
+    local_reasons_only: bool = False
 
 
 @dataclass
@@ -215,6 +221,9 @@ class _Marks:
     likely: set[str] = field(default_factory=set)
     python: set[str] = field(default_factory=set)
     pending: bool = False
+    # Some reason to trace it comes from another module (see
+    # `TracedFunction.local_reasons_only`).
+    elsewhere: bool = False
 
 
 def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
@@ -232,6 +241,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
         tensor: list[str] | tuple[str, ...] = (),
         likely: list[str] | tuple[str, ...] = (),
         pending: bool = False,
+        elsewhere: bool = False,
     ) -> None:
         info = index.functions.get(qualname)
         if info is None:
@@ -239,20 +249,28 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
         key = (index.path, qualname)
         known = marks.get(key)
         if known is None:
-            known = marks[key] = _Marks(reason, pending=pending)
+            known = marks[key] = _Marks(reason, pending=pending, elsewhere=elsewhere)
             queue.append((index, qualname))
         elif known.pending and not pending:
             # Traced for real, not only once a fix decorates it.
             known.reason, known.pending = reason, False
+            known.elsewhere = known.elsewhere or elsewhere
             queue.append((index, qualname))
+        elif elsewhere and not known.elsewhere:
+            known.elsewhere = True
+            queue.append((index, qualname))  # so its callees learn it too
         known.is_loss = known.is_loss or is_loss
         known.tensor.update(tensor)
         known.likely.update(likely)
 
-    def mark_class(index: ModuleIndex, qualname: str, reason: str) -> None:
+    def mark_class(index: ModuleIndex, qualname: str, reason: str, elsewhere: bool) -> None:
         base = _keras_base(index, qualname, lookup)
         if base is None:
             return
+        # A base found through project classes may be another module's.
+        elsewhere = elsewhere or not any(
+            keras_leaf(b) in KERAS_TRACED_METHODS for b in index.classes[qualname].bases
+        )
         for method in KERAS_TRACED_METHODS[base]:
             method_qualname = f"{qualname}.{method}"
             info = index.functions.get(method_qualname)
@@ -261,7 +279,14 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             is_loss = base in LOSS_BASES
             count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
             tensors = _own_params(info)[:count]
-            mark(index, method_qualname, reason or f"{base}.{method}", is_loss, tensors)
+            mark(
+                index,
+                method_qualname,
+                reason or f"{base}.{method}",
+                is_loss,
+                tensors,
+                elsewhere=elsewhere,
+            )
 
     for index in indexes:
         for qualname, info in index.functions.items():
@@ -269,14 +294,15 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                 mark(index, qualname, "decorated with @tf.function")
                 _mark_signature(marks[(index.path, qualname)], info, info.decorator_keywords)
         for qualname in index.classes:
-            mark_class(index, qualname, "")
+            mark_class(index, qualname, "", elsewhere=False)
         for site in index.traced_sites:
             where = f"{index.path}:{site.lineno}"
             is_loss = site.reason.startswith("given to compile(loss")
             is_metric = site.reason.startswith(("given to compile(metrics", "given to compile(w"))
             for target_index, target in lookup.find(site.target):
+                elsewhere = target_index.path != index.path
                 if target in target_index.classes:
-                    mark_class(target_index, target, f"{site.reason} at {where}")
+                    mark_class(target_index, target, f"{site.reason} at {where}", elsewhere)
                     continue
                 info = target_index.functions.get(target)
                 if info is None:
@@ -290,7 +316,15 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                     tensors = params[: 2 if is_metric else 1]
                 elif site.arguments == "likely":
                     likely = params
-                mark(target_index, target, f"{site.reason} at {where}", is_loss, tensors, likely)
+                mark(
+                    target_index,
+                    target,
+                    f"{site.reason} at {where}",
+                    is_loss,
+                    tensors,
+                    likely,
+                    elsewhere=elsewhere,
+                )
                 if site.reason.startswith("wrapped in tf.function"):
                     options = {"tensorflow.function": site.keywords}
                     _mark_signature(marks[(target_index.path, target)], info, options)
@@ -315,12 +349,24 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                         if known.pending
                         else "nested in traced"
                     )
-                    mark(index, nested, f"{where} `{caller}`", pending=known.pending)
+                    mark(
+                        index,
+                        nested,
+                        f"{where} `{caller}`",
+                        pending=known.pending,
+                        elsewhere=known.elsewhere,
+                    )
             for callee in info.calls:
                 for target_index, target in lookup.find(callee):
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
-                        mark(target_index, target, reason, pending=known.pending)
+                        mark(
+                            target_index,
+                            target,
+                            reason,
+                            pending=known.pending,
+                            elsewhere=known.elsewhere or target_index.path != index.path,
+                        )
 
     propagate()
     # Train-step methods a loop calls: found once, used twice (they can be
@@ -333,6 +379,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             "a train step called from a Python loop: it will be traced once "
             "`@tf.function` decorates it (TFR302)",
             pending=True,
+            elsewhere=True,  # the loop calling it may be another module's
         )
     propagate()
     _apply_call_sites(indexes, lookup, marks)
@@ -347,6 +394,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             frozenset(known.python),
             known.pending,
             _loss_by_signature(by_path[path].functions[qualname]),
+            local_reasons_only=not known.elsewhere,
         )
     _record_foreign_writes(indexes)
     _record_rebound_imports(indexes)

@@ -115,6 +115,10 @@ class Rule:
     # whose hazard needs conditions the decorator does not create (an
     # unknown dimension: the step's decorator keeps shapes known).
     blocks_decoration: ClassVar[bool] = True
+    # Whether its fix can stop code from running traced (it removes a
+    # `@tf.function`): findings about that code then become moot, which only
+    # the fix rounds show, so `check` runs them to say what `fix` resolves.
+    may_untrace: ClassVar[bool] = False
 
     def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?"""

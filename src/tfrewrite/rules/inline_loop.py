@@ -124,7 +124,9 @@ class InlineTrainingLoop(Rule):
         it closes over are read when it is traced. Refused when a Python side
         effect feeds the step (a NumPy value used in the loss), the tape is used
         after the update, or the step contains `break`, `continue` or
-        `return`.
+        `return`. The same `fix` then checks the step, and the functions it
+        calls, as the traced code they now are: what a rule can fix there
+        (a static shape, TFR107) is fixed in the same run, the rest reported.
     """
     examples = (
         Invalid(

@@ -123,6 +123,7 @@ class LossDecorator(Rule):
     summary = "`@tf.function` on a loss: the speed-up belongs on the train step"
     fix_applicability = Applicability.SAFE
     needs_traced_code = False
+    may_untrace = True
     explanation = """
         A loss is a function given to `compile(loss=...)`, the `call` of a
         `keras.losses.Loss` subclass, or a function called on `(labels,
@@ -145,6 +146,9 @@ class LossDecorator(Rule):
         TFR201) has that state frozen at its first trace; removing the
         decorator makes each direct call read the current value, while a
         traced step that calls the loss still freezes it (the finding says so).
+        When nothing else traces the loss, it runs eagerly once the decorator
+        is gone, and findings about it as traced code (TFR201 on that flag)
+        are fixed along with it.
     """
     examples = (
         Invalid(

@@ -192,6 +192,18 @@ def _weighted(value: cst.BaseExpression) -> bool:
     )
 
 
+def _weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
+    """`sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)`:
+    each value weighted, divided by the sum of the weights (what this rule's
+    fix writes): a weighted average, whatever the names say."""
+    return (
+        isinstance(summed, (cst.GeneratorExp, cst.ListComp))
+        and _weighted(summed.elt)
+        and isinstance(divisor, cst.Call)
+        and dotted_name(divisor.func) == "sum"
+    )
+
+
 def _counts_batches(expr: cst.BaseExpression, counters: set[str]) -> bool:
     """A divisor that counts batches rather than examples."""
     names = [n.lower() for n in mentioned_names(expr)]
@@ -347,6 +359,17 @@ class PerBatchMetricAverage(Rule):
         ),
         Valid(
             """
+            def evaluate(model, batches):
+                losses, batch_sizes = [], []
+                for x, y in batches:
+                    losses.append(float(loss_fn(y, model(x))))
+                    batch_sizes.append(len(x))
+                return sum(v * n for v, n in zip(losses, batch_sizes)) / sum(batch_sizes)
+            """,
+            note="weighted by batch size: what the fix writes",
+        ),
+        Valid(
+            """
             import numpy as np
             import time
 
@@ -443,6 +466,8 @@ class PerBatchMetricAverage(Rule):
             left = node.left
             if isinstance(left, cst.Call) and dotted_name(left.func) == "sum" and left.args:
                 candidate = left.args[0].value
+                if _weighted_sum(candidate, node.right):
+                    return None
         return True if _over_batches(candidate) else None
 
     def _averaged(self, ctx: RuleContext, node: cst.CSTNode) -> str | None:
