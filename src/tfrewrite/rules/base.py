@@ -120,9 +120,9 @@ class Rule:
     # the fix rounds show, so `check` runs them to say what `fix` resolves.
     may_untrace: ClassVar[bool] = False
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?"""
-        return bool(traced_qualnames) if self.needs_traced_code else True
+        return bool(traced) if self.needs_traced_code else True
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         raise NotImplementedError

@@ -173,7 +173,7 @@ class EagerSwitchLeftOn(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return index.calls_run_functions_eagerly and not is_test_path(index.path)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

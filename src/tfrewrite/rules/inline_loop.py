@@ -245,7 +245,7 @@ class InlineTrainingLoop(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

@@ -260,7 +260,7 @@ class LossDecorator(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return any(
             s.reason.startswith("wrapped in tf.function") for s in index.traced_sites
         ) or any(

@@ -384,7 +384,7 @@ class PerBatchMetricAverage(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """A file that averages a name or a comprehension (`np.mean(accs)`,
         `statistics.mean(... for b in batches)`), divides a `sum(...)`, or
         divides a name it adds to with `+=` (`total / n_batches`): what every

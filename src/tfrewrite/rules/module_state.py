@@ -249,14 +249,14 @@ class ModuleStateInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files where some state can change (pass-1 facts): a rebound
         module name, items of a module name assigned, an attribute of an
         imported module the project rebinds or this file writes, an attribute
         of a class of the file assigned through its name, a traced method
         reading a `self` attribute its class writes outside set-up methods, or a traced
         function nested in an untraced one."""
-        if not traced_qualnames:
+        if not traced:
             return False
         if index.rebound_module_names or (index.item_writes & index.module_names):
             return True
@@ -264,7 +264,7 @@ class ModuleStateInTracedCode(Rule):
             return True  # `cfg.SCALE` rebound by the project, or written here
         if not index.named_attribute_writes.isdisjoint(index.classes):
             return True  # `Schedule.margin = ...`: a class attribute rebound
-        for qualname in traced_qualnames:
+        for qualname in traced:
             info = index.functions.get(qualname)
             if info is None:
                 continue
@@ -278,7 +278,7 @@ class ModuleStateInTracedCode(Rule):
                     if name.startswith(prefix)
                 ):
                     return True
-            elif parent in index.functions and parent not in traced_qualnames:
+            elif parent in index.functions and parent not in traced:
                 return True
         return False
 

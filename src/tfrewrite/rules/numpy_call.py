@@ -202,10 +202,10 @@ class NumpyCallInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files where a traced function calls `.numpy()`, `.item()` or a
         host conversion builtin (a pass-1 fact: calls are recorded by name)."""
-        for qualname in traced_qualnames:
+        for qualname in traced:
             info = index.functions.get(qualname)
             if info is not None and (
                 not info.method_calls.isdisjoint(("numpy", "item"))

@@ -287,12 +287,12 @@ class NumpyMathOnTensors(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Files where traced code (nested functions included) calls a
         NumPy function, or `max`/`min`."""
         return any(
             name.startswith("numpy.") or name in ("max", "min")
-            for name in traced_callees(index, traced_qualnames)
+            for name in traced_callees(index, traced)
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

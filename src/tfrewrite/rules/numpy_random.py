@@ -601,13 +601,13 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Files whose traced code calls `numpy.random`, or with traced code
         and a NumPy generator created anywhere (a draw from it is a method
         call, which pass 1 does not resolve)."""
-        if super().applies_to(index, traced_qualnames):
+        if super().applies_to(index, traced):
             return True
-        return bool(traced_qualnames) and not _GENERATORS.isdisjoint(
+        return bool(traced) and not _GENERATORS.isdisjoint(
             (*index.called_names, *index.default_calls)
         )
 

@@ -116,9 +116,9 @@ class PythonLoggingInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files that import logging or call `tf.get_logger` (pass-1 facts)."""
-        if not traced_qualnames:
+        if not traced:
             return False
         return (
             any(

@@ -368,12 +368,12 @@ class PrintInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files where some traced function calls `print` (a pass-1 fact)."""
         return any(
             (info := index.functions.get(q)) is not None
             and any(name == "print" or name.endswith(".print") for name in info.calls)
-            for q in traced_qualnames
+            for q in traced
         )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

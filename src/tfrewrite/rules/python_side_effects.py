@@ -327,11 +327,11 @@ class PythonSideEffectInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files where a traced function writes state or mutates a
         container that may not be its own, or one of its own in a loop that
         may be a graph loop (pass-1 facts)."""
-        for qualname in traced_qualnames:
+        for qualname in traced:
             info = index.functions.get(qualname)
             if info is not None and (info.writes_state or info.mutates_outside):
                 return True

@@ -213,7 +213,7 @@ class PythonScalarRetraces(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return any(
             any(d in TF_FUNCTION_NAMES for d in info.decorators)
             for info in index.functions.values()

@@ -224,9 +224,9 @@ class StaticShapeInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Files with traced code that call an op taking a shape."""
-        return bool(traced_qualnames) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)
+        return bool(traced) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()

@@ -255,7 +255,7 @@ class MissingTrainingFlag(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
@@ -433,7 +433,7 @@ class LossOutsideTape(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

@@ -532,7 +532,7 @@ class TensorIf(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files with a branch in some traced function or a conditional
         expression in a traced lambda (pass-1 facts):
         a condition that may be a tensor, or one that is a Python value only
@@ -541,14 +541,14 @@ class TensorIf(Rule):
         passing one)."""
         if any(lam.conditional for lam in index.traced_lambdas):
             return True
-        for qualname, traced in traced_qualnames.items():
+        for qualname, facts in traced.items():
             info = index.functions.get(qualname)
             if info is None:
                 continue
             if info.branches:
                 return True
             if info.condition_params and not info.condition_params.isdisjoint(
-                _tensor_params(info, traced)
+                _tensor_params(info, facts)
             ):
                 return True
         return False

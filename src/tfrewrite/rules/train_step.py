@@ -143,7 +143,7 @@ class UndecoratedTrainStep(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:

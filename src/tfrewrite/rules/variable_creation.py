@@ -164,10 +164,10 @@ class VariableCreatedInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Only files where traced code calls something that may create
         variables (pass-1 call names)."""
-        for qualname in traced_qualnames:
+        for qualname in traced:
             info = index.functions.get(qualname)
             if info is not None and any(creates_variables(c) for c in info.calls):
                 return True

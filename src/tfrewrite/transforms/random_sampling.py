@@ -61,11 +61,11 @@ class RandomSamplingRule(Rule):
     # How to make a sample's dtype known where it is not (ends an unsafe reason).
     dtype_hint: ClassVar[str]
 
-    def applies_to(self, index: ModuleIndex, traced_qualnames: TracedFacts) -> bool:
+    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Files whose traced code (nested functions included) calls a
         function of the module."""
         prefix = self.module_prefix + "."
-        return any(name.startswith(prefix) for name in traced_callees(index, traced_qualnames))
+        return any(name.startswith(prefix) for name in traced_callees(index, traced))
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
