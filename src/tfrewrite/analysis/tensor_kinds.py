@@ -410,11 +410,7 @@ def kind_of_dtype(qualified: str | None) -> TensorKind | None:
 def is_python_float(node: cst.BaseExpression) -> bool:
     import libcst as cst  # not at import time: pass 1 never needs LibCST
 
-    if isinstance(node, cst.Float):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return is_python_float(node.expression)
-    return False
+    return _is_signed_literal(node, cst.Float)
 
 
 def is_python_bool(node: cst.BaseExpression) -> bool:
@@ -426,11 +422,16 @@ def is_python_bool(node: cst.BaseExpression) -> bool:
 def is_python_int(node: cst.BaseExpression) -> bool:
     import libcst as cst  # not at import time: pass 1 never needs LibCST
 
-    if isinstance(node, cst.Integer):
-        return True
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        return is_python_int(node.expression)
-    return False
+    return _is_signed_literal(node, cst.Integer)
+
+
+def _is_signed_literal(node: cst.BaseExpression, literal: type) -> bool:
+    """A literal of type `literal`, negated any number of times (`-1`)."""
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, literal)
 
 
 def is_python_number(node: cst.BaseExpression) -> bool:

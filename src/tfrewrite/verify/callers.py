@@ -36,7 +36,7 @@ from typing import Any
 
 from tfrewrite.verify import loader
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
-from tfrewrite.verify.loader import bound_names, find_definition, function_sources
+from tfrewrite.verify.loader import bound_names, find_definition, function_sources, no_arguments
 
 CALLER = "__tfrewrite_caller__"
 SECONDS = 30.0  # building the arguments may take this long (model building, a first epoch)
@@ -347,15 +347,7 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
     statements += kept or [ast.Pass()]
     function = ast.FunctionDef(
         name=CALLER,
-        args=ast.arguments(
-            posonlyargs=[],
-            args=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        ),
+        args=no_arguments(),
         body=statements,
         decorator_list=[],
         returns=None,

@@ -689,3 +689,10 @@ def iter_calls(tree: ast.AST) -> Iterator[ast.Call]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             yield node
+
+
+def no_arguments() -> ast.arguments:
+    """The parameter list of a generated function that takes none."""
+    return ast.arguments(
+        posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
+    )

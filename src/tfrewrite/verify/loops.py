@@ -34,7 +34,7 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify.loader import bound_names, find_definition
+from tfrewrite.verify.loader import bound_names, find_definition, no_arguments
 
 REPLAY = "__tfrewrite_replay__"
 SAMPLE = "__tfrewrite_sample__"
@@ -547,15 +547,7 @@ def replay_source(
                 ast.parse(f"if self is None:\n    self = {cls_name}()").body[0],
             )
     else:
-        args = ast.arguments(
-            posonlyargs=[],
-            args=[],
-            vararg=None,
-            kwonlyargs=[],
-            kw_defaults=[],
-            kwarg=None,
-            defaults=[],
-        )
+        args = no_arguments()
     replay = ast.FunctionDef(
         name=REPLAY, args=args, body=statements, decorator_list=[], returns=None, type_params=[]
     )
