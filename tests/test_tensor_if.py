@@ -1748,3 +1748,44 @@ def test_an_if_on_the_elements_of_a_likely_tensor_argument_gets_an_unsafe_fix():
     assert "the fix assumes `items` is a tensor argument" in finding.message
     result = fix_source(ODD_SUM, select=["TFR101"], unsafe_fixes=True)
     assert "        total = tf.cond(c % 2 > 0, lambda: total + c, lambda: total)\n" in result
+
+
+def test_a_parameter_rebound_to_a_tensor_is_a_tensor_where_tested():
+    # The unconditional assignment replaces the argument: `flag` is the
+    # tensor `tf.reduce_any(...)` at the `if`, whatever `flag=False` said.
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, flag=False):
+            flag = tf.reduce_any(x > 0.0)
+            if flag:
+                x = x * 0.5
+            return x
+        """
+    )
+    [finding] = check_source(source, select=["TFR101"])
+    assert finding.start.line == 7
+    assert finding.fix is not None and finding.fix.applicability.value == "safe"
+    assert "tf.cond(flag" in fix_source(source, select=["TFR101"])
+
+
+def test_a_rebinding_inside_a_branch_leaves_the_argument_possible():
+    # Only an assignment on every path replaces what came before it: here
+    # `flag` may still be the Python argument, so no fix may rest on it.
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x, flag=False, strict=True):
+            if strict:
+                flag = tf.reduce_any(x > 0.0)
+            if flag:
+                x = x * 0.5
+            return x
+        """
+    )
+    found = check_source(source, select=["TFR101"])
+    assert all(f.fix is None or f.fix.applicability.value != "safe" for f in found)

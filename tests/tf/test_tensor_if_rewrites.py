@@ -39,6 +39,16 @@ ERRORS = [-3.0, -1.5, -0.5, 0.0, 0.5, 1.5, 3.0]
 INPUTS = [pair(e) for e in ERRORS]
 
 CASES = {
+    "parameter_rebound_to_a_tensor": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred, scale=1.0):
+            scale = tf.reduce_mean(y_pred - y_true)
+            if scale > 1.0:
+                return scale * 2.0
+            return scale
+        """,
     "return_return": """
         import tensorflow as tf
 

@@ -146,7 +146,7 @@ class TensorFacts:
         self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
         self._number_names: set[str] = set()
         self._reaching: dict[int, dict[str, TensorKind]] = {}
-        self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None]] = []
+        self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]] = []
         self._position: dict[int, int | None] | None = None  # built on first use
         self._solve()
 
@@ -260,14 +260,24 @@ class TensorFacts:
         it, or None inside a loop."""
         self._ordered = []
         self._position = {}
+        # Plain assignments of the function's own top level: they run on
+        # every path, so a later test sees them and no binding before.
+        unconditional = {
+            id(small)
+            for line in self.function.body.body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+            if isinstance(small, (cst.Assign, cst.AnnAssign))
+        }
         # (node, inside a loop, visited already: record its bindings now)
         stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
         while stack:
             node, in_loop, done = stack.pop()
             if done:
+                kills = id(node) in unconditional
                 for target, value, augmented in iter_assignments_here(node):
                     for name, value_part, index in split_target(target, value):
-                        self._ordered.append((name, value_part, augmented, index))
+                        self._ordered.append((name, value_part, augmented, index, kills))
                 continue
             if isinstance(node, (cst.If, cst.IfExp)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
@@ -284,15 +294,17 @@ class TensorFacts:
         count = self._position.get(id(statement))
         if count is None:
             return self._names
-        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
-        for name, value, augmented, index in self._ordered[:count]:
-            seen.setdefault(name, []).append((value, augmented, index))
+        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None, bool]]] = {}
+        for name, value, augmented, index, kills in self._ordered[:count]:
+            seen.setdefault(name, []).append((value, augmented, index, kills))
         names = dict(self._names)
         for name, values in seen.items():
             result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
-            for value, augmented, index in values:
+            for value, augmented, index, kills in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
-                result = kind if result is None else meet(result, kind)
+                # An unconditional assignment replaces what came before it
+                # (the parameter's argument too: `flag = tf.reduce_any(...)`).
+                result = kind if result is None or kills else meet(result, kind)
             names[name] = settled(result) if result is not None else NOT_TENSOR
         return names
 
