@@ -645,3 +645,21 @@ def test_the_byte_test_for_an_attribute_assignment(text: str, assigns: bool) -> 
     from tfrewrite.analysis.prefilters import assigns_an_attribute
 
     assert assigns_an_attribute(text.encode(), {"SCALE"}) is assigns
+
+
+@pytest.mark.parametrize("method", ["append", "setdefault", "discard", "popitem"])
+def test_a_module_container_mutated_in_traced_code_is_reported(method: str) -> None:
+    args = {"append": "x", "setdefault": '"k", x', "discard": "x", "popitem": ""}[method]
+    container = "[]" if method == "append" else ("set()" if method == "discard" else "{}")
+    source = f"""
+        import tensorflow as tf
+
+        seen = {container}
+
+        @tf.function
+        def f(x):
+            seen.{method}({args})
+            return x
+    """
+    assert _admitted(source, "TFR202")
+    assert _reported_lines(source, "TFR202") == [8]

@@ -8,6 +8,7 @@ function tfrewrite generated itself."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -245,27 +246,7 @@ def forward(x):
 """
 
 # An `if`/`elif` chain with a nested `if`/`elif`, refused for its own `print`.
-NESTED_CHAIN = """\
-import tensorflow as tf
-
-
-@tf.function
-def forward(x):
-    err = tf.reduce_mean(x)
-    if err > 2.0:
-        w = err * 3.0
-    elif err > 1.0:
-        if x.shape[0] > 1:
-            w = err
-        elif err > 1.5:
-            w = err * 0.5
-        else:
-            w = -err
-    else:
-        print(err)
-        w = err * err
-    return w
-"""
+NESTED_CHAIN = (Path(__file__).parent / "data" / "nested_chain.py").read_text()
 
 
 def _refusals(source: str, select: list[str]) -> list[str]:

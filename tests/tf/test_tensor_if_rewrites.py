@@ -12,6 +12,7 @@ The cases follow AutoGraph's own behaviour tests (`cond_basic_test.py`,
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 import tensorflow as tf
@@ -1016,27 +1017,8 @@ def test_an_if_on_the_elements_of_a_likely_tensor_argument_matches():
     assert_rewrite_equivalent(source, rewritten, "odd_sum", inputs, autograph=False)
 
 
-NESTED_CHAIN = """\
-import tensorflow as tf
-
-
-@tf.function
-def forward(x):
-    err = tf.reduce_mean(x)
-    if err > 2.0:
-        w = err * 3.0
-    elif err > 1.0:
-        if x.shape[0] > 1:
-            w = err
-        elif err > 1.5:
-            w = err * 0.5
-        else:
-            w = -err
-    else:
-        print(err)
-        w = err * err
-    return w
-"""
+# An `if`/`elif` chain holding an `if`/`elif`, refused at first for its `print`.
+NESTED_CHAIN = (Path(__file__).parent.parent / "data" / "nested_chain.py").read_text()
 
 
 def test_a_chain_with_a_nested_chain_rewritten_in_two_rounds_matches():

@@ -881,7 +881,7 @@ class _Indexer(_FastVisitor):
             info.mutates_outside = True
             return
         # A module (`ops.add(x, y)`) is no container TFR202 looks at.
-        known = own_local_names(node) | self.index.imports.keys()
+        known = own_local_names(node, self.mentions_walrus) | self.index.imports.keys()
         info.mutates_outside = any(name not in known for name, _ in mutated)
 
     def visit_While(self, node: ast.While) -> None:

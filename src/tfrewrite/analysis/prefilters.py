@@ -14,6 +14,8 @@ import ast
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from tfrewrite.analysis.python_conditions import bindings
+
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
 
@@ -31,46 +33,27 @@ MUTATING_METHODS = frozenset(
         "add",
         "setdefault",
         "discard",
+        "popitem",
     }
 )
 
 
-def own_local_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def own_local_names(function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> set[str]:
     """Names surely local to `function`, as TFR202 reads locals: its
     parameters and the names its own body assigns (loop and `with` targets,
-    walrus, `except ... as` included), not those only a nested function,
-    class, lambda or comprehension binds, nor names declared `global` or
-    `nonlocal`. Imports and nested definitions are left out: a prefilter may
-    take a local for an outside name, never the reverse."""
+    `except ... as`, `:=` included), not those only a nested function or
+    class binds, nor names declared `global` or `nonlocal`. Imports and
+    nested definitions are left out: a prefilter may take a local for an
+    outside name, never the reverse."""
     args = function.args
     params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
     found = {a.arg for a in params if a is not None}
-    declared: set[str] = set()
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _OWN_SCOPES):
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            found.add(node.id)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            declared.update(node.names)
-        stack.extend(ast.iter_child_nodes(node))
-    return found - declared
-
-
-_OWN_SCOPES = (
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.ClassDef,
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-)
+    for name, nodes in bindings(function, walrus, nested=False).by_name.items():
+        if any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in nodes):
+            found.discard(name)
+        elif any(isinstance(n, (ast.Name, ast.ExceptHandler)) for n in nodes):
+            found.add(name)
+    return found
 
 
 # Leaves of the callees that make a variable: `tf.Variable(...)`,

@@ -175,6 +175,16 @@ def _own_params(info: FunctionInfo) -> list[str]:
     return params
 
 
+def tensor_arguments(info: FunctionInfo, traced: TracedFunction) -> set[str]:
+    """The parameters of a traced function that the project says receive
+    tensors, proven or likely: `tensor_params`, `likely_params`, and a
+    loss's first two."""
+    found = set(traced.tensor_params | traced.likely_params)
+    if traced.is_loss or traced.loss_signature:
+        found.update(_own_params(info)[:2])
+    return found
+
+
 # Words in a function name that say it measures, not trains: a metric with a
 # loss's signature (`compute_accuracy(logits, labels)`).
 _METRIC_WORDS = ("accuracy", "metric", "precision", "recall", "auc", "iou", "score", "acc")

@@ -27,7 +27,7 @@ What the analysis never takes for a tensor:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tfrewrite.analysis.parameter_names import LOSS_PARAMETER_NAMES, is_python_parameter_name
@@ -206,14 +206,14 @@ class PythonConditions:
         holds a Python value (see the module docstring): every binding of it
         in the function (a nested one included) is `name = <value>` with a
         Python value, whose own names are checked in turn."""
-        bindings = _bindings(function, self.walrus)
+        bound = bindings(function, self.walrus)
         params = _python_params(function.args)
         others = _all_params(function.args) - params  # may hold tensors on entry
         relied: set[str] = set()
         todo, seen = list(reads.names), set(reads.names)
         while todo:
             name = todo.pop()
-            stores = bindings.by_name.get(name, [])
+            stores = bound.by_name.get(name, [])
             if name in others:
                 return None
             if name in params:
@@ -223,7 +223,7 @@ class PythonConditions:
             if not stores:
                 continue
             for store in stores:
-                value = bindings.values.get(id(store))
+                value = bound.values.get(id(store))
                 inner = _Reads(reads.self_attrs)
                 if value is None or not self._condition(value, inner):
                     return None
@@ -258,12 +258,29 @@ class _Bindings:
             self.bind_targets(target.value)
 
 
-def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) -> _Bindings:
+def own_scope(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of `function`'s body, not entering the functions, classes
+    and lambdas defined inside it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _OWN_SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+_OWN_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def bindings(
+    function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool, nested: bool = True
+) -> _Bindings:
     """The bindings of `function`, read from its statements: assignments of
     any form, loop and `with` targets, imports, nested definitions, `except
     ... as`, `del`, match captures, and `global` / `nonlocal` declarations
     (which make a name not the function's own). Expressions bind names only
-    through `:=`, looked for only when the file has one (`walrus`)."""
+    through `:=`, looked for only when the file has one (`walrus`). With
+    `nested`, what the functions and classes defined inside bind counts too."""
     found = _Bindings()
     statements: list[ast.stmt] = list(function.body)
     while statements:
@@ -303,6 +320,8 @@ def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) ->
                 if handler.name:
                     found.bind(handler.name, handler)
                 statements.extend(handler.body)
+        if not nested and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
         for attribute in ("body", "orelse", "finalbody"):
             inner_statements = getattr(node, attribute, None)
             if inner_statements.__class__ is list:
@@ -311,7 +330,7 @@ def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef, walrus: bool) ->
             for case in node.cases:
                 statements.extend(case.body)
     if walrus:
-        for node in ast.walk(function):
+        for node in ast.walk(function) if nested else own_scope(function):
             if isinstance(node, ast.NamedExpr):
                 found.bind_targets(node.target)
     return found

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from tfrewrite.analysis.index import FunctionInfo, ModuleIndex
-from tfrewrite.analysis.project import TracedFunction
+from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.project import tensor_arguments
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -548,7 +548,7 @@ class TensorIf(Rule):
             if info.branches:
                 return True
             if info.condition_params and not info.condition_params.isdisjoint(
-                _tensor_params(info, facts)
+                tensor_arguments(info, facts)
             ):
                 return True
         return False
@@ -774,18 +774,6 @@ def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
     if fix is not None:
         fix = replace(fix, applicability=Applicability.UNSAFE)
     return replace(outcome, fix=fix, unsafe=(assumption, *outcome.unsafe))
-
-
-def _tensor_params(info: FunctionInfo, traced: TracedFunction) -> set[str]:
-    """The parameters of a traced function the project says are tensors,
-    proven or likely: a loss's first two among them."""
-    found = set(traced.tensor_params | traced.likely_params)
-    if traced.is_loss or traced.loss_signature:
-        params = info.params
-        if params and params[0] in ("self", "cls") and info.class_name:
-            params = params[1:]
-        found.update(params[:2])
-    return found
 
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:

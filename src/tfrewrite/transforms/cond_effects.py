@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
+from tfrewrite.analysis.prefilters import MUTATING_METHODS
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.transforms.cond_flow import Statement
 
@@ -24,22 +25,6 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 # -- what a branch may not do --------------------------------------------------------
 
-# Methods that mutate Python containers: tracing would run them for both branches.
-_MUTATING_METHODS = frozenset(
-    {
-        "append",
-        "extend",
-        "insert",
-        "pop",
-        "remove",
-        "clear",
-        "update",
-        "add",
-        "discard",
-        "setdefault",
-        "popitem",
-    }
-)
 # Variable methods: TensorFlow state, which stays inside the branch function.
 _VARIABLE_METHODS = frozenset(
     {
@@ -152,7 +137,8 @@ def _call_problem(call: cst.Call, resolver: NameResolver, branch: str) -> str | 
             f"the {branch} branch calls `print`, which tracing runs once for both branches "
             "(use `tf.print`)"
         )
-    if isinstance(func, cst.Attribute) and func.attr.value in _MUTATING_METHODS:
+    # A container's mutation: tracing would run it for both branches.
+    if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
         qualified = resolver.qualified_name(func)
         if not (qualified and qualified.startswith("tensorflow.")):
             return (

@@ -36,7 +36,13 @@ from typing import Any
 
 from tfrewrite.verify import loader
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
-from tfrewrite.verify.loader import bound_names, find_definition, function_sources, no_arguments
+from tfrewrite.verify.loader import (
+    bound_names,
+    find_definition,
+    function_sources,
+    no_arguments,
+    own_scope_nodes,
+)
 
 CALLER = "__tfrewrite_caller__"
 SECONDS = 30.0  # building the arguments may take this long (model building, a first epoch)
@@ -79,21 +85,13 @@ class Caller:
 # --- finding a caller (static) -------------------------------------------------
 
 
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk without entering nested function or class definitions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                stack.append(child)
-
-
 def _call_line(nodes: list[ast.stmt], matches: Callable[[ast.Call], bool]) -> int | None:
     """Line of the first call in `nodes` that `matches`, in source order."""
     lines = [
-        n.lineno for stmt in nodes for n in _walk(stmt) if isinstance(n, ast.Call) and matches(n)
+        n.lineno
+        for stmt in nodes
+        for n in own_scope_nodes(stmt)
+        if isinstance(n, ast.Call) and matches(n)
     ]
     return min(lines) if lines else None
 
@@ -338,7 +336,7 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
         {
             n.id
             for s in kept
-            for n in _walk(s)
+            for n in own_scope_nodes(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         | {name for s in kept for name in (bound_names(s) or ()) if name != "*"}

@@ -685,10 +685,18 @@ def load_function(
     return LoadedFunction(module, function, python_function, piece)
 
 
-def iter_calls(tree: ast.AST) -> Iterator[ast.Call]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            yield node
+def own_scope_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and the nodes under it, not entering nested functions,
+    lambdas or classes: the code that runs when `node` runs."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in ast.iter_child_nodes(current):
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+            ):
+                stack.append(child)
 
 
 def no_arguments() -> ast.arguments:

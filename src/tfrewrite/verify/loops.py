@@ -34,7 +34,7 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify.loader import bound_names, find_definition, no_arguments
+from tfrewrite.verify.loader import bound_names, find_definition, no_arguments, own_scope_nodes
 
 REPLAY = "__tfrewrite_replay__"
 SAMPLE = "__tfrewrite_sample__"
@@ -133,19 +133,6 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return []
 
 
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk without entering nested function or class definitions."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        for child in ast.iter_child_nodes(current):
-            if not isinstance(
-                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-            ):
-                stack.append(child)
-
-
 def calls_name(name: str) -> Callable[[ast.AST], bool]:
     """A step predicate: a call of `name(...)` or `obj.name(...)`."""
 
@@ -190,7 +177,7 @@ def _train_step_names(tree: ast.Module) -> set[str]:
                 and isinstance(n.func, ast.Attribute)
                 and n.func.attr in ("apply_gradients", "minimize")
             )
-            for n in _walk(node)
+            for n in own_scope_nodes(node)
         ):
             names.add(node.name)
     return names
@@ -208,21 +195,25 @@ def _path(loop: ast.stmt, step: Callable[[ast.AST], bool]) -> list[ast.stmt] | N
     """The loops from `loop` down to the innermost one whose body reaches the step."""
     inner = [
         n
-        for n in _walk(loop)
-        if n is not loop and isinstance(n, (ast.For, ast.While)) and any(step(m) for m in _walk(n))
+        for n in own_scope_nodes(loop)
+        if n is not loop
+        and isinstance(n, (ast.For, ast.While))
+        and any(step(m) for m in own_scope_nodes(n))
     ]
-    if not any(step(m) for m in _walk(loop)):
+    if not any(step(m) for m in own_scope_nodes(loop)):
         return None
     path = [loop]
     while True:
         children = [
-            n for n in inner if any(n is m for b in _blocks(path[-1]) for s in b for m in _walk(s))
+            n
+            for n in inner
+            if any(n is m for b in _blocks(path[-1]) for s in b for m in own_scope_nodes(s))
         ]
         # The nearest: a child loop not inside another child loop.
         nearest = [
             c
             for c in children
-            if not any(c is not o and any(c is m for m in _walk(o)) for o in children)
+            if not any(c is not o and any(c is m for m in own_scope_nodes(o)) for o in children)
         ]
         if not nearest:
             return path
@@ -493,9 +484,13 @@ def replay_source(
         path = [loop]
         while True:
             inner = [
-                n for b in _blocks(path[-1]) for s in b for n in _walk(s) if isinstance(n, ast.For)
+                n
+                for b in _blocks(path[-1])
+                for s in b
+                for n in own_scope_nodes(s)
+                if isinstance(n, ast.For)
             ]
-            tapes = [n for n in inner if any(opens_tape(m) for m in _walk(n))]
+            tapes = [n for n in inner if any(opens_tape(m) for m in own_scope_nodes(n))]
             if not tapes:
                 break
             path.append(tapes[0])
@@ -505,7 +500,7 @@ def replay_source(
         {
             n.id
             for s in _blocks(innermost)[0]
-            for n in _walk(s)
+            for n in own_scope_nodes(s)
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         | _binds_target(innermost)
