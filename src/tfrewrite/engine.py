@@ -490,20 +490,32 @@ def _rules_for(job: FileJob) -> list[Rule]:
     return applicable_rules(job.file.path, job.index, job.traced, job.options)
 
 
+def applicable_codes(
+    path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
+) -> list[str]:
+    """The selected rule codes, less those `per-file-ignores` turns off for
+    `path`, whose pass-1 test (`analysis.rule_scopes`) says they can fire
+    given `index` and the traced functions. Loads no rule and no LibCST, so
+    the main process settles a file no rule can fire in for the price of
+    its index."""
+    from tfrewrite.analysis.rule_scopes import can_fire
+
+    ignored = options.ignored_prefixes(path)
+    return [
+        code
+        for code in options.rule_codes
+        if not code.startswith(ignored) and can_fire(code, index, traced)
+    ]
+
+
 def applicable_rules(
     path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
 ) -> list[Rule]:
-    """The selected rules, less those `per-file-ignores` turns off for
-    `path`, whose `applies_to` says they can fire given `index` and the
-    traced functions: decided again after every fix round, since a fix can
-    make code traced (an extracted or decorated train step) that no rule
-    looked at before."""
-    ignored = options.ignored_prefixes(path)
-    return [
-        r
-        for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(index, traced)
-    ]
+    """The rules of `applicable_codes`: decided again after every fix
+    round, since a fix can make code traced (an extracted or decorated train
+    step) that no rule looked at before."""
+    by_code = rule_registry.RULES_BY_CODE
+    return [by_code[code] for code in applicable_codes(path, index, traced, options)]
 
 
 def _check_file(job: FileJob) -> FileResult:
@@ -791,7 +803,9 @@ def _analyse(
     settled: dict[str, FileResult] = {}
     if not options.fix:
         for job in todo:
-            if job.file.source is None and not _rules_for(job):
+            if job.file.source is None and not applicable_codes(
+                job.file.path, job.index, job.traced, options
+            ):
                 settled[job.file.path] = FileResult(job.file.path)
         if settled and tick is not None:
             tick(len(settled))

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     StepPlan,
@@ -22,7 +21,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
 def _loss_names(ctx: RuleContext) -> set[str]:
@@ -259,13 +258,6 @@ class LossDecorator(Rule):
             note="not a loss",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return any(
-            s.reason.startswith("wrapped in tf.function") for s in index.traced_sites
-        ) or any(
-            d.endswith(".function") for info in index.functions.values() for d in info.decorators
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         steps = undecorated_train_steps(ctx)

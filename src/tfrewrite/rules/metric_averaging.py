@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     drops_remainder,
@@ -16,14 +15,12 @@ from tfrewrite.analysis.training import (
     method_name,
     tape_name,
 )
+from tfrewrite.analysis.vocabulary import MEAN_FUNCTIONS
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
-MEAN_FUNCTIONS = frozenset(
-    {"numpy.mean", "numpy.average", "statistics.mean", "statistics.fmean", "tensorflow.reduce_mean"}
-)
 _NUMPY_MEANS = frozenset({"numpy.mean", "numpy.average"})
 _BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
 # Values whose per-batch mean is what is wanted: time per batch, not per example.
@@ -383,14 +380,6 @@ class PerBatchMetricAverage(Rule):
             note="not a loop over batches",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """A file that averages a name or a comprehension (`np.mean(accs)`,
-        `statistics.mean(... for b in batches)`), divides a `sum(...)`, or
-        divides a name it adds to with `+=` (`total / n_batches`): what every
-        finding starts from. Most files do none of these, and are not parsed."""
-        averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
-        return averages or index.divides_sum or index.divides_running_sum
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for scope in _scopes(ctx):

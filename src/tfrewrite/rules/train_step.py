@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.training import (
     StepViolation,
     decorated_step,
@@ -13,7 +12,7 @@ from tfrewrite.analysis.training import (
 )
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
 class UndecoratedTrainStep(Rule):
@@ -142,9 +141,6 @@ class UndecoratedTrainStep(Rule):
             """,
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for plan in undecorated_train_steps(ctx):
