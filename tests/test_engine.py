@@ -193,6 +193,9 @@ def test_parallel_run_equals_serial(tmp_path: Path) -> None:
     serial = run(files, options, jobs=1)
     parallel = run(files, options, jobs=2)
     assert serial.findings == parallel.findings and len(serial.findings) == 20
+    # As the command line runs it: workers forked from a small server process.
+    fresh = run(files, options, jobs=2, fresh_workers=True)
+    assert fresh.findings == serial.findings and fresh.parsed == 20
 
 
 def test_node_ranges_equal_libcst_positions() -> None:

@@ -633,10 +633,13 @@ def _map(
     jobs: int,
     progress: Callable[[int], None] | None = None,  # type: ignore[type-arg]
     chunksize: int | None = None,
+    fresh: bool = False,
 ) -> list:  # type: ignore[type-arg]
-    """`map` over a process pool (fork where available) when there is enough
-    work, in order; `progress(1)` after each item. Without `chunksize`,
-    items go in chunks sized for many small, even items."""
+    """`map` over a process pool when there is enough work, in order;
+    `progress(1)` after each item. Without `chunksize`, items go in chunks
+    sized for many small, even items. Workers are forks of this process
+    where the platform has `fork`; with `fresh`, forks of a small server
+    process that has loaded only the rules (`_fresh_context`)."""
     tick = progress or (lambda n: None)
     if jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
         results = []
@@ -646,7 +649,9 @@ def _map(
         return results
     import multiprocessing
 
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    context = _fresh_context() if fresh else None
+    if context is None and hasattr(os, "fork"):
+        context = multiprocessing.get_context("fork")
     if chunksize is None:
         chunksize = max(1, min(16, len(items) // (jobs * 8)))
     results = []
@@ -665,6 +670,26 @@ def _map(
         if freeze:
             gc.unfreeze()
     return results
+
+
+def _fresh_context():  # noqa: ANN202 - a multiprocessing context, or None
+    """A `forkserver` context whose server has imported LibCST and the rules
+    and nothing else: rule workers forked from it do not carry the main
+    process's copy of every file's index (tens of MB in a large project),
+    which a fork would count in each worker's memory. Only for a process
+    that runs tfrewrite's own entry point (`run(fresh_workers=True)`, as the
+    command line does): the server imports the main script again, which a
+    user's unguarded script would not survive. None where there is no
+    `forkserver`."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from tfrewrite.rules import RULE_MODULES
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["libcst", "tfrewrite.fix_rounds", *RULE_MODULES])
+    return context
 
 
 @contextmanager
@@ -687,10 +712,14 @@ def run(
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     cache: Cache | None = None,
+    fresh_workers: bool = False,
 ) -> RunResult:
     """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
     total)` is called as files finish, for a progress bar. With a `cache`,
-    a check reuses what did not change (`cache.py` says what that means)."""
+    a check reuses what did not change (`cache.py` says what that means).
+    `fresh_workers`: the rules run in workers started from a small process,
+    not forks of this one (`_fresh_context`); for tfrewrite's own entry
+    points only."""
     files = list(files)
     jobs = jobs or os.cpu_count() or 1
     if options.fix or any(f.source is not None for f in files):
@@ -701,7 +730,7 @@ def run(
         if unchanged is not None:
             return RunResult(files=unchanged, cached=len(unchanged))
     with _fewer_collections():
-        return _analyse(files, options, jobs, progress, cache)
+        return _analyse(files, options, jobs, progress, cache, fresh_workers)
 
 
 def _analyse(
@@ -710,6 +739,7 @@ def _analyse(
     jobs: int,
     progress: Callable[[str, int, int], None] | None,
     cache: Cache | None,
+    fresh_workers: bool = False,
 ) -> RunResult:
     """`run` past the cache's answer for an unchanged tree: both passes."""
     by_path = {f.path: f for f in files}
@@ -810,7 +840,7 @@ def _analyse(
         if settled and tick is not None:
             tick(len(settled))
     parse = [job for job in todo if job.file.path not in settled]
-    if parse:  # import LibCST once here, not in every worker process
+    if parse and not fresh_workers:  # import LibCST once here, not in every worker
         import libcst  # noqa: F401
 
         import tfrewrite.context  # noqa: F401
@@ -820,7 +850,9 @@ def _analyse(
     worker = process_file if options.fix else _check_file
     done = {
         job.file.path: outcome
-        for job, outcome in zip(parse, _map(worker, parse, jobs, tick, chunksize=1), strict=True)
+        for job, outcome in zip(
+            parse, _map(worker, parse, jobs, tick, chunksize=1, fresh=fresh_workers), strict=True
+        )
     }
     done.update(settled)
     outcomes = [

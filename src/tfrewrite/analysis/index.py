@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +32,7 @@ _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
 
 
-@dataclass
+@dataclass(slots=True)
 class FunctionInfo:
     """A function or method: its place, decorators and the calls it makes."""
 
@@ -67,12 +69,13 @@ class FunctionInfo:
     # container (`history.append(x)`, `self.log.append(x)`), or on its own
     # in a loop that may run as a graph loop: what else TFR202 looks at.
     mutates_outside: bool = False
-    method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
-    self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
-    self_reads: set[str] = field(default_factory=set)  # `self.x` read: "x"
+    # Name sets filled while indexing, then frozen (`_compact`).
+    method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
+    self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
+    self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassInfo:
     qualname: str
     lineno: int
@@ -87,7 +90,7 @@ class ClassInfo:
     held_objects: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class TracedSite:
     """A place where a function is handed to something that traces it."""
 
@@ -101,7 +104,7 @@ class TracedSite:
     arguments: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class TracedLambda:
     """A lambda handed to something that traces it (`compile(loss=lambda
     y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
@@ -115,7 +118,7 @@ class TracedLambda:
     conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
 
 
-@dataclass
+@dataclass(slots=True)
 class CallSite:
     """A call of a plain or `self.` function, with what each argument is:
     per positional argument and per keyword one of `t` (a tensor), `s` (a
@@ -130,7 +133,7 @@ class CallSite:
     via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
 
 
-@dataclass
+@dataclass(slots=True)
 class TapeLoss:
     """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
     result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
@@ -1375,7 +1378,25 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")
+    _compact(index)
     return index
+
+
+_NOTHING: frozenset[str] = frozenset()
+
+
+def _compact(index: ModuleIndex) -> None:
+    """Shrink what the index keeps: every file's index stays in memory for
+    the whole run (and is copied into each worker), and a project has tens of
+    thousands of functions. Their name sets, mostly empty, become one shared
+    empty set, the rest frozen; the names they call are interned, so a name
+    called in many places is kept once."""
+    intern = sys.intern
+    for info in index.functions.values():
+        info.calls = [intern(name) for name in info.calls]
+        info.method_calls = frozenset(info.method_calls) if info.method_calls else _NOTHING
+        info.self_writes = frozenset(info.self_writes) if info.self_writes else _NOTHING
+        info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
 
 
 def _is_tape(expr: ast.AST, indexer: _Indexer) -> bool:
