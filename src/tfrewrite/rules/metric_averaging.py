@@ -23,8 +23,21 @@ from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violati
 
 _NUMPY_MEANS = frozenset({"numpy.mean", "numpy.average"})
 _BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
-# Values whose per-batch mean is what is wanted: time per batch, not per example.
-_TIMINGS = ("time", "duration", "latency", "elapsed", "second", "fps", "speed")
+# Values whose per-batch mean is what is wanted: time per batch, not per
+# example; and what reinforcement learning collects per episode (a reward, a
+# return), where each episode, not each example, is meant to weigh the same.
+_EQUALLY_WEIGHTED = (
+    "time",
+    "duration",
+    "latency",
+    "elapsed",
+    "second",
+    "fps",
+    "speed",
+    "reward",
+    "return",
+    "episode",
+)
 # Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
 _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
@@ -253,7 +266,9 @@ class PerBatchMetricAverage(Rule):
         ```
 
         A comprehension, a running sum, or a list filled elsewhere is reported
-        without a fix.
+        without a fix. Values meant to weigh the same whatever the batch size
+        are not reported: times per batch, and rewards or returns collected
+        once per episode.
     """
     examples = (
         Invalid(
@@ -367,6 +382,19 @@ class PerBatchMetricAverage(Rule):
         ),
         Valid(
             """
+            import collections
+            import statistics
+
+            episodes_reward = collections.deque(maxlen=100)
+            for episode in range(1000):
+                episode_reward = int(train_step(env.reset(), model, optimizer))
+                episodes_reward.append(episode_reward)
+                running_reward = statistics.mean(episodes_reward)
+            """,
+            note="one reward per episode: every episode is meant to weigh the same",
+        ),
+        Valid(
+            """
             import numpy as np
             import time
 
@@ -404,7 +432,7 @@ class PerBatchMetricAverage(Rule):
                 if averaged is None and divided is None:
                     continue
                 name = averaged or divided[0]  # type: ignore[index]
-                if name in reported or any(t in name.lower() for t in _TIMINGS):
+                if name in reported or any(t in name.lower() for t in _EQUALLY_WEIGHTED):
                     continue
                 if per_batch is None:
                     per_batch = _per_batch_values(ctx, scope)
