@@ -1174,6 +1174,37 @@ def test_two_lists_averaged_from_one_loop_share_one_list_of_sizes():
     assert "np.average(losses, weights=batch_sizes), np.average(accs, weights=batch_sizes)" in fixed
 
 
+def test_two_loops_fixed_in_one_round_keep_their_sizes_apart():
+    """A training loop and a validation loop in one scope, each with its own
+    lists: each loop gets its own list of sizes, never one list both fill."""
+    source = """
+        import numpy as np
+
+        for epoch in range(3):
+            losses_train, accs_train = [], []
+            losses_val, accs_val = [], []
+            for x, y in train_data:
+                loss, acc = train_step(x, y)
+                losses_train.append(loss)
+                accs_train.append(acc)
+            for x, y in val_data:
+                loss, acc = val_step(x, y)
+                losses_val.append(loss)
+                accs_val.append(acc)
+            print(np.mean(losses_train), np.mean(accs_train))
+            print(np.mean(losses_val), np.mean(accs_val))
+    """
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert fixed.count("batch_sizes = []") == 1
+    assert fixed.count("batch_sizes_2 = []") == 1
+    train_loop, val_loop = fixed.split("for x, y in val_data:")
+    assert "batch_sizes.append(len(x))" in train_loop.split("for x, y in train_data:")[1]
+    assert "batch_sizes_2.append(len(x))" in val_loop
+    assert "np.average(losses_train, weights=batch_sizes)" in fixed
+    assert "np.average(accs_val, weights=batch_sizes_2)" in fixed
+    assert fix_source(fixed, select=["TFR306"], unsafe_fixes=True) == fixed
+
+
 def test_metric_average_over_equal_batches_is_exact():
     source = """
         import numpy as np

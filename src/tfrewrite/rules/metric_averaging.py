@@ -410,6 +410,9 @@ class PerBatchMetricAverage(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        # Names given to new lists of sizes this round: two loops fixed in one
+        # round must not both fill `batch_sizes`.
+        self._named: set[str] = set()
         for scope in _scopes(ctx):
             per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
             comprehended: set[str] | None = None
@@ -540,7 +543,8 @@ class PerBatchMetricAverage(Rule):
             if id(loop) in self._creating:
                 return None
             self._creating.add(id(loop))
-            sizes = _fresh(ctx, "batch_sizes")
+            sizes = _fresh(ctx, "batch_sizes", self._named)
+            self._named.add(sizes)
             new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
             new_loop = loop.deep_replace(append, cst.FlattenSentinel([append, new_append]))
             new_start = cst.parse_statement(f"{sizes} = []")
@@ -591,8 +595,10 @@ def _sizes_kept(ctx: RuleContext, loop: cst.For, batch: str) -> str | None:
     return None
 
 
-def _fresh(ctx: RuleContext, base: str) -> str:
-    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
+def _fresh(ctx: RuleContext, base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, ...: a name neither the module nor this round's
+    other fixes (`taken`) use."""
+    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)} | taken
     suffix = 2
     name = base
     while name in used:
