@@ -748,6 +748,44 @@ def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
     assert _codes(source, ["TFR303"]) == ["TFR303"]
 
 
+def test_a_name_a_later_comprehension_binds_is_not_returned_from_the_step():
+    """`v` in `sum(v * n for v, n in ...)` after the loop is the generator's
+    own: the extracted step does not return the update loop's `v` for it."""
+    source = """
+        import tensorflow as tf
+
+        for epoch in range(3):
+            losses = []
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                for g, v in zip(grads, model.trainable_variables):
+                    v.assign_sub(0.1 * g)
+                losses.append(loss)
+            mean = sum(v * n for v, n in zip(losses, sizes)) / sum(sizes)
+            scaled = [v * 2 for v in losses]
+            print(mean, scaled, (lambda v: v + 1)(mean))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "        loss = train_step(x, y)\n" in fixed
+    assert "    return loss\n" in fixed
+
+
+def test_mentioned_names_leaves_out_what_comprehensions_and_lambdas_bind():
+    import libcst as cst
+
+    from tfrewrite.analysis.training import mentioned_names
+
+    def names(code: str) -> list[str]:
+        return list(mentioned_names(cst.parse_expression(code)))
+
+    assert names("sum(v * n for v, n in zip(a, b))") == ["sum", "zip", "a", "b"]
+    assert names("[v + w for v in v]") == ["w", "v"]  # the iterable is the outer `v`
+    assert names("{k: v for k in ks if k > t}") == ["v", "ks", "t"]
+    assert names("(lambda v, d=v0: v + d + w)(x)") == ["v0", "w", "x"]
+
+
 def test_step_extracted_from_a_per_episode_method_becomes_a_method():
     source = """
         import tensorflow as tf
