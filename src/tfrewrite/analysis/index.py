@@ -131,6 +131,9 @@ class CallSite:
     keywords: tuple[tuple[str, str], ...]
     lineno: int
     via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
+    # The qualname of the function the call is in ("" at module level): a
+    # plain name may call a function nested there (`_nms(class_id)`).
+    caller: str = ""
 
 
 @dataclass(slots=True)
@@ -717,7 +720,10 @@ class _Indexer(_FastVisitor):
             "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
         )
         keywords = tuple((kw.arg, self._evidence(kw.value)) for kw in node.keywords if kw.arg)
-        self.index.call_sites.append(CallSite(callee, args, keywords, node.lineno, via_attribute))
+        caller = self.function_stack[-1].qualname if self.function_stack else ""
+        self.index.call_sites.append(
+            CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
+        )
 
     def _is_dataset(self, node: ast.AST) -> bool:
         """A `tf.data.Dataset` expression, as far as pass 1 can tell: built by
@@ -838,6 +844,42 @@ class _Indexer(_FastVisitor):
             step = source.args[2]
             return not (isinstance(step, ast.Constant) and step.value == 1)
         return self.mentions_batch and _batch_keeps_remainder(source)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_SetComp(self, node: ast.SetComp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._visit_comprehension(node)
+
+    def _visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        """A comprehension over `range(...)`/`enumerate(...)` binds a Python
+        counter, as a `for` does (`[step(c) for c in range(4)]` passes Python
+        numbers), for the comprehension only: it has its own scope."""
+        evidence = self.evidence[-1]
+        saved: dict[str, str | None] = {}
+        for generator in node.generators:
+            iterated = generator.iter
+            if isinstance(iterated, ast.Call) and dotted(iterated.func) in ("range", "enumerate"):
+                counter = generator.target
+                if isinstance(counter, ast.Tuple) and counter.elts:
+                    counter = counter.elts[0]
+                if isinstance(counter, ast.Name):
+                    saved.setdefault(counter.id, evidence.get(counter.id))
+                    evidence[counter.id] = "p"
+        self.generic_visit(node)
+        for name, before in saved.items():
+            if before is None:
+                evidence.pop(name, None)
+            else:
+                evidence[name] = before
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)
