@@ -203,6 +203,24 @@ def test_a_nested_function_learns_from_the_calls_in_its_enclosing_function():
     assert codes(source, ["TFR104"]) == []
 
 
+def test_a_reduction_without_an_axis_passes_a_scalar():
+    ctx = context(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            def show(y, z):
+                return y + z
+
+            loss = tf.reduce_mean(x)
+            return show(loss, tf.reduce_sum(x, axis=0))
+        """
+    )
+    traced = ctx.traced["f.show"]
+    assert traced.scalar_params == {"y"} and traced.tensor_params == {"y", "z"}
+
+
 def test_a_comprehension_counter_is_a_python_value_only_inside_it():
     ctx = context(
         """

@@ -23,7 +23,7 @@ from tfrewrite.analysis.prefilters import (
     self_attribute_from_call,
 )
 from tfrewrite.analysis.python_conditions import PythonConditions
-from tfrewrite.analysis.tensor_kinds import is_tensor_op
+from tfrewrite.analysis.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
@@ -696,6 +696,12 @@ class _Indexer(_FastVisitor):
                     first.value, (int, float, bool)
                 )
                 return "s" if scalar else "t"
+            if name in ALWAYS_SCALAR or (
+                name in REDUCTIONS
+                and len(node.args) == 1
+                and not any(kw.arg in ("axis", "keepdims") for kw in node.keywords)
+            ):
+                return "s"  # `tf.size(x)`, `tf.reduce_mean(x)`: no axis, a scalar
             if is_tensor_op(name):
                 return "t"
         return "?"
