@@ -374,7 +374,7 @@ def _gate_decorations(
             ):
                 problems.add((blocker.first_line, blocker.what))
         if problems:
-            listing = "; ".join(f"line {line} {what}" for line, what in _distinct(problems))
+            listing = _listing(_distinct(problems))
             names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
             verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
             message = (
@@ -406,6 +406,34 @@ def _gate_decorations(
     result = [replaced.get(id(f), f) for f in found]
     held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _listing(problems: list[tuple[int, str]]) -> str:
+    """Blockers in line order, one entry per kind: "line 9 calls Python
+    `float()`", or, for a kind on several lines, "calls Python `print()`
+    (lines 231-238, 240)": a debugging step that prints on thirty lines
+    reads as one blocker, not thirty."""
+    lines_of_kind: dict[str, list[int]] = {}
+    for line, what in problems:
+        lines_of_kind.setdefault(what, []).append(line)
+    entries = []
+    for what, lines in lines_of_kind.items():
+        if len(lines) == 1:
+            entries.append(f"line {lines[0]} {what}")
+        else:
+            entries.append(f"{what} (lines {_line_ranges(lines)})")
+    return "; ".join(entries)
+
+
+def _line_ranges(lines: list[int]) -> str:
+    """`[3, 4, 5, 9]` -> "3-5, 9": runs of consecutive lines as ranges."""
+    runs: list[list[int]] = []
+    for line in sorted(set(lines)):
+        if runs and line == runs[-1][-1] + 1:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def _distinct(problems: set[tuple[int, str]]) -> list[tuple[int, str]]:
