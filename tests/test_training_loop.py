@@ -888,6 +888,28 @@ def test_training_flag_only_for_the_network_the_step_trains():
     assert "q_model(s, training=True)" in fixed and "target_model(s2), axis" in fixed
 
 
+def test_training_flag_goes_only_to_the_model_a_privacy_optimizer_differentiates():
+    """`optimizer.compute_gradients(loss_fn, var_list, gradient_tape=tape)`
+    (TensorFlow Privacy) names the variables differentiated: the generator
+    called in the discriminator's step is frozen (TimeGAN's DP variant)."""
+    source = """
+        import tensorflow as tf
+
+        def discriminator_step(generator, discriminator, optimizer, x, z):
+            with tf.GradientTape(persistent=True) as tape:
+                fake = generator(z)
+
+                def loss_fn():
+                    return tf.reduce_mean(discriminator(fake) - discriminator(x))
+
+                var_list = discriminator.trainable_weights
+                grads = optimizer.compute_gradients(loss_fn, var_list, gradient_tape=tape)
+            optimizer.apply_gradients(grads)
+    """
+    findings = check_source(_d(source), select=["TFR304"])
+    assert all("generator" not in f.message for f in findings)
+
+
 def test_training_flag_not_reported_under_a_training_argument_check():
     source = """
         import keras
