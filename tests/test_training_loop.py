@@ -286,6 +286,33 @@ def test_check_reports_the_blockers_of_a_step_it_will_decorate():
     ]
 
 
+def test_a_step_whose_decorator_was_commented_out_is_not_decorated_again():
+    """`# @tf.function  # not working, see issue ...` above the step: the
+    author turned tracing off; the finding says so instead of undoing it."""
+    source = """
+        import tensorflow as tf
+
+        def fit(model, optimizer, batches):
+            # @tf.function  # fails with a scope error, see the issue
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            for x, y in batches:
+                train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert fixed == _d(source) and applied == []
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None
+    assert "line 4 holds a commented-out `@tf.function`" in step.message
+    # A comment that is not a decorator changes nothing.
+    plain = _d(source).replace("# @tf.function  # fails", "# the step; tf.function fails")
+    assert "@tf.function" in fix_source(plain, select=["TFR302"])
+
+
 def test_step_with_an_unfixable_blocker_lists_every_blocker_and_stays_eager():
     source = """
         import logging

@@ -53,7 +53,9 @@ class UndecoratedTrainStep(Rule):
         (a module global updated per epoch is frozen, `logging` or `time`
         calls run once, `open`/`input`, a list outside the step appended to, a
         variable or metric created per call), the step is not decorated and
-        the finding lists every blocker with its line. `Model.train_step`
+        the finding lists every blocker with its line. A commented-out
+        `# @tf.function` right above the step is a blocker too: its author
+        turned tracing off on purpose. `Model.train_step`
         overrides are left alone: Keras traces them. So are a function whose
         tape sits in a loop of its own (a training loop: TFR303's case) and a
         method that learns from lists its class grows between calls (a
