@@ -27,6 +27,8 @@ import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from tfrewrite.verify import sandbox
+
 _counter = itertools.count()
 
 
@@ -561,6 +563,23 @@ def _resolve(module: types.ModuleType, qualname: str, factory: object = None) ->
     return obj
 
 
+def module_file(source: str, path: str) -> str | None:
+    """A file whose text is `source`, for a module's `__file__`: `path`
+    itself when it holds that text (the original), else a file beside the
+    mirror of `path` in the sandbox's working directory (the rewrite; that
+    directory shows the script's folder, see `sandbox`); None outside a
+    sandbox, where no file can be written."""
+    if path.startswith("<"):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == source:
+                return os.path.abspath(path)
+    except (OSError, ValueError):
+        pass
+    return sandbox.write_beside(os.path.basename(path), source)
+
+
 class NeedsFactory(LoadError):
     """A method's class cannot be built from its `__init__` defaults: the
     user must say how (a factory), so the method is not proven, not broken."""
@@ -659,8 +678,13 @@ def load_function(
     filename = f"{path} ({role} #{n})"  # not a real file: the source lives in linecache
     _register_source(filename, source)
     module = types.ModuleType(name)
-    # No `__file__`: AutoGraph refreshes linecache from the file of any module
-    # whose `__file__` matches, which would drop the registered source.
+    # The code is compiled under `filename` (its source in linecache), while
+    # `__file__` names a real file holding the same text: data paths read
+    # from `os.path.dirname(__file__)` resolve, and tools that re-read a
+    # module's source (typeguard's `@typechecked`) read this version of it.
+    file = module_file(source, path)
+    if file is not None:
+        module.__file__ = file
     if package:
         module.__package__ = package
     if extra_globals:
