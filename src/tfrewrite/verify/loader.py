@@ -18,6 +18,7 @@ workers, which may live in another virtual environment.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import itertools
 import linecache
 import os
@@ -250,6 +251,12 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     elif isinstance(err, ModuleNotFoundError) and err.name:
         top = err.name.split(".")[0]
         if not _in_project(top) and top not in sys.modules:
+            found = MissingPackage(top, importer)
+    elif "Could not import " in text:
+        # A library's optional dependency, caught and re-raised with its own
+        # words: Keras' `array_to_img` says "Could not import PIL.Image".
+        top = text.partition("Could not import ")[2].split()[0].strip(".`'\"").split(".")[0]
+        if top.isidentifier() and importlib.util.find_spec(top) is None:
             found = MissingPackage(top, importer)
     if found is not None:
         missing.append(found)

@@ -458,8 +458,12 @@ def verify_loop(
             if want.error_in_setup
             else "running the original loop on the script's own data"
         )
+        # An optional dependency the workers lack makes the result "needs package".
+        loader.missing_package(want.error.error)
         hint = harness_hint or "give the loop its inputs with a harness"
-        outcome.unproven = f"{where} raised {want.error.describe_error()}; {hint}"
+        line = want.error.user_line()
+        at = f" at {line}" if line else ""
+        outcome.unproven = f"{where} raised {want.error.describe_error()}{at}; {hint}"
         outcome.warnings.append(outcome.unproven)
         outcome.error_traceback = want.error.traceback()
         return
