@@ -223,3 +223,32 @@ def test_changed_definitions_are_changed_functions_and_their_classes() -> None:
     after = before.replace("return 1", "return 3")
     assert callers.changed_definitions(before, after) == {"A", "A.f"}
     assert callers.changed_definitions(before, None) == set()
+
+
+AGENT = """
+class Agent:
+    def __init__(self, env):
+        self.env = env
+
+    def train(self, episodes):
+        for episode in range(episodes):
+            self.step()
+"""
+
+
+def test_a_method_is_called_by_code_that_builds_its_object() -> None:
+    """`agent = Agent(env); agent.train(10)`: the caller of `Agent.train`
+    (its object is captured as `self`); a call on an object the code did not
+    build there, or before building one, is none."""
+    main = AGENT + "\ndef main():\n    agent = Agent(make_env())\n    agent.train(10)\n"
+    found = callers.find_caller("agent.py", main, "Agent.train")
+    assert found is not None and (found.kind, found.name, found.line) == ("function", "main", 12)
+    block = AGENT + '\nif __name__ == "__main__":\n    a = Agent(1)\n    a.train(3)\n'
+    found = callers.find_caller("agent.py", block, "Agent.train")
+    assert found is not None and found.kind == "main"
+    top = AGENT + "\nagent = Agent(1)\nagent.train(3)\n"
+    found = callers.find_caller("agent.py", top, "Agent.train")
+    assert found is not None and (found.kind, found.line) == ("module", 11)
+    elsewhere = AGENT + "\ndef main():\n    trainer.train(10)\n"
+    assert callers.find_caller("agent.py", elsewhere, "Agent.train") is None
+    assert callers.find_caller("agent.py", main, "Agent.missing") is None

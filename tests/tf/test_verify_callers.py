@@ -405,3 +405,63 @@ def test_the_top_level_builds_the_arguments() -> None:
     broken = TOP_LEVEL.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
     [result] = _verify(TOP_LEVEL, broken)
     assert result["verdict"] == "mismatch", result
+
+
+# --- a loop in a method: main() builds the object and calls agent.train(ds, 2) ----
+
+AGENT = """
+import numpy as np
+import tensorflow as tf
+
+
+def make_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+
+class Agent:
+    def __init__(self, model, lr):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.SGD(lr)
+
+    def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def train(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                loss = self.train_step(x, y)
+        return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    agent = Agent(model, 0.05)
+    agent.train(make_dataset(), 100)
+
+
+if __name__ == "__main__":
+    main()
+"""
+AGENT_STEP = "    @tf.function(reduce_retracing=True)\n    def train_step(self, x, y):"
+
+
+def test_a_loop_in_a_method_gets_self_and_arguments_from_main() -> None:
+    """`Agent(model, lr)` cannot be built from defaults; `main()` builds it
+    and calls `agent.train(...)`: the stub on the class captures `self` too."""
+    rewrite = AGENT.replace("    def train_step(self, x, y):", AGENT_STEP)
+    [result] = _verify(AGENT, rewrite)
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments of `Agent.train` built by `main()`" in _text(result)
+    weights = next(c for c in result["checks"] if c["name"] == "train loop: final weights")
+    assert weights["runs"] == 1  # `self.model`, held by the object
+    broken = rewrite.replace("tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01")
+    [result] = _verify(AGENT, broken)
+    assert result["verdict"] == "mismatch", result
+    assert "train loop: values per step" in _failed(result)

@@ -145,16 +145,30 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
+def _has_weights(value: Any) -> bool:
+    if isinstance(value, type):
+        return False
+    if isinstance(value, tf.Variable):
+        return True
+    return hasattr(value, "weights") and hasattr(value, "get_weights") and callable(value)
+
+
 def _models(scope: dict[str, Any]) -> dict[str, Any]:
-    """Objects with weights in a scope: Keras models and layers, variables."""
+    """Objects with weights in a scope: Keras models and layers, variables;
+    in a method's loop also those `self` holds (`self.model`)."""
     found = {}
     for name, value in scope.items():
-        if name.startswith("__") or isinstance(value, type):
-            continue
-        if isinstance(value, tf.Variable):
+        if not name.startswith("__") and _has_weights(value):
             found[name] = value
-        elif hasattr(value, "weights") and hasattr(value, "get_weights") and callable(value):
-            found[name] = value
+    owner = scope.get("self")
+    if owner is not None and not _has_weights(owner):
+        try:
+            attributes = dict(vars(owner))
+        except TypeError:  # no __dict__
+            attributes = {}
+        for name, value in attributes.items():
+            if _has_weights(value):
+                found[f"self.{name}"] = value
     return found
 
 
