@@ -252,3 +252,22 @@ def test_a_method_is_called_by_code_that_builds_its_object() -> None:
     elsewhere = AGENT + "\ndef main():\n    trainer.train(10)\n"
     assert callers.find_caller("agent.py", elsewhere, "Agent.train") is None
     assert callers.find_caller("agent.py", main, "Agent.missing") is None
+
+
+def test_a_caller_that_fails_names_the_line_of_the_script() -> None:
+    """The script's own code fails before the call: the result says which
+    line, so the user sees what to fix or what a harness must build."""
+    source = textwrap.dedent(
+        AGENT
+        + "\n\ndef build():\n    return {}['model']\n"
+        + "\n\ndef main():\n    agent = Agent(build())\n    agent.train(3)\n"
+    )
+    found = callers.find_caller("agent.py", source, "Agent.train")
+    assert found is not None
+    try:
+        callers.capture_arguments(found, source, "agent.py", None, "original", seconds=10)
+    except callers.CallerProblem as err:
+        message = str(err)
+    else:
+        raise AssertionError("no CallerProblem")
+    assert "raised KeyError: 'model' at agent.py, line 12" in message, message

@@ -9,6 +9,8 @@ the function replaced by a capture stub: the first call raises `Captured`
 with the arguments bound to the function's signature, which stops the caller
 there (a loop over epochs that calls `train` stops at its first call;
 training the caller does before the call is cut off after a time limit).
+A method (`agent.train(env)` after `agent = Agent(...)`) is stubbed on its
+class, so its object is captured as `self` with the other arguments.
 
 Both sides build their arguments under the same seeds, each from its own
 module (the original's caller for the original, the rewrite's caller for the
@@ -312,7 +314,9 @@ def test_caller(path: str, function: str) -> Caller | None:
 
 def find_caller(path: str, source: str, function: str) -> Caller | None:
     """The caller that builds `function`'s arguments: in its own file first,
-    then in the project's tests. Only module-level functions have one."""
+    then in the project's tests. Module-level functions have one, and methods
+    of module-level classes (`Agent.train`) in their own file, where the
+    code that calls them builds their object."""
     parts = function.split(".")
     if len(parts) > 2 or not all(p.isidentifier() for p in parts):
         return None  # a module-level function, or a method of a module-level class
@@ -569,7 +573,9 @@ def capture_arguments(
         found = loader.missing_package(err)
         if found is not None:
             raise found from err
-        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}") from err
+        line = loader.user_line(err)
+        at = f" at {line}" if line else ""
+        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}{at}") from err
     else:
         raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
     finally:

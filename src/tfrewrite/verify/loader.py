@@ -263,6 +263,24 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     return found
 
 
+def user_line(err: BaseException) -> str | None:
+    """Where in the user's code `err` was raised (`train.py, line 12`): the
+    innermost frame that is neither tfrewrite's nor an installed library's
+    (TensorFlow, Keras), so a message can say which line of the script failed."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [
+        f
+        for f in traceback.extract_tb(err.__traceback__)
+        if not f.filename.startswith((own, "<"))
+        and "site-packages" not in f.filename
+        and "dist-packages" not in f.filename
+        and f"{os.sep}lib{os.sep}python" not in f.filename
+    ]
+    if not frames:
+        return None
+    return f"{os.path.basename(_shown(frames[-1].filename))}, line {frames[-1].lineno}"
+
+
 def _project_import_problem(err: ImportError, path: str) -> str | None:
     """What is wrong with the project's own tree, when an import of it fails."""
     text = str(err)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture
+from tfrewrite.verify import capture, loader
 from tfrewrite.verify.compare import Difference
 
 SEED = 1234
@@ -169,21 +169,9 @@ class Call:
         return f"{type(self.error).__name__}: {(lines[0] if lines else '')[:300]}"
 
     def user_line(self) -> str | None:
-        """Where in the user's code the error was raised (`train.py, line
-        12`): the innermost frame that is neither tfrewrite's nor a library's."""
+        """Where in the user's code the error was raised (`train.py, line 12`)."""
         assert self.error is not None
-        frames = [
-            f
-            for f in traceback.extract_tb(self.error.__traceback__)
-            if not _internal_frame(f.filename) and "site-packages" not in f.filename
-        ]
-        if not frames:
-            return None
-        name = frames[-1].filename
-        head, sep, tail = name.rpartition(" (")
-        if sep and tail.endswith(")") and "#" in tail:
-            name = head  # a module verify built: `path (role #n)`
-        return f"{os.path.basename(name)}, line {frames[-1].lineno}"
+        return loader.user_line(self.error)
 
     def traceback(self) -> str:
         """The traceback without tfrewrite's, TensorFlow's and AutoGraph's own frames."""
