@@ -461,7 +461,9 @@ def test_a_loop_in_a_method_gets_self_and_arguments_from_main() -> None:
     assert "the arguments of `Agent.train` built by `main()`" in _text(result)
     weights = next(c for c in result["checks"] if c["name"] == "train loop: final weights")
     assert weights["runs"] == 1  # `self.model`, held by the object
-    broken = rewrite.replace("tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01")
+    broken = rewrite.replace(
+        "tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01"
+    )
     [result] = _verify(AGENT, broken)
     assert result["verdict"] == "mismatch", result
     assert "train loop: values per step" in _failed(result)
