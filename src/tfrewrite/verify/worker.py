@@ -36,7 +36,14 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
     data = message["request"]
     loader.enter_project(data.get("sys_path", []))
     path = data.get("path", "<source>")
-    folder = os.path.dirname(os.path.abspath(path)) if not path.startswith("<") else ""
+    folder = ""
+    if not path.startswith("<"):
+        # Paths are relative to where verify was started, not to the sandbox.
+        data["path"] = path = os.path.abspath(path)
+        folder = os.path.dirname(path)
+    caller = data.get("caller")
+    if caller and caller.get("path"):
+        caller["path"] = os.path.abspath(caller["path"])
     # The user's code runs in a temporary mirror of the script's folder:
     # relative reads see the project, relative writes never land in it.
     with sandbox.isolated(folder, data.get("sys_path", [])):
