@@ -62,8 +62,9 @@ def _snapshot(folder: Path) -> dict[str, str]:
 
 
 def test_user_code_writes_into_a_temporary_folder_and_reads_beside_its_file(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.chdir(tmp_path)  # the file is named relative to where verify runs
     project = tmp_path / "project"
     (project / "data").mkdir(parents=True)
     (project / "data" / "margin.txt").write_text("0.5\n")
@@ -82,8 +83,9 @@ def test_user_code_writes_into_a_temporary_folder_and_reads_beside_its_file(
     settings = parse_verify_settings({"samples": 60, "search": 32, "xla": False})
     verdicts = []
     for candidate in (rewrite, broken):
-        targets = pair_targets(str(script), "train", original, candidate, settings)
+        targets = pair_targets("project/train.py", "train", original, candidate, settings)
         results = verify_targets(targets, settings, project, jobs=1)
         verdicts.append({r["function"]: r["verdict"] for r in results})
     assert verdicts == [{"clipped_loss": "equivalent"}, {"clipped_loss": "mismatch"}], results
     assert _snapshot(project) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["project"]
