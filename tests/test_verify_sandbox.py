@@ -118,3 +118,15 @@ def test_loaded_modules_have_a_real_file_with_their_own_text(tmp_path: Path) -> 
         assert first.function() == 6
         assert second.function() == 12
     assert path.read_text() == original
+
+
+def test_the_codes_own_temporary_files_are_allowed(tmp_path: Path) -> None:
+    """A project folder above the system's temporary folder (an import root
+    found far up) does not stop `tempfile` from working."""
+    import tempfile
+
+    project = _project(tmp_path)
+    above_temp = os.path.dirname(os.path.realpath(tempfile.gettempdir()))
+    with sandbox.isolated(str(project), [str(project), above_temp]):
+        with tempfile.TemporaryDirectory() as scratch:
+            Path(scratch, "x.txt").write_text("ok")

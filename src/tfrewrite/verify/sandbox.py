@@ -149,7 +149,10 @@ def isolated(folder: str, guarded: list[str]) -> Iterator[str]:
     if os.path.isdir(folder):
         _mirror(folder, temp, [MIRRORED])
     roots = {os.path.realpath(g) for g in [folder, *guarded] if g and os.path.isdir(g)}
-    roots.discard(os.sep)
+    # A folder that holds the system's temporary folder is not guarded: the
+    # code's own temporary files (`tempfile.mkdtemp()`) go there.
+    system_temp = os.path.realpath(tempfile.gettempdir())
+    roots = {r for r in roots if not _inside(system_temp, r)}
     os.chdir(temp)
     _active = (temp, tuple(sorted(roots)))
     try:
