@@ -130,3 +130,35 @@ def test_the_codes_own_temporary_files_are_allowed(tmp_path: Path) -> None:
     with sandbox.isolated(str(project), [str(project), above_temp]):
         with tempfile.TemporaryDirectory() as scratch:
             Path(scratch, "x.txt").write_text("ok")
+
+
+def test_a_folder_the_script_expects_is_named_with_what_to_create(tmp_path: Path) -> None:
+    """A script that saves into `./result/`, a folder its author made by hand:
+    the result says which folder to create beside the script, and where the
+    script failed."""
+    from tfrewrite.verify import callers
+
+    project = _project(tmp_path)
+    source = textwrap.dedent(
+        """
+        def train(epochs):
+            return epochs
+
+
+        def main():
+            with open("./samples/0.png", "wb") as handle:
+                handle.write(b"")
+            train(3)
+        """
+    )
+    path = project / "gan.py"
+    path.write_text(source)
+    found = callers.find_caller(str(path), source, "train")
+    assert found is not None
+    with sandbox.isolated(str(project), [str(project)]):
+        with pytest.raises(callers.CallerProblem) as raised:
+            callers.capture_arguments(found, source, str(path), None, "original", seconds=10)
+    message = str(raised.value)
+    assert "raised FileNotFoundError" in message and "at gan.py, line 7" in message, message
+    assert "there is no folder `samples` beside gan.py: create it there" in message, message
+    assert not (project / "samples").exists()

@@ -575,7 +575,11 @@ def capture_arguments(
             raise found from err
         line = loader.user_line(err)
         at = f" at {line}" if line else ""
-        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}{at}") from err
+        folder = loader.missing_folder(err, path)
+        fix = f"; {folder}" if folder else ""
+        raise CallerProblem(
+            f"{step} {caller.describe()} raised {_first_line(err)}{at}{fix}"
+        ) from err
     else:
         raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
     finally:

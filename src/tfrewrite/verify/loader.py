@@ -276,9 +276,29 @@ def user_line(err: BaseException) -> str | None:
         and "dist-packages" not in f.filename
         and f"{os.sep}lib{os.sep}python" not in f.filename
     ]
+    # The project's own frames first: a library on PYTHONPATH is not the user's code.
+    ours = [f for f in frames if any(_inside(f.filename, p) for p in _project_paths)]
+    frames = ours or frames
     if not frames:
         return None
     return f"{os.path.basename(_shown(frames[-1].filename))}, line {frames[-1].lineno}"
+
+
+def missing_folder(err: BaseException, path: str) -> str | None:
+    """What to create when the code uses a relative path whose folder the
+    script's folder lacks (`./result/00000.png` of a script whose author made
+    `result/` by hand): verify runs the code in a copy of that folder."""
+    if not isinstance(err, FileNotFoundError) or not isinstance(err.filename, str):
+        return None
+    folder = os.path.dirname(err.filename)
+    if not folder or os.path.isabs(folder) or os.path.isdir(folder):
+        return None
+    script = os.path.basename(path)
+    return (
+        f"the code uses `{err.filename}`, but there is no folder `{os.path.normpath(folder)}` "
+        f"beside {script}: create it there (verify runs the code in a temporary copy of "
+        f"{script}'s folder and writes nothing into yours)"
+    )
 
 
 def _project_import_problem(err: ImportError, path: str) -> str | None:
