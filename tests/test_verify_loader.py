@@ -576,3 +576,18 @@ def test_a_library_that_cannot_import_its_optional_dependency_names_the_package(
     if found is not None:  # PIL absent here, as in the verification workers
         assert found.name == "PIL" and "pip install pillow" in str(found)
     assert loader.missing_package(ImportError("Could not import os.path.")) is None
+
+
+def test_a_module_tensorflow_removed_is_a_needed_environment() -> None:
+    """TF-GAN imports `tf.estimator`, which TensorFlow 2.16 removed: a fact
+    about the workers' environment, said with what to use instead."""
+    from tfrewrite.verify import loader
+
+    err = ImportError(
+        "cannot import name 'estimator' from 'tensorflow' (/x/tensorflow/__init__.py)"
+    )
+    found = loader.missing_package(err)
+    assert found is not None
+    assert "`tensorflow.estimator`" in str(found) and "TensorFlow 2.16 removed" in str(found)
+    assert "use TensorFlow older than 2.16 for the workers" in str(found)
+    assert loader.missing_package(ImportError("cannot import name 'nn' from 'tensorflow'")) is None

@@ -54,7 +54,13 @@ class MissingPackage(LoadError):
     verification workers run nor part of the project: a fact about the
     environment, not about the rewrite."""
 
-    def __init__(self, name: str, imported_by: str | None = None, why: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        imported_by: str | None = None,
+        why: str | None = None,
+        install: str | None = None,
+    ) -> None:
         self.name = name
         self.imported_by = imported_by
         distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
@@ -62,10 +68,15 @@ class MissingPackage(LoadError):
         why = why or (
             "which the verification workers' Python cannot import and the project does not contain"
         )
+        install = install or f"install it there (pip install {distribution})"
         super().__init__(
-            f"needs package `{name}`{where}, {why}: install it there (pip install "
-            f"{distribution}) or run verify with --python pointing at the project's environment"
+            f"needs package `{name}`{where}, {why}: {install} or run verify with --python "
+            "pointing at the project's environment"
         )
+
+
+# TensorFlow modules that later releases removed: (name, release that removed it).
+_REMOVED_FROM_TENSORFLOW = {"estimator": "2.16", "contrib": "2.0"}
 
 
 class Unreachable(LoadError):
@@ -252,6 +263,17 @@ def missing_package(err: BaseException) -> MissingPackage | None:
         top = err.name.split(".")[0]
         if not _in_project(top) and top not in sys.modules:
             found = MissingPackage(top, importer)
+    elif text.startswith("cannot import name '") and "from 'tensorflow'" in text:
+        name = text.split("'")[1]
+        if name in _REMOVED_FROM_TENSORFLOW:
+            release = _REMOVED_FROM_TENSORFLOW[name]
+            found = MissingPackage(
+                f"tensorflow.{name}",
+                importer,
+                f"which TensorFlow {release} removed (the workers run TensorFlow "
+                f"{_tensorflow_version()})",
+                f"use TensorFlow older than {release} for the workers",
+            )
     elif "Could not import " in text:
         # A library's optional dependency, caught and re-raised with its own
         # words: Keras' `array_to_img` says "Could not import PIL.Image".
@@ -261,6 +283,11 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     if found is not None:
         missing.append(found)
     return found
+
+
+def _tensorflow_version() -> str:
+    module = sys.modules.get("tensorflow")
+    return str(getattr(module, "__version__", "?"))
 
 
 def user_line(err: BaseException) -> str | None:
