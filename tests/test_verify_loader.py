@@ -591,3 +591,24 @@ def test_a_module_tensorflow_removed_is_a_needed_environment() -> None:
     assert "`tensorflow.estimator`" in str(found) and "TensorFlow 2.16 removed" in str(found)
     assert "use TensorFlow older than 2.16 for the workers" in str(found)
     assert loader.missing_package(ImportError("cannot import name 'nn' from 'tensorflow'")) is None
+
+
+def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:
+    """`metric.reset_states()` (Keras 2) on a Keras 3 metric: the message
+    names the missing attribute and how to run or fix the code."""
+    import types
+
+    from tfrewrite.verify import loader
+
+    Mean = type("Mean", (), {"__module__": "keras.src.metrics.reduction_metrics"})
+    try:
+        Mean().reset_states()  # type: ignore[attr-defined]
+    except AttributeError as err:
+        text = loader.remedy(err, "gan.py")
+    assert text is not None and "has no `Mean.reset_states`" in text
+    assert "TF_USE_LEGACY_KERAS=1" in text
+    other = types.SimpleNamespace()
+    try:
+        other.reset_states()  # type: ignore[attr-defined]
+    except AttributeError as err:
+        assert loader.remedy(err, "gan.py") is None

@@ -575,8 +575,8 @@ def capture_arguments(
             raise found from err
         line = loader.user_line(err)
         at = f" at {line}" if line else ""
-        folder = loader.missing_folder(err, path)
-        fix = f"; {folder}" if folder else ""
+        remedy = loader.remedy(err, path)
+        fix = f"; {remedy}" if remedy else ""
         raise CallerProblem(
             f"{step} {caller.describe()} raised {_first_line(err)}{at}{fix}"
         ) from err

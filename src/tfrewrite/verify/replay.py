@@ -475,9 +475,9 @@ def verify_loop(
         # An optional dependency the workers lack makes the result "needs package".
         loader.missing_package(want.error.error)
         hint = harness_hint or "give the loop its inputs with a harness"
-        folder = loader.missing_folder(want.error.error, path)
-        if folder is not None:
-            hint = f"{folder}; or {hint}"
+        remedy = loader.remedy(want.error.error, path)
+        if remedy is not None:
+            hint = f"{remedy}; or {hint}"
         line = want.error.user_line()
         at = f" at {line}" if line else ""
         outcome.unproven = f"{where} raised {want.error.describe_error()}{at}; {hint}"
