@@ -143,7 +143,11 @@ def isolated(folder: str, guarded: list[str]) -> Iterator[str]:
     if not _hook_installed:
         sys.addaudithook(_hook)
         _hook_installed = True
-    temp = os.path.realpath(tempfile.mkdtemp(prefix="tfrewrite-verify-"))
+    # Inside the worker's scratch folder when it has one: removed by the pool
+    # even when the worker is killed on a timeout.
+    scratch = os.environ.get("TFREWRITE_VERIFY_SCRATCH")
+    place = scratch if scratch and os.path.isdir(scratch) else None
+    temp = os.path.realpath(tempfile.mkdtemp(prefix="tfrewrite-verify-", dir=place))
     previous_dir = os.getcwd()
     previous = _active
     if os.path.isdir(folder):
