@@ -271,3 +271,32 @@ def test_a_caller_that_fails_names_the_line_of_the_script() -> None:
     else:
         raise AssertionError("no CallerProblem")
     assert "raised KeyError: 'model' at agent.py, line 12" in message, message
+
+
+def test_the_callers_of_a_method_call_it() -> None:
+    """A method's callers are the functions that call it, not every method
+    of its class; a Keras `call` is also called through its object."""
+    from tfrewrite.verify.targets import _callers
+
+    source = textwrap.dedent(
+        """
+        class Agent:
+            def __init__(self, units):
+                self.units = units
+
+            def per_loss(self, x):
+                return x
+
+            def learn(self, x):
+                return self.per_loss(x)
+
+            def call(self, x):
+                return x
+
+
+        def loss(y, p):
+            return Agent(3)(y)
+        """
+    )
+    assert _callers(source, "Agent.per_loss") == ["Agent.learn"]
+    assert _callers(source, "Agent.call") == ["loss"]

@@ -467,3 +467,61 @@ def test_a_loop_in_a_method_gets_self_and_arguments_from_main() -> None:
     [result] = _verify(AGENT, broken)
     assert result["verdict"] == "mismatch", result
     assert "train loop: values per step" in _failed(result)
+
+
+# --- a changed method whose class needs arguments: main() builds the object -------
+
+PER_AGENT = """
+import numpy as np
+import tensorflow as tf
+
+
+class Agent(tf.keras.layers.Layer):
+    def __init__(self, units, scale):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(units)
+        self.scale = scale
+
+    def build(self, input_shape):
+        self.dense.build(input_shape)
+
+    @tf.function
+    def per_loss(self, x):
+        error = tf.reduce_mean(tf.abs(self.dense(x))) * self.scale
+        if error > 0.5:
+            loss = error
+        else:
+            loss = tf.square(error)
+        return loss
+
+
+def main():
+    agent = Agent(3, make_scale())
+    agent.build((None, 4))
+    agent.per_loss(tf.ones((2, 4)))
+
+
+def make_scale():
+    return 2.0
+"""
+PER_AGENT_COND = "        loss = tf.cond(error > 0.5, lambda: error, lambda: tf.square(error))\n"
+PER_AGENT_IF = (
+    "        if error > 0.5:\n            loss = error\n        else:\n"
+    "            loss = tf.square(error)\n"
+)
+
+
+def test_a_method_whose_class_needs_arguments_gets_the_object_main_builds() -> None:
+    """`Agent(units, scale)` has no defaults and no guessable arguments:
+    `main()` builds one (under fixed seeds, on both sides alike) and the
+    method is compared on it."""
+    rewrite = PER_AGENT.replace(PER_AGENT_IF, PER_AGENT_COND)
+    assert rewrite != PER_AGENT
+    results = _verify(PER_AGENT, rewrite)
+    [result] = [r for r in results if r["function"] == "Agent.per_loss"]
+    assert result["verdict"] == "equivalent", result
+    assert "`Agent` was built by `main()`" in _text(result)
+    broken = rewrite.replace("lambda: error, lambda", "lambda: error * 1.01, lambda")
+    results = _verify(PER_AGENT, broken)
+    [result] = [r for r in results if r["function"] == "Agent.per_loss"]
+    assert result["verdict"] == "mismatch", result

@@ -654,6 +654,78 @@ def _refuse_changed(
                     )
 
 
+def construct(cls: type, source: str, path: str, package: str | None) -> tuple[Any, str] | None:
+    """An object of `cls` as the script's own code builds it (`agent =
+    PERAgent(model, target, env)` in `main()`), for a method whose class
+    `__init__`'s defaults cannot build: that code runs, under fixed seeds, up
+    to the construction, where the class's `__init__` returns the object by
+    raising `Captured`. The object is given the class `cls` (the same source,
+    loaded as another module). None when no code builds one or it fails."""
+    name = cls.__name__
+    caller = same_file_caller(source, name)
+    if caller is None:
+        return None
+    patched: list[tuple[type, Any]] = []
+    argv = sys.argv
+    sys.argv = [path]
+    try:
+        with time_limit(SECONDS):
+            run, scope, _, _ = _prepare(caller, source, path, package, "constructor")
+            _parse_flags(path)
+            built = scope.get(name)
+            if not isinstance(built, type):
+                return None
+            initialise = built.__init__
+
+            def capture(self: Any, *args: Any, **kwargs: Any) -> None:
+                initialise(self, *args, **kwargs)
+                if type(self) is built:
+                    raise Captured({"self": self})
+
+            patched.append((built, built.__dict__.get("__init__")))
+            built.__init__ = capture  # type: ignore[misc]
+            _seed_everything()
+            run()
+    except Captured as got:
+        instance = got.arguments["self"]
+    except (_Expired, Exception, SystemExit):
+        return None
+    else:
+        return None
+    finally:
+        for klass, original in patched:
+            if original is None:
+                del klass.__init__
+            else:
+                klass.__init__ = original  # type: ignore[misc]
+        sys.argv = argv
+    try:
+        instance.__class__ = cls
+    except TypeError:
+        return None
+    return instance, f"`{name}` was built by {caller.describe()}, as the script builds it"
+
+
+def _seed_everything(seed: int = 1234) -> None:
+    """The same seeds before each side builds its object: equal weights."""
+    import random
+
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+    keras = sys.modules.get("keras")
+    tensorflow = sys.modules.get("tensorflow")
+    if keras is not None and hasattr(keras, "utils"):
+        with contextlib.suppress(Exception):
+            keras.utils.set_random_seed(seed)
+    elif tensorflow is not None:
+        tensorflow.random.set_seed(seed)
+
+
+loader.construct_from_script = construct
+
+
 def for_loop(
     caller: dict[str, Any],
     original: str,

@@ -25,7 +25,7 @@ import os
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from tfrewrite.verify import sandbox
@@ -171,6 +171,7 @@ def enter_project(paths: list[str]) -> None:
     inside the new project's top folder (its first path) stay."""
     global _project_paths, _baseline
     missing.clear()
+    kept.clear()
     if _baseline is None:
         _baseline = set(sys.modules)
     new = [os.path.abspath(p) for p in paths]
@@ -645,12 +646,26 @@ def _register_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (len(source), None, lines, filename)
 
 
-def _resolve(module: types.ModuleType, qualname: str, factory: object = None) -> object:
+# How to build an object of a class its `__init__` defaults cannot build, from
+# the script's own code that constructs one: `(cls, source, path, package) ->
+# (instance, how it was built) or None`. Set by `callers` (it needs the caller
+# machinery, which imports this module).
+construct_from_script: Callable[[type, str, str, str | None], tuple[object, str] | None] | None = (
+    None
+)
+
+
+def _resolve(
+    module: types.ModuleType,
+    qualname: str,
+    factory: object = None,
+    origin: tuple[str, str, str | None] | None = None,
+) -> object:
     obj: object = module
     parts = qualname.split(".")
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
-            return _instantiate(obj, qualname, part, factory)
+            return _instantiate(obj, qualname, part, factory, origin)
         if i > 0 and not isinstance(obj, (type, types.ModuleType)):
             raise Unreachable(
                 f"`{qualname}` is defined inside the function `{'.'.join(parts[:i])}`: verify "
@@ -686,6 +701,8 @@ class NeedsFactory(LoadError):
 
 # qualname -> how its class was built when `__init__` needed arguments (said in the result).
 built_with: dict[str, str] = {}
+# The objects methods were loaded on, for the current request (see `enter_project`).
+kept: list[object] = []
 
 
 def _constructor_guess(cls: type) -> dict[str, object] | None:
@@ -720,26 +737,42 @@ def _constructor_guess(cls: type) -> dict[str, object] | None:
     return guessed or None
 
 
-def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
+def _instantiate(
+    cls: type,
+    qualname: str,
+    method: str,
+    factory: object = None,
+    origin: tuple[str, str, str | None] | None = None,
+) -> object:
     """A method of a class is called on an instance built from the class's
-    `__init__` defaults (`Loss.call` needs `self`), or by a configured
-    factory `(cls) -> instance`."""
+    `__init__` defaults (`Loss.call` needs `self`), by a configured factory
+    `(cls) -> instance`, or by the script's own code that constructs one
+    (`agent = PERAgent(model, target, env)` in `main()`)."""
     try:
         if callable(factory):
             instance = factory(cls)
         else:
             try:
                 instance = cls()
-            except TypeError:
+            except TypeError as first:
                 guessed = _constructor_guess(cls)
-                if guessed is None:
-                    raise
-                instance = cls(**guessed)
-                built_with[qualname] = (
-                    f"`{cls.__name__}` was built as `{cls.__name__}("
-                    + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
-                    + ")` from its parameter names; configure a factory to build it otherwise"
-                )
+                built = None
+                if guessed is None and origin is not None and construct_from_script is not None:
+                    built = construct_from_script(cls, *origin)
+                if built is not None:
+                    instance, how = built
+                    built_with[qualname] = how
+                elif guessed is None:
+                    raise first
+                else:
+                    instance = cls(**guessed)
+                    built_with[qualname] = (
+                        f"`{cls.__name__}` was built as `{cls.__name__}("
+                        + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
+                        + ")` from its parameter names; configure a factory to build it otherwise"
+                    )
+        # A bound `tf.function` method holds its object weakly: keep it alive.
+        kept.append(instance)
     except Exception as err:
         found = missing_package(err)
         if found is not None:
@@ -802,7 +835,7 @@ def load_function(
         if problem is not None:
             raise LoadError(problem) from err
         raise
-    function = _resolve(module, qualname, factory)
+    function = _resolve(module, qualname, factory, (source, path, package))
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
     return LoadedFunction(module, function, python_function, piece)
