@@ -67,6 +67,7 @@ class Worker:
                 encoding="utf-8",
             )
         except OSError as err:
+            shutil.rmtree(self.scratch, ignore_errors=True)
             raise EnvironmentProblem(
                 f"cannot run the interpreter {python!r}: {err.strerror}"
             ) from err
