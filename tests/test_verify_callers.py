@@ -223,3 +223,80 @@ def test_changed_definitions_are_changed_functions_and_their_classes() -> None:
     after = before.replace("return 1", "return 3")
     assert callers.changed_definitions(before, after) == {"A", "A.f"}
     assert callers.changed_definitions(before, None) == set()
+
+
+AGENT = """
+class Agent:
+    def __init__(self, env):
+        self.env = env
+
+    def train(self, episodes):
+        for episode in range(episodes):
+            self.step()
+"""
+
+
+def test_a_method_is_called_by_code_that_builds_its_object() -> None:
+    """`agent = Agent(env); agent.train(10)`: the caller of `Agent.train`
+    (its object is captured as `self`); a call on an object the code did not
+    build there, or before building one, is none."""
+    main = AGENT + "\ndef main():\n    agent = Agent(make_env())\n    agent.train(10)\n"
+    found = callers.find_caller("agent.py", main, "Agent.train")
+    assert found is not None and (found.kind, found.name, found.line) == ("function", "main", 12)
+    block = AGENT + '\nif __name__ == "__main__":\n    a = Agent(1)\n    a.train(3)\n'
+    found = callers.find_caller("agent.py", block, "Agent.train")
+    assert found is not None and found.kind == "main"
+    top = AGENT + "\nagent = Agent(1)\nagent.train(3)\n"
+    found = callers.find_caller("agent.py", top, "Agent.train")
+    assert found is not None and (found.kind, found.line) == ("module", 11)
+    elsewhere = AGENT + "\ndef main():\n    trainer.train(10)\n"
+    assert callers.find_caller("agent.py", elsewhere, "Agent.train") is None
+    assert callers.find_caller("agent.py", main, "Agent.missing") is None
+
+
+def test_a_caller_that_fails_names_the_line_of_the_script() -> None:
+    """The script's own code fails before the call: the result says which
+    line, so the user sees what to fix or what a harness must build."""
+    source = textwrap.dedent(
+        AGENT
+        + "\n\ndef build():\n    return {}['model']\n"
+        + "\n\ndef main():\n    agent = Agent(build())\n    agent.train(3)\n"
+    )
+    found = callers.find_caller("agent.py", source, "Agent.train")
+    assert found is not None
+    try:
+        callers.capture_arguments(found, source, "agent.py", None, "original", seconds=10)
+    except callers.CallerProblem as err:
+        message = str(err)
+    else:
+        raise AssertionError("no CallerProblem")
+    assert "raised KeyError: 'model' at agent.py, line 12" in message, message
+
+
+def test_the_callers_of_a_method_call_it() -> None:
+    """A method's callers are the functions that call it, not every method
+    of its class; a Keras `call` is also called through its object."""
+    from tfrewrite.verify.targets import _callers
+
+    source = textwrap.dedent(
+        """
+        class Agent:
+            def __init__(self, units):
+                self.units = units
+
+            def per_loss(self, x):
+                return x
+
+            def learn(self, x):
+                return self.per_loss(x)
+
+            def call(self, x):
+                return x
+
+
+        def loss(y, p):
+            return Agent(3)(y)
+        """
+    )
+    assert _callers(source, "Agent.per_loss") == ["Agent.learn"]
+    assert _callers(source, "Agent.call") == ["loss"]

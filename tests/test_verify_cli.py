@@ -8,6 +8,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -62,7 +63,15 @@ def test_no_tensorflow_is_exit_2_with_install_hint(app: typer.Typer, tmp_path: P
     assert "pip install 'tfrewrite[verify]'" in output
 
 
-def test_missing_interpreter_is_exit_2(app: typer.Typer) -> None:
+def _no_scratch_left(folder: Path) -> bool:
+    return not [p for p in folder.iterdir() if p.name.startswith("tfrewrite-verify")]
+
+
+def test_missing_interpreter_is_exit_2(
+    app: typer.Typer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     code, output = _run(
         app,
         "--python",
@@ -72,6 +81,7 @@ def test_missing_interpreter_is_exit_2(app: typer.Typer) -> None:
         str(DATA / "cond_after.py"),
     )
     assert code == 2 and "cannot run the interpreter" in output
+    assert _no_scratch_left(tmp_path)  # the worker's scratch folder went with it
 
 
 def test_original_takes_exactly_one_path(app: typer.Typer) -> None:

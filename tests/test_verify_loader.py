@@ -532,3 +532,83 @@ def test_changes_outside_functions_are_named() -> None:
         )
         == []
     )
+
+
+GUIDE = """
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+def train_step(x, y):
+    return model(x) - y
+
+
+for x, y in [(1.0, 2.0)]:
+    loss = train_step(x, y)
+
+
+def train_step(images):
+    return model(images)
+
+
+for images in [1.0]:
+    out = train_step(images)
+"""
+
+
+def test_a_module_level_loop_replays_with_what_was_defined_before_it() -> None:
+    """A script runs top to bottom: a loop sees the first `train_step`, not
+    the one a later section of the script defines."""
+    from tfrewrite.verify import loops
+
+    text, _ = loops.replay_source(GUIDE, "", 0, loops.reaches_step("train_step"))
+    assert "def train_step(x, y)" in text and "def train_step(images)" not in text
+    text, _ = loops.replay_source(GUIDE, "", 1, loops.reaches_step("train_step"))
+    assert text.index("def train_step(x, y)") < text.index("def train_step(images)")
+
+
+def test_a_library_that_cannot_import_its_optional_dependency_names_the_package() -> None:
+    from tfrewrite.verify import loader
+
+    err = ImportError("Could not import PIL.Image. The use of `array_to_img` requires PIL.")
+    found = loader.missing_package(err)
+    if found is not None:  # PIL absent here, as in the verification workers
+        assert found.name == "PIL" and "pip install pillow" in str(found)
+    assert loader.missing_package(ImportError("Could not import os.path.")) is None
+
+
+def test_a_module_tensorflow_removed_is_a_needed_environment() -> None:
+    """TF-GAN imports `tf.estimator`, which TensorFlow 2.16 removed: a fact
+    about the workers' environment, said with what to use instead."""
+    from tfrewrite.verify import loader
+
+    err = ImportError(
+        "cannot import name 'estimator' from 'tensorflow' (/x/tensorflow/__init__.py)"
+    )
+    found = loader.missing_package(err)
+    assert found is not None
+    assert "`tensorflow.estimator`" in str(found) and "TensorFlow 2.16 removed" in str(found)
+    assert "use TensorFlow older than 2.16 for the workers" in str(found)
+    assert loader.missing_package(ImportError("cannot import name 'nn' from 'tensorflow'")) is None
+
+
+def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:
+    """`metric.reset_states()` (Keras 2) on a Keras 3 metric: the message
+    names the missing attribute and how to run or fix the code."""
+    import types
+
+    from tfrewrite.verify import loader
+
+    Mean = type("Mean", (), {"__module__": "keras.src.metrics.reduction_metrics"})
+    try:
+        Mean().reset_states()  # type: ignore[attr-defined]
+    except AttributeError as err:
+        text = loader.remedy(err, "gan.py")
+    assert text is not None and "has no `Mean.reset_states`" in text
+    assert "TF_USE_LEGACY_KERAS=1" in text
+    other = types.SimpleNamespace()
+    try:
+        other.reset_states()  # type: ignore[attr-defined]
+    except AttributeError as err:
+        assert loader.remedy(err, "gan.py") is None

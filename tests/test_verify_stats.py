@@ -87,3 +87,28 @@ def test_pooled_t_test_false_alarms_with_four_replays_per_side() -> None:
         stats.pooled_t_p(rng.normal(0, 1, 4), rng.normal(10, 1, 4)) < 1e-4 for _ in range(200)
     )
     assert seen >= 190
+
+
+def test_large_outputs_are_reduced_call_by_call_and_still_compared() -> None:
+    """An image batch per call (an augmentation) is not kept whole over 1000
+    calls: after the pilot calls only the mean and the chosen entries stay,
+    and a 20% change of scale is still seen, an equal sampler still passes."""
+    rng = np.random.default_rng(5)
+    size = stats.LARGE * 2
+
+    def collect(scale: float, positions: list[int] | None = None) -> stats.Calls:
+        calls = stats.Calls(positions)
+        for _ in range(N):
+            values = np.full(size, 0.5)
+            values[:64] = rng.normal(0.5, 0.1 * scale, 64)  # a random region
+            calls.add(values)
+        return calls
+
+    original = collect(1.0)
+    assert not original.pilot and len(original.rows) == N
+    assert all(j < 64 for j in original.positions or [])
+    a = original.statistics()
+    same = collect(1.0, stats.positions_of(a)).statistics()
+    wider = collect(1.2, stats.positions_of(a)).statistics()
+    assert all(r.ok for r in stats.compare_samples(a, same))
+    assert not all(r.ok for r in stats.compare_samples(a, wider))

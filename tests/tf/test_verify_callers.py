@@ -405,3 +405,123 @@ def test_the_top_level_builds_the_arguments() -> None:
     broken = TOP_LEVEL.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
     [result] = _verify(TOP_LEVEL, broken)
     assert result["verdict"] == "mismatch", result
+
+
+# --- a loop in a method: main() builds the object and calls agent.train(ds, 2) ----
+
+AGENT = """
+import numpy as np
+import tensorflow as tf
+
+
+def make_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+
+class Agent:
+    def __init__(self, model, lr):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.SGD(lr)
+
+    def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def train(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                loss = self.train_step(x, y)
+        return loss
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    agent = Agent(model, 0.05)
+    agent.train(make_dataset(), 100)
+
+
+if __name__ == "__main__":
+    main()
+"""
+AGENT_STEP = "    @tf.function(reduce_retracing=True)\n    def train_step(self, x, y):"
+
+
+def test_a_loop_in_a_method_gets_self_and_arguments_from_main() -> None:
+    """`Agent(model, lr)` cannot be built from defaults; `main()` builds it
+    and calls `agent.train(...)`: the stub on the class captures `self` too."""
+    rewrite = AGENT.replace("    def train_step(self, x, y):", AGENT_STEP)
+    [result] = _verify(AGENT, rewrite)
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments of `Agent.train` built by `main()`" in _text(result)
+    weights = next(c for c in result["checks"] if c["name"] == "train loop: final weights")
+    assert weights["runs"] == 1  # `self.model`, held by the object
+    broken = rewrite.replace(
+        "tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01"
+    )
+    [result] = _verify(AGENT, broken)
+    assert result["verdict"] == "mismatch", result
+    assert "train loop: values per step" in _failed(result)
+
+
+# --- a changed method whose class needs arguments: main() builds the object -------
+
+PER_AGENT = """
+import numpy as np
+import tensorflow as tf
+
+
+class Agent(tf.keras.layers.Layer):
+    def __init__(self, units, scale):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(units)
+        self.scale = scale
+
+    def build(self, input_shape):
+        self.dense.build(input_shape)
+
+    @tf.function
+    def per_loss(self, x):
+        error = tf.reduce_mean(tf.abs(self.dense(x))) * self.scale
+        if error > 0.5:
+            loss = error
+        else:
+            loss = tf.square(error)
+        return loss
+
+
+def main():
+    agent = Agent(3, make_scale())
+    agent.build((None, 4))
+    agent.per_loss(tf.ones((2, 4)))
+
+
+def make_scale():
+    return 2.0
+"""
+PER_AGENT_COND = "        loss = tf.cond(error > 0.5, lambda: error, lambda: tf.square(error))\n"
+PER_AGENT_IF = (
+    "        if error > 0.5:\n            loss = error\n        else:\n"
+    "            loss = tf.square(error)\n"
+)
+
+
+def test_a_method_whose_class_needs_arguments_gets_the_object_main_builds() -> None:
+    """`Agent(units, scale)` has no defaults and no guessable arguments:
+    `main()` builds one (under fixed seeds, on both sides alike) and the
+    method is compared on it."""
+    rewrite = PER_AGENT.replace(PER_AGENT_IF, PER_AGENT_COND)
+    assert rewrite != PER_AGENT
+    results = _verify(PER_AGENT, rewrite)
+    [result] = [r for r in results if r["function"] == "Agent.per_loss"]
+    assert result["verdict"] == "equivalent", result
+    assert "`Agent` was built by `main()`" in _text(result)
+    broken = rewrite.replace("lambda: error, lambda", "lambda: error * 1.01, lambda")
+    results = _verify(PER_AGENT, broken)
+    [result] = [r for r in results if r["function"] == "Agent.per_loss"]
+    assert result["verdict"] == "mismatch", result

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,12 @@ def test_base_revision(app: typer.Typer, tmp_path: Path, monkeypatch: pytest.Mon
     assert "losses.py:4: scaled_loss" in output and "MISMATCH" in output
 
 
-def test_timeout_kills_the_worker_and_the_run_continues() -> None:
+def test_timeout_kills_the_worker_and_the_run_continues(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The killed worker's temporary folders go with it.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     settings = parse_verify_settings({"samples": 50, "xla": False})
     before = (DATA / "cond_before.py").read_text()
     targets = [
@@ -153,6 +159,7 @@ def test_timeout_kills_the_worker_and_the_run_continues() -> None:
         ("cond_after.py", "equivalent"),
     ]
     assert "timed out after 4 s" in results[0]["error"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("tfrewrite")] == []
 
 
 def test_fix_verify_withholds_fixes_of_functions_that_do_not_verify(tmp_path: Path) -> None:

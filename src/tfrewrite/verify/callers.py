@@ -9,6 +9,8 @@ the function replaced by a capture stub: the first call raises `Captured`
 with the arguments bound to the function's signature, which stops the caller
 there (a loop over epochs that calls `train` stops at its first call;
 training the caller does before the call is cut off after a time limit).
+A method (`agent.train(env)` after `agent = Agent(...)`) is stubbed on its
+class, so its object is captured as `self` with the other arguments.
 
 Both sides build their arguments under the same seeds, each from its own
 module (the original's caller for the original, the rewrite's caller for the
@@ -49,6 +51,7 @@ SECONDS = 30.0  # building the arguments may take this long (model building, a f
 TEST_FILES = 400  # test files of a repository looked through for a caller
 FOLDERS = 3000  # folders walked to find them
 _ARGV_NAMES = frozenset({"argv", "_", "args", "unused_argv"})
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _SKIP_DIRS = frozenset({".git", "site-packages", "node_modules", "__pycache__", "build", "dist"})
 
 
@@ -121,15 +124,34 @@ def _no_required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, bo
 
 
 def same_file_caller(source: str, function: str) -> Caller | None:
-    """A caller of the module-level `function` in its own file: `main()`, the
-    `__main__` block, the top level, or another function without parameters."""
+    """A caller of the module-level `function` (or `Class.method`) in its own
+    file: `main()`, the `__main__` block, the top level, or another function
+    without parameters. A method's caller must build an object of its class
+    first (`agent = Agent(env); agent.train(10)`): the object is captured as
+    `self` with the other arguments."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return None
 
+    class_name, dot, method = function.rpartition(".")
+
     def direct(call: ast.Call) -> bool:
+        if dot:  # `agent.train(env)`: a method, on an object the same code builds
+            return isinstance(call.func, ast.Attribute) and call.func.attr == method
         return isinstance(call.func, ast.Name) and call.func.id == function
+
+    def constructs(call: ast.Call) -> bool:
+        return isinstance(call.func, ast.Name) and call.func.id == class_name
+
+    def call_line(nodes: list[ast.stmt], scope: list[ast.stmt] | None = None) -> int | None:
+        """The line of the first call in `nodes`; for a method, only after
+        the code of `scope` (default `nodes`) has built an object of its class."""
+        line = _call_line(nodes, direct)
+        if not dot or line is None:
+            return line
+        built = _call_line(nodes if scope is None else scope, constructs)
+        return line if built is not None and built <= line else None
 
     functions = [
         s
@@ -139,23 +161,24 @@ def same_file_caller(source: str, function: str) -> Caller | None:
     found: list[Caller] = []
     for node in sorted(functions, key=lambda f: f.name != "main"):
         ok, argv = _no_required(node)
-        line = _call_line(node.body, direct) if ok else None
+        line = call_line(node.body) if ok else None
         if line is not None:
             found.append(Caller("function", function, node.name, line, argv))
             if node.name == "main":
                 return found[0]
     for stmt in tree.body:
         if _is_main_guard(stmt):
-            line = _call_line(stmt.body, direct)  # type: ignore[attr-defined]
+            line = call_line(stmt.body)  # type: ignore[attr-defined]
             if line is not None:
                 return Caller("main", function, "", line)
+    runs = [s for s in tree.body if not isinstance(s, _DEFINITIONS) and not _is_main_guard(s)]
     top = [s for s in tree.body if bound_names(s) is None and not _is_main_guard(s)]
     top += [
         s
         for s in tree.body
         if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and _call_line([s], direct)
     ]
-    line = _call_line(top, direct)
+    line = call_line(top, runs)
     if line is not None:
         return Caller("module", function, "", line)
     return found[0] if found else None
@@ -291,15 +314,18 @@ def test_caller(path: str, function: str) -> Caller | None:
 
 def find_caller(path: str, source: str, function: str) -> Caller | None:
     """The caller that builds `function`'s arguments: in its own file first,
-    then in the project's tests. Only module-level functions have one."""
-    if "." in function or not function.isidentifier():
-        return None
+    then in the project's tests. Module-level functions have one, and methods
+    of module-level classes (`Agent.train`) in their own file, where the
+    code that calls them builds their object."""
+    parts = function.split(".")
+    if len(parts) > 2 or not all(p.isidentifier() for p in parts):
+        return None  # a module-level function, or a method of a module-level class
     try:
         find_definition(ast.parse(source), function)
     except (loader.LoadError, SyntaxError):
         return None
     found = same_file_caller(source, function)
-    if found is None and os.path.isfile(path):
+    if found is None and len(parts) == 1 and os.path.isfile(path):
         found = test_caller(path, function)
     return found
 
@@ -506,7 +532,7 @@ def capture_arguments(
     time limit. Raises `CallerProblem` (not proven) or the loader's
     `MissingPackage`."""
     function = caller.function
-    patched: list[tuple[dict[str, Any], str, Any]] = []
+    patched: list[tuple[dict[str, Any] | type, str, Any]] = []
     argv = sys.argv
     sys.argv = [path]
     step = "loading the code of"
@@ -514,17 +540,24 @@ def capture_arguments(
         with time_limit(seconds):
             run, scope, bound, holders = _prepare(caller, source, path, package, role)
             _parse_flags(path)
-            target = next((h[function] for h in holders if callable(h.get(function))), None)
+            if "." in function:  # a method: stubbed on its class, `self` captured too
+                class_name, _, method = function.partition(".")
+                classes = [h[class_name] for h in holders if isinstance(h.get(class_name), type)]
+                target = next((vars(c)[method] for c in classes if method in vars(c)), None)
+                holders = classes
+            else:
+                target = next((h[function] for h in holders if callable(h.get(function))), None)
             if target is None:
                 raise CallerProblem(
                     f"{caller.describe()} does not reach `{function}` of {os.path.basename(path)}"
                 )
             stub = _stub(function, target)
             for holder in holders:
-                for name, value in list(holder.items()):
+                items = vars(holder) if isinstance(holder, type) else holder
+                for name, value in list(items.items()):
                     if value is target:
                         patched.append((holder, name, value))
-                        holder[name] = stub
+                        _assign(holder, name, stub)
             step = f"building the arguments of `{function}` from"
             run()
     except Captured as got:
@@ -540,16 +573,30 @@ def capture_arguments(
         found = loader.missing_package(err)
         if found is not None:
             raise found from err
-        raise CallerProblem(f"{step} {caller.describe()} raised {_first_line(err)}") from err
+        line = loader.user_line(err)
+        at = f" at {line}" if line else ""
+        remedy = loader.remedy(err, path)
+        fix = f"; {remedy}" if remedy else ""
+        raise CallerProblem(
+            f"{step} {caller.describe()} raised {_first_line(err)}{at}{fix}"
+        ) from err
     else:
         raise CallerProblem(f"{caller.describe()} returned without calling `{function}`")
     finally:
         for holder, name, value in reversed(patched):
-            holder[name] = value
+            _assign(holder, name, value)
         sys.argv = argv
     _refuse_changed(caller, arguments, path, changed)
     extras = {n: scope[n] for n in bound if n in scope and n not in arguments}
     return {**extras, **arguments}
+
+
+def _assign(holder: dict[str, Any] | type, name: str, value: Any) -> None:
+    """Set a module global, or a class attribute (a method being stubbed)."""
+    if isinstance(holder, type):
+        setattr(holder, name, value)
+    else:
+        holder[name] = value
 
 
 def _prepare(
@@ -605,6 +652,78 @@ def _refuse_changed(
                         f"`{klass.__qualname__}` as it was before the rewrite, which changed it; "
                         "the rewrite would be run on the original class"
                     )
+
+
+def construct(cls: type, source: str, path: str, package: str | None) -> tuple[Any, str] | None:
+    """An object of `cls` as the script's own code builds it (`agent =
+    PERAgent(model, target, env)` in `main()`), for a method whose class
+    `__init__`'s defaults cannot build: that code runs, under fixed seeds, up
+    to the construction, where the class's `__init__` returns the object by
+    raising `Captured`. The object is given the class `cls` (the same source,
+    loaded as another module). None when no code builds one or it fails."""
+    name = cls.__name__
+    caller = same_file_caller(source, name)
+    if caller is None:
+        return None
+    patched: list[tuple[type, Any]] = []
+    argv = sys.argv
+    sys.argv = [path]
+    try:
+        with time_limit(SECONDS):
+            run, scope, _, _ = _prepare(caller, source, path, package, "constructor")
+            _parse_flags(path)
+            built = scope.get(name)
+            if not isinstance(built, type):
+                return None
+            initialise = built.__init__
+
+            def capture(self: Any, *args: Any, **kwargs: Any) -> None:
+                initialise(self, *args, **kwargs)
+                if type(self) is built:
+                    raise Captured({"self": self})
+
+            patched.append((built, built.__dict__.get("__init__")))
+            built.__init__ = capture  # type: ignore[misc]
+            _seed_everything()
+            run()
+    except Captured as got:
+        instance = got.arguments["self"]
+    except (_Expired, Exception, SystemExit):
+        return None
+    else:
+        return None
+    finally:
+        for klass, original in patched:
+            if original is None:
+                del klass.__init__
+            else:
+                klass.__init__ = original  # type: ignore[misc]
+        sys.argv = argv
+    try:
+        instance.__class__ = cls
+    except TypeError:
+        return None
+    return instance, f"`{name}` was built by {caller.describe()}, as the script builds it"
+
+
+def _seed_everything(seed: int = 1234) -> None:
+    """The same seeds before each side builds its object: equal weights."""
+    import random
+
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+    keras = sys.modules.get("keras")
+    tensorflow = sys.modules.get("tensorflow")
+    if keras is not None and hasattr(keras, "utils"):
+        with contextlib.suppress(Exception):
+            keras.utils.set_random_seed(seed)
+    elif tensorflow is not None:
+        tensorflow.random.set_seed(seed)
+
+
+loader.construct_from_script = construct
 
 
 def for_loop(

@@ -18,14 +18,17 @@ workers, which may live in another virtual environment.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import itertools
 import linecache
 import os
 import sys
 import traceback
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+
+from tfrewrite.verify import sandbox
 
 _counter = itertools.count()
 
@@ -51,7 +54,13 @@ class MissingPackage(LoadError):
     verification workers run nor part of the project: a fact about the
     environment, not about the rewrite."""
 
-    def __init__(self, name: str, imported_by: str | None = None, why: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        imported_by: str | None = None,
+        why: str | None = None,
+        install: str | None = None,
+    ) -> None:
         self.name = name
         self.imported_by = imported_by
         distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
@@ -59,10 +68,15 @@ class MissingPackage(LoadError):
         why = why or (
             "which the verification workers' Python cannot import and the project does not contain"
         )
+        install = install or f"install it there (pip install {distribution})"
         super().__init__(
-            f"needs package `{name}`{where}, {why}: install it there (pip install "
-            f"{distribution}) or run verify with --python pointing at the project's environment"
+            f"needs package `{name}`{where}, {why}: {install} or run verify with --python "
+            "pointing at the project's environment"
         )
+
+
+# TensorFlow modules that later releases removed: (name, release that removed it).
+_REMOVED_FROM_TENSORFLOW = {"estimator": "2.16", "contrib": "2.0"}
 
 
 class Unreachable(LoadError):
@@ -157,6 +171,7 @@ def enter_project(paths: list[str]) -> None:
     inside the new project's top folder (its first path) stay."""
     global _project_paths, _baseline
     missing.clear()
+    kept.clear()
     if _baseline is None:
         _baseline = set(sys.modules)
     new = [os.path.abspath(p) for p in paths]
@@ -249,9 +264,96 @@ def missing_package(err: BaseException) -> MissingPackage | None:
         top = err.name.split(".")[0]
         if not _in_project(top) and top not in sys.modules:
             found = MissingPackage(top, importer)
+    elif text.startswith("cannot import name '") and "from 'tensorflow'" in text:
+        name = text.split("'")[1]
+        if name in _REMOVED_FROM_TENSORFLOW:
+            release = _REMOVED_FROM_TENSORFLOW[name]
+            found = MissingPackage(
+                f"tensorflow.{name}",
+                importer,
+                f"which TensorFlow {release} removed (the workers run TensorFlow "
+                f"{_tensorflow_version()})",
+                f"use TensorFlow older than {release} for the workers",
+            )
+    elif "Could not import " in text:
+        # A library's optional dependency, caught and re-raised with its own
+        # words: Keras' `array_to_img` says "Could not import PIL.Image".
+        top = text.partition("Could not import ")[2].split()[0].strip(".`'\"").split(".")[0]
+        if top.isidentifier() and importlib.util.find_spec(top) is None:
+            found = MissingPackage(top, importer)
     if found is not None:
         missing.append(found)
     return found
+
+
+def _tensorflow_version() -> str:
+    module = sys.modules.get("tensorflow")
+    return str(getattr(module, "__version__", "?"))
+
+
+def user_line(err: BaseException) -> str | None:
+    """Where in the user's code `err` was raised (`train.py, line 12`): the
+    innermost frame that is neither tfrewrite's nor an installed library's
+    (TensorFlow, Keras), so a message can say which line of the script failed."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [
+        f
+        for f in traceback.extract_tb(err.__traceback__)
+        if not f.filename.startswith((own, "<"))
+        and "site-packages" not in f.filename
+        and "dist-packages" not in f.filename
+        and f"{os.sep}lib{os.sep}python" not in f.filename
+    ]
+    # The project's own frames first: a library on PYTHONPATH is not the user's code.
+    ours = [f for f in frames if any(_inside(f.filename, p) for p in _project_paths)]
+    frames = ours or frames
+    if not frames:
+        return None
+    return f"{os.path.basename(_shown(frames[-1].filename))}, line {frames[-1].lineno}"
+
+
+def remedy(err: BaseException, path: str) -> str | None:
+    """What the user can do when their own code fails for a reason outside
+    the rewrite: a folder to create, or Keras 2 code under Keras 3."""
+    return missing_folder(err, path) or keras_two(err)
+
+
+def keras_two(err: BaseException) -> str | None:
+    """Keras 3 lacks an attribute the code asks a Keras object or module for
+    (`Mean.reset_states`, renamed `reset_state`): code written for Keras 2."""
+    if not isinstance(err, AttributeError) or not err.name:
+        return None
+    owner = getattr(err, "obj", None)
+    if owner is None:
+        return None
+    if isinstance(owner, types.ModuleType):
+        module, shown = owner.__name__, owner.__name__
+    else:
+        module, shown = type(owner).__module__, type(owner).__name__
+    if module.split(".")[0] != "keras":
+        return None
+    version = getattr(sys.modules.get("keras"), "__version__", "3")
+    return (
+        f"Keras {version} has no `{shown}.{err.name}`: the code was written for Keras 2; update "
+        "it, or run the workers under Keras 2 (install tf_keras and set TF_USE_LEGACY_KERAS=1)"
+    )
+
+
+def missing_folder(err: BaseException, path: str) -> str | None:
+    """What to create when the code uses a relative path whose folder the
+    script's folder lacks (`./result/00000.png` of a script whose author made
+    `result/` by hand): verify runs the code in a copy of that folder."""
+    if not isinstance(err, FileNotFoundError) or not isinstance(err.filename, str):
+        return None
+    folder = os.path.dirname(err.filename)
+    if not folder or os.path.isabs(folder) or os.path.isdir(folder):
+        return None
+    script = os.path.basename(path)
+    return (
+        f"the code uses `{err.filename}`, but there is no folder `{os.path.normpath(folder)}` "
+        f"beside {script}: create it there (verify runs the code in a temporary copy of "
+        f"{script}'s folder and writes nothing into yours)"
+    )
 
 
 def _project_import_problem(err: ImportError, path: str) -> str | None:
@@ -544,12 +646,26 @@ def _register_source(filename: str, source: str) -> None:
     linecache.cache[filename] = (len(source), None, lines, filename)
 
 
-def _resolve(module: types.ModuleType, qualname: str, factory: object = None) -> object:
+# How to build an object of a class its `__init__` defaults cannot build, from
+# the script's own code that constructs one: `(cls, source, path, package) ->
+# (instance, how it was built) or None`. Set by `callers` (it needs the caller
+# machinery, which imports this module).
+construct_from_script: Callable[[type, str, str, str | None], tuple[object, str] | None] | None = (
+    None
+)
+
+
+def _resolve(
+    module: types.ModuleType,
+    qualname: str,
+    factory: object = None,
+    origin: tuple[str, str, str | None] | None = None,
+) -> object:
     obj: object = module
     parts = qualname.split(".")
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
-            return _instantiate(obj, qualname, part, factory)
+            return _instantiate(obj, qualname, part, factory, origin)
         if i > 0 and not isinstance(obj, (type, types.ModuleType)):
             raise Unreachable(
                 f"`{qualname}` is defined inside the function `{'.'.join(parts[:i])}`: verify "
@@ -561,6 +677,23 @@ def _resolve(module: types.ModuleType, qualname: str, factory: object = None) ->
     return obj
 
 
+def module_file(source: str, path: str) -> str | None:
+    """A file whose text is `source`, for a module's `__file__`: `path`
+    itself when it holds that text (the original), else a file beside the
+    mirror of `path` in the sandbox's working directory (the rewrite; that
+    directory shows the script's folder, see `sandbox`); None outside a
+    sandbox, where no file can be written."""
+    if path.startswith("<"):
+        return None
+    try:
+        with open(path, encoding="utf-8") as handle:
+            if handle.read() == source:
+                return os.path.abspath(path)
+    except (OSError, ValueError):
+        pass
+    return sandbox.write_beside(os.path.basename(path), source)
+
+
 class NeedsFactory(LoadError):
     """A method's class cannot be built from its `__init__` defaults: the
     user must say how (a factory), so the method is not proven, not broken."""
@@ -568,6 +701,8 @@ class NeedsFactory(LoadError):
 
 # qualname -> how its class was built when `__init__` needed arguments (said in the result).
 built_with: dict[str, str] = {}
+# The objects methods were loaded on, for the current request (see `enter_project`).
+kept: list[object] = []
 
 
 def _constructor_guess(cls: type) -> dict[str, object] | None:
@@ -602,26 +737,42 @@ def _constructor_guess(cls: type) -> dict[str, object] | None:
     return guessed or None
 
 
-def _instantiate(cls: type, qualname: str, method: str, factory: object = None) -> object:
+def _instantiate(
+    cls: type,
+    qualname: str,
+    method: str,
+    factory: object = None,
+    origin: tuple[str, str, str | None] | None = None,
+) -> object:
     """A method of a class is called on an instance built from the class's
-    `__init__` defaults (`Loss.call` needs `self`), or by a configured
-    factory `(cls) -> instance`."""
+    `__init__` defaults (`Loss.call` needs `self`), by a configured factory
+    `(cls) -> instance`, or by the script's own code that constructs one
+    (`agent = PERAgent(model, target, env)` in `main()`)."""
     try:
         if callable(factory):
             instance = factory(cls)
         else:
             try:
                 instance = cls()
-            except TypeError:
+            except TypeError as first:
                 guessed = _constructor_guess(cls)
-                if guessed is None:
-                    raise
-                instance = cls(**guessed)
-                built_with[qualname] = (
-                    f"`{cls.__name__}` was built as `{cls.__name__}("
-                    + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
-                    + ")` from its parameter names; configure a factory to build it otherwise"
-                )
+                built = None
+                if guessed is None and origin is not None and construct_from_script is not None:
+                    built = construct_from_script(cls, *origin)
+                if built is not None:
+                    instance, how = built
+                    built_with[qualname] = how
+                elif guessed is None:
+                    raise first
+                else:
+                    instance = cls(**guessed)
+                    built_with[qualname] = (
+                        f"`{cls.__name__}` was built as `{cls.__name__}("
+                        + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
+                        + ")` from its parameter names; configure a factory to build it otherwise"
+                    )
+        # A bound `tf.function` method holds its object weakly: keep it alive.
+        kept.append(instance)
     except Exception as err:
         found = missing_package(err)
         if found is not None:
@@ -659,8 +810,13 @@ def load_function(
     filename = f"{path} ({role} #{n})"  # not a real file: the source lives in linecache
     _register_source(filename, source)
     module = types.ModuleType(name)
-    # No `__file__`: AutoGraph refreshes linecache from the file of any module
-    # whose `__file__` matches, which would drop the registered source.
+    # The code is compiled under `filename` (its source in linecache), while
+    # `__file__` names a real file holding the same text: data paths read
+    # from `os.path.dirname(__file__)` resolve, and tools that re-read a
+    # module's source (typeguard's `@typechecked`) read this version of it.
+    file = module_file(source, path)
+    if file is not None:
+        module.__file__ = file
     if package:
         module.__package__ = package
     if extra_globals:
@@ -679,7 +835,7 @@ def load_function(
         if problem is not None:
             raise LoadError(problem) from err
         raise
-    function = _resolve(module, qualname, factory)
+    function = _resolve(module, qualname, factory, (source, path, package))
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
     return LoadedFunction(module, function, python_function, piece)

@@ -547,8 +547,21 @@ def replay_source(
         name=REPLAY, args=args, body=statements, decorator_list=[], returns=None, type_params=[]
     )
     ast.fix_missing_locations(ast.copy_location(replay, loop))
-    text = source.rstrip("\n") + "\n\n\n" + ast.unparse(replay) + "\n"
+    text = _run_before(source, tree, loop) if function is None else source
+    text = text.rstrip("\n") + "\n\n\n" + ast.unparse(replay) + "\n"
     return text, recorded
+
+
+def _run_before(source: str, tree: ast.Module, loop: ast.stmt) -> str:
+    """The module's text up to the top-level statement holding a module-level
+    loop: when the script runs, nothing after it has run yet (a guide that
+    defines `train_step(x, y)` above the loop and `train_step(images)` below
+    it trains with the first)."""
+    for stmt in tree.body:
+        end = stmt.end_lineno or stmt.lineno
+        if stmt.lineno <= loop.lineno <= end:
+            return "".join(source.splitlines(keepends=True)[:end])
+    return source
 
 
 def _needed(tree: ast.Module, names: set[str]) -> set[str]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture
+from tfrewrite.verify import capture, loader
 from tfrewrite.verify.compare import Difference
 
 SEED = 1234
@@ -167,6 +167,11 @@ class Call:
             # AutoGraph's wrapper: the user's exception is the last line.
             return lines[-1][:300]
         return f"{type(self.error).__name__}: {(lines[0] if lines else '')[:300]}"
+
+    def user_line(self) -> str | None:
+        """Where in the user's code the error was raised (`train.py, line 12`)."""
+        assert self.error is not None
+        return loader.user_line(self.error)
 
     def traceback(self) -> str:
         """The traceback without tfrewrite's, TensorFlow's and AutoGraph's own frames."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -26,6 +27,7 @@ import tfrewrite
 
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
 STARTUP_TIMEOUT = 180.0
+SCRATCH_ENV = "TFREWRITE_VERIFY_SCRATCH"  # read by `sandbox`
 
 
 class EnvironmentProblem(Exception):
@@ -49,6 +51,10 @@ class Worker:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
+        # The folders the worker runs user code in (see `sandbox`) live here,
+        # removed with the worker even when it is killed mid-request.
+        self.scratch = tempfile.mkdtemp(prefix="tfrewrite-verify-worker-")
+        env[SCRATCH_ENV] = self.scratch
         self.log = tempfile.TemporaryFile(mode="w+b")
         try:
             self.process = subprocess.Popen(
@@ -61,6 +67,7 @@ class Worker:
                 encoding="utf-8",
             )
         except OSError as err:
+            shutil.rmtree(self.scratch, ignore_errors=True)
             raise EnvironmentProblem(
                 f"cannot run the interpreter {python!r}: {err.strerror}"
             ) from err
@@ -133,6 +140,7 @@ class Worker:
         if self.process.poll() is None:
             self.process.kill()
         self.process.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)
 
     def close(self) -> None:
         if self.process.poll() is None and self.process.stdin is not None:
@@ -141,6 +149,7 @@ class Worker:
                 self.process.wait(timeout=10)
             except (OSError, subprocess.TimeoutExpired):
                 self.kill()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         self.log.close()
 
 
@@ -169,6 +178,7 @@ def run_requests(
             worker.wait_ready()
         except EnvironmentProblem as err:
             problems.append(err)
+            worker.close()
             return
         while True:
             try:
@@ -183,6 +193,7 @@ def run_requests(
                 except EnvironmentProblem as err:
                     problems.append(err)
                     todo.put(i)
+                    worker.close()
                     return
             answer = worker.request(payloads[i], timeout)
             if isinstance(answer, WorkerFailure):

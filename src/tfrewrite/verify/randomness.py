@@ -57,14 +57,17 @@ def check_random(
     distribution(outcome, original, traced, case, samples)
 
 
-def _sample(fn: Callable, args: dict[str, Any], n: int, eager: bool) -> list[Any] | str:
-    values = []
+def _sample(
+    fn: Callable, args: dict[str, Any], n: int, eager: bool, positions: list[int] | None = None
+) -> dict[str, Any] | str:
+    """The per-call statistics of `n` calls (see `stats.Calls`), or the error."""
+    collected = stats.Calls(positions)
     for _ in range(n):
         result = call(fn, args, eager=eager)
         if result.failed:
             return result.describe_error()
-        values.append(float_values(result.value))
-    return values
+        collected.add(float_values(result.value))
+    return collected.statistics()
 
 
 def distribution(
@@ -79,16 +82,15 @@ def distribution(
     rate of `stats.ALPHA`."""
     label, args = case
     check = outcome.check(CHECK_DISTRIBUTION)
-    want = _sample(original, args, samples, eager=True)
-    got = _sample(traced, args, samples, eager=False)
-    for side in (want, got):
-        if isinstance(side, str):
-            check.fail(f"on {label}: raised {side}")
-            return
-    assert isinstance(want, list) and isinstance(got, list)
+    a = _sample(original, args, samples, eager=True)
+    if isinstance(a, str):
+        check.fail(f"on {label}: raised {a}")
+        return
+    b = _sample(traced, args, samples, eager=False, positions=stats.positions_of(a))
+    if isinstance(b, str):
+        check.fail(f"on {label}: raised {b}")
+        return
     check.runs += 2 * samples
-    a = stats.statistics(want)
-    b = stats.statistics(got, stats.positions_of(a))
     results = stats.compare_samples(a, b)
     location = next((r for r in results if r.statistic == "mean" and r.test == "location"), None)
     if location is not None:

@@ -145,16 +145,30 @@ def _snapshot(value: Any) -> Any:
     return value
 
 
+def _has_weights(value: Any) -> bool:
+    if isinstance(value, type):
+        return False
+    if isinstance(value, tf.Variable):
+        return True
+    return hasattr(value, "weights") and hasattr(value, "get_weights") and callable(value)
+
+
 def _models(scope: dict[str, Any]) -> dict[str, Any]:
-    """Objects with weights in a scope: Keras models and layers, variables."""
+    """Objects with weights in a scope: Keras models and layers, variables;
+    in a method's loop also those `self` holds (`self.model`)."""
     found = {}
     for name, value in scope.items():
-        if name.startswith("__") or isinstance(value, type):
-            continue
-        if isinstance(value, tf.Variable):
+        if not name.startswith("__") and _has_weights(value):
             found[name] = value
-        elif hasattr(value, "weights") and hasattr(value, "get_weights") and callable(value):
-            found[name] = value
+    owner = scope.get("self")
+    if owner is not None and not _has_weights(owner):
+        try:
+            attributes = dict(vars(owner))
+        except TypeError:  # no __dict__
+            attributes = {}
+        for name, value in attributes.items():
+            if _has_weights(value):
+                found[f"self.{name}"] = value
     return found
 
 
@@ -458,8 +472,15 @@ def verify_loop(
             if want.error_in_setup
             else "running the original loop on the script's own data"
         )
+        # An optional dependency the workers lack makes the result "needs package".
+        loader.missing_package(want.error.error)
         hint = harness_hint or "give the loop its inputs with a harness"
-        outcome.unproven = f"{where} raised {want.error.describe_error()}; {hint}"
+        remedy = loader.remedy(want.error.error, path)
+        if remedy is not None:
+            hint = f"{remedy}; or {hint}"
+        line = want.error.user_line()
+        at = f" at {line}" if line else ""
+        outcome.unproven = f"{where} raised {want.error.describe_error()}{at}; {hint}"
         outcome.warnings.append(outcome.unproven)
         outcome.error_traceback = want.error.traceback()
         return

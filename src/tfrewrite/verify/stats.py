@@ -33,6 +33,8 @@ import numpy as np
 
 ALPHA = 1e-3
 POSITIONS = 3  # individual entries tested besides the per-call mean
+LARGE = 4096  # entries per call beyond which outputs are not kept whole
+PILOT = 50  # calls whose whole outputs choose the positions of a large output
 
 
 @dataclass
@@ -87,22 +89,63 @@ def ks_p(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return d, kolmogorov_sf((math.sqrt(m) + 0.12 + 0.11 / math.sqrt(m)) * d)
 
 
+class Calls:
+    """Per-call statistics, collected call by call. A large output (an
+    image batch: 400k entries a call, 1000 calls a side) is not kept whole:
+    the positions with the largest spread are chosen on the first PILOT
+    calls, and after that only the per-call mean and those entries are kept."""
+
+    def __init__(self, positions: list[int] | None = None) -> None:
+        self.positions = positions
+        self.means: list[float] = []
+        self.rows: list[np.ndarray] = []  # entries at `positions`, per call
+        self.pilot: list[np.ndarray] = []  # whole outputs until positions are chosen
+        self.size: int | None = None
+        self.ragged = False  # calls returned different numbers of entries
+
+    def add(self, values: np.ndarray) -> None:
+        self.means.append(float(values.mean()) if values.size else 0.0)
+        if self.size is None:
+            self.size = values.size
+        self.ragged = self.ragged or values.size != self.size
+        if self.ragged:
+            return
+        if self.positions is not None:
+            self.rows.append(values[self.positions])
+            return
+        self.pilot.append(values)
+        if self.size > LARGE and len(self.pilot) >= PILOT:
+            self._choose()
+
+    def _choose(self) -> None:
+        spread = np.stack(self.pilot).std(axis=0)
+        self.positions = [int(j) for j in np.argsort(-spread)[:POSITIONS] if spread[j] > 0]
+        self.rows = [p[self.positions] for p in self.pilot]
+        self.pilot = []
+
+    def statistics(self) -> dict[str, np.ndarray]:
+        """`mean` and `entry j` for the chosen positions."""
+        out = {"mean": np.array(self.means)}
+        if self.ragged or not self.size:
+            return out
+        if self.positions is None:
+            self._choose()
+        assert self.positions is not None
+        matrix = np.array(self.rows).reshape(len(self.rows), len(self.positions))
+        for i, j in enumerate(self.positions):
+            out[f"entry {j}"] = matrix[:, i]
+        return out
+
+
 def statistics(
     calls: list[np.ndarray], positions: list[int] | None = None
 ) -> dict[str, np.ndarray]:
     """Per-call statistics: `mean` and `entry j` for the chosen positions
     (by default the POSITIONS entries with the largest spread over calls)."""
-    size = min((c.size for c in calls), default=0)
-    out = {"mean": np.array([c.mean() if c.size else 0.0 for c in calls])}
-    if size == 0 or any(c.size != size for c in calls):
-        return out
-    matrix = np.stack(calls)
-    if positions is None:
-        spread = matrix.std(axis=0)
-        positions = [int(j) for j in np.argsort(-spread)[:POSITIONS] if spread[j] > 0]
-    for j in positions:
-        out[f"entry {j}"] = matrix[:, j]
-    return out
+    collected = Calls(positions)
+    for values in calls:
+        collected.add(values)
+    return collected.statistics()
 
 
 def positions_of(stats: dict[str, np.ndarray]) -> list[int]:

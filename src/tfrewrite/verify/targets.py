@@ -16,6 +16,7 @@ Standard library plus the shared `ast` index; no TensorFlow.
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import dataclass
 
 from tfrewrite.verify import callers, loops, signatures
@@ -224,8 +225,34 @@ def _caller_of_helper(path: str, source: str, name: str) -> callers.Caller | Non
 
 
 def _callers(source: str, helper: str) -> list[str]:
-    top = helper.split(".")[0]
-    return sorted(q for q, names in references(source).items() if top in names and q != helper)
+    """Functions that call `helper`: through the names they need, for a
+    module-level function; for a method, functions whose own code calls it
+    as an attribute (`self.per_loss(...)`, `agent.per_loss(...)`), not every
+    method whose class is the helper's."""
+    if "." not in helper:
+        return sorted(
+            q for q, names in references(source).items() if helper in names and q != helper
+        )
+    owner, method = helper.rsplit(".", 1)
+    found = []
+    if method in ("call", "__call__"):  # called through the object: `MyLoss()(y, p)`
+        top = owner.split(".")[0]
+        found += [
+            q
+            for q, names in references(source).items()
+            if top in names and not q.startswith(top + ".")
+        ]
+    for qualname, text in function_sources(source).items():
+        try:
+            tree = ast.parse(textwrap.dedent(text))
+        except SyntaxError:
+            continue
+        if qualname != helper and any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == method
+            for n in ast.walk(tree)
+        ):
+            found.append(qualname)
+    return sorted(set(found))
 
 
 def pair_targets(

@@ -31,11 +31,28 @@ def _send(stream: IO[str], data: dict[str, Any]) -> None:
 
 
 def _handle(message: dict[str, Any]) -> dict[str, Any]:
-    from tfrewrite.verify import loader
-    from tfrewrite.verify.checks import Options, Request, verify
+    from tfrewrite.verify import loader, sandbox
 
     data = message["request"]
     loader.enter_project(data.get("sys_path", []))
+    path = data.get("path", "<source>")
+    folder = ""
+    if not path.startswith("<"):
+        # Paths are relative to where verify was started, not to the sandbox.
+        data["path"] = path = os.path.abspath(path)
+        folder = os.path.dirname(path)
+    caller = data.get("caller")
+    if caller and caller.get("path"):
+        caller["path"] = os.path.abspath(caller["path"])
+    # The user's code runs in a temporary mirror of the script's folder:
+    # relative reads see the project, relative writes never land in it.
+    with sandbox.isolated(folder, data.get("sys_path", [])):
+        return _verify(data)
+
+
+def _verify(data: dict[str, Any]) -> dict[str, Any]:
+    from tfrewrite.verify.checks import Options, Request, verify
+
     request = Request(
         qualname=data["qualname"],
         original_source=data["original_source"],
@@ -55,6 +72,7 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    sys.dont_write_bytecode = True  # importing the project must not add __pycache__ to it
     os.dup2(2, 1)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
