@@ -138,6 +138,40 @@ def test_decorated_loss_known_by_its_signature_alone():
     assert findings[0].fix.message == "Remove `@tf.function` from the loss `dice`"
 
 
+def test_a_directly_called_loss_is_reported_only_when_tracing_freezes_state():
+    """A loss by its parameter names, called directly in a file that trains
+    nothing: removing the decorator would only slow it down, unless the
+    decorator freezes a module flag the file flips (then it is the fix)."""
+    plain = """
+        import tensorflow as tf
+
+        @tf.function
+        def get_mse(y_true, y_pred):
+            return tf.reduce_mean(tf.square(y_true - y_pred))
+
+        print(get_mse(tf.ones(3), tf.zeros(3)))
+    """
+    assert _codes(plain, ["TFR301"]) == []
+    flagged = """
+        import tensorflow as tf
+
+        absolute = False
+
+        @tf.function
+        def get_error(y_true, y_pred):
+            if absolute:
+                return tf.reduce_mean(tf.abs(y_true - y_pred))
+            return tf.reduce_mean(tf.square(y_true - y_pred))
+
+        def use_absolute():
+            global absolute
+            absolute = True
+
+        print(get_error(tf.ones(3), tf.zeros(3)))
+    """
+    assert _codes(flagged, ["TFR301"]) == ["TFR301"]
+
+
 def test_a_loss_only_compiled_elsewhere_loses_its_decorator(tmp_path):
     train = """
         import keras

@@ -72,8 +72,9 @@ def _called_directly_without_training(ctx: RuleContext, function: FunctionScope)
     called at the top level of a file that trains nothing (no gradient tape,
     no gradients applied, no function given to `compile`): the file uses it
     as a plain traced function. There is no step to move the decorator to,
-    and without it the calls would only run slower. (A loss only defined
-    here, in a losses module, is still reported: its callers train.)"""
+    and without it the calls would only run slower (unless it reads module
+    state tracing freezes: the caller checks). A loss only defined here, in
+    a losses module, is still reported: its callers train."""
     index = ctx.index
     keys = {function.node.name.value, index.qualify(function.qualname)}
     if not any(key in index.module_call_lines for key in keys):
@@ -170,9 +171,10 @@ class LossDecorator(Rule):
 
         A function taken for a loss by its parameter names alone (`y_true,
         y_pred`) and called directly in a file that trains nothing (no
-        gradient tape, no `compile` with a function) is not reported: there
-        is no train step for its decorator to move to, and removing it would
-        only slow those calls down.
+        gradient tape, no `compile` with a function) is not reported unless
+        it reads module state tracing freezes: there is no train step for
+        its decorator to move to, and removing it would only slow those
+        calls down.
     """
     examples = (
         Invalid(
@@ -305,7 +307,11 @@ class LossDecorator(Rule):
                 continue
             if not (traced.is_loss or _loss_by_signature(function)):
                 continue
-            if not traced.is_loss and _called_directly_without_training(ctx, function):
+            if (
+                not traced.is_loss
+                and _called_directly_without_training(ctx, function)
+                and not _frozen_state(ctx, function)
+            ):
                 continue
             if not _loss_by_signature(function) and _only_differentiated_outside_training(
                 ctx, function
