@@ -28,12 +28,16 @@ A function is kept when it may matter to one of the selected rules
   or a batched dataset (what `value_sources` and `_model_names` look up by
   name anywhere in the file);
 - for TFR101: it names `keras` or `keras.ops` (the fix writes `keras.ops`
-  when the file uses it); for TFR102/TFR106: it names a seed function;
+  when the file uses it); it names a seed function (random fixes look for
+  seeding anywhere); it uses a name a fix would otherwise take for a new
+  function or list (`train_step`, `batch_sizes`);
 - a kept function names it (the rules read callees' bodies and returns), or
   it shares its name with a kept top-level function (sections of a script);
 - it is `__init__` or writes a `self` attribute in a class with a kept method
-  (what `self` holds is read from every method of the class), or calls a
-  kept method of its class; every method of a class named by kept code stays.
+  (what `self` holds is read from every method of the class), calls a kept
+  method of its class, or names a method that `__init__` of such a class
+  calls on `self` (set up once only if nothing else calls it); every method
+  of a class named by kept code stays.
 
 Module-level statements, class headers and class-level statements always
 stay. A selected rule this module does not know keeps the whole file.
@@ -82,7 +86,9 @@ KNOWN_RULES = frozenset(
 )
 # Rules that look up, by name anywhere in the file, what a model or a dataset is.
 _LOOP_RULES = frozenset({"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"})
-_RANDOM_RULES = frozenset({"TFR102", "TFR106"})
+# Bases of the names fixes make fresh (a suffix added while the file uses
+# one), by rule.
+_FRESH_NAMES = (("TFR303", "train_step"), ("TFR306", "batch_sizes"))
 # Last components of the averaging calls TFR306 starts from.
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 _MODEL_FACTORIES = frozenset({"Sequential", "Model", "Functional", "load_model", "clone_model"})
@@ -95,6 +101,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 # lambda, a batched dataset (with the file's class names).
 _INPUT_WORDS = _MODEL_FACTORIES | _BATCHING | {"lambda", "applications"}
 # A `self` attribute beside a comma or a bracket: maybe in a tuple target.
+_SELF_CALL = re.compile(r"\bself\s*\.\s*([A-Za-z_][A-Za-z_0-9]*)\s*\(")
 _DEFINED = re.compile(r"\b(?:class|def)\s+[A-Za-z_][A-Za-z_0-9]*")
 _TUPLE_SELF = re.compile(r"\bself\.\w+\s*[,)\]]|[,(\[]\s*self\.\w+")
 
@@ -356,6 +363,9 @@ def _decide(
     classes = {name.rpartition(".")[2] for name in index.classes}
     owners = set(index.imports) | {name for name in index.classes if "." not in name}
     loop_rules = not codes.isdisjoint(_LOOP_RULES)
+    # Names fixes choose so as not to clash with any name of the file, and
+    # that a fix message may show (`train_step_2`).
+    fresh = [base for code, base in _FRESH_NAMES if code in codes]
     input_words = _INPUT_WORDS | classes
     keras_names = {
         alias
@@ -420,8 +430,10 @@ def _decide(
             reason = "assigns a model, a lambda or a batched dataset"
         elif "TFR101" in codes and not keras_names.isdisjoint(words):
             reason = "names keras.ops"
-        elif not codes.isdisjoint(_RANDOM_RULES) and any("seed" in w for w in words):
+        elif any("seed" in w for w in words):
             reason = "names a seed function"
+        elif any(base in w for w in words for base in fresh):
+            reason = "uses a name a fix may take"
         unit.reason = reason
     for unit in units:
         if unit.reason is None and not core.isdisjoint(unit.words):
@@ -491,6 +503,13 @@ def _spread(lines: list[str], units: list[_Unit], index: ModuleIndex, facts) -> 
             kept = {m.name for m in methods if m.reason is not None}
             if not kept:
                 continue
+            # What `__init__` calls on `self` is set up once only while no
+            # other code names it (`state.init_only_methods`).
+            for init in (m for m in methods if m.name == "__init__"):
+                called = set(_SELF_CALL.findall(init.text))
+                for unit in units:
+                    if unit is not init and not called.isdisjoint(unit.words):
+                        keep(unit, f"names a method `{class_name}.__init__` calls")
             for method in methods:
                 if method.reason is not None:
                     continue
