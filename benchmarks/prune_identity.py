@@ -74,8 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, opts in runs:
         keys, errors, parsed, elapsed = _check(root, opts, args.jobs)
         outcomes[name] = (keys, errors)
-        print(f"{name}: {len(keys)} findings, {len(errors)} errors, {parsed} files parsed, "
-              f"{elapsed:.1f} s")
+        print(
+            f"{name}: {len(keys)} findings, {len(errors)} errors, {parsed} files parsed, "
+            f"{elapsed:.1f} s"
+        )
     if len(outcomes) < 2:
         return 0
     (before, before_errors), (after, after_errors) = outcomes["unpruned"], outcomes["pruned"]

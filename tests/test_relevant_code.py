@@ -180,9 +180,7 @@ REASONS = [
 
 
 @pytest.mark.parametrize(("function", "reason", "codes"), REASONS)
-def test_each_reason_keeps_its_function(
-    function: str, reason: str, codes: tuple[str, ...]
-) -> None:
+def test_each_reason_keeps_its_function(function: str, reason: str, codes: tuple[str, ...]) -> None:
     source = HEADER + "\n" + function + "\n\ndef other(x):\n    return x + 1\n"
     source += "\n\n@tf.function\ndef anchor(x):\n    return x\n"
     found = _reasons(source, codes)
@@ -476,3 +474,19 @@ def test_fix_and_edits_parse_the_whole_file(monkeypatch: pytest.MonkeyPatch) -> 
         process_file(FileJob(InputFile("s.py", source), index, traced, options))
         assert calls[0] == source
         calls.clear()
+
+
+def test_names_in_any_alphabet_are_words() -> None:
+    found = _reasons(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def größe(x):
+            return x
+
+        def messe(xs):
+            return [größe(x) for x in xs]
+        """
+    )
+    assert found["messe"] == "calls `größe`"

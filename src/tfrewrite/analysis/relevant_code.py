@@ -51,12 +51,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.analysis.index import FunctionInfo, ModuleIndex
     from tfrewrite.analysis.project import TracedFunction
 
 # The rules whose needs the relevance tests below cover; any other selected
@@ -96,13 +96,16 @@ _BATCHING = frozenset({"batch", "padded_batch"})
 # Line breaks as Python's tokenizer counts them (not `str.splitlines`, which
 # also breaks at form feeds and other separators).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# Identifier-like words (Python identifiers may hold any letter).
+_WORD = re.compile(r"[^\W\d]\w*")
 # Words that may assign what the loop rules look up by name: a model, a
 # lambda, a batched dataset (with the file's class names).
 _INPUT_WORDS = _MODEL_FACTORIES | _BATCHING | {"lambda", "applications"}
+# A method called on `self`: `self.reset_noise(...)`.
+_SELF_CALL = re.compile(r"\bself\s*\.\s*([^\W\d]\w*)\s*\(")
+# `class Name` and `def Name`: a definition, not a use, of the name.
+_DEFINED = re.compile(r"\b(?:class|def)\s+[^\W\d]\w*")
 # A `self` attribute beside a comma or a bracket: maybe in a tuple target.
-_SELF_CALL = re.compile(r"\bself\s*\.\s*([A-Za-z_][A-Za-z_0-9]*)\s*\(")
-_DEFINED = re.compile(r"\b(?:class|def)\s+[A-Za-z_][A-Za-z_0-9]*")
 _TUPLE_SELF = re.compile(r"\bself\.\w+\s*[,)\]]|[,(\[]\s*self\.\w+")
 
 
@@ -190,7 +193,8 @@ def prune(
             # Every method gone: `pass` keeps the body a body (harmless
             # beside class-level statements, if there are any).
             first = min(methods, key=lambda u: u.first)
-            lines[first.first - 1] = " " * first.column + "pass" + lines[first.first - 1]
+            indent = first.text[: first.column]
+            lines[first.first - 1] = indent + "pass" + lines[first.first - 1]
     return Pruned(
         "".join(lines),
         source,
@@ -248,7 +252,7 @@ def _units(lines: list[str], index: ModuleIndex) -> list[_Unit]:
     units.sort(key=lambda u: u.first)
     # Two units on the same lines (a redefinition pass 1 recorded twice)
     # would be blanked twice: keep such files whole.
-    for before, after in zip(units, units[1:]):
+    for before, after in zip(units, units[1:], strict=False):
         if after.first <= before.last:
             return []
     return units
@@ -266,9 +270,7 @@ class _Facts:
     defines_inputs: bool = False  # a model, a lambda or a batched dataset assigned
 
 
-def _facts(
-    node: ast.AST, module_names: set[str], owners: set[str], classes: set[str]
-) -> _Facts:
+def _facts(node: ast.AST, module_names: set[str], owners: set[str], classes: set[str]) -> _Facts:
     facts = _Facts()
     for inner in ast.walk(node):
         kind = inner.__class__
@@ -382,22 +384,21 @@ def _decide(
         for qualname, info in index.functions.items()
         if any(d in TF_FUNCTION_NAMES or d.endswith(".function") for d in info.decorators)
     ]
-    infos: dict[str, list] = {}
-    for qualname, info in index.functions.items():
-        infos.setdefault(qualname.split(".", 1)[0], []).append((qualname, info))
+    infos = _by_unit(index)
+    traced_units = _unit_keys(traced)
+    decorated_units = _unit_keys(decorated)
 
     def facts(unit: _Unit) -> _Facts | None:
         return unit.facts(index.module_names, owners, classes)
 
     core: set[str] = set()  # names of units others are kept for calling
     for unit in units:
-        head = unit.qualname.split(".", 1)[0]
-        own = [info for q, info in infos.get(head, ()) if _within(q, unit.qualname)]
+        own = infos.get(unit.qualname, [])
         words = unit.words
         reason = None
-        if any(_within(q, unit.qualname) for q in traced):
+        if unit.qualname in traced_units:
             reason = "runs traced"
-        elif any(_within(q, unit.qualname) for q in decorated):
+        elif unit.qualname in decorated_units:
             reason = "decorated with tf.function"
         elif "GradientTape" in words:
             reason = "opens a GradientTape"
@@ -439,8 +440,30 @@ def _decide(
         if unit.reason is None and not core.isdisjoint(unit.words):
             called = sorted(core & unit.words)[0]
             unit.reason = f"calls `{called}`"
-    _spread(lines, units, index, facts)
+    _spread(lines, units, infos, facts)
     return units
+
+
+def _unit_prefixes(qualname: str) -> tuple[str, str]:
+    """The qualnames of the units that may hold `qualname`: a top-level
+    function (`f` of `f.inner`) or a method (`A.m` of `A.m.inner`)."""
+    parts = qualname.split(".", 2)
+    return parts[0], ".".join(parts[:2])
+
+
+def _unit_keys(qualnames: Iterable[str]) -> set[str]:
+    """Qualnames of the units holding any of `qualnames`."""
+    return {key for qualname in qualnames for key in _unit_prefixes(qualname)}
+
+
+def _by_unit(index: ModuleIndex) -> dict[str, list[FunctionInfo]]:
+    """The functions pass 1 recorded, under the qualname of each unit that
+    may hold them (itself and what is nested in it)."""
+    found: dict[str, list[FunctionInfo]] = {}
+    for qualname, info in index.functions.items():
+        for key in set(_unit_prefixes(qualname)):
+            found.setdefault(key, []).append(info)
+    return found
 
 
 def _holds(found: _Facts | None, fact: str) -> bool:
@@ -463,7 +486,12 @@ def _writes_self(unit: _Unit, info_writes: bool, facts) -> bool:  # noqa: ANN001
     return found is None or found.writes_self
 
 
-def _spread(lines: list[str], units: list[_Unit], index: ModuleIndex, facts) -> None:  # noqa: ANN001
+def _spread(
+    lines: list[str],
+    units: list[_Unit],
+    infos: dict[str, list[FunctionInfo]],
+    facts,  # noqa: ANN001
+) -> None:
     """Keep what kept code needs: the units it names (and whole classes it
     names), the units sharing a kept top-level function's name, and in a
     class with a kept method, `__init__`, the methods writing `self`
@@ -514,15 +542,8 @@ def _spread(lines: list[str], units: list[_Unit], index: ModuleIndex, facts) -> 
                 if method.reason is not None:
                     continue
                 if method.qualname not in writes_self:
-                    info = index.functions[method.qualname]
-                    nested = any(
-                        i.self_writes
-                        for q, i in index.functions.items()
-                        if _within(q, method.qualname)
-                    )
-                    writes_self[method.qualname] = _writes_self(
-                        method, bool(info.self_writes) or nested, facts
-                    )
+                    recorded = any(i.self_writes for i in infos.get(method.qualname, ()))
+                    writes_self[method.qualname] = _writes_self(method, recorded, facts)
                 if method.name == "__init__" or writes_self[method.qualname]:
                     keep(method, f"sets up `self` for kept methods of `{class_name}`")
                 elif not kept.isdisjoint(method.words):
