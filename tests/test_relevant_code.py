@@ -231,6 +231,9 @@ def test_in_a_class_with_a_kept_method_what_sets_up_self_is_kept() -> None:
             def configure(self, a, b):
                 self.a, self.b = a, b
 
+            def restore(self, first, rest):
+                first, *self.rest = rest
+
             def describe(self):
                 return "layer"
 
@@ -246,6 +249,7 @@ def test_in_a_class_with_a_kept_method_what_sets_up_self_is_kept() -> None:
     assert found["Noisy.__init__"].startswith("sets up `self`")
     assert found["Noisy.reset"] is not None
     assert found["Noisy.configure"].startswith("sets up `self`")  # a tuple target
+    assert found["Noisy.restore"].startswith("sets up `self`")  # a starred one
     assert found["Noisy.describe"] is None
     assert found["poke"] == "names a method `Noisy.__init__` calls"
 

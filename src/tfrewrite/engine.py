@@ -5,8 +5,12 @@ Pass 1 indexes files with the standard `ast` parser; files whose bytes name
 neither TensorFlow nor Keras are indexed only when a traced function or a
 `compile(...)` call refers into them. Pass 2 parses with LibCST only the files
 where some selected rule can fire (most rules look only inside traced
-functions), and computes positions only for files with findings. Both passes
-run in a process pool when there is enough work.
+functions), and computes positions only for files with findings. In a check
+(no fix, no edits shown) it parses of such a file only the functions the
+selected rules can need: the others are blanked out, lines and columns kept
+(`analysis/relevant_code.py`, `_relevant_code`), so a large test file with a
+few traced functions costs a fraction of its whole tree. Both passes run in a
+process pool when there is enough work.
 """
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ _SELF_CALL = re.compile(r"\bself\s*\.\s*([^\W\d]\w*)\s*\(")
 # `class Name` and `def Name`: a definition, not a use, of the name.
 _DEFINED = re.compile(r"\b(?:class|def)\s+[^\W\d]\w*")
 # A `self` attribute beside a comma or a bracket: maybe in a tuple target.
-_TUPLE_SELF = re.compile(r"\bself\.\w+\s*[,)\]]|[,(\[]\s*self\.\w+")
+_TUPLE_SELF = re.compile(r"\bself\.\w+\s*[,)\]]|[,(\[]\s*\*?\s*self\.\w+")
 
 
 @dataclass
