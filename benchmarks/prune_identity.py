@@ -8,7 +8,8 @@ column, code, message and fixability. Any difference is a bug of pruning.
     PYTHONPATH=src python benchmarks/prune_identity.py /work/corpus [--select TFR] [--jobs 2]
 
 Exit status 1 when the findings differ. `--no-prune` runs only the unpruned
-check (to time it alone), `--prune-only` only the pruned one.
+check (to time it alone), `--prune-only` only the pruned one. With `--jobs 1`
+the pruned run also counts the files and functions it left out.
 """
 
 from __future__ import annotations
@@ -54,17 +55,44 @@ def _check(root: Path, options: RunOptions, jobs: int) -> tuple[list[Key], list[
     return _keys(result.findings), errors, result.parsed, elapsed
 
 
+def _count_pruning() -> dict[str, int]:
+    """Count, in this process, what `relevant_code.prune` leaves out."""
+    from tfrewrite.analysis import relevant_code
+
+    counts = {"asked": 0, "files": 0, "blanked": 0, "functions": 0}
+    prune = relevant_code.prune
+
+    def counting(source, index, traced, codes):  # noqa: ANN001, ANN202
+        counts["asked"] += 1
+        pruned = prune(source, index, traced, codes)
+        units = relevant_code.relevance(source, index, traced, codes)
+        counts["functions"] += len(units)
+        if pruned is not None:
+            counts["files"] += 1
+            counts["blanked"] += len(pruned.pruned)
+        return pruned
+
+    relevant_code.prune = counting  # type: ignore[assignment]
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path)
     parser.add_argument("--select", default="ALL")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--unsafe-fixes", action="store_true")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--no-prune", action="store_true", help="run only the unpruned check")
     mode.add_argument("--prune-only", action="store_true", help="run only the pruned check")
     args = parser.parse_args(argv)
     root = args.root.resolve()
-    options = RunOptions(rule_codes=tuple(select_codes([args.select], [])), root=str(root))
+    options = RunOptions(
+        rule_codes=tuple(select_codes([args.select], [])),
+        root=str(root),
+        unsafe_fixes=args.unsafe_fixes,
+    )
+    counts = _count_pruning() if args.jobs == 1 else None
     runs = []
     if not args.prune_only:
         runs.append(("unpruned", dataclasses.replace(options, prune_inert_code=False)))
@@ -77,6 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{name}: {len(keys)} findings, {len(errors)} errors, {parsed} files parsed, "
             f"{elapsed:.1f} s"
+        )
+    if counts is not None and "pruned" in outcomes:
+        print(
+            f"pruned: {counts['files']} files of {counts['asked']} blanked out "
+            f"{counts['blanked']} of {counts['functions']} functions"
         )
     if len(outcomes) < 2:
         return 0
