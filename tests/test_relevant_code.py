@@ -168,7 +168,7 @@ REASONS = [
     ),
     (
         "def target():\n    np.random.seed(0)\n",
-        "names a seed function",
+        "calls a seed function",
         ALL,
     ),
     (
@@ -494,3 +494,53 @@ def test_names_in_any_alphabet_are_words() -> None:
         """
     )
     assert found["messe"] == "calls `größe`"
+
+
+def test_a_definition_is_no_use_of_its_name() -> None:
+    """A kept test method does not keep the methods of the same name in
+    other classes; but a function defining a name a fix would take stays."""
+    found = _reasons(
+        """
+        import tensorflow as tf
+
+        class First:
+            def test_shape(self):
+                @tf.function
+                def fn(x):
+                    return x
+                return fn(1)
+
+        class Second:
+            def test_shape(self):
+                return 2
+
+        class Trainer:
+            def train_step(self, data):
+                return data
+        """,
+        ("TFR101", "TFR303"),
+    )
+    assert found["First.test_shape"] == "runs traced"
+    assert found["Second.test_shape"] is None
+    assert found["Trainer.train_step"] == "uses a name a fix may take"
+
+
+def test_a_seed_keyword_is_no_seeding() -> None:
+    found = _reasons(
+        """
+        import tensorflow as tf
+        from numpy.random import seed as reseed
+
+        def draws():
+            return tf.random.normal((2,), seed=3)
+
+        def seeds():
+            reseed(0)
+
+        @tf.function
+        def step(x):
+            return x
+        """
+    )
+    assert found["draws"] is None
+    assert found["seeds"] == "calls a seed function"

@@ -28,7 +28,7 @@ A function is kept when it may matter to one of the selected rules
   or a batched dataset (what `value_sources` and `_model_names` look up by
   name anywhere in the file);
 - for TFR101: it names `keras` or `keras.ops` (the fix writes `keras.ops`
-  when the file uses it); it names a seed function (random fixes look for
+  when the file uses it); it calls a seed function (random fixes look for
   seeding anywhere); it uses a name a fix would otherwise take for a new
   function or list (`train_step`, `batch_sizes`);
 - a kept function names it (the rules read callees' bodies and returns), or
@@ -96,6 +96,7 @@ _BATCHING = frozenset({"batch", "padded_batch"})
 # Line breaks as Python's tokenizer counts them (not `str.splitlines`, which
 # also breaks at form feeds and other separators).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_SEED_FUNCTIONS = frozenset({"seed", "set_seed", "set_random_seed"})
 # Identifier-like words (Python identifiers may hold any letter).
 _WORD = re.compile(r"[^\W\d]\w*")
 # Words that may assign what the loop rules look up by name: a model, a
@@ -103,6 +104,8 @@ _WORD = re.compile(r"[^\W\d]\w*")
 _INPUT_WORDS = _MODEL_FACTORIES | _BATCHING | {"lambda", "applications"}
 # A method called on `self`: `self.reset_noise(...)`.
 _SELF_CALL = re.compile(r"\bself\s*\.\s*([^\W\d]\w*)\s*\(")
+# The last word of what is called: `seed` of `np.random.seed(0)`.
+_CALLED = re.compile(r"([^\W\d]\w*)\s*\(")
 # `class Name` and `def Name`: a definition, not a use, of the name.
 _DEFINED = re.compile(r"\b(?:class|def)\s+[^\W\d]\w*")
 # A `self` attribute beside a comma or a bracket: maybe in a tuple target.
@@ -235,18 +238,23 @@ def _units(lines: list[str], index: ModuleIndex) -> list[_Unit]:
             continue
         if not 0 < info.first_lineno <= info.lineno <= info.end_lineno <= len(lines):
             continue
+        name = qualname.rpartition(".")[2]
+        if not re.search(rf"\bdef\s+{re.escape(name)}\b", lines[info.lineno - 1]):
+            return []  # the lines are not counted as pass 1 counted them
         text = "".join(lines[info.first_lineno - 1 : info.end_lineno])
         column = len(text) - len(text.lstrip(" \t"))
         units.append(
             _Unit(
                 qualname,
-                qualname.rpartition(".")[2],
+                name,
                 owner,
                 info.first_lineno,
                 info.end_lineno,
                 column,
                 text,
-                set(_WORD.findall(text)),
+                # Its own `def` line and those of what it nests define names,
+                # they use none.
+                set(_WORD.findall(_DEFINED.sub(" ", text))),
             )
         )
     units.sort(key=lambda u: u.first)
@@ -368,6 +376,12 @@ def _decide(
     # Names fixes choose so as not to clash with any name of the file, and
     # that a fix message may show (`train_step_2`).
     fresh = [base for code, base in _FRESH_NAMES if code in codes]
+    # Random fixes look for seeding anywhere (`transforms/seeds.py`).
+    seeding = _SEED_FUNCTIONS | {
+        alias
+        for alias, target in index.imports.items()
+        if target.rpartition(".")[2] in _SEED_FUNCTIONS
+    }
     input_words = _INPUT_WORDS | classes
     keras_names = {
         alias
@@ -431,9 +445,9 @@ def _decide(
             reason = "assigns a model, a lambda or a batched dataset"
         elif "TFR101" in codes and not keras_names.isdisjoint(words):
             reason = "names keras.ops"
-        elif any("seed" in w for w in words):
-            reason = "names a seed function"
-        elif any(base in w for w in words for base in fresh):
+        elif not seeding.isdisjoint(_CALLED.findall(unit.text)):
+            reason = "calls a seed function"
+        elif any(base in unit.text for base in fresh):  # a `def` of that name too
             reason = "uses a name a fix may take"
         unit.reason = reason
     for unit in units:
