@@ -544,3 +544,37 @@ def test_a_seed_keyword_is_no_seeding() -> None:
     )
     assert found["draws"] is None
     assert found["seeds"] == "calls a seed function"
+
+
+def test_fix_rounds_check_the_whole_file_when_what_was_left_out_cannot_stand_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A function left out from inside a block cannot be indexed on its own
+    for a simulated fix round: the check starts again on the whole file."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        if True:
+            WIDTH = 1
+
+            def lonely():
+                return WIDTH
+
+        @tf.function
+        def my_loss(y_true, y_pred):
+            return tf.reduce_mean(tf.square(y_true - y_pred))
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.compile(optimizer="adam", loss=my_loss)
+        """
+    )
+    parsed: list[str] = []
+    parse = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda code: parsed.append(code) or parse(code))
+    whole = _check(source, prune_code=False, path="train.py")
+    parsed.clear()
+    pruned = _check(source, prune_code=True, path="train.py")
+    assert "TFR301" in {f.code for f in whole.findings}
+    assert _keys(pruned) == _keys(whole)
+    assert "def lonely" not in parsed[0] and parsed[-1] == source

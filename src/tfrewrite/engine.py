@@ -593,6 +593,37 @@ def _relevant_code(source: str, job: FileJob, rules: Sequence[Rule]) -> tuple[st
     return pruned.code, dataclasses.replace(job, index=index)
 
 
+def _run_rules(
+    result: FileResult, module: cst.Module, code: str, job: FileJob, rules: Sequence[Rule]
+) -> FileResult:
+    """Run the rules over `module` (of `code`: the file's text, or in a
+    check its relevant code), fix rounds included, into `result`."""
+    from tfrewrite.fix_rounds import as_fix_would_do, settle
+
+    path, source, options = result.path, result.source or code, job.options
+    settled = settle(path, module, code, job.index, job.traced, rules, options)
+    if settled.error is not None:
+        result.error = FileError(path, settled.error)
+        return result
+    first = settled.first
+    if options.fix:
+        result.fixes_applied = [
+            _to_finding(path, first[i], module, source, False) for i in settled.resolved
+        ]
+        if settled.code != source:
+            result.fixed_source = settled.code
+        result.findings = [
+            _to_finding(path, f, settled.module, settled.code, options.want_edits)
+            for f in settled.final
+        ]
+        return result
+    result.findings = [
+        _to_finding(path, f, module, code, options.want_edits)
+        for f in as_fix_would_do(path, module, code, job, rules, first, settled.held)
+    ]
+    return result
+
+
 def _process_python(job: FileJob) -> FileResult:
     import libcst as cst
 
@@ -603,7 +634,6 @@ def _process_python(job: FileJob) -> FileResult:
         if source is None:
             source = _python_text(path, Path(path).read_bytes())
         result.source = source
-        options = job.options
         rules = _rules_for(job)
         if not rules or file_is_exempt(source):
             return result
@@ -625,29 +655,14 @@ def _process_python(job: FileJob) -> FileResult:
             )
             return result
         result.parsed = True
-        from tfrewrite.fix_rounds import as_fix_would_do, settle
+        from tfrewrite.analysis.relevant_code import WholeFileNeeded
 
-        settled = settle(path, module, code, job.index, job.traced, rules, options)
-        if settled.error is not None:
-            result.error = FileError(path, settled.error)
-            return result
-        first = settled.first
-        if options.fix:
-            result.fixes_applied = [
-                _to_finding(path, first[i], module, source, False) for i in settled.resolved
-            ]
-            if settled.code != source:
-                result.fixed_source = settled.code
-            result.findings = [
-                _to_finding(path, f, settled.module, settled.code, options.want_edits)
-                for f in settled.final
-            ]
-            return result
-        result.findings = [
-            _to_finding(path, f, module, code, options.want_edits)
-            for f in as_fix_would_do(path, module, code, job, rules, first, settled.held)
-        ]
-        return result
+        try:
+            return _run_rules(result, module, code, job, rules)
+        except WholeFileNeeded:
+            # The functions left out could not be indexed on their own for a
+            # simulated fix round: check the whole file instead.
+            return _run_rules(result, _parse(source), source, whole, rules)
     except RecursionError:
         result.error = FileError(path, "internal error: file too deeply nested to analyse")
         return result

@@ -142,6 +142,10 @@ class _Unit:
         return self._facts
 
 
+class WholeFileNeeded(Exception):
+    """The pruned code cannot stand for the file (`Pruned.carried_index`)."""
+
+
 @dataclass
 class Pruned:
     """A source with its inert functions blanked out."""
@@ -164,7 +168,12 @@ class Pruned:
             from tfrewrite.analysis.index import build_index
 
             code = _complement(self.source, set(self.pruned))
-            self._carried = build_index(code, self.path, self.module)
+            carried = build_index(code, self.path, self.module)
+            if carried.syntax_error is not None or not set(self.pruned) <= set(carried.functions):
+                # A function left out from inside a block (`if`, `try`)
+                # cannot be indexed alone: the caller checks the whole file.
+                raise WholeFileNeeded(self.path)
+            self._carried = carried
         return self._carried
 
 
