@@ -578,3 +578,28 @@ def test_fix_rounds_check_the_whole_file_when_what_was_left_out_cannot_stand_alo
     assert "TFR301" in {f.code for f in whole.findings}
     assert _keys(pruned) == _keys(whole)
     assert "def lonely" not in parsed[0] and parsed[-1] == source
+
+
+def test_names_imported_under_another_name_count() -> None:
+    found = _reasons(
+        """
+        import tensorflow as tf
+        from tensorflow import GradientTape as Tape
+        from numpy import mean as avg
+
+        def grads(x):
+            with Tape() as t:
+                y = x * x
+            return t.gradient(y, x)
+
+        def evaluate(batches):
+            return avg([b for b in batches])
+
+        @tf.function
+        def step(x):
+            return x
+        """,
+        ("TFR304", "TFR306"),
+    )
+    assert found["grads"] == "opens a GradientTape"
+    assert found["evaluate"] == "averages beside a loop"

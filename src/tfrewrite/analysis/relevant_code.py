@@ -128,7 +128,9 @@ class _Unit:
     reason: str | None = None  # why it is kept; None while inert
     _facts: _Facts | None = None
 
-    def facts(self, module_names: set[str], owners: set[str], classes: set[str]) -> _Facts | None:
+    def facts(
+        self, module_names: set[str], owners: set[str], inputs: set[str], averages: set[str]
+    ) -> _Facts | None:
         """What its code holds, from a parse of its own text (only the few
         units a cheap test on words cannot clear ask); None when the text
         does not parse alone."""
@@ -138,7 +140,7 @@ class _Unit:
                 tree = ast.parse(text)
             except (SyntaxError, ValueError, RecursionError):
                 return None
-            self._facts = _facts(tree, module_names, owners, classes)
+            self._facts = _facts(tree, module_names, owners, inputs, averages)
         return self._facts
 
 
@@ -287,7 +289,15 @@ class _Facts:
     defines_inputs: bool = False  # a model, a lambda or a batched dataset assigned
 
 
-def _facts(node: ast.AST, module_names: set[str], owners: set[str], classes: set[str]) -> _Facts:
+def _facts(
+    node: ast.AST,
+    module_names: set[str],
+    owners: set[str],
+    inputs: set[str],
+    averages: set[str],
+) -> _Facts:
+    """`inputs`: the last words of the calls that make a model, and the
+    file's classes; `averages`: those of averaging calls (aliases included)."""
     facts = _Facts()
     for inner in ast.walk(node):
         kind = inner.__class__
@@ -323,7 +333,7 @@ def _facts(node: ast.AST, module_names: set[str], owners: set[str], classes: set
                 facts.averages = True
         elif kind is ast.Call:
             leaf = _leaf(inner.func)  # type: ignore[attr-defined]
-            if leaf in _AVERAGES:
+            if leaf in averages:
                 facts.averages = True
             if leaf in _BATCHING:
                 facts.defines_inputs = True
@@ -334,11 +344,7 @@ def _facts(node: ast.AST, module_names: set[str], owners: set[str], classes: set
             elif isinstance(value, ast.Call):
                 spelled = _spelled(value.func)
                 leaf = spelled.rpartition(".")[2]
-                if (
-                    leaf in _MODEL_FACTORIES
-                    or ".applications." in f".{spelled}."
-                    or leaf in classes
-                ):
+                if leaf in inputs or ".applications." in f".{spelled}.":
                     facts.defines_inputs = True
     return facts
 
@@ -386,12 +392,11 @@ def _decide(
     # that a fix message may show (`train_step_2`).
     fresh = [base for code, base in _FRESH_NAMES if code in codes]
     # Random fixes look for seeding anywhere (`transforms/seeds.py`).
-    seeding = _SEED_FUNCTIONS | {
-        alias
-        for alias, target in index.imports.items()
-        if target.rpartition(".")[2] in _SEED_FUNCTIONS
-    }
-    input_words = _INPUT_WORDS | classes
+    seeding = _with_aliases(_SEED_FUNCTIONS, index)
+    tapes = _with_aliases({"GradientTape"}, index)
+    switches = _with_aliases({"run_functions_eagerly"}, index)
+    averages = _with_aliases(_AVERAGES, index)
+    input_words = _with_aliases(_INPUT_WORDS, index) | classes
     keras_names = {
         alias
         for alias, target in index.imports.items()
@@ -412,7 +417,7 @@ def _decide(
     decorated_units = _unit_keys(decorated)
 
     def facts(unit: _Unit) -> _Facts | None:
-        return unit.facts(index.module_names, owners, classes)
+        return unit.facts(index.module_names, owners, input_words, averages)
 
     core: set[str] = set()  # names of units others are kept for calling
     for unit in units:
@@ -423,13 +428,13 @@ def _decide(
             reason = "runs traced"
         elif unit.qualname in decorated_units:
             reason = "decorated with tf.function"
-        elif "GradientTape" in words:
+        elif not tapes.isdisjoint(words) or any(i.opens_gradient_tape for i in own):
             reason = "opens a GradientTape"
         elif any(unit.first <= line <= unit.last for line in sites):
             reason = "hands code to a tracer"
         elif ("global" in words or "nonlocal" in words) and any(i.writes_state for i in own):
             reason = "declares global or nonlocal names"
-        elif "run_functions_eagerly" in words:
+        elif not switches.isdisjoint(words):
             reason = "switches tf.function off"
         if reason is not None:
             core.add(unit.name)
@@ -441,7 +446,7 @@ def _decide(
             reason = "writes module or class state"
         elif (
             "TFR306" in codes
-            and ("/" in unit.text or not _AVERAGES.isdisjoint(words))
+            and ("/" in unit.text or not averages.isdisjoint(words))
             and ("for" in words or "sum" in words)
             and _averages(facts(unit))
         ):
@@ -465,6 +470,14 @@ def _decide(
             unit.reason = f"calls `{called}`"
     _spread(lines, units, infos, facts)
     return units
+
+
+def _with_aliases(names: Iterable[str], index: ModuleIndex) -> set[str]:
+    """`names` and the names the file imports them as (`from numpy import
+    mean as avg`: `avg`)."""
+    found = set(names)
+    imports = index.imports.items()
+    return found | {alias for alias, target in imports if target.rpartition(".")[2] in found}
 
 
 def _unit_prefixes(qualname: str) -> tuple[str, str]:
