@@ -603,3 +603,15 @@ def test_names_imported_under_another_name_count() -> None:
     )
     assert found["grads"] == "opens a GradientTape"
     assert found["evaluate"] == "averages beside a loop"
+
+
+def test_form_feeds_stay_and_other_separators_keep_the_file_whole() -> None:
+    source = "import tensorflow as tf\n\ndef f():\n    return 1  \f\n\n"
+    source += "@tf.function\ndef g(x):\n    return x\n"
+    code = _pruned(source)
+    assert (
+        code is not None
+        and code.splitlines()
+        and len(code.splitlines()) == len(source.splitlines())
+    )
+    assert _pruned(source.replace("return 1", "return '\u2028'")) is None

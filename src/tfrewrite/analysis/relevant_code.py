@@ -95,6 +95,10 @@ _MODEL_FACTORIES = frozenset({"Sequential", "Model", "Functional", "load_model",
 _BATCHING = frozenset({"batch", "padded_batch"})
 # Line breaks as Python's tokenizer counts them (not `str.splitlines`, which
 # also breaks at form feeds and other separators).
+# Characters `str.splitlines` breaks at besides line breaks and form feeds:
+# a file holding one (in a string) is parsed whole, so that every line keeps
+# its number for the lookup of noqa comments.
+_OTHER_BREAKS = ("\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _SEED_FUNCTIONS = frozenset({"seed", "set_seed", "set_random_seed"})
 # Identifier-like words (Python identifiers may hold any letter).
@@ -188,7 +192,7 @@ def prune(
     """`source` with the functions no rule in `rule_codes` can need blanked
     out; None when nothing can be left out (or a rule is not known here)."""
     codes = frozenset(rule_codes)
-    if not codes <= KNOWN_RULES:
+    if not codes <= KNOWN_RULES or any(c in source for c in _OTHER_BREAKS):
         return None
     lines = _LINE.findall(source)
     units = _decide(lines, index, traced, codes)
@@ -230,9 +234,10 @@ def relevance(
 
 
 def _blank(line: str) -> str:
-    """A line's break alone."""
+    """A line's break alone, after its form feeds: `str.splitlines` (which
+    the `# noqa` lookup counts lines with) breaks at those too."""
     stripped = line.rstrip("\r\n")
-    return line[len(stripped) :]
+    return "\f" * stripped.count("\f") + line[len(stripped) :]
 
 
 def _units(lines: list[str], index: ModuleIndex) -> list[_Unit]:
