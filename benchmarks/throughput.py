@@ -105,29 +105,66 @@ def pss(pid):
     return 0
 
 
+def high_water(pid):
+    # The process's peak RSS so far (VmHWM, kB).
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def cpu(pid):
+    # User and system CPU seconds the process has used so far.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 start = time.perf_counter()
 child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
-tree_peak = -1 if not os.path.exists(f"/proc/{child.pid}/smaps_rollup") else 0
+sampling = os.path.exists(f"/proc/{child.pid}/smaps_rollup")
+tree_peak = -1 if not sampling else 0
+rss_peak = 0
+cpu_seen = {}
 while child.poll() is None:
-    if tree_peak >= 0:
-        tree_peak = max(tree_peak, sum(pss(p) for p in tree(child.pid)))
+    if sampling:
+        pids = tree(child.pid)
+        tree_peak = max(tree_peak, sum(pss(p) for p in pids))
+        rss_peak = max([rss_peak, *(high_water(p) for p in pids)])
+        for p in pids:
+            cpu_seen[p] = max(cpu_seen.get(p, 0.0), cpu(p))
     time.sleep(0.05)
 elapsed = time.perf_counter() - start
 if child.returncode != 0:  # a command that failed measured nothing
     sys.exit(f"{sys.argv[1:]} exited with {child.returncode}")
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime, tree_peak)
+# Processes the command's workers start themselves (a fork server's workers)
+# are not waited for by the command: what `getrusage` misses, the samples of
+# each process of the tree (its peak RSS, its CPU time) still count.
+peak = max(usage.ru_maxrss, rss_peak)
+used = max(usage.ru_utime + usage.ru_stime, sum(cpu_seen.values()))
+print(elapsed, peak, used, tree_peak)
 """
 
 
 def timed_command(command: list[str], cwd: Path) -> tuple[float, float, float, float]:
     """Wall seconds, peak memory in MB, and CPU seconds (every process) of
-    one command. Memory twice: the peak RSS of its largest process (what
-    `ru_maxrss` of the waited-for children reports: a maximum over the
-    processes, not a sum), and the peak over time of the summed PSS of the
-    whole process tree, sampled every 50 ms (NaN where `/proc` has no
-    `smaps_rollup`). On a shared machine wall time varies with the load;
-    CPU time much less."""
+    one command. Memory twice: the peak RSS of its largest process (a
+    maximum over the processes, not a sum: `ru_maxrss` of the waited-for
+    children, or the largest `VmHWM` sampled from any process of the tree,
+    which also sees workers that a fork server, not the command, started),
+    and the peak over time of the summed PSS of the whole process tree,
+    sampled every 50 ms (NaN where `/proc` has no `smaps_rollup`). CPU time
+    likewise: what `getrusage` reports, or the sum of what each process of
+    the tree was last seen to have used, whichever is larger. On a shared
+    machine wall time varies with the load; CPU time much less."""
     out = subprocess.run(
         [sys.executable, "-c", _MEASURE, *command],
         cwd=cwd,

@@ -165,6 +165,83 @@ def test_call_site_passing_a_python_value_makes_no_likely_tensor():
     assert [s for _, s, _ in conditions(ctx, "step")] == [Strength.NONE]
 
 
+def test_a_nested_function_learns_from_the_calls_in_its_enclosing_function():
+    """`_nms(class_id)` called with a `range` counter, in a loop or a
+    comprehension, inside the traced function that defines it: a Python
+    number, so `min(num_boxes - 1, class_id)` is Python's `min` on numbers
+    (retinanet-tensorflow2.x's per-class NMS)."""
+    source = """
+        import tensorflow as tf
+
+        class PerClass(tf.keras.layers.Layer):
+            def _per_class(self, boxes):
+                def _nms(class_id):
+                    return boxes[:, min(num_boxes - 1, class_id), :]
+
+                num_boxes = boxes.get_shape().as_list()[2]
+                return [_nms(class_id) for class_id in range(self.num_classes)]
+
+            def call(self, x):
+                return self._per_class(x)
+
+        def helper(k):
+            return k
+
+        class Other(tf.keras.layers.Layer):
+            def helper(self, k):
+                return k * 2
+
+            def call(self, x):
+                for i in range(3):
+                    x = helper(x)
+                return x
+    """
+    ctx = context(source)
+    assert ctx.traced["PerClass._per_class._nms"].python_params == {"class_id"}
+    # A method's plain-name call reaches the module's `helper`, not the method.
+    assert "Other.helper" not in ctx.traced
+    assert codes(source, ["TFR104"]) == []
+
+
+def test_a_reduction_without_an_axis_passes_a_scalar():
+    ctx = context(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            def show(y, z):
+                return y + z
+
+            loss = tf.reduce_mean(x)
+            return show(loss, tf.reduce_sum(x, axis=0))
+        """
+    )
+    traced = ctx.traced["f.show"]
+    assert traced.scalar_params == {"y"} and traced.tensor_params == {"y", "z"}
+
+
+def test_a_comprehension_counter_is_a_python_value_only_inside_it():
+    ctx = context(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def f(x):
+            def scaled(k):
+                return x * k
+
+            parts = [scaled(c) for c in range(3)]
+            c = tf.reduce_sum(x)
+            return parts, scaled(c)
+        """
+    )
+    # One call passes a Python counter, the other a tensor: both are seen.
+    traced = ctx.traced["f.scaled"]
+    assert traced.python_params == {"k"}
+    assert "k" not in traced.tensor_params
+
+
 # -- tensors: what TensorFlow and Keras promise --------------------------------------------
 
 

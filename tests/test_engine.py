@@ -193,6 +193,9 @@ def test_parallel_run_equals_serial(tmp_path: Path) -> None:
     serial = run(files, options, jobs=1)
     parallel = run(files, options, jobs=2)
     assert serial.findings == parallel.findings and len(serial.findings) == 20
+    # As the command line runs it: workers forked from a small server process.
+    fresh = run(files, options, jobs=2, fresh_workers=True)
+    assert fresh.findings == serial.findings and fresh.parsed == 20
 
 
 def test_node_ranges_equal_libcst_positions() -> None:
@@ -307,3 +310,13 @@ def test_step_blocked_by_one_blocker_gets_none_of_the_traced_code_fixes() -> Non
 def test_an_insertion_is_never_moved_onto_the_previous_edit() -> None:
     old, new = "\n", "a\n\n\n"
     assert apply_text_edits(old, text_edits(old, new)) == new
+
+
+def test_blockers_of_one_kind_are_listed_once_with_their_lines() -> None:
+    from tfrewrite.engine import _listing
+
+    problems = [(n, "calls Python `print()`") for n in (231, 232, 233, 240)]
+    problems += [(243, "calls Python `input()`"), (250, "calls Python `print()`")]
+    assert _listing(sorted(problems)) == (
+        "calls Python `print()` (lines 231-233, 240, 250); line 243 calls Python `input()`"
+    )

@@ -663,3 +663,57 @@ def test_a_module_container_mutated_in_traced_code_is_reported(method: str) -> N
     """
     assert _admitted(source, "TFR202")
     assert _reported_lines(source, "TFR202") == [8]
+
+
+def test_every_rule_has_a_pass_1_scope() -> None:
+    """A rule without a test in `rule_scopes` would make every traced file
+    parsed; each rule's own code has one."""
+    from tfrewrite.analysis.rule_scopes import SCOPES
+    from tfrewrite.rules import RULE_CODES
+
+    assert set(SCOPES) == set(RULE_CODES)
+
+
+def test_settling_files_no_rule_can_fire_in_loads_no_libcst(tmp_path: Path) -> None:
+    """The main process decides from pass-1 facts alone: a run whose files
+    no rule can fire in (an edit to one such file, with the rest cached)
+    never imports LibCST or a rule module."""
+    import subprocess
+    import sys
+
+    (tmp_path / "model.py").write_text(
+        textwrap.dedent(
+            """
+            import tensorflow as tf
+
+            def scale(x):
+                if x.shape.rank == 2:
+                    print(x)
+                return x * 2.0
+
+            def loader(n):
+                return tf.data.Dataset.range(n).batch(4)
+            """
+        )
+    )
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from tfrewrite.engine import InputFile, RunOptions, run
+        from tfrewrite.rules import RULE_CODES
+        result = run(
+            [InputFile({str(tmp_path / "model.py")!r})],
+            RunOptions(rule_codes=RULE_CODES, root={str(tmp_path)!r}),
+            jobs=1,
+        )
+        loaded = sorted(
+            m for m in sys.modules if m.startswith(("libcst", "tfrewrite.rules."))
+        )
+        print(result.parsed, len(result.findings), loaded)
+        """
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "0 0 []"

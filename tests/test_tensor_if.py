@@ -919,6 +919,16 @@ REFUSALS = {
         """,
         "is a tensor not known to be a scalar",
     ),
+    "length_of_a_tensor": (
+        """
+        kept = tf.boolean_mask(y_pred, y_pred > 0.0)
+        if not tf.cast(len(kept), bool):
+            kept = tf.zeros([1])
+        return tf.reduce_sum(kept)
+        """,
+        "`len(kept)` of a tensor needs AutoGraph, since its length may be unknown while "
+        "tracing: write `tf.shape(kept)[0]`",
+    ),
     "condition_with_python_operand_of_unknown_shape": (
         """
         m = tf.reduce_mean(y_pred)

@@ -286,6 +286,33 @@ def test_check_reports_the_blockers_of_a_step_it_will_decorate():
     ]
 
 
+def test_a_step_whose_decorator_was_commented_out_is_not_decorated_again():
+    """`# @tf.function  # not working, see issue ...` above the step: the
+    author turned tracing off; the finding says so instead of undoing it."""
+    source = """
+        import tensorflow as tf
+
+        def fit(model, optimizer, batches):
+            # @tf.function  # fails with a scope error, see the issue
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            for x, y in batches:
+                train_step(x, y)
+    """
+    fixed, applied, remaining = fix_source_with_findings(_d(source), unsafe_fixes=True)
+    assert fixed == _d(source) and applied == []
+    [step] = [f for f in remaining if f.code == "TFR302"]
+    assert step.fix is None
+    assert "line 4 holds a commented-out `@tf.function`" in step.message
+    # A comment that is not a decorator changes nothing.
+    plain = _d(source).replace("# @tf.function  # fails", "# the step; tf.function fails")
+    assert "@tf.function" in fix_source(plain, select=["TFR302"])
+
+
 def test_step_with_an_unfixable_blocker_lists_every_blocker_and_stays_eager():
     source = """
         import logging
@@ -310,9 +337,10 @@ def test_step_with_an_unfixable_blocker_lists_every_blocker_and_stays_eager():
     assert fixed == _d(source) and applied == []
     [step] = [f for f in remaining if f.code == "TFR302"]
     assert step.fix is None
-    for expected in ("line 7 calls `time.perf_counter`", "line 13 calls `logging.info`"):
+    # Every blocker, each kind once with its lines.
+    for expected in ("calls `time.perf_counter` (lines 7, 13)", "line 13 calls `logging.info`"):
         assert expected in step.message
-    assert "line 12" not in step.message  # the print could be fixed
+    assert "12" not in step.message.partition("cannot be rewritten")[2]  # the print could be fixed
     # The step stays eager: the print is reported, without its fix.
     [printed] = [f for f in remaining if f.code == "TFR103"]
     assert printed.fix is None and "not fixed while `train_step` stays eager" in printed.message
@@ -748,6 +776,44 @@ def test_inline_loop_in_a_function_passes_loop_names_and_returns_used_ones():
     assert _codes(source, ["TFR303"]) == ["TFR303"]
 
 
+def test_a_name_a_later_comprehension_binds_is_not_returned_from_the_step():
+    """`v` in `sum(v * n for v, n in ...)` after the loop is the generator's
+    own: the extracted step does not return the update loop's `v` for it."""
+    source = """
+        import tensorflow as tf
+
+        for epoch in range(3):
+            losses = []
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                for g, v in zip(grads, model.trainable_variables):
+                    v.assign_sub(0.1 * g)
+                losses.append(loss)
+            mean = sum(v * n for v, n in zip(losses, sizes)) / sum(sizes)
+            scaled = [v * 2 for v in losses]
+            print(mean, scaled, (lambda v: v + 1)(mean))
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "        loss = train_step(x, y)\n" in fixed
+    assert "    return loss\n" in fixed
+
+
+def test_mentioned_names_leaves_out_what_comprehensions_and_lambdas_bind():
+    import libcst as cst
+
+    from tfrewrite.analysis.training import mentioned_names
+
+    def names(code: str) -> list[str]:
+        return list(mentioned_names(cst.parse_expression(code)))
+
+    assert names("sum(v * n for v, n in zip(a, b))") == ["sum", "zip", "a", "b"]
+    assert names("[v + w for v in v]") == ["w", "v"]  # the iterable is the outer `v`
+    assert names("{k: v for k in ks if k > t}") == ["v", "ks", "t"]
+    assert names("(lambda v, d=v0: v + d + w)(x)") == ["v0", "w", "x"]
+
+
 def test_step_extracted_from_a_per_episode_method_becomes_a_method():
     source = """
         import tensorflow as tf
@@ -847,6 +913,28 @@ def test_training_flag_only_for_the_network_the_step_trains():
     """
     fixed = fix_source(_d(source), select=["TFR304"], unsafe_fixes=True)
     assert "q_model(s, training=True)" in fixed and "target_model(s2), axis" in fixed
+
+
+def test_training_flag_goes_only_to_the_model_a_privacy_optimizer_differentiates():
+    """`optimizer.compute_gradients(loss_fn, var_list, gradient_tape=tape)`
+    (TensorFlow Privacy) names the variables differentiated: the generator
+    called in the discriminator's step is frozen (TimeGAN's DP variant)."""
+    source = """
+        import tensorflow as tf
+
+        def discriminator_step(generator, discriminator, optimizer, x, z):
+            with tf.GradientTape(persistent=True) as tape:
+                fake = generator(z)
+
+                def loss_fn():
+                    return tf.reduce_mean(discriminator(fake) - discriminator(x))
+
+                var_list = discriminator.trainable_weights
+                grads = optimizer.compute_gradients(loss_fn, var_list, gradient_tape=tape)
+            optimizer.apply_gradients(grads)
+    """
+    findings = check_source(_d(source), select=["TFR304"])
+    assert all("generator" not in f.message for f in findings)
 
 
 def test_training_flag_not_reported_under_a_training_argument_check():
@@ -1172,6 +1260,37 @@ def test_two_lists_averaged_from_one_loop_share_one_list_of_sizes():
     assert fixed.count("batch_sizes = []") == 1
     assert fixed.count("batch_sizes.append(len(x))") == 1
     assert "np.average(losses, weights=batch_sizes), np.average(accs, weights=batch_sizes)" in fixed
+
+
+def test_two_loops_fixed_in_one_round_keep_their_sizes_apart():
+    """A training loop and a validation loop in one scope, each with its own
+    lists: each loop gets its own list of sizes, never one list both fill."""
+    source = """
+        import numpy as np
+
+        for epoch in range(3):
+            losses_train, accs_train = [], []
+            losses_val, accs_val = [], []
+            for x, y in train_data:
+                loss, acc = train_step(x, y)
+                losses_train.append(loss)
+                accs_train.append(acc)
+            for x, y in val_data:
+                loss, acc = val_step(x, y)
+                losses_val.append(loss)
+                accs_val.append(acc)
+            print(np.mean(losses_train), np.mean(accs_train))
+            print(np.mean(losses_val), np.mean(accs_val))
+    """
+    fixed = fix_source(_d(source), select=["TFR306"], unsafe_fixes=True)
+    assert fixed.count("batch_sizes = []") == 1
+    assert fixed.count("batch_sizes_2 = []") == 1
+    train_loop, val_loop = fixed.split("for x, y in val_data:")
+    assert "batch_sizes.append(len(x))" in train_loop.split("for x, y in train_data:")[1]
+    assert "batch_sizes_2.append(len(x))" in val_loop
+    assert "np.average(losses_train, weights=batch_sizes)" in fixed
+    assert "np.average(accs_val, weights=batch_sizes_2)" in fixed
+    assert fix_source(fixed, select=["TFR306"], unsafe_fixes=True) == fixed
 
 
 def test_metric_average_over_equal_batches_is_exact():

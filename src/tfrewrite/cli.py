@@ -256,7 +256,9 @@ def _execute(
     inputs: _Inputs, jobs: int | None, progress: Progress | None, cache: Cache | None = None
 ) -> RunResult:
     """Run the engine; errors found before it ran join the result's errors."""
-    result = run(inputs.files, inputs.options, jobs, progress=progress, cache=cache)
+    result = run(
+        inputs.files, inputs.options, jobs, progress=progress, cache=cache, fresh_workers=True
+    )
     if inputs.errors:
         result.files.extend(FileResult(e.path, error=e) for e in inputs.errors)
         result.files.sort(key=lambda r: r.path)

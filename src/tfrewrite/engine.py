@@ -381,7 +381,7 @@ def _gate_decorations(
             ):
                 problems.add((blocker.first_line, blocker.what))
         if problems:
-            listing = "; ".join(f"line {line} {what}" for line, what in _distinct(problems))
+            listing = _listing(_distinct(problems))
             names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
             verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
             message = (
@@ -413,6 +413,34 @@ def _gate_decorations(
     result = [replaced.get(id(f), f) for f in found]
     held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _listing(problems: list[tuple[int, str]]) -> str:
+    """Blockers in line order, one entry per kind: "line 9 calls Python
+    `float()`", or, for a kind on several lines, "calls Python `print()`
+    (lines 231-238, 240)": a debugging step that prints on thirty lines
+    reads as one blocker, not thirty."""
+    lines_of_kind: dict[str, list[int]] = {}
+    for line, what in problems:
+        lines_of_kind.setdefault(what, []).append(line)
+    entries = []
+    for what, lines in lines_of_kind.items():
+        if len(lines) == 1:
+            entries.append(f"line {lines[0]} {what}")
+        else:
+            entries.append(f"{what} (lines {_line_ranges(lines)})")
+    return "; ".join(entries)
+
+
+def _line_ranges(lines: list[int]) -> str:
+    """`[3, 4, 5, 9]` -> "3-5, 9": runs of consecutive lines as ranges."""
+    runs: list[list[int]] = []
+    for line in sorted(set(lines)):
+        if runs and line == runs[-1][-1] + 1:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def _distinct(problems: set[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -505,20 +533,32 @@ def _rules_for(job: FileJob) -> list[Rule]:
     return applicable_rules(job.file.path, job.index, job.traced, job.options)
 
 
+def applicable_codes(
+    path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
+) -> list[str]:
+    """The selected rule codes, less those `per-file-ignores` turns off for
+    `path`, whose pass-1 test (`analysis.rule_scopes`) says they can fire
+    given `index` and the traced functions. Loads no rule and no LibCST, so
+    the main process settles a file no rule can fire in for the price of
+    its index."""
+    from tfrewrite.analysis.rule_scopes import can_fire
+
+    ignored = options.ignored_prefixes(path)
+    return [
+        code
+        for code in options.rule_codes
+        if not code.startswith(ignored) and can_fire(code, index, traced)
+    ]
+
+
 def applicable_rules(
     path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
 ) -> list[Rule]:
-    """The selected rules, less those `per-file-ignores` turns off for
-    `path`, whose `applies_to` says they can fire given `index` and the
-    traced functions: decided again after every fix round, since a fix can
-    make code traced (an extracted or decorated train step) that no rule
-    looked at before."""
-    ignored = options.ignored_prefixes(path)
-    return [
-        r
-        for r in options.rules()
-        if not r.code.startswith(ignored) and r.applies_to(index, traced)
-    ]
+    """The rules of `applicable_codes`: decided again after every fix
+    round, since a fix can make code traced (an extracted or decorated train
+    step) that no rule looked at before."""
+    by_code = rule_registry.RULES_BY_CODE
+    return [by_code[code] for code in applicable_codes(path, index, traced, options)]
 
 
 def _check_file(job: FileJob) -> FileResult:
@@ -680,10 +720,13 @@ def _map(
     jobs: int,
     progress: Callable[[int], None] | None = None,  # type: ignore[type-arg]
     chunksize: int | None = None,
+    fresh: bool = False,
 ) -> list:  # type: ignore[type-arg]
-    """`map` over a process pool (fork where available) when there is enough
-    work, in order; `progress(1)` after each item. Without `chunksize`,
-    items go in chunks sized for many small, even items."""
+    """`map` over a process pool when there is enough work, in order;
+    `progress(1)` after each item. Without `chunksize`, items go in chunks
+    sized for many small, even items. Workers are forks of this process
+    where the platform has `fork`; with `fresh`, forks of a small server
+    process that has loaded only the rules (`_fresh_context`)."""
     tick = progress or (lambda n: None)
     if jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
         results = []
@@ -693,7 +736,9 @@ def _map(
         return results
     import multiprocessing
 
-    context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+    context = _fresh_context() if fresh else None
+    if context is None and hasattr(os, "fork"):
+        context = multiprocessing.get_context("fork")
     if chunksize is None:
         chunksize = max(1, min(16, len(items) // (jobs * 8)))
     results = []
@@ -712,6 +757,26 @@ def _map(
         if freeze:
             gc.unfreeze()
     return results
+
+
+def _fresh_context():  # noqa: ANN202 - a multiprocessing context, or None
+    """A `forkserver` context whose server has imported LibCST and the rules
+    and nothing else: rule workers forked from it do not carry the main
+    process's copy of every file's index (tens of MB in a large project),
+    which a fork would count in each worker's memory. Only for a process
+    that runs tfrewrite's own entry point (`run(fresh_workers=True)`, as the
+    command line does): the server imports the main script again, which a
+    user's unguarded script would not survive. None where there is no
+    `forkserver`."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from tfrewrite.rules import RULE_MODULES
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["libcst", "tfrewrite.fix_rounds", *RULE_MODULES])
+    return context
 
 
 @contextmanager
@@ -734,10 +799,14 @@ def run(
     jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     cache: Cache | None = None,
+    fresh_workers: bool = False,
 ) -> RunResult:
     """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
     total)` is called as files finish, for a progress bar. With a `cache`,
-    a check reuses what did not change (`cache.py` says what that means)."""
+    a check reuses what did not change (`cache.py` says what that means).
+    `fresh_workers`: the rules run in workers started from a small process,
+    not forks of this one (`_fresh_context`); for tfrewrite's own entry
+    points only."""
     files = list(files)
     jobs = jobs or os.cpu_count() or 1
     if options.fix or any(f.source is not None for f in files):
@@ -748,7 +817,7 @@ def run(
         if unchanged is not None:
             return RunResult(files=unchanged, cached=len(unchanged))
     with _fewer_collections():
-        return _analyse(files, options, jobs, progress, cache)
+        return _analyse(files, options, jobs, progress, cache, fresh_workers)
 
 
 def _analyse(
@@ -757,6 +826,7 @@ def _analyse(
     jobs: int,
     progress: Callable[[str, int, int], None] | None,
     cache: Cache | None,
+    fresh_workers: bool = False,
 ) -> RunResult:
     """`run` past the cache's answer for an unchanged tree: both passes."""
     by_path = {f.path: f for f in files}
@@ -850,12 +920,14 @@ def _analyse(
     settled: dict[str, FileResult] = {}
     if not options.fix:
         for job in todo:
-            if job.file.source is None and not _rules_for(job):
+            if job.file.source is None and not applicable_codes(
+                job.file.path, job.index, job.traced, options
+            ):
                 settled[job.file.path] = FileResult(job.file.path)
         if settled and tick is not None:
             tick(len(settled))
     parse = [job for job in todo if job.file.path not in settled]
-    if parse:  # import LibCST once here, not in every worker process
+    if parse and not fresh_workers:  # import LibCST once here, not in every worker
         import libcst  # noqa: F401
 
         import tfrewrite.context  # noqa: F401
@@ -865,7 +937,9 @@ def _analyse(
     worker = process_file if options.fix else _check_file
     done = {
         job.file.path: outcome
-        for job, outcome in zip(parse, _map(worker, parse, jobs, tick, chunksize=1), strict=True)
+        for job, outcome in zip(
+            parse, _map(worker, parse, jobs, tick, chunksize=1, fresh=fresh_workers), strict=True
+        )
     }
     done.update(settled)
     outcomes = [

@@ -24,11 +24,11 @@ from tfrewrite.analysis.state import (
     attribute_writes,
     init_only_methods,
     is_plain_value,
-    is_setup_method,
     module_containers,
     rebound_in_loops,
     subscript_writes,
 )
+from tfrewrite.analysis.vocabulary import is_setup_method
 from tfrewrite.analysis.walk import iter_with_ancestors, statement_children
 from tfrewrite.context import FunctionScope, RuleContext
 

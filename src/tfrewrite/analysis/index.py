@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import sys
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from tfrewrite.analysis.prefilters import (
     self_attribute_from_call,
 )
 from tfrewrite.analysis.python_conditions import PythonConditions
-from tfrewrite.analysis.tensor_kinds import is_tensor_op
+from tfrewrite.analysis.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
@@ -31,7 +33,7 @@ _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
 
 
-@dataclass
+@dataclass(slots=True)
 class FunctionInfo:
     """A function or method: its place, decorators and the calls it makes."""
 
@@ -68,16 +70,17 @@ class FunctionInfo:
     # container (`history.append(x)`, `self.log.append(x)`), or on its own
     # in a loop that may run as a graph loop: what else TFR202 looks at.
     mutates_outside: bool = False
-    method_calls: set[str] = field(default_factory=set)  # `.numpy()`, `.append()`: method names
-    self_writes: set[str] = field(default_factory=set)  # `self.x = ...`, `self.x += ...`: "x"
-    self_reads: set[str] = field(default_factory=set)  # `self.x` read: "x"
+    # Name sets filled while indexing, then frozen (`_compact`).
+    method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
+    self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
+    self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
     # Its lines, decorators included: what a pruned check blanks out when
     # no rule can need it (`relevant_code`). 0 when unknown.
     first_lineno: int = 0
     end_lineno: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class ClassInfo:
     qualname: str
     lineno: int
@@ -92,7 +95,7 @@ class ClassInfo:
     held_objects: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class TracedSite:
     """A place where a function is handed to something that traces it."""
 
@@ -106,7 +109,7 @@ class TracedSite:
     arguments: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class TracedLambda:
     """A lambda handed to something that traces it (`compile(loss=lambda
     y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
@@ -120,7 +123,7 @@ class TracedLambda:
     conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
 
 
-@dataclass
+@dataclass(slots=True)
 class CallSite:
     """A call of a plain or `self.` function, with what each argument is:
     per positional argument and per keyword one of `t` (a tensor), `s` (a
@@ -133,9 +136,12 @@ class CallSite:
     keywords: tuple[tuple[str, str], ...]
     lineno: int
     via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
+    # The qualname of the function the call is in ("" at module level): a
+    # plain name may call a function nested there (`_nms(class_id)`).
+    caller: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class TapeLoss:
     """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
     result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
@@ -700,6 +706,12 @@ class _Indexer(_FastVisitor):
                     first.value, (int, float, bool)
                 )
                 return "s" if scalar else "t"
+            if name in ALWAYS_SCALAR or (
+                name in REDUCTIONS
+                and len(node.args) == 1
+                and not any(kw.arg in ("axis", "keepdims") for kw in node.keywords)
+            ):
+                return "s"  # `tf.size(x)`, `tf.reduce_mean(x)`: no axis, a scalar
             if is_tensor_op(name):
                 return "t"
         return "?"
@@ -724,7 +736,10 @@ class _Indexer(_FastVisitor):
             "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
         )
         keywords = tuple((kw.arg, self._evidence(kw.value)) for kw in node.keywords if kw.arg)
-        self.index.call_sites.append(CallSite(callee, args, keywords, node.lineno, via_attribute))
+        caller = self.function_stack[-1].qualname if self.function_stack else ""
+        self.index.call_sites.append(
+            CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
+        )
 
     def _is_dataset(self, node: ast.AST) -> bool:
         """A `tf.data.Dataset` expression, as far as pass 1 can tell: built by
@@ -845,6 +860,42 @@ class _Indexer(_FastVisitor):
             step = source.args[2]
             return not (isinstance(step, ast.Constant) and step.value == 1)
         return self.mentions_batch and _batch_keeps_remainder(source)
+
+    def visit_ListComp(self, node: ast.ListComp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_SetComp(self, node: ast.SetComp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_GeneratorExp(self, node: ast.GeneratorExp) -> None:
+        self._visit_comprehension(node)
+
+    def visit_DictComp(self, node: ast.DictComp) -> None:
+        self._visit_comprehension(node)
+
+    def _visit_comprehension(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> None:
+        """A comprehension over `range(...)`/`enumerate(...)` binds a Python
+        counter, as a `for` does (`[step(c) for c in range(4)]` passes Python
+        numbers), for the comprehension only: it has its own scope."""
+        evidence = self.evidence[-1]
+        saved: dict[str, str | None] = {}
+        for generator in node.generators:
+            iterated = generator.iter
+            if isinstance(iterated, ast.Call) and dotted(iterated.func) in ("range", "enumerate"):
+                counter = generator.target
+                if isinstance(counter, ast.Tuple) and counter.elts:
+                    counter = counter.elts[0]
+                if isinstance(counter, ast.Name):
+                    saved.setdefault(counter.id, evidence.get(counter.id))
+                    evidence[counter.id] = "p"
+        self.generic_visit(node)
+        for name, before in saved.items():
+            if before is None:
+                evidence.pop(name, None)
+            else:
+                evidence[name] = before
 
     def visit_For(self, node: ast.For) -> None:
         self.visit(node.iter)
@@ -1385,7 +1436,25 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
         _record_tape_losses(indexer, tree.body, "")
+    _compact(index)
     return index
+
+
+_NOTHING: frozenset[str] = frozenset()
+
+
+def _compact(index: ModuleIndex) -> None:
+    """Shrink what the index keeps: every file's index stays in memory for
+    the whole run (and is copied into each worker), and a project has tens of
+    thousands of functions. Their name sets, mostly empty, become one shared
+    empty set, the rest frozen; the names they call are interned, so a name
+    called in many places is kept once."""
+    intern = sys.intern
+    for info in index.functions.values():
+        info.calls = [intern(name) for name in info.calls]
+        info.method_calls = frozenset(info.method_calls) if info.method_calls else _NOTHING
+        info.self_writes = frozenset(info.self_writes) if info.self_writes else _NOTHING
+        info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
 
 
 def _is_tape(expr: ast.AST, indexer: _Indexer) -> bool:

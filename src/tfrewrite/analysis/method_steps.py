@@ -52,6 +52,8 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
 def _nearest(path: str, targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The candidates in the calling file, else in its folder (`main.py` beside
     `agent.py`), else all: unrelated scripts in one project reuse class names."""
+    if not targets:  # most loop calls name no train-step method
+        return targets
     folder = PurePath(path).parent
     for near in (
         [t for t in targets if t[0] == path],

@@ -68,8 +68,14 @@ def trained_models(ctx: RuleContext, root: cst.CSTNode) -> set[str] | None:
         if not isinstance(node, cst.Call):
             continue
         method = method_name(node)
-        if method == "gradient":
-            args: Sequence[cst.Arg] = node.args[1:]
+        if method in ("gradient", "compute_gradients"):
+            # `tape.gradient(loss, vars)`; `optimizer.compute_gradients(loss,
+            # vars, gradient_tape=tape)` (TensorFlow Privacy's optimizers).
+            args: Sequence[cst.Arg] = [
+                a
+                for a in node.args[1:]
+                if a.keyword is None or a.keyword.value in ("sources", "var_list")
+            ]
         elif method in ("apply_gradients", "minimize"):
             args = node.args
         else:

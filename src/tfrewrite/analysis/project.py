@@ -13,7 +13,13 @@ import ast
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, FunctionInfo, ModuleIndex, dotted
+from tfrewrite.analysis.index import (
+    TF_FUNCTION_NAMES,
+    CallSite,
+    FunctionInfo,
+    ModuleIndex,
+    dotted,
+)
 from tfrewrite.analysis.method_steps import looped_train_methods
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
@@ -484,7 +490,9 @@ def _apply_call_sites(
     seen: dict[tuple[str, str], list[dict[str, str]]] = {}
     for index in indexes:
         for site in index.call_sites:
-            for target_index, target in lookup.find(site.callee):
+            nested = _nested_callee(index, site)
+            targets = [(index, nested)] if nested else lookup.find(site.callee)
+            for target_index, target in targets:
                 key = (target_index.path, target)
                 if key not in marks:
                     continue
@@ -510,6 +518,23 @@ def _apply_call_sites(
                 known.likely.add(name)
             if any(site.get(name) == "p" for site in sites):
                 known.python.add(name)
+
+
+def _nested_callee(index: ModuleIndex, site: CallSite) -> str | None:
+    """The function a plain-name call reaches when the calling function, or
+    one it is nested in, defines it (`_nms(class_id)` inside
+    `Post._per_class` calls `Post._per_class._nms`): the nearest such
+    definition shadows the module's names. Only functions enclose names: a
+    method's plain-name call never reaches another method of its class."""
+    if site.via_attribute or "." in site.callee or not site.caller:
+        return None
+    scope = site.caller
+    while scope in index.functions:
+        candidate = f"{scope}.{site.callee}"
+        if candidate in index.functions:
+            return candidate
+        scope = scope.rpartition(".")[0]
+    return None
 
 
 def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:

@@ -697,7 +697,7 @@ def merge_carried(index: ModuleIndex, carried: ModuleIndex, pruned: Sequence[str
         "named_attribute_writes",
         "item_writes",
     ):
-        getattr(index, attribute).update(getattr(carried, attribute))
+        setattr(index, attribute, getattr(index, attribute) | getattr(carried, attribute))
     for attribute in (
         "calls_run_functions_eagerly",
         "opens_gradient_tape",
@@ -707,11 +707,10 @@ def merge_carried(index: ModuleIndex, carried: ModuleIndex, pruned: Sequence[str
     ):
         if getattr(carried, attribute):
             setattr(index, attribute, True)
-    index.traced_sites += carried.traced_sites
-    index.traced_lambdas += carried.traced_lambdas
-    index.tape_losses += carried.tape_losses
-    index.call_sites += carried.call_sites
-    for callee, short in carried.loop_calls.items():
-        index.loop_calls[callee] = index.loop_calls.get(callee, False) or short
-    for name, how in carried.rebound_module_names.items():
-        index.rebound_module_names.setdefault(name, how)
+    for attribute in ("traced_sites", "traced_lambdas", "tape_losses", "call_sites"):
+        setattr(index, attribute, [*getattr(index, attribute), *getattr(carried, attribute)])
+    index.loop_calls = {
+        callee: index.loop_calls.get(callee, False) or carried.loop_calls.get(callee, False)
+        for callee in {*index.loop_calls, *carried.loop_calls}
+    }
+    index.rebound_module_names = {**carried.rebound_module_names, **index.rebound_module_names}

@@ -17,6 +17,7 @@ import libcst as cst
 
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.tensor_kinds import is_tensor_op
+from tfrewrite.analysis.vocabulary import is_setup_method
 from tfrewrite.analysis.walk import (
     child_nodes,
     iter_nodes,
@@ -36,15 +37,6 @@ CONTAINER_CONSTRUCTORS = frozenset(
         "collections.Counter",
     }
 )
-# Methods whose attributes are set up once, not state that changes per call.
-SETUP_METHODS = frozenset({"__init__", "build", "__post_init__", "setUp", "setup"})
-# Words in a method name that say it sets things up (`_build`, `create_slots`).
-_SETUP_WORDS = ("init", "build", "create", "setup", "prepare", "compile", "configure")
-
-
-def is_setup_method(name: str) -> bool:
-    lowered = name.lower()
-    return name in SETUP_METHODS or any(word in lowered for word in _SETUP_WORDS)
 
 
 def is_plain_value(node: cst.BaseExpression | None, resolver: NameResolver) -> bool:

@@ -125,6 +125,21 @@ def _loop_counters(loop: cst.For | cst.While) -> set[str]:
     return set()
 
 
+def _commented_out_decorator(ctx: RuleContext, node: cst.FunctionDef) -> int | None:
+    """The line of a comment right above the definition that is a
+    `@tf.function` decorator put out of action (`# @tf.function  # fails
+    with ...`): the author tried tracing the step and turned it off."""
+    leading = list(node.leading_lines)
+    first_line = lines_of(ctx, node)[0]
+    for position, line in enumerate(leading):
+        if line.comment is None:
+            continue
+        text = line.comment.value.lstrip("#").strip()
+        if text.startswith("@") and text.split("(")[0].split()[0].endswith("function"):
+            return first_line - (len(leading) - position)
+    return None
+
+
 def decoration_blockers(
     ctx: RuleContext,
     function: FunctionScope,
@@ -139,6 +154,16 @@ def decoration_blockers(
         for node, what in side_effects(ctx, body)
         if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
     ]
+    turned_off = _commented_out_decorator(ctx, function.node)
+    if turned_off is not None:
+        blockers.append(
+            Blocker(
+                turned_off,
+                turned_off,
+                "holds a commented-out `@tf.function` above the step: tracing was turned off "
+                "on purpose (delete the comment to let `tfrewrite fix` decorate it)",
+            )
+        )
     # Python state the step reads that changes between calls (a module
     # global the epoch loop rebinds, a counter): frozen once it is traced.
     # Reported here too, so the decorator is withheld even when TFR201 is

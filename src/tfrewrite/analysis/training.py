@@ -277,20 +277,67 @@ class NameUse:
 
 
 def mentioned_names(node: cst.CSTNode, skip: Container[int] = ()) -> Iterator[str]:
-    """Every plain name under `node`, in source order, except attribute names
-    (`x.attr` mentions `x`), keyword names (`f(k=v)` mentions `v`) and what
-    lies under a node whose `id` is in `skip`."""
-    stack: list[cst.CSTNode] = [node]
+    """Every plain name under `node` that reads or binds a name of the
+    enclosing scope, in source order, except attribute names (`x.attr`
+    mentions `x`), keyword names (`f(k=v)` mentions `v`), what lies under a
+    node whose `id` is in `skip`, and the names a comprehension or a lambda
+    binds for itself (`v` in `sum(v * n for v, n in pairs)` is not the `v`
+    of the enclosing scope)."""
+    # Each node with the names local to the comprehensions and lambdas around it.
+    stack: list[tuple[cst.CSTNode, frozenset[str]]] = [(node, frozenset())]
     while stack:
-        current = stack.pop()
+        current, local = stack.pop()
         if id(current) in skip:
             continue
         if isinstance(current, cst.Name):
-            yield current.value
+            if current.value not in local:
+                yield current.value
         elif isinstance(current, (cst.Attribute, cst.Arg)):
-            stack.append(current.value)
+            stack.append((current.value, local))
+        elif isinstance(current, _COMPREHENSIONS):
+            bound = local | _comprehension_targets(current.for_in)
+            if isinstance(current, cst.DictComp):
+                results: list[cst.CSTNode] = [current.key, current.value]
+            else:
+                results = [current.elt]
+            parts = [(result, bound) for result in results]
+            comp: cst.CompFor | None = current.for_in
+            while comp is not None:
+                # The outermost iterable is evaluated in the enclosing scope.
+                parts.append((comp.iter, local if comp is current.for_in else bound))
+                parts += [(condition.test, bound) for condition in comp.ifs]
+                comp = comp.inner_for_in
+            stack.extend(reversed(parts))
+        elif isinstance(current, cst.Lambda):
+            params = current.params
+            names = {
+                p.name.value
+                for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+            }
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    names.add(star.name.value)
+            defaults = [
+                p.default
+                for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+                if p.default is not None
+            ]
+            stack.append((current.body, local | names))
+            stack.extend((d, local) for d in reversed(defaults))
         else:
-            stack.extend(reversed(child_nodes(current)))
+            stack.extend((child, local) for child in reversed(child_nodes(current)))
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _comprehension_targets(comp: cst.CompFor | None) -> frozenset[str]:
+    """The names every `for` of a comprehension binds."""
+    names: set[str] = set()
+    while comp is not None:
+        names.update(n.value for n in iter_nodes(comp.target) if isinstance(n, cst.Name))
+        comp = comp.inner_for_in
+    return frozenset(names)
 
 
 def _target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNode]]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tfrewrite.rules.base import Rule
 
-_RULE_MODULES = (
+RULE_MODULES = (
     "tfrewrite.rules.tensor_if",  # TFR101
     "tfrewrite.rules.numpy_random",  # TFR102
     "tfrewrite.rules.python_print",  # TFR103
@@ -62,7 +62,7 @@ def _load() -> list[Rule]:
     import importlib
 
     rules: list[Rule] = []
-    for name in _RULE_MODULES:
+    for name in RULE_MODULES:
         module = importlib.import_module(name)
         rules.extend(cls() for cls in module.RULES)
     return rules

@@ -11,23 +11,18 @@ CODE` prints them) and its tests (the suite runs every example).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import libcst as cst
 
+from tfrewrite.analysis.rule_scopes import TracedFacts, can_fire
 from tfrewrite.findings import Applicability
 
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
-    from tfrewrite.analysis.project import TracedFunction
     from tfrewrite.context import RuleContext
-
-# A file's traced functions by qualname, with what the project knows of each
-# (pass-1 facts): what a rule's `applies_to` decides from. Iterating it gives
-# the qualnames.
-TracedFacts = Mapping[str, "TracedFunction"]
 
 
 @dataclass(frozen=True)
@@ -107,8 +102,8 @@ class Rule:
     explanation: ClassVar[str]  # Markdown: what, why under tracing, notes, refusals
     fix_applicability: ClassVar[Applicability]
     examples: ClassVar[tuple[Invalid | Valid, ...]] = ()
-    # Whether the rule only looks inside code that runs traced: lets the engine
-    # skip parsing files that have none.
+    # Whether the rule only looks inside code that runs traced: its findings
+    # inside a train step then hold back decorating the step.
     needs_traced_code: ClassVar[bool] = True
     # Whether a finding inside a train step must be fixed before the step may
     # be decorated (it would change meaning once traced). False for a rule
@@ -121,8 +116,9 @@ class Rule:
     may_untrace: ClassVar[bool] = False
 
     def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Cheap test on pass-1 facts: can this rule fire in this file at all?"""
-        return bool(traced) if self.needs_traced_code else True
+        """Cheap test on pass-1 facts: can this rule fire in this file at all?
+        The tests live in `analysis.rule_scopes`, apart from LibCST."""
+        return can_fire(self.code, index, traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         raise NotImplementedError

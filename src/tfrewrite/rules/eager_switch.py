@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import PurePath
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.module_constants import module_literals
 from tfrewrite.analysis.training import remove_statement_edits
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 SWITCHES = frozenset(
     {
@@ -22,18 +20,6 @@ SWITCHES = frozenset(
         "tensorflow.compat.v2.config.run_functions_eagerly",
     }
 )
-
-
-def is_test_path(path: str) -> bool:
-    """Test code, where forcing eager execution is a legitimate tool."""
-    pure = PurePath(path)
-    name = pure.name
-    return (
-        name.startswith("test_")
-        or name.endswith("_test.py")
-        or name == "conftest.py"
-        or any(part in ("test", "tests", "testing") for part in pure.parts[:-1])
-    )
 
 
 def _turns_on(call: cst.Call, true_flags: frozenset[str]) -> bool:
@@ -172,9 +158,6 @@ class EagerSwitchLeftOn(Rule):
             note="switched back in the same function: a deliberate, bounded use",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return index.calls_run_functions_eagerly and not is_test_path(index.path)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         switches = [

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
@@ -26,7 +25,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
 
@@ -244,9 +243,6 @@ class InlineTrainingLoop(Rule):
             note="no optimizer update: not a training loop",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for found in _loops(ctx):

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     StepPlan,
@@ -22,7 +21,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
 def _loss_names(ctx: RuleContext) -> set[str]:
@@ -66,6 +65,25 @@ def _loss_by_signature(function: FunctionScope) -> bool:
         return False
     name = function.node.name.value.lower()
     return not any(word in name for word in ("metric", "accuracy", "score", "update"))
+
+
+def _called_directly_without_training(ctx: RuleContext, function: FunctionScope) -> bool:
+    """A loss by its parameter names alone (`get_mse(y_true, y_pred)`),
+    called at the top level of a file that trains nothing (no gradient tape,
+    no gradients applied, no function given to `compile`): the file uses it
+    as a plain traced function. There is no step to move the decorator to,
+    and without it the calls would only run slower. (A loss only defined
+    here, in a losses module, is still reported: its callers train.)"""
+    index = ctx.index
+    keys = {function.node.name.value, index.qualify(function.qualname)}
+    if not any(key in index.module_call_lines for key in keys):
+        return False
+    return not (
+        index.opens_gradient_tape
+        or any(info.applies_gradients for info in index.functions.values())
+        or any(s.reason.startswith("given to compile") for s in index.traced_sites)
+        or any(lam.reason.startswith("given to compile") for lam in index.traced_lambdas)
+    )
 
 
 def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionScope) -> bool:
@@ -149,6 +167,12 @@ class LossDecorator(Rule):
         When nothing else traces the loss, it runs eagerly once the decorator
         is gone, and findings about it as traced code (TFR201 on that flag)
         are fixed along with it.
+
+        A function taken for a loss by its parameter names alone (`y_true,
+        y_pred`) and called directly in a file that trains nothing (no
+        gradient tape, no `compile` with a function) is not reported: there
+        is no train step for its decorator to move to, and removing it would
+        only slow those calls down.
     """
     examples = (
         Invalid(
@@ -258,14 +282,19 @@ class LossDecorator(Rule):
             """,
             note="not a loss",
         ),
-    )
+        Valid(
+            """
+            import tensorflow as tf
 
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return any(
-            s.reason.startswith("wrapped in tf.function") for s in index.traced_sites
-        ) or any(
-            d.endswith(".function") for info in index.functions.values() for d in info.decorators
-        )
+            @tf.function
+            def get_mse(y_true, y_pred):
+                return tf.reduce_mean(tf.square(y_true - y_pred))
+
+            error = get_mse(tf.constant([1.0, 2.0]), tf.constant([1.5, 2.5]))
+            """,
+            note="a loss by its parameter names in a file that trains nothing: no step to move to",
+        ),
+    )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         steps = undecorated_train_steps(ctx)
@@ -275,6 +304,8 @@ class LossDecorator(Rule):
             if decorator is None or traced is None:
                 continue
             if not (traced.is_loss or _loss_by_signature(function)):
+                continue
+            if not traced.is_loss and _called_directly_without_training(ctx, function):
                 continue
             if not _loss_by_signature(function) and _only_differentiated_outside_training(
                 ctx, function

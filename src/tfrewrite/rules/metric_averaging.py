@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     drops_remainder,
@@ -16,18 +15,29 @@ from tfrewrite.analysis.training import (
     method_name,
     tape_name,
 )
+from tfrewrite.analysis.vocabulary import MEAN_FUNCTIONS
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
-MEAN_FUNCTIONS = frozenset(
-    {"numpy.mean", "numpy.average", "statistics.mean", "statistics.fmean", "tensorflow.reduce_mean"}
-)
 _NUMPY_MEANS = frozenset({"numpy.mean", "numpy.average"})
 _BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
-# Values whose per-batch mean is what is wanted: time per batch, not per example.
-_TIMINGS = ("time", "duration", "latency", "elapsed", "second", "fps", "speed")
+# Values whose per-batch mean is what is wanted: time per batch, not per
+# example; and what reinforcement learning collects per episode (a reward, a
+# return), where each episode, not each example, is meant to weigh the same.
+_EQUALLY_WEIGHTED = (
+    "time",
+    "duration",
+    "latency",
+    "elapsed",
+    "second",
+    "fps",
+    "speed",
+    "reward",
+    "return",
+    "episode",
+)
 # Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
 _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
@@ -256,7 +266,9 @@ class PerBatchMetricAverage(Rule):
         ```
 
         A comprehension, a running sum, or a list filled elsewhere is reported
-        without a fix.
+        without a fix. Values meant to weigh the same whatever the batch size
+        are not reported: times per batch, and rewards or returns collected
+        once per episode.
     """
     examples = (
         Invalid(
@@ -370,6 +382,19 @@ class PerBatchMetricAverage(Rule):
         ),
         Valid(
             """
+            import collections
+            import statistics
+
+            episodes_reward = collections.deque(maxlen=100)
+            for episode in range(1000):
+                episode_reward = int(train_step(env.reset(), model, optimizer))
+                episodes_reward.append(episode_reward)
+                running_reward = statistics.mean(episodes_reward)
+            """,
+            note="one reward per episode: every episode is meant to weigh the same",
+        ),
+        Valid(
+            """
             import numpy as np
             import time
 
@@ -384,15 +409,10 @@ class PerBatchMetricAverage(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """A file that averages a name or a comprehension (`np.mean(accs)`,
-        `statistics.mean(... for b in batches)`), divides a `sum(...)`, or
-        divides a name it adds to with `+=` (`total / n_batches`): what every
-        finding starts from. Most files do none of these, and are not parsed."""
-        averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
-        return averages or index.divides_sum or index.divides_running_sum
-
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        # Names given to new lists of sizes this round: two loops fixed in one
+        # round must not both fill `batch_sizes`.
+        self._named: set[str] = set()
         for scope in _scopes(ctx):
             per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
             comprehended: set[str] | None = None
@@ -415,7 +435,7 @@ class PerBatchMetricAverage(Rule):
                 if averaged is None and divided is None:
                     continue
                 name = averaged or divided[0]  # type: ignore[index]
-                if name in reported or any(t in name.lower() for t in _TIMINGS):
+                if name in reported or any(t in name.lower() for t in _EQUALLY_WEIGHTED):
                     continue
                 if per_batch is None:
                     per_batch = _per_batch_values(ctx, scope)
@@ -523,7 +543,8 @@ class PerBatchMetricAverage(Rule):
             if id(loop) in self._creating:
                 return None
             self._creating.add(id(loop))
-            sizes = _fresh(ctx, "batch_sizes")
+            sizes = _fresh(ctx, "batch_sizes", self._named)
+            self._named.add(sizes)
             new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
             new_loop = loop.deep_replace(append, cst.FlattenSentinel([append, new_append]))
             new_start = cst.parse_statement(f"{sizes} = []")
@@ -574,8 +595,10 @@ def _sizes_kept(ctx: RuleContext, loop: cst.For, batch: str) -> str | None:
     return None
 
 
-def _fresh(ctx: RuleContext, base: str) -> str:
-    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
+def _fresh(ctx: RuleContext, base: str, taken: set[str]) -> str:
+    """`base`, or `base_2`, ...: a name neither the module nor this round's
+    other fixes (`taken`) use."""
+    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)} | taken
     suffix = 2
     name = base
     while name in used:

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfrewrite.analysis.frozen_state import FrozenState
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.state import is_setup_method
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 
 class ModuleStateInTracedCode(Rule):
@@ -248,39 +246,6 @@ class ModuleStateInTracedCode(Rule):
             note="not traced",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files where some state can change (pass-1 facts): a rebound
-        module name, items of a module name assigned, an attribute of an
-        imported module the project rebinds or this file writes, an attribute
-        of a class of the file assigned through its name, a traced method
-        reading a `self` attribute its class writes outside set-up methods, or a traced
-        function nested in an untraced one."""
-        if not traced:
-            return False
-        if index.rebound_module_names or (index.item_writes & index.module_names):
-            return True
-        if index.held_state or index.rebound_imports or index.foreign_writes:
-            return True  # `cfg.SCALE` rebound by the project, or written here
-        if not index.named_attribute_writes.isdisjoint(index.classes):
-            return True  # `Schedule.margin = ...`: a class attribute rebound
-        for qualname in traced:
-            info = index.functions.get(qualname)
-            if info is None:
-                continue
-            parent = qualname.rpartition(".")[0]
-            if info.class_name is not None:
-                prefix = info.class_name + "."
-                if any(
-                    not other.self_writes.isdisjoint(info.self_reads)
-                    and not is_setup_method(other.qualname.rpartition(".")[2])
-                    for name, other in index.functions.items()
-                    if name.startswith(prefix)
-                ):
-                    return True
-            elif parent in index.functions and parent not in traced:
-                return True
-        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         state = FrozenState(ctx)

@@ -15,21 +15,18 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from tfrewrite.analysis.bindings import bound_names
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.vocabulary import HOST_CONVERSIONS
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 from tfrewrite.transforms.numpy_operands import builtin_extremum, numpy_function
 from tfrewrite.transforms.print_rewrite import announces_tracing, rewritten_print_around
 from tfrewrite.transforms.tensor_results import Followed, follow
 from tfrewrite.transforms.traced_calls import Refusal
 from tfrewrite.transforms.traced_context import differentiated
 from tfrewrite.transforms.value_uses import UseKind, wrapper_replacement
-
-# Builtins that turn a tensor into a Python number.
-_HOST_BUILTINS = frozenset({"float", "int"})
 
 
 def _method_call(node: cst.Call, method: str) -> cst.BaseExpression | None:
@@ -44,7 +41,7 @@ def _candidate(call: cst.Call) -> bool:
     """The shapes this rule looks at, checked before any tensor facts are computed."""
     if isinstance(call.func, cst.Attribute):
         return call.func.attr.value in ("numpy", "item") and not call.args
-    return isinstance(call.func, cst.Name) and call.func.value in _HOST_BUILTINS
+    return isinstance(call.func, cst.Name) and call.func.value in HOST_CONVERSIONS
 
 
 class NumpyCallInTracedCode(Rule):
@@ -202,18 +199,6 @@ class NumpyCallInTracedCode(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files where a traced function calls `.numpy()`, `.item()` or a
-        host conversion builtin (a pass-1 fact: calls are recorded by name)."""
-        for qualname in traced:
-            info = index.functions.get(qualname)
-            if info is not None and (
-                not info.method_calls.isdisjoint(("numpy", "item"))
-                or not _HOST_BUILTINS.isdisjoint(info.calls)
-            ):
-                return True
-        return False
-
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, _ = ctx.tensorflow()
         for function in ctx.traced_functions():
@@ -248,7 +233,7 @@ class NumpyCallInTracedCode(Rule):
             )
         if (
             isinstance(call.func, cst.Name)
-            and call.func.value in _HOST_BUILTINS
+            and call.func.value in HOST_CONVERSIONS
             and ctx.names.qualified_name(call.func) is None
             and len(call.args) == 1
             and not call.args[0].star
@@ -509,7 +494,7 @@ def _read_by_print(
         return False
     source = _method_call(call, "numpy")
     if source is None and isinstance(call.func, cst.Name) and len(call.args) == 1:
-        source = call.args[0].value if call.func.value in _HOST_BUILTINS else None
+        source = call.args[0].value if call.func.value in HOST_CONVERSIONS else None
     return source is not None and ctx.tensors(scope).is_tensor(source)
 
 

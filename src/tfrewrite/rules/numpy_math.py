@@ -25,8 +25,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.prefilters import traced_callees
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -36,7 +34,6 @@ from tfrewrite.rules.base import (
     Invalid,
     NodeEdit,
     Rule,
-    TracedFacts,
     Valid,
     Violation,
     assuming,
@@ -286,14 +283,6 @@ class NumpyMathOnTensors(Rule):
             note="not traced",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Files where traced code (nested functions included) calls a
-        NumPy function, or `max`/`min`."""
-        return any(
-            name.startswith("numpy.") or name in ("max", "min")
-            for name in traced_callees(index, traced)
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()

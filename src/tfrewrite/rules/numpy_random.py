@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
+from tfrewrite.analysis.vocabulary import NUMPY_GENERATORS
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -15,7 +15,6 @@ from tfrewrite.rules.base import (
     ImportRequest,
     Invalid,
     NodeEdit,
-    TracedFacts,
     Valid,
     Violation,
 )
@@ -129,12 +128,6 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     )
 
 
-# Constructors of NumPy generator objects, whose methods draw on the host.
-_GENERATORS = frozenset(
-    {"numpy.random.default_rng", "numpy.random.RandomState", "numpy.random.Generator"}
-)
-
-
 def _module_generators(ctx: RuleContext) -> set[str]:
     """Module-level names bound to a NumPy generator (`rng = np.random.default_rng(0)`)."""
     names: set[str] = set()
@@ -143,7 +136,7 @@ def _module_generators(ctx: RuleContext) -> set[str]:
             continue
         for small in statement.body:
             if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                if ctx.names.qualified_name(small.value.func) in _GENERATORS:
+                if ctx.names.qualified_name(small.value.func) in NUMPY_GENERATORS:
                     names.update(
                         t.target.value for t in small.targets if isinstance(t.target, cst.Name)
                     )
@@ -151,7 +144,7 @@ def _module_generators(ctx: RuleContext) -> set[str]:
 
 
 def _is_generator(ctx: RuleContext, node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _GENERATORS
+    return isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in NUMPY_GENERATORS
 
 
 def _local_generators(ctx: RuleContext, body: cst.CSTNode) -> tuple[set[str], set[str]]:
@@ -600,16 +593,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             note="not traced",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Files whose traced code calls `numpy.random`, or with traced code
-        and a NumPy generator created anywhere (a draw from it is a method
-        call, which pass 1 does not resolve)."""
-        if super().applies_to(index, traced):
-            return True
-        return bool(traced) and not _GENERATORS.isdisjoint(
-            (*index.called_names, *index.default_calls)
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         yield from super().check(ctx)

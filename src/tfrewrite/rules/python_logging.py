@@ -6,11 +6,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 LOG_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
@@ -115,18 +114,6 @@ class PythonLoggingInTracedCode(Rule):
             note="not traced",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files that import logging or call `tf.get_logger` (pass-1 facts)."""
-        if not traced:
-            return False
-        return (
-            any(
-                target in ("logging", "absl.logging") or target.startswith("logging.")
-                for target in index.imports.values()
-            )
-            or "tensorflow.get_logger" in index.called_names
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         loggers = _logger_names(ctx)

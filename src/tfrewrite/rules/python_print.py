@@ -18,11 +18,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.walk import child_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 from tfrewrite.transforms.print_pieces import (
     PrintRefusal,
     formats_a_tensor,
@@ -367,14 +366,6 @@ class PrintInTracedCode(Rule):
             note="not traced: eager `print` shows the value",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files where some traced function calls `print` (a pass-1 fact)."""
-        return any(
-            (info := index.functions.get(q)) is not None
-            and any(name == "print" or name.endswith(".print") for name in info.calls)
-            for q in traced
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for root in ctx.traced_functions():

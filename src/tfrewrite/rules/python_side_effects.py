@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from tfrewrite.analysis.bindings import local_names
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.prefilters import MUTATING_METHODS
 from tfrewrite.analysis.state import (
     AttributeWrites,
@@ -19,7 +18,7 @@ from tfrewrite.analysis.state import (
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 
 def _declared_outside(function: cst.FunctionDef) -> set[str]:
@@ -326,16 +325,6 @@ class PythonSideEffectInTracedCode(Rule):
             note="arguments and locals belong to the call",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files where a traced function writes state or mutates a
-        container that may not be its own, or one of its own in a loop that
-        may be a graph loop (pass-1 facts)."""
-        for qualname in traced:
-            info = index.functions.get(qualname)
-            if info is not None and (info.writes_state or info.mutates_outside):
-                return True
-        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         containers = _Containers(ctx)

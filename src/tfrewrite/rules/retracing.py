@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import TF_FUNCTION_NAMES, ModuleIndex
+from tfrewrite.analysis.index import TF_FUNCTION_NAMES
 from tfrewrite.analysis.tensor_kinds import is_python_number
 from tfrewrite.analysis.walk import iter_nodes, iter_small_statements, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 
 def _python_int_loop_variable(loop: cst.For, ctx: RuleContext) -> str | None:
@@ -212,12 +212,6 @@ class PythonScalarRetraces(Rule):
             note="an input signature converts the int to a tensor",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return any(
-            any(d in TF_FUNCTION_NAMES for d in info.decorators)
-            for info in index.functions.values()
-        )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         decorated = {

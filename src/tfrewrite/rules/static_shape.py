@@ -19,8 +19,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.analysis.bindings import single_values
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.analysis.vocabulary import SHAPE_ARGUMENTS
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -30,25 +30,9 @@ from tfrewrite.rules.base import (
     Invalid,
     NodeEdit,
     Rule,
-    TracedFacts,
     Valid,
     Violation,
 )
-
-# TensorFlow ops that take a shape, and where: (position, keyword).
-SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
-    "tensorflow.random.normal": (0, "shape"),
-    "tensorflow.random.uniform": (0, "shape"),
-    "tensorflow.random.truncated_normal": (0, "shape"),
-    "tensorflow.random.stateless_normal": (0, "shape"),
-    "tensorflow.random.stateless_uniform": (0, "shape"),
-    "tensorflow.random.stateless_truncated_normal": (0, "shape"),
-    "tensorflow.zeros": (0, "shape"),
-    "tensorflow.ones": (0, "shape"),
-    "tensorflow.fill": (0, "dims"),
-    "tensorflow.reshape": (1, "shape"),
-    "tensorflow.broadcast_to": (1, "shape"),
-}
 
 
 def _shape_argument(ctx: RuleContext, call: cst.Call) -> cst.Arg | None:
@@ -223,10 +207,6 @@ class StaticShapeInTracedCode(Rule):
             note="the static shape read into a name is a deliberate static use",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Files with traced code that call an op taking a shape."""
-        return bool(traced) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()

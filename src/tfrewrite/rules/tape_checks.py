@@ -8,7 +8,6 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.models import (
     guarded_by_training_check,
     ignores_training,
@@ -30,7 +29,7 @@ from tfrewrite.analysis.training import (
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -255,9 +254,6 @@ class MissingTrainingFlag(Rule):
         ),
     )
 
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return index.opens_gradient_tape
-
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
         for root, in_method in _scopes(ctx):
@@ -432,9 +428,6 @@ class LossOutsideTape(Rule):
             note="a rename after the block computes nothing",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return index.opens_gradient_tape
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for root, _ in _scopes(ctx):

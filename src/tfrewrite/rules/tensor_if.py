@@ -20,8 +20,6 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.project import tensor_arguments
 from tfrewrite.analysis.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
@@ -31,7 +29,6 @@ from tfrewrite.rules.base import (
     Invalid,
     NodeEdit,
     Rule,
-    TracedFacts,
     Valid,
     Violation,
 )
@@ -531,27 +528,6 @@ class TensorIf(Rule):
             note="not traced",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files with a branch in some traced function or a conditional
-        expression in a traced lambda (pass-1 facts):
-        a condition that may be a tensor, or one that is a Python value only
-        while parameters such as `training` are, when the project proves one
-        of them a tensor (an `input_signature`, a `Dataset.map`, a call site
-        passing one)."""
-        if any(lam.conditional for lam in index.traced_lambdas):
-            return True
-        for qualname, facts in traced.items():
-            info = index.functions.get(qualname)
-            if info is None:
-                continue
-            if info.branches:
-                return True
-            if info.condition_params and not info.condition_params.isdisjoint(
-                tensor_arguments(info, facts)
-            ):
-                return True
-        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = _namespace(ctx)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfrewrite.analysis.index import ModuleIndex
 from tfrewrite.analysis.training import (
     StepViolation,
     decorated_step,
@@ -13,7 +12,7 @@ from tfrewrite.analysis.training import (
 )
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, TracedFacts, Valid, Violation
+from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
 
 
 class UndecoratedTrainStep(Rule):
@@ -54,7 +53,9 @@ class UndecoratedTrainStep(Rule):
         (a module global updated per epoch is frozen, `logging` or `time`
         calls run once, `open`/`input`, a list outside the step appended to, a
         variable or metric created per call), the step is not decorated and
-        the finding lists every blocker with its line. `Model.train_step`
+        the finding lists every blocker with its line. A commented-out
+        `# @tf.function` right above the step is a blocker too: its author
+        turned tracing off on purpose. `Model.train_step`
         overrides are left alone: Keras traces them. So are a function whose
         tape sits in a loop of its own (a training loop: TFR303's case) and a
         method that learns from lists its class grows between calls (a
@@ -142,9 +143,6 @@ class UndecoratedTrainStep(Rule):
             """,
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for plan in undecorated_train_steps(ctx):

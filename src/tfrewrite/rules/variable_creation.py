@@ -6,40 +6,11 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.state import SETUP_METHODS
-from tfrewrite.analysis.tensor_kinds import VARIABLE_CONSTRUCTORS
+from tfrewrite.analysis.vocabulary import SETUP_METHODS, creates_variables
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import Invalid, Rule, TracedFacts, Valid, Violation
-
-# Keras namespaces whose classes own variables: building one makes new variables.
-_STATEFUL_NAMESPACES = (
-    "tensorflow.keras.metrics.",
-    "tensorflow.keras.optimizers.",
-    "keras.metrics.",
-    "keras.optimizers.",
-    "tf_keras.metrics.",
-    "tf_keras.optimizers.",
-)
-# Classes under those namespaces that own no variables (bases, schedules).
-_STATELESS_LEAVES = frozenset({"Metric", "Optimizer", "schedules"})
-
-
-def creates_variables(qualified: str | None) -> str | None:
-    """What the call makes ("a `tf.Variable`", "a Keras metric", ...) when it
-    creates variables, else None."""
-    if not qualified:
-        return None
-    if qualified in VARIABLE_CONSTRUCTORS:
-        return "a `tf.Variable`"
-    if qualified.startswith(_STATEFUL_NAMESPACES):
-        leaf = qualified.rsplit(".", 1)[-1]
-        if ".schedules." in qualified or leaf in _STATELESS_LEAVES or not leaf[:1].isupper():
-            return None
-        return "a Keras metric" if ".metrics." in qualified else "a Keras optimizer"
-    return None
+from tfrewrite.rules.base import Invalid, Rule, Valid, Violation
 
 
 def _guarded(ancestors: Sequence[cst.CSTNode], ctx: RuleContext) -> bool:
@@ -163,15 +134,6 @@ class VariableCreatedInTracedCode(Rule):
             note="the metric is created once, outside",
         ),
     )
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Only files where traced code calls something that may create
-        variables (pass-1 call names)."""
-        for qualname in traced:
-            info = index.functions.get(qualname)
-            if info is not None and any(creates_variables(c) for c in info.calls):
-                return True
-        return False
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for function in ctx.traced_functions():

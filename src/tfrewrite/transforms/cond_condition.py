@@ -250,6 +250,15 @@ class ConditionTranslator:
                     "condition (for example a Python call on a tensor)"
                 ),
             )
+        measured = self._length_of_a_tensor(node)
+        if measured is not None:
+            return Condition(
+                True,
+                reason=(
+                    f"`len({measured})` of a tensor needs AutoGraph, since its length may be "
+                    f"unknown while tracing: write `{self.tf}.shape({measured})[0]`"
+                ),
+            )
         if not kind.scalar and not self.assume_scalar:
             return Condition(True, reason=self._not_scalar(node, text))
         if kind.boolean:
@@ -259,6 +268,21 @@ class ConditionTranslator:
             return Condition(True, f"{wrapped} != 0")
         boolean = '"bool"' if is_keras_ops(self.tf, self.facts.resolver) else f"{self.tf}.bool"
         return Condition(True, f"{self.tf}.cast({text}, {boolean})")
+
+    def _length_of_a_tensor(self, node: cst.BaseExpression) -> str | None:
+        """The source of `t` in a `len(t)` inside the condition, `t` a tensor:
+        AutoGraph turns it into `tf.shape(t)[0]`; traced without AutoGraph, it
+        raises on an unknown length."""
+        for inner in iter_nodes(node):
+            if (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Name)
+                and inner.func.value == "len"
+                and len(inner.args) == 1
+                and self._kind(inner.args[0].value).tensor
+            ):
+                return self.code(inner.args[0].value)
+        return None
 
     def _not_scalar(self, node: cst.BaseExpression, text: str) -> str:
         """Why a tensor condition is not known to be a scalar: a Python

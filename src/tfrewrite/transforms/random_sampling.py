@@ -17,12 +17,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from tfrewrite.analysis.index import ModuleIndex
-from tfrewrite.analysis.prefilters import traced_callees
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
-from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, TracedFacts, Violation
+from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit, Rule, Violation
 from tfrewrite.transforms.sample_writer import ARITHMETIC, SampleWriter
 from tfrewrite.transforms.seeds import SeedFacts
 from tfrewrite.transforms.traced_calls import (
@@ -60,12 +58,6 @@ class RandomSamplingRule(Rule):
     natural_dtypes: ClassVar[Mapping[str, str]]
     # How to make a sample's dtype known where it is not (ends an unsafe reason).
     dtype_hint: ClassVar[str]
-
-    def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
-        """Files whose traced code (nested functions included) calls a
-        function of the module."""
-        prefix = self.module_prefix + "."
-        return any(name.startswith(prefix) for name in traced_callees(index, traced))
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
