@@ -615,3 +615,34 @@ def test_form_feeds_stay_and_other_separators_keep_the_file_whole() -> None:
         and len(code.splitlines()) == len(source.splitlines())
     )
     assert _pruned(source.replace("return 1", "return '\u2028'")) is None
+
+
+def test_assignments_the_loop_rules_follow_by_name_are_kept() -> None:
+    """`value_sources` follows a name to its assignments anywhere in the
+    file: `ds = make_dataset()` in another function tells what the loop
+    iterates."""
+    source = """
+        import tensorflow as tf
+
+        def make_dataset():
+            return load()
+
+        def setup():
+            ds = make_dataset()
+            other = ds
+
+        def unrelated():
+            ds2 = make_dataset()
+
+        @tf.function
+        def step(x):
+            return x
+
+        def train():
+            for x in ds:
+                step(x)
+        """
+    found = _reasons(source, ("TFR306",))
+    assert found["setup"] == "assigns `ds`, which kept code reads"
+    assert found["unrelated"] is None
+    assert _reasons(source, ("TFR101",))["setup"] is None

@@ -110,6 +110,12 @@ _INPUT_WORDS = _MODEL_FACTORIES | _BATCHING | {"lambda", "applications"}
 _SELF_CALL = re.compile(r"\bself\s*\.\s*([^\W\d]\w*)\s*\(")
 # The last word of what is called: `seed` of `np.random.seed(0)`.
 _CALLED = re.compile(r"([^\W\d]\w*)\s*\(")
+# `name = other` or `name = function(...)` on a line of its own: an
+# assignment `value_sources` follows to what `other` holds or `function`
+# returns (target, source, and "(" for a call).
+_ALIASING = re.compile(
+    r"^[ \t]*([^\W\d]\w*)[ \t]*=[ \t]*([^\W\d]\w*)[ \t]*(\(|#|\r?$)", re.MULTILINE
+)
 # `class Name` and `def Name`: a definition, not a use, of the name.
 _DEFINED = re.compile(r"\b(?:class|def)\s+[^\W\d]\w*")
 # A `self` attribute beside a comma or a bracket: maybe in a tuple target.
@@ -473,7 +479,7 @@ def _decide(
         if unit.reason is None and not core.isdisjoint(unit.words):
             called = sorted(core & unit.words)[0]
             unit.reason = f"calls `{called}`"
-    _spread(lines, units, infos, facts)
+    _spread(lines, units, infos, facts, loop_rules)
     return units
 
 
@@ -532,11 +538,17 @@ def _spread(
     units: list[_Unit],
     infos: dict[str, list[FunctionInfo]],
     facts,  # noqa: ANN001
+    follow_assignments: bool,
 ) -> None:
     """Keep what kept code needs: the units it names (and whole classes it
     names), the units sharing a kept top-level function's name, and in a
     class with a kept method, `__init__`, the methods writing `self`
-    attributes and those calling a kept method."""
+    attributes and those calling a kept method. With `follow_assignments`
+    (the loop rules, whose `value_sources` follows a name to every
+    assignment of it in the file, then a name or a call of a module
+    function to what it holds or returns), also the units that assign a name
+    kept code reads from a name or from a call of one of the file's
+    functions (`ds = make_dataset()`)."""
     by_name: dict[str, list[_Unit]] = {}
     by_class: dict[str, list[_Unit]] = {}
     for unit in units:
@@ -545,8 +557,21 @@ def _spread(
             by_class.setdefault(unit.class_name, []).append(unit)
     writes_self: dict[str, bool] = {}
     whole: set[str] = set()  # classes every method of which stays
-    pending: list[tuple[set[str], str]] = [(_outside_words(lines, units), "module-level code")]
+    outside = _outside_words(lines, units)
+    pending: list[tuple[set[str], str]] = [(outside, "module-level code")]
     pending += [(u.words, u.qualname) for u in units if u.reason is not None]
+    read: set[str] = set(outside)  # every word of kept code
+    functions = {u.name for u in units if u.class_name is None}
+    assigned: dict[str, set[str]] = {}
+    if follow_assignments:
+        for unit in units:
+            found = {
+                target
+                for target, source, after in _ALIASING.findall(unit.text)
+                if after != "(" or source in functions
+            }
+            if found:
+                assigned[unit.qualname] = found
 
     def keep(unit: _Unit, reason: str) -> None:
         if unit.reason is None:
@@ -555,6 +580,7 @@ def _spread(
 
     while pending:
         names, holder = pending.pop()
+        read |= names
         for name in names:
             for unit in by_name.get(name, ()):
                 keep(unit, f"named by `{holder}`")
@@ -564,6 +590,11 @@ def _spread(
                     keep(unit, f"its class is named by `{holder}`")
         if pending:
             continue  # settle the names first: the checks below are per class
+        for unit in units:
+            targets = assigned.get(unit.qualname)
+            if unit.reason is None and targets and not targets.isdisjoint(read):
+                name = sorted(targets & read)[0]
+                keep(unit, f"assigns `{name}`, which kept code reads")
         kept_top = {u.name for u in units if u.reason is not None and u.class_name is None}
         for unit in units:
             if unit.class_name is None and unit.name in kept_top:
