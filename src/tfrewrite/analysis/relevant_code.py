@@ -25,8 +25,9 @@ A function is kept when it may matter to one of the selected rules
 - it averages or divides where TFR306 may see per-batch values (a mean or a
   division beside a loop or a comprehension, or `sum(...) / n`);
 - for the tape and loop rules (TFR302 to TFR306): it assigns a model, a lambda
-  or a batched dataset (what `value_sources` and `_model_names` look up by
-  name anywhere in the file);
+  or a batched dataset, or a name kept code reads from another name or from
+  a call of one of the file's functions (what `value_sources` and
+  `_model_names` look up by name anywhere in the file);
 - for TFR101: it names `keras` or `keras.ops` (the fix writes `keras.ops`
   when the file uses it); it calls a seed function (random fixes look for
   seeding anywhere); it uses a name a fix would otherwise take for a new
