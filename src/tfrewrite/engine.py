@@ -5,8 +5,12 @@ Pass 1 indexes files with the standard `ast` parser; files whose bytes name
 neither TensorFlow nor Keras are indexed only when a traced function or a
 `compile(...)` call refers into them. Pass 2 parses with LibCST only the files
 where some selected rule can fire (most rules look only inside traced
-functions), and computes positions only for files with findings. Both passes
-run in a process pool when there is enough work.
+functions), and computes positions only for files with findings. In a check
+(no fix, no edits shown) it parses of such a file only the functions the
+selected rules can need: the others are blanked out, lines and columns kept
+(`analysis/relevant_code.py`, `_relevant_code`), so a large test file with a
+few traced functions costs a fraction of its whole tree. Both passes run in a
+process pool when there is enough work.
 """
 
 from __future__ import annotations
@@ -60,6 +64,9 @@ class RunOptions:
     want_edits: bool = False
     # Settings rules read (`print-output-stream`), as (key, value) pairs.
     rule_settings: tuple[tuple[str, str], ...] = ()
+    # Whether `check` parses only the code the rules can need (see
+    # `analysis/relevant_code.py`); off only to compare the two.
+    prune_inert_code: bool = True
 
     def rules(self) -> list[Rule]:
         by_code = rule_registry.RULES_BY_CODE
@@ -485,6 +492,14 @@ def _reindex(
     from tfrewrite.analysis.project import compute_facts
 
     index = build_index(code, previous.path, previous.module)
+    if previous.pruned is not None:
+        # The code is a pruned check's (`_relevant_code`): the functions left
+        # out keep their facts.
+        from tfrewrite.analysis.relevant_code import merge_carried
+
+        pruned = previous.pruned
+        merge_carried(index, pruned.carried_index(), pruned.pruned)
+        index.pruned = pruned
     local = compute_facts([index]).for_path(previous.path)
     index.looped_functions = {**previous.looped_functions, **index.looped_functions}
     index.loss_decorator_options = {
@@ -599,6 +614,56 @@ def _parse(source: str) -> cst.Module:
             gc.enable()
 
 
+def _relevant_code(source: str, job: FileJob, rules: Sequence[Rule]) -> tuple[str, FileJob]:
+    """What pass 2 parses: in a check that shows no edits, `source` with the
+    functions no selected rule can need blanked out (`relevant_code.prune`:
+    lines and columns stay, and so do the findings' positions), and a job
+    whose index carries what was left out, for the index of a simulated fix
+    round (`_reindex`); otherwise the whole source. A large test file of
+    which a few functions matter then costs a fraction of its whole tree."""
+    options = job.options
+    if options.fix or options.want_edits or not options.prune_inert_code:
+        return source, job
+    from tfrewrite.analysis.relevant_code import prune
+
+    pruned = prune(source, job.index, job.traced, [rule.code for rule in rules])
+    if pruned is None:
+        return source, job
+    index = dataclasses.replace(job.index, pruned=pruned)
+    return pruned.code, dataclasses.replace(job, index=index)
+
+
+def _run_rules(
+    result: FileResult, module: cst.Module, code: str, job: FileJob, rules: Sequence[Rule]
+) -> FileResult:
+    """Run the rules over `module` (of `code`: the file's text, or in a
+    check its relevant code), fix rounds included, into `result`."""
+    from tfrewrite.fix_rounds import as_fix_would_do, settle
+
+    path, source, options = result.path, result.source or code, job.options
+    settled = settle(path, module, code, job.index, job.traced, rules, options)
+    if settled.error is not None:
+        result.error = FileError(path, settled.error)
+        return result
+    first = settled.first
+    if options.fix:
+        result.fixes_applied = [
+            _to_finding(path, first[i], module, source, False) for i in settled.resolved
+        ]
+        if settled.code != source:
+            result.fixed_source = settled.code
+        result.findings = [
+            _to_finding(path, f, settled.module, settled.code, options.want_edits)
+            for f in settled.final
+        ]
+        return result
+    result.findings = [
+        _to_finding(path, f, module, code, options.want_edits)
+        for f in as_fix_would_do(path, module, code, job, rules, first, settled.held)
+    ]
+    return result
+
+
 def _process_python(job: FileJob) -> FileResult:
     import libcst as cst
 
@@ -609,41 +674,35 @@ def _process_python(job: FileJob) -> FileResult:
         if source is None:
             source = _python_text(path, Path(path).read_bytes())
         result.source = source
-        options = job.options
         rules = _rules_for(job)
         if not rules or file_is_exempt(source):
             return result
+        whole = job
+        code, job = _relevant_code(source, job, rules)
         try:
-            module = _parse(source)
+            try:
+                module = _parse(code)
+            except cst.ParserSyntaxError:
+                if code is source:
+                    raise
+                # A function blanked out of a block that then holds nothing
+                # (a `def` alone under an `if`): parse the whole file.
+                code, job = source, whole
+                module = _parse(code)
         except cst.ParserSyntaxError as err:
             result.error = FileError(
                 path, f"syntax error: {err.message}", err.raw_line, err.raw_column + 1
             )
             return result
         result.parsed = True
-        from tfrewrite.fix_rounds import as_fix_would_do, settle
+        from tfrewrite.analysis.relevant_code import WholeFileNeeded
 
-        settled = settle(path, module, source, job.index, job.traced, rules, options)
-        if settled.error is not None:
-            result.error = FileError(path, settled.error)
-            return result
-        first = settled.first
-        if options.fix:
-            result.fixes_applied = [
-                _to_finding(path, first[i], module, source, False) for i in settled.resolved
-            ]
-            if settled.code != source:
-                result.fixed_source = settled.code
-            result.findings = [
-                _to_finding(path, f, settled.module, settled.code, options.want_edits)
-                for f in settled.final
-            ]
-            return result
-        result.findings = [
-            _to_finding(path, f, module, source, options.want_edits)
-            for f in as_fix_would_do(path, module, source, job, rules, first, settled.held)
-        ]
-        return result
+        try:
+            return _run_rules(result, module, code, job, rules)
+        except WholeFileNeeded:
+            # The functions left out could not be indexed on their own for a
+            # simulated fix round: check the whole file instead.
+            return _run_rules(result, _parse(source), source, whole, rules)
     except RecursionError:
         result.error = FileError(path, "internal error: file too deeply nested to analyse")
         return result

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tfrewrite.analysis.prefilters import (
     MUTATING_METHODS,
@@ -73,6 +74,10 @@ class FunctionInfo:
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
     self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
+    # Its lines, decorators included: what a pruned check blanks out when
+    # no rule can need it (`relevant_code`). 0 when unknown.
+    first_lineno: int = 0
+    end_lineno: int = 0
 
 
 @dataclass(slots=True)
@@ -215,6 +220,9 @@ class ModuleIndex:
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.
     rebound_module_names: dict[str, str] = field(default_factory=dict)
     syntax_error: tuple[int | None, int | None, str] | None = None
+    # Set on a copy in a pruned check (`relevant_code.Pruned`): what was left
+    # out of the parsed code, for the index of a simulated fix round.
+    pruned: Any = None
 
     def qualify(self, local_qualname: str) -> str:
         return f"{self.module}.{local_qualname}" if self.module else local_qualname
@@ -459,6 +467,8 @@ class _Indexer(_FastVisitor):
             decorator_keywords=decorator_keywords,
             calls=[],
             class_name=self.class_stack[-1] if in_class else None,
+            first_lineno=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
+            end_lineno=node.end_lineno or 0,
         )
         self.index.functions[qualname] = info
         self._record_default_calls(node)
