@@ -18,17 +18,21 @@ import dataclasses
 import subprocess
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
 from tfrewrite.sources import read_source
-from tfrewrite.verify.pool import EnvironmentProblem
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
-from tfrewrite.verify.settings import VerifySettings, parse_verify_settings
-from tfrewrite.verify.targets import Target, pair_targets
+
+# The command line imports this module to register `verify`: what only a
+# verification needs (target discovery, the worker pool) loads when one runs,
+# so `check` and `fix` do not pay for it.
+if TYPE_CHECKING:
+    from tfrewrite.verify.settings import VerifySettings
+    from tfrewrite.verify.targets import Target
 
 
 class VerifyFormat(str, Enum):
@@ -52,6 +56,8 @@ def load_verify_settings(config: Path | None, start: Path) -> tuple[Settings, Ve
         settings = load_settings(config)
     else:
         settings = load_settings(find_config(start if start.exists() else Path.cwd()))
+    from tfrewrite.verify.settings import parse_verify_settings
+
     return settings, parse_verify_settings(settings.verify)
 
 
@@ -70,6 +76,7 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
     from tfrewrite.engine import InputFile, RunOptions, run
     from tfrewrite.rules import select_rules
     from tfrewrite.verify.run import traced_functions
+    from tfrewrite.verify.targets import pair_targets
 
     for path in paths:
         if not path.exists():
@@ -102,6 +109,7 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
 
 def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
     from tfrewrite.analysis.index import module_name_for
+    from tfrewrite.verify.targets import pair_targets
 
     module = module_name_for(new, settings.root)
     original, rewrite = python_of(str(old), _read(old)), python_of(str(new), _read(new))
@@ -123,6 +131,7 @@ def targets_for_base(
 ) -> list[Target]:
     """Every Python file changed between `rev` and the working tree."""
     from tfrewrite.analysis.index import module_name_for
+    from tfrewrite.verify.targets import pair_targets
 
     cwd = Path.cwd()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
@@ -203,6 +212,7 @@ def register(app: typer.Typer) -> None:
         Inputs are synthesised, found by search, configured, built by a
         harness, or captured from the code that calls the function (its
         file's `main()` or `__main__` block, or a test after `setUp`)."""
+        from tfrewrite.verify.pool import EnvironmentProblem
         from tfrewrite.verify.run import verify_targets
 
         paths = paths or []
