@@ -313,7 +313,7 @@ def test_an_insertion_is_never_moved_onto_the_previous_edit() -> None:
 
 
 def test_blockers_of_one_kind_are_listed_once_with_their_lines() -> None:
-    from tfrewrite.engine import _listing
+    from tfrewrite.decoration_gate import _listing
 
     problems = [(n, "calls Python `print()`") for n in (231, 232, 233, 240)]
     problems += [(243, "calls Python `input()`"), (250, "calls Python `print()`")]

@@ -26,13 +26,11 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from tfrewrite.decoration_gate import Found, find_violations, gate_decorations
 from tfrewrite.engine import (
     MAX_FIX_ROUNDS,
     FileJob,
     RunOptions,
-    _find,
-    _Found,
-    _gate_decorations,
     _parse,
     _reindex,
     applicable_rules,
@@ -61,12 +59,12 @@ class Settled:
     as given), which of them the rounds resolved, and the last round's
     module, text and findings."""
 
-    first: list[_Found]
+    first: list[Found]
     held: set[int]
     first_module: cst.Module
     module: cst.Module
     code: str
-    final: list[_Found]
+    final: list[Found]
     resolved: list[int] = field(default_factory=list)
     error: str | None = None
 
@@ -131,7 +129,7 @@ def _rounds(
     own_fix_applied: set[int] = set()
     for _round in range(MAX_FIX_ROUNDS + 1):
         ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-        found, held = _gate_decorations(_find(rules, ctx, NoqaMap(code)), ctx, options)
+        found, held = gate_decorations(find_violations(rules, ctx, NoqaMap(code)), ctx, options)
         if withheld:
             found = _withhold(found, withheld, original, code)
         if settled is None:
@@ -179,11 +177,11 @@ def _rounds(
     return settled
 
 
-def spot(found: _Found) -> Spot:
+def spot(found: Found) -> Spot:
     return Spot(found.rule.code, found.start.line, found.end.line)
 
 
-def _is_conditional(found: _Found) -> bool:
+def _is_conditional(found: Found) -> bool:
     return found.rule.code == TENSOR_IF and isinstance(found.violation.node, (cst.If, cst.IfExp))
 
 
@@ -230,7 +228,7 @@ def _function_lines(module: cst.Module) -> list[tuple[int, int]]:
     return [(r.start.line, r.end.line) for r in node_ranges(module, functions)]
 
 
-def _as_given(refused: _Found) -> str:
+def _as_given(refused: Found) -> str:
     """The refusal of an `if` whose inner conditionals stay as written. A
     dtype mismatch is one the conversion made (a `tf.cond` turns Python
     numbers into tensors): say so, since the code as written shows none."""
@@ -250,8 +248,8 @@ def _root_reason(message: str) -> str:
 
 
 def _withhold(
-    found: list[_Found], withheld: Sequence[_Withheld], original: str, code: str
-) -> list[_Found]:
+    found: list[Found], withheld: Sequence[_Withheld], original: str, code: str
+) -> list[Found]:
     """Refuse the tensor conditionals of the function around a withheld
     `if`: the `if` itself with the refusal the rounds found for it, the
     others with that reason (said once, however deep the nesting)."""
@@ -292,7 +290,7 @@ def _withhold(
     return result
 
 
-def _with_fix(found: _Found, fix: CstFix | None) -> _Found:
+def _with_fix(found: Found, fix: CstFix | None) -> Found:
     return dataclasses.replace(found, violation=dataclasses.replace(found.violation, fix=fix))
 
 
@@ -302,9 +300,9 @@ def as_fix_would_do(
     code: str,
     job: FileJob,
     rules: Sequence[Rule],
-    found: list[_Found],
+    found: list[Found],
     held: set[int],
-) -> list[_Found]:
+) -> list[Found]:
     """`check`'s findings, each fixable exactly when `fix` would fix it, so
     "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
     findings; when fixes nest or overlap other findings, or a fix decorates a
@@ -334,17 +332,17 @@ def _offer(
     code: str,
     job: FileJob,
     rules: Sequence[Rule],
-    found: list[_Found],
+    found: list[Found],
     held: set[int],
     options: RunOptions,
     only: set[int] | None,
-) -> tuple[list[_Found], set[int]]:
+) -> tuple[list[Found], set[int]]:
     """`as_fix_would_do` for the fixes `options` allow, changing only the
     findings at positions `only` (all when None); also returns the positions
     of the findings offered as fixable."""
     from tfrewrite.analysis.training import StepViolation
 
-    def fixable_of(findings: list[_Found], waiting: set[int]) -> list[bool]:
+    def fixable_of(findings: list[Found], waiting: set[int]) -> list[bool]:
         return [
             f.violation.fix is not None
             and options.allows(f.violation.fix.applicability)
@@ -419,7 +417,7 @@ def _offer(
     return result, fixed
 
 
-def _unsafe_only(found: _Found) -> _Found:
+def _unsafe_only(found: Found) -> Found:
     """A finding the safe fixes leave, fixed once the unsafe ones apply (a
     tensor `if` rewritable after the `print` in its branch is): its fix is
     unsafe, whatever its own applicability."""
