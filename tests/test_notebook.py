@@ -179,4 +179,3 @@ def test_runnable_python_has_no_ipython_lines() -> None:
     assert "__tfrewrite" not in runnable
     assert len(runnable.splitlines()) == len(notebook.python.splitlines())
     compile(runnable, "<runnable>", "exec")
-

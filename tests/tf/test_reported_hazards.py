@@ -25,6 +25,7 @@ def _import(source: str, tmp_path, name: str):
     spec.loader.exec_module(module)
     return module
 
+
 GROWN_IN_GRAPH_LOOP = """\
 import tensorflow as tf
 

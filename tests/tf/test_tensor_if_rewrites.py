@@ -1029,9 +1029,7 @@ def test_a_chain_with_a_nested_chain_rewritten_in_two_rounds_matches():
     fixed = fix_source(NESTED_CHAIN, select=["TFR101", "TFR103"])
     assert check_source(fixed, select=["TFR101", "TFR103"]) == []
     inputs = [
-        (tf.fill([size], error),)
-        for size in (1, 3)
-        for error in (-1.0, 0.5, 1.2, 1.6, 1.8, 2.5)
+        (tf.fill([size], error),) for size in (1, 3) for error in (-1.0, 0.5, 1.2, 1.6, 1.8, 2.5)
     ]
     with capture_fds():
         assert_rewrite_equivalent(NESTED_CHAIN, fixed, "forward", inputs, autograph=False)

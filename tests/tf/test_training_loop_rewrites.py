@@ -193,7 +193,6 @@ def test_step_decorated_with_its_print_fixed_trains_and_prints_every_step(capfd)
     assert eager_out.count("step loss:") == traced_out.count("step loss:") == len(original)
 
 
-
 STEP_WITH_LOSS_OBJECT = (
     SETUP
     + """
@@ -240,6 +239,7 @@ def test_step_with_a_keras_loss_object_and_a_formatted_print_is_decorated(capfd)
     traced_lines = [line for line in traced_out.splitlines() if line.startswith("step loss:")]
     assert len(eager_lines) == len(traced_lines) == len(original)
     assert eager_lines == traced_lines
+
 
 LOSS_AFTER_TAPE = (
     SETUP
