@@ -52,7 +52,8 @@ def _text(result: dict) -> str:
     return "\n".join(result["warnings"] + result["inputs"])
 
 
-PRELUDE = """
+# The data every script below trains on: 40 rows, batches of 16 (a short last one).
+DATASET = """
 import numpy as np
 import tensorflow as tf
 
@@ -62,7 +63,11 @@ def make_dataset():
     x = rng.normal(size=(40, 3)).astype("float32")
     y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
     return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+"""
 
+PRELUDE = (
+    DATASET
+    + """
 
 def build():
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
@@ -76,6 +81,7 @@ def train_step(model, optimizer, x, y):
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
     return loss
 """
+)
 
 DECORATED = "@tf.function(reduce_retracing=True)\ndef train_step"
 WRONG_LOSS = ("tf.square(model(x) - y))", "tf.square(model(x) - y)) * 1.01")
@@ -409,17 +415,9 @@ def test_the_top_level_builds_the_arguments() -> None:
 
 # --- a loop in a method: main() builds the object and calls agent.train(ds, 2) ----
 
-AGENT = """
-import numpy as np
-import tensorflow as tf
-
-
-def make_dataset():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(40, 3)).astype("float32")
-    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
-
+AGENT = (
+    DATASET
+    + """
 
 class Agent:
     def __init__(self, model, lr):
@@ -449,6 +447,7 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 AGENT_STEP = "    @tf.function(reduce_retracing=True)\n    def train_step(self, x, y):"
 
 

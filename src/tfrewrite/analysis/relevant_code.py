@@ -310,6 +310,8 @@ def _facts(
 ) -> _Facts:
     """`inputs`: the last words of the calls that make a model, and the
     file's classes; `averages`: those of averaging calls (aliases included)."""
+    from tfrewrite.analysis.index import dotted
+
     facts = _Facts()
     for inner in ast.walk(node):
         kind = inner.__class__
@@ -354,9 +356,8 @@ def _facts(
             if isinstance(value, ast.Lambda):
                 facts.defines_inputs = True
             elif isinstance(value, ast.Call):
-                spelled = _spelled(value.func)
-                leaf = spelled.rpartition(".")[2]
-                if leaf in inputs or ".applications." in f".{spelled}.":
+                spelled = dotted(value.func) or ""
+                if _leaf(value.func) in inputs or ".applications." in f".{spelled}.":
                     facts.defines_inputs = True
     return facts
 
@@ -367,16 +368,6 @@ def _leaf(node: ast.AST) -> str:
     if isinstance(node, ast.Name):
         return node.id
     return ""
-
-
-def _spelled(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 def _within(qualname: str, unit: str) -> bool:

@@ -42,6 +42,7 @@ from tfrewrite.verify.loader import (
     bound_names,
     find_definition,
     function_sources,
+    is_main_guard,
     no_arguments,
     own_scope_nodes,
 )
@@ -97,16 +98,6 @@ def _call_line(nodes: list[ast.stmt], matches: Callable[[ast.Call], bool]) -> in
         if isinstance(n, ast.Call) and matches(n)
     ]
     return min(lines) if lines else None
-
-
-def _is_main_guard(stmt: ast.stmt) -> bool:
-    test = getattr(stmt, "test", None)
-    return (
-        isinstance(stmt, ast.If)
-        and isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-    )
 
 
 def _no_required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, bool]:
@@ -167,12 +158,12 @@ def same_file_caller(source: str, function: str) -> Caller | None:
             if node.name == "main":
                 return found[0]
     for stmt in tree.body:
-        if _is_main_guard(stmt):
+        if is_main_guard(stmt):
             line = call_line(stmt.body)  # type: ignore[attr-defined]
             if line is not None:
                 return Caller("main", function, "", line)
-    runs = [s for s in tree.body if not isinstance(s, _DEFINITIONS) and not _is_main_guard(s)]
-    top = [s for s in tree.body if bound_names(s) is None and not _is_main_guard(s)]
+    runs = [s for s in tree.body if not isinstance(s, _DEFINITIONS) and not is_main_guard(s)]
+    top = [s for s in tree.body if bound_names(s) is None and not is_main_guard(s)]
     top += [
         s
         for s in tree.body
@@ -338,7 +329,7 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
     body: list[ast.stmt] = []
     if caller.kind == "main":
         for stmt in tree.body:
-            if _is_main_guard(stmt):
+            if is_main_guard(stmt):
                 body = list(stmt.body)  # type: ignore[attr-defined]
                 if any(s.lineno <= caller.line <= (s.end_lineno or s.lineno) for s in body):
                     break
@@ -347,7 +338,7 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
         body = [
             s
             for s in tree.body
-            if (bound_names(s) is None and not _is_main_guard(s))
+            if (bound_names(s) is None and not is_main_guard(s))
             or (s.lineno <= caller.line <= (s.end_lineno or s.lineno))
         ]
     kept: list[ast.stmt] = []

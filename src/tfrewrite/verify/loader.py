@@ -421,10 +421,12 @@ def _bound_by_target(target: ast.AST) -> set[str]:
     return set()  # attribute or subscript assignment binds no new name
 
 
-def _is_main_guard(node: ast.If) -> bool:
-    test = node.test
+def is_main_guard(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`, the script's own entry point."""
+    test = getattr(node, "test", None)
     return (
-        isinstance(test, ast.Compare)
+        isinstance(node, ast.If)
+        and isinstance(test, ast.Compare)
         and isinstance(test.left, ast.Name)
         and test.left.id == "__name__"
         and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in test.comparators)
@@ -447,7 +449,7 @@ def bound_names(stmt: ast.stmt) -> set[str] | None:
         return set().union(*(_bound_by_target(t) for t in stmt.targets))
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
         return _bound_by_target(stmt.target)
-    if isinstance(stmt, ast.Try) or (isinstance(stmt, ast.If) and not _is_main_guard(stmt)):
+    if isinstance(stmt, ast.Try) or (isinstance(stmt, ast.If) and not is_main_guard(stmt)):
         names: set[str] = set()
         for sub in ast.walk(stmt):
             if (

@@ -34,7 +34,13 @@ import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify.loader import bound_names, find_definition, no_arguments, own_scope_nodes
+from tfrewrite.verify.loader import (
+    bound_names,
+    find_definition,
+    is_main_guard,
+    no_arguments,
+    own_scope_nodes,
+)
 
 REPLAY = "__tfrewrite_replay__"
 SAMPLE = "__tfrewrite_sample__"
@@ -61,16 +67,6 @@ class LoopSite:
     innermost: int  # line of the innermost loop on the path to the step
     header: str  # `for x, y in dataset`, for messages
     params: list[str] = field(default_factory=list)  # required parameters of the scope
-
-
-def is_main_guard(node: ast.stmt) -> bool:
-    test = getattr(node, "test", None)
-    return (
-        isinstance(node, ast.If)
-        and isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-    )
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt], ast.AST | None]]:

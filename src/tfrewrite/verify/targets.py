@@ -21,7 +21,13 @@ from dataclasses import dataclass
 
 from tfrewrite.verify import callers, loops, signatures
 from tfrewrite.verify.inputs import Spec
-from tfrewrite.verify.loader import LoadError, find_definition, function_sources, references
+from tfrewrite.verify.loader import (
+    LoadError,
+    find_definition,
+    function_sources,
+    is_main_guard,
+    references,
+)
 from tfrewrite.verify.settings import VerifySettings
 
 
@@ -64,7 +70,7 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
     def statements(source: str) -> list[ast.stmt]:
         out = []
         for stmt in ast.parse(source).body:
-            body = stmt.body if loops.is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
+            body = stmt.body if is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
             out += [
                 s
                 for s in body
