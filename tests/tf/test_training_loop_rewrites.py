@@ -324,6 +324,63 @@ def test_weighted_average_gives_the_true_accuracy():
     assert round(metric, 6) == 0.911000
 
 
+TWO_EVALUATIONS = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def batches(n, right, size):
+        labels = np.zeros(n, dtype="int32")
+        predicted = np.ones(n, dtype="int32")
+        predicted[right] = 0
+        return tf.data.Dataset.from_tensor_slices((predicted, labels)).batch(size)
+
+
+    def train_data():
+        return batches(2000, np.r_[0:1397, 1536:1961], 512)  # batches 512, 512, 512, 464
+
+
+    def val_data():
+        return batches(700, np.r_[0:250, 600:700], 300)  # batches 300, 300, 100
+
+
+    def accuracy(x, y):
+        return float(tf.reduce_mean(tf.cast(x == y, tf.float32)))
+
+
+    def evaluate():
+        for epoch in range(1):
+            train_accs, train_errors = [], []
+            val_accs, val_errors = [], []
+            for x, y in train_data():
+                train_accs.append(accuracy(x, y))
+                train_errors.append(1.0 - accuracy(x, y))
+            for x, y in val_data():
+                val_accs.append(accuracy(x, y))
+                val_errors.append(1.0 - accuracy(x, y))
+        means = np.mean(train_accs), np.mean(train_errors)
+        return means + (np.mean(val_accs), np.mean(val_errors))
+"""
+
+
+def test_two_loops_weighted_in_one_round_each_give_their_true_accuracy():
+    """A training and a validation loop fixed in the same round: each keeps
+    its own batch sizes, so each mean is its true accuracy (one shared list
+    misaligned the weights)."""
+    original_source = textwrap.dedent(TWO_EVALUATIONS)
+    rewritten, fixed, _ = fix_source_with_findings(
+        original_source, "evaluate.py", ["TFR306"], unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR306"] * 4
+    module = load_module(original_source)
+    train = keras_accuracy_of(module.train_data())
+    val = keras_accuracy_of(module.val_data())
+    assert round(train, 6) == 0.911000 and round(val, 6) == 0.5
+    truths = (train, 1.0 - train, val, 1.0 - val)
+    np.testing.assert_allclose(load_module(rewritten).evaluate(), truths, rtol=1e-6)
+    assert not np.allclose(module.evaluate(), truths, rtol=1e-6)  # the per-batch means
+
+
 def keras_accuracy_of(batches) -> float:
     import keras
 
