@@ -111,6 +111,17 @@ INLINE_ASSIGN_SUB = INLINE.replace(
     "                    variable.assign_sub(0.1 * grad)",
 )
 assert INLINE_ASSIGN_SUB != INLINE
+# The update loop's `v`, and a later generator that binds a `v` of its own:
+# the extracted step must not return the loop's `v` for it.
+INLINE_GENERATOR_AFTER = (
+    INLINE_ASSIGN_SUB.replace("for variable, grad", "for v, grad")
+    .replace("variable.assign_sub", "v.assign_sub")
+    .replace(
+        "        return losses",
+        "        print(sum(v * 1.0 for v in losses))\n        return losses",
+    )
+)
+assert INLINE_GENERATOR_AFTER.count("for v in losses") == 1
 
 
 @pytest.mark.parametrize(
@@ -123,6 +134,7 @@ assert INLINE_ASSIGN_SUB != INLINE
         pytest.param(INLINE_LOGGING_IN_TAPE, {"TFR303"}, id="logging-moved-out-of-the-tape"),
         pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),
         pytest.param(INLINE_ASSIGN_SUB, {"TFR303"}, id="hand-written-assign-sub"),
+        pytest.param(INLINE_GENERATOR_AFTER, {"TFR303"}, id="generator-binds-its-own-name"),
     ],
 )
 def test_rewritten_loop_reaches_the_same_losses(source, codes):
@@ -133,6 +145,7 @@ def test_rewritten_loop_reaches_the_same_losses(source, codes):
     assert {f.code for f in fixed} == codes
     assert remaining == []
     assert rewritten.count("@tf.function") == 1
+    assert ", v = " not in rewritten  # only what the loop reads afterwards is returned
     original = load_module(original_source).train(3)
     module = load_module(rewritten)
     after = module.train(3)
