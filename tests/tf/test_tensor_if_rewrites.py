@@ -50,6 +50,20 @@ CASES = {
                 return scale * 2.0
             return scale
         """,
+    # A nested helper every call of which passes a reduction without an axis:
+    # a proven scalar tensor, so the `if` is a safe `tf.cond`.
+    "nested_helper_fed_a_reduction": """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(y_true, y_pred):
+            def clipped(m):
+                if m > 1.0:
+                    m = m - 1.0
+                return m
+
+            return clipped(tf.reduce_mean(y_pred - y_true))
+        """,
     "return_return": """
         import tensorflow as tf
 
