@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from tfrewrite.analysis.attributes import attribute_facts
 from tfrewrite.analysis.bindings import positional_param_names
@@ -26,6 +27,7 @@ from tfrewrite.analysis.tensor_kinds import (
 )
 from tfrewrite.analysis.tensors import AttributeFacts, TensorFacts, module_facts
 from tfrewrite.analysis.walk import statement_children
+from tfrewrite.positions import node_ranges
 from tfrewrite.rules.base import ImportRequest
 
 
@@ -79,6 +81,8 @@ class RuleContext:
         self._tensor_facts: dict[int, TensorFacts] = {}
         self._module_facts: TensorFacts | None = None
         self._attribute_facts: dict[str, AttributeFacts] = {}
+        self._ranges: dict[cst.CSTNode, CodeRange] = {}
+        self._range_requests = 0
 
     # -- functions ------------------------------------------------------------------
     @property
@@ -264,3 +268,23 @@ class RuleContext:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+    def ranges(self, nodes: Sequence[cst.CSTNode]) -> list[CodeRange]:
+        """The `PositionProvider` range of each node (lines 1-based, columns
+        0-based). Positions cost a code generation pass over the file: the
+        first two requests generate only up to their last node
+        (`positions.node_ranges`); a module asked again and again has every
+        position computed once."""
+        missing = [n for n in nodes if n not in self._ranges]
+        if missing:
+            self._range_requests += 1
+            if self._range_requests <= 2:
+                self._ranges.update(zip(missing, node_ranges(self.module, missing), strict=True))
+            else:
+                wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+                self._ranges = dict(wrapper.resolve(PositionProvider))
+        return [self._ranges[n] for n in nodes]
+
+    def lines(self, nodes: Sequence[cst.CSTNode]) -> list[tuple[int, int]]:
+        """The 1-based first and last line of each node."""
+        return [(r.start.line, r.end.line) for r in self.ranges(nodes)]

@@ -22,15 +22,13 @@ if TYPE_CHECKING:
     from tfrewrite.rules.base import Rule, Violation
 
 
-def _positions(module: cst.Module, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
-    from tfrewrite.positions import node_ranges
-
+def _positions(ctx: RuleContext, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
     return [
         (
             Position(r.start.line, r.start.column + 1),
             Position(r.end.line, r.end.column + 1),
         )
-        for r in node_ranges(module, nodes)
+        for r in ctx.ranges(nodes)
     ]
 
 
@@ -50,7 +48,7 @@ def find_violations(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> l
     pairs = [(rule, v) for rule in rules for v in rule.check(ctx)]
     if not pairs:
         return []
-    spans = _positions(ctx.module, [v.node for _, v in pairs])
+    spans = _positions(ctx, [v.node for _, v in pairs])
     return [
         Found(rule, v, start, end)
         for (rule, v), (start, end) in zip(pairs, spans, strict=True)
@@ -78,7 +76,7 @@ def gate_decorations(
     findings and the ids of those whose fixes must wait because the
     decoration does not apply yet (unsafe, not allowed: they would change
     eager code)."""
-    from tfrewrite.analysis.training import AUTOGRAPH_CONVERTS, StepViolation, lines_of
+    from tfrewrite.analysis.training import AUTOGRAPH_CONVERTS, StepViolation
 
     gated = [
         f
@@ -89,13 +87,13 @@ def gate_decorations(
     ]
     if not gated:
         return found, set()
-    callees = [lines_of(ctx, f.node) for f in ctx.functions if f.pending is not None]
+    callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])
     held: set[int] = set()
     replaced: dict[int, Found] = {}
     for gate in gated:
         violation = gate.violation
         assert isinstance(violation, StepViolation) and violation.fix is not None
-        spans = [lines_of(ctx, step) for step in violation.steps] + callees
+        spans = ctx.lines(violation.steps) + callees
         inside = [
             f
             for f in found

@@ -466,6 +466,17 @@ def _run_rules(
 ) -> FileResult:
     """Run the rules over `module` (of `code`: the file's text, or in a
     check its relevant code), fix rounds included, into `result`."""
+    from tfrewrite.fix_rounds import forget_rounds
+
+    try:
+        return _settle_findings(result, module, code, job, rules)
+    finally:
+        forget_rounds()
+
+
+def _settle_findings(
+    result: FileResult, module: cst.Module, code: str, job: FileJob, rules: Sequence[Rule]
+) -> FileResult:
     from tfrewrite.fix_rounds import as_fix_would_do, settle
 
     path, source, options = result.path, result.source or code, job.options

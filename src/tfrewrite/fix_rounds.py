@@ -42,6 +42,7 @@ from tfrewrite.suppression import NoqaMap
 
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
+    from tfrewrite.context import RuleContext
     from tfrewrite.analysis.project import TracedFunction
     from tfrewrite.rules.base import Rule
 
@@ -122,14 +123,12 @@ def _rounds(
     a step decorated or extracted in the last round makes its callees
     traced, and steps still undecorated are checked as the traced code they
     will be."""
-    from tfrewrite.context import RuleContext
-
     original = code
     settled: Settled | None = None
     own_fix_applied: set[int] = set()
     for _round in range(MAX_FIX_ROUNDS + 1):
-        ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
-        found, held = gate_decorations(find_violations(rules, ctx, NoqaMap(code)), ctx, options)
+        ctx, raw = _found_in(path, module, code, index, traced, rules, options)
+        found, held = gate_decorations(raw, ctx, options)
         if withheld:
             found = _withhold(found, withheld, original, code)
         if settled is None:
@@ -175,6 +174,44 @@ def _rounds(
     )
     settled.resolved = sorted(own_fix_applied | set(vanished))
     return settled
+
+
+# The file states the rules last ran on, and what they found. `check` runs
+# the rounds up to three times from the same parsed module (its own
+# findings, then what `fix` and `fix --unsafe-fixes` would do): the first
+# round of each sees the same module, index and traced facts, so it is found
+# once. Keys hold the objects themselves, so their ids cannot be reused.
+_ROUNDS_KEPT = 4
+_recent_rounds: list[tuple[tuple[object, ...], RuleContext, list[Found]]] = []
+
+
+def forget_rounds() -> None:
+    """Drop the kept file states: a worker holds no tree after its file."""
+    _recent_rounds.clear()
+
+
+def _found_in(
+    path: str,
+    module: cst.Module,
+    code: str,
+    index: ModuleIndex,
+    traced: dict[str, TracedFunction],
+    rules: Sequence[Rule],
+    options: RunOptions,
+) -> tuple[RuleContext, list[Found]]:
+    """The rules' findings in `module`, before the decoration gate (which
+    depends on the fixes `options` allow), with the context they ran in."""
+    from tfrewrite.context import RuleContext
+
+    key = (module, index, traced, options.rule_settings, *rules)
+    for known, ctx, found in _recent_rounds:
+        if len(known) == len(key) and all(a is b for a, b in zip(known, key, strict=True)):
+            return ctx, list(found)
+    ctx = RuleContext(path, module, index, traced, dict(options.rule_settings))
+    found = find_violations(rules, ctx, NoqaMap(code))
+    _recent_rounds.insert(0, (key, ctx, found))
+    del _recent_rounds[_ROUNDS_KEPT:]
+    return ctx, list(found)
 
 
 def spot(found: Found) -> Spot:

@@ -130,13 +130,13 @@ def _commented_out_decorator(ctx: RuleContext, node: cst.FunctionDef) -> int | N
     `@tf.function` decorator put out of action (`# @tf.function  # fails
     with ...`): the author tried tracing the step and turned it off."""
     leading = list(node.leading_lines)
-    first_line = lines_of(ctx, node)[0]
     for position, line in enumerate(leading):
         if line.comment is None:
             continue
         text = line.comment.value.lstrip("#").strip()
         if text.startswith("@") and text.split("(")[0].split()[0].endswith("function"):
-            return first_line - (len(leading) - position)
+            # Positions cost a pass over the file: asked for only when found.
+            return lines_of(ctx, node)[0] - (len(leading) - position)
     return None
 
 

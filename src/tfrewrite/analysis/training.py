@@ -464,21 +464,13 @@ def unique_name(ctx: RuleContext, base: str) -> str:
 
 
 def line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
-    """1-based line of `node` (positions resolved once per file, on demand)."""
-    cache = getattr(ctx, "_tfr3_positions", None)
-    if cache is None:
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
-        cache = MetadataWrapper(ctx.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        ctx._tfr3_positions = cache  # type: ignore[attr-defined]
-    return cache[node].start.line
+    """1-based line of `node`."""
+    return ctx.lines([node])[0][0]
 
 
 def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:
     """1-based first and last line of `node`."""
-    line_of(ctx, node)
-    cache = ctx._tfr3_positions  # type: ignore[attr-defined]
-    return cache[node].start.line, cache[node].end.line
+    return ctx.lines([node])[0]
 
 
 # -- train steps that want a decorator ----------------------------------------------------
