@@ -339,6 +339,7 @@ class _Indexer(_FastVisitor):
         self.scope: list[str] = []  # qualname parts
         self.class_stack: list[str] = []
         self.function_stack: list[FunctionInfo] = []
+        self.tape_functions: set[str] = set()  # qualnames of functions opening a tape
         self.module_level_names: set[str] = set()
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
@@ -1026,6 +1027,7 @@ class _Indexer(_FastVisitor):
                 self.index.opens_gradient_tape = True
                 if self.function_stack:
                     self.function_stack[-1].opens_gradient_tape = True
+                    self.tape_functions.add(self.function_stack[-1].qualname)
                     if self.loop_stack:
                         self.function_stack[-1].tape_in_loop = True
         self.generic_visit(node)
@@ -1435,7 +1437,7 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
                 index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
-        _record_tape_losses(indexer, tree.body, "")
+        _record_tape_losses(indexer, tree.body, "", _tape_scopes(indexer))
     _compact(index)
     return index
 
@@ -1484,9 +1486,21 @@ def _loss_calls(value: ast.AST) -> list[ast.Call]:
     return []
 
 
-def _record_tape_losses(indexer: _Indexer, body: list[ast.stmt], qualname: str) -> None:
+def _tape_scopes(indexer: _Indexer) -> set[str]:
+    """The functions that open a tape, and those they are nested in."""
+    scopes: set[str] = set()
+    for qualname in indexer.tape_functions:
+        parts = qualname.split(".")
+        scopes.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))
+    return scopes
+
+
+def _record_tape_losses(
+    indexer: _Indexer, body: list[ast.stmt], qualname: str, tape_scopes: set[str]
+) -> None:
     """Record two-argument calls whose result, assigned inside a GradientTape
-    block, is what `tape.gradient` differentiates; recurse into nested scopes."""
+    block, is what `tape.gradient` differentiates; recurse into the nested
+    scopes that can hold a tape (`tape_scopes`, and every class)."""
     nodes = _scope_nodes(body)
     differentiated = {
         node.args[0].id
@@ -1514,4 +1528,5 @@ def _record_tape_losses(indexer: _Indexer, body: list[ast.stmt], qualname: str) 
                         indexer.index.tape_losses.append(TapeLoss(callee, qualname, stmt.lineno))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = f"{qualname}.{node.name}" if qualname else node.name
-            _record_tape_losses(indexer, node.body, inner)
+            if isinstance(node, ast.ClassDef) or inner in tape_scopes:
+                _record_tape_losses(indexer, node.body, inner, tape_scopes)
