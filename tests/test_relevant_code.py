@@ -215,6 +215,36 @@ def test_callers_of_traced_code_and_its_callees_are_kept() -> None:
     assert found["unrelated"] is None
 
 
+CALLER_OF_TRACED = """
+    import tensorflow as tf
+
+    @tf.function
+    def step(x):
+        if x > 0:
+            return x
+        return -x
+
+    def loop(xs):
+        for x in xs:
+            step(x)
+    """
+
+
+@pytest.mark.parametrize("code", ["TFR101", "TFR102", "TFR104", "TFR107", "TFR204"])
+def test_rules_that_never_read_callers_leave_callers_out(code: str) -> None:
+    """A rule on traced code alone learns what callers pass from pass-1
+    facts: with only such rules selected, a caller is blanked."""
+    found = _reasons(CALLER_OF_TRACED, (code,))
+    assert found["step"] == "runs traced"
+    assert found["loop"] is None
+
+
+@pytest.mark.parametrize("code", ["TFR203", "TFR302", "TFR201"])
+def test_rules_that_read_callers_keep_them(code: str) -> None:
+    found = _reasons(CALLER_OF_TRACED, ("TFR101", code))
+    assert found["loop"] == "calls `step`"
+
+
 def test_in_a_class_with_a_kept_method_what_sets_up_self_is_kept() -> None:
     found = _reasons(
         """

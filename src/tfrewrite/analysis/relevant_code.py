@@ -19,7 +19,9 @@ A function is kept when it may matter to one of the selected rules
   `traced_sites`, `traced_lambdas`, `tape_losses`), a `global`/`nonlocal`, a
   `run_functions_eagerly` switch (TFR307);
 - it calls one of those by name (a loop calling a decorated function is
-  TFR203's case; a loop calling a train step, TFR302's);
+  TFR203's case; a loop calling a train step, TFR302's), unless every
+  selected rule looks only at traced code and what it calls (TFR101 to
+  TFR107, TFR204, TFR205: what callers pass reaches them as pass-1 facts);
 - it writes state TFR201 reads across functions (items of a module name, an
   attribute of an imported module or of a class of the file);
 - it averages or divides where TFR306 may see per-batch values (a mean or a
@@ -87,6 +89,12 @@ KNOWN_RULES = frozenset(
 )
 # Rules that look up, by name anywhere in the file, what a model or a dataset is.
 _LOOP_RULES = frozenset({"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"})
+# Rules that look only inside traced code and what it calls, never at the
+# code that calls it: with only these selected, a function is not kept for
+# calling a kept one (call sites reach them as pass-1 facts).
+_CALLERS_UNREAD = frozenset(
+    {"TFR101", "TFR102", "TFR103", "TFR104", "TFR105", "TFR106", "TFR107", "TFR204", "TFR205"}
+)
 # Bases of the names fixes make fresh (a suffix added while the file uses
 # one), by rule.
 _FRESH_NAMES = (("TFR303", "train_step"), ("TFR306", "batch_sizes"))
@@ -467,10 +475,11 @@ def _decide(
         elif any(base in unit.text for base in fresh):  # a `def` of that name too
             reason = "uses a name a fix may take"
         unit.reason = reason
-    for unit in units:
-        if unit.reason is None and not core.isdisjoint(unit.words):
-            called = sorted(core & unit.words)[0]
-            unit.reason = f"calls `{called}`"
+    if not codes <= _CALLERS_UNREAD:
+        for unit in units:
+            if unit.reason is None and not core.isdisjoint(unit.words):
+                called = sorted(core & unit.words)[0]
+                unit.reason = f"calls `{called}`"
     _spread(lines, units, infos, facts, loop_rules)
     return units
 
