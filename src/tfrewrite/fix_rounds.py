@@ -42,8 +42,8 @@ from tfrewrite.suppression import NoqaMap
 
 if TYPE_CHECKING:
     from tfrewrite.analysis.index import ModuleIndex
-    from tfrewrite.context import RuleContext
     from tfrewrite.analysis.project import TracedFunction
+    from tfrewrite.context import RuleContext
     from tfrewrite.rules.base import Rule
 
 TENSOR_IF = "TFR101"
