@@ -706,7 +706,9 @@ def _analyse(
 
         return tick
 
-    def index_files(batch: list[InputFile], prefilter: bool) -> None:
+    def index_files(batch: list[InputFile], prefilter: bool) -> int:
+        """Index `batch` (from the cache where it can); returns how many
+        files were indexed anew."""
         todo: list[InputFile] = []
         for f in batch:
             hit = cache.index(f.path, options.root, prefilter) if cache else None
@@ -733,9 +735,12 @@ def _analyse(
                 errors[outcome.path] = outcome
             else:
                 indexes.append(outcome)
+        return len(todo)
 
-    index_files(files, prefilter=True)
-    if fresh_workers and jobs > 1 and len(indexes) >= PARALLEL_THRESHOLD:
+    # Many files indexed anew (not taken from the cache): a cold run, with
+    # many files to check in rule workers.
+    indexed = index_files(files, prefilter=True)
+    if fresh_workers and jobs > 1 and indexed >= PARALLEL_THRESHOLD:
         _start_fresh_server()  # it loads the rules while this process computes facts
     facts = compute_facts(indexes)
     drivers = _train_step_drivers(deferred.values(), train_step_modules(indexes))
