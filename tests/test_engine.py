@@ -216,6 +216,29 @@ def test_node_ranges_equal_libcst_positions() -> None:
         assert node_ranges(module, picked) == [expected[n] for n in picked]
 
 
+def test_a_rule_context_gives_libcst_positions_however_often_asked() -> None:
+    """`RuleContext.ranges` generates only up to the nodes asked the first
+    times, then every position at once: the same ranges either way."""
+    import random
+
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from tfrewrite.analysis.index import build_index
+    from tfrewrite.analysis.walk import iter_nodes
+    from tfrewrite.context import RuleContext
+
+    source = (Path(__file__).parent.parent / "src" / "tfrewrite" / "fix_rounds.py").read_text()
+    module = cst.parse_module(source)
+    ctx = RuleContext("fix_rounds.py", module, build_index(source, "fix_rounds.py", "m"), {})
+    nodes = list(iter_nodes(module))
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    rng = random.Random(1)
+    for _ in range(6):
+        picked = rng.sample(nodes, 3)
+        assert ctx.ranges(picked) == [expected[n] for n in picked]
+        assert ctx.lines(picked) == [(expected[n].start.line, expected[n].end.line) for n in picked]
+
+
 def test_fixes_on_the_same_node_wait_and_are_counted_once() -> None:
     module = cst.parse_module("x = f(1)\n")
     call = module.body[0].body[0].value
