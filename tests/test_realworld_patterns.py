@@ -736,3 +736,101 @@ def test_a_dataset_map_function_reading_a_counter_is_still_frozen_state():
     """
     [finding] = check_source(_d(source), select=["TFR201"])
     assert "`self._epoch`" in finding.message
+
+
+HOLDER = """
+    import tensorflow as tf
+    from buffer import ReplayBuffer
+
+
+    class Agent:
+        def __init__(self):
+            self.memory = ReplayBuffer()
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            self.opt = tf.keras.optimizers.Adam()
+
+        def update(self):
+            x, y = self.memory.sample(32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((self.model(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+
+        def train(self):
+            for step in range(100):
+                self.update()
+"""
+SAMPLING_BUFFER = """
+    import numpy as np
+
+
+    class ReplayBuffer:
+        def __init__(self):
+            self.items = np.zeros((1000, 2), dtype=np.float32)
+
+        def sample(self, n):
+            rows = self.items[np.random.randint(0, 1000, n)]
+            return rows[:, :1], rows[:, 1:]
+"""
+
+
+def _step_finding(tmp_path: Path, files: dict[str, str]):
+    for name, text in files.items():
+        (tmp_path / name).write_text(_d(text))
+    result = run(
+        [InputFile(str(tmp_path / n)) for n in files],
+        RunOptions(rule_codes=("TFR302",), root=str(tmp_path), unsafe_fixes=True),
+        jobs=1,
+    )
+    (step,) = result.findings
+    return step
+
+
+def test_a_step_sampling_a_replay_buffer_of_another_module_is_not_decorated(
+    tmp_path: Path,
+) -> None:
+    """`self.memory.sample(32)` of the project's plain `ReplayBuffer` (its own
+    module, which names no TensorFlow): traced, the sampling would run once
+    and every call would train on that first batch. It was a safe fix."""
+    step = _step_finding(tmp_path, {"agent.py": HOLDER, "buffer.py": SAMPLING_BUFFER})
+    assert step.fix is None
+    expected = (
+        "line 12 calls `self.memory.sample(...)`, a method of the Python class `ReplayBuffer`"
+    )
+    assert expected in step.message
+
+
+def test_a_class_reached_through_a_star_import_is_seen(tmp_path: Path) -> None:
+    holder = HOLDER.replace("from buffer import ReplayBuffer", "from buffer import *")
+    step = _step_finding(tmp_path, {"agent.py": holder, "buffer.py": SAMPLING_BUFFER})
+    assert step.fix is None and "`ReplayBuffer`" in step.message
+
+
+def test_a_held_object_of_a_class_nobody_shows_makes_the_decoration_unsafe(
+    tmp_path: Path,
+) -> None:
+    """The buffer's module is not in the project: its `sample` may be plain
+    Python, so the decoration is offered only as an unsafe fix that says why."""
+    step = _step_finding(tmp_path, {"agent.py": HOLDER})
+    assert step.fix is not None and step.fix.applicability.value == "unsafe"
+    assert "it calls `self.memory.sample(...)` on an object whose class tfrewrite cannot see" in (
+        step.fix.message
+    )
+
+
+def test_a_held_keras_model_of_another_module_keeps_the_decoration_safe(
+    tmp_path: Path,
+) -> None:
+    """A method of a project Keras model (`self.memory.sample` of a `Model`
+    subclass) runs TensorFlow ops: traced, it is traced with the step."""
+    model = """
+        import tensorflow as tf
+
+
+        class ReplayBuffer(tf.keras.Model):
+            def sample(self, n):
+                x = tf.random.normal((n, 1))
+                return x, 2 * x
+    """
+    step = _step_finding(tmp_path, {"agent.py": HOLDER, "buffer.py": model})
+    assert step.fix is not None and step.fix.applicability.value == "safe"

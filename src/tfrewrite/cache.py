@@ -53,6 +53,7 @@ PROJECT_FACT_FIELDS = (
     "loss_decorator_options",
     "rebound_module_names",
     "held_state",
+    "held_classes",
     "rebound_imports",
 )
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"

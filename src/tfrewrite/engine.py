@@ -339,6 +339,7 @@ def _reindex(
         **index.rebound_module_names,
     }
     index.held_state = {**previous.held_state, **index.held_state}
+    index.held_classes = {**previous.held_classes, **index.held_classes}
     index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
     merged = dict(local)
     for qualname, known in traced.items():

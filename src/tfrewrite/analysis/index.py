@@ -205,6 +205,13 @@ class ModuleIndex:
     # -> its attributes that the held object's class updates in place
     # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
     held_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
+    # whose class the project defines -> "python" for a plain Python class
+    # (a replay buffer: its methods run once when traced), "framework" for
+    # one deriving from anything else (a Keras model, a `tf.Module`).
+    held_classes: dict[str, str] = field(default_factory=dict)
+    # Modules imported with `from module import *`: their names may be used bare.
+    star_imports: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
     # for a name of a project module this one imports whole, rebound after
     # import (in a function, or by another module): read through the module
@@ -405,6 +412,8 @@ class _Indexer(_FastVisitor):
             base = node.module or ""
         for alias in node.names:
             if alias.name == "*":
+                if base:
+                    self.index.star_imports.append(base)
                 continue
             self.index.imports[alias.asname or alias.name] = (
                 f"{base}.{alias.name}" if base else alias.name

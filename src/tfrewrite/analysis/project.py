@@ -415,6 +415,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     _record_foreign_writes(indexes)
     _record_rebound_imports(indexes)
     _record_held_state(indexes, lookup)
+    _record_held_classes(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
@@ -610,6 +611,57 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
                     break
 
 
+# Bases that leave a class plain Python.
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "NamedTuple", "Enum"})
+_PLAIN_BASE_MODULES = ("abc.", "typing.", "collections.", "enum.", "dataclasses.")
+
+
+def _is_plain_class(
+    index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0
+) -> bool:
+    """Whether a project class derives only from plain Python: no base, or
+    `object`, the standard library's abstract bases, and other plain
+    project classes. A base the project does not define (a Keras model, a
+    `tf.Module`, a package's class) makes it not plain."""
+    info = index.classes.get(class_qualname)
+    if info is None or depth > 10:
+        return False
+    for base in info.bases:
+        if base in _PLAIN_BASES or base.startswith(_PLAIN_BASE_MODULES):
+            continue
+        found = [(i, q) for i, q in lookup.find(base) if q in i.classes]
+        if not found or not all(_is_plain_class(i, q, lookup, depth + 1) for i, q in found):
+            return False
+    return True
+
+
+def _held_class(index: ModuleIndex, callee: str, lookup: _Lookup) -> tuple[ModuleIndex, str] | None:
+    """The project class `callee` (as `index` names it) builds, looked up
+    through `from module import *` for a bare name."""
+    names = [callee]
+    if "." not in callee:
+        names += [f"{module}.{callee}" for module in index.star_imports]
+    for name in names:
+        for target_index, target in lookup.find(name):
+            if target in target_index.classes:
+                return target_index, target
+    return None
+
+
+def _record_held_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """`self.memory = ReplayBuffer(...)`: whether the class of each held
+    object, when the project defines it, is plain Python. A step that calls
+    `self.memory.sample(...)` then calls Python code that tracing runs once."""
+    for index in indexes:
+        for class_qualname, info in index.classes.items():
+            for attr, callee in info.held_objects.items():
+                found = _held_class(index, callee, lookup)
+                if found is not None:
+                    plain = _is_plain_class(*found, lookup)
+                    kind = "python" if plain else "framework"
+                    index.held_classes[f"{class_qualname}.{attr}"] = kind
+
+
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
     """Dotted names of the classes whose objects a class with traced methods
     holds (`self.memory = ReplayBuffer(...)`): their modules must be indexed
@@ -625,7 +677,10 @@ def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
         for owner in owners:
             held = index.classes.get(owner)
             if held is not None:
-                refs.update(held.held_objects.values())
+                for callee in held.held_objects.values():
+                    refs.add(callee)
+                    if "." not in callee:  # maybe from `from module import *`
+                        refs.update(f"{module}.{callee}" for module in index.star_imports)
     return refs
 
 

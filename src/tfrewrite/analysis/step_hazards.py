@@ -98,6 +98,58 @@ def _python_methods(ctx: RuleContext) -> dict[str, str]:
     return methods
 
 
+# Packages whose classes are TensorFlow objects, or build them.
+_FRAMEWORK_PREFIXES = ("tensorflow", "keras", "tf_keras", "tf.", "tfp.", "tfa.", "hub.")
+
+
+def held_object_kind(
+    ctx: RuleContext,
+    owner: tuple[str, cst.ClassDef] | None,
+    receiver: str | None,
+    method: str | None,
+) -> str | None:
+    """What a method call on `self.<attr>` reaches, when `attr` holds an
+    object the class builds (`self.memory = ReplayBuffer(...)`): "python"
+    when the project defines its class as plain Python, "unknown" when
+    the class is none of the project's nor of TensorFlow's (so its
+    methods may be plain Python), None otherwise."""
+    if owner is None or receiver is None or method is None or method.startswith("__"):
+        return None
+    head, _, attr = receiver.partition(".")
+    if head != "self" or not attr or "." in attr:
+        return None
+    info = ctx.index.classes.get(owner[0])
+    callee = info.held_objects.get(attr) if info is not None else None
+    if callee is None:
+        return None
+    kind = ctx.index.held_classes.get(f"{owner[0]}.{attr}")
+    if kind is not None:
+        return "python" if kind == "python" else None
+    name = callee.rpartition(".")[2]
+    if callee.startswith(_FRAMEWORK_PREFIXES) or not name[:1].isupper():
+        return None  # a TensorFlow class, or a function (a model factory)
+    return "unknown"
+
+
+def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Calls in the step of methods of held objects whose class tfrewrite
+    cannot see (`self.noise.sample()` of a package's `OUNoise`): plain
+    Python methods would run once, at trace time, so decorating the step is
+    not proven safe."""
+    owner = ctx.class_of(function)
+    found: list[str] = []
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        method = method_name(node)
+        receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        if held_object_kind(ctx, owner, receiver, method) == "unknown":
+            call = f"`{receiver}.{method}(...)`"
+            if call not in found:
+                found.append(call)
+    return found
+
+
 def _plain_receiver(receiver: str, held: dict[str, str]) -> bool:
     """Whether a method call on `receiver` may reach a plain Python class:
     any receiver but `self` and its attributes, and a `self.<attr>` that
@@ -211,12 +263,17 @@ def decoration_blockers(
             )
         method = method_name(node)
         receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        python_class = None
         if method in plain_methods and receiver and _plain_receiver(receiver, held):
+            python_class = plain_methods[method]
+        elif held_object_kind(ctx, owner, receiver, method) == "python":
+            python_class = held[receiver.partition(".")[2]]  # type: ignore[union-attr]
+        if python_class is not None:
             blockers.append(
                 Blocker(
                     *lines_of(ctx, node),
                     f"calls `{receiver}.{method}(...)`, a method of the Python class "
-                    f"`{plain_methods[method]}`: it runs once, at trace time, and its result "
+                    f"`{python_class}`: it runs once, at trace time, and its result "
                     "is frozen into the graph",
                 )
             )

@@ -8,7 +8,7 @@ step *is* is decided here, once.
 from __future__ import annotations
 
 from collections.abc import Container, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -514,6 +514,22 @@ class StepPlan:
     # A method that no loop in its module calls: a loop elsewhere calls
     # `obj.name(...)` and only this class has a train-step method `name`.
     by_method_name: bool = False
+    # Calls of methods of held objects whose class tfrewrite cannot see
+    # (`step_hazards.unseen_held_objects`): decorating is not proven safe.
+    unseen_calls: list[str] = field(default_factory=list)
+
+    @property
+    def unproven(self) -> str | None:
+        """Why decorating the step is an unsafe fix, or None when it is proven."""
+        if self.by_method_name:
+            return "the loop's call is matched to this method by its name only"
+        if self.unseen_calls:
+            calls = ", ".join(self.unseen_calls)
+            return (
+                f"it calls {calls} on an object whose class tfrewrite cannot see: a Python "
+                "method would run once, at trace time"
+            )
+        return None
 
 
 def loss_keys(ctx: RuleContext, function: FunctionScope) -> list[str]:
@@ -555,7 +571,11 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             continue
         callees = loss_keys(ctx, function)
         options = options_from_losses(ctx, callees)
-        from tfrewrite.analysis.step_hazards import decoration_blockers, reads_static_shape
+        from tfrewrite.analysis.step_hazards import (
+            decoration_blockers,
+            reads_static_shape,
+            unseen_held_objects,
+        )
 
         short_batches = looped or any(feeds_short_final_batch(ctx, loop) for loop in loops)
         # A short last batch then costs one more trace, not a `None` batch size
@@ -564,7 +584,8 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             options.setdefault("reduce_retracing", "True")
         blockers = decoration_blockers(ctx, function, loops, options)
         by_method_name = function.is_method and not loops
-        plans.append(StepPlan(function, options, callees, blockers, by_method_name))
+        unseen = unseen_held_objects(ctx, function)
+        plans.append(StepPlan(function, options, callees, blockers, by_method_name, unseen))
     return plans
 
 

@@ -374,13 +374,18 @@ class LossDecorator(Rule):
             new_step, imports = decorated_step(ctx, plan)
             edits.append(NodeEdit(plan.function.node, new_step))
         where = ", ".join(f"`{p.function.node.name.value}`" for p in callers)
+        move = f"Move `@tf.function` from the loss `{name}` to the train step {where}"
+        unproven = [p.unproven for p in callers if p.unproven is not None]
+        if unproven:
+            move += f" (unsafe: {unproven[0]})"
         return StepViolation(
             decorator,
             text,
             CstFix(
-                f"Move `@tf.function` from the loss `{name}` to the train step {where}",
+                move,
                 tuple(edits),
                 imports,
+                Applicability.UNSAFE if unproven else Applicability.SAFE,
             ),
             steps=tuple(p.function.node for p in callers),
             blockers=tuple(b for p in callers for b in p.blockers),

@@ -157,9 +157,8 @@ class UndecoratedTrainStep(Rule):
             applicability = Applicability.SAFE
             if plan.by_method_name:
                 message += " (the loop calls it through an attribute, matched by method name)"
-                fix_message += (
-                    " (unsafe: the loop's call is matched to this method by its name only)"
-                )
+            if plan.unproven is not None:
+                fix_message += f" (unsafe: {plan.unproven})"
                 applicability = Applicability.UNSAFE
             yield StepViolation(
                 plan.function.node.name,
