@@ -52,8 +52,13 @@ class UndecoratedTrainStep(Rule):
         unsafe when one of those fixes is. When one of them cannot be fixed
         (a module global updated per epoch is frozen, `logging` or `time`
         calls run once, `open`/`input`, a list outside the step appended to, a
-        variable or metric created per call), the step is not decorated and
-        the finding lists every blocker with its line. A commented-out
+        variable or metric created per call, a method of a plain Python object
+        the step holds, such as a replay buffer's `self.memory.sample(32)`
+        whose batch tracing would freeze, wherever the project defines its
+        class), the step is not decorated and the finding lists every blocker
+        with its line. A method of a held object whose class tfrewrite cannot
+        see (a package's, not the project's) may be plain Python too: the fix
+        is then unsafe. A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose. `Model.train_step`
         overrides are left alone: Keras traces them. So are a function whose
