@@ -233,3 +233,18 @@ def test_a_dependency_module_changing_its_facts_invalidates_only_its_dependents(
     result = check(project)
     assert codes_by_file(result)["losses.py"] == []
     assert result.cached == 1  # unrelated.py
+
+
+def test_a_star_imported_module_changing_what_it_exports_invalidates_its_importers(
+    tmp_path: Path,
+) -> None:
+    """`np` in model.py comes from `from utils import *`: once utils.py no
+    longer imports NumPy as `np`, model.py's `np.mean` is no NumPy call."""
+    (tmp_path / "utils.py").write_text("import numpy as np\nimport tensorflow as tf\n")
+    (tmp_path / "model.py").write_text(
+        "from utils import *\n\n\n@tf.function\ndef normalize(x):\n    return x - np.mean(x)\n"
+    )
+    assert codes_by_file(check(tmp_path, ("TFR104",)))["model.py"] == ["TFR104"]
+    (tmp_path / "utils.py").write_text("import mynp as np\nimport tensorflow as tf\n")
+    result = check(tmp_path, ("TFR104",))
+    assert codes_by_file(result)["model.py"] == []

@@ -834,3 +834,65 @@ def test_a_held_keras_model_of_another_module_keeps_the_decoration_safe(
     """
     step = _step_finding(tmp_path, {"agent.py": HOLDER, "buffer.py": model})
     assert step.fix is not None and step.fix.applicability.value == "safe"
+
+
+STARRED = """
+    from utils import *
+
+
+    class Agent:
+        def __init__(self):
+            self.critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            self.opt = tf.keras.optimizers.SGD(0.1)
+
+        def c_train(self, r, s):
+            r = np.array(r, dtype=np.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(r - self.critic(s, training=True)))
+            grads = tape.gradient(loss, self.critic.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.critic.trainable_variables))
+
+        def train(self, batches):
+            for r, s in batches:
+                self.c_train(r, s)
+"""
+STAR_SOURCE = """
+    import numpy as np
+    import tensorflow as tf
+"""
+
+
+def test_names_a_star_import_brings_from_a_project_module_are_resolved(tmp_path: Path) -> None:
+    """`np` and `tf` come from `from utils import *`: `np.array(r)` on the
+    step's argument is NumPy, which raises on a symbolic tensor. It was a
+    safe fix that crashed when traced."""
+    step = _step_finding(tmp_path, {"agent.py": STARRED, "utils.py": STAR_SOURCE})
+    assert step.fix is None and "line 10 calls `numpy.array`" in step.message
+
+
+def test_a_star_import_of_a_module_nobody_shows_makes_the_decoration_unsafe(
+    tmp_path: Path,
+) -> None:
+    starred = STARRED.replace("r = np.array(r, dtype=np.float32)", "r = tf.cast(r, tf.float32)")
+    step = _step_finding(tmp_path, {"agent.py": starred})
+    assert step.fix is not None and step.fix.applicability.value == "unsafe"
+    assert "`from `utils` import *`" not in step.fix.message
+    assert "takes names from `from utils import *`" in step.fix.message
+    # With the module in the project, what the names are is known.
+    step = _step_finding(tmp_path, {"agent.py": starred, "utils.py": STAR_SOURCE})
+    assert step.fix is not None and step.fix.applicability.value == "safe"
+
+
+def test_numpy_named_through_a_star_import_is_reported_in_traced_code(tmp_path: Path) -> None:
+    """TFR104 decides from pass 1 whether a file can have NumPy calls in
+    traced code: `np.mean` with `np` from `from utils import *` counts."""
+    traced = """
+        from utils import *
+
+
+        @tf.function
+        def normalize(x):
+            return x - np.mean(x)
+    """
+    found = _run(tmp_path, {"model.py": traced, "utils.py": STAR_SOURCE}, ("TFR104",))
+    assert found == [("model.py", 6, "TFR104")]

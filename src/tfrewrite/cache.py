@@ -54,6 +54,8 @@ PROJECT_FACT_FIELDS = (
     "rebound_module_names",
     "held_state",
     "held_classes",
+    "star_names",
+    "unseen_star_imports",
     "rebound_imports",
 )
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"

@@ -164,6 +164,26 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
     return index
 
 
+def _with_star_names(index: ModuleIndex, by_path: dict[str, InputFile], root: str) -> ModuleIndex:
+    """`index` again, now that the project facts know what the names its
+    `from module import *` statements bring are (`np` from a `utils` that
+    imports NumPy): pass 1 saw one file and left them unresolved. Only
+    files with such names are indexed again, and never cached so: the
+    cache keeps what the file alone gives."""
+    if not index.star_names or index.syntax_error is not None:
+        return index
+    from tfrewrite.analysis.index import build_index
+
+    file = by_path[index.path]
+    try:
+        source = file.source
+        if source is None:
+            source = _python_text(index.path, Path(index.path).read_bytes())
+    except (OSError, ValueError, NotebookError):
+        return index  # read before: it will be reported when read again
+    return build_index(source, index.path, index.module, index.star_names)
+
+
 def _python_text(path: str, data: bytes) -> str:
     """The Python a file holds: its text, or a notebook's code cells."""
     if path.endswith(NOTEBOOK_SUFFIX):
@@ -319,7 +339,7 @@ def _reindex(
     from tfrewrite.analysis.index import build_index
     from tfrewrite.analysis.project import compute_facts
 
-    index = build_index(code, previous.path, previous.module)
+    index = build_index(code, previous.path, previous.module, previous.star_names)
     if previous.pruned is not None:
         # The code is a pruned check's (`_relevant_code`): the functions left
         # out keep their facts.
@@ -340,6 +360,8 @@ def _reindex(
     }
     index.held_state = {**previous.held_state, **index.held_state}
     index.held_classes = {**previous.held_classes, **index.held_classes}
+    index.star_names = {**previous.star_names, **index.star_names}
+    index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
     index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
     merged = dict(local)
     for qualname, known in traced.items():
@@ -759,6 +781,10 @@ def _analyse(
         for f in wanted:
             del deferred[f.path]
         index_files(wanted, prefilter=False)
+        facts = compute_facts(indexes)
+
+    if any(index.star_names for index in indexes):
+        indexes[:] = [_with_star_names(index, by_path, options.root) for index in indexes]
         facts = compute_facts(indexes)
 
     result = RunResult(indexed=len(indexes))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -212,6 +212,12 @@ class ModuleIndex:
     held_classes: dict[str, str] = field(default_factory=dict)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
+    # Filled by `compute_facts`: what those names are, for star-imported
+    # modules of the project (`np` -> `numpy` when `utils` imports NumPy
+    # as `np`; `ReplayBuffer` -> `pkg.buffer.ReplayBuffer`), and the
+    # star-imported modules the project does not hold (their names are unknown).
+    star_names: dict[str, str] = field(default_factory=dict)
+    unseen_star_imports: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
     # for a name of a project module this one imports whole, rebound after
     # import (in a function, or by another module): read through the module
@@ -1400,8 +1406,13 @@ def _is_tf_function(name: str) -> bool:
     return name in TF_FUNCTION_NAMES
 
 
-def build_index(source: str, path: str, module: str) -> ModuleIndex:
-    """Index one file's source. A syntax error is recorded, not raised."""
+def build_index(
+    source: str, path: str, module: str, star_names: Mapping[str, str] | None = None
+) -> ModuleIndex:
+    """Index one file's source. A syntax error is recorded, not raised.
+    `star_names`: what the names its `from module import *` statements
+    bring are (`ModuleIndex.star_names`, which the project facts know);
+    they resolve as imports do, unless the file binds the name itself."""
     index = ModuleIndex(path=path, module=module)
     try:
         tree = ast.parse(source, filename=path)
@@ -1424,6 +1435,9 @@ def build_index(source: str, path: str, module: str) -> ModuleIndex:
             indexer.record_import(node)
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
+    for alias, target in (star_names or {}).items():
+        if alias not in index.imports and alias not in indexer.module_level_names:
+            index.imports[alias] = target
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)

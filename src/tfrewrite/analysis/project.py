@@ -414,6 +414,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
         )
     _record_foreign_writes(indexes)
     _record_rebound_imports(indexes)
+    _record_star_names(indexes)
     _record_held_state(indexes, lookup)
     _record_held_classes(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
@@ -609,6 +610,57 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
                         for updated, method in held.updated_attrs.items()
                     }
                     break
+
+
+def _module_named(name: str, by_module: dict[str, ModuleIndex]) -> ModuleIndex | None:
+    """The project module `name` refers to, tolerating a package prefix
+    that differs (`pkg.utils` against a module indexed as `utils`)."""
+    found = by_module.get(name)
+    if found is not None:
+        return found
+    for module, index in by_module.items():
+        if module and (name.endswith("." + module) or module.endswith("." + name)):
+            return index
+    return None
+
+
+def _exported_names(index: ModuleIndex) -> dict[str, str]:
+    """What `from <index's module> import *` binds, as far as pass 1 knows:
+    the module's public imports and top-level definitions."""
+    names = {alias: target for alias, target in index.imports.items() if not alias.startswith("_")}
+    names.update(
+        (name, index.qualify(name))
+        for name in (*index.functions, *index.classes)
+        if "." not in name and not name.startswith("_")
+    )
+    return names
+
+
+def _record_star_names(indexes: list[ModuleIndex]) -> None:
+    """`from rlzoo.common.utils import *` in a module that never imports
+    NumPy itself, then `np.array(...)`: the names a star import brings from
+    a project module, followed through that module's own star imports."""
+    starring = [index for index in indexes if index.star_imports]
+    if not starring:
+        return
+    by_module = {index.module: index for index in indexes}
+    for _round in range(5):  # star imports of star imports, a few levels deep
+        changed = False
+        for index in starring:
+            names: dict[str, str] = {}
+            unseen: list[str] = []
+            for module in index.star_imports:
+                source = _module_named(module, by_module)
+                if source is None or source is index:
+                    unseen.append(module)
+                    continue
+                for alias, target in {**source.star_names, **_exported_names(source)}.items():
+                    names.setdefault(alias, target)
+            if names != index.star_names or unseen != index.unseen_star_imports:
+                index.star_names, index.unseen_star_imports = names, unseen
+                changed = True
+        if not changed:
+            break
 
 
 # Bases that leave a class plain Python.

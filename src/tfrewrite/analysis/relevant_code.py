@@ -176,6 +176,7 @@ class Pruned:
     path: str
     module: str
     pruned: tuple[str, ...]  # qualnames of the blanked functions
+    star_names: dict[str, str] = field(default_factory=dict)  # `ModuleIndex.star_names`
     _carried: ModuleIndex | None = field(default=None, repr=False)
 
     def carried_index(self) -> ModuleIndex:
@@ -189,7 +190,7 @@ class Pruned:
             from tfrewrite.analysis.index import build_index
 
             code = _complement(self.source, set(self.pruned))
-            carried = build_index(code, self.path, self.module)
+            carried = build_index(code, self.path, self.module, self.star_names)
             if carried.syntax_error is not None or not set(self.pruned) <= set(carried.functions):
                 # A function left out from inside a block (`if`, `try`)
                 # cannot be indexed alone: the caller checks the whole file.
@@ -234,6 +235,7 @@ def prune(
         index.path,
         index.module,
         tuple(u.qualname for u in inert),
+        dict(index.star_names),
     )
 
 

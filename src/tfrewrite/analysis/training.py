@@ -517,12 +517,21 @@ class StepPlan:
     # Calls of methods of held objects whose class tfrewrite cannot see
     # (`step_hazards.unseen_held_objects`): decorating is not proven safe.
     unseen_calls: list[str] = field(default_factory=list)
+    # Star-imported modules the project does not hold: names the step uses
+    # may come from them, so what it calls is not known.
+    unseen_star_imports: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
         """Why decorating the step is an unsafe fix, or None when it is proven."""
         if self.by_method_name:
             return "the loop's call is matched to this method by its name only"
+        if self.unseen_star_imports:
+            imports = ", ".join(f"`from {m} import *`" for m in self.unseen_star_imports)
+            return (
+                f"the file takes names from {imports}, which tfrewrite cannot see: what "
+                "they are is not known"
+            )
         if self.unseen_calls:
             calls = ", ".join(self.unseen_calls)
             return (
@@ -585,7 +594,17 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         blockers = decoration_blockers(ctx, function, loops, options)
         by_method_name = function.is_method and not loops
         unseen = unseen_held_objects(ctx, function)
-        plans.append(StepPlan(function, options, callees, blockers, by_method_name, unseen))
+        plans.append(
+            StepPlan(
+                function,
+                options,
+                callees,
+                blockers,
+                by_method_name,
+                unseen,
+                list(ctx.index.unseen_star_imports),
+            )
+        )
     return plans
 
 
