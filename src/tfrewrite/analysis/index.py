@@ -302,47 +302,61 @@ _LEAF_TYPES = frozenset(
 )
 # Expressions that hold no call: most defaults and annotations are these.
 _ATOMS = frozenset({ast.Constant, ast.Name})
-# Fields that never hold an AST node worth visiting.
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind"})
 
 
 class _FastVisitor(ast.NodeVisitor):
     """`ast.NodeVisitor` with per-class dispatch cached and leaves skipped:
     pass 1 visits every file of a project, so its per-node cost matters
-    (about 3x faster than the standard visitor on real code)."""
+    (about 3x faster than the standard visitor on real code). Each class of
+    node maps to the function that visits it (None for a leaf, or for what
+    is no node: a name in `global`, a `None` default), looked up once."""
 
-    _dispatch_cache: dict[type, str | None] = {}
-    _fields_cache: dict[type, tuple[str, ...]] = {}
+    _handlers: dict[type, Callable[[Any, Any], None] | None]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {}  # per class: subclasses define different visitors
+
+    def _handler(self, cls: type) -> Callable[[Any, Any], None] | None:
+        if cls in _LEAF_TYPES or not issubclass(cls, ast.AST):
+            handler = None
+        else:
+            handler = getattr(type(self), "visit_" + cls.__name__, None)
+            if handler is None:
+                handler = type(self).generic_visit
+        self._handlers[cls] = handler
+        return handler
 
     def visit(self, node: ast.AST) -> None:
         cls = node.__class__
         try:
-            name = self._dispatch_cache[cls]
+            handler = self._handlers[cls]
         except KeyError:
-            if cls in _LEAF_TYPES:
-                name = None
-            else:
-                method = "visit_" + cls.__name__
-                name = method if hasattr(self, method) else "generic_visit"
-            self._dispatch_cache[cls] = name
-        if name is not None:
-            getattr(self, name)(node)
+            handler = self._handler(cls)
+        if handler is not None:
+            handler(self, node)
 
     def generic_visit(self, node: ast.AST) -> None:
-        cls = node.__class__
-        fields = self._fields_cache.get(cls)
-        if fields is None:
-            fields = tuple(f for f in cls._fields if f not in _SKIPPED_FIELDS)
-            self._fields_cache[cls] = fields
-        visit = self.visit
-        for field_name in fields:
+        handlers = self._handlers
+        for field_name in node._fields:
             value = getattr(node, field_name, None)
             if value.__class__ is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
-                        visit(item)
-            elif isinstance(value, ast.AST):
-                visit(value)
+                    cls = item.__class__
+                    try:
+                        handler = handlers[cls]
+                    except KeyError:
+                        handler = self._handler(cls)
+                    if handler is not None:
+                        handler(self, item)
+            else:
+                cls = value.__class__
+                try:
+                    handler = handlers[cls]
+                except KeyError:
+                    handler = self._handler(cls)
+                if handler is not None:
+                    handler(self, value)
 
 
 class _Indexer(_FastVisitor):
