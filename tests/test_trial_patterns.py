@@ -1,0 +1,120 @@
+"""Minimal reproductions of problems seen running tfrewrite on public TF2
+examples and notebooks as a new user would: each test is one pattern."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+SHADOWED_COUNTER = """
+    import tensorflow as tf
+
+    global_step = 0
+    for _ in range(3):
+        global_step += 1
+
+
+    @tf.function
+    def train(ds):
+        global_step = 0
+        for x in ds:
+            global_step += 1
+
+            def show():
+                tf.print(global_step)
+
+            tf.cond(global_step > 1, show, lambda: None)
+"""
+
+
+def test_a_nested_function_reads_its_enclosing_functions_variable_not_the_modules():
+    """A notebook counts `global_step` in one cell's loop and again inside a
+    later traced `train`: the nested `show()` (what the `tf.cond` fix of
+    `if tf.equal(global_step % 100, 0)` defines) reads `train`'s local."""
+    assert check_source(_d(SHADOWED_COUNTER), select=["TFR201"]) == []
+
+
+def test_a_global_declaration_in_the_enclosing_function_keeps_the_module_name():
+    source = _d(SHADOWED_COUNTER).replace(
+        "def train(ds):\n", "def train(ds):\n    global global_step\n"
+    )
+    [finding] = check_source(source, select=["TFR201"])
+    assert "`global_step`" in finding.message and "train.show" in finding.message
+
+
+SECTIONS_WITH_NEW_OBJECTS = """
+    import tensorflow as tf
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+
+    def train_step(net, x, optimizer):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(net(x))
+        grads = tape.gradient(loss, net.trainable_variables)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+
+    opt = tf.keras.optimizers.Adam(0.1)
+    net = Net()
+    for x in batches:
+        train_step(net, x, opt)
+
+    opt = tf.keras.optimizers.Adam(0.1)
+    net = Net()
+    for x in batches:
+        train_step(net, x, opt)
+"""
+
+
+def test_a_step_handed_a_new_model_and_optimizer_is_not_decorated():
+    """A notebook section that starts again with `net = Net()` and a new
+    optimizer calls the same step with them: decorated, the second trace would
+    have to create their variables, which a `tf.function` refuses."""
+    [finding] = check_source(_d(SECTIONS_WITH_NEW_OBJECTS), select=["TFR302"])
+    assert finding.fix is None
+    assert "line 26 builds a new `opt` for the step" in finding.message
+    assert "line 27 builds a new `net`" in finding.message
+
+
+def test_a_step_reading_a_model_a_later_section_builds_again_is_not_decorated():
+    source = (
+        _d(SECTIONS_WITH_NEW_OBJECTS)
+        .replace("def train_step(net, x, optimizer):", "def train_step(x):")
+        .replace("train_step(net, x, opt)", "train_step(x)")
+        .replace("optimizer.apply", "opt.apply")
+    )
+    [finding] = check_source(source, select=["TFR302"])
+    assert finding.fix is None
+    assert "builds a new `net`, which the step reads" in finding.message
+
+
+def test_one_model_and_optimizer_per_step_definition_is_decorated():
+    """One section alone, a section that defines its step again, or a model
+    built in one branch of an `if` or the other: each step meets one object."""
+    source = _d(SECTIONS_WITH_NEW_OBJECTS)
+    first_section = source[: source.index("\nopt = ", source.index("train_step(net, x, opt)"))]
+    step = source[source.index("def train_step") : source.index("\n\nopt = ")]
+    second = source.index("for x", source.index("train_step(net, x, opt)"))
+    again = source[:second] + step + "\n\n\n" + source[second:]
+    branches = first_section.replace(
+        "net = Net()\n", "if small:\n    net = Net()\nelse:\n    net = tf.keras.Sequential()\n"
+    )
+    for variant, steps in ((first_section, 1), (again, 2), (branches, 1)):
+        findings = check_source(variant, select=["TFR302"])
+        assert len(findings) == steps
+        assert all(f.fix is not None for f in findings), [f.message for f in findings]
