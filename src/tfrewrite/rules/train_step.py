@@ -52,7 +52,10 @@ class UndecoratedTrainStep(Rule):
         unsafe when one of those fixes is. When one of them cannot be fixed
         (a module global updated per epoch is frozen, `logging` or `time`
         calls run once, `open`/`input`, a list outside the step appended to, a
-        variable or metric created per call), the step is not decorated and
+        variable or metric created per call, a model or optimizer built again
+        for the step, as a notebook section that starts over with `net =
+        Net()` does: its variables would be created in a second trace, or the
+        traced step would go on with the first one), the step is not decorated and
         the finding lists every blocker with its line. A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose. `Model.train_step`

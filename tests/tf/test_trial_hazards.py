@@ -1,0 +1,83 @@
+"""Hazards found running tfrewrite on public notebooks, shown real under
+TensorFlow: the step tfrewrite now leaves undecorated fails or trains the
+wrong model once decorated, and runs as written eagerly."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tfrewrite.api import check_source
+
+pytestmark = pytest.mark.tensorflow
+
+SECTIONS = """\
+import tensorflow as tf
+
+
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def train_step(net, x, optimizer):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(net(x))
+    variables = net.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+
+
+batches = [tf.ones((2, 3)), tf.ones((2, 3))]
+opt = tf.keras.optimizers.SGD(0.1)
+net = Net()
+for x in batches:
+    train_step(net, x, opt)
+
+opt = tf.keras.optimizers.SGD(0.1)
+net = Net()
+for x in batches:
+    train_step(net, x, opt)
+"""
+
+
+def _import(source: str, tmp_path, name: str):
+    """Import `source` from a real file, so AutoGraph can read and convert it."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_step_handed_a_second_model_fails_once_decorated(tmp_path):
+    [finding] = check_source(SECTIONS, select=["TFR302"])
+    assert finding.fix is None and "builds a new `net` for the step" in finding.message
+    eager = _import(SECTIONS, tmp_path, "new_objects_eager")
+    assert len(eager.net.trainable_variables) == 2  # the second model trained too
+    decorated = SECTIONS.replace("def train_step", "@tf.function\ndef train_step")
+    with pytest.raises(Exception):  # noqa: B017, PT011 - Keras 2 and 3 raise differently
+        _import(decorated, tmp_path, "new_objects_traced")
+
+
+def test_a_step_reading_a_rebuilt_model_trains_the_first_one_once_decorated(tmp_path):
+    source = (
+        SECTIONS.replace("def train_step(net, x, optimizer):", "def train_step(x):")
+        .replace("train_step(net, x, opt)", "train_step(x)")
+        .replace("optimizer.apply", "opt.apply")
+    )
+    [finding] = check_source(source, select=["TFR302"])
+    assert finding.fix is None and "builds a new `net`, which the step reads" in finding.message
+    eager = _import(source, tmp_path, "rebuilt_eager")
+    assert len(eager.net.trainable_variables) == 2
+    decorated = _import(
+        source.replace("def train_step", "@tf.function\ndef train_step"), tmp_path, "rebuilt_traced"
+    )
+    # The traced step still calls the first `net`: the second is never built.
+    assert decorated.net.trainable_variables == []
