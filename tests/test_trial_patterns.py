@@ -118,3 +118,43 @@ def test_one_model_and_optimizer_per_step_definition_is_decorated():
         findings = check_source(variant, select=["TFR302"])
         assert len(findings) == steps
         assert all(f.fix is not None for f in findings), [f.message for f in findings]
+
+
+POSITIONAL_TRAINING = """
+    import tensorflow as tf
+
+
+    class Transformer(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+            self.dropout = tf.keras.layers.Dropout(0.5)
+
+        def call(self, inp, training, mask):
+            return self.dropout(self.dense(inp), training=training)
+
+
+    transformer = Transformer()
+    optimizer = tf.keras.optimizers.Adam()
+
+
+    @tf.function
+    def train_step(inp):
+        with tf.GradientTape() as tape:
+            predictions = transformer(inp, True, None)
+            loss = tf.reduce_mean(predictions)
+        gradients = tape.gradient(loss, transformer.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, transformer.trainable_variables))
+"""
+
+
+def test_a_model_given_its_training_flag_positionally_is_not_reported():
+    """The TensorFlow transformer tutorial calls `transformer(inp, tar_inp,
+    True, masks...)`: `training` is the third positional argument of its
+    `call`, and adding `training=True` would pass it twice."""
+    assert check_source(_d(POSITIONAL_TRAINING), select=["TFR304"]) == []
+    starred = _d(POSITIONAL_TRAINING).replace("(inp, True, None)", "(*inputs)")
+    assert check_source(starred, select=["TFR304"]) == []
+    short = _d(POSITIONAL_TRAINING).replace("(inp, True, None)", "(inp)")
+    [finding] = check_source(short, select=["TFR304"])
+    assert finding.fix is not None

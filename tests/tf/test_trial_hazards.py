@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+import tensorflow as tf
 
 from tfrewrite.api import check_source
 
@@ -81,3 +82,41 @@ def test_a_step_reading_a_rebuilt_model_trains_the_first_one_once_decorated(tmp_
     )
     # The traced step still calls the first `net`: the second is never built.
     assert decorated.net.trainable_variables == []
+
+
+POSITIONAL_TRAINING = """\
+import tensorflow as tf
+
+
+class Transformer(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dropout = tf.keras.layers.Dropout(0.99)
+
+    def call(self, inp, training, mask):
+        return self.dropout(inp, training=training)
+
+
+transformer = Transformer()
+
+
+@tf.function
+def train_step(inp):
+    with tf.GradientTape() as tape:
+        tape.watch(inp)
+        predictions = transformer(inp, True, None)
+    return predictions
+"""
+
+
+def test_a_positional_training_flag_already_trains_and_a_keyword_would_raise(tmp_path):
+    """Keras 2 hands the positional `True` to `call` (Keras 3 refuses a
+    positional bool, with or without the keyword): `call` itself shows that it
+    is the training flag, and that `training=True` would be given twice."""
+    assert check_source(POSITIONAL_TRAINING, select=["TFR304"]) == []
+    module = _import(POSITIONAL_TRAINING, tmp_path, "positional_training")
+    ones = tf.ones((1, 200))
+    dropped = module.transformer.call(ones, True, None) == 0.0
+    assert float(tf.reduce_sum(tf.cast(dropped, tf.float32))) > 100  # dropout is on
+    with pytest.raises(TypeError, match="multiple values"):
+        module.transformer.call(ones, True, None, training=True)

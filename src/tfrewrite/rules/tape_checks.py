@@ -13,6 +13,7 @@ from tfrewrite.analysis.models import (
     ignores_training,
     is_plain_function,
     trained_models,
+    training_position,
 )
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
@@ -36,6 +37,17 @@ _MODEL_NAME = re.compile(
     r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_"
 )
 _MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
+
+
+def _passes_training_positionally(ctx: RuleContext, node: cst.Call, label: str) -> bool:
+    """Whether the call reaches, with its positional arguments (or a `*`
+    argument), the `training` parameter of the model's project class: adding
+    `training=True` would raise "got multiple values for argument"."""
+    position = training_position(ctx, label)
+    if position is None:
+        return False
+    positional = [a for a in node.args if a.keyword is None and a.star != "**"]
+    return len(positional) > position or any(a.star == "*" for a in positional)
 
 
 def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
@@ -149,7 +161,9 @@ class MissingTrainingFlag(Rule):
         (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
         target network called in the same tape stays in inference mode, as
         meant. An explicit `training=False` (a frozen backbone) is left alone,
-        as is a training flag of the model's own (`is_training=True`), and so
+        as is a training flag of the model's own (`is_training=True`) or one
+        passed in the place its `call` gives `training`
+        (`transformer(inp, tar, True, mask)`), and so
         is a call in a branch that tests for a `training` argument (`if
         self._call_has_training_arg:`). A model whose project class has a `call`
         without `training`, or a `Sequential` whose layers all ignore it (no
@@ -276,6 +290,8 @@ class MissingTrainingFlag(Rule):
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
+                    if _passes_training_positionally(ctx, node, label):
+                        continue  # `transformer(inp, tar, True, mask)`: `training` is given
                     if trained is not None and label not in trained:
                         continue  # a frozen teacher or target network: inference is meant
                     if guarded_by_training_check(ancestors, node):
