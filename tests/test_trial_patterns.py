@@ -158,3 +158,38 @@ def test_a_model_given_its_training_flag_positionally_is_not_reported():
     short = _d(POSITIONAL_TRAINING).replace("(inp, True, None)", "(inp)")
     [finding] = check_source(short, select=["TFR304"])
     assert finding.fix is not None
+
+
+BACKBONE_STEP = """
+    import tensorflow as tf
+
+
+    class ClippedModel(tf.keras.Model):
+        def __init__(self, backbone, clip_factor=0.01):
+            super().__init__()
+            self.backbone = backbone
+            self.clip_factor = clip_factor
+
+        def train_step(self, data):
+            images, labels = data
+            with tf.GradientTape() as tape:
+                predictions = self.backbone(images)
+                loss = self.compiled_loss(labels, predictions)
+            params = self.backbone.trainable_variables
+            gradients = tape.gradient(loss, params)
+            gradients = [tf.clip_by_norm(g, self.clip_factor) for g in gradients]
+            self.optimizer.apply_gradients(zip(gradients, params))
+            return {"loss": loss}
+"""
+
+
+def test_a_model_the_step_differentiates_is_a_model_whatever_its_name():
+    """An adaptive-gradient-clipping `train_step` wraps `self.mini_vgg`: no
+    `model` in its name, but the step takes the gradient of its variables."""
+    [finding] = check_source(_d(BACKBONE_STEP), select=["TFR304"])
+    assert "`self.backbone(...)`" in finding.message and finding.fix is not None
+    frozen = _d(BACKBONE_STEP).replace(
+        "self.backbone(images)", "self.backbone(images) + self.head(images)"
+    )
+    [finding] = check_source(frozen, select=["TFR304"])  # `self.head` is not trained here
+    assert "`self.backbone(...)`" in finding.message

@@ -9,7 +9,7 @@ import importlib.util
 import pytest
 import tensorflow as tf
 
-from tfrewrite.api import check_source
+from tfrewrite.api import check_source, fix_source
 
 pytestmark = pytest.mark.tensorflow
 
@@ -120,3 +120,51 @@ def test_a_positional_training_flag_already_trains_and_a_keyword_would_raise(tmp
     assert float(tf.reduce_sum(tf.cast(dropped, tf.float32))) > 100  # dropout is on
     with pytest.raises(TypeError, match="multiple values"):
         module.transformer.call(ones, True, None, training=True)
+
+
+BACKBONE_STEP = """\
+import tensorflow as tf
+
+SEEN = []
+
+
+class Probe(tf.keras.layers.Layer):
+    def call(self, inputs, training=None):
+        SEEN.append(training)
+        return inputs
+
+
+class ClippedModel(tf.keras.Model):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+
+    def train_step(self, data):
+        images, labels = data
+        with tf.GradientTape() as tape:
+            predictions = self.backbone(images)
+            loss = tf.reduce_mean(tf.square(labels - predictions))
+        params = self.backbone.trainable_variables
+        gradients = tape.gradient(loss, params)
+        self.optimizer.apply_gradients(zip(gradients, params))
+        return {"loss": loss}
+
+
+def fit_once():
+    backbone = tf.keras.Sequential([tf.keras.layers.Dense(2), Probe()])
+    model = ClippedModel(backbone)
+    model.compile(optimizer="sgd")
+    model.fit(tf.ones((4, 3)), tf.ones((4, 2)), epochs=1, verbose=0)
+    return SEEN
+"""
+
+
+def test_a_backbone_called_in_a_train_step_override_runs_in_inference_mode(tmp_path):
+    """`fit` traces `train_step`, but only `self(x, training=True)` tells the
+    layers they train: the backbone called directly sees no `training`."""
+    original = _import(BACKBONE_STEP, tmp_path, "backbone_original")
+    assert True not in original.fit_once()
+    fixed_source = fix_source(BACKBONE_STEP, select=["TFR304"], unsafe_fixes=True)
+    assert "self.backbone(images, training=True)" in fixed_source
+    fixed = _import(fixed_source, tmp_path, "backbone_fixed")
+    assert True in fixed.fit_once()

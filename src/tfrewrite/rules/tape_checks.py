@@ -19,6 +19,7 @@ from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
     applies_gradients,
+    is_keras_train_step_override,
     line_of,
     mentioned_names,
     method_name,
@@ -111,7 +112,17 @@ def _model_names(ctx: RuleContext) -> set[str]:
     return names
 
 
-def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method: bool) -> bool:
+def _is_model_call(
+    ctx: RuleContext,
+    call: cst.Call,
+    models: set[str],
+    in_method: bool,
+    trained: set[str] | None = None,
+) -> bool:
+    """A call of a model: `self` in a method, a name known or named as one, or
+    one of `trained`, the objects whose variables a Keras `train_step`
+    differentiates (`self.mini_vgg(images)` with `tape.gradient(loss,
+    self.mini_vgg.trainable_variables)`), whatever it is called."""
     name = dotted_name(call.func)
     if name is None or not call.args or call.args[0].keyword is not None:
         return False
@@ -121,6 +132,8 @@ def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method
         return False
     if is_plain_function(ctx, name):
         return False
+    if trained is not None and name in trained:
+        return True
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
@@ -156,7 +169,8 @@ class MissingTrainingFlag(Rule):
         A train step is a function, or a loop body, that opens a tape and applies
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
-        `*_model`, or `self` in a `Model.train_step`. Only models the step
+        `*_model`, `self` in a `Model.train_step`, or any object whose
+        variables the step differentiates (`self.mini_vgg`). Only models the step
         trains are reported: when the step names the variables it differentiates
         (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
         target network called in the same tape stays in inference mode, as
@@ -270,6 +284,7 @@ class MissingTrainingFlag(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
+        overrides = {id(f.node) for f in ctx.functions if is_keras_train_step_override(ctx, f)}
         for root, in_method in _scopes(ctx):
             tapes = _train_step_tapes(ctx, root)
             if not tapes:
@@ -277,10 +292,13 @@ class MissingTrainingFlag(Rule):
             if models is None:
                 models = _model_names(ctx)
             trained = trained_models(ctx, _body(root))
+            # In a Keras `train_step` what the step differentiates is a Keras
+            # model or layer, whatever its name (`self.mini_vgg`).
+            differentiated = trained if id(root) in overrides else None
             for tape in tapes:
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
-                        ctx, node, models, in_method
+                        ctx, node, models, in_method, differentiated
                     ):
                         continue
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
