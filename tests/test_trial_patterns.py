@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 
-from tfrewrite.api import check_source
+from tfrewrite.api import check_source, fix_source
 
 
 def _d(text: str) -> str:
@@ -193,3 +193,55 @@ def test_a_model_the_step_differentiates_is_a_model_whatever_its_name():
     )
     [finding] = check_source(frozen, select=["TFR304"])  # `self.head` is not trained here
     assert "`self.backbone(...)`" in finding.message
+
+
+ACCUMULATION = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    accumulated = [tf.Variable(tf.zeros_like(v)) for v in model.trainable_variables]
+    count = 0
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        accumulated = [a.assign_add(g) for a, g in zip(accumulated, grads)]
+        count += 1
+        if count == 2:
+            optimizer.apply_gradients(zip(accumulated, model.trainable_variables))
+            count = 0
+            accumulated = [a.assign_sub(a) for a in accumulated]
+"""
+
+
+def test_an_inline_step_carrying_python_state_to_the_next_batch_is_not_extracted():
+    """Gradient accumulation (EfficientDet's weight converter): the step
+    would take and return `accumulated` and `count`, which come back from a
+    `tf.function` as tensors, and `assign_add` on a tensor fails."""
+    [finding] = check_source(_d(ACCUMULATION), select=["TFR303"])
+    assert finding.fix is None
+    assert "carries `accumulated` from one batch to the next" in finding.message
+
+
+CARRIED_TENSOR = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    total = tf.zeros(())
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            total = total + loss
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_tensor_the_step_carries_to_the_next_batch_is_returned():
+    """Read and rebound only inside the step, `total` is still the next
+    batch's input: the step takes it and gives it back."""
+    fixed = fix_source(_d(CARRIED_TENSOR), select=["TFR303"], unsafe_fixes=True)
+    assert "total = train_step(x, y, total)" in fixed, fixed
+    assert "return total" in fixed

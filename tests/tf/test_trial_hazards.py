@@ -168,3 +168,31 @@ def test_a_backbone_called_in_a_train_step_override_runs_in_inference_mode(tmp_p
     assert "self.backbone(images, training=True)" in fixed_source
     fixed = _import(fixed_source, tmp_path, "backbone_fixed")
     assert True in fixed.fit_once()
+
+
+CARRIED_TENSOR = """\
+import tensorflow as tf
+
+tf.random.set_seed(0)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_initializer="ones")])
+optimizer = tf.keras.optimizers.SGD(0.1)
+batches = [(tf.ones((2, 3)) * i, tf.ones((2, 1))) for i in range(3)]
+total = tf.zeros(())
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        total = total + loss
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_an_extracted_step_returns_the_tensor_it_carries_to_the_next_batch(tmp_path):
+    fixed_source = fix_source(CARRIED_TENSOR, select=["TFR303"], unsafe_fixes=True)
+    assert "total = train_step(x, y, total)" in fixed_source
+    original = _import(CARRIED_TENSOR, tmp_path, "carried_original")
+    fixed = _import(fixed_source, tmp_path, "carried_fixed")
+    assert abs(float(original.total) - float(fixed.total)) < 1e-5
+    assert float(fixed.total) > float(original.loss)  # three batches summed, not one
+    for a, b in zip(original.model.get_weights(), fixed.model.get_weights(), strict=True):
+        assert abs(a - b).max() < 1e-5
