@@ -179,3 +179,21 @@ def test_runnable_python_has_no_ipython_lines() -> None:
     assert "__tfrewrite" not in runnable
     assert len(runnable.splitlines()) == len(notebook.python.splitlines())
     compile(runnable, "<runnable>", "exec")
+
+
+def test_lines_that_continue_a_cells_last_block_stay_in_that_cell() -> None:
+    """An extracted step whose body keeps the loop body's indentation matches
+    the old loop lines, so the diff sees the step's `return` and the moved
+    loop as inserted at the cell's end: they finish that cell's `def` and
+    stay with it, never opening the next cell with an indented line."""
+    loop = "n = 0\nfor x in xs:\n    n += 1\n    y = g(x)\n    z = h(y)\n    k(z)"
+    raw = make_notebook([("code", loop), ("code", "done()\n")])
+    notebook = Notebook.parse(raw)
+    view = notebook.python.replace(
+        "for x in xs:\n    n += 1\n    y = g(x)\n    z = h(y)\n    k(z)\n",
+        "\n\ndef step(x):\n    y = g(x)\n    z = h(y)\n    k(z)\n    return y\n\n\n"
+        "for x in xs:\n    n += 1\n    y = step(x)\n",
+    )
+    cells = json.loads(notebook.with_python(view).raw)["cells"]
+    assert "".join(cells[0]["source"]).endswith("for x in xs:\n    n += 1\n    y = step(x)")
+    assert cells[1]["source"] == ["done()\n"]

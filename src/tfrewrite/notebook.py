@@ -238,10 +238,38 @@ class Notebook:
                     )
                 assigned[cells[0]].extend(new[j1:j2])
             elif tag == "insert":
-                assigned[self._insertion_cell(old, owner, i1, new[j1:j2])].extend(new[j1:j2])
+                self._place_insertion(assigned, old, owner, i1, new[j1:j2])
         for cell in self.cells:
             assigned[cell.index] = _without_added_edge_blanks(assigned[cell.index], cell.view_lines)
         return {index: self._unmask(lines, index) for index, lines in assigned.items()}
+
+    def _place_insertion(
+        self,
+        assigned: dict[int, list[str]],
+        old: Sequence[str],
+        owner: Sequence[int],
+        at: int,
+        inserted: Sequence[str],
+    ) -> None:
+        """Give lines a fix inserted to the cell they belong to. Inserted at a
+        cell boundary, lines that go on with the earlier cell's last block (an
+        extracted step's `return`, and the loop moved after it, matched by the
+        diff as inserted there because the step's body kept the loop body's
+        lines) finish that cell: a cell never opens with an indented line."""
+        cell = self._insertion_cell(old, owner, at, inserted)
+        before = owner[at - 1] if 0 < at < len(old) else cell
+        if cell == before or not _opens_indented(inserted):
+            assigned[cell].extend(inserted)
+            return
+        for split in range(len(inserted), 0, -1):
+            rest = inserted[split:]
+            kept = "".join([*assigned[before], *inserted[:split]])
+            if _opens_indented(rest) or not _parses(kept):
+                continue
+            assigned[before].extend(inserted[:split])
+            assigned[cell].extend(rest)
+            return
+        assigned[cell].extend(inserted)
 
     def _insertion_cell(
         self, old: Sequence[str], owner: Sequence[int], at: int, inserted: Sequence[str]
@@ -286,6 +314,12 @@ class Notebook:
 
     def text(self) -> str:
         return self.raw
+
+
+def _opens_indented(lines: Sequence[str]) -> bool:
+    """Whether the first non-blank line is indented: it goes on with a block."""
+    first = next((line for line in lines if line.strip()), "")
+    return first[:1].isspace()
 
 
 def _without_added_edge_blanks(lines: list[str], original: Sequence[str]) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.bindings import local_names
+from tfrewrite.analysis.bindings import local_names, scope_nodes
 from tfrewrite.analysis.module_constants import module_literals
 from tfrewrite.analysis.names import NameResolver
 from tfrewrite.analysis.state import (
@@ -115,10 +115,15 @@ class FrozenState:
         # changes while one pipeline is iterated (an attribute counted up per
         # epoch, a name a loop rebinds) is still read only once.
         mapped = traced is not None and traced.reason.startswith("given to `Dataset.")
+        # A name an enclosing function binds is that function's variable, not
+        # the module's: a nested `show()` reading the `global_step` its
+        # traced `train` counts up reads no module state of that name.
+        shadowed = _enclosing_locals(function)
         frozen = {
             name: how
             for name, how in self.mutable.items()
-            if not (mapped and how == "assigned more than once")
+            if name not in shadowed
+            and not (mapped and how == "assigned more than once")
             and not _settled_before_first_call(ctx, function, name)
             and not self._sections.settled(function, name, how)
         }
@@ -184,6 +189,23 @@ class FrozenState:
             if rebinders:
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
+
+
+def _enclosing_locals(function: FunctionScope) -> set[str]:
+    """Names the functions enclosing `function` bind as their own locals
+    (a `global` declaration there leaves the name the module's)."""
+    names: set[str] = set()
+    parent = function.parent
+    while parent is not None:
+        declared = {
+            item.name.value
+            for node in scope_nodes(parent.node.body)
+            if isinstance(node, cst.Global)
+            for item in node.names
+        }
+        names |= local_names(parent.node) - declared
+        parent = parent.parent
+    return names
 
 
 def _scan(

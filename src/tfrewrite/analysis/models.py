@@ -149,6 +149,24 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
     return None
 
 
+def training_position(ctx: RuleContext, model: str) -> int | None:
+    """Where `training` stands among the positional arguments of `model`'s
+    call (`self` left out), for a project class whose `call` takes it
+    positionally (`def call(self, inp, tar, training, mask)`): a call passing
+    that many arguments already says whether it trains."""
+    for source in value_sources(ctx, cst.Name(model)) if "." not in model else []:
+        if not isinstance(source, cst.Call):
+            continue
+        callee = dotted_name(source.func) or ""
+        call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+        if callee not in ctx.index.classes or call is None:
+            continue
+        names = [p.name.value for p in [*call.node.params.posonly_params, *call.node.params.params]]
+        if "training" in names[1:]:
+            return names.index("training") - 1
+    return None
+
+
 def is_plain_function(ctx: RuleContext, name: str) -> bool:
     """`model = lambda x: ...`, a `def model(x)`, or `model = Model()` of a
     project class with no base (a plain Python object with `__call__`): a

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tfrewrite.analysis.fresh_arguments import fresh_object_arguments
 from tfrewrite.analysis.frozen_state import FrozenState
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
@@ -230,6 +231,7 @@ def decoration_blockers(
         for read in frozen
     )
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
+    blockers.extend(fresh_object_arguments(ctx, function))
     plain_methods = _python_methods(ctx)
     owner = ctx.class_of(function)
     info = ctx.index.classes.get(owner[0]) if owner is not None else None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import iter_assignments
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
@@ -312,6 +313,18 @@ class InlineTrainingLoop(Rule):
         elsewhere = _reads_outside(_later_statements(ctx, found), skip)
         elsewhere |= name_use(moved).all_reads
         outputs = [n for n in step_use.writes if n in elsewhere and n not in tapes]
+        carried = _carried_state(found, body[:start], step, inputs, step_use.writes)
+        python_values = _python_values(ctx, found) if carried else set()
+        for carried_name in carried:
+            if carried_name in python_values:
+                statement = next(s for s in step if carried_name in name_use([s]).writes)
+                return None, (
+                    f"line {line_of(ctx, statement)} carries `{carried_name}` from one batch to "
+                    "the next through the step: traced, it would come back as a tensor (a "
+                    "Python number, or a list of variables as a list of tensors)"
+                )
+            if carried_name not in outputs:
+                outputs.append(carried_name)  # the next batch's step reads it
         alias, imports = ctx.tensorflow()
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
         if feeds_short_final_batch(ctx, found.loop):
@@ -366,6 +379,39 @@ class InlineTrainingLoop(Rule):
             Applicability.UNSAFE,
         )
         return fix, None
+
+
+def _carried_state(
+    found: _Loop,
+    before: list[cst.CSTNode],
+    step: list[cst.CSTNode],
+    inputs: list[str],
+    writes: list[str],
+) -> list[str]:
+    """Names the step reads and rebinds for the next batch's step (a
+    gradient accumulation's `count += 1`): the loops' own targets and names
+    the loop body binds afresh before the step carry nothing."""
+    inside = {id(n) for statement in step for n in iter_nodes(statement)}
+    fresh = set(name_use(before).writes) | {
+        n.value
+        for loop in iter_nodes(found.outermost)
+        if isinstance(loop, cst.For) and id(loop) not in inside
+        for n in iter_nodes(loop.target)
+        if isinstance(n, cst.Name)
+    }
+    return [name for name in inputs if name in writes and name not in fresh]
+
+
+def _python_values(ctx: RuleContext, found: _Loop) -> set[str]:
+    """Names the loop's scope binds to a Python number or list: traced, the
+    step would return them as tensors (`assign_add` on a returned tensor
+    fails where the list of variables had it)."""
+    return {
+        target.value
+        for target, value, _ in iter_assignments(_scope_of(ctx, found.loop))
+        if isinstance(target, cst.Name)
+        and isinstance(value, (cst.Integer, cst.Float, cst.List, cst.ListComp, cst.Tuple))
+    }
 
 
 def _statements_around(module: cst.Module, statement: cst.CSTNode) -> Sequence[cst.CSTNode]:

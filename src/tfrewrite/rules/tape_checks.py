@@ -13,11 +13,13 @@ from tfrewrite.analysis.models import (
     ignores_training,
     is_plain_function,
     trained_models,
+    training_position,
 )
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import (
     applies_gradients,
+    is_keras_train_step_override,
     line_of,
     mentioned_names,
     method_name,
@@ -36,6 +38,17 @@ _MODEL_NAME = re.compile(
     r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_"
 )
 _MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
+
+
+def _passes_training_positionally(ctx: RuleContext, node: cst.Call, label: str) -> bool:
+    """Whether the call reaches, with its positional arguments (or a `*`
+    argument), the `training` parameter of the model's project class: adding
+    `training=True` would raise "got multiple values for argument"."""
+    position = training_position(ctx, label)
+    if position is None:
+        return False
+    positional = [a for a in node.args if a.keyword is None and a.star != "**"]
+    return len(positional) > position or any(a.star == "*" for a in positional)
 
 
 def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
@@ -99,7 +112,17 @@ def _model_names(ctx: RuleContext) -> set[str]:
     return names
 
 
-def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method: bool) -> bool:
+def _is_model_call(
+    ctx: RuleContext,
+    call: cst.Call,
+    models: set[str],
+    in_method: bool,
+    trained: set[str] | None = None,
+) -> bool:
+    """A call of a model: `self` in a method, a name known or named as one, or
+    one of `trained`, the objects whose variables a Keras `train_step`
+    differentiates (`self.mini_vgg(images)` with `tape.gradient(loss,
+    self.mini_vgg.trainable_variables)`), whatever it is called."""
     name = dotted_name(call.func)
     if name is None or not call.args or call.args[0].keyword is not None:
         return False
@@ -109,6 +132,8 @@ def _is_model_call(ctx: RuleContext, call: cst.Call, models: set[str], in_method
         return False
     if is_plain_function(ctx, name):
         return False
+    if trained is not None and name in trained:
+        return True
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
@@ -144,12 +169,15 @@ class MissingTrainingFlag(Rule):
         A train step is a function, or a loop body, that opens a tape and applies
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
-        `*_model`, or `self` in a `Model.train_step`. Only models the step
+        `*_model`, `self` in a `Model.train_step`, or any object whose
+        variables the step differentiates (`self.mini_vgg`). Only models the step
         trains are reported: when the step names the variables it differentiates
         (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
         target network called in the same tape stays in inference mode, as
         meant. An explicit `training=False` (a frozen backbone) is left alone,
-        as is a training flag of the model's own (`is_training=True`), and so
+        as is a training flag of the model's own (`is_training=True`) or one
+        passed in the place its `call` gives `training`
+        (`transformer(inp, tar, True, mask)`), and so
         is a call in a branch that tests for a `training` argument (`if
         self._call_has_training_arg:`). A model whose project class has a `call`
         without `training`, or a `Sequential` whose layers all ignore it (no
@@ -256,6 +284,7 @@ class MissingTrainingFlag(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
+        overrides = {id(f.node) for f in ctx.functions if is_keras_train_step_override(ctx, f)}
         for root, in_method in _scopes(ctx):
             tapes = _train_step_tapes(ctx, root)
             if not tapes:
@@ -263,10 +292,13 @@ class MissingTrainingFlag(Rule):
             if models is None:
                 models = _model_names(ctx)
             trained = trained_models(ctx, _body(root))
+            # In a Keras `train_step` what the step differentiates is a Keras
+            # model or layer, whatever its name (`self.mini_vgg`).
+            differentiated = trained if id(root) in overrides else None
             for tape in tapes:
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
-                        ctx, node, models, in_method
+                        ctx, node, models, in_method, differentiated
                     ):
                         continue
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
@@ -276,6 +308,8 @@ class MissingTrainingFlag(Rule):
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
+                    if _passes_training_positionally(ctx, node, label):
+                        continue  # `transformer(inp, tar, True, mask)`: `training` is given
                     if trained is not None and label not in trained:
                         continue  # a frozen teacher or target network: inference is meant
                     if guarded_by_training_check(ancestors, node):

@@ -52,8 +52,11 @@ class UndecoratedTrainStep(Rule):
         unsafe when one of those fixes is. When one of them cannot be fixed
         (a module global updated per epoch is frozen, `logging` or `time`
         calls run once, `open`/`input`, a list outside the step appended to, a
-        variable or metric created per call, a method of a plain Python object
-        the step holds, such as a replay buffer's `self.memory.sample(32)`
+        variable or metric created per call, a model or optimizer built again
+        for the step, as a notebook section that starts over with `net =
+        Net()` does: its variables would be created in a second trace, or the
+        traced step would go on with the first one; a method of a plain Python
+        object the step holds, such as a replay buffer's `self.memory.sample(32)`
         whose batch tracing would freeze, wherever the project defines its
         class), the step is not decorated and the finding lists every blocker
         with its line. A method of a held object whose class tfrewrite cannot

@@ -1,0 +1,247 @@
+"""Minimal reproductions of problems seen running tfrewrite on public TF2
+examples and notebooks as a new user would: each test is one pattern."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source, fix_source
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+SHADOWED_COUNTER = """
+    import tensorflow as tf
+
+    global_step = 0
+    for _ in range(3):
+        global_step += 1
+
+
+    @tf.function
+    def train(ds):
+        global_step = 0
+        for x in ds:
+            global_step += 1
+
+            def show():
+                tf.print(global_step)
+
+            tf.cond(global_step > 1, show, lambda: None)
+"""
+
+
+def test_a_nested_function_reads_its_enclosing_functions_variable_not_the_modules():
+    """A notebook counts `global_step` in one cell's loop and again inside a
+    later traced `train`: the nested `show()` (what the `tf.cond` fix of
+    `if tf.equal(global_step % 100, 0)` defines) reads `train`'s local."""
+    assert check_source(_d(SHADOWED_COUNTER), select=["TFR201"]) == []
+
+
+def test_a_global_declaration_in_the_enclosing_function_keeps_the_module_name():
+    source = _d(SHADOWED_COUNTER).replace(
+        "def train(ds):\n", "def train(ds):\n    global global_step\n"
+    )
+    [finding] = check_source(source, select=["TFR201"])
+    assert "`global_step`" in finding.message and "train.show" in finding.message
+
+
+SECTIONS_WITH_NEW_OBJECTS = """
+    import tensorflow as tf
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+
+        def call(self, x):
+            return self.dense(x)
+
+
+    def train_step(net, x, optimizer):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(net(x))
+        grads = tape.gradient(loss, net.trainable_variables)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+
+    opt = tf.keras.optimizers.Adam(0.1)
+    net = Net()
+    for x in batches:
+        train_step(net, x, opt)
+
+    opt = tf.keras.optimizers.Adam(0.1)
+    net = Net()
+    for x in batches:
+        train_step(net, x, opt)
+"""
+
+
+def test_a_step_handed_a_new_model_and_optimizer_is_not_decorated():
+    """A notebook section that starts again with `net = Net()` and a new
+    optimizer calls the same step with them: decorated, the second trace would
+    have to create their variables, which a `tf.function` refuses."""
+    [finding] = check_source(_d(SECTIONS_WITH_NEW_OBJECTS), select=["TFR302"])
+    assert finding.fix is None
+    assert "line 26 builds a new `opt` for the step" in finding.message
+    assert "line 27 builds a new `net`" in finding.message
+
+
+def test_a_step_reading_a_model_a_later_section_builds_again_is_not_decorated():
+    source = (
+        _d(SECTIONS_WITH_NEW_OBJECTS)
+        .replace("def train_step(net, x, optimizer):", "def train_step(x):")
+        .replace("train_step(net, x, opt)", "train_step(x)")
+        .replace("optimizer.apply", "opt.apply")
+    )
+    [finding] = check_source(source, select=["TFR302"])
+    assert finding.fix is None
+    assert "builds a new `net`, which the step reads" in finding.message
+
+
+def test_one_model_and_optimizer_per_step_definition_is_decorated():
+    """One section alone, a section that defines its step again, or a model
+    built in one branch of an `if` or the other: each step meets one object."""
+    source = _d(SECTIONS_WITH_NEW_OBJECTS)
+    first_section = source[: source.index("\nopt = ", source.index("train_step(net, x, opt)"))]
+    step = source[source.index("def train_step") : source.index("\n\nopt = ")]
+    second = source.index("for x", source.index("train_step(net, x, opt)"))
+    again = source[:second] + step + "\n\n\n" + source[second:]
+    branches = first_section.replace(
+        "net = Net()\n", "if small:\n    net = Net()\nelse:\n    net = tf.keras.Sequential()\n"
+    )
+    for variant, steps in ((first_section, 1), (again, 2), (branches, 1)):
+        findings = check_source(variant, select=["TFR302"])
+        assert len(findings) == steps
+        assert all(f.fix is not None for f in findings), [f.message for f in findings]
+
+
+POSITIONAL_TRAINING = """
+    import tensorflow as tf
+
+
+    class Transformer(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(2)
+            self.dropout = tf.keras.layers.Dropout(0.5)
+
+        def call(self, inp, training, mask):
+            return self.dropout(self.dense(inp), training=training)
+
+
+    transformer = Transformer()
+    optimizer = tf.keras.optimizers.Adam()
+
+
+    @tf.function
+    def train_step(inp):
+        with tf.GradientTape() as tape:
+            predictions = transformer(inp, True, None)
+            loss = tf.reduce_mean(predictions)
+        gradients = tape.gradient(loss, transformer.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, transformer.trainable_variables))
+"""
+
+
+def test_a_model_given_its_training_flag_positionally_is_not_reported():
+    """The TensorFlow transformer tutorial calls `transformer(inp, tar_inp,
+    True, masks...)`: `training` is the third positional argument of its
+    `call`, and adding `training=True` would pass it twice."""
+    assert check_source(_d(POSITIONAL_TRAINING), select=["TFR304"]) == []
+    starred = _d(POSITIONAL_TRAINING).replace("(inp, True, None)", "(*inputs)")
+    assert check_source(starred, select=["TFR304"]) == []
+    short = _d(POSITIONAL_TRAINING).replace("(inp, True, None)", "(inp)")
+    [finding] = check_source(short, select=["TFR304"])
+    assert finding.fix is not None
+
+
+BACKBONE_STEP = """
+    import tensorflow as tf
+
+
+    class ClippedModel(tf.keras.Model):
+        def __init__(self, backbone, clip_factor=0.01):
+            super().__init__()
+            self.backbone = backbone
+            self.clip_factor = clip_factor
+
+        def train_step(self, data):
+            images, labels = data
+            with tf.GradientTape() as tape:
+                predictions = self.backbone(images)
+                loss = self.compiled_loss(labels, predictions)
+            params = self.backbone.trainable_variables
+            gradients = tape.gradient(loss, params)
+            gradients = [tf.clip_by_norm(g, self.clip_factor) for g in gradients]
+            self.optimizer.apply_gradients(zip(gradients, params))
+            return {"loss": loss}
+"""
+
+
+def test_a_model_the_step_differentiates_is_a_model_whatever_its_name():
+    """An adaptive-gradient-clipping `train_step` wraps `self.mini_vgg`: no
+    `model` in its name, but the step takes the gradient of its variables."""
+    [finding] = check_source(_d(BACKBONE_STEP), select=["TFR304"])
+    assert "`self.backbone(...)`" in finding.message and finding.fix is not None
+    frozen = _d(BACKBONE_STEP).replace(
+        "self.backbone(images)", "self.backbone(images) + self.head(images)"
+    )
+    [finding] = check_source(frozen, select=["TFR304"])  # `self.head` is not trained here
+    assert "`self.backbone(...)`" in finding.message
+
+
+ACCUMULATION = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    accumulated = [tf.Variable(tf.zeros_like(v)) for v in model.trainable_variables]
+    count = 0
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        accumulated = [a.assign_add(g) for a, g in zip(accumulated, grads)]
+        count += 1
+        if count == 2:
+            optimizer.apply_gradients(zip(accumulated, model.trainable_variables))
+            count = 0
+            accumulated = [a.assign_sub(a) for a in accumulated]
+"""
+
+
+def test_an_inline_step_carrying_python_state_to_the_next_batch_is_not_extracted():
+    """Gradient accumulation (EfficientDet's weight converter): the step
+    would take and return `accumulated` and `count`, which come back from a
+    `tf.function` as tensors, and `assign_add` on a tensor fails."""
+    [finding] = check_source(_d(ACCUMULATION), select=["TFR303"])
+    assert finding.fix is None
+    assert "carries `accumulated` from one batch to the next" in finding.message
+
+
+CARRIED_TENSOR = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    total = tf.zeros(())
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            total = total + loss
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_tensor_the_step_carries_to_the_next_batch_is_returned():
+    """Read and rebound only inside the step, `total` is still the next
+    batch's input: the step takes it and gives it back."""
+    fixed = fix_source(_d(CARRIED_TENSOR), select=["TFR303"], unsafe_fixes=True)
+    assert "total = train_step(x, y, total)" in fixed, fixed
+    assert "return total" in fixed

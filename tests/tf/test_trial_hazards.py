@@ -1,0 +1,198 @@
+"""Hazards found running tfrewrite on public notebooks, shown real under
+TensorFlow: the step tfrewrite now leaves undecorated fails or trains the
+wrong model once decorated, and runs as written eagerly."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import check_source, fix_source
+
+pytestmark = pytest.mark.tensorflow
+
+SECTIONS = """\
+import tensorflow as tf
+
+
+class Net(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+def train_step(net, x, optimizer):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(net(x))
+    variables = net.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+
+
+batches = [tf.ones((2, 3)), tf.ones((2, 3))]
+opt = tf.keras.optimizers.SGD(0.1)
+net = Net()
+for x in batches:
+    train_step(net, x, opt)
+
+opt = tf.keras.optimizers.SGD(0.1)
+net = Net()
+for x in batches:
+    train_step(net, x, opt)
+"""
+
+
+def _import(source: str, tmp_path, name: str):
+    """Import `source` from a real file, so AutoGraph can read and convert it."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_step_handed_a_second_model_fails_once_decorated(tmp_path):
+    [finding] = check_source(SECTIONS, select=["TFR302"])
+    assert finding.fix is None and "builds a new `net` for the step" in finding.message
+    eager = _import(SECTIONS, tmp_path, "new_objects_eager")
+    assert len(eager.net.trainable_variables) == 2  # the second model trained too
+    decorated = SECTIONS.replace("def train_step", "@tf.function\ndef train_step")
+    with pytest.raises(Exception):  # noqa: B017, PT011 - Keras 2 and 3 raise differently
+        _import(decorated, tmp_path, "new_objects_traced")
+
+
+def test_a_step_reading_a_rebuilt_model_trains_the_first_one_once_decorated(tmp_path):
+    source = (
+        SECTIONS.replace("def train_step(net, x, optimizer):", "def train_step(x):")
+        .replace("train_step(net, x, opt)", "train_step(x)")
+        .replace("optimizer.apply", "opt.apply")
+    )
+    [finding] = check_source(source, select=["TFR302"])
+    assert finding.fix is None and "builds a new `net`, which the step reads" in finding.message
+    eager = _import(source, tmp_path, "rebuilt_eager")
+    assert len(eager.net.trainable_variables) == 2
+    decorated = _import(
+        source.replace("def train_step", "@tf.function\ndef train_step"), tmp_path, "rebuilt_traced"
+    )
+    # The traced step still calls the first `net`: the second is never built.
+    assert decorated.net.trainable_variables == []
+
+
+POSITIONAL_TRAINING = """\
+import tensorflow as tf
+
+
+class Transformer(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dropout = tf.keras.layers.Dropout(0.99)
+
+    def call(self, inp, training, mask):
+        return self.dropout(inp, training=training)
+
+
+transformer = Transformer()
+
+
+@tf.function
+def train_step(inp):
+    with tf.GradientTape() as tape:
+        tape.watch(inp)
+        predictions = transformer(inp, True, None)
+    return predictions
+"""
+
+
+def test_a_positional_training_flag_already_trains_and_a_keyword_would_raise(tmp_path):
+    """Keras 2 hands the positional `True` to `call` (Keras 3 refuses a
+    positional bool, with or without the keyword): `call` itself shows that it
+    is the training flag, and that `training=True` would be given twice."""
+    assert check_source(POSITIONAL_TRAINING, select=["TFR304"]) == []
+    module = _import(POSITIONAL_TRAINING, tmp_path, "positional_training")
+    ones = tf.ones((1, 200))
+    dropped = module.transformer.call(ones, True, None) == 0.0
+    assert float(tf.reduce_sum(tf.cast(dropped, tf.float32))) > 100  # dropout is on
+    with pytest.raises(TypeError, match="multiple values"):
+        module.transformer.call(ones, True, None, training=True)
+
+
+BACKBONE_STEP = """\
+import tensorflow as tf
+
+SEEN = []
+
+
+class Probe(tf.keras.layers.Layer):
+    def call(self, inputs, training=None):
+        SEEN.append(training)
+        return inputs
+
+
+class ClippedModel(tf.keras.Model):
+    def __init__(self, backbone):
+        super().__init__()
+        self.backbone = backbone
+
+    def train_step(self, data):
+        images, labels = data
+        with tf.GradientTape() as tape:
+            predictions = self.backbone(images)
+            loss = tf.reduce_mean(tf.square(labels - predictions))
+        params = self.backbone.trainable_variables
+        gradients = tape.gradient(loss, params)
+        self.optimizer.apply_gradients(zip(gradients, params))
+        return {"loss": loss}
+
+
+def fit_once():
+    backbone = tf.keras.Sequential([tf.keras.layers.Dense(2), Probe()])
+    model = ClippedModel(backbone)
+    model.compile(optimizer="sgd")
+    model.fit(tf.ones((4, 3)), tf.ones((4, 2)), epochs=1, verbose=0)
+    return SEEN
+"""
+
+
+def test_a_backbone_called_in_a_train_step_override_runs_in_inference_mode(tmp_path):
+    """`fit` traces `train_step`, but only `self(x, training=True)` tells the
+    layers they train: the backbone called directly sees no `training`."""
+    original = _import(BACKBONE_STEP, tmp_path, "backbone_original")
+    assert True not in original.fit_once()
+    fixed_source = fix_source(BACKBONE_STEP, select=["TFR304"], unsafe_fixes=True)
+    assert "self.backbone(images, training=True)" in fixed_source
+    fixed = _import(fixed_source, tmp_path, "backbone_fixed")
+    assert True in fixed.fit_once()
+
+
+CARRIED_TENSOR = """\
+import tensorflow as tf
+
+tf.random.set_seed(0)
+model = tf.keras.Sequential([tf.keras.layers.Dense(1, kernel_initializer="ones")])
+optimizer = tf.keras.optimizers.SGD(0.1)
+batches = [(tf.ones((2, 3)) * i, tf.ones((2, 1))) for i in range(3)]
+total = tf.zeros(())
+for x, y in batches:
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        total = total + loss
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_an_extracted_step_returns_the_tensor_it_carries_to_the_next_batch(tmp_path):
+    fixed_source = fix_source(CARRIED_TENSOR, select=["TFR303"], unsafe_fixes=True)
+    assert "total = train_step(x, y, total)" in fixed_source
+    original = _import(CARRIED_TENSOR, tmp_path, "carried_original")
+    fixed = _import(fixed_source, tmp_path, "carried_fixed")
+    assert abs(float(original.total) - float(fixed.total)) < 1e-5
+    assert float(fixed.total) > float(original.loss)  # three batches summed, not one
+    for a, b in zip(original.model.get_weights(), fixed.model.get_weights(), strict=True):
+        assert abs(a - b).max() < 1e-5
