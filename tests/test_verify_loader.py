@@ -494,6 +494,38 @@ def test_replay_samples_the_path_records_the_innermost_and_keeps_only_setup() ->
     assert f"def {loops.REPLAY}(model, optimizer, batches, epochs=1)" in text
 
 
+NESTED_STEP = """\
+def train(data, warm=False):
+    if warm:
+        model = load("saved")
+    else:
+        model = build()
+
+    def train_step(x):
+        return model(x)
+
+    for x in data:
+        train_step(x)
+        missing_name
+"""
+
+
+def test_replay_binds_what_a_nested_step_reads_and_keeps_the_script_lines() -> None:
+    """`model` is read only by the nested step; the replay binds it, and its
+    statements carry the lines they have in the script."""
+    from tfrewrite.verify import loops
+
+    text, _ = loops.replay_source(NESTED_STEP, "train", 0, loops.calls_name("train_step"))
+    replay = text[text.index(f"def {loops.REPLAY}") :]
+    assert "if warm:" in replay and "model = build()" in replay
+    piece = loader.slice_module(text, loops.REPLAY)
+    loader.appended.relocate(piece.tree, text)
+    function = loader.find_definition(piece.tree, loops.REPLAY)
+    lines = {ast.unparse(n): n.lineno for n in ast.walk(function) if isinstance(n, ast.stmt)}
+    assert lines["model = build()"] == 5 and lines["missing_name"] == 12
+    assert lines["return model(x)"] == 8
+
+
 def test_train_loop_targets_say_what_is_missing() -> None:
     from tfrewrite.verify import loops
 

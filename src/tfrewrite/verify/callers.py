@@ -37,6 +37,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tfrewrite.verify import loader
+from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.loader import (
     bound_names,
@@ -368,8 +369,10 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
         returns=None,
         type_params=[],
     )
+    # At the line of its first statement: every statement keeps its line in the script.
+    function.lineno = function.end_lineno = kept[0].lineno if kept else 1
     ast.fix_missing_locations(function)
-    return source.rstrip("\n") + "\n\n\n" + ast.unparse(function) + "\n", bound
+    return append_function(source, function), bound
 
 
 def changed_definitions(original: str, rewrite: str | None) -> frozenset[str]:

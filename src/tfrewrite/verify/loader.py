@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify import sandbox
+from tfrewrite.verify import appended, sandbox
 
 _counter = itertools.count()
 
@@ -826,6 +826,7 @@ def load_function(
     if provided:
         module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
+    appended.relocate(piece.tree, source)  # a replay or caller keeps the script's lines
     code = compile(piece.tree, filename, "exec")
     try:
         exec(code, module.__dict__)
