@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfrewrite.config import ConfigError
-from tfrewrite.verify import capture, coverage, inputs, loader, report
+from tfrewrite.verify import capture, coverage, inputs, loader, remedies, report
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_targets
 
@@ -630,17 +630,45 @@ def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:
     names the missing attribute and how to run or fix the code."""
     import types
 
-    from tfrewrite.verify import loader
-
     Mean = type("Mean", (), {"__module__": "keras.src.metrics.reduction_metrics"})
     try:
         Mean().reset_states()  # type: ignore[attr-defined]
     except AttributeError as err:
-        text = loader.remedy(err, "gan.py")
+        text = remedies.remedy(err, "gan.py")
     assert text is not None and "has no `Mean.reset_states`" in text
     assert "TF_USE_LEGACY_KERAS=1" in text
     other = types.SimpleNamespace()
     try:
         other.reset_states()  # type: ignore[attr-defined]
     except AttributeError as err:
-        assert loader.remedy(err, "gan.py") is None
+        assert remedies.remedy(err, "gan.py") is None
+
+
+def test_a_keras_two_call_of_a_keras_three_method_is_said_with_the_remedy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`self.add_variable(name=..., shape=...)`: Keras 3 requires its
+    `initializer`; Python's TypeError names `Layer.add_variable()` only, so
+    the class is found among the loaded Keras modules."""
+    import sys
+    import types
+
+    def add_variable(self: object, shape: object, initializer: object) -> None: ...
+
+    layer_module = types.ModuleType("keras.src.layers.layer")
+    layer_module.Layer = type(  # type: ignore[attr-defined]
+        "Layer", (), {"__module__": "keras.src.layers.layer", "add_variable": add_variable}
+    )
+    add_variable.__qualname__ = "Layer.add_variable"
+    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(__version__="3.15.1"))
+    monkeypatch.setitem(sys.modules, "keras.src.layers.layer", layer_module)
+    try:
+        layer_module.Layer().add_variable(shape=[2])  # type: ignore[attr-defined]
+    except TypeError as err:
+        text = remedies.remedy(err, "mnist.py")
+    assert text is not None and "Keras 3.15.1 calls `Layer.add_variable`" in text
+    assert "TF_USE_LEGACY_KERAS=1" in text
+    try:
+        len(1, 2)  # type: ignore[call-arg]
+    except TypeError as err:
+        assert remedies.remedy(err, "mnist.py") is None

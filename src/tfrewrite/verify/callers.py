@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tfrewrite.verify import loader
+from tfrewrite.verify import loader, remedies
 from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.loader import (
@@ -569,7 +569,7 @@ def capture_arguments(
             raise found from err
         line = loader.user_line(err)
         at = f" at {line}" if line else ""
-        remedy = loader.remedy(err, path)
+        remedy = remedies.remedy(err, path)
         fix = f"; {remedy}" if remedy else ""
         raise CallerProblem(
             f"{step} {caller.describe()} raised {_first_line(err)}{at}{fix}"

@@ -94,20 +94,43 @@ def _refuse(fname: str | None = None, origin: str | None = None, *args: Any, **k
     )
 
 
+# Every namespace that exposes the loaders: Keras 3, and Keras 2 (TensorFlow
+# before 2.16, or `tf_keras` under TF_USE_LEGACY_KERAS=1), whose
+# `tf.keras.datasets` is a module of its own under `api._v2`.
+_DATASET_PACKAGES = (
+    "keras.datasets",
+    "keras.src.datasets",
+    "keras.api._v2.keras.datasets",
+    "tf_keras.datasets",
+    "tf_keras.src.datasets",
+    "tf_keras.api._v2.keras.datasets",
+)
+_UTILS_MODULES = (
+    "keras.utils",
+    "keras.src.utils",
+    "keras.src.utils.file_utils",
+    "keras.src.utils.data_utils",
+    "keras.api._v2.keras.utils",
+    "tf_keras.utils",
+    "tf_keras.src.utils.data_utils",
+    "tf_keras.api._v2.keras.utils",
+)
+
+
 def install() -> None:
     """Replace the loaders in every Keras namespace that exposes them. Idempotent."""
     global _installed
     if _installed:
         return
     _installed = True
-    for package in ("keras.datasets", "keras.src.datasets", "tf_keras.datasets"):
+    for package in _DATASET_PACKAGES:
         for name, load_data in LOADERS.items():
             try:
                 module = importlib.import_module(f"{package}.{name}")
             except Exception:  # not installed, or this Keras lacks the dataset
                 continue
             module.load_data = load_data  # type: ignore[attr-defined]
-    for module_name in ("keras.utils", "keras.src.utils", "keras.src.utils.file_utils"):
+    for module_name in _UTILS_MODULES:
         module = sys.modules.get(module_name)
         if module is None:
             try:
