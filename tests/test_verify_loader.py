@@ -672,3 +672,25 @@ def test_a_keras_two_call_of_a_keras_three_method_is_said_with_the_remedy(
         len(1, 2)  # type: ignore[call-arg]
     except TypeError as err:
         assert remedies.remedy(err, "mnist.py") is None
+
+
+def test_a_file_the_code_reads_that_does_not_exist_is_named() -> None:
+    """ESRGAN's second phase loads the generator the first saved, and hides
+    Keras' error behind its own: the path is still named."""
+
+    def load() -> None:
+        try:
+            raise OSError("No file or directory found at /no/such/Phase_1/generator")
+        except Exception:
+            raise FileNotFoundError("Pre-trained Generator model not found!") from None
+
+    try:
+        load()
+    except FileNotFoundError as err:
+        text = remedies.remedy(err, "train_lib.py")
+    assert text is not None and "the code reads `/no/such/Phase_1/generator`" in text
+    try:
+        open("/no/such/file.txt")
+    except FileNotFoundError as err:
+        assert "`/no/such/file.txt`" in (remedies.remedy(err, "x.py") or "")
+    assert remedies.remedy(OSError("disk full"), "x.py") is None

@@ -23,7 +23,9 @@ _SIGNATURE = re.compile(
 def remedy(err: BaseException, path: str) -> str | None:
     """What the user can do when their own code fails for a reason outside
     the rewrite: a folder to create, or Keras 2 code under Keras 3."""
-    return missing_folder(err, path) or keras_two(err) or keras_two_signature(err)
+    return (
+        missing_folder(err, path) or missing_file(err) or keras_two(err) or keras_two_signature(err)
+    )
 
 
 def keras_two(err: BaseException) -> str | None:
@@ -75,6 +77,34 @@ def keras_two_signature(err: BaseException) -> str | None:
 
 def _keras_version() -> str:
     return str(getattr(sys.modules.get("keras"), "__version__", "3"))
+
+
+# Keras' `load_model` of a path that does not exist.
+_NOT_FOUND = re.compile(r"No (?:such )?file or directory(?: found at|:) ['\"]?(?P<path>[^'\"\s]+)")
+
+
+def missing_file(err: BaseException) -> str | None:
+    """A file the code reads does not exist (`load_model` of a generator an
+    earlier training phase saves): said with the path, also when the code
+    caught the error and raised its own (`except: raise FileNotFoundError(
+    'Pre-trained Generator model not found!')`)."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        path = None
+        if isinstance(current, FileNotFoundError) and isinstance(current.filename, str):
+            path = current.filename
+        elif isinstance(current, OSError):
+            found = _NOT_FOUND.search(str(current))
+            path = found["path"] if found else None
+        if path and not os.path.exists(path):
+            return (
+                f"the code reads `{path}`, which does not exist (a file another run of the "
+                "project writes, such as a saved model?): create it"
+            )
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def missing_folder(err: BaseException, path: str) -> str | None:
