@@ -300,3 +300,47 @@ def test_the_callers_of_a_method_call_it() -> None:
     )
     assert _callers(source, "Agent.per_loss") == ["Agent.learn"]
     assert _callers(source, "Agent.call") == ["loss"]
+
+
+THROUGH = """
+class Agent:
+    def __init__(self, model):
+        self.model = model
+
+    def update(self, x, y):
+        return self.model(x) - y
+
+    def learn(this, x, y):
+        return this.update(x, y)
+
+    def train(self, x, y):
+        return self.learn(x, y)
+
+    def show(self):
+        return self.model
+
+
+def main():
+    agent = Agent(build())
+    agent.train(1, 2)
+"""
+
+
+def test_a_method_is_reached_through_the_methods_that_call_it_on_self() -> None:
+    """`agent.train(x, y)` reaches `Agent.update` through `train` and
+    `learn` (whatever the name of its first parameter); `show` does not."""
+    tree = ast.parse(THROUGH)
+    assert callers.through_methods(tree, "Agent", "update") == ["learn", "train"]
+    assert callers.through_methods(tree, "Agent", "show") == []
+    assert callers.through_methods(tree, "Missing", "update") == []
+    found = callers.same_file_caller(THROUGH, "Agent.update")
+    assert found is not None and (found.kind, found.name, found.line) == ("function", "main", 21)
+
+
+def test_a_changed_method_gets_the_script_caller_as_a_fallback() -> None:
+    """Compared on made inputs first; if they do not fit, on the arguments
+    the script passes down (`main()` through `agent.train`)."""
+    rewrite = THROUGH.replace("return self.model(x) - y", "return -(y - self.model(x))")
+    targets = {t.qualname: t for t in _targets(THROUGH, rewrite)}
+    caller = targets["Agent.update"].caller
+    assert caller is not None and caller["fallback"] and caller["name"] == "main"

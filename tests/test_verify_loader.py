@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfrewrite.config import ConfigError
-from tfrewrite.verify import capture, coverage, inputs, loader, report
+from tfrewrite.verify import capture, coverage, inputs, loader, remedies, report
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_targets
 
@@ -494,6 +494,38 @@ def test_replay_samples_the_path_records_the_innermost_and_keeps_only_setup() ->
     assert f"def {loops.REPLAY}(model, optimizer, batches, epochs=1)" in text
 
 
+NESTED_STEP = """\
+def train(data, warm=False):
+    if warm:
+        model = load("saved")
+    else:
+        model = build()
+
+    def train_step(x):
+        return model(x)
+
+    for x in data:
+        train_step(x)
+        missing_name
+"""
+
+
+def test_replay_binds_what_a_nested_step_reads_and_keeps_the_script_lines() -> None:
+    """`model` is read only by the nested step; the replay binds it, and its
+    statements carry the lines they have in the script."""
+    from tfrewrite.verify import loops
+
+    text, _ = loops.replay_source(NESTED_STEP, "train", 0, loops.calls_name("train_step"))
+    replay = text[text.index(f"def {loops.REPLAY}") :]
+    assert "if warm:" in replay and "model = build()" in replay
+    piece = loader.slice_module(text, loops.REPLAY)
+    loader.appended.relocate(piece.tree, text)
+    function = loader.find_definition(piece.tree, loops.REPLAY)
+    lines = {ast.unparse(n): n.lineno for n in ast.walk(function) if isinstance(n, ast.stmt)}
+    assert lines["model = build()"] == 5 and lines["missing_name"] == 12
+    assert lines["return model(x)"] == 8
+
+
 def test_train_loop_targets_say_what_is_missing() -> None:
     from tfrewrite.verify import loops
 
@@ -598,17 +630,67 @@ def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:
     names the missing attribute and how to run or fix the code."""
     import types
 
-    from tfrewrite.verify import loader
-
     Mean = type("Mean", (), {"__module__": "keras.src.metrics.reduction_metrics"})
     try:
         Mean().reset_states()  # type: ignore[attr-defined]
     except AttributeError as err:
-        text = loader.remedy(err, "gan.py")
+        text = remedies.remedy(err, "gan.py")
     assert text is not None and "has no `Mean.reset_states`" in text
     assert "TF_USE_LEGACY_KERAS=1" in text
     other = types.SimpleNamespace()
     try:
         other.reset_states()  # type: ignore[attr-defined]
     except AttributeError as err:
-        assert loader.remedy(err, "gan.py") is None
+        assert remedies.remedy(err, "gan.py") is None
+
+
+def test_a_keras_two_call_of_a_keras_three_method_is_said_with_the_remedy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`self.add_variable(name=..., shape=...)`: Keras 3 requires its
+    `initializer`; Python's TypeError names `Layer.add_variable()` only, so
+    the class is found among the loaded Keras modules."""
+    import sys
+    import types
+
+    def add_variable(self: object, shape: object, initializer: object) -> None: ...
+
+    layer_module = types.ModuleType("keras.src.layers.layer")
+    layer_module.Layer = type(  # type: ignore[attr-defined]
+        "Layer", (), {"__module__": "keras.src.layers.layer", "add_variable": add_variable}
+    )
+    add_variable.__qualname__ = "Layer.add_variable"
+    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(__version__="3.15.1"))
+    monkeypatch.setitem(sys.modules, "keras.src.layers.layer", layer_module)
+    try:
+        layer_module.Layer().add_variable(shape=[2])  # type: ignore[attr-defined]
+    except TypeError as err:
+        text = remedies.remedy(err, "mnist.py")
+    assert text is not None and "Keras 3.15.1 calls `Layer.add_variable`" in text
+    assert "TF_USE_LEGACY_KERAS=1" in text
+    try:
+        len(1, 2)  # type: ignore[call-arg]
+    except TypeError as err:
+        assert remedies.remedy(err, "mnist.py") is None
+
+
+def test_a_file_the_code_reads_that_does_not_exist_is_named() -> None:
+    """ESRGAN's second phase loads the generator the first saved, and hides
+    Keras' error behind its own: the path is still named."""
+
+    def load() -> None:
+        try:
+            raise OSError("No file or directory found at /no/such/Phase_1/generator")
+        except Exception:
+            raise FileNotFoundError("Pre-trained Generator model not found!") from None
+
+    try:
+        load()
+    except FileNotFoundError as err:
+        text = remedies.remedy(err, "train_lib.py")
+    assert text is not None and "the code reads `/no/such/Phase_1/generator`" in text
+    try:
+        open("/no/such/file.txt")
+    except FileNotFoundError as err:
+        assert "`/no/such/file.txt`" in (remedies.remedy(err, "x.py") or "")
+    assert remedies.remedy(OSError("disk full"), "x.py") is None

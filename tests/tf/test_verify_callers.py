@@ -524,3 +524,115 @@ def test_a_method_whose_class_needs_arguments_gets_the_object_main_builds() -> N
     results = _verify(PER_AGENT, broken)
     [result] = [r for r in results if r["function"] == "Agent.per_loss"]
     assert result["verdict"] == "mismatch", result
+
+
+# --- a method the script reaches only through another method of its class ---------
+
+THROUGH = (
+    DATASET
+    + """
+
+class Agent:
+    def __init__(self, model, scale):
+        self.model = model
+        self.scale = scale
+        self.optimizer = tf.keras.optimizers.SGD(0.05)
+
+    def update(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y)) * self.scale
+            if loss > 1.0:
+                loss = tf.sqrt(loss)
+            else:
+                loss = loss * 2.0
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def train(self, x, y):
+        return float(self.update(x, y))
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    agent = Agent(model, 0.5)
+    for x, y in make_dataset():
+        agent.train(x, y)
+
+
+if __name__ == "__main__":
+    main()
+"""
+)
+THROUGH_IF = (
+    "            if loss > 1.0:\n                loss = tf.sqrt(loss)\n            else:\n"
+    "                loss = loss * 2.0\n"
+)
+THROUGH_COND = "            loss = tf.cond(loss > 1.0, lambda: tf.sqrt(loss), lambda: loss * 2.0)\n"
+
+
+def test_a_train_step_called_through_another_method_is_replayed_in_the_script_loop() -> None:
+    """`main()` loops over `agent.train(x, y)`, and `train` calls the
+    rewritten step `self.update`: the loop of `main()` proves it."""
+    rewrite = THROUGH.replace(THROUGH_IF, THROUGH_COND)
+    assert rewrite != THROUGH
+    [result] = _verify(THROUGH, rewrite)
+    line = THROUGH.splitlines().index("    for x, y in make_dataset():") + 1
+    assert result["function"] == f"loop at line {line} in `main`", result["function"]
+    assert result["verdict"] == "equivalent", result
+    broken = rewrite.replace("lambda: tf.sqrt(loss),", "lambda: tf.sqrt(loss) * 1.01,")
+    [result] = _verify(THROUGH, broken)
+    assert result["verdict"] == "mismatch", result
+
+
+ONCE = (
+    DATASET
+    + """
+
+class Agent:
+    def __init__(self, model, scale):
+        self.model = model
+        self.scale = scale
+
+    def update(self, x, y):
+        loss = tf.reduce_mean(tf.square(self.model(x) - y)) * self.scale
+        if loss > 1.0:
+            loss = tf.sqrt(loss)
+        else:
+            loss = loss * 2.0
+        return loss
+
+    def evaluate(self, x, y):
+        return float(self.update(x, y))
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    agent = Agent(model, 0.5)
+    x, y = next(iter(make_dataset()))
+    print(agent.evaluate(x, y))
+
+
+if __name__ == "__main__":
+    main()
+"""
+)
+ONCE_IF = (
+    "        if loss > 1.0:\n            loss = tf.sqrt(loss)\n        else:\n"
+    "            loss = loss * 2.0\n"
+)
+ONCE_COND = "        loss = tf.cond(loss > 1.0, lambda: tf.sqrt(loss), lambda: loss * 2.0)\n"
+
+
+def test_a_method_reached_through_another_gets_the_arguments_the_script_passes() -> None:
+    """The inputs verify makes do not fit the model (3 features): `update`
+    is compared on the `x, y` that `main()` passes down through
+    `agent.evaluate`, on an object each side builds from its own class."""
+    rewrite = ONCE.replace(ONCE_IF, ONCE_COND)
+    assert rewrite != ONCE
+    [result] = [r for r in _verify(ONCE, rewrite) if r["function"] == "Agent.update"]
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments `main()` (line 34) builds" in _text(result)
+    broken = rewrite.replace("loss * 2.0)", "loss * 2.5)")
+    [result] = [r for r in _verify(ONCE, broken) if r["function"] == "Agent.update"]
+    assert result["verdict"] == "mismatch", result

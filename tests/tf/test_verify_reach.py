@@ -194,8 +194,61 @@ def test_keras_dataset_loaders_return_generated_arrays() -> None:
     assert xt.shape == (10000, 28, 28) and int(y.max()) <= 9
     (x, y), _ = tf.keras.datasets.cifar10.load_data()
     assert x.shape == (50000, 32, 32, 3) and y.shape == (50000, 1)
-    with pytest.raises(datasets.DownloadRefused):
+    with pytest.raises(datasets.DownloadRefused, match="download it once to `"):
         tf.keras.utils.get_file("data.npz", "https://example.invalid/data.npz")
+
+
+def test_a_file_in_keras_cache_is_read_not_refused(tmp_path: Path) -> None:
+    """ImageNet weights the user downloaded once are used, as Keras would."""
+    import tensorflow as tf
+
+    datasets.install()
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "weights.h5").write_bytes(b"weights")
+    found = tf.keras.utils.get_file(
+        "weights.h5",
+        "https://example.invalid/weights.h5",
+        cache_subdir="models",
+        cache_dir=str(tmp_path),
+    )
+    assert Path(found).read_bytes() == b"weights"
+    with pytest.raises(datasets.DownloadRefused, match=str(tmp_path / "models" / "other.h5")):
+        tf.keras.utils.get_file(
+            "other.h5",
+            "https://example.invalid/other.h5",
+            cache_subdir="models",
+            cache_dir=str(tmp_path),
+        )
+
+
+KERAS_TWO_LOADERS = """
+import os
+os.environ["TF_USE_LEGACY_KERAS"] = "1"
+from tfrewrite.verify import datasets
+datasets.install()
+from tensorflow.keras import datasets as keras_datasets, utils
+(x, y), _ = keras_datasets.fashion_mnist.load_data()
+assert x.shape == (60000, 28, 28) and y.shape == (60000,), x.shape
+try:
+    utils.get_file("data.npz", "https://example.invalid/data.npz")
+except datasets.DownloadRefused:
+    print("refused")
+"""
+
+
+def test_keras_two_dataset_loaders_are_generated_too() -> None:
+    """Under Keras 2 (`tf_keras` with TF_USE_LEGACY_KERAS=1, or TensorFlow
+    before 2.16) `tf.keras.datasets.fashion_mnist` is a module of its own."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("tf_keras") is None:
+        pytest.skip("needs tf_keras")
+    done = subprocess.run(
+        [sys.executable, "-c", KERAS_TWO_LOADERS], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "refused" in done.stdout, done.stderr[-2000:]
 
 
 def test_a_loss_that_reads_data_loaded_at_import_verifies_without_download() -> None:

@@ -36,7 +36,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tfrewrite.verify import loader
+from tfrewrite.verify import loader, remedies
+from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.loader import (
     bound_names,
@@ -126,10 +127,12 @@ def same_file_caller(source: str, function: str) -> Caller | None:
         return None
 
     class_name, dot, method = function.rpartition(".")
+    # `agent.train(x, y)` reaches `Agent.update` when `train` calls `self.update(...)`.
+    methods = {method, *through_methods(tree, class_name, method)} if dot else set()
 
     def direct(call: ast.Call) -> bool:
         if dot:  # `agent.train(env)`: a method, on an object the same code builds
-            return isinstance(call.func, ast.Attribute) and call.func.attr == method
+            return isinstance(call.func, ast.Attribute) and call.func.attr in methods
         return isinstance(call.func, ast.Name) and call.func.id == function
 
     def constructs(call: ast.Call) -> bool:
@@ -173,6 +176,35 @@ def same_file_caller(source: str, function: str) -> Caller | None:
     if line is not None:
         return Caller("module", function, "", line)
     return found[0] if found else None
+
+
+def through_methods(tree: ast.Module, class_name: str, method: str) -> list[str]:
+    """Other methods of the module-level class `class_name` that call
+    `self.<method>(...)`, directly or through each other: the script calls
+    `agent.train(x, y)`, and `train` calls `self.update(x, y)`."""
+    cls = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == class_name), None)
+    if cls is None:
+        return []
+    calls: dict[str, set[str]] = {}  # method -> the methods it calls on `self`
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.args.args:
+            me = item.args.args[0].arg
+            calls[item.name] = {
+                n.func.attr
+                for n in own_scope_nodes(item)
+                if isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and isinstance(n.func.value, ast.Name)
+                and n.func.value.id == me
+            }
+    reached, todo = {method}, [method]
+    while todo:
+        target = todo.pop()
+        for name, called in calls.items():
+            if target in called and name not in reached:
+                reached.add(name)
+                todo.append(name)
+    return sorted(reached - {method})
 
 
 def _test_files(path: str) -> list[str]:
@@ -368,8 +400,10 @@ def caller_source(source: str, caller: Caller) -> tuple[str, list[str]]:
         returns=None,
         type_params=[],
     )
+    # At the line of its first statement: every statement keeps its line in the script.
+    function.lineno = function.end_lineno = kept[0].lineno if kept else 1
     ast.fix_missing_locations(function)
-    return source.rstrip("\n") + "\n\n\n" + ast.unparse(function) + "\n", bound
+    return append_function(source, function), bound
 
 
 def changed_definitions(original: str, rewrite: str | None) -> frozenset[str]:
@@ -566,7 +600,7 @@ def capture_arguments(
             raise found from err
         line = loader.user_line(err)
         at = f" at {line}" if line else ""
-        remedy = loader.remedy(err, path)
+        remedy = remedies.remedy(err, path)
         fix = f"; {remedy}" if remedy else ""
         raise CallerProblem(
             f"{step} {caller.describe()} raised {_first_line(err)}{at}{fix}"
@@ -622,6 +656,8 @@ def _refuse_changed(
     if not changed:
         return
     for name, value in arguments.items():
+        if name == "self" and "." in caller.function:
+            continue  # a method's object: each side builds its own (see `for_function`)
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         for item in values:
             function = getattr(item, "python_function", item)
@@ -752,7 +788,12 @@ def for_function(
     found = Caller.from_json(caller)
     changed = changed_definitions(original, rewrite)
     try:
-        return capture_arguments(found, original, path, package, "original", seconds, changed)
+        captured = capture_arguments(found, original, path, package, "original", seconds, changed)
+        if "." in found.function:
+            # The method is loaded bound to an object each side builds from
+            # its own class; the caller's object is not carried over.
+            captured.pop("self", None)
+        return captured
     except CallerProblem as err:
         hint = caller.get("hint")  # how to give the arguments otherwise
         raise CallerProblem(f"{err}; {hint}" if hint else str(err)) from err

@@ -8,7 +8,8 @@ offline) would turn a provable rewrite into an error. Every
 `keras.datasets.*.load_data` is replaced, in the worker, by a function that
 returns seeded random arrays of the documented shapes and dtypes (MNIST:
 `uint8` images `(60000, 28, 28)` and labels `(60000,)` in 0..9, ...), and
-`keras.utils.get_file` raises a clear error instead of fetching.
+`keras.utils.get_file` answers from Keras' cache or raises a clear error
+instead of fetching.
 
 Text datasets (IMDB, Reuters) return object arrays of integer sequences, as
 Keras does. Seeded, so the original and the rewrite see identical arrays.
@@ -17,7 +18,10 @@ Keras does. Seeded, so the original and the rewrite see identical arrays.
 from __future__ import annotations
 
 import importlib
+import inspect
+import os
 import sys
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -87,11 +91,62 @@ LOADERS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _refuse(fname: str | None = None, origin: str | None = None, *args: Any, **kwargs: Any) -> Any:
-    raise DownloadRefused(
-        f"verify does not download files (keras.utils.get_file({fname!r}, {origin!r})): "
-        "build the data in a harness (verify_harness.py) instead"
-    )
+def _cached_or_refused(get_file: Callable[..., Any]) -> Callable[..., Any]:
+    """`get_file` that answers from Keras' cache (`~/.keras/models/...`, the
+    ImageNet weights of `VGG19(weights="imagenet")`) when the file is there,
+    and otherwise refuses, naming where to put the file."""
+    if getattr(get_file, "_tfrewrite_refuses", False):
+        return get_file
+    try:
+        signature = inspect.signature(get_file)
+    except (TypeError, ValueError):
+        signature = None
+
+    def cached_or_refused(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind(*args, **kwargs).arguments if signature else dict(kwargs)
+        except TypeError:
+            bound = dict(kwargs)
+        fname, origin = bound.get("fname"), bound.get("origin")
+        name = str(fname or os.path.basename(urllib.parse.urlsplit(str(origin or "")).path))
+        home = bound.get("cache_dir") or os.environ.get("KERAS_HOME") or "~/.keras"
+        target = os.path.join(
+            os.path.expanduser(str(home)), str(bound.get("cache_subdir") or "datasets"), name
+        )
+        unpacks = bound.get("extract") or bound.get("untar")
+        if name and not unpacks and not bound.get("force_download") and os.path.isfile(target):
+            return get_file(*args, **kwargs)
+        raise DownloadRefused(
+            f"verify does not download files (keras.utils.get_file({fname!r}, {origin!r})): "
+            f"download it once to `{target}` (verify then reads that copy), or build the data "
+            "in a harness (verify_harness.py)"
+        )
+
+    cached_or_refused._tfrewrite_refuses = True  # type: ignore[attr-defined]
+    return cached_or_refused
+
+
+# Every namespace that exposes the loaders: Keras 3, and Keras 2 (TensorFlow
+# before 2.16, or `tf_keras` under TF_USE_LEGACY_KERAS=1), whose
+# `tf.keras.datasets` is a module of its own under `api._v2`.
+_DATASET_PACKAGES = (
+    "keras.datasets",
+    "keras.src.datasets",
+    "keras.api._v2.keras.datasets",
+    "tf_keras.datasets",
+    "tf_keras.src.datasets",
+    "tf_keras.api._v2.keras.datasets",
+)
+_UTILS_MODULES = (
+    "keras.utils",
+    "keras.src.utils",
+    "keras.src.utils.file_utils",
+    "keras.src.utils.data_utils",
+    "keras.api._v2.keras.utils",
+    "tf_keras.utils",
+    "tf_keras.src.utils.data_utils",
+    "tf_keras.api._v2.keras.utils",
+)
 
 
 def install() -> None:
@@ -100,19 +155,19 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    for package in ("keras.datasets", "keras.src.datasets", "tf_keras.datasets"):
+    for package in _DATASET_PACKAGES:
         for name, load_data in LOADERS.items():
             try:
                 module = importlib.import_module(f"{package}.{name}")
             except Exception:  # not installed, or this Keras lacks the dataset
                 continue
             module.load_data = load_data  # type: ignore[attr-defined]
-    for module_name in ("keras.utils", "keras.src.utils", "keras.src.utils.file_utils"):
+    for module_name in _UTILS_MODULES:
         module = sys.modules.get(module_name)
         if module is None:
             try:
                 module = importlib.import_module(module_name)
             except Exception:
                 continue
-        if hasattr(module, "get_file"):
-            module.get_file = _refuse  # type: ignore[attr-defined]
+        if callable(getattr(module, "get_file", None)):
+            module.get_file = _cached_or_refused(module.get_file)  # type: ignore[attr-defined]

@@ -28,7 +28,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify import sandbox
+from tfrewrite.verify import appended, sandbox
 
 _counter = itertools.count()
 
@@ -310,50 +310,6 @@ def user_line(err: BaseException) -> str | None:
     if not frames:
         return None
     return f"{os.path.basename(_shown(frames[-1].filename))}, line {frames[-1].lineno}"
-
-
-def remedy(err: BaseException, path: str) -> str | None:
-    """What the user can do when their own code fails for a reason outside
-    the rewrite: a folder to create, or Keras 2 code under Keras 3."""
-    return missing_folder(err, path) or keras_two(err)
-
-
-def keras_two(err: BaseException) -> str | None:
-    """Keras 3 lacks an attribute the code asks a Keras object or module for
-    (`Mean.reset_states`, renamed `reset_state`): code written for Keras 2."""
-    if not isinstance(err, AttributeError) or not err.name:
-        return None
-    owner = getattr(err, "obj", None)
-    if owner is None:
-        return None
-    if isinstance(owner, types.ModuleType):
-        module, shown = owner.__name__, owner.__name__
-    else:
-        module, shown = type(owner).__module__, type(owner).__name__
-    if module.split(".")[0] != "keras":
-        return None
-    version = getattr(sys.modules.get("keras"), "__version__", "3")
-    return (
-        f"Keras {version} has no `{shown}.{err.name}`: the code was written for Keras 2; update "
-        "it, or run the workers under Keras 2 (install tf_keras and set TF_USE_LEGACY_KERAS=1)"
-    )
-
-
-def missing_folder(err: BaseException, path: str) -> str | None:
-    """What to create when the code uses a relative path whose folder the
-    script's folder lacks (`./result/00000.png` of a script whose author made
-    `result/` by hand): verify runs the code in a copy of that folder."""
-    if not isinstance(err, FileNotFoundError) or not isinstance(err.filename, str):
-        return None
-    folder = os.path.dirname(err.filename)
-    if not folder or os.path.isabs(folder) or os.path.isdir(folder):
-        return None
-    script = os.path.basename(path)
-    return (
-        f"the code uses `{err.filename}`, but there is no folder `{os.path.normpath(folder)}` "
-        f"beside {script}: create it there (verify runs the code in a temporary copy of "
-        f"{script}'s folder and writes nothing into yours)"
-    )
 
 
 def _project_import_problem(err: ImportError, path: str) -> str | None:
@@ -826,6 +782,7 @@ def load_function(
     if provided:
         module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
+    appended.relocate(piece.tree, source)  # a replay or caller keeps the script's lines
     code = compile(piece.tree, filename, "exec")
     try:
         exec(code, module.__dict__)

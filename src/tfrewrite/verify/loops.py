@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.loader import (
     bound_names,
     find_definition,
@@ -501,9 +502,9 @@ def replay_source(
         }
         | _binds_target(innermost)
     )
-    needed = _needed(tree, _names(loop))
-    setup = _setup(preceding, needed, module_level=scope == "")
     definitions = _definitions(preceding, len(preceding)) if function is not None else []
+    needed = _needed(tree, _names(loop), definitions)
+    setup = _setup(preceding, needed, module_level=scope == "")
     scope_dict = "globals" if module_level else "locals"
     instrumented = _Instrument({id(n) for n in path}, innermost, scope_dict).visit(loop)
     start = ast.Expr(
@@ -533,19 +534,22 @@ def replay_source(
             args.args = args.args[1:]
             args.kwonlyargs.insert(0, first)
             args.kw_defaults.insert(0, ast.Constant(None))
-            statements.insert(
-                0,
-                ast.parse(f"if self is None:\n    self = {cls_name}()").body[0],
-            )
+            build = ast.parse(f"if self is None:\n    self = {cls_name}()").body[0]
+            for node in ast.walk(build):  # at the method's line, not line 1
+                ast.copy_location(node, function)
+            statements.insert(0, build)
     else:
         args = no_arguments()
     replay = ast.FunctionDef(
         name=REPLAY, args=args, body=statements, decorator_list=[], returns=None, type_params=[]
     )
-    ast.fix_missing_locations(ast.copy_location(replay, loop))
+    # The replay starts where its first statement does: every statement keeps
+    # the line it has in the script, so a failure names the script's line.
+    first = min((s.lineno for s in statements if hasattr(s, "lineno")), default=loop.lineno)
+    replay.lineno = replay.end_lineno = first
+    ast.fix_missing_locations(replay)
     text = _run_before(source, tree, loop) if function is None else source
-    text = text.rstrip("\n") + "\n\n\n" + ast.unparse(replay) + "\n"
-    return text, recorded
+    return append_function(text, replay), recorded
 
 
 def _run_before(source: str, tree: ast.Module, loop: ast.stmt) -> str:
@@ -560,12 +564,15 @@ def _run_before(source: str, tree: ast.Module, loop: ast.stmt) -> str:
     return source
 
 
-def _needed(tree: ast.Module, names: set[str]) -> set[str]:
+def _needed(tree: ast.Module, names: set[str], nested: Sequence[ast.stmt] = ()) -> set[str]:
     """`names` and every name the module's functions and classes among them
-    read, transitively (the step reads a global `optimizer`)."""
+    read, transitively (the step reads a global `optimizer`); `nested` are
+    the definitions of the loop's function before it, which shadow the
+    module's (a nested `train_step` reads the `generator` its function bound
+    in an `if` before the loop)."""
     definitions = {
         s.name: s
-        for s in tree.body
+        for s in [*tree.body, *nested]
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     }
     needed, todo = set(names), list(names)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import callers, loader, loops, stats
+from tfrewrite.verify import callers, loader, loops, remedies, stats
 from tfrewrite.verify.compare import Difference, compare, identical, same_kind, to_numpy
 from tfrewrite.verify.outcome import SEED, Call, Outcome, call
 
@@ -475,7 +475,7 @@ def verify_loop(
         # An optional dependency the workers lack makes the result "needs package".
         loader.missing_package(want.error.error)
         hint = harness_hint or "give the loop its inputs with a harness"
-        remedy = loader.remedy(want.error.error, path)
+        remedy = remedies.remedy(want.error.error, path)
         if remedy is not None:
             hint = f"{remedy}; or {hint}"
         line = want.error.user_line()

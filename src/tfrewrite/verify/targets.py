@@ -313,6 +313,24 @@ def pair_targets(
             else None,
         )
 
+    def with_caller_fallback(name: str) -> None:
+        """If the inputs verify makes do not fit (`agent.update(x, y)` on a
+        model of 3 features), the script's own call gives real ones: a
+        caller in the file, also one that reaches a method through another
+        method of its class (`agent.train(x, y)` calling `self.update`)."""
+        target = targets.get(name)
+        if target is None or target.caller is not None or target.harness is not None:
+            return
+        if settings.inputs_for(module, name) is not None:
+            return
+        try:
+            node = find_definition(ast.parse(original), name)
+        except (LoadError, SyntaxError):
+            return
+        caller = None if trains(node) else callers.same_file_caller(original, name)
+        if caller is not None:
+            target.caller = {**caller.to_json(), "fallback": True}
+
     replayed: set[tuple[str, int]] = set()
 
     def add_loop(
@@ -411,6 +429,7 @@ def pair_targets(
         sites = loops.loop_sites(original, loops.calls_name(step))
         if callable_here(name):
             add(name, rewrite, "changed by the rewrite", covers=name)
+            with_caller_fallback(name)
             pair = sites_pair(sites[0].scope, sites[0].index, step) if sites else None
             if pair is not None and not pair[0].params and name in targets:
                 # If synthesised inputs do not fit, the loop that calls it proves it.
@@ -421,6 +440,15 @@ def pair_targets(
                     "fallback": True,
                 }
             continue
+        if not sites and "." in name:
+            # A method the script calls through another method of its class
+            # (`agent.train(x, y)` calls `self.update(x, y)`): the loop that
+            # calls that one replays it.
+            for through in callers.through_methods(ast.parse(original), *name.rsplit(".", 1)):
+                sites = loops.loop_sites(original, loops.calls_name(through))
+                if sites:
+                    step = through
+                    break
         for site in sites:
             pair = sites_pair(site.scope, site.index, step)
             if pair is not None:
@@ -447,6 +475,7 @@ def pair_targets(
         users = [c for c in _callers(rewrite, name) if callable_here(c)]
         if not users and synthesisable(original, name):
             add(name, rewrite, "changed by the rewrite", covers=name)
+            with_caller_fallback(name)
             continue
         users = users or [c for c in _callers(rewrite, name) if callable_here(c, search=True)]
         for user in users:

@@ -1,0 +1,71 @@
+"""A loop in a function is replayed with the statements before it that bind
+what it needs, also what only a step *defined in that function* reads: the
+TF-GAN ESRGAN trainer binds `generator` in an `if`/`else`, and only its nested
+`train_step` reads it. A failure inside the replay names the line of the
+script, not a line of the replay verify built."""
+
+from __future__ import annotations
+
+import pytest
+from tests.tf.test_verify_callers import DATASET, _failed, _verify
+
+pytestmark = pytest.mark.tensorflow
+
+NESTED_STEP = (
+    DATASET
+    + """
+
+def train(data, warm=False):
+    if warm:
+        model = tf.keras.models.load_model("no/such/model")
+    else:
+        model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.05)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    step = 0
+    for x, y in data:
+        step += 1
+        loss = train_step(x, y)
+    model.save("never/reached")
+
+
+def main():
+    train(make_dataset())
+
+
+if __name__ == "__main__":
+    main()
+"""
+)
+DECORATED = "    @tf.function(reduce_retracing=True)\n    def train_step(x, y):"
+
+
+def test_a_name_only_the_nested_step_reads_is_bound_before_the_loop() -> None:
+    rewrite = NESTED_STEP.replace("    def train_step(x, y):", DECORATED)
+    assert rewrite != NESTED_STEP
+    [result] = _verify(NESTED_STEP, rewrite)
+    assert result["verdict"] == "equivalent", result
+    broken = rewrite.replace("- y))", "- y)) * 1.01")
+    [result] = _verify(NESTED_STEP, broken)
+    assert result["verdict"] == "mismatch", result
+    assert "train loop: values per step" in _failed(result)
+
+
+FAILS_IN_LOOP = NESTED_STEP.replace("        step += 1\n", "        step += undefined_name\n")
+
+
+def test_a_failure_in_the_replayed_loop_names_the_line_of_the_script() -> None:
+    rewrite = FAILS_IN_LOOP.replace("    def train_step(x, y):", DECORATED)
+    [result] = _verify(FAILS_IN_LOOP, rewrite)
+    assert result["verdict"] == "not proven", result
+    line = FAILS_IN_LOOP.splitlines().index("        step += undefined_name") + 1
+    assert len(FAILS_IN_LOOP.splitlines()) < 50  # the replay is appended after line 50
+    [warning] = result["warnings"]
+    assert f"NameError: name 'undefined_name' is not defined at case.py, line {line};" in warning
