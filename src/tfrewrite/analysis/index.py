@@ -340,23 +340,14 @@ class _FastVisitor(ast.NodeVisitor):
         handlers = self._handlers
         for field_name in node._fields:
             value = getattr(node, field_name, None)
-            if value.__class__ is list:
-                for item in value:
-                    cls = item.__class__
-                    try:
-                        handler = handlers[cls]
-                    except KeyError:
-                        handler = self._handler(cls)
-                    if handler is not None:
-                        handler(self, item)
-            else:
-                cls = value.__class__
+            for item in value if value.__class__ is list else (value,):
+                cls = item.__class__
                 try:
                     handler = handlers[cls]
                 except KeyError:
                     handler = self._handler(cls)
                 if handler is not None:
-                    handler(self, value)
+                    handler(self, item)
 
 
 class _Indexer(_FastVisitor):
