@@ -55,9 +55,9 @@ def fresh_object_arguments(ctx: RuleContext, function: FunctionScope) -> list[Bl
                         blockers.append(
                             Blocker(
                                 *lines_of(ctx, again),
-                                f"builds a new `{arg.value.value}` for the step, which creates "
-                                "its variables on first use: inside a second trace, where a "
-                                "`tf.function` cannot create variables",
+                                "builds a new model or optimizer the step is handed: it "
+                                "creates its variables on first use, inside a second trace, "
+                                "where a `tf.function` cannot create variables",
                             )
                         )
     # Names the step reads from where it is defined: a traced step keeps the
@@ -75,8 +75,8 @@ def fresh_object_arguments(ctx: RuleContext, function: FunctionScope) -> list[Bl
             blockers.append(
                 Blocker(
                     *lines_of(ctx, again),
-                    f"builds a new `{read}`, which the step reads: a traced step keeps the "
-                    f"`{read}` of its first call and goes on using it",
+                    "builds a new model or optimizer the step reads: a traced step keeps "
+                    "the one of its first call and goes on training it",
                 )
             )
     return blockers
