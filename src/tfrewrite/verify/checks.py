@@ -26,7 +26,8 @@ rewrite:
   the constant (the flag frozen at trace time).
 * **XLA** — `jit_compile=True`; failure to compile is a warning.
 * **train steps** — with a configured harness (`harness.py`), k steps eagerly
-  against k steps traced from the same initial weights.
+  against k steps traced from the same initial weights; its batches must
+  take both branches of every introduced `tf.cond`, as a replayed loop's must.
 * **arguments from callers** — a function of objects (a model) is checked on
   the arguments the code that calls it builds (see `callers`).
 """
@@ -409,6 +410,16 @@ class Verifier:
                     f"traced train steps differ from eager: {diff.detail}"
                 )
             self.outcome.check(name).add(diff, f"the harness batches ({builder_spec})")
+        if self.recorder is None or any(not c.ok for c in self.outcome.checks.values()):
+            return
+        raised = harness.cover_branches(builder, self.instrumented, self.recorder, eagerly)
+        self.outcome.branches = self.recorder.summary()
+        missing = self.recorder.never_taken(
+            f"on the batches of {builder_spec}", "other batches in the harness must reach it"
+        )
+        if missing and raised:
+            self.outcome.warnings.append(f"run eagerly on the harness batches, it raised {raised}")
+        self.outcome.warnings.extend(missing)
 
     def _fresh(self, which: str) -> loader.LoadedFunction:
         """The original or the rewrite loaded anew. A print fires when a
