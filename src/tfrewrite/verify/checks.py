@@ -23,10 +23,11 @@ rewrite:
   the first) must print the same numbers.
 * **divergence of the original** — the original traced against itself eager,
   and, for each module-level constant it reads, traced again after changing
-  the constant (the flag frozen at trace time).
+  the constant (the flag frozen at trace time; see `flags`).
 * **XLA** — `jit_compile=True`; failure to compile is a warning.
 * **train steps** — with a configured harness (`harness.py`), k steps eagerly
-  against k steps traced from the same initial weights.
+  against k steps traced from the same initial weights; its batches must
+  take both branches of every introduced `tf.cond`, as a replayed loop's must.
 * **arguments from callers** — a function of objects (a model) is checked on
   the arguments the code that calls it builds (see `callers`).
 """
@@ -38,7 +39,7 @@ import dataclasses
 import random
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,7 @@ from tfrewrite.verify import (
     capture,
     coverage,
     datasets,
+    flags,
     inputs,
     intent,
     loader,
@@ -409,6 +411,16 @@ class Verifier:
                     f"traced train steps differ from eager: {diff.detail}"
                 )
             self.outcome.check(name).add(diff, f"the harness batches ({builder_spec})")
+        if self.recorder is None or any(not c.ok for c in self.outcome.checks.values()):
+            return
+        raised = harness.cover_branches(builder, self.instrumented, self.recorder, eagerly)
+        self.outcome.branches = self.recorder.summary()
+        missing = self.recorder.never_taken(
+            f"on the batches of {builder_spec}", "other batches in the harness must reach it"
+        )
+        if missing and raised:
+            self.outcome.warnings.append(f"run eagerly on the harness batches, it raised {raised}")
+        self.outcome.warnings.extend(missing)
 
     def _fresh(self, which: str) -> loader.LoadedFunction:
         """The original or the rewrite loaded anew. A print fires when a
@@ -664,8 +676,13 @@ class Verifier:
                 self._record(CHECK_ORIGINAL_PRINTS, self.outcome.divergences[before:], 3)
         if not self.outcome.stochastic and self.original.slice.flags:
             before = len(self.outcome.divergences)
-            for name, message in self._frozen_globals(
-                self.original, self.original.python_function, proof[0], original_side=True
+            for name, message in flags.frozen(
+                self.original,
+                self.original,
+                self.original.python_function,
+                proof[0],
+                True,
+                self.options,
             ):
                 self.frozen_in_original.add(name)
                 self.outcome.divergences.append(message)
@@ -719,95 +736,18 @@ class Verifier:
                     )
                     break
 
-    def _alternatives(self, value: object, piece: loader.ModuleSlice) -> list[object]:
-        if isinstance(value, bool):
-            return [not value]
-        if isinstance(value, int):
-            return [value + 1, 0 if value else 1]
-        if isinstance(value, float):
-            return [value * 2 + 1.0, -value]
-        if isinstance(value, str):
-            strings = sorted(
-                {
-                    n.value
-                    for n in ast.walk(piece.tree)
-                    if isinstance(n, ast.Constant)
-                    and isinstance(n.value, str)
-                    and n.value != value
-                    and len(n.value) < 40
-                }
-            )
-            return strings[:4]
-        return []
-
-    def _frozen_globals(
-        self,
-        loaded: loader.LoadedFunction,
-        python_fn: Callable,
-        case: tuple[str, dict[str, Any]],
-        original_side: bool,
-    ) -> Iterator[tuple[str, str]]:
-        """Change each module-level constant after tracing: a traced function
-        that keeps the trace-time value has frozen it."""
-        label, args = case
-        rtol, atol = self.options.rtol, self.options.atol
-        for name, value in self.original.slice.flags.items():
-            if name not in loaded.module.__dict__ or loaded.module.__dict__[name] != value:
-                continue
-            for new in self._alternatives(value, self.original.slice):
-                traced = tf.function(python_fn)
-                if call(traced, args).failed:
-                    break
-                self.original.module.__dict__[name] = new
-                loaded.module.__dict__[name] = new
-                try:
-                    eager = call(self.original.python_function, args, eager=True)
-                    got = call(traced, args)
-                finally:
-                    self.original.module.__dict__[name] = value
-                    loaded.module.__dict__[name] = value
-                eager_old = call(self.original.python_function, args, eager=True)
-                if eager.failed or got.failed or eager_old.failed:
-                    continue
-                if compare(eager_old.value, eager.value, rtol, atol).ok:
-                    continue  # this value does not change the result on this input
-                diff = compare(eager.value, got.value, rtol, atol)
-                if not diff.ok:
-                    who = "the original" if original_side else "the rewrite"
-                    yield (
-                        name,
-                        (
-                            f"`{name}` froze at its trace-time value {value!r} in {who}: "
-                            f"after setting {name} = {new!r}, eager gives "
-                            f"{describe(eager.value)}, traced still gives "
-                            f"{describe(got.value)}"
-                        ),
-                    )
-                break
-
     def _global_checks(self, case: tuple[str, dict[str, Any]]) -> None:
         if self.outcome.stochastic or not self.original.slice.flags:
             return
-        check = self.outcome.check(CHECK_GLOBALS)
-        for name, problem in self._frozen_globals(
-            self.rewrite, self.rewrite.python_function, case, original_side=False
-        ):
-            if name in self.frozen_in_original:
-                if self.rewrite.function is self.rewrite.python_function:
-                    # The rewrite removed `@tf.function`: called directly it reads
-                    # the current value; only a traced caller still freezes it.
-                    self.outcome.warnings.append(
-                        f"called directly, the rewrite reads `{name}` on every call; "
-                        "a traced step that calls it still freezes it at trace time"
-                    )
-                else:
-                    self.outcome.warnings.append(
-                        f"the rewrite still freezes `{name}` at trace time, as the original does"
-                    )
-            else:
-                check.fail(problem)
-        if check.ok:
-            check.runs += 1
+        flags.check_rewrite(
+            self.outcome.check(CHECK_GLOBALS),
+            self.outcome.warnings,
+            self.original,
+            self.rewrite,
+            case,
+            self.frozen_in_original,
+            self.options,
+        )
 
     # XLA ----------------------------------------------------------------------
 

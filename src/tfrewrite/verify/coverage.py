@@ -4,8 +4,10 @@ A rewritten `if` is only proven when both of its branches ran on some input
 and matched the original there. Eagerly, `tf.cond` calls exactly one of its
 branch functions, so wrapping each branch callable in a recorder and running
 the rewrite eagerly tells which branches an input takes. (Traced, both
-branches are traced, so recording happens only while the recorder is active,
-during eager runs.)
+branches are traced, so recording happens only while the recorder is active
+and operations run eagerly.) A training loop is covered the same way: its
+rewrite is replayed once more, eagerly and instrumented, on the same batches
+(see `replay`), and a train step with a harness runs its batches eagerly.
 
 Standard library only: this runs inside verification workers.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import sys
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,13 +106,27 @@ def _branch_args(call: ast.Call) -> list[tuple[bool, ast.expr, Callable[[ast.exp
     return found
 
 
-def instrument(original_source: str, rewrite_tree: ast.Module) -> tuple[ast.Module, list[int]]:
+def instrument(
+    original_source: str, rewrite_tree: ast.Module, whole: str | None = None
+) -> tuple[ast.Module, list[int]]:
     """A copy of `rewrite_tree` whose introduced `tf.cond` branch callables
     report to `__tfrewrite_branch__(cond_line, which, fn)`; and the line of
-    each introduced `tf.cond` (its identifier)."""
+    each introduced `tf.cond` (its identifier).
+
+    `whole` is the rewritten file when `rewrite_tree` is built from it with
+    code added (a loop replay copies the loop and the step it defines): the
+    `tf.cond` calls introduced there, by their place in the file, are the
+    ones instrumented, wherever the tree holds them."""
     tree = copy.deepcopy(rewrite_tree)
     lines = []
-    for call in introduced_conds(original_source, tree):
+    if whole is None:
+        calls = introduced_conds(original_source, tree)
+    else:
+        places = {
+            (c.lineno, c.col_offset) for c in introduced_conds(original_source, ast.parse(whole))
+        }
+        calls = [c for c in _cond_calls(tree) if (c.lineno, c.col_offset) in places]
+    for call in calls:
         lines.append(call.lineno)
         for which, expr, set_arg in _branch_args(call):
             wrapped = ast.Call(
@@ -132,7 +149,7 @@ class BranchRecorder:
 
     def __call__(self, line: int, which: bool, fn: Callable) -> Callable:
         def branch(*args, **kwargs):  # type: ignore[no-untyped-def]
-            if self.active:
+            if self.active and _running():
                 self.taken.setdefault(line, set()).add(which)
             return fn(*args, **kwargs)
 
@@ -146,6 +163,15 @@ class BranchRecorder:
             if which not in self.taken.get(line, set())
         ]
 
+    def never_taken(self, where: str, remedy: str) -> list[str]:
+        """One message per branch never taken, `where` saying on what the
+        branches were run and `remedy` what would reach the branch."""
+        return [
+            f"the {'true' if which else 'false'} branch of the tf.cond on line {line} was "
+            f"never taken {where}; {remedy}"
+            for line, which in self.missing()
+        ]
+
     def summary(self) -> list[dict]:
         return [
             {
@@ -155,3 +181,10 @@ class BranchRecorder:
             }
             for line in self.conds
         ]
+
+
+def _running() -> bool:
+    """Operations run now (eagerly), not traced into a graph: a Keras model
+    built on symbolic inputs, or a `tf.data` map, traces both branches."""
+    tf = sys.modules.get("tensorflow")
+    return tf is None or bool(tf.executing_eagerly())

@@ -20,7 +20,9 @@ The original runs eagerly and the rewrite traced, each from a fresh `build()`
 with the rewrite's model set to the original's initial weights; the per-step
 losses (the first floating-point value the step returns) and the final
 weights must agree within `atol + rtol*|expected|` with both tolerances ×100,
-since k optimizer steps accumulate float32 rounding.
+since k optimizer steps accumulate float32 rounding. The `tf.cond` calls the
+rewrite introduced must take both branches on the harness batches: the
+instrumented rewrite runs them once more, eagerly (see `coverage`).
 """
 
 from __future__ import annotations
@@ -150,3 +152,28 @@ def compare_training(
         losses.merge(compare(want, got, rtol, atol, f"loss at step {i + 1}"))
     weights = compare(want_weights, got_weights, rtol, atol, "final weights")
     return {CHECK_LOSSES: losses, CHECK_WEIGHTS: weights}
+
+
+def cover_branches(
+    builder: Callable[[], dict[str, Any]], instrumented: Any, recorder: Any, eagerly: Callable
+) -> str | None:
+    """Run the harness batches through the instrumented rewrite (a
+    `loader.LoadedFunction` whose `tf.cond` branches report to `recorder`, a
+    `coverage.BranchRecorder`) eagerly, where `tf.cond` runs one branch; the
+    error it raised, if any (the branches taken until then are recorded)."""
+    recorder.taken = {}
+    try:
+        objects = _build(builder)
+        recorder.active = True
+        with eagerly():
+            run_steps(
+                instrumented.python_function,
+                instrumented.module.__dict__,
+                objects,
+                instrumented.python_function,
+            )
+    except Exception as err:  # user code: a result
+        return f"{type(err).__name__}: {str(err).strip()[:200]}"
+    finally:
+        recorder.active = False
+    return None

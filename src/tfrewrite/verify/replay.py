@@ -10,7 +10,10 @@ initial weights. After each step the values the loop body binds (the loss,
 the logits, a list of losses) are recorded; at the end, the weights of every
 model and variable in reach. Losses and weights must agree within the
 train-step tolerance (`rtol`, `atol` ×100: a few optimizer steps accumulate
-float32 rounding).
+float32 rounding). When the rewrite introduced `tf.cond` calls, its loop is
+replayed once more, eagerly and instrumented, on the same batches: each
+`tf.cond` must take both branches there, as on a function's inputs (see
+`coverage`), or the loop is not proven.
 
 The loop's inputs come from the script itself: the statements before the
 loop that build the model, the optimizer and the dataset (see `loops`), or,
@@ -21,6 +24,7 @@ harness that returns them.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import itertools
 import random
@@ -31,7 +35,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import callers, loader, loops, remedies, stats
+from tfrewrite.verify import appended, callers, coverage, loader, loops, remedies, stats
 from tfrewrite.verify.compare import Difference, compare, identical, same_kind, to_numpy
 from tfrewrite.verify.outcome import SEED, Call, Outcome, call
 
@@ -200,6 +204,7 @@ class Run:
     error: Call | None = None
     error_in_setup: bool = False  # raised while building the loop's inputs
     batch_sizes: list[int] = field(default_factory=list)
+    branches: coverage.BranchRecorder | None = None  # of an instrumented replay
 
 
 def _seed_states(obj: Any) -> list[Any]:
@@ -317,11 +322,14 @@ def replay(
     initial: dict[str, list[np.ndarray]] | None = None,
     step: str | None = None,
     seed: int = SEED,
+    covering: str | None = None,
 ) -> tuple[Run, list[str]]:
     """Run the replay of one loop; (the run, the names its body binds).
 
     The script's set-up code always runs under the same seed (the same model,
-    the same data); `seed` seeds the loop itself (dropout, augmentation)."""
+    the same data); `seed` seeds the loop itself (dropout, augmentation).
+    With `covering` (the original source), the `tf.cond` calls `source`
+    introduced record the branches they run (`run.branches`; see `coverage`)."""
     text, recorded = loops.replay_source(source, scope, index, loops.reaches_step(step))
     names = recorded_names if recorded_names is not None else recorded
     run = Run()
@@ -338,14 +346,20 @@ def replay(
         # replace module-level names (the dataset a script would download).
         given = arguments() if arguments is not None else {}
         tf.config.run_functions_eagerly(False)
+        provided = {k: v for k, v in given.items() if k not in loops.parameters(text)}
+        tree = None
+        if covering is not None:
+            tree, run.branches = _instrumented(text, source, covering, path, provided)
+            hooks_globals[coverage.RECORDER_NAME] = run.branches
         loaded = loader.load_function(
             text,
             loops.REPLAY,
             role,
             path,
             package,
+            tree=tree,
             extra_globals=hooks_globals,
-            provided={k: v for k, v in given.items() if k not in loops.parameters(text)},
+            provided=provided,
         )
     except (Exception, SystemExit) as err:  # the script's set-up code: a result, not a crash
         run.error = Call(error=err)
@@ -369,6 +383,18 @@ def replay(
             continue
     run.batch_sizes = sampler.batch_sizes
     return run, recorded
+
+
+def _instrumented(
+    text: str, source: str, original: str, path: str, provided: dict[str, Any]
+) -> tuple[ast.Module, coverage.BranchRecorder]:
+    """The replay's module with the `tf.cond` calls `source` introduced
+    instrumented, located at their lines in `source` first (the replay
+    copies the loop and a step defined in its function), and its recorder."""
+    piece = loader.slice_module(text, loops.REPLAY, path, frozenset(provided))
+    appended.relocate(piece.tree, text)
+    tree, conds = coverage.instrument(original, piece.tree, whole=source)
+    return tree, coverage.BranchRecorder(conds, active=True)
 
 
 def compare_runs(
@@ -460,6 +486,21 @@ def verify_loop(
             seed=seed,
         )
 
+    def run_covered() -> Run:
+        return replay(
+            rewrite_source,
+            *rewrite_site,
+            "rewrite-loop-branches",
+            path,
+            package,
+            None,
+            rewrite_arguments or arguments,
+            eager=True,
+            initial=want.initial,
+            step=step,
+            covering=original_source,
+        )[0]
+
     want, names_before = run_original(SEED)
     if want.error is not None and isinstance(want.error.error, callers.CallerProblem):
         hint = harness_hint or "give the loop's function its arguments with a harness"
@@ -516,8 +557,40 @@ def verify_loop(
                 "compared by distribution"
             )
             compare_replays(outcome, originals, rewrites, names, rtol, atol)
+            cover_branches(outcome, original_source, rewrite_source, run_covered)
             return
     outcome.checks.update(exact.checks)
+    cover_branches(outcome, original_source, rewrite_source, run_covered)
+
+
+REMEDY = "other data, or a harness whose batches reach it, must run it to prove it"
+
+
+def cover_branches(
+    outcome: Outcome, original_source: str, rewrite_source: str, run: Callable[[], Run]
+) -> None:
+    """Record which branches of the `tf.cond` calls the rewrite introduced
+    the replayed batches take: `run` replays the rewritten loop once more,
+    eagerly and instrumented (traced, both branches are traced whichever
+    runs). A branch never taken leaves the loop not proven."""
+    if any(not c.ok for c in outcome.checks.values()):
+        return  # a mismatch already
+    try:
+        introduced = coverage.introduced_conds(original_source, ast.parse(rewrite_source))
+    except SyntaxError:
+        return
+    if not introduced:
+        return
+    covered = run()
+    recorder = covered.branches or coverage.BranchRecorder(sorted({c.lineno for c in introduced}))
+    outcome.branches = recorder.summary()
+    missing = recorder.never_taken("on the batches of the replayed loop", REMEDY)
+    if missing and covered.error is not None:
+        outcome.warnings.append(
+            "replayed eagerly to see which branches its tf.cond calls take, the rewritten loop "
+            f"raised {covered.error.describe_error()}"
+        )
+    outcome.warnings.extend(missing)
 
 
 # --- random loops: compared by distribution over seeds -----------------------
