@@ -896,3 +896,35 @@ def test_numpy_named_through_a_star_import_is_reported_in_traced_code(tmp_path: 
     """
     found = _run(tmp_path, {"model.py": traced, "utils.py": STAR_SOURCE}, ("TFR104",))
     assert found == [("model.py", 6, "TFR104")]
+
+
+def test_a_method_of_a_tensorflow_object_is_not_a_plain_class_method() -> None:
+    """`tape.gradient(...)` where a plain class of the file also has a
+    `gradient` method (TRPO's): the tape is TensorFlow's, no blocker."""
+    source = _d(
+        """
+        import tensorflow as tf
+
+
+        class Trpo:
+            def gradient(self, params):
+                return params
+
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.SGD()
+
+
+        def c_train(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+        for step in range(3):
+            c_train(tf.ones((2, 1)), tf.ones((2, 1)))
+        """
+    )
+    (step,) = check_source(source, select=["TFR302"])
+    assert step.fix is not None and step.fix.applicability.value == "safe", step.message

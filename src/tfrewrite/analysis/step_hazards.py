@@ -151,6 +151,27 @@ def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
     return found
 
 
+def _framework_objects(ctx: RuleContext, body: cst.CSTNode) -> set[str]:
+    """Names the step binds to what TensorFlow or Keras builds (`with
+    tf.GradientTape() as tape`, `opt = tf.keras.optimizers.Adam()`): a
+    method called on them is TensorFlow's, whatever plain class of the file
+    has a method of the same name."""
+    names: set[str] = set()
+    for node in iter_nodes(body, into_functions=False):
+        if isinstance(node, cst.WithItem) and node.asname is not None:
+            value, target = node.item, node.asname.name
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            value, target = node.value, node.targets[0].target
+        else:
+            continue
+        if not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
+            continue
+        qualified = ctx.names.qualified_name(value.func) or ""
+        if qualified.startswith(_FRAMEWORK_PREFIXES):
+            names.add(target.value)
+    return names
+
+
 def _plain_receiver(receiver: str, held: dict[str, str]) -> bool:
     """Whether a method call on `receiver` may reach a plain Python class:
     any receiver but `self` and its attributes, and a `self.<attr>` that
@@ -241,6 +262,7 @@ def decoration_blockers(
     }
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)
+    framework_objects = _framework_objects(ctx, body)
     for node in iter_nodes(body, into_functions=False):
         state = _python_state_update(node, local)
         if state is not None:
@@ -266,7 +288,12 @@ def decoration_blockers(
         method = method_name(node)
         receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
         python_class = None
-        if method in plain_methods and receiver and _plain_receiver(receiver, held):
+        if (
+            method in plain_methods
+            and receiver
+            and _plain_receiver(receiver, held)
+            and receiver.partition(".")[0] not in framework_objects
+        ):
             python_class = plain_methods[method]
         elif held_object_kind(ctx, owner, receiver, method) == "python":
             python_class = held[receiver.partition(".")[2]]  # type: ignore[union-attr]
