@@ -19,13 +19,12 @@ from tfrewrite.analysis.bindings import all_params, scope_nodes
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.training import Blocker, lines_of, name_use
+from tfrewrite.analysis.vocabulary import KERAS_PREFIXES, builds_variables
 from tfrewrite.analysis.walk import iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 
 # Keras classes whose objects build variables on first use.
 _OWNER_LEAVES = frozenset({"Model", "Layer", "Sequential", "Optimizer"})
-_OWNER_KINDS = (".optimizers.", ".layers.", ".models.", ".Sequential", ".Model")
-_KERAS_PREFIXES = ("keras.", "tensorflow.keras.", "tf_keras.")
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
@@ -159,8 +158,8 @@ def _branches(node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...]) -> dict[int
 
 def _builds_variables(ctx: RuleContext, call: cst.Call) -> bool:
     qualified = ctx.names.qualified_name(call.func) or ""
-    if qualified.startswith(_KERAS_PREFIXES):
-        return any(kind in qualified for kind in _OWNER_KINDS)
+    if qualified.startswith(KERAS_PREFIXES):
+        return builds_variables(qualified)
     return _owner_class(ctx, dotted_name(call.func) or "", 0)
 
 

@@ -64,29 +64,7 @@ if TYPE_CHECKING:
 
 # The rules whose needs the relevance tests below cover; any other selected
 # rule keeps the whole file.
-KNOWN_RULES = frozenset(
-    {
-        "TFR101",
-        "TFR102",
-        "TFR103",
-        "TFR104",
-        "TFR105",
-        "TFR106",
-        "TFR107",
-        "TFR201",
-        "TFR202",
-        "TFR203",
-        "TFR204",
-        "TFR205",
-        "TFR301",
-        "TFR302",
-        "TFR303",
-        "TFR304",
-        "TFR305",
-        "TFR306",
-        "TFR307",
-    }
-)
+KNOWN_RULES = frozenset(f"TFR{n}" for n in (*range(101, 108), *range(201, 206), *range(301, 308)))
 # Rules that look up, by name anywhere in the file, what a model or a dataset is.
 _LOOP_RULES = frozenset({"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"})
 # Rules that look only inside traced code and what it calls, never at the

@@ -25,22 +25,13 @@ from tfrewrite.analysis.training import (
     name_use,
     side_effects,
 )
+from tfrewrite.analysis.vocabulary import FRAMEWORK_PREFIXES, builds_variables
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import FunctionScope, RuleContext
 
 LOG_METHODS = frozenset(
     {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 )
-# Constructors of objects that own variables: built inside a step, they are
-# built again on every trace ("tf.function only supports singleton tf.Variables").
-_KERAS_PREFIXES = ("keras.", "tensorflow.keras.", "tf_keras.")
-_VARIABLE_KINDS = (".metrics.", ".optimizers.", ".layers.", ".Sequential", ".Model")
-
-
-def _creates_variables(qualified: str) -> bool:
-    if qualified in ("tensorflow.Variable", "tensorflow.compat.v1.Variable"):
-        return True
-    return qualified.startswith(_KERAS_PREFIXES) and any(k in qualified for k in _VARIABLE_KINDS)
 
 
 def _parameters(function: FunctionScope) -> set[str]:
@@ -99,10 +90,6 @@ def _python_methods(ctx: RuleContext) -> dict[str, str]:
     return methods
 
 
-# Packages whose classes are TensorFlow objects, or build them.
-_FRAMEWORK_PREFIXES = ("tensorflow", "keras", "tf_keras", "tf.", "tfp.", "tfa.", "hub.")
-
-
 def held_object_kind(
     ctx: RuleContext,
     owner: tuple[str, cst.ClassDef] | None,
@@ -127,7 +114,7 @@ def held_object_kind(
     if kind is not None:
         return "python" if kind == "python" else None
     name = callee.rpartition(".")[2]
-    if callee.startswith(_FRAMEWORK_PREFIXES) or not name[:1].isupper():
+    if callee.startswith(FRAMEWORK_PREFIXES) or not name[:1].isupper():
         return None  # a TensorFlow class, or a function (a model factory)
     return "unknown"
 
@@ -167,7 +154,7 @@ def _framework_objects(ctx: RuleContext, body: cst.CSTNode) -> set[str]:
         if not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
             continue
         qualified = ctx.names.qualified_name(value.func) or ""
-        if qualified.startswith(_FRAMEWORK_PREFIXES):
+        if qualified.startswith(FRAMEWORK_PREFIXES):
             names.add(target.value)
     return names
 
@@ -276,7 +263,7 @@ def decoration_blockers(
         if not isinstance(node, cst.Call):
             continue
         qualified = ctx.names.qualified_name(node.func) or ""
-        if _creates_variables(qualified):
+        if builds_variables(qualified):
             short = dotted_name(node.func) or qualified
             blockers.append(
                 Blocker(

@@ -81,6 +81,22 @@ def creates_variables(qualified: str | None) -> str | None:
     return None
 
 
+# Packages whose classes are TensorFlow objects, or build them.
+KERAS_PREFIXES = ("keras.", "tensorflow.keras.", "tf_keras.")
+FRAMEWORK_PREFIXES = ("tensorflow", "keras", "tf_keras", "tf.", "tfp.", "tfa.", "hub.")
+# Keras namespaces and classes whose objects own variables.
+_VARIABLE_OWNERS = (".metrics.", ".optimizers.", ".layers.", ".models.", ".Sequential", ".Model")
+
+
+def builds_variables(qualified: str) -> bool:
+    """Whether the call makes an object that owns variables (a
+    `tf.Variable`, a Keras model, layer, optimizer or metric): built in a
+    traced step, or handed to it anew, it creates them in a later trace."""
+    if qualified in VARIABLE_CONSTRUCTORS or qualified == "tensorflow.compat.v1.Variable":
+        return True
+    return qualified.startswith(KERAS_PREFIXES) and any(k in qualified for k in _VARIABLE_OWNERS)
+
+
 def is_test_path(path: str) -> bool:
     """Test code, where forcing eager execution is a legitimate tool."""
     pure = PurePath(path)
