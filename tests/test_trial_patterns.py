@@ -88,7 +88,7 @@ def test_a_step_handed_a_new_model_and_optimizer_is_not_decorated():
     [finding] = check_source(_d(SECTIONS_WITH_NEW_OBJECTS), select=["TFR302"])
     assert finding.fix is None
     assert (
-        "builds a new model or optimizer the step is handed: it creates its variables on "
+        "builds a new model, optimizer or metric the step is handed: it creates its variables on "
         "first use, inside a second trace" in finding.message
     )
     assert "(lines 26-27)" in finding.message
@@ -103,7 +103,7 @@ def test_a_step_reading_a_model_a_later_section_builds_again_is_not_decorated():
     )
     [finding] = check_source(source, select=["TFR302"])
     assert finding.fix is None
-    assert "builds a new model or optimizer the step reads" in finding.message
+    assert "builds a new model, optimizer or metric the step reads" in finding.message
 
 
 def test_one_model_and_optimizer_per_step_definition_is_decorated():

@@ -54,7 +54,7 @@ def fresh_object_arguments(ctx: RuleContext, function: FunctionScope) -> list[Bl
                         blockers.append(
                             Blocker(
                                 *lines_of(ctx, again),
-                                "builds a new model or optimizer the step is handed: it "
+                                "builds a new model, optimizer or metric the step is handed: it "
                                 "creates its variables on first use, inside a second trace, "
                                 "where a `tf.function` cannot create variables",
                             )
@@ -74,7 +74,7 @@ def fresh_object_arguments(ctx: RuleContext, function: FunctionScope) -> list[Bl
             blockers.append(
                 Blocker(
                     *lines_of(ctx, again),
-                    "builds a new model or optimizer the step reads: a traced step keeps "
+                    "builds a new model, optimizer or metric the step reads: a traced step keeps "
                     "the one of its first call and goes on training it",
                 )
             )
