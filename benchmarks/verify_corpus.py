@@ -86,6 +86,12 @@ VERDICTS = (
     "needs package",
     "error",
 )
+# Harnesses a user of the project would write (`benchmarks/verify_harnesses/`,
+# copied to the top of the extracted repository) for loops whose arguments
+# only an earlier run of the project builds: repo -> {loop function: builder}.
+HARNESSES = {
+    "tensorflow/gan": {"esrgan.train_lib:train_esrgan": "esrgan_harness:build"},
+}
 # Only these files of a repository are extracted: the code, and what makes
 # a folder a package or a project.
 KEEP_SUFFIXES = (".py",)
@@ -181,11 +187,19 @@ def main() -> int:
                 continue
             root = extract(entry, args.mirrors, dest)
             files.append(str(root / entry.path))
+            for builder in HARNESSES.get(entry.repo, {}).values():
+                harness = f"{builder.partition(':')[0]}.py"
+                (root / harness).write_bytes((HERE / "verify_harnesses" / harness).read_bytes())
         for repo in sorted(set(missing)):
             print(f"no mirror for {repo}", file=sys.stderr)
-        # An empty configuration: no repository's own pyproject.toml applies.
+        # The harnesses alone: no repository's own pyproject.toml applies.
         config = dest / "pyproject.toml"
-        config.write_text("[tool.tfrewrite]\n", encoding="utf-8")
+        harnesses = "".join(
+            f'harness."{function}" = "{builder}"\n'
+            for repo in sorted({e.repo for e in entries})
+            for function, builder in HARNESSES.get(repo, {}).items()
+        )
+        config.write_text(f"[tool.tfrewrite.verify]\n{harnesses}", encoding="utf-8")
         print(
             f"extracted {len({e.repo for e in entries}) - len(set(missing))} repositories "
             f"in {time.perf_counter() - started:.1f} s; verifying {len(files)} files",

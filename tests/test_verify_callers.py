@@ -344,3 +344,37 @@ def test_a_changed_method_gets_the_script_caller_as_a_fallback() -> None:
     targets = {t.qualname: t for t in _targets(THROUGH, rewrite)}
     caller = targets["Agent.update"].caller
     assert caller is not None and caller["fallback"] and caller["name"] == "main"
+
+
+NESTED_STEP = """
+import tensorflow as tf
+
+def train_phase_two(hparams, data):
+    model = tf.keras.models.load_model(hparams.model_dir + "/phase_one")
+    optimizer = tf.keras.optimizers.Adam()
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for x, y in data:
+        train_step(x, y)
+"""
+
+
+def test_a_harness_for_a_function_with_its_own_step_loop_replays_the_loop() -> None:
+    """The harness gives `train_phase_two` its arguments: its loop is replayed
+    with them, not the function run as a train step on harness batches."""
+    from tfrewrite.verify.settings import parse_verify_settings
+
+    rewrite = NESTED_STEP.replace("    def train_step", "    @tf.function\n    def train_step")
+    settings = parse_verify_settings({"harness": {"case:train_phase_two": "phase_two:build"}})
+    [target] = pair_targets(
+        "case.py", "case", textwrap.dedent(NESTED_STEP), textwrap.dedent(rewrite), settings
+    )
+    assert target.loop is not None and target.loop["step"] == "train_step"
+    assert target.harness == "phase_two:build" and target.problem is None
+    assert target.qualname == "loop at line 15 in `train_phase_two`"

@@ -59,7 +59,9 @@ def _import(source: str, tmp_path, name: str):
 
 def test_a_step_handed_a_second_model_fails_once_decorated(tmp_path):
     [finding] = check_source(SECTIONS, select=["TFR302"])
-    assert finding.fix is None and "model, optimizer or metric the step is handed" in finding.message
+    assert (
+        finding.fix is None and "model, optimizer or metric the step is handed" in finding.message
+    )
     eager = _import(SECTIONS, tmp_path, "new_objects_eager")
     assert len(eager.net.trainable_variables) == 2  # the second model trained too
     decorated = SECTIONS.replace("def train_step", "@tf.function\ndef train_step")

@@ -6,8 +6,15 @@ script, not a line of the replay verify built."""
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
-from tests.tf.test_verify_callers import DATASET, _failed, _verify
+from tests.tf.test_verify_callers import DATASET, FAST, _failed, _text, _verify
+
+from tfrewrite.verify.checks import Request, verify
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
 
 pytestmark = pytest.mark.tensorflow
 
@@ -69,3 +76,70 @@ def test_a_failure_in_the_replayed_loop_names_the_line_of_the_script() -> None:
     assert len(FAILS_IN_LOOP.splitlines()) < 50  # the replay is appended after line 50
     [warning] = result["warnings"]
     assert f"NameError: name 'undefined_name' is not defined at case.py, line {line};" in warning
+
+
+# A second training phase starts from the model the first one saved, which
+# only an earlier run of the project writes: the user's harness saves one and
+# gives the function its arguments by name (as for TF-GAN's ESRGAN trainer).
+PHASE_TWO = """
+import tensorflow as tf
+
+
+def train_phase_two(settings, data):
+    model = tf.keras.models.load_model(settings["folder"] + "/phase_one.keras")
+    optimizer = tf.keras.optimizers.SGD(0.05)
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for x, y in data:
+        loss = train_step(x, y)
+"""
+
+PHASE_TWO_HARNESS = """
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+
+
+def build():
+    folder = tempfile.mkdtemp()
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    model.save(folder + "/phase_one.keras")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    data = tf.data.Dataset.from_tensor_slices((x, x[:, :1] * 2.0)).batch(16)
+    return {"settings": {"folder": folder}, "data": data}
+"""
+
+
+def test_a_harness_gives_a_second_phase_its_saved_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "phase_two_harness.py").write_text(PHASE_TWO_HARNESS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings = parse_verify_settings(
+        {"harness": {"case:train_phase_two": "phase_two_harness:build"}}
+    )
+    rewrite = PHASE_TWO.replace("    def train_step", "    @tf.function\n    def train_step")
+    [target] = pair_targets("case.py", "case", PHASE_TWO, rewrite, settings)
+    request = Request(
+        qualname=target.qualname,
+        original_source=PHASE_TWO,
+        rewrite_source=rewrite,
+        path="case.py",
+        options=FAST,
+        loop=target.loop,
+        harness=target.harness,
+    )
+    result = verify(request)
+    assert result["verdict"] == "equivalent", result
+    assert "the arguments of `train_phase_two` built by phase_two_harness:build" in _text(result)
+    broken = rewrite.replace("- y))", "- y)) * 1.01")
+    result = verify(dataclasses.replace(request, rewrite_source=broken))
+    assert result["verdict"] == "mismatch", result

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfrewrite.verify import datasets, loader
+from tfrewrite.verify import datasets, inputs, loader
 from tfrewrite.verify.checks import CHECK_PRINTS, CHECK_TRACED, Options, Request, verify
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -266,6 +266,83 @@ def test_a_loss_that_reads_data_loaded_at_import_verifies_without_download() -> 
     after = before.replace("print(PIXEL_MEAN)", "tf.print(PIXEL_MEAN)")
     result = _verify(before, after, "centred_loss")
     assert result["verdict"] == "equivalent", result
+
+
+# -- pretrained applications whose weights are not downloaded ---------------------------
+
+
+def test_imagenet_weights_not_cached_get_the_same_seeded_stand_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorflow as tf
+
+    from tfrewrite.verify import pretrained
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # an empty cache
+    datasets.install()
+    pretrained.install()
+    pretrained.STOOD_IN.clear()
+    from tensorflow.keras.applications import VGG19
+
+    first = tf.keras.applications.vgg19.VGG19(
+        input_shape=[32, 32, 3], weights="imagenet", include_top=False
+    )
+    tf.random.uniform([7])  # draws between the builds change nothing
+    second = VGG19(input_shape=[32, 32, 3], weights="imagenet", include_top=False)
+    images = tf.random.stateless_uniform([2, 32, 32, 3], seed=[1, 2], maxval=255.0)
+    features = first(images)
+    assert np.array_equal(features.numpy(), second(images).numpy())
+    assert 1e-3 < float(tf.math.reduce_std(features)) < 1e4  # neither vanished nor exploded
+    assert pretrained.STOOD_IN == ["VGG19", "VGG19"]
+    assert "`VGG19`" in (pretrained.describe() or "")
+    pretrained.STOOD_IN.clear()
+    VGG19(input_shape=[32, 32, 3], weights=None, include_top=False)
+    assert pretrained.STOOD_IN == []  # only ImageNet weights are stood in
+
+
+def test_a_perceptual_loss_verifies_on_stand_in_weights(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    before = """
+        import tensorflow as tf
+
+        features = tf.keras.applications.VGG19(
+            input_shape=(32, 32, 3), weights="imagenet", include_top=False)
+        features.trainable = False
+
+        def perceptual_loss(y_true, y_pred):
+            if tf.reduce_mean(y_true) > 0.5:
+                return tf.reduce_mean(tf.abs(features(y_true) - features(y_pred)))
+            return tf.reduce_mean(tf.square(features(y_true) - features(y_pred)))
+        """
+    after = """
+        import tensorflow as tf
+
+        features = tf.keras.applications.VGG19(
+            input_shape=(32, 32, 3), weights="imagenet", include_top=False)
+        features.trainable = False
+
+        def perceptual_loss(y_true, y_pred):
+            return tf.cond(
+                tf.reduce_mean(y_true) > 0.5,
+                lambda: tf.reduce_mean(tf.abs(features(y_true) - features(y_pred))),
+                lambda: tf.reduce_mean(tf.square(features(y_true) - features(y_pred))),
+            )
+        """
+    image = inputs.parse_spec("float32[2,32,32,3] in [0,1]").to_json()
+    result = verify(
+        Request(
+            qualname="perceptual_loss",
+            original_source=textwrap.dedent(before),
+            rewrite_source=textwrap.dedent(after),
+            path="m.py",
+            options=FAST,
+            specs={name: image for name in ("y_true", "y_pred")},
+        )
+    )
+    assert result["verdict"] == "equivalent", result
+    assert "seeded stand-in weights" in _warnings(result)
 
 
 # -- prints -------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from tfrewrite.verify import (
     inputs,
     intent,
     loader,
+    pretrained,
     randomness,
     signatures,
 )
@@ -211,8 +212,13 @@ class Verifier:
 
     def run(self) -> Outcome:
         datasets.install()  # user code's Keras dataset loaders get generated arrays
+        pretrained.install()  # and applications not downloaded get seeded weights
         loader.missing.clear()
+        pretrained.STOOD_IN.clear()
         self._run_all()
+        stood_in = pretrained.describe()
+        if stood_in:
+            self.outcome.warnings.append(stood_in)
         if self.outcome.verdict in ("error", "not proven") and loader.missing:
             # A package the workers lack, also where user-facing code turned
             # the ImportError into a result (a replayed loop's set-up).
@@ -388,7 +394,11 @@ class Verifier:
             loop.get("hint"),
             rewrite_arguments,
         )
-        if r.caller is not None and not self.outcome.unproven:
+        if r.harness is not None and not self.outcome.unproven:
+            self.outcome.inputs.append(
+                f"the arguments of `{loop['original'][0]}` built by {r.harness}"
+            )
+        elif r.caller is not None and not self.outcome.unproven:
             caller = callers.Caller.from_json(r.caller)
             self.outcome.inputs.append(
                 f"the arguments of `{caller.function}` built by {caller.describe()}"

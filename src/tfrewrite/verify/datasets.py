@@ -9,7 +9,8 @@ offline) would turn a provable rewrite into an error. Every
 returns seeded random arrays of the documented shapes and dtypes (MNIST:
 `uint8` images `(60000, 28, 28)` and labels `(60000,)` in 0..9, ...), and
 `keras.utils.get_file` answers from Keras' cache or raises a clear error
-instead of fetching.
+instead of fetching (a Keras application's ImageNet weights get seeded
+stand-ins, see `pretrained`).
 
 Text datasets (IMDB, Reuters) return object arrays of integer sequences, as
 Keras does. Seeded, so the original and the rewrite see identical arrays.
@@ -26,6 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+from tfrewrite.verify import pretrained
 
 SEED = 2024
 _installed = False
@@ -116,6 +119,9 @@ def _cached_or_refused(get_file: Callable[..., Any]) -> Callable[..., Any]:
         unpacks = bound.get("extract") or bound.get("untar")
         if name and not unpacks and not bound.get("force_download") and os.path.isfile(target):
             return get_file(*args, **kwargs)
+        stand_in = pretrained.stand_in_path(name) if name and not unpacks else None
+        if stand_in is not None:  # a Keras application's ImageNet weights
+            return stand_in
         raise DownloadRefused(
             f"verify does not download files (keras.utils.get_file({fname!r}, {origin!r})): "
             f"download it once to `{target}` (verify then reads that copy), or build the data "

@@ -427,6 +427,21 @@ def pair_targets(
             continue
         step = name.rpartition(".")[2]
         sites = loops.loop_sites(original, loops.calls_name(step))
+        # A step defined inside the function and called by its own loop
+        # (`def train(...): @tf.function def step(...)...; for ...: step(...)`):
+        # the loop is replayed, also when a harness gives the function's arguments.
+        inner = [
+            (site, nested)
+            for nested in _nested_functions(rewrite, name)
+            for site in loops.loop_sites(original, loops.calls_name(nested))
+            if site.scope == name and not sites
+        ]
+        for site, nested in inner:
+            pair = sites_pair(site.scope, site.index, nested)
+            if pair is not None:
+                add_loop(*pair, nested, [name])
+        if inner:
+            continue
         if callable_here(name):
             add(name, rewrite, "changed by the rewrite", covers=name)
             with_caller_fallback(name)
@@ -454,20 +469,6 @@ def pair_targets(
             if pair is not None:
                 add_loop(*pair, step, [name])
         if sites:
-            continue
-        # A step defined inside the function and called by its own loop
-        # (`def train(...): @tf.function def step(...)...; for ...: step(...)`).
-        inner = [
-            (site, nested)
-            for nested in _nested_functions(rewrite, name)
-            for site in loops.loop_sites(original, loops.calls_name(nested))
-            if site.scope == name
-        ]
-        for site, nested in inner:
-            pair = sites_pair(site.scope, site.index, nested)
-            if pair is not None:
-                add_loop(*pair, nested, [name])
-        if inner:
             continue
         # Callers that verify calls anyway prove the helper in its real
         # context; else the helper itself on searched inputs; else callers
