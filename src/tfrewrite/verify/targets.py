@@ -358,7 +358,8 @@ def pair_targets(
             hint = (
                 "write verify_harness.py with `def build(): return {"
                 + ", ".join(f'"{p}": ...' for p in site.params)
-                + f"}}` (a model, its optimizer and a few batches, the last one short) and set "
+                + f"}}` (the arguments of `{site.scope}` as the project builds them, its data "
+                "a few batches with a short last one) and set "
                 f"{setting}"
             )
         if site.params and harness is None:
