@@ -1680,3 +1680,96 @@ def test_a_static_shape_in_a_step_does_not_hold_back_its_decorator():
     fixed = fix_source(_d(source), select=["TFR302", "TFR107"])
     assert "@tf.function\ndef train_step" in fixed
     assert "tf.ones([xb.shape[0], 1])" in fixed  # TFR107's fix here is unsafe
+
+
+# -- what an extracted step returns, and one step for identical loops ---------------------
+
+SECTIONS = """
+    import tensorflow as tf
+
+    for epoch in range(3):
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                preds = model(x, training=True)
+                loss = tf.reduce_mean(tf.square(preds - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        if epoch % 2 == 0:
+            for x, y in held_out:
+                with tf.GradientTape() as tape:
+                    preds = model(x, training=True)
+                    loss = tf.reduce_mean(tf.square(preds - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            print(loss)
+
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            preds = model(x, training=True)
+            loss = tf.reduce_mean(tf.square(preds - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_identical_tape_blocks_share_one_step_returning_only_what_is_read():
+    """Three sections train the same way: one `train_step` is defined, each
+    loop calls it, and the sections whose `loss` the `print` may show take it
+    back (the held-out loop may run zero times); `preds` and `grads` are
+    bound afresh before anything reads them."""
+    fixed = fix_source(_d(SECTIONS), select=["TFR303"], unsafe_fixes=True)
+    assert fixed.count("def train_step") == 1 and "train_step_2" not in fixed
+    assert fixed.count("@tf.function") == 1 and "    return loss\n" in fixed
+    assert fixed.count("\n        loss = train_step(x, y)\n") == 1  # the first section
+    assert fixed.count("\n            loss = train_step(x, y)\n") == 1  # the held-out one
+    assert fixed.count("\n    train_step(x, y)\n") == 1  # the last section reads nothing
+    assert "preds, " not in fixed and "grads =" not in fixed.split("def train_step")[0]
+    assert fix_source(fixed, select=["TFR303"], unsafe_fixes=True) == fixed
+
+
+def test_a_step_that_returns_what_one_loop_reads_serves_a_loop_that_reads_nothing():
+    source = SECTIONS.replace("            print(loss)\n", "").replace(
+        "            grads = tape.gradient(loss, model.trainable_variables)\n"
+        "            optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+        "        if epoch",
+        "            grads = tape.gradient(loss, model.trainable_variables)\n"
+        "            optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+        "            print(loss)\n"
+        "        if epoch",
+    )
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert fixed.count("def train_step") == 1 and "    return loss\n" in fixed
+    assert fixed.count("loss = train_step(x, y)") == 1
+    assert fixed.count("train_step(x, y)") == 4  # the definition and three calls
+
+
+def test_a_different_tape_block_gets_a_step_of_its_own():
+    source = SECTIONS.replace(
+        "    for x, y in batches:\n        with tf.GradientTape() as tape:\n"
+        "            preds = model(x, training=True)\n"
+        "            loss = tf.reduce_mean(tf.square(preds - y))\n",
+        "    for x, y in batches:\n        with tf.GradientTape() as tape:\n"
+        "            preds = model(x, training=True)\n"
+        "            loss = tf.reduce_mean(tf.abs(preds - y))\n",
+    )
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "def train_step(" in fixed and "def train_step_2(" in fixed
+    assert "tf.abs" in fixed.split("def train_step_2(")[1]
+
+
+def test_a_name_a_function_of_the_file_reads_is_returned():
+    source = """
+        import tensorflow as tf
+
+        def report():
+            print(float(loss))
+
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        report()
+    """
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "    loss = train_step(x, y)\n" in fixed and "    return loss\n" in fixed

@@ -1,8 +1,9 @@
 """Apply rule fixes to a LibCST module.
 
 A round applies every fix whose edits do not overlap an edit applied earlier in
-the same round (fixes are tried in the fixed rule order); an overlapping fix
-waits for the next round, when the rules run again on the re-parsed result.
+the same round (fixes are tried in the fixed rule order), and that introduces
+no name another fix of the round introduces; the others wait for the next
+round, when the rules run again on the re-parsed result.
 Imports are added through LibCST's `AddImportsVisitor`, so each is added once;
 `tfrewrite.imports` then places new standard-library imports in their group
 and removes imports the fixes made unused.
@@ -60,12 +61,14 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
     """Apply as many of `fixes` as do not overlap; return the new module and the
     positions (in `fixes`) of the ones applied."""
     claimed: dict[int, int] = {}  # node id -> fix position
+    introduced: set[str] = set()  # names the claiming fixes introduce
     for position, fix in enumerate(fixes):
         ids = [id(edit.target) for edit in fix.edits]
-        if any(i in claimed for i in ids):
+        if any(i in claimed for i in ids) or fix.introduces & introduced:
             continue
         for i in ids:
             claimed[i] = position
+        introduced |= fix.introduces
     edits = {
         id(edit.target): edit
         for position, fix in enumerate(fixes)

@@ -687,3 +687,60 @@ def test_step_hoisted_from_a_per_episode_method_is_traced_once():
     after = load_module(rewritten).train(4)
     np.testing.assert_allclose(after.history, original.history, rtol=1e-5, atol=1e-6)
     assert after.critic_train_step.experimental_get_tracing_count() == 1
+
+
+# Sections of one script that train the same way share one extracted step; the
+# evaluation section may see the first section's loss (its loop can be empty).
+SECTIONS = (
+    SETUP
+    + """
+
+    def train(epochs):
+        model = make_model()
+        optimizer = keras.optimizers.SGD(learning_rate=0.1)
+        seen = []
+        for epoch in range(epochs):
+            for x, y in make_data():
+                with tf.GradientTape() as tape:
+                    logits = model(x, training=True)
+                    loss = tf.reduce_mean(
+                        tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+                    )
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            if epoch % 2 == 0:
+                for x, y in make_data().take(epoch):
+                    with tf.GradientTape() as tape:
+                        logits = model(x, training=True)
+                        loss = tf.reduce_mean(
+                            tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+                        )
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                seen.append(float(loss))
+        for x, y in make_data().take(2):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = tf.reduce_mean(
+                    tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+                )
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return seen + [float(w.numpy().sum()) for w in model.trainable_variables]
+"""
+)
+
+
+def test_identical_sections_share_one_traced_step_and_train_the_same():
+    original_source = textwrap.dedent(SECTIONS)
+    rewritten, fixed, remaining = fix_source_with_findings(
+        original_source, "sections.py", ["TFR303"], unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR303"] * 3 and remaining == []
+    assert rewritten.count("def train_step(") == 1 and rewritten.count("@tf.function") == 1
+    assert rewritten.count("loss = train_step(x, y)") == 2  # what `seen` may read
+    original = load_module(original_source).train(5)
+    module = load_module(rewritten)
+    after = module.train(5)
+    assert len(original) == len(after) == 3 + 4  # three evaluations, four weight sums
+    np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-5)

@@ -340,7 +340,7 @@ def _comprehension_targets(comp: cst.CompFor | None) -> frozenset[str]:
     return frozenset(names)
 
 
-def _target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNode]]:
+def target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNode]]:
     """(names bound by an assignment target, sub-expressions it reads)."""
     if isinstance(target, cst.Name):
         return [target.value], []
@@ -348,12 +348,12 @@ def _target_names(target: cst.BaseExpression) -> tuple[list[str], list[cst.CSTNo
         names: list[str] = []
         reads: list[cst.CSTNode] = []
         for element in target.elements:
-            n, r = _target_names(element.value)
+            n, r = target_names(element.value)
             names += n
             reads += r
         return names, reads
     if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
+        return target_names(target.value)
     return [], [target]  # attribute / subscript: reads its base
 
 
@@ -382,7 +382,7 @@ class _NameCollector:
     def assign(self, target: cst.BaseExpression) -> None:
         """An assignment target: what it reads (`d[k] = v` reads `d` and
         `k`), then the names it binds."""
-        names, reads = _target_names(target)
+        names, reads = target_names(target)
         for r in reads:
             self.expression(r)
         for n in names:
@@ -403,7 +403,7 @@ class _NameCollector:
         elif isinstance(node, cst.AugAssign):
             self.expression(node.value)
             self.expression(node.target)
-            names, _ = _target_names(node.target)
+            names, _ = target_names(node.target)
             for n in names:
                 self.write(n)
         elif isinstance(node, cst.With):
@@ -414,7 +414,7 @@ class _NameCollector:
             self.block(node.body)
         elif isinstance(node, cst.For):
             self.expression(node.iter)
-            names, _ = _target_names(node.target)
+            names, _ = target_names(node.target)
             for n in names:
                 self.write(n)
             self.block(node.body)

@@ -48,6 +48,11 @@ class CstFix:
     edits: tuple[NodeEdit, ...]
     imports: tuple[ImportRequest, ...] = ()
     applicability: Applicability = Applicability.SAFE
+    # Names the fix introduces in its scope ("scope qualname:name", such as
+    # ":train_step" for a module-level step): two fixes of one round that
+    # would both introduce a name are not applied together; the second waits
+    # for the next round, where it sees the first's.
+    introduces: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
