@@ -109,8 +109,11 @@ class InlineTrainingLoop(Rule):
         `apply_gradients`/`minimize` into a decorated step defined before the
         loop, named for the model it trains (`generator_train_step`) or
         `train_step`. Its parameters are the names the block reads that the loop
-        defines (the batch, counters); names it assigns that are used afterwards
-        are returned. Every statement the loss depends on stays with the tape (a
+        defines (the batch, counters); it returns the names it assigns that code
+        after it may read before binding them again (the loss an epoch logs, not
+        the `grads` and `logits` every batch computes afresh). Loops whose tape
+        blocks are identical (a training section and an evaluation section of
+        one script) call one step. Every statement the loss depends on stays with the tape (a
         Python loop collecting one loss per output into a list is unrolled in
         the graph, as meant), and `del tape` goes with a persistent tape. Python
         side effects that do not feed the step (appending to a list outside it,
