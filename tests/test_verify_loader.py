@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tfrewrite.config import ConfigError
-from tfrewrite.verify import capture, coverage, inputs, loader, remedies, report
+from tfrewrite.verify import capture, coverage, inputs, loader, project_imports, remedies, report
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_targets
 
@@ -117,9 +117,9 @@ def test_slice_of_a_training_script_never_reaches_its_module_code() -> None:
 
 
 def test_unknown_function_is_a_load_error() -> None:
-    with pytest.raises(loader.LoadError, match="not defined"):
+    with pytest.raises(project_imports.LoadError, match="not defined"):
         loader.slice_module(SCRIPT, "missing")
-    with pytest.raises(loader.LoadError, match="syntax error"):
+    with pytest.raises(project_imports.LoadError, match="syntax error"):
         loader.slice_module("def broken(:\n", "broken")
 
 
@@ -601,28 +601,31 @@ def test_a_module_level_loop_replays_with_what_was_defined_before_it() -> None:
 
 
 def test_a_library_that_cannot_import_its_optional_dependency_names_the_package() -> None:
-    from tfrewrite.verify import loader
+    from tfrewrite.verify import project_imports
 
     err = ImportError("Could not import PIL.Image. The use of `array_to_img` requires PIL.")
-    found = loader.missing_package(err)
+    found = project_imports.missing_package(err)
     if found is not None:  # PIL absent here, as in the verification workers
         assert found.name == "PIL" and "pip install pillow" in str(found)
-    assert loader.missing_package(ImportError("Could not import os.path.")) is None
+    assert project_imports.missing_package(ImportError("Could not import os.path.")) is None
 
 
 def test_a_module_tensorflow_removed_is_a_needed_environment() -> None:
     """TF-GAN imports `tf.estimator`, which TensorFlow 2.16 removed: a fact
     about the workers' environment, said with what to use instead."""
-    from tfrewrite.verify import loader
+    from tfrewrite.verify import project_imports
 
     err = ImportError(
         "cannot import name 'estimator' from 'tensorflow' (/x/tensorflow/__init__.py)"
     )
-    found = loader.missing_package(err)
+    found = project_imports.missing_package(err)
     assert found is not None
     assert "`tensorflow.estimator`" in str(found) and "TensorFlow 2.16 removed" in str(found)
     assert "use TensorFlow older than 2.16 for the workers" in str(found)
-    assert loader.missing_package(ImportError("cannot import name 'nn' from 'tensorflow'")) is None
+    assert (
+        project_imports.missing_package(ImportError("cannot import name 'nn' from 'tensorflow'"))
+        is None
+    )
 
 
 def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tfrewrite.verify import loader, signatures
+from tfrewrite.verify import loader, project_imports, signatures
 from tfrewrite.verify.inputs import TensorSpec, ValueSpec
 from tfrewrite.verify.targets import loss_shaped, synthesisable
 
@@ -34,12 +34,12 @@ def test_package_of_a_file_inside_packages(tmp_path: Path) -> None:
     (inner.parent / "__init__.py").write_text("")
     (inner / "__init__.py").write_text("")
     (inner / "focal_loss.py").write_text("")
-    assert loader.package_of(str(inner / "focal_loss.py")) == (
+    assert project_imports.package_of(str(inner / "focal_loss.py")) == (
         "tensorflow_addons.losses",
         str(tmp_path / "repo"),
     )
     (tmp_path / "script.py").write_text("")
-    assert loader.package_of(str(tmp_path / "script.py")) == (None, str(tmp_path))
+    assert project_imports.package_of(str(tmp_path / "script.py")) == (None, str(tmp_path))
 
 
 def test_import_roots_find_the_repository_top(tmp_path: Path) -> None:
@@ -50,9 +50,9 @@ def test_import_roots_find_the_repository_top(tmp_path: Path) -> None:
     (folder / "utils.py").write_text("")
     source = "from yolov3.utils import x\nimport core\nimport numpy\n"
     (tmp_path / "core").mkdir()
-    before, after = loader.import_roots(str(folder / "yolov4.py"), source)
+    before, after = project_imports.import_roots(str(folder / "yolov4.py"), source)
     assert before == [str(tmp_path)] and after == []
-    before, after = loader.import_roots(str(folder / "yolov4.py"), "import core\n")
+    before, after = project_imports.import_roots(str(folder / "yolov4.py"), "import core\n")
     assert before == [] and after == [str(tmp_path)]
 
 
@@ -61,9 +61,9 @@ def test_a_missing_import_is_a_package_unless_the_project_has_it(
 ) -> None:
     monkeypatch.setattr(sys, "path", list(sys.path))
     (tmp_path / "helpers").mkdir()
-    loader.enter_project([str(tmp_path)])
+    project_imports.enter_project([str(tmp_path)])
     try:
-        with pytest.raises(loader.MissingPackage) as err:
+        with pytest.raises(project_imports.MissingPackage) as err:
             loader.load_function(
                 "import tfrewrite_absent_pkg\n\n"
                 "def f(a, b):\n    return tfrewrite_absent_pkg.g(a)\n",
@@ -72,19 +72,23 @@ def test_a_missing_import_is_a_package_unless_the_project_has_it(
             )
         assert err.value.name == "tfrewrite_absent_pkg"
         assert "pip install tfrewrite-absent-pkg" in str(err.value)
-        assert loader.missing and loader.missing[-1].name == "tfrewrite_absent_pkg"
+        assert (
+            project_imports.missing and project_imports.missing[-1].name == "tfrewrite_absent_pkg"
+        )
         # `helpers` is the project's own folder: its missing module is the project's error.
-        with pytest.raises(loader.LoadError, match="own module `helpers.absent`") as project_err:
+        with pytest.raises(
+            project_imports.LoadError, match="own module `helpers.absent`"
+        ) as project_err:
             loader.load_function(
                 "import helpers.absent\n\ndef f(a, b):\n    return helpers.g(a)\n", "f", "original"
             )
-        assert not isinstance(project_err.value, loader.MissingPackage)
-        with pytest.raises(loader.LoadError, match="has no `__init__.py`"):
+        assert not isinstance(project_err.value, project_imports.MissingPackage)
+        with pytest.raises(project_imports.LoadError, match="has no `__init__.py`"):
             loader.load_function(
                 "from .sibling import g\n\ndef f(a, b):\n    return g(a)\n", "f", "original"
             )
     finally:
-        loader.enter_project([])
+        project_imports.enter_project([])
 
 
 def test_entering_another_project_forgets_its_modules(
@@ -95,17 +99,17 @@ def test_entering_another_project_forgets_its_modules(
         (tmp_path / repo).mkdir()
         (tmp_path / repo / "project_shared_utils.py").write_text(f"VALUE = {value}\n")
     try:
-        loader.enter_project([str(tmp_path / "a")])
+        project_imports.enter_project([str(tmp_path / "a")])
         import project_shared_utils  # type: ignore[import-not-found]
 
         assert project_shared_utils.VALUE == 1
-        loader.enter_project([str(tmp_path / "b")])
+        project_imports.enter_project([str(tmp_path / "b")])
         assert "project_shared_utils" not in sys.modules
         import project_shared_utils as again  # type: ignore[import-not-found]
 
         assert again.VALUE == 2
     finally:
-        loader.enter_project([])
+        project_imports.enter_project([])
         sys.modules.pop("project_shared_utils", None)
 
 
@@ -242,10 +246,10 @@ def test_forgetting_a_package_forgets_its_submodules(
     namespace.mkdir(parents=True)
     (namespace / "base.py").write_text("X = 1\n")  # no __init__.py: namespace packages
     try:
-        loader.enter_project([str(tmp_path / "a")])
+        project_imports.enter_project([str(tmp_path / "a")])
         import project_ns_pkg.algos.base  # type: ignore[import-not-found]  # noqa: F401
 
-        loader.enter_project([str(tmp_path / "b")])
+        project_imports.enter_project([str(tmp_path / "b")])
         assert not [m for m in sys.modules if m.startswith("project_ns_pkg")]
     finally:
-        loader.enter_project([])
+        project_imports.enter_project([])

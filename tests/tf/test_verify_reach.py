@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tfrewrite.verify import datasets, inputs, loader
+from tfrewrite.verify import datasets, inputs, project_imports
 from tfrewrite.verify.checks import CHECK_PRINTS, CHECK_TRACED, Options, Request, verify
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -65,7 +65,7 @@ def test_a_file_inside_its_package_imports_its_package(tmp_path: Path) -> None:
     (package / "scale.py").write_text("SCALE = 2.0\n")
     (package / "losses.py").write_text(LOSSES)
     path = package / "losses.py"
-    assert loader.package_of(str(path)) == ("pkg", str(tmp_path / "project"))
+    assert project_imports.package_of(str(path)) == ("pkg", str(tmp_path / "project"))
 
     rewrite = LOSSES.replace("tf.square(y_true - y_pred)", "tf.square(y_pred - y_true)")
     targets = pair_targets(str(path), "losses", LOSSES, rewrite, parse_verify_settings({}))

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from tfrewrite.verify import loader, remedies
+from tfrewrite.verify import loader, project_imports, remedies
 from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.loader import (
@@ -210,7 +210,7 @@ def through_methods(tree: ast.Module, class_name: str, method: str) -> list[str]
 def _test_files(path: str) -> list[str]:
     """Test files (`test_*.py`, `*_test.py`) of the project around `path`,
     nearest first: the package's tree from its import root, or a script's folder."""
-    package, root = loader.package_of(path)
+    package, root = project_imports.package_of(path)
     folder = os.path.dirname(os.path.abspath(path))
     tops = [root if package else folder]
     # A `tests` folder beside the code or up to two folders above it.
@@ -345,7 +345,7 @@ def find_caller(path: str, source: str, function: str) -> Caller | None:
         return None  # a module-level function, or a method of a module-level class
     try:
         find_definition(ast.parse(source), function)
-    except (loader.LoadError, SyntaxError):
+    except (project_imports.LoadError, SyntaxError):
         return None
     found = same_file_caller(source, function)
     if found is None and len(parts) == 1 and os.path.isfile(path):
@@ -502,7 +502,7 @@ def _same_file(
 def _test(caller: Caller, role: str) -> tuple[Callable[[], Any], dict[str, Any]]:
     """(run setUp then the test method, the test module's globals)."""
     method = caller.name.partition(".")[2]
-    package, _ = loader.package_of(caller.path)
+    package, _ = project_imports.package_of(caller.path)
     loaded = loader.load_function(
         caller.source, caller.name, role, caller.path, package, factory=lambda cls: cls(method)
     )
@@ -554,8 +554,8 @@ def capture_arguments(
     the function; the arguments by parameter name, plus the module globals a
     `__main__` block or top-level caller bound before the call (the function
     may read them). Loading the caller's module and running it share the
-    time limit. Raises `CallerProblem` (not proven) or the loader's
-    `MissingPackage`."""
+    time limit. Raises `CallerProblem` (not proven) or
+    `project_imports.MissingPackage`."""
     function = caller.function
     patched: list[tuple[dict[str, Any] | type, str, Any]] = []
     argv = sys.argv
@@ -592,13 +592,13 @@ def capture_arguments(
             f"building the arguments of `{function}` from {caller.describe()} took longer "
             f"than {seconds:g} s (the caller's code before the call trains or loads too much)"
         ) from None
-    except (loader.MissingPackage, CallerProblem):
+    except (project_imports.MissingPackage, CallerProblem):
         raise
     except (Exception, SystemExit) as err:
-        found = loader.missing_package(err)
+        found = project_imports.missing_package(err)
         if found is not None:
             raise found from err
-        line = loader.user_line(err)
+        line = project_imports.user_line(err)
         at = f" at {line}" if line else ""
         remedy = remedies.remedy(err, path)
         fix = f"; {remedy}" if remedy else ""

@@ -56,6 +56,7 @@ from tfrewrite.verify import (
     intent,
     loader,
     pretrained,
+    project_imports,
     randomness,
     signatures,
 )
@@ -213,16 +214,16 @@ class Verifier:
     def run(self) -> Outcome:
         datasets.install()  # user code's Keras dataset loaders get generated arrays
         pretrained.install()  # and applications not downloaded get seeded weights
-        loader.missing.clear()
+        project_imports.missing.clear()
         pretrained.STOOD_IN.clear()
         self._run_all()
         stood_in = pretrained.describe()
         if stood_in:
             self.outcome.warnings.append(stood_in)
-        if self.outcome.verdict in ("error", "not proven") and loader.missing:
+        if self.outcome.verdict in ("error", "not proven") and project_imports.missing:
             # A package the workers lack, also where user-facing code turned
             # the ImportError into a result (a replayed loop's set-up).
-            self.outcome.needs_package = str(loader.missing[0])
+            self.outcome.needs_package = str(project_imports.missing[0])
         return self.outcome
 
     def _run_all(self) -> Outcome:
@@ -259,7 +260,7 @@ class Verifier:
         """Load both sides and run the checks; False when loading gave the result."""
         try:
             self._load()
-        except loader.MissingPackage as err:
+        except project_imports.MissingPackage as err:
             self.outcome.needs_package = str(err)
             return False
         except (loader.NeedsFactory, loader.Unreachable, callers.CallerProblem) as err:
@@ -316,8 +317,8 @@ class Verifier:
             if not call(self.original.python_function, args, eager=True).failed:
                 base.append((f"short batch ({size} rows, after {full})", args))
         reference = call(self.original.python_function, base[0][1], eager=True)
-        if reference.failed and loader.missing_package(reference.error) is not None:
-            self.outcome.needs_package = str(loader.missing_package(reference.error))
+        if reference.failed and project_imports.missing_package(reference.error) is not None:
+            self.outcome.needs_package = str(project_imports.missing_package(reference.error))
             return
         if reference.failed:
             # Not an error of the environment: the synthesised inputs do not fit the function.
@@ -468,7 +469,7 @@ class Verifier:
         first = call(fn, inputs.draw(self.specs, 0), eager=True)
         if not first.failed:
             return True
-        found = loader.missing_package(first.error)
+        found = project_imports.missing_package(first.error)
         if found is not None:
             self.outcome.needs_package = str(found)
             return False
@@ -477,7 +478,7 @@ class Verifier:
             tree = ast.parse(r.original_source)
             node = loader.find_definition(tree, r.qualname)
             usages = signatures.analyse(tree, node, "." in r.qualname)
-        except (loader.LoadError, SyntaxError):
+        except (project_imports.LoadError, SyntaxError):
             return True
         blocked = signatures.blockers(usages)
         key = r.config_key or r.qualname

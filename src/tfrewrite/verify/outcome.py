@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import capture, loader
+from tfrewrite.verify import capture, project_imports
 from tfrewrite.verify.compare import Difference
 
 SEED = 1234
@@ -171,7 +171,7 @@ class Call:
     def user_line(self) -> str | None:
         """Where in the user's code the error was raised (`train.py, line 12`)."""
         assert self.error is not None
-        return loader.user_line(self.error)
+        return project_imports.user_line(self.error)
 
     def traceback(self) -> str:
         """The traceback without tfrewrite's, TensorFlow's and AutoGraph's own frames."""

@@ -35,7 +35,16 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import appended, callers, coverage, loader, loops, remedies, stats
+from tfrewrite.verify import (
+    appended,
+    callers,
+    coverage,
+    loader,
+    loops,
+    project_imports,
+    remedies,
+    stats,
+)
 from tfrewrite.verify.compare import Difference, compare, identical, same_kind, to_numpy
 from tfrewrite.verify.outcome import SEED, Call, Outcome, call
 
@@ -514,7 +523,7 @@ def verify_loop(
             else "running the original loop on the script's own data"
         )
         # An optional dependency the workers lack makes the result "needs package".
-        loader.missing_package(want.error.error)
+        project_imports.missing_package(want.error.error)
         hint = harness_hint or "give the loop its inputs with a harness"
         remedy = remedies.remedy(want.error.error, path)
         if remedy is not None:

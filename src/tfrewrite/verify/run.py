@@ -12,8 +12,8 @@ from typing import Any
 
 from tfrewrite.analysis.index import build_index, module_name_for
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.verify.loader import import_roots, package_of
 from tfrewrite.verify.pool import run_requests
+from tfrewrite.verify.project_imports import import_roots, package_of
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import Target
 

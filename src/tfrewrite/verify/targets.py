@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from tfrewrite.verify import callers, loops, signatures
 from tfrewrite.verify.inputs import Spec
 from tfrewrite.verify.loader import (
-    LoadError,
     find_definition,
     function_sources,
     is_main_guard,
     references,
 )
+from tfrewrite.verify.project_imports import LoadError
 from tfrewrite.verify.settings import VerifySettings
 
 

@@ -31,10 +31,10 @@ def _send(stream: IO[str], data: dict[str, Any]) -> None:
 
 
 def _handle(message: dict[str, Any]) -> dict[str, Any]:
-    from tfrewrite.verify import loader, sandbox
+    from tfrewrite.verify import project_imports, sandbox
 
     data = message["request"]
-    loader.enter_project(data.get("sys_path", []))
+    project_imports.enter_project(data.get("sys_path", []))
     path = data.get("path", "<source>")
     folder = ""
     if not path.startswith("<"):

@@ -1,0 +1,334 @@
+"""Where the verified project's imports resolve, and what a failed import means.
+
+Verification loads one function of a project at a time, in workers that serve
+many projects in turn. So the worker's import path is the project's (its
+import root, the script's folder, the folders its absolute imports need), and
+a module one repository imported is forgotten before another repository's
+`utils` or `core` is imported. When an import fails, the answer depends on
+whose fault it is: a package neither installed where the workers run nor part
+of the project is a fact about the environment (`MissingPackage`, "needs
+package"), a module the project should contain but does not is the project's
+error. And a message about a failure names the user's line, not a frame of
+tfrewrite or an installed library.
+
+This is a concept of its own apart from slicing a module and loading one
+function of it (`loader`), which uses it. Standard library only: it runs
+inside verification workers, which may live in another virtual environment.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import sys
+import traceback
+import types
+
+
+class LoadError(Exception):
+    """The function cannot be found or its module slice cannot be built: the
+    base of `MissingPackage` and of the errors `loader` raises."""
+
+
+# Import names whose distribution on the package index has another name.
+_DISTRIBUTIONS = {
+    "absl": "absl-py",
+    "bs4": "beautifulsoup4",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "skimage": "scikit-image",
+    "sklearn": "scikit-learn",
+    "yaml": "pyyaml",
+}
+
+
+class MissingPackage(LoadError):
+    """The code imports a module that is neither installed where the
+    verification workers run nor part of the project: a fact about the
+    environment, not about the rewrite."""
+
+    def __init__(
+        self,
+        name: str,
+        imported_by: str | None = None,
+        why: str | None = None,
+        install: str | None = None,
+    ) -> None:
+        self.name = name
+        self.imported_by = imported_by
+        distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
+        where = f" (imported by {imported_by})" if imported_by else ""
+        why = why or (
+            "which the verification workers' Python cannot import and the project does not contain"
+        )
+        install = install or f"install it there (pip install {distribution})"
+        super().__init__(
+            f"needs package `{name}`{where}, {why}: {install} or run verify with --python "
+            "pointing at the project's environment"
+        )
+
+
+# TensorFlow modules that later releases removed: (name, release that removed it).
+_REMOVED_FROM_TENSORFLOW = {"estimator": "2.16", "contrib": "2.0"}
+
+# The folders of the project whose function is being verified (see
+# `enter_project`): an import they cannot satisfy is the project's problem,
+# any other missing import is a missing package.
+_project_paths: list[str] = []
+_baseline: set[str] | None = None  # modules loaded before the first project
+# Every MissingPackage raised since the last `enter_project`, also those that
+# code which catches exceptions (a replayed loop's set-up) turned into a result.
+missing: list[MissingPackage] = []
+# The objects methods were loaded on (`loader`), kept alive for the current
+# request: a bound `tf.function` method holds its object weakly.
+kept: list[object] = []
+
+
+def package_of(path: str) -> tuple[str | None, str]:
+    """`(package, import root)` of a source file, as Python sees it when the
+    project is installed or run from its top folder: inside packages (folders
+    with `__init__.py`) the dotted package and the folder above the outermost
+    package (`tensorflow_addons/losses/focal_loss.py` -> `tensorflow_addons.losses`
+    and the repository root); elsewhere no package and the file's own folder
+    (a script's siblings import as top-level modules)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts: list[str] = []
+    root = folder
+    while os.path.isfile(os.path.join(root, "__init__.py")):
+        name = os.path.basename(root)
+        if not name.isidentifier():
+            break
+        parts.insert(0, name)
+        root = os.path.dirname(root)
+    return (".".join(parts) or None), root
+
+
+def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], list[str]]:
+    """Folders above a file from which its absolute imports resolve, for
+    code run from its repository's top (`yolov3/yolov4.py` importing
+    `yolov3.utils` beside a `yolov3/yolov3.py`): `(before, after)` the
+    file's own folder on the path. A dotted import needs a folder of that
+    name, so an ancestor that has one goes before the file's folder; a plain
+    import the file's folder cannot satisfy is looked up after it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return [], []
+    folder = os.path.dirname(os.path.abspath(path))
+    ancestors = []
+    current = folder
+    for _ in range(levels):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        ancestors.append(parent)
+        current = parent
+    before: list[str] = []
+    after: list[str] = []
+
+    def has(where: str, name: str, package: bool) -> bool:
+        if os.path.isdir(os.path.join(where, name)):
+            return True
+        return not package and os.path.isfile(os.path.join(where, name + ".py"))
+
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module + ".x"]  # from a.b import c: `a` must be a package
+        for dotted_name in names:
+            top, dot, _ = dotted_name.partition(".")
+            package = bool(dot)
+            if has(folder, top, package):
+                continue
+            for ancestor in ancestors:
+                if has(ancestor, top, package):
+                    target = before if package and has(folder, top, False) else after
+                    if ancestor not in before + after:
+                        target.append(ancestor)
+                    break
+    return before, after
+
+
+def enter_project(paths: list[str]) -> None:
+    """Make `paths` (import root, script folder, project root) the project
+    whose imports resolve first. When they change, modules imported from the
+    previous project's folders are forgotten (also when only their order
+    changed: `yolov3` may then mean another file), so two repositories that
+    both have a `utils` or `core` package never see each other's. Modules
+    loaded before the first project (TensorFlow, tfrewrite itself) and those
+    inside the new project's top folder (its first path) stay."""
+    global _project_paths, _baseline
+    missing.clear()
+    kept.clear()
+    if _baseline is None:
+        _baseline = set(sys.modules)
+    new = [os.path.abspath(p) for p in paths]
+    if new == _project_paths:
+        return
+    old = _project_paths
+    for entry in old:
+        while entry in sys.path:
+            sys.path.remove(entry)
+    forget = [
+        name
+        for name, module in list(sys.modules.items())
+        if name not in _baseline
+        and not name.startswith("tfrewrite")
+        and any(
+            "site-packages" not in place
+            and any(_inside(place, f) for f in old)
+            # The new project's top keeps its modules: a package imported
+            # twice registers its ops and gradients twice (an error).
+            and not (new and _inside(place, new[0]))
+            for place in _places(module)
+        )
+    ]
+    for name in forget:  # decided first: a namespace path reads its parent from sys.modules
+        sys.modules.pop(name, None)
+    # A submodule whose package was forgotten would make the import system
+    # fail on its parent (KeyError) for every later request.
+    orphans = True
+    while orphans:
+        orphans = False
+        for name in list(sys.modules):
+            parent = name.rpartition(".")[0]
+            if parent and parent not in sys.modules and name not in _baseline:
+                del sys.modules[name]
+                orphans = True
+    for entry in reversed(new):
+        if entry in sys.path:
+            sys.path.remove(entry)
+        sys.path.insert(0, entry)
+    _project_paths = new
+
+
+def _places(module: types.ModuleType) -> list[str]:
+    """The file and package folders a module was loaded from."""
+    places = [getattr(module, "__file__", None) or ""]
+    try:
+        places += list(getattr(module, "__path__", None) or ())
+    except Exception:  # a namespace path whose parent is gone
+        pass
+    return [p for p in places if p]
+
+
+def _inside(file: str, folder: str) -> bool:
+    return os.path.abspath(file).startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _in_project(name: str) -> bool:
+    return any(
+        os.path.isdir(os.path.join(folder, name))
+        or os.path.isfile(os.path.join(folder, name + ".py"))
+        for folder in _project_paths
+    )
+
+
+def missing_package(err: BaseException) -> MissingPackage | None:
+    """The missing package behind `err`, when it is an import of a module
+    outside the project that cannot be found; None for anything else
+    (a module the project should contain but does not is the project's error)."""
+    if isinstance(err, MissingPackage):
+        return err
+    if not isinstance(err, ImportError):
+        return None
+    importer = None
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if "importlib" not in frame.filename and not frame.filename.startswith("<frozen"):
+            importer = f"{_shown(frame.filename)}, line {frame.lineno}"
+            break
+    text = str(err)
+    found = None
+    if "Keras version 2" in text or f"tensorflow{os.sep}python{os.sep}keras" in text:
+        # Code written for Keras 2 under a TensorFlow whose tf.keras is Keras 3.
+        found = MissingPackage(
+            "tf_keras",
+            importer,
+            "Keras 2: this code imports Keras 2 APIs that the workers' TensorFlow "
+            f"({text.splitlines()[0][:120]}) no longer has; with tf_keras installed, set "
+            "TF_USE_LEGACY_KERAS=1",
+        )
+    elif isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        if not _in_project(top) and top not in sys.modules:
+            found = MissingPackage(top, importer)
+    elif text.startswith("cannot import name '") and "from 'tensorflow'" in text:
+        name = text.split("'")[1]
+        if name in _REMOVED_FROM_TENSORFLOW:
+            release = _REMOVED_FROM_TENSORFLOW[name]
+            found = MissingPackage(
+                f"tensorflow.{name}",
+                importer,
+                f"which TensorFlow {release} removed (the workers run TensorFlow "
+                f"{_tensorflow_version()})",
+                f"use TensorFlow older than {release} for the workers",
+            )
+    elif "Could not import " in text:
+        # A library's optional dependency, caught and re-raised with its own
+        # words: Keras' `array_to_img` says "Could not import PIL.Image".
+        top = text.partition("Could not import ")[2].split()[0].strip(".`'\"").split(".")[0]
+        if top.isidentifier() and importlib.util.find_spec(top) is None:
+            found = MissingPackage(top, importer)
+    if found is not None:
+        missing.append(found)
+    return found
+
+
+def _tensorflow_version() -> str:
+    module = sys.modules.get("tensorflow")
+    return str(getattr(module, "__version__", "?"))
+
+
+def user_line(err: BaseException) -> str | None:
+    """Where in the user's code `err` was raised (`train.py, line 12`): the
+    innermost frame that is neither tfrewrite's nor an installed library's
+    (TensorFlow, Keras), so a message can say which line of the script failed."""
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [
+        f
+        for f in traceback.extract_tb(err.__traceback__)
+        if not f.filename.startswith((own, "<"))
+        and "site-packages" not in f.filename
+        and "dist-packages" not in f.filename
+        and f"{os.sep}lib{os.sep}python" not in f.filename
+    ]
+    # The project's own frames first: a library on PYTHONPATH is not the user's code.
+    ours = [f for f in frames if any(_inside(f.filename, p) for p in _project_paths)]
+    frames = ours or frames
+    if not frames:
+        return None
+    return f"{os.path.basename(_shown(frames[-1].filename))}, line {frames[-1].lineno}"
+
+
+def project_import_problem(err: ImportError, path: str) -> str | None:
+    """What is wrong with the project's own tree, when an import of it fails."""
+    text = str(err)
+    if "no known parent package" in text:
+        return (
+            f"{text}: `{os.path.basename(path)}` uses relative imports, but its folder has no "
+            "`__init__.py`; verify it inside its whole package (the folder with `__init__.py` "
+            "files up to the package's top)"
+        )
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        top = err.name.split(".")[0]
+        if _in_project(top):
+            return (
+                f"the project's own module `{err.name}` is not in its tree ({text}); verify the "
+                "file inside the complete project (every module it imports)"
+            )
+    return None
+
+
+def _shown(filename: str) -> str:
+    """A file name relative to the project folder that holds it (a module
+    slice's name `path (role #n)` shown as its path)."""
+    head, sep, tail = filename.rpartition(" (")
+    if sep and tail.endswith(")") and "#" in tail:
+        filename = head
+    for folder in _project_paths:
+        if _inside(filename, folder):
+            return os.path.relpath(filename, folder)
+    return filename
