@@ -9,7 +9,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from tfrewrite.verify import callers
+from tfrewrite.verify import caller_capture, callers
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import pair_targets
 
@@ -84,9 +84,9 @@ def test_the_main_block_code_runs_up_to_the_call_with_its_names_global() -> None
     )
     found = _caller(source)
     assert found is not None
-    text, bound = callers.caller_source(textwrap.dedent(source), found)
+    text, bound = caller_capture.caller_source(textwrap.dedent(source), found)
     function = ast.parse(text).body[-1]
-    assert isinstance(function, ast.FunctionDef) and function.name == callers.CALLER
+    assert isinstance(function, ast.FunctionDef) and function.name == caller_capture.CALLER
     body = ast.unparse(function)
     assert "global ds, epoch, model" in body and "save(model)" not in body
     assert bound == ["ds", "epoch", "model"]
@@ -221,8 +221,8 @@ def test_changed_definitions_are_changed_functions_and_their_classes() -> None:
         "class B:\n    def g(self):\n        return 2\n"
     )
     after = before.replace("return 1", "return 3")
-    assert callers.changed_definitions(before, after) == {"A", "A.f"}
-    assert callers.changed_definitions(before, None) == set()
+    assert caller_capture.changed_definitions(before, after) == {"A", "A.f"}
+    assert caller_capture.changed_definitions(before, None) == set()
 
 
 AGENT = """
@@ -265,8 +265,8 @@ def test_a_caller_that_fails_names_the_line_of_the_script() -> None:
     found = callers.find_caller("agent.py", source, "Agent.train")
     assert found is not None
     try:
-        callers.capture_arguments(found, source, "agent.py", None, "original", seconds=10)
-    except callers.CallerProblem as err:
+        caller_capture.capture_arguments(found, source, "agent.py", None, "original", seconds=10)
+    except caller_capture.CallerProblem as err:
         message = str(err)
     else:
         raise AssertionError("no CallerProblem")

@@ -136,7 +136,7 @@ def test_a_folder_the_script_expects_is_named_with_what_to_create(tmp_path: Path
     """A script that saves into `./result/`, a folder its author made by hand:
     the result says which folder to create beside the script, and where the
     script failed."""
-    from tfrewrite.verify import callers
+    from tfrewrite.verify import caller_capture, callers
 
     project = _project(tmp_path)
     source = textwrap.dedent(
@@ -156,8 +156,8 @@ def test_a_folder_the_script_expects_is_named_with_what_to_create(tmp_path: Path
     found = callers.find_caller(str(path), source, "train")
     assert found is not None
     with sandbox.isolated(str(project), [str(project)]):
-        with pytest.raises(callers.CallerProblem) as raised:
-            callers.capture_arguments(found, source, str(path), None, "original", seconds=10)
+        with pytest.raises(caller_capture.CallerProblem) as raised:
+            caller_capture.capture_arguments(found, source, str(path), None, "original", seconds=10)
     message = str(raised.value)
     assert "raised FileNotFoundError" in message and "at gan.py, line 7" in message, message
     assert "there is no folder `samples` beside gan.py: create it there" in message, message

@@ -29,7 +29,7 @@ rewrite:
   against k steps traced from the same initial weights; its batches must
   take both branches of every introduced `tf.cond`, as a replayed loop's must.
 * **arguments from callers** — a function of objects (a model) is checked on
-  the arguments the code that calls it builds (see `callers`).
+  the arguments the code that calls it builds (see `callers`, `caller_capture`).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfrewrite.verify import (
+    caller_capture,
     callers,
     capture,
     coverage,
@@ -125,7 +126,7 @@ class Verifier:
 
             factory = harness.load_builder(r.factory)
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
-        # Arguments from the code that calls the function (see `callers`):
+        # Arguments from the code that calls the function (see `caller_capture`):
         # built once, from the original, under the same seeds as every run.
         self.captured: dict[str, Any] | None = None
         self.provided: dict[str, Any] = {}  # module globals that code bound
@@ -138,7 +139,7 @@ class Verifier:
             random.seed(SEED)
             np.random.seed(SEED)
             tf.random.set_seed(SEED)
-            self.captured = callers.for_function(
+            self.captured = caller_capture.for_function(
                 r.caller, r.original_source, r.rewrite_source, r.path, r.package,
                 self.options.caller_seconds,
             )  # fmt: skip
@@ -146,7 +147,7 @@ class Verifier:
             r.original_source, r.qualname, "original", r.path, r.package, factory=factory
         )
         if self.captured is not None:
-            self.captured, self.provided, specs = callers.as_inputs(
+            self.captured, self.provided, specs = caller_capture.as_inputs(
                 self.captured, self.original.python_function
             )
             self.original.module.__dict__.update(self.provided)
@@ -263,7 +264,7 @@ class Verifier:
         except project_imports.MissingPackage as err:
             self.outcome.needs_package = str(err)
             return False
-        except (loader.NeedsFactory, loader.Unreachable, callers.CallerProblem) as err:
+        except (loader.NeedsFactory, loader.Unreachable, caller_capture.CallerProblem) as err:
             self.outcome.unproven = str(err)
             self.outcome.warnings.append(self.outcome.unproven)
             return False
@@ -376,7 +377,7 @@ class Verifier:
             builder = harness.load_builder(r.harness)
             arguments = lambda: harness.build_arguments(builder)  # noqa: E731
         elif r.caller is not None:
-            arguments, rewrite_arguments = callers.for_loop(
+            arguments, rewrite_arguments = caller_capture.for_loop(
                 r.caller, r.original_source, r.rewrite_source, r.path, r.package,
                 self.options.caller_seconds,
             )  # fmt: skip

@@ -302,7 +302,7 @@ def _register_source(filename: str, source: str) -> None:
 
 # How to build an object of a class its `__init__` defaults cannot build, from
 # the script's own code that constructs one: `(cls, source, path, package) ->
-# (instance, how it was built) or None`. Set by `callers` (it needs the caller
+# (instance, how it was built) or None`. Set by `caller_capture` (it needs the caller
 # machinery, which imports this module).
 construct_from_script: Callable[[type, str, str, str | None], tuple[object, str] | None] | None = (
     None

@@ -32,7 +32,7 @@ class Options:
     search: int = 64  # candidate inputs tried for branch coverage
     draws: int = 3  # random base inputs
     xla: bool = True
-    caller_seconds: float = 30.0  # building arguments by running a caller (see `callers`)
+    caller_seconds: float = 30.0  # building arguments by running a caller (see `caller_capture`)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Options:

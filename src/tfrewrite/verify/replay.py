@@ -37,7 +37,7 @@ import tensorflow as tf
 
 from tfrewrite.verify import (
     appended,
-    callers,
+    caller_capture,
     coverage,
     loader,
     loops,
@@ -511,7 +511,7 @@ def verify_loop(
         )[0]
 
     want, names_before = run_original(SEED)
-    if want.error is not None and isinstance(want.error.error, callers.CallerProblem):
+    if want.error is not None and isinstance(want.error.error, caller_capture.CallerProblem):
         hint = harness_hint or "give the loop's function its arguments with a harness"
         outcome.unproven = f"{want.error.error}; {hint}"
         outcome.warnings.append(outcome.unproven)
@@ -539,7 +539,7 @@ def verify_loop(
         outcome.warnings.append(outcome.unproven)
         return
     got, names_after = run_rewrite(SEED, want.initial)
-    if got.error is not None and isinstance(got.error.error, callers.CallerTimeout):
+    if got.error is not None and isinstance(got.error.error, caller_capture.CallerTimeout):
         # Slower on the rewrite's side only: nothing is known about the rewrite.
         outcome.unproven = f"for the rewrite, {got.error.error}"
         outcome.warnings.append(outcome.unproven)
