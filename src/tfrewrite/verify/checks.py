@@ -369,7 +369,7 @@ class Verifier:
 
     def _replay_loop(self, loop: dict[str, Any]) -> None:
         """A training loop: replayed before the rewrite (eagerly) and after it."""
-        from tfrewrite.verify import harness, replay
+        from tfrewrite.verify import harness, replay_comparison
 
         r = self.request
         arguments = rewrite_arguments = None
@@ -381,7 +381,7 @@ class Verifier:
                 r.caller, r.original_source, r.rewrite_source, r.path, r.package,
                 self.options.caller_seconds,
             )  # fmt: skip
-        replay.verify_loop(
+        replay_comparison.verify_loop(
             self.outcome,
             r.original_source,
             r.rewrite_source or r.original_source,
