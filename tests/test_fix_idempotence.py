@@ -16,8 +16,9 @@ import pytest
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import FileJob, InputFile, RunOptions, _reindex, process_file
+from tfrewrite.engine import InputFile, RunOptions
 from tfrewrite.findings import FileResult
+from tfrewrite.rule_pass import FileJob, _reindex, process_file
 from tfrewrite.rules import select_rules
 
 CODES = tuple(r.code for r in select_rules(["TFR"], []))

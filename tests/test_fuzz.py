@@ -27,8 +27,9 @@ from hypothesis import strategies as st
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
+from tfrewrite.engine import InputFile, RunOptions
 from tfrewrite.findings import FileResult
+from tfrewrite.rule_pass import FileJob, process_file
 from tfrewrite.rules import select_rules
 
 EXAMPLES = int(os.environ.get("TFREWRITE_FUZZ_EXAMPLES", "150"))

@@ -11,12 +11,13 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tfrewrite import engine
+from tfrewrite import rule_pass
 from tfrewrite.analysis import relevant_code
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
 from tfrewrite.analysis.relevant_code import prune, relevance
-from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
+from tfrewrite.engine import InputFile, RunOptions
+from tfrewrite.rule_pass import FileJob, process_file
 from tfrewrite.rules import RULE_CODES
 
 ALL = tuple(RULE_CODES)
@@ -388,13 +389,13 @@ def test_a_hazard_deep_in_a_big_file_is_found_as_in_the_whole_file(
 ) -> None:
     source = _big()
     parsed: list[int] = []
-    parse = engine._parse
+    parse = rule_pass._parse
 
     def counting(code: str) -> cst.Module:
         parsed.append(len(code.strip()))
         return parse(code)
 
-    monkeypatch.setattr(engine, "_parse", counting)
+    monkeypatch.setattr(rule_pass, "_parse", counting)
     whole = _check(source, prune_code=False)
     pruned = _check(source, prune_code=True)
     assert whole.error is None and pruned.error is None
@@ -500,7 +501,9 @@ def test_a_def_alone_in_a_block_falls_back_to_the_whole_file() -> None:
 
 def test_fix_and_edits_parse_the_whole_file(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[str] = []
-    monkeypatch.setattr(engine, "_parse", lambda code: calls.append(code) or cst.parse_module(code))
+    monkeypatch.setattr(
+        rule_pass, "_parse", lambda code: calls.append(code) or cst.parse_module(code)
+    )
     source = _big()
     index, traced = _facts(source, "s.py")
     for changes in ({"fix": True}, {"want_edits": True}):
@@ -600,8 +603,8 @@ def test_fix_rounds_check_the_whole_file_when_what_was_left_out_cannot_stand_alo
         """
     )
     parsed: list[str] = []
-    parse = engine._parse
-    monkeypatch.setattr(engine, "_parse", lambda code: parsed.append(code) or parse(code))
+    parse = rule_pass._parse
+    monkeypatch.setattr(rule_pass, "_parse", lambda code: parsed.append(code) or parse(code))
     whole = _check(source, prune_code=False, path="train.py")
     parsed.clear()
     pruned = _check(source, prune_code=True, path="train.py")

@@ -11,8 +11,9 @@ from collections.abc import Iterable
 
 from tfrewrite.analysis.index import build_index
 from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
+from tfrewrite.engine import InputFile, RunOptions
 from tfrewrite.findings import FileResult, Finding
+from tfrewrite.rule_pass import FileJob, process_file
 from tfrewrite.rules import select_rules
 
 

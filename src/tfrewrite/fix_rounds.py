@@ -27,16 +27,10 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tfrewrite.decoration_gate import Found, find_violations, gate_decorations
-from tfrewrite.engine import (
-    MAX_FIX_ROUNDS,
-    FileJob,
-    RunOptions,
-    _parse,
-    _reindex,
-    applicable_rules,
-)
+from tfrewrite.engine import RunOptions
 from tfrewrite.findings import Applicability
 from tfrewrite.fix_outcome import Spot, counterparts, fixes_interact, original_lines, resolved
+from tfrewrite.rule_pass import MAX_FIX_ROUNDS, FileJob, _parse, _reindex, applicable_rules
 from tfrewrite.rules.base import CstFix
 from tfrewrite.suppression import NoqaMap
 

@@ -28,8 +28,9 @@ from tfrewrite import __version__
 from tfrewrite.analysis.index import build_index, module_name_for
 from tfrewrite.analysis.project import compute_facts
 from tfrewrite.config import ConfigError, Settings, find_config, load_settings
-from tfrewrite.engine import FileJob, InputFile, RunOptions, process_file
+from tfrewrite.engine import InputFile, RunOptions
 from tfrewrite.findings import Applicability, Finding
+from tfrewrite.rule_pass import FileJob, process_file
 from tfrewrite.rules import RULES_BY_CODE, select_rules
 
 SOURCE = "tfrewrite"
