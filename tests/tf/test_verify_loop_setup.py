@@ -143,3 +143,30 @@ def test_a_harness_gives_a_second_phase_its_saved_model(
     broken = rewrite.replace("- y))", "- y)) * 1.01")
     result = verify(dataclasses.replace(request, rewrite_source=broken))
     assert result["verdict"] == "mismatch", result
+
+
+def test_a_harness_that_imports_a_missing_package_needs_that_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "phase_two_missing.py").write_text(
+        "import tfrewrite_no_such_package\n\ndef build():\n    return {}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    settings = parse_verify_settings(
+        {"harness": {"case:train_phase_two": "phase_two_missing:build"}}
+    )
+    rewrite = PHASE_TWO.replace("    def train_step", "    @tf.function\n    def train_step")
+    [target] = pair_targets("case.py", "case", PHASE_TWO, rewrite, settings)
+    result = verify(
+        Request(
+            qualname=target.qualname,
+            original_source=PHASE_TWO,
+            rewrite_source=rewrite,
+            path="case.py",
+            options=FAST,
+            loop=target.loop,
+            harness=target.harness,
+        )
+    )
+    assert result["verdict"] == "needs package", result
+    assert "tfrewrite_no_such_package" in result["needs_package"]

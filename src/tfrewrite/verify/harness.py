@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from tfrewrite.verify import project_imports
 from tfrewrite.verify.compare import Difference, compare
 
 CHECK_LOSSES = "train steps: loss curve"
@@ -53,6 +54,9 @@ def load_builder(spec: str) -> Callable[[], dict[str, Any]]:
         module = importlib.import_module(module_name)
         return getattr(module, function)
     except Exception as err:
+        # A package the harness imports that the workers lack (TF-GAN's
+        # `tf.estimator` under TensorFlow 2.16+) makes the result "needs package".
+        project_imports.missing_package(err)
         raise HarnessError(f"cannot load the harness {spec!r}: {err!r}") from err
 
 
