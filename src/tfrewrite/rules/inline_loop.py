@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.analysis.bindings import iter_assignments
+from tfrewrite.analysis.bindings import iter_assignments, iter_assignments_here
 from tfrewrite.analysis.liveness import Level, read_later
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
@@ -24,6 +24,7 @@ from tfrewrite.analysis.training import (
     tape_name,
     unique_name,
 )
+from tfrewrite.analysis.vocabulary import builds_variables
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
@@ -127,8 +128,11 @@ class InlineTrainingLoop(Rule):
         Unsafe: the step's Python code now runs once, at trace time, and names
         it closes over are read when it is traced. Refused when a Python side
         effect feeds the step (a NumPy value used in the loss), the tape is used
-        after the update, or the step contains `break`, `continue` or
-        `return`. The same `fix` then checks the step, and the functions it
+        after the update, the step contains `break`, `continue` or
+        `return`, or the loops around it build a new model or optimizer for
+        it on each pass (one per ensemble member or fold): defined once before
+        them, the step would create the second one's variables in a second
+        trace, which raises. The same `fix` then checks the step, and the functions it
         calls, as the traced code they now are: what a rule can fix there
         (a static shape, TFR107) is fixed in the same run, the rest reported.
     """
@@ -313,6 +317,15 @@ class InlineTrainingLoop(Rule):
         # Parameters in the order the loops bind them (`for x, y in ...`).
         inputs = [n for n in name_use([found.outermost]).writes if n in step_use.reads]
         tapes = {tape}
+        rebuilt = _rebuilt_owner(ctx, found, step, inputs)
+        if rebuilt is not None:
+            owner, binding = rebuilt
+            return None, (
+                f"line {line_of(ctx, binding)} builds a new `{owner}` on each pass of the loop "
+                "around the step, which would hand it to the same `tf.function`: its variables "
+                "would be created in a second trace, and tf.function only supports singleton "
+                "tf.Variables created on the first call"
+            )
         levels, anytime = _after_the_step(ctx, found, start, end)
         moved_reads = name_use(moved).all_reads
         outputs = [
@@ -483,6 +496,38 @@ def _carried_state(
         if isinstance(n, cst.Name)
     }
     return [name for name in inputs if name in writes and name not in fresh]
+
+
+def _rebuilt_owner(
+    ctx: RuleContext, found: _Loop, step: list[cst.CSTNode], inputs: list[str]
+) -> tuple[str, cst.CSTNode] | None:
+    """A model or optimizer the loops around the step bind afresh (one per
+    ensemble member or fold) and the step would take as an argument: the
+    step is defined once, before the outermost loop, so the second object
+    meets a `tf.function` already traced, and creating its variables there
+    raises. (name, binding statement), or None."""
+    from tfrewrite.analysis.models import trained_models
+
+    block = cst.IndentedBlock(body=step)  # type: ignore[arg-type]
+    owners = set(trained_models(ctx, block) or ())
+    for node in iter_nodes(block):
+        if isinstance(node, cst.Call) and method_name(node) in ("apply_gradients", "minimize"):
+            owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
+            if owner:
+                owners.add(owner)
+    inside = {id(n) for statement in step for n in iter_nodes(statement)}
+    for node in iter_nodes(found.outermost, into_functions=False):
+        if id(node) in inside:
+            continue
+        for target, value, _ in iter_assignments_here(node):
+            if not isinstance(target, cst.Name) or target.value not in inputs:
+                continue
+            qualified = (
+                ctx.names.qualified_name(value.func) if isinstance(value, cst.Call) else None
+            )
+            if target.value in owners or (qualified and builds_variables(qualified)):
+                return target.value, node
+    return None
 
 
 def _python_values(ctx: RuleContext, found: _Loop) -> set[str]:

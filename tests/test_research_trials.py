@@ -1,0 +1,63 @@
+"""Minimal reproductions of problems seen running tfrewrite on public TF2
+research code (GANs, diffusion models, ensembles, RL agents) as a new user
+would: each test is one pattern, paraphrased."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source, fix_source
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+ENSEMBLE = """
+    import tensorflow as tf
+
+
+    def build():
+        return tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+
+    def main(dataset, members):
+        for member in range(members):
+            model = build()
+            optimizer = tf.keras.optimizers.Adam(0.01)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+"""
+
+
+def test_an_inline_step_of_a_model_built_per_ensemble_member_is_not_extracted():
+    """The step would be defined once, before the member loop, and handed a
+    new model and optimizer per member: the second member's variables would
+    be created in a second trace, which raises."""
+    [finding] = check_source(_d(ENSEMBLE), select=["TFR303"])
+    assert finding.fix is None
+    assert "line 10 builds a new `model` on each pass of the loop" in finding.message
+    assert "singleton tf.Variables created on the first call" in finding.message
+
+
+def test_an_inline_step_of_an_optimizer_built_per_fold_is_not_extracted():
+    """The model is built once, the optimizer per fold: the same failure."""
+    source = _d(ENSEMBLE).replace("        model = build()\n", "")
+    source = source.replace("    for member in", "    model = build()\n    for member in")
+    [finding] = check_source(source, select=["TFR303"])
+    assert finding.fix is None
+    assert "builds a new `optimizer` on each pass of the loop" in finding.message
+
+
+def test_an_inline_step_of_objects_built_before_the_loops_is_still_extracted():
+    source = _d(ENSEMBLE).replace("        model = build()\n", "")
+    source = source.replace("        optimizer = tf.keras.optimizers.Adam(0.01)\n", "")
+    source = source.replace(
+        "    for member in",
+        "    model = build()\n    optimizer = tf.keras.optimizers.Adam(0.01)\n    for member in",
+    )
+    fixed = fix_source(source, select=["TFR303"], unsafe_fixes=True)
+    assert "def train_step(x, y):" in fixed, fixed
