@@ -61,3 +61,45 @@ def test_an_inline_step_of_objects_built_before_the_loops_is_still_extracted():
     )
     fixed = fix_source(source, select=["TFR303"], unsafe_fixes=True)
     assert "def train_step(x, y):" in fixed, fixed
+
+
+SETTLED_SIZE = """
+    import tensorflow as tf
+
+
+    def main(flags, builder, dataset):
+        steps_per_epoch = flags.size // flags.batch_size
+        steps_per_epoch = builder.num_examples // flags.batch_size
+
+        @tf.function
+        def train_step(iterator):
+            for _ in tf.range(tf.cast(steps_per_epoch, tf.int32)):
+                tf.print(next(iterator))
+
+        for epoch in range(flags.epochs):
+            train_step(iter(dataset))
+"""
+
+
+def test_a_variable_rebound_only_before_the_step_is_defined_is_not_frozen_state():
+    """A size set from the flags, then from the dataset builder, all before
+    the traced step is defined: every trace sees its final value."""
+    assert check_source(_d(SETTLED_SIZE), select=["TFR201"]) == []
+
+
+def test_a_variable_rebound_after_the_step_is_defined_is_still_frozen_state():
+    source = _d(SETTLED_SIZE).replace(
+        "    for epoch in range(flags.epochs):\n",
+        "    steps_per_epoch = 2 * steps_per_epoch\n    for epoch in range(flags.epochs):\n",
+    )
+    [finding] = check_source(source, select=["TFR201"])
+    assert "`steps_per_epoch` is Python state (a variable of `main` it rebinds)" in finding.message
+
+
+def test_a_variable_the_loop_around_the_step_rebinds_is_still_frozen_state():
+    source = _d(SETTLED_SIZE).replace(
+        "        train_step(iter(dataset))\n",
+        "        train_step(iter(dataset))\n        steps_per_epoch = epoch + 1\n",
+    )
+    [finding] = check_source(source, select=["TFR201"])
+    assert "`steps_per_epoch`" in finding.message

@@ -26,6 +26,7 @@ from tfrewrite.analysis.state import (
     is_plain_value,
     module_containers,
     rebound_in_loops,
+    settled_before,
     subscript_writes,
 )
 from tfrewrite.analysis.vocabulary import is_setup_method
@@ -129,7 +130,8 @@ class FrozenState:
         }
         parent = function.parent
         if parent is not None and parent.runs_traced is None:
-            for name in rebound_in_loops(parent.node, ctx.names):
+            settled = settled_before(parent.node, function.node)
+            for name in rebound_in_loops(parent.node, ctx.names) - settled:
                 frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
         attributes = self._rebound_attributes(function)
         held = self._held_state(function)

@@ -246,6 +246,47 @@ def subscript_writes(root: cst.CSTNode) -> set[str]:
     return found
 
 
+def settled_before(function: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:
+    """Names `function`'s own body binds only before the statement defining
+    `nested`, and never in a loop: however often they are rebound (a dataset
+    size set once from flags, then from the dataset builder), every call of
+    `nested`, and so its first trace, sees their final value."""
+    bound: set[str] = set()
+    unsettled: set[str] = set()
+    passed = False
+
+    def visit(node: cst.CSTNode, in_loop: bool) -> None:
+        nonlocal passed
+        if node is nested:
+            passed = True
+            return
+        if node is not function.body and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return
+        names: list[str] = []
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    names += [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(
+                    small.target, cst.Name
+                ):
+                    names.append(small.target.value)
+        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            names.append(node.target.value)
+            unsettled.add(node.target.value)
+        bound.update(names)
+        if in_loop or passed:
+            unsettled.update(names)
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        for child in statement_children(node):
+            visit(child, loop)
+
+    visit(function.body, False)
+    return bound - unsettled
+
+
 def rebound_in_loops(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
     """Names `function`'s own body binds inside a loop or more than once,
     each time to a plain value (`is_plain_value`): a nested function that

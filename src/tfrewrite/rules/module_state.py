@@ -218,6 +218,23 @@ class ModuleStateInTracedCode(Rule):
             """
             import tensorflow as tf
 
+            def make_epoch(flags, builder):
+                steps = flags.size // flags.batch_size
+                steps = builder.num_examples // flags.batch_size
+
+                @tf.function
+                def train_epoch(iterator):
+                    for _ in tf.range(tf.cast(steps, tf.int32)):
+                        tf.print(next(iterator))
+
+                return train_epoch
+            """,
+            note="rebound by the enclosing function before the step exists: it sees the last value",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
             class NoisyDense(tf.keras.layers.Layer):
                 def __init__(self, units):
                     super().__init__()
