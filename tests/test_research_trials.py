@@ -103,3 +103,27 @@ def test_a_variable_the_loop_around_the_step_rebinds_is_still_frozen_state():
     )
     [finding] = check_source(source, select=["TFR201"])
     assert "`steps_per_epoch`" in finding.message
+
+
+GRADIENT_PENALTY = """
+    import tensorflow as tf
+
+
+    def critic_step(discriminator, optimizer, real):
+        with tf.GradientTape() as tape:
+            with tf.GradientTape() as inner:
+                inner.watch(real)
+                score = tf.reduce_sum(discriminator(real))
+            penalty = tf.square(tf.norm(inner.gradient(score, real)) - 1.0)
+            loss = -score + 10.0 * penalty
+        grads = tape.gradient(loss, discriminator.trainable_variables)
+        optimizer.apply_gradients(zip(grads, discriminator.trainable_variables))
+"""
+
+
+def test_a_model_call_in_a_nested_gradient_penalty_tape_is_reported_once():
+    """The discriminator call sits in both tapes; it is one finding, one fix."""
+    [finding] = check_source(_d(GRADIENT_PENALTY), select=["TFR304"])
+    assert finding.start.line == 8
+    fixed = fix_source(_d(GRADIENT_PENALTY), select=["TFR304"], unsafe_fixes=True)
+    assert "discriminator(real, training=True)" in fixed

@@ -295,12 +295,17 @@ class MissingTrainingFlag(Rule):
             # In a Keras `train_step` what the step differentiates is a Keras
             # model or layer, whatever its name (`self.mini_vgg`).
             differentiated = trained if id(root) in overrides else None
+            # A tape nested in another (a gradient penalty's) holds calls of both.
+            seen: set[int] = set()
             for tape in tapes:
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
                         ctx, node, models, in_method, differentiated
                     ):
                         continue
+                    if id(node) in seen:
+                        continue
+                    seen.add(id(node))
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     if any(a.keyword and "train" in a.keyword.value for a in node.args):
