@@ -127,3 +127,55 @@ def test_a_model_call_in_a_nested_gradient_penalty_tape_is_reported_once():
     assert finding.start.line == 8
     fixed = fix_source(_d(GRADIENT_PENALTY), select=["TFR304"], unsafe_fixes=True)
     assert "discriminator(real, training=True)" in fixed
+
+
+REPLICA_STEP = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def ensemble_crossentropy(labels, logits):
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+
+
+    def main(strategy, model, optimizer, dataset):
+        @tf.function
+        def train_step(iterator):
+            def step_fn(inputs):
+                images, labels = inputs
+                with tf.GradientTape() as tape:
+                    loss = ensemble_crossentropy(labels, model(images, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            strategy.run(step_fn, args=(next(iterator),))
+
+        iterator = iter(dataset)
+        for _ in range(10):
+            train_step(iterator)
+"""
+
+
+def test_a_loss_a_traced_steps_replica_function_calls_is_a_redundant_boundary():
+    """The per-replica `step_fn` handed to `strategy.run` inside a traced
+    step is traced with it: the loss's decorator is not all that is compiled."""
+    [finding] = check_source(_d(REPLICA_STEP), select=["TFR301"])
+    assert "the train step `step_fn` that calls it is already traced" in finding.message
+    fixed = fix_source(_d(REPLICA_STEP), select=["TFR301"])
+    assert "@tf.function\ndef ensemble_crossentropy" not in fixed
+
+
+KERAS_LOSS = """
+    import tensorflow as tf
+
+
+    class AdaptiveScaleLoss(tf.keras.losses.Loss):
+        @tf.function
+        def call(self, y_true, y_pred):
+            return tf.reduce_mean(tf.square(y_true - y_pred))
+"""
+
+
+def test_a_keras_loss_call_decorator_is_described_as_redundant_under_fit():
+    [finding] = check_source(_d(KERAS_LOSS), select=["TFR301"])
+    assert "`fit` traces a loss given to `compile` with its train step" in finding.message

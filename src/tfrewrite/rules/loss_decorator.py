@@ -110,13 +110,17 @@ def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionSc
 
 
 def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
-    """Train steps in this file, already decorated, that differentiate the loss."""
+    """Train steps in this file, already traced, that differentiate the loss:
+    decorated, or nested in a decorated function (the per-replica `step_fn`
+    a traced step hands to `strategy.run`)."""
     steps = []
     for tape_loss in ctx.index.tape_losses:
         if tape_loss.callee not in keys:
             continue
         function = next((f for f in ctx.functions if f.qualname == tape_loss.function), None)
-        if function is not None and tf_function_decorator(ctx, function.node) is not None:
+        if function is not None and (
+            tf_function_decorator(ctx, function.node) is not None or function.traced is not None
+        ):
             steps.append(function.node.name.value)
     return sorted(set(steps))
 
@@ -341,6 +345,13 @@ class LossDecorator(Rule):
             text = (
                 f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: the "
                 f"train step {where} that calls it is already traced, and traces the loss with it"
+            )
+        elif function.is_method and name == "call" and not callers:
+            # A `keras.losses.Loss` subclass: mostly given to `compile`.
+            text = (
+                f"`@tf.function` on the loss `{name}` is a redundant graph boundary: `fit` "
+                "traces a loss given to `compile` with its train step; a custom loop that "
+                "calls it eagerly compiles only the loss. Decorate the train step instead"
             )
         else:
             text = (
