@@ -179,3 +179,40 @@ KERAS_LOSS = """
 def test_a_keras_loss_call_decorator_is_described_as_redundant_under_fit():
     [finding] = check_source(_d(KERAS_LOSS), select=["TFR301"])
     assert "`fit` traces a loss given to `compile` with its train step" in finding.message
+
+
+HAND_DRAWN_BATCH = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def main(model, optimizer, epochs):
+        x_train = np.random.rand(64, 3).astype("float32")
+        y_train = np.random.rand(64, 1).astype("float32")
+        for epoch in range(epochs):
+            perm = np.random.permutation(64)
+            for batch in tf.data.Dataset.range(4):
+                with tf.GradientTape() as tape:
+                    idx = perm[:16]
+                    pred = model(x_train[idx], training=True)
+                    loss = tf.reduce_mean(tf.square(pred - y_train[idx]))
+                grads = tape.gradient(loss, model.trainable_weights)
+                optimizer.apply_gradients(zip(grads, model.trainable_weights))
+"""
+
+
+def test_an_inline_step_indexing_a_numpy_array_with_a_handed_array_is_not_extracted():
+    """`perm` would become a tensor argument, `x_train` stays the NumPy array
+    the step closes over: NumPy cannot index with a symbolic tensor."""
+    [finding] = check_source(_d(HAND_DRAWN_BATCH), select=["TFR303"])
+    assert finding.fix is None
+    assert "line 13 indexes the NumPy array `x_train` with `perm`" in finding.message
+
+
+def test_an_inline_step_indexing_a_numpy_array_with_a_range_counter_is_not_refused_for_it():
+    """A `range` counter stays a Python number: NumPy indexes with it (its
+    retracing is another matter)."""
+    source = _d(HAND_DRAWN_BATCH).replace("tf.data.Dataset.range(4)", "range(4)")
+    source = source.replace("idx = perm[:16]", "idx = batch")
+    [finding] = check_source(source, select=["TFR303"])
+    assert "indexes the NumPy array" not in finding.message

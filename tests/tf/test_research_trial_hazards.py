@@ -91,3 +91,61 @@ def test_a_step_extracted_before_a_loop_that_builds_its_model_fails_once_traced(
     traced = _import(EXTRACTED, tmp_path, "ensemble_traced")
     with pytest.raises(Exception):  # noqa: B017, PT011 - Keras 2 and 3 raise differently
         traced.main(_dataset(), 2)
+
+
+HAND_DRAWN_BATCH = """\
+import numpy as np
+import tensorflow as tf
+
+
+def main(epochs):
+    x_train = np.linspace(0.0, 1.0, 48, dtype="float32").reshape(16, 3)
+    y_train = x_train.sum(axis=1, keepdims=True)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    for epoch in range(epochs):
+        perm = np.random.permutation(16)
+        for batch in tf.data.Dataset.range(2):
+            with tf.GradientTape() as tape:
+                idx = perm[:8]
+                loss = tf.reduce_mean(tf.square(model(x_train[idx], training=True) - y_train[idx]))
+            grads = tape.gradient(loss, model.trainable_weights)
+            optimizer.apply_gradients(zip(grads, model.trainable_weights))
+    return float(loss)
+"""
+
+# What extracting the step (taking `perm`) would give.
+HAND_DRAWN_EXTRACTED = HAND_DRAWN_BATCH.replace(
+    """    for epoch in range(epochs):""",
+    """
+    @tf.function
+    def train_step(perm):
+        with tf.GradientTape() as tape:
+            idx = perm[:8]
+            loss = tf.reduce_mean(tf.square(model(x_train[idx], training=True) - y_train[idx]))
+        grads = tape.gradient(loss, model.trainable_weights)
+        optimizer.apply_gradients(zip(grads, model.trainable_weights))
+        return loss
+
+    for epoch in range(epochs):""",
+).replace(
+    """            with tf.GradientTape() as tape:
+                idx = perm[:8]
+                loss = tf.reduce_mean(tf.square(model(x_train[idx], training=True) - y_train[idx]))
+            grads = tape.gradient(loss, model.trainable_weights)
+            optimizer.apply_gradients(zip(grads, model.trainable_weights))
+""",
+    """            loss = train_step(perm)
+""",
+)
+
+
+def test_a_step_indexing_a_numpy_array_with_its_argument_fails_once_traced(tmp_path):
+    [finding] = check_source(HAND_DRAWN_BATCH, select=["TFR303"])
+    assert finding.fix is None and "indexes the NumPy array `x_train`" in finding.message
+    assert "loss = train_step(perm)" in HAND_DRAWN_EXTRACTED
+    eager = _import(HAND_DRAWN_BATCH, tmp_path, "hand_drawn_eager")
+    assert eager.main(2) >= 0.0  # trains as written
+    traced = _import(HAND_DRAWN_EXTRACTED, tmp_path, "hand_drawn_traced")
+    with pytest.raises(Exception, match="symbolic"):  # noqa: PT011 - the error class varies
+        traced.main(2)

@@ -10,6 +10,7 @@ import libcst as cst
 from tfrewrite.analysis.bindings import iter_assignments, iter_assignments_here
 from tfrewrite.analysis.liveness import Level, read_later
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.numpy_indexing import numpy_indexed_by_argument
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
     applies_gradients,
@@ -132,9 +133,13 @@ class InlineTrainingLoop(Rule):
         `return`, or the loops around it build a new model or optimizer for
         it on each pass (one per ensemble member or fold): defined once before
         them, the step would create the second one's variables in a second
-        trace, which raises. The same `fix` then checks the step, and the functions it
-        calls, as the traced code they now are: what a rule can fix there
-        (a static shape, TFR107) is fixed in the same run, the rest reported.
+        trace, which raises; or the step indexes a NumPy array it closes
+        over with a value it would take as an argument (`x_train[perm[:64]]`
+        with the epoch's `perm = np.random.permutation(n)`): traced, that
+        value is a symbolic tensor, and NumPy cannot index with one. The
+        same `fix` then checks the step, and the functions it calls, as the
+        traced code they now are: what a rule can fix there (a static shape,
+        TFR107) is fixed in the same run, the rest reported.
     """
     examples = (
         Invalid(
@@ -325,6 +330,16 @@ class InlineTrainingLoop(Rule):
                 "around the step, which would hand it to the same `tf.function`: its variables "
                 "would be created in a second trace, and tf.function only supports singleton "
                 "tf.Variables created on the first call"
+            )
+        indexed = numpy_indexed_by_argument(ctx, _scope_of(ctx, found.loop), step, inputs)
+        if indexed is not None:
+            subscript, array, argument = indexed
+            return None, (
+                f"line {line_of(ctx, subscript)} indexes the NumPy array `{array}` with "
+                f"`{argument}`, which the step would take as an argument: traced, it is a "
+                "symbolic tensor, and NumPy cannot index with one (Cannot convert a symbolic "
+                "tf.Tensor to a numpy array); index a tensor (`tf.gather`) or slice the batch "
+                "before the step"
             )
         levels, anytime = _after_the_step(ctx, found, start, end)
         moved_reads = name_use(moved).all_reads
