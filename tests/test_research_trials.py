@@ -216,3 +216,75 @@ def test_an_inline_step_indexing_a_numpy_array_with_a_range_counter_is_not_refus
     source = source.replace("idx = perm[:16]", "idx = batch")
     [finding] = check_source(source, select=["TFR303"])
     assert "indexes the NumPy array" not in finding.message
+
+
+FILTER_ASCENT = """
+    import tensorflow as tf
+
+
+    def ascent_step(feature_extractor, image_var, filter_index, optimizer):
+        with tf.GradientTape() as tape:
+            tape.watch(image_var)
+            activation = feature_extractor(tf.expand_dims(image_var[0], 0))
+            loss = tf.reduce_mean(activation[..., filter_index])
+        grads = tape.gradient(loss, image_var)
+        grads = tf.math.l2_normalize(grads)
+        optimizer.apply_gradients(zip(grads * -1, image_var))
+        return loss, image_var
+
+
+    def visualize(feature_extractor, image, optimizer):
+        image_var = [tf.Variable(image)]
+        for _ in range(30):
+            loss, image_var = ascent_step(feature_extractor, image_var, 0, optimizer)
+        return image_var[0].numpy()
+"""
+
+
+def test_a_step_zipping_a_stacked_gradient_tensor_is_not_decorated():
+    """`l2_normalize` stacks the list of gradients into one tensor; `zip`
+    iterates over it, which only eager execution allows."""
+    [finding] = check_source(_d(FILTER_ASCENT), select=["TFR302"])
+    assert finding.fix is None
+    assert "line 11 iterates over the tensor `grads * -1` in Python with `zip(...)`" in (
+        finding.message
+    )
+
+
+def test_a_step_zipping_a_list_of_gradients_is_still_decorated():
+    source = _d(FILTER_ASCENT).replace("    grads = tf.math.l2_normalize(grads)\n", "")
+    source = source.replace("zip(grads * -1, image_var)", "zip(grads, image_var)")
+    fixed = fix_source(source, select=["TFR302"])
+    assert "@tf.function\ndef ascent_step" in fixed
+
+
+def test_a_model_called_for_gradient_ascent_on_its_input_is_not_reported():
+    """The step watches and updates the image; the feature extractor is
+    frozen, and `training=True` would switch its batch normalization."""
+    assert check_source(_d(FILTER_ASCENT), select=["TFR304"]) == []
+
+
+UNPACKED_SHAPE = """
+    import tensorflow as tf
+
+
+    def train_step(model, optimizer, x, y):
+        batch, width = tf.shape(x)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(model(x, training=True) - y)) / tf.cast(batch, "float32")
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    def fit(model, optimizer, batches):
+        for x, y in batches:
+            train_step(model, optimizer, x, y)
+"""
+
+
+def test_a_step_unpacking_a_dynamic_shape_is_not_decorated():
+    [finding] = check_source(_d(UNPACKED_SHAPE), select=["TFR302"])
+    assert finding.fix is None
+    assert "iterates over the tensor `tf.shape(x)` in Python with an unpacking assignment" in (
+        finding.message
+    )

@@ -149,3 +149,40 @@ def test_a_step_indexing_a_numpy_array_with_its_argument_fails_once_traced(tmp_p
     traced = _import(HAND_DRAWN_EXTRACTED, tmp_path, "hand_drawn_traced")
     with pytest.raises(Exception, match="symbolic"):  # noqa: PT011 - the error class varies
         traced.main(2)
+
+
+FILTER_ASCENT = """\
+import tensorflow as tf
+
+
+def ascent_step(feature_extractor, image_var, optimizer):
+    with tf.GradientTape() as tape:
+        tape.watch(image_var)
+        loss = tf.reduce_mean(feature_extractor(tf.expand_dims(image_var[0], 0)))
+    grads = tape.gradient(loss, image_var)
+    grads = tf.math.l2_normalize(grads)
+    optimizer.apply_gradients(zip(grads * -1, image_var))
+    return loss
+
+
+def visualize(steps):
+    tf.keras.utils.set_random_seed(0)
+    inputs = tf.keras.Input((6, 6, 3))
+    feature_extractor = tf.keras.Model(inputs, tf.keras.layers.Conv2D(2, 3)(inputs))
+    image_var = [tf.Variable(tf.reshape(tf.range(108, dtype=tf.float32), (6, 6, 3)) / 108.0)]
+    optimizer = tf.keras.optimizers.SGD(1.0)
+    for _ in range(steps):
+        loss = ascent_step(feature_extractor, image_var, optimizer)
+    return float(loss)
+"""
+
+
+def test_a_step_zipping_a_stacked_gradient_tensor_fails_once_decorated(tmp_path):
+    [finding] = check_source(FILTER_ASCENT, select=["TFR302"])
+    assert finding.fix is None and "iterates over the tensor `grads * -1`" in finding.message
+    eager = _import(FILTER_ASCENT, tmp_path, "ascent_eager")
+    assert isinstance(eager.visualize(3), float)  # runs as written
+    decorated = FILTER_ASCENT.replace("def ascent_step", "@tf.function\ndef ascent_step")
+    traced = _import(decorated, tmp_path, "ascent_traced")
+    with pytest.raises(Exception, match="Iterating over a symbolic"):  # noqa: PT011
+        traced.visualize(3)

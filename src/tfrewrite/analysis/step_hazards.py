@@ -16,6 +16,7 @@ from tfrewrite.analysis.fresh_arguments import fresh_object_arguments
 from tfrewrite.analysis.frozen_state import FrozenState
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.project import keras_leaf
+from tfrewrite.analysis.tensor_iteration import tensor_iterations
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
     Blocker,
@@ -240,6 +241,7 @@ def decoration_blockers(
     )
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
     blockers.extend(fresh_object_arguments(ctx, function))
+    blockers.extend(tensor_iterations(ctx, function))
     plain_methods = _python_methods(ctx)
     owner = ctx.class_of(function)
     info = ctx.index.classes.get(owner[0]) if owner is not None else None

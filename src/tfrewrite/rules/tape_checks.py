@@ -137,6 +137,24 @@ def _is_model_call(
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
+def _optimizes_watched_inputs(body: cst.CSTNode) -> bool:
+    """Whether every gradient the scope takes is with respect to a value it
+    watches (`tape.watch(image_var)`, then `tape.gradient(loss, image_var)`):
+    a filter visualization or an adversarial example updates its input, and
+    the model it calls stays frozen, in inference mode."""
+    watched: set[str] = set()
+    sources: list[cst.BaseExpression] = []
+    for node in iter_nodes(body, into_functions=False):
+        if not isinstance(node, cst.Call) or not node.args:
+            continue
+        method = method_name(node)
+        if method == "watch":
+            watched |= {n.value for n in iter_nodes(node.args[0].value) if isinstance(n, cst.Name)}
+        elif method == "gradient" and len(node.args) > 1:
+            sources.append(node.args[1].value)
+    return bool(sources) and all(isinstance(s, cst.Name) and s.value in watched for s in sources)
+
+
 def _opened(ctx: RuleContext, node: cst.With, known: dict[str, cst.With]) -> set[str]:
     """Tapes a `with` opens: `with tf.GradientTape() as tape:`, or `with tape:`
     re-entering a persistent tape opened before."""
@@ -292,6 +310,8 @@ class MissingTrainingFlag(Rule):
             if models is None:
                 models = _model_names(ctx)
             trained = trained_models(ctx, _body(root))
+            if trained is None and _optimizes_watched_inputs(_body(root)):
+                continue  # gradient ascent on an image: the model is frozen
             # In a Keras `train_step` what the step differentiates is a Keras
             # model or layer, whatever its name (`self.mini_vgg`).
             differentiated = trained if id(root) in overrides else None
