@@ -49,26 +49,28 @@ class UndecoratedTrainStep(Rule):
         `print` becomes `tf.print`, `.numpy()`/`float()` on a tensor that only
         feeds TensorFlow the tensor itself, a Python `if` on a tensor a
         `tf.cond`, NumPy and `random` calls their TensorFlow forms. The fix is
-        unsafe when one of those fixes is. When one of them cannot be fixed
-        (a module global updated per epoch is frozen, `logging` or `time`
-        calls run once, `open`/`input`, a list outside the step appended to, a
+        unsafe when one of those fixes is. When one of them cannot be fixed (a
+        module global updated per epoch is frozen, `logging` or `time` calls
+        run once, `open`/`input`, a list outside the step appended to, a
         variable or metric created per call, a model or optimizer built again
         for the step, as a notebook section that starts over with `net =
         Net()` does: its variables would be created in a second trace, or the
-        traced step would go on with the first one; a method of a plain Python
-        object the step holds, such as a replay buffer's `self.memory.sample(32)`
-        whose batch tracing would freeze, wherever the project defines its
-        class), the step is not decorated and the finding lists every blocker
-        with its line. A method of a held object whose class tfrewrite cannot
-        see (a package's, not the project's) may be plain Python too: the fix
-        is then unsafe. A commented-out
-        `# @tf.function` right above the step is a blocker too: its author
-        turned tracing off on purpose. `Model.train_step`
-        overrides are left alone: Keras traces them. So are a function whose
-        tape sits in a loop of its own (a training loop: TFR303's case) and a
-        method that learns from lists its class grows between calls (a
-        REINFORCE update over the episode's `self.rewards`): each call has a
-        new length, so traced it would trace again on every call.
+        traced step would go on with the first one; Python iteration over a
+        tensor, as `zip` over gradients `tf.math.l2_normalize` stacked into
+        one tensor or `h, w = tf.shape(x)`, which tracing does not allow; a
+        method of a plain Python object the step holds, such as a replay
+        buffer's `self.memory.sample(32)` whose batch tracing would freeze,
+        wherever the project defines its class), the step is not decorated and
+        the finding lists every blocker with its line. A method of a held
+        object whose class tfrewrite cannot see (a package's, not the
+        project's) may be plain Python too: the fix is then unsafe. A
+        commented-out `# @tf.function` right above the step is a blocker too:
+        its author turned tracing off on purpose. `Model.train_step` overrides
+        are left alone: Keras traces them. So are a function whose tape sits
+        in a loop of its own (a training loop: TFR303's case) and a method
+        that learns from lists its class grows between calls (a REINFORCE
+        update over the episode's `self.rewards`): each call has a new length,
+        so traced it would trace again on every call.
     """
     examples = (
         Invalid(
