@@ -288,3 +288,18 @@ def test_a_step_unpacking_a_dynamic_shape_is_not_decorated():
     assert "iterates over the tensor `tf.shape(x)` in Python with an unpacking assignment" in (
         finding.message
     )
+
+
+def test_a_step_unpacking_an_op_that_returns_a_tuple_is_still_decorated():
+    """`tf.clip_by_global_norm` returns the clipped list and the norm: a
+    Python tuple, which unpacks traced as well as eagerly."""
+    source = _d(UNPACKED_SHAPE).replace(
+        "    batch, width = tf.shape(x)\n", "    batch = tf.shape(x)[0]\n"
+    )
+    source = source.replace(
+        "    optimizer.apply_gradients",
+        "    grads, _ = tf.clip_by_global_norm(grads, 5.0)\n    optimizer.apply_gradients",
+    )
+    assert "clip_by_global_norm" in source and "batch = tf.shape(x)[0]" in source
+    fixed = fix_source(source, select=["TFR302"])
+    assert "@tf.function\ndef train_step" in fixed, fixed

@@ -21,16 +21,30 @@ from tfrewrite.context import FunctionScope, RuleContext
 
 # Builtins that iterate over their argument in Python.
 _ITERATING = frozenset({"zip", "enumerate", "list", "tuple", "map", "sorted", "reversed"})
+# TensorFlow ops (by their last name) that return one tensor. Only these
+# count: many ops return a tuple (`tf.clip_by_global_norm` gives the clipped
+# list and the norm), which Python unpacks traced as well as eagerly.
+_SINGLE_RESULT = frozenset(
+    {
+        "shape", "l2_normalize", "reshape", "stack", "concat", "convert_to_tensor",
+        "constant", "cast", "transpose", "squeeze", "expand_dims", "gather", "gather_nd",
+        "range", "zeros", "ones", "zeros_like", "ones_like", "fill", "matmul", "add",
+        "subtract", "multiply", "divide", "abs", "square", "sqrt", "exp", "log", "tanh",
+        "sigmoid", "softmax", "relu", "reduce_sum", "reduce_mean", "reduce_max",
+        "reduce_min", "argmax", "argmin", "one_hot", "tile", "identity", "stop_gradient",
+        "clip_by_value", "normal", "uniform", "boolean_mask", "sort", "cumsum", "einsum",
+    }
+)  # fmt: skip
 
 
 class _Tensors:
-    """Whether an expression of one function is one tensor: a TensorFlow
-    op's result, arithmetic on one, or a name whose last binding before the
-    use is one (a name rebound from a list of gradients to their norm)."""
+    """Whether an expression of one function is one tensor: the result of a
+    TensorFlow op known to return one, an item or slice of one, arithmetic on
+    one, or a name whose last binding before the use is one (a name rebound
+    from a list of gradients to their norm)."""
 
     def __init__(self, ctx: RuleContext, function: FunctionScope) -> None:
         self.ctx = ctx
-        self.facts = ctx.tensors(function)
         self.bindings: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Assign):
@@ -47,8 +61,13 @@ class _Tensors:
         if depth > 5:
             return False
         if isinstance(expr, cst.Call):
-            # Ops returning several tensors (`tf.split`) are no tensor to the facts.
-            return self.facts.is_tensor(expr)
+            qualified = self.ctx.names.qualified_name(expr.func) or ""
+            return (
+                qualified.startswith("tensorflow.")
+                and qualified.rsplit(".", 1)[-1] in _SINGLE_RESULT
+            )
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(expr.value, line, depth + 1)
         if isinstance(expr, cst.BinaryOperation):
             return self.is_tensor(expr.left, line, depth + 1) or self.is_tensor(
                 expr.right, line, depth + 1
