@@ -248,3 +248,35 @@ def test_a_tensor_the_step_carries_to_the_next_batch_is_returned():
     fixed = fix_source(_d(CARRIED_TENSOR), select=["TFR303"], unsafe_fixes=True)
     assert "total = train_step(x, y, total)" in fixed, fixed
     assert "return total" in fixed
+
+
+REBOUND_PARAMETER = """
+    import tensorflow as tf
+
+    layer = tf.keras.layers.Dense(1)
+
+
+    @tf.function
+    def f(x):
+        if x > 0:
+            x = x * x
+        x = layer(tf.reshape(x, (1, 1)))
+        return x
+
+
+    f(tf.constant(2.0))
+"""
+
+
+def test_a_parameter_tested_before_it_is_rebound_is_still_its_tensor_argument():
+    """An AutoGraph tutorial tests `x > 0` on its argument and rebinds `x`
+    afterwards (to a layer's output, or to `0` in an `else`): at the test, `x`
+    is still the tensor argument, whatever the later bindings are."""
+    source = _d(REBOUND_PARAMETER)
+    fixed = fix_source(source, select=["TFR101"])
+    assert "x = tf.cond(x > 0, lambda: x * x, lambda: x)\n" in fixed, fixed
+    python_zero = source.replace("x = layer(tf.reshape(x, (1, 1)))", "").replace(
+        "x = x * x", "x = x * x\n    else:\n        x = 0"
+    )
+    [finding] = check_source(python_zero, select=["TFR101"])
+    assert finding.fix is None and "'x' is a Python int in the false branch" in finding.message

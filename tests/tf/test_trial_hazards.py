@@ -198,3 +198,33 @@ def test_an_extracted_step_returns_the_tensor_it_carries_to_the_next_batch(tmp_p
     assert float(fixed.total) > float(original.loss)  # three batches summed, not one
     for a, b in zip(original.model.get_weights(), fixed.model.get_weights(), strict=True):
         assert abs(a - b).max() < 1e-5
+
+
+REBOUND_PARAMETER = """\
+import tensorflow as tf
+
+layer = tf.keras.layers.Dense(1, kernel_initializer="ones")
+
+
+@tf.function
+def f(x):
+    if x > 0:
+        x = x * x
+    x = layer(tf.reshape(x, (1, 1)))
+    return x
+"""
+
+
+def test_a_parameter_tested_before_it_is_rebound_gives_a_cond_that_needs_no_autograph(tmp_path):
+    """The `if` on the argument, rebound after it, becomes a `tf.cond`: equal
+    to the original run eagerly, traced without AutoGraph, on both branches."""
+    fixed_source = fix_source(REBOUND_PARAMETER + "\nf(tf.constant(2.0))\n", select=["TFR101"])
+    assert "tf.cond(x > 0" in fixed_source
+    original = _import(REBOUND_PARAMETER, tmp_path, "rebound_original")
+    fixed = _import(fixed_source, tmp_path, "rebound_fixed")
+    traced = tf.function(fixed.f.python_function, autograph=False)
+    for value in (-3.0, 0.0, 2.0):
+        expected = original.f.python_function(tf.constant(value))
+        assert float(traced(tf.constant(value))[0, 0]) == pytest.approx(float(expected[0, 0]))
+    with pytest.raises(Exception):  # noqa: B017, PT011 - the Python `if` on a symbolic tensor
+        tf.function(original.f.python_function, autograph=False)(tf.constant(2.0))

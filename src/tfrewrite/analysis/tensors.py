@@ -298,6 +298,11 @@ class TensorFacts:
         for name, value, augmented, index, kills in self._ordered[:count]:
             seen.setdefault(name, []).append((value, augmented, index, kills))
         names = dict(self._names)
+        # A parameter rebound only after `statement` still holds its argument
+        # there (`if x > 0: x = x * x else: x = 0` tests the tensor argument).
+        for name in self.params:
+            if name not in seen and name in self._bindings:
+                names[name] = self._param_kinds.get(name, NOT_TENSOR)
         for name, values in seen.items():
             result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
             for value, augmented, index, kills in values:
