@@ -280,3 +280,81 @@ def test_a_parameter_tested_before_it_is_rebound_is_still_its_tensor_argument():
     )
     [finding] = check_source(python_zero, select=["TFR101"])
     assert finding.fix is None and "'x' is a Python int in the false branch" in finding.message
+
+
+EPISODE_UPDATE = """
+    import numpy as np
+    import tensorflow as tf
+
+    policy = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+    def update(states, actions, returns):
+        with tf.GradientTape() as tape:
+            probs = policy(states, training=True)
+            picked = tf.reduce_sum(tf.one_hot(actions, 2) * probs, axis=-1)
+            loss = -tf.reduce_mean(returns * tf.math.log(picked))
+        grads = tape.gradient(loss, policy.trainable_variables)
+        optimizer.apply_gradients(zip(grads, policy.trainable_variables))
+
+
+    for episode in range(3):
+        states = np.ones((4, 3), np.float32)
+        actions = np.array([0, 1, 1, 0])
+        returns = np.zeros(4)
+        update(states, actions, returns)
+"""
+
+
+def test_a_step_handed_a_float64_numpy_array_it_mixes_with_tensors_is_not_decorated():
+    """A policy-gradient tutorial builds the returns with `np.zeros(T)`:
+    eagerly `returns * log(...)` converts them to float32, traced they are a
+    float64 tensor argument and the product raises."""
+    [finding] = check_source(_d(EPISODE_UPDATE), select=["TFR302"])
+    assert finding.fix is None
+    assert "makes `returns` a NumPy array" in finding.message
+    assert "`returns * tf.math.log(picked)`" in finding.message
+    # `actions` (int64) only goes to `tf.one_hot`, `states` only to the model.
+    assert "`actions`" not in finding.message and "`states`" not in finding.message
+
+
+def test_a_float32_or_recast_numpy_array_does_not_block_the_decorator():
+    for source in (
+        EPISODE_UPDATE.replace("np.zeros(4)", "np.zeros(4, dtype=np.float32)"),
+        EPISODE_UPDATE.replace(
+            "        with tf.GradientTape() as tape:",
+            "        returns = tf.cast(returns, tf.float32)\n        with tf.GradientTape() as tape:",
+        ),
+    ):
+        [finding] = check_source(_d(source), select=["TFR302"])
+        assert finding.fix is not None, finding.message
+
+
+INLINE_EPISODE_UPDATE = """
+    import numpy as np
+    import tensorflow as tf
+
+    policy = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+    for episode in range(3):
+        trajectory = [(np.ones(3), 0, 1.0), (np.ones(3), 1, 0.5)]
+        states, actions, rewards = [np.array(part) for part in zip(*trajectory)]
+        with tf.GradientTape() as tape:
+            probs = policy(states, training=True)
+            picked = tf.reduce_sum(tf.one_hot(actions, 2) * probs, axis=-1)
+            loss = -tf.reduce_mean(rewards * tf.math.log(picked))
+        grads = tape.gradient(loss, policy.trainable_variables)
+        optimizer.apply_gradients(zip(grads, policy.trainable_variables))
+"""
+
+
+def test_an_inline_step_that_would_take_a_numpy_array_it_mixes_with_tensors_is_not_extracted():
+    [finding] = check_source(_d(INLINE_EPISODE_UPDATE), select=["TFR303"])
+    assert finding.fix is None
+    assert "makes `rewards` a NumPy array" in finding.message
+    done = INLINE_EPISODE_UPDATE.replace(
+        "[np.array(part) for part in zip(*trajectory)]", "map(np.array, zip(*trajectory))"
+    )
+    [finding] = check_source(_d(done), select=["TFR303"])
+    assert finding.fix is None and "makes `rewards` a NumPy array" in finding.message

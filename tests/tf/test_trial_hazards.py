@@ -228,3 +228,50 @@ def test_a_parameter_tested_before_it_is_rebound_gives_a_cond_that_needs_no_auto
         assert float(traced(tf.constant(value))[0, 0]) == pytest.approx(float(expected[0, 0]))
     with pytest.raises(Exception):  # noqa: B017, PT011 - the Python `if` on a symbolic tensor
         tf.function(original.f.python_function, autograph=False)(tf.constant(2.0))
+
+
+EPISODE_UPDATE = """\
+import numpy as np
+import tensorflow as tf
+
+policy = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+def update(states, actions, returns):
+    with tf.GradientTape() as tape:
+        probs = policy(states, training=True)
+        picked = tf.reduce_sum(tf.one_hot(actions, 2) * probs, axis=-1)
+        loss = -tf.reduce_mean(returns * tf.math.log(picked))
+    grads = tape.gradient(loss, policy.trainable_variables)
+    optimizer.apply_gradients(zip(grads, policy.trainable_variables))
+    return loss
+
+
+losses = []
+for episode in range(2):
+    states = np.ones((4, 3), np.float32)
+    actions = np.array([0, 1, 1, 0])
+    returns = np.zeros(4)
+    returns[:] = [1.0, 2.0, 3.0, 4.0]
+    losses.append(float(update(states, actions, returns)))
+"""
+
+
+def test_a_float64_numpy_array_an_undecorated_step_mixes_with_tensors_fails_once_traced(tmp_path):
+    [finding] = check_source(EPISODE_UPDATE, select=["TFR302"])
+    assert finding.fix is None and "makes `returns` a NumPy array" in finding.message
+    eager = _import(EPISODE_UPDATE, tmp_path, "numpy_returns_eager")
+    assert len(eager.losses) == 2
+    decorated = EPISODE_UPDATE.replace("def update", "@tf.function\ndef update")
+    with pytest.raises(TypeError, match="float64"):
+        _import(decorated, tmp_path, "numpy_returns_traced")
+    # Made float32, the same step takes the decorator and computes the same losses.
+    float32 = EPISODE_UPDATE.replace("np.zeros(4)", "np.zeros(4, np.float32)")
+    fixed_source = fix_source(float32, select=["TFR302"])
+    assert "@tf.function\ndef update" in fixed_source
+    tf.keras.utils.set_random_seed(0)
+    expected = _import(float32, tmp_path, "numpy_float32_eager").losses
+    tf.keras.utils.set_random_seed(0)
+    traced = _import(fixed_source, tmp_path, "numpy_float32_traced").losses
+    assert traced == pytest.approx(expected, rel=1e-5)

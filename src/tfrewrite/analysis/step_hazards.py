@@ -15,6 +15,12 @@ import libcst as cst
 from tfrewrite.analysis.fresh_arguments import fresh_object_arguments
 from tfrewrite.analysis.frozen_state import FrozenState
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.numpy_arguments import (
+    argument_names,
+    mixed_with_tensors,
+    numpy_argument_hazard,
+    numpy_arrays,
+)
 from tfrewrite.analysis.project import keras_leaf
 from tfrewrite.analysis.tensor_iteration import tensor_iterations
 from tfrewrite.analysis.training import (
@@ -311,6 +317,7 @@ def decoration_blockers(
                     "the step would take over from its loss",
                 )
             )
+    blockers.extend(_numpy_arguments(ctx, function, loops))
     name = function.node.name.value
     for loop in loops:
         counters = _loop_counters(loop)
@@ -327,6 +334,40 @@ def decoration_blockers(
                             f"(`tf.constant({arg.value.value})`) or drop the argument",
                         )
                     )
+    return blockers
+
+
+def _numpy_arguments(
+    ctx: RuleContext, function: FunctionScope, loops: list[cst.For | cst.While]
+) -> list[Blocker]:
+    """NumPy arrays the calling loops hand to the step, which mixes them with
+    tensors: traced, they arrive as tensors of their own dtype (float64,
+    bool), and the step's arithmetic raises (see `numpy_arguments`)."""
+    name = function.node.name.value
+    uses = mixed_with_tensors(function.node.body, _parameters(function))
+    if not uses:
+        return []
+    blockers: list[Blocker] = []
+    seen: set[str] = set()
+    arrays_of: dict[int, dict[str, cst.CSTNode]] = {}
+    for loop in loops:
+        for call in calls_to(loop.body, name):
+            home = _enclosing_function(ctx, call)
+            scope: cst.CSTNode = home if home is not None else ctx.module
+            if id(scope) not in arrays_of:
+                arrays_of[id(scope)] = numpy_arrays(ctx, scope)
+            arrays = arrays_of[id(scope)]
+            for param, passed in argument_names(call, function.node, function.is_method).items():
+                if param not in uses or passed not in arrays or param in seen:
+                    continue
+                seen.add(param)
+                taken = "" if param == passed else f" as `{param}`"
+                blockers.append(
+                    Blocker(
+                        *lines_of(ctx, arrays[passed]),
+                        numpy_argument_hazard(passed, taken, ctx.code(uses[param]).strip()),
+                    )
+                )
     return blockers
 
 

@@ -10,6 +10,11 @@ import libcst as cst
 from tfrewrite.analysis.bindings import iter_assignments, iter_assignments_here
 from tfrewrite.analysis.liveness import Level, read_later
 from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.numpy_arguments import (
+    mixed_with_tensors,
+    numpy_argument_hazard,
+    numpy_arrays,
+)
 from tfrewrite.analysis.numpy_indexing import numpy_indexed_by_argument
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
@@ -360,6 +365,9 @@ class InlineTrainingLoop(Rule):
                 )
             if carried_name not in outputs:
                 outputs.append(carried_name)  # the next batch's step reads it
+        refusal = _numpy_inputs(ctx, found, step, inputs)
+        if refusal is not None:
+            return None, refusal
         alias, imports = ctx.tensorflow()
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
         if feeds_short_final_batch(ctx, found.loop):
@@ -542,6 +550,24 @@ def _rebuilt_owner(
             )
             if target.value in owners or (qualified and builds_variables(qualified)):
                 return target.value, node
+    return None
+
+
+def _numpy_inputs(
+    ctx: RuleContext, found: _Loop, step: list[cst.CSTNode], inputs: list[str]
+) -> str | None:
+    """Why the step cannot take a NumPy array its scope builds and the step
+    mixes with tensors (see `numpy_arguments`), or None."""
+    uses = mixed_with_tensors(step, set(inputs))
+    if not uses:
+        return None
+    arrays = numpy_arrays(ctx, _scope_of(ctx, found.loop))
+    for name in inputs:
+        if name in uses and name in arrays:
+            operation = ctx.code(uses[name]).strip()
+            return f"line {line_of(ctx, arrays[name])} " + numpy_argument_hazard(
+                name, "", operation
+            )
     return None
 
 
