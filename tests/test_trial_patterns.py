@@ -323,8 +323,9 @@ def test_a_float32_or_recast_numpy_array_does_not_block_the_decorator():
     for source in (
         EPISODE_UPDATE.replace("np.zeros(4)", "np.zeros(4, dtype=np.float32)"),
         EPISODE_UPDATE.replace(
-            "        with tf.GradientTape() as tape:",
-            "        returns = tf.cast(returns, tf.float32)\n        with tf.GradientTape() as tape:",
+            "    def update(states, actions, returns):\n",
+            "    def update(states, actions, returns):\n"
+            "        returns = tf.cast(returns, tf.float32)\n",
         ),
     ):
         [finding] = check_source(_d(source), select=["TFR302"])
@@ -358,3 +359,62 @@ def test_an_inline_step_that_would_take_a_numpy_array_it_mixes_with_tensors_is_n
     )
     [finding] = check_source(_d(done), select=["TFR303"])
     assert finding.fix is None and "makes `rewards` a NumPy array" in finding.message
+
+
+WRAPPED_STEPS = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    calls = []
+
+
+    def replicated(fun):
+        @tf.function
+        def wrapper(*args):
+            return tf.distribute.get_strategy().run(fun, args=args)
+
+        return wrapper
+
+
+    def counted(fun):
+        def wrapper(*args):
+            calls.append(1)
+            return fun(*args)
+
+        return wrapper
+
+
+    @replicated
+    def step_a(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+
+    @counted
+    def step_b(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+
+    for i in range(3):
+        step_a(tf.ones((2, 3)), tf.ones((2, 1)))
+        step_b(tf.ones((2, 3)), tf.ones((2, 1)))
+"""
+
+
+def test_a_step_whose_decorator_returns_a_tf_function_is_not_reported():
+    """A GAN course wraps its step in `@distributed(...)`, a factory whose
+    wrapper is a `tf.function` running the step through `strategy.run`: the
+    step already runs traced. A wrapper tfrewrite cannot see through keeps
+    the finding, with an unsafe fix: `@tf.function` would trace it too."""
+    [finding] = check_source(_d(WRAPPED_STEPS), select=["TFR302"])
+    assert "`step_b`" in finding.message
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    assert "wrapped by `@counted`" in finding.fix.message

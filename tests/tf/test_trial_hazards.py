@@ -275,3 +275,45 @@ def test_a_float64_numpy_array_an_undecorated_step_mixes_with_tensors_fails_once
     tf.keras.utils.set_random_seed(0)
     traced = _import(fixed_source, tmp_path, "numpy_float32_traced").losses
     assert traced == pytest.approx(expected, rel=1e-5)
+
+
+WRAPPED_STEP = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+calls = []
+
+
+def counted(fun):
+    def wrapper(*args):
+        calls.append(1)
+        return fun(*args)
+
+    return wrapper
+
+
+@counted
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+for i in range(3):
+    step(tf.ones((2, 3)), tf.ones((2, 1)))
+"""
+
+
+def test_a_step_under_a_python_wrapper_runs_the_wrapper_once_when_decorated(tmp_path):
+    """Why the fix over an unknown decorator is unsafe: the wrapper's Python
+    runs on every call eagerly, only at trace time under `@tf.function`."""
+    [finding] = check_source(WRAPPED_STEP, select=["TFR302"])
+    assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
+    fixed_source = fix_source(WRAPPED_STEP, select=["TFR302"], unsafe_fixes=True)
+    assert "@tf.function\n@counted\ndef step" in fixed_source
+    assert len(_import(WRAPPED_STEP, tmp_path, "wrapped_eager").calls) == 3
+    # Traced: once per trace (twice, as the first call builds the variables), not per call.
+    assert len(_import(fixed_source, tmp_path, "wrapped_traced").calls) < 3

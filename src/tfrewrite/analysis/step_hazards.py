@@ -371,6 +371,37 @@ def _numpy_arguments(
     return blockers
 
 
+# Decorators that wrap nothing a trace would see.
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def step_decorators(ctx: RuleContext, node: cst.FunctionDef) -> tuple[bool, list[str]]:
+    """What the step's own decorators do: whether one of them, defined in
+    this file, returns a `tf.function` of its own (a `@distributed(...)`
+    factory whose wrapper is decorated and calls `strategy.run(fun)`: the
+    step already runs traced), and the source of those whose wrapper is not
+    known."""
+    from tfrewrite.analysis.training import tf_function_decorator
+
+    unknown: list[str] = []
+    for decorator in node.decorators:
+        expression = decorator.decorator
+        target = expression.func if isinstance(expression, cst.Call) else expression
+        name = dotted_name(target)
+        if name in _PLAIN_DECORATORS:
+            continue
+        factory = next((f for f in ctx.functions if f.parent is None and f.qualname == name), None)
+        if factory is not None and any(
+            isinstance(inner, cst.FunctionDef)
+            and inner is not factory.node
+            and tf_function_decorator(ctx, inner) is not None
+            for inner in iter_nodes(factory.node)
+        ):
+            return True, []
+        unknown.append(ctx.code(expression).strip())
+    return False, unknown
+
+
 def _enclosing_function(ctx: RuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
     """The innermost function of the file whose body holds `node`."""
     found = None

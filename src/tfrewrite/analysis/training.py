@@ -520,12 +520,21 @@ class StepPlan:
     # Star-imported modules the project does not hold: names the step uses
     # may come from them, so what it calls is not known.
     unseen_star_imports: list[str] = field(default_factory=list)
+    # Decorators of the step whose wrapper is not known (`@timed`): the
+    # `tf.function` would trace the wrapper too.
+    unknown_decorators: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
         """Why decorating the step is an unsafe fix, or None when it is proven."""
         if self.by_method_name:
             return "the loop's call is matched to this method by its name only"
+        if self.unknown_decorators:
+            listed = ", ".join(f"`@{d}`" for d in self.unknown_decorators)
+            return (
+                f"the step is wrapped by {listed}: `@tf.function` would trace the wrapper too, "
+                "and what it does is not known"
+            )
         if self.unseen_star_imports:
             imports = ", ".join(f"`from {m} import *`" for m in self.unseen_star_imports)
             return (
@@ -583,8 +592,13 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         from tfrewrite.analysis.step_hazards import (
             decoration_blockers,
             reads_static_shape,
+            step_decorators,
             unseen_held_objects,
         )
+
+        traced_by_wrapper, unknown_decorators = step_decorators(ctx, function.node)
+        if traced_by_wrapper:
+            continue  # `@distributed(...)` returns a `tf.function` of its own
 
         short_batches = looped or any(feeds_short_final_batch(ctx, loop) for loop in loops)
         # A short last batch then costs one more trace, not a `None` batch size
@@ -603,6 +617,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 by_method_name,
                 unseen,
                 list(ctx.index.unseen_star_imports),
+                unknown_decorators,
             )
         )
     return plans
