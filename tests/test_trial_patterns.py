@@ -418,3 +418,50 @@ def test_a_step_whose_decorator_returns_a_tf_function_is_not_reported():
     assert "`step_b`" in finding.message
     assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
     assert "wrapped by `@counted`" in finding.fix.message
+
+
+LOSS_ALSO_EVALUATED = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.Adam(1e-3)
+
+
+    @tf.function
+    def compute_loss(model, x):
+        return tf.reduce_mean(tf.square(model(x)))
+
+
+    @tf.function
+    def train_step(model, x, optimizer):
+        with tf.GradientTape() as tape:
+            loss = compute_loss(model, x)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    for epoch in range(3):
+        for x in [tf.ones((2, 3))]:
+            train_step(model, x, optimizer)
+        total = tf.keras.metrics.Mean()
+        for x in [tf.ones((2, 3))]:
+            total(compute_loss(model, x))
+"""
+
+
+def test_a_loss_an_eager_evaluation_loop_also_calls_keeps_its_decorator():
+    """A VAE notebook decorates `compute_loss`, which the decorated step
+    calls and the per-epoch test loop calls directly: for the test loop the
+    decorator is the only tracing, not a redundant boundary."""
+    assert check_source(_d(LOSS_ALSO_EVALUATED), select=["TFR301"]) == []
+    train_only = _d(LOSS_ALSO_EVALUATED).split("    total = ")[0]
+    [finding] = check_source(train_only, select=["TFR301"])
+    assert "nested, redundant graph boundary" in finding.message
+
+
+def test_a_loss_parameter_named_like_a_module_loop_variable_is_not_module_state():
+    """`def compute_loss(model, x)` in a file whose loop binds `x`: the loss
+    reads its argument, and no frozen module state is claimed."""
+    train_only = _d(LOSS_ALSO_EVALUATED).split("    total = ")[0]
+    [finding] = check_source(train_only, select=["TFR301"])
+    assert "module state" not in finding.message

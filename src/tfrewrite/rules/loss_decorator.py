@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.analysis.bindings import all_params
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.training import (
     StepPlan,
@@ -18,7 +19,7 @@ from tfrewrite.analysis.training import (
     tf_function_decorator,
     undecorated_train_steps,
 )
-from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines
+from tfrewrite.analysis.walk import iter_nodes, iter_statement_lines, iter_with_ancestors
 from tfrewrite.context import FunctionScope, RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
@@ -109,6 +110,27 @@ def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionSc
     return True
 
 
+def _called_in_eager_loop(ctx: RuleContext, name: str) -> bool:
+    """`name(...)` called in a Python loop outside traced code (an
+    evaluation loop, `for x in test: total(compute_loss(model, x))`): there
+    its decorator does the tracing, so it is not redundant."""
+    traced = {id(f.node) for f in ctx.functions if f.traced is not None}
+    for node, ancestors in iter_with_ancestors(ctx.module):
+        if not (isinstance(node, cst.Call) and dotted_name(node.func) == name):
+            continue
+        if any(id(a) in traced for a in ancestors):
+            continue
+        loops = [a for a in ancestors if isinstance(a, (cst.For, cst.While))]
+        functions = [a for a in ancestors if isinstance(a, cst.FunctionDef)]
+        if loops and (not functions or _contains(functions[-1], loops[-1])):
+            return True
+    return False
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return any(n is inner for n in iter_nodes(outer))
+
+
 def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
     """Train steps in this file, already traced, that differentiate the loss:
     decorated, or nested in a decorated function (the per-replica `step_fn`
@@ -131,13 +153,12 @@ def _frozen_state(ctx: RuleContext, function: FunctionScope) -> list[str]:
     rebound = ctx.index.rebound_module_names
     if not rebound:
         return []
-    local = set(name_use(list(getattr(function.node.body, "body", ()))).writes)
-    read = {
-        n.value
-        for n in iter_nodes(function.node.body)
-        if isinstance(n, cst.Name) and n.value in rebound and n.value not in local
-    }
-    return sorted(read)
+    use = name_use(list(getattr(function.node.body, "body", ())))
+    # A parameter of the same name (`def compute_loss(model, x)` in a file
+    # whose loop binds `x`) is the argument, not the module's `x`.
+    params = {p.name.value for p in all_params(function.node.params)}
+    local = set(use.writes) | params
+    return sorted(n for n in set(use.reads) if n in rebound and n not in local)
 
 
 class LossDecorator(Rule):
@@ -321,7 +342,9 @@ class LossDecorator(Rule):
                 ctx, function
             ):
                 continue
-            yield self._decorated(ctx, function, decorator, steps)
+            violation = self._decorated(ctx, function, decorator, steps)
+            if violation is not None:
+                yield violation
         if not any(s.reason.startswith("wrapped in tf.function") for s in ctx.index.traced_sites):
             return
         losses = _loss_names(ctx)
@@ -334,12 +357,14 @@ class LossDecorator(Rule):
         function: FunctionScope,
         decorator: cst.Decorator,
         steps: list[StepPlan],
-    ) -> Violation:
+    ) -> Violation | None:
         name = function.node.name.value
         keys = {name, ctx.index.qualify(function.qualname)}
         callers = [p for p in steps if keys & set(p.loss_callees)]
         removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
         traced_steps = _decorated_callers(ctx, keys)
+        if traced_steps and not callers and _called_in_eager_loop(ctx, name):
+            return None  # its decorator traces the loop's direct calls
         if traced_steps:
             where = ", ".join(f"`{s}`" for s in traced_steps)
             text = (
