@@ -465,3 +465,41 @@ def test_a_loss_parameter_named_like_a_module_loop_variable_is_not_module_state(
     train_only = _d(LOSS_ALSO_EVALUATED).split("    total = ")[0]
     [finding] = check_source(train_only, select=["TFR301"])
     assert "module state" not in finding.message
+
+
+COUNTED_BATCHES = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    batch_index = 0
+    for x, y in dataset:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        tf.print("batch", batch_index, "loss", loss)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        batch_index += 1
+"""
+
+
+def test_an_inline_step_reading_the_loops_python_counter_is_not_extracted():
+    """A handbook's preloaded-MNIST loop prints `batch_index` with
+    `tf.print` between the tape and the update: the extracted step would
+    take the Python int and trace again on every batch."""
+    [finding] = check_source(_d(COUNTED_BATCHES), select=["TFR303"])
+    assert finding.fix is None
+    assert "reads `batch_index`, a Python number the loop changes" in finding.message
+    ranged = (
+        _d(COUNTED_BATCHES)
+        .replace("for x, y in dataset:", "for step in range(10):")
+        .replace("batch_index", "step")
+        .replace("    step += 1\n", "")
+    )
+    [finding] = check_source(ranged, select=["TFR303"])
+    assert finding.fix is None and "reads `step`" in finding.message
+    untouched = _d(COUNTED_BATCHES).replace(
+        '    tf.print("batch", batch_index, "loss", loss)\n', ""
+    )
+    [finding] = check_source(untouched, select=["TFR303"])
+    assert finding.fix is not None

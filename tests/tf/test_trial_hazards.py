@@ -11,6 +11,8 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
+from .equivalence import load_module
+
 pytestmark = pytest.mark.tensorflow
 
 SECTIONS = """\
@@ -317,3 +319,26 @@ def test_a_step_under_a_python_wrapper_runs_the_wrapper_once_when_decorated(tmp_
     assert len(_import(WRAPPED_STEP, tmp_path, "wrapped_eager").calls) == 3
     # Traced: once per trace (twice, as the first call builds the variables), not per call.
     assert len(_import(fixed_source, tmp_path, "wrapped_traced").calls) < 3
+
+
+def test_a_step_taking_the_loops_python_counter_traces_on_every_batch():
+    """Why TFR303 does not extract a step reading `batch_index`: handed the
+    Python int, the `tf.function` traces once per batch."""
+    source = """\
+import tensorflow as tf
+
+traces = []
+
+
+@tf.function(reduce_retracing=True)
+def train_step(x, batch_index):
+    traces.append(1)
+    tf.print("batch", batch_index, "x", x)
+
+
+for batch_index in range(4):
+    train_step(tf.constant(1.0), batch_index)
+for batch_index in range(4):
+    train_step(tf.constant(1.0), tf.constant(batch_index))
+"""
+    assert len(load_module(source).traces) == 5  # four for the ints, one for the tensors

@@ -16,6 +16,11 @@ from tfrewrite.analysis.numpy_arguments import (
     numpy_arrays,
 )
 from tfrewrite.analysis.numpy_indexing import numpy_indexed_by_argument
+from tfrewrite.analysis.python_counters import (
+    changing_numbers,
+    literal_numbers,
+    python_int_loop_variable,
+)
 from tfrewrite.analysis.training import (
     CONTAINER_METHODS,
     applies_gradients,
@@ -365,9 +370,6 @@ class InlineTrainingLoop(Rule):
                 )
             if carried_name not in outputs:
                 outputs.append(carried_name)  # the next batch's step reads it
-        refusal = _numpy_inputs(ctx, found, step, inputs)
-        if refusal is not None:
-            return None, refusal
         alias, imports = ctx.tensorflow()
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
         if feeds_short_final_batch(ctx, found.loop):
@@ -378,6 +380,11 @@ class InlineTrainingLoop(Rule):
             returns = [cst.parse_statement(f"return {', '.join(outputs)}")]
         hoist = _hoisting(ctx, found, step_use.reads, inputs)
         params = inputs if hoist is None else hoist.params
+        refusal = _numpy_inputs(ctx, found, step, inputs) or _counter_inputs(
+            ctx, found, step, params
+        )
+        if refusal is not None:
+            return None, refusal
         function = cst.FunctionDef(
             name=cst.Name(name),
             params=cst.parse_expression(f"lambda {', '.join(params)}: 0").params,  # type: ignore[attr-defined]
@@ -568,6 +575,30 @@ def _numpy_inputs(
             return f"line {line_of(ctx, arrays[name])} " + numpy_argument_hazard(
                 name, "", operation
             )
+    return None
+
+
+def _counter_inputs(
+    ctx: RuleContext, found: _Loop, step: list[cst.CSTNode], params: list[str]
+) -> str | None:
+    """Why the step cannot take a Python number the loop changes on every
+    iteration (`for step in range(...)`, `batch_index += 1`): each new value
+    would trace it again (TFR203), or None."""
+    loops = [n for n in iter_nodes(found.outermost, into_functions=False) if isinstance(n, cst.For)]
+    counters = {v for loop in loops if (v := python_int_loop_variable(loop, ctx)) is not None}
+    counters |= changing_numbers(found.outermost) & literal_numbers(_scope_of(ctx, found.loop))  # type: ignore[arg-type]
+    for name in params:
+        if name not in counters:
+            continue
+        # The step opens with the tape block rebuilt without its side
+        # effects: its line is the original's.
+        originals = [found.tape, *step[1:]]
+        read = next(s for s in originals if name in name_use([s]).all_reads)
+        return (
+            f"line {line_of(ctx, read)} reads `{name}`, a Python number the loop changes on every "
+            "iteration: taken by a `tf.function` step, each new value traces it again (TFR203); "
+            f"keep it out of the step or hand it over as a tensor (`tf.constant({name})`)"
+        )
     return None
 
 
