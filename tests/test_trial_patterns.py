@@ -503,3 +503,35 @@ def test_an_inline_step_reading_the_loops_python_counter_is_not_extracted():
     )
     [finding] = check_source(untouched, select=["TFR303"])
     assert finding.fix is not None
+
+
+NESTED_COUNTED_STEP = """
+    import tensorflow as tf
+
+
+    def train(dataset):
+        @tf.function
+        def train_step(x, batch_index):
+            tf.print("batch", batch_index, x)
+
+        batch_index = 0
+        for x in dataset:
+            train_step(x, batch_index)
+            batch_index += 1
+"""
+
+
+def test_a_nested_tf_function_called_with_a_python_counter_is_reported():
+    """The step a tutorial defines inside its `train()` retraces on every
+    batch just as a module-level one does."""
+    [finding] = check_source(_d(NESTED_COUNTED_STEP), select=["TFR203"])
+    assert "`batch_index`" in finding.message
+    elsewhere = _d(NESTED_COUNTED_STEP) + _d(
+        """
+        def evaluate(dataset):
+            for i in range(3):
+                train_step(dataset, i)
+        """
+    )
+    # `train_step` of `evaluate` is not `train`'s nested function.
+    assert len(check_source(elsewhere, select=["TFR203"])) == 1

@@ -162,7 +162,7 @@ class PythonScalarRetraces(Rule):
         decorated = {
             qualname
             for qualname, info in ctx.index.functions.items()
-            if "." not in qualname
+            if qualname.rpartition(".")[0] not in ctx.index.classes  # a function, not a method
             and any(d in TF_FUNCTION_NAMES for d in info.decorators)
             and not any(
                 "input_signature" in info.decorator_keywords.get(d, {}) for d in TF_FUNCTION_NAMES
@@ -184,11 +184,19 @@ class PythonScalarRetraces(Rule):
             changing = changing_numbers(node) & literal_numbers(scope)
             if variable is None and not changing:
                 continue
+            # A name the loop calls resolves to the innermost enclosing
+            # function's nested `def` first, then outwards (`train.train_step`).
+            chain = [
+                a.name.value for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))
+            ]
             for inner in iter_nodes(node.body, into_functions=False):
                 if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name)):
                     continue
                 callee = inner.func.value
-                if callee not in decorated or id(inner) in reported:
+                if id(inner) in reported or not any(
+                    ".".join([*chain[:depth], callee]) in decorated
+                    for depth in range(len(chain), -1, -1)
+                ):
                     continue
                 for arg in inner.args:
                     if variable is not None and _uses_only(arg.value, variable):
