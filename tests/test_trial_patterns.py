@@ -535,3 +535,41 @@ def test_a_nested_tf_function_called_with_a_python_counter_is_reported():
     )
     # `train_step` of `evaluate` is not `train`'s nested function.
     assert len(check_source(elsewhere, select=["TFR203"])) == 1
+
+
+BLOCKED_STEP = """
+    import random
+
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    summaries = {}
+
+
+    def replay(buffer):
+        batch = random.sample(buffer, 2)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(tf.stack(batch), training=True)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        summaries["loss"] = loss
+
+
+    for episode in range(3):
+        replay([tf.ones(3)] * 4)
+"""
+
+
+def test_a_finding_inside_a_step_that_stays_eager_says_it_is_not_traced_yet():
+    """An RL agent's `replay` cannot be decorated: the findings that explain
+    why speak of it as traced, and say that it runs eagerly for now."""
+    findings = check_source(_d(BLOCKED_STEP))
+    [step] = [f for f in findings if f.code == "TFR302"]
+    assert step.fix is None
+    inside = [f for f in findings if f.code in ("TFR106", "TFR202")]
+    assert inside
+    for finding in inside:
+        assert finding.message.endswith(
+            f"`replay` stays eager: see TFR302 on line {step.start.line})"
+        )

@@ -126,14 +126,20 @@ def gate_decorations(
             )
             new = dataclasses.replace(violation, message=message, fix=violation.fallback)
             for f in inside:
-                if f.violation.fix is not None and id(f) not in replaced:
-                    kept = dataclasses.replace(
-                        f.violation,
-                        message=f"{f.violation.message} (not fixed while {names} stays eager: "
-                        f"see {gate.rule.code} on line {gate.start.line})",
-                        fix=None,
-                    )
-                    replaced[id(f)] = dataclasses.replace(f, violation=kept)
+                if id(f) in replaced:
+                    continue
+                if f.violation.fix is not None:
+                    note = f"not fixed while {names} stays eager"
+                else:
+                    # It speaks of the step as traced: say that it is not, yet.
+                    note = f"once traced; {names} stays eager"
+                kept = dataclasses.replace(
+                    f.violation,
+                    message=f"{f.violation.message} ({note}: see {gate.rule.code} on line "
+                    f"{gate.start.line})",
+                    fix=None,
+                )
+                replaced[id(f)] = dataclasses.replace(f, violation=kept)
         else:
             fix = violation.fix
             if any(
