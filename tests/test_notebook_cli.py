@@ -172,3 +172,39 @@ def test_a_tape_loop_notebook_gets_its_step_decorated(tmp_path: Path) -> None:
     assert "model(x, training=True)" in step
     assert cells[4]["source"][0] == "%%time\n"  # the loop cell is untouched
     nbformat.validate(nbformat.reads(path.read_text(encoding="utf-8"), as_version=4))
+
+
+GRADIENTS = [
+    ("code", "import tensorflow as tf"),
+    (
+        "code",
+        "def f(x, y):\n"
+        "    return x * y\n"
+        "\n"
+        "def grad(x, y):\n"
+        "    with tf.GradientTape() as t:\n"
+        "        t.watch(x)\n"
+        "        out = f(x, y)\n"
+        "    return t.gradient(out, x)",
+    ),
+]
+FUNCTIONS = [
+    ("code", "import tensorflow as tf\ntraces = []"),
+    ("code", "@tf.function\ndef f(x):\n    traces.append(x)\n    return x + 1\n\nf(1.0)\nf(2.0)"),
+]
+
+
+def test_a_function_another_notebook_differentiates_by_the_same_name_is_not_its_loss(
+    tmp_path: Path,
+) -> None:
+    """A course folder: one notebook differentiates its own `f`, another
+    demonstrates `@tf.function` on a different `f`. Notebooks cannot import
+    each other, so the second `f` is no loss and keeps its decorator."""
+    (tmp_path / "03-gradients.ipynb").write_text(make_notebook(GRADIENTS), encoding="utf-8")
+    functions = tmp_path / "06-functions.ipynb"
+    functions.write_text(make_notebook(FUNCTIONS), encoding="utf-8")
+    code, out = invoke("check", "--no-cache", "--select", "TFR301", str(tmp_path))
+    assert "TFR301" not in out, out
+    before = functions.read_text(encoding="utf-8")
+    invoke("fix", "--no-cache", str(tmp_path))
+    assert functions.read_text(encoding="utf-8") == before

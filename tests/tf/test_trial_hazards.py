@@ -342,3 +342,27 @@ for batch_index in range(4):
     train_step(tf.constant(1.0), tf.constant(batch_index))
 """
     assert len(load_module(source).traces) == 5  # four for the ints, one for the tensors
+
+
+def test_removing_the_decorator_of_a_tf_function_demo_changes_what_it_does():
+    """Why a notebook's `@tf.function def f` must keep its decorator when
+    another notebook differentiates an `f` of its own: the demo's Python
+    side effect runs once traced, on every call without the decorator."""
+    source = """\
+import tensorflow as tf
+
+traces = []
+
+
+@tf.function
+def f(x):
+    traces.append(x)
+    return x + 1
+
+
+f(tf.constant(1.0))
+f(tf.constant(2.0))
+"""
+    assert check_source(source, select=["TFR301"]) == []
+    assert len(load_module(source).traces) == 1
+    assert len(load_module(source.replace("@tf.function\n", "")).traces) == 2

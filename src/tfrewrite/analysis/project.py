@@ -137,7 +137,19 @@ class _Lookup:
                 self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
         self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
 
-    def find(self, name: str) -> list[tuple[ModuleIndex, str]]:
+    def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
+        """Definitions `name` may refer to. A bare name written in `origin`,
+        a file with no module name (a notebook), is that file's own
+        definition when it has one: two notebooks that each define `f`
+        cannot import each other's."""
+        known = self._find(name)
+        if origin is not None and not origin.module and "." not in name:
+            own = [(index, qualname) for index, qualname in known if index is origin]
+            if own:
+                return own
+        return known
+
+    def _find(self, name: str) -> list[tuple[ModuleIndex, str]]:
         known = self.found.get(name)
         if known is not None:
             return known
@@ -165,7 +177,7 @@ def _keras_base(
         leaf = keras_leaf(base)
         if leaf in KERAS_TRACED_METHODS:
             return leaf
-        for other_index, other_qualname in lookup.find(base):
+        for other_index, other_qualname in lookup.find(base, index):
             if other_qualname in other_index.classes:
                 found = _keras_base(other_index, other_qualname, lookup, depth + 1)
                 if found:
@@ -315,7 +327,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             where = f"{index.path}:{site.lineno}"
             is_loss = site.reason.startswith("given to compile(loss")
             is_metric = site.reason.startswith(("given to compile(metrics", "given to compile(w"))
-            for target_index, target in lookup.find(site.target):
+            for target_index, target in lookup.find(site.target, index):
                 elsewhere = target_index.path != index.path
                 if target in target_index.classes:
                     mark_class(target_index, target, f"{site.reason} at {where}", elsewhere)
@@ -373,7 +385,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                         elsewhere=known.elsewhere,
                     )
             for callee in info.calls:
-                for target_index, target in lookup.find(callee):
+                for target_index, target in lookup.find(callee, index):
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
                         mark(
@@ -447,7 +459,7 @@ def _looped_targets(
     found: set[tuple[str, str]] = set()
     for index in indexes:
         for callee in index.loop_calls:
-            for target_index, target in lookup.find(callee):
+            for target_index, target in lookup.find(callee, index):
                 found.add((target_index.path, target))
             if "." not in callee:
                 suffix = "." + callee
@@ -493,7 +505,7 @@ def _apply_call_sites(
     for index in indexes:
         for site in index.call_sites:
             nested = _nested_callee(index, site)
-            targets = [(index, nested)] if nested else lookup.find(site.callee)
+            targets = [(index, nested)] if nested else lookup.find(site.callee, index)
             for target_index, target in targets:
                 key = (target_index.path, target)
                 if key not in marks:
@@ -600,7 +612,7 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
     for index in indexes:
         for class_qualname, info in index.classes.items():
             for attr, callee in info.held_objects.items():
-                for target_index, target in lookup.find(callee):
+                for target_index, target in lookup.find(callee, index):
                     held = target_index.classes.get(target)
                     if held is None or not held.updated_attrs:
                         continue
@@ -681,7 +693,7 @@ def _is_plain_class(
     for base in info.bases:
         if base in _PLAIN_BASES or base.startswith(_PLAIN_BASE_MODULES):
             continue
-        found = [(i, q) for i, q in lookup.find(base) if q in i.classes]
+        found = [(i, q) for i, q in lookup.find(base, index) if q in i.classes]
         if not found or not all(_is_plain_class(i, q, lookup, depth + 1) for i, q in found):
             return False
     return True
@@ -694,7 +706,7 @@ def _held_class(index: ModuleIndex, callee: str, lookup: _Lookup) -> tuple[Modul
     if "." not in callee:
         names += [f"{module}.{callee}" for module in index.star_imports]
     for name in names:
-        for target_index, target in lookup.find(name):
+        for target_index, target in lookup.find(name, index):
             if target in target_index.classes:
                 return target_index, target
     return None
@@ -779,12 +791,12 @@ def _record_training_facts(
     their own module, with whether that loop may feed a short final batch."""
     for index in indexes:
         for callee, short in index.loop_calls.items():
-            for target_index, target in lookup.find(callee):
+            for target_index, target in lookup.find(callee, index):
                 if target in target_index.functions:
                     known = target_index.looped_functions.get(target, False)
                     target_index.looped_functions[target] = known or short
         for tape_loss in index.tape_losses:
-            for target_index, target in lookup.find(tape_loss.callee):
+            for target_index, target in lookup.find(tape_loss.callee, index):
                 if target not in target_index.functions:
                     continue
                 per_file = facts.traced.get(target_index.path, {})
