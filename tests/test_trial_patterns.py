@@ -573,3 +573,30 @@ def test_a_finding_inside_a_step_that_stays_eager_says_it_is_not_traced_yet():
         assert finding.message.endswith(
             f"`replay` stays eager: see TFR302 on line {step.start.line})"
         )
+
+
+EXERCISE_SKELETON = """
+    import tensorflow as tf
+
+    for epoch in range(2):
+        for step, x in enumerate(dataset):
+            with tf.GradientTape() as tape:
+                ### START CODE HERE ###
+                None
+            grads = None
+            optimizer.apply_gradients(None)
+            ### END CODE HERE
+            loss_metric(loss)
+"""
+
+
+def test_an_exercise_skeleton_tape_block_is_not_extracted():
+    """A course assignment leaves `None` in the tape for the student: moving
+    it into a step would split its START/END markers between two places."""
+    [finding] = check_source(_d(EXERCISE_SKELETON), select=["TFR303"])
+    assert finding.fix is None and "computes nothing yet" in finding.message
+    plain_arithmetic = _d(EXERCISE_SKELETON).replace(
+        "### START CODE HERE ###\n            None", "loss = (w * x - 1.0) ** 2"
+    )
+    [finding] = check_source(plain_arithmetic, select=["TFR303"])
+    assert "computes nothing yet" not in finding.message

@@ -300,6 +300,11 @@ class InlineTrainingLoop(Rule):
         recorded = [s for s in tape_body.body if id(s) not in moved_ids]
         if not recorded:
             return None, "the tape block holds only Python side effects"
+        computing = (cst.Call, cst.Assign, cst.AugAssign, cst.AnnAssign)
+        if not any(isinstance(n, computing) for s in recorded for n in iter_nodes(s)):
+            # An exercise skeleton (`None` under `### START CODE HERE ###`):
+            # there is no step yet, and its markers must stay where they are.
+            return None, "the tape block computes nothing yet (a placeholder to fill in)"
         # A moved statement runs after the whole step: it must not feed the
         # step (every statement the loss depends on stays with the tape), nor
         # read a name the step rebinds after it.
