@@ -595,10 +595,15 @@ def _counter_inputs(
     for name in params:
         if name not in counters:
             continue
-        # The step opens with the tape block rebuilt without its side
-        # effects: its line is the original's.
-        originals = [found.tape, *step[1:]]
-        read = next(s for s in originals if name in name_use([s]).all_reads)
+        # The step opens with the tape block rebuilt without the side effects
+        # that move out; the statements in it are the file's own.
+        lines = [
+            n
+            for statement in step
+            for n in iter_nodes(statement, into_functions=False)
+            if isinstance(n, cst.SimpleStatementLine)
+        ]
+        read = next((s for s in lines if name in name_use([s]).all_reads), found.tape)
         return (
             f"line {line_of(ctx, read)} reads `{name}`, a Python number the loop changes on every "
             "iteration: taken by a `tf.function` step, each new value traces it again (TFR203); "
