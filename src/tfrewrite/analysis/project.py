@@ -96,7 +96,7 @@ class TracedFunction:
     loss_signature: bool = False
     # Traced (or pending) only for reasons its own module gives: its own
     # `@tf.function`, a call from a function traced for such reasons. A fix
-    # round re-derives these from the module alone (`engine._reindex`): a
+    # round re-derives these from the module alone (`rule_pass._reindex`): a
     # function whose decorator a fix removed is no longer traced. False when
     # another module may trace it (a step there calls it, a `compile` there).
     local_reasons_only: bool = False

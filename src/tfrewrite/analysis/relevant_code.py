@@ -47,7 +47,7 @@ stay. A selected rule this module does not know keeps the whole file.
 
 After a simulated fix round, `check` indexes the fixed (pruned) code again;
 `Pruned.carried_index` indexes the pruned functions on their own (with every
-import of the file) so `engine._reindex` can merge their facts back.
+import of the file) so `rule_pass._reindex` can merge their facts back.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class Pruned:
         """The index of the blanked functions alone, with every import of
         the file (so their names resolve as in the whole file), the headers
         of the top-level classes and a stub for every kept top-level
-        function: what `engine._reindex` merges into the index of the fixed,
+        function: what `rule_pass._reindex` merges into the index of the fixed,
         pruned code. Built on first use (only a check that simulates fix
         rounds needs it)."""
         if self._carried is None:
