@@ -190,15 +190,14 @@ def identical(a: Any, b: Any) -> bool:
     )
 
 
-def float_values(value: Any) -> np.ndarray:
-    """All floating-point entries of a result, flattened (for moment tests)."""
+def float_values(value: Any, kinds: str = "fc") -> np.ndarray:
+    """All entries of a result whose dtype kind is in `kinds` (floating-point
+    by default, for moment tests), flattened into one float64 vector."""
     value = to_numpy(value)
-    if isinstance(value, list):
-        parts = [float_values(v) for v in value]
+    if isinstance(value, (list, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        parts = [float_values(v, kinds) for v in items]
         return np.concatenate(parts) if parts else np.zeros(0)
-    if isinstance(value, dict):
-        parts = [float_values(v) for v in value.values()]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    if value.dtype.kind not in "fc":
+    if value.dtype.kind not in kinds:
         return np.zeros(0)
     return value.astype(np.float64).reshape(-1)

@@ -23,7 +23,13 @@ from typing import Any
 import numpy as np
 
 from tfrewrite.verify import caller_capture, coverage, project_imports, remedies, stats
-from tfrewrite.verify.compare import Difference, compare, identical, same_kind, to_numpy
+from tfrewrite.verify.compare import (
+    Difference,
+    compare,
+    float_values,
+    identical,
+    same_kind,
+)
 from tfrewrite.verify.outcome import SEED, Outcome
 from tfrewrite.verify.replay import Run, replay
 
@@ -256,18 +262,10 @@ def same_run(a: Run, b: Run) -> bool:
     return all(identical(a.final[k], b.final[k]) for k in a.final)
 
 
-def _flat(value: Any) -> np.ndarray:
-    """Every number of a recorded value, as one float64 vector."""
-    value = to_numpy(value)
-    if isinstance(value, list):
-        parts = [_flat(v) for v in value]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    if isinstance(value, dict):
-        parts = [_flat(v) for v in value.values()]
-        return np.concatenate(parts) if parts else np.zeros(0)
-    if value.dtype.kind not in "biufc":
-        return np.zeros(0)
-    return value.astype(np.float64).reshape(-1)
+def _numbers(value: Any) -> np.ndarray:
+    """Every number of a recorded value (integers and booleans too), as one
+    float64 vector."""
+    return float_values(value, kinds="biufc")
 
 
 @dataclass
@@ -338,8 +336,8 @@ def compare_replays(
         if not kind.ok:
             check.add(kind, "every seed")
             continue
-        a = np.stack([_flat(v) for v in want])
-        b = np.stack([_flat(v) for v in got])
+        a = np.stack([_numbers(v) for v in want])
+        b = np.stack([_numbers(v) for v in got])
         tolerance = atol + rtol * np.abs(a[0])
         # Entries the same under every seed on each side (the batches, a
         # frozen counter) are compared value for value; the others by
