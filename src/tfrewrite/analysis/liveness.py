@@ -178,3 +178,88 @@ def read_later(name: str, levels: Sequence[Level], elsewhere: Sequence[cst.CSTNo
         if first_use(level.again, name) is READ:
             return True
     return False
+
+
+def paths_after(
+    scope: cst.CSTNode, loop: cst.For | cst.While, start: int, end: int
+) -> tuple[list[Level], list[cst.CSTNode]]:
+    """The `levels` and `elsewhere` of `read_later` for the point where
+    `loop.body.body[start:end + 1]` ends, in `scope` (a module or a
+    function): the rest of the loop body and its next iteration, then each
+    enclosing statement list out to the scope's own; and the code of the
+    scope that may run at any time (its functions, classes and lambdas, a
+    `try` around the loop)."""
+    body = list(loop.body.body)  # type: ignore[union-attr]
+    levels = [Level(body[end + 1 :], body[:start], _headers(loop))]
+    statements = list(scope.body if isinstance(scope, cst.Module) else scope.body.body)  # type: ignore[attr-defined]
+    anytime: list[cst.CSTNode] = []
+    for owner, siblings, index in reversed(_frames(statements, loop) or []):
+        loops_back = isinstance(owner, (cst.For, cst.While)) and _body_of(owner) is siblings
+        levels.append(
+            Level(siblings[index + 1 :], siblings[:index] if loops_back else (), _headers(owner))
+        )
+        if isinstance(siblings[index], (cst.Try, cst.TryStar)):
+            anytime.append(siblings[index])  # its handlers may run from any point
+    anytime += [
+        node
+        for node in iter_nodes(scope)
+        if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda))
+    ]
+    return levels, anytime
+
+
+def _headers(owner: cst.CSTNode | None) -> list[cst.CSTNode]:
+    """What a compound statement reads each time it is entered."""
+    if isinstance(owner, cst.For):
+        return [owner.iter]
+    if isinstance(owner, (cst.While, cst.If)):
+        return [owner.test]
+    if isinstance(owner, cst.With):
+        return [item.item for item in owner.items]
+    return []
+
+
+def _body_of(owner: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    body = getattr(owner, "body", None)
+    return body.body if isinstance(body, cst.IndentedBlock) else ()
+
+
+def _suites(statement: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+    """The statement lists directly inside a compound statement."""
+    suites = []
+    for node in iter_nodes(statement, into_functions=False):
+        if node is not statement and isinstance(node, cst.IndentedBlock):
+            suites.append(node.body)
+    return suites
+
+
+def _frames(
+    statements: Sequence[cst.CSTNode], target: cst.CSTNode
+) -> list[tuple[cst.CSTNode | None, Sequence[cst.CSTNode], int]] | None:
+    """The path from a statement list down to `target`: (the compound
+    statement owning the list or None for the top one, the list, the index
+    of the statement on the path), outermost first."""
+    for index, statement in enumerate(statements):
+        if statement is target:
+            return [(None, statements, index)]
+        if not any(n is target for n in iter_nodes(statement, into_functions=False)):
+            continue
+        for suite in _suites(statement):
+            inner = _frames(suite, target)
+            if inner is not None:
+                owner = _owner_of(statement, suite)
+                return [
+                    (None, statements, index),
+                    *[(owner if o is None else o, body, i) for o, body, i in inner],
+                ]
+    return None
+
+
+def _owner_of(statement: cst.CSTNode, suite: Sequence[cst.CSTNode]) -> cst.CSTNode:
+    """The compound statement inside `statement` (itself, an `elif`, an
+    `except`) whose block is `suite`."""
+    for node in iter_nodes(statement, into_functions=False):
+        blocks = (getattr(node, "body", None), getattr(getattr(node, "orelse", None), "body", None))
+        if any(isinstance(b, cst.IndentedBlock) and b.body is suite for b in blocks):
+            return node
+    return statement

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.analysis.bindings import iter_assignments, iter_assignments_here
-from tfrewrite.analysis.liveness import Level, read_later
+from tfrewrite.analysis.liveness import Level, paths_after, read_later
 from tfrewrite.analysis.names import dotted_name
 from tfrewrite.analysis.numpy_arguments import (
     mixed_with_tensors,
@@ -40,6 +40,7 @@ from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
 from tfrewrite.findings import Applicability
 from tfrewrite.rules.base import CstFix, Invalid, NodeEdit, Rule, Valid, Violation
+from tfrewrite.transforms.step_reuse import same_step
 
 _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
 
@@ -402,7 +403,8 @@ class InlineTrainingLoop(Rule):
         if "reduce_retracing" not in options:
             retracing = make_decorator(alias, {**options, "reduce_retracing": "True"})
             variants.append(function.with_changes(decorators=[retracing]))
-        same = _same_step(ctx, found.outermost, variants) if hoist is None else None
+        siblings = _statements_around(ctx.module, found.outermost)
+        same = same_step(ctx.module, siblings, found.outermost, variants) if hoist is None else None
         if same is not None:  # a step an earlier loop of the scope already calls
             name, function = same, None
         callee = name if hoist is None or not hoist.method else f"self.{name}"
@@ -456,60 +458,6 @@ def _placement(ctx: RuleContext, found: _Loop, hoist: _Hoist | None) -> str:
     scope = hoist.scope if hoist is not None else _scope_of(ctx, found.loop)
     qualname = next((f.qualname for f in ctx.functions if f.node is scope), "")
     return qualname.rpartition(".")[0] if hoist is not None and hoist.method else qualname
-
-
-def _same_step(
-    ctx: RuleContext, outer: cst.CSTNode, variants: Sequence[cst.FunctionDef]
-) -> str | None:
-    """The name of a step defined before `outer`, in the same statement list,
-    that is one of the `variants` of the new step under another name (or that
-    and then a `return` whose values the new call site does not need), bound
-    nowhere else: the loop calls it rather than define a copy (`train_step`
-    and `train_step_2`)."""
-    siblings = _statements_around(ctx.module, outer)
-    position = next((i for i, s in enumerate(siblings) if s is outer), 0)
-    wanted = {_code_without_name(ctx, v) for v in variants}
-    returns = _returns(variants[0])
-    for earlier in siblings[:position]:
-        if not isinstance(earlier, cst.FunctionDef):
-            continue
-        name = earlier.name.value
-        candidates = [earlier]
-        body = list(getattr(earlier.body, "body", ()))
-        if body and not returns and _returns(earlier):
-            candidates.append(earlier.with_changes(body=earlier.body.with_changes(body=body[:-1])))
-        if wanted & {_code_without_name(ctx, c) for c in candidates} and _bound_once(ctx, name):
-            return name
-    return None
-
-
-def _returns(function: cst.FunctionDef) -> bool:
-    body = list(getattr(function.body, "body", ()))
-    return (
-        bool(body)
-        and isinstance(body[-1], cst.SimpleStatementLine)
-        and isinstance(body[-1].body[0], cst.Return)
-    )
-
-
-def _code_without_name(ctx: RuleContext, function: cst.FunctionDef) -> str:
-    return ctx.module.code_for_node(
-        function.with_changes(name=cst.Name("_"), leading_lines=[], lines_after_decorators=[])
-    )
-
-
-def _bound_once(ctx: RuleContext, name: str) -> bool:
-    """`name` is bound by one definition in the whole file, and nothing else."""
-    definitions = sum(
-        1
-        for node in iter_nodes(ctx.module)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name
-    )
-    rebound = any(
-        name in {n.value for n in iter_nodes(target) if isinstance(n, cst.Name)}
-        for target, _value, _augmented in iter_assignments(ctx.module)
-    )
-    return definitions == 1 and not rebound
 
 
 def _carried_state(
@@ -741,88 +689,8 @@ def _after_the_step(
     ctx: RuleContext, found: _Loop, start: int, end: int
 ) -> tuple[list[Level], list[cst.CSTNode]]:
     """Where control goes after the step replaces `body[start:end + 1]` of the
-    loop, for `liveness.read_later`: the rest of the loop body and its next
-    iteration, then each enclosing statement list out to the scope's own;
-    and the code of the scope that may run at any time (its functions,
-    classes and lambdas, a `try` around the loop)."""
-    body = list(found.loop.body.body)  # type: ignore[union-attr]
-    levels = [Level(body[end + 1 :], body[:start], _headers(found.loop))]
-    scope = _scope_of(ctx, found.loop)
-    statements = list(scope.body if isinstance(scope, cst.Module) else scope.body.body)  # type: ignore[union-attr]
-    frames = _frames(statements, found.loop) or []
-    anytime: list[cst.CSTNode] = []
-    for owner, siblings, index in reversed(frames):
-        loops_back = isinstance(owner, (cst.For, cst.While)) and _body_of(owner) is siblings
-        levels.append(
-            Level(siblings[index + 1 :], siblings[:index] if loops_back else (), _headers(owner))
-        )
-        if isinstance(siblings[index], (cst.Try, cst.TryStar)):
-            anytime.append(siblings[index])  # its handlers may run from any point
-    for node in iter_nodes(scope):
-        if node is scope:
-            continue
-        if isinstance(node, (cst.ClassDef, cst.Lambda)):
-            anytime.append(node)
-        elif isinstance(node, cst.FunctionDef):
-            anytime.append(node)
-    return levels, anytime
-
-
-def _headers(owner: cst.CSTNode | None) -> list[cst.CSTNode]:
-    """What a compound statement reads each time it is entered."""
-    if isinstance(owner, cst.For):
-        return [owner.iter]
-    if isinstance(owner, (cst.While, cst.If)):
-        return [owner.test]
-    if isinstance(owner, cst.With):
-        return [item.item for item in owner.items]
-    return []
-
-
-def _body_of(owner: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    body = getattr(owner, "body", None)
-    return body.body if isinstance(body, cst.IndentedBlock) else ()
-
-
-def _suites(statement: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
-    """The statement lists directly inside a compound statement."""
-    suites = []
-    for node in iter_nodes(statement, into_functions=False):
-        if node is not statement and isinstance(node, cst.IndentedBlock):
-            suites.append(node.body)
-    return suites
-
-
-def _frames(
-    statements: Sequence[cst.CSTNode], target: cst.CSTNode
-) -> list[tuple[cst.CSTNode | None, Sequence[cst.CSTNode], int]] | None:
-    """The path from a statement list down to `target`: (the compound
-    statement owning the list or None for the top one, the list, the index
-    of the statement on the path), outermost first."""
-    for index, statement in enumerate(statements):
-        if statement is target:
-            return [(None, statements, index)]
-        if not _contains(statement, target):
-            continue
-        for suite in _suites(statement):
-            inner = _frames(suite, target)
-            if inner is not None:
-                owner = _owner_of(statement, suite)
-                return [
-                    (None, statements, index),
-                    *[(owner if o is None else o, body, i) for o, body, i in inner],
-                ]
-    return None
-
-
-def _owner_of(statement: cst.CSTNode, suite: Sequence[cst.CSTNode]) -> cst.CSTNode:
-    """The compound statement inside `statement` (itself, an `elif`, an
-    `except`) whose block is `suite`."""
-    for node in iter_nodes(statement, into_functions=False):
-        blocks = (getattr(node, "body", None), getattr(getattr(node, "orelse", None), "body", None))
-        if any(isinstance(b, cst.IndentedBlock) and b.body is suite for b in blocks):
-            return node
-    return statement
+    loop (see `liveness.paths_after`)."""
+    return paths_after(_scope_of(ctx, found.loop), found.loop, start, end)
 
 
 def _without_leading_lines(statements: list[cst.CSTNode]) -> list[cst.CSTNode]:
