@@ -628,6 +628,23 @@ def test_a_module_tensorflow_removed_is_a_needed_environment() -> None:
     )
 
 
+def test_keras_three_code_under_keras_two_needs_keras_three(monkeypatch) -> None:
+    """`from keras import ops` under TensorFlow 2.15's Keras 2: the workers'
+    environment, said with what to use, not an error of the rewrite."""
+    import sys
+    import types
+
+    from tfrewrite.verify import project_imports
+
+    err = ImportError("cannot import name 'ops' from 'keras' (/x/keras/__init__.py)")
+    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(__version__="2.15.0"))
+    found = project_imports.missing_package(err)
+    assert found is not None and "Keras 3: this code imports Keras 3 APIs" in str(found)
+    assert "Keras 2.15.0 lacks" in str(found) and "TensorFlow 2.16 or later" in str(found)
+    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(__version__="3.15.1"))
+    assert project_imports.missing_package(err) is None  # Keras 3's own problem
+
+
 def test_keras_two_code_under_keras_three_is_said_with_the_remedy() -> None:
     """`metric.reset_states()` (Keras 2) on a Keras 3 metric: the message
     names the missing attribute and how to run or fix the code."""

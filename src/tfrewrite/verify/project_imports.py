@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import os
+import re
 import sys
 import traceback
 import types
@@ -266,6 +267,15 @@ def missing_package(err: BaseException) -> MissingPackage | None:
                 f"{_tensorflow_version()})",
                 f"use TensorFlow older than {release} for the workers",
             )
+    elif re.match(r"cannot import name '\w+' from 'keras[.'\s]", text) and _keras_major() == 2:
+        # Code written for Keras 3 (`from keras import ops`) under Keras 2.
+        found = MissingPackage(
+            "keras",
+            importer,
+            f"Keras 3: this code imports Keras 3 APIs ({text.splitlines()[0][:100]}) that the "
+            f"workers' Keras {_keras_version()} lacks",
+            "use TensorFlow 2.16 or later (Keras 3) for the workers",
+        )
     elif "Could not import " in text:
         # A library's optional dependency, caught and re-raised with its own
         # words: Keras' `array_to_img` says "Could not import PIL.Image".
@@ -275,6 +285,16 @@ def missing_package(err: BaseException) -> MissingPackage | None:
     if found is not None:
         missing.append(found)
     return found
+
+
+def _keras_version() -> str:
+    module = sys.modules.get("keras")
+    return str(getattr(module, "__version__", "?"))
+
+
+def _keras_major() -> int | None:
+    major = _keras_version().split(".")[0]
+    return int(major) if major.isdigit() else None
 
 
 def _tensorflow_version() -> str:
