@@ -17,7 +17,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from tfrewrite.analysis.bindings import iter_assignments
-from tfrewrite.analysis.names import dotted_name
+from tfrewrite.analysis.python_counters import python_int_loop_variable
 from tfrewrite.analysis.training import mentioned_names, method_name
 from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.context import RuleContext
@@ -42,24 +42,6 @@ def _numpy_valued(ctx: RuleContext, value: cst.BaseExpression | None) -> bool:
     if method in _ARRAY_METHODS and isinstance(value.func, cst.Attribute):
         return _numpy_valued(ctx, value.func.value)  # type: ignore[arg-type]
     return False
-
-
-def _range_counters(scope: cst.CSTNode) -> set[str]:
-    """Names bound only as the counter of `for i in range(...)` (or the
-    index of `enumerate`): handed to a step they stay Python numbers, which
-    index a NumPy array fine (TFR203 is about their retracing)."""
-    counters: set[str] = set()
-    for node in iter_nodes(scope, into_functions=False):
-        if not isinstance(node, cst.For) or not isinstance(node.iter, cst.Call):
-            continue
-        callee = dotted_name(node.iter.func)
-        if callee == "range" and isinstance(node.target, cst.Name):
-            counters.add(node.target.value)
-        elif callee == "enumerate" and isinstance(node.target, cst.Tuple):
-            first = node.target.elements[0].value if node.target.elements else None
-            if isinstance(first, cst.Name):
-                counters.add(first.value)
-    return counters
 
 
 def numpy_indexed_by_argument(
@@ -91,7 +73,14 @@ def numpy_indexed_by_argument(
     numpy_arrays = {name for name, known in arrays.items() if known}
     if not numpy_arrays:
         return None
-    counters = _range_counters(scope)
+    # Counters of `for i in range(...)` stay Python numbers handed to a step,
+    # which index a NumPy array fine (TFR203 is about their retracing).
+    counters = {
+        counter
+        for loop in iter_nodes(scope, into_functions=False)
+        if isinstance(loop, cst.For)
+        and (counter := python_int_loop_variable(loop, ctx)) is not None
+    }
     # Tensor argument, or name the step derives from one -> that argument.
     tensors = {name: name for name in inputs if name not in counters}
     if not tensors:
