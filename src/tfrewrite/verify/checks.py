@@ -237,25 +237,30 @@ class Verifier:
         caller = self.request.caller or {}
         if caller.get("fallback") and self.outcome.unproven and not self.outcome.checks:
             # Synthesised inputs did not fit: the script's own call gives real ones.
-            why = self.outcome.unproven.split(";")[0]
-            self.request = dataclasses.replace(
-                self.request, caller={k: v for k, v in caller.items() if k != "fallback"}
-            )
-            self.outcome = Outcome(self.request.qualname, self.outcome.mode)
-            loaded = self._load_and_run()
-            self.outcome.warnings.insert(0, f"checked on the arguments its caller builds: {why}")
-            if not loaded:
+            plain = {k: v for k, v in caller.items() if k != "fallback"}
+            if not self._again("checked on the arguments its caller builds", plain):
                 return self.outcome
         if loop is not None and self.outcome.unproven:
-            # Synthesised inputs did not fit (a step on images and labels):
-            # the loop that calls the function gives it real ones.
-            why = self.outcome.unproven.split(";")[0]
-            self.outcome = Outcome(self.request.qualname, "rewrite")
-            # That loop's function takes no arguments: the function's caller is not its.
-            self.request = dataclasses.replace(self.request, caller=None)
-            self._run_loop(loop)
-            self.outcome.warnings.insert(0, f"proven through the loop that calls it: {why}")
+            # Synthesised inputs did not fit (a step on images and labels): the
+            # loop that calls the function gives it real ones. That loop's
+            # function takes no arguments: the function's caller is not its.
+            self._again("proven through the loop that calls it", None, loop)
         return self.outcome
+
+    def _again(self, how: str, caller: dict[str, Any] | None, loop: Any = None) -> bool:
+        """Verify afresh with other arguments (`caller`, or the `loop` that
+        calls the function), saying why first; False when loading gave the
+        result."""
+        why = (self.outcome.unproven or "").split(";")[0]
+        self.request = dataclasses.replace(self.request, caller=caller)
+        self.outcome = Outcome(self.request.qualname, self.outcome.mode)
+        loaded = True
+        if loop is not None:
+            self._run_loop(loop)
+        else:
+            loaded = self._load_and_run()
+        self.outcome.warnings.insert(0, f"{how}: {why}")
+        return loaded
 
     def _load_and_run(self) -> bool:
         """Load both sides and run the checks; False when loading gave the result."""
@@ -689,12 +694,7 @@ class Verifier:
         if not self.outcome.stochastic and self.original.slice.flags:
             before = len(self.outcome.divergences)
             for name, message in flags.frozen(
-                self.original,
-                self.original,
-                self.original.python_function,
-                proof[0],
-                True,
-                self.options,
+                self.original, self.original, proof[0][1], self.options
             ):
                 self.frozen_in_original.add(name)
                 self.outcome.divergences.append(message)

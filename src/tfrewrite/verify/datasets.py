@@ -119,7 +119,8 @@ def _cached_or_refused(get_file: Callable[..., Any]) -> Callable[..., Any]:
         unpacks = bound.get("extract") or bound.get("untar")
         if name and not unpacks and not bound.get("force_download") and os.path.isfile(target):
             return get_file(*args, **kwargs)
-        stand_in = pretrained.stand_in_path(name) if name and not unpacks else None
+        caller = sys._getframe(1)  # the code that called get_file
+        stand_in = pretrained.stand_in_path(name, caller) if name and not unpacks else None
         if stand_in is not None:  # a Keras application's ImageNet weights
             return stand_in
         raise DownloadRefused(

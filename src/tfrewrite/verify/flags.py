@@ -12,7 +12,7 @@ check `module values read per call`.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
@@ -48,21 +48,23 @@ def alternatives(value: object, piece: loader.ModuleSlice) -> list[object]:
 def frozen(
     original: loader.LoadedFunction,
     loaded: loader.LoadedFunction,
-    python_fn: Callable,
-    case: tuple[str, dict[str, Any]],
-    original_side: bool,
+    args: dict[str, Any],
     options: Options,
 ) -> Iterator[tuple[str, str]]:
     """Change each module-level constant after tracing: a traced function
     that keeps the trace-time value has frozen it. `original` is the eager
-    reference; `loaded` holds `python_fn` (the original or the rewrite)."""
-    label, args = case
+    reference; `loaded` is the side traced (the original itself, or the
+    rewrite)."""
     rtol, atol = options.rtol, options.atol
+    who = "the original" if loaded is original else "the rewrite"
     for name, value in original.slice.flags.items():
         if name not in loaded.module.__dict__ or loaded.module.__dict__[name] != value:
             continue
+        eager_old = call(original.python_function, args, eager=True)
+        if eager_old.failed:
+            continue
         for new in alternatives(value, original.slice):
-            traced = tf.function(python_fn)
+            traced = tf.function(loaded.python_function)
             if call(traced, args).failed:
                 break
             original.module.__dict__[name] = new
@@ -73,14 +75,12 @@ def frozen(
             finally:
                 original.module.__dict__[name] = value
                 loaded.module.__dict__[name] = value
-            eager_old = call(original.python_function, args, eager=True)
-            if eager.failed or got.failed or eager_old.failed:
+            if eager.failed or got.failed:
                 continue
             if compare(eager_old.value, eager.value, rtol, atol).ok:
                 continue  # this value does not change the result on this input
             diff = compare(eager.value, got.value, rtol, atol)
             if not diff.ok:
-                who = "the original" if original_side else "the rewrite"
                 yield (
                     name,
                     (
@@ -104,7 +104,7 @@ def check_rewrite(
 ) -> None:
     """A flag the rewrite freezes fails `check`, unless the original froze
     it too (then a warning: the rewrite keeps the original's behaviour)."""
-    for name, problem in frozen(original, rewrite, rewrite.python_function, case, False, options):
+    for name, problem in frozen(original, rewrite, case[1], options):
         if name in frozen_in_original:
             if rewrite.function is rewrite.python_function:
                 # The rewrite removed `@tf.function`: called directly it reads

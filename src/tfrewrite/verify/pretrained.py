@@ -28,7 +28,6 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -49,14 +48,14 @@ _MODEL_CLASSES = (
 )
 
 
-def stand_in_path(fname: str, depth: int = 2) -> str | None:
-    """A stand-in path for the weights file `fname` when the code asking for
-    it (`depth` frames up) is one of Keras' applications, else None."""
-    frame = sys._getframe(depth)
-    module = str(frame.f_globals.get("__name__", ""))
+def stand_in_path(fname: str, caller: Any) -> str | None:
+    """A stand-in path for the weights file `fname` when the frame asking for
+    it (`caller`, the frame that called `get_file`) is one of Keras'
+    applications, else None."""
+    module = str(caller.f_globals.get("__name__", ""))
     if ".applications." not in module or not module.startswith(("keras.", "tf_keras.")):
         return None
-    STOOD_IN.append(frame.f_code.co_name)
+    STOOD_IN.append(caller.f_code.co_name)
     return os.path.join(_MARK, os.path.basename(fname))
 
 

@@ -16,6 +16,7 @@ Standard library plus the shared `ast` index; no TensorFlow.
 from __future__ import annotations
 
 import ast
+import functools
 import textwrap
 from dataclasses import dataclass
 
@@ -51,6 +52,13 @@ class Target:
     caller: dict | None = None
 
 
+@functools.lru_cache(maxsize=4)
+def _tree(source: str) -> ast.Module:
+    """The syntax tree of `source`, parsed once for the many questions
+    pairing asks of the original and the rewrite (read-only: never mutate it)."""
+    return ast.parse(source)
+
+
 def changed_functions(original: str, rewrite: str) -> list[str]:
     """Qualified names of functions present in both whose source differs."""
     before, after = function_sources(original), function_sources(rewrite)
@@ -69,7 +77,7 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
 
     def statements(source: str) -> list[ast.stmt]:
         out = []
-        for stmt in ast.parse(source).body:
+        for stmt in _tree(source).body:
             body = stmt.body if is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
             out += [
                 s
@@ -121,7 +129,7 @@ def _harness_hint(module: str, name: str) -> str:
 def _no_inputs(module: str, source: str, name: str) -> str:
     """Exactly what is missing to call `name`, and the configuration that supplies it."""
     try:
-        tree = ast.parse(source)
+        tree = _tree(source)
         node = find_definition(tree, name)
     except (LoadError, SyntaxError):
         return f"no inputs for `{name}`; " + _harness_hint(module, name)
@@ -154,7 +162,7 @@ def synthesisable(source: str, qualname: str) -> bool:
     try to make it), there is at least one, none is keyword-only, and the
     function is not a train step."""
     try:
-        tree = ast.parse(source)
+        tree = _tree(source)
         node = find_definition(tree, qualname)
     except (LoadError, SyntaxError):
         return False
@@ -166,7 +174,7 @@ def synthesisable(source: str, qualname: str) -> bool:
 def _nested_functions(source: str, qualname: str) -> list[str]:
     """Names of functions defined inside `qualname` (a train step built per call)."""
     try:
-        node = find_definition(ast.parse(source), qualname)
+        node = find_definition(_tree(source), qualname)
     except (LoadError, SyntaxError):
         return []
     return [
@@ -178,7 +186,7 @@ def _nested_functions(source: str, qualname: str) -> list[str]:
 
 def _definition_line(source: str, qualname: str) -> int:
     try:
-        return find_definition(ast.parse(source), qualname).lineno
+        return find_definition(_tree(source), qualname).lineno
     except (LoadError, SyntaxError):
         return 1
 
@@ -186,7 +194,7 @@ def _definition_line(source: str, qualname: str) -> int:
 def loss_shaped(source: str, qualname: str) -> bool:
     """Two required positional parameters (after `self`) and nothing else required."""
     try:
-        tree = ast.parse(source)
+        tree = _tree(source)
         node = find_definition(tree, qualname)
     except (LoadError, SyntaxError):
         return False
@@ -224,7 +232,7 @@ def _caller_of_helper(path: str, source: str, name: str) -> callers.Caller | Non
     """The code that builds the arguments of a changed function that is no
     train step (a train step is proven through the loop that calls it)."""
     try:
-        node = find_definition(ast.parse(source), name)
+        node = find_definition(_tree(source), name)
     except (LoadError, SyntaxError):
         return None
     return None if trains(node) else callers.find_caller(path, source, name)
@@ -324,7 +332,7 @@ def pair_targets(
         if settings.inputs_for(module, name) is not None:
             return
         try:
-            node = find_definition(ast.parse(original), name)
+            node = find_definition(_tree(original), name)
         except (LoadError, SyntaxError):
             return
         caller = None if trains(node) else callers.same_file_caller(original, name)
@@ -460,7 +468,7 @@ def pair_targets(
             # A method the script calls through another method of its class
             # (`agent.train(x, y)` calls `self.update(x, y)`): the loop that
             # calls that one replays it.
-            for through in callers.through_methods(ast.parse(original), *name.rsplit(".", 1)):
+            for through in callers.through_methods(_tree(original), *name.rsplit(".", 1)):
                 sites = loops.loop_sites(original, loops.calls_name(through))
                 if sites:
                     step = through
