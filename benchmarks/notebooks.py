@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tfrewrite.discovery import discover
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
+from tfrewrite.workspace.discovery import discover
 
 CELLS = [
     ("markdown", "# Training {n}\n\nA custom loop with a tape."),

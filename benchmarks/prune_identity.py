@@ -1,7 +1,7 @@
 """Check that `check` reports the same findings with and without pruning.
 
 `check` parses only the functions the selected rules can need
-(`tfrewrite.analysis.relevant_code`); this runs `check` on a tree both ways
+(`tfrewrite.pipeline.relevant_code`); this runs `check` on a tree both ways
 (`RunOptions.prune_inert_code`) and compares every finding's path, line,
 column, code, message and fixability. Any difference is a bug of pruning.
 
@@ -20,10 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-from tfrewrite.discovery import discover
-from tfrewrite.engine import InputFile, RunOptions, run
 from tfrewrite.findings import Finding
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_codes
+from tfrewrite.workspace.discovery import discover
 
 # path, start line and column, end line and column, code, message, and how
 # it is fixable (None, or the fix's applicability and message).
@@ -57,7 +57,7 @@ def _check(root: Path, options: RunOptions, jobs: int) -> tuple[list[Key], list[
 
 def _count_pruning() -> dict[str, int]:
     """Count, in this process, what `relevant_code.prune` leaves out."""
-    from tfrewrite.analysis import relevant_code
+    from tfrewrite.pipeline import relevant_code
 
     counts = {"asked": 0, "files": 0, "blanked": 0, "functions": 0}
     prune = relevant_code.prune

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tfrewrite.engine import InputFile, RunOptions, RunResult, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, RunResult, run
 from tfrewrite.rules import select_rules
 
 HERE = Path(__file__).parent

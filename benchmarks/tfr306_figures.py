@@ -63,7 +63,7 @@ def main() -> int:
     )
     for name, value in figures.items():
         print(f"{name:42s} {value:.6f}")
-    from tfrewrite.rules.metric_averaging import PerBatchMetricAverage
+    from tfrewrite.rules.training.metric_averaging import PerBatchMetricAverage
 
     doc = " ".join(PerBatchMetricAverage.explanation.split())
     quoted = [

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
 
 CACHE = Path(__file__).parent / ".cache"

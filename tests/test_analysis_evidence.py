@@ -9,12 +9,12 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.analysis.tensors import Strength
-from tfrewrite.analysis.walk import iter_nodes
 from tfrewrite.api import check_source
-from tfrewrite.context import RuleContext
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.facts.tensors import Strength
+from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 
 

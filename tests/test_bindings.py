@@ -1,4 +1,4 @@
-"""The bindings of a function's local names (analysis/bindings.py), which
+"""The bindings of a function's local names (facts/bindings.py), which
 TFR107 (a shape built once), TFR103 (a host value printed later) and TFR104
 (a NumPy result averaged) follow to a name's value."""
 
@@ -8,7 +8,7 @@ import textwrap
 
 import libcst as cst
 
-from tfrewrite.analysis.bindings import local_bindings, single_values
+from tfrewrite.facts.bindings import local_bindings, single_values
 
 
 def _function(source: str) -> cst.FunctionDef:

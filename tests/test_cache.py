@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tfrewrite import cache as cache_module
-from tfrewrite.cache import CACHE_DIR_NAME, Cache
 from tfrewrite.cli import app
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
+from tfrewrite.workspace import cache as cache_module
+from tfrewrite.workspace.cache import CACHE_DIR_NAME, Cache
 
 LOSSES = textwrap.dedent(
     """\
@@ -132,9 +132,9 @@ def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) ->
     import copy
     import dataclasses
 
-    from tfrewrite.analysis.index import build_index
-    from tfrewrite.analysis.project import compute_facts
-    from tfrewrite.cache import PROJECT_FACT_FIELDS
+    from tfrewrite.facts.index import build_index
+    from tfrewrite.facts.project import compute_facts
+    from tfrewrite.workspace.cache import PROJECT_FACT_FIELDS
 
     (project / "config.py").write_text("import tensorflow as tf\n\nLR = 0.1\n")
     (project / "loop.py").write_text(

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import tfrewrite
 from tfrewrite import cli
 from tfrewrite.cli import app
-from tfrewrite.sources import WriteRefused, write_fixed
+from tfrewrite.workspace.sources import WriteRefused, write_fixed
 
 PRINTING = textwrap.dedent(
     """\
@@ -204,7 +204,7 @@ def test_a_file_replaced_while_waiting_for_its_lock_is_checked_again(
     replaces the file (a new inode) and releases the lock on the old one,
     whose content still looks unchanged. The second must see the new file
     and refuse, not overwrite the first run's fix."""
-    import tfrewrite.sources as sources
+    import tfrewrite.workspace.sources as sources
 
     path = tmp_path / "m.py"
     path.write_text("x = 1\n")

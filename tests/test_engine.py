@@ -10,14 +10,16 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tfrewrite.analysis.index import build_index, module_name_for
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.discovery import discover
-from tfrewrite.edits import apply_text_edits, text_edits
-from tfrewrite.engine import InputFile, RunOptions, run
-from tfrewrite.fixer import apply_fixes
-from tfrewrite.rules.base import CstFix, ImportRequest, NodeEdit
-from tfrewrite.sources import read_source, write_atomic
+from tfrewrite.facts.index import build_index, module_name_for
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.fixer import apply_fixes
+from tfrewrite.report.edits import apply_text_edits, text_edits
+from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit
+from tfrewrite.workspace.discovery import discover
+from tfrewrite.workspace.sources import read_source, write_atomic
+
+SRC = Path(__file__).parent.parent / "src" / "tfrewrite"
 
 
 def index(source: str, path: str = "m.py", module: str = "m"):
@@ -203,10 +205,10 @@ def test_node_ranges_equal_libcst_positions() -> None:
 
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from tfrewrite.analysis.walk import iter_nodes
-    from tfrewrite.positions import node_ranges
+    from tfrewrite.facts.walk import iter_nodes
+    from tfrewrite.workspace.positions import node_ranges
 
-    source = (Path(__file__).parent.parent / "src" / "tfrewrite" / "engine.py").read_text()
+    source = (SRC / "pipeline" / "engine.py").read_text()
     module = cst.parse_module(source)
     nodes = list(iter_nodes(module))
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
@@ -223,11 +225,11 @@ def test_a_rule_context_gives_libcst_positions_however_often_asked() -> None:
 
     from libcst.metadata import MetadataWrapper, PositionProvider
 
-    from tfrewrite.analysis.index import build_index
-    from tfrewrite.analysis.walk import iter_nodes
-    from tfrewrite.context import RuleContext
+    from tfrewrite.facts.context import RuleContext
+    from tfrewrite.facts.index import build_index
+    from tfrewrite.facts.walk import iter_nodes
 
-    source = (Path(__file__).parent.parent / "src" / "tfrewrite" / "fix_rounds.py").read_text()
+    source = (SRC / "pipeline" / "fix_rounds.py").read_text()
     module = cst.parse_module(source)
     ctx = RuleContext("fix_rounds.py", module, build_index(source, "fix_rounds.py", "m"), {})
     nodes = list(iter_nodes(module))
@@ -336,7 +338,7 @@ def test_an_insertion_is_never_moved_onto_the_previous_edit() -> None:
 
 
 def test_blockers_of_one_kind_are_listed_once_with_their_lines() -> None:
-    from tfrewrite.decoration_gate import _listing
+    from tfrewrite.pipeline.decoration_gate import _listing
 
     problems = [(n, "calls Python `print()`") for n in (231, 232, 233, 240)]
     problems += [(243, "calls Python `input()`"), (250, "calls Python `print()`")]

@@ -14,11 +14,11 @@ import textwrap
 
 import pytest
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import InputFile, RunOptions
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import FileResult
-from tfrewrite.rule_pass import FileJob, _reindex, process_file
+from tfrewrite.pipeline.engine import InputFile, RunOptions
+from tfrewrite.pipeline.rule_pass import FileJob, _reindex, process_file
 from tfrewrite.rules import select_rules
 
 CODES = tuple(r.code for r in select_rules(["TFR"], []))

@@ -25,11 +25,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import InputFile, RunOptions
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import FileResult
-from tfrewrite.rule_pass import FileJob, process_file
+from tfrewrite.pipeline.engine import InputFile, RunOptions
+from tfrewrite.pipeline.rule_pass import FileJob, process_file
 from tfrewrite.rules import select_rules
 
 EXAMPLES = int(os.environ.get("TFREWRITE_FUZZ_EXAMPLES", "150"))

@@ -6,7 +6,7 @@ import textwrap
 
 import libcst as cst
 
-from tfrewrite.analysis.liveness import BOUND, READ, Level, first_use, free_names, read_later
+from tfrewrite.facts.liveness import BOUND, READ, Level, first_use, free_names, read_later
 
 
 def _body(code: str) -> list[cst.CSTNode]:

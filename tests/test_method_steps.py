@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import textwrap
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.method_steps import looped_train_methods
 from tfrewrite.api import check_source, fix_source
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.method_steps import looped_train_methods
 
 ACTOR = """
     import tensorflow as tf

@@ -1,4 +1,4 @@
-"""Module names bound to Python literals (analysis/module_constants.py): the
+"""Module names bound to Python literals (facts/module_constants.py): the
 one record TFR307's constant switches and TFR201's frozen literals read."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from tfrewrite.analysis.module_constants import literal_source, module_literals
 from tfrewrite.api import check_source
+from tfrewrite.facts.module_constants import literal_source, module_literals
 
 
 def _literals(source: str):  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from notebook_files import make_notebook
 
-from tfrewrite.notebook import Notebook, NotebookError
+from tfrewrite.workspace.notebook import Notebook, NotebookError
 
 TUTORIAL = [
     ("markdown", "# Custom training\n\nA *tape* loop."),

@@ -12,8 +12,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tfrewrite.analysis.walk import iter_nodes
-from tfrewrite.positions import node_ranges
+from tfrewrite.facts.walk import iter_nodes
+from tfrewrite.workspace.positions import node_ranges
 
 SOURCE = '''\
 """Doc."""
@@ -78,7 +78,7 @@ def test_ranges_equal_libcst_positions_for_any_node(trailing: str) -> None:
 def test_the_lean_pass_needs_no_fallback() -> None:
     """Every range LibCST reads back is one the lean pass keeps: no `KeyError`
     sends it to the full (every node, all text) pass."""
-    from tfrewrite.positions import _generate
+    from tfrewrite.workspace.positions import _generate
 
     module = cst.parse_module(SOURCE)
     nodes = list(iter_nodes(module))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
 from tfrewrite.api import check_source
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import RULES_BY_CODE
 
 
@@ -526,7 +526,7 @@ def _found_without_prefilter(source: str, code: str) -> int:
     """How many violations the rule finds when it runs despite its prefilter."""
     import libcst as cst
 
-    from tfrewrite.context import RuleContext
+    from tfrewrite.facts.context import RuleContext
 
     source = textwrap.dedent(source)
     index = build_index(source, "example.py", "example")
@@ -580,7 +580,7 @@ def _project_admitted(files: dict[str, str], path: str, code: str) -> tuple[bool
     every module), and how many violations the rule finds there regardless."""
     import libcst as cst
 
-    from tfrewrite.context import RuleContext
+    from tfrewrite.facts.context import RuleContext
 
     sources = {name: textwrap.dedent(text) for name, text in files.items()}
     indexes = {
@@ -642,7 +642,7 @@ def test_a_script_without_tensorflow_that_rebinds_an_imported_name_is_indexed(
     ],
 )
 def test_the_byte_test_for_an_attribute_assignment(text: str, assigns: bool) -> None:
-    from tfrewrite.analysis.prefilters import assigns_an_attribute
+    from tfrewrite.facts.prefilters import assigns_an_attribute
 
     assert assigns_an_attribute(text.encode(), {"SCALE"}) is assigns
 
@@ -668,7 +668,7 @@ def test_a_module_container_mutated_in_traced_code_is_reported(method: str) -> N
 def test_every_rule_has_a_pass_1_scope() -> None:
     """A rule without a test in `rule_scopes` would make every traced file
     parsed; each rule's own code has one."""
-    from tfrewrite.analysis.rule_scopes import SCOPES
+    from tfrewrite.facts.rule_scopes import SCOPES
     from tfrewrite.rules import RULE_CODES
 
     assert set(SCOPES) == set(RULE_CODES)
@@ -699,7 +699,7 @@ def test_settling_files_no_rule_can_fire_in_loads_no_libcst(tmp_path: Path) -> N
     script = textwrap.dedent(
         f"""
         import sys
-        from tfrewrite.engine import InputFile, RunOptions, run
+        from tfrewrite.pipeline.engine import InputFile, RunOptions, run
         from tfrewrite.rules import RULE_CODES
         result = run(
             [InputFile({str(tmp_path / "model.py")!r})],

@@ -642,7 +642,7 @@ def test_finding_points_at_the_call() -> None:
 
 def test_default_stream_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     """`print`'s standard output is kept unless the rule is set to another stream."""
-    from tfrewrite.rules.python_print import PrintInTracedCode
+    from tfrewrite.rules.host_values.python_print import PrintInTracedCode
 
     monkeypatch.setattr(PrintInTracedCode, "output_stream", "stderr")
     assert 'tf.print("loss", loss, output_stream=sys.stderr)' in fix(traced('print("loss", loss)'))

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 from tfrewrite.api import check_source
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
 
 def _d(text: str) -> str:

@@ -1,5 +1,5 @@
 """Check mode parses only the functions the selected rules can need
-(`analysis/relevant_code.py`): inert functions are blanked out with every
+(`pipeline/relevant_code.py`): inert functions are blanked out with every
 line and column of the rest kept, each reason to keep a function keeps it,
 and the findings are those of the whole file."""
 
@@ -11,13 +11,12 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tfrewrite import rule_pass
-from tfrewrite.analysis import relevant_code
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.analysis.relevant_code import prune, relevance
-from tfrewrite.engine import InputFile, RunOptions
-from tfrewrite.rule_pass import FileJob, process_file
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.pipeline import relevant_code, rule_pass
+from tfrewrite.pipeline.engine import InputFile, RunOptions
+from tfrewrite.pipeline.relevant_code import prune, relevance
+from tfrewrite.pipeline.rule_pass import FileJob, process_file
 from tfrewrite.rules import RULE_CODES
 
 ALL = tuple(RULE_CODES)

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tfrewrite import cli
 from tfrewrite.cli import app
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
 
 PRINTING = textwrap.dedent(

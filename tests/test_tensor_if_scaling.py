@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tfrewrite.api import check_source
-from tfrewrite.transforms import cond_assign, cond_flow, cond_site
+from tfrewrite.rules.tensor_conditions import cond_assign, cond_flow, cond_site
 
 
 def _function(conditionals: int) -> str:

@@ -9,10 +9,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tfrewrite.analysis.bindings import bound_names
-from tfrewrite.analysis.names import NameResolver
-from tfrewrite.analysis.tensor_kinds import TensorKind
-from tfrewrite.analysis.tensors import TensorFacts
+from tfrewrite.facts.bindings import bound_names
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.tensor_kinds import TensorKind
+from tfrewrite.facts.tensors import TensorFacts
 
 RESOLVER = NameResolver({"tf": "tensorflow", "np": "numpy", "keras": "keras"})
 
@@ -277,8 +277,8 @@ def test_tf_cond_with_local_branch_functions():
 def test_shape_first_constructors_with_empty_shape_are_scalars() -> None:
     import libcst as cst
 
-    from tfrewrite.analysis.names import NameResolver
-    from tfrewrite.analysis.tensors import TensorFacts
+    from tfrewrite.facts.names import NameResolver
+    from tfrewrite.facts.tensors import TensorFacts
 
     module = cst.parse_module(
         "def f(x):\n"

@@ -8,9 +8,9 @@ import gc
 import textwrap
 from pathlib import Path
 
-from tfrewrite.discovery import find_files
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
+from tfrewrite.workspace.discovery import find_files
 
 TRACED = textwrap.dedent(
     """\
@@ -123,7 +123,7 @@ def test_tree_walks_see_children_in_lists_and_tuples() -> None:
     on request."""
     import libcst as cst
 
-    from tfrewrite.analysis.walk import child_nodes, iter_nodes
+    from tfrewrite.facts.walk import child_nodes, iter_nodes
 
     built = cst.Call(func=cst.Name("f"), args=[cst.Arg(cst.Name("a")), cst.Arg(cst.Name("b"))])
     parsed = cst.parse_expression("f(a, b)")

@@ -6,10 +6,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
 from tfrewrite.api import check_source, fix_source, fix_source_with_findings
-from tfrewrite.engine import InputFile, RunOptions, run
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import RULES_BY_CODE
 
 TFR3 = ("TFR301", "TFR302", "TFR303", "TFR304", "TFR305", "TFR306", "TFR307")
@@ -837,7 +837,7 @@ def test_a_name_a_later_comprehension_binds_is_not_returned_from_the_step():
 def test_mentioned_names_leaves_out_what_comprehensions_and_lambdas_bind():
     import libcst as cst
 
-    from tfrewrite.analysis.training import mentioned_names
+    from tfrewrite.facts.training import mentioned_names
 
     def names(code: str) -> list[str]:
         return list(mentioned_names(cst.parse_expression(code)))
@@ -1518,7 +1518,7 @@ def test_inline_loop_takes_the_loss_options_when_training_flag_is_also_fixed():
 def test_the_example_diff_is_what_fix_writes(monkeypatch):
     """`examples/eager_tutorial.fix.diff` is the migration the README tells:
     `tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py`."""
-    from tfrewrite.diffs import unified_diff
+    from tfrewrite.workspace.diffs import unified_diff
 
     root = Path(__file__).parent.parent
     monkeypatch.chdir(root)

@@ -1,4 +1,4 @@
-"""The shared "follow a value to its uses" machinery (`transforms/value_uses.py`):
+"""The shared "follow a value to its uses" machinery (`rewrite/value_uses.py`):
 which uses accept a tensor, which need rewriting, which need a host value."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.analysis.walk import iter_with_ancestors
-from tfrewrite.context import RuleContext
-from tfrewrite.transforms.value_uses import UseKind, ValueUses, first_of, wrapper_replacement
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.rewrite.value_uses import UseKind, ValueUses, first_of, wrapper_replacement
 
 SOURCE = """\
 import math

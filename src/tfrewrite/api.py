@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tfrewrite.analysis.index import build_index
-from tfrewrite.analysis.project import compute_facts
-from tfrewrite.engine import InputFile, RunOptions
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import FileResult, Finding
-from tfrewrite.rule_pass import FileJob, process_file
+from tfrewrite.pipeline.engine import InputFile, RunOptions
+from tfrewrite.pipeline.rule_pass import FileJob, process_file
 from tfrewrite.rules import select_rules
 
 

@@ -20,18 +20,18 @@ import typer
 
 from tfrewrite import __version__
 from tfrewrite import rules as rule_registry
-from tfrewrite.cache import CACHE_DIR_NAME, Cache
-from tfrewrite.cache import clean as clean_cache
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
-from tfrewrite.diffs import display_path, file_diff
-from tfrewrite.discovery import find_files
-from tfrewrite.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.findings import FileError, FileResult
+from tfrewrite.pipeline.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.text import render_statistics, summary
 from tfrewrite.rules import UnknownRuleError, select_codes, validate_selectors
-from tfrewrite.sources import WriteRefused, encode_source, write_fixed
 from tfrewrite.verify.command import register as register_verify
+from tfrewrite.workspace.cache import CACHE_DIR_NAME, Cache
+from tfrewrite.workspace.cache import clean as clean_cache
+from tfrewrite.workspace.diffs import display_path, file_diff
+from tfrewrite.workspace.discovery import find_files
+from tfrewrite.workspace.sources import WriteRefused, encode_source, write_fixed
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 

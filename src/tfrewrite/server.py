@@ -25,12 +25,12 @@ from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
 from tfrewrite import __version__
-from tfrewrite.analysis.index import build_index, module_name_for
-from tfrewrite.analysis.project import compute_facts
 from tfrewrite.config import ConfigError, Settings, find_config, load_settings
-from tfrewrite.engine import InputFile, RunOptions
+from tfrewrite.facts.index import build_index, module_name_for
+from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import Applicability, Finding
-from tfrewrite.rule_pass import FileJob, process_file
+from tfrewrite.pipeline.engine import InputFile, RunOptions
+from tfrewrite.pipeline.rule_pass import FileJob, process_file
 from tfrewrite.rules import RULES_BY_CODE, select_rules
 
 SOURCE = "tfrewrite"

@@ -164,8 +164,8 @@ def test_timeout_kills_the_worker_and_the_run_continues(
 
 def test_fix_verify_withholds_fixes_of_functions_that_do_not_verify(tmp_path: Path) -> None:
     from tfrewrite.config import Settings
-    from tfrewrite.engine import RunResult
     from tfrewrite.findings import FileResult, Finding, Position
+    from tfrewrite.pipeline.engine import RunResult
     from tfrewrite.verify.gate import gate_fixes
 
     good_before = (DATA / "assign_before.py").read_text()

@@ -6,7 +6,7 @@ SARIF counts UTF-16 code units by default and reviewdog counts UTF-8 bytes, so
 conversion needs the text of the line, which `ReportContext.sources` holds;
 without it the code-point column is the best answer there is.
 
-Lines are split on `\\n` only, as `tfrewrite.edits` does, so positions of
+Lines are split on `\\n` only, as `tfrewrite.report.edits` does, so positions of
 findings and edits mean the same thing here (a `\\r` of a `\\r\\n` ending stays
 at the end of its line, after every column a finding can name).
 """

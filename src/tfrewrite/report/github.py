@@ -11,9 +11,9 @@ several lines is annotated by lines alone.
 
 from __future__ import annotations
 
-from tfrewrite.diffs import display_path
 from tfrewrite.findings import FileError, Finding
 from tfrewrite.report import ReportContext, register
+from tfrewrite.workspace.diffs import display_path
 
 
 def escape_data(text: str) -> str:

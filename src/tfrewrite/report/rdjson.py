@@ -24,11 +24,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tfrewrite.diffs import display_path
-from tfrewrite.edits import apply_text_edits
 from tfrewrite.findings import Applicability, FileError, Finding, Position, TextEdit
 from tfrewrite.report import ReportContext, register
 from tfrewrite.report.columns import SourceLines
+from tfrewrite.report.edits import apply_text_edits
+from tfrewrite.workspace.diffs import display_path
 
 SOURCE = {"name": "tfrewrite"}
 

@@ -21,10 +21,10 @@ from urllib.parse import quote
 
 from tfrewrite import __version__
 from tfrewrite import rules as rule_registry
-from tfrewrite.diffs import display_path
 from tfrewrite.findings import Applicability, FileError, Finding, Position
 from tfrewrite.report import ReportContext, register
 from tfrewrite.report.columns import SourceLines
+from tfrewrite.workspace.diffs import display_path
 
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

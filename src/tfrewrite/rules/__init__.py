@@ -11,24 +11,24 @@ if TYPE_CHECKING:
     from tfrewrite.rules.base import Rule
 
 RULE_MODULES = (
-    "tfrewrite.rules.tensor_if",  # TFR101
-    "tfrewrite.rules.numpy_random",  # TFR102
-    "tfrewrite.rules.python_print",  # TFR103
-    "tfrewrite.rules.numpy_math",  # TFR104
-    "tfrewrite.rules.numpy_call",  # TFR105
-    "tfrewrite.rules.python_random",  # TFR106
-    "tfrewrite.rules.static_shape",  # TFR107
-    "tfrewrite.rules.module_state",  # TFR201
-    "tfrewrite.rules.python_side_effects",  # TFR202
-    "tfrewrite.rules.retracing",  # TFR203
-    "tfrewrite.rules.variable_creation",  # TFR204
-    "tfrewrite.rules.python_logging",  # TFR205
-    "tfrewrite.rules.loss_decorator",  # TFR301
-    "tfrewrite.rules.train_step",  # TFR302
-    "tfrewrite.rules.inline_loop",  # TFR303
-    "tfrewrite.rules.tape_checks",  # TFR304, TFR305
-    "tfrewrite.rules.metric_averaging",  # TFR306
-    "tfrewrite.rules.eager_switch",  # TFR307
+    "tfrewrite.rules.tensor_conditions.tensor_if",  # TFR101
+    "tfrewrite.rules.randomness.numpy_random",  # TFR102
+    "tfrewrite.rules.host_values.python_print",  # TFR103
+    "tfrewrite.rules.numpy_math.numpy_math",  # TFR104
+    "tfrewrite.rules.host_values.numpy_call",  # TFR105
+    "tfrewrite.rules.randomness.python_random",  # TFR106
+    "tfrewrite.rules.static_shapes.static_shape",  # TFR107
+    "tfrewrite.rules.python_state.module_state",  # TFR201
+    "tfrewrite.rules.python_state.python_side_effects",  # TFR202
+    "tfrewrite.rules.python_state.retracing",  # TFR203
+    "tfrewrite.rules.python_state.variable_creation",  # TFR204
+    "tfrewrite.rules.host_values.python_logging",  # TFR205
+    "tfrewrite.rules.training.loss_decorator",  # TFR301
+    "tfrewrite.rules.training.train_step",  # TFR302
+    "tfrewrite.rules.training.inline_loop",  # TFR303
+    "tfrewrite.rules.training.tape_checks",  # TFR304, TFR305
+    "tfrewrite.rules.training.metric_averaging",  # TFR306
+    "tfrewrite.rules.training.eager_switch",  # TFR307
 )
 
 

@@ -1,7 +1,8 @@
 """What a rule is: a code, documentation that doubles as its tests, and a check.
 
 A rule reports `Violation`s against LibCST nodes; a violation may carry a
-`CstFix`: node replacements (possibly in several places) plus imports to add.
+`CstFix` (`tfrewrite.rewrite.fixes`): node replacements, possibly in several
+places, plus imports to add.
 The engine turns violations into `Finding`s (positions, noqa, selection) and
 applies fixes; no rule computes positions or touches files.
 
@@ -12,72 +13,16 @@ CODE` prints them) and its tests (the suite runs every example).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-import libcst as cst
-
-from tfrewrite.analysis.rule_scopes import TracedFacts, can_fire
+from tfrewrite.facts.rule_scopes import TracedFacts, can_fire
 from tfrewrite.findings import Applicability
 
 if TYPE_CHECKING:
-    from tfrewrite.analysis.index import ModuleIndex
-    from tfrewrite.context import RuleContext
-
-
-@dataclass(frozen=True)
-class ImportRequest:
-    """`import module as alias` (obj None) or `from module import obj as alias`."""
-
-    module: str
-    obj: str | None = None
-    alias: str | None = None
-
-
-@dataclass(frozen=True)
-class NodeEdit:
-    """Replace `target` (by identity) with `replacement`."""
-
-    target: cst.CSTNode
-    replacement: cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel
-
-
-@dataclass(frozen=True)
-class CstFix:
-    message: str
-    edits: tuple[NodeEdit, ...]
-    imports: tuple[ImportRequest, ...] = ()
-    applicability: Applicability = Applicability.SAFE
-    # Names the fix introduces in its scope ("scope qualname:name", such as
-    # ":train_step" for a module-level step): two fixes of one round that
-    # would both introduce a name are not applied together; the second waits
-    # for the next round, where it sees the first's.
-    introduces: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True)
-class Violation:
-    """What a rule found: the node to point at, the message, maybe a fix."""
-
-    node: cst.CSTNode
-    message: str
-    fix: CstFix | None = None
-
-
-def assuming(violation: Violation, note: str) -> Violation:
-    """`violation` with its fix made unsafe for resting on `note` (what the
-    fix assumes, such as "it assumes `x` is a tensor argument"): a finding may
-    rest on likely evidence, a safe fix only on proof."""
-    fix = violation.fix
-    if fix is None:
-        return violation
-    opening = " (unsafe: "
-    if opening in fix.message and fix.message.endswith(")"):
-        message = f"{fix.message[:-1]}; {note})"
-    else:
-        message = f"{fix.message}{opening}{note})"
-    unsafe = replace(fix, message=message, applicability=Applicability.UNSAFE)
-    return replace(violation, fix=unsafe)
+    from tfrewrite.facts.context import RuleContext
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.rewrite.fixes import Violation
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
-from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
-from tfrewrite.sources import read_source
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
+from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, python_of
+from tfrewrite.workspace.sources import read_source
 
 # The command line imports this module to register `verify`: what only a
 # verification needs (target discovery, the worker pool) loads when one runs,
@@ -71,12 +71,12 @@ def _read(path: Path) -> str:
 def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
     """The pending rewrite of each file against the file as it is, plus
     divergence checks for traced functions the rewrite leaves alone."""
-    from tfrewrite.analysis.index import module_name_for
-    from tfrewrite.discovery import discover
-    from tfrewrite.engine import InputFile, RunOptions, run
+    from tfrewrite.facts.index import module_name_for
+    from tfrewrite.pipeline.engine import InputFile, RunOptions, run
     from tfrewrite.rules import select_rules
     from tfrewrite.verify.run import traced_functions
     from tfrewrite.verify.targets import pair_targets
+    from tfrewrite.workspace.discovery import discover
 
     for path in paths:
         if not path.exists():
@@ -108,7 +108,7 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
 
 
 def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
-    from tfrewrite.analysis.index import module_name_for
+    from tfrewrite.facts.index import module_name_for
     from tfrewrite.verify.targets import pair_targets
 
     module = module_name_for(new, settings.root)
@@ -130,7 +130,7 @@ def targets_for_base(
     rev: str, paths: list[Path], settings: Settings, vs: VerifySettings
 ) -> list[Target]:
     """Every Python file changed between `rev` and the working tree."""
-    from tfrewrite.analysis.index import module_name_for
+    from tfrewrite.facts.index import module_name_for
     from tfrewrite.verify.targets import pair_targets
 
     cwd = Path.cwd()

@@ -14,15 +14,15 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tfrewrite.analysis.index import module_name_for
 from tfrewrite.config import Settings
-from tfrewrite.engine import RunResult
+from tfrewrite.facts.index import module_name_for
 from tfrewrite.findings import FileResult, Finding, Position
-from tfrewrite.notebook import NOTEBOOK_SUFFIX, python_of
+from tfrewrite.pipeline.engine import RunResult
 from tfrewrite.verify.loader import find_definition
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import pair_targets
+from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, python_of
 
 
 def _span(tree: ast.Module, qualname: str) -> tuple[int, int]:

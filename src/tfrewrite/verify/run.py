@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tfrewrite.analysis.index import build_index, module_name_for
-from tfrewrite.analysis.project import compute_facts
+from tfrewrite.facts.index import build_index, module_name_for
+from tfrewrite.facts.project import compute_facts
 from tfrewrite.verify.pool import run_requests
 from tfrewrite.verify.project_imports import import_roots, package_of
 from tfrewrite.verify.settings import VerifySettings

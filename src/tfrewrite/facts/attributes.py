@@ -1,0 +1,115 @@
+"""What the methods of a class can know of `self`'s attributes.
+
+An attribute every assignment of which makes a variable (`self.w =
+self.add_weight(...)`) reads as a tensor in traced code; one assigned only in
+`__init__` from a Python number (or a parameter whose default is one) is a
+Python number, so `if err > self.clip:` is a Python comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import all_params
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.tensor_kinds import (
+    VARIABLE,
+    VARIABLE_CONSTRUCTORS,
+    TensorKind,
+    is_python_number,
+)
+from tfrewrite.facts.tensors import AttributeFacts
+from tfrewrite.facts.walk import child_nodes
+
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+
+
+def attribute_facts(cls: cst.ClassDef, resolver: NameResolver) -> AttributeFacts:
+    """`self.*` facts for the methods of `cls`: attributes every assignment
+    of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`),
+    and attributes assigned only in `__init__`, from a Python number or from
+    a parameter whose default is one."""
+    assigned: dict[str, list[tuple[str, cst.BaseExpression | None]]] = {}
+    defaults: dict[str, cst.BaseExpression] = {}
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        method = statement.name.value
+        if method == "__init__":
+            for param in all_params(statement.params):
+                if param.default is not None:
+                    defaults[param.name.value] = param.default
+        for small in _iter_small(statement.body):
+            for target, value in _self_assignments(small):
+                assigned.setdefault(target, []).append((method, value))
+    kinds: dict[str, TensorKind] = {}
+    numbers: set[str] = set()
+    for attr, values in assigned.items():
+        if all(value is not None and _makes_variable(value, resolver) for _, value in values):
+            kinds[attr] = VARIABLE
+        elif all(
+            method == "__init__" and value is not None and _numeric_value(value, defaults)
+            for method, value in values
+        ):
+            numbers.add(attr)
+    return AttributeFacts(kinds, frozenset(numbers))
+
+
+def _iter_small(body: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from node.body
+            continue
+        if isinstance(node, cst.ClassDef):
+            continue
+        stack.extend(child for child in child_nodes(node) if isinstance(child, cst.CSTNode))
+
+
+def _self_assignments(
+    small: cst.BaseSmallStatement,
+) -> Iterator[tuple[str, cst.BaseExpression | None]]:
+    targets: list[cst.BaseExpression] = []
+    value: cst.BaseExpression | None = None
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+        value = small.value if len(targets) == 1 else None
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        targets, value = [small.target], small.value
+    elif isinstance(small, cst.AugAssign):
+        targets = [small.target]
+    for target in targets:
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == "self"
+        ):
+            yield target.attr.value, value
+
+
+def _makes_variable(value: cst.BaseExpression, resolver: NameResolver) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    if resolver.qualified_name(value.func) in VARIABLE_CONSTRUCTORS:
+        return True
+    func = value.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in _WEIGHT_METHODS
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+    )
+
+
+def _numeric_value(value: cst.BaseExpression, defaults: dict[str, cst.BaseExpression]) -> bool:
+    if is_python_number(value):
+        return True
+    if isinstance(value, cst.Name) and value.value in defaults:
+        return is_python_number(defaults[value.value])
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name):
+        # `float(lr)`, `int(n)`: a Python number whatever it converts.
+        return value.func.value in ("float", "int") and len(value.args) == 1
+    return False

@@ -1,0 +1,183 @@
+"""What a function binds: its parameters and every binding of its local names.
+
+Tensor facts solve over every binding of a name (`iter_assignments`, with
+tuple targets split by `split_target`). A rewrite that follows a name to
+its value (`size_out = list(x.shape[:-1]) + [n]` given as a shape,
+`loss_value = loss.numpy()` printed later, `err = np.square(...)`
+averaged) may do so only when that value is the name's one binding in the
+function (`single_values`): any other way of binding it (a tuple target, a
+loop, `with ... as`, an import, a nested `def`) makes the value unknown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.walk import child_nodes, iter_nodes
+
+
+def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
+    """Every binding of each local name of `function` (nested functions and
+    classes excluded): the assigned value for `name = value`, None for any
+    other way of binding it (augmented assignment, tuple target, loop
+    variable, `with ... as`, walrus, import, nested `def`, ...)."""
+    bindings: dict[str, list[cst.BaseExpression | None]] = {}
+
+    def unknown(target: cst.CSTNode | None) -> None:
+        for node in iter_nodes(target) if target is not None else ():
+            if isinstance(node, cst.Name):
+                bindings.setdefault(node.value, []).append(None)
+
+    for node in iter_nodes(function.body, into_functions=False):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    bindings.setdefault(target.target.value, []).append(node.value)
+                elif isinstance(target.target, (cst.Tuple, cst.List, cst.StarredElement)):
+                    unknown(target.target)
+        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
+            bindings.setdefault(node.target.value, []).append(node.value)
+        elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
+            unknown(node.target)
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
+            unknown(node.asname.name)
+        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+            unknown(node.name.name)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(
+            node.names, cst.ImportStar
+        ):
+            for alias in node.names:
+                unknown(alias.asname.name if alias.asname else alias.name)
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            for item in node.names:
+                unknown(item.name)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not function:
+            unknown(node.name)
+        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
+            unknown(node.name)
+    return bindings
+
+
+def single_values(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """Local names of `function` bound exactly once, by `name = value`
+    (parameters excluded: the call binds them too), with that value."""
+    params = {p.name.value for p in all_params(function.params)}
+    return {
+        name: values[0]
+        for name, values in local_bindings(function).items()
+        if len(values) == 1 and values[0] is not None and name not in params
+    }
+
+
+def iter_assignments(
+    body: cst.CSTNode,
+) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
+    """(target, value, augmented) for every binding in a function body, not
+    descending into nested functions, lambdas or classes. A binding whose value
+    is unknown (a `for` target, `with ... as`, `except ... as`) yields None."""
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        yield from iter_assignments_here(node)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+            continue
+        stack.extend(reversed(child_nodes(node)))
+
+
+def iter_assignments_here(
+    node: cst.CSTNode,
+) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
+    """The bindings `node` itself makes (not those of its children)."""
+    if isinstance(node, cst.Assign):
+        for target in node.targets:
+            yield target.target, node.value, False
+    elif isinstance(node, cst.AnnAssign):
+        yield node.target, node.value, False
+    elif isinstance(node, cst.AugAssign):
+        yield node.target, node, True  # type: ignore[misc]
+    elif isinstance(node, cst.For):
+        # The loop itself stands for "an element of `node.iter`".
+        yield node.target, node, False  # type: ignore[misc]
+    elif isinstance(node, cst.WithItem) and node.asname is not None:
+        yield node.asname.name, None, False
+    elif isinstance(node, cst.NamedExpr):
+        yield node.target, node.value, False
+    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+        yield node.name.name, None, False
+
+
+def scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Nodes under `root`, not inside nested functions, lambdas or classes."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(child_nodes(node))
+
+
+def local_names(function: cst.FunctionDef) -> set[str]:
+    """Names local to `function`: its parameters and what its body binds."""
+    return {p.name.value for p in all_params(function.params)} | bound_names(function.body)
+
+
+def bound_names(body: cst.CSTNode) -> set[str]:
+    """Local names bound anywhere in `body` (assignments, loop targets,
+    `with ... as`, walrus, `except ... as`), not inside nested functions."""
+    names: set[str] = set()
+    for target, value, _ in iter_assignments(body):
+        names.update(name for name, _, _ in split_target(target, value))
+    return names
+
+
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    result = [*params.posonly_params, *params.params, *params.kwonly_params]
+    if isinstance(params.star_arg, cst.Param):
+        result.append(params.star_arg)
+    if params.star_kwarg is not None:
+        result.append(params.star_kwarg)
+    return result
+
+
+def positional_param_names(function: cst.FunctionDef) -> list[str]:
+    return [p.name.value for p in [*function.params.posonly_params, *function.params.params]]
+
+
+def split_target(
+    target: cst.BaseExpression, value: cst.BaseExpression | None
+) -> list[tuple[str, cst.BaseExpression | None, int | None]]:
+    """Names bound by a target: (name, value for that name, index in a tuple)."""
+    if isinstance(target, cst.Name):
+        return [(target.value, value, None)]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        result: list[tuple[str, cst.BaseExpression | None, int | None]] = []
+        value_elements = (
+            [e.value for e in value.elements]
+            if isinstance(value, (cst.Tuple, cst.List))
+            and len(value.elements) == len(target.elements)
+            and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+            else None
+        )
+        for i, element in enumerate(target.elements):
+            if value_elements is not None:
+                result.extend(split_target(element.value, value_elements[i]))
+            else:
+                for name, _, _ in split_target(element.value, None):
+                    result.append((name, value, i))
+        return result
+    return []  # attribute / subscript targets bind no local name
+
+
+def target_names(target: cst.BaseExpression) -> list[str]:
+    """The names an assignment target binds (`a`, `a, (b, *c)`), not the
+    names an attribute or subscript target reads (`cfg.rate = ...`)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

@@ -1,0 +1,290 @@
+"""What a rule sees of one file: the parsed module and the shared analysis.
+
+Everything here is computed lazily and at most once per file, so a rule pays
+only for what it asks (tensor facts only for the functions it inspects).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from tfrewrite.facts.attributes import attribute_facts
+from tfrewrite.facts.bindings import positional_param_names
+from tfrewrite.facts.index import ModuleIndex
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
+from tfrewrite.facts.parameters import likely_tensor_params
+from tfrewrite.facts.project import TracedFunction
+from tfrewrite.facts.tensor_kinds import (
+    FLOATING,
+    SCALAR,
+    TENSOR,
+    TensorKind,
+)
+from tfrewrite.facts.tensors import AttributeFacts, TensorFacts, module_facts
+from tfrewrite.facts.walk import statement_children
+from tfrewrite.rewrite.fixes import ImportRequest
+from tfrewrite.workspace.positions import node_ranges
+
+
+@dataclass(eq=False)
+class FunctionScope:
+    """A function definition with the facts rules ask about it.
+
+    `traced` is set when the function runs traced now. `pending` is set
+    instead when it will run traced once a pending fix decorates it (an
+    undecorated train step driven from a Python loop, and what it calls):
+    rules that check traced code check it too (`runs_traced`), so its
+    blockers are findings in the same run; rules about decorators look at
+    `traced` only."""
+
+    node: cst.FunctionDef
+    qualname: str
+    class_name: str | None
+    parent: FunctionScope | None
+    traced: TracedFunction | None
+    children: list[FunctionScope] = field(default_factory=list)
+    pending: TracedFunction | None = None
+
+    @property
+    def is_method(self) -> bool:
+        return self.class_name is not None
+
+    @property
+    def runs_traced(self) -> TracedFunction | None:
+        """How the function runs traced, now or once a pending fix lands."""
+        return self.traced or self.pending
+
+
+class RuleContext:
+    def __init__(
+        self,
+        path: str,
+        module: cst.Module,
+        index: ModuleIndex,
+        traced: dict[str, TracedFunction],
+        settings: dict[str, str] | None = None,
+    ) -> None:
+        self.path = path
+        self.settings = settings or {}
+        self.module = module
+        self.index = index
+        self.traced = traced
+        self.names = NameResolver(index.imports)
+        self._functions: list[FunctionScope] | None = None
+        self._classes: dict[str, cst.ClassDef] = {}
+        self._scope_by_node: dict[int, FunctionScope] | None = None
+        self._tensor_facts: dict[int, TensorFacts] = {}
+        self._module_facts: TensorFacts | None = None
+        self._attribute_facts: dict[str, AttributeFacts] = {}
+        self._ranges: dict[cst.CSTNode, CodeRange] = {}
+        self._range_requests = 0
+
+    # -- functions ------------------------------------------------------------------
+    @property
+    def functions(self) -> list[FunctionScope]:
+        """Every function definition, outermost first, found by walking
+        statements only (cheap: no expression is visited)."""
+        if self._functions is None:
+            self._functions = []
+            self._scan(self.module, [], None, None)
+        return self._functions
+
+    def _scan(
+        self,
+        node: cst.CSTNode,
+        scope: list[str],
+        class_name: str | None,
+        parent: FunctionScope | None,
+    ) -> None:
+        for child in statement_children(node):
+            if isinstance(child, cst.FunctionDef):
+                qualname = ".".join([*scope, child.name.value])
+                in_class = (
+                    class_name is not None and scope and scope[-1] == class_name.split(".")[-1]
+                )
+                traced = self.traced.get(qualname)
+                pending = traced if traced is not None and traced.pending else None
+                function = FunctionScope(
+                    child,
+                    qualname,
+                    class_name if in_class else None,
+                    parent,
+                    None if pending is not None else traced,
+                    pending=pending,
+                )
+                self._functions.append(function)  # type: ignore[union-attr]
+                if parent is not None:
+                    parent.children.append(function)
+                self._scan(child, [*scope, child.name.value], class_name, function)
+            elif isinstance(child, cst.ClassDef):
+                qualname = ".".join([*scope, child.name.value])
+                self._classes[qualname] = child
+                self._scan(child, [*scope, child.name.value], qualname, parent)
+            else:
+                self._scan(child, scope, class_name, parent)
+
+    def traced_functions(self) -> Iterator[FunctionScope]:
+        """Functions that run traced (now, or once a pending fix decorates
+        them) and are not nested in another such function: a rule walking
+        these bodies sees all traced code exactly once."""
+        for function in self.functions:
+            if function.runs_traced is None:
+                continue
+            outer = function.parent
+            while outer is not None and outer.runs_traced is None:
+                outer = outer.parent
+            if outer is None:
+                yield function
+
+    def scope_of(self, node: cst.FunctionDef) -> FunctionScope | None:
+        # A dict, not a scan: rules ask once per conditional or call, and a
+        # scan over every function made large files quadratic.
+        if self._scope_by_node is None:
+            self._scope_by_node = {id(f.node): f for f in self.functions}
+        return self._scope_by_node.get(id(node))
+
+    def innermost_scope(
+        self, outer: FunctionScope, ancestors: Sequence[cst.CSTNode]
+    ) -> FunctionScope:
+        """The function nearest a node with these `ancestors` (outermost
+        first), `outer` when none is nested inside it: the scope whose tensor
+        facts describe the node."""
+        for node in reversed(ancestors):
+            if isinstance(node, cst.FunctionDef):
+                return self.scope_of(node) or outer
+        return outer
+
+    # -- tensors ---------------------------------------------------------------------
+    def tensors(self, function: FunctionScope) -> TensorFacts:
+        """Tensor facts for a function's local names (nested functions see the
+        tensors of the functions around them, top-level ones the module's)."""
+        key = id(function.node)
+        if key not in self._tensor_facts:
+            if function.parent is not None:
+                outer = self.tensors(function.parent)
+            else:
+                outer = self.module_tensors()
+            kinds = self._parameter_kinds(function)
+            self._tensor_facts[key] = TensorFacts(
+                function.node,
+                self.names,
+                (),
+                outer,
+                kinds,
+                likely_params=lambda: self._likely_params(function, kinds),
+                attributes=lambda: self._attributes_of(function),
+            )
+        return self._tensor_facts[key]
+
+    def module_tensors(self) -> TensorFacts:
+        """Facts for module-level names (bound once, not rebound anywhere in
+        the project): tensors, variables, datasets and Python numbers."""
+        if self._module_facts is None:
+            self._module_facts = module_facts(
+                self.module, self.names, self.index.rebound_module_names
+            )
+        return self._module_facts
+
+    def class_of(self, function: FunctionScope) -> tuple[str, cst.ClassDef] | None:
+        """The class whose `self` a method (or a function nested in one) sees."""
+        current: FunctionScope | None = function
+        while current is not None and current.class_name is None:
+            current = current.parent
+        if current is None or current.class_name is None:
+            return None
+        node = self._classes.get(current.class_name)
+        return (current.class_name, node) if node is not None else None
+
+    def _attributes_of(self, function: FunctionScope) -> AttributeFacts | None:
+        """What `self` holds, for a method and the functions nested in it."""
+        current: FunctionScope | None = function
+        while current is not None and current.class_name is None:
+            current = current.parent
+        if current is None or current.class_name is None:
+            return None
+        name = current.class_name
+        if name not in self._attribute_facts:
+            node = self._classes.get(name)
+            if node is None:
+                return None
+            self._attribute_facts[name] = attribute_facts(node, self.names)
+        return self._attribute_facts[name]
+
+    def _parameter_kinds(self, function: FunctionScope) -> dict[str, TensorKind]:
+        """Proven parameter kinds of a function that runs traced: a loss's
+        arguments (Keras hands `y_true`/`y_pred` over as floating-point
+        tensors), what the tracer passes (`Dataset.map`, `input_signature`,
+        Keras contracts) and what every call site passes."""
+        traced = function.runs_traced
+        if traced is None:
+            return {}
+        params = positional_param_names(function.node)
+        if params and params[0] in ("self", "cls") and function.class_name:
+            params = params[1:]
+        kinds: dict[str, TensorKind] = {}
+        for name in params:
+            if name in LOSS_PARAMETER_NAMES:
+                kinds[name] = FLOATING
+        if traced.is_loss:
+            for name in params[:2]:
+                kinds[name] = FLOATING
+        elif traced.loss_signature:
+            for name in params[:2]:
+                kinds.setdefault(name, TENSOR)
+        for name in traced.tensor_params:
+            kinds.setdefault(name, SCALAR if name in traced.scalar_params else TENSOR)
+        return kinds
+
+    def _likely_params(self, function: FunctionScope, kinds: dict[str, TensorKind]) -> set[str]:
+        """Likely-tensor parameters of a function that runs traced: any
+        parameter with no evidence of a Python value (`likely_tensor_params`)
+        or one some call site passes a tensor; never one some call site
+        passes a Python value, nor a proven one."""
+        traced = function.runs_traced
+        if traced is None:
+            return set()
+        likely = likely_tensor_params(function.node, self.names) | set(traced.likely_params)
+        return likely - set(traced.python_params) - set(kinds)
+
+    def _tensor_params(self, function: FunctionScope) -> set[str]:
+        """Proven tensor parameters (kept for callers of the old API)."""
+        return set(self._parameter_kinds(function))
+
+    # -- writing code ----------------------------------------------------------------
+    def tensorflow(self) -> tuple[str, tuple[ImportRequest, ...]]:
+        """The name to write for TensorFlow in this file and the import a fix
+        must add when the file has none (`import tensorflow as tf`)."""
+        alias, needs_import = self.names.tensorflow_alias()
+        if not needs_import:
+            return alias, ()
+        if alias in self.index.imports or alias in self.index.functions:
+            return "tensorflow", (ImportRequest("tensorflow"),)
+        return alias, (ImportRequest("tensorflow", None, alias),)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def ranges(self, nodes: Sequence[cst.CSTNode]) -> list[CodeRange]:
+        """The `PositionProvider` range of each node (lines 1-based, columns
+        0-based). Positions cost a code generation pass over the file: the
+        first two requests generate only up to their last node
+        (`positions.node_ranges`); a module asked again and again has every
+        position computed once."""
+        missing = [n for n in nodes if n not in self._ranges]
+        if missing:
+            self._range_requests += 1
+            if self._range_requests <= 2:
+                self._ranges.update(zip(missing, node_ranges(self.module, missing), strict=True))
+            else:
+                wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+                self._ranges = dict(wrapper.resolve(PositionProvider))
+        return [self._ranges[n] for n in nodes]
+
+    def lines(self, nodes: Sequence[cst.CSTNode]) -> list[tuple[int, int]]:
+        """The 1-based first and last line of each node."""
+        return [(r.start.line, r.end.line) for r in self.ranges(nodes)]

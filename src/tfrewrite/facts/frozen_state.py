@@ -1,0 +1,486 @@
+"""Python state a traced function reads that changes between its calls.
+
+Tracing reads Python values once and bakes them into the graph. A module
+name the module rebinds (a flag, a number, a module-level loop variable), the
+items of a module dict changed in place, a `self` attribute another method
+rebinds or counts up, a counter of an object the class holds
+(`self.memory.mem_cntr`), a variable an enclosing function's loop rebinds:
+each is frozen at the first trace. TFR201 reports these reads; TFR302 lists
+them as reasons a train step cannot simply be decorated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import local_names, scope_nodes
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.module_constants import module_literals
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.state import (
+    AttributeWrites,
+    attribute_writes,
+    init_only_methods,
+    is_plain_value,
+    module_containers,
+    rebound_in_loops,
+    settled_before,
+    subscript_writes,
+)
+from tfrewrite.facts.vocabulary import is_setup_method
+from tfrewrite.facts.walk import iter_with_ancestors, statement_children
+
+# How pass 1 describes a module name a module-level loop rebinds.
+LOOP_REBOUND = "rebound in a module-level loop"
+
+
+def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """A `Name` that reads a variable (not an attribute, keyword, or binding)."""
+    if parent is None:
+        return True
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(
+        parent,
+        (
+            cst.AssignTarget,
+            cst.Param,
+            cst.FunctionDef,
+            cst.ClassDef,
+            cst.ImportAlias,
+            cst.AsName,
+            cst.NameItem,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class FrozenRead:
+    """A read of Python state that tracing freezes: `name` as written
+    (`lr_scale`, `self.scale`, `self.memory.mem_cntr`) and how it changes."""
+
+    node: cst.CSTNode
+    name: str
+    how: str
+
+
+class FrozenState:
+    """The Python state of one module that changes between calls, computed
+    once per module; `reads(function)` finds what a function reads of it."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        # Which module names are rebound is a pass-1 fact; only literal
+        # values (flags, numbers, strings) are frozen state worth reporting,
+        # and plain values a module-level loop rebinds (`lr_scale = 1.0 /
+        # (epoch + 1)` in the epoch loop).
+        rebound = ctx.index.rebound_module_names
+        literals = module_literals(ctx.module)
+        mutable = {name: rebound[name] for name in literals.literal_names() if name in rebound}
+        # A name every binding of which restates the same literal (`num_classes
+        # = 10` in a notebook's first cell and again in a later section) is
+        # bound more than once, yet never to another value: nothing is frozen.
+        for name in literals.constants():
+            if mutable.get(name) == "assigned more than once":
+                del mutable[name]
+        if any(how == LOOP_REBOUND for how in rebound.values()):
+            for name in _loop_plain_names(ctx.module, ctx.names):
+                if rebound.get(name) == LOOP_REBOUND:
+                    mutable.setdefault(name, LOOP_REBOUND)
+        changed_items = subscript_writes(ctx.module)
+        for name in module_containers(ctx.module, ctx.names) & changed_items:
+            mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
+        self.mutable = mutable
+        # Pass 1 knows whether the file assigns an attribute of a name at all.
+        self.rebound_attributes = (
+            _rebound_dotted_attributes(ctx.module, ctx.names)
+            if ctx.index.named_attribute_writes
+            else {}
+        )
+        self._sections = _Sections(ctx.module)
+        self._writes: dict[str, AttributeWrites] = {}
+
+    def reads(self, function: FunctionScope) -> Iterator[FrozenRead]:
+        """The first read of each piece of changing state in `function`'s own
+        body (nested functions are scopes of their own)."""
+        ctx = self.ctx
+        traced = function.runs_traced
+        # `Dataset.map(f)` traces `f` afresh on every `.map` call, with the
+        # values of that moment: a script that sets a module value again and
+        # maps again (a notebook's next section) freezes nothing. State that
+        # changes while one pipeline is iterated (an attribute counted up per
+        # epoch, a name a loop rebinds) is still read only once.
+        mapped = traced is not None and traced.reason.startswith("given to `Dataset.")
+        # A name an enclosing function binds is that function's variable, not
+        # the module's: a nested `show()` reading the `global_step` its
+        # traced `train` counts up reads no module state of that name.
+        shadowed = _enclosing_locals(function)
+        frozen = {
+            name: how
+            for name, how in self.mutable.items()
+            if name not in shadowed
+            and not (mapped and how == "assigned more than once")
+            and not _settled_before_first_call(ctx, function, name)
+            and not self._sections.settled(function, name, how)
+        }
+        parent = function.parent
+        if parent is not None and parent.runs_traced is None:
+            settled = settled_before(parent.node, function.node)
+            for name in rebound_in_loops(parent.node, ctx.names) - settled:
+                frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
+        attributes = self._rebound_attributes(function)
+        held = self._held_state(function)
+        dotted = {
+            name: how
+            for name, how in self.rebound_attributes.items()
+            if how != f"rebound in `{function.qualname}`"  # its own write: TFR202's
+        }
+        imported = ctx.index.rebound_imports
+        if imported:  # `cfg.SCALE` as spelled here, for `config.SCALE` the project rebinds
+            for alias, target in ctx.names.imports.items():
+                prefix = target + "."
+                for name, how in imported.items():
+                    if name.startswith(prefix) and "." not in name[len(prefix) :]:
+                        dotted.setdefault(f"{alias}.{name[len(prefix) :]}", how)
+        if frozen or attributes or held or dotted:
+            yield from _scan(function, frozen, attributes, held, dotted)
+
+    def _held_state(self, function: FunctionScope) -> dict[str, dict[str, str]]:
+        """`self.<attr>` -> attributes of the object it holds that change
+        between calls (`self.memory.mem_cntr`, a counter the buffer's
+        `store_transition` updates): a project fact."""
+        ctx = self.ctx
+        owner = ctx.class_of(function)
+        if owner is None or not ctx.index.held_state:
+            return {}
+        prefix = owner[0] + "."
+        return {
+            key[len(prefix) :]: value
+            for key, value in ctx.index.held_state.items()
+            if key.startswith(prefix)
+        }
+
+    def _rebound_attributes(self, function: FunctionScope) -> dict[str, str]:
+        """`self.<attr>` that another method rebinds (outside `__init__`/
+        `build`), or that some method updates in place (`+=`): state the
+        traced method reads once."""
+        ctx, cache = self.ctx, self._writes
+        owner = ctx.class_of(function)
+        if owner is None:
+            return {}
+        class_name, node = owner
+        if class_name not in cache:
+            setup = init_only_methods(node, ctx.module)
+            cache[class_name] = attribute_writes(node, ctx.names, setup)
+        writes = cache[class_name]
+        own = function.node.name.value
+        result: dict[str, str] = {}
+        for attr, methods in writes.augmented.items():
+            updaters = sorted(m for m in methods if not is_setup_method(m))
+            if updaters:
+                result[attr] = f"updated in place in `{updaters[0]}`"
+        for attr, methods in writes.assigned.items():
+            if attr in result or own in methods or attr not in writes.plain:
+                continue  # assigned afresh in the traced function itself: per trace
+            rebinders = sorted(m for m in methods if not is_setup_method(m))
+            if rebinders:
+                result[attr] = f"rebound in `{rebinders[0]}`"
+        return result
+
+
+def _enclosing_locals(function: FunctionScope) -> set[str]:
+    """Names the functions enclosing `function` bind as their own locals
+    (a `global` declaration there leaves the name the module's)."""
+    names: set[str] = set()
+    parent = function.parent
+    while parent is not None:
+        declared = {
+            item.name.value
+            for node in scope_nodes(parent.node.body)
+            if isinstance(node, cst.Global)
+            for item in node.names
+        }
+        names |= local_names(parent.node) - declared
+        parent = parent.parent
+    return names
+
+
+def _scan(
+    function: FunctionScope,
+    mutable: dict[str, str],
+    attributes: dict[str, str],
+    held: dict[str, dict[str, str]],
+    dotted: dict[str, str],
+) -> Iterator[FrozenRead]:
+    local = local_names(function.node)
+    reported: set[str] = set()
+    for node, ancestors in iter_with_ancestors(function.node.body):
+        if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            continue
+        if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
+            continue  # nested functions are checked as their own scope
+        parent = ancestors[-1] if ancestors else None
+        chain = _held_read(node, held)
+        if chain is not None and chain[0] not in reported and _is_value_read(node, parent):
+            reported.add(chain[0])
+            yield FrozenRead(node, *chain)
+            continue
+        spelled = _dotted_attribute(node)
+        if (
+            spelled in dotted
+            and spelled not in reported
+            and spelled.partition(".")[0] not in local
+            and _is_value_read(node, parent)  # type: ignore[arg-type]
+        ):
+            reported.add(spelled)
+            yield FrozenRead(node, spelled, dotted[spelled])
+            continue
+        if isinstance(node, cst.Attribute) and attributes:
+            attr = node.attr.value
+            if (
+                isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+                and attr in attributes
+                and f"self.{attr}" not in reported
+                and _is_value_read(node, parent)
+            ):
+                reported.add(f"self.{attr}")
+                yield FrozenRead(node, f"self.{attr}", attributes[attr])
+            continue
+        if not isinstance(node, cst.Name) or node.value not in mutable:
+            continue
+        if node.value in local or node.value in reported or not _is_read(node, parent):
+            continue
+        reported.add(node.value)
+        yield FrozenRead(node, node.value, mutable[node.value])
+
+
+def _dotted_attribute(node: cst.CSTNode) -> str:
+    """`Config.margin` or `cfg.SCALE` for an attribute of a plain name, else ""."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value != "self"
+    ):
+        return f"{node.value.value}.{node.attr.value}"
+    return ""
+
+
+def _rebound_dotted_attributes(module: cst.Module, resolver: NameResolver) -> dict[str, str]:
+    """Attributes of a class of this module or of an imported module or
+    class (`Config.margin`, `cfg.SCALE`) that a function, or a module-level
+    loop, assigns: `Config.margin = epoch / 10` in the epoch loop. A traced
+    function reading `Config.margin` keeps its value at the first trace.
+    Straight module-level assignments configure before anything runs and
+    are not counted; nor are assignments in the class body."""
+    owners = {s.name.value for s in module.body if isinstance(s, cst.ClassDef)}
+    found: dict[str, str] = {}
+    for node, ancestors in iter_with_ancestors(module):
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        functions = [a for a in ancestors if isinstance(a, cst.FunctionDef)]
+        in_loop = any(isinstance(a, (cst.For, cst.While)) for a in ancestors)
+        if not functions and not in_loop:
+            continue
+        for target in targets:
+            spelled = _dotted_attribute(target)
+            if not spelled:
+                continue
+            owner = spelled.partition(".")[0]
+            if owner not in owners and resolver.qualified_name(cst.Name(owner)) is None:
+                continue  # a local object's attribute, not shared state
+            if functions and owner in local_names(functions[-1]):
+                continue
+            where = _qualname(ancestors) if functions else LOOP_REBOUND
+            found.setdefault(spelled, f"rebound in `{where}`" if functions else where)
+    return found
+
+
+def _qualname(ancestors: tuple[cst.CSTNode, ...]) -> str:
+    """The dotted name of the innermost function among `ancestors`."""
+    return ".".join(
+        a.name.value for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))
+    )
+
+
+def _loop_plain_names(module: cst.Module, resolver: NameResolver) -> set[str]:
+    """Names a module-level loop binds to plain values (`is_plain_value`):
+    its loop variable over `range`/`enumerate`, and its assignments."""
+    names: set[str] = set()
+    objects: set[str] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(s, False) for s in module.body]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.For):
+            counter = node.target
+            if isinstance(counter, cst.Tuple) and counter.elements:
+                counter = counter.elements[0].value
+            iterated = node.iter
+            if (
+                isinstance(counter, cst.Name)
+                and isinstance(iterated, cst.Call)
+                and isinstance(iterated.func, cst.Name)
+                and iterated.func.value in ("range", "enumerate")
+            ):
+                names.add(counter.value)
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            if not in_loop:
+                continue
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    bound = [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                    (names if is_plain_value(small.value, resolver) else objects).update(bound)
+                elif isinstance(small, cst.AugAssign) and isinstance(small.target, cst.Name):
+                    names.add(small.target.value)
+            continue
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, loop) for child in statement_children(node))
+    return names - objects
+
+
+class _Sections:
+    """Module-level statements in order, for scripts and notebooks written in
+    sections: a section sets its parameters (`discount_factor = 0.95`),
+    defines its `training_step` and runs its loop; a later section sets new
+    values and defines a new `training_step`. A definition is called only by
+    the module-level statements between it and the next definition of its
+    name, so a rebinding after its last call (or before its first) freezes
+    nothing."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.statements = list(module.body)
+        self._bound: list[set[str]] | None = None
+        self._called: list[set[str]] | None = None
+        self._referenced_in_functions: set[str] = set()
+        self._globals: set[str] = set()
+
+    def _index(self) -> None:
+        bound: list[set[str]] = []
+        called: list[set[str]] = []
+        for statement in self.statements:
+            names: set[str] = set()
+            calls: set[str] = set()
+            for node, ancestors in iter_with_ancestors(statement):
+                if isinstance(node, cst.Global):
+                    self._globals.update(item.name.value for item in node.names)
+                nested = [a for a in (*ancestors, node) if isinstance(a, _DEFINITIONS)]
+                if nested and not (len(nested) == 1 and nested[0] is node):
+                    parent = ancestors[-1]
+                    naming = (
+                        isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is node
+                    )
+                    if isinstance(node, cst.Name) and not naming:
+                        self._referenced_in_functions.add(node.value)
+                    continue
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+                    calls.add(node.func.value)
+                elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                    names.add(node.name.value)
+                elif isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For)):
+                    target = node.target
+                    names.update(
+                        n.value for n, _ in iter_with_ancestors(target) if isinstance(n, cst.Name)
+                    )
+            bound.append(names)
+            called.append(calls)
+        self._bound, self._called = bound, called
+
+    def settled(self, function: FunctionScope, name: str, how: str) -> bool:
+        """Whether no module-level statement rebinds `name` while this
+        definition of `function` is still being called."""
+        if how != "assigned more than once" or function.parent is not None:
+            return False
+        if function.class_name is not None:
+            return False
+        position = next((i for i, s in enumerate(self.statements) if s is function.node), None)
+        if position is None:
+            return False
+        if self._bound is None:
+            self._index()
+        assert self._bound is not None and self._called is not None
+        own = function.node.name.value
+        if own in self._referenced_in_functions or name in self._globals:
+            return False  # called from a function, at times we do not follow
+        calls: list[int] = []
+        for i in range(position + 1, len(self.statements)):
+            if own in self._bound[i]:
+                break  # the next definition of the name takes over
+            if own in self._called[i]:
+                calls.append(i)
+        if not calls:
+            return False
+        return not any(name in self._bound[i] for i in range(calls[0], calls[-1] + 1))
+
+
+_DEFINITIONS = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def _settled_before_first_call(ctx: RuleContext, function: FunctionScope, name: str) -> bool:
+    """Whether every trace of a module function sees the final value of
+    `name`, which plain module-level statements bind more than once (a
+    script that sets `batch_size = 64` again before its GAN section): the
+    function is the last one of its name, and is defined after the last
+    binding, or is first called by a module-level statement after it and
+    from nowhere else. Then nothing is frozen."""
+    index = ctx.index
+    last = index.straight_rebinds.get(name)
+    if last is None or function.parent is not None or function.class_name is not None:
+        return False
+    if index.rebound_module_names.get(name) != "assigned more than once":
+        return False  # another module rebinds it too
+    info = index.functions.get(function.qualname)
+    defs = [
+        s
+        for s in ctx.module.body
+        if isinstance(s, cst.FunctionDef) and s.name.value == function.qualname
+    ]
+    if info is None or not defs or defs[-1] is not function.node:
+        return False  # the index describes the last definition of the name only
+    if info.lineno > last:
+        return True
+    qualified = index.qualify(function.qualname)
+    calls = [line for line in index.module_call_lines.get(qualified, ()) if line > info.lineno]
+    if not calls or min(calls) <= last:
+        return False
+    if any(site.target == qualified for site in index.traced_sites):
+        return False
+    return not any(qualified in other.calls for other in index.functions.values())
+
+
+def _held_read(node: cst.CSTNode, held: dict[str, dict[str, str]]) -> tuple[str, str] | None:
+    """`self.memory.mem_cntr` when `self.memory` holds an object whose
+    `mem_cntr` changes between calls: (the expression, how it changes)."""
+    if not (held and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute)):
+        return None
+    inner = node.value
+    if not (isinstance(inner.value, cst.Name) and inner.value.value == "self"):
+        return None
+    how = held.get(inner.attr.value, {}).get(node.attr.value)
+    if how is None:
+        return None
+    return f"self.{inner.attr.value}.{node.attr.value}", how
+
+
+def _is_value_read(node: cst.Attribute, parent: cst.CSTNode | None) -> bool:
+    """`self.x` read for its value: not a call (`self.model(x)`), not an
+    attribute chain (`self.opt.apply_gradients`), not an assignment target."""
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return False
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return False
+    if isinstance(parent, (cst.AssignTarget, cst.AugAssign)):
+        return False
+    return True

@@ -1,0 +1,112 @@
+"""Train steps that are methods, called through an attribute in a Python loop.
+
+`self.actor.train(states, actions)` in an agent's loop, or `agent.learn()` in
+`main.py`, names a method whose class the index cannot resolve from the call
+alone. The evidence taken instead: the call sits in a Python loop, and exactly
+one class in the project defines a method of that name that opens a
+`GradientTape` and applies gradients (or, when several do, exactly one class
+is named by the attribute: `self.actor` names `Actor`). That is a method-name heuristic, so a
+decorator TFR302 offers for such a step is an unsafe fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+from tfrewrite.facts.index import ModuleIndex
+
+
+def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
+    """(path, qualname) of train-step methods that some Python loop calls as
+    `obj.name(...)`, where `name` is a train-step method of exactly one class."""
+    candidates: dict[str, list[tuple[str, str]]] = {}
+    for index in indexes:
+        if any(callee.endswith("GradientTape") for callee in index.loop_calls):
+            # A tape opened in a loop (the module's minibatch loop): the
+            # method holding it is a training loop, not a step (TFR303's case).
+            continue
+        for qualname, info in index.functions.items():
+            if not (info.class_name and info.opens_gradient_tape and info.applies_gradients):
+                continue
+            class_qualname, _, name = qualname.rpartition(".")
+            if class_qualname != info.class_name and not class_qualname.endswith(
+                "." + info.class_name
+            ):
+                continue
+            candidates.setdefault(name, []).append((index.path, qualname))
+    found: set[tuple[str, str]] = set()
+    for index in indexes:
+        for callee in index.loop_calls:
+            head, _, name = callee.rpartition(".")
+            targets = _nearest(index.path, candidates.get(name, []))
+            if len(targets) > 1:
+                # `self.actor.train(...)` with `Actor.train` and `Critic.train`:
+                # the attribute that names the class.
+                owner = head.rpartition(".")[2].replace("_", "").lower()
+                targets = [t for t in targets if _class_of(t[1]).lower() == owner]
+            if head and len(targets) == 1:
+                found.add(targets[0])
+    return found
+
+
+def _nearest(path: str, targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The candidates in the calling file, else in its folder (`main.py` beside
+    `agent.py`), else all: unrelated scripts in one project reuse class names."""
+    if not targets:  # most loop calls name no train-step method
+        return targets
+    folder = PurePath(path).parent
+    for near in (
+        [t for t in targets if t[0] == path],
+        [t for t in targets if PurePath(t[0]).parent == folder],
+    ):
+        if near:
+            return near
+    return targets
+
+
+def _class_of(qualname: str) -> str:
+    return qualname.rsplit(".", 2)[-2]
+
+
+def record_looped_train_methods(indexes: list[ModuleIndex]) -> None:
+    """Each heuristic train-step method learns, in its own module, that a loop calls it."""
+    by_path = {index.path: index for index in indexes}
+    for path, qualname in looped_train_methods(indexes):
+        by_path[path].looped_functions.setdefault(qualname, False)
+
+
+def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:
+    """Last components of the module names that define a train step (a
+    function or method that opens a `GradientTape` and applies gradients).
+
+    The script that drives such a step (`from agent import Agent` ... a loop
+    calling `agent.learn()`) often names no TensorFlow at all, so pass 1 puts
+    it aside; a file put aside that names one of these modules is indexed,
+    so the loop that calls the step is seen."""
+    found: set[str] = set()
+    for index in indexes:
+        if not index.module:
+            continue
+        if any(
+            info.opens_gradient_tape and info.applies_gradients for info in index.functions.values()
+        ):
+            found.add(index.module.rpartition(".")[2])
+    return found
+
+
+def mentions_module(data: bytes, modules: set[str]) -> bool:
+    """A cheap byte test: `data` imports something and names one of `modules`
+    as a word (the caller of a train step, before it is parsed)."""
+    if b"import" not in data:
+        return False
+    for module in modules:
+        word = module.encode()
+        start = data.find(word)
+        while start >= 0:
+            end = start + len(word)
+            before = data[start - 1 : start] if start else b" "
+            after = data[end : end + 1]
+            if not (before.isalnum() or before == b"_") and not (after.isalnum() or after == b"_"):
+                return True
+            start = data.find(word, end)
+    return False

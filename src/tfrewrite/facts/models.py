@@ -1,0 +1,189 @@
+"""Which Keras models a train step trains, and whether `training=True` changes
+what they compute: the facts TFR304 needs to speak only when it matters.
+
+- A step trains the models whose variables it differentiates or updates
+  (`tape.gradient(loss, model.trainable_variables)`, `apply_gradients(zip(g,
+  model.trainable_variables))`); a frozen teacher or a target network called in
+  the same tape is not trained, and must stay in inference mode.
+- A call under `if self._call_has_training_arg:` (or any test of a `training`
+  flag) is written for models that may not take `training`.
+- A model whose class in the project has a `call` without `training`, or that
+  is built from Keras layers that all ignore `training` (no dropout, no batch
+  normalization, no noise or augmentation), computes the same either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.training import mentioned_names, method_name, value_sources
+from tfrewrite.facts.walk import iter_nodes
+
+VARIABLE_ATTRIBUTES = frozenset(
+    {"trainable_variables", "trainable_weights", "variables", "weights", "vars"}
+)
+# Keras layers whose output does not depend on `training` (RNN layers only
+# without `dropout=`/`recurrent_dropout=`).
+_INSENSITIVE_LAYERS = frozenset(
+    {
+        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
+        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
+        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
+        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
+        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
+        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
+        "Normalization", "LSTM", "GRU", "SimpleRNN",
+    }
+)  # fmt: skip
+_RNN_DROPOUT = frozenset({"dropout", "recurrent_dropout"})
+
+
+def _names_in(ctx: RuleContext, root: cst.CSTNode, expr: cst.CSTNode) -> list[cst.CSTNode]:
+    """`expr` and, one level deep, the values of the local names it mentions."""
+    found: list[cst.CSTNode] = [expr]
+    names = set(mentioned_names(expr))
+    for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value in names for t in node.targets
+        ):
+            found.append(node.value)
+    return found
+
+
+def trained_models(ctx: RuleContext, root: cst.CSTNode) -> set[str] | None:
+    """Dotted names of the models whose variables `root` differentiates or
+    updates; None when the variables are not spelled `model.<variables>`."""
+    models: set[str] = set()
+    for node in iter_nodes(root, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        method = method_name(node)
+        if method in ("gradient", "compute_gradients"):
+            # `tape.gradient(loss, vars)`; `optimizer.compute_gradients(loss,
+            # vars, gradient_tape=tape)` (TensorFlow Privacy's optimizers).
+            args: Sequence[cst.Arg] = [
+                a
+                for a in node.args[1:]
+                if a.keyword is None or a.keyword.value in ("sources", "var_list")
+            ]
+        elif method in ("apply_gradients", "minimize"):
+            args = node.args
+        else:
+            continue
+        for arg in args:
+            for expr in _names_in(ctx, root, arg.value):
+                for sub in iter_nodes(expr):
+                    if isinstance(sub, cst.Attribute) and sub.attr.value in VARIABLE_ATTRIBUTES:
+                        owner = dotted_name(sub.value)
+                        if owner:
+                            models.add(owner)
+    return models or None
+
+
+def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNode) -> bool:
+    """Whether `node` sits in a branch of an `if` whose test asks about a
+    `training` argument (`if self._call_has_training_arg:`)."""
+    for parent in ancestors:
+        if isinstance(parent, (cst.If, cst.IfExp)):
+            test = parent.test
+            words = [
+                n.value if isinstance(n, cst.Name) else n.attr.value
+                for n in iter_nodes(test)
+                if isinstance(n, (cst.Name, cst.Attribute))
+            ]
+            if any("training" in w.lower() for w in words):
+                return True
+    return False
+
+
+def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
+    qualified = ctx.names.qualified_name(call.func) or ""
+    if qualified in ("keras.Input", "tensorflow.keras.Input", "tf_keras.Input"):
+        return "Input"
+    for prefix in ("keras.layers.", "tensorflow.keras.layers.", "tf_keras.layers."):
+        if qualified.startswith(prefix):
+            return qualified.rsplit(".", 1)[-1]
+    return None
+
+
+def ignores_training(ctx: RuleContext, model: str) -> str | None:
+    """Why `training=True` changes nothing for `model`, or None when it may:
+    a project class whose `call` takes no `training`, or a `Sequential` of
+    layers that all ignore it."""
+    for source in value_sources(ctx, cst.Name(model)) if "." not in model else []:
+        if not isinstance(source, cst.Call):
+            continue
+        callee = dotted_name(source.func) or ""
+        call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+        if callee in ctx.index.classes and call is not None:
+            params = call.node.params
+            names = {p.name.value for p in [*params.params, *params.kwonly_params]}
+            if "training" not in names and not isinstance(params.star_kwarg, cst.Param):
+                return f"the `call` of `{callee}` takes no `training` argument"
+        qualified = ctx.names.qualified_name(source.func) or ""
+        if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
+            continue
+        layers = source.args[0].value
+        if not isinstance(layers, (cst.List, cst.Tuple)):
+            continue
+        for element in layers.elements:
+            layer = element.value
+            if not isinstance(layer, cst.Call):
+                return None
+            leaf = _layer_leaf(ctx, layer)
+            if leaf not in _INSENSITIVE_LAYERS:
+                return None
+            if any(a.keyword and a.keyword.value in _RNN_DROPOUT for a in layer.args):
+                return None
+        return "its layers ignore `training` (no dropout, batch normalization or noise)"
+    return None
+
+
+def training_position(ctx: RuleContext, model: str) -> int | None:
+    """Where `training` stands among the positional arguments of `model`'s
+    call (`self` left out), for a project class whose `call` takes it
+    positionally (`def call(self, inp, tar, training, mask)`): a call passing
+    that many arguments already says whether it trains."""
+    for source in value_sources(ctx, cst.Name(model)) if "." not in model else []:
+        if not isinstance(source, cst.Call):
+            continue
+        callee = dotted_name(source.func) or ""
+        call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+        if callee not in ctx.index.classes or call is None:
+            continue
+        names = [p.name.value for p in [*call.node.params.posonly_params, *call.node.params.params]]
+        if "training" in names[1:]:
+            return names.index("training") - 1
+    return None
+
+
+def is_plain_function(ctx: RuleContext, name: str) -> bool:
+    """`model = lambda x: ...`, a `def model(x)`, or `model = Model()` of a
+    project class with no base (a plain Python object with `__call__`): a
+    name that holds no Keras model, whatever it is called. It takes no
+    `training` argument: adding one would raise a `TypeError`."""
+    if "." in name:
+        return False
+    if any(f.parent is None and f.node.name.value == name for f in ctx.functions):
+        return True
+    sources = value_sources(ctx, cst.Name(name))[1:]
+    return bool(sources) and all(_is_plain_callable(ctx, s) for s in sources)
+
+
+def _is_plain_callable(ctx: RuleContext, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.Lambda):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    info = ctx.index.classes.get(dotted_name(value.func) or "")
+    return info is not None and all(base in ("object", "builtins.object") for base in info.bases)

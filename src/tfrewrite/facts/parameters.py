@@ -1,0 +1,159 @@
+"""Which parameters of a traced function are likely tensors.
+
+AutoGraph converts an `if` on a parameter whenever the function is called with
+a tensor, so a parameter with no evidence either way is a *likely* tensor:
+enough for a finding, never for a safe fix. The evidence that it holds a
+Python value instead is read here: a default, an annotation, a name that says
+so (`training`, `num_classes`), or a use only a Python value allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import scope_nodes
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.parameter_names import is_python_parameter_name
+from tfrewrite.facts.tensor_kinds import TENSOR_ANNOTATIONS
+
+# Attributes and methods a tensor has: reading them is no evidence against one.
+TENSOR_MEMBERS = frozenset(
+    {
+        "shape",
+        "dtype",
+        "ndim",
+        "numpy",
+        "get_shape",
+        "set_shape",
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "read_value",
+        "value",
+        "T",
+        "device",
+        "name",
+        "op",
+        "graph",
+        "rank",
+        "eval",
+        "consumers",
+        "ref",
+        "experimental_ref",
+        "astype",
+    }
+)
+# Calls whose first argument is a Python value (or an object).
+_PYTHON_ARGUMENT_CALLS = frozenset(
+    {"isinstance", "range", "len", "callable", "hasattr", "getattr", "setattr", "iter", "type"}
+)
+# Keyword arguments that take Python values.
+_PYTHON_KEYWORDS = frozenset(
+    {"training", "axis", "dtype", "name", "shape", "mask", "reduction", "from_logits", "keepdims"}
+)
+
+
+def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
+    """Parameters of a traced function with no evidence that they hold a
+    Python value: no default, no non-tensor annotation, a name that does not
+    say so, and no use that only a Python value or object allows (calling
+    it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
+    `len`, a bare truth test, passing it as `training=` or to `tf.constant`).
+    Iterating it is no evidence: a tensor iterates too."""
+    candidates: set[str] = set()
+    params = [*function.params.posonly_params, *function.params.params]
+    params += list(function.params.kwonly_params)
+    for param in params:
+        name = param.name.value
+        if param.default is not None or is_python_parameter_name(name):
+            continue
+        if param.annotation is not None:
+            qualified = resolver.qualified_name(param.annotation.annotation) or ""
+            leaf = qualified.rsplit(".", 1)[-1]
+            if qualified not in TENSOR_ANNOTATIONS and not leaf.endswith("TensorLike"):
+                continue
+        candidates.add(name)
+    if not candidates:
+        return candidates
+    contrary: set[str] = set()
+    for node in scope_nodes(function.body):
+        contrary.update(_python_uses(node, candidates))
+        if (
+            isinstance(node, cst.Call)
+            and node.args
+            and resolver.qualified_name(node.func) == "tensorflow.constant"
+        ):
+            # `tf.constant(n)` raises on a symbolic tensor: its author passes
+            # a Python or NumPy value.
+            found = _param_name(node.args[0].value, candidates)
+            if found is not None:
+                contrary.add(found)
+    return candidates - contrary
+
+
+def _param_name(node: cst.CSTNode | None, candidates: set[str]) -> str | None:
+    if isinstance(node, cst.Name) and node.value in candidates:
+        return node.value
+    return None
+
+
+def _truth_tested(node: cst.BaseExpression | None, candidates: set[str]) -> Iterator[str]:
+    """Parameters used bare as a truth value (`if flag:`, `not flag`, `a and flag`)."""
+    if node is None:
+        return
+    name = _param_name(node, candidates)
+    if name is not None:
+        yield name
+    elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        yield from _truth_tested(node.expression, candidates)
+    elif isinstance(node, cst.BooleanOperation):
+        yield from _truth_tested(node.left, candidates)
+        yield from _truth_tested(node.right, candidates)
+
+
+def _python_uses(node: cst.CSTNode, candidates: set[str]) -> Iterator[str]:
+    """Parameters that `node` uses as only a Python value or object can be used."""
+    if isinstance(node, cst.Attribute):
+        name = _param_name(node.value, candidates)
+        if name is not None and node.attr.value not in TENSOR_MEMBERS:
+            yield name
+    elif isinstance(node, cst.Call):
+        name = _param_name(node.func, candidates)
+        if name is not None:
+            yield name
+        if isinstance(node.func, cst.Name) and node.func.value in _PYTHON_ARGUMENT_CALLS:
+            for arg in node.args[:1]:
+                found = _param_name(arg.value, candidates)
+                if found is not None:
+                    yield found
+        for arg in node.args:
+            found = _param_name(arg.value, candidates)
+            if found is None:
+                continue
+            if arg.star or (arg.keyword is not None and arg.keyword.value in _PYTHON_KEYWORDS):
+                yield found
+    elif isinstance(node, cst.Subscript):
+        name = _param_name(node.value, candidates)
+        if name is not None and any(
+            isinstance(e.slice, cst.Index)
+            and isinstance(e.slice.value, (cst.SimpleString, cst.FormattedString))
+            for e in node.slice
+        ):
+            yield name
+    elif isinstance(node, cst.Comparison):
+        operands = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(isinstance(o, (cst.SimpleString, cst.FormattedString)) for o in operands):
+            yield from (n for o in operands if (n := _param_name(o, candidates)) is not None)
+        for comparison in node.comparisons:
+            if isinstance(comparison.operator, (cst.In, cst.NotIn)):
+                found = _param_name(comparison.comparator, candidates)
+                if found is not None:
+                    yield found
+    elif isinstance(node, (cst.If, cst.While, cst.IfExp)):
+        yield from _truth_tested(node.test, candidates)
+    elif isinstance(node, cst.StarredDictElement):
+        found = _param_name(node.value, candidates)
+        if found is not None:
+            yield found

@@ -1,0 +1,808 @@
+"""Project facts: which functions run traced, across every indexed file.
+
+A function runs traced when it is decorated with `@tf.function` (any spelling),
+wrapped by `tf.function(f)`, given to `compile(loss=..., metrics=...)`, is the
+`call` of a Keras `Loss`/`Layer`/`Model`, a `Model.train_step`/`test_step`/
+`predict_step`, a `Metric.update_state`/`result`, or is called from a function
+that runs traced. Functions nested inside a traced function run traced too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+from tfrewrite.facts.index import (
+    TF_FUNCTION_NAMES,
+    CallSite,
+    FunctionInfo,
+    ModuleIndex,
+    dotted,
+)
+from tfrewrite.facts.method_steps import looped_train_methods
+
+# Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
+KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
+    "Loss": ("call", "__call__"),
+    "Layer": ("call",),
+    "Model": ("call", "train_step", "test_step", "predict_step"),
+    "Sequential": ("call", "train_step", "test_step", "predict_step"),
+    "Metric": ("update_state", "result"),
+}
+LOSS_BASES = frozenset({"Loss"})
+
+
+def keras_leaf(name: str) -> str | None:
+    """`tensorflow.keras.losses.Loss` -> `Loss`; None if not a Keras name."""
+    for prefix in ("tensorflow.keras.", "tf_keras.", "keras."):
+        if name.startswith(prefix):
+            return name.rsplit(".", 1)[-1]
+    return None
+
+
+# Parameter pairs that make a function a loss by its signature.
+LOSS_SIGNATURES = frozenset(
+    {
+        ("y_true", "y_pred"),
+        ("labels", "logits"),
+        ("labels", "predictions"),
+        ("labels", "preds"),
+        ("y_true", "logits"),
+        ("targets", "logits"),
+        ("target", "output"),
+        ("targets", "outputs"),
+        ("targets", "predictions"),
+        ("true", "pred"),
+        ("logits", "labels"),
+        ("labels", "embeddings"),
+        ("y_true", "logits_pred"),
+    }
+)
+# Keras methods whose arguments Keras passes as tensors: method -> how many
+# positional parameters (after `self`) are tensors.
+KERAS_TENSOR_ARGUMENTS = {
+    "call": 1,  # a layer's inputs (a loss's `call` is handled as a loss)
+    "train_step": 1,
+    "test_step": 1,
+    "predict_step": 1,
+    "update_state": 2,
+}
+
+
+@dataclass(frozen=True)
+class TracedFunction:
+    """A function that runs traced, why, and what the project knows of the
+    arguments it is traced with."""
+
+    qualname: str  # local to its module
+    reason: str
+    is_loss: bool = False  # called with (y_true, y_pred): its first two params are tensors
+    # Parameters proven to be tensors: the tracer passes tensors (`Dataset.map`,
+    # an `input_signature`, a Keras contract), or every call site in the
+    # project does. `scalar_params` are the ones also known to be scalars.
+    tensor_params: frozenset[str] = frozenset()
+    scalar_params: frozenset[str] = frozenset()
+    # Some call site passes a tensor and none a Python value.
+    likely_params: frozenset[str] = frozenset()
+    # Some call site passes a Python value (a literal, a loop counter).
+    python_params: frozenset[str] = frozenset()
+    # Not traced yet: it will be once a pending fix decorates it (an
+    # undecorated train step), so its body is checked as traced code.
+    pending: bool = False
+    # Its first two parameters follow a loss signature (`y_true, y_pred`,
+    # `labels, logits`, ...): a loss even when nothing in the project calls
+    # it as one (`is_loss` says that something does).
+    loss_signature: bool = False
+    # Traced (or pending) only for reasons its own module gives: its own
+    # `@tf.function`, a call from a function traced for such reasons. A fix
+    # round re-derives these from the module alone (`rule_pass._reindex`): a
+    # function whose decorator a fix removed is no longer traced. False when
+    # another module may trace it (a step there calls it, a `compile` there).
+    local_reasons_only: bool = False
+
+
+@dataclass
+class ProjectFacts:
+    """What pass 2 needs to know about one module, derived from all modules."""
+
+    traced: dict[str, dict[str, TracedFunction]] = field(default_factory=dict)  # path -> qualname
+
+    def for_path(self, path: str) -> dict[str, TracedFunction]:
+        return self.traced.get(path, {})
+
+
+def _suffixes(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+class _Lookup:
+    """Resolve dotted references to (module index, local qualname), tolerating
+    module names that differ by a leading package (`examples.losses` vs
+    `losses`): a reference finds every definition whose qualified name ends
+    with it, component by component (a bare name only in a file with no
+    module name).
+
+    Definitions are grouped by their last component, and each reference is
+    answered once: building every suffix of every qualified name up front
+    cost most of the project facts' time on a large project."""
+
+    def __init__(self, indexes: list[ModuleIndex]) -> None:
+        # last component -> (index, local qualname, qualified name), in index order
+        self.by_last: dict[str, list[tuple[ModuleIndex, str, str]]] = {}
+        for index in indexes:
+            for qualname in [*index.functions, *index.classes]:
+                full = index.qualify(qualname)
+                self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
+        self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
+
+    def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
+        """Definitions `name` may refer to. A bare name written in `origin`,
+        a file with no module name (a notebook), is that file's own
+        definition when it has one: two notebooks that each define `f`
+        cannot import each other's."""
+        known = self._find(name)
+        if origin is not None and not origin.module and "." not in name:
+            own = [(index, qualname) for index, qualname in known if index is origin]
+            if own:
+                return own
+        return known
+
+    def _find(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        known = self.found.get(name)
+        if known is not None:
+            return known
+        dotted_name = "." in name
+        tail = "." + name
+        known = [
+            (index, qualname)
+            for index, qualname, full in self.by_last.get(name.rpartition(".")[2], ())
+            if (full == name or full.endswith(tail)) and (dotted_name or not index.module)
+        ]
+        self.found[name] = known
+        return known
+
+
+def _keras_base(
+    index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0
+) -> str | None:
+    """The Keras base (`Loss`, `Layer`, ...) a class derives from, following project classes."""
+    if depth > 10:
+        return None
+    info = index.classes.get(class_qualname)
+    if info is None:
+        return None
+    for base in info.bases:
+        leaf = keras_leaf(base)
+        if leaf in KERAS_TRACED_METHODS:
+            return leaf
+        for other_index, other_qualname in lookup.find(base, index):
+            if other_qualname in other_index.classes:
+                found = _keras_base(other_index, other_qualname, lookup, depth + 1)
+                if found:
+                    return found
+    return None
+
+
+def _own_params(info: FunctionInfo) -> list[str]:
+    """Parameters a caller fills: without a method's `self`/`cls`."""
+    params = info.params
+    if info.class_name and params and params[0] in ("self", "cls"):
+        return params[1:]
+    return params
+
+
+def tensor_arguments(info: FunctionInfo, traced: TracedFunction) -> set[str]:
+    """The parameters of a traced function that the project says receive
+    tensors, proven or likely: `tensor_params`, `likely_params`, and a
+    loss's first two."""
+    found = set(traced.tensor_params | traced.likely_params)
+    if traced.is_loss or traced.loss_signature:
+        found.update(_own_params(info)[:2])
+    return found
+
+
+# Words in a function name that say it measures, not trains: a metric with a
+# loss's signature (`compute_accuracy(logits, labels)`).
+_METRIC_WORDS = ("accuracy", "metric", "precision", "recall", "auc", "iou", "score", "acc")
+
+
+def _loss_by_signature(info: FunctionInfo) -> bool:
+    name = info.qualname.rsplit(".", 1)[-1].lower()
+    if any(word in name for word in _METRIC_WORDS):
+        return False
+    return tuple(_own_params(info)[:2]) in LOSS_SIGNATURES
+
+
+def _signature_params(source: str) -> list[tuple[bool, bool]] | None:
+    """Per position of an `input_signature=[tf.TensorSpec(...), ...]`:
+    (tensor, scalar). None when it cannot be read."""
+    try:
+        tree = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(tree, (ast.List, ast.Tuple)):
+        return None
+    result = []
+    for spec in tree.elts:
+        if not (isinstance(spec, ast.Call) and (dotted(spec.func) or "").endswith("TensorSpec")):
+            result.append((False, False))
+            continue
+        shape = spec.args[0] if spec.args else None
+        for kw in spec.keywords:
+            if kw.arg == "shape":
+                shape = kw.value
+        scalar = isinstance(shape, (ast.List, ast.Tuple)) and not shape.elts
+        result.append((True, scalar))
+    return result
+
+
+@dataclass
+class _Marks:
+    """What marking learns of one function before it becomes a `TracedFunction`."""
+
+    reason: str
+    is_loss: bool = False
+    tensor: set[str] = field(default_factory=set)
+    scalar: set[str] = field(default_factory=set)
+    likely: set[str] = field(default_factory=set)
+    python: set[str] = field(default_factory=set)
+    pending: bool = False
+    # Some reason to trace it comes from another module (see
+    # `TracedFunction.local_reasons_only`).
+    elsewhere: bool = False
+
+
+def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
+    facts = ProjectFacts()
+    lookup = _Lookup(indexes)
+    queue: deque[tuple[ModuleIndex, str]] = deque()
+    marks: dict[tuple[str, str], _Marks] = {}
+    by_path = {index.path: index for index in indexes}
+
+    def mark(
+        index: ModuleIndex,
+        qualname: str,
+        reason: str,
+        is_loss: bool = False,
+        tensor: list[str] | tuple[str, ...] = (),
+        likely: list[str] | tuple[str, ...] = (),
+        pending: bool = False,
+        elsewhere: bool = False,
+    ) -> None:
+        info = index.functions.get(qualname)
+        if info is None:
+            return
+        key = (index.path, qualname)
+        known = marks.get(key)
+        if known is None:
+            known = marks[key] = _Marks(reason, pending=pending, elsewhere=elsewhere)
+            queue.append((index, qualname))
+        elif known.pending and not pending:
+            # Traced for real, not only once a fix decorates it.
+            known.reason, known.pending = reason, False
+            known.elsewhere = known.elsewhere or elsewhere
+            queue.append((index, qualname))
+        elif elsewhere and not known.elsewhere:
+            known.elsewhere = True
+            queue.append((index, qualname))  # so its callees learn it too
+        known.is_loss = known.is_loss or is_loss
+        known.tensor.update(tensor)
+        known.likely.update(likely)
+
+    def mark_class(index: ModuleIndex, qualname: str, reason: str, elsewhere: bool) -> None:
+        base = _keras_base(index, qualname, lookup)
+        if base is None:
+            return
+        # A base found through project classes may be another module's.
+        elsewhere = elsewhere or not any(
+            keras_leaf(b) in KERAS_TRACED_METHODS for b in index.classes[qualname].bases
+        )
+        for method in KERAS_TRACED_METHODS[base]:
+            method_qualname = f"{qualname}.{method}"
+            info = index.functions.get(method_qualname)
+            if info is None:
+                continue
+            is_loss = base in LOSS_BASES
+            count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
+            tensors = _own_params(info)[:count]
+            mark(
+                index,
+                method_qualname,
+                reason or f"{base}.{method}",
+                is_loss,
+                tensors,
+                elsewhere=elsewhere,
+            )
+
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if any(d in TF_FUNCTION_NAMES for d in info.decorators):
+                mark(index, qualname, "decorated with @tf.function")
+                _mark_signature(marks[(index.path, qualname)], info, info.decorator_keywords)
+        for qualname in index.classes:
+            mark_class(index, qualname, "", elsewhere=False)
+        for site in index.traced_sites:
+            where = f"{index.path}:{site.lineno}"
+            is_loss = site.reason.startswith("given to compile(loss")
+            is_metric = site.reason.startswith(("given to compile(metrics", "given to compile(w"))
+            for target_index, target in lookup.find(site.target, index):
+                elsewhere = target_index.path != index.path
+                if target in target_index.classes:
+                    mark_class(target_index, target, f"{site.reason} at {where}", elsewhere)
+                    continue
+                info = target_index.functions.get(target)
+                if info is None:
+                    continue
+                params = _own_params(info)
+                tensors: list[str] = []
+                likely: list[str] = []
+                if site.arguments == "tensor":
+                    tensors = params
+                elif site.arguments == "first" or is_metric:
+                    tensors = params[: 2 if is_metric else 1]
+                elif site.arguments == "likely":
+                    likely = params
+                mark(
+                    target_index,
+                    target,
+                    f"{site.reason} at {where}",
+                    is_loss,
+                    tensors,
+                    likely,
+                    elsewhere=elsewhere,
+                )
+                if site.reason.startswith("wrapped in tf.function"):
+                    options = {"tensorflow.function": site.keywords}
+                    _mark_signature(marks[(target_index.path, target)], info, options)
+
+    # Functions nested in each qualname prefix, built once per file: scanning
+    # every function for each traced one made large files quadratic.
+    nested_in: dict[int, dict[str, list[str]]] = {}
+
+    def propagate() -> None:
+        while queue:
+            index, qualname = queue.popleft()
+            known = marks[(index.path, qualname)]
+            info = index.functions[qualname]
+            caller = info.qualname
+            how = "will be traced with" if known.pending else "called from traced"
+            if id(index) not in nested_in:
+                nested_in[id(index)] = _nested_functions(index)
+            for nested in nested_in[id(index)].get(qualname, ()):
+                if nested != qualname:
+                    where = (
+                        "nested in a step that will be traced"
+                        if known.pending
+                        else "nested in traced"
+                    )
+                    mark(
+                        index,
+                        nested,
+                        f"{where} `{caller}`",
+                        pending=known.pending,
+                        elsewhere=known.elsewhere,
+                    )
+            for callee in info.calls:
+                for target_index, target in lookup.find(callee, index):
+                    if target in target_index.functions:
+                        reason = f"{how} `{caller}`"
+                        mark(
+                            target_index,
+                            target,
+                            reason,
+                            pending=known.pending,
+                            elsewhere=known.elsewhere or target_index.path != index.path,
+                        )
+
+    propagate()
+    # Train-step methods a loop calls: found once, used twice (they can be
+    # pending steps, and their modules record that a loop calls them).
+    looped_methods = looped_train_methods(indexes)
+    for index, qualname in _pending_train_steps(indexes, lookup, marks, looped_methods):
+        mark(
+            index,
+            qualname,
+            "a train step called from a Python loop: it will be traced once "
+            "`@tf.function` decorates it (TFR302)",
+            pending=True,
+            elsewhere=True,  # the loop calling it may be another module's
+        )
+    propagate()
+    _apply_call_sites(indexes, lookup, marks)
+    for (path, qualname), known in marks.items():
+        facts.traced.setdefault(path, {})[qualname] = TracedFunction(
+            qualname,
+            known.reason,
+            known.is_loss,
+            frozenset(known.tensor),
+            frozenset(known.scalar),
+            frozenset(known.likely - known.tensor),
+            frozenset(known.python),
+            known.pending,
+            _loss_by_signature(by_path[path].functions[qualname]),
+            local_reasons_only=not known.elsewhere,
+        )
+    _record_foreign_writes(indexes)
+    _record_rebound_imports(indexes)
+    _record_star_names(indexes)
+    _record_held_state(indexes, lookup)
+    _record_held_classes(indexes, lookup)
+    _record_training_facts(indexes, lookup, facts)
+    for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
+        by_path[path].looped_functions.setdefault(qualname, False)
+    return facts
+
+
+def _mark_signature(known: _Marks, info: FunctionInfo, keywords: dict[str, dict[str, str]]) -> None:
+    """`tf.function(input_signature=[...])`: its positional parameters are tensors."""
+    source = keywords.get("tensorflow.function", {}).get("input_signature")
+    if not source:
+        return
+    specs = _signature_params(source)
+    if specs is None:
+        return
+    for name, (tensor, scalar) in zip(_own_params(info), specs, strict=False):
+        if tensor:
+            known.tensor.add(name)
+        if scalar:
+            known.scalar.add(name)
+
+
+def _looped_targets(
+    indexes: list[ModuleIndex], lookup: _Lookup, looped_methods: set[tuple[str, str]]
+) -> set[tuple[str, str]]:
+    """(path, qualname) of functions some Python loop calls: through the
+    project's names, or by bare name for a function nested where it is called
+    (a step defined inside `main()`)."""
+    found: set[tuple[str, str]] = set()
+    for index in indexes:
+        for callee in index.loop_calls:
+            for target_index, target in lookup.find(callee, index):
+                found.add((target_index.path, target))
+            if "." not in callee:
+                suffix = "." + callee
+                for qualname in index.functions:
+                    if qualname.endswith(suffix):
+                        found.add((index.path, qualname))
+    return found | looped_methods
+
+
+def _pending_train_steps(
+    indexes: list[ModuleIndex],
+    lookup: _Lookup,
+    marks: dict[tuple[str, str], _Marks],
+    looped_methods: set[tuple[str, str]],
+) -> list[tuple[ModuleIndex, str]]:
+    """Undecorated custom train steps (they open a `GradientTape` and apply
+    gradients) called from a Python loop, not `Model.train_step` overrides:
+    the functions TFR302 decorates."""
+    looped = _looped_targets(indexes, lookup, looped_methods)
+    result = []
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if not (info.opens_gradient_tape and info.applies_gradients):
+                continue
+            if info.tape_in_loop or info.consumes_grown_lists:
+                continue  # a training loop (TFR303's case), or eager by design
+            if (index.path, qualname) in marks or (index.path, qualname) not in looped:
+                continue
+            if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
+                continue
+            result.append((index, qualname))
+    return result
+
+
+def _apply_call_sites(
+    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+) -> None:
+    """What call sites pass to traced functions: a parameter every call site
+    passes a tensor is a tensor (a scalar when every one passes a scalar); one
+    some site passes a tensor is likely one; one some site passes a Python
+    value is a Python value."""
+    seen: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for index in indexes:
+        for site in index.call_sites:
+            nested = _nested_callee(index, site)
+            targets = [(index, nested)] if nested else lookup.find(site.callee, index)
+            for target_index, target in targets:
+                key = (target_index.path, target)
+                if key not in marks:
+                    continue
+                info = target_index.functions[target]
+                params = info.params
+                offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+                given = dict(site.keywords)
+                for i, evidence in enumerate(site.args):
+                    if i + offset < len(params):
+                        given.setdefault(params[i + offset], evidence)
+                seen.setdefault(key, []).append(given)
+    by_path = {index.path: index for index in indexes}
+    for key, sites in seen.items():
+        known = marks[key]
+        info = by_path[key[0]].functions[key[1]]
+        for name in _own_params(info):
+            evidence = [site.get(name, "p") for site in sites]
+            if all(e in "ts" for e in evidence):
+                known.tensor.add(name)
+                if all(e == "s" for e in evidence):
+                    known.scalar.add(name)
+            elif any(e in "ts" for e in evidence) and "p" not in evidence:
+                known.likely.add(name)
+            if any(site.get(name) == "p" for site in sites):
+                known.python.add(name)
+
+
+def _nested_callee(index: ModuleIndex, site: CallSite) -> str | None:
+    """The function a plain-name call reaches when the calling function, or
+    one it is nested in, defines it (`_nms(class_id)` inside
+    `Post._per_class` calls `Post._per_class._nms`): the nearest such
+    definition shadows the module's names. Only functions enclose names: a
+    method's plain-name call never reaches another method of its class."""
+    if site.via_attribute or "." in site.callee or not site.caller:
+        return None
+    scope = site.caller
+    while scope in index.functions:
+        candidate = f"{scope}.{site.callee}"
+        if candidate in index.functions:
+            return candidate
+        scope = scope.rpartition(".")[0]
+    return None
+
+
+def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
+    """`config.LR = 0.1` in one module rebinds `LR` of module `config`."""
+    writes = [(index, written) for index in indexes for written in index.foreign_writes]
+    if not writes:
+        return
+    for index in indexes:
+        if not index.module:
+            continue
+        for writer, written in writes:
+            head, _, name = written.rpartition(".")
+            if head == index.module or head.endswith("." + index.module):
+                how = f"rebound in `{writer.path}`"
+                if index.rebound_module_names.get(name, how) == "assigned more than once":
+                    index.rebound_module_names[name] = how  # not only by its own module
+                index.rebound_module_names.setdefault(name, how)
+
+
+def _record_rebound_imports(indexes: list[ModuleIndex]) -> None:
+    """`import config` then `config.SCALE` read in traced code, where the
+    project rebinds `SCALE` after import (`global SCALE` in a function of
+    `config`, `config.SCALE = ...` in another module): recorded in the
+    importing module as `config.SCALE` -> how. Bindings that run while
+    `config` is imported (its own module-level statements) are settled by
+    then and are not recorded."""
+    by_module: dict[str, ModuleIndex] = {}
+    for index in indexes:  # also by shorter names: `losses` for `pkg.losses`
+        for key in _suffixes(index.module) if index.module else ():
+            by_module.setdefault(key, index)
+    # Written through an import (`config.SCALE = ...`): known even when the
+    # written module itself was never indexed (it imports no TensorFlow).
+    # (The reader's own writes are the frozen-state analysis' to judge: it
+    # sees whether they run in a function or once at module level.)
+    written = [(writer, target) for writer in indexes for target in writer.foreign_writes]
+    for reader in indexes:
+        if not reader.module_attribute_reads:
+            continue
+        for target in set(reader.imports.values()):
+            for writer, name in written:
+                if (
+                    writer is not reader
+                    and name.rpartition(".")[0] == target
+                    and name in reader.module_attribute_reads
+                ):
+                    reader.rebound_imports.setdefault(name, f"rebound in `{writer.path}`")
+            module = by_module.get(target)
+            if module is None or module is reader:
+                continue
+            for name, how in module.rebound_module_names.items():
+                read = f"{target}.{name}"
+                if how.startswith("rebound in `") and read in reader.module_attribute_reads:
+                    reader.rebound_imports.setdefault(read, how)  # a function or another module
+
+
+def _record_held_state(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """`self.memory = ReplayBuffer(...)` where the project's `ReplayBuffer`
+    updates `self.mem_cntr += 1` in a method: a traced method of the holder
+    that reads `self.memory.mem_cntr` reads Python state that changes between
+    calls. Recorded in the holder's module as `Agent.memory` -> attributes."""
+    for index in indexes:
+        for class_qualname, info in index.classes.items():
+            for attr, callee in info.held_objects.items():
+                for target_index, target in lookup.find(callee, index):
+                    held = target_index.classes.get(target)
+                    if held is None or not held.updated_attrs:
+                        continue
+                    name = target.rpartition(".")[2]
+                    index.held_state[f"{class_qualname}.{attr}"] = {
+                        updated: f"updated in place in `{name}.{method}`"
+                        for updated, method in held.updated_attrs.items()
+                    }
+                    break
+
+
+def _module_named(name: str, by_module: dict[str, ModuleIndex]) -> ModuleIndex | None:
+    """The project module `name` refers to, tolerating a package prefix
+    that differs (`pkg.utils` against a module indexed as `utils`)."""
+    found = by_module.get(name)
+    if found is not None:
+        return found
+    for module, index in by_module.items():
+        if module and (name.endswith("." + module) or module.endswith("." + name)):
+            return index
+    return None
+
+
+def _exported_names(index: ModuleIndex) -> dict[str, str]:
+    """What `from <index's module> import *` binds, as far as pass 1 knows:
+    the module's public imports and top-level definitions."""
+    names = {alias: target for alias, target in index.imports.items() if not alias.startswith("_")}
+    names.update(
+        (name, index.qualify(name))
+        for name in (*index.functions, *index.classes)
+        if "." not in name and not name.startswith("_")
+    )
+    return names
+
+
+def _record_star_names(indexes: list[ModuleIndex]) -> None:
+    """`from rlzoo.common.utils import *` in a module that never imports
+    NumPy itself, then `np.array(...)`: the names a star import brings from
+    a project module, followed through that module's own star imports."""
+    starring = [index for index in indexes if index.star_imports]
+    if not starring:
+        return
+    by_module = {index.module: index for index in indexes}
+    for _round in range(5):  # star imports of star imports, a few levels deep
+        changed = False
+        for index in starring:
+            names: dict[str, str] = {}
+            unseen: list[str] = []
+            for module in index.star_imports:
+                source = _module_named(module, by_module)
+                if source is None or source is index:
+                    unseen.append(module)
+                    continue
+                for alias, target in {**source.star_names, **_exported_names(source)}.items():
+                    names.setdefault(alias, target)
+            if names != index.star_names or unseen != index.unseen_star_imports:
+                index.star_names, index.unseen_star_imports = names, unseen
+                changed = True
+        if not changed:
+            break
+
+
+# Bases that leave a class plain Python.
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "NamedTuple", "Enum"})
+_PLAIN_BASE_MODULES = ("abc.", "typing.", "collections.", "enum.", "dataclasses.")
+
+
+def _is_plain_class(
+    index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0
+) -> bool:
+    """Whether a project class derives only from plain Python: no base, or
+    `object`, the standard library's abstract bases, and other plain
+    project classes. A base the project does not define (a Keras model, a
+    `tf.Module`, a package's class) makes it not plain."""
+    info = index.classes.get(class_qualname)
+    if info is None or depth > 10:
+        return False
+    for base in info.bases:
+        if base in _PLAIN_BASES or base.startswith(_PLAIN_BASE_MODULES):
+            continue
+        found = [(i, q) for i, q in lookup.find(base, index) if q in i.classes]
+        if not found or not all(_is_plain_class(i, q, lookup, depth + 1) for i, q in found):
+            return False
+    return True
+
+
+def _held_class(index: ModuleIndex, callee: str, lookup: _Lookup) -> tuple[ModuleIndex, str] | None:
+    """The project class `callee` (as `index` names it) builds, looked up
+    through `from module import *` for a bare name."""
+    names = [callee]
+    if "." not in callee:
+        names += [f"{module}.{callee}" for module in index.star_imports]
+    for name in names:
+        for target_index, target in lookup.find(name, index):
+            if target in target_index.classes:
+                return target_index, target
+    return None
+
+
+def _record_held_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """`self.memory = ReplayBuffer(...)`: whether the class of each held
+    object, when the project defines it, is plain Python. A step that calls
+    `self.memory.sample(...)` then calls Python code that tracing runs once."""
+    for index in indexes:
+        for class_qualname, info in index.classes.items():
+            for attr, callee in info.held_objects.items():
+                found = _held_class(index, callee, lookup)
+                if found is not None:
+                    plain = _is_plain_class(*found, lookup)
+                    kind = "python" if plain else "framework"
+                    index.held_classes[f"{class_qualname}.{attr}"] = kind
+
+
+def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
+    """Dotted names of the classes whose objects a class with traced methods
+    holds (`self.memory = ReplayBuffer(...)`): their modules must be indexed
+    to know which of their attributes change between calls."""
+    refs: set[str] = set()
+    for index in indexes:
+        traced = facts.for_path(index.path)
+        owners = {
+            info.class_name
+            for qualname, info in index.functions.items()
+            if qualname in traced and info.class_name
+        }
+        for owner in owners:
+            held = index.classes.get(owner)
+            if held is not None:
+                for callee in held.held_objects.values():
+                    refs.add(callee)
+                    if "." not in callee:  # maybe from `from module import *`
+                        refs.update(f"{module}.{callee}" for module in index.star_imports)
+    return refs
+
+
+def _nested_functions(index: ModuleIndex) -> dict[str, list[str]]:
+    """For each dotted prefix of a function's qualname, the functions under it."""
+    under: dict[str, list[str]] = {}
+    for qualname in index.functions:
+        parts = qualname.split(".")
+        for depth in range(1, len(parts)):
+            under.setdefault(".".join(parts[:depth]), []).append(qualname)
+    return under
+
+
+def tf_function_options(
+    index: ModuleIndex, qualname: str, indexes: list[ModuleIndex]
+) -> dict[str, str] | None:
+    """Keyword arguments of the `@tf.function` (or `tf.function(f, ...)`) that
+    wraps `index`'s function `qualname`; None when nothing wraps it."""
+    info = index.functions.get(qualname)
+    if info is None:
+        return None
+    for decorator in info.decorators:
+        if decorator in TF_FUNCTION_NAMES:
+            return dict(info.decorator_keywords.get(decorator, {}))
+    full = index.qualify(qualname)
+    for other in indexes:
+        for site in other.traced_sites:
+            if site.reason.startswith("wrapped in tf.function") and (
+                full == site.target or full.endswith("." + site.target)
+            ):
+                return dict(site.keywords)
+    return None
+
+
+def _record_training_facts(
+    indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
+) -> None:
+    """A function differentiated inside a `GradientTape` block is a loss: its
+    first two parameters are (labels, predictions). Traced ones get `is_loss`
+    (the loss's own file learns how other files use it), and every file that
+    calls a loss learns the options of the `tf.function` wrapping it, wherever
+    that loss is defined (a step must carry them when the loss loses them).
+    Functions called from a loop (a train step driven per batch) learn so in
+    their own module, with whether that loop may feed a short final batch."""
+    for index in indexes:
+        for callee, short in index.loop_calls.items():
+            for target_index, target in lookup.find(callee, index):
+                if target in target_index.functions:
+                    known = target_index.looped_functions.get(target, False)
+                    target_index.looped_functions[target] = known or short
+        for tape_loss in index.tape_losses:
+            for target_index, target in lookup.find(tape_loss.callee, index):
+                if target not in target_index.functions:
+                    continue
+                per_file = facts.traced.get(target_index.path, {})
+                known = per_file.get(target)
+                if known is not None and not known.is_loss:
+                    per_file[target] = replace(known, is_loss=True)
+                options = tf_function_options(target_index, target, indexes)
+                if options is not None:
+                    index.loss_decorator_options[tape_loss.callee] = options

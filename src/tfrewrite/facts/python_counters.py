@@ -1,0 +1,72 @@
+"""Python numbers a loop changes on every iteration: the counter of `for
+step in range(...)` (or `enumerate(...)`), a `step += 1` counter, a decayed
+`lr *= 0.9`. A `tf.function` called with one traces again for each new value
+(TFR203); a step TFR303 would extract must not take one as an argument.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.tensor_kinds import is_python_number
+from tfrewrite.facts.walk import iter_nodes, iter_small_statements
+
+
+def python_int_loop_variable(loop: cst.For, ctx: RuleContext) -> str | None:
+    """The loop variable of `for v in range(...)` / `for v, x in enumerate(...)`."""
+    if not isinstance(loop.iter, cst.Call) or not isinstance(loop.iter.func, cst.Name):
+        return None
+    builtin = loop.iter.func.value
+    if builtin in ctx.index.imports or builtin in ctx.index.functions:
+        return None  # shadowed
+    if builtin == "range" and isinstance(loop.target, cst.Name):
+        return loop.target.value
+    if builtin == "enumerate" and isinstance(loop.target, (cst.Tuple, cst.List)):
+        first = loop.target.elements[0].value if loop.target.elements else None
+        if isinstance(first, cst.Name):
+            return first.value
+    return None
+
+
+def changing_numbers(loop: cst.For | cst.While) -> set[str]:
+    """Names a loop body changes by Python arithmetic with number literals:
+    `step += 1`, `lr *= 0.9`, `lr = lr * 0.5` (a counter, a decayed rate)."""
+    found: set[str] = set()
+    for node in iter_nodes(loop.body, into_functions=False):
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            if is_python_number(node.value):
+                found.add(node.target.value)
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and _uses_only_number(node.value, target.value):
+                found.add(target.value)
+    return found
+
+
+def literal_numbers(scope: cst.CSTNode) -> set[str]:
+    """Names a scope binds to a number literal (`lr = 0.1`, `step = 0`): the
+    start of a counter or a schedule, not a size derived from an argument."""
+    found: set[str] = set()
+    for small in iter_small_statements(scope):
+        if isinstance(small, cst.Assign) and is_python_number(small.value):
+            found.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+    return found
+
+
+def _uses_only_number(expr: cst.BaseExpression, name: str) -> bool:
+    """`expr` is arithmetic on `name` (at least once) and number literals."""
+    if isinstance(expr, cst.BinaryOperation):
+        sides = (expr.left, expr.right)
+        if not all(
+            (isinstance(side, cst.Name) and side.value == name)
+            or is_python_number(side)
+            or _uses_only_number(side, name)
+            for side in sides
+        ):
+            return False
+        return any(
+            (isinstance(side, cst.Name) and side.value == name) or _uses_only_number(side, name)
+            for side in sides
+        )
+    return False

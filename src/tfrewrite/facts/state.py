@@ -1,0 +1,324 @@
+"""Python state that traced code can see: what lives outside a function and
+changes between its calls.
+
+Tracing reads Python state once. A value that changes later (a module dict
+entry, an attribute a training loop rebinds, a closure variable a loop
+rebinds) is frozen in the graph; a Python container mutated from traced code
+is mutated once per trace. The TFR2xx rules ask these questions here, on
+LibCST nodes, for the few classes and functions they inspect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.tensor_kinds import is_tensor_op
+from tfrewrite.facts.vocabulary import is_setup_method
+from tfrewrite.facts.walk import (
+    child_nodes,
+    iter_nodes,
+    iter_small_statements,
+    statement_children,
+)
+
+# Calls that build a Python container.
+CONTAINER_CONSTRUCTORS = frozenset(
+    {
+        "list",
+        "dict",
+        "set",
+        "collections.defaultdict",
+        "collections.OrderedDict",
+        "collections.deque",
+        "collections.Counter",
+    }
+)
+
+
+def is_plain_value(node: cst.BaseExpression | None, resolver: NameResolver) -> bool:
+    """A value whose contents tracing copies into the graph: a literal, an
+    arithmetic result, an item, a NumPy or TensorFlow result, or unknown
+    (an element of a tuple assignment). Not an object the graph keeps by
+    reference (a model, a layer, a variable, a container of them)."""
+    if node is None:
+        return True
+    if isinstance(
+        node,
+        (
+            cst.Integer,
+            cst.Float,
+            cst.SimpleString,
+            cst.ConcatenatedString,
+            cst.FormattedString,
+            cst.BinaryOperation,
+            cst.UnaryOperation,
+            cst.Subscript,
+            cst.Comparison,
+        ),
+    ):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("True", "False")
+    if isinstance(node, cst.Call):
+        qualified = resolver.qualified_name(node.func)
+        if qualified is None:  # not imported: a builtin or a local function
+            return isinstance(node.func, cst.Name) and node.func.value in _PLAIN_BUILTINS
+        if qualified.startswith(("numpy.", "math.", "random.")):
+            return True
+        return is_tensor_op(qualified)
+    return False
+
+
+# Builtins whose result is a plain Python value (`k = float(i)`).
+_PLAIN_BUILTINS = frozenset({"float", "int", "bool", "round", "abs", "str", "len"})
+
+
+def is_container(node: cst.BaseExpression | None, resolver: NameResolver) -> bool:
+    """A list/dict/set display or comprehension, or a container constructor."""
+    if isinstance(node, (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)):
+        return True
+    if isinstance(node, cst.Call):
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in ("list", "dict", "set"):
+            return True
+        return resolver.qualified_name(func) in CONTAINER_CONSTRUCTORS
+    return False
+
+
+def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
+    """Methods `__init__` calls on `self` that nothing else in the module calls
+    (`self.reset_noise(dim)` only while constructing): what they assign is
+    set up once, like `__init__`'s own assignments."""
+    in_init: set[str] = set()
+    for statement in cls.body.body:
+        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+            in_init = {
+                node.func.attr.value
+                for node in iter_nodes(statement.body)
+                if isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value == "self"
+            }
+    if not in_init:
+        return set()
+    called_elsewhere: set[str] = set()
+    init_nodes = {
+        id(s)
+        for s in cls.body.body
+        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
+    }
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if id(node) in init_nodes:
+            continue
+        if isinstance(node, cst.Attribute) and node.attr.value in in_init:
+            called_elsewhere.add(node.attr.value)
+        stack.extend(child_nodes(node))
+    return in_init - called_elsewhere
+
+
+@dataclass
+class AttributeWrites:
+    """How the methods of one class write `self.<attr>`: per attribute, the
+    methods that assign it, those that update it in place (`+=`), and
+    whether every assignment makes a Python container."""
+
+    assigned: dict[str, set[str]] = field(default_factory=dict)
+    augmented: dict[str, set[str]] = field(default_factory=dict)
+    containers: set[str] = field(default_factory=set)
+    # Attributes that methods other than set-up ones assign only plain values
+    # (`is_plain_value`): state whose value tracing freezes.
+    plain: set[str] = field(default_factory=set)
+
+
+def attribute_writes(
+    cls: cst.ClassDef, resolver: NameResolver, setup: frozenset[str] | set[str] = frozenset()
+) -> AttributeWrites:
+    """How `cls`'s methods write `self` attributes. `setup` names methods,
+    besides the ones `is_setup_method` knows, that only set the object up
+    (`init_only_methods`): they are reported as `__init__`."""
+    writes = AttributeWrites()
+    not_container: set[str] = set()
+    not_plain: set[str] = set()
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        method = "__init__" if statement.name.value in setup else statement.name.value
+        for small in iter_small_statements(statement.body, into_functions=True):
+            for attr, value, augmented in _self_writes(small):
+                if augmented:
+                    writes.augmented.setdefault(attr, set()).add(method)
+                    continue
+                writes.assigned.setdefault(attr, set()).add(method)
+                if is_container(value, resolver):
+                    writes.containers.add(attr)
+                else:
+                    not_container.add(attr)
+                if not is_setup_method(method):
+                    (writes.plain if is_plain_value(value, resolver) else not_plain).add(attr)
+    writes.containers -= not_container
+    writes.plain -= not_plain
+    return writes
+
+
+def _self_writes(
+    small: cst.BaseSmallStatement,
+) -> Iterator[tuple[str, cst.BaseExpression | None, bool]]:
+    if isinstance(small, cst.Assign):
+        for target in small.targets:
+            yield from _self_targets(target.target, small.value)
+    elif isinstance(small, cst.AnnAssign) and small.value is not None:
+        yield from _self_targets(small.target, small.value)
+    elif isinstance(small, cst.AugAssign):
+        for attr, _, _ in _self_targets(small.target, None):
+            yield attr, None, True
+
+
+def _self_targets(
+    target: cst.BaseExpression, value: cst.BaseExpression | None
+) -> Iterator[tuple[str, cst.BaseExpression | None, bool]]:
+    if (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        yield target.attr.value, value, False
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            # `a, self.x = f()`: assigned, value unknown.
+            yield from _self_targets(element.value, None)
+
+
+def fresh_self_containers(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
+    """`self.<attr>` that `function` itself sets to a new container: appends
+    to it afterwards build a per-trace value (a list of sublayers in
+    `build`), not outside state."""
+    found: set[str] = set()
+    for small in iter_small_statements(function.body, into_functions=False):
+        for attr, value, augmented in _self_writes(small):
+            if not augmented and is_container(value, resolver):
+                found.add(attr)
+    return found
+
+
+def module_containers(module: cst.Module, resolver: NameResolver) -> set[str]:
+    """Module-level names bound to a Python container (and to nothing else)."""
+    bound: dict[str, bool] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                targets = [t.target for t in small.targets]
+                value: cst.BaseExpression | None = small.value
+            elif isinstance(small, cst.AnnAssign):
+                targets, value = [small.target], small.value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, cst.Name):
+                    known = bound.get(target.value, True)
+                    bound[target.value] = known and is_container(value, resolver)
+    return {name for name, container in bound.items() if container}
+
+
+def subscript_writes(root: cst.CSTNode) -> set[str]:
+    """Names whose items `root` assigns or deletes (`CONFIG["margin"] = 0.5`,
+    `del CACHE[k]`), in any function: a container changed between calls."""
+    found: set[str] = set()
+    for small in iter_small_statements(root, into_functions=True):
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            targets = [small.target]
+        elif isinstance(small, cst.Del):
+            targets = [small.target]
+        for target in targets:
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                found.add(target.value.value)
+    return found
+
+
+def settled_before(function: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:
+    """Names `function`'s own body binds only before the statement defining
+    `nested`, and never in a loop: however often they are rebound (a dataset
+    size set once from flags, then from the dataset builder), every call of
+    `nested`, and so its first trace, sees their final value."""
+    bound: set[str] = set()
+    unsettled: set[str] = set()
+    passed = False
+
+    def visit(node: cst.CSTNode, in_loop: bool) -> None:
+        nonlocal passed
+        if node is nested:
+            passed = True
+            return
+        if node is not function.body and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return
+        names: list[str] = []
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                if isinstance(small, cst.Assign):
+                    names += [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(
+                    small.target, cst.Name
+                ):
+                    names.append(small.target.value)
+        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            names.append(node.target.value)
+            unsettled.add(node.target.value)
+        bound.update(names)
+        if in_loop or passed:
+            unsettled.update(names)
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        for child in statement_children(node):
+            visit(child, loop)
+
+    visit(function.body, False)
+    return bound - unsettled
+
+
+def rebound_in_loops(function: cst.FunctionDef, resolver: NameResolver) -> set[str]:
+    """Names `function`'s own body binds inside a loop or more than once,
+    each time to a plain value (`is_plain_value`): a nested function that
+    reads one sees the value of its first trace. Walks statements only."""
+    objects: set[str] = set()
+    counts: dict[str, int] = {}
+    looped: set[str] = set()
+    stack: list[tuple[cst.CSTNode, bool]] = [(function.body, False)]
+    while stack:
+        node, in_loop = stack.pop()
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in node.body:
+                names: list[str] = []
+                if isinstance(small, cst.Assign):
+                    names = [
+                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
+                    ]
+                    if not is_plain_value(small.value, resolver):
+                        objects.update(names)
+                elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(
+                    small.target, cst.Name
+                ):
+                    names = [small.target.value]
+                for name in names:
+                    counts[name] = counts.get(name, 0) + 1
+                    if in_loop:
+                        looped.add(name)
+            continue
+        if node is not function.body and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.For) and isinstance(node.target, cst.Name):
+            looped.add(node.target.value)
+        loop = in_loop or isinstance(node, (cst.For, cst.While))
+        stack.extend((child, loop) for child in statement_children(node))
+    return (looped | {name for name, count in counts.items() if count > 1}) - objects

@@ -1,0 +1,462 @@
+"""What decorating a train step changes, beyond what the rules on traced code
+report: the checks TFR302 (and TFR301, when it moves a loss's decorator onto
+the step) make before a step may take `@tf.function`.
+
+Each hazard found is a `Blocker`. A blocker that some rule on traced code fixes
+in the same run (a `print`, `.numpy()`) is covered by that fix; the others
+(variables created per call, `logging`, a Python counter argument, `tf.print`
+under XLA) keep the step eager, and the finding lists them with their lines.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.fresh_arguments import fresh_object_arguments
+from tfrewrite.facts.frozen_state import FrozenState
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.numpy_arguments import (
+    argument_names,
+    mixed_with_tensors,
+    numpy_argument_hazard,
+    numpy_arrays,
+)
+from tfrewrite.facts.project import keras_leaf
+from tfrewrite.facts.tensor_iteration import tensor_iterations
+from tfrewrite.facts.training import (
+    CONTAINER_METHODS,
+    Blocker,
+    calls_to,
+    lines_of,
+    method_name,
+    name_use,
+    side_effects,
+)
+from tfrewrite.facts.vocabulary import FRAMEWORK_PREFIXES, builds_variables
+from tfrewrite.facts.walk import iter_nodes
+
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
+)
+
+
+def _parameters(function: FunctionScope) -> set[str]:
+    params = function.node.params
+    return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+
+
+def reads_static_shape(function: FunctionScope) -> bool:
+    """`x.shape[0]` on a parameter: with `reduce_retracing=True` the batch
+    dimension is traced as `None`, and shape arithmetic on it fails. (A whole
+    `x.shape` handed to NumPy is rewritten to `tf.shape(x)` by the NumPy
+    rules, and is no reason to keep a second trace for the short batch.)"""
+    params = _parameters(function)
+    return any(
+        isinstance(node, cst.Subscript)
+        and isinstance(node.value, cst.Attribute)
+        and node.value.attr.value == "shape"
+        and isinstance(node.value.value, cst.Name)
+        and node.value.value.value in params
+        for node in iter_nodes(function.node.body, into_functions=False)
+    )
+
+
+def _python_state_update(node: cst.CSTNode, local: set[str]) -> str | None:
+    """`self.count += 1`, `self.best = ...`, `stats["n"] += 1`: the attribute
+    or item updated, when `node` updates state that outlives the call (not
+    an object the step built itself, named in `local`)."""
+    if isinstance(node, cst.AugAssign):
+        targets = [node.target]
+    elif isinstance(node, cst.Assign):
+        targets = [t.target for t in node.targets]
+    else:
+        return None
+    for target in targets:
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            base = target.value
+            while isinstance(base, (cst.Attribute, cst.Subscript)):
+                base = base.value
+            if isinstance(base, cst.Name) and base.value in local:
+                continue
+            label = dotted_name(target) if isinstance(target, cst.Attribute) else None
+            return label or (dotted_name(base) or "an object") + "[...]"
+    return None
+
+
+def _python_methods(ctx: RuleContext) -> dict[str, str]:
+    """Method name -> class, for the plain Python classes of the file (not
+    Keras models, layers, losses or metrics): a replay buffer's `sample`."""
+    methods: dict[str, str] = {}
+    for name, info in ctx.index.classes.items():
+        if any(keras_leaf(base) or "Model" in base or "Layer" in base for base in info.bases):
+            continue
+        for method in info.methods:
+            if not method.startswith("__"):
+                methods.setdefault(method, name)
+    return methods
+
+
+def held_object_kind(
+    ctx: RuleContext,
+    owner: tuple[str, cst.ClassDef] | None,
+    receiver: str | None,
+    method: str | None,
+) -> str | None:
+    """What a method call on `self.<attr>` reaches, when `attr` holds an
+    object the class builds (`self.memory = ReplayBuffer(...)`): "python"
+    when the project defines its class as plain Python, "unknown" when
+    the class is none of the project's nor of TensorFlow's (so its
+    methods may be plain Python), None otherwise."""
+    if owner is None or receiver is None or method is None or method.startswith("__"):
+        return None
+    head, _, attr = receiver.partition(".")
+    if head != "self" or not attr or "." in attr:
+        return None
+    info = ctx.index.classes.get(owner[0])
+    callee = info.held_objects.get(attr) if info is not None else None
+    if callee is None:
+        return None
+    kind = ctx.index.held_classes.get(f"{owner[0]}.{attr}")
+    if kind is not None:
+        return "python" if kind == "python" else None
+    name = callee.rpartition(".")[2]
+    if callee.startswith(FRAMEWORK_PREFIXES) or not name[:1].isupper():
+        return None  # a TensorFlow class, or a function (a model factory)
+    return "unknown"
+
+
+def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Calls in the step of methods of held objects whose class tfrewrite
+    cannot see (`self.noise.sample()` of a package's `OUNoise`): plain
+    Python methods would run once, at trace time, so decorating the step is
+    not proven safe."""
+    owner = ctx.class_of(function)
+    found: list[str] = []
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        method = method_name(node)
+        receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        if held_object_kind(ctx, owner, receiver, method) == "unknown":
+            call = f"`{receiver}.{method}(...)`"
+            if call not in found:
+                found.append(call)
+    return found
+
+
+def _framework_objects(ctx: RuleContext, body: cst.CSTNode) -> set[str]:
+    """Names the step binds to what TensorFlow or Keras builds (`with
+    tf.GradientTape() as tape`, `opt = tf.keras.optimizers.Adam()`): a
+    method called on them is TensorFlow's, whatever plain class of the file
+    has a method of the same name."""
+    names: set[str] = set()
+    for node in iter_nodes(body, into_functions=False):
+        if isinstance(node, cst.WithItem) and node.asname is not None:
+            value, target = node.item, node.asname.name
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            value, target = node.value, node.targets[0].target
+        else:
+            continue
+        if not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
+            continue
+        qualified = ctx.names.qualified_name(value.func) or ""
+        if qualified.startswith(FRAMEWORK_PREFIXES):
+            names.add(target.value)
+    return names
+
+
+def _plain_receiver(receiver: str, held: dict[str, str]) -> bool:
+    """Whether a method call on `receiver` may reach a plain Python class:
+    any receiver but `self` and its attributes, and a `self.<attr>` that
+    holds an object the class builds from a class of the file
+    (`self.memory = ReplayBuffer(...)`, then `self.memory.sample(32)`)."""
+    head, _, attr = receiver.partition(".")
+    if head != "self":
+        return True
+    return bool(attr) and "." not in attr and attr in held
+
+
+def _loop_counters(loop: cst.For | cst.While) -> set[str]:
+    """Names a `for` binds to Python ints: `for i in range(...)`, the index of
+    `enumerate(...)`."""
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Call):
+        return set()
+    callee = dotted_name(loop.iter.func)
+    target = loop.target
+    if callee == "range" and isinstance(target, cst.Name):
+        return {target.value}
+    if callee == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+        first = target.elements[0].value
+        if isinstance(first, cst.Name):
+            return {first.value}
+    return set()
+
+
+def _commented_out_decorator(ctx: RuleContext, node: cst.FunctionDef) -> int | None:
+    """The line of a comment right above the definition that is a
+    `@tf.function` decorator put out of action (`# @tf.function  # fails
+    with ...`): the author tried tracing the step and turned it off."""
+    leading = list(node.leading_lines)
+    for position, line in enumerate(leading):
+        if line.comment is None:
+            continue
+        text = line.comment.value.lstrip("#").strip()
+        if text.startswith("@") and text.split("(")[0].split()[0].endswith("function"):
+            # Positions cost a pass over the file: asked for only when found.
+            return lines_of(ctx, node)[0] - (len(leading) - position)
+    return None
+
+
+def decoration_blockers(
+    ctx: RuleContext,
+    function: FunctionScope,
+    loops: list[cst.For | cst.While],
+    options: dict[str, str],
+) -> list[Blocker]:
+    """Everything in `function` (and the loops that call it) that changes
+    meaning once it is decorated with `@tf.function(**options)`."""
+    body = function.node.body
+    blockers = [
+        Blocker(*lines_of(ctx, node), what)
+        for node, what in side_effects(ctx, body)
+        if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
+    ]
+    turned_off = _commented_out_decorator(ctx, function.node)
+    if turned_off is not None:
+        blockers.append(
+            Blocker(
+                turned_off,
+                turned_off,
+                "holds a commented-out `@tf.function` above the step: tracing was turned off "
+                "on purpose (delete the comment to let `tfrewrite fix` decorate it)",
+            )
+        )
+    # Python state the step reads that changes between calls (a module
+    # global the epoch loop rebinds, a counter): frozen once it is traced.
+    # Reported here too, so the decorator is withheld even when TFR201 is
+    # not selected.
+    frozen = list(FrozenState(ctx).reads(function))
+    blockers.extend(
+        Blocker(
+            *lines_of(ctx, read.node),
+            f"reads `{read.name}`, Python state ({read.how}): tracing freezes its value at "
+            "the first call",
+        )
+        for read in frozen
+    )
+    blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
+    blockers.extend(fresh_object_arguments(ctx, function))
+    blockers.extend(tensor_iterations(ctx, function))
+    plain_methods = _python_methods(ctx)
+    owner = ctx.class_of(function)
+    info = ctx.index.classes.get(owner[0]) if owner is not None else None
+    held = {
+        attr: callee.rpartition(".")[2]
+        for attr, callee in (info.held_objects if info else {}).items()
+    }
+    jit = options.get("jit_compile") == "True"
+    local = set(name_use(list(getattr(body, "body", ()))).writes)
+    framework_objects = _framework_objects(ctx, body)
+    for node in iter_nodes(body, into_functions=False):
+        state = _python_state_update(node, local)
+        if state is not None:
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"updates `{state}`, Python state outside the step: under tracing the "
+                    "update runs once, at trace time",
+                )
+            )
+        if not isinstance(node, cst.Call):
+            continue
+        qualified = ctx.names.qualified_name(node.func) or ""
+        if builds_variables(qualified):
+            short = dotted_name(node.func) or qualified
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"creates `{short}(...)` on every call, and a `tf.function` only supports "
+                    "variables created once: build it outside the step",
+                )
+            )
+        method = method_name(node)
+        receiver = dotted_name(node.func.value) if method else None  # type: ignore[attr-defined]
+        python_class = None
+        if (
+            method in plain_methods
+            and receiver
+            and _plain_receiver(receiver, held)
+            and receiver.partition(".")[0] not in framework_objects
+        ):
+            python_class = plain_methods[method]
+        elif held_object_kind(ctx, owner, receiver, method) == "python":
+            python_class = held[receiver.partition(".")[2]]  # type: ignore[union-attr]
+        if python_class is not None:
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"calls `{receiver}.{method}(...)`, a method of the Python class "
+                    f"`{python_class}`: it runs once, at trace time, and its result "
+                    "is frozen into the graph",
+                )
+            )
+        if method in LOG_METHODS and receiver and "log" in receiver.rsplit(".", 1)[-1].lower():
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    f"calls `{receiver}.{method}`: Python logging runs once, at trace time, "
+                    "and logs symbolic tensors",
+                )
+            )
+        if jit and (qualified == "tensorflow.print" or dotted_name(node.func) == "print"):
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, node),
+                    "prints, and `tf.print` has no XLA kernel under the `jit_compile=True` "
+                    "the step would take over from its loss",
+                )
+            )
+    blockers.extend(_numpy_arguments(ctx, function, loops))
+    name = function.node.name.value
+    for loop in loops:
+        counters = _loop_counters(loop)
+        if not counters:
+            continue
+        for call in calls_to(loop.body, name):
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value in counters:
+                    blockers.append(
+                        Blocker(
+                            *lines_of(ctx, call),
+                            f"passes the Python int `{arg.value.value}` to the step: each new "
+                            "value traces it again; pass a tensor "
+                            f"(`tf.constant({arg.value.value})`) or drop the argument",
+                        )
+                    )
+    return blockers
+
+
+def _numpy_arguments(
+    ctx: RuleContext, function: FunctionScope, loops: list[cst.For | cst.While]
+) -> list[Blocker]:
+    """NumPy arrays the calling loops hand to the step, which mixes them with
+    tensors: traced, they arrive as tensors of their own dtype (float64,
+    bool), and the step's arithmetic raises (see `numpy_arguments`)."""
+    name = function.node.name.value
+    uses = mixed_with_tensors(function.node.body, _parameters(function))
+    if not uses:
+        return []
+    blockers: list[Blocker] = []
+    seen: set[str] = set()
+    arrays_of: dict[int, dict[str, cst.CSTNode]] = {}
+    for loop in loops:
+        for call in calls_to(loop.body, name):
+            home = _enclosing_function(ctx, call)
+            scope: cst.CSTNode = home if home is not None else ctx.module
+            if id(scope) not in arrays_of:
+                arrays_of[id(scope)] = numpy_arrays(ctx, scope)
+            arrays = arrays_of[id(scope)]
+            for param, passed in argument_names(call, function.node, function.is_method).items():
+                if param not in uses or passed not in arrays or param in seen:
+                    continue
+                seen.add(param)
+                taken = "" if param == passed else f" as `{param}`"
+                blockers.append(
+                    Blocker(
+                        *lines_of(ctx, arrays[passed]),
+                        numpy_argument_hazard(passed, taken, ctx.code(uses[param]).strip()),
+                    )
+                )
+    return blockers
+
+
+# Decorators that wrap nothing a trace would see.
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod"})
+
+
+def step_decorators(ctx: RuleContext, node: cst.FunctionDef) -> tuple[bool, list[str]]:
+    """What the step's own decorators do: whether one of them, defined in
+    this file, returns a `tf.function` of its own (a `@distributed(...)`
+    factory whose wrapper is decorated and calls `strategy.run(fun)`: the
+    step already runs traced), and the source of those whose wrapper is not
+    known."""
+    from tfrewrite.facts.training import tf_function_decorator
+
+    unknown: list[str] = []
+    for decorator in node.decorators:
+        expression = decorator.decorator
+        target = expression.func if isinstance(expression, cst.Call) else expression
+        name = dotted_name(target)
+        if name in _PLAIN_DECORATORS:
+            continue
+        factory = next((f for f in ctx.functions if f.parent is None and f.qualname == name), None)
+        if factory is not None and any(
+            isinstance(inner, cst.FunctionDef)
+            and inner is not factory.node
+            and tf_function_decorator(ctx, inner) is not None
+            for inner in iter_nodes(factory.node)
+        ):
+            return True, []
+        unknown.append(ctx.code(expression).strip())
+    return False, unknown
+
+
+def _enclosing_function(ctx: RuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost function of the file whose body holds `node`."""
+    found = None
+    for scope in ctx.functions:
+        if any(n is node for n in iter_nodes(scope.node.body)):
+            if found is None or any(n is scope.node for n in iter_nodes(found.body)):
+                found = scope.node
+    return found
+
+
+def _rebound_by_calling_loops(
+    ctx: RuleContext,
+    function: FunctionScope,
+    loops: list[cst.For | cst.While],
+    reported: set[str],
+) -> list[Blocker]:
+    """Names the step reads from its enclosing scope that a loop calling it
+    rebinds: a fresh model and optimizer per fold, a batch bound by the loop.
+    A traced step keeps what it saw at its first call (the first fold's model,
+    whose variables it goes on training), since the arguments that decide
+    whether it traces again have not changed."""
+    params = _parameters(function)
+    reads = [
+        name
+        for name in name_use(list(getattr(function.node.body, "body", ()))).reads
+        if name not in params and name not in reported
+    ]
+    if not reads:
+        return []
+    home = _enclosing_function(ctx, function.node)
+    blockers: list[Blocker] = []
+    seen: set[str] = set()
+    for loop in loops:
+        if _enclosing_function(ctx, loop) is not home:
+            continue  # a loop in another function rebinds its own locals
+        bound = set(name_use(list(getattr(loop.body, "body", ()))).writes)
+        if isinstance(loop, cst.For):
+            bound |= {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}
+        for name in reads:
+            if name in bound and name not in seen:
+                seen.add(name)
+                blockers.append(
+                    Blocker(
+                        *lines_of(ctx, _binding_statement(loop, name)),
+                        f"rebinds `{name}` in the loop that calls the step, which reads it: a "
+                        f"traced step keeps the `{name}` of its first call",
+                    )
+                )
+    return blockers
+
+
+def _binding_statement(loop: cst.For | cst.While, name: str) -> cst.CSTNode:
+    """The first statement in `loop` that binds `name` (the loop itself when
+    only its target does)."""
+    for node in iter_nodes(loop.body, into_functions=False):
+        if isinstance(node, cst.SimpleStatementLine) and name in name_use([node]).writes:
+            return node
+    return loop

@@ -1,0 +1,118 @@
+"""Python iteration over a tensor, which tracing does not allow.
+
+Eagerly a tensor is iterable: `zip(grads, variables)` with `grads` a stacked
+tensor (`tf.math.l2_normalize(grads)` turns a list of gradients into one),
+`a, b = tf.split(...)` unpacked, `list(t)`. Traced, the same Python iteration
+raises "Iterating over a symbolic `tf.Tensor` is not allowed" (AutoGraph
+converts `for` loops over tensors, not the iteration inside `zip`, `list`
+or an unpacking). TFR302 lists such a statement as a reason to keep the step
+eager.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.training import Blocker, lines_of
+from tfrewrite.facts.walk import iter_nodes
+
+# Builtins that iterate over their argument in Python.
+_ITERATING = frozenset({"zip", "enumerate", "list", "tuple", "map", "sorted", "reversed"})
+# TensorFlow ops (by their last name) that return one tensor. Only these
+# count: many ops return a tuple (`tf.clip_by_global_norm` gives the clipped
+# list and the norm), which Python unpacks traced as well as eagerly.
+_SINGLE_RESULT = frozenset(
+    {
+        "shape", "l2_normalize", "reshape", "stack", "concat", "convert_to_tensor",
+        "constant", "cast", "transpose", "squeeze", "expand_dims", "gather", "gather_nd",
+        "range", "zeros", "ones", "zeros_like", "ones_like", "fill", "matmul", "add",
+        "subtract", "multiply", "divide", "abs", "square", "sqrt", "exp", "log", "tanh",
+        "sigmoid", "softmax", "relu", "reduce_sum", "reduce_mean", "reduce_max",
+        "reduce_min", "argmax", "argmin", "one_hot", "tile", "identity", "stop_gradient",
+        "clip_by_value", "normal", "uniform", "boolean_mask", "sort", "cumsum", "einsum",
+    }
+)  # fmt: skip
+
+
+class _Tensors:
+    """Whether an expression of one function is one tensor: the result of a
+    TensorFlow op known to return one, an item or slice of one, arithmetic on
+    one, or a name whose last binding before the use is one (a name rebound
+    from a list of gradients to their norm)."""
+
+    def __init__(self, ctx: RuleContext, function: FunctionScope) -> None:
+        self.ctx = ctx
+        self.bindings: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
+        for node in iter_nodes(function.node.body, into_functions=False):
+            if isinstance(node, cst.Assign):
+                line = lines_of(ctx, node)[0]
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        self.bindings.setdefault(target.target.value, []).append((line, node.value))
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+                for name in iter_nodes(node.target):
+                    if isinstance(name, cst.Name):
+                        self.bindings.setdefault(name.value, []).append((-1, cst.Name("None")))
+
+    def is_tensor(self, expr: cst.BaseExpression, line: int, depth: int = 0) -> bool:
+        if depth > 5:
+            return False
+        if isinstance(expr, cst.Call):
+            qualified = self.ctx.names.qualified_name(expr.func) or ""
+            return (
+                qualified.startswith("tensorflow.")
+                and qualified.rsplit(".", 1)[-1] in _SINGLE_RESULT
+            )
+        if isinstance(expr, cst.Subscript):
+            return self.is_tensor(expr.value, line, depth + 1)
+        if isinstance(expr, cst.BinaryOperation):
+            return self.is_tensor(expr.left, line, depth + 1) or self.is_tensor(
+                expr.right, line, depth + 1
+            )
+        if isinstance(expr, cst.UnaryOperation):
+            return self.is_tensor(expr.expression, line, depth + 1)
+        if isinstance(expr, cst.Name):
+            bindings = self.bindings.get(expr.value, [])
+            if any(at < 0 for at, _ in bindings):
+                return False  # bound by a loop or an augmented assignment too
+            before = [(at, value) for at, value in bindings if at < line]
+            if not before:
+                return False
+            _, value = max(before, key=lambda pair: pair[0])
+            return self.is_tensor(value, line, depth + 1)
+        return False
+
+
+def tensor_iterations(ctx: RuleContext, function: FunctionScope) -> Iterator[Blocker]:
+    """Statements of `function` that iterate over a tensor in Python."""
+    tensors: _Tensors | None = None
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            if node.func.value not in _ITERATING or not node.args:
+                continue
+            if any(a.keyword is not None or a.star for a in node.args):
+                continue
+            iterated = [a.value for a in node.args]
+            if node.func.value == "map":
+                iterated = iterated[1:]
+            what = f"`{node.func.value}(...)`"
+        elif isinstance(node, cst.Assign) and any(
+            isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets
+        ):
+            iterated = [node.value]
+            what = "an unpacking assignment"
+        else:
+            continue
+        tensors = tensors or _Tensors(ctx, function)
+        line = lines_of(ctx, node)[0]
+        for expr in iterated:
+            if tensors.is_tensor(expr, line):
+                yield Blocker(
+                    *lines_of(ctx, node),
+                    f"iterates over the tensor `{ctx.code(expr)}` in Python with {what}: "
+                    "traced, iterating over a symbolic `tf.Tensor` is not allowed",
+                )
+                break

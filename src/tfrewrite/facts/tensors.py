@@ -1,0 +1,804 @@
+"""Which expressions are tensors, conservatively.
+
+Unknown means "not a tensor": a rule that converts Python control flow or
+Python calls into TensorFlow does so only on evidence, because a wrong
+conversion silently changes a training run while a missed one is just a
+finding for a human.
+
+Evidence that an expression is a tensor:
+- the result of a TensorFlow op (`tf.*`, `tf.math.*`, `keras.ops.*`, ...);
+- a parameter known to carry tensors (a loss's `y_true`/`y_pred`, an argument
+  annotated `tf.Tensor`, a `tf.function(input_signature=...)` argument);
+- arithmetic, comparison, unary minus or indexing with a tensor operand;
+- a local name every assignment of which is a tensor.
+
+Not tensors: `x.shape`, `x.dtype`, `len(x)`, `x.shape.rank`, `is`/`is not`,
+`isinstance(...)`, `not x`, `and`/`or`, attributes (including on `self`),
+Python literals, calls to unknown functions.
+
+Each expression also gets a rank fact (scalar or unknown) and a dtype-kind
+fact (boolean, floating-point, integer or unknown), which `tf.cond`
+conversions need: a branch output that is a Python `0` may become `0.0` only
+when the other branch is known to be floating-point. A loss's tensor
+arguments count as floating-point: Keras converts `y_true`/`y_pred` to the
+loss's float dtype before calling it.
+
+What TensorFlow's API says of each call (the tables, `TensorKind`) is in
+`tensor_kinds`; what a function binds is in `bindings`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import (
+    all_params,
+    iter_assignments,
+    iter_assignments_here,
+    positional_param_names,
+    scope_nodes,
+    split_target,
+)
+from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.tensor_kinds import (
+    DATASET,
+    DATASET_METHODS,
+    DATASET_NAMESPACES,
+    FLOATING,
+    LOSS_NAMESPACES,
+    MULTI_TENSOR_FUNCTIONS,
+    NOT_TENSOR,
+    TENSOR,
+    TENSOR_ANNOTATIONS,
+    TOP,
+    VARIABLE_CONSTRUCTORS,
+    VARIABLE_READS,
+    TensorKind,
+    dtype_kind,
+    is_python_bool,
+    is_python_float,
+    is_python_int,
+    is_python_number,
+    is_tensor_op,
+    meet,
+    op_result_kind,
+    settled,
+)
+from tfrewrite.facts.walk import child_nodes
+
+
+class Strength(enum.IntEnum):
+    """How much is known that a value is a tensor.
+
+    PROVEN: safe fixes may rest on it (`TensorFacts.is_tensor`). LIKELY: the
+    value is a tensor whenever the function is called the way tracing calls
+    it (a traced function's parameter with no contrary evidence, a value a
+    call site passes as a tensor): enough for a finding and an unsafe fix
+    that `verify` proves, never for a safe fix. NONE: nothing says so."""
+
+    NONE = 0
+    LIKELY = 1
+    PROVEN = 2
+
+
+@dataclass(eq=False)
+class AttributeFacts:
+    """What the methods of one class see on `self`: attributes that hold a
+    `tf.Variable` (or a Keras weight), and attributes that are Python numbers
+    (assigned only in `__init__`, from a number or from a parameter whose
+    default is a number)."""
+
+    kinds: dict[str, TensorKind] = field(default_factory=dict)
+    numbers: frozenset[str] = frozenset()
+
+
+class TensorFacts:
+    """Tensor facts for the local names of one function."""
+
+    def __init__(
+        self,
+        function: cst.FunctionDef,
+        resolver: NameResolver,
+        tensor_params: Iterable[str] = (),
+        outer: TensorFacts | None = None,
+        param_kinds: dict[str, TensorKind] | None = None,
+        likely_params: Iterable[str] | Callable[[], Iterable[str]] = (),
+        attributes: AttributeFacts | Callable[[], AttributeFacts | None] | None = None,
+        excluded: Iterable[str] = (),
+    ) -> None:
+        """`param_kinds` gives the facts of some parameters directly (the
+        arguments of a call whose result is being analysed, or what the
+        project knows of a traced function's parameters). `likely_params`
+        are parameters that are likely tensors (see `Strength`): they count
+        only in the `likely` view. `outer` is the enclosing function's facts,
+        or the module's for a top-level function (`module_facts`).
+        `attributes` describes `self`. Names in `excluded` are never facts
+        (module names that the project rebinds). `likely_params` and
+        `attributes` may be given as functions, called on first use: most
+        questions never need them."""
+        self.function = function
+        self.resolver = resolver
+        self.outer = outer
+        self._attributes = attributes
+        self.excluded = frozenset(excluded)
+        self.params = {p.name.value for p in all_params(function.params)}
+        self._likely_source = likely_params
+        self._likely_known: frozenset[str] | None = None
+        self._not_likely = set(param_kinds or ()) | set(tensor_params)
+        self._likely_view: TensorFacts | None = None
+        self._names: dict[str, TensorKind] = {}
+        for name in tensor_params:
+            # Loss arguments: Keras hands them over as floating-point tensors.
+            self._names[name] = FLOATING
+        for param in all_params(function.params):
+            if param.annotation is not None:
+                qualified = resolver.qualified_name(param.annotation.annotation)
+                if qualified in TENSOR_ANNOTATIONS:
+                    self._names[param.name.value] = TENSOR
+        for name, kind in (param_kinds or {}).items():
+            if kind.tensor or kind.variable or kind.dataset:
+                self._names[name] = kind
+        self._param_kinds = dict(self._names)
+        self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
+        self._number_names: set[str] = set()
+        self._reaching: dict[int, dict[str, TensorKind]] = {}
+        self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]] = []
+        self._position: dict[int, int | None] | None = None  # built on first use
+        self._solve()
+
+    # -- public queries ---------------------------------------------------------
+    def kind(self, node: cst.BaseExpression) -> TensorKind:
+        return self._kind(node, self._names)
+
+    @property
+    def attributes(self) -> AttributeFacts | None:
+        """What `self` holds (computed on first use)."""
+        if callable(self._attributes):
+            self._attributes = self._attributes()
+        return self._attributes
+
+    @property
+    def _likely_params(self) -> frozenset[str]:
+        if self._likely_known is None:
+            source = self._likely_source
+            names = source() if callable(source) else source
+            self._likely_known = frozenset(names) - self._not_likely
+        return self._likely_known
+
+    @property
+    def likely(self) -> TensorFacts:
+        """The same function's facts with every *likely* tensor counted as a
+        tensor: ask it the same questions (`kind`, `kind_at`, `is_tensor`) to
+        learn what holds if the likely parameters are tensors. Itself when
+        nothing is only likely. Its answers are never proof."""
+        if self._likely_view is None:
+            outer_view = self.outer.likely if self.outer is not None else None
+            if not self._likely_params and outer_view is self.outer:
+                self._likely_view = self
+            else:
+                kinds = dict(self._param_kinds)
+                kinds.update((name, TENSOR) for name in self._likely_params)
+                view = TensorFacts(
+                    self.function,
+                    self.resolver,
+                    (),
+                    outer_view,
+                    kinds,
+                    attributes=self._attributes,
+                    excluded=self.excluded,
+                )
+                view._likely_view = view
+                self._likely_view = view
+        return self._likely_view
+
+    @property
+    def likely_params(self) -> frozenset[str]:
+        """Parameters that are likely tensors (not proven ones)."""
+        return self._likely_params
+
+    def strength(self, node: cst.BaseExpression) -> Strength:
+        """PROVEN, LIKELY or NONE: how much says `node` is a tensor."""
+        if self.kind(node).tensor:
+            return Strength.PROVEN
+        if self.likely is not self and self.likely.kind(node).tensor:
+            return Strength.LIKELY
+        return Strength.NONE
+
+    def strength_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> Strength:
+        """`strength` with the bindings that reach `statement` (see `kind_at`)."""
+        if self.kind_at(node, statement).tensor:
+            return Strength.PROVEN
+        if self.likely is not self and self.likely.kind_at(node, statement).tensor:
+            return Strength.LIKELY
+        return Strength.NONE
+
+    def is_likely_tensor(self, node: cst.BaseExpression) -> bool:
+        """Proven or likely a tensor: enough for a finding, not for a safe fix."""
+        return self.strength(node) is not Strength.NONE
+
+    def assumptions(self, node: cst.CSTNode) -> list[str]:
+        """The likely-tensor parameters a LIKELY fact about `node` rests on,
+        for messages ("assumes `x` is a tensor argument"): those `node`
+        reads, else every likely parameter of this function and the ones
+        around it."""
+        every: set[str] = set()
+        facts: TensorFacts | None = self
+        while facts is not None:
+            every |= facts._likely_params
+            facts = facts.outer
+        read = {n.value for n in scope_nodes(node) if isinstance(n, cst.Name) and n.value in every}
+        return sorted(read or every)
+
+    def assumption_note(self, node: cst.CSTNode) -> str:
+        """The note an unsafe fix resting on likely tensors carries: "it
+        assumes `x` is a tensor argument"."""
+        names = self.assumptions(node)
+        listed = ", ".join(f"`{name}`" for name in names)
+        verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+        return f"it assumes {listed} {verb}"
+
+    def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
+        """The kind of `node` evaluated just before `statement` (a statement
+        or a conditional expression of this function) runs. Names take the
+        meet of the bindings that can reach it: in code outside loops, those
+        that come before it in the source (so `m` is a tensor in `if m > 1.0:`
+        even when `m = helper(m)` follows the `if`). Inside a loop, or for a
+        node not found, the function-wide facts apply."""
+        key = id(statement)
+        if key not in self._reaching:
+            self._reaching[key] = self._names_before(statement)
+        return self._kind(node, self._reaching[key])
+
+    def _index_bindings(self) -> None:
+        """One walk of the function, in source order: every binding in the
+        order it happens (after its value is evaluated: `x = f(x)` binds x
+        once f(x) ran), and for each conditional, how many bindings precede
+        it, or None inside a loop."""
+        self._ordered = []
+        self._position = {}
+        # Plain assignments of the function's own top level: they run on
+        # every path, so a later test sees them and no binding before.
+        unconditional = {
+            id(small)
+            for line in self.function.body.body
+            if isinstance(line, cst.SimpleStatementLine)
+            for small in line.body
+            if isinstance(small, (cst.Assign, cst.AnnAssign))
+        }
+        # (node, inside a loop, visited already: record its bindings now)
+        stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
+        while stack:
+            node, in_loop, done = stack.pop()
+            if done:
+                kills = id(node) in unconditional
+                for target, value, augmented in iter_assignments_here(node):
+                    for name, value_part, index in split_target(target, value):
+                        self._ordered.append((name, value_part, augmented, index, kills))
+                continue
+            if isinstance(node, (cst.If, cst.IfExp)):
+                self._position[id(node)] = None if in_loop else len(self._ordered)
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            stack.append((node, in_loop, True))
+            loop = in_loop or isinstance(node, (cst.For, cst.While))
+            stack.extend((child, loop, False) for child in reversed(child_nodes(node)))
+
+    def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
+        if self._position is None:
+            self._index_bindings()
+        assert self._position is not None
+        count = self._position.get(id(statement))
+        if count is None:
+            return self._names
+        seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None, bool]]] = {}
+        for name, value, augmented, index, kills in self._ordered[:count]:
+            seen.setdefault(name, []).append((value, augmented, index, kills))
+        names = dict(self._names)
+        # A parameter rebound only after `statement` still holds its argument
+        # there (`if x > 0: x = x * x else: x = 0` tests the tensor argument).
+        for name in self.params:
+            if name not in seen and name in self._bindings:
+                names[name] = self._param_kinds.get(name, NOT_TENSOR)
+        for name, values in seen.items():
+            result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
+            for value, augmented, index, kills in values:
+                kind = self._binding_kind(value, augmented, index, self._names)
+                # An unconditional assignment replaces what came before it
+                # (the parameter's argument too: `flag = tf.reduce_any(...)`).
+                result = kind if result is None or kills else meet(result, kind)
+            names[name] = settled(result) if result is not None else NOT_TENSOR
+        return names
+
+    def is_tensor(self, node: cst.BaseExpression) -> bool:
+        return self.kind(node).tensor
+
+    def is_scalar_tensor(self, node: cst.BaseExpression) -> bool:
+        k = self.kind(node)
+        return k.tensor and k.scalar
+
+    def name_kind(self, name: str) -> TensorKind:
+        """The fact for a local name (or a name of an enclosing function)."""
+        return self.kind(cst.Name(name))
+
+    def tensor_names(self) -> frozenset[str]:
+        return frozenset(n for n, k in self._names.items() if k.tensor)
+
+    def involves_tensor(self, node: cst.CSTNode) -> bool:
+        """True when any sub-expression of `node` is a tensor (for arguments
+        such as f-strings or containers)."""
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.BaseExpression) and self.is_tensor(current):
+                return True
+            if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+                continue
+            stack.extend(child_nodes(current))
+        return False
+
+    # -- solving ----------------------------------------------------------------
+    def _solve(self) -> None:
+        """Greatest fixed point: every bound name starts as the most specific
+        fact (a scalar tensor of every kind) and loses what some binding of it
+        contradicts, until nothing changes. So `loss = loss + tf.reduce_sum(x)`
+        after `loss = tf.zeros(())` holds, and so do names defined through
+        each other (`tmp = m * 2.0; m = tmp + 1.0`). A name with an unknown
+        binding ends as not a tensor; a name bound only through itself cannot
+        run without an error, so its optimistic fact is never used."""
+        bindings: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+        for target, value, augmented in iter_assignments(self.function.body):
+            for name, value_part, index in split_target(target, value):
+                bindings.setdefault(name, []).append((value_part, augmented, index))
+        for name in self.params:
+            if name in bindings:
+                # A rebound parameter keeps its own value as one binding: a
+                # tensor parameter stays a tensor only if every rebinding is
+                # a tensor too, and any other parameter is not a tensor.
+                bindings[name].append((cst.Name(name), False, -1))  # marker: the parameter itself
+        self._bindings = bindings
+        self._float_assumed: set[str] = set()
+        self._find_number_names(bindings)
+        names = {**self._names, **{name: TOP for name in bindings}}
+        # In place, so that nested functions analysed meanwhile (branch
+        # functions of a `tf.cond`) see the facts as they are being solved.
+        self._names = names
+        for _ in range(6 * len(bindings) + 2):  # descending: a few changes per name at most
+            changed = False
+            for name, values in bindings.items():
+                result = self._binding_kind(*values[0], names)
+                for value, augmented, index in values[1:]:
+                    result = meet(result, self._binding_kind(value, augmented, index, names))
+                result = settled(result)
+                if result != names[name]:
+                    changed = True
+                    names[name] = result
+            if not changed:
+                break
+        # Locals that are not tensors stay recorded, so that they do not fall
+        # back to a tensor of the same name in an enclosing function.
+        self._names = names
+
+    def _binding_kind(
+        self,
+        value: cst.BaseExpression | None,
+        augmented: bool,
+        index: int | None,
+        names: dict[str, TensorKind],
+    ) -> TensorKind:
+        if index == -1:  # the parameter binding itself
+            return self._param_kinds.get(getattr(value, "value", ""), NOT_TENSOR)
+        if value is None:
+            return NOT_TENSOR
+        if isinstance(value, cst.For):
+            return self._element_kind(value.iter, index, names)
+        if augmented:
+            aug = value  # the AugAssign node
+            assert isinstance(aug, cst.AugAssign)
+            return self._arithmetic_kind(
+                aug.target,
+                aug.operator,
+                aug.value,
+                names,  # type: ignore[arg-type]
+            )
+        if index is not None:
+            # Element `index` of a tuple target: tensors when the value is a call
+            # returning several tensors.
+            if isinstance(value, cst.Call):
+                qualified = self.resolver.qualified_name(value.func)
+                if qualified in MULTI_TENSOR_FUNCTIONS:
+                    return TENSOR
+            # Unpacking a tensor (or a parameter holding a structure of
+            # tensors, such as a train step's `data`) yields tensors.
+            whole = self._kind(value, names)
+            if whole.tensor:
+                return TensorKind(True, False, whole.boolean, whole.floating, whole.integer)
+            return NOT_TENSOR
+        return self._kind(value, names)
+
+    def _element_kind(
+        self, iterable: cst.BaseExpression, index: int | None, names: dict[str, TensorKind]
+    ) -> TensorKind:
+        """What `for target in iterable` binds: the rows of a tensor (scalars
+        for a rank-1 tensor such as `tf.range(n)`), the elements of a
+        `tf.data.Dataset`, and through `enumerate(...)` the second item."""
+        if (
+            isinstance(iterable, cst.Call)
+            and isinstance(iterable.func, cst.Name)
+            and iterable.func.value == "enumerate"
+            and iterable.args
+            and iterable.func.value not in names
+        ):
+            if index != 1:
+                return NOT_TENSOR
+            return self._element_kind(iterable.args[0].value, None, names)
+        source = self._value(self._kind(iterable, names))
+        if source.dataset:
+            return TENSOR
+        if source.tensor:
+            scalar = source.vector and index is None
+            return TensorKind(True, scalar, source.boolean, source.floating, source.integer)
+        return NOT_TENSOR
+
+    def _kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
+        if isinstance(node, cst.Name):
+            if node.value in self.excluded:
+                return NOT_TENSOR
+            if node.value in names:
+                return names[node.value]
+            if self.outer is not None and node.value not in self.params:
+                return self.outer.kind(node)
+            return NOT_TENSOR
+        if isinstance(node, cst.Call):
+            return self._call_kind(node, names)
+        if isinstance(node, cst.BinaryOperation):
+            return self._arithmetic_kind(node.left, node.operator, node.right, names)
+        if isinstance(node, cst.UnaryOperation):
+            if isinstance(node.operator, cst.Not):
+                return NOT_TENSOR  # Python `not` calls bool(): not a tensor result
+            inner = self._value(self._kind(node.expression, names))
+            return TensorKind(inner.tensor, inner.scalar, False, inner.floating, inner.integer)
+        if isinstance(node, cst.Comparison):
+            return self._comparison_kind(node, names)
+        if isinstance(node, cst.Subscript):
+            base = self._value(self._kind(node.value, names))
+            if not base.tensor:
+                return NOT_TENSOR
+            # An integer index of a rank-1 tensor (`tf.shape(x)[0]`) is a scalar.
+            scalar = base.vector and _is_single_index(node)
+            return TensorKind(True, scalar, base.boolean, base.floating, base.integer)
+        if isinstance(node, cst.Attribute):
+            if (
+                self.attributes is not None
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+            ):
+                return self.attributes.kinds.get(node.attr.value, NOT_TENSOR)
+            return NOT_TENSOR
+        if isinstance(node, cst.IfExp):
+            if self._kind(node.test, names).tensor:
+                # On a tensor, it runs (or is rewritten) as `tf.cond`.
+                return meet(
+                    self._value_kind(node.body, names), self._value_kind(node.orelse, names)
+                )
+            return meet(self._kind(node.body, names), self._kind(node.orelse, names))
+        if isinstance(node, cst.NamedExpr):
+            return self._kind(node.value, names)
+        return NOT_TENSOR
+
+    @staticmethod
+    def _value(kind: TensorKind) -> TensorKind:
+        """What reading a value gives: a `tf.Variable` reads as a tensor."""
+        if kind.variable:
+            return TensorKind(True, kind.scalar, kind.boolean, kind.floating, kind.integer)
+        return kind
+
+    def _is_number(self, node: cst.BaseExpression) -> bool:
+        """A Python number: a literal, arithmetic on numbers, or a local name
+        every binding of which is one (`scale = 1.0; scale = 2.0`)."""
+        if is_python_number(node):
+            return True
+        if isinstance(node, cst.Name):
+            if node.value in self.excluded:
+                return False
+            if node.value in self._number_names:
+                return True
+            if node.value in self._bindings or node.value in self.params:
+                return False
+            return self.outer is not None and self.outer._is_number(node)
+        if isinstance(node, cst.Attribute):
+            return (
+                self.attributes is not None
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+                and node.attr.value in self.attributes.numbers
+            )
+        if isinstance(node, cst.UnaryOperation):
+            signed = isinstance(node.operator, (cst.Minus, cst.Plus))
+            return signed and self._is_number(node.expression)
+        if isinstance(node, cst.BinaryOperation):
+            return self._is_number(node.left) and self._is_number(node.right)
+        return False
+
+    def _find_number_names(self, bindings: dict[str, list]) -> None:  # type: ignore[type-arg]
+        """Greatest fixed point over the local names bound only to numbers."""
+        self._number_names = {
+            name
+            for name, values in bindings.items()
+            if name not in self.params and all(v is not None and i is None for v, _, i in values)
+        }
+        changed = True
+        while changed:
+            changed = False
+            for name in list(self._number_names):
+                for value, augmented, _ in bindings[name]:
+                    expression = value.value if augmented else value  # type: ignore[union-attr]
+                    if not self._is_number(expression):
+                        self._number_names.discard(name)
+                        changed = True
+                        break
+
+    def _arithmetic_kind(
+        self,
+        left_node: cst.BaseExpression,
+        operator: cst.CSTNode,
+        right_node: cst.BaseExpression,
+        names: dict[str, TensorKind],
+    ) -> TensorKind:
+        """`a op b` (or `a op= b`): a tensor when either side is; floating when
+        either side is floating (a Python float included) or for `/`."""
+        left = self._value(self._kind(left_node, names))
+        right = self._value(self._kind(right_node, names))
+        if not (left.tensor or right.tensor):
+            return NOT_TENSOR
+        scalar = (left.scalar or self._is_number(left_node)) and (
+            right.scalar or self._is_number(right_node)
+        )
+        floating = (
+            left.floating
+            or right.floating
+            or is_python_float(left_node)
+            or is_python_float(right_node)
+            or isinstance(operator, (cst.Divide, cst.DivideAssign))
+        )
+        integer = (
+            not floating
+            and (left.integer or is_python_int(left_node))
+            and (right.integer or is_python_int(right_node))
+        )
+        return TensorKind(True, scalar, False, floating, integer)
+
+    def _comparison_kind(self, node: cst.Comparison, names: dict[str, TensorKind]) -> TensorKind:
+        if len(node.comparisons) != 1:
+            return NOT_TENSOR  # chained: Python `and` of comparisons
+        target = node.comparisons[0]
+        if isinstance(target.operator, (cst.Is, cst.IsNot, cst.In, cst.NotIn)):
+            return NOT_TENSOR
+        left = self._value(self._kind(node.left, names))
+        right = self._value(self._kind(target.comparator, names))
+        if not (left.tensor or right.tensor):
+            return NOT_TENSOR
+        scalar = (left.scalar or self._is_number(node.left)) and (
+            right.scalar or self._is_number(target.comparator)
+        )
+        return TensorKind(True, scalar, boolean=True)
+
+    def _call_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        qualified = self.resolver.qualified_name(node.func)
+        if qualified == "tensorflow.cond":
+            return self._cond_kind(node, names)
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        if qualified in VARIABLE_CONSTRUCTORS:
+            initial = positional[0] if positional else None
+            dtype = dtype_kind(
+                node,
+                "tensorflow.constant",
+                positional,
+                self.resolver,
+                lambda v: self._kind(v, names),
+            )
+            scalar = initial is not None and (is_python_number(initial) or is_python_bool(initial))
+            return TensorKind(
+                False, scalar, dtype.boolean, dtype.floating, dtype.integer, variable=True
+            )
+        if qualified is not None and qualified.startswith(DATASET_NAMESPACES):
+            return DATASET
+        if qualified is None and isinstance(node.func, cst.Attribute):
+            return self._method_kind(node, names)
+        if qualified is not None and qualified.startswith(LOSS_NAMESPACES):
+            leaf = qualified.rsplit(".", 1)[-1]
+            if leaf[:1].isupper() and leaf != "Loss":
+                keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+                return TensorKind(False, loss_object=True, reduces="reduction" not in keywords)
+        if isinstance(node.func, cst.Name):
+            callee = self._kind(node.func, names)
+            if callee.loss_object:
+                return TensorKind(True, scalar=callee.reduces, floating=True)
+        if not is_tensor_op(qualified):
+            return NOT_TENSOR
+        assert qualified is not None
+        dtype = dtype_kind(
+            node, qualified, positional, self.resolver, lambda v: self._kind(v, names)
+        )
+        return op_result_kind(
+            node,
+            qualified,
+            positional,
+            dtype,
+            lambda v: self._kind(v, names).scalar or self._is_number(v),
+        )
+
+    def _method_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        """`v.read_value()` on a variable is a tensor; `ds.batch(n)` on a
+        dataset is a dataset. Other methods: unknown."""
+        assert isinstance(node.func, cst.Attribute)
+        method = node.func.attr.value
+        if method not in VARIABLE_READS and method not in DATASET_METHODS:
+            return NOT_TENSOR
+        receiver = self._kind(node.func.value, names)
+        if receiver.variable and method in VARIABLE_READS:
+            return self._value(receiver)
+        if receiver.dataset and method in DATASET_METHODS:
+            return DATASET
+        return NOT_TENSOR
+
+    def _cond_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
+        """`tf.cond(c, lambda: A, lambda: B)` or with branch functions
+        defined in this function: a tensor when both branches return one
+        value (a Python number becomes a scalar tensor of its kind); the facts
+        both branches share. Anything else may be a structure: not a tensor."""
+        branches = [a.value for a in node.args if a.keyword is None and a.star == ""][1:3]
+        branches += [
+            a.value
+            for a in node.args
+            if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
+        ]
+        if len(branches) != 2:
+            return NOT_TENSOR
+        kinds = []
+        for branch in branches:
+            if isinstance(branch, cst.Lambda):
+                kinds.append(self._value_kind(branch.body, names))
+            elif isinstance(branch, cst.Name) and self._defs_named(branch.value):
+                kinds.append(self._local_call_kind(branch.value, [], names))
+            else:
+                return NOT_TENSOR
+        return meet(kinds[0], kinds[1])
+
+    def _defs_named(self, name: str) -> list[cst.FunctionDef]:
+        """Functions of that name defined in this function's own body."""
+        if self._local_defs is None:
+            self._local_defs = {}
+            stack: list[cst.CSTNode] = [self.function.body]
+            while stack:
+                node = stack.pop()
+                if isinstance(node, cst.FunctionDef):
+                    self._local_defs.setdefault(node.name.value, []).append(node)
+                    continue
+                if isinstance(node, (cst.ClassDef, cst.Lambda)):
+                    continue
+                stack.extend(child_nodes(node))
+        return self._local_defs.get(name, [])
+
+    def _local_call_kind(
+        self, name: str, args: Sequence[cst.Arg], names: dict[str, TensorKind]
+    ) -> TensorKind:
+        """What calling a function defined here returns, as a `tf.cond`
+        branch: the meet over its `return` values, with its parameters bound
+        to the arguments' facts (every definition of that name counts)."""
+        if any(a.keyword is not None or a.star for a in args):
+            return TENSOR
+        result: TensorKind | None = None
+        for definition in self._defs_named(name):
+            params = positional_param_names(definition)
+            if len(params) != len(args):
+                return TENSOR
+            bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
+            inner = TensorFacts(definition, self.resolver, (), self, bound)
+            for node in scope_nodes(definition.body):
+                if isinstance(node, cst.Return):
+                    kind = (
+                        inner._value_kind(node.value, inner._names)
+                        if node.value is not None
+                        else NOT_TENSOR
+                    )
+                    result = kind if result is None else meet(result, kind)
+        return result if result is not None else NOT_TENSOR
+
+    def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
+        """What `tf.cond` makes of a branch value: Python numbers and bools
+        become scalar tensors; a name that only ever holds Python floats or
+        floating-point tensors becomes a floating-point tensor."""
+        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
+            return NOT_TENSOR  # a structure, not one tensor
+        if is_python_float(node):
+            return TensorKind(True, True, floating=True)
+        if is_python_int(node):
+            return TensorKind(True, True, integer=True)
+        if isinstance(node, cst.Name) and node.value in ("True", "False"):
+            return TensorKind(True, True, boolean=True)
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value not in names
+            and self._defs_named(node.func.value)
+        ):
+            return self._local_call_kind(node.func.value, node.args, names)
+        kind = self._kind(node, names)
+        if kind.tensor:
+            return kind
+        if self._float_valued(node, names, frozenset()):
+            return TensorKind(True, floating=True)
+        return TENSOR
+
+    def _float_valued(
+        self, node: cst.BaseExpression, names: dict[str, TensorKind], visiting: frozenset[str]
+    ) -> bool:
+        """Whether `node` always holds a Python float or a floating-point
+        tensor (a local name: on every binding; assumed while checking its
+        own bindings, including through nested `tf.cond`s)."""
+        if is_python_float(node):
+            return True
+        qualified = self.resolver.qualified_name(node.func) if isinstance(node, cst.Call) else None
+        if isinstance(node, cst.Call) and qualified == "tensorflow.cond":
+            lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
+            return len(lambdas) == 2 and all(
+                self._float_valued(lam.body, names, visiting)
+                for lam in lambdas  # type: ignore[attr-defined]
+            )
+        if isinstance(node, cst.IfExp):
+            return self._float_valued(node.body, names, visiting) and self._float_valued(
+                node.orelse, names, visiting
+            )
+        if isinstance(node, cst.Name) and node.value in self._bindings:
+            if node.value in visiting or node.value in self._float_assumed:
+                return True
+            if self._kind(node, names).floating:
+                return True
+            self._float_assumed.add(node.value)
+            try:
+                inner = visiting | {node.value}
+                for value, augmented, index in self._bindings[node.value]:
+                    if value is None or index is not None:
+                        return False
+                    if augmented:
+                        assert isinstance(value, cst.AugAssign)
+                        if not (
+                            self._float_valued(value.target, names, inner)  # type: ignore[arg-type]
+                            and (
+                                is_python_number(value.value)
+                                or self._float_valued(value.value, names, inner)
+                            )
+                        ):
+                            return False
+                    elif not self._float_valued(value, names, inner):
+                        return False
+                return True
+            finally:
+                self._float_assumed.discard(node.value)
+        return self._kind(node, names).floating
+
+
+def _is_single_index(node: cst.Subscript) -> bool:
+    """`x[0]`, `x[-1]`, `x[i]`: one index, not a slice or a tuple of indices."""
+    if len(node.slice) != 1:
+        return False
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
+
+
+def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[str]) -> TensorFacts:
+    """Facts for module-level names, the outermost scope every function
+    sees: names bound once to a tensor, a variable, a dataset or a Python
+    number. Names the project rebinds elsewhere (`global`, another module)
+    are excluded: their value depends on when the function is traced."""
+    body = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+    wrapper = cst.FunctionDef(
+        name=cst.Name("__module__"),
+        params=cst.Parameters(),
+        body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
+    )
+    return TensorFacts(wrapper, resolver, excluded=rebound)

@@ -1,0 +1,201 @@
+"""What the rules found in one file, and the gate on fixes that decorate a
+train step: such a fix applies only together with fixes for everything the
+step (and what it calls) would then do differently; otherwise the step
+stays eager and the finding lists every blocker with its line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tfrewrite.findings import Applicability, Position
+from tfrewrite.pipeline.suppression import NoqaMap
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from tfrewrite.facts.context import RuleContext
+    from tfrewrite.pipeline.engine import RunOptions
+    from tfrewrite.rewrite.fixes import Violation
+    from tfrewrite.rules.base import Rule
+
+
+def _positions(ctx: RuleContext, nodes: Sequence[cst.CSTNode]) -> list[tuple[Position, Position]]:
+    return [
+        (
+            Position(r.start.line, r.start.column + 1),
+            Position(r.end.line, r.end.column + 1),
+        )
+        for r in ctx.ranges(nodes)
+    ]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A rule's violation with its place in the file."""
+
+    rule: Rule
+    violation: Violation
+    start: Position
+    end: Position
+
+
+def find_violations(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> list[Found]:
+    """Run the rules; drop what `# noqa` suppresses. Positions are computed
+    only when something was found."""
+    pairs = [(rule, v) for rule in rules for v in rule.check(ctx)]
+    if not pairs:
+        return []
+    spans = _positions(ctx, [v.node for _, v in pairs])
+    return [
+        Found(rule, v, start, end)
+        for (rule, v), (start, end) in zip(pairs, spans, strict=True)
+        if not noqa.suppresses(start.line, rule.code)
+    ]
+
+
+def _first_clause(message: str) -> str:
+    """A finding's message up to its first sentence or colon break."""
+    cut = min((i for i in (message.find(". "), message.find(": ")) if i > 0), default=-1)
+    return message if cut < 0 else message[:cut]
+
+
+def gate_decorations(
+    found: list[Found], ctx: RuleContext, options: RunOptions
+) -> tuple[list[Found], set[int]]:
+    """A fix that decorates a train step applies only together with fixes for
+    everything the step, and what it calls, then does differently: the
+    findings of rules on traced code inside them (they check a step about to
+    be decorated, and its callees, as traced: `FunctionScope.pending`) and the
+    blockers the decorating rule found
+    itself. When one cannot be fixed, the decorating fix is withdrawn, the
+    finding lists every blocker with its line, and the findings inside the
+    step (which stays eager) stay findings without their fixes. Returns the
+    findings and the ids of those whose fixes must wait because the
+    decoration does not apply yet (unsafe, not allowed: they would change
+    eager code)."""
+    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS, StepViolation
+
+    gated = [
+        f
+        for f in found
+        if isinstance(f.violation, StepViolation)
+        and f.violation.fix is not None
+        and f.violation.steps
+    ]
+    if not gated:
+        return found, set()
+    callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])
+    held: set[int] = set()
+    replaced: dict[int, Found] = {}
+    for gate in gated:
+        violation = gate.violation
+        assert isinstance(violation, StepViolation) and violation.fix is not None
+        spans = ctx.lines(violation.steps) + callees
+        inside = [
+            f
+            for f in found
+            if f.rule.needs_traced_code
+            and f.rule.blocks_decoration
+            and any(a <= f.start.line <= b for a, b in spans)
+        ]
+        problems = {
+            (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
+            for f in inside
+            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
+        }
+        reported = {line for line, _ in problems}
+        for blocker in violation.blockers:
+            if blocker.first_line in reported:
+                continue  # a finding of its own already names it
+            if not any(
+                f.violation.fix is not None
+                and blocker.first_line <= f.start.line <= blocker.last_line
+                for f in inside
+            ):
+                problems.add((blocker.first_line, blocker.what))
+        if problems:
+            listing = _listing(_distinct(problems))
+            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
+            verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
+            message = (
+                f"{violation.message} ({verdict}: under tracing it would change meaning and "
+                f"cannot be rewritten: {listing})"
+            )
+            new = dataclasses.replace(violation, message=message, fix=violation.fallback)
+            for f in inside:
+                if id(f) in replaced:
+                    continue
+                if f.violation.fix is not None:
+                    note = f"not fixed while {names} stays eager"
+                else:
+                    # It speaks of the step as traced: say that it is not, yet.
+                    note = f"once traced; {names} stays eager"
+                kept = dataclasses.replace(
+                    f.violation,
+                    message=f"{f.violation.message} ({note}: see {gate.rule.code} on line "
+                    f"{gate.start.line})",
+                    fix=None,
+                )
+                replaced[id(f)] = dataclasses.replace(f, violation=kept)
+        else:
+            fix = violation.fix
+            if any(
+                f.violation.fix is not None
+                and f.violation.fix.applicability is Applicability.UNSAFE
+                for f in inside
+            ):
+                fix = dataclasses.replace(fix, applicability=Applicability.UNSAFE)
+            new = dataclasses.replace(violation, fix=fix)
+            if not options.allows(fix.applicability):
+                held |= {id(f) for f in inside}
+        replaced[id(gate)] = dataclasses.replace(gate, violation=new)
+    result = [replaced.get(id(f), f) for f in found]
+    held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
+    return result, held_ids
+
+
+def _listing(problems: list[tuple[int, str]]) -> str:
+    """Blockers in line order, one entry per kind: "line 9 calls Python
+    `float()`", or, for a kind on several lines, "calls Python `print()`
+    (lines 231-238, 240)": a debugging step that prints on thirty lines
+    reads as one blocker, not thirty."""
+    lines_of_kind: dict[str, list[int]] = {}
+    for line, what in problems:
+        lines_of_kind.setdefault(what, []).append(line)
+    entries = []
+    for what, lines in lines_of_kind.items():
+        if len(lines) == 1:
+            entries.append(f"line {lines[0]} {what}")
+        else:
+            entries.append(f"{what} (lines {_line_ranges(lines)})")
+    return "; ".join(entries)
+
+
+def _line_ranges(lines: list[int]) -> str:
+    """`[3, 4, 5, 9]` -> "3-5, 9": runs of consecutive lines as ranges."""
+    runs: list[list[int]] = []
+    for line in sorted(set(lines)):
+        if runs and line == runs[-1][-1] + 1:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
+def _distinct(problems: set[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The blockers in line order, without an entry that a longer one on the
+    same line spells out ("calls `logging.info`" beside "calls `logging.info`:
+    Python logging runs once, ...")."""
+    ordered = sorted(problems)
+    return [
+        (line, what)
+        for line, what in ordered
+        if not any(
+            other_line == line and other != what and other.startswith(what)
+            for other_line, other in ordered
+        )
+    ]

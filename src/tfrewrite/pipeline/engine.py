@@ -1,0 +1,559 @@
+"""The pipeline: discover -> index (pass 1) -> project facts -> rules (pass 2)
+-> fix -> report.
+
+Pass 1 indexes files with the standard `ast` parser; files whose bytes name
+neither TensorFlow nor Keras are indexed only when a traced function or a
+`compile(...)` call refers into them. Pass 2 runs the selected rules over
+each file with the facts about it (`rule_pass`); a file where no selected
+rule can fire is settled here from its index, without being parsed. Both
+passes run in a process pool when there is enough work, the costliest files
+first; a check reuses what the cache says did not change.
+
+This module decides which files are indexed and which reach pass 2, and
+runs them; what pass 2 does to one file is `rule_pass`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tfrewrite import rules as rule_registry
+from tfrewrite.findings import Applicability, FileError, FileResult, Finding
+from tfrewrite.pipeline.rule_pass import (
+    FileJob,
+    applicable_codes,
+    check_file,
+    process_file,
+    python_text,
+)
+from tfrewrite.workspace.cache import DEFERRED, Cache
+from tfrewrite.workspace.notebook import NotebookError
+from tfrewrite.workspace.sources import decode_source
+
+if TYPE_CHECKING:  # the analysis loads only when a file must be looked at (`_analyse`)
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.project import ProjectFacts
+    from tfrewrite.rules.base import Rule
+
+# Bytes that mark a file as TensorFlow code worth indexing up front.
+PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 16
+# Allocations between two collections of the youngest generation (Python's
+# default is 700): see `_fewer_collections`.
+GC_THRESHOLD = 20_000
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    rule_codes: tuple[str, ...]
+    root: str
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    fix: bool = False
+    unsafe_fixes: bool = False
+    want_edits: bool = False
+    # Settings rules read (`print-output-stream`), as (key, value) pairs.
+    rule_settings: tuple[tuple[str, str], ...] = ()
+    # Whether `check` parses only the code the rules can need (see
+    # `pipeline/relevant_code.py`); off only to compare the two.
+    prune_inert_code: bool = True
+
+    def rules(self) -> list[Rule]:
+        by_code = rule_registry.RULES_BY_CODE
+        return [by_code[c] for c in self.rule_codes]
+
+    def ignored_prefixes(self, path: str) -> tuple[str, ...]:
+        """Codes or prefixes (`TFR2`) that `per-file-ignores` turns off for `path`."""
+        rel = _relative(path, self.root)
+        return tuple(
+            code
+            for pattern, codes in self.per_file_ignores
+            if fnmatch(rel, pattern) or fnmatch(Path(rel).name, pattern)
+            for code in codes
+        )
+
+    def allows(self, applicability: Applicability) -> bool:
+        return applicability is Applicability.SAFE or (
+            applicability is Applicability.UNSAFE and self.unsafe_fixes
+        )
+
+
+@dataclass
+class InputFile:
+    path: str  # as shown to the user
+    source: str | None = None  # given for standard input; read lazily otherwise
+    encoding: str = "utf-8"
+    # Named on the command line: always parsed (no byte prefilter), so its
+    # syntax errors are reported whether it uses TensorFlow or not.
+    explicit: bool = False
+
+
+@dataclass
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    indexed: int = 0
+    parsed: int = 0
+    cached: int = 0  # files whose results came from the cache
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def errors(self) -> list[FileError]:
+        return [r.error for r in self.files if r.error is not None]
+
+    @property
+    def fixes_applied(self) -> list[Finding]:
+        return [f for r in self.files for f in r.fixes_applied]
+
+
+def _relative(path: str, root: str) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+# -- pass 1 ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Deferred:
+    """A file whose bytes name neither TensorFlow nor Keras: indexed later,
+    only if traced code refers into it."""
+
+    path: str
+
+
+def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileError | _Deferred:
+    """Read a file once, apply the byte prefilter (when asked), and index it."""
+    path, root, source, prefilter = args
+    try:
+        if source is None:
+            data = Path(path).read_bytes()
+            if prefilter and not any(token in data for token in PREFILTER_TOKENS):
+                return _Deferred(path)
+            source = python_text(path, data)
+    except NotebookError as err:
+        return FileError(path, str(err))
+    except OSError as err:
+        return FileError(path, f"cannot read: {err.strerror or err}")
+    except UnicodeDecodeError as err:
+        return FileError(path, f"cannot decode as {err.encoding}: {err.reason} at byte {err.start}")
+    except (SyntaxError, ValueError) as err:  # a bad coding cookie; a binary file
+        return FileError(path, f"cannot read: {getattr(err, 'msg', None) or err}")
+    from tfrewrite.facts.index import build_index, module_name_for
+
+    index = build_index(source, path, module_name_for(Path(path), Path(root)))
+    if index.syntax_error is not None and index.syntax_error[0] is not None:
+        from tfrewrite.workspace.syntax import newer_python_hint
+
+        line, column, message = index.syntax_error
+        index.syntax_error = (line, column, message + newer_python_hint(source))
+    return index
+
+
+def _with_star_names(index: ModuleIndex, by_path: dict[str, InputFile], root: str) -> ModuleIndex:
+    """`index` again, now that the project facts know what the names its
+    `from module import *` statements bring are (`np` from a `utils` that
+    imports NumPy): pass 1 saw one file and left them unresolved. Only
+    files with such names are indexed again, and never cached so: the
+    cache keeps what the file alone gives."""
+    if not index.star_names or index.syntax_error is not None:
+        return index
+    from tfrewrite.facts.index import build_index
+
+    file = by_path[index.path]
+    try:
+        source = file.source
+        if source is None:
+            source = python_text(index.path, Path(index.path).read_bytes())
+    except (OSError, ValueError, NotebookError):
+        return index  # read before: it will be reported when read again
+    return build_index(source, index.path, index.module, index.star_names)
+
+
+def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
+    """Dotted names that traced code and tracing call sites refer to: a
+    deferred file whose module could define one of them must be indexed."""
+    from tfrewrite.facts.project import held_object_references
+
+    refs: set[str] = held_object_references(indexes, facts)
+    for index in indexes:
+        refs.update(site.target for site in index.traced_sites)
+        for qualname in facts.for_path(index.path):
+            refs.update(index.functions[qualname].calls)
+    return refs
+
+
+def _train_step_drivers(deferred: Iterable[InputFile], step_modules: set[str]) -> set[str]:
+    """Paths of deferred files that name a module defining a train step: the
+    script whose loop calls it (`agent.learn()` in a `main.py` that imports
+    no TensorFlow) must be indexed for the step to be found."""
+    if not step_modules:
+        return set()
+    from tfrewrite.facts.method_steps import mentions_module
+
+    return {f.path for f, data in _contents(deferred) if mentions_module(data, step_modules)}
+
+
+def _contents(files: Iterable[InputFile]) -> Iterator[tuple[InputFile, bytes]]:
+    """Each file with its bytes, for the byte tests on deferred files (a
+    file that cannot be read is left out: pass 2 reports it)."""
+    for f in files:
+        try:
+            yield f, f.source.encode() if f.source is not None else Path(f.path).read_bytes()
+        except OSError:
+            continue
+
+
+def _attribute_writers(deferred: Iterable[InputFile], indexes: list[ModuleIndex]) -> set[str]:
+    """Paths of deferred files that may rebind an attribute of a module the
+    indexed files read (`config.SCALE = epoch / 10` in a `main.py` that
+    imports no TensorFlow): indexed, their writes make the reads frozen
+    state (TFR201)."""
+    from tfrewrite.facts.method_steps import mentions_module
+    from tfrewrite.facts.prefilters import assigns_an_attribute
+
+    by_module: dict[str, set[str]] = {}
+    for index in indexes:
+        for read in index.module_attribute_reads:
+            module, _, attribute = read.rpartition(".")
+            by_module.setdefault(module.rpartition(".")[2], set()).add(attribute)
+    if not by_module:
+        return set()
+    return {
+        f.path
+        for f, data in _contents(deferred)
+        if any(
+            mentions_module(data, {module}) and assigns_an_attribute(data, attributes)
+            for module, attributes in by_module.items()
+        )
+    }
+
+
+def _reference_heads(refs: set[str]) -> set[str]:
+    """Every component of the references but their last: the names of the
+    modules (and classes) they may point into."""
+    return {part for ref in refs for part in ref.split(".")[:-1]}
+
+
+def _module_could_define(module: str, heads: set[str]) -> bool:
+    """Whether a reference may name something in `module`, also by a shorter
+    name (`buffer.ReplayBuffer` from a script beside `pkg/rl/buffer.py`), as
+    the project's lookup resolves names: its last component is one of the
+    references' heads (`_reference_heads`)."""
+    return module.rpartition(".")[2] in heads
+
+
+# -- orchestration ------------------------------------------------------------------
+
+
+def _map(
+    func: Callable,
+    items: list,
+    jobs: int,
+    progress: Callable[[int], None] | None = None,  # type: ignore[type-arg]
+    chunksize: int | None = None,
+    fresh: bool = False,
+) -> list:  # type: ignore[type-arg]
+    """`map` over a process pool when there is enough work, in order;
+    `progress(1)` after each item. Without `chunksize`, items go in chunks
+    sized for many small, even items. Workers are forks of this process
+    where the platform has `fork`; with `fresh`, forks of a small server
+    process that has loaded only the rules (`_fresh_context`)."""
+    tick = progress or (lambda n: None)
+    if jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
+        results = []
+        for item in items:
+            results.append(func(item))
+            tick(1)
+        return results
+    import multiprocessing
+
+    context = _fresh_context() if fresh else None
+    if context is None and hasattr(os, "fork"):
+        context = multiprocessing.get_context("fork")
+    if chunksize is None:
+        chunksize = max(1, min(16, len(items) // (jobs * 8)))
+    results = []
+    # What the main process holds is frozen before the workers fork: their
+    # garbage collector then never walks (nor copies, page by page) it. A
+    # program that froze objects itself keeps them frozen.
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            for outcome in pool.map(func, items, chunksize=chunksize):
+                results.append(outcome)
+                tick(1)
+    finally:
+        if freeze:
+            gc.unfreeze()
+    return results
+
+
+def _fresh_context():  # noqa: ANN202 - a multiprocessing context, or None
+    """A `forkserver` context whose server has imported LibCST and the rules
+    and nothing else: rule workers forked from it do not carry the main
+    process's copy of every file's index (tens of MB in a large project),
+    which a fork would count in each worker's memory. Only for a process
+    that runs tfrewrite's own entry point (`run(fresh_workers=True)`, as the
+    command line does): the server imports the main script again, which a
+    user's unguarded script would not survive. None where there is no
+    `forkserver`."""
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return None
+    from tfrewrite.rules import RULE_MODULES
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["libcst", "tfrewrite.pipeline.fix_rounds", *RULE_MODULES])
+    return context
+
+
+def _start_fresh_server() -> None:
+    """Start the server of `_fresh_context` now. Its imports (LibCST and the
+    rules, a few tenths of a second) then run on a core that the project
+    facts, computed in this process alone, leave idle, instead of delaying
+    the first rule worker."""
+    context = _fresh_context()
+    if context is not None:
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect cyclic garbage less often while a run builds and drops
+    syntax trees: they hold no cycles that matter (reference counting frees
+    them), yet with the default threshold the collector ran every 700
+    allocations and took a fifth of a run's time."""
+    threshold = gc.get_threshold()
+    gc.set_threshold(GC_THRESHOLD, *threshold[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*threshold)
+
+
+def run(
+    files: Iterable[InputFile],
+    options: RunOptions,
+    jobs: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    cache: Cache | None = None,
+    fresh_workers: bool = False,
+) -> RunResult:
+    """Check (and in fix mode, fix in memory) `files`. `progress(phase, done,
+    total)` is called as files finish, for a progress bar. With a `cache`,
+    a check reuses what did not change (`cache.py` says what that means).
+    `fresh_workers`: the rules run in workers started from a small process,
+    not forks of this one (`_fresh_context`); for tfrewrite's own entry
+    points only."""
+    files = list(files)
+    jobs = jobs or os.cpu_count() or 1
+    if options.fix or any(f.source is not None for f in files):
+        cache = None
+    if cache is not None:
+        cache.hash_files(f.path for f in files)
+        unchanged = cache.unchanged_results()
+        if unchanged is not None:
+            return RunResult(files=unchanged, cached=len(unchanged))
+    with _fewer_collections():
+        return _analyse(files, options, jobs, progress, cache, fresh_workers)
+
+
+def _analyse(
+    files: list[InputFile],
+    options: RunOptions,
+    jobs: int,
+    progress: Callable[[str, int, int], None] | None,
+    cache: Cache | None,
+    fresh_workers: bool = False,
+) -> RunResult:
+    """`run` past the cache's answer for an unchanged tree: both passes."""
+    by_path = {f.path: f for f in files}
+    # The analysis (and LibCST, which it imports) loads only when a file
+    # must be looked at: a warm run answered from the cache never pays for it.
+    from tfrewrite.facts.index import module_name_for
+    from tfrewrite.facts.method_steps import train_step_modules
+    from tfrewrite.facts.project import compute_facts
+
+    # Pass 1: index files that mention TensorFlow; defer the others.
+    deferred: dict[str, InputFile] = {}
+    indexes: list[ModuleIndex] = []
+    errors: dict[str, FileError] = {}
+
+    counts: dict[str, list[int]] = {}  # phase -> [done, total], across passes
+
+    def ticker(phase: str, total: int) -> Callable[[int], None] | None:
+        if progress is None:
+            return None
+        count = counts.setdefault(phase, [0, 0])
+        count[1] += total
+
+        def tick(n: int) -> None:
+            count[0] += n
+            progress(phase, count[0], count[1])
+
+        return tick
+
+    def index_files(batch: list[InputFile], prefilter: bool) -> int:
+        """Index `batch` (from the cache where it can); returns how many
+        files were indexed anew."""
+        todo: list[InputFile] = []
+        for f in batch:
+            hit = cache.index(f.path, options.root, prefilter) if cache else None
+            if hit is None:
+                todo.append(f)
+            elif hit == DEFERRED:
+                deferred[f.path] = f
+            else:
+                indexes.append(hit)
+        items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in todo]
+        # Each pass is its own progress phase, so every bar runs from 0 to its total.
+        phase = "indexing" if prefilter else "indexing referenced files"
+        for outcome in _map(_index_job, items, jobs, ticker(phase, len(items))):
+            if cache is not None and not isinstance(outcome, FileError):
+                cache.remember_index(
+                    outcome.path,
+                    options.root,
+                    prefilter,
+                    DEFERRED if isinstance(outcome, _Deferred) else outcome,
+                )
+            if isinstance(outcome, _Deferred):
+                deferred[outcome.path] = by_path[outcome.path]
+            elif isinstance(outcome, FileError):
+                errors[outcome.path] = outcome
+            else:
+                indexes.append(outcome)
+        return len(todo)
+
+    # Many files indexed anew (not taken from the cache): a cold run, with
+    # many files to check in rule workers.
+    indexed = index_files(files, prefilter=True)
+    if fresh_workers and jobs > 1 and indexed >= PARALLEL_THRESHOLD:
+        _start_fresh_server()  # it loads the rules while this process computes facts
+    facts = compute_facts(indexes)
+    drivers = _train_step_drivers(deferred.values(), train_step_modules(indexes))
+    drivers |= _attribute_writers(deferred.values(), indexes)
+    while deferred:
+        refs = _reference_heads(_references_from_traced_code(indexes, facts))
+        wanted = [
+            f
+            for f in deferred.values()
+            if f.path in drivers
+            or _module_could_define(module_name_for(Path(f.path), Path(options.root)), refs)
+        ]
+        if not wanted:
+            break
+        for f in wanted:
+            del deferred[f.path]
+        index_files(wanted, prefilter=False)
+        facts = compute_facts(indexes)
+
+    if any(index.star_names for index in indexes):
+        indexes[:] = [_with_star_names(index, by_path, options.root) for index in indexes]
+        facts = compute_facts(indexes)
+
+    result = RunResult(indexed=len(indexes))
+    # Syntax errors found by the indexer are reported without a LibCST parse.
+    jobs_list: list[FileJob] = []
+    for index in indexes:
+        if index.syntax_error is not None:
+            line, column, message = index.syntax_error
+            errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
+            continue
+        jobs_list.append(FileJob(by_path[index.path], index, facts.for_path(index.path), options))
+    keys = [cache.job_key(job) if cache else None for job in jobs_list]
+    known = [cache.result(key) if cache and key else None for key in keys]
+    todo = [job for job, hit in zip(jobs_list, known, strict=True) if hit is None]
+    tick = ticker("checking", len(todo))
+    # A file no selected rule can fire in is settled here, from its index:
+    # a worker would only read it to find nothing.
+    settled: dict[str, FileResult] = {}
+    if not options.fix:
+        for job in todo:
+            if job.file.source is None and not applicable_codes(
+                job.file.path, job.index, job.traced, options
+            ):
+                settled[job.file.path] = FileResult(job.file.path)
+        if settled and tick is not None:
+            tick(len(settled))
+    parse = [job for job in todo if job.file.path not in settled]
+    if parse and not fresh_workers:  # import LibCST once here, not in every worker
+        import libcst  # noqa: F401
+
+        import tfrewrite.facts.context  # noqa: F401
+    # The costliest files first, one at a time: a costly file started last
+    # would leave the other workers idle at the end.
+    parse.sort(key=_expected_cost, reverse=True)
+    worker = process_file if options.fix else check_file
+    done = {
+        job.file.path: outcome
+        for job, outcome in zip(
+            parse, _map(worker, parse, jobs, tick, chunksize=1, fresh=fresh_workers), strict=True
+        )
+    }
+    done.update(settled)
+    outcomes = [
+        hit if hit is not None else done[job.file.path]
+        for job, hit in zip(jobs_list, known, strict=True)
+    ]
+    result.cached = sum(1 for hit in known if hit is not None)
+    result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
+    result.files.extend(FileResult(path) for path in deferred)
+    result.parsed = sum(1 for r in result.files if r.parsed)
+    result.files.sort(key=lambda r: r.path)
+    if cache is not None:
+        kept = {key: _storable(r) for key, r in zip(keys, outcomes, strict=True) if key}
+        cache.save(kept, [_storable(r) for r in result.files])
+    return result
+
+
+# How much more a file with a train step costs than its size says: the
+# fixes that decorate a step make `check` run the fix rounds in memory.
+TRAIN_STEP_COST = 4
+
+
+def _expected_cost(job: FileJob) -> int:
+    """What pass 2 will likely spend on the file, in bytes of plain code."""
+    trains = any(
+        f.opens_gradient_tape and f.applies_gradients for f in job.index.functions.values()
+    )
+    return _size(job) * (TRAIN_STEP_COST if trains else 1)
+
+
+def _size(job: FileJob) -> int:
+    if job.file.source is not None:
+        return len(job.file.source)
+    try:
+        return os.path.getsize(job.file.path)
+    except OSError:
+        return 0
+
+
+def _storable(result: FileResult) -> FileResult:
+    """What the cache keeps of a result: its source only when a report shows it."""
+    if result.findings:
+        return result
+    return dataclasses.replace(result, source=None)
+
+
+def input_from_stdin(data: bytes, name: str) -> InputFile:
+    text = decode_source(data)
+    return InputFile(name, text.text, text.encoding)

@@ -1,0 +1,3 @@
+"""Rewrite code shared by more than one hazard family: fixes as LibCST edits,
+traced calls, value uses, dtypes.
+"""

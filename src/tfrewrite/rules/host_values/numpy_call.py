@@ -1,0 +1,551 @@
+"""TFR105: `.numpy()` (and other reads of a tensor's host value) in traced code.
+
+An eager tensor holds a value, so `x.numpy()`, `float(x)` and `int(x)` work
+when a function runs eagerly. In traced code `x` is symbolic: it has no value
+until the graph runs, and these raise (`AttributeError: 'SymbolicTensor'
+object has no attribute 'numpy'`, `TypeError: float() argument must be ...
+not 'SymbolicTensor'`). Only a tensor by the shared analysis is reported:
+`.numpy()` on anything else (a NumPy array, an unknown object) is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import bound_names
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.tensors import TensorFacts
+from tfrewrite.facts.vocabulary import HOST_CONVERSIONS
+from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rewrite.numpy_operands import builtin_extremum, numpy_function
+from tfrewrite.rewrite.tensor_results import Followed, follow
+from tfrewrite.rewrite.traced_calls import Refusal
+from tfrewrite.rewrite.value_uses import UseKind, wrapper_replacement
+from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.host_values.print_rewrite import announces_tracing, rewritten_print_around
+from tfrewrite.rules.host_values.traced_context import differentiated
+
+
+def _method_call(node: cst.Call, method: str) -> cst.BaseExpression | None:
+    """`x` for a call `x.<method>()` without arguments, else None."""
+    func = node.func
+    if isinstance(func, cst.Attribute) and func.attr.value == method and not node.args:
+        return func.value
+    return None
+
+
+def _candidate(call: cst.Call) -> bool:
+    """The shapes this rule looks at, checked before any tensor facts are computed."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value in ("numpy", "item") and not call.args
+    return isinstance(call.func, cst.Name) and call.func.value in HOST_CONVERSIONS
+
+
+class NumpyCallInTracedCode(Rule):
+    code = "TFR105"
+    name = "numpy-call-in-traced-code"
+    summary = "`.numpy()`, `float(x)` or `int(x)` on a tensor in traced code raises when traced"
+    fix_applicability = Applicability.SAFE
+    explanation = """
+    ## What it does
+    Finds `x.numpy()`, `float(x)`, `int(x)` and `x.item()` on tensors in code
+    that runs traced (a `@tf.function`, a loss given to `compile`, a Keras
+    `Loss.call`, ...), and `.numpy()` on anything there: only TensorFlow
+    values have it (`model(x).numpy()`, `self.w.numpy()`).
+
+    ## Why is this bad?
+    Run eagerly, a tensor holds a value and `x.numpy()` copies it to the
+    host. Traced, `x` is symbolic and has no value yet: `x.numpy()` raises
+    `AttributeError: 'SymbolicTensor' object has no attribute 'numpy'`, and
+    `float(x)` / `int(x)` raise `TypeError` unless AutoGraph turns them into
+    casts to float32 and int32: with `autograph=False`, or in a loss Keras 3
+    compiles, they raise. A function
+    that passed its eager tests fails as soon as it is wrapped in
+    `tf.function` or compiled by Keras.
+    (`x.item()` fails even eagerly: tensors have no `.item()`.)
+
+    ## The fix
+    The host value is followed to every use. Where each use accepts a tensor
+    (TensorFlow ops, arithmetic with tensors, indexing, shapes, `tf.print`,
+    NumPy math that TFR104 rewrites), the tensor takes the host value's place:
+    - `x.numpy()` becomes `x` (same dtype); `tf.constant(x.numpy())` and
+      `np.asarray(x.numpy())` become `x`, with a dtype `tf.cast(x, dtype)`.
+      `v.numpy()` of a variable is a snapshot: where it is returned or
+      stored, it becomes `v.read_value()` (`tf.identity(v)` for an attribute
+      or parameter that may be one), never the variable object, which later
+      assignments would change;
+    - `float(x)` becomes `tf.cast(x, tf.float32)` (a Python float is float32
+      to TensorFlow), or `tf.cast(x, t.dtype)` where it meets the tensor `t`;
+    - `int(x)` becomes `x` for an integer tensor, else `tf.cast(x, tf.int32)`
+      (both truncate toward zero).
+
+    A host value is a constant to `tf.GradientTape`: `.numpy()` and `float()`
+    cut the gradient. Where the value is differentiated (inside a
+    `tf.GradientTape` block, in a loss, in a Keras layer's or model's `call`,
+    which `fit` runs under its tape), the rewrite keeps the cut with
+    `tf.stop_gradient(x)`, and the fix is safe. Elsewhere it writes `x` and the
+    fix is unsafe: gradients now flow through it (if the function is ever
+    differentiated), which is usually what was meant.
+
+    ## When it is not rewritten
+    A use that needs a Python or NumPy value (`range(n)`, `len(v)`, `int(...)`
+    of it again, `.tolist()`, NumPy calls TFR104 does not rewrite), a Python
+    `print` of the value that TFR103 cannot rewrite into `tf.print`, and
+    string formatting of it elsewhere (a tensor shows as `Tensor(...)`) are
+    reported with the reason and no fix. A value held in a name and shown by
+    prints TFR103 rewrites in the same run (`loss_value = loss.numpy()`, then
+    `print("loss %.4f" % loss_value)`) becomes the tensor, with an unsafe fix:
+    it rests on that rewrite. `int(x)` whose result meets a tensor is
+    refused: the Python int takes the tensor's dtype after truncating. Uses
+    that cannot be followed (passed to a function of the project, returned
+    to a caller, stored on an attribute) make the fix unsafe.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def total(x):
+                y = tf.square(x)
+                return tf.reduce_sum(y.numpy())
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def total(x):
+                y = tf.square(x)
+                return tf.reduce_sum(y)
+            """,
+            unsafe=True,
+            note="not known to be differentiated: unsafe, gradients now flow",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            def weighted_mse(y_true, y_pred):
+                weights = tf.abs(y_true).numpy()
+                return tf.reduce_mean(weights * tf.square(y_true - y_pred))
+
+            tf.keras.Sequential().compile(loss=weighted_mse)
+            """,
+            """
+            import tensorflow as tf
+
+            def weighted_mse(y_true, y_pred):
+                weights = tf.stop_gradient(tf.abs(y_true))
+                return tf.reduce_mean(weights * tf.square(y_true - y_pred))
+
+            tf.keras.Sequential().compile(loss=weighted_mse)
+            """,
+            note="in a loss the host round trip cut the gradient: `tf.stop_gradient` keeps it cut",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(model, x):
+                with tf.GradientTape() as tape:
+                    target = model(x).numpy()
+                    loss = tf.reduce_mean(tf.square(model(x) - target))
+                return tape.gradient(loss, model.trainable_variables)
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(model, x):
+                with tf.GradientTape() as tape:
+                    target = tf.stop_gradient(model(x))
+                    loss = tf.reduce_mean(tf.square(model(x) - target))
+                return tape.gradient(loss, model.trainable_variables)
+            """,
+            unsafe=True,
+            note="`.numpy()` on a model's output: assumed a tensor, so unsafe",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def scale(x):
+                n = int(tf.shape(x)[0])
+                for i in range(n):
+                    x = x * 0.5
+                return x
+            """,
+            None,
+            note="`range` needs a Python int: no fix",
+        ),
+        Valid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def report(x):
+                return float(tf.reduce_mean(x).numpy())
+
+            @tf.function
+            def step(x, table):
+                return x + float(len(table))
+            """,
+            note="not traced; `len(table)` is a Python value",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        tf, _ = ctx.tensorflow()
+        for function in ctx.traced_functions():
+            for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
+                if not (isinstance(node, cst.Call) and _candidate(node)):
+                    continue
+                scope = ctx.innermost_scope(function, ancestors)
+                if _read_by_print(ctx, node, ancestors, scope):
+                    continue  # TFR103 rewrites the print, with the tensor in its place
+                violation = self._violation(ctx, node, ancestors, scope, tf)
+                if violation is not None:
+                    yield violation
+
+    def _violation(
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        ancestors: Sequence[cst.CSTNode],
+        scope: FunctionScope,
+        tf: str,
+    ) -> Violation | None:
+        facts = ctx.tensors(scope)
+        source = _method_call(call, "numpy")
+        if source is not None and _may_have_numpy(source):
+            return self._host_read(ctx, call, source, ancestors, scope, facts, tf)
+        source = _method_call(call, "item")
+        if source is not None and facts.is_tensor(source):
+            return Violation(
+                call,
+                f"`{ctx.code(call)}`: tensors have no `.item()` (eager or traced); use the "
+                f"tensor itself, `{tf}.reshape({ctx.code(source)}, [])` for a scalar tensor",
+            )
+        if (
+            isinstance(call.func, cst.Name)
+            and call.func.value in HOST_CONVERSIONS
+            and ctx.names.qualified_name(call.func) is None
+            and len(call.args) == 1
+            and not call.args[0].star
+            and call.args[0].keyword is None
+            and facts.is_tensor(call.args[0].value)
+        ):
+            return self._host_read(ctx, call, call.args[0].value, ancestors, scope, facts, tf)
+        return None
+
+    def _host_read(
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        source: cst.BaseExpression,
+        ancestors: Sequence[cst.CSTNode],
+        scope: FunctionScope,
+        facts: TensorFacts,
+        tf: str,
+    ) -> Violation:
+        """`x.numpy()`, `float(x)` or `int(x)`: the finding, with the tensor
+        itself in its place where every use of the value accepts a tensor."""
+        builtin = call.func.value if isinstance(call.func, cst.Name) else None
+        value = ctx.code(source.with_changes(lpar=(), rpar=()))
+        proven = facts.is_tensor(source)
+        if builtin is None:
+            message = (
+                f"`{ctx.code(call)}` on a tensor in traced code: a symbolic tensor has no value, "
+                "so this raises `AttributeError` when traced"
+            )
+            if not proven:
+                message = (
+                    f"`{ctx.code(call)}` in traced code: only TensorFlow values have `.numpy()`, "
+                    "and a symbolic tensor or a variable in a graph has no value, so this raises "
+                    "when traced"
+                )
+        else:
+            dtype = "float32" if builtin == "float" else "int32"
+            message = (
+                f"`{ctx.code(call)}` needs the tensor's value, which traced code does not have: "
+                f"only AutoGraph saves it, by turning it into a cast; without AutoGraph "
+                f"(`autograph=False`, a loss Keras 3 compiles) it raises `TypeError`. Keep a "
+                f"tensor (`{tf}.cast({value}, {tf}.{dtype})`) or compute this outside traced code"
+            )
+        try:
+            parent = ancestors[-1] if ancestors else None
+            if isinstance(parent, cst.Arg) and parent.star:
+                raise Refusal(
+                    f"the value is unpacked with `{parent.star}`, which iterates over it in Python"
+                )
+            followed = follow(
+                ctx,
+                scope,
+                facts,
+                call,
+                ancestors,
+                "the value",
+                tf,
+                lambda node: _rewritten_by_tfr104(ctx, node),
+            )
+            printed_notes = _refuse_silent_uses(ctx, scope, followed, tf)
+            text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
+            unsafe += printed_notes
+            reason = differentiated(ctx, scope, ancestors)
+            gradient = builtin != "int" and not _no_gradient_uses(ctx, followed)
+            if gradient and reason is not None:
+                text = f"{tf}.stop_gradient({text})"
+            elif gradient:
+                unsafe.append(
+                    f"gradients now flow through `{value}`, where the host value cut them; "
+                    f"nothing shows this code is differentiated (`{tf}.stop_gradient({value})` "
+                    "keeps them cut)"
+                )
+            if not proven:
+                unsafe.append(
+                    f"it assumes `{value}` is a tensor (only TensorFlow values have `.numpy()`)"
+                )
+            target: cst.CSTNode = call
+            replacement = cst.parse_expression(text)
+            if followed.folded is not None:
+                target = followed.folded.call
+                replacement = wrapper_replacement(followed.folded, ctx, tf, text)
+            elif call.lpar:
+                replacement = replacement.with_changes(lpar=call.lpar, rpar=call.rpar)
+            elif _needs_parentheses(replacement, ancestors):
+                replacement = replacement.with_changes(
+                    lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+                )
+        except Refusal as refusal:
+            return Violation(call, f"{message}; not rewritten: {refusal}")
+        unsafe += followed.unsafe
+        shown = ctx.code(replacement.with_changes(lpar=(), rpar=()))
+        edits = (NodeEdit(target, replacement), *followed.wrapper_edits)
+        _, imports = ctx.tensorflow()
+        if f"{tf}." not in ctx.code(replacement):
+            imports = ()
+        if unsafe:
+            fix = CstFix(
+                f"Use `{shown}` (unsafe: {'; '.join(unsafe)})",
+                edits,
+                imports,
+                Applicability.UNSAFE,
+            )
+        else:
+            fix = CstFix(f"Use `{shown}`", edits, imports)
+        return Violation(call, message, fix)
+
+    @staticmethod
+    def _replacement(
+        ctx: RuleContext,
+        call: cst.Call,
+        source: cst.BaseExpression,
+        builtin: str | None,
+        facts: TensorFacts,
+        followed: Followed,
+        tf: str,
+    ) -> tuple[str, list[str]]:
+        """The tensor to write for the host value, and why that is unsafe.
+        `.numpy()` keeps the dtype: the tensor itself. A Python number adapts
+        to the tensor it meets and is float32/int32 to a TensorFlow op: the
+        tensor is cast to that."""
+        value = ctx.code(source.with_changes(lpar=(), rpar=()))
+        unsafe: list[str] = []
+        if builtin is None:
+            if isinstance(source, (cst.Tuple, cst.GeneratorExp)):
+                return ctx.code(source), unsafe
+            if _may_be_variable(facts, source) and any(
+                use.kind is UseKind.UNKNOWN or isinstance(use.node, cst.Return)
+                for use in followed.uses
+            ):
+                # `v.numpy()` of a variable is a snapshot; `v` itself, stored or
+                # returned, would change with later assignments.
+                if facts.kind(source).variable:
+                    return f"{value}.read_value()", unsafe
+                return f"{tf}.identity({value})", unsafe
+            return value, unsafe
+        kind = facts.kind(source)
+        met = {ctx.code(node): node for node in followed.meets}
+        if followed.unknown_meets:
+            other = ctx.code(followed.unknown_meets[0])
+            unsafe.append(
+                f"the Python number meets `{other}`, whose dtype it would take; the tensor "
+                f"keeps its own"
+            )
+        if builtin == "int":
+            if met:
+                raise Refusal(
+                    f"the Python int meets {', '.join(f'`{m}`' for m in met)}, whose dtype it "
+                    f"takes; `int` truncates first: write `{tf}.cast({tf}.cast({value}, "
+                    f"{tf}.int32), ...)` by hand"
+                )
+            if kind.integer:
+                return value, unsafe
+            return f"{tf}.cast({value}, {tf}.int32)", unsafe
+        if len(met) == 1:
+            [node] = met.values()
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                return f"{tf}.cast({value}, {ctx.code(node)}.dtype)", unsafe
+            unsafe.append(f"the Python float meets `{ctx.code(node)}`, whose dtype it would take")
+        elif len(met) > 1:
+            unsafe.append(
+                f"the Python float meets {', '.join(f'`{m}`' for m in met)}, whose dtypes may "
+                "differ"
+            )
+        if _only_printed(ctx, followed):
+            return value, unsafe
+        return f"{tf}.cast({value}, {tf}.float32)", unsafe
+
+
+def _may_be_variable(facts: TensorFacts, node: cst.BaseExpression) -> bool:
+    """A `tf.Variable`, or a value that may be one: an attribute (`self.w`,
+    `optimizer.lr`) or a name the function does not compute itself (a
+    parameter, a global). A local computed in the function is a tensor."""
+    if facts.is_tensor(node):
+        return False
+    if facts.kind(node).variable or isinstance(node, cst.Attribute):
+        return True
+    return isinstance(node, cst.Name) and (
+        node.value in facts.params or node.value not in bound_names(facts.function.body)
+    )
+
+
+def _may_have_numpy(node: cst.BaseExpression) -> bool:
+    """Whether `node.numpy()` may be TensorFlow's host read: anything but a
+    literal or a display (only TensorFlow values have `.numpy()`)."""
+    return not isinstance(
+        node,
+        (
+            cst.SimpleString,
+            cst.FormattedString,
+            cst.ConcatenatedString,
+            cst.Integer,
+            cst.Float,
+            cst.List,
+            cst.Dict,
+            cst.Set,
+            cst.Tuple,
+        ),
+    )
+
+
+def _rewritten_by_tfr104(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """NumPy math TFR104 rewrites once its operand is a tensor: the value
+    passed to it is not a blocker (`np.mean(x.numpy())` -> `tf.reduce_mean(x)`)."""
+    return numpy_function(node, ctx) is not None or builtin_extremum(node, ctx) is not None
+
+
+def _refuse_silent_uses(
+    ctx: RuleContext, scope: FunctionScope, followed: Followed, tf: str
+) -> list[str]:
+    """Uses where a tensor would not fail but silently show `Tensor(...)`:
+    a Python `print` and string formatting. A value held in a name and shown
+    only by prints that TFR103 rewrites into `tf.print` in the same run is
+    no refusal: those prints show the tensor it becomes. The fix then rests
+    on that rewrite (unsafe: with TFR103 not selected, the print would show
+    `Tensor(...)`); the notes saying so are returned."""
+    notes: list[str] = []
+    for use in followed.uses:
+        shown = _is_builtin_print(ctx, use.node) if isinstance(use.node, cst.Call) else False
+        formatted = isinstance(use.node, cst.FormattedStringExpression) or (
+            isinstance(use.node, cst.BinaryOperation)
+            and isinstance(use.node.operator, cst.Modulo)
+            and isinstance(use.node.left, (cst.SimpleString, cst.ConcatenatedString))
+        )
+        if (shown or formatted) and use.names:
+            printer = rewritten_print_around(ctx, scope, use.node)
+            if printer is not None:
+                notes.append(
+                    f"{use.subject('the value')} is printed by a `print` that TFR103 rewrites "
+                    f"into `{tf}.print` in the same run, which shows the tensor"
+                )
+                continue
+        if shown:
+            raise Refusal(
+                f"{use.subject('the value')} is printed by Python `print`, which would show "
+                f"`Tensor(...)` once; TFR103 rewrites the print into `{tf}.print`"
+            )
+        if formatted:
+            raise Refusal(
+                f"{use.subject('the value')} is formatted into a string, where a tensor shows "
+                "as `Tensor(...)`"
+            )
+    return notes
+
+
+def _read_by_print(
+    ctx: RuleContext, call: cst.Call, ancestors: Sequence[cst.CSTNode], scope: FunctionScope
+) -> bool:
+    """`t.numpy()`, `float(t)` or `int(t)` of a proven tensor written inside
+    the arguments of a Python `print` (`print(f"loss {loss.numpy():.3f}")`):
+    TFR103 rewrites the print into `tf.print` with the tensor in its place,
+    so the host read is not a finding of its own. A print that announces
+    tracing stays Python and keeps the finding."""
+    printer = next(
+        (a for a in reversed(ancestors) if isinstance(a, cst.Call) and _is_builtin_print(ctx, a)),
+        None,
+    )
+    if printer is None or announces_tracing([arg.value for arg in printer.args]):
+        return False
+    source = _method_call(call, "numpy")
+    if source is None and isinstance(call.func, cst.Name) and len(call.args) == 1:
+        source = call.args[0].value if call.func.value in HOST_CONVERSIONS else None
+    return source is not None and ctx.tensors(scope).is_tensor(source)
+
+
+def _is_builtin_print(ctx: RuleContext, call: cst.Call) -> bool:
+    return (
+        isinstance(call.func, cst.Name)
+        and call.func.value == "print"
+        and ctx.names.qualified_name(call.func) is None
+    )
+
+
+def _only_printed(ctx: RuleContext, followed: Followed) -> bool:
+    """Every use prints the value with `tf.print` (no gradient, no dtype)."""
+    return bool(followed.uses) and all(
+        isinstance(use.node, cst.Call)
+        and ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+        for use in followed.uses
+    )
+
+
+# Variable methods that store a value: no gradient flows through them.
+_STORES = frozenset({"assign", "assign_add", "assign_sub"})
+
+
+def _no_gradient_uses(ctx: RuleContext, followed: Followed) -> bool:
+    """Every use prints the value or stores it into a variable: no gradient
+    reaches it there, so no gradient stop is needed."""
+    return bool(followed.uses) and all(
+        isinstance(use.node, cst.Call)
+        and (
+            ctx.names.qualified_name(use.node.func) == "tensorflow.print"
+            or (isinstance(use.node.func, cst.Attribute) and use.node.func.attr.value in _STORES)
+        )
+        for use in followed.uses
+    )
+
+
+def _needs_parentheses(node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """A replacement that is an operation, where an operator, attribute or
+    subscript around it would bind into it."""
+    if not isinstance(
+        node,
+        (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison, cst.IfExp),
+    ):
+        return False
+    parent = ancestors[-1] if ancestors else None
+    return isinstance(
+        parent,
+        (cst.BinaryOperation, cst.UnaryOperation, cst.Attribute, cst.Subscript, cst.Comparison),
+    )
+
+
+RULES = (NumpyCallInTracedCode,)

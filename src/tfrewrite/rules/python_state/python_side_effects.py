@@ -1,0 +1,410 @@
+"""TFR202: Python side effects on outside state in traced code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import local_names
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.state import (
+    AttributeWrites,
+    attribute_writes,
+    fresh_self_containers,
+    is_container,
+    module_containers,
+)
+from tfrewrite.facts.walk import iter_nodes, iter_small_statements
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.fixes import Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid
+
+
+def _declared_outside(function: cst.FunctionDef) -> set[str]:
+    """Names the function declares `global` or `nonlocal`."""
+    return {
+        item.name.value
+        for node in iter_small_statements(function.body)
+        if isinstance(node, (cst.Global, cst.Nonlocal))
+        for item in node.names
+    }
+
+
+def _outside_target(node: cst.BaseExpression, local: set[str]) -> str | None:
+    """The spelling of `node` when it names state outside the function: a
+    non-local name, or an attribute of `self`/a non-local name."""
+    base = node
+    while isinstance(base, (cst.Attribute, cst.Subscript)):
+        base = base.value
+    if not isinstance(base, cst.Name) or base.value in local:
+        return None
+    if isinstance(node, cst.Name) and node.value == "self":
+        return None
+    return cst.Module([]).code_for_node(node)
+
+
+class _Containers:
+    """Which receivers of a mutating method are Python containers living
+    outside a traced function: a module-level name bound to a list/dict/set
+    display or constructor, such a name of an enclosing function, or a
+    `self` attribute every assignment of which makes one (and which the
+    function does not create afresh itself). A call through a module
+    (`tf.add`, `ops.add`, `K.update`) or on anything else is not one."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self._module: set[str] | None = None
+        self._classes: dict[str, AttributeWrites] = {}
+
+    def outside(
+        self, receiver: cst.BaseExpression, function: FunctionScope, local: set[str]
+    ) -> str | None:
+        ctx = self.ctx
+        if isinstance(receiver, cst.Name):
+            name = receiver.value
+            if name in local or name in ctx.index.imports:
+                return None
+            scope = function.parent
+            while scope is not None:
+                if name in local_names(scope.node):
+                    return name if name in _local_containers(scope, ctx) else None
+                scope = scope.parent
+            if self._module is None:
+                self._module = module_containers(ctx.module, ctx.names)
+            return name if name in self._module else None
+        if (
+            isinstance(receiver, cst.Attribute)
+            and isinstance(receiver.value, cst.Name)
+            and receiver.value.value == "self"
+        ):
+            owner = ctx.class_of(function)
+            if owner is None:
+                return None
+            class_name, node = owner
+            if class_name not in self._classes:
+                self._classes[class_name] = attribute_writes(node, ctx.names)
+            attr = receiver.attr.value
+            if attr not in self._classes[class_name].containers:
+                return None
+            if attr in fresh_self_containers(function.node, ctx.names):
+                return None
+            return f"self.{attr}"
+        return None
+
+
+def _local_containers(scope: FunctionScope, ctx: RuleContext) -> set[str]:
+    """Names an enclosing function binds only to Python containers."""
+    bound: dict[str, bool] = {}
+    for small in iter_small_statements(scope.node.body):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                if isinstance(target.target, cst.Name):
+                    name = target.target.value
+                    bound[name] = bound.get(name, True) and is_container(small.value, ctx.names)
+    return {name for name, container in bound.items() if container}
+
+
+_LIST_GROWERS = frozenset({"append", "extend", "insert"})
+
+
+def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For | cst.While]:
+    """Loops of `function` (not of functions nested in it) that AutoGraph
+    runs as a `tf.while_loop`: a `for` over `tf.range(...)`, a `while` on a
+    tensor condition. (A `for` over a value the analysis calls a tensor is
+    not counted: Keras passes a list of tensors as one `inputs`.)"""
+    facts = ctx.tensors(function)
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if isinstance(node, cst.For):
+            iterated = node.iter
+            if (
+                isinstance(iterated, cst.Call)
+                and ctx.names.qualified_name(iterated.func) == "tensorflow.range"
+            ):
+                yield node
+        elif isinstance(node, cst.While) and facts.kind(node.test).tensor:
+            yield node
+
+
+def _lists_grown_in_graph_loops(
+    function: FunctionScope, ctx: RuleContext, local: set[str]
+) -> Iterator[tuple[cst.Call, str, str]]:
+    """`(call, "parts.append", loop kind)` for each `parts.append(...)` inside a
+    graph loop on a list the function built before the loop."""
+    lists = _local_containers(function, ctx) & local
+    if not lists:
+        return
+    seen: set[int] = set()
+    for loop in _graph_loops(function, ctx):
+        kind = "`while` on a tensor" if isinstance(loop, cst.While) else "loop over `tf.range`"
+        for node in iter_nodes(loop.body, into_functions=False):
+            if (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _LIST_GROWERS
+                and isinstance(node.func.value, cst.Name)
+                and node.func.value.value in lists
+                and id(node) not in seen
+            ):
+                seen.add(id(node))
+                yield node, f"{node.func.value.value}.{node.func.attr.value}", kind
+
+
+class PythonSideEffectInTracedCode(Rule):
+    code = "TFR202"
+    name = "python-side-effect-in-traced-code"
+    summary = "Mutating Python state outside a traced function runs once, at trace time"
+    fix_applicability = Applicability.NONE
+    explanation = """
+    ## What it does
+    Finds traced code that mutates Python state living outside the function:
+    `history.append(loss)`, `stats["n"] += 1`, `self.calls += 1`, or a
+    `global` counter.
+
+    ## Why is this bad under tracing?
+    Python code in a `tf.function` runs while tracing, not on every call.
+    The list gets one element (a symbolic tensor) per trace instead of one
+    value per step, and the counter counts traces, not calls. Eagerly the same
+    code behaves as written, so the difference shows up only in training runs.
+
+    Lists built and consumed inside the function (`parts = []; ...;
+    tf.stack(parts)`) are fine and not reported: they only shape the graph.
+    Except in a loop AutoGraph turns into a `tf.while_loop` (a `for` over
+    `tf.range(...)`, a `while` on a tensor): a tensor appended
+    there belongs to the loop body's graph and escapes it, and the function
+    raises `InaccessibleTensorError` when traced. Use a `tf.TensorArray`
+    there, or a Python `range` when the count is a Python number.
+
+    ## How to fix it
+    Return the value and collect it outside the traced function, use a
+    `tf.Variable` (`counter.assign_add(1)`) or a `tf.TensorArray`, or a Keras
+    metric (`update_state`). No automatic fix: the right container depends on
+    how the value is consumed.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def powers(x):
+                outputs = []
+                for i in tf.range(3):
+                    outputs.append(x ** tf.cast(i, x.dtype))
+                return tf.stack(outputs)
+            """,
+            note="a local list grown in a loop AutoGraph runs as a `tf.while_loop`",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            losses = []
+
+            @tf.function
+            def train_step(x):
+                loss = tf.reduce_mean(x)
+                losses.append(loss)
+                return loss
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            calls = 0
+
+            @tf.function
+            def step(x):
+                global calls
+                calls += 1
+                return x * 2
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def stacked(x):
+                parts = []
+                for i in range(3):
+                    parts.append(x * i)
+                return tf.stack(parts)
+            """,
+            note="a local list only shapes the graph",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+            class Counting(keras.layers.Layer):
+                def call(self, inputs):
+                    self.calls += 1
+                    return inputs
+            """
+        ),
+        Valid(
+            """
+            losses = []
+
+            def step(x):
+                losses.append(x)
+            """,
+            note="not traced",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Tracker(tf.Module):
+                def __init__(self):
+                    self.history = []
+
+                @tf.function
+                def __call__(self, x):
+                    self.history.append(x)
+                    return x
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from keras import ops
+
+            @tf.function
+            def combine(x, y):
+                return tf.add(x, y) + tf.math.add(x, 1.0) + ops.add(y, 2.0)
+            """,
+            note="a call through a module is an op, not a container mutation",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Stack(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    self.blocks = []
+                    for _ in range(3):
+                        self.blocks.append(tf.keras.layers.Dense(4))
+
+                def call(self, inputs):
+                    if not self.built:
+                        self.build(inputs.shape)
+                    for block in self.blocks:
+                        inputs = block(inputs)
+                    return inputs
+            """,
+            note="a list the method creates itself only shapes the layer",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def unrolled(x):
+                outputs = []
+                for i in range(3):
+                    outputs.append(x * i)
+                return tf.add_n(outputs)
+            """,
+            note="a Python-unrolled loop appending tensors to a local list",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, **options):
+                options.update(scale=2)
+                counter = tf.Variable(0)
+                counter.assign_add(1)
+                return x * options["scale"]
+            """,
+            note="arguments and locals belong to the call",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        containers = _Containers(ctx)
+        for function in ctx.functions:
+            if function.runs_traced is not None:
+                yield from self._check(function, containers)
+
+    def _check(self, function: FunctionScope, containers: _Containers) -> Iterator[Violation]:
+        # Arguments and locals belong to the call (mutating an argument is the
+        # caller's business, and `**kwargs` is a fresh dict); `self` does not.
+        declared_global = _declared_outside(function.node)
+        local = local_names(function.node) - declared_global - {"self"}
+        for call, method, loop in _lists_grown_in_graph_loops(function, containers.ctx, local):
+            yield Violation(
+                call,
+                f"`{method}(...)` in a {loop} in traced "
+                f"`{function.qualname}`: AutoGraph runs the loop as a `tf.while_loop`, and a "
+                "tensor put in a Python list there escapes the loop, which raises "
+                "`InaccessibleTensorError`; collect the values in a `tf.TensorArray` "
+                "(`ta = ta.write(i, value)`, then `ta.stack()`)",
+            )
+        for node in iter_nodes(function.node.body, into_functions=False):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+                if node.func.attr.value not in MUTATING_METHODS:
+                    continue
+                target = containers.outside(node.func.value, function, local)
+                if target is not None:
+                    yield Violation(
+                        node,
+                        f"`{target}.{node.func.attr.value}(...)` mutates Python state outside "
+                        "traced "
+                        f"`{function.qualname}`: it runs once, while tracing, not on every call; "
+                        "return the value or use a `tf.Variable`/`tf.TensorArray`",
+                    )
+            elif isinstance(node, (cst.AugAssign, cst.Assign)):
+                targets = (
+                    [node.target]
+                    if isinstance(node, cst.AugAssign)
+                    else [t.target for t in node.targets]
+                )
+                for target_node in targets:
+                    described = self._describe_assignment(
+                        target_node,
+                        local,
+                        declared_global,
+                        isinstance(node, cst.AugAssign),
+                        lambda base: containers.outside(base, function, local),
+                    )
+                    if described:
+                        yield Violation(
+                            node,
+                            f"assigning {described} inside traced `{function.qualname}` runs once, "
+                            "while tracing, not on every call; use a `tf.Variable` and `assign`",
+                        )
+
+    @staticmethod
+    def _describe_assignment(
+        target: cst.BaseExpression,
+        local: set[str],
+        declared_global: set[str],
+        augmented: bool,
+        container: Callable[[cst.BaseExpression], str | None],
+    ) -> str | None:
+        if isinstance(target, cst.Name):
+            return f"global `{target.value}`" if target.value in declared_global else None
+        if isinstance(target, cst.Subscript):
+            # An item of a Python container that lives outside the function.
+            if container(target.value) is None:
+                return None
+            spelled = _outside_target(target, local)
+            return f"`{spelled}`" if spelled else None
+        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
+            if target.value.value == "self":
+                # A counter on self (`self.calls += 1`) is state; a plain
+                # assignment is how layers cache sublayers and variables.
+                return f"`self.{target.attr.value}`" if augmented else None
+            spelled = _outside_target(target, local)
+            return f"`{spelled}`" if spelled else None
+        return None
+
+
+RULES = (PythonSideEffectInTracedCode,)

@@ -1,0 +1,221 @@
+"""TFR203: a `tf.function` called with a Python number that changes every iteration."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.index import TF_FUNCTION_NAMES
+from tfrewrite.facts.python_counters import (
+    changing_numbers,
+    literal_numbers,
+    python_int_loop_variable,
+)
+from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.fixes import Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid
+
+
+def _uses_only(expr: cst.BaseExpression, name: str) -> bool:
+    """`expr` is `name`, or arithmetic on `name` and integer literals."""
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if isinstance(expr, cst.BinaryOperation):
+        return (
+            (_uses_only(expr.left, name) or isinstance(expr.left, cst.Integer))
+            and (_uses_only(expr.right, name) or isinstance(expr.right, cst.Integer))
+            and not (isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer))
+        )
+    return False
+
+
+class PythonScalarRetraces(Rule):
+    code = "TFR203"
+    name = "python-scalar-argument-retraces"
+    summary = "A `tf.function` called with a changing Python number retraces on every call"
+    fix_applicability = Applicability.NONE
+    explanation = """
+    ## What it does
+    Finds calls to a `@tf.function` inside loops that pass a Python number
+    the loop changes: the counter of `for step in range(...)` (or
+    `enumerate(...)`), a `while` counter (`step += 1`), or a decayed Python
+    learning rate (`lr *= 0.9`).
+
+    ## Why is this bad under tracing?
+    A `tf.function` keys its traces on the values of Python arguments: every
+    new integer traces and compiles a new graph. A loop of 10,000 steps traces
+    10,000 graphs: slower than running eagerly, and memory grows until
+    TensorFlow warns about excessive retracing.
+
+    ## How to fix it
+    Pass a tensor (`train_step(x, tf.constant(step))`) or give the function an
+    `input_signature`. There is no automatic fix: inside the function the
+    argument becomes a tensor, so Python code that branches on it must change
+    too (see TFR101).
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * step
+
+            for step in range(100):
+                train_step(tf.ones(3), step)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * step
+
+            for step in range(100):
+                train_step(tf.ones(3), tf.constant(step))
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, learning_rate):
+                return x * learning_rate
+
+            lr = 0.1
+            for epoch in range(10):
+                train_step(tf.ones(3), lr)
+                lr *= 0.9
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, step):
+                return x * tf.cast(step, x.dtype)
+
+            step = 0
+            while step < 100:
+                train_step(tf.ones(3), step)
+                step += 1
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def head(x, grid):
+                return tf.reshape(x, [grid, -1])
+
+            def targets(x):
+                outputs = []
+                grid = 13
+                for _ in range(3):
+                    outputs.append(head(x, grid))
+                    grid *= 2
+                return outputs
+
+            dataset = tf.data.Dataset.from_tensor_slices(tf.zeros([4, 676 * 21])).map(targets)
+            """,
+            note="a loop that runs while tracing another function traces a few graphs once",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x, learning_rate):
+                return x * learning_rate
+
+            lr = tf.Variable(0.1)
+            for epoch in range(10):
+                train_step(tf.ones(3), lr)
+                lr.assign(lr * 0.9)
+            """,
+            note="a variable keeps one trace",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([3]), tf.TensorSpec([], tf.int32)])
+            def train_step(x, step):
+                return x * tf.cast(step, x.dtype)
+
+            for step in range(100):
+                train_step(tf.ones(3), step)
+            """,
+            note="an input signature converts the int to a tensor",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        decorated = {
+            qualname
+            for qualname, info in ctx.index.functions.items()
+            if qualname.rpartition(".")[0] not in ctx.index.classes  # a function, not a method
+            and any(d in TF_FUNCTION_NAMES for d in info.decorators)
+            and not any(
+                "input_signature" in info.decorator_keywords.get(d, {}) for d in TF_FUNCTION_NAMES
+            )
+        }
+        if not decorated:
+            return
+        reported: set[int] = set()
+        traced = {id(f.node) for f in ctx.functions if f.runs_traced is not None}
+        for node, ancestors in iter_with_ancestors(ctx.module):
+            if not isinstance(node, (cst.For, cst.While)):
+                continue
+            if any(id(a) in traced for a in ancestors):
+                continue  # unrolled while tracing: a few traces, not one per step
+            variable = python_int_loop_variable(node, ctx) if isinstance(node, cst.For) else None
+            scope = next(
+                (a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), ctx.module
+            )
+            changing = changing_numbers(node) & literal_numbers(scope)
+            if variable is None and not changing:
+                continue
+            # A name the loop calls resolves to the innermost enclosing
+            # function's nested `def` first, then outwards (`train.train_step`).
+            chain = [
+                a.name.value for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))
+            ]
+            for inner in iter_nodes(node.body, into_functions=False):
+                if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name)):
+                    continue
+                callee = inner.func.value
+                if id(inner) in reported or not any(
+                    ".".join([*chain[:depth], callee]) in decorated
+                    for depth in range(len(chain), -1, -1)
+                ):
+                    continue
+                for arg in inner.args:
+                    if variable is not None and _uses_only(arg.value, variable):
+                        what = f"the Python int `{variable}`"
+                        value = variable
+                    elif isinstance(arg.value, cst.Name) and arg.value.value in changing:
+                        value = arg.value.value
+                        what = f"the Python number `{value}`"
+                    else:
+                        continue
+                    reported.add(id(inner))
+                    yield Violation(
+                        inner,
+                        f"`{callee}` is called with {what} that changes every iteration: "
+                        "each new value traces a new graph; pass "
+                        f"`tf.constant({value})` or give `{callee}` an `input_signature`",
+                    )
+                    break
+
+
+RULES = (PythonScalarRetraces,)

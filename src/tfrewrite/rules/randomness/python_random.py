@@ -1,0 +1,276 @@
+"""TFR106: Python `random` sampling in traced code, rewritten into `tf.random`."""
+
+from __future__ import annotations
+
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.dtypes import FLOAT, INT
+from tfrewrite.rewrite.traced_calls import (
+    Refusal,
+    SampleSite,
+    bind,
+    is_integer_literal,
+    is_none,
+)
+from tfrewrite.rules.base import Invalid, Valid
+from tfrewrite.rules.randomness.random_sampling import RandomSamplingRule, Rewrite
+from tfrewrite.rules.randomness.sample_writer import SampleWriter
+
+# A Python int becomes an int32 tensor when TensorFlow converts it.
+_PYTHON_INT = "int32"
+
+
+def _float_sample(w: SampleWriter, op: str, keywords: list[tuple[str, str]]) -> str:
+    dtype, cast_to = w.sample_dtype(FLOAT, w.astype_dtype())
+    return w.cast(w.continuous(op, "[]", keywords, dtype), cast_to)
+
+
+def _random(w: SampleWriter, site: SampleSite) -> str:
+    bind(site.call, ())
+    return _float_sample(w, "uniform", [])
+
+
+def _uniform(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("a", "b"), required=2)
+    return _float_sample(
+        w, "uniform", [("minval", w.code(args["a"])), ("maxval", w.code(args["b"]))]
+    )
+
+
+def _gauss(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("mu", "sigma"))
+    keywords = [
+        (tf_name, w.code(args[py_name]))
+        for py_name, tf_name in (("mu", "mean"), ("sigma", "stddev"))
+        if py_name in args
+    ]
+    return _float_sample(w, "normal", keywords)
+
+
+def _integers(w: SampleWriter, minval: str | None, maxval: str) -> str:
+    dtype, cast_to = w.sample_dtype(INT, None)
+    return w.cast(w.integers("[]", minval, maxval, dtype, _PYTHON_INT), cast_to)
+
+
+def _randint(w: SampleWriter, site: SampleSite) -> str:
+    """`randint(a, b)` includes `b`; `tf.random.uniform` excludes `maxval`."""
+    args = bind(site.call, ("a", "b"), required=2)
+    return _integers(w, w.code(args["a"]), w.plus_one(args["b"]))
+
+
+def _randrange(w: SampleWriter, site: SampleSite) -> str:
+    args = bind(site.call, ("start", "stop", "step"), required=1)
+    step = args.get("step")
+    if step is not None and not is_integer_literal(step, 1):
+        raise Refusal(f"`step={w.code(step)}`: only a step of 1 maps onto `tf.random.uniform`")
+    stop = args.get("stop")
+    if is_none(stop):  # randrange(stop): integers in [0, stop)
+        return _integers(w, None, w.code(args["start"]))
+    assert stop is not None
+    return _integers(w, w.code(args["start"]), w.code(stop))
+
+
+_REWRITES: dict[str, Rewrite] = {
+    "random": _random,
+    "uniform": _uniform,
+    "gauss": _gauss,
+    "normalvariate": _gauss,
+    "randint": _randint,
+    "randrange": _randrange,
+}
+
+
+class PythonRandomInTracedCode(RandomSamplingRule):
+    module_prefix = "random"
+    rewrites = _REWRITES
+    dtype_hint = "a Python number adapts to the dtype it meets, a tensor does not"
+    natural_dtypes = {FLOAT: "float32", INT: _PYTHON_INT}
+    code = "TFR106"
+    name = "python-random-in-traced-code"
+    summary = "Python `random` sampling in traced code runs once, at trace time"
+    fix_applicability = Applicability.SAFE
+    explanation = """
+    ## What it does
+    Finds calls to Python's `random` module (`random.random()`,
+    `random.uniform`, `random.gauss`, `random.randint`, ...) in code that runs
+    traced and rewrites them into `tf.random` ops, whether the module is
+    imported (`import random`) or the function is (`from random import randint`).
+
+    ## Why is this bad?
+    Python's `random` runs on the host. Under tracing the call runs once, while
+    the graph is built, and the number it returned becomes a constant: every
+    later call reuses it. A `tf.random` op draws afresh on each call.
+
+    ## The mapping
+    | Python | TensorFlow |
+    |---|---|
+    | `random.random()` | `tf.random.uniform([])` |
+    | `random.uniform(a, b)` | `tf.random.uniform([], minval=a, maxval=b)` |
+    | `random.gauss(mu, sigma)`, `normalvariate` | `tf.random.normal([], mean=mu, stddev=sigma)` |
+    | `random.randint(a, b)` | `tf.random.uniform([], minval=a, maxval=b + 1, dtype=tf.int32)` |
+    | `random.randrange(a, b)` | `tf.random.uniform([], minval=a, maxval=b, dtype=tf.int32)` |
+
+    `randint` includes its upper bound and `tf.random.uniform` excludes
+    `maxval`, so the bound becomes `b + 1` (folded for a literal:
+    `randint(1, 6)` gives `maxval=7`).
+
+    ## Dtypes
+    A Python number adapts to the dtype of the tensor it meets; a tensor does
+    not. A sample that meets a tensor `x` (`x + random.random()`,
+    `x * (1 + 0.1 * random.gauss(0, 1))`, also through a name: `scale =
+    random.uniform(0.9, 1.1); x * scale`) is drawn with `dtype=x.dtype`
+    (integers are drawn as integers and cast to it). Otherwise floats are
+    float32 and integers int32, the dtypes TensorFlow gives Python numbers.
+
+    ## Where the sample goes, and when the fix is safe
+    Every use of the sample is followed before it becomes a tensor (see
+    TFR102). A use that needs a Python value refuses the rewrite with the
+    reason: `int(...)`, `range(...)`, `round(...)`, `math.exp(...)`, indexing
+    a Python list, `tf.image.random_contrast` / `random_saturation` bounds and
+    `random_brightness` / `random_hue` deltas (compared in Python), a `while`
+    test. The fix is safe only when every use accepts the tensor in the dtype
+    it is drawn in; it is unsafe when the sample meets a value not known to be
+    a tensor, is returned (a traced function returns a Python number as it
+    is, a tensor as a tensor) or passed to a `tf.*` op (a Python number
+    adapts to the dtype the op needs, a tensor does not),
+    leaves the function, or decides an `if` (a tensor condition needs
+    AutoGraph, or TFR101's `tf.cond`; refused where AutoGraph is off).
+
+    ## Seeds
+    After `random.seed(S)` at the top of the traced function, every call
+    draws the same values: the draws become `tf.random.stateless_*` seeded
+    `[S, k]`, which keeps that (unsafe: the values are not Python's). After a
+    module-wide `random.seed(S)` the draws are a reproducible sequence, which
+    only `tf.random.set_seed(...)` in the file keeps: without it the rewrite is
+    refused. A seed on some paths only refuses.
+
+    ## When it is not rewritten
+    Functions with no `tf.random` counterpart (`choice`, `shuffle`, `sample`,
+    `betavariate`, ...), `randrange` with a step, and unknown or unpacked
+    arguments stay, with a finding saying why. So does an integer sample
+    meeting a value of unknown dtype (a Python int adapts to a float tensor;
+    an int32 tensor does not), a use that needs a Python value (above), and
+    seeds that cannot be kept. `random.seed(...)` in traced code is reported
+    without a fix: it runs once, at trace time, and does not seed `tf.random`.
+    """
+    examples = (
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image: tf.Tensor):
+                return image * random.uniform(0.8, 1.2)
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def augment(image: tf.Tensor):
+                return image * tf.random.uniform([], minval=0.8, maxval=1.2, dtype=image.dtype)
+            """,
+            note="combined with a tensor: drawn in its dtype",
+        ),
+        Invalid(
+            """
+            from random import randint
+            import tensorflow as tf
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = randint(1, 6)
+                return x[:k]
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = tf.random.uniform([], minval=1, maxval=7, dtype=tf.int32)
+                return x[:k]
+            """,
+            note="inclusive upper bound: maxval is b + 1",
+        ),
+        Invalid(
+            """
+            import random
+            from tensorflow import keras
+
+            def jittered(y_true, y_pred):
+                loss = keras.ops.square(y_true - y_pred)
+                return loss * random.gauss(1.0, 0.01)
+
+            keras.Sequential().compile(loss=jittered)
+            """,
+            """
+            from tensorflow import keras
+            import tensorflow as tf
+
+            def jittered(y_true, y_pred):
+                loss = keras.ops.square(y_true - y_pred)
+                return loss * tf.random.normal([], mean=1.0, stddev=0.01, dtype=loss.dtype)
+
+            keras.Sequential().compile(loss=jittered)
+            """,
+            note="a loss given to compile; TensorFlow imported once",
+        ),
+        Invalid(
+            """
+            import random as rnd
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor, n):
+                return x[rnd.randint(0, n - 1)]
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor, n):
+                return x[tf.random.uniform([], minval=0, maxval=n, dtype=tf.int32)]
+            """,
+        ),
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                random.seed(0)
+                return x + random.choice([0.0, 1.0])
+            """,
+            None,
+            findings=2,
+            note="a seed and `choice`: findings, no fix",
+        ),
+        Valid(
+            """
+            import random
+            import tensorflow as tf
+
+            def make_batch(n):
+                return [random.random() for _ in range(n)]
+
+            @tf.function
+            def step(x):
+                return x + tf.random.uniform(tf.shape(x))
+            """,
+            note="`random` outside traced code, tf.random inside",
+        ),
+        Valid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                return x + np.random.random()
+            """,
+            note="NumPy's `random` is TFR102's",
+        ),
+    )
+
+
+RULES = (PythonRandomInTracedCode,)

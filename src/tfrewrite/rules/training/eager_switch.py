@@ -1,0 +1,200 @@
+"""TFR307: `tf.config.run_functions_eagerly(True)` left on outside tests."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.module_constants import module_literals
+from tfrewrite.facts.training import remove_statement_edits
+from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid
+
+SWITCHES = frozenset(
+    {
+        "tensorflow.config.run_functions_eagerly",
+        "tensorflow.config.experimental_run_functions_eagerly",
+        "tensorflow.compat.v2.config.run_functions_eagerly",
+    }
+)
+
+
+def _turns_on(call: cst.Call, true_flags: frozenset[str]) -> bool:
+    """`run_functions_eagerly(True)`, or of a module flag bound once to `True`
+    (`DEBUG = True` ... `run_functions_eagerly(DEBUG)`)."""
+    if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+        return False
+    name = call.args[0].value.value
+    return name == "True" or name in true_flags
+
+
+def _module_true_flags(ctx: RuleContext) -> frozenset[str]:
+    """Module names every binding of which is the literal `True` and that
+    nothing rebinds elsewhere (pass 1's rebound names: `global` assignments,
+    other modules): a constant switch, as good as the literal."""
+    constants = module_literals(ctx.module).constants()
+    rebound = ctx.index.rebound_module_names
+    return frozenset(
+        name for name, value in constants.items() if value == "True" and name not in rebound
+    )
+
+
+def _scope(ancestors: tuple[cst.CSTNode, ...]) -> cst.CSTNode | None:
+    """The innermost function around a call (None at module level)."""
+    return next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
+
+
+class EagerSwitchLeftOn(Rule):
+    code = "TFR307"
+    name = "run-functions-eagerly-left-on"
+    summary = (
+        "`tf.config.run_functions_eagerly(True)` in non-test code turns every `tf.function` off"
+    )
+    fix_applicability = Applicability.UNSAFE
+    needs_traced_code = False
+    explanation = """
+        `tf.config.run_functions_eagerly(True)` makes every `tf.function` run its
+        Python eagerly: a debugging switch. Left in a training script it silently
+        removes every graph (and the speed-up of every decorated step), and it
+        hides the tracing behaviour the code will have once it is removed.
+
+        Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
+        `tests/`), when called at statement level with a literal `True` or a
+        module flag bound once to `True` (`DEBUG = True`, never rebound): a call
+        under an `if` (`if args.debug:`) is a deliberate switch and is left alone,
+        and so is a function that switches it back itself (a context manager that
+        restores the previous setting).
+
+        The fix removes the call (unsafe: the program then runs traced, which is
+        the point, but Python side effects in traced code change).
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+            model = build_model()
+            """,
+            """
+            model = build_model()
+            """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+            from tensorflow import config
+
+            def main():
+                config.run_functions_eagerly(True)
+            """,
+            """
+            def main():
+                pass
+            """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            DEBUG = True
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+            """
+            DEBUG = True
+            """,
+            unsafe=True,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            DEBUG = False
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            DEBUG = True
+            if __name__ == "__main__":
+                DEBUG = parse_args().debug
+            tf.config.run_functions_eagerly(DEBUG)
+            """,
+            note="the flag is rebound: its value is not known",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            if args.debug:
+                tf.config.run_functions_eagerly(True)
+            """,
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(False)
+            """,
+        ),
+        Valid(
+            """
+            import contextlib
+            import tensorflow as tf
+
+            @contextlib.contextmanager
+            def eagerly():
+                previous = tf.config.functions_run_eagerly()
+                tf.config.run_functions_eagerly(True)
+                yield
+                tf.config.run_functions_eagerly(previous)
+            """,
+            note="switched back in the same function: a deliberate, bounded use",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        switches = [
+            (node, ancestors)
+            for node, ancestors in iter_with_ancestors(ctx.module)
+            if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in SWITCHES
+        ]
+        # A scope that also switches back (`run_functions_eagerly(previous)` in
+        # a `finally`) uses the switch on purpose, for a bounded stretch.
+        true_flags = _module_true_flags(ctx) if switches else frozenset()
+        restoring = {id(_scope(a)) for node, a in switches if not _turns_on(node, true_flags)}
+        for node, ancestors in switches:
+            if not _turns_on(node, true_flags) or id(_scope(ancestors)) in restoring:
+                continue
+            if any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
+                continue
+            if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Expr):
+                continue
+            line = ancestors[-2]
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            block = ancestors[-3] if len(ancestors) >= 3 else None
+            if len(line.body) > 1:
+                edits: tuple[NodeEdit, ...] = (NodeEdit(ancestors[-1], cst.RemovalSentinel.REMOVE),)
+            else:
+                edits = remove_statement_edits(block, line)
+            yield Violation(
+                node,
+                "`run_functions_eagerly(True)` left on: every `tf.function` runs eagerly, "
+                "without its graph or its speed-up",
+                CstFix(
+                    "Remove the `run_functions_eagerly(True)` call",
+                    edits,
+                    applicability=Applicability.UNSAFE,
+                ),
+            )
+
+
+RULES = (EagerSwitchLeftOn,)

@@ -1,1 +1,0 @@
-"""Rewrite machinery shared by several rules."""

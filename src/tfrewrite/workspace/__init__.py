@@ -1,0 +1,3 @@
+"""The user's files: reading and writing sources and notebooks, discovery, the
+cache, positions and diffs.
+"""
