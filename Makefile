@@ -25,7 +25,7 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 # against the migrated script traced; installs TensorFlow on first use), and
 # its train step timed before and after.
 demo: $(VENV)/.installed
-	$(BIN)/tfrewrite check examples/; test $$? -le 1
+	$(BIN)/tfrewrite check --no-cache examples/; test $$? -le 1
 	$(BIN)/tfrewrite fix --diff examples/; test $$? -le 1
 	@echo; echo "== examples/eager_tutorial.py: one 'tfrewrite fix --unsafe-fixes' (as a diff)"
 	$(BIN)/tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py; test $$? -le 1
@@ -36,13 +36,14 @@ demo: $(VENV)/.installed
 	$(BIN)/python benchmarks/train_step_payoff.py --example-only --steps 24
 
 # Fast tests in parallel; TensorFlow tests in one process (TensorFlow is
-# imported once).
+# imported once); then the wheel built and installed into a fresh virtualenv.
 test: $(VENV)/.installed-dev
-	$(BIN)/python -m pytest -q -m "not tensorflow" -n 2 -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m "not tensorflow and not packaging" -n 2 -p no:cacheprovider
 	$(BIN)/python -m pytest -q -m tensorflow -p no:cacheprovider
+	$(BIN)/python -m pytest -q -m packaging -p no:cacheprovider
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check src tests benchmarks codemods
+	$(BIN)/ruff check src tests benchmarks codemods scripts
 
 # Throughput on the keras sources (BENCH_ARGS="--corpus DIR --cli-only" for
 # another tree, or only the command-line timings).

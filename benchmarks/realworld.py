@@ -25,7 +25,11 @@ files tfrewrite failed on, and with `--fix` the safe and unsafe fix passes on a
 temporary copy (results that do not parse, and whether a second `fix` changes
 anything). `--json` prints everything as one JSON document for diffing runs.
 
-Usage: python benchmarks/realworld.py CORPUS_DIR [--fix] [--json] [--jobs N]
+Usage: python benchmarks/realworld.py CORPUS_DIR [--labels PATH] [--fix] [--json] [--jobs N]
+
+`--labels` scores against another labels file of the same format (default
+`realworld_labels.tsv`), e.g. `benchmarks/blind_labels.tsv` over the corpus built from
+`blind_corpus.tsv`.
 """
 
 from __future__ import annotations

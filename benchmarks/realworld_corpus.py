@@ -7,7 +7,10 @@ writes every listed file, read at its pinned commit, to
 `CORPUS_DIR/<owner>__<name>/<path>`, so a benchmark run always sees the same
 bytes whatever the mirrors' newest commit is.
 
-Usage: python benchmarks/realworld_corpus.py CORPUS_DIR [--mirrors DIR] [--ready]
+Usage: python benchmarks/realworld_corpus.py CORPUS_DIR [--tsv PATH] [--mirrors DIR] [--ready]
+
+`--tsv` reads another corpus list of the same format (default `realworld_corpus.tsv`),
+e.g. `benchmarks/blind_corpus.tsv`.
 """
 
 from __future__ import annotations
@@ -57,11 +60,13 @@ def git_dir(mirrors: Path, repo: str) -> Path:
     return base / ".git" if (base / ".git").is_dir() else base
 
 
-def build(corpus_dir: Path, mirrors: Path = DEFAULT_MIRRORS) -> tuple[int, list[str]]:
-    """Write every entry into `corpus_dir`; returns (written, problems)."""
+def build(
+    corpus_dir: Path, mirrors: Path = DEFAULT_MIRRORS, tsv: Path = CORPUS_TSV
+) -> tuple[int, list[str]]:
+    """Write every entry of `tsv` into `corpus_dir`; returns (written, problems)."""
     written = 0
     problems: list[str] = []
-    for entry in read_corpus():
+    for entry in read_corpus(tsv):
         source = git_dir(mirrors, entry.repo)
         if not source.is_dir():
             problems.append(f"{entry.repo}: no mirror at {source}")
@@ -83,17 +88,18 @@ def build(corpus_dir: Path, mirrors: Path = DEFAULT_MIRRORS) -> tuple[int, list[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus_dir", type=Path)
+    parser.add_argument("--tsv", type=Path, default=CORPUS_TSV, help="corpus list to build")
     parser.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS)
     parser.add_argument("--ready", action="store_true", help="write CORPUS_DIR/READY when done")
     args = parser.parse_args()
-    written, problems = build(args.corpus_dir, args.mirrors)
+    written, problems = build(args.corpus_dir, args.mirrors, args.tsv)
     for problem in problems:
         print(problem, file=sys.stderr)
-    repos = len({entry.repo for entry in read_corpus()})
+    repos = len({entry.repo for entry in read_corpus(args.tsv)})
     print(f"wrote {written} files from {repos} repositories to {args.corpus_dir}")
     if args.ready and not problems:
         (args.corpus_dir / "READY").write_text(
-            f"{written} files from {repos} repositories; see benchmarks/realworld_corpus.tsv\n"
+            f"{written} files from {repos} repositories; see benchmarks/{args.tsv.name}\n"
         )
     sys.exit(1 if problems else 0)
 

@@ -4,18 +4,23 @@ facts other modules give it — makes that file be checked again."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import pickle
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from tfrewrite.cli import app
+from tfrewrite.findings import Applicability
+from tfrewrite.pipeline import cache as cache_module
+from tfrewrite.pipeline.cache import CACHE_DIR_NAME, Cache
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.rules import select_rules
-from tfrewrite.workspace import cache as cache_module
-from tfrewrite.workspace.cache import CACHE_DIR_NAME, Cache
 
 LOSSES = textwrap.dedent(
     """\
@@ -106,8 +111,10 @@ def test_a_new_version_does_not_read_an_old_cache(
 
 def test_a_corrupt_cache_is_ignored_and_rebuilt(project: Path) -> None:
     check(project)
-    for path in (project / CACHE_DIR_NAME).rglob("*.pickle"):
-        path.write_bytes(b"\x80\x05not a pickle")
+    files = list((project / CACHE_DIR_NAME).rglob("*.json"))
+    assert files
+    for path in files:
+        path.write_bytes(b'{"format": "tfrewrite-cache", "schema": 1, "kind": "run", "hashes": {')
     result = check(project)
     assert codes_by_file(result)["losses.py"] == ["TFR103"]
     assert check(project).cached == len(result.files)
@@ -134,7 +141,7 @@ def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) ->
 
     from tfrewrite.facts.index import build_index
     from tfrewrite.facts.project import compute_facts
-    from tfrewrite.workspace.cache import PROJECT_FACT_FIELDS
+    from tfrewrite.pipeline.cache import PROJECT_FACT_FIELDS
 
     (project / "config.py").write_text("import tensorflow as tf\n\nLR = 0.1\n")
     (project / "loop.py").write_text(
@@ -173,7 +180,10 @@ def test_project_facts_write_only_the_fields_the_cache_keys_on(project: Path) ->
     assert changed <= set(PROJECT_FACT_FIELDS)
 
 
-def test_static_rule_codes_match_the_registry() -> None:
+def test_rule_codes_known_without_loading_rules_match_the_rules() -> None:
+    """`RULE_CODES`, known from the family entries before any rule module
+    loads (a `check` answered from the cache loads none), are the codes of
+    the loaded rules, in the same order."""
     from tfrewrite import rules
 
     assert rules.RULE_CODES == tuple(r.code for r in rules.ALL_RULES)
@@ -192,15 +202,20 @@ def test_other_tfrewrite_code_does_not_read_the_cache(
     "content",
     [
         b"",  # an empty file (a run killed while writing, without our atomic rename)
-        pickle.dumps(["a", "list"]),  # a valid pickle of another shape
-        pickle.dumps({"hashes": None, "results": ["not", "a", "dict"], "files": "nope"}),
-        pickle.dumps({"results": {"k": 1}, "files": [1, 2, 3]}),
+        b"\xff\xfe not UTF-8",
+        json.dumps(["a", "list"]).encode(),  # valid JSON of another shape
+        json.dumps({"hashes": None, "results": ["not", "a", "dict"], "files": "nope"}).encode(),
+        json.dumps({"results": {"k": 1}, "files": [1, 2, 3]}).encode(),
+        json.dumps({"format": "tfrewrite-cache", "schema": 999, "kind": "run"}).encode(),
+        b"[" * 100_000,  # nested deeper than the parser's recursion limit
     ],
-    ids=["empty", "a-list", "wrong-fields", "wrong-entries"],
+    ids=["empty", "not-utf8", "a-list", "wrong-fields", "wrong-entries", "other-schema", "deep"],
 )
 def test_a_foreign_or_truncated_cache_is_ignored_and_rebuilt(project: Path, content: bytes) -> None:
     first = check(project)
-    for path in (project / CACHE_DIR_NAME).rglob("*.pickle"):
+    files = list((project / CACHE_DIR_NAME).rglob("*.json"))
+    assert files
+    for path in files:
         path.write_bytes(content)
     result = check(project)
     assert codes_by_file(result) == codes_by_file(first)
@@ -211,11 +226,11 @@ def test_a_foreign_manifest_with_matching_hashes_is_not_trusted(project: Path) -
     """Entries that are not results (another program wrote a file with the
     same hashes) are not returned as results."""
     check(project)
-    (manifest,) = (project / CACHE_DIR_NAME).rglob("run-*.pickle")
-    stored = pickle.loads(manifest.read_bytes())
+    (manifest,) = (project / CACHE_DIR_NAME).rglob("run-*.json")
+    stored = json.loads(manifest.read_bytes())
     stored["files"] = ["not a result"]
     stored["results"] = dict.fromkeys(stored["results"], "not a result")
-    manifest.write_bytes(pickle.dumps(stored))
+    manifest.write_text(json.dumps(stored))
     result = check(project)
     assert result.cached == 0
     assert codes_by_file(result)["losses.py"] == ["TFR103"]
@@ -248,3 +263,181 @@ def test_a_star_imported_module_changing_what_it_exports_invalidates_its_importe
     (tmp_path / "utils.py").write_text("import mynp as np\nimport tensorflow as tf\n")
     result = check(tmp_path, ("TFR104",))
     assert codes_by_file(result)["model.py"] == []
+
+
+# -- a cache that cannot run code --------------------------------------------------------
+
+
+class _Payload:
+    """Unpickling this runs `os.system`: what a planted cache file would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_planted_pickle_is_never_loaded(project: Path, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """Every cache file, and the names the cache used to have, replaced by a
+    pickle that runs a command when loaded: the run never loads it."""
+    marker = tmp_path_factory.mktemp("marker") / "ran"
+    first = check(project)
+    payload = pickle.dumps(_Payload(marker))
+    (folder,) = (project / CACHE_DIR_NAME).glob("v*")
+    targets = [*folder.glob("*.json"), folder / "indexes.pickle", folder / "run-x.pickle"]
+    for path in targets:
+        path.write_bytes(payload)
+    result = check(project)
+    assert not marker.exists()
+    assert result.cached == 0
+    assert codes_by_file(result) == codes_by_file(first)
+
+
+def test_planted_json_naming_code_is_data_not_code(project: Path, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+    """Entries of the right schema whose values name a callable and its
+    arguments (as a `__reduce__` would) are not results: a miss, nothing runs."""
+    marker = tmp_path_factory.mktemp("marker") / "ran"
+    first = check(project)
+    (manifest,) = (project / CACHE_DIR_NAME).rglob("run-*.json")
+    stored = json.loads(manifest.read_text())
+    code = {"__reduce__": ["os.system", [f"touch {marker}"]], "py/object": "os.system"}
+    stored["files"] = [code for _ in stored["files"]]
+    stored["results"] = dict.fromkeys(stored["results"], code)
+    manifest.write_text(json.dumps(stored))
+    (indexes,) = (project / CACHE_DIR_NAME).rglob("indexes.json")
+    stored = json.loads(indexes.read_text())
+    stored["entries"] = dict.fromkeys(stored["entries"], code)
+    indexes.write_text(json.dumps(stored))
+    result = check(project)
+    assert not marker.exists()
+    assert result.cached == 0
+    assert codes_by_file(result) == codes_by_file(first)
+
+
+def test_an_index_stored_under_another_path_is_not_used(project: Path) -> None:
+    check(project)
+    (indexes,) = (project / CACHE_DIR_NAME).rglob("indexes.json")
+    stored = json.loads(indexes.read_text())
+    for entry in stored["entries"].values():
+        if isinstance(entry, dict):
+            entry["path"] = "elsewhere.py"
+    indexes.write_text(json.dumps(stored))
+    (manifest,) = (project / CACHE_DIR_NAME).rglob("run-*.json")
+    manifest.unlink()
+    result = check(project)
+    assert codes_by_file(result)["losses.py"] == ["TFR103"]
+
+
+def _real_indexes() -> list:  # type: ignore[type-arg]
+    from tfrewrite.facts.index import build_index, module_name_for
+    from tfrewrite.pipeline.rule_pass import python_text
+
+    repository = Path(__file__).parent.parent
+    indexes = []
+    for folder in (repository / "examples", repository / "tests" / "data" / "adversarial"):
+        for path in sorted([*folder.rglob("*.py"), *folder.rglob("*.ipynb")]):
+            try:
+                source = python_text(str(path), path.read_bytes())
+            except (ValueError, SyntaxError):
+                continue  # files that are there to be unreadable
+            indexes.append(build_index(source, str(path), module_name_for(path, folder)))
+    return indexes
+
+
+def test_real_indexes_round_trip_through_json() -> None:
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.workspace.json_codec import Codec
+
+    codec = Codec(ModuleIndex)
+    indexes = _real_indexes()
+    assert len(indexes) > 20
+    for index in indexes:
+        stored = json.dumps(codec.encode(index, ModuleIndex))
+        assert codec.decode(json.loads(stored), ModuleIndex) == index, index.path
+
+
+def test_results_round_trip_through_json(project: Path) -> None:
+    from tfrewrite.findings import FileResult
+    from tfrewrite.workspace.json_codec import Codec
+
+    options = RunOptions(
+        rule_codes=tuple(r.code for r in select_rules(["TFR"], [])),
+        root=str(project),
+        want_edits=True,
+    )
+    files = [InputFile(str(p)) for p in sorted(project.glob("*.py"))]
+    results = run(files, options, jobs=1).files
+    assert any(f.fix and f.fix.edits for r in results for f in r.findings)
+    codec = Codec(FileResult)
+    stored = json.dumps(codec.encode(results, list[FileResult]))
+    assert codec.decode(json.loads(stored), list[FileResult]) == results
+
+
+def test_a_decoded_index_shares_nothing_with_its_stored_entry() -> None:
+    """The project facts fill an index in after it is read: the entry the
+    cache keeps (and writes back) must not change with it."""
+    import dataclasses
+
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.workspace.json_codec import Codec
+
+    codec = Codec(ModuleIndex)
+    index = max(
+        _real_indexes(), key=lambda i: len(json.dumps(Codec(ModuleIndex).encode(i, ModuleIndex)))
+    )
+    stored = codec.encode(index, ModuleIndex)
+    before = json.dumps(stored)
+    decoded = codec.decode(stored, ModuleIndex)
+    for f in dataclasses.fields(decoded):
+        value = getattr(decoded, f.name)
+        if isinstance(value, list):
+            value.append("changed")
+        elif isinstance(value, dict):
+            for inner in value.values():
+                if isinstance(inner, (list, dict)):
+                    inner.clear()
+            value["changed"] = "changed"
+        elif isinstance(value, set):
+            value.add("changed")
+    assert json.dumps(stored) == before
+
+
+@dataclasses.dataclass(frozen=True)
+class _Leaf:
+    """Hints of every kind the codec reads (module level: hints resolve here)."""
+
+    kind: Applicability
+    cells: dict[int, str]
+    span: tuple[int | None, str] | None = None
+    extra: Any = None
+
+
+def test_the_codec_decodes_only_the_declared_shapes() -> None:
+    from tfrewrite.findings import FileResult
+    from tfrewrite.workspace.json_codec import Codec, DecodeError, EncodeError
+
+    codec = Codec(_Leaf)
+    leaf = _Leaf(Applicability.SAFE, {3: "x = 1"}, (None, "a"), "note")
+    assert codec.decode(json.loads(json.dumps(codec.encode(leaf, _Leaf))), _Leaf) == leaf
+    for bad in (
+        {"kind": "safe", "cells": [[3, "x"]], "span": None},  # a field missing
+        {"kind": "nope", "cells": [], "span": None, "extra": None},  # not an Applicability
+        {"kind": "safe", "cells": [[True, "x"]], "span": None, "extra": None},  # bool for int
+        {"kind": "safe", "cells": [], "span": [1, 2], "extra": None},  # int for str
+        {"kind": "safe", "cells": [], "span": None, "extra": {"a": 1}},  # Any holds scalars
+    ):
+        with pytest.raises(DecodeError):
+            codec.decode(bad, _Leaf)
+    with pytest.raises(EncodeError):  # a dataclass outside the allowlist
+        codec.encode(leaf, FileResult)
+    with pytest.raises(EncodeError):
+        codec.encode(_Leaf(Applicability.SAFE, {}, extra=object()), _Leaf)
+
+
+def test_build_stamp_covers_every_module_of_the_package() -> None:
+    """A changed rule, fact or pipeline module is a new build."""
+    package = cache_module.package_folder()
+    assert (package / "__init__.py").is_file()
+    for module in ("rules/base.py", "facts/index.py", "pipeline/engine.py", "cli.py"):
+        assert (package / module).is_file(), module

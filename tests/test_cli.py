@@ -263,3 +263,53 @@ def test_fix_accepts_no_cache(tmp_path: Path) -> None:
     (tmp_path / "ok.py").write_text("import tensorflow as tf\n")
     result = CliRunner().invoke(app, ["fix", "--no-cache", str(tmp_path)])
     assert result.exit_code == 0, result.output
+
+
+ADVERSARIAL = Path(__file__).parent / "data" / "adversarial"
+
+
+def _count(pattern: str, text: str) -> int:
+    """The number before `pattern` in the summary line (0 when absent)."""
+    import re
+
+    summary = text.strip().splitlines()[-1] if text.strip() else ""
+    match = re.search(r"(\d+) " + pattern, summary)
+    return int(match.group(1)) if match else 0
+
+
+FIXABLE = "fixable with"
+MORE = "more with `--unsafe-fixes`"
+
+
+def _fixed(text: str) -> int:
+    import re
+
+    summary = text.strip().splitlines()[-1] if text.strip() else ""
+    match = re.match(r"Fixed (\d+) finding", summary)
+    return int(match.group(1)) if match else 0
+
+
+@pytest.mark.parametrize("source", [EXAMPLES, ADVERSARIAL], ids=["examples", "adversarial"])
+def test_every_count_is_what_the_next_command_does(tmp_path: Path, source: Path) -> None:
+    """ "N fixable" is the "Fixed N" of `fix`; "M more with `--unsafe-fixes`"
+    (after `fix`, and after the `check` that follows) is the "Fixed M" of
+    `fix --unsafe-fixes`; `check --unsafe-fixes`'s "T fixable" is the
+    "Fixed T" of `fix --unsafe-fixes` on the same files."""
+    safe_first = tmp_path / "safe"
+    shutil.copytree(source, safe_first)
+    checked = invoke(["check", "--no-cache", "."], safe_first).stdout
+    fixed = invoke(["fix", "."], safe_first).stdout
+    assert _fixed(fixed) == _count(FIXABLE, checked) > 0, (checked, fixed)
+    after_check = invoke(["check", "--no-cache", "."], safe_first).stdout
+    unsafe = invoke(["fix", "--unsafe-fixes", "."], safe_first).stdout
+    assert _count(MORE, fixed) == _count(MORE, after_check) == _fixed(unsafe) > 0, (
+        fixed,
+        after_check,
+        unsafe,
+    )
+
+    all_at_once = tmp_path / "unsafe"
+    shutil.copytree(source, all_at_once)
+    checked = invoke(["check", "--no-cache", "--unsafe-fixes", "."], all_at_once).stdout
+    applied = invoke(["fix", "--unsafe-fixes", "."], all_at_once).stdout
+    assert _fixed(applied) == _count(FIXABLE, checked) > 0, (checked, applied)

@@ -4,6 +4,7 @@ runs, concurrent runs, owner and mode, and standard input used as a filter."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -70,14 +71,129 @@ def test_a_file_named_twice_through_a_link_is_fixed_once(tmp_path: Path) -> None
     assert "Fixed 1 finding" in result.output
 
 
-def test_hard_links_are_not_split(tmp_path: Path) -> None:
+def test_a_hard_linked_file_is_refused_untouched(tmp_path: Path) -> None:
+    """Replacing it would split the link; rewriting the shared file in place
+    cannot be atomic. So it is not written, and the message says what to do."""
     first, second = tmp_path / "one.py", tmp_path / "two.py"
     first.write_text(PRINTING)
     os.link(first, second)
-    result = invoke(["fix", "one.py"], tmp_path)
-    assert result.exit_code == 0, result.output
+    (tmp_path / "other.py").write_text(PRINTING)
+    result = invoke(["fix", "one.py", "other.py"], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert (
+        "one.py: has 2 hard links; tfrewrite replaces files atomically and would break the link"
+        in result.output
+    )
+    assert "cp one.py one.py.copy && mv one.py.copy one.py" in result.output
     assert os.path.samefile(first, second)
-    assert "tf.print(" in second.read_text()
+    assert second.read_text() == PRINTING
+    assert "tf.print(" in (tmp_path / "other.py").read_text()  # the run went on
+
+
+# -- a write cut short: every byte all old or all new ------------------------------------
+
+LIMIT = 15 * 1024  # bytes a process may write to one file
+
+
+def _big_fixable() -> str:
+    """A fixable file of about 16 KB: its fixed text is longer than `LIMIT`."""
+    padding = "".join(f"# padding line {i:04d} {'.' * 40}\n" for i in range(280))
+    return PRINTING + "\n" + padding
+
+
+def _fix_with_file_size_limit(cwd: Path, *names: str) -> subprocess.CompletedProcess[str]:
+    import resource
+    import signal
+
+    def limit() -> None:  # in the child: writes past LIMIT fail with EFBIG
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, LIMIT))
+
+    return subprocess.run(
+        [sys.executable, "-m", "tfrewrite", "fix", "--select", "TFR103", *names],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": SRC},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_write_cut_short_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    source = _big_fixable()
+    path = tmp_path / "big.py"
+    path.write_text(source)
+    assert len(source.encode()) > LIMIT
+    completed = _fix_with_file_size_limit(tmp_path, "big.py")
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "big.py: cannot write: File too large" in completed.stdout + completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert path.read_text() == source
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.py"]  # no temporary left
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX resource limits")
+def test_a_hard_linked_file_is_never_left_half_written(tmp_path: Path) -> None:
+    """Once, a hard-linked file was rewritten in place: a write cut short
+    left the fixed text up to the limit, then the original's tail, in both
+    names."""
+    source = _big_fixable()
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text(source)
+    os.link(first, second)
+    completed = _fix_with_file_size_limit(tmp_path, "a.py")
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 2, output
+    assert "a.py: has 2 hard links" in output
+    assert first.read_text() == source and os.path.samefile(first, second)
+
+
+# -- diffs that apply --------------------------------------------------------------------
+
+ACCENTED = PRINTING.replace("print(y_pred)", 'print("é", y_pred)')
+ENCODED = {
+    "bom.py": b"\xef\xbb\xbf" + ACCENTED.encode(),
+    "latin.py": ("# -*- coding: latin-1 -*-\n" + ACCENTED).encode("latin-1"),
+    "cr_only.py": ACCENTED.replace("\n", "\r").encode(),
+    "crlf.py": ACCENTED.replace("\n", "\r\n").encode(),
+    "form_feed.py": ACCENTED.replace("\n\n\n@", "\n\n\x0c\n@").encode(),
+    "no_final_newline.py": ACCENTED.rstrip("\n").encode(),
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_diffs_of_any_encoding_and_line_ending_apply(tmp_path: Path) -> None:
+    """`fix --diff` is made of the bytes as they are and as `fix` writes
+    them: `git apply` and `patch -p1` accept it, and applying it gives
+    exactly what `fix` writes."""
+    for name, data in ENCODED.items():
+        (tmp_path / name).write_bytes(data)
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    result = invoke(["fix", "--diff", "--select", "TFR103", "."], tmp_path)
+    assert result.exit_code == 1, result.output
+    patch = tmp_path.parent / f"{tmp_path.name}.patch"
+    patch.write_bytes(result.stdout_bytes)
+    for name in ENCODED:
+        assert f"--- a/{name}".encode() in result.stdout_bytes
+    assert "é".encode("latin-1") + b'", y_pred' in result.stdout_bytes  # latin.py, in latin-1
+    checked = subprocess.run(
+        ["git", "apply", "--check", str(patch)], cwd=tmp_path, capture_output=True
+    )
+    assert checked.returncode == 0, checked.stderr
+    if shutil.which("patch"):
+        dry = subprocess.run(
+            ["patch", "-p1", "--dry-run", "-i", str(patch)], cwd=tmp_path, capture_output=True
+        )
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+    subprocess.run(["git", "apply", str(patch)], cwd=tmp_path, check=True, capture_output=True)
+    applied = {name: (tmp_path / name).read_bytes() for name in ENCODED}
+    assert all(applied[name] != data for name, data in ENCODED.items())
+    for name, data in ENCODED.items():
+        (tmp_path / name).write_bytes(data)
+    assert invoke(["fix", "--select", "TFR103", "."], tmp_path).exit_code == 0
+    assert applied == {name: (tmp_path / name).read_bytes() for name in ENCODED}
 
 
 def test_read_only_file_is_refused_even_for_root(tmp_path: Path) -> None:

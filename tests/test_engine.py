@@ -10,12 +10,13 @@ import libcst as cst
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.index import build_index, module_name_for
 from tfrewrite.facts.project import compute_facts
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.pipeline.fixer import apply_fixes
 from tfrewrite.report.edits import apply_text_edits, text_edits
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit
 from tfrewrite.workspace.discovery import discover
 from tfrewrite.workspace.sources import read_source, write_atomic
 

@@ -18,7 +18,8 @@ from tfrewrite.facts.index import build_index
 from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import FileResult
 from tfrewrite.pipeline.engine import InputFile, RunOptions
-from tfrewrite.pipeline.rule_pass import FileJob, _reindex, process_file
+from tfrewrite.pipeline.fix_rounds import _reindex
+from tfrewrite.pipeline.rule_pass import FileJob, process_file
 from tfrewrite.rules import select_rules
 
 CODES = tuple(r.code for r in select_rules(["TFR"], []))

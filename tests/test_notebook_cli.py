@@ -1,9 +1,12 @@
 """Notebooks through the command line: findings in the right cells, fixes
-that touch only the changed cells' sources, readable diffs, clear errors."""
+that touch only the changed cells' sources, diffs that apply and name their
+cells, clear errors."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -89,14 +92,41 @@ def test_fix_rewrites_only_the_changed_cell(notebook: Path) -> None:
     assert notebook.read_text(encoding="utf-8") == after  # fix twice == fix once
 
 
-def test_diff_shows_changed_cells_and_writes_nothing(notebook: Path) -> None:
+def test_diff_names_changed_cells_and_writes_nothing(notebook: Path) -> None:
     before = notebook.read_bytes()
     code, out = invoke("fix", "--diff", str(notebook))
     assert code == 1
-    assert "tutorial.ipynb:cell 4\n" in out
-    assert "-    noise = np.random.normal(0.0, 0.05, size=(4, 3))" in out
-    assert '"source"' not in out  # cells, not JSON
+    hunks = [line for line in out.splitlines() if line.startswith("@@")]
+    assert hunks and all(line.endswith(" @@ cell 4") for line in hunks), out
+    assert '-    "    noise = np.random.normal(0.0, 0.05, size=(4, 3))\\n",' in out
     assert notebook.read_bytes() == before
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_notebook_diff_applies_with_git_and_patch(
+    tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fix --diff` of a folder holding a notebook is one patch `git apply`
+    and `patch -p1` accept, and applying it gives what `fix` writes."""
+    (tmp_path / "loss.py").write_text(
+        "import tensorflow as tf\n\n\n@tf.function\ndef f(x):\n    print(x)\n    return x\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    subprocess.run(["git", "init", "-q"], check=True)
+    result = runner.invoke(app, ["fix", "--diff", "."])
+    assert result.exit_code == 1, result.output
+    patch = tmp_path / "fix.patch"
+    patch.write_bytes(result.stdout_bytes)
+    applied = subprocess.run(["git", "apply", "--check", str(patch)], capture_output=True)
+    assert applied.returncode == 0, applied.stderr
+    if shutil.which("patch"):
+        dry = subprocess.run(["patch", "-p1", "--dry-run", "-i", str(patch)], capture_output=True)
+        assert dry.returncode == 0, dry.stdout + dry.stderr
+    subprocess.run(["git", "apply", str(patch)], check=True)
+    by_git = {p: (tmp_path / p).read_bytes() for p in ("tutorial.ipynb", "loss.py")}
+    subprocess.run(["git", "apply", "-R", str(patch)], check=True)
+    assert runner.invoke(app, ["fix", "."]).exit_code in (0, 1)  # 1: findings left
+    assert by_git == {p: (tmp_path / p).read_bytes() for p in ("tutorial.ipynb", "loss.py")}
 
 
 def test_folders_include_notebooks_unless_excluded(tmp_path: Path, notebook: Path) -> None:

@@ -32,13 +32,14 @@ from typer.testing import CliRunner
 import tfrewrite.rules as registry
 from tfrewrite import __version__
 from tfrewrite.cli import app
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import calls
 from tfrewrite.findings import Applicability, FileError, Finding, FixInfo, Position, TextEdit
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.columns import SourceLines
 from tfrewrite.report.github import escape_data, escape_property
 from tfrewrite.report.rdjson import plan_suggestions
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Rule
 
 ROOT = Path(__file__).parent.parent

@@ -170,3 +170,76 @@ def test_settings_come_from_pyproject(session) -> None:  # type: ignore[no-untyp
     (root / "pyproject.toml").write_text('[tool.tfrewrite]\nignore = ["TFR102"]\n')
     published = open_document(client, root / "quiet.py", SOURCE)
     assert published["diagnostics"] == []
+
+
+def _initialized(cwd: Path) -> Client:
+    client = Client(cwd)
+    client.request("initialize", {"processId": None, "rootUri": cwd.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    return client
+
+
+def test_server_exits_when_the_client_closes_its_input(tmp_path: Path) -> None:
+    client = _initialized(tmp_path)
+    assert client.process.stdin is not None
+    client.process.stdin.close()
+    assert client.process.wait(timeout=30) is not None
+    stderr = client.process.stderr.read().decode() if client.process.stderr else ""
+    assert "Traceback" not in stderr
+
+
+LAUNCHER = """\
+import subprocess, sys, time
+stdin, stdout = int(sys.argv[1]), int(sys.argv[2])
+server = subprocess.Popen(
+    [sys.executable, "-m", "tfrewrite", "server"], stdin=stdin, stdout=stdout,
+    pass_fds=(stdin, stdout),
+)
+print(server.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_server_exits_when_its_parent_dies(tmp_path: Path) -> None:
+    """The editor is killed while the server's standard input stays open
+    (here: held by the test): the server notices its parent is gone and
+    exits."""
+    import signal
+    import time
+
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", LAUNCHER, str(in_read), str(out_write)],
+        stdout=subprocess.PIPE,
+        pass_fds=(in_read, out_write),
+        cwd=tmp_path,
+        env=env,
+    )
+    os.close(in_read)
+    os.close(out_write)
+    with os.fdopen(in_write, "wb") as to_server, os.fdopen(out_read, "rb") as from_server:
+        assert launcher.stdout is not None
+        server_pid = int(launcher.stdout.readline())
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+        ).encode()
+        to_server.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        to_server.flush()
+        assert from_server.readline().startswith(b"Content-Length")  # the server is up
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _running(server_pid):
+            time.sleep(0.2)
+        assert not _running(server_pid)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` runs (an exited, unreaped process, a zombie, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

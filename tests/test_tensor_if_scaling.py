@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tfrewrite.api import check_source
-from tfrewrite.rules.tensor_conditions import cond_assign, cond_flow, cond_site
+from tfrewrite.rules.tensor_conditions import cond_flow, cond_site
 
 
 def _function(conditionals: int) -> str:
@@ -42,7 +42,7 @@ def _walks(monkeypatch: pytest.MonkeyPatch, conditionals: int) -> int:
 
     with monkeypatch.context() as patch:
         for module, name in (
-            (cond_assign, "statement_uses"),
+            (cond_site, "statement_uses"),
             (cond_flow, "read_before_assigned"),
             (cond_site, "rebinding_closures"),
         ):

@@ -837,7 +837,7 @@ def test_a_name_a_later_comprehension_binds_is_not_returned_from_the_step():
 def test_mentioned_names_leaves_out_what_comprehensions_and_lambdas_bind():
     import libcst as cst
 
-    from tfrewrite.facts.training import mentioned_names
+    from tfrewrite.facts.name_use import mentioned_names
 
     def names(code: str) -> list[str]:
         return list(mentioned_names(cst.parse_expression(code)))

@@ -162,3 +162,68 @@ def test_a_folder_the_script_expects_is_named_with_what_to_create(tmp_path: Path
     assert "raised FileNotFoundError" in message and "at gan.py, line 7" in message, message
     assert "there is no folder `samples` beside gan.py: create it there" in message, message
     assert not (project / "samples").exists()
+
+
+def test_refused_writes_are_remembered_per_sandbox(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    with sandbox.isolated(str(project), [str(project)]):
+        for _ in range(2):
+            with pytest.raises(PermissionError):
+                (project / "result" / "x.txt").write_text("no")
+        Path("result/y.txt").write_text("fine")  # relative: in the mirror, not refused
+        assert sandbox.refused_writes() == [str((project / "result" / "x.txt").resolve())]
+        with sandbox.isolated(str(project), [str(project)]):
+            assert sandbox.refused_writes() == []
+    assert sandbox.refused_writes() == []
+
+
+def test_the_worker_reports_the_project_files_the_code_tried_to_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request whose code writes into the project by absolute path (and
+    carries on when refused): the result warns, naming the file."""
+    from tfrewrite.verify import project_imports, worker
+
+    project = _project(tmp_path)
+    target = project / "result" / "curve.png"
+
+    def verify(data: dict) -> dict:  # type: ignore[type-arg]
+        assert os.getcwd() == sandbox.current()
+        try:
+            target.write_bytes(b"png")
+        except PermissionError:
+            pass
+        return {"verdict": "equivalent", "warnings": ["kept"]}
+
+    monkeypatch.setattr(worker, "_verify", verify)
+    monkeypatch.setattr(project_imports, "enter_project", lambda sys_path: None)
+    request = {"path": str(project / "train.py"), "sys_path": [str(project)]}
+    result = worker._handle({"request": request})
+    assert result["warnings"][0] == "kept"
+    assert str(target.resolve()) in result["warnings"][1]
+    assert "refused" in result["warnings"][1]
+    assert not target.exists()
+
+
+def test_workers_start_without_the_project_on_their_path(tmp_path: Path) -> None:
+    """The worker's start drops the working directory (the user's project)
+    from `sys.path` before importing anything: a project `random/` does not
+    replace the standard library's under TensorFlow."""
+    import subprocess
+    import sys
+
+    from tfrewrite.verify.pool import WORKER_START
+
+    for name in ("random", "logging"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("raise RuntimeError('shadowed')\n")
+    start = WORKER_START.split("from tfrewrite")[0]
+    completed = subprocess.run(
+        [sys.executable, "-c", start + "import random, logging, tempfile\nprint('ok')\n"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"},
+        timeout=60,
+    )
+    assert completed.stdout.strip() == "ok", completed.stderr

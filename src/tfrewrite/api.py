@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from tfrewrite.facts.index import build_index
 from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import FileResult, Finding
-from tfrewrite.pipeline.engine import InputFile, RunOptions
-from tfrewrite.pipeline.rule_pass import FileJob, process_file
+from tfrewrite.pipeline.rule_pass import process_file
+from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.rules import select_rules
 
 

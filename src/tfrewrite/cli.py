@@ -2,7 +2,9 @@
 
 Exit codes: 0 nothing found (or everything fixed), 1 findings remain or
 `--diff` has a diff, 2 bad usage, bad configuration, a file that could not be
-read or parsed, or an internal error.
+read or parsed, files left unchecked by a worker that died, or an internal
+error; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). `--exit-zero` turns
+only the 1 into 0.
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from tfrewrite import __version__
 from tfrewrite import rules as rule_registry
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.findings import FileError, FileResult
-from tfrewrite.pipeline.engine import InputFile, RunOptions, RunResult, input_from_stdin, run
+from tfrewrite.pipeline.cache import CACHE_DIR_NAME, Cache
+from tfrewrite.pipeline.cache import clean as clean_cache
+from tfrewrite.pipeline.engine import RunResult, input_from_stdin, run
+from tfrewrite.pipeline.run_options import InputFile, RunOptions
 from tfrewrite.report import FORMATS, FORMATS_WITH_EDITS, ReportContext
 from tfrewrite.report.text import render_statistics, summary
 from tfrewrite.rules import UnknownRuleError, select_codes, validate_selectors
 from tfrewrite.verify.command import register as register_verify
-from tfrewrite.workspace.cache import CACHE_DIR_NAME, Cache
-from tfrewrite.workspace.cache import clean as clean_cache
 from tfrewrite.workspace.diffs import display_path, file_diff
 from tfrewrite.workspace.discovery import find_files
 from tfrewrite.workspace.sources import WriteRefused, encode_source, write_fixed
@@ -255,10 +258,20 @@ def _progress_bar(files: int, quiet: bool) -> Iterator[Progress | None]:
 def _execute(
     inputs: _Inputs, jobs: int | None, progress: Progress | None, cache: Cache | None = None
 ) -> RunResult:
-    """Run the engine; errors found before it ran join the result's errors."""
+    """Run the engine; errors found before it ran join the result's errors.
+    Files a dead worker left unchecked are named on one line of standard
+    error (the exit code is then 2)."""
     result = run(
         inputs.files, inputs.options, jobs, progress=progress, cache=cache, fresh_workers=True
     )
+    if result.unchecked:
+        n = len(result.unchecked)
+        names = ", ".join(display_path(path) for path in result.unchecked)
+        typer.echo(
+            f"tfrewrite: error: a worker process died; {n} file{'s' if n != 1 else ''} "
+            f"not checked: {names}",
+            err=True,
+        )
     if inputs.errors:
         result.files.extend(FileResult(e.path, error=e) for e in inputs.errors)
         result.files.sort(key=lambda r: r.path)
@@ -309,7 +322,7 @@ def _report(
 
 
 def _exit_code(result: RunResult, exit_zero: bool, findings_count: int | None = None) -> int:
-    if result.errors:
+    if result.errors or result.unchecked:
         return EXIT_ERROR
     remaining = len(result.findings) if findings_count is None else findings_count
     return EXIT_FINDINGS if remaining and not exit_zero else EXIT_CLEAN
@@ -396,7 +409,6 @@ def fix(
     no_cache: NoCacheOpt = False,
 ) -> None:
     """Apply fixes in place (`--diff` prints them instead)."""
-    del no_cache  # `fix` always analyses afresh; accepted as `check --fix --no-cache` is
     fmt = output_format.value if output_format else "text"
     if diff and fmt not in ("text", "concise"):
         _report_pending_fixes(
@@ -417,6 +429,9 @@ def fix(
         if not diff:
             _write_fixes([r for r in changed if r.path not in stdin_files], progress)
             changed = [r for r in changed if r.error is None]
+            if not stdin_files and changed and _unsafe_left(result, options):
+                cache = None if no_cache else Cache(_cache_dir(settings), _check_options(options))
+                _judge_as_check(result, inputs, jobs, cache)
 
     if diff:
         for file_result in changed:
@@ -435,7 +450,7 @@ def fix(
                 f"file{'s' if len(changed) != 1 else ''}.",
                 err=True,
             )
-        if result.errors:
+        if result.errors or result.unchecked:
             raise typer.Exit(EXIT_ERROR)
         raise typer.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
 
@@ -459,6 +474,43 @@ def fix(
             fix_mode=True,
         )
     raise typer.Exit(_exit_code(result, exit_zero))
+
+
+def _unsafe_left(result: RunResult, options: RunOptions) -> bool:
+    """Whether the summary after `fix` will say "N more with
+    `--unsafe-fixes`": findings remain and unsafe fixes were not applied."""
+    return not options.unsafe_fixes and bool(result.findings)
+
+
+def _check_options(options: RunOptions) -> RunOptions:
+    import dataclasses
+
+    return dataclasses.replace(options, fix=False)
+
+
+def _judge_as_check(
+    result: RunResult, inputs: _Inputs, jobs: int | None, cache: Cache | None
+) -> None:
+    """Replace the findings left after `fix` by what `check` finds in the
+    files as written, so that "N more with `--unsafe-fixes`" is what `fix
+    --unsafe-fixes` then fixes. The fix rounds judge the findings left in
+    their last round each on its own; `check` also counts a finding that
+    another fix resolves along ("fixed along with the fix on line N"). The
+    files are analysed once more; the cache keeps the answer, so the next
+    `check` is immediate."""
+    again = run(
+        [f for f in inputs.files if f.source is None],
+        _check_options(inputs.options),
+        jobs,
+        cache=cache,
+        fresh_workers=True,
+    )
+    if again.errors or again.unchecked:
+        return  # keep what the fix run found: it is complete
+    found = {r.path: r.findings for r in again.files}
+    for file_result in result.files:
+        if file_result.error is None and file_result.path in found:
+            file_result.findings = found[file_result.path]
 
 
 def _write_fixes(changed: list[FileResult], progress: Progress | None) -> None:
@@ -533,7 +585,7 @@ def _report_pending_fixes(
     text = FORMATS[fmt](fixable, result.errors, ctx)
     if text:
         typer.echo(text)
-    if result.errors:
+    if result.errors or result.unchecked:
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_FINDINGS if fixable and not exit_zero else EXIT_CLEAN)
 
@@ -625,9 +677,53 @@ def server() -> None:
 register_verify(app)
 
 
+class Interrupted(BaseException):
+    """Ctrl-C or SIGTERM, raised in the main thread wherever it was. Not a
+    `KeyboardInterrupt`, which the command-line framework turns into a
+    silent exit 130 for both; a `BaseException`, so that no `except
+    Exception` swallows it, while every `finally` (the worker pool's
+    shutdown, a write's temporary file) runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    """The handler of SIGINT and SIGTERM: the first one stops the run
+    (cleanly, through `Interrupted`); a second one, while that cleanup
+    runs, ends the process at once, as the signal does by default."""
+    import signal
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, signal.SIG_DFL)
+    raise Interrupted(signum)
+
+
+def _handle_signals() -> None:
+    import signal
+
+    for each in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(each) is not signal.SIG_IGN:  # ignored by the parent: stays so
+            signal.signal(each, _raise_interrupted)
+
+
 def main() -> None:
+    """The `tfrewrite` command. Interrupted (Ctrl-C, SIGTERM), it stops its
+    workers, removes what it was writing, says so on one line and exits
+    128 + the signal's number; an internal error exits 2."""
+    import signal
+
+    _handle_signals()
     try:
         app()
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
+    except Interrupted as stop:
+        what = "interrupted" if stop.signum == signal.SIGINT else "terminated"
+        typer.echo(f"tfrewrite: {what}", err=True)
+        sys.exit(128 + stop.signum)
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        typer.echo("tfrewrite: error: internal error (the traceback above)", err=True)
         sys.exit(EXIT_ERROR)

@@ -15,6 +15,7 @@ Requires the `lsp` extra (`pip install 'tfrewrite[lsp]'`, which brings pygls).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,8 @@ from tfrewrite.config import ConfigError, Settings, find_config, load_settings
 from tfrewrite.facts.index import build_index, module_name_for
 from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import Applicability, Finding
-from tfrewrite.pipeline.engine import InputFile, RunOptions
-from tfrewrite.pipeline.rule_pass import FileJob, process_file
+from tfrewrite.pipeline.rule_pass import process_file
+from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.rules import RULES_BY_CODE, select_rules
 
 SOURCE = "tfrewrite"
@@ -237,4 +238,19 @@ def hover(ls: TfrewriteServer, params: types.HoverParams) -> types.Hover | None:
 
 
 def main() -> None:
-    server.start_io()
+    """Serve until the client says `exit`, closes standard input, or is
+    gone: an editor that crashed may leave standard input open (held by
+    another of its processes), and the server must not outlive it."""
+    import threading
+
+    from tfrewrite.pipeline.engine import exit_with_process
+
+    client = os.getppid()
+    if client > 1:  # 1: started already orphaned (a detached launcher)
+        threading.Thread(
+            target=exit_with_process, args=(client,), name="tfrewrite-client-watch", daemon=True
+        ).start()
+    try:
+        server.start_io()
+    except BrokenPipeError:  # the client went while a reply was written
+        os._exit(0)

@@ -151,6 +151,20 @@ def test_timeout_kills_the_worker_and_the_run_continues(
     # The after-files drop the original's `__main__` block: a change outside
     # functions, reported apart ("not proven"); the functions are what counts.
     targets = [t for t in targets if not t.qualname.startswith("<module")]
+    # The hanging function runs until killed, after 10 s; the others get
+    # limits no busy machine reaches (each counted from its own start, after
+    # the replacement worker has imported TensorFlow).
+    from tfrewrite.verify import run
+
+    def per_target(payload: dict) -> float:  # type: ignore[type-arg]
+        return 10 if payload["path"].endswith("hang_after.py") else 600
+
+    real = run.run_requests
+    monkeypatch.setattr(
+        run,
+        "run_requests",
+        lambda payloads, jobs, python, timeout: real(payloads, jobs, python, per_target),
+    )
     results = verify_targets(targets, settings, DATA, jobs=1, timeout=10)
     verdicts = [(r["path"], r["verdict"]) for r in results]
     assert verdicts == [

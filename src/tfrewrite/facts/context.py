@@ -14,6 +14,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from tfrewrite.facts.attributes import attribute_facts
 from tfrewrite.facts.bindings import positional_param_names
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.index import ModuleIndex
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
@@ -27,7 +28,6 @@ from tfrewrite.facts.tensor_kinds import (
 )
 from tfrewrite.facts.tensors import AttributeFacts, TensorFacts, module_facts
 from tfrewrite.facts.walk import statement_children
-from tfrewrite.rewrite.fixes import ImportRequest
 from tfrewrite.workspace.positions import node_ranges
 
 

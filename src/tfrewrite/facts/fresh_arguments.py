@@ -16,11 +16,12 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.facts.bindings import all_params, scope_nodes
+from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.keras_names import keras_leaf, keras_path
+from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.project import keras_leaf
-from tfrewrite.facts.training import Blocker, lines_of, name_use
-from tfrewrite.facts.vocabulary import KERAS_PREFIXES, builds_variables
+from tfrewrite.facts.vocabulary import builds_variables
 from tfrewrite.facts.walk import iter_with_ancestors
 
 # Keras classes whose objects build variables on first use.
@@ -158,7 +159,7 @@ def _branches(node: cst.CSTNode, ancestors: tuple[cst.CSTNode, ...]) -> dict[int
 
 def _builds_variables(ctx: RuleContext, call: cst.Call) -> bool:
     qualified = ctx.names.qualified_name(call.func) or ""
-    if qualified.startswith(KERAS_PREFIXES):
+    if keras_path(qualified) is not None:
         return builds_variables(qualified)
     return _owner_class(ctx, dotted_name(call.func) or "", 0)
 

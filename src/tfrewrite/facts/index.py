@@ -1,4 +1,8 @@
 """Pass 1: a per-file index of what other files (and the rules) need to know.
+The records it fills (`ModuleIndex`, `FunctionInfo`, ...) are in
+`index_records`; this module is the visitor that fills them, and the
+questions it asks of `ast` nodes that verify asks too (`opens_tape`,
+`is_update_call`). The records are importable from here as well.
 
 Built with the standard library's `ast`, which parses several times faster than
 LibCST; the index is small and picklable so worker processes can return it.
@@ -13,11 +17,19 @@ import ast
 import builtins
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from collections.abc import Set as AbstractSet
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tfrewrite.facts.index_records import (
+    CallSite,
+    ClassInfo,
+    FunctionInfo,
+    ModuleIndex,
+    TapeLoss,
+    TracedLambda,
+    TracedSite,
+)
+from tfrewrite.facts.keras_names import canonical_name, keras_path
 from tfrewrite.facts.prefilters import (
     MUTATING_METHODS,
     own_local_names,
@@ -25,220 +37,19 @@ from tfrewrite.facts.prefilters import (
 )
 from tfrewrite.facts.python_conditions import PythonConditions
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
+from tfrewrite.facts.vocabulary import (
+    LOG_METHODS,
+    is_gradient_tape,
+    is_gradient_update,
+    is_logger_factory,
+    is_logging_call,
+)
 
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 # Keyword arguments of `Model.compile` whose values run traced inside `fit`.
 COMPILE_TRACED_KEYWORDS = ("loss", "metrics", "weighted_metrics")
-
-
-@dataclass(slots=True)
-class FunctionInfo:
-    """A function or method: its place, decorators and the calls it makes."""
-
-    qualname: str  # "f", "Class.method", "outer.inner"
-    lineno: int
-    params: list[str]
-    decorators: list[str]  # dotted names of decorators (the callee when called)
-    decorator_keywords: dict[str, dict[str, str]]  # decorator -> keyword -> source
-    calls: list[str]  # dotted names of what the body calls
-    class_name: str | None = None
-    opens_gradient_tape: bool = False
-    applies_gradients: bool = False
-    # A tape opened inside a loop of the function's own body: the function
-    # is a training loop (TFR303's case), not a step.
-    tape_in_loop: bool = False
-    # A method that iterates over, or turns whole into an array, a `self`
-    # list that other methods of its class append to (a REINFORCE update over
-    # the episode's `self.rewards`): each call sees a new length, so under
-    # `tf.function` it would trace again on every call.
-    consumes_grown_lists: bool = False
-    # Body facts that let rules skip a file before it is parsed with LibCST.
-    # An `if` or `while` statement, or `a if c else b`, whose condition may
-    # be a tensor (`python_conditions`): what TFR101 looks at.
-    branches: bool = False
-    # Parameters whose Python values keep the function's conditions Python
-    # (`if training:`, `training=False`): it branches on a tensor after all
-    # when the project proves one a tensor (`prefilters.python_names`).
-    condition_params: frozenset[str] = frozenset()
-    # What TFR202 reports may be there: `obj.attr = ...` (not `self.attr =`,
-    # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
-    # `global`/`nonlocal` (`_writes_outside`).
-    writes_state: bool = False
-    # A mutating method called on what may not be the function's own
-    # container (`history.append(x)`, `self.log.append(x)`), or on its own
-    # in a loop that may run as a graph loop: what else TFR202 looks at.
-    mutates_outside: bool = False
-    # Name sets filled while indexing, then frozen (`_compact`).
-    method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
-    self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
-    self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
-    # Its lines, decorators included: what a pruned check blanks out when
-    # no rule can need it (`relevant_code`). 0 when unknown.
-    first_lineno: int = 0
-    end_lineno: int = 0
-
-
-@dataclass(slots=True)
-class ClassInfo:
-    qualname: str
-    lineno: int
-    bases: list[str]
-    methods: list[str]
-    # `self.<attr> += ...` in a method: attr -> the first such method. An
-    # object of this class held by another (`self.memory = ReplayBuffer()`)
-    # carries Python state that changes between calls (`memory.mem_cntr`).
-    updated_attrs: dict[str, str] = field(default_factory=dict)
-    # `self.<attr> = Cls(...)`: attr -> dotted name of the callee, the class
-    # of the object held when it is one of the project's.
-    held_objects: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class TracedSite:
-    """A place where a function is handed to something that traces it."""
-
-    target: str  # dotted name of the function or class
-    reason: str
-    lineno: int
-    keywords: dict[str, str] = field(default_factory=dict)  # `tf.function(f, jit_compile=True)`
-    # What the tracer passes to the function's positional parameters: "tensor"
-    # (`Dataset.map`, `tf.map_fn`: every one is a tensor), "first" (a Keras
-    # `Lambda` layer: its inputs), "likely" (`strategy.run(f, args=...)`), "".
-    arguments: str = ""
-
-
-@dataclass(slots=True)
-class TracedLambda:
-    """A lambda handed to something that traces it (`compile(loss=lambda
-    y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
-    `tf.map_fn`, `strategy.run`). Pass 2 finds its node by `source`, the
-    lambda as `ast.unparse` writes it."""
-
-    source: str
-    reason: str
-    lineno: int
-    arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
-    conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
-
-
-@dataclass(slots=True)
-class CallSite:
-    """A call of a plain or `self.` function, with what each argument is:
-    per positional argument and per keyword one of `t` (a tensor), `s` (a
-    scalar tensor), `p` (a Python value: a literal, a display, a Python loop
-    counter) or `?` (unknown). Traced functions learn from these how they are
-    called."""
-
-    callee: str
-    args: str
-    keywords: tuple[tuple[str, str], ...]
-    lineno: int
-    via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
-    # The qualname of the function the call is in ("" at module level): a
-    # plain name may call a function nested there (`_nms(class_id)`).
-    caller: str = ""
-
-
-@dataclass(slots=True)
-class TapeLoss:
-    """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
-    result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
-
-    callee: str  # dotted name of `f`
-    function: str  # qualname of the enclosing function, "" at module level
-    lineno: int
-
-
-@dataclass
-class ModuleIndex:
-    path: str
-    module: str
-    imports: dict[str, str] = field(default_factory=dict)
-    functions: dict[str, FunctionInfo] = field(default_factory=dict)
-    classes: dict[str, ClassInfo] = field(default_factory=dict)
-    traced_sites: list[TracedSite] = field(default_factory=list)
-    traced_lambdas: list[TracedLambda] = field(default_factory=list)
-    calls_run_functions_eagerly: bool = False
-    # Training-loop facts (TFR3xx rules test these before parsing a file).
-    opens_gradient_tape: bool = False  # anywhere, module level included
-    # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.
-    accumulates_in_loop: bool = False
-    called_names: set[str] = field(default_factory=set)  # every resolved callee
-    # Callees named in the default arguments or annotations of a function:
-    # evaluated when its `def` runs (traced, for a function nested in a
-    # traced one), yet in no function's `calls` nor in `called_names`.
-    default_calls: set[str] = field(default_factory=set)
-    # TFR306's candidates: averaging functions (`_AVERAGES`) given one
-    # argument that is a name or a comprehension (`np.mean(losses)`), and
-    # whether some `sum(...)` is divided.
-    averaged_callees: set[str] = field(default_factory=set)
-    divides_sum: bool = False
-    # A name both augmented with `+=` and divided (`total / n_batches`):
-    # a running sum TFR306 may read.
-    divides_running_sum: bool = False
-    tape_losses: list[TapeLoss] = field(default_factory=list)
-    # Callee -> whether a loop calling it may feed a short final batch.
-    loop_calls: dict[str, bool] = field(default_factory=dict)
-    # Filled by `compute_facts`: local qualname -> called from a loop in some
-    # module (value: that loop may feed a short final batch).
-    looped_functions: dict[str, bool] = field(default_factory=dict)
-    # Filled by `compute_facts`: callee (as this module names it) -> keyword
-    # arguments of the `@tf.function` on that loss, wherever it is defined.
-    loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Calls of project-looking functions with the evidence of their arguments.
-    call_sites: list[CallSite] = field(default_factory=list)
-    # `module.NAME = ...` written through an import: rebinds another module's name.
-    foreign_writes: set[str] = field(default_factory=set)
-    # `config.SCALE` for every read of a name through an imported module
-    # (resolved): what `compute_facts` needs to know of rebound imports.
-    module_attribute_reads: set[str] = field(default_factory=set)
-    # `X` of every `X.attr = ...` / `X.attr += ...` on a plain name but `self`
-    # and `cls` (`Schedule.margin = epoch / 10`): a class attribute rebound.
-    named_attribute_writes: set[str] = field(default_factory=set)
-    # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
-    # names bound at module level: together, module containers changed in place.
-    item_writes: set[str] = field(default_factory=set)
-    module_names: set[str] = field(default_factory=set)
-    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
-    # -> its attributes that the held object's class updates in place
-    # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
-    held_state: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
-    # whose class the project defines -> "python" for a plain Python class
-    # (a replay buffer: its methods run once when traced), "framework" for
-    # one deriving from anything else (a Keras model, a `tf.Module`).
-    held_classes: dict[str, str] = field(default_factory=dict)
-    # Modules imported with `from module import *`: their names may be used bare.
-    star_imports: list[str] = field(default_factory=list)
-    # Filled by `compute_facts`: what those names are, for star-imported
-    # modules of the project (`np` -> `numpy` when `utils` imports NumPy
-    # as `np`; `ReplayBuffer` -> `pkg.buffer.ReplayBuffer`), and the
-    # star-imported modules the project does not hold (their names are unknown).
-    star_names: dict[str, str] = field(default_factory=dict)
-    unseen_star_imports: list[str] = field(default_factory=list)
-    # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
-    # for a name of a project module this one imports whole, rebound after
-    # import (in a function, or by another module): read through the module
-    # in traced code, it is frozen state.
-    rebound_imports: dict[str, str] = field(default_factory=dict)
-    # Module-level names bound more than once only by plain module-level
-    # statements (no loop, no function): name -> line of the last binding.
-    straight_rebinds: dict[str, int] = field(default_factory=dict)
-    # Callee -> lines of the module-level calls of it (outside any function).
-    module_call_lines: dict[str, list[int]] = field(default_factory=dict)
-    # Module-level names bound more than once, or declared `global` somewhere:
-    # mutable module state (TFR201 looks only when there is some).
-    # name -> how (`rebound in `f``, `assigned more than once`), for messages.
-    rebound_module_names: dict[str, str] = field(default_factory=dict)
-    syntax_error: tuple[int | None, int | None, str] | None = None
-    # Set on a copy in a pruned check (`relevant_code.Pruned`): what was left
-    # out of the parsed code, for the index of a simulated fix round.
-    pruned: Any = None
-
-    def qualify(self, local_qualname: str) -> str:
-        return f"{self.module}.{local_qualname}" if self.module else local_qualname
 
 
 def module_name_for(path: Path, root: Path | None) -> str:
@@ -391,6 +202,8 @@ class _Indexer(_FastVisitor):
         # Names augmented with `+=` and names divided, anywhere in the file.
         self.summed_names: set[str] = set()
         self.divided_names: set[str] = set()
+        # Module-level names bound to a Python logger (`record_logger`).
+        self.logger_names: set[str] = set()
 
     # -- name resolution -------------------------------------------------------
     def resolve(self, node: ast.AST) -> str | None:
@@ -400,7 +213,7 @@ class _Indexer(_FastVisitor):
         head, _, rest = name.partition(".")
         if head in self.index.imports:
             target = self.index.imports[head]
-            return f"{target}.{rest}" if rest else target
+            return canonical_name(f"{target}.{rest}" if rest else target)
         if head == "self" and self.class_stack and rest:
             return self.index.qualify(f"{self.class_stack[-1]}.{rest}")
         if head in self.module_level_names:
@@ -789,7 +602,7 @@ class _Indexer(_FastVisitor):
         arguments = ""
         if callee in _TRACING_HIGHER_ORDER and node.args:
             target, reason, arguments = node.args[0], f"given to `{callee}`", "tensor"
-        elif callee in _KERAS_LAMBDA and node.args:
+        elif keras_path(callee) == "layers.Lambda" and node.args:
             target, reason, arguments = node.args[0], "given to a Keras `Lambda` layer", "first"
         elif isinstance(node.func, ast.Attribute) and node.args:
             attr = node.func.attr
@@ -1021,6 +834,8 @@ class _Indexer(_FastVisitor):
                 self.function_stack[-1].method_calls.add(node.func.attr)
                 if node.func.attr in MUTATING_METHODS:
                     self._mutation(node.func.value)
+                if self._is_logging_call(node.func, callee):
+                    self.function_stack[-1].calls_python_logging = True
         if callee and _is_tf_function(callee) and node.args:
             target = self.resolve(node.args[0])
             if target:
@@ -1034,22 +849,34 @@ class _Indexer(_FastVisitor):
             attr = node.func.attr
             if attr == "compile":
                 self._record_compile(node)
-            elif _is_update_call(node) and self.function_stack:
+            elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)
 
+    def record_logger(self, node: ast.Assign) -> None:
+        """`logger = logging.getLogger(__name__)` at module level: calls of
+        `logger.info(...)` are Python logging."""
+        if isinstance(node.value, ast.Call) and is_logger_factory(self.resolve(node.value.func)):
+            self.logger_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def _is_logging_call(self, func: ast.Attribute, callee: str | None) -> bool:
+        """`logging.info(...)`, `tf.get_logger().info(...)`, `logger.info(...)`."""
+        if func.attr not in LOG_METHODS:
+            return False
+        receiver = func.value
+        logger = (
+            isinstance(receiver, ast.Call) and is_logger_factory(self.resolve(receiver.func))
+        ) or (isinstance(receiver, ast.Name) and receiver.id in self.logger_names)
+        return is_logging_call(func.attr, callee, logger)
+
     def visit_With(self, node: ast.With) -> None:
-        for item in node.items:
-            expr = item.context_expr
-            target = expr.func if isinstance(expr, ast.Call) else expr
-            name = self.resolve(target) or ""
-            if name.endswith("GradientTape"):
-                self.index.opens_gradient_tape = True
-                if self.function_stack:
-                    self.function_stack[-1].opens_gradient_tape = True
-                    self.tape_functions.add(self.function_stack[-1].qualname)
-                    if self.loop_stack:
-                        self.function_stack[-1].tape_in_loop = True
+        if opens_tape(node, self.resolve):
+            self.index.opens_gradient_tape = True
+            if self.function_stack:
+                self.function_stack[-1].opens_gradient_tape = True
+                self.tape_functions.add(self.function_stack[-1].qualname)
+                if self.loop_stack:
+                    self.function_stack[-1].tape_in_loop = True
         self.generic_visit(node)
 
     def _record_compile(self, node: ast.Call) -> None:
@@ -1178,7 +1005,6 @@ _TRACING_HIGHER_ORDER = frozenset(
         "tensorflow.foldr",
     }
 )
-_KERAS_LAMBDA = frozenset({"keras.layers.Lambda", "tensorflow.keras.layers.Lambda"})
 
 TF_FUNCTION_NAMES = frozenset(
     {
@@ -1317,19 +1143,24 @@ def _methods_consuming_grown_lists(
     return found
 
 
-def _is_update_call(node: ast.Call) -> bool:
-    """`apply_gradients`, `minimize`, Keras 3's `optimizer.apply(grads,
-    variables)`, or `w.assign_sub(lr * dw)` (as `training.is_update_call`)."""
-    assert isinstance(node.func, ast.Attribute)
-    attr = node.func.attr
-    if attr in ("apply_gradients", "minimize"):
-        return True
-    if attr == "assign_sub":
-        return bool(node.args) and not isinstance(node.args[0], ast.Constant)
-    if attr == "apply" and node.args:
-        receiver = (dotted(node.func.value) or "").rsplit(".", 1)[-1].lower()
-        return "opt" in receiver
-    return False
+def is_update_call(node: ast.Call) -> bool:
+    """A call that applies gradients (`vocabulary.is_gradient_update`, asked
+    on an `ast` node): `apply_gradients`, `minimize`, Keras 3's
+    `optimizer.apply(grads, variables)`, or `w.assign_sub(lr * dw)`."""
+    if not isinstance(node.func, ast.Attribute):
+        return False
+    first = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
+    return is_gradient_update(
+        node.func.attr,
+        dotted(node.func.value),
+        len(node.args),
+        None if first is None else _is_number_literal(first),
+    )
+
+
+def _is_number_literal(node: ast.AST) -> bool:
+    """`1`, `0.5` as written (not `-1`, `True`): what LibCST parses as a number."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _is_self_attribute(node: ast.AST) -> bool:
@@ -1446,6 +1277,7 @@ def build_index(
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)
+            indexer.record_logger(statement)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
@@ -1487,9 +1319,19 @@ def _compact(index: ModuleIndex) -> None:
         info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
 
 
-def _is_tape(expr: ast.AST, indexer: _Indexer) -> bool:
-    target = expr.func if isinstance(expr, ast.Call) else expr
-    return (indexer.resolve(target) or "").endswith("GradientTape")
+def opens_tape(
+    node: ast.AST, resolve: Callable[[ast.AST], str | None] = lambda n: dotted(n)
+) -> bool:
+    """A `with tf.GradientTape() as tape:` block (`vocabulary.is_gradient_tape`,
+    asked on an `ast` node). `resolve` names what an item calls: through the
+    file's imports in pass 1, as spelled elsewhere (verify)."""
+    if not isinstance(node, ast.With):
+        return False
+    for item in node.items:
+        expr = item.context_expr
+        if is_gradient_tape(resolve(expr.func if isinstance(expr, ast.Call) else expr)):
+            return True
+    return False
 
 
 def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
@@ -1540,10 +1382,7 @@ def _record_tape_losses(
         and isinstance(node.args[0], ast.Name)
     }
     for node in nodes:
-        opens_tape = isinstance(node, ast.With) and any(
-            _is_tape(item.context_expr, indexer) for item in node.items
-        )
-        if opens_tape:
+        if opens_tape(node, indexer.resolve):
             for stmt in _scope_nodes(node.body):
                 if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
                     continue

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.facts.training import mentioned_names, name_use, target_names
+from tfrewrite.facts.name_use import mentioned_names, name_use, target_names
 from tfrewrite.facts.walk import iter_nodes
 
 READ = True  # some path reads the name before binding it

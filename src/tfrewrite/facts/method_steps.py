@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from tfrewrite.facts.index import ModuleIndex
+from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.vocabulary import is_gradient_tape
 
 
 def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
@@ -21,7 +22,7 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
     `obj.name(...)`, where `name` is a train-step method of exactly one class."""
     candidates: dict[str, list[tuple[str, str]]] = {}
     for index in indexes:
-        if any(callee.endswith("GradientTape") for callee in index.loop_calls):
+        if any(is_gradient_tape(callee) for callee in index.loop_calls):
             # A tape opened in a loop (the module's minibatch loop): the
             # method holding it is a training loop, not a step (TFR303's case).
             continue

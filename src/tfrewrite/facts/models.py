@@ -19,8 +19,10 @@ from collections.abc import Sequence
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.training import mentioned_names, method_name, value_sources
+from tfrewrite.facts.training import is_optimizer_update_call, method_name, value_sources
 from tfrewrite.facts.walk import iter_nodes
 
 VARIABLE_ATTRIBUTES = frozenset(
@@ -76,7 +78,7 @@ def trained_models(ctx: RuleContext, root: cst.CSTNode) -> set[str] | None:
                 for a in node.args[1:]
                 if a.keyword is None or a.keyword.value in ("sources", "var_list")
             ]
-        elif method in ("apply_gradients", "minimize"):
+        elif is_optimizer_update_call(node):
             args = node.args
         else:
             continue
@@ -107,12 +109,13 @@ def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNod
 
 
 def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
-    qualified = ctx.names.qualified_name(call.func) or ""
-    if qualified in ("keras.Input", "tensorflow.keras.Input", "tf_keras.Input"):
+    """`Dense` for a call of `keras.layers.Dense` (under any Keras spelling),
+    `Input` for `keras.Input`; None for anything else."""
+    path = keras_path(ctx.names.qualified_name(call.func))
+    if path == "Input":
         return "Input"
-    for prefix in ("keras.layers.", "tensorflow.keras.layers.", "tf_keras.layers."):
-        if qualified.startswith(prefix):
-            return qualified.rsplit(".", 1)[-1]
+    if path is not None and path.startswith("layers."):
+        return path.rsplit(".", 1)[-1]
     return None
 
 
@@ -149,22 +152,69 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
     return None
 
 
-def training_position(ctx: RuleContext, model: str) -> int | None:
-    """Where `training` stands among the positional arguments of `model`'s
-    call (`self` left out), for a project class whose `call` takes it
-    positionally (`def call(self, inp, tar, training, mask)`): a call passing
-    that many arguments already says whether it trains."""
-    for source in value_sources(ctx, cst.Name(model)) if "." not in model else []:
-        if not isinstance(source, cst.Call):
-            continue
-        callee = dotted_name(source.func) or ""
+# Where Keras' own models (`Sequential`, a functional `Model`) take `training`
+# among the positional arguments of a call: `model(inputs, training)`.
+KERAS_TRAINING_POSITION = 1
+
+
+def _project_classes(ctx: RuleContext, model: str, owner: str | None) -> list[str]:
+    """The classes of the project `model` may be an instance of: the class
+    whose method the call is in for `self`, the class a `self.<attr>` is
+    built from (`self.generator = Generator()`), the classes a name is
+    assigned from."""
+    if model == "self":
+        return [owner] if owner in ctx.index.classes else []
+    head, _, attr = model.partition(".")
+    if head == "self" and attr and "." not in attr:
+        info = ctx.index.classes.get(owner or "")
+        held = info.held_objects.get(attr, "") if info is not None else ""
+        local = held.removeprefix(f"{ctx.index.module}.")  # held names are module-qualified
+        return [local] if local in ctx.index.classes else []
+    if "." in model:
+        return []
+    return [
+        callee
+        for source in value_sources(ctx, cst.Name(model))
+        if isinstance(source, cst.Call)
+        and (callee := dotted_name(source.func) or "") in ctx.index.classes
+    ]
+
+
+def training_position(ctx: RuleContext, model: str, owner: str | None = None) -> int | None:
+    """Where `training` stands among the positional arguments of a call of
+    `model` (`self` left out), or None when no positional argument binds to
+    it. For a project class with a `call` of its own, its place there
+    (`def call(self, inp, tar, training, mask)`: 2), None when that `call`
+    takes it by keyword only or not at all. Otherwise, Keras' own place
+    (`KERAS_TRAINING_POSITION`): a `Sequential` or functional model takes it
+    second, and a model whose class is not known may too (`generator(z,
+    True)`). `owner`: the class whose method holds the call, what `self`
+    is. A call passing more positional arguments already says whether it
+    trains."""
+    for callee in _project_classes(ctx, model, owner):
         call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
-        if callee not in ctx.index.classes or call is None:
+        if call is None:
             continue
-        names = [p.name.value for p in [*call.node.params.posonly_params, *call.node.params.params]]
+        params = call.node.params
+        names = [p.name.value for p in [*params.posonly_params, *params.params]]
         if "training" in names[1:]:
             return names.index("training") - 1
-    return None
+        if not isinstance(params.star_arg, cst.Param):
+            return None
+    return KERAS_TRAINING_POSITION
+
+
+def passes_training_positionally(
+    ctx: RuleContext, call: cst.Call, model: str, owner: str | None = None
+) -> bool:
+    """Whether `call` of `model` may reach `training` with its positional
+    arguments (or a `*` argument): adding `training=True` would then raise
+    "got multiple values for argument 'training'"."""
+    position = training_position(ctx, model, owner)
+    if position is None:
+        return False
+    positional = [a for a in call.args if a.keyword is None and a.star != "**"]
+    return len(positional) > position or any(a.star == "*" for a in positional)
 
 
 def is_plain_function(ctx: RuleContext, name: str) -> bool:

@@ -3,12 +3,15 @@
 The aliases come from pass 1's index (`import tensorflow as tf` gives
 `tf -> tensorflow`), so no rule re-reads imports: `tf.random.normal`,
 `tensorflow.random.normal` and `from tensorflow.random import normal` all
-resolve to `tensorflow.random.normal`.
+resolve to `tensorflow.random.normal`. TensorFlow's private path to Keras
+resolves to the public one (`keras_names.canonical_name`).
 """
 
 from __future__ import annotations
 
 import libcst as cst
+
+from tfrewrite.facts.keras_names import canonical_name
 
 # Preferred local names when tfrewrite must add an import itself.
 DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np"}
@@ -40,7 +43,7 @@ class NameResolver:
         target = self.imports.get(head)
         if target is None:
             return None
-        return f"{target}.{rest}" if rest else target
+        return canonical_name(f"{target}.{rest}" if rest else target)
 
     def alias_for(self, module: str) -> str | None:
         """The local name under which `module` is imported as a whole (`tf` for

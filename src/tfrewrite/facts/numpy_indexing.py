@@ -18,8 +18,9 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import iter_assignments
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.python_counters import python_int_loop_variable
-from tfrewrite.facts.training import mentioned_names, method_name
+from tfrewrite.facts.training import method_name
 from tfrewrite.facts.walk import iter_nodes
 
 # Methods of a NumPy array that give a NumPy array back.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from tfrewrite.facts.python_conditions import bindings
 
 if TYPE_CHECKING:
-    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.index_records import ModuleIndex
 
 
 # Methods that mutate a Python container in place (TFR202).

@@ -13,13 +13,9 @@ import ast
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from tfrewrite.facts.index import (
-    TF_FUNCTION_NAMES,
-    CallSite,
-    FunctionInfo,
-    ModuleIndex,
-    dotted,
-)
+from tfrewrite.facts.index import TF_FUNCTION_NAMES, dotted
+from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
+from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.method_steps import looped_train_methods
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
@@ -31,14 +27,6 @@ KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Metric": ("update_state", "result"),
 }
 LOSS_BASES = frozenset({"Loss"})
-
-
-def keras_leaf(name: str) -> str | None:
-    """`tensorflow.keras.losses.Loss` -> `Loss`; None if not a Keras name."""
-    for prefix in ("tensorflow.keras.", "tf_keras.", "keras."):
-        if name.startswith(prefix):
-            return name.rsplit(".", 1)[-1]
-    return None
 
 
 # Parameter pairs that make a function a loss by its signature.
@@ -96,7 +84,7 @@ class TracedFunction:
     loss_signature: bool = False
     # Traced (or pending) only for reasons its own module gives: its own
     # `@tf.function`, a call from a function traced for such reasons. A fix
-    # round re-derives these from the module alone (`rule_pass._reindex`): a
+    # round re-derives these from the module alone (`fix_rounds._reindex`): a
     # function whose decorator a fix removed is no longer traced. False when
     # another module may trace it (a step there calls it, a `compile` there).
     local_reasons_only: bool = False

@@ -2,6 +2,8 @@
 step in range(...)` (or `enumerate(...)`), a `step += 1` counter, a decayed
 `lr *= 0.9`. A `tf.function` called with one traces again for each new value
 (TFR203); a step TFR303 would extract must not take one as an argument.
+The index of a loop also counts its iterations: a running sum over batches
+divided by `i + 1` is a mean over batches (TFR306).
 """
 
 from __future__ import annotations
@@ -27,6 +29,33 @@ def python_int_loop_variable(loop: cst.For, ctx: RuleContext) -> str | None:
         if isinstance(first, cst.Name):
             return first.value
     return None
+
+
+def iteration_index(loop: cst.For, ctx: RuleContext) -> str | None:
+    """The loop variable that numbers the iterations from 0: the index of
+    `for i, x in enumerate(...)` (no `start`), the counter of `for i in
+    range(n)`. After the loop, `i + 1` is how many times it ran."""
+    name = python_int_loop_variable(loop, ctx)
+    call = loop.iter
+    if name is None or not isinstance(call, cst.Call) or not isinstance(call.func, cst.Name):
+        return None
+    if call.func.value == "enumerate":
+        return name if len(call.args) == 1 and call.args[0].keyword is None else None
+    return name if len(call.args) == 1 and not call.args[0].star else None
+
+
+def counts_iterations(expr: cst.BaseExpression, index: str) -> bool:
+    """Whether `expr` is a loop's iteration count read after the loop from its
+    index: `i + 1` (`1 + i`), or `i` itself, one short (the count of all
+    iterations but the first)."""
+    if isinstance(expr, cst.Name):
+        return expr.value == index
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        sides = (expr.left, expr.right)
+        return any(isinstance(s, cst.Name) and s.value == index for s in sides) and any(
+            isinstance(s, cst.Integer) and s.value == "1" for s in sides
+        )
+    return False
 
 
 def changing_numbers(loop: cst.For | cst.While) -> set[str]:

@@ -10,11 +10,16 @@ under XLA) keep the step eager, and the finding lists them with their lines.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import libcst as cst
 
+from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.fresh_arguments import fresh_object_arguments
 from tfrewrite.facts.frozen_state import FrozenState
+from tfrewrite.facts.logging_calls import is_logging_call_node, logger_names
+from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import (
     argument_names,
@@ -23,22 +28,18 @@ from tfrewrite.facts.numpy_arguments import (
     numpy_arrays,
 )
 from tfrewrite.facts.project import keras_leaf
+from tfrewrite.facts.static_shapes import batch_dimension_read
 from tfrewrite.facts.tensor_iteration import tensor_iterations
-from tfrewrite.facts.training import (
-    CONTAINER_METHODS,
-    Blocker,
-    calls_to,
-    lines_of,
-    method_name,
-    name_use,
-    side_effects,
+from tfrewrite.facts.tf_function import tf_function_decorator
+from tfrewrite.facts.training import CONTAINER_METHODS, calls_to, method_name, side_effects
+from tfrewrite.facts.vocabulary import (
+    FRAMEWORK_PREFIXES,
+    LOG_METHODS,
+    builds_variables,
+    keras_host_loop,
+    may_be_logger,
 )
-from tfrewrite.facts.vocabulary import FRAMEWORK_PREFIXES, builds_variables
 from tfrewrite.facts.walk import iter_nodes
-
-LOG_METHODS = frozenset(
-    {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
-)
 
 
 def _parameters(function: FunctionScope) -> set[str]:
@@ -46,20 +47,27 @@ def _parameters(function: FunctionScope) -> set[str]:
     return {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
 
 
-def reads_static_shape(function: FunctionScope) -> bool:
-    """`x.shape[0]` on a parameter: with `reduce_retracing=True` the batch
-    dimension is traced as `None`, and shape arithmetic on it fails. (A whole
-    `x.shape` handed to NumPy is rewritten to `tf.shape(x)` by the NumPy
-    rules, and is no reason to keep a second trace for the short batch.)"""
+def reads_static_shape(ctx: RuleContext, function: FunctionScope) -> bool:
+    """`x.shape[0]` on a parameter, or a static read of a batch dimension
+    (`tf.random.uniform([x.shape[0], 1])`, `tf.reshape(g, [g.shape[0], -1])`)
+    in the step or a function of the file it calls: with `reduce_retracing=True`
+    the batch dimension is traced as `None` for a short last batch, and shape
+    arithmetic on it fails. (A whole `x.shape` handed to NumPy is rewritten to
+    `tf.shape(x)` by the NumPy rules, and is no reason to keep a second trace
+    for the short batch.)"""
     params = _parameters(function)
-    return any(
+    if any(
         isinstance(node, cst.Subscript)
         and isinstance(node.value, cst.Attribute)
         and node.value.attr.value == "shape"
         and isinstance(node.value.value, cst.Name)
         and node.value.value.value in params
         for node in iter_nodes(function.node.body, into_functions=False)
-    )
+    ):
+        return True
+    owner = ctx.class_of(function)
+    read = batch_dimension_read(ctx, [function.node.body], owner[0] if owner else None)
+    return read is not None
 
 
 def _python_state_update(node: cst.CSTNode, local: set[str]) -> str | None:
@@ -142,6 +150,55 @@ def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
             call = f"`{receiver}.{method}(...)`"
             if call not in found:
                 found.append(call)
+    return found
+
+
+def _defines_method(ctx: RuleContext, receiver: str, method: str, owner: str | None) -> bool:
+    """Whether `receiver.method` is a method the project writes: on `self`,
+    one of the class's own; on `self.<attr>`, one of the class of the object
+    it holds (`self.agent = Agent()`)."""
+    head, _, attr = receiver.partition(".")
+    info = ctx.index.classes.get(owner or "") if head == "self" else None
+    if info is not None and attr and "." not in attr:
+        held = info.held_objects.get(attr, "")  # module-qualified
+        info = ctx.index.classes.get(held.removeprefix(f"{ctx.index.module}."))
+    elif attr:
+        info = None
+    return info is not None and method in info.methods
+
+
+def keras_host_loop_calls(
+    ctx: RuleContext, statements: Sequence[cst.CSTNode], owner: str | None
+) -> list[tuple[cst.Call, str]]:
+    """Calls in `statements` of a Keras model method that runs its own loop
+    on the host (`target.predict(states)`, `model.fit(...)`): traced, they
+    raise. Each with why, and what to write instead. `owner`: the class
+    whose `self` the statements see (a method it defines is its own)."""
+    found: list[tuple[cst.Call, str]] = []
+    for statement in statements:
+        for node in iter_nodes(statement, into_functions=False):
+            if not isinstance(node, cst.Call):
+                continue
+            method = method_name(node)
+            does = keras_host_loop(method)
+            if does is None:
+                continue
+            receiver = ctx.code(node.func.value).strip()  # type: ignore[attr-defined]
+            if _defines_method(ctx, receiver, method, owner):  # type: ignore[arg-type]
+                continue
+            positional = [a for a in node.args if a.keyword is None and not a.star]
+            inputs = ctx.code(positional[0].value).strip() if positional else "..."
+            if does == "trains":
+                instead = f"train `{receiver}` with a tape and `apply_gradients` instead"
+            else:
+                instead = f"call the model instead (`{receiver}({inputs}, training=False)`)"
+            found.append(
+                (
+                    node,
+                    f"calls `{receiver}.{method}`: Keras' {method} runs its own loop and "
+                    f"cannot run inside a tf.function; {instead}",
+                )
+            )
     return found
 
 
@@ -258,6 +315,8 @@ def decoration_blockers(
     jit = options.get("jit_compile") == "True"
     local = set(name_use(list(getattr(body, "body", ()))).writes)
     framework_objects = _framework_objects(ctx, body)
+    loggers = logger_names(ctx)
+    python_calls: set[int] = set()  # calls of a method of a Python class of the file
     for node in iter_nodes(body, into_functions=False):
         state = _python_state_update(node, local)
         if state is not None:
@@ -293,6 +352,7 @@ def decoration_blockers(
         elif held_object_kind(ctx, owner, receiver, method) == "python":
             python_class = held[receiver.partition(".")[2]]  # type: ignore[union-attr]
         if python_class is not None:
+            python_calls.add(id(node))
             blockers.append(
                 Blocker(
                     *lines_of(ctx, node),
@@ -301,12 +361,14 @@ def decoration_blockers(
                     "is frozen into the graph",
                 )
             )
-        if method in LOG_METHODS and receiver and "log" in receiver.rsplit(".", 1)[-1].lower():
+        if is_logging_call_node(ctx, node, loggers) or (
+            method in LOG_METHODS and may_be_logger(receiver)
+        ):
             blockers.append(
                 Blocker(
                     *lines_of(ctx, node),
-                    f"calls `{receiver}.{method}`: Python logging runs once, at trace time, "
-                    "and logs symbolic tensors",
+                    f"calls `{ctx.code(node.func).strip()}`: Python logging runs once, at trace "
+                    "time, and logs symbolic tensors",
                 )
             )
         if jit and (qualified == "tensorflow.print" or dotted_name(node.func) == "print"):
@@ -317,6 +379,13 @@ def decoration_blockers(
                     "the step would take over from its loss",
                 )
             )
+    blockers.extend(
+        Blocker(*lines_of(ctx, call), what)
+        for call, what in keras_host_loop_calls(
+            ctx, [body], owner[0] if owner is not None else None
+        )
+        if id(call) not in python_calls
+    )
     blockers.extend(_numpy_arguments(ctx, function, loops))
     name = function.node.name.value
     for loop in loops:
@@ -381,8 +450,6 @@ def step_decorators(ctx: RuleContext, node: cst.FunctionDef) -> tuple[bool, list
     factory whose wrapper is decorated and calls `strategy.run(fun)`: the
     step already runs traced), and the source of those whose wrapper is not
     known."""
-    from tfrewrite.facts.training import tf_function_decorator
-
     unknown: list[str] = []
     for decorator in node.decorators:
         expression = decorator.decorator

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.training import Blocker, lines_of
 from tfrewrite.facts.walk import iter_nodes
 
 # Builtins that iterate over their argument in Python.

@@ -357,7 +357,6 @@ BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
 FLOATING = TensorKind(True, floating=True)
 VARIABLE = TensorKind(False, variable=True)
 DATASET = TensorKind(False, dataset=True)
-LOSS_NAMESPACES = ("keras.losses.", "tensorflow.keras.losses.", "tf_keras.losses.")
 # The optimistic start for a name's own bindings (greatest fixed point).
 TOP = TensorKind(True, True, True, True, True, True, True, True, True, True)
 

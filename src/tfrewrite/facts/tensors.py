@@ -43,13 +43,13 @@ from tfrewrite.facts.bindings import (
     scope_nodes,
     split_target,
 )
+from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
     DATASET,
     DATASET_METHODS,
     DATASET_NAMESPACES,
     FLOATING,
-    LOSS_NAMESPACES,
     MULTI_TENSOR_FUNCTIONS,
     NOT_TENSOR,
     TENSOR,
@@ -608,7 +608,7 @@ class TensorFacts:
             return DATASET
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
-        if qualified is not None and qualified.startswith(LOSS_NAMESPACES):
+        if (keras_path(qualified) or "").startswith("losses."):
             leaf = qualified.rsplit(".", 1)[-1]
             if leaf[:1].isupper() and leaf != "Loss":
                 keywords = {a.keyword.value for a in node.args if a.keyword is not None}

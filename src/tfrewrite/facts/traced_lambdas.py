@@ -16,7 +16,7 @@ import ast
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.index import TracedLambda
+from tfrewrite.facts.index_records import TracedLambda
 from tfrewrite.facts.project import TracedFunction
 from tfrewrite.facts.walk import iter_nodes
 

@@ -1,17 +1,23 @@
 """Names whose meaning tfrewrite knows without parsing a file: set-up
 methods, functions that average, NumPy generator constructors, conversions
 to Python numbers, ops that take a shape, calls that make variables, test
-paths.
+paths; and what makes a train step (the gradient tape, the optimizer
+updates), what is Python logging, and which Keras methods run a loop of
+their own on the host.
 
-Both the rules (on LibCST nodes) and the pass-1 tests of where each rule can
-fire (`rule_scopes`, on `ast` facts) read them, so they live here, apart
-from LibCST: deciding that a file needs no rule must not load it.
+Pass 1 (on `ast` nodes), the rules and the pre-parse checks of where each
+rule can fire (on LibCST nodes and pass-1 facts) and verify all read them,
+so they live here, apart from LibCST: deciding that a file needs no rule
+must not load it. The questions below take strings and counts, which each
+side extracts from its own node: a fact is defined once, and the two trees
+cannot disagree about it (`tests/test_fact_agreement.py`).
 """
 
 from __future__ import annotations
 
 from pathlib import PurePath
 
+from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS
 
 # Methods whose attributes are set up once, not state that changes per call.
@@ -54,14 +60,7 @@ SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
 }
 
 # Keras namespaces whose classes own variables: building one makes new variables.
-_STATEFUL_NAMESPACES = (
-    "tensorflow.keras.metrics.",
-    "tensorflow.keras.optimizers.",
-    "keras.metrics.",
-    "keras.optimizers.",
-    "tf_keras.metrics.",
-    "tf_keras.optimizers.",
-)
+_STATEFUL_NAMESPACES = ("metrics.", "optimizers.")
 # Classes under those namespaces that own no variables (bases, schedules).
 _STATELESS_LEAVES = frozenset({"Metric", "Optimizer", "schedules"})
 
@@ -73,7 +72,8 @@ def creates_variables(qualified: str | None) -> str | None:
         return None
     if qualified in VARIABLE_CONSTRUCTORS:
         return "a `tf.Variable`"
-    if qualified.startswith(_STATEFUL_NAMESPACES):
+    path = keras_path(qualified)
+    if path is not None and path.startswith(_STATEFUL_NAMESPACES):
         leaf = qualified.rsplit(".", 1)[-1]
         if ".schedules." in qualified or leaf in _STATELESS_LEAVES or not leaf[:1].isupper():
             return None
@@ -82,7 +82,6 @@ def creates_variables(qualified: str | None) -> str | None:
 
 
 # Packages whose classes are TensorFlow objects, or build them.
-KERAS_PREFIXES = ("keras.", "tensorflow.keras.", "tf_keras.")
 FRAMEWORK_PREFIXES = ("tensorflow", "keras", "tf_keras", "tf.", "tfp.", "tfa.", "hub.")
 # Keras namespaces and classes whose objects own variables.
 _VARIABLE_OWNERS = (".metrics.", ".optimizers.", ".layers.", ".models.", ".Sequential", ".Model")
@@ -94,7 +93,8 @@ def builds_variables(qualified: str) -> bool:
     traced step, or handed to it anew, it creates them in a later trace."""
     if qualified in VARIABLE_CONSTRUCTORS or qualified == "tensorflow.compat.v1.Variable":
         return True
-    return qualified.startswith(KERAS_PREFIXES) and any(k in qualified for k in _VARIABLE_OWNERS)
+    path = keras_path(qualified)
+    return path is not None and any(k in f".{path}" for k in _VARIABLE_OWNERS)
 
 
 def is_test_path(path: str) -> bool:
@@ -107,3 +107,131 @@ def is_test_path(path: str) -> bool:
         or name == "conftest.py"
         or any(part in ("test", "tests", "testing") for part in pure.parts[:-1])
     )
+
+
+# -- training steps ---------------------------------------------------------------------
+# What makes a function a train step: it opens a gradient tape and applies
+# gradients. Pass 1 (on `ast`), the rules (on LibCST) and verify all ask
+# the questions below, each after extracting the same strings and counts
+# from its own node, so a step is the same step on every side.
+
+# The tape class. A `with` item opens a tape when the name it calls ends in
+# this, resolved through the imports where they say (`tf.GradientTape`,
+# `tensorflow.GradientTape`, `from tensorflow import GradientTape`,
+# `backprop.GradientTape`) or as spelled when they do not.
+GRADIENT_TAPE = "tensorflow.GradientTape"
+_TAPE_CLASS = GRADIENT_TAPE.rpartition(".")[2]
+
+
+def is_gradient_tape(name: str | None) -> bool:
+    """Whether `name` (a dotted name, resolved where possible) is the
+    `GradientTape` class: what `with <name>(...) as tape:` opens."""
+    return bool(name) and name.endswith(_TAPE_CLASS)  # type: ignore[union-attr]
+
+
+# Optimizer methods that apply gradients whatever their receiver and
+# arguments: `opt.apply_gradients(zip(grads, variables))`, `opt.minimize(loss, variables)`.
+OPTIMIZER_UPDATE_METHODS = frozenset({"apply_gradients", "minimize"})
+# Keras 3's `optimizer.apply(grads, variables)`: a name too common to count
+# alone, so only on a receiver named like an optimizer (`opt`, `self.optimizer`)
+# and with a positional argument.
+KERAS_APPLY_METHOD = "apply"
+# A hand-written descent step: `w.assign_sub(lr * dw)` (not a constant step
+# such as `counter.assign_sub(1)`).
+DESCENT_METHOD = "assign_sub"
+
+
+def is_optimizer_update(method: str | None, receiver: str | None, positional: int) -> bool:
+    """Whether `<receiver>.<method>(...)` with `positional` positional
+    arguments applies gradients through an optimizer. `receiver` is the
+    dotted name of what the method is called on (None when it is no name)."""
+    if method in OPTIMIZER_UPDATE_METHODS:
+        return True
+    if method != KERAS_APPLY_METHOD or positional < 1:
+        return False
+    return "opt" in (receiver or "").rsplit(".", 1)[-1].lower()
+
+
+def is_gradient_update(
+    method: str | None, receiver: str | None, positional: int, first_is_number: bool | None
+) -> bool:
+    """Whether a method call applies gradients: an optimizer update
+    (`is_optimizer_update`) or a hand-written descent step. `first_is_number`:
+    whether the call's first argument is a number literal (None when it has
+    no argument)."""
+    if is_optimizer_update(method, receiver, positional):
+        return True
+    return method == DESCENT_METHOD and first_is_number is False
+
+
+# -- Python logging ---------------------------------------------------------------------
+# Python logging in traced code runs once, while tracing, and logs symbolic
+# tensors: TFR205 reports it, and a train step that logs stays eager.
+
+# Modules whose log functions are Python logging (`logging.info`,
+# `absl.logging.warning`, `tf.compat.v1.logging.info`).
+LOGGING_MODULES = ("logging", "absl.logging", "tensorflow.compat.v1.logging")
+_LOGGING_PREFIXES = tuple(f"{module}." for module in LOGGING_MODULES)
+# Calls that return a Python logger (`logging.getLogger(__name__)`, `tf.get_logger()`).
+LOGGER_FACTORIES = frozenset({"logging.getLogger", "tensorflow.get_logger"})
+# Methods of a logger, and functions of the logging modules, that log.
+LOG_METHODS = frozenset(
+    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+)
+
+
+def is_logging_module(module: str) -> bool:
+    """Whether an import of `module` brings Python logging (`import logging`,
+    `from absl import logging`, `import logging.handlers`)."""
+    return module in LOGGING_MODULES or module.startswith("logging.")
+
+
+def is_logger_factory(qualified: str | None) -> bool:
+    """Whether a call of `qualified` returns a Python logger."""
+    return qualified in LOGGER_FACTORIES
+
+
+def is_logging_call(method: str | None, qualified: str | None, logger_receiver: bool) -> bool:
+    """Whether `<receiver>.<method>(...)` logs through Python logging.
+    `qualified`: the callee resolved through the imports (`logging.info`);
+    `logger_receiver`: the receiver is a logger a factory returned, called
+    in place (`tf.get_logger().info`) or bound to a module-level name
+    (`logger = logging.getLogger(__name__)`, then `logger.info`)."""
+    if method not in LOG_METHODS:
+        return False
+    return logger_receiver or (qualified or "").startswith(_LOGGING_PREFIXES)
+
+
+def may_be_logger(receiver: str | None) -> bool:
+    """Whether a receiver is named like a logger (`self.logger`, `log`): a
+    guess, for the checks that must err towards keeping code eager (a train
+    step calling `self.logger.info(...)` is not decorated), never for a finding."""
+    return bool(receiver) and "log" in receiver.rsplit(".", 1)[-1].lower()  # type: ignore[union-attr]
+
+
+# -- Keras host loops -------------------------------------------------------------------
+# Keras model methods that run a loop of their own on the host: they batch
+# their input, call `.numpy()` on each result, run callbacks. Inside a
+# `tf.function` they raise (`predict`: 'SymbolicTensor' object has no
+# attribute 'numpy'; `fit`: OperatorNotAllowedInGraphError), so a step that
+# calls one stays eager. Method -> what its loop does: "predicts",
+# "evaluates" or "trains".
+_KERAS_HOST_LOOPS = {
+    "predict": "predicts",
+    "predict_on_batch": "predicts",
+    "predict_generator": "predicts",
+    "evaluate": "evaluates",
+    "test_on_batch": "evaluates",
+    "evaluate_generator": "evaluates",
+    "fit": "trains",
+    "train_on_batch": "trains",
+    "fit_generator": "trains",
+}
+
+
+def keras_host_loop(method: str | None) -> str | None:
+    """What the Keras model method `method` does ("predicts", "evaluates",
+    "trains") when it runs its own loop on the host and so cannot run
+    inside a `tf.function` (`predict`, `fit`, `evaluate`,
+    `predict_on_batch`, ...); else None."""
+    return _KERAS_HOST_LOOPS.get(method or "")

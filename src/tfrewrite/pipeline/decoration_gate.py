@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
     from tfrewrite.facts.context import RuleContext
-    from tfrewrite.pipeline.engine import RunOptions
+    from tfrewrite.pipeline.run_options import RunOptions
     from tfrewrite.rewrite.fixes import Violation
     from tfrewrite.rules.base import Rule
 
@@ -77,7 +77,8 @@ def gate_decorations(
     findings and the ids of those whose fixes must wait because the
     decoration does not apply yet (unsafe, not allowed: they would change
     eager code)."""
-    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS, StepViolation
+    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
+    from tfrewrite.rewrite.step_violation import StepViolation
 
     gated = [
         f

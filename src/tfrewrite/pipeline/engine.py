@@ -20,29 +20,22 @@ import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tfrewrite import rules as rule_registry
-from tfrewrite.findings import Applicability, FileError, FileResult, Finding
-from tfrewrite.pipeline.rule_pass import (
-    FileJob,
-    applicable_codes,
-    check_file,
-    process_file,
-    python_text,
-)
-from tfrewrite.workspace.cache import DEFERRED, Cache
+from tfrewrite.findings import FileError, FileResult, Finding
+from tfrewrite.pipeline.cache import DEFERRED, Cache
+from tfrewrite.pipeline.rule_pass import applicable_codes, check_file, process_file, python_text
+from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.workspace.notebook import NotebookError
 from tfrewrite.workspace.sources import decode_source
 
 if TYPE_CHECKING:  # the analysis loads only when a file must be looked at (`_analyse`)
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.facts.project import ProjectFacts
-    from tfrewrite.rules.base import Rule
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -53,56 +46,15 @@ PARALLEL_THRESHOLD = 16
 GC_THRESHOLD = 20_000
 
 
-@dataclass(frozen=True)
-class RunOptions:
-    rule_codes: tuple[str, ...]
-    root: str
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    fix: bool = False
-    unsafe_fixes: bool = False
-    want_edits: bool = False
-    # Settings rules read (`print-output-stream`), as (key, value) pairs.
-    rule_settings: tuple[tuple[str, str], ...] = ()
-    # Whether `check` parses only the code the rules can need (see
-    # `pipeline/relevant_code.py`); off only to compare the two.
-    prune_inert_code: bool = True
-
-    def rules(self) -> list[Rule]:
-        by_code = rule_registry.RULES_BY_CODE
-        return [by_code[c] for c in self.rule_codes]
-
-    def ignored_prefixes(self, path: str) -> tuple[str, ...]:
-        """Codes or prefixes (`TFR2`) that `per-file-ignores` turns off for `path`."""
-        rel = _relative(path, self.root)
-        return tuple(
-            code
-            for pattern, codes in self.per_file_ignores
-            if fnmatch(rel, pattern) or fnmatch(Path(rel).name, pattern)
-            for code in codes
-        )
-
-    def allows(self, applicability: Applicability) -> bool:
-        return applicability is Applicability.SAFE or (
-            applicability is Applicability.UNSAFE and self.unsafe_fixes
-        )
-
-
-@dataclass
-class InputFile:
-    path: str  # as shown to the user
-    source: str | None = None  # given for standard input; read lazily otherwise
-    encoding: str = "utf-8"
-    # Named on the command line: always parsed (no byte prefilter), so its
-    # syntax errors are reported whether it uses TensorFlow or not.
-    explicit: bool = False
-
-
 @dataclass
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     indexed: int = 0
     parsed: int = 0
     cached: int = 0  # files whose results came from the cache
+    # Files left unchecked because a worker process died (killed, out of
+    # memory): the run is incomplete, whatever else it found.
+    unchecked: list[str] = field(default_factory=list)
 
     @property
     def findings(self) -> list[Finding]:
@@ -117,13 +69,6 @@ class RunResult:
         return [f for r in self.files for f in r.fixes_applied]
 
 
-def _relative(path: str, root: str) -> str:
-    try:
-        return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
-
 # -- pass 1 ---------------------------------------------------------------------------
 
 
@@ -133,6 +78,21 @@ class _Deferred:
     only if traced code refers into it."""
 
     path: str
+
+
+@dataclass(frozen=True)
+class _Lost:
+    """A file whose worker died before it had a result."""
+
+    path: str
+
+
+def _lost_index(item: tuple[str, str, str | None, bool]) -> _Lost:
+    return _Lost(item[0])
+
+
+def _lost_job(job: FileJob) -> _Lost:
+    return _Lost(job.file.path)
 
 
 def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileError | _Deferred:
@@ -263,6 +223,7 @@ def _map(
     func: Callable,
     items: list,
     jobs: int,
+    lost: Callable,
     progress: Callable[[int], None] | None = None,  # type: ignore[type-arg]
     chunksize: int | None = None,
     fresh: bool = False,
@@ -271,7 +232,10 @@ def _map(
     `progress(1)` after each item. Without `chunksize`, items go in chunks
     sized for many small, even items. Workers are forks of this process
     where the platform has `fork`; with `fresh`, forks of a small server
-    process that has loaded only the rules (`_fresh_context`)."""
+    process that has loaded only the rules (`_fresh_context`). When a
+    worker dies (killed, out of memory), the items without a result yet
+    get `lost(item)`; when this process is interrupted, the workers are
+    stopped before the interruption goes on (`_stop_workers`)."""
     tick = progress or (lambda n: None)
     if jobs <= 1 or len(items) < PARALLEL_THRESHOLD:
         results = []
@@ -287,6 +251,7 @@ def _map(
     if chunksize is None:
         chunksize = max(1, min(16, len(items) // (jobs * 8)))
     results = []
+    _start_helpers(fresh=context is not None and context.get_start_method() == "forkserver")
     # What the main process holds is frozen before the workers fork: their
     # garbage collector then never walks (nor copies, page by page) it. A
     # program that froze objects itself keeps them frozen.
@@ -294,14 +259,177 @@ def _map(
     if freeze:
         gc.freeze()
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for outcome in pool.map(func, items, chunksize=chunksize):
+        pool = ProcessPoolExecutor(
+            max_workers=jobs,
+            mp_context=context,
+            initializer=_worker_setup,
+            initargs=(os.getpid(),),
+        )
+        try:
+            with _signals_held():
+                outcomes = pool.map(func, items, chunksize=chunksize)
+            for outcome in outcomes:
                 results.append(outcome)
                 tick(1)
+        except (BrokenProcessPool, EOFError, ConnectionError):
+            # A worker died, or the fork server could not start one.
+            results.extend(lost(item) for item in items[len(results) :])
+        except BaseException:
+            _stop_workers(pool)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     finally:
         if freeze:
             gc.unfreeze()
     return results
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Terminate the pool's workers now: interrupted, this process must not
+    wait for the files they are on, nor for the ones queued behind them,
+    and must leave no worker behind. (`ProcessPoolExecutor` offers no
+    public way before Python 3.14.)"""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(timeout=5)
+
+
+def _worker_setup(parent: int) -> None:
+    """Run in each rule worker as it starts. Ctrl-C reaches every process of
+    the terminal's process group: the workers ignore it (the main process
+    stops them), so no worker prints a `KeyboardInterrupt` traceback. And
+    a worker exits when the main process is gone (killed, so unable to
+    stop it): otherwise it would wait for work forever, and keep the fork
+    server and the resource tracker alive with it."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A forked worker inherits this process's handler (which would raise in
+    # the worker) and its mask (held by `_signals_held`): `terminate` must
+    # end it at once.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    threading.Thread(
+        target=exit_with_process, args=(parent,), name="tfrewrite-parent-watch", daemon=True
+    ).start()
+
+
+# Seconds between two looks at whether the main process still runs, where
+# the system cannot say when a process ends (no `pidfd_open`).
+PARENT_POLL_SECONDS = 1.0
+
+
+def exit_with_process(parent: int) -> None:
+    """Exit this process as soon as process `parent` has ended (blocks: run
+    it in a daemon thread)."""
+    import select
+    import time
+
+    try:
+        handle = os.pidfd_open(parent)  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        handle = None
+    if handle is not None:
+        select.select([handle], [], [])  # readable once the process has ended
+        os._exit(1)
+    while True:
+        time.sleep(PARENT_POLL_SECONDS)
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except PermissionError:
+            pass  # it runs (as another user: a reused number)
+
+
+# A folder where `import random` can only find the standard library's own
+# `random`: the standard library's folder itself.
+_NEUTRAL_DIR = os.path.dirname(os.__file__)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the pool starts its workers
+    (`map` submits every item, starting workers as it goes): interrupted
+    between starting a worker and recording it, this process could not stop
+    it, and the worker, still reading its start-up data, would find the
+    pool's semaphores gone and print a traceback. A signal that came
+    meanwhile is handled as the block ends."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):  # Windows
+        yield
+        return
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+@contextmanager
+def _neutral_start() -> Iterator[None]:
+    """Start helper processes that no module of the user's project can
+    reach. `multiprocessing` starts its resource tracker and fork server
+    with `python -c`, which puts the working directory first on their
+    `sys.path`: run inside a project with a top-level `random/` or
+    `types.py`, their first `import tempfile` loaded the project's module and
+    every worker died. Here they start with `PYTHONSAFEPATH` set (Python
+    3.11+: no such entry at all) and, for older Pythons, from the standard
+    library's own folder. The workers themselves take the main process's
+    `sys.path` and working directory (file paths are relative to it).
+
+    They also start with SIGINT ignored, which a process keeps across
+    `exec`: the fork server then hands that on to every worker from its
+    first instruction, so Ctrl-C (sent to the whole process group) never
+    makes a starting worker print a `KeyboardInterrupt` traceback; this
+    process stops them itself."""
+    import signal
+    import threading
+
+    try:
+        here: str | None = os.getcwd()
+    except OSError:  # removed meanwhile: nothing relative to it can be read anyway
+        here = None
+    previous = os.environ.get("PYTHONSAFEPATH")
+    main_thread = threading.current_thread() is threading.main_thread()
+    interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    os.environ["PYTHONSAFEPATH"] = "1"
+    os.chdir(_NEUTRAL_DIR)
+    try:
+        yield
+    finally:
+        if here is not None:
+            os.chdir(here)
+        if previous is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = previous
+        if interrupt is not None:
+            signal.signal(signal.SIGINT, interrupt)
+
+
+def _start_helpers(fresh: bool) -> None:
+    """Start the resource tracker (every pool's queues register with it)
+    and, for `fresh` workers, the fork server, from a neutral place
+    (`_neutral_start`); started already, they are left as they are."""
+    if os.name != "posix":  # the helpers and their `python -c` are POSIX's
+        return
+    from multiprocessing import resource_tracker
+
+    with _neutral_start():
+        resource_tracker.ensure_running()
+        if fresh:
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
 
 
 def _fresh_context():  # noqa: ANN202 - a multiprocessing context, or None
@@ -329,11 +457,8 @@ def _start_fresh_server() -> None:
     rules, a few tenths of a second) then run on a core that the project
     facts, computed in this process alone, leave idle, instead of delaying
     the first rule worker."""
-    context = _fresh_context()
-    if context is not None:
-        from multiprocessing import forkserver
-
-        forkserver.ensure_running()
+    if _fresh_context() is not None:
+        _start_helpers(fresh=True)
 
 
 @contextmanager
@@ -398,6 +523,7 @@ def _analyse(
     indexes: list[ModuleIndex] = []
     errors: dict[str, FileError] = {}
 
+    unchecked: list[str] = []  # files whose worker died
     counts: dict[str, list[int]] = {}  # phase -> [done, total], across passes
 
     def ticker(phase: str, total: int) -> Callable[[int], None] | None:
@@ -427,7 +553,10 @@ def _analyse(
         items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in todo]
         # Each pass is its own progress phase, so every bar runs from 0 to its total.
         phase = "indexing" if prefilter else "indexing referenced files"
-        for outcome in _map(_index_job, items, jobs, ticker(phase, len(items))):
+        for outcome in _map(_index_job, items, jobs, _lost_index, ticker(phase, len(items))):
+            if isinstance(outcome, _Lost):
+                unchecked.append(outcome.path)
+                continue
             if cache is not None and not isinstance(outcome, FileError):
                 cache.remember_index(
                     outcome.path,
@@ -506,20 +635,25 @@ def _analyse(
     done = {
         job.file.path: outcome
         for job, outcome in zip(
-            parse, _map(worker, parse, jobs, tick, chunksize=1, fresh=fresh_workers), strict=True
+            parse,
+            _map(worker, parse, jobs, _lost_job, tick, chunksize=1, fresh=fresh_workers),
+            strict=True,
         )
     }
     done.update(settled)
+    unchecked.extend(o.path for o in done.values() if isinstance(o, _Lost))
     outcomes = [
         hit if hit is not None else done[job.file.path]
         for job, hit in zip(jobs_list, known, strict=True)
     ]
     result.cached = sum(1 for hit in known if hit is not None)
-    result.files = [*outcomes, *(FileResult(path, error=e) for path, e in errors.items())]
+    result.files = [o for o in outcomes if not isinstance(o, _Lost)]
+    result.files.extend(FileResult(path, error=e) for path, e in errors.items())
     result.files.extend(FileResult(path) for path in deferred)
     result.parsed = sum(1 for r in result.files if r.parsed)
     result.files.sort(key=lambda r: r.path)
-    if cache is not None:
+    result.unchecked = sorted(unchecked)
+    if cache is not None and not unchecked:
         kept = {key: _storable(r) for key, r in zip(keys, outcomes, strict=True) if key}
         cache.save(kept, [_storable(r) for r in result.files])
     return result

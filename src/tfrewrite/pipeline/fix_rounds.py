@@ -28,7 +28,6 @@ import libcst as cst
 
 from tfrewrite.findings import Applicability
 from tfrewrite.pipeline.decoration_gate import Found, find_violations, gate_decorations
-from tfrewrite.pipeline.engine import RunOptions
 from tfrewrite.pipeline.fix_outcome import (
     Spot,
     counterparts,
@@ -36,16 +35,28 @@ from tfrewrite.pipeline.fix_outcome import (
     original_lines,
     resolved,
 )
-from tfrewrite.pipeline.rule_pass import MAX_FIX_ROUNDS, FileJob, _parse, _reindex, applicable_rules
+from tfrewrite.pipeline.parsing import parse_module
+from tfrewrite.pipeline.run_options import FileJob, RunOptions
 from tfrewrite.pipeline.suppression import NoqaMap
 from tfrewrite.rewrite.fixes import CstFix
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tfrewrite.facts.context import RuleContext
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.facts.project import TracedFunction
     from tfrewrite.rules.base import Rule
 
+    # The rules of the run that can fire in a file, given its index and
+    # traced functions (`rule_pass.applicable_rules`): asked again after
+    # every round, since a fix can make code traced that no rule looked at
+    # before.
+    RulesFor = Callable[[str, ModuleIndex, dict[str, TracedFunction], RunOptions], list[Rule]]
+
+# Most files settle in one to three rounds; a deeply nested `if`/`elif`
+# ladder converts one level per round, so leave room for it.
+MAX_FIX_ROUNDS = 32
 TENSOR_IF = "TFR101"
 # How a tensor `if` waiting for the conditionals inside it says so.
 WAITING = "(after the tensor conditionals inside it)"
@@ -92,13 +103,15 @@ def settle(
     traced: dict[str, TracedFunction],
     rules: Sequence[Rule],
     options: RunOptions,
+    rules_for: RulesFor,
 ) -> Settled:
     """Find, and with `options.fix` apply fixes round after round until
     nothing changes; restart without the conversions that would leave a
-    function half rewritten."""
+    function half rewritten. `rules_for` chooses the rules of each round
+    after the first."""
     withheld: list[_Withheld] = []
     for _restart in range(MAX_RESTARTS + 1):
-        settled = _rounds(path, module, code, index, traced, rules, options, withheld)
+        settled = _rounds(path, module, code, index, traced, rules, options, rules_for, withheld)
         if settled.error is not None or not options.fix:
             return settled
         more = _half_rewritten(code, settled)
@@ -116,10 +129,11 @@ def _rounds(
     traced: dict[str, TracedFunction],
     rules: Sequence[Rule],
     options: RunOptions,
+    rules_for: RulesFor,
     withheld: Sequence[_Withheld],
 ) -> Settled:
     """The rounds themselves. Traced context is re-derived every round
-    (`_reindex`), and with it the rules that can fire (`applicable_rules`):
+    (`_reindex`), and with it the rules that can fire (`rules_for`):
     a step decorated or extracted in the last round makes its callees
     traced, and steps still undecorated are checked as the traced code they
     will be."""
@@ -154,7 +168,7 @@ def _rounds(
             own_fix_applied = {positions[i] for i in applied}
         new_code = new_module.code
         try:
-            module = _parse(new_code)
+            module = parse_module(new_code)
         except cst.ParserSyntaxError as err:
             settled.error = (
                 "internal error: the fixes produced code that does not parse "
@@ -165,7 +179,7 @@ def _rounds(
         index, traced = _reindex(new_code, index, traced)
         # The fixes may have made code traced (a step extracted or
         # decorated): rules that could not fire before may now.
-        rules = applicable_rules(path, index, traced, options)
+        rules = rules_for(path, index, traced, options)
     assert settled is not None
     # Fixed: a finding whose own fix was applied (what is found there
     # afterwards is a new finding), or one that is gone, whichever fix did it.
@@ -174,6 +188,58 @@ def _rounds(
     )
     settled.resolved = sorted(own_fix_applied | set(vanished))
     return settled
+
+
+def _reindex(
+    code: str, previous: ModuleIndex, traced: dict[str, TracedFunction]
+) -> tuple[ModuleIndex, dict[str, TracedFunction]]:
+    """Index a file again after a fix round. Facts only the whole project
+    could derive (a loss decorated in another module, a loop elsewhere that
+    calls a step) are carried over from the previous round; those the file
+    alone gives are derived again: a fix may make functions traced (a
+    decorated or extracted train step, and its callees), or stop one from
+    running traced (a loss whose `@tf.function` was removed, and what only it
+    made traced)."""
+    from tfrewrite.facts.index import build_index
+    from tfrewrite.facts.project import compute_facts
+
+    index = build_index(code, previous.path, previous.module, previous.star_names)
+    if previous.pruned is not None:
+        # The code is a pruned check's (`rule_pass._relevant_code`): the
+        # functions left out keep their facts.
+        from tfrewrite.pipeline.relevant_code import merge_carried
+
+        pruned = previous.pruned
+        merge_carried(index, pruned.carried_index(), pruned.pruned)
+        index.pruned = pruned
+    local = compute_facts([index]).for_path(previous.path)
+    index.looped_functions = {**previous.looped_functions, **index.looped_functions}
+    index.loss_decorator_options = {
+        **previous.loss_decorator_options,
+        **index.loss_decorator_options,
+    }
+    index.rebound_module_names = {
+        **previous.rebound_module_names,
+        **index.rebound_module_names,
+    }
+    index.held_state = {**previous.held_state, **index.held_state}
+    index.held_classes = {**previous.held_classes, **index.held_classes}
+    index.star_names = {**previous.star_names, **index.star_names}
+    index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
+    index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
+    merged = dict(local)
+    for qualname, known in traced.items():
+        if qualname not in index.functions:
+            continue
+        now = local.get(qualname)
+        if now is None and known.local_reasons_only:
+            continue  # its own module traced it, and no longer does
+        if now is None or (known.pending and now.pending):
+            merged[qualname] = known  # what only other modules could tell
+        elif not known.pending:
+            merged[qualname] = dataclasses.replace(known, is_loss=known.is_loss or now.is_loss)
+        # else: pending before, traced for real now (a decorated step)
+    return index, merged
 
 
 # The file states the rules last ran on, and what they found. `check` runs
@@ -339,6 +405,7 @@ def as_fix_would_do(
     rules: Sequence[Rule],
     found: list[Found],
     held: set[int],
+    rules_for: RulesFor,
 ) -> list[Found]:
     """`check`'s findings, each fixable exactly when `fix` would fix it, so
     "N fixable" is what `fix` then fixes. Disjoint fixes resolve their own
@@ -350,7 +417,7 @@ def as_fix_would_do(
     `--unsafe-fixes`, the unsafe fixes are decided the same way, so "N more
     with `--unsafe-fixes`" is what `fix --unsafe-fixes` then fixes besides."""
     options = job.options
-    found, fixed = _offer(path, module, code, job, rules, found, held, options, None)
+    found, fixed = _offer(path, module, code, job, rules, found, held, options, rules_for, None)
     if options.unsafe_fixes:
         return found
     unsafe = dataclasses.replace(options, unsafe_fixes=True)
@@ -360,7 +427,7 @@ def as_fix_would_do(
         if i not in fixed
         and (f.violation.fix is None or f.violation.fix.applicability is Applicability.UNSAFE)
     }
-    return _offer(path, module, code, job, rules, found, set(), unsafe, undecided)[0]
+    return _offer(path, module, code, job, rules, found, set(), unsafe, rules_for, undecided)[0]
 
 
 def _offer(
@@ -372,12 +439,13 @@ def _offer(
     found: list[Found],
     held: set[int],
     options: RunOptions,
+    rules_for: RulesFor,
     only: set[int] | None,
 ) -> tuple[list[Found], set[int]]:
     """`as_fix_would_do` for the fixes `options` allow, changing only the
     findings at positions `only` (all when None); also returns the positions
     of the findings offered as fixable."""
-    from tfrewrite.facts.training import StepViolation
+    from tfrewrite.rewrite.step_violation import StepViolation
 
     def fixable_of(findings: list[Found], waiting: set[int]) -> list[bool]:
         return [
@@ -399,7 +467,14 @@ def _offer(
     conditional = [_is_conditional(f) for f in found]
     if any(fixable) and (decorating or fixes_interact(spots, fixable, conditional)):
         simulated = settle(
-            path, module, code, job.index, job.traced, rules, dataclasses.replace(options, fix=True)
+            path,
+            module,
+            code,
+            job.index,
+            job.traced,
+            rules,
+            dataclasses.replace(options, fix=True),
+            rules_for,
         )
         if simulated.error is None:
             found = [

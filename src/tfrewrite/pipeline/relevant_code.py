@@ -19,21 +19,26 @@ A function is kept when it may matter to one of the selected rules
   `traced_sites`, `traced_lambdas`, `tape_losses`), a `global`/`nonlocal`, a
   `run_functions_eagerly` switch (TFR307);
 - it calls one of those by name (a loop calling a decorated function is
-  TFR203's case; a loop calling a train step, TFR302's), unless every
-  selected rule looks only at traced code and what it calls (TFR101 to
-  TFR107, TFR204, TFR205: what callers pass reaches them as pass-1 facts);
-- it writes state TFR201 reads across functions (items of a module name, an
-  attribute of an imported module or of a class of the file);
-- it averages or divides where TFR306 may see per-batch values (a mean or a
-  division beside a loop or a comprehension, or `sum(...) / n`);
-- for the tape and loop rules (TFR302 to TFR306): it assigns a model, a lambda
-  or a batched dataset, or a name kept code reads from another name or from
-  a call of one of the file's functions (what `value_sources` and
+  TFR203's case; a loop calling a train step, TFR302's), unless no selected
+  rule reads callers (`Relevance.reads_callers`: the rules that look only at
+  traced code and what it calls learn what callers pass from pass-1 facts);
+- it writes state a rule reads across functions (items of a module name, an
+  attribute of an imported module or of a class of the file:
+  `Relevance.state_writes`, TFR201);
+- it averages or divides where a rule may see per-batch values (a mean or a
+  division beside a loop or a comprehension, or `sum(...) / n`:
+  `Relevance.averages`, TFR306);
+- for the rules that look values up by name (`Relevance.inputs_by_name`, the
+  tape and loop rules TFR302 to TFR306): it assigns a model, a lambda or a
+  batched dataset, or a name kept code reads from another name or from a
+  call of one of the file's functions (what `value_sources` and
   `_model_names` look up by name anywhere in the file);
-- for TFR101: it names `keras` or `keras.ops` (the fix writes `keras.ops`
-  when the file uses it); it calls a seed function (random fixes look for
-  seeding anywhere); it uses a name a fix would otherwise take for a new
-  function or list (`train_step`, `batch_sizes`);
+- it names `keras` or `keras.ops` where a selected rule's fix writes
+  `keras.ops` when the file uses it (`Relevance.keras_ops`, TFR101); it
+  calls a seed function (random fixes look for seeding anywhere; kept
+  whatever the rules); it uses a name a selected rule's fix would otherwise
+  take for a new function or list (`Relevance.fresh_names`: `train_step`,
+  `batch_sizes`);
 - a kept function names it (the rules read callees' bodies and returns), or
   it shares its name with a kept top-level function (sections of a script);
 - it is `__init__` or writes a `self` attribute in a class with a kept method
@@ -43,11 +48,13 @@ A function is kept when it may matter to one of the selected rules
   of a class named by kept code stays.
 
 Module-level statements, class headers and class-level statements always
-stay. A selected rule this module does not know keeps the whole file.
+stay. What each rule needs is its registry entry's `relevance`
+(`rules.registry.Relevance`); a selected rule without one (a new rule, or a
+code the registry does not hold) keeps the whole file.
 
 After a simulated fix round, `check` indexes the fixed (pruned) code again;
 `Pruned.carried_index` indexes the pruned functions on their own (with every
-import of the file) so `rule_pass._reindex` can merge their facts back.
+import of the file) so `fix_rounds._reindex` can merge their facts back.
 """
 
 from __future__ import annotations
@@ -58,24 +65,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tfrewrite.rules.registry import Relevance
+
 if TYPE_CHECKING:
     from tfrewrite.facts.index import FunctionInfo, ModuleIndex
     from tfrewrite.facts.project import TracedFunction
 
-# The rules whose needs the relevance tests below cover; any other selected
-# rule keeps the whole file.
-KNOWN_RULES = frozenset(f"TFR{n}" for n in (*range(101, 108), *range(201, 206), *range(301, 308)))
-# Rules that look up, by name anywhere in the file, what a model or a dataset is.
-_LOOP_RULES = frozenset({"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"})
-# Rules that look only inside traced code and what it calls, never at the
-# code that calls it: with only these selected, a function is not kept for
-# calling a kept one (call sites reach them as pass-1 facts).
-_CALLERS_UNREAD = frozenset(
-    {"TFR101", "TFR102", "TFR103", "TFR104", "TFR105", "TFR106", "TFR107", "TFR204", "TFR205"}
-)
-# Bases of the names fixes make fresh (a suffix added while the file uses
-# one), by rule.
-_FRESH_NAMES = (("TFR303", "train_step"), ("TFR306", "batch_sizes"))
 # Last components of the averaging calls TFR306 starts from.
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 _MODEL_FACTORIES = frozenset({"Sequential", "Model", "Functional", "load_model", "clone_model"})
@@ -161,7 +156,7 @@ class Pruned:
         """The index of the blanked functions alone, with every import of
         the file (so their names resolve as in the whole file), the headers
         of the top-level classes and a stub for every kept top-level
-        function: what `rule_pass._reindex` merges into the index of the fixed,
+        function: what `fix_rounds._reindex` merges into the index of the fixed,
         pruned code. Built on first use (only a check that simulates fix
         rounds needs it)."""
         if self._carried is None:
@@ -184,12 +179,12 @@ def prune(
     rule_codes: Iterable[str],
 ) -> Pruned | None:
     """`source` with the functions no rule in `rule_codes` can need blanked
-    out; None when nothing can be left out (or a rule is not known here)."""
-    codes = frozenset(rule_codes)
-    if not codes <= KNOWN_RULES or any(c in source for c in _OTHER_BREAKS):
+    out; None when nothing can be left out (or a rule's needs are not known)."""
+    needs = needs_of(rule_codes)
+    if needs is None or any(c in source for c in _OTHER_BREAKS):
         return None
     lines = _LINE.findall(source)
-    units = _decide(lines, index, traced, codes)
+    units = _decide(lines, index, traced, needs)
     inert = [u for u in units if u.reason is None]
     if not inert:
         return None
@@ -224,8 +219,32 @@ def relevance(
     rule_codes: Iterable[str],
 ) -> dict[str, str | None]:
     """Each top-level function and method: why it is kept, None when inert."""
-    units = _decide(_LINE.findall(source), index, traced, frozenset(rule_codes))
+    lines = _LINE.findall(source)
+    needs = needs_of(rule_codes)
+    if needs is None:
+        return {u.qualname: _WHOLE_FILE for u in _units(lines, index)}
+    units = _decide(lines, index, traced, needs)
     return {u.qualname: u.reason for u in units}
+
+
+# Why every function is kept when a selected rule's needs are not known.
+_WHOLE_FILE = "a selected rule keeps the whole file"
+
+
+def needs_of(rule_codes: Iterable[str]) -> Relevance | None:
+    """What the pruned parse must keep for the rules `rule_codes`, from their
+    registry entries; None when a code has no entry or its entry no
+    `relevance` (the whole file is then parsed)."""
+    from tfrewrite.rules import specs_by_code
+
+    specs = specs_by_code()
+    relevances = []
+    for code in dict.fromkeys(rule_codes):
+        spec = specs.get(code)
+        if spec is None or spec.relevance is None:
+            return None
+        relevances.append(spec.relevance)
+    return Relevance.combined(relevances)
 
 
 def _blank(line: str) -> str:
@@ -366,11 +385,12 @@ def _decide(
     lines: list[str],
     index: ModuleIndex,
     traced: dict[str, TracedFunction],
-    codes: frozenset[str],
+    needs: Relevance,
 ) -> list[_Unit]:
-    """Every unit, with why it is kept (`reason`), or None when inert. Cheap
-    tests on pass-1 facts and on the words of a unit's text decide most
-    units; a unit whose words leave a question open is parsed alone."""
+    """Every unit, with why it is kept (`reason`), or None when inert, for
+    rules that together need `needs`. Cheap tests on pass-1 facts and on the
+    words of a unit's text decide most units; a unit whose words leave a
+    question open is parsed alone."""
     from tfrewrite.facts.index import TF_FUNCTION_NAMES
 
     units = _units(lines, index)
@@ -378,10 +398,10 @@ def _decide(
         return units
     classes = {name.rpartition(".")[2] for name in index.classes}
     owners = set(index.imports) | {name for name in index.classes if "." not in name}
-    loop_rules = not codes.isdisjoint(_LOOP_RULES)
+    loop_rules = needs.inputs_by_name
     # Names fixes choose so as not to clash with any name of the file, and
     # that a fix message may show (`train_step_2`).
-    fresh = [base for code, base in _FRESH_NAMES if code in codes]
+    fresh = needs.fresh_names
     # Random fixes look for seeding anywhere (`rules/randomness/seeds.py`).
     seeding = _with_aliases(_SEED_FUNCTIONS, index)
     tapes = _with_aliases({"GradientTape"}, index)
@@ -430,13 +450,13 @@ def _decide(
         if reason is not None:
             core.add(unit.name)
         elif (
-            "TFR201" in codes
+            needs.state_writes
             and any(i.writes_state for i in own)
             and _holds(facts(unit), "writes_state")
         ):
             reason = "writes module or class state"
         elif (
-            "TFR306" in codes
+            needs.averages
             and ("/" in unit.text or not averages.isdisjoint(words))
             and ("for" in words or "sum" in words)
             and _averages(facts(unit))
@@ -448,14 +468,14 @@ def _decide(
             and _holds(facts(unit), "defines_inputs")
         ):
             reason = "assigns a model, a lambda or a batched dataset"
-        elif "TFR101" in codes and not keras_names.isdisjoint(words):
+        elif needs.keras_ops and not keras_names.isdisjoint(words):
             reason = "names keras.ops"
         elif not seeding.isdisjoint(_CALLED.findall(unit.text)):
             reason = "calls a seed function"
         elif any(base in unit.text for base in fresh):  # a `def` of that name too
             reason = "uses a name a fix may take"
         unit.reason = reason
-    if not codes <= _CALLERS_UNREAD:
+    if needs.reads_callers:
         for unit in units:
             if unit.reason is None and not core.isdisjoint(unit.words):
                 called = sorted(core & unit.words)[0]

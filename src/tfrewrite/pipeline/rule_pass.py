@@ -20,14 +20,14 @@ Which files reach this pass, in what order, in which process, is `engine`.
 from __future__ import annotations
 
 import dataclasses
-import gc
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tfrewrite import rules as rule_registry
 from tfrewrite.findings import FileError, FileResult, Finding, FixInfo, Position
+from tfrewrite.pipeline.parsing import parse_module as _parse
+from tfrewrite.pipeline.run_options import FileJob
 from tfrewrite.pipeline.suppression import file_is_exempt
 from tfrewrite.report.edits import text_edits
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
@@ -39,20 +39,8 @@ if TYPE_CHECKING:  # LibCST is imported only when there is a file to parse
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.facts.project import TracedFunction
     from tfrewrite.pipeline.decoration_gate import Found
-    from tfrewrite.pipeline.engine import InputFile, RunOptions
+    from tfrewrite.pipeline.run_options import RunOptions
     from tfrewrite.rules.base import Rule
-
-# Most files settle in one to three rounds; a deeply nested `if`/`elif`
-# ladder converts one level per round, so leave room for it.
-MAX_FIX_ROUNDS = 32
-
-
-@dataclass(frozen=True)
-class FileJob:
-    file: InputFile
-    index: ModuleIndex
-    traced: dict[str, TracedFunction]
-    options: RunOptions
 
 
 def python_text(path: str, data: bytes) -> str:
@@ -113,58 +101,6 @@ def _to_finding(
     )
 
 
-def _reindex(
-    code: str, previous: ModuleIndex, traced: dict[str, TracedFunction]
-) -> tuple[ModuleIndex, dict[str, TracedFunction]]:
-    """Index a file again after a fix round. Facts only the whole project
-    could derive (a loss decorated in another module, a loop elsewhere that
-    calls a step) are carried over from the previous round; those the file
-    alone gives are derived again: a fix may make functions traced (a
-    decorated or extracted train step, and its callees), or stop one from
-    running traced (a loss whose `@tf.function` was removed, and what only it
-    made traced)."""
-    from tfrewrite.facts.index import build_index
-    from tfrewrite.facts.project import compute_facts
-
-    index = build_index(code, previous.path, previous.module, previous.star_names)
-    if previous.pruned is not None:
-        # The code is a pruned check's (`_relevant_code`): the functions left
-        # out keep their facts.
-        from tfrewrite.pipeline.relevant_code import merge_carried
-
-        pruned = previous.pruned
-        merge_carried(index, pruned.carried_index(), pruned.pruned)
-        index.pruned = pruned
-    local = compute_facts([index]).for_path(previous.path)
-    index.looped_functions = {**previous.looped_functions, **index.looped_functions}
-    index.loss_decorator_options = {
-        **previous.loss_decorator_options,
-        **index.loss_decorator_options,
-    }
-    index.rebound_module_names = {
-        **previous.rebound_module_names,
-        **index.rebound_module_names,
-    }
-    index.held_state = {**previous.held_state, **index.held_state}
-    index.held_classes = {**previous.held_classes, **index.held_classes}
-    index.star_names = {**previous.star_names, **index.star_names}
-    index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
-    index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
-    merged = dict(local)
-    for qualname, known in traced.items():
-        if qualname not in index.functions:
-            continue
-        now = local.get(qualname)
-        if now is None and known.local_reasons_only:
-            continue  # its own module traced it, and no longer does
-        if now is None or (known.pending and now.pending):
-            merged[qualname] = known  # what only other modules could tell
-        elif not known.pending:
-            merged[qualname] = dataclasses.replace(known, is_loss=known.is_loss or now.is_loss)
-        # else: pending before, traced for real now (a decorated step)
-    return index, merged
-
-
 def _rules_for(job: FileJob) -> list[Rule]:
     """The selected rules that can fire in this file, decided from pass-1
     facts alone (no LibCST parse): most files have none."""
@@ -175,11 +111,11 @@ def applicable_codes(
     path: str, index: ModuleIndex, traced: dict[str, TracedFunction], options: RunOptions
 ) -> list[str]:
     """The selected rule codes, less those `per-file-ignores` turns off for
-    `path`, whose pass-1 test (`analysis.rule_scopes`) says they can fire
+    `path`, whose pass-1 test (the `scope` of its registry entry) says they can fire
     given `index` and the traced functions. Loads no rule and no LibCST, so
     the main process settles a file no rule can fire in for the price of
     its index."""
-    from tfrewrite.facts.rule_scopes import can_fire
+    from tfrewrite.rules import can_fire
 
     ignored = options.ignored_prefixes(path)
     return [
@@ -222,42 +158,12 @@ def process_file(job: FileJob) -> FileResult:
     return result
 
 
-def _skip_validation(node: cst.CSTNode) -> None:
-    """`CSTNode.__post_init__` while LibCST's parser builds a tree (see `_parse`)."""
-
-
-def _parse(source: str) -> cst.Module:
-    """`libcst.parse_module`, without the check every node runs on its own
-    fields as it is built (the parser only builds valid nodes, and the
-    checks took a tenth or more of the parse; LibCST's own source notes the
-    waste), and without cyclic garbage collection while the tree is built
-    (it holds no cycles, yet the collector walked its growing young part
-    again and again: another tenth). Nodes that rules build later are
-    checked as usual."""
-    import libcst as cst
-
-    collecting = gc.isenabled()
-    gc.disable()
-    validate = cst.CSTNode.__dict__.get("__post_init__")
-    try:
-        if validate is None:  # another LibCST layout: parse as usual
-            return cst.parse_module(source)
-        cst.CSTNode.__post_init__ = _skip_validation  # type: ignore[method-assign]
-        try:
-            return cst.parse_module(source)
-        finally:
-            cst.CSTNode.__post_init__ = validate  # type: ignore[method-assign]
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _relevant_code(source: str, job: FileJob, rules: Sequence[Rule]) -> tuple[str, FileJob]:
     """What pass 2 parses: in a check that shows no edits, `source` with the
     functions no selected rule can need blanked out (`relevant_code.prune`:
     lines and columns stay, and so do the findings' positions), and a job
     whose index carries what was left out, for the index of a simulated fix
-    round (`_reindex`); otherwise the whole source. A large test file of
+    round (`fix_rounds._reindex`); otherwise the whole source. A large test file of
     which a few functions matter then costs a fraction of its whole tree."""
     options = job.options
     if options.fix or options.want_edits or not options.prune_inert_code:
@@ -290,7 +196,7 @@ def _settle_findings(
     from tfrewrite.pipeline.fix_rounds import as_fix_would_do, settle
 
     path, source, options = result.path, result.source or code, job.options
-    settled = settle(path, module, code, job.index, job.traced, rules, options)
+    settled = settle(path, module, code, job.index, job.traced, rules, options, applicable_rules)
     if settled.error is not None:
         result.error = FileError(path, settled.error)
         return result
@@ -308,7 +214,9 @@ def _settle_findings(
         return result
     result.findings = [
         _to_finding(path, f, module, code, options.want_edits)
-        for f in as_fix_would_do(path, module, code, job, rules, first, settled.held)
+        for f in as_fix_would_do(
+            path, module, code, job, rules, first, settled.held, applicable_rules
+        )
     ]
     return result
 

@@ -12,7 +12,7 @@ several lines is annotated by lines alone.
 from __future__ import annotations
 
 from tfrewrite.findings import FileError, Finding
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 from tfrewrite.workspace.diffs import display_path
 
 

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 from itertools import groupby
 
 from tfrewrite.findings import Applicability, FileError, Finding
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 
 
 def _failure_text(finding: Finding) -> str:

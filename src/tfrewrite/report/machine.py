@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from tfrewrite.findings import FileError, Finding
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 
 
 def finding_to_dict(finding: Finding) -> dict[str, Any]:

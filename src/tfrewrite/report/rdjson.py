@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tfrewrite.findings import Applicability, FileError, Finding, Position, TextEdit
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 from tfrewrite.report.columns import SourceLines
 from tfrewrite.report.edits import apply_text_edits
 from tfrewrite.workspace.diffs import display_path

@@ -22,7 +22,7 @@ from urllib.parse import quote
 from tfrewrite import __version__
 from tfrewrite import rules as rule_registry
 from tfrewrite.findings import Applicability, FileError, Finding, Position
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 from tfrewrite.report.columns import SourceLines
 from tfrewrite.workspace.diffs import display_path
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from tfrewrite.findings import Applicability, FileError, Finding
-from tfrewrite.report import ReportContext, register
+from tfrewrite.report.base import ReportContext, register
 
 _BOLD, _RED, _CYAN, _DIM, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[2m", "\x1b[0m"
 

@@ -12,16 +12,8 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.findings import Applicability
-
-
-@dataclass(frozen=True)
-class ImportRequest:
-    """`import module as alias` (obj None) or `from module import obj as alias`."""
-
-    module: str
-    obj: str | None = None
-    alias: str | None = None
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tfrewrite.facts.autograph import autograph_off
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.rewrite.fixes import NodeEdit
@@ -39,7 +40,6 @@ from tfrewrite.rewrite.value_uses import (
     first_of,
     wrapper_replacement,
 )
-from tfrewrite.rules.randomness.random_sampling import autograph_off
 
 
 @dataclass

@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from tfrewrite.facts.rule_scopes import TracedFacts, can_fire
+from tfrewrite.facts.rule_scopes import TracedFacts
 from tfrewrite.findings import Applicability
 
 if TYPE_CHECKING:
     from tfrewrite.facts.context import RuleContext
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.rewrite.fixes import Violation
+    from tfrewrite.rules.registry import RuleSpec
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ class Rule:
     code: ClassVar[str]
     name: ClassVar[str]  # kebab-case, like Ruff's rule names
     summary: ClassVar[str]  # one line, used in listings and SARIF shortDescription
-    explanation: ClassVar[str]  # Markdown: what, why under tracing, notes, refusals
+    # Markdown sections, in this order: `## What it does`, `## Why is this
+    # bad?`, any others (refusals, notes), `## Fix safety` (see `render_doc`).
+    explanation: ClassVar[str]
     fix_applicability: ClassVar[Applicability]
     examples: ClassVar[tuple[Invalid | Valid, ...]] = ()
     # Whether the rule only looks inside code that runs traced: its findings
@@ -65,22 +68,40 @@ class Rule:
     # the fix rounds show, so `check` runs them to say what `fix` resolves.
     may_untrace: ClassVar[bool] = False
 
+    def __init__(self, spec: RuleSpec | None = None) -> None:
+        # The registry entry the rule was loaded from (`rules.registry`); None
+        # for a rule built outside the registry, which then runs everywhere.
+        self.spec = spec
+
     def applies_to(self, index: ModuleIndex, traced: TracedFacts) -> bool:
         """Cheap test on pass-1 facts: can this rule fire in this file at all?
-        The tests live in `analysis.rule_scopes`, apart from LibCST."""
-        return can_fire(self.code, index, traced)
+        The test is the `scope` of the rule's registry entry (in its family's
+        `scopes.py`, apart from LibCST)."""
+        return self.spec is None or self.spec.can_fire(index, traced)
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         raise NotImplementedError
 
     def render_doc(self) -> str:
-        """Markdown documentation: what `tfrewrite rule CODE` prints."""
+        """Markdown documentation: what `tfrewrite rule CODE` prints, laid out
+        as Ruff's rule pages so a reader finds the same things in the same
+        place: what the rule finds and why that is bad, an example (and what to
+        write instead), the rule's other notes, and fix safety last."""
+        lead, sections = _sections(_dedent(self.explanation))
         lines = [f"# {self.name} ({self.code})", "", self.summary, ""]
-        lines.append(f"Fix: {_FIX_WORDS[self.fix_applicability]}")
-        lines += ["", _dedent(self.explanation).strip(), ""]
-        example = next((e for e in self.examples if isinstance(e, Invalid) and e.after), None)
-        if example is None:
-            example = next((e for e in self.examples if isinstance(e, Invalid)), None)
+        lines += [f"Fix: {_FIX_WORDS[self.fix_applicability]}", ""]
+        if lead:
+            lines += [lead, ""]
+        first = [text for heading, text in sections if heading in _LEADING_SECTIONS]
+        last = [text for heading, text in sections if heading == _LAST_SECTION]
+        middle = [
+            text
+            for heading, text in sections
+            if heading not in _LEADING_SECTIONS and heading != _LAST_SECTION
+        ]
+        for text in first:
+            lines += [text, ""]
+        example = next((e for e in self.examples if isinstance(e, Invalid)), None)
         if example is not None:
             lines += ["## Example", "", "```python", _dedent(example.before).strip(), "```", ""]
             if example.after:
@@ -92,13 +113,21 @@ class Rule:
                     "```",
                     "",
                 ]
+        for text in (*middle, *last):
+            lines += [text, ""]
         return "\n".join(lines)
 
 
+# The sections of an explanation, as Ruff names them: these two come before
+# the example, fix safety after every other section.
+_LEADING_SECTIONS = ("What it does", "Why is this bad?")
+_LAST_SECTION = "Fix safety"
+
 _FIX_WORDS = {
-    Applicability.SAFE: "safe where the rewrite can be proven (applied by `tfrewrite fix`); "
-    "the notes below list the cases where it is unsafe or withheld, and why.",
-    Applicability.UNSAFE: "unsafe (applied with `--unsafe-fixes`); review the diff.",
+    Applicability.SAFE: "safe where the rewrite is proven (applied by `tfrewrite fix`); "
+    "see Fix safety for where it is unsafe or withheld, and why.",
+    Applicability.UNSAFE: "unsafe (applied with `--unsafe-fixes`); review the diff. "
+    "See Fix safety.",
     Applicability.NONE: "none; the finding says what to do.",
 }
 
@@ -107,3 +136,24 @@ def _dedent(text: str) -> str:
     import textwrap
 
     return textwrap.dedent(text)
+
+
+def _sections(markdown: str) -> tuple[str, list[tuple[str, str]]]:
+    """Split an explanation at its `## ` headings (not inside code blocks):
+    the text before the first heading, and each section as (heading, its
+    Markdown with the heading line), in order. `render_doc` reorders them."""
+    lead: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    fenced = False
+    for line in markdown.strip().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        if not fenced and line.startswith("## "):
+            sections.append((line[3:].strip(), [line]))
+        elif sections:
+            sections[-1][1].append(line)
+        else:
+            lead.append(line)
+    return "\n".join(lead).strip(), [
+        (heading, "\n".join(body).strip()) for heading, body in sections
+    ]

@@ -3,9 +3,11 @@
 A specification reads like a tensor type: `"float32[8,16,16,1] in [0,1]"` is
 an 8×16×16×1 float32 batch drawn uniformly from [0, 1]; `"float32[8,4]"`
 (no range) draws from a standard normal; `"int32[8] in [0,10]"` draws
-integers from 0 to 10 inclusive; `"float32[]"` is a scalar. A TOML value that
-is not a string (`from_logits = true`, `axis = -1`) is passed as that Python
-value.
+integers from 0 to 10 inclusive; `"float32[]"` is a scalar. A table of
+specifications (`features = {image = "float32[8,16,16,3]", label = "int32[8]
+in [0,9]"}`) is a dict of tensors, as a `tf.data` pipeline or an Estimator
+`model_fn` passes its features. A TOML value that is not a string
+(`from_logits = true`, `axis = -1`) is passed as that Python value.
 
 Loss-shaped functions — two required parameters `(y_true, y_pred)`, with an
 optional `sample_weight` — need no configuration: both get
@@ -89,11 +91,30 @@ class ValueSpec:
         return repr(self.value)
 
 
-Spec = TensorSpec | ValueSpec
+@dataclass(frozen=True)
+class DictSpec:
+    """A dict of tensors by key (`features["image"]`)."""
+
+    entries: tuple[tuple[str, TensorSpec], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "dict", "entries": {k: v.to_json() for k, v in self.entries}}
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(f"{k}: {v}" for k, v in self.entries) + "}"
+
+
+Spec = TensorSpec | ValueSpec | DictSpec
 
 
 def parse_spec(value: Any) -> Spec:
     """A specification from its configuration value."""
+    if isinstance(value, Mapping) and value and all(isinstance(v, str) for v in value.values()):
+        try:
+            entries = tuple((str(k), parse_spec(v)) for k, v in value.items())
+        except SpecError:
+            return ValueSpec(value)  # a dict of plain strings, passed as it is
+        return DictSpec(entries)  # type: ignore[arg-type]
     if not isinstance(value, str):
         return ValueSpec(value)
     match = _SPEC.match(value)
@@ -116,6 +137,9 @@ def parse_spec(value: Any) -> Spec:
 def spec_from_json(data: Mapping[str, Any]) -> Spec:
     if data["kind"] == "value":
         return ValueSpec(data["value"])
+    if data["kind"] == "dict":
+        entries = tuple((k, spec_from_json(v)) for k, v in data["entries"].items())
+        return DictSpec(entries)  # type: ignore[arg-type]
     return TensorSpec(
         data["dtype"], tuple(data["shape"]), data["low"], data["high"], data.get("strict", True)
     )
@@ -159,6 +183,8 @@ def generate(spec: Spec, rng: Any) -> Any:
 
     if isinstance(spec, ValueSpec):
         return spec.value
+    if isinstance(spec, DictSpec):
+        return {key: generate(entry, rng) for key, entry in spec.entries}
     if spec.dtype == "bool":
         return rng.random(spec.shape) < 0.5
     if spec.is_float:
@@ -196,16 +222,26 @@ def variants(
     range; then fresh draws."""
     import numpy as np
 
-    floats = [n for n, s in specs.items() if isinstance(s, TensorSpec) and s.dtype != "bool"]
+    # Each tensor to vary, by the name shown: a parameter, or an entry of a
+    # dict parameter (`features["x"]`).
+    slots = _slots(specs)
+    floats = [n for n, (_, _, s) in slots.items() if s.dtype != "bool"]
 
-    def transform(names: list[str], label: str, fn: Any) -> tuple[str, dict[str, Any]]:
-        args = dict(base)
+    def transform(
+        names: list[str], label: str, fn: Any, start: Mapping[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """`fn` applied to the `names` of `base`, into a copy of `start` (`base`)."""
+        args = dict(base if start is None else start)
         for n in names:
-            spec = specs[n]
-            assert isinstance(spec, TensorSpec)
-            args[n] = _clip(
-                np.asarray(fn(np.asarray(base[n], dtype="float64"), spec)), spec
-            ).astype(np.asarray(base[n]).dtype)
+            param, key, spec = slots[n]
+            old = base[param] if key is None else base[param][key]
+            new = _clip(np.asarray(fn(np.asarray(old, dtype="float64"), spec)), spec).astype(
+                np.asarray(old).dtype
+            )
+            if key is None:
+                args[param] = new
+            else:
+                args[param] = {**args[param], key: new}
         return label, args
 
     def ends(spec: TensorSpec) -> tuple[float, float]:
@@ -237,26 +273,45 @@ def variants(
             for low in floats:
                 for high in floats:
                     if low != high:
-                        label, args = transform([low], "", steps[0][1])
-                        _, pushed = transform([high], "", steps[1][1])
-                        args[high] = pushed[high]
+                        _, args = transform([low], "", steps[0][1])
+                        _, args = transform([high], "", steps[1][1], args)
                         yield f"{low} low, {high} high", args
     for seed in range(100, 100 + seeds):
         yield f"random draw (seed {seed})", draw(specs, seed)
 
 
+def _slots(specs: Mapping[str, Spec]) -> dict[str, tuple[str, str | None, TensorSpec]]:
+    """`shown name -> (parameter, dict key or None, spec)` of every tensor input."""
+    slots: dict[str, tuple[str, str | None, TensorSpec]] = {}
+    for name, spec in specs.items():
+        if isinstance(spec, TensorSpec):
+            slots[name] = (name, None, spec)
+        elif isinstance(spec, DictSpec):
+            for key, entry in spec.entries:
+                slots[f"{name}[{key!r}]"] = (name, key, entry)
+    return slots
+
+
 def short_batch(specs: Mapping[str, Spec]) -> tuple[dict[str, Spec], int, int] | None:
     """The same specifications with a shorter first dimension, like the last
     batch of an epoch: (specs, full size, short size). None when the tensor
-    inputs do not share a first dimension of at least 2."""
-    tensors = {n: s for n, s in specs.items() if isinstance(s, TensorSpec) and s.shape}
+    inputs (also those inside a dict) do not share a first dimension of at
+    least 2."""
+    tensors = {n: s for n, (_, _, s) in _slots(specs).items() if s.shape}
     leading = {s.shape[0] for s in tensors.values()}
     if len(leading) != 1 or (full := leading.pop()) < 2:
         return None
     short = max(1, (full - 1) // 2)
+
+    def shorter(spec: TensorSpec) -> TensorSpec:
+        return dataclasses.replace(spec, shape=(short, *spec.shape[1:])) if spec.shape else spec
+
     out = dict(specs)
-    for name, spec in tensors.items():
-        out[name] = dataclasses.replace(spec, shape=(short, *spec.shape[1:]))
+    for name, spec in specs.items():
+        if isinstance(spec, TensorSpec):
+            out[name] = shorter(spec)
+        elif isinstance(spec, DictSpec):
+            out[name] = DictSpec(tuple((k, shorter(v)) for k, v in spec.entries))
     return out, full, short
 
 

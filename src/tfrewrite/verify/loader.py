@@ -49,18 +49,123 @@ class ModuleSlice:
     # Constants that behave like switches: tested in a condition, declared
     # `global` somewhere, or assigned in more than one place in the module.
     flags: dict[str, object] = field(default_factory=dict)
+    # First lines of kept imports the function does not reach (a plotting
+    # import a class's other methods use): bound to stand-ins if they fail.
+    unreached: set[int] = field(default_factory=set)
+    # The module's concrete subclass a method of an abstract class is called
+    # on (`Impl` for `Base.loss` when `Base` has abstract methods).
+    concrete: str | None = None
+
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _names_in(node: ast.AST) -> set[str]:
-    """Every plain name a statement mentions (an over-approximation is fine:
-    keeping one statement too many is harmless, missing one is a NameError)."""
-    names: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name):
-            names.add(sub.id)
-        elif isinstance(sub, ast.Global):
-            names.update(sub.names)
-    return names
+    """The module-level names a top-level statement reads when it runs or
+    when the functions it defines run. A name a function binds itself (a
+    local, a parameter, a comprehension variable) is not one: keeping the
+    module's statement of that name would run code the function never
+    needs (`test_loss = ...` that divides by zero, beside a function whose
+    own `test_loss` is a local). Class bodies are over-approximated (every
+    name they read): keeping one statement too many is harmless, missing one
+    is a NameError."""
+    free, _ = _scope_names(node, module_level=True)
+    return free
+
+
+def _scope_names(scope: ast.AST, module_level: bool = False) -> tuple[set[str], set[str]]:
+    """`(free names, names leaked to the enclosing scope)` of one scope:
+    a function, lambda, class or comprehension, or (`module_level`) a
+    top-level statement, whose every read is of a module-level name. Leaked
+    names are the targets of `:=` inside a comprehension, which bind in the
+    scope around it."""
+    loads: set[str] = set()
+    binds: set[str] = set()
+    declared: set[str] = set()  # `global` / `nonlocal`: not this scope's own names
+    inner: set[str] = set()  # free names of nested scopes
+    leaked: set[str] = set()
+    comprehension = isinstance(scope, _COMPREHENSIONS)
+
+    def nested(node: ast.AST) -> None:
+        free, leaks = _scope_names(node)
+        inner.update(free)
+        binds.update(leaks)
+
+    def outer_parts_of_arguments(args: ast.arguments) -> None:
+        for default in [*args.defaults, *args.kw_defaults]:
+            if default is not None:
+                visit(default)
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None and a.annotation is not None:
+                visit(a.annotation)
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for part in node.decorator_list:
+                visit(part)
+            outer_parts_of_arguments(node.args)
+            if node.returns is not None:
+                visit(node.returns)
+            binds.add(node.name)
+            nested(node)
+        elif isinstance(node, ast.Lambda):
+            outer_parts_of_arguments(node.args)
+            nested(node)
+        elif isinstance(node, ast.ClassDef):
+            for part in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+                visit(part)
+            binds.add(node.name)
+            nested(node)
+        elif isinstance(node, _COMPREHENSIONS):
+            visit(node.generators[0].iter)  # evaluated in the enclosing scope
+            nested(node)
+        elif isinstance(node, ast.Name):
+            (loads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, ast.NamedExpr) and comprehension:
+            leaked.update(_bound_by_target(node.target))
+            visit(node.value)
+        else:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                binds.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared.update(node.names)
+            elif isinstance(node, ast.ExceptHandler) and node.name:
+                binds.add(node.name)
+            elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+                binds.add(node.name)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                binds.add(node.rest)
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    if module_level:
+        visit(scope)
+        return loads | inner | declared, set()
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = scope.args
+        for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if a is not None:
+                binds.add(a.arg)
+        for stmt in scope.body if isinstance(scope.body, list) else [scope.body]:
+            visit(stmt)
+        own = binds - declared
+        return ((loads | inner) - own) | declared, set()
+    if isinstance(scope, ast.ClassDef):
+        for stmt in scope.body:
+            visit(stmt)
+        # A class body reads a module-level name it also binds (`x = x + 1`):
+        # every name it reads counts; its own names do not reach its methods.
+        return loads | inner | declared, set()
+    assert isinstance(scope, _COMPREHENSIONS)
+    for i, generator in enumerate(scope.generators):
+        visit(generator.target)
+        if i:
+            visit(generator.iter)
+        for condition in generator.ifs:
+            visit(condition)
+    for part in (scope.key, scope.value) if isinstance(scope, ast.DictComp) else (scope.elt,):
+        visit(part)
+    return ((loads | inner) - binds) | declared, leaked
 
 
 def _bound_by_target(target: ast.AST) -> set[str]:
@@ -160,39 +265,19 @@ def slice_module(
         raise LoadError(f"syntax error: {err.msg} (line {err.lineno})") from err
     find_definition(tree, qualname)
     top = qualname.split(".")[0]
+    concrete = concrete_subclass(tree, qualname)
 
-    binders: dict[str, list[int]] = {}
-    star_imports: list[int] = []
-    for i, stmt in enumerate(tree.body):
-        names = bound_names(stmt)
-        if names is None:
-            continue
-        if "*" in names:
-            star_imports.append(i)
-        for name in names:
-            binders.setdefault(name, []).append(i)
-
-    keep: set[int] = set(star_imports)
-    keep.update(
-        i
-        for i, s in enumerate(tree.body)
-        if isinstance(s, ast.ImportFrom) and s.module == "__future__"
-    )
-    wanted = [top]
-    seen: set[str] = set(provided)
-    for i in list(keep):
-        wanted.extend(_names_in(tree.body[i]))
-    while wanted:
-        name = wanted.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for i in binders.get(name, ()):
-            if i not in keep:
-                keep.add(i)
-                wanted.extend(_names_in(tree.body[i]) - seen)
-
+    binders, keep = _needed(tree, [top] if concrete is None else [top, concrete], provided)
     body = [tree.body[i] for i in sorted(keep)]
+    reached = _reached_names(tree, qualname, binders, provided, concrete)
+    unreached = {
+        stmt.lineno
+        for stmt in body
+        if isinstance(stmt, (ast.Import, ast.ImportFrom))
+        and reached is not None
+        and not (bound_names(stmt) or {"*"}) & (reached | {"*"})  # a star import may be reached
+        and not (isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+    }
     constants: dict[str, object] = {}
     for stmt in body:
         if (
@@ -219,7 +304,219 @@ def slice_module(
             constants.pop(name)
     module = ast.Module(body=body, type_ignores=[])
     flags = {name: value for name, value in constants.items() if name in _switch_names(tree, body)}
-    return ModuleSlice(module, [s.lineno for s in body], constants, flags)
+    return ModuleSlice(module, [s.lineno for s in body], constants, flags, unreached, concrete)
+
+
+def _needed(
+    tree: ast.Module, roots: list[str], provided: frozenset[str]
+) -> tuple[dict[str, list[int]], set[int]]:
+    """`(name -> indices of the top-level statements binding it, indices of
+    the statements `roots` need)`: star and `__future__` imports, and every
+    statement binding a name they (transitively) read."""
+    binders: dict[str, list[int]] = {}
+    star_imports: list[int] = []
+    for i, stmt in enumerate(tree.body):
+        names = bound_names(stmt)
+        if names is None:
+            continue
+        if "*" in names:
+            star_imports.append(i)
+        for name in names:
+            binders.setdefault(name, []).append(i)
+
+    keep: set[int] = set(star_imports)
+    keep.update(
+        i
+        for i, s in enumerate(tree.body)
+        if isinstance(s, ast.ImportFrom) and s.module == "__future__"
+    )
+    wanted = list(roots)
+    seen: set[str] = set(provided)
+    for i in list(keep):
+        wanted.extend(_names_in(tree.body[i]))
+    while wanted:
+        name = wanted.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for i in binders.get(name, ()):
+            if i not in keep:
+                keep.add(i)
+                wanted.extend(_names_in(tree.body[i]) - seen)
+    return binders, keep
+
+
+def _classes(tree: ast.Module) -> dict[str, ast.ClassDef]:
+    """The module's top-level classes by name (the last definition wins)."""
+    return {s.name: s for s in tree.body if isinstance(s, ast.ClassDef)}
+
+
+def _base_names(cls: ast.ClassDef) -> list[str]:
+    """The names of a class's bases (`Base`, `abc.ABC` -> `ABC`)."""
+    out = []
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            out.append(base.id)
+        elif isinstance(base, ast.Attribute):
+            out.append(base.attr)
+    return out
+
+
+def _is_abstract_method(node: ast.stmt) -> bool:
+    """`@abstractmethod`, or a body that only raises NotImplementedError
+    (an abstract method by convention, which Python does not enforce but
+    which fails when the method under test calls it)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    for decorator in node.decorator_list:
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else None
+        name = decorator.id if isinstance(decorator, ast.Name) else name
+        if name in ("abstractmethod", "abstractproperty"):
+            return True
+    body = [
+        s
+        for s in node.body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        and not isinstance(s, ast.Pass)
+    ]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    exc = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _method_table(classes: dict[str, ast.ClassDef], name: str) -> dict[str, bool]:
+    """`method -> abstract?` of a module class, own methods over inherited
+    ones (bases defined in the module only, first base first)."""
+    table: dict[str, bool] = {}
+    seen: set[str] = set()
+
+    def visit(current: str) -> None:
+        if current in seen or current not in classes:
+            return
+        seen.add(current)
+        cls = classes[current]
+        for stmt in cls.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                table.setdefault(stmt.name, _is_abstract_method(stmt))
+        for base in _base_names(cls):
+            visit(base)
+
+    visit(name)
+    return table
+
+
+def concrete_subclass(tree: ast.Module, qualname: str) -> str | None:
+    """For `Base.method` of a class with abstract methods, the first
+    subclass in the module (direct or not) that inherits `method` from it
+    unchanged and implements every abstract method: the class whose
+    instances run `Base.method`. None when the class is concrete or no
+    subclass fits (the class is then built as it is)."""
+    parts = qualname.split(".")
+    if len(parts) != 2:
+        return None
+    top, method = parts
+    classes = _classes(tree)
+    if top not in classes or not any(_method_table(classes, top).values()):
+        return None
+
+    def descends(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name in seen or name not in classes:
+            return False
+        return any(
+            base == top or descends(base, seen | {name}) for base in _base_names(classes[name])
+        )
+
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef) or stmt.name == top or not descends(stmt.name):
+            continue
+        if classes.get(stmt.name) is not stmt:
+            continue  # a later definition of the same name is the one that exists
+        table = _method_table(classes, stmt.name)
+        if any(table.values()):
+            continue
+        # `method` must still be the base's: no class between overrides it.
+        owner = stmt.name
+        while owner != top:
+            if any(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == method
+                for s in classes[owner].body
+            ):
+                break
+            owner = next(b for b in _base_names(classes[owner]) if b == top or descends(b))
+        if owner == top:
+            return stmt.name
+    return None
+
+
+# Methods that run without the method under test naming them: building an
+# instance, and the hooks Keras and Python call on it.
+_IMPLICIT_METHODS = frozenset(
+    {"__init__", "__new__", "__post_init__", "__init_subclass__", "__call__", "build", "call"}
+)
+
+
+def _reached_names(
+    tree: ast.Module,
+    qualname: str,
+    binders: dict[str, list[int]],
+    provided: frozenset[str],
+    concrete: str | None = None,
+) -> set[str] | None:
+    """The module-level names a method reaches: its own free names, its
+    class's header and body statements, the methods building an instance
+    runs, the methods it calls on `self` or `cls` (transitively), and what
+    those names need in turn. None when every kept name counts (a
+    module-level function needs all its slice; a class's other methods are
+    what a slice keeps without reaching)."""
+    parts = qualname.split(".")
+    if len(parts) != 2:
+        return None
+    top, method = parts
+    cls = next(
+        (s for s in reversed(tree.body) if isinstance(s, ast.ClassDef) and s.name == top), None
+    )
+    if cls is None:
+        return None
+    methods = {
+        s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    wanted: set[str] = {concrete} if concrete else set()
+    for part in [*cls.decorator_list, *cls.bases, *(k.value for k in cls.keywords)]:
+        wanted |= _names_in(part)
+    for stmt in cls.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            wanted |= _names_in(stmt)
+    todo = [method, *(m for m in methods if m in _IMPLICIT_METHODS)]
+    done: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in done or name not in methods:
+            continue
+        done.add(name)
+        node = methods[name]
+        wanted |= _names_in(node)
+        todo.extend(
+            sub.attr
+            for sub in ast.walk(node)
+            if isinstance(sub, ast.Attribute)
+            and isinstance(sub.value, ast.Name)
+            and sub.value.id in ("self", "cls", top)
+        )
+    # Properties and other methods read by plain attribute cannot be told
+    # from data attributes: a method the walk above missed keeps working,
+    # its missing import becomes a stand-in that says where it was touched.
+    reached: set[str] = {top}
+    stack = list(wanted)
+    while stack:
+        name = stack.pop()
+        if name in reached or name in provided:
+            continue
+        reached.add(name)
+        for i in binders.get(name, ()):
+            stack.extend(_names_in(tree.body[i]) - reached)
+    return reached
 
 
 def _switch_names(tree: ast.Module, kept: list[ast.stmt]) -> set[str]:
@@ -314,11 +611,34 @@ def _resolve(
     qualname: str,
     factory: object = None,
     origin: tuple[str, str, str | None] | None = None,
+    concrete: str | None = None,
 ) -> object:
-    obj: object = module
     parts = qualname.split(".")
+    if concrete is not None:
+        # `Base.method` of an abstract class runs on its concrete subclass.
+        built_with.pop(qualname, None)
+        method = _instantiate(getattr(module, concrete), qualname, parts[-1], factory, origin)
+        how = built_with.get(qualname)
+        built_with[qualname] = (
+            f"`{parts[0]}` is abstract: `{qualname}` was run on an instance of `{concrete}`, "
+            "its concrete subclass in the module" + (f"; {how}" if how else "")
+        )
+        return method
+    obj: object = module
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
+            found = _project_subclass(obj, part, origin) if origin else None
+            if found is not None:
+                subclass, where = found
+                built_with.pop(qualname, None)
+                method = _instantiate(subclass, qualname, part, factory, origin)
+                how = built_with.get(qualname)
+                built_with[qualname] = (
+                    f"`{parts[0]}` is abstract: `{qualname}` was run on an instance of "
+                    f"`{subclass.__name__}`, its concrete subclass in {where}"
+                    + (f"; {how}" if how else "")
+                )
+                return method
             return _instantiate(obj, qualname, part, factory, origin)
         if i > 0 and not isinstance(obj, (type, types.ModuleType)):
             raise Unreachable(
@@ -329,6 +649,73 @@ def _resolve(
             )
         obj = getattr(obj, part)
     return obj
+
+
+def _project_subclass(
+    cls: type, method: str, origin: tuple[str, str, str | None]
+) -> tuple[type, str] | None:
+    """For an abstract `cls` whose module has no concrete subclass, one in
+    another file of its folder (`class Impl(Base)` in `impl.py`) that
+    inherits `method` from it: `(the subclass, its file)`. The subclass's
+    statement and what it needs are run from that file's text with `cls`
+    (this side's class, original or rewrite) as its base, so the method run
+    is the one being verified. None when there is none."""
+    import inspect
+
+    _, path, package = origin
+    if not inspect.isabstract(cls) or path.startswith("<"):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        files = sorted(f for f in os.listdir(folder) if f.endswith(".py"))
+    except OSError:
+        return None
+    for file in files:
+        other = os.path.join(folder, file)
+        if os.path.abspath(other) == os.path.abspath(path):
+            continue
+        try:
+            with open(other, encoding="utf-8") as handle:
+                text = handle.read()
+            tree = ast.parse(text, filename=other) if cls.__name__ in text else None
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for stmt in tree.body if tree is not None else ():
+            if not isinstance(stmt, ast.ClassDef) or cls.__name__ not in _base_names(stmt):
+                continue
+            subclass = _run_subclass(text, tree, stmt.name, cls, other, package)
+            if (
+                isinstance(subclass, type)
+                and issubclass(subclass, cls)
+                and not inspect.isabstract(subclass)
+                and next(k for k in subclass.__mro__ if method in k.__dict__) is cls
+            ):
+                return subclass, file
+    return None
+
+
+def _run_subclass(
+    text: str, tree: ast.Module, name: str, base: type, path: str, package: str | None
+) -> object:
+    """Class `name` of another file, built on `base`: the statements it
+    needs, except those binding `base`'s name (its import of the base).
+    None when they fail."""
+    _, keep = _needed(tree, [name], frozenset({base.__name__}))
+    n = next(_counter)
+    filename = f"{path} (subclass #{n})"
+    _register_source(filename, text)
+    module = types.ModuleType(f"tfrewrite_verify_subclass_{n}")
+    module.__file__ = path
+    if package:
+        module.__package__ = package
+    module.__dict__[base.__name__] = base
+    sys.modules[module.__name__] = module
+    body = [tree.body[i] for i in sorted(keep)]
+    try:
+        exec(compile(ast.Module(body=body, type_ignores=[]), filename, "exec"), module.__dict__)
+    except Exception:
+        return None
+    return module.__dict__.get(name)
 
 
 def module_file(source: str, path: str) -> str | None:
@@ -456,7 +843,9 @@ def load_function(
     `extra_globals` are placed in the module before it runs."""
     piece = slice_module(source, qualname, path, frozenset(provided or ()))
     if tree is not None:
-        piece = ModuleSlice(tree, piece.kept, piece.constants)
+        piece = ModuleSlice(
+            tree, piece.kept, piece.constants, piece.flags, piece.unreached, piece.concrete
+        )
     n = next(_counter)
     name = f"tfrewrite_verify_{role}_{n}"
     filename = f"{path} ({role} #{n})"  # not a real file: the source lives in linecache
@@ -477,7 +866,11 @@ def load_function(
         module.__dict__.update(provided)
     sys.modules[name] = module  # Keras serialization and pickling look modules up by name
     appended.relocate(piece.tree, source)  # a replay or caller keeps the script's lines
-    code = compile(piece.tree, filename, "exec")
+    compiled = piece.tree
+    if piece.unreached:
+        module.__dict__[_STAND_IN] = project_imports.stand_in
+        compiled = _guard_unreached_imports(piece.tree, piece.unreached, path)
+    code = compile(compiled, filename, "exec")
     try:
         exec(code, module.__dict__)
     except ImportError as err:
@@ -488,10 +881,55 @@ def load_function(
         if problem is not None:
             raise LoadError(problem) from err
         raise
-    function = _resolve(module, qualname, factory, (source, path, package))
+    function = _resolve(module, qualname, factory, (source, path, package), piece.concrete)
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
     return LoadedFunction(module, function, python_function, piece)
+
+
+_STAND_IN = "__tfrewrite_stand_in__"
+
+
+def _guard_unreached_imports(tree: ast.Module, lines: set[int], path: str) -> ast.Module:
+    """A copy of `tree` whose top-level imports on `lines` bind stand-ins
+    (see `project_imports.StandIn`) when they fail:
+
+        try:
+            import cv2
+        except ImportError as error:
+            __tfrewrite_stand_in__(error, globals(), {"cv2": "cv2"}, "m.py, line 3")
+    """
+    body: list[ast.stmt] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)) or stmt.lineno not in lines:
+            body.append(stmt)
+            continue
+        bindings: dict[str, str] = {}
+        for alias in stmt.names:
+            if isinstance(stmt, ast.Import):
+                bound = alias.asname or alias.name.split(".")[0]
+                bindings[bound] = alias.name if alias.asname else bound
+            else:
+                module = "." * stmt.level + (stmt.module or "")
+                bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
+        importer = f"{os.path.basename(path)}, line {stmt.lineno}"
+        handler = ast.parse(
+            "try:\n    pass\nexcept ImportError as __tfrewrite_error:\n"
+            f"    {_STAND_IN}(__tfrewrite_error, globals(), {bindings!r}, {importer!r})\n"
+        ).body[0]
+        assert isinstance(handler, ast.Try)
+        handler.body = [stmt]
+        for node in ast.walk(handler):
+            if node is not stmt and not _inside_node(node, stmt):
+                ast.copy_location(node, stmt)
+                if hasattr(node, "end_lineno"):
+                    node.end_lineno = stmt.end_lineno  # type: ignore[attr-defined]
+        body.append(handler)
+    return ast.Module(body=body, type_ignores=tree.type_ignores)
+
+
+def _inside_node(node: ast.AST, stmt: ast.stmt) -> bool:
+    return any(node is sub for sub in ast.walk(stmt))
 
 
 def own_scope_nodes(node: ast.AST) -> Iterator[ast.AST]:

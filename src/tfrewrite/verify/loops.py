@@ -34,6 +34,8 @@ import copy
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from tfrewrite.facts.index import is_update_call
+from tfrewrite.facts.index import opens_tape as _opens_tape
 from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.loader import (
     bound_names,
@@ -145,16 +147,15 @@ def calls_name(name: str) -> Callable[[ast.AST], bool]:
 
 
 def opens_tape(node: ast.AST) -> bool:
-    """A step predicate: a `with tf.GradientTape() as tape:` block."""
-    if not isinstance(node, ast.With):
-        return False
-    for item in node.items:
-        func = item.context_expr.func if isinstance(item.context_expr, ast.Call) else None
-        if (isinstance(func, ast.Attribute) and func.attr == "GradientTape") or (
-            isinstance(func, ast.Name) and func.id == "GradientTape"
-        ):
-            return True
-    return False
+    """A step predicate: a `with tf.GradientTape() as tape:` block (the
+    fact pass 1 records, `index.opens_tape`, on names as spelled)."""
+    return _opens_tape(node)
+
+
+def applies_gradients(node: ast.AST) -> bool:
+    """A call that applies gradients (`index.is_update_call`): `apply_gradients`,
+    `minimize`, Keras 3's `optimizer.apply`, `w.assign_sub(lr * dw)`."""
+    return isinstance(node, ast.Call) and is_update_call(node)
 
 
 def reaches_step(name: str | None) -> Callable[[ast.AST], bool]:
@@ -168,13 +169,7 @@ def _train_step_names(tree: ast.Module) -> set[str]:
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-            opens_tape(n)
-            or (
-                isinstance(n, ast.Call)
-                and isinstance(n.func, ast.Attribute)
-                and n.func.attr in ("apply_gradients", "minimize")
-            )
-            for n in own_scope_nodes(node)
+            opens_tape(n) or applies_gradients(n) for n in own_scope_nodes(node)
         ):
             names.add(node.name)
     return names

@@ -1,11 +1,12 @@
 """Worker processes: start them, feed them requests, survive their failures.
 
-Each worker is `python -m tfrewrite.verify.worker` (any interpreter with
+Each worker runs `tfrewrite.verify.worker` (any interpreter with
 TensorFlow; our `src` folder is put on its `PYTHONPATH`), which imports
 TensorFlow once and then verifies function after function. A request that
 does not answer within the timeout gets its worker killed and replaced; a
 worker that dies is reported with the tail of its error output. Either way
-the run continues with the next function.
+the run continues with the next function. Interrupted, the run kills its
+workers before it stops; a worker whose parent is gone exits by itself.
 """
 
 from __future__ import annotations
@@ -28,6 +29,19 @@ import tfrewrite
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
 STARTUP_TIMEOUT = 180.0
 SCRATCH_ENV = "TFREWRITE_VERIFY_SCRATCH"  # read by `sandbox`
+# How a worker starts. Not `python -m`, which puts the working directory (the
+# user's project) first on `sys.path`, where a top-level `random/` or
+# `types.py` would replace the standard library's module under TensorFlow:
+# `-c` puts an empty entry there instead, dropped before anything is imported.
+# (The project's folders reach `sys.path` later, for its own imports only:
+# `project_imports`.)
+WORKER_START = (
+    "import sys\n"
+    "if sys.path and sys.path[0] == '':\n"
+    "    del sys.path[0]\n"
+    "from tfrewrite.verify.worker import main\n"
+    "sys.exit(main())\n"
+)
 
 
 class EnvironmentProblem(Exception):
@@ -58,7 +72,7 @@ class Worker:
         self.log = tempfile.TemporaryFile(mode="w+b")
         try:
             self.process = subprocess.Popen(
-                [python, "-m", "tfrewrite.verify.worker"],
+                [python, "-c", WORKER_START],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self.log,
@@ -157,10 +171,12 @@ def run_requests(
     payloads: list[dict[str, Any]],
     jobs: int,
     python: str | None = None,
-    timeout: float | None = None,
+    timeout: float | Callable[[dict[str, Any]], float | None] | None = None,
     on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Verify every payload on up to `jobs` workers; results in payload order.
+    `timeout`: seconds per payload, counted from when its request is sent
+    (a worker's start is not counted), or a function giving each payload's.
 
     Raises `EnvironmentProblem` when no worker can start."""
     python = python or sys.executable
@@ -172,8 +188,10 @@ def run_requests(
         todo.put(i)
     problems: list[EnvironmentProblem] = []
     workers = [Worker(python) for _ in range(max(1, min(jobs, len(payloads))))]
+    current = list(workers)  # each thread's worker now (a dead one is replaced)
 
     def serve(worker: Worker) -> None:
+        slot = workers.index(worker)
         try:
             worker.wait_ready()
         except EnvironmentProblem as err:
@@ -187,7 +205,7 @@ def run_requests(
                 break
             if not worker.alive:
                 worker.close()
-                worker = Worker(python)
+                worker = current[slot] = Worker(python)
                 try:
                     worker.wait_ready()
                 except EnvironmentProblem as err:
@@ -195,7 +213,8 @@ def run_requests(
                     todo.put(i)
                     worker.close()
                     return
-            answer = worker.request(payloads[i], timeout)
+            limit = timeout(payloads[i]) if callable(timeout) else timeout
+            answer = worker.request(payloads[i], limit)
             if isinstance(answer, WorkerFailure):
                 answer = {
                     "function": payloads[i]["qualname"],
@@ -208,10 +227,15 @@ def run_requests(
         worker.close()
 
     threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    except BaseException:  # interrupted: no worker may go on running the user's code
+        for worker in current:
+            worker.kill()
+        raise
     if any(r is None for r in results):
         raise problems[0] if problems else EnvironmentProblem("verification workers stopped early")
     return [r for r in results if r is not None]

@@ -26,22 +26,12 @@ import sys
 import traceback
 import types
 
+from tfrewrite.verify import distributions
+
 
 class LoadError(Exception):
     """The function cannot be found or its module slice cannot be built: the
     base of `MissingPackage` and of the errors `loader` raises."""
-
-
-# Import names whose distribution on the package index has another name.
-_DISTRIBUTIONS = {
-    "absl": "absl-py",
-    "bs4": "beautifulsoup4",
-    "cv2": "opencv-python",
-    "PIL": "pillow",
-    "skimage": "scikit-image",
-    "sklearn": "scikit-learn",
-    "yaml": "pyyaml",
-}
 
 
 class MissingPackage(LoadError):
@@ -55,10 +45,13 @@ class MissingPackage(LoadError):
         imported_by: str | None = None,
         why: str | None = None,
         install: str | None = None,
+        module: str | None = None,
     ) -> None:
         self.name = name
         self.imported_by = imported_by
-        distribution = _DISTRIBUTIONS.get(name, name.replace("_", "-"))
+        self.reasons = (why, install, module)  # to say it again where a stand-in is touched
+        # `module` (the dotted name that failed, `google.protobuf`) picks the distribution.
+        distribution = distributions.distribution(module or name)
         where = f" (imported by {imported_by})" if imported_by else ""
         why = why or (
             "which the verification workers' Python cannot import and the project does not contain"
@@ -228,10 +221,12 @@ def _in_project(name: str) -> bool:
     )
 
 
-def missing_package(err: BaseException) -> MissingPackage | None:
+def missing_package(err: BaseException, record: bool = True) -> MissingPackage | None:
     """The missing package behind `err`, when it is an import of a module
     outside the project that cannot be found; None for anything else
-    (a module the project should contain but does not is the project's error)."""
+    (a module the project should contain but does not is the project's error).
+    `record` adds it to `missing` (not for an import a stand-in replaces:
+    the package is missing only if the code touches it)."""
     if isinstance(err, MissingPackage):
         return err
     if not isinstance(err, ImportError):
@@ -254,8 +249,20 @@ def missing_package(err: BaseException) -> MissingPackage | None:
         )
     elif isinstance(err, ModuleNotFoundError) and err.name:
         top = err.name.split(".")[0]
-        if not _in_project(top) and top not in sys.modules:
-            found = MissingPackage(top, importer)
+        # A package inside a namespace others share (`google.protobuf`
+        # beside an installed `google.auth`) is named by its dotted name.
+        shared = next(
+            (
+                known
+                for known in distributions.DISTRIBUTIONS
+                if "." in known and (err.name + ".").startswith(known + ".")
+            ),
+            None,
+        )
+        if shared is not None and not _in_project(top):
+            found = MissingPackage(shared, importer, module=err.name)
+        elif not _in_project(top) and top not in sys.modules:
+            found = MissingPackage(top, importer, module=err.name)
     elif text.startswith("cannot import name '") and "from 'tensorflow'" in text:
         name = text.split("'")[1]
         if name in _REMOVED_FROM_TENSORFLOW:
@@ -282,9 +289,91 @@ def missing_package(err: BaseException) -> MissingPackage | None:
         top = text.partition("Could not import ")[2].split()[0].strip(".`'\"").split(".")[0]
         if top.isidentifier() and importlib.util.find_spec(top) is None:
             found = MissingPackage(top, importer)
-    if found is not None:
+    if found is not None and record:
         missing.append(found)
     return found
+
+
+class PackageTouched(MissingPackage, ImportError):
+    """Code touched a stand-in of a package the workers lack: an ImportError
+    (as the import itself would have raised) that says which line touched it."""
+
+    def __init__(self, package: MissingPackage, where: str | None) -> None:
+        super().__init__(package.name, where, *package.reasons)
+        self.name = package.name  # ImportError's own initialiser cleared it
+
+
+class StandIn(types.ModuleType):
+    """What a failed import binds when the function under test does not
+    reach it (`import cv2` for a class's plotting method): nothing
+    happens until code touches it, which raises `PackageTouched` naming the
+    package and the line. Dunder look-ups (`__wrapped__`, `__path__`) stay
+    AttributeErrors, so introspection that probes them works."""
+
+    def __init__(self, dotted: str, package: MissingPackage, imported_by: str | None) -> None:
+        super().__init__(dotted)
+        self.__dict__["_tfrewrite_missing"] = (package, imported_by)
+
+    def _touched(self) -> PackageTouched:
+        package, imported_by = self.__dict__["_tfrewrite_missing"]
+        where = imported_by
+        frame = sys._getframe(2)
+        own = os.path.abspath(__file__)
+        while frame is not None and os.path.abspath(frame.f_code.co_filename) == own:
+            frame = frame.f_back
+        if frame is not None:
+            touched = f"touched on {_shown(frame.f_code.co_filename)}, line {frame.f_lineno}"
+            where = f"{imported_by}; {touched}" if imported_by else touched
+        err = PackageTouched(package, where)
+        missing.append(err)
+        return err
+
+    def __getattr__(self, attribute: str) -> object:
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
+        raise self._touched()
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        raise self._touched()
+
+    def __getitem__(self, key: object) -> object:
+        raise self._touched()
+
+    def __iter__(self) -> object:
+        raise self._touched()
+
+    def __mro_entries__(self, bases: tuple[object, ...]) -> tuple[type, ...]:
+        raise self._touched()
+
+    def __instancecheck__(self, instance: object) -> bool:
+        raise self._touched()
+
+
+def stand_in(
+    err: ImportError, namespace: dict[str, object], bindings: dict[str, str], importer: str
+) -> None:
+    """Bind `bindings` (`name -> dotted module or attribute`) in `namespace`
+    to stand-ins: the function under test does not reach them, so whatever
+    made the import fail (a package the workers lack, a generated `*_pb2.py`
+    the project does not commit, a name a library no longer has) matters
+    only if the code touches them. A missing package is named as at load
+    time; anything else by the module the import asked for."""
+    found = missing_package(err, record=False)
+    text = str(err).splitlines()[0] if str(err) else type(err).__name__
+    for name, dotted in bindings.items():
+        shown = dotted.lstrip(".")
+        generated = shown.endswith(("_pb2", "_pb2_grpc"))
+        namespace[name] = StandIn(
+            dotted,
+            found
+            or MissingPackage(
+                shown,
+                why=f"which cannot be imported here ({text})"
+                + ("; a module protoc generates" if generated else ""),
+                install="generate it (protoc)" if generated else "make it importable",
+            ),
+            importer,
+        )
 
 
 def _keras_version() -> str:

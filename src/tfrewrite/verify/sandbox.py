@@ -15,6 +15,8 @@ would change the project raises `PermissionError`. Writes from native code
 (TensorFlow's file system, HDF5) are not audited: they are safe for relative
 paths whose folders were mirrored, and for files replaced by renaming
 (TensorFlow's checkpoints), not for an absolute path into the project.
+Every refused write is remembered (`refused_writes`): verify reports which
+project files the code tried to change.
 
 Standard library only: it runs inside verification workers.
 """
@@ -36,6 +38,8 @@ _SKIP = frozenset({"__pycache__"})
 _active: tuple[str, tuple[str, ...]] | None = None
 _in_hook = False
 _hook_installed = False
+# Project paths the code tried to change in the active sandbox, in order.
+_refused: list[str] = []
 
 _OPEN_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 # event -> indexes of the path arguments it changes
@@ -87,6 +91,8 @@ def _guard(path: str) -> None:
         os.unlink(absolute)  # copy on write: the project's file stays as it is
         shutil.copy2(real, absolute)
         return
+    if real not in _refused:
+        _refused.append(real)
     raise PermissionError(
         f"tfrewrite verify does not let the code it runs change the project: {path!r} "
         f"is {real!r}; the code runs in a temporary copy of the script's folder ({temp}), "
@@ -139,7 +145,7 @@ def isolated(folder: str, guarded: list[str]) -> Iterator[str]:
     """Run the body in a temporary mirror of `folder` (the current
     directory while it runs), with Python-level changes to `guarded` folders
     refused; yields the temporary directory, removed afterwards."""
-    global _active, _hook_installed
+    global _active, _hook_installed, _refused
     if not _hook_installed:
         sys.addaudithook(_hook)
         _hook_installed = True
@@ -159,10 +165,12 @@ def isolated(folder: str, guarded: list[str]) -> Iterator[str]:
     roots = {r for r in roots if not _inside(system_temp, r)}
     os.chdir(temp)
     _active = (temp, tuple(sorted(roots)))
+    previous_refused, _refused = _refused, []
     try:
         yield temp
     finally:
         _active = previous
+        _refused = previous_refused
         os.chdir(previous_dir)
         shutil.rmtree(temp, ignore_errors=True)
 
@@ -170,6 +178,21 @@ def isolated(folder: str, guarded: list[str]) -> Iterator[str]:
 def current() -> str | None:
     """The temporary directory the code runs in, if any."""
     return _active[0] if _active is not None else None
+
+
+def refused_writes() -> list[str]:
+    """The project paths the code run in the active sandbox tried to change
+    (each once, in order); empty outside a sandbox."""
+    return list(_refused) if _active is not None else []
+
+
+def refusal_warnings(paths: list[str]) -> list[str]:
+    """One warning per refused path, for the verification result."""
+    return [
+        f"the code tried to write {path} in the project; refused (verify runs it in a "
+        "temporary copy of the script's folder, where relative paths are writable)"
+        for path in paths
+    ]
 
 
 def write_beside(name: str, text: str) -> str | None:

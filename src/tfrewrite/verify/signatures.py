@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify.inputs import Spec, TensorSpec, ValueSpec
+from tfrewrite.verify.inputs import DictSpec, Spec, TensorSpec, ValueSpec
 
 BATCH = 8
 CLASSES = 4
@@ -87,6 +87,8 @@ _TENSOR_ATTRS = frozenset(
         "size",
     }
 )
+# A dict's methods: a parameter read through them is a dict of tensors, not an object.
+_DICT_ATTRS = frozenset({"get", "keys", "values", "items"})
 _PASS_THROUGH = frozenset(
     {"convert_to_tensor", "squeeze", "identity", "stop_gradient", "expand_dims", "asarray"}
 )
@@ -104,6 +106,7 @@ class Usage:
     labels_of: str | None = None  # sparse labels of this (logits) parameter
     scalar: bool = False  # a Python number: range(p), p used as a count
     not_tensor: str | None = None  # why it cannot be a tensor ("it is called")
+    keys: list[str] = field(default_factory=list)  # a dict of tensors read by key: p["image"]
 
     def merge(self, other: Usage) -> None:
         self.integer |= other.integer
@@ -113,6 +116,7 @@ class Usage:
         self.shapes += [s for s in other.shapes if s not in self.shapes]
         self.scalar |= other.scalar
         self.not_tensor = self.not_tensor or other.not_tensor
+        self.keys += [k for k in other.keys if k not in self.keys]
 
 
 def _callee(node: ast.Call) -> str:
@@ -210,6 +214,8 @@ class _Analysis:
                     usages[name].not_tensor = f"`{name}` is called (a model or a function)"
             elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name):
                 name = alias.get(sub.value.id)
+                if name and sub.value.id in params and sub.attr in _DICT_ATTRS:
+                    continue  # `features.get("x")`: its keys are read in `_call`
                 if name and sub.value.id in params and sub.attr not in _TENSOR_ATTRS:
                     usages[name].not_tensor = usages[name].not_tensor or (
                         f"`{name}.{sub.attr}` is used (an object, not a tensor)"
@@ -238,6 +244,16 @@ class _Analysis:
         self, node: ast.Call, owner, usages: dict[str, Usage], depth: int, argmaxed: set[str]
     ) -> None:
         name = _callee(node)
+        if (
+            name == "get"
+            and isinstance(node.func, ast.Attribute)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            p = owner(node.func.value)
+            if p and node.args[0].value not in usages[p].keys:
+                usages[p].keys.append(node.args[0].value)
         if name in _INTEGER_ARGS:
             p = owner(_argument(node, _INTEGER_ARGS[name]))
             if p:
@@ -340,6 +356,9 @@ class _Analysis:
                         usages[p].min_rank, index + 1 if index >= 0 else -index
                     )
         p = owner(value)
+        key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+        if p and isinstance(key, str) and key not in usages[p].keys:
+            usages[p].keys.append(key)  # features["image"]: a dict of tensors
         if p and isinstance(node.slice, ast.Tuple):
             dims = [
                 e for e in node.slice.elts if not (isinstance(e, ast.Constant) and e.value is ...)
@@ -388,6 +407,12 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
     for name, usage in usages.items():
         if usage.scalar or (style.startswith("sizes by name") and _size_name(name)):
             specs[name] = ValueSpec(4)  # a count or a size
+            continue
+        if usage.keys:
+            # Each entry as a float batch of the style's rank (the uses of
+            # an entry are not followed: configure them where this fails).
+            entry = _float((BATCH, 1) if style == "column" else _shape(rank, classes))
+            specs[name] = DictSpec(tuple((key, entry) for key in usage.keys))
             continue
         r = max(rank, usage.min_rank)
         shape = (BATCH, 1) if style == "column" and usage.min_rank <= 2 else _shape(r, classes)
@@ -469,6 +494,8 @@ def template(usages: dict[str, Usage]) -> str:
 
 
 def _toml(spec: Spec) -> str:
+    if isinstance(spec, DictSpec):
+        return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in spec.entries) + "}"
     return f'"{spec}"' if isinstance(spec, TensorSpec) else repr(spec.value)
 
 

@@ -217,15 +217,7 @@ def loss_shaped(source: str, qualname: str) -> bool:
 def trains(node: ast.AST) -> bool:
     """A train step: it opens a tape or applies gradients (`step(x, y)` is
     not a loss, whatever its signature)."""
-    return any(
-        loops.opens_tape(n)
-        or (
-            isinstance(n, ast.Call)
-            and isinstance(n.func, ast.Attribute)
-            and n.func.attr in ("apply_gradients", "minimize")
-        )
-        for n in ast.walk(node)
-    )
+    return any(loops.opens_tape(n) or loops.applies_gradients(n) for n in ast.walk(node))
 
 
 def _caller_of_helper(path: str, source: str, name: str) -> callers.Caller | None:

@@ -23,6 +23,8 @@ import traceback
 from typing import IO, Any
 
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
+# Seconds between two looks at whether the parent process is still there.
+PARENT_POLL_SECONDS = 1.0
 
 
 def _send(stream: IO[str], data: dict[str, Any]) -> None:
@@ -45,9 +47,14 @@ def _handle(message: dict[str, Any]) -> dict[str, Any]:
     if caller and caller.get("path"):
         caller["path"] = os.path.abspath(caller["path"])
     # The user's code runs in a temporary mirror of the script's folder:
-    # relative reads see the project, relative writes never land in it.
+    # relative reads see the project, relative writes never land in it; the
+    # writes into the project it tried are reported with the result.
     with sandbox.isolated(folder, data.get("sys_path", [])):
-        return _verify(data)
+        result = _verify(data)
+        refused = sandbox.refused_writes()
+    if refused:
+        result["warnings"] = [*(result.get("warnings") or []), *sandbox.refusal_warnings(refused)]
+    return result
 
 
 def _verify(data: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +77,25 @@ def _verify(data: dict[str, Any]) -> dict[str, Any]:
     return verify(request)
 
 
+def _exit_with_parent() -> None:
+    """Exit as soon as the process that started this worker is gone (killed,
+    so unable to stop it): the user's code must not go on running, possibly
+    for minutes, in an orphan. A daemon thread polls: standard library only."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tfrewrite-parent-watch", daemon=True).start()
+
+
 def main() -> int:
+    _exit_with_parent()
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     sys.dont_write_bytecode = True  # importing the project must not add __pycache__ to it
     os.dup2(2, 1)

@@ -5,7 +5,9 @@ Files are Python sources and Jupyter notebooks (`exclude = ["*.ipynb"]` turns
 notebooks off). Every path that cannot be read becomes a `FileError` (one
 line, exit 2) and the walk goes on: a missing path, a symbolic link loop or a
 broken link, a folder that cannot be listed (mode 000 or 111), a path inside
-one.
+one, and a `.py` name that is not a regular file (a FIFO, a socket, a device,
+or a link to one). Those are judged by `stat` alone and never opened: reading
+a FIFO waits forever for a writer, and `/dev/zero` never ends.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tfrewrite.findings import FileError
+from tfrewrite.workspace.sources import file_kind, special_file_message
 
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
@@ -163,6 +166,10 @@ def find_files(paths: Iterable[Path], root: Path, exclude: Iterable[str]) -> Dis
     files: set[tuple[int, int]] = set()
 
     def add(path: Path, info: os.stat_result, explicit: bool) -> None:
+        kind = file_kind(info.st_mode)
+        if kind is not None:
+            found.errors.append(FileError(str(path), special_file_message(kind)))
+            return
         if (info.st_dev, info.st_ino) in files:
             return
         files.add((info.st_dev, info.st_ino))

@@ -190,6 +190,17 @@ class Notebook:
         """Cell number (from 1) -> source, for every analysed code cell."""
         return {cell.index + 1: cell.text for cell in self.cells}
 
+    def source_lines(self) -> dict[int, tuple[int, int]]:
+        """Cell number (from 1) -> first and last line (1-based) of its JSON
+        `source` value in the file's text, for every analysed code cell: a
+        diff of the file names the cells its hunks change."""
+        lines = {}
+        for cell in self.cells:
+            begin, end = cell.source_span
+            first = self.raw.count("\n", 0, begin) + 1
+            lines[cell.index + 1] = (first, first + self.raw.count("\n", begin, end))
+        return lines
+
     # -- writing -------------------------------------------------------------------
     def with_python(self, python: str) -> Notebook:
         """The notebook whose Python view is `python` (the view after fixes).

@@ -103,6 +103,23 @@ class NumpyCallInTracedCode(Rule):
     refused: the Python int takes the tensor's dtype after truncating. Uses
     that cannot be followed (passed to a function of the project, returned
     to a caller, stored on an attribute) make the fix unsafe.
+
+    ## Fix safety
+    The fix is safe when `x` is a proven tensor, every use of the host value
+    is known to accept the tensor in its dtype, and the gradient is kept as
+    it was: `tf.stop_gradient` where the value is differentiated, or none is
+    needed (an `int`, or a value only printed or stored into a variable). It
+    is unsafe (applied with `--unsafe-fixes`; the fix message says why) when:
+    - `.numpy()` is called on a value not known to be a tensor (it assumes
+      one: only TensorFlow values have `.numpy()`);
+    - nothing shows the code is differentiated, so gradients now flow where
+      the host value cut them;
+    - the Python number met a value of unknown dtype, or several tensors, or
+      one that is not a plain name, whose dtype it would have taken;
+    - a use cannot be followed or decides Python control flow;
+    - it rests on TFR103 rewriting the prints that show the value.
+
+    The uses listed above that need a host value are reported with no fix.
     """
     examples = (
         Invalid(

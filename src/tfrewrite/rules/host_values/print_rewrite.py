@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.host_values.print_format import argument_pieces, string_pieces
 from tfrewrite.rules.host_values.print_pieces import (
     Arg,

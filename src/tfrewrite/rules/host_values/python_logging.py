@@ -7,36 +7,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.logging_calls import is_logging_call_node, logger_names
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
-
-LOG_METHODS = frozenset(
-    {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
-)
-# Modules whose log functions are Python logging.
-_LOGGING_MODULES = ("logging.", "absl.logging.", "tensorflow.compat.v1.logging.")
-# Calls that return a Python logger.
-_LOGGER_FACTORIES = frozenset({"logging.getLogger", "tensorflow.get_logger"})
-
-
-def _logger_names(ctx: RuleContext) -> set[str]:
-    """Module-level names bound to a Python logger (`logger = logging.getLogger(...)`)."""
-    names: set[str] = set()
-    for statement in ctx.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if (
-                isinstance(small, cst.Assign)
-                and isinstance(small.value, cst.Call)
-                and ctx.names.qualified_name(small.value.func) in _LOGGER_FACTORIES
-            ):
-                names.update(
-                    t.target.value for t in small.targets if isinstance(t.target, cst.Name)
-                )
-    return names
 
 
 class PythonLoggingInTracedCode(Rule):
@@ -50,7 +25,7 @@ class PythonLoggingInTracedCode(Rule):
     from `logging.getLogger` or `tf.get_logger()`) in traced code whose
     arguments hold a tensor.
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     Python code in a `tf.function` runs while tracing: the message is logged
     once, on the first call, and shows `Tensor("...", shape=..., dtype=...)`
     instead of the value. Eagerly the same line logs every step with values,
@@ -60,8 +35,12 @@ class PythonLoggingInTracedCode(Rule):
     ## How to fix it
     Log outside the traced function, from the values it returns, or use
     `tf.print` (which runs on every call and prints values; its
-    `output_stream` can be a file such as `sys.stderr`). No automatic fix:
-    `tf.print` does not go through the logging configuration.
+    `output_stream` can be a file such as `sys.stderr`).
+
+    ## Fix safety
+    There is no automatic fix: `tf.print` does not go through the logging
+    configuration (level, handlers, format), so a rewrite would change where
+    and whether the message appears.
     """
     examples = (
         Invalid(
@@ -117,7 +96,7 @@ class PythonLoggingInTracedCode(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        loggers = _logger_names(ctx)
+        loggers = logger_names(ctx)
         for function in ctx.traced_functions():
             yield from self._check(ctx, function, loggers)
 
@@ -125,7 +104,7 @@ class PythonLoggingInTracedCode(Rule):
         self, ctx: RuleContext, root: FunctionScope, loggers: set[str]
     ) -> Iterator[Violation]:
         for node, ancestors in iter_with_ancestors(root.node.body):
-            if not isinstance(node, cst.Call) or not self._is_log_call(ctx, node, loggers):
+            if not isinstance(node, cst.Call) or not is_logging_call_node(ctx, node, loggers):
                 continue
             scope = ctx.innermost_scope(root, ancestors)
             facts = ctx.tensors(scope).likely
@@ -137,21 +116,6 @@ class PythonLoggingInTracedCode(Rule):
                 "tracing, and logs a symbolic tensor, not its value; log outside the traced "
                 "function or use `tf.print`",
             )
-
-    @staticmethod
-    def _is_log_call(ctx: RuleContext, node: cst.Call, loggers: set[str]) -> bool:
-        if not isinstance(node.func, cst.Attribute) or node.func.attr.value not in LOG_METHODS:
-            return False
-        qualified = ctx.names.qualified_name(node.func) or ""
-        if qualified.startswith(_LOGGING_MODULES):
-            return True
-        receiver = node.func.value
-        if isinstance(receiver, cst.Name) and receiver.value in loggers:
-            return True
-        return (
-            isinstance(receiver, cst.Call)
-            and ctx.names.qualified_name(receiver.func) in _LOGGER_FACTORIES
-        )
 
 
 RULES = (PythonLoggingInTracedCode,)

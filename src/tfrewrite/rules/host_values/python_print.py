@@ -60,7 +60,7 @@ class PrintInTracedCode(Rule):
         loss given to `compile`, a Keras `call`, ...) when an argument involves a
         tensor, and rewrites them to `tf.print`.
 
-        ## Why is this bad under tracing?
+        ## Why is this bad?
         `@tf.function` runs the Python body once to build a graph. A Python
         `print` runs during that trace only: it prints one line, on the first
         call, showing `Tensor("add:0", shape=(), dtype=float32)` instead of the
@@ -131,19 +131,6 @@ class PrintInTracedCode(Rule):
           When that formatting also shows a value not known to be a tensor or
           a Python value, it is reported with no fix.
 
-        ## Fix safety
-        The fix is safe in a function decorated with a plain `@tf.function`
-        (not a method of a Keras class, not a loss given to `compile`).
-        `tf.print` has no XLA kernel: under `tf.function(jit_compile=True)` it
-        fails with `InvalidArgumentError ... StringFormat`, so prints there are
-        reported with no fix. Keras 3's `compile(jit_compile="auto")` uses XLA on
-        GPUs (and not on CPU-only machines), so in a loss given to `compile`, a
-        Keras `Loss`/`Layer`/`Model` method, a function wrapped in
-        `tf.function(...)` elsewhere, or code called from those, the rewrite can
-        make `fit` fail on a GPU while passing on a laptop: that fix is unsafe
-        (applied with `--unsafe-fixes`), and the remedy on a GPU is
-        `compile(jit_compile=False)` or removing the print.
-
         ## Left alone, or reported with no fix
         - A `print` of constant text or of static facts (`x.shape`, `x.dtype`,
           `len(x)`) is a trace-time message and is not touched; nor is a
@@ -159,6 +146,29 @@ class PrintInTracedCode(Rule):
           float, ...), and any format spec on a value not known to be a tensor.
         - `file=` other than `sys.stdout` / `sys.stderr`, and a `print` whose
           value is used (in a lambda or an assignment).
+
+        ## Fix safety
+        The fix is safe in a function decorated with a plain `@tf.function`
+        (not a method of a Keras class, not a loss given to `compile`), when
+        the printed values are proven tensors or Python values: `tf.print`
+        then shows on every call the values `print` showed eagerly.
+        `tf.print` has no XLA kernel: under `tf.function(jit_compile=True)` it
+        fails with `InvalidArgumentError ... StringFormat`, so prints there are
+        reported with no fix. Keras 3's `compile(jit_compile="auto")` uses XLA on
+        GPUs (and not on CPU-only machines), so in a loss given to `compile`, a
+        Keras `Loss`/`Layer`/`Model` method, a function wrapped in
+        `tf.function(...)` elsewhere, or code called from those, the rewrite can
+        make `fit` fail on a GPU while passing on a laptop: that fix is unsafe
+        (applied with `--unsafe-fixes`), and the remedy on a GPU is
+        `compile(jit_compile=False)` or removing the print.
+
+        The fix is unsafe too, and its message names the assumption, when it
+        rests on likely evidence: a printed parameter of a traced function with
+        no evidence either way, taken for a tensor; `.numpy()` on a value not
+        known to be a tensor; a format spec with a precision (`{loss:.4f}`,
+        `%.4f`), which assumes a floating-point tensor, since
+        `tf.strings.as_string` rejects a precision for integers; a number
+        format of a tensor not known to be a scalar (`tf.reshape(x, [])`).
         """
     examples = (
         Invalid(

@@ -12,9 +12,10 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.tensor_kinds import is_python_number
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.numpy_operands import Operands, extremum_operands, is_python_float
 from tfrewrite.rewrite.traced_calls import Refusal
 

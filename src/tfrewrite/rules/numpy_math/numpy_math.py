@@ -26,9 +26,10 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation, assuming
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation, assuming
 from tfrewrite.rewrite.numpy_operands import (
     Operands,
     builtin_extremum,
@@ -191,6 +192,29 @@ class NumpyMathOnTensors(Rule):
     makes it float64); stack it with `tf.stack` first.
     NumPy calls on values not known to be tensors are left alone: NumPy on
     Python values is fine under tracing.
+
+    ## Fix safety
+    The fix is safe when it rests on proof: the operands are proven tensors
+    of a known dtype (or Python numbers), so the TensorFlow op gives NumPy's
+    values, shape and dtype, and every use of the result accepts a tensor.
+    It is unsafe (applied with `--unsafe-fixes`; the fix message says why)
+    when it rests on likely evidence or on a dtype that is not known:
+    - an operand is a *likely* tensor, a parameter of a traced function with
+      no evidence either way ("it assumes `x` is a tensor argument");
+    - the tensor's dtype is not known where NumPy's result dtype depends on
+      it (integers averaged in float64, accumulated in int64, promoted by a
+      Python float), or an operand is neither a tensor nor a Python number;
+    - `sum`/`prod` of integers, a NumPy scalar result that meets a tensor
+      which is not a plain name or that is bound to a name, `log2`,
+      `np.clip` with bounds that are not number literals, `np.where` on a
+      condition not known to be boolean, an integer `power` whose exponent
+      may be negative;
+    - the result leaves the function (passed to a function of the project,
+      returned to a caller, stored on an attribute) or decides Python control
+      flow (a tensor there needs AutoGraph).
+
+    What "When it is not rewritten" lists, and the dtype cases refused above,
+    are reported with no fix.
     """
     examples = (
         Invalid(

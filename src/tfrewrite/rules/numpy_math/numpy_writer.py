@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.tensor_kinds import is_python_number
-from tfrewrite.rewrite.fixes import ImportRequest
 from tfrewrite.rewrite.numpy_operands import Operands, is_python_float
 from tfrewrite.rewrite.numpy_ops import (
     ACCUMULATE,

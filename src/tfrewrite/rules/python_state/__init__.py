@@ -1,1 +1,34 @@
-""""""
+"""Python state: traced code that depends on or changes Python state, which
+tracing runs once: module flags frozen at the first trace, side effects
+(appends, counters) that run once, Python-scalar arguments that retrace,
+variables created on every call. Findings only: no rule here rewrites."""
+
+from tfrewrite.rules.python_state import scopes
+from tfrewrite.rules.registry import TRACED_CODE_ONLY, WITH_CALLERS, Relevance, RuleSpec
+
+RULES = (
+    RuleSpec(
+        code="TFR201",
+        module="module_state",
+        scope=scopes.module_state,
+        relevance=Relevance(reads_callers=True, state_writes=True),
+    ),
+    RuleSpec(
+        code="TFR202",
+        module="python_side_effects",
+        scope=scopes.side_effects,
+        relevance=WITH_CALLERS,
+    ),
+    RuleSpec(
+        code="TFR203",
+        module="retracing",
+        scope=scopes.decorated,
+        relevance=WITH_CALLERS,
+    ),
+    RuleSpec(
+        code="TFR204",
+        module="variable_creation",
+        scope=scopes.variable_creation,
+        relevance=TRACED_CODE_ONLY,
+    ),
+)

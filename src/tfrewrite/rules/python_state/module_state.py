@@ -40,7 +40,7 @@ class ModuleStateInTracedCode(Rule):
     A train step about to be decorated (TFR302) is checked the same way, and
     lists what it reads as a reason not to decorate it.
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     `@tf.function` reads Python values once, while tracing, and bakes them
     into the graph. Changing the flag later changes nothing: the traced loss
     keeps the branch of its first call (measured: 0.6667 before and after the
@@ -49,9 +49,13 @@ class ModuleStateInTracedCode(Rule):
     ## How to fix it
     Make the value a graph input: pass it as an argument (a `tf.constant` or a
     tensor, not a Python bool, which would retrace), or keep it in a
-    `tf.Variable` and `assign` it. There is no automatic fix: which of these
-    fits depends on how often the value changes. `tfrewrite verify` shows the
-    value that froze.
+    `tf.Variable` and `assign` it. `tfrewrite verify` shows the value that
+    froze.
+
+    ## Fix safety
+    There is no automatic fix: which of these fits depends on how often the
+    value changes, and either one changes the function's signature or state
+    for every caller.
     """
     examples = (
         Invalid(

@@ -162,7 +162,7 @@ class PythonSideEffectInTracedCode(Rule):
     `history.append(loss)`, `stats["n"] += 1`, `self.calls += 1`, or a
     `global` counter.
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     Python code in a `tf.function` runs while tracing, not on every call.
     The list gets one element (a symbolic tensor) per trace instead of one
     value per step, and the counter counts traces, not calls. Eagerly the same
@@ -179,8 +179,11 @@ class PythonSideEffectInTracedCode(Rule):
     ## How to fix it
     Return the value and collect it outside the traced function, use a
     `tf.Variable` (`counter.assign_add(1)`) or a `tf.TensorArray`, or a Keras
-    metric (`update_state`). No automatic fix: the right container depends on
-    how the value is consumed.
+    metric (`update_state`).
+
+    ## Fix safety
+    There is no automatic fix: the right container depends on how the value
+    is consumed.
     """
     examples = (
         Invalid(

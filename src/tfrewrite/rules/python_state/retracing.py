@@ -44,7 +44,7 @@ class PythonScalarRetraces(Rule):
     `enumerate(...)`), a `while` counter (`step += 1`), or a decayed Python
     learning rate (`lr *= 0.9`).
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     A `tf.function` keys its traces on the values of Python arguments: every
     new integer traces and compiles a new graph. A loop of 10,000 steps traces
     10,000 graphs: slower than running eagerly, and memory grows until
@@ -52,9 +52,11 @@ class PythonScalarRetraces(Rule):
 
     ## How to fix it
     Pass a tensor (`train_step(x, tf.constant(step))`) or give the function an
-    `input_signature`. There is no automatic fix: inside the function the
-    argument becomes a tensor, so Python code that branches on it must change
-    too (see TFR101).
+    `input_signature`.
+
+    ## Fix safety
+    There is no automatic fix: inside the function the argument becomes a
+    tensor, so Python code that branches on it must change too (see TFR101).
     """
     examples = (
         Invalid(

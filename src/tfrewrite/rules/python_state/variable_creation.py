@@ -48,7 +48,7 @@ class VariableCreatedInTracedCode(Rule):
     `@tf.function`, `tf.keras.metrics.Mean()` in a train step, a fresh
     optimizer per fold inside the step.
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     Eagerly, each call gets a fresh object and the code works. A
     `tf.function` lifts variables out of the graph and allows them only on
     the first trace: creating them again raises `ValueError: tf.function
@@ -65,8 +65,11 @@ class VariableCreatedInTracedCode(Rule):
     ## How to fix it
     Create the object once, outside the traced function (in `__init__`,
     `build`, or where the model is built) and update it inside with
-    `assign`, `update_state` or `apply_gradients`. No automatic fix: where
-    the object belongs depends on its lifetime.
+    `assign`, `update_state` or `apply_gradients`.
+
+    ## Fix safety
+    There is no automatic fix: where the object belongs depends on its
+    lifetime.
     """
     examples = (
         Invalid(

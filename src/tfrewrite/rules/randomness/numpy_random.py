@@ -7,11 +7,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.vocabulary import NUMPY_GENERATORS
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.dtypes import FLOAT, INT
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.traced_calls import (
     Refusal,
     SampleSite,
@@ -315,16 +316,6 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
       with `dtype=x.dtype`, the dtype NumPy's array was converted to there
       (integer samples are cast to it);
     - otherwise TensorFlow's float32 (int64 for integers).
-    The fix is safe only when every use is known to accept the tensor in the
-    dtype it is drawn in. It is unsafe when the sample meets a value not known
-    to be a tensor (`x` may be a NumPy array), is returned with no dtype
-    named (NumPy's float64 decided the result's dtype), is passed to a `tf.*`
-    op (which converts a NumPy argument to the dtype it needs, while a tensor
-    must have it: `tf.concat([x, m], 0)`), leaves the function (passed to a
-    function of the project, stored on an attribute, returned from a callee),
-    or decides an `if`. Indices (`x[i]`, `tf.gather(x, i)`), shapes
-    (`tf.zeros([n, 2])`), `tf.cast` and a compared sample (a boolean) are
-    safe uses whatever the dtype.
 
     ## Seeds
     - `np.random.seed(S)` at the top of the traced function reseeds on every
@@ -367,6 +358,27 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     is offered only for a statement on a plain name, and is unsafe: other
     references to the same array do not see the shuffle, and `x` becomes a
     tensor.
+
+    ## Fix safety
+    The fix is safe only when every use of the sample is known to accept the
+    tensor in the dtype it is drawn in: then every call draws afresh from the
+    distribution and shape NumPy drew from once, and the code around the
+    sample computes as before. Indices
+    (`x[i]`, `tf.gather(x, i)`), shapes (`tf.zeros([n, 2])`), `tf.cast` and a
+    compared sample (a boolean) are safe uses whatever the dtype.
+
+    It is unsafe (applied with `--unsafe-fixes`; the fix message says why)
+    when the sample meets a value not known to be a tensor (`x` may be a
+    NumPy array), is returned with no dtype named (NumPy's float64 decided
+    the result's dtype), is passed to a `tf.*` op (which converts a NumPy
+    argument to the dtype it needs, while a tensor must have it:
+    `tf.concat([x, m], 0)`), leaves the function (passed to a function of
+    the project, stored on an attribute, returned from a callee), meets
+    tensors whose dtypes may differ, or decides an `if` (it then needs
+    AutoGraph or TFR101's `tf.cond`). Draws seeded by `np.random.seed(S)` at
+    the top of the function (stateless draws: not NumPy's values) and the
+    in-place `shuffle` are unsafe too. What "When it is not rewritten" lists
+    is reported with no fix.
     """
     examples = (
         Invalid(

@@ -121,19 +121,13 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     (integers are drawn as integers and cast to it). Otherwise floats are
     float32 and integers int32, the dtypes TensorFlow gives Python numbers.
 
-    ## Where the sample goes, and when the fix is safe
+    ## Where the sample goes
     Every use of the sample is followed before it becomes a tensor (see
     TFR102). A use that needs a Python value refuses the rewrite with the
     reason: `int(...)`, `range(...)`, `round(...)`, `math.exp(...)`, indexing
     a Python list, `tf.image.random_contrast` / `random_saturation` bounds and
     `random_brightness` / `random_hue` deltas (compared in Python), a `while`
-    test. The fix is safe only when every use accepts the tensor in the dtype
-    it is drawn in; it is unsafe when the sample meets a value not known to be
-    a tensor, is returned (a traced function returns a Python number as it
-    is, a tensor as a tensor) or passed to a `tf.*` op (a Python number
-    adapts to the dtype the op needs, a tensor does not),
-    leaves the function, or decides an `if` (a tensor condition needs
-    AutoGraph, or TFR101's `tf.cond`; refused where AutoGraph is off).
+    test. A sample deciding an `if` is refused where AutoGraph is off.
 
     ## Seeds
     After `random.seed(S)` at the top of the traced function, every call
@@ -151,6 +145,19 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     an int32 tensor does not), a use that needs a Python value (above), and
     seeds that cannot be kept. `random.seed(...)` in traced code is reported
     without a fix: it runs once, at trace time, and does not seed `tf.random`.
+
+    ## Fix safety
+    The fix is safe only when every use accepts the tensor in the dtype it is
+    drawn in: every call then draws afresh from the distribution Python drew
+    from once. It is unsafe (applied with `--unsafe-fixes`; the fix message
+    says why) when the sample meets a value not known to be a tensor, is
+    returned (a traced function returns a Python number as it is, a tensor
+    as a tensor) or passed to a `tf.*` op (a Python number adapts to the
+    dtype the op needs, a tensor does not), leaves the function, or decides
+    an `if` (a tensor condition needs AutoGraph, or TFR101's `tf.cond`).
+    Draws after `random.seed(S)` at the top of the function become stateless
+    draws: unsafe, the values are not Python's. What "When it is not
+    rewritten" lists is reported with no fix.
     """
     examples = (
         Invalid(

@@ -17,10 +17,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.autograph import autograph_off
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.traced_calls import (
     Refusal,
     SampleSite,
@@ -314,26 +316,3 @@ def _is_arithmetic(node: cst.CSTNode) -> bool:
 
 def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(found is node for found, _ in iter_with_ancestors(root))
-
-
-def autograph_off(ctx: RuleContext, function: FunctionScope) -> str | None:
-    """Why the traced code around `function` runs without AutoGraph, or None
-    when AutoGraph may apply: `@tf.function(autograph=False)`, or a loss given
-    to Keras `compile` (Keras 3 traces its train step without AutoGraph)."""
-    outer: FunctionScope | None = function
-    while outer is not None:
-        traced = outer.traced
-        if traced is not None and not traced.reason.startswith(("called from", "nested in")):
-            info = ctx.index.functions.get(outer.qualname)
-            if info is not None:
-                for keywords in info.decorator_keywords.values():
-                    if keywords.get("autograph", "").strip() == "False":
-                        return f"`{outer.node.name.value}` is traced with `autograph=False`"
-            if traced.reason.startswith("given to compile"):
-                return (
-                    f"Keras traces `{outer.node.name.value}`, a loss given to `compile`, "
-                    "without AutoGraph"
-                )
-            return None
-        outer = outer.parent
-    return None

@@ -20,11 +20,17 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
+from tfrewrite.facts.static_shapes import (
+    mentions_static_shape,
+    static_dimension_of,
+    static_shape_of,
+)
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 
 
@@ -41,41 +47,6 @@ def _shape_argument(ctx: RuleContext, call: cst.Call) -> cst.Arg | None:
             return arg
     if len(positional) > position and not any(a.star for a in call.args[: position + 1]):
         return positional[position]
-    return None
-
-
-def _static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`x` for `x.shape`."""
-    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
-        return node.value
-    return None
-
-
-def _static_dimension_of(node: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
-    """(`x`, "0") for `x.shape[0]` (an integer index, possibly negative)."""
-    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1):
-        return None
-    owner = _static_shape_of(node.value)
-    element = node.slice[0].slice
-    if owner is None or not isinstance(element, cst.Index):
-        return None
-    index = element.value
-    if isinstance(index, cst.Integer):
-        return owner, index.value
-    if (
-        isinstance(index, cst.UnaryOperation)
-        and isinstance(index.operator, cst.Minus)
-        and isinstance(index.expression, cst.Integer)
-    ):
-        return owner, "-" + index.expression.value
-    return None
-
-
-def _mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:
-    """The first `x.shape` inside `node` (a slice, `list(x.shape[:-1]) + ...`)."""
-    for inner, _ in iter_with_ancestors(node):
-        if isinstance(inner, cst.Attribute) and _static_shape_of(inner) is not None:
-            return inner
     return None
 
 
@@ -105,7 +76,7 @@ class StaticShapeInTracedCode(Rule):
     `tf.shape(x)[0]`, in its place. Other dimensions (`x.shape[-1]`, the
     features) are usually known to the trace and are left as they are.
 
-    ## Why is this bad under tracing?
+    ## Why is this bad?
     `x.shape` is what the trace knows of the shape: `None` for a dimension
     it does not know, such as the batch dimension under Keras `fit`, an
     `input_signature` with `None`, or a dimension `reduce_retracing` relaxed.
@@ -120,14 +91,22 @@ class StaticShapeInTracedCode(Rule):
     `tf.shape(x)` holds the run's shape whatever the trace knew; where the
     dimensions are known, TensorFlow still infers the result's static shape
     from it (`tf.random.normal(tf.shape(x))` of a `(4, 3)` input has static
-    shape `(4, 3)`). Safe when `x` is known to be a tensor and every other
-    entry of a shape list is an integer literal; otherwise unsafe (an entry
-    of another dtype would not pack with the `int32` dimension). A shape
-    built from a slice or a list (`list(x.shape[:-1]) + [n]`) is reported
-    without a fix: write `tf.concat([tf.shape(x)[:-1], [n]], 0)`.
+    shape `(4, 3)`). A shape built from a slice or a list
+    (`list(x.shape[:-1]) + [n]`) is reported without a fix: write
+    `tf.concat([tf.shape(x)[:-1], [n]], 0)`.
 
+    ## When it is not reported
     A static shape used as a Python value (`Dense(x.shape[-1])`, `if
     x.shape.rank == 4:`) is not reported: there the static shape is meant.
+
+    ## Fix safety
+    Safe when `x` is known to be a tensor and every other entry of a shape
+    list is an integer literal or another static dimension (a Python int):
+    the op then gets the same shape wherever the static one was complete,
+    and a shape where it was not. Otherwise unsafe (applied with
+    `--unsafe-fixes`): `x` is only a *likely* tensor (a parameter of a
+    traced function with no evidence either way), or an entry of another
+    dtype would not pack with the `int32` dimension.
     """
     examples = (
         Invalid(
@@ -226,7 +205,7 @@ class StaticShapeInTracedCode(Rule):
     ) -> Violation | None:
         facts = ctx.tensors(scope)
         op = f"`{ctx.code(call.func)}`"
-        static = _static_shape_of(shape)
+        static = static_shape_of(shape)
         if static is not None:
             return self._rewrite(
                 ctx, facts, shape, [(shape, static, None)], op, tf, imports, others_ok=True
@@ -237,7 +216,7 @@ class StaticShapeInTracedCode(Rule):
             for element in shape.elements:
                 if isinstance(element, cst.StarredElement):
                     return None
-                found = _static_dimension_of(element.value)
+                found = static_dimension_of(element.value)
                 if found is not None and found[1] == "0":
                     dimensions.append((element.value, found[0], found[1]))
                 elif found is None and not _is_integer_literal(element.value):
@@ -248,7 +227,7 @@ class StaticShapeInTracedCode(Rule):
         built = single_values(scope.node).get(shape.value) if isinstance(shape, cst.Name) else shape
         if built is None:
             return None
-        mentioned = _mentions_static_shape(built)
+        mentioned = mentions_static_shape(built)
         if mentioned is None or not self._tensor_strength(facts, mentioned.value):
             return None
         owner = ctx.code(mentioned.value)

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.walk import child_nodes, iter_nodes
-from tfrewrite.rewrite.fixes import ImportRequest
 from tfrewrite.rules.tensor_conditions.cond_codegen import Refusal
 from tfrewrite.rules.tensor_conditions.cond_condition import ConditionTranslator
 from tfrewrite.rules.tensor_conditions.cond_flow import (
@@ -37,9 +36,7 @@ from tfrewrite.rules.tensor_conditions.cond_flow import (
     scope_declarations,
     statement_flow,
 )
-
-if TYPE_CHECKING:
-    from tfrewrite.rules.tensor_conditions.cond_assign import StatementUses
+from tfrewrite.rules.tensor_conditions.cond_uses import StatementUses, statement_uses
 
 # Functions that call the branch functions given to them before they return.
 COND_FUNCTIONS = frozenset({"tensorflow.cond", "keras.ops.cond", "tensorflow.keras.ops.cond"})
@@ -92,8 +89,6 @@ class CondSite:
 
     def uses_of(self, statement: cst.CSTNode) -> StatementUses:
         """`statement_uses(statement)`, gathered once per statement."""
-        from tfrewrite.rules.tensor_conditions.cond_assign import statement_uses
-
         known = self._uses.get(id(statement))
         if known is None:
             known = self._uses[id(statement)] = (statement, statement_uses(statement))

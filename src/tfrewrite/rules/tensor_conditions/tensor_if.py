@@ -21,9 +21,10 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
-from tfrewrite.rewrite.fixes import CstFix, ImportRequest, NodeEdit, Violation
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.tensor_conditions.cond_assign import met_tensor, rewrite_assigning
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
@@ -256,7 +257,7 @@ class TensorIf(Rule):
     one is reported without a fix (Keras 3 runs a compiled loss without
     AutoGraph, so it fails in `fit`).
 
-    ## Why it matters under tracing
+    ## Why is this bad?
     Python cannot branch on a symbolic tensor. The code works only because
     AutoGraph rewrites the `if` at trace time into generated code nobody reads;
     under `tf.function(autograph=False)`, where AutoGraph gives up ("could not
@@ -310,20 +311,15 @@ class TensorIf(Rule):
       assumes the rank is known when traced), since a `tf.cond` would build a
       branch valid only for that rank.
 
-    Conditions the tensor analysis proves to be tensors get a safe fix. A
-    condition on a parameter of a traced function with no evidence either way
-    (`@tf.function def f(x): if x > 0:`, called with a tensor) is a *likely*
-    tensor: reported with an unsafe fix that says it assumes a tensor
-    argument (and a scalar condition); `tfrewrite verify` proves it. Static
-    shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
+    ## When it is not reported
+    Static shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
     `isinstance`, dtype checks, `tf.executing_eagerly()`, Python flags such as
     `training` and attributes of `self` stay Python `if`s and are not reported.
 
+    ## Refusals (reported without a fix, with the reason)
     A `while` on a tensor is reported without a fix: a hand-written
     `tf.while_loop` needs loop variables that keep their dtype and shape on
-    every iteration, which the rule cannot prove.
-
-    ## Refusals (reported without a fix, with the reason)
+    every iteration, which the rule cannot prove. An `if` is refused for:
     - A variable defined in one branch only, not before the `if`, and used after
       it ("'w' is defined only in the true branch").
     - One branch returns and the other neither returns nor falls through to a
@@ -354,6 +350,26 @@ class TensorIf(Rule):
       as a tensor it would need AutoGraph there.
     - More than a few statements after an early-return `if` that would have to
       be copied into both of its branches.
+
+    ## Fix safety
+    The fix is safe when it rests on proof: the tensor analysis proves the
+    condition is a scalar tensor, and the dtype of every branch output is
+    known. The `tf.cond` then computes what the `if` computed, without
+    AutoGraph. It is unsafe (applied with `--unsafe-fixes`; the fix message
+    names the assumption) when it rests on likely evidence or an assumption:
+    - the condition reads a *likely* tensor, a parameter of a traced function
+      with no evidence either way (`@tf.function def f(x): if x > 0:`, called
+      with a tensor): the fix assumes a tensor argument and a scalar
+      condition; `tfrewrite verify` proves it;
+    - a Python number faces a floating-point tensor of unknown width (it is
+      written as float32), or both branches give Python numbers and no later
+      use names the dtype (`tf.cond` makes them int32 or float32 tensors): the
+      fix assumes the values they meet have that dtype;
+    - `if tf.rank(x) == 2:` becomes `if x.shape.rank == 2:`, which assumes
+      the rank is known when traced.
+
+    The refusals above, a tensor `while`, and a tensor conditional expression
+    in a lambda that runs traced are reported with no fix.
     """
     examples = (
         Invalid(

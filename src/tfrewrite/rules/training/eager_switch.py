@@ -8,11 +8,11 @@ import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.module_constants import module_literals
-from tfrewrite.facts.training import remove_statement_edits
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.statements import remove_statement_edits
 
 SWITCHES = frozenset(
     {
@@ -57,11 +57,17 @@ class EagerSwitchLeftOn(Rule):
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
+        ## What it does
+        Finds `tf.config.run_functions_eagerly(True)` left in a program
+        outside its tests, and removes it.
+
+        ## Why is this bad?
         `tf.config.run_functions_eagerly(True)` makes every `tf.function` run its
         Python eagerly: a debugging switch. Left in a training script it silently
         removes every graph (and the speed-up of every decorated step), and it
         hides the tracing behaviour the code will have once it is removed.
 
+        ## When it is reported
         Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
         `tests/`), when called at statement level with a literal `True` or a
         module flag bound once to `True` (`DEBUG = True`, never rebound): a call
@@ -69,8 +75,12 @@ class EagerSwitchLeftOn(Rule):
         and so is a function that switches it back itself (a context manager that
         restores the previous setting).
 
-        The fix removes the call (unsafe: the program then runs traced, which is
-        the point, but Python side effects in traced code change).
+        ## Fix safety
+        The fix removes the call. Always unsafe (applied with
+        `--unsafe-fixes`): the program then runs traced, which is the point,
+        but Python side effects in traced code change (they run once, at trace
+        time). The fix does not look at what the program's `tf.function`s do:
+        review them, or run `tfrewrite check` on the result.
     """
     examples = (
         Invalid(

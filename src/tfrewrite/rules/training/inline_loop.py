@@ -8,8 +8,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import iter_assignments, iter_assignments_here
+from tfrewrite.facts.blockers import line_of
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.liveness import Level, paths_after, read_later
+from tfrewrite.facts.name_use import mentioned_names, name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import (
     mixed_with_tensors,
@@ -22,16 +24,16 @@ from tfrewrite.facts.python_counters import (
     literal_numbers,
     python_int_loop_variable,
 )
+from tfrewrite.facts.static_shapes import batch_dimension_read
+from tfrewrite.facts.step_hazards import keras_host_loop_calls
+from tfrewrite.facts.step_plans import options_from_losses
+from tfrewrite.facts.tf_function import make_decorator
 from tfrewrite.facts.training import (
     CONTAINER_METHODS,
     applies_gradients,
     feeds_short_final_batch,
-    line_of,
-    make_decorator,
-    mentioned_names,
+    is_optimizer_update_call,
     method_name,
-    name_use,
-    options_from_losses,
     side_effects,
     tape_name,
     unique_name,
@@ -102,6 +104,14 @@ def _scope_of(ctx: RuleContext, node: cst.CSTNode) -> cst.CSTNode:
     return ctx.module
 
 
+def _owner(ctx: RuleContext, found: _Loop) -> str | None:
+    """The class whose `self` the loop sees, when it is in a method."""
+    scope = _scope_of(ctx, found.loop)
+    function = ctx.scope_of(scope) if isinstance(scope, cst.FunctionDef) else None
+    owner = ctx.class_of(function) if function is not None else None
+    return owner[0] if owner is not None else None
+
+
 class InlineTrainingLoop(Rule):
     code = "TFR303"
     name = "inline-training-loop"
@@ -112,13 +122,19 @@ class InlineTrainingLoop(Rule):
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
-        A `with tf.GradientTape()` block written directly in a `for` loop, with
-        the gradient and optimizer update after it (`apply_gradients`,
-        `minimize`, Keras 3's `optimizer.apply`, or a hand-written
-        `w.assign_sub(lr * dw)`), runs every op eagerly. Moved
+        ## What it does
+        Finds a `with tf.GradientTape()` block written directly in a `for`
+        loop, with the gradient and optimizer update after it
+        (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, or a
+        hand-written `w.assign_sub(lr * dw)`), and extracts it into a
+        `@tf.function` train step.
+
+        ## Why is this bad?
+        Written inline, the step runs every op eagerly. Moved
         into a function decorated with `@tf.function`, the whole step runs as one
         graph (about 10x faster on a small model).
 
+        ## How it fixes
         The fix extracts the tape block and the statements up to the last
         `apply_gradients`/`minimize` into a decorated step defined before the
         loop, named for the model it trains (`generator_train_step`) or
@@ -138,20 +154,30 @@ class InlineTrainingLoop(Rule):
         `reduce_retracing=True` when the loop may feed a short final batch;
         `jit_compile` from a `tf.function` on the loss.
 
-        Unsafe: the step's Python code now runs once, at trace time, and names
-        it closes over are read when it is traced. Refused when a Python side
-        effect feeds the step (a NumPy value used in the loss), the tape is used
-        after the update, the step contains `break`, `continue` or
-        `return`, or the loops around it build a new model or optimizer for
+        The same `fix` then checks the step, and the functions it calls, as the
+        traced code they now are: what a rule can fix there (a static shape,
+        TFR107) is fixed in the same run, the rest reported.
+
+        ## Refusals (reported without a fix, with the reason)
+        Refused when a Python side effect feeds the step (a NumPy value used in
+        the loss), the tape is used after the update, the step contains
+        `break`, `continue` or `return`, or the loops around it build a new
+        model or optimizer for
         it on each pass (one per ensemble member or fold): defined once before
         them, the step would create the second one's variables in a second
         trace, which raises; or the step indexes a NumPy array it closes
         over with a value it would take as an argument (`x_train[perm[:64]]`
         with the epoch's `perm = np.random.permutation(n)`): traced, that
-        value is a symbolic tensor, and NumPy cannot index with one. The
-        same `fix` then checks the step, and the functions it calls, as the
-        traced code they now are: what a rule can fix there (a static shape,
-        TFR107) is fixed in the same run, the rest reported.
+        value is a symbolic tensor, and NumPy cannot index with one.
+
+        ## Fix safety
+        Always unsafe (applied with `--unsafe-fixes`): the step's Python code
+        now runs once, at trace time, and names it closes over are read when it
+        is traced. What moves into the step is chosen from the code's data flow
+        (what the loss depends on, what later code reads), not proven to keep
+        the loop's behaviour; review the diff, or run `tfrewrite verify`, which
+        runs the loop before and after the rewrite for a few batches from the
+        same initial weights.
     """
     examples = (
         Invalid(
@@ -348,6 +374,11 @@ class InlineTrainingLoop(Rule):
                 "would be created in a second trace, and tf.function only supports singleton "
                 "tf.Variables created on the first call"
             )
+        home_class = _owner(ctx, found)
+        host_loops = keras_host_loop_calls(ctx, step, home_class)
+        if host_loops:
+            call, what = host_loops[0]
+            return None, f"line {line_of(ctx, call)} {what}"
         indexed = numpy_indexed_by_argument(ctx, _scope_of(ctx, found.loop), step, inputs)
         if indexed is not None:
             subscript, array, argument = indexed
@@ -379,7 +410,11 @@ class InlineTrainingLoop(Rule):
                 outputs.append(carried_name)  # the next batch's step reads it
         alias, imports = ctx.tensorflow()
         options = options_from_losses(ctx, _callee_keys(ctx, found.tape))
-        if feeds_short_final_batch(ctx, found.loop):
+        # A short last batch costs one more trace, unless the step reads its
+        # batch dimension statically: relaxed to `None`, that read would fail.
+        if feeds_short_final_batch(ctx, found.loop) and not batch_dimension_read(
+            ctx, step, home_class
+        ):
             options.setdefault("reduce_retracing", "True")
         name = _step_name(ctx, step)
         returns = []
@@ -495,7 +530,7 @@ def _rebuilt_owner(
     block = cst.IndentedBlock(body=step)  # type: ignore[arg-type]
     owners = set(trained_models(ctx, block) or ())
     for node in iter_nodes(block):
-        if isinstance(node, cst.Call) and method_name(node) in ("apply_gradients", "minimize"):
+        if isinstance(node, cst.Call) and is_optimizer_update_call(node):
             owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
             if owner:
                 owners.add(owner)

@@ -8,22 +8,17 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.training import (
-    StepPlan,
-    StepViolation,
-    applies_gradients,
-    decorated_step,
-    is_tf_function,
-    name_use,
-    remove_statement_edits,
-    tf_function_decorator,
-    undecorated_train_steps,
-)
+from tfrewrite.facts.step_plans import StepPlan, decorated_step, undecorated_train_steps
+from tfrewrite.facts.tf_function import is_tf_function, tf_function_decorator
+from tfrewrite.facts.training import applies_gradients
 from tfrewrite.facts.walk import iter_nodes, iter_statement_lines, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rewrite.step_violation import StepViolation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.statements import remove_statement_edits
 
 
 def _loss_names(ctx: RuleContext) -> set[str]:
@@ -170,15 +165,20 @@ class LossDecorator(Rule):
     needs_traced_code = False
     may_untrace = True
     explanation = """
-        A loss is a function given to `compile(loss=...)`, the `call` of a
-        `keras.losses.Loss` subclass, or a function called on `(labels,
-        predictions)` inside a `tf.GradientTape` block whose result is
-        differentiated. Decorating it with `@tf.function` (or wrapping it,
-        `loss = tf.function(loss)`) compiles only the loss: the model's forward
-        pass, the gradient and the optimizer update still run eagerly, op by op,
-        and every step crosses one more graph boundary. A small custom loop ran
+        ## What it does
+        Finds `@tf.function` on a loss, or a loss wrapped with
+        `loss = tf.function(loss)`. A loss is a function given to
+        `compile(loss=...)`, the `call` of a `keras.losses.Loss` subclass, or a
+        function called on `(labels, predictions)` inside a `tf.GradientTape`
+        block whose result is differentiated.
+
+        ## Why is this bad?
+        Decorating a loss compiles only the loss: the model's forward pass, the
+        gradient and the optimizer update still run eagerly, op by op, and
+        every step crosses one more graph boundary. A small custom loop ran
         about 10x faster with the decorator on the step instead.
 
+        ## How it fixes
         The fix removes the decorator. When an undecorated train step in the same
         file differentiates this loss, the fix moves the decorator onto the step,
         keeping `jit_compile` and `reduce_retracing` (TFR302 does the same for a
@@ -187,6 +187,7 @@ class LossDecorator(Rule):
         decorated, the loss's decorator is a nested, redundant graph boundary
         and is removed.
 
+        ## Module state the decorator froze
         A loss that reads module state rebound elsewhere (a flag set per epoch,
         TFR201) has that state frozen at its first trace; removing the
         decorator makes each direct call read the current value, while a
@@ -195,12 +196,35 @@ class LossDecorator(Rule):
         is gone, and findings about it as traced code (TFR201 on that flag)
         are fixed along with it.
 
+        ## When it is not reported
         A function taken for a loss by its parameter names alone (`y_true,
         y_pred`) and called directly in a file that trains nothing (no
         gradient tape, no `compile` with a function) is not reported unless
         it reads module state tracing freezes: there is no train step for
         its decorator to move to, and removing it would only slow those
         calls down.
+
+        ## Fix safety
+        Removing the decorator, or unwrapping `tf.function(loss)`, is safe:
+        the loss computes the same values, traced with the step that calls it
+        (Keras traces a loss given to `compile` inside `fit`) or eagerly; only
+        module state it froze is now read on each direct call. A decorator
+        with an `input_signature` is reported with no fix: the signature casts
+        the arguments (float64 labels to float32), and the casts would go with
+        it.
+
+        Moving the decorator onto the train step is safe when the step is
+        proven: it and the functions it calls are checked as traced code in the
+        same run, and everything there that would change meaning is fixed
+        together with the decorator by safe fixes. It is unsafe (applied with
+        `--unsafe-fixes`; the fix message says why) when one of those fixes is,
+        or when the step rests on what tfrewrite cannot see: the loop's call is
+        matched to the step by method name only, the step is wrapped by a
+        decorator whose wrapper is not known, the file star-imports a module
+        the project does not hold, or the step calls a method of a held object
+        whose class is not the project's. When something in the step cannot be
+        fixed, the step stays eager: the fix only removes the loss's decorator,
+        and the finding lists every blocker with its line.
     """
     examples = (
         Invalid(

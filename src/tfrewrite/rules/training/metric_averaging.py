@@ -8,11 +8,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.python_counters import counts_iterations, iteration_index
 from tfrewrite.facts.training import (
     drops_remainder,
     feeds_short_final_batch,
-    mentioned_names,
     method_name,
     tape_name,
 )
@@ -94,10 +95,13 @@ class _PerBatch:
 
 @dataclass
 class _Accumulated:
-    """A running sum of per-batch values and the batch counter beside it."""
+    """A running sum of per-batch values and the batch counters beside it:
+    `n_batches += 1`, or the loop's own index (`for i, x in enumerate(...)`,
+    counted as `i + 1`)."""
 
     loop: cst.For
     counters: set[str]
+    index: str | None = None
 
 
 def _statement_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
@@ -138,8 +142,9 @@ def _per_batch_values(
                     counters.add(node.target.value)
                 elif not _weighted(value):
                     accumulated.append(node.target.value)
+        index = iteration_index(loop, ctx)
         for name in accumulated:
-            sums[name] = _Accumulated(loop, counters)
+            sums[name] = _Accumulated(loop, counters, index)
     for node in iter_nodes(scope, into_functions=False):
         if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
             for name in _empty_lists_bound(node.body[0]):
@@ -215,10 +220,13 @@ def _weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> bo
     )
 
 
-def _counts_batches(expr: cst.BaseExpression, counters: set[str]) -> bool:
-    """A divisor that counts batches rather than examples."""
+def _counts_batches(expr: cst.BaseExpression, accumulated: _Accumulated) -> bool:
+    """A divisor that counts batches rather than examples: a counter the
+    loop adds 1 to, the loop's index (`i + 1`), or a name that says so."""
     names = [n.lower() for n in mentioned_names(expr)]
-    if isinstance(expr, cst.Name) and expr.value in counters:
+    if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
+        return True
+    if accumulated.index is not None and counts_iterations(expr, accumulated.index):
         return True
     if any(_weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
         # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
@@ -235,10 +243,16 @@ class PerBatchMetricAverage(Rule):
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
-        Collecting one accuracy or loss per batch and averaging the values
-        (`np.mean(batch_accs)`, `sum(losses) / len(losses)`, `statistics.mean`,
-        `np.mean([evaluate(b) for b in batches])`, or a running `total += acc`
-        divided by the number of batches) gives every batch the same weight.
+        ## What it does
+        Finds one accuracy or loss collected per batch and averaged over the
+        batches: `np.mean(batch_accs)`, `sum(losses) / len(losses)`,
+        `statistics.mean`, `np.mean([evaluate(b) for b in batches])`, or a
+        running `total += acc` divided by the number of batches (a counter
+        the loop adds 1 to, or the loop's own index: `total / (i + 1)` after
+        `for i, (x, y) in enumerate(...)`).
+
+        ## Why is this bad?
+        Averaging per-batch values gives every batch the same weight.
         When the last batch is shorter, its examples count more than the
         others. Measured (`benchmarks/tfr306_figures.py`): 2,000 examples in
         batches of 512, 512, 512 and 464, with 1,397 of the first 1,536 and
@@ -247,10 +261,11 @@ class PerBatchMetricAverage(Rule):
         do this. A dataset batched with `drop_remainder=True` has batches of
         one size, and the mean is exact: no finding there.
 
-        The fix (unsafe: the reported number changes, to the right one) applies
-        where the batch sizes are known to the code: a list appended to once per
-        batch in `for x, y in ...` keeps the batch sizes beside it and becomes a
-        weighted average, `np.average(batch_accs, weights=batch_sizes)` with
+        ## How to fix it
+        The fix applies where the batch sizes are known to the code: a list
+        appended to once per batch in `for x, y in ...` keeps the batch sizes
+        beside it and becomes a weighted average,
+        `np.average(batch_accs, weights=batch_sizes)` with
         `batch_sizes.append(len(x))` per batch.
 
         The other way, and the one that also runs inside a traced step, is a
@@ -266,10 +281,19 @@ class PerBatchMetricAverage(Rule):
         print("accuracy", float(accuracy.result()))
         ```
 
-        A comprehension, a running sum, or a list filled elsewhere is reported
-        without a fix. Values meant to weigh the same whatever the batch size
-        are not reported: times per batch, and rewards or returns collected
-        once per episode.
+        ## When it is not reported
+        Values meant to weigh the same whatever the batch size are not
+        reported: times per batch, and rewards or returns collected once per
+        episode.
+
+        ## Fix safety
+        Always unsafe (applied with `--unsafe-fixes`): the reported number
+        changes, to the right one. The weights rest on two readings of the
+        code that are likely, not proven: each collected value is a mean over
+        its batch (an accuracy, a mean loss), and `len(x)` of the loop's batch
+        is its number of examples. A comprehension, a running sum, or a list
+        filled elsewhere is reported without a fix: the batch sizes are not at
+        hand there.
     """
     examples = (
         Invalid(
@@ -338,6 +362,15 @@ class PerBatchMetricAverage(Rule):
             print(total / n_batches)
             """,
             note="a running sum divided by the number of batches: no fix",
+        ),
+        Invalid(
+            """
+            total = 0.0
+            for i, (x, y) in enumerate(dataset.batch(64)):
+                total += float(accuracy(y, model(x)))
+            print(total / (i + 1))
+            """,
+            note="a running sum divided by the loop's index plus one: no fix",
         ),
         Valid(
             """
@@ -466,7 +499,7 @@ class PerBatchMetricAverage(Rule):
                     )
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
-                    if _counts_batches(divisor, sums[total].counters):
+                    if _counts_batches(divisor, sums[total]):
                         reported.add(total)
                         yield Violation(
                             node,

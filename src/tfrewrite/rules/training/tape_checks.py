@@ -8,24 +8,22 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.blockers import line_of
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.models import (
     guarded_by_training_check,
     ignores_training,
     is_plain_function,
+    passes_training_positionally,
     trained_models,
-    training_position,
 )
+from tfrewrite.facts.name_use import mentioned_names, name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.project import keras_leaf
 from tfrewrite.facts.training import (
     applies_gradients,
     is_keras_train_step_override,
-    line_of,
-    mentioned_names,
     method_name,
-    name_use,
-    remove_statement_edits,
     side_effects,
     tape_name,
 )
@@ -33,6 +31,7 @@ from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.statements import remove_statement_edits
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -41,22 +40,13 @@ _MODEL_NAME = re.compile(
 _MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
 
 
-def _passes_training_positionally(ctx: RuleContext, node: cst.Call, label: str) -> bool:
-    """Whether the call reaches, with its positional arguments (or a `*`
-    argument), the `training` parameter of the model's project class: adding
-    `training=True` would raise "got multiple values for argument"."""
-    position = training_position(ctx, label)
-    if position is None:
-        return False
-    positional = [a for a in node.args if a.keyword is None and a.star != "**"]
-    return len(positional) > position or any(a.star == "*" for a in positional)
-
-
-def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool]]:
-    """(scope root, whether it is a method) for the module and every function."""
-    yield ctx.module, False
+def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, bool, str | None]]:
+    """(scope root, whether it is a method, the class whose `self` it sees)
+    for the module and every function."""
+    yield ctx.module, False, None
     for function in ctx.functions:
-        yield function.node, function.is_method
+        owner = ctx.class_of(function)
+        yield function.node, function.is_method, owner[0] if owner is not None else None
 
 
 def _body(root: cst.CSTNode) -> cst.CSTNode:
@@ -179,12 +169,17 @@ class MissingTrainingFlag(Rule):
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
-        Inside a train step's `tf.GradientTape` block, `model(x)` without
-        `training=True` runs the model in inference mode: dropout is off and
+        ## What it does
+        Finds `model(x)` called without `training=True` inside a train step's
+        `tf.GradientTape` block, and passes `training=True`.
+
+        ## Why is this bad?
+        Without `training=True` the model runs in inference mode: dropout is off and
         batch normalization uses (and never updates) its moving statistics.
         `fit` passes `training=True`; a custom loop must do it itself. Nothing
         fails: the model just trains differently from `fit`.
 
+        ## What counts as a train step and a model
         A train step is a function, or a loop body, that opens a tape and applies
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
@@ -196,17 +191,21 @@ class MissingTrainingFlag(Rule):
         meant. An explicit `training=False` (a frozen backbone) is left alone,
         as is a training flag of the model's own (`is_training=True`) or one
         passed in the place its `call` gives `training`
-        (`transformer(inp, tar, True, mask)`), and so
+        (`transformer(inp, tar, True, mask)`) or, when the model's class is
+        not known, second, where Keras' own models take it (`generator(z,
+        True)`), and so
         is a call in a branch that tests for a `training` argument (`if
         self._call_has_training_arg:`). A model whose project class has a `call`
         without `training`, or a `Sequential` whose layers all ignore it (no
         dropout, batch normalization or noise), computes the same either way:
         it is reported without a fix, saying so.
 
-        The fix adds `training=True`. Unsafe: it changes what the model computes
-        on purpose (dropout active, batch statistics used and updated); a test
-        that compares the original eagerly with the fixed step can only agree
-        on a model without such layers.
+        ## Fix safety
+        The fix adds `training=True`. Always unsafe (applied with
+        `--unsafe-fixes`): it changes what the model computes on purpose
+        (dropout active, batch statistics used and updated); a test that
+        compares the original eagerly with the fixed step can only agree on a
+        model without such layers.
     """
     examples = (
         Invalid(
@@ -304,7 +303,7 @@ class MissingTrainingFlag(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
         overrides = {id(f.node) for f in ctx.functions if is_keras_train_step_override(ctx, f)}
-        for root, in_method in _scopes(ctx):
+        for root, in_method, owner in _scopes(ctx):
             tapes = _train_step_tapes(ctx, root)
             if not tapes:
                 continue
@@ -334,8 +333,8 @@ class MissingTrainingFlag(Rule):
                     if any(a.star == "**" for a in node.args):
                         continue
                     label = ctx.code(node.func)
-                    if _passes_training_positionally(ctx, node, label):
-                        continue  # `transformer(inp, tar, True, mask)`: `training` is given
+                    if passes_training_positionally(ctx, node, label, owner):
+                        continue  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
                     if trained is not None and label not in trained:
                         continue  # a frozen teacher or target network: inference is meant
                     if guarded_by_training_check(ancestors, node):
@@ -381,6 +380,12 @@ class LossOutsideTape(Rule):
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
+        ## What it does
+        Finds `tape.gradient(loss, ...)` where the loss, or part of it, is
+        computed after the `tf.GradientTape` block closed, and moves that
+        computation into the block.
+
+        ## Why is this bad?
         A `tf.GradientTape` records only the operations run inside its `with`
         block. When the loss (or part of it) is computed after the block closed,
         the tape never saw how it depends on the variables, and
@@ -388,19 +393,26 @@ class LossOutsideTape(Rule):
         `apply_gradients` then fails ("No gradients provided for any variable")
         or, filtered, silently trains nothing.
 
+        ## How it fixes
         The fix moves the statements between the end of the `with` block and
         `tape.gradient(...)` that compute the differentiated value into the
         block, in their order; a loss written inside the `gradient` call is
         first bound to a name (`loss`) in the block. A plain rename after the
         block (`total = loss`) computes nothing and is not reported.
 
+        ## Refusals (reported without a fix, with the reason)
         Refused, naming the statement that stops it, when a statement to move
         has a Python side effect (`print`, `.numpy()`, `float()`), is a
         compound statement, or reads or writes a name that a statement left
         behind also uses, or reads an object a statement left behind changes
         in place (`history.append(err)`): moving it would change what one of
         them sees.
-        Unsafe: the step now trains, where before its gradients were `None`.
+
+        ## Fix safety
+        Always unsafe (applied with `--unsafe-fixes`): the step now trains,
+        where before its gradients were `None`. The moved statements compute
+        the same values inside the block; what changes is that the tape now
+        records them.
     """
     examples = (
         Invalid(
@@ -490,7 +502,7 @@ class LossOutsideTape(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
-        for root, _ in _scopes(ctx):
+        for root, _, _ in _scopes(ctx):
             yield from self._check_scope(ctx, root)
 
     def _check_scope(self, ctx: RuleContext, root: cst.CSTNode) -> Iterator[Violation]:

@@ -5,14 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.training import (
-    StepViolation,
-    decorated_step,
-    decorator_source,
-    undecorated_train_steps,
-)
+from tfrewrite.facts.step_plans import decorated_step, undecorated_train_steps
+from tfrewrite.facts.tf_function import decorator_source
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rewrite.step_violation import StepViolation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 
 
@@ -26,32 +23,40 @@ class UndecoratedTrainStep(Rule):
     fix_applicability = Applicability.SAFE
     needs_traced_code = False
     explanation = """
-        A function that opens a `tf.GradientTape`, takes gradients and applies
-        them (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, a
-        hand-written `w.assign_sub(lr * dw)`), called once per batch from a
-        Python loop (also from a script that imports no TensorFlow, such as an
-        RL `main.py` calling `agent.learn()`), runs eagerly unless it is
-        decorated: every op is dispatched from
+        ## What it does
+        Finds a train step that runs eagerly: a function that opens a
+        `tf.GradientTape`, takes gradients and applies them (`apply_gradients`,
+        `minimize`, Keras 3's `optimizer.apply`, a hand-written
+        `w.assign_sub(lr * dw)`), called once per batch from a Python loop
+        (also from a script that imports no TensorFlow, such as an RL `main.py`
+        calling `agent.learn()`), and not decorated with `@tf.function`.
+
+        ## Why is this bad?
+        Undecorated, the step runs eagerly: every op is dispatched from
         Python. With `@tf.function` the forward pass, gradients and update run as
         one graph; a small loop measured 31.21 ms per step eagerly and 3.14 ms
         traced, with identical results.
 
+        ## How it fixes
         The fix adds `@tf.function`, taking over `jit_compile` and
         `reduce_retracing` from a `tf.function` on the loss the step
         differentiates (TFR301 removes that one), and adds
         `reduce_retracing=True` when the loop may feed a short final batch
         (`dataset.batch(n)` without `drop_remainder=True`, or
         `range(0, n, batch_size)` slicing), so the last batch does not trace a
-        second graph for its shape.
+        second graph for its shape; but not when the step, or a function it
+        calls, reads the batch dimension statically (`x.shape[0]`,
+        `tf.reshape(g, [g.shape[0], -1])`): relaxed, the trace holds `None`
+        there and the shape cannot be built.
 
         Before the decorator goes on, the step and the functions it calls are
         checked as traced code in the same run, and everything that would
         change meaning under tracing is fixed together with the decorator:
         `print` becomes `tf.print`, `.numpy()`/`float()` on a tensor that only
         feeds TensorFlow the tensor itself, a Python `if` on a tensor a
-        `tf.cond`, NumPy and `random` calls their TensorFlow forms. The fix is
-        unsafe when one of those fixes is. When one of them cannot be fixed (a
-        module global updated per epoch is frozen, `logging` or `time` calls
+        `tf.cond`, NumPy and `random` calls their TensorFlow forms. When one
+        of them cannot be fixed (a module global updated per epoch is frozen,
+        `logging` or `time` calls
         run once, `open`/`input`, a list outside the step appended to, a
         variable or metric created per call, a model or optimizer built again
         for the step, as a notebook section that starts over with `net =
@@ -61,17 +66,35 @@ class UndecoratedTrainStep(Rule):
         one tensor or `h, w = tf.shape(x)`, which tracing does not allow; a
         method of a plain Python object the step holds, such as a replay
         buffer's `self.memory.sample(32)` whose batch tracing would freeze,
-        wherever the project defines its class), the step is not decorated and
-        the finding lists every blocker with its line. A method of a held
-        object whose class tfrewrite cannot see (a package's, not the
-        project's) may be plain Python too: the fix is then unsafe. A
-        commented-out `# @tf.function` right above the step is a blocker too:
-        its author turned tracing off on purpose. `Model.train_step` overrides
-        are left alone: Keras traces them. So are a function whose tape sits
-        in a loop of its own (a training loop: TFR303's case) and a method
+        wherever the project defines its class; a Keras loop of its own run
+        from the step, `target.predict(states)`, `model.fit(...)` or
+        `evaluate`, which raises traced: call the model instead), the step is
+        not decorated and
+        the finding lists every blocker with its line. A commented-out
+        `# @tf.function` right above the step is a blocker too: its author
+        turned tracing off on purpose.
+
+        ## When it is not reported
+        `Model.train_step` overrides are left alone: Keras traces them. So are
+        a function whose tape sits in a loop of its own (a training loop:
+        TFR303's case) and a method
         that learns from lists its class grows between calls (a REINFORCE
         update over the episode's `self.rewards`): each call has a new length,
         so traced it would trace again on every call.
+
+        ## Fix safety
+        The fix is safe when the decoration is proven: the loop's call is
+        resolved to the step, and the step and everything it calls were
+        checked as traced code, with every finding there fixed by a safe fix in
+        the same run. The fix is unsafe (applied with `--unsafe-fixes`; the
+        fix message says why) when one of those fixes is, or when it rests on
+        what tfrewrite cannot see: a method of a held object whose class
+        tfrewrite cannot see (a package's, not the project's) may be plain
+        Python too; the loop's call is matched to the step by method name only;
+        the step is wrapped by a decorator whose wrapper is not known
+        (`@timed`: `@tf.function` would trace it too); the file star-imports
+        a module the project does not hold. With a blocker there is no fix:
+        the step stays eager.
     """
     examples = (
         Invalid(

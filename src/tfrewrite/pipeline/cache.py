@@ -21,20 +21,35 @@ one file with those facts (the `FileJob`). So the cache keeps:
 
 Everything is keyed by tfrewrite's version and build too (one folder per
 version; the build is a stamp of the package's modules, so a cache written by
-other tfrewrite code is never read). A
-cache that cannot be read — corrupt, truncated, from another Python — is
-ignored and rebuilt, never an error. Writes are atomic (temporary file and
-rename), so two runs at once cannot leave a half-written cache. Only `check`
-reads and writes it: `fix` changes files and always runs in full.
+other tfrewrite code is never read). Only `check` reads and writes it: `fix`
+changes files and always runs in full.
+
+The files are JSON, never pickle: the cache folder is as writable as the
+project, and a pickle planted there would run code when `check` loaded it.
+Values are converted by `json_codec`, which builds only the dataclasses an
+index or a result declares, field by field, as their type hints say. Each
+file is one object with an explicit, versioned schema:
+
+* `indexes.json`: `{"format": "tfrewrite-cache", "schema": 1, "kind":
+  "indexes", "entries": {key: "deferred" | ModuleIndex}}`
+* `run-<options>.json`: `{"format": ..., "schema": 1, "kind": "run",
+  "hashes": {path: hash}, "results": {job key: FileResult}, "files":
+  [FileResult]}`
+
+A file or an entry that is not that — corrupt, truncated, another schema,
+another program's — is a miss: ignored and rebuilt, never an error. Writes
+are atomic (temporary file and rename), so two runs at once cannot leave a
+half-written cache.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,6 +57,8 @@ from typing import Any
 
 from tfrewrite import __version__
 from tfrewrite.findings import FileResult
+from tfrewrite.workspace.json_codec import Codec, DecodeError, EncodeError
+from tfrewrite.workspace.sources import read_file_bytes
 
 CACHE_DIR_NAME = ".tfrewrite_cache"
 DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
@@ -59,18 +76,49 @@ PROJECT_FACT_FIELDS = (
     "rebound_imports",
 )
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
+FORMAT = "tfrewrite-cache"
+# Raise when the layout of a cache file changes (the codec follows the
+# dataclasses by itself: their changes change the build stamp).
+SCHEMA_VERSION = 1
+
+
+@functools.cache
+def _results_codec() -> Codec | None:
+    """Results only: a warm run answered from the manifest never imports
+    the analysis. None when a field has no JSON form (the round-trip tests
+    fail then): the run goes on without a cache."""
+    try:
+        return Codec(FileResult)
+    except EncodeError:
+        return None
+
+
+@functools.cache
+def _index_codec() -> tuple[Codec, type] | None:
+    from tfrewrite.facts.index import ModuleIndex
+
+    try:
+        return Codec(ModuleIndex), ModuleIndex
+    except EncodeError:
+        return None
 
 
 def _code_stamp() -> str:
     """Which build of tfrewrite wrote a cache: its version alone does not
     change while tfrewrite is developed from a clone, so the size and time of
     every module of the package are part of the key (a few dozen `stat`s)."""
-    package = Path(__file__).parent
+    package = package_folder()
     stamps = []
     for path in sorted(package.rglob("*.py")):
         info = path.stat()
         stamps.append((str(path.relative_to(package)), info.st_size, info.st_mtime_ns))
     return fingerprint(stamps)[:12]
+
+
+def package_folder() -> Path:
+    """The folder of the `tfrewrite` package, whose modules the build stamp
+    covers (all of them: a rule or a fact changed is a new build)."""
+    return Path(__file__).resolve().parent.parent
 
 
 def content_hash(data: bytes) -> str:
@@ -109,7 +157,7 @@ class Cache:
         self.directory = directory
         self.root = directory / f"v{__version__}-{_code_stamp()}"
         self.options_key = fingerprint(options)
-        self.manifest: dict[str, Any] = self._load_dict(self._manifest_path)
+        self.manifest: dict[str, Any] = self._load(self._manifest_path, "run")
         self._indexes: dict[str, Any] | None = None
         self._fresh_indexes: dict[str, Any] = {}
         self.hashes: dict[str, str] = {}
@@ -117,11 +165,11 @@ class Cache:
 
     @property
     def _manifest_path(self) -> Path:
-        return self.root / f"run-{self.options_key}.pickle"
+        return self.root / f"run-{self.options_key}.json"
 
     @property
     def _indexes_path(self) -> Path:
-        return self.root / "indexes.pickle"
+        return self.root / "indexes.json"
 
     # -- reading ----------------------------------------------------------------------
     def hash_files(self, paths: Iterable[str]) -> None:
@@ -129,7 +177,7 @@ class Cache:
         the run to report)."""
         for path in paths:
             try:
-                self.hashes[path] = content_hash(Path(path).read_bytes())
+                self.hashes[path] = content_hash(read_file_bytes(path))
             except OSError:
                 continue
 
@@ -138,10 +186,11 @@ class Cache:
         these options; None otherwise."""
         if not self.manifest or self.manifest.get("hashes") != self.hashes:
             return None
-        files = self.manifest.get("files")
-        if not isinstance(files, list) or not all(isinstance(f, FileResult) for f in files):
+        codec = _results_codec()
+        try:
+            return codec.decode(self.manifest.get("files"), list[FileResult]) if codec else None
+        except DecodeError:
             return None  # another program's file under our name: rebuilt
-        return list(files)
 
     def _index_key(self, path: str, root: str, prefilter: bool) -> str | None:
         digest = self.hashes.get(path)
@@ -151,29 +200,51 @@ class Cache:
         """The cached pass-1 outcome for this file's current content: its
         index, or `DEFERRED`."""
         if self._indexes is None:
-            self._indexes = self._load_dict(self._indexes_path)
+            entries = self._load(self._indexes_path, "indexes").get("entries")
+            self._indexes = entries if isinstance(entries, dict) else {}
         key = self._index_key(path, root, prefilter)
         stored = self._indexes.get(key) if key else None
         if stored is None:
             return None
-        try:
-            return DEFERRED if stored == DEFERRED else pickle.loads(stored)
-        except Exception:  # noqa: BLE001 - a broken entry is recomputed
+        if stored == DEFERRED:
+            return DEFERRED
+        if _index_codec() is None:
             return None
+        codec, module_index = _index_codec()
+        try:
+            index = codec.decode(stored, module_index)
+        except DecodeError:
+            return None  # a broken or foreign entry is recomputed
+        # An entry is keyed by its path: one stored under another is not trusted.
+        return index if index.path == path else None
 
     def remember_index(self, path: str, root: str, prefilter: bool, outcome: Any) -> None:
-        """Keep a pass-1 outcome, pickled now: the project facts later record
+        """Keep a pass-1 outcome, encoded now: the project facts later record
         cross-module facts in the index itself."""
         key = self._index_key(path, root, prefilter)
-        if key is not None:
-            self._fresh_indexes[key] = (
-                DEFERRED if outcome is DEFERRED else pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
-            )
+        if key is None:
+            return
+        if outcome is DEFERRED:
+            self._fresh_indexes[key] = DEFERRED
+            return
+        if _index_codec() is None:
+            return
+        codec, module_index = _index_codec()
+        try:
+            self._fresh_indexes[key] = codec.encode(outcome, module_index)
+        except EncodeError:
+            return  # a value the cache cannot hold: indexed again next time
 
     def result(self, job_key: str) -> FileResult | None:
         results = self.manifest.get("results")
         stored = results.get(job_key) if isinstance(results, dict) else None
-        return stored if isinstance(stored, FileResult) else None
+        codec = _results_codec()
+        if stored is None or codec is None:
+            return None
+        try:
+            return codec.decode(stored, FileResult)
+        except DecodeError:
+            return None
 
     def job_key(self, job: Any) -> str | None:
         """What a file's findings depend on: its content (which determines its
@@ -201,34 +272,51 @@ class Cache:
                 stored = self._indexes if self._indexes is not None else {}
                 if len(stored) > 50_000:  # old contents pile up: start again
                     stored = {}
-                self._write(self._indexes_path, {**stored, **self._fresh_indexes})
+                self._write(
+                    self._indexes_path, "indexes", {"entries": {**stored, **self._fresh_indexes}}
+                )
+            codec = _results_codec()
+            if codec is None:
+                return
             self._write(
-                self._manifest_path, {"hashes": self.hashes, "results": results, "files": files}
+                self._manifest_path,
+                "run",
+                {
+                    "hashes": self.hashes,
+                    "results": codec.encode(results, dict[str, FileResult]),
+                    "files": codec.encode(files, list[FileResult]),
+                },
             )
-        except OSError:
-            return  # a read-only checkout: run without a cache
-
-    @classmethod
-    def _load_dict(cls, path: Path) -> dict[str, Any]:
-        """A cache file's table; empty when it is missing, unreadable, or
-        holds something else (a foreign or truncated file)."""
-        value = cls._load(path)
-        return value if isinstance(value, dict) else {}
+        except (OSError, EncodeError):
+            return  # a read-only checkout, a value the cache cannot hold: no cache
 
     @staticmethod
-    def _load(path: Path) -> Any | None:
+    def _load(path: Path, kind: str) -> dict[str, Any]:
+        """A cache file's object; empty when it is missing, unreadable, not
+        JSON, or not a tfrewrite cache file of this schema and kind."""
         try:
             with open(path, "rb") as handle:
-                return pickle.load(handle)
-        except Exception:  # noqa: BLE001 - a broken cache is rebuilt, never fatal
-            return None
+                value = json.load(handle)
+        except (OSError, ValueError, RecursionError):  # ValueError: not JSON, not UTF-8
+            return {}
+        if (
+            not isinstance(value, dict)
+            or value.get("format") != FORMAT
+            or value.get("schema") != SCHEMA_VERSION
+            or value.get("kind") != kind
+        ):
+            return {}
+        return value
 
     @staticmethod
-    def _write(path: Path, value: Any) -> None:
+    def _write(path: Path, kind: str, content: dict[str, Any]) -> None:
+        value = {"format": FORMAT, "schema": SCHEMA_VERSION, "kind": kind, **content}
         fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
         try:
+            # `dumps`, not `dump`: only `dumps` runs the C encoder.
+            data = json.dumps(value, separators=(",", ":")).encode("ascii")
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                handle.write(data)
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):

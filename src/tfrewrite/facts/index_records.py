@@ -1,0 +1,225 @@
+"""Pass 1's records: what the index of one file holds (`ModuleIndex`) and
+the functions, classes, traced sites, call sites and tape losses in it.
+
+Plain dataclasses with type hints: the cache stores them as JSON field by
+field (`workspace.json_codec`), worker processes return them, and every
+file's index stays in memory for the whole run, so they hold names and
+flags, never nodes. `index` fills them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class FunctionInfo:
+    """A function or method: its place, decorators and the calls it makes."""
+
+    qualname: str  # "f", "Class.method", "outer.inner"
+    lineno: int
+    params: list[str]
+    decorators: list[str]  # dotted names of decorators (the callee when called)
+    decorator_keywords: dict[str, dict[str, str]]  # decorator -> keyword -> source
+    calls: list[str]  # dotted names of what the body calls
+    class_name: str | None = None
+    opens_gradient_tape: bool = False
+    applies_gradients: bool = False
+    # Calls Python logging (`vocabulary.is_logging_call`): `logging.info`,
+    # `tf.get_logger().info`, a module-level `logger = logging.getLogger()`.
+    calls_python_logging: bool = False
+    # A tape opened inside a loop of the function's own body: the function
+    # is a training loop (TFR303's case), not a step.
+    tape_in_loop: bool = False
+    # A method that iterates over, or turns whole into an array, a `self`
+    # list that other methods of its class append to (a REINFORCE update over
+    # the episode's `self.rewards`): each call sees a new length, so under
+    # `tf.function` it would trace again on every call.
+    consumes_grown_lists: bool = False
+    # Body facts that let rules skip a file before it is parsed with LibCST.
+    # An `if` or `while` statement, or `a if c else b`, whose condition may
+    # be a tensor (`python_conditions`): what TFR101 looks at.
+    branches: bool = False
+    # Parameters whose Python values keep the function's conditions Python
+    # (`if training:`, `training=False`): it branches on a tensor after all
+    # when the project proves one a tensor (`prefilters.python_names`).
+    condition_params: frozenset[str] = frozenset()
+    # What TFR202 reports may be there: `obj.attr = ...` (not `self.attr =`,
+    # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
+    # `global`/`nonlocal` (`_writes_outside`).
+    writes_state: bool = False
+    # A mutating method called on what may not be the function's own
+    # container (`history.append(x)`, `self.log.append(x)`), or on its own
+    # in a loop that may run as a graph loop: what else TFR202 looks at.
+    mutates_outside: bool = False
+    # Name sets filled while indexing, then frozen (`_compact`).
+    method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
+    self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
+    self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
+    # Its lines, decorators included: what a pruned check blanks out when
+    # no rule can need it (`relevant_code`). 0 when unknown.
+    first_lineno: int = 0
+    end_lineno: int = 0
+
+
+@dataclass(slots=True)
+class ClassInfo:
+    qualname: str
+    lineno: int
+    bases: list[str]
+    methods: list[str]
+    # `self.<attr> += ...` in a method: attr -> the first such method. An
+    # object of this class held by another (`self.memory = ReplayBuffer()`)
+    # carries Python state that changes between calls (`memory.mem_cntr`).
+    updated_attrs: dict[str, str] = field(default_factory=dict)
+    # `self.<attr> = Cls(...)`: attr -> dotted name of the callee, the class
+    # of the object held when it is one of the project's.
+    held_objects: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TracedSite:
+    """A place where a function is handed to something that traces it."""
+
+    target: str  # dotted name of the function or class
+    reason: str
+    lineno: int
+    keywords: dict[str, str] = field(default_factory=dict)  # `tf.function(f, jit_compile=True)`
+    # What the tracer passes to the function's positional parameters: "tensor"
+    # (`Dataset.map`, `tf.map_fn`: every one is a tensor), "first" (a Keras
+    # `Lambda` layer: its inputs), "likely" (`strategy.run(f, args=...)`), "".
+    arguments: str = ""
+
+
+@dataclass(slots=True)
+class TracedLambda:
+    """A lambda handed to something that traces it (`compile(loss=lambda
+    y_true, y_pred: ...)`, `ds.map(lambda x: ...)`, `keras.layers.Lambda`,
+    `tf.map_fn`, `strategy.run`). Pass 2 finds its node by `source`, the
+    lambda as `ast.unparse` writes it."""
+
+    source: str
+    reason: str
+    lineno: int
+    arguments: str  # as `TracedSite.arguments`; "loss" a compiled loss, "pair" a metric
+    conditional: bool = False  # holds `a if c else b`: what TFR101 looks at in a lambda
+
+
+@dataclass(slots=True)
+class CallSite:
+    """A call of a plain or `self.` function, with what each argument is:
+    per positional argument and per keyword one of `t` (a tensor), `s` (a
+    scalar tensor), `p` (a Python value: a literal, a display, a Python loop
+    counter) or `?` (unknown). Traced functions learn from these how they are
+    called."""
+
+    callee: str
+    args: str
+    keywords: tuple[tuple[str, str], ...]
+    lineno: int
+    via_attribute: bool  # `self.step(...)`: the callee's first parameter is bound
+    # The qualname of the function the call is in ("" at module level): a
+    # plain name may call a function nested there (`_nms(class_id)`).
+    caller: str = ""
+
+
+@dataclass(slots=True)
+class TapeLoss:
+    """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
+    result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
+
+    callee: str  # dotted name of `f`
+    function: str  # qualname of the enclosing function, "" at module level
+    lineno: int
+
+
+@dataclass
+class ModuleIndex:
+    path: str
+    module: str
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    traced_sites: list[TracedSite] = field(default_factory=list)
+    traced_lambdas: list[TracedLambda] = field(default_factory=list)
+    calls_run_functions_eagerly: bool = False
+    # Training-loop facts (TFR3xx rules test these before parsing a file).
+    opens_gradient_tape: bool = False  # anywhere, module level included
+    # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.
+    accumulates_in_loop: bool = False
+    called_names: set[str] = field(default_factory=set)  # every resolved callee
+    # Callees named in the default arguments or annotations of a function:
+    # evaluated when its `def` runs (traced, for a function nested in a
+    # traced one), yet in no function's `calls` nor in `called_names`.
+    default_calls: set[str] = field(default_factory=set)
+    # TFR306's candidates: averaging functions (`_AVERAGES`) given one
+    # argument that is a name or a comprehension (`np.mean(losses)`), and
+    # whether some `sum(...)` is divided.
+    averaged_callees: set[str] = field(default_factory=set)
+    divides_sum: bool = False
+    # A name both augmented with `+=` and divided (`total / n_batches`):
+    # a running sum TFR306 may read.
+    divides_running_sum: bool = False
+    tape_losses: list[TapeLoss] = field(default_factory=list)
+    # Callee -> whether a loop calling it may feed a short final batch.
+    loop_calls: dict[str, bool] = field(default_factory=dict)
+    # Filled by `compute_facts`: local qualname -> called from a loop in some
+    # module (value: that loop may feed a short final batch).
+    looped_functions: dict[str, bool] = field(default_factory=dict)
+    # Filled by `compute_facts`: callee (as this module names it) -> keyword
+    # arguments of the `@tf.function` on that loss, wherever it is defined.
+    loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Calls of project-looking functions with the evidence of their arguments.
+    call_sites: list[CallSite] = field(default_factory=list)
+    # `module.NAME = ...` written through an import: rebinds another module's name.
+    foreign_writes: set[str] = field(default_factory=set)
+    # `config.SCALE` for every read of a name through an imported module
+    # (resolved): what `compute_facts` needs to know of rebound imports.
+    module_attribute_reads: set[str] = field(default_factory=set)
+    # `X` of every `X.attr = ...` / `X.attr += ...` on a plain name but `self`
+    # and `cls` (`Schedule.margin = epoch / 10`): a class attribute rebound.
+    named_attribute_writes: set[str] = field(default_factory=set)
+    # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
+    # names bound at module level: together, module containers changed in place.
+    item_writes: set[str] = field(default_factory=set)
+    module_names: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
+    # -> its attributes that the held object's class updates in place
+    # (`Agent.memory` -> {`mem_cntr`: "updated in place in `store_transition`"}).
+    held_state: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
+    # whose class the project defines -> "python" for a plain Python class
+    # (a replay buffer: its methods run once when traced), "framework" for
+    # one deriving from anything else (a Keras model, a `tf.Module`).
+    held_classes: dict[str, str] = field(default_factory=dict)
+    # Modules imported with `from module import *`: their names may be used bare.
+    star_imports: list[str] = field(default_factory=list)
+    # Filled by `compute_facts`: what those names are, for star-imported
+    # modules of the project (`np` -> `numpy` when `utils` imports NumPy
+    # as `np`; `ReplayBuffer` -> `pkg.buffer.ReplayBuffer`), and the
+    # star-imported modules the project does not hold (their names are unknown).
+    star_names: dict[str, str] = field(default_factory=dict)
+    unseen_star_imports: list[str] = field(default_factory=list)
+    # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
+    # for a name of a project module this one imports whole, rebound after
+    # import (in a function, or by another module): read through the module
+    # in traced code, it is frozen state.
+    rebound_imports: dict[str, str] = field(default_factory=dict)
+    # Module-level names bound more than once only by plain module-level
+    # statements (no loop, no function): name -> line of the last binding.
+    straight_rebinds: dict[str, int] = field(default_factory=dict)
+    # Callee -> lines of the module-level calls of it (outside any function).
+    module_call_lines: dict[str, list[int]] = field(default_factory=dict)
+    # Module-level names bound more than once, or declared `global` somewhere:
+    # mutable module state (TFR201 looks only when there is some).
+    # name -> how (`rebound in `f``, `assigned more than once`), for messages.
+    rebound_module_names: dict[str, str] = field(default_factory=dict)
+    syntax_error: tuple[int | None, int | None, str] | None = None
+    # Set on a copy in a pruned check (`relevant_code.Pruned`): what was left
+    # out of the parsed code, for the index of a simulated fix round.
+    pruned: Any = None
+
+    def qualify(self, local_qualname: str) -> str:
+        return f"{self.module}.{local_qualname}" if self.module else local_qualname

@@ -1,0 +1,50 @@
+"""Keras' names, whichever package they are imported from.
+
+Keras is imported as `keras`, `tensorflow.keras` (`tf.keras`), `tf_keras`,
+and, in older code, through TensorFlow's private path
+`tensorflow.python.keras`: one API under four spellings. Name resolution
+(pass 1's `resolve` and `NameResolver.qualified_name`) rewrites the private
+path to the public one, and every Keras question (is this base a `Layer`,
+is this callee a Keras layer) asks `keras_path`, so a `Layer` subclass is
+the same class under every import. Strings only, apart from LibCST: pass 1
+and the pre-parse checks read it.
+"""
+
+from __future__ import annotations
+
+# The packages Keras' public API is imported from.
+KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
+KERAS_PREFIXES = tuple(f"{package}." for package in KERAS_PACKAGES)
+# TensorFlow's private path to its Keras: the same classes as `tensorflow.keras`.
+_PRIVATE_PACKAGE = "tensorflow.python.keras"
+_PUBLIC_PACKAGE = "tensorflow.keras"
+
+
+def canonical_name(qualified: str) -> str:
+    """`qualified` with TensorFlow's private Keras path made public
+    (`tensorflow.python.keras.layers.Layer` -> `tensorflow.keras.layers.Layer`);
+    any other name as it is."""
+    if not qualified.startswith(_PRIVATE_PACKAGE):
+        return qualified
+    rest = qualified[len(_PRIVATE_PACKAGE) :]
+    if rest and not rest.startswith("."):
+        return qualified  # `tensorflow.python.keras_utils`: another module
+    return _PUBLIC_PACKAGE + rest
+
+
+def keras_path(qualified: str | None) -> str | None:
+    """The name under the Keras package (`layers.Dense`) of a resolved name
+    from any of its spellings, None when it is no Keras name."""
+    if not qualified:
+        return None
+    qualified = canonical_name(qualified)
+    for prefix in KERAS_PREFIXES:
+        if qualified.startswith(prefix):
+            return qualified[len(prefix) :]
+    return None
+
+
+def keras_leaf(qualified: str | None) -> str | None:
+    """`tensorflow.keras.losses.Loss` -> `Loss`; None if not a Keras name."""
+    path = keras_path(qualified)
+    return path.rsplit(".", 1)[-1] if path is not None else None

@@ -1,0 +1,122 @@
+"""A tensor's static shape read in code that runs traced: `x.shape`,
+`x.shape[0]`.
+
+`x.shape` is what the trace knows of the shape, with `None` for a dimension
+it does not know. Eagerly, and in a trace of concrete inputs, it is
+complete; under `reduce_retracing=True` a batch dimension that changed
+between calls (a short last batch) is traced as `None`, and a shape built
+from it (`tf.random.uniform([x.shape[0], 1])`, `tf.reshape(g, [g.shape[0],
+-1])`) raises. TFR107 rewrites such shapes to `tf.shape(x)`; the train-step
+rules keep `reduce_retracing` off a step that reads them, itself or in a
+function it calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import libcst as cst
+
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
+from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+
+
+def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
+    """`x` for `x.shape`."""
+    if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
+        return node.value
+    return None
+
+
+def static_dimension_of(node: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
+    """(`x`, "0") for `x.shape[0]` (an integer index, possibly negative)."""
+    if not (isinstance(node, cst.Subscript) and len(node.slice) == 1):
+        return None
+    owner = static_shape_of(node.value)
+    element = node.slice[0].slice
+    if owner is None or not isinstance(element, cst.Index):
+        return None
+    index = element.value
+    if isinstance(index, cst.Integer):
+        return owner, index.value
+    if (
+        isinstance(index, cst.UnaryOperation)
+        and isinstance(index.operator, cst.Minus)
+        and isinstance(index.expression, cst.Integer)
+    ):
+        return owner, "-" + index.expression.value
+    return None
+
+
+def mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:
+    """The first `x.shape` inside `node` (a slice, `list(x.shape[:-1]) + ...`)."""
+    for inner, _ in iter_with_ancestors(node):
+        if isinstance(inner, cst.Attribute) and static_shape_of(inner) is not None:
+            return inner
+    return None
+
+
+def _reads_batch_dimension(ctx: RuleContext, node: cst.CSTNode) -> bool:
+    """`x.shape[0]`, a slice of `x.shape` from its start (`x.shape[:-1]`), or
+    the whole `x.shape` given as the shape of an op: what holds `None` once
+    the batch dimension is relaxed."""
+    if isinstance(node, cst.Subscript) and static_shape_of(node.value) is not None:
+        found = static_dimension_of(node)
+        if found is not None:
+            return found[1] == "0"
+        element = node.slice[0].slice if len(node.slice) == 1 else None
+        return isinstance(element, cst.Slice) and element.lower is None
+    if isinstance(node, cst.Call):
+        where = SHAPE_ARGUMENTS.get(ctx.names.qualified_name(node.func) or "")
+        if where is None:
+            return False
+        position, keyword = where
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        shape = next((a for a in node.args if a.keyword and a.keyword.value == keyword), None)
+        if shape is None and len(positional) > position:
+            shape = positional[position]
+        return shape is not None and static_shape_of(shape.value) is not None
+    return False
+
+
+def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator[FunctionScope]:
+    """Functions of the file `root` calls by name: module functions
+    (`noise_like(x)`) and, in a method, the class's own (`self.flatten(g)`)."""
+    for node in iter_nodes(root, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        name = dotted_name(node.func)
+        if name is None:
+            continue
+        head, _, method = name.partition(".")
+        if head == "self" and owner is not None and method and "." not in method:
+            qualname = f"{owner}.{method}"
+        elif "." not in name:
+            qualname = name
+        else:
+            continue
+        function = next((f for f in ctx.functions if f.qualname == qualname), None)
+        if function is not None:
+            yield function
+
+
+def batch_dimension_read(
+    ctx: RuleContext, roots: Sequence[cst.CSTNode], owner: str | None
+) -> cst.CSTNode | None:
+    """The first static read of the batch dimension (`_reads_batch_dimension`)
+    in `roots` or in a function of the file they call, directly or not;
+    None when there is none. `owner`: the class whose `self` `roots` see."""
+    seen: set[str] = set()
+    pending = list(roots)
+    while pending:
+        root = pending.pop(0)
+        for node in iter_nodes(root, into_functions=False):
+            if _reads_batch_dimension(ctx, node):
+                return node
+        for function in _callees(ctx, root, owner):
+            if function.qualname not in seen:
+                seen.add(function.qualname)
+                pending.append(function.node.body)
+    return None

@@ -1,0 +1,39 @@
+"""Pre-parse checks of the host-value rules (print, `.numpy()`, logging), on
+pass-1 facts alone (no LibCST): see `facts.rule_scopes`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tfrewrite.facts.rule_scopes import traced_infos
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.rule_scopes import TracedFacts
+
+
+def prints(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR103: some traced function calls `print`."""
+    return any(
+        any(name == "print" or name.endswith(".print") for name in info.calls)
+        for info in traced_infos(index, traced)
+    )
+
+
+def host_conversion(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR105: a traced function calls `.numpy()`, `.item()` or a host
+    conversion builtin (calls are recorded by name)."""
+    from tfrewrite.facts.vocabulary import HOST_CONVERSIONS
+
+    return any(
+        not info.method_calls.isdisjoint(("numpy", "item"))
+        or not HOST_CONVERSIONS.isdisjoint(info.calls)
+        for info in traced_infos(index, traced)
+    )
+
+
+def python_logging(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR205: traced code, and some function calls Python logging
+    (`FunctionInfo.calls_python_logging`: pass 1's answer to the question
+    the rule asks on LibCST, `vocabulary.is_logging_call`)."""
+    return bool(traced) and any(info.calls_python_logging for info in index.functions.values())

@@ -1,0 +1,74 @@
+"""Pre-parse checks of the Python-state rules (module state, side effects,
+retracing, variable creation), on pass-1 facts alone (no LibCST): see
+`facts.rule_scopes`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tfrewrite.facts.rule_scopes import traced_infos
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.rule_scopes import TracedFacts
+
+
+def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR201: some state can change: a rebound module name, items of a
+    module name assigned, an attribute of an imported module the project
+    rebinds or this file writes, an attribute of a class of the file
+    assigned through its name, a traced method reading a `self` attribute
+    its class writes outside set-up methods, or a traced function nested in
+    an untraced one."""
+    from tfrewrite.facts.vocabulary import is_setup_method
+
+    if not traced:
+        return False
+    if index.rebound_module_names or (index.item_writes & index.module_names):
+        return True
+    if index.held_state or index.rebound_imports or index.foreign_writes:
+        return True  # `cfg.SCALE` rebound by the project, or written here
+    if not index.named_attribute_writes.isdisjoint(index.classes):
+        return True  # `Schedule.margin = ...`: a class attribute rebound
+    for qualname in traced:
+        info = index.functions.get(qualname)
+        if info is None:
+            continue
+        parent = qualname.rpartition(".")[0]
+        if info.class_name is not None:
+            prefix = info.class_name + "."
+            if any(
+                not other.self_writes.isdisjoint(info.self_reads)
+                and not is_setup_method(other.qualname.rpartition(".")[2])
+                for name, other in index.functions.items()
+                if name.startswith(prefix)
+            ):
+                return True
+        elif parent in index.functions and parent not in traced:
+            return True
+    return False
+
+
+def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR202: a traced function writes state or mutates a container that
+    may not be its own, or one of its own in a loop that may be a graph
+    loop."""
+    return any(info.writes_state or info.mutates_outside for info in traced_infos(index, traced))
+
+
+def decorated(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR203: a function decorated with `tf.function`."""
+    from tfrewrite.facts.index import TF_FUNCTION_NAMES
+
+    return any(
+        any(d in TF_FUNCTION_NAMES for d in info.decorators) for info in index.functions.values()
+    )
+
+
+def variable_creation(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR204: traced code calls something that may create variables."""
+    from tfrewrite.facts.vocabulary import creates_variables
+
+    return any(
+        any(creates_variables(c) for c in info.calls) for info in traced_infos(index, traced)
+    )

@@ -1,0 +1,17 @@
+"""Pre-parse check of the static-shape rule, on pass-1 facts alone (no
+LibCST): see `facts.rule_scopes`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.rule_scopes import TracedFacts
+
+
+def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR107: traced code, and a call of an op taking a shape."""
+    from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
+
+    return bool(traced) and not index.called_names.isdisjoint(SHAPE_ARGUMENTS)

@@ -1,0 +1,44 @@
+"""Pre-parse checks of the training-step rules, on pass-1 facts alone (no
+LibCST): see `facts.rule_scopes`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.index import ModuleIndex
+    from tfrewrite.facts.rule_scopes import TracedFacts
+
+
+def loss_decorator(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR301: something wrapped in or decorated with `tf.function`."""
+    return any(s.reason.startswith("wrapped in tf.function") for s in index.traced_sites) or any(
+        d.endswith(".function") for info in index.functions.values() for d in info.decorators
+    )
+
+
+def train_step(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR302: a function that opens a tape and applies gradients."""
+    return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
+
+
+def gradient_tape(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR303/TFR304/TFR305: a `GradientTape` opened anywhere."""
+    return index.opens_gradient_tape
+
+
+def averaging(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR306: a name or a comprehension averaged (`np.mean(accs)`), a
+    `sum(...)` divided, or a name divided that the file adds to with `+=`
+    (`total / n_batches`): what every finding starts from."""
+    from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
+
+    averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
+    return averages or index.divides_sum or index.divides_running_sum
+
+
+def eager_switch(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR307: `run_functions_eagerly` called outside tests."""
+    from tfrewrite.facts.vocabulary import is_test_path
+
+    return index.calls_run_functions_eagerly and not is_test_path(index.path)

@@ -1,0 +1,107 @@
+"""Shapes found wrong on hand-labelled public code, shown under TensorFlow:
+what tfrewrite now says happens when traced does happen, and the form it
+leaves eager runs as written."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from tfrewrite.api import check_source, fix_source
+
+pytestmark = pytest.mark.tensorflow
+
+
+def _import(source: str, tmp_path, name: str):
+    """Import `source` from a real file, so AutoGraph can read and convert it."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REPLAY = """\
+import tensorflow as tf
+
+actor = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+target = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+actor.build((None, 3))
+target.build((None, 3))
+opt = tf.keras.optimizers.SGD(0.01)
+
+
+{decorator}def replay(states, rewards):
+    target_q = rewards + 0.9 * target.predict(states, verbose=0)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(actor(states, training=True) - target_q))
+    grads = tape.gradient(loss, actor.trainable_variables)
+    opt.apply_gradients(zip(grads, actor.trainable_variables))
+    return loss
+
+
+def run():
+    losses = []
+    for _ in range(3):
+        losses.append(float(replay(tf.ones([4, 3]), tf.ones([4, 1]))))
+    return losses
+"""
+
+
+def test_a_step_calling_predict_stays_eager_and_fails_when_decorated(tmp_path):
+    eager = REPLAY.format(decorator="")
+    [step] = [f for f in check_source(eager, select=["TFR302"]) if f.code == "TFR302"]
+    assert step.fix is None
+    assert "calls `target.predict`: Keras' predict runs its own loop" in step.message
+    # Eagerly the step trains as written.
+    losses = _import(eager, tmp_path, "replay_eager").run()
+    assert len(losses) == 3 and losses[-1] < losses[0]
+    # Decorated by hand, `predict` raises inside the trace.
+    traced = _import(REPLAY.format(decorator="@tf.function\n"), tmp_path, "replay_traced")
+    with pytest.raises(AttributeError, match="'SymbolicTensor' object has no attribute 'numpy'"):
+        traced.run()
+
+
+SHORT_LAST_BATCH = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+model.build((None, 3))
+optimizer = tf.keras.optimizers.SGD(0.01)
+dataset = tf.data.Dataset.from_tensor_slices((tf.ones([11, 3]), tf.ones([11, 1])))
+
+
+def augment(x):
+    return x * tf.random.uniform([x.shape[0], 1], 0.9, 1.1)
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(augment(x), training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+
+
+def run():
+    sizes = []
+    for x, y in dataset.batch(4):
+        train_step(x, y)
+        sizes.append(int(x.shape[0]))
+    return sizes
+"""
+
+
+def test_a_step_whose_callee_reads_the_batch_size_is_decorated_without_reduce_retracing(
+    tmp_path,
+):
+    fixed = fix_source(SHORT_LAST_BATCH, select=["TFR302"])
+    assert "@tf.function\ndef train_step" in fixed
+    assert _import(fixed, tmp_path, "short_fixed").run() == [4, 4, 3]
+    # With `reduce_retracing=True` the short batch is traced with a `None`
+    # batch dimension, and the callee's shape cannot be built from it.
+    relaxed = fixed.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n")
+    with pytest.raises((TypeError, ValueError)):
+        _import(relaxed, tmp_path, "short_relaxed").run()

@@ -1,0 +1,173 @@
+"""Verify proves rewrites of projects as they are shipped: a losses module
+with plotting and vision imports the workers lack, a function whose local
+shares its name with a later top-level statement that fails, and a method of
+an abstract base class."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.verify.checks import Options, Request, verify
+
+pytestmark = pytest.mark.tensorflow
+
+FAST = Options(samples=120, search=48, xla=False)
+
+
+def _verify(before: str, after: str, qualname: str, path: str = "losses.py") -> dict:
+    return verify(
+        Request(
+            qualname=qualname,
+            original_source=textwrap.dedent(before),
+            rewrite_source=textwrap.dedent(after),
+            path=path,
+            options=FAST,
+        )
+    )
+
+
+def _warnings(result: dict) -> str:
+    return "\n".join(result.get("warnings") or [])
+
+
+LOSSES = """\
+import cv2
+import matplotlib.pyplot as plt
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+
+class WeightedLoss(tf.keras.losses.Loss):
+    def call(self, y_true, y_pred):
+        return tf.reduce_mean(tf.square(y_true - y_pred)) * 2.0
+
+    def show(self, image):
+        plt.imshow(cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
+
+
+def weighted_loss(y_true, y_pred):
+    return tf.reduce_mean(tf.square(y_true - y_pred)) * 2.0
+
+
+def preview():
+    for image, _ in tfds.load("mnist", split="train").take(1):
+        plt.imshow(image)
+"""
+
+
+@pytest.mark.parametrize("qualname", ["WeightedLoss.call", "weighted_loss"])
+def test_imports_the_loss_never_reaches_do_not_need_their_packages(qualname: str) -> None:
+    rewrite = LOSSES.replace("tf.square(y_true - y_pred)", "tf.square(y_pred - y_true)")
+    result = _verify(LOSSES, rewrite, qualname)
+    assert result["verdict"] == "equivalent", result
+
+
+def test_a_missing_package_the_loss_reaches_is_named_with_its_line() -> None:
+    """Reached by name (`self.show`): needs package at load, with the import's
+    line; reached where no name says so (`getattr`): needs package when the
+    stand-in is touched, with the line that touched it."""
+    for call, package, distribution in [
+        ("self.show(y_pred)", "cv2` (imported by losses.py, line 1)", "opencv-python"),
+        # `plt.imshow` is looked up before its argument `cv2.cvtColor(...)`.
+        (
+            'getattr(self, "show")(y_pred)',
+            "matplotlib` (imported by losses.py, line 2; touched on losses.py, line 13)",
+            "matplotlib",
+        ),
+    ]:
+        source = LOSSES.replace(
+            "        return tf.reduce_mean(tf.square(y_true - y_pred)) * 2.0\n\n    def show",
+            f"        {call}\n"
+            "        return tf.reduce_mean(tf.square(y_true - y_pred)) * 2.0\n\n    def show",
+        )
+        rewrite = source.replace("tf.square(y_true - y_pred)", "tf.square(y_pred - y_true)")
+        result = _verify(source, rewrite, "WeightedLoss.call")
+        assert result["verdict"] == "needs package", result
+        assert f"needs package `{package}" in result["needs_package"]
+        assert f"pip install {distribution}" in result["needs_package"]
+
+
+EVALUATE = """\
+import tensorflow as tf
+
+
+def evaluate(predictions, labels):
+    test_loss = tf.reduce_mean(tf.abs(predictions - labels))
+    if test_loss > 0.5:
+        test_loss = test_loss * 0.5
+    return test_loss
+
+
+losses = []
+test_loss = sum(losses) / len(losses)
+print("test loss", test_loss)
+"""
+
+
+def test_a_local_named_like_a_failing_top_level_statement_is_not_run() -> None:
+    rewrite = EVALUATE.replace(
+        "    if test_loss > 0.5:\n        test_loss = test_loss * 0.5\n",
+        "    test_loss = tf.cond(test_loss > 0.5, lambda: test_loss * 0.5, lambda: test_loss)\n",
+    )
+    result = _verify(EVALUATE, rewrite, "evaluate", "evaluate.py")
+    assert result["verdict"] in ("equivalent", "consistent"), result
+
+
+ABSTRACT = """\
+import abc
+
+import tensorflow as tf
+
+
+class Base(abc.ABC):
+    @abc.abstractmethod
+    def transform(self, x):
+        ...
+
+    def loss(self, y_true, y_pred):
+        error = self.transform(y_true - y_pred)
+        if tf.reduce_mean(error) > 1.0:
+            error = error / 2.0
+        return tf.reduce_mean(error)
+
+
+class Impl(Base):
+    def transform(self, x):
+        return tf.abs(x)
+"""
+
+
+def test_a_method_of_an_abstract_base_runs_on_its_concrete_subclass() -> None:
+    rewrite = ABSTRACT.replace(
+        "        if tf.reduce_mean(error) > 1.0:\n            error = error / 2.0\n",
+        "        error = tf.cond(\n"
+        "            tf.reduce_mean(error) > 1.0, lambda: error / 2.0, lambda: error)\n",
+    )
+    result = _verify(ABSTRACT, rewrite, "Base.loss")
+    assert result["verdict"] in ("equivalent", "consistent"), result
+    assert "`Base` is abstract" in _warnings(result) and "`Impl`" in _warnings(result)
+
+
+FEATURES = """\
+import tensorflow as tf
+
+
+@tf.function
+def score(features):
+    x = features["x"]
+    if tf.reduce_mean(x) > 0.5:
+        x = x * 2.0
+    return tf.reduce_sum(x * features["weight"])
+"""
+
+
+def test_a_dict_of_tensors_is_built_from_the_keys_the_function_reads() -> None:
+    rewrite = FEATURES.replace(
+        "    if tf.reduce_mean(x) > 0.5:\n        x = x * 2.0\n",
+        "    x = tf.cond(tf.reduce_mean(x) > 0.5, lambda: x * 2.0, lambda: x)\n",
+    )
+    result = _verify(FEATURES, rewrite, "score", "model.py")
+    assert result["verdict"] == "equivalent", result
+    assert "features = {x: float32[8,4]" in _warnings(result)
