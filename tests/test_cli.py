@@ -311,5 +311,47 @@ def test_every_count_is_what_the_next_command_does(tmp_path: Path, source: Path)
     all_at_once = tmp_path / "unsafe"
     shutil.copytree(source, all_at_once)
     checked = invoke(["check", "--no-cache", "--unsafe-fixes", "."], all_at_once).stdout
+    # The summary names the command that fixes that many.
+    assert "fixable with `tfrewrite fix --unsafe-fixes`" in checked, checked
     applied = invoke(["fix", "--unsafe-fixes", "."], all_at_once).stdout
     assert _fixed(applied) == _count(FIXABLE, checked) > 0, (checked, applied)
+
+
+# A script that only ever sees NumPy arrays, and a module of the same name in
+# a sub-folder whose function of the same name is mapped over a dataset.
+EAGER_SCRIPT = """\
+import numpy as np
+
+
+def preprocess(a):
+    return (a - np.min(a)) / (np.max(a) - np.min(a))
+
+
+print(preprocess(np.arange(4.0)))
+"""
+MAPPED_MODULE = """\
+import tensorflow as tf
+
+
+def preprocess(x):
+    return tf.cast(x, tf.float32) / 255.0
+
+
+ds = tf.data.Dataset.range(4).map(preprocess)
+"""
+
+
+def test_a_project_checked_from_another_folder_is_rooted_where_it_is(tmp_path: Path) -> None:
+    """Module names come from the checked project's own folder: run from a
+    sibling folder, `proj/test.py` and `proj/sub/test.py` are two modules, and
+    the eager script is not taken for the traced `map` function."""
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "test.py").write_text(EAGER_SCRIPT)
+    (project / "sub" / "test.py").write_text(MAPPED_MODULE)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    from_outside = invoke(["check", "--no-cache", "../proj"], elsewhere)
+    from_inside = invoke(["check", "--no-cache", "."], project)
+    assert from_outside.exit_code == from_inside.exit_code == 0, from_outside.stdout
+    assert "TFR104" not in from_outside.stdout

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tfrewrite.cli import app
-from tfrewrite.pipeline import engine
+from tfrewrite.pipeline import engine, workers
 from tfrewrite.pipeline.rule_pass import check_file
 from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 
@@ -63,7 +63,7 @@ def dying_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule workers forked from this process (so they run the patched
     `check_file`), one of which dies."""
     monkeypatch.setattr(engine, "check_file", _dies_on_one_file)
-    monkeypatch.setattr(engine, "_fresh_context", lambda: None)
+    monkeypatch.setattr(workers, "fresh_context", lambda: None)
 
 
 def test_a_dead_worker_leaves_its_files_unchecked(tmp_path: Path, dying_worker: None) -> None:

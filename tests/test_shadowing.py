@@ -17,7 +17,7 @@ SRC = str(Path(__file__).parents[1] / "src")
 # `multiprocessing`, `tempfile` and `concurrent.futures` import.
 SHADOWING_PACKAGES = ("random", "logging", "multiprocessing", "io")
 SHADOWING_MODULES = ("types", "tempfile")
-# More files than the engine checks in-process (`PARALLEL_THRESHOLD`), so the
+# More files than the engine checks in-process (`workers.PARALLEL_THRESHOLD`), so the
 # rule workers start.
 FILES = 20
 FLAGGED = """\

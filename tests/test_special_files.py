@@ -173,11 +173,6 @@ def test_an_undecodable_file_named_on_the_command_line_is_reported(tmp_path: Pat
     assert "latin.py" in out and "line 1, column 9" in out and "not UTF-8" in out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the engine's byte prefilter defers a file naming no TensorFlow before it is "
-    "decoded: it must ask `sources.undecodable` first (pipeline/engine.py `_index_job`)",
-)
 def test_an_undecodable_file_in_a_folder_is_reported_though_it_names_no_tensorflow(
     tmp_path: Path,
 ) -> None:

@@ -505,3 +505,34 @@ def test_dict_inputs_are_drawn_shortened_and_varied_entry_by_entry() -> None:
         v for v in inputs.variants(drawn, specs, seeds=0) if v[0] == "features['x'] high"
     )
     assert (high["features"]["x"] == 1.0).all() and high["features"]["n"] is drawn["features"]["n"]
+
+
+def test_an_abstract_class_runs_on_a_subclass_in_another_file_of_its_folder(
+    tmp_path: Path,
+) -> None:
+    base = textwrap.dedent(
+        """
+        import abc
+
+        class Base(abc.ABC):
+            @abc.abstractmethod
+            def transform(self, x):
+                ...
+
+            def loss(self, x):
+                return self.transform(x) + 1
+        """
+    )
+    (tmp_path / "base.py").write_text(base)
+    (tmp_path / "impl.py").write_text(
+        "from base import Base\n\nFACTOR = 3\n\n\nclass Impl(Base):\n"
+        "    def transform(self, x):\n        return x * FACTOR\n\n\ntrain = 1 / 0\n"
+    )
+    path = str(tmp_path / "base.py")
+    assert loader.slice_module(base, "Base.loss").concrete is None
+    loaded = loader.load_function(base, "Base.loss", "original", path)
+    assert loaded.function(2) == 7  # type: ignore[operator]
+    # The subclass is built on this side's `Base`: the rewrite's method runs.
+    rewritten = loader.load_function(base.replace("+ 1", "+ 2"), "Base.loss", "rewrite", path)
+    assert rewritten.function(2) == 8  # type: ignore[operator]
+    assert "its concrete subclass in impl.py" in loader.built_with["Base.loss"]

@@ -144,7 +144,7 @@ def _settings(config: Path | None, paths: list[Path]) -> Settings:
             raise _fail(f"configuration file not found: {config}")
         return load_settings(config)
     start = next((p for p in paths if str(p) != "-"), Path.cwd())
-    return load_settings(find_config(start if os.path.exists(start) else Path.cwd()))
+    return load_settings(find_config(start if os.path.exists(start) else Path.cwd()), paths)
 
 
 @dataclass

@@ -7,6 +7,7 @@ typo in `per-file-ignores` must not silently select nothing.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,9 +128,30 @@ def _rule_codes(value: Any, key: str, path: Path) -> tuple[str, ...]:
     return codes
 
 
-def load_settings(path: Path | None) -> Settings:
+def default_root(paths: list[Path]) -> Path:
+    """The project root when no configuration file names one: the current
+    folder when every path lies inside it (the usual run, from the project),
+    else the deepest folder holding every path, so that module names are
+    those of the project being checked (`tfrewrite check ../other` from inside
+    another project must not read `../other/test.py` as the module `test` of
+    the current folder)."""
+    cwd = Path.cwd().resolve()
+    folders = []
+    for path in paths:
+        if str(path) == "-" or not os.path.exists(path):
+            continue
+        resolved = path.resolve()
+        folders.append(resolved if resolved.is_dir() else resolved.parent)
+    if not folders or all(folder == cwd or cwd in folder.parents for folder in folders):
+        return cwd
+    return Path(os.path.commonpath(folders))
+
+
+def load_settings(path: Path | None, paths: list[Path] | None = None) -> Settings:
+    """The settings of the configuration file `path`; without one, the
+    defaults, rooted where the checked `paths` are (`default_root`)."""
     if path is None:
-        return Settings()
+        return Settings(root=default_root(paths or []))
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:

@@ -243,7 +243,7 @@ def main() -> None:
     another of its processes), and the server must not outlive it."""
     import threading
 
-    from tfrewrite.pipeline.engine import exit_with_process
+    from tfrewrite.pipeline.workers import exit_with_process
 
     client = os.getppid()
     if client > 1:  # 1: started already orphaned (a detached launcher)

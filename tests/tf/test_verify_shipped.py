@@ -6,6 +6,7 @@ an abstract base class."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -148,6 +149,23 @@ def test_a_method_of_an_abstract_base_runs_on_its_concrete_subclass() -> None:
     result = _verify(ABSTRACT, rewrite, "Base.loss")
     assert result["verdict"] in ("equivalent", "consistent"), result
     assert "`Base` is abstract" in _warnings(result) and "`Impl`" in _warnings(result)
+
+
+def test_an_abstract_base_runs_on_a_subclass_in_another_file(tmp_path: Path) -> None:
+    base = ABSTRACT.split("class Impl")[0]
+    (tmp_path / "base.py").write_text(base)
+    (tmp_path / "impl.py").write_text(
+        "import tensorflow as tf\n\nfrom base import Base\n\n\nclass Impl(Base):\n"
+        "    def transform(self, x):\n        return tf.abs(x)\n"
+    )
+    rewrite = base.replace(
+        "        if tf.reduce_mean(error) > 1.0:\n            error = error / 2.0\n",
+        "        error = tf.cond(\n"
+        "            tf.reduce_mean(error) > 1.0, lambda: error / 2.0, lambda: error)\n",
+    )
+    result = _verify(base, rewrite, "Base.loss", str(tmp_path / "base.py"))
+    assert result["verdict"] in ("equivalent", "consistent"), result
+    assert "concrete subclass in impl.py" in _warnings(result)
 
 
 FEATURES = """\

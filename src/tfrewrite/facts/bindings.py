@@ -11,11 +11,15 @@ loop, `with ... as`, an import, a nested `def`) makes the value unknown.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from tfrewrite.facts.walk import child_nodes, iter_nodes
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.names import NameResolver
 
 
 def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
@@ -181,3 +185,24 @@ def target_names(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return []
+
+
+def module_names_bound_to_calls(
+    module: cst.Module, names: NameResolver, accepts: Callable[[str | None], bool]
+) -> set[str]:
+    """Module-level names bound by `name = f(...)` where `accepts` the
+    qualified name of `f`: a logger (`logger = logging.getLogger(...)`), a
+    NumPy generator (`rng = np.random.default_rng(0)`)."""
+    found: set[str] = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.Assign)
+                and isinstance(small.value, cst.Call)
+                and accepts(names.qualified_name(small.value.func))
+            ):
+                targets = (t.target for t in small.targets)
+                found.update(t.value for t in targets if isinstance(t, cst.Name))
+    return found

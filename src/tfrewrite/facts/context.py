@@ -15,7 +15,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from tfrewrite.facts.attributes import attribute_facts
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.import_requests import ImportRequest
-from tfrewrite.facts.index import ModuleIndex
+from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.facts.parameters import likely_tensor_params

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import module_names_bound_to_calls
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.vocabulary import LOG_METHODS, is_logger_factory, is_logging_call
 from tfrewrite.facts.walk import iter_nodes
@@ -19,20 +20,7 @@ from tfrewrite.facts.walk import iter_nodes
 
 def logger_names(ctx: RuleContext) -> set[str]:
     """Module-level names bound to a Python logger (`logger = logging.getLogger(...)`)."""
-    names: set[str] = set()
-    for statement in ctx.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if (
-                isinstance(small, cst.Assign)
-                and isinstance(small.value, cst.Call)
-                and is_logger_factory(ctx.names.qualified_name(small.value.func))
-            ):
-                names.update(
-                    t.target.value for t in small.targets if isinstance(t.target, cst.Name)
-                )
-    return names
+    return module_names_bound_to_calls(ctx.module, ctx.names, is_logger_factory)
 
 
 def is_logging_call_node(ctx: RuleContext, node: cst.Call, loggers: set[str]) -> bool:

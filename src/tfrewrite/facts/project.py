@@ -13,7 +13,8 @@ import ast
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from tfrewrite.facts.index import TF_FUNCTION_NAMES, dotted
+from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
+from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.method_steps import looped_train_methods

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from tfrewrite.facts.index import FunctionInfo, ModuleIndex
+    from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
     from tfrewrite.facts.project import TracedFunction
 
 # A file's traced functions by qualname, with what the project knows of each

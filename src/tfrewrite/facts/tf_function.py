@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.index import TF_FUNCTION_NAMES
+from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 
 # Options of a loss's `tf.function` that describe how the whole step should be
 # compiled; a step that takes over the decorator takes these over too.

@@ -114,7 +114,8 @@ def summary(findings: list[Finding], errors: list[FileError], ctx: ReportContext
         if ctx.unsafe_fixes:
             safe, unsafe = safe + unsafe, 0
         if safe and not ctx.fix_mode:
-            parts.append(f"{safe} fixable with `tfrewrite fix`")
+            command = "tfrewrite fix --unsafe-fixes" if ctx.unsafe_fixes else "tfrewrite fix"
+            parts.append(f"{safe} fixable with `{command}`")
         if unsafe:
             parts.append(f"{unsafe} more with `--unsafe-fixes`")
     elif not errors and not (ctx.fix_mode and ctx.fixes_applied):

@@ -55,7 +55,7 @@ def load_verify_settings(config: Path | None, start: Path) -> tuple[Settings, Ve
             raise ConfigError(f"configuration file not found: {config}")
         settings = load_settings(config)
     else:
-        settings = load_settings(find_config(start if start.exists() else Path.cwd()))
+        settings = load_settings(find_config(start if start.exists() else Path.cwd()), [start])
     from tfrewrite.verify.settings import parse_verify_settings
 
     return settings, parse_verify_settings(settings.verify)

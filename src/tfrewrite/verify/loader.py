@@ -614,7 +614,9 @@ def _resolve(
     concrete: str | None = None,
 ) -> object:
     parts = qualname.split(".")
-    if concrete is not None:
+    # A configured factory says how to build the class: no subclass is sought.
+    own_choice = not callable(factory)
+    if concrete is not None and own_choice:
         # `Base.method` of an abstract class runs on its concrete subclass.
         built_with.pop(qualname, None)
         method = _instantiate(getattr(module, concrete), qualname, parts[-1], factory, origin)
@@ -627,7 +629,7 @@ def _resolve(
     obj: object = module
     for i, part in enumerate(parts):
         if isinstance(obj, type) and i == len(parts) - 1:
-            found = _project_subclass(obj, part, origin) if origin else None
+            found = _project_subclass(obj, part, origin) if origin and own_choice else None
             if found is not None:
                 subclass, where = found
                 built_with.pop(qualname, None)
@@ -681,7 +683,11 @@ def _project_subclass(
         except (OSError, SyntaxError, ValueError):
             continue
         for stmt in tree.body if tree is not None else ():
-            if not isinstance(stmt, ast.ClassDef) or cls.__name__ not in _base_names(stmt):
+            # Bases by plain name only (`from base import Base`): `base.Base`
+            # would import the whole module as the project runs it.
+            if not isinstance(stmt, ast.ClassDef) or not any(
+                isinstance(b, ast.Name) and b.id == cls.__name__ for b in stmt.bases
+            ):
                 continue
             subclass = _run_subclass(text, tree, stmt.name, cls, other, package)
             if (

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import module_names_bound_to_calls
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.vocabulary import NUMPY_GENERATORS
@@ -125,17 +126,7 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
 
 def _module_generators(ctx: RuleContext) -> set[str]:
     """Module-level names bound to a NumPy generator (`rng = np.random.default_rng(0)`)."""
-    names: set[str] = set()
-    for statement in ctx.module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Assign) and isinstance(small.value, cst.Call):
-                if ctx.names.qualified_name(small.value.func) in NUMPY_GENERATORS:
-                    names.update(
-                        t.target.value for t in small.targets if isinstance(t.target, cst.Name)
-                    )
-    return names
+    return module_names_bound_to_calls(ctx.module, ctx.names, NUMPY_GENERATORS.__contains__)
 
 
 def _is_generator(ctx: RuleContext, node: cst.BaseExpression | None) -> bool:

@@ -1,0 +1,210 @@
+"""Call-site evidence in pass 1: what each argument of a call to a project
+function is, as far as one file can tell: `s` a scalar tensor, `t` a tensor,
+`p` a Python value, `?` unknown.
+
+The project facts read these `CallSite`s to decide whether a parameter of a
+traced function may be a Python value (a retracing hazard) or a tensor (a
+condition that is no Python `if`); the evidence needs what names and `self`
+attributes hold, so it is gathered while the visitor walks the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+
+from tfrewrite.facts.function_facts import is_self_attribute
+from tfrewrite.facts.index_names import iter_statements
+from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
+from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
+
+_BUILTINS = frozenset(dir(builtins))
+# Top-level packages whose functions are never project functions.
+_EXTERNAL_ROOTS = frozenset(
+    {
+        "tensorflow",
+        "numpy",
+        "keras",
+        "tf_keras",
+        "jax",
+        "torch",
+        "math",
+        "os",
+        "sys",
+        "logging",
+        "random",
+        "time",
+        "json",
+        "re",
+        "functools",
+        "itertools",
+        "collections",
+        "typing",
+        "pathlib",
+        "absl",
+        "scipy",
+        "pandas",
+        "sklearn",
+        "matplotlib",
+        "tqdm",
+        "tensorflow_datasets",
+        "tensorflow_probability",
+        "tensorflow_addons",
+        "copy",
+        "warnings",
+        "argparse",
+        "pickle",
+        "shutil",
+        "glob",
+        "datetime",
+        "contextlib",
+        "inspect",
+        "string",
+        "io",
+        "PIL",
+        "cv2",
+        "h5py",
+    }
+)
+_PYTHON_VALUE_CALLS = frozenset({"len", "int", "float", "bool", "str", "range", "round", "list"})
+
+
+def _is_number(node: ast.AST | None) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float, bool))
+        and not isinstance(node.value, complex)
+    )
+
+
+def number_defaults(args: ast.arguments) -> list[str]:
+    """Parameters whose default is a number or a bool."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs += [
+        (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+    ]
+    return [arg.arg for arg, default in pairs if _is_number(default)]
+
+
+def _init_numbers(cls: ast.ClassDef) -> set[str]:
+    """`self` attributes that hold Python numbers: assigned only in
+    `__init__`, each time from a number or from a parameter of `__init__`
+    whose default is a number (`self.sigma = sigma` with `sigma=0.1`)."""
+    numbers: set[str] = set()
+    others: set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        defaults = set(number_defaults(method.args)) if method.name == "__init__" else set()
+        for node in iter_statements(method.body):
+            if isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
+                others.add(node.target.attr)  # type: ignore[attr-defined]
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if not is_self_attribute(element):
+                        continue
+                    attr = element.attr  # type: ignore[attr-defined]
+                    value = node.value if element is target else None
+                    number = _is_number(value) or (
+                        isinstance(value, ast.Name) and value.id in defaults
+                    )
+                    (numbers if number and method.name == "__init__" else others).add(attr)
+    return numbers - others
+
+
+class CallEvidence:
+    """The visitor's part that records call sites with their evidence."""
+
+    index: ModuleIndex
+    resolve: Callable[[ast.AST], str | None]
+    function_stack: list[FunctionInfo]
+    module_level_names: set[str]
+    evidence: list[dict[str, str]]  # per scope: what a local name holds
+    class_numbers: list[tuple[ast.ClassDef, set[str] | None]]
+
+    def _evidence(self, node: ast.AST) -> str:
+        """What an argument is: `s` a scalar tensor, `t` a tensor, `p` a
+        Python value, `?` unknown."""
+        if isinstance(node, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.Set)):
+            return "p"
+        if isinstance(node, (ast.JoinedStr, ast.Lambda, ast.ListComp, ast.DictComp)):
+            return "p"
+        if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
+            return "p"
+        if isinstance(node, ast.Name):
+            return self.evidence[-1].get(node.id, "?")
+        if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
+            return "p"
+        if is_self_attribute(node) and self.class_numbers:
+            assert isinstance(node, ast.Attribute)
+            cls, numbers = self.class_numbers[-1]
+            if numbers is None:
+                numbers = _init_numbers(cls)
+                self.class_numbers[-1] = (cls, numbers)
+            return "p" if node.attr in numbers else "?"
+        if isinstance(node, ast.BinOp):
+            # `self.sigma * (1. - test)`: Python numbers make a Python number;
+            # a tensor operand makes a tensor.
+            left, right = self._evidence(node.left), self._evidence(node.right)
+            if "t" in (left, right):
+                return "t"
+            if left == right and left in "ps":
+                return left
+            if {left, right} == {"s", "p"}:
+                return "s"
+            return "?"
+        if isinstance(node, ast.Call):
+            name = self.resolve(node.func) or ""
+            if name in _PYTHON_VALUE_CALLS:
+                return "p"
+            if name in ("tensorflow.constant", "tensorflow.convert_to_tensor") and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.UnaryOp):
+                    first = first.operand
+                scalar = isinstance(first, ast.Constant) and isinstance(
+                    first.value, (int, float, bool)
+                )
+                return "s" if scalar else "t"
+            if name in ALWAYS_SCALAR or (
+                name in REDUCTIONS
+                and len(node.args) == 1
+                and not any(kw.arg in ("axis", "keepdims") for kw in node.keywords)
+            ):
+                return "s"  # `tf.size(x)`, `tf.reduce_mean(x)`: no axis, a scalar
+            if is_tensor_op(name):
+                return "t"
+        return "?"
+
+    def _record_call_site(self, node: ast.Call, callee: str) -> None:
+        func = node.func
+        via_attribute = False
+        if isinstance(func, ast.Name):
+            if func.id in _BUILTINS and func.id not in self.module_level_names:
+                return
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            head = func.value.id
+            if head == "self":
+                via_attribute = True
+            elif head not in self.index.imports:
+                return
+        else:
+            return
+        if callee.split(".", 1)[0] in _EXTERNAL_ROOTS:
+            return
+        args = "".join(
+            "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
+        )
+        keywords = tuple((kw.arg, self._evidence(kw.value)) for kw in node.keywords if kw.arg)
+        caller = self.function_stack[-1].qualname if self.function_stack else ""
+        self.index.call_sites.append(
+            CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
+        )

@@ -1,0 +1,318 @@
+"""Per-function body facts in pass 1: what a function's body does that a rule
+asks before parsing it with LibCST: branches on a condition, writes or mutates
+state that outlives a call, opens a `GradientTape`, applies gradients, loops
+over a short batch or a `tf.range`, logs through Python's `logging`.
+
+Each is a flag of `FunctionInfo` (or a set of `ModuleIndex`); the questions
+asked of single `ast` nodes (`opens_tape`, `is_update_call`) are asked by
+verify too.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from tfrewrite.facts.index_names import dotted
+from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
+from tfrewrite.facts.prefilters import own_local_names
+from tfrewrite.facts.python_conditions import PythonConditions
+from tfrewrite.facts.vocabulary import (
+    LOG_METHODS,
+    is_gradient_tape,
+    is_gradient_update,
+    is_logger_factory,
+    is_logging_call,
+)
+
+# Expressions that hold no call: most defaults and annotations are these.
+_ATOMS = frozenset({ast.Constant, ast.Name})
+
+
+def batch_keeps_remainder(node: ast.AST) -> bool:
+    """`ds.batch(n)` (anywhere in a chain) without `drop_remainder=True`."""
+    for sub in ast.walk(node):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in ("batch", "padded_batch")
+        ):
+            drop = next((kw.value for kw in sub.keywords if kw.arg == "drop_remainder"), None)
+            if not (isinstance(drop, ast.Constant) and drop.value is True):
+                return True
+    return False
+
+
+def writes_outside(target: ast.expr, augmented: bool) -> bool:
+    """Whether assigning `target` may write state that outlives a call, as
+    TFR202 reads it: an item (`obj[k] = ...`), an attribute of a name
+    (`obj.attr = ...`; on `self` only augmented, `self.n += 1`). A plain name
+    is local unless declared `global`/`nonlocal` (marked where declared)."""
+    if isinstance(target, ast.Subscript):
+        return True
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(writes_outside(t, augmented) for t in target.elts)
+    if isinstance(target, ast.Starred):
+        return writes_outside(target.value, augmented)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return augmented or target.value.id != "self"
+    return False
+
+
+# Calls that turn a whole Python sequence into one array or tensor, whose
+# shape is the sequence's length.
+_WHOLE_SEQUENCE_CALLS = frozenset(
+    {
+        "numpy.array",
+        "numpy.asarray",
+        "numpy.stack",
+        "numpy.vstack",
+        "tensorflow.convert_to_tensor",
+        "tensorflow.constant",
+        "tensorflow.stack",
+    }
+)
+
+
+def methods_consuming_grown_lists(
+    cls: ast.ClassDef, resolve: Callable[[ast.AST], str | None]
+) -> list[str]:
+    """Methods of `cls` that iterate over (`for g, s in zip(G, self.states)`)
+    or turn whole into an array or tensor (`tf.convert_to_tensor(self.actions)`)
+    a `self` list another method appends to (`self.states.append(s)`)."""
+    methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    appended: dict[str, set[str]] = {}  # attr -> methods appending to it
+    for method in methods:
+        for node in ast.walk(method):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("append", "extend", "insert")
+                and is_self_attribute(node.func.value)
+            ):
+                attr = node.func.value.attr  # type: ignore[attr-defined]
+                appended.setdefault(attr, set()).add(method.name)
+    if not appended:
+        return []
+
+    def grown(node: ast.AST, own: str) -> bool:
+        if is_self_attribute(node):
+            return bool(appended.get(node.attr, set()) - {own})  # type: ignore[attr-defined]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            if node.func.id in ("zip", "enumerate", "reversed", "list"):
+                return any(grown(arg, own) for arg in node.args)
+        return False
+
+    found = []
+    for method in methods:
+        for node in ast.walk(method):
+            if isinstance(node, (ast.For, ast.comprehension)) and grown(node.iter, method.name):
+                found.append(method.name)
+                break
+            if (
+                isinstance(node, ast.Call)
+                and node.args
+                and (resolve(node.func) or "") in _WHOLE_SEQUENCE_CALLS
+                and grown(node.args[0], method.name)
+            ):
+                found.append(method.name)
+                break
+    return found
+
+
+def is_update_call(node: ast.Call) -> bool:
+    """A call that applies gradients (`vocabulary.is_gradient_update`, asked
+    on an `ast` node): `apply_gradients`, `minimize`, Keras 3's
+    `optimizer.apply(grads, variables)`, or `w.assign_sub(lr * dw)`."""
+    if not isinstance(node.func, ast.Attribute):
+        return False
+    first = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
+    return is_gradient_update(
+        node.func.attr,
+        dotted(node.func.value),
+        len(node.args),
+        None if first is None else _is_number_literal(first),
+    )
+
+
+def _is_number_literal(node: ast.AST) -> bool:
+    """`1`, `0.5` as written (not `-1`, `True`): what LibCST parses as a number."""
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def is_self_attribute(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
+
+
+def opens_tape(
+    node: ast.AST, resolve: Callable[[ast.AST], str | None] = lambda n: dotted(n)
+) -> bool:
+    """A `with tf.GradientTape() as tape:` block (`vocabulary.is_gradient_tape`,
+    asked on an `ast` node). `resolve` names what an item calls: through the
+    file's imports in pass 1, as spelled elsewhere (verify)."""
+    if not isinstance(node, ast.With):
+        return False
+    for item in node.items:
+        expr = item.context_expr
+        if is_gradient_tape(resolve(expr.func if isinstance(expr, ast.Call) else expr)):
+            return True
+    return False
+
+
+class FunctionFacts:
+    """The visitor's part that records the facts of the function being
+    visited (`function_stack[-1]`); some are decided once its body, or the
+    whole file, is visited."""
+
+    index: ModuleIndex
+    resolve: Callable[[ast.AST], str | None]
+    function_stack: list[FunctionInfo]
+    mentions_batch: bool
+    mentions_walrus: bool
+    loop_stack: list[bool]
+    graph_loops: list[bool]
+    mutated_names: list[list[tuple[str, bool]]]
+    batched_names: list[set[str]]
+    branch_reads: list[tuple[FunctionInfo, frozenset[str]]]
+    branch_tests: list[list[ast.expr]]
+    functions_with_tests: list[
+        tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef, list[ast.expr]]
+    ]
+    logger_names: set[str]
+
+    def _record_default_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Calls in a function's defaults and annotations: they run when its
+        `def` does (see `ModuleIndex.default_calls`)."""
+        args = node.args
+        evaluated = [
+            *args.defaults,
+            *(d for d in args.kw_defaults if d is not None),
+            *(
+                a.annotation
+                for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                if a is not None and a.annotation is not None
+            ),
+        ]
+        if node.returns is not None:
+            evaluated.append(node.returns)
+        for part in evaluated:
+            if part.__class__ in _ATOMS:
+                continue
+            for inner in ast.walk(part):
+                if isinstance(inner, ast.Call):
+                    callee = self.resolve(inner.func)
+                    if callee:
+                        self.index.default_calls.add(callee)
+
+    def _mark(self, fact: str) -> None:
+        if self.function_stack:
+            setattr(self.function_stack[-1], fact, True)
+
+    def _branch(self, test: ast.expr) -> None:
+        """A condition of the function being visited: decided at the end of
+        the file (`_decide_branches`), once every import and every `self`
+        attribute assigned from a call are known."""
+        if self.function_stack:
+            self.branch_tests[-1].append(test)
+
+    def decide_branches(self) -> None:
+        """Whether each function branches on a tensor (what TFR101 looks at):
+        not when every condition is a Python value (`python_conditions`),
+        given the `self` attributes read hold no variable (left in
+        `branch_reads`, checked last) and the project proves no parameter
+        read a tensor (`FunctionInfo.condition_params`, checked by TFR101)."""
+        conditions = PythonConditions(self.resolve, self.index.imports, self.mentions_walrus)
+        for info, node, tests in self.functions_with_tests:
+            known = conditions.of_function(node, tests)
+            if known is None:
+                info.branches = True
+                continue
+            info.condition_params = known.params
+            if known.self_reads:
+                self.branch_reads.append((info, known.self_reads))
+
+    def _record_target(self, target: ast.AST) -> None:
+        """Attribute and item writes the TFR2xx rules test before parsing."""
+        if isinstance(target, ast.Attribute):
+            if self.function_stack and isinstance(target.value, ast.Name):
+                if target.value.id == "self":
+                    self.function_stack[-1].self_writes.add(target.attr)
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self.index.item_writes.add(target.value.id)
+
+    def _record_named_attribute_write(self, target: ast.expr) -> None:
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id not in ("self", "cls")
+        ):
+            self.index.named_attribute_writes.add(target.value.id)
+
+    def _method_class(self) -> ClassInfo | None:
+        """The class whose method (or a function nested in one) is being visited."""
+        if not self.function_stack or self.function_stack[0].class_name is None:
+            return None
+        return self.index.classes.get(self.function_stack[0].class_name)
+
+    def _feeds_short_batch(self, source: ast.AST) -> bool:
+        if isinstance(source, ast.Call) and dotted(source.func) in ("enumerate", "zip", "iter"):
+            return any(self._feeds_short_batch(arg) for arg in source.args)
+        if isinstance(source, ast.Name) and any(source.id in names for names in self.batched_names):
+            return True
+        if isinstance(source, ast.Call) and dotted(source.func) == "range" and source.args[2:]:
+            step = source.args[2]
+            return not (isinstance(step, ast.Constant) and step.value == 1)
+        return self.mentions_batch and batch_keeps_remainder(source)
+
+    def _may_range_over_tensor(self, iterated: ast.expr) -> bool:
+        """A `for` AutoGraph may run as a `tf.while_loop`: over `tf.range(...)`
+        (any `<module>.range(...)`, whatever the alias)."""
+        if not isinstance(iterated, ast.Call):
+            return False
+        func = iterated.func
+        return (isinstance(func, ast.Attribute) and func.attr == "range") or (
+            self.resolve(func) == "tensorflow.range"
+        )
+
+    def _mutation(self, receiver: ast.expr) -> None:
+        """A mutating method call: on `self.attr` it may mutate outside
+        state; on a name, decided at the end of the function, once its
+        locals are known (`_decide_mutations`)."""
+        if isinstance(receiver, ast.Attribute) and is_self_attribute(receiver):
+            self.function_stack[-1].mutates_outside = True
+        elif isinstance(receiver, ast.Name):
+            in_graph_loop = any(self.graph_loops)
+            self.mutated_names[-1].append((receiver.id, in_graph_loop))
+
+    def _decide_mutations(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: FunctionInfo
+    ) -> None:
+        mutated = self.mutated_names.pop()
+        if info.mutates_outside or not mutated:
+            return
+        if any(in_loop for _, in_loop in mutated):
+            info.mutates_outside = True
+            return
+        # A module (`ops.add(x, y)`) is no container TFR202 looks at.
+        known = own_local_names(node, self.mentions_walrus) | self.index.imports.keys()
+        info.mutates_outside = any(name not in known for name, _ in mutated)
+
+    def record_logger(self, node: ast.Assign) -> None:
+        """`logger = logging.getLogger(__name__)` at module level: calls of
+        `logger.info(...)` are Python logging."""
+        if isinstance(node.value, ast.Call) and is_logger_factory(self.resolve(node.value.func)):
+            self.logger_names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+
+    def _is_logging_call(self, func: ast.Attribute, callee: str | None) -> bool:
+        """`logging.info(...)`, `tf.get_logger().info(...)`, `logger.info(...)`."""
+        if func.attr not in LOG_METHODS:
+            return False
+        receiver = func.value
+        logger = (
+            isinstance(receiver, ast.Call) and is_logger_factory(self.resolve(receiver.func))
+        ) or (isinstance(receiver, ast.Name) and receiver.id in self.logger_names)
+        return is_logging_call(func.attr, callee, logger)

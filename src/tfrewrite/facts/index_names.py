@@ -1,0 +1,164 @@
+"""Names in pass 1: what a reference names once resolved through the file's
+imports, and which module-level names the file binds.
+
+Every fact pass 1 records names functions and classes by their dotted names
+across the project (`pkg.losses.dice`, `tensorflow.function` whatever alias
+the file uses), so resolving a reference is asked by every other part of the
+index; it lives here, apart from what those parts recognise.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.keras_names import canonical_name
+
+
+def dotted(node: ast.AST) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _resolve_relative(module: str, level: int, name: str | None, is_package: bool) -> str:
+    base = module.split(".") if module else []
+    drop = level - (1 if is_package else 0)
+    if drop > 0:
+        base = base[:-drop] if drop <= len(base) else []
+    return ".".join([*base, name] if name else base)
+
+
+def iter_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, nested ones included, without visiting expressions
+    (imports are statements, so this finds them all cheaply)."""
+    stack = list(reversed(body))
+    while stack:
+        statement = stack.pop()
+        yield statement
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(statement, field_name, None)
+            if children.__class__ is list:
+                stack.extend(reversed(children))
+
+
+def module_bindings(
+    body: list[ast.stmt], in_loop: bool = False
+) -> dict[str, tuple[int, int, bool]]:
+    """name -> (how many times it may be bound, line of the last binding, bound
+    in a loop) for the names module-level statements bind, compound statements
+    included (not functions, classes or comprehensions): `lr_scale = ...` in
+    the module's epoch loop rebinds a module global as surely as a `global`
+    statement does. Alternatives (`if`/`else`, `try`/`except`) count as the
+    most bindings one of them makes, not their sum."""
+    found: dict[str, tuple[int, int, bool]] = {}
+
+    def add(name: str, count: int, line: int, looped: bool) -> None:
+        old = found.get(name, (0, 0, False))
+        found[name] = (old[0] + count, max(old[1], line), old[2] or looped)
+
+    for statement in body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        targets: list[ast.AST] = []
+        if isinstance(statement, ast.Assign):
+            targets = list(statement.targets)
+        elif isinstance(statement, ast.AugAssign):
+            targets = [statement.target]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            targets = [statement.target]
+        elif isinstance(statement, (ast.For, ast.AsyncFor)):
+            targets = [statement.target]
+        for target in targets:
+            for name in _bound_names(target):
+                add(
+                    name,
+                    1,
+                    statement.lineno,
+                    in_loop or isinstance(statement, (ast.For, ast.AsyncFor)),
+                )
+        if isinstance(statement, (ast.For, ast.AsyncFor, ast.While)):
+            for name, value in module_bindings([*statement.body, *statement.orelse], True).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.If, ast.Try)) or type(statement).__name__ == "TryStar":
+            branches = [statement.body, statement.orelse]
+            branches += [handler.body for handler in getattr(statement, "handlers", [])]
+            merged: dict[str, tuple[int, int, bool]] = {}
+            for branch in branches:
+                for name, (count, line, looped) in module_bindings(branch, in_loop).items():
+                    old = merged.get(name, (0, 0, False))
+                    merged[name] = (max(old[0], count), max(old[1], line), old[2] or looped)
+            for name, value in merged.items():
+                add(name, *value)
+            final = getattr(statement, "finalbody", [])
+            for name, value in module_bindings(final, in_loop).items():
+                add(name, *value)
+        elif isinstance(statement, (ast.With, ast.AsyncWith)):
+            for name, value in module_bindings(statement.body, in_loop).items():
+                add(name, *value)
+    return found
+
+
+def _bound_names(target: ast.AST) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
+class ImportResolution:
+    """The visitor's part that records a file's imports and resolves names
+    through them: a name the file imports resolves to what it imports, `self.x`
+    in a class to the class's attribute, a module-level definition to its
+    qualified name."""
+
+    index: ModuleIndex
+    is_package: bool
+    class_stack: list[str]  # qualnames of the enclosing classes
+    module_level_names: set[str]  # functions and classes the module defines
+
+    def resolve(self, node: ast.AST) -> str | None:
+        name = dotted(node)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        if head in self.index.imports:
+            target = self.index.imports[head]
+            return canonical_name(f"{target}.{rest}" if rest else target)
+        if head == "self" and self.class_stack and rest:
+            return self.index.qualify(f"{self.class_stack[-1]}.{rest}")
+        if head in self.module_level_names:
+            return self.index.qualify(name)
+        return name
+
+    def record_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.index.imports[alias.asname] = alias.name
+            else:
+                head = alias.name.split(".")[0]
+                self.index.imports[head] = head
+
+    def record_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            base = _resolve_relative(self.index.module, node.level, node.module, self.is_package)
+        else:
+            base = node.module or ""
+        for alias in node.names:
+            if alias.name == "*":
+                if base:
+                    self.index.star_imports.append(base)
+                continue
+            self.index.imports[alias.asname or alias.name] = (
+                f"{base}.{alias.name}" if base else alias.name
+            )
