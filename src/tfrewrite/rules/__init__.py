@@ -156,7 +156,11 @@ def _matches(code: str, selector: str) -> bool:
 
 
 def _codes() -> tuple[str, ...]:
-    """Rule codes in fix order."""
+    """Rule codes in fix order: those of the loaded rules once they are
+    loaded (a program may register a rule of its own in `ALL_RULES` at run
+    time), else those of the families' entries (no rule module loaded)."""
+    if _registry is not None:
+        return tuple(rule.code for rule in _registry[0])
     return tuple(spec.code for spec in rule_specs())
 
 
