@@ -22,14 +22,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 # written). Exit code 1 means "findings", which is the point of the demo;
 # 2 (an error) fails. Then the story of examples/eager_tutorial.py: the diff
 # one `fix --unsafe-fixes` makes, `verify` proving it (the original eagerly
-# against the migrated script traced; installs TensorFlow on first use), and
-# its train step timed before and after.
-demo: $(VENV)/.installed
+# against the migrated script traced), and its train step timed before and
+# after. It installs what `make test` installs (one TensorFlow for both).
+demo: $(VENV)/.installed-dev
 	$(BIN)/tfrewrite check --no-cache examples/; test $$? -le 1
 	$(BIN)/tfrewrite fix --diff examples/; test $$? -le 1
 	@echo; echo "== examples/eager_tutorial.py: one 'tfrewrite fix --unsafe-fixes' (as a diff)"
 	$(BIN)/tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py; test $$? -le 1
-	@$(BIN)/python -c "import tensorflow" 2>/dev/null || $(BIN)/python -m pip install -q -e '.[verify]'
 	@echo; echo "== verify: the original run eagerly against the migrated script traced"
 	cd examples && ../$(BIN)/tfrewrite verify --unsafe-fixes --no-xla --jobs 1 eager_tutorial.py
 	@echo; echo "== the train step before (eager) and after (traced)"
