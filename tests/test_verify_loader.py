@@ -11,7 +11,16 @@ from pathlib import Path
 import pytest
 
 from tfrewrite.config import ConfigError
-from tfrewrite.verify import capture, coverage, inputs, loader, project_imports, remedies, report
+from tfrewrite.verify import (
+    capture,
+    coverage,
+    inputs,
+    loader,
+    module_slice,
+    project_imports,
+    remedies,
+    report,
+)
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import changed_functions, loss_shaped, pair_targets
 
@@ -56,7 +65,7 @@ SCRIPT = textwrap.dedent(
 
 
 def _kept_source(source: str, qualname: str) -> str:
-    return ast.unparse(loader.slice_module(source, qualname).tree)
+    return ast.unparse(module_slice.slice_module(source, qualname).tree)
 
 
 def test_slice_keeps_dependencies_and_drops_training_code() -> None:
@@ -84,7 +93,7 @@ def test_slice_follows_helpers_transitively() -> None:
 
 
 def test_slice_keeps_line_numbers() -> None:
-    piece = loader.slice_module(SCRIPT, "loss")
+    piece = module_slice.slice_module(SCRIPT, "loss")
     original_line = SCRIPT.splitlines().index("def loss(y_true, y_pred):") + 1
     definition = next(
         s for s in piece.tree.body if isinstance(s, ast.FunctionDef) and s.name == "loss"
@@ -93,7 +102,7 @@ def test_slice_keeps_line_numbers() -> None:
 
 
 def test_slice_constants_and_flags() -> None:
-    piece = loader.slice_module(SCRIPT, "loss")
+    piece = module_slice.slice_module(SCRIPT, "loss")
     assert piece.constants == {"EPSILON": 1e-7, "USE_ABSOLUTE_ERROR": False}
     # A flag is tested in a condition (and reassigned under __main__); EPSILON is a plain constant.
     assert piece.flags == {"USE_ABSOLUTE_ERROR": False}
@@ -118,9 +127,9 @@ def test_slice_of_a_training_script_never_reaches_its_module_code() -> None:
 
 def test_unknown_function_is_a_load_error() -> None:
     with pytest.raises(project_imports.LoadError, match="not defined"):
-        loader.slice_module(SCRIPT, "missing")
+        module_slice.slice_module(SCRIPT, "missing")
     with pytest.raises(project_imports.LoadError, match="syntax error"):
-        loader.slice_module("def broken(:\n", "broken")
+        module_slice.slice_module("def broken(:\n", "broken")
 
 
 def test_changed_functions_compares_function_sources() -> None:
@@ -213,7 +222,7 @@ def test_traced_functions_left_alone_get_original_only_checks() -> None:
 def test_introduced_conds_are_instrumented() -> None:
     before = (DATA / "cond_before.py").read_text()
     after = (DATA / "cond_after.py").read_text()
-    piece = loader.slice_module(after, "clipped_loss")
+    piece = module_slice.slice_module(after, "clipped_loss")
     tree, lines = coverage.instrument(before, piece.tree)
     assert lines == [8]
     text = ast.unparse(tree)
@@ -518,9 +527,9 @@ def test_replay_binds_what_a_nested_step_reads_and_keeps_the_script_lines() -> N
     text, _ = loops.replay_source(NESTED_STEP, "train", 0, loops.calls_name("train_step"))
     replay = text[text.index(f"def {loops.REPLAY}") :]
     assert "if warm:" in replay and "model = build()" in replay
-    piece = loader.slice_module(text, loops.REPLAY)
+    piece = module_slice.slice_module(text, loops.REPLAY)
     loader.appended.relocate(piece.tree, text)
-    function = loader.find_definition(piece.tree, loops.REPLAY)
+    function = module_slice.find_definition(piece.tree, loops.REPLAY)
     lines = {ast.unparse(n): n.lineno for n in ast.walk(function) if isinstance(n, ast.stmt)}
     assert lines["model = build()"] == 5 and lines["missing_name"] == 12
     assert lines["return model(x)"] == 8

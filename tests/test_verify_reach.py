@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from tfrewrite.verify import loader, project_imports, signatures
+from tfrewrite.verify import loader, module_slice, project_imports, signatures
 from tfrewrite.verify.inputs import TensorSpec, ValueSpec
 from tfrewrite.verify.targets import loss_shaped, synthesisable
 
 
 def _usages(source: str, qualname: str) -> dict[str, signatures.Usage]:
     tree = ast.parse(textwrap.dedent(source))
-    return signatures.analyse(tree, loader.find_definition(tree, qualname), "." in qualname)
+    return signatures.analyse(tree, module_slice.find_definition(tree, qualname), "." in qualname)
 
 
 def _first(source: str, qualname: str) -> dict:
@@ -283,9 +283,9 @@ SHIPPED_LOSSES = textwrap.dedent(
 def test_imports_a_method_never_reaches_are_stand_ins_until_touched() -> None:
     """A plotting import that only another method uses does not make the
     file "needs package"; touching it says which package and which line."""
-    piece = loader.slice_module(SHIPPED_LOSSES, "FocalLoss.loss")
+    piece = module_slice.slice_module(SHIPPED_LOSSES, "FocalLoss.loss")
     assert piece.unreached == {3, 4}
-    assert loader.slice_module(SHIPPED_LOSSES, "FocalLoss.show").unreached == {2}  # math
+    assert module_slice.slice_module(SHIPPED_LOSSES, "FocalLoss.show").unreached == {2}  # math
     project_imports.missing.clear()
     loaded = loader.load_function(SHIPPED_LOSSES, "FocalLoss.loss", "original", "losses.py")
     assert loaded.function(4.0) == 4.0  # type: ignore[operator]
@@ -401,12 +401,12 @@ def test_a_local_that_shadows_a_module_name_does_not_run_its_statement() -> None
         scale = 1 / 0
         """
     )
-    piece = loader.slice_module(source, "evaluate")
+    piece = module_slice.slice_module(source, "evaluate")
     assert piece.kept == [2, 4]
     assert loader.load_function(source, "evaluate", "original").function([1.0, 2.0]) == 8**0.5  # type: ignore[operator]
     # A name the function reads before binding it nowhere, or declares global, is the module's.
     reads = source.replace("scale=1.0):", "scale=1.0):\n    global item")
-    assert 14 in loader.slice_module(reads, "evaluate").kept
+    assert 14 in module_slice.slice_module(reads, "evaluate").kept
 
 
 def test_a_method_of_an_abstract_class_runs_on_its_concrete_subclass() -> None:
@@ -435,7 +435,7 @@ def test_a_method_of_an_abstract_class_runs_on_its_concrete_subclass() -> None:
                 return x * 4
         """
     )
-    piece = loader.slice_module(source, "Base.loss")
+    piece = module_slice.slice_module(source, "Base.loss")
     assert piece.concrete == "Impl"  # `Overrides` runs its own `loss`
     loaded = loader.load_function(source, "Base.loss", "original")
     assert loaded.function(4.0) == 4.0  # type: ignore[operator]
@@ -446,9 +446,9 @@ def test_a_method_of_an_abstract_class_runs_on_its_concrete_subclass() -> None:
         "@abc.abstractmethod\n    def transform(self, x):\n        ...",
         "def transform(self, x):\n        raise NotImplementedError",
     )
-    assert loader.slice_module(convention, "Base.loss").concrete == "Impl"
+    assert module_slice.slice_module(convention, "Base.loss").concrete == "Impl"
     # A concrete class is built as it is.
-    assert loader.slice_module(source, "Impl.transform").concrete is None
+    assert module_slice.slice_module(source, "Impl.transform").concrete is None
 
 
 def test_a_parameter_read_by_key_is_a_dict_of_tensors() -> None:
@@ -529,7 +529,7 @@ def test_an_abstract_class_runs_on_a_subclass_in_another_file_of_its_folder(
         "    def transform(self, x):\n        return x * FACTOR\n\n\ntrain = 1 / 0\n"
     )
     path = str(tmp_path / "base.py")
-    assert loader.slice_module(base, "Base.loss").concrete is None
+    assert module_slice.slice_module(base, "Base.loss").concrete is None
     loaded = loader.load_function(base, "Base.loss", "original", path)
     assert loaded.function(2) == 7  # type: ignore[operator]
     # The subclass is built on this side's `Base`: the rewrite's method runs.

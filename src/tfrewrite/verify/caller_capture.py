@@ -37,7 +37,7 @@ from tfrewrite.verify import loader, project_imports, remedies
 from tfrewrite.verify.appended import append_function
 from tfrewrite.verify.callers import Caller, same_file_caller
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
-from tfrewrite.verify.loader import (
+from tfrewrite.verify.module_slice import (
     bound_names,
     function_sources,
     is_main_guard,

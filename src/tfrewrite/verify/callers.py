@@ -23,7 +23,12 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tfrewrite.verify import project_imports
-from tfrewrite.verify.loader import bound_names, find_definition, is_main_guard, own_scope_nodes
+from tfrewrite.verify.module_slice import (
+    bound_names,
+    find_definition,
+    is_main_guard,
+    own_scope_nodes,
+)
 
 TEST_FILES = 400  # test files of a repository looked through for a caller
 FOLDERS = 3000  # folders walked to find them

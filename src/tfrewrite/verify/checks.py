@@ -56,6 +56,7 @@ from tfrewrite.verify import (
     inputs,
     intent,
     loader,
+    module_slice,
     pretrained,
     project_imports,
     randomness,
@@ -182,7 +183,7 @@ class Verifier:
                 self.original.python_function, configured, guess=self.searchable
             )
         if self.rewrite is not None:
-            piece = loader.slice_module(r.rewrite_source, r.qualname, r.path)
+            piece = module_slice.slice_module(r.rewrite_source, r.qualname, r.path)
             tree, conds = coverage.instrument(r.original_source, piece.tree)
             if conds:
                 self.recorder = coverage.BranchRecorder(conds)
@@ -482,7 +483,7 @@ class Verifier:
         r = self.request
         try:
             tree = ast.parse(r.original_source)
-            node = loader.find_definition(tree, r.qualname)
+            node = module_slice.find_definition(tree, r.qualname)
             usages = signatures.analyse(tree, node, "." in r.qualname)
         except (project_imports.LoadError, SyntaxError):
             return True

@@ -18,7 +18,7 @@ from tfrewrite.config import Settings
 from tfrewrite.facts.index import module_name_for
 from tfrewrite.findings import FileResult, Finding, Position
 from tfrewrite.pipeline.engine import RunResult
-from tfrewrite.verify.loader import find_definition
+from tfrewrite.verify.module_slice import find_definition
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import pair_targets

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from tfrewrite.facts.index import is_update_call
 from tfrewrite.facts.index import opens_tape as _opens_tape
 from tfrewrite.verify.appended import append_function
-from tfrewrite.verify.loader import (
+from tfrewrite.verify.module_slice import (
     bound_names,
     find_definition,
     is_main_guard,

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from tfrewrite.verify import appended, coverage, loader, loops
+from tfrewrite.verify import appended, coverage, loader, loops, module_slice
 from tfrewrite.verify.outcome import SEED, Call, call
 
 STEPS = 4  # batches per sampled loop: the first STEPS - 1 and the last
@@ -386,7 +386,7 @@ def _instrumented(
     """The replay's module with the `tf.cond` calls `source` introduced
     instrumented, located at their lines in `source` first (the replay
     copies the loop and a step defined in its function), and its recorder."""
-    piece = loader.slice_module(text, loops.REPLAY, path, frozenset(provided))
+    piece = module_slice.slice_module(text, loops.REPLAY, path, frozenset(provided))
     appended.relocate(piece.tree, text)
     tree, conds = coverage.instrument(original, piece.tree, whole=source)
     return tree, coverage.BranchRecorder(conds, active=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from tfrewrite.verify import callers, loops, signatures
 from tfrewrite.verify.inputs import Spec
-from tfrewrite.verify.loader import (
+from tfrewrite.verify.module_slice import (
     find_definition,
     function_sources,
     is_main_guard,
