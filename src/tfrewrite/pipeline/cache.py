@@ -79,7 +79,7 @@ _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
 FORMAT = "tfrewrite-cache"
 # Raise when the layout of a cache file changes (the codec follows the
 # dataclasses by itself: their changes change the build stamp).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @functools.cache

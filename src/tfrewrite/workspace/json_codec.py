@@ -13,9 +13,9 @@ Supported hints: `str`, `int`, `float`, `bool`, `None`, `Any` (JSON scalars
 only), enums (by value), `list[T]`, `tuple[T, ...]`, fixed `tuple[A, B]`,
 `set[T]`, `frozenset[T]` and the abstract `Set[T]` (decoded as a frozenset),
 `dict[K, V]` (an object for `str` keys, else a list of pairs), `X | None`
-and unions of scalars, and nested allowed dataclasses. A value that does
-not have the shape its type says raises `DecodeError`: the caller treats it
-as a miss, never as data.
+and unions of scalars, and nested allowed dataclasses (stored as lists in
+field order). A value that does not have the shape its type says raises
+`DecodeError`: the caller treats it as a miss, never as data.
 """
 
 from __future__ import annotations
@@ -181,10 +181,13 @@ class Codec:
             raise EncodeError(f"{cls.__qualname__} is not among the codec's dataclasses")
         fields = [(name, self.encoder(hint)) for name, hint in _field_hints(cls)]
 
-        def encode(value: Any) -> dict[str, Any]:
+        def encode(value: Any) -> list[Any]:
+            # A list in field order, not an object: the cache holds hundreds
+            # of thousands of records, and their field names would be most
+            # of its bytes and of the time spent reading it.
             if type(value) is not cls:
                 raise EncodeError(f"expected {cls.__qualname__}, got {type(value).__qualname__}")
-            return {name: enc(getattr(value, name)) for name, enc in fields}
+            return [enc(getattr(value, name)) for name, enc in fields]
 
         return encode
 
@@ -194,17 +197,30 @@ class Codec:
         init = {f.name for f in dataclasses.fields(cls) if f.init}
         fields = [(name, name in init, self.decoder(hint)) for name, hint in _field_hints(cls)]
 
+        count = len(fields)
+        if all(in_init for _, in_init, _ in fields) and not any(
+            f.kw_only for f in dataclasses.fields(cls)
+        ):
+            # Every field is a parameter of `__init__`, in field order: pass
+            # them by position (most records; the fastest way to build them).
+            decoders = [dec for _, _, dec in fields]
+
+            def decode_positional(data: Any) -> Any:
+                if type(data) is not list or len(data) != count:
+                    raise DecodeError(f"expected the {count} fields of {cls.__qualname__}")
+                return cls(*[dec(item) for dec, item in zip(decoders, data, strict=True)])
+
+            return decode_positional
+
         def decode(data: Any) -> Any:
-            if not isinstance(data, dict) or len(data) != len(fields):
-                raise DecodeError(f"expected the {len(fields)} fields of {cls.__qualname__}")
-            try:
-                arguments = {name: dec(data[name]) for name, in_init, dec in fields if in_init}
-            except KeyError as err:
-                raise DecodeError(f"{cls.__qualname__}: missing field {err}") from None
+            if not isinstance(data, list) or len(data) != count:
+                raise DecodeError(f"expected the {count} fields of {cls.__qualname__}")
+            pairs = list(zip(fields, data, strict=True))
+            arguments = {name: dec(item) for (name, in_init, dec), item in pairs if in_init}
             value = cls(**arguments)
-            for name, in_init, dec in fields:
+            for (name, in_init, dec), item in pairs:
                 if not in_init:
-                    object.__setattr__(value, name, dec(data[name]))
+                    object.__setattr__(value, name, dec(item))
             return value
 
         return decode
