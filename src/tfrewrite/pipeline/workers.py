@@ -74,7 +74,9 @@ def map_in_workers(
             # A worker died, or the fork server could not start one.
             results.extend(lost(item) for item in items[len(results) :])
         except BaseException:
-            _stop_workers(pool)
+            with _quiet_cancelled_work():
+                _stop_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -82,6 +84,29 @@ def map_in_workers(
         if freeze:
             gc.unfreeze()
     return results
+
+
+@contextmanager
+def _quiet_cancelled_work() -> Iterator[None]:
+    """Interrupted, `map` cancels the work still queued before the workers
+    are stopped; the pool's manager thread then finds them gone and, on
+    Python before 3.12, dies trying to mark that cancelled work broken
+    (`InvalidStateError`), printing a traceback. Only that error of that
+    thread is silenced, and only while the pool shuts down."""
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        if not isinstance(args.exc_value, InvalidStateError):
+            previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
