@@ -126,6 +126,15 @@ def _wait_until(condition, seconds: float) -> bool:  # type: ignore[no-untyped-d
     return False
 
 
+def _as_from_a_terminal() -> None:
+    """Signal dispositions of a command started from a shell prompt. A test
+    runner's worker may ignore SIGINT, and an ignored signal stays ignored
+    across `exec` (Python then installs no Ctrl-C handler: right for a
+    background job, not for this test)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
 def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
     script = Path(sys.executable).with_name("tfrewrite")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "tfrewrite"]
@@ -134,6 +143,7 @@ def _start(args: list[str], cwd: Path) -> subprocess.Popen[bytes]:
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": SRC},
         start_new_session=True,
+        preexec_fn=_as_from_a_terminal,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
