@@ -206,7 +206,7 @@ FLAG_IN_A_DECORATED_LOSS = textwrap.dedent(
 
     @tf.function
     def loss_fn(labels, logits):
-        return tf.reduce_mean(tf.square(labels - scaled(logits)))
+        return tf.reduce_mean(tf.square(labels - scaled(logits))) / SCALE
     """
 )
 
@@ -218,7 +218,7 @@ def test_a_loss_whose_decorator_is_removed_is_eager_in_later_rounds(unsafe: bool
     assert by_code["TFR201"].fix is not None
     assert by_code["TFR201"].fix.message == "Fixed along with the fix on line 15"
     fixed = _fix_once(FLAG_IN_A_DECORATED_LOSS, unsafe=unsafe)
-    assert sorted(f.code for f in fixed.fixes_applied) == ["TFR201", "TFR301"]
+    assert sorted(f.code for f in fixed.fixes_applied) == ["TFR201", "TFR201", "TFR301"]
     assert fixed.findings == []
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tfrewrite.facts.project import COMPILE_CONTEXT
+
 if TYPE_CHECKING:
     from tfrewrite.facts.context import FunctionScope, RuleContext
 
@@ -24,7 +26,9 @@ def autograph_off(ctx: RuleContext, function: FunctionScope) -> str | None:
                 for keywords in info.decorator_keywords.values():
                     if keywords.get("autograph", "").strip() == "False":
                         return f"`{outer.node.name.value}` is traced with `autograph=False`"
-            if traced.reason.startswith("given to compile"):
+            # Any context: a compiled loss whose own decorator a fix removes
+            # runs in `fit`'s step alone.
+            if any(c.startswith(COMPILE_CONTEXT) for c in traced.contexts):
                 return (
                     f"Keras traces `{outer.node.name.value}`, a loss given to `compile`, "
                     "without AutoGraph"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
@@ -28,6 +29,12 @@ KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Metric": ("update_state", "result"),
 }
 LOSS_BASES = frozenset({"Loss"})
+# The context a function's own `@tf.function` (any spelling) gives it.
+OWN_DECORATOR = "decorated with @tf.function"
+# How a `f = tf.function(f)` site's reason starts (`index_calls`).
+WRAPPED = "wrapped in tf.function"
+# How the reason of a function given to `compile(loss=/metrics=...)` starts.
+COMPILE_CONTEXT = "given to compile"
 
 
 # Parameter pairs that make a function a loss by its signature.
@@ -89,6 +96,54 @@ class TracedFunction:
     # function whose decorator a fix removed is no longer traced. False when
     # another module may trace it (a step there calls it, a `compile` there).
     local_reasons_only: bool = False
+    # Every context it runs traced in, `reason` first: its own decorator,
+    # a `compile`, a traced caller, a Keras method, the train step it runs
+    # in (traced once a fix decorates or extracts that step).
+    contexts: tuple[str, ...] = ()
+
+    # `jit_compile=` of its own `@tf.function`: a fix moving the decorator
+    # to the step carries it there, so the function keeps running under XLA.
+    jit_compile: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.contexts:
+            object.__setattr__(self, "contexts", (self.reason,))
+
+    @property
+    def keras_traces(self) -> bool:
+        """Keras traces it in `fit`'s step: given to `compile`, or a method
+        Keras calls (`Loss.call`, `Layer.call`, `Model.train_step`). That
+        step runs without AutoGraph (Keras 3) and may be compiled with XLA
+        (`jit_compile="auto"` on a GPU)."""
+        return any(
+            c.startswith(COMPILE_CONTEXT) or c.partition(" ")[0] in _KERAS_METHOD_CONTEXTS
+            for c in self.contexts
+        )
+
+    @property
+    def has_own_decorator(self) -> bool:
+        """Its own `@tf.function`, or `f = tf.function(f)`, traces it."""
+        return any(_is_own_decorator(c) for c in self.contexts)
+
+    def without_own_decorator(self) -> TracedFunction | None:
+        """How it runs once a fix removes its own `@tf.function` (TFR301):
+        still traced, in every other context it has (a loss keeps the step
+        that differentiates it, the `compile` that hands it to `fit`); None
+        when nothing else traces it."""
+        rest = tuple(c for c in self.contexts if not _is_own_decorator(c))
+        if not rest:
+            return None
+        return replace(self, reason=rest[0], contexts=rest)
+
+
+# The contexts of the methods Keras calls itself (`Loss.call`, ...).
+_KERAS_METHOD_CONTEXTS = frozenset(
+    f"{base}.{method}" for base, methods in KERAS_TRACED_METHODS.items() for method in methods
+)
+
+
+def _is_own_decorator(context: str) -> bool:
+    return context == OWN_DECORATOR or context.startswith(WRAPPED)
 
 
 @dataclass
@@ -241,9 +296,16 @@ class _Marks:
     # Some reason to trace it comes from another module (see
     # `TracedFunction.local_reasons_only`).
     elsewhere: bool = False
+    contexts: list[str] = field(default_factory=list)
 
 
-def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
+def compute_facts(
+    indexes: list[ModuleIndex], carried: Sequence[tuple[ModuleIndex, TracedFunction]] = ()
+) -> ProjectFacts:
+    """Which functions run traced, why, and with what arguments. `carried`
+    are functions known to run traced for reasons the indexes no longer show
+    (a fix round re-indexing one file: a loss whose decorator the round
+    removed still runs in its train step); what they call runs traced too."""
     facts = ProjectFacts()
     lookup = _Lookup(indexes)
     queue: deque[tuple[ModuleIndex, str]] = deque()
@@ -276,6 +338,8 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
         elif elsewhere and not known.elsewhere:
             known.elsewhere = True
             queue.append((index, qualname))  # so its callees learn it too
+        if reason not in known.contexts:
+            known.contexts.append(reason)
         known.is_loss = known.is_loss or is_loss
         known.tensor.update(tensor)
         known.likely.update(likely)
@@ -308,14 +372,16 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     for index in indexes:
         for qualname, info in index.functions.items():
             if any(d in TF_FUNCTION_NAMES for d in info.decorators):
-                mark(index, qualname, "decorated with @tf.function")
+                mark(index, qualname, OWN_DECORATOR)
                 _mark_signature(marks[(index.path, qualname)], info, info.decorator_keywords)
         for qualname in index.classes:
             mark_class(index, qualname, "", elsewhere=False)
         for site in index.traced_sites:
             where = f"{index.path}:{site.lineno}"
-            is_loss = site.reason.startswith("given to compile(loss")
-            is_metric = site.reason.startswith(("given to compile(metrics", "given to compile(w"))
+            is_loss = site.reason.startswith(f"{COMPILE_CONTEXT}(loss")
+            is_metric = site.reason.startswith(
+                (f"{COMPILE_CONTEXT}(metrics", f"{COMPILE_CONTEXT}(w")
+            )
             for target_index, target in lookup.find(site.target, index):
                 elsewhere = target_index.path != index.path
                 if target in target_index.classes:
@@ -342,9 +408,22 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
                     likely,
                     elsewhere=elsewhere,
                 )
-                if site.reason.startswith("wrapped in tf.function"):
+                if site.reason.startswith(WRAPPED):
                     options = {"tensorflow.function": site.keywords}
                     _mark_signature(marks[(target_index.path, target)], info, options)
+
+    for index, known in carried:
+        mark(
+            index,
+            known.qualname,
+            known.reason,
+            known.is_loss,
+            tuple(known.tensor_params),
+            tuple(known.likely_params),
+            pending=known.pending,
+            elsewhere=not known.local_reasons_only,
+        )
+        marks[(index.path, known.qualname)].contexts[:] = known.contexts
 
     # Functions nested in each qualname prefix, built once per file: scanning
     # every function for each traced one made large files quadratic.
@@ -399,6 +478,7 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             elsewhere=True,  # the loop calling it may be another module's
         )
     propagate()
+    _mark_train_step_contexts(indexes, lookup, marks)
     _apply_call_sites(indexes, lookup, marks)
     for (path, qualname), known in marks.items():
         facts.traced.setdefault(path, {})[qualname] = TracedFunction(
@@ -412,6 +492,8 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
             known.pending,
             _loss_by_signature(by_path[path].functions[qualname]),
             local_reasons_only=not known.elsewhere,
+            contexts=tuple(dict.fromkeys([known.reason, *known.contexts])),
+            jit_compile=_own_jit_compile(by_path[path].functions[qualname]),
         )
     _record_foreign_writes(indexes)
     _record_rebound_imports(indexes)
@@ -422,6 +504,57 @@ def compute_facts(indexes: list[ModuleIndex]) -> ProjectFacts:
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
     return facts
+
+
+def _own_jit_compile(info: FunctionInfo) -> str | None:
+    for decorator in info.decorators:
+        if decorator in TF_FUNCTION_NAMES:
+            return info.decorator_keywords.get(decorator, {}).get("jit_compile")
+    return None
+
+
+def _mark_train_step_contexts(
+    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+) -> None:
+    """The train step each traced function runs in: a function that opens a
+    `GradientTape` and applies gradients, and everything it calls, directly
+    or not, runs traced once that step is (TFR301 moves a loss's decorator
+    onto it, TFR302 decorates it, TFR303 extracts it from its loop). A loss
+    whose own `@tf.function` a fix removes keeps this context: its hazards
+    are still hazards of the step. Recorded for functions already traced
+    only; steps already traced give their callees that context themselves."""
+    if not marks:
+        return
+    seen: set[tuple[str, str]] = set()
+    queue: deque[tuple[ModuleIndex, str, str]] = deque()
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if not (info.opens_gradient_tape and info.applies_gradients):
+                continue
+            known = marks.get((index.path, qualname))
+            if known is not None and not known.pending:
+                continue
+            queue.append((index, qualname, f"runs in the train step `{info.qualname}`"))
+        for tape_loss in index.tape_losses:
+            if tape_loss.function:
+                continue
+            where = f"differentiated in a `GradientTape` at {index.path}:{tape_loss.lineno}"
+            for target_index, target in lookup.find(tape_loss.callee, index):
+                if target in target_index.functions:
+                    queue.append((target_index, target, where))
+    while queue:
+        index, qualname, context = queue.popleft()
+        key = (index.path, qualname)
+        if key in seen:
+            continue
+        seen.add(key)
+        known = marks.get(key)
+        if known is not None and context not in known.contexts:
+            known.contexts.append(context)
+        for callee in index.functions[qualname].calls:
+            for target_index, target in lookup.find(callee, index):
+                if target in target_index.functions:
+                    queue.append((target_index, target, context))
 
 
 def _mark_signature(known: _Marks, info: FunctionInfo, keywords: dict[str, dict[str, str]]) -> None:
@@ -761,7 +894,7 @@ def tf_function_options(
     full = index.qualify(qualname)
     for other in indexes:
         for site in other.traced_sites:
-            if site.reason.startswith("wrapped in tf.function") and (
+            if site.reason.startswith(WRAPPED) and (
                 full == site.target or full.endswith("." + site.target)
             ):
                 return dict(site.keywords)

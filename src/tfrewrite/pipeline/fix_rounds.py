@@ -212,7 +212,20 @@ def _reindex(
         pruned = previous.pruned
         merge_carried(index, pruned.carried_index(), pruned.pruned)
         index.pruned = pruned
+    # A function whose own `@tf.function` the round removed (a loss, TFR301)
+    # keeps every other context it runs traced in, and so does what it calls.
     local = compute_facts([index]).for_path(previous.path)
+    undecorated = [
+        rest
+        for qualname, known in traced.items()
+        if known.has_own_decorator
+        and qualname in index.functions
+        and not (qualname in local and local[qualname].has_own_decorator)
+        and (rest := known.without_own_decorator()) is not None
+    ]
+    if undecorated:
+        carried = [(index, rest) for rest in undecorated]
+        local = compute_facts([index], carried).for_path(previous.path)
     index.looped_functions = {**previous.looped_functions, **index.looped_functions}
     index.loss_decorator_options = {
         **previous.loss_decorator_options,
@@ -228,8 +241,11 @@ def _reindex(
     index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
     index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
     merged = dict(local)
+    for rest in undecorated:
+        merged[rest.qualname] = rest
+    kept = {rest.qualname for rest in undecorated}
     for qualname, known in traced.items():
-        if qualname not in index.functions:
+        if qualname not in index.functions or qualname in kept:
             continue
         now = local.get(qualname)
         if now is None and known.local_reasons_only:

@@ -105,7 +105,15 @@ def print_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | N
                         None,
                     )
                 plain_tf_function = True
-        if current.traced is not None and current.traced.is_loss:
+        traced = current.traced
+        if traced is not None and traced.jit_compile not in (None, "False", "None"):
+            # Its own decorator is gone: the step it moved to compiles it.
+            return (
+                "`tf.print` has no XLA kernel and this function runs in a step compiled with "
+                f"`jit_compile={traced.jit_compile}` (remove the print, or trace without XLA)",
+                None,
+            )
+        if traced is not None and traced.keras_traces:
             compiled_by_keras = True
         if current.class_name is not None and is_keras_class(ctx, current.class_name):
             compiled_by_keras = True  # a Keras method, even decorated, runs inside `fit`

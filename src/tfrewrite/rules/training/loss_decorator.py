@@ -187,6 +187,16 @@ class LossDecorator(Rule):
         decorated, the loss's decorator is a nested, redundant graph boundary
         and is removed.
 
+        ## The loss stays traced
+        Without its decorator the loss still runs traced wherever it runs:
+        in the train step that differentiates it (once that step is decorated
+        or extracted), or in `fit`'s step when it is given to `compile`
+        (Keras 3 traces that step without AutoGraph). Every other hazard in
+        the loss is therefore still reported, and fixed in the same `fix`, as
+        traced code: a tensor `if` becomes a `tf.cond`, `np.random` becomes
+        `tf.random`. A loss whose decorator had `jit_compile=True` keeps
+        running under XLA in the step the option moves to.
+
         ## Module state the decorator froze
         A loss that reads module state rebound elsewhere (a flag set per epoch,
         TFR201) has that state frozen at its first trace; removing the
@@ -197,6 +207,12 @@ class LossDecorator(Rule):
         are fixed along with it.
 
         ## When it is not reported
+        A decorated loss that nothing checked with it differentiates in a
+        train step, hands to `compile` or calls from traced code keeps its
+        decorator: no step would trace it instead (an evaluation function
+        with `y_true, y_pred` parameters, a losses module checked without
+        the code that trains with it; check the project together).
+
         A function taken for a loss by its parameter names alone (`y_true,
         y_pred`) and called directly in a file that trains nothing (no
         gradient tape, no `compile` with a function) is not reported unless
@@ -356,6 +372,10 @@ class LossDecorator(Rule):
             if decorator is None or traced is None:
                 continue
             if not (traced.is_loss or _loss_by_signature(function)):
+                continue
+            if traced.without_own_decorator() is None and not _frozen_state(ctx, function):
+                # Nothing the project shows calls it from a train step or
+                # hands it to `compile`: no step would trace it instead.
                 continue
             if (
                 not traced.is_loss
