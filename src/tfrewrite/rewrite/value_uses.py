@@ -34,6 +34,13 @@ read of that name in the same function. Each consumer is a `Use`, whose
 - `BLOCKER`: needs a Python or NumPy value: the rewrite must be refused with
   `use.reason`.
 
+Each use also says what NumPy dtype the value reaches it in, when a step on
+the way decided it (`dtype`): `bool` after a comparison, `d` after
+`.astype(d)`, `np.asarray(v, d)` or `np.float32(v)`, and NumPy's float64
+(int64) after a boolean meets a Python float (int) in arithmetic
+(`mask * 1.0`), which is itself a use: a boolean tensor there fails, or
+stays boolean (TensorFlow converts `0.5` to `False` in `mask * 0.5`).
+
 Reasons are sentence fragments about "the value" (`"is passed to `int(...)`,
 which needs a Python number"`); a rule prefixes its own noun ("the sample").
 """
@@ -62,6 +69,7 @@ from tfrewrite.rewrite.host_values import (
     TF_SIGNATURES,
     TF_WRAPPERS,
 )
+from tfrewrite.rewrite.numpy_operands import is_python_float
 from tfrewrite.rewrite.traced_calls import Refusal
 
 
@@ -98,6 +106,9 @@ class Use:
     boolean: bool = False  # the value was compared (`v < p`) before reaching this use
     names: tuple[str, ...] = ()  # the local names the value went through, in order
     converted: bool = False  # a NumPy conversion named its dtype on the way (`.astype(d)`)
+    # The NumPy dtype the value reaches this use in, when a step on the way
+    # decided it (see the module docstring); None: the value's own.
+    dtype: str | None = None
 
     def subject(self, noun: str) -> str:
         """`the sample, held in `noise`,` or `the sample`: who the reason is about."""
@@ -113,10 +124,30 @@ class _Trail:
     boolean: bool = False
     names: tuple[str, ...] = ()
     packed: bool = False  # inside a list or tuple display
-    converted: bool = False  # a NumPy conversion named its dtype on the way
+    converted: bool = False  # a NumPy conversion named its dtype since the value got one
+    dtype: str | None = None  # the NumPy dtype a step on the way gave the value
 
 
 _CONTAINERS = (cst.List, cst.Tuple, cst.Element, cst.StarredElement)
+# Operators that compute in a boolean's numeric promotion (`&`, `|`, `^` keep booleans).
+_NUMERIC = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.FloorDivide,
+    cst.Modulo,
+    cst.Power,
+    cst.MatrixMultiply,
+    cst.AddAssign,
+    cst.SubtractAssign,
+    cst.MultiplyAssign,
+    cst.DivideAssign,
+    cst.FloorDivideAssign,
+    cst.ModuloAssign,
+    cst.PowerAssign,
+    cst.MatrixMultiplyAssign,
+)
 _MAX_DEPTH = 8
 
 
@@ -175,6 +206,10 @@ class ValueUses:
                     yield meeting
                     if meeting.kind is UseKind.TENSOR:
                         return
+                elif trail.dtype == "bool" and isinstance(parent.operator, _NUMERIC):
+                    use, promoted = self._boolean_arithmetic(parent, other, trail)
+                    yield use
+                    trail = replace(trail, dtype=promoted)
             elif isinstance(parent, cst.UnaryOperation):
                 if isinstance(parent.operator, cst.Not):
                     yield self._use(UseKind.AUTOGRAPH, parent, "decides a Python `not`", trail)
@@ -187,7 +222,9 @@ class ValueUses:
                     if side is not child
                 ):
                     return
-                trail = replace(trail, boolean=True)
+                # A comparison gives the value a dtype of its own: a conversion before it
+                # no longer decides it.
+                trail = replace(trail, boolean=True, dtype="bool", converted=False)
             elif isinstance(parent, cst.BooleanOperation):
                 operator = "and" if isinstance(parent.operator, cst.And) else "or"
                 yield self._use(UseKind.AUTOGRAPH, parent, f"decides a Python `{operator}`", trail)
@@ -217,7 +254,10 @@ class ValueUses:
                     call = above[-1]
                     use = self._astype(call, child, trail)
                     yield use
-                    converted = replace(trail, converted=True)
+                    converted = trail
+                    if use.wrapper is not None and use.wrapper.dtype is not None:
+                        dtype = self._dtype_named(use.wrapper)
+                        converted = replace(trail, converted=True, dtype=dtype)
                     yield from self._walk(call, above[:-1], depth, seen, converted)
                     return
                 if parent.attr.value in SHARED_ATTRIBUTES:
@@ -241,7 +281,8 @@ class ValueUses:
                     # `np.asarray(v)` is still the value: follow it further.
                     assert use.wrapper is not None
                     if use.wrapper.dtype is not None:
-                        trail = replace(trail, converted=True)
+                        dtype = self._dtype_named(use.wrapper)
+                        trail = replace(trail, converted=True, dtype=dtype)
                     yield from self._walk(call, above[:-1], depth, seen, trail)
                 return
             elif isinstance(parent, cst.Call):
@@ -297,7 +338,27 @@ class ValueUses:
         meets: cst.BaseExpression | None = None,
         wrapper: Wrapper | None = None,
     ) -> Use:
-        return Use(kind, node, reason, meets, wrapper, trail.boolean, trail.names, trail.converted)
+        return Use(
+            kind,
+            node,
+            reason,
+            meets,
+            wrapper,
+            trail.boolean,
+            trail.names,
+            trail.converted,
+            trail.dtype,
+        )
+
+    def _dtype_named(self, wrapper: Wrapper) -> str:
+        """The NumPy dtype a conversion gives the value (`float32` for
+        `.astype("float32")` or `np.float32(v)`); `unknown` when it is not
+        spelled statically (`x.dtype`, a name)."""
+        try:
+            dtype = _wrapper_dtype(wrapper, self.ctx, "tf")
+        except Refusal:
+            return "unknown"
+        return dtype.tf_name or "unknown"
 
     # -- consumers -----------------------------------------------------------------------
     def _meet(self, node: cst.CSTNode, other: cst.BaseExpression, trail: _Trail) -> Use | None:
@@ -316,6 +377,31 @@ class ValueUses:
             trail,
             other,
         )
+
+    def _boolean_arithmetic(
+        self,
+        node: cst.BinaryOperation | cst.AugAssign,
+        number: cst.BaseExpression,
+        trail: _Trail,
+    ) -> tuple[Use, str]:
+        """A boolean value in arithmetic with a Python number (`mask * 1.0`):
+        the use (a boolean tensor fails there) and the dtype NumPy computes
+        the result in, float64 with a float or a true division, int64 with an
+        integer, `unknown` with a number of either kind."""
+        divide = isinstance(node.operator, (cst.Divide, cst.DivideAssign))
+        if divide or is_python_float(number):
+            promoted = "float64"
+        else:
+            promoted = "int64" if is_python_number(number) else "unknown"
+        use = self._use(
+            UseKind.DTYPE,
+            node,
+            f"meets the number `{_short(number)}` in arithmetic, where NumPy computes "
+            f"a boolean array in {promoted}",
+            trail,
+            number,
+        )
+        return use, promoted
 
     def _is_number(self, node: cst.BaseExpression) -> bool:
         if is_python_number(node):
@@ -579,6 +665,10 @@ class ValueUses:
                 yield meeting
                 if meeting.kind is UseKind.TENSOR:
                     return
+            elif trail.dtype == "bool" and isinstance(statement.operator, _NUMERIC):
+                use, promoted = self._boolean_arithmetic(statement, other, trail)  # type: ignore[arg-type]
+                yield use
+                trail = replace(trail, dtype=promoted)
             targets = [target]
         elif isinstance(statement, cst.AnnAssign):
             targets = [statement.target]

@@ -284,10 +284,19 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
       `random_saturation` bounds and `random_brightness` / `random_hue`
       deltas (TensorFlow compares them in Python), a `while` test, a `for`
       loop over the sample, a chained comparison;
-    - a boolean mask multiplied with a tensor `x` (`keep = np.random.rand(n)
-      < p; x * keep`) is cast to its dtype, as NumPy's boolean array was:
-      `tf.cast(tf.random.uniform([n]) < p, x.dtype)` (refused when the mask
-      has other uses too);
+    - a compared sample (a mask) is cast where NumPy gave its boolean array
+      a number's dtype. Multiplied with a tensor `x` (`keep =
+      np.random.rand(n) < p; x * keep`, also after `keep * 1.0`) the array
+      took `x`'s dtype: `tf.cast(tf.random.uniform([n]) < p, x.dtype)`; with
+      Python numbers only (`return (np.random.rand(n) < p) * 1.0`) NumPy's
+      float64 (int64 for an integer). A conversion of the comparison is the
+      cast: `(np.random.rand(n) < p).astype("float32")` becomes
+      `tf.cast(tf.random.uniform([n]) < p, tf.float32)`, and
+      `tf.cast(..., x.dtype)` when the converted mask then meets a tensor
+      `x` in arithmetic (NumPy's float32 array took `x`'s dtype there; a
+      float32 tensor would not). A boolean tensor in arithmetic fails or
+      stays boolean (`keep * 0.5` is all `False`), so a mask in arithmetic
+      that also has other uses (`tf.where(keep, ...)`) is refused;
     - a sample deciding an `if` (`if np.random.rand() < eps:`) becomes a
       tensor condition that needs AutoGraph (or TFR101's `tf.cond`): an unsafe
       fix, refused where AutoGraph is off (`autograph=False`, a loss given to
@@ -363,13 +372,16 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     NumPy array), is returned with no dtype named (NumPy's float64 decided
     the result's dtype), is passed to a `tf.*` op (which converts a NumPy
     argument to the dtype it needs, while a tensor must have it:
-    `tf.concat([x, m], 0)`), leaves the function (passed to a function of
-    the project, stored on an attribute, returned from a callee), meets
-    tensors whose dtypes may differ, or decides an `if` (it then needs
-    AutoGraph or TFR101's `tf.cond`). Draws seeded by `np.random.seed(S)` at
-    the top of the function (stateless draws: not NumPy's values) and the
-    in-place `shuffle` are unsafe too. What "When it is not rewritten" lists
-    is reported with no fix.
+    `tf.concat([x, m], 0)`), is a converted mask that meets a tensor `x`
+    while another use reads the conversion's own dtype (`m =
+    (...).astype("float32")` in `tf.reduce_sum(x * m) / tf.reduce_sum(m)`:
+    NumPy's array took `x`'s dtype in the product only), leaves the
+    function (passed to a function of the project, stored on an attribute,
+    returned from a callee), meets tensors whose dtypes may differ, or
+    decides an `if` (it then needs AutoGraph or TFR101's `tf.cond`). Draws
+    seeded by `np.random.seed(S)` at the top of the function (stateless
+    draws: not NumPy's values) and the in-place `shuffle` are unsafe too.
+    What "When it is not rewritten" lists is reported with no fix.
     """
     examples = (
         Invalid(
@@ -454,6 +466,27 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             def dropout(x: tf.Tensor):
                 return x * tf.cast(tf.random.uniform(tf.shape(x)) < 0.8, x.dtype)
             """,
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def masked_mse(y_true, y_pred):
+                mask = (np.random.rand(3) > 0.5).astype("float32")
+                return tf.reduce_mean(tf.square(y_true - y_pred) * mask)
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def masked_mse(y_true, y_pred):
+                mask = tf.cast(tf.random.uniform([3]) > 0.5, y_true.dtype)
+                return tf.reduce_mean(tf.square(y_true - y_pred) * mask)
+            """,
+            note="a converted mask meets a tensor: NumPy's float32 array took the tensor's "
+            "dtype there, so the comparison is cast to it",
         ),
         Invalid(
             """

@@ -13,6 +13,7 @@ which draw afresh on every call.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
 from typing import ClassVar
 
 import libcst as cst
@@ -35,7 +36,8 @@ from tfrewrite.rewrite.value_uses import (
     wrapper_replacement,
 )
 from tfrewrite.rules.base import Rule
-from tfrewrite.rules.randomness.sample_writer import ARITHMETIC, SampleWriter
+from tfrewrite.rules.randomness.masks import cast_masks, retyped_reason
+from tfrewrite.rules.randomness.sample_writer import SampleWriter
 from tfrewrite.rules.randomness.seeds import SeedFacts
 
 # -- the rule ------------------------------------------------------------------------
@@ -145,7 +147,7 @@ class RandomSamplingRule(Rule):
         blocker = first_of(uses, UseKind.BLOCKER)
         if blocker is not None:
             raise Refusal(f"{blocker.subject('the sample')} {blocker.reason}")
-        self.mask_in_arithmetic(site, writer)
+        cast_masks(site, writer)
         condition = first_of(uses, UseKind.AUTOGRAPH)
         if condition is not None:
             off = autograph_off(ctx, site.function)
@@ -154,36 +156,6 @@ class RandomSamplingRule(Rule):
                     f"{condition.subject('the sample')} {condition.reason}: a tensor there "
                     f"needs AutoGraph, and {off}"
                 )
-
-    def mask_in_arithmetic(self, site: SampleSite, writer: SampleWriter) -> None:
-        """A compared sample (`np.random.rand(n) < p`) multiplied with a tensor
-        `x`: NumPy's boolean array converts to `x`'s dtype there, a boolean
-        tensor does not. When every use of the comparison meets tensors of
-        one nameable dtype in arithmetic, the comparison is cast to it
-        (`tf.cast(tf.random.uniform([n]) < p, x.dtype)`); otherwise refused."""
-        masks = [u for u in writer.uses if u.boolean and u.meets is not None]
-        arithmetic = [u for u in masks if _is_arithmetic(u.node)]
-        if not arithmetic:
-            return
-        first = arithmetic[0]
-        comparison = next(
-            (a for a in reversed(site.ancestors) if isinstance(a, cst.Comparison)), None
-        )
-        names = {writer.dtype_name(u.meets) for u in arithmetic if u.meets is not None}
-        name = names.pop() if len(names) == 1 else None
-        boolean_uses = [u for u in writer.uses if u.boolean]
-        if (
-            comparison is None
-            or name is None
-            or len(arithmetic) != len(boolean_uses)
-            or not (all(not u.names for u in arithmetic) or writer.readable_at_site(name))
-        ):
-            raise Refusal(
-                f"{first.subject('the comparison of the sample')} {first.reason}: in "
-                "arithmetic a NumPy boolean array converts to the other operand's dtype, a "
-                "boolean tensor does not; wrap the comparison in `tf.cast`"
-            )
-        writer.mask_cast = (comparison, f"{name}.dtype")
 
     def unsafe_reason(self, ctx: RuleContext, site: SampleSite, writer: SampleWriter) -> str | None:
         """Why the rewrite is not proven to keep the code working (None: proven)."""
@@ -197,6 +169,9 @@ class RandomSamplingRule(Rule):
                 f"{condition.subject('the sample')} {condition.reason}: a tensor there needs "
                 "AutoGraph, or TFR101's `tf.cond`"
             )
+        retyped = retyped_reason(writer)
+        if retyped is not None:
+            return retyped
         meets = [use for use in uses if use.meets is not None and not use.boolean]
         for use in meets:
             if use.kind is UseKind.DTYPE:
@@ -275,11 +250,21 @@ class RandomSamplingRule(Rule):
             wrapper = use.wrapper
             if use.kind is not UseKind.WRAPPER or wrapper is None:
                 continue
+            recast = writer.recast.get(id(wrapper.call))
+            if recast is not None:
+                wrapper = replace(wrapper, dtype=cst.parse_expression(recast))
             value: cst.CSTNode = wrapper.value
             for key, (node, new) in list(replaced.items()):
                 if _contains(value, node):
                     value = value.deep_replace(node, new)
                     del replaced[key]
+            if (
+                (wrapper.dtype is not None or wrapper.name is not None)
+                and isinstance(value, cst.BaseExpression)
+                and not isinstance(value, (cst.Tuple, cst.GeneratorExp))
+            ):
+                # An argument of `tf.cast` needs no parentheses of its own.
+                value = value.with_changes(lpar=[], rpar=[])
             text = ctx.code(value)
             replaced[id(wrapper.call)] = (
                 wrapper.call,
@@ -306,12 +291,6 @@ def _random_op(ctx: RuleContext, replacement: cst.CSTNode, tf: str) -> str:
             if func.startswith(f"{tf}.random."):
                 return func
     return f"{tf}.random"
-
-
-def _is_arithmetic(node: cst.CSTNode) -> bool:
-    if isinstance(node, cst.BinaryOperation):
-        return isinstance(node.operator, ARITHMETIC)
-    return isinstance(node, cst.AugAssign)
 
 
 def _contains(root: cst.CSTNode, node: cst.CSTNode) -> bool:

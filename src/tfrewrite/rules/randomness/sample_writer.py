@@ -123,6 +123,9 @@ class SampleWriter:
         self.seed: str | None = None
         # A comparison of the sample to cast to the dtype it meets in arithmetic.
         self.mask_cast: tuple[cst.Comparison, str] | None = None
+        # Conversions of a compared sample (by `id` of the call) cast to another
+        # dtype than their own: the tensor's the converted mask meets (`x.dtype`).
+        self.recast: dict[int, str] = {}
         # Text written for an argument of the original call -> that argument,
         # so the argument's comments and line breaks can follow it.
         self._arguments = {id(arg.value): arg for arg in site.call.args}
@@ -334,6 +337,11 @@ class SampleWriter:
                     "known: NumPy's array would take that dtype; add `.astype(dtype)`"
                 )
         return None
+
+    def is_number(self, node: cst.BaseExpression) -> bool:
+        """A Python number, as the tensor facts know one (a literal, a local
+        bound only to numbers)."""
+        return is_python_number(node) or self.site.facts._is_number(node)  # noqa: SLF001
 
     def readable_at_site(self, name: str) -> bool:
         function = self.site.function
