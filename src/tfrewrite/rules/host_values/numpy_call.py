@@ -26,7 +26,9 @@ from tfrewrite.rewrite.tensor_results import Followed, follow
 from tfrewrite.rewrite.traced_calls import Refusal
 from tfrewrite.rewrite.value_uses import UseKind, wrapper_replacement
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.host_values.array_methods import reduction, reduction_chain
 from tfrewrite.rules.host_values.print_rewrite import announces_tracing, rewritten_print_around
+from tfrewrite.rules.host_values.tape_callers import under_tape
 from tfrewrite.rules.host_values.traced_context import differentiated
 
 
@@ -81,15 +83,40 @@ class NumpyCallInTracedCode(Rule):
     - `float(x)` becomes `tf.cast(x, tf.float32)` (a Python float is float32
       to TensorFlow), or `tf.cast(x, t.dtype)` where it meets the tensor `t`;
     - `int(x)` becomes `x` for an integer tensor, else `tf.cast(x, tf.int32)`
-      (both truncate toward zero).
+      (both truncate toward zero);
+    - array reductions right after `.numpy()` become the tensor's, by the
+      op table TFR104 uses: `x.numpy().max(axis=1)` becomes
+      `tf.reduce_max(x, axis=1)` (`min`, `sum`, `mean`, `prod`, `std`,
+      `var` alike, chained ones too). NumPy averages integers in float64 and
+      sums them in int64 where TensorFlow keeps their dtype, and
+      `tf.reduce_max` rejects booleans: such tensors are refused, and a
+      tensor of unknown dtype makes the fix unsafe.
 
     A host value is a constant to `tf.GradientTape`: `.numpy()` and `float()`
     cut the gradient. Where the value is differentiated (inside a
-    `tf.GradientTape` block, in a loss, in a Keras layer's or model's `call`,
-    which `fit` runs under its tape), the rewrite keeps the cut with
-    `tf.stop_gradient(x)`, and the fix is safe. Elsewhere it writes `x` and the
-    fix is unsafe: gradients now flow through it (if the function is ever
-    differentiated), which is usually what was meant.
+    `tf.GradientTape` block, in a function called from one, directly or
+    through other functions of the file, in a loss, in a Keras layer's or
+    model's `call`, which `fit` runs under its tape), the rewrite keeps the
+    cut with `tf.stop_gradient(x)`, and the fix is safe. Elsewhere it writes
+    `x` and the fix is unsafe: gradients now flow through it (if the function
+    is ever differentiated), which is usually what was meant.
+
+    ## Values used as targets
+    A DQN or actor-critic step often computes its target with
+    `target_net(s).numpy()` in the tape: the round trip is what kept the
+    target out of the gradient. Stripping `.numpy()` would let gradients flow
+    through the target into every variable that produced it: the online
+    network's own when the two networks share layers (or are one network),
+    and the target network's whenever the tape differentiates with respect
+    to it. So in the tape, or in a helper the tape's code calls,
+    `q_next = target_net(s).numpy().max(axis=1)` becomes
+    `q_next = tf.reduce_max(tf.stop_gradient(target_net(s)), axis=1)`: the
+    loss and the gradients are the eager original's. A target computed
+    before the tape opens is a constant to it either way and keeps the plain
+    fix, except where it goes to NumPy math (`np.max(q_next, axis=1)`) and
+    is not known to be a tensor: `tf.stop_gradient(target_net(s))` is
+    written there too, as the TensorFlow value TFR104 needs to rewrite that
+    math. Helpers called only from other files are not seen as under a tape.
 
     ## When it is not rewritten
     A use that needs a Python or NumPy value (`range(n)`, `len(v)`, `int(...)`
@@ -116,10 +143,14 @@ class NumpyCallInTracedCode(Rule):
       the host value cut them;
     - the Python number met a value of unknown dtype, or several tensors, or
       one that is not a plain name, whose dtype it would have taken;
+    - an array reduction is folded on a tensor of unknown dtype;
     - a use cannot be followed or decides Python control flow;
     - it rests on TFR103 rewriting the prints that show the value.
 
-    The uses listed above that need a host value are reported with no fix.
+    The uses listed above that need a host value are reported with no fix,
+    and so are array methods other than the reductions above (`.reshape`,
+    `.argmax`, `.tolist()`) and reductions with arguments TensorFlow lacks
+    (`out=`, `ddof=1`).
     """
     examples = (
         Invalid(
@@ -186,6 +217,42 @@ class NumpyCallInTracedCode(Rule):
             """,
             unsafe=True,
             note="`.numpy()` on a model's output: assumed a tensor, so unsafe",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, net, target_net):
+                    self.net = net
+                    self.target_net = target_net
+
+                @tf.function
+                def train_step(self, states, actions, rewards, states_2):
+                    with tf.GradientTape() as tape:
+                        q_next = self.target_net(states_2).numpy().max(axis=1)
+                        q = tf.reduce_sum(self.net(states) * actions, axis=1)
+                        loss = tf.reduce_mean(tf.square(rewards + 0.9 * q_next - q))
+                    return tape.gradient(loss, self.net.trainable_variables)
+            """,
+            """
+            import tensorflow as tf
+
+            class Agent:
+                def __init__(self, net, target_net):
+                    self.net = net
+                    self.target_net = target_net
+
+                @tf.function
+                def train_step(self, states, actions, rewards, states_2):
+                    with tf.GradientTape() as tape:
+                        q_next = tf.reduce_max(tf.stop_gradient(self.target_net(states_2)), axis=1)
+                        q = tf.reduce_sum(self.net(states) * actions, axis=1)
+                        loss = tf.reduce_mean(tf.square(rewards + 0.9 * q_next - q))
+                    return tape.gradient(loss, self.net.trainable_variables)
+            """,
+            unsafe=True,
+            note="a target value: kept out of the gradient, its `.max` becomes `tf.reduce_max`",
         ),
         Invalid(
             """
@@ -296,27 +363,46 @@ class NumpyCallInTracedCode(Rule):
                 f"tensor (`{tf}.cast({value}, {tf}.{dtype})`) or compute this outside traced code"
             )
         try:
-            parent = ancestors[-1] if ancestors else None
+            # `x.numpy().max(axis=1)`: the array's reductions become the
+            # tensor's, and their result is the value followed to its uses.
+            chain, methods, outer = (
+                reduction_chain(call, ancestors) if builtin is None else ([], [], ancestors)
+            )
+            reduced: cst.Call = chain[-1] if chain else call
+            parent = outer[-1] if outer else None
             if isinstance(parent, cst.Arg) and parent.star:
                 raise Refusal(
                     f"the value is unpacked with `{parent.star}`, which iterates over it in Python"
                 )
+            reason = differentiated(ctx, scope, ancestors) or under_tape(ctx, scope)
+            # TFR104 rewrites NumPy math on the value only where it then sees a
+            # tensor: one the analysis knows (or assumes, for a parameter), or
+            # what a TensorFlow op returns (`tf.reduce_max`, `tf.cast`).
+            # `model(x).numpy()` that becomes `model(x)` is neither:
+            # `tf.stop_gradient(model(x))` is, and keeps the cut as it was.
+            known = proven or facts.is_likely_tensor(source) or bool(chain)
+            known = known or builtin is not None
+            numpy_uses: list[cst.CSTNode] = []
+
+            def rewritten_by_tfr104(node: cst.CSTNode) -> bool:
+                if not _rewritten_by_tfr104(ctx, node):
+                    return False
+                numpy_uses.append(node)
+                return True
+
             followed = follow(
-                ctx,
-                scope,
-                facts,
-                call,
-                ancestors,
-                "the value",
-                tf,
-                lambda node: _rewritten_by_tfr104(ctx, node),
+                ctx, scope, facts, reduced, outer, "the value", tf, rewritten_by_tfr104
             )
+            needs_op = bool(numpy_uses) and not known
             printed_notes = _refuse_silent_uses(ctx, scope, followed, tf)
-            text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
+            if chain:
+                # A reduction is a new tensor: no variable snapshot to take.
+                text, unsafe = value, []
+            else:
+                text, unsafe = self._replacement(ctx, call, source, builtin, facts, followed, tf)
             unsafe += printed_notes
-            reason = differentiated(ctx, scope, ancestors)
             gradient = builtin != "int" and not _no_gradient_uses(ctx, followed)
-            if gradient and reason is not None:
+            if (gradient and reason is not None) or needs_op:
                 text = f"{tf}.stop_gradient({text})"
             elif gradient:
                 unsafe.append(
@@ -324,18 +410,24 @@ class NumpyCallInTracedCode(Rule):
                     f"nothing shows this code is differentiated (`{tf}.stop_gradient({value})` "
                     "keeps them cut)"
                 )
+            for method_call, method in zip(chain, methods, strict=True):
+                folded, notes = reduction(
+                    method_call, method, facts.kind(source), value, ctx.code, tf
+                )
+                text = folded.apply(text, tf)
+                unsafe += [note for note in notes if note not in unsafe]
             if not proven:
                 unsafe.append(
                     f"it assumes `{value}` is a tensor (only TensorFlow values have `.numpy()`)"
                 )
-            target: cst.CSTNode = call
+            target: cst.CSTNode = reduced
             replacement = cst.parse_expression(text)
             if followed.folded is not None:
                 target = followed.folded.call
                 replacement = wrapper_replacement(followed.folded, ctx, tf, text)
-            elif call.lpar:
-                replacement = replacement.with_changes(lpar=call.lpar, rpar=call.rpar)
-            elif _needs_parentheses(replacement, ancestors):
+            elif reduced.lpar:
+                replacement = replacement.with_changes(lpar=reduced.lpar, rpar=reduced.rpar)
+            elif _needs_parentheses(replacement, outer):
                 replacement = replacement.with_changes(
                     lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
                 )
