@@ -16,6 +16,7 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import bound_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.tape_callers import under_tape
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import HOST_CONVERSIONS
 from tfrewrite.facts.walk import iter_with_ancestors
@@ -28,7 +29,6 @@ from tfrewrite.rewrite.value_uses import UseKind, wrapper_replacement
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.host_values.array_methods import reduction, reduction_chain
 from tfrewrite.rules.host_values.print_rewrite import announces_tracing, rewritten_print_around
-from tfrewrite.rules.host_values.tape_callers import under_tape
 from tfrewrite.rules.host_values.traced_context import differentiated
 
 
