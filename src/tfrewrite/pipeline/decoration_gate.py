@@ -90,8 +90,6 @@ def gate_decorations(
     if not gated:
         return found, set()
     callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])
-    eager_only = _in_pending_code(found, ctx)
-    dropped: set[int] = set()
     held: set[int] = set()
     replaced: dict[int, Found] = {}
     for gate in gated:
@@ -132,11 +130,6 @@ def gate_decorations(
             for f in inside:
                 if id(f) in replaced:
                     continue
-                if id(f) in eager_only:
-                    # Code that runs traced only once the step is decorated:
-                    # it stays eager, where this finding does not hold.
-                    dropped.add(id(f))
-                    continue
                 if f.violation.fix is not None:
                     note = f"not fixed while {names} stays eager"
                 else:
@@ -161,30 +154,9 @@ def gate_decorations(
             if not options.allows(fix.applicability):
                 held |= {id(f) for f in inside}
         replaced[id(gate)] = dataclasses.replace(gate, violation=new)
-    kept = [f for f in found if id(f) not in dropped]
-    result = [replaced.get(id(f), f) for f in kept]
-    held_ids = {id(r) for f, r in zip(kept, result, strict=True) if id(f) in held}
+    result = [replaced.get(id(f), f) for f in found]
+    held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
-
-
-def _in_pending_code(found: list[Found], ctx: RuleContext) -> set[int]:
-    """Ids of the findings whose innermost function runs traced only once a
-    pending fix decorates a step (`FunctionScope.pending`), not today."""
-    scopes = ctx.functions
-    spans = ctx.lines([s.node for s in scopes])
-    result = set()
-    for f in found:
-        line = f.start.line
-        around = [
-            (last - first, scope)
-            for scope, (first, last) in zip(scopes, spans, strict=True)
-            if first <= line <= last
-        ]
-        if around:
-            innermost = min(around, key=lambda pair: pair[0])[1]
-            if innermost.pending is not None and innermost.traced is None:
-                result.add(id(f))
-    return result
 
 
 def _listing(problems: list[tuple[int, str]]) -> str:
