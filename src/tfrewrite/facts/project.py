@@ -101,6 +101,11 @@ class TracedFunction:
     # in (traced once a fix decorates or extracts that step).
     contexts: tuple[str, ...] = ()
 
+    # Parameters some call site passes a Python value and another a tensor:
+    # (parameter, "path:line" of the first Python caller, of the first tensor
+    # caller). A condition on one is a Python bool in one trace and a tensor
+    # in the other: only AutoGraph handles both.
+    mixed_callers: tuple[tuple[str, str, str], ...] = ()
     # `jit_compile=` of its own `@tf.function`: a fix moving the decorator
     # to the step carries it there, so the function keeps running under XLA.
     jit_compile: str | None = None
@@ -297,6 +302,7 @@ class _Marks:
     # `TracedFunction.local_reasons_only`).
     elsewhere: bool = False
     contexts: list[str] = field(default_factory=list)
+    mixed: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def compute_facts(
@@ -494,6 +500,10 @@ def compute_facts(
             local_reasons_only=not known.elsewhere,
             contexts=tuple(dict.fromkeys([known.reason, *known.contexts])),
             jit_compile=_own_jit_compile(by_path[path].functions[qualname]),
+            mixed_callers=tuple(
+                (name, python_at, tensor_at)
+                for name, (python_at, tensor_at) in sorted(known.mixed.items())
+            ),
         )
     _record_foreign_writes(indexes)
     _record_rebound_imports(indexes)
@@ -623,7 +633,7 @@ def _apply_call_sites(
     passes a tensor is a tensor (a scalar when every one passes a scalar); one
     some site passes a tensor is likely one; one some site passes a Python
     value is a Python value."""
-    seen: dict[tuple[str, str], list[dict[str, str]]] = {}
+    seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
     for index in indexes:
         for site in index.call_sites:
             nested = _nested_callee(index, site)
@@ -639,12 +649,17 @@ def _apply_call_sites(
                 for i, evidence in enumerate(site.args):
                     if i + offset < len(params):
                         given.setdefault(params[i + offset], evidence)
-                seen.setdefault(key, []).append(given)
+                seen.setdefault(key, []).append((given, f"{index.path}:{site.lineno}"))
     by_path = {index.path: index for index in indexes}
-    for key, sites in seen.items():
+    for key, located in seen.items():
         known = marks[key]
         info = by_path[key[0]].functions[key[1]]
+        sites = [given for given, _ in located]
         for name in _own_params(info):
+            python_at = [where for given, where in located if given.get(name) == "p"]
+            tensor_at = [where for given, where in located if given.get(name, "") in ("t", "s")]
+            if python_at and tensor_at:
+                known.mixed[name] = (python_at[0], tensor_at[0])
             evidence = [site.get(name, "p") for site in sites]
             if all(e in "ts" for e in evidence):
                 known.tensor.add(name)

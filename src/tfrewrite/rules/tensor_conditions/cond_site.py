@@ -36,6 +36,7 @@ from tfrewrite.rules.tensor_conditions.cond_flow import (
     scope_declarations,
     statement_flow,
 )
+from tfrewrite.rules.tensor_conditions.cond_shapes import ShapeGuards
 from tfrewrite.rules.tensor_conditions.cond_uses import StatementUses, statement_uses
 
 # Functions that call the branch functions given to them before they return.
@@ -71,6 +72,12 @@ class CondSite:
         """Record why the rewrite being built is not proven (None: nothing)."""
         if reason is not None and reason not in self.unsafe:
             self.unsafe.append(reason)
+
+    @cached_property
+    def shape_guards(self) -> ShapeGuards:
+        """What conditions of the function test of values' shapes (once per
+        function: it gathers the bindings of the function's names)."""
+        return ShapeGuards(self.scope.node, self.ctx.names, self.ctx.code)
 
     @cached_property
     def declarations(self) -> set[str]:

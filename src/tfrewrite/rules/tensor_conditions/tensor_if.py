@@ -27,6 +27,7 @@ from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.tensor_conditions.cond_assign import met_tensor, rewrite_assigning
+from tfrewrite.rules.tensor_conditions.cond_callers import python_caller_refusal
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
     Refusal,
@@ -44,6 +45,10 @@ from tfrewrite.rules.tensor_conditions.cond_flow import (
     reads,
 )
 from tfrewrite.rules.tensor_conditions.cond_returns import rewrite_returning
+from tfrewrite.rules.tensor_conditions.cond_shapes import (
+    both_branches_problem,
+    lazy_operand_problem,
+)
 from tfrewrite.rules.tensor_conditions.cond_site import CondSite
 
 FIX_MESSAGE = "Rewrite as `tf.cond`"
@@ -109,6 +114,9 @@ def _ifexp(
         )
     except (ValueError, Refusal) as error:
         return _Outcome(reason=str(error))
+    traced_both = _shape_problem(site, node.test, [node.body], [node.orelse])
+    if traced_both:
+        return _Outcome(reason=traced_both)
     site.note_unsafe(matched.unsafe)
     body = matched.replace.get(id(body), body)
     orelse = matched.replace.get(id(orelse), orelse)
@@ -179,6 +187,24 @@ def _static_rank_test(site: CondSite, test: cst.BaseExpression) -> _Outcome | No
     return None
 
 
+def _shape_problem(
+    site: CondSite,
+    test: cst.BaseExpression,
+    true: Sequence[cst.CSTNode],
+    false: Sequence[cst.CSTNode],
+) -> str | None:
+    """Why a `tf.cond` would fail to trace where the Python `if` works: a
+    branch (or the lazy side of `and`/`or`) reads the rank, dimension or
+    shape the condition tests, and `tf.cond` traces both (see `cond_shapes`)."""
+    code = site.ctx.code
+    return lazy_operand_problem(site.shape_guards, test, code) or both_branches_problem(
+        site.shape_guards,
+        test,
+        [("the true branch's {use}", true), ("the false branch's {use}", false)],
+        code,
+    )
+
+
 def _assigned_to(
     site: CondSite, node: cst.IfExp, ancestors: Sequence[cst.CSTNode]
 ) -> tuple[str | None, str | None]:
@@ -237,6 +263,12 @@ def _if_statement(
             edits = rewrite_assigning(site, node, place, condition.code)
     except Refusal as refusal:
         return _Outcome(reason=str(refusal))
+    orelse: list[cst.CSTNode] = list(block_statements(node.orelse))
+    if contains_return(node):  # what follows may become the other branch
+        orelse += [s for body, index in place.blocks for s in body[index + 1 :]]
+    traced_both = _shape_problem(site, node.test, block_statements(node.body), orelse)
+    if traced_both:
+        return _Outcome(reason=traced_both)
     return _Outcome(_fix(site, edits), unsafe=tuple(site.unsafe))
 
 
@@ -315,6 +347,11 @@ class TensorIf(Rule):
     Static shapes (`x.shape[-1] == 1`, `len(x.shape) == 2`), `is None`,
     `isinstance`, dtype checks, `tf.executing_eagerly()`, Python flags such as
     `training` and attributes of `self` stay Python `if`s and are not reported.
+    Nor is a condition on a parameter that every call site in the project
+    passes a Python value (`self.sample(batch, priority_exp=0.6)` for `if
+    priority_exp == 0:`): traced with a Python number, the condition is a
+    Python bool and tracing picks the branch, as it should; a `tf.cond` there
+    would raise `TypeError: pred must not be a Python bool`.
 
     ## Refusals (reported without a fix, with the reason)
     A `while` on a tensor is reported without a fix: a hand-written
@@ -346,6 +383,23 @@ class TensorIf(Rule):
       Python container, a boolean tensor facing a floating-point one; a
       function, class or module defined in a branch and used after it.
     - Both branches empty (delete the `if` instead).
+    - A branch that reads the structure the condition tests: `tf.cond`
+      traces both branches, so under `tf.shape(y_pred)[0] > 1` the true
+      branch's `y_pred[1]` fails to trace for a batch of one ("`tf.cond`
+      traces both branches: the true branch's `y_pred[1]` needs the batch
+      size (dimension 0) of `y_pred` the condition tests"). Reading the
+      structure is an index, an axis, a reshape, `tf.unstack`, any call but
+      element-wise math or a reduction over every axis, also through a name
+      computed element-wise from the value; the test may go through names
+      (`n = tf.shape(y_pred)[0]`). The same holds for the lazy
+      right side of `and`/`or`. A batch size is often unknown while tracing
+      (Keras traces `fit` with `None`), so `y_pred.shape[0] > 1` is no
+      equivalent and the rule does not write it; a rank test becomes the
+      static `x.shape.rank` instead (below).
+    - A condition on a parameter one call site passes a Python value and
+      another a tensor: a `tf.cond` would fail for the first caller, the
+      `if` needs AutoGraph for the second; the message names the Python
+      caller's line (call sites in the same file).
     - A result used where Python needs a number (`range(rounds)`, `int(n)`):
       as a tensor it would need AutoGraph there.
     - More than a few statements after an early-return `if` that would have to
@@ -366,7 +420,10 @@ class TensorIf(Rule):
       use names the dtype (`tf.cond` makes them int32 or float32 tensors): the
       fix assumes the values they meet have that dtype;
     - `if tf.rank(x) == 2:` becomes `if x.shape.rank == 2:`, which assumes
-      the rank is known when traced.
+      the rank is known when traced (it is for concrete inputs and Keras
+      losses; an `input_signature` of unknown rank would make it `None`).
+      It is never a `tf.cond`: a branch such as `tf.squeeze(x, axis=-1)`
+      would fail to trace for the ranks the `if` skips it for.
 
     The refusals above, a tensor `while`, and a tensor conditional expression
     in a lambda that runs traced are reported with no fix.
@@ -494,6 +551,24 @@ class TensorIf(Rule):
             import tensorflow as tf
 
             @tf.function
+            def loss(y_true, y_pred):
+                if tf.shape(y_pred)[0] > 1:
+                    v = y_pred[1]
+                else:
+                    v = y_pred[0]
+                return tf.reduce_mean(tf.square(v - y_true[0]))
+            """,
+            None,
+            note=(
+                "refused: `tf.cond` traces both branches, and `y_pred[1]` fails to trace "
+                "for a batch of one"
+            ),
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
             def f(x):
                 if x > 0:
                     return x * 2
@@ -524,6 +599,22 @@ class TensorIf(Rule):
                 return tf.reduce_mean(tf.square(y_true - y_pred))
             """,
             note="Python conditions stay Python `if`s",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Buffer:
+                @tf.function
+                def sample(self, batch, priority_exp):
+                    if priority_exp == 0:
+                        return tf.ones_like(batch)
+                    return batch ** priority_exp
+
+                def train(self, batch):
+                    return self.sample(batch, priority_exp=0.6)
+            """,
+            note="every caller passes a Python number: the condition is a Python bool",
         ),
         Valid(
             """
@@ -561,9 +652,14 @@ class TensorIf(Rule):
                     yield _violation(node, self._outcome(site, node, ancestors, memo))
                     continue
                 likely = self._site(ctx, scope, True, sites, tf, imports)
-                if likely.facts is site.facts:
-                    continue
-                if not likely.translator.translate(node.test, node).tensor:
+                if (
+                    likely.facts is site.facts
+                    or not likely.translator.translate(node.test, node).tensor
+                ):
+                    refusal = python_caller_refusal(ctx, scope, site.facts, tf, node.test, node)
+                    if refusal is not None:
+                        reported.add(id(node))
+                        yield _violation(node, _Outcome(reason=refusal))
                     continue
                 assumed = site.facts.assumptions(node.test)
                 outcome = self._outcome(likely, node, ancestors, memo)
