@@ -21,14 +21,14 @@ from tfrewrite.facts.frozen_state import FrozenState
 from tfrewrite.facts.logging_calls import is_logging_call_node, logger_names
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.numpy_arguments import (
-    argument_names,
-    mixed_with_tensors,
-    numpy_argument_hazard,
-    numpy_arrays,
-)
+from tfrewrite.facts.numpy_arguments import mixed_with_tensors, numpy_argument_hazard
 from tfrewrite.facts.project import keras_leaf
 from tfrewrite.facts.static_shapes import batch_dimension_read
+from tfrewrite.facts.step_array_arguments import (
+    enclosing_function,
+    step_array_arguments,
+    unconverted_uses,
+)
 from tfrewrite.facts.tensor_iteration import tensor_iterations
 from tfrewrite.facts.tf_function import tf_function_decorator
 from tfrewrite.facts.training import CONTAINER_METHODS, calls_to, method_name, side_effects
@@ -412,32 +412,61 @@ def _numpy_arguments(
     """NumPy arrays the calling loops hand to the step, which mixes them with
     tensors: traced, they arrive as tensors of their own dtype (float64,
     bool), and the step's arithmetic raises (see `numpy_arguments`)."""
-    name = function.node.name.value
     uses = mixed_with_tensors(function.node.body, _parameters(function))
     if not uses:
         return []
     blockers: list[Blocker] = []
-    seen: set[str] = set()
-    arrays_of: dict[int, dict[str, cst.CSTNode]] = {}
-    for loop in loops:
-        for call in calls_to(loop.body, name):
-            home = _enclosing_function(ctx, call)
-            scope: cst.CSTNode = home if home is not None else ctx.module
-            if id(scope) not in arrays_of:
-                arrays_of[id(scope)] = numpy_arrays(ctx, scope)
-            arrays = arrays_of[id(scope)]
-            for param, passed in argument_names(call, function.node, function.is_method).items():
-                if param not in uses or passed not in arrays or param in seen:
-                    continue
-                seen.add(param)
-                taken = "" if param == passed else f" as `{param}`"
-                blockers.append(
-                    Blocker(
-                        *lines_of(ctx, arrays[passed]),
-                        numpy_argument_hazard(passed, taken, ctx.code(uses[param]).strip()),
-                    )
-                )
+    for param, array in step_array_arguments(ctx, function, loops).items():
+        if param not in uses:
+            continue
+        taken = "" if param == array.name else f" as `{param}`"
+        blockers.append(
+            Blocker(
+                *lines_of(ctx, array.made),
+                numpy_argument_hazard(array.name, taken, ctx.code(uses[param]).strip()),
+            )
+        )
     return blockers
+
+
+def unconverted_array_arguments(
+    ctx: RuleContext, function: FunctionScope, loops: list[cst.For | cst.While]
+) -> list[str]:
+    """Why decorating is not proven for NumPy arrays (not float32) the calling
+    loops hand to the step, which uses them where tfrewrite cannot see that
+    they are converted (`loss_fn(y, pred)`): eagerly an array takes the dtype
+    of the tensor it meets; traced it keeps its own, and float64 meeting the
+    model's float32 raises. Arrays the step mixes with tensors in its own
+    arithmetic are blockers (`_numpy_arguments`), and arrays it only hands to
+    a Keras model or a Keras `Loss` are converted alike eagerly and traced
+    (`step_array_arguments`)."""
+    arrays = step_array_arguments(ctx, function, loops)
+    if not arrays:
+        return []
+    mixed = mixed_with_tensors(function.node.body, _parameters(function))
+    reasons: list[str] = []
+    for param, array in arrays.items():
+        if param in mixed:
+            continue
+        uses = unconverted_uses(ctx, function, param, array.dtype)
+        if not uses:
+            continue
+        tensor = f"a {array.dtype} tensor" if array.dtype else "a tensor of its own dtype"
+        reasons.append(
+            f"`{param}` is {array.described} at the loop's call (line "
+            f"{lines_of(ctx, array.made)[0]}): traced, it arrives as {tensor} where eagerly "
+            f"it takes the dtype of the tensor it meets, and {_use_shown(ctx, function, uses[0])} "
+            "may raise on it (float64 meeting the model's float32 does)"
+        )
+    return reasons
+
+
+def _use_shown(ctx: RuleContext, function: FunctionScope, use: cst.CSTNode) -> str:
+    """The call the step hands `use` to (`` `loss_fn(y, pred)` ``), or its line."""
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if isinstance(node, cst.Call) and any(a.value is use for a in node.args):
+            return f"`{ctx.code(node).strip()}`"
+    return f"line {lines_of(ctx, use)[0]}"
 
 
 # Decorators that wrap nothing a trace would see.
@@ -469,16 +498,6 @@ def step_decorators(ctx: RuleContext, node: cst.FunctionDef) -> tuple[bool, list
     return False, unknown
 
 
-def _enclosing_function(ctx: RuleContext, node: cst.CSTNode) -> cst.FunctionDef | None:
-    """The innermost function of the file whose body holds `node`."""
-    found = None
-    for scope in ctx.functions:
-        if any(n is node for n in iter_nodes(scope.node.body)):
-            if found is None or any(n is scope.node for n in iter_nodes(found.body)):
-                found = scope.node
-    return found
-
-
 def _rebound_by_calling_loops(
     ctx: RuleContext,
     function: FunctionScope,
@@ -498,11 +517,11 @@ def _rebound_by_calling_loops(
     ]
     if not reads:
         return []
-    home = _enclosing_function(ctx, function.node)
+    home = enclosing_function(ctx, function.node)
     blockers: list[Blocker] = []
     seen: set[str] = set()
     for loop in loops:
-        if _enclosing_function(ctx, loop) is not home:
+        if enclosing_function(ctx, loop) is not home:
             continue  # a loop in another function rebinds its own locals
         bound = set(name_use(list(getattr(loop.body, "body", ()))).writes)
         if isinstance(loop, cst.For):

@@ -16,6 +16,7 @@ from tfrewrite.facts.step_hazards import (
     decoration_blockers,
     reads_static_shape,
     step_decorators,
+    unconverted_array_arguments,
     unseen_held_objects,
 )
 from tfrewrite.facts.tf_function import carried_options, make_decorator, tf_function_decorator
@@ -50,6 +51,10 @@ class StepPlan:
     # Decorators of the step whose wrapper is not known (`@timed`): the
     # `tf.function` would trace the wrapper too.
     unknown_decorators: list[str] = field(default_factory=list)
+    # NumPy arrays (not float32) the loop passes, which the step hands where
+    # tfrewrite cannot see them converted: why, one per argument
+    # (`step_hazards.unconverted_array_arguments`).
+    array_arguments: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
@@ -74,6 +79,8 @@ class StepPlan:
                 f"it calls {calls} on an object whose class tfrewrite cannot see: a Python "
                 "method would run once, at trace time"
             )
+        if self.array_arguments:
+            return "; ".join(self.array_arguments)
         return None
 
 
@@ -138,6 +145,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 unseen,
                 list(ctx.index.unseen_star_imports),
                 unknown_decorators,
+                unconverted_array_arguments(ctx, function, loops),
             )
         )
     return plans

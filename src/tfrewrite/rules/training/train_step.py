@@ -68,8 +68,13 @@ class UndecoratedTrainStep(Rule):
         buffer's `self.memory.sample(32)` whose batch tracing would freeze,
         wherever the project defines its class; a Keras loop of its own run
         from the step, `target.predict(states)`, `model.fit(...)` or
-        `evaluate`, which raises traced: call the model instead), the step is
-        not decorated and
+        `evaluate`, which raises traced: call the model instead; a NumPy
+        array that is not float32, which the loop hands to the step and the
+        step mixes with tensors in its own arithmetic, such as float64 labels
+        `Y = np.array([...])` passed as `Y[i : i + 16]` to `y -
+        model(x)`: eagerly the array takes the tensor's dtype, traced it
+        arrives as a float64 tensor and `float64 - float32` raises), the step
+        is not decorated and
         the finding lists every blocker with its line. A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose.
@@ -93,7 +98,13 @@ class UndecoratedTrainStep(Rule):
         Python too; the loop's call is matched to the step by method name only;
         the step is wrapped by a decorator whose wrapper is not known
         (`@timed`: `@tf.function` would trace it too); the file star-imports
-        a module the project does not hold. With a blocker there is no fix:
+        a module the project does not hold; the loop hands the step a NumPy
+        array that is not float32 (`np.random.rand(16, 1)`, `np.zeros(n)`,
+        `.astype("float64")`) and the step passes it on to what tfrewrite
+        cannot see convert it (`loss_fn(y, pred)`): traced, float64 may meet
+        the model's float32 and raise. An array the step hands only to a
+        Keras model or a Keras `Loss` object keeps the fix safe: Keras
+        casts it to float32 alike eagerly and traced. With a blocker there is no fix:
         the step stays eager.
     """
     examples = (
