@@ -184,21 +184,29 @@ class CallEvidence:
                 return "t"
         return "?"
 
-    def _record_call_site(self, node: ast.Call, callee: str) -> None:
-        func = node.func
-        via_attribute = False
+    def project_callee(self, func: ast.expr, callee: str) -> bool | None:
+        """Whether a call of `func` (resolved to `callee`) may call a
+        project function, and how: None when it cannot (a builtin, an
+        external package's function, a method of a local object), else
+        whether through `self.` (the callee's first parameter is bound)."""
         if isinstance(func, ast.Name):
             if func.id in _BUILTINS and func.id not in self.module_level_names:
-                return
+                return None
+            via_attribute = False
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
             head = func.value.id
-            if head == "self":
-                via_attribute = True
-            elif head not in self.index.imports:
-                return
+            via_attribute = head == "self"
+            if not via_attribute and head not in self.index.imports:
+                return None
         else:
-            return
+            return None
         if callee.split(".", 1)[0] in _EXTERNAL_ROOTS:
+            return None
+        return via_attribute
+
+    def _record_call_site(self, node: ast.Call, callee: str) -> None:
+        via_attribute = self.project_callee(node.func, callee)
+        if via_attribute is None:
             return
         args = "".join(
             "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
@@ -208,3 +216,21 @@ class CallEvidence:
         self.index.call_sites.append(
             CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
         )
+
+    def _record_bound_call(
+        self,
+        callee: str,
+        bound: list[ast.expr],
+        keywords: list[ast.keyword],
+        passed: str,
+        lineno: int,
+        via_attribute: bool,
+    ) -> None:
+        """The call a tracer makes of `functools.partial(callee, *bound,
+        **keywords)`: the bound arguments, then what the tracer passes
+        (`passed`, as evidence: `tt` for the labels and predictions Keras
+        gives a loss)."""
+        args = "".join(self._evidence(arg) for arg in bound) + passed
+        given = tuple((kw.arg, self._evidence(kw.value)) for kw in keywords if kw.arg)
+        caller = self.function_stack[-1].qualname if self.function_stack else ""
+        self.index.call_sites.append(CallSite(callee, args, given, lineno, via_attribute, caller))

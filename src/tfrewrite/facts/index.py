@@ -6,7 +6,8 @@ module per concept, each a part of the visitor:
 
 - `index_names`: resolving references through the file's imports;
 - `index_calls`: traced call sites (`tf.function(f)`, `compile(loss=f)`,
-  `Dataset.map(f)`, `strategy.run(f)`, a Keras `Lambda`);
+  `Dataset.map(f)`, `strategy.run(f)`, a Keras `Lambda`, a `functools.partial`
+  handed to one of them, what a traced lambda calls);
 - `call_evidence`: what the arguments of calls to project functions are;
 - `function_facts`: per-function body facts (branches, state writes, tapes,
   gradient updates, loops, logging);
@@ -133,6 +134,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         # Per scope: what a local name holds, as call-site evidence (`t`, `s`, `p`).
         self.evidence: list[dict[str, str]] = [{}]
         self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
+        # Traced lambdas not visited yet, and those being visited (`index_calls`).
+        self.pending_lambdas: dict[int, tuple[str, str]] = {}
+        self.traced_lambda_stack: list[tuple[str, frozenset[str]] | None] = []
         # Per enclosing class: its node, and (computed on first use) the
         # `self` attributes that hold Python numbers (`_init_numbers`).
         self.class_numbers: list[tuple[ast.ClassDef, set[str] | None]] = []
@@ -431,8 +435,11 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
-        if node.args:
+        # A function is handed over positionally, or as `Lambda(function=f)`.
+        if node.args or (node.keywords and callee and callee.endswith("Lambda")):
             self._record_traced_argument(node, callee)
+        if self.traced_lambda_stack:
+            self.record_lambda_call(node)
         if callee and (node.args or node.keywords):
             self._record_call_site(node, callee)
         if callee:

@@ -6,6 +6,15 @@ no `@tf.function` decorates it.
 `model.compile(loss=f, metrics=[g])`, `Dataset.map(f)`/`filter`, `tf.map_fn`
 and friends, a Keras `Lambda(f)` layer, `strategy.run(f)`: each is recorded
 as a `TracedSite` (a named function) or a `TracedLambda` (a lambda).
+
+What such a lambda calls runs traced as well (`loss=lambda y_true, y_pred:
+helper(y_true, y_pred, w=3.0)`): each project-looking callee in its body is
+a `TracedSite` of its own, and the lambda's parameters hold what the tracer
+passes while its body is visited, so the call's `CallSite` tells `helper`
+which of its arguments are tensors. A `functools.partial(f, ...)` handed to a
+tracer traces `f`, called with the bound arguments first: its `CallSite`
+says so (`partial(pinball, quantile=0.9)` as a loss: `quantile` is a Python
+value, the two arguments Keras passes are tensors).
 """
 
 from __future__ import annotations
@@ -58,8 +67,32 @@ TF_FUNCTION_NAMES = frozenset(
 )
 
 
+_PARTIAL_NAMES = ("functools.partial", "partial")
+
+
 def is_tf_function(name: str) -> bool:
     return name in TF_FUNCTION_NAMES
+
+
+def _lambda_params(node: ast.Lambda) -> list[str]:
+    """Every parameter the lambda binds, positional ones first."""
+    args = node.args
+    names = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return names
+
+
+def _tensor_params(params: list[str], arguments: str) -> list[str]:
+    """The parameters a tracer passes tensors to, by `TracedLambda.arguments`:
+    a compiled loss or metric gets (y_true, y_pred), `Dataset.map` and
+    `tf.map_fn` tensors only, a Keras `Lambda` its inputs first."""
+    if arguments in ("loss", "pair"):
+        return params[:2]
+    if arguments == "tensor":
+        return params
+    if arguments == "first":
+        return params[:1]
+    return []
 
 
 def _leaf_values(node: ast.AST) -> list[ast.AST]:
@@ -78,9 +111,78 @@ class TracedCallSites:
     index: ModuleIndex
     resolve: Callable[[ast.AST], str | None]
     _mark: Callable[[str], None]
+    _record_bound_call: Callable[[str, list[ast.expr], list[ast.keyword], str, int, bool], None]
+    project_callee: Callable[[ast.expr, str], bool | None]
+    scope: list[str]
     function_stack: list[FunctionInfo]
     tf_function_aliases: dict[str, dict[str, str]]
     dataset_names: list[set[str]]
+    evidence: list[dict[str, str]]
+    # Lambdas recorded as traced, by `id` of their node, with their reason and
+    # arguments, until the visitor reaches them; then, per lambda being
+    # visited in a traced one (innermost last): its reason and parameters, or
+    # None for a lambda nothing traces (`tf.py_function(lambda p: load(p), ...)`
+    # runs it eagerly, if at all).
+    pending_lambdas: dict[int, tuple[str, str]]
+    traced_lambda_stack: list[tuple[str, frozenset[str]] | None]
+
+    def resolve_function(self, node: ast.AST) -> str | None:
+        """`resolve`, and a plain name defined by an enclosing function (a
+        helper nested in `build_model()`) as that nested function's
+        qualified name: the names of enclosing functions shadow the module's."""
+        if isinstance(node, ast.Name) and self.function_stack:
+            for depth in range(len(self.scope), 0, -1):
+                prefix = ".".join(self.scope[:depth])
+                if prefix not in self.index.functions:
+                    break  # a class body encloses no names of its methods
+                nested = f"{prefix}.{node.id}"
+                if nested in self.index.functions:
+                    return self.index.qualify(nested)
+        return self.resolve(node)
+
+    def _partial_parts(
+        self, node: ast.AST
+    ) -> tuple[ast.expr, list[ast.expr], list[ast.keyword]] | None:
+        """`functools.partial(f, *args, **keywords)`: (f, args, keywords);
+        None for anything else, or a partial with `*`/`**` arguments (what
+        it binds is unknown)."""
+        if not (isinstance(node, ast.Call) and node.args):
+            return None
+        if (self.resolve(node.func) or "") not in _PARTIAL_NAMES:
+            return None
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            return None
+        if any(kw.arg is None for kw in node.keywords):
+            return None
+        return node.args[0], node.args[1:], node.keywords
+
+    def _record_partial(
+        self,
+        parts: tuple[ast.expr, list[ast.expr], list[ast.keyword]],
+        reason: str,
+        arguments: str,
+        passed: str,
+        lineno: int,
+    ) -> None:
+        """`partial(f, ...)` handed to a tracer: `f` runs traced, called with
+        the bound arguments, then what the tracer passes (`passed`, as call
+        evidence; "" when unknown, and then no call site is recorded: the
+        parameters the tracer fills would count as defaulted). Positional
+        arguments bound first shift what the tracer's arguments reach, so
+        the site then says nothing of them (`arguments` "") and the reason is
+        no longer that of a compiled loss or metric."""
+        function, bound, keywords = parts
+        name = self.resolve_function(function)
+        if not name:
+            return
+        if bound:
+            reason, arguments = f"bound by `functools.partial` and {reason}", ""
+        elif keywords and arguments in ("tensor", "likely"):
+            arguments = ""  # the bound keywords receive Python values, not tensors
+        self.index.traced_sites.append(TracedSite(name, reason, lineno, {}, arguments))
+        via_attribute = self.project_callee(function, name)
+        if passed and via_attribute is not None:
+            self._record_bound_call(name, bound, keywords, passed, lineno, via_attribute)
 
     def _tf_function_alias(self, dec: ast.AST) -> dict[str, str] | None:
         """The `tf.function` options when `dec` is a spelling of `tf.function`
@@ -145,10 +247,18 @@ class TracedCallSites:
         target: ast.AST | None = None
         reason = ""
         arguments = ""
+        # What the tracer passes, as call evidence, when a partial is given.
+        passed = ""
         if callee in _TRACING_HIGHER_ORDER and node.args:
             target, reason, arguments = node.args[0], f"given to `{callee}`", "tensor"
-        elif keras_path(callee) == "layers.Lambda" and node.args:
-            target, reason, arguments = node.args[0], "given to a Keras `Lambda` layer", "first"
+        elif keras_path(callee) == "layers.Lambda":
+            function = node.args[0] if node.args else None
+            for kw in node.keywords:
+                if kw.arg == "function":
+                    function = kw.value
+            if function is not None:
+                target, reason, arguments = function, "given to a Keras `Lambda` layer", "first"
+                passed = "t"
         elif isinstance(node.func, ast.Attribute) and node.args:
             attr = node.func.attr
             if attr in ("map", "filter") and len(node.args) == 1:
@@ -161,7 +271,11 @@ class TracedCallSites:
         if isinstance(target, ast.Lambda):
             self._record_lambda(target, reason, arguments)
             return
-        name = self.resolve(target)
+        parts = self._partial_parts(target)
+        if parts is not None:
+            self._record_partial(parts, reason, arguments, passed, node.lineno)
+            return
+        name = self.resolve_function(target)
         if name:
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
 
@@ -172,19 +286,71 @@ class TracedCallSites:
         self.index.traced_lambdas.append(
             TracedLambda(ast.unparse(node), reason, node.lineno, arguments, conditional)
         )
+        self.pending_lambdas[id(node)] = (reason, arguments)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        """A lambda's parameters shadow the names around it while its body
+        is visited: unknown, or tensors where a tracer passes them (a
+        traced lambda's), so the calls in its body carry that evidence."""
+        params = _lambda_params(node)
+        for default in [*node.args.defaults, *node.args.kw_defaults]:
+            if default is not None:  # evaluated where the lambda is written
+                self.visit(default)
+        traced = self.pending_lambdas.pop(id(node), None)
+        tensors = _tensor_params(params, traced[1]) if traced is not None else []
+        outer = self.evidence[-1]
+        # A scope of its own only when it changes what a name holds: most
+        # lambdas shadow nothing the scope around them knows.
+        scoped = bool(tensors) or any(name in outer for name in params)
+        if scoped:
+            scope = dict(outer)
+            scope.update(dict.fromkeys(params, "?"))
+            scope.update(dict.fromkeys(tensors, "t"))
+            self.evidence.append(scope)
+        stacked = traced is not None or bool(self.traced_lambda_stack)
+        if stacked:
+            entry = (traced[0], frozenset(params)) if traced is not None else None
+            self.traced_lambda_stack.append(entry)
+        self.visit(node.body)
+        if stacked:
+            self.traced_lambda_stack.pop()
+        if scoped:
+            self.evidence.pop()
+
+    def record_lambda_call(self, node: ast.Call) -> None:
+        """A call in the body of a traced lambda: what it calls runs traced
+        (`loss=lambda y_true, y_pred: helper(y_true, y_pred)` traces
+        `helper`), when it may be a project function (`project_callee`)
+        other than one of the lambda's parameters."""
+        traced = self.traced_lambda_stack[-1]
+        if traced is None:
+            return
+        reason, params = traced
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in params:
+            return
+        name = self.resolve_function(func)
+        if name and self.project_callee(func, name) is not None:
+            self.index.traced_sites.append(
+                TracedSite(name, f"called from a lambda {reason}", node.lineno)
+            )
 
     def _record_compile(self, node: ast.Call) -> None:
         for kw in node.keywords:
             if kw.arg not in COMPILE_TRACED_KEYWORDS:
                 continue
+            reason = f"given to compile({kw.arg}=...)"
             for value in _leaf_values(kw.value):
                 if isinstance(value, ast.Lambda):
                     arguments = "loss" if kw.arg == "loss" else "pair"
-                    self._record_lambda(value, f"given to compile({kw.arg}=...)", arguments)
+                    self._record_lambda(value, reason, arguments)
+                    continue
+                parts = self._partial_parts(value)
+                if parts is not None:
+                    # Keras calls a loss or metric with (y_true, y_pred).
+                    self._record_partial(parts, reason, "", "tt", node.lineno)
                     continue
                 target = value.func if isinstance(value, ast.Call) else value
-                name = self.resolve(target)
+                name = self.resolve_function(target)
                 if name:
-                    self.index.traced_sites.append(
-                        TracedSite(name, f"given to compile({kw.arg}=...)", node.lineno)
-                    )
+                    self.index.traced_sites.append(TracedSite(name, reason, node.lineno))

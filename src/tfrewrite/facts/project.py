@@ -190,7 +190,14 @@ class _Lookup:
         """Definitions `name` may refer to. A bare name written in `origin`,
         a file with no module name (a notebook), is that file's own
         definition when it has one: two notebooks that each define `f`
-        cannot import each other's."""
+        cannot import each other's. A name qualified with `origin`'s own
+        module name is `origin`'s definition: pass 1 qualifies only a file's
+        own definitions so, and two files may share a module name
+        (`a/main.py`, `b/main.py`)."""
+        if origin is not None and origin.module and name.startswith(origin.module + "."):
+            local = name[len(origin.module) + 1 :]
+            if local in origin.functions or local in origin.classes:
+                return [(origin, local)]
         known = self._find(name)
         if origin is not None and not origin.module and "." not in name:
             own = [(index, qualname) for index, qualname in known if index is origin]
