@@ -275,3 +275,41 @@ def test_fixing_a_losses_module_alone_then_the_project_keeps_its_options(tmp_pat
         Path(result.path).write_text(result.fixed_source)
     again = run(files, options, jobs=1)
     assert again.fixes_applied == [] and again.findings == []
+
+
+def test_a_loss_handed_to_a_wrapper_keeps_that_context():
+    """A library loss handed to a Keras wrapper class runs where the wrapper
+    runs it (in `fit`): its decorator is redundant, and the tensor `if` in it
+    is converted in the same fix."""
+    source = _d(
+        """
+        import tensorflow as tf
+
+
+        @tf.function
+        def pinball(y_true, y_pred):
+            err = tf.reduce_mean(y_true - y_pred)
+            if err > 0:
+                return err * 0.9
+            return -err * 0.1
+
+
+        class Pinball(tf.keras.losses.Loss):
+            def __init__(self):
+                super().__init__()
+                self.fn = pinball
+
+            def call(self, y_true, y_pred):
+                return self.fn(y_true, y_pred)
+        """
+    )
+    index = build_index(source, "m.py", "m")
+    traced = compute_facts([index]).for_path("m.py")["pinball"]
+    assert traced.contexts == (OWN_DECORATOR, "bound to `self.fn` at line 15 of m.py")
+    findings = check_source(source)
+    assert sorted(f.code for f in findings) == ["TFR101", "TFR301"]
+    from tfrewrite.api import fix_source
+
+    fixed = fix_source(source)
+    assert "@tf.function" not in fixed and "if err" not in fixed and "tf.cond(" in fixed
+    assert check_source(fixed) == []

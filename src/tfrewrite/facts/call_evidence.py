@@ -21,7 +21,7 @@ from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
 _BUILTINS = frozenset(dir(builtins))
 # Top-level packages whose functions are never project functions.
-_EXTERNAL_ROOTS = frozenset(
+EXTERNAL_ROOTS = frozenset(
     {
         "tensorflow",
         "numpy",
@@ -200,7 +200,7 @@ class CallEvidence:
                 return None
         else:
             return None
-        if callee.split(".", 1)[0] in _EXTERNAL_ROOTS:
+        if callee.split(".", 1)[0] in EXTERNAL_ROOTS:
             return None
         return via_attribute
 

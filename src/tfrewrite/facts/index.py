@@ -32,7 +32,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from tfrewrite.facts.call_evidence import CallEvidence, number_defaults
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, CallEvidence, number_defaults
 from tfrewrite.facts.fast_visitor import FastVisitor
 from tfrewrite.facts.function_facts import (
     FunctionFacts,
@@ -337,6 +337,11 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                         written = self.resolve(target)
                         if written:
                             self.index.foreign_writes.add(written)
+        if isinstance(node.value, (ast.Name, ast.Attribute)):
+            for target in node.targets:
+                if isinstance(target, ast.Attribute):
+                    bound = f"bound to `{ast.unparse(target)}` at line {node.lineno}"
+                    self._reference(node.value, bound)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names:
             evidence = self._evidence(node.value)
@@ -435,6 +440,10 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        for value in [*node.args, *(kw.value for kw in node.keywords)]:
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                receiver = callee or ast.unparse(node.func)
+                self._reference(value, f"handed to `{receiver}` at line {node.lineno}")
         # A function is handed over positionally, or as `Lambda(function=f)`.
         if node.args or (node.keywords and callee and callee.endswith("Lambda")):
             self._record_traced_argument(node, callee)
@@ -480,6 +489,36 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Name) and self.function_stack:
+            returned_by = self.function_stack[-1].qualname.rpartition(".")[2]
+            self._reference(node.value, f"returned by `{returned_by}` at line {node.lineno}")
+        self.generic_visit(node)
+
+    def _reference(self, value: ast.expr, how: str) -> None:
+        """Record `value` as a function used as a value, when it names one
+        the project may define (an own or imported name, not a parameter)."""
+        root = value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return
+        if root.id not in self.index.imports:
+            if value is not root:
+                return  # an attribute of a local object (`y_pred.dtype`)
+            if root.id not in self.module_level_names and not self._nested_name(root.id):
+                return
+        name = self.resolve_function(value)
+        if name and name.split(".", 1)[0] not in EXTERNAL_ROOTS:
+            self.index.value_references.setdefault(name, how)
+
+    def _nested_name(self, name: str) -> bool:
+        """`name` is a function defined in an enclosing function."""
+        return any(
+            f"{'.'.join(self.scope[:depth])}.{name}" in self.index.functions
+            for depth in range(len(self.scope), 0, -1)
+        )
 
     def visit_With(self, node: ast.With) -> None:
         if opens_tape(node, self.resolve):

@@ -212,6 +212,11 @@ class ModuleIndex:
     straight_rebinds: dict[str, int] = field(default_factory=dict)
     # Callee -> lines of the module-level calls of it (outside any function).
     module_call_lines: dict[str, list[int]] = field(default_factory=dict)
+    # Functions used as values, not called here: dotted name -> where to
+    # ("handed to `LossFunctionWrapper` at line 30", "returned by `make_loss`
+    # at line 12", "bound to `self.loss_fn` at line 8"). What receives one
+    # runs it: a loss handed to a Keras wrapper runs in `fit`'s step.
+    value_references: dict[str, str] = field(default_factory=dict)
     # Module-level names bound more than once, or declared `global` somewhere:
     # mutable module state (TFR201 looks only when there is some).
     # name -> how (`rebound in `f``, `assigned more than once`), for messages.

@@ -492,6 +492,7 @@ def compute_facts(
         )
     propagate()
     _mark_train_step_contexts(indexes, lookup, marks)
+    _mark_value_references(indexes, lookup, marks)
     _apply_call_sites(indexes, lookup, marks)
     for (path, qualname), known in marks.items():
         facts.traced.setdefault(path, {})[qualname] = TracedFunction(
@@ -521,6 +522,28 @@ def compute_facts(
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
     return facts
+
+
+def _mark_value_references(
+    indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
+) -> None:
+    """A traced function the project hands over as a value (to a Keras
+    `LossFunctionWrapper`, a trainer's `loss_fn=`, returned by a factory,
+    kept in `self.loss_fn`) runs wherever its receiver runs it: a context
+    it keeps when a fix removes its own `@tf.function`."""
+    if not marks:
+        return
+    for index in indexes:
+        for name, how in index.value_references.items():
+            for target_index, target in lookup.find(name, index):
+                known = marks.get((target_index.path, target))
+                if known is None:
+                    continue
+                context = f"{how} of {index.path}"
+                if context not in known.contexts:
+                    known.contexts.append(context)
+                if target_index is not index:
+                    known.elsewhere = True
 
 
 def _own_jit_compile(info: FunctionInfo) -> str | None:
