@@ -119,6 +119,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.function_stack: list[FunctionInfo] = []
         self.tape_functions: set[str] = set()  # qualnames of functions opening a tape
         self.module_level_names: set[str] = set()
+        self.call_results: list[dict[str, str]] = []
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
@@ -229,6 +230,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         # A parameter whose default is a number or a bool (`test=False`) is
         # passed on as a Python value.
         self.evidence.append({name: "p" for name in number_defaults(node.args)})
+        self.call_results.append({})
         self.dataset_names.append(set())
         self.branch_tests.append([])
         for stmt in node.body:
@@ -238,6 +240,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             self.functions_with_tests.append((info, node, tests))
         self.dataset_names.pop()
         self.evidence.pop()
+        self.call_results.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.graph_loops = graph_loops
@@ -343,6 +346,13 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                     bound = f"bound to `{ast.unparse(target)}` at line {node.lineno}"
                     self._reference(node.value, bound)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if names and self.call_results:
+            factory = self._factory(node.value)
+            for name in names:
+                if factory:
+                    self.call_results[-1][name] = factory
+                else:
+                    self.call_results[-1].pop(name, None)
         if names:
             evidence = self._evidence(node.value)
             dataset = self.mentions_dataset and self._is_dataset(node.value)
@@ -492,9 +502,25 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
 
     def visit_Return(self, node: ast.Return) -> None:
         if isinstance(node.value, ast.Name) and self.function_stack:
-            returned_by = self.function_stack[-1].qualname.rpartition(".")[2]
+            info = self.function_stack[-1]
+            returned_by = info.qualname.rpartition(".")[2]
             self._reference(node.value, f"returned by `{returned_by}` at line {node.lineno}")
+            nested = f"{info.qualname}.{node.value.id}"
+            if nested in self.index.functions:
+                info.returns.append(nested)
         self.generic_visit(node)
+
+    def _factory(self, value: ast.expr) -> str | None:
+        """The project function whose call `value` is (`make_loss(...)`),
+        or None: a builtin, an external package's function, a method."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+            return None
+        callee = self.resolve(value.func)
+        if not callee or callee.endswith("()"):
+            return None
+        if self.project_callee(value.func, callee) is not False:
+            return None  # not a project function, or a `self.` method
+        return callee
 
     def _reference(self, value: ast.expr, how: str) -> None:
         """Record `value` as a function used as a value, when it names one

@@ -62,6 +62,10 @@ class FunctionInfo:
     # no rule can need it (`relevant_code`). 0 when unknown.
     first_lineno: int = 0
     end_lineno: int = 0
+    # Functions nested in it that it returns by name (a loss factory's
+    # `return content_loss`): local qualnames. What its callers bind the
+    # result to, and call, is one of these (`ImportResolution.resolve`).
+    returns: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)

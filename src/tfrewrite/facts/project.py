@@ -190,10 +190,19 @@ class _Lookup:
         """Definitions `name` may refer to. A bare name written in `origin`,
         a file with no module name (a notebook), is that file's own
         definition when it has one: two notebooks that each define `f`
-        cannot import each other's. A name qualified with `origin`'s own
+        cannot import each other's. `make_loss()` (the result of a call,
+        `ImportResolution.call_results`) is what `make_loss` returns. A name
+        qualified with `origin`'s own
         module name is `origin`'s definition: pass 1 qualifies only a file's
         own definitions so, and two files may share a module name
         (`a/main.py`, `b/main.py`)."""
+        if name.endswith("()"):
+            return [
+                (index, returned)
+                for index, factory in self.find(name[:-2], origin)
+                if factory in index.functions
+                for returned in index.functions[factory].returns
+            ]
         if origin is not None and origin.module and name.startswith(origin.module + "."):
             local = name[len(origin.module) + 1 :]
             if local in origin.functions or local in origin.classes:
