@@ -109,7 +109,7 @@ def check_print(
             "(move it to its own statement)",
         )
     try:
-        refuse_leftover_reads(ctx, printed)
+        refuse_leftover_reads(ctx, printed, facts)
         rewrite = rewrite_print(ctx, printed, facts, indent, output_stream=output_stream)
     except PrintRefusal as refusal:
         return Violation(call, f"{problem}; not rewritten: {refusal}")
@@ -142,8 +142,8 @@ def printed_values(
     any dimension was replaced; and the tensor facts as the print sees
     them (variables and `.numpy()` receivers print as tensors)."""
     tf_alias, _ = ctx.tensorflow()
-    printed, assumed = strip_host_reads(ctx, facts, call, tf_alias)
-    seen = PrintedFacts(facts, ctx, assumed, host_read_names(ctx, scope.node, facts))
+    printed, assumed, methods = strip_host_reads(ctx, facts, call, tf_alias)
+    seen = PrintedFacts(facts, ctx, assumed, host_read_names(ctx, scope.node, facts), methods)
     if not dynamic_shapes(ctx, scope):
         return printed, False, seen
     printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
@@ -317,13 +317,23 @@ def announces_tracing(arguments: list[cst.BaseExpression]) -> bool:
 
 
 def assumed_notes(facts: PrintedFacts) -> list[str]:
+    """What the printed values rest on: `.numpy()` receivers taken for
+    tensors, reductions folded on a tensor of unknown dtype."""
     return [
-        f"it assumes `{code}` is a TensorFlow value (it has `.numpy()`)"
-        for code in sorted(facts.assumed)
+        *(
+            f"it assumes `{code}` is a TensorFlow value (it has `.numpy()`)"
+            for code in sorted(facts.assumed)
+        ),
+        *facts.methods.notes,
     ]
 
 
-def refuse_leftover_reads(ctx: RuleContext, call: cst.Call) -> None:
+def refuse_leftover_reads(ctx: RuleContext, call: cst.Call, facts: PrintedFacts) -> None:
+    """Refuse a print whose host reads cannot all become tensors: an array
+    method with no TensorFlow form (`y.numpy().tolist()`), or a `.numpy()`
+    of a value nothing shows is a tensor."""
+    if facts.methods.refusal is not None:
+        raise PrintRefusal(facts.methods.refusal)
     read = leftover_numpy_read(call)
     if read is not None:
         assert isinstance(read.func, cst.Attribute)

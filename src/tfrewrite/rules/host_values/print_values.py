@@ -25,6 +25,12 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.tensor_kinds import NON_TENSOR_ATTRIBUTES, TensorKind
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.walk import child_nodes
+from tfrewrite.rewrite.traced_calls import Refusal
+from tfrewrite.rules.host_values.print_array_methods import (
+    ArrayFold,
+    FoldedMethods,
+    fold_array_methods,
+)
 from tfrewrite.rules.host_values.print_pieces import STATIC_BUILTINS
 
 # Builtins whose result is a Python number read from a scalar tensor.
@@ -44,15 +50,7 @@ def host_read(facts: TensorFacts, node: cst.CSTNode, ctx: RuleContext) -> cst.Ba
         and not isinstance(func.value, (cst.SimpleString, cst.FormattedString, cst.List))
     ):
         return func.value  # only TensorFlow values have `.numpy()`
-    if (
-        isinstance(func, cst.Name)
-        and func.value in _NUMBER_READS
-        and ctx.names.qualified_name(func) is None
-        and len(node.args) == 1
-        and node.args[0].keyword is None
-        and not node.args[0].star
-        and facts.is_tensor(node.args[0].value)
-    ):
+    if _number_read(ctx, node) and facts.is_tensor(node.args[0].value):
         return node.args[0].value
     return None
 
@@ -63,15 +61,42 @@ class _HostReads(cst.CSTTransformer):
         self.facts = facts
         self.tf = tf
         self.assumed: set[str] = set()  # `.numpy()` receivers not known to be tensors
+        self.methods = FoldedMethods()
+        # Array methods after a `.numpy()` read, by the call they end in.
+        self.folds: dict[int, ArrayFold] = {}
+        # The original nodes around the one being left (itself excluded).
+        self.ancestors: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.ancestors.append(node)
+        return super().on_visit(node)
+
+    def on_leave(
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
+        self.ancestors.pop()
+        return super().on_leave(original_node, updated_node)
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        fold = self.folds.get(id(original_node))
+        if fold is not None:
+            return self._folded(fold, original_node, updated_node)
         tensor = host_read(self.facts, original_node, self.ctx)
-        if tensor is None:
+        kind = self.facts.kind(tensor) if tensor is not None else None
+        if tensor is None and _number_read(self.ctx, original_node):
+            # `float(y.numpy().sum())`: a Python number read from the fold.
+            fold = self.folds.get(id(original_node.args[0].value))
+            if fold is not None:
+                tensor, kind = original_node.args[0].value, fold.kind
+        if tensor is None or kind is None:
             return updated_node
-        if not self.facts.is_tensor(tensor) and not self.facts.kind(tensor).variable:
+        func = original_node.func
+        if isinstance(func, cst.Attribute):
+            self._fold_methods(original_node, tensor, kind)
+        if not kind.tensor and not kind.variable:
             self.assumed.add(self.ctx.code(tensor.with_changes(lpar=(), rpar=())))
         # The updated operand (a nested read inside it is already replaced).
         func = updated_node.func
@@ -79,28 +104,73 @@ class _HostReads(cst.CSTTransformer):
         if (
             isinstance(original_node.func, cst.Name)
             and original_node.func.value == "int"
-            and not self.facts.kind(tensor).integer
+            and not kind.integer
         ):
             bare = inner.with_changes(lpar=(), rpar=())
             code = self.ctx.code(bare)
             cast = cst.parse_expression(f"{self.tf}.cast({code}, {self.tf}.int64)")
             return cast.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
-        if original_node.lpar:
-            return inner.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
-        if isinstance(inner, (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp)):
-            return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        return inner
+        return _in_place_of(original_node, inner)
+
+    def _fold_methods(self, read: cst.Call, tensor: cst.BaseExpression, kind: TensorKind) -> None:
+        """Record what the array methods after `read` become (`Refusal`: why
+        they cannot), for the calls that end them to be replaced."""
+        if not kind.tensor and not kind.variable:
+            kind = TensorKind(True)  # assumed, as the read is
+        try:
+            fold = fold_array_methods(read, tensor, self.ancestors, kind, self.ctx.code, self.tf)
+        except Refusal as refusal:
+            self.methods.refuse(str(refusal))
+            return
+        if fold is not None:
+            self.folds[id(fold.top)] = fold
+
+    def _folded(
+        self, fold: ArrayFold, original_node: cst.Call, updated_node: cst.Call
+    ) -> cst.BaseExpression:
+        receiver = fold.receiver(updated_node)
+        if not fold.reductions:
+            return _in_place_of(original_node, receiver)
+        code = fold.apply(self.ctx.code(receiver.with_changes(lpar=(), rpar=())), self.tf)
+        self.methods.kinds[code] = fold.kind
+        self.methods.notes += [note for note in fold.notes if note not in self.methods.notes]
+        replacement = cst.parse_expression(code)
+        return replacement.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
+
+
+def _in_place_of(original: cst.Call, inner: cst.BaseExpression) -> cst.BaseExpression:
+    """`inner` written where the call `original` was: with the call's
+    parentheses, or with its own where an operator would bind differently."""
+    if original.lpar:
+        return inner.with_changes(lpar=original.lpar, rpar=original.rpar)
+    if isinstance(inner, (cst.BinaryOperation, cst.BooleanOperation, cst.IfExp)):
+        return inner.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return inner
+
+
+def _number_read(ctx: RuleContext, node: cst.Call) -> bool:
+    """`float(v)` or `int(v)` of the builtins, with one plain argument."""
+    return (
+        isinstance(node.func, cst.Name)
+        and node.func.value in _NUMBER_READS
+        and ctx.names.qualified_name(node.func) is None
+        and len(node.args) == 1
+        and node.args[0].keyword is None
+        and not node.args[0].star
+    )
 
 
 def strip_host_reads(
     ctx: RuleContext, facts: TensorFacts, node: cst.Call, tf: str
-) -> tuple[cst.Call, set[str]]:
-    """`node` with each host read of a tensor replaced by the tensor, and the
-    `.numpy()` receivers that are not known to be tensors (assumed to be)."""
+) -> tuple[cst.Call, set[str], FoldedMethods]:
+    """`node` with each host read of a tensor replaced by the tensor (and the
+    NumPy reductions after a `.numpy()` read by TensorFlow's), the `.numpy()`
+    receivers that are not known to be tensors (assumed to be), and what the
+    array methods after the reads became."""
     transformer = _HostReads(ctx, facts, tf)
     result = node.visit(transformer)
     assert isinstance(result, cst.Call)
-    return result, transformer.assumed
+    return result, transformer.assumed, transformer.methods
 
 
 class _ShapeReads(cst.CSTTransformer):
@@ -262,7 +332,9 @@ class PrintedFacts:
     source, for the fix to say what it assumes. `host_values` are names bound
     once to a host read of a proven tensor (`loss_value = loss.numpy()`),
     which TFR105 turns back into the tensor in the same run: the print shows
-    them as the tensors they become."""
+    them as the tensors they become. `methods` says what the NumPy array
+    methods after the reads became (`tf.reduce_max(y)` for `y.numpy().max()`)
+    and the kind of each."""
 
     def __init__(
         self,
@@ -270,11 +342,13 @@ class PrintedFacts:
         ctx: RuleContext,
         assumed: set[str],
         host_values: frozenset[str] = frozenset(),
+        methods: FoldedMethods | None = None,
     ) -> None:
         self.facts = facts
         self.ctx = ctx
         self.assumed = assumed
         self.host_values = host_values
+        self.methods = methods if methods is not None else FoldedMethods()
 
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         known = self.facts.kind(node)
@@ -284,8 +358,12 @@ class PrintedFacts:
             return TensorKind(True, known.scalar, known.boolean, known.floating, known.integer)
         if isinstance(node, cst.Name) and node.value in self.host_values:
             return TensorKind(True)
-        if self.assumed and self.ctx.code(node.with_changes(lpar=(), rpar=())) in self.assumed:
-            return TensorKind(True)
+        if self.assumed or self.methods.kinds:
+            code = self.ctx.code(node.with_changes(lpar=(), rpar=()))
+            if code in self.methods.kinds:
+                return self.methods.kinds[code]
+            if code in self.assumed:
+                return TensorKind(True)
         return known
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:

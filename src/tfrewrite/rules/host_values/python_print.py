@@ -108,6 +108,14 @@ class PrintInTracedCode(Rule):
           Python prints a float read from float32 with float64 digits
           (`0.10000000149011612`), `tf.print` with float32's (`0.1`): the same
           value.
+        - A NumPy array method after `.numpy()` is one a tensor lacks:
+          `y.numpy().max()` would become `y.max()`, an `AttributeError` when
+          traced. The reductions TFR105 folds (`.max()`, `.mean(axis=0)`,
+          `.sum()`, ...) become the TensorFlow op (`tf.reduce_max(y)`), under
+          the same conditions on the dtype (NumPy sums and averages integers
+          in int64 and float64: refused). `float(y.numpy().sum())` prints the
+          reduced tensor; `.item()` and `.tolist()` of a scalar print the
+          tensor; indexing (`y.numpy()[0]`) indexes the tensor.
         - `tf.print` abbreviates a tensor past three elements per dimension
           (`summarize=3`); `print` showed every value of a small array. Where a
           tensor of more than one element may be printed, the rewrite passes
@@ -141,6 +149,13 @@ class PrintInTracedCode(Rule):
         - An argument that turns a tensor into a Python value other than a
           plain read (`str(loss)`, `round(loss, 2)`, `float(f(loss))` of a value
           not known to be a tensor): it fails or freezes under tracing.
+        - A NumPy array method or attribute with no faithful TensorFlow
+          form: `.tolist()` of an array not known to be a scalar (Python
+          prints the list `[0.5, 1.0]`, `tf.print` the tensor `[0.5 1]`),
+          `.item()` of one (it prints `0.5` where a tensor of shape [1] prints
+          `[0.5]`), `.astype(...)`, `.T`, `.shape` (a tuple, not a
+          `TensorShape`), indexing by a list or a mask, and a reduction whose
+          arguments or dtype TFR105 refuses.
         - A format spec or `%` conversion with no faithful TensorFlow
           equivalent (`{loss:>8}`, `{loss:08.2f}`, `%d` on a tensor that may be
           float, ...), and any format spec on a value not known to be a tensor.
@@ -168,7 +183,9 @@ class PrintInTracedCode(Rule):
         known to be a tensor; a format spec with a precision (`{loss:.4f}`,
         `%.4f`), which assumes a floating-point tensor, since
         `tf.strings.as_string` rejects a precision for integers; a number
-        format of a tensor not known to be a scalar (`tf.reshape(x, [])`).
+        format of a tensor not known to be a scalar (`tf.reshape(x, [])`);
+        a NumPy reduction folded on a tensor of unknown dtype (TensorFlow's
+        reduces integers in their own dtype, and rejects booleans for max).
         """
     examples = (
         Invalid(
@@ -313,6 +330,32 @@ class PrintInTracedCode(Rule):
             """\
             import tensorflow as tf
 
+            @tf.function
+            def step(x: tf.Tensor):
+                y = tf.abs(tf.cast(x, tf.float32))
+                print("max:", y.numpy().max())
+                print(y.numpy().mean(axis=0))
+                return y
+            """,
+            """\
+            import sys
+
+            import tensorflow as tf
+
+            @tf.function
+            def step(x: tf.Tensor):
+                y = tf.abs(tf.cast(x, tf.float32))
+                tf.print("max:", tf.reduce_max(y), output_stream=sys.stdout)
+                tf.print(tf.reduce_mean(y, axis=0), summarize=-1, output_stream=sys.stdout)
+                return y
+            """,
+            findings=2,
+            note="NumPy's reductions after `.numpy()` become TensorFlow's",
+        ),
+        Invalid(
+            """\
+            import tensorflow as tf
+
             @tf.function(input_signature=[tf.TensorSpec([None, 3])])
             def step(x):
                 loss = tf.reduce_mean(x)
@@ -452,7 +495,7 @@ class PrintInTracedCode(Rule):
                 "dimension the traced function does not know"
             )
         try:
-            refuse_leftover_reads(ctx, printed)
+            refuse_leftover_reads(ctx, printed, facts)
             _refuse_unknown_fields(ctx, facts, printed)
             rewrite = rewrite_print(ctx, printed, facts, indent, tf_print=True)
         except PrintRefusal as refusal:
