@@ -313,3 +313,43 @@ def test_a_loss_handed_to_a_wrapper_keeps_that_context():
     fixed = fix_source(source)
     assert "@tf.function" not in fixed and "if err" not in fixed and "tf.cond(" in fixed
     assert check_source(fixed) == []
+
+
+def test_a_loss_a_factory_returns_runs_where_the_step_calls_it():
+    """`loss_fn = make_loss(...)` in `main`, called by the decorated step
+    nested there: the function `make_loss` returns runs traced, so the tensor
+    `if` in it is a hazard (it was not seen before)."""
+    source = _d(
+        """
+        import tensorflow as tf
+
+
+        def make_loss(scale):
+            def scaled_loss(hr, sr):
+                err = tf.reduce_mean(tf.abs(hr - sr))
+                if err > 1.0:
+                    return err * scale
+                return err
+
+            return scaled_loss
+
+
+        def main(model, optimizer, data):
+            loss_fn = make_loss(2.0)
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            for x, y in data:
+                train_step(x, y)
+        """
+    )
+    index = build_index(source, "m.py", "m")
+    assert index.functions["make_loss"].returns == ["make_loss.scaled_loss"]
+    traced = compute_facts([index]).for_path("m.py")
+    assert traced["make_loss.scaled_loss"].reason == "called from traced `main.train_step`"
+    assert [f.code for f in check_source(source, select=["TFR101"])] == ["TFR101"]
