@@ -288,3 +288,35 @@ def test_a_structural_test_of_a_python_caller_parameter_stays_unreported():
         calls="        return self.sample(batch, None) + self.sample(batch, tf.constant(0.5))"
     ).replace("if priority_exp == 0:", "if priority_exp is None:")
     assert findings(text) == []
+
+
+def test_a_python_number_passed_through_a_held_object_keeps_the_condition_python():
+    """`self.memory.weights(priority_exp=0.6)`: the method of the object the
+    agent holds is traced with a Python float, so `priority_exp == 0` is a
+    Python bool there; a `tf.cond` on it would raise `pred must not be a
+    Python bool`. The call is matched through `self.memory = Buffer(...)`."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class Buffer:
+            def __init__(self, size):
+                self.priorities = tf.Variable(tf.ones([size]))
+
+            @tf.function
+            def weights(self, priority_exp):
+                if priority_exp == 0:
+                    return tf.ones_like(self.priorities)
+                return self.priorities ** priority_exp
+
+
+        class Agent:
+            def __init__(self):
+                self.memory = Buffer(8)
+
+            def learn(self):
+                return self.memory.weights(priority_exp=0.6)
+        """
+    )
+    assert check_source(source, select=["TFR101"]) == []

@@ -198,6 +198,13 @@ class CallEvidence:
             via_attribute = head == "self"
             if not via_attribute and head not in self.index.imports:
                 return None
+        elif (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.value.value.id == "self"
+        ):
+            via_attribute = True  # `self.memory.sample(...)`: a held object's method
         else:
             return None
         if callee.split(".", 1)[0] in EXTERNAL_ROOTS:

@@ -136,9 +136,10 @@ class ImportResolution:
         if name is None:
             return None
         head, _, rest = name.partition(".")
-        for results in reversed(self.call_results):
-            if head in results:
-                return None if rest else f"{results[head]}()"
+        if not rest:
+            for results in reversed(self.call_results):
+                if head in results:
+                    return f"{results[head]}()"
         if head in self.index.imports:
             target = self.index.imports[head]
             return canonical_name(f"{target}.{rest}" if rest else target)

@@ -214,6 +214,30 @@ class _Lookup:
                 return own
         return known
 
+    def held_method(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`Agent.memory.sample` (`self.memory.sample(...)` in a method of
+        `Agent`): the `sample` method of the project class whose object
+        `Agent` holds in `self.memory` (`self.memory = ReplayBuffer(...)`).
+        Used for what call sites pass; a held object's methods do not run
+        traced through this (the step that calls them is refused instead:
+        `step_hazards`)."""
+        if name.count(".") < 2:
+            return []
+        owner, attr, method = name.rsplit(".", 2)
+        found = []
+        for index, qualname in self._find(owner):
+            held = (
+                index.classes[qualname].held_objects.get(attr)
+                if qualname in index.classes
+                else None
+            )
+            if held is None:
+                continue
+            target = _held_class(index, held, self)
+            if target is not None and f"{target[1]}.{method}" in target[0].functions:
+                found.append((target[0], f"{target[1]}.{method}"))
+        return found
+
     def _find(self, name: str) -> list[tuple[ModuleIndex, str]]:
         known = self.found.get(name)
         if known is not None:
@@ -677,6 +701,8 @@ def _apply_call_sites(
         for site in index.call_sites:
             nested = _nested_callee(index, site)
             targets = [(index, nested)] if nested else lookup.find(site.callee, index)
+            if not targets and site.via_attribute:
+                targets = lookup.held_method(site.callee)
             for target_index, target in targets:
                 key = (target_index.path, target)
                 if key not in marks:
