@@ -627,7 +627,10 @@ SWEEP = [
     ("i = random.randint(0, 3)\nreturn tf.gather(x, i)", X32),
     ("k = np.random.rand(4, 3) < 0.5\nreturn x * k", X64),
     ("k = np.random.rand(4, 3) < 0.5\nreturn tf.where(k, x, -x)", X64),
+    # NumPy's converted array adapts to `x`'s dtype: both dtypes of `x`.
     ("m = np.random.rand(4, 3)\nreturn x + m.astype(np.float64)", X64),
+    ("m = np.random.rand(4, 3)\nreturn x + m.astype(np.float64)", X32),
+    ("m = np.random.rand(4, 3)\nreturn x + m.astype(np.float32)", X64),
     ("a = np.float32(np.random.rand())\nreturn x * a", X64),
     ("return x - np.asarray(np.random.rand(4, 3))", X64),
     ("z = np.random.normal(size=3)\nw = z * 2.0\nreturn x + w", X64),

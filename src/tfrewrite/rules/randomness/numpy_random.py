@@ -315,6 +315,16 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
       `x * mask`, also through a name: `scale = ...; x * scale`) is drawn
       with `dtype=x.dtype`, the dtype NumPy's array was converted to there
       (integer samples are cast to it);
+    - a named sample converted later (`b = noise.astype(np.float32)`,
+      `np.asarray(noise, np.float32)`, `np.float32(noise)`) is still a NumPy
+      array after the conversion, and eager converts it to the dtype of the
+      tensor `x` it then meets: where every use of the converted sample
+      meets `x` in arithmetic, the sample is drawn in `x.dtype` and the
+      conversion goes (`b = noise`); where the converted sample's dtype
+      matters otherwise (returned, given to an op) the conversion stays
+      `tf.cast(noise, tf.float32)`. A converted sample that does both, meets
+      a value of unknown dtype, or is converted to an integer or float16
+      (which truncates or rounds it first) is an unsafe fix, with the reason;
     - otherwise TensorFlow's float32 (int64 for integers).
 
     ## Seeds
@@ -375,7 +385,8 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     `tf.concat([x, m], 0)`), is a converted mask that meets a tensor `x`
     while another use reads the conversion's own dtype (`m =
     (...).astype("float32")` in `tf.reduce_sum(x * m) / tf.reduce_sum(m)`:
-    NumPy's array took `x`'s dtype in the product only), leaves the
+    NumPy's array took `x`'s dtype in the product only), is a converted
+    sample that meets a tensor in the conversion's dtype (above), leaves the
     function (passed to a function of the project, stored on an attribute,
     returned from a callee), meets tensors whose dtypes may differ, or
     decides an `if` (it then needs AutoGraph or TFR101's `tf.cond`). Draws
@@ -487,6 +498,29 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             """,
             note="a converted mask meets a tensor: NumPy's float32 array took the tensor's "
             "dtype there, so the comparison is cast to it",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                noise = np.random.normal(size=(3,))
+                b = noise.astype(np.float32)
+                return x + b
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                noise = tf.random.normal([3], dtype=x.dtype)
+                b = noise
+                return x + b
+            """,
+            note="a converted sample meets a tensor: NumPy's float32 array took the tensor's "
+            "dtype there, so the sample is drawn in it and the conversion goes",
         ),
         Invalid(
             """

@@ -36,6 +36,7 @@ from tfrewrite.rewrite.value_uses import (
     wrapper_replacement,
 )
 from tfrewrite.rules.base import Rule
+from tfrewrite.rules.randomness.conversions import cast_conversions, converted_reason
 from tfrewrite.rules.randomness.masks import cast_masks, retyped_reason
 from tfrewrite.rules.randomness.sample_writer import SampleWriter
 from tfrewrite.rules.randomness.seeds import SeedFacts
@@ -115,6 +116,7 @@ class RandomSamplingRule(Rule):
             if rewrite is None:
                 raise Refusal(f"`{name}` has no faithful `tf.random` mapping; rewrite it by hand")
             replacement = writer.replace(rewrite(writer, site))
+            cast_conversions(writer)
             unsafe = self.unsafe_reason(ctx, site, writer)
             edits = self.edits(ctx, writer, replacement)
         except Refusal as refusal:
@@ -169,7 +171,7 @@ class RandomSamplingRule(Rule):
                 f"{condition.subject('the sample')} {condition.reason}: a tensor there needs "
                 "AutoGraph, or TFR101's `tf.cond`"
             )
-        retyped = retyped_reason(writer)
+        retyped = retyped_reason(writer) or converted_reason(writer)
         if retyped is not None:
             return retyped
         meets = [use for use in uses if use.meets is not None and not use.boolean]
@@ -253,6 +255,8 @@ class RandomSamplingRule(Rule):
             recast = writer.recast.get(id(wrapper.call))
             if recast is not None:
                 wrapper = replace(wrapper, dtype=cst.parse_expression(recast))
+            elif id(wrapper.call) in writer.dropped:
+                wrapper = replace(wrapper, dtype=None)
             value: cst.CSTNode = wrapper.value
             for key, (node, new) in list(replaced.items()):
                 if _contains(value, node):

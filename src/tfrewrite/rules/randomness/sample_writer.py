@@ -123,9 +123,16 @@ class SampleWriter:
         self.seed: str | None = None
         # A comparison of the sample to cast to the dtype it meets in arithmetic.
         self.mask_cast: tuple[cst.Comparison, str] | None = None
-        # Conversions of a compared sample (by `id` of the call) cast to another
-        # dtype than their own: the tensor's the converted mask meets (`x.dtype`).
+        # Conversions of the sample or of its comparison (by `id` of the call) cast
+        # to another dtype than their own: the tensor's the converted value meets
+        # (`x.dtype`; masks.py, conversions.py).
         self.recast: dict[int, str] = {}
+        # Conversions of a plain sample (by `id` of the call) dropped: the sample
+        # is drawn in the dtype of the tensor the converted value meets.
+        self.dropped: set[int] = set()
+        # The kind (`FLOAT`, `INT`, ...) of the sample as drawn, before any
+        # conversion of it that is not folded in; None until `sample_dtype`.
+        self.drawn_kind: str | None = None
         # Text written for an argument of the original call -> that argument,
         # so the argument's comments and line breaks can follow it.
         self._arguments = {id(arg.value): arg for arg in site.call.args}
@@ -363,6 +370,7 @@ class SampleWriter:
         if explicit is None:
             explicit = self.natural_dtype(sample_kind)
         final_kind = explicit.kind if explicit is not None else sample_kind
+        self.drawn_kind = final_kind
         context = self.context_dtype(integer=final_kind in (INT, BOOL))
         if context is None:
             return explicit, None
