@@ -1,0 +1,132 @@
+"""The table of TensorFlow functions that return a scalar, measured again on
+the installed TensorFlow, and the TFR101 rewrites it allows run under
+TensorFlow.
+
+The committed `src/tfrewrite/facts/tf_scalar_results.py` must be what
+`scripts/tf_vocabulary.py` gives now (when TensorFlow and Keras are the
+versions it was generated from). The `if` on `tf.linalg.global_norm(grads)`
+that the table makes a scalar condition is rewritten as `tf.cond`: the
+original run eagerly must equal the rewrite traced with
+`tf.function(autograph=False)`, on gradients whose norm is below and above
+the threshold, and the original itself fails under `autograph=False`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import keras
+import pytest
+import tensorflow as tf
+
+from tfrewrite.api import fix_source
+from tfrewrite.facts import tf_scalar_results
+
+from .equivalence import assert_rewrite_equivalent, load_module, python_function
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tf_vocabulary.py"
+
+
+def vocabulary_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("tf_vocabulary", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_committed_table_is_what_the_installed_tensorflow_gives() -> None:
+    recorded = (tf_scalar_results.TENSORFLOW_VERSION, tf_scalar_results.KERAS_VERSION)
+    installed = (tf.__version__, keras.__version__)
+    if installed != recorded:
+        pytest.skip(
+            f"the table was generated from TensorFlow {recorded[0]} (Keras {recorded[1]}); "
+            f"TensorFlow {installed[0]} (Keras {installed[1]}) is installed"
+        )
+    script = vocabulary_script()
+    table = script.scalar_results()
+    assert table == tf_scalar_results.SCALAR_RESULTS, "regenerate: python scripts/tf_vocabulary.py"
+    assert script.render(*installed, table) == Path(tf_scalar_results.__file__).read_text()
+
+
+def rewrite(source: str) -> str:
+    return fix_source(source, select=["TFR101"])
+
+
+def gradients(norm: float) -> list[tf.Tensor]:
+    """Two gradients, a matrix and a vector, whose global norm is `norm`."""
+    matrix, vector = tf.fill([2, 3], 1.0), tf.fill([4], 1.0)
+    scale = norm / tf.linalg.global_norm([matrix, vector])
+    return [matrix * scale, vector * scale]
+
+
+# Global norms on both sides of the threshold 5.0, and on it.
+NORMS = [0.5, 4.9, 5.0, 5.1, 50.0]
+
+CLIP_IN_PLACE = textwrap.dedent(
+    """
+    import tensorflow as tf
+
+    @tf.function
+    def clip(grads):
+        if tf.linalg.global_norm(grads) > 5.0:
+            grads, _ = tf.clip_by_global_norm(grads, 5.0)
+        return grads
+    """
+)
+
+SCALE_BY_NORM = textwrap.dedent(
+    """
+    import tensorflow as tf
+
+    @tf.function
+    def clip(grads):
+        norm = tf.linalg.global_norm(grads)
+        if norm > 5.0:
+            return 5.0 / norm
+        return tf.constant(1.0)
+    """
+)
+
+
+@pytest.mark.parametrize("source", [CLIP_IN_PLACE, SCALE_BY_NORM], ids=["in_place", "scale"])
+def test_a_global_norm_condition_runs_traced_as_it_ran_eagerly(source: str) -> None:
+    rewritten = rewrite(source)
+    assert "tf.cond(" in rewritten and "if " not in rewritten, rewritten
+    assert_rewrite_equivalent(source, rewritten, "clip", [(gradients(n),) for n in NORMS])
+
+
+def test_the_original_global_norm_condition_needs_autograph() -> None:
+    original = python_function(load_module(CLIP_IN_PLACE).clip)
+    with pytest.raises(TypeError):  # OperatorNotAllowedInGraphError: a symbolic bool
+        tf.function(original, autograph=False)(gradients(50.0))
+
+
+def test_a_count_with_an_axis_is_no_scalar_condition() -> None:
+    """`tf.math.count_nonzero(x, axis=1)` is rank 1: TFR101 leaves the `if`
+    for AutoGraph, and the `tf.cond` it declines to write fails."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def loss(x):
+            if tf.math.count_nonzero(x, axis=1) > 1:
+                return x * 2.0
+            return x
+        """
+    )
+    assert rewrite(source) == source
+    x = tf.constant([[1.0, 2.0, 0.0], [0.0, 0.0, 3.0]])
+    assert tf.math.count_nonzero(x, axis=1).shape.rank == 1
+
+    def as_cond(x: tf.Tensor) -> tf.Tensor:
+        return tf.cond(tf.math.count_nonzero(x, axis=1) > 1, lambda: x * 2.0, lambda: x)
+
+    with pytest.raises(tf.errors.InvalidArgumentError, match="must be a scalar"):
+        tf.function(as_cond, autograph=False)(x)
