@@ -119,6 +119,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.function_stack: list[FunctionInfo] = []
         self.tape_functions: set[str] = set()  # qualnames of functions opening a tape
         self.module_level_names: set[str] = set()
+        # Per enclosing function, innermost last: local names bound to the
+        # result of calling a project function (`loss_fn = make_loss(...)`).
+        # Calling one calls what the factory returns: `make_loss()`.
         self.call_results: list[dict[str, str]] = []
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
@@ -477,6 +480,10 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if self.function_stack:
             if callee:
                 self.function_stack[-1].calls.append(callee)
+            if isinstance(node.func, ast.Name):
+                returned = self._factory_result(node.func.id)
+                if returned:
+                    self.function_stack[-1].calls.append(returned)
             if isinstance(node.func, ast.Attribute):
                 self.function_stack[-1].method_calls.add(node.func.attr)
                 if node.func.attr in MUTATING_METHODS:
@@ -510,13 +517,21 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                 info.returns.append(nested)
         self.generic_visit(node)
 
+    def _factory_result(self, name: str) -> str | None:
+        """`make_loss()` for a local `name` bound to `make_loss(...)` here
+        or in an enclosing function (a closure's step calling `loss_fn`)."""
+        for results in reversed(self.call_results):
+            if name in results:
+                return f"{results[name]}()"
+        return None
+
     def _factory(self, value: ast.expr) -> str | None:
         """The project function whose call `value` is (`make_loss(...)`),
         or None: a builtin, an external package's function, a method."""
         if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
             return None
         callee = self.resolve(value.func)
-        if not callee or callee.endswith("()"):
+        if not callee:
             return None
         if self.project_callee(value.func, callee) is not False:
             return None  # not a project function, or a `self.` method

@@ -126,20 +126,12 @@ class ImportResolution:
     is_package: bool
     class_stack: list[str]  # qualnames of the enclosing classes
     module_level_names: set[str]  # functions and classes the module defines
-    # Per enclosing function, innermost last: local names bound to the
-    # result of calling a project function (`loss_fn = make_loss(...)`),
-    # which resolve to `make_loss()`: what that factory returns.
-    call_results: list[dict[str, str]]
 
     def resolve(self, node: ast.AST) -> str | None:
         name = dotted(node)
         if name is None:
             return None
         head, _, rest = name.partition(".")
-        if not rest:
-            for results in reversed(self.call_results):
-                if head in results:
-                    return f"{results[head]}()"
         if head in self.index.imports:
             target = self.index.imports[head]
             return canonical_name(f"{target}.{rest}" if rest else target)
