@@ -76,7 +76,10 @@ def gate_decorations(
     step (which stays eager) stay findings without their fixes. Returns the
     findings and the ids of those whose fixes must wait because the
     decoration does not apply yet (unsafe, not allowed: they would change
-    eager code)."""
+    eager code). Fixes in code that runs traced only once a step is
+    decorated wait too when no decorating fix of this run covers them (the
+    decorating rule is not selected): alone, they would change eager code
+    that the full run leaves as it is."""
     from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
     from tfrewrite.rewrite.step_violation import StepViolation
 
@@ -87,10 +90,12 @@ def gate_decorations(
         and f.violation.fix is not None
         and f.violation.steps
     ]
+    waiting = _in_pending_code(found, ctx)
     if not gated:
-        return found, set()
+        return found, waiting
     callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])
     held: set[int] = set()
+    covered: set[int] = set()
     replaced: dict[int, Found] = {}
     for gate in gated:
         violation = gate.violation
@@ -103,6 +108,7 @@ def gate_decorations(
             and f.rule.blocks_decoration
             and any(a <= f.start.line <= b for a, b in spans)
         ]
+        covered.update(id(f) for f in inside)
         problems = {
             (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
             for f in inside
@@ -154,9 +160,34 @@ def gate_decorations(
             if not options.allows(fix.applicability):
                 held |= {id(f) for f in inside}
         replaced[id(gate)] = dataclasses.replace(gate, violation=new)
+    held |= waiting - covered
     result = [replaced.get(id(f), f) for f in found]
     held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _in_pending_code(found: list[Found], ctx: RuleContext) -> set[int]:
+    """Ids of the findings with a fix, of rules on traced code, whose
+    innermost function runs traced only once a pending fix decorates a step
+    (`FunctionScope.pending`), not today."""
+    candidates = [f for f in found if f.rule.needs_traced_code and f.violation.fix is not None]
+    pending = [s for s in ctx.functions if s.pending is not None or s.traced is not None]
+    if not candidates or not any(s.pending is not None for s in pending):
+        return set()
+    spans = ctx.lines([s.node for s in pending])
+    result = set()
+    for f in candidates:
+        line = f.start.line
+        around = [
+            (last - first, scope)
+            for scope, (first, last) in zip(pending, spans, strict=True)
+            if first <= line <= last
+        ]
+        if around:
+            innermost = min(around, key=lambda pair: pair[0])[1]
+            if innermost.pending is not None and innermost.traced is None:
+                result.add(id(f))
+    return result
 
 
 def _listing(problems: list[tuple[int, str]]) -> str:
