@@ -56,15 +56,8 @@ def cast_conversions(writer: SampleWriter) -> None:
         return
     if dtype is None or dtype.tf_name not in _RECASTABLE:
         return
-    converted = _converted_uses(writer)
-    met = [u for u in converted if u.kind is UseKind.TENSOR and u.meets is not None]
-    if not met or any(u.kind is not UseKind.TENSOR for u in converted):
-        return
-    names = {writer.dtype_name(u.meets) for u in met if u.meets is not None}
-    if len(names) != 1:
-        return
-    name = names.pop()
-    if name is None or not (all(not u.names for u in met) or writer.readable_at_site(name)):
+    name = writer.met_dtype_name(_converted_uses(writer))
+    if name is None:
         return
     target = f"{name}.dtype"
     context = writer.context_dtype()

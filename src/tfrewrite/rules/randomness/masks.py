@@ -94,17 +94,9 @@ def _recast_conversion(writer: SampleWriter, conversion: Use) -> None:
     one nameable dtype in arithmetic, and nothing that reads `d` itself:
     cast to that dtype, as NumPy's array was converted there."""
     assert conversion.wrapper is not None
-    converted = [u for u in writer.uses if u.boolean and u.converted]
-    met = [u for u in converted if u.kind is UseKind.TENSOR and u.meets is not None]
-    if not met or any(u.kind is not UseKind.TENSOR for u in converted):
-        return
-    names = {writer.dtype_name(u.meets) for u in met if u.meets is not None}
-    if len(names) != 1:
-        return
-    name = names.pop()
-    if name is None or not (all(not u.names for u in met) or writer.readable_at_site(name)):
-        return
-    writer.recast[id(conversion.wrapper.call)] = f"{name}.dtype"
+    name = writer.met_dtype_name([u for u in writer.uses if u.boolean and u.converted])
+    if name is not None:
+        writer.recast[id(conversion.wrapper.call)] = f"{name}.dtype"
 
 
 def retyped_reason(writer: SampleWriter) -> str | None:

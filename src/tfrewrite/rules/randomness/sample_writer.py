@@ -391,6 +391,22 @@ class SampleWriter:
             and isinstance(node.value, cst.Name)
         }
 
+    def met_dtype_name(self, converted: Sequence[Use]) -> str | None:
+        """The one nameable tensor whose dtype every converted use meets in
+        arithmetic, when nothing else reads the conversion: a NumPy array
+        converted there took that tensor's dtype, so a cast to
+        `<name>.dtype` computes as eager did. None otherwise."""
+        met = [u for u in converted if u.kind is UseKind.TENSOR and u.meets is not None]
+        if not met or any(u.kind is not UseKind.TENSOR for u in converted):
+            return None
+        names = {self.dtype_name(u.meets) for u in met if u.meets is not None}
+        if len(names) != 1:
+            return None
+        name = names.pop()
+        if name is None or not (all(not u.names for u in met) or self.readable_at_site(name)):
+            return None
+        return name
+
     def dtype_name(self, node: cst.BaseExpression) -> str | None:
         """A name whose dtype `node` has (`y_pred` in `y_pred * 2` or `y_pred[:, 0]`)."""
         facts = self.site.facts
