@@ -8,9 +8,8 @@ refuses only where a boolean really meets arithmetic with no cast possible."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from function_sources import with_body, without_unused_numpy
 
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.findings import Applicability
@@ -33,14 +32,11 @@ def f(y_true, y_pred, x: tf.Tensor, y):
 
 
 def _source(body: str) -> str:
-    return SOURCE.format(body=textwrap.indent(textwrap.dedent(body).strip("\n"), "    "))
+    return with_body(SOURCE, body)
 
 
 def _after(body: str) -> str:
-    """The source after a fix: NumPy's import goes when nothing uses it."""
-    source = _source(body)
-    rest = source.replace("import numpy as np\n", "", 1)
-    return rest if "np." not in rest else source
+    return without_unused_numpy(_source(body))
 
 
 # (before body, after body): safe fixes

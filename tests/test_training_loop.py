@@ -141,7 +141,9 @@ def test_decorated_loss_nothing_calls_keeps_its_decorator():
 def test_decorated_loss_known_by_its_signature_in_an_eager_tape():
     """A loss by its parameter names, differentiated in an undecorated step:
     the step traces it once decorated, so the loss's decorator goes."""
-    source = LOSSES + """
+    source = (
+        LOSSES
+        + """
 
         def step(model, x, y):
             with tf.GradientTape() as tape:
@@ -149,6 +151,7 @@ def test_decorated_loss_known_by_its_signature_in_an_eager_tape():
             grads = tape.gradient(loss, model.trainable_variables)
             model.optimizer.apply_gradients(zip(grads, model.trainable_variables))
     """
+    )
     findings = check_source(_d(source), select=["TFR301"])
     assert [(f.code, f.start.line) for f in findings] == [("TFR301", 4)]
     assert findings[0].fix.message == "Remove `@tf.function` from the loss `dice`"

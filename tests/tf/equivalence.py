@@ -5,10 +5,13 @@ claims to remove the need for AutoGraph), as AutoGraph's own
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import sys
 import textwrap
 import types
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -20,6 +23,20 @@ def load_module(source: str, name: str | None = None) -> types.ModuleType:
     """Execute `source` as a fresh module (each call gets its own namespace)."""
     module = types.ModuleType(name or f"tfrewrite_test_module_{next(_counter)}")
     exec(compile(textwrap.dedent(source), module.__name__, "exec"), module.__dict__)
+    return module
+
+
+def load_file_module(source: str, directory: Path, prefix: str = "case") -> types.ModuleType:
+    """Import `source` from a real file in `directory`: AutoGraph converts
+    only functions whose source it can read."""
+    name = f"tfrewrite_{prefix}_{next(_counter)}"
+    path = directory / f"{name}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
     return module
 
 

@@ -9,10 +9,7 @@ casts the converted sample to the tensor's dtype where it meets one.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import random
-import sys
 import textwrap
 import types
 from dataclasses import dataclass
@@ -24,7 +21,7 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import python_function, run_eagerly
+from .equivalence import load_file_module, python_function, run_eagerly
 
 CALLS = 200
 # |mean(rewrite) - mean(original)| must be below 4 standard errors of the
@@ -126,21 +123,9 @@ CASES = [
     ),
 ]
 
-_modules = itertools.count()
-
 
 def load_module(source: str, directory: Path) -> types.ModuleType:
-    """Import `source` from a file: AutoGraph converts only functions whose
-    source it can read."""
-    name = f"random_cast_case_{next(_modules)}"
-    path = directory / f"{name}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module(source, directory, "random_cast")
 
 
 def rewrite(case: Case) -> str:

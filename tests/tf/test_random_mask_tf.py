@@ -7,9 +7,6 @@ the original gives (each mask has few outcomes: with 3 fair coins, 8).
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
-import sys
 import textwrap
 import types
 from dataclasses import dataclass
@@ -21,7 +18,7 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import python_function, run_eagerly
+from .equivalence import load_file_module, python_function, run_eagerly
 
 # Eager calls to collect the original's outcomes: with 8 equally likely masks,
 # one is missed with probability 8 * (7/8)**300 < 1e-16.
@@ -153,21 +150,9 @@ CASES = [
     ),
 ]
 
-_modules = itertools.count()
-
 
 def load_module(source: str, directory: Path) -> types.ModuleType:
-    """Import `source` from a file: AutoGraph converts only functions whose
-    source it can read."""
-    name = f"random_mask_case_{next(_modules)}"
-    path = directory / f"{name}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file_module(source, directory, "random_mask")
 
 
 def rewrite(case: Case) -> str:

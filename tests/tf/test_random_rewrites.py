@@ -14,10 +14,7 @@ them with a probability below 1e-4 for any seed.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import random
-import sys
 import tempfile
 import textwrap
 import types
@@ -30,7 +27,7 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import python_function, run_eagerly
+from .equivalence import load_file_module, python_function, run_eagerly
 
 CALLS = 400
 # |mean(rewrite) - mean(original)| must be below 4 standard errors of the
@@ -340,21 +337,8 @@ CASES = [
 
 
 def load_module(source: str) -> types.ModuleType:
-    """Import `source` from a file: AutoGraph converts only functions whose
-    source it can read."""
     directory = Path(tempfile.mkdtemp(prefix="tfrewrite_random_"))
-    name = f"random_case_{next(_modules)}"
-    path = directory / f"{name}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-_modules = itertools.count()
+    return load_file_module(source, directory, "random")
 
 
 def rewrite(case: Case) -> str:

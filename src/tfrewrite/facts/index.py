@@ -545,21 +545,15 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             root = root.value
         if not isinstance(root, ast.Name):
             return
-        if root.id not in self.index.imports:
-            if value is not root:
-                return  # an attribute of a local object (`y_pred.dtype`)
-            if root.id not in self.module_level_names and not self._nested_name(root.id):
-                return
+        if root.id not in self.index.imports and value is not root:
+            return  # an attribute of a local object (`y_pred.dtype`)
         name = self.resolve_function(value)
-        if name and name.split(".", 1)[0] not in EXTERNAL_ROOTS:
-            self.index.value_references.setdefault(name, how)
-
-    def _nested_name(self, name: str) -> bool:
-        """`name` is a function defined in an enclosing function."""
-        return any(
-            f"{'.'.join(self.scope[:depth])}.{name}" in self.index.functions
-            for depth in range(len(self.scope), 0, -1)
-        )
+        if root.id in self.index.imports:
+            if name is None or name.split(".", 1)[0] in EXTERNAL_ROOTS:
+                return  # `tf.float32`: an external package's name
+        elif name is None or name == root.id:
+            return  # a local name or parameter: no definition of the project
+        self.index.value_references.setdefault(name, how)
 
     def visit_With(self, node: ast.With) -> None:
         if opens_tape(node, self.resolve):
