@@ -77,9 +77,8 @@ def gate_decorations(
     findings and the ids of those whose fixes must wait because the
     decoration does not apply yet (unsafe, not allowed: they would change
     eager code). Fixes in code that runs traced only once a step is
-    decorated wait too when no decorating fix of this run covers them (the
-    decorating rule is not selected): alone, they would change eager code
-    that the full run leaves as it is."""
+    decorated wait too when no rule of the run decorates steps: alone, they
+    would change eager code that the full run leaves as it is."""
     from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
     from tfrewrite.rewrite.step_violation import StepViolation
 
@@ -90,7 +89,12 @@ def gate_decorations(
         and f.violation.fix is not None
         and f.violation.steps
     ]
-    waiting = _in_pending_code(found, ctx)
+    # With no rule of the run decorating steps (one rule selected alone),
+    # nothing will: fixes in code that runs traced only once a step is
+    # decorated would change eager code. Otherwise the step's decoration,
+    # here or in the file of the step, brings them.
+    decorating = any(rule.decorates_steps for rule in options.rules())
+    waiting = set() if decorating else _in_pending_code(found, ctx)
     if not gated:
         return found, waiting
     callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])

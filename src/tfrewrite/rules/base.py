@@ -67,6 +67,10 @@ class Rule:
     # `@tf.function`): findings about that code then become moot, which only
     # the fix rounds show, so `check` runs them to say what `fix` resolves.
     may_untrace: ClassVar[bool] = False
+    # Whether its fix decorates a train step (or moves a decorator onto one):
+    # the code such a step calls is checked as traced before it is
+    # (`FunctionScope.pending`), and fixed only together with the decoration.
+    decorates_steps: ClassVar[bool] = False
 
     def __init__(self, spec: RuleSpec | None = None) -> None:
         # The registry entry the rule was loaded from (`rules.registry`); None

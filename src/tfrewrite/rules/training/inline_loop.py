@@ -120,6 +120,7 @@ class InlineTrainingLoop(Rule):
         "extract a `@tf.function` train step"
     )
     fix_applicability = Applicability.UNSAFE
+    decorates_steps = True
     needs_traced_code = False
     explanation = """
         ## What it does

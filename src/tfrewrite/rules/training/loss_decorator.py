@@ -162,6 +162,7 @@ class LossDecorator(Rule):
     name = "tf-function-on-loss"
     summary = "`@tf.function` on a loss: the speed-up belongs on the train step"
     fix_applicability = Applicability.SAFE
+    decorates_steps = True
     needs_traced_code = False
     may_untrace = True
     explanation = """

@@ -21,6 +21,7 @@ class UndecoratedTrainStep(Rule):
         "decorate it with `@tf.function`"
     )
     fix_applicability = Applicability.SAFE
+    decorates_steps = True
     needs_traced_code = False
     explanation = """
         ## What it does
