@@ -353,3 +353,49 @@ def test_a_loss_a_factory_returns_runs_where_the_step_calls_it():
     traced = compute_facts([index]).for_path("m.py")
     assert traced["make_loss.scaled_loss"].reason == "called from traced `main.train_step`"
     assert [f.code for f in check_source(source, select=["TFR101"])] == ["TFR101"]
+
+
+def test_a_step_decorated_in_one_file_brings_its_callees_fixes_in_another(tmp_path):
+    """`train.py`'s loop step is decorated by TFR302; the helper it calls in
+    `report.py` is checked as the traced code it will be and fixed in the same
+    run, so a second `fix` changes nothing."""
+    files = {
+        "report.py": _d(
+            """
+            import tensorflow as tf
+
+
+            def report(loss):
+                print("loss", loss)
+                return loss
+            """
+        ),
+        "train.py": _d(
+            """
+            import tensorflow as tf
+
+            from report import report
+
+
+            def train_step(model, optimizer, x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return report(loss)
+
+
+            def fit(model, optimizer, batches):
+                for x, y in batches:
+                    train_step(model, optimizer, x, y)
+            """
+        ),
+    }
+    fixed = _project(tmp_path, files, fix=True, unsafe=True)
+    assert "tf.print(" in _fixed(fixed, "report.py")
+    assert "@tf.function" in _fixed(fixed, "train.py")
+    for result in fixed.files:
+        Path(result.path).write_text(result.fixed_source)
+    names = [InputFile(str(tmp_path / n)) for n in files]
+    options = RunOptions(rule_codes=RULE_CODES, root=str(tmp_path), fix=True, unsafe_fixes=True)
+    assert run(names, options, jobs=1).fixes_applied == []
