@@ -340,9 +340,10 @@ def test_an_insertion_is_never_moved_onto_the_previous_edit() -> None:
 
 def test_blockers_of_one_kind_are_listed_once_with_their_lines() -> None:
     from tfrewrite.pipeline.decoration_gate import _listing
+    from tfrewrite.workspace.line_names import place_lines
 
     problems = [(n, "calls Python `print()`") for n in (231, 232, 233, 240)]
     problems += [(243, "calls Python `input()`"), (250, "calls Python `print()`")]
-    assert _listing(sorted(problems)) == (
+    assert place_lines(_listing(sorted(problems))) == (
         "calls Python `print()` (lines 231-233, 240, 250); line 243 calls Python `input()`"
     )

@@ -238,3 +238,52 @@ def test_a_function_another_notebook_differentiates_by_the_same_name_is_not_its_
     before = functions.read_text(encoding="utf-8")
     invoke("fix", "--no-cache", str(tmp_path))
     assert functions.read_text(encoding="utf-8") == before
+
+
+BLOCKED_STEP = [
+    ("code", "import numpy as np\nimport tensorflow as tf"),
+    (
+        "code",
+        "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+        "opt = tf.keras.optimizers.SGD(0.1)\n"
+        "history = []",
+    ),
+    (
+        "code",
+        "def train_step(x, y):\n"
+        "    with tf.GradientTape() as tape:\n"
+        "        loss = tf.reduce_mean(tf.square(model(x) - y))\n"
+        "    grads = tape.gradient(loss, model.trainable_variables)\n"
+        "    opt.apply_gradients(zip(grads, model.trainable_variables))\n"
+        "    history.append(float(loss))\n"
+        "    return loss",
+    ),
+    (
+        "code",
+        "for epoch in range(3):\n"
+        "    train_step(np.ones((2, 3), np.float32), np.ones((2, 1), np.float32))",
+    ),
+]
+
+
+@pytest.mark.parametrize("output_format", ["concise", "json", "sarif", "github"])
+def test_lines_named_in_messages_are_cell_lines(tmp_path: Path, output_format: str) -> None:
+    """A message that names another line names it as the finding's own
+    position is named: in its cell, never as a line of the cells joined."""
+    path = tmp_path / "loop.ipynb"
+    path.write_text(make_notebook(BLOCKED_STEP), encoding="utf-8")
+    _, out = invoke("check", "--no-cache", "--output-format", output_format, str(path))
+    assert "cell 3, line 6 TFR202 `history.append(...)`" in out
+    assert "see TFR302 on cell 3, line 1" in out
+    assert "line 11" not in out  # the same line counted across the cells joined
+    assert "\ue000" not in out and "\ue001" not in out
+
+
+def test_lines_named_in_messages_of_a_python_file_are_plain(tmp_path: Path) -> None:
+    source = "\n".join(text for kind, text in BLOCKED_STEP if kind == "code") + "\n"
+    path = tmp_path / "loop.py"
+    path.write_text(source, encoding="utf-8")
+    _, out = invoke("check", "--no-cache", "--output-format", "concise", str(path))
+    assert "line 11 TFR202 `history.append(...)`" in out
+    assert "see TFR302 on line 6" in out
+    assert "\ue000" not in out

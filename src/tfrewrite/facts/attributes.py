@@ -15,10 +15,15 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
+    NOT_TENSOR,
+    OPTIMIZER,
     VARIABLE,
     VARIABLE_CONSTRUCTORS,
     TensorKind,
+    is_optimizer_constructor,
     is_python_number,
+    meet,
+    variable_kind,
 )
 from tfrewrite.facts.tensors import AttributeFacts
 from tfrewrite.facts.walk import child_nodes
@@ -26,11 +31,15 @@ from tfrewrite.facts.walk import child_nodes
 _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
 
 
-def attribute_facts(cls: cst.ClassDef, resolver: NameResolver) -> AttributeFacts:
+def attribute_facts(
+    cls: cst.ClassDef, resolver: NameResolver, keras_model: bool = False
+) -> AttributeFacts:
     """`self.*` facts for the methods of `cls`: attributes every assignment
-    of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`),
-    and attributes assigned only in `__init__`, from a Python number or from
-    a parameter whose default is one."""
+    of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`)
+    or an optimizer, and attributes assigned only in `__init__`, from a
+    Python number or from a parameter whose default is one. In a Keras
+    model (`keras_model`: a direct subclass of `keras.Model`), `self.optimizer`
+    is the optimizer `compile` gave it unless the class assigns it."""
     assigned: dict[str, list[tuple[str, cst.BaseExpression | None]]] = {}
     defaults: dict[str, cst.BaseExpression] = {}
     for statement in cls.body.body:
@@ -46,9 +55,17 @@ def attribute_facts(cls: cst.ClassDef, resolver: NameResolver) -> AttributeFacts
                 assigned.setdefault(target, []).append((method, value))
     kinds: dict[str, TensorKind] = {}
     numbers: set[str] = set()
+    if keras_model and "optimizer" not in assigned:
+        kinds["optimizer"] = OPTIMIZER
     for attr, values in assigned.items():
         if all(value is not None and _makes_variable(value, resolver) for _, value in values):
-            kinds[attr] = VARIABLE
+            kinds[attr] = _variable_kind([value for _, value in values], resolver)
+        elif all(
+            isinstance(value, cst.Call)
+            and is_optimizer_constructor(resolver.qualified_name(value.func))
+            for _, value in values
+        ):
+            kinds[attr] = OPTIMIZER
         elif all(
             method == "__init__" and value is not None and _numeric_value(value, defaults)
             for method, value in values
@@ -102,6 +119,22 @@ def _makes_variable(value: cst.BaseExpression, resolver: NameResolver) -> bool:
         and isinstance(func.value, cst.Name)
         and func.value.value == "self"
     )
+
+
+def _variable_kind(values: list[cst.BaseExpression | None], resolver: NameResolver) -> TensorKind:
+    """What every assignment's variable has in common (`tf.Variable(0)`:
+    a scalar integer variable; `self.add_weight(...)`: a variable)."""
+    kinds = [
+        variable_kind(value, resolver, lambda _: NOT_TENSOR)
+        if isinstance(value, cst.Call)
+        and resolver.qualified_name(value.func) in VARIABLE_CONSTRUCTORS
+        else VARIABLE
+        for value in values
+    ]
+    result = kinds[0]
+    for kind in kinds[1:]:
+        result = meet(result, kind)
+    return result
 
 
 def _numeric_value(value: cst.BaseExpression, defaults: dict[str, cst.BaseExpression]) -> bool:

@@ -12,11 +12,18 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.workspace.line_names import line_name
 
 
 def line_of(ctx: RuleContext, node: cst.CSTNode) -> int:
     """1-based line of `node`."""
     return ctx.lines([node])[0][0]
+
+
+def line_name_of(ctx: RuleContext, node: cst.CSTNode) -> str:
+    """ "line 9" for a message about `node`: placed in its cell when the file
+    is a notebook (`workspace.line_names`)."""
+    return line_name(line_of(ctx, node))
 
 
 def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:

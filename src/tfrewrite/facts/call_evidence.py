@@ -70,6 +70,11 @@ EXTERNAL_ROOTS = frozenset(
 _PYTHON_VALUE_CALLS = frozenset({"len", "int", "float", "bool", "str", "range", "round", "list"})
 
 
+# The keyword a call site records for `**mapping`: what fills the parameters
+# no positional or named argument gives.
+SPLAT = "**"
+
+
 def _is_number(node: ast.AST | None) -> bool:
     if isinstance(node, ast.UnaryOp):
         node = node.operand
@@ -218,11 +223,22 @@ class CallEvidence:
         args = "".join(
             "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
         )
-        keywords = tuple((kw.arg, self._evidence(kw.value)) for kw in node.keywords if kw.arg)
+        keywords = tuple(
+            (kw.arg or SPLAT, self._evidence(kw.value) if kw.arg else self._splat(kw.value))
+            for kw in node.keywords
+        )
         caller = self.function_stack[-1].qualname if self.function_stack else ""
         self.index.call_sites.append(
             CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
         )
+
+    def _splat(self, mapping: ast.expr) -> str:
+        """What `**mapping` fills parameters with: a dict display is read
+        value by value elsewhere; a mapping read from an object's attribute
+        or a name (`**self.config.kl`, `**kwargs`) is a Python value unless it
+        is known to hold tensors."""
+        evidence = self._evidence(mapping)
+        return "?" if evidence in "ts" else "p"
 
     def _record_bound_call(
         self,

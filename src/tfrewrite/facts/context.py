@@ -16,6 +16,7 @@ from tfrewrite.facts.attributes import attribute_facts
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.keras_names import is_keras_model_class
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.facts.parameters import likely_tensor_params
@@ -212,7 +213,9 @@ class RuleContext:
             node = self._classes.get(name)
             if node is None:
                 return None
-            self._attribute_facts[name] = attribute_facts(node, self.names)
+            info = self.index.classes.get(name)
+            keras_model = info is not None and is_keras_model_class(info.bases)
+            self._attribute_facts[name] = attribute_facts(node, self.names, keras_model)
         return self._attribute_facts[name]
 
     def _parameter_kinds(self, function: FunctionScope) -> dict[str, TensorKind]:

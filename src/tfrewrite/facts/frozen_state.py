@@ -20,15 +20,16 @@ from tfrewrite.facts.bindings import local_names, scope_nodes
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.module_constants import module_literals
 from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
+    in_place_writes,
     init_only_methods,
     is_plain_value,
     module_containers,
     rebound_in_loops,
     settled_before,
-    subscript_writes,
 )
 from tfrewrite.facts.vocabulary import is_setup_method
 from tfrewrite.facts.walk import iter_with_ancestors, statement_children
@@ -92,9 +93,9 @@ class FrozenState:
             for name in _loop_plain_names(ctx.module, ctx.names):
                 if rebound.get(name) == LOOP_REBOUND:
                     mutable.setdefault(name, LOOP_REBOUND)
-        changed_items = subscript_writes(ctx.module)
-        for name in module_containers(ctx.module, ctx.names) & changed_items:
-            mutable.setdefault(name, f"its items are changed with `{name}[...] = ...`")
+        changed_items = in_place_writes(ctx.module)
+        for name in module_containers(ctx.module, ctx.names) & changed_items.keys():
+            mutable.setdefault(name, f"its items are changed with {changed_items[name]}")
         self.mutable = mutable
         # Pass 1 knows whether the file assigns an attribute of a name at all.
         self.rebound_attributes = (
@@ -256,6 +257,8 @@ def _scan(
             continue
         if node.value in local or node.value in reported or not _is_read(node, parent):
             continue
+        if isinstance(parent, cst.Attribute) and parent.attr.value in MUTATING_METHODS:
+            continue  # `history.append(x)` changes it here: TFR202's, not a read
         reported.add(node.value)
         yield FrozenRead(node, node.value, mutable[node.value])
 
@@ -296,6 +299,12 @@ def _rebound_dotted_attributes(module: cst.Module, resolver: NameResolver) -> di
             if not spelled:
                 continue
             owner = spelled.partition(".")[0]
+            if owner == "cls":  # a classmethod's `cls.margin = ...`: its class's attribute
+                classes = [a for a in ancestors if isinstance(a, cst.ClassDef)]
+                if not classes:
+                    continue
+                owner = classes[-1].name.value
+                spelled = owner + spelled[len("cls") :]
             if owner not in owners and resolver.qualified_name(cst.Name(owner)) is None:
                 continue  # a local object's attribute, not shared state
             if functions and owner in local_names(functions[-1]):

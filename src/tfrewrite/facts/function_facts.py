@@ -245,12 +245,17 @@ class FunctionFacts:
             self.index.item_writes.add(target.value.id)
 
     def _record_named_attribute_write(self, target: ast.expr) -> None:
-        if (
-            isinstance(target, ast.Attribute)
-            and isinstance(target.value, ast.Name)
-            and target.value.id not in ("self", "cls")
-        ):
-            self.index.named_attribute_writes.add(target.value.id)
+        """`Schedule.margin = ...`, or `cls.margin = ...` in a method of
+        `Schedule` (a classmethod rebinding its class's attribute)."""
+        if not isinstance(target, ast.Attribute) or not isinstance(target.value, ast.Name):
+            return
+        owner = target.value.id
+        if owner == "cls":
+            cls = self._method_class()
+            if cls is not None:
+                self.index.named_attribute_writes.add(cls.qualname)
+        elif owner != "self":
+            self.index.named_attribute_writes.add(owner)
 
     def _method_class(self) -> ClassInfo | None:
         """The class whose method (or a function nested in one) is being visited."""
@@ -292,14 +297,20 @@ class FunctionFacts:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, info: FunctionInfo
     ) -> None:
         mutated = self.mutated_names.pop()
-        if info.mutates_outside or not mutated:
-            return
-        if any(in_loop for _, in_loop in mutated):
-            info.mutates_outside = True
+        if not mutated:
             return
         # A module (`ops.add(x, y)`) is no container TFR202 looks at.
         known = own_local_names(node, self.mentions_walrus) | self.index.imports.keys()
-        info.mutates_outside = any(name not in known for name, _ in mutated)
+        outside = {name for name, _ in mutated if name not in known}
+        # Items of an outside container changed in place (`cfg.update(...)`),
+        # as `cfg[k] = v` is: what traced code reads of it may be frozen.
+        self.index.item_writes.update(outside)
+        if outside:
+            info.writes_state = True
+        if any(in_loop for _, in_loop in mutated):
+            info.mutates_outside = True  # a graph loop's own list, maybe: TFR202 decides
+        elif outside:
+            info.mutates_outside = True
 
     def record_logger(self, node: ast.Assign) -> None:
         """`logger = logging.getLogger(__name__)` at module level: calls of

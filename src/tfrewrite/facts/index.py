@@ -66,6 +66,7 @@ from tfrewrite.facts.index_records import (
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.tape_losses import record_tape_losses, tape_scopes
+from tfrewrite.workspace.line_names import CellStarts, named_line
 
 __all__ = [
     "COMPILE_TRACED_KEYWORDS",
@@ -160,6 +161,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.divided_names: set[str] = set()
         # Module-level names bound to a Python logger (`record_logger`).
         self.logger_names: set[str] = set()
+        # Module-level names bound once to an object: name -> its constructor
+        # (`critic = Critic()`), so `critic.sync()` calls `Critic.sync`.
+        self.module_instances: dict[str, str] = {}
 
     # -- definitions ------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -339,14 +343,18 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                 self._record_target(target)
                 self._record_named_attribute_write(target)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                    if target.value.id in self.index.imports:
+                    # A straight module-level write (`tf.as_tensor = ...`,
+                    # `config.LR = 0.1` in a script) runs once, at import,
+                    # before anything is traced: it changes nothing later.
+                    settled = not self.function_stack and not self.loop_stack
+                    if target.value.id in self.index.imports and not settled:
                         written = self.resolve(target)
                         if written:
                             self.index.foreign_writes.add(written)
         if isinstance(node.value, (ast.Name, ast.Attribute)):
             for target in node.targets:
                 if isinstance(target, ast.Attribute):
-                    bound = f"bound to `{ast.unparse(target)}` at line {node.lineno}"
+                    bound = f"bound to `{ast.unparse(target)}` at {self._line(node)}"
                     self._reference(node.value, bound)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and self.call_results:
@@ -456,7 +464,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         for value in [*node.args, *(kw.value for kw in node.keywords)]:
             if isinstance(value, (ast.Name, ast.Attribute)):
                 receiver = callee or ast.unparse(node.func)
-                self._reference(value, f"handed to `{receiver}` at line {node.lineno}")
+                self._reference(value, f"handed to `{receiver}` at {self._line(node)}")
         # A function is handed over positionally, or as `Lambda(function=f)`.
         if node.args or (node.keywords and callee and callee.endswith("Lambda")):
             self._record_traced_argument(node, callee)
@@ -486,6 +494,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                     self.function_stack[-1].calls.append(returned)
             if isinstance(node.func, ast.Attribute):
                 self.function_stack[-1].method_calls.add(node.func.attr)
+                method = self._instance_method(node.func)
+                if method:
+                    self.function_stack[-1].calls.append(method)
                 if node.func.attr in MUTATING_METHODS:
                     self._mutation(node.func.value)
                 if self._is_logging_call(node.func, callee):
@@ -511,7 +522,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if isinstance(node.value, ast.Name) and self.function_stack:
             info = self.function_stack[-1]
             returned_by = info.qualname.rpartition(".")[2]
-            self._reference(node.value, f"returned by `{returned_by}` at line {node.lineno}")
+            self._reference(node.value, f"returned by `{returned_by}` at {self._line(node)}")
             nested = f"{info.qualname}.{node.value.id}"
             if nested in self.index.functions:
                 info.returns.append(nested)
@@ -536,6 +547,36 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if self.project_callee(value.func, callee) is not False:
             return None  # not a project function, or a `self.` method
         return callee
+
+    def record_module_instance(
+        self, node: ast.Assign, bindings: Mapping[str, tuple[int, int, bool]]
+    ) -> None:
+        """`critic = Critic(...)` at module level, the only binding of `critic`."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        if not isinstance(node.value, ast.Call):
+            return
+        name = node.targets[0].id
+        constructor = self.resolve(node.value.func)
+        if constructor and bindings.get(name, (0, 0, False))[:1] == (1,):
+            self.module_instances[name] = constructor
+
+    def _instance_method(self, func: ast.Attribute) -> str | None:
+        """`critic.sync` where the module binds `critic = Critic()` once: the
+        method `Critic.sync` (found by the project facts when the project
+        defines `Critic`), unless the function has a parameter of that name."""
+        receiver = func.value
+        if not isinstance(receiver, ast.Name):
+            return None
+        constructor = self.module_instances.get(receiver.id)
+        if constructor is None or receiver.id in self.function_stack[-1].params:
+            return None
+        return f"{constructor}.{func.attr}"
+
+    def _line(self, node: ast.stmt | ast.expr) -> str:
+        """How other files' messages name `node`'s line ("line 9", or
+        "cell 3, line 4" in a notebook)."""
+        return named_line(node.lineno, self.index.cell_starts)
 
     def _reference(self, value: ast.expr, how: str) -> None:
         """Record `value` as a function used as a value, when it names one
@@ -567,13 +608,18 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
 
 
 def build_index(
-    source: str, path: str, module: str, star_names: Mapping[str, str] | None = None
+    source: str,
+    path: str,
+    module: str,
+    star_names: Mapping[str, str] | None = None,
+    cell_starts: CellStarts = (),
 ) -> ModuleIndex:
     """Index one file's source. A syntax error is recorded, not raised.
     `star_names`: what the names its `from module import *` statements
     bring are (`ModuleIndex.star_names`, which the project facts know);
-    they resolve as imports do, unless the file binds the name itself."""
-    index = ModuleIndex(path=path, module=module)
+    they resolve as imports do, unless the file binds the name itself.
+    `cell_starts`: a notebook's cells in `source`, its Python view."""
+    index = ModuleIndex(path=path, module=module, cell_starts=cell_starts)
     try:
         tree = ast.parse(source, filename=path)
     except SyntaxError as err:
@@ -598,10 +644,12 @@ def build_index(
     for alias, target in (star_names or {}).items():
         if alias not in index.imports and alias not in indexer.module_level_names:
             index.imports[alias] = target
+    bindings = module_bindings(tree.body)
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)
             indexer.record_logger(statement)
+            indexer.record_module_instance(statement, bindings)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
@@ -611,7 +659,6 @@ def build_index(
     for info, reads in indexer.branch_reads:
         if not reads.isdisjoint(indexer.self_call_attrs):
             info.branches = True
-    bindings = module_bindings(tree.body)
     index.module_names = set(bindings)
     for name, (count, last_line, looped) in bindings.items():
         if looped:

@@ -13,6 +13,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from tfrewrite.workspace.line_names import CellStarts
+
 
 @dataclass(slots=True)
 class FunctionInfo:
@@ -143,6 +145,8 @@ class TapeLoss:
 class ModuleIndex:
     path: str
     module: str
+    # A notebook's cells in its Python view: how its lines are named.
+    cell_starts: CellStarts = ()
     imports: dict[str, str] = field(default_factory=dict)
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)

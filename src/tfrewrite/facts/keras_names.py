@@ -12,6 +12,8 @@ and the pre-parse checks read it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 # The packages Keras' public API is imported from.
 KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 KERAS_PREFIXES = tuple(f"{package}." for package in KERAS_PACKAGES)
@@ -48,3 +50,9 @@ def keras_leaf(qualified: str | None) -> str | None:
     """`tensorflow.keras.losses.Loss` -> `Loss`; None if not a Keras name."""
     path = keras_path(qualified)
     return path.rsplit(".", 1)[-1] if path is not None else None
+
+
+def is_keras_model_class(bases: Iterable[str]) -> bool:
+    """A class whose resolved bases include `keras.Model` (or `Sequential`):
+    Keras gives its instances `self.optimizer` once compiled."""
+    return any(keras_leaf(base) in ("Model", "Sequential") for base in bases)

@@ -14,11 +14,13 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from tfrewrite.facts.call_evidence import SPLAT
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.method_steps import looped_train_methods
+from tfrewrite.workspace.line_names import path_line
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
 KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
@@ -185,6 +187,12 @@ class _Lookup:
                 full = index.qualify(qualname)
                 self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
         self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
+        # Modules that re-export others' names (`from .helpers import *` in a
+        # package's `__init__.py`): module name -> the modules it star-imports.
+        self.reexports: dict[str, list[str]] = {}
+        for index in indexes:
+            if index.star_imports and index.module:
+                self.reexports.setdefault(index.module, []).extend(index.star_imports)
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -218,9 +226,9 @@ class _Lookup:
         """`Agent.memory.sample` (`self.memory.sample(...)` in a method of
         `Agent`): the `sample` method of the project class whose object
         `Agent` holds in `self.memory` (`self.memory = ReplayBuffer(...)`).
-        Used for what call sites pass; a held object's methods do not run
-        traced through this (the step that calls them is refused instead:
-        `step_hazards`)."""
+        Used for what call sites pass, and for tracing: a traced method's
+        held objects' methods run in its trace (a step not traced yet that
+        calls them is refused instead: `step_hazards`)."""
         if name.count(".") < 2:
             return []
         owner, attr, method = name.rsplit(".", 2)
@@ -249,8 +257,22 @@ class _Lookup:
             for index, qualname, full in self.by_last.get(name.rpartition(".")[2], ())
             if (full == name or full.endswith(tail)) and (dotted_name or not index.module)
         ]
+        if not known and dotted_name:
+            self.found[name] = known  # a cycle of star imports ends here
+            known = self._reexported(name)
         self.found[name] = known
         return known
+
+    def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *`: the
+        `f` of `pkg.helpers` (and so on through further star imports)."""
+        owner, _, last = name.rpartition(".")
+        found: list[tuple[ModuleIndex, str]] = []
+        for module, sources in self.reexports.items():
+            if module == owner or module.endswith("." + owner) or owner.endswith("." + module):
+                for source in sources:
+                    found.extend(self._find(f"{source}.{last}"))
+        return found
 
 
 def _keras_base(
@@ -423,7 +445,7 @@ def compute_facts(
         for qualname in index.classes:
             mark_class(index, qualname, "", elsewhere=False)
         for site in index.traced_sites:
-            where = f"{index.path}:{site.lineno}"
+            where = path_line(index.path, site.lineno, index.cell_starts)
             is_loss = site.reason.startswith(f"{COMPILE_CONTEXT}(loss")
             is_metric = site.reason.startswith(
                 (f"{COMPILE_CONTEXT}(metrics", f"{COMPILE_CONTEXT}(w")
@@ -499,7 +521,14 @@ def compute_facts(
                         elsewhere=known.elsewhere,
                     )
             for callee in info.calls:
-                for target_index, target in lookup.find(callee, index):
+                targets = lookup.find(callee, index)
+                if not targets and not known.pending:
+                    # `self.critic.sync()`: a method of an object the class
+                    # holds runs in the caller's trace. (A step that is not
+                    # traced yet is refused instead when it calls Python
+                    # state: `step_hazards`.)
+                    targets = lookup.held_method(callee)
+                for target_index, target in targets:
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
                         mark(
@@ -611,7 +640,9 @@ def _mark_train_step_contexts(
         for tape_loss in index.tape_losses:
             if tape_loss.function:
                 continue
-            where = f"differentiated in a `GradientTape` at {index.path}:{tape_loss.lineno}"
+            where = "differentiated in a `GradientTape` at " + path_line(
+                index.path, tape_loss.lineno, index.cell_starts
+            )
             for target_index, target in lookup.find(tape_loss.callee, index):
                 if target in target_index.functions:
                     queue.append((target_index, target, where))
@@ -711,10 +742,15 @@ def _apply_call_sites(
                 params = info.params
                 offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
                 given = dict(site.keywords)
+                splat = given.pop(SPLAT, None)
                 for i, evidence in enumerate(site.args):
                     if i + offset < len(params):
                         given.setdefault(params[i + offset], evidence)
-                seen.setdefault(key, []).append((given, f"{index.path}:{site.lineno}"))
+                if splat is not None:  # `**self.config.kl` fills the rest
+                    for name in params[offset:]:
+                        given.setdefault(name, splat)
+                where = path_line(index.path, site.lineno, index.cell_starts)
+                seen.setdefault(key, []).append((given, where))
     by_path = {index.path: index for index in indexes}
     for key, located in seen.items():
         known = marks[key]

@@ -31,7 +31,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES, is_python_parameter_name
-from tfrewrite.facts.tensor_kinds import TENSOR_NAMESPACES, VARIABLE_CONSTRUCTORS, VARIABLE_READS
+from tfrewrite.facts.tensor_kinds import (
+    OPTIMIZER_ATTRIBUTES,
+    TENSOR_NAMESPACES,
+    VARIABLE_CONSTRUCTORS,
+    VARIABLE_READS,
+)
 
 # Builtins whose result the analysis never takes for a tensor. (It takes
 # no call of a name that is not imported for one, unless the name holds a
@@ -167,6 +172,8 @@ class PythonConditions:
             reads.names.add(node.id)
             return True
         if isinstance(node, ast.Attribute):
+            if node.attr in OPTIMIZER_ATTRIBUTES:
+                return False  # `optimizer.iterations`: a variable, if its owner is an optimizer
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 reads.self_attrs.add(node.attr)
             return True

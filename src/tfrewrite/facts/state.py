@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.tensor_kinds import is_tensor_op
 from tfrewrite.facts.vocabulary import is_setup_method
 from tfrewrite.facts.walk import (
@@ -228,10 +229,13 @@ def module_containers(module: cst.Module, resolver: NameResolver) -> set[str]:
     return {name for name, container in bound.items() if container}
 
 
-def subscript_writes(root: cst.CSTNode) -> set[str]:
-    """Names whose items `root` assigns or deletes (`CONFIG["margin"] = 0.5`,
-    `del CACHE[k]`), in any function: a container changed between calls."""
-    found: set[str] = set()
+def in_place_writes(root: cst.CSTNode) -> dict[str, str]:
+    """Names whose items `root` changes in place, in any function, and how
+    (`CONFIG["margin"] = 0.5`, `del CACHE[k]`, `CONFIG.update(margin=0.5)`):
+    a container changed between calls. A mutating method counts as a
+    statement of its own (`cfg.update(...)`); its result used in an
+    expression (`x = queue.pop()`) is left to TFR202."""
+    found: dict[str, str] = {}
     for small in iter_small_statements(root, into_functions=True):
         targets: list[cst.BaseExpression] = []
         if isinstance(small, cst.Assign):
@@ -240,9 +244,19 @@ def subscript_writes(root: cst.CSTNode) -> set[str]:
             targets = [small.target]
         elif isinstance(small, cst.Del):
             targets = [small.target]
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.attr.value in MUTATING_METHODS
+            ):
+                name = func.value.value
+                found.setdefault(name, f"`{name}.{func.attr.value}(...)`")
         for target in targets:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                found.add(target.value.value)
+                name = target.value.value
+                found.setdefault(name, f"`{name}[...] = ...`")
     return found
 
 

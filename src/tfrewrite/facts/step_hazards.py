@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tfrewrite.facts.blockers import Blocker, lines_of
+from tfrewrite.facts.blockers import Blocker, line_name_of, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.fresh_arguments import fresh_object_arguments
 from tfrewrite.facts.frozen_state import FrozenState
@@ -466,7 +466,7 @@ def _use_shown(ctx: RuleContext, function: FunctionScope, use: cst.CSTNode) -> s
     for node in iter_nodes(function.node.body, into_functions=False):
         if isinstance(node, cst.Call) and any(a.value is use for a in node.args):
             return f"`{ctx.code(node).strip()}`"
-    return f"line {lines_of(ctx, use)[0]}"
+    return line_name_of(ctx, use)
 
 
 # Decorators that wrap nothing a trace would see.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.tf_scalar_results import SCALAR_RESULTS
 
 if TYPE_CHECKING:
@@ -350,6 +351,10 @@ class TensorKind:
     # built with a `reduction` (which may be "none").
     loss_object: bool = False
     reduces: bool = False
+    # A Keras optimizer (`keras.optimizers.Adam()`, a model's `self.optimizer`):
+    # its `iterations` is a scalar integer variable, counted up by every
+    # `apply_gradients`, so a condition on it is a tensor condition.
+    optimizer: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -364,8 +369,22 @@ BOOL_SCALAR = TensorKind(True, scalar=True, boolean=True)
 FLOATING = TensorKind(True, floating=True)
 VARIABLE = TensorKind(False, variable=True)
 DATASET = TensorKind(False, dataset=True)
+OPTIMIZER = TensorKind(False, optimizer=True)
+# `optimizer.iterations`: a scalar int64 variable.
+ITERATIONS = TensorKind(False, scalar=True, integer=True, variable=True)
+# What reading an attribute of an optimizer gives.
+OPTIMIZER_ATTRIBUTES = {"iterations": ITERATIONS}
 # The optimistic start for a name's own bindings (greatest fixed point).
-TOP = TensorKind(True, True, True, True, True, True, True, True, True, True)
+TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True)
+
+
+def is_optimizer_constructor(qualified: str | None) -> bool:
+    """`keras.optimizers.Adam` (any Keras spelling, `legacy` and
+    `experimental` ones included), not a schedule or a module function."""
+    path = keras_path(qualified) or ""
+    if not path.startswith("optimizers.") or ".schedules." in path:
+        return False
+    return path.rsplit(".", 1)[-1][:1].isupper()
 
 
 def meet(a: TensorKind, b: TensorKind) -> TensorKind:
@@ -381,6 +400,7 @@ def meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.vector and b.vector,
         a.loss_object and b.loss_object,
         a.reduces and b.reduces,
+        a.optimizer and b.optimizer,
     )
 
 
@@ -396,6 +416,8 @@ def settled(kind: TensorKind) -> TensorKind:
         return DATASET
     if kind.loss_object:
         return TensorKind(False, loss_object=True, reduces=kind.reduces)
+    if kind.optimizer:
+        return OPTIMIZER
     return NOT_TENSOR
 
 
@@ -573,6 +595,21 @@ ELEMENTWISE_LEAVES = frozenset(
         "is_finite",
     }
 )
+
+
+def variable_kind(
+    node: cst.Call,
+    resolver: NameResolver,
+    operand_kind: Callable[[cst.BaseExpression], TensorKind],
+) -> TensorKind:
+    """What `tf.Variable(initial, dtype=...)` makes: a variable, scalar when
+    its initial value is a Python number or bool, of the dtype its `dtype=`
+    or its initial value gives."""
+    positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+    initial = positional[0] if positional else None
+    dtype = dtype_kind(node, "tensorflow.constant", positional, resolver, operand_kind)
+    scalar = initial is not None and (is_python_number(initial) or is_python_bool(initial))
+    return TensorKind(False, scalar, dtype.boolean, dtype.floating, dtype.integer, variable=True)
 
 
 def dtype_kind(

@@ -52,6 +52,8 @@ from tfrewrite.facts.tensor_kinds import (
     FLOATING,
     MULTI_TENSOR_FUNCTIONS,
     NOT_TENSOR,
+    OPTIMIZER,
+    OPTIMIZER_ATTRIBUTES,
     TENSOR,
     TENSOR_ANNOTATIONS,
     TOP,
@@ -59,7 +61,7 @@ from tfrewrite.facts.tensor_kinds import (
     VARIABLE_READS,
     TensorKind,
     dtype_kind,
-    is_python_bool,
+    is_optimizer_constructor,
     is_python_float,
     is_python_int,
     is_python_number,
@@ -67,6 +69,7 @@ from tfrewrite.facts.tensor_kinds import (
     meet,
     op_result_kind,
     settled,
+    variable_kind,
 )
 from tfrewrite.facts.walk import child_nodes
 
@@ -477,6 +480,8 @@ class TensorFacts:
                 and node.value.value == "self"
             ):
                 return self.attributes.kinds.get(node.attr.value, NOT_TENSOR)
+            if node.attr.value in OPTIMIZER_ATTRIBUTES and self._kind(node.value, names).optimizer:
+                return OPTIMIZER_ATTRIBUTES[node.attr.value]
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
             if self._kind(node.test, names).tensor:
@@ -592,20 +597,11 @@ class TensorFacts:
             return self._cond_kind(node, names)
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         if qualified in VARIABLE_CONSTRUCTORS:
-            initial = positional[0] if positional else None
-            dtype = dtype_kind(
-                node,
-                "tensorflow.constant",
-                positional,
-                self.resolver,
-                lambda v: self._kind(v, names),
-            )
-            scalar = initial is not None and (is_python_number(initial) or is_python_bool(initial))
-            return TensorKind(
-                False, scalar, dtype.boolean, dtype.floating, dtype.integer, variable=True
-            )
+            return variable_kind(node, self.resolver, lambda v: self._kind(v, names))
         if qualified is not None and qualified.startswith(DATASET_NAMESPACES):
             return DATASET
+        if is_optimizer_constructor(qualified):
+            return OPTIMIZER
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
         if (keras_path(qualified) or "").startswith("losses."):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from tfrewrite.findings import Applicability, Position
 from tfrewrite.pipeline.suppression import NoqaMap
+from tfrewrite.workspace.line_names import line_name, line_names
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -147,8 +148,8 @@ def gate_decorations(
                     note = f"once traced; {names} stays eager"
                 kept = dataclasses.replace(
                     f.violation,
-                    message=f"{f.violation.message} ({note}: see {gate.rule.code} on line "
-                    f"{gate.start.line})",
+                    message=f"{f.violation.message} ({note}: see {gate.rule.code} on "
+                    f"{line_name(gate.start.line)})",
                     fix=None,
                 )
                 replaced[id(f)] = dataclasses.replace(f, violation=kept)
@@ -205,21 +206,10 @@ def _listing(problems: list[tuple[int, str]]) -> str:
     entries = []
     for what, lines in lines_of_kind.items():
         if len(lines) == 1:
-            entries.append(f"line {lines[0]} {what}")
+            entries.append(f"{line_name(lines[0])} {what}")
         else:
-            entries.append(f"{what} (lines {_line_ranges(lines)})")
+            entries.append(f"{what} ({line_names(lines)})")
     return "; ".join(entries)
-
-
-def _line_ranges(lines: list[int]) -> str:
-    """`[3, 4, 5, 9]` -> "3-5, 9": runs of consecutive lines as ranges."""
-    runs: list[list[int]] = []
-    for line in sorted(set(lines)):
-        if runs and line == runs[-1][-1] + 1:
-            runs[-1].append(line)
-        else:
-            runs.append([line])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def _distinct(problems: set[tuple[int, str]]) -> list[tuple[int, str]]:

@@ -26,13 +26,20 @@ from typing import TYPE_CHECKING
 
 from tfrewrite.findings import FileError, FileResult, Finding
 from tfrewrite.pipeline.cache import DEFERRED, Cache
-from tfrewrite.pipeline.rule_pass import applicable_codes, check_file, process_file, python_text
+from tfrewrite.pipeline.rule_pass import (
+    applicable_codes,
+    check_file,
+    process_file,
+    python_text,
+    python_view,
+)
 from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.pipeline.workers import (
     PARALLEL_THRESHOLD,
     map_in_workers,
     start_fresh_server,
 )
+from tfrewrite.workspace.line_names import CellStarts
 from tfrewrite.workspace.notebook import NotebookError
 from tfrewrite.workspace.sources import decode_source, read_file_bytes, undecodable
 
@@ -99,6 +106,7 @@ def _lost_job(job: FileJob) -> _Lost:
 def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileError | _Deferred:
     """Read a file once, apply the byte prefilter (when asked), and index it."""
     path, root, source, prefilter = args
+    cell_starts: CellStarts = ()
     try:
         if source is None:
             data = read_file_bytes(path)
@@ -108,7 +116,7 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
                 if problem is None:
                     return _Deferred(path)
                 return FileError(path, f"cannot read: {problem}")
-            source = python_text(path, data)
+            source, cell_starts = python_view(path, data)
     except NotebookError as err:
         return FileError(path, str(err))
     except OSError as err:
@@ -119,7 +127,9 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
         return FileError(path, f"cannot read: {getattr(err, 'msg', None) or err}")
     from tfrewrite.facts.index import build_index, module_name_for
 
-    index = build_index(source, path, module_name_for(Path(path), Path(root)))
+    index = build_index(
+        source, path, module_name_for(Path(path), Path(root)), cell_starts=cell_starts
+    )
     if index.syntax_error is not None and index.syntax_error[0] is not None:
         from tfrewrite.workspace.syntax import newer_python_hint
 
@@ -145,7 +155,7 @@ def _with_star_names(index: ModuleIndex, by_path: dict[str, InputFile], root: st
             source = python_text(index.path, Path(index.path).read_bytes())
     except (OSError, ValueError, NotebookError):
         return index  # read before: it will be reported when read again
-    return build_index(source, index.path, index.module, index.star_names)
+    return build_index(source, index.path, index.module, index.star_names, index.cell_starts)
 
 
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:

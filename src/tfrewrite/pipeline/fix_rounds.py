@@ -39,6 +39,7 @@ from tfrewrite.pipeline.parsing import parse_module
 from tfrewrite.pipeline.run_options import FileJob, RunOptions
 from tfrewrite.pipeline.suppression import NoqaMap
 from tfrewrite.rewrite.fixes import CstFix
+from tfrewrite.workspace.line_names import line_name
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -203,7 +204,11 @@ def _reindex(
     from tfrewrite.facts.index import build_index
     from tfrewrite.facts.project import compute_facts
 
-    index = build_index(code, previous.path, previous.module, previous.star_names)
+    # A notebook's cells keep the starts they had before the round: what
+    # names a line in a fact only (findings are placed in the fixed cells).
+    index = build_index(
+        code, previous.path, previous.module, previous.star_names, previous.cell_starts
+    )
     if previous.pruned is not None:
         # The code is a pruned check's (`rule_pass._relevant_code`): the
         # functions left out keep their facts.
@@ -399,8 +404,8 @@ def _withhold(
                     message = (
                         f"Python {what} on a tensor needs AutoGraph, and is not rewritten as "
                         "`tf.cond` on its own: the function needs AutoGraph all the same for "
-                        f"the tensor `if` on line {outer.first_line}, which cannot be rewritten "
-                        f"({_root_reason(outer.message)})"
+                        f"the tensor `if` on {line_name(outer.first_line)}, which cannot be "
+                        f"rewritten ({_root_reason(outer.message)})"
                     )
                 f = dataclasses.replace(
                     f, violation=dataclasses.replace(f.violation, message=message, fix=None)
@@ -532,8 +537,10 @@ def _offer(
             line = carrier.start.line
             message = f.violation.message
             if not message.endswith(WAITING):
-                message += f" (until the fix on line {line} is applied)"
-            via = CstFix(f"Fixed along with the fix on line {line}", (), (), fix.applicability)
+                message += f" (until the fix on {line_name(line)} is applied)"
+            via = CstFix(
+                f"Fixed along with the fix on {line_name(line)}", (), (), fix.applicability
+            )
             f = dataclasses.replace(
                 f, violation=dataclasses.replace(f.violation, message=message, fix=via)
             )

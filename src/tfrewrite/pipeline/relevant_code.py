@@ -65,7 +65,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.rules.registry import Relevance
+from tfrewrite.workspace.line_names import CellStarts
 
 if TYPE_CHECKING:
     from tfrewrite.facts.index import FunctionInfo, ModuleIndex
@@ -150,6 +152,7 @@ class Pruned:
     module: str
     pruned: tuple[str, ...]  # qualnames of the blanked functions
     star_names: dict[str, str] = field(default_factory=dict)  # `ModuleIndex.star_names`
+    cell_starts: CellStarts = ()  # `ModuleIndex.cell_starts`
     _carried: ModuleIndex | None = field(default=None, repr=False)
 
     def carried_index(self) -> ModuleIndex:
@@ -163,7 +166,7 @@ class Pruned:
             from tfrewrite.facts.index import build_index
 
             code = _complement(self.source, set(self.pruned))
-            carried = build_index(code, self.path, self.module, self.star_names)
+            carried = build_index(code, self.path, self.module, self.star_names, self.cell_starts)
             if carried.syntax_error is not None or not set(self.pruned) <= set(carried.functions):
                 # A function left out from inside a block (`if`, `try`)
                 # cannot be indexed alone: the caller checks the whole file.
@@ -209,6 +212,7 @@ def prune(
         index.module,
         tuple(u.qualname for u in inert),
         dict(index.star_names),
+        index.cell_starts,
     )
 
 
@@ -328,7 +332,7 @@ def _facts(
                 if isinstance(base, ast.Name):
                     if base.id == "self":
                         facts.writes_self = True
-                    elif base.id in owners:
+                    elif base.id in owners or base.id == "cls":
                         facts.writes_state = True
         elif kind is ast.Subscript:
             if isinstance(inner.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
@@ -353,7 +357,15 @@ def _facts(
             if isinstance(inner.op, ast.Div):  # type: ignore[attr-defined]
                 facts.averages = True
         elif kind is ast.Call:
-            leaf = _leaf(inner.func)  # type: ignore[attr-defined]
+            func = inner.func  # type: ignore[attr-defined]
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in MUTATING_METHODS
+                and isinstance(func.value, ast.Name)
+                and func.value.id in module_names
+            ):
+                facts.writes_state = True  # `cfg.update(...)`: items changed in place
+            leaf = _leaf(func)
             if leaf in averages:
                 facts.averages = True
             if leaf in _BATCHING:

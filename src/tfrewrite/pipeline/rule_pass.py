@@ -30,6 +30,7 @@ from tfrewrite.pipeline.parsing import parse_module as _parse
 from tfrewrite.pipeline.run_options import FileJob
 from tfrewrite.pipeline.suppression import file_is_exempt
 from tfrewrite.report.edits import text_edits
+from tfrewrite.workspace.line_names import CellStarts, place_lines
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from tfrewrite.workspace.sources import decode_source
 
@@ -45,9 +46,15 @@ if TYPE_CHECKING:  # LibCST is imported only when there is a file to parse
 
 def python_text(path: str, data: bytes) -> str:
     """The Python a file holds: its text, or a notebook's code cells."""
+    return python_view(path, data)[0]
+
+
+def python_view(path: str, data: bytes) -> tuple[str, CellStarts]:
+    """`python_text`, and for a notebook where each cell starts in it."""
     if path.endswith(NOTEBOOK_SUFFIX):
-        return Notebook.parse(data).python
-    return decode_source(data).text
+        notebook = Notebook.parse(data)
+        return notebook.python, notebook.cell_starts
+    return decode_source(data).text, ()
 
 
 def _in_cell(finding: Finding, notebook: Notebook) -> Finding:
@@ -55,6 +62,7 @@ def _in_cell(finding: Finding, notebook: Notebook) -> Finding:
     edits count lines of the view, so they are dropped."""
     cell, line = notebook.cell_position(finding.start.line)
     shift = finding.start.line - line
+    finding = _with_named_lines(finding, notebook.cell_starts)
     return dataclasses.replace(
         finding,
         start=Position(line, finding.start.column),
@@ -62,6 +70,15 @@ def _in_cell(finding: Finding, notebook: Notebook) -> Finding:
         cell=cell,
         fix=dataclasses.replace(finding.fix, edits=()) if finding.fix else None,
     )
+
+
+def _with_named_lines(finding: Finding, starts: CellStarts = ()) -> Finding:
+    """`finding` with the lines its messages name (`line_names`) named as
+    its own position is: in cells when `starts` places a notebook's."""
+    fix = finding.fix
+    if fix is not None:
+        fix = dataclasses.replace(fix, message=place_lines(fix.message, starts))
+    return dataclasses.replace(finding, message=place_lines(finding.message, starts), fix=fix)
 
 
 def _as_notebook(result: FileResult, notebook: Notebook) -> None:
@@ -155,6 +172,9 @@ def process_file(job: FileJob) -> FileResult:
             _as_notebook(result, Notebook.parse(Path(job.file.path).read_bytes()))
         except (OSError, NotebookError) as err:
             result.error = FileError(job.file.path, f"cannot read: {err}")
+    # Lines no notebook placed (a `.py` file; a notebook that failed) are plain.
+    result.findings = [_with_named_lines(f) for f in result.findings]
+    result.fixes_applied = [_with_named_lines(f) for f in result.fixes_applied]
     return result
 
 

@@ -35,6 +35,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tfrewrite.workspace.line_names import CellStarts, cell_position
+
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python: the first line is masked, the body analysed.
 PYTHON_BODY_CELL_MAGICS = frozenset(
@@ -169,13 +171,17 @@ class Notebook:
         return f"{indent}{_PLACEHOLDER.format(len(self.masked) - 1)}\n"
 
     # -- positions -----------------------------------------------------------------
+    @property
+    def cell_starts(self) -> CellStarts:
+        """Where each analysed cell starts in the Python view: what names a
+        line of the view for a reader of the notebook (`line_names`)."""
+        return tuple((cell.index + 1, cell.start) for cell in self.cells)
+
     def cell_position(self, line: int) -> tuple[int, int]:
         """(cell number from 1, line in the cell from 1) of a 1-based line of
         the Python view."""
-        for cell in reversed(self.cells):
-            if line - 1 >= cell.start:
-                return cell.index + 1, line - cell.start
-        return (self.cells[0].index + 1 if self.cells else 1), line
+        cell, in_cell = cell_position(self.cell_starts, line)
+        return (1 if cell is None else cell), in_cell
 
     def runnable_python(self) -> str:
         """The Python view with IPython lines turned into `pass`: what

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import iter_assignments, iter_assignments_here
-from tfrewrite.facts.blockers import line_of
+from tfrewrite.facts.blockers import line_name_of
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.liveness import Level, paths_after, read_later
 from tfrewrite.facts.name_use import mentioned_names, name_use
@@ -317,7 +317,7 @@ class InlineTrainingLoop(Rule):
         for statement in region:
             for node in iter_nodes(statement, into_functions=False):
                 if isinstance(node, _CONTROL):
-                    return None, f"line {line_of(ctx, node)} leaves the loop body"
+                    return None, f"{line_name_of(ctx, node)} leaves the loop body"
         tape_body = found.tape.body
         if not isinstance(tape_body, cst.IndentedBlock):
             return None, "the tape block is written on one line"
@@ -349,7 +349,7 @@ class InlineTrainingLoop(Rule):
             ):
                 return (
                     None,
-                    f"line {line_of(ctx, statement)} is a Python side effect "
+                    f"{line_name_of(ctx, statement)} is a Python side effect "
                     "interleaved with the step",
                 )
         new_tape = found.tape.with_changes(body=tape_body.with_changes(body=recorded))
@@ -360,7 +360,7 @@ class InlineTrainingLoop(Rule):
         for statement in after:
             if statement in releases or tape not in set(mentioned_names(statement)):
                 continue
-            return None, f"line {line_of(ctx, statement)} uses the tape after the update"
+            return None, f"{line_name_of(ctx, statement)} uses the tape after the update"
         step = [*step, *releases]
         step_use = name_use(step)
         # Parameters in the order the loops bind them (`for x, y in ...`).
@@ -370,7 +370,7 @@ class InlineTrainingLoop(Rule):
         if rebuilt is not None:
             owner, binding = rebuilt
             return None, (
-                f"line {line_of(ctx, binding)} builds a new `{owner}` on each pass of the loop "
+                f"{line_name_of(ctx, binding)} builds a new `{owner}` on each pass of the loop "
                 "around the step, which would hand it to the same `tf.function`: its variables "
                 "would be created in a second trace, and tf.function only supports singleton "
                 "tf.Variables created on the first call"
@@ -379,12 +379,12 @@ class InlineTrainingLoop(Rule):
         host_loops = keras_host_loop_calls(ctx, step, home_class)
         if host_loops:
             call, what = host_loops[0]
-            return None, f"line {line_of(ctx, call)} {what}"
+            return None, f"{line_name_of(ctx, call)} {what}"
         indexed = numpy_indexed_by_argument(ctx, _scope_of(ctx, found.loop), step, inputs)
         if indexed is not None:
             subscript, array, argument = indexed
             return None, (
-                f"line {line_of(ctx, subscript)} indexes the NumPy array `{array}` with "
+                f"{line_name_of(ctx, subscript)} indexes the NumPy array `{array}` with "
                 f"`{argument}`, which the step would take as an argument: traced, it is a "
                 "symbolic tensor, and NumPy cannot index with one (Cannot convert a symbolic "
                 "tf.Tensor to a numpy array); index a tensor (`tf.gather`) or slice the batch "
@@ -403,7 +403,7 @@ class InlineTrainingLoop(Rule):
             if carried_name in python_values:
                 statement = next(s for s in step if carried_name in name_use([s]).writes)
                 return None, (
-                    f"line {line_of(ctx, statement)} carries `{carried_name}` from one batch to "
+                    f"{line_name_of(ctx, statement)} carries `{carried_name}` from one batch to "
                     "the next through the step: traced, it would come back as a tensor (a "
                     "Python number, or a list of variables as a list of tensors)"
                 )
@@ -562,7 +562,7 @@ def _numpy_inputs(
     for name in inputs:
         if name in uses and name in arrays:
             operation = ctx.code(uses[name]).strip()
-            return f"line {line_of(ctx, arrays[name])} " + numpy_argument_hazard(
+            return f"{line_name_of(ctx, arrays[name])} " + numpy_argument_hazard(
                 name, "", operation
             )
     return None
@@ -590,7 +590,7 @@ def _counter_inputs(
         ]
         read = next((s for s in lines if name in name_use([s]).all_reads), found.tape)
         return (
-            f"line {line_of(ctx, read)} reads `{name}`, a Python number the loop changes on every "
+            f"{line_name_of(ctx, read)} reads `{name}`, a Python number the loop changes on every "
             "iteration: taken by a `tf.function` step, each new value traces it again (TFR203); "
             f"keep it out of the step or hand it over as a tensor (`tf.constant({name})`)"
         )

@@ -138,7 +138,7 @@ def _per_batch_values(
                 if not isinstance(node.target, cst.Name):
                     continue
                 value = node.value
-                if isinstance(value, cst.Integer) and value.value == "1":
+                if _is_one(value):
                     counters.add(node.target.value)
                 elif not _weighted(value):
                     accumulated.append(node.target.value)
@@ -151,6 +151,13 @@ def _per_batch_values(
                 if name in lists:
                     lists[name].start = node
     return lists, sums
+
+
+def _is_one(value: cst.BaseExpression) -> bool:
+    """The literal one a counter adds per pass: `n += 1` or `n += 1.0`."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.evaluated_value == 1
+    return False
 
 
 def _over_batches(candidate: cst.BaseExpression) -> bool:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tfrewrite.facts.blockers import line_of
+from tfrewrite.facts.blockers import line_name_of, line_of
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.models import (
     guarded_by_training_check,
@@ -32,6 +32,7 @@ from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.training.statements import remove_statement_edits
+from tfrewrite.workspace.line_names import line_names
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -557,15 +558,15 @@ class LossOutsideTape(Rule):
                 if move.only_renames():
                     continue
                 what = (
-                    f"`{target.value}` is computed on line {line_of(ctx, assigned[0])}, after "
-                    f"the `GradientTape` block of line {line_of(ctx, block)} closed: the tape "
+                    f"`{target.value}` is computed on {line_name_of(ctx, assigned[0])}, after "
+                    f"the `GradientTape` block of {line_name_of(ctx, block)} closed: the tape "
                     f"did not record it, so `{tape}.gradient` returns None"
                 )
             elif any(isinstance(n, (cst.Call, cst.BinaryOperation)) for n in iter_nodes(target)):
                 what = (
-                    f"The loss is computed on line {line_of(ctx, node)}, in the "
-                    f"`{tape}.gradient` call, after the `GradientTape` block of line "
-                    f"{line_of(ctx, block)} closed: the tape did not record it, so the "
+                    f"The loss is computed on {line_name_of(ctx, node)}, in the "
+                    f"`{tape}.gradient` call, after the `GradientTape` block of "
+                    f"{line_name_of(ctx, block)} closed: the tape did not record it, so the "
                     "gradient is None"
                 )
             else:
@@ -630,7 +631,7 @@ class _LossMove:
                 continue
             if not isinstance(statement, cst.SimpleStatementLine):
                 return [], (
-                    f"line {line_of(self.ctx, statement)} is a compound statement that "
+                    f"{line_name_of(self.ctx, statement)} is a compound statement that "
                     "assigns what is differentiated"
                 )
             chosen.insert(0, statement)
@@ -661,7 +662,7 @@ class _LossMove:
             effect = next(side_effects(ctx, statement), None)
             if effect is not None:
                 return None, (
-                    f"line {line_of(ctx, statement)} {effect[1]}, a Python side effect; "
+                    f"{line_name_of(ctx, statement)} {effect[1]}, a Python side effect; "
                     "move the rest by hand"
                 )
         # A moved statement runs before the statements it jumps over: they must
@@ -679,14 +680,14 @@ class _LossMove:
                 writes = set(use.writes)
                 if set(other.writes) & (writes | use.all_reads) or other.all_reads & writes:
                     return None, (
-                        f"line {line_of(ctx, statement)} would move above line "
-                        f"{line_of(ctx, earlier)}, which uses the same names"
+                        f"{line_name_of(ctx, statement)} would move above "
+                        f"{line_name_of(ctx, earlier)}, which uses the same names"
                     )
                 changed = sorted(_mutated(earlier, modules) & use.all_reads)
                 if changed:
                     return None, (
-                        f"line {line_of(ctx, statement)} reads `{changed[0]}`, which line "
-                        f"{line_of(ctx, earlier)} may change in place; moving it above "
+                        f"{line_name_of(ctx, statement)} reads `{changed[0]}`, which "
+                        f"{line_name_of(ctx, earlier)} may change in place; moving it above "
                         "would change what it reads"
                     )
         moved = [_without_blank_lines(s) for s in chosen]
@@ -708,8 +709,7 @@ class _LossMove:
         edits.append(NodeEdit(self.tape, new_tape))
         for statement in chosen:
             edits.extend(remove_statement_edits(self.block, statement, moved=True))
-        lines = ", ".join(str(line_of(ctx, s)) for s in chosen)
-        where = f" (line {lines})" if lines else ""
+        where = f" ({line_names(line_of(ctx, s) for s in chosen)})" if chosen else ""
         return (
             CstFix(
                 f"Move the loss computation{where} into the `GradientTape` block",

@@ -1,0 +1,104 @@
+"""TFR201: Python state changed in place between calls, however it is
+changed: an item assigned, a mutating method (`cfg.update(...)`), or a
+classmethod rebinding its class's attribute (`cls.margin = ...`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tfrewrite.api import check_source
+
+UPDATED_DICT = """
+import tensorflow as tf
+
+config = {"scale": 1.0}
+
+
+def set_scale(value):
+    config.{change}
+
+
+@tf.function
+def scaled(x):
+    return x * config["scale"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("change", "spelled"),
+    [
+        ("update(scale=value)", "`config.update(...)`"),
+        ('setdefault("scale", value)', "`config.setdefault(...)`"),
+    ],
+)
+def test_a_dict_changed_in_place_is_frozen_in_traced_code(change: str, spelled: str) -> None:
+    source = UPDATED_DICT.replace("{change}", change)
+    found = check_source(source, select=["TFR201"])
+    assert [f.start.line for f in found] == [13]
+    assert spelled in found[0].message
+
+
+def test_a_dict_item_assignment_still_counts() -> None:
+    source = UPDATED_DICT.replace("config.{change}", 'config["scale"] = value')
+    (finding,) = check_source(source, select=["TFR201"])
+    assert "`config[...] = ...`" in finding.message
+
+
+def test_a_traced_function_appending_to_a_list_is_tfr202_not_a_frozen_read() -> None:
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        history = []
+
+
+        @tf.function
+        def step(x):
+            history.append(x)
+            return x * 2
+        """
+    )
+    codes = [f.code for f in check_source(source, select=["TFR2"])]
+    assert codes == ["TFR202"]
+
+
+def test_a_classmethod_rebinding_its_class_attribute_is_frozen_state() -> None:
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        class Schedule:
+            margin = 0.1
+
+            @classmethod
+            def advance(cls, epoch):
+                cls.margin = epoch / 10
+
+
+        @tf.function
+        def hinge(y):
+            return tf.nn.relu(Schedule.margin - y)
+        """
+    )
+    (finding,) = check_source(source, select=["TFR201"])
+    assert "`Schedule.margin`" in finding.message
+    assert "rebound in `Schedule.advance`" in finding.message
+
+
+def test_the_same_in_a_check_of_the_project(tmp_path) -> None:
+    """The check of a folder leaves out code no rule needs before parsing: a
+    function that changes a container in place is kept for TFR201."""
+    from typer.testing import CliRunner
+
+    from tfrewrite.cli import app
+
+    path = tmp_path / "scaled.py"
+    path.write_text(UPDATED_DICT.replace("{change}", "update(scale=value)"), encoding="utf-8")
+    result = CliRunner().invoke(
+        app, ["check", "--no-cache", "--select", "TFR201", "--output-format", "concise", str(path)]
+    )
+    assert result.exit_code == 1
+    assert "scaled.py:13:16: TFR201 `config` is Python state" in result.output

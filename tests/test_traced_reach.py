@@ -1,0 +1,173 @@
+"""Where tracing reaches: a method of an object a traced method holds
+(`self.critic.sync()`), a method of a module-level object (`critic.sync()`),
+a function a package re-exports (`from .helpers import *` in its
+`__init__.py`, then `pkg.f()`). And where it does not: an attribute of an
+imported module set once at import (`tf.as_tensor = ...` in another
+module) is settled before any trace."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+CRITIC = """
+import tensorflow as tf
+
+
+class Critic(tf.Module):
+    def __init__(self):
+        self.count = tf.Variable(0, dtype=tf.int64)
+        self.mix = tf.Variable(0.0)
+
+    def sync(self):
+        if self.count % 4 == 0:
+            self.mix.assign(1.0)
+        self.count.assign_add(1)
+"""
+
+
+def _check(root: Path, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    options = RunOptions(rule_codes=("TFR101", "TFR201"), root=str(root))
+    result = run([InputFile(str(root / name)) for name in files], options, jobs=1)
+    return sorted(
+        (str(Path(f.path).relative_to(root)), f.start.line, f.code) for f in result.findings
+    )
+
+
+def test_a_method_of_an_object_a_traced_method_holds(tmp_path: Path) -> None:
+    agent = """
+    import tensorflow as tf
+
+    from critic import Critic
+
+
+    class Agent(tf.Module):
+        def __init__(self):
+            self.critic = Critic()
+
+        @tf.function
+        def train(self):
+            self.critic.sync()
+    """
+    found = _check(tmp_path, {"critic.py": CRITIC, "agent.py": agent})
+    assert found == [("critic.py", 11, "TFR101")]
+
+
+def test_a_held_object_of_a_method_that_is_not_traced_is_not_traced(tmp_path: Path) -> None:
+    agent = """
+    import tensorflow as tf
+
+    from critic import Critic
+
+
+    class Agent(tf.Module):
+        def __init__(self):
+            self.critic = Critic()
+
+        def train(self):
+            self.critic.sync()
+    """
+    assert _check(tmp_path, {"critic.py": CRITIC, "agent.py": agent}) == []
+
+
+def test_a_method_of_a_module_level_object(tmp_path: Path) -> None:
+    script = CRITIC + textwrap.dedent(
+        """
+
+        critic = Critic()
+
+
+        @tf.function
+        def step():
+            critic.sync()
+        """
+    )
+    assert _check(tmp_path, {"script.py": script}) == [("script.py", 11, "TFR101")]
+
+
+def test_a_parameter_shadowing_the_module_level_object(tmp_path: Path) -> None:
+    script = CRITIC + textwrap.dedent(
+        """
+
+        critic = Critic()
+
+
+        @tf.function
+        def step(critic):
+            critic.sync()
+        """
+    )
+    assert _check(tmp_path, {"script.py": script}) == []
+
+
+def test_a_function_a_package_reexports(tmp_path: Path) -> None:
+    helpers = """
+    import tensorflow as tf
+
+
+    def doubled_if_positive(x):
+        if tf.reduce_sum(x) > 0:
+            x = x * 2
+        return x
+    """
+    main = """
+    import tensorflow as tf
+
+    import pkg
+
+
+    @tf.function
+    def step(x):
+        return pkg.doubled_if_positive(x)
+    """
+    files = {
+        "pkg/__init__.py": "from .helpers import *\n",
+        "pkg/helpers.py": helpers,
+        "main.py": main,
+    }
+    assert _check(tmp_path, files) == [("pkg/helpers.py", 6, "TFR101")]
+
+
+def test_an_imported_module_attribute_set_once_at_import_is_settled(tmp_path: Path) -> None:
+    patches = """
+    import tensorflow as tf
+
+    tf.as_tensor = tf.convert_to_tensor
+    """
+    agent = """
+    import tensorflow as tf
+
+    import patches
+
+
+    @tf.function
+    def act(obs):
+        obs = tf.nest.map_structure(tf.as_tensor, obs)
+        return obs["x"] * 2.0
+    """
+    assert _check(tmp_path, {"patches.py": patches, "agent.py": agent}) == []
+
+
+def test_an_imported_module_attribute_rebound_in_a_function_is_frozen(tmp_path: Path) -> None:
+    config = "SCALE = 1.0\n"
+    main = """
+    import tensorflow as tf
+
+    import config
+
+
+    def set_scale(value):
+        config.SCALE = value
+
+
+    @tf.function
+    def scaled(x):
+        return x * config.SCALE
+    """
+    assert _check(tmp_path, {"config.py": config, "main.py": main}) == [("main.py", 13, "TFR201")]
