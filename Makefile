@@ -30,7 +30,7 @@ demo: $(VENV)/.installed-dev
 	@echo; echo "== examples/eager_tutorial.py: one 'tfrewrite fix --unsafe-fixes' (as a diff)"
 	$(BIN)/tfrewrite fix --diff --unsafe-fixes examples/eager_tutorial.py; test $$? -le 1
 	@echo; echo "== verify: the original run eagerly against the migrated script traced"
-	cd examples && ../$(BIN)/tfrewrite verify --unsafe-fixes --no-xla --jobs 1 eager_tutorial.py
+	cd examples && ../$(BIN)/tfrewrite verify --no-cache --unsafe-fixes --no-xla --jobs 1 eager_tutorial.py
 	@echo; echo "== the train step before (eager) and after (traced)"
 	$(BIN)/python benchmarks/train_step_payoff.py --example-only --steps 24
 

@@ -102,3 +102,53 @@ def test_the_same_in_a_check_of_the_project(tmp_path) -> None:
     )
     assert result.exit_code == 1
     assert "scaled.py:13:16: TFR201 `config` is Python state" in result.output
+
+
+def test_each_class_building_its_layers_in_its_own_setup_method() -> None:
+    """Two models each call their own `make_layers` from `__init__`: neither
+    calls the other's, so what it builds is set up once, not rebound."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        class Encoder(tf.keras.Model):
+            def __init__(self, widths):
+                super().__init__()
+                self.make_layers(widths)
+
+            def make_layers(self, widths):
+                self.blocks = []
+                self.blocks += [tf.keras.layers.Dense(w) for w in widths]
+
+            def call(self, x):
+                for block in self.blocks:
+                    x = block(x)
+                return x
+
+
+        class Decoder(tf.keras.Model):
+            def __init__(self, widths):
+                super().__init__()
+                self.make_layers(widths)
+
+            def make_layers(self, widths):
+                self.stages = [tf.keras.layers.Dense(w) for w in widths]
+
+            def call(self, x):
+                for stage in self.stages:
+                    x = stage(x)
+                return x
+        """
+    )
+    assert check_source(source, select=["TFR201"]) == []
+    # A subclass calling it on `self` after construction does rebuild it.
+    rebuilt = source + textwrap.dedent(
+        """
+
+        class Wider(Encoder):
+            def widen(self, widths):
+                self.make_layers(widths)
+        """
+    )
+    assert [f.start.line for f in check_source(rebuilt, select=["TFR201"])] == [15]

@@ -39,3 +39,29 @@ def test_positions_and_paths() -> None:
 def test_text_without_marks_is_returned_as_it_is() -> None:
     text = "line 9 is already plain"
     assert place_lines(text, STARTS) is text
+
+
+def test_rules_facts_and_fix_rounds_name_lines_through_line_names() -> None:
+    """No message in the rules, the facts or the fix rounds spells "line N"
+    itself: a notebook's reader would be sent to a line of the cells joined."""
+    import ast
+    from pathlib import Path
+
+    import tfrewrite
+
+    package = Path(tfrewrite.__file__).parent
+    spelled = []
+    for folder in ("rules", "facts", "pipeline"):
+        for path in sorted((package / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, ast.JoinedStr):
+                    continue
+                for before, after in zip(node.values, node.values[1:], strict=False):
+                    if (
+                        isinstance(before, ast.Constant)
+                        and isinstance(before.value, str)
+                        and before.value.rstrip().endswith(("line", "lines"))
+                        and isinstance(after, ast.FormattedValue)
+                    ):
+                        spelled.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert spelled == []

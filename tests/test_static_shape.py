@@ -40,6 +40,8 @@ def _last_line(source: str) -> str:
         ("tf.fill((h.shape[0], h.shape[-1]), 7.0)", "tf.fill((tf.shape(h)[0], h.shape[-1]), 7.0)"),
         ("tf.reshape(h, [h.shape[0], -1])", "tf.reshape(h, [tf.shape(h)[0], -1])"),
         ("tf.broadcast_to(1.0, h.shape)", "tf.broadcast_to(1.0, tf.shape(h))"),
+        ("tf.random.normal(shape=h.get_shape())", "tf.random.normal(shape=tf.shape(h))"),
+        ("tf.ones([h.get_shape()[0], 2])", "tf.ones([tf.shape(h)[0], 2])"),
     ],
 )
 def test_static_shape_becomes_the_dynamic_shape(before, after):

@@ -12,6 +12,7 @@ from pathlib import Path
 from tfrewrite.verify import caller_capture, callers
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import pair_targets
+from tfrewrite.workspace.line_names import place_lines
 
 TRAIN = """
 import tensorflow as tf
@@ -51,7 +52,7 @@ def test_main_is_the_caller() -> None:
     found = _caller(MAIN)
     assert found is not None
     assert (found.kind, found.name, found.line) == ("function", "main", 19)
-    assert found.describe() == "`main()` (line 19)"
+    assert place_lines(found.describe()) == "`main()` (line 19)"
 
 
 def test_the_main_block_is_the_caller() -> None:
@@ -174,7 +175,7 @@ def test_a_loop_in_a_function_with_parameters_gets_its_caller() -> None:
     [target] = _targets(textwrap.dedent(MAIN), textwrap.dedent(rewrite))
     assert target.problem is None
     assert target.caller is not None and target.caller["name"] == "main"
-    assert "with the arguments `main()` (line 19) builds" in target.reason
+    assert "with the arguments `main()` (line 19) builds" in place_lines(target.reason)
 
 
 def test_without_a_caller_the_harness_is_asked_for() -> None:

@@ -31,6 +31,9 @@ DETERMINISTIC = [
     "tf.reshape(h, [h.shape[0], -1, 1])",
     "tf.fill((h.shape[0], h.shape[-1]), 7.0) * h",
     "tf.broadcast_to(2.0, h.shape) * h",
+    # `get_shape()` is the same static shape as `.shape`.
+    "tf.zeros(h.get_shape()) + h",
+    "tf.concat([h, tf.ones([h.get_shape()[0], 2])], axis=1)",
 ]
 UNKNOWN_BATCH = [tf.TensorSpec([None, 3], tf.float32)]
 INPUTS = [

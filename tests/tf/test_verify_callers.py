@@ -16,6 +16,7 @@ from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import VerifySettings, parse_verify_settings
 from tfrewrite.verify.targets import pair_targets
+from tfrewrite.workspace.line_names import place_lines
 
 pytestmark = pytest.mark.tensorflow
 
@@ -49,7 +50,9 @@ def _failed(result: dict) -> set[str]:
 
 
 def _text(result: dict) -> str:
-    return "\n".join(result["warnings"] + result["inputs"])
+    """The result's warnings and inputs, with the lines they name as the
+    report names them (`verify_targets` does this for the command)."""
+    return place_lines("\n".join(result["warnings"] + result["inputs"]))
 
 
 # The data every script below trains on: 40 rows, batches of 16 (a short last one).
@@ -238,7 +241,7 @@ PREDICT_OK = PREDICT.replace(
 def test_a_function_of_a_model_is_compared_on_the_arguments_main_builds() -> None:
     [result] = _verify(PREDICT, PREDICT_OK)
     assert result["verdict"] == "equivalent", result
-    assert "the arguments `main()` (line 24) builds" in result["inputs"][0]
+    assert "the arguments `main()` (line 24) builds" in place_lines(result["inputs"][0])
     # Both branches of the new tf.cond were taken: the search varied `x`.
     assert result["branches"] and all(b["true"] and b["false"] for b in result["branches"])
 

@@ -12,6 +12,7 @@ import pytest
 from tests.tf.test_verify_callers import DATASET, FAST, _verify
 
 from tfrewrite.verify.checks import Request, verify
+from tfrewrite.workspace.line_names import place_lines
 
 pytestmark = pytest.mark.tensorflow
 
@@ -75,7 +76,7 @@ def test_a_branch_the_replayed_data_never_reaches_is_not_proven() -> None:
     assert all(c["ok"] for c in result["checks"]), result
     line = _cond_line(rewrite)
     assert result["branches"] == [{"line": line, "true": False, "false": True}]
-    text = "\n".join(result["warnings"])
+    text = place_lines("\n".join(result["warnings"]))
     assert f"the true branch of the tf.cond on line {line} was never taken" in text, text
     assert "harness" in text
 
@@ -158,7 +159,7 @@ def test_a_branch_the_harness_batches_never_reach_is_not_proven(
     assert result["verdict"] == "not proven", result
     assert all(c["ok"] for c in result["checks"]), result
     assert result["branches"] == [{"line": line, "true": False, "false": True}]
-    text = "\n".join(result["warnings"])
+    text = place_lines("\n".join(result["warnings"]))
     assert f"the true branch of the tf.cond on line {line} was never taken" in text, text
 
 

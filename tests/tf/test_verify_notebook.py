@@ -44,3 +44,24 @@ def test_verify_proves_a_notebooks_rewrite(tmp_path: Path) -> None:
     verdicts = {item["function"]: item["verdict"] for item in data["results"]}
     assert verdicts.get("clipped_loss") == "equivalent", result.output
     assert result.exit_code == 0
+
+
+def test_verify_names_notebook_positions_in_cells(tmp_path: Path) -> None:
+    """Results name the function's cell and the line in it, and the
+    rewrite's `tf.cond` by its cell too, as `check` names findings."""
+    path = tmp_path / "tutorial.ipynb"
+    path.write_text(make_notebook(CELLS))
+    app = typer.Typer()
+    register(app)
+
+    @app.callback()
+    def _main() -> None:
+        """tfrewrite"""
+
+    result = CliRunner().invoke(app, ["verify", "--no-cache", "--output-format", "json", str(path)])
+    [item] = [i for i in json.loads(result.output)["results"] if i["function"] == "clipped_loss"]
+    assert (item["cell"], item["line"]) == (4, 2)
+    assert [(b["cell"], b["line"]) for b in item["branches"]] == [(4, 4)]
+    text = CliRunner().invoke(app, ["verify", "--no-cache", str(path)]).output
+    assert f"{path}:cell 4:2: clipped_loss" in text
+    assert "tf.cond on rewrite cell 4, line 4: both" in text

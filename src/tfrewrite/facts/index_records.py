@@ -133,12 +133,15 @@ class CallSite:
 
 @dataclass(slots=True)
 class TapeLoss:
-    """A call `loss = f(labels, predictions)` inside a `GradientTape` block whose
-    result is differentiated (`tape.gradient(loss, ...)`): `f` is a loss."""
+    """A call `loss = f(...)` inside a `GradientTape` block whose result is
+    differentiated (`tape.gradient(loss, ...)`): `f` is a loss, whatever it
+    takes. `pair`: called as `f(labels, predictions)`, two positional
+    arguments, which are then tensors."""
 
     callee: str  # dotted name of `f`
     function: str  # qualname of the enclosing function, "" at module level
     lineno: int
+    pair: bool = True
 
 
 @dataclass

@@ -119,6 +119,28 @@ def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
     return None
 
 
+def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
+    """Whether a method of the project class builds a Keras layer whose output
+    depends on `training` (`Dropout`, `BatchNormalization`, an RNN with
+    dropout), or a layer tfrewrite cannot tell (another project class)."""
+    prefix = class_name + "."
+    for function in ctx.functions:
+        if not function.qualname.startswith(prefix):
+            continue
+        for node in iter_nodes(function.node.body):
+            if not isinstance(node, cst.Call):
+                continue
+            leaf = _layer_leaf(ctx, node)
+            if leaf is not None and (
+                leaf not in _INSENSITIVE_LAYERS
+                or any(a.keyword and a.keyword.value in _RNN_DROPOUT for a in node.args)
+            ):
+                return True
+            if leaf is None and (dotted_name(node.func) or "") in ctx.index.classes:
+                return True
+    return False
+
+
 def ignores_training(ctx: RuleContext, model: str) -> str | None:
     """Why `training=True` changes nothing for `model`, or None when it may:
     a project class whose `call` takes no `training`, or a `Sequential` of
@@ -131,7 +153,14 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
         if callee in ctx.index.classes and call is not None:
             params = call.node.params
             names = {p.name.value for p in [*params.params, *params.kwonly_params]}
-            if "training" not in names and not isinstance(params.star_kwarg, cst.Param):
+            if (
+                "training" not in names
+                and not isinstance(params.star_kwarg, cst.Param)
+                and not _builds_training_layers(ctx, callee)
+            ):
+                # Keras hands `training` to the layers a `call` uses through
+                # its call context, whether `call` names it or not: only a
+                # class holding no dropout or normalization ignores it.
                 return f"the `call` of `{callee}` takes no `training` argument"
         qualified = ctx.names.qualified_name(source.func) or ""
         if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:

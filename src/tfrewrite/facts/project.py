@@ -37,6 +37,20 @@ OWN_DECORATOR = "decorated with @tf.function"
 WRAPPED = "wrapped in tf.function"
 # How the reason of a function given to `compile(loss=/metrics=...)` starts.
 COMPILE_CONTEXT = "given to compile"
+# How the contexts a train step not traced yet gives start: the functions a
+# step function calls (`runs in the train step `train_step``, traced once
+# TFR302 decorates it), those a tape in a loop calls (`runs in the eager loop
+# of `fit``), a loss a module-level tape differentiates (both traced once
+# TFR303 extracts the step from its loop).
+PENDING_STEP_CONTEXTS = (
+    "runs in the train step",
+    "runs in the eager loop of",
+    "differentiated in a `GradientTape` at",
+)
+# The pending contexts of a tape in a loop: traced only by an extraction.
+EAGER_LOOP_CONTEXTS = PENDING_STEP_CONTEXTS[1:]
+# How the context a traced caller gives starts (`called from traced `step``).
+TRACED_CALLER_CONTEXT = "called from traced"
 
 
 # Parameter pairs that make a function a loss by its signature.
@@ -111,6 +125,9 @@ class TracedFunction:
     # `jit_compile=` of its own `@tf.function`: a fix moving the decorator
     # to the step carries it there, so the function keeps running under XLA.
     jit_compile: str | None = None
+    # A `GradientTape` differentiates what it returns: a loss, whatever its
+    # parameters (`dsm_loss(scores, noisy, clean, sigmas)`, `loss(model, x)`).
+    differentiated: bool = False
 
     def __post_init__(self) -> None:
         if not self.contexts:
@@ -126,6 +143,19 @@ class TracedFunction:
             c.startswith(COMPILE_CONTEXT) or c.partition(" ")[0] in _KERAS_METHOD_CONTEXTS
             for c in self.contexts
         )
+
+    @property
+    def traced_callers(self) -> list[str]:
+        """The traced functions that call it, anywhere in the project."""
+        prefix = TRACED_CALLER_CONTEXT + " `"
+        return [c[len(prefix) : -1] for c in self.contexts if c.startswith(prefix)]
+
+    @property
+    def runs_in_an_eager_loop(self) -> bool:
+        """A tape in an eager loop differentiates it: without its own
+        decorator it runs eagerly there until the loop's step is extracted
+        (TFR303)."""
+        return any(c.startswith(EAGER_LOOP_CONTEXTS) for c in self.contexts)
 
     @property
     def has_own_decorator(self) -> bool:
@@ -503,7 +533,7 @@ def compute_facts(
             known = marks[(index.path, qualname)]
             info = index.functions[qualname]
             caller = info.qualname
-            how = "will be traced with" if known.pending else "called from traced"
+            how = "will be traced with" if known.pending else TRACED_CALLER_CONTEXT
             if id(index) not in nested_in:
                 nested_in[id(index)] = _nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):
@@ -636,11 +666,12 @@ def _mark_train_step_contexts(
             known = marks.get((index.path, qualname))
             if known is not None and not known.pending:
                 continue
-            queue.append((index, qualname, f"runs in the train step `{info.qualname}`"))
+            kind = EAGER_LOOP_CONTEXTS[0] if info.tape_in_loop else PENDING_STEP_CONTEXTS[0]
+            queue.append((index, qualname, f"{kind} `{info.qualname}`"))
         for tape_loss in index.tape_losses:
             if tape_loss.function:
                 continue
-            where = "differentiated in a `GradientTape` at " + path_line(
+            where = f"{EAGER_LOOP_CONTEXTS[1]} " + path_line(
                 index.path, tape_loss.lineno, index.cell_starts
             )
             for target_index, target in lookup.find(tape_loss.callee, index):
@@ -1020,8 +1051,9 @@ def tf_function_options(
 def _record_training_facts(
     indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
 ) -> None:
-    """A function differentiated inside a `GradientTape` block is a loss: its
-    first two parameters are (labels, predictions). Traced ones get `is_loss`
+    """A function differentiated inside a `GradientTape` block is a loss
+    (`differentiated`); called as `f(a, b)`, its first two parameters are
+    (labels, predictions). Traced ones get `is_loss`
     (the loss's own file learns how other files use it), and every file that
     calls a loss learns the options of the `tf.function` wrapping it, wherever
     that loss is defined (a step must carry them when the loss loses them).
@@ -1039,8 +1071,10 @@ def _record_training_facts(
                     continue
                 per_file = facts.traced.get(target_index.path, {})
                 known = per_file.get(target)
-                if known is not None and not known.is_loss:
-                    per_file[target] = replace(known, is_loss=True)
+                if known is not None:
+                    per_file[target] = replace(
+                        known, is_loss=known.is_loss or tape_loss.pair, differentiated=True
+                    )
                 options = tf_function_options(target_index, target, indexes)
                 if options is not None:
                     index.loss_decorator_options[tape_loss.callee] = options

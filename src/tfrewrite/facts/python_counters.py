@@ -73,6 +73,58 @@ def changing_numbers(loop: cst.For | cst.While) -> set[str]:
     return found
 
 
+def derived_numbers(loop: cst.For | cst.While, sources: set[str]) -> set[str]:
+    """Names the loop body binds to arithmetic on `sources` (Python numbers
+    that change every iteration: the loop's counter) and number literals,
+    directly or through each other: `tau = 1.0 - 1.0 / (step + 1)` changes
+    with `step`."""
+    assignments = [
+        (node.targets[0].target.value, node.value)
+        for node in iter_nodes(loop.body, into_functions=False)
+        if isinstance(node, cst.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+    ]
+    known = set(sources)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, value in assignments:
+            if name not in found and name not in known and _number_arithmetic_on(value, known):
+                found.add(name)
+                changed = True
+        known |= found
+    return found
+
+
+def _number_arithmetic_on(expr: cst.BaseExpression, names: set[str]) -> bool:
+    """`expr` is arithmetic on some of `names` and number literals."""
+    return any(_uses_only_numbers_and(expr, name, names) for name in names)
+
+
+def _uses_only_numbers_and(expr: cst.BaseExpression, name: str, names: set[str]) -> bool:
+    """`expr` reads `name`, and otherwise only `names` and number literals."""
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if not isinstance(expr, cst.BinaryOperation):
+        return False
+    sides = (expr.left, expr.right)
+
+    def allowed(side: cst.BaseExpression) -> bool:
+        if isinstance(side, cst.Name):
+            return side.value in names
+        if is_python_number(side):
+            return True
+        return isinstance(side, cst.BinaryOperation) and all(
+            allowed(s) for s in (side.left, side.right)
+        )
+
+    return all(allowed(side) for side in sides) and any(
+        _uses_only_numbers_and(side, name, names) for side in sides
+    )
+
+
 def literal_numbers(scope: cst.CSTNode) -> set[str]:
     """Names a scope binds to a number literal (`lr = 0.1`, `step = 0`): the
     start of a counter or a schedule, not a size derived from an argument."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.tensor_kinds import is_tensor_op
 from tfrewrite.facts.vocabulary import is_setup_method
@@ -93,7 +93,10 @@ def is_container(node: cst.BaseExpression | None, resolver: NameResolver) -> boo
 def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
     """Methods `__init__` calls on `self` that nothing else in the module calls
     (`self.reset_noise(dim)` only while constructing): what they assign is
-    set up once, like `__init__`'s own assignments."""
+    set up once, like `__init__`'s own assignments. A `self.<method>(...)`
+    in another class reaches this one only when that class derives from it
+    (by name): two models each building their layers in their own
+    `make_layers` do not call each other's."""
     in_init: set[str] = set()
     for statement in cls.body.body:
         if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
@@ -113,14 +116,19 @@ def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
         for s in cls.body.body
         if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
     }
-    stack: list[cst.CSTNode] = [module]
+    own = cls.name.value
+    stack: list[tuple[cst.CSTNode, bool]] = [(module, True)]
     while stack:
-        node = stack.pop()
+        node, self_is_ours = stack.pop()
         if id(node) in init_nodes:
             continue
+        if isinstance(node, cst.ClassDef) and node is not cls:
+            self_is_ours = any(dotted_name(base.value) == own for base in node.bases)
         if isinstance(node, cst.Attribute) and node.attr.value in in_init:
-            called_elsewhere.add(node.attr.value)
-        stack.extend(child_nodes(node))
+            through_self = isinstance(node.value, cst.Name) and node.value.value == "self"
+            if self_is_ours or not through_self:
+                called_elsewhere.add(node.attr.value)
+        stack.extend((child, self_is_ours) for child in child_nodes(node))
     return in_init - called_elsewhere
 
 
@@ -206,6 +214,42 @@ def fresh_self_containers(function: cst.FunctionDef, resolver: NameResolver) -> 
             if not augmented and is_container(value, resolver):
                 found.add(attr)
     return found
+
+
+def scratch_self_containers(
+    cls: cst.ClassDef, method: str, resolver: NameResolver, _seen: frozenset[str] = frozenset()
+) -> set[str]:
+    """`self.<attr>` that every method of `cls` calling `self.<method>(...)`
+    sets to a new container first (`self._seen = Counter()`, then the helper
+    fills it), itself or through its own callers: scratch state of that call,
+    built afresh each time, not state kept between calls. Empty when no
+    method of the class calls it."""
+    callers = [
+        statement
+        for statement in cls.body.body
+        if isinstance(statement, cst.FunctionDef)
+        and statement.name.value != method
+        and statement.name.value not in _seen
+        and any(_calls_own_method(node, method) for node in iter_nodes(statement.body))
+    ]
+    if not callers:
+        return set()
+    found: set[str] | None = None
+    for caller in callers:
+        fresh = fresh_self_containers(caller, resolver)
+        fresh |= scratch_self_containers(cls, caller.name.value, resolver, _seen | {method})
+        found = fresh if found is None else found & fresh
+    return found or set()
+
+
+def _calls_own_method(node: cst.CSTNode, method: str) -> bool:
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "self"
+        and node.func.attr.value == method
+    )
 
 
 def module_containers(module: cst.Module, resolver: NameResolver) -> set[str]:

@@ -24,9 +24,17 @@ from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 
 
 def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`x` for `x.shape`."""
+    """`x` for `x.shape`, or for `x.get_shape()`: the same `TensorShape`."""
     if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
         return node.value
+    if (
+        isinstance(node, cst.Call)
+        and not node.args
+        and not node.lpar
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "get_shape"
+    ):
+        return node.func.value
     return None
 
 
@@ -53,8 +61,8 @@ def static_dimension_of(node: cst.BaseExpression) -> tuple[cst.BaseExpression, s
 def mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:
     """The first `x.shape` inside `node` (a slice, `list(x.shape[:-1]) + ...`)."""
     for inner, _ in iter_with_ancestors(node):
-        if isinstance(inner, cst.Attribute) and static_shape_of(inner) is not None:
-            return inner
+        if isinstance(inner, (cst.Attribute, cst.Call)) and static_shape_of(inner) is not None:
+            return inner  # type: ignore[return-value]
     return None
 
 

@@ -453,8 +453,8 @@ def unconverted_array_arguments(
             continue
         tensor = f"a {array.dtype} tensor" if array.dtype else "a tensor of its own dtype"
         reasons.append(
-            f"`{param}` is {array.described} at the loop's call (line "
-            f"{lines_of(ctx, array.made)[0]}): traced, it arrives as {tensor} where eagerly "
+            f"`{param}` is {array.described} at the loop's call "
+            f"({line_name_of(ctx, array.made)}): traced, it arrives as {tensor} where eagerly "
             f"it takes the dtype of the tensor it meets, and {_use_shown(ctx, function, uses[0])} "
             "may raise on it (float64 meeting the model's float32 does)"
         )

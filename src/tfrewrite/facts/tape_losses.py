@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable
 
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.function_facts import opens_tape
 from tfrewrite.facts.index_records import ModuleIndex, TapeLoss
 
@@ -31,12 +32,17 @@ def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
 
 
 def _loss_calls(value: ast.AST) -> list[ast.Call]:
-    """`f(a, b)` itself, or the two-argument calls added up in `f(a, b) + reg`."""
-    if isinstance(value, ast.Call) and len(value.args) == 2 and not value.keywords:
+    """`f(...)` itself, or the calls added up in `f(a, b) + reg(w)`."""
+    if isinstance(value, ast.Call):
         return [value]
     if isinstance(value, ast.BinOp):
         return [*_loss_calls(value.left), *_loss_calls(value.right)]
     return []
+
+
+def _is_pair(call: ast.Call) -> bool:
+    """`f(labels, predictions)`: two positional arguments, nothing else."""
+    return len(call.args) == 2 and not call.keywords
 
 
 def tape_scopes(tape_functions: Iterable[str]) -> set[str]:
@@ -56,7 +62,7 @@ def record_tape_losses(
     qualname: str,
     tape_scopes: set[str],
 ) -> None:
-    """Record in `index` two-argument calls whose result, assigned inside a
+    """Record in `index` the calls whose result, assigned inside a
     GradientTape block, is what `tape.gradient` differentiates; recurse into
     the nested scopes that can hold a tape (`tape_scopes`, and every class).
     `resolve` names a callee through the file's imports."""
@@ -80,8 +86,11 @@ def record_tape_losses(
                     continue
                 for call in _loss_calls(stmt.value):
                     callee = resolve(call.func)
-                    if callee:
-                        index.tape_losses.append(TapeLoss(callee, qualname, stmt.lineno))
+                    pair = _is_pair(call)
+                    # A library call of other arity (`tf.reduce_sum(h)`) is no
+                    # loss the project defines.
+                    if callee and (pair or callee.split(".", 1)[0] not in EXTERNAL_ROOTS):
+                        index.tape_losses.append(TapeLoss(callee, qualname, stmt.lineno, pair))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = f"{qualname}.{node.name}" if qualname else node.name
             if isinstance(node, ast.ClassDef) or inner in tape_scopes:

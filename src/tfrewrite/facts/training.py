@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import split_target
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.vocabulary import (
@@ -160,12 +161,16 @@ def loops_calling(ctx: RuleContext, name: str) -> list[cst.For | cst.While]:
 
 
 def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
+    """What `name` is assigned anywhere in the module: `name = value`, and
+    element by element `net, target = Net(), Net()`."""
     values = []
     for node in iter_nodes(ctx.module):
-        if isinstance(node, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value == name for t in node.targets
-        ):
-            values.append(node.value)
+        if not isinstance(node, cst.Assign):
+            continue
+        for target in node.targets:
+            for bound, value, position in split_target(target.target, node.value):
+                if bound == name and value is not None and position is None:
+                    values.append(value)
     return values
 
 

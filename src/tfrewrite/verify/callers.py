@@ -29,6 +29,7 @@ from tfrewrite.verify.module_slice import (
     is_main_guard,
     own_scope_nodes,
 )
+from tfrewrite.workspace.line_names import line_name
 
 TEST_FILES = 400  # test files of a repository looked through for a caller
 FOLDERS = 3000  # folders walked to find them
@@ -51,11 +52,11 @@ class Caller:
 
     def describe(self) -> str:
         if self.kind == "function":
-            return f"`{self.name}()` (line {self.line})"
+            return f"`{self.name}()` ({line_name(self.line)})"
         if self.kind == "main":
-            return f'the `if __name__ == "__main__":` block (line {self.line})'
+            return f'the `if __name__ == "__main__":` block ({line_name(self.line)})'
         if self.kind == "module":
-            return f"the module's top level (line {self.line})"
+            return f"the module's top level ({line_name(self.line)})"
         after = f", after `{self.name.split('.')[0]}.setUp`"
         return f"`{self.name}` in {os.path.basename(self.path)} (line {self.line}{after})"
 

@@ -74,6 +74,7 @@ from tfrewrite.verify.outcome import (
     gradient_fn,
     has_float_output,
 )
+from tfrewrite.workspace.line_names import line_names
 
 CHECK_EAGER = "rewrite eager"
 CHECK_TRACED = "rewrite traced"
@@ -209,7 +210,7 @@ class Verifier:
             self.request = dataclasses.replace(r, original_source=adopted)
             self.outcome.warnings.append(
                 "the reference is the original with training=True where the rewrite adds it "
-                f"(original line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}): "
+                f"(original {line_names(lines)}): "
                 "dropout and batch normalisation now run in training mode, on purpose"
             )
 

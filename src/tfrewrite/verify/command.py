@@ -3,19 +3,25 @@
     tfrewrite verify PATH ...                 the pending rewrite of PATH vs PATH as it is
     tfrewrite verify --original OLD.py NEW.py an applied rewrite vs the file before it
     tfrewrite verify --base REV [PATH ...]    every changed .py file since git revision REV
+    tfrewrite verify --ray ...                the same on Ray actors (`ray_cluster`)
+    tfrewrite verify --ray-address auto ...   ... of an existing Ray cluster
+    tfrewrite verify --resume ...             only what changed or did not finish last time
 
 Exit codes: 0 everything equivalent (or consistent), 1 a mismatch, a
 divergence or a function not proven, 2 an error (a function that cannot be
 loaded or run, no TensorFlow, bad configuration).
 
 It executes the user's code, in worker processes (`--python` picks their
-interpreter); this module itself never imports TensorFlow.
+interpreter) or Ray actors; this module itself never imports TensorFlow or
+Ray. Results stream to a results file as they finish (`results_file`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import subprocess
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -24,15 +30,20 @@ import typer
 
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
-from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, python_of
+from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, cells_of, python_of
 from tfrewrite.workspace.sources import read_source
 
 # The command line imports this module to register `verify`: what only a
 # verification needs (target discovery, the worker pool) loads when one runs,
 # so `check` and `fix` do not pay for it.
 if TYPE_CHECKING:
+    from tfrewrite.verify.run import RunOptions
+    from tfrewrite.verify.scheduler import Scheduler
     from tfrewrite.verify.settings import VerifySettings
     from tfrewrite.verify.targets import Target
+
+
+LOCAL_RAY = "local"  # `--ray` without `--ray-address`
 
 
 class VerifyFormat(str, Enum):
@@ -101,9 +112,12 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
         if r.source is None:
             continue
         module = module_name_for(Path(r.path), settings.root)
-        rewrite = python_of(r.path, r.fixed_source if r.fixed_source is not None else r.source)
-        original = python_of(r.path, r.source)
-        targets.extend(pair_targets(r.path, module, original, rewrite, vs, traced.get(r.path, {})))
+        fixed = r.fixed_source if r.fixed_source is not None else r.source
+        rewrite, original = python_of(r.path, fixed), python_of(r.path, r.source)
+        cells = (cells_of(r.path, r.source), cells_of(r.path, fixed))
+        targets.extend(
+            pair_targets(r.path, module, original, rewrite, vs, traced.get(r.path, {}), cells)
+        )
     return targets
 
 
@@ -112,8 +126,10 @@ def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySetting
     from tfrewrite.verify.targets import pair_targets
 
     module = module_name_for(new, settings.root)
-    original, rewrite = python_of(str(old), _read(old)), python_of(str(new), _read(new))
-    return pair_targets(str(new), module, original, rewrite, vs)
+    before, after = _read(old), _read(new)
+    original, rewrite = python_of(str(old), before), python_of(str(new), after)
+    cells = (cells_of(str(old), before), cells_of(str(new), after))
+    return pair_targets(str(new), module, original, rewrite, vs, cells=cells)
 
 
 def _git(args: list[str], cwd: Path) -> str:
@@ -148,16 +164,67 @@ def targets_for_base(
             shown = str(path.relative_to(cwd))
         except ValueError:
             shown = str(path)
+        new = _read(path)
         targets.extend(
             pair_targets(
                 shown,
                 module_name_for(path, settings.root),
                 python_of(name, old),
-                python_of(name, _read(path)),
+                python_of(name, new),
                 vs,
+                cells=(cells_of(name, old), cells_of(name, new)),
             )
         )
     return targets
+
+
+def project_folder(root: Path, targets: list[Target]) -> Path:
+    """The folder shipped to a Ray cluster: the project root when it holds
+    every verified file, else the folder the verified files share (files
+    verified from outside the project found no configuration, and the root
+    fell back to the working directory)."""
+    root = root.resolve()
+    files = [Path(t.path).resolve() for t in targets]
+    if all(root in f.parents for f in files):
+        return root
+    shared = Path(os.path.commonpath([str(f.parent) for f in files]))
+    return shared if len(shared.parts) > 2 else root  # never `/` or `/home`
+
+
+def _run_options(
+    targets: list[Target],
+    settings: Settings,
+    ray: str | None,
+    jobs: int | None,
+    results: Path | None,
+    resume: bool,
+    progress: bool | None,
+    no_cache: bool = False,
+) -> RunOptions:
+    """Where the targets run (the local pool, or Ray), where their results
+    stream (nowhere with `--no-cache` and no `--results`), and whether a
+    progress line is drawn."""
+    from tfrewrite.pipeline.cache import CACHE_DIR_NAME
+    from tfrewrite.verify.results_file import ResultsFile, default_path
+    from tfrewrite.verify.run import RunOptions
+
+    cache_root = settings.cache_dir or settings.root / CACHE_DIR_NAME
+    store: ResultsFile | None = None
+    if results is not None:
+        store = ResultsFile(results)
+    elif not no_cache:
+        store = ResultsFile(default_path(cache_root), cache_root)
+    scheduler = None
+    if ray is not None:
+
+        def scheduler(requests: int) -> Scheduler:
+            from tfrewrite.verify.ray_cluster import RayScheduler
+
+            address = None if ray == LOCAL_RAY else ray
+            return RayScheduler(address, project_folder(settings.root, targets), jobs, requests)
+
+    show = sys.stderr.isatty() if progress is None else progress
+    return RunOptions(scheduler=scheduler, results=store, resume=resume, progress=show)
 
 
 def register(app: typer.Typer) -> None:
@@ -206,6 +273,64 @@ def register(app: typer.Typer) -> None:
                 help="Verify the pending rewrite with unsafe fixes too (PATH mode).",
             ),
         ] = None,
+        ray: Annotated[
+            bool,
+            typer.Option(
+                "--ray",
+                help=(
+                    "Run the targets on Ray actors: a Ray instance started on this "
+                    "machine for the run, or the cluster of --ray-address (or of "
+                    "RAY_ADDRESS). Needs pip install 'tfrewrite[ray]'."
+                ),
+            ),
+        ] = False,
+        ray_address: Annotated[
+            str | None,
+            typer.Option(
+                "--ray-address",
+                metavar="ADDRESS",
+                help=(
+                    "An existing Ray cluster (implies --ray): `auto` (the one "
+                    "`ray start` runs here), host:6379 or ray://host:10001. "
+                    "The project folder is shipped to it."
+                ),
+            ),
+        ] = None,
+        results_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--results",
+                metavar="FILE",
+                help=(
+                    "Stream results to FILE (JSON lines) as they finish "
+                    "(default: .tfrewrite_cache/verify/verify-results.jsonl)."
+                ),
+            ),
+        ] = None,
+        resume: Annotated[
+            bool,
+            typer.Option(
+                "--resume",
+                help=(
+                    "Reuse the results file's verdicts for targets whose source, "
+                    "rewrite and options did not change; run only the rest."
+                ),
+            ),
+        ] = False,
+        progress: Annotated[
+            bool | None,
+            typer.Option(
+                "--progress/--no-progress",
+                help="A progress line on stderr (default: when stderr is a terminal).",
+            ),
+        ] = None,
+        no_cache: Annotated[
+            bool,
+            typer.Option(
+                "--no-cache",
+                help="Write no results file in the cache folder (--results still names one).",
+            ),
+        ] = False,
     ) -> None:
         """Prove rewrites: the original run eagerly against the rewrite traced.
 
@@ -236,8 +361,14 @@ def register(app: typer.Typer) -> None:
             raise _fail(str(err)) from err
         if xla is not None:
             vs = dataclasses.replace(vs, xla=xla)
+        if resume and no_cache and results_file is None:
+            raise _fail("--resume reads the results file: give --results FILE with --no-cache")
+        cluster = ray_address if ray_address is not None else (LOCAL_RAY if ray else None)
+        run = _run_options(
+            targets, settings, cluster, jobs, results_file, resume, progress, no_cache
+        )
         try:
-            results = verify_targets(targets, vs, settings.root, jobs, python, timeout)
+            results = verify_targets(targets, vs, settings.root, jobs, python, timeout, run)
         except EnvironmentProblem as err:
             raise _fail(str(err)) from err
         typer.echo(

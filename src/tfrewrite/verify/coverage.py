@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from tfrewrite.workspace.line_names import rewrite_line_name
+
 COND_NAMES = frozenset(
     {"tensorflow.cond", "tensorflow.compat.v1.cond", "tensorflow.compat.v2.cond"}
 )
@@ -167,7 +169,8 @@ class BranchRecorder:
         """One message per branch never taken, `where` saying on what the
         branches were run and `remedy` what would reach the branch."""
         return [
-            f"the {'true' if which else 'false'} branch of the tf.cond on line {line} was "
+            f"the {'true' if which else 'false'} branch of the tf.cond on "
+            f"{rewrite_line_name(line)} was "
             f"never taken {where}; {remedy}"
             for line, which in self.missing()
         ]

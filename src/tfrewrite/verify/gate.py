@@ -19,10 +19,11 @@ from tfrewrite.facts.index import module_name_for
 from tfrewrite.findings import FileResult, Finding, Position
 from tfrewrite.pipeline.engine import RunResult
 from tfrewrite.verify.module_slice import find_definition
+from tfrewrite.verify.report import branch_place, location
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import pair_targets
-from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, python_of
+from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, cells_of, python_of
 
 
 def _span(tree: ast.Module, qualname: str) -> tuple[int, int]:
@@ -80,9 +81,9 @@ def _why(result: dict[str, Any]) -> str:
         return str(result["needs_package"])
     if result.get("error"):
         return str(result["error"]).strip().splitlines()[-1]
-    uncovered = [b["line"] for b in result.get("branches") or [] if not (b["true"] and b["false"])]
+    uncovered = [b for b in result.get("branches") or [] if not (b["true"] and b["false"])]
     if uncovered:
-        return f"a branch of the tf.cond on line {uncovered[0]} was never taken"
+        return f"a branch of the tf.cond on {branch_place(uncovered[0])} was never taken"
     return "; ".join(result.get("warnings") or []) or "not proven"
 
 
@@ -105,6 +106,7 @@ def gate_fixes(
                 python_of(r.path, r.source or ""),
                 python_of(r.path, r.fixed_source or ""),
                 vs,
+                cells=(cells_of(r.path, r.source or ""), cells_of(r.path, r.fixed_source or "")),
             )
             if t.rewrite_source
         )
@@ -184,7 +186,7 @@ def run_gate(
     if quiet:
         return
     for outcome in verdicts:
-        where = f"{outcome['path']}:{outcome['line']}"
+        where = location(outcome)
         line = f"verify: {where}: {outcome['function']}: {outcome['verdict']}"
         if outcome["verdict"] != "equivalent":
             line += f" ({_why(outcome)}); its fixes were not applied"

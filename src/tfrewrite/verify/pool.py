@@ -5,8 +5,9 @@ TensorFlow; our `src` folder is put on its `PYTHONPATH`), which imports
 TensorFlow once and then verifies function after function. A request that
 does not answer within the timeout gets its worker killed and replaced; a
 worker that dies is reported with the tail of its error output. Either way
-the run continues with the next function. Interrupted, the run kills its
-workers before it stops; a worker whose parent is gone exits by itself.
+the run continues with the next function (the function a dead worker was
+running gets one more try: `scheduler.run_all`). Interrupted, the run kills
+its workers before it stops; a worker whose parent is gone exits by itself.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import tfrewrite
+from tfrewrite.verify.scheduler import Finished, Timeout, run_all
 
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
 STARTUP_TIMEOUT = 180.0
@@ -55,6 +57,7 @@ def _source_root() -> str:
 @dataclass
 class WorkerFailure:
     message: str
+    lost: bool = False  # the worker died (not killed on a timeout): worth another try
 
 
 class Worker:
@@ -133,7 +136,7 @@ class Worker:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
         except OSError:
-            return WorkerFailure(f"the worker died:\n{self.log_tail()}")
+            return WorkerFailure(f"the worker died:\n{self.log_tail()}", lost=True)
         try:
             line = self.answers.get(timeout=timeout)
         except queue.Empty:
@@ -142,7 +145,8 @@ class Worker:
         if line is None:
             self.process.wait()
             return WorkerFailure(
-                f"the worker died (exit code {self.process.returncode}):\n{self.log_tail()}"
+                f"the worker died (exit code {self.process.returncode}):\n{self.log_tail()}",
+                lost=True,
             )
         return json.loads(line)["result"]
 
@@ -167,75 +171,135 @@ class Worker:
         self.log.close()
 
 
+class LocalPool:
+    """`jobs` worker processes on this machine, behind the `Scheduler`
+    interface: a thread per worker takes requests from one queue and puts
+    what finished on another. A dead worker is replaced before its thread's
+    next request; the request it was running comes back as lost."""
+
+    def __init__(self, jobs: int, python: str | None = None) -> None:
+        self.slots = max(1, jobs)
+        self.description = f"{self.slots} local worker{'s' if self.slots != 1 else ''}"
+        self._python = python or sys.executable
+        self._todo: queue.Queue[tuple[int, dict[str, Any], float | None] | None] = queue.Queue()
+        self._done: queue.Queue[Finished | EnvironmentProblem] = queue.Queue()
+        self._current: list[Worker | None] = [None] * self.slots
+        self._problems: list[EnvironmentProblem] = []
+        self._lock = threading.Lock()
+        self._live = self.slots
+        self._closing = False
+        self._threads = [
+            threading.Thread(target=self._serve, args=(slot,), daemon=True)
+            for slot in range(self.slots)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def __enter__(self) -> LocalPool:
+        return self
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.close(abort=kind is not None)
+
+    def _start(self, slot: int) -> Worker | None:
+        try:
+            worker = self._current[slot] = Worker(self._python)
+        except EnvironmentProblem as err:
+            self._problems.append(err)
+            return None
+        try:
+            worker.wait_ready()
+        except EnvironmentProblem as err:
+            self._problems.append(err)
+            worker.close()
+            return None
+        return worker
+
+    def _serve(self, slot: int) -> None:
+        worker = self._start(slot)
+        try:
+            while worker is not None:
+                item = self._todo.get()
+                if item is None:
+                    break
+                key, payload, limit = item
+                if not worker.alive:
+                    worker.close()
+                    worker = self._start(slot)
+                    if worker is None:
+                        self._todo.put(item)  # for a worker that can still run it
+                        break
+                answer = worker.request(payload, limit)
+                if isinstance(answer, WorkerFailure):
+                    finished = (
+                        Finished(key, lost=answer.message)
+                        if answer.lost
+                        else Finished(key, result=_failure(payload, answer.message))
+                    )
+                else:
+                    finished = Finished(key, result=answer)
+                self._done.put(finished)
+        finally:
+            if worker is not None:
+                worker.close()
+            with self._lock:
+                self._live -= 1
+                last = self._live == 0
+            if last and not self._closing:
+                self._done.put(
+                    self._problems[0]
+                    if self._problems
+                    else EnvironmentProblem("verification workers stopped early")
+                )
+
+    def submit(self, key: int, payload: dict[str, Any], timeout: float | None) -> None:
+        self._todo.put((key, payload, timeout))
+
+    def next_finished(self) -> Finished:
+        while True:
+            try:  # in slices: Ctrl-C is seen between them
+                item = self._done.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if isinstance(item, EnvironmentProblem):
+                raise item
+            return item
+
+    def close(self, abort: bool = False) -> None:
+        self._closing = True
+        if abort:  # interrupted: no worker may go on running the user's code
+            while True:
+                try:
+                    self._todo.get_nowait()
+                except queue.Empty:
+                    break
+            for worker in list(self._current):
+                if worker is not None:
+                    worker.kill()
+        for _ in self._threads:
+            self._todo.put(None)
+        for t in self._threads:
+            t.join(timeout=None if not abort else 15)
+
+
+def _failure(payload: dict[str, Any], message: str) -> dict[str, Any]:
+    return {"function": payload["qualname"], "verdict": "error", "error": message}
+
+
 def run_requests(
     payloads: list[dict[str, Any]],
     jobs: int,
     python: str | None = None,
-    timeout: float | Callable[[dict[str, Any]], float | None] | None = None,
+    timeout: Timeout = None,
     on_result: Callable[[int, dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Verify every payload on up to `jobs` workers; results in payload order.
-    `timeout`: seconds per payload, counted from when its request is sent
-    (a worker's start is not counted), or a function giving each payload's.
+    """Verify every payload on up to `jobs` local workers; results in payload
+    order. `timeout`: seconds per payload, counted from when its request is
+    sent (a worker's start is not counted), or a function giving each
+    payload's. A payload whose worker dies under it runs once more.
 
     Raises `EnvironmentProblem` when no worker can start."""
-    python = python or sys.executable
-    results: list[dict[str, Any] | None] = [None] * len(payloads)
     if not payloads:
         return []
-    todo: queue.Queue[int] = queue.Queue()
-    for i in range(len(payloads)):
-        todo.put(i)
-    problems: list[EnvironmentProblem] = []
-    workers = [Worker(python) for _ in range(max(1, min(jobs, len(payloads))))]
-    current = list(workers)  # each thread's worker now (a dead one is replaced)
-
-    def serve(worker: Worker) -> None:
-        slot = workers.index(worker)
-        try:
-            worker.wait_ready()
-        except EnvironmentProblem as err:
-            problems.append(err)
-            worker.close()
-            return
-        while True:
-            try:
-                i = todo.get_nowait()
-            except queue.Empty:
-                break
-            if not worker.alive:
-                worker.close()
-                worker = current[slot] = Worker(python)
-                try:
-                    worker.wait_ready()
-                except EnvironmentProblem as err:
-                    problems.append(err)
-                    todo.put(i)
-                    worker.close()
-                    return
-            limit = timeout(payloads[i]) if callable(timeout) else timeout
-            answer = worker.request(payloads[i], limit)
-            if isinstance(answer, WorkerFailure):
-                answer = {
-                    "function": payloads[i]["qualname"],
-                    "verdict": "error",
-                    "error": answer.message,
-                }
-            results[i] = answer
-            if on_result is not None:
-                on_result(i, answer)
-        worker.close()
-
-    threads = [threading.Thread(target=serve, args=(w,), daemon=True) for w in workers]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    except BaseException:  # interrupted: no worker may go on running the user's code
-        for worker in current:
-            worker.kill()
-        raise
-    if any(r is None for r in results):
-        raise problems[0] if problems else EnvironmentProblem("verification workers stopped early")
-    return [r for r in results if r is not None]
+    with LocalPool(min(jobs, len(payloads)), python) as pool:
+        return run_all(pool, payloads, timeout, on_result)

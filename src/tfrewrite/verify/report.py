@@ -36,6 +36,21 @@ def _number(x: float | None) -> str:
     return "0" if x == 0 else f"{x:.2e}"
 
 
+def branch_place(branch: dict[str, Any]) -> str:
+    """Where a `tf.cond` of the rewrite stands: "line 31", or "cell 4, line 2"
+    in a notebook."""
+    if branch.get("cell") is not None:
+        return f"cell {branch['cell']}, line {branch['line']}"
+    return f"line {branch['line']}"
+
+
+def location(result: dict[str, Any]) -> str:
+    """`path:line`, or `path:cell N:line` in a notebook (as findings are shown)."""
+    if result.get("cell") is not None:
+        return f"{result['path']}:cell {result['cell']}:{result['line']}"
+    return f"{result['path']}:{result['line']}"
+
+
 def _branches(result: dict[str, Any]) -> str:
     branches = result.get("branches") or []
     if not branches:
@@ -45,7 +60,7 @@ def _branches(result: dict[str, Any]) -> str:
         taken = [name for name in ("true", "false") if b["true" if name == "true" else "false"]]
         missing = [name for name in ("true", "false") if name not in taken]
         parts.append(
-            f"tf.cond on rewrite line {b['line']}: "
+            f"tf.cond on rewrite {branch_place(b)}: "
             + ("both" if not missing else f"{'/'.join(missing)} never taken")
         )
     covered = sum(1 for b in branches if b["true"] and b["false"])
@@ -55,7 +70,7 @@ def _branches(result: dict[str, Any]) -> str:
 def render_text(results: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for r in results:
-        head = f"{r['path']}:{r['line']}: {r['function']}"
+        head = f"{location(r)}: {r['function']}"
         mode = "rewrite" if r.get("mode") == "rewrite" else "original only"
         lines.append(f"{head}  [{mode}, {r['reason']}]  {r['verdict'].upper()}")
         checks = r.get("checks") or []

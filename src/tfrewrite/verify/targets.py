@@ -30,6 +30,7 @@ from tfrewrite.verify.module_slice import (
 )
 from tfrewrite.verify.project_imports import LoadError
 from tfrewrite.verify.settings import VerifySettings
+from tfrewrite.workspace.line_names import CellStarts, line_name, named_line
 
 
 @dataclass
@@ -50,6 +51,10 @@ class Target:
     factory: str | None = None  # "module:function" that builds `self` for a method
     # Code that builds the arguments verify cannot make (see `callers`), as JSON.
     caller: dict | None = None
+    # A notebook's cells in the original's and the rewrite's Python views:
+    # how its results name their lines (`workspace.line_names`).
+    cell_starts: CellStarts = ()
+    rewrite_cell_starts: CellStarts = ()
 
 
 @functools.lru_cache(maxsize=4)
@@ -268,9 +273,11 @@ def pair_targets(
     rewrite: str,
     settings: VerifySettings,
     traced: dict[str, str] | None = None,
+    cells: tuple[CellStarts, CellStarts] = ((), ()),
 ) -> list[Target]:
     """Targets for one file and its rewrite. `traced` (qualname -> reason)
-    adds original-only divergence checks for traced functions left unchanged."""
+    adds original-only divergence checks for traced functions left unchanged.
+    `cells`: a notebook's cells in the original's and the rewrite's views."""
     targets: dict[str, Target] = {}
 
     def callable_here(qualname: str, search: bool = False) -> bool:
@@ -337,7 +344,7 @@ def pair_targets(
         site: loops.LoopSite, rewrite_site: loops.LoopSite, step: str | None, covers: list[str]
     ) -> None:
         key = (site.scope, site.index)
-        label = f"loop at line {site.line}" + (
+        label = f"loop at {named_line(site.line, cells[0])}" + (
             f" in `{site.scope}`" if site.scope not in ("", loops.MAIN) else ""
         )
         if key in replayed:
@@ -366,7 +373,7 @@ def pair_targets(
             caller = callers.find_caller(path, original, site.scope)
         if site.params and harness is None and caller is None:
             problem = (
-                f"the training loop at line {site.line} (`{site.header}`) is in "
+                f"the training loop at {line_name(site.line)} (`{site.header}`) is in "
                 f"`{site.scope}({', '.join(site.params)})`, whose parameters verify cannot "
                 "make, and no `main()`, `__main__` block, top-level code or test of the "
                 f"project calls `{site.scope}`; {hint}"
@@ -506,15 +513,17 @@ def pair_targets(
             )
     for line, text in outside_changes(original, rewrite):
         add(
-            f"<module line {line}>",
+            f"<module {named_line(line, cells[0])}>",
             rewrite,
             "changed outside any function",
             problem=f"`{text}` changed outside any function or training loop: verify runs "
             "functions and loops, not single statements; review this change (it is not "
             "applied by fix --verify)",
-            covers=f"<module line {line}>",
+            covers=f"<module {named_line(line, cells[0])}>",
         )
     for name, reason in (traced or {}).items():
         if name not in targets and callable_here(name):
             add(name, None, reason)
+    for target in targets.values():
+        target.cell_starts, target.rewrite_cell_starts = cells
     return sorted(targets.values(), key=lambda t: (t.path, t.line))

@@ -94,23 +94,18 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="tfrewrite-parent-watch", daemon=True).start()
 
 
-def main() -> int:
-    _exit_with_parent()
-    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
-    sys.dont_write_bytecode = True  # importing the project must not add __pycache__ to it
-    os.dup2(2, 1)
+def prepare() -> dict[str, Any]:
+    """Import TensorFlow once and tune it for verification: the ready message
+    (`{"ready": true, ...}`), or `{"ready": false, "error": ...}` naming the
+    install command. Shared by the worker processes and the Ray actors."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     try:
         import tensorflow as tf
     except Exception as err:  # ImportError, or a broken installation
-        _send(
-            protocol,
-            {
-                "ready": False,
-                "error": f"cannot import TensorFlow ({err}); install it with {INSTALL_HINT}",
-            },
-        )
-        return 2
+        return {
+            "ready": False,
+            "error": f"cannot import TensorFlow ({err}); install it with {INSTALL_HINT}",
+        }
     # TensorFlow's own warnings (retracing, ...) would land in the captured
     # output that prints are compared against.
     tf.get_logger().setLevel("ERROR")
@@ -119,19 +114,36 @@ def main() -> int:
     threads = int(os.environ.get("TFREWRITE_VERIFY_THREADS", "1"))
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
-    _send(protocol, {"ready": True, "tensorflow": tf.__version__, "python": sys.version.split()[0]})
+    return {"ready": True, "tensorflow": tf.__version__, "python": sys.version.split()[0]}
+
+
+def answer(request: dict[str, Any]) -> dict[str, Any]:
+    """The result for one request; a failure of verify itself is an `error`
+    result with its traceback, never an exception (the worker goes on)."""
+    try:
+        return _handle({"request": request})
+    except Exception:
+        return {
+            "function": request.get("qualname", "?"),
+            "verdict": "error",
+            "error": traceback.format_exc(limit=6),
+        }
+
+
+def main() -> int:
+    _exit_with_parent()
+    protocol = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    sys.dont_write_bytecode = True  # importing the project must not add __pycache__ to it
+    os.dup2(2, 1)
+    ready = prepare()
+    _send(protocol, ready)
+    if not ready["ready"]:
+        return 2
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
-        try:
-            result = _handle(message)
-        except Exception:
-            result = {
-                "function": message.get("request", {}).get("qualname", "?"),
-                "verdict": "error",
-                "error": traceback.format_exc(limit=6),
-            }
+        result = answer(message.get("request", {}))
         _send(protocol, {"id": message.get("id"), "result": result})
     return 0
 

@@ -26,7 +26,10 @@ CellStarts = tuple[tuple[int, int], ...]
 
 _OPEN = "\ue000"
 _CLOSE = "\ue001"
-_MARKED = re.compile(f"{_OPEN}([0-9,]+){_CLOSE}")
+# A line of the rewrite's view (verify compares a notebook before and after
+# a fix, whose cells then hold other lines).
+_OPEN_REWRITE = "\ue002"
+_MARKED = re.compile(f"([{_OPEN}{_OPEN_REWRITE}])([0-9,]+){_CLOSE}")
 
 
 def line_name(line: int) -> str:
@@ -41,6 +44,11 @@ def line_names(lines: Iterable[int]) -> str:
     return f"{_OPEN}{','.join(map(str, ordered))}{_CLOSE}"
 
 
+def rewrite_line_name(line: int) -> str:
+    """`line_name` for a line of the rewritten source (`verify`)."""
+    return f"{_OPEN_REWRITE}{line}{_CLOSE}"
+
+
 def cell_position(starts: CellStarts, line: int) -> tuple[int | None, int]:
     """(cell number or None for a plain file, line within it) of a 1-based
     line of the Python view."""
@@ -52,12 +60,20 @@ def cell_position(starts: CellStarts, line: int) -> tuple[int | None, int]:
     return None, line
 
 
-def place_lines(text: str, starts: CellStarts = ()) -> str:
+def place_lines(
+    text: str, starts: CellStarts = (), rewrite_starts: CellStarts | None = None
+) -> str:
     """`text` with every marked line named for a reader of the file whose
-    view `starts` describes (plain line numbers when it is empty)."""
-    if _OPEN not in text:
+    view `starts` describes (plain line numbers when it is empty); lines of
+    the rewrite by `rewrite_starts` (default: `starts`)."""
+    if _OPEN not in text and _OPEN_REWRITE not in text:
         return text
-    return _MARKED.sub(lambda m: _words([int(n) for n in m.group(1).split(",")], starts), text)
+
+    def words(match: re.Match[str]) -> str:
+        view = starts if match.group(1) == _OPEN or rewrite_starts is None else rewrite_starts
+        return _words([int(n) for n in match.group(2).split(",")], view)
+
+    return _MARKED.sub(words, text)
 
 
 def named_line(line: int, starts: CellStarts = ()) -> str:

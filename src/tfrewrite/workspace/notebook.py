@@ -454,6 +454,14 @@ def _source_spans(raw: str) -> dict[int, tuple[int, int]]:
     return spans
 
 
+def cells_of(path: str, text: str) -> CellStarts:
+    """Where each cell of the notebook `text` starts in its Python view (as
+    `python_of` gives it); nothing for a plain Python file."""
+    if not path.endswith(NOTEBOOK_SUFFIX):
+        return ()
+    return Notebook.parse(text).cell_starts
+
+
 def python_of(path: str, text: str) -> str:
     """The Python that `verify` loads from a file: its text, or for a notebook
     its code cells in order with IPython lines made `pass`."""

@@ -15,6 +15,7 @@ from tfrewrite.facts.state import (
     fresh_self_containers,
     is_container,
     module_containers,
+    scratch_self_containers,
 )
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.findings import Applicability
@@ -90,6 +91,9 @@ class _Containers:
                 return None
             if attr in fresh_self_containers(function.node, ctx.names):
                 return None
+            method = function.node.name.value
+            if attr in scratch_self_containers(node, method, ctx.names):
+                return None  # every caller builds it afresh for this call
             return f"self.{attr}"
         return None
 

@@ -10,6 +10,7 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
 from tfrewrite.facts.python_counters import (
     changing_numbers,
+    derived_numbers,
     literal_numbers,
     python_int_loop_variable,
 )
@@ -187,6 +188,8 @@ class PythonScalarRetraces(Rule):
             changing = changing_numbers(node) & literal_numbers(scope)
             if variable is None and not changing:
                 continue
+            # Numbers computed from those every iteration change with them.
+            derived = derived_numbers(node, changing | ({variable} if variable else set()))
             # A name the loop calls resolves to the innermost enclosing
             # function's nested `def` first, then outwards (`train.train_step`).
             chain = [
@@ -208,6 +211,9 @@ class PythonScalarRetraces(Rule):
                     elif isinstance(arg.value, cst.Name) and arg.value.value in changing:
                         value = arg.value.value
                         what = f"the Python number `{value}`"
+                    elif isinstance(arg.value, cst.Name) and arg.value.value in derived:
+                        value = arg.value.value
+                        what = f"the Python number `{value}`, computed from the loop's counter,"
                     else:
                         continue
                     reported.add(id(inner))

@@ -69,7 +69,7 @@ class StaticShapeInTracedCode(Rule):
     blocks_decoration = False
     explanation = """
     ## What it does
-    Finds a tensor's static shape, `x.shape` or its batch dimension
+    Finds a tensor's static shape, `x.shape` (or `x.get_shape()`) or its batch dimension
     `x.shape[0]`, passed as the shape of a TensorFlow op (`tf.random.normal`, `tf.zeros`, `tf.ones`,
     `tf.fill`, `tf.reshape`, `tf.broadcast_to`, the stateless samplers) in
     code that runs traced, and writes the dynamic shape, `tf.shape(x)` or

@@ -29,7 +29,8 @@ def _loss_names(ctx: RuleContext) -> set[str]:
         s.target for s in ctx.index.traced_sites if s.reason.startswith("given to compile(loss")
     )
     for function in ctx.functions:
-        if function.traced is not None and function.traced.is_loss:
+        traced = function.traced
+        if traced is not None and (traced.is_loss or traced.differentiated):
             names.add(ctx.index.qualify(function.qualname))
     return names
 
@@ -372,14 +373,14 @@ class LossDecorator(Rule):
             traced = function.traced
             if decorator is None or traced is None:
                 continue
-            if not (traced.is_loss or _loss_by_signature(function)):
+            if not (traced.is_loss or traced.differentiated or _loss_by_signature(function)):
                 continue
             if traced.without_own_decorator() is None and not _frozen_state(ctx, function):
                 # Nothing the project shows calls it from a train step or
                 # hands it to `compile`: no step would trace it instead.
                 continue
             if (
-                not traced.is_loss
+                not (traced.is_loss or traced.differentiated)
                 and _called_directly_without_training(ctx, function)
                 and not _frozen_state(ctx, function)
             ):
@@ -417,6 +418,12 @@ class LossDecorator(Rule):
                 f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: the "
                 f"train step {where} that calls it is already traced, and traces the loss with it"
             )
+        elif function.traced is not None and function.traced.traced_callers and not callers:
+            where = ", ".join(f"`{c}`" for c in function.traced.traced_callers)
+            text = (
+                f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: "
+                f"{where}, already traced, calls it and traces the loss with it"
+            )
         elif function.is_method and name == "call" and not callers:
             # A `keras.losses.Loss` subclass: mostly given to `compile`.
             text = (
@@ -447,6 +454,22 @@ class LossDecorator(Rule):
                 f"{text} (no fix: its `input_signature` casts the arguments, float64 labels to "
                 "float32 for instance, and the casts would go with it; cast inside the loss "
                 "first, then remove the decorator)",
+            )
+        eager_loop = function.traced is not None and function.traced.runs_in_an_eager_loop
+        if not callers and eager_loop and not frozen:
+            # Removed alone, the loss runs eagerly in the eager loop that
+            # differentiates it until that loop's step is extracted (TFR303,
+            # itself an unsafe fix): slower there, not faster.
+            return Violation(
+                decorator,
+                text,
+                CstFix(
+                    f"{message} (unsafe: it runs eagerly until the loop's step is extracted "
+                    "and traced, TFR303)",
+                    (removal,),
+                    (),
+                    Applicability.UNSAFE,
+                ),
             )
         if not callers:
             return Violation(decorator, text, remove)

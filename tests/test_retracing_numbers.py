@@ -1,0 +1,42 @@
+"""TFR203: a Python number computed every iteration from the loop's counter
+(`tau = 1.0 - 1.0 / (step + 1)`) changes as the counter does: each call
+with a new value traces a new graph."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source
+
+SOFT_UPDATE = """
+import tensorflow as tf
+
+
+@tf.function
+def soft_update(targets, sources, tau):
+    for t, s in zip(targets, sources):
+        t.assign(tau * t + (1 - tau) * s)
+
+
+def run(target, source, steps):
+    for step in range(steps):
+        {binding}
+        soft_update(target.trainable_variables, source.trainable_variables, tau)
+"""
+
+
+def _lines(binding: str) -> list[int]:
+    source = textwrap.dedent(SOFT_UPDATE).replace("{binding}", binding)
+    return [f.start.line for f in check_source(source, select=["TFR203"])]
+
+
+def test_a_number_computed_from_the_counter_retraces() -> None:
+    assert _lines("tau = 1.0 - 1.0 / (step + 1)") == [14]
+
+
+def test_through_another_computed_number() -> None:
+    assert _lines("warm = step * 0.1; tau = 1.0 - warm") == [14]
+
+
+def test_a_number_that_does_not_change_with_the_counter_does_not() -> None:
+    assert _lines("tau = 0.995") == []
