@@ -29,9 +29,8 @@ CELLS = [
 ]
 
 
-def test_verify_proves_a_notebooks_rewrite(tmp_path: Path) -> None:
-    path = tmp_path / "tutorial.ipynb"
-    path.write_text(make_notebook(CELLS))
+def _verify_app() -> typer.Typer:
+    """The `verify` command alone, as the command line registers it."""
     app = typer.Typer()
     register(app)
 
@@ -39,6 +38,13 @@ def test_verify_proves_a_notebooks_rewrite(tmp_path: Path) -> None:
     def _main() -> None:
         """tfrewrite"""
 
+    return app
+
+
+def test_verify_proves_a_notebooks_rewrite(tmp_path: Path) -> None:
+    path = tmp_path / "tutorial.ipynb"
+    path.write_text(make_notebook(CELLS))
+    app = _verify_app()
     result = CliRunner().invoke(app, ["verify", "--output-format", "json", str(path)])
     data = json.loads(result.output)
     verdicts = {item["function"]: item["verdict"] for item in data["results"]}
@@ -51,13 +57,7 @@ def test_verify_names_notebook_positions_in_cells(tmp_path: Path) -> None:
     rewrite's `tf.cond` by its cell too, as `check` names findings."""
     path = tmp_path / "tutorial.ipynb"
     path.write_text(make_notebook(CELLS))
-    app = typer.Typer()
-    register(app)
-
-    @app.callback()
-    def _main() -> None:
-        """tfrewrite"""
-
+    app = _verify_app()
     result = CliRunner().invoke(app, ["verify", "--no-cache", "--output-format", "json", str(path)])
     [item] = [i for i in json.loads(result.output)["results"] if i["function"] == "clipped_loss"]
     assert (item["cell"], item["line"]) == (4, 2)
