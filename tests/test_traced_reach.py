@@ -171,3 +171,38 @@ def test_an_imported_module_attribute_rebound_in_a_function_is_frozen(tmp_path: 
         return x * config.SCALE
     """
     assert _check(tmp_path, {"config.py": config, "main.py": main}) == [("main.py", 13, "TFR201")]
+
+
+def test_a_plain_python_object_a_traced_method_holds_is_bookkeeping(tmp_path: Path) -> None:
+    """A plain Python class's method (a tracker, a replay buffer) runs once,
+    while tracing, by design: it is not checked as traced code."""
+    tracker = """
+    class Tracker:
+        def __init__(self):
+            self.locked = False
+            self.seen = []
+
+        def lock(self):
+            self.locked = True
+
+        def add(self, value):
+            if self.locked:
+                raise ValueError("locked")
+            self.seen.append(value)
+    """
+    layer = """
+    import tensorflow as tf
+
+    from tracker import Tracker
+
+
+    class Scaled(tf.Module):
+        def __init__(self):
+            self.tracker = Tracker()
+
+        @tf.function
+        def __call__(self, x):
+            self.tracker.add(x)
+            return x * 2.0
+    """
+    assert _check(tmp_path, {"tracker.py": tracker, "layer.py": layer}) == []

@@ -553,11 +553,17 @@ def compute_facts(
             for callee in info.calls:
                 targets = lookup.find(callee, index)
                 if not targets and not known.pending:
-                    # `self.critic.sync()`: a method of an object the class
-                    # holds runs in the caller's trace. (A step that is not
-                    # traced yet is refused instead when it calls Python
-                    # state: `step_hazards`.)
-                    targets = lookup.held_method(callee)
+                    # `self.critic.sync()`: a method of a TensorFlow object
+                    # the class holds (a `tf.Module`, a Keras layer) runs in
+                    # the caller's trace. A plain Python object's (a replay
+                    # buffer, a tracker) is Python bookkeeping that runs once,
+                    # while tracing, by design: the step that calls it is
+                    # judged instead (`step_hazards`), as a step not traced yet is.
+                    targets = [
+                        (target_index, target)
+                        for target_index, target in lookup.held_method(callee)
+                        if not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
+                    ]
                 for target_index, target in targets:
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
