@@ -17,6 +17,7 @@ from collections.abc import Callable
 from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import iter_statements
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
+from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
 _BUILTINS = frozenset(dir(builtins))
@@ -97,6 +98,15 @@ def number_defaults(args: ast.arguments) -> list[str]:
     return [arg.arg for arg, default in pairs if _is_number(default)]
 
 
+def _reads_configuration(node: ast.Attribute) -> bool:
+    """`config.expl_noise`, `self.config.expl_noise`, `args.lr`: an attribute
+    of an object whose name says configuration holds a Python value."""
+    owner = node.value
+    if isinstance(owner, ast.Attribute) and is_self_attribute(owner):
+        return is_config_name(owner.attr)
+    return isinstance(owner, ast.Name) and owner.id != "self" and is_config_name(owner.id)
+
+
 def _init_numbers(cls: ast.ClassDef) -> set[str]:
     """`self` attributes that hold Python numbers: assigned only in
     `__init__`, each time from a number or from a parameter of `__init__`
@@ -148,6 +158,8 @@ class CallEvidence:
         if isinstance(node, ast.Name):
             return self.evidence[-1].get(node.id, "?")
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
+            return "p"
+        if isinstance(node, ast.Attribute) and _reads_configuration(node):
             return "p"
         if is_self_attribute(node) and self.class_numbers:
             assert isinstance(node, ast.Attribute)

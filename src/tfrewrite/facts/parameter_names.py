@@ -110,3 +110,16 @@ def is_python_parameter_name(name: str) -> bool:
         or name.startswith(_PYTHON_NAME_PREFIXES)
         or name.endswith(_PYTHON_NAME_SUFFIXES)
     )
+
+
+# Names that say an object holds configuration: its attributes are Python
+# values (`self.config.expl_noise`, `args.lr`, `FLAGS.batch_size`).
+_CONFIG_NAMES = frozenset(
+    {"config", "cfg", "conf", "configs", "hparams", "hps", "args", "opts", "options", "flags"}
+)
+
+
+def is_config_name(name: str) -> bool:
+    """`config`, `hparams`, `FLAGS`, `train_config`: a configuration object."""
+    lowered = name.lower()
+    return lowered in _CONFIG_NAMES or lowered.endswith(("_config", "_cfg"))
