@@ -119,6 +119,15 @@ def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
     return None
 
 
+def _depends_on_training(call: cst.Call, leaf: str) -> bool:
+    """Whether the Keras layer `call` builds (`leaf`: its class name) gives
+    other outputs with `training=True`: dropout, normalization, noise, an RNN
+    built with `dropout=`."""
+    return leaf not in _INSENSITIVE_LAYERS or any(
+        a.keyword and a.keyword.value in _RNN_DROPOUT for a in call.args
+    )
+
+
 def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
     """Whether a method of the project class builds a Keras layer whose output
     depends on `training` (`Dropout`, `BatchNormalization`, an RNN with
@@ -131,10 +140,7 @@ def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
             if not isinstance(node, cst.Call):
                 continue
             leaf = _layer_leaf(ctx, node)
-            if leaf is not None and (
-                leaf not in _INSENSITIVE_LAYERS
-                or any(a.keyword and a.keyword.value in _RNN_DROPOUT for a in node.args)
-            ):
+            if leaf is not None and _depends_on_training(node, leaf):
                 return True
             if leaf is None and (dotted_name(node.func) or "") in ctx.index.classes:
                 return True
@@ -173,9 +179,7 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
             if not isinstance(layer, cst.Call):
                 return None
             leaf = _layer_leaf(ctx, layer)
-            if leaf not in _INSENSITIVE_LAYERS:
-                return None
-            if any(a.keyword and a.keyword.value in _RNN_DROPOUT for a in layer.args):
+            if leaf is None or _depends_on_training(layer, leaf):
                 return None
         return "its layers ignore `training` (no dropout, batch normalization or noise)"
     return None

@@ -137,17 +137,4 @@ def literal_numbers(scope: cst.CSTNode) -> set[str]:
 
 def _uses_only_number(expr: cst.BaseExpression, name: str) -> bool:
     """`expr` is arithmetic on `name` (at least once) and number literals."""
-    if isinstance(expr, cst.BinaryOperation):
-        sides = (expr.left, expr.right)
-        if not all(
-            (isinstance(side, cst.Name) and side.value == name)
-            or is_python_number(side)
-            or _uses_only_number(side, name)
-            for side in sides
-        ):
-            return False
-        return any(
-            (isinstance(side, cst.Name) and side.value == name) or _uses_only_number(side, name)
-            for side in sides
-        )
-    return False
+    return isinstance(expr, cst.BinaryOperation) and _uses_only_numbers_and(expr, name, {name})
