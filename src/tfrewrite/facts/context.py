@@ -6,8 +6,9 @@ only for what it asks (tensor facts only for the functions it inspects).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
@@ -30,6 +31,8 @@ from tfrewrite.facts.tensor_kinds import (
 from tfrewrite.facts.tensors import AttributeFacts, TensorFacts, module_facts
 from tfrewrite.facts.walk import statement_children
 from tfrewrite.workspace.positions import node_ranges
+
+_Fact = TypeVar("_Fact")
 
 
 @dataclass(eq=False)
@@ -84,6 +87,17 @@ class RuleContext:
         self._attribute_facts: dict[str, AttributeFacts] = {}
         self._ranges: dict[cst.CSTNode, CodeRange] = {}
         self._range_requests = 0
+        self._module_facts_by_kind: dict[object, object] = {}
+
+    def module_fact(self, kind: object, derive: Callable[[cst.Module], _Fact]) -> _Fact:
+        """A fact of the whole module (what each name is assigned, which
+        loops call what), derived by one walk the first time a rule asks and
+        kept for the others: asked once per finding, a walk of the module
+        each time would make a file's cost grow with its size times its
+        findings. `kind` names the fact (the function that asks for it)."""
+        if kind not in self._module_facts_by_kind:
+            self._module_facts_by_kind[kind] = derive(self.module)
+        return self._module_facts_by_kind[kind]  # type: ignore[return-value]
 
     # -- functions ------------------------------------------------------------------
     @property

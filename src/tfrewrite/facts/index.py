@@ -650,6 +650,7 @@ def build_index(
             indexer.record_tf_function_alias(statement)
             indexer.record_logger(statement)
             indexer.record_module_instance(statement, bindings)
+    index.module_instances = dict(indexer.module_instances)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source

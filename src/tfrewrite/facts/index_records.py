@@ -205,6 +205,17 @@ class ModuleIndex:
     # (a replay buffer: its methods run once when traced), "framework" for
     # one deriving from anything else (a Keras model, a `tf.Module`).
     held_classes: dict[str, str] = field(default_factory=dict)
+    # `parse = Targets()`, the only binding of `parse` at module level: the
+    # name -> the constructor, as the module resolves it (`targets.Targets`).
+    # A call `parse(...)` runs the class's `__call__`.
+    module_instances: dict[str, str] = field(default_factory=dict)
+    # Filled by `compute_facts`: constructors the module's functions call,
+    # or its module instances were built with, that name a class the project
+    # defines (as the module resolves them) -> "python" for a plain Python
+    # class, "framework" for one deriving from anything else. Building a
+    # plain class's object, or calling one, runs Python code that tracing
+    # runs once.
+    called_classes: dict[str, str] = field(default_factory=dict)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: what those names are, for star-imported

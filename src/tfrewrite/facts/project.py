@@ -616,6 +616,7 @@ def compute_facts(
     _record_star_names(indexes)
     _record_held_state(indexes, lookup)
     _record_held_classes(indexes, lookup)
+    _record_called_classes(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
@@ -999,6 +1000,23 @@ def _record_held_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
                     plain = _is_plain_class(*found, lookup)
                     kind = "python" if plain else "framework"
                     index.held_classes[f"{class_qualname}.{attr}"] = kind
+
+
+def _record_called_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """`Targets(lines)` in a function, or `parse = Targets()` at module level:
+    whether each class the module builds, when the project defines it, is
+    plain Python. A step that builds or calls such an object runs Python
+    code that tracing runs once, and that no rule checks as traced code."""
+    for index in indexes:
+        constructors = {callee for info in index.functions.values() for callee in info.calls}
+        constructors.update(index.module_instances.values())
+        for callee in sorted(constructors):
+            if not callee or not callee.rpartition(".")[2][:1].isupper():
+                continue  # a function or method: tracing follows those itself
+            found = _held_class(index, callee, lookup)
+            if found is not None:
+                plain = _is_plain_class(*found, lookup)
+                index.called_classes[callee] = "python" if plain else "framework"
 
 
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:

@@ -153,6 +153,39 @@ def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
     return found
 
 
+def python_class_calls(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Calls in the step that build or call an object of a plain Python
+    class the project defines (`Targets(batch)`, `Targets(batch).build()`,
+    `parse(batch)` for a module-level `parse = Targets()`): its `__init__`
+    or `__call__` runs once, at trace time, on symbolic tensors, and no rule
+    checks that code as traced code. Decorating the step is then not proven
+    safe. (Methods called on such an object are `decoration_blockers`'.)"""
+    params = _parameters(function)
+    found: list[str] = []
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        written = dotted_name(node.func)
+        if not written:
+            continue
+        instance = ctx.index.module_instances.get(written) if written not in params else None
+        # As pass 1 resolves the name: a class of this module is module-qualified.
+        names = [instance] if instance else [ctx.names.qualified_name(node.func) or written]
+        names.append(f"{ctx.index.module}.{names[0]}")
+        constructor = next((n for n in names if n in ctx.index.called_classes), "")
+        if ctx.index.called_classes.get(constructor) != "python":
+            continue
+        class_name = constructor.rpartition(".")[2]
+        call = (
+            f"`{written}(...)` (`{class_name}.__call__`)"
+            if instance
+            else f"`{written}(...)` (`{class_name}.__init__`)"
+        )
+        if call not in found:
+            found.append(call)
+    return found
+
+
 def _defines_method(ctx: RuleContext, receiver: str, method: str, owner: str | None) -> bool:
     """Whether `receiver.method` is a method the project writes: on `self`,
     one of the class's own; on `self.<attr>`, one of the class of the object

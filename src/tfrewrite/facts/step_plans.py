@@ -14,6 +14,7 @@ from tfrewrite.facts.blockers import Blocker
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.step_hazards import (
     decoration_blockers,
+    python_class_calls,
     reads_static_shape,
     step_decorators,
     unconverted_array_arguments,
@@ -55,6 +56,10 @@ class StepPlan:
     # tfrewrite cannot see them converted: why, one per argument
     # (`step_hazards.unconverted_array_arguments`).
     array_arguments: list[str] = field(default_factory=list)
+    # Calls that build or call an object of a plain Python class of the
+    # project (`step_hazards.python_class_calls`): code tracing runs once,
+    # which no rule checks as traced code.
+    python_class_calls: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
@@ -78,6 +83,12 @@ class StepPlan:
             return (
                 f"it calls {calls} on an object whose class tfrewrite cannot see: a Python "
                 "method would run once, at trace time"
+            )
+        if self.python_class_calls:
+            calls = ", ".join(self.python_class_calls)
+            return (
+                f"it calls {calls}, Python code that would run once, at trace time, on "
+                "symbolic tensors; tfrewrite does not check it as traced code"
             )
         if self.array_arguments:
             return "; ".join(self.array_arguments)
@@ -146,6 +157,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 list(ctx.index.unseen_star_imports),
                 unknown_decorators,
                 unconverted_array_arguments(ctx, function, loops),
+                python_class_calls=python_class_calls(ctx, function),
             )
         )
     return plans

@@ -154,23 +154,43 @@ def calls_to(root: cst.CSTNode, name: str) -> Iterator[cst.Call]:
 def loops_calling(ctx: RuleContext, name: str) -> list[cst.For | cst.While]:
     """Loops anywhere in the file whose body calls `name`."""
     return [
-        node
-        for node in iter_nodes(ctx.module)
-        if isinstance(node, (cst.For, cst.While)) and any(True for _ in calls_to(node.body, name))
+        loop
+        for loop, called in ctx.module_fact(loops_calling, _loops_and_their_calls)
+        if name in called or f"self.{name}" in called
+    ]
+
+
+def _loops_and_their_calls(module: cst.Module) -> list[tuple[cst.For | cst.While, set[str]]]:
+    """Every loop of the module, with the dotted names its body calls."""
+    return [
+        (
+            node,
+            {
+                dotted_name(call.func)
+                for call in iter_nodes(node.body)
+                if isinstance(call, cst.Call)
+            },
+        )
+        for node in iter_nodes(module)
+        if isinstance(node, (cst.For, cst.While))
     ]
 
 
 def _assigned_values(ctx: RuleContext, name: str) -> list[cst.BaseExpression]:
     """What `name` is assigned anywhere in the module: `name = value`, and
     element by element `net, target = Net(), Net()`."""
-    values = []
-    for node in iter_nodes(ctx.module):
+    return ctx.module_fact(_assigned_values, _assignments_by_name).get(name, [])
+
+
+def _assignments_by_name(module: cst.Module) -> dict[str, list[cst.BaseExpression]]:
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for node in iter_nodes(module):
         if not isinstance(node, cst.Assign):
             continue
         for target in node.targets:
             for bound, value, position in split_target(target.target, node.value):
-                if bound == name and value is not None and position is None:
-                    values.append(value)
+                if value is not None and position is None:
+                    values.setdefault(bound, []).append(value)
     return values
 
 

@@ -71,6 +71,7 @@ PROJECT_FACT_FIELDS = (
     "rebound_module_names",
     "held_state",
     "held_classes",
+    "called_classes",
     "star_names",
     "unseen_star_imports",
     "rebound_imports",

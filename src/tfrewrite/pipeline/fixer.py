@@ -12,6 +12,7 @@ and removes imports the fixes made unused.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -19,6 +20,7 @@ from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
 from tfrewrite.pipeline.imports import (
     ImportSpec,
+    import_insertion_point,
     module_import_bindings,
     place_stdlib_imports,
     referenced_names,
@@ -57,9 +59,13 @@ class _ReplaceNodes(cst.CSTTransformer):
         return result
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module, list[int]]:
+def apply_fixes(
+    module: cst.Module, fixes: Sequence[CstFix], read_elsewhere: AbstractSet[str] = frozenset()
+) -> tuple[cst.Module, list[int]]:
     """Apply as many of `fixes` as do not overlap; return the new module and the
-    positions (in `fixes`) of the ones applied."""
+    positions (in `fixes`) of the ones applied. `read_elsewhere`: names read
+    by code of the file that `module` leaves out (an excerpt of the file):
+    imports of those names stay."""
     claimed: dict[int, int] = {}  # node id -> fix position
     introduced: set[str] = set()  # names the claiming fixes introduce
     for position, fix in enumerate(fixes):
@@ -100,15 +106,18 @@ def apply_fixes(module: cst.Module, fixes: Sequence[CstFix]) -> tuple[cst.Module
         # Rare: one edit of a multi-place fix was blocked by a nested change.
         # Redo the round without the partial fixes so nothing is half applied.
         keep = [fixes[i] for i in range(len(fixes)) if i not in partially]
-        new_module, kept_applied = apply_fixes(module, keep)
+        new_module, kept_applied = apply_fixes(module, keep, read_elsewhere)
         positions = [i for i in range(len(fixes)) if i not in partially]
         return new_module, [positions[i] for i in kept_applied]
-    new_module = _tidy_imports(module, new_module, [fixes[i] for i in applied])
+    new_module = _tidy_imports(module, new_module, [fixes[i] for i in applied], read_elsewhere)
     return new_module, applied
 
 
 def _tidy_imports(
-    module: cst.Module, new_module: cst.Module, applied: Sequence[CstFix]
+    module: cst.Module,
+    new_module: cst.Module,
+    applied: Sequence[CstFix],
+    read_elsewhere: AbstractSet[str],
 ) -> cst.Module:
     """Add the imports the applied fixes need, place new standard-library ones
     in their group, and remove the imports the fixes made unused."""
@@ -125,11 +134,20 @@ def _tidy_imports(
             with_imports = place_stdlib_imports(new_module, with_imports)
         new_module = with_imports
     if candidates:
-        new_module = remove_unused(new_module, candidates)
+        new_module = remove_unused(new_module, candidates, read_elsewhere)
     return new_module
 
 
 def add_imports(module: cst.Module, imports) -> cst.Module:  # type: ignore[no-untyped-def]
-    context = CodemodContext()
+    """`module` with `imports` added by LibCST's `AddImportsVisitor`, run on
+    the file's head only: what that visitor reads and changes is the leading
+    docstring and import block and the first statement after it (which gets
+    a blank line), so the rest of the tree is neither copied nor walked.
+    Returns `module` itself when every import is already there."""
     items = [ImportItem(i.module, i.obj, i.alias) for i in dict.fromkeys(imports)]
-    return AddImportsVisitor(context, items).transform_module(module)
+    head_length = import_insertion_point(module) + 1
+    head = module.with_changes(body=module.body[:head_length])
+    with_imports = AddImportsVisitor(CodemodContext(), items).transform_module(head)
+    if with_imports.deep_equals(head):
+        return module
+    return module.with_changes(body=[*with_imports.body, *module.body[head_length:]])

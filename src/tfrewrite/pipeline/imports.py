@@ -1,9 +1,11 @@
 """Tidy imports after a fix, as a careful person would.
 
 - An import that a fix made unused (`numpy` once `np.random.normal` became
-  `tf.random.normal`) is removed when nothing else uses it, with LibCST's
-  `RemoveImportsVisitor`. Only imports the replaced code referred to are
+  `tf.random.normal`) is removed when no other statement reads it and no
+  string mentions it. Only imports the replaced code referred to are
   candidates, so an import that was unused before the fix is never touched.
+  (LibCST's `RemoveImportsVisitor` would run a scope analysis of the whole
+  file for each round; the candidates make it unnecessary.)
 - A standard-library import a fix adds (`import sys` for
   `tf.print(..., output_stream=sys.stderr)`) goes into the standard-library
   group of the file's leading imports, not after `import tensorflow`.
@@ -13,10 +15,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import RemoveImportsVisitor
 
 # (module, obj, alias) as `RemoveImportsVisitor` takes them.
 ImportSpec = tuple[str, "str | None", "str | None"]
@@ -24,10 +25,13 @@ ImportSpec = tuple[str, "str | None", "str | None"]
 
 class _ReferencedNames(cst.CSTVisitor):
     """Names a piece of code reads: `np` in `np.random.normal(...)`, not
-    `random` (an attribute), not keyword names or parameters."""
+    `random` (an attribute), not keyword names or parameters; and the words
+    of its string literals, where a name can be read too (a string
+    annotation, `__all__`)."""
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.string_words: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         self.names.add(node.value)
@@ -43,9 +47,23 @@ class _ReferencedNames(cst.CSTVisitor):
     def visit_Param(self, node: cst.Param) -> bool:
         return False
 
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._add_words(node.value)
 
-def referenced_names(nodes: Iterable[object]) -> set[str]:
-    """Names read by `nodes` (nodes, `FlattenSentinel`s of nodes, removals)."""
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        self._add_words(node.value)
+
+    def _add_words(self, text: str) -> None:
+        word = ""
+        for char in f"{text} ":
+            if char.isalnum() or char == "_":
+                word += char
+            elif word:
+                self.string_words.add(word)
+                word = ""
+
+
+def _visit_all(nodes: Iterable[object]) -> _ReferencedNames:
     visitor = _ReferencedNames()
     for node in nodes:
         if isinstance(node, cst.FlattenSentinel):
@@ -53,7 +71,12 @@ def referenced_names(nodes: Iterable[object]) -> set[str]:
                 inner.visit(visitor)
         elif isinstance(node, cst.CSTNode):
             node.visit(visitor)
-    return visitor.names
+    return visitor
+
+
+def referenced_names(nodes: Iterable[object]) -> set[str]:
+    """Names read by `nodes` (nodes, `FlattenSentinel`s of nodes, removals)."""
+    return _visit_all(nodes).names
 
 
 def _dotted(node: cst.BaseExpression) -> str:
@@ -96,14 +119,78 @@ def module_import_bindings(module: cst.Module) -> dict[str, ImportSpec]:
     return bindings
 
 
-def remove_unused(module: cst.Module, candidates: dict[str, ImportSpec]) -> cst.Module:
-    """Remove the imports in `candidates` that nothing in `module` uses now."""
-    still_named = referenced_names(_non_import_statements(module))
-    gone = [spec for name, spec in candidates.items() if name not in still_named]
-    if not gone:  # the common case, without LibCST's scope analysis
+def names_read(statements: Iterable[cst.CSTNode]) -> set[str]:
+    """What `remove_unused` counts as a use of an import: the names the
+    statements read and the words of their strings (import lines excluded)."""
+    read = _visit_all(s for s in statements if not _is_import_line(s))
+    return read.names | read.string_words
+
+
+def remove_unused(
+    module: cst.Module,
+    candidates: dict[str, ImportSpec],
+    read_elsewhere: AbstractSet[str] = frozenset(),
+) -> cst.Module:
+    """Remove the top-level imports in `candidates` that nothing in `module`
+    uses now. A name counts as used when any other statement reads it, or
+    any string mentions it (a string annotation, `__all__`): a removal must
+    never break the file, and keeping an import too many is harmless."""
+    still_named = names_read(module.body) | read_elsewhere
+    gone = {name: spec for name, spec in candidates.items() if name not in still_named}
+    if not gone:
         return module
-    tidied = RemoveImportsVisitor(CodemodContext(), gone).transform_module(module)
+    body = []
+    for statement in module.body:
+        kept = _without_bindings(statement, gone)
+        if kept is not None:
+            body.append(kept)
+    tidied = module.with_changes(body=body)
     return tidied.with_changes(body=_keep_blank_lines(module, tidied))
+
+
+def _without_bindings(statement: cst.CSTNode, gone: dict[str, ImportSpec]) -> cst.CSTNode | None:
+    """`statement` without the import aliases that bind a name in `gone` to
+    the same import; None when nothing is left of it."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return statement
+    smalls = []
+    for small in statement.body:
+        if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(
+            small.names, cst.ImportStar
+        ):
+            names = [a for a in small.names if _binding(small, a) not in gone.items()]
+            if not names:
+                continue
+            if len(names) < len(small.names):
+                names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                small = small.with_changes(names=names)
+        smalls.append(small)
+    if not smalls:
+        return None
+    if len(smalls) < len(statement.body):
+        smalls[-1] = smalls[-1].with_changes(semicolon=cst.MaybeSentinel.DEFAULT)
+    return statement.with_changes(body=smalls) if smalls != list(statement.body) else statement
+
+
+def _binding(
+    statement: cst.Import | cst.ImportFrom, alias: cst.ImportAlias
+) -> tuple[str, ImportSpec]:
+    """The name one alias of a top-level import binds, and its spec (as
+    `module_import_bindings` gives them)."""
+    bound = (
+        alias.asname.name.value
+        if alias.asname and isinstance(alias.asname.name, cst.Name)
+        else None
+    )
+    name = _dotted(alias.name)
+    if isinstance(statement, cst.Import):
+        if bound is not None:
+            return bound, (name, None, bound)
+        return name.split(".")[0], (name, None, None)
+    module = (
+        _dotted(statement.module) if statement.module is not None and not statement.relative else ""
+    )
+    return (bound or name), (module, name, bound)
 
 
 def _keep_blank_lines(old: cst.Module, new: cst.Module) -> list:
@@ -116,7 +203,8 @@ def _keep_blank_lines(old: cst.Module, new: cst.Module) -> list:
     for statement in old.body:
         kept = new.body[j] if j < len(new.body) else None
         same = kept is not None and (
-            old.code_for_node(statement) == new.code_for_node(kept)
+            kept is statement
+            or old.code_for_node(statement) == new.code_for_node(kept)
             or (
                 _import_root(statement) is not None
                 and _import_root(statement) == _import_root(kept)
@@ -136,15 +224,10 @@ def _keep_blank_lines(old: cst.Module, new: cst.Module) -> list:
     return result
 
 
-def _non_import_statements(module: cst.Module) -> list[cst.CSTNode]:
-    return [
-        s
-        for s in module.body
-        if not (
-            isinstance(s, cst.SimpleStatementLine)
-            and all(isinstance(small, (cst.Import, cst.ImportFrom)) for small in s.body)
-        )
-    ]
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in statement.body
+    )
 
 
 def _import_root(statement: cst.CSTNode) -> str | None:
@@ -159,6 +242,41 @@ def _import_root(statement: cst.CSTNode) -> str | None:
             return "."
         return _dotted(small.module).split(".")[0]
     return None
+
+
+def import_insertion_point(module: cst.Module) -> int:
+    """Where LibCST's `AddImportsVisitor` inserts new imports: after a
+    leading docstring (or `__strict__` flag) and the run of one-import lines
+    that follows it, before the first other statement."""
+    start = 1 if module.body and _is_head_marker(module.body[0]) else 0
+    end = start
+    while end < len(module.body) and _is_one_import(module.body[end]):
+        end += 1
+    return end
+
+
+def _only_small_statement(statement: cst.CSTNode) -> cst.BaseSmallStatement | None:
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        return statement.body[0]
+    return None
+
+
+def _is_one_import(statement: cst.CSTNode) -> bool:
+    return isinstance(_only_small_statement(statement), (cst.Import, cst.ImportFrom))
+
+
+def _is_head_marker(statement: cst.CSTNode) -> bool:
+    """A one-string docstring line, or a `__strict__ = ...` flag: new imports
+    never go above it."""
+    small = _only_small_statement(statement)
+    if isinstance(small, cst.Expr):
+        return isinstance(small.value, cst.SimpleString)
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == "__strict__"
+    )
 
 
 def _is_stdlib(root: str | None) -> bool:

@@ -29,7 +29,6 @@ from tfrewrite.findings import FileError, FileResult, Finding, FixInfo, Position
 from tfrewrite.pipeline.parsing import parse_module as _parse
 from tfrewrite.pipeline.run_options import FileJob
 from tfrewrite.pipeline.suppression import file_is_exempt
-from tfrewrite.report.edits import text_edits
 from tfrewrite.workspace.line_names import CellStarts, place_lines
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, Notebook, NotebookError
 from tfrewrite.workspace.sources import decode_source
@@ -40,6 +39,7 @@ if TYPE_CHECKING:  # LibCST is imported only when there is a file to parse
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.facts.project import TracedFunction
     from tfrewrite.pipeline.decoration_gate import Found
+    from tfrewrite.pipeline.fix_edits import FixEdits
     from tfrewrite.pipeline.run_options import RunOptions
     from tfrewrite.rules.base import Rule
 
@@ -98,19 +98,11 @@ def _as_notebook(result: FileResult, notebook: Notebook) -> None:
     result.cells = fixed.cell_sources()
 
 
-def _to_finding(
-    path: str, found: Found, module: cst.Module, code: str, want_edits: bool
-) -> Finding:
+def _to_finding(path: str, found: Found, edits_of: FixEdits | None) -> Finding:
     fix = found.violation.fix
     fix_info = None
     if fix is not None:
-        edits: tuple = ()
-        if want_edits:
-            from tfrewrite.pipeline.fixer import apply_fixes
-
-            fixed, applied = apply_fixes(module, [fix])
-            if applied:
-                edits = text_edits(code, fixed.code)
+        edits = edits_of.of(fix) if edits_of is not None else ()
         fix_info = FixInfo(fix.applicability, fix.message, edits)
     rule = found.rule
     return Finding(
@@ -213,6 +205,7 @@ def _run_rules(
 def _settle_findings(
     result: FileResult, module: cst.Module, code: str, job: FileJob, rules: Sequence[Rule]
 ) -> FileResult:
+    from tfrewrite.pipeline.fix_edits import FixEdits
     from tfrewrite.pipeline.fix_rounds import as_fix_would_do, settle
 
     path, source, options = result.path, result.source or code, job.options
@@ -222,18 +215,15 @@ def _settle_findings(
         return result
     first = settled.first
     if options.fix:
-        result.fixes_applied = [
-            _to_finding(path, first[i], module, source, False) for i in settled.resolved
-        ]
+        result.fixes_applied = [_to_finding(path, first[i], None) for i in settled.resolved]
         if settled.code != source:
             result.fixed_source = settled.code
-        result.findings = [
-            _to_finding(path, f, settled.module, settled.code, options.want_edits)
-            for f in settled.final
-        ]
+        edits_of = FixEdits(settled.module, settled.code) if options.want_edits else None
+        result.findings = [_to_finding(path, f, edits_of) for f in settled.final]
         return result
+    edits_of = FixEdits(module, code) if options.want_edits else None
     result.findings = [
-        _to_finding(path, f, module, code, options.want_edits)
+        _to_finding(path, f, edits_of)
         for f in as_fix_would_do(
             path, module, code, job, rules, first, settled.held, applicable_rules
         )

@@ -23,15 +23,25 @@ def offset_to_position(starts: list[int], offset: int) -> Position:
     return Position(line, offset - starts[line - 1] + 1)
 
 
+# A change found by the line diff: character offsets in the old text and
+# what replaces that span, trimmed to the characters that differ.
+RawEdit = tuple[int, int, str]
+
+
 def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
+    return placed_edits(old, raw_edits(old, new))
+
+
+def raw_edits(old: str, new: str) -> list[RawEdit]:
+    """The changed runs of lines from `old` to `new`, each trimmed to the
+    characters that differ, as offsets in `old`."""
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
-    starts = _line_starts(old)
     line_offsets = [0]
     for line in old_lines:
         line_offsets.append(line_offsets[-1] + len(line))
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    edits: list[TextEdit] = []
+    edits: list[RawEdit] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
@@ -47,9 +57,21 @@ def text_edits(old: str, new: str) -> tuple[TextEdit, ...]:
             and removed[len(removed) - 1 - suffix] == added[len(added) - 1 - suffix]
         ):
             suffix += 1
-        start = line_offsets[i1] + prefix
-        end = line_offsets[i2] - suffix
-        content = added[prefix : len(added) - suffix]
+        edits.append(
+            (
+                line_offsets[i1] + prefix,
+                line_offsets[i2] - suffix,
+                added[prefix : len(added) - suffix],
+            )
+        )
+    return edits
+
+
+def placed_edits(old: str, raw: list[RawEdit]) -> tuple[TextEdit, ...]:
+    """`raw` (in order, not overlapping) as edits of `old` by line and column."""
+    starts = _line_starts(old)
+    edits: list[TextEdit] = []
+    for start, end, content in raw:
         if start == end:
             # An insertion can sit at several equivalent places (a line added
             # next to a blank line); the leftmost one is canonical, so the

@@ -1,0 +1,133 @@
+"""A train step that builds or calls an object of a plain Python class of the
+project: the class's `__init__` or `__call__` runs once, at trace time, on
+symbolic tensors, and no rule checks it as traced code. Decorating the step
+is then an unsafe fix that says why, never a safe one. A Keras class of the
+project, built or called the same way, keeps the safe fix."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.findings import Applicability
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+DECODER = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    class Decoder:
+        def __init__(self, rows):
+            self.rows = [rows[i].numpy().decode() for i in range(rows.shape[0])]
+
+        def values(self):
+            table = np.array([[float(v) for v in r.split()] for r in self.rows], np.float32)
+            return tf.constant(table[:, :2]), tf.constant(table[:, 2:])
+
+        def __call__(self, rows):
+            return Decoder(rows).values()
+"""
+
+STEP = """
+    import tensorflow as tf
+    {import_line}
+
+    net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    sgd = tf.keras.optimizers.SGD(0.1)
+    {module_line}
+
+    def fit_batch(rows):
+        features, labels = {call}
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((net(features, training=True) - labels) ** 2)
+        grads = tape.gradient(loss, net.trainable_variables)
+        sgd.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+    for batch in tf.data.Dataset.from_tensor_slices(["1 2 3", "4 5 6"]).batch(1):
+        fit_batch(batch)
+"""
+
+
+def _step_fix(tmp_path: Path, files: dict[str, str]):
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+    result = run(
+        [InputFile(str(tmp_path / n)) for n in files],
+        RunOptions(rule_codes=("TFR302",), root=str(tmp_path), unsafe_fixes=True),
+        jobs=1,
+    )
+    (step,) = result.findings
+    return step.fix
+
+
+def _files(call: str, *, module_line: str = "", in_one_file: bool = False) -> dict[str, str]:
+    if in_one_file:
+        step = STEP.format(import_line="", module_line=module_line, call=call)
+        return {"train.py": DECODER + step.replace("import tensorflow as tf\n", "", 1)}
+    step = STEP.format(
+        import_line="from decoding import Decoder", module_line=module_line, call=call
+    )
+    return {"train.py": step, "decoding.py": DECODER}
+
+
+def test_an_object_of_a_plain_class_from_another_module_makes_the_decoration_unsafe(
+    tmp_path: Path,
+) -> None:
+    fix = _step_fix(tmp_path, _files("Decoder(rows).values()"))
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "it calls `Decoder(...)` (`Decoder.__init__`), Python code that would run once" in (
+        fix.message
+    )
+
+
+def test_a_module_instance_called_in_the_step_runs_its_class_call_method(
+    tmp_path: Path,
+) -> None:
+    files = _files("decode(rows)", module_line="decode = Decoder([])")
+    fix = _step_fix(tmp_path, files)
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "`decode(...)` (`Decoder.__call__`)" in fix.message
+
+
+def test_an_object_built_and_used_in_one_expression_in_the_same_file(tmp_path: Path) -> None:
+    fix = _step_fix(tmp_path, _files("Decoder(rows).values()", in_one_file=True))
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "`Decoder(...)` (`Decoder.__init__`)" in fix.message
+
+
+KERAS_BLOCK = """
+    import tensorflow as tf
+
+
+    class Block(tf.keras.layers.Layer):
+        def call(self, x):
+            return tf.nn.relu(x)
+"""
+
+KERAS_STEP = """
+    import tensorflow as tf
+    from blocks import Block
+
+    net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    sgd = tf.keras.optimizers.SGD(0.1)
+    act = Block()
+
+    def fit_batch(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((act(net(x, training=True)) - y) ** 2)
+        grads = tape.gradient(loss, net.trainable_variables)
+        sgd.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+    for x, y in tf.data.Dataset.from_tensor_slices((tf.ones((4, 3)), tf.ones((4, 1)))).batch(2):
+        fit_batch(x, y)
+"""
+
+
+def test_a_keras_layer_of_another_module_called_in_the_step_keeps_the_safe_fix(
+    tmp_path: Path,
+) -> None:
+    fix = _step_fix(tmp_path, {"train.py": KERAS_STEP, "blocks.py": KERAS_BLOCK})
+    assert fix is not None and fix.applicability is Applicability.SAFE
