@@ -22,7 +22,7 @@ import libcst as cst
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import TextEdit
 from tfrewrite.pipeline.imports import import_insertion_point, names_read
-from tfrewrite.report.edits import RawEdit, placed_edits, raw_edits, text_edits
+from tfrewrite.report.edits import RawEdit, line_starts, placed_edits, raw_edits, text_edits
 from tfrewrite.rewrite.fixes import CstFix
 
 
@@ -44,6 +44,7 @@ class FixEdits:
         self.code = code
         self._statement_of: dict[int, int] | None = None
         self._texts: list[str] | None = None
+        self._line_starts: list[int] | None = None
         self._reads: list[set[str]] = []  # what each statement reads (`imports.names_read`)
         self._header = ""
         self._footer = ""
@@ -94,7 +95,9 @@ class FixEdits:
                 return None
             shift = first.file_start - first.start
             moved.append((start + shift, end + shift, content))
-        return placed_edits(self.code, moved)
+        if self._line_starts is None:
+            self._line_starts = line_starts(self.code)
+        return placed_edits(self.code, moved, self._line_starts)
 
     def _index_statements(self) -> bool:
         """Each node's top-level statement, and each statement's text; False

@@ -140,14 +140,36 @@ def _tidy_imports(
 
 def add_imports(module: cst.Module, imports) -> cst.Module:  # type: ignore[no-untyped-def]
     """`module` with `imports` added by LibCST's `AddImportsVisitor`, run on
-    the file's head only: what that visitor reads and changes is the leading
-    docstring and import block and the first statement after it (which gets
-    a blank line), so the rest of the tree is neither copied nor walked.
-    Returns `module` itself when every import is already there."""
+    the file's head only: what that visitor reads is the leading docstring
+    and import block, and what it changes besides is the blank lines above
+    the first statement after them. That statement is handed to it as a
+    `pass` with the same leading lines, so the rest of the tree is neither
+    copied nor walked. Returns `module` itself when every import is there."""
     items = [ImportItem(i.module, i.obj, i.alias) for i in dict.fromkeys(imports)]
-    head_length = import_insertion_point(module) + 1
-    head = module.with_changes(body=module.body[:head_length])
+    point = import_insertion_point(module)
+    present = module_import_bindings(module.with_changes(body=module.body[:point]))
+    if all(_already_imported(item, present) for item in items):
+        return module  # what the visitor would find too, without building it
+    after = module.body[point] if point < len(module.body) else None
+    stand_in = (
+        [cst.SimpleStatementLine([cst.Pass()], leading_lines=after.leading_lines)]
+        if after is not None
+        else []
+    )
+    head = module.with_changes(body=[*module.body[:point], *stand_in])
     with_imports = AddImportsVisitor(CodemodContext(), items).transform_module(head)
     if with_imports.deep_equals(head):
         return module
-    return module.with_changes(body=[*with_imports.body, *module.body[head_length:]])
+    body = list(with_imports.body)
+    if after is not None:
+        body[-1] = after.with_changes(leading_lines=body[-1].leading_lines)
+    return module.with_changes(body=[*body, *module.body[point + 1 :]])
+
+
+def _already_imported(item: ImportItem, present: dict[str, ImportSpec]) -> bool:
+    """Whether the leading imports bind `item` exactly as it asks (`import
+    tensorflow as tf` for `tf`), so `AddImportsVisitor` would add nothing."""
+    if item.obj_name is None and item.alias is None:
+        return "." not in item.module and present.get(item.module) == (item.module, None, None)
+    bound = item.alias or item.obj_name
+    return present.get(bound or "") == (item.module, item.obj_name, item.alias)

@@ -10,7 +10,8 @@ from bisect import bisect_right
 from tfrewrite.findings import Position, TextEdit
 
 
-def _line_starts(text: str) -> list[int]:
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of `text` starts."""
     starts = [0]
     for i, char in enumerate(text):
         if char == "\n":
@@ -67,9 +68,14 @@ def raw_edits(old: str, new: str) -> list[RawEdit]:
     return edits
 
 
-def placed_edits(old: str, raw: list[RawEdit]) -> tuple[TextEdit, ...]:
-    """`raw` (in order, not overlapping) as edits of `old` by line and column."""
-    starts = _line_starts(old)
+def placed_edits(
+    old: str, raw: list[RawEdit], starts: list[int] | None = None
+) -> tuple[TextEdit, ...]:
+    """`raw` (in order, not overlapping) as edits of `old` by line and column.
+    `starts`: the offsets of `old`'s lines (`line_starts`), when the caller
+    places many edits on one text."""
+    if starts is None:
+        starts = line_starts(old)
     edits: list[TextEdit] = []
     for start, end, content in raw:
         if start == end:
@@ -95,7 +101,7 @@ def _offset_of(position: Position, starts: list[int]) -> int:
 
 def apply_text_edits(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) -> str:
     """Apply edits (any order; they must not overlap) to `text`."""
-    starts = _line_starts(text)
+    starts = line_starts(text)
 
     def offset(position: Position) -> int:
         return (
