@@ -243,3 +243,47 @@ def _running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except FileNotFoundError:
         return False
+
+
+def test_a_burst_of_edits_is_checked_once_at_its_last_version(session) -> None:  # type: ignore[no-untyped-def]
+    """Typing sends an edit per keystroke: the diagnostics published after a
+    burst are those of its last version, and an older version's come first
+    or not at all."""
+    client, tmp_path = session
+    path = tmp_path / "losses.py"
+    uri = path.as_uri()
+    open_document(client, path, SOURCE)
+    clean = SOURCE.replace(SAMPLE, "tf.random.normal((4, 3), 0.0, 0.05)")
+    texts = [SOURCE.replace(SAMPLE, SAMPLE + " " * n) for n in range(1, 4)] + [clean]
+    for version, text in enumerate(texts, start=2):
+        client.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": text}],
+            },
+        )
+    last = len(texts) + 1
+    while True:
+        published = client.wait_for("textDocument/publishDiagnostics")["params"]
+        if published.get("version") == last:
+            break
+        assert published.get("version", 0) < last
+    assert published["diagnostics"] == []
+    # Quick fixes are computed when asked: the code action on a finding has its edits.
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": last + 1}, "contentChanges": [{"text": SOURCE}]},
+    )
+    (diagnostic,) = client.wait_for("textDocument/publishDiagnostics")["params"]["diagnostics"]
+    actions = client.request(
+        "textDocument/codeAction",
+        {
+            "textDocument": {"uri": uri},
+            "range": diagnostic["range"],
+            "context": {"diagnostics": [diagnostic], "only": ["quickfix"]},
+        },
+    )
+    (action,) = actions
+    edits = action["edit"]["changes"][uri]
+    assert any("tf.random.normal" in edit["newText"] for edit in edits)

@@ -5,6 +5,10 @@ fix as a quick fix (safe fixes are marked preferred, unsafe ones say so), a
 "fix all" source action, and the rule's documentation on hover. Settings come
 from the `pyproject.toml` nearest the document, as on the command line.
 
+Diagnostics come first: a check computes no fix's edits, and the quick fixes
+of a finding are computed when the editor asks for code actions on it. A
+burst of edits is checked once, after the typing pauses (`DEBOUNCE_SECONDS`).
+
 The server checks one document at a time, from the editor's buffer: facts
 that need other files (a loss compiled in another module) are those the
 command line sees; in the editor, a function is known to run traced from
@@ -15,6 +19,7 @@ Requires the `lsp` extra (`pip install 'tfrewrite[lsp]'`, which brings pygls).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from dataclasses import dataclass
@@ -37,18 +42,23 @@ from tfrewrite.rules import RULES_BY_CODE, select_rules
 SOURCE = "tfrewrite"
 FIX_ALL = "source.fixAll.tfrewrite"
 _CODE_RE = re.compile(r"TFR\d{3}")
+# How long the text must rest after an edit before it is checked: typing
+# sends an edit per keystroke, and only the last one's findings matter.
+DEBOUNCE_SECONDS = 0.15
 
 
 @dataclass(frozen=True)
 class _Checked:
     version: int | None
     findings: list[Finding]
+    with_edits: bool = False  # the fixes' edits computed (for quick fixes)
 
 
 class TfrewriteServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__)
         self.checked: dict[str, _Checked] = {}
+        self.latest_edit: dict[str, int] = {}  # uri -> version of the newest edit
 
     def settings_for(self, path: Path) -> Settings:
         try:
@@ -59,8 +69,15 @@ class TfrewriteServer(LanguageServer):
             )
             return load_settings(None)
 
-    def run_rules(self, document: TextDocument, fix: bool, unsafe: bool | None = None):  # type: ignore[no-untyped-def]
-        """Check (or fix) the editor's text of `document` with its settings."""
+    def run_rules(  # type: ignore[no-untyped-def]
+        self,
+        document: TextDocument,
+        fix: bool,
+        unsafe: bool | None = None,
+        want_edits: bool = False,
+    ):
+        """Check (or fix) the editor's text of `document` with its settings;
+        with `want_edits`, each finding's fix carries its edits."""
         path = Path(to_fs_path(document.uri) or document.uri)
         settings = self.settings_for(path)
         rules = select_rules(list(settings.select), list(settings.ignore))
@@ -70,7 +87,7 @@ class TfrewriteServer(LanguageServer):
             per_file_ignores=tuple(settings.per_file_ignores.items()),
             fix=fix,
             unsafe_fixes=settings.unsafe_fixes if unsafe is None else unsafe,
-            want_edits=not fix,
+            want_edits=want_edits and not fix,
         )
         source = document.source
         index = build_index(source, str(path), module_name_for(path, settings.root))
@@ -79,10 +96,26 @@ class TfrewriteServer(LanguageServer):
         traced = compute_facts([index]).for_path(str(path))
         return process_file(FileJob(InputFile(str(path), source), index, traced, options))
 
-    def publish(self, document: TextDocument) -> None:
-        result = self.run_rules(document, fix=False)
+    def check(self, document: TextDocument, want_edits: bool = False) -> _Checked:
+        result = self.run_rules(document, fix=False, want_edits=want_edits)
         findings = [] if result is None or result.error is not None else result.findings
-        self.checked[document.uri] = _Checked(document.version, findings)
+        checked = _Checked(document.version, findings, want_edits)
+        self.checked[document.uri] = checked
+        return checked
+
+    def with_edits(self, document: TextDocument) -> _Checked:
+        """The document's findings with their fixes' edits, checked again
+        only when the last check left the edits out or the text changed."""
+        checked = self.checked.get(document.uri)
+        if checked is not None and checked.version == document.version and checked.with_edits:
+            return checked
+        if checked is not None and checked.version == document.version:
+            if not any(f.fix is not None for f in checked.findings):
+                return checked
+        return self.check(document, want_edits=True)
+
+    def publish(self, document: TextDocument) -> None:
+        findings = self.check(document).findings
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(
                 uri=document.uri,
@@ -159,8 +192,13 @@ def did_open(ls: TfrewriteServer, params: types.DidOpenTextDocumentParams) -> No
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: TfrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+async def did_change(ls: TfrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri, version = params.text_document.uri, params.text_document.version
+    ls.latest_edit[uri] = version
+    await asyncio.sleep(DEBOUNCE_SECONDS)
+    if ls.latest_edit.get(uri) != version:
+        return  # a newer edit came while the text rested: its own call checks
+    ls.publish(ls.workspace.get_text_document(uri))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -171,6 +209,7 @@ def did_save(ls: TfrewriteServer, params: types.DidSaveTextDocumentParams) -> No
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.checked.pop(params.text_document.uri, None)
+    ls.latest_edit.pop(params.text_document.uri, None)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )
@@ -182,10 +221,7 @@ def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> 
 )
 def code_action(ls: TfrewriteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     document = ls.workspace.get_text_document(params.text_document.uri)
-    checked = ls.checked.get(document.uri)
-    if checked is None or checked.version != document.version:
-        ls.publish(document)
-        checked = ls.checked[document.uri]
+    checked = ls.with_edits(document)
     wanted = params.context.only
     actions: list[types.CodeAction] = []
     if not wanted or types.CodeActionKind.QuickFix in wanted:
