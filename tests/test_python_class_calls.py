@@ -131,3 +131,41 @@ def test_a_keras_layer_of_another_module_called_in_the_step_keeps_the_safe_fix(
 ) -> None:
     fix = _step_fix(tmp_path, {"train.py": KERAS_STEP, "blocks.py": KERAS_BLOCK})
     assert fix is not None and fix.applicability is Applicability.SAFE
+
+
+ROW_LOSS_STEP = """
+    import tensorflow as tf
+
+
+    class RowLoss:
+        def __call__(self, pred, target):
+            rows = pred.shape[0]
+            diff = tf.reshape(pred, (rows, -1)) - tf.reshape(target, (rows, -1))
+            return tf.reduce_mean(diff**2)
+
+
+    loss_fn = RowLoss()
+    net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+    sgd = tf.keras.optimizers.SGD(0.1)
+
+    def fit_batch(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(net(x, training=True), y)
+        grads = tape.gradient(loss, net.trainable_variables)
+        sgd.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+    for x, y in tf.data.Dataset.from_tensor_slices((tf.ones((5, 3)), tf.zeros((5, 2)))).batch(2):
+        fit_batch(x, y)
+"""
+
+
+def test_a_loss_object_reading_the_batch_dimension_keeps_a_trace_per_batch_size(
+    tmp_path: Path,
+) -> None:
+    """`loss_fn(...)` runs `RowLoss.__call__`, which reads `pred.shape[0]`: with
+    `reduce_retracing=True` the short last batch would be traced with a `None`
+    batch size and `tf.reshape` would fail, so the decorator is a plain one."""
+    fix = _step_fix(tmp_path, {"train.py": ROW_LOSS_STEP})
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert fix.message.startswith("Decorate `fit_batch` with `@tf.function` (unsafe")

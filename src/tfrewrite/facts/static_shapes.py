@@ -91,7 +91,10 @@ def _reads_batch_dimension(ctx: RuleContext, node: cst.CSTNode) -> bool:
 
 def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator[FunctionScope]:
     """Functions of the file `root` calls by name: module functions
-    (`noise_like(x)`) and, in a method, the class's own (`self.flatten(g)`)."""
+    (`noise_like(x)`), in a method the class's own (`self.flatten(g)`), and
+    the methods of an object the module builds once (`loss_fn = RowLoss()`:
+    `loss_fn(...)` runs `RowLoss.__call__`, `loss_fn.reduce(...)` its
+    `reduce`)."""
     for node in iter_nodes(root, into_functions=False):
         if not isinstance(node, cst.Call):
             continue
@@ -99,8 +102,11 @@ def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator
         if name is None:
             continue
         head, _, method = name.partition(".")
+        instance_class = _class_of_module_instance(ctx, head)
         if head == "self" and owner is not None and method and "." not in method:
             qualname = f"{owner}.{method}"
+        elif instance_class is not None and "." not in method:
+            qualname = f"{instance_class}.{method or '__call__'}"
         elif "." not in name:
             qualname = name
         else:
@@ -108,6 +114,16 @@ def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator
         function = next((f for f in ctx.functions if f.qualname == qualname), None)
         if function is not None:
             yield function
+
+
+def _class_of_module_instance(ctx: RuleContext, name: str) -> str | None:
+    """The class of this file that the module-level object `name` was built
+    from (`loss_fn = RowLoss()`), or None."""
+    constructor = ctx.index.module_instances.get(name)
+    if constructor is None:
+        return None
+    local = constructor.removeprefix(f"{ctx.index.module}.")
+    return local if local in ctx.index.classes else None
 
 
 def batch_dimension_read(
