@@ -390,8 +390,8 @@ def decoration_blockers(
                 Blocker(
                     *lines_of(ctx, node),
                     f"calls `{receiver}.{method}(...)`, a method of the Python class "
-                    f"`{python_class}`: it runs once, at trace time, and its result "
-                    "is frozen into the graph",
+                    f"`{python_class}`: it runs once, at trace time, on symbolic tensors "
+                    "(its result is frozen into the graph, or it fails)",
                 )
             )
         if is_logging_call_node(ctx, node, loggers) or (
