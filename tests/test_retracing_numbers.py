@@ -40,3 +40,54 @@ def test_through_another_computed_number() -> None:
 
 def test_a_number_that_does_not_change_with_the_counter_does_not() -> None:
     assert _lines("tau = 0.995") == []
+
+
+AGENT = """
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self):
+        self.w = tf.Variable(1.0)
+
+    @tf.function
+    def act(self, x, step):
+        return x * self.w + step
+
+
+class Trainer:
+    def __init__(self):
+        self.w = tf.Variable(1.0)
+        self.agent = Agent()
+
+    @tf.function
+    def update(self, x, epoch):
+        return x * self.w * epoch
+
+    def run(self, x):
+        for epoch in range(5):
+            self.update(x, {argument})
+            self.agent.act(x, {argument})
+
+
+agent = Agent()
+for i in range(10):
+    agent.act(tf.ones(2), {counter})
+"""
+
+
+def test_a_traced_method_called_with_the_loop_counter_retraces() -> None:
+    """On `self`, on an object the class holds, on an object the module
+    builds once: each is a `tf.function` method keyed on the counter."""
+    source = AGENT.format(argument="epoch", counter="i")
+    findings = check_source(source, select=["TFR203"])
+    assert [f.message.split(" ")[0] for f in findings] == [
+        "`self.update`",
+        "`self.agent.act`",
+        "`agent.act`",
+    ]
+
+
+def test_a_traced_method_called_with_a_tensor_counter_does_not_retrace() -> None:
+    source = AGENT.format(argument="tf.constant(epoch)", counter="tf.constant(i)")
+    assert check_source(source, select=["TFR203"]) == []

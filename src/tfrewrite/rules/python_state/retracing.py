@@ -8,6 +8,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import (
     changing_numbers,
     derived_numbers,
@@ -33,6 +34,62 @@ def _uses_only(expr: cst.BaseExpression, name: str) -> bool:
     return False
 
 
+def _enclosing_class(ancestors: tuple[cst.CSTNode, ...]) -> str | None:
+    """The qualname of the innermost class around a loop (whose `self` its
+    method sees), or None."""
+    names: list[str] = []
+    owner = None
+    for node in ancestors:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            names.append(node.name.value)
+            if isinstance(node, cst.ClassDef):
+                owner = ".".join(names)
+    return owner
+
+
+def _traced_callee(
+    ctx: RuleContext,
+    func: cst.BaseExpression,
+    chain: list[str],
+    owner: str | None,
+    decorated: set[str],
+) -> str | None:
+    """How the call names a `tf.function` of this file, or None: a function
+    by name (the innermost enclosing function's nested `def` first, then
+    outwards: `train.train_step`), a method of the enclosing class
+    (`self.update(...)`), of an object the class holds (`self.agent.act(...)`
+    for `self.agent = Agent()`), or of an object the module builds once
+    (`agent.act(...)` for `agent = Agent()`)."""
+    if isinstance(func, cst.Name):
+        name = func.value
+        if any(
+            ".".join([*chain[:depth], name]) in decorated for depth in range(len(chain), -1, -1)
+        ):
+            return name
+        return None
+    if not isinstance(func, cst.Attribute):
+        return None
+    receiver = dotted_name(func.value) or ""
+    head, _, attr = receiver.partition(".")
+    local_class = None
+    if head == "self" and owner is not None:
+        if not attr:
+            local_class = owner
+        elif "." not in attr:
+            held = (
+                ctx.index.classes[owner].held_objects.get(attr)
+                if owner in ctx.index.classes
+                else None
+            )
+            local_class = held.removeprefix(f"{ctx.index.module}.") if held else None
+    elif not attr:
+        built = ctx.index.module_instances.get(head)
+        local_class = built.removeprefix(f"{ctx.index.module}.") if built else None
+    if local_class is not None and f"{local_class}.{func.attr.value}" in decorated:
+        return f"{receiver}.{func.attr.value}"
+    return None
+
+
 class PythonScalarRetraces(Rule):
     code = "TFR203"
     name = "python-scalar-argument-retraces"
@@ -43,7 +100,9 @@ class PythonScalarRetraces(Rule):
     Finds calls to a `@tf.function` inside loops that pass a Python number
     the loop changes: the counter of `for step in range(...)` (or
     `enumerate(...)`), a `while` counter (`step += 1`), or a decayed Python
-    learning rate (`lr *= 0.9`).
+    learning rate (`lr *= 0.9`). The function may be a method, called on
+    `self`, on an object the class holds (`self.agent.act(...)`) or on one
+    the module builds once (`agent = Agent()`, then `agent.act(...)`).
 
     ## Why is this bad?
     A `tf.function` keys its traces on the values of Python arguments: every
@@ -70,6 +129,23 @@ class PythonScalarRetraces(Rule):
 
             for step in range(100):
                 train_step(tf.ones(3), step)
+            """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def __init__(self):
+                    self.scale = tf.Variable(1.0)
+
+                @tf.function
+                def update(self, x, epoch):
+                    return x * self.scale * epoch
+
+                def fit(self, x):
+                    for epoch in range(10):
+                        self.update(x, epoch)
             """
         ),
         Valid(
@@ -166,8 +242,7 @@ class PythonScalarRetraces(Rule):
         decorated = {
             qualname
             for qualname, info in ctx.index.functions.items()
-            if qualname.rpartition(".")[0] not in ctx.index.classes  # a function, not a method
-            and any(d in TF_FUNCTION_NAMES for d in info.decorators)
+            if any(d in TF_FUNCTION_NAMES for d in info.decorators)
             and not any(
                 "input_signature" in info.decorator_keywords.get(d, {}) for d in TF_FUNCTION_NAMES
             )
@@ -195,14 +270,12 @@ class PythonScalarRetraces(Rule):
             chain = [
                 a.name.value for a in ancestors if isinstance(a, (cst.FunctionDef, cst.ClassDef))
             ]
+            owner = _enclosing_class(ancestors)
             for inner in iter_nodes(node.body, into_functions=False):
-                if not (isinstance(inner, cst.Call) and isinstance(inner.func, cst.Name)):
+                if not isinstance(inner, cst.Call) or id(inner) in reported:
                     continue
-                callee = inner.func.value
-                if id(inner) in reported or not any(
-                    ".".join([*chain[:depth], callee]) in decorated
-                    for depth in range(len(chain), -1, -1)
-                ):
+                callee = _traced_callee(ctx, inner.func, chain, owner, decorated)
+                if callee is None:
                     continue
                 for arg in inner.args:
                     if variable is not None and _uses_only(arg.value, variable):
