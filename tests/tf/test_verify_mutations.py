@@ -114,6 +114,7 @@ def jitter(y_true, y_pred):
 """
 
 PRINT = """
+import sys
 import tensorflow as tf
 
 def logged_loss(y_true, y_pred):
@@ -121,9 +122,11 @@ def logged_loss(y_true, y_pred):
     print("loss", loss)
     return loss
 """
-PRINT_OK = PRINT.replace('print("loss", loss)', 'tf.print("loss", loss)')
+# `print` writes to standard output, `tf.print` to standard error by default.
+PRINT_OK = PRINT.replace('print("loss", loss)', 'tf.print("loss", loss, output_stream=sys.stdout)')
 
 PRINT_TENSOR = """
+import sys
 import tensorflow as tf
 
 def shown(y_true, y_pred):
@@ -132,6 +135,7 @@ def shown(y_true, y_pred):
 """
 
 PRINT_SHAPE = """
+import sys
 import tensorflow as tf
 
 @tf.function(input_signature=[tf.TensorSpec([None, 4]), tf.TensorSpec([None, 4])])
@@ -227,20 +231,31 @@ FUNCTION_CASES = [
         "prints every call",
     ),
     (
+        "TFR103 print moved to standard error",
+        PRINT,
+        PRINT_OK,
+        PRINT.replace('print("loss", loss)', 'tf.print("loss", loss)'),
+        "prints every call",
+    ),
+    (
         "TFR103 abbreviated tensor",
         PRINT_TENSOR,
-        PRINT_TENSOR.replace("print(y_pred)", "tf.print(y_pred, summarize=-1)"),
-        PRINT_TENSOR.replace("print(y_pred)", "tf.print(y_pred)"),
+        PRINT_TENSOR.replace(
+            "print(y_pred)", "tf.print(y_pred, summarize=-1, output_stream=sys.stdout)"
+        ),
+        PRINT_TENSOR.replace("print(y_pred)", "tf.print(y_pred, output_stream=sys.stdout)"),
         "prints every call",
     ),
     (
         "TFR103 static shape printed as None",
         PRINT_SHAPE,
         PRINT_SHAPE.replace(
-            'print("batch of", y_pred.shape[0])', 'tf.print("batch of", tf.shape(y_pred)[0])'
+            'print("batch of", y_pred.shape[0])',
+            'tf.print("batch of", tf.shape(y_pred)[0], output_stream=sys.stdout)',
         ),
         PRINT_SHAPE.replace(
-            'print("batch of", y_pred.shape[0])', 'tf.print("batch of", y_pred.shape[0])'
+            'print("batch of", y_pred.shape[0])',
+            'tf.print("batch of", y_pred.shape[0], output_stream=sys.stdout)',
         ),
         "prints every call",
     ),

@@ -119,6 +119,7 @@ def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> N
 
 def test_sparse_labels_are_found_by_search() -> None:
     before = """
+        import sys
         import tensorflow as tf
 
         def compute_loss(logits, labels):
@@ -126,7 +127,9 @@ def test_sparse_labels_are_found_by_search() -> None:
             return tf.reduce_mean(
                 tf.nn.sparse_softmax_cross_entropy_with_logits(logits=logits, labels=labels))
         """
-    after = before.replace("print(labels)", "tf.print(labels, summarize=-1)")
+    after = before.replace(
+        "print(labels)", "tf.print(labels, summarize=-1, output_stream=sys.stdout)"
+    )
     result = _verify(before, after, "compute_loss")
     assert result["verdict"] == "equivalent", result
     assert "inputs found by search" in _warnings(result)
@@ -253,6 +256,7 @@ def test_keras_two_dataset_loaders_are_generated_too() -> None:
 
 def test_a_loss_that_reads_data_loaded_at_import_verifies_without_download() -> None:
     before = """
+        import sys
         import numpy as np
         import tensorflow as tf
 
@@ -263,7 +267,7 @@ def test_a_loss_that_reads_data_loaded_at_import_verifies_without_download() -> 
             print(PIXEL_MEAN)
             return tf.reduce_mean(tf.square(y_true - y_pred + PIXEL_MEAN))
         """
-    after = before.replace("print(PIXEL_MEAN)", "tf.print(PIXEL_MEAN)")
+    after = before.replace("print(PIXEL_MEAN)", "tf.print(PIXEL_MEAN, output_stream=sys.stdout)")
     result = _verify(before, after, "centred_loss")
     assert result["verdict"] == "equivalent", result
 
@@ -352,6 +356,7 @@ def test_print_check_traces_a_helper_afresh() -> None:
     """The rewrite calls a module-level tf.function that prints at trace time
     and on every call; the checks before the print check traced it already."""
     before = """
+        import sys
         import tensorflow as tf
 
         @tf.function
@@ -363,7 +368,9 @@ def test_print_check_traces_a_helper_afresh() -> None:
             print(tf.reduce_sum(y_true))
             return tf.reduce_mean(report(y_pred) - y_true)
         """
-    after = before.replace("print(tf.reduce_sum(y_true))", "tf.print(tf.reduce_sum(y_true))")
+    after = before.replace(
+        "print(tf.reduce_sum(y_true))", "tf.print(tf.reduce_sum(y_true), output_stream=sys.stdout)"
+    )
     result = _verify(before, after, "loss")
     checks = {c["name"]: c for c in result["checks"]}
     assert checks[CHECK_TRACED]["ok"] and checks[CHECK_PRINTS]["ok"], result

@@ -67,9 +67,9 @@ def load_verify_settings(config: Path | None, start: Path) -> tuple[Settings, Ve
         settings = load_settings(config)
     else:
         settings = load_settings(find_config(start if start.exists() else Path.cwd()), [start])
-    from tfrewrite.verify.settings import parse_verify_settings
+    from tfrewrite.verify.settings import verify_settings_of
 
-    return settings, parse_verify_settings(settings.verify)
+    return settings, verify_settings_of(settings)
 
 
 def _read(path: Path) -> str:

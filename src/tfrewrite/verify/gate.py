@@ -21,7 +21,7 @@ from tfrewrite.pipeline.engine import RunResult
 from tfrewrite.verify.module_slice import find_definition
 from tfrewrite.verify.report import branch_place, location
 from tfrewrite.verify.run import verify_targets
-from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.settings import verify_settings_of
 from tfrewrite.verify.targets import pair_targets
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, cells_of, python_of
 
@@ -93,7 +93,7 @@ def gate_fixes(
     """Verify every fixed file and withhold the fixes of functions that do
     not verify. Mutates `result`; returns the verification results. Raises
     `ConfigError` or `pool.EnvironmentProblem`."""
-    vs = parse_verify_settings(settings.verify)
+    vs = verify_settings_of(settings)
     changed = [r for r in result.files if r.changed and r.source is not None]
     targets = []
     for r in changed:

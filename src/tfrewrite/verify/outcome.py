@@ -33,6 +33,10 @@ class Options:
     draws: int = 3  # random base inputs
     xla: bool = True
     caller_seconds: float = 30.0  # building arguments by running a caller (see `caller_capture`)
+    # Where the project asks TFR103's `tf.print` of a `print` without `file=`
+    # to write (`print-output-stream`): "stderr" makes the original's
+    # standard output expected on standard error.
+    print_output_stream: str = "stdout"
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Options:
@@ -129,6 +133,7 @@ class Outcome:
             "warnings": self.warnings,
             "inputs": self.inputs,
             "error": self.error,
+            "unproven": self.unproven,
             "needs_package": self.needs_package,
             "traceback": self.error_traceback,
             "stochastic": self.stochastic,
@@ -154,7 +159,9 @@ def _tensors(args: dict[str, Any]) -> dict[str, Any]:
 class Call:
     value: Any = None
     error: BaseException | None = None
-    printed: str = ""
+    # What the call wrote to standard output and to standard error, apart:
+    # a print that moved from one to the other is a difference.
+    printed: capture.Printed = field(default_factory=capture.Printed)
 
     @property
     def failed(self) -> bool:
@@ -207,7 +214,7 @@ def call(fn: Callable, args: dict[str, Any], eager: bool = False) -> Call:
                 result.value = fn(**_tensors(args))
         except (Exception, SystemExit) as err:  # user code: any exception is a result
             result.error = err
-    result.printed = out.text
+    result.printed = capture.Printed(out.stdout, out.stderr)
     return result
 
 

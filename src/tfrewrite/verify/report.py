@@ -10,6 +10,10 @@ Verdicts:
 * `needs package` — the code imports a package the workers' Python lacks (named,
   with the file that imports it): the environment's gap, not the rewrite's.
 * `error` — the function could not be loaded or run (traceback shown), or timed out.
+
+After the results, one line counts them by verdict, "not proven" grouped by
+what would prove it (`tally`); the JSON output carries the same counts as
+its `coverage` object.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 from typing import Any
+
+from tfrewrite.verify.tally import coverage_line, tally
 
 PASSING = frozenset({"equivalent", "consistent"})
 EXIT_OK, EXIT_FAILED, EXIT_ERROR = 0, 1, 2
@@ -113,6 +119,7 @@ def render_text(results: list[dict[str, Any]]) -> str:
         if r.get("seconds") is not None:
             lines.append(f"  ({r['seconds']:.2f} s)")
         lines.append("")
+    lines.append(coverage_line(tally(results)))
     counts = Counter(r["verdict"] for r in results)
     n = len(results)
     summary = ", ".join(f"{count} {verdict}" for verdict, count in sorted(counts.items()))
@@ -121,4 +128,7 @@ def render_text(results: list[dict[str, Any]]) -> str:
 
 
 def render_json(results: list[dict[str, Any]]) -> str:
-    return json.dumps({"results": results, "exit_code": exit_code(results)}, indent=2)
+    return json.dumps(
+        {"results": results, "exit_code": exit_code(results), "coverage": tally(results)},
+        indent=2,
+    )

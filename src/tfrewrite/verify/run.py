@@ -111,6 +111,7 @@ def verify_targets(
             "branches": [],
             "divergences": [],
             "warnings": [t.problem],
+            "unproven": t.problem,
         }
         data = _placed(dict(data), t.cell_starts, t.rewrite_cell_starts)
         data.update(

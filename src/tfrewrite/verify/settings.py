@@ -19,10 +19,10 @@ Unknown keys and malformed specifications are configuration errors (exit 2).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tfrewrite.config import ConfigError
+from tfrewrite.config import ConfigError, Settings
 from tfrewrite.verify.inputs import Spec, SpecError, parse_spec
 
 _NUMBERS = {"rtol": float, "atol": float, "samples": int, "search": int, "timeout": float}
@@ -42,9 +42,12 @@ class VerifySettings:
     inputs: dict[tuple[str, str], dict[str, Spec]] = field(default_factory=dict)
     # (module, train step) -> "module:build"
     harness: dict[tuple[str, str], str] = field(default_factory=dict)
+    # `tool.tfrewrite.print-output-stream`: where TFR103's `tf.print` of a
+    # `print` without `file=` writes. "stderr" moves such output on purpose.
+    print_output_stream: str = "stdout"
 
     def worker_options(self) -> dict[str, Any]:
-        return {
+        options: dict[str, Any] = {
             "rtol": self.rtol,
             "atol": self.atol,
             "samples": self.samples,
@@ -54,6 +57,9 @@ class VerifySettings:
             # the worker's own timeout kills the whole verification.
             "caller_seconds": min(30.0, self.timeout / 4),
         }
+        if self.print_output_stream != "stdout":  # the default keeps stored results' keys
+            options["print_output_stream"] = self.print_output_stream
+        return options
 
     def harness_for(self, module: str, qualname: str) -> str | None:
         """The harness builder configured for a train step, if any."""
@@ -72,6 +78,15 @@ def _lookup(table: Mapping[tuple[str, str], Any], module: str, qualname: str) ->
         if key_module == module or module.endswith("." + key_module) or not key_module:
             return value
     return None
+
+
+def verify_settings_of(settings: Settings) -> VerifySettings:
+    """`[tool.tfrewrite.verify]` of `settings`, with what verification reads
+    from the rest of the configuration: where the project asks prints to go."""
+    return replace(
+        parse_verify_settings(settings.verify),
+        print_output_stream=settings.print_output_stream,
+    )
 
 
 def parse_verify_settings(
