@@ -4,12 +4,18 @@ what they compute: the facts TFR304 needs to speak only when it matters.
 - A step trains the models whose variables it differentiates or updates
   (`tape.gradient(loss, model.trainable_variables)`, `apply_gradients(zip(g,
   model.trainable_variables))`); a frozen teacher or a target network called in
-  the same tape is not trained, and must stay in inference mode.
+  the same tape is not trained, and must stay in inference mode. With a tape
+  per network, each tape trains what its own `gradient` call names.
+- What a step trains is a Keras model whatever its name or the module of its
+  class when the module uses it as one (`g.trainable_weights`, `g.summary()`):
+  a `tf.Module` or a Sonnet module holds `trainable_variables` too, but its
+  `__call__` takes no `training`.
 - A call under `if self._call_has_training_arg:` (or any test of a `training`
   flag) is written for models that may not take `training`.
-- A model whose class in the project has a `call` without `training`, or that
-  is built from Keras layers that all ignore `training` (no dropout, no batch
-  normalization, no noise or augmentation), computes the same either way.
+- A model whose class in the file has a `call` without `training` (held in
+  `self.critic` too), a Keras layer that ignores it, or a model built from
+  Keras layers that all ignore `training` (no dropout, no batch normalization,
+  no noise or augmentation), computes the same either way.
 """
 
 from __future__ import annotations
@@ -22,7 +28,12 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.training import is_optimizer_update_call, method_name, value_sources
+from tfrewrite.facts.training import (
+    is_optimizer_update_call,
+    method_name,
+    value_sources,
+)
+from tfrewrite.facts.vocabulary import is_gradient_tape
 from tfrewrite.facts.walk import iter_nodes
 
 VARIABLE_ATTRIBUTES = frozenset(
@@ -50,46 +61,145 @@ _INSENSITIVE_LAYERS = frozenset(
 _RNN_DROPOUT = frozenset({"dropout", "recurrent_dropout"})
 
 
-def _names_in(ctx: RuleContext, root: cst.CSTNode, expr: cst.CSTNode) -> list[cst.CSTNode]:
-    """`expr` and, one level deep, the values of the local names it mentions."""
-    found: list[cst.CSTNode] = [expr]
-    names = set(mentioned_names(expr))
-    for node in iter_nodes(root, into_functions=False):
-        if isinstance(node, cst.Assign) and any(
-            isinstance(t.target, cst.Name) and t.target.value in names for t in node.targets
-        ):
-            found.append(node.value)
-    return found
-
-
-def trained_models(ctx: RuleContext, root: cst.CSTNode) -> set[str] | None:
+def trained_models(
+    ctx: RuleContext, root: cst.CSTNode, tape: cst.With | None = None
+) -> set[str] | None:
     """Dotted names of the models whose variables `root` differentiates or
-    updates; None when the variables are not spelled `model.<variables>`."""
-    models: set[str] = set()
+    updates; None when the variables are not spelled `model.<variables>`.
+    With `tape`, those its own `gradient` calls differentiate: a step with a
+    tape per network (SAC's critic tapes and policy tape, a GAN's `d_tape`
+    and `g_tape`) trains in each only that tape's networks; the scope's when
+    no `gradient` call of the tape names them (`optimizer.minimize(loss,
+    variables, tape=tape)`)."""
+    calls = ctx.module_fact((trained_models, id(root)), lambda _: _variable_owners(root))
+    if tape is not None:
+        names = _tape_names(ctx, tape)
+        own = {o for receiver, owners in calls if receiver in names for o in owners}
+        if own:
+            return own
+    return {o for _, owners in calls for o in owners} or None
+
+
+def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str]]]:
+    """For each gradient or update call under `root` (nested functions left
+    out): the tape a `gradient` call is made on (None for the others), and
+    the owners of the variables it names, directly or through a local name
+    assigned them (`variables = model.trainable_variables`)."""
+    assigned: dict[str, list[cst.BaseExpression]] = {}
+    calls: list[tuple[str | None, Sequence[cst.Arg]]] = []
     for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    assigned.setdefault(target.target.value, []).append(node.value)
+            continue
         if not isinstance(node, cst.Call):
             continue
         method = method_name(node)
         if method in ("gradient", "compute_gradients"):
             # `tape.gradient(loss, vars)`; `optimizer.compute_gradients(loss,
             # vars, gradient_tape=tape)` (TensorFlow Privacy's optimizers).
-            args: Sequence[cst.Arg] = [
+            args = [
                 a
                 for a in node.args[1:]
                 if a.keyword is None or a.keyword.value in ("sources", "var_list")
             ]
+            tape = dotted_name(node.func.value) if method == "gradient" else None  # type: ignore[attr-defined]
+            calls.append((tape, args))
         elif is_optimizer_update_call(node):
-            args = node.args
-        else:
-            continue
+            calls.append((None, node.args))
+    result: list[tuple[str | None, set[str]]] = []
+    for tape, args in calls:
+        owners: set[str] = set()
         for arg in args:
-            for expr in _names_in(ctx, root, arg.value):
+            values = [arg.value]
+            for name in set(mentioned_names(arg.value)):
+                values += assigned.get(name, [])
+            for expr in values:
                 for sub in iter_nodes(expr):
                     if isinstance(sub, cst.Attribute) and sub.attr.value in VARIABLE_ATTRIBUTES:
                         owner = dotted_name(sub.value)
                         if owner:
-                            models.add(owner)
-    return models or None
+                            owners.add(owner)
+        result.append((tape, owners))
+    return result
+
+
+def _tape_names(ctx: RuleContext, block: cst.With) -> set[str]:
+    """The names the tapes a `with` opens are bound to (`with
+    tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:`)."""
+    names: set[str] = set()
+    for item in block.items:
+        expr = item.item
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if (
+            is_gradient_tape(ctx.names.qualified_name(target) or dotted_name(target))
+            and isinstance(item.asname, cst.AsName)
+            and isinstance(item.asname.name, cst.Name)
+        ):
+            names.add(item.asname.name.value)
+    return names
+
+
+# Members Keras layers and models have, and a `tf.Module`, a Sonnet module
+# or a plain class holding variables has not: those have
+# `trainable_variables` and `variables` too, but a `__call__` that takes no
+# `training` (Sonnet's modules take `is_training`), and adding
+# `training=True` to it raises a `TypeError`. Being differentiated alone
+# does not make an object Keras.
+KERAS_ONLY_MEMBERS = frozenset(
+    {
+        "trainable_weights", "non_trainable_weights", "summary", "save_weights",
+        "load_weights", "get_weights", "set_weights", "count_params", "get_layer",
+    }
+)  # fmt: skip
+
+
+def _keras_member_owners(root: cst.CSTNode) -> set[str]:
+    owners: set[str] = set()
+    for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, cst.Attribute) and node.attr.value in KERAS_ONLY_MEMBERS:
+            owner = dotted_name(node.value)
+            if owner:
+                owners.add(owner)
+    return owners
+
+
+# Layer libraries other than Keras whose models hold their variables under
+# Keras' names (TensorLayer's `trainable_weights`, `save_weights`) but take
+# another training flag (TensorLayer's `is_train`, Sonnet's `is_training`).
+_OTHER_LAYER_LIBRARIES = frozenset({"tensorlayer", "sonnet"})
+
+
+def keras_objects(ctx: RuleContext, root: cst.CSTNode) -> set[str]:
+    """Dotted names that `root` (a scope's body; nested functions left out)
+    or the module's top level reads a Keras-only member of
+    (`g.trainable_weights`, `g.summary()`, `g.save_weights(path)`): Keras
+    layers or models, whatever their names and wherever their classes live.
+    None in a module that imports another layer library whose objects have
+    such members (`_OTHER_LAYER_LIBRARIES`): an object of a class the module
+    does not define may be one of those."""
+    imported = {name.partition(".")[0] for name in ctx.index.imports.values()}
+    if imported & _OTHER_LAYER_LIBRARIES:
+        return set()
+    top = ctx.module_fact(keras_objects, _keras_member_owners)
+    return top | ctx.module_fact((keras_objects, id(root)), lambda _: _keras_member_owners(root))
+
+
+def trained_keras_objects(
+    ctx: RuleContext, root: cst.CSTNode, trained: set[str] | None, keras_step: bool
+) -> set[str] | None:
+    """The objects a step trains (`trained_models` of `root`) that are
+    Keras layers or models whatever their names: all of them in a Keras
+    `train_step` (`keras_step`: what it differentiates is its own model or
+    a layer of it), else those `keras_objects` shows to be Keras. The step
+    trains them: `training=True` matters to them (`tape.gradient(loss,
+    g.trainable_weights)` makes `g(x)` a model call even as `g`)."""
+    if trained is None:
+        return None
+    if keras_step:
+        return trained
+    return trained & keras_objects(ctx, root)
 
 
 def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNode) -> bool:
@@ -147,27 +257,28 @@ def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
     return False
 
 
-def ignores_training(ctx: RuleContext, model: str) -> str | None:
+def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:
     """Why `training=True` changes nothing for `model`, or None when it may:
-    a project class whose `call` takes no `training`, or a `Sequential` of
-    layers that all ignore it."""
-    for source in value_sources(ctx, cst.Name(model)) if "." not in model else []:
+    a project class whose `call` takes no `training` (the class of `self`
+    or of a `self.<attr>` it holds, in a method of `owner`, too), a Keras
+    layer that ignores it (a linear probe's `Dense`), or a `Sequential` of
+    such layers."""
+    if "." in model or model == "self":
+        for callee in _project_classes(ctx, model, owner):
+            reason = _class_ignores_training(ctx, callee)
+            if reason is not None:
+                return reason
+        return None
+    for source in value_sources(ctx, cst.Name(model)):
         if not isinstance(source, cst.Call):
             continue
         callee = dotted_name(source.func) or ""
-        call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
-        if callee in ctx.index.classes and call is not None:
-            params = call.node.params
-            names = {p.name.value for p in [*params.params, *params.kwonly_params]}
-            if (
-                "training" not in names
-                and not isinstance(params.star_kwarg, cst.Param)
-                and not _builds_training_layers(ctx, callee)
-            ):
-                # Keras hands `training` to the layers a `call` uses through
-                # its call context, whether `call` names it or not: only a
-                # class holding no dropout or normalization ignores it.
-                return f"the `call` of `{callee}` takes no `training` argument"
+        reason = _class_ignores_training(ctx, callee)
+        if reason is not None:
+            return reason
+        leaf = _layer_leaf(ctx, source)
+        if leaf is not None and leaf != "Input" and not _depends_on_training(source, leaf):
+            return f"it is a `{leaf}` layer, which ignores `training`"
         qualified = ctx.names.qualified_name(source.func) or ""
         if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
             continue
@@ -182,6 +293,28 @@ def ignores_training(ctx: RuleContext, model: str) -> str | None:
             if leaf is None or _depends_on_training(layer, leaf):
                 return None
         return "its layers ignore `training` (no dropout, batch normalization or noise)"
+    return None
+
+
+def _class_ignores_training(ctx: RuleContext, callee: str) -> str | None:
+    """Why a model of the project class `callee` computes the same with
+    `training=True`: its `call` takes no `training` and it builds no layer
+    that depends on it. None when it may, or when the class is not this
+    file's."""
+    call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+    if callee not in ctx.index.classes or call is None:
+        return None
+    params = call.node.params
+    names = {p.name.value for p in [*params.params, *params.kwonly_params]}
+    if (
+        "training" not in names
+        and not isinstance(params.star_kwarg, cst.Param)
+        and not _builds_training_layers(ctx, callee)
+    ):
+        # Keras hands `training` to the layers a `call` uses through its
+        # call context, whether `call` names it or not: only a class
+        # holding no dropout or normalization ignores it.
+        return f"the `call` of `{callee}` takes no `training` argument"
     return None
 
 

@@ -19,15 +19,26 @@ Callers in other files are not seen: their helpers keep the rule's default.
 Over-approximating is harmless here: `tf.stop_gradient(x)` is what the host
 round trip did to gradients, whether or not any flow; missing a caller
 drops the cut.
+
+`tape_entries` answers the stricter question a rule that changes what a
+helper computes must ask: through which calls does the function run, each
+traced back to its outermost caller in this file, and is every one of them
+inside a tape? A helper that an eval function also calls (`critic_loss` in
+`critic_step`'s tape and in `evaluate`) runs both ways: a rewrite of it
+changes both.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.name_use import name_use
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import tape_blocks
 from tfrewrite.facts.walk import iter_nodes
 
@@ -128,3 +139,245 @@ def _resolve(
             None,
         )
     return None
+
+
+# -- every way a function runs ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TapeEntry:
+    """One way a function of this file runs: traced back through the
+    functions of this file that call it to the outermost one, `root` (None:
+    module level), whose `call` starts the chain, inside the tape block
+    `tape` of `root` (None: outside any tape, or used as a value there and
+    run who knows where). `bindings`: what the function's parameters
+    are in `root`'s names (`critic_loss(critic, x)`: `model` -> `critic`),
+    None when the argument is no dotted name. `unparsed`: for a caller
+    that `check`'s pruned parse left out (an eval function pass 1 saw call
+    the function), its qualname and first line; `root` and `call` are then
+    None, and it counts as running outside a tape."""
+
+    root: FunctionScope | None
+    tape: cst.With | None
+    call: cst.CSTNode | None
+    bindings: Mapping[str, str | None]
+    unparsed: tuple[str, int] | None = None
+
+    def name_in_root(self, function: FunctionScope, name: str) -> str | None:
+        """What `name`, as `function` (the end of this entry) spells it,
+        is in `root`'s names: a parameter through the arguments, a name of
+        `root` that `function` (nested in it) sees, or a global `root` does
+        not shadow, unchanged; None for a local of `function`, or of a
+        function around it other than `root`."""
+        head, dot, rest = name.partition(".")
+        if head in _parameters(function):
+            bound = self.bindings.get(head)
+            return None if bound is None else bound + dot + rest
+        if head in _local_names(function):
+            return None
+        outer = function.parent
+        while outer is not None and head not in _local_names(outer):
+            outer = outer.parent
+        if outer is not None:  # a closure variable: `root`'s own only in `root`
+            return name if self.root is not None and outer.node is self.root.node else None
+        if self.root is not None and head in _local_names(self.root):
+            return None  # the global `function` reads is not what `root` calls so
+        return name
+
+
+def tape_entries(ctx: RuleContext, function: FunctionScope) -> list[TapeEntry]:
+    """Every way `function` runs that this file shows (`TapeEntry`); empty
+    when nothing in this file calls it or uses it as a value (it is then an
+    entry point, run from elsewhere). Calls in other files are not seen."""
+    sites = ctx.module_fact((tape_entries, "sites"), lambda _: _call_sites(ctx))
+    memo: dict[str, list[TapeEntry]] = ctx.module_fact((tape_entries, "entries"), lambda _: {})
+    return _entries(ctx, function, sites, memo, ())
+
+
+@dataclass(frozen=True)
+class _Site:
+    caller: FunctionScope | None
+    node: cst.CSTNode | None  # the call, or the name used as a value
+    tape: cst.With | None  # the caller's tape block around it
+    arguments: Mapping[str, str | None] | None  # None: used as a value
+    unparsed: tuple[str, int] | None = None  # `TapeEntry.unparsed`
+
+
+def _call_sites(ctx: RuleContext) -> dict[str, list[_Site]]:
+    """Qualname of each function of this file -> where this file calls it
+    or uses it as a value (`tf.function(critic_loss)`, `loss_fn=critic_loss`)."""
+    defined = {function.node.name.value for function in ctx.functions}
+    sites: dict[str, list[_Site]] = {}
+    callers: list[tuple[FunctionScope | None, cst.CSTNode]] = [(None, ctx.module)]
+    callers += [(function, function.node.body) for function in ctx.functions]
+    for caller, root in callers:
+        calls: dict[int, cst.Call] = {}  # id of the callee expression -> the call
+        skipped: set[int] = set()  # keyword and attribute names
+        references: list[cst.Name | cst.Attribute] = []
+        for node in iter_nodes(root, into_functions=False):
+            if isinstance(node, cst.Call):
+                calls[id(node.func)] = node
+                skipped.update(id(a.keyword) for a in node.args if a.keyword is not None)
+            elif isinstance(node, cst.Attribute):
+                skipped.add(id(node.attr))
+                if node.attr.value in defined:
+                    references.append(node)
+            elif isinstance(node, cst.Name) and node.value in defined:
+                references.append(node)
+        in_tape: dict[int, cst.With] | None = None
+        for reference in references:
+            if id(reference) in skipped:
+                continue
+            callee = _unshadowed(caller, reference, _resolve(ctx, caller, reference))
+            if callee is None:
+                continue
+            call = calls.get(id(reference))
+            if call is None:
+                site = _Site(caller, reference, None, None)
+            else:
+                if in_tape is None:
+                    in_tape = _tape_blocks_around(ctx, root)
+                site = _Site(caller, call, in_tape.get(id(call)), _arguments(callee, call))
+            sites.setdefault(callee.qualname, []).append(site)
+    if ctx.index.pruned is not None:
+        _add_unparsed_callers(ctx, sites)
+    return sites
+
+
+def _add_unparsed_callers(ctx: RuleContext, sites: dict[str, list[_Site]]) -> None:
+    """Calls that pass 1 saw (on the whole file) in functions `check`'s
+    pruned parse left out: an eval function calling a loss helper still
+    runs it outside any tape."""
+    parsed = {function.qualname for function in ctx.functions}
+    top = {f.qualname: f for f in ctx.functions if f.parent is None and not f.is_method}
+    prefix = f"{ctx.index.module}." if ctx.index.module else ""
+    for qualname, info in ctx.index.functions.items():
+        if qualname in parsed:
+            continue
+        for called in info.calls:
+            name = called.removeprefix(prefix)
+            callee = top.get(name)
+            if callee is None and name.startswith("self.") and info.class_name:
+                callee = next(
+                    (
+                        f
+                        for f in ctx.functions
+                        if f.class_name == info.class_name and f.node.name.value == name[5:]
+                    ),
+                    None,
+                )
+            if callee is not None:
+                unparsed = (qualname, info.first_lineno)
+                sites.setdefault(callee.qualname, []).append(
+                    _Site(None, None, None, None, unparsed)
+                )
+
+
+def _tape_blocks_around(ctx: RuleContext, root: cst.CSTNode) -> dict[int, cst.With]:
+    """id of each node under `root` inside a tape block -> the outermost one."""
+    in_tape: dict[int, cst.With] = {}
+    for block, _ in tape_blocks(ctx, root):
+        for node in iter_nodes(block.body, into_functions=False):
+            in_tape.setdefault(id(node), block)
+    return in_tape
+
+
+def _unshadowed(
+    caller: FunctionScope | None, func: cst.BaseExpression, callee: FunctionScope | None
+) -> FunctionScope | None:
+    """`callee`, unless it is a top-level function whose name `caller` binds
+    to something else (`def step(loss_fn): loss_fn(y, p)`, `loss = ...`)."""
+    if (
+        callee is not None
+        and caller is not None
+        and callee.parent is None
+        and isinstance(func, cst.Name)
+        and func.value in _local_names(caller)
+        and not any(child is callee for child in caller.children)
+    ):
+        return None
+    return callee
+
+
+def _arguments(callee: FunctionScope, call: cst.Call) -> dict[str, str | None]:
+    """`callee`'s parameters -> the dotted names `call` passes them (None for
+    another expression, or a parameter a `*`/`**` argument may fill)."""
+    params = callee.node.params
+    positional = [p.name.value for p in [*params.posonly_params, *params.params]]
+    bound: dict[str, str | None] = {}
+    if callee.is_method and isinstance(call.func, cst.Attribute) and positional:
+        # `self.helper(x)`: the method's `self` is the caller's.
+        bound[positional[0]] = dotted_name(call.func.value)
+        positional = positional[1:]
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return {}  # `*args`, `**kwargs`: what binds where is not written
+        if arg.keyword is not None:
+            bound[arg.keyword.value] = dotted_name(arg.value)
+        elif index < len(positional):
+            bound[positional[index]] = dotted_name(arg.value)
+            index += 1
+    return bound
+
+
+def _entries(
+    ctx: RuleContext,
+    function: FunctionScope,
+    sites: dict[str, list[_Site]],
+    memo: dict[str, list[TapeEntry]],
+    active: tuple[str, ...],
+) -> list[TapeEntry]:
+    if function.qualname in memo:
+        return memo[function.qualname]
+    if function.qualname in active:
+        return []  # recursion: the outer call already covers this path
+    entries: list[TapeEntry] = []
+    for site in sites.get(function.qualname, []):
+        arguments = site.arguments or {}
+        caller = site.caller
+        outer = (
+            None
+            if caller is None or site.tape is not None or site.arguments is None
+            else _entries(ctx, caller, sites, memo, (*active, function.qualname))
+        )
+        if caller is None or not outer:
+            # The chain starts here: in a tape of `caller`, or outside one.
+            entries.append(TapeEntry(caller, site.tape, site.node, arguments, site.unparsed))
+            continue
+        for entry in outer:
+            bindings = {
+                param: None if name is None else entry.name_in_root(caller, name)
+                for param, name in arguments.items()
+            }
+            entries.append(TapeEntry(entry.root, entry.tape, entry.call, bindings, entry.unparsed))
+    if not active:
+        memo[function.qualname] = entries
+    return entries
+
+
+def _parameters(function: FunctionScope) -> set[str]:
+    params = function.node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    return {p.name.value for p in every}
+
+
+# id of a function's node -> (the node, the names it binds): the node is kept
+# to tell a reused id apart.
+_LOCALS: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+
+
+def _local_names(function: FunctionScope) -> frozenset[str]:
+    """Names `function` binds itself: its parameters and what its body
+    assigns (not `global`/`nonlocal` ones: those are rare in a helper)."""
+    known = _LOCALS.get(id(function.node))
+    if known is not None and known[0] is function.node:
+        return known[1]
+    body = function.node.body
+    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+    names = frozenset(_parameters(function) | set(name_use(statements).writes))
+    if len(_LOCALS) > 4096:
+        _LOCALS.clear()
+    _LOCALS[id(function.node)] = (function.node, names)
+    return names

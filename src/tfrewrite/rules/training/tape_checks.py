@@ -4,22 +4,26 @@ step's `GradientTape` block."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 
 import libcst as cst
 
 from tfrewrite.facts.blockers import line_name_of, line_of
-from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.models import (
     guarded_by_training_check,
     ignores_training,
     is_plain_function,
     passes_training_positionally,
+    trained_keras_objects,
     trained_models,
 )
 from tfrewrite.facts.name_use import mentioned_names, name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.project import keras_leaf
+from tfrewrite.facts.tape_callers import TapeEntry, tape_entries
 from tfrewrite.facts.training import (
     applies_gradients,
     is_keras_train_step_override,
@@ -32,7 +36,7 @@ from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.training.statements import remove_statement_edits
-from tfrewrite.workspace.line_names import line_names
+from tfrewrite.workspace.line_names import line_name, line_names
 
 # Names people give models; used only when no assignment says what the name is.
 _MODEL_NAME = re.compile(
@@ -112,9 +116,11 @@ def _is_model_call(
     trained: set[str] | None = None,
 ) -> bool:
     """A call of a model: `self` in a method, a name known or named as one, or
-    one of `trained`, the objects whose variables a Keras `train_step`
-    differentiates (`self.mini_vgg(images)` with `tape.gradient(loss,
-    self.mini_vgg.trainable_variables)`), whatever it is called."""
+    one of `trained`, the objects the step trains that are known Keras
+    objects (`trained_keras_objects`: `self.mini_vgg(images)` in a Keras
+    `train_step` with `tape.gradient(loss, self.mini_vgg.trainable_variables)`,
+    `g(x)` with `tape.gradient(loss, g.trainable_weights)`), whatever it is
+    called."""
     name = dotted_name(call.func)
     if name is None or not call.args or call.args[0].keyword is not None:
         return False
@@ -185,12 +191,25 @@ class MissingTrainingFlag(Rule):
         gradients; a model is a name assigned from `keras.Sequential`/`Model`/
         `keras.applications`/a `Model` subclass, a name such as `model` or
         `*_model`, `self` in a `Model.train_step`, or any object whose
-        variables the step differentiates (`self.mini_vgg`). Only models the step
-        trains are reported: when the step names the variables it differentiates
-        (`tape.gradient(loss, model.trainable_variables)`), a frozen teacher or
-        target network called in the same tape stays in inference mode, as
-        meant. An explicit `training=False` (a frozen backbone) is left alone,
-        as is a training flag of the model's own (`is_training=True`) or one
+        variables the step differentiates, whatever its name or wherever its
+        class lives, in a `Model.train_step` (`self.mini_vgg`) or when the
+        module uses it as a Keras object (`tape.gradient(loss,
+        g.trainable_weights)`, `g.summary()`; not in a module importing
+        TensorLayer or Sonnet, whose models take `is_train`/`is_training`).
+        Only models the step trains are reported: when the step names the
+        variables it differentiates (`tape.gradient(loss,
+        model.trainable_variables)`), a frozen teacher or target network
+        called in the same tape stays in inference mode, as meant; with a
+        tape per network (a GAN's, SAC's), each tape trains the networks its
+        own `gradient` call names. A model called in a function that runs in
+        the step's tape (`loss = critic_loss(real, fake)`, through any
+        functions of the file) is reported there when `training=True`
+        changes what it computes; the fix goes to that
+        function only when every call of it in the file runs in a train
+        step's tape, since `training=True` there also changes an eval
+        function that calls it (then it is reported without a fix). An
+        explicit `training=False` (a frozen backbone) is left alone, as is a
+        training flag of the model's own (`is_training=True`) or one
         passed in the place its `call` gives `training`
         (`transformer(inp, tar, True, mask)`) or, when the model's class is
         not known, second, where Keras' own models take it (`generator(z,
@@ -261,6 +280,39 @@ class MissingTrainingFlag(Rule):
             """,
             unsafe=True,
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            critic = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dropout(0.2)])
+
+            def critic_loss(real, fake):
+                return tf.reduce_mean(critic(fake) - critic(real))
+
+            def critic_step(real, fake):
+                with tf.GradientTape() as tape:
+                    loss = critic_loss(real, fake)
+                grads = tape.gradient(loss, critic.trainable_variables)
+                optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+            """,
+            """
+            import tensorflow as tf
+
+            critic = tf.keras.Sequential([tf.keras.layers.Dense(8), tf.keras.layers.Dropout(0.2)])
+
+            def critic_loss(real, fake):
+                return tf.reduce_mean(critic(fake, training=True) - critic(real, training=True))
+
+            def critic_step(real, fake):
+                with tf.GradientTape() as tape:
+                    loss = critic_loss(real, fake)
+                grads = tape.gradient(loss, critic.trainable_variables)
+                optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+            """,
+            unsafe=True,
+            findings=2,
+            note="a helper that runs only in the step's tape",
+        ),
         Valid(
             """
             import tensorflow as tf
@@ -303,25 +355,22 @@ class MissingTrainingFlag(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         models: set[str] | None = None
-        overrides = {id(f.node) for f in ctx.functions if is_keras_train_step_override(ctx, f)}
+        steps = _Steps(ctx)
+        seen: set[int] = set()
         for root, in_method, owner in _scopes(ctx):
-            tapes = _train_step_tapes(ctx, root)
-            if not tapes:
+            step = steps.of(root)
+            if not step.tapes:
                 continue
             if models is None:
                 models = _model_names(ctx)
-            trained = trained_models(ctx, _body(root))
-            if trained is None and _optimizes_watched_inputs(_body(root)):
+            if step.watched_only:
                 continue  # gradient ascent on an image: the model is frozen
-            # In a Keras `train_step` what the step differentiates is a Keras
-            # model or layer, whatever its name (`self.mini_vgg`).
-            differentiated = trained if id(root) in overrides else None
             # A tape nested in another (a gradient penalty's) holds calls of both.
-            seen: set[int] = set()
-            for tape in tapes:
+            for key, tape in step.tapes.items():
+                trained = step.trained[key]
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if not isinstance(node, cst.Call) or not _is_model_call(
-                        ctx, node, models, in_method, differentiated
+                        ctx, node, models, in_method, step.differentiated[key]
                     ):
                         continue
                     if id(node) in seen:
@@ -329,49 +378,241 @@ class MissingTrainingFlag(Rule):
                     seen.add(id(node))
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
-                    if any(a.keyword and "train" in a.keyword.value for a in node.args):
-                        continue  # `training=`, or a flag of its own (`is_training=True`)
-                    if any(a.star == "**" for a in node.args):
-                        continue
                     label = ctx.code(node.func)
-                    if passes_training_positionally(ctx, node, label, owner):
-                        continue  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
                     if trained is not None and label not in trained:
                         continue  # a frozen teacher or target network: inference is meant
-                    if guarded_by_training_check(ancestors, node):
-                        continue  # written for models whose `call` takes no `training`
-                    unchanged = ignores_training(ctx, label)
-                    if unchanged is not None:
-                        yield Violation(
-                            node,
-                            f"`{label}(...)` is called in a train step's tape without "
-                            f"`training=True`; nothing changes today, since {unchanged}, but "
-                            "a dropout or batch normalization layer added later would run in "
-                            "inference mode",
-                        )
-                        continue
-                    training = cst.Arg(
-                        cst.Name("True"),
-                        keyword=cst.Name("training"),
-                        equal=cst.AssignEqual(
-                            whitespace_before=cst.SimpleWhitespace(""),
-                            whitespace_after=cst.SimpleWhitespace(""),
-                        ),
-                    )
-                    previous = [*node.args[:-1]]
-                    if node.args:
-                        previous.append(node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
-                    fixed = node.with_changes(args=[*previous, training])
-                    yield Violation(
-                        node,
-                        f"`{label}(...)` is called in a train step's tape without `training=True`: "
-                        "dropout and batch normalization run in inference mode",
-                        CstFix(
-                            f"Pass `training=True` to `{label}`",
-                            (NodeEdit(node, fixed),),
-                            applicability=Applicability.UNSAFE,
-                        ),
-                    )
+                    violation = _missing_flag(ctx, node, ancestors, label, owner, _in_tape_words)
+                    if violation is not None:
+                        yield violation
+        if models is not None and _tapes_call_local_functions(ctx, steps):
+            yield from _helper_calls(ctx, steps, models, seen)
+
+
+@dataclass
+class _Step:
+    """What TFR304 asks of a scope that may be a train step."""
+
+    tapes: dict[int, cst.With]  # its train-step tape blocks, by id
+    trained: dict[int, set[str] | None]  # per tape: `trained_models`
+    differentiated: dict[int, set[str] | None]  # those of them known to be Keras objects
+    watched_only: bool  # it only differentiates watched inputs
+
+
+class _Steps:
+    """`_Step` of each scope, worked out once per file."""
+
+    def __init__(self, ctx: RuleContext) -> None:
+        self.ctx = ctx
+        self.overrides = {id(f.node) for f in ctx.functions if is_keras_train_step_override(ctx, f)}
+        self.known: dict[int, _Step] = {}
+
+    def of(self, root: cst.CSTNode) -> _Step:
+        step = self.known.get(id(root))
+        if step is None:
+            ctx = self.ctx
+            tapes = {id(t): t for t in _train_step_tapes(ctx, root)}
+            body = _body(root)
+            keras_step = id(root) in self.overrides
+            trained = {key: trained_models(ctx, body, tape) for key, tape in tapes.items()}
+            differentiated = {
+                key: trained_keras_objects(ctx, body, models, keras_step)
+                for key, models in trained.items()
+            }
+            watched_only = (
+                bool(tapes)
+                and trained_models(ctx, body) is None
+                and _optimizes_watched_inputs(body)
+            )
+            step = _Step(tapes, trained, differentiated, watched_only)
+            self.known[id(root)] = step
+        return step
+
+
+def _tapes_call_local_functions(ctx: RuleContext, steps: _Steps) -> bool:
+    """Whether a train step's tape calls something named like a function of
+    this file: without one, no helper runs in a tape, and the file's calls
+    need not be followed."""
+    defined = {function.node.name.value for function in ctx.functions}
+    for step in steps.known.values():
+        for tape in step.tapes.values():
+            for node in iter_nodes(tape.body, into_functions=False):
+                if isinstance(node, cst.Call):
+                    func = node.func
+                    name = func.attr if isinstance(func, cst.Attribute) else func
+                    if isinstance(name, cst.Name) and name.value in defined:
+                        return True
+    return False
+
+
+def _helper_calls(
+    ctx: RuleContext, steps: _Steps, models: set[str], seen: set[int]
+) -> Iterator[Violation]:
+    """Model calls in a function a train step calls inside its tape
+    (`loss = critic_loss(real, fake)`, and `critic(fake)` in `critic_loss`):
+    they run in the step's tape as if written there. A call is reported when
+    some step whose tape runs the function trains the model (`tape_entries`
+    follows the calls of this file, through further helpers). The fix goes
+    to the helper itself, so it is offered only when every way the helper
+    runs is such a tape: a helper an eval function also calls (or that is
+    handed around as a value) would switch that caller to training mode
+    too; the finding then says so and offers no fix (the helper needs a
+    `training` argument its callers pass). Callers in other files are not
+    seen: a helper imported by an eval module keeps the fix. A model that
+    computes the same either way (no dropout or normalization) is not
+    reported in a helper: the step's own tape holds no call to point at,
+    and a helper (a TD-error or a loss function) is as often shared with
+    code that evaluates."""
+    for function in ctx.functions:
+        entries = tape_entries(ctx, function)
+        if not any(e.tape is not None for e in entries):
+            continue
+        owner = ctx.class_of(function)
+        owner_name = owner[0] if owner is not None else None
+        for node, ancestors in iter_with_ancestors(function.node.body):
+            if not isinstance(node, cst.Call) or id(node) in seen:
+                continue
+            if any(isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef)) for a in ancestors):
+                continue  # a nested function runs through its own calls
+            label = dotted_name(node.func)
+            if label is None or not node.args:
+                continue
+            training: list[tuple[TapeEntry, str]] = []  # entries that train it, its name there
+            others: list[TapeEntry] = []
+            keras = False
+            for entry in entries:
+                step = steps.of(entry.root.node if entry.root is not None else ctx.module)
+                name = entry.name_in_root(function, label)
+                key = id(entry.tape)
+                if (
+                    entry.tape is None
+                    or key not in step.tapes
+                    or step.watched_only
+                    or name is None
+                    or name not in (step.trained[key] or {name})
+                ):
+                    others.append(entry)
+                    continue
+                training.append((entry, name))
+                keras = keras or name in (step.differentiated[key] or ())
+            if not training or not _is_model_call(
+                ctx, node, models, function.is_method, {label} if keras else None
+            ):
+                continue
+            seen.add(id(node))
+            entry, name = training[0]
+            step_class = ctx.class_of(entry.root) if entry.root is not None else None
+            violation = _missing_flag(
+                ctx,
+                node,
+                ancestors,
+                label,
+                owner_name,
+                partial(_helper_words, ctx, function, label, entry, others[0] if others else None),
+                (name, step_class[0] if step_class is not None else None),
+                report_unchanged=False,
+            )
+            if violation is not None:
+                yield violation
+
+
+def _in_tape_words() -> tuple[str, str | None]:
+    return "is called in a train step's tape without `training=True`", None
+
+
+def _helper_words(
+    ctx: RuleContext,
+    function: FunctionScope,
+    label: str,
+    entry: TapeEntry,
+    other: TapeEntry | None,
+) -> tuple[str, str | None]:
+    """Where a call of the model `label` in `function` runs (in the tape
+    `entry` starts in), and why there is no fix when it also runs where the
+    model is not trained (`other`: an eval function, a tape that trains
+    another network, a use as a value)."""
+    root = entry.root.qualname if entry.root is not None else "the module's loop"
+    assert entry.call is not None  # a call in a tape is parsed
+    called = (
+        f"is called without `training=True` in `{function.qualname}`, which runs in "
+        f"a train step's tape (`{root}`, {line_name_of(ctx, entry.call)})"
+    )
+    if other is None:
+        return called, None
+    if other.unparsed is not None:
+        name, first = other.unparsed
+        where = f"in `{name}`, {line_name(first)}"
+    else:
+        caller = f" in `{other.root.qualname}`" if other.root is not None else ""
+        assert other.call is not None  # parsed, unless `unparsed` says so
+        where = f"{line_name_of(ctx, other.call)}{caller}"
+    return called, (
+        f"`{function.qualname}` also runs where `{label}` is not trained ({where}), and "
+        f"`training=True` would change what it computes there; give "
+        f"`{function.qualname}` a `training` argument its callers pass"
+    )
+
+
+def _missing_flag(
+    ctx: RuleContext,
+    node: cst.Call,
+    ancestors: tuple[cst.CSTNode, ...],
+    label: str,
+    owner: str | None,
+    words: Callable[[], tuple[str, str | None]],
+    model: tuple[str, str | None] | None = None,
+    *,
+    report_unchanged: bool = True,
+) -> Violation | None:
+    """The finding for a call of a trained model, `label`, without
+    `training=True`: `words` gives where it is called and, when there is
+    to be no fix, why. None when the call already says how it trains or is
+    written for models without `training`. `model`: what the model is in
+    the step's names, and the step's class, when the call is in a helper.
+    `report_unchanged`: whether to report a model that computes the same
+    either way (`ignores_training`), with no fix."""
+    if any(a.keyword and "train" in a.keyword.value for a in node.args):
+        return None  # `training=`, or a flag of its own (`is_training=True`)
+    if any(a.star == "**" for a in node.args):
+        return None
+    if passes_training_positionally(ctx, node, label, owner):
+        return None  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
+    if guarded_by_training_check(ancestors, node):
+        return None  # written for models whose `call` takes no `training`
+    unchanged = ignores_training(ctx, *(model or (label, owner)))
+    if unchanged is not None and not report_unchanged:
+        return None
+    # Asked only now: naming a line makes the module's positions known.
+    called, refusal = words()
+    if unchanged is not None:
+        return Violation(
+            node,
+            f"`{label}(...)` {called}; nothing changes today, since {unchanged}, but a "
+            "dropout or batch normalization layer added later would run in inference mode",
+        )
+    what = f"`{label}(...)` {called}: dropout and batch normalization run in inference mode"
+    if refusal is not None:
+        return Violation(node, f"{what} (no fix: {refusal})")
+    training = cst.Arg(
+        cst.Name("True"),
+        keyword=cst.Name("training"),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""),
+            whitespace_after=cst.SimpleWhitespace(""),
+        ),
+    )
+    previous = [*node.args[:-1]]
+    if node.args:
+        previous.append(node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
+    fixed = node.with_changes(args=[*previous, training])
+    return Violation(
+        node,
+        what,
+        CstFix(
+            f"Pass `training=True` to `{label}`",
+            (NodeEdit(node, fixed),),
+            applicability=Applicability.UNSAFE,
+        ),
+    )
 
 
 class LossOutsideTape(Rule):
