@@ -38,7 +38,7 @@ RULES = (
     ),
     RuleSpec(
         code="TFR305",
-        module="tape_checks",
+        module="loss_outside_tape",
         scope=scopes.gradient_tape,
         relevance=_LOOP,
     ),
