@@ -14,85 +14,25 @@ Usage: python benchmarks/server_latency.py [--losses 14,67] [--edits 5]
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dense_findings import dense_source  # noqa: E402
-
-
-class Session:
-    """The client side of one server process."""
-
-    def __init__(self, cwd: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tfrewrite", "server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-        )
-        self.next_id = 0
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
-
-    def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        length = 0
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise SystemExit("the server exited")
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-        return json.loads(self.process.stdout.read(length))
-
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        self.next_id += 1
-        self.send({"id": self.next_id, "method": method, "params": params})
-        while True:
-            message = self.receive()
-            if message.get("id") == self.next_id and "method" not in message:
-                return message.get("result")
-
-    def diagnostics_of(self, version: int) -> list[dict[str, Any]]:
-        while True:
-            message = self.receive()
-            params = message.get("params") or {}
-            if message.get("method") == "textDocument/publishDiagnostics" and (
-                params.get("version") == version
-            ):
-                return params["diagnostics"]
-
-    def close(self) -> None:
-        self.request("shutdown", {})
-        self.send({"method": "exit", "params": {}})
-        self.process.wait(timeout=30)
+from lsp_client import Client  # noqa: E402
 
 
 def measure(folder: Path, losses: int, edits: int) -> tuple[int, int, float, float]:
     text = dense_source(losses)
     path = folder / f"dense_{losses}.py"
     path.write_text(text)
-    session = Session(folder)
+    session = Client(folder)
     initialize = {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}}
     session.request("initialize", initialize)
-    session.send({"method": "initialized", "params": {}})
+    session.notify("initialized", {})
     uri = path.as_uri()
     start = time.perf_counter()
     document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
@@ -114,7 +54,9 @@ def measure(folder: Path, losses: int, edits: int) -> tuple[int, int, float, flo
         )
         session.diagnostics_of(version)
         times.append(time.perf_counter() - start)
-    session.close()
+    session.request("shutdown", {})
+    session.notify("exit", {})
+    session.process.wait(timeout=30)
     return text.count("\n"), findings, opened, statistics.median(times)
 
 

@@ -7,6 +7,7 @@ shutdown, exit."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,14 @@ from typing import Any
 import pytest
 
 pytest.importorskip("pygls")
+
+_spec = importlib.util.spec_from_file_location(
+    "lsp_client", Path(__file__).parents[1] / "benchmarks" / "lsp_client.py"
+)
+assert _spec is not None and _spec.loader is not None
+lsp_client = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lsp_client)
+Client = lsp_client.Client
 
 SOURCE = textwrap.dedent(
     """\
@@ -35,63 +44,6 @@ SOURCE = textwrap.dedent(
     """
 )
 SAMPLE = "np.random.normal(0.0, 0.05, size=(4, 3))"
-
-
-class Client:
-    def __init__(self, cwd: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent / "src")}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tfrewrite", "server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-        )
-        self.next_id = 0
-        self.notifications: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        body = json.dumps({"jsonrpc": "2.0", **message}).encode()
-        assert self.process.stdin is not None
-        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.process.stdin.flush()
-
-    def receive(self) -> dict[str, Any]:
-        assert self.process.stdout is not None
-        length = 0
-        while True:
-            line = self.process.stdout.readline()
-            assert line, self.process.stderr.read().decode() if self.process.stderr else ""
-            if line in (b"\r\n", b"\n"):
-                break
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
-        return json.loads(self.process.stdout.read(length))
-
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        self.next_id += 1
-        self.send({"id": self.next_id, "method": method, "params": params})
-        while True:
-            message = self.receive()
-            if message.get("id") == self.next_id and "method" not in message:
-                assert "error" not in message, message
-                return message.get("result")
-            self.notifications.append(message)
-
-    def notify(self, method: str, params: dict[str, Any]) -> None:
-        self.send({"method": method, "params": params})
-
-    def wait_for(self, method: str) -> dict[str, Any]:
-        for i, message in enumerate(self.notifications):
-            if message.get("method") == method:
-                return self.notifications.pop(i)
-        while True:
-            message = self.receive()
-            if message.get("method") == method:
-                return message
-            self.notifications.append(message)
 
 
 @pytest.fixture
