@@ -147,6 +147,9 @@ class TensorFacts:
                 self._names[name] = kind
         self._param_kinds = dict(self._names)
         self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
+        # Set on the module's facts only: its top-level helper functions.
+        self.module_functions: dict[str, cst.FunctionDef] = {}
+        self._evaluating: set[int] = set()  # helpers whose result is being worked out
         self._number_names: set[str] = set()
         self._reaching: dict[int, dict[str, TensorKind]] = {}
         self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]] = []
@@ -613,6 +616,9 @@ class TensorFacts:
             callee = self._kind(node.func, names)
             if callee.loss_object:
                 return TensorKind(True, scalar=callee.reduces, floating=True)
+            helper = self._module_function(node.func.value, names)
+            if helper is not None:
+                return self._helper_result_kind(helper, node.args, names)
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
@@ -702,6 +708,51 @@ class TensorFacts:
                         else NOT_TENSOR
                     )
                     result = kind if result is None else meet(result, kind)
+        return result if result is not None else NOT_TENSOR
+
+    def _module_function(self, name: str, names: dict[str, TensorKind]) -> cst.FunctionDef | None:
+        """The module-level helper `name` calls, when no name of this
+        function or of those around it hides it."""
+        facts: TensorFacts | None = self
+        while facts is not None:
+            if facts.module_functions:
+                return facts.module_functions.get(name)
+            if name in facts.params or name in facts._names or facts._defs_named(name):
+                return None
+            facts = facts.outer
+        return None
+
+    def _helper_result_kind(
+        self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
+    ) -> TensorKind:
+        """What a module-level helper returns for these arguments (`half(x)`
+        for `def half(x): return x * 0.5` is a tensor when `x` is one): the
+        meet over its `return` values, with its parameters bound to the
+        arguments' facts. Unknown (not a tensor) for keyword or starred
+        arguments, a count that does not match, a helper with no `return`
+        value, or one already being worked out (recursion)."""
+        if any(a.keyword is not None or a.star for a in args) or id(helper) in self._evaluating:
+            return NOT_TENSOR
+        params = positional_param_names(helper)
+        if len(params) != len(args) or len(params) != len(all_params(helper.params)):
+            return NOT_TENSOR
+        root = self
+        while root.outer is not None:
+            root = root.outer
+        bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
+        root._evaluating.add(id(helper))
+        try:
+            inner = TensorFacts(helper, self.resolver, (), root, bound)
+            inner._evaluating = root._evaluating
+            result: TensorKind | None = None
+            for node in scope_nodes(helper.body):
+                if isinstance(node, cst.Return):
+                    if node.value is None:
+                        return NOT_TENSOR
+                    kind = inner.kind(node.value)
+                    result = kind if result is None else meet(result, kind)
+        finally:
+            root._evaluating.discard(id(helper))
         return result if result is not None else NOT_TENSOR
 
     def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
@@ -797,4 +848,13 @@ def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[s
         params=cst.Parameters(),
         body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
     )
-    return TensorFacts(wrapper, resolver, excluded=rebound)
+    facts = TensorFacts(wrapper, resolver, excluded=rebound)
+    defined: dict[str, list[cst.FunctionDef]] = {}
+    for statement in module.body:
+        if isinstance(statement, cst.FunctionDef):
+            defined.setdefault(statement.name.value, []).append(statement)
+    # Helpers defined once and undecorated: a decorator may return anything.
+    facts.module_functions = {
+        name: defs[0] for name, defs in defined.items() if len(defs) == 1 and not defs[0].decorators
+    }
+    return facts

@@ -1,0 +1,78 @@
+"""What a module-level helper returns, for the arguments a traced function
+hands it (`facts/tensors.py`, `TensorFacts._helper_result_kind`): `half(x)`
+for `def half(x): return x * 0.5` is a tensor when `x` is one. Rules then
+see NumPy math, conditions and `.numpy()` on a helper's result as they see
+them on the tensor itself."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source, fix_source
+
+HELPER = """
+import numpy as np
+import tensorflow as tf
+
+
+def half(x):
+    return x * 0.5
+
+
+def offset():
+    return 3.0
+
+
+def depth(n):
+    if n <= 0:
+        return 0
+    return depth(n - 1) + 1
+
+
+@tf.function
+def magnitude(x):
+    return np.abs({call})
+
+
+magnitude(tf.ones(3))
+"""
+
+
+def _codes(call: str, code: str = "TFR104") -> list[str]:
+    source = textwrap.dedent(HELPER).replace("{call}", call)
+    return [f.code for f in check_source(source, select=[code])]
+
+
+def test_numpy_math_on_a_helpers_tensor_result_is_found_and_fixed() -> None:
+    assert _codes("half(x)") == ["TFR104"]
+    fixed = fix_source(HELPER.replace("{call}", "half(x)"), select=["TFR104"])
+    assert "return tf.abs(half(x))" in fixed
+
+
+def test_a_helper_returning_a_python_number_is_not_a_tensor() -> None:
+    assert _codes("offset()") == []
+
+
+def test_a_recursive_helper_is_left_unknown() -> None:
+    assert _codes("depth(3)") == []
+
+
+def test_a_condition_on_a_helpers_tensor_result_is_a_tensor_if() -> None:
+    source = """
+import tensorflow as tf
+
+
+def energy(x):
+    return tf.reduce_sum(x * x)
+
+
+@tf.function
+def clip(x):
+    if energy(x) > 1.0:
+        x = x / 2.0
+    return x
+
+
+clip(tf.ones(3))
+"""
+    assert [f.code for f in check_source(source, select=["TFR101"])] == ["TFR101"]
