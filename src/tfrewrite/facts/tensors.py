@@ -330,6 +330,15 @@ class TensorFacts:
         """The fact for a local name (or a name of an enclosing function)."""
         return self.kind(cst.Name(name))
 
+    def assuming_tensors(self, names: Iterable[str]) -> TensorFacts:
+        """The function's facts in the trace where the parameters `names` are
+        tensors (the others as these facts know them): a function called with
+        a tensor at one call site and a Python value at another is traced once
+        for each."""
+        kinds = {name: kind for name in self.params if (kind := self.name_kind(name)).tensor}
+        kinds.update((name, TENSOR) for name in names)
+        return TensorFacts(self.function, self.resolver, (), self.outer, kinds)
+
     def tensor_names(self) -> frozenset[str]:
         return frozenset(n for n, k in self._names.items() if k.tensor)
 

@@ -85,14 +85,26 @@ def check_print(
     positional = [arg.value for arg in printed.args if arg.keyword is None]
     likely_note: str | None = None
     if not any(shows_values(facts, value) for value in positional):
-        if proven.likely is proven:
-            return None  # constant text or static facts: a trace-time message
-        # A parameter of traced code with no evidence either way: likely a tensor.
-        printed, shapes, facts = printed_values(ctx, call, scope, proven.likely)
-        positional = [arg.value for arg in printed.args if arg.keyword is None]
+        if proven.likely is not proven:
+            # A parameter of traced code with no evidence either way: likely a tensor.
+            printed, shapes, facts = printed_values(ctx, call, scope, proven.likely)
+            positional = [arg.value for arg in printed.args if arg.keyword is None]
+            likely_note = proven.assumption_note(call)
         if not any(shows_values(facts, value) for value in positional):
-            return None
-        likely_note = proven.assumption_note(call)
+            # Called with a tensor at one call site and a Python value at
+            # another: the tensor's trace prints it once; `tf.print` prints
+            # it on every call in both traces.
+            mixed = _mixed_parameters(scope)
+            if not mixed:
+                return None  # constant text or static facts: a trace-time message
+            printed, shapes, facts = printed_values(
+                ctx, call, scope, proven.assuming_tensors(mixed)
+            )
+            positional = [arg.value for arg in printed.args if arg.keyword is None]
+            if not any(shows_values(facts, value) for value in positional):
+                return None
+            name, (python_at, tensor_at) = next(iter(mixed.items()))
+            likely_note = f"`{name}` is a tensor at {tensor_at} and a Python value at {python_at}"
     problem = "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
     if shapes:
         problem += (
@@ -121,6 +133,15 @@ def check_print(
     ]
     fix = print_fix(call, rewrite, "Replace `print` with `tf.print`", notes)
     return Violation(call, f"{problem}; use `tf.print`", fix)
+
+
+def _mixed_parameters(scope: FunctionScope) -> dict[str, tuple[str, str]]:
+    """Parameters some call site passes a tensor and another a Python value:
+    name -> (where the Python value is passed, where the tensor is)."""
+    traced = scope.runs_traced
+    if traced is None:
+        return {}
+    return {name: (python_at, tensor_at) for name, python_at, tensor_at in traced.mixed_callers}
 
 
 def print_fix(call: cst.Call, rewrite: PrintRewrite, message: str, notes: list[str]) -> CstFix:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.tensor_kinds import TENSOR, TensorKind
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.rules.tensor_conditions.cond_condition import ConditionTranslator
 from tfrewrite.rules.tensor_conditions.cond_flow import reads
@@ -72,12 +71,6 @@ def _tensor_when(
 ) -> bool:
     """Whether `test` is a tensor condition in the trace where `params` are
     tensors (the other parameters as the facts know them)."""
-    kinds: dict[str, TensorKind] = {}
-    for name in facts.params:
-        kind = facts.name_kind(name)
-        if kind.tensor:
-            kinds[name] = kind
-    kinds.update((name, TENSOR) for name in params)
-    hypothesis = TensorFacts(scope.node, ctx.names, (), facts.outer, kinds)
+    hypothesis = facts.assuming_tensors(params)
     translator = ConditionTranslator(hypothesis, tf, ctx.code, assume_scalar=True)
     return translator.translate(test, at).tensor
