@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from tfrewrite.api import fix_source
-from tfrewrite.facts import tf_scalar_results
+from tfrewrite.facts import tf_dtype_positions, tf_scalar_results
 
 from .equivalence import assert_rewrite_equivalent, load_module, python_function
 
@@ -52,6 +52,32 @@ def test_the_committed_table_is_what_the_installed_tensorflow_gives() -> None:
     table = script.scalar_results()
     assert table == tf_scalar_results.SCALAR_RESULTS, "regenerate: python scripts/tf_vocabulary.py"
     assert script.render(*installed, table) == Path(tf_scalar_results.__file__).read_text()
+
+
+def test_the_committed_dtype_positions_are_the_installed_tensorflows() -> None:
+    recorded = tf_dtype_positions.TENSORFLOW_VERSION
+    if tf.__version__ != recorded:
+        pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
+    script = vocabulary_script()
+    positions = script.dtype_positions()
+    assert positions == tf_dtype_positions.DTYPE_POSITIONS, (
+        "regenerate: python scripts/tf_vocabulary.py"
+    )
+    rendered = script.render_dtype_positions(tf.__version__, positions)
+    assert rendered == Path(tf_dtype_positions.__file__).read_text()
+
+
+def test_a_cond_whose_branches_take_a_positional_dtype_runs_as_the_if_did() -> None:
+    """Both branches int32 (`tf.zeros([3], tf.int32)`): the rewrite traced
+    without AutoGraph equals the original eager, on sums of both signs."""
+    from tests.test_dtype_positions import PICK
+
+    source = PICK.format(dtype="tf.int32")
+    rewritten = fix_source(source, select=["TFR101"])
+    assert "tf.cond(" in rewritten
+    inputs = [(tf.constant([1.0, 2.0, 3.0]),), (tf.constant([-1.0, -2.0, 0.5]),)]
+    call = "pick(tf.ones(3))\n"  # the module's own call, which traces at import
+    assert_rewrite_equivalent(source.replace(call, ""), rewritten.replace(call, ""), "pick", inputs)
 
 
 def rewrite(source: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.tf_dtype_positions import DTYPE_POSITIONS
 from tfrewrite.facts.tf_scalar_results import SCALAR_RESULTS
 
 if TYPE_CHECKING:
@@ -629,9 +630,12 @@ def dtype_kind(
     for arg in node.args:
         if arg.keyword is not None and arg.keyword.value == "dtype":
             return kind_of_dtype(resolver.qualified_name(arg.value)) or TENSOR
+    # The dtype given positionally (`tf.zeros(shape, tf.int32)`), where the
+    # installed TensorFlow's signature puts it (`tf_dtype_positions`).
+    index = DTYPE_POSITIONS.get(qualified)
+    if index is not None and len(positional) > index:
+        return kind_of_dtype(resolver.qualified_name(positional[index])) or TENSOR
     leaf = qualified.rsplit(".", 1)[-1]
-    if leaf == "cast" and len(positional) > 1:
-        return kind_of_dtype(resolver.qualified_name(positional[1])) or TENSOR
     if qualified in INTEGER_RESULTS:
         return TensorKind(True, integer=True)
     if (
