@@ -36,6 +36,9 @@ _RANK = frozenset({"tensorflow.rank", "tensorflow.math.rank"})
 _SHAPE = frozenset({"tensorflow.shape"})
 _SIZE = frozenset({"tensorflow.size"})
 _STRUCTURE = _RANK | _SHAPE | _SIZE
+# Ops whose result has as many rows as the data selects (besides the
+# one-argument `tf.where`).
+_DATA_SIZED = frozenset({"tensorflow.boolean_mask"})
 # Arguments of a reduction that keep it a reduction over every axis.
 _WHOLE_REDUCTION_KEYWORDS = frozenset({"keepdims", "name"})
 
@@ -47,6 +50,8 @@ class TestedStructure:
     value: str  # dotted source of the value (`y_pred`, `self.targets`)
     what: str  # "the rank of `y`", "the batch size (dimension 0) of `y_pred`"
     rank: bool  # a rank test (its static form is `value.shape.rank`)
+    # The count of its first dimension is tested: its batch size or its size.
+    counts_rows: bool = False
 
 
 class ShapeGuards:
@@ -126,10 +131,32 @@ class ShapeGuards:
             return TestedStructure(value, f"the rank of `{value}`", rank=True)
         if qualified in _SHAPE and node is not call and dimension is not None:
             if dimension == 0:
-                return TestedStructure(value, f"the batch size (dimension 0) of `{value}`", False)
+                what = f"the batch size (dimension 0) of `{value}`"
+                return TestedStructure(value, what, False, counts_rows=True)
             return TestedStructure(value, f"dimension {dimension} of `{value}`", False)
         what = "size" if qualified in _SIZE else "shape"
-        return TestedStructure(value, f"the {what} of `{value}`", False)
+        return TestedStructure(value, f"the {what} of `{value}`", False, qualified in _SIZE)
+
+    def rows_unknown_while_tracing(self, structure: TestedStructure) -> bool:
+        """Whether the rows the condition counts are never known while
+        tracing: every binding of the value is an op whose number of rows
+        depends on the data (`tf.where(mask)`, `tf.boolean_mask(x, mask)`:
+        its static shape is `(None, ...)` even for constant inputs, measured
+        on TensorFlow 2.21). A branch that reads those rows then cannot fail
+        to trace, whatever the `if` would have skipped."""
+        if not structure.counts_rows or "." in structure.value:
+            return False
+        bindings = self.values.get(structure.value, [])
+        return bool(bindings) and all(self._data_sized(value) for value in bindings)
+
+    def _data_sized(self, value: cst.CSTNode) -> bool:
+        if not isinstance(value, cst.Call):
+            return False
+        qualified = self.resolver.qualified_name(value.func)
+        positional = [a for a in value.args if a.keyword is None and not a.star]
+        if qualified == "tensorflow.where":
+            return len(positional) == 1 and len(value.args) == 1  # indices, not a select
+        return qualified in _DATA_SIZED
 
     # -- what code reads of a value ---------------------------------------------
     def first_structural_use(
@@ -276,7 +303,7 @@ def both_branches_problem(
     where the `if` works: a branch reads the structure the condition tests.
     Each branch is (how to name a use in it, with `{use}` for the use's
     source; its statements). None when no branch does."""
-    tested = guards.tested(test)
+    tested = [t for t in guards.tested(test) if not guards.rows_unknown_while_tracing(t)]
     if not tested:
         return None
     by_value = {t.value: t for t in tested}
