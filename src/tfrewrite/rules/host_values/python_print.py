@@ -124,6 +124,10 @@ class PrintInTracedCode(Rule):
           `reduce_retracing=True`) an unknown dimension reads `None`, where the
           eager `print` showed the batch size: the rewrite prints
           `tf.shape(x)[0]`, its value on each call.
+        - A parameter one call site passes a tensor and another a Python value
+          is traced once for each: the tensor's trace prints it once, the
+          Python value's once per new value. `tf.print` prints it on every call
+          in both; the fix is unsafe and names the two call sites.
         - A `tf.Variable` prints its value (`tf.print(step)`); `.numpy()` on a
           value not known to be a tensor (`optimizer.lr.numpy()`) prints that
           value as a tensor too (only TensorFlow values have `.numpy()`): the

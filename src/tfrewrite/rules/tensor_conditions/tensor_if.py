@@ -334,7 +334,10 @@ class TensorIf(Rule):
       unsafe, and says so: float16 or float64 values would not match.
     - Rank and shape tests (`x.shape.rank`, `len(x.shape)`, static dimensions)
       stay Python `if`s: a `tf.cond` builds both branches, and a branch valid
-      only for some ranks (`tf.squeeze(x, -1)`) would fail to build.
+      only for some ranks (`tf.squeeze(x, -1)`) would fail to build. A test of
+      how many rows `tf.where(mask)` or `tf.boolean_mask` selected is
+      rewritten all the same: those rows are never known while tracing, so a
+      branch that reads them cannot fail to build.
 
     - A file that uses `keras.ops` and does not import TensorFlow gets
       `ops.cond`, `ops.logical_and`, `ops.cast`: a Keras 3 loss keeps running
