@@ -4,23 +4,13 @@ leaves eager runs as written."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from tfrewrite.api import check_source, fix_source
 
+from .equivalence import load_file_module
+
 pytestmark = pytest.mark.tensorflow
-
-
-def _import(source: str, tmp_path, name: str):
-    """Import `source` from a real file, so AutoGraph can read and convert it."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 REPLAY = """\
@@ -56,10 +46,10 @@ def test_a_step_calling_predict_stays_eager_and_fails_when_decorated(tmp_path):
     assert step.fix is None
     assert "calls `target.predict`: Keras' predict runs its own loop" in step.message
     # Eagerly the step trains as written.
-    losses = _import(eager, tmp_path, "replay_eager").run()
+    losses = load_file_module(eager, tmp_path, "replay_eager").run()
     assert len(losses) == 3 and losses[-1] < losses[0]
     # Decorated by hand, `predict` raises inside the trace.
-    traced = _import(REPLAY.format(decorator="@tf.function\n"), tmp_path, "replay_traced")
+    traced = load_file_module(REPLAY.format(decorator="@tf.function\n"), tmp_path, "replay_traced")
     with pytest.raises(AttributeError, match="'SymbolicTensor' object has no attribute 'numpy'"):
         traced.run()
 
@@ -99,9 +89,9 @@ def test_a_step_whose_callee_reads_the_batch_size_is_decorated_without_reduce_re
 ):
     fixed = fix_source(SHORT_LAST_BATCH, select=["TFR302"])
     assert "@tf.function\ndef train_step" in fixed
-    assert _import(fixed, tmp_path, "short_fixed").run() == [4, 4, 3]
+    assert load_file_module(fixed, tmp_path, "short_fixed").run() == [4, 4, 3]
     # With `reduce_retracing=True` the short batch is traced with a `None`
     # batch dimension, and the callee's shape cannot be built from it.
     relaxed = fixed.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n")
     with pytest.raises((TypeError, ValueError)):
-        _import(relaxed, tmp_path, "short_relaxed").run()
+        load_file_module(relaxed, tmp_path, "short_relaxed").run()

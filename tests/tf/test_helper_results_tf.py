@@ -4,24 +4,15 @@ run eagerly (also without AutoGraph)."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 from tests.test_helper_results import HELPER
 
 from tfrewrite.api import fix_source
 
+from .equivalence import load_file_module
+
 pytestmark = pytest.mark.tensorflow
-
-
-def _load(source: str, tmp_path, name: str):
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_rewrite_traced_matches_the_original_eager(tmp_path) -> None:
@@ -30,13 +21,15 @@ def test_the_rewrite_traced_matches_the_original_eager(tmp_path) -> None:
     original_source = HELPER.replace("{call}", "half(x)")
     # Without the module's own traced call, which raises at import.
     importable = original_source.replace("magnitude(tf.ones(3))\n", "")
-    original = _load(importable, tmp_path, "helper_original")
+    original = load_file_module(importable, tmp_path, "helper_original")
     x = tf.constant([-2.0, 0.5, 3.0])
     with _eager():
         expected = original.magnitude(x)
     with pytest.raises(Exception, match="(?i)numpy|symbolic|convert"):
         original.magnitude(x)  # traced
-    rewritten = _load(fix_source(original_source, select=["TFR104"]), tmp_path, "helper_fixed")
+    rewritten = load_file_module(
+        fix_source(original_source, select=["TFR104"]), tmp_path, "helper_fixed"
+    )
     np.testing.assert_allclose(rewritten.magnitude(x).numpy(), np.asarray(expected))
     plain = tf.function(rewritten.magnitude.python_function, autograph=False)
     np.testing.assert_allclose(plain(x).numpy(), np.asarray(expected))

@@ -4,26 +4,14 @@ leaves alone runs traced as it runs eagerly."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import tensorflow as tf
 
 from tfrewrite.api import check_source
 
-from .equivalence import python_function
+from .equivalence import load_file_module, python_function
 
 pytestmark = pytest.mark.tensorflow
-
-
-def _import(source: str, tmp_path, name: str):
-    """Import `source` from a real file, so AutoGraph can read and convert it."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 GROWN_IN_GRAPH_LOOP = """\
@@ -42,7 +30,7 @@ def powers(x):
 def test_a_list_grown_in_a_tensor_loop_fails_traced_as_reported(tmp_path):
     [finding] = check_source(GROWN_IN_GRAPH_LOOP, select=["TFR202"])
     assert "InaccessibleTensorError" in finding.message
-    powers = _import(GROWN_IN_GRAPH_LOOP, tmp_path, "grown_in_graph_loop").powers
+    powers = load_file_module(GROWN_IN_GRAPH_LOOP, tmp_path, "grown_in_graph_loop").powers
     with pytest.raises(Exception) as raised:  # noqa: PT011 - the type is not public API
         powers(tf.constant(2.0))
     assert type(raised.value).__name__ == "InaccessibleTensorError"
@@ -53,7 +41,7 @@ def test_a_list_grown_in_a_tensor_loop_fails_traced_as_reported(tmp_path):
 def test_a_list_grown_in_a_python_range_loop_is_left_alone_and_works_traced(tmp_path):
     source = GROWN_IN_GRAPH_LOOP.replace("tf.range(3)", "range(3)")
     assert check_source(source, select=["TFR202"]) == []
-    powers = _import(source, tmp_path, "grown_in_python_loop").powers
+    powers = load_file_module(source, tmp_path, "grown_in_python_loop").powers
     assert powers(tf.constant(2.0)).numpy().tolist() == [1.0, 2.0, 4.0]
 
 
@@ -89,7 +77,7 @@ def train():
 def test_state_rebound_through_an_attribute_or_a_closure_is_frozen_as_reported(tmp_path):
     found = check_source(FROZEN_THROUGH_ATTRIBUTES, select=["TFR201"])
     assert sorted(f.message.split(" is ")[0] for f in found) == ["`Schedule.margin`", "`k`"]
-    module = _import(FROZEN_THROUGH_ATTRIBUTES, tmp_path, "frozen_through_attributes")
+    module = load_file_module(FROZEN_THROUGH_ATTRIBUTES, tmp_path, "frozen_through_attributes")
     assert module.train() == [(0.0, 1.0)] * 3  # traced: the first epoch's values
     tf.config.run_functions_eagerly(True)
     try:

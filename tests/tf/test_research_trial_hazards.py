@@ -4,11 +4,11 @@ the code runs as written eagerly."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from tfrewrite.api import check_source
+
+from .equivalence import load_file_module
 
 pytestmark = pytest.mark.tensorflow
 
@@ -65,16 +65,6 @@ EXTRACTED = ENSEMBLE.replace(
 )
 
 
-def _import(source: str, tmp_path, name: str):
-    """Import `source` from a real file, so AutoGraph can read and convert it."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _dataset():
     import tensorflow as tf
 
@@ -86,9 +76,9 @@ def test_a_step_extracted_before_a_loop_that_builds_its_model_fails_once_traced(
     [finding] = check_source(ENSEMBLE, select=["TFR303"])
     assert finding.fix is None and "builds a new `model`" in finding.message
     assert EXTRACTED != ENSEMBLE
-    eager = _import(ENSEMBLE, tmp_path, "ensemble_eager")
+    eager = load_file_module(ENSEMBLE, tmp_path, "ensemble_eager")
     assert len(eager.main(_dataset(), 2)) == 2  # both members train eagerly
-    traced = _import(EXTRACTED, tmp_path, "ensemble_traced")
+    traced = load_file_module(EXTRACTED, tmp_path, "ensemble_traced")
     with pytest.raises(Exception):  # noqa: B017, PT011 - Keras 2 and 3 raise differently
         traced.main(_dataset(), 2)
 
@@ -144,9 +134,9 @@ def test_a_step_indexing_a_numpy_array_with_its_argument_fails_once_traced(tmp_p
     [finding] = check_source(HAND_DRAWN_BATCH, select=["TFR303"])
     assert finding.fix is None and "indexes the NumPy array `x_train`" in finding.message
     assert "loss = train_step(perm)" in HAND_DRAWN_EXTRACTED
-    eager = _import(HAND_DRAWN_BATCH, tmp_path, "hand_drawn_eager")
+    eager = load_file_module(HAND_DRAWN_BATCH, tmp_path, "hand_drawn_eager")
     assert eager.main(2) >= 0.0  # trains as written
-    traced = _import(HAND_DRAWN_EXTRACTED, tmp_path, "hand_drawn_traced")
+    traced = load_file_module(HAND_DRAWN_EXTRACTED, tmp_path, "hand_drawn_traced")
     with pytest.raises(Exception, match="symbolic"):  # noqa: PT011 - the error class varies
         traced.main(2)
 
@@ -180,9 +170,9 @@ def visualize(steps):
 def test_a_step_zipping_a_stacked_gradient_tensor_fails_once_decorated(tmp_path):
     [finding] = check_source(FILTER_ASCENT, select=["TFR302"])
     assert finding.fix is None and "iterates over the tensor `grads * -1`" in finding.message
-    eager = _import(FILTER_ASCENT, tmp_path, "ascent_eager")
+    eager = load_file_module(FILTER_ASCENT, tmp_path, "ascent_eager")
     assert isinstance(eager.visualize(3), float)  # runs as written
     decorated = FILTER_ASCENT.replace("def ascent_step", "@tf.function\ndef ascent_step")
-    traced = _import(decorated, tmp_path, "ascent_traced")
+    traced = load_file_module(decorated, tmp_path, "ascent_traced")
     with pytest.raises(Exception, match="Iterating over a symbolic"):  # noqa: PT011
         traced.visualize(3)

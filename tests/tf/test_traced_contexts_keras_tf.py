@@ -7,7 +7,6 @@ fix` writes behaves under `fit` as the original does eagerly."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import textwrap
 
@@ -17,19 +16,10 @@ import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
+from .equivalence import load_file_module
 from .fdcapture import capture_fds
 
 pytestmark = pytest.mark.tensorflow
-
-
-def _import(source: str, tmp_path, name: str):
-    """Import `source` from a real file, so AutoGraph can read it."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _codes(source: str) -> list[str]:
@@ -68,13 +58,13 @@ def test_a_tensor_if_in_what_a_compiled_lambda_calls_raises_under_fit(tmp_path) 
     x = np.concatenate([np.full((4, 3), 0.5), np.full((4, 3), -2.0)]).astype("float32")
     y = np.linspace(-1.0, 1.0, 8, dtype="float32").reshape(8, 1)
     assert _codes(LAMBDA_LOSS) == ["TFR101"]
-    original = _import(LAMBDA_LOSS, tmp_path, "lambda_loss_original")
+    original = load_file_module(LAMBDA_LOSS, tmp_path, "lambda_loss_original")
     expected = original.train(x, y, eagerly=True)
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
         original.train(x, y)
     fixed_source = fix_source(LAMBDA_LOSS)
     assert "tf.cond(" in fixed_source and _codes(fixed_source) == []
-    fixed = _import(fixed_source, tmp_path, "lambda_loss_fixed")
+    fixed = load_file_module(fixed_source, tmp_path, "lambda_loss_fixed")
     np.testing.assert_allclose(fixed.train(x, y), expected, rtol=1e-5)
 
 
@@ -123,12 +113,12 @@ def test_numpy_noise_in_a_partial_loss_is_one_sample_under_fit(tmp_path) -> None
     x = np.ones((8, 3), "float32")
     y = np.ones((8, 1), "float32")
     assert _codes(PARTIAL_LOSS) == ["TFR102"]
-    original = _import(PARTIAL_LOSS, tmp_path, "partial_loss_original")
+    original = load_file_module(PARTIAL_LOSS, tmp_path, "partial_loss_original")
     assert _distinct(original.train(x, y, eagerly=True)) > 1
     assert _distinct(original.train(x, y)) == 1  # sampled once, while tracing
     fixed_source = fix_source(PARTIAL_LOSS)
     assert "tf.random.normal(" in fixed_source and _codes(fixed_source) == []
-    fixed = _import(fixed_source, tmp_path, "partial_loss_fixed")
+    fixed = load_file_module(fixed_source, tmp_path, "partial_loss_fixed")
     assert _distinct(fixed.train(x, y)) > 1
 
 
@@ -170,7 +160,7 @@ def test_a_print_in_what_a_lambda_layer_calls_shows_no_values_under_fit(tmp_path
     x = (np.arange(24, dtype="float32").reshape(8, 3) + 0.5) / 4.0
     y = np.ones((8, 1), "float32")
     assert _codes(LAMBDA_LAYER) == ["TFR103"]
-    original = _import(LAMBDA_LAYER, tmp_path, "lambda_layer_original")
+    original = load_file_module(LAMBDA_LAYER, tmp_path, "lambda_layer_original")
     eager = _fit_output(original, x, y, eagerly=True)
     assert eager.count("shift") == 2  # once per batch, with its values
     assert _printed_numbers(eager) == x.ravel().tolist()
@@ -178,6 +168,6 @@ def test_a_print_in_what_a_lambda_layer_calls_shows_no_values_under_fit(tmp_path
     assert traced.count("shift") <= 1 and _printed_numbers(traced) == []
     fixed_source = fix_source(LAMBDA_LAYER, unsafe_fixes=True)
     assert "tf.print(" in fixed_source and _codes(fixed_source) == []
-    fixed = _fit_output(_import(fixed_source, tmp_path, "lambda_layer_fixed"), x, y)
+    fixed = _fit_output(load_file_module(fixed_source, tmp_path, "lambda_layer_fixed"), x, y)
     assert fixed.count("shift") == 2
     assert _printed_numbers(fixed) == x.ravel().tolist()

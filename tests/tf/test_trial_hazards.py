@@ -4,14 +4,12 @@ wrong model once decorated, and runs as written eagerly."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
-from .equivalence import load_module
+from .equivalence import load_file_module, load_module
 
 pytestmark = pytest.mark.tensorflow
 
@@ -49,26 +47,16 @@ for x in batches:
 """
 
 
-def _import(source: str, tmp_path, name: str):
-    """Import `source` from a real file, so AutoGraph can read and convert it."""
-    path = tmp_path / f"{name}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_step_handed_a_second_model_fails_once_decorated(tmp_path):
     [finding] = check_source(SECTIONS, select=["TFR302"])
     assert (
         finding.fix is None and "model, optimizer or metric the step is handed" in finding.message
     )
-    eager = _import(SECTIONS, tmp_path, "new_objects_eager")
+    eager = load_file_module(SECTIONS, tmp_path, "new_objects_eager")
     assert len(eager.net.trainable_variables) == 2  # the second model trained too
     decorated = SECTIONS.replace("def train_step", "@tf.function\ndef train_step")
     with pytest.raises(Exception):  # noqa: B017, PT011 - Keras 2 and 3 raise differently
-        _import(decorated, tmp_path, "new_objects_traced")
+        load_file_module(decorated, tmp_path, "new_objects_traced")
 
 
 def test_a_step_reading_a_rebuilt_model_trains_the_first_one_once_decorated(tmp_path):
@@ -79,9 +67,9 @@ def test_a_step_reading_a_rebuilt_model_trains_the_first_one_once_decorated(tmp_
     )
     [finding] = check_source(source, select=["TFR302"])
     assert finding.fix is None and "model, optimizer or metric the step reads" in finding.message
-    eager = _import(source, tmp_path, "rebuilt_eager")
+    eager = load_file_module(source, tmp_path, "rebuilt_eager")
     assert len(eager.net.trainable_variables) == 2
-    decorated = _import(
+    decorated = load_file_module(
         source.replace("def train_step", "@tf.function\ndef train_step"), tmp_path, "rebuilt_traced"
     )
     # The traced step still calls the first `net`: the second is never built.
@@ -118,7 +106,7 @@ def test_a_positional_training_flag_already_trains_and_a_keyword_would_raise(tmp
     positional bool, with or without the keyword): `call` itself shows that it
     is the training flag, and that `training=True` would be given twice."""
     assert check_source(POSITIONAL_TRAINING, select=["TFR304"]) == []
-    module = _import(POSITIONAL_TRAINING, tmp_path, "positional_training")
+    module = load_file_module(POSITIONAL_TRAINING, tmp_path, "positional_training")
     ones = tf.ones((1, 200))
     dropped = module.transformer.call(ones, True, None) == 0.0
     assert float(tf.reduce_sum(tf.cast(dropped, tf.float32))) > 100  # dropout is on
@@ -166,11 +154,11 @@ def fit_once():
 def test_a_backbone_called_in_a_train_step_override_runs_in_inference_mode(tmp_path):
     """`fit` traces `train_step`, but only `self(x, training=True)` tells the
     layers they train: the backbone called directly sees no `training`."""
-    original = _import(BACKBONE_STEP, tmp_path, "backbone_original")
+    original = load_file_module(BACKBONE_STEP, tmp_path, "backbone_original")
     assert True not in original.fit_once()
     fixed_source = fix_source(BACKBONE_STEP, select=["TFR304"], unsafe_fixes=True)
     assert "self.backbone(images, training=True)" in fixed_source
-    fixed = _import(fixed_source, tmp_path, "backbone_fixed")
+    fixed = load_file_module(fixed_source, tmp_path, "backbone_fixed")
     assert True in fixed.fit_once()
 
 
@@ -194,8 +182,8 @@ for x, y in batches:
 def test_an_extracted_step_returns_the_tensor_it_carries_to_the_next_batch(tmp_path):
     fixed_source = fix_source(CARRIED_TENSOR, select=["TFR303"], unsafe_fixes=True)
     assert "total = train_step(x, y, total)" in fixed_source
-    original = _import(CARRIED_TENSOR, tmp_path, "carried_original")
-    fixed = _import(fixed_source, tmp_path, "carried_fixed")
+    original = load_file_module(CARRIED_TENSOR, tmp_path, "carried_original")
+    fixed = load_file_module(fixed_source, tmp_path, "carried_fixed")
     assert abs(float(original.total) - float(fixed.total)) < 1e-5
     assert float(fixed.total) > float(original.loss)  # three batches summed, not one
     for a, b in zip(original.model.get_weights(), fixed.model.get_weights(), strict=True):
@@ -222,8 +210,8 @@ def test_a_parameter_tested_before_it_is_rebound_gives_a_cond_that_needs_no_auto
     to the original run eagerly, traced without AutoGraph, on both branches."""
     fixed_source = fix_source(REBOUND_PARAMETER + "\nf(tf.constant(2.0))\n", select=["TFR101"])
     assert "tf.cond(x > 0" in fixed_source
-    original = _import(REBOUND_PARAMETER, tmp_path, "rebound_original")
-    fixed = _import(fixed_source, tmp_path, "rebound_fixed")
+    original = load_file_module(REBOUND_PARAMETER, tmp_path, "rebound_original")
+    fixed = load_file_module(fixed_source, tmp_path, "rebound_fixed")
     traced = tf.function(fixed.f.python_function, autograph=False)
     for value in (-3.0, 0.0, 2.0):
         expected = original.f.python_function(tf.constant(value))
@@ -263,19 +251,19 @@ for episode in range(2):
 def test_a_float64_numpy_array_an_undecorated_step_mixes_with_tensors_fails_once_traced(tmp_path):
     [finding] = check_source(EPISODE_UPDATE, select=["TFR302"])
     assert finding.fix is None and "makes `returns` a NumPy array" in finding.message
-    eager = _import(EPISODE_UPDATE, tmp_path, "numpy_returns_eager")
+    eager = load_file_module(EPISODE_UPDATE, tmp_path, "numpy_returns_eager")
     assert len(eager.losses) == 2
     decorated = EPISODE_UPDATE.replace("def update", "@tf.function\ndef update")
     with pytest.raises(TypeError, match="float64"):
-        _import(decorated, tmp_path, "numpy_returns_traced")
+        load_file_module(decorated, tmp_path, "numpy_returns_traced")
     # Made float32, the same step takes the decorator and computes the same losses.
     float32 = EPISODE_UPDATE.replace("np.zeros(4)", "np.zeros(4, np.float32)")
     fixed_source = fix_source(float32, select=["TFR302"])
     assert "@tf.function\ndef update" in fixed_source
     tf.keras.utils.set_random_seed(0)
-    expected = _import(float32, tmp_path, "numpy_float32_eager").losses
+    expected = load_file_module(float32, tmp_path, "numpy_float32_eager").losses
     tf.keras.utils.set_random_seed(0)
-    traced = _import(fixed_source, tmp_path, "numpy_float32_traced").losses
+    traced = load_file_module(fixed_source, tmp_path, "numpy_float32_traced").losses
     assert traced == pytest.approx(expected, rel=1e-5)
 
 
@@ -316,9 +304,9 @@ def test_a_step_under_a_python_wrapper_runs_the_wrapper_once_when_decorated(tmp_
     assert finding.fix is not None and finding.fix.applicability.value == "unsafe"
     fixed_source = fix_source(WRAPPED_STEP, select=["TFR302"], unsafe_fixes=True)
     assert "@tf.function\n@counted\ndef step" in fixed_source
-    assert len(_import(WRAPPED_STEP, tmp_path, "wrapped_eager").calls) == 3
+    assert len(load_file_module(WRAPPED_STEP, tmp_path, "wrapped_eager").calls) == 3
     # Traced: once per trace (twice, as the first call builds the variables), not per call.
-    assert len(_import(fixed_source, tmp_path, "wrapped_traced").calls) < 3
+    assert len(load_file_module(fixed_source, tmp_path, "wrapped_traced").calls) < 3
 
 
 def test_a_step_taking_the_loops_python_counter_traces_on_every_batch():
