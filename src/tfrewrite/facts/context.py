@@ -215,6 +215,24 @@ class RuleContext:
         node = self._classes.get(current.class_name)
         return (current.class_name, node) if node is not None else None
 
+    def receiver_class(self, receiver: str, owner: str | None) -> str | None:
+        """The class of this file a receiver stands for, or None: `self` is
+        `owner`; `self.<attr>` the class of the object `owner` holds there
+        (`self.agent = Agent()`); a name bound once at module level the class
+        it was built from (`agent = Agent()`)."""
+        head, _, attr = receiver.partition(".")
+        if "." in attr:
+            return None
+        if head == "self":
+            if owner is None or not attr:
+                return owner
+            info = self.index.classes.get(owner)
+            built = info.held_objects.get(attr) if info is not None else None
+        else:
+            built = None if attr else self.index.module_instances.get(head)
+        local = built.removeprefix(f"{self.index.module}.") if built else None
+        return local if local in self.index.classes else None
+
     def _attributes_of(self, function: FunctionScope) -> AttributeFacts | None:
         """What `self` holds, for a method and the functions nested in it."""
         current: FunctionScope | None = function

@@ -102,7 +102,7 @@ def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator
         if name is None:
             continue
         head, _, method = name.partition(".")
-        instance_class = _class_of_module_instance(ctx, head)
+        instance_class = ctx.receiver_class(head, None) if head != "self" else None
         if head == "self" and owner is not None and method and "." not in method:
             qualname = f"{owner}.{method}"
         elif instance_class is not None and "." not in method:
@@ -114,16 +114,6 @@ def _callees(ctx: RuleContext, root: cst.CSTNode, owner: str | None) -> Iterator
         function = next((f for f in ctx.functions if f.qualname == qualname), None)
         if function is not None:
             yield function
-
-
-def _class_of_module_instance(ctx: RuleContext, name: str) -> str | None:
-    """The class of this file that the module-level object `name` was built
-    from (`loss_fn = RowLoss()`), or None."""
-    constructor = ctx.index.module_instances.get(name)
-    if constructor is None:
-        return None
-    local = constructor.removeprefix(f"{ctx.index.module}.")
-    return local if local in ctx.index.classes else None
 
 
 def batch_dimension_read(

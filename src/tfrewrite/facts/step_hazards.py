@@ -190,13 +190,10 @@ def _defines_method(ctx: RuleContext, receiver: str, method: str, owner: str | N
     """Whether `receiver.method` is a method the project writes: on `self`,
     one of the class's own; on `self.<attr>`, one of the class of the object
     it holds (`self.agent = Agent()`)."""
-    head, _, attr = receiver.partition(".")
-    info = ctx.index.classes.get(owner or "") if head == "self" else None
-    if info is not None and attr and "." not in attr:
-        held = info.held_objects.get(attr, "")  # module-qualified
-        info = ctx.index.classes.get(held.removeprefix(f"{ctx.index.module}."))
-    elif attr:
-        info = None
+    if receiver.partition(".")[0] != "self":
+        return False
+    local = ctx.receiver_class(receiver, owner)
+    info = ctx.index.classes.get(local) if local is not None else None
     return info is not None and method in info.methods
 
 

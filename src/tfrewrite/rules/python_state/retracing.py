@@ -70,21 +70,7 @@ def _traced_callee(
     if not isinstance(func, cst.Attribute):
         return None
     receiver = dotted_name(func.value) or ""
-    head, _, attr = receiver.partition(".")
-    local_class = None
-    if head == "self" and owner is not None:
-        if not attr:
-            local_class = owner
-        elif "." not in attr:
-            held = (
-                ctx.index.classes[owner].held_objects.get(attr)
-                if owner in ctx.index.classes
-                else None
-            )
-            local_class = held.removeprefix(f"{ctx.index.module}.") if held else None
-    elif not attr:
-        built = ctx.index.module_instances.get(head)
-        local_class = built.removeprefix(f"{ctx.index.module}.") if built else None
+    local_class = ctx.receiver_class(receiver, owner) if receiver else None
     if local_class is not None and f"{local_class}.{func.attr.value}" in decorated:
         return f"{receiver}.{func.attr.value}"
     return None
