@@ -30,14 +30,15 @@ changes both.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import all_params, local_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import tape_blocks
 from tfrewrite.facts.walk import iter_nodes
@@ -357,27 +358,15 @@ def _entries(
 
 
 def _parameters(function: FunctionScope) -> set[str]:
-    params = function.node.params
-    every = [*params.posonly_params, *params.params, *params.kwonly_params]
-    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
-    return {p.name.value for p in every}
+    return {p.name.value for p in all_params(function.node.params)}
 
 
-# id of a function's node -> (the node, the names it binds): the node is kept
-# to tell a reused id apart.
-_LOCALS: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+@functools.lru_cache(maxsize=4096)
+def _names_bound_in(node: cst.FunctionDef) -> frozenset[str]:
+    return frozenset(local_names(node))
 
 
 def _local_names(function: FunctionScope) -> frozenset[str]:
     """Names `function` binds itself: its parameters and what its body
-    assigns (not `global`/`nonlocal` ones: those are rare in a helper)."""
-    known = _LOCALS.get(id(function.node))
-    if known is not None and known[0] is function.node:
-        return known[1]
-    body = function.node.body
-    statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
-    names = frozenset(_parameters(function) | set(name_use(statements).writes))
-    if len(_LOCALS) > 4096:
-        _LOCALS.clear()
-    _LOCALS[id(function.node)] = (function.node, names)
-    return names
+    assigns (`bindings.local_names`, kept per function node)."""
+    return _names_bound_in(function.node)
