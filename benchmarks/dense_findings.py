@@ -41,6 +41,32 @@ def train_step_{i}(model, optimizer, x, y):
 """
 
 
+# The same code as `fix --unsafe-fixes` leaves it: no finding (the editor's
+# case of a file being typed in that is already right).
+CLEAN = """
+
+def loss_{i}(y_true, y_pred):
+    noise = tf.random.normal([], 0.0, 1.0)
+    tf.print("loss", y_pred, output_stream=sys.stdout)
+    return tf.reduce_mean(tf.square(y_true - y_pred)) + {i} * noise
+
+
+@tf.function
+def train_step_{i}(model, optimizer, x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_{i}(y, model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+"""
+
+
+def clean_source(losses: int) -> str:
+    return "import sys\n\nimport tensorflow as tf\n" + "".join(
+        CLEAN.format(i=i) for i in range(losses)
+    )
+
+
 def dense_source(losses: int) -> str:
     return "import numpy as np\nimport tensorflow as tf\n" + "".join(
         LOSS.format(i=i) for i in range(losses)

@@ -2,13 +2,13 @@
 session over stdio (Content-Length framed JSON-RPC), timed from the
 notification the editor sends to the diagnostics the server publishes.
 
-For each generated hazard-dense file (`dense_findings.dense_source`): the
-time from `didOpen` to its diagnostics, then the median time from a
-`didChange` (one character typed in a comment at the end, after the text has
-rested) to the diagnostics of that version. The debounce delay
-(`server.DEBOUNCE_SECONDS`) is part of what the editor waits, and is included.
+For each generated hazard-dense file (`dense_findings.dense_source`), and
+each file of the same code as the fixes leave it (`clean_source`: no
+finding): the time from `didOpen` to its diagnostics, then the median time
+from a `didChange` (a comment line added at the end, after the text has
+rested) to the diagnostics of that version.
 
-Usage: python benchmarks/server_latency.py [--losses 14,67] [--edits 5]
+Usage: python benchmarks/server_latency.py [--losses 14,67] [--clean 14] [--edits 5]
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dense_findings import dense_source  # noqa: E402
+from dense_findings import clean_source, dense_source  # noqa: E402
 from lsp_client import Client  # noqa: E402
 
 
-def measure(folder: Path, losses: int, edits: int) -> tuple[int, int, float, float]:
-    text = dense_source(losses)
-    path = folder / f"dense_{losses}.py"
+def measure(folder: Path, name: str, text: str, edits: int) -> tuple[int, int, float, float]:
+    path = folder / f"{name}.py"
     path.write_text(text)
     session = Client(folder)
     initialize = {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}}
@@ -63,13 +62,18 @@ def measure(folder: Path, losses: int, edits: int) -> tuple[int, int, float, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--losses", default="14,67")
+    parser.add_argument("--clean", default="14")
     parser.add_argument("--edits", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'lines':>6} {'findings':>9} {'didOpen s':>10} {'edit s (median)':>16}")
+    files = [(f"dense_{n}", dense_source(int(n))) for n in args.losses.split(",") if n]
+    files += [(f"clean_{n}", clean_source(int(n))) for n in args.clean.split(",") if n]
+    print(f"{'file':>10} {'lines':>6} {'findings':>9} {'didOpen ms':>11} {'edit ms (median)':>17}")
     with tempfile.TemporaryDirectory() as folder:
-        for losses in (int(n) for n in args.losses.split(",")):
-            lines, findings, opened, edited = measure(Path(folder), losses, args.edits)
-            print(f"{lines:>6} {findings:>9} {opened:>10.2f} {edited:>16.2f}")
+        for name, text in files:
+            lines, findings, opened, edited = measure(Path(folder), name, text, args.edits)
+            print(
+                f"{name:>10} {lines:>6} {findings:>9} {1000 * opened:>11.0f} {1000 * edited:>17.0f}"
+            )
 
 
 if __name__ == "__main__":

@@ -6,8 +6,12 @@ fix as a quick fix (safe fixes are marked preferred, unsafe ones say so), a
 from the `pyproject.toml` nearest the document, as on the command line.
 
 Diagnostics come first: a check computes no fix's edits, and the quick fixes
-of a finding are computed when the editor asks for code actions on it. A
-burst of edits is checked once, after the typing pauses (`DEBOUNCE_SECONDS`).
+of a finding are computed when the editor asks for code actions on it.
+Checks run on one worker thread, so the server keeps reading the editor's
+messages while it checks: an edit made while the text rests is checked at
+once, and the edits of a burst that arrive during a check are checked once,
+at their newest version, when that check ends (a result an edit has made
+stale is not published).
 
 The server checks one document at a time, from the editor's buffer: facts
 that need other files (a loss compiled in another module) are those the
@@ -22,8 +26,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -39,12 +45,14 @@ from tfrewrite.pipeline.rule_pass import process_file
 from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.rules import RULES_BY_CODE, select_rules
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tfrewrite.findings import FileResult
+
 SOURCE = "tfrewrite"
 FIX_ALL = "source.fixAll.tfrewrite"
 _CODE_RE = re.compile(r"TFR\d{3}")
-# How long the text must rest after an edit before it is checked: typing
-# sends an edit per keystroke, and only the last one's findings matter.
-DEBOUNCE_SECONDS = 0.15
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,35 @@ class _Checked:
     with_edits: bool = False  # the fixes' edits computed (for quick fixes)
 
 
+@dataclass(frozen=True)
+class _Text:
+    """A document's text as one version had it: what a check reads, taken
+    in the server's thread, since the editor's next edit changes the open
+    document in place while the check runs."""
+
+    uri: str
+    version: int | None
+    source: str
+
+    @classmethod
+    def of(cls, document: TextDocument) -> _Text:
+        return cls(document.uri, document.version, document.source)
+
+
 class TfrewriteServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(SOURCE, __version__)
         self.checked: dict[str, _Checked] = {}
-        self.latest_edit: dict[str, int] = {}  # uri -> version of the newest edit
+        # One thread runs every check, in order: the rules keep per-process
+        # state (the last fix rounds), and a check must not hold up the
+        # messages that tell the server its result is stale.
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfrewrite-check")
+        self.checking: set[str] = set()  # uris whose newest text a check is on its way to
+
+    async def in_checker(self, work: Callable[[], _Checked | FileResult | None]):  # type: ignore[no-untyped-def]
+        """Run `work` on the checking thread and wait for it without
+        blocking the server's messages."""
+        return await asyncio.get_running_loop().run_in_executor(self.checker, work)
 
     def settings_for(self, path: Path) -> Settings:
         try:
@@ -69,16 +101,16 @@ class TfrewriteServer(LanguageServer):
             )
             return load_settings(None)
 
-    def run_rules(  # type: ignore[no-untyped-def]
+    def run_rules(
         self,
-        document: TextDocument,
+        text: _Text,
         fix: bool,
         unsafe: bool | None = None,
         want_edits: bool = False,
-    ):
-        """Check (or fix) the editor's text of `document` with its settings;
+    ) -> FileResult | None:
+        """Check (or fix) one version of a document's text with its settings;
         with `want_edits`, each finding's fix carries its edits."""
-        path = Path(to_fs_path(document.uri) or document.uri)
+        path = Path(to_fs_path(text.uri) or text.uri)
         settings = self.settings_for(path)
         rules = select_rules(list(settings.select), list(settings.ignore))
         options = RunOptions(
@@ -89,40 +121,56 @@ class TfrewriteServer(LanguageServer):
             unsafe_fixes=settings.unsafe_fixes if unsafe is None else unsafe,
             want_edits=want_edits and not fix,
         )
-        source = document.source
-        index = build_index(source, str(path), module_name_for(path, settings.root))
+        index = build_index(text.source, str(path), module_name_for(path, settings.root))
         if index.syntax_error is not None:
             return None
         traced = compute_facts([index]).for_path(str(path))
-        return process_file(FileJob(InputFile(str(path), source), index, traced, options))
+        return process_file(FileJob(InputFile(str(path), text.source), index, traced, options))
 
-    def check(self, document: TextDocument, want_edits: bool = False) -> _Checked:
-        result = self.run_rules(document, fix=False, want_edits=want_edits)
+    def check(self, text: _Text, want_edits: bool = False) -> _Checked:
+        result = self.run_rules(text, fix=False, want_edits=want_edits)
         findings = [] if result is None or result.error is not None else result.findings
-        checked = _Checked(document.version, findings, want_edits)
-        self.checked[document.uri] = checked
-        return checked
+        return _Checked(text.version, findings, want_edits)
 
-    def with_edits(self, document: TextDocument) -> _Checked:
+    async def with_edits(self, document: TextDocument) -> _Checked:
         """The document's findings with their fixes' edits, checked again
         only when the last check left the edits out or the text changed."""
         checked = self.checked.get(document.uri)
-        if checked is not None and checked.version == document.version and checked.with_edits:
-            return checked
         if checked is not None and checked.version == document.version:
-            if not any(f.fix is not None for f in checked.findings):
+            if checked.with_edits or not any(f.fix is not None for f in checked.findings):
                 return checked
-        return self.check(document, want_edits=True)
+        text = _Text.of(document)
+        checked = await self.in_checker(lambda: self.check(text, want_edits=True))
+        if self.workspace.get_text_document(document.uri).version == text.version:
+            self.checked[document.uri] = checked
+        return checked
 
-    def publish(self, document: TextDocument) -> None:
-        findings = self.check(document).findings
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=document.uri,
-                version=document.version,
-                diagnostics=[_diagnostic(document, f) for f in findings],
-            )
-        )
+    async def publish_latest(self, uri: str) -> None:
+        """Check the newest text of `uri` and publish its diagnostics. Edits
+        that come while a check runs only mark the text newer: when the
+        check ends, the newest version is checked once more, and a result
+        an edit has made stale is never published."""
+        if uri in self.checking:
+            return  # the check under way picks up the newest text when it ends
+        self.checking.add(uri)
+        try:
+            while uri in self.workspace.text_documents:
+                text = _Text.of(self.workspace.get_text_document(uri))
+                checked = await self.in_checker(lambda text=text: self.check(text))  # type: ignore[misc]
+                document = self.workspace.text_documents.get(uri)
+                if document is None or document.version != text.version:
+                    continue  # closed (the loop ends) or edited meanwhile
+                self.checked[uri] = checked
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(
+                        uri=uri,
+                        version=text.version,
+                        diagnostics=[_diagnostic(document, f) for f in checked.findings],
+                    )
+                )
+                return
+        finally:
+            self.checking.discard(uri)
 
 
 def _range(document: TextDocument, start_line: int, start_col: int, end_line: int, end_col: int):  # type: ignore[no-untyped-def]
@@ -187,29 +235,23 @@ server = TfrewriteServer()
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: TfrewriteServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+async def did_open(ls: TfrewriteServer, params: types.DidOpenTextDocumentParams) -> None:
+    await ls.publish_latest(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 async def did_change(ls: TfrewriteServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri, version = params.text_document.uri, params.text_document.version
-    ls.latest_edit[uri] = version
-    await asyncio.sleep(DEBOUNCE_SECONDS)
-    if ls.latest_edit.get(uri) != version:
-        return  # a newer edit came while the text rested: its own call checks
-    ls.publish(ls.workspace.get_text_document(uri))
+    await ls.publish_latest(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: TfrewriteServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.publish(ls.workspace.get_text_document(params.text_document.uri))
+async def did_save(ls: TfrewriteServer, params: types.DidSaveTextDocumentParams) -> None:
+    await ls.publish_latest(params.text_document.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.checked.pop(params.text_document.uri, None)
-    ls.latest_edit.pop(params.text_document.uri, None)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )
@@ -219,9 +261,11 @@ def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> 
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL]),
 )
-def code_action(ls: TfrewriteServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(
+    ls: TfrewriteServer, params: types.CodeActionParams
+) -> list[types.CodeAction]:
     document = ls.workspace.get_text_document(params.text_document.uri)
-    checked = ls.with_edits(document)
+    checked = await ls.with_edits(document)
     wanted = params.context.only
     actions: list[types.CodeAction] = []
     if not wanted or types.CodeActionKind.QuickFix in wanted:
@@ -233,8 +277,9 @@ def code_action(ls: TfrewriteServer, params: types.CodeActionParams) -> list[typ
     if any(f.fix is not None for f in checked.findings) and (
         not wanted or any(FIX_ALL.startswith(k) for k in wanted)
     ):
-        result = ls.run_rules(document, fix=True)
-        if result is not None and result.fixed_source not in (None, document.source):
+        text = _Text.of(document)
+        result = await ls.in_checker(lambda: ls.run_rules(text, fix=True))
+        if result is not None and result.fixed_source not in (None, text.source):
             actions.append(
                 types.CodeAction(
                     title="Fix all tfrewrite findings (safe fixes)",
