@@ -361,6 +361,20 @@ def test_a_step_whose_decorator_was_commented_out_is_not_decorated_again():
     [step] = [f for f in remaining if f.code == "TFR302"]
     assert step.fix is None
     assert "line 4 holds a commented-out `@tf.function`" in step.message
+    # Nothing in the step changes meaning: the refusal does not say it would.
+    assert "change meaning" not in step.message
+    # With a hazard besides, both reasons are given, each as what it is.
+    hazard = (
+        _d(source)
+        .replace("optimizer.apply_gradients", "seen.append(1)\n        optimizer.apply_gradients")
+        .replace("def fit(", "seen = []\n\n\ndef fit(")
+    )
+    [step] = [f for f in check_source(hazard) if f.code == "TFR302"]
+    assert "would change meaning and cannot be rewritten: line 12 TFR202" in step.message
+    assert step.message.endswith(
+        "; and line 7 holds a commented-out `@tf.function` above the step: tracing was "
+        "turned off on purpose (delete the comment to let `tfrewrite fix` decorate it))"
+    )
     # A comment that is not a decorator changes nothing.
     plain = _d(source).replace("# @tf.function  # fails", "# the step; tf.function fails")
     assert "@tf.function" in fix_source(plain, select=["TFR302"])

@@ -35,8 +35,11 @@ def lines_of(ctx: RuleContext, node: cst.CSTNode) -> tuple[int, int]:
 class Blocker:
     """Something a step does that changes meaning under tracing; a rule on
     traced code must fix it (a finding with a fix on these lines) before the
-    step may be decorated."""
+    step may be decorated. `intent`: not a change of meaning but the
+    author's choice against tracing (a commented-out decorator), which
+    withholds the decorator all the same and is worded as such."""
 
     first_line: int
     last_line: int
     what: str
+    intent: bool = False

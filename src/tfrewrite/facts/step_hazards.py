@@ -317,6 +317,7 @@ def decoration_blockers(
                 turned_off,
                 "holds a commented-out `@tf.function` above the step: tracing was turned off "
                 "on purpose (delete the comment to let `tfrewrite fix` decorate it)",
+                intent=True,
             )
         )
     # Python state the step reads that changes between calls (a module

@@ -120,23 +120,30 @@ def gate_decorations(
             if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
         }
         reported = {line for line, _ in problems}
+        intents: set[tuple[int, str]] = set()  # the author's choices against tracing
         for blocker in violation.blockers:
             if blocker.first_line in reported:
                 continue  # a finding of its own already names it
-            if not any(
+            if blocker.intent:
+                intents.add((blocker.first_line, blocker.what))
+            elif not any(
                 f.violation.fix is not None
                 and blocker.first_line <= f.start.line <= blocker.last_line
                 for f in inside
             ):
                 problems.add((blocker.first_line, blocker.what))
-        if problems:
-            listing = _listing(_distinct(problems))
+        if problems or intents:
             names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
             verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
-            message = (
-                f"{violation.message} ({verdict}: under tracing it would change meaning and "
-                f"cannot be rewritten: {listing})"
-            )
+            reasons = []
+            if problems:
+                reasons.append(
+                    "under tracing it would change meaning and cannot be rewritten: "
+                    + _listing(_distinct(problems))
+                )
+            if intents:
+                reasons.append(_listing(_distinct(intents)))
+            message = f"{violation.message} ({verdict}: {'; and '.join(reasons)})"
             new = dataclasses.replace(violation, message=message, fix=violation.fallback)
             for f in inside:
                 if id(f) in replaced:
