@@ -228,8 +228,16 @@ def _reindex(
         and not (qualname in local and local[qualname].has_own_decorator)
         and (rest := known.without_own_decorator()) is not None
     ]
-    if undecorated:
-        carried = [(index, rest) for rest in undecorated]
+    # A function traced for reasons of other modules (a layer's `call` there
+    # calls it) passes that on to what it calls and to the functions nested
+    # in it, among them the branch functions a round just extracted.
+    foreign = [
+        known
+        for qualname, known in traced.items()
+        if not known.local_reasons_only and qualname in index.functions and qualname not in local
+    ]
+    if undecorated or foreign:
+        carried = [(index, rest) for rest in [*undecorated, *foreign]]
         local = compute_facts([index], carried).for_path(previous.path)
     index.looped_functions = {**previous.looped_functions, **index.looped_functions}
     index.loss_decorator_options = {
