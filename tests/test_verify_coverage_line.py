@@ -152,3 +152,21 @@ def test_the_verified_summary_stays_the_last_line() -> None:
     text = report.render_text([_result("mismatch")])
     assert text.splitlines()[-1] == "Verified 1 function: 1 mismatch."
     assert text.splitlines()[-2].startswith("Coverage: 1 function asked")
+
+
+def test_results_that_name_their_fixes_are_counted_by_fix() -> None:
+    """`verify PATH` knows the fixes: a result's verdict counts once per fix
+    in the code it ran, and a result without fixes (a divergence check of a
+    traced function the rewrite left alone) is not a fix asked about."""
+    results = [
+        _result("equivalent", fixes=["TFR102 line 4", "TFR103 line 5"]),
+        _result("not proven", branches=UNTAKEN, fixes=["TFR101 line 9"]),
+        _result("needs package", needs_package=SCIPY, fixes=["TFR104 line 12", "TFR104 line 13"]),
+        _result("consistent"),
+    ]
+    line = tally.coverage_line(tally.tally(results))
+    assert line == (
+        "Coverage: 5 fixes asked (each counted with the verdict of the function or loop that "
+        "runs it); 2 proven equivalent, 1 not proven (a branch never taken); "
+        "2 need a package (scipy)."
+    )

@@ -30,6 +30,7 @@ import typer
 
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
+from tfrewrite.workspace.line_names import named_line
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, cells_of, python_of
 from tfrewrite.workspace.sources import read_source
 
@@ -37,6 +38,9 @@ from tfrewrite.workspace.sources import read_source
 # verification needs (target discovery, the worker pool) loads when one runs,
 # so `check` and `fix` do not pay for it.
 if TYPE_CHECKING:
+    import ast
+
+    from tfrewrite.findings import FileResult
     from tfrewrite.verify.run import RunOptions
     from tfrewrite.verify.scheduler import Scheduler
     from tfrewrite.verify.settings import VerifySettings
@@ -115,10 +119,85 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
         fixed = r.fixed_source if r.fixed_source is not None else r.source
         rewrite, original = python_of(r.path, fixed), python_of(r.path, r.source)
         cells = (cells_of(r.path, r.source), cells_of(r.path, fixed))
-        targets.extend(
-            pair_targets(r.path, module, original, rewrite, vs, traced.get(r.path, {}), cells)
-        )
+        paired = pair_targets(r.path, module, original, rewrite, vs, traced.get(r.path, {}), cells)
+        targets.extend(with_fixes(paired, r, original))
     return targets
+
+
+def with_fixes(targets: list[Target], r: FileResult, original: str) -> list[Target]:
+    """`targets` of one file, each with the fixes it vouches for: a fix
+    takes the verdict of the target that runs its code (the function that
+    holds it, the module-level loop replayed around it, the module-level
+    statement it changed). Fixes no target runs get a "not proven" target of
+    their own that names them, so the coverage line counts every fix."""
+    import ast
+
+    from tfrewrite.verify.gate import enclosing_function
+    from tfrewrite.verify.targets import Target, switches_graphs_off
+
+    if not r.fixes_applied or r.cells is not None:
+        return targets  # a notebook's fixes name cell lines: counted by function
+    tree = ast.parse(original)
+    held: dict[int, list[str]] = {}
+    unchecked: list[str] = []
+    for fix in r.fixes_applied:
+        line = fix.start.line
+        label = f"{fix.code} {named_line(line)}"
+        name = enclosing_function(tree, line)
+        top = None if name is not None else _top_level_statement(tree, line)
+
+        def runs_it(t: Target, name: str | None = name, top: ast.stmt | None = top) -> bool:
+            if t.rewrite_source is None:
+                return False
+            if name is not None:
+                return name in t.covers
+            if top is not None and switches_graphs_off(top):
+                return t.problem is None  # checked through each traced function
+            return (
+                top is not None
+                and t.line == top.lineno
+                and (t.loop is not None or t.qualname.startswith("<module"))
+            )
+
+        owner = next((i for i, t in enumerate(targets) if runs_it(t)), None)
+        if owner is None:
+            unchecked.append(label)
+        else:
+            held.setdefault(owner, []).append(label)
+    result = [
+        dataclasses.replace(t, fixes=tuple(held[i])) if i in held else t
+        for i, t in enumerate(targets)
+    ]
+    if unchecked:
+        first = min(f.start.line for f in r.fixes_applied)
+        result.append(
+            Target(
+                r.path,
+                "<fixes not run>",
+                first,
+                original,
+                original,
+                targets[0].module if targets else "",
+                "fixes in code verify does not run",
+                problem=f"{', '.join(unchecked)}: outside any function verify runs or "
+                "training loop it replays; review these fixes",
+                fixes=tuple(unchecked),
+            )
+        )
+    return result
+
+
+def _top_level_statement(tree: ast.Module, line: int) -> ast.stmt | None:
+    """The module-level statement (or statement of the
+    `if __name__ == "__main__":` block) that holds `line`."""
+    from tfrewrite.verify.module_slice import is_main_guard
+
+    for stmt in tree.body:
+        body = stmt.body if is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
+        for inner in body:
+            if inner.lineno <= line <= (inner.end_lineno or inner.lineno):
+                return inner
+    return None
 
 
 def targets_for_pair(old: Path, new: Path, settings: Settings, vs: VerifySettings) -> list[Target]:
@@ -371,6 +450,9 @@ def register(app: typer.Typer) -> None:
             results = verify_targets(targets, vs, settings.root, jobs, python, timeout, run)
         except EnvironmentProblem as err:
             raise _fail(str(err)) from err
+        for target, result in zip(targets, results, strict=True):
+            if target.fixes:
+                result["fixes"] = list(target.fixes)
         typer.echo(
             render_json(results) if output_format == VerifyFormat.json else render_text(results)
         )

@@ -55,7 +55,7 @@ def restore_functions(original: str, fixed: str, qualnames: set[str]) -> str | N
     return text
 
 
-def _enclosing(tree: ast.Module, line: int) -> str | None:
+def enclosing_function(tree: ast.Module, line: int) -> str | None:
     """Qualified name of the outermost function or method containing `line`."""
 
     def visit(body: list[ast.stmt], prefix: str) -> str | None:
@@ -143,7 +143,7 @@ def _withhold(r: FileResult, rejected: dict[str, dict[str, Any]]) -> None:
     final_tree = ast.parse(restored) if restored is not None else tree
     kept: list[Finding] = []
     for finding in r.fixes_applied:
-        where = _enclosing(tree, finding.start.line)
+        where = enclosing_function(tree, finding.start.line)
         outcome = rejected.get(where) if where else None
         if restored is None or outcome is not None:
             reason = outcome or next(iter(rejected.values()))

@@ -1,15 +1,17 @@
 """The coverage line of a run: of what verify was asked about, how much is proven.
 
-    Coverage: 7 functions asked (counted by function: a result does not name the
-    fixes it covers); 5 proven equivalent, 1 consistent, 1 not proven (a branch
-    never taken); 0 need a package.
+    Coverage: 9 fixes asked (each counted with the verdict of the function or
+    loop that runs it); 6 proven equivalent, 1 consistent, 2 not proven (a
+    branch never taken); 0 need a package.
 
-A result is one function (or replayed training loop, or changed statement)
-and its verdict; it does not carry the rule codes of the fixes inside it
-(`verify --original` and `--base` never see the fixes at all), so the line
-counts functions and says so. A "not proven" result is grouped by what would
-prove it: the texts that explain it end in the remedy they name (a harness,
-configured inputs, a factory), so the remedy is what is read here.
+`verify PATH` knows the fixes it verifies: each result names the fixes in
+the code it ran (`fixes`), and fixes in no code it runs have a "not proven"
+result of their own, so the line counts fixes. `verify --original` and
+`--base` compare two texts and never see fixes: the line then counts
+results (functions, replayed loops, changed statements) and says so. A
+"not proven" result is grouped by what would prove it: the texts that
+explain it end in the remedy they name (a harness, configured inputs, a
+factory), so the remedy is what is read here.
 
 The same counts go into the JSON output as its `coverage` object. Standard
 library only: the command line renders this without TensorFlow.
@@ -23,6 +25,8 @@ from typing import Any
 
 UNIT = "functions"
 UNIT_NOTE = "counted by function: a result does not name the fixes it covers"
+FIX_UNIT = "fixes"
+FIX_NOTE = "each counted with the verdict of the function or loop that runs it"
 
 BRANCH_NEVER_TAKEN = "a branch never taken"
 NEEDS_FACTORY = "needs a factory"
@@ -63,15 +67,30 @@ def package_of(result: dict[str, Any]) -> str:
 
 
 def tally(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The `coverage` object of the JSON output: how many results have each
-    verdict, "not proven" grouped by reason and "needs package" by package."""
-    verdicts = Counter(str(r.get("verdict")) for r in results)
-    reasons = Counter(not_proven_reason(r) for r in results if r.get("verdict") == "not proven")
-    packages = Counter(package_of(r) for r in results if r.get("verdict") == "needs package")
+    """The `coverage` object of the JSON output: how many fixes (or, when
+    no result names fixes, results) have each verdict, "not proven" grouped
+    by reason and "needs package" by package."""
+    by_fix = any(r.get("fixes") for r in results)
+    if by_fix:
+        results = [r for r in results if r.get("fixes")]
+
+    def weight(result: dict[str, Any]) -> int:
+        return len(result.get("fixes") or ()) if by_fix else 1
+
+    verdicts: Counter[str] = Counter()
+    reasons: Counter[str] = Counter()
+    packages: Counter[str] = Counter()
+    for r in results:
+        verdict = str(r.get("verdict"))
+        verdicts[verdict] += weight(r)
+        if verdict == "not proven":
+            reasons[not_proven_reason(r)] += weight(r)
+        elif verdict == "needs package":
+            packages[package_of(r)] += weight(r)
     return {
-        "unit": UNIT,
-        "note": UNIT_NOTE,
-        "asked": len(results),
+        "unit": FIX_UNIT if by_fix else UNIT,
+        "note": FIX_NOTE if by_fix else UNIT_NOTE,
+        "asked": sum(weight(r) for r in results),
         "equivalent": verdicts["equivalent"],
         "consistent": verdicts["consistent"],
         "diverges": verdicts["diverges"],

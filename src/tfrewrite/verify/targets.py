@@ -55,6 +55,10 @@ class Target:
     # how its results name their lines (`workspace.line_names`).
     cell_starts: CellStarts = ()
     rewrite_cell_starts: CellStarts = ()
+    # The fixes whose code this target runs ("TFR101 line 12"): the result's
+    # verdict is theirs (`verify PATH` only; `--original` and `--base` see no
+    # fixes). Last: the fields above are also given by position.
+    fixes: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=4)
@@ -98,13 +102,7 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
     # Removing `tf.config.run_functions_eagerly(True)` (TFR307) turns graphs
     # back on: what it changes is each traced function, which `verify PATH`
     # checks traced against eager.
-    after += [
-        ast.dump(s)
-        for s in statements(original)
-        if isinstance(s, ast.Expr)
-        and isinstance(s.value, ast.Call)
-        and "run_functions_eagerly" in ast.unparse(s.value.func)
-    ]
+    after += [ast.dump(s) for s in statements(original) if switches_graphs_off(s)]
     changed = []
     for stmt in statements(original):
         text = ast.dump(stmt)
@@ -113,6 +111,16 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
         else:
             changed.append((stmt.lineno, ast.unparse(stmt).splitlines()[0][:80]))
     return changed
+
+
+def switches_graphs_off(stmt: ast.stmt) -> bool:
+    """`tf.config.run_functions_eagerly(True)`: a statement whose removal
+    (TFR307) changes every traced function, and is checked through them."""
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and "run_functions_eagerly" in ast.unparse(stmt.value.func)
+    )
 
 
 def _calls_in_loop(source: str, scope: str, index: int, name: str) -> bool:

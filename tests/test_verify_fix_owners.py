@@ -1,0 +1,53 @@
+"""Which verify target runs each fix (`verify PATH`): the function that
+holds it, the module-level training loop replayed around it, every traced
+function for the switch that turned graphs off; a fix in code no target runs
+gets a "not proven" target that names it. No TensorFlow: targets only."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.config import load_settings
+from tfrewrite.verify.command import targets_for_paths
+from tfrewrite.verify.settings import VerifySettings
+
+SCRIPT = """
+    import numpy as np
+    import tensorflow as tf
+
+    tf.config.run_functions_eagerly(True)
+
+
+    @tf.function
+    def noisy(x):
+        return x + np.random.normal(0.0, 1.0)
+
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    data = tf.data.Dataset.from_tensor_slices((tf.ones((8, 2)), tf.ones((8, 1)))).batch(4)
+    for x, y in data:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_each_fix_is_held_by_the_target_that_runs_it(tmp_path: Path) -> None:
+    path = tmp_path / "script.py"
+    path.write_text(textwrap.dedent(SCRIPT))
+    settings = load_settings(None)
+    settings = type(settings)(**{**settings.__dict__, "root": tmp_path, "unsafe_fixes": True})
+    targets = targets_for_paths([path], settings, VerifySettings(xla=False))
+    held = {t.qualname: t.fixes for t in targets if t.fixes}
+    fixes = sorted(f for t in targets for f in t.fixes)
+    assert fixes == ["TFR102 line 10", "TFR303 line 17", "TFR307 line 5"]
+    assert "TFR102 line 10" in held["noisy"]
+    # The extracted step is proven by replaying the loop it came from.
+    [loop] = [t for t in targets if "TFR303 line 17" in t.fixes]
+    assert loop.loop is not None
+    # The switch that made every function eager is checked through them.
+    [switch] = [t for t in targets if "TFR307 line 5" in t.fixes]
+    assert switch.problem is None and switch.rewrite_source is not None
