@@ -58,8 +58,17 @@ write) and verify builds the VGG19 with seeded stand-in weights, the same on
 both sides. The first ESRGAN loop (256 x 256 images, from the project's own
 test) takes about 130 s on two shared cores, hence the default `--timeout 300`.
 
+The blind sets, as a new user would run verify on them (every fix
+`fix --unsafe-fixes` makes, nothing added by hand), and the coverage line
+counted by fix:
+
+    PYTHONPATH=$PWD/src python benchmarks/verify_corpus.py --unsafe-fixes \
+        --tsv benchmarks/blind5_corpus.tsv --tsv benchmarks/blind6_corpus.tsv \
+        --tsv benchmarks/blind7_corpus.tsv
+
 Usage: python benchmarks/verify_corpus.py [--mirrors DIR] [--keep DIR] [--jobs N]
        [--timeout S] [--json OUT] [--python PY] [--repo OWNER/NAME ...]
+       [--tsv FILE ...] [--unsafe-fixes]
 """
 
 from __future__ import annotations
@@ -78,6 +87,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 from realworld_corpus import DEFAULT_MIRRORS, CorpusEntry, git_dir, read_corpus  # noqa: E402
+
+from tfrewrite.verify.tally import coverage_line  # noqa: E402
 
 VERDICTS = (
     "equivalent",
@@ -158,10 +169,10 @@ def cause(result: dict) -> str:
 
 
 def table(results: list[dict]) -> str:
-    """Verdict counts over every result and over the safe rewrites."""
+    """Verdict counts over every result and over the rewrites (not the divergence checks)."""
     every = Counter(r["verdict"] for r in results)
     rewrites = Counter(r["verdict"] for r in results if r.get("mode") == "rewrite")
-    lines = [f"{'verdict':<14} {'all':>5} {'safe rewrites':>14}"]
+    lines = [f"{'verdict':<14} {'all':>5} {'rewrites':>14}"]
     for verdict in VERDICTS:
         lines.append(f"{verdict:<14} {every[verdict]:>5} {rewrites[verdict]:>14}")
     lines.append(f"{'total':<14} {sum(every.values()):>5} {sum(rewrites.values()):>14}")
@@ -177,9 +188,21 @@ def main() -> int:
     parser.add_argument("--python", help="interpreter for the verification workers")
     parser.add_argument("--json", type=Path, help="write the raw verify results here")
     parser.add_argument("--repo", action="append", help="only this repository (repeatable)")
+    parser.add_argument(
+        "--tsv",
+        type=Path,
+        action="append",
+        help="corpus file(s) to read instead of realworld_corpus.tsv (repeatable: the blind sets)",
+    )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="verify what `fix --unsafe-fixes` would do, not the safe fixes only",
+    )
     args = parser.parse_args()
 
-    entries = [e for e in read_corpus() if not args.repo or e.repo in args.repo]
+    corpus = [e for tsv in args.tsv for e in read_corpus(tsv)] if args.tsv else read_corpus()
+    entries = [e for e in corpus if not args.repo or e.repo in args.repo]
     with tempfile.TemporaryDirectory(prefix="tfrewrite-verify-corpus-") as tmp:
         dest = args.keep or Path(tmp)
         dest.mkdir(parents=True, exist_ok=True)
@@ -223,6 +246,7 @@ def main() -> int:
             str(args.timeout),
             "--config",
             str(config),
+            *(["--unsafe-fixes"] if args.unsafe_fixes else []),
             *(["--python", args.python] if args.python else []),
             *files,
         ]
@@ -232,7 +256,8 @@ def main() -> int:
         )
         seconds = time.perf_counter() - started
         try:
-            results = json.loads(done.stdout)["results"]
+            output = json.loads(done.stdout)
+            results, coverage = output["results"], output["coverage"]
         except (json.JSONDecodeError, KeyError):
             print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", file=sys.stderr)
             return 2
@@ -241,7 +266,8 @@ def main() -> int:
     prefix = str(dest) + os.sep
     print(f"tfrewrite verify over {len(files)} corpus files in full trees: {seconds:.0f} s\n")
     print(table(results))
-    print("\nsafe rewrites not proven equivalent, by cause:")
+    print(f"\n{coverage_line(coverage)}")
+    print("\nrewrites not proven equivalent, by cause:")
     for r in results:
         if r.get("mode") == "rewrite" and r["verdict"] != "equivalent":
             where = f"{r['path'].replace(prefix, '')}:{r['line']} {r['function']}"
