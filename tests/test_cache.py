@@ -441,3 +441,21 @@ def test_build_stamp_covers_every_module_of_the_package() -> None:
     assert (package / "__init__.py").is_file()
     for module in ("rules/base.py", "facts/index.py", "pipeline/engine.py", "cli.py"):
         assert (package / module).is_file(), module
+
+
+def test_a_file_named_on_the_command_line_is_not_answered_by_a_folder_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder run skips a file that imports no TensorFlow unparsed; the
+    same file named on the command line is parsed (its syntax error
+    reported, exit 2). The cache keeps the two runs apart, both ways: the
+    output is the one `--no-cache` gives."""
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "viewer.py").write_text("import numpy as np\n\ndef show(frame):\n    if ((frame:\n")
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for target, code in (("proj", 0), ("proj/viewer.py", 2), ("proj", 0), ("proj/viewer.py", 2)):
+        for flags in ([], ["--no-cache"]):
+            result = runner.invoke(app, ["check", *flags, target])
+            assert result.exit_code == code, (target, flags, result.output)

@@ -162,6 +162,9 @@ class Cache:
         self._indexes: dict[str, Any] | None = None
         self._fresh_indexes: dict[str, Any] = {}
         self.hashes: dict[str, str] = {}
+        # Files named on the command line: parsed whatever they import, so a
+        # run that names a file is not the run that found it in a folder.
+        self.explicit: list[str] = []
         self._options_fingerprints: dict[Any, str] = {}
 
     @property
@@ -173,9 +176,10 @@ class Cache:
         return self.root / "indexes.json"
 
     # -- reading ----------------------------------------------------------------------
-    def hash_files(self, paths: Iterable[str]) -> None:
+    def hash_files(self, paths: Iterable[str], explicit: Iterable[str] = ()) -> None:
         """Read and hash the files of this run (unreadable ones are left to
-        the run to report)."""
+        the run to report); `explicit`: those named on the command line."""
+        self.explicit = sorted(explicit)
         for path in paths:
             try:
                 self.hashes[path] = content_hash(read_file_bytes(path))
@@ -186,6 +190,8 @@ class Cache:
         """The previous results when no file changed since the last run with
         these options; None otherwise."""
         if not self.manifest or self.manifest.get("hashes") != self.hashes:
+            return None
+        if self.manifest.get("explicit", []) != self.explicit:
             return None
         codec = _results_codec()
         try:
@@ -284,6 +290,7 @@ class Cache:
                 "run",
                 {
                     "hashes": self.hashes,
+                    "explicit": self.explicit,
                     "results": codec.encode(results, dict[str, FileResult]),
                     "files": codec.encode(files, list[FileResult]),
                 },

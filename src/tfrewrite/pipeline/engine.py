@@ -267,7 +267,7 @@ def run(
     if options.fix or any(f.source is not None for f in files):
         cache = None
     if cache is not None:
-        cache.hash_files(f.path for f in files)
+        cache.hash_files((f.path for f in files), (f.path for f in files if f.explicit))
         unchanged = cache.unchanged_results()
         if unchanged is not None:
             return RunResult(files=unchanged, cached=len(unchanged))
@@ -314,16 +314,23 @@ def _analyse(
     def index_files(batch: list[InputFile], prefilter: bool) -> int:
         """Index `batch` (from the cache where it can); returns how many
         files were indexed anew."""
+
+        def skips(f: InputFile) -> bool:
+            """Whether `f` may be skipped unparsed when it cannot matter."""
+            return prefilter and not f.explicit
+
         todo: list[InputFile] = []
         for f in batch:
-            hit = cache.index(f.path, options.root, prefilter) if cache else None
+            # A file named on the command line is parsed whatever it imports:
+            # its index is another than the same file's in a folder run.
+            hit = cache.index(f.path, options.root, skips(f)) if cache else None
             if hit is None:
                 todo.append(f)
             elif hit == DEFERRED:
                 deferred[f.path] = f
             else:
                 indexes.append(hit)
-        items = [(f.path, options.root, f.source, prefilter and not f.explicit) for f in todo]
+        items = [(f.path, options.root, f.source, skips(f)) for f in todo]
         # Each pass is its own progress phase, so every bar runs from 0 to its total.
         phase = "indexing" if prefilter else "indexing referenced files"
         tick = ticker(phase, len(items))
@@ -335,7 +342,7 @@ def _analyse(
                 cache.remember_index(
                     outcome.path,
                     options.root,
-                    prefilter,
+                    skips(by_path[outcome.path]),
                     DEFERRED if isinstance(outcome, _Deferred) else outcome,
                 )
             if isinstance(outcome, _Deferred):
