@@ -170,3 +170,8 @@ def test_results_that_name_their_fixes_are_counted_by_fix() -> None:
         "runs it); 2 proven equivalent, 1 not proven (a branch never taken); "
         "2 need a package (scipy)."
     )
+
+
+def test_one_fix_is_a_fix() -> None:
+    line = tally.coverage_line(tally.tally([_result("equivalent", fixes=["TFR102 line 4"])]))
+    assert line.startswith("Coverage: 1 fix asked (")

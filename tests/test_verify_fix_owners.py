@@ -51,3 +51,34 @@ def test_each_fix_is_held_by_the_target_that_runs_it(tmp_path: Path) -> None:
     # The switch that made every function eager is checked through them.
     [switch] = [t for t in targets if "TFR307 line 5" in t.fixes]
     assert switch.problem is None and switch.rewrite_source is not None
+
+
+MAIN_BLOCK = """
+    import tensorflow as tf
+
+    if __name__ == "__main__":
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        data = tf.data.Dataset.from_tensor_slices((tf.ones((8, 2)), tf.ones((8, 1)))).batch(4)
+
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        for epoch in range(2):
+            for x, y in data:
+                train_step(x, y)
+"""
+
+
+def test_a_step_defined_in_the_main_block_is_held_by_the_loop_there(tmp_path: Path) -> None:
+    path = tmp_path / "train.py"
+    path.write_text(textwrap.dedent(MAIN_BLOCK))
+    settings = load_settings(None)
+    settings = type(settings)(**{**settings.__dict__, "root": tmp_path})
+    targets = targets_for_paths([path], settings, VerifySettings(xla=False))
+    [holder] = [t for t in targets if t.fixes]
+    assert holder.fixes == ("TFR302 line 9",)
+    assert holder.loop is not None and holder.problem is None

@@ -170,3 +170,38 @@ def test_a_harness_that_imports_a_missing_package_needs_that_package(
     )
     assert result["verdict"] == "needs package", result
     assert "tfrewrite_no_such_package" in result["needs_package"]
+
+
+MAIN_BLOCK_STEP = (
+    DATASET
+    + """
+
+if __name__ == "__main__":
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    optimizer = tf.keras.optimizers.SGD(0.05)
+    data = make_dataset()
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for epoch in range(2):
+        for x, y in data:
+            loss = train_step(x, y)
+"""
+)
+
+
+def test_a_step_defined_in_the_main_block_is_proven_by_its_loop() -> None:
+    """A script that defines its train step inside `if __name__ ==
+    "__main__":` and trains there: the decorated step is a changed function
+    of the script, and the loop of the main block replays it, with the
+    step's definition and what it reads bound before the loop."""
+    rewrite = MAIN_BLOCK_STEP.replace("    def train_step(x, y):", DECORATED)
+    assert rewrite != MAIN_BLOCK_STEP
+    [result] = _verify(MAIN_BLOCK_STEP, rewrite)
+    assert result["verdict"] == "equivalent", _failed(result)
+    assert result["function"].startswith("loop at line")

@@ -18,7 +18,7 @@ from tfrewrite.config import Settings
 from tfrewrite.facts.index import module_name_for
 from tfrewrite.findings import FileResult, Finding, Position
 from tfrewrite.pipeline.engine import RunResult
-from tfrewrite.verify.module_slice import find_definition
+from tfrewrite.verify.module_slice import find_definition, is_main_guard
 from tfrewrite.verify.report import branch_place, location
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import verify_settings_of
@@ -68,6 +68,12 @@ def enclosing_function(tree: ast.Module, line: int) -> str | None:
                 stmt.end_lineno or stmt.lineno
             ):
                 return visit(stmt.body, f"{prefix}{stmt.name}.")
+            elif not prefix and is_main_guard(stmt):
+                # Functions a script defines in its `__main__` block are
+                # module-level names too (`module_slice.function_sources`).
+                found = visit(stmt.body, prefix)  # type: ignore[attr-defined]
+                if found is not None:
+                    return found
         return None
 
     return visit(tree.body, "")

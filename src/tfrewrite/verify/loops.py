@@ -497,7 +497,10 @@ def replay_source(
         }
         | _binds_target(innermost)
     )
-    definitions = _definitions(preceding, len(preceding)) if function is not None else []
+    # Definitions before the loop in its function, or in the script's
+    # `__main__` block (a train step defined there): the replay defines them.
+    nested_scope = function is not None or scope == MAIN
+    definitions = _definitions(preceding, len(preceding)) if nested_scope else []
     needed = _needed(tree, _names(loop), definitions)
     setup = _setup(preceding, needed, module_level=scope == "")
     scope_dict = "globals" if module_level else "locals"

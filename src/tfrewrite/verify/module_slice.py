@@ -430,9 +430,14 @@ def function_sources(source: str) -> dict[str, str]:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 start = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
-                out[prefix + stmt.name] = "".join(lines[start - 1 : stmt.end_lineno])
+                out.setdefault(prefix + stmt.name, "".join(lines[start - 1 : stmt.end_lineno]))
             elif isinstance(stmt, ast.ClassDef):
                 visit(stmt.body, f"{prefix}{stmt.name}.")
+            elif not prefix and is_main_guard(stmt):
+                # A script's `if __name__ == "__main__":` block defines module
+                # names too (a train step its loop calls), unless the module
+                # defines the name itself.
+                visit(stmt.body, prefix)  # type: ignore[attr-defined]
 
     visit(tree.body, "")
     return out

@@ -131,7 +131,7 @@ def coverage_line(counts: dict[str, Any]) -> str:
     if package["packages"]:
         needs += f" ({', '.join(package['packages'])})"
     unit = counts.get("unit", UNIT)
-    noun = unit if asked != 1 else unit.removesuffix("s")
+    noun = unit if asked != 1 else {FIX_UNIT: "fix"}.get(unit, unit.removesuffix("s"))
     return (
         f"Coverage: {asked} {noun} asked ({counts.get('note', UNIT_NOTE)}); "
         f"{', '.join(parts)}; {needs}."
