@@ -515,7 +515,8 @@ REFUSALS = [
     ("np.random.binomial(n, 0.5, size=3)", "only `n=1`"),
     ("np.random.binomial(1)", "required argument `p` is missing"),
     ("np.random.poisson(3.0)", "`poisson` has no faithful `tf.random` mapping"),
-    ("np.random.choice(5)", "`choice` has no faithful `tf.random` mapping"),
+    ("np.random.choice(5, 7, replace=False)", "7 draws without replacement from 5 elements"),
+    ("np.random.choice(5, p=[0.5, 0.6, 0.1, 0.1, 0.1])", "do not sum to 1"),
     ("np.random.default_rng(0)", "`default_rng` has no faithful `tf.random` mapping"),
     ("np.random.normal([0.0, 1.0])", "`loc=[0.0, 1.0]` may hold several values"),
     ("np.random.normal(y_pred)", "`loc=y_pred` may hold several values"),
@@ -723,7 +724,9 @@ def test_comments_that_cannot_be_kept_refuse_the_fix() -> None:
 @pytest.mark.parametrize(
     "constructor", ["np.random.default_rng(0)", "np.random.RandomState(0)", "default_rng()"]
 )
-def test_module_level_generator_draws_are_findings_without_fix(constructor: str) -> None:
+def test_module_level_generator_draws_get_an_unsafe_tf_generator(constructor: str) -> None:
+    """A module-level NumPy generator gets a `tf.random.Generator` beside
+    it; the draws use it. Unsafe: the stream is TensorFlow's, not NumPy's."""
     source = f"""\
 import numpy as np
 from numpy.random import default_rng
@@ -737,10 +740,15 @@ def f(x):
     return x + rng.normal(size=3) * rng.uniform()
 """
     findings = check_source(source, select=SELECT)
-    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    assert len(findings) == 2
+    assert all(f.fix is not None and f.fix.applicability is Applicability.UNSAFE for f in findings)
     assert "draws from the NumPy generator `rng`" in findings[0].message
-    assert "tf.random.Generator" in findings[0].message
     assert fix_source(source, select=SELECT) == source
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    seeded = "(0)" in constructor
+    made = "from_seed(0)" if seeded else "from_non_deterministic_state()"
+    assert f"tf_rng = tf.random.Generator.{made}" in fixed
+    assert "tf_rng.normal(" in fixed and "rng.normal(" not in fixed.replace("tf_rng.", "")
 
 
 # -- following the sample to its uses -------------------------------------------------
@@ -1139,23 +1147,22 @@ def test_unseeded_reseeding_is_not_a_seed() -> None:
     assert "x + tf.random.normal([3], dtype=x.dtype)" in fixed
 
 
+ATTRIBUTE_GENERATOR = """
+    import numpy as np
+    import keras
+    import tensorflow as tf
+
+
+    class Noise(keras.layers.Layer):
+        def __init__(self, seed=0):
+            super().__init__()
+            self.rng = np.random.RandomState(seed)
+
+        def call(self, inputs):
+            return inputs + self.rng.normal(0.0, 0.1, size=(3,))
+"""
+
 GENERATOR_DRAWS = {
-    "an attribute set in __init__, drawn in Layer.call": (
-        """
-        import numpy as np
-        import keras
-
-
-        class Noise(keras.layers.Layer):
-            def __init__(self, seed=0):
-                super().__init__()
-                self.rng = np.random.RandomState(seed)
-
-            def call(self, inputs):
-                return inputs + self.rng.normal(0.0, 0.1, size=(3,))
-        """,
-        "`self.rng.normal(...)` draws from the NumPy generator `self.rng`",
-    ),
     "a local generator": (
         """
         import numpy as np
@@ -1187,7 +1194,9 @@ GENERATOR_DRAWS = {
 @pytest.mark.parametrize(
     ("source", "message"), GENERATOR_DRAWS.values(), ids=GENERATOR_DRAWS.keys()
 )
-def test_generator_object_draws_are_findings_without_fix(source: str, message: str) -> None:
+def test_generator_object_draws_made_in_traced_code_are_findings_without_fix(
+    source: str, message: str
+) -> None:
     source = textwrap.dedent(source)
     findings = check_source(source, select=SELECT)
     draws = [f for f in findings if "draws from the NumPy generator" in f.message]
@@ -1195,6 +1204,15 @@ def test_generator_object_draws_are_findings_without_fix(source: str, message: s
     assert message in draws[0].message
     assert "created once, outside the traced code" in draws[0].message
     assert fix_source(source, select=SELECT, unsafe_fixes=True) == source
+
+
+def test_a_generator_attribute_set_in_init_gets_a_tf_generator_beside_it() -> None:
+    source = textwrap.dedent(ATTRIBUTE_GENERATOR)
+    [draw] = [f for f in check_source(source, select=SELECT) if "NumPy generator" in f.message]
+    assert draw.fix is not None and draw.fix.applicability is Applicability.UNSAFE
+    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
+    assert "self.tf_rng = tf.random.Generator.from_seed(seed)" in fixed
+    assert "self.tf_rng.normal(" in fixed
 
 
 def test_an_attribute_generator_drawn_outside_traced_code_is_not_reported() -> None:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import module_names_bound_to_calls
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
-from tfrewrite.facts.vocabulary import NUMPY_GENERATORS
-from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.dtypes import FLOAT, INT
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -22,6 +19,8 @@ from tfrewrite.rewrite.traced_calls import (
     is_none,
 )
 from tfrewrite.rules.base import Invalid, Valid
+from tfrewrite.rules.randomness.choices import literal_flag, numpy_choice
+from tfrewrite.rules.randomness.generators import generator_draws
 from tfrewrite.rules.randomness.random_sampling import RandomSamplingRule, Rewrite
 from tfrewrite.rules.randomness.sample_writer import SampleWriter
 
@@ -75,6 +74,17 @@ def _size_only(op: str) -> Rewrite:
 
 def _randint(w: SampleWriter, site: SampleSite) -> str:
     args = bind(site.call, ("low", "high", "size", "dtype"), required=1)
+    return _integer_draw(w, args, endpoint=False)
+
+
+def _generator_integers(w: SampleWriter, site: SampleSite) -> str:
+    """`Generator.integers(low, high, size, dtype, endpoint)`: `randint`,
+    with `endpoint=True` including the upper bound."""
+    args = bind(site.call, ("low", "high", "size", "dtype", "endpoint"), required=1)
+    return _integer_draw(w, args, endpoint=literal_flag(w, args.get("endpoint"), False))
+
+
+def _integer_draw(w: SampleWriter, args: dict[str, cst.BaseExpression], endpoint: bool) -> str:
     size, low, high = args.get("size"), args["low"], args.get("high")
     w.require_scalar_parameters(size, low=low, high=high)
     explicit = w.astype_dtype()
@@ -84,10 +94,11 @@ def _randint(w: SampleWriter, site: SampleSite) -> str:
             raise Refusal(f"`dtype={w.code(args['dtype'])}` is not an integer dtype")
     dtype, cast_to = w.sample_dtype(INT, explicit)
     shape = w.shape(size)
+    bound = w.plus_one if endpoint else w.code
     if is_none(high):  # randint(high): integers in [0, high)
-        return w.cast(w.integers(shape, None, w.code(low), dtype, _NUMPY_INT), cast_to)
+        return w.cast(w.integers(shape, None, bound(low), dtype, _NUMPY_INT), cast_to)
     assert high is not None
-    return w.cast(w.integers(shape, w.code(low), w.code(high), dtype, _NUMPY_INT), cast_to)
+    return w.cast(w.integers(shape, w.code(low), bound(high), dtype, _NUMPY_INT), cast_to)
 
 
 def _binomial(w: SampleWriter, site: SampleSite) -> str:
@@ -124,88 +135,6 @@ def _permutation(w: SampleWriter, site: SampleSite) -> str:
     )
 
 
-def _module_generators(ctx: RuleContext) -> set[str]:
-    """Module-level names bound to a NumPy generator (`rng = np.random.default_rng(0)`)."""
-    return module_names_bound_to_calls(ctx.module, ctx.names, NUMPY_GENERATORS.__contains__)
-
-
-def _is_generator(ctx: RuleContext, node: cst.BaseExpression | None) -> bool:
-    return isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in NUMPY_GENERATORS
-
-
-def _local_generators(ctx: RuleContext, body: cst.CSTNode) -> tuple[set[str], set[str]]:
-    """(names bound to a NumPy generator in `body`, names bound to anything else)."""
-    generators: set[str] = set()
-    others: set[str] = set()
-    for node in iter_nodes(body):
-        if isinstance(node, cst.Assign):
-            for target in node.targets:
-                if isinstance(target.target, cst.Name):
-                    bucket = generators if _is_generator(ctx, node.value) else others
-                    bucket.add(target.target.value)
-    return generators, others
-
-
-def _attribute_generators(ctx: RuleContext, class_name: str) -> set[str]:
-    """`rng` for `self.rng = np.random.RandomState(...)` in any method of the class."""
-    names: set[str] = set()
-    for function in ctx.functions:
-        if function.class_name != class_name:
-            continue
-        for node in iter_nodes(function.node.body):
-            if isinstance(node, cst.Assign) and _is_generator(ctx, node.value):
-                for target in node.targets:
-                    attribute = target.target
-                    if (
-                        isinstance(attribute, cst.Attribute)
-                        and isinstance(attribute.value, cst.Name)
-                        and attribute.value.value == "self"
-                    ):
-                        names.add(attribute.attr.value)
-    return names
-
-
-def _generator_draws(ctx: RuleContext) -> Iterator[Violation]:
-    """Draws from a NumPy generator object in traced code (`rng.normal(...)`
-    on a module-level `rng = np.random.default_rng(0)`, a local one, an
-    attribute `self.rng = np.random.RandomState(seed)` of the class, or
-    `np.random.default_rng(0).normal(...)`): frozen at trace time like
-    `np.random.*`. Reported without a fix: the rewrite would also drop the
-    generator's seeded stream, which `tf.random.Generator` keeps."""
-    module = _module_generators(ctx)
-    for function in ctx.traced_functions():
-        local, others = _local_generators(ctx, function.node.body)
-        params = {p.name.value for p in function.node.params.params}
-        attributes = (
-            _attribute_generators(ctx, function.class_name) if function.class_name else set()
-        )
-        for node in iter_nodes(function.node.body):
-            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
-                continue
-            holder = node.func.value
-            if isinstance(holder, cst.Name):
-                name = holder.value
-                found = name in local or (name in module and name not in params | others)
-            elif isinstance(holder, cst.Attribute):
-                found = (
-                    isinstance(holder.value, cst.Name)
-                    and holder.value.value == "self"
-                    and holder.attr.value in attributes
-                )
-            else:
-                found = _is_generator(ctx, holder)
-            if not found:
-                continue
-            yield Violation(
-                node,
-                f"`{ctx.code(node.func)}(...)` draws from the NumPy generator "
-                f"`{ctx.code(holder)}` in traced code: it runs once, at trace time, and every "
-                "call reuses the same sample; draw from a `tf.random.Generator` (e.g. "
-                "`tf.random.Generator.from_seed(...)`, created once, outside the traced code) "
-                "instead",
-            )
-
-
 _REWRITES: dict[str, Rewrite] = {
     "normal": _two_parameters("normal", ("loc", "mean"), ("scale", "stddev")),
     "uniform": _two_parameters("uniform", ("low", "minval"), ("high", "maxval")),
@@ -219,6 +148,18 @@ _REWRITES: dict[str, Rewrite] = {
     "standard_normal": _size_only("normal"),
     "binomial": _binomial,
     "permutation": _permutation,
+    "choice": numpy_choice,
+}
+
+# Methods of a `np.random.default_rng` generator (`RandomState` has `_REWRITES`'s).
+_GENERATOR_REWRITES: dict[str, Rewrite] = {
+    "normal": _REWRITES["normal"],
+    "uniform": _REWRITES["uniform"],
+    "random": _size_only("uniform"),
+    "standard_normal": _size_only("normal"),
+    "integers": _generator_integers,
+    "binomial": _binomial,
+    "choice": numpy_choice,
 }
 
 
@@ -259,6 +200,19 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     | `permutation(n)` (an integer) | `tf.random.shuffle(tf.range(n, dtype=tf.int64))` |
     | `permutation(x)` (a tensor) | `tf.random.shuffle(x)` |
     | `shuffle(x)` (a statement) | `x = tf.random.shuffle(x)` (unsafe fix, see below) |
+    | `choice(n, size)` | `tf.random.uniform(shape, maxval=n, dtype=tf.int64)` |
+    | `choice(seq, size)` | `tf.gather(seq, tf.random.uniform(shape, maxval=len, dtype=tf.int32))` |
+    | `choice(n, size=k, p=p)` | `tf.random.categorical(tf.math.log([p]), k)[0]` |
+    | `choice(n, size=k, replace=False)` | `tf.random.shuffle(tf.range(n, dtype=tf.int64))[:k]` |
+
+    `choice` draws from an integer `n` or a list or tuple of numbers written
+    in the code (or a name bound once to one that nothing changes in place:
+    the graph keeps the elements it saw when traced). A literal `p` must be
+    what NumPy accepts (one weight per element, none negative, summing to
+    1): `tf.random.categorical` would normalise weights NumPy refuses.
+    Without `size`, the categorical draw is read at `[0, 0]` (a scalar).
+    `choice(n)` without `size` returns a Python int, which `tf.constant`
+    makes int32; with `size`, an int64 array.
 
     `size` becomes `shape`: absent or `None` is a scalar (`[]`), an integer `n`
     is `[n]`, a tuple keeps its elements, `x.shape` becomes `tf.shape(x)` and
@@ -344,6 +298,25 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
       sequence).
     - a seed only on some paths (in a branch, after the draw) refuses.
 
+    ## NumPy generator objects
+    A generator made once, outside the traced code (`rng =
+    np.random.default_rng(0)` at module level, `self.rng =
+    np.random.RandomState(seed)` in `__init__`), is a seeded stream: every
+    eager call draws its next values. Its draws in traced code become draws
+    of a `tf.random.Generator` made in the same place, `tf_rng =
+    tf.random.Generator.from_seed(0)` next to `rng` (`self.tf_rng = ...` in
+    `__init__`; `from_non_deterministic_state()` for an unseeded generator),
+    with the same mapping as above: `rng.normal(size=x.shape)` becomes
+    `tf_rng.normal(tf.shape(x))`, `rng.integers(lo, hi, endpoint=True)`
+    includes `hi`. The NumPy generator stays for the code that is not traced.
+    `tf.random.Generator` has no shuffle and no categorical draw, so
+    `permutation`, `shuffle` and `choice` with `p` are refused there. A
+    generator made in the traced code itself (a local `rng`,
+    `np.random.default_rng(0).normal()`) would be a new TensorFlow variable
+    on every trace, one bound more than once has no one place to copy, and
+    `np.random.Generator(bit_generator)` no seed to read: those draws are
+    reported without a fix, with the reason.
+
     ## When it is not rewritten
     The call stays, with a finding saying why, when the mapping would not be
     faithful: an argument `tf.random` has no counterpart, `*args`/`**kwargs`,
@@ -354,13 +327,10 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     `binomial` with `n` other than 1, a dtype with no TensorFlow counterpart,
     `permutation` of something not known to be an integer or a tensor, an
     integer sample meeting a value of unknown dtype, a use that needs a host
-    value (above), and distributions with no mapping (`choice`, `poisson`,
-    `default_rng`, ...). Draws from a NumPy generator object in traced code
-    (`rng.normal(...)` on a module-level `rng = np.random.default_rng(0)`, a
-    local one, `self.rng = np.random.RandomState(seed)` set in the class, or
-    `np.random.default_rng(0).normal(...)`) are frozen too and reported
-    without a fix: `tf.random.Generator` is the way to keep a seeded stream.
-    `np.random.seed(...)` in traced code is reported without a fix: it runs
+    value (above), distributions with no mapping (`poisson`, `default_rng`,
+    ...), a `choice` from a population not known where the code is traced,
+    weighted draws without replacement, and the generator draws listed
+    above. `np.random.seed(...)` in traced code is reported without a fix: it runs
     once, at trace time, and does not seed `tf.random`.
 
     `np.random.shuffle(x)` shuffles `x` in place and returns `None`, while
@@ -391,7 +361,11 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
     returned from a callee), meets tensors whose dtypes may differ, or
     decides an `if` (it then needs AutoGraph or TFR101's `tf.cond`). Draws
     seeded by `np.random.seed(S)` at the top of the function (stateless
-    draws: not NumPy's values) and the in-place `shuffle` are unsafe too.
+    draws: not NumPy's values) and the in-place `shuffle` are unsafe too,
+    as is every draw of a NumPy generator object: the `tf.random.Generator`
+    draws a stream of its own, not the NumPy generator's values (like any
+    seeded rewrite), and it is a TensorFlow variable made where the NumPy
+    generator is made.
     What "When it is not rewritten" lists is reported with no fix.
     """
     examples = (
@@ -547,6 +521,50 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
             import tensorflow as tf
 
             @tf.function
+            def pick(x: tf.Tensor):
+                return x[np.random.choice(3, p=[0.2, 0.3, 0.5])]
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor):
+                return x[tf.random.categorical(tf.math.log([[0.2, 0.3, 0.5]]), 1)[0, 0]]
+            """,
+            note="a weighted choice: a categorical draw",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            rng = np.random.default_rng(0)
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                return x + rng.normal(0.0, 0.1, size=x.shape)
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            rng = np.random.default_rng(0)
+            tf_rng = tf.random.Generator.from_seed(0)
+
+            @tf.function
+            def noisy(x: tf.Tensor):
+                return x + tf_rng.normal(tf.shape(x), mean=0.0, stddev=0.1, dtype=x.dtype)
+            """,
+            unsafe=True,
+            note="a NumPy generator's draws: a `tf.random.Generator` made next to it (unsafe: "
+            "its own stream, and a TensorFlow variable)",
+        ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
             def noisy(x):
                 np.random.seed(0)
                 return x + np.random.normal(size=shape)
@@ -660,7 +678,12 @@ class NumpyRandomInTracedCode(RandomSamplingRule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         yield from super().check(ctx)
-        yield from _generator_draws(ctx)
+        tf, imports = ctx.tensorflow()
+        for draw in generator_draws(ctx):
+            yield self.violation(ctx, draw.site, tf, imports, generator=draw)
+
+    def generator_rewrites(self, legacy: bool) -> Mapping[str, Rewrite]:
+        return _REWRITES if legacy else _GENERATOR_REWRITES
 
     def special_case(
         self,

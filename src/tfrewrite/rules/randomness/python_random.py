@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.dtypes import FLOAT, INT
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.traced_calls import (
     Refusal,
     SampleSite,
@@ -12,6 +16,8 @@ from tfrewrite.rewrite.traced_calls import (
     is_none,
 )
 from tfrewrite.rules.base import Invalid, Valid
+from tfrewrite.rules.randomness import list_draws
+from tfrewrite.rules.randomness.choices import indices, values_text
 from tfrewrite.rules.randomness.random_sampling import RandomSamplingRule, Rewrite
 from tfrewrite.rules.randomness.sample_writer import SampleWriter
 
@@ -69,6 +75,18 @@ def _randrange(w: SampleWriter, site: SampleSite) -> str:
     return _integers(w, w.code(args["start"]), w.code(stop))
 
 
+def _choice(w: SampleWriter, site: SampleSite) -> str:
+    """`choice(seq)`: an equally likely element, `tf.gather(seq, i)` with a
+    uniform int32 index `i` (an int for `range(n)`)."""
+    args = bind(site.call, ("seq",), required=1)
+    population = list_draws.population(w, site, args["seq"])
+    dtype, cast_to = w.sample_dtype(population.kind, None)
+    if population.values is None:
+        return w.cast(w.integers("[]", None, population.length, dtype, _PYTHON_INT), cast_to)
+    values = values_text(w, population, dtype, _PYTHON_INT)
+    return w.cast(f"{w.tf}.gather({values}, {indices(w, population, '[]')})", cast_to)
+
+
 _REWRITES: dict[str, Rewrite] = {
     "random": _random,
     "uniform": _uniform,
@@ -76,6 +94,7 @@ _REWRITES: dict[str, Rewrite] = {
     "normalvariate": _gauss,
     "randint": _randint,
     "randrange": _randrange,
+    "choice": _choice,
 }
 
 
@@ -108,10 +127,34 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     | `random.gauss(mu, sigma)`, `normalvariate` | `tf.random.normal([], mean=mu, stddev=sigma)` |
     | `random.randint(a, b)` | `tf.random.uniform([], minval=a, maxval=b + 1, dtype=tf.int32)` |
     | `random.randrange(a, b)` | `tf.random.uniform([], minval=a, maxval=b, dtype=tf.int32)` |
+    | `random.choice(seq)` | `tf.gather(seq, tf.random.uniform([], maxval=len, dtype=tf.int32))` |
+    | `random.choice(range(n))` | `tf.random.uniform([], maxval=n, dtype=tf.int32)` |
+    | `random.sample(seq, k)` | `tf.random.shuffle(seq)[:k]` |
+    | `random.shuffle(lst)` (a statement) | `lst = tf.random.shuffle(lst)` |
 
     `randint` includes its upper bound and `tf.random.uniform` excludes
     `maxval`, so the bound becomes `b + 1` (folded for a literal:
     `randint(1, 6)` gives `maxval=7`).
+
+    `choice` and `sample` draw from `range(n)` or a list or tuple of numbers
+    written in the code (or a name bound once to one that nothing changes in
+    place: the graph keeps the elements it saw when traced); a list mixing
+    ints and floats is refused (Python returns either, a tensor has one
+    dtype).
+
+    ## Lists
+    `sample` returns a list and `shuffle` changes one in place; their
+    rewrites make a tensor instead. A list and a tensor agree only where the
+    list is converted in its natural dtype (int32 for ints, float32 for
+    floats, the dtypes of the shuffled tensor): the indices of `tf.gather`,
+    the first argument of `tf.reduce_*` or `tf.convert_to_tensor`. Every
+    read of the result must be one of those, or the draw is refused with the
+    read that needs the list (`bad + [4]` concatenates, `len(lst)` needs a
+    Python list). `shuffle(lst)` is rewritten only for a statement at the top
+    of the function on a name bound there, before it, to a list display of
+    numbers (or `list(range(n))`) that nothing else refers to before the
+    shuffle: other references to a shared list would not see a rebound
+    tensor, so a module-level list is refused.
 
     ## Dtypes
     A Python number adapts to the dtype of the tensor it meets; a tensor does
@@ -138,8 +181,9 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     refused. A seed on some paths only refuses.
 
     ## When it is not rewritten
-    Functions with no `tf.random` counterpart (`choice`, `shuffle`, `sample`,
-    `betavariate`, ...), `randrange` with a step, and unknown or unpacked
+    Functions with no `tf.random` counterpart (`betavariate`, `choices`,
+    ...), `choice`, `sample` and `shuffle` on what is not known to be numbers
+    (above), `randrange` with a step, and unknown or unpacked
     arguments stay, with a finding saying why. So does an integer sample
     meeting a value of unknown dtype (a Python int adapts to a float tensor;
     an int32 tensor does not), a use that needs a Python value (above), and
@@ -156,8 +200,10 @@ class PythonRandomInTracedCode(RandomSamplingRule):
     dtype the op needs, a tensor does not), leaves the function, or decides
     an `if` (a tensor condition needs AutoGraph, or TFR101's `tf.cond`).
     Draws after `random.seed(S)` at the top of the function become stateless
-    draws: unsafe, the values are not Python's. What "When it is not
-    rewritten" lists is reported with no fix.
+    draws: unsafe, the values are not Python's. `sample` and `shuffle` are
+    rewritten only where every read of the list is proven to take the
+    tensor (see Lists): their fixes are safe unless seeded as above. What
+    "When it is not rewritten" lists is reported with no fix.
     """
     examples = (
         Invalid(
@@ -246,11 +292,70 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             @tf.function
             def step(x):
                 random.seed(0)
-                return x + random.choice([0.0, 1.0])
+                return x + random.choice(CHOICES)
             """,
             None,
             findings=2,
-            note="a seed and `choice`: findings, no fix",
+            note="a seed, and a `choice` from a name not known to hold numbers: findings, no fix",
+        ),
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            SIZES = (8, 16, 32)
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = random.choice(SIZES)
+                return x[:k]
+            """,
+            """
+            import tensorflow as tf
+
+            SIZES = (8, 16, 32)
+
+            @tf.function
+            def crop(x: tf.Tensor):
+                k = tf.gather(SIZES, tf.random.uniform([], maxval=len(SIZES), dtype=tf.int32))
+                return x[:k]
+            """,
+            note="a choice from a constant tuple: `tf.gather` of a uniform index",
+        ),
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def permute(x: tf.Tensor):
+                order = [0, 1, 2, 3]
+                random.shuffle(order)
+                return tf.gather(x, order)
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def permute(x: tf.Tensor):
+                order = [0, 1, 2, 3]
+                order = tf.random.shuffle(order)
+                return tf.gather(x, order)
+            """,
+            note="an in-place shuffle of a local list read only by `tf.gather`: rebound",
+        ),
+        Invalid(
+            """
+            import random
+            import tensorflow as tf
+
+            @tf.function
+            def pick(x: tf.Tensor):
+                idx = random.sample(range(8), 3)
+                return tf.gather(x, idx), len(idx)
+            """,
+            None,
+            note="`len(idx)` needs the list: refused, with the reason",
         ),
         Valid(
             """
@@ -278,6 +383,37 @@ class PythonRandomInTracedCode(RandomSamplingRule):
             note="NumPy's `random` is TFR102's",
         ),
     )
+
+    def special_case(
+        self,
+        site: SampleSite,
+        writer: SampleWriter,
+        message: str,
+        imports: tuple[ImportRequest, ...],
+    ) -> Violation | None:
+        """`sample` and `shuffle` make lists (`list_draws`): rewritten when
+        every read of the list takes a tensor."""
+        name = site.function_name
+        if name not in ("sample", "shuffle"):
+            return None
+        tf = writer.tf
+        unsafe = "the values drawn differ from the host generator's" if writer.seed else None
+        if name == "sample":
+            replacement = writer.replace(list_draws.sample_text(writer, site))
+            edits: tuple[NodeEdit, ...] = (NodeEdit(site.call, replacement),)
+            text = f"Sample with `{tf}.random.shuffle(...)[:k]` on every call"
+        else:
+            statement, assign = list_draws.shuffle_statement(writer.ctx, site, writer)
+            target = next(
+                s for s in statement.body if isinstance(s, cst.Expr) and s.value is site.call
+            )
+            edits = (NodeEdit(target, assign.with_changes(semicolon=target.semicolon)),)
+            text = f"Shuffle with `{tf}.random.shuffle` on every call, rebinding the list"
+        if unsafe is not None:
+            fix = CstFix(f"{text} (unsafe: {unsafe})", edits, imports, Applicability.UNSAFE)
+        else:
+            fix = CstFix(text, edits, imports)
+        return Violation(site.call, message, fix)
 
 
 RULES = (PythonRandomInTracedCode,)

@@ -37,6 +37,7 @@ from tfrewrite.rewrite.value_uses import (
 )
 from tfrewrite.rules.base import Rule
 from tfrewrite.rules.randomness.conversions import cast_conversions, converted_reason
+from tfrewrite.rules.randomness.generators import GeneratorDraw
 from tfrewrite.rules.randomness.masks import cast_masks, retyped_reason
 from tfrewrite.rules.randomness.sample_writer import SampleWriter
 from tfrewrite.rules.randomness.seeds import SeedFacts
@@ -85,9 +86,16 @@ class RandomSamplingRule(Rule):
         imports: tuple[ImportRequest, ...],
         seeds: SeedFacts | None = None,
         siblings: list[SampleSite] | None = None,
+        generator: GeneratorDraw | None = None,
     ) -> Violation:
+        """The finding for one sample site, with its fix where the rewrite is
+        faithful. A `generator` draw (`rng.normal(...)`) is rewritten with
+        `generator_rewrites` into a draw of the `tf.random.Generator` made
+        next to the NumPy generator."""
         spelling = f"`{ctx.code(site.call.func)}(...)`"
         name = site.function_name
+        if generator is not None:
+            return self._generator_violation(ctx, site, tf, imports, generator)
         if name == "seed":
             return Violation(
                 site.call,
@@ -133,6 +141,60 @@ class RandomSamplingRule(Rule):
         else:
             fix = CstFix(message, edits, imports)
         return Violation(site.call, runs_once, fix)
+
+    def _generator_violation(
+        self,
+        ctx: RuleContext,
+        site: SampleSite,
+        tf: str,
+        imports: tuple[ImportRequest, ...],
+        draw: GeneratorDraw,
+    ) -> Violation:
+        """A draw of a NumPy generator object: rewritten into the same
+        method of the `tf.random.Generator` made where the NumPy one is
+        made. Always unsafe: the stream is TensorFlow's, not NumPy's (as for
+        any seeded rewrite), and the generator is a TensorFlow variable."""
+        holder = ctx.code(draw.holder)
+        runs_once = (
+            f"`{ctx.code(site.call.func)}(...)` draws from the NumPy generator `{holder}` in "
+            "traced code: it runs once, at trace time, and every call reuses the same sample"
+        )
+        try:
+            if draw.generator is None:
+                raise Refusal(draw.refusal or "the generator cannot be made in TensorFlow")
+            generator = draw.generator
+            writer = SampleWriter(ctx, site, tf, self.natural_dtypes)
+            writer.generator = generator.expression
+            self.follow_uses(ctx, site, writer)
+            table = self.generator_rewrites(generator.legacy)
+            rewrite = table.get(site.function_name)
+            if rewrite is None:
+                raise Refusal(
+                    f"`{site.function_name}` has no faithful `tf.random.Generator` mapping; "
+                    "rewrite it by hand"
+                )
+            replacement = writer.replace(rewrite(writer, site))
+            cast_conversions(writer)
+            unsafe = self.unsafe_reason(ctx, site, writer)
+            edits = self.edits(ctx, writer, replacement) + generator.edits
+        except Refusal as refusal:
+            return Violation(site.call, f"{runs_once}; not rewritten: {refusal}")
+        made = "made" if generator.edits else "already made"
+        reasons = [
+            f"the `{tf}.random.Generator` draws its own stream, not `{holder}`'s values, and "
+            f"is a TensorFlow variable {made} where `{holder}` is made",
+            *([unsafe] if unsafe is not None else []),
+        ]
+        message = f"Draw from a `{tf}.random.Generator` made next to `{holder}`, on every call"
+        fix = CstFix(
+            f"{message} (unsafe: {'; '.join(reasons)})", edits, imports, Applicability.UNSAFE
+        )
+        return Violation(site.call, runs_once, fix)
+
+    def generator_rewrites(self, legacy: bool) -> Mapping[str, Rewrite]:
+        """The rewrites of a NumPy generator object's methods (`legacy`: a
+        `RandomState`); none by default."""
+        return {}
 
     def follow_uses(self, ctx: RuleContext, site: SampleSite, writer: SampleWriter) -> None:
         """Find what consumes the sample; fold a conversion right around it;

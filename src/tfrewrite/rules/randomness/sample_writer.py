@@ -121,6 +121,9 @@ class SampleWriter:
         self.folded: Wrapper | None = None
         # `[S, k]` when the draw is seeded in its function: stateless ops then.
         self.seed: str | None = None
+        # The `tf.random.Generator` to draw from (`tf_rng`), for a draw of a
+        # NumPy generator object: its methods then replace `tf.random` ops.
+        self.generator: str | None = None
         # A comparison of the sample to cast to the dtype it meets in arithmetic.
         self.mask_cast: tuple[cst.Comparison, str] | None = None
         # Conversions of the sample or of its comparison (by `id` of the call) cast
@@ -489,6 +492,8 @@ class SampleWriter:
         args = [shape, *(f"{k}={v}" for k, v in keywords)]
         if dtype is not None:
             args.append(f"dtype={dtype.code}")
+        if self.generator is not None:
+            return f"{self.generator}.{op}({', '.join(args)})"
         if self.seed is not None:
             args.insert(1, f"seed={self.seed}")
             op = f"stateless_{op}"
@@ -496,6 +501,11 @@ class SampleWriter:
 
     def shuffle(self, value: str) -> str:
         """`tf.random.shuffle(value)`, stateless for a seeded draw."""
+        if self.generator is not None:
+            raise Refusal(
+                "`tf.random.Generator` has no shuffle: a `tf.random.shuffle` would not draw "
+                "from the generator's stream"
+            )
         if self.seed is not None:
             return f"{self.tf}.random.experimental.stateless_shuffle({value}, seed={self.seed})"
         return f"{self.tf}.random.shuffle({value})"
@@ -521,9 +531,8 @@ class SampleWriter:
         expression = cst.parse_expression(text)
         call = self.site.call
         if spans_lines(call):
-            expression = expression.visit(
-                KeepLayout(call, f"{self.tf}.random.", self._origins, self.ctx.code)
-            )
+            prefix = f"{self.generator}." if self.generator else f"{self.tf}.random."
+            expression = expression.visit(KeepLayout(call, prefix, self._origins, self.ctx.code))
             if comment_texts(call) - comment_texts(expression):
                 raise Refusal("the call's comments would be lost; rewrite it by hand")
         target = self.target
