@@ -29,6 +29,7 @@ from tfrewrite.rewrite.value_uses import UseKind, wrapper_replacement
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.host_values.array_methods import reduction, reduction_chain
 from tfrewrite.rules.host_values.print_rewrite import announces_tracing, rewritten_print_around
+from tfrewrite.rules.host_values.stream_writes import written_stream
 from tfrewrite.rules.host_values.traced_context import differentiated
 
 
@@ -592,12 +593,18 @@ def _read_by_print(
     ctx: RuleContext, call: cst.Call, ancestors: Sequence[cst.CSTNode], scope: FunctionScope
 ) -> bool:
     """`t.numpy()`, `float(t)` or `int(t)` of a proven tensor written inside
-    the arguments of a Python `print` (`print(f"loss {loss.numpy():.3f}")`):
+    the arguments of a Python `print` (`print(f"loss {loss.numpy():.3f}")`)
+    or of a write to `sys.stdout` / `sys.stderr` (a `print` with `end=""`):
     TFR103 rewrites the print into `tf.print` with the tensor in its place,
     so the host read is not a finding of its own. A print that announces
     tracing stays Python and keeps the finding."""
     printer = next(
-        (a for a in reversed(ancestors) if isinstance(a, cst.Call) and _is_builtin_print(ctx, a)),
+        (
+            a
+            for a in reversed(ancestors)
+            if isinstance(a, cst.Call)
+            and (_is_builtin_print(ctx, a) or written_stream(ctx, a) is not None)
+        ),
         None,
     )
     if printer is None or announces_tracing([arg.value for arg in printer.args]):

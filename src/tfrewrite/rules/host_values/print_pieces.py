@@ -10,6 +10,7 @@ show no values; a call that turns a tensor into a Python value (`float(loss)`,
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 import libcst as cst
@@ -73,10 +74,15 @@ class Source:
 def shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
     """Whether printing `node` shows values computed from tensors. Static facts
     about a tensor (`x.shape`, `x.dtype`, `len(x)`) are known while tracing
-    and print the same way once: they do not count."""
+    and print the same way once: they do not count. A name holding a
+    container of tensors counts when the facts are a print's (they then
+    carry `containers`, see `print_containers`)."""
+    containers: Container[str] = getattr(facts, "containers", ())
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
+        if isinstance(current, cst.Name) and current.value in containers:
+            return True
         if isinstance(current, (cst.Lambda, cst.FunctionDef)):
             continue
         if isinstance(current, cst.Attribute) and current.attr.value in NON_TENSOR_ATTRIBUTES:

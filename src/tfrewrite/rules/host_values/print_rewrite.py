@@ -18,6 +18,7 @@ from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rules.host_values.print_containers import tensor_containers
 from tfrewrite.rules.host_values.print_format import argument_pieces, string_pieces
 from tfrewrite.rules.host_values.print_pieces import (
     Arg,
@@ -36,6 +37,7 @@ from tfrewrite.rules.host_values.print_values import (
     shows_many,
     strip_host_reads,
 )
+from tfrewrite.rules.host_values.stream_writes import as_print, written_stream
 from tfrewrite.rules.host_values.string_literals import is_none, is_text, string_value
 from tfrewrite.rules.host_values.traced_context import dynamic_shapes, print_applicability
 
@@ -64,13 +66,18 @@ def check_print(
     parent: cst.CSTNode | None,
     indent: str,
     output_stream: str = DEFAULT_OUTPUT_STREAM,
+    written: cst.Call | None = None,
 ) -> Violation | None:
     """TFR103's finding for a Python `print` in traced code (`parent` holds
     the call, `indent` is its statement's indentation), with the `tf.print`
     fix when one is possible; None for a print that shows no values.
     `output_stream` is where a print without `file=` goes unless the
-    `print-output-stream` setting says otherwise."""
+    `print-output-stream` setting says otherwise. `written` is the
+    `sys.stdout.write(...)` call that `call` stands for (`as_print`): the
+    finding and the fix are on it."""
     facts = ctx.tensors(scope)
+    target = written if written is not None else call
+    subject = f"`{ctx.code(written.func)}`" if written is not None else "`print`"
     if any(arg.star for arg in call.args):
         return Violation(
             call,
@@ -105,7 +112,16 @@ def check_print(
                 return None
             name, (python_at, tensor_at) = next(iter(mixed.items()))
             likely_note = f"`{name}` is a tensor at {tensor_at} and a Python value at {python_at}"
-    problem = "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
+    if written is None:
+        problem = (
+            "`print` in traced code runs once, at trace time, and shows `Tensor(...)`, not values"
+        )
+    else:
+        problem = (
+            f"{subject} in traced code runs once, at trace time: the text Python formats there "
+            "shows `Tensor(...)`, not values (and a number format such as `%.3f` of a tensor "
+            "raises `TypeError`)"
+        )
     if shapes:
         problem += (
             " (and `.shape[...]` shows `None` for a dimension the traced function does not "
@@ -113,26 +129,64 @@ def check_print(
         )
     context_refusal, context_note = print_applicability(ctx, scope)
     if context_refusal is not None:
-        return Violation(call, f"{problem}; not rewritten: {context_refusal}")
+        return Violation(target, f"{problem}; not rewritten: {context_refusal}")
     if not isinstance(parent, cst.Expr):
+        shown = ctx.code(written.func) if written is not None else "print"
         return Violation(
-            call,
-            f"{problem}; not rewritten: the value of this `print(...)` is used "
+            target,
+            f"{problem}; not rewritten: the value of this `{shown}(...)` is used "
             "(move it to its own statement)",
         )
     try:
         refuse_leftover_reads(ctx, printed, facts)
-        rewrite = rewrite_print(ctx, printed, facts, indent, output_stream=output_stream)
+        rewrite = rewrite_print(
+            ctx,
+            printed,
+            facts,
+            indent,
+            output_stream=output_stream,
+            text_only=written is not None,
+        )
     except PrintRefusal as refusal:
-        return Violation(call, f"{problem}; not rewritten: {refusal}")
+        return Violation(target, f"{problem}; not rewritten: {refusal}")
     notes = [
         *([likely_note] if likely_note else []),
         *assumed_notes(facts),
         *rewrite.assumptions,
         *([context_note] if context_note else []),
     ]
-    fix = print_fix(call, rewrite, "Replace `print` with `tf.print`", notes)
-    return Violation(call, f"{problem}; use `tf.print`", fix)
+    fix = print_fix(target, rewrite, f"Replace {subject} with `tf.print`", notes)
+    return Violation(target, f"{problem}; use `tf.print`", fix)
+
+
+def check_stream_write(
+    ctx: RuleContext,
+    call: cst.Call,
+    scope: FunctionScope,
+    parent: cst.CSTNode | None,
+    indent: str,
+) -> Violation | None:
+    """TFR103's finding for `sys.stdout.write(text)` / `sys.stderr.write(text)`
+    in traced code: the `print(text, end="", file=...)` it is (`as_print`),
+    reported and fixed on the write. None for a write that shows no values,
+    and for a write of a tensor (`write` takes a string: it raises
+    `TypeError` eagerly too, so tracing changes nothing)."""
+    likely = ctx.tensors(scope).likely
+    equivalent = as_print(call)
+    if equivalent is None:
+        if not any(shows_values(likely, arg.value) for arg in call.args):
+            return None
+        return Violation(
+            call,
+            f"`{ctx.code(call.func)}` in traced code runs once, at trace time, and writes "
+            "`Tensor(...)`, not values; not rewritten: `write` takes one string argument",
+        )
+    text = call.args[0].value
+    if isinstance(text, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)) and likely.is_tensor(
+        text
+    ):
+        return None  # a tensor, not text (`"..." % x` of a tensor counts as one)
+    return check_print(ctx, equivalent, scope, parent, indent, written=call)
 
 
 def _mixed_parameters(scope: FunctionScope) -> dict[str, tuple[str, str]]:
@@ -164,7 +218,14 @@ def printed_values(
     them (variables and `.numpy()` receivers print as tensors)."""
     tf_alias, _ = ctx.tensorflow()
     printed, assumed, methods = strip_host_reads(ctx, facts, call, tf_alias)
-    seen = PrintedFacts(facts, ctx, assumed, host_read_names(ctx, scope.node, facts), methods)
+    seen = PrintedFacts(
+        facts,
+        ctx,
+        assumed,
+        host_read_names(ctx, scope.node, facts),
+        methods,
+        tensor_containers(ctx, scope.node, facts),
+    )
     if not dynamic_shapes(ctx, scope):
         return printed, False, seen
     printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
@@ -178,9 +239,14 @@ def rewrite_print(
     indent: str,
     tf_print: bool = False,
     output_stream: str = DEFAULT_OUTPUT_STREAM,
+    text_only: bool = False,
 ) -> PrintRewrite:
     """The `tf.print` call for a `print` (or for a `tf.print` whose
-    arguments Python formats: `tf_print`, keeping its own keywords)."""
+    arguments Python formats: `tf_print`, keeping its own keywords).
+    `text_only`: the arguments are text that Python formatted (a stream
+    write's string), so one that shows tensors but is no formatting the
+    rewrite splits (`describe(loss)`) is refused: passed to `tf.print` as it
+    is, it would print the text built once, while tracing."""
     tf_alias, imports = ctx.tensorflow()
     keywords: dict[str, cst.Arg] = {}
     for arg in call.args:
@@ -206,10 +272,9 @@ def rewrite_print(
         shows_many(facts, arg.value) for arg in call.args if arg.keyword is None
     )
     assumptions: list[str] = []
+    positional = [arg.value for arg in call.args if arg.keyword is None]
     pieces_per_arg = [
-        argument_pieces(ctx, facts, arg.value, tf_alias, assumptions)
-        for arg in call.args
-        if arg.keyword is None
+        argument_pieces(ctx, facts, value, tf_alias, assumptions) for value in positional
     ]
     # Keyword arguments that carry over unchanged (a `None` is print's default).
     kept = [
@@ -221,6 +286,14 @@ def rewrite_print(
     if stream_part is not None:
         added.append(_keyword_arg(*stream_part.split("=", 1)))
     func = cst.parse_expression(f"{tf_alias}.print")
+    if text_only:
+        for arg, pieces in zip(positional, pieces_per_arg, strict=True):
+            if pieces is None and not is_text(arg) and kind_of(facts, arg) != "python":
+                raise PrintRefusal(
+                    f"`{ctx.code(arg)}` is text Python builds from tensors outside a format "
+                    "string tfrewrite can split into `tf.print` arguments: traced, it is built "
+                    "once and shows `Tensor(...)`"
+                )
     if all(pieces is None for pieces in pieces_per_arg):
         # Nothing to flatten: keep the call's own layout and comments.
         kept_ids = {id(arg) for arg in kept}
@@ -249,13 +322,23 @@ def rewrite_print(
             pieces = [Arg(ctx.code(arg.value), kind_of(facts, arg.value))]
         flat.extend(pieces)
     end = keywords.get("end")
+    if end is not None and _ends_line(flat, end.value):
+        # `write("... \n")` / `print(..., "\n", end="")`: the line end is
+        # `tf.print`'s own.
+        last = flat.pop()
+        assert isinstance(last, Text)
+        if last.value != "\n":
+            flat.append(Text(last.value[:-1]))
+        end = None
     unit = ctx.module.default_indent
     if any(isinstance(p, Arg) and p.kind == "string" for p in flat):
         # tf.print quotes string tensors among other inputs, and prints a
         # lone scalar string as it is: join the line into one string.
         elements = render(as_text(ctx, flat, tf_alias, summarize))
         joined = f"{tf_alias}.strings.join([{', '.join(elements)}])"
-        if len(indent + unit + joined) + 1 > MAX_LINE_LENGTH:
+        if len(elements) == 1:
+            joined = elements[0]  # the string tensor alone: nothing to join
+        elif len(indent + unit + joined) + 1 > MAX_LINE_LENGTH:
             # Relative indentation: LibCST adds the enclosing block's.
             lines = "".join(f"{unit * 2}{e},\n" for e in elements)
             joined = f"{tf_alias}.strings.join([\n{lines}{unit}])"
@@ -282,6 +365,18 @@ def rewrite_print(
     return PrintRewrite(replacement, imports, assumptions)
 
 
+def _ends_line(flat: list[Text | Arg | Field], end: cst.BaseExpression) -> bool:
+    """Whether a line printed with `end=""` ends in a newline of its own text:
+    printing it without that newline and with `tf.print`'s default end
+    (`"\n"`) writes the same characters."""
+    return (
+        string_value(end) == ""
+        and bool(flat)
+        and isinstance(flat[-1], Text)
+        and flat[-1].value.endswith("\n")
+    )
+
+
 def _output_stream(ctx: RuleContext, file_arg: cst.Arg | None, default: str) -> str:
     if file_arg is None or is_none(file_arg.value):
         return ctx.settings.get("print-output-stream", default)
@@ -297,25 +392,26 @@ def _output_stream(ctx: RuleContext, file_arg: cst.Arg | None, default: str) -> 
 def rewritten_print_around(
     ctx: RuleContext, scope: FunctionScope, node: cst.CSTNode
 ) -> cst.Call | None:
-    """The Python `print` statement of `scope` that is `node` or holds it in
-    its arguments, when TFR103 rewrites it into `tf.print` (with a fix): a
-    host value printed there (`loss_value = loss.numpy()`) may become the
-    tensor."""
-    if shadows_print(ctx):
-        return None
+    """The Python `print` statement (or write to `sys.stdout` / `sys.stderr`)
+    of `scope` that is `node` or holds it in its arguments, when TFR103
+    rewrites it into `tf.print` (with a fix): a host value printed there
+    (`loss_value = loss.numpy()`) may become the tensor."""
+    shadowed = shadows_print(ctx)
     for statement in iter_nodes(scope.node.body, into_functions=False):
-        if not (
-            isinstance(statement, cst.Expr)
-            and isinstance(statement.value, cst.Call)
-            and is_print(statement.value)
-        ):
+        if not isinstance(statement, cst.Expr) or not isinstance(statement.value, cst.Call):
             continue
         call = statement.value
+        printing = not shadowed and is_print(call)
+        if not printing and written_stream(ctx, call) is None:
+            continue
         if node is not call and not any(
             inner is node for arg in call.args for inner in iter_nodes(arg)
         ):
             continue
-        violation = check_print(ctx, call, scope, statement, "")
+        if printing:
+            violation = check_print(ctx, call, scope, statement, "")
+        else:
+            violation = check_stream_write(ctx, call, scope, statement, "")
         return call if violation is not None and violation.fix is not None else None
     return None
 

@@ -31,6 +31,7 @@ from tfrewrite.rules.host_values.print_array_methods import (
     FoldedMethods,
     fold_array_methods,
 )
+from tfrewrite.rules.host_values.print_containers import Containers
 from tfrewrite.rules.host_values.print_pieces import STATIC_BUILTINS
 
 # Builtins whose result is a Python number read from a scalar tensor.
@@ -243,6 +244,12 @@ def shows_many(facts: TensorFacts, node: cst.CSTNode) -> bool:
             if not (facts.is_scalar_tensor(current) or _scalar_read(facts, current)):
                 return True
             continue
+        if (
+            isinstance(current, cst.Name)
+            and isinstance(facts, PrintedFacts)
+            and facts.containers.many.get(current.value, False)
+        ):
+            return True  # a container of tensors, one of which may be long
         stack.extend(child_nodes(current))
     return False
 
@@ -334,7 +341,9 @@ class PrintedFacts:
     which TFR105 turns back into the tensor in the same run: the print shows
     them as the tensors they become. `methods` says what the NumPy array
     methods after the reads became (`tf.reduce_max(y)` for `y.numpy().max()`)
-    and the kind of each."""
+    and the kind of each. `containers` are names holding a dict, list or
+    tuple of tensors (`print_containers`): no tensors, but a print of them
+    shows tensor values (`shows_values` asks)."""
 
     def __init__(
         self,
@@ -343,12 +352,14 @@ class PrintedFacts:
         assumed: set[str],
         host_values: frozenset[str] = frozenset(),
         methods: FoldedMethods | None = None,
+        containers: Containers | None = None,
     ) -> None:
         self.facts = facts
         self.ctx = ctx
         self.assumed = assumed
         self.host_values = host_values
         self.methods = methods if methods is not None else FoldedMethods()
+        self.containers = containers if containers is not None else Containers()
 
     def kind(self, node: cst.BaseExpression) -> TensorKind:
         known = self.facts.kind(node)

@@ -23,6 +23,7 @@ from tfrewrite.facts.walk import child_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.host_values.print_lines import Output, companions
 from tfrewrite.rules.host_values.print_pieces import (
     PrintRefusal,
     formats_a_tensor,
@@ -32,6 +33,7 @@ from tfrewrite.rules.host_values.print_rewrite import (
     DEFAULT_OUTPUT_STREAM,
     assumed_notes,
     check_print,
+    check_stream_write,
     is_print,
     print_fix,
     printed_values,
@@ -44,6 +46,7 @@ from tfrewrite.rules.host_values.print_values import (
     formatted_operands,
     python_only,
 )
+from tfrewrite.rules.host_values.stream_writes import as_print, written_stream
 
 
 # -- the rule -------------------------------------------------------------------------
@@ -58,7 +61,9 @@ class PrintInTracedCode(Rule):
         ## What it does
         Finds `print(...)` calls in code that runs traced (`@tf.function`, a
         loss given to `compile`, a Keras `call`, ...) when an argument involves a
-        tensor, and rewrites them to `tf.print`.
+        tensor, and rewrites them to `tf.print`. A write of text to a standard
+        stream, `sys.stdout.write(text)` / `sys.stderr.write(text)` (also
+        `from sys import stdout`), is the `print(text, end="")` it is.
 
         ## Why is this bad?
         `@tf.function` runs the Python body once to build a graph. A Python
@@ -90,6 +95,13 @@ class PrintInTracedCode(Rule):
           `tf.strings.format("{}", x)` as `tf.print` would. `as_string` rejects a
           precision for integer tensors (at trace time, loudly), so this fix is
           unsafe unless you know the tensor is floating point.
+        - A name bound once to a dict, list or tuple of tensors and only read
+          afterwards (`logs = {"loss": loss}`) shows values: `print(logs)`,
+          `print(logs["loss"])` and `for k, v in logs.items(): print(k, v)`
+          become `tf.print` of the same names, which prints the structure with
+          each tensor's value. A container changed after it is bound (an item
+          assigned, `.update(...)`, handed to a helper, bound again) is not
+          followed: what it holds at the print is not known.
         - An expression computed from tensors that is not known to be a tensor
           (`scale(loss)`, `loss if ok else 0.0`, `[a, b]`) is passed to
           `tf.print` as it is: it prints a tensor's values, nested lists and
@@ -99,6 +111,41 @@ class PrintInTracedCode(Rule):
           dtype=float32)`: the values are the same, the decoration is not.
           Non-tensor, non-string arguments are formatted with `pprint` by
           `tf.print`.
+
+        ## Writes to `sys.stdout` and `sys.stderr`
+        - Traced, `sys.stdout.write("loss %s\\n" % loss)` writes `loss
+          Tensor("Mean:0", shape=(), dtype=float32)` once, while tracing, and
+          `"loss %.3f\\n" % loss` (or `f"{loss:.3f}"`, `"{:.3f}".format(loss)`)
+          raises `TypeError` there: a symbolic tensor has no number value.
+        - The rewrite is the `tf.print` of the equivalent `print(text,
+          end="")`, with the same rendering of `%`, `str.format` and f-string
+          fields and the same fix safety, on the stream it names
+          (`output_stream=sys.stdout` or `sys.stderr`; the
+          `print-output-stream` setting is for prints without `file=`):
+          `tf.print(..., end="")` writes no line end, so the characters are
+          the same on every call.
+          Text that ends in a newline ends its line with `tf.print`'s own:
+          `sys.stdout.write("loss %s\\n" % loss)` becomes `tf.print("loss ",
+          loss, sep="", output_stream=sys.stdout)`.
+        - `write` takes one string: a write whose text is not a formatted
+          string tfrewrite can split (`describe(loss)`, `"a" + str(loss)`), with
+          other than one argument, or whose result is used, is reported with no
+          fix. A write of a tensor itself raises `TypeError` eagerly too and is
+          not reported; nor is `sys.stdout.flush()`, nor a write of text that
+          shows no tensor, nor a write to another file.
+
+        ## Lines written in parts
+        A traced function that writes a line in parts (`sys.stdout.write("[")`,
+        then the loss, then `sys.stdout.write("]\\n")`; or `print("loss: ",
+        end="")` then `print(loss)`) writes the whole line on every call
+        eagerly. Once the parts that show tensors are `tf.print`, a part with
+        constant text would still print once, while tracing, and the line
+        would fall apart. When a function's prints leave a line open (an `end=`
+        or a written text that does not end in a newline) and every print
+        showing tensors is rewritten (or is already a `tf.print`), its prints
+        and writes of constant text are rewritten to `tf.print` as well, as
+        unsafe as the least safe fix beside them. A message about tracing
+        (`print("Tracing f")`) stays as it is.
 
         ## What a traced print must show instead
         - A host read of a tensor (`float(loss)`, `loss.numpy()`, `int(step)`)
@@ -180,6 +227,10 @@ class PrintInTracedCode(Rule):
         make `fit` fail on a GPU while passing on a laptop: that fix is unsafe
         (applied with `--unsafe-fixes`), and the remedy on a GPU is
         `compile(jit_compile=False)` or removing the print.
+
+        A write to `sys.stdout` / `sys.stderr` has the fix safety of the
+        `print(text, end="")` it is, and a constant part of a line written in
+        parts is as safe as the least safe fix of the parts beside it.
 
         The fix is unsafe too, and its message names the assumption, when it
         rests on likely evidence: a printed parameter of a traced function with
@@ -390,6 +441,71 @@ class PrintInTracedCode(Rule):
             None,
             note="a tensor turned into a Python value by `round`: finding only",
         ),
+        Invalid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                sys.stderr.write("loss %s\\n" % loss)
+                return loss
+            """,
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("loss ", loss, sep="", output_stream=sys.stderr)
+                return loss
+            """,
+            note='a write to a standard stream is a `print` with `end=""`',
+        ),
+        Invalid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                sys.stdout.write("[")
+                sys.stdout.write(f"{loss}")
+                sys.stdout.write("]\\n")
+                return loss
+            """,
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                tf.print("[", end="", output_stream=sys.stdout)
+                tf.print(loss, sep="", end="", output_stream=sys.stdout)
+                tf.print("]\\n", end="", output_stream=sys.stdout)
+                return loss
+            """,
+            findings=3,
+            note="a line written in parts: its constant parts print on every call too",
+        ),
+        Valid(
+            """\
+            import sys
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_mean(x)
+                sys.stdout.write("step traced\\n")
+                sys.stdout.flush()
+                return loss
+            """,
+            note="constant text and `flush`: trace-time, as a constant `print`",
+        ),
         Valid(
             """\
             import tensorflow as tf
@@ -431,8 +547,9 @@ class PrintInTracedCode(Rule):
 
     # -- finding prints -----------------------------------------------------------
     def _walk(self, ctx: RuleContext, root: FunctionScope) -> Iterator[Violation]:
-        if shadows_print(ctx):
-            return
+        shadowed = shadows_print(ctx)
+        # Every print, write and `tf.print`, for the lines written in parts.
+        outputs: list[Output] = []
         # (node, innermost function, parent, indentation of the node's statement)
         stack: list[tuple[cst.CSTNode, FunctionScope, cst.CSTNode | None, str]] = [
             (root.node, root, None, "")
@@ -446,20 +563,30 @@ class PrintInTracedCode(Rule):
                 if inner is None:
                     continue
                 scope = inner
-            if isinstance(node, cst.Call) and is_print(node):
+            if isinstance(node, cst.Call) and is_print(node) and not shadowed:
                 violation = check_print(ctx, node, scope, parent, indent, self.output_stream)
+                outputs.append(
+                    Output(node, node, scope, parent, indent, violation, self.output_stream)
+                )
+                if violation is not None:
+                    yield violation
+            elif isinstance(node, cst.Call) and written_stream(ctx, node) is not None:
+                violation = check_stream_write(ctx, node, scope, parent, indent)
+                outputs.append(Output(node, as_print(node), scope, parent, indent, violation))
                 if violation is not None:
                     yield violation
             elif (
                 isinstance(node, cst.Call)
                 and ctx.names.qualified_name(node.func) == "tensorflow.print"
             ):
+                outputs.append(Output(node, None, scope, parent, indent, None))
                 violation = self._check_tf_print(ctx, node, scope, indent)
                 if violation is not None:
                     yield violation
             if isinstance(node, cst.IndentedBlock):
                 indent += node.indent if node.indent is not None else ctx.module.default_indent
             stack.extend((child, scope, node, indent) for child in reversed(child_nodes(node)))
+        yield from companions(ctx, outputs)
 
     def _check_tf_print(
         self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, indent: str
@@ -518,13 +645,16 @@ def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call
     values not known to be tensors (`"%4.2f" % (loss, total)` with `total`
     accumulated from a helper's results): left as Python formatting they
     would still be formatted once, while tracing. Only Python numbers,
-    strings and static facts may stay."""
+    strings and static facts may stay; a name holding a container of
+    tensors becomes a `tf.print` argument, printed with its values."""
     for arg in call.args:
         if arg.keyword is not None:
             continue
         for operand in formatted_operands(arg.value):
             if facts.is_tensor(operand) or python_only(facts, operand):
                 continue
+            if isinstance(operand, cst.Name) and operand.value in facts.containers:
+                continue  # a container of tensors: `tf.print` prints it with values
             raise PrintRefusal(
                 f"`{ctx.code(operand)}` is formatted in Python among tensors and is not known "
                 "to be a tensor or a Python value: it would still be formatted once, while "

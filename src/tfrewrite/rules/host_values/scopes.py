@@ -12,10 +12,18 @@ if TYPE_CHECKING:
     from tfrewrite.facts.rule_scopes import TracedFacts
 
 
+# Writes to a standard stream: a `print` with `end=""` (TFR103).
+STREAM_WRITES = frozenset({"sys.stdout.write", "sys.stderr.write"})
+
+
 def prints(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR103: some traced function calls `print`."""
+    """TFR103: some traced function calls `print` (or `tf.print`) or writes to
+    `sys.stdout` / `sys.stderr`."""
     return any(
-        any(name == "print" or name.endswith(".print") for name in info.calls)
+        any(
+            name == "print" or name.endswith(".print") or name in STREAM_WRITES
+            for name in info.calls
+        )
         for info in traced_infos(index, traced)
     )
 
