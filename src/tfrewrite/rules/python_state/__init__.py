@@ -1,7 +1,9 @@
 """Python state: traced code that depends on or changes Python state, which
 tracing runs once: module flags frozen at the first trace, side effects
-(appends, counters) that run once, Python-scalar arguments that retrace,
-variables created on every call. Findings only: no rule here rewrites."""
+(appends, counters, iterators advanced, files written) that run once,
+Python-scalar arguments that retrace, variables created on every call, and
+Python values an op takes eagerly but not traced (a non-string `name`).
+Findings only: no rule here rewrites."""
 
 from tfrewrite.rules.python_state import scopes
 from tfrewrite.rules.registry import TRACED_CODE_ONLY, WITH_CALLERS, Relevance, RuleSpec
@@ -29,6 +31,12 @@ RULES = (
         code="TFR204",
         module="variable_creation",
         scope=scopes.variable_creation,
+        relevance=TRACED_CODE_ONLY,
+    ),
+    RuleSpec(
+        code="TFR206",
+        module="op_name_arguments",
+        scope=scopes.op_names,
         relevance=TRACED_CODE_ONLY,
     ),
 )

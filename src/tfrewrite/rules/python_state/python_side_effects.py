@@ -8,7 +8,9 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import local_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.file_writes import file_writes
 from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.python_iterators import outside_iterator
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
@@ -155,22 +157,93 @@ def _lists_grown_in_graph_loops(
                 yield node, f"{node.func.value.value}.{node.func.attr.value}", kind
 
 
+def _advanced(call: cst.Call, ctx: RuleContext, local: set[str]) -> cst.BaseExpression | None:
+    """What `call` advances: `it` of `next(it)` or `next(it, default)` (the
+    builtin: neither imported nor bound in the file), or of `it.__next__()`."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value == "next":
+        if "next" in local or "next" in ctx.index.imports or "next" in ctx.index.functions:
+            return None
+        if call.args and call.args[0].keyword is None and not call.args[0].star:
+            return call.args[0].value
+        return None
+    if isinstance(func, cst.Attribute) and func.attr.value == "__next__" and not call.args:
+        return func.value
+    return None
+
+
+def _advanced_iterators(
+    function: FunctionScope, ctx: RuleContext, local: set[str]
+) -> Iterator[Violation]:
+    """`next(it)` on a Python iterator made outside the function: it advances
+    once per trace, not once per call (`next` on a dataset's iterator is an
+    op, and is not reported)."""
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.Call):
+            continue
+        advanced = _advanced(node, ctx, local)
+        if advanced is None:
+            continue
+        origin = outside_iterator(ctx, function, advanced, local)
+        if origin is None:
+            continue
+        spelled = ctx.code(advanced)
+        yield Violation(
+            node,
+            f"`{ctx.code(node)}` advances the Python iterator `{spelled}` (made by {origin}) in "
+            f"traced `{function.qualname}`: it runs once, while tracing, so the iterator "
+            "advances once per trace and every call reuses the item of the first trace; pass "
+            "the items as tensor arguments, or iterate a `tf.data.Dataset` (`next` on its "
+            "iterator runs on every call)",
+        )
+
+
+def _file_writes(function: FunctionScope, ctx: RuleContext, local: set[str]) -> Iterator[Violation]:
+    """Python file writes (`open(path, "a")`, `json.dump`, `np.save`): they
+    run once, while tracing."""
+    shadowed = local | {name for name in ctx.index.functions if "." not in name}
+    for write in file_writes(function.node, ctx.names, shadowed):
+        callee = ctx.code(write.node.func)
+        yield Violation(
+            write.node,
+            f"`{callee}(...)` {write.what} in traced `{function.qualname}`: it runs once, "
+            "while tracing, not on every call, so later calls write nothing; write outside "
+            "the traced function, or with an op that runs on every call "
+            '(`tf.io.write_file`, `tf.print(..., output_stream="file://...")`, `tf.summary`)',
+        )
+
+
 class PythonSideEffectInTracedCode(Rule):
     code = "TFR202"
     name = "python-side-effect-in-traced-code"
-    summary = "Mutating Python state outside a traced function runs once, at trace time"
+    summary = "A Python side effect in traced code (a mutation, `next`, a file write) runs once"
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
-    Finds traced code that mutates Python state living outside the function:
-    `history.append(loss)`, `stats["n"] += 1`, `self.calls += 1`, or a
-    `global` counter.
+    Finds traced code with Python side effects: it mutates Python state
+    living outside the function (`history.append(loss)`, `stats["n"] += 1`,
+    `self.calls += 1`, a `global` counter), advances a Python iterator made
+    outside it (`next(it)` for a module-level `it = iter([...])`, a
+    generator object kept on `self`), or writes a file through Python
+    (`open(path, "a")`, `json.dump(record, fh)`, `np.save(path, value)`).
 
     ## Why is this bad?
     Python code in a `tf.function` runs while tracing, not on every call.
     The list gets one element (a symbolic tensor) per trace instead of one
-    value per step, and the counter counts traces, not calls. Eagerly the same
-    code behaves as written, so the difference shows up only in training runs.
+    value per step, and the counter counts traces, not calls. `next(it)`
+    advances the iterator once per trace, and every call reuses the item of
+    the first trace (eagerly 1, 2, 3; traced 1, 1, 1). A file gets one record
+    per trace, and nothing on later calls. Eagerly the same code behaves as
+    written, so the difference shows up only in training runs.
+
+    `next` on a `tf.data` iterator (`it = iter(dataset)`) is an op and runs
+    on every call: it is not reported. An iterator counts as a Python one
+    only when where it comes from proves it: a generator (expression, or a
+    call of a generator function of the file), `iter(...)` of a Python list,
+    tuple, dict, set, string or `range`, or `itertools.count`. TensorFlow's
+    own writers (`tf.io.write_file`, `tf.print(...,
+    output_stream="file://...")`, `tf.summary`) are ops too, and opening a
+    file only to read it is not a write.
 
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
@@ -183,7 +256,9 @@ class PythonSideEffectInTracedCode(Rule):
     ## How to fix it
     Return the value and collect it outside the traced function, use a
     `tf.Variable` (`counter.assign_add(1)`) or a `tf.TensorArray`, or a Keras
-    metric (`update_state`).
+    metric (`update_state`). Pass an iterator's items as tensor arguments, or
+    iterate a `tf.data.Dataset`; write files outside the traced function or
+    with TensorFlow's writers.
 
     ## Fix safety
     There is no automatic fix: the right container depends on how the value
@@ -332,6 +407,54 @@ class PythonSideEffectInTracedCode(Rule):
             """,
             note="arguments and locals belong to the call",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            it = iter([1, 2, 3])
+
+            @tf.function
+            def shifted(x):
+                return x + next(it)
+            """,
+            note="a Python iterator advances once per trace",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            it = iter(tf.data.Dataset.range(3))
+
+            @tf.function
+            def shifted(x):
+                return x + next(it)
+            """,
+            note="`next` on a dataset's iterator runs on every call",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                with open("log.txt", "a") as log:
+                    log.write("step\\n")
+                return x * 2
+            """,
+            note="a Python file write runs once, while tracing",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                tf.print("step", output_stream="file:///tmp/log.txt")
+                tf.io.write_file("last.txt", tf.strings.as_string(x))
+                return x * 2
+            """,
+            note="TensorFlow's writers run on every call",
+        ),
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
@@ -354,6 +477,8 @@ class PythonSideEffectInTracedCode(Rule):
                 "`InaccessibleTensorError`; collect the values in a `tf.TensorArray` "
                 "(`ta = ta.write(i, value)`, then `ta.stack()`)",
             )
+        yield from _advanced_iterators(function, containers.ctx, local)
+        yield from _file_writes(function, containers.ctx, local)
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:

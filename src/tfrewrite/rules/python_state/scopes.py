@@ -52,8 +52,16 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
 def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR202: a traced function writes state or mutates a container that
     may not be its own, or one of its own in a loop that may be a graph
-    loop."""
-    return any(info.writes_state or info.mutates_outside for info in traced_infos(index, traced))
+    loop, advances an iterator (`next`, `__next__`) or may write a file."""
+    from tfrewrite.facts.file_writes import WRITER_NAMES
+
+    return any(
+        info.writes_state
+        or info.mutates_outside
+        or "__next__" in info.method_calls
+        or any(call == "next" or call in WRITER_NAMES for call in info.calls)
+        for info in traced_infos(index, traced)
+    )
 
 
 def decorated(index: ModuleIndex, traced: TracedFacts) -> bool:
@@ -72,3 +80,10 @@ def variable_creation(index: ModuleIndex, traced: TracedFacts) -> bool:
     return any(
         any(creates_variables(c) for c in info.calls) for info in traced_infos(index, traced)
     )
+
+
+def op_names(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR206: traced code calls a TensorFlow function that takes `name`."""
+    from tfrewrite.facts.op_names import takes_op_name
+
+    return any(any(takes_op_name(c) for c in info.calls) for info in traced_infos(index, traced))
