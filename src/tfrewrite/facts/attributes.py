@@ -3,7 +3,9 @@
 An attribute every assignment of which makes a variable (`self.w =
 self.add_weight(...)`) reads as a tensor in traced code; one assigned only in
 `__init__` from a Python number (or a parameter whose default is one) is a
-Python number, so `if err > self.clip:` is a Python comparison.
+Python number, so `if err > self.clip:` is a Python comparison; one every
+assignment of which builds a Keras library layer (`self.dense =
+layers.Dense(2)`) returns a tensor when called.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
+    LAYER,
     NOT_TENSOR,
     OPTIMIZER,
     VARIABLE,
@@ -22,6 +25,7 @@ from tfrewrite.facts.tensor_kinds import (
     TensorKind,
     is_optimizer_constructor,
     is_python_number,
+    layer_constructor_kind,
     meet,
     variable_kind,
 )
@@ -66,6 +70,12 @@ def attribute_facts(
             for _, value in values
         ):
             kinds[attr] = OPTIMIZER
+        elif all(
+            isinstance(value, cst.Call)
+            and layer_constructor_kind(value, resolver.qualified_name(value.func)).layer
+            for _, value in values
+        ):
+            kinds[attr] = LAYER
         elif all(
             method == "__init__" and value is not None and _numeric_value(value, defaults)
             for method, value in values

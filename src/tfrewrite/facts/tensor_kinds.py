@@ -356,6 +356,9 @@ class TensorKind:
     # its `iterations` is a scalar integer variable, counted up by every
     # `apply_gradients`, so a condition on it is a tensor condition.
     optimizer: bool = False
+    # A Keras library layer built to return one tensor (`keras.layers.Dense(2)`,
+    # `self.dense = layers.Dense(2)`): calling it on its input returns a tensor.
+    layer: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -371,12 +374,13 @@ FLOATING = TensorKind(True, floating=True)
 VARIABLE = TensorKind(False, variable=True)
 DATASET = TensorKind(False, dataset=True)
 OPTIMIZER = TensorKind(False, optimizer=True)
+LAYER = TensorKind(False, layer=True)
 # `optimizer.iterations`: a scalar int64 variable.
 ITERATIONS = TensorKind(False, scalar=True, integer=True, variable=True)
 # What reading an attribute of an optimizer gives.
 OPTIMIZER_ATTRIBUTES = {"iterations": ITERATIONS}
 # The optimistic start for a name's own bindings (greatest fixed point).
-TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True)
+TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True)
 
 
 def is_optimizer_constructor(qualified: str | None) -> bool:
@@ -386,6 +390,32 @@ def is_optimizer_constructor(qualified: str | None) -> bool:
     if not path.startswith("optimizers.") or ".schedules." in path:
         return False
     return path.rsplit(".", 1)[-1][:1].isupper()
+
+
+# Keras layers whose call may return something else than one tensor: a
+# function's result, a base class, several outputs by design.
+_NOT_ONE_TENSOR_LAYERS = frozenset({"Lambda", "Layer", "InputLayer", "RNN", "TFSMLayer"})
+# Constructor or call keywords that make a layer return several tensors.
+MULTI_OUTPUT_KEYWORDS = frozenset({"return_state", "return_attention_scores"})
+
+
+def layer_constructor_kind(node: cst.Call, qualified: str | None) -> TensorKind:
+    """`keras.layers.Dense(2)` (any Keras spelling): a layer that returns
+    one tensor when called, unless built to return several (an LSTM with
+    `return_state=True`, also wrapped: `Bidirectional(LSTM(..., return_state=True))`)."""
+    import libcst as cst  # not at import time: pass 1 never needs LibCST
+
+    from tfrewrite.facts.walk import iter_nodes
+
+    path = keras_path(qualified) or ""
+    leaf = path.rsplit(".", 1)[-1]
+    if not path.startswith("layers.") or not leaf[:1].isupper() or leaf in _NOT_ONE_TENSOR_LAYERS:
+        return NOT_TENSOR
+    for current in iter_nodes(node):
+        if isinstance(current, cst.Arg) and current.keyword is not None:
+            if current.keyword.value in MULTI_OUTPUT_KEYWORDS:
+                return NOT_TENSOR
+    return LAYER
 
 
 def meet(a: TensorKind, b: TensorKind) -> TensorKind:
@@ -402,6 +432,7 @@ def meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.loss_object and b.loss_object,
         a.reduces and b.reduces,
         a.optimizer and b.optimizer,
+        a.layer and b.layer,
     )
 
 
@@ -419,6 +450,8 @@ def settled(kind: TensorKind) -> TensorKind:
         return TensorKind(False, loss_object=True, reduces=kind.reduces)
     if kind.optimizer:
         return OPTIMIZER
+    if kind.layer:
+        return LAYER
     return NOT_TENSOR
 
 

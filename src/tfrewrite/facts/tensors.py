@@ -50,6 +50,7 @@ from tfrewrite.facts.tensor_kinds import (
     DATASET_METHODS,
     DATASET_NAMESPACES,
     FLOATING,
+    MULTI_OUTPUT_KEYWORDS,
     MULTI_TENSOR_FUNCTIONS,
     NOT_TENSOR,
     OPTIMIZER,
@@ -66,6 +67,7 @@ from tfrewrite.facts.tensor_kinds import (
     is_python_int,
     is_python_number,
     is_tensor_op,
+    layer_constructor_kind,
     meet,
     op_result_kind,
     settled,
@@ -614,6 +616,16 @@ class TensorFacts:
             return DATASET
         if is_optimizer_constructor(qualified):
             return OPTIMIZER
+        layer = layer_constructor_kind(node, qualified)
+        if layer.layer:
+            return layer
+        if qualified is None and self._kind(node.func, names).layer:
+            # `self.dense(x)`, `layers.Dense(2)(x)`: a layer built to return one tensor.
+            multi = any(
+                a.keyword is not None and a.keyword.value in MULTI_OUTPUT_KEYWORDS
+                for a in node.args
+            )
+            return NOT_TENSOR if multi else TENSOR
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
         if (keras_path(qualified) or "").startswith("losses."):
