@@ -15,7 +15,7 @@ import builtins
 from collections.abc import Callable
 
 from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import iter_statements
+from tfrewrite.facts.index_names import _bound_names, iter_statements
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
@@ -69,6 +69,11 @@ EXTERNAL_ROOTS = frozenset(
     }
 )
 _PYTHON_VALUE_CALLS = frozenset({"len", "int", "float", "bool", "str", "range", "round", "list"})
+# Calls whose result is a tensor, or a variable read as one, of the value
+# given first: a scalar when that value is a number.
+_TENSOR_OF_VALUE = frozenset(
+    {"tensorflow.constant", "tensorflow.convert_to_tensor", "tensorflow.Variable"}
+)
 
 
 # The keyword a call site records for `**mapping`: what fills the parameters
@@ -145,6 +150,11 @@ class CallEvidence:
     module_level_names: set[str]
     evidence: list[dict[str, str]]  # per scope: what a local name holds
     class_numbers: list[tuple[ast.ClassDef, set[str] | None]]
+    # Module-level names bound once, and per function being visited the
+    # names its body binds and its call sites that forward a parameter.
+    module_once: set[str]
+    bound_here: list[set[str]]
+    forwarding_sites: list[list[CallSite]]
 
     def _evidence(self, node: ast.AST) -> str:
         """What an argument is: `s` a scalar tensor, `t` a tensor, `p` a
@@ -156,7 +166,7 @@ class CallEvidence:
         if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
             return "p"
         if isinstance(node, ast.Name):
-            return self.evidence[-1].get(node.id, "?")
+            return self._name_evidence(node.id)
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
             return "p"
         if isinstance(node, ast.Attribute) and _reads_configuration(node):
@@ -183,7 +193,7 @@ class CallEvidence:
             name = self.resolve(node.func) or ""
             if name in _PYTHON_VALUE_CALLS:
                 return "p"
-            if name in ("tensorflow.constant", "tensorflow.convert_to_tensor") and node.args:
+            if name in _TENSOR_OF_VALUE and node.args:
                 first = node.args[0]
                 if isinstance(first, ast.UnaryOp):
                     first = first.operand
@@ -200,6 +210,64 @@ class CallEvidence:
             if is_tensor_op(name):
                 return "t"
         return "?"
+
+    def _name_evidence(self, name: str) -> str:
+        """What a name holds: as the innermost scope binds it, else, in a
+        function that neither binds it nor takes it, as the module binds it
+        once (`counter = tf.Variable(0)` read by a step)."""
+        known = self.evidence[-1].get(name)
+        if known is not None:
+            return known
+        if (
+            len(self.evidence) > 1
+            and name in self.module_once
+            and name not in self.index.rebound_module_names  # `global name` somewhere
+            and not any(name in info.params for info in self.function_stack)
+            and not any(name in bound for bound in self.bound_here)
+        ):
+            return self.evidence[0].get(name, "?")
+        return "?"
+
+    def bind_names(self, target: ast.AST) -> None:
+        """Names an assignment, loop or `with` binds in the function being
+        visited: a parameter rebound there is not what its callers pass."""
+        if not self.bound_here:
+            return
+        if isinstance(target, ast.Name):  # most often
+            self.bound_here[-1].add(target.id)
+        elif not isinstance(target, (ast.Attribute, ast.Subscript)):
+            self.bound_here[-1].update(_bound_names(target))
+
+    def settle_forwarded(self) -> None:
+        """At the end of a function: forget what its call sites forward of
+        a parameter the function rebinds (anywhere in its body)."""
+        bound = self.bound_here.pop()
+        for site in self.forwarding_sites.pop():
+            site.forwarded = tuple(pair for pair in site.forwarded if pair[1] not in bound)
+
+    def _forwarded(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
+        """The arguments that are the calling function's own parameters
+        (not `self`/`cls`): positional ones up to the first `*args`."""
+        if not self.function_stack:
+            return ()
+        info = self.function_stack[-1]
+        own = info.params
+        if info.class_name and own[:1] in (["self"], ["cls"]):
+            own = own[1:]
+        if not own:
+            return ()
+        found: list[tuple[str, str]] = []
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if isinstance(arg, ast.Name) and arg.id in own:
+                found.append((str(position), arg.id))
+        found += [
+            (kw.arg, kw.value.id)
+            for kw in node.keywords
+            if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in own
+        ]
+        return tuple(found)
 
     def project_callee(self, func: ast.expr, callee: str) -> bool | None:
         """Whether a call of `func` (resolved to `callee`) may call a
@@ -228,10 +296,19 @@ class CallEvidence:
             return None
         return via_attribute
 
-    def _record_call_site(self, node: ast.Call, callee: str) -> None:
-        via_attribute = self.project_callee(node.func, callee)
-        if via_attribute is None:
-            return
+    def _record_call_site(self, node: ast.Call, callee: str, instance: str | None = None) -> None:
+        """`instance`: what calling the object `node.func` names calls
+        (`pkg.Net()` for a `net = Net()`): a method with `self` bound, or
+        the function a factory returned."""
+        if instance is not None:
+            callee, via_attribute = instance, True
+            if callee.split(".", 1)[0] in EXTERNAL_ROOTS:
+                return
+        else:
+            found = self.project_callee(node.func, callee)
+            if found is None:
+                return
+            via_attribute = found
         args = "".join(
             "?" if isinstance(arg, ast.Starred) else self._evidence(arg) for arg in node.args
         )
@@ -240,9 +317,11 @@ class CallEvidence:
             for kw in node.keywords
         )
         caller = self.function_stack[-1].qualname if self.function_stack else ""
-        self.index.call_sites.append(
-            CallSite(callee, args, keywords, node.lineno, via_attribute, caller)
-        )
+        forwarded = self._forwarded(node)
+        site = CallSite(callee, args, keywords, node.lineno, via_attribute, caller, forwarded)
+        self.index.call_sites.append(site)
+        if forwarded:
+            self.forwarding_sites[-1].append(site)
 
     def _splat(self, mapping: ast.expr) -> str:
         """What `**mapping` fills parameters with: a dict display is read

@@ -164,6 +164,15 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         # Module-level names bound once to an object: name -> its constructor
         # (`critic = Critic()`), so `critic.sync()` calls `Critic.sync`.
         self.module_instances: dict[str, str] = {}
+        # Call-site evidence: module-level names bound once; per function
+        # being visited, the names it binds and its sites forwarding a
+        # parameter (`CallEvidence.settle_forwarded`).
+        self.module_once: set[str] = set()
+        self.bound_here: list[set[str]] = []
+        self.forwarding_sites: list[list[CallSite]] = []
+        # Per module-level `GradientTape` block in a loop being visited: the
+        # callees called in it (`ModuleIndex.tape_block_calls`).
+        self.module_tape_calls: list[list[str]] = []
 
     # -- definitions ------------------------------------------------------------
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
@@ -240,8 +249,11 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.call_results.append({})
         self.dataset_names.append(set())
         self.branch_tests.append([])
+        self.bound_here.append(set())
+        self.forwarding_sites.append([])
         for stmt in node.body:
             self.visit(stmt)
+        self.settle_forwarded()
         tests = self.branch_tests.pop()
         if tests:
             self.functions_with_tests.append((info, node, tests))
@@ -281,6 +293,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.generic_visit(node)
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.bind_names(node.target)
         self._record_named_attribute_write(node.target)
         self._record_target(node.target)
         attr = self_attribute_from_call(node)
@@ -289,6 +302,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.bind_names(node.target)
         if writes_outside(node.target, augmented=True):
             self._mark("writes_state")
         self._record_named_attribute_write(node.target)
@@ -326,6 +340,8 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self._mark("writes_state")
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self.bind_names(target)
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
@@ -416,6 +432,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                 evidence[name] = before
 
     def visit_For(self, node: ast.For) -> None:
+        self.bind_names(node.target)
         self.visit(node.iter)
         if isinstance(node.iter, ast.Call) and dotted(node.iter.func) in ("range", "enumerate"):
             counter = node.target
@@ -429,6 +446,15 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             self.visit(stmt)
         self.loop_stack.pop()
         self.graph_loops.pop()
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.bind_names(node.target)
+        self.generic_visit(node)
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name and self.bound_here:
+            self.bound_here[-1].add(node.name)
+        self.generic_visit(node)
 
     def visit_While(self, node: ast.While) -> None:
         self._branch(node.test)  # a `while` tests its condition like an `if` (TFR101)
@@ -470,8 +496,13 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             self._record_traced_argument(node, callee)
         if self.traced_lambda_stack:
             self.record_lambda_call(node)
+        instance = self._instance_call(node.func)
         if callee and (node.args or node.keywords):
-            self._record_call_site(node, callee)
+            self._record_call_site(node, callee, instance)
+        if self.module_tape_calls and not self.function_stack:
+            called = instance or callee
+            if called and called.split(".", 1)[0] not in EXTERNAL_ROOTS:
+                self.module_tape_calls[-1].append(called)
         if callee:
             self.index.called_names.add(callee)
             if callee.rpartition(".")[2] in _AVERAGES and len(node.args) + len(node.keywords) == 1:
@@ -488,10 +519,8 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if self.function_stack:
             if callee:
                 self.function_stack[-1].calls.append(callee)
-            if isinstance(node.func, ast.Name):
-                returned = self._factory_result(node.func.id)
-                if returned:
-                    self.function_stack[-1].calls.append(returned)
+            if instance:
+                self.function_stack[-1].calls.append(instance)
             if isinstance(node.func, ast.Attribute):
                 self.function_stack[-1].method_calls.add(node.func.attr)
                 method = self._instance_method(node.func)
@@ -551,15 +580,42 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
     def record_module_instance(
         self, node: ast.Assign, bindings: Mapping[str, tuple[int, int, bool]]
     ) -> None:
-        """`critic = Critic(...)` at module level, the only binding of `critic`."""
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        """`critic = Critic(...)` at module level, the only binding of
+        `critic`; also unpacked, `net, opt = Net(), SGD(0.1)`."""
+        if len(node.targets) != 1:
             return
-        if not isinstance(node.value, ast.Call):
-            return
-        name = node.targets[0].id
-        constructor = self.resolve(node.value.func)
-        if constructor and bindings.get(name, (0, 0, False))[:1] == (1,):
-            self.module_instances[name] = constructor
+        target, value = node.targets[0], node.value
+        pairs: list[tuple[ast.expr, ast.expr]] = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            if len(target.elts) == len(value.elts):
+                pairs = list(zip(target.elts, value.elts, strict=True))
+        for name_node, built in pairs:
+            if not (isinstance(name_node, ast.Name) and isinstance(built, ast.Call)):
+                continue
+            constructor = self.resolve(built.func)
+            if constructor and bindings.get(name_node.id, (0, 0, False))[:1] == (1,):
+                self.module_instances[name_node.id] = constructor
+
+    def _instance_call(self, func: ast.expr) -> str | None:
+        """What calling the object a plain name holds calls, as the project
+        facts look it up: `pkg.Net()` (the class's `call` or `__call__`)
+        for `net = Net()` in this function or, not shadowed, at module
+        level; `make_loss()` (what the factory returns) for `loss_fn =
+        make_loss()`."""
+        if not isinstance(func, ast.Name):
+            return None
+        if self.function_stack:
+            returned = self._factory_result(func.id)
+            if returned:
+                return returned
+        constructor = self.module_instances.get(func.id)
+        if constructor is None or constructor.split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None
+        if any(func.id in info.params for info in self.function_stack):
+            return None
+        if any(func.id in bound for bound in self.bound_here):
+            return None  # bound in the function: not the module's object
+        return f"{constructor}()"
 
     def _instance_method(self, func: ast.Attribute) -> str | None:
         """`critic.sync` where the module binds `critic = Critic()` once: the
@@ -597,6 +653,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.index.value_references.setdefault(name, how)
 
     def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self.bind_names(item.optional_vars)
         if opens_tape(node, self.resolve):
             self.index.opens_gradient_tape = True
             if self.function_stack:
@@ -604,6 +663,15 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                 self.tape_functions.add(self.function_stack[-1].qualname)
                 if self.loop_stack:
                     self.function_stack[-1].tape_in_loop = True
+            elif self.loop_stack and not self.module_tape_calls:
+                # A module-level tape in a loop: what it calls, TFR303's
+                # extracted step will call traced.
+                self.module_tape_calls.append([])
+                self.generic_visit(node)
+                called = self.module_tape_calls.pop()
+                if called:
+                    self.index.tape_block_calls[node.lineno] = list(dict.fromkeys(called))
+                return
         self.generic_visit(node)
 
 
@@ -645,6 +713,7 @@ def build_index(
         if alias not in index.imports and alias not in indexer.module_level_names:
             index.imports[alias] = target
     bindings = module_bindings(tree.body)
+    indexer.module_once = {name for name, (count, _, _) in bindings.items() if count == 1}
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             indexer.record_tf_function_alias(statement)

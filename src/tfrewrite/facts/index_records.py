@@ -129,6 +129,11 @@ class CallSite:
     # The qualname of the function the call is in ("" at module level): a
     # plain name may call a function nested there (`_nms(class_id)`).
     caller: str = ""
+    # Arguments that are the caller's own parameters, never rebound in it:
+    # (position as a decimal string, or keyword; the caller's parameter).
+    # What they are is what the project knows the caller receives there
+    # (`call(self, x, step)` passing `step` on to `scaled_noise(h, step)`).
+    forwarded: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -234,6 +239,11 @@ class ModuleIndex:
     straight_rebinds: dict[str, int] = field(default_factory=dict)
     # Callee -> lines of the module-level calls of it (outside any function).
     module_call_lines: dict[str, list[int]] = field(default_factory=dict)
+    # Module-level `GradientTape` blocks in a loop (TFR303 extracts them
+    # into a step): line of the `with` -> the project-looking callees called
+    # inside it (`net(x)` on a module-level `net = Net()` as `pkg.Net()`).
+    # What they reach runs traced once the step is extracted.
+    tape_block_calls: dict[int, list[str]] = field(default_factory=dict)
     # Functions used as values, not called here: dotted name -> where to
     # ("handed to `LossFunctionWrapper` at line 30", "returned by `make_loss`
     # at line 12", "bound to `self.loss_fn` at line 8"). What receives one

@@ -173,6 +173,9 @@ class TracedFunction:
         return replace(self, reason=rest[0], contexts=rest)
 
 
+# Keras bases whose `__call__` runs the object's `call`.
+_KERAS_CALLED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss"})
+
 # The contexts of the methods Keras calls itself (`Loss.call`, ...).
 _KERAS_METHOD_CONTEXTS = frozenset(
     f"{base}.{method}" for base, methods in KERAS_TRACED_METHODS.items() for method in methods
@@ -235,12 +238,13 @@ class _Lookup:
         own definitions so, and two files may share a module name
         (`a/main.py`, `b/main.py`)."""
         if name.endswith("()"):
-            return [
-                (index, returned)
-                for index, factory in self.find(name[:-2], origin)
-                if factory in index.functions
-                for returned in index.functions[factory].returns
-            ]
+            found: list[tuple[ModuleIndex, str]] = []
+            for index, made in self.find(name[:-2], origin):
+                if made in index.functions:
+                    found += [(index, returned) for returned in index.functions[made].returns]
+                elif made in index.classes:
+                    found += self.call_method(index, made)
+            return found
         if origin is not None and origin.module and name.startswith(origin.module + "."):
             local = name[len(origin.module) + 1 :]
             if local in origin.functions or local in origin.classes:
@@ -251,6 +255,44 @@ class _Lookup:
             if own:
                 return own
         return known
+
+    def call_method(
+        self, index: ModuleIndex, class_qualname: str, depth: int = 0
+    ) -> list[tuple[ModuleIndex, str]]:
+        """What calling an object of a project class runs: its `__call__`,
+        or for a Keras layer, model or loss the `call` Keras's `__call__`
+        runs; the first the class or its project bases define."""
+        info = index.classes.get(class_qualname)
+        if info is None or depth > 10:
+            return []
+        names = ["__call__"]
+        if _keras_base(index, class_qualname, self) in _KERAS_CALLED_BASES:
+            names.append("call")
+        for name in names:
+            if name in info.methods:
+                return [(index, f"{class_qualname}.{name}")]
+        for base in info.bases:
+            for base_index, base_qualname in self.find(base, index):
+                found = self.call_method(base_index, base_qualname, depth + 1)
+                if found:
+                    return found
+        return []
+
+    def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`Agent.net` (`self.net(x)` in a method of `Agent`): what calling
+        the object `Agent` holds in `self.net` (`self.net = Net()`) runs,
+        when the project defines its class (`call_method`)."""
+        owner, _, attr = name.rpartition(".")
+        if not owner:
+            return []
+        found = []
+        for index, qualname in self._find(owner):
+            info = index.classes.get(qualname)
+            held = info.held_objects.get(attr) if info is not None else None
+            target = _held_class(index, held, self) if held is not None else None
+            if target is not None:
+                found += self.call_method(*target)
+        return found
 
     def held_method(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`Agent.memory.sample` (`self.memory.sample(...)` in a method of
@@ -552,6 +594,15 @@ def compute_facts(
                     )
             for callee in info.calls:
                 targets = lookup.find(callee, index)
+                if callee.endswith("()"):
+                    # Calling a plain Python object (`parse(lines)`) runs
+                    # Python bookkeeping once, while tracing, by design: the
+                    # step that calls it is judged instead (`step_hazards`).
+                    targets = [
+                        (target_index, target)
+                        for target_index, target in targets
+                        if not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
+                    ]
                 if not targets and not known.pending:
                     # `self.critic.sync()`: a method of a TensorFlow object
                     # the class holds (a `tf.Module`, a Keras layer) runs in
@@ -652,19 +703,47 @@ def _own_jit_compile(info: FunctionInfo) -> str | None:
     return None
 
 
+def step_contexts(qualname: str) -> frozenset[str]:
+    """The contexts `_mark_train_step_contexts` gives what the train step
+    `qualname` (a local qualname) reaches: decorated as it is, or with the
+    tape in its loop extracted."""
+    return frozenset(f"{kind} `{qualname}`" for kind in PENDING_STEP_CONTEXTS[:2])
+
+
+def tape_block_context(index: ModuleIndex, line: int) -> str:
+    """The context of what a module-level `GradientTape` block in a loop,
+    its `with` on `line` of `index`'s file, reaches: traced once TFR303
+    extracts the block into a step."""
+    return f"{EAGER_LOOP_CONTEXTS[0]} the `GradientTape` at " + path_line(
+        index.path, line, index.cell_starts
+    )
+
+
+def _call_targets(
+    index: ModuleIndex, callee: str, lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    """The project functions a call of `callee` (as `index` names it) may
+    run: a definition, or what calling an object a class holds runs
+    (`self.net(x)`: `Net.call`)."""
+    return lookup.find(callee, index) or lookup.held_instance(callee)
+
+
 def _mark_train_step_contexts(
     indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
 ) -> None:
     """The train step each traced function runs in: a function that opens a
-    `GradientTape` and applies gradients, and everything it calls, directly
-    or not, runs traced once that step is (TFR301 moves a loss's decorator
-    onto it, TFR302 decorates it, TFR303 extracts it from its loop). A loss
-    whose own `@tf.function` a fix removes keeps this context: its hazards
-    are still hazards of the step. Recorded for functions already traced
-    only; steps already traced give their callees that context themselves."""
+    `GradientTape` and applies gradients, or a module-level tape block in a
+    loop, and everything it calls, directly or not (a module-level model's
+    `call` through `net(x)` included), runs traced once that step is (TFR301
+    moves a loss's decorator onto it, TFR302 decorates it, TFR303 extracts
+    it from its loop). A loss whose own `@tf.function` a fix removes keeps
+    this context: its hazards are still hazards of the step. The decoration
+    gate reads it to find what a step reaches that is traced already (a
+    Keras model's `call`). Recorded for functions already traced only;
+    steps already traced give their callees that context themselves."""
     if not marks:
         return
-    seen: set[tuple[str, str]] = set()
+    seen: set[tuple[str, str, str]] = set()
     queue: deque[tuple[ModuleIndex, str, str]] = deque()
     for index in indexes:
         for qualname, info in index.functions.items():
@@ -675,6 +754,12 @@ def _mark_train_step_contexts(
                 continue
             kind = EAGER_LOOP_CONTEXTS[0] if info.tape_in_loop else PENDING_STEP_CONTEXTS[0]
             queue.append((index, qualname, f"{kind} `{info.qualname}`"))
+        for line, called in index.tape_block_calls.items():
+            context = tape_block_context(index, line)
+            for callee in called:
+                for target_index, target in _call_targets(index, callee, lookup):
+                    if target in target_index.functions:
+                        queue.append((target_index, target, context))
         for tape_loss in index.tape_losses:
             if tape_loss.function:
                 continue
@@ -687,14 +772,14 @@ def _mark_train_step_contexts(
     while queue:
         index, qualname, context = queue.popleft()
         key = (index.path, qualname)
-        if key in seen:
+        if (*key, context) in seen:
             continue
-        seen.add(key)
+        seen.add((*key, context))
         known = marks.get(key)
         if known is not None and context not in known.contexts:
             known.contexts.append(context)
         for callee in index.functions[qualname].calls:
-            for target_index, target in lookup.find(callee, index):
+            for target_index, target in _call_targets(index, callee, lookup):
                 if target in target_index.functions:
                     queue.append((target_index, target, context))
 
@@ -758,38 +843,148 @@ def _pending_train_steps(
     return result
 
 
+@dataclass
+class _Passed:
+    """What one call site passes one target: per parameter, the site's own
+    evidence (`given`), and the parameters it forwards from its caller
+    (parameter -> (caller's key, caller's parameter))."""
+
+    target: tuple[str, str]
+    given: dict[str, str]
+    where: str
+    forwarded: dict[str, tuple[tuple[str, str], str]]
+
+    def evidence(self, known: dict[tuple[str, str], dict[str, str]]) -> dict[str, str]:
+        """`given`, with a forwarded parameter's evidence what the project
+        knows its caller receives there, when it knows."""
+        if not self.forwarded:
+            return self.given
+        given = dict(self.given)
+        for name, (caller, param) in self.forwarded.items():
+            found = known.get(caller, {}).get(param)
+            if found is not None:
+                given[name] = found
+        return given
+
+
+# How many rounds forwarded evidence goes through: one call level each; a
+# longer chain, or a recursion, stays unknown beyond it.
+_FORWARDING_ROUNDS = 8
+
+
+def _site_targets(
+    index: ModuleIndex, site: CallSite, lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    nested = _nested_callee(index, site)
+    if nested:
+        return [(index, nested)]
+    targets = lookup.find(site.callee, index)
+    if not targets and site.via_attribute:
+        targets = lookup.held_method(site.callee) or lookup.held_instance(site.callee)
+    return targets
+
+
+def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, target: str) -> _Passed:
+    """Which parameter of `target` each argument of `site` fills."""
+    params = target_index.functions[target].params
+    offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+    given = dict(site.keywords)
+    splat = given.pop(SPLAT, None)
+    for i, evidence in enumerate(site.args):
+        if i + offset < len(params):
+            given.setdefault(params[i + offset], evidence)
+    if splat is not None:  # `**self.config.kl` fills the rest
+        for name in params[offset:]:
+            given.setdefault(name, splat)
+    forwarded: dict[str, tuple[tuple[str, str], str]] = {}
+    for argument, param in site.forwarded:
+        position = int(argument) + offset if argument.isdigit() else -1
+        name = params[position] if 0 <= position < len(params) else argument
+        if name in given:
+            forwarded[name] = ((index.path, site.caller), param)
+    where = path_line(index.path, site.lineno, index.cell_starts)
+    return _Passed((target_index.path, target), given, where, forwarded)
+
+
+def _received(
+    info: FunctionInfo, passed: list[dict[str, str]], known: _Marks | None
+) -> dict[str, str]:
+    """What the project knows a function receives, per parameter: `t`/`s`
+    when its tracer or every call site passes a tensor (a scalar), `p` when
+    every site passes a Python value (a parameter a site leaves out has its
+    default, a Python value)."""
+    received: dict[str, str] = {}
+    for name in _own_params(info):
+        evidence = {site.get(name, "p") for site in passed}
+        if evidence and evidence <= {"t", "s"}:
+            received[name] = "s" if evidence == {"s"} else "t"
+        elif evidence == {"p"}:
+            received[name] = "p"
+    if known is not None:
+        received.update((name, "t") for name in known.tensor - known.scalar)
+        received.update((name, "s") for name in known.scalar & known.tensor)
+    return received
+
+
+def _forwarded_knowledge(
+    passes: list[_Passed],
+    by_path: dict[str, ModuleIndex],
+    marks: dict[tuple[str, str], _Marks],
+) -> dict[tuple[str, str], dict[str, str]]:
+    """What each function that forwards a parameter receives there, to a
+    fixed point: `call(self, x, step)` forwards `step` to `scaled_noise`,
+    and receives a tensor from `net(xb, counter)`; so does `scaled_noise`.
+    Bounded rounds: a recursion (`f(x)` calling `f(x)`) ends unknown."""
+    callers = {caller for p in passes for caller, _ in p.forwarded.values()}
+    if not callers:
+        return {}
+    into: dict[tuple[str, str], list[_Passed]] = {caller: [] for caller in callers}
+    for p in passes:
+        if p.target in into:
+            into[p.target].append(p)
+    known: dict[tuple[str, str], dict[str, str]] = {}
+    for _round in range(_FORWARDING_ROUNDS):
+        updated = {}
+        for caller in callers:
+            info = by_path[caller[0]].functions.get(caller[1])
+            if info is not None:
+                given = [p.evidence(known) for p in into[caller]]
+                updated[caller] = _received(info, given, marks.get(caller))
+        if updated == known:
+            break
+        known = updated
+    return known
+
+
 def _apply_call_sites(
     indexes: list[ModuleIndex], lookup: _Lookup, marks: dict[tuple[str, str], _Marks]
 ) -> None:
     """What call sites pass to traced functions: a parameter every call site
     passes a tensor is a tensor (a scalar when every one passes a scalar); one
     some site passes a tensor is likely one; one some site passes a Python
-    value is a Python value."""
-    seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
+    value is a Python value. A site that passes on its caller's own parameter
+    passes what the caller receives there (`_forwarded_knowledge`)."""
+    # What a traced function is passed, and what a function forwarding a
+    # parameter is: the other targets' sites say nothing needed.
+    needed = {
+        (index.path, site.caller)
+        for index in indexes
+        for site in index.call_sites
+        if site.forwarded
+    }
+    passes: list[_Passed] = []
     for index in indexes:
         for site in index.call_sites:
-            nested = _nested_callee(index, site)
-            targets = [(index, nested)] if nested else lookup.find(site.callee, index)
-            if not targets and site.via_attribute:
-                targets = lookup.held_method(site.callee)
-            for target_index, target in targets:
+            for target_index, target in _site_targets(index, site, lookup):
                 key = (target_index.path, target)
-                if key not in marks:
-                    continue
-                info = target_index.functions[target]
-                params = info.params
-                offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
-                given = dict(site.keywords)
-                splat = given.pop(SPLAT, None)
-                for i, evidence in enumerate(site.args):
-                    if i + offset < len(params):
-                        given.setdefault(params[i + offset], evidence)
-                if splat is not None:  # `**self.config.kl` fills the rest
-                    for name in params[offset:]:
-                        given.setdefault(name, splat)
-                where = path_line(index.path, site.lineno, index.cell_starts)
-                seen.setdefault(key, []).append((given, where))
+                if (key in marks or key in needed) and target in target_index.functions:
+                    passes.append(_passed(index, site, target_index, target))
     by_path = {index.path: index for index in indexes}
+    knowledge = _forwarded_knowledge(passes, by_path, marks)
+    seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
+    for p in passes:
+        if p.target in marks:
+            seen.setdefault(p.target, []).append((p.evidence(knowledge), p.where))
     for key, located in seen.items():
         known = marks[key]
         info = by_path[key[0]].functions[key[1]]

@@ -83,13 +83,9 @@ def gate_decorations(
     from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
     from tfrewrite.rewrite.step_violation import StepViolation
 
-    gated = [
-        f
-        for f in found
-        if isinstance(f.violation, StepViolation)
-        and f.violation.fix is not None
-        and f.violation.steps
-    ]
+    # Each fix that decorates or extracts steps, with the contexts the
+    # project facts give what those steps reach.
+    gated = [(f, contexts) for f in found if (contexts := _step_contexts(f, ctx)) is not None]
     # With no rule of the run decorating steps (one rule selected alone),
     # nothing will: fixes in code that runs traced only once a step is
     # decorated would change eager code. Otherwise the step's decoration,
@@ -102,10 +98,11 @@ def gate_decorations(
     held: set[int] = set()
     covered: set[int] = set()
     replaced: dict[int, Found] = {}
-    for gate in gated:
+    for gate, contexts in gated:
         violation = gate.violation
-        assert isinstance(violation, StepViolation) and violation.fix is not None
-        spans = ctx.lines(violation.steps) + callees
+        assert violation.fix is not None
+        steps = violation.steps if isinstance(violation, StepViolation) else ()
+        spans = ctx.lines(steps) + callees if steps else []
         inside = [
             f
             for f in found
@@ -119,9 +116,18 @@ def gate_decorations(
             for f in inside
             if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
         }
+        # What the step reaches that runs traced already (a Keras model's
+        # `call`): its findings hold once the step is traced too.
+        reached = _reached(found, ctx, contexts, inside)
+        problems |= {
+            (f.start.line, f"in `{where}`: {f.rule.code} {_first_clause(f.violation.message)}")
+            for f, where in reached
+            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
+        }
         reported = {line for line, _ in problems}
         intents: set[tuple[int, str]] = set()  # the author's choices against tracing
-        for blocker in violation.blockers:
+        blockers = violation.blockers if isinstance(violation, StepViolation) else ()
+        for blocker in blockers:
             if blocker.first_line in reported:
                 continue  # a finding of its own already names it
             if blocker.intent:
@@ -133,8 +139,9 @@ def gate_decorations(
             ):
                 problems.add((blocker.first_line, blocker.what))
         if problems or intents:
-            names = ", ".join(f"`{step.name.value}`" for step in violation.steps)
-            verdict = f"{names} stays eager" if violation.fallback is not None else "no fix"
+            names = ", ".join(f"`{step.name.value}`" for step in steps)
+            fallback = violation.fallback if isinstance(violation, StepViolation) else None
+            verdict = f"{names} stays eager" if fallback is not None else "no fix"
             reasons = []
             if problems:
                 reasons.append(
@@ -144,7 +151,7 @@ def gate_decorations(
             if intents:
                 reasons.append(_listing(_distinct(intents)))
             message = f"{violation.message} ({verdict}: {'; and '.join(reasons)})"
-            new = dataclasses.replace(violation, message=message, fix=violation.fallback)
+            new = dataclasses.replace(violation, message=message, fix=fallback)
             for f in inside:
                 if id(f) in replaced:
                     continue
@@ -165,7 +172,7 @@ def gate_decorations(
             if any(
                 f.violation.fix is not None
                 and f.violation.fix.applicability is Applicability.UNSAFE
-                for f in inside
+                for f in [*inside, *(f for f, _ in reached)]
             ):
                 fix = dataclasses.replace(fix, applicability=Applicability.UNSAFE)
             new = dataclasses.replace(violation, fix=fix)
@@ -176,6 +183,80 @@ def gate_decorations(
     result = [replaced.get(id(f), f) for f in found]
     held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _step_contexts(gate: Found, ctx: RuleContext) -> frozenset[str] | None:
+    """The contexts the project facts give what a decorating fix's steps
+    reach (`project.step_contexts`, `project.tape_block_context`): the
+    steps a `StepViolation` decorates, or the tape block TFR303 extracts
+    (the finding of a step-decorating rule on a `with`). None for any
+    other finding, or one without a fix."""
+    import libcst as cst
+
+    from tfrewrite.facts.project import step_contexts, tape_block_context
+    from tfrewrite.rewrite.step_violation import StepViolation
+
+    violation = gate.violation
+    if violation.fix is None or not gate.rule.decorates_steps:
+        return None
+    if isinstance(violation, StepViolation):
+        if not violation.steps:
+            return None
+        contexts: frozenset[str] = frozenset()
+        for step in violation.steps:
+            scope = ctx.scope_of(step)
+            if scope is not None:
+                contexts |= step_contexts(scope.qualname)
+        return contexts
+    if not isinstance(violation.node, cst.With):
+        return None
+    line = gate.start.line
+    # The innermost function around the tape, by pass 1's lines: no
+    # positions of the parsed file needed.
+    around = [
+        (info.end_lineno - info.first_lineno, qualname)
+        for qualname, info in ctx.index.functions.items()
+        if info.first_lineno <= line <= info.end_lineno
+    ]
+    if not around:
+        return frozenset({tape_block_context(ctx.index, line)})
+    return step_contexts(min(around)[1])
+
+
+def _reached(
+    found: list[Found], ctx: RuleContext, contexts: frozenset[str], inside: list[Found]
+) -> list[tuple[Found, str]]:
+    """The findings of rules on traced code in the functions a step
+    reaches that run traced already (`TracedFunction.contexts` names the
+    step), with the qualname of the innermost such function: a Keras
+    model's `call` runs eagerly when an eager loop calls the model, and
+    traced in the step. A function with a `@tf.function` of its own runs
+    traced either way: the step changes nothing there."""
+    if not contexts:
+        return []
+    scopes = [
+        scope
+        for scope in ctx.functions
+        if scope.traced is not None
+        and not scope.traced.has_own_decorator
+        and not contexts.isdisjoint(scope.traced.contexts)
+    ]
+    if not scopes:
+        return []
+    spans = ctx.lines([scope.node for scope in scopes])
+    skipped = {id(f) for f in inside}
+    result = []
+    for f in found:
+        if id(f) in skipped or not (f.rule.needs_traced_code and f.rule.blocks_decoration):
+            continue
+        around = [
+            (last - first, scope)
+            for scope, (first, last) in zip(scopes, spans, strict=True)
+            if first <= f.start.line <= last
+        ]
+        if around:
+            result.append((f, min(around, key=lambda pair: pair[0])[1].qualname))
+    return result
 
 
 def _in_pending_code(found: list[Found], ctx: RuleContext) -> set[int]:
