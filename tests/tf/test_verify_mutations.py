@@ -170,6 +170,166 @@ NUMPY_CALL_OK = NUMPY_CALL.replace(
     "tf.reduce_mean(y_pred).numpy()", "tf.stop_gradient(tf.reduce_mean(y_pred))"
 )
 
+HUBER = """
+import tensorflow as tf
+
+def huber_like(y_true, y_pred):
+    error = tf.reduce_mean(tf.square(y_true - y_pred))
+    if error > 1.0:
+        loss = error * 2.0 - 1.0
+    else:
+        loss = tf.square(error)
+    return loss
+"""
+HUBER_OK = """
+import tensorflow as tf
+
+def huber_like(y_true, y_pred):
+    error = tf.reduce_mean(tf.square(y_true - y_pred))
+    loss = tf.cond(error > 1.0, lambda: error * 2.0 - 1.0, lambda: tf.square(error))
+    return loss
+"""
+
+# Elementwise: predictions above 1 are capped. Draws in [0, 1] never exceed it.
+CAPPED = """
+import numpy as np
+import tensorflow as tf
+
+def capped(y_true, y_pred):
+    return np.where(y_pred > 1.0, 1.0, y_pred)
+"""
+CAPPED_OK = CAPPED.replace("np.where(y_pred > 1.0", "tf.where(y_pred > 1.0")
+
+NAN_CLEANED = """
+import numpy as np
+import tensorflow as tf
+
+def cleaned(y_true, y_pred):
+    return np.where(np.isnan(y_pred), 0.0, y_pred)
+"""
+NAN_CLEANED_OK = NAN_CLEANED.replace(
+    "np.where(np.isnan(y_pred), 0.0, y_pred)", "tf.where(tf.math.is_nan(y_pred), 0.0, y_pred)"
+)
+
+# The NaN branch runs only on an input holding a NaN.
+NAN_GUARD = """
+import tensorflow as tf
+
+def guarded_loss(y_true, y_pred):
+    if tf.reduce_any(tf.math.is_nan(y_pred)):
+        y_pred = tf.where(tf.math.is_nan(y_pred), 0.0, y_pred)
+    return tf.reduce_mean(tf.square(y_true - y_pred))
+"""
+NAN_GUARD_OK = """
+import tensorflow as tf
+
+def guarded_loss(y_true, y_pred):
+    y_pred = tf.cond(
+        tf.reduce_any(tf.math.is_nan(y_pred)),
+        lambda: tf.where(tf.math.is_nan(y_pred), 0.0, y_pred),
+        lambda: y_pred,
+    )
+    return tf.reduce_mean(tf.square(y_true - y_pred))
+"""
+
+MEAN_ERROR = """
+import numpy as np
+import tensorflow as tf
+
+def mean_error(y_true, y_pred):
+    return np.mean(np.abs(y_true - y_pred))
+"""
+MEAN_ERROR_OK = MEAN_ERROR.replace(
+    "np.mean(np.abs(y_true - y_pred))", "tf.reduce_mean(tf.abs(y_true - y_pred))"
+)
+
+CONFIDENT = """
+import numpy as np
+import tensorflow as tf
+
+def confident(y_true, y_pred):
+    return np.count_nonzero(y_pred > 0.5, axis=-1).astype("int32")
+"""
+CONFIDENT_OK = CONFIDENT.replace(
+    'np.count_nonzero(y_pred > 0.5, axis=-1).astype("int32")',
+    "tf.math.count_nonzero(y_pred > 0.5, axis=-1, dtype=tf.int32)",
+)
+
+REGULARISED = """
+import numpy as np
+import tensorflow as tf
+
+def regularised_loss(y_true, y_pred):
+    mse = np.mean(np.square(y_true - y_pred))
+    penalty = 0.01 * np.sum(np.abs(y_pred))
+    return mse + penalty
+"""
+REGULARISED_OK = REGULARISED.replace(
+    "np.mean(np.square(y_true - y_pred))", "tf.reduce_mean(tf.square(y_true - y_pred))"
+).replace("np.sum(np.abs(y_pred))", "tf.reduce_sum(tf.abs(y_pred))")
+
+JITTER = """
+import tensorflow as tf
+
+def jittered(y_true, y_pred):
+    if tf.reduce_mean(y_pred) > 0.5:
+        noise = tf.random.stateless_normal(tf.shape(y_pred), seed=[1, 2], stddev=0.1)
+    else:
+        noise = tf.zeros_like(y_pred)
+    return y_pred + noise
+"""
+JITTER_OK = """
+import tensorflow as tf
+
+def jittered(y_true, y_pred):
+    noise = tf.cond(
+        tf.reduce_mean(y_pred) > 0.5,
+        lambda: tf.random.stateless_normal(tf.shape(y_pred), seed=[1, 2], stddev=0.1),
+        lambda: tf.zeros_like(y_pred),
+    )
+    return y_pred + noise
+"""
+
+EMPTY_BATCH = """
+import tensorflow as tf
+
+def batch_error(y_true, y_pred):
+    if tf.size(y_pred) == 0:
+        return tf.constant(0.0)
+    return tf.reduce_mean(tf.abs(y_true - y_pred))
+"""
+EMPTY_BATCH_OK = """
+import tensorflow as tf
+
+def batch_error(y_true, y_pred):
+    return tf.cond(
+        tf.size(y_pred) == 0,
+        lambda: tf.constant(0.0),
+        lambda: tf.reduce_mean(tf.abs(y_true - y_pred)),
+    )
+"""
+
+# A scalar input (from the signature): the step decays at exactly 100.
+SCHEDULE = """
+import tensorflow as tf
+
+@tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+def learning_rate(step):
+    if step < 100.0:
+        rate = tf.constant(0.001)
+    else:
+        rate = tf.constant(0.0001)
+    return rate
+"""
+SCHEDULE_OK = """
+import tensorflow as tf
+
+@tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+def learning_rate(step):
+    rate = tf.cond(step < 100.0, lambda: tf.constant(0.001), lambda: tf.constant(0.0001))
+    return rate
+"""
+
 FUNCTION_CASES = [
     # (rule, original, correct rewrite, broken rewrite, the check that must fail)
     (
@@ -272,6 +432,81 @@ FUNCTION_CASES = [
         NUMPY_CALL_OK,
         NUMPY_CALL.replace("tf.reduce_mean(y_pred).numpy()", "tf.reduce_mean(y_pred)"),
         "gradients",
+    ),
+    # Bugs that only inputs placed on a condition's boundaries reveal (see
+    # `verify.boundaries`): between a moved threshold's two values, at a
+    # constant, NaN, an empty batch.
+    (
+        "TFR101 threshold moved from 1.0 to 1.2",
+        HUBER,
+        HUBER_OK,
+        HUBER_OK.replace("error > 1.0", "error > 1.2"),
+        "rewrite traced",
+    ),
+    (
+        "TFR101 < turned into <= on a scalar input",
+        SCHEDULE,
+        SCHEDULE_OK,
+        SCHEDULE_OK.replace("step < 100.0", "step <= 100.0"),
+        "rewrite traced",
+    ),
+    (
+        "TFR104 tf.where threshold moved from 1.0 to 1.2",
+        CAPPED,
+        CAPPED_OK,
+        CAPPED_OK.replace("y_pred > 1.0", "y_pred > 1.2"),
+        "rewrite traced",
+    ),
+    (
+        "TFR104 NaN test turned into an infinity test",
+        NAN_CLEANED,
+        NAN_CLEANED_OK,
+        NAN_CLEANED_OK.replace("tf.math.is_nan", "tf.math.is_inf"),
+        "rewrite traced",
+    ),
+    (
+        "TFR101 NaN guard replaced by a wrong value",
+        NAN_GUARD,
+        NAN_GUARD_OK,
+        NAN_GUARD_OK.replace("is_nan(y_pred), 0.0, y_pred)", "is_nan(y_pred), 1.0, y_pred)"),
+        "rewrite traced",
+    ),
+    (
+        "TFR101 emptiness tested on the wrong axis",
+        EMPTY_BATCH,
+        EMPTY_BATCH_OK,
+        EMPTY_BATCH_OK.replace("tf.size(y_pred) == 0", "tf.shape(y_pred)[1] == 0"),
+        "rewrite traced",
+    ),
+    (
+        "TFR101 seed changed in a branch",
+        JITTER,
+        JITTER_OK,
+        JITTER_OK.replace("seed=[1, 2]", "seed=[1, 3]"),
+        "rewrite traced",
+    ),
+    (
+        "TFR104 float32 result turned float64",
+        MEAN_ERROR,
+        MEAN_ERROR_OK,
+        MEAN_ERROR_OK.replace(
+            "tf.abs(y_true - y_pred)", "tf.abs(tf.cast(y_true - y_pred, tf.float64))"
+        ),
+        "rewrite traced",
+    ),
+    (
+        "TFR104 int32 result turned int64",
+        CONFIDENT,
+        CONFIDENT_OK,
+        CONFIDENT_OK.replace(", dtype=tf.int32)", ")"),
+        "rewrite traced",
+    ),
+    (
+        "TFR104 dropped term",
+        REGULARISED,
+        REGULARISED_OK,
+        REGULARISED_OK.replace("    return mse + penalty", "    return mse"),
+        "rewrite traced",
     ),
 ]
 

@@ -8,6 +8,10 @@ rewrite:
   longer needs AutoGraph), on every input of the proof set; values, shapes,
   dtypes and gradients with respect to float inputs must agree within
   `atol + rtol*|expected|`.
+* **boundaries** — the proof set holds inputs on both sides of (and at)
+  every constant a condition of the original or the rewrite compares with,
+  and NaN, infinite and empty inputs where a branch tests for them (see
+  `conditions`, `boundaries`, `proof_inputs`).
 * **coverage** — every `tf.cond` the rewrite introduced must take both
   branches on some input of the proof set; inputs are searched (range ends,
   scaling, shifting, sign flips, fresh draws) until they do. Uncovered is
@@ -49,9 +53,11 @@ import numpy as np
 import tensorflow as tf
 
 from tfrewrite.verify import (
+    boundaries,
     caller_capture,
     callers,
     capture,
+    conditions,
     coverage,
     datasets,
     flags,
@@ -61,6 +67,7 @@ from tfrewrite.verify import (
     module_slice,
     pretrained,
     project_imports,
+    proof_inputs,
     randomness,
     signatures,
 )
@@ -350,7 +357,7 @@ class Verifier:
                 self.outcome.stochastic = True
                 break
         self.outcome.prints = bool(reference.printed.text.strip())
-        proof = self._proof_set(base)
+        proof = self._proof_set(base, fixed_batch)
         self.outcome.inputs = [label for label, _ in proof]
         self._original_divergence(proof)
         if self.rewrite is not None:
@@ -525,44 +532,32 @@ class Verifier:
     # Inputs and coverage ------------------------------------------------------
 
     def _proof_set(
-        self, base: list[tuple[str, dict[str, Any]]]
+        self, base: list[tuple[str, dict[str, Any]]], fixed_batch: bool
     ) -> list[tuple[str, dict[str, Any]]]:
-        """The base draws plus inputs that take branches the draws did not."""
-        proof = list(base)
-        if self.recorder is None or self.instrumented is None:
-            return proof
-        fn = self.instrumented.python_function
-
-        def taken(args: dict[str, Any]) -> set[tuple[int, bool]]:
-            self.recorder.taken = {}
-            self.recorder.active = True
-            try:
-                call(fn, args, eager=True)
-            finally:
-                self.recorder.active = False
-            return {
-                (line, which) for line, whiches in self.recorder.taken.items() for which in whiches
-            }
-
-        covered: set[tuple[int, bool]] = set()
-        for _, args in base:
-            covered |= taken(args)
-        wanted = {(line, which) for line in self.recorder.conds for which in (True, False)}
-        tried = 0
-        for label, variant in inputs.variants(base[0][1], self.specs):
-            if covered >= wanted or tried >= self.options.search:
-                break
-            # Arguments without a specification (a model from a caller) stay as they are.
-            args = {**base[0][1], **variant}
-            tried += 1
-            new = taken(args) - covered
-            if new and not call(self.original.python_function, args, eager=True).failed:
-                covered |= new
-                proof.append((label, args))
-        self.recorder.taken = {}
-        for line, which in covered:
-            self.recorder.taken.setdefault(line, set()).add(which)
-        self.outcome.branches = self.recorder.summary()
+        """The base draws, inputs on both sides of every condition the code
+        tests, and inputs that take branches the others did not (see
+        `proof_inputs`)."""
+        r = self.request
+        found = conditions.collect(
+            r.original_source, r.rewrite_source, r.qualname, method="." in r.qualname
+        )
+        measure = proof_inputs.measurer(
+            self.original.module, self.rewrite.module if self.rewrite is not None else None
+        )
+        boundary = boundaries.variants(
+            base[0][1], self.specs, found, measure, empty=not fixed_batch
+        )
+        proof = proof_inputs.proof_set(
+            base,
+            self.specs,
+            self.original.python_function,
+            boundary,
+            self.recorder if self.instrumented is not None else None,
+            self.instrumented.python_function if self.instrumented is not None else None,
+            self.options.search,
+        )
+        if self.recorder is not None and self.instrumented is not None:
+            self.outcome.branches = self.recorder.summary()
         return proof
 
     # Rewrite checks ------------------------------------------------------------

@@ -213,36 +213,56 @@ def _clip(value: Any, spec: TensorSpec) -> Any:
     return np.clip(value, spec.low, spec.high).astype(value.dtype)
 
 
+Slots = Mapping[str, tuple[str, str | None, TensorSpec]]
+
+
+def transformed(
+    base: Mapping[str, Any],
+    slots: Slots,
+    names: list[str],
+    fn: Any,
+    start: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`fn(value as float64, spec)` applied to the `names` (slots, see
+    `tensor_slots`) of `base`, into a copy of `start` (`base`), kept inside
+    each configured range and in each value's dtype."""
+    import numpy as np
+
+    args = dict(base if start is None else start)
+    for n in names:
+        param, key, spec = slots[n]
+        old = base[param] if key is None else base[param][key]
+        new = _clip(np.asarray(fn(np.asarray(old, dtype="float64"), spec)), spec).astype(
+            np.asarray(old).dtype
+        )
+        if key is None:
+            args[param] = new
+        else:
+            args[param] = {**args[param], key: new}
+    return args
+
+
 def variants(
     base: Mapping[str, Any], specs: Mapping[str, Spec], seeds: int = 24
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Inputs derived from `base` that push values across thresholds:
     constants at the range ends, scaling, shifting and sign flips (all float
     arguments together, then one at a time), kept inside each declared
-    range; then fresh draws."""
+    range; then fresh draws. These know nothing of the code: inputs aimed
+    at the constants its conditions compare with, and at its NaN,
+    infinity and emptiness tests, come from `boundaries`, beside these
+    (see `proof_inputs`)."""
     import numpy as np
 
     # Each tensor to vary, by the name shown: a parameter, or an entry of a
     # dict parameter (`features["x"]`).
-    slots = _slots(specs)
+    slots = tensor_slots(specs)
     floats = [n for n, (_, _, s) in slots.items() if s.dtype != "bool"]
 
     def transform(
         names: list[str], label: str, fn: Any, start: Mapping[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
-        """`fn` applied to the `names` of `base`, into a copy of `start` (`base`)."""
-        args = dict(base if start is None else start)
-        for n in names:
-            param, key, spec = slots[n]
-            old = base[param] if key is None else base[param][key]
-            new = _clip(np.asarray(fn(np.asarray(old, dtype="float64"), spec)), spec).astype(
-                np.asarray(old).dtype
-            )
-            if key is None:
-                args[param] = new
-            else:
-                args[param] = {**args[param], key: new}
-        return label, args
+        return label, transformed(base, slots, names, fn, start)
 
     def ends(spec: TensorSpec) -> tuple[float, float]:
         return (spec.low, spec.high) if spec.low is not None else (-3.0, 3.0)  # type: ignore[return-value]
@@ -280,7 +300,7 @@ def variants(
         yield f"random draw (seed {seed})", draw(specs, seed)
 
 
-def _slots(specs: Mapping[str, Spec]) -> dict[str, tuple[str, str | None, TensorSpec]]:
+def tensor_slots(specs: Mapping[str, Spec]) -> dict[str, tuple[str, str | None, TensorSpec]]:
     """`shown name -> (parameter, dict key or None, spec)` of every tensor input."""
     slots: dict[str, tuple[str, str | None, TensorSpec]] = {}
     for name, spec in specs.items():
@@ -297,7 +317,7 @@ def short_batch(specs: Mapping[str, Spec]) -> tuple[dict[str, Spec], int, int] |
     batch of an epoch: (specs, full size, short size). None when the tensor
     inputs (also those inside a dict) do not share a first dimension of at
     least 2."""
-    tensors = {n: s for n, (_, _, s) in _slots(specs).items() if s.shape}
+    tensors = {n: s for n, (_, _, s) in tensor_slots(specs).items() if s.shape}
     leading = {s.shape[0] for s in tensors.values()}
     if len(leading) != 1 or (full := leading.pop()) < 2:
         return None
