@@ -14,8 +14,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
+# tf-keras (Keras 2, which verify runs Keras 2 code on) without its
+# dependencies: its metadata asks for the `tensorflow` distribution, and the
+# tests run on `tensorflow-cpu`.
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q --no-deps tf-keras==2.21.0
 	touch $(VENV)/.installed $@
 
 # Show every rule firing on examples/, then the fixes as a diff (nothing is

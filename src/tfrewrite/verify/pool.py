@@ -2,7 +2,9 @@
 
 Each worker runs `tfrewrite.verify.worker` (any interpreter with
 TensorFlow; our `src` folder is put on its `PYTHONPATH`), which imports
-TensorFlow once and then verifies function after function. A request that
+TensorFlow once and then verifies function after function, all on one
+Keras: a request whose code is written for the other Keras (`legacy_keras`)
+gets its slot's worker replaced by one started for it. A request that
 does not answer within the timeout gets its worker killed and replaced; a
 worker that dies is reported with the tail of its error output. Either way
 the run continues with the next function (the function a dead worker was
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import tfrewrite
+from tfrewrite.verify import legacy_keras
 from tfrewrite.verify.scheduler import Finished, Timeout, run_all
 
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
@@ -61,10 +64,14 @@ class WorkerFailure:
 
 
 class Worker:
-    """One worker process and the thread that reads its answers."""
+    """One worker process and the thread that reads its answers. `legacy`:
+    it runs with TF_USE_LEGACY_KERAS (Keras 2, `tf_keras`), without it
+    (False), or as the environment says (None): see `legacy_keras`."""
 
-    def __init__(self, python: str) -> None:
+    def __init__(self, python: str, legacy: bool | None = None) -> None:
         env = dict(os.environ)
+        legacy_keras.set_environment(env, legacy)
+        self.legacy = legacy_keras.flag_set(env)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_source_root(), env.get("PYTHONPATH")) if p)
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env["PYTHONUNBUFFERED"] = "1"
@@ -185,6 +192,8 @@ class LocalPool:
         self._done: queue.Queue[Finished | EnvironmentProblem] = queue.Queue()
         self._current: list[Worker | None] = [None] * self.slots
         self._problems: list[EnvironmentProblem] = []
+        # What the first worker said of the interpreter (`worker.prepare`).
+        self._info: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._live = self.slots
         self._closing = False
@@ -201,9 +210,30 @@ class LocalPool:
     def __exit__(self, kind: object, *_: object) -> None:
         self.close(abort=kind is not None)
 
-    def _start(self, slot: int) -> Worker | None:
+    def _worker_for(
+        self, slot: int, worker: Worker | None, payload: dict[str, Any]
+    ) -> tuple[Worker | None, legacy_keras.Placement]:
+        """A live worker on the Keras `payload`'s code is written for: the
+        slot's own, or one started in its place (the first worker of the pool
+        says whether `tf_keras` is there: until then it is assumed)."""
+        while True:
+            placement = legacy_keras.place(payload, self._info)
+            if placement.result is not None:
+                return worker, placement
+            if worker is not None and worker.alive and worker.legacy == placement.legacy:
+                return worker, placement
+            if worker is not None:
+                worker.close()
+            worker = self._start(slot, placement.legacy)
+            if worker is None:
+                return None, placement
+            known, self._info = bool(self._info), worker.info
+            if known:  # started knowing the interpreter: it fits
+                return worker, placement
+
+    def _start(self, slot: int, legacy: bool | None = None) -> Worker | None:
         try:
-            worker = self._current[slot] = Worker(self._python)
+            worker = self._current[slot] = Worker(self._python, legacy)
         except EnvironmentProblem as err:
             self._problems.append(err)
             return None
@@ -216,19 +246,20 @@ class LocalPool:
         return worker
 
     def _serve(self, slot: int) -> None:
-        worker = self._start(slot)
+        worker: Worker | None = None
         try:
-            while worker is not None:
+            while True:
                 item = self._todo.get()
                 if item is None:
                     break
                 key, payload, limit = item
-                if not worker.alive:
-                    worker.close()
-                    worker = self._start(slot)
-                    if worker is None:
-                        self._todo.put(item)  # for a worker that can still run it
-                        break
+                worker, placement = self._worker_for(slot, worker, payload)
+                if placement.result is not None:  # the Keras it needs is missing
+                    self._done.put(Finished(key, result=placement.result))
+                    continue
+                if worker is None:
+                    self._todo.put(item)  # for a worker that can still run it
+                    break
                 answer = worker.request(payload, limit)
                 if isinstance(answer, WorkerFailure):
                     finished = (
@@ -237,7 +268,7 @@ class LocalPool:
                         else Finished(key, result=_failure(payload, answer.message))
                     )
                 else:
-                    finished = Finished(key, result=answer)
+                    finished = Finished(key, result=placement.annotate(answer))
                 self._done.put(finished)
         finally:
             if worker is not None:

@@ -4,7 +4,9 @@ The `Scheduler` of `scheduler` on Ray actors. Each actor is a long-lived
 worker (`ResidentWorker`) that imports TensorFlow once and answers requests
 with the same function the local worker processes use
 (`worker.answer`: the sandbox, the scratch folder, the checks), so a target
-verifies the same on a laptop and on a cluster.
+verifies the same on a laptop and on a cluster. An actor runs on one Keras
+(`legacy_keras`): when a request needs the other, an idle actor is replaced
+by one started for it.
 
 Without an address (`--ray` alone, and no `RAY_ADDRESS` in the environment)
 a local Ray instance is started for the run (the actors read the project
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import tfrewrite
+from tfrewrite.verify import legacy_keras
 from tfrewrite.verify.pool import SCRATCH_ENV, EnvironmentProblem
 from tfrewrite.verify.scheduler import Finished
 
@@ -84,9 +87,12 @@ def import_ray() -> Any:
 
 class ResidentWorker:
     """The Ray actor: one worker that imports TensorFlow once and verifies
-    request after request, as a local worker process does."""
+    request after request, as a local worker process does; with `legacy`,
+    on Keras 2 (`tf_keras`: see `legacy_keras`), else on Keras 3."""
 
-    def __init__(self) -> None:
+    def __init__(self, legacy: bool | None = None) -> None:
+        # Before TensorFlow is imported: it reads the flag once.
+        legacy_keras.set_environment(os.environ, legacy)
         # As in a worker process: user prints go to standard error (Ray's log
         # for it), never where a driver could mistake them for its own output.
         sys.stdout.flush()
@@ -244,10 +250,13 @@ class RayScheduler:
             # answer() reference -> (key, actor, deadline, payload, timeout)
             self._running: dict[Any, tuple[int, Any, float, dict[str, Any], float | None]] = {}
             self._finished: deque[Finished] = deque()
+            # Each actor's Keras (by `id`), and each running request's placement.
+            self._legacy: dict[int, bool] = {}
+            self._placements: dict[int, legacy_keras.Placement] = {}
             self._problems: list[str] = []
             self.info: dict[str, Any] = {}
             for _ in range(self.slots):
-                self._spawn()
+                self._spawn(legacy_keras.flag_set())
         except BaseException:
             self.close(abort=True)
             raise
@@ -258,8 +267,9 @@ class RayScheduler:
     def __exit__(self, kind: object, *_: object) -> None:
         self.close(abort=kind is not None)
 
-    def _spawn(self) -> None:
-        actor = self._class.remote()
+    def _spawn(self, legacy: bool) -> None:
+        actor = self._class.remote(legacy)
+        self._legacy[id(actor)] = legacy
         self._starting[actor.ready.remote()] = (actor, time.monotonic())
 
     def submit(self, key: int, payload: dict[str, Any], timeout: float | None) -> None:
@@ -267,19 +277,53 @@ class RayScheduler:
         self._dispatch()
 
     def _dispatch(self) -> None:
-        while self._queue and self._idle:
-            actor = self._idle.pop()
-            key, payload, limit = self._queue.popleft()
+        """Start what can start: each request on an idle actor of the Keras
+        its code is written for (`legacy_keras`); one that needs the other
+        Keras has an idle actor replaced by one of that Keras."""
+        waiting: deque[tuple[int, dict[str, Any], float | None]] = deque()
+        while self._queue:
+            key, payload, limit = item = self._queue.popleft()
+            if not self._idle:
+                waiting.append(item)
+                continue
+            placement = legacy_keras.place(payload, self.info)
+            if placement.result is not None:  # the Keras it needs is missing
+                self._finished.append(Finished(key, result=placement.result))
+                continue
+            actor = self._idle_actor(placement.legacy)
+            if actor is None:
+                waiting.append(item)
+                continue
+            self._placements[key] = placement
             ref = actor.answer.remote(payload, self._shipped_from)
             deadline = time.monotonic() + limit if limit is not None else float("inf")
             self._running[ref] = (key, actor, deadline, payload, limit)
+        self._queue = waiting
 
-    def _replace(self, actor: Any) -> None:
+    def _idle_actor(self, legacy: bool) -> Any | None:
+        """An idle actor on that Keras; else, unless one is starting, an idle
+        actor of the other Keras is replaced by one on it (None: wait)."""
+        for i, actor in enumerate(self._idle):
+            if self._legacy.get(id(actor)) == legacy:
+                return self._idle.pop(i)
+        starting = any(self._legacy.get(id(a)) == legacy for a, _ in self._starting.values())
+        if self._idle and not starting:
+            other = self._idle.pop()
+            self._legacy.pop(id(other), None)
+            self._kill(other)
+            self._spawn(legacy)
+        return None
+
+    def _kill(self, actor: Any) -> None:
         try:
             self._ray.kill(actor, no_restart=True)
         except Exception:  # already gone with its node
             pass
-        self._spawn()
+
+    def _replace(self, actor: Any) -> None:
+        legacy = self._legacy.pop(id(actor), legacy_keras.flag_set())
+        self._kill(actor)
+        self._spawn(legacy)
 
     def _started_one(self, ref: Any) -> None:
         ray = self._ray
@@ -287,6 +331,7 @@ class RayScheduler:
         try:
             info = ray.get(ref)
         except ray.exceptions.RayError as err:
+            self._legacy.pop(id(actor), None)
             self._problems.append(f"a Ray worker died while starting: {_reason(err)}")
             return
         if not info.get("ready"):
@@ -301,8 +346,9 @@ class RayScheduler:
     def _ended(self, ref: Any) -> None:
         ray = self._ray
         key, actor, _, payload, _ = self._running.pop(ref)
+        placement = self._placements.pop(key, legacy_keras.Placement())
         try:
-            result = ray.get(ref)
+            result = placement.annotate(ray.get(ref))
         except (
             ray.exceptions.RayActorError,  # died: a segfault, os._exit, a lost node
             ray.exceptions.WorkerCrashedError,
@@ -321,6 +367,7 @@ class RayScheduler:
         for ref, (key, actor, deadline, payload, limit) in list(self._running.items()):
             if now >= deadline:
                 del self._running[ref]
+                self._placements.pop(key, None)
                 message = f"timed out after {limit:g} s (the worker was killed)"
                 result = {"function": payload["qualname"], "verdict": "error", "error": message}
                 self._finished.append(Finished(key, result=result))

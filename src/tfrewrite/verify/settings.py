@@ -10,6 +10,7 @@ timeout = 120          # seconds per function
 harness."train:train_step" = "verify_harness:build"  # builds model, optimizer, batches
 xla = true             # also try jit_compile=True
 python = ".venv/bin/python"   # interpreter for the workers
+keras = "auto"         # or 2 (tf_keras), 3: the Keras the code runs on; auto: as written
 inputs."losses:dice" = {y_true = "float32[8,16,16,1] in [0,1]", y_pred = "float32[8,16,16,1]"}
 ```
 
@@ -26,7 +27,9 @@ from tfrewrite.config import ConfigError, Settings
 from tfrewrite.verify.inputs import Spec, SpecError, parse_spec
 
 _NUMBERS = {"rtol": float, "atol": float, "samples": int, "search": int, "timeout": float}
-_KEYS = {*_NUMBERS, "inputs", "xla", "python", "harness"}
+_KEYS = {*_NUMBERS, "inputs", "xla", "python", "harness", "keras"}
+# `keras`: which Keras runs the project's code (see `legacy_keras`).
+_KERAS = ("auto", 2, 3)
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class VerifySettings:
     timeout: float = 120.0
     xla: bool = True
     python: str | None = None
+    keras: str | int = "auto"
     # (module, qualname) -> parameter -> specification
     inputs: dict[tuple[str, str], dict[str, Spec]] = field(default_factory=dict)
     # (module, train step) -> "module:build"
@@ -57,6 +61,8 @@ class VerifySettings:
             # the worker's own timeout kills the whole verification.
             "caller_seconds": min(30.0, self.timeout / 4),
         }
+        if self.keras != "auto":  # the default keeps stored results' keys
+            options["keras"] = self.keras
         if self.print_output_stream != "stdout":  # the default keeps stored results' keys
             options["print_output_stream"] = self.print_output_stream
         return options
@@ -112,6 +118,10 @@ def parse_verify_settings(
         if not isinstance(table["python"], str):
             raise ConfigError(f"`{where}.python` must be a path")
         kwargs["python"] = table["python"]
+    if "keras" in table:
+        if isinstance(table["keras"], bool) or table["keras"] not in _KERAS:
+            raise ConfigError(f'`{where}.keras` must be "auto", 2 or 3')
+        kwargs["keras"] = table["keras"]
     inputs: dict[tuple[str, str], dict[str, Spec]] = {}
     for key, params in (table.get("inputs") or {}).items():
         module, sep, function = key.rpartition(":")

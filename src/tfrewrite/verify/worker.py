@@ -22,6 +22,8 @@ import sys
 import traceback
 from typing import IO, Any
 
+from tfrewrite.verify import legacy_keras
+
 INSTALL_HINT = "pip install 'tfrewrite[verify]'"
 # Seconds between two looks at whether the parent process is still there.
 PARENT_POLL_SECONDS = 1.0
@@ -114,7 +116,15 @@ def prepare() -> dict[str, Any]:
     threads = int(os.environ.get("TFREWRITE_VERIFY_THREADS", "1"))
     tf.config.threading.set_intra_op_parallelism_threads(threads)
     tf.config.threading.set_inter_op_parallelism_threads(threads)
-    return {"ready": True, "tensorflow": tf.__version__, "python": sys.version.split()[0]}
+    # Keras 2 code runs in workers started with TF_USE_LEGACY_KERAS=1, where
+    # its `import keras` means tf_keras too (`legacy_keras`).
+    legacy_keras.install_alias()
+    return {
+        "ready": True,
+        "tensorflow": tf.__version__,
+        "python": sys.version.split()[0],
+        **legacy_keras.ready_info(tf.__version__),
+    }
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any]:
