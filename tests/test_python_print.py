@@ -180,11 +180,6 @@ REWRITES = [
         id="maybe-tensor-expression",
     ),
     pytest.param(
-        'print(f"scaled {scale(loss)}")',
-        'tf.print("scaled ", scale(loss), sep="", output_stream=sys.stdout)',
-        id="maybe-tensor-field",
-    ),
-    pytest.param(
         'print("pair %s" % ([loss, loss],))',
         'tf.print("pair ", [loss, loss], sep="", output_stream=sys.stdout)',
         id="percent-container",
@@ -263,6 +258,31 @@ def test_rewrite_in_tf_function(before: str, after: str) -> None:
     _, fixed, remaining = fix_source_with_findings(source, select=["TFR103"])
     assert [f.fix.applicability for f in fixed] == [Applicability.SAFE]
     assert remaining == []
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            'print(f"scaled {scale(loss)}")',
+            'tf.print("scaled ", scale(loss), sep="", output_stream=sys.stdout)',
+        ),
+        ("print(describe(loss))", "tf.print(describe(loss), output_stream=sys.stdout)"),
+    ],
+)
+def test_a_function_given_a_tensor_makes_the_fix_unsafe(before: str, after: str) -> None:
+    """`describe(loss)`: a function tfrewrite does not see into is handed a
+    tensor. If it returns a tensor, `tf.print` shows its values on every
+    call; if it formats the tensor into text (`"loss=%s" % t`), traced that
+    text is built once and `tf.print` prints it on every call, where the
+    original run eagerly showed each call's values. Unsafe, saying so."""
+    source = traced(before)
+    expected = source.replace(textwrap.indent(before, "    "), textwrap.indent(after, "    "))
+    assert_rewrites(source, expected, unsafe=True)
+    assert fix(source, False) == source
+    [finding] = check_source(source, select=["TFR103"])
+    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
+    assert "is given a tensor and is assumed to return one" in finding.fix.message
 
 
 # -- format specs on tensors: as_string, unsafe (it needs a float tensor) ---------------

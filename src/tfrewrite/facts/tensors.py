@@ -568,7 +568,13 @@ class TensorFacts:
         names: dict[str, TensorKind],
     ) -> TensorKind:
         """`a op b` (or `a op= b`): a tensor when either side is; floating when
-        either side is floating (a Python float included) or for `/`."""
+        either side is floating (a Python float included) or for `/`.
+        `"loss %s" % x` is Python string formatting, whatever `x` is: a
+        string, built once while tracing."""
+        if isinstance(operator, (cst.Modulo, cst.ModuloAssign)) and isinstance(
+            left_node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+        ):
+            return NOT_TENSOR
         left = self._value(self._kind(left_node, names))
         right = self._value(self._kind(right_node, names))
         if not (left.tensor or right.tensor):

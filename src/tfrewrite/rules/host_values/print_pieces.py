@@ -154,3 +154,52 @@ def check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpressi
                     "is frozen under tracing (print the tensor itself)"
                 )
         stack.extend(child_nodes(current))
+
+
+def opaque_calls(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> list[cst.Call]:
+    """Calls in a printed value that hand a tensor to code tfrewrite cannot
+    see into and whose result is not known to be a tensor (`describe(loss)`,
+    `self.fmt(loss)`): such a function may format the tensor into a Python
+    string, which traced is built once and shows `Tensor(...)`; `tf.print`
+    would then print that text on every call. TensorFlow and Keras calls,
+    builtins and methods of the tensor itself are judged elsewhere."""
+    found: list[cst.Call] = []
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
+            continue
+        if (
+            isinstance(current, cst.Call)
+            and not facts.is_tensor(current)
+            and not _seen_into(ctx, current)
+            and any(shows_values(facts, arg.value) for arg in current.args)
+        ):
+            found.append(current)
+            continue
+        stack.extend(child_nodes(current))
+    return found
+
+
+def _seen_into(ctx: RuleContext, call: cst.Call) -> bool:
+    """A call whose effect on a tensor argument other rules judge: a
+    TensorFlow, Keras or NumPy function, a builtin, a method of a value
+    (`loss.numpy()`, `"...".format(loss)`)."""
+    func = call.func
+    if isinstance(func, cst.Name) and func.value in (
+        STATIC_BUILTINS | PYTHON_CONVERSIONS | {"print", "repr", "format"}
+    ):
+        return True
+    qualified = ctx.names.qualified_name(func)
+    if qualified is not None and qualified.split(".", 1)[0] in (
+        "tensorflow",
+        "keras",
+        "numpy",
+        "tf_keras",
+    ):
+        return True
+    if isinstance(func, cst.Attribute) and not (
+        isinstance(func.value, cst.Name) and func.value.value == "self"
+    ):
+        return qualified is None  # a method of a value: `loss.numpy()`, `"{}".format(x)`
+    return False

@@ -26,6 +26,7 @@ from tfrewrite.rules.host_values.print_pieces import (
     PrintRefusal,
     Text,
     kind_of,
+    opaque_calls,
     shows_values,
 )
 from tfrewrite.rules.host_values.print_render import as_text, join_args, render
@@ -149,11 +150,17 @@ def check_print(
         )
     except PrintRefusal as refusal:
         return Violation(target, f"{problem}; not rewritten: {refusal}")
+    opaque = [call for value in positional for call in opaque_calls(ctx, facts, value)]
     notes = [
         *([likely_note] if likely_note else []),
         *assumed_notes(facts),
         *rewrite.assumptions,
         *([context_note] if context_note else []),
+        *(
+            f"`{ctx.code(c)}` is given a tensor and is assumed to return one: if it formats "
+            "it into text, that text is built once, at trace time, and printed on every call"
+            for c in opaque
+        ),
     ]
     fix = print_fix(target, rewrite, f"Replace {subject} with `tf.print`", notes)
     return Violation(target, f"{problem}; use `tf.print`", fix)
