@@ -307,3 +307,28 @@ def test_a_safe_fix_applied_only_with_unsafe_ones_is_offered_as_unsafe() -> None
     assert fixed.fixed_source is None
     unsafe_fixed = _fix_once(PRINT_AROUND_AN_ELIF, unsafe=True)
     assert len(unsafe_fixed.fixes_applied) == sum(1 for f in checked.findings if f.fix) == 3
+
+
+# The loss's own decorator traces the helper, which reads a module flag
+# another function rebinds (TFR201), and an eager loop's tape calls the loss.
+# TFR301 removes the decorator, and the tape block is extracted (TFR303):
+# the helper's finding is no reason to refuse the extraction in the first
+# run, for a run on the fixed file sees no reason to trace the helper but
+# the step, and would extract it then.
+FLAG_IN_A_HELPER_OF_A_DECORATED_LOSS_IN_AN_EAGER_LOOP = FLAG_IN_A_DECORATED_LOSS + textwrap.dedent(
+    """\
+
+
+    def fit(model, optimizer, dataset):
+        for x, y in dataset:
+            with tf.GradientTape() as tape:
+                loss = loss_fn(y, model(x, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+)
+
+
+def test_a_step_is_gated_alike_before_and_after_its_losss_decorator_goes() -> None:
+    fixed = _fix_once(FLAG_IN_A_HELPER_OF_A_DECORATED_LOSS_IN_AN_EAGER_LOOP, unsafe=True)
+    assert "TFR303" in {f.code for f in fixed.fixes_applied}

@@ -234,11 +234,12 @@ def _reached(
     traced either way: the step changes nothing there."""
     if not contexts:
         return []
+    either_way = _traced_either_way(ctx)
     scopes = [
         scope
         for scope in ctx.functions
         if scope.traced is not None
-        and not scope.traced.has_own_decorator
+        and scope.qualname not in either_way
         and not contexts.isdisjoint(scope.traced.contexts)
     ]
     if not scopes:
@@ -257,6 +258,27 @@ def _reached(
         if around:
             result.append((f, min(around, key=lambda pair: pair[0])[1].qualname))
     return result
+
+
+def _traced_either_way(ctx: RuleContext) -> set[str]:
+    """Functions of this file that run traced whether or not a step is:
+    those with a `@tf.function` of their own, and what such a function
+    calls (`loss_fn` decorated calls `helper`). A fix may remove that
+    decorator (TFR301), and a file checked afresh then sees no reason to
+    trace the callee but the step: counting its findings against the step
+    would refuse the step in one run and not in the next."""
+    traced = {s.qualname: s.traced for s in ctx.functions if s.traced is not None}
+    either_way = {q for q, t in traced.items() if t.has_own_decorator}
+    changed = True
+    while changed:
+        changed = False
+        for qualname, known in traced.items():
+            if qualname not in either_way and any(
+                caller in either_way for caller in known.traced_callers
+            ):
+                either_way.add(qualname)
+                changed = True
+    return either_way
 
 
 def _in_pending_code(found: list[Found], ctx: RuleContext) -> set[int]:
