@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS, WEIGHTED_LAYERS
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS
 
 # Methods whose attributes are set up once, not state that changes per call.
@@ -65,6 +66,23 @@ _STATEFUL_NAMESPACES = ("metrics.", "optimizers.")
 _STATELESS_LEAVES = frozenset({"Metric", "Optimizer", "schedules"})
 
 
+def weighted_layer(qualified: str | None) -> str | None:
+    """The class name of a Keras layer that creates variables when it is
+    built and first called (`Conv1D`, `Dense`, Keras 3's `Dropout` with its
+    seed generator), as measured on Keras (`facts/keras_weighted_layers.py`);
+    None for any other name. Keras 2 (`tf_keras`) gives its random layers no
+    seed variable."""
+    path = keras_path(qualified)
+    if path is None or not path.startswith("layers."):
+        return None
+    leaf = path.rsplit(".", 1)[-1]
+    if leaf not in WEIGHTED_LAYERS:
+        return None
+    if leaf in SEED_ONLY_LAYERS and (qualified or "").startswith("tf_keras."):
+        return None
+    return leaf
+
+
 def creates_variables(qualified: str | None) -> str | None:
     """What the call makes ("a `tf.Variable`", "a Keras metric", ...) when it
     creates variables, else None."""
@@ -72,6 +90,9 @@ def creates_variables(qualified: str | None) -> str | None:
         return None
     if qualified in VARIABLE_CONSTRUCTORS:
         return "a `tf.Variable`"
+    layer = weighted_layer(qualified)
+    if layer is not None:
+        return f"a Keras `{layer}` layer"
     path = keras_path(qualified)
     if path is not None and path.startswith(_STATEFUL_NAMESPACES):
         leaf = qualified.rsplit(".", 1)[-1]

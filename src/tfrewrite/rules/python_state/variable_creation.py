@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.vocabulary import SETUP_METHODS, creates_variables
+from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS
+from tfrewrite.facts.vocabulary import SETUP_METHODS, creates_variables, weighted_layer
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
@@ -43,10 +44,11 @@ class VariableCreatedInTracedCode(Rule):
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
-    Finds traced code that creates a `tf.Variable`, a Keras metric object or
-    a Keras optimizer on every call: `tf.Variable(0.0)` in a
-    `@tf.function`, `tf.keras.metrics.Mean()` in a train step, a fresh
-    optimizer per fold inside the step.
+    Finds traced code that creates a `tf.Variable`, a Keras metric object,
+    a Keras optimizer or a Keras layer that owns variables on every call:
+    `tf.Variable(0.0)` in a `@tf.function`, `tf.keras.metrics.Mean()` in a
+    train step, a fresh optimizer per fold inside the step,
+    `layers.Conv1D(...)(x)` in a layer's `call`.
 
     ## Why is this bad?
     Eagerly, each call gets a fresh object and the code works. A
@@ -57,15 +59,30 @@ class VariableCreatedInTracedCode(Rule):
     when it is built, so the same error appears, or its state silently
     restarts on every call.
 
+    A Keras layer with weights (`Dense`, `Conv1D`, `LSTM`,
+    `BatchNormalization`, ...) built where it is called creates them anew
+    on every call: eagerly its output comes from fresh random weights each
+    time and nothing trains them; traced, it raises the same error. Keras
+    3's random layers (`Dropout`, `GaussianNoise`, the random augmentation
+    layers) create a variable for their seed generator when they are
+    constructed, and raise likewise. Which layers create variables is
+    measured on Keras (`scripts/keras_weighted_layers.py`), not listed by
+    hand; layers without variables (`Flatten`, `MaxPool1D`, `Activation`,
+    `Concatenate`, ...) may be built in `call`.
+
     Creation guarded so that it runs once (`if self.v is None:`, `if not
     self.built:`, `with tf.init_scope():`) and creation in `__init__` or
     `build` are not reported. An undecorated train step that TFR302 will
     decorate is checked too: the error would appear once it is decorated.
+    A training loop whose step reaches such code is not extracted into a
+    `@tf.function` step (TFR303).
 
     ## How to fix it
     Create the object once, outside the traced function (in `__init__`,
     `build`, or where the model is built) and update it inside with
-    `assign`, `update_state` or `apply_gradients`.
+    `assign`, `update_state` or `apply_gradients`; build a layer in
+    `__init__` (`self.conv = layers.Conv1D(...)`) and call it in `call`
+    (`self.conv(x)`).
 
     ## Fix safety
     There is no automatic fix: where the object belongs depends on its
@@ -93,6 +110,33 @@ class VariableCreatedInTracedCode(Rule):
                 accuracy.update_state(y, model(x))
                 return accuracy.result()
             """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            class Encoder(tf.keras.layers.Layer):
+                def call(self, x):
+                    h = layers.Conv1D(filters=8, kernel_size=3, activation="relu")(x)
+                    return layers.Flatten()(h)
+            """
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+            from tensorflow.keras import layers
+
+            class Encoder(tf.keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.conv = layers.Conv1D(filters=8, kernel_size=3, activation="relu")
+
+                def call(self, x):
+                    h = self.conv(x)
+                    return layers.Flatten()(layers.MaxPool1D(2)(h))
+            """,
+            note="weights built once in `__init__`; weightless layers may be built in `call`",
         ),
         Valid(
             """
@@ -159,13 +203,35 @@ class VariableCreatedInTracedCode(Rule):
             when = (
                 "once it is decorated (TFR302), " if traced is not None and traced.pending else ""
             )
+            layer = weighted_layer(ctx.names.qualified_name(node.func))
+            if layer is not None:
+                yield Violation(node, _layer_message(layer, scope.qualname, when))
+                continue
             yield Violation(
                 node,
                 f"{what} is created on every call of traced `{scope.qualname}`: {when}tracing "
-                'allows variables only on the first call and raises "tf.function only supports '
-                'singleton tf.Variables created on the first call"; create it once outside '
-                "(in `__init__`, `build`, or next to the model) and update it inside",
+                f"{_RAISES}; create it once outside (in `__init__`, `build`, or next to the "
+                "model) and update it inside",
             )
+
+
+_RAISES = (
+    'allows variables only on the first call and raises "tf.function only supports '
+    'singleton tf.Variables created on the first call"'
+)
+
+
+def _layer_message(layer: str, qualname: str, when: str) -> str:
+    """A layer built where it is called: what it creates and where it belongs."""
+    if layer in SEED_ONLY_LAYERS:
+        made = "a new variable for its random seed generator (Keras 3)"
+    else:
+        made = "new weights, and eagerly starts from fresh random ones each call"
+    return (
+        f"a Keras `{layer}` layer is built on every call of traced `{qualname}`: it creates "
+        f"{made}; {when}tracing {_RAISES}; build the layer once in `__init__` or `build` and "
+        "call it here"
+    )
 
 
 RULES = (VariableCreatedInTracedCode,)
