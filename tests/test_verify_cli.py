@@ -142,3 +142,17 @@ def test_worker_is_a_runnable_module() -> None:
     )
     assert out.returncode == 2
     assert '"ready": false' in out.stdout and "tfrewrite[verify]" in out.stdout
+
+
+def test_a_file_that_does_not_parse_is_reported_and_the_others_are_verified(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    """`verify PATH` over a project with a broken file: the file is named
+    (path, line, reason), left out, and counted in the exit code (2); the
+    other files are still verified."""
+    (tmp_path / "broken.py").write_text("import tensorflow as tf\n\ndef f(x:\n")
+    (tmp_path / "plain.py").write_text("def add(a, b):\n    return a + b\n")
+    code, output = _run(app, "--python", "/nonexistent/python", str(tmp_path))
+    assert code == 2
+    assert "broken.py:3:" in output and "syntax error" in output
+    assert "nothing to verify" in output

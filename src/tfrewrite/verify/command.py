@@ -40,7 +40,7 @@ from tfrewrite.workspace.sources import read_source
 if TYPE_CHECKING:
     import ast
 
-    from tfrewrite.findings import FileResult
+    from tfrewrite.findings import FileError, FileResult
     from tfrewrite.verify.run import RunOptions
     from tfrewrite.verify.scheduler import Scheduler
     from tfrewrite.verify.settings import VerifySettings
@@ -83,9 +83,16 @@ def _read(path: Path) -> str:
         raise UsageProblem(f"{path}: cannot read: {err}") from err
 
 
-def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings) -> list[Target]:
+def targets_for_paths(
+    paths: list[Path],
+    settings: Settings,
+    vs: VerifySettings,
+    file_errors: list[FileError] | None = None,
+) -> list[Target]:
     """The pending rewrite of each file against the file as it is, plus
-    divergence checks for traced functions the rewrite leaves alone."""
+    divergence checks for traced functions the rewrite leaves alone. A file
+    that cannot be read or parsed is left out and added to `file_errors`
+    (the others are still verified), or, without that list, stops the run."""
     from tfrewrite.facts.index import module_name_for
     from tfrewrite.pipeline.engine import InputFile, RunOptions, run
     from tfrewrite.rules import select_rules
@@ -107,8 +114,10 @@ def targets_for_paths(paths: list[Path], settings: Settings, vs: VerifySettings)
         unsafe_fixes=settings.unsafe_fixes,
     )
     result = run(files, options)
-    if result.errors:
+    if result.errors and file_errors is None:
         raise UsageProblem("; ".join(e.describe() for e in result.errors))
+    if file_errors is not None:
+        file_errors.extend(result.errors)
     sources = {r.path: python_of(r.path, r.source) for r in result.files if r.source is not None}
     traced = traced_functions(sources, settings.root)
     targets: list[Target] = []
@@ -420,6 +429,7 @@ def register(app: typer.Typer) -> None:
         from tfrewrite.verify.run import verify_targets
 
         paths = paths or []
+        file_errors: list[FileError] = []
         try:
             settings, vs = load_verify_settings(config, paths[0] if paths else Path.cwd())
             if unsafe_fixes is not None:
@@ -435,9 +445,11 @@ def register(app: typer.Typer) -> None:
             elif base is not None:
                 targets = targets_for_base(base, paths, settings, vs)
             else:
-                targets = targets_for_paths(paths or [Path(".")], settings, vs)
+                targets = targets_for_paths(paths or [Path(".")], settings, vs, file_errors)
         except (ConfigError, UsageProblem) as err:
             raise _fail(str(err)) from err
+        for error in file_errors:  # reported, left out; the other files are verified
+            typer.echo(f"error: {error.describe()}", err=True)
         if xla is not None:
             vs = dataclasses.replace(vs, xla=xla)
         if resume and no_cache and results_file is None:
@@ -456,4 +468,4 @@ def register(app: typer.Typer) -> None:
         typer.echo(
             render_json(results) if output_format == VerifyFormat.json else render_text(results)
         )
-        raise typer.Exit(exit_code(results))
+        raise typer.Exit(EXIT_ERROR if file_errors else exit_code(results))
