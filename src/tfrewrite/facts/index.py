@@ -308,6 +308,8 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self._record_named_attribute_write(node.target)
         if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
             self.summed_names.add(node.target.id)
+        if isinstance(node.op, ast.Div) and isinstance(node.target, ast.Name):
+            self.divided_names.add(node.target.id)  # `total /= (step + 1)`
         if (
             self.loop_stack
             and isinstance(node.op, ast.Add)

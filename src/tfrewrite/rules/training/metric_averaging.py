@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.python_counters import counts_iterations, iteration_index
-from tfrewrite.facts.training import (
-    drops_remainder,
-    feeds_short_final_batch,
-    method_name,
-    tape_name,
-)
+from tfrewrite.facts.training import method_name
 from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
-from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.per_batch_values import (
+    Accumulated,
+    PerBatch,
+    comprehension_lists,
+    counts_batches,
+    divided_name,
+    over_batches,
+    per_batch_values,
+    weighted_sum,
+)
 
 _NUMPY_MEANS = frozenset({"numpy.mean", "numpy.average"})
-_BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
 # Values whose per-batch mean is what is wanted: time per batch, not per
 # example; and what reinforcement learning collects per episode (a reward, a
 # return), where each episode, not each example, is meant to weigh the same.
@@ -40,34 +41,13 @@ _EQUALLY_WEIGHTED = (
     "return",
     "episode",
 )
-# Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
-_BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
 
-def _scopes(ctx: RuleContext) -> Iterator[cst.CSTNode]:
-    yield ctx.module
+def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionDef | None]]:
+    """The module's code and each function's body, with that function."""
+    yield ctx.module, None
     for function in ctx.functions:
-        yield function.node.body
-
-
-def _is_batch_loop(ctx: RuleContext, loop: cst.For) -> bool:
-    """A loop over batches of varying size: a batched dataset without
-    `drop_remainder=True`, a name that says batches, or a body that trains or
-    evaluates (a tape, a `*step` call)."""
-    if drops_remainder(ctx, loop):
-        return False  # every batch has the same size: the mean is exact
-    if feeds_short_final_batch(ctx, loop):
-        return True
-    for node in iter_nodes(loop.iter):
-        name = node.value if isinstance(node, cst.Name) else None
-        if name and any(part in name.lower() for part in _BATCHY):
-            return True
-    for node in iter_nodes(loop.body):
-        if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
-            return True
-        if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
-            return True
-    return False
+        yield function.node.body, function.node
 
 
 def _batch_input(loop: cst.For) -> str | None:
@@ -82,163 +62,6 @@ def _batch_input(loop: cst.For) -> str | None:
         first = target.elements[0].value
         return first.value if isinstance(first, cst.Name) else None
     return None
-
-
-@dataclass
-class _PerBatch:
-    """A list filled once per batch: where it starts empty, where it grows."""
-
-    loop: cst.For
-    appends: list[cst.SimpleStatementLine]
-    start: cst.SimpleStatementLine | None = None  # `name = []` in the same scope
-
-
-@dataclass
-class _Accumulated:
-    """A running sum of per-batch values and the batch counters beside it:
-    `n_batches += 1`, or the loop's own index (`for i, x in enumerate(...)`,
-    counted as `i + 1`)."""
-
-    loop: cst.For
-    counters: set[str]
-    index: str | None = None
-
-
-def _statement_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
-    for parent in reversed(ancestors):
-        if isinstance(parent, cst.SimpleStatementLine):
-            return parent
-    return None
-
-
-def _per_batch_values(
-    ctx: RuleContext, scope: cst.CSTNode
-) -> tuple[dict[str, _PerBatch], dict[str, _Accumulated]]:
-    """Lists appended to and sums accumulated in loops over batches."""
-    lists: dict[str, _PerBatch] = {}
-    sums: dict[str, _Accumulated] = {}
-    for loop in iter_nodes(scope, into_functions=False):
-        if not isinstance(loop, cst.For) or not _is_batch_loop(ctx, loop):
-            continue
-        counters: set[str] = set()
-        accumulated: list[str] = []
-        for node, ancestors in iter_with_ancestors(loop.body):
-            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
-                continue
-            if isinstance(node, cst.Call) and method_name(node) == "append":
-                owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
-                line = _statement_of(ancestors)
-                if owner and line is not None:
-                    # Loops come outermost first: the innermost batch loop wins.
-                    found = lists.setdefault(owner, _PerBatch(loop, []))
-                    found.loop = loop
-                    if not any(a is line for a in found.appends):
-                        found.appends.append(line)
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-                if not isinstance(node.target, cst.Name):
-                    continue
-                value = node.value
-                if _is_one(value):
-                    counters.add(node.target.value)
-                elif not _weighted(value):
-                    accumulated.append(node.target.value)
-        index = iteration_index(loop, ctx)
-        for name in accumulated:
-            sums[name] = _Accumulated(loop, counters, index)
-    for node in iter_nodes(scope, into_functions=False):
-        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
-            for name in _empty_lists_bound(node.body[0]):
-                if name in lists:
-                    lists[name].start = node
-    return lists, sums
-
-
-def _is_one(value: cst.BaseExpression) -> bool:
-    """The literal one a counter adds per pass: `n += 1` or `n += 1.0`."""
-    if isinstance(value, (cst.Integer, cst.Float)):
-        return value.evaluated_value == 1
-    return False
-
-
-def _over_batches(candidate: cst.BaseExpression) -> bool:
-    """A list comprehension or generator over something named for batches
-    (`[f(b) for b in test_batches]`, `(acc(y, m(x)) for x, y in loader)`),
-    also wrapped in `list(...)` or `tuple(...)`."""
-    if (
-        isinstance(candidate, cst.Call)
-        and dotted_name(candidate.func) in ("list", "tuple")
-        and len(candidate.args) == 1
-    ):
-        candidate = candidate.args[0].value
-    if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
-        return False
-    names = [n.lower() for n in mentioned_names(candidate.for_in.iter)]
-    return any(part in name for name in names for part in _BATCHY)
-
-
-def _comprehension_lists(scope: cst.CSTNode) -> set[str]:
-    """Names bound to a comprehension over batches: `accs = [acc(y, m(x))
-    for x, y in loader]`, averaged on a later line."""
-    names: set[str] = set()
-    for node in iter_nodes(scope, into_functions=False):
-        if isinstance(node, cst.Assign) and _over_batches(node.value):
-            names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
-    return names
-
-
-def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
-    """Names `small` binds to a new empty list: `a = []`, `a, b = [], []`."""
-    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-        return []
-    target, value = small.targets[0].target, small.value
-    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
-    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-        if len(target.elements) != len(value.elements):
-            return []
-        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
-    return [
-        t.value
-        for t, v in pairs
-        if isinstance(t, cst.Name) and isinstance(v, cst.List) and not v.elements
-    ]
-
-
-def _weighted(value: cst.BaseExpression) -> bool:
-    """`acc * len(y)`, `loss * x.shape[0]`, `n * batch_size`: already weighted
-    by the batch size (or a count of examples)."""
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
-        return True
-    return any(
-        (isinstance(n, cst.Call) and dotted_name(n.func) == "len")
-        or (isinstance(n, cst.Attribute) and n.attr.value == "shape")
-        for n in iter_nodes(value)
-    )
-
-
-def _weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
-    """`sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)`:
-    each value weighted, divided by the sum of the weights (what this rule's
-    fix writes): a weighted average, whatever the names say."""
-    return (
-        isinstance(summed, (cst.GeneratorExp, cst.ListComp))
-        and _weighted(summed.elt)
-        and isinstance(divisor, cst.Call)
-        and dotted_name(divisor.func) == "sum"
-    )
-
-
-def _counts_batches(expr: cst.BaseExpression, accumulated: _Accumulated) -> bool:
-    """A divisor that counts batches rather than examples: a counter the
-    loop adds 1 to, the loop's index (`i + 1`), or a name that says so."""
-    names = [n.lower() for n in mentioned_names(expr)]
-    if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
-        return True
-    if accumulated.index is not None and counts_iterations(expr, accumulated.index):
-        return True
-    if any(_weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
-        # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
-        return isinstance(expr, cst.Call) and any(part in names[-1] for part in _BATCH_COUNTS)
-    return any(part in name for name in names for part in _BATCH_COUNTS)
 
 
 class PerBatchMetricAverage(Rule):
@@ -256,7 +79,9 @@ class PerBatchMetricAverage(Rule):
         `statistics.mean`, `np.mean([evaluate(b) for b in batches])`, or a
         running `total += acc` divided by the number of batches (a counter
         the loop adds 1 to, or the loop's own index: `total / (i + 1)` after
-        `for i, (x, y) in enumerate(...)`).
+        `for i, (x, y) in enumerate(...)`), however the division is written:
+        `total / n_batches`, `total /= n_batches` (after the loop or in its
+        `else`), `np.divide(total, n_batches)`.
 
         ## Why is this bad?
         Averaging per-batch values gives every batch the same weight.
@@ -266,7 +91,14 @@ class PerBatchMetricAverage(Rule):
         425 of the last 464 classified right: the mean of the four batch
         accuracies is 0.911116, the true accuracy 0.911000. `fit` does not
         do this. A dataset batched with `drop_remainder=True` has batches of
-        one size, and the mean is exact: no finding there.
+        one size, and the mean is exact: no finding there. That holds where
+        the dataset is built by a function of the same file too: its
+        `return` values are read with its parameters bound to the call's
+        arguments and defaults, so `make_ds(path, 64)` of
+        `def make_ds(path, n, drop_remainder=True)` batches with
+        `drop_remainder=True`, `make_ds(path, 64, False)` does not, and a
+        value tfrewrite cannot see (a parameter of the caller), or one
+        `return` of a dataset that keeps its remainder, keeps the finding.
 
         ## How to fix it
         The fix applies where the batch sizes are known to the code: a list
@@ -400,6 +232,38 @@ class PerBatchMetricAverage(Rule):
             """,
             note="batches of one size: the mean is exact",
         ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+
+            def batched(path, size, drop_remainder=True):
+                return tf.data.TFRecordDataset(path).batch(size, drop_remainder=drop_remainder)
+
+
+            total = 0.0
+            for i, (x, y) in enumerate(batched("test.tfrecord", 64, drop_remainder=False)):
+                total += float(accuracy(y, model(x)))
+            print(total / (i + 1))
+            """,
+            note="the helper is called with `drop_remainder=False`: no fix",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+
+            def batched(path, size, drop_remainder=True):
+                return tf.data.TFRecordDataset(path).batch(size, drop_remainder=drop_remainder)
+
+
+            total = 0.0
+            for i, (x, y) in enumerate(batched("test.tfrecord", 64)):
+                total += float(accuracy(y, model(x)))
+            print(total / (i + 1))
+            """,
+            note="the helper's `drop_remainder` defaults to `True`: batches of one size",
+        ),
         Valid(
             """
             total, seen = 0.0, 0
@@ -454,13 +318,13 @@ class PerBatchMetricAverage(Rule):
         # Names given to new lists of sizes this round: two loops fixed in one
         # round must not both fill `batch_sizes`.
         self._named: set[str] = set()
-        for scope in _scopes(ctx):
-            per_batch: tuple[dict[str, _PerBatch], dict[str, _Accumulated]] | None = None
+        for scope, function in _scopes(ctx):
+            per_batch: tuple[dict[str, PerBatch], dict[str, Accumulated]] | None = None
             comprehended: set[str] | None = None
             reported: set[str] = set()
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
-                if not isinstance(node, (cst.Call, cst.BinaryOperation)):
+                if not isinstance(node, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
                     continue  # what every finding starts from: a mean or a division
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
@@ -472,18 +336,18 @@ class PerBatchMetricAverage(Rule):
                     )
                     continue
                 averaged = self._averaged(ctx, node)
-                divided = self._divided_sum(node)
+                divided = divided_name(ctx, node)
                 if averaged is None and divided is None:
                     continue
                 name = averaged or divided[0]  # type: ignore[index]
                 if name in reported or any(t in name.lower() for t in _EQUALLY_WEIGHTED):
                     continue
                 if per_batch is None:
-                    per_batch = _per_batch_values(ctx, scope)
+                    per_batch = per_batch_values(ctx, scope, function)
                 lists, sums = per_batch
                 if averaged is not None and averaged not in lists:
                     if comprehended is None:
-                        comprehended = _comprehension_lists(scope)
+                        comprehended = comprehension_lists(scope)
                     if averaged in comprehended:
                         reported.add(averaged)
                         yield Violation(
@@ -506,7 +370,7 @@ class PerBatchMetricAverage(Rule):
                     )
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
-                    if _counts_batches(divisor, sums[total]):
+                    if counts_batches(divisor, sums[total]):
                         reported.add(total)
                         yield Violation(
                             node,
@@ -527,9 +391,9 @@ class PerBatchMetricAverage(Rule):
             left = node.left
             if isinstance(left, cst.Call) and dotted_name(left.func) == "sum" and left.args:
                 candidate = left.args[0].value
-                if _weighted_sum(candidate, node.right):
+                if weighted_sum(candidate, node.right):
                     return None
-        return True if _over_batches(candidate) else None
+        return True if over_batches(candidate) else None
 
     def _averaged(self, ctx: RuleContext, node: cst.CSTNode) -> str | None:
         """The list name `node` averages, if it is a mean of a plain name."""
@@ -552,18 +416,8 @@ class PerBatchMetricAverage(Rule):
                 return left.args[0].value.value
         return None
 
-    def _divided_sum(self, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
-        """`total / n_batches`: the running sum's name and the divisor."""
-        if (
-            isinstance(node, cst.BinaryOperation)
-            and isinstance(node.operator, cst.Divide)
-            and isinstance(node.left, cst.Name)
-        ):
-            return node.left.value, node.right
-        return None
-
     def _weighting_fix(
-        self, ctx: RuleContext, node: cst.CSTNode, name: str, per_batch: _PerBatch
+        self, ctx: RuleContext, node: cst.CSTNode, name: str, per_batch: PerBatch
     ) -> CstFix | None:
         """Keep the batch sizes beside the list and average with them as
         weights; None when the batch, the list's start or its one append

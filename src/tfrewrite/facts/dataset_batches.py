@@ -1,0 +1,273 @@
+"""Whether every batch a loop iterates has one size.
+
+A loop over `ds.batch(64, drop_remainder=True)` never sees a short final
+batch; one over `ds.batch(64)` may. Where the dataset comes from is followed
+the way the values flow: a name to what it is assigned (in the function that
+binds it, or anywhere in the file for a name the function does not bind), a
+method chain to its receiver (`ds.prefetch(2)` to `ds`), and a call of one of
+the file's functions to each value it returns, with the function's
+parameters bound to the call's arguments and defaults (`call_arguments`). So
+`make_ds(path, 64)` of
+
+    def make_ds(path, batch_size, drop_remainder=True):
+        return tf.data.TextLineDataset(path).batch(batch_size, drop_remainder=drop_remainder)
+
+batches with `drop_remainder=True`; `make_ds(path, 64, False)` does not, and
+neither does `make_ds(path, 64, flag)` for a `flag` whose value is not in the
+code: an unknown value keeps the remainder, as does any one `return` of a
+helper that returns one of two datasets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.facts.bindings import all_params, local_bindings, scope_nodes, split_target
+from tfrewrite.facts.call_arguments import BoundValue, bind_arguments
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.walk import child_nodes, iter_nodes
+
+# Dataset methods that batch, with the position of `drop_remainder` when it
+# is passed by position (`batch(batch_size, drop_remainder, ...)`,
+# `padded_batch(batch_size, padded_shapes, padding_values, drop_remainder)`).
+_BATCHING = {"batch": 1, "padded_batch": 3}
+# Calls whose arguments are what the loop iterates.
+_WRAPPERS = ("enumerate", "zip", "iter")
+# How many names, calls and receivers are followed from the loop.
+_DEPTH = 5
+# How many values are looked at before the answer is "not known".
+_BUDGET = 400
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """A call of one of the file's functions being followed: its parameters
+    bound for that call, and where the call's arguments are read."""
+
+    function: cst.FunctionDef
+    bound: dict[str, BoundValue]
+    caller_scope: cst.FunctionDef | None
+    caller: _Frame | None
+
+
+@dataclass(frozen=True)
+class _Place:
+    """An expression and where it is read: the function whose names it
+    uses (None at module level) and the call that function was reached by."""
+
+    expr: cst.BaseExpression
+    scope: cst.FunctionDef | None
+    frame: _Frame | None
+
+
+def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef | None) -> bool:
+    """Whether every batch `loop` (in `scope`) iterates has the same size:
+    its dataset is batched with `drop_remainder=True` wherever it comes
+    from, and with nothing else."""
+    source = loop.iter
+    if isinstance(source, cst.Call) and dotted_name(source.func) in _WRAPPERS:
+        candidates = [a.value for a in source.args]
+    else:
+        candidates = [source]
+    dropping = False
+    for candidate in candidates:
+        places = _sources(ctx, _Place(candidate, scope, None))
+        if places is None:
+            return False  # too many ways to follow: not proven
+        for place in places:
+            for node in iter_nodes(place.expr):
+                if isinstance(node, cst.Call) and _method(node) in _BATCHING:
+                    if _drops_remainder(ctx, node, place) is not True:
+                        return False
+                    dropping = True
+    return dropping
+
+
+def _sources(ctx: RuleContext, start: _Place) -> list[_Place] | None:
+    """`start` and every value it may stand for, each once; None past
+    `_BUDGET` of them (a name assigned all over a large file)."""
+    found: list[_Place] = []  # also keeps every frame alive, so ids stay unique
+    seen: set[tuple[int, int]] = set()
+    pending = [(start, 0)]
+    while pending:
+        place, depth = pending.pop()
+        key = (id(place.expr), id(place.frame))
+        if key in seen:
+            continue
+        seen.add(key)
+        found.append(place)
+        if len(found) > _BUDGET:
+            return None
+        if depth < _DEPTH:
+            pending += [(value, depth + 1) for value in _stands_for(ctx, place)]
+    return found
+
+
+def _stands_for(ctx: RuleContext, place: _Place) -> list[_Place]:
+    """One step back along the flow: the values a name holds, a method
+    chain's receiver, what a called function of the file returns."""
+    expr = place.expr
+    if isinstance(expr, cst.Name):
+        return _name_values(ctx, expr.value, place)
+    if not isinstance(expr, cst.Call):
+        return []
+    if isinstance(expr.func, cst.Attribute):
+        return [_Place(expr.func.value, place.scope, place.frame)]
+    if not isinstance(expr.func, cst.Name):
+        return []
+    found: list[_Place] = []
+    for function in _module_functions(ctx, expr.func.value):
+        if _on_stack(function, place.frame):
+            continue  # recursion: what it returns is what is being worked out
+        frame = _Frame(function, bind_arguments(function, expr.args), place.scope, place.frame)
+        for node in scope_nodes(function.body):
+            if isinstance(node, cst.Return) and node.value is not None:
+                found.append(_Place(node.value, function, frame))
+    return found
+
+
+def _name_values(ctx: RuleContext, name: str, place: _Place) -> list[_Place]:
+    """What `name` holds where `place` reads it (`_scoped_values`), or else
+    what it is assigned anywhere in the file (a parameter whose caller is
+    not followed, a name of the module)."""
+    scoped = _scoped_values(ctx, name, place)
+    if scoped is not None:
+        return [value for value in scoped if value is not None]
+    return [_Place(value, function, None) for value, function in _assignments(ctx).get(name, ())]
+
+
+def _scoped_values(ctx: RuleContext, name: str, place: _Place) -> list[_Place | None] | None:
+    """What `name` holds in the function that reads it at `place`: the
+    argument (or default) a followed call binds it to, and each value the
+    function assigns it (None for a binding whose value is not known: a loop
+    target, a tuple target, ...). None when the function does not say: a
+    name it does not bind, or a parameter whose call is not followed."""
+    frame, scope = place.frame, place.scope
+    if scope is None:
+        return None
+    values: list[_Place | None] = []
+    if name in _param_names(scope):
+        if frame is None or frame.function is not scope or name not in frame.bound:
+            return None
+        bound = frame.bound[name]
+        if bound.value is None:
+            values.append(None)
+        elif bound.passed:
+            values.append(_Place(bound.value, frame.caller_scope, frame.caller))
+        else:
+            values.append(_Place(bound.value, None, None))  # a default: read at module level
+    elif name not in _locals(ctx, scope):
+        return None
+    values += [
+        None if value is None else _Place(value, scope, frame)
+        for value in _locals(ctx, scope).get(name, ())
+    ]
+    return values
+
+
+def _drops_remainder(ctx: RuleContext, call: cst.Call, place: _Place) -> bool | None:
+    """What `drop_remainder` a batching call passes: True, False (also when
+    it leaves it out: the default), or None when the value is not known."""
+    position = _BATCHING[_method(call) or ""]
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        return None
+    value = next(
+        (a.value for a in call.args if a.keyword and a.keyword.value == "drop_remainder"), None
+    )
+    if value is None and len(positional) > position:
+        value = positional[position].value
+    if value is None:
+        return False
+    return _truth(ctx, _Place(value, place.scope, place.frame), 0)
+
+
+def _truth(ctx: RuleContext, place: _Place, depth: int) -> bool | None:
+    """`True` or `False` as written, or what a name holds on every one of its
+    bindings (a parameter bound by a followed call, a local, a module
+    constant); None otherwise."""
+    expr = place.expr
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+        return expr.value == "True"
+    if not isinstance(expr, cst.Name) or depth >= _DEPTH:
+        return None
+    scoped = _scoped_values(ctx, expr.value, place)
+    if scoped is not None:
+        if any(value is None for value in scoped):
+            return None
+        values = [value for value in scoped if value is not None]
+    elif place.scope is not None and expr.value in _param_names(place.scope):
+        return None  # a parameter whose call is not followed
+    else:
+        values = [
+            _Place(value, None, None)
+            for value, function in _assignments(ctx).get(expr.value, ())
+            if function is None
+        ]
+    truths = {_truth(ctx, value, depth + 1) for value in values}
+    return truths.pop() if len(truths) == 1 else None
+
+
+def _method(call: cst.Call) -> str | None:
+    return call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+
+
+def _locals(
+    ctx: RuleContext, function: cst.FunctionDef
+) -> dict[str, list[cst.BaseExpression | None]]:
+    """`local_bindings` of `function`, worked out once per module."""
+    cache: dict[int, dict[str, list[cst.BaseExpression | None]]]
+    cache = ctx.module_fact(_locals, lambda _module: {})
+    if id(function) not in cache:
+        cache[id(function)] = local_bindings(function)
+    return cache[id(function)]
+
+
+def _param_names(function: cst.FunctionDef) -> set[str]:
+    return {p.name.value for p in all_params(function.params)}
+
+
+def _on_stack(function: cst.FunctionDef, frame: _Frame | None) -> bool:
+    while frame is not None:
+        if frame.function is function:
+            return True
+        frame = frame.caller
+    return False
+
+
+def _module_functions(ctx: RuleContext, name: str) -> list[cst.FunctionDef]:
+    """The file's top-level functions of that name (a script may define one
+    again in a later section)."""
+    return [
+        f.node
+        for f in ctx.functions
+        if f.parent is None and not f.is_method and f.node.name.value == name
+    ]
+
+
+def _assignments(
+    ctx: RuleContext,
+) -> dict[str, list[tuple[cst.BaseExpression, cst.FunctionDef | None]]]:
+    """Every `name = value` of the module (element by element for `a, b =
+    x, y`), with the function it is in."""
+    return ctx.module_fact(_assignments, _assignments_of)
+
+
+def _assignments_of(
+    module: cst.Module,
+) -> dict[str, list[tuple[cst.BaseExpression, cst.FunctionDef | None]]]:
+    found: dict[str, list[tuple[cst.BaseExpression, cst.FunctionDef | None]]] = {}
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
+    while stack:
+        node, function = stack.pop()
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for name, value, position in split_target(target.target, node.value):
+                    if value is not None and position is None:
+                        found.setdefault(name, []).append((value, function))
+        inner = node if isinstance(node, cst.FunctionDef) else function
+        stack.extend((child, inner) for child in child_nodes(node))
+    return found

@@ -1,0 +1,233 @@
+"""TFR306's reading of a loop over batches: which loops feed batches of
+varying size, the lists and running sums they fill once per batch, and what
+divides such a sum by the number of batches, whatever the spelling
+(`total / n_batches`, `total /= (step + 1)`, `np.divide(total, len(loader))`).
+The rule (`metric_averaging`) reports the averages these facts describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.dataset_batches import batches_of_one_size
+from tfrewrite.facts.name_use import mentioned_names
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.python_counters import counts_iterations, iteration_index
+from tfrewrite.facts.training import feeds_short_final_batch, method_name, tape_name
+from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+
+_BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
+# Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
+_BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
+
+
+def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | None) -> bool:
+    """A loop over batches of varying size: a batched dataset without
+    `drop_remainder=True`, a name that says batches, or a body that trains or
+    evaluates (a tape, a `*step` call)."""
+    if batches_of_one_size(ctx, loop, function):
+        return False  # every batch has the same size: the mean is exact
+    if feeds_short_final_batch(ctx, loop):
+        return True
+    for node in iter_nodes(loop.iter):
+        name = node.value if isinstance(node, cst.Name) else None
+        if name and any(part in name.lower() for part in _BATCHY):
+            return True
+    for node in iter_nodes(loop.body):
+        if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
+            return True
+        if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
+            return True
+    return False
+
+
+@dataclass
+class PerBatch:
+    """A list filled once per batch: where it starts empty, where it grows."""
+
+    loop: cst.For
+    appends: list[cst.SimpleStatementLine]
+    start: cst.SimpleStatementLine | None = None  # `name = []` in the same scope
+
+
+@dataclass
+class Accumulated:
+    """A running sum of per-batch values and the batch counters beside it:
+    `n_batches += 1`, or the loop's own index (`for i, x in enumerate(...)`,
+    counted as `i + 1`)."""
+
+    loop: cst.For
+    counters: set[str]
+    index: str | None = None
+
+
+def _statement_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
+    for parent in reversed(ancestors):
+        if isinstance(parent, cst.SimpleStatementLine):
+            return parent
+    return None
+
+
+def per_batch_values(
+    ctx: RuleContext, scope: cst.CSTNode, function: cst.FunctionDef | None
+) -> tuple[dict[str, PerBatch], dict[str, Accumulated]]:
+    """Lists appended to and sums accumulated in loops over batches."""
+    lists: dict[str, PerBatch] = {}
+    sums: dict[str, Accumulated] = {}
+    for loop in iter_nodes(scope, into_functions=False):
+        if not isinstance(loop, cst.For) or not _is_batch_loop(ctx, loop, function):
+            continue
+        counters: set[str] = set()
+        accumulated: list[str] = []
+        for node, ancestors in iter_with_ancestors(loop.body):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                continue
+            if isinstance(node, cst.Call) and method_name(node) == "append":
+                owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
+                line = _statement_of(ancestors)
+                if owner and line is not None:
+                    # Loops come outermost first: the innermost batch loop wins.
+                    found = lists.setdefault(owner, PerBatch(loop, []))
+                    found.loop = loop
+                    if not any(a is line for a in found.appends):
+                        found.appends.append(line)
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+                if not isinstance(node.target, cst.Name):
+                    continue
+                value = node.value
+                if _is_one(value):
+                    counters.add(node.target.value)
+                elif not _weighted(value):
+                    accumulated.append(node.target.value)
+        index = iteration_index(loop, ctx)
+        for name in accumulated:
+            sums[name] = Accumulated(loop, counters, index)
+    for node in iter_nodes(scope, into_functions=False):
+        if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+            for name in _empty_lists_bound(node.body[0]):
+                if name in lists:
+                    lists[name].start = node
+    return lists, sums
+
+
+def _is_one(value: cst.BaseExpression) -> bool:
+    """The literal one a counter adds per pass: `n += 1` or `n += 1.0`."""
+    if isinstance(value, (cst.Integer, cst.Float)):
+        return value.evaluated_value == 1
+    return False
+
+
+def over_batches(candidate: cst.BaseExpression) -> bool:
+    """A list comprehension or generator over something named for batches
+    (`[f(b) for b in test_batches]`, `(acc(y, m(x)) for x, y in loader)`),
+    also wrapped in `list(...)` or `tuple(...)`."""
+    if (
+        isinstance(candidate, cst.Call)
+        and dotted_name(candidate.func) in ("list", "tuple")
+        and len(candidate.args) == 1
+    ):
+        candidate = candidate.args[0].value
+    if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
+        return False
+    names = [n.lower() for n in mentioned_names(candidate.for_in.iter)]
+    return any(part in name for name in names for part in _BATCHY)
+
+
+def comprehension_lists(scope: cst.CSTNode) -> set[str]:
+    """Names bound to a comprehension over batches: `accs = [acc(y, m(x))
+    for x, y in loader]`, averaged on a later line."""
+    names: set[str] = set()
+    for node in iter_nodes(scope, into_functions=False):
+        if isinstance(node, cst.Assign) and over_batches(node.value):
+            names.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return names
+
+
+def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
+    """Names `small` binds to a new empty list: `a = []`, `a, b = [], []`."""
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return []
+    target, value = small.targets[0].target, small.value
+    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return []
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
+    return [
+        t.value
+        for t, v in pairs
+        if isinstance(t, cst.Name) and isinstance(v, cst.List) and not v.elements
+    ]
+
+
+def _weighted(value: cst.BaseExpression) -> bool:
+    """`acc * len(y)`, `loss * x.shape[0]`, `n * batch_size`: already weighted
+    by the batch size (or a count of examples)."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+        return True
+    return any(
+        (isinstance(n, cst.Call) and dotted_name(n.func) == "len")
+        or (isinstance(n, cst.Attribute) and n.attr.value == "shape")
+        for n in iter_nodes(value)
+    )
+
+
+def weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
+    """`sum(v * n for v, n in zip(accs, batch_sizes)) / sum(batch_sizes)`:
+    each value weighted, divided by the sum of the weights (what this rule's
+    fix writes): a weighted average, whatever the names say."""
+    return (
+        isinstance(summed, (cst.GeneratorExp, cst.ListComp))
+        and _weighted(summed.elt)
+        and isinstance(divisor, cst.Call)
+        and dotted_name(divisor.func) == "sum"
+    )
+
+
+def counts_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
+    """A divisor that counts batches rather than examples: a counter the
+    loop adds 1 to, the loop's index (`i + 1`), or a name that says so."""
+    names = [n.lower() for n in mentioned_names(expr)]
+    if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
+        return True
+    if accumulated.index is not None and counts_iterations(expr, accumulated.index):
+        return True
+    if any(_weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
+        # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
+        return isinstance(expr, cst.Call) and any(part in names[-1] for part in _BATCH_COUNTS)
+    return any(part in name for name in names for part in _BATCH_COUNTS)
+
+
+# Functions that divide their first argument by their second.
+_DIVISIONS = frozenset(
+    {
+        "numpy.divide",
+        "numpy.true_divide",
+        "tensorflow.divide",
+        "tensorflow.truediv",
+        "tensorflow.math.divide",
+        "tensorflow.math.truediv",
+        "operator.truediv",
+        "operator.itruediv",
+    }
+)
+
+
+def divided_name(ctx: RuleContext, node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """A name divided, and by what, whatever the spelling: `total / n`,
+    `total /= n` (where the sum becomes the mean: after the loop, in its
+    `else`), `np.divide(total, n)`, `tf.math.divide(total, n)`."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        dividend, divisor = node.left, node.right
+    elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+        dividend, divisor = node.target, node.value
+    elif isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _DIVISIONS:
+        if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
+            return None
+        dividend, divisor = node.args[0].value, node.args[1].value
+    else:
+        return None
+    return (dividend.value, divisor) if isinstance(dividend, cst.Name) else None

@@ -1,0 +1,312 @@
+"""TFR306: where the averaged batches come from, and the running sum divided
+by the number of batches whatever the spelling.
+
+A loop over a dataset built by a helper of the file batches with what the
+call binds the helper's parameters to (its arguments, else the defaults);
+`total /= n_batches` after the loop averages as `total / n_batches` does."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tfrewrite.api import check_source
+from tfrewrite.facts.call_arguments import bind_arguments
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.index import build_index
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.rules import RULES_BY_CODE
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+def _lines(source: str) -> list[int]:
+    return [f.start.line for f in check_source(_d(source), select=["TFR306"])]
+
+
+def _lines_below_prefilter(source: str) -> list[int]:
+    """The lines the rule reports when it runs whatever pass 1's scope says."""
+    source = _d(source)
+    index = build_index(source, "example.py", "example")
+    traced = compute_facts([index]).for_path("example.py")
+    ctx = RuleContext("example.py", cst.parse_module(source), index, traced, {})
+    return [ctx.lines([v.node])[0][0] for v in RULES_BY_CODE["TFR306"].check(ctx)]
+
+
+# -- where the dataset comes from ---------------------------------------------------
+
+_HELPER = """
+    import tensorflow as tf
+
+
+    def make_ds(path, batch_size, shuffle=True, drop_remainder=True):
+        ds = tf.data.TextLineDataset(path)
+        if shuffle:
+            ds = ds.shuffle(buffer_size=1000)
+        return ds.batch(batch_size=batch_size, drop_remainder=drop_remainder)
+
+
+    def run(path, step_fn, log_every, flag):
+        ds = {call}
+        total = 0
+        for step, batch in enumerate(ds):
+            total += step_fn(batch)
+            if step % log_every == 0:
+                print('running mean', total / (step + 1))
+        return total
+"""
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "make_ds(path, 64, True)",
+        "make_ds(path, 64)",
+        "make_ds(path, batch_size=64, shuffle=False)",
+        "make_ds(path, 64, True, True)",
+        "make_ds(path, 64, drop_remainder=True)",
+    ],
+)
+def test_a_helper_that_drops_the_remainder_by_default_feeds_full_batches(call: str) -> None:
+    assert _lines(_HELPER.format(call=call)) == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "make_ds(path, 64, True, False)",
+        "make_ds(path, 64, drop_remainder=False)",
+        "make_ds(path, 64, True, flag)",  # a parameter whose caller is not in the file
+        "make_ds(path, 64, drop_remainder=flag)",
+        "make_ds(path, 64, **flag)",  # maybe `drop_remainder=False` in the mapping
+        "make_ds(*flag)",
+        "make_ds(path)",  # a required parameter left out: the call raises
+    ],
+)
+def test_a_remainder_not_known_to_be_dropped_keeps_the_finding(call: str) -> None:
+    assert _lines(_HELPER.format(call=call)) == [17]
+
+
+def test_a_helper_returning_one_of_two_datasets_keeps_the_finding() -> None:
+    source = """
+        import tensorflow as tf
+
+
+        def make_ds(path, training=True):
+            ds = tf.data.TextLineDataset(path)
+            if training:
+                return ds.batch(64, drop_remainder=True)
+            return ds.batch(64)
+
+
+        def run(path, step_fn):
+            total = 0
+            for step, batch in enumerate(make_ds(path)):
+                total += step_fn(batch)
+            return total / (step + 1)
+    """
+    assert _lines(source) == [15]
+    both = source.replace("return ds.batch(64)\n", "return ds.batch(64, drop_remainder=True)\n")
+    assert _lines(both) == []
+
+
+def test_the_dataset_is_followed_through_locals_receivers_and_nested_helpers() -> None:
+    source = """
+        import tensorflow as tf
+
+        DROP = True
+
+
+        def _batched(ds, size, drop):
+            ds = ds.batch(size, drop_remainder=drop)
+            return ds
+
+
+        def make_ds(path, drop_remainder=DROP):
+            ds = tf.data.TextLineDataset(path).shuffle(1000)
+            return _batched(ds, 64, drop_remainder)
+
+
+        def run(path, step_fn):
+            ds = make_ds(path)
+            total = 0
+            for step, batch in enumerate(ds.prefetch(2)):
+                total += step_fn(batch)
+            return total / (step + 1)
+    """
+    assert _lines(source) == []
+    assert _lines(source.replace("DROP = True", "DROP = False")) == [21]
+    assert _lines(source.replace("make_ds(path)", "make_ds(path, False)")) == [21]
+
+
+def test_drop_remainder_given_by_position_is_read() -> None:
+    source = """
+        import tensorflow as tf
+
+
+        def run(ds, step_fn):
+            total = 0
+            for step, batch in enumerate(ds.batch(64, {drop})):
+                total += step_fn(batch)
+            return total / (step + 1)
+    """
+    assert _lines(source.format(drop="True")) == []
+    assert _lines(source.format(drop="False")) == [8]
+
+
+def test_a_recursive_helper_is_followed_once() -> None:
+    source = """
+        import tensorflow as tf
+
+
+        def make_ds(path, depth=0):
+            if depth:
+                return make_ds(path, depth - 1)
+            return tf.data.TextLineDataset(path).batch(64)
+
+
+        def run(path, step_fn):
+            total = 0
+            for step, batch in enumerate(make_ds(path, 3)):
+                total += step_fn(batch)
+            return total / (step + 1)
+    """
+    assert _lines(source) == [14]
+
+
+# -- binding a call's arguments -----------------------------------------------------
+
+
+def _bound(signature: str, call: str) -> dict[str, str | None]:
+    function = cst.parse_statement(f"def f{signature}:\n    pass\n")
+    assert isinstance(function, cst.FunctionDef)
+    expr = cst.parse_expression(call)
+    assert isinstance(expr, cst.Call)
+    module = cst.Module([])
+    return {
+        name: None if b.value is None else ("" if b.passed else "=") + module.code_for_node(b.value)
+        for name, b in bind_arguments(function, expr.args).items()
+    }
+
+
+def test_bind_arguments_follows_python_binding() -> None:
+    assert _bound("(a, b=2, *, c=3)", "f(1, c=4)") == {"a": "1", "b": "=2", "c": "4"}
+    assert _bound("(a, /, b=2)", "f(1, b=5)") == {"a": "1", "b": "5"}
+    assert _bound("(a, *rest, k=1)", "f(1, 2, 3)") == {"a": "1", "k": "=1"}
+    assert _bound("(a, **options)", "f(1, other=2)") == {"a": "1"}
+    # What a spread may hold is unknown; what the call names stays known.
+    assert _bound("(a, b=2)", "f(1, **kw)") == {"a": "1", "b": None}
+    assert _bound("(a, b=2)", "f(*args)") == {"a": None, "b": None}
+    # Calls that raise: every parameter unknown.
+    assert _bound("(a, b=2)", "f(1, 2, 3)") == {"a": None, "b": None}
+    assert _bound("(a, b=2)", "f(1, a=2)") == {"a": None, "b": None}
+    assert _bound("(a, b=2)", "f(1, c=2)") == {"a": None, "b": None}
+    assert _bound("(a, b=2)", "f(b=1)") == {"a": None, "b": None}
+
+
+# -- the running sum divided, whatever the spelling ---------------------------------
+
+_DIVIDED = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def run(path, step_fn):
+        train_ds = tf.data.TextLineDataset(path).batch({batch})
+        total = 0
+        n_batches = 0
+        for step, batch in enumerate(train_ds):
+            total += step_fn(batch)
+            n_batches += 1
+        {division}
+        return total
+"""
+
+
+@pytest.mark.parametrize(
+    "division",
+    [
+        "total /= (step + 1)",
+        "total /= n_batches",
+        "total /= len(train_ds)",
+        "total = np.divide(total, n_batches)",
+        "total = tf.math.divide(total, step + 1)",
+    ],
+)
+def test_a_running_sum_divided_by_the_batch_count_is_reported(division: str) -> None:
+    assert _lines_below_prefilter(_DIVIDED.format(batch="64", division=division)) == [12]
+
+
+@pytest.mark.parametrize("division", ["total /= (step + 1)", "total = np.divide(total, n_batches)"])
+def test_equal_batches_or_another_divisor_are_not_reported(division: str) -> None:
+    dropped = _DIVIDED.format(batch="64, drop_remainder=True", division=division)
+    assert _lines_below_prefilter(dropped) == []
+    other = _DIVIDED.format(batch="64", division="total /= 2")
+    assert _lines_below_prefilter(other) == []
+
+
+def test_the_augmented_division_in_the_loops_else_is_reported() -> None:
+    source = """
+        import tensorflow as tf
+
+
+        def run(path, step_fn):
+            ds = tf.data.TextLineDataset(path).batch(64)
+            total = 0
+            for step, batch in enumerate(ds):
+                total += step_fn(batch)
+            else:
+                total /= (step + 1)
+            return total
+    """
+    assert _lines_below_prefilter(source) == [10]
+    weighted = source.replace("total += step_fn(batch)", "total += step_fn(batch) * len(batch)")
+    assert _lines_below_prefilter(weighted) == []
+
+
+def test_augmented_and_plain_divisions_in_one_file_are_both_reported() -> None:
+    source = """
+        import tensorflow as tf
+
+
+        def run(path, step_fn):
+            ds = tf.data.TextLineDataset(path).batch(64)
+            total = 0
+            for step, batch in enumerate(ds):
+                total += step_fn(batch)
+            else:
+                total /= (step + 1)
+            return total
+
+
+        def run2(path, step_fn):
+            ds = tf.data.TextLineDataset(path).batch(64)
+            total = 0
+            for step, batch in enumerate(ds):
+                total += step_fn(batch)
+            return total / (step + 1)
+    """
+    assert _lines(source) == [10, 19]
+
+
+def test_a_file_whose_only_average_is_augmented_is_checked() -> None:
+    """Pass 1 records `total /= n` as dividing a running sum, as it does
+    `total / n`: the rule's pre-parse check keeps the file."""
+    source = """
+        import tensorflow as tf
+
+
+        def run(path, step_fn):
+            ds = tf.data.TextLineDataset(path).batch(64)
+            total = 0
+            for step, batch in enumerate(ds):
+                total += step_fn(batch)
+            else:
+                total /= (step + 1)
+            return total
+    """
+    assert _lines(source) == [10]
