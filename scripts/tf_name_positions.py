@@ -28,6 +28,9 @@ import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tf_vocabulary import positional_names, public_signatures  # noqa: E402
+
 TABLE = (
     Path(__file__).resolve().parent.parent / "src" / "tfrewrite" / "facts" / "tf_name_positions.py"
 )
@@ -56,29 +59,12 @@ def name_positions() -> dict[str, int | None]:
     """{qualified name: index of `name` among the parameters a positional
     argument binds, or None when `name` is keyword-only}, for every public
     function of NAMESPACES that takes `name`."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import tensorflow as tf
-
     positions: dict[str, int | None] = {}
-    for namespace in NAMESPACES:
-        module = tf
-        for part in namespace.split(".")[1:]:
-            module = getattr(module, part)
-        for leaf in sorted(dir(module)):
-            value = getattr(module, leaf, None)
-            if leaf.startswith("_") or not callable(value) or inspect.isclass(value):
-                continue
-            try:
-                parameters = list(inspect.signature(value).parameters.values())
-            except (TypeError, ValueError):
-                continue
-            if "name" not in [p.name for p in parameters]:
-                continue
-            positional = [
-                p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            ]
-            index = positional.index("name") if "name" in positional else None
-            positions[f"{namespace}.{leaf}"] = index
+    for qualified, parameters in public_signatures(NAMESPACES):
+        if "name" not in [p.name for p in parameters]:
+            continue
+        positional = positional_names(parameters)
+        positions[qualified] = positional.index("name") if "name" in positional else None
     return dict(sorted(positions.items()))
 
 

@@ -42,7 +42,7 @@ import inspect
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -151,14 +151,13 @@ def _candidates(tf: Any) -> Iterator[tuple[str, Callable[..., Any]]]:
                 yield f"{namespace}.{leaf}", value
 
 
-def dtype_positions() -> dict[str, int]:
-    """{qualified name: index of the positional parameter `dtype`}, read from
-    the signatures of the installed TensorFlow's public functions."""
+def public_signatures(namespaces: Iterable[str]) -> Iterator[tuple[str, list[inspect.Parameter]]]:
+    """(qualified name, parameters) of every public function of the
+    installed TensorFlow's `namespaces` whose signature can be read."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
-    positions = {}
-    for namespace in DTYPE_NAMESPACES:
+    for namespace in namespaces:
         module = tf
         for part in namespace.split(".")[1:]:
             module = getattr(module, part)
@@ -170,11 +169,22 @@ def dtype_positions() -> dict[str, int]:
                 parameters = list(inspect.signature(value).parameters.values())
             except (TypeError, ValueError):
                 continue
-            positional = [
-                p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-            ]
-            if "dtype" in positional:
-                positions[f"{namespace}.{leaf}"] = positional.index("dtype")
+            yield f"{namespace}.{leaf}", parameters
+
+
+def positional_names(parameters: list[inspect.Parameter]) -> list[str]:
+    """The parameters a positional argument can bind, in order."""
+    return [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def dtype_positions() -> dict[str, int]:
+    """{qualified name: index of the positional parameter `dtype`}, read from
+    the signatures of the installed TensorFlow's public functions."""
+    positions = {}
+    for name, parameters in public_signatures(DTYPE_NAMESPACES):
+        positional = positional_names(parameters)
+        if "dtype" in positional:
+            positions[name] = positional.index("dtype")
     return dict(sorted(positions.items()))
 
 
