@@ -310,3 +310,88 @@ def test_a_file_whose_only_average_is_augmented_is_checked() -> None:
             return total
     """
     assert _lines(source) == [10]
+
+
+# -- where the dataset comes from, further: progress bars, callers, methods -----------
+
+FULL_BATCHES_IN_AN_EPOCH_LOOP = """
+    import tensorflow as tf
+    from tqdm import tqdm
+
+
+    def make_ds(path, batch_size, shuffle=True, drop_remainder=True):
+        ds = tf.data.TextLineDataset(path)
+        if shuffle:
+            ds = ds.shuffle(buffer_size=1000)
+        return ds.batch(batch_size=batch_size, drop_remainder=drop_remainder)
+
+
+    def evaluate(step_fn, dataset):
+        total = 0
+        for step, batch in tqdm(enumerate(dataset), desc="steps"):
+            total += step_fn(batch)
+        else:
+            total /= (step + 1)
+        return total
+
+
+    def train(path, step_fn, epochs):
+        train_ds = make_ds(path, 64, True)
+        eval_ds = make_ds(path, 64, False)
+        for epoch in tqdm(range(epochs), desc="epochs"):
+            total = 0
+            for step, batch in tqdm(enumerate(train_ds), desc="steps"):
+                with tf.GradientTape() as tape:
+                    loss = step_fn(batch)
+                total += loss
+                if step % 10 == 0:
+                    print(total / (step + 1))
+            print(evaluate(step_fn, eval_ds))
+"""
+
+
+def test_full_batches_are_seen_through_progress_bars_callers_and_epoch_loops() -> None:
+    """A loop over `tqdm(enumerate(ds))` iterates `ds`; a parameter of a
+    function takes what this file's calls pass it (`evaluate(step_fn,
+    eval_ds)`); an epoch loop whose inner loop trains is not itself a loop
+    over batches. Every batch here is full: no finding."""
+    assert _lines(FULL_BATCHES_IN_AN_EPOCH_LOOP) == []
+    # A caller that keeps the short last batch keeps the finding.
+    short = FULL_BATCHES_IN_AN_EPOCH_LOOP.replace(
+        "print(evaluate(step_fn, eval_ds))",
+        "print(evaluate(step_fn, eval_ds))\n"
+        "        print(evaluate(step_fn, make_ds(path, 64, False, False)))",
+    )
+    assert _lines(short) == [17]  # `total /= (step + 1)` in `evaluate`
+
+
+def test_a_dataset_a_method_builds_is_followed_into_it() -> None:
+    """`self.make_ds(...)` and `Trainer.make_ds(self, ...)`: the class's
+    method, its parameters bound with `self` first."""
+    source = """
+        import tensorflow as tf
+
+
+        class Trainer:
+            def make_ds(self, path, batch_size, drop_remainder=True):
+                return tf.data.TextLineDataset(path).batch(batch_size, drop_remainder=drop_remainder)
+
+            def run(self, path, step_fn):
+                train_ds = self.make_ds(path, 64)
+                total = 0
+                for step, batch in enumerate(train_ds):
+                    total += step_fn(batch)
+                print(total / (step + 1))
+                eval_ds = Trainer.make_ds(self, path, 64)
+                total = 0
+                for step, batch in enumerate(eval_ds):
+                    total += step_fn(batch)
+                print(total / (step + 1))
+    """
+    assert _lines(source) == []
+    assert _lines(source.replace("drop_remainder=True", "drop_remainder=False"))
+    through_class = source.replace(
+        "self.make_ds(path, 64)", "tf.data.TextLineDataset(path).batch(64, drop_remainder=True)"
+    )
+    assert _lines(through_class) == []
+    assert _lines(through_class.replace("drop_remainder=True", "drop_remainder=False"))

@@ -20,6 +20,7 @@ helper that returns one of two datasets.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -34,8 +35,11 @@ from tfrewrite.facts.walk import child_nodes, iter_nodes
 # is passed by position (`batch(batch_size, drop_remainder, ...)`,
 # `padded_batch(batch_size, padded_shapes, padding_values, drop_remainder)`).
 _BATCHING = {"batch": 1, "padded_batch": 3}
-# Calls whose arguments are what the loop iterates.
-_WRAPPERS = ("enumerate", "zip", "iter")
+# Calls whose arguments are what the loop iterates: builtins, and progress
+# bars that yield the elements of the iterable they are given.
+_WRAPPERS = frozenset(
+    {"enumerate", "zip", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
+)
 # How many names, calls and receivers are followed from the loop.
 _DEPTH = 5
 # How many values are looked at before the answer is "not known".
@@ -67,11 +71,7 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
     """Whether every batch `loop` (in `scope`) iterates has the same size:
     its dataset is batched with `drop_remainder=True` wherever it comes
     from, and with nothing else."""
-    source = loop.iter
-    if isinstance(source, cst.Call) and dotted_name(source.func) in _WRAPPERS:
-        candidates = [a.value for a in source.args]
-    else:
-        candidates = [source]
+    candidates = _iterated(loop.iter)
     dropping = False
     for candidate in candidates:
         places = _sources(ctx, _Place(candidate, scope, None))
@@ -84,6 +84,15 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
                         return False
                     dropping = True
     return dropping
+
+
+def _iterated(source: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """What a loop over `source` iterates the elements of, through wrappers
+    (`enumerate(tqdm(ds))`: `ds`)."""
+    if isinstance(source, cst.Call) and dotted_name(source.func) in _WRAPPERS:
+        wrapped = [a.value for a in source.args if a.keyword is None and not a.star]
+        return [inner for value in wrapped for inner in _iterated(value)]
+    return [source]
 
 
 def _sources(ctx: RuleContext, start: _Place) -> list[_Place] | None:
@@ -114,19 +123,51 @@ def _stands_for(ctx: RuleContext, place: _Place) -> list[_Place]:
         return _name_values(ctx, expr.value, place)
     if not isinstance(expr, cst.Call):
         return []
-    if isinstance(expr.func, cst.Attribute):
-        return [_Place(expr.func.value, place.scope, place.frame)]
-    if not isinstance(expr.func, cst.Name):
+    func = expr.func
+    args: Sequence[cst.Arg] = expr.args
+    if isinstance(func, cst.Attribute):
+        through_class = _class_methods(ctx, func)  # `Net.create_dataset(self, ...)`
+        methods = through_class or _own_methods(ctx, func, place.scope)
+        if not methods:
+            return [_Place(func.value, place.scope, place.frame)]
+        called = methods
+        if not through_class:  # `self.create_dataset(...)`: `self` binds the first parameter
+            args = [cst.Arg(func.value), *args]
+    elif isinstance(func, cst.Name):
+        called = _module_functions(ctx, func.value)
+    else:
         return []
     found: list[_Place] = []
-    for function in _module_functions(ctx, expr.func.value):
+    for function in called:
         if _on_stack(function, place.frame):
             continue  # recursion: what it returns is what is being worked out
-        frame = _Frame(function, bind_arguments(function, expr.args), place.scope, place.frame)
+        frame = _Frame(function, bind_arguments(function, args), place.scope, place.frame)
         for node in scope_nodes(function.body):
             if isinstance(node, cst.Return) and node.value is not None:
                 found.append(_Place(node.value, function, frame))
     return found
+
+
+def _class_methods(ctx: RuleContext, func: cst.Attribute) -> list[cst.FunctionDef]:
+    """`Net.name` for a class `Net` of this file: its methods `name`."""
+    if not isinstance(func.value, cst.Name):
+        return []
+    owner, name = func.value.value, func.attr.value
+    return [f.node for f in ctx.functions if f.class_name == owner and f.node.name.value == name]
+
+
+def _own_methods(
+    ctx: RuleContext, func: cst.Attribute, scope: cst.FunctionDef | None
+) -> list[cst.FunctionDef]:
+    """`self.name` called in a method: the methods `name` of its class."""
+    if not (isinstance(func.value, cst.Name) and func.value.value == "self") or scope is None:
+        return []
+    around = ctx.scope_of(scope)
+    owner = around.class_name if around is not None else None
+    if owner is None:
+        return []
+    name = func.attr.value
+    return [f.node for f in ctx.functions if f.class_name == owner and f.node.name.value == name]
 
 
 def _name_values(ctx: RuleContext, name: str, place: _Place) -> list[_Place]:
@@ -150,7 +191,9 @@ def _scoped_values(ctx: RuleContext, name: str, place: _Place) -> list[_Place | 
         return None
     values: list[_Place | None] = []
     if name in _param_names(scope):
-        if frame is None or frame.function is not scope or name not in frame.bound:
+        if frame is None or frame.function is not scope:
+            return _passed_by_callers(ctx, scope, name)
+        if name not in frame.bound:
             return None
         bound = frame.bound[name]
         if bound.value is None:
@@ -166,6 +209,43 @@ def _scoped_values(ctx: RuleContext, name: str, place: _Place) -> list[_Place | 
         for value in _locals(ctx, scope).get(name, ())
     ]
     return values
+
+
+def _passed_by_callers(
+    ctx: RuleContext, function: cst.FunctionDef, name: str
+) -> list[_Place | None] | None:
+    """What the calls of a top-level function in this file pass for its
+    parameter `name` (`evaluate(model, val_ds)`: `val_ds`, read in the
+    caller). None when the file does not call it: the value is not known."""
+    calls = _calls_of(ctx).get(function.name.value, [])
+    if not calls or function not in _module_functions(ctx, function.name.value):
+        return None
+    values: list[_Place | None] = []
+    for call, caller in calls:
+        bound = bind_arguments(function, call.args).get(name)
+        if bound is None or bound.value is None:
+            values.append(None)
+        else:
+            scope = caller if bound.passed else None  # a default: read at module level
+            values.append(_Place(bound.value, scope, None))
+    return values
+
+
+def _calls_of(ctx: RuleContext) -> dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]]:
+    """Every call of a plain name in the module, with the function it is in."""
+    return ctx.module_fact(_calls_of, _calls_in)
+
+
+def _calls_in(module: cst.Module) -> dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]]:
+    found: dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]] = {}
+    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
+    while stack:
+        node, function = stack.pop()
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            found.setdefault(node.func.value, []).append((node, function))
+        inner = node if isinstance(node, cst.FunctionDef) else function
+        stack.extend((child, inner) for child in child_nodes(node))
+    return found
 
 
 def _drops_remainder(ctx: RuleContext, call: cst.Call, place: _Place) -> bool | None:

@@ -17,7 +17,7 @@ from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import counts_iterations, iteration_index
 from tfrewrite.facts.training import feeds_short_final_batch, method_name, tape_name
-from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.facts.walk import child_nodes, iter_nodes, iter_with_ancestors
 
 _BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
 # Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
@@ -36,12 +36,26 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
         name = node.value if isinstance(node, cst.Name) else None
         if name and any(part in name.lower() for part in _BATCHY):
             return True
-    for node in iter_nodes(loop.body):
+    for node in _own_nodes(loop.body):
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
             return True
         if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
             return True
     return False
+
+
+def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
+    """The nodes of a loop's body outside the loops nested in it: a tape in
+    an inner loop (over batches) says nothing of the outer one (over epochs)."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if node is not body and isinstance(node, (cst.For, cst.While)):
+            continue
+        stack.extend(child_nodes(node))
+    return found
 
 
 @dataclass
