@@ -21,6 +21,31 @@ from tfrewrite.facts.walk import child_nodes, iter_nodes
 if TYPE_CHECKING:
     from tfrewrite.facts.names import NameResolver
 
+# The walks below test a node's exact class (LibCST's node classes have no
+# subclasses): `isinstance` against them goes through `ABCMeta` and cost
+# more than the walk itself, once per node and class tested.
+# Nodes that bind names, as `iter_assignments_here` reads them (a walk that
+# meets other nodes need not ask it).
+ASSIGNMENT_NODES = frozenset(
+    {cst.Assign, cst.AnnAssign, cst.AugAssign, cst.For, cst.WithItem, cst.NamedExpr}
+    | {cst.ExceptHandler}
+)
+# Nodes whose bodies are another scope.
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+# The nodes `local_bindings` reads.
+_LOCAL_BINDING_NODES = ASSIGNMENT_NODES | {
+    cst.CompFor,
+    cst.Import,
+    cst.ImportFrom,
+    cst.Global,
+    cst.Nonlocal,
+    cst.FunctionDef,
+    cst.ClassDef,
+    cst.MatchAs,
+    cst.MatchStar,
+}
+_UNPACKING_TARGETS = frozenset({cst.Tuple, cst.List, cst.StarredElement})
+
 
 def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
     """Every binding of each local name of `function` (nested functions and
@@ -31,36 +56,42 @@ def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpressi
 
     def unknown(target: cst.CSTNode | None) -> None:
         for node in iter_nodes(target) if target is not None else ():
-            if isinstance(node, cst.Name):
+            if type(node) is cst.Name:
                 bindings.setdefault(node.value, []).append(None)
 
     for node in iter_nodes(function.body, into_functions=False):
-        if isinstance(node, cst.Assign):
+        if type(node) not in _LOCAL_BINDING_NODES:
+            continue  # most nodes: one set lookup
+        if type(node) is cst.Assign:
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if type(target.target) is cst.Name:
                     bindings.setdefault(target.target.value, []).append(node.value)
-                elif isinstance(target.target, (cst.Tuple, cst.List, cst.StarredElement)):
+                elif type(target.target) in _UNPACKING_TARGETS:
                     unknown(target.target)
-        elif isinstance(node, cst.AnnAssign) and isinstance(node.target, cst.Name):
-            bindings.setdefault(node.target.value, []).append(node.value)
-        elif isinstance(node, (cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr)):
-            unknown(node.target)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            unknown(node.asname.name)
-        elif isinstance(node, cst.ExceptHandler) and node.name is not None:
-            unknown(node.name.name)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(
-            node.names, cst.ImportStar
-        ):
-            for alias in node.names:
-                unknown(alias.asname.name if alias.asname else alias.name)
-        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        elif type(node) is cst.AnnAssign:
+            if type(node.target) is cst.Name:
+                bindings.setdefault(node.target.value, []).append(node.value)
+        elif type(node) in (cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr):
+            unknown(node.target)  # type: ignore[attr-defined]
+        elif type(node) is cst.WithItem:
+            if node.asname is not None:
+                unknown(node.asname.name)
+        elif type(node) is cst.ExceptHandler:
+            if node.name is not None:
+                unknown(node.name.name)
+        elif type(node) is cst.Import or type(node) is cst.ImportFrom:
+            if not isinstance(node.names, cst.ImportStar):
+                for alias in node.names:
+                    unknown(alias.asname.name if alias.asname else alias.name)
+        elif type(node) is cst.Global or type(node) is cst.Nonlocal:
             for item in node.names:
                 unknown(item.name)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not function:
-            unknown(node.name)
-        elif isinstance(node, (cst.MatchAs, cst.MatchStar)) and node.name is not None:
-            unknown(node.name)
+        elif type(node) is cst.FunctionDef or type(node) is cst.ClassDef:
+            if node is not function:
+                unknown(node.name)
+        elif type(node) is cst.MatchAs or type(node) is cst.MatchStar:
+            if node.name is not None:
+                unknown(node.name)
     return bindings
 
 
@@ -82,33 +113,41 @@ def iter_assignments(
     descending into nested functions, lambdas or classes. A binding whose value
     is unknown (a `for` target, `with ... as`, `except ... as`) yields None."""
     stack: list[cst.CSTNode] = [body]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        node = stack.pop()
-        yield from iter_assignments_here(node)
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body:
+        node = pop()
+        kind = type(node)
+        if kind in ASSIGNMENT_NODES:
+            yield from iter_assignments_here(node)
+        elif kind in _NESTED_SCOPES and node is not body:
             continue
-        stack.extend(reversed(child_nodes(node)))
+        children = child_nodes(node)
+        children.reverse()
+        extend(children)
 
 
 def iter_assignments_here(
     node: cst.CSTNode,
 ) -> Iterator[tuple[cst.BaseAssignTargetExpression, cst.BaseExpression | None, bool]]:
     """The bindings `node` itself makes (not those of its children)."""
-    if isinstance(node, cst.Assign):
+    if type(node) not in ASSIGNMENT_NODES:
+        return
+    if type(node) is cst.Assign:
         for target in node.targets:
             yield target.target, node.value, False
-    elif isinstance(node, cst.AnnAssign):
+    elif type(node) is cst.AnnAssign:
         yield node.target, node.value, False
-    elif isinstance(node, cst.AugAssign):
+    elif type(node) is cst.AugAssign:
         yield node.target, node, True  # type: ignore[misc]
-    elif isinstance(node, cst.For):
+    elif type(node) is cst.For:
         # The loop itself stands for "an element of `node.iter`".
         yield node.target, node, False  # type: ignore[misc]
-    elif isinstance(node, cst.WithItem) and node.asname is not None:
-        yield node.asname.name, None, False
-    elif isinstance(node, cst.NamedExpr):
+    elif type(node) is cst.WithItem:
+        if node.asname is not None:
+            yield node.asname.name, None, False
+    elif type(node) is cst.NamedExpr:
         yield node.target, node.value, False
-    elif isinstance(node, cst.ExceptHandler) and node.name is not None:
+    elif type(node) is cst.ExceptHandler and node.name is not None:
         yield node.name.name, None, False
 
 
@@ -118,7 +157,7 @@ def scope_nodes(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         node = stack.pop()
         yield node
-        if node is not root and isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if node is not root and type(node) in _NESTED_SCOPES:
             continue
         stack.extend(child_nodes(node))
 

@@ -208,7 +208,8 @@ class ModuleIndex:
     # Filled by `compute_facts`: `Class.attr` of an object held in `self.attr`
     # whose class the project defines -> "python" for a plain Python class
     # (a replay buffer: its methods run once when traced), "framework" for
-    # one deriving from anything else (a Keras model, a `tf.Module`).
+    # one deriving from anything else (a `tf.Module`), or, for a Keras layer
+    # or model, `project.KERAS_CLASS` / `KERAS_CLASS_IGNORING_TRAINING`.
     held_classes: dict[str, str] = field(default_factory=dict)
     # `parse = Targets()`, the only binding of `parse` at module level: the
     # name -> the constructor, as the module resolves it (`targets.Targets`).
@@ -217,9 +218,12 @@ class ModuleIndex:
     # Filled by `compute_facts`: constructors the module's functions call,
     # or its module instances were built with, that name a class the project
     # defines (as the module resolves them) -> "python" for a plain Python
-    # class, "framework" for one deriving from anything else. Building a
-    # plain class's object, or calling one, runs Python code that tracing
-    # runs once.
+    # class, "framework" for one deriving from anything else, a Keras kind
+    # for a Keras layer or model (`project.KERAS_CLASS`: it takes
+    # `training`; `KERAS_CLASS_IGNORING_TRAINING`: which changes nothing it
+    # computes). Module-level calls count too (`net = TextNet()` under
+    # `if __name__ == "__main__":`). Building a plain class's object, or
+    # calling one, runs Python code that tracing runs once.
     called_classes: dict[str, str] = field(default_factory=dict)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)

@@ -7,15 +7,19 @@ what they compute: the facts TFR304 needs to speak only when it matters.
   the same tape is not trained, and must stay in inference mode. With a tape
   per network, each tape trains what its own `gradient` call names.
 - What a step trains is a Keras model whatever its name or the module of its
-  class when the module uses it as one (`g.trainable_weights`, `g.summary()`):
-  a `tf.Module` or a Sonnet module holds `trainable_variables` too, but its
+  class when the module uses it as one (`g.trainable_weights`, `g.summary()`)
+  or builds it from a project class deriving from Keras' `Layer` or `Model`
+  (`sen_cnn = TextNet(classes=2)`, `TextNet` in `model/net.py`): a
+  `tf.Module` or a Sonnet module holds `trainable_variables` too, but its
   `__call__` takes no `training`.
 - A call under `if self._call_has_training_arg:` (or any test of a `training`
   flag) is written for models that may not take `training`.
-- A model whose class in the file has a `call` without `training` (held in
-  `self.critic` too), a Keras layer that ignores it, or a model built from
-  Keras layers that all ignore `training` (no dropout, no batch normalization,
-  no noise or augmentation), computes the same either way.
+- A model whose project class (in the file, or another module as the project
+  facts judge it) has a `call` without `training` and builds no layer that
+  reads it (held in `self.critic` too), a Keras layer that ignores it, or a
+  model built from Keras layers that all ignore `training` (no dropout, no
+  batch normalization, no noise or augmentation), computes the same either
+  way.
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.project import (
+    KERAS_CLASS,
+    KERAS_CLASS_IGNORING_TRAINING,
+    TRAINING_INSENSITIVE_LAYERS,
+)
 from tfrewrite.facts.training import (
     is_optimizer_update_call,
     method_name,
@@ -39,25 +48,6 @@ from tfrewrite.facts.walk import iter_nodes
 VARIABLE_ATTRIBUTES = frozenset(
     {"trainable_variables", "trainable_weights", "variables", "weights", "vars"}
 )
-# Keras layers whose output does not depend on `training` (RNN layers only
-# without `dropout=`/`recurrent_dropout=`).
-_INSENSITIVE_LAYERS = frozenset(
-    {
-        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
-        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
-        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
-        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
-        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
-        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
-        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
-        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
-        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
-        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
-        "Normalization", "LSTM", "GRU", "SimpleRNN",
-    }
-)  # fmt: skip
 _RNN_DROPOUT = frozenset({"dropout", "recurrent_dropout"})
 
 
@@ -192,14 +182,62 @@ def trained_keras_objects(
     """The objects a step trains (`trained_models` of `root`) that are
     Keras layers or models whatever their names: all of them in a Keras
     `train_step` (`keras_step`: what it differentiates is its own model or
-    a layer of it), else those `keras_objects` shows to be Keras. The step
-    trains them: `training=True` matters to them (`tape.gradient(loss,
-    g.trainable_weights)` makes `g(x)` a model call even as `g`)."""
+    a layer of it), else those `keras_objects` shows to be Keras and those
+    built from a Keras class of the project that may read `training`
+    (`project_keras_objects`: one that ignores it is evidence of nothing
+    worth a finding). The step trains them: `training=True` matters to them
+    (`tape.gradient(loss, g.trainable_weights)` makes `g(x)` a model call
+    even as `g`)."""
     if trained is None:
         return None
     if keras_step:
         return trained
-    return trained & keras_objects(ctx, root)
+    built = {name for name, kind in project_keras_objects(ctx).items() if kind == KERAS_CLASS}
+    return trained & (keras_objects(ctx, root) | built)
+
+
+def project_keras_class(ctx: RuleContext, callee: cst.BaseExpression) -> str | None:
+    """What the project knows of the class a call of `callee` builds when
+    it is a Keras layer or model the project defines, in this module or
+    another (`from model.net import TextNet`; `project.KERAS_CLASS` or
+    `KERAS_CLASS_IGNORING_TRAINING`, through its project bases); None for
+    anything else. Pass 1 names a class of this module module-qualified."""
+    names = [ctx.names.qualified_name(callee)]
+    local = dotted_name(callee)
+    if local:
+        names.append(ctx.index.qualify(local))
+    for name in names:
+        kind = ctx.index.called_classes.get(name) if name else None
+        if kind in (KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING):
+            return kind
+    return None
+
+
+def project_keras_objects(ctx: RuleContext) -> dict[str, str]:
+    """Dotted names the module assigns an object of a Keras class of the
+    project (`sen_cnn = TextNet(classes=2)`, `self.critic = Critic()`),
+    with the class's kind (`project_keras_class`). Its base proves it a
+    Keras layer or model, whatever it is called and wherever its class
+    lives, in a module importing Sonnet or TensorLayer too: its calls take
+    `training`."""
+    return ctx.module_fact(
+        project_keras_objects, lambda module: _project_keras_objects(ctx, module)
+    )
+
+
+def _project_keras_objects(ctx: RuleContext, module: cst.Module) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in iter_nodes(module):
+        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+            continue
+        kind = project_keras_class(ctx, node.value.func)
+        if kind is None:
+            continue
+        for target in node.targets:
+            name = dotted_name(target.target)
+            if name:
+                found[name] = kind
+    return found
 
 
 def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNode) -> bool:
@@ -233,7 +271,7 @@ def _depends_on_training(call: cst.Call, leaf: str) -> bool:
     """Whether the Keras layer `call` builds (`leaf`: its class name) gives
     other outputs with `training=True`: dropout, normalization, noise, an RNN
     built with `dropout=`."""
-    return leaf not in _INSENSITIVE_LAYERS or any(
+    return leaf not in TRAINING_INSENSITIVE_LAYERS or any(
         a.keyword and a.keyword.value in _RNN_DROPOUT for a in call.args
     )
 
@@ -260,15 +298,16 @@ def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
 def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:
     """Why `training=True` changes nothing for `model`, or None when it may:
     a project class whose `call` takes no `training` (the class of `self`
-    or of a `self.<attr>` it holds, in a method of `owner`, too), a Keras
-    layer that ignores it (a linear probe's `Dense`), or a `Sequential` of
-    such layers."""
+    or of a `self.<attr>` it holds, in a method of `owner`, too; a class
+    of another module as the project facts judge it, from pass 1's names:
+    `project.KERAS_CLASS_IGNORING_TRAINING`), a Keras layer that ignores
+    it (a linear probe's `Dense`), or a `Sequential` of such layers."""
     if "." in model or model == "self":
         for callee in _project_classes(ctx, model, owner):
             reason = _class_ignores_training(ctx, callee)
             if reason is not None:
                 return reason
-        return None
+        return _held_class_ignores_training(ctx, model, owner)
     for source in value_sources(ctx, cst.Name(model)):
         if not isinstance(source, cst.Call):
             continue
@@ -276,6 +315,11 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
         reason = _class_ignores_training(ctx, callee)
         if reason is not None:
             return reason
+        if (
+            callee not in ctx.index.classes
+            and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
+        ):
+            return _no_training_reason(callee.rpartition(".")[2])
         leaf = _layer_leaf(ctx, source)
         if leaf is not None and leaf != "Input" and not _depends_on_training(source, leaf):
             return f"it is a `{leaf}` layer, which ignores `training`"
@@ -296,6 +340,27 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
     return None
 
 
+def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:
+    """Why `training=True` changes nothing for `self.<attr>` in a method of
+    `owner` when the object held there is of a Keras class of another
+    module that ignores it (`self.critic = Critic()`, `from nets import
+    Critic`), as the project facts say (`project.KERAS_CLASS_IGNORING_TRAINING`)."""
+    head, _, attr = model.partition(".")
+    info = ctx.index.classes.get(owner or "")
+    if head != "self" or not attr or "." in attr or info is None:
+        return None
+    held = info.held_objects.get(attr, "")
+    if held.removeprefix(f"{ctx.index.module}.") in ctx.index.classes:
+        return None  # a class of this file: `_class_ignores_training` reads it
+    if ctx.index.held_classes.get(f"{owner}.{attr}") != KERAS_CLASS_IGNORING_TRAINING:
+        return None
+    return _no_training_reason(held.rpartition(".")[2])
+
+
+def _no_training_reason(class_name: str) -> str:
+    return f"the `call` of `{class_name}` takes no `training` argument"
+
+
 def _class_ignores_training(ctx: RuleContext, callee: str) -> str | None:
     """Why a model of the project class `callee` computes the same with
     `training=True`: its `call` takes no `training` and it builds no layer
@@ -314,7 +379,7 @@ def _class_ignores_training(ctx: RuleContext, callee: str) -> str | None:
         # Keras hands `training` to the layers a `call` uses through its
         # call context, whether `call` names it or not: only a class
         # holding no dropout or normalization ignores it.
-        return f"the `call` of `{callee}` takes no `training` argument"
+        return _no_training_reason(callee)
     return None
 
 
@@ -385,9 +450,9 @@ def passes_training_positionally(
 
 def is_plain_function(ctx: RuleContext, name: str) -> bool:
     """`model = lambda x: ...`, a `def model(x)`, or `model = Model()` of a
-    project class with no base (a plain Python object with `__call__`): a
-    name that holds no Keras model, whatever it is called. It takes no
-    `training` argument: adding one would raise a `TypeError`."""
+    project class with no base, in any module (a plain Python object with
+    `__call__`): a name that holds no Keras model, whatever it is called.
+    It takes no `training` argument: adding one would raise a `TypeError`."""
     if "." in name:
         return False
     if any(f.parent is None and f.node.name.value == name for f in ctx.functions):
@@ -402,4 +467,6 @@ def _is_plain_callable(ctx: RuleContext, value: cst.BaseExpression) -> bool:
     if not isinstance(value, cst.Call):
         return False
     info = ctx.index.classes.get(dotted_name(value.func) or "")
-    return info is not None and all(base in ("object", "builtins.object") for base in info.bases)
+    if info is None:  # a class of another module: what the project facts say of it
+        return ctx.index.called_classes.get(ctx.names.qualified_name(value.func) or "") == "python"
+    return all(base in ("object", "builtins.object") for base in info.bases)

@@ -10,15 +10,17 @@ that runs traced. Functions nested inside a traced function run traced too.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import SPLAT
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.method_steps import looped_train_methods
 from tfrewrite.workspace.line_names import path_line
 
@@ -666,8 +668,9 @@ def compute_facts(
     _record_rebound_imports(indexes)
     _record_star_names(indexes)
     _record_held_state(indexes, lookup)
-    _record_held_classes(indexes, lookup)
-    _record_called_classes(indexes, lookup)
+    keras = _KerasClasses(lookup)
+    _record_held_classes(indexes, lookup, keras)
+    _record_called_classes(indexes, lookup, keras)
     _record_training_facts(indexes, lookup, facts)
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
@@ -1173,45 +1176,254 @@ def _is_plain_class(
 def _held_class(index: ModuleIndex, callee: str, lookup: _Lookup) -> tuple[ModuleIndex, str] | None:
     """The project class `callee` (as `index` names it) builds, looked up
     through `from module import *` for a bare name."""
+    found = _named_classes(index, callee, lookup)
+    return found[0] if found else None
+
+
+def _named_classes(
+    index: ModuleIndex, callee: str, lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    """Every project class `callee` (as `index` names it) may build: two
+    modules may define a class under the name (`a/nets.py`, `b/nets.py`)."""
+    return _class_candidates(index, callee, lookup)[1]
+
+
+def _class_candidates(
+    index: ModuleIndex, callee: str, lookup: _Lookup
+) -> tuple[str, list[tuple[ModuleIndex, str]]]:
+    """`_named_classes`, with the name they were found under (`callee`, or
+    it in a star-imported module)."""
     names = [callee]
     if "." not in callee:
         names += [f"{module}.{callee}" for module in index.star_imports]
     for name in names:
-        for target_index, target in lookup.find(name, index):
-            if target in target_index.classes:
-                return target_index, target
-    return None
+        found = [(i, target) for i, target in lookup.find(name, index) if target in i.classes]
+        if found:
+            return name, found
+    return callee, []
 
 
-def _record_held_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+def _importable(
+    importer: ModuleIndex, name: str, found: list[tuple[ModuleIndex, str]]
+) -> list[tuple[ModuleIndex, str]]:
+    """Of the classes `found` for the dotted `name` written in `importer`,
+    those Python can import from where `importer` runs: the folder their
+    module path (`model/net.py` for `model.net.TextNet`) hangs from holds
+    `importer`'s own folder (a script's folder, or the project's root above
+    it). Two scripts of a collection each import their own `networks.py`;
+    the lookup, tolerant of leading packages, finds both. A class reached
+    another way (a package re-exporting it) is kept."""
+    folder = PurePath(importer.path).parent.parts
+    kept = []
+    for target_index, qualname in found:
+        module = name[: -len(qualname) - 1] if name.endswith("." + qualname) else ""
+        parts = list(PurePath(target_index.path).with_suffix("").parts)
+        if parts and parts[-1] == "__init__":
+            parts.pop()
+        wanted = module.split(".") if module else []
+        if not wanted or parts[-len(wanted) :] != wanted:
+            kept.append((target_index, qualname))
+            continue
+        root = parts[: -len(wanted)]
+        if list(folder[: len(root)]) == root:
+            kept.append((target_index, qualname))
+    return kept
+
+
+# What `called_classes` and `held_classes` say of a project class deriving
+# from Keras' `Layer` or `Model` (through project classes too), instead of
+# "framework". Its objects accept `training=` whatever their `call` says:
+# Keras hands it on, through its call context, to the layers `call` uses.
+KERAS_CLASS = "keras"
+# One whose `call` takes no `training` and whose methods build only layers
+# that ignore it: `training=True` changes nothing it computes.
+KERAS_CLASS_IGNORING_TRAINING = "keras-ignores-training"
+
+# Keras layers whose output does not depend on `training`; an RNN layer
+# (`RNN_LAYERS`) only when built without `dropout=`/`recurrent_dropout=`.
+TRAINING_INSENSITIVE_LAYERS = frozenset(
+    {
+        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
+        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
+        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
+        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
+        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
+        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
+        "Normalization", "LSTM", "GRU", "SimpleRNN",
+    }
+)  # fmt: skip
+RNN_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN"})
+# The Keras bases whose objects take `training` (a `Loss` or a `Metric` does not).
+_TRAINING_BASES = frozenset({"Layer", "Model", "Sequential"})
+# Keras' own bases a class may derive from and stay one that ignores `training`.
+_INERT_KERAS_BASES = frozenset({"Layer", "Model"})
+# Methods of Keras' `Layer` a class calls on `self` (`self.add_weight(...)`):
+# they build no layer that reads `training`.
+_KERAS_LAYER_METHODS = frozenset(
+    {
+        "add_weight", "add_variable", "add_loss", "add_metric", "add_update", "build",
+        "get_config", "compute_output_shape", "compute_mask", "get_layer",
+    }
+)  # fmt: skip
+# Keras modules whose calls build models or read the learning phase: what
+# they build may depend on `training` (`applications.ResNet50`, `Sequential`).
+_KERAS_TRAINING_MODULES = ("layers.", "applications.", "models.", "backend.")
+_BUILTINS = frozenset(dir(builtins))
+
+
+class _KerasClasses:
+    """Which project classes are Keras layers or models, and which of them
+    compute the same with `training=True`, each class worked out once.
+
+    A class ignores `training` when the `call` Keras runs takes no
+    `training` and nothing its methods (and its project bases') call may
+    build a layer that reads it: Keras' dropout, normalization, noise and
+    RNN layers, a Keras model or application, another project class or
+    function, or a class or factory tfrewrite cannot see (a parameter, a
+    package's `KerasLayer`). Only Keras' layers known to ignore `training`,
+    TensorFlow's other names, builtins and the class's own methods and held
+    layers are known not to."""
+
+    def __init__(self, lookup: _Lookup) -> None:
+        self.lookup = lookup
+        self.ignoring: dict[tuple[str, str], bool] = {}
+
+    def kind(self, index: ModuleIndex, callee: str) -> str | None:
+        """`KERAS_CLASS` or `KERAS_CLASS_IGNORING_TRAINING` when every class
+        `callee` may name is a Keras layer or model; None otherwise."""
+        name, found = _class_candidates(index, callee, self.lookup)
+        # The classes it can import; all of them when none is (a `src/` layout).
+        found = _importable(index, name, found) or found
+        if not found or any(
+            _keras_base(i, q, self.lookup) not in _TRAINING_BASES for i, q in found
+        ):
+            return None
+        if all(self._ignores_training(i, q) for i, q in found):
+            return KERAS_CLASS_IGNORING_TRAINING
+        return KERAS_CLASS
+
+    def _ignores_training(self, index: ModuleIndex, qualname: str) -> bool:
+        key = (index.path, qualname)
+        known = self.ignoring.get(key)
+        if known is None:
+            self.ignoring[key] = False  # a cycle of bases ignores nothing
+            called = self.lookup.call_method(index, qualname)
+            call = called[0][0].functions.get(called[0][1]) if len(called) == 1 else None
+            known = (
+                call is not None
+                and call.qualname.endswith(".call")
+                and "training" not in call.params
+                and self._builds_nothing_training_reads(index, qualname)
+            )
+            self.ignoring[key] = known
+        return known
+
+    def _builds_nothing_training_reads(self, index: ModuleIndex, qualname: str) -> bool:
+        info = index.classes[qualname]
+        for base in info.bases:
+            leaf = keras_leaf(base)
+            if leaf is not None:
+                if leaf not in _INERT_KERAS_BASES and (
+                    leaf not in TRAINING_INSENSITIVE_LAYERS or leaf in RNN_LAYERS
+                ):
+                    return False  # a `Dropout` or `Sequential` subclass
+                continue
+            if base in _PLAIN_BASES or base.startswith(_PLAIN_BASE_MODULES):
+                continue
+            found = [(i, q) for i, q in self.lookup.find(base, index) if q in i.classes]
+            if not found or not all(self._builds_nothing_training_reads(i, q) for i, q in found):
+                return False
+        own = index.qualify(qualname) + "."
+        known = {*info.methods, *info.held_objects, *_KERAS_LAYER_METHODS}
+        prefix = qualname + "."
+        for function_name, function in index.functions.items():
+            if function_name.startswith(prefix) and any(
+                self._may_read_training(index, callee, own, known) for callee in function.calls
+            ):
+                return False
+        return True
+
+    def _may_read_training(
+        self, index: ModuleIndex, callee: str, own: str, known: set[str]
+    ) -> bool:
+        """Whether what a method of a class calls (`callee`, as `index`
+        resolves it; `own`: the class's qualified name and a dot, how its
+        `self.` calls are named; `known`: its methods, held layers and
+        Keras' layer methods) may build or run a layer that reads
+        `training`."""
+        while callee.endswith("()"):
+            callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
+        if callee.startswith(own):
+            return callee[len(own) :].partition(".")[0] not in known
+        path = keras_path(callee)
+        if path is not None:
+            leaf = path.rpartition(".")[2]
+            if path.startswith("layers.") and leaf in TRAINING_INSENSITIVE_LAYERS:
+                return leaf in RNN_LAYERS  # its `dropout=` is not known here
+            return path.startswith(_KERAS_TRAINING_MODULES) or leaf in ("Sequential", "Model")
+        if callee.startswith("tensorflow."):
+            return False
+        if self.lookup.find(callee, index):
+            return True  # a project class or function: what it builds is not followed
+        if "." not in callee:
+            return callee not in _BUILTINS  # a parameter or a name bound at run time
+        return any(part[:1].isupper() for part in callee.split("."))
+
+
+def _class_kind(
+    index: ModuleIndex, callee: str, lookup: _Lookup, keras: _KerasClasses
+) -> str | None:
+    """What `called_classes`/`held_classes` say of the class `callee` (as
+    `index` names it) when the project defines it: "python" (plain Python),
+    a Keras kind (`_KerasClasses.kind`), or "framework"."""
+    found = _held_class(index, callee, lookup)
+    if found is None:
+        return None
+    if _is_plain_class(*found, lookup):
+        return "python"
+    return keras.kind(index, callee) or "framework"
+
+
+def _record_held_classes(indexes: list[ModuleIndex], lookup: _Lookup, keras: _KerasClasses) -> None:
     """`self.memory = ReplayBuffer(...)`: whether the class of each held
     object, when the project defines it, is plain Python. A step that calls
-    `self.memory.sample(...)` then calls Python code that tracing runs once."""
+    `self.memory.sample(...)` then calls Python code that tracing runs once.
+    `self.critic = Critic()` of a Keras model class in any module: a model
+    whose `training` matters, or not (`_KerasClasses`)."""
     for index in indexes:
         for class_qualname, info in index.classes.items():
             for attr, callee in info.held_objects.items():
-                found = _held_class(index, callee, lookup)
-                if found is not None:
-                    plain = _is_plain_class(*found, lookup)
-                    kind = "python" if plain else "framework"
+                kind = _class_kind(index, callee, lookup, keras)
+                if kind is not None:
                     index.held_classes[f"{class_qualname}.{attr}"] = kind
 
 
-def _record_called_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+def _record_called_classes(
+    indexes: list[ModuleIndex], lookup: _Lookup, keras: _KerasClasses
+) -> None:
     """`Targets(lines)` in a function, or `parse = Targets()` at module level:
     whether each class the module builds, when the project defines it, is
     plain Python. A step that builds or calls such an object runs Python
-    code that tracing runs once, and that no rule checks as traced code."""
+    code that tracing runs once, and that no rule checks as traced code.
+    `net = TextNet(classes=2)` of a Keras model class in any module, in a
+    function or at module level: an object that takes `training`, and
+    whether it changes what it computes (`_KerasClasses`)."""
     for index in indexes:
         constructors = {callee for info in index.functions.values() for callee in info.calls}
         constructors.update(index.module_instances.values())
+        constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
             if not callee or not callee.rpartition(".")[2][:1].isupper():
                 continue  # a function or method: tracing follows those itself
-            found = _held_class(index, callee, lookup)
-            if found is not None:
-                plain = _is_plain_class(*found, lookup)
-                index.called_classes[callee] = "python" if plain else "framework"
+            kind = _class_kind(index, callee, lookup, keras)
+            if kind is not None:
+                index.called_classes[callee] = kind
 
 
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:

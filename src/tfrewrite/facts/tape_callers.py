@@ -30,21 +30,30 @@ changes both.
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import all_params, local_names
+from tfrewrite.facts.bindings import (
+    ASSIGNMENT_NODES,
+    all_params,
+    iter_assignments_here,
+    local_names,
+    split_target,
+)
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.training import tape_blocks
-from tfrewrite.facts.walk import iter_nodes
+from tfrewrite.facts.training import tape_blocks, tape_name
+from tfrewrite.facts.walk import child_nodes, iter_nodes
 
 # Per file: qualname of each function under a tape -> why.
 _CACHE: weakref.WeakKeyDictionary[RuleContext, dict[str, str]] = weakref.WeakKeyDictionary()
+# Per function: `_local_names`.
+_LOCAL_NAMES: weakref.WeakKeyDictionary[FunctionScope, frozenset[str]] = weakref.WeakKeyDictionary()
+# Nodes whose bodies are another scope.
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 
 
 def under_tape(ctx: RuleContext, scope: FunctionScope) -> str | None:
@@ -93,7 +102,7 @@ def _callees(
     definitions) resolve to."""
     result: list[FunctionScope] = []
     for node in iter_nodes(root, into_functions=False):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             callee = _resolve(ctx, caller, node.func)
             if callee is not None:
                 result.append(callee)
@@ -105,7 +114,7 @@ def _resolve(
 ) -> FunctionScope | None:
     """`name` -> a function nested in `caller` or an enclosing function, else
     a top-level function; `self.name` -> a method of `caller`'s class."""
-    if isinstance(func, cst.Name):
+    if type(func) is cst.Name:
         if ctx.names.qualified_name(func) is not None:
             return None  # an imported name
         enclosing: FunctionScope | None = caller
@@ -114,32 +123,42 @@ def _resolve(
                 if child.node.name.value == func.value:
                     return child
             enclosing = enclosing.parent
-        return next(
-            (
-                f
-                for f in ctx.functions
-                if f.parent is None and not f.is_method and f.node.name.value == func.value
-            ),
-            None,
-        )
+        return _definitions(ctx).top.get(func.value)
     method = caller
     while method is not None and method.class_name is None:
         method = method.parent  # `self` of a function nested in a method is the method's
     if (
-        isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
+        type(func) is cst.Attribute
+        and type(func.value) is cst.Name
         and func.value.value == "self"
         and method is not None
     ):
-        return next(
-            (
-                f
-                for f in ctx.functions
-                if f.class_name == method.class_name and f.node.name.value == func.attr.value
-            ),
-            None,
-        )
+        return _definitions(ctx).methods.get((method.class_name, func.attr.value))
     return None
+
+
+@dataclass(frozen=True)
+class _Definitions:
+    """The functions of this file a call can name, by name: top-level ones
+    (`name(...)`) and methods by class (`self.name(...)`); the first
+    definition of a name wins, as the rules resolve it."""
+
+    top: Mapping[str, FunctionScope]
+    methods: Mapping[tuple[str | None, str], FunctionScope]
+
+
+def _definitions(ctx: RuleContext) -> _Definitions:
+    def derive(_: cst.Module) -> _Definitions:
+        top: dict[str, FunctionScope] = {}
+        methods: dict[tuple[str | None, str], FunctionScope] = {}
+        for f in ctx.functions:
+            name = f.node.name.value
+            if f.parent is None and not f.is_method:
+                top.setdefault(name, f)
+            methods.setdefault((f.class_name, name), f)
+        return _Definitions(top, methods)
+
+    return ctx.module_fact(_definitions, derive)
 
 
 # -- every way a function runs ----------------------------------------------------------
@@ -212,33 +231,19 @@ def _call_sites(ctx: RuleContext) -> dict[str, list[_Site]]:
     callers: list[tuple[FunctionScope | None, cst.CSTNode]] = [(None, ctx.module)]
     callers += [(function, function.node.body) for function in ctx.functions]
     for caller, root in callers:
-        calls: dict[int, cst.Call] = {}  # id of the callee expression -> the call
-        skipped: set[int] = set()  # keyword and attribute names
-        references: list[cst.Name | cst.Attribute] = []
-        for node in iter_nodes(root, into_functions=False):
-            if isinstance(node, cst.Call):
-                calls[id(node.func)] = node
-                skipped.update(id(a.keyword) for a in node.args if a.keyword is not None)
-            elif isinstance(node, cst.Attribute):
-                skipped.add(id(node.attr))
-                if node.attr.value in defined:
-                    references.append(node)
-            elif isinstance(node, cst.Name) and node.value in defined:
-                references.append(node)
-        in_tape: dict[int, cst.With] | None = None
+        calls, references, bound = _references(ctx, root, defined)
+        if caller is not None:  # the walk saw every binding of its body
+            _LOCAL_NAMES[caller] = frozenset(_parameters(caller) | bound)
         for reference in references:
-            if id(reference) in skipped:
-                continue
             callee = _unshadowed(caller, reference, _resolve(ctx, caller, reference))
             if callee is None:
                 continue
-            call = calls.get(id(reference))
-            if call is None:
+            called = calls.get(id(reference))
+            if called is None:
                 site = _Site(caller, reference, None, None)
             else:
-                if in_tape is None:
-                    in_tape = _tape_blocks_around(ctx, root)
-                site = _Site(caller, call, in_tape.get(id(call)), _arguments(callee, call))
+                call, tape = called
+                site = _Site(caller, call, tape, _arguments(callee, call))
             sites.setdefault(callee.qualname, []).append(site)
     if ctx.index.pruned is not None:
         _add_unparsed_callers(ctx, sites)
@@ -274,13 +279,47 @@ def _add_unparsed_callers(ctx: RuleContext, sites: dict[str, list[_Site]]) -> No
                 )
 
 
-def _tape_blocks_around(ctx: RuleContext, root: cst.CSTNode) -> dict[int, cst.With]:
-    """id of each node under `root` inside a tape block -> the outermost one."""
-    in_tape: dict[int, cst.With] = {}
-    for block, _ in tape_blocks(ctx, root):
-        for node in iter_nodes(block.body, into_functions=False):
-            in_tape.setdefault(id(node), block)
-    return in_tape
+def _references(
+    ctx: RuleContext, root: cst.CSTNode, defined: set[str]
+) -> tuple[dict[int, tuple[cst.Call, cst.With | None]], list[cst.Name | cst.Attribute], set[str]]:
+    """One walk of `root` (not into nested definitions): the names and
+    attributes spelled like a function of this file (`defined`) that are
+    neither keywords nor attribute names of something else, in source
+    order; by the id of its callee expression, each call with the
+    outermost tape block of `root` whose body holds it (None outside one);
+    and the names `root` binds (`bindings.bound_names`)."""
+    calls: dict[int, tuple[cst.Call, cst.With | None]] = {}
+    skipped: set[int] = set()  # keyword and attribute names
+    references: list[cst.Name | cst.Attribute] = []
+    bound: set[str] = set()
+    stack: list[tuple[cst.CSTNode, cst.With | None]] = [(root, None)]
+    pop = stack.pop
+    while stack:
+        node, tape = pop()
+        # Exact classes: `isinstance` on LibCST's goes through `ABCMeta`.
+        if type(node) is cst.Call:
+            calls[id(node.func)] = (node, tape)
+            skipped.update(id(a.keyword) for a in node.args if a.keyword is not None)
+        elif type(node) is cst.Attribute:
+            skipped.add(id(node.attr))
+            if node.attr.value in defined:
+                references.append(node)
+        elif type(node) is cst.Name:
+            if node.value in defined:
+                references.append(node)
+        elif type(node) in _NESTED_SCOPES and node is not root:
+            continue  # its body runs through its own calls
+        elif type(node) in ASSIGNMENT_NODES:
+            for target, value, _ in iter_assignments_here(node):
+                bound.update(name for name, _, _ in split_target(target, value))
+        children = child_nodes(node)
+        children.reverse()
+        if type(node) is cst.With and tape is None and tape_name(ctx, node) is not None:
+            body = node.body  # its items are outside the tape
+            stack.extend((child, node if child is body else None) for child in children)
+        else:
+            stack.extend((child, tape) for child in children)
+    return calls, [r for r in references if id(r) not in skipped], bound
 
 
 def _unshadowed(
@@ -361,12 +400,11 @@ def _parameters(function: FunctionScope) -> set[str]:
     return {p.name.value for p in all_params(function.node.params)}
 
 
-@functools.lru_cache(maxsize=4096)
-def _names_bound_in(node: cst.FunctionDef) -> frozenset[str]:
-    return frozenset(local_names(node))
-
-
 def _local_names(function: FunctionScope) -> frozenset[str]:
     """Names `function` binds itself: its parameters and what its body
-    assigns (`bindings.local_names`, kept per function node)."""
-    return _names_bound_in(function.node)
+    assigns (`bindings.local_names`), kept per function: `_call_sites`
+    records them as it walks each body."""
+    names = _LOCAL_NAMES.get(function)
+    if names is None:
+        names = _LOCAL_NAMES[function] = frozenset(local_names(function.node))
+    return names

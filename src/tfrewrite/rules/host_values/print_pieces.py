@@ -105,10 +105,29 @@ def kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
     return "unknown" if shows_values(facts, node) else "python"
 
 
+def is_string_formatting(node: cst.CSTNode) -> bool:
+    """Whether `node` has the form of Python string formatting (an f-string,
+    a concatenated string, `... % x`, `"...".format(x)` / `"...".join(xs)`),
+    whatever it formats. Only such a node can format a tensor
+    (`formats_a_tensor`), so a print with none needs no tensor facts to
+    know it formats none."""
+    if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, cst.Modulo)
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in ("format", "join")
+    )
+
+
 def formats_a_tensor(facts: TensorFacts, node: cst.CSTNode) -> bool:
     """Whether `node` builds a Python string from a tensor: an f-string, a
     `"..." % x` or a `"...".format(x)` / `"...".join(xs)` showing tensor values.
     Traced, that string holds `Tensor("Sum:0", ...)`, fixed at trace time."""
+    if not is_string_formatting(node):
+        return False
     if isinstance(node, (cst.FormattedString, cst.ConcatenatedString)):
         return shows_values(facts, node)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.walk import child_nodes
+from tfrewrite.facts.walk import child_nodes, iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -27,6 +27,7 @@ from tfrewrite.rules.host_values.print_lines import Output, companions
 from tfrewrite.rules.host_values.print_pieces import (
     PrintRefusal,
     formats_a_tensor,
+    is_string_formatting,
     shows_values,
 )
 from tfrewrite.rules.host_values.print_rewrite import (
@@ -47,6 +48,7 @@ from tfrewrite.rules.host_values.print_values import (
     python_only,
 )
 from tfrewrite.rules.host_values.stream_writes import as_print, written_stream
+from tfrewrite.rules.host_values.traced_context import dynamic_shapes
 
 
 # -- the rule -------------------------------------------------------------------------
@@ -556,37 +558,51 @@ class PrintInTracedCode(Rule):
         ]
         while stack:
             node, scope, parent, indent = stack.pop()
-            if isinstance(node, cst.ClassDef):
+            # Exact classes (LibCST's have no subclasses): `isinstance` on
+            # them goes through `ABCMeta`, once per node of every traced body.
+            if type(node) is cst.ClassDef:
                 continue
-            if isinstance(node, cst.FunctionDef) and node is not scope.node:
+            if type(node) is cst.FunctionDef and node is not scope.node:
                 inner = ctx.scope_of(node)
                 if inner is None:
                     continue
                 scope = inner
-            if isinstance(node, cst.Call) and is_print(node) and not shadowed:
-                violation = check_print(ctx, node, scope, parent, indent, self.output_stream)
-                outputs.append(
-                    Output(node, node, scope, parent, indent, violation, self.output_stream)
-                )
+            elif type(node) is cst.Call:
+                output, violation = self._output(ctx, node, scope, parent, indent, shadowed)
+                if output is not None:
+                    outputs.append(output)
                 if violation is not None:
                     yield violation
-            elif isinstance(node, cst.Call) and written_stream(ctx, node) is not None:
-                violation = check_stream_write(ctx, node, scope, parent, indent)
-                outputs.append(Output(node, as_print(node), scope, parent, indent, violation))
-                if violation is not None:
-                    yield violation
-            elif (
-                isinstance(node, cst.Call)
-                and ctx.names.qualified_name(node.func) == "tensorflow.print"
-            ):
-                outputs.append(Output(node, None, scope, parent, indent, None))
-                violation = self._check_tf_print(ctx, node, scope, indent)
-                if violation is not None:
-                    yield violation
-            if isinstance(node, cst.IndentedBlock):
-                indent += node.indent if node.indent is not None else ctx.module.default_indent
-            stack.extend((child, scope, node, indent) for child in reversed(child_nodes(node)))
+            elif type(node) is cst.IndentedBlock:
+                own = node.indent
+                indent += own if own is not None else ctx.module.default_indent
+            children = child_nodes(node)
+            children.reverse()
+            stack.extend([(child, scope, node, indent) for child in children])
         yield from companions(ctx, outputs)
+
+    def _output(
+        self,
+        ctx: RuleContext,
+        call: cst.Call,
+        scope: FunctionScope,
+        parent: cst.CSTNode | None,
+        indent: str,
+        shadowed: bool,
+    ) -> tuple[Output | None, Violation | None]:
+        """The output `call` is (a `print`, a write to a standard stream, a
+        `tf.print`; None for any other call) and TFR103's finding on it."""
+        if is_print(call) and not shadowed:
+            violation = check_print(ctx, call, scope, parent, indent, self.output_stream)
+            output = Output(call, call, scope, parent, indent, violation, self.output_stream)
+            return output, violation
+        if written_stream(ctx, call) is not None:
+            violation = check_stream_write(ctx, call, scope, parent, indent)
+            return Output(call, as_print(call), scope, parent, indent, violation), violation
+        if ctx.names.qualified_name(call.func) == "tensorflow.print":
+            output = Output(call, None, scope, parent, indent, None)
+            return output, self._check_tf_print(ctx, call, scope, indent)
+        return None, None
 
     def _check_tf_print(
         self, ctx: RuleContext, call: cst.Call, scope: FunctionScope, indent: str
@@ -597,9 +613,16 @@ class PrintInTracedCode(Rule):
         prints `None` under an `input_signature`."""
         if any(arg.star for arg in call.args):
             return None
+        positional = [arg.value for arg in call.args if arg.keyword is None]
+        if not any(is_string_formatting(v) for v in positional) and not _may_read_dimension(
+            ctx, call, scope
+        ):
+            # Tensors and constants passed as they are (the common, correct
+            # `tf.print`): nothing is formatted or read at trace time, whatever
+            # the arguments turn out to be.
+            return None
         proven = ctx.tensors(scope)
         likely_note: str | None = None
-        positional = [arg.value for arg in call.args if arg.keyword is None]
         printed, shapes, facts = printed_values(ctx, call, scope, proven)
         formats = any(formats_a_tensor(facts, v) for v in positional)  # type: ignore[arg-type]
         if (
@@ -638,6 +661,15 @@ class PrintInTracedCode(Rule):
         ]
         fix = print_fix(call, rewrite, "Pass the tensors to `tf.print` as arguments", notes)
         return Violation(call, problem, fix)
+
+
+def _may_read_dimension(ctx: RuleContext, call: cst.Call, scope: FunctionScope) -> bool:
+    """Whether `call` may print a static dimension the trace does not know
+    (`x.shape[0]` under an `input_signature`, `dynamic_shape_reads`): only
+    in such a function, and only through a subscript."""
+    return dynamic_shapes(ctx, scope) and any(
+        isinstance(node, cst.Subscript) for arg in call.args for node in iter_nodes(arg)
+    )
 
 
 def _refuse_unknown_fields(ctx: RuleContext, facts: PrintedFacts, call: cst.Call) -> None:

@@ -65,8 +65,9 @@ def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
 
 def _model_names(ctx: RuleContext) -> set[str]:
     """Names assigned a Keras model anywhere in the file: `keras.Sequential(...)`,
-    `tf.keras.Model(...)`, `keras.applications.X(...)`, or a project class
-    deriving from `Model`."""
+    `tf.keras.Model(...)`, `keras.applications.X(...)`, or a class of this
+    file deriving from `Model`. (An object of a Keras class of any module
+    is a model when the step trains it: `trained_keras_objects`.)"""
     model_classes = {
         name
         for name, info in ctx.index.classes.items()
@@ -103,8 +104,8 @@ def _is_model_call(
     one of `trained`, the objects the step trains that are known Keras
     objects (`trained_keras_objects`: `self.mini_vgg(images)` in a Keras
     `train_step` with `tape.gradient(loss, self.mini_vgg.trainable_variables)`,
-    `g(x)` with `tape.gradient(loss, g.trainable_weights)`), whatever it is
-    called."""
+    `g(x)` with `tape.gradient(loss, g.trainable_weights)`, `sen_cnn(x)`
+    of a Keras class of another module), whatever it is called."""
     name = dotted_name(call.func)
     if name is None or not call.args or call.args[0].keyword is not None:
         return False
@@ -163,10 +164,13 @@ class MissingTrainingFlag(Rule):
         `keras.applications`/a `Model` subclass, a name such as `model` or
         `*_model`, `self` in a `Model.train_step`, or any object whose
         variables the step differentiates, whatever its name or wherever its
-        class lives, in a `Model.train_step` (`self.mini_vgg`) or when the
+        class lives, in a `Model.train_step` (`self.mini_vgg`), when the
         module uses it as a Keras object (`tape.gradient(loss,
         g.trainable_weights)`, `g.summary()`; not in a module importing
-        TensorLayer or Sonnet, whose models take `is_train`/`is_training`).
+        TensorLayer or Sonnet, whose models take `is_train`/`is_training`),
+        or when it is built from a class of the project, in any module,
+        deriving from Keras' `Layer` or `Model` (`sen_cnn =
+        TextNet(classes=2)` with `from model.net import TextNet`).
         Only models the step trains are reported: when the step names the
         variables it differentiates (`tape.gradient(loss,
         model.trainable_variables)`), a frozen teacher or target network
@@ -186,10 +190,11 @@ class MissingTrainingFlag(Rule):
         not known, second, where Keras' own models take it (`generator(z,
         True)`), and so
         is a call in a branch that tests for a `training` argument (`if
-        self._call_has_training_arg:`). A model whose project class has a `call`
-        without `training`, or a `Sequential` whose layers all ignore it (no
-        dropout, batch normalization or noise), computes the same either way:
-        it is reported without a fix, saying so.
+        self._call_has_training_arg:`). A model whose project class (in
+        this module or another) has a `call` without `training` and builds
+        no layer that reads it, or a `Sequential` whose layers all ignore it
+        (no dropout, batch normalization or noise), computes the same either
+        way: it is reported without a fix, saying so.
 
         ## Fix safety
         The fix adds `training=True`. Always unsafe (applied with
