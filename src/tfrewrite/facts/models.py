@@ -61,7 +61,13 @@ def trained_models(
     and `g_tape`) trains in each only that tape's networks; the scope's when
     no `gradient` call of the tape names them (`optimizer.minimize(loss,
     variables, tape=tape)`)."""
-    calls = ctx.module_fact((trained_models, id(root)), lambda _: _variable_owners(root))
+    # Kept with `root` itself: a temporary block a rule builds (a step's
+    # body) must not share an id, and so an answer, with a later one.
+    kept_root, calls = ctx.module_fact(
+        (trained_models, id(root)), lambda _: (root, _variable_owners(root))
+    )
+    if kept_root is not root:
+        calls = _variable_owners(root)
     if tape is not None:
         names = _tape_names(ctx, tape)
         own = {o for receiver, owners in calls if receiver in names for o in owners}
@@ -173,7 +179,10 @@ def keras_objects(ctx: RuleContext, root: cst.CSTNode) -> set[str]:
     if imported & _OTHER_LAYER_LIBRARIES:
         return set()
     top = ctx.module_fact(keras_objects, _keras_member_owners)
-    return top | ctx.module_fact((keras_objects, id(root)), lambda _: _keras_member_owners(root))
+    kept_root, owners = ctx.module_fact(
+        (keras_objects, id(root)), lambda _: (root, _keras_member_owners(root))
+    )
+    return top | (owners if kept_root is root else _keras_member_owners(root))
 
 
 def trained_keras_objects(
