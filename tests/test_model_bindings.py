@@ -88,7 +88,7 @@ def test_a_call_without_training_still_hands_it_to_its_dropout() -> None:
     does not name `training`."""
     source = textwrap.dedent(CONTEXT_ONLY)
     (finding,) = check_source(source, select=["TFR304"])
-    assert "run in inference mode" in finding.message
+    assert "runs in inference mode" in finding.message
     fixed = fix_source(source, select=["TFR304"], unsafe_fixes=True)
     assert "critic(x, training=True)" in fixed
 

@@ -242,8 +242,8 @@ def test_a_model_called_in_a_helper_the_tape_runs_is_reported_there() -> None:
     assert [(f.start.line, f.start.column) for f in findings] == [(10, 27), (10, 58)]
     assert findings[0].message == (
         "`critic(...)` is called without `training=True` in `critic_loss`, which runs in a "
-        "train step's tape (`critic_step`, line 16): dropout and batch normalization run "
-        "in inference mode"
+        "train step's tape (`critic_step`, line 16): any dropout or batch normalization it "
+        "holds runs in inference mode"
     )
     assert all(f.fix is not None for f in findings)
     assert _fixed(CRITIC) == CRITIC_FIXED

@@ -245,7 +245,8 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
             importer,
             "Keras 2: this code imports Keras 2 APIs that the workers' TensorFlow "
             f"({text.splitlines()[0][:120]}) no longer has; with tf_keras installed, set "
-            "TF_USE_LEGACY_KERAS=1",
+            "`keras = 2` under [tool.tfrewrite.verify] (the workers then run with "
+            "TF_USE_LEGACY_KERAS=1)",
         )
     elif isinstance(err, ModuleNotFoundError) and err.name:
         top = err.name.split(".")[0]

@@ -11,7 +11,10 @@ import re
 import sys
 import types
 
-KERAS_TWO = "run the workers under Keras 2 (install tf_keras and set TF_USE_LEGACY_KERAS=1)"
+KERAS_TWO = (
+    "run the workers under Keras 2 (install tf_keras and set `keras = 2` under "
+    "[tool.tfrewrite.verify]: the workers then run with TF_USE_LEGACY_KERAS=1)"
+)
 
 # `Layer.add_variable() missing 1 required positional argument: 'initializer'`
 _SIGNATURE = re.compile(

@@ -565,7 +565,10 @@ def _missing_flag(
             f"`{label}(...)` {called}; nothing changes today, since {unchanged}, but a "
             "dropout or batch normalization layer added later would run in inference mode",
         )
-    what = f"`{label}(...)` {called}: dropout and batch normalization run in inference mode"
+    what = (
+        f"`{label}(...)` {called}: any dropout or batch normalization it holds runs in "
+        "inference mode"
+    )
     if refusal is not None:
         return Violation(node, f"{what} (no fix: {refusal})")
     training = cst.Arg(
