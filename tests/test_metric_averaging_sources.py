@@ -374,7 +374,8 @@ def test_a_dataset_a_method_builds_is_followed_into_it() -> None:
 
         class Trainer:
             def make_ds(self, path, batch_size, drop_remainder=True):
-                return tf.data.TextLineDataset(path).batch(batch_size, drop_remainder=drop_remainder)
+                ds = tf.data.TextLineDataset(path)
+                return ds.batch(batch_size, drop_remainder=drop_remainder)
 
             def run(self, path, step_fn):
                 train_ds = self.make_ds(path, 64)

@@ -21,7 +21,7 @@ import libcst as cst
 from tfrewrite.facts.autograph import autograph_off
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
-from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.traced_calls import (
@@ -77,6 +77,33 @@ class RandomSamplingRule(Rule):
         for site in sites:
             siblings = by_function.get(id(site.function), [])
             yield self.violation(ctx, site, tf, imports, seeds, siblings)
+        yield from self._in_traced_lambdas(ctx, {id(site.call) for site in sites})
+
+    def _in_traced_lambdas(self, ctx: RuleContext, reported: set[int]) -> Iterator[Violation]:
+        """Draws in a lambda that runs traced on its own (`ds.map(lambda x: x
+        + np.random.rand())`, `keras.layers.Lambda(...)`): the same sample
+        for every element or call. Reported without a fix, as TFR101 does
+        in a lambda: the lambda may need to become a function first."""
+        from tfrewrite.facts.traced_lambdas import traced_lambda_scopes
+
+        prefix = self.module_prefix + "."
+        for lam, _scope in traced_lambda_scopes(ctx):
+            for node in iter_nodes(lam.body):
+                if not isinstance(node, cst.Call) or id(node) in reported:
+                    continue
+                qualified = ctx.names.qualified_name(node.func)
+                if qualified is None or not qualified.startswith(prefix):
+                    continue
+                if "." in qualified[len(prefix) :]:
+                    continue  # `numpy.random.Generator.normal` and the like
+                reported.add(id(node))
+                yield Violation(
+                    node,
+                    f"`{ctx.code(node.func)}(...)` in a lambda that runs traced runs once, at "
+                    "trace time: every element or call reuses the same sample (no automatic "
+                    "fix inside a lambda: draw with `tf.random` there, or move the lambda "
+                    "into a function)",
+                )
 
     def violation(
         self,

@@ -18,7 +18,14 @@ def calls_into(prefix: str) -> Scope:
     def scope(index: ModuleIndex, traced: TracedFacts) -> bool:
         from tfrewrite.facts.prefilters import traced_callees
 
-        return any(name.startswith(dotted) for name in traced_callees(index, traced))
+        if any(name.startswith(dotted) for name in traced_callees(index, traced)):
+            return True
+        # A lambda run traced (`ds.map(lambda x: x + np.random.rand())`) in a
+        # module that imports the random module, or a package holding it.
+        return bool(index.traced_lambdas) and any(
+            dotted.startswith(name + ".") or name.startswith(dotted)
+            for name in index.imports.values()
+        )
 
     return scope
 
