@@ -14,7 +14,7 @@ import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from tfrewrite.facts.attributes import attribute_facts
-from tfrewrite.facts.bindings import positional_param_names
+from tfrewrite.facts.bindings import local_names, positional_param_names
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.keras_names import is_keras_model_class
@@ -53,6 +53,15 @@ class FunctionScope:
     traced: TracedFunction | None
     children: list[FunctionScope] = field(default_factory=list)
     pending: TracedFunction | None = None
+
+    def enclosing_binder(self, name: str) -> FunctionScope | None:
+        """The nearest function around this one (not itself) whose body
+        binds `name`: where a closure variable it reads lives; None when
+        none does (a module name)."""
+        scope = self.parent
+        while scope is not None and name not in local_names(scope.node):
+            scope = scope.parent
+        return scope
 
     @property
     def is_method(self) -> bool:

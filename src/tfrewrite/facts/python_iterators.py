@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import local_bindings, local_names, scope_nodes
+from tfrewrite.facts.bindings import local_bindings, scope_nodes
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.state import is_container, module_containers
 from tfrewrite.facts.walk import iter_nodes
@@ -251,11 +251,9 @@ def outside_iterator(
         name = value.value
         if name in local or name in ctx.index.imports:
             return None
-        scope = function.parent
-        while scope is not None:
-            if name in local_names(scope.node):
-                return enclosing_iterator(scope.node, name, origins, resolver)
-            scope = scope.parent
+        binder = function.enclosing_binder(name)
+        if binder is not None:
+            return enclosing_iterator(binder.node, name, origins, resolver)
         return origins.module_iterators.get(name)
     if (
         isinstance(value, cst.Attribute)

@@ -54,34 +54,51 @@ def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSi
     body of every outermost traced function, nested functions and lambdas
     included (they run traced too). Default arguments and decorators are
     evaluated when the `def` runs, not traced, and are not visited."""
-    prefix = module_prefix + "."
     for function in ctx.traced_functions():
         for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
             if not isinstance(node, cst.Call):
                 continue
-            qualified = ctx.names.qualified_name(node.func)
-            if qualified is None or not qualified.startswith(prefix):
-                continue
-            if "." in qualified[len(prefix) :]:
-                continue  # `numpy.random.Generator.normal` and the like: not a module function
-            target: cst.BaseExpression = node
-            astype: cst.Call | None = None
-            target_ancestors = tuple(ancestors)
-            if (
-                len(ancestors) >= 2
-                and isinstance(ancestors[-1], cst.Attribute)
-                and ancestors[-1].value is node
-                and ancestors[-1].attr.value == "astype"
-                and isinstance(ancestors[-2], cst.Call)
-                and ancestors[-2].func is ancestors[-1]
-            ):
-                astype = ancestors[-2]
-                target = astype
-                target_ancestors = tuple(ancestors[:-2])
-            scope = ctx.innermost_scope(function, ancestors)
-            yield SampleSite(
-                node, qualified, target, astype, target_ancestors, ctx.tensors(scope), scope
-            )
+            qualified = module_function(ctx, node, module_prefix)
+            if qualified is not None:
+                yield sample_site(ctx, function, node, qualified, tuple(ancestors))
+
+
+def module_function(ctx: RuleContext, call: cst.Call, module_prefix: str) -> str | None:
+    """The qualified name of `call`'s callee when it is a function of the
+    module `module_prefix` (`numpy.random.normal`), else None: a method of
+    one of its classes (`numpy.random.Generator.normal`) is not."""
+    qualified = ctx.names.qualified_name(call.func)
+    prefix = module_prefix + "."
+    if qualified is None or not qualified.startswith(prefix) or "." in qualified[len(prefix) :]:
+        return None
+    return qualified
+
+
+def sample_site(
+    ctx: RuleContext,
+    function: FunctionScope,
+    call: cst.Call,
+    qualified: str,
+    ancestors: tuple[cst.CSTNode, ...],
+) -> SampleSite:
+    """A draw as a sample site: its target is the call, or the
+    `<call>.astype(dtype)` around it (folded into `dtype=`)."""
+    target: cst.BaseExpression = call
+    astype: cst.Call | None = None
+    target_ancestors = ancestors
+    if (
+        len(ancestors) >= 2
+        and isinstance(ancestors[-1], cst.Attribute)
+        and ancestors[-1].value is call
+        and ancestors[-1].attr.value == "astype"
+        and isinstance(ancestors[-2], cst.Call)
+        and ancestors[-2].func is ancestors[-1]
+    ):
+        astype = ancestors[-2]
+        target = astype
+        target_ancestors = ancestors[:-2]
+    scope = ctx.innermost_scope(function, ancestors)
+    return SampleSite(call, qualified, target, astype, target_ancestors, ctx.tensors(scope), scope)
 
 
 # -- binding arguments ---------------------------------------------------------------

@@ -69,11 +69,9 @@ class _Containers:
             name = receiver.value
             if name in local or name in ctx.index.imports:
                 return None
-            scope = function.parent
-            while scope is not None:
-                if name in local_names(scope.node):
-                    return name if name in _local_containers(scope, ctx) else None
-                scope = scope.parent
+            binder = function.enclosing_binder(name)
+            if binder is not None:
+                return name if name in _local_containers(binder, ctx) else None
             if self._module is None:
                 self._module = module_containers(ctx.module, ctx.names)
             return name if name in self._module else None

@@ -30,7 +30,7 @@ from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.vocabulary import NUMPY_GENERATORS
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.rewrite.fixes import NodeEdit
-from tfrewrite.rewrite.traced_calls import Refusal, SampleSite, is_none
+from tfrewrite.rewrite.traced_calls import Refusal, SampleSite, is_none, sample_site
 from tfrewrite.rules.randomness.left_out import left_out_words
 
 # NumPy's legacy generator: its methods are `np.random`'s module functions.
@@ -137,26 +137,10 @@ def _site(
     call: cst.Call,
     ancestors: tuple[cst.CSTNode, ...],
 ) -> SampleSite:
-    """The draw as a sample site: its target is the call, or the
-    `<call>.astype(dtype)` around it (folded into `dtype=`)."""
-    target: cst.BaseExpression = call
-    astype: cst.Call | None = None
-    target_ancestors = ancestors
-    if (
-        len(ancestors) >= 2
-        and isinstance(ancestors[-1], cst.Attribute)
-        and ancestors[-1].value is call
-        and ancestors[-1].attr.value == "astype"
-        and isinstance(ancestors[-2], cst.Call)
-        and ancestors[-2].func is ancestors[-1]
-    ):
-        astype = ancestors[-2]
-        target = astype
-        target_ancestors = ancestors[:-2]
+    """The draw as a sample site, named as a method of NumPy's `Generator`."""
     assert isinstance(call.func, cst.Attribute)
-    scope = ctx.innermost_scope(function, ancestors)
     qualified = f"numpy.random.Generator.{call.func.attr.value}"
-    return SampleSite(call, qualified, target, astype, target_ancestors, ctx.tensors(scope), scope)
+    return sample_site(ctx, function, call, qualified, ancestors)
 
 
 def _made_in_traced_code(ctx: RuleContext, holder: cst.BaseExpression) -> Refusal:

@@ -28,6 +28,7 @@ from tfrewrite.rewrite.traced_calls import (
     Refusal,
     SampleSite,
     iter_module_calls,
+    module_function,
 )
 from tfrewrite.rewrite.value_uses import (
     UseKind,
@@ -86,16 +87,12 @@ class RandomSamplingRule(Rule):
         in a lambda: the lambda may need to become a function first."""
         from tfrewrite.facts.traced_lambdas import traced_lambda_scopes
 
-        prefix = self.module_prefix + "."
         for lam, _scope in traced_lambda_scopes(ctx):
             for node in iter_nodes(lam.body):
                 if not isinstance(node, cst.Call) or id(node) in reported:
                     continue
-                qualified = ctx.names.qualified_name(node.func)
-                if qualified is None or not qualified.startswith(prefix):
+                if module_function(ctx, node, self.module_prefix) is None:
                     continue
-                if "." in qualified[len(prefix) :]:
-                    continue  # `numpy.random.Generator.normal` and the like
                 reported.add(id(node))
                 yield Violation(
                     node,
