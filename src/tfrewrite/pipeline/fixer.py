@@ -4,7 +4,7 @@ A round applies every fix whose edits do not overlap an edit applied earlier in
 the same round (fixes are tried in the fixed rule order), and that introduces
 no name another fix of the round introduces; the others wait for the next
 round, when the rules run again on the re-parsed result.
-Imports are added through LibCST's `AddImportsVisitor`, so each is added once;
+Imports are added once each, where LibCST's `AddImportsVisitor` would add them;
 `tfrewrite.pipeline.imports` then places new standard-library imports in their group
 and removes imports the fixes made unused.
 """
@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 import libcst as cst
-from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, ImportItem
 
+from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.pipeline.imports import (
     ImportSpec,
     import_insertion_point,
@@ -138,38 +137,59 @@ def _tidy_imports(
     return new_module
 
 
-def add_imports(module: cst.Module, imports) -> cst.Module:  # type: ignore[no-untyped-def]
-    """`module` with `imports` added by LibCST's `AddImportsVisitor`, run on
-    the file's head only: what that visitor reads is the leading docstring
-    and import block, and what it changes besides is the blank lines above
-    the first statement after them. That statement is handed to it as a
-    `pass` with the same leading lines, so the rest of the tree is neither
-    copied nor walked. Returns `module` itself when every import is there."""
-    items = [ImportItem(i.module, i.obj, i.alias) for i in dict.fromkeys(imports)]
+def add_imports(module: cst.Module, imports: Sequence[ImportRequest]) -> cst.Module:
+    """`module` with the `import X` / `import X as A` lines `imports` asks
+    for and the leading imports lack, placed where LibCST's
+    `AddImportsVisitor` places them (so a file reads the same whichever
+    added them): after the leading docstring and run of import lines, plain
+    imports sorted by name, then aliased ones in the order asked, with a
+    blank line kept before the next statement. Written here rather than
+    running that visitor because importing LibCST's codemod package costs
+    about a second, paid by every `check` that simulates a fix. Returns
+    `module` itself when every import is there."""
     point = import_insertion_point(module)
     present = module_import_bindings(module.with_changes(body=module.body[:point]))
-    if all(_already_imported(item, present) for item in items):
-        return module  # what the visitor would find too, without building it
-    after = module.body[point] if point < len(module.body) else None
-    stand_in = (
-        [cst.SimpleStatementLine([cst.Pass()], leading_lines=after.leading_lines)]
-        if after is not None
-        else []
-    )
-    head = module.with_changes(body=[*module.body[:point], *stand_in])
-    with_imports = AddImportsVisitor(CodemodContext(), items).transform_module(head)
-    if with_imports.deep_equals(head):
+    missing = [r for r in dict.fromkeys(imports) if not _already_imported(r, present)]
+    if not missing:
         return module
-    body = list(with_imports.body)
-    if after is not None:
-        body[-1] = after.with_changes(leading_lines=body[-1].leading_lines)
-    return module.with_changes(body=[*body, *module.body[point + 1 :]])
+    if any(r.obj is not None for r in missing):
+        raise ValueError("only `import module [as alias]` requests are supported")
+    plain = sorted({r.module for r in missing if r.alias is None})
+    aliased = {r.module: r.alias for r in missing if r.alias is not None}
+    new_lines = [_import_line(name, None) for name in plain]
+    new_lines += [_import_line(name, alias) for name, alias in aliased.items()]
+    rest = list(module.body[point:])
+    if rest:
+        rest[0] = _with_blank_line_above(rest[0])
+    return module.with_changes(body=[*module.body[:point], *new_lines, *rest])
 
 
-def _already_imported(item: ImportItem, present: dict[str, ImportSpec]) -> bool:
-    """Whether the leading imports bind `item` exactly as it asks (`import
-    tensorflow as tf` for `tf`), so `AddImportsVisitor` would add nothing."""
-    if item.obj_name is None and item.alias is None:
-        return "." not in item.module and present.get(item.module) == (item.module, None, None)
-    bound = item.alias or item.obj_name
-    return present.get(bound or "") == (item.module, item.obj_name, item.alias)
+def _import_line(module_name: str, alias: str | None) -> cst.SimpleStatementLine:
+    """The statement `import module_name [as alias]`."""
+    name: cst.Name | cst.Attribute = cst.Name(module_name.split(".")[0])
+    for part in module_name.split(".")[1:]:
+        name = cst.Attribute(value=name, attr=cst.Name(part))
+    asname = cst.AsName(name=cst.Name(alias)) if alias else None
+    return cst.SimpleStatementLine([cst.Import(names=[cst.ImportAlias(name=name, asname=asname)])])
+
+
+def _with_blank_line_above(statement: cst.CSTNode) -> cst.CSTNode:
+    """The first statement after new imports starts after a blank line: one
+    is added unless its leading lines already begin with one."""
+    leading = statement.leading_lines  # type: ignore[attr-defined]
+    if leading and leading[0].comment is None:
+        return statement
+    return statement.with_changes(leading_lines=(cst.EmptyLine(), *leading))
+
+
+def _already_imported(request: ImportRequest, present: dict[str, ImportSpec]) -> bool:
+    """Whether the leading imports bind `request` exactly as it asks (`import
+    tensorflow as tf` for `tf`)."""
+    if request.obj is None and request.alias is None:
+        return "." not in request.module and present.get(request.module) == (
+            request.module,
+            None,
+            None,
+        )
+    bound = request.alias or request.obj
+    return present.get(bound or "") == (request.module, request.obj, request.alias)
