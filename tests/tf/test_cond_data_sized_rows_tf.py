@@ -5,11 +5,11 @@ selection is empty and when it is not."""
 from __future__ import annotations
 
 import pytest
-from tests.test_cond_data_sized_rows import SELECT
+from tests.test_cond_data_sized_rows import PICKED, SELECT
 
 from tfrewrite.api import fix_source
 
-from .equivalence import assert_rewrite_equivalent
+from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
 
 pytestmark = pytest.mark.tensorflow
 
@@ -25,3 +25,33 @@ def test_empty_and_non_empty_selections() -> None:
     assert_rewrite_equivalent(
         source.replace(call, ""), rewritten.replace(call, ""), "selected", inputs
     )
+
+
+def test_rows_picked_by_where_and_printed_in_a_branch() -> None:
+    """The rewrite of a print guarded by how many rows `tf.gather` picked
+    through `tf.where`, traced without AutoGraph: the same value and the
+    same printed lines as the original eager, for none and for two rows."""
+    import tensorflow as tf
+
+    from .fdcapture import capture_fds
+
+    source = PICKED.format(
+        changed="tf.where(tf.not_equal(before, after))[:, 0]",
+        picked="tf.gather(ids, changed)",
+        branch='tf.print("picked:", picked)',
+    )
+    rewritten = fix_source(source, select=["TFR101"])
+    assert "tf.cond(" in rewritten
+    ids = tf.constant([7, 8, 9, 10])
+    same = tf.constant([5, 5, 5, 5])
+    inputs = [(ids, same, same), (ids, same, tf.constant([5, 6, 5, 6]))]
+    assert_rewrite_equivalent(source, rewritten, "first_changed", inputs)
+    original = python_function(load_module(source).first_changed)
+    traced = tf.function(python_function(load_module(rewritten).first_changed), autograph=False)
+    for args in inputs:
+        with capture_fds() as eager_out:
+            run_eagerly(original, *args)
+        with capture_fds() as traced_out:
+            traced(*args)
+        assert traced_out.stderr == eager_out.stderr
+    assert eager_out.stderr.strip() == "picked: [8 10]"

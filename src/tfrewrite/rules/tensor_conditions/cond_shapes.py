@@ -39,6 +39,11 @@ _STRUCTURE = _RANK | _SHAPE | _SIZE
 # Ops whose result has as many rows as the data selects (besides the
 # one-argument `tf.where`).
 _DATA_SIZED = frozenset({"tensorflow.boolean_mask"})
+# Ops whose result has as many rows as their indices (`tf.gather(x, rows)`
+# along axis 0): data-sized when the indices are.
+_ROWS_OF_INDICES = frozenset({"tensorflow.gather", "tensorflow.gather_nd"})
+# Calls valid for a tensor of any shape, which read none of its structure.
+_ANY_SHAPE = frozenset({"tensorflow.print", "tensorflow.identity"})
 # Arguments of a reduction that keep it a reduction over every axis.
 _WHOLE_REDUCTION_KEYWORDS = frozenset({"keepdims", "name"})
 
@@ -146,16 +151,41 @@ class ShapeGuards:
         to trace, whatever the `if` would have skipped."""
         if not structure.counts_rows or "." in structure.value:
             return False
-        bindings = self.values.get(structure.value, [])
-        return bool(bindings) and all(self._data_sized(value) for value in bindings)
+        return self._data_sized(cst.Name(structure.value), set())
 
-    def _data_sized(self, value: cst.CSTNode) -> bool:
+    def _data_sized(self, value: cst.CSTNode, seen: set[str]) -> bool:
+        """Whether the rows of `value` depend on the data: a data-sized op,
+        a name every binding of which is one, rows picked by data-sized
+        indices (`tf.gather(x, tf.where(m)[:, 0])`), or every row of such a
+        value (`hits[:, 0]`)."""
+        if isinstance(value, cst.Name):
+            bindings = self.values.get(value.value, [])
+            if value.value in seen or not bindings:
+                return False
+            seen.add(value.value)
+            return all(self._data_sized(bound, seen) for bound in bindings)
+        if isinstance(value, cst.Subscript):
+            first = value.slice[0].slice
+            every_row = (
+                isinstance(first, cst.Slice)
+                and first.lower is None
+                and first.upper is None
+                and first.step is None
+            )
+            return every_row and self._data_sized(value.value, seen)
         if not isinstance(value, cst.Call):
             return False
         qualified = self.resolver.qualified_name(value.func)
-        positional = [a for a in value.args if a.keyword is None and not a.star]
+        positional = [a.value for a in value.args if a.keyword is None and not a.star]
         if qualified == "tensorflow.where":
             return len(positional) == 1 and len(value.args) == 1  # indices, not a select
+        if qualified in _ROWS_OF_INDICES:
+            # Along axis 0 only: an `axis` or `batch_dims` keeps other rows.
+            return (
+                len(positional) == 2
+                and len(value.args) == 2
+                and self._data_sized(positional[1], seen)
+            )
         return qualified in _DATA_SIZED
 
     # -- what code reads of a value ---------------------------------------------
@@ -259,9 +289,9 @@ class ShapeGuards:
 
     def _shape_agnostic(self, call: cst.Call) -> bool:
         """A call valid for any shape of its tensor arguments: element-wise
-        math, a reduction over every axis, or a structure query."""
+        math, a reduction over every axis, a structure query, or a print."""
         qualified = self.resolver.qualified_name(call.func) or ""
-        if qualified in _STRUCTURE or qualified in SCALAR_PRESERVING:
+        if qualified in _STRUCTURE or qualified in _ANY_SHAPE or qualified in SCALAR_PRESERVING:
             return True
         namespace, _, leaf = qualified.rpartition(".")
         if namespace in ("tensorflow", "tensorflow.math") and leaf in ELEMENTWISE_LEAVES:
