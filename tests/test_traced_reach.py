@@ -206,3 +206,145 @@ def test_a_plain_python_object_a_traced_method_holds_is_bookkeeping(tmp_path: Pa
             return x * 2.0
     """
     assert _check(tmp_path, {"tracker.py": tracker, "layer.py": layer}) == []
+
+
+# A plain Python class whose methods compute on tensors: an augmentation
+# pipeline, built where it is used or held by a loader.
+AUGMENT = """
+import tensorflow as tf
+
+
+class Augment:
+    def darken(self, image):
+        if tf.reduce_sum(image) > 2.0:
+            image = image * 0.5
+        return image
+
+    def log(self, image):
+        if tf.reduce_sum(image) > 0.0:
+            self.seen = image
+"""
+
+
+def test_a_method_of_an_object_a_traced_function_builds_and_uses(tmp_path: Path) -> None:
+    parse = """
+    import tensorflow as tf
+
+    from augment import Augment
+
+
+    def parse(image):
+        augmenter = Augment()
+        return augmenter.darken(image)
+
+
+    images = tf.data.Dataset.from_tensor_slices(tf.ones([4, 3])).map(parse)
+    """
+    found = _check(tmp_path, {"augment.py": AUGMENT, "parse.py": parse})
+    assert found == [("augment.py", 7, "TFR101")]
+
+
+def test_a_local_name_for_a_module_level_object(tmp_path: Path) -> None:
+    parse = """
+    import tensorflow as tf
+
+    from augment import Augment
+
+    AUGMENTER = Augment()
+
+
+    @tf.function
+    def parse(image):
+        augmenter = AUGMENTER
+        return augmenter.darken(image)
+    """
+    found = _check(tmp_path, {"augment.py": AUGMENT, "parse.py": parse})
+    assert found == [("augment.py", 7, "TFR101")]
+
+
+def test_a_plain_object_a_traced_method_holds_and_uses_the_result_of(tmp_path: Path) -> None:
+    loader = """
+    import tensorflow as tf
+
+    from augment import Augment
+
+
+    class Loader:
+        def __init__(self):
+            self.augmenter = Augment()
+
+        def parse(self, image):
+            return self.augmenter.darken(image)
+
+        def dataset(self, images):
+            return tf.data.Dataset.from_tensor_slices(images).map(self.parse)
+    """
+    found = _check(tmp_path, {"augment.py": AUGMENT, "loader.py": loader})
+    assert found == [("augment.py", 7, "TFR101")]
+
+
+def test_a_method_called_for_its_effect_on_an_object_built_for_one_call(tmp_path: Path) -> None:
+    """Bookkeeping on an object the traced function builds for the call
+    (`log` keeps what it saw): not checked as traced code."""
+    parse = """
+    import tensorflow as tf
+
+    from augment import Augment
+
+
+    @tf.function
+    def parse(image):
+        augmenter = Augment()
+        augmenter.log(image)
+        return image * 2.0
+    """
+    assert _check(tmp_path, {"augment.py": AUGMENT, "parse.py": parse}) == []
+
+
+WAITER = """
+import tensorflow as tf
+
+
+class Counter(tf.Module):
+    def __init__(self):
+        self.count = tf.Variable(0, dtype=tf.int64)
+
+
+store = Counter()
+
+
+@tf.function
+def wait():
+    store.count.assign_add(1)
+    if store.count >= 3:
+        tf.print("full")
+        return store.count.read_value() * 10
+    return store.count.read_value()
+"""
+
+
+def test_a_variable_a_module_level_object_holds_is_a_tensor(tmp_path: Path) -> None:
+    """`store.count`, the variable `Counter.__init__` makes on the module's
+    `store = Counter()`, is a scalar tensor in a traced function's test."""
+    assert _check(tmp_path, {"waiter.py": WAITER}) == [("waiter.py", 16, "TFR101")]
+
+
+def test_a_local_name_shadowing_the_module_level_object(tmp_path: Path) -> None:
+    waiter = """
+    import tensorflow as tf
+
+
+    class Counter(tf.Module):
+        def __init__(self):
+            self.count = tf.Variable(0, dtype=tf.int64)
+
+
+    store = Counter()
+
+
+    @tf.function
+    def wait(store):
+        if store.count >= 3:
+            tf.print("full")
+    """
+    assert _check(tmp_path, {"waiter.py": waiter}) == []

@@ -46,3 +46,55 @@ def test_the_held_objects_rewrite_runs_in_the_callers_trace_without_autograph() 
         assert (float(mix), int(count)) == (float(got_mix), int(got_count)), call
         mixes.append(float(mix))
     assert mixes == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]  # both branches
+
+
+LOADER = """
+
+class Loader:
+    def __init__(self):
+        self.augmenter = Augment()
+
+    def parse(self, image):
+        return self.augmenter.darken(image)
+
+    def dataset(self, images):
+        return tf.data.Dataset.from_tensor_slices(images).map(self.parse)
+"""
+
+
+def test_a_held_plain_objects_rewrite_runs_in_the_callers_trace_without_autograph() -> None:
+    """`Loader.parse` runs traced (under `Dataset.map`) and uses what its
+    plain `Augment` object computes: the original's `if` needs AutoGraph
+    there; the rewrite runs without it, as the original does eagerly."""
+    from test_traced_reach import AUGMENT
+
+    source = AUGMENT + LOADER
+    fixed = fix_source(source, select=["TFR101"])
+    assert "tf.cond(tf.reduce_sum(image) > 2.0" in fixed
+    original = load_module(source).Loader()
+    rewritten = load_module(fixed).Loader()
+    bare = tf.function(python_function(type(original).parse), autograph=False)
+    with pytest.raises(TypeError):  # OperatorNotAllowedInGraphError
+        bare(original, tf.ones([3]))
+    traced = tf.function(python_function(type(rewritten).parse), autograph=False)
+    for image in (tf.ones([3]), tf.fill([3], 0.25)):  # both branches
+        expected = run_eagerly(python_function(type(original).parse), original, image)
+        assert traced(rewritten, image).numpy().tolist() == expected.numpy().tolist()
+
+
+def test_a_module_level_objects_variable_in_a_condition_without_autograph() -> None:
+    """`if store.count >= 3:` on the variable the module's `store` holds:
+    the original needs AutoGraph traced; the rewrite, traced without it,
+    returns what the original returns eagerly, call after call."""
+    from test_traced_reach import WAITER
+
+    fixed = fix_source(WAITER, select=["TFR101"])
+    assert "tf.cond(store.count >= 3" in fixed
+    original = load_module(WAITER)
+    with pytest.raises(TypeError):  # OperatorNotAllowedInGraphError
+        tf.function(python_function(original.wait), autograph=False)()
+    original.store.count.assign(0)
+    rewritten = load_module(fixed)
+    traced = tf.function(python_function(rewritten.wait), autograph=False)
+    expected = [int(run_eagerly(python_function(original.wait))) for _ in range(4)]
+    assert [int(traced()) for _ in range(4)] == expected == [1, 2, 30, 40]

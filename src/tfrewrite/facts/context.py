@@ -210,7 +210,7 @@ class RuleContext:
         the project): tensors, variables, datasets and Python numbers."""
         if self._module_facts is None:
             self._module_facts = module_facts(
-                self.module, self.names, self.index.rebound_module_names
+                self.module, self.names, self.index.rebound_module_names, self._object_attributes
             )
         return self._module_facts
 
@@ -249,7 +249,16 @@ class RuleContext:
             current = current.parent
         if current is None or current.class_name is None:
             return None
-        name = current.class_name
+        return self._class_attributes(current.class_name)
+
+    def _object_attributes(self, name: str) -> AttributeFacts | None:
+        """What a module-level object of a class of this file holds
+        (`store = Counter()`, bound once)."""
+        built = self.receiver_class(name, None)
+        return self._class_attributes(built) if built is not None else None
+
+    def _class_attributes(self, name: str) -> AttributeFacts | None:
+        """What the methods of the class `name` of this file see on `self`."""
         if name not in self._attribute_facts:
             node = self._classes.get(name)
             if node is None:

@@ -183,6 +183,7 @@ class FunctionFacts:
         tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef, list[ast.expr]]
     ]
     logger_names: set[str]
+    module_instances: dict[str, str]
 
     def _record_default_calls(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """Calls in a function's defaults and annotations: they run when its
@@ -225,7 +226,9 @@ class FunctionFacts:
         given the `self` attributes read hold no variable (left in
         `branch_reads`, checked last) and the project proves no parameter
         read a tensor (`FunctionInfo.condition_params`, checked by TFR101)."""
-        conditions = PythonConditions(self.resolve, self.index.imports, self.mentions_walrus)
+        conditions = PythonConditions(
+            self.resolve, self.index.imports, self.mentions_walrus, frozenset(self.module_instances)
+        )
         for info, node, tests in self.functions_with_tests:
             known = conditions.of_function(node, tests)
             if known is None:

@@ -170,6 +170,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self.module_once: set[str] = set()
         self.bound_here: list[set[str]] = []
         self.forwarding_sites: list[list[CallSite]] = []
+        # Calls made as bare statements (`tracker.add(x)`), by node id: their
+        # results are not used.
+        self.statement_calls: set[int] = set()
         # Per module-level `GradientTape` block in a loop being visited: the
         # callees called in it (`ModuleIndex.tape_block_calls`).
         self.module_tape_calls: list[list[str]] = []
@@ -376,7 +379,8 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                     self._reference(node.value, bound)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and self.call_results:
-            factory = self._factory(node.value)
+            # `aug = AUG` names the module's object: it holds what `Aug()` made.
+            factory = self._factory(node.value) or self._module_object(node.value)
             for name in names:
                 if factory:
                     self.call_results[-1][name] = factory
@@ -524,10 +528,14 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             if instance:
                 self.function_stack[-1].calls.append(instance)
             if isinstance(node.func, ast.Attribute):
-                self.function_stack[-1].method_calls.add(node.func.attr)
-                method = self._instance_method(node.func)
+                info = self.function_stack[-1]
+                info.method_calls.add(node.func.attr)
+                used = id(node) not in self.statement_calls
+                method = self._instance_method(node.func, used)
                 if method:
-                    self.function_stack[-1].calls.append(method)
+                    info.calls.append(method)
+                if callee and used and _is_held_method(node.func):
+                    info.held_results.add(callee)
                 if node.func.attr in MUTATING_METHODS:
                     self._mutation(node.func.value)
                 if self._is_logging_call(node.func, callee):
@@ -559,13 +567,38 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
                 info.returns.append(nested)
         self.generic_visit(node)
 
-    def _factory_result(self, name: str) -> str | None:
-        """`make_loss()` for a local `name` bound to `make_loss(...)` here
-        or in an enclosing function (a closure's step calling `loss_fn`)."""
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Call):
+            self.statement_calls.add(id(node.value))
+        self.generic_visit(node)
+
+    def _local_factory(self, name: str) -> str | None:
+        """`make_loss` for a local `name` bound to `make_loss(...)` (or
+        `Jitter` for `jit = Jitter()`) here or in an enclosing function (a
+        closure's step calling `loss_fn`)."""
         for results in reversed(self.call_results):
             if name in results:
-                return f"{results[name]}()"
+                return results[name]
         return None
+
+    def _factory_result(self, name: str) -> str | None:
+        """`make_loss()` for a local `name` bound to `make_loss(...)`."""
+        factory = self._local_factory(name)
+        return f"{factory}()" if factory else None
+
+    def _module_object(self, value: ast.expr) -> str | None:
+        """The constructor of the module-level object `value` names (`AUG`
+        for `AUG = Aug()`), when no enclosing function binds the name."""
+        if not isinstance(value, ast.Name):
+            return None
+        constructor = self.module_instances.get(value.id)
+        if constructor is None:
+            return None
+        if any(value.id in info.params for info in self.function_stack):
+            return None
+        if any(value.id in bound for bound in self.bound_here):
+            return None
+        return constructor
 
     def _factory(self, value: ast.expr) -> str | None:
         """The project function whose call `value` is (`make_loss(...)`),
@@ -619,15 +652,24 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             return None  # bound in the function: not the module's object
         return f"{constructor}()"
 
-    def _instance_method(self, func: ast.Attribute) -> str | None:
+    def _instance_method(self, func: ast.Attribute, used: bool) -> str | None:
         """`critic.sync` where the module binds `critic = Critic()` once: the
         method `Critic.sync` (found by the project facts when the project
-        defines `Critic`), unless the function has a parameter of that name."""
+        defines `Critic`), unless the function has a parameter of that name.
+        For an object the function (or one enclosing it) builds, `jit =
+        Jitter()`, or names, `aug = AUG`: `Jitter.gray` for `jit.gray(x)`
+        when the result is `used`: a method called for its effect on an
+        object built for one call is bookkeeping of that call."""
         receiver = func.value
-        if not isinstance(receiver, ast.Name):
+        if not isinstance(receiver, ast.Name) or receiver.id in self.function_stack[-1].params:
             return None
+        local = self._local_factory(receiver.id)
+        if local is not None:
+            return f"{local}.{func.attr}" if used else None
+        if any(receiver.id in bound for bound in self.bound_here):
+            return None  # bound in the function: not the module's object
         constructor = self.module_instances.get(receiver.id)
-        if constructor is None or receiver.id in self.function_stack[-1].params:
+        if constructor is None:
             return None
         return f"{constructor}.{func.attr}"
 
@@ -750,6 +792,16 @@ def build_index(
 _NOTHING: frozenset[str] = frozenset()
 
 
+def _is_held_method(func: ast.Attribute) -> bool:
+    """`self.memory.sample`: a method of an object `self` holds."""
+    held = func.value
+    return (
+        isinstance(held, ast.Attribute)
+        and isinstance(held.value, ast.Name)
+        and held.value.id == "self"
+    )
+
+
 def _compact(index: ModuleIndex) -> None:
     """Shrink what the index keeps: every file's index stays in memory for
     the whole run (and is copied into each worker), and a project has tens of
@@ -762,3 +814,4 @@ def _compact(index: ModuleIndex) -> None:
         info.method_calls = frozenset(info.method_calls) if info.method_calls else _NOTHING
         info.self_writes = frozenset(info.self_writes) if info.self_writes else _NOTHING
         info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
+        info.held_results = frozenset(info.held_results) if info.held_results else _NOTHING

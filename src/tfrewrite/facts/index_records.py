@@ -60,6 +60,10 @@ class FunctionInfo:
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
     self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
+    # Methods of objects the class holds whose results the body uses
+    # (`y = self.aug.flip(x)`, not a bare `self.tracker.add(x)`), as called:
+    # such a method computes part of what the function returns or traces.
+    held_results: AbstractSet[str] = field(default_factory=set)
     # Its lines, decorators included: what a pruned check blanks out when
     # no rule can need it (`relevant_code`). 0 when unknown.
     first_lineno: int = 0

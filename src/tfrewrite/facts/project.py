@@ -608,14 +608,19 @@ def compute_facts(
                 if not targets and not known.pending:
                     # `self.critic.sync()`: a method of a TensorFlow object
                     # the class holds (a `tf.Module`, a Keras layer) runs in
-                    # the caller's trace. A plain Python object's (a replay
-                    # buffer, a tracker) is Python bookkeeping that runs once,
-                    # while tracing, by design: the step that calls it is
-                    # judged instead (`step_hazards`), as a step not traced yet is.
+                    # the caller's trace. A plain Python object's called for
+                    # its effect (a replay buffer's `add`, a tracker's) is
+                    # Python bookkeeping that runs once, while tracing, by
+                    # design: the step that calls it is judged instead
+                    # (`step_hazards`), as a step not traced yet is. One
+                    # whose result the caller uses (`self.aug.flip(x)`)
+                    # computes part of the traced value: it runs traced.
+                    computes = callee in info.held_results
                     targets = [
                         (target_index, target)
                         for target_index, target in lookup.held_method(callee)
-                        if not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
+                        if computes
+                        or not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
                 for target_index, target in targets:
                     if target in target_index.functions:

@@ -11,9 +11,10 @@ could differ, the answer is "may be a tensor" and the file is kept.
 What the analysis never takes for a tensor:
 
 - literals, displays, comprehensions, f-strings, lambdas, `is` tests;
-- an attribute of anything but `self` (`x.shape`, `layer.built`), and
-  `self.attr` unless some method assigns it from a call (it may hold a
-  variable: `PythonNames.self_reads`, decided once the file is read);
+- an attribute of anything but `self` or a module-level object (`x.shape`,
+  `layer.built`), and `self.attr` unless some method assigns it from a call
+  (it may hold a variable: `PythonNames.self_reads`, decided once the file
+  is read);
 - a call outside the namespaces whose functions return tensors
   (`len(...)`, `tree.is_nested(x)`, `standardize_dtype(d)` imported from a
   project's own module), but not `v.read_value()`, nor a call of a local
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES, is_python_parameter_name
@@ -113,11 +115,15 @@ class PythonConditions:
         resolve: Callable[[ast.AST], str | None],
         imports: Mapping[str, str],
         walrus: bool = True,
+        objects: AbstractSet[str] = frozenset(),
     ) -> None:
-        """`walrus`: whether the file may hold `:=` (a byte check)."""
+        """`walrus`: whether the file may hold `:=` (a byte check).
+        `objects`: module-level names bound once to an object (`store =
+        Counter()`), whose attributes may hold variables."""
         self.resolve = resolve
         self.imports = imports
         self.walrus = walrus
+        self.objects = objects
 
     def of_function(
         self, function: ast.FunctionDef | ast.AsyncFunctionDef, tests: Iterable[ast.expr]
@@ -176,6 +182,9 @@ class PythonConditions:
                 return False  # `optimizer.iterations`: a variable, if its owner is an optimizer
             if isinstance(node.value, ast.Name) and node.value.id == "self":
                 reads.self_attrs.add(node.attr)
+            elif isinstance(node.value, ast.Name) and node.value.id in self.objects:
+                # `store.count`: Python unless the name is the module's object.
+                reads.names.add(node.value.id)
             return True
         if isinstance(node, ast.Subscript):
             return self._value(node.value, reads)

@@ -114,6 +114,7 @@ class TensorFacts:
         likely_params: Iterable[str] | Callable[[], Iterable[str]] = (),
         attributes: AttributeFacts | Callable[[], AttributeFacts | None] | None = None,
         excluded: Iterable[str] = (),
+        objects: Callable[[str], AttributeFacts | None] | None = None,
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
         arguments of a call whose result is being analysed, or what the
@@ -124,11 +125,14 @@ class TensorFacts:
         `attributes` describes `self`. Names in `excluded` are never facts
         (module names that the project rebinds). `likely_params` and
         `attributes` may be given as functions, called on first use: most
-        questions never need them."""
+        questions never need them. `objects` (the module's facts only) tells
+        what a module-level object holds (`store = Counter()`: `store.count`
+        is the variable `Counter.__init__` makes)."""
         self.function = function
         self.resolver = resolver
         self.outer = outer
         self._attributes = attributes
+        self._objects = objects
         self.excluded = frozenset(excluded)
         self.params = {p.name.value for p in all_params(function.params)}
         self._likely_source = likely_params
@@ -198,6 +202,7 @@ class TensorFacts:
                     kinds,
                     attributes=self._attributes,
                     excluded=self.excluded,
+                    objects=self._objects,
                 )
                 view._likely_view = view
                 self._likely_view = view
@@ -496,6 +501,10 @@ class TensorFacts:
                 return self.attributes.kinds.get(node.attr.value, NOT_TENSOR)
             if node.attr.value in OPTIMIZER_ATTRIBUTES and self._kind(node.value, names).optimizer:
                 return OPTIMIZER_ATTRIBUTES[node.attr.value]
+            if isinstance(node.value, cst.Name):
+                held = self._object_attributes(node.value.value)
+                if held is not None:
+                    return held.kinds.get(node.attr.value, NOT_TENSOR)
             return NOT_TENSOR
         if isinstance(node, cst.IfExp):
             if self._kind(node.test, names).tensor:
@@ -507,6 +516,20 @@ class TensorFacts:
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value, names)
         return NOT_TENSOR
+
+    def _object_attributes(self, name: str) -> AttributeFacts | None:
+        """What the module-level object `name` holds, when no function
+        between this one and the module binds the name."""
+        facts: TensorFacts | None = self
+        while facts is not None:
+            if facts.outer is None:  # the module's facts
+                if facts._objects is None or name in facts.excluded:
+                    return None
+                return facts._objects(name)
+            if name in facts.params or name in facts._bindings:
+                return None
+            facts = facts.outer
+        return None
 
     @staticmethod
     def _value(kind: TensorKind) -> TensorKind:
@@ -864,18 +887,24 @@ def _is_single_index(node: cst.Subscript) -> bool:
     return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
 
 
-def module_facts(module: cst.Module, resolver: NameResolver, rebound: Iterable[str]) -> TensorFacts:
+def module_facts(
+    module: cst.Module,
+    resolver: NameResolver,
+    rebound: Iterable[str],
+    objects: Callable[[str], AttributeFacts | None] | None = None,
+) -> TensorFacts:
     """Facts for module-level names, the outermost scope every function
     sees: names bound once to a tensor, a variable, a dataset or a Python
-    number. Names the project rebinds elsewhere (`global`, another module)
-    are excluded: their value depends on when the function is traced."""
+    number, and (`objects`) what an object bound once holds. Names the
+    project rebinds elsewhere (`global`, another module) are excluded: their
+    value depends on when the function is traced."""
     body = [s for s in module.body if not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
     wrapper = cst.FunctionDef(
         name=cst.Name("__module__"),
         params=cst.Parameters(),
         body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine([cst.Pass()])]),
     )
-    facts = TensorFacts(wrapper, resolver, excluded=rebound)
+    facts = TensorFacts(wrapper, resolver, excluded=rebound, objects=objects)
     defined: dict[str, list[cst.FunctionDef]] = {}
     for statement in module.body:
         if isinstance(statement, cst.FunctionDef):

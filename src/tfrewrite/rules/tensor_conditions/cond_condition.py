@@ -295,7 +295,7 @@ class ConditionTranslator:
                     (
                         o
                         for o, k in zip(operands, kinds, strict=True)
-                        if not k.tensor and not _is_number(o)
+                        if not k.tensor and not k.variable and not _is_number(o)
                     ),
                     None,
                 )
