@@ -553,6 +553,7 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             attr = node.func.attr
             if attr == "compile":
                 self._record_compile(node)
+                self._record_compiled_object(node)
             elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)
@@ -651,6 +652,27 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if any(func.id in bound for bound in self.bound_here):
             return None  # bound in the function: not the module's object
         return f"{constructor}()"
+
+    def _record_compiled_object(self, node: ast.Call) -> None:
+        """`model.compile(...)` where `model = Net()` (here, in a function
+        around, or once at module level), or `self.compile(...)` in a method
+        of `Net`: which class is compiled, and whether to run eagerly."""
+        assert isinstance(node.func, ast.Attribute)
+        receiver = node.func.value
+        if not isinstance(receiver, ast.Name):
+            return
+        built: str | None
+        if receiver.id == "self" and self.class_stack:
+            owner = self.class_stack[-1]
+            built = f"{self.index.module}.{owner}" if self.index.module else owner
+        elif self.function_stack:
+            built = self._local_factory(receiver.id) or self._module_object(receiver)
+        else:
+            built = self.module_instances.get(receiver.id)
+        if built is None:
+            return
+        eager = any(kw.arg == "run_eagerly" and _is_true(kw.value) for kw in node.keywords)
+        self.index.compiled_objects.append((built, eager))
 
     def _instance_method(self, func: ast.Attribute, used: bool) -> str | None:
         """`critic.sync` where the module binds `critic = Critic()` once: the
@@ -790,6 +812,10 @@ def build_index(
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
 
 
 def _is_held_method(func: ast.Attribute) -> bool:

@@ -165,6 +165,10 @@ class ModuleIndex:
     traced_sites: list[TracedSite] = field(default_factory=list)
     traced_lambdas: list[TracedLambda] = field(default_factory=list)
     calls_run_functions_eagerly: bool = False
+    # `model.compile(...)` on an object of a known class (`model = Net()`,
+    # or `self.compile` in a method of `Net`): the class as this module
+    # names it, and whether the call passes `run_eagerly=True`.
+    compiled_objects: list[tuple[str, bool]] = field(default_factory=list)
     # Training-loop facts (TFR3xx rules test these before parsing a file).
     opens_gradient_tape: bool = False  # anywhere, module level included
     # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.

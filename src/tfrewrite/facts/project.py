@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import SPLAT
+from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
@@ -486,6 +487,12 @@ def compute_facts(
         known.tensor.update(tensor)
         known.likely.update(likely)
 
+    # Keras models every `compile` runs eagerly: their methods are not
+    # traced by Keras's contract.
+    eager_models = eagerly_compiled_classes(
+        indexes, lambda index, name: _named_classes(index, name, lookup)
+    )
+
     def mark_class(index: ModuleIndex, qualname: str, reason: str, elsewhere: bool) -> None:
         base = _keras_base(index, qualname, lookup)
         if base is None:
@@ -517,7 +524,8 @@ def compute_facts(
                 mark(index, qualname, OWN_DECORATOR)
                 _mark_signature(marks[(index.path, qualname)], info, info.decorator_keywords)
         for qualname in index.classes:
-            mark_class(index, qualname, "", elsewhere=False)
+            if (index.path, qualname) not in eager_models:
+                mark_class(index, qualname, "", elsewhere=False)
         for site in index.traced_sites:
             where = path_line(index.path, site.lineno, index.cell_starts)
             is_loss = site.reason.startswith(f"{COMPILE_CONTEXT}(loss")
