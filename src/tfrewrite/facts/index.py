@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, CallEvidence, number_defaults
+from tfrewrite.facts.eager_callables import character_span, eager_callable
 from tfrewrite.facts.fast_visitor import FastVisitor
 from tfrewrite.facts.function_facts import (
     FunctionFacts,
@@ -173,6 +174,12 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         # Calls made as bare statements (`tracker.add(x)`), by node id: their
         # results are not used.
         self.statement_calls: set[int] = set()
+        # Lambdas handed to `tf.py_function`/`tf.numpy_function`, by node
+        # id, and how many of them enclose the node being visited: what they
+        # call runs eagerly (`eager_callables`).
+        self.eager_lambdas: set[int] = set()
+        self.eager_depth = 0
+        self.source = ""
         # Per module-level `GradientTape` block in a loop being visited: the
         # callees called in it (`ModuleIndex.tape_block_calls`).
         self.module_tape_calls: list[list[str]] = []
@@ -493,6 +500,9 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        handed = eager_callable(node, callee)
+        if handed is not None:
+            self._record_eager(handed)
         for value in [*node.args, *(kw.value for kw in node.keywords)]:
             if isinstance(value, (ast.Name, ast.Attribute)):
                 receiver = callee or ast.unparse(node.func)
@@ -523,16 +533,16 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         if callee and not self.function_stack:
             self.index.module_call_lines.setdefault(callee, []).append(node.lineno)
         if self.function_stack:
-            if callee:
+            if callee and not self.eager_depth:
                 self.function_stack[-1].calls.append(callee)
-            if instance:
+            if instance and not self.eager_depth:
                 self.function_stack[-1].calls.append(instance)
             if isinstance(node.func, ast.Attribute):
                 info = self.function_stack[-1]
                 info.method_calls.add(node.func.attr)
                 used = id(node) not in self.statement_calls
                 method = self._instance_method(node.func, used)
-                if method:
+                if method and not self.eager_depth:
                     info.calls.append(method)
                 if callee and used and _is_held_method(node.func):
                     info.held_results.add(callee)
@@ -567,6 +577,35 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             if nested in self.index.functions:
                 info.returns.append(nested)
         self.generic_visit(node)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        eager = id(node) in self.eager_lambdas
+        self.eager_depth += eager
+        try:
+            super().visit_Lambda(node)
+        finally:
+            self.eager_depth -= eager
+
+    def _record_eager(self, handed: ast.expr) -> None:
+        """A callable handed to `tf.py_function`/`tf.numpy_function`: a
+        lambda (its span), or a function of the file it names (a nested
+        one, a module-level one, `self.method`)."""
+        if isinstance(handed, ast.Lambda):
+            self.eager_lambdas.add(id(handed))
+            lines = self.source.split("\n")
+            self.index.eager_spans.append(character_span(handed, lines))
+            return
+        candidates: list[str] = []
+        if isinstance(handed, ast.Name):
+            scopes = [info.qualname for info in reversed(self.function_stack)]
+            candidates = [f"{scope}.{handed.id}" for scope in scopes] + [handed.id]
+        elif is_self_attribute(handed) and self.class_stack:
+            assert isinstance(handed, ast.Attribute)
+            candidates = [f"{self.class_stack[-1]}.{handed.attr}"]
+        for candidate in candidates:
+            if candidate in self.index.functions:
+                self.index.eager_functions.add(candidate)
+                return
 
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Call):
@@ -763,6 +802,7 @@ def build_index(
         index.syntax_error = (None, None, str(err))
         return index
     indexer = _Indexer(index, is_package=path.endswith("__init__.py"))
+    indexer.source = source
     indexer.module_level_names = {
         s.name
         for s in tree.body
@@ -776,7 +816,12 @@ def build_index(
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
     for alias, target in (star_names or {}).items():
-        if alias not in index.imports and alias not in indexer.module_level_names:
+        if alias in indexer.module_level_names:
+            continue
+        # A name the file imports from a project module that re-exports an
+        # outside package's (`from pkg import tf`) takes what `pkg` binds.
+        current = index.imports.get(alias)
+        if current is None or (_is_outside(target) and not _is_outside(current)):
             index.imports[alias] = target
     bindings = module_bindings(tree.body)
     indexer.module_once = {name for name, (count, _, _) in bindings.items() if count == 1}
@@ -812,6 +857,11 @@ def build_index(
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+
+def _is_outside(name: str) -> bool:
+    """A dotted name of an outside package (`tensorflow.function`)."""
+    return name.split(".", 1)[0] in EXTERNAL_ROOTS
 
 
 def _is_true(node: ast.expr) -> bool:

@@ -165,6 +165,11 @@ class ModuleIndex:
     traced_sites: list[TracedSite] = field(default_factory=list)
     traced_lambdas: list[TracedLambda] = field(default_factory=list)
     calls_run_functions_eagerly: bool = False
+    # Python handed to `tf.py_function` / `tf.numpy_function` runs eagerly
+    # (`eager_callables`): the local qualnames of such functions, and the
+    # spans (first line, column, last line, end column) of such lambdas.
+    eager_functions: set[str] = field(default_factory=set)
+    eager_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
     # `model.compile(...)` on an object of a known class (`model = Net()`,
     # or `self.compile` in a method of `Net`): the class as this module
     # names it, and whether the call passes `run_eagerly=True`.

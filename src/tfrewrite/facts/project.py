@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
-from tfrewrite.facts.call_evidence import SPLAT
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, SPLAT
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
@@ -589,7 +589,7 @@ def compute_facts(
             if id(index) not in nested_in:
                 nested_in[id(index)] = _nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):
-                if nested != qualname:
+                if nested != qualname and not _runs_eagerly(index, nested):
                     where = (
                         "nested in a step that will be traced"
                         if known.pending
@@ -710,6 +710,14 @@ def _mark_value_references(
                     known.contexts.append(context)
                 if target_index is not index:
                     known.elsewhere = True
+
+
+def _runs_eagerly(index: ModuleIndex, qualname: str) -> bool:
+    """Whether a function is, or is nested in, one the file hands to
+    `tf.py_function`/`tf.numpy_function` (`eager_callables`)."""
+    return any(
+        qualname == eager or qualname.startswith(eager + ".") for eager in index.eager_functions
+    )
 
 
 def _own_jit_compile(info: FunctionInfo) -> str | None:
@@ -1136,16 +1144,23 @@ def _exported_names(index: ModuleIndex) -> dict[str, str]:
 
 
 def _record_star_names(indexes: list[ModuleIndex]) -> None:
-    """`from rlzoo.common.utils import *` in a module that never imports
-    NumPy itself, then `np.array(...)`: the names a star import brings from
-    a project module, followed through that module's own star imports."""
-    starring = [index for index in indexes if index.star_imports]
-    if not starring:
+    """What names other project modules bring mean, where pass 1 could not
+    tell: `from rlzoo.common.utils import *` in a module that never imports
+    NumPy itself, then `np.array(...)` (followed through that module's own
+    star imports); and `from pkg import tf` where `pkg/__init__.py` does
+    `import tensorflow as tf`, then `tf.numpy_function(...)`. The file is
+    then indexed again with those names (`build_index`'s `star_names`)."""
+    suffixes: dict[str, ModuleIndex] = {}
+    for index in indexes:
+        parts = index.module.split(".") if index.module else []
+        for i in range(len(parts)):
+            suffixes.setdefault(".".join(parts[i:]), index)
+    if not suffixes:
         return
     by_module = {index.module: index for index in indexes}
     for _round in range(5):  # star imports of star imports, a few levels deep
         changed = False
-        for index in starring:
+        for index in indexes:
             names: dict[str, str] = {}
             unseen: list[str] = []
             for module in index.star_imports:
@@ -1155,11 +1170,34 @@ def _record_star_names(indexes: list[ModuleIndex]) -> None:
                     continue
                 for alias, target in {**source.star_names, **_exported_names(source)}.items():
                     names.setdefault(alias, target)
+            for alias, brought in _reexported_imports(index, suffixes).items():
+                names.setdefault(alias, brought)
             if names != index.star_names or unseen != index.unseen_star_imports:
                 index.star_names, index.unseen_star_imports = names, unseen
                 changed = True
         if not changed:
             break
+
+
+def _reexported_imports(index: ModuleIndex, suffixes: dict[str, ModuleIndex]) -> dict[str, str]:
+    """`tf` -> `tensorflow` for `from pkg import tf` when the project module
+    `pkg` binds `tf` to an import of an outside package."""
+    found: dict[str, str] = {}
+    for alias, target in index.imports.items():
+        module, _, name = target.rpartition(".")
+        if not module or target.split(".", 1)[0] in EXTERNAL_ROOTS:
+            continue
+        parts = module.split(".")
+        source = next(
+            (s for i in range(len(parts)) if (s := suffixes.get(".".join(parts[i:]))) is not None),
+            None,
+        )
+        if source is None or source is index:
+            continue
+        brought = source.star_names.get(name) or source.imports.get(name)
+        if brought and brought.split(".", 1)[0] in EXTERNAL_ROOTS:
+            found[alias] = brought
+    return found
 
 
 # Bases that leave a class plain Python.

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tfrewrite.facts.eager_callables import within
 from tfrewrite.findings import Applicability, Position
 from tfrewrite.pipeline.suppression import NoqaMap
 from tfrewrite.workspace.line_names import line_name, line_names
@@ -45,16 +46,19 @@ class Found:
 
 
 def find_violations(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> list[Found]:
-    """Run the rules; drop what `# noqa` suppresses. Positions are computed
-    only when something was found."""
+    """Run the rules; drop what `# noqa` suppresses, and findings about
+    traced code inside a lambda handed to `tf.py_function` (it runs
+    eagerly). Positions are computed only when something was found."""
     pairs = [(rule, v) for rule in rules for v in rule.check(ctx)]
     if not pairs:
         return []
     spans = _positions(ctx, [v.node for _, v in pairs])
+    eager = ctx.index.eager_spans
     return [
         Found(rule, v, start, end)
         for (rule, v), (start, end) in zip(pairs, spans, strict=True)
         if not noqa.suppresses(start.line, rule.code)
+        and not (eager and rule.needs_traced_code and within(eager, start.line, start.column))
     ]
 
 

@@ -52,15 +52,27 @@ class SampleSite:
 def iter_module_calls(ctx: RuleContext, module_prefix: str) -> Iterator[SampleSite]:
     """Calls in traced code whose callee is `module_prefix.<name>`: the whole
     body of every outermost traced function, nested functions and lambdas
-    included (they run traced too). Default arguments and decorators are
-    evaluated when the `def` runs, not traced, and are not visited."""
+    included (they run traced too), except a nested function the project
+    facts say runs eagerly (handed to `tf.py_function`). Default arguments
+    and decorators are evaluated when the `def` runs, not traced, and are
+    not visited."""
     for function in ctx.traced_functions():
         for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
             if not isinstance(node, cst.Call):
                 continue
             qualified = module_function(ctx, node, module_prefix)
-            if qualified is not None:
+            if qualified is not None and not _in_eager_function(ctx, ancestors):
                 yield sample_site(ctx, function, node, qualified, tuple(ancestors))
+
+
+def _in_eager_function(ctx: RuleContext, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether a nested function among `ancestors` runs eagerly."""
+    for node in ancestors[1:]:
+        if isinstance(node, cst.FunctionDef):
+            scope = ctx.scope_of(node)
+            if scope is not None and scope.runs_traced is None:
+                return True
+    return False
 
 
 def module_function(ctx: RuleContext, call: cst.Call, module_prefix: str) -> str | None:

@@ -1,0 +1,98 @@
+"""Python handed to `tf.py_function` / `tf.numpy_function` runs eagerly,
+whatever traces the code around it: no finding about traced code inside
+it (a nested function, a lambda, what they call), while the traced code
+around it is still checked. And a project package that re-exports
+TensorFlow (`from pkg import tf`) is TensorFlow to the files importing it."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+NESTED = """
+import numpy as np
+import tensorflow as tf
+
+POOLS = {"a": [1, 2, 3, 4], "b": [5, 6, 7, 8]}
+
+
+def pick(key):
+    def draw(k):
+        members = POOLS[k.numpy().decode("utf-8")]
+        return np.random.choice(members, size=2, replace=False)
+
+    return tf.py_function(draw, inp=[key], Tout=tf.int64)
+
+
+picked = tf.data.Dataset.from_tensor_slices(sorted(POOLS)).map(pick)
+"""
+
+LAMBDA = """
+import numpy as np
+import tensorflow as tf
+
+
+def read(path):
+    return tf.constant(len(path), tf.int64)
+
+
+def load(path):
+    size = tf.numpy_function(lambda p: read(p).numpy(), inp=[path], Tout=tf.int64)
+    return size + np.random.randint(10)
+
+
+loaded = tf.data.Dataset.from_tensor_slices([b"a", b"bb"]).map(load)
+"""
+
+
+def _found(root: Path, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    options = RunOptions(rule_codes=("TFR101", "TFR102", "TFR105"), root=str(root))
+    result = run([InputFile(str(root / name)) for name in files], options, jobs=1)
+    return sorted(
+        (str(Path(f.path).relative_to(root)), f.start.line, f.code) for f in result.findings
+    )
+
+
+def test_a_nested_function_handed_to_py_function_is_eager(tmp_path: Path) -> None:
+    assert _found(tmp_path, {"pick.py": NESTED}) == []
+
+
+def test_the_same_function_called_directly_is_traced(tmp_path: Path) -> None:
+    source = NESTED.replace(
+        "return tf.py_function(draw, inp=[key], Tout=tf.int64)", "return draw(key)"
+    )
+    assert _found(tmp_path, {"pick.py": source}) == [
+        ("pick.py", 10, "TFR105"),
+        ("pick.py", 11, "TFR102"),
+    ]
+
+
+def test_a_lambda_handed_to_numpy_function_is_eager_the_code_around_is_not(
+    tmp_path: Path,
+) -> None:
+    # `.numpy()` in the lambda runs eagerly; the draw beside the call is traced.
+    assert _found(tmp_path, {"load.py": LAMBDA}) == [("load.py", 12, "TFR102")]
+
+
+def test_tensorflow_re_exported_by_a_project_package(tmp_path: Path) -> None:
+    package = """
+    import tensorflow as tf
+    """
+    step = """
+    from kit import tf
+
+
+    @tf.function
+    def clipped(x):
+        if tf.reduce_sum(x) > 1.0:
+            x = x / tf.reduce_sum(x)
+        return x
+    """
+    found = _found(tmp_path, {"kit/__init__.py": package, "step.py": step})
+    assert found == [("step.py", 7, "TFR101")]
