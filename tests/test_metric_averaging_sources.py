@@ -396,3 +396,55 @@ def test_a_dataset_a_method_builds_is_followed_into_it() -> None:
     )
     assert _lines(through_class) == []
     assert _lines(through_class.replace("drop_remainder=True", "drop_remainder=False"))
+
+
+# -- a loop that counts is not a loop over batches ------------------------------------
+
+PER_TASK = """
+import tensorflow as tf
+
+
+class MetaLearner:
+    def __init__(self, net, opt, tasks_per_batch):
+        self.net, self.opt, self.meta_batch_size = net, opt, tasks_per_batch
+
+    @tf.function
+    def outer_step(self, xs, ys):
+        with tf.GradientTape() as tape:
+            task_losses = []
+            for t in {iterable}:
+                task_losses.append(tf.reduce_mean(tf.square(self.net(xs[t]) - ys[t])))
+            meta_loss = tf.reduce_mean(task_losses)
+        grads = tape.gradient(meta_loss, self.net.trainable_variables)
+        self.opt.apply_gradients(zip(grads, self.net.trainable_variables))
+        return meta_loss
+"""
+
+
+def test_a_range_named_for_batches_counts_tasks_not_batches() -> None:
+    # `range(self.meta_batch_size)` yields numbers: one batch, several tasks.
+    assert _lines(PER_TASK.format(iterable="range(self.meta_batch_size)")) == []
+
+
+def test_an_iterable_named_for_batches_is_still_a_loop_over_batches() -> None:
+    assert _lines(PER_TASK.format(iterable="self.meta_batch_size")) == [14]
+
+
+def test_a_counted_loop_that_trains_is_a_loop_over_batches() -> None:
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def fit(model, opt, batches, steps):
+        losses = []
+        for step in range(steps):
+            x, y = next(batches)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            losses.append(loss)
+        return np.mean(losses)
+    """
+    assert _lines(source) == [14]
