@@ -19,6 +19,7 @@ from tfrewrite.facts.state import (
     module_containers,
     scratch_self_containers,
 )
+from tfrewrite.facts.vocabulary import SETUP_METHODS
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
@@ -477,11 +478,16 @@ class PythonSideEffectInTracedCode(Rule):
             )
         yield from _advanced_iterators(function, containers.ctx, local)
         yield from _file_writes(function, containers.ctx, local)
+        # A set-up method (`build`) fills its object's own containers once:
+        # Keras, or the flag guarding its call, runs it once, by design.
+        setup = function.is_method and function.node.name.value in SETUP_METHODS
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
                     continue
                 target = containers.outside(node.func.value, function, local)
+                if target is not None and setup and target.startswith("self."):
+                    continue
                 if target is not None:
                     yield Violation(
                         node,
