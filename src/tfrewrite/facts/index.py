@@ -67,6 +67,7 @@ from tfrewrite.facts.index_records import (
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.tape_losses import record_tape_losses, tape_scopes
+from tfrewrite.facts.vocabulary import ITERATING
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
 __all__ = [
@@ -352,6 +353,12 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
         self._mark("writes_state")
 
     def visit_Assign(self, node: ast.Assign) -> None:
+        if (
+            self.function_stack
+            and any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets)
+            and self._evidence(node.value) in ("t", "s")
+        ):
+            self.function_stack[-1].iterates_tensor = True
         for target in node.targets:
             self.bind_names(target)
         attr = self_attribute_from_call(node)
@@ -512,6 +519,13 @@ class _Indexer(FastVisitor, ImportResolution, TracedCallSites, CallEvidence, Fun
             self._record_traced_argument(node, callee)
         if self.traced_lambda_stack:
             self.record_lambda_call(node)
+        if (
+            self.function_stack
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ITERATING
+            and any(self._evidence(arg) in ("t", "s") for arg in node.args)
+        ):
+            self.function_stack[-1].iterates_tensor = True
         instance = self._instance_call(node.func)
         if callee and (node.args or node.keywords):
             self._record_call_site(node, callee, instance)

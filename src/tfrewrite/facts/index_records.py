@@ -56,6 +56,9 @@ class FunctionInfo:
     # container (`history.append(x)`, `self.log.append(x)`), or on its own
     # in a loop that may run as a graph loop: what else TFR202 looks at.
     mutates_outside: bool = False
+    # What TFR108 looks at: an unpacking assignment of a tensor, or a
+    # tensor given to `zip`/`list`/... (`vocabulary.ITERATING`).
+    iterates_tensor: bool = False
     # Name sets filled while indexing, then frozen (`_compact`).
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"

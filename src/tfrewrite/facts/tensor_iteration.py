@@ -5,22 +5,22 @@ tensor (`tf.math.l2_normalize(grads)` turns a list of gradients into one),
 `a, b = tf.split(...)` unpacked, `list(t)`. Traced, the same Python iteration
 raises "Iterating over a symbolic `tf.Tensor` is not allowed" (AutoGraph
 converts `for` loops over tensors, not the iteration inside `zip`, `list`
-or an unpacking). TFR302 lists such a statement as a reason to keep the step
-eager.
+or an unpacking). TFR108 reports such a statement in traced code; TFR302
+lists it as a reason to keep a step eager.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
 from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.vocabulary import ITERATING
 from tfrewrite.facts.walk import iter_nodes
 
-# Builtins that iterate over their argument in Python.
-_ITERATING = frozenset({"zip", "enumerate", "list", "tuple", "map", "sorted", "reversed"})
 # TensorFlow ops (by their last name) that return one tensor. Only these
 # count: many ops return a tuple (`tf.clip_by_global_norm` gives the clipped
 # list and the norm), which Python unpacks traced as well as eagerly.
@@ -86,33 +86,49 @@ class _Tensors:
         return False
 
 
-def tensor_iterations(ctx: RuleContext, function: FunctionScope) -> Iterator[Blocker]:
-    """Statements of `function` that iterate over a tensor in Python."""
+@dataclass(frozen=True)
+class TensorIteration:
+    """A statement or call that iterates over a tensor in Python."""
+
+    node: cst.CSTNode  # the unpacking assignment, or the `zip(...)`-like call
+    tensor: cst.BaseExpression  # what it iterates over
+    how: str  # "an unpacking assignment", "`zip(...)`"
+
+
+def tensor_iteration_sites(ctx: RuleContext, function: FunctionScope) -> Iterator[TensorIteration]:
+    """Where `function` iterates over a tensor in Python (TFR108 reports
+    them in traced code; TFR302 lists them as reasons to keep a step eager)."""
     tensors: _Tensors | None = None
     for node in iter_nodes(function.node.body, into_functions=False):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-            if node.func.value not in _ITERATING or not node.args:
+            if node.func.value not in ITERATING or not node.args:
                 continue
             if any(a.keyword is not None or a.star for a in node.args):
                 continue
             iterated = [a.value for a in node.args]
             if node.func.value == "map":
                 iterated = iterated[1:]
-            what = f"`{node.func.value}(...)`"
+            how = f"`{node.func.value}(...)`"
         elif isinstance(node, cst.Assign) and any(
             isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets
         ):
             iterated = [node.value]
-            what = "an unpacking assignment"
+            how = "an unpacking assignment"
         else:
             continue
         tensors = tensors or _Tensors(ctx, function)
         line = lines_of(ctx, node)[0]
         for expr in iterated:
             if tensors.is_tensor(expr, line):
-                yield Blocker(
-                    *lines_of(ctx, node),
-                    f"iterates over the tensor `{ctx.code(expr)}` in Python with {what}: "
-                    "traced, iterating over a symbolic `tf.Tensor` is not allowed",
-                )
+                yield TensorIteration(node, expr, how)
                 break
+
+
+def tensor_iterations(ctx: RuleContext, function: FunctionScope) -> Iterator[Blocker]:
+    """Statements of `function` that iterate over a tensor in Python."""
+    for site in tensor_iteration_sites(ctx, function):
+        yield Blocker(
+            *lines_of(ctx, site.node),
+            f"iterates over the tensor `{ctx.code(site.tensor)}` in Python with {site.how}: "
+            "traced, iterating over a symbolic `tf.Tensor` is not allowed",
+        )

@@ -22,6 +22,9 @@ from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS, WEIGHTED_LAY
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS
 
 # Methods whose attributes are set up once, not state that changes per call.
+# Builtins that iterate over their argument in Python (`zip(grads, vars)`):
+# traced, they cannot iterate over a symbolic tensor.
+ITERATING = frozenset({"zip", "enumerate", "list", "tuple", "map", "sorted", "reversed"})
 SETUP_METHODS = frozenset({"__init__", "build", "__post_init__", "setUp", "setup"})
 # Words in a method name that say it sets things up (`_build`, `create_slots`).
 _SETUP_WORDS = ("init", "build", "create", "setup", "prepare", "compile", "configure")

@@ -45,3 +45,9 @@ def python_logging(index: ModuleIndex, traced: TracedFacts) -> bool:
     (`FunctionInfo.calls_python_logging`: pass 1's answer to the question
     the rule asks on LibCST, `vocabulary.is_logging_call`)."""
     return bool(traced) and any(info.calls_python_logging for info in index.functions.values())
+
+
+def tensor_iteration(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR108: a traced function unpacks a tensor or hands one to `zip`,
+    `list`, ... (`FunctionInfo.iterates_tensor`)."""
+    return any(info.iterates_tensor for info in traced_infos(index, traced))
