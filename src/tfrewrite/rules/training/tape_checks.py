@@ -120,6 +120,28 @@ def _is_model_call(
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
+# A Keras model's `train_step` running its own forward pass as `self.call(x)`.
+_OWN_CALL = (
+    "`self.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
+    "`training` to the layers it calls, so any dropout or batch normalization in them runs "
+    "in inference mode, and `training=True` given to `call` reaches only the layers `call` "
+    "passes it to (no fix: call the model itself, `self(x, training=True)`, which also "
+    "converts and masks its inputs)"
+)
+
+
+def _calls_own_call(call: cst.Call) -> bool:
+    """`self.call(...)` with no `training` argument."""
+    func = call.func
+    return (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "call"
+        and isinstance(func.value, cst.Name)
+        and func.value.value == "self"
+        and not any(a.keyword is not None and a.keyword.value == "training" for a in call.args)
+    )
+
+
 def _optimizes_watched_inputs(body: cst.CSTNode) -> bool:
     """Whether every gradient the scope takes is with respect to a value it
     watches (`tape.watch(image_var)`, then `tape.gradient(loss, image_var)`):
@@ -194,7 +216,12 @@ class MissingTrainingFlag(Rule):
         this module or another) has a `call` without `training` and builds
         no layer that reads it, or a `Sequential` whose layers all ignore it
         (no dropout, batch normalization or noise), computes the same either
-        way: it is reported without a fix, saying so.
+        way: it is reported without a fix, saying so. A Keras model's
+        `train_step` that runs its forward pass as `self.call(x)` bypasses
+        `__call__`: no call context carries `training` to the layers inside
+        (measured: a batch normalization's statistics do not move in `fit`).
+        It is reported without a fix; the remedy, `self(x, training=True)`,
+        also converts and masks the inputs.
 
         ## Fix safety
         The fix adds `training=True`. Always unsafe (applied with
@@ -345,6 +372,16 @@ class MissingTrainingFlag(Rule):
             for key, tape in step.tapes.items():
                 trained = step.trained[key]
                 for node, ancestors in iter_with_ancestors(tape.body):
+                    if (
+                        isinstance(node, cst.Call)
+                        and id(root) in steps.overrides
+                        and _calls_own_call(node)
+                        and (trained is None or "self" in trained)
+                        and id(node) not in seen
+                    ):
+                        seen.add(id(node))
+                        yield Violation(node, _OWN_CALL)
+                        continue
                     if not isinstance(node, cst.Call) or not _is_model_call(
                         ctx, node, models, in_method, step.differentiated[key]
                     ):

@@ -1,0 +1,46 @@
+"""TFR304 on a Keras model's `train_step` that runs its forward pass as
+`self.call(x)`: Keras's `__call__` is bypassed, so no call context carries
+`training` to the layers inside. Reported without a fix (the fix is the
+model's own `self(x, training=True)`, which does more than `call`)."""
+
+from __future__ import annotations
+
+from tfrewrite.api import check_source
+
+MODEL = """
+import keras
+import tensorflow as tf
+
+
+class Denoiser(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.encoder = keras.Sequential([keras.layers.Dense(4), keras.layers.BatchNormalization()])
+        self.decoder = keras.layers.Dense(3)
+
+    def call(self, x, training=None):
+        return self.decoder(self.encoder(x))
+
+    def train_step(self, data):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square({forward} - data))
+        grads = tape.gradient(loss, self.trainable_weights)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+        return {{"loss": loss}}
+"""
+
+
+def test_self_call_in_the_tape_is_reported_without_a_fix() -> None:
+    (finding,) = check_source(MODEL.format(forward="self.call(data)"), select=["TFR304"])
+    assert finding.fix is None
+    assert "`self.call(...)` in the tape bypasses Keras's `__call__`" in finding.message
+
+
+def test_the_model_called_with_training_is_not_reported() -> None:
+    source = MODEL.format(forward="self(data, training=True)")
+    assert check_source(source, select=["TFR304"]) == []
+
+
+def test_self_call_given_training_is_left_to_call() -> None:
+    source = MODEL.format(forward="self.call(data, training=True)")
+    assert check_source(source, select=["TFR304"]) == []
