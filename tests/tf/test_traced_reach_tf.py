@@ -48,25 +48,11 @@ def test_the_held_objects_rewrite_runs_in_the_callers_trace_without_autograph() 
     assert mixes == [1.0, 0.0, 0.0, 0.0, 1.0, 0.0]  # both branches
 
 
-LOADER = """
-
-class Loader:
-    def __init__(self):
-        self.augmenter = Augment()
-
-    def parse(self, image):
-        return self.augmenter.darken(image)
-
-    def dataset(self, images):
-        return tf.data.Dataset.from_tensor_slices(images).map(self.parse)
-"""
-
-
 def test_a_held_plain_objects_rewrite_runs_in_the_callers_trace_without_autograph() -> None:
     """`Loader.parse` runs traced (under `Dataset.map`) and uses what its
     plain `Augment` object computes: the original's `if` needs AutoGraph
     there; the rewrite runs without it, as the original does eagerly."""
-    from test_traced_reach import AUGMENT
+    from test_traced_reach import AUGMENT, LOADER
 
     source = AUGMENT + LOADER
     fixed = fix_source(source, select=["TFR101"])
