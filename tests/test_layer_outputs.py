@@ -85,3 +85,34 @@ def test_the_print_of_a_layer_output_becomes_tf_print() -> None:
     source = textwrap.dedent(MODEL.format(layer="layers.Dense(2)"))
     fixed = fix_source(source, select=["TFR103"], unsafe_fixes=True)
     assert 'tf.print("h", h, summarize=-1, output_stream=sys.stdout)' in fixed
+
+
+# A Keras layer class of the project: what its `call` returns is what
+# calling one of its objects gives.
+PROJECT_LAYER = """
+    class Scorer(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.project = layers.Dense(2)
+
+        def call(self, x):
+            scores = self.project(x)
+            return {returned}
+
+"""
+
+
+def _with_project_layer(returned: str) -> str:
+    source = textwrap.dedent(MODEL.format(layer="Scorer()"))
+    layer = textwrap.dedent(PROJECT_LAYER.format(returned=returned))
+    return source.replace("\n\nclass PairNet", "\n\n" + layer + "\nclass PairNet")
+
+
+def test_a_project_layer_whose_call_returns_a_tensor_gives_a_tensor() -> None:
+    source = _with_project_layer("tf.nn.softmax(scores)")
+    assert [f.code for f in check_source(source, select=["TFR103"])] == ["TFR103"]
+
+
+@pytest.mark.parametrize("returned", ["scores, x", "{'scores': scores}", "helper(scores)"])
+def test_a_project_layer_that_may_return_something_else_is_not_known(returned: str) -> None:
+    assert check_source(_with_project_layer(returned), select=["TFR103"]) == []

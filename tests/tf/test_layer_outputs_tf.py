@@ -46,3 +46,21 @@ def test_the_rewritten_print_shows_each_calls_layer_output() -> None:
         lines = _printed(tf.function(rewritten, autograph=autograph), inputs)
         assert len(lines) == 3 and "Tensor(" not in "".join(lines)
         assert lines[0] != lines[1]  # each call's own output
+
+
+def test_the_rewritten_print_shows_each_calls_project_layer_output() -> None:
+    """The same with a Keras layer class of the project as the head."""
+    import tensorflow as tf
+    from tests.test_layer_outputs import _with_project_layer
+
+    source = _with_project_layer("tf.nn.softmax(scores)")
+    inputs = [tf.fill((1, 3), float(i)) for i in (1, 2, 3)]
+    original = load_module(source, "project_layer_print_original").PairNet()
+    _printed(original, inputs[:1])
+    traced = _printed(tf.function(original), inputs)
+    assert len(traced) == 1 and "Tensor(" in traced[0]
+    fixed = fix_source(source, select=["TFR103"], unsafe_fixes=True)
+    rewritten = load_module(fixed, "project_layer_print_fixed").PairNet()
+    _printed(rewritten, inputs[:1])
+    lines = _printed(tf.function(rewritten, autograph=False), inputs)
+    assert len(lines) == 3 and "Tensor(" not in "".join(lines)

@@ -5,12 +5,13 @@ self.add_weight(...)`) reads as a tensor in traced code; one assigned only in
 `__init__` from a Python number (or a parameter whose default is one) is a
 Python number, so `if err > self.clip:` is a Python comparison; one every
 assignment of which builds a Keras library layer (`self.dense =
-layers.Dense(2)`) returns a tensor when called.
+layers.Dense(2)`), or a Keras layer of the project whose `call` returns one
+tensor (`project_layer`), returns a tensor when called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -36,7 +37,10 @@ _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
 
 
 def attribute_facts(
-    cls: cst.ClassDef, resolver: NameResolver, keras_model: bool = False
+    cls: cst.ClassDef,
+    resolver: NameResolver,
+    keras_model: bool = False,
+    project_layer: Callable[[cst.Call], bool] = lambda call: False,
 ) -> AttributeFacts:
     """`self.*` facts for the methods of `cls`: attributes every assignment
     of which makes a variable (`tf.Variable(...)`, `self.add_weight(...)`)
@@ -72,7 +76,10 @@ def attribute_facts(
             kinds[attr] = OPTIMIZER
         elif all(
             isinstance(value, cst.Call)
-            and layer_constructor_kind(value, resolver.qualified_name(value.func)).layer
+            and (
+                layer_constructor_kind(value, resolver.qualified_name(value.func)).layer
+                or project_layer(value)
+            )
             for _, value in values
         ):
             kinds[attr] = LAYER

@@ -17,8 +17,8 @@ from tfrewrite.facts.attributes import attribute_facts
 from tfrewrite.facts.bindings import local_names, positional_param_names
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.index_records import ModuleIndex
-from tfrewrite.facts.keras_names import is_keras_model_class
-from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.keras_names import is_keras_model_class, keras_leaf
+from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.facts.parameters import likely_tensor_params
 from tfrewrite.facts.project import TracedFunction
@@ -29,10 +29,12 @@ from tfrewrite.facts.tensor_kinds import (
     TensorKind,
 )
 from tfrewrite.facts.tensors import AttributeFacts, TensorFacts, module_facts
-from tfrewrite.facts.walk import statement_children
+from tfrewrite.facts.walk import iter_nodes, statement_children
 from tfrewrite.workspace.positions import node_ranges
 
 _Fact = TypeVar("_Fact")
+# Keras bases whose objects, when called, return what their `call` returns.
+_KERAS_LAYER_BASES = frozenset({"Layer", "Model", "Sequential"})
 
 
 @dataclass(eq=False)
@@ -265,8 +267,40 @@ class RuleContext:
                 return None
             info = self.index.classes.get(name)
             keras_model = info is not None and is_keras_model_class(info.bases)
-            self._attribute_facts[name] = attribute_facts(node, self.names, keras_model)
+            self._attribute_facts[name] = AttributeFacts()  # while it is worked out
+            self._attribute_facts[name] = attribute_facts(
+                node, self.names, keras_model, self._returns_one_tensor
+            )
         return self._attribute_facts[name]
+
+    def _returns_one_tensor(self, built: cst.Call) -> bool:
+        """Whether `built` makes an object of a Keras layer or model class of
+        this file whose `call` returns one tensor at every `return` (the
+        tensor facts of that `call`): calling the object gives a tensor."""
+        name = dotted_name(built.func)
+        node = self._classes.get(name or "")
+        info = self.index.classes.get(name or "")
+        if node is None or info is None:
+            return False
+        if not any(keras_leaf(base) in _KERAS_LAYER_BASES for base in info.bases):
+            return False
+        call = next(
+            (
+                scope
+                for scope in self.functions
+                if scope.qualname == f"{name}.call" and scope.class_name == name
+            ),
+            None,
+        )
+        if call is None:
+            return False
+        returns = [
+            r for r in iter_nodes(call.node.body, into_functions=False) if isinstance(r, cst.Return)
+        ]
+        facts = self.tensors(call)
+        return bool(returns) and all(
+            r.value is not None and facts.kind_at(r.value, r).tensor for r in returns
+        )
 
     def _parameter_kinds(self, function: FunctionScope) -> dict[str, TensorKind]:
         """Proven parameter kinds of a function that runs traced: a loss's
