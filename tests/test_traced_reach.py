@@ -332,3 +332,41 @@ def test_a_variable_a_module_level_object_holds_is_a_tensor(tmp_path: Path) -> N
 def test_a_parameter_shadowing_the_object_holding_a_variable(tmp_path: Path) -> None:
     waiter = WAITER.replace("def wait():", "def wait(store):")
     assert _check(tmp_path, {"waiter.py": waiter}) == []
+
+
+def test_a_step_defined_in_the_main_block_reaches_its_callees(tmp_path: Path) -> None:
+    """A train step defined under `if __name__ == "__main__":` is the
+    module's own function: the loop there calling it makes it a step that
+    will be traced, and what it reaches in another module is checked as
+    traced code in the same run (a second `fix` finds nothing new)."""
+    helpers = """
+    import tensorflow as tf
+
+
+    def scale(x):
+        return x * float(tf.reduce_max(x).numpy())
+    """
+    script = """
+    import tensorflow as tf
+
+    from helpers import scale
+
+    if __name__ == "__main__":
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.SGD(0.1)
+
+        def train_step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(scale(x), training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+        for _ in range(3):
+            train_step(tf.ones((2, 3)))
+    """
+    for name, text in {"helpers.py": helpers, "script.py": script}.items():
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    options = RunOptions(rule_codes=("TFR105", "TFR302"), root=str(tmp_path))
+    files = [InputFile(str(tmp_path / name)) for name in ("helpers.py", "script.py")]
+    found = sorted((Path(f.path).name, f.code) for f in run(files, options, jobs=1).findings)
+    assert found == [("helpers.py", "TFR105"), ("script.py", "TFR302")]

@@ -817,11 +817,7 @@ def build_index(
         return index
     indexer = _Indexer(index, is_package=path.endswith("__init__.py"))
     indexer.source = source
-    indexer.module_level_names = {
-        s.name
-        for s in tree.body
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-    }
+    indexer.module_level_names = _module_scope_definitions(tree.body)
     # Imports first, wherever they stand, so a function body that precedes an
     # import still resolves its names.
     for node in _statements(tree.body):
@@ -871,6 +867,25 @@ def build_index(
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+
+def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:
+    """The functions and classes defined in the module's own scope: at its
+    top level or inside its `if`/`try`/`with`/loop statements (an `if
+    __name__ == "__main__":` block defining `train_step`), not inside a
+    function or class."""
+    names: set[str] = set()
+    stack = list(body)
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(statement.name)
+            continue
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(statement, field_name, None)
+            if children.__class__ is list:
+                stack.extend(children)
+    return names
 
 
 def _is_outside(name: str) -> bool:
