@@ -1,0 +1,183 @@
+"""The visitor's part that knows what a file's names hold as objects.
+
+An object of a project class bound once at module level (`critic =
+Critic()`), or bound in a function (`aug = Augment()`, `aug = AUG`): calling
+it or one of its methods calls the class's code (`Critic.sync`), which the
+project facts then find. A factory's result (`loss_fn = make_loss(...)`):
+calling it calls what the factory returns. A model compiled, and whether to
+run eagerly (`ModuleIndex.compiled_objects`). A callable handed to
+`tf.py_function` / `tf.numpy_function`, which runs eagerly
+(`facts/eager_callables.py`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
+from tfrewrite.facts.eager_callables import character_span
+from tfrewrite.facts.function_facts import is_self_attribute
+from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+
+
+class ObjectReferences:
+    """What names hold as objects, for the calls that use them."""
+
+    index: ModuleIndex
+    resolve: Callable[[ast.AST], str | None]
+    project_callee: Callable[[ast.expr, str], bool | None]
+    function_stack: list[FunctionInfo]
+    class_stack: list[str]
+    call_results: list[dict[str, str]]
+    module_instances: dict[str, str]
+    bound_here: list[set[str]]
+    eager_lambdas: set[int]
+    source: str
+
+    def _record_eager(self, handed: ast.expr) -> None:
+        """A callable handed to `tf.py_function`/`tf.numpy_function`: a
+        lambda (its span), or a function of the file it names (a nested
+        one, a module-level one, `self.method`)."""
+        if isinstance(handed, ast.Lambda):
+            self.eager_lambdas.add(id(handed))
+            lines = self.source.split("\n")
+            self.index.eager_spans.append(character_span(handed, lines))
+            return
+        candidates: list[str] = []
+        if isinstance(handed, ast.Name):
+            scopes = [info.qualname for info in reversed(self.function_stack)]
+            candidates = [f"{scope}.{handed.id}" for scope in scopes] + [handed.id]
+        elif is_self_attribute(handed) and self.class_stack:
+            assert isinstance(handed, ast.Attribute)
+            candidates = [f"{self.class_stack[-1]}.{handed.attr}"]
+        for candidate in candidates:
+            if candidate in self.index.functions:
+                self.index.eager_functions.add(candidate)
+                return
+
+    def _local_factory(self, name: str) -> str | None:
+        """`make_loss` for a local `name` bound to `make_loss(...)` (or
+        `Jitter` for `jit = Jitter()`) here or in an enclosing function (a
+        closure's step calling `loss_fn`)."""
+        for results in reversed(self.call_results):
+            if name in results:
+                return results[name]
+        return None
+
+    def _factory_result(self, name: str) -> str | None:
+        """`make_loss()` for a local `name` bound to `make_loss(...)`."""
+        factory = self._local_factory(name)
+        return f"{factory}()" if factory else None
+
+    def _module_object(self, value: ast.expr) -> str | None:
+        """The constructor of the module-level object `value` names (`AUG`
+        for `AUG = Aug()`), when no enclosing function binds the name."""
+        if not isinstance(value, ast.Name):
+            return None
+        constructor = self.module_instances.get(value.id)
+        if constructor is None:
+            return None
+        if any(value.id in info.params for info in self.function_stack):
+            return None
+        if any(value.id in bound for bound in self.bound_here):
+            return None
+        return constructor
+
+    def _factory(self, value: ast.expr) -> str | None:
+        """The project function whose call `value` is (`make_loss(...)`),
+        or None: a builtin, an external package's function, a method."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
+            return None
+        callee = self.resolve(value.func)
+        if not callee:
+            return None
+        if self.project_callee(value.func, callee) is not False:
+            return None  # not a project function, or a `self.` method
+        return callee
+
+    def record_module_instance(
+        self, node: ast.Assign, bindings: Mapping[str, tuple[int, int, bool]]
+    ) -> None:
+        """`critic = Critic(...)` at module level, the only binding of
+        `critic`; also unpacked, `net, opt = Net(), SGD(0.1)`."""
+        if len(node.targets) != 1:
+            return
+        target, value = node.targets[0], node.value
+        pairs: list[tuple[ast.expr, ast.expr]] = [(target, value)]
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            if len(target.elts) == len(value.elts):
+                pairs = list(zip(target.elts, value.elts, strict=True))
+        for name_node, built in pairs:
+            if not (isinstance(name_node, ast.Name) and isinstance(built, ast.Call)):
+                continue
+            constructor = self.resolve(built.func)
+            if constructor and bindings.get(name_node.id, (0, 0, False))[:1] == (1,):
+                self.module_instances[name_node.id] = constructor
+
+    def _instance_call(self, func: ast.expr) -> str | None:
+        """What calling the object a plain name holds calls, as the project
+        facts look it up: `pkg.Net()` (the class's `call` or `__call__`)
+        for `net = Net()` in this function or, not shadowed, at module
+        level; `make_loss()` (what the factory returns) for `loss_fn =
+        make_loss()`."""
+        if not isinstance(func, ast.Name):
+            return None
+        if self.function_stack:
+            returned = self._factory_result(func.id)
+            if returned:
+                return returned
+        constructor = self.module_instances.get(func.id)
+        if constructor is None or constructor.split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None
+        if any(func.id in info.params for info in self.function_stack):
+            return None
+        if any(func.id in bound for bound in self.bound_here):
+            return None  # bound in the function: not the module's object
+        return f"{constructor}()"
+
+    def _record_compiled_object(self, node: ast.Call) -> None:
+        """`model.compile(...)` where `model = Net()` (here, in a function
+        around, or once at module level), or `self.compile(...)` in a method
+        of `Net`: which class is compiled, and whether to run eagerly."""
+        assert isinstance(node.func, ast.Attribute)
+        receiver = node.func.value
+        if not isinstance(receiver, ast.Name):
+            return
+        built: str | None
+        if receiver.id == "self" and self.class_stack:
+            owner = self.class_stack[-1]
+            built = f"{self.index.module}.{owner}" if self.index.module else owner
+        elif self.function_stack:
+            built = self._local_factory(receiver.id) or self._module_object(receiver)
+        else:
+            built = self.module_instances.get(receiver.id)
+        if built is None:
+            return
+        eager = any(kw.arg == "run_eagerly" and _is_true(kw.value) for kw in node.keywords)
+        self.index.compiled_objects.append((built, eager))
+
+    def _instance_method(self, func: ast.Attribute, used: bool) -> str | None:
+        """`critic.sync` where the module binds `critic = Critic()` once: the
+        method `Critic.sync` (found by the project facts when the project
+        defines `Critic`), unless the function has a parameter of that name.
+        For an object the function (or one enclosing it) builds, `jit =
+        Jitter()`, or names, `aug = AUG`: `Jitter.gray` for `jit.gray(x)`
+        when the result is `used`: a method called for its effect on an
+        object built for one call is bookkeeping of that call."""
+        receiver = func.value
+        if not isinstance(receiver, ast.Name) or receiver.id in self.function_stack[-1].params:
+            return None
+        local = self._local_factory(receiver.id)
+        if local is not None:
+            return f"{local}.{func.attr}" if used else None
+        if any(receiver.id in bound for bound in self.bound_here):
+            return None  # bound in the function: not the module's object
+        constructor = self.module_instances.get(receiver.id)
+        if constructor is None:
+            return None
+        return f"{constructor}.{func.attr}"
+
+
+def _is_true(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is True
