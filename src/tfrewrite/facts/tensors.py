@@ -73,7 +73,7 @@ from tfrewrite.facts.tensor_kinds import (
     settled,
     variable_kind,
 )
-from tfrewrite.facts.walk import child_nodes
+from tfrewrite.facts.walk import child_nodes, iter_expression
 
 
 class Strength(enum.IntEnum):
@@ -352,15 +352,10 @@ class TensorFacts:
     def involves_tensor(self, node: cst.CSTNode) -> bool:
         """True when any sub-expression of `node` is a tensor (for arguments
         such as f-strings or containers)."""
-        stack: list[cst.CSTNode] = [node]
-        while stack:
-            current = stack.pop()
-            if isinstance(current, cst.BaseExpression) and self.is_tensor(current):
-                return True
-            if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-                continue
-            stack.extend(child_nodes(current))
-        return False
+        return any(
+            isinstance(current, cst.BaseExpression) and self.is_tensor(current)
+            for current in iter_expression(node)
+        )
 
     # -- solving ----------------------------------------------------------------
     def _solve(self) -> None:

@@ -4,7 +4,7 @@ rule needs no ParentNodeProvider metadata over the whole module."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import libcst as cst
 
@@ -114,6 +114,26 @@ def iter_nodes(root: cst.CSTNode, into_functions: bool = True) -> Iterator[cst.C
         children = child_nodes(node)
         children.reverse()
         extend(children)
+
+
+def iter_expression(
+    root: cst.CSTNode, stop: Callable[[cst.CSTNode], bool] = lambda node: False
+) -> Iterator[cst.CSTNode]:
+    """The nodes of an expression, pre-order in source order, as the code
+    around it evaluates them: a `lambda` or nested `def` is not entered nor
+    yielded (its body runs elsewhere), and the children of a node `stop`
+    accepts are not visited (the node itself is yielded)."""
+    stack: list[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        if node.__class__ in (cst.Lambda, cst.FunctionDef):
+            continue
+        yield node
+        if stop(node):
+            continue
+        children = child_nodes(node)
+        children.reverse()
+        stack.extend(children)
 
 
 def iter_with_ancestors(

@@ -18,7 +18,7 @@ import libcst as cst
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.tensor_kinds import NON_TENSOR_ATTRIBUTES
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.walk import child_nodes
+from tfrewrite.facts.walk import iter_expression
 from tfrewrite.rules.host_values.string_literals import is_text, string_value
 
 # Builtins whose result is static metadata even when given a tensor (`len(x)`
@@ -78,25 +78,25 @@ def shows_values(facts: TensorFacts, node: cst.CSTNode) -> bool:
     container of tensors counts when the facts are a print's (they then
     carry `containers`, see `print_containers`)."""
     containers: Container[str] = getattr(facts, "containers", ())
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
+    for current in iter_expression(node, _static_fact):
         if isinstance(current, cst.Name) and current.value in containers:
             return True
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
-        if isinstance(current, cst.Attribute) and current.attr.value in NON_TENSOR_ATTRIBUTES:
-            continue
-        if (
-            isinstance(current, cst.Call)
-            and isinstance(current.func, cst.Name)
-            and current.func.value in STATIC_BUILTINS
-        ):
+        if _static_fact(current):
             continue
         if isinstance(current, cst.BaseExpression) and facts.is_tensor(current):
             return True
-        stack.extend(child_nodes(current))
     return False
+
+
+def _static_fact(node: cst.CSTNode) -> bool:
+    """`x.shape`, `x.dtype`, `len(x)`: known while tracing, printed the same."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value in NON_TENSOR_ATTRIBUTES
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in STATIC_BUILTINS
+    )
 
 
 def kind_of(facts: TensorFacts, node: cst.BaseExpression) -> str:
@@ -149,11 +149,7 @@ def check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpressi
     freezes the value, with `print` or `tf.print` alike. Anything else
     `tf.print` prints as it is: tensors with their values, nested lists and
     dicts of tensors, Python values."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
+    for current in iter_expression(node):
         if formats_a_tensor(facts, current):
             raise PrintRefusal(
                 f"`{ctx.code(current)}` formats a tensor into a Python string inside a larger "
@@ -172,7 +168,6 @@ def check_printable(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpressi
                     f"`{ctx.code(current)}` turns a tensor into a Python value, which fails or "
                     "is frozen under tracing (print the tensor itself)"
                 )
-        stack.extend(child_nodes(current))
 
 
 def opaque_calls(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression) -> list[cst.Call]:
@@ -182,22 +177,16 @@ def opaque_calls(ctx: RuleContext, facts: TensorFacts, node: cst.BaseExpression)
     string, which traced is built once and shows `Tensor(...)`; `tf.print`
     would then print that text on every call. TensorFlow and Keras calls,
     builtins and methods of the tensor itself are judged elsewhere."""
-    found: list[cst.Call] = []
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
-        if (
+
+    def opaque(current: cst.CSTNode) -> bool:
+        return (
             isinstance(current, cst.Call)
             and not facts.is_tensor(current)
             and not _seen_into(ctx, current)
             and any(shows_values(facts, arg.value) for arg in current.args)
-        ):
-            found.append(current)
-            continue
-        stack.extend(child_nodes(current))
-    return found
+        )
+
+    return [c for c in iter_expression(node, opaque) if isinstance(c, cst.Call) and opaque(c)]
 
 
 def _seen_into(ctx: RuleContext, call: cst.Call) -> bool:

@@ -24,7 +24,7 @@ from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.tensor_kinds import NON_TENSOR_ATTRIBUTES, TensorKind
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.walk import child_nodes
+from tfrewrite.facts.walk import child_nodes, iter_expression
 from tfrewrite.rewrite.traced_calls import Refusal
 from tfrewrite.rules.host_values.print_array_methods import (
     ArrayFold,
@@ -280,11 +280,7 @@ def leftover_numpy_read(node: cst.CSTNode) -> cst.Call | None:
     """A `.numpy()` call left in a print's arguments once the reads of known
     tensors are replaced: only TensorFlow values have `.numpy()`, so it fails
     when traced, and nothing shows what `tf.print` could print instead."""
-    stack: list[cst.CSTNode] = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, (cst.Lambda, cst.FunctionDef)):
-            continue
+    for current in iter_expression(node):
         if (
             isinstance(current, cst.Call)
             and isinstance(current.func, cst.Attribute)
@@ -292,7 +288,6 @@ def leftover_numpy_read(node: cst.CSTNode) -> cst.Call | None:
             and not current.args
         ):
             return current
-        stack.extend(child_nodes(current))
     return None
 
 
