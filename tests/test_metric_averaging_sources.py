@@ -249,67 +249,49 @@ def test_equal_batches_or_another_divisor_are_not_reported(division: str) -> Non
     assert _lines_below_prefilter(other) == []
 
 
+# A running sum divided in the loop's `else` by the batches counted.
+_AUGMENTED = """
+import tensorflow as tf
+
+
+def run(path, step_fn):
+    ds = tf.data.TextLineDataset(path).batch(64)
+    total = 0
+    for step, batch in enumerate(ds):
+        total += step_fn(batch)
+    else:
+        total /= (step + 1)
+    return total
+"""
+
+
 def test_the_augmented_division_in_the_loops_else_is_reported() -> None:
-    source = """
-        import tensorflow as tf
-
-
-        def run(path, step_fn):
-            ds = tf.data.TextLineDataset(path).batch(64)
-            total = 0
-            for step, batch in enumerate(ds):
-                total += step_fn(batch)
-            else:
-                total /= (step + 1)
-            return total
-    """
+    source = _AUGMENTED
     assert _lines_below_prefilter(source) == [10]
     weighted = source.replace("total += step_fn(batch)", "total += step_fn(batch) * len(batch)")
     assert _lines_below_prefilter(weighted) == []
 
 
 def test_augmented_and_plain_divisions_in_one_file_are_both_reported() -> None:
-    source = """
-        import tensorflow as tf
+    source = (
+        _AUGMENTED
+        + """
 
-
-        def run(path, step_fn):
-            ds = tf.data.TextLineDataset(path).batch(64)
-            total = 0
-            for step, batch in enumerate(ds):
-                total += step_fn(batch)
-            else:
-                total /= (step + 1)
-            return total
-
-
-        def run2(path, step_fn):
-            ds = tf.data.TextLineDataset(path).batch(64)
-            total = 0
-            for step, batch in enumerate(ds):
-                total += step_fn(batch)
-            return total / (step + 1)
-    """
+def run2(path, step_fn):
+    ds = tf.data.TextLineDataset(path).batch(64)
+    total = 0
+    for step, batch in enumerate(ds):
+        total += step_fn(batch)
+    return total / (step + 1)
+"""
+    )
     assert _lines(source) == [10, 19]
 
 
 def test_a_file_whose_only_average_is_augmented_is_checked() -> None:
     """Pass 1 records `total /= n` as dividing a running sum, as it does
     `total / n`: the rule's pre-parse check keeps the file."""
-    source = """
-        import tensorflow as tf
-
-
-        def run(path, step_fn):
-            ds = tf.data.TextLineDataset(path).batch(64)
-            total = 0
-            for step, batch in enumerate(ds):
-                total += step_fn(batch)
-            else:
-                total /= (step + 1)
-            return total
-    """
-    assert _lines(source) == [10]
+    assert _lines(_AUGMENTED) == [10]
 
 
 # -- where the dataset comes from, further: progress bars, callers, methods -----------

@@ -23,6 +23,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from tests.test_layer_creation import ENCODER as LAYER_CREATION_ENCODER
 
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.facts import keras_weighted_layers
@@ -67,22 +68,7 @@ def _tfr204(source: str) -> list[int]:
     return [f.start.line for f in check_source(textwrap.dedent(source), select=["TFR204"])]
 
 
-ENCODER = """
-import tensorflow as tf
-from tensorflow.keras import layers
-
-
-class Encoder(tf.keras.layers.Layer):
-    def __init__(self, dim):
-        super(Encoder, self).__init__()
-        self._pool = layers.MaxPool1D(pool_size=3, strides=3)
-        self._dim = dim
-
-    def call(self, x):
-        h = layers.Conv1D(filters=self._dim, kernel_size=3, activation=tf.nn.relu)(x)
-        h = self._pool(h)
-        return layers.Flatten()(h)
-"""
+ENCODER = LAYER_CREATION_ENCODER.format(package="tensorflow.keras")
 
 
 def test_a_conv_built_in_call_differs_per_eager_call_and_raises_traced() -> None:
