@@ -21,6 +21,8 @@ from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
 _BUILTINS = frozenset(dir(builtins))
+# Elements of a list or tuple argument whose evidence a call site records.
+_STRUCTURE_SIZE = 16
 # Top-level packages whose functions are never project functions.
 EXTERNAL_ROOTS = frozenset(
     {
@@ -318,10 +320,32 @@ class CallEvidence:
         )
         caller = self.function_stack[-1].qualname if self.function_stack else ""
         forwarded = self._forwarded(node)
-        site = CallSite(callee, args, keywords, node.lineno, via_attribute, caller, forwarded)
+        structures = self._structures(node)
+        site = CallSite(
+            callee, args, keywords, node.lineno, via_attribute, caller, forwarded, structures
+        )
         self.index.call_sites.append(site)
         if forwarded:
             self.forwarding_sites[-1].append(site)
+
+    def _structures(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
+        """The list and tuple displays `node` passes that may hold a tensor
+        (not only Python values), with the evidence of each element (see
+        `CallSite.structures`)."""
+        passed = [(str(i), arg) for i, arg in enumerate(node.args)]
+        if any(isinstance(arg, ast.Starred) for arg in node.args):
+            passed = []
+        passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+        found = []
+        for where, value in passed:
+            if not isinstance(value, (ast.List, ast.Tuple)) or len(value.elts) > _STRUCTURE_SIZE:
+                continue
+            if any(isinstance(element, ast.Starred) for element in value.elts):
+                continue
+            elements = "".join(self._evidence(element) for element in value.elts)
+            if elements.strip("p"):
+                found.append((where, elements))
+        return tuple(found)
 
     def _splat(self, mapping: ast.expr) -> str:
         """What `**mapping` fills parameters with: a dict display is read

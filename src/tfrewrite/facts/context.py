@@ -204,6 +204,7 @@ class RuleContext:
                 kinds,
                 likely_params=lambda: self._likely_params(function, kinds),
                 attributes=lambda: self._attributes_of(function),
+                param_elements=dict(traced.elements) if (traced := function.runs_traced) else None,
             )
         return self._tensor_facts[key]
 

@@ -141,6 +141,11 @@ class CallSite:
     # What they are is what the project knows the caller receives there
     # (`call(self, x, step)` passing `step` on to `scaled_noise(h, step)`).
     forwarded: tuple[tuple[str, str], ...] = ()
+    # Arguments that are list or tuple displays of more than Python values
+    # (`self.mask([y, n_c])`): (position as a decimal string, or keyword; the
+    # evidence of each element, as `args` gives it per argument). Unpacking
+    # the parameter (`y, n_c = inputs`) gives those elements.
+    structures: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)

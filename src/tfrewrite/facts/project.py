@@ -131,6 +131,12 @@ class TracedFunction:
     # A `GradientTape` differentiates what it returns: a loss, whatever its
     # parameters (`dsm_loss(scores, noisy, clean, sigmas)`, `loss(model, x)`).
     differentiated: bool = False
+    # Parameters every call site fills with a list or tuple display of more
+    # than Python values: (parameter, one evidence code per element: `t` a
+    # tensor at every site, `s` a scalar one, `l` no Python value at any site
+    # (a likely tensor, as a parameter with no evidence is), `?` otherwise).
+    # `y, n_c = inputs` binds a tensor to `y`.
+    elements: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.contexts:
@@ -440,6 +446,7 @@ class _Marks:
     elsewhere: bool = False
     contexts: list[str] = field(default_factory=list)
     mixed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    elements: dict[str, str] = field(default_factory=dict)
 
 
 def compute_facts(
@@ -669,6 +676,7 @@ def compute_facts(
             frozenset(known.python),
             known.pending,
             _loss_by_signature(by_path[path].functions[qualname]),
+            elements=tuple(sorted(known.elements.items())),
             local_reasons_only=not known.elsewhere,
             contexts=tuple(dict.fromkeys([known.reason, *known.contexts])),
             jit_compile=_own_jit_compile(by_path[path].functions[qualname]),
@@ -877,6 +885,8 @@ class _Passed:
     given: dict[str, str]
     where: str
     forwarded: dict[str, tuple[tuple[str, str], str]]
+    # Per parameter filled with a list or tuple display: its elements' evidence.
+    elements: dict[str, str] = field(default_factory=dict)
 
     def evidence(self, known: dict[tuple[str, str], dict[str, str]]) -> dict[str, str]:
         """`given`, with a forwarded parameter's evidence what the project
@@ -926,8 +936,13 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
         name = params[position] if 0 <= position < len(params) else argument
         if name in given:
             forwarded[name] = ((index.path, site.caller), param)
+    elements: dict[str, str] = {}
+    for argument, codes in site.structures:
+        position = int(argument) + offset if argument.isdigit() else -1
+        name = params[position] if 0 <= position < len(params) else argument
+        elements[name] = codes
     where = path_line(index.path, site.lineno, index.cell_starts)
-    return _Passed((target_index.path, target), given, where, forwarded)
+    return _Passed((target_index.path, target), given, where, forwarded, elements)
 
 
 def _received(
@@ -1006,13 +1021,16 @@ def _apply_call_sites(
     by_path = {index.path: index for index in indexes}
     knowledge = _forwarded_knowledge(passes, by_path, marks)
     seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
+    structures: dict[tuple[str, str], list[dict[str, str]]] = {}
     for p in passes:
         if p.target in marks:
             seen.setdefault(p.target, []).append((p.evidence(knowledge), p.where))
+            structures.setdefault(p.target, []).append(p.elements)
     for key, located in seen.items():
         known = marks[key]
         info = by_path[key[0]].functions[key[1]]
         sites = [given for given, _ in located]
+        known.elements.update(_element_evidence(_own_params(info), structures[key]))
         for name in _own_params(info):
             python_at = [where for given, where in located if given.get(name) == "p"]
             tensor_at = [where for given, where in located if given.get(name, "") in ("t", "s")]
@@ -1027,6 +1045,30 @@ def _apply_call_sites(
                 known.likely.add(name)
             if any(site.get(name) == "p" for site in sites):
                 known.python.add(name)
+
+
+def _element_evidence(params: list[str], sites: list[dict[str, str]]) -> dict[str, str]:
+    """Per parameter every call site fills with a list or tuple display,
+    what each element is (see `TracedFunction.elements`); parameters some
+    site fills otherwise are left out."""
+    found: dict[str, str] = {}
+    for name in params:
+        given = [site.get(name) for site in sites]
+        if not given or any(codes is None for codes in given):
+            continue
+        size = max(len(codes) for codes in given if codes is not None)
+        combined = ""
+        for position in range(size):
+            at = [codes[position] if position < len(codes) else "?" for codes in given if codes]
+            if all(code in "ts" for code in at):
+                combined += "s" if all(code == "s" for code in at) else "t"
+            elif "p" not in at:
+                combined += "l"
+            else:
+                combined += "?"
+        if combined.strip("?"):
+            found[name] = combined
+    return found
 
 
 def _nested_callee(index: ModuleIndex, site: CallSite) -> str | None:

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import iter_assignments, local_bindings, split_target
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
@@ -56,6 +57,64 @@ def static_dimension_of(node: cst.BaseExpression) -> tuple[cst.BaseExpression, s
     ):
         return owner, "-" + index.expression.value
     return None
+
+
+def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, str]]:
+    """Local names of `function` bound once, to a dimension of a tensor's
+    static shape, with that tensor and the dimension's index: `b =
+    x.shape[0]`, `b, n = x.shape[0], 4`, `b, h, w = x.shape` give `{"b":
+    (x, "0")}` (and `h`, `w` with "1", "2" in the last). Such a name holds
+    `None` wherever the dimension does: a shape built from it fails the same
+    way."""
+    counts = {name: len(values) for name, values in local_bindings(function).items()}
+    found: dict[str, tuple[cst.BaseExpression, str]] = {}
+    for target, value, augmented in iter_assignments(function.body):
+        if augmented or value is None:
+            continue
+        for name, element, index in split_target(target, value):
+            if counts.get(name) != 1 or element is None:
+                continue
+            if index is None:
+                dimension = static_dimension_of(element)
+                if dimension is not None:
+                    found[name] = dimension
+            elif not any(isinstance(e, cst.StarredElement) for e in _elements(target)):
+                owner = static_shape_of(element)
+                if owner is not None:
+                    found[name] = (owner, str(index))
+    return found
+
+
+def static_batch_names(
+    dimensions: dict[str, tuple[cst.BaseExpression, str]],
+) -> dict[str, cst.BaseExpression]:
+    """The names of `dimensions` (`static_dimension_names`) that hold the
+    batch dimension, dimension 0, with their tensor."""
+    return {name: owner for name, (owner, index) in dimensions.items() if index == "0"}
+
+
+def _elements(target: cst.BaseExpression) -> list[cst.BaseElement]:
+    return list(target.elements) if isinstance(target, (cst.Tuple, cst.List)) else []
+
+
+def batch_dimension_reads(
+    node: cst.BaseExpression, names: dict[str, cst.BaseExpression]
+) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(read, tensor) for each static batch dimension `node` computes with:
+    `x.shape[0]` itself, or a name of `names` (`static_batch_names`), also
+    inside arithmetic (`b * n`). Calls and subscripts are not looked into:
+    what they make of the dimension is theirs."""
+    dimension = static_dimension_of(node)
+    if dimension is not None:
+        return [(node, dimension[0])] if dimension[1] == "0" else []
+    if isinstance(node, cst.Name):
+        owner = names.get(node.value)
+        return [(node, owner)] if owner is not None else []
+    if isinstance(node, cst.BinaryOperation):
+        return batch_dimension_reads(node.left, names) + batch_dimension_reads(node.right, names)
+    if isinstance(node, cst.UnaryOperation):
+        return batch_dimension_reads(node.expression, names)
+    return []
 
 
 def mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:

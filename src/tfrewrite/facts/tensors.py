@@ -115,6 +115,8 @@ class TensorFacts:
         attributes: AttributeFacts | Callable[[], AttributeFacts | None] | None = None,
         excluded: Iterable[str] = (),
         objects: Callable[[str], AttributeFacts | None] | None = None,
+        param_elements: dict[str, str] | None = None,
+        likely_elements: bool = False,
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
         arguments of a call whose result is being analysed, or what the
@@ -127,7 +129,11 @@ class TensorFacts:
         `attributes` may be given as functions, called on first use: most
         questions never need them. `objects` (the module's facts only) tells
         what a module-level object holds (`store = Counter()`: `store.count`
-        is the variable `Counter.__init__` makes)."""
+        is the variable `Counter.__init__` makes). `param_elements` gives,
+        per parameter the call sites fill with a list or tuple display, the
+        evidence of each element (`TracedFunction.elements`): unpacking the
+        parameter binds tensors where it says `t` or `s` (and, in the `likely`
+        view, `l`)."""
         self.function = function
         self.resolver = resolver
         self.outer = outer
@@ -139,6 +145,8 @@ class TensorFacts:
         self._likely_known: frozenset[str] | None = None
         self._not_likely = set(param_kinds or ()) | set(tensor_params)
         self._likely_view: TensorFacts | None = None
+        self._param_elements = param_elements or {}
+        self._element_codes = "tsl" if likely_elements else "ts"
         self._names: dict[str, TensorKind] = {}
         for name in tensor_params:
             # Loss arguments: Keras hands them over as floating-point tensors.
@@ -189,7 +197,8 @@ class TensorFacts:
         nothing is only likely. Its answers are never proof."""
         if self._likely_view is None:
             outer_view = self.outer.likely if self.outer is not None else None
-            if not self._likely_params and outer_view is self.outer:
+            likely_elements = any("l" in codes for codes in self._param_elements.values())
+            if not self._likely_params and outer_view is self.outer and not likely_elements:
                 self._likely_view = self
             else:
                 kinds = dict(self._param_kinds)
@@ -203,6 +212,8 @@ class TensorFacts:
                     attributes=self._attributes,
                     excluded=self.excluded,
                     objects=self._objects,
+                    param_elements=self._param_elements,
+                    likely_elements=True,
                 )
                 view._likely_view = view
                 self._likely_view = view
@@ -428,6 +439,10 @@ class TensorFacts:
                 qualified = self.resolver.qualified_name(value.func)
                 if qualified in MULTI_TENSOR_FUNCTIONS:
                     return TENSOR
+            if isinstance(value, cst.Name) and value.value in self._param_elements:
+                codes = self._param_elements[value.value]
+                if value.value not in self._bindings and index < len(codes):
+                    return TENSOR if codes[index] in self._element_codes else NOT_TENSOR
             # Unpacking a tensor (or a parameter holding a structure of
             # tensors, such as a train step's `data`) yields tensors.
             whole = self._kind(value, names)

@@ -63,6 +63,19 @@ SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tensorflow.broadcast_to": (1, "shape"),
 }
 
+# TensorFlow ops that take a count or a size, and where: (position, keyword)
+# each. A static dimension given there (`tf.range(x.shape[0] * n)`) raises
+# once the trace does not know it, as a shape does.
+COUNT_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
+    "tensorflow.range": ((0, "start"), (1, "limit"), (2, "delta")),
+    "tensorflow.repeat": ((1, "repeats"),),
+    "tensorflow.tile": ((1, "multiples"),),
+    "tensorflow.one_hot": ((1, "depth"),),
+    "tensorflow.eye": ((0, "num_rows"), (1, "num_columns")),
+    "tensorflow.sequence_mask": ((1, "maxlen"),),
+    "tensorflow.linspace": ((2, "num"),),
+}
+
 # Keras namespaces whose classes own variables: building one makes new variables.
 _STATEFUL_NAMESPACES = ("metrics.", "optimizers.")
 # Classes under those namespaces that own no variables (bases, schedules).

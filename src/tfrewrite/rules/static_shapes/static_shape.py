@@ -15,19 +15,23 @@ known TensorFlow still infers the static shape of the result from it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import single_values
+from tfrewrite.facts.bindings import all_params, local_bindings, single_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.static_shapes import (
+    batch_dimension_reads,
     mentions_static_shape,
+    static_batch_names,
+    static_dimension_names,
     static_dimension_of,
     static_shape_of,
 )
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
+from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, SHAPE_ARGUMENTS
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -76,6 +80,15 @@ class StaticShapeInTracedCode(Rule):
     `tf.shape(x)[0]`, in its place. Other dimensions (`x.shape[-1]`, the
     features) are usually known to the trace and are left as they are.
 
+    The batch dimension is found wherever it goes: read into a name first
+    (`rows = x.shape[0]`, `rows, cols = x.shape`), or given as a count or
+    size (`tf.range(rows * n)`, `tf.repeat(..., repeats=rows)`, `tf.tile`,
+    `tf.one_hot`'s `depth`, `tf.eye`, `tf.sequence_mask`'s `maxlen`). The fix
+    writes `tf.shape(x)[0]` where the name is used and leaves the name for
+    its Python uses. A function that only a `Dataset.map` traces sees one
+    element at a time: its dimension 0 is no batch dimension, and is left
+    alone.
+
     ## Why is this bad?
     `x.shape` is what the trace knows of the shape: `None` for a dimension
     it does not know, such as the batch dimension under Keras `fit`, an
@@ -101,12 +114,15 @@ class StaticShapeInTracedCode(Rule):
 
     ## Fix safety
     Safe when `x` is known to be a tensor and every other entry of a shape
-    list is an integer literal or another static dimension (a Python int):
+    list (or term of a count) is an integer literal or another static
+    dimension (a Python int):
     the op then gets the same shape wherever the static one was complete,
     and a shape where it was not. Otherwise unsafe (applied with
     `--unsafe-fixes`): `x` is only a *likely* tensor (a parameter of a
     traced function with no evidence either way), or an entry of another
-    dtype would not pack with the `int32` dimension.
+    dtype would not pack with the `int32` dimension. A name read from a
+    tensor that the function later rebinds is reported without a fix:
+    `tf.shape(x)` at the use would read the other tensor.
     """
     examples = (
         Invalid(
@@ -150,6 +166,27 @@ class StaticShapeInTracedCode(Rule):
             import tensorflow as tf
 
             @tf.function
+            def row_ids(x):
+                h = tf.nn.relu(x)
+                rows = h.shape[0]
+                return tf.reshape(tf.range(rows * 2), (rows, 2))
+            """,
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def row_ids(x):
+                h = tf.nn.relu(x)
+                rows = h.shape[0]
+                return tf.reshape(tf.range(tf.shape(h)[0] * 2), (tf.shape(h)[0], 2))
+            """,
+            findings=2,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
             def split_heads(x):
                 h = tf.nn.relu(x)
                 return tf.reshape(h, list(h.shape[:-1]) + [4, 16])
@@ -182,55 +219,67 @@ class StaticShapeInTracedCode(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
+        dimension_names: dict[int, dict[str, tuple[cst.BaseExpression, str]]] = {}
         for function in ctx.traced_functions():
+            if _per_element(function):
+                continue
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 if not isinstance(node, cst.Call):
                     continue
-                argument = _shape_argument(ctx, node)
-                if argument is None:
+                shape = _shape_argument(ctx, node)
+                counts = _count_arguments(ctx, node)
+                if shape is None and not counts:
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
-                violation = self._violation(ctx, node, argument.value, scope, tf, imports)
-                if violation is not None:
-                    yield violation
+                dimensions = dimension_names.get(id(scope.node))
+                if dimensions is None:
+                    dimensions = static_dimension_names(scope.node)
+                    dimension_names[id(scope.node)] = dimensions
+                site = _Site(ctx, node, scope, dimensions, tf, imports)
+                if shape is not None:
+                    violation = self._violation(site, shape.value)
+                    if violation is not None:
+                        yield violation
+                for count in counts:
+                    violation = self._count_violation(site, count.value)
+                    if violation is not None:
+                        yield violation
 
-    def _violation(
-        self,
-        ctx: RuleContext,
-        call: cst.Call,
-        shape: cst.BaseExpression,
-        scope: FunctionScope,
-        tf: str,
-        imports: tuple[ImportRequest, ...],
-    ) -> Violation | None:
-        facts = ctx.tensors(scope)
-        op = f"`{ctx.code(call.func)}`"
+    def _violation(self, site: _Site, shape: cst.BaseExpression) -> Violation | None:
+        ctx = site.ctx
         static = static_shape_of(shape)
         if static is not None:
-            return self._rewrite(
-                ctx, facts, shape, [(shape, static, None)], op, tf, imports, others_ok=True
-            )
+            return self._rewrite(site, shape, [(shape, static, None)], others_ok=True)
         if isinstance(shape, (cst.List, cst.Tuple)):
-            dimensions = []
+            dimensions: list[tuple[cst.BaseExpression, cst.BaseExpression, str | None]] = []
             others_ok = True
             for element in shape.elements:
                 if isinstance(element, cst.StarredElement):
                     return None
-                found = static_dimension_of(element.value)
-                if found is not None and found[1] == "0":
-                    dimensions.append((element.value, found[0], found[1]))
-                elif found is None and not _is_integer_literal(element.value):
-                    others_ok = False  # (another static dimension is a Python int)
+                reads = batch_dimension_reads(element.value, site.batch_names)
+                if reads:
+                    dimensions.extend((read, owner, "0") for read, owner in reads)
+                    others_ok = others_ok and site.python_int_arithmetic(element.value)
+                elif not site.python_int_arithmetic(element.value):
+                    others_ok = False
             if dimensions:
-                return self._rewrite(ctx, facts, shape, dimensions, op, tf, imports, others_ok)
+                return self._rewrite(site, shape, dimensions, others_ok)
             return None
-        built = single_values(scope.node).get(shape.value) if isinstance(shape, cst.Name) else shape
+        if isinstance(shape, (cst.Name, cst.BinaryOperation)):
+            counted = self._count_violation(site, shape)
+            if counted is not None:
+                return counted
+        built: cst.BaseExpression | None = shape
+        if isinstance(shape, cst.Name):
+            built = single_values(site.scope.node).get(shape.value)
         if built is None:
             return None
         mentioned = mentions_static_shape(built)
+        facts = ctx.tensors(site.scope)
         if mentioned is None or not self._tensor_strength(facts, mentioned.value):
             return None
         owner = ctx.code(mentioned.value)
+        op, tf = site.op, site.tf
         return Violation(
             shape,
             f"`{ctx.code(shape)}` is built from the static shape `{owner}.shape`, which holds "
@@ -238,6 +287,17 @@ class StaticShapeInTracedCode(Rule):
             f"Build it from the dynamic shape instead (`{tf}.shape({owner})`, joined with "
             f"`{tf}.concat([...], 0)`)",
         )
+
+    def _count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
+        """A count or size (`tf.range(b * n)`, `repeats=b`), or a shape given
+        as one number, computed from a static batch dimension."""
+        if isinstance(value, (cst.List, cst.Tuple)):  # `tf.tile(x, [b, 1])`: a shape
+            return self._violation(site, value)
+        reads = batch_dimension_reads(value, site.batch_names)
+        if not reads:
+            return None
+        dimensions = [(read, owner, "0") for read, owner in reads]
+        return self._rewrite(site, value, dimensions, site.python_int_arithmetic(value))
 
     @staticmethod
     def _tensor_strength(facts: TensorFacts, node: cst.BaseExpression) -> str:
@@ -251,15 +311,13 @@ class StaticShapeInTracedCode(Rule):
 
     def _rewrite(
         self,
-        ctx: RuleContext,
-        facts: TensorFacts,
+        site: _Site,
         shape: cst.BaseExpression,
         dimensions: list[tuple[cst.BaseExpression, cst.BaseExpression, str | None]],
-        op: str,
-        tf: str,
-        imports: tuple[ImportRequest, ...],
         others_ok: bool,
     ) -> Violation | None:
+        ctx, tf = site.ctx, site.tf
+        facts = ctx.tensors(site.scope)
         strengths = [self._tensor_strength(facts, owner) for _, owner, _ in dimensions]
         if not all(strengths):
             return None
@@ -269,12 +327,24 @@ class StaticShapeInTracedCode(Rule):
             if index is not None:
                 dynamic += f"[{index}]"
             edits.append(NodeEdit(node, cst.parse_expression(dynamic)))
-        spelled = ", ".join(f"`{ctx.code(node)}`" for node, _, _ in dimensions)
+        spelled = ", ".join(self._spelling(ctx, node, owner) for node, owner, _ in dimensions)
         message = (
             f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
-            f"not know (the batch dimension under `fit` or an `input_signature`): {op} then "
+            f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} then "
             f"raises when traced; use the dynamic shape, `{tf}.shape(...)`"
         )
+        moved = [
+            ctx.code(owner)
+            for node, owner, _ in dimensions
+            if isinstance(node, cst.Name) and not _stays_bound(site.scope.node, owner)
+        ]
+        if moved:
+            return Violation(
+                shape,
+                message
+                + f" (not rewritten: `{moved[0]}` is not one value throughout the function, so "
+                f"`{tf}.shape({moved[0]})` here could read another tensor)",
+            )
         unsafe = []
         if "likely" in strengths:
             unsafe.append(facts.assumption_note(shape))
@@ -288,12 +358,89 @@ class StaticShapeInTracedCode(Rule):
             fix = CstFix(
                 f"{fix_message} (unsafe: {'; '.join(unsafe)})",
                 tuple(edits),
-                imports,
+                site.imports,
                 Applicability.UNSAFE,
             )
         else:
-            fix = CstFix(fix_message, tuple(edits), imports)
+            fix = CstFix(fix_message, tuple(edits), site.imports)
         return Violation(shape, message, fix)
+
+    @staticmethod
+    def _spelling(ctx: RuleContext, node: cst.BaseExpression, owner: cst.BaseExpression) -> str:
+        """`x.shape[0]`, or for a name holding it, "`b` (`x.shape[0]`)"."""
+        if isinstance(node, cst.Name):
+            return f"`{node.value}` (`{ctx.code(owner)}.shape[0]`)"
+        return f"`{ctx.code(node)}`"
+
+
+@dataclass(frozen=True)
+class _Site:
+    """A call in traced code and what checking its arguments needs."""
+
+    ctx: RuleContext
+    call: cst.Call
+    scope: FunctionScope
+    dimensions: dict[str, tuple[cst.BaseExpression, str]]  # static dimensions held by names
+    tf: str
+    imports: tuple[ImportRequest, ...]
+
+    @property
+    def op(self) -> str:
+        return f"`{self.ctx.code(self.call.func)}`"
+
+    @property
+    def batch_names(self) -> dict[str, cst.BaseExpression]:
+        return static_batch_names(self.dimensions)
+
+    def python_int_arithmetic(self, node: cst.BaseExpression) -> bool:
+        """Integer literals and static dimensions (Python ints, or `None`
+        where TFR107 reports them; read directly or through a name) joined by
+        arithmetic: what packs with an int32 dimension whatever else the
+        function holds."""
+        if _is_integer_literal(node) or static_dimension_of(node) is not None:
+            return True
+        if isinstance(node, cst.Name):
+            return node.value in self.dimensions
+        if isinstance(node, cst.BinaryOperation):
+            return self.python_int_arithmetic(node.left) and self.python_int_arithmetic(node.right)
+        return False
+
+
+def _per_element(function: FunctionScope) -> bool:
+    """Traced only as a `tf.data` element function (`Dataset.map`, or what
+    one calls): it sees one element at a time, whose dimension 0 is no batch
+    dimension, with the shapes the dataset knows."""
+    traced = function.runs_traced
+    return traced is not None and all("`Dataset." in c for c in traced.contexts)
+
+
+def _count_arguments(ctx: RuleContext, call: cst.Call) -> list[cst.Arg]:
+    """The arguments of `call` that give a count or size (`COUNT_ARGUMENTS`)."""
+    where = COUNT_ARGUMENTS.get(ctx.names.qualified_name(call.func) or "")
+    if where is None:
+        return []
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if any(arg.star for arg in call.args):
+        return []
+    found = []
+    for position, keyword in where:
+        named = next((a for a in call.args if a.keyword and a.keyword.value == keyword), None)
+        if named is not None:
+            found.append(named)
+        elif len(positional) > position:
+            found.append(positional[position])
+    return found
+
+
+def _stays_bound(function: cst.FunctionDef, owner: cst.BaseExpression) -> bool:
+    """`owner` is a name that holds one value all through `function` (a
+    parameter never rebound, or a local bound once), so the tensor whose
+    static dimension a name read earlier is the one `tf.shape(owner)` reads."""
+    if not isinstance(owner, cst.Name):
+        return False
+    bound = len(local_bindings(function).get(owner.value, ()))
+    params = {p.name.value for p in all_params(function.params)}
+    return bound == (0 if owner.value in params else 1)
 
 
 RULES = (StaticShapeInTracedCode,)

@@ -1,0 +1,199 @@
+"""TFR107 through names and counts: a tensor's static batch dimension read
+into a name (`rows = h.shape[0]`, `rows, cols = h.shape`) and given as a
+shape or as a count (`tf.range(rows * 2)`, `repeats=rows`) holds `None`
+wherever `h.shape[0]` does. And what a list argument's elements are: a
+helper called as `self.pad([h, 2])` unpacks a tensor and a Python int."""
+
+from __future__ import annotations
+
+import pytest
+from tests.function_sources import with_body
+
+from tfrewrite.api import check_source, fix_source
+from tfrewrite.findings import Applicability
+
+SELECT = ["TFR107"]
+
+TRACED = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(x):
+{body}
+"""
+
+# (body, the returned expression after the fix)
+NAMED_ROWS = [
+    (
+        """
+        h = tf.nn.relu(x)
+        rows = h.shape[0]
+        return tf.concat([h, tf.zeros([rows, 2])], axis=1)
+        """,
+        "tf.concat([h, tf.zeros([tf.shape(h)[0], 2])], axis=1)",
+    ),
+    (
+        """
+        h = tf.nn.relu(x)
+        rows, cols = h.shape
+        return tf.reshape(h, (rows, cols, 1))
+        """,
+        "tf.reshape(h, (tf.shape(h)[0], cols, 1))",
+    ),
+    (
+        """
+        h = tf.nn.relu(x)
+        rows, width = h.shape[0], 3
+        return tf.cast(tf.range(rows * 2), tf.float32)
+        """,
+        "tf.cast(tf.range(tf.shape(h)[0] * 2), tf.float32)",
+    ),
+    (
+        """
+        h = tf.nn.relu(x)
+        rows = h.shape[0]
+        return tf.repeat(h, repeats=rows, axis=0)
+        """,
+        "tf.repeat(h, repeats=tf.shape(h)[0], axis=0)",
+    ),
+    (
+        """
+        h = tf.nn.relu(x)
+        return tf.tile(h, [h.shape[0], 1])
+        """,
+        "tf.tile(h, [tf.shape(h)[0], 1])",
+    ),
+]
+
+
+def _returned(source: str) -> str:
+    return source.rstrip("\n").splitlines()[-1].strip().removeprefix("return ")
+
+
+@pytest.mark.parametrize("body, after", NAMED_ROWS)
+def test_a_batch_dimension_held_by_a_name_becomes_the_dynamic_one(body, after):
+    source = with_body(TRACED, body)
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is not None and finding.fix.applicability == Applicability.SAFE
+    fixed = fix_source(source, select=SELECT)
+    assert _returned(fixed) == after
+    assert check_source(fixed, select=SELECT) == []
+
+
+def test_the_message_names_what_the_name_holds():
+    [finding] = check_source(with_body(TRACED, NAMED_ROWS[0][0]), select=SELECT)
+    assert "`rows` (`h.shape[0]`)" in finding.message and "`tf.zeros`" in finding.message
+
+
+def test_a_tensor_rebound_after_the_read_is_reported_without_a_fix():
+    source = with_body(
+        TRACED,
+        """
+        h = tf.nn.relu(x)
+        rows = h.shape[0]
+        h = tf.concat([h, h], axis=1)
+        return tf.concat([h, tf.zeros([rows, 2])], axis=1)
+        """,
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is None
+    assert "`h` is not one value throughout the function" in finding.message
+
+
+def test_a_count_mixed_with_a_value_of_unknown_dtype_is_an_unsafe_fix():
+    source = with_body(
+        TRACED.replace("def f(x)", "def f(x, n)"),
+        """
+        h = tf.nn.relu(x)
+        rows = h.shape[0]
+        return tf.range(rows * n)
+        """,
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix.applicability == Applicability.UNSAFE
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # Other dimensions are known to the trace; a Python use is meant.
+        "h = tf.nn.relu(x)\nunits = h.shape[-1]\nreturn tf.reshape(h, [-1, units])",
+        "h = tf.nn.relu(x)\nrows = h.shape[0]\nreturn [h[i] for i in range(rows)]",
+        # Bound twice: not one value.
+        "h = tf.nn.relu(x)\nrows = h.shape[0]\nrows = 4\nreturn tf.zeros([rows, 2])",
+    ],
+)
+def test_left_alone(body):
+    assert check_source(with_body(TRACED, body), select=SELECT) == []
+
+
+PER_ELEMENT = """\
+import tensorflow as tf
+
+
+def cut(image):
+    height = image.shape[0]
+    return image * tf.reshape(tf.ones([height]), (-1, 1))
+
+
+def load(images):
+    return tf.data.Dataset.from_tensor_slices(images).map(lambda image: cut(image))
+"""
+
+
+def test_a_dataset_element_function_has_no_batch_dimension():
+    """A `Dataset.map` function sees one element: its dimension 0 is the
+    element's own (an image's height), known from the dataset."""
+    assert check_source(PER_ELEMENT, select=SELECT) == []
+
+
+# A helper of a Keras layer called with a list display: a tensor, then a
+# Python int. Unpacking the parameter binds a tensor to `h` only.
+LIST_ARGUMENT = """\
+import tensorflow as tf
+
+
+class PadRows(tf.keras.layers.Layer):
+    def call(self, x):
+        return self.pad([tf.nn.relu(x), 2])
+
+    def pad(self, inputs):
+        h, width = inputs
+        rows = h.shape[0]
+        if width > 1:
+            h = h * 2.0
+        if tf.reduce_sum(h) > 0.0:
+            h = h + 1.0
+        return tf.concat([h, tf.zeros((rows, width))], axis=1)
+"""
+
+
+def test_elements_of_a_list_argument_are_what_the_call_sites_pass():
+    findings = check_source(LIST_ARGUMENT, select=["TFR101", "TFR107"])
+    conditions = [f.start.line for f in findings if f.code == "TFR101"]
+    assert conditions == [13]  # `tf.reduce_sum(h) > 0.0`; `width` is a Python int
+    [shape] = [f for f in findings if f.code == "TFR107"]
+    assert shape.start.line == 15 and shape.fix is None  # `h` is rebound after the read
+
+
+UNPACKED_ROWS = """\
+import tensorflow as tf
+
+
+class PadRows(tf.keras.layers.Layer):
+    def call(self, x):
+        return self.pad([tf.nn.relu(x), x])
+
+    def pad(self, inputs):
+        h, other = inputs
+        rows = h.shape[0]
+        return tf.concat([h + other, tf.zeros((rows, 2))], axis=1)
+"""
+
+
+def test_a_tensor_unpacked_from_a_list_argument_gets_the_safe_fix():
+    [finding] = check_source(UNPACKED_ROWS, select=SELECT)
+    assert finding.fix is not None
+    fixed = fix_source(UNPACKED_ROWS, select=SELECT)
+    assert "tf.zeros((tf.shape(h)[0], 2))" in fixed
