@@ -32,6 +32,9 @@ KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Model": ("call", "train_step", "test_step", "predict_step"),
     "Sequential": ("call", "train_step", "test_step", "predict_step"),
     "Metric": ("update_state", "result"),
+    # The optimizer calls its schedule with `iterations` when it applies
+    # gradients, inside the traced train step.
+    "LearningRateSchedule": ("__call__",),
 }
 LOSS_BASES = frozenset({"Loss"})
 # The context a function's own `@tf.function` (any spelling) gives it.
@@ -82,6 +85,7 @@ KERAS_TENSOR_ARGUMENTS = {
     "test_step": 1,
     "predict_step": 1,
     "update_state": 2,
+    "__call__": 1,  # a schedule's step (a loss's `__call__` is handled as a loss)
 }
 
 
