@@ -507,6 +507,72 @@ def test_dict_inputs_are_drawn_shortened_and_varied_entry_by_entry() -> None:
     assert (high["features"]["x"] == 1.0).all() and high["features"]["n"] is drawn["features"]["n"]
 
 
+# A Keras layer helper that unpacks its `inputs` list: a sequence batch and
+# two counts that slice its time axis together.
+UNPACKING = """
+import tensorflow as tf
+
+
+class Masker(tf.keras.layers.Layer):
+    def call(self, x):
+        return self.mask([x, 2, 2])
+
+    def mask(self, inputs):
+        y, n_context, n_target = inputs
+        rows = y.shape[0]
+        seen = y[:, :n_context]
+        return tf.concat([seen, tf.zeros((rows, n_target, y.shape[-1]))], axis=1)
+"""
+
+
+# Two counts that slice one time axis together: they fit it only when small.
+WINDOW = """
+import tensorflow as tf
+
+
+class Window(tf.keras.layers.Layer):
+    def call(self, x):
+        return self.window([x, 2, 2])
+
+    def window(self, inputs):
+        x, n_context, n_target = inputs
+        rows = x.shape[0]
+        both = x[:, : n_context + n_target]
+        return tf.reshape(both, (rows, n_context + n_target, x.shape[-1]))
+"""
+
+
+def test_a_parameter_unpacked_into_names_is_a_list_of_what_each_name_needs() -> None:
+    from tfrewrite.verify import inputs
+
+    usages = _usages(UNPACKING, "Masker.mask")
+    assert usages["inputs"].elements == ["y", "n_context", "n_target"]
+    parts = usages["inputs"].parts
+    assert parts["n_context"].scalar and parts["n_target"].scalar  # a slice bound, a shape entry
+    assert not parts["y"].scalar
+    first = _first(UNPACKING, "Masker.mask")
+    assert isinstance(first["inputs"], inputs.SequenceSpec)
+    assert str(first["inputs"]) == "[float32[8,4] in [0,1], 4, 4]"
+    labels = [label for label, _ in signatures.candidates(usages)]
+    assert "small counts, rank 3" in labels
+    assert signatures.template(usages).startswith('{inputs = ["float32[8,4] in [0,1]", 4, 4]}')
+    # Configured as an array; carried to the workers as JSON; drawn, shortened, varied.
+    spec = inputs.parse_spec(["float32[8,6,2] in [0,1]", 3, 3])
+    assert spec == inputs.SequenceSpec(
+        (inputs.parse_spec("float32[8,6,2] in [0,1]"), inputs.ValueSpec(3), inputs.ValueSpec(3))
+    )
+    assert inputs.spec_from_json(spec.to_json()) == spec
+    assert inputs.parse_spec(["a", "b"]) == inputs.ValueSpec(["a", "b"])
+    drawn = inputs.draw({"inputs": spec}, 0)
+    assert drawn["inputs"][0].shape == (8, 6, 2) and drawn["inputs"][1:] == [3, 3]
+    short = inputs.short_batch({"inputs": spec})
+    assert short is not None and inputs.draw(short[0], 0)["inputs"][0].shape == (3, 6, 2)
+    _, high = next(
+        v for v in inputs.variants(drawn, {"inputs": spec}, seeds=0) if v[0] == "inputs[0] high"
+    )
+    assert (high["inputs"][0] == 1.0).all() and high["inputs"][1:] == [3, 3]
+
+
 def test_an_abstract_class_runs_on_a_subclass_in_another_file_of_its_folder(
     tmp_path: Path,
 ) -> None:

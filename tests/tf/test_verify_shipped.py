@@ -9,7 +9,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.test_verify_reach import UNPACKING, WINDOW
 
+from tfrewrite.api import fix_source
 from tfrewrite.verify.checks import Options, Request, verify
 
 pytestmark = pytest.mark.tensorflow
@@ -189,3 +191,21 @@ def test_a_dict_of_tensors_is_built_from_the_keys_the_function_reads() -> None:
     result = _verify(FEATURES, rewrite, "score", "model.py")
     assert result["verdict"] == "equivalent", result
     assert "features = {x: float32[8,4]" in _warnings(result)
+
+
+def test_a_layer_helper_unpacking_its_inputs_list_is_proven() -> None:
+    """`y, n_context, n_target = inputs`: verify passes a list of a tensor and
+    two counts, searched until the tensor has the rank the helper slices."""
+    rewrite = fix_source(UNPACKING, select=["TFR107"], unsafe_fixes=True)
+    assert "tf.shape(y)[0]" in rewrite
+    result = _verify(UNPACKING, rewrite, "Masker.mask", "masker.py")
+    assert result["verdict"] == "equivalent", result
+    assert "inputs = [float32[8,4,4] in [0,1], 4, 4]" in _warnings(result)
+
+
+def test_counts_that_slice_one_axis_together_are_searched_small() -> None:
+    rewrite = fix_source(WINDOW, select=["TFR107"], unsafe_fixes=True)
+    assert "tf.shape(x)[0]" in rewrite
+    result = _verify(WINDOW, rewrite, "Window.window", "window.py")
+    assert result["verdict"] == "equivalent", result
+    assert "(small counts, rank 3): inputs = [float32[8,4,4] in [0,1], 2, 2]" in _warnings(result)

@@ -259,11 +259,22 @@ class TensorFacts:
 
     def assumption_note(self, node: cst.CSTNode) -> str:
         """The note an unsafe fix resting on likely tensors carries: "it
-        assumes `x` is a tensor argument"."""
+        assumes `x` is a tensor argument"; for what a list argument's
+        elements are, "it assumes the elements of `inputs` its callers pass
+        unknown values for are tensors"."""
+        parts = []
         names = self.assumptions(node)
-        listed = ", ".join(f"`{name}`" for name in names)
-        verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
-        return f"it assumes {listed} {verb}"
+        if names:
+            listed = ", ".join(f"`{name}`" for name in names)
+            verb = "is a tensor argument" if len(names) == 1 else "are tensor arguments"
+            parts.append(f"{listed} {verb}")
+        unpacked = sorted(p for p, codes in self._param_elements.items() if "l" in codes)
+        if unpacked and not names:
+            listed = ", ".join(f"`{name}`" for name in unpacked)
+            parts.append(
+                f"the elements of {listed} its callers pass unknown values for are tensors"
+            )
+        return "it assumes " + " and ".join(parts or ["a parameter is a tensor argument"])
 
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
         """The kind of `node` evaluated just before `statement` (a statement

@@ -6,7 +6,9 @@ an 8×16×16×1 float32 batch drawn uniformly from [0, 1]; `"float32[8,4]"`
 integers from 0 to 10 inclusive; `"float32[]"` is a scalar. A table of
 specifications (`features = {image = "float32[8,16,16,3]", label = "int32[8]
 in [0,9]"}`) is a dict of tensors, as a `tf.data` pipeline or an Estimator
-`model_fn` passes its features. A TOML value that is not a string
+`model_fn` passes its features. An array of specifications (`inputs =
+["float32[8,4,2]", 2, 3]`) is a list, as a Keras layer unpacks its `inputs`
+(`y, n_context, n_target = inputs`). A TOML value that is not a string
 (`from_logits = true`, `axis = -1`) is passed as that Python value.
 
 Loss-shaped functions — two required parameters `(y_true, y_pred)`, with an
@@ -104,7 +106,20 @@ class DictSpec:
         return "{" + ", ".join(f"{k}: {v}" for k, v in self.entries) + "}"
 
 
-Spec = TensorSpec | ValueSpec | DictSpec
+@dataclass(frozen=True)
+class SequenceSpec:
+    """A list of inputs by position (`y, n_context = inputs`)."""
+
+    elements: tuple[TensorSpec | ValueSpec, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "list", "elements": [e.to_json() for e in self.elements]}
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(str(e) for e in self.elements) + "]"
+
+
+Spec = TensorSpec | ValueSpec | DictSpec | SequenceSpec
 
 
 def parse_spec(value: Any) -> Spec:
@@ -115,6 +130,14 @@ def parse_spec(value: Any) -> Spec:
         except SpecError:
             return ValueSpec(value)  # a dict of plain strings, passed as it is
         return DictSpec(entries)  # type: ignore[arg-type]
+    if isinstance(value, list) and any(isinstance(v, str) for v in value):
+        try:
+            elements = tuple(parse_spec(v) for v in value)
+        except SpecError:
+            return ValueSpec(value)  # a list of plain strings, passed as it is
+        if all(isinstance(e, (TensorSpec, ValueSpec)) for e in elements):
+            return SequenceSpec(elements)  # type: ignore[arg-type]
+        return ValueSpec(value)
     if not isinstance(value, str):
         return ValueSpec(value)
     match = _SPEC.match(value)
@@ -140,6 +163,8 @@ def spec_from_json(data: Mapping[str, Any]) -> Spec:
     if data["kind"] == "dict":
         entries = tuple((k, spec_from_json(v)) for k, v in data["entries"].items())
         return DictSpec(entries)  # type: ignore[arg-type]
+    if data["kind"] == "list":
+        return SequenceSpec(tuple(spec_from_json(e) for e in data["elements"]))  # type: ignore[misc]
     return TensorSpec(
         data["dtype"], tuple(data["shape"]), data["low"], data["high"], data.get("strict", True)
     )
@@ -185,6 +210,8 @@ def generate(spec: Spec, rng: Any) -> Any:
         return spec.value
     if isinstance(spec, DictSpec):
         return {key: generate(entry, rng) for key, entry in spec.entries}
+    if isinstance(spec, SequenceSpec):
+        return [generate(element, rng) for element in spec.elements]
     if spec.dtype == "bool":
         return rng.random(spec.shape) < 0.5
     if spec.is_float:
@@ -213,7 +240,9 @@ def _clip(value: Any, spec: TensorSpec) -> Any:
     return np.clip(value, spec.low, spec.high).astype(value.dtype)
 
 
-Slots = Mapping[str, tuple[str, str | None, TensorSpec]]
+# Where a tensor input sits: its parameter, and its key in a dict parameter
+# or its position in a list one (None for the parameter itself).
+Slots = Mapping[str, tuple[str, str | int | None, TensorSpec]]
 
 
 def transformed(
@@ -237,6 +266,8 @@ def transformed(
         )
         if key is None:
             args[param] = new
+        elif isinstance(key, int):
+            args[param] = [new if i == key else v for i, v in enumerate(args[param])]
         else:
             args[param] = {**args[param], key: new}
     return args
@@ -300,15 +331,22 @@ def variants(
         yield f"random draw (seed {seed})", draw(specs, seed)
 
 
-def tensor_slots(specs: Mapping[str, Spec]) -> dict[str, tuple[str, str | None, TensorSpec]]:
-    """`shown name -> (parameter, dict key or None, spec)` of every tensor input."""
-    slots: dict[str, tuple[str, str | None, TensorSpec]] = {}
+def tensor_slots(
+    specs: Mapping[str, Spec],
+) -> dict[str, tuple[str, str | int | None, TensorSpec]]:
+    """`shown name -> (parameter, dict key, list position or None, spec)` of
+    every tensor input."""
+    slots: dict[str, tuple[str, str | int | None, TensorSpec]] = {}
     for name, spec in specs.items():
         if isinstance(spec, TensorSpec):
             slots[name] = (name, None, spec)
         elif isinstance(spec, DictSpec):
             for key, entry in spec.entries:
                 slots[f"{name}[{key!r}]"] = (name, key, entry)
+        elif isinstance(spec, SequenceSpec):
+            for position, element in enumerate(spec.elements):
+                if isinstance(element, TensorSpec):
+                    slots[f"{name}[{position}]"] = (name, position, element)
     return slots
 
 
@@ -332,6 +370,10 @@ def short_batch(specs: Mapping[str, Spec]) -> tuple[dict[str, Spec], int, int] |
             out[name] = shorter(spec)
         elif isinstance(spec, DictSpec):
             out[name] = DictSpec(tuple((k, shorter(v)) for k, v in spec.entries))
+        elif isinstance(spec, SequenceSpec):
+            out[name] = SequenceSpec(
+                tuple(shorter(e) if isinstance(e, TensorSpec) else e for e in spec.elements)
+            )
     return out, full, short
 
 

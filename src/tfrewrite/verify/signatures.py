@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from tfrewrite.verify.inputs import DictSpec, Spec, TensorSpec, ValueSpec
+from tfrewrite.verify.inputs import DictSpec, SequenceSpec, Spec, TensorSpec, ValueSpec
 
 BATCH = 8
 CLASSES = 4
@@ -89,6 +89,8 @@ _TENSOR_ATTRS = frozenset(
 )
 # A dict's methods: a parameter read through them is a dict of tensors, not an object.
 _DICT_ATTRS = frozenset({"get", "keys", "values", "items"})
+# Keywords of TensorFlow ops that take a count (`tf.repeat(x, repeats=n)`).
+_COUNT_KEYWORDS = frozenset({"repeats", "depth", "maxlen", "num", "num_rows", "num_columns"})
 _PASS_THROUGH = frozenset(
     {"convert_to_tensor", "squeeze", "identity", "stop_gradient", "expand_dims", "asarray"}
 )
@@ -107,6 +109,10 @@ class Usage:
     scalar: bool = False  # a Python number: range(p), p used as a count
     not_tensor: str | None = None  # why it cannot be a tensor ("it is called")
     keys: list[str] = field(default_factory=list)  # a dict of tensors read by key: p["image"]
+    # A list unpacked into names (`y, n_context = inputs`): the names, and
+    # what the uses of each say, as for a parameter.
+    elements: list[str] = field(default_factory=list)
+    parts: dict[str, Usage] = field(default_factory=dict)
 
     def merge(self, other: Usage) -> None:
         self.integer |= other.integer
@@ -117,6 +123,8 @@ class Usage:
         self.scalar |= other.scalar
         self.not_tensor = self.not_tensor or other.not_tensor
         self.keys += [k for k in other.keys if k not in self.keys]
+        if other.elements and not self.elements:
+            self.elements, self.parts = other.elements, other.parts
 
 
 def _callee(node: ast.Call) -> str:
@@ -207,6 +215,13 @@ class _Analysis:
             return self._source(expr, alias) if expr is not None else None
 
         for sub in ast.walk(node):
+            unpacked = _unpacked_names(sub)
+            name = owner(sub.value) if unpacked and isinstance(sub, ast.Assign) else None
+            if name and not usages[name].elements and depth < DEPTH:
+                usages[name].elements = unpacked
+                usages[name].parts = self.usage(node, unpacked, depth + 1)
+
+        for sub in ast.walk(node):
             if isinstance(sub, ast.Call):
                 self._call(sub, owner, usages, depth, argmaxed)
                 name = owner(sub.func) if isinstance(sub.func, ast.Name) else None
@@ -264,6 +279,12 @@ class _Analysis:
             if labels:
                 usages[labels].integer = True
                 usages[labels].labels_of = logits
+        for kw in node.keywords:
+            if kw.arg in _COUNT_KEYWORDS:
+                for term in _terms(kw.value):
+                    p = owner(term)
+                    if p:
+                        usages[p].scalar = True  # `repeats=n`: a count
         if name == "range":
             for arg in node.args:
                 p = owner(arg)
@@ -284,9 +305,10 @@ class _Analysis:
         for shape in shape_lists:
             if isinstance(shape, (ast.List, ast.Tuple)):
                 for elt in shape.elts:
-                    p = owner(elt) if isinstance(elt, ast.Name) else None
-                    if p:
-                        usages[p].scalar = True
+                    for term in _terms(elt):
+                        p = owner(term)
+                        if p:
+                            usages[p].scalar = True
         dotted = ast.unparse(node.func)
         if ".image." in f".{dotted}" or name in _IMAGE_OPS:
             p = owner(_argument(node, (0, "image", "images", "input")))
@@ -359,11 +381,45 @@ class _Analysis:
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         if p and isinstance(key, str) and key not in usages[p].keys:
             usages[p].keys.append(key)  # features["image"]: a dict of tensors
+        bounds = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for bound in bounds:
+            if isinstance(bound, ast.Slice):
+                for end in (bound.lower, bound.upper, bound.step):
+                    for term in _terms(end):
+                        q = owner(term)
+                        if q:
+                            usages[q].scalar = True  # `y[:, :n]`: a slice bound is an int
         if p and isinstance(node.slice, ast.Tuple):
             dims = [
                 e for e in node.slice.elts if not (isinstance(e, ast.Constant) and e.value is ...)
             ]
             usages[p].min_rank = max(usages[p].min_rank, len(dims))
+
+
+def _terms(node: ast.expr | None) -> list[ast.Name]:
+    """The names an integer expression adds up (`n_context + n_target`,
+    `2 * n`): each is a number where the whole is."""
+    if isinstance(node, ast.Name):
+        return [node]
+    if isinstance(node, ast.BinOp):
+        return _terms(node.left) + _terms(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _terms(node.operand)
+    return []
+
+
+def _unpacked_names(node: ast.AST) -> list[str]:
+    """The names `a, b, c = value` binds, in order; [] for any other
+    statement or a target with a starred or nested part."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+        return []
+    target = node.targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)) or isinstance(
+        node.value, (ast.Tuple, ast.List)
+    ):
+        return []
+    names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+    return names if len(names) == len(target.elts) else []
 
 
 def analyse(
@@ -403,10 +459,18 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
     """One candidate signature. `style` picks the shape family the hints leave open."""
     classes = 10 if style == "ten classes" else CLASSES
     rank = {"rank 1": 1, "rank 2": 2, "rank 3": 3, "ten classes": 2, "column": 2}.get(style, 2)
+    if style.startswith("small counts"):
+        rank = 3 if style.endswith("rank 3") else 2
     specs: dict[str, Spec] = {}
     for name, usage in usages.items():
         if usage.scalar or (style.startswith("sizes by name") and _size_name(name)):
-            specs[name] = ValueSpec(4)  # a count or a size
+            # A count or a size; counts that slice a dimension together
+            # (`x[:, :n_context + n_target]`) fit in it when small.
+            specs[name] = ValueSpec(2 if style.startswith("small counts") else 4)
+            continue
+        if usage.parts:
+            inner = _layout(usage.parts, style)
+            specs[name] = SequenceSpec(tuple(inner[e] for e in usage.elements))  # type: ignore[misc]
             continue
         if usage.keys:
             # Each entry as a float batch of the style's rank (the uses of
@@ -444,6 +508,8 @@ def candidates(usages: dict[str, Usage]) -> Iterator[tuple[str, dict[str, Spec]]
         "column",
         "ten classes",
         "rank 3",
+        "small counts",
+        "small counts, rank 3",
         "ignore reshape",
         "large unbatched image",  # crops to a fixed size (256 x 256)
         "large image",
@@ -496,6 +562,8 @@ def template(usages: dict[str, Usage]) -> str:
 def _toml(spec: Spec) -> str:
     if isinstance(spec, DictSpec):
         return "{" + ", ".join(f"{k} = {_toml(v)}" for k, v in spec.entries) + "}"
+    if isinstance(spec, SequenceSpec):
+        return "[" + ", ".join(_toml(e) for e in spec.elements) + "]"
     return f'"{spec}"' if isinstance(spec, TensorSpec) else repr(spec.value)
 
 
