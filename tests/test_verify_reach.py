@@ -571,6 +571,11 @@ def test_a_parameter_unpacked_into_names_is_a_list_of_what_each_name_needs() -> 
         v for v in inputs.variants(drawn, {"inputs": spec}, seeds=0) if v[0] == "inputs[0] high"
     )
     assert (high["inputs"][0] == 1.0).all() and high["inputs"][1:] == [3, 3]
+    from tfrewrite.verify.settings import parse_verify_settings
+
+    configured = {"layers:Masker.mask": {"inputs": ["float32[8,6,2] in [0,1]", 3, 3]}}
+    settings = parse_verify_settings({"inputs": configured})
+    assert settings.inputs_for("layers", "Masker.mask") == {"inputs": spec}
 
 
 def test_an_abstract_class_runs_on_a_subclass_in_another_file_of_its_folder(
