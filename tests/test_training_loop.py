@@ -1808,3 +1808,68 @@ def test_a_name_a_function_of_the_file_reads_is_returned():
     """
     fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
     assert "    loss = train_step(x, y)\n" in fixed and "    return loss\n" in fixed
+
+
+# A step that hands its gradients to the loop, which applies them.
+RETURNS_GRADIENTS = """
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+
+    def make_data():
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(200, 8)).astype("float32")
+        y = (x[:, :3].argmax(axis=1)).astype("int32")
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(48)
+
+
+    def train_step(model, x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = tf.reduce_mean(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits)
+            )
+        gradients = tape.gradient(loss, model.trainable_variables)
+        return loss, gradients
+
+
+    def train(epochs):
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential(
+            [keras.Input((8,)), keras.layers.Dense(16, activation="tanh"), keras.layers.Dense(3)]
+        )
+        optimizer = keras.optimizers.SGD(learning_rate=0.1)
+        losses = []
+        for epoch in range(epochs):
+            for x, y in make_data():
+                loss, gradients = train_step(model, x, y)
+                optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+                losses.append(float(loss))
+        return losses
+"""
+
+
+def test_a_step_returning_its_gradients_to_the_loop_is_a_train_step():
+    assert _codes(RETURNS_GRADIENTS, ["TFR302"]) == ["TFR302"]
+    fixed = fix_source(_d(RETURNS_GRADIENTS), select=["TFR302"], unsafe_fixes=True)
+    assert "@tf.function(reduce_retracing=True)\ndef train_step(model, x, y):" in fixed
+
+
+def test_gradients_with_respect_to_an_input_are_no_train_step():
+    """`tape.gradient(q, actions)`: a critic's gradient for the actor, called
+    per update, is no update of its own."""
+    source = """
+        import tensorflow as tf
+
+        def action_gradients(critic, states, actions):
+            with tf.GradientTape() as tape:
+                tape.watch(actions)
+                q = critic([states, actions])
+            return tape.gradient(q, actions)
+
+        def update(critic, batches):
+            for states, actions in batches:
+                grads = action_gradients(critic, states, actions)
+    """
+    assert _codes(source, ["TFR302"]) == []

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
+from tests.test_training_loop import RETURNS_GRADIENTS
 
 from tfrewrite.api import fix_source_with_findings
 
@@ -135,6 +136,7 @@ assert INLINE_GENERATOR_AFTER.count("for v in losses") == 1
         pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),
         pytest.param(INLINE_ASSIGN_SUB, {"TFR303"}, id="hand-written-assign-sub"),
         pytest.param(INLINE_GENERATOR_AFTER, {"TFR303"}, id="generator-binds-its-own-name"),
+        pytest.param(RETURNS_GRADIENTS, {"TFR302"}, id="step-returns-its-gradients"),
     ],
 )
 def test_rewritten_loop_reaches_the_same_losses(source, codes):

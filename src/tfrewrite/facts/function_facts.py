@@ -148,6 +148,55 @@ def is_self_attribute(node: ast.AST) -> bool:
     )
 
 
+def returns_gradients(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Its body returns the gradients a `.gradient(...)` call computes for a
+    model's variables, directly or through a name (`grads =
+    tape.gradient(loss, model.trainable_variables)`; `return loss, grads`)."""
+    gradients: set[str] = set()
+    returned: list[ast.expr] = []
+    stack: list[ast.stmt] = list(reversed(node.body))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # another scope
+        if isinstance(statement, ast.Assign) and _is_gradient_call(statement.value):
+            gradients.update(t.id for t in statement.targets if isinstance(t, ast.Name))
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            returned.append(statement.value)
+        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(statement, field_name, None)
+            if children.__class__ is list:
+                stack.extend(reversed(children))
+    return any(
+        _is_gradient_call(part) or (isinstance(part, ast.Name) and part.id in gradients)
+        for value in returned
+        for part in ast.walk(value)
+    )
+
+
+# What a model's variables are read as: gradients with respect to them are an
+# update's (gradients with respect to an input, `tape.gradient(q, actions)`,
+# are not).
+_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+
+
+def _is_gradient_call(node: ast.AST) -> bool:
+    """`tape.gradient(loss, model.trainable_variables)`: gradients for the
+    variables of a model."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "gradient"
+    ):
+        return False
+    sources = node.args[1] if len(node.args) > 1 else None
+    sources = next((kw.value for kw in node.keywords if kw.arg == "sources"), sources)
+    return sources is not None and any(
+        isinstance(part, ast.Attribute) and part.attr in _VARIABLE_LISTS
+        for part in ast.walk(sources)
+    )
+
+
 def opens_tape(
     node: ast.AST, resolve: Callable[[ast.AST], str | None] = lambda n: dotted(n)
 ) -> bool:

@@ -44,6 +44,7 @@ from tfrewrite.facts.function_facts import (
     is_update_call,
     methods_consuming_grown_lists,
     opens_tape,
+    returns_gradients,
     writes_outside,
 )
 from tfrewrite.facts.index_calls import (
@@ -206,7 +207,7 @@ class _Indexer(
         steps = [
             info
             for info in (self.index.functions.get(f"{qualname}.{m}") for m in methods)
-            if info is not None and info.opens_gradient_tape and info.applies_gradients
+            if info is not None and info.trains
         ]
         if steps:  # only a train-step method needs the (whole-class) question
             grown = methods_consuming_grown_lists(node, self.resolve)
@@ -280,6 +281,8 @@ class _Indexer(
         self.loop_stack = loops
         self.graph_loops = graph_loops
         self._decide_mutations(node, info)
+        if info.opens_gradient_tape and not info.applies_gradients:
+            info.returns_gradients = returns_gradients(node)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:

@@ -29,6 +29,9 @@ class FunctionInfo:
     class_name: str | None = None
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
+    # Returns the gradients its tape computes, for its caller to apply
+    # (`return loss, tape.gradient(loss, model.trainable_variables)`).
+    returns_gradients: bool = False
     # Calls Python logging (`vocabulary.is_logging_call`): `logging.info`,
     # `tf.get_logger().info`, a module-level `logger = logging.getLogger()`.
     calls_python_logging: bool = False
@@ -75,6 +78,13 @@ class FunctionInfo:
     # `return content_loss`): local qualnames. What its callers bind the
     # result to, and call, is one of these (`ImportResolution.resolve`).
     returns: list[str] = field(default_factory=list)
+
+    @property
+    def trains(self) -> bool:
+        """A custom train step: it opens a `GradientTape`, and applies the
+        gradients or hands them to its caller to apply. The forward and
+        backward pass of one batch run here: decorating it is the speed-up."""
+        return self.opens_gradient_tape and (self.applies_gradients or self.returns_gradients)
 
 
 @dataclass(slots=True)

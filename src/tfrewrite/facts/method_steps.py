@@ -27,7 +27,7 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
             # method holding it is a training loop, not a step (TFR303's case).
             continue
         for qualname, info in index.functions.items():
-            if not (info.class_name and info.opens_gradient_tape and info.applies_gradients):
+            if not (info.class_name and info.trains):
                 continue
             class_qualname, _, name = qualname.rpartition(".")
             if class_qualname != info.class_name and not class_qualname.endswith(
@@ -88,9 +88,7 @@ def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:
     for index in indexes:
         if not index.module:
             continue
-        if any(
-            info.opens_gradient_tape and info.applies_gradients for info in index.functions.values()
-        ):
+        if any(info.trains for info in index.functions.values()):
             found.add(index.module.rpartition(".")[2])
     return found
 

@@ -783,7 +783,7 @@ def _mark_train_step_contexts(
     queue: deque[tuple[ModuleIndex, str, str]] = deque()
     for index in indexes:
         for qualname, info in index.functions.items():
-            if not (info.opens_gradient_tape and info.applies_gradients):
+            if not (info.trains):
                 continue
             known = marks.get((index.path, qualname))
             if known is not None and not known.pending:
@@ -867,7 +867,7 @@ def _pending_train_steps(
     result = []
     for index in indexes:
         for qualname, info in index.functions.items():
-            if not (info.opens_gradient_tape and info.applies_gradients):
+            if not (info.trains):
                 continue
             if info.tape_in_loop or info.consumes_grown_lists:
                 continue  # a training loop (TFR303's case), or eager by design

@@ -111,7 +111,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
     plans = []
     for function in ctx.functions:
         info = ctx.index.functions.get(function.qualname)
-        if info is None or not (info.opens_gradient_tape and info.applies_gradients):
+        if info is None or not (info.trains):
             continue
         if info.tape_in_loop:
             continue  # a training loop with its own tape loop: TFR303's case

@@ -105,7 +105,11 @@ def applies_gradients(root: cst.CSTNode) -> bool:
 
 
 def is_train_step(ctx: RuleContext, function: FunctionScope) -> bool:
-    """Opens a tape and applies gradients: a custom train step."""
+    """Opens a tape and applies its gradients, or returns them for its caller
+    to apply: a custom train step (`FunctionInfo.trains`)."""
+    info = ctx.index.functions.get(function.qualname)
+    if info is not None:
+        return info.trains
     body = function.node.body
     return any(True for _ in tape_blocks(ctx, body)) and applies_gradients(body)
 

@@ -447,9 +447,7 @@ TRAIN_STEP_COST = 4
 
 def _expected_cost(job: FileJob) -> int:
     """What pass 2 will likely spend on the file, in bytes of plain code."""
-    trains = any(
-        f.opens_gradient_tape and f.applies_gradients for f in job.index.functions.values()
-    )
+    trains = any(f.trains for f in job.index.functions.values())
     return _size(job) * (TRAIN_STEP_COST if trains else 1)
 
 

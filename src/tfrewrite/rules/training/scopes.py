@@ -19,7 +19,7 @@ def loss_decorator(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 def train_step(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR302: a function that opens a tape and applies gradients."""
-    return any(f.opens_gradient_tape and f.applies_gradients for f in index.functions.values())
+    return any(f.trains for f in index.functions.values())
 
 
 def gradient_tape(index: ModuleIndex, traced: TracedFacts) -> bool:

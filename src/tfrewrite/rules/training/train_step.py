@@ -28,7 +28,9 @@ class UndecoratedTrainStep(Rule):
         Finds a train step that runs eagerly: a function that opens a
         `tf.GradientTape`, takes gradients and applies them (`apply_gradients`,
         `minimize`, Keras 3's `optimizer.apply`, a hand-written
-        `w.assign_sub(lr * dw)`), called once per batch from a Python loop
+        `w.assign_sub(lr * dw)`) or returns the gradients of a model's variables
+        for the loop to apply (`return loss, tape.gradient(loss,
+        model.trainable_variables)`), called once per batch from a Python loop
         (also from a script that imports no TensorFlow, such as an RL `main.py`
         calling `agent.learn()`), and not decorated with `@tf.function`.
 
