@@ -430,3 +430,25 @@ def test_a_counted_loop_that_trains_is_a_loop_over_batches() -> None:
         return np.mean(losses)
     """
     assert _lines(source) == [14]
+
+
+# A loop whose variables say batches, over a progress bar of a dataset handed in.
+NAMED_BATCHES = """
+import tensorflow as tf
+from tqdm import tqdm
+
+
+def evaluate(model, loss_fn, data):
+    total_loss = tf.constant(0.0)
+    steps = 0
+    for {target} in tqdm(data):
+        total_loss += loss_fn(y_batch, model(x_batch))
+        steps += 1
+    return total_loss / steps
+"""
+
+
+def test_loop_variables_named_for_batches_make_a_loop_over_batches() -> None:
+    assert _lines(NAMED_BATCHES.format(target="x_batch, y_batch")) == [11]
+    renamed = NAMED_BATCHES.format(target="x_item, y_item").replace("_batch", "_item")
+    assert _lines(renamed) == []

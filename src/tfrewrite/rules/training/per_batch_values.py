@@ -26,8 +26,9 @@ _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
 def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | None) -> bool:
     """A loop over batches of varying size: a batched dataset without
-    `drop_remainder=True`, an iterable whose name says batches (not a
-    `range`), or a body that trains or evaluates (a tape, a `*step` call)."""
+    `drop_remainder=True`, an iterable or loop variable whose name says
+    batches (not a `range`: `for x_batch, y_batch in tqdm(data)`), or a body
+    that trains or evaluates (a tape, a `*step` call)."""
     if batches_of_one_size(ctx, loop, function):
         return False  # every batch has the same size: the mean is exact
     if feeds_short_final_batch(ctx, loop):
@@ -35,7 +36,7 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
     counted = isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
-    for node in () if counted else iter_nodes(loop.iter):
+    for node in () if counted else [*iter_nodes(loop.iter), *iter_nodes(loop.target)]:
         name = node.value if isinstance(node, cst.Name) else None
         if name and any(part in name.lower() for part in _BATCHY):
             return True
