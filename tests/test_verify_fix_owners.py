@@ -82,3 +82,38 @@ def test_a_step_defined_in_the_main_block_is_held_by_the_loop_there(tmp_path: Pa
     [holder] = [t for t in targets if t.fixes]
     assert holder.fixes == ("TFR302 line 9",)
     assert holder.loop is not None and holder.problem is None
+
+
+# One `tf.cond` rewrite beside a tensor `if` that is refused (a `return` in one
+# branch): the function still needs AutoGraph, and says which line keeps it.
+PARTLY_REWRITTEN = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def window_end(sequence, start):
+        end = start + 3
+        if end >= tf.shape(sequence)[0] - 1:
+            return tf.shape(sequence)[0] - 1
+        following = sequence[end + 1]
+        if tf.reduce_sum(following) > 2.0:
+            end = end + 1
+        return end
+
+
+    @tf.function
+    def clipped(x):
+        if tf.reduce_sum(x) > 2.0:
+            x = x * 0.5
+        return x
+"""
+
+
+def test_a_rewrite_that_keeps_a_tensor_if_is_not_run_without_autograph(tmp_path: Path) -> None:
+    path = tmp_path / "windows.py"
+    path.write_text(textwrap.dedent(PARTLY_REWRITTEN))
+    settings = load_settings(None)
+    settings = type(settings)(**{**settings.__dict__, "root": tmp_path})
+    targets = {t.qualname: t for t in targets_for_paths([path], settings, VerifySettings())}
+    assert targets["window_end"].needs_autograph == "line 8: TFR101 not rewritten"
+    assert targets["clipped"].needs_autograph is None

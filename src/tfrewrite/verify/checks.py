@@ -95,6 +95,7 @@ CHECK_ORIGINAL_GLOBALS = "original reads module flags per call"
 CHECK_PRINTS = "prints every call"
 CHECK_GLOBALS = "module values read per call"
 REPEATS = 9
+PROOF_REPEATS = 32  # inputs of the proof set called twice to find a random branch
 
 
 # --- the verification of one function ----------------------------------------
@@ -116,6 +117,9 @@ class Request:
     loop: dict[str, Any] | None = None
     factory: str | None = None  # "module:function" that builds `self` for a method
     caller: dict[str, Any] | None = None  # code that builds the arguments (`callers.Caller`)
+    # Why the rewrite still needs AutoGraph (a tensor `if` left as it was):
+    # then it is not run with `autograph=False`.
+    needs_autograph: str | None = None
 
 
 class Verifier:
@@ -126,6 +130,8 @@ class Verifier:
             request.qualname, "rewrite" if request.rewrite_source is not None else "original"
         )
         self.frozen_in_original: set[str] = set()
+        # An input on which the original samples anew, when it is random.
+        self.sampling: tuple[str, dict[str, Any]] | None = None
 
     # Loading ---------------------------------------------------------------
 
@@ -349,15 +355,10 @@ class Verifier:
             self.outcome.warnings.append(self.outcome.unproven)
             self.outcome.error_traceback = reference.traceback()
             return
-        # Random if any of up to REPEATS further calls on the same input
-        # differs (a die with three faces repeats 9 times with p = 4e-5).
-        for _ in range(REPEATS):
-            again = call(self.original.python_function, base[0][1], eager=True)
-            if not again.failed and not identical(reference.value, again.value):
-                self.outcome.stochastic = True
-                break
         self.outcome.prints = bool(reference.printed.text.strip())
         proof = self._proof_set(base, fixed_batch)
+        sampling = self.sampling = self._samples_anew(reference, base[0], proof)
+        self.outcome.stochastic = sampling is not None
         self.outcome.inputs = [label for label, _ in proof]
         self._original_divergence(proof)
         if self.rewrite is not None:
@@ -369,6 +370,7 @@ class Verifier:
                     self._traced(),
                     proof,
                     self.options.samples,
+                    sampling,
                 )
             else:
                 self._deterministic_checks(proof)
@@ -523,6 +525,34 @@ class Verifier:
         self.outcome.error_traceback = first.traceback()
         return False
 
+    def _note_shared_failure(self, label: str, got: Any) -> None:
+        """Said once, on the first input where it happens."""
+        start = "traced, the rewrite raises"
+        if not any(w.startswith(start) for w in self.outcome.warnings):
+            self.outcome.warnings.append(
+                f"{start} {type(got.error).__name__} on {label} as the original does: a "
+                "hazard of the original the rewrite did not remove (see its divergence)"
+            )
+
+    def _samples_anew(
+        self, reference: Any, first: tuple[str, dict[str, Any]], proof: list
+    ) -> tuple[str, dict[str, Any]] | None:
+        """The input on which the original is random (a further call on it
+        differs), or None. Up to REPEATS calls on the first input (a die with
+        three faces repeats 9 times with p = 4e-5), then one on each input of
+        the proof set: a function may draw only in a branch the first input
+        does not take (`if tf.size(valid) > 0: i = tf.random.shuffle(valid)[0]`)."""
+        fn = self.original.python_function
+        for _ in range(REPEATS):
+            again = call(fn, first[1], eager=True)
+            if not again.failed and not identical(reference.value, again.value):
+                return first
+        for case in proof[:PROOF_REPEATS]:
+            once, twice = call(fn, case[1], eager=True), call(fn, case[1], eager=True)
+            if not (once.failed or twice.failed) and not identical(once.value, twice.value):
+                return case
+        return None
+
     def _spec_text(self) -> str:
         if self.captured is not None:
             caller = callers.Caller.from_json(self.request.caller or {})
@@ -571,13 +601,29 @@ class Verifier:
             CHECK_TRACED: (self._traced(), False),
             CHECK_NO_AUTOGRAPH: (self._traced(autograph=False), False),
         }
+        if self.request.needs_autograph:
+            del variants[CHECK_NO_AUTOGRAPH]
+            self.outcome.warnings.append(
+                "not run with autograph=False: the rewrite still needs AutoGraph ("
+                + self.request.needs_autograph
+                + ")"
+            )
         grads_original = None
         grads_rewrite = None
+        original_traced = tf.function(original)
         for label, args in proof:
             expected = call(original, args, eager=True)
+            shared: Any = None  # the original's own traced run, when a traced rewrite raises
             for name, (fn, eager) in variants.items():
                 check = self.outcome.check(name)
                 got = call(fn, args, eager=eager)
+                if got.failed and not eager and not expected.failed:
+                    shared = shared or call(original_traced, args)
+                    if shared.failed and type(shared.error) is type(got.error):
+                        # The original raises the same traced: a hazard the
+                        # rewrite left as it was (its divergence), not one it made.
+                        self._note_shared_failure(label, got)
+                        continue
                 if expected.failed:
                     if not got.failed or type(got.error) is not type(expected.error):
                         check.fail(
@@ -725,7 +771,7 @@ class Verifier:
         traced = tf.function(original)
         rtol, atol = self.options.rtol, self.options.atol
         if self.outcome.stochastic:
-            label, args = proof[0]
+            label, args = self.sampling or proof[0]
             a, b = call(traced, args), call(traced, args)
             if a.failed:
                 self.outcome.divergences.append(

@@ -173,8 +173,15 @@ def with_fixes(targets: list[Target], r: FileResult, original: str) -> list[Targ
             unchecked.append(label)
         else:
             held.setdefault(owner, []).append(label)
+    kept = _needs_autograph(r)
     result = [
-        dataclasses.replace(t, fixes=tuple(held[i])) if i in held else t
+        dataclasses.replace(
+            t,
+            fixes=tuple(held.get(i, t.fixes)),
+            needs_autograph=next((why for name, why in kept if name in t.covers), None),
+        )
+        if i in held or any(name in t.covers for name, _ in kept)
+        else t
         for i, t in enumerate(targets)
     ]
     if unchecked:
@@ -194,6 +201,29 @@ def with_fixes(targets: list[Target], r: FileResult, original: str) -> list[Targ
             )
         )
     return result
+
+
+# Findings left in a rewrite whose statement runs only through AutoGraph.
+_AUTOGRAPH_CODES = frozenset({"TFR101", "TFR108"})
+
+
+def _needs_autograph(r: FileResult) -> list[tuple[str, str]]:
+    """(function, why) for each function of the rewrite that still holds a
+    statement only AutoGraph runs traced (a tensor `if` a fix was refused)."""
+    import ast
+
+    from tfrewrite.verify.gate import enclosing_function
+
+    left = [f for f in r.findings if f.code in _AUTOGRAPH_CODES]
+    if not left or r.fixed_source is None or r.cells is not None:
+        return []
+    tree = ast.parse(r.fixed_source)
+    found = []
+    for finding in left:
+        name = enclosing_function(tree, finding.start.line)
+        if name is not None:
+            found.append((name, f"{named_line(finding.start.line)}: {finding.code} not rewritten"))
+    return found
 
 
 def _top_level_statement(tree: ast.Module, line: int) -> ast.stmt | None:

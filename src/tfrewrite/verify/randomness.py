@@ -27,9 +27,11 @@ def check_random(
     traced: Callable,
     proof: list[tuple[str, dict[str, Any]]],
     samples: int,
+    sampling: tuple[str, dict[str, Any]] | None = None,
 ) -> None:
     """Shapes and dtypes on every input of the proof set; freshness and the
-    distribution on the first."""
+    distribution on `sampling`, an input on which the original samples anew
+    (the first of the proof set by default)."""
     for label, args in proof:
         expected = call(original, args, eager=True)
         for name, fn, eager in (
@@ -42,7 +44,7 @@ def check_random(
                 check.fail(f"on {label}: raised {got.describe_error()}", got)
                 continue
             check.add(same_kind(expected.value, got.value), label)
-    label, args = case = proof[0]
+    label, args = case = sampling or proof[0]
     fresh = outcome.check(CHECK_FRESH)
     first, second = call(traced, args), call(traced, args)
     if first.failed or second.failed:

@@ -59,6 +59,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "loop": target.loop,
         "factory": target.factory,
         "caller": target.caller,
+        "needs_autograph": target.needs_autograph,
         "options": settings.worker_options(),
         "sys_path": list(
             dict.fromkeys([*before, import_root, folder, *after, str(root.resolve())])

@@ -59,6 +59,11 @@ class Target:
     # verdict is theirs (`verify PATH` only; `--original` and `--base` see no
     # fixes). Last: the fields above are also given by position.
     fixes: tuple[str, ...] = ()
+    # Why the rewrite still needs AutoGraph ("line 185: a Python `if` on a
+    # tensor that was not rewritten (TFR101)"): then it is not run with
+    # `autograph=False`, which only a rewrite that removed every such
+    # statement claims to survive.
+    needs_autograph: str | None = None
 
 
 @functools.lru_cache(maxsize=4)

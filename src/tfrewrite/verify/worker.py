@@ -75,6 +75,7 @@ def _verify(data: dict[str, Any]) -> dict[str, Any]:
         loop=data.get("loop"),
         factory=data.get("factory"),
         caller=data.get("caller"),
+        needs_autograph=data.get("needs_autograph"),
     )
     return verify(request)
 
