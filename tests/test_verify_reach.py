@@ -238,6 +238,31 @@ def test_a_class_whose_constructor_takes_sizes_is_built_from_their_names() -> No
         loader.load_function(agent, "Agent.loss", "original")
 
 
+def test_a_constructor_is_built_from_annotations_and_token_ids() -> None:
+    source = textwrap.dedent(
+        """
+        from __future__ import annotations
+
+
+        class Extractor:
+            def __init__(self, subseq_length, padding_id, heads: int, scale: float):
+                self.total = subseq_length + padding_id + heads + scale
+
+            def loss(self, a, b):
+                return (a - b) * self.total
+        """
+    )
+    loaded = loader.load_function(source, "Extractor.loss", "original")
+    assert loaded.python_function(1.0, 0.0) == pytest.approx(9.1)
+    assert (
+        "`Extractor(subseq_length=4, padding_id=1, heads=4, scale=0.1)`"
+        in loader.built_with["Extractor.loss"]
+    )
+    untyped = source.replace("heads: int", "heads").replace("from __future__", "#")
+    with pytest.raises(loader.NeedsFactory):
+        loader.load_function(untyped, "Extractor.loss", "original")
+
+
 def test_forgetting_a_package_forgets_its_submodules(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

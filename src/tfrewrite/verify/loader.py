@@ -27,6 +27,7 @@ import sys
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from tfrewrite.verify import appended, project_imports, sandbox
 from tfrewrite.verify.module_slice import ModuleSlice, needed_statements, slice_module
@@ -213,8 +214,10 @@ built_with: dict[str, str] = {}
 
 def _constructor_guess(cls: type) -> dict[str, object] | None:
     """Arguments for a constructor whose required parameters are sizes,
-    shapes or rates by their names (`Critic(state_dim)`, `Agent(n_actions,
-    lr)`); None when one of them is anything else (a model, an environment)."""
+    shapes, rates or token ids by their names (`Critic(state_dim)`,
+    `Agent(n_actions, lr)`, `Extractor(subseq_length, padding_id)`), or
+    numbers by their annotations (`num_heads: int`, `scale: float`); None
+    when one of them is anything else (a model, an environment)."""
     import inspect
 
     try:
@@ -234,13 +237,25 @@ def _constructor_guess(cls: type) -> dict[str, object] | None:
             guessed[p.name] = 0.9
         elif (
             name in ("size", "depth", "units", "n", "k")
-            or name.endswith(("_dim", "_size", "_units", "_len", "_num", "_count", "_actions"))
+            or name.endswith(
+                ("_dim", "_size", "_units", "_len", "_length", "_num", "_count", "_actions")
+            )
             or name.startswith(("num_", "n_"))
+            or _annotated(p, int)
         ):
             guessed[p.name] = 4
+        elif name.endswith("_id"):
+            guessed[p.name] = 1  # a token id, inside any vocabulary of size 4
+        elif _annotated(p, float):
+            guessed[p.name] = 0.1
         else:
             return None
     return guessed or None
+
+
+def _annotated(param: Any, kind: type) -> bool:
+    """`param: int` (or the string `"int"` under postponed annotations)."""
+    return param.annotation is kind or param.annotation == kind.__name__
 
 
 def _instantiate(
