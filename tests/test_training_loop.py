@@ -1873,3 +1873,56 @@ def test_gradients_with_respect_to_an_input_are_no_train_step():
                 grads = action_gradients(critic, states, actions)
     """
     assert _codes(source, ["TFR302"]) == []
+
+
+# A step object exported by its package, held by a service whose epoch loop
+# calls a helper that calls the step.
+STEP_OBJECT = """
+    import tensorflow as tf
+
+
+    class Step:
+        def __init__(self, model, optimizer):
+            self.model, self.optimizer = model, optimizer
+
+        def __call__(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            return loss
+"""
+SERVICE = """
+    from pkg.training import Step
+
+
+    class Service:
+        def __init__(self, model, optimizer, data):
+            self.step = Step(model, optimizer)
+            self.data = data
+
+        def run_epoch(self):
+            total = 0.0
+            for x, y in self.data:
+                total += self.one_batch(x, y)
+            return total
+
+        def one_batch(self, x, y):
+            return float(self.step(x, y))
+"""
+
+
+def test_a_step_object_a_looped_helper_calls_through_its_package_is_looped(tmp_path):
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/training/__init__.py": "from pkg.training.step import Step\n",
+        "pkg/training/step.py": STEP_OBJECT,
+        "pkg/service.py": SERVICE,
+    }
+    result = _project(tmp_path, files, fix=False)
+    [finding] = [f for f in result.findings if f.code == "TFR302"]
+    assert finding.path.endswith("step.py") and "`__call__`" in finding.message
+    # Without the package's re-export the class is not known, nor its step.
+    files["pkg/training/__init__.py"] = ""
+    result = _project(tmp_path, files, fix=False)
+    assert [f for f in result.findings if f.code == "TFR302"] == []

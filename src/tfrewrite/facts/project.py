@@ -236,9 +236,15 @@ class _Lookup:
         # Modules that re-export others' names (`from .helpers import *` in a
         # package's `__init__.py`): module name -> the modules it star-imports.
         self.reexports: dict[str, list[str]] = {}
+        # What a module imports by name (`from .train_step import TrainStep`
+        # in a package's `__init__.py`): module name -> local name -> the
+        # qualified name it stands for.
+        self.imported: dict[str, dict[str, str]] = {}
         for index in indexes:
             if index.star_imports and index.module:
                 self.reexports.setdefault(index.module, []).extend(index.star_imports)
+            if index.module and index.path.endswith("__init__.py"):
+                self.imported[index.module] = index.imports
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -349,15 +355,24 @@ class _Lookup:
         return known
 
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
-        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *`: the
-        `f` of `pkg.helpers` (and so on through further star imports)."""
+        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *` or
+        `from .helpers import f`: the `f` of `pkg.helpers` (and so on through
+        further re-exports)."""
         owner, _, last = name.rpartition(".")
         found: list[tuple[ModuleIndex, str]] = []
         for module, sources in self.reexports.items():
             if module == owner or module.endswith("." + owner) or owner.endswith("." + module):
                 for source in sources:
                     found.extend(self._find(f"{source}.{last}"))
+        for module, imports in self.imported.items():
+            target = imports.get(last)
+            if target and target != name and _same_module(module, owner):
+                found.extend(self._find(target))
         return found
+
+
+def _same_module(module: str, owner: str) -> bool:
+    return module == owner or module.endswith("." + owner) or owner.endswith("." + module)
 
 
 def _keras_base(
@@ -1576,6 +1591,24 @@ def tf_function_options(
     return None
 
 
+def _record_steps_of_looped_helpers(
+    looped: list[tuple[ModuleIndex, str, bool]], lookup: _Lookup
+) -> None:
+    """A train step a looped helper calls runs once per iteration too:
+    `for batch in data: self._compute_loss(batch)`, where `_compute_loss`
+    calls `self.train_step(...)`, a held `TrainStep` object. One call level,
+    train steps only (`FunctionInfo.trains`)."""
+    for index, function, short in looped:
+        for site in index.call_sites:
+            if site.caller != function:
+                continue
+            for target_index, target in _site_targets(index, site, lookup):
+                info = target_index.functions.get(target)
+                if info is not None and info.trains and target != function:
+                    known = target_index.looped_functions.get(target, False)
+                    target_index.looped_functions[target] = known or short
+
+
 def _record_training_facts(
     indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
 ) -> None:
@@ -1587,12 +1620,16 @@ def _record_training_facts(
     that loss is defined (a step must carry them when the loss loses them).
     Functions called from a loop (a train step driven per batch) learn so in
     their own module, with whether that loop may feed a short final batch."""
+    looped: list[tuple[ModuleIndex, str, bool]] = []
     for index in indexes:
         for callee, short in index.loop_calls.items():
             for target_index, target in lookup.find(callee, index):
                 if target in target_index.functions:
                     known = target_index.looped_functions.get(target, False)
                     target_index.looped_functions[target] = known or short
+                    looped.append((target_index, target, short))
+    _record_steps_of_looped_helpers(looped, lookup)
+    for index in indexes:
         for tape_loss in index.tape_losses:
             for target_index, target in lookup.find(tape_loss.callee, index):
                 if target not in target_index.functions:
