@@ -7,7 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
-from tests.test_schedule_state import COUNTED, FROM_STEP
+from tests.test_schedule_state import COUNTED, FROM_STEP, WARMUP
+
+from tfrewrite.api import fix_source
 
 from .equivalence import load_module
 
@@ -43,3 +45,16 @@ def test_a_rate_computed_from_the_step_is_the_same_traced():
     np.testing.assert_allclose(
         _rates(FROM_STEP, traced=False), _rates(FROM_STEP, traced=True), rtol=1e-6
     )
+
+
+def test_a_step_decorated_beside_a_branching_schedule_would_raise():
+    """Why TFR302 leaves the step eager: decorated by hand, the optimizer
+    calls the schedule in the trace and its Python `if` on the step raises;
+    the source as tfrewrite leaves it trains."""
+    rewritten = fix_source(WARMUP)
+    assert "@tf.function" not in rewritten
+    losses = load_module(rewritten).train(3)
+    assert losses[-1] < losses[0]
+    decorated = load_module(WARMUP.replace("def train_step(", "@tf.function\ndef train_step("))
+    with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
+        decorated.train(3)

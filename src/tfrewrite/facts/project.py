@@ -712,6 +712,7 @@ def compute_facts(
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
     _record_training_facts(indexes, lookup, facts)
+    _record_branching_schedules(indexes, lookup)
     for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
         by_path[path].looped_functions.setdefault(qualname, False)
     return facts
@@ -1589,6 +1590,53 @@ def tf_function_options(
             ):
                 return dict(site.keywords)
     return None
+
+
+def _record_branching_schedules(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """Every module learns which learning-rate schedules of the project
+    branch in Python in their `__call__` (`ModuleIndex.branching_schedules`):
+    a step that applies gradients runs its optimizer's schedule traced, and
+    Keras calls it from its own code, which AutoGraph does not convert."""
+    found: list[tuple[tuple[str, str, int], list[ModuleIndex]]] = []
+    for index in indexes:
+        for qualname in index.classes:
+            info = index.functions.get(f"{qualname}.__call__")
+            if info is None or not info.branches:
+                continue
+            if _keras_base(index, qualname, lookup) != "LearningRateSchedule":
+                continue
+            leaf = qualname.rpartition(".")[2]
+            built_in = [
+                other
+                for other in indexes
+                if any(name.rpartition(".")[2] == leaf for name in other.called_names)
+            ]
+            found.append(((index.path, qualname, info.lineno), built_in))
+    for index in indexes:
+        index.branching_schedules = [
+            schedule
+            for schedule, built_in in found
+            if any(_related(index, other) for other in built_in)
+        ]
+
+
+def _related(index: ModuleIndex, other: ModuleIndex) -> bool:
+    """The same file, or one imports the other (or the package holding it)."""
+    if index.path == other.path:
+        return True
+    if not (index.module and other.module):
+        return False
+    return _imports_module(other, index.module) or _imports_module(index, other.module)
+
+
+def _imports_module(index: ModuleIndex, module: str) -> bool:
+    for target in index.imports.values():
+        package = target.rpartition(".")[0]
+        if target == module or target.startswith(module + "."):
+            return True
+        if package and (module == package or module.startswith(package + ".")):
+            return True
+    return False
 
 
 def _record_steps_of_looped_helpers(

@@ -11,6 +11,7 @@ under XLA) keep the step eager, and the finding lists them with their lines.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import PurePath
 
 import libcst as cst
 
@@ -31,7 +32,13 @@ from tfrewrite.facts.step_array_arguments import (
 )
 from tfrewrite.facts.tensor_iteration import tensor_iterations
 from tfrewrite.facts.tf_function import tf_function_decorator
-from tfrewrite.facts.training import CONTAINER_METHODS, calls_to, method_name, side_effects
+from tfrewrite.facts.training import (
+    CONTAINER_METHODS,
+    calls_to,
+    is_update_call,
+    method_name,
+    side_effects,
+)
 from tfrewrite.facts.vocabulary import (
     FRAMEWORK_PREFIXES,
     LOG_METHODS,
@@ -295,6 +302,37 @@ def _commented_out_decorator(ctx: RuleContext, node: cst.FunctionDef) -> int | N
     return None
 
 
+def branching_schedule(ctx: RuleContext, step: Sequence[cst.CSTNode]) -> Blocker | None:
+    """The step applies gradients, and the project has a learning-rate
+    schedule that branches in Python on its step: its optimizer may call it,
+    traced, from Keras code AutoGraph does not convert, where the branch
+    raises (`ModuleIndex.branching_schedules`)."""
+    schedules = ctx.index.branching_schedules
+    if not schedules:
+        return None
+    update = next(
+        (
+            n
+            for root in step
+            for n in iter_nodes(root, into_functions=False)
+            if isinstance(n, cst.Call) and is_update_call(n)
+        ),
+        None,
+    )
+    if update is None:
+        return None
+    listed = ", ".join(
+        f"`{qualname}.__call__` ({PurePath(path).name}:{line})"
+        for path, qualname, line in schedules
+    )
+    return Blocker(
+        *lines_of(ctx, update),
+        f"applies gradients with an optimizer that may call the learning-rate schedule {listed}, "
+        "which branches in Python on its step: traced, Keras calls it without AutoGraph and "
+        "the branch raises",
+    )
+
+
 def decoration_blockers(
     ctx: RuleContext,
     function: FunctionScope,
@@ -336,6 +374,9 @@ def decoration_blockers(
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
     blockers.extend(fresh_object_arguments(ctx, function))
     blockers.extend(tensor_iterations(ctx, function))
+    schedule = branching_schedule(ctx, [body])
+    if schedule is not None:
+        blockers.append(schedule)
     plain_methods = _python_methods(ctx)
     owner = ctx.class_of(function)
     info = ctx.index.classes.get(owner[0]) if owner is not None else None

@@ -68,6 +68,7 @@ DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
 PROJECT_FACT_FIELDS = (
     "looped_functions",
     "loss_decorator_options",
+    "branching_schedules",
     "rebound_module_names",
     "held_state",
     "held_classes",
