@@ -76,8 +76,13 @@ class UndecoratedTrainStep(Rule):
         step mixes with tensors in its own arithmetic, such as float64 labels
         `Y = np.array([...])` passed as `Y[i : i + 16]` to `y -
         model(x)`: eagerly the array takes the tensor's dtype, traced it
-        arrives as a float64 tensor and `float64 - float32` raises), the step
-        is not decorated and
+        arrives as a float64 tensor and `float64 - float32` raises; a
+        learning-rate schedule of the project, built where the step is known
+        (its module or one related to it by an import), whose `__call__`
+        branches in Python on its step (`if step < self.warmup_steps:`): the
+        optimizer calls it inside the traced step from Keras code AutoGraph
+        does not convert, and the branch raises), the step is not decorated
+        and
         the finding lists every blocker with its line. A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose.
