@@ -14,17 +14,11 @@ from tests.test_static_batch_names import NAMED_ROWS, SELECT, TRACED, UNPACKED_R
 
 from tfrewrite.api import fix_source
 
-from .equivalence import (
-    assert_rewrite_equivalent,
-    assert_same,
-    load_module,
-    python_function,
-    run_eagerly,
-)
+from .equivalence import assert_same, load_module
+from .test_static_shape_rewrites import UNKNOWN_BATCH, assert_fixed_for_an_unknown_batch
 
 pytestmark = pytest.mark.tensorflow
 
-UNKNOWN_BATCH = [tf.TensorSpec([None, 3], tf.float32)]
 INPUTS = [
     (tf.constant(np.arange(-3.0, 3.0, dtype=np.float32).reshape(2, 3)),),
     (tf.constant(np.linspace(-1.0, 1.0, 15, dtype=np.float32).reshape(5, 3)),),
@@ -36,14 +30,7 @@ def test_the_rewrite_survives_an_unknown_batch_and_keeps_the_values(body):
     source = with_body(TRACED, body)
     rewritten = fix_source(source, select=SELECT)
     assert rewritten != source
-    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
-    original = tf.function(python_function(load_module(source).f), input_signature=UNKNOWN_BATCH)
-    with pytest.raises((ValueError, TypeError)):
-        original(*INPUTS[0])
-    fixed = python_function(load_module(rewritten).f)
-    traced = tf.function(fixed, input_signature=UNKNOWN_BATCH, autograph=False)
-    for (x,) in INPUTS:
-        assert_same(run_eagerly(fixed, x), traced(x), what=f"unknown batch on {x.shape}")
+    assert_fixed_for_an_unknown_batch(source, rewritten, INPUTS)
 
 
 def test_a_layer_helper_unpacking_a_list_argument():

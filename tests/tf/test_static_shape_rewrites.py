@@ -42,19 +42,27 @@ INPUTS = [
 ]
 
 
+def assert_fixed_for_an_unknown_batch(source: str, rewritten: str, inputs: list) -> None:
+    """`f` of `source` and of `rewritten` agree (eagerly, and the rewrite
+    traced without AutoGraph); traced with an unknown batch dimension the
+    original raises and the rewrite computes what it computes eagerly."""
+    assert_rewrite_equivalent(source, rewritten, "f", inputs, autograph=False)
+    original = tf.function(python_function(load_module(source).f), input_signature=UNKNOWN_BATCH)
+    with pytest.raises((ValueError, TypeError)):
+        original(*inputs[0])
+    fixed = python_function(load_module(rewritten).f)
+    traced = tf.function(fixed, input_signature=UNKNOWN_BATCH, autograph=False)
+    for (x,) in inputs:
+        np.testing.assert_allclose(traced(x).numpy(), run_eagerly(fixed, x).numpy())
+
+
 @pytest.mark.parametrize("expr", DETERMINISTIC)
 def test_the_dynamic_shape_matches_and_survives_an_unknown_batch(expr):
     source = TEMPLATE.format(expr=expr)
     rewritten = fix_source(source, select=["TFR107"])
     assert "tf.shape(h)" in rewritten
-    assert_rewrite_equivalent(source, rewritten, "f", INPUTS, autograph=False)
-    original = tf.function(python_function(load_module(source).f), input_signature=UNKNOWN_BATCH)
-    with pytest.raises((ValueError, TypeError)):
-        original(*INPUTS[0])
+    assert_fixed_for_an_unknown_batch(source, rewritten, INPUTS)
     fixed = python_function(load_module(rewritten).f)
-    traced = tf.function(fixed, input_signature=UNKNOWN_BATCH, autograph=False)
-    for (x,) in INPUTS:
-        np.testing.assert_allclose(traced(x).numpy(), run_eagerly(fixed, x).numpy())
     # Where the trace knows the shape, the result's static shape is still known.
     known = tf.function(fixed, autograph=False).get_concrete_function(tf.TensorSpec([4, 3]))
     assert known.structured_outputs.shape.is_fully_defined()
