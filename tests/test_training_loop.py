@@ -1875,8 +1875,8 @@ def test_gradients_with_respect_to_an_input_are_no_train_step():
     assert _codes(source, ["TFR302"]) == []
 
 
-# A step object exported by its package, held by a service whose epoch loop
-# calls a helper that calls the step.
+# A step object held by a service whose epoch loop calls a helper that calls
+# the step.
 STEP_OBJECT = """
     import tensorflow as tf
 
@@ -1893,7 +1893,7 @@ STEP_OBJECT = """
             return loss
 """
 SERVICE = """
-    from pkg.training import Step
+    from pkg.training.step import Step
 
 
     class Service:
@@ -1912,17 +1912,20 @@ SERVICE = """
 """
 
 
-def test_a_step_object_a_looped_helper_calls_through_its_package_is_looped(tmp_path):
+def test_a_step_object_a_looped_helper_calls_is_looped(tmp_path):
     files = {
         "pkg/__init__.py": "",
-        "pkg/training/__init__.py": "from pkg.training.step import Step\n",
+        "pkg/training/__init__.py": "",
         "pkg/training/step.py": STEP_OBJECT,
         "pkg/service.py": SERVICE,
     }
     result = _project(tmp_path, files, fix=False)
     [finding] = [f for f in result.findings if f.code == "TFR302"]
     assert finding.path.endswith("step.py") and "`__call__`" in finding.message
-    # Without the package's re-export the class is not known, nor its step.
-    files["pkg/training/__init__.py"] = ""
+    # The helper called outside any loop: nothing drives the step per batch.
+    files["pkg/service.py"] = SERVICE.replace(
+        "            for x, y in self.data:\n                total += self.one_batch(x, y)\n",
+        "            x, y = self.data\n            total += self.one_batch(x, y)\n",
+    )
     result = _project(tmp_path, files, fix=False)
     assert [f for f in result.findings if f.code == "TFR302"] == []

@@ -23,6 +23,7 @@ from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 _BUILTINS = frozenset(dir(builtins))
 # Elements of a list or tuple argument whose evidence a call site records.
 _STRUCTURE_SIZE = 16
+_DISPLAYS = (ast.List, ast.Tuple)
 # Top-level packages whose functions are never project functions.
 EXTERNAL_ROOTS = frozenset(
     {
@@ -332,13 +333,16 @@ class CallEvidence:
         """The list and tuple displays `node` passes that may hold a tensor
         (not only Python values), with the evidence of each element (see
         `CallSite.structures`)."""
-        passed = [(str(i), arg) for i, arg in enumerate(node.args)]
+        passed = [(str(i), arg) for i, arg in enumerate(node.args) if type(arg) in _DISPLAYS] + [
+            (kw.arg, kw.value) for kw in node.keywords if kw.arg and type(kw.value) in _DISPLAYS
+        ]
+        if not passed:
+            return ()  # most calls
         if any(isinstance(arg, ast.Starred) for arg in node.args):
-            passed = []
-        passed += [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+            passed = [(where, value) for where, value in passed if not where.isdigit()]
         found = []
         for where, value in passed:
-            if not isinstance(value, (ast.List, ast.Tuple)) or len(value.elts) > _STRUCTURE_SIZE:
+            if len(value.elts) > _STRUCTURE_SIZE:  # type: ignore[attr-defined]
                 continue
             if any(isinstance(element, ast.Starred) for element in value.elts):
                 continue

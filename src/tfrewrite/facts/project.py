@@ -236,15 +236,9 @@ class _Lookup:
         # Modules that re-export others' names (`from .helpers import *` in a
         # package's `__init__.py`): module name -> the modules it star-imports.
         self.reexports: dict[str, list[str]] = {}
-        # What a module imports by name (`from .train_step import TrainStep`
-        # in a package's `__init__.py`): module name -> local name -> the
-        # qualified name it stands for.
-        self.imported: dict[str, dict[str, str]] = {}
         for index in indexes:
             if index.star_imports and index.module:
                 self.reexports.setdefault(index.module, []).extend(index.star_imports)
-            if index.module and index.path.endswith("__init__.py"):
-                self.imported[index.module] = index.imports
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -355,24 +349,15 @@ class _Lookup:
         return known
 
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
-        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *` or
-        `from .helpers import f`: the `f` of `pkg.helpers` (and so on through
-        further re-exports)."""
+        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *`: the
+        `f` of `pkg.helpers` (and so on through further star imports)."""
         owner, _, last = name.rpartition(".")
         found: list[tuple[ModuleIndex, str]] = []
         for module, sources in self.reexports.items():
             if module == owner or module.endswith("." + owner) or owner.endswith("." + module):
                 for source in sources:
                     found.extend(self._find(f"{source}.{last}"))
-        for module, imports in self.imported.items():
-            target = imports.get(last)
-            if target and target != name and _same_module(module, owner):
-                found.extend(self._find(target))
         return found
-
-
-def _same_module(module: str, owner: str) -> bool:
-    return module == owner or module.endswith("." + owner) or owner.endswith("." + module)
 
 
 def _keras_base(
