@@ -4,7 +4,7 @@ another method keeps) is frozen at the first trace (TFR201)."""
 
 from __future__ import annotations
 
-from tfrewrite.api import check_source
+from tfrewrite.api import check_source, fix_source
 
 # A schedule that counts steps in Python, advanced by a callback's method.
 COUNTED = """\
@@ -133,3 +133,15 @@ def test_only_a_schedule_built_where_the_step_is_known_blocks_it(tmp_path):
     (tmp_path / "experiment.py").write_text("from schedules import Warmup\n" + step_only)
     [step] = run(files, options, jobs=1).findings
     assert step.fix is None and "`Warmup.__call__` (schedules.py:10)" in step.message
+
+
+# The same warm-up over a fixed number of steps: the schedule's branch on the
+# optimizer's scalar step becomes a `tf.cond`, and then the step is decorated.
+WARMUP_FIXED = WARMUP.replace("if step < self.warmup_steps:", "if step < 2:")
+
+
+def test_a_schedule_branch_rewritten_as_cond_lets_the_step_be_decorated():
+    fixed = fix_source(WARMUP_FIXED)
+    assert "return tf.cond(\n            step < 2," in fixed
+    assert "@tf.function\ndef train_step(" in fixed
+    assert check_source(fixed, select=["TFR101", "TFR302"]) == []

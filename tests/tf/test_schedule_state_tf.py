@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
-from tests.test_schedule_state import COUNTED, FROM_STEP, WARMUP
+from tests.test_schedule_state import COUNTED, FROM_STEP, WARMUP, WARMUP_FIXED
 
 from tfrewrite.api import fix_source
 
@@ -58,3 +58,11 @@ def test_a_step_decorated_beside_a_branching_schedule_would_raise():
     decorated = load_module(WARMUP.replace("def train_step(", "@tf.function\ndef train_step("))
     with pytest.raises(tf.errors.OperatorNotAllowedInGraphError):
         decorated.train(3)
+
+
+def test_the_migrated_schedule_and_step_train_as_the_eager_original():
+    original = load_module(WARMUP_FIXED).train(4)
+    migrated = load_module(fix_source(WARMUP_FIXED))
+    losses = migrated.train(4)
+    np.testing.assert_allclose(losses, original, rtol=1e-5, atol=1e-6)
+    assert migrated.train_step.experimental_get_tracing_count() >= 1

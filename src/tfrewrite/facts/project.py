@@ -37,6 +37,9 @@ KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "LearningRateSchedule": ("__call__",),
 }
 LOSS_BASES = frozenset({"Loss"})
+# Keras bases whose traced method's tensor argument is a scalar: a
+# schedule is called with the optimizer's `iterations`.
+SCALAR_STEP_BASES = frozenset({"LearningRateSchedule"})
 # The context a function's own `@tf.function` (any spelling) gives it.
 OWN_DECORATOR = "decorated with @tf.function"
 # How a `f = tf.function(f)` site's reason starts (`index_calls`).
@@ -528,6 +531,9 @@ def compute_facts(
                 tensors,
                 elsewhere=elsewhere,
             )
+            if base in SCALAR_STEP_BASES:
+                # The optimizer's step count: a scalar integer variable.
+                marks[(index.path, method_qualname)].scalar.update(tensors)
 
     for index in indexes:
         for qualname, info in index.functions.items():
