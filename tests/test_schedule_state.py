@@ -5,6 +5,7 @@ another method keeps) is frozen at the first trace (TFR201)."""
 from __future__ import annotations
 
 from tfrewrite.api import check_source, fix_source
+from tfrewrite.findings import Applicability
 
 # A schedule that counts steps in Python, advanced by a callback's method.
 COUNTED = """\
@@ -141,7 +142,24 @@ WARMUP_FIXED = WARMUP.replace("if step < self.warmup_steps:", "if step < 2:")
 
 
 def test_a_schedule_branch_rewritten_as_cond_lets_the_step_be_decorated():
+    """The `tf.cond` is safe; decorating the step then rests on a schedule of
+    the project that Keras calls in the trace: an unsafe fix verify proves."""
     fixed = fix_source(WARMUP_FIXED)
     assert "return tf.cond(\n            step < 2," in fixed
-    assert "@tf.function\ndef train_step(" in fixed
-    assert check_source(fixed, select=["TFR101", "TFR302"]) == []
+    assert "@tf.function" not in fixed
+    [step] = check_source(fixed, select=["TFR302"])
+    assert step.fix.applicability == Applicability.UNSAFE
+    assert "may call the learning-rate schedule `Warmup.__call__`" in step.fix.message
+    migrated = fix_source(WARMUP_FIXED, unsafe_fixes=True)
+    assert "@tf.function\ndef train_step(" in migrated
+    assert check_source(migrated, select=["TFR101", "TFR302"]) == []
+
+
+def test_a_schedule_calling_python_math_on_its_step_blocks_the_step():
+    cosine = WARMUP_FIXED.replace(
+        "        return tf.constant(self.peak)",
+        "        return self.peak * math.cos(step / 100.0)",
+    ).replace("import numpy as np\n", "import math\n\nimport numpy as np\n")
+    # Its branch on the step becomes a `tf.cond`; `math.cos` of a tensor stays.
+    [step] = check_source(fix_source(cosine), select=["TFR302"])
+    assert step.fix is None and "which calls Python's `math.cos` on it" in step.message

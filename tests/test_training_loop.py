@@ -1922,6 +1922,9 @@ def test_a_step_object_a_looped_helper_calls_is_looped(tmp_path):
     result = _project(tmp_path, files, fix=False)
     [finding] = [f for f in result.findings if f.code == "TFR302"]
     assert finding.path.endswith("step.py") and "`__call__`" in finding.message
+    # Resolved by its class, not by its name; the loop's arguments are another module's.
+    assert "(by a loop in another module)" in finding.message
+    assert "whose arguments are not checked" in finding.fix.message
     # The helper called outside any loop: nothing drives the step per batch.
     files["pkg/service.py"] = SERVICE.replace(
         "            for x, y in self.data:\n                total += self.one_batch(x, y)\n",

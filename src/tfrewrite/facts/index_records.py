@@ -215,15 +215,18 @@ class ModuleIndex:
     # Filled by `compute_facts`: local qualname -> called from a loop in some
     # module (value: that loop may feed a short final batch).
     looped_functions: dict[str, bool] = field(default_factory=dict)
+    # Filled by `compute_facts`: the looped methods a loop's `obj.name(...)`
+    # reaches by the method's name alone (`method_steps`), not by its class.
+    matched_by_name: set[str] = field(default_factory=set)
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)
-    # Filled by `compute_facts`: the learning-rate schedules of the project
-    # whose `__call__` branches in Python on what may be a tensor, built in
-    # this module or in one related to it by an import: (path, class qualname,
-    # line of `__call__`). An optimizer calls its schedule inside the step it
-    # applies gradients in, from Keras code AutoGraph does not convert.
-    branching_schedules: list[tuple[str, str, int]] = field(default_factory=list)
+    # Filled by `compute_facts`: the project's own learning-rate schedules
+    # built in this module or in one related to it by an import: (path, class
+    # qualname, line of `__call__`, what in it fails traced, or ""). An
+    # optimizer calls its schedule inside the step it applies gradients in,
+    # from Keras code AutoGraph does not convert.
+    custom_schedules: list[tuple[str, str, int, str]] = field(default_factory=list)
     # Calls of project-looking functions with the evidence of their arguments.
     call_sites: list[CallSite] = field(default_factory=list)
     # `module.NAME = ...` written through an import: rebinds another module's name.

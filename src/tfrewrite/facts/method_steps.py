@@ -69,11 +69,16 @@ def _class_of(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2]
 
 
-def record_looped_train_methods(indexes: list[ModuleIndex]) -> None:
-    """Each heuristic train-step method learns, in its own module, that a loop calls it."""
+def record_looped_train_methods(
+    indexes: list[ModuleIndex], found: set[tuple[str, str]] | None = None
+) -> None:
+    """Each heuristic train-step method learns, in its own module, that a
+    loop calls it, and that the loop's call names it by its name alone.
+    `found`: `looped_train_methods(indexes)`, when already computed."""
     by_path = {index.path: index for index in indexes}
-    for path, qualname in looped_train_methods(indexes):
+    for path, qualname in looped_train_methods(indexes) if found is None else found:
         by_path[path].looped_functions.setdefault(qualname, False)
+        by_path[path].matched_by_name.add(qualname)
 
 
 def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:

@@ -22,7 +22,7 @@ from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
-from tfrewrite.facts.method_steps import looped_train_methods
+from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
 from tfrewrite.workspace.line_names import path_line
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
@@ -703,9 +703,8 @@ def compute_facts(
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
     _record_training_facts(indexes, lookup, facts)
-    _record_branching_schedules(indexes, lookup)
-    for path, qualname in looped_methods:  # as `method_steps.record_looped_train_methods`
-        by_path[path].looped_functions.setdefault(qualname, False)
+    _record_custom_schedules(indexes, lookup)
+    record_looped_train_methods(indexes, looped_methods)
     return facts
 
 
@@ -1583,18 +1582,17 @@ def tf_function_options(
     return None
 
 
-def _record_branching_schedules(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
-    """Every module learns which learning-rate schedules of the project
-    branch in Python in their `__call__` (`ModuleIndex.branching_schedules`):
-    a step that applies gradients runs its optimizer's schedule traced, and
-    Keras calls it from its own code, which AutoGraph does not convert."""
-    found: list[tuple[tuple[str, str, int], list[ModuleIndex]]] = []
+def _record_custom_schedules(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """Every module learns which learning-rate schedules of the project its
+    steps' optimizers may call, and what in them fails traced
+    (`ModuleIndex.custom_schedules`): a step that applies gradients runs its
+    optimizer's schedule traced, and Keras calls it from its own code, which
+    AutoGraph does not convert."""
+    found: list[tuple[tuple[str, str, int, str], list[ModuleIndex]]] = []
     for index in indexes:
         for qualname in index.classes:
             info = index.functions.get(f"{qualname}.__call__")
-            if info is None or not info.branches:
-                continue
-            if _keras_base(index, qualname, lookup) != "LearningRateSchedule":
+            if info is None or _keras_base(index, qualname, lookup) != "LearningRateSchedule":
                 continue
             leaf = qualname.rpartition(".")[2]
             built_in = [
@@ -1602,13 +1600,23 @@ def _record_branching_schedules(indexes: list[ModuleIndex], lookup: _Lookup) -> 
                 for other in indexes
                 if any(name.rpartition(".")[2] == leaf for name in other.called_names)
             ]
-            found.append(((index.path, qualname, info.lineno), built_in))
+            found.append(((index.path, qualname, info.lineno, _fails_traced(info)), built_in))
     for index in indexes:
-        index.branching_schedules = [
+        index.custom_schedules = [
             schedule
             for schedule, built_in in found
             if any(_related(index, other) for other in built_in)
         ]
+
+
+def _fails_traced(info: FunctionInfo) -> str:
+    """What in a schedule's `__call__`, called traced without AutoGraph,
+    raises: a Python branch on what may be a tensor, or Python's `math` on
+    it; "" when neither is seen."""
+    if info.branches:
+        return "branches in Python on its step"
+    host = next((c for c in info.calls if c.startswith("math.")), None)
+    return f"calls Python's `{host}` on it" if host else ""
 
 
 def _related(index: ModuleIndex, other: ModuleIndex) -> bool:

@@ -302,15 +302,9 @@ def _commented_out_decorator(ctx: RuleContext, node: cst.FunctionDef) -> int | N
     return None
 
 
-def branching_schedule(ctx: RuleContext, step: Sequence[cst.CSTNode]) -> Blocker | None:
-    """The step applies gradients, and the project has a learning-rate
-    schedule that branches in Python on its step: its optimizer may call it,
-    traced, from Keras code AutoGraph does not convert, where the branch
-    raises (`ModuleIndex.branching_schedules`)."""
-    schedules = ctx.index.branching_schedules
-    if not schedules:
-        return None
-    update = next(
+def _update_call(step: Sequence[cst.CSTNode]) -> cst.Call | None:
+    """The step's first call that applies gradients."""
+    return next(
         (
             n
             for root in step
@@ -319,18 +313,38 @@ def branching_schedule(ctx: RuleContext, step: Sequence[cst.CSTNode]) -> Blocker
         ),
         None,
     )
+
+
+def _schedule_name(path: str, qualname: str, line: int) -> str:
+    return f"`{qualname}.__call__` ({PurePath(path).name}:{line})"
+
+
+def failing_schedule(ctx: RuleContext, step: Sequence[cst.CSTNode]) -> Blocker | None:
+    """The step applies gradients, and a learning-rate schedule of the
+    project its optimizer may call does what raises traced (branches in
+    Python on its step, calls `math` on it): Keras calls it inside the
+    traced step from its own code, which AutoGraph does not convert
+    (`ModuleIndex.custom_schedules`)."""
+    failing = [s for s in ctx.index.custom_schedules if s[3]]
+    update = _update_call(step) if failing else None
     if update is None:
         return None
-    listed = ", ".join(
-        f"`{qualname}.__call__` ({PurePath(path).name}:{line})"
-        for path, qualname, line in schedules
-    )
+    listed = ", ".join(f"{_schedule_name(*s[:3])}, which {s[3]}" for s in failing)
     return Blocker(
         *lines_of(ctx, update),
-        f"applies gradients with an optimizer that may call the learning-rate schedule {listed}, "
-        "which branches in Python on its step: traced, Keras calls it without AutoGraph and "
-        "the branch raises",
+        f"applies gradients with an optimizer that may call the learning-rate schedule {listed}: "
+        "traced, Keras calls it without AutoGraph and it raises",
     )
+
+
+def unchecked_schedules(ctx: RuleContext, step: Sequence[cst.CSTNode]) -> list[str]:
+    """The project's own learning-rate schedules the step's optimizer may
+    call traced, when none of them is known to fail: what they do is not
+    checked as traced code, so decorating the step rests on them."""
+    schedules = ctx.index.custom_schedules
+    if not schedules or any(s[3] for s in schedules) or _update_call(step) is None:
+        return []
+    return [_schedule_name(*s[:3]) for s in schedules]
 
 
 def decoration_blockers(
@@ -374,7 +388,7 @@ def decoration_blockers(
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
     blockers.extend(fresh_object_arguments(ctx, function))
     blockers.extend(tensor_iterations(ctx, function))
-    schedule = branching_schedule(ctx, [body])
+    schedule = failing_schedule(ctx, [body])
     if schedule is not None:
         blockers.append(schedule)
     plain_methods = _python_methods(ctx)

@@ -17,6 +17,7 @@ from tfrewrite.facts.step_hazards import (
     python_class_calls,
     reads_static_shape,
     step_decorators,
+    unchecked_schedules,
     unconverted_array_arguments,
     unseen_held_objects,
 )
@@ -60,12 +61,20 @@ class StepPlan:
     # project (`step_hazards.python_class_calls`): code tracing runs once,
     # which no rule checks as traced code.
     python_class_calls: list[str] = field(default_factory=list)
+    # A method that a loop in another module calls, resolved by its class:
+    # what that loop passes is not checked here.
+    looped_elsewhere: bool = False
+    # The project's own learning-rate schedules the optimizer may call in the
+    # traced step (`step_hazards.unchecked_schedules`): not checked as traced code.
+    schedules: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
         """Why decorating the step is an unsafe fix, or None when it is proven."""
         if self.by_method_name:
             return "the loop's call is matched to this method by its name only"
+        if self.looped_elsewhere:
+            return "the loop that calls it is in another module, whose arguments are not checked"
         if self.unknown_decorators:
             listed = ", ".join(f"`@{d}`" for d in self.unknown_decorators)
             return (
@@ -92,6 +101,12 @@ class StepPlan:
             )
         if self.array_arguments:
             return "; ".join(self.array_arguments)
+        if self.schedules:
+            return (
+                f"its optimizer may call the learning-rate schedule {', '.join(self.schedules)} "
+                "inside the traced step, without AutoGraph; tfrewrite does not check it as "
+                "traced code"
+            )
         return None
 
 
@@ -144,7 +159,8 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         if short_batches and not reads_static_shape(ctx, function):
             options.setdefault("reduce_retracing", "True")
         blockers = decoration_blockers(ctx, function, loops, options)
-        by_method_name = function.is_method and not loops
+        by_method_name = function.qualname in ctx.index.matched_by_name and not loops
+        looped_elsewhere = function.is_method and not loops and not by_method_name
         unseen = unseen_held_objects(ctx, function)
         plans.append(
             StepPlan(
@@ -158,6 +174,8 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 unknown_decorators,
                 unconverted_array_arguments(ctx, function, loops),
                 python_class_calls=python_class_calls(ctx, function),
+                looped_elsewhere=looped_elsewhere,
+                schedules=unchecked_schedules(ctx, [function.node.body]),
             )
         )
     return plans

@@ -67,8 +67,9 @@ DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
 # (a test fails when `compute_facts` writes anywhere else).
 PROJECT_FACT_FIELDS = (
     "looped_functions",
+    "matched_by_name",
     "loss_decorator_options",
-    "branching_schedules",
+    "custom_schedules",
     "rebound_module_names",
     "held_state",
     "held_classes",

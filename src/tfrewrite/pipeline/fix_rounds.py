@@ -240,11 +240,12 @@ def _reindex(
         carried = [(index, rest) for rest in [*undecorated, *foreign]]
         local = compute_facts([index], carried).for_path(previous.path)
     index.looped_functions = {**previous.looped_functions, **index.looped_functions}
+    index.matched_by_name = previous.matched_by_name | index.matched_by_name
     # Another module's schedules stay as the project found them; this one's
     # are as the round left them (a `tf.cond` rewrite removes its branch).
-    index.branching_schedules = [
-        *(s for s in previous.branching_schedules if s[0] != previous.path),
-        *(s for s in index.branching_schedules if s[0] == previous.path),
+    index.custom_schedules = [
+        *(s for s in previous.custom_schedules if s[0] != previous.path),
+        *(s for s in index.custom_schedules if s[0] == previous.path),
     ]
     index.loss_decorator_options = {
         **previous.loss_decorator_options,

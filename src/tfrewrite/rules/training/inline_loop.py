@@ -25,7 +25,7 @@ from tfrewrite.facts.python_counters import (
     python_int_loop_variable,
 )
 from tfrewrite.facts.static_shapes import batch_dimension_read
-from tfrewrite.facts.step_hazards import branching_schedule, keras_host_loop_calls
+from tfrewrite.facts.step_hazards import failing_schedule, keras_host_loop_calls
 from tfrewrite.facts.step_plans import options_from_losses
 from tfrewrite.facts.tf_function import make_decorator
 from tfrewrite.facts.training import (
@@ -381,7 +381,7 @@ class InlineTrainingLoop(Rule):
         if host_loops:
             call, what = host_loops[0]
             return None, f"{line_name_of(ctx, call)} {what}"
-        schedule = branching_schedule(ctx, step)
+        schedule = failing_schedule(ctx, step)
         if schedule is not None:
             return None, f"{line_name(schedule.first_line)} {schedule.what}"
         indexed = numpy_indexed_by_argument(ctx, _scope_of(ctx, found.loop), step, inputs)

@@ -79,10 +79,10 @@ class UndecoratedTrainStep(Rule):
         arrives as a float64 tensor and `float64 - float32` raises; a
         learning-rate schedule of the project, built where the step is known
         (its module or one related to it by an import), whose `__call__`
-        branches in Python on its step (`if step < self.warmup_steps:`): the
-        optimizer calls it inside the traced step from Keras code AutoGraph
-        does not convert, and the branch raises), the step is not decorated
-        and
+        branches in Python on its step (`if step < self.warmup_steps:`) or
+        calls Python's `math` on it: the optimizer calls it inside the
+        traced step from Keras code AutoGraph does not convert, and it
+        raises), the step is not decorated and
         the finding lists every blocker with its line. A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose.
@@ -104,6 +104,10 @@ class UndecoratedTrainStep(Rule):
         what tfrewrite cannot see: a method of a held object whose class
         tfrewrite cannot see (a package's, not the project's) may be plain
         Python too; the loop's call is matched to the step by method name only;
+        the step is a method a loop of another module calls (through a helper
+        of its own class too), whose arguments are not checked here; its
+        optimizer may call a learning-rate schedule of the project, which
+        Keras runs in the trace without AutoGraph;
         the step is wrapped by a decorator whose wrapper is not known
         (`@timed`: `@tf.function` would trace it too); the file star-imports
         a module the project does not hold; the loop hands the step a NumPy
@@ -210,6 +214,8 @@ class UndecoratedTrainStep(Rule):
             applicability = Applicability.SAFE
             if plan.by_method_name:
                 message += " (the loop calls it through an attribute, matched by method name)"
+            elif plan.looped_elsewhere:
+                message += " (by a loop in another module)"
             if plan.unproven is not None:
                 fix_message += f" (unsafe: {plan.unproven})"
                 applicability = Applicability.UNSAFE
