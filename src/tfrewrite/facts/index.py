@@ -187,6 +187,7 @@ class _Indexer(
         self.eager_lambdas: set[int] = set()
         self.eager_depth = 0
         self.source = ""
+        self.source_lines: list[str] | None = None
         # Per module-level `GradientTape` block in a loop being visited: the
         # callees called in it (`ModuleIndex.tape_block_calls`).
         self.module_tape_calls: list[list[str]] = []

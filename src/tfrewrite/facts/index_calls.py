@@ -66,6 +66,10 @@ TF_FUNCTION_NAMES = frozenset(
     }
 )
 
+# How the reason of a function a `tf.data` pipeline maps starts (`Dataset.map`,
+# `Dataset.filter`): it runs traced once per element.
+DATASET_CONTEXT = "given to `Dataset."
+
 
 _PARTIAL_NAMES = ("functools.partial", "partial")
 
@@ -263,7 +267,8 @@ class TracedCallSites:
             attr = node.func.attr
             if attr in ("map", "filter") and len(node.args) == 1:
                 if self._is_dataset(node.func.value):
-                    target, reason, arguments = node.args[0], f"given to `Dataset.{attr}`", "tensor"
+                    reason = f"{DATASET_CONTEXT}{attr}`"
+                    target, arguments = node.args[0], "tensor"
             elif attr == "run" and "strategy" in (dotted(node.func.value) or "").lower():
                 target, reason, arguments = node.args[0], "run by `strategy.run`", "likely"
         if target is None:

@@ -34,6 +34,7 @@ class ObjectReferences:
     bound_here: list[set[str]]
     eager_lambdas: set[int]
     source: str
+    source_lines: list[str] | None  # `source` split, once a lambda's span needs it
 
     def _record_eager(self, handed: ast.expr) -> None:
         """A callable handed to `tf.py_function`/`tf.numpy_function`: a
@@ -41,8 +42,9 @@ class ObjectReferences:
         one, a module-level one, `self.method`)."""
         if isinstance(handed, ast.Lambda):
             self.eager_lambdas.add(id(handed))
-            lines = self.source.split("\n")
-            self.index.eager_spans.append(character_span(handed, lines))
+            if self.source_lines is None:
+                self.source_lines = self.source.split("\n")
+            self.index.eager_spans.append(character_span(handed, self.source_lines))
             return
         candidates: list[str] = []
         if isinstance(handed, ast.Name):

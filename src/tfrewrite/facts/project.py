@@ -18,7 +18,7 @@ from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, SPLAT
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
-from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
+from tfrewrite.facts.index_calls import DATASET_CONTEXT, TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
@@ -148,6 +148,13 @@ class TracedFunction:
     def __post_init__(self) -> None:
         if not self.contexts:
             object.__setattr__(self, "contexts", (self.reason,))
+
+    @property
+    def per_element(self) -> bool:
+        """Traced only as a `tf.data` element function (given to
+        `Dataset.map`/`filter`, directly or through a lambda): it sees one
+        element at a time, with the shapes the dataset knows."""
+        return all(DATASET_CONTEXT in c for c in self.contexts)
 
     @property
     def keras_traces(self) -> bool:

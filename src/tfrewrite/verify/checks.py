@@ -132,6 +132,9 @@ class Verifier:
         self.frozen_in_original: set[str] = set()
         # An input on which the original samples anew, when it is random.
         self.sampling: tuple[str, dict[str, Any]] | None = None
+        # The original traced, and its runs by input label (`_original_traced`).
+        self.original_traced_fn: Any = None
+        self.original_traced_runs: dict[str, Any] = {}
 
     # Loading ---------------------------------------------------------------
 
@@ -610,7 +613,6 @@ class Verifier:
             )
         grads_original = None
         grads_rewrite = None
-        original_traced = tf.function(original)
         for label, args in proof:
             expected = call(original, args, eager=True)
             shared: Any = None  # the original's own traced run, when a traced rewrite raises
@@ -618,7 +620,7 @@ class Verifier:
                 check = self.outcome.check(name)
                 got = call(fn, args, eager=eager)
                 if got.failed and not eager and not expected.failed:
-                    shared = shared or call(original_traced, args)
+                    shared = shared or self._original_traced_call(label, args)
                     if shared.failed and type(shared.error) is type(got.error):
                         # The original raises the same traced: a hazard the
                         # rewrite left as it was (its divergence), not one it made.
@@ -766,9 +768,18 @@ class Verifier:
         if problems:
             check.ok, check.detail = False, problems[0]
 
+    def _original_traced_call(self, label: str, args: dict[str, Any]) -> Any:
+        """The original run traced on one input of the proof set: the run the
+        divergence check made, when it reached that input."""
+        if label not in self.original_traced_runs:
+            if self.original_traced_fn is None:
+                self.original_traced_fn = tf.function(self.original.python_function)
+            self.original_traced_runs[label] = call(self.original_traced_fn, args)
+        return self.original_traced_runs[label]
+
     def _original_traced(self, proof: list[tuple[str, dict[str, Any]]]) -> None:
         original = self.original.python_function
-        traced = tf.function(original)
+        traced = self.original_traced_fn = tf.function(original)
         rtol, atol = self.options.rtol, self.options.atol
         if self.outcome.stochastic:
             label, args = self.sampling or proof[0]
@@ -786,7 +797,7 @@ class Verifier:
         else:
             for label, args in proof:
                 eager = call(original, args, eager=True)
-                got = call(traced, args)
+                got = self.original_traced_runs[label] = call(traced, args)
                 if eager.failed:
                     continue
                 if got.failed:

@@ -139,14 +139,13 @@ def with_fixes(targets: list[Target], r: FileResult, original: str) -> list[Targ
     holds it, the module-level loop replayed around it, the module-level
     statement it changed). Fixes no target runs get a "not proven" target of
     their own that names them, so the coverage line counts every fix."""
-    import ast
 
     from tfrewrite.verify.gate import enclosing_function
-    from tfrewrite.verify.targets import Target, switches_graphs_off
+    from tfrewrite.verify.targets import Target, switches_graphs_off, syntax_tree
 
     if not r.fixes_applied or r.cells is not None:
         return targets  # a notebook's fixes name cell lines: counted by function
-    tree = ast.parse(original)
+    tree = syntax_tree(original)
     held: dict[int, list[str]] = {}
     unchecked: list[str] = []
     for fix in r.fixes_applied:
@@ -210,14 +209,13 @@ _AUTOGRAPH_CODES = frozenset({"TFR101", "TFR108"})
 def _needs_autograph(r: FileResult) -> list[tuple[str, str]]:
     """(function, why) for each function of the rewrite that still holds a
     statement only AutoGraph runs traced (a tensor `if` a fix was refused)."""
-    import ast
-
     from tfrewrite.verify.gate import enclosing_function
+    from tfrewrite.verify.targets import syntax_tree
 
     left = [f for f in r.findings if f.code in _AUTOGRAPH_CODES]
     if not left or r.fixed_source is None or r.cells is not None:
         return []
-    tree = ast.parse(r.fixed_source)
+    tree = syntax_tree(r.fixed_source)  # parsed already to pair the targets
     found = []
     for finding in left:
         name = enclosing_function(tree, finding.start.line)

@@ -67,7 +67,7 @@ class Target:
 
 
 @functools.lru_cache(maxsize=4)
-def _tree(source: str) -> ast.Module:
+def syntax_tree(source: str) -> ast.Module:
     """The syntax tree of `source`, parsed once for the many questions
     pairing asks of the original and the rewrite (read-only: never mutate it)."""
     return ast.parse(source)
@@ -91,7 +91,7 @@ def outside_changes(original: str, rewrite: str) -> list[tuple[int, str]]:
 
     def statements(source: str) -> list[ast.stmt]:
         out = []
-        for stmt in _tree(source).body:
+        for stmt in syntax_tree(source).body:
             body = stmt.body if is_main_guard(stmt) else [stmt]  # type: ignore[attr-defined]
             out += [
                 s
@@ -147,7 +147,7 @@ def _harness_hint(module: str, name: str) -> str:
 def _no_inputs(module: str, source: str, name: str) -> str:
     """Exactly what is missing to call `name`, and the configuration that supplies it."""
     try:
-        tree = _tree(source)
+        tree = syntax_tree(source)
         node = find_definition(tree, name)
     except (LoadError, SyntaxError):
         return f"no inputs for `{name}`; " + _harness_hint(module, name)
@@ -180,7 +180,7 @@ def synthesisable(source: str, qualname: str) -> bool:
     try to make it), there is at least one, none is keyword-only, and the
     function is not a train step."""
     try:
-        tree = _tree(source)
+        tree = syntax_tree(source)
         node = find_definition(tree, qualname)
     except (LoadError, SyntaxError):
         return False
@@ -192,7 +192,7 @@ def synthesisable(source: str, qualname: str) -> bool:
 def _nested_functions(source: str, qualname: str) -> list[str]:
     """Names of functions defined inside `qualname` (a train step built per call)."""
     try:
-        node = find_definition(_tree(source), qualname)
+        node = find_definition(syntax_tree(source), qualname)
     except (LoadError, SyntaxError):
         return []
     return [
@@ -204,7 +204,7 @@ def _nested_functions(source: str, qualname: str) -> list[str]:
 
 def _definition_line(source: str, qualname: str) -> int:
     try:
-        return find_definition(_tree(source), qualname).lineno
+        return find_definition(syntax_tree(source), qualname).lineno
     except (LoadError, SyntaxError):
         return 1
 
@@ -212,7 +212,7 @@ def _definition_line(source: str, qualname: str) -> int:
 def loss_shaped(source: str, qualname: str) -> bool:
     """Two required positional parameters (after `self`) and nothing else required."""
     try:
-        tree = _tree(source)
+        tree = syntax_tree(source)
         node = find_definition(tree, qualname)
     except (LoadError, SyntaxError):
         return False
@@ -242,7 +242,7 @@ def _caller_of_helper(path: str, source: str, name: str) -> callers.Caller | Non
     """The code that builds the arguments of a changed function that is no
     train step (a train step is proven through the loop that calls it)."""
     try:
-        node = find_definition(_tree(source), name)
+        node = find_definition(syntax_tree(source), name)
     except (LoadError, SyntaxError):
         return None
     return None if trains(node) else callers.find_caller(path, source, name)
@@ -344,7 +344,7 @@ def pair_targets(
         if settings.inputs_for(module, name) is not None:
             return
         try:
-            node = find_definition(_tree(original), name)
+            node = find_definition(syntax_tree(original), name)
         except (LoadError, SyntaxError):
             return
         caller = None if trains(node) else callers.same_file_caller(original, name)
@@ -480,7 +480,7 @@ def pair_targets(
             # A method the script calls through another method of its class
             # (`agent.train(x, y)` calls `self.update(x, y)`): the loop that
             # calls that one replays it.
-            for through in callers.through_methods(_tree(original), *name.rsplit(".", 1)):
+            for through in callers.through_methods(syntax_tree(original), *name.rsplit(".", 1)):
                 sites = loops.loop_sites(original, loops.calls_name(through))
                 if sites:
                     step = through

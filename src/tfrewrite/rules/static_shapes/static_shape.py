@@ -221,8 +221,9 @@ class StaticShapeInTracedCode(Rule):
         tf, imports = ctx.tensorflow()
         dimension_names: dict[int, dict[str, tuple[cst.BaseExpression, str]]] = {}
         for function in ctx.traced_functions():
-            if _per_element(function):
-                continue
+            traced = function.runs_traced
+            if traced is not None and traced.per_element:
+                continue  # one element at a time: its dimension 0 is no batch
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 if not isinstance(node, cst.Call):
                     continue
@@ -404,14 +405,6 @@ class _Site:
         if isinstance(node, cst.BinaryOperation):
             return self.python_int_arithmetic(node.left) and self.python_int_arithmetic(node.right)
         return False
-
-
-def _per_element(function: FunctionScope) -> bool:
-    """Traced only as a `tf.data` element function (`Dataset.map`, or what
-    one calls): it sees one element at a time, whose dimension 0 is no batch
-    dimension, with the shapes the dataset knows."""
-    traced = function.runs_traced
-    return traced is not None and all("`Dataset." in c for c in traced.contexts)
 
 
 def _count_arguments(ctx: RuleContext, call: cst.Call) -> list[cst.Arg]:
