@@ -334,3 +334,72 @@ def test_extracted_step_whose_callee_reads_the_batch_dimension_gets_no_reduce_re
     fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
     assert "@tf.function\ndef train_step" in fixed
     assert "reduce_retracing" not in fixed
+
+
+# -- Where code runs traced: module aliases and TFP bijector hooks ------------------
+
+_FLOW = """
+    import tensorflow as tf
+    import tensorflow_probability as tfp
+
+    tfb = tfp.bijectors
+    tfk = tf.keras
+
+
+    class Shift(tfb.Bijector):
+        def __init__(self):
+            super().__init__(forward_min_event_ndims=1)
+
+        def _inverse(self, y):
+            print("inverse", y)
+            return y - 1.0
+
+        def _inverse_log_det_jacobian(self, y):
+            return tf.zeros([])
+
+
+    class Scale(tfk.layers.Layer):
+        def call(self, x):
+            print("scale", x)
+            return 2.0 * x
+"""
+
+
+def test_a_bijector_hook_and_a_layer_through_module_aliases_run_traced():
+    """`tfb = tfp.bijectors; class Shift(tfb.Bijector)`: TFP calls `_inverse`
+    from `log_prob` in the traced loss, as Keras calls `call` of
+    `class Scale(tfk.layers.Layer)`; a module-level alias resolves like an
+    import."""
+    lines = sorted(f.start.line for f in _findings(_FLOW, "TFR103"))
+    assert lines == [13, 22]
+
+
+def test_a_name_bound_twice_at_module_level_is_no_alias():
+    source = _FLOW.replace("    tfb = tfp.bijectors\n", "    tfb = tfp.bijectors\n    tfb = object\n")
+    assert [f.start.line for f in _findings(source, "TFR103")] == [23]  # `Scale.call` only
+
+
+_GET_VARIABLE = """
+    import tensorflow as tf
+
+
+    class Norm(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.made = False
+
+        def make(self, n):
+            self.beta = tf.compat.v1.get_variable("beta", [1, n])
+            self.made = True
+
+        def call(self, x):
+            if not self.made:
+                self.make(x.shape[-1])
+            return x + self.beta
+"""
+
+
+def test_get_variable_in_traced_code_is_reported_even_behind_a_run_once_flag():
+    [finding] = _findings(_GET_VARIABLE, "TFR204")
+    assert finding.start.line == 10
+    assert "variable store, shared by name" in finding.message

@@ -169,3 +169,54 @@ def test_a_loss_object_reading_the_batch_dimension_keeps_a_trace_per_batch_size(
     fix = _step_fix(tmp_path, {"train.py": ROW_LOSS_STEP})
     assert fix is not None and fix.applicability is Applicability.UNSAFE
     assert fix.message.startswith("Decorate `fit_batch` with `@tf.function` (unsafe")
+
+
+FLIPPER = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    class Flipper:
+        def flip_batch(self, batch):
+            return tf.stack([np.flip(row.numpy(), 0) for row in batch])
+"""
+
+CLOSURE_STEP = """
+    import tensorflow as tf
+    from flipping import Flipper
+
+
+    def train(data):
+        net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        sgd = tf.keras.optimizers.SGD(0.1)
+        flipper = Flipper()
+
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((net(flipper.flip_batch(x), training=True) - y) ** 2)
+            grads = tape.gradient(loss, net.trainable_variables)
+            sgd.apply_gradients(zip(grads, net.trainable_variables))
+
+        for x, y in data:
+            step(x, y)
+"""
+
+
+def test_a_method_of_an_object_the_enclosing_function_builds_from_another_module_blocks(
+    tmp_path: Path,
+) -> None:
+    """`flipper = Flipper()` around the step, its class in another module:
+    the method runs once, at trace time, on symbolic tensors, as a method of
+    a plain class of the step's own module does."""
+    for name, text in {"train.py": CLOSURE_STEP, "flipping.py": FLIPPER}.items():
+        (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
+    result = run(
+        [InputFile(str(tmp_path / n)) for n in ("train.py", "flipping.py")],
+        RunOptions(rule_codes=("TFR302",), root=str(tmp_path), unsafe_fixes=True),
+        jobs=1,
+    )
+    (step,) = result.findings
+    assert step.fix is None
+    assert "calls `flipper.flip_batch(...)`, a method of the Python class `Flipper`" in (
+        step.message
+    )

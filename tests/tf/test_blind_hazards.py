@@ -95,3 +95,37 @@ def test_a_step_whose_callee_reads_the_batch_size_is_decorated_without_reduce_re
     relaxed = fixed.replace("@tf.function\n", "@tf.function(reduce_retracing=True)\n")
     with pytest.raises((TypeError, ValueError)):
         load_file_module(relaxed, tmp_path, "short_relaxed").run()
+
+
+NORM = """\
+import tensorflow as tf
+
+
+class Norm:
+    def __init__(self):
+        self.made = False
+
+    def make(self, n):
+        self.beta = tf.compat.v1.get_variable("tfrewrite_norm_beta", [1, n])
+        self.made = True
+
+    def __call__(self, x):
+        if not self.made:
+            self.make(x.shape[-1])
+        return x + self.beta
+"""
+
+
+def test_get_variable_of_two_objects_works_eagerly_and_raises_in_one_trace(tmp_path) -> None:
+    """TFR204 on `tf.compat.v1.get_variable`: eagerly each object gets its
+    own variable; in one trace the second object's variable of the same
+    name raises."""
+    import tensorflow as tf
+
+    eager = load_file_module(NORM, tmp_path)
+    first, second = eager.Norm(), eager.Norm()
+    assert second(first(tf.ones([2, 3]))).shape == (2, 3)
+    traced = load_file_module(NORM, tmp_path)
+    third, fourth = traced.Norm(), traced.Norm()
+    with pytest.raises(AttributeError):
+        tf.function(lambda x: fourth(third(x)))(tf.ones([2, 3]))

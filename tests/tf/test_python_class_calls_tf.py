@@ -40,3 +40,22 @@ def test_the_step_runs_eagerly_and_fails_traced(tmp_path) -> None:
     assert float(module.fit_batch(rows)) >= 0.0
     with pytest.raises(AttributeError, match="numpy"):
         tf.function(module.fit_batch)(rows)
+
+
+def test_a_method_of_a_plain_object_built_around_the_step_fails_traced(tmp_path) -> None:
+    """The shape `test_python_class_calls` refuses to decorate: the object's
+    method iterates the batch and reads `.numpy()`, which only runs eagerly."""
+    import tensorflow as tf
+    from tests.test_python_class_calls import CLOSURE_STEP, FLIPPER
+
+    path = tmp_path / "flipping_step.py"
+    step_source = textwrap.dedent(CLOSURE_STEP).replace("from flipping import Flipper\n", "")
+    path.write_text(textwrap.dedent(FLIPPER).lstrip() + step_source)
+    spec = importlib.util.spec_from_file_location("flipping_step", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    data = [(tf.ones((2, 3)), tf.ones((2, 1)))] * 2
+    module.train(data)  # eager: runs
+    flipper = module.Flipper()
+    with pytest.raises((AttributeError, NotImplementedError, TypeError)):
+        tf.function(lambda x: flipper.flip_batch(x))(tf.ones((2, 3)))

@@ -703,6 +703,7 @@ def build_index(
     indexer.module_once = {name for name, (count, _, _) in bindings.items() if count == 1}
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
+            indexer.record_module_alias(statement, indexer.module_once)
             indexer.record_tf_function_alias(statement)
             indexer.record_logger(statement)
             indexer.record_module_instance(statement, bindings)

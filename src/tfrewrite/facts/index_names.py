@@ -15,6 +15,12 @@ from collections.abc import Iterator
 from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.keras_names import canonical_name
 
+# The libraries whose names a module-level alias may stand for
+# (`record_module_alias`).
+ALIASED_LIBRARIES = frozenset(
+    {"tensorflow", "keras", "tf_keras", "tensorflow_probability", "tensorflow_addons", "numpy"}
+)
+
 
 def dotted(node: ast.AST) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
@@ -140,6 +146,26 @@ class ImportResolution:
         if head in self.module_level_names:
             return self.index.qualify(name)
         return name
+
+    def record_module_alias(self, node: ast.Assign, bound_once: set[str]) -> None:
+        """`tfk = tf.keras`, `tfb = tfp.bijectors`, `Dense = layers.Dense` at
+        module level, bound once: the name stands for what it is bound to,
+        as if imported so (`class Flow(tfb.Bijector)` derives from TFP's
+        `Bijector`). Only names of the libraries whose classes and functions
+        the facts know; a project's own objects stay names."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+            return
+        name = node.targets[0].id
+        if name not in bound_once or name in self.module_level_names:
+            return
+        if not isinstance(node.value, ast.Attribute):
+            return
+        target = self.resolve(node.value)
+        head = dotted(node.value)
+        if target is None or head is None or head.partition(".")[0] not in self.index.imports:
+            return
+        if target.partition(".")[0] in ALIASED_LIBRARIES:
+            self.index.imports.setdefault(name, target)
 
     def record_import(self, node: ast.Import) -> None:
         for alias in node.names:

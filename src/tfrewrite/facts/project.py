@@ -35,6 +35,14 @@ KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     # The optimizer calls its schedule with `iterations` when it applies
     # gradients, inside the traced train step.
     "LearningRateSchedule": ("__call__",),
+    # TensorFlow Probability calls a bijector's hooks from the distribution's
+    # `log_prob` and `sample`, inside the loss of the traced train step.
+    "Bijector": (
+        "_forward",
+        "_inverse",
+        "_forward_log_det_jacobian",
+        "_inverse_log_det_jacobian",
+    ),
 }
 LOSS_BASES = frozenset({"Loss"})
 # Keras bases whose traced method's tensor argument is a scalar: a
@@ -83,6 +91,10 @@ LOSS_SIGNATURES = frozenset(
 # Keras methods whose arguments Keras passes as tensors: method -> how many
 # positional parameters (after `self`) are tensors.
 KERAS_TENSOR_ARGUMENTS = {
+    "_forward": 1,
+    "_inverse": 1,
+    "_forward_log_det_jacobian": 1,
+    "_inverse_log_det_jacobian": 1,
     "call": 1,  # a layer's inputs (a loss's `call` is handled as a loss)
     "train_step": 1,
     "test_step": 1,
@@ -380,7 +392,7 @@ def _keras_base(
     if info is None:
         return None
     for base in info.bases:
-        leaf = keras_leaf(base)
+        leaf = traced_base_leaf(base)
         if leaf in KERAS_TRACED_METHODS:
             return leaf
         for other_index, other_qualname in lookup.find(base, index):
@@ -389,6 +401,15 @@ def _keras_base(
                 if found:
                     return found
     return None
+
+
+def traced_base_leaf(base: str) -> str | None:
+    """The framework base class a resolved base name is, by its last name
+    (`Layer`, `Bijector`): a Keras class under any of its spellings, or a
+    TensorFlow Probability bijector."""
+    if base.startswith("tensorflow_probability.") and base.endswith(".Bijector"):
+        return "Bijector"
+    return keras_leaf(base)
 
 
 def _own_params(info: FunctionInfo) -> list[str]:
@@ -520,7 +541,7 @@ def compute_facts(
             return
         # A base found through project classes may be another module's.
         elsewhere = elsewhere or not any(
-            keras_leaf(b) in KERAS_TRACED_METHODS for b in index.classes[qualname].bases
+            traced_base_leaf(b) in KERAS_TRACED_METHODS for b in index.classes[qualname].bases
         )
         for method in KERAS_TRACED_METHODS[base]:
             method_qualname = f"{qualname}.{method}"

@@ -38,6 +38,7 @@ from tfrewrite.facts.training import (
     is_update_call,
     method_name,
     side_effects,
+    value_sources,
 )
 from tfrewrite.facts.vocabulary import (
     FRAMEWORK_PREFIXES,
@@ -110,6 +111,30 @@ def _python_methods(ctx: RuleContext) -> dict[str, str]:
             if not method.startswith("__"):
                 methods.setdefault(method, name)
     return methods
+
+
+def _python_object_class(ctx: RuleContext, receiver: str | None, params: set[str]) -> str | None:
+    """The plain Python class of the project, in this module or another,
+    whose object a name holds (`aug = Augmenter(depth)` in the function
+    around a step, `from augment import Augmenter`): every value the file
+    binds to the name builds one. None for a parameter, a dotted receiver,
+    or a name that may hold anything else."""
+    if not receiver or "." in receiver or receiver in params:
+        return None
+    sources = value_sources(ctx, cst.Name(receiver))[1:]
+    classes = set()
+    for value in sources:
+        if not isinstance(value, cst.Call):
+            return None
+        names = [ctx.names.qualified_name(value.func), dotted_name(value.func)]
+        local = dotted_name(value.func)
+        if local:
+            names.append(ctx.index.qualify(local))
+        kind = next((ctx.index.called_classes[n] for n in names if n in ctx.index.called_classes), None)
+        if kind != "python":
+            return None
+        classes.add((local or "").rpartition(".")[2])
+    return classes.pop() if len(classes) == 1 else None
 
 
 def held_object_kind(
@@ -399,6 +424,7 @@ def decoration_blockers(
         for attr, callee in (info.held_objects if info else {}).items()
     }
     jit = options.get("jit_compile") == "True"
+    params = _parameters(function)
     local = set(name_use(list(getattr(body, "body", ()))).writes)
     framework_objects = _framework_objects(ctx, body)
     loggers = logger_names(ctx)
@@ -437,6 +463,8 @@ def decoration_blockers(
             python_class = plain_methods[method]
         elif held_object_kind(ctx, owner, receiver, method) == "python":
             python_class = held[receiver.partition(".")[2]]  # type: ignore[union-attr]
+        elif method and not method.startswith("__"):
+            python_class = _python_object_class(ctx, receiver, params)
         if python_class is not None:
             python_calls.add(id(node))
             blockers.append(

@@ -99,11 +99,17 @@ def weighted_layer(qualified: str | None) -> str | None:
     return leaf
 
 
+# TensorFlow 1's variable factory: variables kept in a store, by name.
+GET_VARIABLE = "tensorflow.compat.v1.get_variable"
+
+
 def creates_variables(qualified: str | None) -> str | None:
     """What the call makes ("a `tf.Variable`", "a Keras metric", ...) when it
     creates variables, else None."""
     if not qualified:
         return None
+    if qualified == GET_VARIABLE:
+        return "a variable in TensorFlow 1's variable store"
     if qualified in VARIABLE_CONSTRUCTORS:
         return "a `tf.Variable`"
     layer = weighted_layer(qualified)

@@ -8,7 +8,12 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS
-from tfrewrite.facts.vocabulary import SETUP_METHODS, creates_variables, weighted_layer
+from tfrewrite.facts.vocabulary import (
+    GET_VARIABLE,
+    SETUP_METHODS,
+    creates_variables,
+    weighted_layer,
+)
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
@@ -72,7 +77,11 @@ class VariableCreatedInTracedCode(Rule):
 
     Creation guarded so that it runs once (`if self.v is None:`, `if not
     self.built:`, `with tf.init_scope():`) and creation in `__init__` or
-    `build` are not reported. An undecorated train step that TFR302 will
+    `build` are not reported. `tf.compat.v1.get_variable` is reported
+    even when guarded: in a trace it goes through TensorFlow 1's variable
+    store, where names are shared, so a second object creating a variable
+    of the same name in one trace raises `AttributeError` (measured on
+    TensorFlow 2.21), where eagerly each call gets its own. An undecorated train step that TFR302 will
     decorate is checked too: the error would appear once it is decorated.
     A training loop whose step reaches such code is not extracted into a
     `@tf.function` step (TFR303).
@@ -191,7 +200,13 @@ class VariableCreatedInTracedCode(Rule):
         for node, ancestors in iter_with_ancestors(root.node.body):
             if not isinstance(node, cst.Call):
                 continue
-            what = creates_variables(ctx.names.qualified_name(node.func))
+            qualified = ctx.names.qualified_name(node.func)
+            if qualified == GET_VARIABLE:
+                scope = ctx.innermost_scope(root, ancestors)
+                if scope.node.name.value != "__init__":
+                    yield Violation(node, _get_variable_message(scope.qualname))
+                continue
+            what = creates_variables(qualified)
             if what is None:
                 continue
             scope = ctx.innermost_scope(root, ancestors)
@@ -213,6 +228,17 @@ class VariableCreatedInTracedCode(Rule):
                 f"{_RAISES}; create it once outside (in `__init__`, `build`, or next to the "
                 "model) and update it inside",
             )
+
+
+def _get_variable_message(qualname: str) -> str:
+    return (
+        f"`tf.compat.v1.get_variable` in traced `{qualname}` creates its variable in "
+        "TensorFlow 1's variable store, shared by name: eagerly each call makes a new "
+        "variable, but in a trace a second variable of the same name (another object of the "
+        "class, or the next trace) raises, and an eager call after a trace reuses the name and "
+        "raises too; create the variable with `tf.Variable` (or `add_weight`) once, in "
+        "`__init__` or `build`"
+    )
 
 
 _RAISES = (
