@@ -567,6 +567,29 @@ class Window(tf.keras.layers.Layer):
 """
 
 
+# Context and target rows one after the other along axis 1, and the third
+# nearest context row picked: the axis holds both counts, the context three
+# rows or more.
+NEIGHBOURS = """
+import tensorflow as tf
+
+
+class Neighbours(tf.keras.layers.Layer):
+    def call(self, x):
+        return self.gaps([x, x, 4, 4])
+
+    def gaps(self, inputs):
+        x, y, n_context, n_target = inputs
+        rows = x.shape[0]
+        context = x[:, :n_context]
+        target = y[:, n_context : n_context + n_target]
+        distance = tf.reduce_sum(tf.abs(context[:, :, None] - context[:, None]), axis=-1)
+        third = tf.argsort(distance, axis=-1)[:, :, 2]
+        picked = tf.gather(context, third, batch_dims=1)
+        return tf.reshape(picked - target, (rows, n_target, x.shape[-1]))
+"""
+
+
 def test_a_parameter_unpacked_into_names_is_a_list_of_what_each_name_needs() -> None:
     from tfrewrite.verify import inputs
 

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.test_verify_reach import UNPACKING, WINDOW
+from tests.test_verify_reach import NEIGHBOURS, UNPACKING, WINDOW
 
 from tfrewrite.api import fix_source
 from tfrewrite.verify.checks import Options, Request, verify
@@ -209,3 +209,45 @@ def test_counts_that_slice_one_axis_together_are_searched_small() -> None:
     result = _verify(WINDOW, rewrite, "Window.window", "window.py")
     assert result["verdict"] == "equivalent", result
     assert "(small counts, rank 3): inputs = [float32[8,4,4] in [0,1], 2, 2]" in _warnings(result)
+
+
+def test_counts_that_slice_one_axis_one_after_the_other_get_an_axis_as_long_as_both() -> None:
+    rewrite = fix_source(NEIGHBOURS, select=["TFR107"], unsafe_fixes=True)
+    assert "tf.shape(x)[0]" in rewrite
+    result = _verify(NEIGHBOURS, rewrite, "Neighbours.gaps", "neighbours.py")
+    assert result["verdict"] == "equivalent", result
+    assert "(long axes, rank 3): inputs = [float32[8,8,8] in [0,1]" in _warnings(result)
+
+
+SHAPE_PRINT = """\
+import tensorflow as tf
+
+
+@tf.function
+def spread(x):
+    print("shapes", x.shape)
+    if tf.reduce_mean(x) > 0.5:
+        x = x * 2.0
+    return x
+"""
+
+
+def test_a_print_the_rewrite_left_as_written_diverges_as_the_original_does() -> None:
+    """A static shape printed while tracing: no rule rewrites it, and the
+    rewrite prints as the original does traced. Not the rewrite's fault: a
+    warning; the same print left behind by a rewrite that converted prints
+    is a mismatch."""
+    rewrite = SHAPE_PRINT.replace(
+        "    if tf.reduce_mean(x) > 0.5:\n        x = x * 2.0\n",
+        "    x = tf.cond(tf.reduce_mean(x) > 0.5, lambda: x * 2.0, lambda: x)\n",
+    )
+
+    def verdict(fixes: tuple[str, ...]) -> dict:
+        request = Request("spread", SHAPE_PRINT, rewrite, "spread.py", options=FAST, fixes=fixes)
+        return verify(request)
+
+    result = verdict(("TFR101 line 7",))
+    assert result["verdict"] == "equivalent", result
+    assert "the rewrite prints as the original does traced" in _warnings(result)
+    assert verdict(("TFR101 line 7", "TFR103 line 6"))["verdict"] == "mismatch"
+    assert verdict(())["verdict"] == "mismatch"  # fixes unknown: two files compared

@@ -29,6 +29,8 @@ from tfrewrite.verify.inputs import DictSpec, SequenceSpec, Spec, TensorSpec, Va
 
 BATCH = 8
 CLASSES = 4
+# A count or size parameter, by default.
+COUNT = 4
 MAX_CANDIDATES = 24
 DEPTH = 3  # helper functions followed into
 
@@ -458,15 +460,20 @@ def _labels(shape: tuple[int, ...], classes: int, int64: bool) -> TensorSpec:
 def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
     """One candidate signature. `style` picks the shape family the hints leave open."""
     classes = 10 if style == "ten classes" else CLASSES
+    if style.startswith("long axes"):
+        # Counts that slice one axis one after the other
+        # (`x[:, :n_context]`, then `x[:, n_context:n_context + n_target]`)
+        # need an axis as long as their sum.
+        classes = 2 * COUNT
     rank = {"rank 1": 1, "rank 2": 2, "rank 3": 3, "ten classes": 2, "column": 2}.get(style, 2)
-    if style.startswith("small counts"):
+    if style.startswith(("small counts", "long axes")):
         rank = 3 if style.endswith("rank 3") else 2
     specs: dict[str, Spec] = {}
     for name, usage in usages.items():
         if usage.scalar or (style.startswith("sizes by name") and _size_name(name)):
             # A count or a size; counts that slice a dimension together
             # (`x[:, :n_context + n_target]`) fit in it when small.
-            specs[name] = ValueSpec(2 if style.startswith("small counts") else 4)
+            specs[name] = ValueSpec(2 if style.startswith("small counts") else COUNT)
             continue
         if usage.parts:
             inner = _layout(usage.parts, style)
@@ -510,6 +517,8 @@ def candidates(usages: dict[str, Usage]) -> Iterator[tuple[str, dict[str, Spec]]
         "rank 3",
         "small counts",
         "small counts, rank 3",
+        "long axes",
+        "long axes, rank 3",
         "ignore reshape",
         "large unbatched image",  # crops to a fixed size (256 x 256)
         "large image",

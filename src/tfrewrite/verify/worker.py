@@ -76,6 +76,7 @@ def _verify(data: dict[str, Any]) -> dict[str, Any]:
         factory=data.get("factory"),
         caller=data.get("caller"),
         needs_autograph=data.get("needs_autograph"),
+        fixes=tuple(data.get("fixes", ())),
     )
     return verify(request)
 
