@@ -403,3 +403,52 @@ def test_get_variable_in_traced_code_is_reported_even_behind_a_run_once_flag():
     [finding] = _findings(_GET_VARIABLE, "TFR204")
     assert finding.start.line == 10
     assert "variable store, shared by name" in finding.message
+
+
+# -- TFR304: layers a step's forward-pass method calls without `training` -----------
+
+FORWARD_PASS = """
+    import keras
+    import tensorflow as tf
+
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = keras.layers.Dense(4)
+            self.drop = keras.layers.Dropout(0.5)
+            self.head = keras.layers.Dense(1)
+
+        def forward(self, x, training):
+            h = self.drop(self.dense(x))
+            return self.head(h)
+
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.forward(x, True) - y))
+            grads = tape.gradient(loss, self.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            return {"loss": loss}
+
+        def call(self, x, training=False):
+            return self.forward(x, training)
+"""
+
+
+def test_a_layer_a_step_reaches_through_its_own_method_without_training_is_reported():
+    """`self.forward(x, True)` in `train_step`: no call context, so only
+    what `forward` passes `training` to gets it. `Dense` ignores it."""
+    [finding] = _findings(FORWARD_PASS, "TFR304")
+    assert finding.start.line == 13
+    assert "`self.drop(...)` gets no `training` in `forward`" in finding.message
+    fixed = fix_source(_d(FORWARD_PASS), select=["TFR304"], unsafe_fixes=True)
+    assert "h = self.drop(self.dense(x), training=training)" in fixed
+    assert fix_source(fixed, select=["TFR304"], unsafe_fixes=True) == fixed
+
+
+def test_a_method_the_step_gives_no_training_value_is_left_to_the_step():
+    source = FORWARD_PASS.replace("self.forward(x, True)", "self.forward(x, None)")
+    assert len(_findings(source, "TFR304")) == 1  # given a value, even None
+    source = FORWARD_PASS.replace("def forward(self, x, training)", "def forward(self, x, flag)")
+    assert _findings(source, "TFR304") == []  # no `training` parameter to pass on

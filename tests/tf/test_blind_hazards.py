@@ -129,3 +129,26 @@ def test_get_variable_of_two_objects_works_eagerly_and_raises_in_one_trace(tmp_p
     third, fourth = traced.Norm(), traced.Norm()
     with pytest.raises(AttributeError):
         tf.function(lambda x: fourth(third(x)))(tf.ones([2, 3]))
+
+
+def test_dropout_in_a_method_the_step_calls_directly_is_off_until_training_is_passed_on(
+    tmp_path,
+) -> None:
+    """The shape `test_blind_findings` reports: `train_step` runs
+    `self.forward(x, True)`, outside any call context; the `Dropout` that
+    `forward` calls without `training` stays in inference mode, eagerly and
+    traced. After the fix it drops units in training and not in evaluation."""
+    import textwrap
+
+    import tensorflow as tf
+    from tests.test_blind_findings import FORWARD_PASS
+
+    source = textwrap.dedent(FORWARD_PASS)
+    fixed = fix_source(source, select=["TFR304"], unsafe_fixes=True)
+    x = tf.ones((64, 8))
+    for text, drops in ((source, False), (fixed, True)):
+        module = load_file_module(text, tmp_path)
+        net = module.Net()
+        for run in (net.forward, tf.function(net.forward)):
+            trained, evaluated = run(x, True), run(x, False)
+            assert bool(tf.reduce_any(trained != evaluated)) is drops

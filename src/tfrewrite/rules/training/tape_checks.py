@@ -11,6 +11,7 @@ from functools import partial
 import libcst as cst
 
 from tfrewrite.facts.blockers import line_name_of
+from tfrewrite.facts.call_context import TRAINING, UnflaggedLayerCall, unflagged_layer_calls
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.models import (
     guarded_by_training_check,
@@ -221,10 +222,21 @@ class MissingTrainingFlag(Rule):
         `__call__`: no call context carries `training` to the layers inside
         (measured: a batch normalization's statistics do not move in `fit`).
         It is reported without a fix; the remedy, `self(x, training=True)`,
-        also converts and masks the inputs.
+        also converts and masks the inputs. For the same reason, when a
+        model's `train_step`/`test_step` gives a training value to one of
+        the model's own methods directly (`self.forward_pass(x, True)`,
+        `self.call(x, training=True)`), a layer the model holds that the
+        method calls without `training` (`self.dropout(h)`) gets none: it
+        runs with its own default, inference mode for Keras' `Dropout` and
+        `BatchNormalization` (measured on Keras 3), training mode during
+        evaluation for a project layer whose `call` defaults to
+        `training=True`. That call is reported, with a fix that passes the
+        method's `training` on. Layers that ignore `training` (`Dense`,
+        pooling) and project layers whose `call` takes none are not.
 
         ## Fix safety
-        The fix adds `training=True`. Always unsafe (applied with
+        The fix adds `training=True` (`training=training` in a method the
+        step calls directly). Always unsafe (applied with
         `--unsafe-fixes`): it changes what the model computes on purpose
         (dropout active, batch statistics used and updated); a test that
         compares the original eagerly with the fixed step can only agree on a
@@ -399,6 +411,10 @@ class MissingTrainingFlag(Rule):
                         yield violation
         if models is not None and _tapes_call_local_functions(ctx, steps):
             yield from _helper_calls(ctx, steps, models, seen)
+        for found in unflagged_layer_calls(ctx):
+            if id(found.call) not in seen:
+                seen.add(id(found.call))
+                yield _unflagged_layer_call(ctx, found)
 
 
 @dataclass
@@ -562,6 +578,42 @@ def _helper_words(
         f"`{function.qualname}` also runs where `{label}` is not trained ({where}), and "
         f"`training=True` would change what it computes there; give "
         f"`{function.qualname}` a `training` argument its callers pass"
+    )
+
+
+def _unflagged_layer_call(ctx: RuleContext, found: UnflaggedLayerCall) -> Violation:
+    """A layer the step's forward-pass method calls without `training`: the
+    method's own `training` parameter passed on, as a call context would."""
+    method = found.method.node.name.value
+    step = found.step.node.name.value
+    message = (
+        f"`{found.layer}(...)` gets no `training` in `{method}`, which `{step}` calls directly "
+        f"({line_name_of(ctx, found.entry)}) with a training value, not through the model's "
+        "`__call__`: no Keras call context carries `training` there, so any dropout or batch "
+        "normalization it holds runs with its own default (inference mode for Keras' layers) "
+        f"whatever `{step}` passes"
+    )
+    call = found.call
+    previous = [*call.args[:-1]]
+    if call.args:
+        previous.append(call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
+    training = cst.Arg(
+        cst.Name(TRAINING),
+        keyword=cst.Name(TRAINING),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""),
+            whitespace_after=cst.SimpleWhitespace(""),
+        ),
+    )
+    fixed = call.with_changes(args=[*previous, training])
+    return Violation(
+        call,
+        message,
+        CstFix(
+            f"Pass `{method}`'s `training` on to `{found.layer}`",
+            (NodeEdit(call, fixed),),
+            applicability=Applicability.UNSAFE,
+        ),
     )
 
 
