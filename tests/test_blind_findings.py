@@ -375,7 +375,9 @@ def test_a_bijector_hook_and_a_layer_through_module_aliases_run_traced():
 
 
 def test_a_name_bound_twice_at_module_level_is_no_alias():
-    source = _FLOW.replace("    tfb = tfp.bijectors\n", "    tfb = tfp.bijectors\n    tfb = object\n")
+    source = _FLOW.replace(
+        "    tfb = tfp.bijectors\n", "    tfb = tfp.bijectors\n    tfb = object\n"
+    )
     assert [f.start.line for f in _findings(source, "TFR103")] == [23]  # `Scale.call` only
 
 

@@ -251,3 +251,34 @@ def test_a_print_the_rewrite_left_as_written_diverges_as_the_original_does() -> 
     assert "the rewrite prints as the original does traced" in _warnings(result)
     assert verdict(("TFR101 line 7", "TFR103 line 6"))["verdict"] == "mismatch"
     assert verdict(())["verdict"] == "mismatch"  # fixes unknown: two files compared
+
+
+SCALES = """\
+import tensorflow as tf
+
+
+@tf.function
+def scales(d_outputs):
+    loss = 0.0
+    for k in range(len(d_outputs)):
+        loss += tf.reduce_mean(d_outputs[k])
+    return loss
+"""
+
+
+def test_a_need_for_autograph_the_original_had_is_a_warning_unless_a_fix_removed_one() -> None:
+    """`len()` of a tensor argument runs only through AutoGraph, in the
+    original as in a rewrite that moved its decorator away: the rewrite
+    needs AutoGraph as the original did. A rewrite whose fixes claim to
+    remove such a need (a tensor `if`), or whose fixes are unknown, must
+    run without it."""
+    rewrite = SCALES.replace("@tf.function\n", "")
+
+    def verdict(fixes: tuple[str, ...]) -> dict:
+        return verify(Request("scales", SCALES, rewrite, "scales.py", options=FAST, fixes=fixes))
+
+    result = verdict(("TFR301 line 4",))
+    assert result["verdict"] == "equivalent", result
+    assert "without AutoGraph, the rewrite raises TypeError" in _warnings(result)
+    assert verdict(("TFR301 line 4", "TFR101 line 7"))["verdict"] == "mismatch"
+    assert verdict(())["verdict"] == "mismatch"

@@ -130,7 +130,9 @@ def _python_object_class(ctx: RuleContext, receiver: str | None, params: set[str
         local = dotted_name(value.func)
         if local:
             names.append(ctx.index.qualify(local))
-        kind = next((ctx.index.called_classes[n] for n in names if n in ctx.index.called_classes), None)
+        kind = next(
+            (ctx.index.called_classes[n] for n in names if n in ctx.index.called_classes), None
+        )
         if kind != "python":
             return None
         classes.add((local or "").rpartition(".")[2])

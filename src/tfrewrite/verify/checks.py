@@ -72,6 +72,7 @@ from tfrewrite.verify import (
     signatures,
 )
 from tfrewrite.verify.compare import compare, describe, identical
+from tfrewrite.verify.fix_kinds import AUTOGRAPH_RULES, PRINT_RULES, claims_none_of
 from tfrewrite.verify.outcome import (
     SEED,
     Options,
@@ -96,8 +97,6 @@ CHECK_PRINTS = "prints every call"
 # Who printed, in the print checks' messages.
 ORIGINAL_TRACED = "traced, the original"
 REWRITE = "the rewrite"
-# The rule whose fixes make prints run every call (`print` -> `tf.print`).
-PRINT_RULE = "TFR103"
 CHECK_GLOBALS = "module values read per call"
 REPEATS = 9
 PROOF_REPEATS = 32  # inputs of the proof set called twice to find a random branch
@@ -132,7 +131,11 @@ class Request:
 
     @property
     def keeps_prints(self) -> bool:
-        return bool(self.fixes) and not any(fix.startswith(PRINT_RULE) for fix in self.fixes)
+        return claims_none_of(self.fixes, PRINT_RULES)
+
+    @property
+    def keeps_autograph_needs(self) -> bool:
+        return claims_none_of(self.fixes, AUTOGRAPH_RULES)
 
 
 class Verifier:
@@ -148,6 +151,8 @@ class Verifier:
         # The original traced, and its runs by input label (`_original_traced`).
         self.original_traced_fn: Any = None
         self.original_traced_runs: dict[str, Any] = {}
+        # The original traced without AutoGraph, built when first needed.
+        self.original_without_autograph: Callable | None = None
         # How the original's prints differ traced, if they do.
         self.original_print_problem: str | None = None
 
@@ -643,6 +648,9 @@ class Verifier:
             for name, (fn, eager) in variants.items():
                 check = self.outcome.check(name)
                 got = call(fn, args, eager=eager)
+                if got.failed and name == CHECK_NO_AUTOGRAPH and not expected.failed:
+                    if self._shares_autograph_need(label, args, got):
+                        continue
                 if got.failed and not eager and not expected.failed:
                     shared = shared or self._original_traced_call(label, args)
                     if shared.failed and type(shared.error) is type(got.error):
@@ -798,6 +806,29 @@ class Verifier:
         check.runs = runs
         if problems:
             check.ok, check.detail = False, problems[0]
+
+    def _shares_autograph_need(self, label: str, args: dict[str, Any], got: Any) -> bool:
+        """The rewrite raises without AutoGraph as the original does, and
+        no fix of the rewrite is one that removes a need for AutoGraph (a
+        tensor `if` or loop rewritten): a need the original had (`len()` of
+        a tensor argument), said in a warning once, not a fault of the
+        rewrite."""
+        if not self.request.keeps_autograph_needs:
+            return False
+        if self.original_without_autograph is None:
+            self.original_without_autograph = tf.function(
+                self.original.python_function, autograph=False
+            )
+        original = call(self.original_without_autograph, args)
+        if not original.failed or type(original.error) is not type(got.error):
+            return False
+        start = "without AutoGraph, the rewrite raises"
+        if not any(w.startswith(start) for w in self.outcome.warnings):
+            self.outcome.warnings.append(
+                f"{start} {got.describe_error()} on {label} as the original does: it needs "
+                "AutoGraph as the original did (no fix here was asked to remove that need)"
+            )
+        return True
 
     def _original_traced_call(self, label: str, args: dict[str, Any]) -> Any:
         """The original run traced on one input of the proof set: the run the

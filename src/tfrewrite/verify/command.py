@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tfrewrite.config import DEFAULT_EXCLUDE, ConfigError, Settings, find_config, load_settings
+from tfrewrite.verify.fix_kinds import AUTOGRAPH_RULES
 from tfrewrite.verify.report import EXIT_ERROR, exit_code, render_json, render_text
 from tfrewrite.workspace.line_names import named_line
 from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, cells_of, python_of
@@ -202,17 +203,13 @@ def with_fixes(targets: list[Target], r: FileResult, original: str) -> list[Targ
     return result
 
 
-# Findings left in a rewrite whose statement runs only through AutoGraph.
-_AUTOGRAPH_CODES = frozenset({"TFR101", "TFR108"})
-
-
 def _needs_autograph(r: FileResult) -> list[tuple[str, str]]:
     """(function, why) for each function of the rewrite that still holds a
     statement only AutoGraph runs traced (a tensor `if` a fix was refused)."""
     from tfrewrite.verify.gate import enclosing_function
     from tfrewrite.verify.targets import syntax_tree
 
-    left = [f for f in r.findings if f.code in _AUTOGRAPH_CODES]
+    left = [f for f in r.findings if f.code in AUTOGRAPH_RULES]
     if not left or r.fixed_source is None or r.cells is not None:
         return []
     tree = syntax_tree(r.fixed_source)  # parsed already to pair the targets

@@ -81,10 +81,10 @@ class VariableCreatedInTracedCode(Rule):
     even when guarded: in a trace it goes through TensorFlow 1's variable
     store, where names are shared, so a second object creating a variable
     of the same name in one trace raises `AttributeError` (measured on
-    TensorFlow 2.21), where eagerly each call gets its own. An undecorated train step that TFR302 will
-    decorate is checked too: the error would appear once it is decorated.
-    A training loop whose step reaches such code is not extracted into a
-    `@tf.function` step (TFR303).
+    TensorFlow 2.21), where eagerly each call gets its own. An undecorated
+    train step that TFR302 will decorate is checked too: the error would
+    appear once it is decorated. A training loop whose step reaches such
+    code is not extracted into a `@tf.function` step (TFR303).
 
     ## How to fix it
     Create the object once, outside the traced function (in `__init__`,
