@@ -59,6 +59,13 @@ def _flavour(source: str) -> tuple[int | None, list[str]]:
             "model.fit_generator(batches)\n",
             ".fit_generator",
         ),
+        (
+            "from tensorflow.keras.losses import Loss, Reduction\n\n"
+            "class Nll(Loss):\n"
+            "    def __init__(self):\n"
+            "        super().__init__(reduction=Reduction.AUTO, name='nll')\n",
+            "reduction=Reduction.AUTO",
+        ),
     ],
 )
 def test_keras_two_spellings(source: str, spelling: str) -> None:

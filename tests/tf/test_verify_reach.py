@@ -96,6 +96,23 @@ def test_a_missing_package_is_named_not_an_error() -> None:
     assert "pip install tfrewrite-no-such-package" in result["needs_package"]
 
 
+def test_an_op_library_the_project_never_built_is_named_not_an_error() -> None:
+    """`tf.load_op_library` of the project's custom ops, not compiled here:
+    an environment to prepare, like a missing package."""
+    source = """
+        import tensorflow as tf
+
+        grouping = tf.load_op_library("./tf_ops/tfrewrite_grouping_so.so")
+
+        def group(points):
+            return grouping.query_ball_point(points){}
+        """
+    result = _verify(source.format(""), source.format(" * 1.0"), "group")
+    assert result["verdict"] == "needs package", result
+    assert "tfrewrite_grouping_so.so" in result["needs_package"]
+    assert "a TensorFlow op library the project compiles" in result["needs_package"]
+
+
 def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> None:
     source = """
         import tensorflow as tf

@@ -292,6 +292,8 @@ class _Reader:
 
     def _call(self, node: ast.Call) -> None:
         keywords = [k.arg for k in node.keywords if k.arg]
+        if self.uses_keras:
+            self._auto_reduction(node)
         built = self._keras(node.func)
         if built is not None:
             key = _entry(KERAS_TWO_CONSTRUCTOR_KEYWORDS, built[1])
@@ -310,6 +312,20 @@ class _Reader:
                 self._add(2, f".{method}({keyword}=...)", node.lineno, reason)
         if method in ("add_weight", "add_variable") and _dotted(node.func.value) == "self":
             self._weight(node, method)
+
+    def _auto_reduction(self, node: ast.Call) -> None:
+        """`reduction=Reduction.AUTO` (or `"auto"`) given to a loss: Keras
+        3's losses refuse it when built ("Invalid value for argument
+        `reduction`"), though Keras 3 still names `Reduction.AUTO`."""
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg != "reduction":
+                continue
+            if (isinstance(value, ast.Attribute) and value.attr == "AUTO") or (
+                isinstance(value, ast.Constant) and value.value == "auto"
+            ):
+                reason = "Keras 3's losses refuse the `auto` reduction when built"
+                self._add(2, f"reduction={ast.unparse(value)}", node.lineno, reason)
 
     def _weight(self, node: ast.Call, method: str) -> None:
         """`self.add_weight("kernel", shape)`: Keras 2 takes the name first,

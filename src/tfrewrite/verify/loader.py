@@ -355,10 +355,12 @@ def load_function(
     code = compile(compiled, filename, "exec")
     try:
         exec(code, module.__dict__)
-    except ImportError as err:
+    except Exception as err:  # an ImportError, or TensorFlow's op library not found
         found = project_imports.missing_package(err)
         if found is not None:
             raise found from err
+        if not isinstance(err, ImportError):
+            raise
         problem = project_imports.project_import_problem(err, path)
         if problem is not None:
             raise LoadError(problem) from err

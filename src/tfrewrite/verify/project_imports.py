@@ -229,6 +229,11 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
     the package is missing only if the code touches it)."""
     if isinstance(err, MissingPackage):
         return err
+    op_library = _missing_op_library(err)
+    if op_library is not None:
+        if record:
+            missing.append(op_library)
+        return op_library
     if not isinstance(err, ImportError):
         return None
     importer = None
@@ -293,6 +298,29 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
     if found is not None and record:
         missing.append(found)
     return found
+
+
+def _missing_op_library(err: BaseException) -> MissingPackage | None:
+    """`tf.load_op_library("./tf_ops/grouping/tf_grouping_so.so")` of a
+    library the project compiles (custom CUDA or C++ ops) that was never
+    built here: TensorFlow's NotFoundError. Like a missing package, a fact
+    about the environment, not about the rewrite."""
+    text = str(err)
+    if type(err).__name__ != "NotFoundError" or "cannot open shared object file" not in text:
+        return None
+    library = text.split(":", 1)[0].strip()
+    importer = None
+    for frame in reversed(traceback.extract_tb(err.__traceback__)):
+        if "site-packages" not in frame.filename and not frame.filename.startswith("<frozen"):
+            importer = f"{_shown(frame.filename)}, line {frame.lineno}"
+            break
+    return MissingPackage(
+        library,
+        importer,
+        "a TensorFlow op library the project compiles, not built where the verification "
+        "workers run",
+        "build it as the project says (its `tf.load_op_library` loads it)",
+    )
 
 
 class PackageTouched(MissingPackage, ImportError):
