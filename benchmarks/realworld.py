@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import os
 import shutil
@@ -284,10 +285,36 @@ def corpus_files(corpus: Path) -> list[Path]:
     return sorted(p for p in corpus.rglob("*.py") if p.is_file())
 
 
+def repositories(corpus: Path) -> dict[Path, list[Path]]:
+    """The corpus's files by repository (its top-level folders: `owner__name`)."""
+    found: dict[Path, list[Path]] = {}
+    for path in corpus_files(corpus):
+        top = corpus / path.relative_to(corpus).parts[0]
+        found.setdefault(top if top.is_dir() else corpus, []).append(path)
+    return found
+
+
+def run_per_repository(corpus: Path, options: RunOptions, jobs: int) -> RunResult:
+    """`run` once per repository with the repository as its root, as a user
+    runs `tfrewrite check .` in it: its modules are named from there (a
+    script's `from utils import *` finds its sibling), and two repositories
+    with a `utils` module never see each other's."""
+    merged = RunResult()
+    for root, files in repositories(corpus).items():
+        each = dataclasses.replace(options, root=str(root))
+        result = run([InputFile(str(p)) for p in files], each, jobs=jobs)
+        merged.files.extend(result.files)
+        merged.indexed += result.indexed
+        merged.parsed += result.parsed
+        merged.cached += result.cached
+        merged.unchecked.extend(result.unchecked)
+    return merged
+
+
 def check(corpus: Path, jobs: int) -> tuple[RunResult, float]:
     options = RunOptions(rule_codes=ALL_CODES, root=str(corpus))
     start = time.perf_counter()
-    result = run([InputFile(str(p)) for p in corpus_files(corpus)], options, jobs=jobs)
+    result = run_per_repository(corpus, options, jobs)
     return result, time.perf_counter() - start
 
 
@@ -317,9 +344,8 @@ def fix_pass(corpus: Path, unsafe: bool, jobs: int) -> dict[str, object]:
         options = RunOptions(rule_codes=ALL_CODES, root=str(copy), fix=True, unsafe_fixes=unsafe)
         rounds = []
         for _ in range(2):
-            files = [InputFile(str(p)) for p in corpus_files(copy)]
             start = time.perf_counter()
-            result = run(files, options, jobs=jobs)
+            result = run_per_repository(copy, options, jobs)
             elapsed = time.perf_counter() - start
             changed, unparsable = [], []
             for file in result.files:

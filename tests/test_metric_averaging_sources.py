@@ -233,6 +233,7 @@ _DIVIDED = """
         "total /= (step + 1)",
         "total /= n_batches",
         "total /= len(train_ds)",
+        "count = len(train_ds); total /= count",
         "total = np.divide(total, n_batches)",
         "total = tf.math.divide(total, step + 1)",
     ],

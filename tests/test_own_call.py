@@ -1,11 +1,13 @@
 """TFR304 on a Keras model's `train_step` that runs its forward pass as
 `self.call(x)`: Keras's `__call__` is bypassed, so no call context carries
 `training` to the layers inside. Reported without a fix (the fix is the
-model's own `self(x, training=True)`, which does more than `call`)."""
+model's own `self(x, training=True)`, which does more than `call`). Given
+`training`, `call` passes it only where it says so: the layers it calls
+without it are reported there."""
 
 from __future__ import annotations
 
-from tfrewrite.api import check_source
+from tfrewrite.api import check_source, fix_source
 
 MODEL = """
 import keras
@@ -41,6 +43,14 @@ def test_the_model_called_with_training_is_not_reported() -> None:
     assert check_source(source, select=["TFR304"]) == []
 
 
-def test_self_call_given_training_is_left_to_call() -> None:
+def test_self_call_given_training_reaches_only_the_layers_call_passes_it_to() -> None:
+    """`self.call(data, training=True)`: `call` gets the flag, but without
+    a call context the layers it calls without `training` do not (measured:
+    a layer there sees `training=None`). The batch-normalizing encoder is
+    reported with a fix passing `call`'s `training` on; the `Dense` decoder
+    ignores it."""
     source = MODEL.format(forward="self.call(data, training=True)")
-    assert check_source(source, select=["TFR304"]) == []
+    (finding,) = check_source(source, select=["TFR304"])
+    assert "`self.encoder(...)` gets no `training` in `call`" in finding.message
+    fixed = fix_source(source, select=["TFR304"], unsafe_fixes=True)
+    assert "return self.decoder(self.encoder(x, training=training))" in fixed

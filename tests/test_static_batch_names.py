@@ -64,6 +64,23 @@ NAMED_ROWS = [
         """,
         "tf.tile(h, [tf.shape(h)[0], 1])",
     ),
+    (
+        """
+        h = tf.nn.relu(x)
+        dims = h.get_shape().as_list()
+        return tf.reshape(h, [dims[0], dims[1], 1])
+        """,
+        "tf.reshape(h, [tf.shape(h)[0], dims[1], 1])",
+    ),
+    (
+        """
+        h = tf.nn.relu(x)
+        dims = h.shape.as_list()
+        rows, cols = dims
+        return tf.reshape(h, (rows, cols, 1))
+        """,
+        "tf.reshape(h, (tf.shape(h)[0], cols, 1))",
+    ),
 ]
 
 
@@ -197,3 +214,46 @@ def test_a_tensor_unpacked_from_a_list_argument_gets_the_safe_fix():
     assert finding.fix is not None
     fixed = fix_source(UNPACKED_ROWS, select=SELECT)
     assert "tf.zeros((tf.shape(h)[0], 2))" in fixed
+
+
+SPLIT_BY_ROWS = """\
+import tensorflow as tf
+
+
+def shrink(t, scale=2.0):
+    return tf.image.resize(t, [4, 4]) * scale
+
+
+@tf.function
+def pieces(images):
+    h = shrink(images, scale=3.0)
+    dims = h.get_shape().as_list()
+    return tf.split(h, dims[0], axis=0)
+"""
+
+
+def test_a_count_that_must_be_a_python_int_is_reported_without_a_fix():
+    """`tf.split` takes its number of pieces as a Python int: the dynamic
+    shape cannot stand in. `h` comes from a helper called with a keyword
+    and a default left out, which returns a tensor for a tensor argument."""
+    [finding] = check_source(SPLIT_BY_ROWS, select=SELECT)
+    assert finding.start.line == 12
+    assert "`dims[0]` (`h.shape[0]`)" in finding.message
+    assert finding.fix is None and "no fix: it needs the number as a Python int" in finding.message
+
+
+def test_a_parameter_rebound_after_the_read_is_what_the_read_sees():
+    """The static read comes before `x` is rebound to something unknown:
+    the parameter's argument is what it reads (reported, and left as it is,
+    since `tf.shape(x)` here would read another value)."""
+    source = with_body(
+        TRACED,
+        """
+        rows = x.shape[0]
+        out = tf.zeros([rows, 2])
+        x = unknown(x)
+        return out, x
+        """,
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert finding.fix is None and "not rewritten: `x` is not one value" in finding.message

@@ -42,3 +42,18 @@ def test_a_layer_helper_unpacking_a_list_argument():
     traced = tf.function(lambda x: after(x), input_signature=UNKNOWN_BATCH, autograph=False)
     for (x,) in INPUTS:
         assert_same(before(x), traced(x), what=f"layer on {x.shape}")
+
+
+def test_split_by_a_static_batch_raises_on_an_unknown_batch_and_the_dynamic_count_cannot_help():
+    """Why TFR107 reports `tf.split(h, dims[0])` without a fix: the static
+    count fails once the batch is unknown, and a tensor count is refused."""
+    from tests.test_static_batch_names import SPLIT_BY_ROWS
+
+    module = load_module(SPLIT_BY_ROWS)
+    images = tf.ones((3, 8, 8, 1))
+    assert len(module.pieces(images)) == 3
+    unknown = [tf.TensorSpec([None, 8, 8, 1])]
+    with pytest.raises(ValueError):
+        tf.function(module.pieces.python_function, input_signature=unknown)(images)
+    with pytest.raises(ValueError, match="Rank-0 tensors are not supported"):
+        tf.function(lambda x: tf.split(x, tf.shape(x)[0]), input_signature=unknown)(images)

@@ -13,7 +13,7 @@ function it calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -23,9 +23,14 @@ from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 
+# The index `static_dimension_names` gives a name that holds a whole static
+# shape (`dims = x.get_shape().as_list()`), whose items are its dimensions.
+WHOLE_SHAPE = "*"
+
 
 def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
-    """`x` for `x.shape`, or for `x.get_shape()`: the same `TensorShape`."""
+    """`x` for `x.shape`, `x.get_shape()` (the same `TensorShape`), or
+    either's `.as_list()` (its dimensions as a list)."""
     if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
         return node.value
     if (
@@ -33,17 +38,25 @@ def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
         and not node.args
         and not node.lpar
         and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value == "get_shape"
     ):
-        return node.func.value
+        if node.func.attr.value == "get_shape":
+            return node.func.value
+        if node.func.attr.value == "as_list":
+            return static_shape_of(node.func.value)
     return None
 
 
-def static_dimension_of(node: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
-    """(`x`, "0") for `x.shape[0]` (an integer index, possibly negative)."""
+def static_dimension_of(
+    node: cst.BaseExpression, shapes: Mapping[str, cst.BaseExpression] | None = None
+) -> tuple[cst.BaseExpression, str] | None:
+    """(`x`, "0") for `x.shape[0]` (an integer index, possibly negative), or
+    for `dims[0]` where `shapes` says the name `dims` holds `x`'s static
+    shape (`static_shape_names`)."""
     if not (isinstance(node, cst.Subscript) and len(node.slice) == 1):
         return None
     owner = static_shape_of(node.value)
+    if owner is None and shapes and isinstance(node.value, cst.Name):
+        owner = shapes.get(node.value.value)
     element = node.slice[0].slice
     if owner is None or not isinstance(element, cst.Index):
         return None
@@ -65,24 +78,45 @@ def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.Bas
     x.shape[0]`, `b, n = x.shape[0], 4`, `b, h, w = x.shape` give `{"b":
     (x, "0")}` (and `h`, `w` with "1", "2" in the last). Such a name holds
     `None` wherever the dimension does: a shape built from it fails the same
-    way."""
+    way. A name bound to the whole static shape (`dims =
+    x.get_shape().as_list()`) has the index `WHOLE_SHAPE`, and its items
+    are dimensions too (`b = dims[0]`, `dims[0]` where it is used)."""
     counts = {name: len(values) for name, values in local_bindings(function).items()}
+    assignments = [
+        (target, value)
+        for target, value, augmented in iter_assignments(function.body)
+        if not augmented and value is not None
+    ]
     found: dict[str, tuple[cst.BaseExpression, str]] = {}
-    for target, value, augmented in iter_assignments(function.body):
-        if augmented or value is None:
-            continue
+    for target, value in assignments:  # whole shapes first: their items are read below
+        if isinstance(target, cst.Name) and counts.get(target.value) == 1:
+            owner = static_shape_of(value)
+            if owner is not None:
+                found[target.value] = (owner, WHOLE_SHAPE)
+    shapes = static_shape_names(found)
+    for target, value in assignments:
         for name, element, index in split_target(target, value):
-            if counts.get(name) != 1 or element is None:
+            if counts.get(name) != 1 or element is None or name in found:
                 continue
             if index is None:
-                dimension = static_dimension_of(element)
+                dimension = static_dimension_of(element, shapes)
                 if dimension is not None:
                     found[name] = dimension
             elif not any(isinstance(e, cst.StarredElement) for e in _elements(target)):
                 owner = static_shape_of(element)
+                if owner is None and isinstance(element, cst.Name):
+                    owner = shapes.get(element.value)
                 if owner is not None:
                     found[name] = (owner, str(index))
     return found
+
+
+def static_shape_names(
+    dimensions: Mapping[str, tuple[cst.BaseExpression, str]],
+) -> dict[str, cst.BaseExpression]:
+    """The names of `dimensions` (`static_dimension_names`) that hold a
+    whole static shape, with their tensor."""
+    return {name: owner for name, (owner, index) in dimensions.items() if index == WHOLE_SHAPE}
 
 
 def static_batch_names(
@@ -98,22 +132,27 @@ def _elements(target: cst.BaseExpression) -> list[cst.BaseElement]:
 
 
 def batch_dimension_reads(
-    node: cst.BaseExpression, names: dict[str, cst.BaseExpression]
+    node: cst.BaseExpression,
+    names: Mapping[str, cst.BaseExpression],
+    shapes: Mapping[str, cst.BaseExpression] | None = None,
 ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
     """(read, tensor) for each static batch dimension `node` computes with:
-    `x.shape[0]` itself, or a name of `names` (`static_batch_names`), also
-    inside arithmetic (`b * n`). Calls and subscripts are not looked into:
-    what they make of the dimension is theirs."""
-    dimension = static_dimension_of(node)
+    `x.shape[0]` itself, a name of `names` (`static_batch_names`), or item 0
+    of a name of `shapes` (`static_shape_names`), also inside arithmetic
+    (`b * n`). Calls and other subscripts are not looked into: what they
+    make of the dimension is theirs."""
+    dimension = static_dimension_of(node, shapes)
     if dimension is not None:
         return [(node, dimension[0])] if dimension[1] == "0" else []
     if isinstance(node, cst.Name):
         owner = names.get(node.value)
         return [(node, owner)] if owner is not None else []
     if isinstance(node, cst.BinaryOperation):
-        return batch_dimension_reads(node.left, names) + batch_dimension_reads(node.right, names)
+        return batch_dimension_reads(node.left, names, shapes) + batch_dimension_reads(
+            node.right, names, shapes
+        )
     if isinstance(node, cst.UnaryOperation):
-        return batch_dimension_reads(node.expression, names)
+        return batch_dimension_reads(node.expression, names, shapes)
     return []
 
 

@@ -277,8 +277,9 @@ class TensorFacts:
         return "it assumes " + " and ".join(parts or ["a parameter is a tensor argument"])
 
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
-        """The kind of `node` evaluated just before `statement` (a statement
-        or a conditional expression of this function) runs. Names take the
+        """The kind of `node` evaluated just before `statement` (an `if`, a
+        conditional expression or a simple statement line of this function)
+        runs. Names take the
         meet of the bindings that can reach it: in code outside loops, those
         that come before it in the source (so `m` is a tensor in `if m > 1.0:`
         even when `m = helper(m)` follows the `if`). Inside a loop, or for a
@@ -314,7 +315,7 @@ class TensorFacts:
                     for name, value_part, index in split_target(target, value):
                         self._ordered.append((name, value_part, augmented, index, kills))
                 continue
-            if isinstance(node, (cst.If, cst.IfExp)):
+            if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
@@ -799,18 +800,19 @@ class TensorFacts:
         """What a module-level helper returns for these arguments (`half(x)`
         for `def half(x): return x * 0.5` is a tensor when `x` is one): the
         meet over its `return` values, with its parameters bound to the
-        arguments' facts. Unknown (not a tensor) for keyword or starred
-        arguments, a count that does not match, a helper with no `return`
-        value, or one already being worked out (recursion)."""
-        if any(a.keyword is not None or a.star for a in args) or id(helper) in self._evaluating:
+        arguments' facts, by position or keyword, and the parameters the call
+        leaves out to their defaults (`resize(f, scale=0.5)`). Unknown (not
+        a tensor) for starred arguments or parameters, arguments that bind
+        no parameter, a helper with no `return` value, or one already being
+        worked out (recursion)."""
+        if any(a.star for a in args) or id(helper) in self._evaluating:
             return NOT_TENSOR
-        params = positional_param_names(helper)
-        if len(params) != len(args) or len(params) != len(all_params(helper.params)):
+        bound = self._bound_arguments(helper, args, names)
+        if bound is None:
             return NOT_TENSOR
         root = self
         while root.outer is not None:
             root = root.outer
-        bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
         root._evaluating.add(id(helper))
         try:
             inner = TensorFacts(helper, self.resolver, (), root, bound)
@@ -825,6 +827,35 @@ class TensorFacts:
         finally:
             root._evaluating.discard(id(helper))
         return result if result is not None else NOT_TENSOR
+
+    def _bound_arguments(
+        self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
+    ) -> dict[str, TensorKind] | None:
+        """Each parameter of `helper` with the facts of what a call with
+        `args` binds to it, as Python binds them; None where that cannot be
+        told (`*args`/`**kwargs` parameters, an argument that binds none)."""
+        parameters = helper.params
+        if isinstance(parameters.star_arg, cst.Param) or parameters.star_kwarg is not None:
+            return None
+        positional = positional_param_names(helper)
+        given = [a for a in args if a.keyword is None]
+        if len(given) > len(positional):
+            return None
+        bound = {p: self._kind(a.value, names) for p, a in zip(positional, given, strict=False)}
+        every = {p.name.value: p for p in all_params(parameters)}
+        for arg in args:
+            if arg.keyword is None:
+                continue
+            name = arg.keyword.value
+            if name not in every or name in bound:
+                return None
+            bound[name] = self._kind(arg.value, names)
+        for name, param in every.items():
+            if name not in bound:
+                if param.default is None:
+                    return None
+                bound[name] = self._kind(param.default, {})
+        return bound
 
     def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
         """What `tf.cond` makes of a branch value: Python numbers and bools

@@ -75,6 +75,13 @@ COUNT_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
     "tensorflow.sequence_mask": ((1, "maxlen"),),
     "tensorflow.linspace": ((2, "num"),),
 }
+# Ops whose count must be a Python int when traced: no tensor can take its
+# place (`tf.split(x, tf.shape(x)[0])` raises "Rank-0 tensors are not
+# supported as the num_or_size_splits argument", measured on TensorFlow 2.21).
+PYTHON_COUNT_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
+    "tensorflow.split": ((1, "num_or_size_splits"),),
+    "tensorflow.unstack": ((1, "num"),),
+}
 
 # Keras namespaces whose classes own variables: building one makes new variables.
 _STATEFUL_NAMESPACES = ("metrics.", "optimizers.")

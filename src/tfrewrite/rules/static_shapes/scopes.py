@@ -12,9 +12,14 @@ if TYPE_CHECKING:
 
 def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR107: traced code, and a call of an op taking a shape or a count."""
-    from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, SHAPE_ARGUMENTS
+    from tfrewrite.facts.vocabulary import (
+        COUNT_ARGUMENTS,
+        PYTHON_COUNT_ARGUMENTS,
+        SHAPE_ARGUMENTS,
+    )
 
     return bool(traced) and not (
         index.called_names.isdisjoint(SHAPE_ARGUMENTS)
         and index.called_names.isdisjoint(COUNT_ARGUMENTS)
+        and index.called_names.isdisjoint(PYTHON_COUNT_ARGUMENTS)
     )

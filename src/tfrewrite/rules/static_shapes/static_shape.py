@@ -28,10 +28,11 @@ from tfrewrite.facts.static_shapes import (
     static_batch_names,
     static_dimension_names,
     static_dimension_of,
+    static_shape_names,
     static_shape_of,
 )
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, SHAPE_ARGUMENTS
+from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -229,20 +230,29 @@ class StaticShapeInTracedCode(Rule):
                     continue
                 shape = _shape_argument(ctx, node)
                 counts = _count_arguments(ctx, node)
-                if shape is None and not counts:
+                python_counts = _count_arguments(ctx, node, PYTHON_COUNT_ARGUMENTS)
+                if shape is None and not counts and not python_counts:
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
                 dimensions = dimension_names.get(id(scope.node))
                 if dimensions is None:
                     dimensions = static_dimension_names(scope.node)
                     dimension_names[id(scope.node)] = dimensions
-                site = _Site(ctx, node, scope, dimensions, tf, imports)
+                line = next(
+                    (a for a in reversed(ancestors) if isinstance(a, cst.SimpleStatementLine)),
+                    None,
+                )
+                site = _Site(ctx, node, scope, dimensions, tf, imports, line)
                 if shape is not None:
                     violation = self._violation(site, shape.value)
                     if violation is not None:
                         yield violation
                 for count in counts:
                     violation = self._count_violation(site, count.value)
+                    if violation is not None:
+                        yield violation
+                for count in python_counts:
+                    violation = self._python_count_violation(site, count.value)
                     if violation is not None:
                         yield violation
 
@@ -257,7 +267,7 @@ class StaticShapeInTracedCode(Rule):
             for element in shape.elements:
                 if isinstance(element, cst.StarredElement):
                     return None
-                reads = batch_dimension_reads(element.value, site.batch_names)
+                reads = batch_dimension_reads(element.value, site.batch_names, site.shape_names)
                 if reads:
                     dimensions.extend((read, owner, "0") for read, owner in reads)
                     others_ok = others_ok and site.python_int_arithmetic(element.value)
@@ -294,21 +304,44 @@ class StaticShapeInTracedCode(Rule):
         as one number, computed from a static batch dimension."""
         if isinstance(value, (cst.List, cst.Tuple)):  # `tf.tile(x, [b, 1])`: a shape
             return self._violation(site, value)
-        reads = batch_dimension_reads(value, site.batch_names)
+        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
         if not reads:
             return None
         dimensions = [(read, owner, "0") for read, owner in reads]
         return self._rewrite(site, value, dimensions, site.python_int_arithmetic(value))
 
+    def _python_count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
+        """A count that must be a Python int (`tf.split(f, b)`), computed
+        from a static batch dimension: reported, never rewritten."""
+        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        if not reads:
+            return None
+        facts = site.ctx.tensors(site.scope)
+        if not all(self._tensor_strength(facts, owner, site.line) for _, owner in reads):
+            return None
+        spelled = ", ".join(self._spelling(site.ctx, node, owner) for node, owner in reads)
+        return Violation(
+            value,
+            f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
+            f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} "
+            "then raises when traced (no fix: it needs the number as a Python int, which the "
+            "dynamic shape is not; iterate over the batch with `tf.map_fn`, or keep the batch "
+            "size fixed)",
+        )
+
     @staticmethod
-    def _tensor_strength(facts: TensorFacts, node: cst.BaseExpression) -> str:
-        """ "proven", "likely" or "" for the owner of a `.shape`; scalars
-        (always fully known) count as neither."""
-        kind = facts.kind(node)
+    def _tensor_strength(
+        facts: TensorFacts, node: cst.BaseExpression, line: cst.CSTNode | None = None
+    ) -> str:
+        """ "proven", "likely" or "" for the owner of a `.shape`, as it is
+        where `line` runs when given; scalars (always fully known) count as
+        neither."""
+        kind = facts.kind_at(node, line) if line is not None else facts.kind(node)
         if kind.tensor:
             return "" if kind.scalar else "proven"
-        likely = facts.likely.kind(node)
-        return "likely" if likely.tensor and not likely.scalar else ""
+        likely = facts.likely
+        guess = likely.kind_at(node, line) if line is not None else likely.kind(node)
+        return "likely" if guess.tensor and not guess.scalar else ""
 
     def _rewrite(
         self,
@@ -319,7 +352,7 @@ class StaticShapeInTracedCode(Rule):
     ) -> Violation | None:
         ctx, tf = site.ctx, site.tf
         facts = ctx.tensors(site.scope)
-        strengths = [self._tensor_strength(facts, owner) for _, owner, _ in dimensions]
+        strengths = [self._tensor_strength(facts, owner, site.line) for _, owner, _ in dimensions]
         if not all(strengths):
             return None
         edits = []
@@ -337,7 +370,7 @@ class StaticShapeInTracedCode(Rule):
         moved = [
             ctx.code(owner)
             for node, owner, _ in dimensions
-            if isinstance(node, cst.Name) and not _stays_bound(site.scope.node, owner)
+            if site.read_through_name(node) and not _stays_bound(site.scope.node, owner)
         ]
         if moved:
             return Violation(
@@ -368,9 +401,10 @@ class StaticShapeInTracedCode(Rule):
 
     @staticmethod
     def _spelling(ctx: RuleContext, node: cst.BaseExpression, owner: cst.BaseExpression) -> str:
-        """`x.shape[0]`, or for a name holding it, "`b` (`x.shape[0]`)"."""
-        if isinstance(node, cst.Name):
-            return f"`{node.value}` (`{ctx.code(owner)}.shape[0]`)"
+        """`x.shape[0]`, or for a name holding it or the shape, "`b`
+        (`x.shape[0]`)", "`dims[0]` (`x.shape[0]`)"."""
+        if static_shape_of(node.value if isinstance(node, cst.Subscript) else node) is None:
+            return f"`{ctx.code(node)}` (`{ctx.code(owner)}.shape[0]`)"
         return f"`{ctx.code(node)}`"
 
 
@@ -384,6 +418,9 @@ class _Site:
     dimensions: dict[str, tuple[cst.BaseExpression, str]]  # static dimensions held by names
     tf: str
     imports: tuple[ImportRequest, ...]
+    # The statement line holding the call: the bindings that reach it say
+    # what a name is there (a parameter rebound only further down).
+    line: cst.SimpleStatementLine | None = None
 
     @property
     def op(self) -> str:
@@ -393,23 +430,37 @@ class _Site:
     def batch_names(self) -> dict[str, cst.BaseExpression]:
         return static_batch_names(self.dimensions)
 
+    @property
+    def shape_names(self) -> dict[str, cst.BaseExpression]:
+        return static_shape_names(self.dimensions)
+
+    def read_through_name(self, node: cst.BaseExpression) -> bool:
+        """A dimension read through a name that holds it or its shape (`b`,
+        `dims[0]`): taken earlier, from the tensor the name was bound from."""
+        if isinstance(node, cst.Subscript):
+            return isinstance(node.value, cst.Name) and node.value.value in self.shape_names
+        return isinstance(node, cst.Name)
+
     def python_int_arithmetic(self, node: cst.BaseExpression) -> bool:
         """Integer literals and static dimensions (Python ints, or `None`
         where TFR107 reports them; read directly or through a name) joined by
         arithmetic: what packs with an int32 dimension whatever else the
         function holds."""
-        if _is_integer_literal(node) or static_dimension_of(node) is not None:
+        if _is_integer_literal(node) or static_dimension_of(node, self.shape_names) is not None:
             return True
         if isinstance(node, cst.Name):
-            return node.value in self.dimensions
+            return node.value in self.dimensions and node.value not in self.shape_names
         if isinstance(node, cst.BinaryOperation):
             return self.python_int_arithmetic(node.left) and self.python_int_arithmetic(node.right)
         return False
 
 
-def _count_arguments(ctx: RuleContext, call: cst.Call) -> list[cst.Arg]:
-    """The arguments of `call` that give a count or size (`COUNT_ARGUMENTS`)."""
-    where = COUNT_ARGUMENTS.get(ctx.names.qualified_name(call.func) or "")
+def _count_arguments(
+    ctx: RuleContext, call: cst.Call, table: dict[str, tuple[tuple[int, str], ...]] | None = None
+) -> list[cst.Arg]:
+    """The arguments of `call` that give a count or size (`COUNT_ARGUMENTS`,
+    or the ops of `table`)."""
+    where = (table or COUNT_ARGUMENTS).get(ctx.names.qualified_name(call.func) or "")
     if where is None:
         return []
     positional = [arg for arg in call.args if arg.keyword is None and not arg.star]

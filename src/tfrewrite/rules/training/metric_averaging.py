@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import method_name
@@ -321,6 +322,7 @@ class PerBatchMetricAverage(Rule):
         for scope, function in _scopes(ctx):
             per_batch: tuple[dict[str, PerBatch], dict[str, Accumulated]] | None = None
             comprehended: set[str] | None = None
+            values: dict[str, cst.BaseExpression] | None = None  # names bound once
             reported: set[str] = set()
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
@@ -370,6 +372,11 @@ class PerBatchMetricAverage(Rule):
                     )
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
+                    if isinstance(divisor, cst.Name) and function is not None:
+                        # `count = len(train_ds)`, then `total / count`.
+                        if values is None:
+                            values = single_values(function)
+                        divisor = values.get(divisor.value, divisor)
                     if counts_batches(divisor, sums[total]):
                         reported.add(total)
                         yield Violation(
