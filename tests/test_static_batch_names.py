@@ -257,3 +257,18 @@ def test_a_parameter_rebound_after_the_read_is_what_the_read_sees():
     )
     [finding] = check_source(source, select=SELECT)
     assert finding.fix is None and "not rewritten: `x` is not one value" in finding.message
+
+
+def test_a_shape_list_changed_in_place_holds_no_static_dimension():
+    """`dims[0] = -1` before the list is read: its first item is `-1`, not
+    the batch dimension, and nothing is rewritten."""
+    source = with_body(
+        TRACED,
+        """
+        h = tf.nn.relu(x)
+        dims = h.get_shape().as_list()
+        dims[0] = -1
+        return tf.reshape(h, [dims[0], dims[1], 1])
+        """,
+    )
+    assert check_source(source, select=SELECT) == []
