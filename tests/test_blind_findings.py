@@ -454,3 +454,33 @@ def test_a_method_the_step_gives_no_training_value_is_left_to_the_step():
     assert len(_findings(source, "TFR304")) == 1  # given a value, even None
     source = FORWARD_PASS.replace("def forward(self, x, training)", "def forward(self, x, flag)")
     assert _findings(source, "TFR304") == []  # no `training` parameter to pass on
+
+
+# -- An object built in traced code: its `__init__` runs in the trace ------------------
+
+PAIRS = """
+    import tensorflow as tf
+
+
+    class Pairs:
+        def __init__(self, a, b):
+            self.scores = self.correlate(a, b)
+
+        def correlate(self, a, b):
+            rows, width = a.shape
+            return tf.reshape(tf.matmul(a, b, transpose_b=True), (rows, rows, 1))
+
+
+    @tf.function
+    def attend(a, b):
+        return Pairs(a, b).scores
+"""
+
+
+def test_the_init_of_an_object_built_in_traced_code_runs_traced():
+    """`Pairs(a, b)` in a traced function runs `Pairs.__init__` in its
+    trace, and what `__init__` calls: the static batch dimension in
+    `correlate` is reported."""
+    [finding] = _findings(PAIRS, "TFR107")
+    assert finding.start.line == 10
+    assert "`rows` (`a.shape[0]`)" in finding.message

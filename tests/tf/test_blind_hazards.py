@@ -152,3 +152,24 @@ def test_dropout_in_a_method_the_step_calls_directly_is_off_until_training_is_pa
         for run in (net.forward, tf.function(net.forward)):
             trained, evaluated = run(x, True), run(x, False)
             assert bool(tf.reduce_any(trained != evaluated)) is drops
+
+
+def test_an_object_built_in_traced_code_computes_in_the_trace(tmp_path) -> None:
+    """The shape `test_blind_findings` reports in `Pairs.__init__`'s
+    helper: eagerly it runs; traced on an unknown batch the static
+    dimension raises; the rewrite runs and matches."""
+    import textwrap
+
+    import tensorflow as tf
+    from tests.test_blind_findings import PAIRS
+
+    source = textwrap.dedent(PAIRS)
+    rewritten = fix_source(source, select=["TFR107"], unsafe_fixes=True)
+    assert "tf.shape(a)[0]" in rewritten
+    before, after = load_file_module(source, tmp_path), load_file_module(rewritten, tmp_path)
+    a, b = tf.ones((3, 2)), tf.ones((3, 2)) * 2.0
+    unknown = [tf.TensorSpec([None, 2]), tf.TensorSpec([None, 2])]
+    with pytest.raises((ValueError, TypeError)):
+        tf.function(before.attend.python_function, input_signature=unknown)(a, b)
+    traced = tf.function(after.attend.python_function, input_signature=unknown)
+    assert bool(tf.reduce_all(traced(a, b) == before.attend.python_function(a, b)))

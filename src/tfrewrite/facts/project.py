@@ -676,6 +676,10 @@ def compute_facts(
                         or not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
                 for target_index, target in targets:
+                    if target in target_index.classes and not callee.endswith("()"):
+                        # `CorrBlock(f1, f2)`: building an object runs its
+                        # class's `__init__` in the caller's trace.
+                        target = f"{target}.__init__"
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
                         mark(
