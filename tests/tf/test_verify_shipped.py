@@ -203,20 +203,27 @@ def test_a_layer_helper_unpacking_its_inputs_list_is_proven() -> None:
     assert "inputs = [float32[8,4,4] in [0,1], 4, 4]" in _warnings(result)
 
 
-def test_counts_that_slice_one_axis_together_are_searched_small() -> None:
-    rewrite = fix_source(WINDOW, select=["TFR107"], unsafe_fixes=True)
+@pytest.mark.parametrize(
+    ("source", "qualname", "found"),
+    [
+        # Counts that slice one axis together: searched small.
+        (
+            WINDOW,
+            "Window.window",
+            "(small counts, rank 3): inputs = [float32[8,4,4] in [0,1], 2, 2]",
+        ),
+        # Counts that slice one axis one after the other: an axis as long as both.
+        (NEIGHBOURS, "Neighbours.gaps", "(long axes, rank 3): inputs = [float32[8,8,8] in [0,1]"),
+    ],
+)
+def test_counts_slicing_one_axis_are_searched_to_fit_it(
+    source: str, qualname: str, found: str
+) -> None:
+    rewrite = fix_source(source, select=["TFR107"], unsafe_fixes=True)
     assert "tf.shape(x)[0]" in rewrite
-    result = _verify(WINDOW, rewrite, "Window.window", "window.py")
+    result = _verify(source, rewrite, qualname, "counts.py")
     assert result["verdict"] == "equivalent", result
-    assert "(small counts, rank 3): inputs = [float32[8,4,4] in [0,1], 2, 2]" in _warnings(result)
-
-
-def test_counts_that_slice_one_axis_one_after_the_other_get_an_axis_as_long_as_both() -> None:
-    rewrite = fix_source(NEIGHBOURS, select=["TFR107"], unsafe_fixes=True)
-    assert "tf.shape(x)[0]" in rewrite
-    result = _verify(NEIGHBOURS, rewrite, "Neighbours.gaps", "neighbours.py")
-    assert result["verdict"] == "equivalent", result
-    assert "(long axes, rank 3): inputs = [float32[8,8,8] in [0,1]" in _warnings(result)
+    assert found in _warnings(result)
 
 
 SHAPE_PRINT = """\

@@ -593,12 +593,19 @@ def _unflagged_layer_call(ctx: RuleContext, found: UnflaggedLayerCall) -> Violat
         "normalization it holds runs with its own default (inference mode for Keras' layers) "
         f"whatever `{step}` passes"
     )
-    call = found.call
+    return _passing_training(
+        found.call, message, TRAINING, f"Pass `{method}`'s `training` on to `{found.layer}`"
+    )
+
+
+def _passing_training(call: cst.Call, message: str, value: str, fix_message: str) -> Violation:
+    """The finding on `call`, with the unsafe fix that appends
+    `training=<value>` to its arguments."""
     previous = [*call.args[:-1]]
     if call.args:
         previous.append(call.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
     training = cst.Arg(
-        cst.Name(TRAINING),
+        cst.Name(value),
         keyword=cst.Name(TRAINING),
         equal=cst.AssignEqual(
             whitespace_before=cst.SimpleWhitespace(""),
@@ -609,11 +616,7 @@ def _unflagged_layer_call(ctx: RuleContext, found: UnflaggedLayerCall) -> Violat
     return Violation(
         call,
         message,
-        CstFix(
-            f"Pass `{method}`'s `training` on to `{found.layer}`",
-            (NodeEdit(call, fixed),),
-            applicability=Applicability.UNSAFE,
-        ),
+        CstFix(fix_message, (NodeEdit(call, fixed),), applicability=Applicability.UNSAFE),
     )
 
 
@@ -660,27 +663,7 @@ def _missing_flag(
     )
     if refusal is not None:
         return Violation(node, f"{what} (no fix: {refusal})")
-    training = cst.Arg(
-        cst.Name("True"),
-        keyword=cst.Name("training"),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""),
-            whitespace_after=cst.SimpleWhitespace(""),
-        ),
-    )
-    previous = [*node.args[:-1]]
-    if node.args:
-        previous.append(node.args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT))
-    fixed = node.with_changes(args=[*previous, training])
-    return Violation(
-        node,
-        what,
-        CstFix(
-            f"Pass `training=True` to `{label}`",
-            (NodeEdit(node, fixed),),
-            applicability=Applicability.UNSAFE,
-        ),
-    )
+    return _passing_training(node, what, "True", f"Pass `training=True` to `{label}`")
 
 
 RULES = (MissingTrainingFlag,)
