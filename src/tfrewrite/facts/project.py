@@ -403,6 +403,27 @@ def _keras_base(
     return None
 
 
+def _init_computes(index: ModuleIndex, class_qualname: str) -> bool:
+    """Whether the class's `__init__` computes with TensorFlow, itself or
+    through a method of the class (`self.corr = self.correlation(a, b)`),
+    rather than only keeping its configuration: then, built in traced code,
+    it computes with the caller's tensors in the trace."""
+    info = index.functions.get(f"{class_qualname}.__init__")
+    if info is None:
+        return False
+    own = (f"{index.qualify(class_qualname)}.", f"{class_qualname}.")
+    methods = [
+        index.functions.get(f"{class_qualname}.{callee.rpartition('.')[2]}")
+        for callee in info.calls
+        if callee.startswith(own)
+    ]
+    return any(
+        callee.startswith("tensorflow.")
+        for called in [info, *(m for m in methods if m is not None)]
+        for callee in called.calls
+    )
+
+
 def traced_base_leaf(base: str) -> str | None:
     """The framework base class a resolved base name is, by its last name
     (`Layer`, `Bijector`): a Keras class under any of its spellings, or a
@@ -676,9 +697,14 @@ def compute_facts(
                         or not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
                 for target_index, target in targets:
-                    if target in target_index.classes and not callee.endswith("()"):
-                        # `CorrBlock(f1, f2)`: building an object runs its
-                        # class's `__init__` in the caller's trace.
+                    if (
+                        target in target_index.classes
+                        and not callee.endswith("()")
+                        and _is_plain_class(target_index, target, lookup)
+                        and _init_computes(target_index, target)
+                    ):
+                        # `CorrBlock(f1, f2)`: building an object of a plain
+                        # class runs its `__init__` in the caller's trace.
                         target = f"{target}.__init__"
                     if target in target_index.functions:
                         reason = f"{how} `{caller}`"
