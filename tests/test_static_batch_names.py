@@ -272,3 +272,47 @@ def test_a_shape_list_changed_in_place_holds_no_static_dimension():
         """,
     )
     assert check_source(source, select=SELECT) == []
+
+
+GRID = """\
+import tensorflow as tf
+
+
+def grid(batch_size, height, width):
+    cells = tf.reshape(tf.range(height * width, dtype=tf.float32), (1, height, width))
+    return tf.tile(cells, (batch_size, 1, 1))
+
+
+@tf.function
+def with_grid(images):
+    rows, height, width = images.shape
+    return images + grid(rows, height, width)
+"""
+
+
+def test_a_batch_dimension_handed_to_a_helper_that_tiles_by_it_is_reported():
+    """`grid(rows, ...)` where `grid` gives `batch_size` to `tf.tile`: the
+    static batch dimension fails there once the trace does not know it. The
+    fix passes the dynamic one, unsafe: `grid` must take a tensor there."""
+    [finding] = check_source(GRID, select=SELECT)
+    assert finding.start.line == 12
+    assert "`grid` gives it to a TensorFlow op as a shape or a count (its `batch_size`)" in (
+        finding.message
+    )
+    assert finding.fix is not None and finding.fix.applicability == Applicability.UNSAFE
+    fixed = fix_source(GRID, select=SELECT, unsafe_fixes=True)
+    assert "return images + grid(tf.shape(images)[0], height, width)" in fixed
+
+
+def test_a_helper_of_another_module_is_known_by_the_project(tmp_path):
+    from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+    helper, _, caller = GRID.partition("\n\n@tf.function\n")
+    (tmp_path / "grids.py").write_text(helper)
+    (tmp_path / "model.py").write_text(
+        "import tensorflow as tf\n\nfrom grids import grid\n\n\n@tf.function\n" + caller
+    )
+    files = [InputFile(str(tmp_path / name)) for name in ("grids.py", "model.py")]
+    result = run(files, RunOptions(rule_codes=tuple(SELECT), root=str(tmp_path)), jobs=1)
+    [finding] = result.findings
+    assert finding.path.endswith("model.py") and "(its `batch_size`)" in finding.message

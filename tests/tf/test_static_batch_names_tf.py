@@ -57,3 +57,17 @@ def test_split_by_a_static_batch_raises_on_an_unknown_batch_and_the_dynamic_coun
         tf.function(module.pieces.python_function, input_signature=unknown)(images)
     with pytest.raises(ValueError, match="Rank-0 tensors are not supported"):
         tf.function(lambda x: tf.split(x, tf.shape(x)[0]), input_signature=unknown)(images)
+
+
+def test_a_batch_dimension_handed_to_a_helper_fails_traced_until_it_is_the_dynamic_one():
+    from tests.test_static_batch_names import GRID
+
+    rewritten = fix_source(GRID, select=SELECT, unsafe_fixes=True)
+    before, after = load_module(GRID), load_module(rewritten)
+    images = tf.ones((3, 2, 4))
+    unknown = [tf.TensorSpec([None, 2, 4])]
+    with pytest.raises((ValueError, TypeError)):
+        tf.function(before.with_grid.python_function, input_signature=unknown)(images)
+    traced = tf.function(after.with_grid.python_function, input_signature=unknown, autograph=False)
+    for batch in (images, tf.ones((5, 2, 4)) * 2.0):
+        assert_same(before.with_grid.python_function(batch), traced(batch), what="grid")

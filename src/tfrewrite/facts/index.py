@@ -70,6 +70,7 @@ from tfrewrite.facts.index_records import (
     TracedSite,
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
+from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, tape_scopes
 from tfrewrite.facts.vocabulary import ITERATING
 from tfrewrite.workspace.line_names import CellStarts, named_line
@@ -528,6 +529,11 @@ class _Indexer(
             self._record_traced_argument(node, callee)
         if self.traced_lambda_stack:
             self.record_lambda_call(node)
+        if self.function_stack and callee and callee.startswith("tensorflow."):
+            info = self.function_stack[-1]
+            given = shape_parameter_names(node, callee, info.params)
+            if given:
+                info.shape_params = info.shape_params | given
         if (
             self.function_stack
             and isinstance(node.func, ast.Name)

@@ -51,6 +51,9 @@ class FunctionInfo:
     # (`if training:`, `training=False`): it branches on a tensor after all
     # when the project proves one a tensor (`prefilters.python_names`).
     condition_params: frozenset[str] = frozenset()
+    # Parameters given to a TensorFlow op as its shape or a count
+    # (`tf.tile(c, (batch_size, 1))`: `shape_parameters`).
+    shape_params: frozenset[str] = frozenset()
     # What TFR202 reports may be there: `obj.attr = ...` (not `self.attr =`,
     # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
     # `global`/`nonlocal` (`_writes_outside`).
@@ -265,6 +268,13 @@ class ModuleIndex:
     # `if __name__ == "__main__":`). Building a plain class's object, or
     # calling one, runs Python code that tracing runs once.
     called_classes: dict[str, str] = field(default_factory=dict)
+    # Filled by `compute_facts`: project functions the module's functions
+    # call (as the module resolves them) that give parameters to a
+    # TensorFlow op as its shape or a count -> (their parameters in order,
+    # those parameters): `shape_parameters`.
+    callee_shape_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
+        default_factory=dict
+    )
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: what those names are, for star-imported

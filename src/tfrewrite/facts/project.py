@@ -760,6 +760,7 @@ def compute_facts(
     keras = _KerasClasses(lookup)
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
+    _record_callee_shape_params(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     _record_custom_schedules(indexes, lookup)
     record_looped_train_methods(indexes, looped_methods)
@@ -1585,6 +1586,23 @@ def _record_called_classes(
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
                 index.called_classes[callee] = kind
+
+
+def _record_callee_shape_params(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """For each module, the project functions its functions call that give
+    parameters to a TensorFlow op as its shape or a count (`coords_grid(bs,
+    h, w)` of `from .corr import coords_grid`): TFR107 checks what is passed
+    there as it checks a shape (`shape_parameters`)."""
+    for index in indexes:
+        callees = {callee for info in index.functions.values() for callee in info.calls}
+        for callee in sorted(callees):
+            if not callee or callee.endswith("()"):
+                continue
+            for target_index, target in lookup.find(callee, index):
+                info = target_index.functions.get(target)
+                if info is not None and info.shape_params and info.class_name is None:
+                    index.callee_shape_params[callee] = (tuple(info.params), info.shape_params)
+                    break
 
 
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:

@@ -74,6 +74,7 @@ PROJECT_FACT_FIELDS = (
     "held_state",
     "held_classes",
     "called_classes",
+    "callee_shape_params",
     "star_names",
     "unseen_star_imports",
     "rebound_imports",

@@ -19,7 +19,8 @@ def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
     )
 
     return bool(traced) and not (
-        index.called_names.isdisjoint(SHAPE_ARGUMENTS)
+        not index.callee_shape_params
+        and index.called_names.isdisjoint(SHAPE_ARGUMENTS)
         and index.called_names.isdisjoint(COUNT_ARGUMENTS)
         and index.called_names.isdisjoint(PYTHON_COUNT_ARGUMENTS)
     )

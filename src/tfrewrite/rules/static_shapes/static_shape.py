@@ -22,6 +22,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params, local_bindings, single_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.static_shapes import (
     batch_dimension_reads,
     mentions_static_shape,
@@ -231,7 +232,8 @@ class StaticShapeInTracedCode(Rule):
                 shape = _shape_argument(ctx, node)
                 counts = _count_arguments(ctx, node)
                 python_counts = _count_arguments(ctx, node, PYTHON_COUNT_ARGUMENTS)
-                if shape is None and not counts and not python_counts:
+                handed = _helper_shape_arguments(ctx, node)
+                if shape is None and not counts and not python_counts and not handed:
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
                 dimensions = dimension_names.get(id(scope.node))
@@ -253,6 +255,10 @@ class StaticShapeInTracedCode(Rule):
                         yield violation
                 for count in python_counts:
                     violation = self._python_count_violation(site, count.value)
+                    if violation is not None:
+                        yield violation
+                for arg, param in handed:
+                    violation = self._handed_violation(site, arg.value, param)
                     if violation is not None:
                         yield violation
 
@@ -309,6 +315,55 @@ class StaticShapeInTracedCode(Rule):
             return None
         dimensions = [(read, owner, "0") for read, owner in reads]
         return self._rewrite(site, value, dimensions, site.python_int_arithmetic(value))
+
+    def _handed_violation(
+        self, site: _Site, value: cst.BaseExpression, param: str
+    ) -> Violation | None:
+        """A static batch dimension handed to a project function that gives
+        the parameter (`param`) to a TensorFlow op as a shape or a count:
+        it fails there as it would here. The fix passes the dynamic shape;
+        unsafe, since the function must then take a tensor there."""
+        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        if not reads:
+            return None
+        facts = site.ctx.tensors(site.scope)
+        if not all(self._tensor_strength(facts, owner, site.line) for _, owner in reads):
+            return None
+        ctx, tf = site.ctx, site.tf
+        helper = ctx.code(site.call.func)
+        spelled = ", ".join(self._spelling(ctx, node, owner) for node, owner in reads)
+        message = (
+            f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
+            f"not know (the batch dimension under `fit` or an `input_signature`): `{helper}` "
+            f"gives it to a TensorFlow op as a shape or a count (its `{param}`), which then "
+            f"raises when traced; pass the dynamic shape, `{tf}.shape(...)`"
+        )
+        moved = [
+            ctx.code(owner)
+            for node, owner in reads
+            if site.read_through_name(node) and not _stays_bound(site.scope.node, owner)
+        ]
+        if moved:
+            return Violation(
+                value,
+                message + f" (not rewritten: `{moved[0]}` is not one value throughout the "
+                f"function, so `{tf}.shape({moved[0]})` here could read another tensor)",
+            )
+        edits = tuple(
+            NodeEdit(node, cst.parse_expression(f"{tf}.shape({ctx.code(owner)})[0]"))
+            for node, owner in reads
+        )
+        note = f"`{helper}` must then take a tensor for `{param}`"
+        return Violation(
+            value,
+            message,
+            CstFix(
+                f"Use the dynamic shape `{tf}.shape(...)` (unsafe: {note})",
+                edits,
+                site.imports,
+                Applicability.UNSAFE,
+            ),
+        )
 
     def _python_count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
         """A count that must be a Python int (`tf.split(f, b)`), computed
@@ -474,6 +529,30 @@ def _count_arguments(
         elif len(positional) > position:
             found.append(positional[position])
     return found
+
+
+def _helper_shape_arguments(ctx: RuleContext, call: cst.Call) -> list[tuple[cst.Arg, str]]:
+    """The arguments of a call of a project function that it gives to a
+    TensorFlow op as a shape or a count (`ModuleIndex.callee_shape_params`),
+    with the parameter each binds."""
+    known = ctx.index.callee_shape_params
+    if not known:
+        return []
+    written = dotted_name(call.func)
+    names = [ctx.names.qualified_name(call.func), ctx.index.qualify(written) if written else None]
+    found = next((known[name] for name in names if name and name in known), None)
+    if found is None or any(arg.star for arg in call.args):
+        return []
+    params, shape_params = found
+    result = []
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for arg, param in zip(positional, params, strict=False):
+        if param in shape_params:
+            result.append((arg, param))
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in shape_params:
+            result.append((arg, arg.keyword.value))
+    return result
 
 
 def _stays_bound(function: cst.FunctionDef, owner: cst.BaseExpression) -> bool:
