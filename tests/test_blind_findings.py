@@ -484,3 +484,35 @@ def test_the_init_of_an_object_built_in_traced_code_runs_traced():
     [finding] = _findings(PAIRS, "TFR107")
     assert finding.start.line == 10
     assert "`rows` (`a.shape[0]`)" in finding.message
+
+
+# -- A method a base class hands to Keras' recurrent loop: the subclass's runs ---------
+
+RECURRENT = """
+    import tensorflow as tf
+    from tensorflow.keras import backend as K
+
+
+    class Recurrent(tf.keras.layers.Layer):
+        def call(self, inputs):
+            states = [tf.zeros_like(inputs[:, 0])]
+            last, outputs, states = K.rnn(self.step, inputs, states)
+            return outputs
+
+        def step(self, x, states):
+            return x, states
+
+
+    class Predictor(Recurrent):
+        def step(self, x, states):
+            error = tf.reduce_mean(x - states[0])
+            print("error", error)
+            return x, [x]
+"""
+
+
+def test_the_override_of_a_step_a_base_class_hands_to_backend_rnn_runs_traced():
+    """`K.rnn(self.step, ...)` in `Recurrent.call` runs `Predictor.step`
+    for a `Predictor`: its print of a tensor runs once, at trace time."""
+    [finding] = _findings(RECURRENT, "TFR103")
+    assert finding.start.line == 18

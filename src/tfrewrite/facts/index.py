@@ -498,6 +498,8 @@ class _Indexer(
 
     # -- uses -------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if self.function_stack and node.attr in ("shape", "get_shape"):
+            self.function_stack[-1].reads_static_shape = True
         if (
             self.function_stack
             and isinstance(node.ctx, ast.Load)

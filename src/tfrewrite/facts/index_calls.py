@@ -246,8 +246,8 @@ class TracedCallSites:
 
     def _record_traced_argument(self, node: ast.Call, callee: str | None) -> None:
         """Functions handed to something that traces them: `Dataset.map`/
-        `filter`, `tf.map_fn` and friends, a Keras `Lambda` layer,
-        `strategy.run`."""
+        `filter`, `tf.map_fn` and friends, a Keras `Lambda` layer, the step
+        function of Keras' `backend.rnn`, `strategy.run`."""
         target: ast.AST | None = None
         reason = ""
         arguments = ""
@@ -255,6 +255,10 @@ class TracedCallSites:
         passed = ""
         if callee in _TRACING_HIGHER_ORDER and node.args:
             target, reason, arguments = node.args[0], f"given to `{callee}`", "tensor"
+        elif keras_path(callee) == "backend.rnn" and node.args:
+            # Keras' recurrent loop calls its step function with each
+            # step's inputs, in a `tf.while_loop` of the layer's `call`.
+            target, reason, arguments = node.args[0], "given to Keras' `backend.rnn`", "first"
         elif keras_path(callee) == "layers.Lambda":
             function = node.args[0] if node.args else None
             for kw in node.keywords:

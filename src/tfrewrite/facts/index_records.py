@@ -54,6 +54,9 @@ class FunctionInfo:
     # Parameters given to a TensorFlow op as its shape or a count
     # (`tf.tile(c, (batch_size, 1))`: `shape_parameters`).
     shape_params: frozenset[str] = frozenset()
+    # Reads a static shape (`x.shape`, `x.get_shape()`): what it hands a
+    # function of `ModuleIndex.callee_shape_params` may be a static dimension.
+    reads_static_shape: bool = False
     # What TFR202 reports may be there: `obj.attr = ...` (not `self.attr =`,
     # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
     # `global`/`nonlocal` (`_writes_outside`).

@@ -66,6 +66,9 @@ PENDING_STEP_CONTEXTS = (
 )
 # The pending contexts of a tape in a loop: traced only by an extraction.
 EAGER_LOOP_CONTEXTS = PENDING_STEP_CONTEXTS[1:]
+# How the reason of a function handed to a tracer starts (`given to
+# `tensorflow.map_fn``, `given to Keras' `backend.rnn``).
+HANDED_CONTEXT = "given to "
 # How the context a traced caller gives starts (`called from traced `step``).
 TRACED_CALLER_CONTEXT = "called from traced"
 
@@ -403,6 +406,27 @@ def _keras_base(
     return None
 
 
+def _overrides(
+    indexes: list[ModuleIndex], lookup: _Lookup
+) -> dict[tuple[str, str], list[tuple[ModuleIndex, str]]]:
+    """(module path, `Base.method`) -> the methods of the project's direct
+    subclasses that override it: where a call of `self.method` in `Base`
+    may land."""
+    found: dict[tuple[str, str], list[tuple[ModuleIndex, str]]] = {}
+    for index in indexes:
+        for qualname, info in index.classes.items():
+            for base in info.bases:
+                for base_index, base_qualname in lookup.find(base, index):
+                    if base_qualname not in base_index.classes:
+                        continue
+                    for method in info.methods:
+                        overridden = f"{base_qualname}.{method}"
+                        if overridden in base_index.functions:
+                            key = (base_index.path, overridden)
+                            found.setdefault(key, []).append((index, f"{qualname}.{method}"))
+    return found
+
+
 def _init_computes(index: ModuleIndex, class_qualname: str) -> bool:
     """Whether the class's `__init__` computes with TensorFlow, itself or
     through a method of the class (`self.corr = self.correlation(a, b)`),
@@ -644,6 +668,7 @@ def compute_facts(
     # Functions nested in each qualname prefix, built once per file: scanning
     # every function for each traced one made large files quadratic.
     nested_in: dict[int, dict[str, list[str]]] = {}
+    overriding = _overrides(indexes, lookup)
 
     def propagate() -> None:
         while queue:
@@ -652,6 +677,21 @@ def compute_facts(
             info = index.functions[qualname]
             caller = info.qualname
             how = "will be traced with" if known.pending else TRACED_CALLER_CONTEXT
+            # `K.rnn(self.step, ...)` in a base class runs a subclass's
+            # `step`: a method handed to a tracer by the base class. (A
+            # method the base class calls itself is judged as it is called.)
+            handed = any(
+                c.startswith(HANDED_CONTEXT) and not c.startswith(COMPILE_CONTEXT)
+                for c in known.contexts
+            )
+            for sub_index, override in overriding.get((index.path, qualname), ()) if handed else ():
+                mark(
+                    sub_index,
+                    override,
+                    f"overrides traced `{caller}`",
+                    pending=known.pending,
+                    elsewhere=known.elsewhere or sub_index.path != index.path,
+                )
             if id(index) not in nested_in:
                 nested_in[id(index)] = _nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):

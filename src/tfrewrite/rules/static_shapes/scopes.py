@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tfrewrite.facts.rule_scopes import traced_infos
+
 if TYPE_CHECKING:
     from tfrewrite.facts.index import ModuleIndex
     from tfrewrite.facts.rule_scopes import TracedFacts
@@ -18,9 +20,17 @@ def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
         SHAPE_ARGUMENTS,
     )
 
-    return bool(traced) and not (
-        not index.callee_shape_params
-        and index.called_names.isdisjoint(SHAPE_ARGUMENTS)
+    if not traced:
+        return False
+    if not (
+        index.called_names.isdisjoint(SHAPE_ARGUMENTS)
         and index.called_names.isdisjoint(COUNT_ARGUMENTS)
         and index.called_names.isdisjoint(PYTHON_COUNT_ARGUMENTS)
+    ):
+        return True
+    # A static dimension handed to a project function that makes it a shape.
+    helpers = index.callee_shape_params
+    return bool(helpers) and any(
+        info.reads_static_shape and not helpers.keys().isdisjoint(info.calls)
+        for info in traced_infos(index, traced)
     )
