@@ -316,3 +316,18 @@ def test_a_helper_of_another_module_is_known_by_the_project(tmp_path):
     result = run(files, RunOptions(rule_codes=tuple(SELECT), root=str(tmp_path)), jobs=1)
     [finding] = result.findings
     assert finding.path.endswith("model.py") and "(its `batch_size`)" in finding.message
+
+
+def test_a_shape_built_from_a_slice_of_the_static_shape_list_is_judged_whole():
+    """`[-1] + x.shape.as_list()[2:]`: a shape built from the static shape
+    list past the batch dimension, checked as any shape built from `x.shape`
+    is, without failing on the list's `as_list()` call."""
+    source = with_body(
+        TRACED,
+        """
+        h = tf.nn.relu(x)
+        return tf.reshape(h, [-1] + h.shape.as_list()[1:])
+        """,
+    )
+    findings = check_source(source, select=SELECT)
+    assert all(f.fix is None for f in findings)

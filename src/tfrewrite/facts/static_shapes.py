@@ -180,11 +180,13 @@ def batch_dimension_reads(
     return []
 
 
-def mentions_static_shape(node: cst.CSTNode) -> cst.Attribute | None:
-    """The first `x.shape` inside `node` (a slice, `list(x.shape[:-1]) + ...`)."""
+def mentions_static_shape(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The first static shape inside `node` (`x.shape` in a slice,
+    `list(x.shape[:-1]) + ...`, or `x.get_shape().as_list()`): its tensor is
+    `static_shape_of` it."""
     for inner, _ in iter_with_ancestors(node):
         if isinstance(inner, (cst.Attribute, cst.Call)) and static_shape_of(inner) is not None:
-            return inner  # type: ignore[return-value]
+            return inner  # type: ignore[no-any-return]
     return None
 
 

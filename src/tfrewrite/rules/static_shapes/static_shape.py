@@ -292,10 +292,11 @@ class StaticShapeInTracedCode(Rule):
         if built is None:
             return None
         mentioned = mentions_static_shape(built)
+        tensor = static_shape_of(mentioned) if mentioned is not None else None
         facts = ctx.tensors(site.scope)
-        if mentioned is None or not self._tensor_strength(facts, mentioned.value):
+        if tensor is None or not self._tensor_strength(facts, tensor):
             return None
-        owner = ctx.code(mentioned.value)
+        owner = ctx.code(tensor)
         op, tf = site.op, site.tf
         return Violation(
             shape,
