@@ -49,9 +49,12 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks codemods scripts
 
 # Throughput on the keras sources (BENCH_ARGS="--corpus DIR --cli-only" for
-# another tree, or only the command-line timings).
+# another tree, or only the command-line timings), then the hazard-dense
+# generated files and the language server's latency through an LSP session.
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/throughput.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/dense_findings.py --losses 14,67,200
+	$(BIN)/python benchmarks/server_latency.py --losses 14,67 --clean 14 --edits 3
 
 # The fuzz tests with many more examples (the suite runs a few hundred).
 fuzz: $(VENV)/.installed-dev
