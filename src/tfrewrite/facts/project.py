@@ -17,12 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, SPLAT
+from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import DATASET_CONTEXT, TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
+from tfrewrite.facts.shape_parameters import record_callee_shape_params
 from tfrewrite.workspace.line_names import path_line
 
 # Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
@@ -406,48 +408,6 @@ def _keras_base(
     return None
 
 
-def _overrides(
-    indexes: list[ModuleIndex], lookup: _Lookup
-) -> dict[tuple[str, str], list[tuple[ModuleIndex, str]]]:
-    """(module path, `Base.method`) -> the methods of the project's direct
-    subclasses that override it: where a call of `self.method` in `Base`
-    may land."""
-    found: dict[tuple[str, str], list[tuple[ModuleIndex, str]]] = {}
-    for index in indexes:
-        for qualname, info in index.classes.items():
-            for base in info.bases:
-                for base_index, base_qualname in lookup.find(base, index):
-                    if base_qualname not in base_index.classes:
-                        continue
-                    for method in info.methods:
-                        overridden = f"{base_qualname}.{method}"
-                        if overridden in base_index.functions:
-                            key = (base_index.path, overridden)
-                            found.setdefault(key, []).append((index, f"{qualname}.{method}"))
-    return found
-
-
-def _init_computes(index: ModuleIndex, class_qualname: str) -> bool:
-    """Whether the class's `__init__` computes with TensorFlow, itself or
-    through a method of the class (`self.corr = self.correlation(a, b)`),
-    rather than only keeping its configuration: then, built in traced code,
-    it computes with the caller's tensors in the trace."""
-    info = index.functions.get(f"{class_qualname}.__init__")
-    if info is None:
-        return False
-    own = (f"{index.qualify(class_qualname)}.", f"{class_qualname}.")
-    methods = [
-        index.functions.get(f"{class_qualname}.{callee.rpartition('.')[2]}")
-        for callee in info.calls
-        if callee.startswith(own)
-    ]
-    return any(
-        callee.startswith("tensorflow.")
-        for called in [info, *(m for m in methods if m is not None)]
-        for callee in called.calls
-    )
-
-
 def traced_base_leaf(base: str) -> str | None:
     """The framework base class a resolved base name is, by its last name
     (`Layer`, `Bijector`): a Keras class under any of its spellings, or a
@@ -668,7 +628,7 @@ def compute_facts(
     # Functions nested in each qualname prefix, built once per file: scanning
     # every function for each traced one made large files quadratic.
     nested_in: dict[int, dict[str, list[str]]] = {}
-    overriding = _overrides(indexes, lookup)
+    overriding = overrides(indexes, lookup)
 
     def propagate() -> None:
         while queue:
@@ -741,7 +701,7 @@ def compute_facts(
                         target in target_index.classes
                         and not callee.endswith("()")
                         and _is_plain_class(target_index, target, lookup)
-                        and _init_computes(target_index, target)
+                        and init_computes(target_index, target)
                     ):
                         # `CorrBlock(f1, f2)`: building an object of a plain
                         # class runs its `__init__` in the caller's trace.
@@ -800,7 +760,7 @@ def compute_facts(
     keras = _KerasClasses(lookup)
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
-    _record_callee_shape_params(indexes, lookup)
+    record_callee_shape_params(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     _record_custom_schedules(indexes, lookup)
     record_looped_train_methods(indexes, looped_methods)
@@ -1626,23 +1586,6 @@ def _record_called_classes(
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
                 index.called_classes[callee] = kind
-
-
-def _record_callee_shape_params(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
-    """For each module, the project functions its functions call that give
-    parameters to a TensorFlow op as its shape or a count (`coords_grid(bs,
-    h, w)` of `from .corr import coords_grid`): TFR107 checks what is passed
-    there as it checks a shape (`shape_parameters`)."""
-    for index in indexes:
-        callees = {callee for info in index.functions.values() for callee in info.calls}
-        for callee in sorted(callees):
-            if not callee or callee.endswith("()"):
-                continue
-            for target_index, target in lookup.find(callee, index):
-                info = target_index.functions.get(target)
-                if info is not None and info.shape_params and info.class_name is None:
-                    index.callee_shape_params[callee] = (tuple(info.params), info.shape_params)
-                    break
 
 
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
