@@ -324,15 +324,12 @@ class StaticShapeInTracedCode(Rule):
         the parameter (`param`) to a TensorFlow op as a shape or a count:
         it fails there as it would here. The fix passes the dynamic shape;
         unsafe, since the function must then take a tensor there."""
-        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
-        if not reads:
+        found = self._tensor_reads(site, value)
+        if found is None:
             return None
-        facts = site.ctx.tensors(site.scope)
-        if not all(self._tensor_strength(facts, owner, site.line) for _, owner in reads):
-            return None
+        reads, spelled = found
         ctx, tf = site.ctx, site.tf
         helper = ctx.code(site.call.func)
-        spelled = ", ".join(self._spelling(ctx, node, owner) for node, owner in reads)
         message = (
             f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
             f"not know (the batch dimension under `fit` or an `input_signature`): `{helper}` "
@@ -369,6 +366,24 @@ class StaticShapeInTracedCode(Rule):
     def _python_count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
         """A count that must be a Python int (`tf.split(f, b)`), computed
         from a static batch dimension: reported, never rewritten."""
+        found = self._tensor_reads(site, value)
+        if found is None:
+            return None
+        return Violation(
+            value,
+            f"{found[1]} is the static shape, which holds `None` for a dimension the trace does "
+            f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} "
+            "then raises when traced (no fix: it needs the number as a Python int, which the "
+            "dynamic shape is not; iterate over the batch with `tf.map_fn`, or keep the batch "
+            "size fixed)",
+        )
+
+    def _tensor_reads(
+        self, site: _Site, value: cst.BaseExpression
+    ) -> tuple[list[tuple[cst.BaseExpression, cst.BaseExpression]], str] | None:
+        """The static batch dimensions `value` computes with, each of a
+        tensor (proven or likely), and how the message names them; None
+        when there is none, or one is of no tensor."""
         reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
         if not reads:
             return None
@@ -376,14 +391,7 @@ class StaticShapeInTracedCode(Rule):
         if not all(self._tensor_strength(facts, owner, site.line) for _, owner in reads):
             return None
         spelled = ", ".join(self._spelling(site.ctx, node, owner) for node, owner in reads)
-        return Violation(
-            value,
-            f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
-            f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} "
-            "then raises when traced (no fix: it needs the number as a Python int, which the "
-            "dynamic shape is not; iterate over the batch with `tf.map_fn`, or keep the batch "
-            "size fixed)",
-        )
+        return reads, spelled
 
     @staticmethod
     def _tensor_strength(
