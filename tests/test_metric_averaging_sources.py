@@ -453,3 +453,24 @@ def test_loop_variables_named_for_batches_make_a_loop_over_batches() -> None:
     assert _lines(NAMED_BATCHES.format(target="x_batch, y_batch")) == [11]
     renamed = NAMED_BATCHES.format(target="x_item, y_item").replace("_batch", "_item")
     assert _lines(renamed) == []
+
+
+# A running average shown while the loop goes on, and the one kept after it.
+_RUNNING = """
+import tensorflow as tf
+
+
+def run(path, step_fn, show):
+    ds = tf.data.TextLineDataset(path).batch(64)
+    total = 0.0
+    for i, batch in enumerate(ds):
+        total += step_fn(batch)
+        show(total / (i + 1))
+    {after}
+"""
+
+
+def test_the_average_kept_after_the_loop_is_reported_not_the_running_one() -> None:
+    assert _lines_below_prefilter(_RUNNING.format(after="return total / (i + 1)")) == [10]
+    # Without an average after the loop, the running one is what there is.
+    assert _lines_below_prefilter(_RUNNING.format(after="return None")) == [9]

@@ -65,6 +65,23 @@ def _batch_input(loop: cst.For) -> str | None:
     return None
 
 
+def _within(node: cst.CSTNode, loop: cst.For, inside: dict[int, set[int]]) -> bool:
+    """Whether `node` is in the body of `loop` (`inside` keeps each loop's
+    nodes once walked)."""
+    if id(loop) not in inside:
+        inside[id(loop)] = {id(n) for n in iter_nodes(loop.body)}
+    return id(node) in inside[id(loop)]
+
+
+def _summed_average(node: cst.CSTNode, total: str) -> Violation:
+    return Violation(
+        node,
+        f"`{total}` sums one value per batch and is divided by the number of batches: every "
+        "batch weighs the same, so a short final batch is over-weighted. Weight each value by "
+        "its batch size and divide by the number of examples, or use a `keras.metrics` object",
+    )
+
+
 class PerBatchMetricAverage(Rule):
     code = "TFR306"
     name = "per-batch-metric-average"
@@ -324,6 +341,8 @@ class PerBatchMetricAverage(Rule):
             comprehended: set[str] | None = None
             values: dict[str, cst.BaseExpression] | None = None  # names bound once
             reported: set[str] = set()
+            running: dict[str, cst.CSTNode] = {}  # averages divided inside their loop
+            inside_loops: dict[int, set[int]] = {}
             self._creating: set[int] = set()  # loops given a new list of sizes this round
             for node in iter_nodes(scope, into_functions=False):
                 if not isinstance(node, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
@@ -378,14 +397,17 @@ class PerBatchMetricAverage(Rule):
                             values = single_values(function)
                         divisor = values.get(divisor.value, divisor)
                     if counts_batches(divisor, sums[total]):
+                        if _within(node, sums[total].loop, inside_loops):
+                            # A running figure shown while the loop goes on
+                            # (a progress bar): the average kept after the
+                            # loop, if there is one, is the one reported.
+                            running.setdefault(total, node)
+                            continue
                         reported.add(total)
-                        yield Violation(
-                            node,
-                            f"`{total}` sums one value per batch and is divided by the number of "
-                            "batches: every batch weighs the same, so a short final batch is "
-                            "over-weighted. Weight each value by its batch size and divide by "
-                            "the number of examples, or use a `keras.metrics` object",
-                        )
+                        yield _summed_average(node, total)
+            for total, node in running.items():
+                if total not in reported:
+                    yield _summed_average(node, total)
 
     def _comprehension_mean(self, ctx: RuleContext, node: cst.CSTNode) -> bool | None:
         """`np.mean([f(b) for b in batches])`, `statistics.mean(f(b) for b in
