@@ -99,7 +99,10 @@ class PerBatchMetricAverage(Rule):
         the loop adds 1 to, or the loop's own index: `total / (i + 1)` after
         `for i, (x, y) in enumerate(...)`), however the division is written:
         `total / n_batches`, `total /= n_batches` (after the loop or in its
-        `else`), `np.divide(total, n_batches)`.
+        `else`), `np.divide(total, n_batches)`, or through a name bound once
+        (`count = len(train_ds)`, then `total / count`). A sum divided both
+        inside the loop (a running figure for a progress bar) and after it
+        is reported where it is kept, after the loop.
 
         ## Why is this bad?
         Averaging per-batch values gives every batch the same weight.
