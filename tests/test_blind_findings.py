@@ -516,3 +516,32 @@ def test_the_override_of_a_step_a_base_class_hands_to_backend_rnn_runs_traced():
     for a `Predictor`: its print of a tensor runs once, at trace time."""
     [finding] = _findings(RECURRENT, "TFR103")
     assert finding.start.line == 18
+
+
+# Layers kept in lists: by index, and by a loop over one or two lists.
+LISTED_LAYERS = FORWARD_PASS.replace(
+    """            self.drop = keras.layers.Dropout(0.5)
+""",
+    """            self.drop = keras.layers.Dropout(0.5)
+            self.blocks = []
+            self.norms = [keras.layers.BatchNormalization()]
+            for _ in range(2):
+                self.blocks.append(keras.layers.Dropout(0.5))
+""",
+).replace(
+    """            h = self.drop(self.dense(x))
+""",
+    """            h = self.drop(self.dense(x), training=False)
+            h = self.norms[0](h)
+            for block, norm in zip(self.blocks, self.norms):
+                h = norm(block(h))
+""",
+)
+
+
+def test_layers_kept_in_lists_are_followed_to_what_the_class_appends():
+    passed = "h = self.drop(self.dense(x), training=training)"
+    assert _findings(FORWARD_PASS.replace("h = self.drop(self.dense(x))", passed), "TFR304") == []
+    listed = _findings(LISTED_LAYERS, "TFR304")
+    assert [f.start.line for f in listed] == [18, 20, 20]
+    assert "`self.norms[0](...)` gets no `training` in `forward`" in listed[0].message

@@ -131,8 +131,9 @@ def test_get_variable_of_two_objects_works_eagerly_and_raises_in_one_trace(tmp_p
         tf.function(lambda x: fourth(third(x)))(tf.ones([2, 3]))
 
 
+@pytest.mark.parametrize("shape", ["held", "listed"])
 def test_dropout_in_a_method_the_step_calls_directly_is_off_until_training_is_passed_on(
-    tmp_path,
+    tmp_path, shape
 ) -> None:
     """The shape `test_blind_findings` reports: `train_step` runs
     `self.forward(x, True)`, outside any call context; the `Dropout` that
@@ -141,9 +142,9 @@ def test_dropout_in_a_method_the_step_calls_directly_is_off_until_training_is_pa
     import textwrap
 
     import tensorflow as tf
-    from tests.test_blind_findings import FORWARD_PASS
+    from tests.test_blind_findings import FORWARD_PASS, LISTED_LAYERS
 
-    source = textwrap.dedent(FORWARD_PASS)
+    source = textwrap.dedent(FORWARD_PASS if shape == "held" else LISTED_LAYERS)
     fixed = fix_source(source, select=["TFR304"], unsafe_fixes=True)
     x = tf.ones((64, 8))
     for text, drops in ((source, False), (fixed, True)):

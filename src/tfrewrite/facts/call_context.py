@@ -98,28 +98,127 @@ def _binds_training(call: cst.Call, method: FunctionScope) -> bool:
 def _layer_calls_without_flag(
     ctx: RuleContext, method: FunctionScope, owner: str
 ) -> Iterator[tuple[cst.Call, str]]:
-    """Calls in `method` of a layer the model holds (`self.dropout(x)`)
-    that pass no `training`, of a layer whose output may depend on it."""
+    """Calls in `method` of a layer the model holds (`self.dropout(x)`, or
+    one kept in a list: `self.blocks[i](x)`, `block(x)` for `block` in
+    `self.blocks`) that pass no `training`, of a layer whose output may
+    depend on it."""
     info = ctx.index.classes.get(owner)
     held = info.held_objects if info is not None else {}
+    lists: dict[str, list[cst.Call]] | None = None
+    looped: dict[str, str] | None = None
     for node in iter_nodes(method.node.body, into_functions=False):
         if not isinstance(node, cst.Call):
-            continue
-        label = dotted_name(node.func) or ""
-        head, _, attr = label.partition(".")
-        if head != "self" or not attr or "." in attr or attr not in held:
             continue
         if any(a.keyword is not None and "train" in a.keyword.value for a in node.args):
             continue
         if any(a.star for a in node.args):
             continue
-        if passes_training_positionally(ctx, node, label, owner):
+        label = dotted_name(node.func) or ""
+        head, _, attr = label.partition(".")
+        if head == "self" and attr and "." not in attr and attr in held:
+            if passes_training_positionally(ctx, node, label, owner):
+                continue
+            if not _may_depend_on_training(ctx, owner, attr, held[attr]):
+                continue
+            if ignores_training(ctx, label, owner) is not None:
+                continue
+            yield node, label
             continue
-        if not _may_depend_on_training(ctx, owner, attr, held[attr]):
+        kept = _list_attribute(node.func, looped if looped is not None else {})
+        if kept is None and isinstance(node.func, cst.Name) and looped is None:
+            looped = _loop_elements(method)
+            kept = looped.get(node.func.value)
+        if kept is None:
             continue
-        if ignores_training(ctx, label, owner) is not None:
+        if lists is None:
+            lists = _held_lists(ctx, owner)
+        built = lists.get(kept, [])
+        positional = [a for a in node.args if a.keyword is None]
+        if built and len(positional) < 2 and any(_builds_training_layer(ctx, b) for b in built):
+            yield node, ctx.code(node.func)
+
+
+def _list_attribute(func: cst.BaseExpression, looped: dict[str, str]) -> str | None:
+    """`blocks` for `self.blocks[i]`, or for a loop variable over it."""
+    if isinstance(func, cst.Subscript):
+        label = dotted_name(func.value) or ""
+        head, _, attr = label.partition(".")
+        return attr if head == "self" and attr and "." not in attr else None
+    if isinstance(func, cst.Name):
+        return looped.get(func.value)
+    return None
+
+
+def _loop_elements(method: FunctionScope) -> dict[str, str]:
+    """Loop variables of `method` bound to items of a `self` list: `block`
+    of `for block in self.blocks`, both of `for fc, drop in
+    zip(self.fc_list, self.drop_list)`."""
+    found: dict[str, str] = {}
+    for node in iter_nodes(method.node.body, into_functions=False):
+        if not isinstance(node, cst.For):
             continue
-        yield node, label
+        sources: list[cst.BaseExpression] = [node.iter]
+        targets: list[cst.BaseExpression] = [node.target]
+        if isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "zip":
+            sources = [a.value for a in node.iter.args]
+            if isinstance(node.target, (cst.Tuple, cst.List)):
+                targets = [e.value for e in node.target.elements]
+        if len(sources) != len(targets):
+            continue
+        for target, source in zip(targets, sources, strict=True):
+            label = dotted_name(source) or ""
+            head, _, attr = label.partition(".")
+            if isinstance(target, cst.Name) and head == "self" and attr and "." not in attr:
+                found[target.value] = attr
+    return found
+
+
+def _held_lists(ctx: RuleContext, owner: str) -> dict[str, list[cst.Call]]:
+    """`self.<attr>` lists the class fills with objects it builds, in any of
+    its methods: `self.blocks = [Block(n) for n in sizes]`, `self.blocks =
+    [Dense(4), Dropout(0.5)]`, `self.blocks.append(Dense(4))`."""
+    found: dict[str, list[cst.Call]] = {}
+    for function in ctx.functions:
+        if function.class_name != owner:
+            continue
+        for node in iter_nodes(function.node.body):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                label = dotted_name(node.targets[0].target) or ""
+                head, _, attr = label.partition(".")
+                value = node.value
+                if head != "self" or not attr or "." in attr:
+                    continue
+                if isinstance(value, cst.ListComp) and isinstance(value.elt, cst.Call):
+                    found.setdefault(attr, []).append(value.elt)
+                elif isinstance(value, (cst.List, cst.Tuple)):
+                    calls = [e.value for e in value.elements if isinstance(e.value, cst.Call)]
+                    found.setdefault(attr, []).extend(calls)
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "append"
+                and node.args
+                and isinstance(node.args[0].value, cst.Call)
+            ):
+                label = dotted_name(node.func.value) or ""
+                head, _, attr = label.partition(".")
+                if head == "self" and attr and "." not in attr:
+                    found.setdefault(attr, []).append(node.args[0].value)  # type: ignore[arg-type]
+    return found
+
+
+def _builds_training_layer(ctx: RuleContext, built: cst.Call) -> bool:
+    """Whether the call builds a layer whose output may depend on
+    `training`: one of Keras' own but those that ignore it, or a project
+    class deriving from Keras that may (`project.KERAS_CLASS`)."""
+    qualified = ctx.names.qualified_name(built.func)
+    path = keras_path(qualified)
+    if path is not None:
+        leaf = path.rsplit(".", 1)[-1]
+        return path.startswith("layers.") and leaf not in TRAINING_INSENSITIVE_LAYERS
+    written = dotted_name(built.func)
+    names = [qualified, ctx.index.qualify(written) if written else None]
+    return any(ctx.index.called_classes.get(n or "") == KERAS_CLASS for n in names)
 
 
 def _may_depend_on_training(ctx: RuleContext, owner: str, attr: str, built: str) -> bool:
