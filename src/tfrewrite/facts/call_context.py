@@ -24,7 +24,11 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import is_keras_model_class, keras_path
-from tfrewrite.facts.models import ignores_training, passes_training_positionally
+from tfrewrite.facts.models import (
+    called_class_kind,
+    ignores_training,
+    passes_training_positionally,
+)
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.project import KERAS_CLASS, TRAINING_INSENSITIVE_LAYERS
 from tfrewrite.facts.walk import iter_nodes
@@ -216,9 +220,7 @@ def _builds_training_layer(ctx: RuleContext, built: cst.Call) -> bool:
     if path is not None:
         leaf = path.rsplit(".", 1)[-1]
         return path.startswith("layers.") and leaf not in TRAINING_INSENSITIVE_LAYERS
-    written = dotted_name(built.func)
-    names = [qualified, ctx.index.qualify(written) if written else None]
-    return any(ctx.index.called_classes.get(n or "") == KERAS_CLASS for n in names)
+    return called_class_kind(ctx, built.func) == KERAS_CLASS
 
 
 def _may_depend_on_training(ctx: RuleContext, owner: str, attr: str, built: str) -> bool:

@@ -205,21 +205,29 @@ def trained_keras_objects(
     return trained & (keras_objects(ctx, root) | built)
 
 
+def called_class_kind(ctx: RuleContext, callee: cst.BaseExpression) -> str | None:
+    """What the project facts say of the class a call of `callee` builds,
+    when the project defines it, in this module or another
+    (`ModuleIndex.called_classes`: "python", "framework", or a Keras kind);
+    None for anything else. Pass 1 names a class of this module
+    module-qualified."""
+    names = [ctx.names.qualified_name(callee)]
+    local = dotted_name(callee)
+    if local:
+        names.append(ctx.index.qualify(local))
+    return next(
+        (ctx.index.called_classes[n] for n in names if n and n in ctx.index.called_classes), None
+    )
+
+
 def project_keras_class(ctx: RuleContext, callee: cst.BaseExpression) -> str | None:
     """What the project knows of the class a call of `callee` builds when
     it is a Keras layer or model the project defines, in this module or
     another (`from model.net import TextNet`; `project.KERAS_CLASS` or
     `KERAS_CLASS_IGNORING_TRAINING`, through its project bases); None for
-    anything else. Pass 1 names a class of this module module-qualified."""
-    names = [ctx.names.qualified_name(callee)]
-    local = dotted_name(callee)
-    if local:
-        names.append(ctx.index.qualify(local))
-    for name in names:
-        kind = ctx.index.called_classes.get(name) if name else None
-        if kind in (KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING):
-            return kind
-    return None
+    anything else."""
+    kind = called_class_kind(ctx, callee)
+    return kind if kind in (KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING) else None
 
 
 def project_keras_objects(ctx: RuleContext) -> dict[str, str]:
@@ -477,5 +485,5 @@ def _is_plain_callable(ctx: RuleContext, value: cst.BaseExpression) -> bool:
         return False
     info = ctx.index.classes.get(dotted_name(value.func) or "")
     if info is None:  # a class of another module: what the project facts say of it
-        return ctx.index.called_classes.get(ctx.names.qualified_name(value.func) or "") == "python"
+        return called_class_kind(ctx, value.func) == "python"
     return all(base in ("object", "builtins.object") for base in info.bases)

@@ -27,8 +27,10 @@ from tfrewrite.facts.method_steps import looped_train_methods, record_looped_tra
 from tfrewrite.facts.shape_parameters import record_callee_shape_params
 from tfrewrite.workspace.line_names import path_line
 
-# Keras base classes (normalised to `keras.<leaf>`) and the methods Keras traces.
-KERAS_TRACED_METHODS: dict[str, tuple[str, ...]] = {
+# Framework base classes, by their last name (`traced_base_leaf`: Keras'
+# under any spelling, TensorFlow Probability's `Bijector`), and the methods
+# the framework calls itself in traced code.
+FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Loss": ("call", "__call__"),
     "Layer": ("call",),
     "Model": ("call", "train_step", "test_step", "predict_step"),
@@ -218,7 +220,7 @@ _KERAS_CALLED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss"})
 
 # The contexts of the methods Keras calls itself (`Loss.call`, ...).
 _KERAS_METHOD_CONTEXTS = frozenset(
-    f"{base}.{method}" for base, methods in KERAS_TRACED_METHODS.items() for method in methods
+    f"{base}.{method}" for base, methods in FRAMEWORK_TRACED_METHODS.items() for method in methods
 )
 
 
@@ -398,7 +400,7 @@ def _keras_base(
         return None
     for base in info.bases:
         leaf = traced_base_leaf(base)
-        if leaf in KERAS_TRACED_METHODS:
+        if leaf in FRAMEWORK_TRACED_METHODS:
             return leaf
         for other_index, other_qualname in lookup.find(base, index):
             if other_qualname in other_index.classes:
@@ -546,9 +548,9 @@ def compute_facts(
             return
         # A base found through project classes may be another module's.
         elsewhere = elsewhere or not any(
-            traced_base_leaf(b) in KERAS_TRACED_METHODS for b in index.classes[qualname].bases
+            traced_base_leaf(b) in FRAMEWORK_TRACED_METHODS for b in index.classes[qualname].bases
         )
-        for method in KERAS_TRACED_METHODS[base]:
+        for method in FRAMEWORK_TRACED_METHODS[base]:
             method_qualname = f"{qualname}.{method}"
             info = index.functions.get(method_qualname)
             if info is None:
@@ -848,7 +850,7 @@ def _mark_train_step_contexts(
     queue: deque[tuple[ModuleIndex, str, str]] = deque()
     for index in indexes:
         for qualname, info in index.functions.items():
-            if not (info.trains):
+            if not info.trains:
                 continue
             known = marks.get((index.path, qualname))
             if known is not None and not known.pending:
@@ -932,7 +934,7 @@ def _pending_train_steps(
     result = []
     for index in indexes:
         for qualname, info in index.functions.items():
-            if not (info.trains):
+            if not info.trains:
                 continue
             if info.tape_in_loop or info.consumes_grown_lists:
                 continue  # a training loop (TFR303's case), or eager by design

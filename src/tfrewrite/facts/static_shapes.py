@@ -20,7 +20,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import iter_assignments, local_bindings, split_target
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.state import in_place_writes
 from tfrewrite.facts.vocabulary import SHAPE_ARGUMENTS
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 
@@ -89,7 +89,7 @@ def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.Bas
         if not augmented and value is not None
     ]
     found: dict[str, tuple[cst.BaseExpression, str]] = {}
-    changed = _changed_in_place(function)
+    changed = in_place_writes(function.body)  # `dims[0] = -1`: no longer the dimension
     for target, value in assignments:  # whole shapes first: their items are read below
         if isinstance(target, cst.Name) and counts.get(target.value) == 1:
             owner = static_shape_of(value)
@@ -111,28 +111,6 @@ def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.Bas
                 if owner is not None:
                     found[name] = (owner, str(index))
     return found
-
-
-def _changed_in_place(function: cst.FunctionDef) -> set[str]:
-    """Names whose list the function changes in place (`dims[0] = -1`,
-    `dims.append(n)`): their items are no longer the static dimensions."""
-    changed: set[str] = set()
-    for node in iter_nodes(function.body):
-        if isinstance(node, (cst.Assign, cst.AugAssign)):
-            targets = (
-                [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            )
-            for target in targets:
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    changed.add(target.value.value)
-        elif (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
-            and node.func.attr.value in MUTATING_METHODS
-            and isinstance(node.func.value, cst.Name)
-        ):
-            changed.add(node.func.value.value)
-    return changed
 
 
 def static_shape_names(

@@ -20,6 +20,7 @@ from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.fresh_arguments import fresh_object_arguments
 from tfrewrite.facts.frozen_state import FrozenState
 from tfrewrite.facts.logging_calls import is_logging_call_node, logger_names
+from tfrewrite.facts.models import called_class_kind
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import mixed_with_tensors, numpy_argument_hazard
@@ -124,18 +125,9 @@ def _python_object_class(ctx: RuleContext, receiver: str | None, params: set[str
     sources = value_sources(ctx, cst.Name(receiver))[1:]
     classes = set()
     for value in sources:
-        if not isinstance(value, cst.Call):
+        if not isinstance(value, cst.Call) or called_class_kind(ctx, value.func) != "python":
             return None
-        names = [ctx.names.qualified_name(value.func), dotted_name(value.func)]
-        local = dotted_name(value.func)
-        if local:
-            names.append(ctx.index.qualify(local))
-        kind = next(
-            (ctx.index.called_classes[n] for n in names if n in ctx.index.called_classes), None
-        )
-        if kind != "python":
-            return None
-        classes.add((local or "").rpartition(".")[2])
+        classes.add((dotted_name(value.func) or "").rpartition(".")[2])
     return classes.pop() if len(classes) == 1 else None
 
 

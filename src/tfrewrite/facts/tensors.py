@@ -43,6 +43,7 @@ from tfrewrite.facts.bindings import (
     scope_nodes,
     split_target,
 )
+from tfrewrite.facts.call_arguments import bind_arguments
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
@@ -832,30 +833,17 @@ class TensorFacts:
         self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
     ) -> dict[str, TensorKind] | None:
         """Each parameter of `helper` with the facts of what a call with
-        `args` binds to it, as Python binds them; None where that cannot be
-        told (`*args`/`**kwargs` parameters, an argument that binds none)."""
+        `args` binds to it, as Python binds them (`call_arguments`); None
+        where that cannot be told (`*args`/`**kwargs`, a call that does not
+        fit the signature)."""
         parameters = helper.params
         if isinstance(parameters.star_arg, cst.Param) or parameters.star_kwarg is not None:
             return None
-        positional = positional_param_names(helper)
-        given = [a for a in args if a.keyword is None]
-        if len(given) > len(positional):
+        bound = bind_arguments(helper, args)
+        if any(b.value is None for b in bound.values()):
             return None
-        bound = {p: self._kind(a.value, names) for p, a in zip(positional, given, strict=False)}
-        every = {p.name.value: p for p in all_params(parameters)}
-        for arg in args:
-            if arg.keyword is None:
-                continue
-            name = arg.keyword.value
-            if name not in every or name in bound:
-                return None
-            bound[name] = self._kind(arg.value, names)
-        for name, param in every.items():
-            if name not in bound:
-                if param.default is None:
-                    return None
-                bound[name] = self._kind(param.default, {})
-        return bound
+        # A default is read where the helper is defined: none of the caller's names.
+        return {p: self._kind(b.value, names if b.passed else {}) for p, b in bound.items()}  # type: ignore[arg-type]
 
     def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
         """What `tf.cond` makes of a branch value: Python numbers and bools

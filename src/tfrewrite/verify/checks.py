@@ -148,11 +148,10 @@ class Verifier:
         self.frozen_in_original: set[str] = set()
         # An input on which the original samples anew, when it is random.
         self.sampling: tuple[str, dict[str, Any]] | None = None
-        # The original traced, and its runs by input label (`_original_traced`).
-        self.original_traced_fn: Any = None
-        self.original_traced_runs: dict[str, Any] = {}
-        # The original traced without AutoGraph, built when first needed.
-        self.original_without_autograph: Callable | None = None
+        # The original traced (with AutoGraph, or without), and its runs by
+        # (autograph, input label): `_original_traced`, `_original_traced_call`.
+        self.original_traced_fns: dict[bool, Any] = {}
+        self.original_traced_runs: dict[tuple[bool, str], Any] = {}
         # How the original's prints differ traced, if they do.
         self.original_print_problem: str | None = None
 
@@ -557,14 +556,38 @@ class Verifier:
         same = problem.replace(REWRITE, ORIGINAL_TRACED) == self.original_print_problem
         return same and self.request.keeps_prints
 
-    def _note_shared_failure(self, label: str, got: Any) -> None:
-        """Said once, on the first input where it happens."""
-        start = "traced, the rewrite raises"
+    def _shares_failure(self, check: str, label: str, args: dict[str, Any], got: Any) -> bool:
+        """The traced rewrite raises as the original does traced: a hazard
+        of the original the rewrite left as it was (its divergence), not one
+        it made; said once, in a warning. Without AutoGraph, also a need for
+        AutoGraph the original had (`len()` of a tensor argument), when the
+        rewrite's fixes are known and remove no such need."""
+        tries = [True]
+        if check == CHECK_NO_AUTOGRAPH and self.request.keeps_autograph_needs:
+            tries.insert(0, False)
+        for autograph in tries:
+            original = self._original_traced_call(label, args, autograph)
+            if not original.failed or type(original.error) is not type(got.error):
+                continue
+            if autograph:
+                self._warn_once(
+                    "traced, the rewrite raises",
+                    f"{type(got.error).__name__} on {label} as the original does: a hazard of "
+                    "the original the rewrite did not remove (see its divergence)",
+                )
+            else:
+                self._warn_once(
+                    "without AutoGraph, the rewrite raises",
+                    f"{got.describe_error()} on {label} as the original does: it needs "
+                    "AutoGraph as the original did (no fix here was asked to remove that need)",
+                )
+            return True
+        return False
+
+    def _warn_once(self, start: str, rest: str) -> None:
+        """A warning said on the first input where it happens only."""
         if not any(w.startswith(start) for w in self.outcome.warnings):
-            self.outcome.warnings.append(
-                f"{start} {type(got.error).__name__} on {label} as the original does: a "
-                "hazard of the original the rewrite did not remove (see its divergence)"
-            )
+            self.outcome.warnings.append(f"{start} {rest}")
 
     def _samples_anew(
         self, reference: Any, first: tuple[str, dict[str, Any]], proof: list
@@ -644,19 +667,11 @@ class Verifier:
         grads_rewrite = None
         for label, args in proof:
             expected = call(original, args, eager=True)
-            shared: Any = None  # the original's own traced run, when a traced rewrite raises
             for name, (fn, eager) in variants.items():
                 check = self.outcome.check(name)
                 got = call(fn, args, eager=eager)
-                if got.failed and name == CHECK_NO_AUTOGRAPH and not expected.failed:
-                    if self._shares_autograph_need(label, args, got):
-                        continue
                 if got.failed and not eager and not expected.failed:
-                    shared = shared or self._original_traced_call(label, args)
-                    if shared.failed and type(shared.error) is type(got.error):
-                        # The original raises the same traced: a hazard the
-                        # rewrite left as it was (its divergence), not one it made.
-                        self._note_shared_failure(label, got)
+                    if self._shares_failure(name, label, args, got):
                         continue
                 if expected.failed:
                     if not got.failed or type(got.error) is not type(expected.error):
@@ -807,41 +822,24 @@ class Verifier:
         if problems:
             check.ok, check.detail = False, problems[0]
 
-    def _shares_autograph_need(self, label: str, args: dict[str, Any], got: Any) -> bool:
-        """The rewrite raises without AutoGraph as the original does, and
-        no fix of the rewrite is one that removes a need for AutoGraph (a
-        tensor `if` or loop rewritten): a need the original had (`len()` of
-        a tensor argument), said in a warning once, not a fault of the
-        rewrite."""
-        if not self.request.keeps_autograph_needs:
-            return False
-        if self.original_without_autograph is None:
-            self.original_without_autograph = tf.function(
-                self.original.python_function, autograph=False
-            )
-        original = call(self.original_without_autograph, args)
-        if not original.failed or type(original.error) is not type(got.error):
-            return False
-        start = "without AutoGraph, the rewrite raises"
-        if not any(w.startswith(start) for w in self.outcome.warnings):
-            self.outcome.warnings.append(
-                f"{start} {got.describe_error()} on {label} as the original does: it needs "
-                "AutoGraph as the original did (no fix here was asked to remove that need)"
-            )
-        return True
-
-    def _original_traced_call(self, label: str, args: dict[str, Any]) -> Any:
-        """The original run traced on one input of the proof set: the run the
-        divergence check made, when it reached that input."""
-        if label not in self.original_traced_runs:
-            if self.original_traced_fn is None:
-                self.original_traced_fn = tf.function(self.original.python_function)
-            self.original_traced_runs[label] = call(self.original_traced_fn, args)
-        return self.original_traced_runs[label]
+    def _original_traced_call(
+        self, label: str, args: dict[str, Any], autograph: bool = True
+    ) -> Any:
+        """The original run traced (with AutoGraph or without) on one input
+        of the proof set: the run the divergence check made, when it reached
+        that input."""
+        key = (autograph, label)
+        if key not in self.original_traced_runs:
+            if autograph not in self.original_traced_fns:
+                self.original_traced_fns[autograph] = tf.function(
+                    self.original.python_function, autograph=autograph
+                )
+            self.original_traced_runs[key] = call(self.original_traced_fns[autograph], args)
+        return self.original_traced_runs[key]
 
     def _original_traced(self, proof: list[tuple[str, dict[str, Any]]]) -> None:
         original = self.original.python_function
-        traced = self.original_traced_fn = tf.function(original)
+        traced = self.original_traced_fns[True] = tf.function(original)
         rtol, atol = self.options.rtol, self.options.atol
         if self.outcome.stochastic:
             label, args = self.sampling or proof[0]
@@ -859,7 +857,7 @@ class Verifier:
         else:
             for label, args in proof:
                 eager = call(original, args, eager=True)
-                got = self.original_traced_runs[label] = call(traced, args)
+                got = self.original_traced_runs[(True, label)] = call(traced, args)
                 if eager.failed:
                     continue
                 if got.failed:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
@@ -324,74 +325,31 @@ class StaticShapeInTracedCode(Rule):
         the parameter (`param`) to a TensorFlow op as a shape or a count:
         it fails there as it would here. The fix passes the dynamic shape;
         unsafe, since the function must then take a tensor there."""
-        found = self._tensor_reads(site, value)
-        if found is None:
+        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        if not reads:
             return None
-        reads, spelled = found
-        ctx, tf = site.ctx, site.tf
-        helper = ctx.code(site.call.func)
-        message = (
-            f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
-            f"not know (the batch dimension under `fit` or an `input_signature`): `{helper}` "
-            f"gives it to a TensorFlow op as a shape or a count (its `{param}`), which then "
-            f"raises when traced; pass the dynamic shape, `{tf}.shape(...)`"
-        )
-        moved = [
-            ctx.code(owner)
-            for node, owner in reads
-            if site.read_through_name(node) and not _stays_bound(site.scope.node, owner)
-        ]
-        if moved:
-            return Violation(
-                value,
-                message + f" (not rewritten: `{moved[0]}` is not one value throughout the "
-                f"function, so `{tf}.shape({moved[0]})` here could read another tensor)",
-            )
-        edits = tuple(
-            NodeEdit(node, cst.parse_expression(f"{tf}.shape({ctx.code(owner)})[0]"))
-            for node, owner in reads
-        )
-        note = f"`{helper}` must then take a tensor for `{param}`"
-        return Violation(
-            value,
-            message,
-            CstFix(
-                f"Use the dynamic shape `{tf}.shape(...)` (unsafe: {note})",
-                edits,
-                site.imports,
-                Applicability.UNSAFE,
-            ),
-        )
+        dimensions = [(read, owner, "0") for read, owner in reads]
+        others_ok = site.python_int_arithmetic(value)
+        return self._rewrite(site, value, dimensions, others_ok, handed_as=param)
 
     def _python_count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
         """A count that must be a Python int (`tf.split(f, b)`), computed
         from a static batch dimension: reported, never rewritten."""
-        found = self._tensor_reads(site, value)
-        if found is None:
+        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        facts = site.ctx.tensors(site.scope)
+        if not reads or not all(
+            self._tensor_strength(facts, owner, site.line) for _, owner in reads
+        ):
             return None
+        spelled = ", ".join(self._spelling(site.ctx, node, owner) for node, owner in reads)
         return Violation(
             value,
-            f"{found[1]} is the static shape, which holds `None` for a dimension the trace does "
+            f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
             f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} "
             "then raises when traced (no fix: it needs the number as a Python int, which the "
             "dynamic shape is not; iterate over the batch with `tf.map_fn`, or keep the batch "
             "size fixed)",
         )
-
-    def _tensor_reads(
-        self, site: _Site, value: cst.BaseExpression
-    ) -> tuple[list[tuple[cst.BaseExpression, cst.BaseExpression]], str] | None:
-        """The static batch dimensions `value` computes with, each of a
-        tensor (proven or likely), and how the message names them; None
-        when there is none, or one is of no tensor."""
-        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
-        if not reads:
-            return None
-        facts = site.ctx.tensors(site.scope)
-        if not all(self._tensor_strength(facts, owner, site.line) for _, owner in reads):
-            return None
-        spelled = ", ".join(self._spelling(site.ctx, node, owner) for node, owner in reads)
-        return reads, spelled
 
     @staticmethod
     def _tensor_strength(
@@ -413,7 +371,11 @@ class StaticShapeInTracedCode(Rule):
         shape: cst.BaseExpression,
         dimensions: list[tuple[cst.BaseExpression, cst.BaseExpression, str | None]],
         others_ok: bool,
+        handed_as: str | None = None,
     ) -> Violation | None:
+        """The finding on static dimensions given as a shape or a count,
+        or handed to a project function as its parameter `handed_as`, with
+        the fix writing the dynamic shape where each was read."""
         ctx, tf = site.ctx, site.tf
         facts = ctx.tensors(site.scope)
         strengths = [self._tensor_strength(facts, owner, site.line) for _, owner, _ in dimensions]
@@ -426,9 +388,15 @@ class StaticShapeInTracedCode(Rule):
                 dynamic += f"[{index}]"
             edits.append(NodeEdit(node, cst.parse_expression(dynamic)))
         spelled = ", ".join(self._spelling(ctx, node, owner) for node, owner, _ in dimensions)
+        where = site.op
+        if handed_as is not None:
+            where = (
+                f"{site.op} gives it to a TensorFlow op as a shape or a count "
+                f"(its `{handed_as}`), which"
+            )
         message = (
             f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
-            f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} then "
+            f"not know (the batch dimension under `fit` or an `input_signature`): {where} then "
             f"raises when traced; use the dynamic shape, `{tf}.shape(...)`"
         )
         moved = [
@@ -446,6 +414,8 @@ class StaticShapeInTracedCode(Rule):
         unsafe = []
         if "likely" in strengths:
             unsafe.append(facts.assumption_note(shape))
+        if handed_as is not None:
+            unsafe.append(f"{site.op} must then take a tensor for `{handed_as}`")
         if not others_ok:
             unsafe.append(
                 "the other entries of the shape must be Python ints or int32 tensors to pack "
@@ -490,11 +460,11 @@ class _Site:
     def op(self) -> str:
         return f"`{self.ctx.code(self.call.func)}`"
 
-    @property
+    @cached_property
     def batch_names(self) -> dict[str, cst.BaseExpression]:
         return static_batch_names(self.dimensions)
 
-    @property
+    @cached_property
     def shape_names(self) -> dict[str, cst.BaseExpression]:
         return static_shape_names(self.dimensions)
 
