@@ -91,6 +91,8 @@ COVERED_BY_RULES = {
     # A held layer a model's step reaches through a method of its own,
     # without a call context, given no `training` (TFR304 since blind set 16).
     "NEW:call-drops-training": "TFR304",
+    # `and`/`or`/`not` testing a tensor outside an `if` (TFR109 since blind set 21).
+    "NEW:tensor-bool-op": "TFR109",
 }
 
 

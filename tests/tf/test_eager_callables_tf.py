@@ -37,3 +37,32 @@ def test_a_lambda_handed_to_numpy_function_runs_on_each_element() -> None:
     sizes = [int(v) for v in module.loaded.repeat(3)]
     offset = sizes[0] - 1
     assert sizes == [1 + offset, 2 + offset] * 3
+
+
+EAGER_GUARDED = """
+import tensorflow as tf
+
+seen = []
+
+
+def step(x):
+    if tf.executing_eagerly() and tf.reduce_sum(x) > 0:
+        seen.append(float(x.numpy().sum()))
+    if not tf.executing_eagerly():
+        x = x * 2.0
+    else:
+        seen.append(bool(not tf.reduce_all(x > 0)))
+    return x
+"""
+
+
+def test_a_branch_only_eager_execution_takes_never_runs_traced() -> None:
+    import tensorflow as tf
+
+    module = load_module(EAGER_GUARDED)
+    x = tf.constant([1.0, 2.0])
+    assert module.step(x).numpy().tolist() == [1.0, 2.0]
+    assert module.seen == [3.0, False]
+    traced = tf.function(module.step, autograph=False)
+    assert traced(x).numpy().tolist() == [2.0, 4.0]  # `.numpy()` and `not` never ran
+    assert module.seen == [3.0, False]

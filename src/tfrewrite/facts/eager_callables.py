@@ -14,6 +14,7 @@ finding about traced code is made inside them.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 # The TensorFlow functions that run a Python callable eagerly, with the
 # keyword naming it (it is otherwise their first positional argument).
@@ -39,6 +40,47 @@ def eager_callable(node: ast.Call, callee: str | None) -> ast.expr | None:
         if keyword.arg in _CALLABLE_KEYWORDS:
             return keyword.value
     return None
+
+
+# Tests true only when TensorFlow runs eagerly: inside a trace they are
+# False, so the code they guard never runs traced. (Not
+# `executing_eagerly_outside_functions`, which a trace from eager code
+# answers True.)
+_EAGER_TESTS = frozenset({"tensorflow.executing_eagerly", "tensorflow.compat.v1.executing_eagerly"})
+
+
+def eager_only_statements(node: ast.If, resolve: Callable[[ast.AST], str | None]) -> list[ast.stmt]:
+    """The statements of an `if` that run only eagerly: its body when its
+    test requires `tf.executing_eagerly()` (alone or as a term of an `and`;
+    the `if` itself from its test on when that term comes first), its
+    `else` when the test is `not tf.executing_eagerly()`. A traced
+    function takes the other way at trace time, so nothing there is traced
+    code (`if tf.executing_eagerly(): print(x.numpy())`)."""
+
+    def eager_test(test: ast.expr) -> bool:
+        if isinstance(test, ast.Call) and not test.args and not test.keywords:
+            return resolve(test.func) in _EAGER_TESTS
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return any(eager_test(value) for value in test.values)
+        return False
+
+    test = node.test
+    if eager_test(test):
+        if isinstance(test, ast.BoolOp) and eager_test(test.values[0]):
+            # `if tf.executing_eagerly() and x > 0:` when traced stops at the
+            # first term: the test's other terms run only eagerly too.
+            return [node, *node.body]  # type: ignore[list-item]
+        return node.body
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and eager_test(test.operand):
+        return node.orelse
+    return []
+
+
+def statements_span(statements: list[ast.stmt], lines: list[str]) -> tuple[int, int, int, int]:
+    """The span from the first statement's start to the last one's end."""
+    first, _, _, _ = character_span(statements[0], lines)  # type: ignore[arg-type]
+    _, _, last, end = character_span(statements[-1], lines)  # type: ignore[arg-type]
+    return first, 1, last, end
 
 
 def character_span(node: ast.expr, lines: list[str]) -> tuple[int, int, int, int]:

@@ -35,7 +35,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, CallEvidence, number_defaults
-from tfrewrite.facts.eager_callables import eager_callable
+from tfrewrite.facts.eager_callables import (
+    eager_callable,
+    eager_only_statements,
+    statements_span,
+)
 from tfrewrite.facts.fast_visitor import FastVisitor
 from tfrewrite.facts.function_facts import (
     FunctionFacts,
@@ -135,6 +139,7 @@ class _Indexer(
         self.call_results: list[dict[str, str]] = []
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
+        self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
@@ -251,6 +256,11 @@ class _Indexer(
             decorator_keywords=decorator_keywords,
             calls=[],
             class_name=self.class_stack[-1] if in_class else None,
+            min_positional=len(args.posonlyargs) + len(args.args) - len(args.defaults),
+            max_positional=-1
+            if args.vararg is not None
+            else len(args.posonlyargs) + len(args.args),
+            requires_keywords=any(d is None for d in args.kw_defaults),
             first_lineno=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
             end_lineno=node.end_lineno or 0,
         )
@@ -295,10 +305,27 @@ class _Indexer(
 
     def visit_If(self, node: ast.If) -> None:
         self._branch(node.test)
+        if self.mentions_eager_test:
+            eager = eager_only_statements(node, self.resolve)
+            if eager:
+                if self.source_lines is None:
+                    self.source_lines = self.source.split("\n")
+                self.index.eager_spans.append(statements_span(eager, self.source_lines))
         self.generic_visit(node)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._branch(node.test)
+        self.generic_visit(node)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> None:
+        # Python tests the truth of every operand but the last (TFR109).
+        for operand in node.values[:-1]:
+            self._branch(operand)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> None:
+        if isinstance(node.op, ast.Not):
+            self._branch(node.operand)
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
@@ -718,6 +745,7 @@ def build_index(
     index.module_instances = dict(indexer.module_instances)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_walrus = ":=" in source
+    indexer.mentions_eager_test = "executing_eagerly" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.visit(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)

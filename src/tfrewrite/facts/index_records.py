@@ -27,6 +27,13 @@ class FunctionInfo:
     decorator_keywords: dict[str, dict[str, str]]  # decorator -> keyword -> source
     calls: list[str]  # dotted names of what the body calls
     class_name: str | None = None
+    # How many positional arguments a call must and may pass (a method's
+    # `self` counted; `max_positional` is -1 with `*args`), and whether a
+    # keyword-only parameter has no default: whether a framework calling
+    # it as `train_step(data)` can be calling it at all.
+    min_positional: int = 0
+    max_positional: int = -1
+    requires_keywords: bool = False
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
     # Returns the gradients its tape computes, for its caller to apply
@@ -44,8 +51,9 @@ class FunctionInfo:
     # `tf.function` it would trace again on every call.
     consumes_grown_lists: bool = False
     # Body facts that let rules skip a file before it is parsed with LibCST.
-    # An `if` or `while` statement, or `a if c else b`, whose condition may
-    # be a tensor (`python_conditions`): what TFR101 looks at.
+    # An `if` or `while` statement, `a if c else b`, or an operand of
+    # `and`/`or`/`not` whose truth Python tests, that may be a tensor
+    # (`python_conditions`): what TFR101 and TFR109 look at.
     branches: bool = False
     # Parameters whose Python values keep the function's conditions Python
     # (`if training:`, `training=False`): it branches on a tensor after all

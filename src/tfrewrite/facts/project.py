@@ -262,6 +262,13 @@ class _Lookup:
                 full = index.qualify(qualname)
                 self.by_last.setdefault(full.rpartition(".")[2], []).append((index, qualname, full))
         self.found: dict[str, list[tuple[ModuleIndex, str]]] = {}
+        # Module-level objects made by a call (`load = make_loader(cfg)`,
+        # `net = Net()`): qualified name -> what made them.
+        self.module_objects: dict[str, str] = {}
+        for index in indexes:
+            if index.module:
+                for name, constructor in index.module_instances.items():
+                    self.module_objects[f"{index.module}.{name}"] = constructor
         # Modules that re-export others' names (`from .helpers import *` in a
         # package's `__init__.py`): module name -> the modules it star-imports.
         self.reexports: dict[str, list[str]] = {}
@@ -292,6 +299,10 @@ class _Lookup:
             if local in origin.functions or local in origin.classes:
                 return [(origin, local)]
         known = self._find(name)
+        if not known and name in self.module_objects:
+            # A module-level object handed on or called (`ds.map(load)` for
+            # `load = make_loader(cfg)`): what its maker returns runs.
+            return self.find(self.module_objects[name] + "()", origin)
         if origin is not None and not origin.module and "." not in name:
             own = [(index, qualname) for index, qualname in known if index is origin]
             if own:
@@ -417,6 +428,26 @@ def traced_base_leaf(base: str) -> str | None:
     if base.startswith("tensorflow_probability.") and base.endswith(".Bijector"):
         return "Bijector"
     return keras_leaf(base)
+
+
+# Hooks the framework calls with exactly this many positional arguments
+# (besides `self`): Keras's `fit` calls `train_step(data)`. A method of that
+# name that cannot take them (`train_step(self, features, labels, ...)`,
+# called by hand from an eager loop) is the project's own, not the hook.
+FRAMEWORK_CALL_ARGUMENTS = {"train_step": 1, "test_step": 1, "predict_step": 1}
+
+
+def _callable_as_hook(info: FunctionInfo, method: str) -> bool:
+    """Whether the framework's call of the hook `method` can reach `info`."""
+    count = FRAMEWORK_CALL_ARGUMENTS.get(method)
+    if count is None:
+        return True
+    passed = count + 1  # and `self`
+    return (
+        info.min_positional <= passed
+        and (info.max_positional < 0 or passed <= info.max_positional)
+        and not info.requires_keywords
+    )
 
 
 def _own_params(info: FunctionInfo) -> list[str]:
@@ -553,7 +584,7 @@ def compute_facts(
         for method in FRAMEWORK_TRACED_METHODS[base]:
             method_qualname = f"{qualname}.{method}"
             info = index.functions.get(method_qualname)
-            if info is None:
+            if info is None or not _callable_as_hook(info, method):
                 continue
             is_loss = base in LOSS_BASES
             count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
@@ -1717,6 +1748,17 @@ def _record_steps_of_looped_helpers(
                     target_index.looped_functions[target] = known or short
 
 
+def _is_model_call(index: ModuleIndex, qualname: str, lookup: _Lookup) -> bool:
+    """Whether `qualname` is the `call` of a Keras layer or model: what
+    calling an object built in the step's function runs (`net = Net()`, then
+    `net(x, y)` in the tape) is its forward pass, not a loss."""
+    info = index.functions[qualname]
+    if info.class_name is None:
+        return False
+    owner = qualname.rpartition(".")[0]
+    return _keras_base(index, owner, lookup) in ("Layer", "Model", "Sequential")
+
+
 def _record_training_facts(
     indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
 ) -> None:
@@ -1740,7 +1782,9 @@ def _record_training_facts(
     for index in indexes:
         for tape_loss in index.tape_losses:
             for target_index, target in lookup.find(tape_loss.callee, index):
-                if target not in target_index.functions:
+                if target not in target_index.functions or _is_model_call(
+                    target_index, target, lookup
+                ):
                     continue
                 per_file = facts.traced.get(target_index.path, {})
                 known = per_file.get(target)

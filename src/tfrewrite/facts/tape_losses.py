@@ -31,13 +31,103 @@ def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     return result
 
 
-def _loss_calls(value: ast.AST) -> list[ast.Call]:
-    """`f(...)` itself, or the calls added up in `f(a, b) + reg(w)`."""
-    if isinstance(value, ast.Call):
-        return [value]
-    if isinstance(value, ast.BinOp):
-        return [*_loss_calls(value.left), *_loss_calls(value.right)]
-    return []
+# Calls that add up the terms they are given (`tf.add_n([l1, l2])`,
+# `sum(losses.values())`, `list(...)` on the way): their arguments are
+# parts of the loss.
+_AGGREGATIONS = frozenset({"tensorflow.add_n", "tensorflow.math.add_n", "sum", "list", "tuple"})
+# Calls that add up terms only when given several (`tf.reduce_sum([l1, l2])`);
+# given one tensor (`tf.reduce_sum(h)`) they reduce an activation, which is
+# no loss term.
+_COLLECTION_REDUCTIONS = frozenset(
+    {
+        "tensorflow.reduce_sum",
+        "tensorflow.math.reduce_sum",
+        "tensorflow.reduce_mean",
+        "tensorflow.math.reduce_mean",
+        "tensorflow.stack",
+    }
+)
+_COLLECTIONS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
+# Methods that hand on a container's entries (`losses.values()`).
+_ENTRY_METHODS = frozenset({"values", "items"})
+
+
+def _terms(
+    value: ast.AST, resolve: Callable[[ast.AST], str | None]
+) -> tuple[list[ast.Call], set[str]]:
+    """The parts a loss value is made of: the calls whose results it adds,
+    scales or aggregates (`w * mse(y, p) + reg`), and the names whose values
+    it takes in whole or through their entries (`l1`, `losses['gan']`,
+    `losses.values()`). Names passed to a call as its inputs (`mse(y, p)`'s
+    `p`) are not parts: what a model computes is no loss term."""
+    calls: list[ast.Call] = []
+    names: set[str] = set()
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.BinOp):
+            stack += [node.left, node.right]
+        elif isinstance(node, ast.UnaryOp):
+            stack.append(node.operand)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            stack += node.elts
+        elif isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+            stack.append(node.elt)
+            stack += [g.iter for g in node.generators]
+        elif isinstance(node, ast.Subscript):
+            stack.append(node.value)
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _ENTRY_METHODS:
+                stack.append(func.value)
+            elif (resolve(func) or "") in _AGGREGATIONS:
+                stack += node.args
+            elif (resolve(func) or "") in _COLLECTION_REDUCTIONS and node.args:
+                if isinstance(node.args[0], _COLLECTIONS):
+                    stack.append(node.args[0])
+            else:
+                calls.append(node)
+    return calls, names
+
+
+def _target_names(targets: Iterable[ast.expr]) -> set[str]:
+    """The names an assignment writes: `loss`, and `losses` for `losses['gan'] = ...`."""
+    found: set[str] = set()
+    for target in targets:
+        while isinstance(target, ast.Subscript):
+            target = target.value  # type: ignore[assignment]
+        if isinstance(target, ast.Name):
+            found.add(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            found |= _target_names(target.elts)
+    return found
+
+
+def _factory_results(
+    nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
+) -> dict[str, str]:
+    """`{"loss_fn": "pkg.make_loss()"}` for `loss_fn = make_loss(cfg)` in a
+    function's own body, `make_loss` a project function: calling `loss_fn`
+    calls what `make_loss` returns. A name bound more than once is left out."""
+    found: dict[str, str] = {}
+    seen: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if not isinstance(target, ast.Name):
+                continue
+            if target.id in seen:
+                found.pop(target.id, None)
+                continue
+            seen.add(target.id)
+            value = node.value
+            callee = resolve(value.func) if isinstance(value, ast.Call) else None
+            if callee and callee.split(".", 1)[0] not in EXTERNAL_ROOTS:
+                found[target.id] = f"{callee}()"
+    return found
 
 
 def _is_pair(call: ast.Call) -> bool:
@@ -61,12 +151,16 @@ def record_tape_losses(
     body: list[ast.stmt],
     qualname: str,
     tape_scopes: set[str],
+    made: dict[str, str] | None = None,
 ) -> None:
     """Record in `index` the calls whose result, assigned inside a
     GradientTape block, is what `tape.gradient` differentiates; recurse into
     the nested scopes that can hold a tape (`tape_scopes`, and every class).
-    `resolve` names a callee through the file's imports."""
+    `resolve` names a callee through the file's imports; `made`, the names
+    enclosing functions bind to what a project function returns (`loss_fn =
+    make_loss(cfg)`), whose call is a call of `make_loss()`."""
     nodes = _scope_nodes(body)
+    made = {**(made or {}), **_factory_results(nodes, resolve)} if qualname else {}
     differentiated = {
         node.args[0].id
         for node in nodes
@@ -78,20 +172,46 @@ def record_tape_losses(
     }
     for node in nodes:
         if opens_tape(node, resolve):
-            for stmt in _scope_nodes(node.body):
-                if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
-                    continue
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                if not any(isinstance(t, ast.Name) and t.id in differentiated for t in targets):
-                    continue
-                for call in _loss_calls(stmt.value):
-                    callee = resolve(call.func)
-                    pair = _is_pair(call)
-                    # A library call of other arity (`tf.reduce_sum(h)`) is no
-                    # loss the project defines.
-                    if callee and (pair or callee.split(".", 1)[0] not in EXTERNAL_ROOTS):
-                        index.tape_losses.append(TapeLoss(callee, qualname, stmt.lineno, pair))
+            for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
+                callee = resolve(call.func)
+                if isinstance(call.func, ast.Name) and call.func.id in made:
+                    callee = made[call.func.id]
+                pair = _is_pair(call)
+                # A library call of other arity (`tf.reduce_sum(h)`) is no
+                # loss the project defines.
+                if callee and (pair or callee.split(".", 1)[0] not in EXTERNAL_ROOTS):
+                    index.tape_losses.append(TapeLoss(callee, qualname, lineno, pair))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = f"{qualname}.{node.name}" if qualname else node.name
             if isinstance(node, ast.ClassDef) or inner in tape_scopes:
-                record_tape_losses(index, resolve, node.body, inner, tape_scopes)
+                record_tape_losses(index, resolve, node.body, inner, tape_scopes, made)
+
+
+def _differentiated_calls(
+    body: list[ast.stmt], differentiated: set[str], resolve: Callable[[ast.AST], str | None]
+) -> list[tuple[int, ast.Call]]:
+    """The calls in a tape block whose results are terms of what the tape
+    differentiates: assigned to it (`loss = w * mse(y, p) + reg`), or to a
+    name or container whose value becomes part of it (`l1 = mse(y, p)`;
+    `losses['gan'] = adv(d_real, d_fake)` then `loss = tf.add_n(list(
+    losses.values()))`), followed back to a fixed point."""
+    assignments = []
+    for stmt in _scope_nodes(body):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            calls, names = _terms(stmt.value, resolve)
+            assignments.append((stmt.lineno, _target_names(targets), calls, names))
+    parts = set(differentiated)
+    changed = True
+    while changed:
+        changed = False
+        for _, targets, _, names in assignments:
+            if targets & parts and not names <= parts:
+                parts |= names
+                changed = True
+    return [
+        (lineno, call)
+        for lineno, targets, calls, _ in assignments
+        if targets & parts
+        for call in calls
+    ]

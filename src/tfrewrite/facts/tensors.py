@@ -306,6 +306,7 @@ class TensorFacts:
             for small in line.body
             if isinstance(small, (cst.Assign, cst.AnnAssign))
         }
+        top_level_ifs = {id(line) for line in self.function.body.body if isinstance(line, cst.If)}
         # (node, inside a loop, visited already: record its bindings now)
         stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
         while stack:
@@ -315,6 +316,8 @@ class TensorFacts:
                 for target, value, augmented in iter_assignments_here(node):
                     for name, value_part, index in split_target(target, value):
                         self._ordered.append((name, value_part, augmented, index, kills))
+                if id(node) in top_level_ifs:
+                    self._ordered.extend(_joined_branch_bindings(node))  # type: ignore[arg-type]
                 continue
             if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
@@ -819,11 +822,17 @@ class TensorFacts:
             inner = TensorFacts(helper, self.resolver, (), root, bound)
             inner._evaluating = root._evaluating
             result: TensorKind | None = None
-            for node in scope_nodes(helper.body):
-                if isinstance(node, cst.Return):
+            for line in scope_nodes(helper.body):
+                if not isinstance(line, cst.SimpleStatementLine):
+                    continue
+                for node in line.body:
+                    if not isinstance(node, cst.Return):
+                        continue
                     if node.value is None:
                         return NOT_TENSOR
-                    kind = inner.kind(node.value)
+                    # What reaches the `return`: `x = tf.image.resize(x)`
+                    # before it makes the result a tensor whatever `x` was.
+                    kind = inner.kind_at(node.value, line)
                     result = kind if result is None else meet(result, kind)
         finally:
             root._evaluating.discard(id(helper))
@@ -917,6 +926,52 @@ class TensorFacts:
             finally:
                 self._float_assumed.discard(node.value)
         return self._kind(node, names).floating
+
+
+def _branch_bodies(node: cst.If) -> list[cst.BaseSuite] | None:
+    """The bodies of an `if`/`elif`/`else` chain, or None when it has no
+    `else` (a path then runs none of them)."""
+    bodies: list[cst.BaseSuite] = [node.body]
+    orelse = node.orelse
+    while isinstance(orelse, cst.If):
+        bodies.append(orelse.body)
+        orelse = orelse.orelse
+    if orelse is None:
+        return None
+    bodies.append(orelse.body)
+    return bodies
+
+
+def _joined_branch_bindings(
+    node: cst.If,
+) -> list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]]:
+    """After an `if`/`else` whose every branch assigns a name at its own top
+    level, the name holds one of the branches' values and nothing from before
+    (`if dynamic: x = a(x) else: x = b(x)`): the branches' bindings of it
+    again, the first replacing what came before, so the meet is over the
+    branches alone."""
+    bodies = _branch_bodies(node)
+    if bodies is None:
+        return []
+    assigned: set[str] | None = None
+    bindings: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None]]] = {}
+    for body in bodies:
+        here = set()
+        for line in getattr(body, "body", ()):
+            if isinstance(line, cst.SimpleStatementLine):
+                for small in line.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        for target, value, _ in iter_assignments_here(small):
+                            here.update(n for n, _, _ in split_target(target, value))
+        assigned = here if assigned is None else assigned & here
+        for target, value, augmented in iter_assignments(body):
+            for name, value_part, index in split_target(target, value):
+                bindings.setdefault(name, []).append((value_part, augmented, index))
+    joined = []
+    for name in sorted(assigned or ()):
+        for position, (value, augmented, index) in enumerate(bindings[name]):
+            joined.append((name, value, augmented, index, position == 0))
+    return joined
 
 
 def _is_single_index(node: cst.Subscript) -> bool:

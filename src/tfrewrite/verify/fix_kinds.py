@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 # Rules whose fixes remove a need for AutoGraph (a tensor `if`, a loop over
 # a tensor, rewritten in graph form).
-AUTOGRAPH_RULES = frozenset({"TFR101", "TFR108"})
+AUTOGRAPH_RULES = frozenset({"TFR101", "TFR108", "TFR109"})
 # The rule whose fixes make a print run on every call (`print` -> `tf.print`).
 PRINT_RULES = frozenset({"TFR103"})
 

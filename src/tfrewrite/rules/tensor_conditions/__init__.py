@@ -1,6 +1,7 @@
-"""Tensor conditions: Python `if`/`elif`/conditional expressions on tensors in
-traced code, which work only through AutoGraph's generated code, and their
-rewrite into `tf.cond` (the `cond_*` modules are that rewrite)."""
+"""Tensor conditions: Python `if`/`elif`/conditional expressions, and the
+`and`/`or`/`not` outside them, testing tensors in traced code, which work
+only through AutoGraph's generated code, and their rewrite into `tf.cond`
+and `tf.logical_*` (the `cond_*` modules are that rewrite)."""
 
 from tfrewrite.rules.registry import Relevance, RuleSpec
 from tfrewrite.rules.tensor_conditions import scopes
@@ -11,5 +12,11 @@ RULES = (
         module="tensor_if",
         scope=scopes.tensor_if,
         relevance=Relevance(reads_callers=False, keras_ops=True),
+    ),
+    RuleSpec(
+        code="TFR109",
+        module="tensor_bool_op",
+        scope=scopes.tensor_if,
+        relevance=Relevance(reads_callers=False),
     ),
 )

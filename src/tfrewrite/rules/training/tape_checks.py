@@ -131,6 +131,14 @@ _OWN_CALL = (
 )
 
 
+_OWN_CALL_UNCHANGED = (
+    "`self.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
+    "`training` to the layers it calls; nothing changes today, since {}, but a dropout or "
+    "batch normalization layer added later would run in inference mode (no fix: call the "
+    "model itself, `self(x, training=True)`)"
+)
+
+
 def _calls_own_call(call: cst.Call) -> bool:
     """`self.call(...)` with no `training` argument."""
     func = call.func
@@ -392,7 +400,11 @@ class MissingTrainingFlag(Rule):
                         and id(node) not in seen
                     ):
                         seen.add(id(node))
-                        yield Violation(node, _OWN_CALL)
+                        unchanged = ignores_training(ctx, "self", owner)
+                        if unchanged is None:
+                            yield Violation(node, _OWN_CALL)
+                        else:
+                            yield Violation(node, _OWN_CALL_UNCHANGED.format(unchanged))
                         continue
                     if not isinstance(node, cst.Call) or not _is_model_call(
                         ctx, node, models, in_method, step.differentiated[key]

@@ -1,0 +1,373 @@
+"""What blind sets 21 and 22 showed tfrewrite did not know, each written
+small: a function a module-level object made by a factory stands for (a
+`Dataset.map` in another module of what `make_loader(...)` returned); a
+Keras model method named `train_step` whose signature Keras's `fit` cannot
+call (a hand-called epoch routine, whose tapes run eagerly); and what
+reaches a `return` or a later line in a helper that rebinds its parameter,
+on every branch of an `if`/`else` or unconditionally."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.api import check_source, fix_source
+from tfrewrite.facts.index import build_index
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+
+def _d(text: str) -> str:
+    return textwrap.dedent(text).lstrip()
+
+
+def _check(root: Path, files: dict[str, str], codes: tuple[str, ...]) -> list[tuple[str, int, str]]:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_d(text), encoding="utf-8")
+    options = RunOptions(rule_codes=codes, root=str(root))
+    result = run([InputFile(str(root / name)) for name in files], options, jobs=1)
+    return sorted(
+        (str(Path(f.path).relative_to(root)), f.start.line, f.code) for f in result.findings
+    )
+
+
+# -- a module-level object a factory made, handed to a tracer ----------------------
+
+LOADERS = """
+    import random
+
+    import tensorflow as tf
+
+
+    def jitter(image):
+        if tf.random.uniform(()) < 0.5:
+            image = tf.image.flip_up_down(image)
+        return image
+
+
+    def make_loader(sizes):
+        def load(path):
+            size = random.choice(sizes)
+            image = tf.image.resize(tf.io.decode_png(tf.io.read_file(path)), [size, size])
+            return jitter(image)
+
+        return load
+
+
+    loader = make_loader([32, 48, 64])
+"""
+
+
+def test_what_a_module_level_factory_result_returns_runs_in_dataset_map(tmp_path: Path) -> None:
+    pipeline = """
+        import tensorflow as tf
+
+        from pipeline.loaders import loader
+
+        paths = tf.data.Dataset.list_files("*.png")
+        images = paths.map(loader).batch(8)
+    """
+    files = {"pipeline/__init__.py": "", "pipeline/loaders.py": LOADERS, "train.py": pipeline}
+    found = _check(tmp_path, files, ("TFR101", "TFR106"))
+    assert found == [("pipeline/loaders.py", 7, "TFR101"), ("pipeline/loaders.py", 14, "TFR106")]
+
+
+def test_a_factory_result_nobody_hands_to_a_tracer_stays_eager(tmp_path: Path) -> None:
+    pipeline = """
+        from pipeline.loaders import loader
+
+        images = [loader(p) for p in ["a.png", "b.png"]]
+    """
+    files = {"pipeline/__init__.py": "", "pipeline/loaders.py": LOADERS, "train.py": pipeline}
+    assert _check(tmp_path, files, ("TFR101", "TFR106")) == []
+
+
+# -- `train_step` that Keras's fit cannot be calling ---------------------------------
+
+EPOCH_MODEL = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    class Embedder(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(4)
+
+        def call(self, x):
+            return self.dense(x)
+
+        def batches(self, size):
+            while True:
+                rows = np.random.permutation(100)
+                end = min(len(rows), size)
+                yield rows[:end]
+
+        def train_step({params}):
+            for _ in range(10):
+                x = tf.cast(next(self.batches(size))[:, None], tf.float32)
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(self.call(x))
+                grads = tape.gradient(loss, self.trainable_weights)
+                optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return loss
+"""
+
+
+def test_a_train_step_keras_cannot_call_is_an_eager_loop():
+    source = EPOCH_MODEL.format(params="self, optimizer, size")
+    found = {f.code: f for f in check_source(_d(source))}
+    # The tape in the loop is TFR303's; the generator it draws from stays
+    # eager (no TFR102 on `np.random`, no TFR104 on `min`).
+    assert sorted(found) == ["TFR303", "TFR304"]
+    # `self.call` reaches only a Dense: said, with nothing to fix.
+    assert "nothing changes today" in found["TFR304"].message
+    assert not (found["TFR304"].fix and found["TFR304"].fix.edits)
+
+
+def test_a_train_step_keras_can_call_is_still_traced():
+    source = EPOCH_MODEL.format(params="self, data, optimizer=None, size=8")
+    codes = {f.code for f in check_source(_d(source))}
+    assert "TFR303" not in codes
+    assert "TFR102" in codes
+
+
+# -- what reaches a line: a rebound parameter, an if/else binding on every branch ----
+
+
+def test_a_helper_that_rebinds_its_parameter_returns_a_tensor():
+    source = """
+        import tensorflow as tf
+
+        def resize(x, scale=2):
+            x = tf.image.resize(x, [8 * scale, 8 * scale])
+            return x
+
+        @tf.function
+        def head(f, b):
+            g = resize(f, scale=1)
+            dims = g.get_shape().as_list()
+            return tf.reshape(b, [dims[0], -1])
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR107"]
+    assert finding.start.line == 11
+    assert finding.fix is not None
+
+
+def test_a_name_bound_on_every_branch_of_an_if_else_holds_only_the_branches():
+    source = """
+        import tensorflow as tf
+
+        def resize(x, to_shape=None):
+            if to_shape is None:
+                x = tf.image.resize(x, [8, 8])
+            else:
+                x = tf.image.resize(x, to_shape)
+            return x
+
+        @tf.function
+        def head(f, b):
+            g = resize(f)
+            dims = g.get_shape().as_list()
+            return tf.reshape(b, [dims[0], -1])
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR107"]
+    assert finding.start.line == 14
+
+
+def test_a_name_bound_on_one_branch_only_keeps_the_parameter():
+    source = """
+        import tensorflow as tf
+
+        def maybe_resize(x, to_shape=None):
+            if to_shape is not None:
+                x = tf.image.resize(x, to_shape)
+            return x
+
+        @tf.function
+        def head(f, b):
+            g = maybe_resize(f)
+            dims = g.get_shape().as_list()
+            return tf.reshape(b, [dims[0], -1])
+    """
+    found = [f for f in check_source(_d(source)) if f.code == "TFR107"]
+    # `g` may be `f` itself: a likely tensor, so the fix is unsafe (not applied by default).
+    assert all(f.fix is None or not f.fix.applicability.name == "SAFE" for f in found)
+
+
+# -- what a tape differentiates: terms kept in names and containers ------------------
+
+PERCEPTUAL = """
+    import tensorflow as tf
+
+
+    def make_feature_loss(weight):
+        extractor = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+
+        @tf.function
+        def feature_loss(target, output):
+            return weight * tf.reduce_mean(tf.abs(extractor(target) - extractor(output)))
+
+        return feature_loss
+"""
+
+
+def test_a_decorated_loss_a_factory_returns_is_found_through_a_dict_of_terms(
+    tmp_path: Path,
+) -> None:
+    train = """
+        import tensorflow as tf
+
+        from losses import make_feature_loss
+
+
+        def main(net, optimizer, batches):
+            feature_fn = make_feature_loss(0.1)
+
+            @tf.function
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    out = net(x, training=True)
+                    terms = {}
+                    terms["l1"] = tf.reduce_mean(tf.abs(y - out))
+                    terms["feature"] = 2.0 * feature_fn(y, out)
+                    total = tf.add_n(list(terms.values()))
+                grads = tape.gradient(total, net.trainable_variables)
+                optimizer.apply_gradients(zip(grads, net.trainable_variables))
+
+            for x, y in batches:
+                step(x, y)
+    """
+    found = _check(tmp_path, {"losses.py": PERCEPTUAL, "train.py": train}, ("TFR301",))
+    assert found == [("losses.py", 7, "TFR301")]
+
+
+def test_a_loss_term_kept_in_a_name_and_added_later_is_differentiated(tmp_path: Path) -> None:
+    train = """
+        import tensorflow as tf
+
+        from losses import make_feature_loss
+
+
+        def main(net, optimizer, batches):
+            feature_fn = make_feature_loss(0.1)
+
+            @tf.function
+            def step(x, y):
+                with tf.GradientTape() as tape:
+                    out = net(x, training=True)
+                    perceptual = feature_fn(y, out)
+                    total = perceptual
+                    total += tf.reduce_mean(tf.abs(y - out))
+                grads = tape.gradient(total, net.trainable_variables)
+                optimizer.apply_gradients(zip(grads, net.trainable_variables))
+
+            for x, y in batches:
+                step(x, y)
+    """
+    found = _check(tmp_path, {"losses.py": PERCEPTUAL, "train.py": train}, ("TFR301",))
+    assert found == [("losses.py", 7, "TFR301")]
+
+
+def test_a_call_whose_output_is_only_reduced_is_no_loss_term() -> None:
+    source = """
+        import tensorflow as tf
+
+        from layers import make_encoder
+
+
+        def main(w, optimizer, x, y):
+            encode = make_encoder(4)
+            with tf.GradientTape() as tape:
+                h = encode(x, y)
+                total = tf.reduce_sum(h)
+            optimizer.apply_gradients(zip(tape.gradient(total, [w]), [w]))
+    """
+    assert build_index(_d(source), "train.py", "train").tape_losses == []
+
+
+def test_terms_summed_from_a_list_are_differentiated() -> None:
+    source = """
+        import tensorflow as tf
+
+        from losses import make_feature_loss
+
+
+        def main(w, optimizer, x, y):
+            feature_fn = make_feature_loss(0.1)
+            with tf.GradientTape() as tape:
+                total = tf.reduce_sum([feature_fn(y, x * w), tf.reduce_mean(w)])
+            optimizer.apply_gradients(zip(tape.gradient(total, [w]), [w]))
+    """
+    [loss] = build_index(_d(source), "train.py", "train").tape_losses
+    assert loss.callee == "losses.make_feature_loss()"
+
+
+# -- code that runs only eagerly under a traced function ------------------------------
+
+
+def test_a_branch_only_eager_execution_takes_is_no_traced_code():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            if tf.executing_eagerly():
+                print(x.numpy())
+                if tf.reduce_sum(x) > 0:
+                    x = x + 1
+            if not tf.executing_eagerly():
+                x = x * 2
+            else:
+                print(x.numpy())
+            if tf.executing_eagerly() and tf.reduce_sum(x) > 0:
+                print(x.numpy())
+            return x
+    """
+    assert check_source(_d(source)) == []
+
+
+def test_the_traced_side_of_an_eager_test_is_still_checked():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            if not tf.executing_eagerly():
+                print(x.numpy())
+            return x
+    """
+    codes = sorted(f.code for f in check_source(_d(source)))
+    assert codes == ["TFR103", "TFR105"]
+
+
+# -- TFR109: `and`/`or`/`not` testing a tensor -----------------------------------------
+
+
+def test_operands_not_known_to_be_boolean_are_reported_without_a_fix():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def first_nonzero(x):
+            count = tf.reduce_sum(x)
+            return count or tf.constant(1.0)
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR109"]
+    assert finding.fix is None
+    assert "not known to be a boolean tensor" in finding.message
+
+
+def test_a_right_operand_that_may_fail_stays_lazy():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def has_head(x):
+            return tf.size(x) > 0 and x[0] > 0.5
+    """
+    # `x` is a likely tensor (a parameter): the fix is unsafe.
+    assert fix_source(_d(source), select=["TFR109"]) == _d(source)
+    fixed = fix_source(_d(source), select=["TFR109"], unsafe_fixes=True)
+    assert "tf.cond(tf.size(x) > 0, lambda: x[0] > 0.5, lambda: False)" in fixed
