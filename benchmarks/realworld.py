@@ -93,6 +93,8 @@ COVERED_BY_RULES = {
     "NEW:call-drops-training": "TFR304",
     # `and`/`or`/`not` testing a tensor outside an `if` (TFR109 since blind set 21).
     "NEW:tensor-bool-op": "TFR109",
+    # `compile(run_eagerly=True)` left on (TFR307 since blind set 22).
+    "NEW:compile-run-eagerly": "TFR307",
 }
 
 

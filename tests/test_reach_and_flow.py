@@ -1,10 +1,13 @@
-"""What blind sets 21 and 22 showed tfrewrite did not know, each written
-small: a function a module-level object made by a factory stands for (a
-`Dataset.map` in another module of what `make_loader(...)` returned); a
-Keras model method named `train_step` whose signature Keras's `fit` cannot
-call (a hand-called epoch routine, whose tapes run eagerly); and what
-reaches a `return` or a later line in a helper that rebinds its parameter,
-on every branch of an `if`/`else` or unconditionally."""
+"""What blind sets 21 to 24 showed tfrewrite did not know, each written
+small: a module-level object a factory made stands for what the factory
+returns (`ds.map(load)` in another module); a Keras model method named
+`train_step` that `fit` cannot call is an eager loop; what reaches a
+`return` of a helper that rebinds its parameter; the terms of a loss kept
+in names and containers of the tape; branches only eager execution takes;
+`and`/`or`/`not` testing a tensor (TFR109); `compile(run_eagerly=True)`
+(TFR307); what a function of another module does with what it is given
+(averages it) and returns (batches of one size); `training` reaching the
+layers of a model of another module."""
 
 from __future__ import annotations
 
@@ -371,3 +374,146 @@ def test_a_right_operand_that_may_fail_stays_lazy():
     assert fix_source(_d(source), select=["TFR109"]) == _d(source)
     fixed = fix_source(_d(source), select=["TFR109"], unsafe_fixes=True)
     assert "tf.cond(tf.size(x) > 0, lambda: x[0] > 0.5, lambda: False)" in fixed
+
+
+# -- TFR307: `compile(run_eagerly=True)` ---------------------------------------------
+
+
+def test_run_eagerly_is_removed_wherever_it_stands_in_compile():
+    source = """
+        import keras
+
+        model = keras.Sequential([keras.layers.Dense(1)])
+        model.compile(run_eagerly=True, optimizer="adam")
+        model.compile(optimizer="adam", run_eagerly=True)
+        if DEBUG:
+            model.compile(optimizer="adam", run_eagerly=True)
+    """
+    fixed = fix_source(_d(source), select=["TFR307"], unsafe_fixes=True)
+    assert fixed.splitlines()[3:5] == [
+        'model.compile(optimizer="adam")',
+        'model.compile(optimizer="adam")',
+    ]
+    assert 'model.compile(optimizer="adam", run_eagerly=True)' in fixed  # under an `if`
+
+
+# -- what a function of another module does: averages, batches -----------------------
+
+# The byte prefilter indexes files that name TensorFlow or Keras (and what
+# traced code refers into): a metrics helper of a TensorFlow project.
+METRICS = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    class Summary:
+        def __init__(self, mean, spread):
+            self.mean, self.spread = mean, spread
+
+        @staticmethod
+        def of(values):
+            return Summary(np.mean(values), np.std(values))
+
+
+    def average(values):
+        return sum(values) / len(values)
+"""
+
+EVALUATE = """
+    import tensorflow as tf
+
+    from metrics import Summary, average
+
+
+    def evaluate(model, batches):
+        losses = []
+        for x, y in batches.batch(32):
+            losses.append(tf.reduce_mean(tf.square(model(x) - y)))
+        return Summary.of(losses), average(losses)
+"""
+
+
+def test_per_batch_values_averaged_by_a_helper_of_another_module(tmp_path: Path) -> None:
+    found = _check(tmp_path, {"metrics.py": METRICS, "evaluate.py": EVALUATE}, ("TFR306",))
+    assert found == [("evaluate.py", 10, "TFR306")]  # one finding per list
+
+
+DATASETS = """
+    import tensorflow as tf
+
+
+    def load(paths, size):
+        ds = tf.data.TFRecordDataset(paths).map(tf.io.parse_tensor)
+        return ds.batch(size, drop_remainder={drop}).prefetch(2)
+"""
+
+TRAIN = """
+    import tensorflow as tf
+
+    from src.datasets import load
+
+
+    def train(step, paths):
+        total, steps = 0.0, 0
+        for batch in load(paths, 32):
+            total += step(batch)
+            steps += 1
+        return total / steps
+"""
+
+
+def test_batches_of_a_dataset_another_module_makes_with_drop_remainder_are_equal(
+    tmp_path: Path,
+) -> None:
+    files = {
+        "src/__init__.py": "",
+        "src/datasets.py": DATASETS.format(drop="True"),
+        "train.py": TRAIN,
+    }
+    assert _check(tmp_path, files, ("TFR306",)) == []
+    files["src/datasets.py"] = DATASETS.format(drop="False")
+    assert _check(tmp_path, files, ("TFR306",)) == [("train.py", 11, "TFR306")]
+
+
+# -- `training` reaches the layers of a model of another module -----------------------
+
+
+def test_a_model_holding_a_project_model_of_another_module_may_depend_on_training(
+    tmp_path: Path,
+) -> None:
+    encoder = """
+        import tensorflow as tf
+
+
+        class Encoder(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.norm = tf.keras.layers.BatchNormalization()
+
+            def call(self, x):
+                return self.norm(x)
+    """
+    model = """
+        import tensorflow as tf
+
+        from encoder import Encoder
+
+
+        class Autoencoder(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.encoder = Encoder()
+
+            def call(self, x):
+                return self.encoder(x)
+
+            def train_step(self, data):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self(data) - data))
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return {"loss": loss}
+    """
+    files = {"encoder.py": encoder, "model.py": model}
+    [(path, line, code)] = _check(tmp_path, files, ("TFR304",))
+    assert (path, line, code) == ("model.py", 16, "TFR304")

@@ -746,3 +746,34 @@ def test_identical_sections_share_one_traced_step_and_train_the_same():
     after = module.train(5)
     assert len(original) == len(after) == 3 + 4  # three evaluations, four weight sums
     np.testing.assert_allclose(after, original, rtol=1e-5, atol=1e-5)
+
+
+EAGER_COMPILE = """
+import keras
+import numpy as np
+
+
+def train():
+    keras.utils.set_random_seed(3)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse", run_eagerly=True)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(50, 4)).astype("float32")
+    y = x.sum(axis=1, keepdims=True)
+    history = model.fit(x, y, batch_size=16, epochs=3, shuffle=False, verbose=0)
+    return model, history.history["loss"]
+"""
+
+
+def test_a_model_compiled_without_run_eagerly_trains_the_same_traced():
+    rewritten, fixed, _ = fix_source_with_findings(
+        EAGER_COMPILE, "fit_eagerly.py", ["TFR307"], unsafe_fixes=True
+    )
+    assert [f.code for f in fixed] == ["TFR307"]
+    assert "run_eagerly" not in rewritten
+    eager_model, eager_losses = load_module(EAGER_COMPILE).train()
+    traced_model, traced_losses = load_module(rewritten).train()
+    assert eager_model.run_eagerly and not traced_model.run_eagerly
+    np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
+    for a, b in zip(eager_model.get_weights(), traced_model.get_weights(), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

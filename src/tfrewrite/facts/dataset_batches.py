@@ -15,7 +15,9 @@ parameters bound to the call's arguments and defaults (`call_arguments`). So
 batches with `drop_remainder=True`; `make_ds(path, 64, False)` does not, and
 neither does `make_ds(path, 64, flag)` for a `flag` whose value is not in the
 code: an unknown value keeps the remainder, as does any one `return` of a
-helper that returns one of two datasets.
+helper that returns one of two datasets. A function of another module is
+known by what the project facts say of it: whether every batching it does
+drops the remainder (`ModuleIndex.callee_equal_batches`).
 """
 
 from __future__ import annotations
@@ -78,12 +80,26 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
         if places is None:
             return False  # too many ways to follow: not proven
         for place in places:
+            if _returns_equal_batches(ctx, place.expr):
+                dropping = True  # `load_dataset(...)` of another module
+                continue
             for node in iter_nodes(place.expr):
                 if isinstance(node, cst.Call) and _method(node) in _BATCHING:
                     if _drops_remainder(ctx, node, place) is not True:
                         return False
                     dropping = True
     return dropping
+
+
+def _returns_equal_batches(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
+    """A call of a project function of another module whose every batching
+    drops the remainder (`ModuleIndex.callee_equal_batches`)."""
+    known = ctx.index.callee_equal_batches
+    if not known or not isinstance(expr, cst.Call):
+        return False
+    written = dotted_name(expr.func)
+    names = (ctx.names.qualified_name(expr.func), ctx.index.qualify(written) if written else None)
+    return any(name in known for name in names if name)
 
 
 def _iterated(source: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -76,7 +76,7 @@ from tfrewrite.facts.index_records import (
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, tape_scopes
-from tfrewrite.facts.vocabulary import ITERATING
+from tfrewrite.facts.vocabulary import ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
 __all__ = [
@@ -103,6 +103,25 @@ _statements = iter_statements
 # Last components of the averaging functions TFR306 reads (`np.mean`,
 # `statistics.fmean`, `tf.reduce_mean`): see `ModuleIndex.averaged_callees`.
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
+
+
+def _sum_over_len(node: ast.BinOp) -> ast.expr | None:
+    """`values` of `sum(values) / len(values)`."""
+    left, right = node.left, node.right
+    if not (isinstance(left, ast.Call) and isinstance(right, ast.Call)):
+        return None
+    if not (isinstance(left.func, ast.Name) and isinstance(right.func, ast.Name)):
+        return None
+    if (
+        (left.func.id, right.func.id) != ("sum", "len")
+        or len(left.args) != 1
+        or len(right.args) != 1
+    ):
+        return None
+    summed, counted = left.args[0], right.args[0]
+    if isinstance(summed, ast.Name) and isinstance(counted, ast.Name) and summed.id == counted.id:
+        return summed
+    return None
 
 
 def module_name_for(path: Path, root: Path | None) -> str:
@@ -338,7 +357,19 @@ class _Indexer(
             self.index.divides_sum = True
         if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name):
             self.divided_names.add(node.left.id)
+        if isinstance(node.op, ast.Div):
+            summed = _sum_over_len(node)
+            if summed is not None:
+                self._average_parameter(summed)
         self.generic_visit(node)
+
+    def _average_parameter(self, value: ast.expr) -> None:
+        """`value` is averaged whole: a parameter of the function, then a
+        caller's values handed to it are (`FunctionInfo.averaged_params`)."""
+        if self.function_stack and isinstance(value, ast.Name):
+            info = self.function_stack[-1]
+            if value.id in info.params:
+                info.averaged_params = info.averaged_params | {value.id}
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.bind_names(node.target)
@@ -546,6 +577,16 @@ class _Indexer(
 
     def visit_Call(self, node: ast.Call) -> None:
         callee = self.resolve(node.func)
+        if (
+            self.mentions_batch
+            and self.function_stack
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("batch", "padded_batch")
+        ):
+            info = self.function_stack[-1]
+            drop = next((kw.value for kw in node.keywords if kw.arg == "drop_remainder"), None)
+            keeps = not (isinstance(drop, ast.Constant) and drop.value is True)
+            info.batch_sizes = "any" if keeps or info.batch_sizes == "any" else "equal"
         handed = eager_callable(node, callee)
         if handed is not None:
             self._record_eager(handed)
@@ -585,6 +626,8 @@ class _Indexer(
                     value = value.value
                 if isinstance(value, (ast.Name, ast.ListComp, ast.GeneratorExp)):
                     self.index.averaged_callees.add(callee)
+                if callee in MEAN_FUNCTIONS:
+                    self._average_parameter(value)
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
@@ -616,12 +659,14 @@ class _Indexer(
                     TracedSite(target, "wrapped in tf.function(...)", node.lineno, keywords)
                 )
         if callee and callee.endswith("run_functions_eagerly"):
-            self.index.calls_run_functions_eagerly = True
+            self.index.switches_tracing_off = True
         if isinstance(node.func, ast.Attribute):
             attr = node.func.attr
             if attr == "compile":
                 self._record_compile(node)
                 self._record_compiled_object(node)
+                if any(kw.arg == "run_eagerly" for kw in node.keywords):
+                    self.index.switches_tracing_off = True
             elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
         self.generic_visit(node)

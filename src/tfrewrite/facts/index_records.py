@@ -62,6 +62,14 @@ class FunctionInfo:
     # Parameters given to a TensorFlow op as its shape or a count
     # (`tf.tile(c, (batch_size, 1))`: `shape_parameters`).
     shape_params: frozenset[str] = frozenset()
+    # How the datasets it batches batch: "" (it batches none), "equal"
+    # (every `.batch` drops the remainder), "any" (one may keep a short
+    # last batch): a caller's loop over what it returns (`callee_facts`).
+    batch_sizes: str = ""
+    # Parameters averaged whole (`np.mean(values)`, `sum(values) /
+    # len(values)`): a caller's list of per-batch values handed here is
+    # averaged as if by the caller (`callee_facts`, TFR306).
+    averaged_params: frozenset[str] = frozenset()
     # Reads a static shape (`x.shape`, `x.get_shape()`): what it hands a
     # function of `ModuleIndex.callee_shape_params` may be a static dimension.
     reads_static_shape: bool = False
@@ -196,7 +204,9 @@ class ModuleIndex:
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     traced_sites: list[TracedSite] = field(default_factory=list)
     traced_lambdas: list[TracedLambda] = field(default_factory=list)
-    calls_run_functions_eagerly: bool = False
+    # Calls `tf.config.run_functions_eagerly`, or `compile(run_eagerly=True)`:
+    # what TFR307 looks at.
+    switches_tracing_off: bool = False
     # Python handed to `tf.py_function` / `tf.numpy_function` runs eagerly
     # (`eager_callables`): the local qualnames of such functions, and the
     # spans (first line, column, last line, end column) of such lambdas.
@@ -286,6 +296,15 @@ class ModuleIndex:
     callee_shape_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )
+    # Filled by `compute_facts`: the same for parameters the function
+    # averages whole (`Metric.from_list(losses)` doing `np.mean(l)`).
+    callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
+        default_factory=dict
+    )
+    # Filled by `compute_facts`: project functions the module calls whose
+    # every batching drops the remainder: the datasets they return batch
+    # to one size (`load_dataset(...)` of another module).
+    callee_equal_batches: set[str] = field(default_factory=set)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: what those names are, for star-imported

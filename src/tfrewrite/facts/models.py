@@ -296,7 +296,9 @@ def _depends_on_training(call: cst.Call, leaf: str) -> bool:
 def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
     """Whether a method of the project class builds a Keras layer whose output
     depends on `training` (`Dropout`, `BatchNormalization`, an RNN with
-    dropout), or a layer tfrewrite cannot tell (another project class)."""
+    dropout), or a layer tfrewrite cannot tell (another project class, in
+    this module or another, that the project facts do not show ignores
+    `training`)."""
     prefix = class_name + "."
     for function in ctx.functions:
         if not function.qualname.startswith(prefix):
@@ -308,6 +310,10 @@ def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
             if leaf is not None and _depends_on_training(node, leaf):
                 return True
             if leaf is None and (dotted_name(node.func) or "") in ctx.index.classes:
+                return True
+            if leaf is None and project_keras_class(ctx, node.func) == KERAS_CLASS:
+                # A layer or model of another module (`self.encoder =
+                # Encoder()`): its own layers may depend on `training`.
                 return True
     return False
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, SPLAT
+from tfrewrite.facts.callee_facts import record_callee_parameters
 from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import DATASET_CONTEXT, TF_FUNCTION_NAMES
@@ -24,12 +25,13 @@ from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
-from tfrewrite.facts.shape_parameters import record_callee_shape_params
 from tfrewrite.workspace.line_names import path_line
 
 # Framework base classes, by their last name (`traced_base_leaf`: Keras'
 # under any spelling, TensorFlow Probability's `Bijector`), and the methods
 # the framework calls itself in traced code.
+# The folder a module name leaves out (`src/pkg/m.py` is `pkg.m`).
+SOURCE_FOLDER = "src."
 FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Loss": ("call", "__call__"),
     "Layer": ("call",),
@@ -382,6 +384,11 @@ class _Lookup:
             for index, qualname, full in self.by_last.get(name.rpartition(".")[2], ())
             if (full == name or full.endswith(tail)) and (dotted_name or not index.module)
         ]
+        if not known and name.startswith(SOURCE_FOLDER):
+            # Module names drop a leading `src/` (`module_name_for`); a
+            # project that imports its `src` as a package (`from
+            # src.dataset import load`) names the same module with it.
+            known = self._find(name[len(SOURCE_FOLDER) :])
         if not known and dotted_name:
             self.found[name] = known  # a cycle of star imports ends here
             known = self._reexported(name)
@@ -793,7 +800,7 @@ def compute_facts(
     keras = _KerasClasses(lookup)
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
-    record_callee_shape_params(indexes, lookup)
+    record_callee_parameters(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     _record_custom_schedules(indexes, lookup)
     record_looped_train_methods(indexes, looped_methods)

@@ -7,20 +7,15 @@ that passes a static batch dimension (`bs, h, w, _ = image.shape`, then
 if it had written the shape itself (TFR107, which reports the argument).
 Pass 1 records these parameters per function (`FunctionInfo.shape_params`,
 on `ast` alone); the project facts tell each module what the functions it
-calls take so (`ModuleIndex.callee_shape_params`).
+calls take so (`ModuleIndex.callee_shape_params`, `callee_facts`).
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterator
-from typing import TYPE_CHECKING
 
 from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
-
-if TYPE_CHECKING:
-    from tfrewrite.facts.class_dispatch import Lookup
-    from tfrewrite.facts.index_records import ModuleIndex
 
 
 def shape_parameter_names(call: ast.Call, callee: str | None, params: Collection[str]) -> set[str]:
@@ -63,20 +58,3 @@ def _terms(node: ast.expr) -> Iterator[str]:
         yield from _terms(node.right)
     elif isinstance(node, ast.UnaryOp):
         yield from _terms(node.operand)
-
-
-def record_callee_shape_params(indexes: list[ModuleIndex], lookup: Lookup) -> None:
-    """For each module, the project functions its functions call that give
-    parameters to a TensorFlow op as its shape or a count (`coords_grid(bs,
-    h, w)` of `from .corr import coords_grid`): TFR107 checks what is passed
-    there as it checks a shape (`shape_parameters`)."""
-    for index in indexes:
-        callees = {callee for info in index.functions.values() for callee in info.calls}
-        for callee in sorted(callees):
-            if not callee or callee.endswith("()"):
-                continue
-            for target_index, target in lookup.find(callee, index):
-                info = target_index.functions.get(target)
-                if info is not None and info.shape_params and info.class_name is None:
-                    index.callee_shape_params[callee] = (tuple(info.params), info.shape_params)
-                    break

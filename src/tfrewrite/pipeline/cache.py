@@ -75,6 +75,8 @@ PROJECT_FACT_FIELDS = (
     "held_classes",
     "called_classes",
     "callee_shape_params",
+    "callee_averaged_params",
+    "callee_equal_batches",
     "star_names",
     "unseen_star_imports",
     "rebound_imports",

@@ -259,6 +259,11 @@ def _reindex(
     index.held_classes = {**previous.held_classes, **index.held_classes}
     index.called_classes = {**previous.called_classes, **index.called_classes}
     index.callee_shape_params = {**previous.callee_shape_params, **index.callee_shape_params}
+    index.callee_equal_batches = previous.callee_equal_batches | index.callee_equal_batches
+    index.callee_averaged_params = {
+        **previous.callee_averaged_params,
+        **index.callee_averaged_params,
+    }
     index.star_names = {**previous.star_names, **index.star_names}
     index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
     index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}

@@ -417,8 +417,10 @@ def _decide(
     # Random fixes look for seeding anywhere (`rules/randomness/seeds.py`).
     seeding = _with_aliases(_SEED_FUNCTIONS, index)
     tapes = _with_aliases({"GradientTape"}, index)
-    switches = _with_aliases({"run_functions_eagerly"}, index)
-    averages = _with_aliases(_AVERAGES, index)
+    switches = _with_aliases({"run_functions_eagerly", "run_eagerly"}, index)
+    # Project functions that average a parameter average what is handed there.
+    helpers = {callee.rpartition(".")[2] for callee in index.callee_averaged_params}
+    averages = _with_aliases(_AVERAGES | helpers, index)
     input_words = _with_aliases(_INPUT_WORDS, index) | classes
     keras_names = {
         alias
@@ -743,7 +745,7 @@ def merge_carried(index: ModuleIndex, carried: ModuleIndex, pruned: Sequence[str
     ):
         setattr(index, attribute, getattr(index, attribute) | getattr(carried, attribute))
     for attribute in (
-        "calls_run_functions_eagerly",
+        "switches_tracing_off",
         "opens_gradient_tape",
         "accumulates_in_loop",
         "divides_sum",

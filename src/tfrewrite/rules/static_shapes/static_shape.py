@@ -23,7 +23,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params, local_bindings, single_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
-from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.role_arguments import role_arguments
 from tfrewrite.facts.static_shapes import (
     batch_dimension_reads,
     mentions_static_shape,
@@ -233,7 +233,7 @@ class StaticShapeInTracedCode(Rule):
                 shape = _shape_argument(ctx, node)
                 counts = _count_arguments(ctx, node)
                 python_counts = _count_arguments(ctx, node, PYTHON_COUNT_ARGUMENTS)
-                handed = _helper_shape_arguments(ctx, node)
+                handed = role_arguments(ctx, ctx.index.callee_shape_params, node)
                 if shape is None and not counts and not python_counts and not handed:
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
@@ -508,30 +508,6 @@ def _count_arguments(
         elif len(positional) > position:
             found.append(positional[position])
     return found
-
-
-def _helper_shape_arguments(ctx: RuleContext, call: cst.Call) -> list[tuple[cst.Arg, str]]:
-    """The arguments of a call of a project function that it gives to a
-    TensorFlow op as a shape or a count (`ModuleIndex.callee_shape_params`),
-    with the parameter each binds."""
-    known = ctx.index.callee_shape_params
-    if not known:
-        return []
-    written = dotted_name(call.func)
-    names = [ctx.names.qualified_name(call.func), ctx.index.qualify(written) if written else None]
-    found = next((known[name] for name in names if name and name in known), None)
-    if found is None or any(arg.star for arg in call.args):
-        return []
-    params, shape_params = found
-    result = []
-    positional = [arg for arg in call.args if arg.keyword is None]
-    for arg, param in zip(positional, params, strict=False):
-        if param in shape_params:
-            result.append((arg, param))
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value in shape_params:
-            result.append((arg, arg.keyword.value))
-    return result
 
 
 def _stays_bound(function: cst.FunctionDef, owner: cst.BaseExpression) -> bool:

@@ -43,6 +43,15 @@ def _module_true_flags(ctx: RuleContext) -> frozenset[str]:
     )
 
 
+def _without_argument(call: cst.Call, argument: cst.Arg) -> cst.Call:
+    """`call` without `argument`; a removed last argument leaves its comma
+    (a trailing comma or none) to the argument before it."""
+    kept = [a for a in call.args if a is not argument]
+    if kept and call.args[-1] is argument:
+        kept[-1] = kept[-1].with_changes(comma=argument.comma)
+    return call.with_changes(args=kept)
+
+
 def _scope(ancestors: tuple[cst.CSTNode, ...]) -> cst.CSTNode | None:
     """The innermost function around a call (None at module level)."""
     return next((a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), None)
@@ -52,20 +61,27 @@ class EagerSwitchLeftOn(Rule):
     code = "TFR307"
     name = "run-functions-eagerly-left-on"
     summary = (
-        "`tf.config.run_functions_eagerly(True)` in non-test code turns every `tf.function` off"
+        "`tf.config.run_functions_eagerly(True)` or `compile(run_eagerly=True)` in non-test "
+        "code turns tracing off"
     )
     fix_applicability = Applicability.UNSAFE
     needs_traced_code = False
     explanation = """
         ## What it does
         Finds `tf.config.run_functions_eagerly(True)` left in a program
-        outside its tests, and removes it.
+        outside its tests, and removes it; and `model.compile(...,
+        run_eagerly=True)`, the same switch for one model, and removes the
+        keyword.
 
         ## Why is this bad?
         `tf.config.run_functions_eagerly(True)` makes every `tf.function` run its
         Python eagerly: a debugging switch. Left in a training script it silently
         removes every graph (and the speed-up of every decorated step), and it
         hides the tracing behaviour the code will have once it is removed.
+        `compile(run_eagerly=True)` does the same to one model: `fit` runs its
+        `train_step` and `call` op by op, and tfrewrite checks them as eager
+        code (what tracing would change in them is not reported until the
+        keyword goes).
 
         ## When it is reported
         Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
@@ -154,6 +170,37 @@ class EagerSwitchLeftOn(Rule):
             tf.config.run_functions_eagerly(False)
             """,
         ),
+        Invalid(
+            """
+            import keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(
+                optimizer="adam",
+                loss="mse",
+                run_eagerly=True,
+            )
+            """,
+            """
+            import keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(
+                optimizer="adam",
+                loss="mse",
+            )
+            """,
+            unsafe=True,
+        ),
+        Valid(
+            """
+            import keras
+
+            model = keras.Sequential([keras.layers.Dense(1)])
+            model.compile(optimizer="adam", loss="mse", run_eagerly=args.debug)
+            """,
+            note="a choice made at run time",
+        ),
         Valid(
             """
             import contextlib
@@ -171,6 +218,51 @@ class EagerSwitchLeftOn(Rule):
     )
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        yield from self._switches(ctx)
+        yield from self._eager_compiles(ctx)
+
+    def _eager_compiles(self, ctx: RuleContext) -> Iterator[Violation]:
+        """`model.compile(..., run_eagerly=True)`: `fit` then runs this
+        model's `train_step` and `call` eagerly, the switch scoped to one
+        model (a keyword under an `if` or given a variable is a deliberate
+        choice, and left alone)."""
+        true_flags: frozenset[str] | None = None
+        for node, ancestors in iter_with_ancestors(ctx.module):
+            if not (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "compile"
+            ):
+                continue
+            flag = next(
+                (
+                    a
+                    for a in node.args
+                    if a.keyword is not None and a.keyword.value == "run_eagerly"
+                ),
+                None,
+            )
+            if flag is None or any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
+                continue
+            if true_flags is None:
+                true_flags = _module_true_flags(ctx)
+            value = flag.value
+            if not (
+                isinstance(value, cst.Name) and (value.value == "True" or value.value in true_flags)
+            ):
+                continue
+            yield Violation(
+                flag,
+                "`run_eagerly=True` left on: `fit`, `evaluate` and `predict` run this model's "
+                "`train_step` and `call` eagerly, op by op, without their graph or its speed-up",
+                CstFix(
+                    "Remove `run_eagerly=True`",
+                    (NodeEdit(node, _without_argument(node, flag)),),
+                    applicability=Applicability.UNSAFE,
+                ),
+            )
+
+    def _switches(self, ctx: RuleContext) -> Iterator[Violation]:
         switches = [
             (node, ancestors)
             for node, ancestors in iter_with_ancestors(ctx.module)

@@ -9,6 +9,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.role_arguments import role_arguments
 from tfrewrite.facts.training import method_name
 from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
 from tfrewrite.facts.walk import iter_nodes
@@ -428,10 +429,16 @@ class PerBatchMetricAverage(Rule):
         return True if over_batches(candidate) else None
 
     def _averaged(self, ctx: RuleContext, node: cst.CSTNode) -> str | None:
-        """The list name `node` averages, if it is a mean of a plain name."""
+        """The list name `node` averages, if it is a mean of a plain name:
+        by a mean function, or by a project function that averages the
+        parameter it binds (`Metric.from_list(losses)` doing `np.mean(l)`)."""
         if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in MEAN_FUNCTIONS:
             if len(node.args) == 1 and isinstance(node.args[0].value, cst.Name):
                 return node.args[0].value.value
+        if isinstance(node, cst.Call):
+            for arg, _ in role_arguments(ctx, ctx.index.callee_averaged_params, node):
+                if isinstance(arg.value, cst.Name):
+                    return arg.value.value
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             left, right = node.left, node.right
             if (

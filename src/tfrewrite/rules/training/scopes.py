@@ -28,17 +28,20 @@ def gradient_tape(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 
 def averaging(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR306: a name or a comprehension averaged (`np.mean(accs)`), a
+    """TFR306: a name or a comprehension averaged (`np.mean(accs)`, or by a
+    project function that averages its parameter), a
     `sum(...)` divided, or a name divided that the file adds to with `+=`
     (`total / n_batches`): what every finding starts from."""
     from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
 
     averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
+    helpers = index.callee_averaged_params
+    averages = averages or (bool(helpers) and not index.called_names.isdisjoint(helpers))
     return averages or index.divides_sum or index.divides_running_sum
 
 
 def eager_switch(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR307: `run_functions_eagerly` called outside tests."""
+    """TFR307: `run_functions_eagerly`, or `compile(run_eagerly=...)`, outside tests."""
     from tfrewrite.facts.vocabulary import is_test_path
 
-    return index.calls_run_functions_eagerly and not is_test_path(index.path)
+    return index.switches_tracing_off and not is_test_path(index.path)

@@ -1,0 +1,58 @@
+"""What a project function does, told to the modules that call it.
+
+Whether the datasets it batches all batch to one size (`FunctionInfo.
+batch_sizes`, `ModuleIndex.callee_equal_batches`): a loop over what
+`load_dataset(...)` of another module returns then sees no short last batch
+(TFR306). And the parameters it gives a role, below.
+
+Pass 1 records, per function and on `ast` alone, the parameters it gives a
+role: those it hands TensorFlow as a shape or a count
+(`FunctionInfo.shape_params`: `tf.tile(c, (batch_size, 1))`, TFR107) and
+those it averages whole (`FunctionInfo.averaged_params`: `np.mean(values)`,
+TFR306). A caller's argument there plays the role as if the caller had
+written the op itself: a static batch dimension becomes a shape, a list of
+per-batch losses is averaged. The project facts give each module, keyed by
+the name it calls the function by, the function's parameters in order and
+those that have the role (`ModuleIndex.callee_shape_params`,
+`ModuleIndex.callee_averaged_params`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tfrewrite.facts.class_dispatch import Lookup
+    from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+
+# FunctionInfo field -> the ModuleIndex field its callers learn it in.
+ROLES = {"shape_params": "callee_shape_params", "averaged_params": "callee_averaged_params"}
+
+
+def _callable_plainly(info: FunctionInfo) -> bool:
+    """A module-level function or a static method: its parameters are bound
+    by the call's arguments alone (no `self`)."""
+    return info.class_name is None or "staticmethod" in info.decorators
+
+
+def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None:
+    """For each module, the project functions its functions call that give
+    a parameter one of the `ROLES` (`coords_grid(bs, h, w)` of `from .corr
+    import coords_grid`, `Metric.from_list(losses)`)."""
+    for index in indexes:
+        callees = {callee for info in index.functions.values() for callee in info.calls}
+        for callee in sorted(callees):
+            if not callee or callee.endswith("()"):
+                continue
+            for target_index, target in lookup.find(callee, index):
+                info = target_index.functions.get(target)
+                if info is None or not _callable_plainly(info):
+                    continue
+                if info.batch_sizes == "equal":
+                    index.callee_equal_batches.add(callee)
+                roles = [(known, getattr(info, role)) for role, known in ROLES.items()]
+                for known, params in roles:
+                    if params:
+                        getattr(index, known)[callee] = (tuple(info.params), params)
+                if any(params for _, params in roles):
+                    break

@@ -1,0 +1,45 @@
+"""The arguments of a call that play a role the called function gives them.
+
+The project facts tell a module which parameters of the project functions
+it calls have a role (`callee_facts`: a TensorFlow shape, a mean). A rule
+asks here which arguments of one call bind those parameters, as Python
+binds them: by position, then by keyword.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tfrewrite.facts.names import dotted_name
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from tfrewrite.facts.context import RuleContext
+
+
+def role_arguments(
+    ctx: RuleContext,
+    known: dict[str, tuple[tuple[str, ...], frozenset[str]]],
+    call: cst.Call,
+) -> list[tuple[cst.Arg, str]]:
+    """The arguments of `call`, a call of a project function `known` lists
+    (`ModuleIndex.callee_shape_params` or `callee_averaged_params`), that
+    bind a parameter of that role, with the parameter each binds."""
+    if not known:
+        return []
+    written = dotted_name(call.func)
+    names = [ctx.names.qualified_name(call.func), ctx.index.qualify(written) if written else None]
+    found = next((known[name] for name in names if name and name in known), None)
+    if found is None or any(arg.star for arg in call.args):
+        return []
+    params, role_params = found
+    result = []
+    positional = [arg for arg in call.args if arg.keyword is None]
+    for arg, param in zip(positional, params, strict=False):
+        if param in role_params:
+            result.append((arg, param))
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in role_params:
+            result.append((arg, arg.keyword.value))
+    return result
