@@ -14,6 +14,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.facts.index import build_index
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
@@ -216,59 +218,46 @@ PERCEPTUAL = """
 """
 
 
-def test_a_decorated_loss_a_factory_returns_is_found_through_a_dict_of_terms(
-    tmp_path: Path,
+# A decorated step whose tape computes `total` from `out` by `{terms}`.
+FEATURE_STEP = """
+    import tensorflow as tf
+
+    from losses import make_feature_loss
+
+
+    def main(net, optimizer, batches):
+        feature_fn = make_feature_loss(0.1)
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                out = net(x, training=True)
+{terms}
+            grads = tape.gradient(total, net.trainable_variables)
+            optimizer.apply_gradients(zip(grads, net.trainable_variables))
+
+        for x, y in batches:
+            step(x, y)
+"""
+
+TERMS = {
+    "kept_in_a_dict": """
+                terms = {}
+                terms["l1"] = tf.reduce_mean(tf.abs(y - out))
+                terms["feature"] = 2.0 * feature_fn(y, out)
+                total = tf.add_n(list(terms.values()))""",
+    "kept_in_a_name_added_later": """
+                perceptual = feature_fn(y, out)
+                total = perceptual
+                total += tf.reduce_mean(tf.abs(y - out))""",
+}
+
+
+@pytest.mark.parametrize("terms", sorted(TERMS))
+def test_a_decorated_loss_a_factory_returns_is_found_through_the_tapes_terms(
+    tmp_path: Path, terms: str
 ) -> None:
-    train = """
-        import tensorflow as tf
-
-        from losses import make_feature_loss
-
-
-        def main(net, optimizer, batches):
-            feature_fn = make_feature_loss(0.1)
-
-            @tf.function
-            def step(x, y):
-                with tf.GradientTape() as tape:
-                    out = net(x, training=True)
-                    terms = {}
-                    terms["l1"] = tf.reduce_mean(tf.abs(y - out))
-                    terms["feature"] = 2.0 * feature_fn(y, out)
-                    total = tf.add_n(list(terms.values()))
-                grads = tape.gradient(total, net.trainable_variables)
-                optimizer.apply_gradients(zip(grads, net.trainable_variables))
-
-            for x, y in batches:
-                step(x, y)
-    """
-    found = _check(tmp_path, {"losses.py": PERCEPTUAL, "train.py": train}, ("TFR301",))
-    assert found == [("losses.py", 7, "TFR301")]
-
-
-def test_a_loss_term_kept_in_a_name_and_added_later_is_differentiated(tmp_path: Path) -> None:
-    train = """
-        import tensorflow as tf
-
-        from losses import make_feature_loss
-
-
-        def main(net, optimizer, batches):
-            feature_fn = make_feature_loss(0.1)
-
-            @tf.function
-            def step(x, y):
-                with tf.GradientTape() as tape:
-                    out = net(x, training=True)
-                    perceptual = feature_fn(y, out)
-                    total = perceptual
-                    total += tf.reduce_mean(tf.abs(y - out))
-                grads = tape.gradient(total, net.trainable_variables)
-                optimizer.apply_gradients(zip(grads, net.trainable_variables))
-
-            for x, y in batches:
-                step(x, y)
-    """
+    train = FEATURE_STEP.replace("{terms}", TERMS[terms].strip("\n"))
     found = _check(tmp_path, {"losses.py": PERCEPTUAL, "train.py": train}, ("TFR301",))
     assert found == [("losses.py", 7, "TFR301")]
 
