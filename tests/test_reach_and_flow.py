@@ -506,3 +506,138 @@ def test_a_model_holding_a_project_model_of_another_module_may_depend_on_trainin
     files = {"encoder.py": encoder, "model.py": model}
     [(path, line, code)] = _check(tmp_path, files, ("TFR304",))
     assert (path, line, code) == ("model.py", 16, "TFR304")
+
+
+def test_a_parameter_the_function_converts_to_a_tensor_is_no_likely_tensor_before():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def update(values, thresholds):
+            spread = thresholds[0] < 0.0 or thresholds[-1] > 1.0
+            thresholds = tf.convert_to_tensor(thresholds)
+            if tf.reduce_max(thresholds) > 1.0:
+                values = values * 2.0
+            return values, spread
+    """
+    found = [(f.code, f.start.line) for f in check_source(_d(source))]
+    # The `or` tests a Python list's entries; after the conversion the
+    # binding proves a tensor, and the `if` is reported.
+    assert found == [("TFR101", 7)]
+
+
+# -- blind sets 25-26: held objects' `__call__`, watched inputs, per-trace state -------
+
+
+def test_a_held_layer_that_overrides_call_dunder_runs_in_the_models_trace():
+    source = """
+        import tensorflow as tf
+
+        class Decoder(tf.keras.layers.Layer):
+            def __call__(self, memory):
+                rows = memory.shape[0]
+                return tf.zeros([rows, 4])
+
+        class Speller(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.decoder = Decoder()
+
+            def call(self, x):
+                return self.decoder(x)
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR107"]
+    assert finding.start.line == 6
+
+
+def test_a_tape_optimizing_a_watched_attribute_trains_no_model():
+    source = """
+        import tensorflow as tf
+
+        class Search:
+            def __init__(self, generator):
+                self.generator = generator
+                self.z = tf.Variable(tf.zeros([1, 8]))
+                self.opt = tf.keras.optimizers.Adam()
+
+            @tf.function
+            def step(self, x):
+                with tf.GradientTape(watch_accessed_variables=False) as tape:
+                    tape.watch(self.z)
+                    score = tf.reduce_mean(tf.abs(self.generator(self.z) - x))
+                grads = tape.gradient(score, [self.z])
+                self.opt.apply_gradients(zip(grads, [self.z]))
+                return score
+    """
+    assert [f for f in check_source(_d(source)) if f.code == "TFR304"] == []
+
+
+def test_a_function_differentiated_by_a_tape_no_optimizer_follows_is_no_loss(
+    tmp_path: Path,
+) -> None:
+    physics = """
+        import tensorflow as tf
+
+        @tf.function
+        def pair_energy(r):
+            return tf.reduce_sum(1.0 / r**6)
+    """
+    forces = """
+        import tensorflow as tf
+
+        from physics import pair_energy
+
+        @tf.function
+        def forces(r):
+            with tf.GradientTape() as tape:
+                tape.watch(r)
+                energy = 2.0 * pair_energy(r)
+            return -tape.gradient(energy, r)
+    """
+    files = {"physics.py": physics, "forces.py": forces}
+    assert _check(tmp_path, files, ("TFR301",)) == []
+
+
+def test_state_a_step_reads_after_calling_the_method_that_sets_it_is_per_trace():
+    source = """
+        import tensorflow as tf
+
+        class Potential(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.width_net = tf.keras.layers.Dense(1)
+
+            def call(self, x):
+                self.width = 1.5 + self.width_net(x)
+                return tf.reduce_sum(self.width * x, axis=-1)
+
+            def train_step(self, data):
+                x, y = data
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return {"loss": loss, "width": tf.reduce_mean(self.width)}
+    """
+    assert [f for f in check_source(_d(source)) if f.code == "TFR201"] == []
+
+
+def test_a_held_metrics_result_is_a_tensor():
+    source = """
+        import tensorflow as tf
+
+        class Trainer:
+            def __init__(self):
+                self.auc = tf.keras.metrics.AUC()
+
+            @tf.function
+            def validate(self, batches, best):
+                for x, y in batches:
+                    self.auc.update_state(y, x)
+                current = self.auc.result()
+                if best < current:
+                    best = current
+                return best
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR101"]
+    assert finding.start.line == 12

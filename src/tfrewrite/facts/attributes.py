@@ -19,11 +19,13 @@ from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
     LAYER,
+    METRIC,
     NOT_TENSOR,
     OPTIMIZER,
     VARIABLE,
     VARIABLE_CONSTRUCTORS,
     TensorKind,
+    is_metric_constructor,
     is_optimizer_constructor,
     is_python_number,
     layer_constructor_kind,
@@ -74,6 +76,12 @@ def attribute_facts(
             for _, value in values
         ):
             kinds[attr] = OPTIMIZER
+        elif all(
+            isinstance(value, cst.Call)
+            and is_metric_constructor(resolver.qualified_name(value.func))
+            for _, value in values
+        ):
+            kinds[attr] = METRIC
         elif all(
             isinstance(value, cst.Call)
             and (

@@ -729,10 +729,13 @@ def compute_facts(
                     # (`step_hazards`), as a step not traced yet is. One
                     # whose result the caller uses (`self.aug.flip(x)`)
                     # computes part of the traced value: it runs traced.
+                    # `self.decoder(x)`: calling a held object runs its
+                    # `__call__` (a layer overriding `__call__` itself).
                     computes = callee in info.held_results
+                    held = lookup.held_method(callee) or lookup.held_instance(callee)
                     targets = [
                         (target_index, target)
-                        for target_index, target in lookup.held_method(callee)
+                        for target_index, target in held
                         if computes
                         or not _is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
@@ -1788,6 +1791,13 @@ def _record_training_facts(
     _record_steps_of_looped_helpers(looped, lookup)
     for index in indexes:
         for tape_loss in index.tape_losses:
+            tape_owner = index.functions.get(tape_loss.function)
+            if tape_owner is not None and not (
+                tape_owner.applies_gradients or tape_owner.returns_gradients
+            ):
+                # A gradient no optimizer applies (forces from an energy, a
+                # saliency map): what it differentiates is no training loss.
+                continue
             for target_index, target in lookup.find(tape_loss.callee, index):
                 if target not in target_index.functions or _is_model_call(
                     target_index, target, lookup

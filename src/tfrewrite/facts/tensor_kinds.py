@@ -359,6 +359,9 @@ class TensorKind:
     # A Keras library layer built to return one tensor (`keras.layers.Dense(2)`,
     # `self.dense = layers.Dense(2)`): calling it on its input returns a tensor.
     layer: bool = False
+    # A Keras metric (`keras.metrics.AUC()`, `self.auc = metrics.Mean()`): its
+    # `result()` is a floating-point tensor (of the metric's rank).
+    metric: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -380,7 +383,18 @@ ITERATIONS = TensorKind(False, scalar=True, integer=True, variable=True)
 # What reading an attribute of an optimizer gives.
 OPTIMIZER_ATTRIBUTES = {"iterations": ITERATIONS}
 # The optimistic start for a name's own bindings (greatest fixed point).
-TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True)
+TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True, True)
+METRIC = TensorKind(False, metric=True)
+# What a metric's methods return.
+METRIC_RESULTS = {"result": TensorKind(True, floating=True)}
+
+
+def is_metric_constructor(qualified: str | None) -> bool:
+    """`keras.metrics.AUC` (any Keras spelling): a metric class, not a
+    function of the namespace (`keras.metrics.binary_accuracy`) or the base."""
+    path = keras_path(qualified) or ""
+    leaf = path.rsplit(".", 1)[-1]
+    return path.startswith("metrics.") and leaf[:1].isupper() and leaf != "Metric"
 
 
 def is_optimizer_constructor(qualified: str | None) -> bool:
@@ -433,6 +447,7 @@ def meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.reduces and b.reduces,
         a.optimizer and b.optimizer,
         a.layer and b.layer,
+        a.metric and b.metric,
     )
 
 
@@ -452,6 +467,8 @@ def settled(kind: TensorKind) -> TensorKind:
         return OPTIMIZER
     if kind.layer:
         return LAYER
+    if kind.metric:
+        return METRIC
     return NOT_TENSOR
 
 

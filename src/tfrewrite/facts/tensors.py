@@ -51,6 +51,8 @@ from tfrewrite.facts.tensor_kinds import (
     DATASET_METHODS,
     DATASET_NAMESPACES,
     FLOATING,
+    METRIC,
+    METRIC_RESULTS,
     MULTI_OUTPUT_KEYWORDS,
     MULTI_TENSOR_FUNCTIONS,
     NOT_TENSOR,
@@ -63,6 +65,7 @@ from tfrewrite.facts.tensor_kinds import (
     VARIABLE_READS,
     TensorKind,
     dtype_kind,
+    is_metric_constructor,
     is_optimizer_constructor,
     is_python_float,
     is_python_int,
@@ -100,6 +103,13 @@ class AttributeFacts:
 
     kinds: dict[str, TensorKind] = field(default_factory=dict)
     numbers: frozenset[str] = frozenset()
+
+
+# Calls that turn a Python value into a tensor (Keras's `ops.convert_to_tensor`
+# under any Keras path is taken too).
+TENSOR_CONVERSIONS = frozenset(
+    {"tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.experimental.numpy.asarray"}
+)
 
 
 class TensorFacts:
@@ -186,9 +196,33 @@ class TensorFacts:
     def _likely_params(self) -> frozenset[str]:
         if self._likely_known is None:
             source = self._likely_source
-            names = source() if callable(source) else source
-            self._likely_known = frozenset(names) - self._not_likely
+            names = frozenset(source() if callable(source) else source)
+            if names:
+                names -= self._converted_params()
+            self._likely_known = names - self._not_likely
         return self._likely_known
+
+    def _converted_params(self) -> set[str]:
+        """Parameters the function converts to a tensor itself (`x =
+        tf.convert_to_tensor(x)`, `ops.convert_to_tensor`, `tf.constant`):
+        its author expects other values there too (a list of thresholds), so
+        such a parameter is no likely tensor before the conversion (after
+        it, the binding proves one)."""
+        converted = set()
+        for target, value, augmented in iter_assignments(self.function.body):
+            if augmented or not isinstance(target, cst.Name) or target.value not in self.params:
+                continue
+            if not (isinstance(value, cst.Call) and value.args):
+                continue
+            first = value.args[0].value
+            if not (isinstance(first, cst.Name) and first.value == target.value):
+                continue
+            qualified = self.resolver.qualified_name(value.func) or ""
+            if qualified in TENSOR_CONVERSIONS or (
+                qualified.startswith("keras.") and qualified.endswith(".convert_to_tensor")
+            ):
+                converted.add(target.value)
+        return converted
 
     @property
     def likely(self) -> TensorFacts:
@@ -671,6 +705,8 @@ class TensorFacts:
             return DATASET
         if is_optimizer_constructor(qualified):
             return OPTIMIZER
+        if is_metric_constructor(qualified):
+            return METRIC
         layer = layer_constructor_kind(node, qualified)
         if layer.layer:
             return layer
@@ -711,10 +747,13 @@ class TensorFacts:
 
     def _method_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
         """`v.read_value()` on a variable is a tensor; `ds.batch(n)` on a
-        dataset is a dataset. Other methods: unknown."""
+        dataset is a dataset; `m.result()` on a metric is a tensor. Other
+        methods: unknown."""
         assert isinstance(node.func, cst.Attribute)
         method = node.func.attr.value
         if method not in VARIABLE_READS and method not in DATASET_METHODS:
+            if method in METRIC_RESULTS and self._kind(node.func.value, names).metric:
+                return METRIC_RESULTS[method]  # `self.auc.result()`
             return NOT_TENSOR
         receiver = self._kind(node.func.value, names)
         if receiver.variable and method in VARIABLE_READS:

@@ -152,8 +152,9 @@ def _calls_own_call(call: cst.Call) -> bool:
 
 
 def _optimizes_watched_inputs(body: cst.CSTNode) -> bool:
-    """Whether every gradient the scope takes is with respect to a value it
-    watches (`tape.watch(image_var)`, then `tape.gradient(loss, image_var)`):
+    """Whether every gradient the scope takes is with respect to values it
+    watches (`tape.watch(image_var)`, then `tape.gradient(loss, image_var)`;
+    `tape.watch(self.z)`, then `tape.gradient(loss, [self.z])`):
     a filter visualization or an adversarial example updates its input, and
     the model it calls stays frozen, in inference mode."""
     watched: set[str] = set()
@@ -163,10 +164,17 @@ def _optimizes_watched_inputs(body: cst.CSTNode) -> bool:
             continue
         method = method_name(node)
         if method == "watch":
-            watched |= {n.value for n in iter_nodes(node.args[0].value) if isinstance(n, cst.Name)}
+            watched |= {name for name in map(dotted_name, _entries(node.args[0].value)) if name}
         elif method == "gradient" and len(node.args) > 1:
-            sources.append(node.args[1].value)
-    return bool(sources) and all(isinstance(s, cst.Name) and s.value in watched for s in sources)
+            sources += _entries(node.args[1].value)
+    return bool(sources) and all(dotted_name(s) in watched for s in sources)
+
+
+def _entries(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a list or tuple display holds (`[self.z]`), or the value."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [element.value for element in node.elements]
+    return [node]
 
 
 class MissingTrainingFlag(Rule):
