@@ -641,3 +641,29 @@ def test_a_held_metrics_result_is_a_tensor():
     """
     [finding] = [f for f in check_source(_d(source)) if f.code == "TFR101"]
     assert finding.start.line == 12
+
+
+def test_a_batch_dimension_handed_to_a_held_objects_method_or_repeating_a_list():
+    source = """
+        import tensorflow as tf
+
+        class Decoder(tf.keras.layers.Layer):
+            def reset_state(self, batch_size):
+                return tf.zeros((batch_size, 8))
+
+        class Captioner(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.decoder = Decoder()
+
+            @tf.function
+            def train_step(self, data):
+                images, captions = data
+                state = self.decoder.reset_state(batch_size=captions.shape[0])
+                start = tf.expand_dims([1] * captions.shape[0], 1)
+                return state, start
+    """
+    found = {f.start.line: f for f in check_source(_d(source)) if f.code == "TFR107"}
+    assert sorted(found) == [15, 16]
+    assert "its `batch_size`" in found[15].message
+    assert found[16].fix is None and "repeating a Python list" in found[16].message

@@ -29,10 +29,14 @@ if TYPE_CHECKING:
 ROLES = {"shape_params": "callee_shape_params", "averaged_params": "callee_averaged_params"}
 
 
-def _callable_plainly(info: FunctionInfo) -> bool:
-    """A module-level function or a static method: its parameters are bound
-    by the call's arguments alone (no `self`)."""
-    return info.class_name is None or "staticmethod" in info.decorators
+def _passed_params(info: FunctionInfo) -> tuple[str, ...]:
+    """The parameters a call's arguments bind, in order: a method's without
+    its `self` (`self.decoder.reset_state(batch_size=b)`), a module-level
+    function's or a static method's all."""
+    params = tuple(info.params)
+    if info.class_name is None or "staticmethod" in info.decorators:
+        return params
+    return params[1:] if params and params[0] in ("self", "cls") else params
 
 
 def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None:
@@ -44,15 +48,18 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
         for callee in sorted(callees):
             if not callee or callee.endswith("()"):
                 continue
-            for target_index, target in lookup.find(callee, index):
+            # A function, or a method of an object a class holds
+            # (`self.decoder.reset_state`, as `Model.decoder.reset_state`).
+            targets = list(lookup.find(callee, index)) or lookup.held_method(callee)
+            for target_index, target in targets:
                 info = target_index.functions.get(target)
-                if info is None or not _callable_plainly(info):
+                if info is None:
                     continue
                 if info.batch_sizes == "equal":
                     index.callee_equal_batches.add(callee)
                 roles = [(known, getattr(info, role)) for role, known in ROLES.items()]
                 for known, params in roles:
                     if params:
-                        getattr(index, known)[callee] = (tuple(info.params), params)
+                        getattr(index, known)[callee] = (_passed_params(info), params)
                 if any(params for _, params in roles):
                     break

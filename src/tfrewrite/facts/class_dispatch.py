@@ -22,6 +22,8 @@ class Lookup(Protocol):
 
     def find(self, name: str, index: ModuleIndex) -> Iterable[tuple[ModuleIndex, str]]: ...
 
+    def held_method(self, name: str) -> list[tuple[ModuleIndex, str]]: ...
+
 
 def overrides(
     indexes: list[ModuleIndex], lookup: Lookup

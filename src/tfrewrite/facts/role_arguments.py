@@ -22,14 +22,20 @@ def role_arguments(
     ctx: RuleContext,
     known: dict[str, tuple[tuple[str, ...], frozenset[str]]],
     call: cst.Call,
+    owner: str | None = None,
 ) -> list[tuple[cst.Arg, str]]:
     """The arguments of `call`, a call of a project function `known` lists
     (`ModuleIndex.callee_shape_params` or `callee_averaged_params`), that
-    bind a parameter of that role, with the parameter each binds."""
+    bind a parameter of that role, with the parameter each binds. `owner`:
+    the class of the method the call is in, for `self.reset(b)` and
+    `self.decoder.reset_state(b)` (named as pass 1 names them,
+    `module.Owner.decoder.reset_state`)."""
     if not known:
         return []
     written = dotted_name(call.func)
     names = [ctx.names.qualified_name(call.func), ctx.index.qualify(written) if written else None]
+    if written and owner and written.startswith("self."):
+        names.append(ctx.index.qualify(f"{owner}.{written[len('self.') :]}"))
     found = next((known[name] for name in names if name and name in known), None)
     if found is None or any(arg.star for arg in call.args):
         return []

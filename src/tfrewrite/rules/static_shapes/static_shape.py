@@ -86,7 +86,11 @@ class StaticShapeInTracedCode(Rule):
     The batch dimension is found wherever it goes: read into a name first
     (`rows = x.shape[0]`, `rows, cols = x.shape`), or given as a count or
     size (`tf.range(rows * n)`, `tf.repeat(..., repeats=rows)`, `tf.tile`,
-    `tf.one_hot`'s `depth`, `tf.eye`, `tf.sequence_mask`'s `maxlen`). The fix
+    `tf.one_hot`'s `depth`, `tf.eye`, `tf.sequence_mask`'s `maxlen`), or
+    handed to a project function or a method of a held object that gives it
+    to one (`self.decoder.reset_state(batch_size=b)`). A Python list repeated
+    by it (`[start] * b`) is reported without a fix: it needs a Python int
+    (`tf.fill([tf.shape(x)[0]], start)` builds the tensor instead). The fix
     writes `tf.shape(x)[0]` where the name is used and leaves the name for
     its Python uses. A function that only a `Dataset.map` traces sees one
     element at a time: its dimension 0 is no batch dimension, and is left
@@ -228,12 +232,26 @@ class StaticShapeInTracedCode(Rule):
             if traced is not None and traced.per_element:
                 continue  # one element at a time: its dimension 0 is no batch
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
+                repeats = _list_repeats(node)
+                if repeats is not None:
+                    scope = ctx.innermost_scope(function, ancestors)
+                    dimensions = dimension_names.get(id(scope.node))
+                    if dimensions is None:
+                        dimensions = static_dimension_names(scope.node)
+                        dimension_names[id(scope.node)] = dimensions
+                    site = _Site(ctx, node, scope, dimensions, tf, imports, _line_of(ancestors))  # type: ignore[arg-type]
+                    violation = self._python_count_violation(site, repeats, _FILL_ADVICE)
+                    if violation is not None:
+                        yield violation
+                    continue
                 if not isinstance(node, cst.Call):
                     continue
                 shape = _shape_argument(ctx, node)
                 counts = _count_arguments(ctx, node)
                 python_counts = _count_arguments(ctx, node, PYTHON_COUNT_ARGUMENTS)
-                handed = role_arguments(ctx, ctx.index.callee_shape_params, node)
+                handed = role_arguments(
+                    ctx, ctx.index.callee_shape_params, node, function.class_name
+                )
                 if shape is None and not counts and not python_counts and not handed:
                     continue
                 scope = ctx.innermost_scope(function, ancestors)
@@ -241,11 +259,7 @@ class StaticShapeInTracedCode(Rule):
                 if dimensions is None:
                     dimensions = static_dimension_names(scope.node)
                     dimension_names[id(scope.node)] = dimensions
-                line = next(
-                    (a for a in reversed(ancestors) if isinstance(a, cst.SimpleStatementLine)),
-                    None,
-                )
-                site = _Site(ctx, node, scope, dimensions, tf, imports, line)
+                site = _Site(ctx, node, scope, dimensions, tf, imports, _line_of(ancestors))
                 if shape is not None:
                     violation = self._violation(site, shape.value)
                     if violation is not None:
@@ -332,9 +346,12 @@ class StaticShapeInTracedCode(Rule):
         others_ok = site.python_int_arithmetic(value)
         return self._rewrite(site, value, dimensions, others_ok, handed_as=param)
 
-    def _python_count_violation(self, site: _Site, value: cst.BaseExpression) -> Violation | None:
-        """A count that must be a Python int (`tf.split(f, b)`), computed
-        from a static batch dimension: reported, never rewritten."""
+    def _python_count_violation(
+        self, site: _Site, value: cst.BaseExpression, advice: str = ""
+    ) -> Violation | None:
+        """A count that must be a Python int (`tf.split(f, b)`, `[start] *
+        b`), computed from a static batch dimension: reported, never
+        rewritten."""
         reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
         facts = site.ctx.tensors(site.scope)
         if not reads or not all(
@@ -343,12 +360,13 @@ class StaticShapeInTracedCode(Rule):
             return None
         spelled = ", ".join(self._spelling(site.ctx, node, owner) for node, owner in reads)
         return Violation(
-            value,
+            site.call if isinstance(site.call, cst.BinaryOperation) else value,
             f"{spelled} is the static shape, which holds `None` for a dimension the trace does "
             f"not know (the batch dimension under `fit` or an `input_signature`): {site.op} "
             "then raises when traced (no fix: it needs the number as a Python int, which the "
-            "dynamic shape is not; iterate over the batch with `tf.map_fn`, or keep the batch "
-            "size fixed)",
+            "dynamic shape is not; "
+            + (advice or "iterate over the batch with `tf.map_fn`, or keep the batch size fixed")
+            + ")",
         )
 
     @staticmethod
@@ -447,7 +465,7 @@ class _Site:
     """A call in traced code and what checking its arguments needs."""
 
     ctx: RuleContext
-    call: cst.Call
+    call: cst.Call | cst.BinaryOperation
     scope: FunctionScope
     dimensions: dict[str, tuple[cst.BaseExpression, str]]  # static dimensions held by names
     tf: str
@@ -458,6 +476,8 @@ class _Site:
 
     @property
     def op(self) -> str:
+        if isinstance(self.call, cst.BinaryOperation):  # `[start] * b`
+            return "repeating a Python list by it"
         return f"`{self.ctx.code(self.call.func)}`"
 
     @cached_property
@@ -487,6 +507,26 @@ class _Site:
         if isinstance(node, cst.BinaryOperation):
             return self.python_int_arithmetic(node.left) and self.python_int_arithmetic(node.right)
         return False
+
+
+_FILL_ADVICE = "build the tensor with `tf.fill([tf.shape(x)[0]], value)` instead"
+
+
+def _line_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
+    """The statement line a node is part of."""
+    return next((a for a in reversed(ancestors) if isinstance(a, cst.SimpleStatementLine)), None)
+
+
+def _list_repeats(node: cst.CSTNode) -> cst.BaseExpression | None:
+    """The count of `[start] * b` (or `b * [start]`): a list display
+    repeated, which needs a Python int."""
+    if not (isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply)):
+        return None
+    if isinstance(node.left, (cst.List, cst.Tuple)):
+        return node.right
+    if isinstance(node.right, (cst.List, cst.Tuple)):
+        return node.left
+    return None
 
 
 def _count_arguments(
