@@ -667,3 +667,28 @@ def test_a_batch_dimension_handed_to_a_held_objects_method_or_repeating_a_list()
     assert sorted(found) == [15, 16]
     assert "its `batch_size`" in found[15].message
     assert found[16].fix is None and "repeating a Python list" in found[16].message
+
+
+def test_a_likely_condition_whose_branches_autograph_cannot_merge_is_a_python_flag():
+    source = """
+        import tensorflow as tf
+
+        class Trainer:
+            @tf.function
+            def step(self, x, visualise):
+                loss = tf.reduce_mean(x)
+                if visualise:
+                    return loss, x
+                return loss, None
+
+            @tf.function
+            def checked(self, x):
+                loss = tf.reduce_mean(x)
+                if loss > 1.0:
+                    return loss, x
+                return loss, None
+    """
+    found = [(f.code, f.start.line) for f in check_source(_d(source)) if f.code == "TFR101"]
+    # `visualise` only likely a tensor: with a tensor there AutoGraph would
+    # fail too, so the working code says it is Python. `loss` is proven.
+    assert found == [("TFR101", 14)]

@@ -19,6 +19,7 @@ from tfrewrite.rewrite.fixes import NodeEdit
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
     Refusal,
+    UnmergeableBranches,
     assemble,
     branch_value_code,
     cond_call,
@@ -169,6 +170,8 @@ def _reconcile_outputs(
                 incoming=name,
                 meets=met_tensor(site, name, place, unstable),
             )
+        except UnmergeableBranches:
+            raise
         except ValueError as error:
             raise Refusal(str(error)) from None
         site.note_unsafe(matched.unsafe)

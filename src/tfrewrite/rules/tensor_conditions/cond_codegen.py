@@ -41,6 +41,12 @@ class Refusal(Exception):
     """A rewrite that cannot be done; the message is the finding's reason."""
 
 
+class UnmergeableBranches(Refusal, ValueError):
+    """The branches give values no conditional can merge (a tensor against
+    `None`, a string, a Python container): AutoGraph's own conversion fails
+    on them too, so the original runs only where its condition is Python."""
+
+
 def has_comment(*nodes: cst.CSTNode | None) -> bool:
     """Whether any of `nodes` holds a comment (a lambda would lose it)."""
     return any(comments_in(n) for n in nodes if n is not None)

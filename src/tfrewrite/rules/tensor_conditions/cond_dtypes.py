@@ -26,7 +26,7 @@ from tfrewrite.facts.tensor_kinds import (
     is_python_number,
 )
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.rules.tensor_conditions.cond_codegen import is_keras_ops
+from tfrewrite.rules.tensor_conditions.cond_codegen import UnmergeableBranches, is_keras_ops
 
 # -- branch values ---------------------------------------------------------------------
 
@@ -375,6 +375,8 @@ def match_dtypes(
     names the floating-point tensor every later use of the output meets."""
     result = reconcile(name, kinds[0], kinds[1])
     if result.reason:
+        if any(k.literal in _UNMERGEABLE for k in kinds):
+            raise UnmergeableBranches(result.reason)
         raise ValueError(result.reason)
     keras_ops = is_keras_ops(tf, facts.resolver)
     sides = ("true", "false")

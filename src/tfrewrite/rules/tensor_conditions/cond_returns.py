@@ -19,6 +19,7 @@ from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
     Refusal,
     ReturnNormalizer,
+    UnmergeableBranches,
     assemble,
     branch_value_code,
     cond_call,
@@ -134,6 +135,8 @@ def _reconcile_returns(
                     matched = match_dtypes(
                         "the value returned", (a, b), kinds, site.facts, unstable, site.tf
                     )
+                except UnmergeableBranches:
+                    raise
                 except ValueError as error:
                     raise Refusal(str(error)) from None
                 replace.update(matched.replace)

@@ -31,6 +31,7 @@ from tfrewrite.rules.tensor_conditions.cond_callers import python_caller_refusal
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
     Refusal,
+    UnmergeableBranches,
     cond_call,
     lambda_body,
     walrus_target,
@@ -66,6 +67,10 @@ class _Outcome:
     waiting: bool = False  # convertible once the conditionals inside it are
     inner: bool = False  # refused because a conditional inside it is
     rank: str | None = None  # a rank test: the message of its static rewrite
+    # The likely tensors the finding rests on ("`x` is a tensor argument").
+    assumed: str = ""
+    # Refused because the branches give values AutoGraph cannot merge either.
+    unmergeable: bool = False
 
 
 def _fix(site: CondSite, edits: Sequence[NodeEdit]) -> CstFix:
@@ -113,7 +118,7 @@ def _ifexp(
             meets=meets,
         )
     except (ValueError, Refusal) as error:
-        return _Outcome(reason=str(error))
+        return _Outcome(reason=str(error), unmergeable=isinstance(error, UnmergeableBranches))
     traced_both = _shape_problem(site, node.test, [node.body], [node.orelse])
     if traced_both:
         return _Outcome(reason=traced_both)
@@ -262,7 +267,7 @@ def _if_statement(
         else:
             edits = rewrite_assigning(site, node, place, condition.code)
     except Refusal as refusal:
-        return _Outcome(reason=str(refusal))
+        return _Outcome(reason=str(refusal), unmergeable=isinstance(refusal, UnmergeableBranches))
     orelse: list[cst.CSTNode] = list(block_statements(node.orelse))
     if contains_return(node):  # what follows may become the other branch
         orelse += [s for body, index in place.blocks for s in body[index + 1 :]]
@@ -667,6 +672,11 @@ class TensorIf(Rule):
                 assumed = site.facts.assumptions(node.test)
                 outcome = self._outcome(likely, node, ancestors, memo)
                 reported.add(id(node))
+                if outcome.unmergeable:
+                    # A tensor there would fail AutoGraph's conversion too
+                    # (`if visualise: return loss, preds` then `return loss,
+                    # None`): the working original says it is a Python flag.
+                    continue
                 yield _violation(node, _assuming(outcome, assumed))
         yield from self._traced_lambdas(ctx, sites, tf, imports, reported)
 
@@ -857,7 +867,9 @@ def _assuming(outcome: _Outcome, names: Sequence[str]) -> _Outcome:
     fix = outcome.fix
     if fix is not None:
         fix = replace(fix, applicability=Applicability.UNSAFE)
-    return replace(outcome, fix=fix, unsafe=(assumption, *outcome.unsafe))
+    return replace(
+        outcome, fix=fix, unsafe=(assumption, *outcome.unsafe), assumed=f"{listed} {verb}"
+    )
 
 
 def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
@@ -868,10 +880,12 @@ def _violation(node: cst.If | cst.IfExp, outcome: _Outcome) -> Violation:
         )
     if outcome.reason:
         what = "conditional expression" if isinstance(node, cst.IfExp) else "`if`"
+        # Resting on likely tensors, the finding says so.
+        when = f" (if {outcome.assumed})" if outcome.assumed else ""
         return Violation(
             node,
-            f"Python {what} on a tensor needs AutoGraph, and cannot be rewritten as `tf.cond`: "
-            f"{outcome.reason}",
+            f"Python {what} on a tensor{when} needs AutoGraph, and cannot be rewritten as "
+            f"`tf.cond`: {outcome.reason}",
         )
     if outcome.waiting:
         return Violation(node, f"{message} (after the tensor conditionals inside it)")
