@@ -692,3 +692,15 @@ def test_a_likely_condition_whose_branches_autograph_cannot_merge_is_a_python_fl
     # `visualise` only likely a tensor: with a tensor there AutoGraph would
     # fail too, so the working code says it is Python. `loss` is proven.
     assert found == [("TFR101", 14)]
+
+
+def test_a_list_repeated_by_a_batch_dimension_alone_in_its_file():
+    source = """
+        import tensorflow as tf
+
+        @tf.function
+        def starts(tokens):
+            return tf.expand_dims([1] * tokens.shape[0], 1)
+    """
+    [finding] = [f for f in check_source(_d(source)) if f.code == "TFR107"]
+    assert "repeating a Python list" in finding.message

@@ -105,6 +105,16 @@ _statements = iter_statements
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 
 
+def _list_repeat_count(node: ast.BinOp) -> ast.expr | None:
+    """`n` of `[start] * n` or `n * [start]`: a list display repeated."""
+    displays = (ast.List, ast.Tuple)
+    if isinstance(node.left, displays) and not isinstance(node.right, displays):
+        return node.right
+    if isinstance(node.right, displays) and not isinstance(node.left, displays):
+        return node.left
+    return None
+
+
 def _sum_over_len(node: ast.BinOp) -> ast.expr | None:
     """`values` of `sum(values) / len(values)`."""
     left, right = node.left, node.right
@@ -357,6 +367,13 @@ class _Indexer(
             self.index.divides_sum = True
         if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name):
             self.divided_names.add(node.left.id)
+        if isinstance(node.op, ast.Mult) and self.function_stack:
+            count = _list_repeat_count(node)
+            if count is not None and any(
+                isinstance(n, ast.Attribute) and n.attr in ("shape", "get_shape")
+                for n in ast.walk(count)
+            ):
+                self.function_stack[-1].repeats_list = True
         if isinstance(node.op, ast.Div):
             summed = _sum_over_len(node)
             if summed is not None:

@@ -70,6 +70,9 @@ class FunctionInfo:
     # len(values)`): a caller's list of per-batch values handed here is
     # averaged as if by the caller (`callee_facts`, TFR306).
     averaged_params: frozenset[str] = frozenset()
+    # Repeats a list display by a count read from a static shape (`[start] *
+    # x.shape[0]`): what TFR107 looks at.
+    repeats_list: bool = False
     # Reads a static shape (`x.shape`, `x.get_shape()`): what it hands a
     # function of `ModuleIndex.callee_shape_params` may be a static dimension.
     reads_static_shape: bool = False

@@ -13,7 +13,9 @@ if TYPE_CHECKING:
 
 
 def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR107: traced code, and a call of an op taking a shape or a count."""
+    """TFR107: traced code, and a call of an op taking a shape or a count,
+    or a list display repeated where a static shape is read (`[start] *
+    x.shape[0]`)."""
     from tfrewrite.facts.vocabulary import (
         COUNT_ARGUMENTS,
         PYTHON_COUNT_ARGUMENTS,
@@ -30,7 +32,9 @@ def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
         return True
     # A static dimension handed to a project function that makes it a shape.
     helpers = index.callee_shape_params
-    return bool(helpers) and any(
-        info.reads_static_shape and not helpers.keys().isdisjoint(info.calls)
-        for info in traced_infos(index, traced)
-    )
+    for info in traced_infos(index, traced):
+        if info.repeats_list and info.reads_static_shape:
+            return True
+        if helpers and info.reads_static_shape and not helpers.keys().isdisjoint(info.calls):
+            return True
+    return False
