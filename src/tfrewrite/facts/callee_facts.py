@@ -23,20 +23,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tfrewrite.facts.class_dispatch import Lookup
-    from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+    from tfrewrite.facts.index_records import ModuleIndex
 
 # FunctionInfo field -> the ModuleIndex field its callers learn it in.
 ROLES = {"shape_params": "callee_shape_params", "averaged_params": "callee_averaged_params"}
-
-
-def _passed_params(info: FunctionInfo) -> tuple[str, ...]:
-    """The parameters a call's arguments bind, in order: a method's without
-    its `self` (`self.decoder.reset_state(batch_size=b)`), a module-level
-    function's or a static method's all."""
-    params = tuple(info.params)
-    if info.class_name is None or "staticmethod" in info.decorators:
-        return params
-    return params[1:] if params and params[0] in ("self", "cls") else params
 
 
 def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None:
@@ -60,6 +50,6 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
                 roles = [(known, getattr(info, role)) for role, known in ROLES.items()]
                 for known, params in roles:
                     if params:
-                        getattr(index, known)[callee] = (_passed_params(info), params)
+                        getattr(index, known)[callee] = (tuple(info.caller_params), params)
                 if any(params for _, params in roles):
                     break

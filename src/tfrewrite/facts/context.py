@@ -354,6 +354,23 @@ class RuleContext:
             return "tensorflow", (ImportRequest("tensorflow"),)
         return alias, (ImportRequest("tensorflow", None, alias),)
 
+    def pass1_names(self, expr: cst.BaseExpression, owner: str | None = None) -> list[str]:
+        """The dotted names pass 1 may have given `expr` (a callee or a
+        reference), the keys its project facts use: the qualified name
+        through the file's imports, the file's own definition's qualified
+        name, and for `self.decoder.reset` in a method of `owner`,
+        `module.Owner.decoder.reset`."""
+        names = []
+        qualified = self.names.qualified_name(expr)
+        if qualified:
+            names.append(qualified)
+        written = dotted_name(expr)
+        if written:
+            names.append(self.index.qualify(written))
+            if owner and written.startswith("self."):
+                names.append(self.index.qualify(f"{owner}.{written[len('self.') :]}"))
+        return names
+
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
 

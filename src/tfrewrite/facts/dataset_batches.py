@@ -97,9 +97,7 @@ def _returns_equal_batches(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
     known = ctx.index.callee_equal_batches
     if not known or not isinstance(expr, cst.Call):
         return False
-    written = dotted_name(expr.func)
-    names = (ctx.names.qualified_name(expr.func), ctx.index.qualify(written) if written else None)
-    return any(name in known for name in names if name)
+    return any(name in known for name in ctx.pass1_names(expr.func))
 
 
 def _iterated(source: cst.BaseExpression) -> list[cst.BaseExpression]:

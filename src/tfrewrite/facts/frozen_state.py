@@ -32,7 +32,7 @@ from tfrewrite.facts.state import (
     settled_before,
 )
 from tfrewrite.facts.vocabulary import is_setup_method
-from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors, statement_children
+from tfrewrite.facts.walk import iter_with_ancestors, statement_children
 
 # How pass 1 describes a module name a module-level loop rebinds.
 LOOP_REBOUND = "rebound in a module-level loop"
@@ -185,7 +185,7 @@ class FrozenState:
             updaters = sorted(m for m in methods if not is_setup_method(m))
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
-        called = _own_methods_called(function.node)
+        called = _own_methods_called(ctx, function, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
                 continue  # assigned afresh in the traced function itself: per trace
@@ -198,22 +198,19 @@ class FrozenState:
         return result
 
 
-def _own_methods_called(function: cst.FunctionDef) -> set[str]:
-    """The methods of its own object a method calls: `self.prepare(x)`, and
-    `call` and `__call__` for `self(x)`. They run within its trace."""
-    called: set[str] = set()
-    for node in iter_nodes(function.body):
-        if not isinstance(node, cst.Call):
-            continue
-        func = node.func
-        if isinstance(func, cst.Name) and func.value == "self":
-            called |= {"call", "__call__"}
-        elif (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value == "self"
-        ):
-            called.add(func.attr.value)
+def _own_methods_called(ctx: RuleContext, function: FunctionScope, owner: str) -> set[str]:
+    """The methods of its own object a method calls, as pass 1 recorded its
+    calls: `self.prepare(x)`, and `call` and `__call__` for `self(x)`. They
+    run within its trace."""
+    info = ctx.index.functions.get(function.qualname)
+    if info is None:
+        return set()
+    prefix = ctx.index.qualify(owner) + "."
+    called = {
+        c[len(prefix) :] for c in info.calls if c.startswith(prefix) and "." not in c[len(prefix) :]
+    }
+    if "self" in info.calls:
+        called |= {"call", "__call__"}
     return called
 
 

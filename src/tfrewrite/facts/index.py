@@ -65,6 +65,7 @@ from tfrewrite.facts.index_names import (
 )
 from tfrewrite.facts.index_objects import ObjectReferences
 from tfrewrite.facts.index_records import (
+    SOURCE_FOLDER,
     CallSite,
     ClassInfo,
     FunctionInfo,
@@ -141,7 +142,7 @@ def module_name_for(path: Path, root: Path | None) -> str:
     except ValueError:
         rel = Path(path.name)
     parts = list(rel.with_suffix("").parts)
-    if parts and parts[0] == "src":
+    if parts and parts[0] == SOURCE_FOLDER:
         parts = parts[1:]
     if parts and parts[-1] == "__init__":
         parts = parts[:-1]
@@ -169,6 +170,9 @@ class _Indexer(
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
+        # Calls of a name that holds an object or a factory's result, by node
+        # id: what they run (`make_loss()`, `pkg.Net()`), for the tape losses.
+        self.instance_callees: dict[int, str] = {}
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
@@ -629,6 +633,8 @@ class _Indexer(
         ):
             self.function_stack[-1].iterates_tensor = True
         instance = self._instance_call(node.func)
+        if instance:
+            self.instance_callees[id(node)] = instance
         if callee and (node.args or node.keywords):
             self._record_call_site(node, callee, instance)
         if self.module_tape_calls and not self.function_stack:
@@ -824,8 +830,17 @@ def build_index(
                 index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
+
+        def callee_of(call: ast.Call) -> str | None:
+            return indexer.instance_callees.get(id(call)) or indexer.resolve(call.func)
+
         record_tape_losses(
-            index, indexer.resolve, tree.body, "", tape_scopes(indexer.tape_functions)
+            index,
+            indexer.resolve,
+            callee_of,
+            tree.body,
+            "",
+            tape_scopes(indexer.tape_functions),
         )
     _compact(index)
     return index

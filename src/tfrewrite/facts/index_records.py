@@ -15,6 +15,9 @@ from typing import Any
 
 from tfrewrite.workspace.line_names import CellStarts
 
+# The folder module names leave out: `src/pkg/m.py` is module `pkg.m`.
+SOURCE_FOLDER = "src"
+
 
 @dataclass(slots=True)
 class FunctionInfo:
@@ -103,6 +106,15 @@ class FunctionInfo:
     # `return content_loss`): local qualnames. What its callers bind the
     # result to, and call, is one of these (`ImportResolution.resolve`).
     returns: list[str] = field(default_factory=list)
+
+    @property
+    def caller_params(self) -> list[str]:
+        """The parameters a call's arguments fill, in order: a method's
+        without its `self`/`cls`."""
+        params = self.params
+        if self.class_name and params and params[0] in ("self", "cls"):
+            return params[1:]
+        return params
 
     @property
     def trains(self) -> bool:

@@ -211,12 +211,13 @@ def called_class_kind(ctx: RuleContext, callee: cst.BaseExpression) -> str | Non
     (`ModuleIndex.called_classes`: "python", "framework", or a Keras kind);
     None for anything else. Pass 1 names a class of this module
     module-qualified."""
-    names = [ctx.names.qualified_name(callee)]
-    local = dotted_name(callee)
-    if local:
-        names.append(ctx.index.qualify(local))
     return next(
-        (ctx.index.called_classes[n] for n in names if n and n in ctx.index.called_classes), None
+        (
+            ctx.index.called_classes[n]
+            for n in ctx.pass1_names(callee)
+            if n in ctx.index.called_classes
+        ),
+        None,
     )
 
 

@@ -22,7 +22,7 @@ from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import DATASET_CONTEXT, TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
-from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
+from tfrewrite.facts.index_records import SOURCE_FOLDER, CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
 from tfrewrite.workspace.line_names import path_line
@@ -30,8 +30,6 @@ from tfrewrite.workspace.line_names import path_line
 # Framework base classes, by their last name (`traced_base_leaf`: Keras'
 # under any spelling, TensorFlow Probability's `Bijector`), and the methods
 # the framework calls itself in traced code.
-# The folder a module name leaves out (`src/pkg/m.py` is `pkg.m`).
-SOURCE_FOLDER = "src."
 FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
     "Loss": ("call", "__call__"),
     "Layer": ("call",),
@@ -384,11 +382,12 @@ class _Lookup:
             for index, qualname, full in self.by_last.get(name.rpartition(".")[2], ())
             if (full == name or full.endswith(tail)) and (dotted_name or not index.module)
         ]
-        if not known and name.startswith(SOURCE_FOLDER):
-            # Module names drop a leading `src/` (`module_name_for`); a
+        prefix = SOURCE_FOLDER + "."
+        if not known and name.startswith(prefix):
+            # Module names leave a leading `src/` out (`module_name_for`); a
             # project that imports its `src` as a package (`from
             # src.dataset import load`) names the same module with it.
-            known = self._find(name[len(SOURCE_FOLDER) :])
+            known = self._find(name[len(prefix) :])
         if not known and dotted_name:
             self.found[name] = known  # a cycle of star imports ends here
             known = self._reexported(name)
@@ -457,21 +456,13 @@ def _callable_as_hook(info: FunctionInfo, method: str) -> bool:
     )
 
 
-def _own_params(info: FunctionInfo) -> list[str]:
-    """Parameters a caller fills: without a method's `self`/`cls`."""
-    params = info.params
-    if info.class_name and params and params[0] in ("self", "cls"):
-        return params[1:]
-    return params
-
-
 def tensor_arguments(info: FunctionInfo, traced: TracedFunction) -> set[str]:
     """The parameters of a traced function that the project says receive
     tensors, proven or likely: `tensor_params`, `likely_params`, and a
     loss's first two."""
     found = set(traced.tensor_params | traced.likely_params)
     if traced.is_loss or traced.loss_signature:
-        found.update(_own_params(info)[:2])
+        found.update(info.caller_params[:2])
     return found
 
 
@@ -484,7 +475,7 @@ def _loss_by_signature(info: FunctionInfo) -> bool:
     name = info.qualname.rsplit(".", 1)[-1].lower()
     if any(word in name for word in _METRIC_WORDS):
         return False
-    return tuple(_own_params(info)[:2]) in LOSS_SIGNATURES
+    return tuple(info.caller_params[:2]) in LOSS_SIGNATURES
 
 
 def _signature_params(source: str) -> list[tuple[bool, bool]] | None:
@@ -595,7 +586,7 @@ def compute_facts(
                 continue
             is_loss = base in LOSS_BASES
             count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
-            tensors = _own_params(info)[:count]
+            tensors = info.caller_params[:count]
             mark(
                 index,
                 method_qualname,
@@ -630,7 +621,7 @@ def compute_facts(
                 info = target_index.functions.get(target)
                 if info is None:
                     continue
-                params = _own_params(info)
+                params = info.caller_params
                 tensors: list[str] = []
                 likely: list[str] = []
                 if site.arguments == "tensor":
@@ -936,7 +927,7 @@ def _mark_signature(known: _Marks, info: FunctionInfo, keywords: dict[str, dict[
     specs = _signature_params(source)
     if specs is None:
         return
-    for name, (tensor, scalar) in zip(_own_params(info), specs, strict=False):
+    for name, (tensor, scalar) in zip(info.caller_params, specs, strict=False):
         if tensor:
             known.tensor.add(name)
         if scalar:
@@ -1065,7 +1056,7 @@ def _received(
     every site passes a Python value (a parameter a site leaves out has its
     default, a Python value)."""
     received: dict[str, str] = {}
-    for name in _own_params(info):
+    for name in info.caller_params:
         evidence = {site.get(name, "p") for site in passed}
         if evidence and evidence <= {"t", "s"}:
             received[name] = "s" if evidence == {"s"} else "t"
@@ -1142,8 +1133,8 @@ def _apply_call_sites(
         known = marks[key]
         info = by_path[key[0]].functions[key[1]]
         sites = [given for given, _ in located]
-        known.elements.update(_element_evidence(_own_params(info), structures[key]))
-        for name in _own_params(info):
+        known.elements.update(_element_evidence(info.caller_params, structures[key]))
+        for name in info.caller_params:
             python_at = [where for given, where in located if given.get(name) == "p"]
             tensor_at = [where for given, where in located if given.get(name, "") in ("t", "s")]
             if python_at and tensor_at:
@@ -1766,7 +1757,7 @@ def _is_model_call(index: ModuleIndex, qualname: str, lookup: _Lookup) -> bool:
     if info.class_name is None:
         return False
     owner = qualname.rpartition(".")[0]
-    return _keras_base(index, owner, lookup) in ("Layer", "Model", "Sequential")
+    return _keras_base(index, owner, lookup) in _KERAS_CALLED_BASES - LOSS_BASES
 
 
 def _record_training_facts(

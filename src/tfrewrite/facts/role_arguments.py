@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tfrewrite.facts.names import dotted_name
-
 if TYPE_CHECKING:
     import libcst as cst
 
@@ -27,16 +25,10 @@ def role_arguments(
     """The arguments of `call`, a call of a project function `known` lists
     (`ModuleIndex.callee_shape_params` or `callee_averaged_params`), that
     bind a parameter of that role, with the parameter each binds. `owner`:
-    the class of the method the call is in, for `self.reset(b)` and
-    `self.decoder.reset_state(b)` (named as pass 1 names them,
-    `module.Owner.decoder.reset_state`)."""
+    the class of the method the call is in (`RuleContext.pass1_names`)."""
     if not known:
         return []
-    written = dotted_name(call.func)
-    names = [ctx.names.qualified_name(call.func), ctx.index.qualify(written) if written else None]
-    if written and owner and written.startswith("self."):
-        names.append(ctx.index.qualify(f"{owner}.{written[len('self.') :]}"))
-    found = next((known[name] for name in names if name and name in known), None)
+    found = next((known[n] for n in ctx.pass1_names(call.func, owner) if n in known), None)
     if found is None or any(arg.star for arg in call.args):
         return []
     params, role_params = found

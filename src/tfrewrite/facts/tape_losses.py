@@ -105,31 +105,6 @@ def _target_names(targets: Iterable[ast.expr]) -> set[str]:
     return found
 
 
-def _factory_results(
-    nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
-) -> dict[str, str]:
-    """`{"loss_fn": "pkg.make_loss()"}` for `loss_fn = make_loss(cfg)` in a
-    function's own body, `make_loss` a project function: calling `loss_fn`
-    calls what `make_loss` returns. A name bound more than once is left out."""
-    found: dict[str, str] = {}
-    seen: set[str] = set()
-    for node in nodes:
-        if not isinstance(node, ast.Assign):
-            continue
-        for target in node.targets:
-            if not isinstance(target, ast.Name):
-                continue
-            if target.id in seen:
-                found.pop(target.id, None)
-                continue
-            seen.add(target.id)
-            value = node.value
-            callee = resolve(value.func) if isinstance(value, ast.Call) else None
-            if callee and callee.split(".", 1)[0] not in EXTERNAL_ROOTS:
-                found[target.id] = f"{callee}()"
-    return found
-
-
 def _is_pair(call: ast.Call) -> bool:
     """`f(labels, predictions)`: two positional arguments, nothing else."""
     return len(call.args) == 2 and not call.keywords
@@ -148,19 +123,18 @@ def tape_scopes(tape_functions: Iterable[str]) -> set[str]:
 def record_tape_losses(
     index: ModuleIndex,
     resolve: Callable[[ast.AST], str | None],
+    callee_of: Callable[[ast.Call], str | None],
     body: list[ast.stmt],
     qualname: str,
     tape_scopes: set[str],
-    made: dict[str, str] | None = None,
 ) -> None:
     """Record in `index` the calls whose result, assigned inside a
     GradientTape block, is what `tape.gradient` differentiates; recurse into
     the nested scopes that can hold a tape (`tape_scopes`, and every class).
-    `resolve` names a callee through the file's imports; `made`, the names
-    enclosing functions bind to what a project function returns (`loss_fn =
-    make_loss(cfg)`), whose call is a call of `make_loss()`."""
+    `resolve` names a function through the file's imports; `callee_of`
+    names what a call runs as the visitor found it (`make_loss()` for a call
+    of `loss_fn = make_loss(cfg)`, in the function or one around it)."""
     nodes = _scope_nodes(body)
-    made = {**(made or {}), **_factory_results(nodes, resolve)} if qualname else {}
     differentiated = {
         node.args[0].id
         for node in nodes
@@ -173,9 +147,7 @@ def record_tape_losses(
     for node in nodes:
         if opens_tape(node, resolve):
             for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
-                callee = resolve(call.func)
-                if isinstance(call.func, ast.Name) and call.func.id in made:
-                    callee = made[call.func.id]
+                callee = callee_of(call)
                 pair = _is_pair(call)
                 # A library call of other arity (`tf.reduce_sum(h)`) is no
                 # loss the project defines.
@@ -184,7 +156,7 @@ def record_tape_losses(
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = f"{qualname}.{node.name}" if qualname else node.name
             if isinstance(node, ast.ClassDef) or inner in tape_scopes:
-                record_tape_losses(index, resolve, node.body, inner, tape_scopes, made)
+                record_tape_losses(index, resolve, callee_of, node.body, inner, tape_scopes)
 
 
 def _differentiated_calls(

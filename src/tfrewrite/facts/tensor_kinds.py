@@ -385,6 +385,8 @@ OPTIMIZER_ATTRIBUTES = {"iterations": ITERATIONS}
 # The optimistic start for a name's own bindings (greatest fixed point).
 TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True, True)
 METRIC = TensorKind(False, metric=True)
+# Calls that make a tensor of the Python value given first.
+TENSOR_CONVERSIONS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor"})
 # What a metric's methods return.
 METRIC_RESULTS = {"result": TensorKind(True, floating=True)}
 
@@ -694,7 +696,7 @@ def dtype_kind(
         or (leaf in FLOAT_ONLY_LEAVES)
     ):
         return FLOATING
-    if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
+    if qualified in TENSOR_CONVERSIONS and positional:
         value = positional[0]
         if is_python_float(value):
             return FLOATING
@@ -767,7 +769,7 @@ def op_result_kind(
         )
         empty = isinstance(shape, (cst.List, cst.Tuple)) and not shape.elements
         return TensorKind(True, empty, boolean, dtype.floating, dtype.integer)
-    if qualified in ("tensorflow.constant", "tensorflow.convert_to_tensor") and positional:
+    if qualified in TENSOR_CONVERSIONS and positional:
         value = positional[0]
         scalar = is_python_number(value) or is_python_bool(value)
         return TensorKind(True, scalar, dtype.boolean, dtype.floating, dtype.integer)

@@ -60,6 +60,7 @@ from tfrewrite.facts.tensor_kinds import (
     OPTIMIZER_ATTRIBUTES,
     TENSOR,
     TENSOR_ANNOTATIONS,
+    TENSOR_CONVERSIONS,
     TOP,
     VARIABLE_CONSTRUCTORS,
     VARIABLE_READS,
@@ -103,13 +104,6 @@ class AttributeFacts:
 
     kinds: dict[str, TensorKind] = field(default_factory=dict)
     numbers: frozenset[str] = frozenset()
-
-
-# Calls that turn a Python value into a tensor (Keras's `ops.convert_to_tensor`
-# under any Keras path is taken too).
-TENSOR_CONVERSIONS = frozenset(
-    {"tensorflow.convert_to_tensor", "tensorflow.constant", "tensorflow.experimental.numpy.asarray"}
-)
 
 
 class TensorFacts:
@@ -218,9 +212,7 @@ class TensorFacts:
             if not (isinstance(first, cst.Name) and first.value == target.value):
                 continue
             qualified = self.resolver.qualified_name(value.func) or ""
-            if qualified in TENSOR_CONVERSIONS or (
-                qualified.startswith("keras.") and qualified.endswith(".convert_to_tensor")
-            ):
+            if qualified in TENSOR_CONVERSIONS or qualified.endswith("ops.convert_to_tensor"):
                 converted.add(target.value)
         return converted
 

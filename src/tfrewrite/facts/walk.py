@@ -216,6 +216,14 @@ def iter_statement_lines(
             yield from iter_statement_lines(value)
 
 
+def enclosing_statement_line(
+    ancestors: Sequence[cst.CSTNode],
+) -> cst.SimpleStatementLine | None:
+    """The statement line a node is part of, from its ancestors (outermost
+    first): where `TensorFacts.kind_at` asks what its names hold."""
+    return next((a for a in reversed(ancestors) if isinstance(a, cst.SimpleStatementLine)), None)
+
+
 def comments_in(node: cst.CSTNode) -> list[cst.Comment]:
     """Every comment inside `node`, in source order (comments live in
     formatting nodes, which `child_nodes` skips, so this walks them all)."""

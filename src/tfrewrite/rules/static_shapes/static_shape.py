@@ -35,7 +35,7 @@ from tfrewrite.facts.static_shapes import (
 )
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
-from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -227,6 +227,22 @@ class StaticShapeInTracedCode(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         tf, imports = ctx.tensorflow()
         dimension_names: dict[int, dict[str, tuple[cst.BaseExpression, str]]] = {}
+
+        def site_of(
+            node: cst.Call | cst.BinaryOperation,
+            function: FunctionScope,
+            ancestors: tuple[cst.CSTNode, ...],
+        ) -> _Site:
+            """The site of `node`, with the static dimensions its function's
+            names hold (worked out once per function)."""
+            scope = ctx.innermost_scope(function, ancestors)
+            dimensions = dimension_names.get(id(scope.node))
+            if dimensions is None:
+                dimensions = static_dimension_names(scope.node)
+                dimension_names[id(scope.node)] = dimensions
+            line = enclosing_statement_line(ancestors)
+            return _Site(ctx, node, scope, dimensions, tf, imports, line)
+
         for function in ctx.traced_functions():
             traced = function.runs_traced
             if traced is not None and traced.per_element:
@@ -234,12 +250,7 @@ class StaticShapeInTracedCode(Rule):
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 repeats = _list_repeats(node)
                 if repeats is not None:
-                    scope = ctx.innermost_scope(function, ancestors)
-                    dimensions = dimension_names.get(id(scope.node))
-                    if dimensions is None:
-                        dimensions = static_dimension_names(scope.node)
-                        dimension_names[id(scope.node)] = dimensions
-                    site = _Site(ctx, node, scope, dimensions, tf, imports, _line_of(ancestors))  # type: ignore[arg-type]
+                    site = site_of(node, function, ancestors)  # type: ignore[arg-type]
                     violation = self._python_count_violation(site, repeats, _FILL_ADVICE)
                     if violation is not None:
                         yield violation
@@ -254,12 +265,7 @@ class StaticShapeInTracedCode(Rule):
                 )
                 if shape is None and not counts and not python_counts and not handed:
                     continue
-                scope = ctx.innermost_scope(function, ancestors)
-                dimensions = dimension_names.get(id(scope.node))
-                if dimensions is None:
-                    dimensions = static_dimension_names(scope.node)
-                    dimension_names[id(scope.node)] = dimensions
-                site = _Site(ctx, node, scope, dimensions, tf, imports, _line_of(ancestors))
+                site = site_of(node, function, ancestors)
                 if shape is not None:
                     violation = self._violation(site, shape.value)
                     if violation is not None:
@@ -510,11 +516,6 @@ class _Site:
 
 
 _FILL_ADVICE = "build the tensor with `tf.fill([tf.shape(x)[0]], value)` instead"
-
-
-def _line_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
-    """The statement line a node is part of."""
-    return next((a for a in reversed(ancestors) if isinstance(a, cst.SimpleStatementLine)), None)
 
 
 def _list_repeats(node: cst.CSTNode) -> cst.BaseExpression | None:

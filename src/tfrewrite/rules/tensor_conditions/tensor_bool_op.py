@@ -20,7 +20,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -68,21 +68,15 @@ def _in_a_test(node: cst.CSTNode, ancestors: Sequence[cst.CSTNode]) -> bool:
     return False
 
 
-def _enclosing(
-    ancestors: Sequence[cst.CSTNode],
-) -> tuple[cst.FunctionDef | None, cst.SimpleStatementLine | None]:
+def _enclosing_function(ancestors: Sequence[cst.CSTNode]) -> cst.FunctionDef | None:
     """The function the expression is code of (None inside a lambda, whose
-    parameters the function's facts do not describe, or a class body), and
-    the statement line it is part of."""
-    line = None
+    parameters the function's facts do not describe, or a class body)."""
     for ancestor in reversed(ancestors):
-        if line is None and isinstance(ancestor, cst.SimpleStatementLine):
-            line = ancestor
         if isinstance(ancestor, cst.FunctionDef):
-            return ancestor, line
+            return ancestor
         if isinstance(ancestor, (cst.Lambda, cst.ClassDef)):
-            return None, line
-    return None, line
+            return None
+    return None
 
 
 class TensorBooleanOperator(Rule):
@@ -199,7 +193,8 @@ class TensorBooleanOperator(Rule):
                 seen.add(id(node))
                 if _in_a_test(node, ancestors):
                     continue
-                function, line = _enclosing(ancestors)
+                function = _enclosing_function(ancestors)
+                line = enclosing_statement_line(ancestors)
                 scope = ctx.scope_of(function) if function is not None else None
                 if scope is None or line is None:
                     continue

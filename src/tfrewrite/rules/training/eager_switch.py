@@ -23,13 +23,15 @@ SWITCHES = frozenset(
 )
 
 
+def _is_true(value: cst.BaseExpression, true_flags: frozenset[str]) -> bool:
+    """The literal `True`, or a module flag bound once to it (`DEBUG = True`)."""
+    return isinstance(value, cst.Name) and (value.value == "True" or value.value in true_flags)
+
+
 def _turns_on(call: cst.Call, true_flags: frozenset[str]) -> bool:
     """`run_functions_eagerly(True)`, or of a module flag bound once to `True`
     (`DEBUG = True` ... `run_functions_eagerly(DEBUG)`)."""
-    if len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
-        return False
-    name = call.args[0].value.value
-    return name == "True" or name in true_flags
+    return len(call.args) == 1 and _is_true(call.args[0].value, true_flags)
 
 
 def _module_true_flags(ctx: RuleContext) -> frozenset[str]:
@@ -246,10 +248,7 @@ class EagerSwitchLeftOn(Rule):
                 continue
             if true_flags is None:
                 true_flags = _module_true_flags(ctx)
-            value = flag.value
-            if not (
-                isinstance(value, cst.Name) and (value.value == "True" or value.value in true_flags)
-            ):
+            if not _is_true(flag.value, true_flags):
                 continue
             yield Violation(
                 flag,

@@ -37,13 +37,10 @@ def _loss_names(ctx: RuleContext) -> set[str]:
 
 def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     """The dotted names pass 1 would give `expr` (imported or module-level)."""
-    names = set()
-    qualified = ctx.names.qualified_name(expr)
-    if qualified:
-        names.add(qualified)
+    names = set(ctx.pass1_names(expr))
     local = dotted_name(expr)
     if local:
-        names.update({local, ctx.index.qualify(local)})
+        names.add(local)  # a bare name as pass 1 records a nested function's
     return names
 
 

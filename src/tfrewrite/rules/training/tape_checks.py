@@ -121,21 +121,22 @@ def _is_model_call(
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
-# A Keras model's `train_step` running its own forward pass as `self.call(x)`.
-_OWN_CALL = (
+# A Keras model's `train_step` running its own forward pass as `self.call(x)`:
+# the finding, and its words when the model's layers ignore `training`.
+_OWN_CALL_BYPASS = (
     "`self.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
-    "`training` to the layers it calls, so any dropout or batch normalization in them runs "
-    "in inference mode, and `training=True` given to `call` reaches only the layers `call` "
-    "passes it to (no fix: call the model itself, `self(x, training=True)`, which also "
-    "converts and masks its inputs)"
+    "`training` to the layers it calls"
 )
-
-
+_OWN_CALL = (
+    f"{_OWN_CALL_BYPASS}, so any dropout or batch normalization in them runs in inference "
+    "mode, and `training=True` given to `call` reaches only the layers `call` passes it to "
+    "(no fix: call the model itself, `self(x, training=True)`, which also converts and "
+    "masks its inputs)"
+)
 _OWN_CALL_UNCHANGED = (
-    "`self.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
-    "`training` to the layers it calls; nothing changes today, since {}, but a dropout or "
-    "batch normalization layer added later would run in inference mode (no fix: call the "
-    "model itself, `self(x, training=True)`)"
+    f"{_OWN_CALL_BYPASS}; nothing changes today, since {{}}, but a dropout or batch "
+    "normalization layer added later would run in inference mode (no fix: call the model "
+    "itself, `self(x, training=True)`)"
 )
 
 
