@@ -71,3 +71,40 @@ def test_a_batch_dimension_handed_to_a_helper_fails_traced_until_it_is_the_dynam
     traced = tf.function(after.with_grid.python_function, input_signature=unknown, autograph=False)
     for batch in (images, tf.ones((5, 2, 4)) * 2.0):
         assert_same(before.with_grid.python_function(batch), traced(batch), what="grid")
+
+
+HELD_METHOD = """
+import tensorflow as tf
+
+
+class Decoder:
+    def reset_state(self, batch_size):
+        return tf.zeros((batch_size, 4))
+
+
+class Captioner:
+    def __init__(self):
+        self.decoder = Decoder()
+
+    @tf.function
+    def start(self, captions):
+        state = self.decoder.reset_state(batch_size=captions.shape[0])
+        return state + tf.reduce_sum(captions)
+"""
+
+
+def test_a_batch_dimension_handed_to_a_held_objects_method_until_it_is_the_dynamic_one():
+    rewritten = fix_source(HELD_METHOD, select=SELECT, unsafe_fixes=True)
+    assert "batch_size=tf.shape(captions)[0]" in rewritten
+    before, after = load_module(HELD_METHOD).Captioner(), load_module(rewritten).Captioner()
+
+    def start(obj):
+        function = type(obj).start.python_function
+        return lambda captions: function(obj, captions)
+
+    unknown = [tf.TensorSpec([None, 3])]
+    with pytest.raises((ValueError, TypeError)):
+        tf.function(start(before), input_signature=unknown)(tf.ones((2, 3)))
+    traced = tf.function(start(after), input_signature=unknown, autograph=False)
+    for batch in (tf.ones((2, 3)), tf.ones((5, 3)) * 2.0):
+        assert_same(start(before)(batch), traced(batch), what="state")
