@@ -91,6 +91,52 @@ def test_a_module_instance_called_in_the_step_runs_its_class_call_method(
     assert "`decode(...)` (`Decoder.__call__`)" in fix.message
 
 
+MAIN_BLOCK_STEP = """
+    import tensorflow as tf
+    from decoding import Decoder
+
+    if __name__ == "__main__":
+        net = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        sgd = tf.keras.optimizers.SGD(0.1)
+        decode = Decoder([])
+
+        def fit_batch(rows):
+            features, labels = decode(rows)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((net(features, training=True) - labels) ** 2)
+            grads = tape.gradient(loss, net.trainable_variables)
+            sgd.apply_gradients(zip(grads, net.trainable_variables))
+
+        for batch in tf.data.Dataset.from_tensor_slices(["1 2 3", "4 5 6"]).batch(1):
+            fit_batch(batch)
+"""
+
+
+def test_an_object_the_main_block_builds_is_a_module_object(tmp_path: Path) -> None:
+    """The `__main__` block binds module globals: `decode` there is a
+    `Decoder`, whose `__call__` the decorated step would run once at trace
+    time (here it calls `.numpy()`: the decorated step would raise)."""
+    fix = _step_fix(tmp_path, {"train.py": MAIN_BLOCK_STEP, "decoding.py": DECODER})
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "`decode(...)` (`Decoder.__call__`)" in fix.message
+
+
+def test_an_object_either_branch_may_build_counts_with_each_class(tmp_path: Path) -> None:
+    """`decode` is a `Decoder` in one branch and a Keras layer in the other:
+    the step may call `Decoder.__call__`, so decorating it is not proven."""
+    step = MAIN_BLOCK_STEP.replace(
+        "        decode = Decoder([])\n",
+        "        if net.layers:\n"
+        "            decode = Decoder([])\n"
+        "        else:\n"
+        "            decode = tf.keras.layers.Identity()\n",
+    )
+    assert step != MAIN_BLOCK_STEP
+    fix = _step_fix(tmp_path, {"train.py": step, "decoding.py": DECODER})
+    assert fix is not None and fix.applicability is Applicability.UNSAFE
+    assert "`decode(...)` (`Decoder.__call__`)" in fix.message
+
+
 def test_an_object_built_and_used_in_one_expression_in_the_same_file(tmp_path: Path) -> None:
     fix = _step_fix(tmp_path, _files("Decoder(rows).values()", in_one_file=True))
     assert fix is not None and fix.applicability is Applicability.UNSAFE

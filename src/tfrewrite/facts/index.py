@@ -211,6 +211,7 @@ class _Indexer(
         # Module-level names bound once to an object: name -> its constructor
         # (`critic = Critic()`), so `critic.sync()` calls `Critic.sync`.
         self.module_instances: dict[str, str] = {}
+        self.module_object_choices: dict[str, tuple[str, ...]] = {}
         # Call-site evidence: module-level names bound once; per function
         # being visited, the names it binds and its sites forwarding a
         # parameter (`CallEvidence.settle_forwarded`).
@@ -809,8 +810,13 @@ def build_index(
             indexer.record_module_alias(statement, indexer.module_once)
             indexer.record_tf_function_alias(statement)
             indexer.record_logger(statement)
-            indexer.record_module_instance(statement, bindings)
+    # Objects built in the module's scope, its `__main__` block included.
+    assignments = [
+        s for s in iter_statements(tree.body, into_definitions=False) if isinstance(s, ast.Assign)
+    ]
+    indexer.record_module_instances(assignments, bindings)
     index.module_instances = dict(indexer.module_instances)
+    index.module_object_choices = dict(indexer.module_object_choices)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_eager_test = "executing_eagerly" in source
@@ -854,18 +860,11 @@ def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:
     top level or inside its `if`/`try`/`with`/loop statements (an `if
     __name__ == "__main__":` block defining `train_step`), not inside a
     function or class."""
-    names: set[str] = set()
-    stack = list(body)
-    while stack:
-        statement = stack.pop()
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(statement.name)
-            continue
-        for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(statement, field_name, None)
-            if children.__class__ is list:
-                stack.extend(children)
-    return names
+    return {
+        statement.name
+        for statement in iter_statements(body, into_definitions=False)
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    }
 
 
 def _is_outside(name: str) -> bool:

@@ -42,13 +42,22 @@ def _resolve_relative(module: str, level: int, name: str | None, is_package: boo
     return ".".join([*base, name] if name else base)
 
 
-def iter_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def iter_statements(body: list[ast.stmt], into_definitions: bool = True) -> Iterator[ast.stmt]:
     """Every statement, nested ones included, without visiting expressions
-    (imports are statements, so this finds them all cheaply)."""
+    (imports are statements, so this finds them all cheaply). Without
+    `into_definitions`, the statements of one scope: the bodies of its
+    `if`/`try`/`with`/loop statements (an `if __name__ == "__main__":` block
+    binds module globals too), not those of the functions and classes it
+    defines (their definitions are yielded)."""
     stack = list(reversed(body))
     while stack:
         statement = stack.pop()
         yield statement
+        if not into_definitions and isinstance(statement, _DEFINITIONS):
+            continue
         for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(statement, field_name, None)
             if children.__class__ is list:

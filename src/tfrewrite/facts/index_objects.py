@@ -31,6 +31,7 @@ class ObjectReferences:
     class_stack: list[str]
     call_results: list[dict[str, str]]
     module_instances: dict[str, str]
+    module_object_choices: dict[str, tuple[str, ...]]
     bound_here: list[set[str]]
     eager_lambdas: set[int]
     source: str
@@ -98,24 +99,38 @@ class ObjectReferences:
             return None  # not a project function, or a `self.` method
         return callee
 
-    def record_module_instance(
-        self, node: ast.Assign, bindings: Mapping[str, tuple[int, int, bool]]
+    def record_module_instances(
+        self, assignments: list[ast.Assign], bindings: Mapping[str, tuple[int, int, bool]]
     ) -> None:
-        """`critic = Critic(...)` at module level, the only binding of
-        `critic`; also unpacked, `net, opt = Net(), SGD(0.1)`."""
-        if len(node.targets) != 1:
-            return
-        target, value = node.targets[0], node.value
-        pairs: list[tuple[ast.expr, ast.expr]] = [(target, value)]
-        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
-            if len(target.elts) == len(value.elts):
-                pairs = list(zip(target.elts, value.elts, strict=True))
-        for name_node, built in pairs:
-            if not (isinstance(name_node, ast.Name) and isinstance(built, ast.Call)):
+        """`critic = Critic(...)` in the module's scope (its top level, or an
+        `if __name__ == "__main__":` block), the only binding of `critic`;
+        also unpacked, `net, opt = Net(), SGD(0.1)`. A name two statements
+        bind (`if`/`else` alternatives) holds no one class."""
+        built: dict[str, str] = {}
+        choices: dict[str, list[str]] = {}
+        statements: dict[str, int] = {}
+        for node in assignments:
+            if len(node.targets) != 1:
                 continue
-            constructor = self.resolve(built.func)
-            if constructor and bindings.get(name_node.id, (0, 0, False))[:1] == (1,):
-                self.module_instances[name_node.id] = constructor
+            target, value = node.targets[0], node.value
+            pairs: list[tuple[ast.expr, ast.expr]] = [(target, value)]
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+                if len(target.elts) == len(value.elts):
+                    pairs = list(zip(target.elts, value.elts, strict=True))
+            for name_node, made in pairs:
+                if not isinstance(name_node, ast.Name):
+                    continue
+                statements[name_node.id] = statements.get(name_node.id, 0) + 1
+                constructor = self.resolve(made.func) if isinstance(made, ast.Call) else None
+                if constructor:
+                    built[name_node.id] = constructor
+                    choices.setdefault(name_node.id, []).append(constructor)
+        for name, constructor in built.items():
+            if statements[name] == 1 and bindings.get(name, (0, 0, False))[:1] == (1,):
+                self.module_instances[name] = constructor
+        for name, constructors in choices.items():
+            if name not in self.module_instances:
+                self.module_object_choices[name] = tuple(sorted(set(constructors)))
 
     def _instance_call(self, func: ast.expr) -> str | None:
         """What calling the object a plain name holds calls, as the project

@@ -294,6 +294,10 @@ class ModuleIndex:
     # name -> the constructor, as the module resolves it (`targets.Targets`).
     # A call `parse(...)` runs the class's `__call__`.
     module_instances: dict[str, str] = field(default_factory=dict)
+    # A module-scope name that several statements bind to objects (`if`/`else`
+    # alternatives) -> every constructor it may have been built with: a call
+    # of it may run any of their `__call__`s.
+    module_object_choices: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Filled by `compute_facts`: constructors the module's functions call,
     # or its module instances were built with, that name a class the project
     # defines (as the module resolves them) -> "python" for a plain Python

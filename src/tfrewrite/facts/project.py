@@ -1613,6 +1613,7 @@ def _record_called_classes(
     for index in indexes:
         constructors = {callee for info in index.functions.values() for callee in info.calls}
         constructors.update(index.module_instances.values())
+        constructors.update(c for built in index.module_object_choices.values() for c in built)
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
             if not callee or not callee.rpartition(".")[2][:1].isupper():

@@ -194,21 +194,22 @@ def python_class_calls(ctx: RuleContext, function: FunctionScope) -> list[str]:
         written = dotted_name(node.func)
         if not written:
             continue
-        instance = ctx.index.module_instances.get(written) if written not in params else None
+        local = written in params
+        instance = ctx.index.module_instances.get(written) if not local else None
+        # Every class the object may be of, when alternatives build it.
+        choices = ctx.index.module_object_choices.get(written, ()) if not local else ()
+        built = [instance] if instance else list(choices)
         # As pass 1 resolves the name: a class of this module is module-qualified.
-        names = [instance] if instance else [ctx.names.qualified_name(node.func) or written]
-        names.append(f"{ctx.index.module}.{names[0]}")
-        constructor = next((n for n in names if n in ctx.index.called_classes), "")
-        if ctx.index.called_classes.get(constructor) != "python":
-            continue
-        class_name = constructor.rpartition(".")[2]
-        call = (
-            f"`{written}(...)` (`{class_name}.__call__`)"
-            if instance
-            else f"`{written}(...)` (`{class_name}.__init__`)"
-        )
-        if call not in found:
-            found.append(call)
+        for made in built or [ctx.names.qualified_name(node.func) or written]:
+            names = [made, f"{ctx.index.module}.{made}"]
+            constructor = next((n for n in names if n in ctx.index.called_classes), "")
+            if ctx.index.called_classes.get(constructor) != "python":
+                continue
+            class_name = constructor.rpartition(".")[2]
+            method = "__call__" if built else "__init__"
+            call = f"`{written}(...)` (`{class_name}.{method}`)"
+            if call not in found:
+                found.append(call)
     return found
 
 
