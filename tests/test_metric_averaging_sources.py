@@ -474,3 +474,32 @@ def test_the_average_kept_after_the_loop_is_reported_not_the_running_one() -> No
     assert _lines_below_prefilter(_RUNNING.format(after="return total / (i + 1)")) == [10]
     # Without an average after the loop, the running one is what there is.
     assert _lines_below_prefilter(_RUNNING.format(after="return None")) == [9]
+
+
+# -- what a comprehension iterates ----------------------------------------------------
+
+
+def test_a_comprehension_over_a_range_of_items_per_batch_averages_no_batches() -> None:
+    """`range(speakers_per_batch)` yields speaker indices: a mean over them,
+    divided by a count of speakers, weighs no batches, whatever the names."""
+    source = """
+        import numpy as np
+
+
+        def false_accept_rate(hits, speakers_per_batch, utterances):
+            counted = sum([np.sum(hits[i]) - np.sum(hits[i, :, i]) for i in range(speakers_per_batch)])
+            return counted / (speakers_per_batch - 1) / utterances
+    """
+    assert _lines(source) == []
+
+
+def test_a_comprehension_over_a_range_that_runs_a_step_per_element_is_reported() -> None:
+    source = """
+        import numpy as np
+
+
+        def evaluate(eval_step, n_batches):
+            losses = [eval_step(i) for i in range(n_batches)]
+            return np.mean(losses)
+    """
+    assert _lines(source) == [6]

@@ -134,6 +134,55 @@ def test_a_function_a_package_reexports(tmp_path: Path) -> None:
     assert _check(tmp_path, files) == [("pkg/helpers.py", 6, "TFR101")]
 
 
+def test_a_function_a_package_imports_by_name_and_a_sibling_package_calls(
+    tmp_path: Path,
+) -> None:
+    """`pkg/ops/__init__.py` binds `doubled_if_positive` by importing it from
+    a private module; a traced method of `pkg/train/` imports it from
+    `..ops`: the private module's function runs in that trace. A class
+    imported the same way reaches its methods (`ops.Scaler.scale`)."""
+    helpers = """
+    import tensorflow as tf
+
+
+    def doubled_if_positive(x):
+        if tf.reduce_sum(x) > 0:
+            x = x * 2
+        return x
+
+
+    class Scaler:
+        @staticmethod
+        def scale(x):
+            if tf.reduce_max(x) > 1:
+                x = x / 2
+            return x
+    """
+    steps = """
+    import tensorflow as tf
+
+    from .. import ops
+    from ..ops import doubled_if_positive
+
+
+    class Trainer:
+        @tf.function
+        def step(self, x):
+            return ops.Scaler.scale(doubled_if_positive(x))
+    """
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ops/__init__.py": "from ._doubling import Scaler, doubled_if_positive\n",
+        "pkg/ops/_doubling.py": helpers,
+        "pkg/train/__init__.py": "",
+        "pkg/train/steps.py": steps,
+    }
+    assert _check(tmp_path, files) == [
+        ("pkg/ops/_doubling.py", 6, "TFR101"),
+        ("pkg/ops/_doubling.py", 14, "TFR101"),
+    ]
+
+
 def test_an_imported_module_attribute_set_once_at_import_is_settled(tmp_path: Path) -> None:
     patches = """
     import tensorflow as tf

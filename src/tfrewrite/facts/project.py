@@ -272,9 +272,15 @@ class _Lookup:
         # Modules that re-export others' names (`from .helpers import *` in a
         # package's `__init__.py`): module name -> the modules it star-imports.
         self.reexports: dict[str, list[str]] = {}
+        # What each module imports, by the name it binds (`from
+        # ._penalty import gradient_penalty` in `pkg/losses/__init__.py`):
+        # `pkg.losses.gradient_penalty`, imported elsewhere, is that function.
+        self.imported: dict[str, dict[str, str]] = {}
         for index in indexes:
             if index.star_imports and index.module:
                 self.reexports.setdefault(index.module, []).extend(index.star_imports)
+            if index.imports and index.module:
+                self.imported.setdefault(index.module, {}).update(index.imports)
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -395,15 +401,35 @@ class _Lookup:
         return known
 
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
-        """`pkg.f` where `pkg/__init__.py` says `from .helpers import *`: the
-        `f` of `pkg.helpers` (and so on through further star imports)."""
-        owner, _, last = name.rpartition(".")
+        """A name another module imports and so binds: `pkg.f` where
+        `pkg/__init__.py` says `from .helpers import f` or `from .helpers
+        import *`, or `pkg.Net.call` for an imported class `Net`: the
+        definition in `pkg.helpers` (and so on through further imports)."""
+        parts = name.split(".")
         found: list[tuple[ModuleIndex, str]] = []
-        for module, sources in self.reexports.items():
-            if module == owner or module.endswith("." + owner) or owner.endswith("." + module):
-                for source in sources:
-                    found.extend(self._find(f"{source}.{last}"))
-        return found
+        for cut in range(len(parts) - 1, 0, -1):
+            owner, first, rest = ".".join(parts[:cut]), parts[cut], parts[cut + 1 :]
+            for module in self._modules_named(owner):
+                target = self.imported.get(module, {}).get(first)
+                if target is not None and target != name:
+                    found.extend(self._find(".".join([target, *rest])))
+                for source in self.reexports.get(module, ()):
+                    found.extend(self._find(".".join([source, first, *rest])))
+            if found:
+                break
+        unique: dict[tuple[int, str], tuple[ModuleIndex, str]] = {}
+        for index, qualname in found:
+            unique.setdefault((id(index), qualname), (index, qualname))
+        return list(unique.values())
+
+    def _modules_named(self, owner: str) -> list[str]:
+        """Project modules `owner` may name, tolerating a leading package
+        either side (`losses` for `pkg.losses`)."""
+        return [
+            module
+            for module in {*self.imported, *self.reexports}
+            if module == owner or module.endswith("." + owner) or owner.endswith("." + module)
+        ]
 
 
 def _keras_base(

@@ -150,7 +150,15 @@ def over_batches(candidate: cst.BaseExpression) -> bool:
         candidate = candidate.args[0].value
     if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
         return False
-    names = [n.lower() for n in mentioned_names(candidate.for_in.iter)]
+    iterated = candidate.for_in.iter
+    if isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "range":
+        # It yields numbers (`range(speakers_per_batch)`): over batches only
+        # when each element runs a step, as for a counted loop.
+        return any(
+            isinstance(n, cst.Call) and (dotted_name(n.func) or "").lower().endswith("step")
+            for n in iter_nodes(candidate.elt)
+        )
+    names = [n.lower() for n in mentioned_names(iterated)]
     return any(part in name for name in names for part in _BATCHY)
 
 
