@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Generate `src/tfrewrite/facts/tf_scalar_results.py` and
-`src/tfrewrite/facts/tf_dtype_positions.py` from the installed TensorFlow.
+"""Generate `src/tfrewrite/facts/tf_scalar_results.py`,
+`src/tfrewrite/facts/tf_dtype_positions.py` and
+`src/tfrewrite/facts/tf_shape_arguments.py` from the installed TensorFlow.
 
     .venv/bin/python scripts/tf_vocabulary.py
 
@@ -30,6 +31,16 @@ Where a function takes its `dtype` positionally (`tf.zeros(shape, dtype)`,
 signature (no call), for every public function of DTYPE_NAMESPACES: a call
 that passes the dtype without the keyword says the result's dtype as
 surely as one that names it.
+
+Which arguments take a shape to build (`tf.reshape(x, shape)`,
+`tf.nn.conv2d_transpose(x, filters, output_shape, ...)`) is measured too:
+each public function of SHAPE_NAMESPACES with a required parameter named
+for a shape (SHAPE_PARAMETERS) is called with that argument holding `None`
+for its first dimension (what a static shape holds for a dimension the trace
+does not know), on probe tensors of ranks 2 to 5. It enters the table when
+TensorFlow refuses to convert the `None`; a function that accepts it
+(`tf.ensure_shape` checks a partial shape) or that no probe reaches is left
+out.
 `check` and `fix` never import TensorFlow: they read the generated table.
 `--check` compares the committed table with what the installed TensorFlow
 gives instead of writing it.
@@ -50,6 +61,7 @@ TABLE = (
     Path(__file__).resolve().parent.parent / "src" / "tfrewrite" / "facts" / "tf_scalar_results.py"
 )
 DTYPE_TABLE = TABLE.with_name("tf_dtype_positions.py")
+SHAPE_TABLE = TABLE.with_name("tf_shape_arguments.py")
 COMMAND = "python scripts/tf_vocabulary.py"
 
 # The namespaces whose functions are called, as tfrewrite spells them.
@@ -63,6 +75,11 @@ NAMESPACES = (
 )
 # Where `dtype` positions are read (signatures only, nothing is called).
 DTYPE_NAMESPACES = (*NAMESPACES, "tensorflow.random", "tensorflow.dtypes")
+# Where shape arguments are measured, and the parameter names that say a shape.
+SHAPE_NAMESPACES = (*DTYPE_NAMESPACES, "tensorflow.image", "tensorflow.sparse")
+SHAPE_PARAMETERS = ("shape", "dims", "output_shape", "size")
+# Probe values of the other parameters a shape-taking call requires.
+_SHAPE_PROBE_SETTINGS = {"strides": 1, "rate": 1, "padding": "SAME"}
 # Parts of a name that say a call draws random numbers, has an effect, keeps
 # state or takes a callable: such functions are not called.
 UNSAFE_WORDS = (
@@ -208,6 +225,87 @@ def render_dtype_positions(tensorflow_version: str, positions: dict[str, int]) -
     return "\n".join(lines) + "\n"
 
 
+def shape_arguments() -> dict[str, tuple[int, str]]:
+    """{qualified name: (position, keyword)} of the parameter through which
+    each function builds a shape, measured on the installed TensorFlow."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    import tensorflow as tf
+
+    tf.get_logger().setLevel("ERROR")
+    table = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, parameters in public_signatures(SHAPE_NAMESPACES):
+            required = [
+                p.name
+                for p in parameters
+                if p.default is inspect.Parameter.empty
+                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+            function = _resolve(tf, name)
+            for parameter in (n for n in required if n in SHAPE_PARAMETERS):
+                if _refuses_unknown_dimension(tf, function, required, parameter):
+                    table[name] = (positional_names(parameters).index(parameter), parameter)
+                    break
+    return dict(sorted(table.items()))
+
+
+def _resolve(tf: Any, qualified: str) -> Callable[..., Any]:
+    value = tf
+    for part in qualified.split(".")[1:]:
+        value = getattr(value, part)
+    return value
+
+
+def _refuses_unknown_dimension(
+    tf: Any, function: Callable[..., Any], required: list[str], parameter: str
+) -> bool:
+    """Whether a call with `parameter` holding `None` for its first
+    dimension fails to convert that `None`, for a probe rank it reaches;
+    False when a call accepts it, or no probe reaches the conversion."""
+    for rank in (2, 3, 4, 5):
+        spatial = [4] * (rank - 2)
+        arguments: dict[str, Any] = {}
+        for name in required:
+            if name == parameter:
+                arguments[name] = [None, *spatial, 2]
+            elif name in _SHAPE_PROBE_SETTINGS:
+                arguments[name] = _SHAPE_PROBE_SETTINGS[name]
+            elif name == "filters":
+                arguments[name] = tf.ones([3] * (rank - 2) + [2, 2])
+            else:
+                arguments[name] = tf.ones([1, *spatial, 2])
+        try:
+            function(**arguments)
+        except Exception as err:  # noqa: BLE001 - any refusal is measured
+            if "(None)" in str(err):
+                return True
+            continue
+        return False  # a partial shape is accepted
+    return False
+
+
+def render_shape_arguments(tensorflow_version: str, table: dict[str, tuple[int, str]]) -> str:
+    """The source of the generated shape-argument module."""
+    lines = [
+        '"""TensorFlow functions that build a shape from an argument: generated by',
+        f"`{COMMAND}` from TensorFlow {tensorflow_version}; do not edit.",
+        "",
+        "`SHAPE_ARGUMENTS` maps a function's qualified name to the position and",
+        "keyword of the parameter a call passes a shape in. Called with `None` for",
+        "a dimension there (a static shape's value for a dimension the trace does",
+        "not know), each refused to convert it.",
+        '"""',
+        "",
+        f'TENSORFLOW_VERSION = "{tensorflow_version}"',
+        "",
+        "SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {",
+        *(f'    "{name}": ({index}, "{keyword}"),' for name, (index, keyword) in table.items()),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _is_scalar(tf: Any, result: Any) -> bool:
     return tf.is_tensor(result) and result.shape.rank == 0
 
@@ -346,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     sources = {
         TABLE: render(*installed, scalar_results()),
         DTYPE_TABLE: render_dtype_positions(installed[0], dtype_positions()),
+        SHAPE_TABLE: render_shape_arguments(installed[0], shape_arguments()),
     }
     if args.check:
         stale = [path for path, source in sources.items() if path.read_text() != source]

@@ -419,3 +419,25 @@ def test_a_step_defined_in_the_main_block_reaches_its_callees(tmp_path: Path) ->
     files = [InputFile(str(tmp_path / name)) for name in ("helpers.py", "script.py")]
     found = sorted((Path(f.path).name, f.code) for f in run(files, options, jobs=1).findings)
     assert found == [("helpers.py", "TFR105"), ("script.py", "TFR302")]
+
+
+def test_names_two_modules_import_from_each_other_resolve_to_nothing(tmp_path: Path) -> None:
+    """`a` imports `f` from `b` and `b` from `a`: neither defines it, and the
+    lookup ends (no finding, no error)."""
+    step = """
+    import tensorflow as tf
+
+    from pkg.a import f
+
+
+    @tf.function
+    def step(x):
+        return f(x)
+    """
+    files = {
+        "pkg/__init__.py": "from .a import *\nfrom .b import *\n",
+        "pkg/a.py": "from pkg.b import f\n",
+        "pkg/b.py": "from pkg.a import f\n",
+        "main.py": step,
+    }
+    assert _check(tmp_path, files) == []

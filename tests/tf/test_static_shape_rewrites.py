@@ -34,6 +34,11 @@ DETERMINISTIC = [
     # `get_shape()` is the same static shape as `.shape`.
     "tf.zeros(h.get_shape()) + h",
     "tf.concat([h, tf.ones([h.get_shape()[0], 2])], axis=1)",
+    # Shape arguments the measured table adds (`scripts/tf_vocabulary.py`).
+    "tf.nn.conv2d_transpose(h[:, :, None, None], tf.ones([1, 1, 1, 1]), [h.shape[0], 3, 1, 1], 1)"
+    "[:, :, 0, 0]",
+    "tf.slice(h, [0, 1], [h.shape[0], 2])",
+    "tf.scatter_nd([[0]], [1.0], [h.shape[0]])[:, None] + h",
 ]
 UNKNOWN_BATCH = [tf.TensorSpec([None, 3], tf.float32)]
 INPUTS = [

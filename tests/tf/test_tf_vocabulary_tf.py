@@ -24,7 +24,7 @@ import pytest
 import tensorflow as tf
 
 from tfrewrite.api import fix_source
-from tfrewrite.facts import tf_dtype_positions, tf_scalar_results
+from tfrewrite.facts import tf_dtype_positions, tf_scalar_results, tf_shape_arguments
 
 from .equivalence import assert_rewrite_equivalent, load_module, python_function
 
@@ -65,6 +65,20 @@ def test_the_committed_dtype_positions_are_the_installed_tensorflows() -> None:
     )
     rendered = script.render_dtype_positions(tf.__version__, positions)
     assert rendered == Path(tf_dtype_positions.__file__).read_text()
+
+
+def test_the_committed_shape_arguments_are_the_installed_tensorflows() -> None:
+    recorded = tf_shape_arguments.TENSORFLOW_VERSION
+    if tf.__version__ != recorded:
+        pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
+    script = vocabulary_script()
+    table = script.shape_arguments()
+    assert table == tf_shape_arguments.SHAPE_ARGUMENTS, "regenerate: python scripts/tf_vocabulary.py"
+    rendered = script.render_shape_arguments(tf.__version__, table)
+    assert rendered == Path(tf_shape_arguments.__file__).read_text()
+    # A shape checked, not built, takes a partial one: not in the table.
+    assert "tensorflow.ensure_shape" not in table
+    assert tf.ensure_shape(tf.ones([2, 3]), [None, 3]).shape == (2, 3)
 
 
 def test_a_cond_whose_branches_take_a_positional_dtype_runs_as_the_if_did() -> None:

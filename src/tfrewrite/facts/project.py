@@ -243,6 +243,12 @@ def _suffixes(name: str) -> list[str]:
     return [".".join(parts[i:]) for i in range(len(parts))]
 
 
+# Re-exports followed from one name at most: a package's `__init__` naming a
+# private module's function is one; each star import of a submodule that
+# another star-imports could otherwise be followed without end.
+MAX_REEXPORT_HOPS = 4
+
+
 class _Lookup:
     """Resolve dotted references to (module index, local qualname), tolerating
     module names that differ by a leading package (`examples.losses` vs
@@ -276,6 +282,7 @@ class _Lookup:
         # ._penalty import gradient_penalty` in `pkg/losses/__init__.py`):
         # `pkg.losses.gradient_penalty`, imported elsewhere, is that function.
         self.imported: dict[str, dict[str, str]] = {}
+        self.reexport_hops = 0  # re-exports followed to reach the name looked up now
         for index in indexes:
             if index.star_imports and index.module:
                 self.reexports.setdefault(index.module, []).extend(index.star_imports)
@@ -403,8 +410,17 @@ class _Lookup:
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """A name another module imports and so binds: `pkg.f` where
         `pkg/__init__.py` says `from .helpers import f` or `from .helpers
-        import *`, or `pkg.Net.call` for an imported class `Net`: the
-        definition in `pkg.helpers` (and so on through further imports)."""
+        import *`, or `pkg.Net.call` for a class `Net` it imports by name:
+        the definition in `pkg.helpers` (and so on through further imports)."""
+        if self.reexport_hops >= MAX_REEXPORT_HOPS:
+            return []
+        self.reexport_hops += 1
+        try:
+            return self._reexported_once(name)
+        finally:
+            self.reexport_hops -= 1
+
+    def _reexported_once(self, name: str) -> list[tuple[ModuleIndex, str]]:
         parts = name.split(".")
         found: list[tuple[ModuleIndex, str]] = []
         for cut in range(len(parts) - 1, 0, -1):
@@ -413,8 +429,10 @@ class _Lookup:
                 target = self.imported.get(module, {}).get(first)
                 if target is not None and target != name:
                     found.extend(self._find(".".join([target, *rest])))
+                if rest:
+                    continue  # a star import is followed for the name it exports
                 for source in self.reexports.get(module, ()):
-                    found.extend(self._find(".".join([source, first, *rest])))
+                    found.extend(self._find(f"{source}.{first}"))
             if found:
                 break
         unique: dict[tuple[int, str], tuple[ModuleIndex, str]] = {}

@@ -20,6 +20,7 @@ from pathlib import PurePath
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS, WEIGHTED_LAYERS
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS
+from tfrewrite.facts.tf_shape_arguments import SHAPE_ARGUMENTS as MEASURED_SHAPE_ARGUMENTS
 
 # Methods whose attributes are set up once, not state that changes per call.
 # Builtins that iterate over their argument in Python (`zip(grads, vars)`):
@@ -48,20 +49,9 @@ NUMPY_GENERATORS = frozenset(
 # Builtins that turn a tensor into a Python number (`float(loss)`).
 HOST_CONVERSIONS = frozenset({"float", "int"})
 
-# TensorFlow ops that take a shape, and where: (position, keyword).
-SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
-    "tensorflow.random.normal": (0, "shape"),
-    "tensorflow.random.uniform": (0, "shape"),
-    "tensorflow.random.truncated_normal": (0, "shape"),
-    "tensorflow.random.stateless_normal": (0, "shape"),
-    "tensorflow.random.stateless_uniform": (0, "shape"),
-    "tensorflow.random.stateless_truncated_normal": (0, "shape"),
-    "tensorflow.zeros": (0, "shape"),
-    "tensorflow.ones": (0, "shape"),
-    "tensorflow.fill": (0, "dims"),
-    "tensorflow.reshape": (1, "shape"),
-    "tensorflow.broadcast_to": (1, "shape"),
-}
+# TensorFlow ops that take a shape, and where: (position, keyword), as
+# measured on TensorFlow (`scripts/tf_vocabulary.py`).
+SHAPE_ARGUMENTS = MEASURED_SHAPE_ARGUMENTS
 
 # TensorFlow ops that take a count or a size, and where: (position, keyword)
 # each. A static dimension given there (`tf.range(x.shape[0] * n)`) raises
