@@ -78,8 +78,10 @@ class StaticShapeInTracedCode(Rule):
     ## What it does
     Finds a tensor's static shape, `x.shape` (or `x.get_shape()`) or its batch dimension
     `x.shape[0]`, passed as the shape of a TensorFlow op (`tf.random.normal`, `tf.zeros`, `tf.ones`,
-    `tf.fill`, `tf.reshape`, `tf.broadcast_to`, the stateless samplers) in
-    code that runs traced, and writes the dynamic shape, `tf.shape(x)` or
+    `tf.fill`, `tf.reshape`, `tf.broadcast_to`, `tf.slice`'s `size`,
+    `tf.nn.conv2d_transpose`'s `output_shape`, the stateless samplers: every
+    argument that TensorFlow, called with `None` for a dimension, refuses to
+    convert, as `scripts/tf_vocabulary.py` measures) in code that runs traced, and writes the dynamic shape, `tf.shape(x)` or
     `tf.shape(x)[0]`, in its place. Other dimensions (`x.shape[-1]`, the
     features) are usually known to the trace and are left as they are.
 
