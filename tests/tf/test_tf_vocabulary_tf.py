@@ -54,28 +54,28 @@ def test_the_committed_table_is_what_the_installed_tensorflow_gives() -> None:
     assert script.render(*installed, table) == Path(tf_scalar_results.__file__).read_text()
 
 
-def test_the_committed_dtype_positions_are_the_installed_tensorflows() -> None:
-    recorded = tf_dtype_positions.TENSORFLOW_VERSION
+def assert_generated_from_installed(module: ModuleType, measure: str, render: str) -> dict:
+    """The committed table `module` (with its `TENSORFLOW_VERSION`) is what
+    the script's `measure()` gives on the installed TensorFlow, rendered by
+    its `render(version, table)`; returns the table."""
+    recorded = module.TENSORFLOW_VERSION
     if tf.__version__ != recorded:
         pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
     script = vocabulary_script()
-    positions = script.dtype_positions()
-    assert positions == tf_dtype_positions.DTYPE_POSITIONS, (
-        "regenerate: python scripts/tf_vocabulary.py"
-    )
-    rendered = script.render_dtype_positions(tf.__version__, positions)
-    assert rendered == Path(tf_dtype_positions.__file__).read_text()
+    table = getattr(script, measure)()
+    rendered = getattr(script, render)(tf.__version__, table)
+    assert rendered == Path(module.__file__).read_text(), "regenerate: " + script.COMMAND
+    return table
+
+
+def test_the_committed_dtype_positions_are_the_installed_tensorflows() -> None:
+    assert_generated_from_installed(tf_dtype_positions, "dtype_positions", "render_dtype_positions")
 
 
 def test_the_committed_shape_arguments_are_the_installed_tensorflows() -> None:
-    recorded = tf_shape_arguments.TENSORFLOW_VERSION
-    if tf.__version__ != recorded:
-        pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
-    script = vocabulary_script()
-    table = script.shape_arguments()
-    assert table == tf_shape_arguments.SHAPE_ARGUMENTS, "regenerate: python scripts/tf_vocabulary.py"
-    rendered = script.render_shape_arguments(tf.__version__, table)
-    assert rendered == Path(tf_shape_arguments.__file__).read_text()
+    table = assert_generated_from_installed(
+        tf_shape_arguments, "shape_arguments", "render_shape_arguments"
+    )
     # A shape checked, not built, takes a partial one: not in the table.
     assert "tensorflow.ensure_shape" not in table
     assert tf.ensure_shape(tf.ones([2, 3]), [None, 3]).shape == (2, 3)
