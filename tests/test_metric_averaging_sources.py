@@ -487,7 +487,7 @@ def test_a_comprehension_over_a_range_of_items_per_batch_averages_no_batches() -
 
 
         def false_accept_rate(hits, speakers_per_batch, utterances):
-            counted = sum([np.sum(hits[i]) - np.sum(hits[i, :, i]) for i in range(speakers_per_batch)])
+            counted = sum([np.sum(hits[i]) - hits[i, i] for i in range(speakers_per_batch)])
             return counted / (speakers_per_batch - 1) / utterances
     """
     assert _lines(source) == []

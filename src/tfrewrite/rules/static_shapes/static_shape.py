@@ -81,8 +81,9 @@ class StaticShapeInTracedCode(Rule):
     `tf.fill`, `tf.reshape`, `tf.broadcast_to`, `tf.slice`'s `size`,
     `tf.nn.conv2d_transpose`'s `output_shape`, the stateless samplers: every
     argument that TensorFlow, called with `None` for a dimension, refuses to
-    convert, as `scripts/tf_vocabulary.py` measures) in code that runs traced, and writes the dynamic shape, `tf.shape(x)` or
-    `tf.shape(x)[0]`, in its place. Other dimensions (`x.shape[-1]`, the
+    convert, as `scripts/tf_vocabulary.py` measures) in code that runs
+    traced, and writes the dynamic shape, `tf.shape(x)` or `tf.shape(x)[0]`,
+    in its place. Other dimensions (`x.shape[-1]`, the
     features) are usually known to the trace and are left as they are.
 
     The batch dimension is found wherever it goes: read into a name first
