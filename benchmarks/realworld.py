@@ -95,6 +95,11 @@ COVERED_BY_RULES = {
     "NEW:tensor-bool-op": "TFR109",
     # `compile(run_eagerly=True)` left on (TFR307 since blind set 22).
     "NEW:compile-run-eagerly": "TFR307",
+    # `@tf.function` on a Keras 3 layer's `call` (or what it calls) building
+    # its sublayers' weights (TFR308 since blind set 33).
+    "NEW:tf-function-on-layer-call-freezes-lazy-weights": "TFR308",
+    "NEW:decorated-call-builds-weights": "TFR308",
+    "NEW:tf-function-on-model-call": "TFR308",
 }
 
 

@@ -101,7 +101,7 @@ def test_relevance_keeps_what_the_pruned_parse_kept_for_each_rule() -> None:
     assert callers_unread == {
         "TFR101", "TFR102", "TFR103", "TFR104", "TFR105", "TFR106", "TFR107", "TFR108", "TFR109",
         "TFR204",
-        "TFR205", "TFR206",
+        "TFR205", "TFR206", "TFR308",
     }  # fmt: skip
     by_name = {c for c, r in relevance.items() if r is not None and r.inputs_by_name}
     assert by_name == {"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"}

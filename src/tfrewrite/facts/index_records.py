@@ -266,6 +266,10 @@ class ModuleIndex:
     # optimizer calls its schedule inside the step it applies gradients in,
     # from Keras code AutoGraph does not convert.
     custom_schedules: list[tuple[str, str, int, str]] = field(default_factory=list)
+    # Filled by `compute_facts`: this module's Keras 3 layers and models that
+    # neither they nor their project bases give a `build` method: Keras
+    # builds them by running `call` on symbolic inputs (TFR308).
+    built_by_running_call: set[str] = field(default_factory=set)
     # Calls of project-looking functions with the evidence of their arguments.
     call_sites: list[CallSite] = field(default_factory=list)
     # `module.NAME = ...` written through an import: rebinds another module's name.

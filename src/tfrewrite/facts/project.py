@@ -838,6 +838,7 @@ def compute_facts(
     keras = _KerasClasses(lookup)
     _record_held_classes(indexes, lookup, keras)
     _record_called_classes(indexes, lookup, keras)
+    _record_built_by_running_call(indexes, lookup)
     record_callee_parameters(indexes, lookup)
     _record_training_facts(indexes, lookup, facts)
     _record_custom_schedules(indexes, lookup)
@@ -1665,6 +1666,35 @@ def _record_called_classes(
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
                 index.called_classes[callee] = kind
+
+
+def _record_built_by_running_call(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """The Keras 3 layers and models of each module without a `build` of
+    their own or of a project base (`ModuleIndex.built_by_running_call`)."""
+    for index in indexes:
+        index.built_by_running_call = {
+            qualname
+            for qualname in index.classes
+            if _built_by_running_call(index, qualname, lookup)
+        }
+
+
+def _built_by_running_call(
+    index: ModuleIndex, class_qualname: str, lookup: _Lookup, depth: int = 0
+) -> bool:
+    """Whether Keras 3 builds objects of the class by running its `call` on
+    symbolic inputs: a `Layer` or `Model` (not of the legacy `tf_keras`)
+    that defines no `build`, nor does any project class it derives from."""
+    info = index.classes.get(class_qualname)
+    if info is None or depth > 10 or "build" in info.methods:
+        return False
+    for base in info.bases:
+        if keras_leaf(base) in ("Layer", "Model"):
+            return not base.startswith("tf_keras.")
+        for other_index, other_qualname in lookup.find(base, index):
+            if other_qualname in other_index.classes:
+                return _built_by_running_call(other_index, other_qualname, lookup, depth + 1)
+    return False
 
 
 def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:

@@ -21,6 +21,14 @@ def is_tf_function(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
     return ctx.names.qualified_name(expr) in TF_FUNCTION_NAMES
 
 
+def has_input_signature(decorator: cst.Decorator) -> bool:
+    """`@tf.function(input_signature=...)`: a signature fixed for export."""
+    expr = decorator.decorator
+    return isinstance(expr, cst.Call) and any(
+        a.keyword is not None and a.keyword.value == "input_signature" for a in expr.args
+    )
+
+
 def tf_function_decorator(ctx: RuleContext, node: cst.FunctionDef) -> cst.Decorator | None:
     for decorator in node.decorators:
         expr = decorator.decorator

@@ -2,9 +2,10 @@
 to train right: the decorator on the loss instead of the step, an
 undecorated step or an inline training loop, `model(x)` without
 `training=True` in a tape, the loss computed outside the tape, per-batch
-metric averages, `run_functions_eagerly` left on."""
+metric averages, `run_functions_eagerly` left on, `@tf.function` on a Keras
+layer's method that builds its sublayers."""
 
-from tfrewrite.rules.registry import WITH_CALLERS, Relevance, RuleSpec
+from tfrewrite.rules.registry import TRACED_CODE_ONLY, WITH_CALLERS, Relevance, RuleSpec
 from tfrewrite.rules.training import scopes
 
 # The tape and loop rules look up, by name anywhere in the file, what a model,
@@ -55,5 +56,11 @@ RULES = (
         module="eager_switch",
         scope=scopes.eager_switch,
         relevance=WITH_CALLERS,
+    ),
+    RuleSpec(
+        code="TFR308",
+        module="layer_method_decorator",
+        scope=scopes.layer_method_decorator,
+        relevance=TRACED_CODE_ONLY,  # with `__init__` of the classes of kept methods
     ),
 )

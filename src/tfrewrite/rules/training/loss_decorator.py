@@ -11,7 +11,7 @@ from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.step_plans import StepPlan, decorated_step, undecorated_train_steps
-from tfrewrite.facts.tf_function import is_tf_function, tf_function_decorator
+from tfrewrite.facts.tf_function import has_input_signature, is_tf_function, tf_function_decorator
 from tfrewrite.facts.training import applies_gradients
 from tfrewrite.facts.walk import iter_nodes, iter_statement_lines, iter_with_ancestors
 from tfrewrite.findings import Applicability
@@ -42,13 +42,6 @@ def _reference_names(ctx: RuleContext, expr: cst.BaseExpression) -> set[str]:
     if local:
         names.add(local)  # a bare name as pass 1 records a nested function's
     return names
-
-
-def _has_input_signature(decorator: cst.Decorator) -> bool:
-    expr = decorator.decorator
-    return isinstance(expr, cst.Call) and any(
-        a.keyword is not None and a.keyword.value == "input_signature" for a in expr.args
-    )
 
 
 def _loss_by_signature(function: FunctionScope) -> bool:
@@ -445,7 +438,7 @@ class LossDecorator(Rule):
                 "it still freezes it"
             )
         remove = CstFix(message, (removal,))
-        if _has_input_signature(decorator):
+        if has_input_signature(decorator):
             return Violation(
                 decorator,
                 f"{text} (no fix: its `input_signature` casts the arguments, float64 labels to "

@@ -45,3 +45,13 @@ def eager_switch(index: ModuleIndex, traced: TracedFacts) -> bool:
     from tfrewrite.facts.vocabulary import is_test_path
 
     return index.switches_tracing_off and not is_test_path(index.path)
+
+
+def layer_method_decorator(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR308: a method decorated with `tf.function` in a Keras layer class
+    that Keras 3 builds by running `call` (`ModuleIndex.built_by_running_call`)."""
+    return any(
+        qualname.rpartition(".")[0] in index.built_by_running_call
+        and any(d.endswith(".function") for d in info.decorators)
+        for qualname, info in index.functions.items()
+    )

@@ -1,0 +1,310 @@
+"""TFR308: `@tf.function` on a method of a Keras 3 layer that builds its sublayers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.tf_function import has_input_signature, tf_function_decorator
+from tfrewrite.facts.vocabulary import weighted_layer
+from tfrewrite.facts.walk import iter_nodes
+from tfrewrite.findings import Applicability
+from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
+from tfrewrite.rules.base import Invalid, Rule, Valid
+
+# How deep project layer classes held by a layer are followed for weights.
+_MAX_NESTING = 4
+
+
+class TfFunctionOnLayerMethod(Rule):
+    code = "TFR308"
+    name = "tf-function-on-layer-method"
+    summary = (
+        "`@tf.function` on a method of a Keras layer without `build` makes its sublayers' "
+        "weights untrainable under Keras 3"
+    )
+    fix_applicability = Applicability.UNSAFE
+    # The decorator is the hazard, wherever the method runs; removing it
+    # changes no code a train step reaches from traced to eager.
+    needs_traced_code = False
+    blocks_decoration = False
+    may_untrace = True
+    # The page's `## Example` is the first `Invalid` example below (and its
+    # `after`, once there is a fix): the explanation holds no example.
+    explanation = """
+    ## What it does
+    Finds `@tf.function` on a method of a Keras layer or model (its `call`,
+    or a method `call` reaches, such as `forward_pass`) that calls sublayers
+    with weights (`Dense`, `Conv2D`, `BatchNormalization`, a `Sequential`
+    or a layer class of the file holding them), in a class that, like every
+    project class it derives from, has no `build` method.
+
+    ## Why is this bad?
+    A Keras 3 layer without `build` is built by running its `call` on
+    symbolic inputs the first time it is called. The sublayers then create
+    their weights inside the `tf.function` the decorator makes, and those
+    weights get no gradients: a tape returns `None` for every one of them,
+    and `fit` or `optimizer.apply_gradients` raise `ValueError: No gradients
+    provided for any variable` (measured on TensorFlow 2.21 with Keras 3.15:
+    whether the first call is eager, in a tape, in a traced train step or in
+    `fit`). The same class trains under Keras 2 (`tf_keras`), and without
+    the decorator under Keras 3. A layer that builds its sublayers in
+    `build()` trains under both. Keras traces `call` already in `fit`, and
+    inside a `@tf.function` train step: the decorator adds nothing there.
+
+    A `tf.function` with an `input_signature` (a serving signature) is left
+    alone, and so are classes of the legacy `tf_keras` package.
+
+    ## Fix safety
+    The fix removes the decorator. It is unsafe: a method called from eager
+    code then runs eagerly, op by op (slower, and Python in it runs on every
+    call), and what it fixes is training itself, which `verify` cannot
+    compare against the original that does not train.
+    """
+    examples = (
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Classifier(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.hidden = tf.keras.layers.Dense(32, activation="relu")
+                    self.out = tf.keras.layers.Dense(10)
+
+                @tf.function
+                def call(self, x):
+                    return self.out(self.hidden(x))
+            """,
+            """
+            import tensorflow as tf
+
+            class Classifier(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.hidden = tf.keras.layers.Dense(32, activation="relu")
+                    self.out = tf.keras.layers.Dense(10)
+
+                def call(self, x):
+                    return self.out(self.hidden(x))
+            """,
+            unsafe=True,
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            class Encoder(tf.keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = [tf.keras.layers.Conv2D(8, 3) for _ in range(2)]
+
+                def call(self, x, training=None):
+                    return self.forward_pass(x, training)
+
+                @tf.function
+                def forward_pass(self, x, training):
+                    for block in self.blocks:
+                        x = block(x)
+                    return x
+            """,
+            None,
+            note="a decorated method `call` reaches, sublayers in a list",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Classifier(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.out = tf.keras.layers.Dense(10)
+
+                def build(self, input_shape):
+                    self.out.build(input_shape)
+
+                @tf.function
+                def call(self, x):
+                    return self.out(x)
+            """,
+            note="the sublayers are built in `build()`",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Scale(tf.keras.layers.Layer):
+                @tf.function
+                def call(self, x):
+                    return tf.nn.relu(x) * 2.0
+            """,
+            note="no sublayer with weights",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Exported(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.out = tf.keras.layers.Dense(1)
+
+                @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+                def serve(self, x):
+                    return self.out(x)
+            """,
+            note="a serving signature",
+        ),
+    )
+
+    def check(self, ctx: RuleContext) -> Iterator[Violation]:
+        built_by_call = ctx.index.built_by_running_call
+        if not built_by_call:
+            return
+        classes = {
+            node.name.value: node
+            for node in iter_nodes(ctx.module)
+            if isinstance(node, cst.ClassDef)
+        }
+        for function in ctx.functions:
+            if function.class_name not in built_by_call:
+                continue
+            decorator = tf_function_decorator(ctx, function.node)
+            if decorator is None or has_input_signature(decorator):
+                continue
+            owner = ctx.class_of(function)
+            if owner is None:
+                continue
+            class_name, class_def = owner
+            method = function.node.name.value
+            reads, methods = _reached_from(class_def, method)
+            if method not in _reached_from(class_def, "call")[1]:
+                continue  # Keras builds the layer by running `call`, and what it calls
+            reached = sorted(_weighted_attributes(ctx, class_def, classes, 0) & reads)
+            if not reached:
+                continue
+            yield _violation(decorator, class_name, method, reached)
+
+
+def _violation(
+    decorator: cst.Decorator, class_name: str, method: str, reached: list[str]
+) -> Violation:
+    sublayers = ", ".join(f"`self.{a}`" for a in reached)
+    message = (
+        f"`@tf.function` on `{class_name}.{method}`: the class has no `build`, so Keras 3 "
+        f"builds it by running `call` on symbolic inputs, and {sublayers} create their "
+        "weights inside this `tf.function`, where they get no gradients (`fit` and "
+        '`apply_gradients` raise "No gradients provided for any variable"); Keras '
+        "traces `call` already: remove the decorator, or build the sublayers in `build()`"
+    )
+    fix = CstFix(
+        f"Remove the `@tf.function` on `{method}` (unsafe: called from eager code it runs eagerly)",
+        (NodeEdit(decorator, cst.RemovalSentinel.REMOVE),),
+        applicability=Applicability.UNSAFE,
+    )
+    return Violation(decorator, message, fix)
+
+
+def _init_assignments(class_def: cst.ClassDef) -> Iterator[tuple[str, cst.BaseExpression]]:
+    """What the class's `__init__` puts in its attributes: (attr, value) for
+    `self.<attr> = value` and `self.<attr>.append(value)`."""
+    for item in class_def.body.body:
+        if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
+            for node in iter_nodes(item.body, into_functions=False):
+                if isinstance(node, cst.Assign):
+                    for target in node.targets:
+                        attr = _own_attribute(target.target)
+                        if attr is not None:
+                            yield attr, node.value
+                elif (
+                    isinstance(node, cst.Call)
+                    and isinstance(node.func, cst.Attribute)
+                    and node.func.attr.value == "append"
+                    and len(node.args) == 1
+                ):
+                    attr = _own_attribute(node.func.value)
+                    if attr is not None:
+                        yield attr, node.args[0].value
+
+
+def _own_attribute(expr: cst.BaseExpression) -> str | None:
+    """`attr` for `self.attr`."""
+    written = dotted_name(expr) or ""
+    return written[5:] if written.startswith("self.") and written.count(".") == 1 else None
+
+
+def _weighted_attributes(
+    ctx: RuleContext, class_def: cst.ClassDef, classes: dict[str, cst.ClassDef], depth: int
+) -> set[str]:
+    """Attributes `__init__` binds to sublayers that own weights: a layer
+    Keras measures as weighted, a `Sequential` or list of them, or an object
+    of a layer class of this file holding such sublayers."""
+    return {
+        attr
+        for attr, value in _init_assignments(class_def)
+        if _builds_weights(ctx, value, classes, depth)
+    }
+
+
+def _builds_weights(
+    ctx: RuleContext, value: cst.BaseExpression, classes: dict[str, cst.ClassDef], depth: int
+) -> bool:
+    if isinstance(value, (cst.List, cst.Tuple)):
+        return any(_builds_weights(ctx, e.value, classes, depth) for e in value.elements)
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+        return _builds_weights(ctx, value.elt, classes, depth)
+    if not isinstance(value, cst.Call):
+        return False
+    qualified = ctx.names.qualified_name(value.func)
+    if weighted_layer(qualified) is not None:
+        return True
+    if keras_leaf(qualified) == "Sequential":
+        return any(_builds_weights(ctx, a.value, classes, depth) for a in value.args[:1])
+    local = dotted_name(value.func)
+    held = classes.get(local or "")
+    if held is None or depth >= _MAX_NESTING:
+        return False
+    return bool(_weighted_attributes(ctx, held, classes, depth + 1)) or _adds_weights(held)
+
+
+def _adds_weights(class_def: cst.ClassDef) -> bool:
+    """A layer class that creates weights of its own (`self.add_weight`)."""
+    return any(
+        isinstance(node, cst.Attribute) and node.attr.value == "add_weight"
+        for node in iter_nodes(class_def)
+    )
+
+
+def _reached_from(class_def: cst.ClassDef, method: str) -> tuple[set[str], set[str]]:
+    """The `self.<attr>` a method reads, with the methods of the class it
+    calls on `self` (transitively); and those methods, itself included."""
+    methods = {
+        item.name.value: item for item in class_def.body.body if isinstance(item, cst.FunctionDef)
+    }
+    read: set[str] = set()
+    seen: set[str] = set()
+    todo = [method]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in methods:
+            continue
+        seen.add(name)
+        for node in iter_nodes(methods[name].body):
+            if (
+                isinstance(node, cst.Attribute)
+                and isinstance(node.value, cst.Name)
+                and node.value.value == "self"
+            ):
+                attr = node.attr.value
+                if attr in methods:
+                    todo.append(attr)
+                else:
+                    read.add(attr)
+    return read, seen
+
+
+RULES = (TfFunctionOnLayerMethod,)

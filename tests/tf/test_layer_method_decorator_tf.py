@@ -1,0 +1,74 @@
+"""TFR308 under TensorFlow 2.21 and Keras 3: a Keras model without `build`
+whose `call` has `@tf.function` gets no gradients for the weights its
+sublayers create, in a custom tape (eager or traced) and in `fit`; the
+rewrite without the decorator trains, the same as eagerly, in a train step
+traced without AutoGraph."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.test_layer_method_decorator import BLOCKS
+from tfrewrite.api import fix_source
+
+from .equivalence import load_module
+
+pytestmark = pytest.mark.tensorflow
+
+
+def _gradients(model, x):
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    return tape.gradient(loss, model.trainable_variables)
+
+
+def _inputs():
+    import tensorflow as tf
+
+    return tf.constant(np.linspace(-1.0, 1.0, 2 * 8 * 2, dtype=np.float32).reshape(2, 8, 2))
+
+
+def test_the_decorated_call_leaves_every_weight_without_a_gradient() -> None:
+    import keras
+
+    model = load_module(BLOCKS).Stack(2)
+    gradients = _gradients(model, _inputs())
+    assert gradients and all(g is None for g in gradients)
+    model = load_module(BLOCKS).Stack(2)
+    model.compile(optimizer="sgd", loss="mse")
+    with pytest.raises(ValueError, match="No gradients provided"):
+        model.fit(_inputs(), np.zeros((2, 4, 4), "float32"), verbose=0)
+    assert keras.__version__.startswith("3.")
+
+
+def test_without_the_decorator_the_model_trains_traced_as_eagerly() -> None:
+    import tensorflow as tf
+
+    fixed = fix_source(BLOCKS, select=["TFR308"], unsafe_fixes=True)
+    assert "@tf.function" not in fixed
+    module = load_module(fixed)
+    x = _inputs()
+
+    def train(step_fn):
+        tf.keras.utils.set_random_seed(7)
+        model = module.Stack(2)
+        model(x)  # build
+        optimizer = tf.keras.optimizers.SGD(0.1)
+
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        run = step_fn(step)
+        return [float(run()) for _ in range(3)]
+
+    eager = train(lambda f: f)
+    traced = train(lambda f: tf.function(f, autograph=False))
+    assert eager[-1] < eager[0]  # it trains
+    np.testing.assert_allclose(traced, eager, rtol=1e-5)
