@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from tests.test_layer_method_decorator import BLOCKS
+
 from tfrewrite.api import fix_source
 
 from .equivalence import load_module
@@ -62,7 +62,7 @@ def test_without_the_decorator_the_model_trains_traced_as_eagerly() -> None:
             with tf.GradientTape() as tape:
                 loss = tf.reduce_mean(model(x) ** 2)
             grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
             return loss
 
         run = step_fn(step)
