@@ -1,7 +1,10 @@
 """What a project function does, told to the modules that call it.
 
-Whether the datasets it batches all batch to one size (`FunctionInfo.
-batch_sizes`, `ModuleIndex.callee_equal_batches`): a loop over what
+Whether it returns a tensor (`FunctionInfo.returns_tensor`,
+`ModuleIndex.callee_tensor_results`): `adv = wasserstein_loss(y, p)` of
+another module is a tensor in the caller's facts. Whether the datasets it
+batches all batch to one size (`FunctionInfo.batch_sizes`,
+`ModuleIndex.callee_equal_batches`): a loop over what
 `load_dataset(...)` of another module returns then sees no short last batch
 (TFR306). And the parameters it gives a role, below.
 
@@ -47,6 +50,8 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
                     continue
                 if info.batch_sizes == "equal":
                     index.callee_equal_batches.add(callee)
+                if info.returns_tensor:
+                    index.callee_tensor_results.add(callee)
                 roles = [(known, getattr(info, role)) for role, known in ROLES.items()]
                 for known, params in roles:
                     if params:

@@ -204,9 +204,20 @@ class RuleContext:
                 kinds,
                 likely_params=lambda: self._likely_params(function, kinds),
                 attributes=lambda: self._attributes_of(function),
+                project_results=lambda func: self._returns_tensor(func, function),
                 param_elements=dict(traced.elements) if (traced := function.runs_traced) else None,
             )
         return self._tensor_facts[key]
+
+    def _returns_tensor(self, func: cst.BaseExpression, function: FunctionScope) -> bool:
+        """Whether the project function (or held object's method) `func`
+        names returns a tensor on every path (`callee_tensor_results`)."""
+        results = self.index.callee_tensor_results
+        if not results:
+            return False
+        owner = self.class_of(function)
+        names = self.pass1_names(func, owner[0] if owner is not None else None)
+        return not results.isdisjoint(names)
 
     def module_tensors(self) -> TensorFacts:
         """Facts for module-level names (bound once, not rebound anywhere in

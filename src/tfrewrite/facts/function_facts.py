@@ -13,10 +13,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tfrewrite.facts.index_names import dotted
+from tfrewrite.facts.index_names import dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
+from tfrewrite.facts.tensor_kinds import is_tensor_op
 from tfrewrite.facts.vocabulary import (
     LOG_METHODS,
     is_gradient_tape,
@@ -172,6 +173,58 @@ def returns_gradients(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         for value in returned
         for part in ast.walk(value)
     )
+
+
+def returns_tensor(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    """Every `return` of the function gives a value a TensorFlow (or Keras
+    backend) op computes: `return backend.mean(y_pred) - backend.mean(y_true)`,
+    or a name its own scope binds once to one (`loss = tf.reduce_mean(...)`;
+    `return loss`). A caller in another module gets a tensor from it."""
+    bound: dict[str, list[ast.expr]] = {}
+    returned: list[ast.expr] = []
+    for statement in iter_statements(node.body, into_definitions=False):
+        if statement is not node and isinstance(statement, _SCOPES):
+            continue
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        single = target if isinstance(target, ast.Name) else None
+                        bound.setdefault(name.id, []).append(
+                            statement.value if single is not None else target
+                        )
+        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+            targets = [getattr(statement, "target", None)]
+            targets += [i.optional_vars for i in getattr(statement, "items", ())]
+            for target in targets:
+                for name in ast.walk(target) if target is not None else ():
+                    if isinstance(name, ast.Name):
+                        bound.setdefault(name.id, []).append(target)
+        elif isinstance(statement, ast.Return):
+            if statement.value is None:
+                return False
+            returned.append(statement.value)
+
+    def evident(expr: ast.expr, depth: int = 0) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(expr, ast.Call):
+            return is_tensor_op(resolve(expr.func))
+        if isinstance(expr, ast.BinOp):
+            return evident(expr.left, depth + 1) or evident(expr.right, depth + 1)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+            return evident(expr.operand, depth + 1)
+        if isinstance(expr, ast.Name):
+            values = bound.get(expr.id, [])
+            return len(values) == 1 and evident(values[0], depth + 1)
+        return False
+
+    return bool(returned) and all(evident(value) for value in returned)
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 # What a model's variables are read as: gradients with respect to them are an

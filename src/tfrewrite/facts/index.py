@@ -49,6 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returns_gradients,
+    returns_tensor,
     writes_outside,
 )
 from tfrewrite.facts.index_calls import (
@@ -329,6 +330,7 @@ class _Indexer(
         self._decide_mutations(node, info)
         if info.opens_gradient_tape and not info.applies_gradients:
             info.returns_gradients = returns_gradients(node)
+        info.returns_tensor = returns_tensor(node, self.resolve)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:

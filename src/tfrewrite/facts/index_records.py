@@ -106,6 +106,9 @@ class FunctionInfo:
     # `return content_loss`): local qualnames. What its callers bind the
     # result to, and call, is one of these (`ImportResolution.resolve`).
     returns: list[str] = field(default_factory=list)
+    # Every `return` gives what a TensorFlow op computes (`function_facts.
+    # returns_tensor`): a caller of another module gets a tensor from it.
+    returns_tensor: bool = False
 
     @property
     def caller_params(self) -> list[str]:
@@ -321,6 +324,10 @@ class ModuleIndex:
     )
     # Filled by `compute_facts`: the same for parameters the function
     # averages whole (`Metric.from_list(losses)` doing `np.mean(l)`).
+    # Filled by `compute_facts`: project functions (and methods of held
+    # objects) this module calls, as it calls them, every `return` of which
+    # gives a tensor (`FunctionInfo.returns_tensor`).
+    callee_tensor_results: set[str] = field(default_factory=set)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

@@ -546,9 +546,20 @@ def scalar_result(qualified: str, positional: int, keywords: Collection[str]) ->
     return len(set(bound)) == len(bound) and all(p in allowed for p in bound)
 
 
+# Keras namespaces whose lowercase functions compute tensors
+# (`keras.losses.mean_squared_error`, `keras.activations.relu`), beside
+# their registry helpers.
+KERAS_FUNCTION_NAMESPACES = ("losses.", "activations.")
+KERAS_REGISTRY_FUNCTIONS = frozenset({"get", "serialize", "deserialize"})
+
+
 def is_tensor_op(qualified: str | None) -> bool:
     if not qualified or qualified in NON_TENSOR_FUNCTIONS or qualified in STATIC_SHAPE_FUNCTIONS:
         return False
+    path = keras_path(qualified)
+    if path is not None and path.startswith(KERAS_FUNCTION_NAMESPACES):
+        leaf = path.rsplit(".", 1)[-1]
+        return leaf[:1].islower() and leaf not in KERAS_REGISTRY_FUNCTIONS
     if not qualified.startswith(TENSOR_NAMESPACES):
         return False
     if qualified.startswith("tensorflow.keras.ops."):

@@ -122,6 +122,7 @@ class TensorFacts:
         objects: Callable[[str], AttributeFacts | None] | None = None,
         param_elements: dict[str, str] | None = None,
         likely_elements: bool = False,
+        project_results: Callable[[cst.BaseExpression], bool] | None = None,
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
         arguments of a call whose result is being analysed, or what the
@@ -138,8 +139,11 @@ class TensorFacts:
         per parameter the call sites fill with a list or tuple display, the
         evidence of each element (`TracedFunction.elements`): unpacking the
         parameter binds tensors where it says `t` or `s` (and, in the `likely`
-        view, `l`)."""
+        view, `l`). `project_results` tells whether a callee is a project
+        function of another module (or a held object's method) that returns
+        a tensor on every path."""
         self.function = function
+        self._project_results = project_results
         self.resolver = resolver
         self.outer = outer
         self._attributes = attributes
@@ -709,6 +713,8 @@ class TensorFacts:
                 for a in node.args
             )
             return NOT_TENSOR if multi else TENSOR
+        if self._project_result(node.func):
+            return TENSOR  # `wasserstein_loss(y, p)` of another module
         if qualified is None and isinstance(node.func, cst.Attribute):
             return self._method_kind(node, names)
         if (keras_path(qualified) or "").startswith("losses."):
@@ -816,6 +822,17 @@ class TensorFacts:
                     )
                     result = kind if result is None else meet(result, kind)
         return result if result is not None else NOT_TENSOR
+
+    def _project_result(self, func: cst.BaseExpression) -> bool:
+        """Whether `func` is a project function of another module, or a
+        method of a held object, that returns a tensor (the nearest facts
+        that know, this function's or one around it)."""
+        facts: TensorFacts | None = self
+        while facts is not None:
+            if facts._project_results is not None:
+                return facts._project_results(func)
+            facts = facts.outer
+        return False
 
     def _module_function(self, name: str, names: dict[str, TensorKind]) -> cst.FunctionDef | None:
         """The module-level helper `name` calls, when no name of this

@@ -77,6 +77,8 @@ PROJECT_FACT_FIELDS = (
     "callee_shape_params",
     "callee_averaged_params",
     "callee_equal_batches",
+    "callee_tensor_results",
+    "built_by_running_call",
     "star_names",
     "unseen_star_imports",
     "rebound_imports",

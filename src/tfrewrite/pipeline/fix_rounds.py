@@ -257,10 +257,11 @@ def _reindex(
     }
     index.held_state = {**previous.held_state, **index.held_state}
     index.held_classes = {**previous.held_classes, **index.held_classes}
-    index.built_by_running_call = previous.built_by_running_call | index.built_by_running_call
     index.called_classes = {**previous.called_classes, **index.called_classes}
     index.callee_shape_params = {**previous.callee_shape_params, **index.callee_shape_params}
     index.callee_equal_batches = previous.callee_equal_batches | index.callee_equal_batches
+    index.callee_tensor_results = previous.callee_tensor_results | index.callee_tensor_results
+    index.built_by_running_call = previous.built_by_running_call | index.built_by_running_call
     index.callee_averaged_params = {
         **previous.callee_averaged_params,
         **index.callee_averaged_params,

@@ -1,0 +1,97 @@
+"""What a project function of another module returns, told to its callers:
+a function every `return` of which gives what a TensorFlow (or Keras
+`ops`, or Keras loss) op computes returns a tensor, and so does a method
+of an object the class holds. A print of such a result in traced code is a
+print of a tensor (TFR103); a function that may return a Python value is
+not taken for one."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfrewrite.facts.index import build_index
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+LOSSES = """
+import tensorflow as tf
+from keras import ops
+from keras.losses import mean_squared_error
+
+
+def critic_gap(real_score, fake_score):
+    return ops.mean(fake_score) - ops.mean(real_score)
+
+
+def smoothed(x):
+    total = tf.reduce_sum(x)
+    return total / 2.0
+
+
+def maybe_scaled(x, scale=None):
+    if scale is None:
+        return 1.0
+    return tf.reduce_sum(x) * scale
+
+
+class Perceptual:
+    def __init__(self, net):
+        self.net = net
+
+    def distance(self, a, b):
+        return mean_squared_error(self.net(a), self.net(b))
+"""
+
+TRAIN = """
+import tensorflow as tf
+from losses import Perceptual, critic_gap, maybe_scaled, smoothed
+
+
+class Trainer:
+    def __init__(self, model, optimizer):
+        self.model = model
+        self.optimizer = optimizer
+        self.perceptual = Perceptual(model)
+
+    @tf.function
+    def step(self, x, y):
+        with tf.GradientTape() as tape:
+            pred = self.model(x, training=True)
+            gap = critic_gap(y, pred)
+            content = self.perceptual.distance(y, pred)
+            print("gap", gap)
+            print("content", content)
+            print("smoothed", smoothed(pred))
+            print("scaled", maybe_scaled(pred))
+        grads = tape.gradient(content, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+"""
+
+
+def _write(root: Path) -> list[InputFile]:
+    (root / "losses.py").write_text(textwrap.dedent(LOSSES))
+    (root / "train.py").write_text(textwrap.dedent(TRAIN))
+    return [InputFile(str(root / "losses.py")), InputFile(str(root / "train.py"))]
+
+
+@pytest.mark.parametrize(
+    ("function", "returns_tensor"),
+    [
+        ("critic_gap", True),
+        ("smoothed", True),
+        ("maybe_scaled", False),
+        ("Perceptual.distance", True),
+        ("Perceptual.__init__", False),
+    ],
+)
+def test_pass_one_reads_what_every_return_gives(function: str, returns_tensor: bool) -> None:
+    index = build_index(textwrap.dedent(LOSSES), "losses.py", "losses")
+    assert index.functions[function].returns_tensor is returns_tensor
+
+
+def test_prints_of_another_modules_tensor_results_are_reported(tmp_path: Path) -> None:
+    result = run(_write(tmp_path), RunOptions(rule_codes=("TFR103",), root=str(tmp_path)), jobs=1)
+    printed = [f.start.line for f in result.findings if f.path.endswith("train.py")]
+    assert printed == [18, 19, 20]  # not `maybe_scaled`, which may return 1.0
