@@ -95,3 +95,17 @@ def test_prints_of_another_modules_tensor_results_are_reported(tmp_path: Path) -
     result = run(_write(tmp_path), RunOptions(rule_codes=("TFR103",), root=str(tmp_path)), jobs=1)
     printed = [f.start.line for f in result.findings if f.path.endswith("train.py")]
     assert printed == [18, 19, 20]  # not `maybe_scaled`, which may return 1.0
+
+
+def test_a_parameter_returned_on_one_path_is_no_tensor_result() -> None:
+    source = """
+    import tensorflow as tf
+
+
+    def maybe_resize(x, size=None):
+        if size is not None:
+            x = tf.image.resize(x, size)
+        return x
+    """
+    index = build_index(textwrap.dedent(source), "ops.py", "ops")
+    assert not index.functions["maybe_resize"].returns_tensor

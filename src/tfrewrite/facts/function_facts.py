@@ -182,7 +182,12 @@ def returns_tensor(
     backend) op computes: `return backend.mean(y_pred) - backend.mean(y_true)`,
     or a name its own scope binds once to one (`loss = tf.reduce_mean(...)`;
     `return loss`). A caller in another module gets a tensor from it."""
-    bound: dict[str, list[ast.expr]] = {}
+    # A parameter is a binding too: `return x` after `if ...: x = tf.op(x)`
+    # may give the argument back.
+    bound: dict[str, list[ast.expr]] = {
+        a.arg: [ast.Constant(None)]
+        for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+    }
     returned: list[ast.expr] = []
     for statement in iter_statements(node.body, into_definitions=False):
         if statement is not node and isinstance(statement, _SCOPES):

@@ -713,9 +713,9 @@ class TensorFacts:
                 for a in node.args
             )
             return NOT_TENSOR if multi else TENSOR
-        if self._project_result(node.func):
-            return TENSOR  # `wasserstein_loss(y, p)` of another module
         if qualified is None and isinstance(node.func, cst.Attribute):
+            if self._project_result(node.func):
+                return TENSOR  # `self.perceptual.distance(y, p)` of a held object
             return self._method_kind(node, names)
         if (keras_path(qualified) or "").startswith("losses."):
             leaf = qualified.rsplit(".", 1)[-1]
@@ -729,6 +729,8 @@ class TensorFacts:
             helper = self._module_function(node.func.value, names)
             if helper is not None:
                 return self._helper_result_kind(helper, node.args, names)
+        if self._project_result(node.func):
+            return TENSOR  # `wasserstein_loss(y, p)` of another module
         if not is_tensor_op(qualified):
             return NOT_TENSOR
         assert qualified is not None
