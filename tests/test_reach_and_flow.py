@@ -246,6 +246,9 @@ TERMS = {
                 terms["l1"] = tf.reduce_mean(tf.abs(y - out))
                 terms["feature"] = 2.0 * feature_fn(y, out)
                 total = tf.add_n(list(terms.values()))""",
+    "scaled_by_a_mixed_precision_optimizer": """
+                loss = feature_fn(y, out)
+                total = optimizer.get_scaled_loss(loss)""",
     "kept_in_a_name_added_later": """
                 perceptual = feature_fn(y, out)
                 total = perceptual

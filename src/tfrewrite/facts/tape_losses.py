@@ -50,6 +50,10 @@ _COLLECTION_REDUCTIONS = frozenset(
 _COLLECTIONS = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)
 # Methods that hand on a container's entries (`losses.values()`).
 _ENTRY_METHODS = frozenset({"values", "items"})
+# Methods of Keras optimizers that take the loss and give it back scaled
+# (mixed precision: `LossScaleOptimizer.get_scaled_loss`, Keras 3's
+# `Optimizer.scale_loss`): what they return is the loss.
+_LOSS_SCALING_METHODS = frozenset({"get_scaled_loss", "scale_loss"})
 
 
 def _terms(
@@ -82,6 +86,8 @@ def _terms(
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in _ENTRY_METHODS:
                 stack.append(func.value)
+            elif isinstance(func, ast.Attribute) and func.attr in _LOSS_SCALING_METHODS:
+                stack += node.args[:1]
             elif (resolve(func) or "") in _AGGREGATIONS:
                 stack += node.args
             elif (resolve(func) or "") in _COLLECTION_REDUCTIONS and node.args:
