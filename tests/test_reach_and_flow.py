@@ -707,3 +707,45 @@ def test_a_list_repeated_by_a_batch_dimension_alone_in_its_file():
     """
     [finding] = [f for f in check_source(_d(source)) if f.code == "TFR107"]
     assert "repeating a Python list" in finding.message
+
+
+RETURNED_LOSS = """
+    import tensorflow as tf
+
+
+    class Agent:
+        def __init__(self, net, optimizer, categorical):
+            self.net = net
+            self.optimizer = optimizer
+            self.categorical = categorical
+
+        @tf.function
+        def squared(self, states, targets, weights):
+            errors = tf.math.squared_difference(targets, self.net(states))
+            return tf.reduce_mean(weights * errors)
+
+        @tf.function
+        def absolute(self, states, targets, weights):
+            return tf.reduce_mean(weights * tf.abs(targets - self.net(states)))
+
+        def pick_loss(self, batch, weights):
+            states, targets = batch
+            if self.categorical:
+                return self.absolute(states, targets, weights)
+            return self.squared(states, targets, weights)
+
+        def step(self, batch, weights):
+            with tf.GradientTape() as tape:
+                loss = self.pick_loss(batch, weights)
+            grads = tape.gradient(loss, self.net.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.net.trainable_variables))
+            return loss.numpy()
+"""
+
+
+def test_the_losses_a_differentiated_method_returns_are_differentiated(tmp_path: Path) -> None:
+    """`loss = self.pick_loss(...)` in the tape: `pick_loss` returns what
+    `self.absolute(...)` or `self.squared(...)` computes, so both decorated
+    methods are the losses the tape differentiates (TFR301)."""
+    found = _check(tmp_path, {"agent.py": RETURNED_LOSS}, ("TFR301",))
+    assert found == [("agent.py", 10, "TFR301"), ("agent.py", 15, "TFR301")]

@@ -698,6 +698,10 @@ class _Indexer(
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
+        if isinstance(node.value, ast.Call) and self.function_stack:
+            callee = self.resolve(node.value.func)
+            if callee:
+                self.function_stack[-1].returned_calls.append(callee)
         if isinstance(node.value, ast.Name) and self.function_stack:
             info = self.function_stack[-1]
             returned_by = info.qualname.rpartition(".")[2]

@@ -109,6 +109,10 @@ class FunctionInfo:
     # Every `return` gives what a TensorFlow op computes (`function_facts.
     # returns_tensor`): a caller of another module gets a tensor from it.
     returns_tensor: bool = False
+    # The functions whose results it returns as its own (`return
+    # self.ll(...)`), as pass 1 names them: differentiating it
+    # differentiates them.
+    returned_calls: list[str] = field(default_factory=list)
 
     @property
     def caller_params(self) -> list[str]:

@@ -1835,6 +1835,40 @@ def _is_model_call(index: ModuleIndex, qualname: str, lookup: _Lookup) -> bool:
     return _keras_base(index, owner, lookup) in _KERAS_CALLED_BASES - LOSS_BASES
 
 
+def _tape_callee(
+    index: ModuleIndex, callee: str, owner: FunctionInfo | None, lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    """The functions a tape's loss call names: `self.calc_loss` in a method
+    is its class's own method."""
+    method = callee.removeprefix("self.")
+    if method != callee and owner is not None and owner.class_name and "." not in method:
+        own = f"{owner.class_name}.{method}"
+        if own in index.functions:
+            return [(index, own)]
+    return lookup.find(callee, index)
+
+
+def _differentiated_functions(
+    found: list[tuple[ModuleIndex, str]], lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    """The functions a tape's loss call runs whose results it takes: the
+    callee, and the functions whose results that callee returns as its own
+    (`calc_loss` doing `return self.ll(...)`), and so on."""
+    result = list(found)
+    seen = {(id(i), q) for i, q in found}
+    position = 0
+    while position < len(result) and len(result) < 16:
+        index, qualname = result[position]
+        position += 1
+        info = index.functions.get(qualname)
+        for callee in info.returned_calls if info is not None else ():
+            for target in lookup.find(callee, index) or lookup.held_method(callee):
+                if (id(target[0]), target[1]) not in seen:
+                    seen.add((id(target[0]), target[1]))
+                    result.append(target)
+    return result
+
+
 def _record_training_facts(
     indexes: list[ModuleIndex], lookup: _Lookup, facts: ProjectFacts
 ) -> None:
@@ -1864,7 +1898,8 @@ def _record_training_facts(
                 # A gradient no optimizer applies (forces from an energy, a
                 # saliency map): what it differentiates is no training loss.
                 continue
-            for target_index, target in lookup.find(tape_loss.callee, index):
+            direct = _tape_callee(index, tape_loss.callee, tape_owner, lookup)
+            for target_index, target in _differentiated_functions(direct, lookup):
                 if target not in target_index.functions or _is_model_call(
                     target_index, target, lookup
                 ):
@@ -1872,8 +1907,10 @@ def _record_training_facts(
                 per_file = facts.traced.get(target_index.path, {})
                 known = per_file.get(target)
                 if known is not None:
+                    # Called as `f(a, b)`: (labels, predictions), for the callee only.
+                    pair = tape_loss.pair and (target_index, target) in direct
                     per_file[target] = replace(
-                        known, is_loss=known.is_loss or tape_loss.pair, differentiated=True
+                        known, is_loss=known.is_loss or pair, differentiated=True
                     )
                 options = tf_function_options(target_index, target, indexes)
                 if options is not None:
