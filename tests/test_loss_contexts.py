@@ -9,6 +9,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tfrewrite.api import check_source
 from tfrewrite.facts.index import build_index
 from tfrewrite.facts.project import OWN_DECORATOR, compute_facts
@@ -407,3 +409,40 @@ def test_a_step_decorated_in_one_file_brings_its_callees_fixes_in_another(tmp_pa
     names = [InputFile(str(tmp_path / n)) for n in files]
     options = RunOptions(rule_codes=RULE_CODES, root=str(tmp_path), fix=True, unsafe_fixes=True)
     assert run(names, options, jobs=1).fixes_applied == []
+
+
+@pytest.mark.parametrize(
+    ("name", "measures"),
+    [
+        ("compute_accuracy", True),
+        ("iouMetric", True),
+        ("train_acc", True),
+        ("mean_scores", True),
+        ("_assymetric_focal_tversky_loss", False),  # "metric" inside a word
+        ("accumulate_loss", False),
+        ("focal_loss", False),
+    ],
+)
+def test_a_name_measures_by_its_words_not_its_letters(name: str, measures: bool) -> None:
+    from tfrewrite.facts.project import names_a_measure
+
+    assert names_a_measure(name) is measures
+
+
+def test_a_decorated_loss_whose_name_holds_metric_inside_a_word_is_a_loss() -> None:
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        @tf.function
+        def assymetric_focal_loss(y_true, y_pred, *, gamma):
+            return tf.reduce_mean(tf.pow(tf.abs(y_true - y_pred), gamma))
+
+
+        class AssymetricFocal(tf.keras.losses.Loss):
+            def call(self, y_true, y_pred):
+                return assymetric_focal_loss(y_true, y_pred, gamma=0.5)
+        """
+    )
+    assert [f.code for f in check_source(source, select=["TFR301"])] == ["TFR301"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -511,13 +512,26 @@ def tensor_arguments(info: FunctionInfo, traced: TracedFunction) -> set[str]:
 
 
 # Words in a function name that say it measures, not trains: a metric with a
-# loss's signature (`compute_accuracy(logits, labels)`).
-_METRIC_WORDS = ("accuracy", "metric", "precision", "recall", "auc", "iou", "score", "acc")
+# loss's signature (`compute_accuracy(logits, labels)`), or a metric's
+# `update_state`.
+_METRIC_WORDS = frozenset(
+    {"accuracy", "metric", "precision", "recall", "auc", "iou", "score", "acc", "update"}
+)
+
+
+def names_a_measure(name: str) -> bool:
+    """Whether a function's name says it measures rather than trains: one of
+    its words (`compute_accuracy`, `iouMetric`) is a metric's, in the
+    singular or the plural (`_assymetric_focal_tversky_loss` has none)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return any(
+        word in _METRIC_WORDS or word.removesuffix("s") in _METRIC_WORDS
+        for word in spaced.split("_")
+    )
 
 
 def _loss_by_signature(info: FunctionInfo) -> bool:
-    name = info.qualname.rsplit(".", 1)[-1].lower()
-    if any(word in name for word in _METRIC_WORDS):
+    if names_a_measure(info.qualname.rsplit(".", 1)[-1]):
         return False
     return tuple(info.caller_params[:2]) in LOSS_SIGNATURES
 

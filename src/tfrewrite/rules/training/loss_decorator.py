@@ -10,6 +10,7 @@ from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.project import names_a_measure
 from tfrewrite.facts.step_plans import StepPlan, decorated_step, undecorated_train_steps
 from tfrewrite.facts.tf_function import has_input_signature, is_tf_function, tf_function_decorator
 from tfrewrite.facts.training import applies_gradients
@@ -51,8 +52,7 @@ def _loss_by_signature(function: FunctionScope) -> bool:
     traced = function.traced
     if traced is None or not traced.loss_signature or function.is_method:
         return False
-    name = function.node.name.value.lower()
-    return not any(word in name for word in ("metric", "accuracy", "score", "update"))
+    return not names_a_measure(function.node.name.value)
 
 
 def _called_directly_without_training(ctx: RuleContext, function: FunctionScope) -> bool:
