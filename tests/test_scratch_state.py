@@ -91,3 +91,42 @@ def test_scratch_built_by_the_callers_caller() -> None:
             return x
     """
     assert check_source(textwrap.dedent(source), select=["TFR202"]) == []
+
+
+RESET_FIRST = """
+import tensorflow as tf
+
+
+class Trainer:
+    def __init__(self, weight):
+        self.weight = weight
+        self.losses = {}
+
+    def reset_losses(self):
+        self.losses = {"pixel": 0.0, "smooth": 0.0}
+
+    @tf.function
+    def compute_losses(self, errors, gradients):
+        {first}
+        for error, gradient in zip(errors, gradients):
+            self.losses["pixel"] += tf.reduce_mean(error)
+            self.losses["smooth"] += self.weight * tf.reduce_mean(tf.abs(gradient))
+        self.losses["total"] = self.losses["pixel"] + self.losses["smooth"]
+        return self.losses
+"""
+
+
+def test_a_container_the_method_resets_through_an_own_method_first_is_scratch() -> None:
+    """`self.reset_losses()` gives `self.losses` a new dict on every call
+    before the writes: what the method fills is this call's, returned."""
+    source = RESET_FIRST.replace("{first}", "self.reset_losses()")
+    assert check_source(textwrap.dedent(source), select=["TFR202"]) == []
+
+
+def test_a_reset_after_a_read_keeps_the_writes_reported() -> None:
+    """Read before the reset: the method sees what the last call left."""
+    source = RESET_FIRST.replace(
+        "{first}", 'previous = self.losses.get("total")\n        self.reset_losses()'
+    )
+    found = check_source(textwrap.dedent(source), select=["TFR202"])
+    assert len(found) == 3

@@ -216,6 +216,45 @@ def fresh_self_containers(function: cst.FunctionDef, resolver: NameResolver) -> 
     return found
 
 
+def reset_self_containers(
+    function: cst.FunctionDef, cls: cst.ClassDef, resolver: NameResolver
+) -> set[str]:
+    """`self.<attr>` that `function` sets to a new container on every call
+    before touching it: itself (`fresh_self_containers`), or through an own
+    method it calls as a statement of its body first (`self.reset_losses()`
+    doing `self.losses = {...}`): what it writes there afterwards is this
+    call's, not state kept between calls."""
+    found = fresh_self_containers(function, resolver)
+    methods = {
+        item.name.value: item for item in cls.body.body if isinstance(item, cst.FunctionDef)
+    }
+    touched: set[str] = set()
+    for statement in function.body.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
+        if (
+            isinstance(small, cst.Expr)
+            and _calls_own_method(small.value, _own_method_name(small.value))
+            and _own_method_name(small.value) in methods
+        ):
+            reset = fresh_self_containers(methods[_own_method_name(small.value)], resolver)
+            found |= reset - touched
+        touched |= {
+            node.attr.value
+            for node in iter_nodes(statement)
+            if isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
+        }
+    return found
+
+
+def _own_method_name(node: cst.CSTNode) -> str:
+    """`m` for a call `self.m(...)`; "" otherwise."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        return node.func.attr.value
+    return ""
+
+
 def scratch_self_containers(
     cls: cst.ClassDef, method: str, resolver: NameResolver, _seen: frozenset[str] = frozenset()
 ) -> set[str]:

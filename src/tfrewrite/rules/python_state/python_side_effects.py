@@ -14,9 +14,9 @@ from tfrewrite.facts.python_iterators import outside_iterator
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
-    fresh_self_containers,
     is_container,
     module_containers,
+    reset_self_containers,
     scratch_self_containers,
 )
 from tfrewrite.facts.vocabulary import SETUP_METHODS
@@ -90,8 +90,8 @@ class _Containers:
             attr = receiver.attr.value
             if attr not in self._classes[class_name].containers:
                 return None
-            if attr in fresh_self_containers(function.node, ctx.names):
-                return None
+            if attr in reset_self_containers(function.node, node, ctx.names):
+                return None  # a new container each call, before any use
             method = function.node.name.value
             if attr in scratch_self_containers(node, method, ctx.names):
                 return None  # every caller builds it afresh for this call
