@@ -300,3 +300,45 @@ def test_a_helper_in_another_module_is_indexed_and_traced(tmp_path: Path) -> Non
     result = run(files, RunOptions(rule_codes=("TFR103",), root=str(tmp_path)), jobs=1)
     found = [(Path(f.path).name, f.code, f.start.line) for r in result.files for f in r.findings]
     assert found == [("helpers.py", "TFR103", 2)]
+
+
+AUGMENT = """\
+import numpy as np
+import tensorflow as tf
+
+
+def jitter(x, y):
+    return x + np.random.normal(), y
+
+
+def flip(x, y):
+    return tf.reverse(x, [0]), y
+
+
+augment = lambda x, y: tf.cond(tf.random.uniform([]) < 0.5, lambda: jitter(x, y), lambda: (x, y))
+ds = tf.data.Dataset.from_tensor_slices((tf.ones([4, 2]), tf.ones([4])))
+ds = ds.map(augment)
+"""
+
+
+def test_a_lambda_a_module_name_holds_is_traced_where_the_name_is_handed() -> None:
+    """`augment = lambda ...` then `ds.map(augment)`: the map traces the
+    lambda, and what its `tf.cond` branches call."""
+    assert set(_traced(AUGMENT)) == {"jitter"}
+    assert _codes(AUGMENT) == [("TFR102", 6)]
+
+
+def test_a_lambda_name_a_function_rebinds_is_not_the_module_lambda() -> None:
+    source = AUGMENT.replace(
+        "ds = ds.map(augment)\n",
+        "def pipeline(ds, augment):\n    return ds.map(augment)\n",
+    )
+    assert set(_traced(source)) == set()
+
+
+def test_a_branch_lambda_inside_a_traced_lambda_is_traced() -> None:
+    source = AUGMENT.replace(
+        "ds = ds.map(augment)\n",
+        "ds = ds.map(lambda x, y: tf.cond(x[0] > 0, lambda: flip(x, y), lambda: jitter(x, y)))\n",
+    )
+    assert set(_traced(source)) == {"jitter", "flip"}

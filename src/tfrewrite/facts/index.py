@@ -189,6 +189,10 @@ class _Indexer(
         self.dataset_names: list[set[str]] = [set()]  # per scope: names bound to datasets
         # Traced lambdas not visited yet, and those being visited (`index_calls`).
         self.pending_lambdas: dict[int, tuple[str, str]] = {}
+        # Module-scope names bound once to a lambda (`augment = lambda x, y:
+        # ...`): handing the name to a tracer hands it the lambda.
+        self.module_lambdas: dict[str, ast.Lambda] = {}
+        self.visited_lambdas: set[int] = set()
         self.traced_lambda_stack: list[tuple[str, frozenset[str]] | None] = []
         # Per enclosing class: its node, and (computed on first use) the
         # `self` attributes that hold Python numbers (`_init_numbers`).
@@ -821,6 +825,14 @@ def build_index(
         s for s in iter_statements(tree.body, into_definitions=False) if isinstance(s, ast.Assign)
     ]
     indexer.record_module_instances(assignments, bindings)
+    indexer.module_lambdas = {
+        s.targets[0].id: s.value
+        for s in assignments
+        if len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Lambda)
+        and bindings.get(s.targets[0].id, (0, 0, False))[:1] == (1,)
+    }
     index.module_instances = dict(indexer.module_instances)
     index.module_object_choices = dict(indexer.module_object_choices)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source

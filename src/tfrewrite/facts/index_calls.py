@@ -280,6 +280,18 @@ class TracedCallSites:
         if isinstance(target, ast.Lambda):
             self._record_lambda(target, reason, arguments)
             return
+        bound = self._module_lambda(target)
+        if bound is not None:
+            self._record_lambda(bound, reason, arguments)
+            if id(bound) in self.visited_lambdas:
+                # Already read as untraced code where it is written: read its
+                # body again as the traced lambda it is, in the module's scope.
+                outer, self.function_stack = self.function_stack, []
+                try:
+                    self.visit(bound)
+                finally:
+                    self.function_stack = outer
+            return
         parts = self._partial_parts(target)
         if parts is not None:
             self._record_partial(parts, reason, arguments, passed, node.lineno)
@@ -287,6 +299,20 @@ class TracedCallSites:
         name = self.resolve_function(target)
         if name:
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
+
+    def _module_lambda(self, target: ast.AST) -> ast.Lambda | None:
+        """The lambda a module-scope name bound once to one holds, when no
+        enclosing function binds the name."""
+        if not isinstance(target, ast.Name):
+            return None
+        bound = self.module_lambdas.get(target.id)
+        if bound is None:
+            return None
+        if any(target.id in info.params for info in self.function_stack):
+            return None
+        if any(target.id in names for names in self.bound_here):
+            return None
+        return bound
 
     def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
         conditional = any(isinstance(inner, ast.IfExp) for inner in ast.walk(node.body))
@@ -301,6 +327,7 @@ class TracedCallSites:
         """A lambda's parameters shadow the names around it while its body
         is visited: unknown, or tensors where a tracer passes them (a
         traced lambda's), so the calls in its body carry that evidence."""
+        self.visited_lambdas.add(id(node))
         params = _lambda_params(node)
         for default in [*node.args.defaults, *node.args.kw_defaults]:
             if default is not None:  # evaluated where the lambda is written
@@ -319,6 +346,12 @@ class TracedCallSites:
         stacked = traced is not None or bool(self.traced_lambda_stack)
         if stacked:
             entry = (traced[0], frozenset(params)) if traced is not None else None
+            around = self.traced_lambda_stack[-1] if self.traced_lambda_stack else None
+            if entry is None and around is not None and id(node) not in self.eager_lambdas:
+                # A lambda inside a traced one (a `tf.cond` branch) runs in
+                # the same trace when called, unless `tf.py_function` runs it
+                # eagerly; its parameters shadow too.
+                entry = (around[0], around[1] | frozenset(params))
             self.traced_lambda_stack.append(entry)
         self.visit(node.body)
         if stacked:
