@@ -225,9 +225,7 @@ def reset_self_containers(
     doing `self.losses = {...}`): what it writes there afterwards is this
     call's, not state kept between calls."""
     found = fresh_self_containers(function, resolver)
-    methods = {
-        item.name.value: item for item in cls.body.body if isinstance(item, cst.FunctionDef)
-    }
+    methods = {item.name.value: item for item in cls.body.body if isinstance(item, cst.FunctionDef)}
     touched: set[str] = set()
     for statement in function.body.body:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
