@@ -99,6 +99,17 @@ def attribute_facts(
     return AttributeFacts(kinds, frozenset(numbers))
 
 
+def assigned_values(cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression | None]:
+    """What the methods of `cls` assign to `self.<attr>`: each value, None
+    for one not known (an augmented or unpacked assignment)."""
+    return [
+        value
+        for small in _iter_small(cls.body)
+        for assigned, value in _self_assignments(small)
+        if assigned == attr
+    ]
+
+
 def _iter_small(body: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
     stack: list[cst.CSTNode] = [body]
     while stack:

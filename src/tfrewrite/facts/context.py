@@ -271,6 +271,10 @@ class RuleContext:
         built = self.receiver_class(name, None)
         return self._class_attributes(built) if built is not None else None
 
+    def class_node(self, name: str) -> cst.ClassDef | None:
+        """The class `name` (a local qualname) of this file."""
+        return self._classes.get(name)
+
     def _class_attributes(self, name: str) -> AttributeFacts | None:
         """What the methods of the class `name` of this file see on `self`."""
         if name not in self._attribute_facts:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.facts.attributes import assigned_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.name_use import mentioned_names
@@ -331,37 +332,62 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
             reason = _class_ignores_training(ctx, callee)
             if reason is not None:
                 return reason
-        return _held_class_ignores_training(ctx, model, owner)
+        return _held_class_ignores_training(ctx, model, owner) or _assigned_ignoring_training(
+            ctx, model, owner
+        )
     for source in value_sources(ctx, cst.Name(model)):
-        if not isinstance(source, cst.Call):
-            continue
-        callee = dotted_name(source.func) or ""
-        reason = _class_ignores_training(ctx, callee)
-        if reason is not None:
-            return reason
-        if (
-            callee not in ctx.index.classes
-            and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
-        ):
-            return _no_training_reason(callee.rpartition(".")[2])
-        leaf = _layer_leaf(ctx, source)
-        if leaf is not None and leaf != "Input" and not _depends_on_training(source, leaf):
-            return f"it is a `{leaf}` layer, which ignores `training`"
-        qualified = ctx.names.qualified_name(source.func) or ""
-        if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
-            continue
-        layers = source.args[0].value
-        if not isinstance(layers, (cst.List, cst.Tuple)):
-            continue
-        for element in layers.elements:
-            layer = element.value
-            if not isinstance(layer, cst.Call):
-                return None
-            leaf = _layer_leaf(ctx, layer)
-            if leaf is None or _depends_on_training(layer, leaf):
-                return None
-        return "its layers ignore `training` (no dropout, batch normalization or noise)"
+        if isinstance(source, cst.Call):
+            reason = _built_ignoring_training(ctx, source)
+            if reason is not None:
+                return reason
     return None
+
+
+def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
+    """Why the object `source` builds ignores `training`, or None: a class
+    whose `call` takes none, a Keras layer that ignores it, a `Sequential`
+    of such layers."""
+    callee = dotted_name(source.func) or ""
+    reason = _class_ignores_training(ctx, callee)
+    if reason is not None:
+        return reason
+    if (
+        callee not in ctx.index.classes
+        and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
+    ):
+        return _no_training_reason(callee.rpartition(".")[2])
+    leaf = _layer_leaf(ctx, source)
+    if leaf is not None and leaf != "Input" and not _depends_on_training(source, leaf):
+        return f"it is a `{leaf}` layer, which ignores `training`"
+    qualified = ctx.names.qualified_name(source.func) or ""
+    if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
+        return None
+    layers = source.args[0].value
+    if not isinstance(layers, (cst.List, cst.Tuple)):
+        return None
+    for element in layers.elements:
+        layer = element.value
+        if not isinstance(layer, cst.Call):
+            return None
+        leaf = _layer_leaf(ctx, layer)
+        if leaf is None or _depends_on_training(layer, leaf):
+            return None
+    return "its layers ignore `training` (no dropout, batch normalization or noise)"
+
+
+def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:
+    """Why `training=True` changes nothing for `self.<attr>` in a method of
+    `owner`, a class of this file, when every value its methods assign
+    there is built ignoring it (`self.probe = keras.Sequential([Dense(10)])`)."""
+    head, _, attr = model.partition(".")
+    cls = ctx.class_node(owner or "")
+    if head != "self" or not attr or "." in attr or cls is None:
+        return None
+    values = assigned_values(cls, attr)
+    if not values or not all(isinstance(v, cst.Call) for v in values):
+        return None
+    reasons = [_built_ignoring_training(ctx, v) for v in values]  # type: ignore[arg-type]
+    return reasons[0] if all(r is not None for r in reasons) else None
 
 
 def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:

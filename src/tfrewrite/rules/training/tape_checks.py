@@ -234,7 +234,8 @@ class MissingTrainingFlag(Rule):
         this module or another) has a `call` without `training` and builds
         no layer that reads it, or a `Sequential` whose layers all ignore it
         (no dropout, batch normalization or noise), computes the same either
-        way: it is reported without a fix, saying so. A Keras model's
+        way: it is not reported (a layer added later that reads `training`
+        makes it a finding then). A Keras model's
         `train_step` that runs its forward pass as `self.call(x)` bypasses
         `__call__`: no call context carries `training` to the layers inside
         (measured: a batch normalization's statistics do not move in `fit`).
@@ -559,7 +560,6 @@ def _helper_calls(
                 owner_name,
                 partial(_helper_words, ctx, function, label, entry, others[0] if others else None),
                 (name, step_class[0] if step_class is not None else None),
-                report_unchanged=False,
             )
             if violation is not None:
                 yield violation
@@ -649,16 +649,14 @@ def _missing_flag(
     owner: str | None,
     words: Callable[[], tuple[str, str | None]],
     model: tuple[str, str | None] | None = None,
-    *,
-    report_unchanged: bool = True,
 ) -> Violation | None:
     """The finding for a call of a trained model, `label`, without
     `training=True`: `words` gives where it is called and, when there is
     to be no fix, why. None when the call already says how it trains or is
     written for models without `training`. `model`: what the model is in
     the step's names, and the step's class, when the call is in a helper.
-    `report_unchanged`: whether to report a model that computes the same
-    either way (`ignores_training`), with no fix."""
+    None too for a model that computes the same either way
+    (`ignores_training`): `training=True` would change nothing."""
     if any(a.keyword and "train" in a.keyword.value for a in node.args):
         return None  # `training=`, or a flag of its own (`is_training=True`)
     if any(a.star == "**" for a in node.args):
@@ -667,17 +665,10 @@ def _missing_flag(
         return None  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
     if guarded_by_training_check(ancestors, node):
         return None  # written for models whose `call` takes no `training`
-    unchanged = ignores_training(ctx, *(model or (label, owner)))
-    if unchanged is not None and not report_unchanged:
+    if ignores_training(ctx, *(model or (label, owner))) is not None:
         return None
     # Asked only now: naming a line makes the module's positions known.
     called, refusal = words()
-    if unchanged is not None:
-        return Violation(
-            node,
-            f"`{label}(...)` {called}; nothing changes today, since {unchanged}, but a "
-            "dropout or batch normalization layer added later would run in inference mode",
-        )
     what = (
         f"`{label}(...)` {called}: any dropout or batch normalization it holds runs in "
         "inference mode"
