@@ -749,3 +749,67 @@ def test_the_losses_a_differentiated_method_returns_are_differentiated(tmp_path:
     methods are the losses the tape differentiates (TFR301)."""
     found = _check(tmp_path, {"agent.py": RETURNED_LOSS}, ("TFR301",))
     assert found == [("agent.py", 10, "TFR301"), ("agent.py", 15, "TFR301")]
+
+
+LOSS_OBJECT = {
+    "losses.py": """
+    import tensorflow as tf
+
+
+    class Losses:
+        def __init__(self):
+            self.mae = tf.keras.losses.MeanAbsoluteError()
+
+        @tf.function
+        def reconstruction(self, y_true, y_pred):
+            return self.mae(y_true, y_pred)
+
+        @tf.function
+        def smoothness(self, flow):
+            return tf.reduce_mean(tf.abs(flow[:, 1:] - flow[:, :-1]))
+
+        def total(self, y_true, y_pred, flow):
+            rec = self.reconstruction(y_true, y_pred)
+            smooth = self.smoothness(flow)
+            return rec + 0.1 * smooth, rec
+    """,
+    "train.py": """
+    import tensorflow as tf
+
+    import losses
+
+
+    @tf.function
+    def train_step(model, optimizer, loss_obj, x, y):
+        with tf.GradientTape() as tape:
+            pred, flow = model(x, training=True)
+            loss_values = loss_obj.total(y, pred, flow)
+        grads = tape.gradient(loss_values, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    def train(model, optimizer, batches):
+        loss_obj = losses.Losses()
+        for x, y in batches:
+            train_step(model, optimizer, loss_obj, x, y)
+    """,
+}
+
+
+def test_a_loss_method_of_an_object_every_caller_passes_is_differentiated(tmp_path: Path) -> None:
+    """`loss_obj.total(...)` in the tape, `loss_obj` a `Losses` at the only
+    call site: `Losses.total` runs in the step's trace, and the decorated
+    methods whose results its return is made of are the losses (TFR301)."""
+    found = _check(tmp_path, LOSS_OBJECT, ("TFR301",))
+    assert found == [("losses.py", 8, "TFR301"), ("losses.py", 12, "TFR301")]
+
+
+def test_an_object_of_another_class_at_one_call_site_resolves_nothing(tmp_path: Path) -> None:
+    files = dict(LOSS_OBJECT)
+    files["train.py"] = files["train.py"] + (
+        "\n\n    def evaluate(model, optimizer, batches):\n"
+        "        other = object()\n"
+        "        for x, y in batches:\n"
+        "            train_step(model, optimizer, other, x, y)\n"
+    )
+    assert _check(tmp_path, files, ("TFR301",)) == []

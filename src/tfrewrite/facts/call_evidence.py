@@ -322,8 +322,25 @@ class CallEvidence:
         caller = self.function_stack[-1].qualname if self.function_stack else ""
         forwarded = self._forwarded(node)
         structures = self._structures(node)
+        objects = tuple(
+            (where, built)
+            for where, value in [
+                *((str(i), arg) for i, arg in enumerate(node.args)),
+                *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+            ]
+            if isinstance(value, ast.Name)
+            and (built := self._local_factory(value.id) or self._module_object(value))
+        )
         site = CallSite(
-            callee, args, keywords, node.lineno, via_attribute, caller, forwarded, structures
+            callee,
+            args,
+            keywords,
+            node.lineno,
+            via_attribute,
+            caller,
+            forwarded,
+            structures,
+            objects,
         )
         self.index.call_sites.append(site)
         if forwarded:

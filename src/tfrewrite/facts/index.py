@@ -77,7 +77,7 @@ from tfrewrite.facts.index_records import (
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
-from tfrewrite.facts.tape_losses import record_tape_losses, tape_scopes
+from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
 from tfrewrite.facts.vocabulary import ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
@@ -335,6 +335,7 @@ class _Indexer(
         if info.opens_gradient_tape and not info.applies_gradients:
             info.returns_gradients = returns_gradients(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
+        info.returned_calls = returned_terms(node.body, self.resolve)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:
@@ -675,7 +676,11 @@ class _Indexer(
                 method = self._instance_method(node.func, used)
                 if method and not self.eager_depth:
                     info.calls.append(method)
-                if callee and used and _is_held_method(node.func):
+                if (
+                    callee
+                    and used
+                    and (_is_held_method(node.func) or _is_parameter_method(node.func, info))
+                ):
                     info.held_results.add(callee)
                 if node.func.attr in MUTATING_METHODS:
                     self._mutation(node.func.value)
@@ -702,10 +707,6 @@ class _Indexer(
         self.generic_visit(node)
 
     def visit_Return(self, node: ast.Return) -> None:
-        if isinstance(node.value, ast.Call) and self.function_stack:
-            callee = self.resolve(node.value.func)
-            if callee:
-                self.function_stack[-1].returned_calls.append(callee)
         if isinstance(node.value, ast.Name) and self.function_stack:
             info = self.function_stack[-1]
             returned_by = info.qualname.rpartition(".")[2]
@@ -888,6 +889,11 @@ def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:
 def _is_outside(name: str) -> bool:
     """A dotted name of an outside package (`tensorflow.function`)."""
     return name.split(".", 1)[0] in EXTERNAL_ROOTS
+
+
+def _is_parameter_method(func: ast.Attribute, info: FunctionInfo) -> bool:
+    """`loss_obj.compute_losses`: a method of an object a parameter holds."""
+    return isinstance(func.value, ast.Name) and func.value.id in info.params
 
 
 def _is_held_method(func: ast.Attribute) -> bool:

@@ -94,8 +94,9 @@ class FunctionInfo:
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
     self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
-    # Methods of objects the class holds whose results the body uses
-    # (`y = self.aug.flip(x)`, not a bare `self.tracker.add(x)`), as called:
+    # Methods of objects the class holds, or a parameter holds, whose
+    # results the body uses (`y = self.aug.flip(x)`, `loss_obj.losses(...)`,
+    # not a bare `self.tracker.add(x)`), as called:
     # such a method computes part of what the function returns or traces.
     held_results: AbstractSet[str] = field(default_factory=set)
     # Its lines, decorators included: what a pruned check blanks out when
@@ -200,6 +201,10 @@ class CallSite:
     # evidence of each element, as `args` gives it per argument). Unpacking
     # the parameter (`y, n_c = inputs`) gives those elements.
     structures: tuple[tuple[str, str], ...] = ()
+    # Arguments that are names bound to an object a call built (`loss_obj =
+    # losses.Losses()`, then `train_step(model, loss_obj)`): (position as a
+    # decimal string, or keyword; what built it, as the caller names it).
+    objects: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -332,6 +337,10 @@ class ModuleIndex:
     # objects) this module calls, as it calls them, every `return` of which
     # gives a tensor (`FunctionInfo.returns_tensor`).
     callee_tensor_results: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: per function of this module, the parameters
+    # every call site fills with an object of one project class -> that
+    # class (`train_step(..., loss_obj)` with `loss_obj = Losses()`).
+    param_classes: dict[str, dict[str, str]] = field(default_factory=dict)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

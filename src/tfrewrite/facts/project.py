@@ -781,7 +781,11 @@ def compute_facts(
                     # `self.decoder(x)`: calling a held object runs its
                     # `__call__` (a layer overriding `__call__` itself).
                     computes = callee in info.held_results
-                    held = lookup.held_method(callee) or lookup.held_instance(callee)
+                    held = (
+                        lookup.held_method(callee)
+                        or lookup.held_instance(callee)
+                        or _parameter_method(index, info, callee, lookup)
+                    )
                     targets = [
                         (target_index, target)
                         for target_index, target in held
@@ -808,6 +812,7 @@ def compute_facts(
                             elsewhere=known.elsewhere or target_index.path != index.path,
                         )
 
+    _record_param_classes(indexes, lookup)
     propagate()
     # Train-step methods a loop calls: found once, used twice (they can be
     # pending steps, and their modules record that a loop calls them).
@@ -1682,6 +1687,51 @@ def _record_called_classes(
                 index.called_classes[callee] = kind
 
 
+def _record_param_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
+    """The parameters every call site of a function fills with an object of
+    one project class (`ModuleIndex.param_classes`). A site that passes
+    anything else there (`object()`, a name not bound to a built object)
+    leaves the parameter unknown."""
+    with_objects = {
+        (id(target_index), target)
+        for index in indexes
+        for site in index.call_sites
+        if site.objects
+        for target_index, target in _site_targets(index, site, lookup)
+    }
+    if not with_objects:
+        return
+    seen: dict[tuple[int, str], dict[str, set[str]]] = {}
+    targets_of: dict[tuple[int, str], ModuleIndex] = {}
+    for index in indexes:
+        for site in index.call_sites:
+            for target_index, target in _site_targets(index, site, lookup):
+                key = (id(target_index), target)
+                info = target_index.functions.get(target)
+                if key not in with_objects or info is None:
+                    continue
+                targets_of[key] = target_index
+                params = info.params
+                offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+                built_at = dict(site.objects)
+                filled = [str(i) for i in range(len(site.args))]
+                filled += [name for name, _ in site.keywords]
+                for where in filled:
+                    if where.isdigit() and int(where) + offset >= len(params):
+                        continue  # into `*args`
+                    name = params[int(where) + offset] if where.isdigit() else where
+                    classes = {
+                        found_index.qualify(found)
+                        for found_index, found in lookup.find(built_at.get(where, ""), index)
+                        if found in found_index.classes
+                    }
+                    seen.setdefault(key, {}).setdefault(name, set()).update(classes or {""})
+    for key, params in seen.items():
+        known = {name: next(iter(c)) for name, c in params.items() if len(c) == 1 and "" not in c}
+        if known:
+            targets_of[key].param_classes[key[1]] = known
+
+
 def _record_built_by_running_call(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
     """The Keras 3 layers and models of each module without a `build` of
     their own or of a project base (`ModuleIndex.built_by_running_call`)."""
@@ -1849,6 +1899,19 @@ def _is_model_call(index: ModuleIndex, qualname: str, lookup: _Lookup) -> bool:
     return _keras_base(index, owner, lookup) in _KERAS_CALLED_BASES - LOSS_BASES
 
 
+def _parameter_method(
+    index: ModuleIndex, info: FunctionInfo, callee: str, lookup: _Lookup
+) -> list[tuple[ModuleIndex, str]]:
+    """`loss_obj.compute_losses` in a function every call site of which
+    passes a `Losses` object as `loss_obj` (`ModuleIndex.param_classes`):
+    that class's method."""
+    head, _, rest = callee.partition(".")
+    if not rest or "." in rest or head not in info.params:
+        return []
+    built = index.param_classes.get(info.qualname, {}).get(head)
+    return lookup.find(f"{built}.{rest}", index) if built is not None else []
+
+
 def _tape_callee(
     index: ModuleIndex, callee: str, owner: FunctionInfo | None, lookup: _Lookup
 ) -> list[tuple[ModuleIndex, str]]:
@@ -1859,6 +1922,11 @@ def _tape_callee(
         own = f"{owner.class_name}.{method}"
         if own in index.functions:
             return [(index, own)]
+    if owner is not None:
+        # `loss_obj.compute_losses(...)`, `loss_obj` a `Losses` at every call site.
+        passed = _parameter_method(index, owner, callee, lookup)
+        if passed:
+            return passed
     return lookup.find(callee, index)
 
 

@@ -165,6 +165,30 @@ def record_tape_losses(
                 record_tape_losses(index, resolve, callee_of, node.body, inner, tape_scopes)
 
 
+def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None]) -> list[str]:
+    """The functions whose results a function returns as its own, or as
+    terms of what it returns (`return self.ll(...)`; `total = w * rec_loss
+    + perc_loss` with `rec_loss = self.reconstruction_loss(...)`, then
+    `return total, rec_loss`), as `resolve` names them: differentiating the
+    function differentiates them."""
+    returned = [
+        stmt.value
+        for stmt in _scope_nodes(body)
+        if isinstance(stmt, ast.Return) and stmt.value is not None
+    ]
+    if not returned:
+        return []
+    calls: list[ast.Call] = []
+    names: set[str] = set()
+    for value in returned:
+        found, named = _terms(value, resolve)
+        calls += found
+        names |= named
+    if names:
+        calls += [call for _, call in _differentiated_calls(body, names, resolve)]
+    return list(dict.fromkeys(name for call in calls if (name := resolve(call.func))))
+
+
 def _differentiated_calls(
     body: list[ast.stmt], differentiated: set[str], resolve: Callable[[ast.AST], str | None]
 ) -> list[tuple[int, ast.Call]]:

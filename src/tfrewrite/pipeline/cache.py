@@ -78,6 +78,7 @@ PROJECT_FACT_FIELDS = (
     "callee_averaged_params",
     "callee_equal_batches",
     "callee_tensor_results",
+    "param_classes",
     "built_by_running_call",
     "star_names",
     "unseen_star_imports",

@@ -261,6 +261,7 @@ def _reindex(
     index.callee_shape_params = {**previous.callee_shape_params, **index.callee_shape_params}
     index.callee_equal_batches = previous.callee_equal_batches | index.callee_equal_batches
     index.callee_tensor_results = previous.callee_tensor_results | index.callee_tensor_results
+    index.param_classes = {**previous.param_classes, **index.param_classes}
     index.built_by_running_call = previous.built_by_running_call | index.built_by_running_call
     index.callee_averaged_params = {
         **previous.callee_averaged_params,
