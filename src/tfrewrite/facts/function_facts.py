@@ -182,24 +182,25 @@ def returns_tensor(
     backend) op computes: `return backend.mean(y_pred) - backend.mean(y_true)`,
     or a name its own scope binds once to one (`loss = tf.reduce_mean(...)`;
     `return loss`). A caller in another module gets a tensor from it."""
+    statements = list(iter_statements(node.body, into_definitions=False))
+    returned = [s.value for s in statements if isinstance(s, ast.Return)]
+    if not returned or not all(isinstance(v, _EVIDENT_SHAPES) for v in returned):
+        return False  # most functions: no return, or one of another shape
     # A parameter is a binding too: `return x` after `if ...: x = tf.op(x)`
     # may give the argument back.
     bound: dict[str, list[ast.expr]] = {
         a.arg: [ast.Constant(None)]
         for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
     }
-    returned: list[ast.expr] = []
-    for statement in iter_statements(node.body, into_definitions=False):
-        if statement is not node and isinstance(statement, _SCOPES):
+    for statement in statements:
+        if isinstance(statement, _SCOPES):
             continue
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
+                single = isinstance(target, ast.Name)
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
-                        single = target if isinstance(target, ast.Name) else None
-                        bound.setdefault(name.id, []).append(
-                            statement.value if single is not None else target
-                        )
+                        bound.setdefault(name.id, []).append(statement.value if single else target)
         elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
             targets = [getattr(statement, "target", None)]
             targets += [i.optional_vars for i in getattr(statement, "items", ())]
@@ -207,13 +208,9 @@ def returns_tensor(
                 for name in ast.walk(target) if target is not None else ():
                     if isinstance(name, ast.Name):
                         bound.setdefault(name.id, []).append(target)
-        elif isinstance(statement, ast.Return):
-            if statement.value is None:
-                return False
-            returned.append(statement.value)
 
-    def evident(expr: ast.expr, depth: int = 0) -> bool:
-        if depth > 8:
+    def evident(expr: ast.expr | None, depth: int = 0) -> bool:
+        if expr is None or depth > 8:
             return False
         if isinstance(expr, ast.Call):
             return is_tensor_op(resolve(expr.func))
@@ -226,9 +223,11 @@ def returns_tensor(
             return len(values) == 1 and evident(values[0], depth + 1)
         return False
 
-    return bool(returned) and all(evident(value) for value in returned)
+    return all(evident(value) for value in returned)
 
 
+# What a return value can be to be a tensor by `returns_tensor`'s reading.
+_EVIDENT_SHAPES = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Name)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 

@@ -159,6 +159,7 @@ class _Indexer(
     def __init__(self, index: ModuleIndex, is_package: bool) -> None:
         self.index = index
         self.is_package = is_package
+        self.top_level: list[ast.stmt] = []
         self.scope: list[str] = []  # qualname parts
         self.class_stack: list[str] = []
         self.function_stack: list[FunctionInfo] = []
@@ -798,6 +799,7 @@ def build_index(
         return index
     indexer = _Indexer(index, is_package=path.endswith("__init__.py"))
     indexer.source = source
+    indexer.top_level = tree.body
     indexer.module_level_names = _module_scope_definitions(tree.body)
     # Imports first, wherever they stand, so a function body that precedes an
     # import still resolves its names.
@@ -806,6 +808,13 @@ def build_index(
             indexer.record_import(node)
         elif isinstance(node, ast.ImportFrom):
             indexer.record_import_from(node)
+    index.reexported = {
+        alias: index.imports[alias]
+        for statement in tree.body
+        if isinstance(statement, ast.ImportFrom)
+        for alias in (a.asname or a.name for a in statement.names)
+        if alias in index.imports
+    }
     for alias, target in (star_names or {}).items():
         if alias in indexer.module_level_names:
             continue

@@ -141,6 +141,7 @@ class ImportResolution:
     is_package: bool
     class_stack: list[str]  # qualnames of the enclosing classes
     module_level_names: set[str]  # functions and classes the module defines
+    top_level: list[ast.stmt]  # the module's own statements (imports there bind for certain)
 
     def resolve(self, node: ast.AST) -> str | None:
         name = dotted(node)
@@ -193,6 +194,8 @@ class ImportResolution:
             if alias.name == "*":
                 if base:
                     self.index.star_imports.append(base)
+                    if any(node is statement for statement in self.top_level):
+                        self.index.reexported_stars.append(base)
                 continue
             self.index.imports[alias.asname or alias.name] = (
                 f"{base}.{alias.name}" if base else alias.name

@@ -350,6 +350,14 @@ class ModuleIndex:
     callee_equal_batches: set[str] = field(default_factory=set)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
+    # What the module's own top-level `from ... import name` statements bind
+    # (alias -> target), outside any `if`/`try`: names it hands on to its
+    # importers for certain (`from ._penalty import gradient_penalty` in a
+    # package's `__init__`), unlike a choice among alternatives (one backend).
+    reexported: dict[str, str] = field(default_factory=dict)
+    # The modules its top-level `from m import *` statements name: their
+    # names it hands on for certain (see `reexported`).
+    reexported_stars: list[str] = field(default_factory=list)
     # Filled by `compute_facts`: what those names are, for star-imported
     # modules of the project (`np` -> `numpy` when `utils` imports NumPy
     # as `np`; `ReplayBuffer` -> `pkg.buffer.ReplayBuffer`), and the

@@ -284,11 +284,17 @@ class _Lookup:
         # `pkg.losses.gradient_penalty`, imported elsewhere, is that function.
         self.imported: dict[str, dict[str, str]] = {}
         self.reexport_hops = 0  # re-exports followed to reach the name looked up now
+        # Modules that import or re-export, by their last component; and what
+        # `_modules_named` answered.
+        self.modules_by_last: dict[str, list[str]] = {}
+        self.modules_named: dict[str, list[str]] = {}
         for index in indexes:
-            if index.star_imports and index.module:
-                self.reexports.setdefault(index.module, []).extend(index.star_imports)
-            if index.imports and index.module:
-                self.imported.setdefault(index.module, {}).update(index.imports)
+            if index.reexported_stars and index.module:
+                self.reexports.setdefault(index.module, []).extend(index.reexported_stars)
+            if index.reexported and index.module:
+                self.imported.setdefault(index.module, {}).update(index.reexported)
+        for module in {*self.imported, *self.reexports}:
+            self.modules_by_last.setdefault(module.rpartition(".")[2], []).append(module)
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -443,12 +449,17 @@ class _Lookup:
 
     def _modules_named(self, owner: str) -> list[str]:
         """Project modules `owner` may name, tolerating a leading package
-        either side (`losses` for `pkg.losses`)."""
-        return [
-            module
-            for module in {*self.imported, *self.reexports}
-            if module == owner or module.endswith("." + owner) or owner.endswith("." + module)
-        ]
+        either side (`losses` for `pkg.losses`): each ends with `owner`'s
+        last component, so only those are compared."""
+        known = self.modules_named.get(owner)
+        if known is None:
+            known = [
+                module
+                for module in self.modules_by_last.get(owner.rpartition(".")[2], ())
+                if module == owner or module.endswith("." + owner) or owner.endswith("." + module)
+            ]
+            self.modules_named[owner] = known
+        return known
 
 
 def _keras_base(

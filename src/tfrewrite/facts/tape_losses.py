@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.function_facts import opens_tape
+from tfrewrite.facts.index_names import iter_statements
 from tfrewrite.facts.index_records import ModuleIndex, TapeLoss
 
 
@@ -171,11 +172,10 @@ def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None
     + perc_loss` with `rec_loss = self.reconstruction_loss(...)`, then
     `return total, rec_loss`), as `resolve` names them: differentiating the
     function differentiates them."""
-    returned = [
-        stmt.value
-        for stmt in _scope_nodes(body)
-        if isinstance(stmt, ast.Return) and stmt.value is not None
-    ]
+    # Statements only (returns and assignments are statements): cheap
+    # enough for every function of a project.
+    statements = list(iter_statements(body, into_definitions=False))
+    returned = [s.value for s in statements if isinstance(s, ast.Return) and s.value is not None]
     if not returned:
         return []
     calls: list[ast.Call] = []
@@ -185,7 +185,7 @@ def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None
         calls += found
         names |= named
     if names:
-        calls += [call for _, call in _differentiated_calls(body, names, resolve)]
+        calls += [call for _, call in _term_calls(statements, names, resolve)]
     return list(dict.fromkeys(name for call in calls if (name := resolve(call.func))))
 
 
@@ -197,13 +197,20 @@ def _differentiated_calls(
     name or container whose value becomes part of it (`l1 = mse(y, p)`;
     `losses['gan'] = adv(d_real, d_fake)` then `loss = tf.add_n(list(
     losses.values()))`), followed back to a fixed point."""
+    return _term_calls(_scope_nodes(body), differentiated, resolve)
+
+
+def _term_calls(
+    statements: Iterable[ast.AST], parts: set[str], resolve: Callable[[ast.AST], str | None]
+) -> list[tuple[int, ast.Call]]:
+    """`_differentiated_calls` over the given statements of a scope."""
     assignments = []
-    for stmt in _scope_nodes(body):
+    for stmt in statements:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             calls, names = _terms(stmt.value, resolve)
             assignments.append((stmt.lineno, _target_names(targets), calls, names))
-    parts = set(differentiated)
+    parts = set(parts)
     changed = True
     while changed:
         changed = False
