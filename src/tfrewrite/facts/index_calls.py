@@ -303,16 +303,9 @@ class TracedCallSites:
     def _module_lambda(self, target: ast.AST) -> ast.Lambda | None:
         """The lambda a module-scope name bound once to one holds, when no
         enclosing function binds the name."""
-        if not isinstance(target, ast.Name):
+        if not isinstance(target, ast.Name) or not self.names_module_scope(target.id):
             return None
-        bound = self.module_lambdas.get(target.id)
-        if bound is None:
-            return None
-        if any(target.id in info.params for info in self.function_stack):
-            return None
-        if any(target.id in names for names in self.bound_here):
-            return None
-        return bound
+        return self.module_lambdas.get(target.id)
 
     def _record_lambda(self, node: ast.Lambda, reason: str, arguments: str) -> None:
         conditional = any(isinstance(inner, ast.IfExp) for inner in ast.walk(node.body))

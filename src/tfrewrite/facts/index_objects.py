@@ -76,16 +76,16 @@ class ObjectReferences:
     def _module_object(self, value: ast.expr) -> str | None:
         """The constructor of the module-level object `value` names (`AUG`
         for `AUG = Aug()`), when no enclosing function binds the name."""
-        if not isinstance(value, ast.Name):
+        if not isinstance(value, ast.Name) or not self.names_module_scope(value.id):
             return None
-        constructor = self.module_instances.get(value.id)
-        if constructor is None:
-            return None
-        if any(value.id in info.params for info in self.function_stack):
-            return None
-        if any(value.id in bound for bound in self.bound_here):
-            return None
-        return constructor
+        return self.module_instances.get(value.id)
+
+    def names_module_scope(self, name: str) -> bool:
+        """Whether `name`, read here, is the module's: no enclosing function
+        binds it, as a parameter or otherwise."""
+        return not any(name in info.params for info in self.function_stack) and not any(
+            name in bound for bound in self.bound_here
+        )
 
     def _factory(self, value: ast.expr) -> str | None:
         """The project function whose call `value` is (`make_loss(...)`),
