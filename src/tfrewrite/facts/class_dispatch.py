@@ -17,6 +17,36 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 
+def own_methods_called(index: ModuleIndex, qualname: str, owner: str) -> set[str]:
+    """The methods of its own object the method `qualname` of the class
+    `owner` calls, as pass 1 recorded its calls: `self.prepare(x)`, and
+    `call` and `__call__` for `self(x)`. They run within its trace."""
+    info = index.functions.get(qualname)
+    if info is None:
+        return set()
+    prefix = index.qualify(owner) + "."
+    called = {
+        c[len(prefix) :] for c in info.calls if c.startswith(prefix) and "." not in c[len(prefix) :]
+    }
+    if "self" in info.calls:
+        called |= {"call", "__call__"}
+    return called
+
+
+def methods_reached(index: ModuleIndex, owner: str, method: str) -> set[str]:
+    """The methods of the class `owner` that calling its `method` runs on
+    the same object, itself included, through `own_methods_called`."""
+    reached: set[str] = set()
+    todo = [method]
+    while todo:
+        name = todo.pop()
+        if name in reached or f"{owner}.{name}" not in index.functions:
+            continue
+        reached.add(name)
+        todo += own_methods_called(index, f"{owner}.{name}", owner)
+    return reached
+
+
 class Lookup(Protocol):
     """How the project resolves a dotted reference (`project._Lookup`)."""
 

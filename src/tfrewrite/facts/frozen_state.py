@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import local_names, scope_nodes
+from tfrewrite.facts.class_dispatch import own_methods_called
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.module_constants import module_literals
 from tfrewrite.facts.names import NameResolver
@@ -185,7 +186,7 @@ class FrozenState:
             updaters = sorted(m for m in methods if not is_setup_method(m))
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
-        called = _own_methods_called(ctx, function, class_name)
+        called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
                 continue  # assigned afresh in the traced function itself: per trace
@@ -196,22 +197,6 @@ class FrozenState:
                 # what `call` assigned in the same trace.)
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
-
-
-def _own_methods_called(ctx: RuleContext, function: FunctionScope, owner: str) -> set[str]:
-    """The methods of its own object a method calls, as pass 1 recorded its
-    calls: `self.prepare(x)`, and `call` and `__call__` for `self(x)`. They
-    run within its trace."""
-    info = ctx.index.functions.get(function.qualname)
-    if info is None:
-        return set()
-    prefix = ctx.index.qualify(owner) + "."
-    called = {
-        c[len(prefix) :] for c in info.calls if c.startswith(prefix) and "." not in c[len(prefix) :]
-    }
-    if "self" in info.calls:
-        called |= {"call", "__call__"}
-    return called
 
 
 def _enclosing_locals(function: FunctionScope) -> set[str]:

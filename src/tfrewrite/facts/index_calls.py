@@ -284,13 +284,10 @@ class TracedCallSites:
         if bound is not None:
             self._record_lambda(bound, reason, arguments)
             if id(bound) in self.visited_lambdas:
-                # Already read as untraced code where it is written: read its
-                # body again as the traced lambda it is, in the module's scope.
-                outer, self.function_stack = self.function_stack, []
-                try:
-                    self.visit(bound)
-                finally:
-                    self.function_stack = outer
+                # Already read where it is written, as untraced code: what
+                # its body calls runs traced (`record_lambda_call`).
+                self.pending_lambdas.pop(id(bound), None)
+                self._record_traced_body(bound, reason)
             return
         parts = self._partial_parts(target)
         if parts is not None:
@@ -299,6 +296,27 @@ class TracedCallSites:
         name = self.resolve_function(target)
         if name:
             self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
+
+    def _record_traced_body(self, node: ast.Lambda, reason: str) -> None:
+        """The calls of a traced lambda's body (and of the lambdas in it that
+        no `tf.py_function` runs eagerly), as traced calls; the parameters of
+        all of them shadow the names they call."""
+        lambdas = [
+            inner
+            for inner in ast.walk(node)
+            if isinstance(inner, ast.Lambda)
+            and (inner is node or id(inner) not in self.eager_lambdas)
+        ]
+        params = frozenset(p for inner in lambdas for p in _lambda_params(inner))
+        eager = [inner for inner in ast.walk(node) if id(inner) in self.eager_lambdas]
+        skipped = {id(n) for inner in eager for n in ast.walk(inner)}
+        self.traced_lambda_stack.append((reason, params))
+        try:
+            for inner in ast.walk(node.body):
+                if isinstance(inner, ast.Call) and id(inner) not in skipped:
+                    self.record_lambda_call(inner)
+        finally:
+            self.traced_lambda_stack.pop()
 
     def _module_lambda(self, target: ast.AST) -> ast.Lambda | None:
         """The lambda a module-scope name bound once to one holds, when no

@@ -1096,10 +1096,23 @@ def _site_targets(
     return targets
 
 
+def _self_offset(site: CallSite, params: list[str]) -> int:
+    """1 when the call binds the callee's first parameter (`self.step(x)`,
+    a held object's method), else 0."""
+    return 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+
+
+def _filled_parameter(argument: str, params: list[str], offset: int) -> str:
+    """The parameter a site's argument fills: by position (a decimal
+    string, after a bound `self`), else the keyword itself."""
+    position = int(argument) + offset if argument.isdigit() else -1
+    return params[position] if 0 <= position < len(params) else argument
+
+
 def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, target: str) -> _Passed:
     """Which parameter of `target` each argument of `site` fills."""
     params = target_index.functions[target].params
-    offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
+    offset = _self_offset(site, params)
     given = dict(site.keywords)
     splat = given.pop(SPLAT, None)
     for i, evidence in enumerate(site.args):
@@ -1110,15 +1123,12 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
             given.setdefault(name, splat)
     forwarded: dict[str, tuple[tuple[str, str], str]] = {}
     for argument, param in site.forwarded:
-        position = int(argument) + offset if argument.isdigit() else -1
-        name = params[position] if 0 <= position < len(params) else argument
+        name = _filled_parameter(argument, params, offset)
         if name in given:
             forwarded[name] = ((index.path, site.caller), param)
     elements: dict[str, str] = {}
     for argument, codes in site.structures:
-        position = int(argument) + offset if argument.isdigit() else -1
-        name = params[position] if 0 <= position < len(params) else argument
-        elements[name] = codes
+        elements[_filled_parameter(argument, params, offset)] = codes
     where = path_line(index.path, site.lineno, index.cell_starts)
     return _Passed((target_index.path, target), given, where, forwarded, elements)
 
@@ -1703,40 +1713,40 @@ def _record_param_classes(indexes: list[ModuleIndex], lookup: _Lookup) -> None:
     one project class (`ModuleIndex.param_classes`). A site that passes
     anything else there (`object()`, a name not bound to a built object)
     leaves the parameter unknown."""
-    with_objects = {
-        (id(target_index), target)
+    if not any(site.objects for index in indexes for site in index.call_sites):
+        return
+    sites = [
+        (index, site, targets)
         for index in indexes
         for site in index.call_sites
+        if (targets := _site_targets(index, site, lookup))
+    ]
+    passed_objects = {
+        (id(target_index), target)
+        for _, site, targets in sites
         if site.objects
-        for target_index, target in _site_targets(index, site, lookup)
+        for target_index, target in targets
     }
-    if not with_objects:
-        return
     seen: dict[tuple[int, str], dict[str, set[str]]] = {}
     targets_of: dict[tuple[int, str], ModuleIndex] = {}
-    for index in indexes:
-        for site in index.call_sites:
-            for target_index, target in _site_targets(index, site, lookup):
-                key = (id(target_index), target)
-                info = target_index.functions.get(target)
-                if key not in with_objects or info is None:
-                    continue
-                targets_of[key] = target_index
-                params = info.params
-                offset = 1 if site.via_attribute and params[:1] in (["self"], ["cls"]) else 0
-                built_at = dict(site.objects)
-                filled = [str(i) for i in range(len(site.args))]
-                filled += [name for name, _ in site.keywords]
-                for where in filled:
-                    if where.isdigit() and int(where) + offset >= len(params):
-                        continue  # into `*args`
-                    name = params[int(where) + offset] if where.isdigit() else where
-                    classes = {
-                        found_index.qualify(found)
-                        for found_index, found in lookup.find(built_at.get(where, ""), index)
-                        if found in found_index.classes
-                    }
-                    seen.setdefault(key, {}).setdefault(name, set()).update(classes or {""})
+    for index, site, targets in sites:
+        built_at = dict(site.objects)
+        for target_index, target in targets:
+            key = (id(target_index), target)
+            info = target_index.functions.get(target)
+            if key not in passed_objects or info is None:
+                continue
+            targets_of[key] = target_index
+            offset = _self_offset(site, info.params)
+            arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
+            for argument in arguments:
+                classes = {
+                    found_index.qualify(found)
+                    for found_index, found in lookup.find(built_at.get(argument, ""), index)
+                    if found in found_index.classes
+                }
+                name = _filled_parameter(argument, info.params, offset)
+                seen.setdefault(key, {}).setdefault(name, set()).update(classes or {""})
     for key, params in seen.items():
         known = {name: next(iter(c)) for name, c in params.items() if len(c) == 1 and "" not in c}
         if known:
@@ -1926,13 +1936,7 @@ def _parameter_method(
 def _tape_callee(
     index: ModuleIndex, callee: str, owner: FunctionInfo | None, lookup: _Lookup
 ) -> list[tuple[ModuleIndex, str]]:
-    """The functions a tape's loss call names: `self.calc_loss` in a method
-    is its class's own method."""
-    method = callee.removeprefix("self.")
-    if method != callee and owner is not None and owner.class_name and "." not in method:
-        own = f"{owner.class_name}.{method}"
-        if own in index.functions:
-            return [(index, own)]
+    """The functions a tape's loss call names."""
     if owner is not None:
         # `loss_obj.compute_losses(...)`, `loss_obj` a `Losses` at every call site.
         passed = _parameter_method(index, owner, callee, lookup)

@@ -229,13 +229,9 @@ def reset_self_containers(
     touched: set[str] = set()
     for statement in function.body.body:
         small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) else None
-        if (
-            isinstance(small, cst.Expr)
-            and _calls_own_method(small.value, _own_method_name(small.value))
-            and _own_method_name(small.value) in methods
-        ):
-            reset = fresh_self_containers(methods[_own_method_name(small.value)], resolver)
-            found |= reset - touched
+        called = _own_method_called(small.value) if isinstance(small, cst.Expr) else None
+        if called in methods:
+            found |= fresh_self_containers(methods[called], resolver) - touched
         touched |= {
             node.attr.value
             for node in iter_nodes(statement)
@@ -246,11 +242,16 @@ def reset_self_containers(
     return found
 
 
-def _own_method_name(node: cst.CSTNode) -> str:
-    """`m` for a call `self.m(...)`; "" otherwise."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+def _own_method_called(node: cst.BaseExpression) -> str | None:
+    """`m` for a call `self.m(...)`."""
+    if (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "self"
+    ):
         return node.func.attr.value
-    return ""
+    return None
 
 
 def scratch_self_containers(
@@ -280,13 +281,7 @@ def scratch_self_containers(
 
 
 def _calls_own_method(node: cst.CSTNode, method: str) -> bool:
-    return (
-        isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Attribute)
-        and isinstance(node.func.value, cst.Name)
-        and node.func.value.value == "self"
-        and node.func.attr.value == method
-    )
+    return isinstance(node, cst.Call) and _own_method_called(node) == method
 
 
 def module_containers(module: cst.Module, resolver: NameResolver) -> set[str]:

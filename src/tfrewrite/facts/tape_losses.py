@@ -154,7 +154,7 @@ def record_tape_losses(
     for node in nodes:
         if opens_tape(node, resolve):
             for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
-                callee = callee_of(call)
+                callee = _own_method(index, qualname, callee_of(call))
                 pair = _is_pair(call)
                 # A library call of other arity (`tf.reduce_sum(h)`) is no
                 # loss the project defines.
@@ -187,6 +187,17 @@ def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None
     if names:
         calls += [call for _, call in _term_calls(statements, names, resolve)]
     return list(dict.fromkeys(name for call in calls if (name := resolve(call.func))))
+
+
+def _own_method(index: ModuleIndex, qualname: str, callee: str | None) -> str | None:
+    """`self.calc_loss` in a method of `Agent`: the class's own method, by
+    its qualified name (`module.Agent.calc_loss`), when the class defines it."""
+    owner = index.functions.get(qualname)
+    method = (callee or "").removeprefix("self.")
+    if owner is None or not owner.class_name or method == callee or "." in method:
+        return callee
+    own = f"{owner.class_name}.{method}"
+    return index.qualify(own) if own in index.functions else callee
 
 
 def _differentiated_calls(

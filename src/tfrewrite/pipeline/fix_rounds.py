@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from tfrewrite.findings import Applicability
+from tfrewrite.pipeline.cache import PROJECT_FACT_FIELDS
 from tfrewrite.pipeline.decoration_gate import Found, find_violations, gate_decorations
 from tfrewrite.pipeline.fix_outcome import (
     Spot,
@@ -239,37 +240,25 @@ def _reindex(
     if undecorated or foreign:
         carried = [(index, rest) for rest in [*undecorated, *foreign]]
         local = compute_facts([index], carried).for_path(previous.path)
-    index.looped_functions = {**previous.looped_functions, **index.looped_functions}
-    index.matched_by_name = previous.matched_by_name | index.matched_by_name
-    # Another module's schedules stay as the project found them; this one's
-    # are as the round left them (a `tf.cond` rewrite removes its branch).
-    index.custom_schedules = [
-        *(s for s in previous.custom_schedules if s[0] != previous.path),
-        *(s for s in index.custom_schedules if s[0] == previous.path),
-    ]
-    index.loss_decorator_options = {
-        **previous.loss_decorator_options,
-        **index.loss_decorator_options,
-    }
-    index.rebound_module_names = {
-        **previous.rebound_module_names,
-        **index.rebound_module_names,
-    }
-    index.held_state = {**previous.held_state, **index.held_state}
-    index.held_classes = {**previous.held_classes, **index.held_classes}
-    index.called_classes = {**previous.called_classes, **index.called_classes}
-    index.callee_shape_params = {**previous.callee_shape_params, **index.callee_shape_params}
-    index.callee_equal_batches = previous.callee_equal_batches | index.callee_equal_batches
-    index.callee_tensor_results = previous.callee_tensor_results | index.callee_tensor_results
-    index.param_classes = {**previous.param_classes, **index.param_classes}
-    index.built_by_running_call = previous.built_by_running_call | index.built_by_running_call
-    index.callee_averaged_params = {
-        **previous.callee_averaged_params,
-        **index.callee_averaged_params,
-    }
-    index.star_names = {**previous.star_names, **index.star_names}
-    index.unseen_star_imports = previous.unseen_star_imports or index.unseen_star_imports
-    index.rebound_imports = {**previous.rebound_imports, **index.rebound_imports}
+    # What only the whole project could tell (`cache.PROJECT_FACT_FIELDS`)
+    # stays as the project found it, beside what this round found.
+    for name in PROJECT_FACT_FIELDS:
+        before, now = getattr(previous, name), getattr(index, name)
+        if name == "custom_schedules":
+            # Another module's schedules stay as the project found them; this
+            # one's are as the round left them (a `tf.cond` rewrite removes
+            # its branch).
+            merged_value: object = [
+                *(s for s in before if s[0] != previous.path),
+                *(s for s in now if s[0] == previous.path),
+            ]
+        elif isinstance(before, dict):
+            merged_value = {**before, **now}
+        elif isinstance(before, (set, frozenset)):
+            merged_value = before | now
+        else:
+            merged_value = before or now
+        setattr(index, name, merged_value)
     merged = dict(local)
     for rest in undecorated:
         merged[rest.qualname] = rest

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.class_dispatch import methods_reached
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.names import dotted_name
@@ -165,11 +166,6 @@ class TfFunctionOnLayerMethod(Rule):
         built_by_call = ctx.index.built_by_running_call
         if not built_by_call:
             return
-        classes = {
-            node.name.value: node
-            for node in iter_nodes(ctx.module)
-            if isinstance(node, cst.ClassDef)
-        }
         for function in ctx.functions:
             if function.class_name not in built_by_call:
                 continue
@@ -181,10 +177,14 @@ class TfFunctionOnLayerMethod(Rule):
                 continue
             class_name, class_def = owner
             method = function.node.name.value
-            reads, methods = _reached_from(class_def, method)
-            if method not in _reached_from(class_def, "call")[1]:
+            if method not in methods_reached(ctx.index, class_name, "call"):
                 continue  # Keras builds the layer by running `call`, and what it calls
-            reached = sorted(_weighted_attributes(ctx, class_def, classes, 0) & reads)
+            reads = {
+                attr
+                for name in methods_reached(ctx.index, class_name, method)
+                for attr in ctx.index.functions[f"{class_name}.{name}"].self_reads
+            }
+            reached = sorted(_weighted_attributes(ctx, class_def, 0) & reads)
             if not reached:
                 continue
             yield _violation(decorator, class_name, method, reached)
@@ -237,38 +237,31 @@ def _own_attribute(expr: cst.BaseExpression) -> str | None:
     return written[5:] if written.startswith("self.") and written.count(".") == 1 else None
 
 
-def _weighted_attributes(
-    ctx: RuleContext, class_def: cst.ClassDef, classes: dict[str, cst.ClassDef], depth: int
-) -> set[str]:
+def _weighted_attributes(ctx: RuleContext, class_def: cst.ClassDef, depth: int) -> set[str]:
     """Attributes `__init__` binds to sublayers that own weights: a layer
     Keras measures as weighted, a `Sequential` or list of them, or an object
     of a layer class of this file holding such sublayers."""
     return {
-        attr
-        for attr, value in _init_assignments(class_def)
-        if _builds_weights(ctx, value, classes, depth)
+        attr for attr, value in _init_assignments(class_def) if _builds_weights(ctx, value, depth)
     }
 
 
-def _builds_weights(
-    ctx: RuleContext, value: cst.BaseExpression, classes: dict[str, cst.ClassDef], depth: int
-) -> bool:
+def _builds_weights(ctx: RuleContext, value: cst.BaseExpression, depth: int) -> bool:
     if isinstance(value, (cst.List, cst.Tuple)):
-        return any(_builds_weights(ctx, e.value, classes, depth) for e in value.elements)
+        return any(_builds_weights(ctx, e.value, depth) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
-        return _builds_weights(ctx, value.elt, classes, depth)
+        return _builds_weights(ctx, value.elt, depth)
     if not isinstance(value, cst.Call):
         return False
     qualified = ctx.names.qualified_name(value.func)
     if weighted_layer(qualified) is not None:
         return True
     if keras_leaf(qualified) == "Sequential":
-        return any(_builds_weights(ctx, a.value, classes, depth) for a in value.args[:1])
-    local = dotted_name(value.func)
-    held = classes.get(local or "")
+        return any(_builds_weights(ctx, a.value, depth) for a in value.args[:1])
+    held = ctx.class_node(dotted_name(value.func) or "")
     if held is None or depth >= _MAX_NESTING:
         return False
-    return bool(_weighted_attributes(ctx, held, classes, depth + 1)) or _adds_weights(held)
+    return bool(_weighted_attributes(ctx, held, depth + 1)) or _adds_weights(held)
 
 
 def _adds_weights(class_def: cst.ClassDef) -> bool:
@@ -277,34 +270,6 @@ def _adds_weights(class_def: cst.ClassDef) -> bool:
         isinstance(node, cst.Attribute) and node.attr.value == "add_weight"
         for node in iter_nodes(class_def)
     )
-
-
-def _reached_from(class_def: cst.ClassDef, method: str) -> tuple[set[str], set[str]]:
-    """The `self.<attr>` a method reads, with the methods of the class it
-    calls on `self` (transitively); and those methods, itself included."""
-    methods = {
-        item.name.value: item for item in class_def.body.body if isinstance(item, cst.FunctionDef)
-    }
-    read: set[str] = set()
-    seen: set[str] = set()
-    todo = [method]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in methods:
-            continue
-        seen.add(name)
-        for node in iter_nodes(methods[name].body):
-            if (
-                isinstance(node, cst.Attribute)
-                and isinstance(node.value, cst.Name)
-                and node.value.value == "self"
-            ):
-                attr = node.attr.value
-                if attr in methods:
-                    todo.append(attr)
-                else:
-                    read.add(attr)
-    return read, seen
 
 
 RULES = (TfFunctionOnLayerMethod,)
