@@ -15,7 +15,8 @@ import textwrap
 
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.facts.index import build_index
-from tfrewrite.facts.project import TracedFunction, compute_facts, tape_block_context
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.facts.traced_function import TracedFunction, tape_block_context
 
 
 def _traced(source: str) -> dict[str, TracedFunction]:

@@ -13,7 +13,8 @@ import pytest
 
 from tfrewrite.api import check_source
 from tfrewrite.facts.index import build_index
-from tfrewrite.facts.project import OWN_DECORATOR, compute_facts
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.facts.traced_function import OWN_DECORATOR
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 from tfrewrite.pipeline.fix_rounds import _reindex
 from tfrewrite.rules import RULE_CODES

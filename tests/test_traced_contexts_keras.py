@@ -12,7 +12,8 @@ from pathlib import Path
 
 from tfrewrite.api import check_source
 from tfrewrite.facts.index import build_index
-from tfrewrite.facts.project import TracedFunction, compute_facts
+from tfrewrite.facts.project import compute_facts
+from tfrewrite.facts.traced_function import TracedFunction
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
 

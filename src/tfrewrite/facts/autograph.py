@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tfrewrite.facts.project import COMPILE_CONTEXT
+from tfrewrite.facts.traced_function import COMPILE_CONTEXT
 
 if TYPE_CHECKING:
     from tfrewrite.facts.context import FunctionScope, RuleContext

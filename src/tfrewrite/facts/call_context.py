@@ -23,6 +23,7 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.keras_classes import KERAS_CLASS, TRAINING_INSENSITIVE_LAYERS
 from tfrewrite.facts.keras_names import is_keras_model_class, keras_path
 from tfrewrite.facts.models import (
     called_class_kind,
@@ -30,7 +31,6 @@ from tfrewrite.facts.models import (
     passes_training_positionally,
 )
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.project import KERAS_CLASS, TRAINING_INSENSITIVE_LAYERS
 from tfrewrite.facts.walk import iter_nodes
 
 # The model methods Keras runs outside any call context.

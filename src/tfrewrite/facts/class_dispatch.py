@@ -48,7 +48,7 @@ def methods_reached(index: ModuleIndex, owner: str, method: str) -> set[str]:
 
 
 class Lookup(Protocol):
-    """How the project resolves a dotted reference (`project._Lookup`)."""
+    """How the project resolves a dotted reference (`project_lookup.ProjectLookup`)."""
 
     def find(self, name: str, index: ModuleIndex) -> Iterable[tuple[ModuleIndex, str]]: ...
 

@@ -21,7 +21,6 @@ from tfrewrite.facts.keras_names import is_keras_model_class, keras_leaf
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
 from tfrewrite.facts.parameters import likely_tensor_params
-from tfrewrite.facts.project import TracedFunction
 from tfrewrite.facts.tensor_kinds import (
     FLOATING,
     SCALAR,
@@ -29,6 +28,7 @@ from tfrewrite.facts.tensor_kinds import (
     TensorKind,
 )
 from tfrewrite.facts.tensors import AttributeFacts, TensorFacts, module_facts
+from tfrewrite.facts.traced_function import TracedFunction
 from tfrewrite.facts.walk import iter_nodes, statement_children
 from tfrewrite.workspace.positions import node_ranges
 

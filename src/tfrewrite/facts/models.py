@@ -30,14 +30,14 @@ import libcst as cst
 
 from tfrewrite.facts.attributes import assigned_values
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.keras_names import keras_path
-from tfrewrite.facts.name_use import mentioned_names
-from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.project import (
+from tfrewrite.facts.keras_classes import (
     KERAS_CLASS,
     KERAS_CLASS_IGNORING_TRAINING,
     TRAINING_INSENSITIVE_LAYERS,
 )
+from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.name_use import mentioned_names
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import (
     is_optimizer_update_call,
     method_name,

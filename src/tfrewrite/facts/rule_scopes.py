@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
-    from tfrewrite.facts.project import TracedFunction
+    from tfrewrite.facts.traced_function import TracedFunction
 
 # A file's traced functions by qualname, with what the project knows of each
 # (pass-1 facts): what the tests decide from. Iterating it gives the qualnames.

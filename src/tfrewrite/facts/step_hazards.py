@@ -19,12 +19,12 @@ from tfrewrite.facts.blockers import Blocker, line_name_of, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.fresh_arguments import fresh_object_arguments
 from tfrewrite.facts.frozen_state import FrozenState
+from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.logging_calls import is_logging_call_node, logger_names
 from tfrewrite.facts.models import called_class_kind
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import mixed_with_tensors, numpy_argument_hazard
-from tfrewrite.facts.project import keras_leaf
 from tfrewrite.facts.static_shapes import batch_dimension_read
 from tfrewrite.facts.step_array_arguments import (
     enclosing_function,

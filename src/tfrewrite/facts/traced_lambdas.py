@@ -17,7 +17,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.index_records import TracedLambda
-from tfrewrite.facts.project import TracedFunction
+from tfrewrite.facts.traced_function import TracedFunction
 from tfrewrite.facts.walk import iter_nodes
 
 

@@ -197,7 +197,7 @@ def _step_contexts(gate: Found, ctx: RuleContext) -> frozenset[str] | None:
     other finding, or one without a fix."""
     import libcst as cst
 
-    from tfrewrite.facts.project import step_contexts, tape_block_context
+    from tfrewrite.facts.traced_function import step_contexts, tape_block_context
     from tfrewrite.rewrite.step_violation import StepViolation
 
     violation = gate.violation

@@ -45,7 +45,7 @@ from tfrewrite.workspace.sources import decode_source, read_file_bytes, undecoda
 
 if TYPE_CHECKING:  # the analysis loads only when a file must be looked at (`_analyse`)
     from tfrewrite.facts.index import ModuleIndex
-    from tfrewrite.facts.project import ProjectFacts
+    from tfrewrite.facts.traced_function import ProjectFacts
 
 # Bytes that mark a file as TensorFlow code worth indexing up front.
 PREFILTER_TOKENS = (b"tensorflow", b"keras", b"tf.")
@@ -161,7 +161,7 @@ def _with_star_names(index: ModuleIndex, by_path: dict[str, InputFile], root: st
 def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts) -> set[str]:
     """Dotted names that traced code and tracing call sites refer to: a
     deferred file whose module could define one of them must be indexed."""
-    from tfrewrite.facts.project import held_object_references
+    from tfrewrite.facts.training_facts import held_object_references
 
     refs: set[str] = held_object_references(indexes, facts)
     for index in indexes:

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from tfrewrite.facts.context import RuleContext
     from tfrewrite.facts.index import ModuleIndex
-    from tfrewrite.facts.project import TracedFunction
+    from tfrewrite.facts.traced_function import TracedFunction
     from tfrewrite.rules.base import Rule
 
     # The rules of the run that can fire in a file, given its index and

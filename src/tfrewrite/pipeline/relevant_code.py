@@ -71,7 +71,7 @@ from tfrewrite.workspace.line_names import CellStarts
 
 if TYPE_CHECKING:
     from tfrewrite.facts.index import FunctionInfo, ModuleIndex
-    from tfrewrite.facts.project import TracedFunction
+    from tfrewrite.facts.traced_function import TracedFunction
 
 # Last components of the averaging calls TFR306 starts from.
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # LibCST is imported only when there is a file to parse
     import libcst as cst
 
     from tfrewrite.facts.index import ModuleIndex
-    from tfrewrite.facts.project import TracedFunction
+    from tfrewrite.facts.traced_function import TracedFunction
     from tfrewrite.pipeline.decoration_gate import Found
     from tfrewrite.pipeline.fix_edits import FixEdits
     from tfrewrite.pipeline.run_options import RunOptions

@@ -19,7 +19,7 @@ from tfrewrite.findings import Applicability
 
 if TYPE_CHECKING:
     from tfrewrite.facts.index import ModuleIndex
-    from tfrewrite.facts.project import TracedFunction
+    from tfrewrite.facts.traced_function import TracedFunction
     from tfrewrite.rules.base import Rule
 
 

@@ -18,7 +18,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
-from tfrewrite.facts.project import keras_leaf
+from tfrewrite.facts.keras_names import keras_leaf
 
 # Decorator keywords under which a traced function sees unknown dimensions.
 DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")

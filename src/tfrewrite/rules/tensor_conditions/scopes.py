@@ -16,7 +16,7 @@ def tensor_if(index: ModuleIndex, traced: TracedFacts) -> bool:
     Python value only while parameters such as `training` are, when the
     project proves one of them a tensor (an `input_signature`, a
     `Dataset.map`, a call site passing one)."""
-    from tfrewrite.facts.project import tensor_arguments
+    from tfrewrite.facts.traced_function import tensor_arguments
 
     if any(lam.conditional for lam in index.traced_lambdas):
         return True

@@ -13,6 +13,7 @@ import libcst as cst
 from tfrewrite.facts.blockers import line_name_of
 from tfrewrite.facts.call_context import TRAINING, UnflaggedLayerCall, unflagged_layer_calls
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.models import (
     guarded_by_training_check,
     ignores_training,
@@ -22,7 +23,6 @@ from tfrewrite.facts.models import (
     trained_models,
 )
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.project import keras_leaf
 from tfrewrite.facts.tape_callers import TapeEntry, tape_entries
 from tfrewrite.facts.training import (
     applies_gradients,

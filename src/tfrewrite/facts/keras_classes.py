@@ -1,0 +1,294 @@
+"""Which project classes are Keras layers or models and whether what they
+compute reads `training`; which classes calls build, attributes hold and
+parameters receive; and which layers Keras builds by running `call`.
+Recorded on each module index for the rules of every file.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
+from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.keras_names import keras_leaf, keras_path
+from tfrewrite.facts.project_lookup import (
+    PLAIN_BASE_MODULES,
+    PLAIN_BASES,
+    ProjectLookup,
+    class_candidates,
+    held_class,
+    importable,
+    is_plain_class,
+    keras_base,
+)
+
+KERAS_CLASS = "keras"
+
+
+KERAS_CLASS_IGNORING_TRAINING = "keras-ignores-training"
+
+
+TRAINING_INSENSITIVE_LAYERS = frozenset(
+    {
+        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
+        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
+        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
+        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
+        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
+        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
+        "Normalization", "LSTM", "GRU", "SimpleRNN",
+    }
+)  # fmt: skip
+
+
+RNN_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN"})
+
+
+_TRAINING_BASES = frozenset({"Layer", "Model", "Sequential"})
+
+
+_INERT_KERAS_BASES = frozenset({"Layer", "Model"})
+
+
+_KERAS_LAYER_METHODS = frozenset(
+    {
+        "add_weight", "add_variable", "add_loss", "add_metric", "add_update", "build",
+        "get_config", "compute_output_shape", "compute_mask", "get_layer",
+    }
+)  # fmt: skip
+
+
+_KERAS_TRAINING_MODULES = ("layers.", "applications.", "models.", "backend.")
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class KerasClasses:
+    """Which project classes are Keras layers or models, and which of them
+    compute the same with `training=True`, each class worked out once.
+
+    A class ignores `training` when the `call` Keras runs takes no
+    `training` and nothing its methods (and its project bases') call may
+    build a layer that reads it: Keras' dropout, normalization, noise and
+    RNN layers, a Keras model or application, another project class or
+    function, or a class or factory tfrewrite cannot see (a parameter, a
+    package's `KerasLayer`). Only Keras' layers known to ignore `training`,
+    TensorFlow's other names, builtins and the class's own methods and held
+    layers are known not to."""
+
+    def __init__(self, lookup: ProjectLookup) -> None:
+        self.lookup = lookup
+        self.ignoring: dict[tuple[str, str], bool] = {}
+
+    def kind(self, index: ModuleIndex, callee: str) -> str | None:
+        """`KERAS_CLASS` or `KERAS_CLASS_IGNORING_TRAINING` when every class
+        `callee` may name is a Keras layer or model; None otherwise."""
+        name, found = class_candidates(index, callee, self.lookup)
+        # The classes it can import; all of them when none is (a `src/` layout).
+        found = importable(index, name, found) or found
+        if not found or any(keras_base(i, q, self.lookup) not in _TRAINING_BASES for i, q in found):
+            return None
+        if all(self._ignores_training(i, q) for i, q in found):
+            return KERAS_CLASS_IGNORING_TRAINING
+        return KERAS_CLASS
+
+    def _ignores_training(self, index: ModuleIndex, qualname: str) -> bool:
+        key = (index.path, qualname)
+        known = self.ignoring.get(key)
+        if known is None:
+            self.ignoring[key] = False  # a cycle of bases ignores nothing
+            called = self.lookup.call_method(index, qualname)
+            call = called[0][0].functions.get(called[0][1]) if len(called) == 1 else None
+            known = (
+                call is not None
+                and call.qualname.endswith(".call")
+                and "training" not in call.params
+                and self._builds_nothing_training_reads(index, qualname)
+            )
+            self.ignoring[key] = known
+        return known
+
+    def _builds_nothing_training_reads(self, index: ModuleIndex, qualname: str) -> bool:
+        info = index.classes[qualname]
+        for base in info.bases:
+            leaf = keras_leaf(base)
+            if leaf is not None:
+                if leaf not in _INERT_KERAS_BASES and (
+                    leaf not in TRAINING_INSENSITIVE_LAYERS or leaf in RNN_LAYERS
+                ):
+                    return False  # a `Dropout` or `Sequential` subclass
+                continue
+            if base in PLAIN_BASES or base.startswith(PLAIN_BASE_MODULES):
+                continue
+            found = [(i, q) for i, q in self.lookup.find(base, index) if q in i.classes]
+            if not found or not all(self._builds_nothing_training_reads(i, q) for i, q in found):
+                return False
+        own = index.qualify(qualname) + "."
+        known = {*info.methods, *info.held_objects, *_KERAS_LAYER_METHODS}
+        prefix = qualname + "."
+        for function_name, function in index.functions.items():
+            if function_name.startswith(prefix) and any(
+                self._may_read_training(index, callee, own, known) for callee in function.calls
+            ):
+                return False
+        return True
+
+    def _may_read_training(
+        self, index: ModuleIndex, callee: str, own: str, known: set[str]
+    ) -> bool:
+        """Whether what a method of a class calls (`callee`, as `index`
+        resolves it; `own`: the class's qualified name and a dot, how its
+        `self.` calls are named; `known`: its methods, held layers and
+        Keras' layer methods) may build or run a layer that reads
+        `training`."""
+        while callee.endswith("()"):
+            callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
+        if callee.startswith(own):
+            return callee[len(own) :].partition(".")[0] not in known
+        path = keras_path(callee)
+        if path is not None:
+            leaf = path.rpartition(".")[2]
+            if path.startswith("layers.") and leaf in TRAINING_INSENSITIVE_LAYERS:
+                return leaf in RNN_LAYERS  # its `dropout=` is not known here
+            return path.startswith(_KERAS_TRAINING_MODULES) or leaf in ("Sequential", "Model")
+        if callee.startswith("tensorflow."):
+            return False
+        if self.lookup.find(callee, index):
+            return True  # a project class or function: what it builds is not followed
+        if "." not in callee:
+            return callee not in _BUILTINS  # a parameter or a name bound at run time
+        return any(part[:1].isupper() for part in callee.split("."))
+
+
+def _class_kind(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses
+) -> str | None:
+    """What `called_classes`/`held_classes` say of the class `callee` (as
+    `index` names it) when the project defines it: "python" (plain Python),
+    a Keras kind (`KerasClasses.kind`), or "framework"."""
+    found = held_class(index, callee, lookup)
+    if found is None:
+        return None
+    if is_plain_class(*found, lookup):
+        return "python"
+    return keras.kind(index, callee) or "framework"
+
+
+def record_held_classes(
+    indexes: list[ModuleIndex], lookup: ProjectLookup, keras: KerasClasses
+) -> None:
+    """`self.memory = ReplayBuffer(...)`: whether the class of each held
+    object, when the project defines it, is plain Python. A step that calls
+    `self.memory.sample(...)` then calls Python code that tracing runs once.
+    `self.critic = Critic()` of a Keras model class in any module: a model
+    whose `training` matters, or not (`KerasClasses`)."""
+    for index in indexes:
+        for class_qualname, info in index.classes.items():
+            for attr, callee in info.held_objects.items():
+                kind = _class_kind(index, callee, lookup, keras)
+                if kind is not None:
+                    index.held_classes[f"{class_qualname}.{attr}"] = kind
+
+
+def record_called_classes(
+    indexes: list[ModuleIndex], lookup: ProjectLookup, keras: KerasClasses
+) -> None:
+    """`Targets(lines)` in a function, or `parse = Targets()` at module level:
+    whether each class the module builds, when the project defines it, is
+    plain Python. A step that builds or calls such an object runs Python
+    code that tracing runs once, and that no rule checks as traced code.
+    `net = TextNet(classes=2)` of a Keras model class in any module, in a
+    function or at module level: an object that takes `training`, and
+    whether it changes what it computes (`KerasClasses`)."""
+    for index in indexes:
+        constructors = {callee for info in index.functions.values() for callee in info.calls}
+        constructors.update(index.module_instances.values())
+        constructors.update(c for built in index.module_object_choices.values() for c in built)
+        constructors.update(index.module_call_lines)
+        for callee in sorted(constructors):
+            if not callee or not callee.rpartition(".")[2][:1].isupper():
+                continue  # a function or method: tracing follows those itself
+            kind = _class_kind(index, callee, lookup, keras)
+            if kind is not None:
+                index.called_classes[callee] = kind
+
+
+def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """The parameters every call site of a function fills with an object of
+    one project class (`ModuleIndex.param_classes`). A site that passes
+    anything else there (`object()`, a name not bound to a built object)
+    leaves the parameter unknown."""
+    if not any(site.objects for index in indexes for site in index.call_sites):
+        return
+    sites = [
+        (index, site, targets)
+        for index in indexes
+        for site in index.call_sites
+        if (targets := site_targets(index, site, lookup))
+    ]
+    passed_objects = {
+        (id(target_index), target)
+        for _, site, targets in sites
+        if site.objects
+        for target_index, target in targets
+    }
+    seen: dict[tuple[int, str], dict[str, set[str]]] = {}
+    targets_of: dict[tuple[int, str], ModuleIndex] = {}
+    for index, site, targets in sites:
+        built_at = dict(site.objects)
+        for target_index, target in targets:
+            key = (id(target_index), target)
+            info = target_index.functions.get(target)
+            if key not in passed_objects or info is None:
+                continue
+            targets_of[key] = target_index
+            offset = self_offset(site, info.params)
+            arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
+            for argument in arguments:
+                classes = {
+                    found_index.qualify(found)
+                    for found_index, found in lookup.find(built_at.get(argument, ""), index)
+                    if found in found_index.classes
+                }
+                name = filled_parameter(argument, info.params, offset)
+                seen.setdefault(key, {}).setdefault(name, set()).update(classes or {""})
+    for key, params in seen.items():
+        known = {name: next(iter(c)) for name, c in params.items() if len(c) == 1 and "" not in c}
+        if known:
+            targets_of[key].param_classes[key[1]] = known
+
+
+def record_built_by_running_call(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """The Keras 3 layers and models of each module without a `build` of
+    their own or of a project base (`ModuleIndex.built_by_running_call`)."""
+    for index in indexes:
+        index.built_by_running_call = {
+            qualname
+            for qualname in index.classes
+            if _built_by_running_call(index, qualname, lookup)
+        }
+
+
+def _built_by_running_call(
+    index: ModuleIndex, class_qualname: str, lookup: ProjectLookup, depth: int = 0
+) -> bool:
+    """Whether Keras 3 builds objects of the class by running its `call` on
+    symbolic inputs: a `Layer` or `Model` (not of the legacy `tf_keras`)
+    that defines no `build`, nor does any project class it derives from."""
+    info = index.classes.get(class_qualname)
+    if info is None or depth > 10 or "build" in info.methods:
+        return False
+    for base in info.bases:
+        if keras_leaf(base) in ("Layer", "Model"):
+            return not base.startswith("tf_keras.")
+        for other_index, other_qualname in lookup.find(base, index):
+            if other_qualname in other_index.classes:
+                return _built_by_running_call(other_index, other_qualname, lookup, depth + 1)
+    return False

@@ -1,0 +1,294 @@
+"""How one function runs traced: the contexts that trace it (a framework
+hook, its own `@tf.function`, `compile`, a traced caller, a train step it
+will run in) and what its arguments are (`TracedFunction`), for every file
+of the project (`ProjectFacts`). The framework bases and hooks that make a
+method traced are defined here, once, for both passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from tfrewrite.facts.index_calls import DATASET_CONTEXT
+from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.workspace.line_names import path_line
+
+FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
+    "Loss": ("call", "__call__"),
+    "Layer": ("call",),
+    "Model": ("call", "train_step", "test_step", "predict_step"),
+    "Sequential": ("call", "train_step", "test_step", "predict_step"),
+    "Metric": ("update_state", "result"),
+    # The optimizer calls its schedule with `iterations` when it applies
+    # gradients, inside the traced train step.
+    "LearningRateSchedule": ("__call__",),
+    # TensorFlow Probability calls a bijector's hooks from the distribution's
+    # `log_prob` and `sample`, inside the loss of the traced train step.
+    "Bijector": (
+        "_forward",
+        "_inverse",
+        "_forward_log_det_jacobian",
+        "_inverse_log_det_jacobian",
+    ),
+}
+
+
+LOSS_BASES = frozenset({"Loss"})
+
+
+SCALAR_STEP_BASES = frozenset({"LearningRateSchedule"})
+
+
+OWN_DECORATOR = "decorated with @tf.function"
+
+
+WRAPPED = "wrapped in tf.function"
+
+
+COMPILE_CONTEXT = "given to compile"
+
+
+PENDING_STEP_CONTEXTS = (
+    "runs in the train step",
+    "runs in the eager loop of",
+    "differentiated in a `GradientTape` at",
+)
+
+
+EAGER_LOOP_CONTEXTS = PENDING_STEP_CONTEXTS[1:]
+
+
+HANDED_CONTEXT = "given to "
+
+
+TRACED_CALLER_CONTEXT = "called from traced"
+
+
+LOSS_SIGNATURES = frozenset(
+    {
+        ("y_true", "y_pred"),
+        ("labels", "logits"),
+        ("labels", "predictions"),
+        ("labels", "preds"),
+        ("y_true", "logits"),
+        ("targets", "logits"),
+        ("target", "output"),
+        ("targets", "outputs"),
+        ("targets", "predictions"),
+        ("true", "pred"),
+        ("logits", "labels"),
+        ("labels", "embeddings"),
+        ("y_true", "logits_pred"),
+    }
+)
+
+
+KERAS_TENSOR_ARGUMENTS = {
+    "_forward": 1,
+    "_inverse": 1,
+    "_forward_log_det_jacobian": 1,
+    "_inverse_log_det_jacobian": 1,
+    "call": 1,  # a layer's inputs (a loss's `call` is handled as a loss)
+    "train_step": 1,
+    "test_step": 1,
+    "predict_step": 1,
+    "update_state": 2,
+    "__call__": 1,  # a schedule's step (a loss's `__call__` is handled as a loss)
+}
+
+
+@dataclass(frozen=True)
+class TracedFunction:
+    """A function that runs traced, why, and what the project knows of the
+    arguments it is traced with."""
+
+    qualname: str  # local to its module
+    reason: str
+    is_loss: bool = False  # called with (y_true, y_pred): its first two params are tensors
+    # Parameters proven to be tensors: the tracer passes tensors (`Dataset.map`,
+    # an `input_signature`, a Keras contract), or every call site in the
+    # project does. `scalar_params` are the ones also known to be scalars.
+    tensor_params: frozenset[str] = frozenset()
+    scalar_params: frozenset[str] = frozenset()
+    # Some call site passes a tensor and none a Python value.
+    likely_params: frozenset[str] = frozenset()
+    # Some call site passes a Python value (a literal, a loop counter).
+    python_params: frozenset[str] = frozenset()
+    # Not traced yet: it will be once a pending fix decorates it (an
+    # undecorated train step), so its body is checked as traced code.
+    pending: bool = False
+    # Its first two parameters follow a loss signature (`y_true, y_pred`,
+    # `labels, logits`, ...): a loss even when nothing in the project calls
+    # it as one (`is_loss` says that something does).
+    loss_signature: bool = False
+    # Traced (or pending) only for reasons its own module gives: its own
+    # `@tf.function`, a call from a function traced for such reasons. A fix
+    # round re-derives these from the module alone (`fix_rounds._reindex`): a
+    # function whose decorator a fix removed is no longer traced. False when
+    # another module may trace it (a step there calls it, a `compile` there).
+    local_reasons_only: bool = False
+    # Every context it runs traced in, `reason` first: its own decorator,
+    # a `compile`, a traced caller, a Keras method, the train step it runs
+    # in (traced once a fix decorates or extracts that step).
+    contexts: tuple[str, ...] = ()
+
+    # Parameters some call site passes a Python value and another a tensor:
+    # (parameter, "path:line" of the first Python caller, of the first tensor
+    # caller). A condition on one is a Python bool in one trace and a tensor
+    # in the other: only AutoGraph handles both.
+    mixed_callers: tuple[tuple[str, str, str], ...] = ()
+    # `jit_compile=` of its own `@tf.function`: a fix moving the decorator
+    # to the step carries it there, so the function keeps running under XLA.
+    jit_compile: str | None = None
+    # A `GradientTape` differentiates what it returns: a loss, whatever its
+    # parameters (`dsm_loss(scores, noisy, clean, sigmas)`, `loss(model, x)`).
+    differentiated: bool = False
+    # Parameters every call site fills with a list or tuple display of more
+    # than Python values: (parameter, one evidence code per element: `t` a
+    # tensor at every site, `s` a scalar one, `l` no Python value at any site
+    # (a likely tensor, as a parameter with no evidence is), `?` otherwise).
+    # `y, n_c = inputs` binds a tensor to `y`.
+    elements: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.contexts:
+            object.__setattr__(self, "contexts", (self.reason,))
+
+    @property
+    def per_element(self) -> bool:
+        """Traced only as a `tf.data` element function (given to
+        `Dataset.map`/`filter`, directly or through a lambda): it sees one
+        element at a time, with the shapes the dataset knows."""
+        return all(DATASET_CONTEXT in c for c in self.contexts)
+
+    @property
+    def keras_traces(self) -> bool:
+        """Keras traces it in `fit`'s step: given to `compile`, or a method
+        Keras calls (`Loss.call`, `Layer.call`, `Model.train_step`). That
+        step runs without AutoGraph (Keras 3) and may be compiled with XLA
+        (`jit_compile="auto"` on a GPU)."""
+        return any(
+            c.startswith(COMPILE_CONTEXT) or c.partition(" ")[0] in _KERAS_METHOD_CONTEXTS
+            for c in self.contexts
+        )
+
+    @property
+    def traced_callers(self) -> list[str]:
+        """The traced functions that call it, anywhere in the project."""
+        prefix = TRACED_CALLER_CONTEXT + " `"
+        return [c[len(prefix) : -1] for c in self.contexts if c.startswith(prefix)]
+
+    @property
+    def runs_in_an_eager_loop(self) -> bool:
+        """A tape in an eager loop differentiates it: without its own
+        decorator it runs eagerly there until the loop's step is extracted
+        (TFR303)."""
+        return any(c.startswith(EAGER_LOOP_CONTEXTS) for c in self.contexts)
+
+    @property
+    def has_own_decorator(self) -> bool:
+        """Its own `@tf.function`, or `f = tf.function(f)`, traces it."""
+        return any(_is_own_decorator(c) for c in self.contexts)
+
+    def without_own_decorator(self) -> TracedFunction | None:
+        """How it runs once a fix removes its own `@tf.function` (TFR301):
+        still traced, in every other context it has (a loss keeps the step
+        that differentiates it, the `compile` that hands it to `fit`); None
+        when nothing else traces it."""
+        rest = tuple(c for c in self.contexts if not _is_own_decorator(c))
+        if not rest:
+            return None
+        return replace(self, reason=rest[0], contexts=rest)
+
+
+KERAS_CALLED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss"})
+
+
+_KERAS_METHOD_CONTEXTS = frozenset(
+    f"{base}.{method}" for base, methods in FRAMEWORK_TRACED_METHODS.items() for method in methods
+)
+
+
+def _is_own_decorator(context: str) -> bool:
+    return context == OWN_DECORATOR or context.startswith(WRAPPED)
+
+
+@dataclass
+class ProjectFacts:
+    """What pass 2 needs to know about one module, derived from all modules."""
+
+    traced: dict[str, dict[str, TracedFunction]] = field(default_factory=dict)  # path -> qualname
+
+    def for_path(self, path: str) -> dict[str, TracedFunction]:
+        return self.traced.get(path, {})
+
+
+def traced_base_leaf(base: str) -> str | None:
+    """The framework base class a resolved base name is, by its last name
+    (`Layer`, `Bijector`): a Keras class under any of its spellings, or a
+    TensorFlow Probability bijector."""
+    if base.startswith("tensorflow_probability.") and base.endswith(".Bijector"):
+        return "Bijector"
+    return keras_leaf(base)
+
+
+FRAMEWORK_CALL_ARGUMENTS = {"train_step": 1, "test_step": 1, "predict_step": 1}
+
+
+def callable_as_hook(info: FunctionInfo, method: str) -> bool:
+    """Whether the framework's call of the hook `method` can reach `info`."""
+    count = FRAMEWORK_CALL_ARGUMENTS.get(method)
+    if count is None:
+        return True
+    passed = count + 1  # and `self`
+    return (
+        info.min_positional <= passed
+        and (info.max_positional < 0 or passed <= info.max_positional)
+        and not info.requires_keywords
+    )
+
+
+def tensor_arguments(info: FunctionInfo, traced: TracedFunction) -> set[str]:
+    """The parameters of a traced function that the project says receive
+    tensors, proven or likely: `tensor_params`, `likely_params`, and a
+    loss's first two."""
+    found = set(traced.tensor_params | traced.likely_params)
+    if traced.is_loss or traced.loss_signature:
+        found.update(info.caller_params[:2])
+    return found
+
+
+@dataclass
+class TraceMarks:
+    """What marking learns of one function before it becomes a `TracedFunction`."""
+
+    reason: str
+    is_loss: bool = False
+    tensor: set[str] = field(default_factory=set)
+    scalar: set[str] = field(default_factory=set)
+    likely: set[str] = field(default_factory=set)
+    python: set[str] = field(default_factory=set)
+    pending: bool = False
+    # Some reason to trace it comes from another module (see
+    # `TracedFunction.local_reasons_only`).
+    elsewhere: bool = False
+    contexts: list[str] = field(default_factory=list)
+    mixed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    elements: dict[str, str] = field(default_factory=dict)
+
+
+def step_contexts(qualname: str) -> frozenset[str]:
+    """The contexts `compute_facts` gives what the train step `qualname`
+    (a local qualname) reaches: decorated as it is, or with the
+    tape in its loop extracted."""
+    return frozenset(f"{kind} `{qualname}`" for kind in PENDING_STEP_CONTEXTS[:2])
+
+
+def tape_block_context(index: ModuleIndex, line: int) -> str:
+    """The context of what a module-level `GradientTape` block in a loop,
+    its `with` on `line` of `index`'s file, reaches: traced once TFR303
+    extracts the block into a step."""
+    return f"{EAGER_LOOP_CONTEXTS[0]} the `GradientTape` at " + path_line(
+        index.path, line, index.cell_starts
+    )
