@@ -100,6 +100,9 @@ COVERED_BY_RULES = {
     "NEW:tf-function-on-layer-call-freezes-lazy-weights": "TFR308",
     "NEW:decorated-call-builds-weights": "TFR308",
     "NEW:tf-function-on-model-call": "TFR308",
+    # Python state read in traced code, frozen at the first trace: TFR201's
+    # hazard under another name (blind set 41).
+    "NEW:python-attribute-frozen-at-trace": "TFR201",
 }
 
 

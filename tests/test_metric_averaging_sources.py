@@ -503,3 +503,102 @@ def test_a_comprehension_over_a_range_that_runs_a_step_per_element_is_reported()
             return np.mean(losses)
     """
     assert _lines(source) == [6]
+
+
+# -- datasets unpacked from a helper's tuple, and batches of one --------------------
+
+UNPACKED_DATASETS = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def load(n):
+        train = tf.data.Dataset.range(100).batch(n, drop_remainder=True)
+        test = tf.data.Dataset.range(50).batch(32, drop_remainder=True)
+        return train, test, ["a", "b"]
+
+
+    @tf.function
+    def accuracy(batch):
+        return tf.reduce_mean(tf.cast(batch, tf.float32))
+
+
+    def evaluate(test_ds):
+        values = []
+        for batch in test_ds:
+            values.append(accuracy(batch))
+        return np.mean(values)
+
+
+    def main(which):
+        if which:
+            train_ds, test_ds, names = load(8)
+        else:
+            train_ds, test_ds, names = load(16)
+        print(evaluate(test_ds))
+"""
+
+
+def test_a_dataset_unpacked_from_a_helpers_tuple_is_followed_into_it() -> None:
+    """`train_ds, test_ds, names = load(8)` in the caller of the averaging
+    function: each unpacked name is one of the values `load` returns, and
+    every dataset in them drops the remainder. The caller is otherwise
+    inert: check's pruned parse keeps it because it passes the dataset."""
+    assert _lines(UNPACKED_DATASETS) == []
+    short = UNPACKED_DATASETS.replace(
+        "tf.data.Dataset.range(50).batch(32, drop_remainder=True)",
+        "tf.data.Dataset.range(50).batch(32)",
+    )
+    assert _lines(short) == [20]
+
+
+def test_a_dataset_unpacked_from_another_modules_helper_is_followed(tmp_path) -> None:
+    """The same, with `load` in another module of the project."""
+    from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+    helper, _, rest = _d(UNPACKED_DATASETS).partition("\n\n\n@tf.function")
+    files = {
+        "data/loaders.py": helper,
+        "main.py": "import numpy as np\nimport tensorflow as tf\nfrom data.loaders import load"
+        + "\n\n\n@tf.function"
+        + rest,
+    }
+
+    def lines() -> list[int]:
+        for name, text in files.items():
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / name).write_text(text)
+        inputs = [InputFile(str(tmp_path / name)) for name in files]
+        options = RunOptions(rule_codes=("TFR306",), root=str(tmp_path))
+        return [f.start.line for f in run(inputs, options, jobs=1).findings]
+
+    assert lines() == []
+    files["data/loaders.py"] = helper.replace("batch(32, drop_remainder=True)", "batch(32)")
+    assert lines() == [15]
+
+
+@pytest.mark.parametrize(("size", "expected"), [("1", []), ("2", [15])])
+def test_batches_of_one_element_are_never_short(size: str, expected: list[int]) -> None:
+    """`ds.batch(batch_size)` with `batch_size=1` by default: every batch
+    holds one element, so a mean over them is a mean over elements."""
+    source = f"""
+        import tensorflow as tf
+
+
+        def get_dataset(path, batch_size={size}):
+            ds = tf.data.TFRecordDataset(path)
+            ds = ds.batch(batch_size)
+            return ds.prefetch(2)
+
+
+        def evaluate(ds, model):
+            total, count = 0.0, 0
+            for sample in ds:
+                total += float(model(sample))
+                count += 1
+            return total / count
+
+
+        print(evaluate(get_dataset("x.tfrecord"), lambda s: 1.0))
+    """
+    assert _lines(source) == expected

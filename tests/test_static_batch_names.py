@@ -331,3 +331,23 @@ def test_a_shape_built_from_a_slice_of_the_static_shape_list_is_judged_whole():
     )
     findings = check_source(source, select=SELECT)
     assert all(f.fix is None for f in findings)
+
+
+def test_a_shape_unpacked_before_the_tensor_is_rebound_is_the_tensor_read_then():
+    """`B, N, C = h.shape` of a tensor, then `h` rebound to what a sublayer
+    returns (a value tfrewrite cannot type) before `tf.reshape(h, (B, N,
+    C))`: the names hold the dimensions of the tensor read where they were
+    bound, `None` for the batch under `fit`. Reported, not rewritten."""
+    source = with_body(
+        TRACED,
+        """
+        h = tf.nn.relu(x)
+        B, N, C = h.shape
+        h = tf.reshape(h, (-1, C))
+        h = unknown(h)
+        return tf.reshape(h, (B, N, C))
+        """,
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert "`B` (`h.shape[0]`)" in finding.message
+    assert finding.fix is None and "not rewritten: `h` is not one value" in finding.message

@@ -1931,3 +1931,66 @@ def test_a_step_object_a_looped_helper_calls_is_looped(tmp_path):
     )
     result = _project(tmp_path, files, fix=False)
     assert [f for f in result.findings if f.code == "TFR302"] == []
+
+
+# -- methods a class inherits, and their overrides ----------------------------------
+
+INHERITED_BASE = """
+    import tensorflow as tf
+
+
+    class Network:
+        @tf.function
+        def loss_function(self, x, y):
+            return tf.reduce_mean(tf.square(x - y))
+
+        def forward(self, x):
+            if tf.reduce_sum(x) > 0:
+                x = x * 2.0
+            return x
+"""
+
+INHERITED_STEP = """
+    import tensorflow as tf
+
+    from nets.base import Network
+
+
+    class Trainer(Network):
+        def train(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = self.loss_function(x, y)
+            grads = tape.gradient(loss, self.variables)
+            self.optimizer.apply_gradients(zip(grads, self.variables))
+            return loss
+
+        @tf.function
+        def predict(self, x):
+            return self.forward(x)
+
+
+    class WeightedTrainer(Trainer):
+        @tf.function
+        def loss_function(self, x, y):
+            return 2.0 * tf.reduce_mean(tf.square(x - y))
+"""
+
+
+def test_a_loss_a_class_inherits_and_its_overrides_are_differentiated_by_its_step(tmp_path):
+    """`self.loss_function(...)` in the tape of `Trainer.train`: `Trainer`
+    inherits it from `Network` (another module), and `WeightedTrainer`, which
+    runs the inherited `train`, overrides it. Both decorated losses are
+    TFR301's. The traced `Trainer.predict` calls `self.forward`, inherited
+    too: it runs traced, and its tensor `if` is TFR101's."""
+    result = _project(
+        tmp_path,
+        {"nets/__init__.py": "", "nets/base.py": INHERITED_BASE, "train.py": INHERITED_STEP},
+        fix=False,
+    )
+    found = sorted((Path(f.path).name, f.code, f.start.line) for f in result.findings)
+    assert ("base.py", "TFR301", 5) in found
+    assert ("train.py", "TFR301", 20) in found
+    options = RunOptions(rule_codes=("TFR101",), root=str(tmp_path))
+    inputs = [InputFile(str(tmp_path / n)) for n in ("nets/base.py", "train.py")]
+    traced = [(Path(f.path).name, f.start.line) for f in run(inputs, options, jobs=1).findings]
+    assert traced == [("base.py", 10)]

@@ -47,11 +47,19 @@ _LOCAL_BINDING_NODES = ASSIGNMENT_NODES | {
 _UNPACKING_TARGETS = frozenset({cst.Tuple, cst.List, cst.StarredElement})
 
 
-def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpression | None]]:
+def local_bindings(
+    function: cst.FunctionDef, drawn_from: bool = False
+) -> dict[str, list[cst.BaseExpression | None]]:
     """Every binding of each local name of `function` (nested functions and
     classes excluded): the assigned value for `name = value`, None for any
     other way of binding it (augmented assignment, tuple target, loop
-    variable, `with ... as`, walrus, import, nested `def`, ...)."""
+    variable, `with ... as`, walrus, import, nested `def`, ...).
+
+    With `drawn_from`, a name a tuple target binds is bound to what it is
+    drawn from: its element of a literal tuple (`a, b = x, y`), else the
+    whole value unpacked (`train_ds, test_ds = load(args)`: each is one of
+    the datasets `load` returns). For facts that hold of every part of a
+    value (every dataset it batches drops the remainder), not of one."""
     bindings: dict[str, list[cst.BaseExpression | None]] = {}
 
     def unknown(target: cst.CSTNode | None) -> None:
@@ -67,7 +75,12 @@ def local_bindings(function: cst.FunctionDef) -> dict[str, list[cst.BaseExpressi
                 if type(target.target) is cst.Name:
                     bindings.setdefault(target.target.value, []).append(node.value)
                 elif type(target.target) in _UNPACKING_TARGETS:
-                    unknown(target.target)
+                    if drawn_from and type(target.target) is not cst.StarredElement:
+                        for name, value, position in split_target(target.target, node.value):
+                            drawn = node.value if position is not None else value
+                            bindings.setdefault(name, []).append(drawn)
+                    else:
+                        unknown(target.target)
         elif type(node) is cst.AnnAssign:
             if type(node.target) is cst.Name:
                 bindings.setdefault(node.target.value, []).append(node.value)

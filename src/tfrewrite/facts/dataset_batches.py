@@ -15,7 +15,10 @@ parameters bound to the call's arguments and defaults (`call_arguments`). So
 batches with `drop_remainder=True`; `make_ds(path, 64, False)` does not, and
 neither does `make_ds(path, 64, flag)` for a `flag` whose value is not in the
 code: an unknown value keeps the remainder, as does any one `return` of a
-helper that returns one of two datasets. A function of another module is
+helper that returns one of two datasets. A batch size of 1, however it is
+passed, leaves no batch short. A name a tuple target binds (`train_ds,
+test_ds = load(args)`) stands for the whole value unpacked: each dataset
+in it must batch to one size. A function of another module is
 known by what the project facts say of it: whether every batching it does
 drops the remainder (`ModuleIndex.callee_equal_batches`).
 """
@@ -85,7 +88,9 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
                 continue
             for node in iter_nodes(place.expr):
                 if isinstance(node, cst.Call) and _method(node) in _BATCHING:
-                    if _drops_remainder(ctx, node, place) is not True:
+                    if _drops_remainder(ctx, node, place) is not True and not (
+                        _batches_one_by_one(ctx, node, place)
+                    ):
                         return False
                     dropping = True
     return dropping
@@ -281,11 +286,20 @@ def _drops_remainder(ctx: RuleContext, call: cst.Call, place: _Place) -> bool | 
 
 def _truth(ctx: RuleContext, place: _Place, depth: int) -> bool | None:
     """`True` or `False` as written, or what a name holds on every one of its
-    bindings (a parameter bound by a followed call, a local, a module
-    constant); None otherwise."""
+    bindings (`_constant`); None otherwise."""
+    value = _constant(ctx, place, depth)
+    return value if isinstance(value, bool) else None
+
+
+def _constant(ctx: RuleContext, place: _Place, depth: int) -> bool | int | None:
+    """`True`, `False` or an integer as written, or what a name holds on
+    every one of its bindings (a parameter bound by a followed call, a
+    local, a module constant); None otherwise."""
     expr = place.expr
     if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
         return expr.value == "True"
+    if isinstance(expr, cst.Integer):
+        return int(expr.evaluated_value)
     if not isinstance(expr, cst.Name) or depth >= _DEPTH:
         return None
     scoped = _scoped_values(ctx, expr.value, place)
@@ -301,8 +315,20 @@ def _truth(ctx: RuleContext, place: _Place, depth: int) -> bool | None:
             for value, function in _assignments(ctx).get(expr.value, ())
             if function is None
         ]
-    truths = {_truth(ctx, value, depth + 1) for value in values}
-    return truths.pop() if len(truths) == 1 else None
+    constants = {(type(c), c) for c in (_constant(ctx, value, depth + 1) for value in values)}
+    return constants.pop()[1] if len(constants) == 1 else None
+
+
+def _batches_one_by_one(ctx: RuleContext, call: cst.Call, place: _Place) -> bool:
+    """`ds.batch(1)` (or a size that is 1 wherever it comes from): every
+    batch holds one element, none is short."""
+    size = next((a.value for a in call.args if a.keyword and a.keyword.value == "batch_size"), None)
+    if size is None and call.args and call.args[0].keyword is None and not call.args[0].star:
+        size = call.args[0].value
+    if size is None:
+        return False
+    value = _constant(ctx, _Place(size, place.scope, place.frame), 0)
+    return value == 1 and not isinstance(value, bool)
 
 
 def _method(call: cst.Call) -> str | None:
@@ -312,11 +338,13 @@ def _method(call: cst.Call) -> str | None:
 def _locals(
     ctx: RuleContext, function: cst.FunctionDef
 ) -> dict[str, list[cst.BaseExpression | None]]:
-    """`local_bindings` of `function`, worked out once per module."""
+    """`local_bindings` of `function`, a tuple target bound to what it is
+    drawn from (each dataset of `train_ds, test_ds = load(args)` is one
+    `load` returns), worked out once per module."""
     cache: dict[int, dict[str, list[cst.BaseExpression | None]]]
     cache = ctx.module_fact(_locals, lambda _module: {})
     if id(function) not in cache:
-        cache[id(function)] = local_bindings(function)
+        cache[id(function)] = local_bindings(function, drawn_from=True)
     return cache[id(function)]
 
 

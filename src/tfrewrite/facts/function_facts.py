@@ -31,7 +31,8 @@ _ATOMS = frozenset({ast.Constant, ast.Name})
 
 
 def batch_keeps_remainder(node: ast.AST) -> bool:
-    """`ds.batch(n)` (anywhere in a chain) without `drop_remainder=True`."""
+    """`ds.batch(n)` (anywhere in a chain) without `drop_remainder=True`,
+    and `n` not 1 (one element per batch leaves none short)."""
     for sub in ast.walk(node):
         if (
             isinstance(sub, ast.Call)
@@ -39,7 +40,11 @@ def batch_keeps_remainder(node: ast.AST) -> bool:
             and sub.func.attr in ("batch", "padded_batch")
         ):
             drop = next((kw.value for kw in sub.keywords if kw.arg == "drop_remainder"), None)
-            if not (isinstance(drop, ast.Constant) and drop.value is True):
+            size = next((kw.value for kw in sub.keywords if kw.arg == "batch_size"), None)
+            if size is None and sub.args and not isinstance(sub.args[0], ast.Starred):
+                size = sub.args[0]
+            one = isinstance(size, ast.Constant) and size.value == 1 and size.value is not True
+            if not (isinstance(drop, ast.Constant) and drop.value is True) and not one:
                 return True
     return False
 

@@ -440,12 +440,14 @@ def _own_jit_compile(info: FunctionInfo) -> str | None:
 
 
 def _call_targets(
-    index: ModuleIndex, callee: str, lookup: ProjectLookup
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, caller: str = ""
 ) -> list[tuple[ModuleIndex, str]]:
-    """The project functions a call of `callee` (as `index` names it) may
-    run: a definition, or what calling an object a class holds runs
-    (`self.net(x)`: `Net.call`)."""
-    return lookup.find(callee, index) or lookup.held_instance(callee)
+    """The project functions a call of `callee` (as `index` names it, in
+    its function `caller`) may run: a definition (for `self.method(...)`,
+    overrides in subclasses too), or what calling an object a class holds
+    runs (`self.net(x)`: `Net.call`)."""
+    info = index.functions.get(caller)
+    return lookup.self_call_targets(index, info, callee) or lookup.held_instance(callee)
 
 
 def _mark_train_step_contexts(
@@ -499,7 +501,7 @@ def _mark_train_step_contexts(
         if known is not None and context not in known.contexts:
             known.contexts.append(context)
         for callee in index.functions[qualname].calls:
-            for target_index, target in _call_targets(index, callee, lookup):
+            for target_index, target in _call_targets(index, callee, lookup, qualname):
                 if target in target_index.functions:
                     queue.append((target_index, target, context))
 

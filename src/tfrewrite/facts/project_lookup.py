@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
-from tfrewrite.facts.index_records import SOURCE_FOLDER, ModuleIndex
+from tfrewrite.facts.index_records import SOURCE_FOLDER, FunctionInfo, ModuleIndex
 from tfrewrite.facts.traced_function import (
     FRAMEWORK_TRACED_METHODS,
     KERAS_CALLED_BASES,
@@ -70,6 +70,10 @@ class ProjectLookup:
                 self.imported.setdefault(index.module, {}).update(index.reexported)
         for module in {*self.imported, *self.reexports}:
             self.modules_by_last.setdefault(module.rpartition(".")[2], []).append(module)
+        self.indexes = indexes
+        # (module path, class qualname) -> its direct project subclasses,
+        # built on the first `overriding_methods` question.
+        self.subclasses: dict[tuple[str, str], list[tuple[ModuleIndex, str]]] | None = None
 
     def find(self, name: str, origin: ModuleIndex | None = None) -> list[tuple[ModuleIndex, str]]:
         """Definitions `name` may refer to. A bare name written in `origin`,
@@ -185,9 +189,82 @@ class ProjectLookup:
             known = self._find(name[len(prefix) :])
         if not known and dotted_name:
             self.found[name] = known  # a cycle of star imports ends here
-            known = self._reexported(name)
+            known = self._reexported(name) or self._inherited(name)
         self.found[name] = known
         return known
+
+    def _inherited(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`pkg.Trainer.loss_fn` for a project class `Trainer` that does not
+        define `loss_fn`: the method it inherits, from the first project
+        base (in order, depth first) that defines it, as Python's attribute
+        lookup finds it (`self.loss_fn(...)` in a method of `Trainer`)."""
+        owner, _, method = name.rpartition(".")
+        found: list[tuple[ModuleIndex, str]] = []
+        for index, qualname in self._find(owner) if owner else ():
+            if qualname in index.classes:
+                found += self._base_method(index, qualname, method, 0)
+        return found
+
+    def _base_method(
+        self, index: ModuleIndex, class_qualname: str, method: str, depth: int
+    ) -> list[tuple[ModuleIndex, str]]:
+        if depth > 10:
+            return []
+        for base in index.classes[class_qualname].bases:
+            for base_index, base_qualname in self.find(base, index):
+                if base_qualname not in base_index.classes:
+                    continue
+                if f"{base_qualname}.{method}" in base_index.functions:
+                    return [(base_index, f"{base_qualname}.{method}")]
+                found = self._base_method(base_index, base_qualname, method, depth + 1)
+                if found:
+                    return found
+        return []
+
+    def self_call_targets(
+        self, index: ModuleIndex, caller: FunctionInfo | None, callee: str
+    ) -> list[tuple[ModuleIndex, str]]:
+        """What a call `callee` (as `index` names it) in the method `caller`
+        runs: a definition (`find`), and for `self.method(...)` also the
+        overrides in the project's subclasses of the caller's class (an
+        object of one runs the inherited caller)."""
+        found = self.find(callee, index)
+        owner = caller.class_name if caller is not None else None
+        if owner and owner in index.classes:
+            method = callee.rpartition(".")[2]
+            if callee == index.qualify(f"{owner}.{method}"):
+                found = found + self.overriding_methods(index, owner, method)
+        return found
+
+    def overriding_methods(
+        self, index: ModuleIndex, class_qualname: str, method: str
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The methods `method` of the project's subclasses of the class,
+        at any depth: where `self.method(...)` in one of its methods lands
+        when `self` is an object of a subclass (`DefaultAgent.train`
+        differentiating `self.loss_fn`, which `DecoderAgent` overrides)."""
+        if self.subclasses is None:
+            self.subclasses = {}
+            for sub_index in self.indexes:
+                for qualname, info in sub_index.classes.items():
+                    for base in info.bases:
+                        for base_index, base_qualname in self.find(base, sub_index):
+                            if base_qualname in base_index.classes:
+                                key = (base_index.path, base_qualname)
+                                self.subclasses.setdefault(key, []).append((sub_index, qualname))
+        found: list[tuple[ModuleIndex, str]] = []
+        seen = {(index.path, class_qualname)}
+        pending = [(index, class_qualname)]
+        while pending:
+            owner_index, owner = pending.pop()
+            for sub_index, sub in self.subclasses.get((owner_index.path, owner), ()):
+                if (sub_index.path, sub) in seen:
+                    continue
+                seen.add((sub_index.path, sub))
+                pending.append((sub_index, sub))
+                if f"{sub}.{method}" in sub_index.functions:
+                    found.append((sub_index, f"{sub}.{method}"))
+        return found
 
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """A name another module imports and so binds: `pkg.f` where

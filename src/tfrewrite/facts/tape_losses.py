@@ -190,14 +190,14 @@ def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None
 
 
 def _own_method(index: ModuleIndex, qualname: str, callee: str | None) -> str | None:
-    """`self.calc_loss` in a method of `Agent`: the class's own method, by
-    its qualified name (`module.Agent.calc_loss`), when the class defines it."""
+    """`self.calc_loss` in a method of `Agent`: the class's method, by its
+    qualified name (`module.Agent.calc_loss`), which the project facts
+    resolve to the method `Agent` defines or inherits."""
     owner = index.functions.get(qualname)
     method = (callee or "").removeprefix("self.")
     if owner is None or not owner.class_name or method == callee or "." in method:
         return callee
-    own = f"{owner.class_name}.{method}"
-    return index.qualify(own) if own in index.functions else callee
+    return index.qualify(f"{owner.class_name}.{method}")
 
 
 def _differentiated_calls(

@@ -169,13 +169,15 @@ def parameter_method(
 def _tape_callee(
     index: ModuleIndex, callee: str, owner: FunctionInfo | None, lookup: ProjectLookup
 ) -> list[tuple[ModuleIndex, str]]:
-    """The functions a tape's loss call names."""
+    """The functions a tape's loss call names: for `self.loss_fn(...)`, the
+    method the class defines or inherits, and its overrides in the project's
+    subclasses (an object of one runs the inherited step)."""
     if owner is not None:
         # `loss_obj.compute_losses(...)`, `loss_obj` a `Losses` at every call site.
         passed = parameter_method(index, owner, callee, lookup)
         if passed:
             return passed
-    return lookup.find(callee, index)
+    return lookup.self_call_targets(index, owner, callee)
 
 
 def _differentiated_functions(

@@ -475,7 +475,7 @@ def _decide(
             and ("for" in words or "sum" in words)
             and _averages(facts(unit))
         ):
-            reason = "averages beside a loop"
+            reason = _AVERAGING
         elif (
             loop_rules
             and not input_words.isdisjoint(words)
@@ -496,6 +496,10 @@ def _decide(
                 unit.reason = f"calls `{called}`"
     _spread(lines, units, infos, facts, loop_rules)
     return units
+
+
+# Why a unit that averages per-batch values is kept (TFR306).
+_AVERAGING = "averages beside a loop"
 
 
 def _with_aliases(names: Iterable[str], index: ModuleIndex) -> set[str]:
@@ -614,6 +618,14 @@ def _spread(
         for unit in units:
             if unit.class_name is None and unit.name in kept_top:
                 keep(unit, "shares its name with a kept function")
+        if follow_assignments:
+            # A loop over a parameter iterates what the callers pass
+            # (`evaluate(model, test_ds)`): `dataset_batches` reads them.
+            averaging = {u.name for u in units if u.reason == _AVERAGING and u.class_name is None}
+            for unit in units:
+                if unit.reason is None and not averaging.isdisjoint(unit.words):
+                    name = sorted(averaging & unit.words)[0]
+                    keep(unit, f"passes the values `{name}` averages")
         for class_name, methods in by_class.items():
             kept = {m.name for m in methods if m.reason is not None}
             if not kept:

@@ -405,7 +405,18 @@ class StaticShapeInTracedCode(Rule):
         the fix writing the dynamic shape where each was read."""
         ctx, tf = site.ctx, site.tf
         facts = ctx.tensors(site.scope)
-        strengths = [self._tensor_strength(facts, owner, site.line) for _, owner, _ in dimensions]
+        # A dimension read through a name (`B, H, W, C = y.shape`) is of the
+        # tensor its owner held where the name was bound, not where it is used.
+        strengths = [
+            self._tensor_strength(
+                facts,
+                owner,
+                _statement_holding(site.scope.node, owner)
+                if site.read_through_name(node)
+                else site.line,
+            )
+            for node, owner, _ in dimensions
+        ]
         if not all(strengths):
             return None
         edits = []
@@ -552,6 +563,14 @@ def _count_arguments(
         elif len(positional) > position:
             found.append(positional[position])
     return found
+
+
+def _statement_holding(function: cst.FunctionDef, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The statement line of `function` that holds `node`."""
+    for found, ancestors in iter_with_ancestors(function.body, (function,)):
+        if found is node:
+            return enclosing_statement_line(ancestors)
+    return None
 
 
 def _stays_bound(function: cst.FunctionDef, owner: cst.BaseExpression) -> bool:
