@@ -130,3 +130,44 @@ def test_a_reset_after_a_read_keeps_the_writes_reported() -> None:
     )
     found = check_source(textwrap.dedent(source), select=["TFR202"])
     assert len(found) == 3
+
+
+ENCLOSING_TRACE = """
+import tensorflow as tf
+
+
+def make_step(step_fn, steps):
+    def run(iterator):
+        empty = tf.experimental.Optional.empty(None)
+        seen = []
+
+        def has_next():
+            out = tf.experimental.Optional.from_value(step_fn(iterator.get_next()))
+            empty._element_spec = out.element_spec
+            seen.append(out)
+            return out
+
+        def no_next():
+            return empty
+
+        return tf.cond(tf.constant(steps > 0), has_next, no_next)
+
+    return tf.function(run)
+"""
+
+
+def test_state_a_traced_enclosing_function_makes_is_that_traces_scratch() -> None:
+    """`empty` and `seen` are made by `run`, which runs traced: the nested
+    branch function that sets `empty`'s attribute and fills `seen` runs in
+    the same trace, so both are made afresh for each trace: no finding."""
+    assert [f.code for f in check_source(ENCLOSING_TRACE, select=["TFR202"])] == []
+
+
+def test_state_an_eager_enclosing_function_makes_is_still_outside_state() -> None:
+    """The same state made by an eager function around a traced one lives
+    across its calls: still reported."""
+    eager = ENCLOSING_TRACE.replace("    return tf.function(run)\n", "    return run\n").replace(
+        "        def has_next():", "        @tf.function\n        def has_next():"
+    )
+    codes = [f.code for f in check_source(eager, select=["TFR202"])]
+    assert codes == ["TFR202", "TFR202"]

@@ -1994,3 +1994,106 @@ def test_a_loss_a_class_inherits_and_its_overrides_are_differentiated_by_its_ste
     inputs = [InputFile(str(tmp_path / n)) for n in ("nets/base.py", "train.py")]
     traced = [(Path(f.path).name, f.start.line) for f in run(inputs, options, jobs=1).findings]
     assert traced == [("base.py", 10)]
+
+
+# -- classes passed as values, and what their objects' methods reach -------------------
+
+CLASS_VALUE_FILES = {
+    "nets/__init__.py": "",
+    "nets/base.py": """
+        import tensorflow as tf
+
+
+        class Model(tf.Module):
+            def train_step(self, x):
+                with tf.GradientTape() as tape:
+                    loss = self.loss(x)
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return loss
+
+            def loss(self, x):
+                if tf.reduce_sum(x) > 0:
+                    x = x * 2.0
+                return tf.reduce_mean(x)
+    """,
+    "nets/scaled.py": """
+        import tensorflow as tf
+
+        from nets.base import Model
+
+
+        class ScaledModel(Model):
+            def loss(self, x):
+                if tf.reduce_max(x) > 1:
+                    x = x / 2.0
+                return tf.reduce_mean(x)
+    """,
+    "loops.py": """
+        import tensorflow as tf
+
+
+        def train_loop(model, batches):
+            step = tf.function(model.train_step)
+            for x in batches:
+                step(x)
+
+
+        def train_and_eval(config, model_cls):
+            model = model_cls(**config)
+            train_loop(model, config["batches"])
+    """,
+    "train_base.py": """
+        from loops import train_and_eval
+        from nets.base import Model
+
+        train_and_eval({}, model_cls=Model)
+    """,
+    "train_scaled.py": """
+        from loops import train_and_eval
+        from nets.scaled import ScaledModel
+
+        train_and_eval({}, ScaledModel)
+    """,
+}
+
+
+def test_a_class_passed_as_a_value_traces_the_method_its_objects_hand_to_tf_function(tmp_path):
+    """`train_and_eval(cfg, model_cls=Model)` builds `model = model_cls(...)`
+    and hands it on; `tf.function(model.train_step)` traces the method of
+    each class passed (two scripts, two classes). `ScaledModel` inherits
+    `train_step`, whose `self.loss(x)` is its own override: both losses run
+    traced, and their tensor `if`s are TFR101's."""
+    for name, text in CLASS_VALUE_FILES.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(_d(text))
+    inputs = [InputFile(str(tmp_path / name)) for name in CLASS_VALUE_FILES]
+    options = RunOptions(rule_codes=("TFR101",), root=str(tmp_path))
+    found = sorted((Path(f.path).name, f.start.line) for f in run(inputs, options, jobs=1).findings)
+    assert found == [("base.py", 13), ("scaled.py", 8)]
+
+
+def test_a_nested_step_its_function_wraps_in_tf_function_is_traced():
+    """`train_step = tf.function(train_step)` in the function that defines
+    the step (here under a flag that is on by default) hands the nested
+    step to `tf.function`: it is traced, so it is no eager step (TFR302),
+    and its `print` of a tensor is traced code's (TFR103)."""
+    source = """
+        import tensorflow as tf
+
+
+        def train(model, optimizer, dataset, use_function=True):
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                print("loss", loss)
+                return loss
+
+            if use_function:
+                train_step = tf.function(train_step)
+            for x, y in dataset:
+                train_step(x, y)
+    """
+    assert _codes(source, select=("TFR302", "TFR103")) == ["TFR103"]

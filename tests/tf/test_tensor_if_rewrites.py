@@ -1047,3 +1047,28 @@ def test_a_chain_with_a_nested_chain_rewritten_in_two_rounds_matches():
     ]
     with capture_fds():
         assert_rewrite_equivalent(NESTED_CHAIN, fixed, "forward", inputs, autograph=False)
+
+
+def test_an_index_of_a_slice_of_the_dynamic_shape_is_a_scalar_condition():
+    """`size = tf.shape(images)[1:-1]` is rank 1 like `tf.shape(images)`, so
+    `size[0]` is a scalar: the `if` becomes a safe `tf.cond`, equal to the
+    eager original on images on both sides of the threshold, without
+    AutoGraph."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        @tf.function
+        def score(images):
+            size = tf.shape(images)[1:-1]
+            if size[0] < 8:
+                out = tf.reduce_mean(images)
+            else:
+                out = tf.reduce_max(images)
+            return out
+        """
+    )
+    rewritten = rewrite(source)
+    assert "tf.cond(" in rewritten
+    inputs = [(tf.fill([2, 4, 4, 3], 2.0),), (tf.random.uniform([2, 16, 16, 3]),)]
+    assert_rewrite_equivalent(source, rewritten, "score", inputs, autograph=False)

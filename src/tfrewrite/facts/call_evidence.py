@@ -331,6 +331,14 @@ class CallEvidence:
             if isinstance(value, ast.Name)
             and (built := self._local_factory(value.id) or self._module_object(value))
         )
+        named = tuple(
+            (where, resolved)
+            for where, value in [
+                *((str(i), arg) for i, arg in enumerate(node.args)),
+                *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+            ]
+            if (resolved := self._module_name(value))
+        )
         site = CallSite(
             callee,
             args,
@@ -341,10 +349,27 @@ class CallEvidence:
             forwarded,
             structures,
             objects,
+            named,
         )
         self.index.call_sites.append(site)
         if forwarded:
             self.forwarding_sites[-1].append(site)
+
+    def _module_name(self, value: ast.expr) -> str | None:
+        """What an argument names when it is a definition or an import of the
+        module (`Model`, `models.Model`), resolved; None for anything else
+        (a local, a call, a literal, a library's name)."""
+        head = value
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not isinstance(head, ast.Name) or not self.names_module_scope(head.id):
+            return None
+        if head.id not in self.index.imports and head.id not in self.module_level_names:
+            return None
+        resolved = self.resolve(value)
+        if resolved is None or resolved.split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None
+        return resolved
 
     def _structures(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
         """The list and tuple displays `node` passes that may hold a tensor

@@ -688,7 +688,9 @@ class _Indexer(
                 if self._is_logging_call(node.func, callee):
                     self.function_stack[-1].calls_python_logging = True
         if callee and is_tf_function(callee) and node.args:
-            target = self.resolve(node.args[0])
+            # `step = tf.function(step)` in the function that defines `step`:
+            # the nested function, as for any site handing code to a tracer.
+            target = self.resolve_function(node.args[0])
             if target:
                 keywords = {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
                 self.index.traced_sites.append(

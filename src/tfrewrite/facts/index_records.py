@@ -205,6 +205,11 @@ class CallSite:
     # losses.Losses()`, then `train_step(model, loss_obj)`): (position as a
     # decimal string, or keyword; what built it, as the caller names it).
     objects: tuple[tuple[str, str], ...] = ()
+    # Arguments that name a definition or an import of the module, passed as
+    # a value (`train_and_eval(cfg, model_cls=Model)`): (position as a
+    # decimal string, or keyword; the name resolved). A class passed so is
+    # what the callee builds its objects from (`model = model_cls(...)`).
+    named: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)
@@ -338,9 +343,10 @@ class ModuleIndex:
     # gives a tensor (`FunctionInfo.returns_tensor`).
     callee_tensor_results: set[str] = field(default_factory=set)
     # Filled by `compute_facts`: per function of this module, the parameters
-    # every call site fills with an object of one project class -> that
-    # class (`train_step(..., loss_obj)` with `loss_obj = Losses()`).
-    param_classes: dict[str, dict[str, str]] = field(default_factory=dict)
+    # every call site fills with an object of a project class -> the classes
+    # those objects are of (`train_step(..., loss_obj)` with `loss_obj =
+    # Losses()`; two scripts each passing their own `Model`).
+    param_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

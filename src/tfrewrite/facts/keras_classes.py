@@ -7,9 +7,10 @@ Recorded on each module index for the rules of every file.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
-from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.index_records import CallSite, ModuleIndex
 from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.project_lookup import (
     PLAIN_BASE_MODULES,
@@ -222,9 +223,12 @@ def record_called_classes(
 
 def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
     """The parameters every call site of a function fills with an object of
-    one project class (`ModuleIndex.param_classes`). A site that passes
-    anything else there (`object()`, a name not bound to a built object)
-    leaves the parameter unknown."""
+    a project class (`ModuleIndex.param_classes`): built by a call of the
+    class (`loss_obj = Losses()`), or by a call of a parameter that every
+    call site fills with a class (`model = model_cls(...)` in
+    `train_and_eval(cfg, model_cls=Model)`). A site that passes anything
+    else there (`object()`, a name not bound to a built object) leaves the
+    parameter unknown."""
     if not any(site.objects for index in indexes for site in index.call_sites):
         return
     sites = [
@@ -233,36 +237,68 @@ def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         for site in index.call_sites
         if (targets := site_targets(index, site, lookup))
     ]
-    passed_objects = {
-        (id(target_index), target)
+    passed_classes = _filled_parameters(sites, lookup, "named")
+
+    def classes_of(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
+        found = {
+            found_index.qualify(found)
+            for found_index, found in lookup.find(built_by, index)
+            if found in found_index.classes
+        }
+        if found or site.caller not in index.functions:
+            return found
+        # `model = model_cls(...)`: a class the caller's parameter receives.
+        return set(passed_classes.get((index.path, site.caller), {}).get(built_by, ()))
+
+    index_of = {t_index.path: t_index for *_, targets in sites for t_index, _ in targets}
+    for (path, target), params in _filled_parameters(sites, lookup, "objects", classes_of).items():
+        index_of[path].param_classes[target] = params
+
+
+def _filled_parameters(
+    sites: list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]],
+    lookup: ProjectLookup,
+    field: str,
+    classes_of: Callable[[ModuleIndex, CallSite, str], set[str]] | None = None,
+) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
+    """(module path, function) -> the parameters that every call site fills
+    with a project class (`field` "named") or an object of one (`field`
+    "objects", its classes by `classes_of`) -> those classes. Only functions
+    some site passes such a value are asked; a site passing anything else
+    there leaves the parameter unknown."""
+    passed = {
+        (target_index.path, target)
         for _, site, targets in sites
-        if site.objects
+        if getattr(site, field)
         for target_index, target in targets
     }
-    seen: dict[tuple[int, str], dict[str, set[str]]] = {}
-    targets_of: dict[tuple[int, str], ModuleIndex] = {}
+    seen: dict[tuple[str, str], dict[str, set[str]]] = {}
     for index, site, targets in sites:
-        built_at = dict(site.objects)
+        given = dict(getattr(site, field))
         for target_index, target in targets:
-            key = (id(target_index), target)
             info = target_index.functions.get(target)
-            if key not in passed_objects or info is None:
+            if info is None or (target_index.path, target) not in passed:
                 continue
-            targets_of[key] = target_index
             offset = self_offset(site, info.params)
             arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
             for argument in arguments:
-                classes = {
-                    found_index.qualify(found)
-                    for found_index, found in lookup.find(built_at.get(argument, ""), index)
-                    if found in found_index.classes
-                }
-                name = filled_parameter(argument, info.params, offset)
-                seen.setdefault(key, {}).setdefault(name, set()).update(classes or {""})
-    for key, params in seen.items():
-        known = {name: next(iter(c)) for name, c in params.items() if len(c) == 1 and "" not in c}
-        if known:
-            targets_of[key].param_classes[key[1]] = known
+                name = given.get(argument, "")
+                if classes_of is not None:
+                    classes = classes_of(index, site, name) if name else set()
+                else:
+                    classes = {
+                        found_index.qualify(found)
+                        for found_index, found in lookup.find(name, index)
+                        if found in found_index.classes
+                    }
+                parameter = filled_parameter(argument, info.params, offset)
+                key = (target_index.path, target)
+                seen.setdefault(key, {}).setdefault(parameter, set()).update(classes or {""})
+    return {
+        key: known
+        for key, params in seen.items()
+        if (known := {n: tuple(sorted(c)) for n, c in params.items() if "" not in c})
+    }
 
 
 def record_built_by_running_call(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:

@@ -25,7 +25,7 @@ from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
-from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex, TracedSite
 from tfrewrite.facts.keras_classes import (
     KerasClasses,
     record_built_by_running_call,
@@ -194,6 +194,9 @@ def compute_facts(
                 # The optimizer's step count: a scalar integer variable.
                 marks[(index.path, method_qualname)].scalar.update(tensors)
 
+    # What objects parameters receive: `tf.function(model.train_step)` for a
+    # parameter `model` traces that class's method.
+    record_param_classes(indexes, lookup)
     for index in indexes:
         for qualname, info in index.functions.items():
             if any(d in TF_FUNCTION_NAMES for d in info.decorators):
@@ -208,7 +211,7 @@ def compute_facts(
             is_metric = site.reason.startswith(
                 (f"{COMPILE_CONTEXT}(metrics", f"{COMPILE_CONTEXT}(w")
             )
-            for target_index, target in lookup.find(site.target, index):
+            for target_index, target in _traced_site_targets(index, site, lookup):
                 elsewhere = target_index.path != index.path
                 if target in target_index.classes:
                     mark_class(target_index, target, f"{site.reason} at {where}", elsewhere)
@@ -295,7 +298,7 @@ def compute_facts(
                         elsewhere=known.elsewhere,
                     )
             for callee in info.calls:
-                targets = lookup.find(callee, index)
+                targets = lookup.self_call_targets(index, info, callee)
                 if callee.endswith("()"):
                     # Calling a plain Python object (`parse(lines)`) runs
                     # Python bookkeeping once, while tracing, by design: the
@@ -349,7 +352,6 @@ def compute_facts(
                             elsewhere=known.elsewhere or target_index.path != index.path,
                         )
 
-    record_param_classes(indexes, lookup)
     propagate()
     # Train-step methods a loop calls: found once, used twice (they can be
     # pending steps, and their modules record that a loop calls them).
@@ -437,6 +439,28 @@ def _own_jit_compile(info: FunctionInfo) -> str | None:
         if decorator in TF_FUNCTION_NAMES:
             return info.decorator_keywords.get(decorator, {}).get("jit_compile")
     return None
+
+
+def _traced_site_targets(
+    index: ModuleIndex, site: TracedSite, lookup: ProjectLookup
+) -> list[tuple[ModuleIndex, str]]:
+    """What a site hands a tracer: the definition its target names, or the
+    method of the objects a parameter of the enclosing function receives
+    (`tf.function(model.train_step)` in `run(model, ...)`, every caller
+    passing a `Model`)."""
+    found = lookup.find(site.target, index)
+    if found or "." not in site.target:
+        return found
+    head = site.target.partition(".")[0]
+    around = [
+        info
+        for info in index.functions.values()
+        if info.lineno <= site.lineno <= info.end_lineno and head in info.params
+    ]
+    if not around:
+        return []
+    innermost = max(around, key=lambda info: info.lineno)
+    return parameter_method(index, innermost, site.target, lookup)
 
 
 def _call_targets(

@@ -545,9 +545,13 @@ class TensorFacts:
             base = self._value(self._kind(node.value, names))
             if not base.tensor:
                 return NOT_TENSOR
-            # An integer index of a rank-1 tensor (`tf.shape(x)[0]`) is a scalar.
+            # An integer index of a rank-1 tensor (`tf.shape(x)[0]`) is a
+            # scalar; a slice of one (`tf.shape(x)[1:-1]`) is rank 1 again.
             scalar = base.vector and _is_single_index(node)
-            return TensorKind(True, scalar, base.boolean, base.floating, base.integer)
+            vector = base.vector and _is_single_slice(node)
+            return TensorKind(
+                True, scalar, base.boolean, base.floating, base.integer, vector=vector
+            )
         if isinstance(node, cst.Attribute):
             if (
                 self.attributes is not None
@@ -1030,6 +1034,11 @@ def _is_single_index(node: cst.Subscript) -> bool:
         return False
     index = node.slice[0].slice
     return isinstance(index, cst.Index) and not isinstance(index.value, (cst.Tuple, cst.Ellipsis))
+
+
+def _is_single_slice(node: cst.Subscript) -> bool:
+    """`x[1:-1]`, `x[:2]`: one slice, which keeps a rank-1 tensor rank 1."""
+    return len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Slice)
 
 
 def module_facts(

@@ -158,12 +158,12 @@ def parameter_method(
 ) -> list[tuple[ModuleIndex, str]]:
     """`loss_obj.compute_losses` in a function every call site of which
     passes a `Losses` object as `loss_obj` (`ModuleIndex.param_classes`):
-    that class's method."""
+    that class's method (each class's, when sites pass objects of several)."""
     head, _, rest = callee.partition(".")
     if not rest or "." in rest or head not in info.params:
         return []
-    built = index.param_classes.get(info.qualname, {}).get(head)
-    return lookup.find(f"{built}.{rest}", index) if built is not None else []
+    built = index.param_classes.get(info.qualname, {}).get(head, ())
+    return [found for name in built for found in lookup.find(f"{name}.{rest}", index)]
 
 
 def _tape_callee(

@@ -36,6 +36,19 @@ def _declared_outside(function: cst.FunctionDef) -> set[str]:
     }
 
 
+def _traced_enclosing_names(function: FunctionScope) -> set[str]:
+    """The names the functions around `function` bind, out to the first
+    that does not run traced: they run in the same trace, so what those
+    names hold is made afresh for it (`spec = Optional.empty(None)` in a
+    traced function, its attribute set by a nested branch function)."""
+    names: set[str] = set()
+    scope = function.parent
+    while scope is not None and scope.runs_traced is not None:
+        names |= local_names(scope.node)
+        scope = scope.parent
+    return names
+
+
 def _outside_target(node: cst.BaseExpression, local: set[str]) -> str | None:
     """The spelling of `node` when it names state outside the function: a
     non-local name, or an attribute of `self`/a non-local name."""
@@ -466,7 +479,11 @@ class PythonSideEffectInTracedCode(Rule):
         # Arguments and locals belong to the call (mutating an argument is the
         # caller's business, and `**kwargs` is a fresh dict); `self` does not.
         declared_global = _declared_outside(function.node)
-        local = local_names(function.node) - declared_global - {"self"}
+        local = (
+            (local_names(function.node) | _traced_enclosing_names(function))
+            - declared_global
+            - {"self"}
+        )
         for call, method, loop in _lists_grown_in_graph_loops(function, containers.ctx, local):
             yield Violation(
                 call,
