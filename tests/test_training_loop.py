@@ -2078,22 +2078,15 @@ def test_a_nested_step_its_function_wraps_in_tf_function_is_traced():
     the step (here under a flag that is on by default) hands the nested
     step to `tf.function`: it is traced, so it is no eager step (TFR302),
     and its `print` of a tensor is traced code's (TFR103)."""
-    source = """
-        import tensorflow as tf
-
-
-        def train(model, optimizer, dataset, use_function=True):
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-                grads = tape.gradient(loss, model.trainable_variables)
-                optimizer.apply_gradients(zip(grads, model.trainable_variables))
-                print("loss", loss)
-                return loss
-
-            if use_function:
-                train_step = tf.function(train_step)
-            for x, y in dataset:
-                train_step(x, y)
-    """
+    step = _d(STEP_WITH_PRINT)
+    step = step[step.index("def train_step") : step.index("\n\nfor ")]
+    source = (
+        "import tensorflow as tf\n\n\n"
+        "def train(model, optimizer, batches, use_function=True):\n"
+        + textwrap.indent(step, "    ")
+        + "\n\n    if use_function:\n"
+        "        train_step = tf.function(train_step)\n"
+        "    for x, y in batches:\n"
+        "        train_step(x, y)\n"
+    )
     assert _codes(source, select=("TFR302", "TFR103")) == ["TFR103"]
