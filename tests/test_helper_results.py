@@ -57,6 +57,36 @@ def test_a_recursive_helper_is_left_unknown() -> None:
     assert _codes("depth(3)") == []
 
 
+MUTUALLY_RECURSIVE = """
+import numpy as np
+import tensorflow as tf
+
+
+def outer(x, n):
+    if n > 0:
+        w = inner(x, n - 1)
+        return w
+    return x
+
+
+def inner(x, n):
+    z = outer(x * 2.0, n)
+    return z
+
+
+@tf.function
+def magnitude(x):
+    return np.abs(outer(x, 3))
+"""
+
+
+def test_helpers_calling_each_other_through_locals_are_left_unknown() -> None:
+    """`outer` binds what `inner` returns, which binds what `outer` returns:
+    the facts of each helper are built while its caller's are, and the cycle
+    is seen there too (the file is checked, not given up as too deep)."""
+    assert [f.code for f in check_source(MUTUALLY_RECURSIVE, select=["TFR104"])] == []
+
+
 def test_a_condition_on_a_helpers_tensor_result_is_a_tensor_if() -> None:
     source = """
 import tensorflow as tf

@@ -172,7 +172,13 @@ class TensorFacts:
         self._local_defs: dict[str, list[cst.FunctionDef]] | None = None
         # Set on the module's facts only: its top-level helper functions.
         self.module_functions: dict[str, cst.FunctionDef] = {}
-        self._evaluating: set[int] = set()  # helpers whose result is being worked out
+        # Helpers whose result is being worked out, shared by every function's
+        # facts under one module's (a helper's facts are built while its
+        # caller's are: `a` calling `b` calling `a` must see `a` there).
+        root = outer
+        while root is not None and root.outer is not None:
+            root = root.outer
+        self._evaluating: set[int] = root._evaluating if root is not None else set()
         self._number_names: set[str] = set()
         self._reaching: dict[int, dict[str, TensorKind]] = {}
         self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]] = []
@@ -874,7 +880,6 @@ class TensorFacts:
         root._evaluating.add(id(helper))
         try:
             inner = TensorFacts(helper, self.resolver, (), root, bound)
-            inner._evaluating = root._evaluating
             result: TensorKind | None = None
             for line in scope_nodes(helper.body):
                 if not isinstance(line, cst.SimpleStatementLine):
