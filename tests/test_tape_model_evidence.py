@@ -427,3 +427,74 @@ def test_a_helper_another_step_runs_with_the_model_frozen_gets_no_fix() -> None:
     assert "also runs where `critic` is not trained (line 22 in `generator_step`)" in (
         findings[0].message
     )
+
+
+# -- models that train without the flag, and objects that are no Keras model ------------
+
+DEFAULT_TRAINING = """
+    import tensorflow as tf
+
+
+    class Encoder(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(4)
+            self.drop = tf.keras.layers.Dropout(0.5)
+
+        def call(self, x, training={default}):
+            return self.drop(self.dense(x), training=training)
+
+
+    model = Encoder()
+    optimizer = tf.keras.optimizers.Adam()
+
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+"""
+
+
+def test_a_model_whose_call_defaults_training_to_true_trains_without_the_flag() -> None:
+    """Keras uses `call`'s default for `training` when neither the caller
+    nor a call context gives it: `training=True` by default trains already,
+    `training=False` (or None) does not."""
+    assert _findings(DEFAULT_TRAINING.replace("{default}", "True")) == []
+    assert [f.code for f in _findings(DEFAULT_TRAINING.replace("{default}", "None"))] == ["TFR304"]
+
+
+MODULE_MODELS = """
+    import tensorflow as tf
+
+
+    class Linear(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(tf.ones([3, 1]))
+
+        def __call__(self, x):
+            return x @ self.w
+
+
+    def loss_fn(model, x, y):
+        return tf.reduce_mean(tf.square(model(x) - y))
+
+
+    def fit(x, y, steps):
+        model = Linear()
+        optimizer = tf.keras.optimizers.SGD(0.1)
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(model, x, y)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_tf_module_whose_call_takes_no_training_is_no_keras_model() -> None:
+    """A `tf.Module` with its own `__call__(self, x)`: `training=True` would
+    raise, and there is no dropout or batch normalization for it to switch."""
+    assert _findings(MODULE_MODELS) == []

@@ -326,10 +326,12 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
     or of a `self.<attr>` it holds, in a method of `owner`, too; a class
     of another module as the project facts judge it, from pass 1's names:
     `project.KERAS_CLASS_IGNORING_TRAINING`), a Keras layer that ignores
-    it (a linear probe's `Dense`), or a `Sequential` of such layers."""
+    it (a linear probe's `Dense`), or a `Sequential` of such layers; a
+    project class whose `call` defaults `training` to True (it trains
+    already), or that is no Keras layer or model at all."""
     if "." in model or model == "self":
         for callee in _project_classes(ctx, model, owner):
-            reason = _class_ignores_training(ctx, callee)
+            reason = _class_ignores_training(ctx, callee) or _trains_by_default(ctx, callee)
             if reason is not None:
                 return reason
         return _held_class_ignores_training(ctx, model, owner) or _assigned_ignoring_training(
@@ -348,7 +350,11 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
     whose `call` takes none, a Keras layer that ignores it, a `Sequential`
     of such layers."""
     callee = dotted_name(source.func) or ""
-    reason = _class_ignores_training(ctx, callee)
+    reason = (
+        _class_ignores_training(ctx, callee)
+        or _trains_by_default(ctx, callee)
+        or _no_keras_call(ctx, source, callee)
+    )
     if reason is not None:
         return reason
     if (
@@ -405,6 +411,47 @@ def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None
     if ctx.index.held_classes.get(f"{owner}.{attr}") != KERAS_CLASS_IGNORING_TRAINING:
         return None
     return _no_training_reason(held.rpartition(".")[2])
+
+
+def _trains_by_default(ctx: RuleContext, callee: str) -> str | None:
+    """Why a model of the project class `callee` (of this file) trains
+    when called without `training`: its `call` (or `__call__`) defaults
+    `training` to True, which Keras uses when neither the caller nor a call
+    context says otherwise."""
+    for method in ("call", "__call__"):
+        function = next((f for f in ctx.functions if f.qualname == f"{callee}.{method}"), None)
+        if function is None:
+            continue
+        params = function.node.params
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            default = param.default
+            if param.name.value == "training" and isinstance(default, cst.Name):
+                if default.value == "True":
+                    name = callee.rpartition(".")[2]
+                    return f"the `{method}` of `{name}` defaults `training` to True"
+        return None
+    return None
+
+
+def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | None:
+    """Why an object of the project class `source` builds is no Keras layer
+    or model, whose calls `training` could change: plain Python, or a class
+    of this file on another framework base (`tf.Module`) whose own
+    `__call__` takes no `training`."""
+    kind = called_class_kind(ctx, source.func)
+    name = callee.rpartition(".")[2]
+    if kind == "python":
+        return f"`{name}` is plain Python, no Keras layer or model"
+    if kind != "framework" or callee not in ctx.index.classes:
+        return None
+    call = next((f for f in ctx.functions if f.qualname == f"{callee}.__call__"), None)
+    if call is None:
+        return None
+    params = call.node.params
+    names = {p.name.value for p in [*params.params, *params.kwonly_params]}
+    if "training" in names or isinstance(params.star_kwarg, cst.Param):
+        return None
+    return f"`{name}` is no Keras layer or model, and its `__call__` takes no `training`"
 
 
 def _no_training_reason(class_name: str) -> str:
