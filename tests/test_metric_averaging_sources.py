@@ -602,3 +602,41 @@ def test_batches_of_one_element_are_never_short(size: str, expected: list[int]) 
         print(evaluate(get_dataset("x.tfrecord"), lambda s: 1.0))
     """
     assert _lines(source) == expected
+
+
+AXIS_MEANS = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def losses_of(batch):
+        return tf.reduce_mean(batch), tf.reduce_max(batch)
+
+
+    def report(values):
+        print(np.mean(values, axis={axis}))
+
+
+    def validate(ds):
+        per_batch = []
+        for batch in ds:
+            per_batch.append(losses_of(batch))
+        print("generator", np.mean(per_batch, axis={axis})[0])
+        report(per_batch)
+
+
+    validate(tf.data.Dataset.range(10).batch(3))
+"""
+
+
+def test_a_mean_along_the_list_of_batches_is_a_per_batch_mean() -> None:
+    """`np.mean(per_batch, axis=0)` averages per-batch tuples of losses loss
+    by loss, along the list of batches: each batch weighs the same, here and
+    in `report`, which averages its parameter so. Along another axis it
+    averages within a batch's values: no finding."""
+    assert _lines(AXIS_MEANS.replace("{axis}", "0")) == [18]
+    inline = '        print("generator", np.mean(per_batch, axis={axis})[0])\n'
+    helper_only = AXIS_MEANS.replace(inline, "")
+    assert _lines(helper_only.replace("{axis}", "0")) == [18]  # `report(per_batch)`
+    assert _lines(AXIS_MEANS.replace("{axis}", "1")) == []

@@ -2090,3 +2090,27 @@ def test_a_nested_step_its_function_wraps_in_tf_function_is_traced():
         "        train_step(x, y)\n"
     )
     assert _codes(source, select=("TFR302", "TFR103")) == ["TFR103"]
+
+
+def test_a_tape_in_a_while_loop_drawing_batches_is_an_eager_step():
+    """`while True:` drawing batches until the loader runs dry trains one
+    batch per pass as a `for` over them does: the tape block is TFR303's,
+    extracted into a step (the `break` before it stays in the loop)."""
+    source = """
+        import tensorflow as tf
+
+
+        def train(model, optimizer, loader):
+            while True:
+                x, y = loader.next()
+                if x is None:
+                    break
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    """
+    assert _codes(source, select=("TFR303",)) == ["TFR303"]
+    fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
+    assert "    def train_step(x, y):" in fixed and "        train_step(x, y)" in fixed
+    assert "        if x is None:\n            break\n        train_step(x, y)" in fixed

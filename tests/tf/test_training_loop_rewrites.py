@@ -100,6 +100,18 @@ INLINE_LOGGING_IN_TAPE = INLINE.replace(
 )
 assert INLINE_LOGGING_IN_TAPE != INLINE
 
+# Batches drawn by a `while` loop (`next(...)` until the loader runs dry).
+INLINE_WHILE = INLINE.replace(
+    "            for x, y in make_data():\n",
+    "            batches = iter(make_data())\n"
+    "            while True:\n"
+    "                batch = next(batches, None)\n"
+    "                if batch is None:\n"
+    "                    break\n"
+    "                x, y = batch\n",
+)
+assert INLINE_WHILE != INLINE
+
 # Keras 3's `optimizer.apply(grads, variables)`, and a hand-written descent step.
 INLINE_KERAS3_APPLY = INLINE.replace(
     "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
@@ -133,6 +145,7 @@ assert INLINE_GENERATOR_AFTER.count("for v in losses") == 1
         pytest.param(LOSS_DECORATED, {"TFR301", "TFR302"}, id="decorator-moved-to-step"),
         pytest.param(INLINE, {"TFR303"}, id="inline-tape-extracted"),
         pytest.param(INLINE_LOGGING_IN_TAPE, {"TFR303"}, id="logging-moved-out-of-the-tape"),
+        pytest.param(INLINE_WHILE, {"TFR303"}, id="while-loop-drawing-batches"),
         pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),
         pytest.param(INLINE_ASSIGN_SUB, {"TFR303"}, id="hand-written-assign-sub"),
         pytest.param(INLINE_GENERATOR_AFTER, {"TFR303"}, id="generator-binds-its-own-name"),

@@ -107,6 +107,24 @@ _statements = iter_statements
 _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 
 
+def _averaged_value(node: ast.Call) -> ast.expr | None:
+    """The one value a mean-like call averages over its first axis (the
+    axis a list of per-batch values runs along): `np.mean(values)`,
+    `np.mean(values, axis=0)`, `statistics.mean(data=values)`."""
+    axis_zero = [
+        kw
+        for kw in node.keywords
+        if kw.arg == "axis"
+        and isinstance(kw.value, ast.Constant)
+        and kw.value.value == 0
+        and kw.value.value is not False
+    ]
+    others = [kw for kw in node.keywords if kw not in axis_zero]
+    if len(node.args) + len(others) != 1:
+        return None
+    return node.args[0] if node.args else others[0].value
+
+
 def _list_repeat_count(node: ast.BinOp) -> ast.expr | None:
     """`n` of `[start] * n` or `n * [start]`: a list display repeated."""
     displays = (ast.List, ast.Tuple)
@@ -652,8 +670,7 @@ class _Indexer(
                 self.module_tape_calls[-1].append(called)
         if callee:
             self.index.called_names.add(callee)
-            if callee.rpartition(".")[2] in _AVERAGES and len(node.args) + len(node.keywords) == 1:
-                value = node.args[0] if node.args else node.keywords[0].value
+            if callee.rpartition(".")[2] in _AVERAGES and (value := _averaged_value(node)):
                 if isinstance(value, ast.Starred):
                     value = value.value
                 if isinstance(value, (ast.Name, ast.ListComp, ast.GeneratorExp)):

@@ -53,7 +53,7 @@ _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
 class _Loop:
     """A loop with a tape block directly in its body, in a scope."""
 
-    loop: cst.For
+    loop: cst.For | cst.While
     tape: cst.With
     outermost: cst.CSTNode  # the outermost loop of the scope that contains it
     module_level: bool
@@ -77,7 +77,11 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
             if any(outer is not o and _contains(o, outer) for o in _loop_nodes(root)):
                 continue  # not outermost
             for loop in iter_nodes(outer, into_functions=False):
-                if not isinstance(loop, cst.For) or not isinstance(loop.body, cst.IndentedBlock):
+                # A `for` over batches, or a `while` drawing them (`batch =
+                # loader.next()`): the step is the same either way.
+                if not isinstance(loop, (cst.For, cst.While)) or not isinstance(
+                    loop.body, cst.IndentedBlock
+                ):
                     continue
                 for statement in loop.body.body:
                     if isinstance(statement, cst.With) and tape_name(ctx, statement) is not None:

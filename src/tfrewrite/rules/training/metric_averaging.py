@@ -418,8 +418,7 @@ class PerBatchMetricAverage(Rule):
         loader)`, `sum(f(b) for b in batches) / len(batches)`."""
         candidate = None
         if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in MEAN_FUNCTIONS:
-            if len(node.args) == 1:
-                candidate = node.args[0].value
+            candidate = _mean_over_first_axis(node)
         elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
             left = node.left
             if isinstance(left, cst.Call) and dotted_name(left.func) == "sum" and left.args:
@@ -433,8 +432,9 @@ class PerBatchMetricAverage(Rule):
         by a mean function, or by a project function that averages the
         parameter it binds (`Metric.from_list(losses)` doing `np.mean(l)`)."""
         if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in MEAN_FUNCTIONS:
-            if len(node.args) == 1 and isinstance(node.args[0].value, cst.Name):
-                return node.args[0].value.value
+            averaged = _mean_over_first_axis(node)
+            if isinstance(averaged, cst.Name):
+                return averaged.value
         if isinstance(node, cst.Call):
             for arg, _ in role_arguments(ctx, ctx.index.callee_averaged_params, node):
                 if isinstance(arg.value, cst.Name):
@@ -539,6 +539,23 @@ def _fresh(ctx: RuleContext, base: str, taken: set[str]) -> str:
         name = f"{base}_{suffix}"
         suffix += 1
     return name
+
+
+def _mean_over_first_axis(call: cst.Call) -> cst.BaseExpression | None:
+    """What a mean function averages over its first axis, the one a list of
+    per-batch values runs along: `np.mean(values)`, `np.mean(a=values)`,
+    `np.mean(values, axis=0)` (per-batch tuples of losses, averaged loss by
+    loss). None for any other axis or argument."""
+
+    def axis_zero(arg: cst.Arg, position: int) -> bool:
+        named = arg.keyword is not None and arg.keyword.value == "axis"
+        axis = named or (arg.keyword is None and position == 1)
+        return axis and isinstance(arg.value, cst.Integer) and arg.value.value == "0"
+
+    values = [a for i, a in enumerate(call.args) if not axis_zero(a, i)]
+    if len(values) != 1 or values[0].star:
+        return None
+    return values[0].value
 
 
 RULES = (PerBatchMetricAverage,)
