@@ -441,3 +441,32 @@ def test_check_with_its_pruned_parse_finds_what_the_api_finds(tmp_path: Path) ->
     )
     assert found == sorted(expected), result.output
     assert len(found) == 1 + 1 + 5 + 5  # nothing where a function replaces the iterator
+
+
+def test_an_attribute_of_an_object_self_holds_set_in_traced_code_is_reported() -> None:
+    """`self.func.calls = 0` in a traced `call` resets a counter of the
+    object the layer holds once, while tracing; `self.func = ...` in `build`
+    sets the layer up once, by design."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        class Counter(tf.keras.layers.Layer):
+            def call(self, x):
+                self.calls += 1
+                return x * 2.0
+
+
+        class Block(tf.keras.layers.Layer):
+            def build(self, input_shape):
+                self.func = Counter()
+                self.func.calls = 0
+
+            def call(self, x):
+                self.func.calls = 0
+                return self.func(x)
+        """
+    )
+    found = [(f.code, f.start.line) for f in check_source(source, select=["TFR202"])]
+    assert found == [("TFR202", 7), ("TFR202", 17)]

@@ -96,21 +96,33 @@ def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.Bas
             if owner is not None and target.value not in changed:
                 found[target.value] = (owner, WHOLE_SHAPE)
     shapes = static_shape_names(found)
+    # Every binding of a name that binds a dimension: a name bound in two
+    # branches (`b, _, h, w = x.shape` or `b, h, w, _ = x.shape`) holds one
+    # when each binding gives the same dimension of the same tensor.
+    dimensions: dict[str, list[tuple[cst.BaseExpression, str]]] = {}
     for target, value in assignments:
         for name, element, index in split_target(target, value):
-            if counts.get(name) != 1 or element is None or name in found:
+            if element is None or name in found:
                 continue
             if index is None:
                 dimension = static_dimension_of(element, shapes)
                 if dimension is not None:
-                    found[name] = dimension
+                    dimensions.setdefault(name, []).append(dimension)
             elif not any(isinstance(e, cst.StarredElement) for e in _elements(target)):
                 owner = static_shape_of(element)
                 if owner is None and isinstance(element, cst.Name):
                     owner = shapes.get(element.value)
                 if owner is not None:
-                    found[name] = (owner, str(index))
+                    dimensions.setdefault(name, []).append((owner, str(index)))
+    for name, bound in dimensions.items():
+        same = {(_code(owner), index) for owner, index in bound}
+        if len(bound) == counts.get(name) and len(same) == 1:
+            found[name] = bound[0]
     return found
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
 
 
 def static_shape_names(

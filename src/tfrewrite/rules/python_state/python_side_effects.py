@@ -527,6 +527,8 @@ class PythonSideEffectInTracedCode(Rule):
                         isinstance(node, cst.AugAssign),
                         lambda base: containers.outside(base, function, local),
                     )
+                    if described and setup and described.startswith("`self."):
+                        continue  # a set-up method configures its own objects once
                     if described:
                         yield Violation(
                             node,
@@ -550,6 +552,15 @@ class PythonSideEffectInTracedCode(Rule):
                 return None
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Attribute)
+            and isinstance(target.value.value, cst.Name)
+            and target.value.value.value == "self"
+        ):
+            # State of an object `self` holds (`self.odefunc.nfe = 0`): it
+            # outlives the call, as any other object's does.
+            return f"`self.{target.value.attr.value}.{target.attr.value}`"
         if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name):
             if target.value.value == "self":
                 # A counter on self (`self.calls += 1`) is state; a plain
