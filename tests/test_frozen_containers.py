@@ -152,3 +152,44 @@ def test_each_class_building_its_layers_in_its_own_setup_method() -> None:
         """
     )
     assert [f.start.line for f in check_source(rebuilt, select=["TFR201"])] == [15]
+
+
+SCHEDULED_RATE = """
+import math
+
+import tensorflow as tf
+
+
+class MovingAverage(tf.keras.callbacks.Callback):
+    def __init__(self, start=0.99):
+        super().__init__()
+        self.rate = start
+        self.step = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.update_weights()
+        self.rate = self.next_rate()
+        self.step += 1
+
+    def next_rate(self):
+        return 1.0 - 0.01 * (math.cos(math.pi * self.step / 100) + 1) / 2
+
+    @tf.function
+    def update_weights(self):
+        for weight in self.model.weights:
+            weight.assign(self.rate * weight)
+"""
+
+
+def test_an_attribute_rebound_to_an_own_methods_number_is_frozen_state() -> None:
+    """`self.rate = self.next_rate()`, a method whose every `return` is
+    Python arithmetic, rebinds a number per batch; the traced update reads
+    the one of its first trace (TFR201)."""
+    found = [(f.code, f.start.line) for f in check_source(SCHEDULED_RATE, select=["TFR201"])]
+    assert found == [("TFR201", 24)]
+    # A method returning a variable it holds rebinds no number: no finding.
+    held = SCHEDULED_RATE.replace(
+        "        return 1.0 - 0.01 * (math.cos(math.pi * self.step / 100) + 1) / 2",
+        "        return self.rate_variable",
+    )
+    assert check_source(held, select=["TFR201"]) == []

@@ -498,3 +498,25 @@ def test_a_tf_module_whose_call_takes_no_training_is_no_keras_model() -> None:
     """A `tf.Module` with its own `__call__(self, x)`: `training=True` would
     raise, and there is no dropout or batch normalization for it to switch."""
     assert _findings(MODULE_MODELS) == []
+
+
+def test_a_model_called_with_its_input_by_keyword_is_a_model_call() -> None:
+    """`self.encoder(inputs=x)`: Keras names a layer's input `inputs`; the
+    call is the model's, reported and fixed as `model(x)` is."""
+    source = """
+        import tensorflow as tf
+
+
+        class Trainer:
+            def __init__(self, encoder: tf.keras.Model):
+                self.encoder = encoder
+
+            @tf.function
+            def train_step(self, x, y, optimizer):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self.encoder(inputs=x) - y))
+                variables = self.encoder.trainable_variables
+                optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    """
+    assert [f.code for f in _findings(source)] == ["TFR304"]
+    assert "self.encoder(inputs=x, training=True)" in _fixed(source)

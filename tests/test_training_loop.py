@@ -2114,3 +2114,60 @@ def test_a_tape_in_a_while_loop_drawing_batches_is_an_eager_step():
     fixed = fix_source(_d(source), select=["TFR303"], unsafe_fixes=True)
     assert "    def train_step(x, y):" in fixed and "        train_step(x, y)" in fixed
     assert "        if x is None:\n            break\n        train_step(x, y)" in fixed
+
+
+def test_own_train_steps_of_a_factorys_alternatives_are_looped_steps(tmp_path):
+    """`model.train_step(batch, optimizers)` in a loop, for a model a
+    factory picks: every class whose own `train_step` (one `fit` cannot
+    call: it takes more than `data`) trains is a step that loop may run,
+    matched by method name (an unsafe fix). A `train_step(self, data)` of a
+    Keras model is `fit`'s hook: no finding."""
+    step = """
+        import tensorflow as tf
+
+
+        class {name}(tf.keras.Model):
+            def train_step(self, batch, optimizers):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(self(batch, training=True))
+                grads = tape.gradient(loss, self.trainable_variables)
+                optimizers["main"].apply_gradients(zip(grads, self.trainable_variables))
+                return loss
+    """
+    hook = """
+        import tensorflow as tf
+
+
+        class Classifier(tf.keras.Model):
+            def train_step(self, data):
+                x, y = data
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(self(x, training=True) - y))
+                grads = tape.gradient(loss, self.trainable_variables)
+                self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                return {"loss": loss}
+    """
+    main = """
+        import tensorflow as tf
+
+        from models import factory
+
+
+        def run(name, batches, optimizers):
+            tf.config.set_soft_device_placement(True)
+            model = factory.create(name)
+            for batch in batches:
+                model.train_step(batch, optimizers)
+    """
+    files = {
+        "models/__init__.py": "",
+        "models/factory.py": "def create(name):\n    raise NotImplementedError(name)\n",
+        "models/beta.py": step.replace("{name}", "BetaVAE"),
+        "models/ladder.py": step.replace("{name}", "LadderVAE"),
+        "models/classifier.py": hook,
+        "main.py": main,
+    }
+    result = _project(tmp_path, files, fix=False)
+    found = sorted((Path(f.path).name, f.code) for f in result.findings if f.code == "TFR302")
+    assert found == [("beta.py", "TFR302"), ("ladder.py", "TFR302")]
+    assert all("matched by method name" in f.message for f in result.findings)

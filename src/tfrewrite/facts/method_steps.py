@@ -2,11 +2,12 @@
 
 `self.actor.train(states, actions)` in an agent's loop, or `agent.learn()` in
 `main.py`, names a method whose class the index cannot resolve from the call
-alone. The evidence taken instead: the call sits in a Python loop, and exactly
-one class in the project defines a method of that name that opens a
-`GradientTape` and applies gradients (or, when several do, exactly one class
-is named by the attribute: `self.actor` names `Actor`). That is a method-name heuristic, so a
-decorator TFR302 offers for such a step is an unsafe fix.
+alone. The evidence taken instead: the call sits in a Python loop, and a class
+in the project defines a method of that name that opens a `GradientTape` and
+applies gradients. When several do, the attribute may name the class
+(`self.actor` names `Actor`); when it names none, the loop calls whichever of
+them (a few, as a factory's alternatives) it was given. That is a method-name
+heuristic, so a decorator TFR302 offers for such a step is an unsafe fix.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from tfrewrite.facts.index_records import ModuleIndex
+from tfrewrite.facts.traced_function import FRAMEWORK_CALL_ARGUMENTS, callable_as_hook
 from tfrewrite.facts.vocabulary import is_gradient_tape
+
+# How many classes' train-step methods of one name a loop's call may stand
+# for when nothing names the class: a factory's alternatives, not a name
+# every module of a large project reuses.
+MAX_ALTERNATIVES = 8
 
 
 def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
@@ -34,6 +41,8 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
                 "." + info.class_name
             ):
                 continue
+            if name in FRAMEWORK_CALL_ARGUMENTS and callable_as_hook(info, name):
+                continue  # Keras's `fit` calls it (`train_step(self, data)`), traced
             candidates.setdefault(name, []).append((index.path, qualname))
     found: set[tuple[str, str]] = set()
     for index in indexes:
@@ -42,11 +51,19 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
             targets = _nearest(index.path, candidates.get(name, []))
             if len(targets) > 1:
                 # `self.actor.train(...)` with `Actor.train` and `Critic.train`:
-                # the attribute that names the class.
+                # the attribute that names the class. With no such name
+                # (`model.train_step(...)` for a model a factory picks among
+                # a few classes), the loop calls whichever it was given.
                 owner = head.rpartition(".")[2].replace("_", "").lower()
-                targets = [t for t in targets if _class_of(t[1]).lower() == owner]
-            if head and len(targets) == 1:
-                found.add(targets[0])
+                named = [t for t in targets if _class_of(t[1]).lower() == owner]
+                held = _held_class(index, head)
+                if held is not None:  # `self.net = Actor()`: the class it holds
+                    named = [t for t in targets if _class_of(t[1]) == held]
+                elif not named and len(targets) <= MAX_ALTERNATIVES:
+                    named = targets
+                targets = named
+            if head:
+                found.update(targets)
     return found
 
 
@@ -63,6 +80,19 @@ def _nearest(path: str, targets: list[tuple[str, str]]) -> list[tuple[str, str]]
         if near:
             return near
     return targets
+
+
+def _held_class(index: ModuleIndex, head: str) -> str | None:
+    """The class (last name) of the object a class of `index` holds at
+    `head` (`pkg.Agent.net` for `self.net = Actor()` in `Agent`), when it
+    builds one by its class."""
+    local = head.removeprefix(f"{index.module}.") if index.module else head
+    owner, _, attr = local.rpartition(".")
+    info = index.classes.get(owner)
+    built = info.held_objects.get(attr) if info is not None else None
+    name = built.rpartition(".")[2] if built else ""
+    # A class (`Actor()`), not a factory's result (`make_network()`).
+    return name if name[:1].isupper() else None
 
 
 def _class_of(qualname: str) -> str:

@@ -45,6 +45,7 @@ from tfrewrite.facts.project_lookup import (
 from tfrewrite.facts.traced_function import (
     COMPILE_CONTEXT,
     EAGER_LOOP_CONTEXTS,
+    FRAMEWORK_CALL_ARGUMENTS,
     FRAMEWORK_TRACED_METHODS,
     HANDED_CONTEXT,
     KERAS_TENSOR_ARGUMENTS,
@@ -585,8 +586,10 @@ def _pending_train_steps(
                 continue  # a training loop (TFR303's case), or eager by design
             if (index.path, qualname) in marks or (index.path, qualname) not in looped:
                 continue
-            if info.class_name and qualname.rsplit(".", 1)[-1] in ("train_step", "test_step"):
-                continue
+            method = qualname.rsplit(".", 1)[-1]
+            if info.class_name and method in FRAMEWORK_CALL_ARGUMENTS:
+                if callable_as_hook(info, method):
+                    continue  # Keras's `fit` calls it, traced
             result.append((index, qualname))
     return result
 

@@ -155,6 +155,7 @@ def attribute_writes(
     writes = AttributeWrites()
     not_container: set[str] = set()
     not_plain: set[str] = set()
+    plain_results = _methods_returning_plain_values(cls, resolver)
     for statement in cls.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
@@ -170,10 +171,43 @@ def attribute_writes(
                 else:
                     not_container.add(attr)
                 if not is_setup_method(method):
-                    (writes.plain if is_plain_value(value, resolver) else not_plain).add(attr)
+                    plain = is_plain_value(value, resolver) or _own_call(value) in plain_results
+                    (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
     writes.plain -= not_plain
     return writes
+
+
+def _own_call(value: cst.BaseExpression | None) -> str | None:
+    """`update_tau` for `self.update_tau(...)`."""
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and isinstance(value.func.value, cst.Name)
+        and value.func.value.value == "self"
+    ):
+        return value.func.attr.value
+    return None
+
+
+def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -> set[str]:
+    """Methods of `cls` every `return` of which gives a plain value
+    (`is_plain_value`: `return self.final - (...) * math.cos(...)`): what
+    `self.tau = self.update_tau()` stores is plain too."""
+    found = set()
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        returns = [
+            node
+            for node in iter_nodes(statement.body, into_functions=False)
+            if isinstance(node, cst.Return)
+        ]
+        if returns and all(
+            r.value is not None and is_plain_value(r.value, resolver) for r in returns
+        ):
+            found.add(statement.name.value)
+    return found
 
 
 def _self_writes(

@@ -24,9 +24,9 @@ from tfrewrite.facts.step_hazards import (
 from tfrewrite.facts.tf_function import carried_options, make_decorator, tf_function_decorator
 from tfrewrite.facts.training import (
     feeds_short_final_batch,
-    is_keras_train_step_override,
     is_train_step,
     loops_calling,
+    traced_by_fit,
 )
 from tfrewrite.facts.walk import iter_nodes
 
@@ -136,7 +136,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             continue  # eager by design: every call sees lists of a new length
         if tf_function_decorator(ctx, function.node) is not None:
             continue
-        if is_keras_train_step_override(ctx, function) or not is_train_step(ctx, function):
+        if traced_by_fit(ctx, function) or not is_train_step(ctx, function):
             continue
         if function.node.asynchronous is not None or any(
             isinstance(n, (cst.Yield, cst.Await))

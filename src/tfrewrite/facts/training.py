@@ -115,12 +115,25 @@ def is_train_step(ctx: RuleContext, function: FunctionScope) -> bool:
 
 
 def is_keras_train_step_override(ctx: RuleContext, function: FunctionScope) -> bool:
-    """`Model.train_step`: Keras traces it already. A class whose base cannot
-    be followed counts as a model when a base's name says `Model`."""
+    """`Model.train_step`: a method of that name of a Keras model. A class
+    whose base cannot be followed counts as a model when a base's name says
+    `Model`."""
     if not function.is_method or function.node.name.value not in ("train_step", "test_step"):
         return False
     info = ctx.index.classes.get(function.class_name or "")
     return info is None or any("Model" in base.rsplit(".", 1)[-1] for base in info.bases)
+
+
+def traced_by_fit(ctx: RuleContext, function: FunctionScope) -> bool:
+    """A Keras model's `train_step` that `fit` can call (`train_step(self,
+    data)`): Keras traces it. One that takes more (`train_step(self, batch,
+    optimizers)`) is the project's own step, called by hand."""
+    from tfrewrite.facts.traced_function import callable_as_hook
+
+    if not is_keras_train_step_override(ctx, function):
+        return False
+    method = ctx.index.functions.get(function.qualname)
+    return method is None or callable_as_hook(method, function.node.name.value)
 
 
 # -- Python side effects ----------------------------------------------------------------

@@ -108,7 +108,10 @@ def _is_model_call(
     `g(x)` with `tape.gradient(loss, g.trainable_weights)`, `sen_cnn(x)`
     of a Keras class of another module), whatever it is called."""
     name = dotted_name(call.func)
-    if name is None or not call.args or call.args[0].keyword is not None:
+    first = call.args[0].keyword if call.args else None
+    # Keras passes a layer's input as `inputs` (`model(inputs=x)`); any other
+    # keyword first (`loss(y_true=..., y_pred=...)`) is no model call.
+    if name is None or not call.args or (first is not None and first.value != "inputs"):
         return False
     if name == "self":
         return in_method
