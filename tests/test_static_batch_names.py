@@ -373,3 +373,18 @@ def test_a_name_each_branch_binds_to_the_same_dimension_holds_it():
     assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
     fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
     assert "tf.zeros([tf.shape(h)[0], rows])" in fixed
+
+
+@pytest.mark.parametrize(("index", "expected"), [("-1", []), ("1", []), ("0", ["TFR107"])])
+def test_a_shape_built_only_from_inner_dimensions_is_known_to_the_trace(index, expected):
+    """`num_dims = z.shape[-1]` given as a size: a feature dimension, which
+    a trace knows; only the batch dimension is unknown to it."""
+    source = with_body(
+        TRACED,
+        f"""
+        z = tf.nn.relu(x)
+        num_dims = z.shape[{index}]
+        return tf.split(z, tf.ones(num_dims, dtype=tf.int32), axis=-1)
+        """,
+    )
+    assert [f.code for f in check_source(source, select=SELECT)] == expected

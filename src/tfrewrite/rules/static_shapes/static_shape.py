@@ -35,7 +35,7 @@ from tfrewrite.facts.static_shapes import (
 )
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
-from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
+from tfrewrite.facts.walk import enclosing_statement_line, iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -320,6 +320,8 @@ class StaticShapeInTracedCode(Rule):
         facts = ctx.tensors(site.scope)
         if tensor is None or not self._tensor_strength(facts, tensor):
             return None
+        if _reads_only_inner_dimensions(built):
+            return None  # `z.shape[-1]`: a feature size the trace knows
         owner = ctx.code(tensor)
         op, tf = site.op, site.tf
         return Violation(
@@ -563,6 +565,28 @@ def _count_arguments(
         elif len(positional) > position:
             found.append(positional[position])
     return found
+
+
+def _reads_only_inner_dimensions(node: cst.CSTNode) -> bool:
+    """Every static shape `node` reads is one dimension other than the
+    batch's (`z.shape[-1]`, `x.shape[2]`): sizes a trace knows, as TFR107
+    holds only the batch dimension unknown."""
+    reads = [
+        inner
+        for inner in iter_nodes(node)
+        if isinstance(inner, (cst.Attribute, cst.Call)) and static_shape_of(inner) is not None
+    ]
+    dimensions = [
+        inner
+        for inner in iter_nodes(node)
+        if isinstance(inner, cst.Subscript) and static_dimension_of(inner) is not None
+    ]
+    indexed = {id(d.value) for d in dimensions}
+    return (
+        bool(reads)
+        and all(id(r) in indexed for r in reads)
+        and all(static_dimension_of(d)[1] != "0" for d in dimensions)  # type: ignore[index]
+    )
 
 
 def _statement_holding(function: cst.FunctionDef, node: cst.CSTNode) -> cst.CSTNode | None:
