@@ -257,6 +257,12 @@ class PythonSideEffectInTracedCode(Rule):
     output_stream="file://...")`, `tf.summary`) are ops too, and opening a
     file only to read it is not a write.
 
+    An attribute of an object `self` holds (`self.odefunc.nfe = 0`) outlives
+    the call like any other object's, and is reported outside set-up
+    methods (`build`). State the traced functions around a function make
+    (`spec = Optional.empty(None)` in a traced function, set by a branch
+    function nested in it) is made afresh for each trace: not reported.
+
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
     Except in a loop AutoGraph turns into a `tf.while_loop` (a `for` over

@@ -87,7 +87,9 @@ class StaticShapeInTracedCode(Rule):
     features) are usually known to the trace and are left as they are.
 
     The batch dimension is found wherever it goes: read into a name first
-    (`rows = x.shape[0]`, `rows, cols = x.shape`), or given as a count or
+    (`rows = x.shape[0]`, `rows, cols = x.shape`, or the same dimension on
+    each branch of an `if`; read before the tensor is rebound, it is the
+    dimension of the tensor read then), or given as a count or
     size (`tf.range(rows * n)`, `tf.repeat(..., repeats=rows)`, `tf.tile`,
     `tf.one_hot`'s `depth`, `tf.eye`, `tf.sequence_mask`'s `maxlen`), or
     handed to a project function or a method of a held object that gives it

@@ -130,7 +130,8 @@ class InlineTrainingLoop(Rule):
     explanation = """
         ## What it does
         Finds a `with tf.GradientTape()` block written directly in a `for`
-        loop, with the gradient and optimizer update after it
+        loop over batches, or a `while` loop drawing them (`batch =
+        loader.next()`), with the gradient and optimizer update after it
         (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, or a
         hand-written `w.assign_sub(lr * dw)`), and extracts it into a
         `@tf.function` train step.

@@ -145,7 +145,13 @@ class PerBatchMetricAverage(Rule):
         ## When it is not reported
         Values meant to weigh the same whatever the batch size are not
         reported: times per batch, and rewards or returns collected once per
-        episode.
+        episode. Nor are means over batches all of one size: batched with
+        `drop_remainder=True`, or of one element (`batch(1)`), wherever the
+        dataset is built, followed through helpers (also of other modules),
+        the datasets a helper returns in a tuple (`train_ds, test_ds =
+        load(args)`), and the callers that pass it. A mean along the list of
+        batches, `np.mean(values, axis=0)` (per-batch tuples of losses), is a
+        per-batch mean; along another axis it is not.
 
         ## Fix safety
         Always unsafe (applied with `--unsafe-fixes`): the reported number

@@ -238,7 +238,12 @@ class MissingTrainingFlag(Rule):
         no layer that reads it, or a `Sequential` whose layers all ignore it
         (no dropout, batch normalization or noise), computes the same either
         way: it is not reported (a layer added later that reads `training`
-        makes it a finding then). A Keras model's
+        makes it a finding then). Nor is a model whose class's `call`
+        defaults `training` to True (Keras uses that default when no caller
+        or call context says otherwise: it trains already), or an object of
+        the project that is no Keras layer or model (a `tf.Module` whose own
+        `__call__` takes no `training`). A model called with its input by
+        keyword, `model(inputs=x)`, is a model call like `model(x)`. A Keras model's
         `train_step` that runs its forward pass as `self.call(x)` bypasses
         `__call__`: no call context carries `training` to the layers inside
         (measured: a batch normalization's statistics do not move in `fit`).

@@ -88,7 +88,14 @@ class UndecoratedTrainStep(Rule):
         turned tracing off on purpose.
 
         ## When it is not reported
-        `Model.train_step` overrides are left alone: Keras traces them. So are
+        `Model.train_step` overrides that `fit` can call (`train_step(self,
+        data)`) are left alone: Keras traces them; a model's own
+        `train_step(self, batch, optimizers)` called by hand from a loop is a
+        step like any other. A loop's `obj.train_step(...)` for an object
+        whose class is not known stands for the method of the class the
+        attribute holds (`self.net = Actor()`), or names (`self.actor`), or
+        else for each of the few classes that define a training method of
+        that name (a factory's alternatives). Left alone too are
         a function whose tape sits in a loop of its own (a training loop:
         TFR303's case) and a method
         that learns from lists its class grows between calls (a REINFORCE
