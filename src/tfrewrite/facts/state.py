@@ -171,23 +171,13 @@ def attribute_writes(
                 else:
                     not_container.add(attr)
                 if not is_setup_method(method):
-                    plain = is_plain_value(value, resolver) or _own_call(value) in plain_results
+                    plain = is_plain_value(value, resolver) or (
+                        value is not None and _own_method_called(value) in plain_results
+                    )
                     (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
     writes.plain -= not_plain
     return writes
-
-
-def _own_call(value: cst.BaseExpression | None) -> str | None:
-    """`update_tau` for `self.update_tau(...)`."""
-    if (
-        isinstance(value, cst.Call)
-        and isinstance(value.func, cst.Attribute)
-        and isinstance(value.func.value, cst.Name)
-        and value.func.value.value == "self"
-    ):
-        return value.func.attr.value
-    return None
 
 
 def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -> set[str]:
