@@ -9,6 +9,7 @@ import textwrap
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.facts.index import build_index
 from tfrewrite.facts.method_steps import looped_train_methods
+from tfrewrite.facts.project_lookup import ProjectLookup
 
 ACTOR = """
     import tensorflow as tf
@@ -37,13 +38,17 @@ ACTOR = """
 """
 
 
+def _looped(indexes):
+    return looped_train_methods(indexes, ProjectLookup(indexes))
+
+
 def _d(text: str) -> str:
     return textwrap.dedent(text).lstrip()
 
 
 def test_attribute_call_in_a_loop_resolves_to_the_one_train_step_method():
     index = build_index(_d(ACTOR), "a.py", "a")
-    assert looped_train_methods([index]) == {("a.py", "Actor.train")}
+    assert _looped([index]) == {("a.py", "Actor.train")}
 
 
 def test_two_classes_with_a_train_step_method_of_that_name_resolve_by_what_is_held():
@@ -55,10 +60,10 @@ def test_two_classes_with_a_train_step_method_of_that_name_resolve_by_what_is_he
     source = _d(ACTOR).replace("self.actor", "self.net")
     index = build_index(source + "\n\n" + critic + "\n", "a.py", "a")
     assert "Critic.train" in index.functions
-    assert looped_train_methods([index]) == {("a.py", "Actor.train")}
+    assert _looped([index]) == {("a.py", "Actor.train")}
     unknown = source.replace("self.net = Actor()", "self.net = make_network()")
     index = build_index(unknown + "\n\n" + critic + "\n", "a.py", "a")
-    assert looped_train_methods([index]) == {("a.py", "Actor.train"), ("a.py", "Critic.train")}
+    assert _looped([index]) == {("a.py", "Actor.train"), ("a.py", "Critic.train")}
 
 
 def test_method_step_without_blockers_gets_an_unsafe_decorator():
@@ -80,11 +85,11 @@ def test_attribute_that_names_the_class_picks_among_several_train_methods():
     actor = _d(ACTOR).split("\n\n\nclass Agent:")[0]
     critic = actor.split("\n\n\n", 1)[1].replace("class Actor:", "class Critic:")
     index = build_index(_d(ACTOR) + "\n\n" + critic + "\n", "a.py", "a")
-    assert looped_train_methods([index]) == {("a.py", "Actor.train")}
+    assert _looped([index]) == {("a.py", "Actor.train")}
     source = _d(ACTOR).replace("self.actor = Actor()", "self.critic = Critic()")
     source = source.replace("self.actor.train", "self.critic.train") + "\n\n" + critic + "\n"
     index = build_index(source, "a.py", "a")
-    assert looped_train_methods([index]) == {("a.py", "Critic.train")}
+    assert _looped([index]) == {("a.py", "Critic.train")}
 
 
 def test_tape_in_a_minibatch_loop_is_not_a_method_step():
@@ -92,7 +97,7 @@ def test_tape_in_a_minibatch_loop_is_not_a_method_step():
         "    def train(self, x, y):\n",
         "    def train(self, x, y):\n        for _ in range(3):\n            tf.GradientTape()\n",
     )
-    assert looped_train_methods([build_index(looped, "a.py", "a")]) == set()
+    assert _looped([build_index(looped, "a.py", "a")]) == set()
 
 
 REPLAY_AGENT = """

@@ -710,8 +710,10 @@ class _Indexer(
             target = self.resolve_function(node.args[0])
             if target:
                 keywords = {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
+                caller = self.function_stack[-1].qualname if self.function_stack else ""
+                reason = "wrapped in tf.function(...)"
                 self.index.traced_sites.append(
-                    TracedSite(target, "wrapped in tf.function(...)", node.lineno, keywords)
+                    TracedSite(target, reason, node.lineno, keywords, caller=caller)
                 )
         if callee and callee.endswith("run_functions_eagerly"):
             self.index.switches_tracing_off = True

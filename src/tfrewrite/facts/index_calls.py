@@ -295,7 +295,10 @@ class TracedCallSites:
             return
         name = self.resolve_function(target)
         if name:
-            self.index.traced_sites.append(TracedSite(name, reason, node.lineno, {}, arguments))
+            caller = self.function_stack[-1].qualname if self.function_stack else ""
+            self.index.traced_sites.append(
+                TracedSite(name, reason, node.lineno, {}, arguments, caller)
+            )
 
     def _record_traced_body(self, node: ast.Lambda, reason: str) -> None:
         """The calls of a traced lambda's body (and of the lambdas in it that

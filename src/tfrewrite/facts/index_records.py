@@ -159,6 +159,10 @@ class TracedSite:
     # (`Dataset.map`, `tf.map_fn`: every one is a tensor), "first" (a Keras
     # `Lambda` layer: its inputs), "likely" (`strategy.run(f, args=...)`), "".
     arguments: str = ""
+    # The qualname of the function the site is in ("" at module level): a
+    # target on one of its parameters (`tf.function(model.train_step)`) is
+    # a method of the objects its callers pass.
+    caller: str = ""
 
 
 @dataclass(slots=True)

@@ -237,35 +237,44 @@ def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         for site in index.call_sites
         if (targets := site_targets(index, site, lookup))
     ]
-    passed_classes = _filled_parameters(sites, lookup, "named")
 
-    def classes_of(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
-        found = {
-            found_index.qualify(found)
-            for found_index, found in lookup.find(built_by, index)
-            if found in found_index.classes
-        }
+    def named(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
+        return _project_classes(index, name, lookup)
+
+    passed_classes = _filled_parameters(sites, "named", named)
+
+    def built(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
+        found = _project_classes(index, built_by, lookup)
         if found or site.caller not in index.functions:
             return found
         # `model = model_cls(...)`: a class the caller's parameter receives.
         return set(passed_classes.get((index.path, site.caller), {}).get(built_by, ()))
 
     index_of = {t_index.path: t_index for *_, targets in sites for t_index, _ in targets}
-    for (path, target), params in _filled_parameters(sites, lookup, "objects", classes_of).items():
+    for (path, target), params in _filled_parameters(sites, "objects", built).items():
         index_of[path].param_classes[target] = params
+
+
+def _project_classes(index: ModuleIndex, name: str, lookup: ProjectLookup) -> set[str]:
+    """The project classes `name` (as `index` names it) may be, qualified."""
+    return {
+        found_index.qualify(found)
+        for found_index, found in lookup.find(name, index)
+        if found in found_index.classes
+    }
 
 
 def _filled_parameters(
     sites: list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]],
-    lookup: ProjectLookup,
     field: str,
-    classes_of: Callable[[ModuleIndex, CallSite, str], set[str]] | None = None,
+    classes_of: Callable[[ModuleIndex, CallSite, str], set[str]],
 ) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
     """(module path, function) -> the parameters that every call site fills
-    with a project class (`field` "named") or an object of one (`field`
-    "objects", its classes by `classes_of`) -> those classes. Only functions
-    some site passes such a value are asked; a site passing anything else
-    there leaves the parameter unknown."""
+    with what `classes_of` says is of project classes, from the site's
+    `field` (`named`: the class itself; `objects`: an object built by a
+    call) -> those classes. Only functions some site passes such a value
+    are asked; a site passing anything else there leaves the parameter
+    unknown."""
     passed = {
         (target_index.path, target)
         for _, site, targets in sites
@@ -283,14 +292,7 @@ def _filled_parameters(
             arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
             for argument in arguments:
                 name = given.get(argument, "")
-                if classes_of is not None:
-                    classes = classes_of(index, site, name) if name else set()
-                else:
-                    classes = {
-                        found_index.qualify(found)
-                        for found_index, found in lookup.find(name, index)
-                        if found in found_index.classes
-                    }
+                classes = classes_of(index, site, name) if name else set()
                 parameter = filled_parameter(argument, info.params, offset)
                 key = (target_index.path, target)
                 seen.setdefault(key, {}).setdefault(parameter, set()).update(classes or {""})

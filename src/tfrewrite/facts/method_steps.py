@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
+from tfrewrite.facts.class_dispatch import Lookup
 from tfrewrite.facts.index_records import ModuleIndex
-from tfrewrite.facts.traced_function import FRAMEWORK_CALL_ARGUMENTS, callable_as_hook
+from tfrewrite.facts.traced_function import fit_calls
 from tfrewrite.facts.vocabulary import is_gradient_tape
 
 # How many classes' train-step methods of one name a loop's call may stand
@@ -24,9 +25,10 @@ from tfrewrite.facts.vocabulary import is_gradient_tape
 MAX_ALTERNATIVES = 8
 
 
-def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
+def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tuple[str, str]]:
     """(path, qualname) of train-step methods that some Python loop calls as
-    `obj.name(...)`, where `name` is a train-step method of exactly one class."""
+    `obj.name(...)`: the one class's of that name, the class the object held
+    there is of, or the class the attribute names; else each of a few."""
     candidates: dict[str, list[tuple[str, str]]] = {}
     for index in indexes:
         if any(is_gradient_tape(callee) for callee in index.loop_calls):
@@ -41,8 +43,8 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
                 "." + info.class_name
             ):
                 continue
-            if name in FRAMEWORK_CALL_ARGUMENTS and callable_as_hook(info, name):
-                continue  # Keras's `fit` calls it (`train_step(self, data)`), traced
+            if fit_calls(info):
+                continue  # Keras traces it (`train_step(self, data)`)
             candidates.setdefault(name, []).append((index.path, qualname))
     found: set[tuple[str, str]] = set()
     for index in indexes:
@@ -55,10 +57,10 @@ def looped_train_methods(indexes: list[ModuleIndex]) -> set[tuple[str, str]]:
                 # (`model.train_step(...)` for a model a factory picks among
                 # a few classes), the loop calls whichever it was given.
                 owner = head.rpartition(".")[2].replace("_", "").lower()
+                held = {(i.path, q) for i, q in lookup.held_method(callee)}
                 named = [t for t in targets if _class_of(t[1]).lower() == owner]
-                held = _held_class(index, head)
-                if held is not None:  # `self.net = Actor()`: the class it holds
-                    named = [t for t in targets if _class_of(t[1]) == held]
+                if held:  # `self.net = Actor()`: the class of the object held
+                    named = [t for t in targets if t in held]
                 elif not named and len(targets) <= MAX_ALTERNATIVES:
                     named = targets
                 targets = named
@@ -82,31 +84,16 @@ def _nearest(path: str, targets: list[tuple[str, str]]) -> list[tuple[str, str]]
     return targets
 
 
-def _held_class(index: ModuleIndex, head: str) -> str | None:
-    """The class (last name) of the object a class of `index` holds at
-    `head` (`pkg.Agent.net` for `self.net = Actor()` in `Agent`), when it
-    builds one by its class."""
-    local = head.removeprefix(f"{index.module}.") if index.module else head
-    owner, _, attr = local.rpartition(".")
-    info = index.classes.get(owner)
-    built = info.held_objects.get(attr) if info is not None else None
-    name = built.rpartition(".")[2] if built else ""
-    # A class (`Actor()`), not a factory's result (`make_network()`).
-    return name if name[:1].isupper() else None
-
-
 def _class_of(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2]
 
 
-def record_looped_train_methods(
-    indexes: list[ModuleIndex], found: set[tuple[str, str]] | None = None
-) -> None:
-    """Each heuristic train-step method learns, in its own module, that a
-    loop calls it, and that the loop's call names it by its name alone.
-    `found`: `looped_train_methods(indexes)`, when already computed."""
+def record_looped_train_methods(indexes: list[ModuleIndex], found: set[tuple[str, str]]) -> None:
+    """Each heuristic train-step method (`looped_train_methods`) learns, in
+    its own module, that a loop calls it, and that the loop's call names it
+    by its name alone."""
     by_path = {index.path: index for index in indexes}
-    for path, qualname in looped_train_methods(indexes) if found is None else found:
+    for path, qualname in found:
         by_path[path].looped_functions.setdefault(qualname, False)
         by_path[path].matched_by_name.add(qualname)
 

@@ -413,22 +413,36 @@ def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None
     return _no_training_reason(held.rpartition(".")[2])
 
 
+def _own_method(ctx: RuleContext, callee: str, method: str) -> cst.FunctionDef | None:
+    """The method `method` the project class `callee` of this file defines."""
+    found = next((f for f in ctx.functions if f.qualname == f"{callee}.{method}"), None)
+    return found.node if found is not None else None
+
+
+def _training_parameter(function: cst.FunctionDef) -> tuple[bool, cst.Param | None]:
+    """Whether `function` takes a `training` argument (by name, or through
+    `**kwargs`), and its parameter when it names one."""
+    params = function.params
+    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        if param.name.value == "training":
+            return True, param
+    return isinstance(params.star_kwarg, cst.Param), None
+
+
 def _trains_by_default(ctx: RuleContext, callee: str) -> str | None:
     """Why a model of the project class `callee` (of this file) trains
     when called without `training`: its `call` (or `__call__`) defaults
     `training` to True, which Keras uses when neither the caller nor a call
     context says otherwise."""
     for method in ("call", "__call__"):
-        function = next((f for f in ctx.functions if f.qualname == f"{callee}.{method}"), None)
+        function = _own_method(ctx, callee, method)
         if function is None:
             continue
-        params = function.node.params
-        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-            default = param.default
-            if param.name.value == "training" and isinstance(default, cst.Name):
-                if default.value == "True":
-                    name = callee.rpartition(".")[2]
-                    return f"the `{method}` of `{name}` defaults `training` to True"
+        _, param = _training_parameter(function)
+        default = param.default if param is not None else None
+        if isinstance(default, cst.Name) and default.value == "True":
+            name = callee.rpartition(".")[2]
+            return f"the `{method}` of `{name}` defaults `training` to True"
         return None
     return None
 
@@ -444,12 +458,8 @@ def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | Non
         return f"`{name}` is plain Python, no Keras layer or model"
     if kind != "framework" or callee not in ctx.index.classes:
         return None
-    call = next((f for f in ctx.functions if f.qualname == f"{callee}.__call__"), None)
-    if call is None:
-        return None
-    params = call.node.params
-    names = {p.name.value for p in [*params.params, *params.kwonly_params]}
-    if "training" in names or isinstance(params.star_kwarg, cst.Param):
+    call = _own_method(ctx, callee, "__call__")
+    if call is None or _training_parameter(call)[0]:
         return None
     return f"`{name}` is no Keras layer or model, and its `__call__` takes no `training`"
 
@@ -463,16 +473,10 @@ def _class_ignores_training(ctx: RuleContext, callee: str) -> str | None:
     `training=True`: its `call` takes no `training` and it builds no layer
     that depends on it. None when it may, or when the class is not this
     file's."""
-    call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+    call = _own_method(ctx, callee, "call")
     if callee not in ctx.index.classes or call is None:
         return None
-    params = call.node.params
-    names = {p.name.value for p in [*params.params, *params.kwonly_params]}
-    if (
-        "training" not in names
-        and not isinstance(params.star_kwarg, cst.Param)
-        and not _builds_training_layers(ctx, callee)
-    ):
+    if not _training_parameter(call)[0] and not _builds_training_layers(ctx, callee):
         # Keras hands `training` to the layers a `call` uses through its
         # call context, whether `call` names it or not: only a class
         # holding no dropout or normalization ignores it.
@@ -520,10 +524,10 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
     is. A call passing more positional arguments already says whether it
     trains."""
     for callee in _project_classes(ctx, model, owner):
-        call = next((f for f in ctx.functions if f.qualname == f"{callee}.call"), None)
+        call = _own_method(ctx, callee, "call")
         if call is None:
             continue
-        params = call.node.params
+        params = call.params
         names = [p.name.value for p in [*params.posonly_params, *params.params]]
         if "training" in names[1:]:
             return names.index("training") - 1

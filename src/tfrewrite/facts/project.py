@@ -45,7 +45,6 @@ from tfrewrite.facts.project_lookup import (
 from tfrewrite.facts.traced_function import (
     COMPILE_CONTEXT,
     EAGER_LOOP_CONTEXTS,
-    FRAMEWORK_CALL_ARGUMENTS,
     FRAMEWORK_TRACED_METHODS,
     HANDED_CONTEXT,
     KERAS_TENSOR_ARGUMENTS,
@@ -60,6 +59,7 @@ from tfrewrite.facts.traced_function import (
     TracedFunction,
     TraceMarks,
     callable_as_hook,
+    fit_calls,
     tape_block_context,
     traced_base_leaf,
 )
@@ -356,7 +356,7 @@ def compute_facts(
     propagate()
     # Train-step methods a loop calls: found once, used twice (they can be
     # pending steps, and their modules record that a loop calls them).
-    looped_methods = looped_train_methods(indexes)
+    looped_methods = looped_train_methods(indexes, lookup)
     for index, qualname in _pending_train_steps(indexes, lookup, marks, looped_methods):
         mark(
             index,
@@ -450,18 +450,10 @@ def _traced_site_targets(
     (`tf.function(model.train_step)` in `run(model, ...)`, every caller
     passing a `Model`)."""
     found = lookup.find(site.target, index)
-    if found or "." not in site.target:
+    caller = index.functions.get(site.caller)
+    if found or caller is None:
         return found
-    head = site.target.partition(".")[0]
-    around = [
-        info
-        for info in index.functions.values()
-        if info.lineno <= site.lineno <= info.end_lineno and head in info.params
-    ]
-    if not around:
-        return []
-    innermost = max(around, key=lambda info: info.lineno)
-    return parameter_method(index, innermost, site.target, lookup)
+    return parameter_method(index, caller, site.target, lookup)
 
 
 def _call_targets(
@@ -586,10 +578,8 @@ def _pending_train_steps(
                 continue  # a training loop (TFR303's case), or eager by design
             if (index.path, qualname) in marks or (index.path, qualname) not in looped:
                 continue
-            method = qualname.rsplit(".", 1)[-1]
-            if info.class_name and method in FRAMEWORK_CALL_ARGUMENTS:
-                if callable_as_hook(info, method):
-                    continue  # Keras's `fit` calls it, traced
+            if fit_calls(info):
+                continue  # Keras traces it
             result.append((index, qualname))
     return result
 

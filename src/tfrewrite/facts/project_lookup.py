@@ -108,24 +108,31 @@ class ProjectLookup:
                 return own
         return known
 
-    def call_method(
-        self, index: ModuleIndex, class_qualname: str, depth: int = 0
-    ) -> list[tuple[ModuleIndex, str]]:
+    def call_method(self, index: ModuleIndex, class_qualname: str) -> list[tuple[ModuleIndex, str]]:
         """What calling an object of a project class runs: its `__call__`,
         or for a Keras layer, model or loss the `call` Keras's `__call__`
         runs; the first the class or its project bases define."""
-        info = index.classes.get(class_qualname)
-        if info is None or depth > 10:
+        if class_qualname not in index.classes:
             return []
         names = ["__call__"]
         if keras_base(index, class_qualname, self) in KERAS_CALLED_BASES:
             names.append("call")
+        return self._defining(index, class_qualname, names)
+
+    def _defining(
+        self, index: ModuleIndex, class_qualname: str, names: list[str], depth: int = 0
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The first of `names` the class defines, else its project bases
+        do (in order, depth first), as Python's attribute lookup finds it."""
+        info = index.classes.get(class_qualname)
+        if info is None or depth > 10:
+            return []
         for name in names:
             if name in info.methods:
                 return [(index, f"{class_qualname}.{name}")]
         for base in info.bases:
             for base_index, base_qualname in self.find(base, index):
-                found = self.call_method(base_index, base_qualname, depth + 1)
+                found = self._defining(base_index, base_qualname, names, depth + 1)
                 if found:
                     return found
         return []
@@ -195,31 +202,14 @@ class ProjectLookup:
 
     def _inherited(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`pkg.Trainer.loss_fn` for a project class `Trainer` that does not
-        define `loss_fn`: the method it inherits, from the first project
-        base (in order, depth first) that defines it, as Python's attribute
-        lookup finds it (`self.loss_fn(...)` in a method of `Trainer`)."""
+        define `loss_fn`: the method it inherits from its project bases
+        (`self.loss_fn(...)` in a method of `Trainer`)."""
         owner, _, method = name.rpartition(".")
         found: list[tuple[ModuleIndex, str]] = []
         for index, qualname in self._find(owner) if owner else ():
             if qualname in index.classes:
-                found += self._base_method(index, qualname, method, 0)
+                found += self._defining(index, qualname, [method])
         return found
-
-    def _base_method(
-        self, index: ModuleIndex, class_qualname: str, method: str, depth: int
-    ) -> list[tuple[ModuleIndex, str]]:
-        if depth > 10:
-            return []
-        for base in index.classes[class_qualname].bases:
-            for base_index, base_qualname in self.find(base, index):
-                if base_qualname not in base_index.classes:
-                    continue
-                if f"{base_qualname}.{method}" in base_index.functions:
-                    return [(base_index, f"{base_qualname}.{method}")]
-                found = self._base_method(base_index, base_qualname, method, depth + 1)
-                if found:
-                    return found
-        return []
 
     def self_call_targets(
         self, index: ModuleIndex, caller: FunctionInfo | None, callee: str

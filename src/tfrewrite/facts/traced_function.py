@@ -236,6 +236,19 @@ def traced_base_leaf(base: str) -> str | None:
 FRAMEWORK_CALL_ARGUMENTS = {"train_step": 1, "test_step": 1, "predict_step": 1}
 
 
+def fit_calls(info: FunctionInfo) -> bool:
+    """A method named for a step hook Keras's `fit` (or `evaluate`,
+    `predict`) calls, that its call can reach (`train_step(self, data)`):
+    Keras traces it. `train_step(self, batch, optimizers)` is the project's
+    own step, called by hand."""
+    method = info.qualname.rpartition(".")[2]
+    return (
+        info.class_name is not None
+        and method in FRAMEWORK_CALL_ARGUMENTS
+        and callable_as_hook(info, method)
+    )
+
+
 def callable_as_hook(info: FunctionInfo, method: str) -> bool:
     """Whether the framework's call of the hook `method` can reach `info`."""
     count = FRAMEWORK_CALL_ARGUMENTS.get(method)

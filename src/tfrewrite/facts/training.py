@@ -128,12 +128,12 @@ def traced_by_fit(ctx: RuleContext, function: FunctionScope) -> bool:
     """A Keras model's `train_step` that `fit` can call (`train_step(self,
     data)`): Keras traces it. One that takes more (`train_step(self, batch,
     optimizers)`) is the project's own step, called by hand."""
-    from tfrewrite.facts.traced_function import callable_as_hook
+    from tfrewrite.facts.traced_function import fit_calls
 
     if not is_keras_train_step_override(ctx, function):
         return False
     method = ctx.index.functions.get(function.qualname)
-    return method is None or callable_as_hook(method, function.node.name.value)
+    return method is None or fit_calls(method)
 
 
 # -- Python side effects ----------------------------------------------------------------
