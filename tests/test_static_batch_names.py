@@ -353,26 +353,25 @@ def test_a_shape_unpacked_before_the_tensor_is_rebound_is_the_tensor_read_then()
     assert finding.fix is None and "not rewritten: `h` is not one value" in finding.message
 
 
+# `b` is the batch dimension on both branches; `cols` another one on each.
+BRANCH_ROWS = """
+h = tf.nn.relu(x)
+if h.shape[1] == 3:
+    b, cols = h.shape
+else:
+    b, cols = h.shape[0], h.shape[1]
+return tf.zeros([b, 2]) + tf.reduce_sum(h) + cols
+"""
+
+
 def test_a_name_each_branch_binds_to_the_same_dimension_holds_it():
-    """`b` is `h.shape[0]` on both branches (channels first or last): it
-    holds the batch dimension wherever it is read. `rows` is another
-    dimension on each branch: no dimension at all."""
-    source = with_body(
-        TRACED,
-        """
-        h = tf.nn.relu(x)
-        if h.shape[1] == 3:
-            b, _, rows = h.shape
-        else:
-            b, rows, _ = h.shape
-        return tf.zeros([b, rows])
-        """,
-    )
+    """`b` is `h.shape[0]` on both branches: it holds the batch dimension
+    wherever it is read, and the fix writes `tf.shape(h)[0]` there."""
+    source = with_body(TRACED, BRANCH_ROWS)
     [finding] = check_source(source, select=SELECT)
     assert "`b` (`h.shape[0]`)" in finding.message
-    assert finding.fix is not None and finding.fix.applicability is Applicability.UNSAFE
-    fixed = fix_source(source, select=SELECT, unsafe_fixes=True)
-    assert "tf.zeros([tf.shape(h)[0], rows])" in fixed
+    fixed = fix_source(source, select=SELECT)
+    assert "tf.zeros([tf.shape(h)[0], 2])" in fixed
 
 
 @pytest.mark.parametrize(("index", "expected"), [("-1", []), ("1", []), ("0", ["TFR107"])])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from tests.function_sources import with_body
-from tests.test_static_batch_names import NAMED_ROWS, SELECT, TRACED, UNPACKED_ROWS
+from tests.test_static_batch_names import BRANCH_ROWS, NAMED_ROWS, SELECT, TRACED, UNPACKED_ROWS
 
 from tfrewrite.api import fix_source
 
@@ -25,7 +25,7 @@ INPUTS = [
 ]
 
 
-@pytest.mark.parametrize("body", [body for body, _ in NAMED_ROWS])
+@pytest.mark.parametrize("body", [body for body, _ in NAMED_ROWS] + [BRANCH_ROWS])
 def test_the_rewrite_survives_an_unknown_batch_and_keeps_the_values(body):
     source = with_body(TRACED, body)
     rewritten = fix_source(source, select=SELECT)
