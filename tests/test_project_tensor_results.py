@@ -109,3 +109,57 @@ def test_a_parameter_returned_on_one_path_is_no_tensor_result() -> None:
     """
     index = build_index(textwrap.dedent(source), "ops.py", "ops")
     assert not index.functions["maybe_resize"].returns_tensor
+
+
+RESCALED = """
+import tensorflow as tf
+
+
+def rescaled(y_true, y_pred, replicas):
+    dice = tf.reduce_mean(y_true * y_pred)
+    dice = dice * (1 / replicas)
+    return dice
+
+
+def accumulated(terms):
+    total = tf.zeros([])
+    total += tf.add_n(terms)
+    return total
+
+
+def annotated(x):
+    out: tf.Tensor = tf.nn.relu(x)
+    return out
+
+
+def last_of_a_loop(x, items):
+    out = tf.identity(x)
+    for out in items:
+        pass
+    return out
+
+
+def started_from_a_number(terms):
+    total = 0.0
+    total = total + terms
+    return total
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "returns_tensor"),
+    [
+        ("rescaled", True),
+        ("accumulated", True),
+        ("annotated", True),
+        ("last_of_a_loop", False),
+        ("started_from_a_number", False),
+    ],
+)
+def test_a_name_every_binding_makes_a_tensor_is_a_tensor_result(
+    function: str, returns_tensor: bool
+) -> None:
+    """A name rebound from itself (`dice = dice * scale`, `total += term`)
+    stays what its first binding made it; a loop target may be anything."""
+    index = build_index(textwrap.dedent(RESCALED), "metrics.py", "metrics")
+    assert index.functions[function].returns_tensor is returns_tensor

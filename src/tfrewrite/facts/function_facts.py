@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from tfrewrite.facts.index_names import dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
+from tfrewrite.facts.keras_names import builds_keras_model
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
 from tfrewrite.facts.tensor_kinds import is_tensor_op
@@ -185,8 +186,31 @@ def returns_tensor(
 ) -> bool:
     """Every `return` of the function gives a value a TensorFlow (or Keras
     backend) op computes: `return backend.mean(y_pred) - backend.mean(y_true)`,
-    or a name its own scope binds once to one (`loss = tf.reduce_mean(...)`;
-    `return loss`). A caller in another module gets a tensor from it."""
+    or a name every binding of its own scope gives one (`loss =
+    tf.reduce_mean(...)`; `loss = loss * scale`; `return loss`). A caller in
+    another module gets a tensor from it."""
+    return _every_return_gives(node, lambda call: is_tensor_op(resolve(call.func)), True)
+
+
+def returns_model(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    """Every `return` of the function gives a Keras model it builds: `return
+    keras.Model(inputs, outputs)`, or `model = keras.Sequential([...])`;
+    `return model`. What a caller binds its result to is a model
+    (`self.encoder = self.get_encoder()`)."""
+    return _every_return_gives(node, lambda call: builds_keras_model(resolve(call.func)), False)
+
+
+def _every_return_gives(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    made_by: Callable[[ast.Call], bool],
+    arithmetic: bool,
+) -> bool:
+    """Every `return` of the function gives what a call `made_by` accepts
+    makes, directly, through a name every binding of the function's scope
+    gives one, or (`arithmetic`: the kind is closed under it, as tensors
+    are) through arithmetic on one."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [s.value for s in statements if isinstance(s, ast.Return)]
     if not returned or not all(isinstance(v, _EVIDENT_SHAPES) for v in returned):
@@ -206,32 +230,51 @@ def returns_tensor(
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
                         bound.setdefault(name.id, []).append(statement.value if single else target)
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            # `loss += term` binds `loss + term`.
+            value = ast.BinOp(statement.target, statement.op, statement.value)
+            bound.setdefault(statement.target.id, []).append(value)
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            value = statement.value if statement.value is not None else ast.Constant(None)
+            bound.setdefault(statement.target.id, []).append(value)
         elif isinstance(statement, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With)):
+            # Loop and `with` targets, subscripted bindings: of
+            # a value not read here.
             targets = [getattr(statement, "target", None)]
             targets += [i.optional_vars for i in getattr(statement, "items", ())]
             for target in targets:
                 for name in ast.walk(target) if target is not None else ():
                     if isinstance(name, ast.Name):
-                        bound.setdefault(name.id, []).append(target)
+                        bound.setdefault(name.id, []).append(ast.Constant(None))
+
+    # Names whose bindings are being read: a binding that reads the name
+    # itself (`dice = dice * scale`) gives what the others give.
+    reading: set[str] = set()
 
     def evident(expr: ast.expr | None, depth: int = 0) -> bool:
         if expr is None or depth > 8:
             return False
         if isinstance(expr, ast.Call):
-            return is_tensor_op(resolve(expr.func))
-        if isinstance(expr, ast.BinOp):
+            return made_by(expr)
+        if isinstance(expr, ast.BinOp) and arithmetic:
             return evident(expr.left, depth + 1) or evident(expr.right, depth + 1)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-            return evident(expr.operand, depth + 1)
+            return arithmetic and evident(expr.operand, depth + 1)
         if isinstance(expr, ast.Name):
+            if expr.id in reading:
+                return True
             values = bound.get(expr.id, [])
-            return len(values) == 1 and evident(values[0], depth + 1)
+            reading.add(expr.id)
+            try:
+                return bool(values) and all(evident(value, depth + 1) for value in values)
+            finally:
+                reading.discard(expr.id)
         return False
 
     return all(evident(value) for value in returned)
 
 
-# What a return value can be to be a tensor by `returns_tensor`'s reading.
+# What a return value can be to be evident by `_every_return_gives`'s reading.
 _EVIDENT_SHAPES = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Name)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

@@ -49,6 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returns_gradients,
+    returns_model,
     returns_tensor,
     writes_outside,
 )
@@ -354,6 +355,7 @@ class _Indexer(
         if info.opens_gradient_tape and not info.applies_gradients:
             info.returns_gradients = returns_gradients(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
+        info.returns_model = returns_model(node, self.resolve)
         info.returned_calls = returned_terms(node.body, self.resolve)
         self.function_stack.pop()
         self.scope.pop()

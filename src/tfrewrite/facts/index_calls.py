@@ -129,6 +129,7 @@ class TracedCallSites:
     # runs it eagerly, if at all).
     pending_lambdas: dict[int, tuple[str, str]]
     traced_lambda_stack: list[tuple[str, frozenset[str]] | None]
+    _instance_method: Callable[[ast.Attribute, bool], str | None]
 
     def resolve_function(self, node: ast.AST) -> str | None:
         """`resolve`, and a plain name defined by an enclosing function (a
@@ -270,7 +271,7 @@ class TracedCallSites:
         elif isinstance(node.func, ast.Attribute) and node.args:
             attr = node.func.attr
             if attr in ("map", "filter") and len(node.args) == 1:
-                if self._is_dataset(node.func.value):
+                if self._is_dataset(node.func.value) or _dataset_keywords(node):
                     reason = f"{DATASET_CONTEXT}{attr}`"
                     target, arguments = node.args[0], "tensor"
             elif attr == "run" and "strategy" in (dotted(node.func.value) or "").lower():
@@ -293,12 +294,24 @@ class TracedCallSites:
         if parts is not None:
             self._record_partial(parts, reason, arguments, passed, node.lineno)
             return
-        name = self.resolve_function(target)
+        name = self._handed_function(target)
         if name:
             caller = self.function_stack[-1].qualname if self.function_stack else ""
             self.index.traced_sites.append(
                 TracedSite(name, reason, node.lineno, {}, arguments, caller)
             )
+
+    def _handed_function(self, target: ast.AST) -> str | None:
+        """The function a tracer is handed: as `resolve_function` names it,
+        a method of an object this function builds (`aug.flip` for `aug =
+        Augment()`), or the methods `getattr(aug, "get" + name)` may fetch
+        (`_named_by_getattr`)."""
+        target = _named_by_getattr(target) or target
+        if isinstance(target, ast.Attribute) and self.function_stack:
+            method = self._instance_method(target, True)
+            if method:
+                return method
+        return self.resolve_function(target)
 
     def _record_traced_body(self, node: ast.Lambda, reason: str) -> None:
         """The calls of a traced lambda's body (and of the lambdas in it that
@@ -410,3 +423,37 @@ class TracedCallSites:
                 name = self.resolve_function(target)
                 if name:
                     self.index.traced_sites.append(TracedSite(name, reason, node.lineno))
+
+
+# Keywords only `tf.data.Dataset.map` (and `filter`'s siblings) take: a `.map`
+# call given one is a dataset's, whatever its receiver (`self.dataset`).
+_DATASET_MAP_KEYWORDS = frozenset({"num_parallel_calls", "deterministic"})
+
+
+def _dataset_keywords(node: ast.Call) -> bool:
+    return any(kw.arg in _DATASET_MAP_KEYWORDS for kw in node.keywords)
+
+
+def _named_by_getattr(node: ast.AST) -> ast.Attribute | None:
+    """`getattr(obj, "get" + name)` (or `f"get{name}"`): the methods of `obj`
+    whose names start with the constant part, as the attribute `obj.get*`
+    (`ProjectLookup.find` reads the `*` as any rest of a name). None for
+    anything else, or a name with no constant start."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) == 2
+    ):
+        return None
+    name = node.args[1]
+    head: ast.AST | None = None
+    if isinstance(name, ast.BinOp) and isinstance(name.op, ast.Add):
+        head = name.left
+    elif isinstance(name, ast.JoinedStr) and name.values:
+        head = name.values[0]
+    if not (isinstance(head, ast.Constant) and isinstance(head.value, str) and head.value):
+        return None
+    if not head.value.isidentifier():
+        return None
+    return ast.Attribute(value=node.args[0], attr=head.value + "*", ctx=ast.Load())

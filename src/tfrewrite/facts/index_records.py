@@ -110,6 +110,9 @@ class FunctionInfo:
     # Every `return` gives what a TensorFlow op computes (`function_facts.
     # returns_tensor`): a caller of another module gets a tensor from it.
     returns_tensor: bool = False
+    # Every `return` gives a Keras model it builds (`function_facts.
+    # returns_model`): what a caller binds its result to is a model.
+    returns_model: bool = False
     # The functions whose results it returns as its own (`return
     # self.ll(...)`), as pass 1 names them: differentiating it
     # differentiates them.

@@ -56,3 +56,18 @@ def is_keras_model_class(bases: Iterable[str]) -> bool:
     """A class whose resolved bases include `keras.Model` (or `Sequential`):
     Keras gives its instances `self.optimizer` once compiled."""
     return any(keras_leaf(base) in ("Model", "Sequential") for base in bases)
+
+
+# Keras callables whose result is a model: its constructors, and what loads
+# or copies one (`keras.applications.X(...)` too, by its path).
+_MODEL_BUILDERS = frozenset({"Sequential", "Model", "Functional", "load_model", "clone_model"})
+
+
+def builds_keras_model(qualified: str | None) -> bool:
+    """A call of `qualified` gives a Keras model: `keras.Sequential(...)`,
+    a functional `keras.Model(inputs, outputs)`, `keras.models.load_model`,
+    `keras.applications.ResNet50(...)`."""
+    path = keras_path(qualified)
+    if path is None:
+        return False
+    return path.rsplit(".", 1)[-1] in _MODEL_BUILDERS or path.startswith("applications.")

@@ -85,6 +85,8 @@ class ProjectLookup:
         module name is `origin`'s definition: pass 1 qualifies only a file's
         own definitions so, and two files may share a module name
         (`a/main.py`, `b/main.py`)."""
+        if name.endswith("*"):
+            return self._methods_named_from(name[:-1], origin)
         if name.endswith("()"):
             found: list[tuple[ModuleIndex, str]] = []
             for index, made in self.find(name[:-2], origin):
@@ -107,6 +109,25 @@ class ProjectLookup:
             if own:
                 return own
         return known
+
+    def _methods_named_from(
+        self, name: str, origin: ModuleIndex | None
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The methods `getattr(obj, "get" + name)` may fetch, for `name`
+        "pkg.Augment.get" (`index_calls._named_by_getattr`): those of the
+        class whose names start so."""
+        owner, _, start = name.rpartition(".")
+        found: list[tuple[ModuleIndex, str]] = []
+        for index, qualname in self.find(owner, origin) if owner else []:
+            if qualname not in index.classes:
+                continue
+            prefix = f"{qualname}.{start}"
+            found += [
+                (index, method)
+                for method in index.functions
+                if method.startswith(prefix) and method.count(".") == qualname.count(".") + 1
+            ]
+        return found
 
     def call_method(self, index: ModuleIndex, class_qualname: str) -> list[tuple[ModuleIndex, str]]:
         """What calling an object of a project class runs: its `__call__`,

@@ -34,7 +34,7 @@ from tfrewrite.facts.bindings import (
     split_target,
 )
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.keras_names import keras_leaf, keras_path
+from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import numpy_arrays
 from tfrewrite.facts.tensor_kinds import is_python_number
@@ -279,7 +279,7 @@ def _converter_path(path: str | None) -> bool:
     leaf = path.rsplit(".", 1)[-1]
     if path.startswith("losses.") and leaf[:1].isupper():
         return True
-    return leaf in ("Sequential", "Model") or path.startswith("applications.")
+    return builds_keras_model(f"keras.{path}")
 
 
 def _keras_class(ctx: RuleContext, name: str | None, depth: int = 0) -> bool:

@@ -13,7 +13,7 @@ import libcst as cst
 from tfrewrite.facts.blockers import line_name_of
 from tfrewrite.facts.call_context import TRAINING, UnflaggedLayerCall, unflagged_layer_calls
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.facts.keras_names import builds_keras_model, is_keras_model_class
 from tfrewrite.facts.models import (
     guarded_by_training_check,
     ignores_training,
@@ -41,7 +41,6 @@ from tfrewrite.workspace.line_names import line_name
 _MODEL_NAME = re.compile(
     r"^(model|net|network|generator|discriminator|encoder|decoder|classifier)$|_model$|^model_"
 )
-_MODEL_FACTORIES = ("Sequential", "Model", "Functional", "load_model", "clone_model")
 
 
 def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
@@ -70,21 +69,21 @@ def _model_names(ctx: RuleContext) -> set[str]:
     file deriving from `Model`. (An object of a Keras class of any module
     is a model when the step trains it: `trained_keras_objects`.)"""
     model_classes = {
-        name
-        for name, info in ctx.index.classes.items()
-        if any(keras_leaf(b) in ("Model", "Sequential") for b in info.bases)
+        name for name, info in ctx.index.classes.items() if is_keras_model_class(info.bases)
     }
+    builders = {q for q, info in ctx.index.functions.items() if info.returns_model}
     names = set()
-    for node in iter_nodes(ctx.module):
-        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+    for node, owner in _assignments(ctx.module, bool(builders)):
+        if not isinstance(node.value, cst.Call):
             continue
         callee = node.value.func
-        qualified = ctx.names.qualified_name(callee) or ""
         local = dotted_name(callee) or ""
         is_model = (
-            keras_leaf(qualified) in _MODEL_FACTORIES
-            or ".applications." in qualified
+            builds_keras_model(ctx.names.qualified_name(callee))
             or local in model_classes
+            or local in builders
+            # `self.encoder = self.get_encoder()`: a method building one.
+            or (owner is not None and f"{owner}.{local.removeprefix('self.')}" in builders)
         )
         if is_model:
             for target in node.targets:
@@ -92,6 +91,17 @@ def _model_names(ctx: RuleContext) -> set[str]:
                 if name:
                     names.add(name)
     return names
+
+
+def _assignments(module: cst.Module, with_classes: bool) -> Iterator[tuple[cst.Assign, str | None]]:
+    """Every assignment of the file, with the top-level class whose method
+    holds it when `with_classes` (else None: most files build no model in
+    a method, and need no class)."""
+    for statement in module.body:
+        owner = statement.name.value if isinstance(statement, cst.ClassDef) else None
+        for node in iter_nodes(statement):
+            if isinstance(node, cst.Assign):
+                yield node, owner if with_classes else None
 
 
 def _is_model_call(

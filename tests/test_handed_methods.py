@@ -1,0 +1,79 @@
+"""Methods handed to `Dataset.map` through an object a function builds:
+`ds.map(aug.flip)` for `aug = Augment()`, and the dispatch by name
+`ds.map(getattr(aug, "get" + name))` for each name a config lists, which
+may fetch any method of the class whose name starts so. A `.map` given
+`num_parallel_calls` is a dataset's, whatever its receiver holds
+(`self.dataset`)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+
+AUGMENT = """
+import tensorflow as tf
+
+
+class Augment:
+    def __init__(self, p):
+        self.p = p
+
+    def getFlip(self, x, y):
+        if tf.random.uniform(()) > self.p:
+            x = tf.image.flip_left_right(x)
+        return x, y
+
+    def getShift(self, x, y):
+        if tf.random.uniform(()) > self.p:
+            x = tf.roll(x, 1, axis=0)
+        return x, y
+
+    def blur(self, x, y):
+        if tf.random.uniform(()) > self.p:
+            x = x * 0.5
+        return x, y
+"""
+
+LOADER = """
+import tensorflow as tf
+from augment import Augment
+
+
+class Loader:
+    def __init__(self, files):
+        self.dataset = tf.data.TFRecordDataset(files)
+
+    def augment(self, names, p):
+        aug = Augment(p)
+        for name in names:
+            self.dataset = self.dataset.map(getattr(aug, "get" + name), num_parallel_calls=4)
+"""
+
+DIRECT = """
+import tensorflow as tf
+from augment import Augment
+
+
+def pipeline(ds, p):
+    aug = Augment(p)
+    return ds.batch(8).map(aug.blur)
+"""
+
+
+def _findings(root: Path, loader: str) -> list[tuple[str, int]]:
+    (root / "augment.py").write_text(textwrap.dedent(AUGMENT))
+    (root / "loader.py").write_text(textwrap.dedent(loader))
+    files = [InputFile(str(root / "augment.py")), InputFile(str(root / "loader.py"))]
+    result = run(files, RunOptions(rule_codes=("TFR101",), root=str(root)), jobs=1)
+    return sorted((Path(f.path).name, f.start.line) for f in result.findings)
+
+
+def test_methods_a_getattr_prefix_may_fetch_run_traced(tmp_path: Path) -> None:
+    # getFlip and getShift: `blur` does not start with "get".
+    assert _findings(tmp_path, LOADER) == [("augment.py", 10), ("augment.py", 15)]
+
+
+def test_a_method_of_an_object_the_function_builds_runs_traced(tmp_path: Path) -> None:
+    assert _findings(tmp_path, DIRECT) == [("augment.py", 20)]
