@@ -96,3 +96,34 @@ def test_tensorflow_re_exported_by_a_project_package(tmp_path: Path) -> None:
     """
     found = _found(tmp_path, {"kit/__init__.py": package, "step.py": step})
     assert found == [("step.py", 7, "TFR101")]
+
+
+SIBLING = """
+import numpy as np
+import tensorflow as tf
+
+
+def serialize(key):
+    def as_bytes(value):
+        return value.numpy()
+
+    def encode(k):
+        return as_bytes(k) + bytes(np.random.randint(2))
+
+    return tf.py_function(encode, inp=[key], Tout=tf.string)
+
+
+encoded = tf.data.Dataset.from_tensor_slices([b"a", b"b"]).map(serialize)
+"""
+
+
+def test_a_helper_only_the_eager_function_calls_is_eager(tmp_path: Path) -> None:
+    assert _found(tmp_path, {"encode.py": SIBLING}) == []
+
+
+def test_the_same_helper_called_by_the_traced_function_is_traced(tmp_path: Path) -> None:
+    source = SIBLING.replace(
+        "    return tf.py_function(encode, inp=[key], Tout=tf.string)",
+        "    as_bytes(key)\n    return tf.py_function(encode, inp=[key], Tout=tf.string)",
+    )
+    assert _found(tmp_path, {"encode.py": source}) == [("encode.py", 8, "TFR105")]

@@ -316,7 +316,11 @@ def test_a_loss_handed_to_a_wrapper_keeps_that_context():
     )
     index = build_index(source, "m.py", "m")
     traced = compute_facts([index]).for_path("m.py")["pinball"]
-    assert traced.contexts == (OWN_DECORATOR, "bound to `self.fn` at line 15 of m.py")
+    assert traced.contexts == (
+        OWN_DECORATOR,
+        "called from traced `Pinball.call`",
+        "bound to `self.fn` at line 15 of m.py",
+    )
     findings = check_source(source)
     assert sorted(f.code for f in findings) == ["TFR101", "TFR301"]
     from tfrewrite.api import fix_source

@@ -64,5 +64,45 @@ def test_pass_one_reads_which_functions_build_a_model(function: str, returns_mod
 def test_a_model_a_method_builds_is_called_without_training(tmp_path: Path) -> None:
     path = tmp_path / "learner.py"
     path.write_text(textwrap.dedent(SOURCE))
-    result = run([InputFile(str(path))], RunOptions(rule_codes=("TFR304",), root=str(tmp_path)), jobs=1)
+    options = RunOptions(rule_codes=("TFR304",), root=str(tmp_path))
+    result = run([InputFile(str(path))], options, jobs=1)
     assert [(f.start.line, f.start.column) for f in result.findings] == [(29, 17), (30, 17)]
+
+
+PAIR = """
+import tensorflow as tf
+
+
+def build_pair(width):
+    inputs = tf.keras.layers.Input((width,))
+    actor = tf.keras.Model(inputs, tf.keras.layers.BatchNormalization()(inputs))
+    critic = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    return actor, critic
+
+
+def build_with_optimizer(width):
+    return tf.keras.Sequential([tf.keras.layers.Dense(width)]), tf.keras.optimizers.Adam()
+
+
+class Agent:
+    def __init__(self):
+        self.actor, self.critic = build_pair(4)
+
+    @tf.function
+    def learn(self, states):
+        with tf.GradientTape() as tape:
+            loss = -tf.reduce_mean(self.actor(states))
+        grads = tape.gradient(loss, self.actor.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.actor.trainable_variables))
+"""
+
+
+def test_each_model_a_builder_returns_in_a_tuple_is_a_model(tmp_path: Path) -> None:
+    index = build_index(textwrap.dedent(PAIR), "agent.py", "agent")
+    assert index.functions["build_pair"].returns_model
+    assert not index.functions["build_with_optimizer"].returns_model
+    path = tmp_path / "agent.py"
+    path.write_text(textwrap.dedent(PAIR))
+    options = RunOptions(rule_codes=("TFR304",), root=str(tmp_path))
+    result = run([InputFile(str(path))], options, jobs=1)
+    assert [f.start.line for f in result.findings] == [23]

@@ -197,22 +197,33 @@ def returns_model(
 ) -> bool:
     """Every `return` of the function gives a Keras model it builds: `return
     keras.Model(inputs, outputs)`, or `model = keras.Sequential([...])`;
-    `return model`. What a caller binds its result to is a model
-    (`self.encoder = self.get_encoder()`)."""
-    return _every_return_gives(node, lambda call: builds_keras_model(resolve(call.func)), False)
+    `return model`, or a tuple of such (`return actor, critic`). What a
+    caller binds its result to is a model (`self.encoder =
+    self.get_encoder()`; `self.actor, self.critic = build(...)`)."""
+    return _every_return_gives(
+        node, lambda call: builds_keras_model(resolve(call.func)), False, tuples=True
+    )
 
 
 def _every_return_gives(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     made_by: Callable[[ast.Call], bool],
     arithmetic: bool,
+    tuples: bool = False,
 ) -> bool:
     """Every `return` of the function gives what a call `made_by` accepts
     makes, directly, through a name every binding of the function's scope
     gives one, or (`arithmetic`: the kind is closed under it, as tensors
-    are) through arithmetic on one."""
+    are) through arithmetic on one; with `tuples`, each element of a tuple
+    it returns does."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [s.value for s in statements if isinstance(s, ast.Return)]
+    if tuples:
+        returned = [
+            element
+            for value in returned
+            for element in (value.elts if isinstance(value, ast.Tuple) else [value])
+        ]
     if not returned or not all(isinstance(v, _EVIDENT_SHAPES) for v in returned):
         return False  # most functions: no return, or one of another shape
     # A parameter is a binding too: `return x` after `if ...: x = tf.op(x)`

@@ -509,6 +509,11 @@ class _Indexer(
                 if isinstance(target, ast.Attribute):
                     bound = f"bound to `{ast.unparse(target)}` at {self._line(node)}"
                     self._reference(node.value, bound)
+                if owner is not None and is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    function = self._held_function(node.value)
+                    if function is not None:
+                        owner.held_functions.setdefault(target.attr, []).append(function)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and self.call_results:
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
@@ -757,6 +762,20 @@ class _Indexer(
         """How other files' messages name `node`'s line ("line 9", or
         "cell 3, line 4" in a notebook)."""
         return named_line(node.lineno, self.index.cell_starts)
+
+    def _held_function(self, value: ast.expr) -> str | None:
+        """The dotted name of the function of the project `value` may name
+        (`scaled_attention`, `losses.focal`), not a parameter's or a
+        local's value, nor an external package's."""
+        root = value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id == "self":
+            return None
+        name = self.resolve_function(value)
+        if name is None or name == root.id or name.split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None
+        return name
 
     def _reference(self, value: ast.expr, how: str) -> None:
         """Record `value` as a function used as a value, when it names one

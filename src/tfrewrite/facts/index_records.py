@@ -148,6 +148,10 @@ class ClassInfo:
     # `self.<attr> = Cls(...)`: attr -> dotted name of the callee, the class
     # of the object held when it is one of the project's.
     held_objects: dict[str, str] = field(default_factory=dict)
+    # `self.<attr> = f` (a function, not called): attr -> dotted names of
+    # the functions its methods bind there. `self.<attr>(...)` in a method
+    # of the class, a base or a subclass calls one of them.
+    held_functions: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -71,20 +71,34 @@ def trained_models(
         calls = _variable_owners(root)
     if tape is not None:
         names = _tape_names(ctx, tape)
-        own = {o for receiver, owners in calls if receiver in names for o in owners}
+        own = {
+            o
+            for receiver, owners, opened_by in calls
+            if receiver in names and opened_by in (id(tape), None)
+            for o in owners
+        }
         if own:
             return own
-    return {o for _, owners in calls for o in owners} or None
+    return {o for _, owners, _ in calls for o in owners} or None
 
 
-def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str]]]:
+def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str], int | None]]:
     """For each gradient or update call under `root` (nested functions left
-    out): the tape a `gradient` call is made on (None for the others), and
-    the owners of the variables it names, directly or through a local name
-    assigned them (`variables = model.trainable_variables`)."""
+    out): the tape a `gradient` call is made on (None for the others), the
+    owners of the variables it names, directly or through a local name
+    assigned them (`variables = model.trainable_variables`), and the id of
+    the `with` that last bound the tape's name before it: a step reusing
+    `tape` for its critic and then its actor differentiates each in its
+    own block."""
     assigned: dict[str, list[cst.BaseExpression]] = {}
-    calls: list[tuple[str | None, Sequence[cst.Arg]]] = []
+    calls: list[tuple[str | None, Sequence[cst.Arg], int | None]] = []
+    opened: dict[str, int] = {}  # tape name -> id of the `with` binding it last
     for node in iter_nodes(root, into_functions=False):
+        if isinstance(node, cst.With):
+            for item in node.items:
+                if isinstance(item.asname, cst.AsName) and isinstance(item.asname.name, cst.Name):
+                    opened[item.asname.name.value] = id(node)
+            continue
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -102,11 +116,11 @@ def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str]]]:
                 if a.keyword is None or a.keyword.value in ("sources", "var_list")
             ]
             tape = dotted_name(node.func.value) if method == "gradient" else None  # type: ignore[attr-defined]
-            calls.append((tape, args))
+            calls.append((tape, args, opened.get(tape) if tape else None))
         elif is_optimizer_update_call(node):
-            calls.append((None, node.args))
-    result: list[tuple[str | None, set[str]]] = []
-    for tape, args in calls:
+            calls.append((None, node.args, None))
+    result: list[tuple[str | None, set[str], int | None]] = []
+    for tape, args, opened_by in calls:
         owners: set[str] = set()
         for arg in args:
             values = [arg.value]
@@ -118,7 +132,7 @@ def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str]]]:
                         owner = dotted_name(sub.value)
                         if owner:
                             owners.add(owner)
-        result.append((tape, owners))
+        result.append((tape, owners, opened_by))
     return result
 
 

@@ -245,6 +245,44 @@ class ProjectLookup:
             method = callee.rpartition(".")[2]
             if callee == index.qualify(f"{owner}.{method}"):
                 found = found + self.overriding_methods(index, owner, method)
+                if not found:
+                    found = self.held_functions(index, owner, method)
+        return found
+
+    def held_functions(
+        self, index: ModuleIndex, class_qualname: str, attr: str
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The functions `self.<attr>(...)` in a method of the class may
+        call: those the class, its project bases or its subclasses bind
+        there (`self.attention_fn = stochastic_attention` in a subclass
+        whose inherited `call` runs `self.attention_fn(q, k, v)`)."""
+        classes = [(index, class_qualname)]
+        classes += self._bases(index, class_qualname)
+        classes += self._subclasses(index, class_qualname)
+        found: list[tuple[ModuleIndex, str]] = []
+        for owner_index, owner in classes:
+            info = owner_index.classes.get(owner)
+            for name in info.held_functions.get(attr, ()) if info is not None else ():
+                found += [
+                    (held_index, held)
+                    for held_index, held in self.find(name, owner_index)
+                    if held in held_index.functions and (held_index, held) not in found
+                ]
+        return found
+
+    def _bases(
+        self, index: ModuleIndex, class_qualname: str, depth: int = 0
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The class's project bases, at any depth."""
+        info = index.classes.get(class_qualname)
+        if info is None or depth > 10:
+            return []
+        found: list[tuple[ModuleIndex, str]] = []
+        for base in info.bases:
+            for base_index, base_qualname in self.find(base, index):
+                if base_qualname in base_index.classes:
+                    found.append((base_index, base_qualname))
+                    found += self._bases(base_index, base_qualname, depth + 1)
         return found
 
     def overriding_methods(
@@ -254,6 +292,16 @@ class ProjectLookup:
         at any depth: where `self.method(...)` in one of its methods lands
         when `self` is an object of a subclass (`DefaultAgent.train`
         differentiating `self.loss_fn`, which `DecoderAgent` overrides)."""
+        return [
+            (sub_index, f"{sub}.{method}")
+            for sub_index, sub in self._subclasses(index, class_qualname)
+            if f"{sub}.{method}" in sub_index.functions
+        ]
+
+    def _subclasses(
+        self, index: ModuleIndex, class_qualname: str
+    ) -> list[tuple[ModuleIndex, str]]:
+        """The project's subclasses of the class, at any depth."""
         if self.subclasses is None:
             self.subclasses = {}
             for sub_index in self.indexes:
@@ -273,8 +321,7 @@ class ProjectLookup:
                     continue
                 seen.add((sub_index.path, sub))
                 pending.append((sub_index, sub))
-                if f"{sub}.{method}" in sub_index.functions:
-                    found.append((sub_index, f"{sub}.{method}"))
+                found.append((sub_index, sub))
         return found
 
     def _reexported(self, name: str) -> list[tuple[ModuleIndex, str]]:

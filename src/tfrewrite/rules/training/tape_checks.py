@@ -87,9 +87,12 @@ def _model_names(ctx: RuleContext) -> set[str]:
         )
         if is_model:
             for target in node.targets:
-                name = dotted_name(target.target)
-                if name:
-                    names.add(name)
+                # `actor, critic = build(...)`: a builder may return several.
+                bound = target.target
+                parts = bound.elements if isinstance(bound, cst.Tuple) else ()
+                for name in map(dotted_name, [e.value for e in parts] or [bound]):
+                    if name:
+                        names.add(name)
     return names
 
 
