@@ -72,6 +72,27 @@ def test_known_class_decides_where_training_binds():
     assert _findings(source.format(arg="m, True"), "TFR304") == []
 
 
+def test_a_training_flag_after_star_args_binds_by_keyword_only():
+    source = """
+        import tensorflow as tf
+
+        class Net(tf.keras.Model):
+            def call(self, x, *args, training=False, **kwargs):
+                return x
+
+        generator = Net()
+
+        def step(x, state):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(generator(x, state))
+            grads = tape.gradient(loss, generator.trainable_variables)
+            opt.apply_gradients(zip(grads, generator.trainable_variables))
+    """
+    # `state` goes to `*args`: no positional argument reaches `training`.
+    [finding] = _findings(source, "TFR304")
+    assert finding.fix is not None
+
+
 def test_held_model_given_training_positionally_is_not_reported():
     source = """
         import tensorflow as tf

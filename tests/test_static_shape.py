@@ -82,6 +82,10 @@ def test_a_shape_built_from_a_slice_is_reported_without_fix():
         "tf.zeros(tf.shape(h))",
         "tf.zeros(tf.reduce_sum(h).shape)",  # a scalar's shape is always known
         "tf.zeros((2, 3))",
+        # The rank only: known to the trace whenever any dimension is.
+        "tf.reshape(h, [-1 if i == 1 else 1 for i in range(h.shape.rank)])",
+        "tf.reshape(h, [1] * (len(h.shape) - 1) + [-1])",
+        "tf.ones([1 for _ in range(h.shape.ndims)])",
     ],
 )
 def test_left_alone(expr):

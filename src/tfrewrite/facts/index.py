@@ -76,6 +76,7 @@ from tfrewrite.facts.index_records import (
     TracedLambda,
     TracedSite,
 )
+from tfrewrite.facts.keras_names import star_imported_names
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
@@ -865,6 +866,12 @@ def build_index(
         current = index.imports.get(alias)
         if current is None or (_is_outside(target) and not _is_outside(current)):
             index.imports[alias] = target
+    # `from tensorflow.keras.layers import *`: Keras' public names, as an
+    # explicit import of each would bind them.
+    for base in index.star_imports:
+        for alias in star_imported_names(base):
+            if alias not in indexer.module_level_names and alias not in index.imports:
+                index.imports[alias] = f"{base}.{alias}"
     bindings = module_bindings(tree.body)
     indexer.module_once = {name for name, (count, _, _) in bindings.items() if count == 1}
     for statement in tree.body:

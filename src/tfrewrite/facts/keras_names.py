@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tfrewrite.facts.keras_public_names import PUBLIC_NAMES
+
 # The packages Keras' public API is imported from.
 KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 KERAS_PREFIXES = tuple(f"{package}." for package in KERAS_PACKAGES)
@@ -71,3 +73,11 @@ def builds_keras_model(qualified: str | None) -> bool:
     if path is None:
         return False
     return path.rsplit(".", 1)[-1] in _MODEL_BUILDERS or path.startswith("applications.")
+
+
+def star_imported_names(module: str) -> frozenset[str]:
+    """The names `from <module> import *` binds when `module` is a Keras
+    module of the generated table (`tensorflow.keras.layers`: `Dense`,
+    `LSTMCell`, ...); none for any other module."""
+    path = keras_path(module)
+    return PUBLIC_NAMES.get(path, frozenset()) if path is not None else frozenset()

@@ -547,6 +547,8 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
             return names.index("training") - 1
         if not isinstance(params.star_arg, cst.Param):
             return None
+        if any(p.name.value == "training" for p in params.kwonly_params):
+            return None  # `def call(self, x, *args, training=False)`: by keyword only
     return KERAS_TRAINING_POSITION
 
 

@@ -298,9 +298,7 @@ class ProjectLookup:
             if f"{sub}.{method}" in sub_index.functions
         ]
 
-    def _subclasses(
-        self, index: ModuleIndex, class_qualname: str
-    ) -> list[tuple[ModuleIndex, str]]:
+    def _subclasses(self, index: ModuleIndex, class_qualname: str) -> list[tuple[ModuleIndex, str]]:
         """The project's subclasses of the class, at any depth."""
         if self.subclasses is None:
             self.subclasses = {}

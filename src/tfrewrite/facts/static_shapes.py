@@ -174,10 +174,28 @@ def mentions_static_shape(node: cst.CSTNode) -> cst.BaseExpression | None:
     """The first static shape inside `node` (`x.shape` in a slice,
     `list(x.shape[:-1]) + ...`, or `x.get_shape().as_list()`): its tensor is
     `static_shape_of` it."""
-    for inner, _ in iter_with_ancestors(node):
+    for inner, ancestors in iter_with_ancestors(node):
         if isinstance(inner, (cst.Attribute, cst.Call)) and static_shape_of(inner) is not None:
-            return inner  # type: ignore[no-any-return]
+            if not _reads_rank(inner, ancestors):
+                return inner  # type: ignore[no-any-return]
     return None
+
+
+def _reads_rank(shape: cst.BaseExpression, ancestors: tuple[cst.CSTNode, ...]) -> bool:
+    """`x.shape.rank`, `x.shape.ndims`, `len(x.shape)`: the number of
+    dimensions, which a trace knows whenever it knows any of them."""
+    parent = ancestors[-1] if ancestors else None
+    if isinstance(parent, cst.Attribute) and parent.value is shape:
+        return parent.attr.value in ("rank", "ndims")
+    if isinstance(parent, cst.Arg) and len(ancestors) > 1:
+        call = ancestors[-2]
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Name)
+            and call.func.value == "len"
+            and len(call.args) == 1
+        )
+    return False
 
 
 def _reads_batch_dimension(ctx: RuleContext, node: cst.CSTNode) -> bool:
