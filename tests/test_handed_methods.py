@@ -77,3 +77,16 @@ def test_methods_a_getattr_prefix_may_fetch_run_traced(tmp_path: Path) -> None:
 
 def test_a_method_of_an_object_the_function_builds_runs_traced(tmp_path: Path) -> None:
     assert _findings(tmp_path, DIRECT) == [("augment.py", 20)]
+
+
+SCRIPT = """
+import tensorflow as tf
+from augment import Augment
+
+aug = Augment(0.5)
+ds = tf.data.Dataset.from_tensor_slices(tf.zeros((4, 2))).map(aug.blur, num_parallel_calls=2)
+"""
+
+
+def test_a_method_of_a_module_level_object_runs_traced(tmp_path: Path) -> None:
+    assert _findings(tmp_path, SCRIPT) == [("augment.py", 20)]

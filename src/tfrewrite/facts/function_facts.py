@@ -155,10 +155,18 @@ def is_self_attribute(node: ast.AST) -> bool:
     )
 
 
-def returns_gradients(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+def returns_gradients(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, variable_methods: frozenset[str] = frozenset()
+) -> bool:
     """Its body returns the gradients a `.gradient(...)` call computes for a
     model's variables, directly or through a name (`grads =
-    tape.gradient(loss, model.trainable_variables)`; `return loss, grads`)."""
+    tape.gradient(loss, model.trainable_variables)`; `return loss, grads`).
+    `variable_methods`: methods of its class that return a model's
+    variables (`tape.gradient(loss, self.training_variables())`)."""
+
+    def _is_gradient_call(call: ast.AST) -> bool:
+        return _gradient_call(call, variable_methods)
+
     gradients: set[str] = set()
     returned: list[ast.expr] = []
     stack: list[ast.stmt] = list(reversed(node.body))
@@ -296,9 +304,10 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 
 
-def _is_gradient_call(node: ast.AST) -> bool:
+def _gradient_call(node: ast.AST, variable_methods: frozenset[str] = frozenset()) -> bool:
     """`tape.gradient(loss, model.trainable_variables)`: gradients for the
-    variables of a model."""
+    variables of a model, also as a method of `variable_methods` returns
+    them (`self.training_variables()`)."""
     if not (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -308,9 +317,38 @@ def _is_gradient_call(node: ast.AST) -> bool:
     sources = node.args[1] if len(node.args) > 1 else None
     sources = next((kw.value for kw in node.keywords if kw.arg == "sources"), sources)
     return sources is not None and any(
-        isinstance(part, ast.Attribute) and part.attr in _VARIABLE_LISTS
+        (isinstance(part, ast.Attribute) and part.attr in _VARIABLE_LISTS)
+        or (
+            isinstance(part, ast.Call)
+            and is_self_attribute(part.func)
+            and part.func.attr in variable_methods  # type: ignore[attr-defined]
+        )
         for part in ast.walk(sources)
     )
+
+
+def returns_variables(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every `return` gives a model's variables: `return
+    self.model.trainable_variables`, or a name bound to them. What a
+    caller differentiates with respect to it is a model's variables."""
+    returned = [
+        s.value
+        for s in iter_statements(node.body, into_definitions=False)
+        if isinstance(s, ast.Return)
+    ]
+    if not returned:
+        return False
+    bound: dict[str, list[ast.expr]] = {}
+    for statement in iter_statements(node.body, into_definitions=False):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target = statement.targets[0]
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(statement.value)
+    values = [
+        bound[v.id][0] if isinstance(v, ast.Name) and len(bound.get(v.id, ())) == 1 else v
+        for v in returned
+    ]
+    return all(isinstance(v, ast.Attribute) and v.attr in _VARIABLE_LISTS for v in values)
 
 
 def opens_tape(

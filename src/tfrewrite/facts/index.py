@@ -51,6 +51,7 @@ from tfrewrite.facts.function_facts import (
     returns_gradients,
     returns_model,
     returns_tensor,
+    returns_variables,
     writes_outside,
 )
 from tfrewrite.facts.index_calls import (
@@ -184,6 +185,11 @@ class _Indexer(
         self.class_stack: list[str] = []
         self.function_stack: list[FunctionInfo] = []
         self.tape_functions: set[str] = set()  # qualnames of functions opening a tape
+        # Methods with a tape whose gradients' sources another method may give.
+        self.gradient_helpers: list[
+            tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef]
+        ] = []
+        self.mentions_variables = False
         self.module_level_names: set[str] = set()
         # Per enclosing function, innermost last: local names bound to the
         # result of calling a project function (`loss_fn = make_loss(...)`).
@@ -355,6 +361,12 @@ class _Indexer(
         self._decide_mutations(node, info)
         if info.opens_gradient_tape and not info.applies_gradients:
             info.returns_gradients = returns_gradients(node)
+            if not info.returns_gradients and info.class_name:
+                # Its sources may be what another method returns: decided
+                # once the class is read (`_record_helper_gradients`).
+                self.gradient_helpers.append((info, node))
+        if self.mentions_variables and info.class_name:
+            info.returns_variables = returns_variables(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
         info.returns_model = returns_model(node, self.resolve)
         info.returned_calls = returned_terms(node.body, self.resolve)
@@ -898,6 +910,7 @@ def build_index(
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_eager_test = "executing_eagerly" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
+    indexer.mentions_variables = "variables" in source or "weights" in source
     indexer.visit(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()
@@ -913,6 +926,7 @@ def build_index(
                 index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.opens_gradient_tape:
+        _record_helper_gradients(index, indexer.gradient_helpers)
 
         def callee_of(call: ast.Call) -> str | None:
             return indexer.instance_callees.get(id(call)) or indexer.resolve(call.func)
@@ -930,6 +944,39 @@ def build_index(
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+
+def _record_helper_gradients(
+    index: ModuleIndex,
+    candidates: list[tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef]],
+) -> None:
+    """The functions that apply gradients without a tape of their own,
+    calling a function of the file whose tape computes and returns them
+    (`FunctionInfo.applies_helper_gradients`): one that `returns_gradients`,
+    or a method whose tape differentiates with respect to the variables
+    another method of its class returns (`tape.gradient(loss,
+    self.training_variables())`; such a helper alone is no step: the
+    function applying its gradients is)."""
+    helpers = {qualname for qualname, info in index.functions.items() if info.returns_gradients}
+    for info, node in candidates:
+        owner = f"{info.class_name}."
+        methods = frozenset(
+            qualname.removeprefix(owner)
+            for qualname, other in index.functions.items()
+            if other.returns_variables and qualname.startswith(owner)
+        )
+        if methods and returns_gradients(node, methods):
+            helpers.add(info.qualname)
+    if not helpers:
+        return
+    for info in index.functions.values():
+        if not info.applies_gradients or info.opens_gradient_tape:
+            continue
+        for callee in info.calls:
+            local = callee.removeprefix(f"{index.module}.") if index.module else callee
+            if local in helpers:
+                info.applies_helper_gradients = True
+                break
 
 
 def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:

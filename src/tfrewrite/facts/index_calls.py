@@ -130,6 +130,7 @@ class TracedCallSites:
     pending_lambdas: dict[int, tuple[str, str]]
     traced_lambda_stack: list[tuple[str, frozenset[str]] | None]
     _instance_method: Callable[[ast.Attribute, bool], str | None]
+    module_instances: dict[str, str]
 
     def resolve_function(self, node: ast.AST) -> str | None:
         """`resolve`, and a plain name defined by an enclosing function (a
@@ -311,6 +312,11 @@ class TracedCallSites:
             method = self._instance_method(target, True)
             if method:
                 return method
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            # `ds.map(aug.flip)` at module level, for `aug = Augment()` there.
+            constructor = self.module_instances.get(target.value.id)
+            if constructor:
+                return f"{constructor}.{target.attr}"
         return self.resolve_function(target)
 
     def _record_traced_body(self, node: ast.Lambda, reason: str) -> None:

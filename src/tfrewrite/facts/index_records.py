@@ -42,6 +42,13 @@ class FunctionInfo:
     # Returns the gradients its tape computes, for its caller to apply
     # (`return loss, tape.gradient(loss, model.trainable_variables)`).
     returns_gradients: bool = False
+    # Applies the gradients a helper of the file returns (`loss, grads =
+    # self.grad(x, y)`, then `apply_gradients`): its tape is the helper's.
+    applies_helper_gradients: bool = False
+    # Every `return` gives a model's variables (`function_facts.
+    # returns_variables`): `tape.gradient(loss, self.training_variables())`
+    # differentiates with respect to a model's variables.
+    returns_variables: bool = False
     # Calls Python logging (`vocabulary.is_logging_call`): `logging.info`,
     # `tf.get_logger().info`, a module-level `logger = logging.getLogger()`.
     calls_python_logging: bool = False
@@ -130,8 +137,11 @@ class FunctionInfo:
     @property
     def trains(self) -> bool:
         """A custom train step: it opens a `GradientTape`, and applies the
-        gradients or hands them to its caller to apply. The forward and
+        gradients or hands them to its caller to apply; or it applies those
+        a helper's tape computes and returns. The forward and
         backward pass of one batch run here: decorating it is the speed-up."""
+        if self.applies_helper_gradients:
+            return True
         return self.opens_gradient_tape and (self.applies_gradients or self.returns_gradients)
 
 
