@@ -925,6 +925,8 @@ def build_index(
             if name not in index.rebound_module_names:
                 index.straight_rebinds[name] = last_line
             index.rebound_module_names.setdefault(name, "assigned more than once")
+    if index.eager_functions:
+        _record_eager_helpers(index)
     if index.opens_gradient_tape:
         _record_helper_gradients(index, indexer.gradient_helpers)
 
@@ -944,6 +946,40 @@ def build_index(
 
 
 _NOTHING: frozenset[str] = frozenset()
+
+
+def _record_eager_helpers(index: ModuleIndex) -> None:
+    """Nested functions of the file that only functions running eagerly
+    call (a helper nested in a traced `map` function, called only by the
+    function it hands `tf.py_function`): eager too, and so are their spans
+    (`ModuleIndex.eager_functions`, `eager_spans`)."""
+
+    def eager(qualname: str) -> bool:
+        return any(
+            qualname == known or qualname.startswith(f"{known}.") for known in index.eager_functions
+        )
+
+    callers: dict[str, list[str]] = {}
+    for caller, info in index.functions.items():
+        for callee in info.calls:
+            callers.setdefault(callee, []).append(caller)
+    changed = True
+    while changed:
+        changed = False
+        for qualname, info in index.functions.items():
+            parent, _, name = qualname.rpartition(".")
+            if parent not in index.functions or eager(qualname):
+                continue
+            # A sibling's call names it as written (`_features(x)`).
+            found = callers.get(index.qualify(qualname), []) + [
+                caller
+                for caller in callers.get(name, [])
+                if caller == parent or caller.startswith(f"{parent}.")
+            ]
+            if found and all(eager(caller) for caller in found):
+                index.eager_functions.add(qualname)
+                index.eager_spans.append((info.first_lineno, 1, info.end_lineno + 1, 1))
+                changed = True
 
 
 def _record_helper_gradients(

@@ -258,7 +258,6 @@ def compute_facts(
     # Functions nested in each qualname prefix, built once per file: scanning
     # every function for each traced one made large files quadratic.
     nested_in: dict[int, dict[str, list[str]]] = {}
-    callers_of: dict[int, dict[str, list[str]]] = {}
     overriding = overrides(indexes, lookup)
 
     def propagate() -> None:
@@ -286,11 +285,7 @@ def compute_facts(
             if id(index) not in nested_in:
                 nested_in[id(index)] = nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):
-                if (
-                    nested != qualname
-                    and not _runs_eagerly(index, nested)
-                    and not _called_only_eagerly(index, nested, callers_of)
-                ):
+                if nested != qualname and not _runs_eagerly(index, nested):
                     where = (
                         "nested in a step that will be traced"
                         if known.pending
@@ -430,30 +425,6 @@ def _mark_value_references(
                     known.contexts.append(context)
                 if target_index is not index:
                     known.elsewhere = True
-
-
-def _called_only_eagerly(
-    index: ModuleIndex, qualname: str, callers_of: dict[int, dict[str, list[str]]]
-) -> bool:
-    """Whether every function of the file that calls `qualname` runs
-    eagerly, and one does: a helper nested in a traced `map` function but
-    called only by the function it hands `tf.py_function` runs on the host.
-    `callers_of` keeps each file's callers, built once."""
-    if id(index) not in callers_of:
-        found: dict[str, list[str]] = {}
-        for caller, info in index.functions.items():
-            for callee in info.calls:
-                found.setdefault(callee, []).append(caller)
-        callers_of[id(index)] = found
-    known = callers_of[id(index)]
-    parent, _, name = qualname.rpartition(".")
-    # A sibling's call names it as written (`_features(x)`).
-    callers = known.get(index.qualify(qualname), []) + [
-        caller
-        for caller in known.get(name, [])
-        if caller == parent or caller.startswith(f"{parent}.")
-    ]
-    return bool(callers) and all(_runs_eagerly(index, caller) for caller in callers)
 
 
 def _runs_eagerly(index: ModuleIndex, qualname: str) -> bool:
