@@ -32,6 +32,12 @@ def load_file_module(source: str, directory: Path, prefix: str = "case") -> type
     name = f"tfrewrite_{prefix}_{next(_counter)}"
     path = directory / f"{name}.py"
     path.write_text(textwrap.dedent(source))
+    return load_path(path, name)
+
+
+def load_path(path: Path, name: str) -> types.ModuleType:
+    """Import the file `path` as the module `name` (a script of `scripts/`
+    that generates a committed table, to run it again)."""
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

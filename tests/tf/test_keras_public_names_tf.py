@@ -6,8 +6,6 @@ is one `from keras.<module> import *` binds."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -17,18 +15,15 @@ import tensorflow as tf
 
 from tfrewrite.facts import keras_public_names
 
+from .equivalence import load_path
+
 pytestmark = pytest.mark.tensorflow
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "keras_public_names.py"
 
 
 def table_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("keras_public_names_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_path(SCRIPT, "keras_public_names_script")
 
 
 def test_the_committed_table_is_what_the_installed_keras_gives() -> None:

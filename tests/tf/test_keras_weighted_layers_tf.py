@@ -13,8 +13,6 @@ eager: extracted into a `@tf.function` step it raises.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -28,7 +26,7 @@ from tests.test_layer_creation import ENCODER as LAYER_CREATION_ENCODER
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.facts import keras_weighted_layers
 
-from .equivalence import assert_same, load_module
+from .equivalence import assert_same, load_module, load_path
 
 pytestmark = pytest.mark.tensorflow
 
@@ -37,12 +35,7 @@ SINGLETON = "singleton tf.Variables created on the first call"
 
 
 def table_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("keras_weighted_layers_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_path(SCRIPT, "keras_weighted_layers_script")
 
 
 def test_the_committed_table_is_what_the_installed_keras_gives() -> None:

@@ -13,8 +13,6 @@ the threshold, and the original itself fails under `autograph=False`.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -26,18 +24,13 @@ import tensorflow as tf
 from tfrewrite.api import fix_source
 from tfrewrite.facts import tf_dtype_positions, tf_scalar_results, tf_shape_arguments
 
-from .equivalence import assert_rewrite_equivalent, load_module, python_function
+from .equivalence import assert_rewrite_equivalent, load_module, load_path, python_function
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tf_vocabulary.py"
 
 
 def vocabulary_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tf_vocabulary", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_path(SCRIPT, "tf_vocabulary")
 
 
 def test_the_committed_table_is_what_the_installed_tensorflow_gives() -> None:

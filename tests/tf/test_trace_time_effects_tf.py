@@ -17,9 +17,7 @@ on the original code: run eagerly and traced, the same calls differ.
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -30,7 +28,7 @@ from tests import test_trace_time_effects as cases
 
 from tfrewrite.facts import tf_name_positions
 
-from .equivalence import load_file_module, run_eagerly
+from .equivalence import load_file_module, load_path, run_eagerly
 
 pytestmark = pytest.mark.tensorflow
 
@@ -202,12 +200,7 @@ def test_string_falsy_and_dtype_place_names_run_traced(tmp_path: Path) -> None:
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tf_name_positions_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_path(SCRIPT, "tf_name_positions_script")
 
 
 def test_the_committed_name_positions_are_the_installed_tensorflows() -> None:
