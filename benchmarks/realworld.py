@@ -103,6 +103,8 @@ COVERED_BY_RULES = {
     # Python state read in traced code, frozen at the first trace: TFR201's
     # hazard under another name (blind set 41).
     "NEW:python-attribute-frozen-at-trace": "TFR201",
+    # The same for a `self` attribute (blind sets 46, 52, 60).
+    "NEW:self-attribute-frozen": "TFR201",
 }
 
 

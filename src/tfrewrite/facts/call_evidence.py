@@ -71,6 +71,10 @@ EXTERNAL_ROOTS = frozenset(
         "h5py",
     }
 )
+# Methods that read a tensor's value onto the host: their result is a NumPy
+# or Python value, whatever they were called on.
+_HOST_READS = frozenset({"numpy", "item", "tolist"})
+
 _PYTHON_VALUE_CALLS = frozenset({"len", "int", "float", "bool", "str", "range", "round", "list"})
 # Calls whose result is a tensor, or a variable read as one, of the value
 # given first: a scalar when that value is a number.
@@ -193,6 +197,13 @@ class CallEvidence:
                 return "s"
             return "?"
         if isinstance(node, ast.Call):
+            if (
+                isinstance(node.func, ast.Attribute)
+                and node.func.attr in _HOST_READS
+                and not node.args
+                and not node.keywords
+            ):
+                return "p"  # `x.numpy()`: a NumPy value on the host
             name = self.resolve(node.func) or ""
             if name in _PYTHON_VALUE_CALLS:
                 return "p"

@@ -536,20 +536,21 @@ class _Indexer(
                     self.call_results[-1][name] = factory
                 else:
                     self.call_results[-1].pop(name, None)
-        if names:
-            evidence = self._evidence(node.value)
-            dataset = self.mentions_dataset and self._is_dataset(node.value)
-            for name in names:
-                self.evidence[-1][name] = evidence
-                if dataset:
-                    self.dataset_names[-1].add(name)
-                else:
-                    self.dataset_names[-1].discard(name)
+        evidence = self._evidence(node.value) if names else "?"
+        dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
         if self.mentions_batch and batch_keeps_remainder(node.value):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.batched_names[-1].add(target.id)
+        # The value is evaluated before the names are bound: a call in it
+        # (`image = trim(image)`) sees what they held before.
         self.generic_visit(node)
+        for name in names:
+            self.evidence[-1][name] = evidence
+            if dataset:
+                self.dataset_names[-1].add(name)
+            else:
+                self.dataset_names[-1].discard(name)
 
     def visit_ListComp(self, node: ast.ListComp) -> None:
         self._visit_comprehension(node)
@@ -644,7 +645,9 @@ class _Indexer(
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        callee = self.resolve(node.func)
+        # A function an enclosing function defines (`train_step` nested in
+        # `main`, called from `main`'s nested `train`) by its qualified name.
+        callee = self.resolve_function(node.func)
         if (
             self.mentions_batch
             and self.function_stack
