@@ -179,6 +179,38 @@ def unseen_held_objects(ctx: RuleContext, function: FunctionScope) -> list[str]:
     return found
 
 
+def unpacked_object_results(ctx: RuleContext, function: FunctionScope) -> list[str]:
+    """Calls in the step of an object it is handed or the module holds
+    (a parameter, one of an enclosing function, a module-level object),
+    not a function the file or an import names, whose result the step
+    unpacks (`loss, mel = loss_fn(y, pred)`): a Keras loss object returns
+    one tensor, which unpacks eagerly along its first axis but raises when
+    traced. What the object returns is not known, so decorating the step
+    is not proven safe."""
+    handed: set[str] = set()
+    scope: FunctionScope | None = function
+    while scope is not None:
+        handed |= _parameters(scope)
+        scope = scope.parent
+    found: list[str] = []
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and any(isinstance(t.target, (cst.Tuple, cst.List)) for t in node.targets)
+        ):
+            continue
+        func = node.value.func
+        if not isinstance(func, cst.Name) or ctx.names.qualified_name(func) is not None:
+            continue
+        name = func.value
+        if name in handed or name in ctx.index.module_instances:
+            call = f"`{name}(...)`"
+            if call not in found:
+                found.append(call)
+    return found
+
+
 def python_class_calls(ctx: RuleContext, function: FunctionScope) -> list[str]:
     """Calls in the step that build or call an object of a plain Python
     class the project defines (`Targets(batch)`, `Targets(batch).build()`,

@@ -19,6 +19,7 @@ from tfrewrite.facts.step_hazards import (
     step_decorators,
     unchecked_schedules,
     unconverted_array_arguments,
+    unpacked_object_results,
     unseen_held_objects,
 )
 from tfrewrite.facts.tf_function import carried_options, make_decorator, tf_function_decorator
@@ -67,6 +68,9 @@ class StepPlan:
     # The project's own learning-rate schedules the optimizer may call in the
     # traced step (`step_hazards.unchecked_schedules`): not checked as traced code.
     schedules: list[str] = field(default_factory=list)
+    # Objects it calls and unpacks the result of, whose class is not known
+    # (`step_hazards.unpacked_object_results`).
+    unpacked_results: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
@@ -101,6 +105,13 @@ class StepPlan:
             )
         if self.array_arguments:
             return "; ".join(self.array_arguments)
+        if self.unpacked_results:
+            calls = ", ".join(self.unpacked_results)
+            return (
+                f"it unpacks what {calls} returns, an object whose class is not known here: "
+                "one tensor (what a Keras loss object returns) unpacks eagerly but raises "
+                "when traced"
+            )
         if self.schedules:
             return (
                 f"its optimizer may call the learning-rate schedule {', '.join(self.schedules)} "
@@ -176,6 +187,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 python_class_calls=python_class_calls(ctx, function),
                 looped_elsewhere=looped_elsewhere,
                 schedules=unchecked_schedules(ctx, [function.node.body]),
+                unpacked_results=unpacked_object_results(ctx, function),
             )
         )
     return plans
