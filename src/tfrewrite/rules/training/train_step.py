@@ -123,8 +123,11 @@ class UndecoratedTrainStep(Rule):
         cannot see convert it (`loss_fn(y, pred)`): traced, float64 may meet
         the model's float32 and raise. An array the step hands only to a
         Keras model or a Keras `Loss` object keeps the fix safe: Keras
-        casts it to float32 alike eagerly and traced. With a blocker there is no fix:
-        the step stays eager.
+        casts it to float32 alike eagerly and traced; or the step unpacks
+        what an object of unknown class returns (`loss, mse = loss_fn(y,
+        pred)` for a `loss_fn` it is handed): a Keras loss object returns
+        one tensor, which unpacks eagerly along its first axis but raises
+        when traced. With a blocker there is no fix: the step stays eager.
     """
     examples = (
         Invalid(
