@@ -287,15 +287,9 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="compare the committed table; write nothing"
     )
     args = parser.parse_args(argv)
-    source = render(*versions(), *weighted_layers())
-    if args.check:
-        if TABLE.read_text() != source:
-            print(f"{TABLE} is out of date: run `{COMMAND}`", file=sys.stderr)
-            return 1
-        return 0
-    TABLE.write_text(source)
-    print(f"wrote {TABLE}")
-    return 0
+    from generated_tables import write_or_check  # a sibling script: run from scripts/
+
+    return write_or_check({TABLE: render(*versions(), *weighted_layers())}, COMMAND, args.check)
 
 
 if __name__ == "__main__":

@@ -196,14 +196,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {name}: eagerly {eager}, traced {traced}")
         return 0
 
-    text = render(tf.__version__, name_positions())
-    if args.check:
-        if TABLE.read_text(encoding="utf-8") != text:
-            print(f"{TABLE} is out of date: run {COMMAND}", file=sys.stderr)
-            return 1
-        return 0
-    TABLE.write_text(text, encoding="utf-8")
-    return 0
+    from generated_tables import write_or_check  # a sibling script: run from scripts/
+
+    return write_or_check({TABLE: render(tf.__version__, name_positions())}, COMMAND, args.check)
 
 
 if __name__ == "__main__":

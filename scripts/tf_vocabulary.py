@@ -446,15 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         DTYPE_TABLE: render_dtype_positions(installed[0], dtype_positions()),
         SHAPE_TABLE: render_shape_arguments(installed[0], shape_arguments()),
     }
-    if args.check:
-        stale = [path for path, source in sources.items() if path.read_text() != source]
-        for path in stale:
-            print(f"{path} is out of date: run `{COMMAND}`", file=sys.stderr)
-        return 1 if stale else 0
-    for path, source in sources.items():
-        path.write_text(source)
-        print(f"wrote {path}")
-    return 0
+    from generated_tables import write_or_check  # a sibling script: run from scripts/
+
+    return write_or_check(sources, COMMAND, args.check)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@ like the eager original from the same weights."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
 import tensorflow as tf
+from tests.test_helper_gradients import SOURCE as HELPER_TAPE
 
 from tfrewrite.api import fix_source
 
@@ -72,50 +75,22 @@ def test_decorated_method_step_trains_like_the_eager_one():
         np.testing.assert_allclose(a, b, rtol=1e-5)
 
 
-# The step leaves its tape to a helper (`tests/test_helper_gradients.py`).
-HELPER_TAPE = """
-import tensorflow as tf
-
-
-class Solver:
-    def __init__(self):
-        self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-        self.optimizer = tf.keras.optimizers.SGD(0.1)
-
-    def training_variables(self):
-        return self.model.trainable_variables
-
-    def grad(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
-        grads = tape.gradient(loss, self.training_variables())
-        return loss, grads
-
-    def optimization_step(self, x, y):
-        loss, grads = self.grad(x, y)
-        self.optimizer.apply_gradients(zip(grads, self.training_variables()))
-        return loss
-
-    def fit(self, x, y, epochs):
-        losses = []
-        for _ in range(epochs):
-            losses.append(float(self.optimization_step(x, y)))
-        return losses
-"""
-
-
 def test_a_step_applying_its_helpers_gradients_trains_like_the_eager_one():
-    fixed = fix_source(HELPER_TAPE, select=["TFR302"])
+    """The step leaves its tape to a helper (`tests/test_helper_gradients.py`)."""
+    source = textwrap.dedent(HELPER_TAPE)
+    fixed = fix_source(source, select=["TFR302"])
     assert "@tf.function\n    def optimization_step" in fixed
     rng = np.random.default_rng(1)
     x = tf.constant(rng.normal(size=(8, 3)), tf.float32)
     y = tf.constant(rng.normal(size=(8, 1)), tf.float32)
     runs = []
-    for source in (HELPER_TAPE, fixed):
-        solver = load_module(source).Solver()
-        solver.model.build((None, 3))
-        solver.model.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
-        runs.append((solver.fit(x, y, 4), solver.model.get_weights()))
+    for code in (source, fixed):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.build((None, 3))
+        model.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
+        solver = load_module(code).Solver(model, tf.keras.optimizers.SGD(0.1))
+        losses = [float(solver.optimization_step(x, y)) for _ in range(4)]
+        runs.append((losses, model.get_weights()))
     (eager_losses, eager_weights), (traced_losses, traced_weights) = runs
     np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
     for traced, eager in zip(traced_weights, eager_weights, strict=True):

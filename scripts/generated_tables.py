@@ -1,0 +1,27 @@
+"""Write the tables the generator scripts of `scripts/` measure from the
+installed TensorFlow and Keras, or (`--check`) compare the committed ones
+with what they would write: one way for every generated table of
+`src/tfrewrite/facts/`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def write_or_check(tables: Mapping[Path, str], command: str, check: bool) -> int:
+    """Write each table's source, or with `check` report each committed
+    table that differs from it (exit status 1), naming the command that
+    regenerates it."""
+    if check:
+        stale = [
+            path for path, source in tables.items() if path.read_text(encoding="utf-8") != source
+        ]
+        for path in stale:
+            print(f"{path} is out of date: run `{command}`", file=sys.stderr)
+        return 1 if stale else 0
+    for path, source in tables.items():
+        path.write_text(source, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
