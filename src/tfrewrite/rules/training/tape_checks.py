@@ -132,9 +132,19 @@ def _is_model_call(
         return False
     if is_plain_function(ctx, name):
         return False
-    if trained is not None and name in trained:
+    if trained is not None and _trained_or_part(name, trained):
         return True
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
+
+
+def _trained_or_part(name: str, trained: set[str]) -> bool:
+    """`name` is a model the step trains, or a part of one (`ae.encoder`
+    of a trained `ae`: its variables are among the model's), called
+    outside that model's own methods (there, `self.encoder(x)` runs in the
+    call context Keras gives `self(x)`: the own-call finding covers it)."""
+    return any(
+        name == model or (model != "self" and name.startswith(f"{model}.")) for model in trained
+    )
 
 
 # A Keras model's `train_step` running its own forward pass as `self.call(x)`:
@@ -447,7 +457,7 @@ class MissingTrainingFlag(Rule):
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     label = ctx.code(node.func)
-                    if trained is not None and label not in trained:
+                    if trained is not None and not _trained_or_part(label, trained):
                         continue  # a frozen teacher or target network: inference is meant
                     violation = _missing_flag(ctx, node, ancestors, label, owner, _in_tape_words)
                     if violation is not None:
@@ -560,12 +570,12 @@ def _helper_calls(
                     or key not in step.tapes
                     or step.watched_only
                     or name is None
-                    or name not in (step.trained[key] or {name})
+                    or not _trained_or_part(name, step.trained[key] or {name})
                 ):
                     others.append(entry)
                     continue
                 training.append((entry, name))
-                keras = keras or name in (step.differentiated[key] or ())
+                keras = keras or _trained_or_part(name, step.differentiated[key] or set())
             if not training or not _is_model_call(
                 ctx, node, models, function.is_method, {label} if keras else None
             ):
