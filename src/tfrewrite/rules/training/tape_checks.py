@@ -132,15 +132,16 @@ def _is_model_call(
         return False
     if is_plain_function(ctx, name):
         return False
-    if trained is not None and _trained_or_part(name, trained):
+    if trained is not None and name in trained:
         return True
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
 def _trained_or_part(name: str, trained: set[str]) -> bool:
-    """`name` is a model the step trains, or a part of one (`ae.encoder`
-    of a trained `ae`: its variables are among the model's), called
-    outside that model's own methods (there, `self.encoder(x)` runs in the
+    """`name`, a model call (`_is_model_call`), is of a model the step
+    trains, or of a part of one (`ae.encoder` of a trained `ae`: its
+    variables are among the model's; a frozen teacher is no part of the
+    trained model), called outside that model's own methods (there, `self.encoder(x)` runs in the
     call context Keras gives `self(x)`: the own-call finding covers it)."""
     return any(
         name == model or (model != "self" and name.startswith(f"{model}.")) for model in trained
