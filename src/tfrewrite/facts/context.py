@@ -253,7 +253,7 @@ class RuleContext:
             built = info.held_objects.get(attr) if info is not None else None
         else:
             built = None if attr else self.index.module_instances.get(head)
-        local = built.removeprefix(f"{self.index.module}.") if built else None
+        local = self.index.local(built) if built else None
         return local if local in self.index.classes else None
 
     def _attributes_of(self, function: FunctionScope) -> AttributeFacts | None:

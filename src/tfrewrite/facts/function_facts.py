@@ -197,7 +197,9 @@ def returns_tensor(
     or a name every binding of its own scope gives one (`loss =
     tf.reduce_mean(...)`; `loss = loss * scale`; `return loss`). A caller in
     another module gets a tensor from it."""
-    return _every_return_gives(node, lambda call: is_tensor_op(resolve(call.func)), True)
+    return _every_return_gives(
+        node, lambda value: isinstance(value, ast.Call) and is_tensor_op(resolve(value.func)), True
+    )
 
 
 def returns_model(
@@ -209,21 +211,24 @@ def returns_model(
     caller binds its result to is a model (`self.encoder =
     self.get_encoder()`; `self.actor, self.critic = build(...)`)."""
     return _every_return_gives(
-        node, lambda call: builds_keras_model(resolve(call.func)), False, tuples=True
+        node,
+        lambda value: isinstance(value, ast.Call) and builds_keras_model(resolve(value.func)),
+        False,
+        tuples=True,
     )
 
 
 def _every_return_gives(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
-    made_by: Callable[[ast.Call], bool],
+    made_by: Callable[[ast.expr], bool],
     arithmetic: bool,
     tuples: bool = False,
 ) -> bool:
-    """Every `return` of the function gives what a call `made_by` accepts
-    makes, directly, through a name every binding of the function's scope
-    gives one, or (`arithmetic`: the kind is closed under it, as tensors
-    are) through arithmetic on one; with `tuples`, each element of a tuple
-    it returns does."""
+    """Every `return` of the function gives a value (a call or an
+    attribute) `made_by` accepts: directly, through a name every binding
+    of the function's scope gives one, or (`arithmetic`: the kind is closed
+    under it, as tensors are) through arithmetic on one; with `tuples`,
+    each element of a tuple it returns does."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [s.value for s in statements if isinstance(s, ast.Return)]
     if tuples:
@@ -273,7 +278,7 @@ def _every_return_gives(
     def evident(expr: ast.expr | None, depth: int = 0) -> bool:
         if expr is None or depth > 8:
             return False
-        if isinstance(expr, ast.Call):
+        if isinstance(expr, (ast.Call, ast.Attribute)):
             return made_by(expr)
         if isinstance(expr, ast.BinOp) and arithmetic:
             return evident(expr.left, depth + 1) or evident(expr.right, depth + 1)
@@ -294,7 +299,7 @@ def _every_return_gives(
 
 
 # What a return value can be to be evident by `_every_return_gives`'s reading.
-_EVIDENT_SHAPES = (ast.Call, ast.BinOp, ast.UnaryOp, ast.Name)
+_EVIDENT_SHAPES = (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Name)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -331,24 +336,11 @@ def returns_variables(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every `return` gives a model's variables: `return
     self.model.trainable_variables`, or a name bound to them. What a
     caller differentiates with respect to it is a model's variables."""
-    returned = [
-        s.value
-        for s in iter_statements(node.body, into_definitions=False)
-        if isinstance(s, ast.Return)
-    ]
-    if not returned:
-        return False
-    bound: dict[str, list[ast.expr]] = {}
-    for statement in iter_statements(node.body, into_definitions=False):
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
-            target = statement.targets[0]
-            if isinstance(target, ast.Name):
-                bound.setdefault(target.id, []).append(statement.value)
-    values = [
-        bound[v.id][0] if isinstance(v, ast.Name) and len(bound.get(v.id, ())) == 1 else v
-        for v in returned
-    ]
-    return all(isinstance(v, ast.Attribute) and v.attr in _VARIABLE_LISTS for v in values)
+    return _every_return_gives(
+        node,
+        lambda value: isinstance(value, ast.Attribute) and value.attr in _VARIABLE_LISTS,
+        False,
+    )
 
 
 def opens_tape(

@@ -77,7 +77,7 @@ from tfrewrite.facts.index_records import (
     TracedLambda,
     TracedSite,
 )
-from tfrewrite.facts.keras_names import star_imported_names
+from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, star_imported_names
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
@@ -190,6 +190,7 @@ class _Indexer(
             tuple[FunctionInfo, ast.FunctionDef | ast.AsyncFunctionDef]
         ] = []
         self.mentions_variables = False
+        self.mentions_models = False
         self.module_level_names: set[str] = set()
         # Per enclosing function, innermost last: local names bound to the
         # result of calling a project function (`loss_fn = make_loss(...)`).
@@ -368,7 +369,8 @@ class _Indexer(
         if self.mentions_variables and info.class_name:
             info.returns_variables = returns_variables(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
-        info.returns_model = returns_model(node, self.resolve)
+        if self.mentions_models:
+            info.returns_model = returns_model(node, self.resolve)
         info.returned_calls = returned_terms(node.body, self.resolve)
         self.function_stack.pop()
         self.scope.pop()
@@ -524,7 +526,7 @@ class _Indexer(
                     self._reference(node.value, bound)
                 if owner is not None and is_self_attribute(target):
                     assert isinstance(target, ast.Attribute)
-                    function = self._held_function(node.value)
+                    function = self._project_reference(node.value)
                     if function is not None:
                         owner.held_functions.setdefault(target.attr, []).append(function)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
@@ -779,37 +781,31 @@ class _Indexer(
         "cell 3, line 4" in a notebook)."""
         return named_line(node.lineno, self.index.cell_starts)
 
-    def _held_function(self, value: ast.expr) -> str | None:
-        """The dotted name of the function of the project `value` may name
-        (`scaled_attention`, `losses.focal`), not a parameter's or a
-        local's value, nor an external package's."""
-        root = value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name) or root.id == "self":
-            return None
-        name = self.resolve_function(value)
-        if name is None or name == root.id or name.split(".", 1)[0] in EXTERNAL_ROOTS:
-            return None
-        return name
-
-    def _reference(self, value: ast.expr, how: str) -> None:
-        """Record `value` as a function used as a value, when it names one
-        the project may define (an own or imported name, not a parameter)."""
+    def _project_reference(self, value: ast.expr) -> str | None:
+        """The dotted name of what `value` names when the project may define
+        it (an own or imported name), not a local's or a parameter's value,
+        an attribute of a local object, nor an external package's name."""
         root = value
         while isinstance(root, ast.Attribute):
             root = root.value
         if not isinstance(root, ast.Name):
-            return
+            return None
         if root.id not in self.index.imports and value is not root:
-            return  # an attribute of a local object (`y_pred.dtype`)
+            return None  # an attribute of a local object (`y_pred.dtype`)
         name = self.resolve_function(value)
         if root.id in self.index.imports:
             if name is None or name.split(".", 1)[0] in EXTERNAL_ROOTS:
-                return  # `tf.float32`: an external package's name
+                return None  # `tf.float32`: an external package's name
         elif name is None or name == root.id:
-            return  # a local name or parameter: no definition of the project
-        self.index.value_references.setdefault(name, how)
+            return None  # a local name or parameter: no definition of the project
+        return name
+
+    def _reference(self, value: ast.expr, how: str) -> None:
+        """Record `value` as a function used as a value, when it names one
+        the project may define (`_project_reference`)."""
+        name = self._project_reference(value)
+        if name is not None:
+            self.index.value_references.setdefault(name, how)
 
     def visit_With(self, node: ast.With) -> None:
         for item in node.items:
@@ -914,6 +910,7 @@ def build_index(
     indexer.mentions_eager_test = "executing_eagerly" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source
     indexer.mentions_variables = "variables" in source or "weights" in source
+    indexer.mentions_models = any(word in source for word in MODEL_BUILDER_WORDS)
     indexer.visit(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()
@@ -957,11 +954,6 @@ def _record_eager_helpers(index: ModuleIndex) -> None:
     function it hands `tf.py_function`): eager too, and so are their spans
     (`ModuleIndex.eager_functions`, `eager_spans`)."""
 
-    def eager(qualname: str) -> bool:
-        return any(
-            qualname == known or qualname.startswith(f"{known}.") for known in index.eager_functions
-        )
-
     callers: dict[str, list[str]] = {}
     for caller, info in index.functions.items():
         for callee in info.calls:
@@ -971,15 +963,15 @@ def _record_eager_helpers(index: ModuleIndex) -> None:
         changed = False
         for qualname, info in index.functions.items():
             parent, _, name = qualname.rpartition(".")
-            if parent not in index.functions or eager(qualname):
+            if parent not in index.functions or index.runs_eagerly(qualname):
                 continue
-            # A sibling's call names it as written (`_features(x)`).
+            # A call written before its sibling's `def` names it as written.
             found = callers.get(index.qualify(qualname), []) + [
                 caller
                 for caller in callers.get(name, [])
                 if caller == parent or caller.startswith(f"{parent}.")
             ]
-            if found and all(eager(caller) for caller in found):
+            if found and all(index.runs_eagerly(caller) for caller in found):
                 index.eager_functions.add(qualname)
                 index.eager_spans.append((info.first_lineno, 1, info.end_lineno + 1, 1))
                 changed = True
@@ -1012,8 +1004,7 @@ def _record_helper_gradients(
         if not info.applies_gradients or info.opens_gradient_tape:
             continue
         for callee in info.calls:
-            local = callee.removeprefix(f"{index.module}.") if index.module else callee
-            if local in helpers:
+            if index.local(callee) in helpers:
                 info.applies_helper_gradients = True
                 break
 

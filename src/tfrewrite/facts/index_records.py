@@ -422,3 +422,16 @@ class ModuleIndex:
 
     def qualify(self, local_qualname: str) -> str:
         return f"{self.module}.{local_qualname}" if self.module else local_qualname
+
+    def local(self, qualified: str) -> str:
+        """`qualify`'s inverse: a name of this module without the module
+        (`pkg.models.Net.call` -> `Net.call`); any other name as it is."""
+        return qualified.removeprefix(f"{self.module}.") if self.module else qualified
+
+    def runs_eagerly(self, qualname: str) -> bool:
+        """Whether a function is, or is nested in, one that runs eagerly
+        (`eager_functions`: handed to `tf.py_function`, or called only by
+        such a function)."""
+        return any(
+            qualname == eager or qualname.startswith(f"{eager}.") for eager in self.eager_functions
+        )

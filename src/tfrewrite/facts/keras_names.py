@@ -63,6 +63,8 @@ def is_keras_model_class(bases: Iterable[str]) -> bool:
 # Keras callables whose result is a model: its constructors, and what loads
 # or copies one (`keras.applications.X(...)` too, by its path).
 _MODEL_BUILDERS = frozenset({"Sequential", "Model", "Functional", "load_model", "clone_model"})
+# The words a source that calls one spells: a pre-check before asking.
+MODEL_BUILDER_WORDS = (*sorted(_MODEL_BUILDERS), "applications")
 
 
 def builds_keras_model(qualified: str | None) -> bool:

@@ -420,7 +420,7 @@ def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None
     if head != "self" or not attr or "." in attr or info is None:
         return None
     held = info.held_objects.get(attr, "")
-    if held.removeprefix(f"{ctx.index.module}.") in ctx.index.classes:
+    if ctx.index.local(held) in ctx.index.classes:
         return None  # a class of this file: `_class_ignores_training` reads it
     if ctx.index.held_classes.get(f"{owner}.{attr}") != KERAS_CLASS_IGNORING_TRAINING:
         return None
@@ -514,7 +514,7 @@ def _project_classes(ctx: RuleContext, model: str, owner: str | None) -> list[st
     if head == "self" and attr and "." not in attr:
         info = ctx.index.classes.get(owner or "")
         held = info.held_objects.get(attr, "") if info is not None else ""
-        local = held.removeprefix(f"{ctx.index.module}.")  # held names are module-qualified
+        local = ctx.index.local(held)  # held names are module-qualified
         return [local] if local in ctx.index.classes else []
     if "." in model:
         return []

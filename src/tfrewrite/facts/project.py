@@ -285,7 +285,7 @@ def compute_facts(
             if id(index) not in nested_in:
                 nested_in[id(index)] = nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):
-                if nested != qualname and not _runs_eagerly(index, nested):
+                if nested != qualname and not index.runs_eagerly(nested):
                     where = (
                         "nested in a step that will be traced"
                         if known.pending
@@ -425,14 +425,6 @@ def _mark_value_references(
                     known.contexts.append(context)
                 if target_index is not index:
                     known.elsewhere = True
-
-
-def _runs_eagerly(index: ModuleIndex, qualname: str) -> bool:
-    """Whether a function is, or is nested in, one the file hands to
-    `tf.py_function`/`tf.numpy_function` (`eager_callables`)."""
-    return any(
-        qualname == eager or qualname.startswith(eager + ".") for eager in index.eager_functions
-    )
 
 
 def _own_jit_compile(info: FunctionInfo) -> str | None:

@@ -141,21 +141,18 @@ class ProjectLookup:
         return self._defining(index, class_qualname, names)
 
     def _defining(
-        self, index: ModuleIndex, class_qualname: str, names: list[str], depth: int = 0
+        self, index: ModuleIndex, class_qualname: str, names: list[str]
     ) -> list[tuple[ModuleIndex, str]]:
         """The first of `names` the class defines, else its project bases
-        do (in order, depth first), as Python's attribute lookup finds it."""
-        info = index.classes.get(class_qualname)
-        if info is None or depth > 10:
+        do (in order, depth first: `_bases`), as Python's attribute lookup
+        finds it."""
+        if class_qualname not in index.classes:
             return []
-        for name in names:
-            if name in info.methods:
-                return [(index, f"{class_qualname}.{name}")]
-        for base in info.bases:
-            for base_index, base_qualname in self.find(base, index):
-                found = self._defining(base_index, base_qualname, names, depth + 1)
-                if found:
-                    return found
+        for owner_index, owner in [(index, class_qualname), *self._bases(index, class_qualname)]:
+            methods = owner_index.classes[owner].methods
+            for name in names:
+                if name in methods:
+                    return [(owner_index, f"{owner}.{name}")]
         return []
 
     def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:

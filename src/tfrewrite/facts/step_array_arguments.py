@@ -247,7 +247,7 @@ def _converts_inputs(ctx: RuleContext, callee: cst.BaseExpression, owner: str | 
         held = info.held_objects.get(attr) if info is not None else None
         if held is None:
             return False
-        local = held.removeprefix(f"{ctx.index.module}.")
+        local = ctx.index.local(held)
         return _keras_class(ctx, local) or _converter_path(keras_path(held))
     return False
 
@@ -291,7 +291,7 @@ def _keras_class(ctx: RuleContext, name: str | None, depth: int = 0) -> bool:
     for base in info.bases:
         if keras_leaf(base) in ("Model", "Layer", "Sequential"):
             return True
-        if _keras_class(ctx, base.removeprefix(f"{ctx.index.module}."), depth + 1):
+        if _keras_class(ctx, ctx.index.local(base), depth + 1):
             return True
     return False
 

@@ -141,8 +141,9 @@ def _trained_or_part(name: str, trained: set[str]) -> bool:
     """`name`, a model call (`_is_model_call`), is of a model the step
     trains, or of a part of one (`ae.encoder` of a trained `ae`: its
     variables are among the model's; a frozen teacher is no part of the
-    trained model), called outside that model's own methods (there, `self.encoder(x)` runs in the
-    call context Keras gives `self(x)`: the own-call finding covers it)."""
+    trained model), called outside that model's own methods (there,
+    `self.encoder(x)` runs in the call context Keras gives `self(x)`: the
+    own-call finding covers it)."""
     return any(
         name == model or (model != "self" and name.startswith(f"{model}.")) for model in trained
     )
