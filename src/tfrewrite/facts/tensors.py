@@ -30,7 +30,7 @@ What TensorFlow's API says of each call (the tables, `TensorKind`) is in
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -39,11 +39,11 @@ from tfrewrite.facts.bindings import (
     all_params,
     iter_assignments,
     iter_assignments_here,
-    positional_param_names,
     scope_nodes,
     split_target,
 )
-from tfrewrite.facts.call_arguments import bind_arguments
+from tfrewrite.facts.branch_value_kinds import BranchValueKinds
+from tfrewrite.facts.helper_results import HelperResults
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
@@ -106,8 +106,10 @@ class AttributeFacts:
     numbers: frozenset[str] = frozenset()
 
 
-class TensorFacts:
-    """Tensor facts for the local names of one function."""
+class TensorFacts(BranchValueKinds, HelperResults):
+    """Tensor facts for the local names of one function. What `tf.cond`
+    makes of branch values is in `branch_value_kinds`, what a helper call
+    returns in `helper_results`."""
 
     def __init__(
         self,
@@ -771,220 +773,6 @@ class TensorFacts:
         if receiver.dataset and method in DATASET_METHODS:
             return DATASET
         return NOT_TENSOR
-
-    def _cond_kind(self, node: cst.Call, names: dict[str, TensorKind]) -> TensorKind:
-        """`tf.cond(c, lambda: A, lambda: B)` or with branch functions
-        defined in this function: a tensor when both branches return one
-        value (a Python number becomes a scalar tensor of its kind); the facts
-        both branches share. Anything else may be a structure: not a tensor."""
-        branches = [a.value for a in node.args if a.keyword is None and a.star == ""][1:3]
-        branches += [
-            a.value
-            for a in node.args
-            if a.keyword is not None and a.keyword.value in ("true_fn", "false_fn")
-        ]
-        if len(branches) != 2:
-            return NOT_TENSOR
-        kinds = []
-        for branch in branches:
-            if isinstance(branch, cst.Lambda):
-                kinds.append(self._value_kind(branch.body, names))
-            elif isinstance(branch, cst.Name) and self._defs_named(branch.value):
-                kinds.append(self._local_call_kind(branch.value, [], names))
-            else:
-                return NOT_TENSOR
-        return meet(kinds[0], kinds[1])
-
-    def _defs_named(self, name: str) -> list[cst.FunctionDef]:
-        """Functions of that name defined in this function's own body."""
-        if self._local_defs is None:
-            self._local_defs = {}
-            stack: list[cst.CSTNode] = [self.function.body]
-            while stack:
-                node = stack.pop()
-                if isinstance(node, cst.FunctionDef):
-                    self._local_defs.setdefault(node.name.value, []).append(node)
-                    continue
-                if isinstance(node, (cst.ClassDef, cst.Lambda)):
-                    continue
-                stack.extend(child_nodes(node))
-        return self._local_defs.get(name, [])
-
-    def _local_call_kind(
-        self, name: str, args: Sequence[cst.Arg], names: dict[str, TensorKind]
-    ) -> TensorKind:
-        """What calling a function defined here returns, as a `tf.cond`
-        branch: the meet over its `return` values, with its parameters bound
-        to the arguments' facts (every definition of that name counts)."""
-        if any(a.keyword is not None or a.star for a in args):
-            return TENSOR
-        result: TensorKind | None = None
-        for definition in self._defs_named(name):
-            params = positional_param_names(definition)
-            if len(params) != len(args):
-                return TENSOR
-            bound = {p: self._kind(a.value, names) for p, a in zip(params, args, strict=True)}
-            inner = TensorFacts(definition, self.resolver, (), self, bound)
-            for node in scope_nodes(definition.body):
-                if isinstance(node, cst.Return):
-                    kind = (
-                        inner._value_kind(node.value, inner._names)
-                        if node.value is not None
-                        else NOT_TENSOR
-                    )
-                    result = kind if result is None else meet(result, kind)
-        return result if result is not None else NOT_TENSOR
-
-    def _project_result(self, func: cst.BaseExpression) -> bool:
-        """Whether `func` is a project function of another module, or a
-        method of a held object, that returns a tensor (the nearest facts
-        that know, this function's or one around it)."""
-        facts: TensorFacts | None = self
-        while facts is not None:
-            if facts._project_results is not None:
-                return facts._project_results(func)
-            facts = facts.outer
-        return False
-
-    def _module_function(self, name: str, names: dict[str, TensorKind]) -> cst.FunctionDef | None:
-        """The module-level helper `name` calls, when no name of this
-        function or of those around it hides it."""
-        facts: TensorFacts | None = self
-        while facts is not None:
-            if facts.module_functions:
-                return facts.module_functions.get(name)
-            if name in facts.params or name in facts._names or facts._defs_named(name):
-                return None
-            facts = facts.outer
-        return None
-
-    def _helper_result_kind(
-        self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
-    ) -> TensorKind:
-        """What a module-level helper returns for these arguments (`half(x)`
-        for `def half(x): return x * 0.5` is a tensor when `x` is one): the
-        meet over its `return` values, with its parameters bound to the
-        arguments' facts, by position or keyword, and the parameters the call
-        leaves out to their defaults (`resize(f, scale=0.5)`). Unknown (not
-        a tensor) for starred arguments or parameters, arguments that bind
-        no parameter, a helper with no `return` value, or one already being
-        worked out (recursion)."""
-        if any(a.star for a in args) or id(helper) in self._evaluating:
-            return NOT_TENSOR
-        bound = self._bound_arguments(helper, args, names)
-        if bound is None:
-            return NOT_TENSOR
-        root = self
-        while root.outer is not None:
-            root = root.outer
-        root._evaluating.add(id(helper))
-        try:
-            inner = TensorFacts(helper, self.resolver, (), root, bound)
-            result: TensorKind | None = None
-            for line in scope_nodes(helper.body):
-                if not isinstance(line, cst.SimpleStatementLine):
-                    continue
-                for node in line.body:
-                    if not isinstance(node, cst.Return):
-                        continue
-                    if node.value is None:
-                        return NOT_TENSOR
-                    # What reaches the `return`: `x = tf.image.resize(x)`
-                    # before it makes the result a tensor whatever `x` was.
-                    kind = inner.kind_at(node.value, line)
-                    result = kind if result is None else meet(result, kind)
-        finally:
-            root._evaluating.discard(id(helper))
-        return result if result is not None else NOT_TENSOR
-
-    def _bound_arguments(
-        self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
-    ) -> dict[str, TensorKind] | None:
-        """Each parameter of `helper` with the facts of what a call with
-        `args` binds to it, as Python binds them (`call_arguments`); None
-        where that cannot be told (`*args`/`**kwargs`, a call that does not
-        fit the signature)."""
-        parameters = helper.params
-        if isinstance(parameters.star_arg, cst.Param) or parameters.star_kwarg is not None:
-            return None
-        bound = bind_arguments(helper, args)
-        if any(b.value is None for b in bound.values()):
-            return None
-        # A default is read where the helper is defined: none of the caller's names.
-        return {p: self._kind(b.value, names if b.passed else {}) for p, b in bound.items()}  # type: ignore[arg-type]
-
-    def _value_kind(self, node: cst.BaseExpression, names: dict[str, TensorKind]) -> TensorKind:
-        """What `tf.cond` makes of a branch value: Python numbers and bools
-        become scalar tensors; a name that only ever holds Python floats or
-        floating-point tensors becomes a floating-point tensor."""
-        if isinstance(node, (cst.Tuple, cst.List, cst.Dict)):
-            return NOT_TENSOR  # a structure, not one tensor
-        if is_python_float(node):
-            return TensorKind(True, True, floating=True)
-        if is_python_int(node):
-            return TensorKind(True, True, integer=True)
-        if isinstance(node, cst.Name) and node.value in ("True", "False"):
-            return TensorKind(True, True, boolean=True)
-        if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value not in names
-            and self._defs_named(node.func.value)
-        ):
-            return self._local_call_kind(node.func.value, node.args, names)
-        kind = self._kind(node, names)
-        if kind.tensor:
-            return kind
-        if self._float_valued(node, names, frozenset()):
-            return TensorKind(True, floating=True)
-        return TENSOR
-
-    def _float_valued(
-        self, node: cst.BaseExpression, names: dict[str, TensorKind], visiting: frozenset[str]
-    ) -> bool:
-        """Whether `node` always holds a Python float or a floating-point
-        tensor (a local name: on every binding; assumed while checking its
-        own bindings, including through nested `tf.cond`s)."""
-        if is_python_float(node):
-            return True
-        qualified = self.resolver.qualified_name(node.func) if isinstance(node, cst.Call) else None
-        if isinstance(node, cst.Call) and qualified == "tensorflow.cond":
-            lambdas = [a.value for a in node.args if isinstance(a.value, cst.Lambda)]
-            return len(lambdas) == 2 and all(
-                self._float_valued(lam.body, names, visiting)
-                for lam in lambdas  # type: ignore[attr-defined]
-            )
-        if isinstance(node, cst.IfExp):
-            return self._float_valued(node.body, names, visiting) and self._float_valued(
-                node.orelse, names, visiting
-            )
-        if isinstance(node, cst.Name) and node.value in self._bindings:
-            if node.value in visiting or node.value in self._float_assumed:
-                return True
-            if self._kind(node, names).floating:
-                return True
-            self._float_assumed.add(node.value)
-            try:
-                inner = visiting | {node.value}
-                for value, augmented, index in self._bindings[node.value]:
-                    if value is None or index is not None:
-                        return False
-                    if augmented:
-                        assert isinstance(value, cst.AugAssign)
-                        if not (
-                            self._float_valued(value.target, names, inner)  # type: ignore[arg-type]
-                            and (
-                                is_python_number(value.value)
-                                or self._float_valued(value.value, names, inner)
-                            )
-                        ):
-                            return False
-                    elif not self._float_valued(value, names, inner):
-                        return False
-                return True
-            finally:
-                self._float_assumed.discard(node.value)
-        return self._kind(node, names).floating
 
 
 def _branch_bodies(node: cst.If) -> list[cst.BaseSuite] | None:
