@@ -163,7 +163,11 @@ def function_spans(source: str) -> list[FunctionSpan]:
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(source), "")
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return spans  # a file that does not parse has no functions to score
+    visit(tree, "")
     return spans
 
 

@@ -339,3 +339,33 @@ def test_a_file_replaced_while_waiting_for_its_lock_is_checked_again(
     with pytest.raises(WriteRefused):
         write_fixed(path, "x = 1\n", "x = 3\n")
     assert path.read_text() == "x = 2  # the other run's fix\n"
+
+
+def test_an_internal_error_is_one_line_that_says_where_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug in a rule (a `KeyError` whose text is a whole syntax tree) fails
+    its file with one readable line naming where tfrewrite raised it; the
+    other files are checked and the exit code is 2."""
+    from tfrewrite.rules.host_values import python_print
+
+    (tmp_path / "a.py").write_text(NOISY)
+    (tmp_path / "b.py").write_text(NOISY)
+    calls = []
+
+    class Node:
+        def __repr__(self) -> str:
+            return "With(\n    items=[\n        ...\n    ],\n)"
+
+    def broken(self: object, ctx: object) -> object:
+        calls.append(ctx)
+        if len(calls) == 1:
+            raise KeyError(Node())
+        return iter(())
+
+    monkeypatch.setattr(python_print.PrintInTracedCode, "check", broken)
+    result = CliRunner().invoke(app, ["check", "--no-cache", "--jobs", "1", str(tmp_path)])
+    assert result.exit_code == 2
+    [error] = [line for line in result.output.splitlines() if "internal error" in line]
+    assert "KeyError: With( ... (in pipeline/" in error
+    assert "TFR102" in result.output  # the other file is still checked

@@ -600,3 +600,31 @@ def test_an_exercise_skeleton_tape_block_is_not_extracted():
     )
     [finding] = check_source(plain_arithmetic, select=["TFR303"])
     assert "computes nothing yet" not in finding.message
+
+
+SUM_IN_THE_TAPE = """
+    import tensorflow as tf
+
+    def fit(net, data, optimizer, epochs):
+        for epoch in range(epochs):
+            seen = 0
+            running = 0
+            for images, targets in data:
+                seen += 1
+                with tf.GradientTape() as tape:
+                    out = net(images, training=True)
+                    err = tf.reduce_mean(tf.abs(out - targets))
+                    running += err
+                    grads = tape.gradient(err, net.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, net.trainable_variables))
+            print(epoch, running / seen)
+"""
+
+
+def test_python_state_carried_through_the_tape_block_is_named_where_written():
+    """The sum is written inside the tape block, and the update too: the
+    refusal names the statement as written (line 12), not the tape block the
+    extraction rebuilt (which has no place in the file)."""
+    [finding] = check_source(_d(SUM_IN_THE_TAPE), select=["TFR303"])
+    assert finding.fix is None
+    assert "line 12 carries `running` from one batch to the next" in finding.message

@@ -274,5 +274,24 @@ def _process_python(job: FileJob) -> FileResult:
         result.error = FileError(path, "internal error: file too deeply nested to analyse")
         return result
     except Exception as err:  # noqa: BLE001 - one file's failure never stops the run
-        result.error = FileError(path, f"internal error: {type(err).__name__}: {err}")
+        result.error = FileError(path, f"internal error: {_describe(err)}")
         return result
+
+
+def _describe(err: Exception) -> str:
+    """An internal error in one line a bug report can quote: the exception,
+    the first line of what it says (a `KeyError` on a syntax node would
+    print the whole tree), and where in tfrewrite it was raised."""
+    import traceback
+
+    said = str(err).strip().splitlines()
+    text = type(err).__name__
+    if said:
+        first = said[0] if len(said[0]) <= 120 else said[0][:117] + "..."
+        text += f": {first}" + (" ..." if len(said) > 1 else "")
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if "tfrewrite" in f.filename]
+    if frames:
+        where = frames[-1]
+        module = where.filename.rsplit("tfrewrite", 1)[-1].strip("/\\")
+        text += f" (in {module}:{where.lineno}, {where.name})"
+    return text

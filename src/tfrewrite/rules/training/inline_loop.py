@@ -410,7 +410,10 @@ class InlineTrainingLoop(Rule):
         python_values = _python_values(ctx, found) if carried else set()
         for carried_name in carried:
             if carried_name in python_values:
-                statement = next(s for s in step if carried_name in name_use([s]).writes)
+                # Named by a statement as written: the tape block in `step`
+                # is rebuilt, and has no place in the file.
+                written = [*recorded, *step[1:]]
+                statement = next(s for s in written if carried_name in name_use([s]).writes)
                 return None, (
                     f"{line_name_of(ctx, statement)} carries `{carried_name}` from one batch to "
                     "the next through the step: traced, it would come back as a tensor (a "
