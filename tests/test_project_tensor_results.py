@@ -163,3 +163,50 @@ def test_a_name_every_binding_makes_a_tensor_is_a_tensor_result(
     stays what its first binding made it; a loop target may be anything."""
     index = build_index(textwrap.dedent(RESCALED), "metrics.py", "metrics")
     assert index.functions[function].returns_tensor is returns_tensor
+
+
+POOLING = """
+import tensorflow as tf
+
+
+class Pooling(tf.keras.layers.Layer):
+    def call(self, x):
+        return tf.reduce_mean(x, axis=1)
+
+
+class Pair(tf.keras.layers.Layer):
+    def call(self, x):
+        return x, x
+"""
+
+HEAD = """
+import tensorflow as tf
+from pooling import Pair, Pooling
+
+
+class Head(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.pool = Pooling()
+        self.pair = Pair()
+
+    def call(self, x, split=False):
+        pooled = self.pool(x)
+        first, second = self.pair(x)
+        if split:
+            return tf.reshape(pooled, [pooled.shape[0] // 2, -1])
+        return tf.reshape(first, [first.shape[0], -1])
+"""
+
+
+def test_a_held_layer_of_another_module_called_gives_what_its_call_returns(
+    tmp_path: Path,
+) -> None:
+    """`self.pool(x)` where `self.pool = Pooling()` of another module runs
+    `Pooling.call`, which returns a tensor: its static batch dimension as a
+    size is TFR107's hazard. A layer returning a pair gives no one tensor."""
+    (tmp_path / "pooling.py").write_text(textwrap.dedent(POOLING))
+    (tmp_path / "head.py").write_text(textwrap.dedent(HEAD))
+    files = [InputFile(str(tmp_path / "pooling.py")), InputFile(str(tmp_path / "head.py"))]
+    result = run(files, RunOptions(rule_codes=("TFR107",), root=str(tmp_path)), jobs=1)
+    assert [(f.path.rsplit("/", 1)[-1], f.start.line) for f in result.findings] == [("head.py", 16)]

@@ -52,7 +52,7 @@ def site_targets(
         return [(index, nested)]
     targets = lookup.find(site.callee, index)
     if not targets and site.via_attribute:
-        targets = lookup.held_method(site.callee) or lookup.held_instance(site.callee)
+        targets = lookup.held_callee(site.callee)
     return targets
 
 

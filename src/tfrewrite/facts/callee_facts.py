@@ -42,8 +42,9 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
             if not callee or callee.endswith("()"):
                 continue
             # A function, or a method of an object a class holds
-            # (`self.decoder.reset_state`, as `Model.decoder.reset_state`).
-            targets = list(lookup.find(callee, index)) or lookup.held_method(callee)
+            # (`self.decoder.reset_state`, as `Model.decoder.reset_state`),
+            # or that object called (`self.attention(x)`: its `call`).
+            targets = list(lookup.find(callee, index)) or lookup.held_callee(callee)
             for target_index, target in targets:
                 info = target_index.functions.get(target)
                 if info is None:

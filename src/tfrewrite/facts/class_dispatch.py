@@ -54,6 +54,8 @@ class Lookup(Protocol):
 
     def held_method(self, name: str) -> list[tuple[ModuleIndex, str]]: ...
 
+    def held_callee(self, name: str) -> list[tuple[ModuleIndex, str]]: ...
+
 
 def overrides(
     indexes: list[ModuleIndex], lookup: Lookup

@@ -196,6 +196,10 @@ class _Indexer(
         # result of calling a project function (`loss_fn = make_loss(...)`).
         # Calling one calls what the factory returns: `make_loss()`.
         self.call_results: list[dict[str, str]] = []
+        # Per enclosing function, innermost last: local names that hold one
+        # of several project objects (an element of `metrics = [qwk, corr]`,
+        # or the loop variable over it), with their constructors.
+        self.object_choices: list[dict[str, tuple[str, ...]]] = []
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
@@ -343,6 +347,7 @@ class _Indexer(
         # passed on as a Python value.
         self.evidence.append({name: "p" for name in number_defaults(node.args)})
         self.call_results.append({})
+        self.object_choices.append({})
         self.dataset_names.append(set())
         self.branch_tests.append([])
         self.bound_here.append(set())
@@ -356,6 +361,7 @@ class _Indexer(
         self.dataset_names.pop()
         self.evidence.pop()
         self.call_results.pop()
+        self.object_choices.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.graph_loops = graph_loops
@@ -538,6 +544,7 @@ class _Indexer(
                     self.call_results[-1][name] = factory
                 else:
                     self.call_results[-1].pop(name, None)
+            self.record_object_list(names, node.value)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
         if self.mentions_batch and batch_keeps_remainder(node.value):
@@ -593,6 +600,8 @@ class _Indexer(
     def visit_For(self, node: ast.For) -> None:
         self.bind_names(node.target)
         self.visit(node.iter)
+        if self.object_choices:
+            self.record_loop_object(node.target, node.iter)
         if isinstance(node.iter, ast.Call) and dotted(node.iter.func) in ("range", "enumerate"):
             counter = node.target
             if isinstance(counter, ast.Tuple) and counter.elts:
@@ -719,6 +728,8 @@ class _Indexer(
                 method = self._instance_method(node.func, used)
                 if method and not self.eager_depth:
                     info.calls.append(method)
+                if not self.eager_depth:
+                    info.calls.extend(self.chosen_methods(node.func))
                 if (
                     callee
                     and used

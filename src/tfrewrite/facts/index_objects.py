@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.eager_callables import character_span
 from tfrewrite.facts.function_facts import is_self_attribute
+from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 
 
@@ -30,6 +31,7 @@ class ObjectReferences:
     function_stack: list[FunctionInfo]
     class_stack: list[str]
     call_results: list[dict[str, str]]
+    object_choices: list[dict[str, tuple[str, ...]]]
     module_instances: dict[str, str]
     module_object_choices: dict[str, tuple[str, ...]]
     bound_here: list[set[str]]
@@ -67,6 +69,64 @@ class ObjectReferences:
             if name in results:
                 return results[name]
         return None
+
+    def _built_here(self, name: str) -> bool:
+        """Whether the innermost function binds `name` to an object it
+        builds (or names), rather than a function around it."""
+        return bool(self.call_results) and name in self.call_results[-1]
+
+    def _object_of(self, element: ast.expr) -> str | None:
+        """The constructor of the project object `element` builds or names
+        (`Kappa()`, `kappa` for `kappa = Kappa()`, a module's object)."""
+        if isinstance(element, ast.Name):
+            return self._local_factory(element.id) or self._module_object(element)
+        return self._factory(element)
+
+    def record_object_list(self, names: list[str], value: ast.expr) -> None:
+        """`metrics = [kappa, corr, keras_mae]` in a function: each element
+        that is a project object is one the list may hand out. Objects of
+        outside packages (a Keras metric) have no code of the project's."""
+        if not self.object_choices:
+            return
+        built: tuple[str, ...] = ()
+        if isinstance(value, (ast.List, ast.Tuple)):
+            built = tuple(sorted({c for e in value.elts if (c := self._object_of(e))}))
+        for name in names:
+            if built:
+                self.object_choices[-1][name] = built
+            else:
+                self.object_choices[-1].pop(name, None)
+
+    def _choices(self, name: str) -> tuple[str, ...]:
+        """The constructors of the objects `name` may hold, bound here or in
+        a function around (a closure's step iterating its maker's list)."""
+        for choices in reversed(self.object_choices):
+            if name in choices:
+                return choices[name]
+        return ()
+
+    def record_loop_object(self, target: ast.expr, iterable: ast.expr) -> None:
+        """`for metric in metrics` (or `for i, metric in
+        enumerate(metrics)`) over a list of project objects: the loop
+        variable holds each in turn."""
+        if isinstance(iterable, ast.Call) and dotted(iterable.func) == "enumerate":
+            if not iterable.args or not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return
+            iterable, target = iterable.args[0], target.elts[1]
+        if isinstance(target, ast.Name):
+            held = self._choices(iterable.id) if isinstance(iterable, ast.Name) else ()
+            if held:
+                self.object_choices[-1][target.id] = held
+            else:
+                self.object_choices[-1].pop(target.id, None)
+
+    def chosen_methods(self, func: ast.expr) -> list[str]:
+        """`metric.update_state` on a name that holds one of several project
+        objects: that method of each of their classes (`Kappa.update_state`,
+        `Corr.update_state`), which the call may run."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return []
+        return [f"{constructor}.{func.attr}" for constructor in self._choices(func.value.id)]
 
     def _factory_result(self, name: str) -> str | None:
         """`make_loss()` for a local `name` bound to `make_loss(...)`."""
@@ -180,14 +240,19 @@ class ObjectReferences:
         defines `Critic`), unless the function has a parameter of that name.
         For an object the function (or one enclosing it) builds, `jit =
         Jitter()`, or names, `aug = AUG`: `Jitter.gray` for `jit.gray(x)`
-        when the result is `used`: a method called for its effect on an
-        object built for one call is bookkeeping of that call."""
+        when the result is `used`, or the object comes from a function
+        around (a closure's step updating its maker's tracker): a method
+        called for its effect on an object built for one call is
+        bookkeeping of that call."""
         receiver = func.value
         if not isinstance(receiver, ast.Name) or receiver.id in self.function_stack[-1].params:
             return None
         local = self._local_factory(receiver.id)
         if local is not None:
-            return f"{local}.{func.attr}" if used else None
+            # An object a function around builds outlives this call: what
+            # its methods do to it is state the next call sees.
+            keeps = used or not self._built_here(receiver.id)
+            return f"{local}.{func.attr}" if keeps else None
         if any(receiver.id in bound for bound in self.bound_here):
             return None  # bound in the function: not the module's object
         constructor = self.module_instances.get(receiver.id)

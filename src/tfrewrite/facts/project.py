@@ -323,8 +323,7 @@ def compute_facts(
                     # `__call__` (a layer overriding `__call__` itself).
                     computes = callee in info.held_results
                     held = (
-                        lookup.held_method(callee)
-                        or lookup.held_instance(callee)
+                        lookup.held_callee(callee)
                         or parameter_method(index, info, callee, lookup)
                     )
                     targets = [

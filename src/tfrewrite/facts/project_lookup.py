@@ -155,6 +155,12 @@ class ProjectLookup:
                     return [(owner_index, f"{owner}.{name}")]
         return []
 
+    def held_callee(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """What a call through an object a class holds runs: a method of
+        it (`self.memory.sample(...)`: `held_method`), else the object
+        itself (`self.attention(x)`: `held_instance`)."""
+        return self.held_method(name) or self.held_instance(name)
+
     def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`Agent.net` (`self.net(x)` in a method of `Agent`): what calling
         the object `Agent` holds in `self.net` (`self.net = Net()`) runs,
