@@ -174,3 +174,42 @@ def test_an_object_built_in_traced_code_computes_in_the_trace(tmp_path) -> None:
         tf.function(before.attend.python_function, input_signature=unknown)(a, b)
     traced = tf.function(after.attend.python_function, input_signature=unknown)
     assert bool(tf.reduce_all(traced(a, b) == before.attend.python_function(a, b)))
+
+
+ANNEALED = """\
+import tensorflow as tf
+
+
+class Annealed(tf.keras.losses.Loss):
+    def __init__(self, warmup=5):
+        super().__init__()
+        self.warmup = warmup
+        self.step = 0
+
+    def call(self, y_true, y_pred):
+        weight = tf.minimum(1.0, self.step / self.warmup)
+        return tf.reduce_mean(tf.square(y_true - y_pred)) * weight
+
+    def advance(self, count):
+        self.step = count
+
+
+def run(traced):
+    loss = Annealed()
+    compute = tf.function(loss) if traced else loss
+    values = []
+    for epoch in range(3):
+        loss.advance(epoch)
+        values.append(float(compute(tf.ones([2, 1]), tf.zeros([2, 1]))))
+    return values
+"""
+
+
+def test_a_number_a_setter_replaces_is_read_once_when_traced(tmp_path):
+    """The setter's new value reaches every eager call; the traced loss
+    keeps the value of its first trace, as TFR201 says."""
+    [finding] = check_source(ANNEALED, select=["TFR201"])
+    assert "`self.step`" in finding.message and finding.fix is None
+    module = load_file_module(ANNEALED, tmp_path, "annealed")
+    assert module.run(traced=False) == pytest.approx([0.0, 0.2, 0.4])
+    assert module.run(traced=True) == pytest.approx([0.0, 0.0, 0.0])

@@ -322,9 +322,8 @@ def compute_facts(
                     # `self.decoder(x)`: calling a held object runs its
                     # `__call__` (a layer overriding `__call__` itself).
                     computes = callee in info.held_results
-                    held = (
-                        lookup.held_callee(callee)
-                        or parameter_method(index, info, callee, lookup)
+                    held = lookup.held_callee(callee) or parameter_method(
+                        index, info, callee, lookup
                     )
                     targets = [
                         (target_index, target)

@@ -155,11 +155,16 @@ def attribute_writes(
     writes = AttributeWrites()
     not_container: set[str] = set()
     not_plain: set[str] = set()
+    # A setter's parameter (`def set_epoch(self, value): self.epoch = value`)
+    # holds what the set-up gave the attribute: a number stays a number.
+    set_up_plain: set[str] = set()
+    from_parameters: set[str] = set()
     plain_results = _methods_returning_plain_values(cls, resolver)
     for statement in cls.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
         method = "__init__" if statement.name.value in setup else statement.name.value
+        parameters = {p.name.value for p in statement.params.params[1:]}
         for small in iter_small_statements(statement.body, into_functions=True):
             for attr, value, augmented in _self_writes(small):
                 if augmented:
@@ -170,14 +175,27 @@ def attribute_writes(
                     writes.containers.add(attr)
                 else:
                     not_container.add(attr)
-                if not is_setup_method(method):
+                if is_setup_method(method):
+                    if _is_literal_number(value):
+                        set_up_plain.add(attr)
+                elif isinstance(value, cst.Name) and value.value in parameters:
+                    from_parameters.add(attr)
+                else:
                     plain = is_plain_value(value, resolver) or (
                         value is not None and _own_method_called(value) in plain_results
                     )
                     (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
-    writes.plain -= not_plain
+    writes.plain |= from_parameters & set_up_plain
+    writes.plain -= not_plain | (from_parameters - set_up_plain)
     return writes
+
+
+def _is_literal_number(value: cst.BaseExpression | None) -> bool:
+    """`0`, `1.0`, `-1`: a number written as one."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
 
 
 def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -> set[str]:
