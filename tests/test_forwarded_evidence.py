@@ -338,3 +338,37 @@ def test_a_reached_function_with_its_own_decorator_does_not_block() -> None:
     source = LOGGED.replace("def scaled_noise", "@tf.function\ndef scaled_noise") + INLINE_LOOP
     extraction = next(f for f in check_source(source) if f.code == "TFR303")
     assert extraction.fix is not None
+
+
+STATIC_LENGTHS = """
+import tensorflow as tf
+
+
+class RelativeBias(tf.keras.layers.Layer):
+    def __init__(self, longest):
+        super().__init__()
+        self.longest = longest
+
+    def call(self, q, k):
+        k_len = k.shape[1]
+        q_len = q.shape[1]
+        start = self.first_row(q_len)
+        return self.align(q @ tf.transpose(k), k_len, q_len)[start:]
+
+    def align(self, scores, k_len, q_len):
+        if k_len > q_len:
+            return scores[:, :q_len]
+        return scores
+
+    def first_row(self, q_len):
+        return max(0, self.longest - q_len)
+"""
+
+
+def test_static_dimensions_passed_on_are_python_values() -> None:
+    """`k.shape[1]` is an int (or None), never a tensor: a method handed
+    the static lengths compares them as Python values, which tracing runs
+    once per shape as written (no TFR101, no TFR104)."""
+    traced = _traced(STATIC_LENGTHS)
+    assert {"k_len", "q_len"} <= traced["RelativeBias.align"].python_params
+    assert _codes(STATIC_LENGTHS) == []

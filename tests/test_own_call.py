@@ -54,3 +54,53 @@ def test_self_call_given_training_reaches_only_the_layers_call_passes_it_to() ->
     assert "`self.encoder(...)` gets no `training` in `call`" in finding.message
     fixed = fix_source(source, select=["TFR304"], unsafe_fixes=True)
     assert "return self.decoder(self.encoder(x, training=training))" in fixed
+
+
+def test_self_call_given_training_by_position_is_given_training() -> None:
+    """`self.call(data, True)` binds `call`'s `training` as the keyword
+    does: no bypass finding; the layers `call` leaves without it are
+    reported as before."""
+    source = MODEL.format(forward="self.call(data, True)")
+    (finding,) = check_source(source, select=["TFR304"])
+    assert "`self.encoder(...)` gets no `training` in `call`" in finding.message
+
+
+PASSED_ON = """
+import keras
+import tensorflow as tf
+
+
+class Block(keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(4)
+        self.drop = keras.layers.Dropout(0.5)
+
+    def call(self, x, training, mask):
+        return self.drop(self.dense(x), training=training)
+
+
+class Seq2Seq(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.block = Block()
+        self.head = keras.layers.Dense(3)
+
+    def call(self, inp, tar, training, mask):
+        return self.head(self.block(inp, training, mask) + tar)
+
+    def train_step(self, data):
+        inp, tar = data
+        with tf.GradientTape() as tape:
+            out = self.call(inp, tar, True, None)
+            loss = tf.reduce_mean(tf.square(out - tar))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"loss": loss}
+"""
+
+
+def test_training_passed_on_by_position_through_every_layer_is_not_reported() -> None:
+    """`call(self, inp, tar, training, mask)` given `True` third, and each
+    layer with dropout given it in turn: nothing runs in inference mode."""
+    assert check_source(PASSED_ON, select=["TFR304"]) == []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfrewrite.api import fix_source
+from tfrewrite.api import check_source, fix_source
 
 from .equivalence import assert_rewrite_equivalent, load_module, python_function, run_eagerly
 
@@ -82,3 +82,25 @@ def test_a_random_sample_of_the_dynamic_shape_has_the_same_shape_and_is_fresh():
     first, second = traced(x), traced(x)
     assert first.shape == run_eagerly(python_function(load_module(source).f), x).shape
     assert not np.allclose(first.numpy(), second.numpy())
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "h + tf.constant(np.tile([1.0, 0.0, 0.0], [h.shape[0], 1]), tf.float32)",
+        "h + tf.constant(np.zeros((h.shape[0], 3)), tf.float32)",
+    ],
+)
+def test_a_numpy_array_of_the_static_batch_is_reported_and_fails_unknown(expr):
+    """NumPy builds from Python ints: the array of a static batch runs
+    eagerly and traced with a known batch, and raises `TypeError` once the
+    batch is unknown. TFR107 reports it without a fix (no tensor can stand
+    in NumPy's shape either)."""
+    source = "import numpy as np\n" + TEMPLATE.format(expr=expr)
+    [finding] = [f for f in check_source(source, select=["TFR107"])]
+    assert finding.fix is None and "`np." in finding.message
+    f = python_function(load_module(source).f)
+    (x,) = INPUTS[0]
+    np.testing.assert_allclose(tf.function(f)(x).numpy(), run_eagerly(f, x).numpy())
+    with pytest.raises(TypeError):
+        tf.function(f, input_signature=UNKNOWN_BATCH)(x)

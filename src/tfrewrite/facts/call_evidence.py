@@ -176,6 +176,12 @@ class CallEvidence:
             return self._name_evidence(node.id)
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):
             return "p"
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "shape"
+        ):
+            return "p"  # `k.shape[2]`: a static dimension, an int or None
         if isinstance(node, ast.Attribute) and _reads_configuration(node):
             return "p"
         if is_self_attribute(node) and self.class_numbers:

@@ -15,7 +15,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterator
 
-from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
+from tfrewrite.facts.vocabulary import (
+    COUNT_ARGUMENTS,
+    HOST_SHAPE_ARGUMENTS,
+    PYTHON_COUNT_ARGUMENTS,
+    SHAPE_ARGUMENTS,
+)
 
 
 def shape_parameter_names(call: ast.Call, callee: str | None, params: Collection[str]) -> set[str]:
@@ -28,6 +33,7 @@ def shape_parameter_names(call: ast.Call, callee: str | None, params: Collection
     if callee in SHAPE_ARGUMENTS:
         places = (SHAPE_ARGUMENTS[callee],)
     places += COUNT_ARGUMENTS.get(callee, ()) + PYTHON_COUNT_ARGUMENTS.get(callee, ())
+    places += HOST_SHAPE_ARGUMENTS.get(callee, ())
     found: set[str] = set()
     for position, keyword in places:
         value = _argument(call, position, keyword)

@@ -19,6 +19,7 @@ from pathlib import PurePath
 
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS, WEIGHTED_LAYERS
+from tfrewrite.facts.numpy_shape_arguments import NUMPY_SHAPE_ARGUMENTS
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS
 from tfrewrite.facts.tf_shape_arguments import SHAPE_ARGUMENTS as MEASURED_SHAPE_ARGUMENTS
 
@@ -71,6 +72,13 @@ COUNT_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
 PYTHON_COUNT_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
     "tensorflow.split": ((1, "num_or_size_splits"),),
     "tensorflow.unstack": ((1, "num"),),
+}
+# NumPy functions that build an array of a shape of Python ints
+# (`np.tile(a, [n, 1])`, `np.zeros((n, 2))`), where: as measured on NumPy
+# (`scripts/numpy_shape_arguments.py`). Neither `None` nor a tensor can
+# stand there.
+HOST_SHAPE_ARGUMENTS: dict[str, tuple[tuple[int, str], ...]] = {
+    name: (place,) for name, place in NUMPY_SHAPE_ARGUMENTS.items()
 }
 
 # Keras namespaces whose classes own variables: building one makes new variables.

@@ -18,6 +18,7 @@ def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
     x.shape[0]`)."""
     from tfrewrite.facts.vocabulary import (
         COUNT_ARGUMENTS,
+        HOST_SHAPE_ARGUMENTS,
         PYTHON_COUNT_ARGUMENTS,
         SHAPE_ARGUMENTS,
     )
@@ -28,6 +29,7 @@ def static_shape(index: ModuleIndex, traced: TracedFacts) -> bool:
         index.called_names.isdisjoint(SHAPE_ARGUMENTS)
         and index.called_names.isdisjoint(COUNT_ARGUMENTS)
         and index.called_names.isdisjoint(PYTHON_COUNT_ARGUMENTS)
+        and index.called_names.isdisjoint(HOST_SHAPE_ARGUMENTS)
     ):
         return True
     # A static dimension handed to a project function that makes it a shape.

@@ -34,7 +34,12 @@ from tfrewrite.facts.static_shapes import (
     static_shape_of,
 )
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.vocabulary import COUNT_ARGUMENTS, PYTHON_COUNT_ARGUMENTS, SHAPE_ARGUMENTS
+from tfrewrite.facts.vocabulary import (
+    COUNT_ARGUMENTS,
+    HOST_SHAPE_ARGUMENTS,
+    PYTHON_COUNT_ARGUMENTS,
+    SHAPE_ARGUMENTS,
+)
 from tfrewrite.facts.walk import enclosing_statement_line, iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -95,7 +100,11 @@ class StaticShapeInTracedCode(Rule):
     handed to a project function or a method of a held object that gives it
     to one (`self.decoder.reset_state(batch_size=b)`). A Python list repeated
     by it (`[start] * b`) is reported without a fix: it needs a Python int
-    (`tf.fill([tf.shape(x)[0]], start)` builds the tensor instead). The fix
+    (`tf.fill([tf.shape(x)[0]], start)` builds the tensor instead). So is a
+    NumPy array built from it (`np.tile(a, [b, 1])`, `np.zeros((b, 2))`:
+    the NumPy functions that take a shape, measured by
+    `scripts/numpy_shape_arguments.py`): NumPy needs Python ints, and
+    neither `None` nor the dynamic shape will do. The fix
     writes `tf.shape(x)[0]` where the name is used and leaves the name for
     its Python uses. A function that only a `Dataset.map` traces sees one
     element at a time: its dimension 0 is no batch dimension, and is left
@@ -205,6 +214,18 @@ class StaticShapeInTracedCode(Rule):
             """,
             note="built from a slice: reported without a fix",
         ),
+        Invalid(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def domain_labels(features):
+                h = tf.nn.relu(features)
+                return tf.constant(np.tile([1.0, 0.0], [h.shape[0], 1]))
+            """,
+            note="a NumPy array of the batch's size: NumPy needs Python ints, no fix",
+        ),
         Valid(
             """
             import tensorflow as tf
@@ -265,10 +286,11 @@ class StaticShapeInTracedCode(Rule):
                 shape = _shape_argument(ctx, node)
                 counts = _count_arguments(ctx, node)
                 python_counts = _count_arguments(ctx, node, PYTHON_COUNT_ARGUMENTS)
+                host_shapes = _count_arguments(ctx, node, HOST_SHAPE_ARGUMENTS)
                 handed = role_arguments(
                     ctx, ctx.index.callee_shape_params, node, function.class_name
                 )
-                if shape is None and not counts and not python_counts and not handed:
+                if not (shape is not None or counts or python_counts or host_shapes or handed):
                     continue
                 site = site_of(node, function, ancestors)
                 if shape is not None:
@@ -281,6 +303,10 @@ class StaticShapeInTracedCode(Rule):
                         yield violation
                 for count in python_counts:
                     violation = self._python_count_violation(site, count.value)
+                    if violation is not None:
+                        yield violation
+                for host_shape in host_shapes:
+                    violation = self._python_count_violation(site, host_shape.value, _HOST_ADVICE)
                     if violation is not None:
                         yield violation
                 for arg, param in handed:
@@ -365,7 +391,17 @@ class StaticShapeInTracedCode(Rule):
         """A count that must be a Python int (`tf.split(f, b)`, `[start] *
         b`), computed from a static batch dimension: reported, never
         rewritten."""
-        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        # A shape (`np.zeros((b, 2))`) reads the dimensions of its entries.
+        entries = (
+            [e.value for e in value.elements if isinstance(e, cst.Element)]
+            if isinstance(value, (cst.List, cst.Tuple))
+            else [value]
+        )
+        reads = [
+            read
+            for entry in entries
+            for read in batch_dimension_reads(entry, site.batch_names, site.shape_names)
+        ]
         facts = site.ctx.tensors(site.scope)
         if not reads or not all(
             self._tensor_strength(facts, owner, site.line) for _, owner in reads
@@ -534,6 +570,11 @@ class _Site:
 
 
 _FILL_ADVICE = "build the tensor with `tf.fill([tf.shape(x)[0]], value)` instead"
+# A NumPy array built on the host from a static shape (`np.tile(a, [n, 1])`).
+_HOST_ADVICE = (
+    "NumPy builds arrays on the host; build it with TensorFlow from the dynamic shape "
+    "instead (`tf.tile`, `tf.zeros`)"
+)
 
 
 def _list_repeats(node: cst.CSTNode) -> cst.BaseExpression | None:

@@ -441,6 +441,9 @@ class MissingTrainingFlag(Rule):
                         and _calls_own_call(node)
                         and (trained is None or "self" in trained)
                         and id(node) not in seen
+                        # `self.call(x, y, True, mask)`: `training` given by
+                        # position reaches what `call` passes it to, as written.
+                        and not passes_training_positionally(ctx, node, "self", owner)
                     ):
                         seen.add(id(node))
                         unchanged = ignores_training(ctx, "self", owner)
