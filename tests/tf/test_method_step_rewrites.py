@@ -95,3 +95,28 @@ def test_a_step_applying_its_helpers_gradients_trains_like_the_eager_one():
     np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
     for traced, eager in zip(traced_weights, eager_weights, strict=True):
         np.testing.assert_allclose(traced, eager, rtol=1e-5)
+
+
+def test_a_step_handing_its_tape_to_a_helper_trains_like_the_eager_one():
+    """`self._descend(tape, total)` takes and applies the gradients: the
+    decorator moved from the loss onto the step trains as the eager step."""
+    from tests.test_helper_gradients import HANDED_TAPE
+
+    source = textwrap.dedent(HANDED_TAPE.format(evaluation=""))
+    fixed = fix_source(source)
+    assert "@tf.function\n    def step" in fixed and "@tf.function\n    def loss" not in fixed
+    rng = np.random.default_rng(2)
+    x = tf.constant(rng.normal(size=(8, 3)), tf.float32)
+    y = tf.constant(rng.normal(size=(8, 1)), tf.float32)
+    runs = []
+    for code in (source, fixed):
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.build((None, 3))
+        model.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
+        trainer = load_module(code).Trainer(model, tf.keras.optimizers.SGD(0.1))
+        losses = [float(trainer.step(x, y)) for _ in range(4)]
+        runs.append((losses, model.get_weights()))
+    (eager_losses, eager_weights), (traced_losses, traced_weights) = runs
+    np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
+    for traced, eager in zip(traced_weights, eager_weights, strict=True):
+        np.testing.assert_allclose(traced, eager, rtol=1e-5)

@@ -45,6 +45,10 @@ class FunctionInfo:
     # Applies the gradients a helper of the file returns (`loss, grads =
     # self.grad(x, y)`, then `apply_gradients`): its tape is the helper's.
     applies_helper_gradients: bool = False
+    # Hands a tape it opens to a call, with what it differentiates
+    # (`self._descend(tape, total_loss)`): the helper takes the gradients
+    # and applies them (`tape_losses`).
+    hands_tape: bool = False
     # Every `return` gives a model's variables (`function_facts.
     # returns_variables`): `tape.gradient(loss, self.training_variables())`
     # differentiates with respect to a model's variables.
@@ -138,11 +142,14 @@ class FunctionInfo:
     def trains(self) -> bool:
         """A custom train step: it opens a `GradientTape`, and applies the
         gradients or hands them to its caller to apply; or it applies those
-        a helper's tape computes and returns. The forward and
-        backward pass of one batch run here: decorating it is the speed-up."""
+        a helper's tape computes and returns, or hands its tape to a helper
+        that does. The forward and backward pass of one batch run here:
+        decorating it is the speed-up."""
         if self.applies_helper_gradients:
             return True
-        return self.opens_gradient_tape and (self.applies_gradients or self.returns_gradients)
+        return self.opens_gradient_tape and (
+            self.applies_gradients or self.returns_gradients or self.hands_tape
+        )
 
 
 @dataclass(slots=True)

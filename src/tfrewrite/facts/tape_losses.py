@@ -151,6 +151,10 @@ def record_tape_losses(
         and node.args
         and isinstance(node.args[0], ast.Name)
     }
+    handed = _handed_with_the_tape(nodes, resolve)
+    if handed and qualname in index.functions:
+        index.functions[qualname].hands_tape = True
+    differentiated |= handed
     for node in nodes:
         if opens_tape(node, resolve):
             for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
@@ -164,6 +168,33 @@ def record_tape_losses(
             inner = f"{qualname}.{node.name}" if qualname else node.name
             if isinstance(node, ast.ClassDef) or inner in tape_scopes:
                 record_tape_losses(index, resolve, callee_of, node.body, inner, tape_scopes)
+
+
+def _handed_with_the_tape(
+    nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
+) -> set[str]:
+    """The names handed to a call together with a tape the scope opens
+    (`self._apply(tape, total_loss)`): the helper differentiates them with
+    it, as `tape.gradient` would here."""
+    tapes = {
+        item.optional_vars.id
+        for node in nodes
+        if opens_tape(node, resolve)
+        for item in node.items  # type: ignore[attr-defined]
+        if isinstance(item.optional_vars, ast.Name)
+    }
+    if not tapes:
+        return set()
+    handed: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Call):
+            continue
+        names = [
+            a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name)
+        ]
+        if tapes.intersection(names):
+            handed.update(n for n in names if n not in tapes)
+    return handed
 
 
 def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None]) -> list[str]:

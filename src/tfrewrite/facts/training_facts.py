@@ -224,9 +224,7 @@ def record_training_facts(
     for index in indexes:
         for tape_loss in index.tape_losses:
             tape_owner = index.functions.get(tape_loss.function)
-            if tape_owner is not None and not (
-                tape_owner.applies_gradients or tape_owner.returns_gradients
-            ):
+            if tape_owner is not None and not tape_owner.trains:
                 # A gradient no optimizer applies (forces from an energy, a
                 # saliency map): what it differentiates is no training loss.
                 continue

@@ -92,15 +92,16 @@ def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionSc
                 return False
             continue
         info = ctx.index.functions.get(site.function)
-        if info is None or info.applies_gradients:
+        if info is None or info.trains:
             return False
     return True
 
 
 def _called_in_eager_loop(ctx: RuleContext, name: str) -> bool:
     """`name(...)` called in a Python loop outside traced code (an
-    evaluation loop, `for x in test: total(compute_loss(model, x))`): there
-    its decorator does the tracing, so it is not redundant."""
+    evaluation loop, `for x in test: total(compute_loss(model, x))`, or
+    `self.loss(...)` in an evaluation method's loop): there its decorator
+    does the tracing, so it is not redundant."""
     traced = {id(f.node) for f in ctx.functions if f.traced is not None}
     for node, ancestors in iter_with_ancestors(ctx.module):
         if not (isinstance(node, cst.Call) and dotted_name(node.func) == name):
@@ -400,7 +401,8 @@ class LossDecorator(Rule):
         callers = [p for p in steps if keys & set(p.loss_callees)]
         removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
         traced_steps = _decorated_callers(ctx, keys)
-        if traced_steps and not callers and _called_in_eager_loop(ctx, name):
+        spelled = f"self.{name}" if function.is_method else name
+        if traced_steps and not callers and _called_in_eager_loop(ctx, spelled):
             return None  # its decorator traces the loop's direct calls
         if traced_steps:
             where = ", ".join(f"`{s}`" for s in traced_steps)
