@@ -545,6 +545,7 @@ class _Indexer(
                 else:
                     self.call_results[-1].pop(name, None)
             self.record_object_list(names, node.value)
+            self.record_attribute_alias(names, node.value)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
         if self.mentions_batch and batch_keeps_remainder(node.value):

@@ -97,6 +97,22 @@ class ObjectReferences:
             else:
                 self.object_choices[-1].pop(name, None)
 
+    def record_attribute_alias(self, names: list[str], value: ast.expr) -> None:
+        """`enc = parts.encoder` where `parts = Parts()` here or in a
+        function around: `enc` is what `Parts` keeps in `encoder`
+        (`FunctionInfo.attribute_aliases`)."""
+        if not self.function_stack:
+            return
+        aliases = self.function_stack[-1].attribute_aliases
+        built = None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            built = self._local_factory(value.value.id)
+        for name in names:
+            if built is not None:
+                aliases[name] = f"{built}.{value.attr}"  # type: ignore[attr-defined]
+            else:
+                aliases.pop(name, None)
+
     def _choices(self, name: str) -> tuple[str, ...]:
         """The constructors of the objects `name` may hold, bound here or in
         a function around (a closure's step iterating its maker's list)."""

@@ -110,6 +110,11 @@ class FunctionInfo:
     # not a bare `self.tracker.add(x)`), as called:
     # such a method computes part of what the function returns or traces.
     held_results: AbstractSet[str] = field(default_factory=set)
+    # Local names bound to an attribute of an object the function (or one
+    # around it) builds: `enc = parts.encoder` for `parts = Parts()` ->
+    # "pkg.Parts.encoder". Whether that attribute holds a model is a project
+    # fact (`ModuleIndex.held_models`).
+    attribute_aliases: dict[str, str] = field(default_factory=dict)
     # Its lines, decorators included: what a pruned check blanks out when
     # no rule can need it (`relevant_code`). 0 when unknown.
     first_lineno: int = 0
@@ -339,6 +344,12 @@ class ModuleIndex:
     # one deriving from anything else (a `tf.Module`), or, for a Keras layer
     # or model, `project.KERAS_CLASS` / `KERAS_CLASS_IGNORING_TRAINING`.
     held_classes: dict[str, str] = field(default_factory=dict)
+    # Filled by `compute_facts`: the `FunctionInfo.attribute_aliases` of this
+    # module that name an attribute in which its class (of any module) keeps
+    # a Keras model: built by a builder that returns one (`self.encoder =
+    # self.make_encoder()`), by Keras (`Sequential(...)`), or of a Keras
+    # model class of the project.
+    held_models: set[str] = field(default_factory=set)
     # `parse = Targets()`, the only binding of `parse` at module level: the
     # name -> the constructor, as the module resolves it (`targets.Targets`).
     # A call `parse(...)` runs the class's `__call__`.

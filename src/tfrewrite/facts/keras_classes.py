@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_records import CallSite, ModuleIndex
-from tfrewrite.facts.keras_names import keras_leaf, keras_path
+from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
 from tfrewrite.facts.project_lookup import (
     PLAIN_BASE_MODULES,
     PLAIN_BASES,
@@ -196,6 +196,43 @@ def record_held_classes(
                 kind = _class_kind(index, callee, lookup, keras)
                 if kind is not None:
                     index.held_classes[f"{class_qualname}.{attr}"] = kind
+
+
+def record_held_models(
+    indexes: list[ModuleIndex], lookup: ProjectLookup, keras: KerasClasses
+) -> None:
+    """`enc = parts.encoder` in a function that builds `parts = Parts()`
+    (`FunctionInfo.attribute_aliases`), where `Parts`, in any module, keeps
+    a Keras model in `self.encoder`: built by a method or function that
+    returns one (`self.make_encoder()`), by Keras itself (`Sequential(...)`),
+    or of a Keras layer or model class of the project. `enc(x)` then calls
+    a model (`ModuleIndex.held_models`)."""
+    for index in indexes:
+        references = {
+            r for info in index.functions.values() for r in info.attribute_aliases.values()
+        }
+        for reference in sorted(references):
+            owner, _, attr = reference.rpartition(".")
+            for target_index, qualname in lookup.find(owner, index):
+                info = target_index.classes.get(qualname)
+                held = info.held_objects.get(attr) if info is not None else None
+                if held is not None and _builds_model(target_index, held, lookup, keras):
+                    index.held_models.add(reference)
+                    break
+
+
+def _builds_model(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses
+) -> bool:
+    """Whether calling `callee` (as `index` names it) gives a Keras model
+    or layer: Keras' own, a project function every `return` of which
+    builds one, or a Keras class of the project."""
+    if builds_keras_model(callee):
+        return True
+    built = lookup.find(callee, index)
+    if any(q in i.functions and i.functions[q].returns_model for i, q in built):
+        return True
+    return keras.kind(index, callee) is not None
 
 
 def record_called_classes(

@@ -31,6 +31,7 @@ from tfrewrite.facts.keras_classes import (
     record_built_by_running_call,
     record_called_classes,
     record_held_classes,
+    record_held_models,
     record_param_classes,
 )
 from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
@@ -394,6 +395,7 @@ def compute_facts(
     _record_held_state(indexes, lookup)
     keras = KerasClasses(lookup)
     record_held_classes(indexes, lookup, keras)
+    record_held_models(indexes, lookup, keras)
     record_called_classes(indexes, lookup, keras)
     record_built_by_running_call(indexes, lookup)
     record_callee_parameters(indexes, lookup)

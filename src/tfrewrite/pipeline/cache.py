@@ -73,6 +73,7 @@ PROJECT_FACT_FIELDS = (
     "rebound_module_names",
     "held_state",
     "held_classes",
+    "held_models",
     "called_classes",
     "callee_shape_params",
     "callee_averaged_params",

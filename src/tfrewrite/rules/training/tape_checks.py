@@ -93,6 +93,11 @@ def _model_names(ctx: RuleContext) -> set[str]:
                 for name in map(dotted_name, [e.value for e in parts] or [bound]):
                     if name:
                         names.add(name)
+    # `enc = parts.encoder`, where the class of `parts` keeps a model there.
+    held = ctx.index.held_models
+    if held:
+        for info in ctx.index.functions.values():
+            names.update(n for n, ref in info.attribute_aliases.items() if ref in held)
     return names
 
 
