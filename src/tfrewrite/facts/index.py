@@ -81,7 +81,7 @@ from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, star_imported_names
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
-from tfrewrite.facts.vocabulary import ITERATING, MEAN_FUNCTIONS
+from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
 __all__ = [
@@ -113,19 +113,18 @@ _AVERAGES = frozenset({"mean", "average", "fmean", "reduce_mean"})
 def _averaged_value(node: ast.Call) -> ast.expr | None:
     """The one value a mean-like call averages over its first axis (the
     axis a list of per-batch values runs along): `np.mean(values)`,
-    `np.mean(values, axis=0)`, `statistics.mean(data=values)`."""
-    axis_zero = [
-        kw
-        for kw in node.keywords
-        if kw.arg == "axis"
-        and isinstance(kw.value, ast.Constant)
-        and kw.value.value == 0
-        and kw.value.value is not False
-    ]
+    `np.mean(values, axis=0)`, `np.mean(values, 0)`,
+    `statistics.mean(data=values)` (as `metric_averaging` reads it)."""
+
+    def is_zero(value: ast.expr) -> bool:
+        return isinstance(value, ast.Constant) and value.value == 0 and value.value is not False
+
+    axis_zero = [kw for kw in node.keywords if kw.arg == "axis" and is_zero(kw.value)]
     others = [kw for kw in node.keywords if kw not in axis_zero]
-    if len(node.args) + len(others) != 1:
+    args = node.args[:1] if len(node.args) == 2 and is_zero(node.args[1]) else node.args
+    if len(args) + len(others) != 1:
         return None
-    return node.args[0] if node.args else others[0].value
+    return args[0] if args else others[0].value
 
 
 def _list_repeat_count(node: ast.BinOp) -> ast.expr | None:
@@ -708,6 +707,12 @@ class _Indexer(
             if callee.rpartition(".")[2] in _AVERAGES and (value := _averaged_value(node)):
                 if isinstance(value, ast.Starred):
                     value = value.value
+                while (
+                    isinstance(value, ast.Call)
+                    and len(value.args) == 1
+                    and self.resolve(value.func) in ARRAY_CONVERSIONS
+                ):
+                    value = value.args[0]
                 if isinstance(value, (ast.Name, ast.ListComp, ast.GeneratorExp)):
                     self.index.averaged_callees.add(callee)
                 if callee in MEAN_FUNCTIONS:

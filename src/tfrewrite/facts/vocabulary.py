@@ -38,6 +38,13 @@ def is_setup_method(name: str) -> bool:
 
 
 # Functions that average their argument: a per-batch metric averaged (TFR306).
+# Conversions that keep a list's values, one per batch, along the first axis
+# (`np.mean(np.array(losses))` averages what `np.mean(losses)` does); not
+# `np.concatenate`, which joins the batches' rows into one axis.
+ARRAY_CONVERSIONS = frozenset(
+    {"numpy.array", "numpy.asarray", "numpy.stack", "tensorflow.stack", "tensorflow.constant"}
+)
+
 MEAN_FUNCTIONS = frozenset(
     {"numpy.mean", "numpy.average", "statistics.mean", "statistics.fmean", "tensorflow.reduce_mean"}
 )

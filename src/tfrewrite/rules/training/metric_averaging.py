@@ -11,7 +11,7 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.role_arguments import role_arguments
 from tfrewrite.facts.training import method_name
-from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
+from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, MEAN_FUNCTIONS
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -72,6 +72,37 @@ def _within(node: cst.CSTNode, loop: cst.For, inside: dict[int, set[int]]) -> bo
     if id(loop) not in inside:
         inside[id(loop)] = {id(n) for n in iter_nodes(loop.body)}
     return id(node) in inside[id(loop)]
+
+
+def _last_entry_checks(scope: cst.CSTNode) -> dict[str, set[int]]:
+    """Per list name, the nodes under an `if` whose test reads its last
+    entry (`if accs[-2].shape != accs[-1].shape: ... else: np.mean(accs)`):
+    there the code tells a short last batch from the others itself."""
+    guarded: dict[str, set[int]] = {}
+    for node in iter_nodes(scope, into_functions=False):
+        if not isinstance(node, cst.If):
+            continue
+        for read in iter_nodes(node.test):
+            if (
+                isinstance(read, cst.Subscript)
+                and isinstance(read.value, cst.Name)
+                and len(read.slice) == 1
+                and isinstance(read.slice[0].slice, cst.Index)
+                and _is_minus_one(read.slice[0].slice.value)
+            ):
+                guarded.setdefault(read.value.value, set()).update(
+                    id(n) for n in iter_nodes(node) if n is not node.test
+                )
+    return guarded
+
+
+def _is_minus_one(node: cst.BaseExpression) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+        and node.expression.value == "1"
+    )
 
 
 def _summed_average(node: cst.CSTNode, total: str) -> Violation:
@@ -349,6 +380,7 @@ class PerBatchMetricAverage(Rule):
         for scope, function in _scopes(ctx):
             per_batch: tuple[dict[str, PerBatch], dict[str, Accumulated]] | None = None
             comprehended: set[str] | None = None
+            guarded: dict[str, set[int]] | None = None
             values: dict[str, cst.BaseExpression] | None = None  # names bound once
             reported: set[str] = set()
             running: dict[str, cst.CSTNode] = {}  # averages divided inside their loop
@@ -390,6 +422,10 @@ class PerBatchMetricAverage(Rule):
                         )
                         continue
                 if averaged is not None and averaged in lists:
+                    if guarded is None:
+                        guarded = _last_entry_checks(scope)
+                    if id(node) in guarded.get(averaged, ()):
+                        continue  # the code tells a short last batch apart itself
                     reported.add(averaged)
                     yield Violation(
                         node,
@@ -429,7 +465,7 @@ class PerBatchMetricAverage(Rule):
             left = node.left
             if isinstance(left, cst.Call) and dotted_name(left.func) == "sum" and left.args:
                 candidate = left.args[0].value
-                if weighted_sum(candidate, node.right):
+                if weighted_sum(candidate, node.right) or _totals_each_batch(ctx, candidate):
                     return None
         return True if over_batches(candidate) else None
 
@@ -439,6 +475,13 @@ class PerBatchMetricAverage(Rule):
         parameter it binds (`Metric.from_list(losses)` doing `np.mean(l)`)."""
         if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in MEAN_FUNCTIONS:
             averaged = _mean_over_first_axis(node)
+            # `np.mean(np.array(losses))`: the same values, as one array.
+            while (
+                isinstance(averaged, cst.Call)
+                and ctx.names.qualified_name(averaged.func) in ARRAY_CONVERSIONS
+                and len(averaged.args) == 1
+            ):
+                averaged = averaged.args[0].value
             if isinstance(averaged, cst.Name):
                 return averaged.value
         if isinstance(node, cst.Call):
@@ -520,6 +563,24 @@ class PerBatchMetricAverage(Rule):
             (*edits, NodeEdit(node, replacement)),
             applicability=Applicability.UNSAFE,
         )
+
+
+# What adds up a batch's values: a total per batch, not an average.
+_SUMS = frozenset({"sum", "numpy.sum", "tensorflow.reduce_sum", "tensorflow.math.reduce_sum"})
+
+
+def _totals_each_batch(ctx: RuleContext, summed: cst.BaseExpression) -> bool:
+    """`sum([sum(x) for x in per_batch]) / n_examples`: each batch's values
+    added up, then divided once: the mean over examples, whatever the
+    batch sizes."""
+    if not isinstance(summed, (cst.ListComp, cst.GeneratorExp)):
+        return False
+    element = summed.elt
+    if not isinstance(element, cst.Call):
+        return False
+    if isinstance(element.func, cst.Attribute) and element.func.attr.value == "sum":
+        return not element.args  # `x.sum()`
+    return (ctx.names.qualified_name(element.func) or dotted_name(element.func)) in _SUMS
 
 
 def _sizes_kept(ctx: RuleContext, loop: cst.For, batch: str) -> str | None:

@@ -7,6 +7,7 @@ The rule (`metric_averaging`) reports the averages these facts describe.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -19,7 +20,17 @@ from tfrewrite.facts.python_counters import counts_iterations, iteration_index
 from tfrewrite.facts.training import feeds_short_final_batch, method_name, tape_name
 from tfrewrite.facts.walk import child_nodes, iter_nodes, iter_with_ancestors
 
-_BATCHY = ("batch", "dataset", "loader", "_ds", "ds")
+_BATCHY = ("batch", "dataset", "loader")
+# `ds`, `train_ds`, `ds_val`: a dataset, as a word of the name (not `folds`).
+_DATASET_WORD = "ds"
+
+
+def _says_batches(name: str) -> bool:
+    """Whether a name says it holds batches or a dataset of them."""
+    lowered = name.lower()
+    return any(part in lowered for part in _BATCHY) or _DATASET_WORD in re.split(r"[_\d]+", lowered)
+
+
 # Divisors that count batches: `n_batches`, `num_steps`, `len(loader)`, `step + 1`.
 _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
@@ -38,7 +49,7 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
     counted = isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
     for node in () if counted else [*iter_nodes(loop.iter), *iter_nodes(loop.target)]:
         name = node.value if isinstance(node, cst.Name) else None
-        if name and any(part in name.lower() for part in _BATCHY):
+        if name and _says_batches(name):
             return True
     for node in _own_nodes(loop.body):
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
@@ -159,7 +170,7 @@ def over_batches(candidate: cst.BaseExpression) -> bool:
             for n in iter_nodes(candidate.elt)
         )
     names = [n.lower() for n in mentioned_names(iterated)]
-    return any(part in name for name in names for part in _BATCHY)
+    return any(_says_batches(name) for name in names)
 
 
 def comprehension_lists(scope: cst.CSTNode) -> set[str]:

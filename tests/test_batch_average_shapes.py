@@ -1,0 +1,70 @@
+"""TFR306 on what a list of per-batch values becomes before it is averaged:
+`np.mean(np.array(losses))` averages the same values as `np.mean(losses)`;
+`sum([sum(v) for v in per_batch]) / examples` adds each batch's values up
+before dividing once (the mean over examples); and an average in the
+branch of an `if` that compares the last batch's entry with another's is
+code that tells a short last batch apart itself."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source, fix_source
+
+EVALUATE = """
+import numpy as np
+
+
+def evaluate(model, val_batches):
+    losses = []
+    scores_per_batch = []
+    for x, y in val_batches:
+        losses.append(model.test_on_batch(x, y))
+        scores_per_batch.append(np.abs(model.predict_on_batch(x) - y).ravel())
+    {averages}
+"""
+
+
+def test_an_array_of_the_per_batch_values_is_averaged_the_same() -> None:
+    source = textwrap.dedent(EVALUATE).replace("{averages}", "return np.mean(np.array(losses))")
+    [finding] = check_source(source, select=["TFR306"])
+    assert "`losses`" in finding.message
+    fixed = fix_source(source, select=["TFR306"], unsafe_fixes=True)
+    assert "np.average(np.array(losses), weights=batch_sizes)" in fixed
+
+
+def test_each_batch_added_up_then_divided_once_is_the_mean_over_examples() -> None:
+    averages = (
+        "return sum([sum(s) for s in scores_per_batch]) / sum(len(s) for s in scores_per_batch)"
+    )
+    source = textwrap.dedent(EVALUATE).replace("{averages}", averages)
+    assert check_source(source, select=["TFR306"]) == []
+
+
+def test_an_average_the_code_guards_by_the_last_batch_is_not_reported() -> None:
+    averages = """if scores_per_batch[-2].shape != scores_per_batch[-1].shape:
+        return sum([sum(s) for s in scores_per_batch]) / sum(len(s) for s in scores_per_batch)
+    else:
+        return np.mean(scores_per_batch)"""
+    source = textwrap.dedent(EVALUATE).replace("{averages}", averages)
+    assert check_source(source, select=["TFR306"]) == []
+
+
+FOLDS = """
+import numpy as np
+
+
+def cross_validate(distances, labels, {loop}):
+    rates = []
+    for index, (train_part, test_part) in enumerate({loop}):
+        rates.append(np.mean(distances[test_part] < 0.5) == labels[test_part])
+    return np.mean(np.array(rates), 0)
+"""
+
+
+def test_a_loop_named_for_folds_is_no_loop_over_batches() -> None:
+    """`ds` names a dataset as a word of a name (`train_ds`), not inside
+    one (`folds`)."""
+    assert check_source(textwrap.dedent(FOLDS.format(loop="folds")), select=["TFR306"]) == []
+    [finding] = check_source(textwrap.dedent(FOLDS.format(loop="val_ds")), select=["TFR306"])
+    assert "`rates`" in finding.message
