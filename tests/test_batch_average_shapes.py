@@ -68,3 +68,31 @@ def test_a_loop_named_for_folds_is_no_loop_over_batches() -> None:
     assert check_source(textwrap.dedent(FOLDS.format(loop="folds")), select=["TFR306"]) == []
     [finding] = check_source(textwrap.dedent(FOLDS.format(loop="val_ds")), select=["TFR306"])
     assert "`rates`" in finding.message
+
+
+SAMPLER = """
+import tensorflow as tf
+
+
+def sample(energy, x, num_steps, step_size):
+    total = 0.0
+    for _ in range(num_steps):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            e = tf.reduce_sum(energy(x))
+        grad = tape.gradient(e, x)
+        total += tf.reduce_mean(tf.abs(grad))
+        x = x - step_size * grad{update}
+    return x, total / num_steps
+"""
+
+
+def test_steps_that_move_one_input_are_no_loop_over_batches() -> None:
+    """Langevin sampling differentiates its input, not variables: its steps
+    run on one batch, and their average weighs each step the same."""
+    assert check_source(textwrap.dedent(SAMPLER.format(update="")), select=["TFR306"]) == []
+    training = SAMPLER.format(update="\n        opt.apply_gradients(zip([grad], [x]))").replace(
+        "energy, x,", "energy, x, opt,"
+    )
+    [finding] = check_source(textwrap.dedent(training), select=["TFR306"])
+    assert "`total`" in finding.message

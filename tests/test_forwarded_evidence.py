@@ -372,3 +372,32 @@ def test_static_dimensions_passed_on_are_python_values() -> None:
     traced = _traced(STATIC_LENGTHS)
     assert {"k_len", "q_len"} <= traced["RelativeBias.align"].python_params
     assert _codes(STATIC_LENGTHS) == []
+
+
+CONFIGURED = """
+import tensorflow as tf
+
+
+def mask_spans(shape, span):
+    batch, length = shape
+    if span > length:
+        raise ValueError("span longer than the sequence")
+    return tf.ones((batch, length - span + 1))
+
+
+class Masking(tf.keras.layers.Layer):
+    def __init__(self, config):
+        super().__init__()
+        self.span = config.mask_length
+
+    def call(self, x, training=None):
+        return mask_spans(x.shape[:2], self.span)
+"""
+
+
+def test_an_attribute_set_up_from_configuration_is_a_python_value() -> None:
+    """`self.span = config.mask_length` holds a Python number: the helper
+    it is passed to compares it as one (no TFR101)."""
+    traced = _traced(CONFIGURED)
+    assert {"shape", "span"} <= traced["mask_spans"].python_params
+    assert _codes(CONFIGURED) == []

@@ -121,8 +121,9 @@ def _reads_configuration(node: ast.Attribute) -> bool:
 
 def _init_numbers(cls: ast.ClassDef) -> set[str]:
     """`self` attributes that hold Python numbers: assigned only in
-    `__init__`, each time from a number or from a parameter of `__init__`
-    whose default is a number (`self.sigma = sigma` with `sigma=0.1`)."""
+    `__init__`, each time from a number, from a parameter of `__init__`
+    whose default is a number (`self.sigma = sigma` with `sigma=0.1`), or
+    from configuration (`self.span = config.mask_length`)."""
     numbers: set[str] = set()
     others: set[str] = set()
     for method in cls.body:
@@ -141,8 +142,10 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
                         continue
                     attr = element.attr  # type: ignore[attr-defined]
                     value = node.value if element is target else None
-                    number = _is_number(value) or (
-                        isinstance(value, ast.Name) and value.id in defaults
+                    number = (
+                        _is_number(value)
+                        or (isinstance(value, ast.Name) and value.id in defaults)
+                        or (isinstance(value, ast.Attribute) and _reads_configuration(value))
                     )
                     (numbers if number and method.name == "__init__" else others).add(attr)
     return numbers - others

@@ -17,7 +17,12 @@ from tfrewrite.facts.dataset_batches import batches_of_one_size
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import counts_iterations, iteration_index
-from tfrewrite.facts.training import feeds_short_final_batch, method_name, tape_name
+from tfrewrite.facts.training import (
+    feeds_short_final_batch,
+    is_update_call,
+    method_name,
+    tape_name,
+)
 from tfrewrite.facts.walk import child_nodes, iter_nodes, iter_with_ancestors
 
 _BATCHY = ("batch", "dataset", "loader")
@@ -51,9 +56,14 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
         name = node.value if isinstance(node, cst.Name) else None
         if name and _says_batches(name):
             return True
-    for node in _own_nodes(loop.body):
+    own = _own_nodes(loop.body)
+    for node in own:
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
-            return True
+            # A tape whose gradients update variables trains on each pass; one
+            # that only moves an input (Langevin sampling, an adversarial
+            # image) runs its steps on one batch.
+            if any(isinstance(n, cst.Call) and is_update_call(n) for n in own):
+                return True
         if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
             return True
     return False
