@@ -5,8 +5,9 @@ with what they would write: one way for every generated table of
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 
@@ -25,3 +26,20 @@ def write_or_check(tables: Mapping[Path, str], command: str, check: bool) -> int
         path.write_text(source, encoding="utf-8")
         print(f"wrote {path}")
     return 0
+
+
+def table_main(
+    argv: list[str] | None,
+    description: str,
+    command: str,
+    tables: Callable[[], Mapping[Path, str]],
+) -> int:
+    """The command line every generator script has: measure and write its
+    tables (`tables`, called only once the arguments parse), or with
+    `--check` compare the committed ones."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--check", action="store_true", help="compare the committed table; write nothing"
+    )
+    args = parser.parse_args(argv)
+    return write_or_check(tables(), command, args.check)

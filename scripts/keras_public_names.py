@@ -15,7 +15,6 @@ installed Keras gives instead of writing it.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import types
@@ -81,14 +80,10 @@ def render(tensorflow_version: str, keras_version: str, names: dict[str, frozens
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--check", action="store_true", help="compare the committed table; write nothing"
-    )
-    args = parser.parse_args(argv)
-    from generated_tables import write_or_check  # a sibling script: run from scripts/
+    from generated_tables import table_main  # a sibling script: run from scripts/
 
-    return write_or_check({TABLE: render(*public_names())}, COMMAND, args.check)
+    description = __doc__.split("\n\n")[0]
+    return table_main(argv, description, COMMAND, lambda: {TABLE: render(*public_names())})
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ instead of writing it.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import itertools
 import json
@@ -282,14 +281,14 @@ def render(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--check", action="store_true", help="compare the committed table; write nothing"
-    )
-    args = parser.parse_args(argv)
-    from generated_tables import write_or_check  # a sibling script: run from scripts/
+    from generated_tables import table_main  # a sibling script: run from scripts/
 
-    return write_or_check({TABLE: render(*versions(), *weighted_layers())}, COMMAND, args.check)
+    return table_main(
+        argv,
+        __doc__.split("\n\n")[0],
+        COMMAND,
+        lambda: {TABLE: render(*versions(), *weighted_layers())},
+    )
 
 
 if __name__ == "__main__":

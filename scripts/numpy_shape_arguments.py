@@ -18,7 +18,6 @@ installed NumPy gives instead of writing it.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import sys
 import warnings
@@ -117,15 +116,15 @@ def render(numpy_version: str, table: dict[str, tuple[int, str]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--check", action="store_true", help="compare the committed table; write nothing"
-    )
-    args = parser.parse_args(argv)
     import numpy as np
-    from generated_tables import write_or_check  # a sibling script: run from scripts/
+    from generated_tables import table_main  # a sibling script: run from scripts/
 
-    return write_or_check({TABLE: render(np.__version__, shape_arguments())}, COMMAND, args.check)
+    return table_main(
+        argv,
+        __doc__.split("\n\n")[0],
+        COMMAND,
+        lambda: {TABLE: render(np.__version__, shape_arguments())},
+    )
 
 
 if __name__ == "__main__":

@@ -48,7 +48,6 @@ gives instead of writing it.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 import sys
@@ -435,20 +434,17 @@ def _tuple(names: tuple[str, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--check", action="store_true", help="compare the committed table; write nothing"
-    )
-    args = parser.parse_args(argv)
-    installed = versions()
-    sources = {
-        TABLE: render(*installed, scalar_results()),
-        DTYPE_TABLE: render_dtype_positions(installed[0], dtype_positions()),
-        SHAPE_TABLE: render_shape_arguments(installed[0], shape_arguments()),
-    }
-    from generated_tables import write_or_check  # a sibling script: run from scripts/
+    from generated_tables import table_main  # a sibling script: run from scripts/
 
-    return write_or_check(sources, COMMAND, args.check)
+    def tables() -> dict[Path, str]:
+        installed = versions()
+        return {
+            TABLE: render(*installed, scalar_results()),
+            DTYPE_TABLE: render_dtype_positions(installed[0], dtype_positions()),
+            SHAPE_TABLE: render_shape_arguments(installed[0], shape_arguments()),
+        }
+
+    return table_main(argv, __doc__.split("\n\n")[0], COMMAND, tables)
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ def test_call_sites_record_the_forwarded_parameters_by_position_and_keyword() ->
     """
     index = build_index(textwrap.dedent(source), "m.py", "m")
     first, second = (s for s in index.call_sites if s.callee == "inner")
-    assert first.forwarded == (("0", "a"), ("k", "b"), ("j", "c"))
+    assert first.forwarded == (("0", "a", "outer"), ("k", "b", "outer"), ("j", "c", "outer"))
     assert second.forwarded == ()  # after `*a`, positions are unknown
 
 
@@ -401,3 +401,38 @@ def test_an_attribute_set_up_from_configuration_is_a_python_value() -> None:
     traced = _traced(CONFIGURED)
     assert {"shape", "span"} <= traced["mask_spans"].python_params
     assert _codes(CONFIGURED) == []
+
+
+FACTORIES = """
+import tensorflow as tf
+
+
+def make_transform(use_flip):
+    def transform(image):
+        if use_flip:
+            image = tf.image.flip_left_right(image)
+        return image
+
+    return transform
+
+
+def make_parse(use_flip):
+    def parse(record):
+        image = tf.io.decode_png(record, channels=3)
+        return make_transform(use_flip)(image)
+
+    return parse
+
+
+def load(files, use_flip=False):
+    return tf.data.TFRecordDataset(files).map(make_parse(use_flip))
+"""
+
+
+def test_a_closure_passes_on_what_the_function_around_it_receives() -> None:
+    """`parse` hands `make_transform` the `use_flip` of the `make_parse`
+    around it, which `load` fills with its Python default: the flag tested
+    in the traced `transform` is a Python value (no TFR101)."""
+    traced = _traced(FACTORIES)
+    assert "use_flip" in traced["make_transform"].python_params
+    assert _codes(FACTORIES) == []

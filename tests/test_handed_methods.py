@@ -90,3 +90,33 @@ ds = tf.data.Dataset.from_tensor_slices(tf.zeros((4, 2))).map(aug.blur, num_para
 
 def test_a_method_of_a_module_level_object_runs_traced(tmp_path: Path) -> None:
     assert _findings(tmp_path, SCRIPT) == [("augment.py", 20)]
+
+
+FACTORY = """
+import tensorflow as tf
+
+
+def make_parse(sequence_length):
+    def parse_fn(x):
+        pad = sequence_length - tf.shape(x)[0]
+        if pad < 0:
+            pad += sequence_length
+        return tf.pad(x, [[0, pad]])
+
+    return parse_fn
+
+
+def load(files, sequence_length):
+    return tf.data.TFRecordDataset(files).map(make_parse(sequence_length))
+"""
+
+
+def test_what_a_factory_called_in_map_returns_is_traced() -> None:
+    """`ds.map(make_parse(n))` hands `map` the `parse_fn` the factory
+    defines and returns: its tensor `if` is traced code."""
+    from tfrewrite.facts.index import build_index
+    from tfrewrite.facts.project import compute_facts
+
+    index = build_index(textwrap.dedent(FACTORY), "data.py", "data")
+    traced = compute_facts([index]).for_path("data.py")
+    assert "make_parse.parse_fn" in traced and "make_parse" not in traced

@@ -4,6 +4,8 @@ like the eager original from the same weights."""
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -75,12 +77,14 @@ def test_decorated_method_step_trains_like_the_eager_one():
         np.testing.assert_allclose(a, b, rtol=1e-5)
 
 
-def test_a_step_applying_its_helpers_gradients_trains_like_the_eager_one():
-    """The step leaves its tape to a helper (`tests/test_helper_gradients.py`)."""
-    source = textwrap.dedent(HELPER_TAPE)
-    fixed = fix_source(source, select=["TFR302"])
-    assert "@tf.function\n    def optimization_step" in fixed
-    rng = np.random.default_rng(1)
+def _trains_alike(
+    source: str, fixed: str, build: Callable[[Any, Any, Any], Any], step: str, seed: int
+) -> None:
+    """The eager `source` and the decorated `fixed` give the same losses
+    over four calls of the method `step` of the object `build` makes of
+    each module, a fresh model and SGD, and leave the same weights. (The
+    object is kept: a `tf.function` method holds its instance weakly.)"""
+    rng = np.random.default_rng(seed)
     x = tf.constant(rng.normal(size=(8, 3)), tf.float32)
     y = tf.constant(rng.normal(size=(8, 1)), tf.float32)
     runs = []
@@ -88,13 +92,21 @@ def test_a_step_applying_its_helpers_gradients_trains_like_the_eager_one():
         model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
         model.build((None, 3))
         model.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
-        solver = load_module(code).Solver(model, tf.keras.optimizers.SGD(0.1))
-        losses = [float(solver.optimization_step(x, y)) for _ in range(4)]
+        trainer = build(load_module(code), model, tf.keras.optimizers.SGD(0.1))
+        losses = [float(getattr(trainer, step)(x, y)) for _ in range(4)]
         runs.append((losses, model.get_weights()))
     (eager_losses, eager_weights), (traced_losses, traced_weights) = runs
     np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
     for traced, eager in zip(traced_weights, eager_weights, strict=True):
         np.testing.assert_allclose(traced, eager, rtol=1e-5)
+
+
+def test_a_step_applying_its_helpers_gradients_trains_like_the_eager_one():
+    """The step leaves its tape to a helper (`tests/test_helper_gradients.py`)."""
+    source = textwrap.dedent(HELPER_TAPE)
+    fixed = fix_source(source, select=["TFR302"])
+    assert "@tf.function\n    def optimization_step" in fixed
+    _trains_alike(source, fixed, lambda m, net, opt: m.Solver(net, opt), "optimization_step", 1)
 
 
 def test_a_step_handing_its_tape_to_a_helper_trains_like_the_eager_one():
@@ -105,18 +117,4 @@ def test_a_step_handing_its_tape_to_a_helper_trains_like_the_eager_one():
     source = textwrap.dedent(HANDED_TAPE.format(evaluation=""))
     fixed = fix_source(source)
     assert "@tf.function\n    def step" in fixed and "@tf.function\n    def loss" not in fixed
-    rng = np.random.default_rng(2)
-    x = tf.constant(rng.normal(size=(8, 3)), tf.float32)
-    y = tf.constant(rng.normal(size=(8, 1)), tf.float32)
-    runs = []
-    for code in (source, fixed):
-        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
-        model.build((None, 3))
-        model.set_weights([np.ones((3, 1), np.float32), np.zeros(1, np.float32)])
-        trainer = load_module(code).Trainer(model, tf.keras.optimizers.SGD(0.1))
-        losses = [float(trainer.step(x, y)) for _ in range(4)]
-        runs.append((losses, model.get_weights()))
-    (eager_losses, eager_weights), (traced_losses, traced_weights) = runs
-    np.testing.assert_allclose(traced_losses, eager_losses, rtol=1e-5)
-    for traced, eager in zip(traced_weights, eager_weights, strict=True):
-        np.testing.assert_allclose(traced, eager, rtol=1e-5)
+    _trains_alike(source, fixed, lambda m, net, opt: m.Trainer(net, opt), "step", 2)

@@ -262,33 +262,48 @@ class CallEvidence:
             self.bound_here[-1].update(_bound_names(target))
 
     def settle_forwarded(self) -> None:
-        """At the end of a function: forget what its call sites forward of
-        a parameter the function rebinds (anywhere in its body)."""
+        """At the end of a function: forget what its call sites, and those of
+        the functions nested in it, forward of a parameter it rebinds
+        (anywhere in its body), of its own or, shadowing it, of a function
+        around it. A site forwarding a parameter of a function around waits
+        for that function's end too."""
+        qualname = self.function_stack[-1].qualname if self.function_stack else ""
+        inner = qualname + "."
         bound = self.bound_here.pop()
         for site in self.forwarding_sites.pop():
-            site.forwarded = tuple(pair for pair in site.forwarded if pair[1] not in bound)
+            site.forwarded = tuple(
+                pair for pair in site.forwarded if pair[1] not in bound or pair[2].startswith(inner)
+            )
+            outer = any(
+                pair[2] != qualname and not pair[2].startswith(inner) for pair in site.forwarded
+            )
+            if outer and self.forwarding_sites:
+                self.forwarding_sites[-1].append(site)
 
-    def _forwarded(self, node: ast.Call) -> tuple[tuple[str, str], ...]:
-        """The arguments that are the calling function's own parameters
-        (not `self`/`cls`): positional ones up to the first `*args`."""
-        if not self.function_stack:
+    def _forwarded(self, node: ast.Call) -> tuple[tuple[str, str, str], ...]:
+        """The arguments that are parameters of the calling function, or of
+        a function around it (not `self`/`cls`), with that function:
+        positional ones up to the first `*args`, and keywords. The nearest
+        function with a parameter of that name is the one it names."""
+        owners: dict[str, str] = {}
+        for info in self.function_stack:  # outermost first: inner ones win
+            own = info.params
+            if info.class_name and own[:1] in (["self"], ["cls"]):
+                own = own[1:]
+            for name in own:
+                owners[name] = info.qualname
+        if not owners:
             return ()
-        info = self.function_stack[-1]
-        own = info.params
-        if info.class_name and own[:1] in (["self"], ["cls"]):
-            own = own[1:]
-        if not own:
-            return ()
-        found: list[tuple[str, str]] = []
+        found: list[tuple[str, str, str]] = []
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
                 break
-            if isinstance(arg, ast.Name) and arg.id in own:
-                found.append((str(position), arg.id))
+            if isinstance(arg, ast.Name) and arg.id in owners:
+                found.append((str(position), arg.id, owners[arg.id]))
         found += [
-            (kw.arg, kw.value.id)
+            (kw.arg, kw.value.id, owners[kw.value.id])
             for kw in node.keywords
-            if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in own
+            if kw.arg and isinstance(kw.value, ast.Name) and kw.value.id in owners
         ]
         return tuple(found)
 

@@ -82,10 +82,10 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
         for name in params[offset:]:
             given.setdefault(name, splat)
     forwarded: dict[str, tuple[tuple[str, str], str]] = {}
-    for argument, param in site.forwarded:
+    for argument, param, owner in site.forwarded:
         name = filled_parameter(argument, params, offset)
         if name in given:
-            forwarded[name] = ((index.path, site.caller), param)
+            forwarded[name] = ((index.path, owner), param)
     elements: dict[str, str] = {}
     for argument, codes in site.structures:
         elements[filled_parameter(argument, params, offset)] = codes
@@ -151,13 +151,14 @@ def apply_call_sites(
     some site passes a tensor is likely one; one some site passes a Python
     value is a Python value. A site that passes on its caller's own parameter
     passes what the caller receives there (`_forwarded_knowledge`)."""
-    # What a traced function is passed, and what a function forwarding a
-    # parameter is: the other targets' sites say nothing needed.
+    # What a traced function is passed, and what a function whose parameter
+    # a site forwards (its own, or a closure's) is: the other targets' sites
+    # say nothing needed.
     needed = {
-        (index.path, site.caller)
+        (index.path, owner)
         for index in indexes
         for site in index.call_sites
-        if site.forwarded
+        for _, _, owner in site.forwarded
     }
     passes: list[_Passed] = []
     for index in indexes:

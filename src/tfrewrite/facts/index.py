@@ -330,6 +330,7 @@ class _Indexer(
             max_positional=-1
             if args.vararg is not None
             else len(args.posonlyargs) + len(args.args),
+            positional_count=len(args.posonlyargs) + len(args.args),
             requires_keywords=any(d is None for d in args.kw_defaults),
             first_lineno=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
             end_lineno=node.end_lineno or 0,

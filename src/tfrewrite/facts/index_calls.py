@@ -130,6 +130,7 @@ class TracedCallSites:
     pending_lambdas: dict[int, tuple[str, str]]
     traced_lambda_stack: list[tuple[str, frozenset[str]] | None]
     _instance_method: Callable[[ast.Attribute, bool], str | None]
+    _factory: Callable[[ast.expr], str | None]
     module_instances: dict[str, str]
 
     def resolve_function(self, node: ast.AST) -> str | None:
@@ -306,8 +307,13 @@ class TracedCallSites:
         """The function a tracer is handed: as `resolve_function` names it,
         a method of an object this function builds (`aug.flip` for `aug =
         Augment()`), or the methods `getattr(aug, "get" + name)` may fetch
-        (`_named_by_getattr`)."""
+        (`_named_by_getattr`), or what a project factory called there
+        returns (`ds.map(make_parse(n))`: the `parse_fn` it defines and
+        returns, as `make_parse()` names it for the project facts)."""
         target = _named_by_getattr(target) or target
+        if isinstance(target, ast.Call):
+            factory = self._factory(target)
+            return f"{factory}()" if factory else None
         if isinstance(target, ast.Attribute) and self.function_stack:
             method = self._instance_method(target, True)
             if method:

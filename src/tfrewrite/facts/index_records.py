@@ -36,6 +36,9 @@ class FunctionInfo:
     # it as `train_step(data)` can be calling it at all.
     min_positional: int = 0
     max_positional: int = -1
+    # How many of `params` come before `*args` or the keyword-only ones:
+    # those a positional argument can bind.
+    positional_count: int = 0
     requires_keywords: bool = False
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
@@ -224,11 +227,12 @@ class CallSite:
     # The qualname of the function the call is in ("" at module level): a
     # plain name may call a function nested there (`_nms(class_id)`).
     caller: str = ""
-    # Arguments that are the caller's own parameters, never rebound in it:
-    # (position as a decimal string, or keyword; the caller's parameter).
-    # What they are is what the project knows the caller receives there
+    # Arguments that are parameters of the caller, or of a function around
+    # it (a closure's), never rebound there: (position as a decimal string,
+    # or keyword; the parameter; the qualname of the function it is of).
+    # What they are is what the project knows that function receives there
     # (`call(self, x, step)` passing `step` on to `scaled_noise(h, step)`).
-    forwarded: tuple[tuple[str, str], ...] = ()
+    forwarded: tuple[tuple[str, str, str], ...] = ()
     # Arguments that are list or tuple displays of more than Python values
     # (`self.mask([y, n_c])`): (position as a decimal string, or keyword; the
     # evidence of each element, as `args` gives it per argument). Unpacking
@@ -350,6 +354,12 @@ class ModuleIndex:
     # self.make_encoder()`), by Keras (`Sequential(...)`), or of a Keras
     # model class of the project.
     held_models: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: for a Keras class of the project of another
+    # module that this module calls (`net = Net(...)`), where `training`
+    # stands among the positional arguments of a call of its objects (`self`
+    # left out), or None when no positional argument binds it
+    # (`call(self, x, h, c, mode)`; `call(self, x, *args, training=False)`).
+    class_training_positions: dict[str, int | None] = field(default_factory=dict)
     # `parse = Targets()`, the only binding of `parse` at module level: the
     # name -> the constructor, as the module resolves it (`targets.Targets`).
     # A call `parse(...)` runs the class's `__call__`.

@@ -251,11 +251,49 @@ def record_called_classes(
         constructors.update(c for built in index.module_object_choices.values() for c in built)
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
-            if not callee or not callee.rpartition(".")[2][:1].isupper():
+            if not callee or not _names_a_class(callee, lookup):
                 continue  # a function or method: tracing follows those itself
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
                 index.called_classes[callee] = kind
+            if kind in (KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING):
+                position = _training_position(index, callee, lookup)
+                if position != KERAS_TRAINING_POSITION_UNKNOWN:
+                    index.class_training_positions[callee] = position
+
+
+def _names_a_class(callee: str, lookup: ProjectLookup) -> bool:
+    """Whether the last part of `callee` is the name of a class the project
+    defines (`Net`, also `lstm_model`): what else it calls is a function."""
+    last = callee.rpartition(".")[2]
+    return any(qualname in index.classes for index, qualname, _ in lookup.by_last.get(last, ()))
+
+
+# `_training_position` of a class whose `call` says nothing either way.
+KERAS_TRAINING_POSITION_UNKNOWN = -1
+
+
+def _training_position(index: ModuleIndex, callee: str, lookup: ProjectLookup) -> int | None:
+    """Where `training` stands among the positional arguments of a call of
+    an object of the Keras class `callee` (`self` left out): its place in
+    the `call` the class or its project bases define; None when no
+    positional argument binds it (not a parameter, or keyword-only);
+    `KERAS_TRAINING_POSITION_UNKNOWN` when `call` takes `*args` without
+    naming it, or is not found."""
+    found = held_class(index, callee, lookup)
+    called = lookup.call_method(*found) if found is not None else []
+    if len(called) != 1:
+        return KERAS_TRAINING_POSITION_UNKNOWN
+    target_index, qualname = called[0]
+    call = target_index.functions.get(qualname)
+    if call is None:
+        return KERAS_TRAINING_POSITION_UNKNOWN
+    positional = call.params[1 : call.positional_count]
+    if "training" in positional:
+        return positional.index("training")
+    if call.max_positional != -1 or "training" in call.params:
+        return None  # no `*args`, or `training` keyword-only after it
+    return KERAS_TRAINING_POSITION_UNKNOWN
 
 
 def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:

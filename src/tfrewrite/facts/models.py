@@ -526,6 +526,24 @@ def _project_classes(ctx: RuleContext, model: str, owner: str | None) -> list[st
     ]
 
 
+def _classes_of_other_modules(ctx: RuleContext, model: str) -> list[str]:
+    """The Keras classes of other modules a plain name is assigned objects
+    of (`net = Net(...)` with `Net` imported), whose `training` place the
+    project facts know (`ModuleIndex.class_training_positions`)."""
+    known = ctx.index.class_training_positions
+    if not known or "." in model:
+        return []
+    found = []
+    for source in value_sources(ctx, cst.Name(model))[1:]:  # the name itself first
+        if not isinstance(source, cst.Call):
+            return []
+        names = [n for n in ctx.pass1_names(source.func) if n in known]
+        if not names:
+            return []
+        found.append(names[0])
+    return found
+
+
 def training_position(ctx: RuleContext, model: str, owner: str | None = None) -> int | None:
     """Where `training` stands among the positional arguments of a call of
     `model` (`self` left out), or None when no positional argument binds to
@@ -537,6 +555,11 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
     True)`). `owner`: the class whose method holds the call, what `self`
     is. A call passing more positional arguments already says whether it
     trains."""
+    elsewhere = _classes_of_other_modules(ctx, model)
+    if elsewhere:
+        positions = {ctx.index.class_training_positions[c] for c in elsewhere}
+        if len(positions) == 1:
+            return positions.pop()
     for callee in _project_classes(ctx, model, owner):
         call = _own_method(ctx, callee, "call")
         if call is None:

@@ -74,6 +74,7 @@ PROJECT_FACT_FIELDS = (
     "held_state",
     "held_classes",
     "held_models",
+    "class_training_positions",
     "called_classes",
     "callee_shape_params",
     "callee_averaged_params",
