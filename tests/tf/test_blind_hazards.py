@@ -213,3 +213,47 @@ def test_a_number_a_setter_replaces_is_read_once_when_traced(tmp_path):
     module = load_file_module(ANNEALED, tmp_path, "annealed")
     assert module.run(traced=False) == pytest.approx([0.0, 0.2, 0.4])
     assert module.run(traced=True) == pytest.approx([0.0, 0.0, 0.0])
+
+
+CURRICULUM = """\
+import numpy as np
+import tensorflow as tf
+
+
+class Curriculum(tf.keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        self.model.weighting = float(epoch)
+
+
+class Weighted(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1)
+        self.weighting = 0.0
+
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.dense(x, training=True) - y)) * self.weighting
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"weighting": tf.constant(self.weighting)}
+
+
+def run(eagerly):
+    model = Weighted()
+    model.compile(optimizer="sgd", run_eagerly=eagerly)
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[Curriculum()])
+    return history.history["weighting"]
+"""
+
+
+def test_an_attribute_a_callback_sets_is_read_once_by_fit(tmp_path):
+    """The callback's new value reaches every eager step; `fit`'s traced
+    `train_step` keeps the value of its first trace, as TFR201 says."""
+    [finding] = check_source(CURRICULUM, select=["TFR201"])
+    assert "`self.weighting`" in finding.message
+    module = load_file_module(CURRICULUM, tmp_path, "curriculum")
+    assert module.run(eagerly=True) == pytest.approx([0.0, 1.0, 2.0])
+    assert module.run(eagerly=False) == pytest.approx([0.0, 0.0, 0.0])

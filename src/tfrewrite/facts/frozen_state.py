@@ -19,6 +19,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import local_names, scope_nodes
 from tfrewrite.facts.class_dispatch import own_methods_called
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.keras_names import is_keras_model_class
 from tfrewrite.facts.module_constants import module_literals
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.prefilters import MUTATING_METHODS
@@ -186,6 +187,12 @@ class FrozenState:
             updaters = sorted(m for m in methods if not is_setup_method(m))
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
+        info = ctx.index.classes.get(class_name)
+        if info is not None and is_keras_model_class(info.bases):
+            # Set on the model by a callback `fit` runs between its steps.
+            for attr, where in ctx.index.callback_model_writes.items():
+                if attr in writes.assigned:
+                    result.setdefault(attr, f"set by the callback method `{where}`")
         called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:

@@ -504,6 +504,12 @@ class _Indexer(
         if attr is not None:
             self.self_call_attrs.add(attr)
         owner = self._method_class()
+        if owner is not None and any(base.endswith("Callback") for base in owner.bases):
+            for target in node.targets:
+                # `self.model.schedule = ...`: the model `fit` hands the callback.
+                if isinstance(target, ast.Attribute) and _is_callback_model(target.value):
+                    method = self.function_stack[0].qualname
+                    self.index.model_writes.setdefault(target.attr, method)
         if owner is not None and isinstance(node.value, ast.Call):
             held = self.resolve(node.value.func)
             for target in node.targets:
@@ -1047,6 +1053,16 @@ def _is_outside(name: str) -> bool:
 def _is_parameter_method(func: ast.Attribute, info: FunctionInfo) -> bool:
     """`loss_obj.compute_losses`: a method of an object a parameter holds."""
     return isinstance(func.value, ast.Name) and func.value.id in info.params
+
+
+def _is_callback_model(node: ast.expr) -> bool:
+    """`self.model`, in a Keras callback: the model being fit."""
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "model"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    )
 
 
 def _is_held_method(func: ast.Attribute) -> bool:

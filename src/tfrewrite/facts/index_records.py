@@ -334,6 +334,12 @@ class ModuleIndex:
     # `X` of every `X.attr = ...` / `X.attr += ...` on a plain name but `self`
     # and `cls` (`Schedule.margin = epoch / 10`): a class attribute rebound.
     named_attribute_writes: set[str] = field(default_factory=set)
+    # Attributes a Keras callback of this module sets on the model it is
+    # given (`self.model.schedule = ...` in `on_epoch_begin`): attribute ->
+    # "Callback.method". Filled for every module by `compute_facts` with the
+    # project's (`callback_model_writes`).
+    model_writes: dict[str, str] = field(default_factory=dict)
+    callback_model_writes: dict[str, str] = field(default_factory=dict)
     # Names whose items some statement assigns (`CONFIG["margin"] = ...`), and
     # names bound at module level: together, module containers changed in place.
     item_writes: set[str] = field(default_factory=set)

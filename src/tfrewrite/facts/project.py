@@ -390,6 +390,7 @@ def compute_facts(
             ),
         )
     _record_foreign_writes(indexes)
+    _record_callback_model_writes(indexes)
     _record_rebound_imports(indexes)
     record_star_names(indexes)
     _record_held_state(indexes, lookup)
@@ -591,6 +592,19 @@ def _record_foreign_writes(indexes: list[ModuleIndex]) -> None:
                 if index.rebound_module_names.get(name, how) == "assigned more than once":
                     index.rebound_module_names[name] = how  # not only by its own module
                 index.rebound_module_names.setdefault(name, how)
+
+
+def _record_callback_model_writes(indexes: list[ModuleIndex]) -> None:
+    """`self.model.schedule = ...` in a Keras callback of any module sets an
+    attribute of whatever model `fit` runs it with, between calls of the
+    model's traced `train_step`: every module learns the attributes so set."""
+    writes: dict[str, str] = {}
+    for index in indexes:
+        for attr, where in index.model_writes.items():
+            writes.setdefault(attr, where)
+    if writes:
+        for index in indexes:
+            index.callback_model_writes = dict(writes)
 
 
 def _record_rebound_imports(indexes: list[ModuleIndex]) -> None:

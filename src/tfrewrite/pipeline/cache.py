@@ -75,6 +75,7 @@ PROJECT_FACT_FIELDS = (
     "held_classes",
     "held_models",
     "class_training_positions",
+    "callback_model_writes",
     "called_classes",
     "callee_shape_params",
     "callee_averaged_params",

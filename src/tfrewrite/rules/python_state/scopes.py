@@ -18,8 +18,8 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
     module name assigned, an attribute of an imported module the project
     rebinds or this file writes, an attribute of a class of the file
     assigned through its name, a traced method reading a `self` attribute
-    its class writes outside set-up methods, or a traced function nested in
-    an untraced one."""
+    its class writes outside set-up methods or a Keras callback sets on the
+    model, or a traced function nested in an untraced one."""
     from tfrewrite.facts.vocabulary import is_setup_method
 
     if not traced:
@@ -30,6 +30,11 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
         return True  # `cfg.SCALE` rebound by the project, or written here
     if not index.named_attribute_writes.isdisjoint(index.classes):
         return True  # `Schedule.margin = ...`: a class attribute rebound
+    set_by_callbacks = index.callback_model_writes
+    if set_by_callbacks and any(
+        not info.self_reads.isdisjoint(set_by_callbacks) for info in traced_infos(index, traced)
+    ):
+        return True  # `self.model.schedule = ...` in a callback `fit` runs
     for qualname in traced:
         info = index.functions.get(qualname)
         if info is None:
