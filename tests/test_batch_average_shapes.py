@@ -82,7 +82,7 @@ def sample(energy, x, num_steps, step_size):
             e = tf.reduce_sum(energy(x))
         grad = tape.gradient(e, x)
         total += tf.reduce_mean(tf.abs(grad))
-        x = x - step_size * grad{update}
+        x = x - step_size * grad
     return x, total / num_steps
 """
 
@@ -90,9 +90,40 @@ def sample(energy, x, num_steps, step_size):
 def test_steps_that_move_one_input_are_no_loop_over_batches() -> None:
     """Langevin sampling differentiates its input, not variables: its steps
     run on one batch, and their average weighs each step the same."""
-    assert check_source(textwrap.dedent(SAMPLER.format(update="")), select=["TFR306"]) == []
-    training = SAMPLER.format(update="\n        opt.apply_gradients(zip([grad], [x]))").replace(
-        "energy, x,", "energy, x, opt,"
+    assert check_source(textwrap.dedent(SAMPLER), select=["TFR306"]) == []
+
+
+CRITIC = """
+import tensorflow as tf
+
+
+class GAN(tf.keras.Model):
+    def train_step(self, batch):
+        real, noise = batch
+        critic_losses = []
+        for _ in range(self.critic_updates):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.critic(self.generator(noise))) - tf.reduce_mean(
+                    self.critic(real)
+                )
+            grads = tape.gradient(loss, self.critic.trainable_variables)
+            self.c_opt.apply_gradients(zip(grads, self.critic.trainable_variables))
+            critic_losses.append(loss)
+        return {{"c_loss": tf.reduce_mean(critic_losses)}}
+"""
+
+
+def test_updates_repeated_on_one_batch_are_no_loop_over_batches() -> None:
+    """A critic updated `critic_updates` times on the step's one batch: the
+    mean of those losses weighs updates, not batches. A counted loop that
+    draws a batch each pass (`next(batches)`) is a loop over batches."""
+    assert check_source(textwrap.dedent(CRITIC.format()), select=["TFR306"]) == []
+    drawing = (
+        CRITIC.format()
+        .replace("real, noise = batch\n", "batches = iter(batch)\n")
+        .replace(
+            "with tf.GradientTape", "real, noise = next(batches)\n            with tf.GradientTape"
+        )
     )
-    [finding] = check_source(textwrap.dedent(training), select=["TFR306"])
-    assert "`total`" in finding.message
+    [finding] = check_source(textwrap.dedent(drawing), select=["TFR306"])
+    assert "`critic_losses`" in finding.message

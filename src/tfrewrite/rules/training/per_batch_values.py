@@ -57,6 +57,8 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
         if name and _says_batches(name):
             return True
     own = _own_nodes(loop.body)
+    if counted and not _draws_data(loop, own):
+        return False  # updates repeated on one batch (a critic's `range(n_critic)`)
     for node in own:
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
             # A tape whose gradients update variables trains on each pass; one
@@ -66,6 +68,27 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
                 return True
         if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
             return True
+    return False
+
+
+# Calls that hand out data: an iterator's next element, a batch drawn or
+# sampled (`buffer.sample(64)`, `loader.get_batch()`), a file read.
+_DRAWING_WORDS = ("next", "batch", "sample", "load", "read")
+
+
+def _draws_data(loop: cst.For, own: list[cst.CSTNode]) -> bool:
+    """Whether each pass of a counted loop takes new data: it calls what
+    hands out data (`next(it)`, `get_batch()`), or indexes with the loop's
+    counter (`x[i * size:(i + 1) * size]`)."""
+    counters = set(mentioned_names(loop.target))
+    for node in own:
+        if isinstance(node, cst.Call):
+            called = (dotted_name(node.func) or "").rpartition(".")[2].lower()
+            if any(word in called for word in _DRAWING_WORDS):
+                return True
+        elif isinstance(node, cst.Subscript) and counters:
+            if not counters.isdisjoint(mentioned_names(node.slice[0].slice)):
+                return True
     return False
 
 
