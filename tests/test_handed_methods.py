@@ -120,3 +120,27 @@ def test_what_a_factory_called_in_map_returns_is_traced() -> None:
     index = build_index(textwrap.dedent(FACTORY), "data.py", "data")
     traced = compute_facts([index]).for_path("data.py")
     assert "make_parse.parse_fn" in traced and "make_parse" not in traced
+
+
+OPTIONAL_LOOP = """
+import tensorflow as tf
+
+
+@tf.function
+def run_steps(iterator, steps):
+    for _ in tf.range(steps):
+        element = iterator.get_next_as_optional()
+        if not element.has_value():
+            break
+        step(element.get_value())
+"""
+
+
+def test_an_optional_elements_check_is_a_tensor_condition() -> None:
+    """`iterator.get_next_as_optional().has_value()` is a boolean scalar
+    tensor: the `if` on it needs AutoGraph (reported; `break` leaves no
+    `tf.cond` form)."""
+    from tfrewrite.api import check_source
+
+    [finding] = check_source(textwrap.dedent(OPTIONAL_LOOP), select=["TFR101"])
+    assert finding.start.line == 9 and finding.fix is None

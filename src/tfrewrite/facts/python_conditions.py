@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES, is_python_parameter_name
 from tfrewrite.facts.tensor_kinds import (
     OPTIMIZER_ATTRIBUTES,
+    OPTIONAL_CHECKS,
     TENSOR_NAMESPACES,
     VARIABLE_CONSTRUCTORS,
     VARIABLE_READS,
@@ -205,8 +206,10 @@ class PythonConditions:
     def _python_call(self, func: ast.expr) -> bool:
         if isinstance(func, ast.Name) and func.id not in self.imports:
             return func.id in _PYTHON_VALUED_BUILTINS
-        if isinstance(func, ast.Attribute) and func.attr in VARIABLE_READS:
-            return False
+        if isinstance(func, ast.Attribute) and (
+            func.attr in VARIABLE_READS or func.attr in OPTIONAL_CHECKS
+        ):
+            return False  # a variable's read, an `Optional`'s `has_value()`
         qualified = self.resolve(func)
         if qualified is None:
             # A method of a value (`str(x).lower()`): the analysis takes only

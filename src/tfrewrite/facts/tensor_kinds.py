@@ -389,6 +389,10 @@ METRIC = TensorKind(False, metric=True)
 TENSOR_CONVERSIONS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor"})
 # What a metric's methods return.
 METRIC_RESULTS = {"result": TensorKind(True, floating=True)}
+# What hands out a `tf.experimental.Optional` (an iterator's next element,
+# when there may be none), and what its checks return.
+OPTIONAL_MAKERS = frozenset({"get_next_as_optional", "from_value"})
+OPTIONAL_CHECKS = {"has_value": BOOL_SCALAR}
 
 
 def is_metric_constructor(qualified: str | None) -> bool:

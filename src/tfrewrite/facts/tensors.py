@@ -58,6 +58,8 @@ from tfrewrite.facts.tensor_kinds import (
     NOT_TENSOR,
     OPTIMIZER,
     OPTIMIZER_ATTRIBUTES,
+    OPTIONAL_CHECKS,
+    OPTIONAL_MAKERS,
     TENSOR,
     TENSOR_ANNOTATIONS,
     TENSOR_CONVERSIONS,
@@ -766,6 +768,8 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if method not in VARIABLE_READS and method not in DATASET_METHODS:
             if method in METRIC_RESULTS and self._kind(node.func.value, names).metric:
                 return METRIC_RESULTS[method]  # `self.auc.result()`
+            if method in OPTIONAL_CHECKS and self._holds_optional(node.func.value):
+                return OPTIONAL_CHECKS[method]  # `it.get_next_as_optional().has_value()`
             return NOT_TENSOR
         receiver = self._kind(node.func.value, names)
         if receiver.variable and method in VARIABLE_READS:
@@ -773,6 +777,25 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if receiver.dataset and method in DATASET_METHODS:
             return DATASET
         return NOT_TENSOR
+
+    def _holds_optional(self, node: cst.BaseExpression) -> bool:
+        """A `tf.experimental.Optional` an iterator hands out
+        (`iterator.get_next_as_optional()`), or a local name every binding
+        of which is one."""
+        if isinstance(node, cst.Call):
+            return isinstance(node.func, cst.Attribute) and (
+                node.func.attr.value in OPTIONAL_MAKERS
+            )
+        if isinstance(node, cst.Name) and node.value in self._bindings:
+            bindings = self._bindings[node.value]
+            return bool(bindings) and all(
+                value is not None
+                and not augmented
+                and index is None
+                and self._holds_optional(value)
+                for value, augmented, index in bindings
+            )
+        return False
 
 
 def _branch_bodies(node: cst.If) -> list[cst.BaseSuite] | None:
