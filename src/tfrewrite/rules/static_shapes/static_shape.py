@@ -270,12 +270,8 @@ class StaticShapeInTracedCode(Rule):
             return _Site(ctx, node, scope, dimensions, tf, imports, line)
 
         for function in ctx.traced_functions():
-            traced = function.traced
-            if traced is None:
-                # Traced only once TFR302 decorates its step: that decorator
-                # traces each batch shape as it comes, and keeps it known.
-                continue
-            if traced.per_element:
+            traced = function.runs_traced
+            if traced is not None and traced.per_element:
                 continue  # one element at a time: its dimension 0 is no batch
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 repeats = _list_repeats(node)
