@@ -43,3 +43,24 @@ def table_main(
     )
     args = parser.parse_args(argv)
     return write_or_check(tables(), command, args.check)
+
+
+def render_places(
+    doc: list[str], version: tuple[str, str], name: str, table: Mapping[str, tuple[int, str]]
+) -> str:
+    """The source of a generated module mapping functions to the (position,
+    keyword) of one of their parameters: its docstring lines `doc`, the
+    version constant `version` (name, value) it was measured on, and the
+    dict `name`."""
+    lines = [
+        f'"""{doc[0]}',
+        *doc[1:],
+        '"""',
+        "",
+        f'{version[0]} = "{version[1]}"',
+        "",
+        f"{name}: dict[str, tuple[int, str]] = {{",
+        *(f'    "{key}": ({index}, "{keyword}"),' for key, (index, keyword) in table.items()),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -21,6 +21,10 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "numpy_shape_argument
 
 
 def table_script() -> ModuleType:
+    """The script, loaded as its command line runs it: beside its sibling
+    `generated_tables`."""
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("numpy_shape_arguments_script", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

@@ -13,6 +13,7 @@ the threshold, and the original itself fails under `autograph=False`.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +31,10 @@ SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tf_vocabulary.py"
 
 
 def vocabulary_script() -> ModuleType:
+    """The script, loaded as its command line runs it: beside its sibling
+    `generated_tables`."""
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))
     return load_path(SCRIPT, "tf_vocabulary")
 
 
