@@ -210,3 +210,35 @@ def test_a_held_layer_of_another_module_called_gives_what_its_call_returns(
     files = [InputFile(str(tmp_path / "pooling.py")), InputFile(str(tmp_path / "head.py"))]
     result = run(files, RunOptions(rule_codes=("TFR107",), root=str(tmp_path)), jobs=1)
     assert [(f.path.rsplit("/", 1)[-1], f.start.line) for f in result.findings] == [("head.py", 16)]
+
+
+REACHING = """
+import tensorflow as tf
+
+
+def stacked(samples):
+    draws = list()
+    for sample in samples:
+        draws.append(sample)
+    draws = tf.stack(draws)
+    return draws
+
+
+def rebound_after(samples):
+    draws = tf.stack(samples)
+    for sample in samples:
+        draws = sample
+    return draws
+"""
+
+
+@pytest.mark.parametrize(
+    ("function", "returns_tensor"), [("stacked", True), ("rebound_after", False)]
+)
+def test_the_binding_that_reaches_a_top_level_return_decides(
+    function: str, returns_tensor: bool
+) -> None:
+    """`draws = tf.stack(draws)` just before `return draws` gives a tensor,
+    whatever `draws` was first; a loop rebinding it after does not."""
+    index = build_index(textwrap.dedent(REACHING), "mc.py", "mc")
+    assert index.functions[function].returns_tensor is returns_tensor

@@ -218,6 +218,32 @@ def returns_model(
     )
 
 
+def _reaching_value(body: list[ast.stmt], returned: ast.Return) -> ast.expr | None:
+    """What a `return name` at the top of the function's body gives when
+    the last statement before it that binds `name` assigns it plainly
+    (`p_hat = tf.stack(p_hat)`, then `return p_hat`): that value, whatever
+    earlier bindings gave. None when a statement in between may rebind it
+    (a loop, a branch) or the return is elsewhere."""
+    if returned not in body or not isinstance(returned.value, ast.Name):
+        return None
+    name = returned.value.id
+    for statement in reversed(body[: body.index(returned)]):
+        binds = any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            for n in ast.walk(statement)
+        )
+        if not binds:
+            continue
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+        ):
+            return statement.value
+        return None
+    return None
+
+
 def _every_return_gives(
     node: ast.FunctionDef | ast.AsyncFunctionDef,
     made_by: Callable[[ast.expr], bool],
@@ -230,7 +256,9 @@ def _every_return_gives(
     under it, as tensors are) through arithmetic on one; with `tuples`,
     each element of a tuple it returns does."""
     statements = list(iter_statements(node.body, into_definitions=False))
-    returned = [s.value for s in statements if isinstance(s, ast.Return)]
+    returned = [
+        _reaching_value(node.body, s) or s.value for s in statements if isinstance(s, ast.Return)
+    ]
     if tuples:
         returned = [
             element
