@@ -77,7 +77,7 @@ from tfrewrite.facts.index_records import (
     TracedLambda,
     TracedSite,
 )
-from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, star_imported_names
+from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, keras_leaf, star_imported_names
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
@@ -504,7 +504,7 @@ class _Indexer(
         if attr is not None:
             self.self_call_attrs.add(attr)
         owner = self._method_class()
-        if owner is not None and any(base.endswith("Callback") for base in owner.bases):
+        if owner is not None and any(keras_leaf(base) == "Callback" for base in owner.bases):
             for target in node.targets:
                 # `self.model.schedule = ...`: the model `fit` hands the callback.
                 if isinstance(target, ast.Attribute) and _is_callback_model(target.value):

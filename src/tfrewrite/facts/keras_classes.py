@@ -10,7 +10,7 @@ import builtins
 from collections.abc import Callable
 
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
-from tfrewrite.facts.index_records import CallSite, ModuleIndex
+from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
 from tfrewrite.facts.project_lookup import (
     PLAIN_BASE_MODULES,
@@ -251,7 +251,7 @@ def record_called_classes(
         constructors.update(c for built in index.module_object_choices.values() for c in built)
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
-            if not callee or not _names_a_class(callee, lookup):
+            if not callee or not lookup.defines_class_named(callee.rpartition(".")[2]):
                 continue  # a function or method: tracing follows those itself
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
@@ -260,13 +260,6 @@ def record_called_classes(
                 position = _training_position(index, callee, lookup)
                 if position != KERAS_TRAINING_POSITION_UNKNOWN:
                     index.class_training_positions[callee] = position
-
-
-def _names_a_class(callee: str, lookup: ProjectLookup) -> bool:
-    """Whether the last part of `callee` is the name of a class the project
-    defines (`Net`, also `lstm_model`): what else it calls is a function."""
-    last = callee.rpartition(".")[2]
-    return any(qualname in index.classes for index, qualname, _ in lookup.by_last.get(last, ()))
 
 
 # `_training_position` of a class whose `call` says nothing either way.
@@ -286,8 +279,15 @@ def _training_position(index: ModuleIndex, callee: str, lookup: ProjectLookup) -
         return KERAS_TRAINING_POSITION_UNKNOWN
     target_index, qualname = called[0]
     call = target_index.functions.get(qualname)
-    if call is None:
-        return KERAS_TRAINING_POSITION_UNKNOWN
+    return call_training_position(call) if call is not None else KERAS_TRAINING_POSITION_UNKNOWN
+
+
+def call_training_position(call: FunctionInfo) -> int | None:
+    """Where a layer's or model's `call` takes `training` among the
+    positional arguments of a call of its objects (`self` left out); None
+    when no positional argument binds it (not a parameter, or keyword-only
+    after `*args`); `KERAS_TRAINING_POSITION_UNKNOWN` when `call` takes
+    `*args` without naming it (Keras' own place may then apply)."""
     positional = call.params[1 : call.positional_count]
     if "training" in positional:
         return positional.index("training")

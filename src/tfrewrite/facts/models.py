@@ -33,7 +33,9 @@ from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_classes import (
     KERAS_CLASS,
     KERAS_CLASS_IGNORING_TRAINING,
+    KERAS_TRAINING_POSITION_UNKNOWN,
     TRAINING_INSENSITIVE_LAYERS,
+    call_training_position,
 )
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.name_use import mentioned_names
@@ -561,17 +563,12 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
         if len(positions) == 1:
             return positions.pop()
     for callee in _project_classes(ctx, model, owner):
-        call = _own_method(ctx, callee, "call")
+        call = ctx.index.functions.get(f"{callee}.call")
         if call is None:
             continue
-        params = call.params
-        names = [p.name.value for p in [*params.posonly_params, *params.params]]
-        if "training" in names[1:]:
-            return names.index("training") - 1
-        if not isinstance(params.star_arg, cst.Param):
-            return None
-        if any(p.name.value == "training" for p in params.kwonly_params):
-            return None  # `def call(self, x, *args, training=False)`: by keyword only
+        position = call_training_position(call)
+        if position != KERAS_TRAINING_POSITION_UNKNOWN:
+            return position
     return KERAS_TRAINING_POSITION
 
 

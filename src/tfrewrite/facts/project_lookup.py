@@ -155,6 +155,11 @@ class ProjectLookup:
                     return [(owner_index, f"{owner}.{name}")]
         return []
 
+    def defines_class_named(self, last: str) -> bool:
+        """Whether the project defines a class whose name is `last` (`Net`,
+        also `lstm_model`): a cheap test before resolving a callee."""
+        return any(q in index.classes for index, q, _ in self.by_last.get(last, ()))
+
     def held_callee(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """What a call through an object a class holds runs: a method of
         it (`self.memory.sample(...)`: `held_method`), else the object

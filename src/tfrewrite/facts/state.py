@@ -17,7 +17,7 @@ import libcst as cst
 
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
-from tfrewrite.facts.tensor_kinds import is_tensor_op
+from tfrewrite.facts.tensor_kinds import is_python_float, is_python_int, is_tensor_op
 from tfrewrite.facts.vocabulary import is_setup_method
 from tfrewrite.facts.walk import (
     child_nodes,
@@ -176,7 +176,7 @@ def attribute_writes(
                 else:
                     not_container.add(attr)
                 if is_setup_method(method):
-                    if _is_literal_number(value):
+                    if value is not None and (is_python_int(value) or is_python_float(value)):
                         set_up_plain.add(attr)
                 elif isinstance(value, cst.Name) and value.value in parameters:
                     from_parameters.add(attr)
@@ -189,13 +189,6 @@ def attribute_writes(
     writes.plain |= from_parameters & set_up_plain
     writes.plain -= not_plain | (from_parameters - set_up_plain)
     return writes
-
-
-def _is_literal_number(value: cst.BaseExpression | None) -> bool:
-    """`0`, `1.0`, `-1`: a number written as one."""
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    return isinstance(value, (cst.Integer, cst.Float))
 
 
 def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -> set[str]:
