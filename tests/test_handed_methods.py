@@ -122,6 +122,43 @@ def test_what_a_factory_called_in_map_returns_is_traced() -> None:
     assert "make_parse.parse_fn" in traced and "make_parse" not in traced
 
 
+BOUND_FACTORY = """
+import tensorflow as tf
+
+
+def make_parse(sequence_length):
+    def parse_fn(x):
+        pad = sequence_length - tf.shape(x)[0]
+        if pad < 0:
+            pad += sequence_length
+        return tf.pad(x, [[0, pad]])
+
+    return parse_fn
+
+
+parse = make_parse(16)
+train = tf.data.TFRecordDataset(["a.tfrecord"]).map(parse, num_parallel_calls=4)
+
+
+def load(files, sequence_length):
+    fn = make_parse(sequence_length)
+    return tf.data.TFRecordDataset(files).map(fn)
+"""
+
+
+def test_what_a_factory_returns_is_traced_through_the_name_it_is_bound_to() -> None:
+    """`parse = make_parse(16)` at module level, or `fn = make_parse(n)` in
+    a function, then `ds.map(parse)`: the name holds the `parse_fn` the
+    factory returns, which `map` traces."""
+    from tfrewrite.facts.index import build_index
+    from tfrewrite.facts.project import compute_facts
+
+    index = build_index(textwrap.dedent(BOUND_FACTORY), "data.py", "data")
+    traced = compute_facts([index]).for_path("data.py")
+    assert "make_parse.parse_fn" in traced and "make_parse" not in traced
+    assert sorted(site.target for site in index.traced_sites) == ["data.make_parse()"] * 2
+
+
 OPTIONAL_LOOP = """
 import tensorflow as tf
 

@@ -131,6 +131,7 @@ class TracedCallSites:
     traced_lambda_stack: list[tuple[str, frozenset[str]] | None]
     _instance_method: Callable[[ast.Attribute, bool], str | None]
     _factory: Callable[[ast.expr], str | None]
+    _instance_call: Callable[[ast.expr], str | None]
     module_instances: dict[str, str]
 
     def resolve_function(self, node: ast.AST) -> str | None:
@@ -309,11 +310,17 @@ class TracedCallSites:
         Augment()`), or the methods `getattr(aug, "get" + name)` may fetch
         (`_named_by_getattr`), or what a project factory called there
         returns (`ds.map(make_parse(n))`: the `parse_fn` it defines and
-        returns, as `make_parse()` names it for the project facts)."""
+        returns, as `make_parse()` names it for the project facts), also
+        through the name that result is bound to (`parse = make_parse(n)`,
+        then `ds.map(parse)`)."""
         target = _named_by_getattr(target) or target
         if isinstance(target, ast.Call):
             factory = self._factory(target)
             return f"{factory}()" if factory else None
+        if isinstance(target, ast.Name):
+            called = self._instance_call(target)
+            if called:
+                return called
         if isinstance(target, ast.Attribute) and self.function_stack:
             method = self._instance_method(target, True)
             if method:
