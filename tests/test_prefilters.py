@@ -629,6 +629,53 @@ def test_a_script_without_tensorflow_that_rebinds_an_imported_name_is_indexed(
     assert [(Path(f.path).name, f.start.line) for f in result.findings] == [("model.py", 7)]
 
 
+AGENT = """
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.Adam(1e-3)
+
+    def step(self, batch, iteration=0):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(batch["x"], training=True) - batch["y"]))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+"""
+
+
+def test_a_script_without_tensorflow_that_calls_a_step_method_is_indexed(tmp_path: Path) -> None:
+    """`process.py` neither names TensorFlow nor imports the agent's module:
+    its loop calls `agent.step(...)` on the agent it is handed. It is
+    indexed, so the step is known to run per batch, eagerly."""
+    (tmp_path / "nets").mkdir()
+    (tmp_path / "nets" / "agent.py").write_text(AGENT)
+    (tmp_path / "process.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+
+
+            def training(agent, dataset, epochs):
+                for epoch in range(epochs):
+                    while True:
+                        batch = dataset.next_batch()
+                        if batch["x"].shape[0] == 0:
+                            break
+                        agent.step(batch=batch, iteration=epoch)
+            """
+        )
+    )
+    (tmp_path / "unrelated.py").write_text("import numpy as np\n\nprint(np.ones(3).sum())\n")
+    inputs = [InputFile(str(p)) for p in sorted(tmp_path.rglob("*.py"))]
+    result = run(inputs, RunOptions(rule_codes=("TFR302",), root=str(tmp_path)), jobs=1)
+    assert [(Path(f.path).name, f.start.line) for f in result.findings] == [("agent.py", 10)]
+    assert result.indexed == 2  # the unrelated script stays unparsed
+
+
 @pytest.mark.parametrize(
     ("text", "assigns"),
     [

@@ -115,6 +115,28 @@ def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:
     return found
 
 
+def train_step_methods(indexes: list[ModuleIndex]) -> set[str]:
+    """Names of the methods that are train steps (`Agent.step` opens a
+    `GradientTape` and applies gradients), but not those Keras traces.
+
+    The loop that calls one may sit in a file that neither names TensorFlow
+    nor imports the step's module: `training(agent, dataset)` calls
+    `agent.step(...)` on the object it is handed. Such a file is indexed when
+    it calls a method of one of these names (`calls_method`)."""
+    found: set[str] = set()
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            if info.class_name and info.trains and not fit_calls(info):
+                found.add(qualname.rpartition(".")[2])
+    return found
+
+
+def calls_method(data: bytes, names: set[str]) -> bool:
+    """A cheap byte test: `data` calls a method of one of `names`
+    (`.step(`, with no space, as code is written)."""
+    return any(b"." + name.encode() + b"(" in data for name in names)
+
+
 def mentions_module(data: bytes, modules: set[str]) -> bool:
     """A cheap byte test: `data` imports something and names one of `modules`
     as a word (the caller of a train step, before it is parsed)."""

@@ -171,15 +171,23 @@ def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts
     return refs
 
 
-def _train_step_drivers(deferred: Iterable[InputFile], step_modules: set[str]) -> set[str]:
-    """Paths of deferred files that name a module defining a train step: the
-    script whose loop calls it (`agent.learn()` in a `main.py` that imports
-    no TensorFlow) must be indexed for the step to be found."""
-    if not step_modules:
+def _train_step_drivers(
+    deferred: Iterable[InputFile], step_modules: set[str], step_methods: set[str]
+) -> set[str]:
+    """Paths of deferred files that name a module defining a train step, or
+    call a method of a train step's name: the script whose loop calls it
+    (`agent.learn()` in a `main.py` that imports no TensorFlow, or
+    `agent.step(batch)` on an agent a function is handed) must be indexed
+    for the step to be found."""
+    if not step_modules and not step_methods:
         return set()
-    from tfrewrite.facts.method_steps import mentions_module
+    from tfrewrite.facts.method_steps import calls_method, mentions_module
 
-    return {f.path for f, data in _contents(deferred) if mentions_module(data, step_modules)}
+    return {
+        f.path
+        for f, data in _contents(deferred)
+        if mentions_module(data, step_modules) or calls_method(data, step_methods)
+    }
 
 
 def _contents(files: Iterable[InputFile]) -> Iterator[tuple[InputFile, bytes]]:
@@ -288,7 +296,7 @@ def _analyse(
     # The analysis (and LibCST, which it imports) loads only when a file
     # must be looked at: a warm run answered from the cache never pays for it.
     from tfrewrite.facts.index import module_name_for
-    from tfrewrite.facts.method_steps import train_step_modules
+    from tfrewrite.facts.method_steps import train_step_methods, train_step_modules
     from tfrewrite.facts.project import compute_facts
 
     # Pass 1: index files that mention TensorFlow; defer the others.
@@ -359,7 +367,9 @@ def _analyse(
     if fresh_workers and jobs > 1 and indexed >= PARALLEL_THRESHOLD:
         start_fresh_server()  # it loads the rules while this process computes facts
     facts = compute_facts(indexes)
-    drivers = _train_step_drivers(deferred.values(), train_step_modules(indexes))
+    drivers = _train_step_drivers(
+        deferred.values(), train_step_modules(indexes), train_step_methods(indexes)
+    )
     drivers |= _attribute_writers(deferred.values(), indexes)
     while deferred:
         refs = _reference_heads(_references_from_traced_code(indexes, facts))
