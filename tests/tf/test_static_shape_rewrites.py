@@ -39,6 +39,8 @@ DETERMINISTIC = [
     "[:, :, 0, 0]",
     "tf.slice(h, [0, 1], [h.shape[0], 2])",
     "tf.scatter_nd([[0]], [1.0], [h.shape[0]])[:, None] + h",
+    # `tf.compat.v1.reshape` is `tf.reshape` itself (`scripts/tf_compat_aliases.py`).
+    "tf.compat.v1.reshape(h, [h.shape[0], -1, 1])",
 ]
 UNKNOWN_BATCH = [tf.TensorSpec([None, 3], tf.float32)]
 INPUTS = [

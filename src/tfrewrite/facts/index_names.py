@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 
 from tfrewrite.facts.index_records import ModuleIndex
-from tfrewrite.facts.keras_names import canonical_name
+from tfrewrite.facts.canonical_names import canonical_name
 
 # The libraries whose names a module-level alias may stand for
 # (`record_module_alias`).

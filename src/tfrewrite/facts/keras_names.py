@@ -4,7 +4,7 @@ Keras is imported as `keras`, `tensorflow.keras` (`tf.keras`), `tf_keras`,
 and, in older code, through TensorFlow's private path
 `tensorflow.python.keras`: one API under four spellings. Name resolution
 (pass 1's `resolve` and `NameResolver.qualified_name`) rewrites the private
-path to the public one, and every Keras question (is this base a `Layer`,
+path to the public one (`canonical_names`), and every Keras question (is this base a `Layer`,
 is this callee a Keras layer) asks `keras_path`, so a `Layer` subclass is
 the same class under every import. Strings only, apart from LibCST: pass 1
 and the pre-parse checks read it.
@@ -14,28 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from tfrewrite.facts.canonical_names import canonical_name
 from tfrewrite.facts.keras_public_names import PUBLIC_NAMES
 
 # The packages Keras' public API is imported from.
 KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 KERAS_PREFIXES = tuple(f"{package}." for package in KERAS_PACKAGES)
-# TensorFlow's private path to its Keras: the same classes as `tensorflow.keras`.
-_PRIVATE_PACKAGE = "tensorflow.python.keras"
-_PUBLIC_PACKAGE = "tensorflow.keras"
-
-
-def canonical_name(qualified: str) -> str:
-    """`qualified` with TensorFlow's private Keras path made public
-    (`tensorflow.python.keras.layers.Layer` -> `tensorflow.keras.layers.Layer`);
-    any other name as it is."""
-    if not qualified.startswith(_PRIVATE_PACKAGE):
-        return qualified
-    rest = qualified[len(_PRIVATE_PACKAGE) :]
-    if rest and not rest.startswith("."):
-        return qualified  # `tensorflow.python.keras_utils`: another module
-    return _PUBLIC_PACKAGE + rest
-
-
 def keras_path(qualified: str | None) -> str | None:
     """The name under the Keras package (`layers.Dense`) of a resolved name
     from any of its spellings, None when it is no Keras name."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.facts.keras_names import canonical_name
+from tfrewrite.facts.canonical_names import canonical_name
 
 # Preferred local names when tfrewrite must add an import itself.
 DEFAULT_ALIASES = {"tensorflow": "tf", "numpy": "np"}
