@@ -23,7 +23,13 @@ import pytest
 import tensorflow as tf
 
 from tfrewrite.api import fix_source
-from tfrewrite.facts import tf_dtype_positions, tf_scalar_results, tf_shape_arguments
+from tfrewrite.facts import (
+    keras_list_properties,
+    tf_compat_aliases,
+    tf_dtype_positions,
+    tf_scalar_results,
+    tf_shape_arguments,
+)
 
 from .equivalence import assert_rewrite_equivalent, load_module, load_path, python_function
 
@@ -77,6 +83,30 @@ def test_the_committed_shape_arguments_are_the_installed_tensorflows() -> None:
     # A shape checked, not built, takes a partial one: not in the table.
     assert "tensorflow.ensure_shape" not in table
     assert tf.ensure_shape(tf.ones([2, 3]), [None, 3]).shape == (2, 3)
+
+
+def test_the_committed_compat_aliases_are_the_installed_tensorflows() -> None:
+    """Each `tf.compat.v1` name the table lists is the TensorFlow 2 object
+    itself; TensorFlow 1's own versions are not listed."""
+    recorded = tf_compat_aliases.TENSORFLOW_VERSION
+    if tf.__version__ != recorded:
+        pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
+    script = load_path(SCRIPT.with_name("tf_compat_aliases.py"), "tf_compat_aliases_script")
+    aliases = script.compat_aliases()
+    assert script.render(tf.__version__, aliases) == Path(tf_compat_aliases.__file__).read_text()
+    assert tf.compat.v1.reshape is tf.reshape and "reshape" in aliases
+    assert tf.compat.v1.reduce_sum is not tf.reduce_sum and "reduce_sum" not in aliases
+
+
+def test_the_committed_keras_list_properties_are_the_installed_keras() -> None:
+    """Each property listed is a Python list on a built model."""
+    recorded = keras_list_properties.KERAS_VERSION
+    if keras.__version__ != recorded:
+        pytest.skip(f"generated from Keras {recorded}; {keras.__version__} is installed")
+    script = load_path(SCRIPT.with_name("keras_list_properties.py"), "keras_list_properties_script")
+    names = script.list_properties()
+    assert script.render(keras.__version__, names) == Path(keras_list_properties.__file__).read_text()
+    assert {"losses", "layers", "trainable_variables"} <= set(names)
 
 
 def test_a_cond_whose_branches_take_a_positional_dtype_runs_as_the_if_did() -> None:

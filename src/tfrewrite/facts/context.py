@@ -334,8 +334,11 @@ class RuleContext:
             if name in LOSS_PARAMETER_NAMES:
                 kinds[name] = FLOATING
         if traced.is_loss:
+            # Unless every call passes a Python value there (`scaled(loss,
+            # self.losses)`: a helper of the loss, not `(y_true, y_pred)`).
             for name in params[:2]:
-                kinds[name] = FLOATING
+                if name not in traced.python_params:
+                    kinds[name] = FLOATING
         elif traced.loss_signature:
             for name in params[:2]:
                 kinds.setdefault(name, TENSOR)
