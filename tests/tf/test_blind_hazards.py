@@ -257,3 +257,54 @@ def test_an_attribute_a_callback_sets_is_read_once_by_fit(tmp_path):
     module = load_file_module(CURRICULUM, tmp_path, "curriculum")
     assert module.run(eagerly=True) == pytest.approx([0.0, 1.0, 2.0])
     assert module.run(eagerly=False) == pytest.approx([0.0, 0.0, 0.0])
+
+
+TEACHER_SWAP = """\
+import numpy as np
+import tensorflow as tf
+
+
+def constant_teacher(value):
+    return tf.keras.Sequential([tf.keras.layers.Lambda(lambda x: tf.fill([tf.shape(x)[0], 1], value))])
+
+
+class NextTeacher(tf.keras.callbacks.Callback):
+    def on_epoch_begin(self, epoch, logs=None):
+        self.model.teacher = constant_teacher(10.0 * epoch)
+
+
+class Student(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(1)
+        self.teacher = constant_teacher(0.0)
+
+    def train_step(self, data):
+        x, y = data
+        target = self.teacher(x)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.dense(x, training=True) - y))
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {"target": tf.reduce_mean(target)}
+
+
+def run(eagerly):
+    model = Student()
+    model.compile(optimizer="sgd", run_eagerly=eagerly)
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[NextTeacher()])
+    return history.history["target"]
+"""
+
+
+def test_a_model_a_callback_replaces_is_never_called_by_fit(tmp_path):
+    """Each epoch's new teacher is called by the eager steps; `fit`'s traced
+    `train_step` keeps calling the teacher of its first trace, as TFR201
+    says (a call of the attribute, reported without a fix)."""
+    [finding] = check_source(TEACHER_SWAP, select=["TFR201"])
+    assert "`self.teacher`" in finding.message and "called in traced" in finding.message
+    assert finding.fix is None
+    module = load_file_module(TEACHER_SWAP, tmp_path, "teacher_swap")
+    assert module.run(eagerly=True) == pytest.approx([0.0, 10.0, 20.0])
+    assert module.run(eagerly=False) == pytest.approx([0.0, 0.0, 0.0])

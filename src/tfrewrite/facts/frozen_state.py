@@ -62,6 +62,12 @@ def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
     )
 
 
+# How an attribute a Keras callback sets on the model changes: between the
+# steps `fit` runs, so an object set there (a new teacher model) is one the
+# traced step never calls. Objects other methods set are set up before use.
+CALLBACK_SET = "set by the callback method"
+
+
 @dataclass(frozen=True)
 class FrozenRead:
     """A read of Python state that tracing freezes: `name` as written
@@ -70,6 +76,9 @@ class FrozenRead:
     node: cst.CSTNode
     name: str
     how: str
+    # Called (`self.teacher(x)`): the object held at the first trace is the
+    # one the graph runs.
+    called: bool = False
 
 
 class FrozenState:
@@ -192,7 +201,7 @@ class FrozenState:
             # Set on the model by a callback `fit` runs between its steps.
             for attr, where in ctx.index.callback_model_writes.items():
                 if attr in writes.assigned:
-                    result.setdefault(attr, f"set by the callback method `{where}`")
+                    result.setdefault(attr, f"{CALLBACK_SET} `{where}`")
         called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
@@ -260,10 +269,13 @@ def _scan(
                 and node.value.value == "self"
                 and attr in attributes
                 and f"self.{attr}" not in reported
-                and _is_value_read(node, parent)
+                and (
+                    _is_value_read(node, parent)
+                    or (_is_called(node, parent) and attributes[attr].startswith(CALLBACK_SET))
+                )
             ):
                 reported.add(f"self.{attr}")
-                yield FrozenRead(node, f"self.{attr}", attributes[attr])
+                yield FrozenRead(node, f"self.{attr}", attributes[attr], _is_called(node, parent))
             continue
         if not isinstance(node, cst.Name) or node.value not in mutable:
             continue
@@ -493,6 +505,12 @@ def _held_read(node: cst.CSTNode, held: dict[str, dict[str, str]]) -> tuple[str,
     if how is None:
         return None
     return f"self.{inner.attr.value}.{node.attr.value}", how
+
+
+def _is_called(node: cst.Attribute, parent: cst.CSTNode | None) -> bool:
+    """`self.teacher(x)`: a rebound attribute called runs the object it held
+    at the first trace (a callback's new teacher model is never called)."""
+    return isinstance(parent, cst.Call) and parent.func is node
 
 
 def _is_value_read(node: cst.Attribute, parent: cst.CSTNode | None) -> bool:

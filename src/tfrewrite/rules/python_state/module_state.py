@@ -31,7 +31,11 @@ class ModuleStateInTracedCode(Rule):
     module-level loop assigns (`Schedule.margin = epoch / 10`,
     `config.SCALE = ...`; another module's `config.LR = ...` rebinds the
     `LR` of `config` too), or a variable the enclosing function's loop
-    rebinds. A script or notebook written in sections, which sets a value
+    rebinds. An attribute a Keras callback sets on the model `fit` runs
+    (`self.model.teacher = load_model(...)` in `on_epoch_begin`) is such
+    state too, and so is an object there: the step that calls
+    `self.teacher(x)` keeps calling the teacher of its first trace, and a
+    new one is never run. A script or notebook written in sections, which sets a value
     again only after the last call of the function that reads it (or before
     its first), freezes nothing; nor does restating the same literal, nor
     setting a module value again before mapping again (`Dataset.map` traces
@@ -276,13 +280,21 @@ class ModuleStateInTracedCode(Rule):
             if function.runs_traced is None:
                 continue
             for read in state.reads(function):
-                yield Violation(
-                    read.node,
-                    f"`{read.name}` is Python state ({read.how}) read in traced "
-                    f"`{function.qualname}`: its value is frozen at the first trace and later "
-                    "changes are ignored; pass it as a tensor argument or keep it in a "
-                    "`tf.Variable`",
-                )
+                if read.called:
+                    message = (
+                        f"`{read.name}` is Python state ({read.how}) called in traced "
+                        f"`{function.qualname}`: the graph keeps calling the object it held at "
+                        "the first trace, and one set later is never run; trace again after "
+                        "replacing it, or keep one object and update its variables"
+                    )
+                else:
+                    message = (
+                        f"`{read.name}` is Python state ({read.how}) read in traced "
+                        f"`{function.qualname}`: its value is frozen at the first trace and "
+                        "later changes are ignored; pass it as a tensor argument or keep it "
+                        "in a `tf.Variable`"
+                    )
+                yield Violation(read.node, message)
 
 
 RULES = (ModuleStateInTracedCode,)
