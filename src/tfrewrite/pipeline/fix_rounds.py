@@ -462,7 +462,34 @@ def as_fix_would_do(
         if i not in fixed
         and (f.violation.fix is None or f.violation.fix.applicability is Applicability.UNSAFE)
     }
+    if not _unsafe_fixes_interact(found, undecided):
+        return found  # each unsafe fix resolves its own finding, and nothing else
     return _offer(path, module, code, job, rules, found, set(), unsafe, rules_for, undecided)[0]
+
+
+def _unsafe_fixes_interact(found: list[Found], undecided: set[int]) -> bool:
+    """Whether the unsafe fixes may do more or less than resolve their own
+    findings, so only the rounds tell what `fix --unsafe-fixes` does
+    besides the safe fixes (whose rounds `as_fix_would_do` has run): a
+    finding the safe fixes leave has no fix of its own (an unsafe one may
+    resolve it), an unsafe fix changes what runs traced (it decorates a
+    step or removes a decorator) or is a tensor conditional's, or its lines
+    overlap another finding's. Otherwise each applies in the first round
+    and resolves its own finding alone."""
+    from tfrewrite.rewrite.step_violation import StepViolation
+
+    for i in undecided:
+        f = found[i]
+        if f.violation.fix is None or _is_conditional(f) or f.rule.may_untrace:
+            return True
+        if isinstance(f.violation, StepViolation) and f.violation.steps:
+            return True
+        mine = spot(f)
+        for j, other in enumerate(found):
+            there = spot(other)
+            if j != i and there.first_line <= mine.last_line and mine.first_line <= there.last_line:
+                return True
+    return False
 
 
 def _offer(
