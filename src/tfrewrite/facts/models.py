@@ -43,9 +43,9 @@ from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import (
     is_optimizer_update_call,
     method_name,
+    tape_names,
     value_sources,
 )
-from tfrewrite.facts.vocabulary import is_gradient_tape
 from tfrewrite.facts.walk import iter_nodes
 
 VARIABLE_ATTRIBUTES = frozenset(
@@ -72,7 +72,7 @@ def trained_models(
     if kept_root is not root:
         calls = _variable_owners(root)
     if tape is not None:
-        names = _tape_names(ctx, tape)
+        names = tape_names(ctx, tape)
         own = {
             o
             for receiver, owners, opened_by in calls
@@ -136,22 +136,6 @@ def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str], int 
                             owners.add(owner)
         result.append((tape, owners, opened_by))
     return result
-
-
-def _tape_names(ctx: RuleContext, block: cst.With) -> set[str]:
-    """The names the tapes a `with` opens are bound to (`with
-    tf.GradientTape() as g_tape, tf.GradientTape() as d_tape:`)."""
-    names: set[str] = set()
-    for item in block.items:
-        expr = item.item
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        if (
-            is_gradient_tape(ctx.names.qualified_name(target) or dotted_name(target))
-            and isinstance(item.asname, cst.AsName)
-            and isinstance(item.asname.name, cst.Name)
-        ):
-            names.add(item.asname.name.value)
-    return names
 
 
 # Members Keras layers and models have, and a `tf.Module`, a Sonnet module

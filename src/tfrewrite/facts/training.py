@@ -9,7 +9,7 @@ block reads and writes, `blockers` what keeps a step eager and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -51,6 +51,38 @@ def tape_name(ctx: RuleContext, node: cst.With) -> str | None:
                 return item.asname.name.value
             return ""
     return None
+
+
+def tape_names(ctx: RuleContext, node: cst.With) -> set[str]:
+    """Every name a `with` binds to a tape it opens (`with tf.GradientTape()
+    as gen_tape, tf.GradientTape() as disc_tape:`)."""
+    names = set()
+    for item in node.items:
+        expr = item.item
+        target = expr.func if isinstance(expr, cst.Call) else expr
+        if is_gradient_tape(ctx.names.qualified_name(target) or dotted_name(target)):
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                names.add(item.asname.name.value)
+    return names
+
+
+def stopped_tapes(ancestors: Sequence[cst.CSTNode]) -> set[str]:
+    """The tapes that do not record what runs under `ancestors`: those a
+    `with tape.stop_recording():` among them pauses (a gradient penalty
+    computed apart from the step's own tapes)."""
+    stopped = set()
+    for ancestor in ancestors:
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if (
+                    isinstance(call, cst.Call)
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "stop_recording"
+                    and isinstance(call.func.value, cst.Name)
+                ):
+                    stopped.add(call.func.value.value)
+    return stopped
 
 
 def tape_blocks(ctx: RuleContext, root: cst.CSTNode) -> Iterator[tuple[cst.With, str]]:

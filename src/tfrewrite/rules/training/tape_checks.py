@@ -28,7 +28,9 @@ from tfrewrite.facts.training import (
     applies_gradients,
     is_keras_train_step_override,
     method_name,
+    stopped_tapes,
     tape_name,
+    tape_names,
 )
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
@@ -185,16 +187,22 @@ def _calls_own_call(call: cst.Call) -> bool:
     )
 
 
-def _optimizes_watched_inputs(body: cst.CSTNode) -> bool:
-    """Whether every gradient the scope takes is with respect to values it
-    watches (`tape.watch(image_var)`, then `tape.gradient(loss, image_var)`;
-    `tape.watch(self.z)`, then `tape.gradient(loss, [self.z])`):
-    a filter visualization or an adversarial example updates its input, and
-    the model it calls stays frozen, in inference mode."""
+def _optimizes_watched_inputs(body: cst.CSTNode, tapes: set[str] | None = None) -> bool:
+    """Whether every gradient the scope takes (with `tapes`, every one those
+    tapes take) is with respect to values it watches (`tape.watch(image_var)`,
+    then `tape.gradient(loss, image_var)`; `tape.watch(self.z)`, then
+    `tape.gradient(loss, [self.z])`): a filter visualization or an
+    adversarial example updates its input, and the model it calls stays
+    frozen, in inference mode; a gradient penalty's tape differentiates the
+    critic with respect to the inputs it mixed, and trains nothing."""
     watched: set[str] = set()
     sources: list[cst.BaseExpression] = []
     for node in iter_nodes(body, into_functions=False):
         if not isinstance(node, cst.Call) or not node.args:
+            continue
+        if tapes is not None and not (
+            isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) in tapes
+        ):
             continue
         method = method_name(node)
         if method == "watch":
@@ -249,9 +257,14 @@ class MissingTrainingFlag(Rule):
         model.trainable_variables)`), a frozen teacher or target network
         called in the same tape stays in inference mode, as meant; with a
         tape per network (a GAN's, SAC's), each tape trains the networks its
-        own `gradient` call names. A model called in a function that runs in
-        the step's tape (`loss = critic_loss(real, fake)`, through any
-        functions of the file) is reported there when `training=True`
+        own `gradient` call names. A call under `with
+        tape.stop_recording():` is not recorded by that tape, and a gradient
+        penalty's tape that differentiates only the inputs it watches
+        (`penalty_tape.watch(mix)`, `penalty_tape.gradient(d, [mix])`)
+        trains nothing: a critic called there alone is not reported. A
+        model called in a function that runs in the step's tape (`loss =
+        critic_loss(real, fake)`, through any functions of the file) is
+        reported there when `training=True`
         changes what it computes; the fix goes to that
         function only when every call of it in the file runs in a train
         step's tape, since `training=True` there also changes an eval
@@ -439,7 +452,16 @@ class MissingTrainingFlag(Rule):
             # A tape nested in another (a gradient penalty's) holds calls of both.
             for key, tape in step.tapes.items():
                 trained = step.trained[key]
+                recording = tape_names(ctx, tape)
+                if recording and _optimizes_watched_inputs(scope_body(root), recording):
+                    continue  # a gradient penalty's tape: it trains no model
                 for node, ancestors in iter_with_ancestors(tape.body):
+                    if (
+                        recording
+                        and isinstance(node, cst.Call)
+                        and recording <= stopped_tapes(ancestors)
+                    ):
+                        continue  # under `tape.stop_recording()`: not what the tape trains
                     if (
                         isinstance(node, cst.Call)
                         and id(root) in steps.overrides
