@@ -5,6 +5,7 @@ leaves eager runs as written."""
 from __future__ import annotations
 
 import pytest
+import tensorflow as tf
 
 from tfrewrite.api import check_source, fix_source
 
@@ -265,7 +266,8 @@ import tensorflow as tf
 
 
 def constant_teacher(value):
-    return tf.keras.Sequential([tf.keras.layers.Lambda(lambda x: tf.fill([tf.shape(x)[0], 1], value))])
+    fill = tf.keras.layers.Lambda(lambda x: tf.fill([tf.shape(x)[0], 1], value))
+    return tf.keras.Sequential([fill])
 
 
 class NextTeacher(tf.keras.callbacks.Callback):
@@ -308,3 +310,40 @@ def test_a_model_a_callback_replaces_is_never_called_by_fit(tmp_path):
     module = load_file_module(TEACHER_SWAP, tmp_path, "teacher_swap")
     assert module.run(eagerly=True) == pytest.approx([0.0, 10.0, 20.0])
     assert module.run(eagerly=False) == pytest.approx([0.0, 0.0, 0.0])
+
+
+KERAS_GET_VALUE = """\
+import tensorflow as tf
+
+weight = tf.Variable(20.0)
+
+
+@tf.function
+def weighted(x):
+    return tf.keras.backend.get_value(weight) * x
+
+
+def run(function):
+    values = []
+    for scale in (20.0, 10.0, 5.0):
+        weight.assign(scale)
+        values.append(float(function(tf.constant(2.0))))
+    return values
+"""
+
+
+def test_keras_get_value_reads_a_variable_once_when_traced(tmp_path):
+    """Eagerly `get_value` follows every assignment; traced it keeps the
+    value of the first trace; the rewrite traced without AutoGraph follows
+    them again, as TFR105 says."""
+    [finding] = check_source(KERAS_GET_VALUE, select=["TFR105"])
+    assert "read once, at trace time" in finding.message
+    module = load_file_module(KERAS_GET_VALUE, tmp_path, "get_value_original")
+    eager = module.run(module.weighted.python_function)
+    assert eager == pytest.approx([40.0, 20.0, 10.0])
+    assert module.run(module.weighted) == pytest.approx([40.0, 40.0, 40.0])
+    fixed_source = fix_source(KERAS_GET_VALUE, select=["TFR105"], unsafe_fixes=True)
+    assert "get_value" not in fixed_source
+    fixed = load_file_module(fixed_source, tmp_path, "get_value_fixed")
+    traced = tf.function(fixed.weighted.python_function, autograph=False)
+    assert fixed.run(traced) == pytest.approx(eager)

@@ -56,6 +56,10 @@ NUMPY_GENERATORS = frozenset(
 
 # Builtins that turn a tensor into a Python number (`float(loss)`).
 HOST_CONVERSIONS = frozenset({"float", "int"})
+# Keras' backend read of a value onto the host (`K.get_value(v)`, Keras 2 and
+# `tf.keras` alike): traced, it leaves the graph (`init_scope`) to read a
+# variable once, at trace time, and raises on a symbolic tensor.
+KERAS_HOST_READS = frozenset({"backend.get_value"})
 
 # TensorFlow ops that take a shape, and where: (position, keyword), as
 # measured on TensorFlow (`scripts/tf_vocabulary.py`).
