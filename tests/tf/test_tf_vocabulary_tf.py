@@ -105,7 +105,9 @@ def test_the_committed_keras_list_properties_are_the_installed_keras() -> None:
         pytest.skip(f"generated from Keras {recorded}; {keras.__version__} is installed")
     script = load_path(SCRIPT.with_name("keras_list_properties.py"), "keras_list_properties_script")
     names = script.list_properties()
-    assert script.render(keras.__version__, names) == Path(keras_list_properties.__file__).read_text()
+    assert (
+        script.render(keras.__version__, names) == Path(keras_list_properties.__file__).read_text()
+    )
     assert {"losses", "layers", "trainable_variables"} <= set(names)
 
 

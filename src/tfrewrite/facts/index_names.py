@@ -12,8 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.canonical_names import canonical_name
+from tfrewrite.facts.index_records import ModuleIndex
 
 # The libraries whose names a module-level alias may stand for
 # (`record_module_alias`).

@@ -20,6 +20,8 @@ from tfrewrite.facts.keras_public_names import PUBLIC_NAMES
 # The packages Keras' public API is imported from.
 KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
 KERAS_PREFIXES = tuple(f"{package}." for package in KERAS_PACKAGES)
+
+
 def keras_path(qualified: str | None) -> str | None:
     """The name under the Keras package (`layers.Dense`) of a resolved name
     from any of its spellings, None when it is no Keras name."""
