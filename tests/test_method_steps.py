@@ -39,6 +39,10 @@ ACTOR = """
 
 
 def _looped(indexes):
+    return {(path, qualname) for path, qualname, _ in _looped_via(indexes)}
+
+
+def _looped_via(indexes):
     return looped_train_methods(indexes, ProjectLookup(indexes))
 
 
@@ -146,3 +150,52 @@ def test_a_step_sampling_its_replay_buffer_is_not_decorated():
         finding.message
     )
     assert fix_source(_d(REPLAY_AGENT), select=["TFR302"], unsafe_fixes=True) == _d(REPLAY_AGENT)
+
+
+SAC = """
+    import tensorflow as tf
+
+
+    class SoftActorCritic:
+        def __init__(self, critic, actor):
+            self.critic, self.actor = critic, actor
+            self.critic_opt = tf.keras.optimizers.Adam()
+            self.actor_opt = tf.keras.optimizers.Adam()
+
+        def update_critic(self, s, target):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((self.critic(s) - target) ** 2)
+            grads = tape.gradient(loss, self.critic.trainable_variables)
+            self.critic_opt.apply_gradients(zip(grads, self.critic.trainable_variables))
+            return loss
+
+        def update_actor(self, s):
+            with tf.GradientTape() as tape:
+                loss = -tf.reduce_mean(self.critic(self.actor(s)))
+            grads = tape.gradient(loss, self.actor.trainable_variables)
+            self.actor_opt.apply_gradients(zip(grads, self.actor.trainable_variables))
+            return loss
+
+        def train(self, s, target):
+            return self.update_critic(s, target), self.update_actor(s)
+"""
+
+LOOP = """
+    def run(sac, batches):
+        for s, target in batches:
+            sac.train(s, target)
+"""
+
+
+def test_steps_a_looped_method_of_their_class_calls_run_per_batch():
+    """The loop calls `sac.train`, which trains nothing itself and calls
+    the class's two update steps: each runs per batch, and TFR302 says
+    through which method."""
+    indexes = [build_index(_d(SAC), "sac.py", "sac"), build_index(_d(LOOP), "main.py", "main")]
+    assert _looped_via(indexes) == {
+        ("sac.py", "SoftActorCritic.update_critic", "SoftActorCritic.train"),
+        ("sac.py", "SoftActorCritic.update_actor", "SoftActorCritic.train"),
+    }
+    findings = check_source(_d(SAC) + "\n\n" + _d(LOOP), select=["TFR302"])
+    assert [f.start.line for f in findings] == [10, 17]
+    assert all("through `train` of its class" in f.message for f in findings)

@@ -309,8 +309,10 @@ class ModuleIndex:
     # module (value: that loop may feed a short final batch).
     looped_functions: dict[str, bool] = field(default_factory=dict)
     # Filled by `compute_facts`: the looped methods a loop's `obj.name(...)`
-    # reaches by the method's name alone (`method_steps`), not by its class.
-    matched_by_name: set[str] = field(default_factory=set)
+    # reaches by the method's name alone (`method_steps`), not by its class,
+    # with the qualname of the method of their class that the loop calls and
+    # that calls them ("" when the loop calls the step itself).
+    matched_by_name: dict[str, str] = field(default_factory=dict)
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)

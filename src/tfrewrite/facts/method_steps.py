@@ -25,16 +25,19 @@ from tfrewrite.facts.vocabulary import is_gradient_tape
 MAX_ALTERNATIVES = 8
 
 
-def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tuple[str, str]]:
-    """(path, qualname) of train-step methods that some Python loop calls as
-    `obj.name(...)`: the one class's of that name, the class the object held
-    there is of, or the class the attribute names; else each of a few."""
-    candidates: dict[str, list[tuple[str, str]]] = {}
+def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tuple[str, str, str]]:
+    """(path, qualname, via) of train-step methods that some Python loop
+    calls as `obj.name(...)`: the one class's of that name, the class the
+    object held there is of, or the class the attribute names; else each of
+    a few. `via` is the method of its class the loop calls, which calls the
+    step ("" when the loop calls the step itself)."""
+    candidates: dict[str, list[tuple[str, str, str]]] = {}
     for index in indexes:
         if any(is_gradient_tape(callee) for callee in index.loop_calls):
             # A tape opened in a loop (the module's minibatch loop): the
             # method holding it is a training loop, not a step (TFR303's case).
             continue
+        steps: dict[str, str] = {}  # qualified name -> qualname
         for qualname, info in index.functions.items():
             if not (info.class_name and info.trains):
                 continue
@@ -45,8 +48,18 @@ def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tupl
                 continue
             if fit_calls(info):
                 continue  # Keras traces it (`train_step(self, data)`)
-            candidates.setdefault(name, []).append((index.path, qualname))
-    found: set[tuple[str, str]] = set()
+            candidates.setdefault(name, []).append((index.path, qualname, ""))
+            steps[index.qualify(qualname)] = qualname
+        for qualname, info in index.functions.items():
+            # A method of the class that trains nothing itself but calls its
+            # steps (SAC's `train` calling `update_critic`, `update_actor`):
+            # a loop calling it runs each of them per batch.
+            if info.class_name and not info.trains:
+                driven = [(index.path, steps[c], qualname) for c in info.calls if c in steps]
+                if driven:
+                    name = qualname.rpartition(".")[2]
+                    candidates.setdefault(name, []).extend(driven)
+    found: set[tuple[str, str, str]] = set()
     for index in indexes:
         for callee in index.loop_calls:
             head, _, name = callee.rpartition(".")
@@ -60,7 +73,7 @@ def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tupl
                 held = {(i.path, q) for i, q in lookup.held_method(callee)}
                 named = [t for t in targets if _class_of(t[1]).lower() == owner]
                 if held:  # `self.net = Actor()`: the class of the object held
-                    named = [t for t in targets if t in held]
+                    named = [t for t in targets if t[:2] in held]
                 elif not named and len(targets) <= MAX_ALTERNATIVES:
                     named = targets
                 targets = named
@@ -69,7 +82,7 @@ def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tupl
     return found
 
 
-def _nearest(path: str, targets: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _nearest(path: str, targets: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """The candidates in the calling file, else in its folder (`main.py` beside
     `agent.py`), else all: unrelated scripts in one project reuse class names."""
     if not targets:  # most loop calls name no train-step method
@@ -88,14 +101,16 @@ def _class_of(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2]
 
 
-def record_looped_train_methods(indexes: list[ModuleIndex], found: set[tuple[str, str]]) -> None:
+def record_looped_train_methods(
+    indexes: list[ModuleIndex], found: set[tuple[str, str, str]]
+) -> None:
     """Each heuristic train-step method (`looped_train_methods`) learns, in
     its own module, that a loop calls it, and that the loop's call names it
-    by its name alone."""
+    (or the method of its class that calls it) by its name alone."""
     by_path = {index.path: index for index in indexes}
-    for path, qualname in found:
+    for path, qualname, via in found:
         by_path[path].looped_functions.setdefault(qualname, False)
-        by_path[path].matched_by_name.add(qualname)
+        by_path[path].matched_by_name.setdefault(qualname, via)
 
 
 def train_step_modules(indexes: list[ModuleIndex]) -> set[str]:

@@ -534,7 +534,7 @@ def _mark_signature(
 
 
 def _looped_targets(
-    indexes: list[ModuleIndex], lookup: ProjectLookup, looped_methods: set[tuple[str, str]]
+    indexes: list[ModuleIndex], lookup: ProjectLookup, looped_methods: set[tuple[str, str, str]]
 ) -> set[tuple[str, str]]:
     """(path, qualname) of functions some Python loop calls: through the
     project's names, or by bare name for a function nested where it is called
@@ -549,14 +549,14 @@ def _looped_targets(
                 for qualname in index.functions:
                     if qualname.endswith(suffix):
                         found.add((index.path, qualname))
-    return found | looped_methods
+    return found | {(path, qualname) for path, qualname, _ in looped_methods}
 
 
 def _pending_train_steps(
     indexes: list[ModuleIndex],
     lookup: ProjectLookup,
     marks: dict[tuple[str, str], TraceMarks],
-    looped_methods: set[tuple[str, str]],
+    looped_methods: set[tuple[str, str, str]],
 ) -> list[tuple[ModuleIndex, str]]:
     """Undecorated custom train steps (they open a `GradientTape` and apply
     gradients) called from a Python loop, not `Model.train_step` overrides:

@@ -71,6 +71,9 @@ class StepPlan:
     # Objects it calls and unpacks the result of, whose class is not known
     # (`step_hazards.unpacked_object_results`).
     unpacked_results: list[str] = field(default_factory=list)
+    # With `by_method_name`: the method of the step's class that the loop
+    # calls, and that calls the step (SAC's `train` calling `update_critic`).
+    via: str = ""
 
     @property
     def unproven(self) -> str | None:
@@ -171,6 +174,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
             options.setdefault("reduce_retracing", "True")
         blockers = decoration_blockers(ctx, function, loops, options)
         by_method_name = function.qualname in ctx.index.matched_by_name and not loops
+        via = ctx.index.matched_by_name.get(function.qualname, "") if by_method_name else ""
         looped_elsewhere = function.is_method and not loops and not by_method_name
         unseen = unseen_held_objects(ctx, function)
         plans.append(
@@ -188,6 +192,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 looped_elsewhere=looped_elsewhere,
                 schedules=unchecked_schedules(ctx, [function.node.body]),
                 unpacked_results=unpacked_object_results(ctx, function),
+                via=via,
             )
         )
     return plans

@@ -95,7 +95,10 @@ class UndecoratedTrainStep(Rule):
         whose class is not known stands for the method of the class the
         attribute holds (`self.net = Actor()`), or names (`self.actor`), or
         else for each of the few classes that define a training method of
-        that name (a factory's alternatives). Left alone too are
+        that name (a factory's alternatives). A method the loop calls that
+        trains nothing itself but calls its class's steps (SAC's `train`
+        calling `update_critic` and `update_actor`) runs each of them per
+        batch: each is reported, and the message names the method between. Left alone too are
         a function whose tape sits in a loop of its own (a training loop:
         TFR303's case) and a method
         that learns from lists its class grows between calls (a REINFORCE
@@ -222,7 +225,13 @@ class UndecoratedTrainStep(Rule):
             new_step, imports = decorated_step(ctx, plan)
             fix_message = f"Decorate `{name}` with `@{decorator_source(alias, plan.options)}`"
             applicability = Applicability.SAFE
-            if plan.by_method_name:
+            if plan.via:
+                driver = plan.via.rpartition(".")[2]
+                message += (
+                    f" (through `{driver}` of its class, which calls it and which the loop "
+                    "calls through an attribute, matched by method name)"
+                )
+            elif plan.by_method_name:
                 message += " (the loop calls it through an attribute, matched by method name)"
             elif plan.looped_elsewhere:
                 message += " (by a loop in another module)"
