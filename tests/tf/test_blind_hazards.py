@@ -347,3 +347,34 @@ def test_keras_get_value_reads_a_variable_once_when_traced(tmp_path):
     fixed = load_file_module(fixed_source, tmp_path, "get_value_fixed")
     traced = tf.function(fixed.weighted.python_function, autograph=False)
     assert fixed.run(traced) == pytest.approx(eager)
+
+
+KEPT_TENSOR = """\
+import tensorflow as tf
+
+
+class Estimator:
+    @tf.function
+    def first_stage(self, a, b):
+        self.coef = coef = tf.linalg.solve(a, b)
+        return coef
+"""
+
+
+def test_a_tensor_a_traced_method_keeps_on_self_is_symbolic_and_stale(tmp_path):
+    """Eagerly `coef` holds each call's solution; traced it holds the first
+    trace's symbolic tensor, with no value and not updated by later calls,
+    as TFR202 says (reported without a fix)."""
+    [finding] = check_source(KEPT_TENSOR, select=["TFR202"])
+    assert "`self.coef`" in finding.message and finding.fix is None
+    module = load_file_module(KEPT_TENSOR, tmp_path, "kept_tensor")
+    a = tf.eye(2)
+    eager = module.Estimator()
+    module.Estimator.first_stage.python_function(eager, a, tf.ones([2, 1]))
+    module.Estimator.first_stage.python_function(eager, a, 3.0 * tf.ones([2, 1]))
+    assert eager.coef.numpy().ravel().tolist() == [3.0, 3.0]
+    traced = module.Estimator()
+    traced.first_stage(a, tf.ones([2, 1]))
+    kept = traced.coef
+    traced.first_stage(a, 3.0 * tf.ones([2, 1]))
+    assert traced.coef is kept and not hasattr(kept, "numpy")

@@ -518,6 +518,12 @@ class _Indexer(
                     owner.held_objects.setdefault(target.attr, held)
         if any(writes_outside(t, augmented=False) for t in node.targets):
             self._mark("writes_state")
+        elif (
+            self.function_stack
+            and any(is_self_attribute(t) for t in node.targets)
+            and self._evidence(node.value) in ("t", "s")
+        ):
+            self._mark("writes_state")  # a tensor kept on `self` (TFR202)
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             for target in node.targets:
                 self._record_target(target)
@@ -643,6 +649,8 @@ class _Indexer(
 
     # -- uses -------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self.index.attribute_reads.add(node.attr)
         if self.function_stack and node.attr in ("shape", "get_shape"):
             self.function_stack[-1].reads_static_shape = True
         if (

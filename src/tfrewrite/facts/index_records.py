@@ -333,6 +333,9 @@ class ModuleIndex:
     # `config.SCALE` for every read of a name through an imported module
     # (resolved): what `compute_facts` needs to know of rebound imports.
     module_attribute_reads: set[str] = field(default_factory=set)
+    # The name of every attribute the module reads (`x.att_context`,
+    # `self.cache`): an attribute it only assigns is kept for other code.
+    attribute_reads: set[str] = field(default_factory=set)
     # `X` of every `X.attr = ...` / `X.attr += ...` on a plain name but `self`
     # and `cls` (`Schedule.margin = epoch / 10`): a class attribute rebound.
     named_attribute_writes: set[str] = field(default_factory=set)

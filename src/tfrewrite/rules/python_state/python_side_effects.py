@@ -259,9 +259,16 @@ class PythonSideEffectInTracedCode(Rule):
 
     An attribute of an object `self` holds (`self.odefunc.nfe = 0`) outlives
     the call like any other object's, and is reported outside set-up
-    methods (`build`). State the traced functions around a function make
-    (`spec = Optional.empty(None)` in a traced function, set by a branch
-    function nested in it) is made afresh for each trace: not reported.
+    methods (`build`). A method its own `@tf.function` traces that keeps a
+    tensor it computes on `self` for other code (`self.coef =
+    tf.linalg.solve(a, b)`, an attribute the module never reads) leaves the
+    trace's symbolic tensor there: after the call it has no value, and later
+    calls never update it (reported without a fix; return the value, or
+    `assign` it to a `tf.Variable`). A layer's `call` keeping its state for
+    the rest of the same trace is not reported. State the traced functions
+    around a function make (`spec = Optional.empty(None)` in a traced
+    function, set by a branch function nested in it) is made afresh for each
+    trace: not reported.
 
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
@@ -541,6 +548,16 @@ class PythonSideEffectInTracedCode(Rule):
                             f"assigning {described} inside traced `{function.qualname}` runs once, "
                             "while tracing, not on every call; use a `tf.Variable` and `assign`",
                         )
+                    elif not setup and isinstance(node, cst.Assign):
+                        kept = _kept_tensor(containers.ctx, function, target_node, node.value)
+                        if kept is not None:
+                            yield Violation(
+                                node,
+                                f"`{kept}` keeps a tensor of the trace of `{function.qualname}`: "
+                                "after the call it holds a symbolic tensor, not the value (it has "
+                                "no `.numpy()`, and another graph cannot use it); return the "
+                                "value instead, or `assign` it to a `tf.Variable`",
+                            )
 
     @staticmethod
     def _describe_assignment(
@@ -575,6 +592,33 @@ class PythonSideEffectInTracedCode(Rule):
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         return None
+
+
+def _kept_tensor(
+    ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
+) -> str | None:
+    """`self.x` for `self.x = value` in traced code where `value` is a tensor
+    the function computes (not a variable, a layer or a Python value), in a
+    method its own `@tf.function` traces, and no code of the module reads an
+    attribute `x`: kept for code elsewhere, which finds the trace's symbolic
+    tensor there after the call, never updated by later calls. (State a
+    layer's `call` or the module reads back in the same trace, a decoder's
+    recurrent state, is scratch space of the trace.)"""
+    if not (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+    ):
+        return None
+    traced = function.runs_traced
+    if traced is None or not traced.has_own_decorator:
+        return None  # a layer's `call` keeping its state for the same trace
+    if target.attr.value in ctx.index.attribute_reads:
+        return None
+    kind = ctx.tensors(function).kind(value)
+    if not kind.tensor or kind.variable:
+        return None
+    return f"self.{target.attr.value}"
 
 
 RULES = (PythonSideEffectInTracedCode,)

@@ -1,0 +1,57 @@
+"""TFR202: a method its own `@tf.function` traces that keeps a tensor it
+computes on `self` (`self.coef = tf.linalg.solve(a, b)`), for code outside
+the object to read: after the call the attribute holds the trace's symbolic
+tensor, never updated by later calls. Reported without a fix. Not reported
+where the module reads the attribute back (scratch state of the trace), nor
+in a layer's `call`, nor for a variable or a Python value."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tfrewrite.api import check_source
+
+ESTIMATOR = """
+import tensorflow as tf
+
+
+class Estimator:
+    def __init__(self):
+        self.scale = tf.Variable(1.0)
+
+    @tf.function
+    def first_stage(self, a, b):
+        self.coef = coef = tf.linalg.solve(a, b)
+        self.count = 1
+        self.kept = self.scale
+        return coef
+"""
+
+
+def test_a_tensor_kept_on_self_by_a_traced_method_is_reported() -> None:
+    findings = check_source(textwrap.dedent(ESTIMATOR), select=["TFR202"])
+    assert [(f.start.line, f.fix) for f in findings] == [(11, None)]
+    assert "`self.coef` keeps a tensor of the trace" in findings[0].message
+
+
+def test_an_attribute_the_module_reads_back_is_scratch_state() -> None:
+    source = textwrap.dedent(ESTIMATOR) + textwrap.dedent(
+        """
+        def report(estimator):
+            return estimator.coef
+        """
+    )
+    assert check_source(source, select=["TFR202"]) == []
+
+
+def test_a_layer_call_keeping_state_is_not_reported() -> None:
+    source = """
+    import tensorflow as tf
+
+
+    class Attention(tf.keras.layers.Layer):
+        def call(self, x):
+            self.weights_seen = tf.nn.softmax(x)
+            return x
+    """
+    assert check_source(textwrap.dedent(source), select=["TFR202"]) == []
