@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 
@@ -45,22 +45,28 @@ def table_main(
     return write_or_check(tables(), command, args.check)
 
 
+def _module(doc: list[str], version: tuple[str, str], body: list[str]) -> str:
+    """The source of a generated module: its docstring lines `doc`, the
+    version constant `version` (name, value) it was measured on, then the
+    lines `body`."""
+    lines = [f'"""{doc[0]}', *doc[1:], '"""', "", f'{version[0]} = "{version[1]}"', "", *body]
+    return "\n".join(lines) + "\n"
+
+
 def render_places(
     doc: list[str], version: tuple[str, str], name: str, table: Mapping[str, tuple[int, str]]
 ) -> str:
-    """The source of a generated module mapping functions to the (position,
-    keyword) of one of their parameters: its docstring lines `doc`, the
-    version constant `version` (name, value) it was measured on, and the
-    dict `name`."""
-    lines = [
-        f'"""{doc[0]}',
-        *doc[1:],
-        '"""',
-        "",
-        f'{version[0]} = "{version[1]}"',
-        "",
+    """A generated module mapping functions to the (position, keyword) of
+    one of their parameters, in the dict `name`."""
+    body = [
         f"{name}: dict[str, tuple[int, str]] = {{",
         *(f'    "{key}": ({index}, "{keyword}"),' for key, (index, keyword) in table.items()),
         "}",
     ]
-    return "\n".join(lines) + "\n"
+    return _module(doc, version, body)
+
+
+def render_set(doc: list[str], version: tuple[str, str], name: str, values: Sequence[str]) -> str:
+    """A generated module holding one frozenset of names, `name`."""
+    body = [f"{name} = frozenset(", "    {", *(f'        "{v}",' for v in values), "    }", ")"]
+    return _module(doc, version, body)

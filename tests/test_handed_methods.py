@@ -122,19 +122,10 @@ def test_what_a_factory_called_in_map_returns_is_traced() -> None:
     assert "make_parse.parse_fn" in traced and "make_parse" not in traced
 
 
-BOUND_FACTORY = """
-import tensorflow as tf
-
-
-def make_parse(sequence_length):
-    def parse_fn(x):
-        pad = sequence_length - tf.shape(x)[0]
-        if pad < 0:
-            pad += sequence_length
-        return tf.pad(x, [[0, pad]])
-
-    return parse_fn
-
+# The factory above, its result bound to a name before `map` is handed it.
+BOUND_FACTORY = (
+    FACTORY.split("\n\ndef load(")[0]
+    + """
 
 parse = make_parse(16)
 train = tf.data.TFRecordDataset(["a.tfrecord"]).map(parse, num_parallel_calls=4)
@@ -144,6 +135,7 @@ def load(files, sequence_length):
     fn = make_parse(sequence_length)
     return tf.data.TFRecordDataset(files).map(fn)
 """
+)
 
 
 def test_what_a_factory_returns_is_traced_through_the_name_it_is_bound_to() -> None:

@@ -216,6 +216,18 @@ def test_a_number_a_setter_replaces_is_read_once_when_traced(tmp_path):
     assert module.run(traced=True) == pytest.approx([0.0, 0.0, 0.0])
 
 
+# `fit` for three epochs of one batch with a model and a callback, eagerly or
+# traced: what the model's step returns, per epoch.
+FIT_THREE_EPOCHS = """
+
+def run(eagerly):
+    model = {model}()
+    model.compile(optimizer="sgd", run_eagerly=eagerly)
+    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
+    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[{callback}()])
+    return history.history["{key}"]
+"""
+
 CURRICULUM = """\
 import numpy as np
 import tensorflow as tf
@@ -239,15 +251,8 @@ class Weighted(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
         return {"weighting": tf.constant(self.weighting)}
-
-
-def run(eagerly):
-    model = Weighted()
-    model.compile(optimizer="sgd", run_eagerly=eagerly)
-    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
-    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[Curriculum()])
-    return history.history["weighting"]
 """
+CURRICULUM += FIT_THREE_EPOCHS.format(model="Weighted", callback="Curriculum", key="weighting")
 
 
 def test_an_attribute_a_callback_sets_is_read_once_by_fit(tmp_path):
@@ -289,15 +294,8 @@ class Student(tf.keras.Model):
         grads = tape.gradient(loss, self.trainable_variables)
         self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
         return {"target": tf.reduce_mean(target)}
-
-
-def run(eagerly):
-    model = Student()
-    model.compile(optimizer="sgd", run_eagerly=eagerly)
-    x, y = np.ones((4, 2), np.float32), np.ones((4, 1), np.float32)
-    history = model.fit(x, y, epochs=3, batch_size=4, verbose=0, callbacks=[NextTeacher()])
-    return history.history["target"]
 """
+TEACHER_SWAP += FIT_THREE_EPOCHS.format(model="Student", callback="NextTeacher", key="target")
 
 
 def test_a_model_a_callback_replaces_is_never_called_by_fit(tmp_path):

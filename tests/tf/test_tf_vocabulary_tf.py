@@ -36,12 +36,12 @@ from .equivalence import assert_rewrite_equivalent, load_module, load_path, pyth
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "tf_vocabulary.py"
 
 
-def vocabulary_script() -> ModuleType:
-    """The script, loaded as its command line runs it: beside its sibling
-    `generated_tables`."""
+def vocabulary_script(name: str = "tf_vocabulary") -> ModuleType:
+    """A generator script of `scripts/` (`tf_vocabulary` by default), loaded
+    as its command line runs it: beside its sibling `generated_tables`."""
     if str(SCRIPT.parent) not in sys.path:
         sys.path.insert(0, str(SCRIPT.parent))
-    return load_path(SCRIPT, "tf_vocabulary")
+    return load_path(SCRIPT.with_name(f"{name}.py"), name)
 
 
 def test_the_committed_table_is_what_the_installed_tensorflow_gives() -> None:
@@ -91,7 +91,7 @@ def test_the_committed_compat_aliases_are_the_installed_tensorflows() -> None:
     recorded = tf_compat_aliases.TENSORFLOW_VERSION
     if tf.__version__ != recorded:
         pytest.skip(f"generated from TensorFlow {recorded}; {tf.__version__} is installed")
-    script = load_path(SCRIPT.with_name("tf_compat_aliases.py"), "tf_compat_aliases_script")
+    script = vocabulary_script("tf_compat_aliases")
     aliases = script.compat_aliases()
     assert script.render(tf.__version__, aliases) == Path(tf_compat_aliases.__file__).read_text()
     assert tf.compat.v1.reshape is tf.reshape and "reshape" in aliases
@@ -103,7 +103,7 @@ def test_the_committed_keras_list_properties_are_the_installed_keras() -> None:
     recorded = keras_list_properties.KERAS_VERSION
     if keras.__version__ != recorded:
         pytest.skip(f"generated from Keras {recorded}; {keras.__version__} is installed")
-    script = load_path(SCRIPT.with_name("keras_list_properties.py"), "keras_list_properties_script")
+    script = vocabulary_script("keras_list_properties")
     names = script.list_properties()
     assert (
         script.render(keras.__version__, names) == Path(keras_list_properties.__file__).read_text()
