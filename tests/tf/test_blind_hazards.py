@@ -376,3 +376,38 @@ def test_a_tensor_a_traced_method_keeps_on_self_is_symbolic_and_stale(tmp_path):
     kept = traced.coef
     traced.first_stage(a, 3.0 * tf.ones([2, 1]))
     assert traced.coef is kept and not hasattr(kept, "numpy")
+
+
+WEIGHT_COPIES = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+def step(x, y):
+    saved = model.get_weights()
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    model.set_weights(saved)
+    return loss
+
+
+def fit(batches):
+    for x, y in batches:
+        step(x, y)
+"""
+
+
+def test_a_step_that_copies_weights_on_the_host_is_not_decorated(tmp_path):
+    """`get_weights` runs eagerly and raises traced: TFR302 names it as the
+    reason the step stays eager, with no fix."""
+    [finding] = check_source(WEIGHT_COPIES, select=["TFR302"])
+    assert finding.fix is None and "get_weights" in finding.message
+    module = load_file_module(WEIGHT_COPIES, tmp_path, "weight_copies")
+    x, y = tf.ones([4, 2]), tf.zeros([4, 1])
+    assert float(module.step(x, y)) >= 0.0
+    with pytest.raises(NotImplementedError):
+        tf.function(module.step)(x, y)

@@ -313,6 +313,13 @@ class ModuleIndex:
     # with the qualname of the method of their class that the loop calls and
     # that calls them ("" when the loop calls the step itself).
     matched_by_name: dict[str, str] = field(default_factory=dict)
+    # Filled by `compute_facts`: the names of this module's methods that a
+    # Python loop of the project calls through an attribute (`maml.
+    # train_on_batch(...)` in `train.py`), with whether that loop may feed a
+    # short final batch. A fix round re-indexing the module alone keeps
+    # them: a method it turns into a train step (its inline tape loop
+    # extracted) is then known to be looped (`method_steps`).
+    loop_method_names: dict[str, bool] = field(default_factory=dict)
     # Filled by `compute_facts`: callee (as this module names it) -> keyword
     # arguments of the `@tf.function` on that loss, wherever it is defined.
     loss_decorator_options: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -60,6 +60,12 @@ def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tupl
                     name = qualname.rpartition(".")[2]
                     candidates.setdefault(name, []).extend(driven)
     found: set[tuple[str, str, str]] = set()
+    # Loops of modules not in `indexes` (a fix round re-indexes one module):
+    # the method names they call, as the project recorded them.
+    called_here = {c.rpartition(".")[2] for index in indexes for c in index.loop_calls}
+    for index in indexes:
+        for name in index.loop_method_names.keys() - called_here:
+            found.update(t for t in candidates.get(name, []) if t[0] == index.path)
     for index in indexes:
         for callee in index.loop_calls:
             head, _, name = callee.rpartition(".")
@@ -99,6 +105,22 @@ def _nearest(path: str, targets: list[tuple[str, str, str]]) -> list[tuple[str, 
 
 def _class_of(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2]
+
+
+def record_loop_method_names(indexes: list[ModuleIndex]) -> None:
+    """Each module learns which of its methods' names a Python loop of the
+    project calls through an attribute (`ModuleIndex.loop_method_names`)."""
+    called: dict[str, bool] = {}
+    for index in indexes:
+        for callee, short in index.loop_calls.items():
+            head, _, name = callee.rpartition(".")
+            if head:
+                called[name] = called.get(name, False) or short
+    for index in indexes:
+        for qualname, info in index.functions.items():
+            name = qualname.rpartition(".")[2]
+            if info.class_name and name in called:
+                index.loop_method_names[name] = called[name]
 
 
 def record_looped_train_methods(

@@ -34,7 +34,11 @@ from tfrewrite.facts.keras_classes import (
     record_held_models,
     record_param_classes,
 )
-from tfrewrite.facts.method_steps import looped_train_methods, record_looped_train_methods
+from tfrewrite.facts.method_steps import (
+    looped_train_methods,
+    record_loop_method_names,
+    record_looped_train_methods,
+)
 from tfrewrite.facts.project_lookup import (
     ProjectLookup,
     is_plain_class,
@@ -403,6 +407,7 @@ def compute_facts(
     record_training_facts(indexes, lookup, facts)
     record_custom_schedules(indexes, lookup)
     record_looped_train_methods(indexes, looped_methods)
+    record_loop_method_names(indexes)
     return facts
 
 

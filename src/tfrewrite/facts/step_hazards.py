@@ -46,6 +46,7 @@ from tfrewrite.facts.vocabulary import (
     LOG_METHODS,
     builds_variables,
     keras_host_loop,
+    keras_host_weights,
     may_be_logger,
 )
 from tfrewrite.facts.walk import iter_nodes
@@ -269,11 +270,22 @@ def keras_host_loop_calls(
             if not isinstance(node, cst.Call):
                 continue
             method = method_name(node)
-            does = keras_host_loop(method)
+            does = keras_host_loop(method) or keras_host_weights(method)
             if does is None:
                 continue
             receiver = ctx.code(node.func.value).strip()  # type: ignore[attr-defined]
             if _defines_method(ctx, receiver, method, owner):  # type: ignore[arg-type]
+                continue
+            if does in ("reads", "writes"):
+                instead = f"`{receiver}.weights`, its variables" if does == "reads" else "`assign`"
+                found.append(
+                    (
+                        node,
+                        f"calls `{receiver}.{method}`: Keras' {method} {does} the weights as "
+                        f"NumPy arrays on the host, which traced code cannot; use {instead} "
+                        "instead",
+                    )
+                )
                 continue
             positional = [a for a in node.args if a.keyword is None and not a.star]
             inputs = ctx.code(positional[0].value).strip() if positional else "..."

@@ -288,6 +288,19 @@ _KERAS_HOST_LOOPS = {
 }
 
 
+# Keras layer and model methods that copy weights between the variables and
+# NumPy arrays on the host: traced, `get_weights` raises (a variable in a
+# graph has no value: NotImplementedError) and `set_weights` assigns what it
+# was given once, at trace time. Method -> what it does to the weights.
+_KERAS_HOST_WEIGHTS = {"get_weights": "reads", "set_weights": "writes"}
+
+
+def keras_host_weights(method: str | None) -> str | None:
+    """ "reads" or "writes" for the Keras method `method` that copies weights
+    to or from NumPy arrays on the host (`get_weights`, `set_weights`)."""
+    return _KERAS_HOST_WEIGHTS.get(method or "")
+
+
 def keras_host_loop(method: str | None) -> str | None:
     """What the Keras model method `method` does ("predicts", "evaluates",
     "trains") when it runs its own loop on the host and so cannot run

@@ -68,6 +68,7 @@ DEFERRED = "deferred"  # pass 1 put the file aside: its bytes name no TensorFlow
 PROJECT_FACT_FIELDS = (
     "looped_functions",
     "matched_by_name",
+    "loop_method_names",
     "loss_decorator_options",
     "custom_schedules",
     "rebound_module_names",

@@ -210,6 +210,9 @@ def _reindex(
     index = build_index(
         code, previous.path, previous.module, previous.star_names, previous.cell_starts
     )
+    # The loops of other modules that call this one's methods, which the
+    # facts of this module alone are derived with below.
+    index.loop_method_names = dict(previous.loop_method_names)
     if previous.pruned is not None:
         # The code is a pruned check's (`rule_pass._relevant_code`): the
         # functions left out keep their facts.

@@ -71,7 +71,9 @@ class UndecoratedTrainStep(Rule):
         buffer's `self.memory.sample(32)` whose batch tracing would freeze,
         wherever the project defines its class; a Keras loop of its own run
         from the step, `target.predict(states)`, `model.fit(...)` or
-        `evaluate`, which raises traced: call the model instead; a NumPy
+        `evaluate`, which raises traced: call the model instead; Keras'
+        `get_weights`/`set_weights`, which copy weights to and from NumPy
+        arrays on the host (traced, `get_weights` raises); a NumPy
         array that is not float32, which the loop hands to the step and the
         step mixes with tensors in its own arithmetic, such as float64 labels
         `Y = np.array([...])` passed as `Y[i : i + 16]` to `y -
