@@ -204,12 +204,18 @@ def test_a_held_layer_of_another_module_called_gives_what_its_call_returns(
 ) -> None:
     """`self.pool(x)` where `self.pool = Pooling()` of another module runs
     `Pooling.call`, which returns a tensor: its static batch dimension as a
-    size is TFR107's hazard. A layer returning a pair gives no one tensor."""
+    size is TFR107's hazard. A layer returning a pair gives no one tensor:
+    its first item is only likely one, as `tf.reshape` takes it (an unsafe
+    fix that says so)."""
     (tmp_path / "pooling.py").write_text(textwrap.dedent(POOLING))
     (tmp_path / "head.py").write_text(textwrap.dedent(HEAD))
     files = [InputFile(str(tmp_path / "pooling.py")), InputFile(str(tmp_path / "head.py"))]
     result = run(files, RunOptions(rule_codes=("TFR107",), root=str(tmp_path)), jobs=1)
-    assert [(f.path.rsplit("/", 1)[-1], f.start.line) for f in result.findings] == [("head.py", 16)]
+    found = [(f.path.rsplit("/", 1)[-1], f.start.line) for f in result.findings]
+    assert found == [("head.py", 16), ("head.py", 17)]
+    pooled, first = result.findings
+    assert pooled.fix is not None and "assumes" not in pooled.fix.message
+    assert first.fix is not None and "assumes `first` is a tensor" in first.fix.message
 
 
 REACHING = """

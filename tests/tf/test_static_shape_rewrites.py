@@ -106,3 +106,37 @@ def test_a_numpy_array_of_the_static_batch_is_reported_and_fails_unknown(expr):
     np.testing.assert_allclose(tf.function(f)(x).numpy(), run_eagerly(f, x).numpy())
     with pytest.raises(TypeError):
         tf.function(f, input_signature=UNKNOWN_BATCH)(x)
+
+
+FLATTEN_UNKNOWN = """\
+import tensorflow as tf
+
+
+@tf.function
+def f(layer, x):
+    h = layer(x)
+    [n, a] = h.shape
+    return tf.reshape(h, [n, a, 1])
+"""
+
+
+def test_the_tensor_a_shape_op_takes_is_likely_one_and_its_shape_rewritten():
+    """`h` comes from a callable tfrewrite cannot see, but `tf.reshape`
+    takes it as its tensor: the unsafe fix reads `tf.shape(h)`, which
+    survives an unknown batch where the static `n` raises."""
+    import functools
+
+    rewritten = fix_source(FLATTEN_UNKNOWN, select=["TFR107"], unsafe_fixes=True)
+    assert "tf.shape(h)[0]" in rewritten
+    original = python_function(load_module(FLATTEN_UNKNOWN).f)
+    fixed = python_function(load_module(rewritten).f)
+    with pytest.raises((ValueError, TypeError)):
+        tf.function(functools.partial(original, tf.nn.relu), input_signature=UNKNOWN_BATCH)(
+            *INPUTS[0]
+        )
+    traced = tf.function(
+        functools.partial(fixed, tf.nn.relu), input_signature=UNKNOWN_BATCH, autograph=False
+    )
+    for (x,) in INPUTS:
+        expected = run_eagerly(functools.partial(original, tf.nn.relu), x)
+        np.testing.assert_allclose(traced(x).numpy(), expected.numpy())

@@ -140,7 +140,9 @@ class StaticShapeInTracedCode(Rule):
     the op then gets the same shape wherever the static one was complete,
     and a shape where it was not. Otherwise unsafe (applied with
     `--unsafe-fixes`): `x` is only a *likely* tensor (a parameter of a
-    traced function with no evidence either way), or an entry of another
+    traced function with no evidence either way, or what a call tfrewrite
+    cannot see returns that the op itself takes as its tensor:
+    `tf.reshape(h, [n, -1])` for `n, _ = h.shape`), or an entry of another
     dtype would not pack with the `int32` dimension. A name read from a
     tensor that the function later rebinds is reported without a fix:
     `tf.shape(x)` at the use would read the other tensor.
@@ -457,7 +459,14 @@ class StaticShapeInTracedCode(Rule):
             )
             for node, owner, _ in dimensions
         ]
-        if not all(strengths):
+        # `tf.reshape(x, [n, h * w * c])` for `[n, h, w, c] = x.shape`: the op
+        # takes `x` as its tensor, so `x` is likely one, whatever made it.
+        operand = _tensor_operand(site)
+        taken = [
+            not strength and operand is not None and ctx.code(owner) == operand
+            for strength, (_, owner, _) in zip(strengths, dimensions, strict=True)
+        ]
+        if not all(strength or by_op for strength, by_op in zip(strengths, taken, strict=True)):
             return None
         edits = []
         for node, owner, index in dimensions:
@@ -492,6 +501,8 @@ class StaticShapeInTracedCode(Rule):
         unsafe = []
         if "likely" in strengths:
             unsafe.append(facts.assumption_note(shape))
+        if any(taken):
+            unsafe.append(f"it assumes `{operand}` is a tensor, as {site.op} takes it")
         if handed_as is not None:
             unsafe.append(f"{site.op} must then take a tensor for `{handed_as}`")
         if not others_ok:
@@ -518,6 +529,19 @@ class StaticShapeInTracedCode(Rule):
         if static_shape_of(node.value if isinstance(node, cst.Subscript) else node) is None:
             return f"`{ctx.code(node)}` (`{ctx.code(owner)}.shape[0]`)"
         return f"`{ctx.code(node)}`"
+
+
+def _tensor_operand(site: _Site) -> str | None:
+    """The code of the tensor a shape-taking TensorFlow op is given before
+    its shape (`x` in `tf.reshape(x, shape)`), or None."""
+    call = site.call
+    if not isinstance(call, cst.Call) or not call.args:
+        return None
+    place = SHAPE_ARGUMENTS.get(site.ctx.names.qualified_name(call.func) or "")
+    first = call.args[0]
+    if place is None or place[0] == 0 or first.keyword is not None or first.star:
+        return None
+    return site.ctx.code(first.value)
 
 
 @dataclass(frozen=True)
