@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import local_names, scope_nodes
+from tfrewrite.facts.bindings import bound_names, local_names, scope_nodes
 from tfrewrite.facts.class_dispatch import own_methods_called
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import is_keras_model_class
@@ -143,6 +143,7 @@ class FrozenState:
         parent = function.parent
         if parent is not None and parent.runs_traced is None:
             settled = settled_before(parent.node, function.node)
+            settled |= _bound_by_loops_around(parent.node, function.node)
             for name in rebound_in_loops(parent.node, ctx.names) - settled:
                 frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
         attributes = self._rebound_attributes(function)
@@ -213,6 +214,17 @@ class FrozenState:
                 # what `call` assigned in the same trace.)
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
+
+
+def _bound_by_loops_around(parent: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:
+    """Names the loops of `parent` around the definition of `nested` bind:
+    `nested` is defined afresh on every iteration (a step written inside the
+    epoch loop), and traced afresh with each iteration's values."""
+    for node, ancestors in iter_with_ancestors(parent.body):
+        if node is nested:
+            loops = [a for a in ancestors if isinstance(a, (cst.For, cst.While))]
+            return set().union(*(bound_names(loop) for loop in loops))
+    return set()
 
 
 def _enclosing_locals(function: FunctionScope) -> set[str]:

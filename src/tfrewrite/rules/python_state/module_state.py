@@ -31,7 +31,9 @@ class ModuleStateInTracedCode(Rule):
     module-level loop assigns (`Schedule.margin = epoch / 10`,
     `config.SCALE = ...`; another module's `config.LR = ...` rebinds the
     `LR` of `config` too), or a variable the enclosing function's loop
-    rebinds. An attribute a Keras callback sets on the model `fit` runs
+    rebinds (a function defined inside that loop is defined, and traced,
+    afresh on every iteration: it reads each iteration's value, and is not
+    reported). An attribute a Keras callback sets on the model `fit` runs
     (`self.model.teacher = load_model(...)` in `on_epoch_begin`) is such
     state too, and so is an object there: the step that calls
     `self.teacher(x)` keeps calling the teacher of its first trace, and a
