@@ -63,3 +63,12 @@ def test_a_step_defined_before_the_loop_keeps_its_first_value() -> None:
     keeps the `epoch` of its first call."""
     [finding] = check_source(textwrap.dedent(BEFORE_LOOP_STEP), select=["TFR201"])
     assert "`epoch`" in finding.message
+
+
+def test_an_undecorated_step_defined_in_its_loop_is_not_decorated_there() -> None:
+    """Decorated inside the loop, each iteration would make a new
+    `tf.function` that traces on every call: TFR302 says so, with no fix."""
+    source = textwrap.dedent(IN_LOOP_STEP).replace("            @tf.function\n", "")
+    [finding] = check_source(source, select=["TFR302"])
+    assert finding.fix is None
+    assert "defines the step anew on every iteration of the loop that calls it" in finding.message

@@ -676,6 +676,20 @@ def _rebound_by_calling_loops(
     for loop in loops:
         if enclosing_function(ctx, loop) is not home:
             continue  # a loop in another function rebinds its own locals
+        if any(node is function.node for node in iter_nodes(loop.body)):
+            # Defined anew on every iteration: it reads each iteration's
+            # values, but decorated there each iteration makes a new
+            # `tf.function`, which traces on every call.
+            blockers.append(
+                Blocker(
+                    *lines_of(ctx, function.node),
+                    "defines the step anew on every iteration of the loop that calls it: "
+                    "decorated there, each iteration makes a new `tf.function`, which traces "
+                    "on every call; define it before the loop, passing what the loop "
+                    "rebinds as arguments",
+                )
+            )
+            break
         bound = set(name_use(list(getattr(loop.body, "body", ()))).writes)
         if isinstance(loop, cst.For):
             bound |= {n.value for n in iter_nodes(loop.target) if isinstance(n, cst.Name)}

@@ -73,7 +73,9 @@ class UndecoratedTrainStep(Rule):
         from the step, `target.predict(states)`, `model.fit(...)` or
         `evaluate`, which raises traced: call the model instead; Keras'
         `get_weights`/`set_weights`, which copy weights to and from NumPy
-        arrays on the host (traced, `get_weights` raises); a NumPy
+        arrays on the host (traced, `get_weights` raises); a step defined
+        inside the loop that calls it, where each iteration would make a new
+        `tf.function` that traces on every call; a NumPy
         array that is not float32, which the loop hands to the step and the
         step mixes with tensors in its own arithmetic, such as float64 labels
         `Y = np.array([...])` passed as `Y[i : i + 16]` to `y -
