@@ -9,25 +9,32 @@ import textwrap
 
 from tfrewrite.api import check_source
 
-IN_LOOP_STEP = """
+# The decorated step, written once and indented where each source puts it.
+STEP = """
+@tf.function
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    with writer.as_default():
+        tf.summary.scalar("loss", loss, step=epoch)
+"""
+
+IN_LOOP_STEP = (
+    """
 import tensorflow as tf
 
 
 def fit(model, optimizer, dataset, epochs, writer):
     for epoch in range(epochs):
         for x, y in dataset:
-
-            @tf.function
-            def train_step(x, y):
-                with tf.GradientTape() as tape:
-                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-                grads = tape.gradient(loss, model.trainable_variables)
-                optimizer.apply_gradients(zip(grads, model.trainable_variables))
-                with writer.as_default():
-                    tf.summary.scalar("loss", loss, step=epoch)
-
+"""
+    + textwrap.indent(STEP, " " * 12)
+    + """
             train_step(x, y)
 """
+)
 
 
 def test_a_step_defined_afresh_in_the_loop_reads_each_iterations_values() -> None:
@@ -36,26 +43,21 @@ def test_a_step_defined_afresh_in_the_loop_reads_each_iterations_values() -> Non
     assert check_source(textwrap.dedent(IN_LOOP_STEP), select=["TFR201"]) == []
 
 
-BEFORE_LOOP_STEP = """
+BEFORE_LOOP_STEP = (
+    """
 import tensorflow as tf
 
 
 def fit(model, optimizer, dataset, epochs, writer):
     epoch = 0
-
-    @tf.function
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        with writer.as_default():
-            tf.summary.scalar("loss", loss, step=epoch)
-
+"""
+    + textwrap.indent(STEP, " " * 4)
+    + """
     for epoch in range(epochs):
         for x, y in dataset:
             train_step(x, y)
 """
+)
 
 
 def test_a_step_defined_before_the_loop_keeps_its_first_value() -> None:

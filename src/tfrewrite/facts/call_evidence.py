@@ -18,7 +18,6 @@ from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import _bound_names, iter_statements
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES
-from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
@@ -192,7 +191,7 @@ class CallEvidence:
             return "p"
         if is_self_attribute(node) and self.class_numbers:
             assert isinstance(node, ast.Attribute)
-            if node.attr in LIST_PROPERTIES and self._in_keras_class():
+            if node.attr in LIST_PROPERTIES and self.index.derives_from_keras(self.class_stack[-1]):
                 return "p"  # `self.losses`: a Python list of a layer or model
             cls, numbers = self.class_numbers[-1]
             if numbers is None:
@@ -238,22 +237,6 @@ class CallEvidence:
             if is_tensor_op(name):
                 return "t"
         return "?"
-
-    def _in_keras_class(self) -> bool:
-        """Whether the class being visited is a Keras class: a Keras base, or
-        a class of this module that has one."""
-        seen: set[str] = set()
-        todo = [self.class_stack[-1]] if self.class_stack else []
-        while todo:
-            qualname = todo.pop()
-            info = self.index.classes.get(qualname)
-            if info is None or qualname in seen:
-                continue
-            seen.add(qualname)
-            if any(keras_path(base) for base in info.bases):
-                return True
-            todo += [self.index.local(base) for base in info.bases]
-        return False
 
     def _name_evidence(self, name: str) -> str:
         """What a name holds: as the innermost scope binds it, else, in a

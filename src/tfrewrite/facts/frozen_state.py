@@ -62,12 +62,6 @@ def _is_read(node: cst.Name, parent: cst.CSTNode | None) -> bool:
     )
 
 
-# How an attribute a Keras callback sets on the model changes: between the
-# steps `fit` runs, so an object set there (a new teacher model) is one the
-# traced step never calls. Objects other methods set are set up before use.
-CALLBACK_SET = "set by the callback method"
-
-
 @dataclass(frozen=True)
 class FrozenRead:
     """A read of Python state that tracing freezes: `name` as written
@@ -147,6 +141,12 @@ class FrozenState:
             for name in rebound_in_loops(parent.node, ctx.names) - settled:
                 frozen[name] = f"a variable of `{parent.qualname}` it rebinds"
         attributes = self._rebound_attributes(function)
+        # Set by a Keras callback between the steps `fit` runs: an object set
+        # there (a new teacher model) is one the traced step never calls.
+        # Objects other methods set are set up before use.
+        swapped = (
+            attributes.keys() & ctx.index.callback_model_writes.keys() if attributes else set()
+        )
         held = self._held_state(function)
         dotted = {
             name: how
@@ -161,7 +161,7 @@ class FrozenState:
                     if name.startswith(prefix) and "." not in name[len(prefix) :]:
                         dotted.setdefault(f"{alias}.{name[len(prefix) :]}", how)
         if frozen or attributes or held or dotted:
-            yield from _scan(function, frozen, attributes, held, dotted)
+            yield from _scan(function, frozen, attributes, swapped, held, dotted)
 
     def _held_state(self, function: FunctionScope) -> dict[str, dict[str, str]]:
         """`self.<attr>` -> attributes of the object it holds that change
@@ -202,7 +202,7 @@ class FrozenState:
             # Set on the model by a callback `fit` runs between its steps.
             for attr, where in ctx.index.callback_model_writes.items():
                 if attr in writes.assigned:
-                    result.setdefault(attr, f"{CALLBACK_SET} `{where}`")
+                    result.setdefault(attr, f"set by the callback method `{where}`")
         called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
@@ -248,6 +248,7 @@ def _scan(
     function: FunctionScope,
     mutable: dict[str, str],
     attributes: dict[str, str],
+    swapped: set[str],
     held: dict[str, dict[str, str]],
     dotted: dict[str, str],
 ) -> Iterator[FrozenRead]:
@@ -281,10 +282,7 @@ def _scan(
                 and node.value.value == "self"
                 and attr in attributes
                 and f"self.{attr}" not in reported
-                and (
-                    _is_value_read(node, parent)
-                    or (_is_called(node, parent) and attributes[attr].startswith(CALLBACK_SET))
-                )
+                and (_is_value_read(node, parent) or (_is_called(node, parent) and attr in swapped))
             ):
                 reported.add(f"self.{attr}")
                 yield FrozenRead(node, f"self.{attr}", attributes[attr], _is_called(node, parent))

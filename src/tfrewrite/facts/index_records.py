@@ -466,6 +466,28 @@ class ModuleIndex:
     # out of the parsed code, for the index of a simulated fix round.
     pruned: Any = None
 
+    def derives_from_keras(self, qualname: str, leaves: AbstractSet[str] | None = None) -> bool:
+        """Whether the class `qualname` of this module derives, through
+        classes of this module, from a Keras class (one whose name is among
+        `leaves` when given: `Layer`, `Model`). Bases from other modules
+        are not followed."""
+        from tfrewrite.facts.keras_names import keras_leaf
+
+        seen: set[str] = set()
+        todo = [qualname]
+        while todo:
+            current = todo.pop()
+            info = self.classes.get(current)
+            if info is None or current in seen:
+                continue
+            seen.add(current)
+            for base in info.bases:
+                leaf = keras_leaf(base)
+                if leaf is not None and (leaves is None or leaf in leaves):
+                    return True
+                todo.append(self.local(base))
+        return False
+
     def qualify(self, local_qualname: str) -> str:
         return f"{self.module}.{local_qualname}" if self.module else local_qualname
 

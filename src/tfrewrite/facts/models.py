@@ -63,7 +63,8 @@ def trained_models(
     tape per network (SAC's critic tapes and policy tape, a GAN's `d_tape`
     and `g_tape`) trains in each only that tape's networks; the scope's when
     no `gradient` call of the tape names them (`optimizer.minimize(loss,
-    variables, tape=tape)`)."""
+    variables, tape=tape)`); none for a tape whose gradients are all of
+    inputs it watches (a gradient penalty's)."""
     # Kept with `root` itself: a temporary block a rule builds (a step's
     # body) must not share an id, and so an answer, with a later one.
     kept_root, calls = ctx.module_fact(
@@ -73,6 +74,8 @@ def trained_models(
         calls = _variable_owners(root)
     if tape is not None:
         names = tape_names(ctx, tape)
+        if names and differentiates_watched_only(root, names):
+            return set()  # a gradient penalty's tape: it trains no model
         own = {
             o
             for receiver, owners, opened_by in calls
@@ -82,6 +85,38 @@ def trained_models(
         if own:
             return own
     return {o for _, owners, _ in calls for o in owners} or None
+
+
+def differentiates_watched_only(body: cst.CSTNode, tapes: set[str] | None = None) -> bool:
+    """Whether every gradient the scope takes (with `tapes`, every one those
+    tapes take) is with respect to values it watches (`tape.watch(image_var)`,
+    then `tape.gradient(loss, image_var)`; `tape.watch(self.z)`, then
+    `tape.gradient(loss, [self.z])`): a filter visualization or an
+    adversarial example updates its input, and the model it calls stays
+    frozen, in inference mode; a gradient penalty's tape differentiates the
+    critic with respect to the inputs it mixed, and trains nothing."""
+    watched: set[str] = set()
+    sources: list[cst.BaseExpression] = []
+    for node in iter_nodes(body, into_functions=False):
+        if not isinstance(node, cst.Call) or not node.args:
+            continue
+        if tapes is not None and not (
+            isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) in tapes
+        ):
+            continue
+        method = method_name(node)
+        if method == "watch":
+            watched |= {name for name in map(dotted_name, _entries(node.args[0].value)) if name}
+        elif method == "gradient" and len(node.args) > 1:
+            sources += _entries(node.args[1].value)
+    return bool(sources) and all(dotted_name(s) in watched for s in sources)
+
+
+def _entries(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The values a list or tuple display holds (`[self.z]`), or the value."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [element.value for element in node.elements]
+    return [node]
 
 
 def _variable_owners(root: cst.CSTNode) -> list[tuple[str | None, set[str], int | None]]:

@@ -34,7 +34,7 @@ from tfrewrite.facts.bindings import (
     split_target,
 )
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
+from tfrewrite.facts.keras_names import builds_keras_model, keras_path
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import numpy_arrays
 from tfrewrite.facts.tensor_kinds import is_python_number
@@ -76,6 +76,8 @@ _DTYPES = frozenset(
 )  # fmt: skip
 # How deep a chain of names (`y = Y[i]`, `Y = data.astype("float64")`) is followed.
 _DEPTH = 4
+# The Keras classes whose subclasses are layers and models.
+_KERAS_MODEL_LEAVES = frozenset({"Model", "Layer", "Sequential"})
 
 
 @dataclass(frozen=True)
@@ -282,18 +284,10 @@ def _converter_path(path: str | None) -> bool:
     return builds_keras_model(f"keras.{path}")
 
 
-def _keras_class(ctx: RuleContext, name: str | None, depth: int = 0) -> bool:
+def _keras_class(ctx: RuleContext, name: str | None) -> bool:
     """Whether `name` is a class of the file deriving (through classes of the
     file) from a Keras `Model` or `Layer`."""
-    info = ctx.index.classes.get(name or "")
-    if info is None or depth > _DEPTH:
-        return False
-    for base in info.bases:
-        if keras_leaf(base) in ("Model", "Layer", "Sequential"):
-            return True
-        if _keras_class(ctx, ctx.index.local(base), depth + 1):
-            return True
-    return False
+    return ctx.index.derives_from_keras(name or "", _KERAS_MODEL_LEAVES)
 
 
 def _passed(call: cst.Call, function: FunctionScope) -> dict[str, cst.BaseExpression]:

@@ -270,18 +270,20 @@ def keras_host_loop_calls(
             if not isinstance(node, cst.Call):
                 continue
             method = method_name(node)
-            does = keras_host_loop(method) or keras_host_weights(method)
-            if does is None:
+            does, weights = keras_host_loop(method), keras_host_weights(method)
+            if does is None and weights is None:
                 continue
             receiver = ctx.code(node.func.value).strip()  # type: ignore[attr-defined]
             if _defines_method(ctx, receiver, method, owner):  # type: ignore[arg-type]
                 continue
-            if does in ("reads", "writes"):
-                instead = f"`{receiver}.weights`, its variables" if does == "reads" else "`assign`"
+            if weights is not None:
+                instead = (
+                    f"`{receiver}.weights`, its variables" if weights == "reads" else "`assign`"
+                )
                 found.append(
                     (
                         node,
-                        f"calls `{receiver}.{method}`: Keras' {method} {does} the weights as "
+                        f"calls `{receiver}.{method}`: Keras' {method} {weights} the weights as "
                         f"NumPy arrays on the host, which traced code cannot; use {instead} "
                         "instead",
                     )

@@ -40,30 +40,33 @@ AUTOGRAPH_CONVERTS = frozenset({"TFR101"})
 # -- gradient tapes -------------------------------------------------------------------
 
 
-def tape_name(ctx: RuleContext, node: cst.With) -> str | None:
-    """The name a `with tf.GradientTape() as tape:` binds ("" when unnamed),
-    or None when the block opens no tape."""
+def _tape_items(ctx: RuleContext, node: cst.With) -> Iterator[cst.WithItem]:
+    """The items of a `with` that open a `GradientTape`."""
     for item in node.items:
         expr = item.item
         target = expr.func if isinstance(expr, cst.Call) else expr
         if is_gradient_tape(ctx.names.qualified_name(target) or dotted_name(target)):
-            if item.asname is not None and isinstance(item.asname.name, cst.Name):
-                return item.asname.name.value
-            return ""
-    return None
+            yield item
+
+
+def _bound_name(item: cst.WithItem) -> str:
+    """The name `as` binds an item to ("" when none)."""
+    if item.asname is not None and isinstance(item.asname.name, cst.Name):
+        return item.asname.name.value
+    return ""
+
+
+def tape_name(ctx: RuleContext, node: cst.With) -> str | None:
+    """The name a `with tf.GradientTape() as tape:` binds ("" when unnamed),
+    or None when the block opens no tape."""
+    first = next(_tape_items(ctx, node), None)
+    return None if first is None else _bound_name(first)
 
 
 def tape_names(ctx: RuleContext, node: cst.With) -> set[str]:
     """Every name a `with` binds to a tape it opens (`with tf.GradientTape()
     as gen_tape, tf.GradientTape() as disc_tape:`)."""
-    names = set()
-    for item in node.items:
-        expr = item.item
-        target = expr.func if isinstance(expr, cst.Call) else expr
-        if is_gradient_tape(ctx.names.qualified_name(target) or dotted_name(target)):
-            if item.asname is not None and isinstance(item.asname.name, cst.Name):
-                names.add(item.asname.name.value)
-    return names
+    return {name for item in _tape_items(ctx, node) if (name := _bound_name(item))}
 
 
 def stopped_tapes(ancestors: Sequence[cst.CSTNode]) -> set[str]:

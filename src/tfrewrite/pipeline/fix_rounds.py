@@ -475,24 +475,30 @@ def _unsafe_fixes_interact(found: list[Found], undecided: set[int]) -> bool:
     findings, so only the rounds tell what `fix --unsafe-fixes` does
     besides the safe fixes (whose rounds `as_fix_would_do` has run): a
     finding the safe fixes leave has no fix of its own (an unsafe one may
-    resolve it), an unsafe fix changes what runs traced (it decorates a
-    step or removes a decorator) or is a tensor conditional's, or its lines
-    overlap another finding's. Otherwise each applies in the first round
-    and resolves its own finding alone."""
+    resolve it), an unsafe fix changes what runs traced or is a tensor
+    conditional's, or it interacts with another finding as `fixes_interact`
+    judges. Otherwise each applies in the first round and resolves its own
+    finding alone."""
+    if any(
+        found[i].violation.fix is None or _is_conditional(found[i]) or _changes_tracing(found[i])
+        for i in undecided
+    ):
+        return True
+    return fixes_interact(
+        [spot(f) for f in found],
+        [i in undecided for i in range(len(found))],
+        [_is_conditional(f) for f in found],
+    )
+
+
+def _changes_tracing(found: Found) -> bool:
+    """Whether a finding's fix decorates a train step or removes a
+    decorator: it changes what runs traced, and so which findings stay."""
     from tfrewrite.rewrite.step_violation import StepViolation
 
-    for i in undecided:
-        f = found[i]
-        if f.violation.fix is None or _is_conditional(f) or f.rule.may_untrace:
-            return True
-        if isinstance(f.violation, StepViolation) and f.violation.steps:
-            return True
-        mine = spot(f)
-        for j, other in enumerate(found):
-            there = spot(other)
-            if j != i and there.first_line <= mine.last_line and mine.first_line <= there.last_line:
-                return True
-    return False
+    if found.rule.may_untrace:
+        return True
+    return isinstance(found.violation, StepViolation) and bool(found.violation.steps)
 
 
 def _offer(
@@ -510,7 +516,6 @@ def _offer(
     """`as_fix_would_do` for the fixes `options` allow, changing only the
     findings at positions `only` (all when None); also returns the positions
     of the findings offered as fixable."""
-    from tfrewrite.rewrite.step_violation import StepViolation
 
     def fixable_of(findings: list[Found], waiting: set[int]) -> list[bool]:
         return [
@@ -523,10 +528,7 @@ def _offer(
     fixable = fixable_of(found, held)
     # A fix that decorates a step, or removes a decorator, changes what runs
     # traced, and so which findings stay: only the rounds tell.
-    decorating = any(
-        a and (f.rule.may_untrace or (isinstance(f.violation, StepViolation) and f.violation.steps))
-        for f, a in zip(found, fixable, strict=True)
-    )
+    decorating = any(a and _changes_tracing(f) for f, a in zip(found, fixable, strict=True))
     spots = [spot(f) for f in found]
     fixed: set[int] | None = None
     conditional = [_is_conditional(f) for f in found]

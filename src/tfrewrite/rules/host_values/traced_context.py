@@ -18,7 +18,6 @@ import libcst as cst
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
-from tfrewrite.facts.keras_names import keras_leaf
 
 # Decorator keywords under which a traced function sees unknown dimensions.
 DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
@@ -26,21 +25,10 @@ DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_r
 LOSS_SIGNATURES = (("y_true", "y_pred"), ("labels", "logits"), ("labels", "predictions"))
 
 
-def is_keras_class(ctx: RuleContext, qualname: str, depth: int = 0) -> bool:
+def is_keras_class(ctx: RuleContext, qualname: str) -> bool:
     """Whether a class of this file derives from a Keras class (through classes
     of this file; bases from other files are not followed)."""
-    info = ctx.index.classes.get(qualname)
-    if info is None or depth > 10:
-        return False
-    local_prefix = f"{ctx.index.module}." if ctx.index.module else ""
-    return any(
-        keras_leaf(base) is not None
-        or (
-            base.startswith(local_prefix)
-            and is_keras_class(ctx, base[len(local_prefix) :], depth + 1)
-        )
-        for base in info.bases
-    )
+    return ctx.index.derives_from_keras(qualname)
 
 
 def in_gradient_tape(ctx: RuleContext, ancestors: Sequence[cst.CSTNode]) -> bool:

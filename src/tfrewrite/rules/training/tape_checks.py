@@ -15,6 +15,7 @@ from tfrewrite.facts.call_context import TRAINING, UnflaggedLayerCall, unflagged
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import builds_keras_model, is_keras_model_class
 from tfrewrite.facts.models import (
+    differentiates_watched_only,
     guarded_by_training_check,
     ignores_training,
     is_plain_function,
@@ -27,7 +28,6 @@ from tfrewrite.facts.tape_callers import TapeEntry, tape_entries
 from tfrewrite.facts.training import (
     applies_gradients,
     is_keras_train_step_override,
-    method_name,
     stopped_tapes,
     tape_name,
     tape_names,
@@ -185,38 +185,6 @@ def _calls_own_call(call: cst.Call) -> bool:
         and func.value.value == "self"
         and not any(a.keyword is not None and a.keyword.value == "training" for a in call.args)
     )
-
-
-def _optimizes_watched_inputs(body: cst.CSTNode, tapes: set[str] | None = None) -> bool:
-    """Whether every gradient the scope takes (with `tapes`, every one those
-    tapes take) is with respect to values it watches (`tape.watch(image_var)`,
-    then `tape.gradient(loss, image_var)`; `tape.watch(self.z)`, then
-    `tape.gradient(loss, [self.z])`): a filter visualization or an
-    adversarial example updates its input, and the model it calls stays
-    frozen, in inference mode; a gradient penalty's tape differentiates the
-    critic with respect to the inputs it mixed, and trains nothing."""
-    watched: set[str] = set()
-    sources: list[cst.BaseExpression] = []
-    for node in iter_nodes(body, into_functions=False):
-        if not isinstance(node, cst.Call) or not node.args:
-            continue
-        if tapes is not None and not (
-            isinstance(node.func, cst.Attribute) and dotted_name(node.func.value) in tapes
-        ):
-            continue
-        method = method_name(node)
-        if method == "watch":
-            watched |= {name for name in map(dotted_name, _entries(node.args[0].value)) if name}
-        elif method == "gradient" and len(node.args) > 1:
-            sources += _entries(node.args[1].value)
-    return bool(sources) and all(dotted_name(s) in watched for s in sources)
-
-
-def _entries(node: cst.BaseExpression) -> list[cst.BaseExpression]:
-    """The values a list or tuple display holds (`[self.z]`), or the value."""
-    if isinstance(node, (cst.List, cst.Tuple)):
-        return [element.value for element in node.elements]
-    return [node]
 
 
 class MissingTrainingFlag(Rule):
@@ -453,8 +421,6 @@ class MissingTrainingFlag(Rule):
             for key, tape in step.tapes.items():
                 trained = step.trained[key]
                 recording = tape_names(ctx, tape)
-                if recording and _optimizes_watched_inputs(scope_body(root), recording):
-                    continue  # a gradient penalty's tape: it trains no model
                 for node, ancestors in iter_with_ancestors(tape.body):
                     if (
                         recording
@@ -535,7 +501,7 @@ class _Steps:
             watched_only = (
                 bool(tapes)
                 and trained_models(ctx, body) is None
-                and _optimizes_watched_inputs(body)
+                and differentiates_watched_only(body)
             )
             step = _Step(tapes, trained, differentiated, watched_only)
             self.known[id(root)] = step
