@@ -1,9 +1,12 @@
 """TFR202: a method its own `@tf.function` traces that keeps a tensor it
 computes on `self` (`self.coef = tf.linalg.solve(a, b)`), for code outside
 the object to read: after the call the attribute holds the trace's symbolic
-tensor, never updated by later calls. Reported without a fix. Not reported
-where the module reads the attribute back (scratch state of the trace), nor
-in a layer's `call`, nor for a variable or a Python value."""
+tensor, never updated by later calls. The same holds for the `call` of a
+Keras layer or model, which `fit` and every traced caller trace, also for a
+list of tensors (`self.outputs = [h, state_h, state_c]` of an LSTM built with
+`return_state=True`). Reported without a fix. Not reported where the module
+reads the attribute back (scratch state of the trace), nor for a variable or
+a Python value."""
 
 from __future__ import annotations
 
@@ -44,7 +47,30 @@ def test_an_attribute_the_module_reads_back_is_scratch_state() -> None:
     assert check_source(source, select=["TFR202"]) == []
 
 
-def test_a_layer_call_keeping_state_is_not_reported() -> None:
+def test_a_layer_call_keeping_a_tensor_for_other_code_is_reported() -> None:
+    source = """
+    import tensorflow as tf
+
+
+    class Encoder(tf.keras.Model):
+        def __init__(self, units):
+            super().__init__()
+            self.lstm = tf.keras.layers.LSTM(units, return_state=True, return_sequences=True)
+
+        def call(self, tokens):
+            self.seen = tokens
+            sequence, state_h, state_c = self.lstm(tokens)
+            self.states = [state_h, state_c]
+            self.width = 4
+            return sequence
+    """
+    findings = check_source(textwrap.dedent(source), select=["TFR202"])
+    assert [(f.start.line, f.fix) for f in findings] == [(11, None), (13, None)]
+    assert "`self.seen` keeps a tensor of the trace of `Encoder.call`" in findings[0].message
+    assert "`self.states` keeps tensors of the trace of `Encoder.call`" in findings[1].message
+
+
+def test_a_layer_call_keeping_state_it_reads_back_is_not_reported() -> None:
     source = """
     import tensorflow as tf
 
@@ -52,6 +78,6 @@ def test_a_layer_call_keeping_state_is_not_reported() -> None:
     class Attention(tf.keras.layers.Layer):
         def call(self, x):
             self.weights_seen = tf.nn.softmax(x)
-            return x
+            return x * self.weights_seen
     """
     assert check_source(textwrap.dedent(source), select=["TFR202"]) == []

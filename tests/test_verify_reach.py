@@ -190,6 +190,18 @@ def test_reshape_targets_and_ranks_shape_the_candidates() -> None:
     assert specs["images"].shape == (8, 28, 28, 1) and specs["y"].shape == (8, 4, 4)
 
 
+def test_reductions_over_several_axes_of_an_elementwise_product_need_their_rank() -> None:
+    # A volumetric Dice loss: `axis=[1, 2, 3, 4]` on `pred * mask` needs both
+    # of rank 5 (the default rank 2 raises "Invalid reduction dimension").
+    specs = _first(
+        "def dice(pred, mask):\n"
+        "    overlap = tf.reduce_sum(pred * mask, axis=[1, 2, 3, 4])\n"
+        "    return overlap / (tf.reduce_sum(tf.abs(pred), axis=(-1, -2)) + 1e-6)\n",
+        "dice",
+    )
+    assert specs["pred"].shape == (8, 4, 4, 4, 4) and specs["mask"].shape == (8, 4, 4, 4, 4)
+
+
 def test_objects_are_blockers_with_their_reason() -> None:
     source = """
         def predict(model, x):

@@ -378,6 +378,39 @@ def test_a_tensor_a_traced_method_keeps_on_self_is_symbolic_and_stale(tmp_path):
     assert traced.coef is kept and not hasattr(kept, "numpy")
 
 
+KEPT_BY_CALL = """\
+import tensorflow as tf
+
+
+class Encoder(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.dense = tf.keras.layers.Dense(2)
+
+    def call(self, x):
+        hidden = tf.nn.relu(self.dense(x))
+        self.hidden = hidden
+        return hidden
+"""
+
+
+def test_a_tensor_a_keras_call_keeps_on_self_is_symbolic_after_fit(tmp_path):
+    """Called eagerly, `hidden` holds the last batch's activations; after
+    `fit` (which traces `call`) it holds a symbolic tensor of the trace, with
+    no value: TFR202 reports it, without a fix."""
+    [finding] = check_source(KEPT_BY_CALL, select=["TFR202"])
+    assert "`self.hidden`" in finding.message and finding.fix is None
+    module = load_file_module(KEPT_BY_CALL, tmp_path, "kept_by_call")
+    x, y = tf.ones([4, 3]), tf.zeros([4, 2])
+    eager = module.Encoder()
+    eager(x)
+    assert eager.hidden.numpy().shape == (4, 2)
+    fitted = module.Encoder()
+    fitted.compile(optimizer="sgd", loss="mse")
+    fitted.fit(x, y, epochs=1, verbose=0)
+    assert not hasattr(fitted.hidden, "numpy")
+
+
 WEIGHT_COPIES = """\
 import tensorflow as tf
 

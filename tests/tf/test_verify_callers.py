@@ -158,6 +158,18 @@ def test_the_main_block_builds_the_arguments_and_the_globals() -> None:
     assert result["verdict"] == "mismatch", result
 
 
+def test_a_main_block_that_star_imports_builds_the_arguments() -> None:
+    # `from MODULE import *` is allowed in the block (module level), not in
+    # the function verify runs it as: the names are bound as the block would.
+    starred = MAIN_BLOCK.replace(
+        "    model, optimizer = build()\n",
+        "    from math import *\n\n    model, optimizer = build()\n    epochs = floor(pi)\n",
+    )
+    assert "from math import *" in starred
+    [result] = _verify(starred, starred.replace("def train_step", DECORATED))
+    assert result["verdict"] == "equivalent", result
+
+
 # --- a caller whose loop never ends: the first call stops it ----------------------
 
 FOREVER = (

@@ -22,6 +22,7 @@ from tfrewrite.facts.tensor_kinds import (
     METRIC,
     NOT_TENSOR,
     OPTIMIZER,
+    SEVERAL_OUTPUT_LAYER,
     VARIABLE,
     VARIABLE_CONSTRUCTORS,
     TensorKind,
@@ -91,6 +92,12 @@ def attribute_facts(
             for _, value in values
         ):
             kinds[attr] = LAYER
+        elif all(
+            isinstance(value, cst.Call)
+            and layer_constructor_kind(value, resolver.qualified_name(value.func)).several
+            for _, value in values
+        ):
+            kinds[attr] = SEVERAL_OUTPUT_LAYER
         elif all(
             method == "__init__" and value is not None and _numeric_value(value, defaults)
             for method, value in values

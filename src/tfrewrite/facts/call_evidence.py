@@ -168,6 +168,17 @@ class CallEvidence:
     bound_here: list[set[str]]
     forwarding_sites: list[list[CallSite]]
 
+    def _may_hold_tensor(self, value: ast.expr) -> bool:
+        """Whether a value kept on `self` may be a tensor, as far as pass 1
+        sees: tensor evidence, or a name (or a list or tuple of names) not
+        known to hold a Python value, whose kind only the rules' data flow
+        tells (`self.inputs = inputs`)."""
+        if isinstance(value, (ast.List, ast.Tuple)):
+            return bool(value.elts) and all(self._may_hold_tensor(e) for e in value.elts)
+        if isinstance(value, ast.Name):
+            return self._evidence(value) != "p"
+        return self._evidence(value) in ("t", "s")
+
     def _evidence(self, node: ast.AST) -> str:
         """What an argument is: `s` a scalar tensor, `t` a tensor, `p` a
         Python value, `?` unknown."""
@@ -218,7 +229,9 @@ class CallEvidence:
             ):
                 return "p"  # `x.numpy()`: a NumPy value on the host
             name = self.resolve(node.func) or ""
-            if name in _PYTHON_VALUE_CALLS:
+            if name in _PYTHON_VALUE_CALLS or name.startswith("numpy."):
+                # NumPy computes on the host: an array or a NumPy scalar
+                # (given a symbolic tensor it raises, which TFR104 reports).
                 return "p"
             if name in _TENSOR_OF_VALUE and node.args:
                 first = node.args[0]

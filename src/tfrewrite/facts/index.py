@@ -521,7 +521,7 @@ class _Indexer(
         elif (
             self.function_stack
             and any(is_self_attribute(t) for t in node.targets)
-            and self._evidence(node.value) in ("t", "s")
+            and self._may_hold_tensor(node.value)
         ):
             self._mark("writes_state")  # a tensor kept on `self` (TFR202)
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):

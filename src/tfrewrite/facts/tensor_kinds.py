@@ -362,6 +362,9 @@ class TensorKind:
     # A Keras metric (`keras.metrics.AUC()`, `self.auc = metrics.Mean()`): its
     # `result()` is a floating-point tensor (of the metric's rank).
     metric: bool = False
+    # A Keras library layer built to return several tensors (an LSTM with
+    # `return_state=True`): its call returns a tuple, each item a tensor.
+    several: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -378,12 +381,13 @@ VARIABLE = TensorKind(False, variable=True)
 DATASET = TensorKind(False, dataset=True)
 OPTIMIZER = TensorKind(False, optimizer=True)
 LAYER = TensorKind(False, layer=True)
+SEVERAL_OUTPUT_LAYER = TensorKind(False, several=True)
 # `optimizer.iterations`: a scalar int64 variable.
 ITERATIONS = TensorKind(False, scalar=True, integer=True, variable=True)
 # What reading an attribute of an optimizer gives.
 OPTIMIZER_ATTRIBUTES = {"iterations": ITERATIONS}
 # The optimistic start for a name's own bindings (greatest fixed point).
-TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True, True)
+TOP = TensorKind(True, True, True, True, True, True, True, True, True, True, True, True, True, True)
 METRIC = TensorKind(False, metric=True)
 # Calls that make a tensor of the Python value given first.
 TENSOR_CONVERSIONS = frozenset({"tensorflow.constant", "tensorflow.convert_to_tensor"})
@@ -422,7 +426,8 @@ MULTI_OUTPUT_KEYWORDS = frozenset({"return_state", "return_attention_scores"})
 def layer_constructor_kind(node: cst.Call, qualified: str | None) -> TensorKind:
     """`keras.layers.Dense(2)` (any Keras spelling): a layer that returns
     one tensor when called, unless built to return several (an LSTM with
-    `return_state=True`, also wrapped: `Bidirectional(LSTM(..., return_state=True))`)."""
+    `return_state=True`, also wrapped: `Bidirectional(LSTM(..., return_state=True))`),
+    each a tensor once unpacked."""
     import libcst as cst  # not at import time: pass 1 never needs LibCST
 
     from tfrewrite.facts.walk import iter_nodes
@@ -434,7 +439,7 @@ def layer_constructor_kind(node: cst.Call, qualified: str | None) -> TensorKind:
     for current in iter_nodes(node):
         if isinstance(current, cst.Arg) and current.keyword is not None:
             if current.keyword.value in MULTI_OUTPUT_KEYWORDS:
-                return NOT_TENSOR
+                return SEVERAL_OUTPUT_LAYER
     return LAYER
 
 
@@ -454,6 +459,7 @@ def meet(a: TensorKind, b: TensorKind) -> TensorKind:
         a.optimizer and b.optimizer,
         a.layer and b.layer,
         a.metric and b.metric,
+        a.several and b.several,
     )
 
 
@@ -475,6 +481,8 @@ def settled(kind: TensorKind) -> TensorKind:
         return LAYER
     if kind.metric:
         return METRIC
+    if kind.several:
+        return SEVERAL_OUTPUT_LAYER
     return NOT_TENSOR
 
 

@@ -495,6 +495,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
                 qualified = self.resolver.qualified_name(value.func)
                 if qualified in MULTI_TENSOR_FUNCTIONS:
                     return TENSOR
+                if qualified is None and self._kind(value.func, names).several:
+                    # `outputs, h, c = self.lstm(x)`: a layer returning several tensors.
+                    return TENSOR
             if isinstance(value, cst.Name) and value.value in self._param_elements:
                 codes = self._param_elements[value.value]
                 if value.value not in self._bindings and index < len(codes):
@@ -718,7 +721,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if is_metric_constructor(qualified):
             return METRIC
         layer = layer_constructor_kind(node, qualified)
-        if layer.layer:
+        if layer.layer or layer.several:
             return layer
         if qualified is None and self._kind(node.func, names).layer:
             # `self.dense(x)`, `layers.Dense(2)(x)`: a layer built to return one tensor.

@@ -10,6 +10,12 @@ on the parsed text) puts those locations back before compiling, so
 tracebacks, messages and `inspect.getsource` of a nested step all point at
 the script's own lines.
 
+Its statements come from module level (a `__main__` block, top-level code),
+where `from dataloader import *` is allowed; inside a function it is a
+`SyntaxError`. The appended function does the same import when it runs:
+the module's public names (its `__all__`, or every name without a leading
+underscore) bound in the script's globals, as at module level.
+
 Standard library only: this runs inside verification workers.
 """
 
@@ -24,9 +30,31 @@ _KEPT = 32  # appended texts remembered (a worker loads a few per target)
 _appended: dict[str, tuple[str, list[tuple[int, int, int, int] | None]]] = {}
 
 
+# `from MODULE import *` run inside a function: the names bound as at module level.
+_STAR_IMPORT = (
+    "globals().update((lambda m: {{n: getattr(m, n) for n in getattr(m, '__all__', "
+    "[n for n in vars(m) if not n.startswith('_')])}})"
+    "(__import__('importlib').import_module({module!r}, __package__)))"
+)
+
+
+class _StarImports(ast.NodeTransformer):
+    """`from MODULE import *` as the expression that does it inside a function."""
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> ast.stmt:
+        if not any(alias.name == "*" for alias in node.names):
+            return node
+        module = "." * node.level + (node.module or "")
+        statement = ast.parse(_STAR_IMPORT.format(module=module)).body[0]
+        for child in ast.walk(statement):
+            ast.copy_location(child, node)
+        return statement
+
+
 def append_function(source: str, function: ast.FunctionDef) -> str:
     """`source` with `function` appended as text, remembered so that
     `relocate` gives its nodes the locations they have in `function`."""
+    function = _StarImports().visit(function)
     code = ast.unparse(function)
     text = source.rstrip("\n") + "\n\n\n" + code + "\n"
     reparsed = ast.parse(code).body[0]

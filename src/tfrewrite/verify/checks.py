@@ -69,10 +69,17 @@ from tfrewrite.verify import (
     project_imports,
     proof_inputs,
     randomness,
+    restored_gradients,
     signatures,
 )
 from tfrewrite.verify.compare import compare, describe, identical
-from tfrewrite.verify.fix_kinds import AUTOGRAPH_RULES, PRINT_RULES, claims_none_of
+from tfrewrite.verify.fix_kinds import (
+    AUTOGRAPH_RULES,
+    GRADIENT_RULES,
+    PRINT_RULES,
+    claims_any_of,
+    claims_none_of,
+)
 from tfrewrite.verify.outcome import (
     SEED,
     Options,
@@ -136,6 +143,10 @@ class Request:
     @property
     def keeps_autograph_needs(self) -> bool:
         return claims_none_of(self.fixes, AUTOGRAPH_RULES)
+
+    @property
+    def restores_gradients(self) -> bool:
+        return claims_any_of(self.fixes, GRADIENT_RULES)
 
 
 class Verifier:
@@ -703,14 +714,31 @@ class Verifier:
             if want.failed:
                 continue  # not differentiable eagerly: nothing to compare
             if got.failed:
-                check.fail(f"on {label}: gradient raised {got.describe_error()}", got)
-            else:
-                check.add(
-                    compare(
-                        want.value, got.value, rtol * 10, atol * 10, "d/d(" + ", ".join(names) + ")"
-                    ),
-                    label,
-                )
+                if not self._shares_failure(CHECK_TRACED, label, args, got):
+                    check.fail(f"on {label}: gradient raised {got.describe_error()}", got)
+                continue
+            reference = want.value
+            if self.request.restores_gradients:
+                restored = restored_gradients.adopt(original, args, names, want.value, got.value)
+                if restored.problems:
+                    check.fail(f"on {label}: {restored.problems[0]}")
+                    continue
+                reference = restored.reference
+                if restored.names:
+                    self._warn_once(
+                        "gradients flow",
+                        "with respect to "
+                        + ", ".join(f"`{n}`" for n in restored.names)
+                        + " in the rewrite, where the original's host computation (NumPy, "
+                        "`.numpy()`) cut them: intended by its fix, and equal to the finite "
+                        "differences of the original's value",
+                    )
+            check.add(
+                compare(
+                    reference, got.value, rtol * 10, atol * 10, "d/d(" + ", ".join(names) + ")"
+                ),
+                label,
+            )
 
     def _print_checks(
         self,

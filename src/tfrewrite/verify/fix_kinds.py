@@ -17,11 +17,19 @@ from collections.abc import Sequence
 AUTOGRAPH_RULES = frozenset({"TFR101", "TFR108", "TFR109"})
 # The rule whose fixes make a print run on every call (`print` -> `tf.print`).
 PRINT_RULES = frozenset({"TFR103"})
+# Rules whose fixes move a host computation (NumPy on a tensor, `.numpy()`)
+# into TensorFlow ops: the value stays, and gradients the host cut now flow.
+GRADIENT_RULES = frozenset({"TFR104", "TFR105"})
 
 
 def fix_code(label: str) -> str:
     """The rule code of a fix label ("TFR107 line 12" -> "TFR107")."""
     return label.split(" ", 1)[0]
+
+
+def claims_any_of(fixes: Sequence[str], rules: frozenset[str]) -> bool:
+    """Whether one of the fixes is of `rules`."""
+    return any(fix_code(fix) in rules for fix in fixes)
 
 
 def claims_none_of(fixes: Sequence[str], rules: frozenset[str]) -> bool:

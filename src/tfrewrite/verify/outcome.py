@@ -222,7 +222,9 @@ def float_args(args: dict[str, Any]) -> list[str]:
     return [k for k, v in args.items() if isinstance(v, np.ndarray) and v.dtype.kind == "f"]
 
 
-def _total(value: Any) -> tf.Tensor:
+def total_of(value: Any) -> tf.Tensor:
+    """The sum of a result's float tensors in float64: the scalar gradients and
+    finite differences are taken of."""
     parts = [
         tf.reduce_sum(tf.cast(t, tf.float64))
         for t in tf.nest.flatten(value)
@@ -237,7 +239,7 @@ def gradient_fn(fn: Callable, names: list[str]) -> Callable:
         with tf.GradientTape() as tape:
             for t in watched:
                 tape.watch(t)
-            total = _total(fn(**kwargs))
+            total = total_of(fn(**kwargs))
         return tape.gradient(total, watched, unconnected_gradients=tf.UnconnectedGradients.ZERO)
 
     return gradients

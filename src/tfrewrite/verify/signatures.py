@@ -162,6 +162,14 @@ def _int(node: ast.expr | None) -> int | None:
     return None
 
 
+def _rank_for_axes(node: ast.expr) -> int:
+    """The least rank a tensor reduced over `axis=node` has: `axis=2` needs
+    3, `axis=-2` needs 2, `axis=[1, 2, 3, 4]` needs 5; 0 when unknown."""
+    axes = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+    ranks = [a + 1 if a >= 0 else -a for a in (_int(e) for e in axes) if a is not None]
+    return max(ranks, default=0)
+
+
 def _is_argmax(node: ast.expr, argmaxed: set[str]) -> bool:
     if isinstance(node, ast.Name):
         return node.id in argmaxed
@@ -323,10 +331,13 @@ class _Analysis:
                 usages[p].shapes.append(shape)
         for kw in node.keywords:
             if kw.arg == "axis" and node.args:
-                axis = _int(kw.value)
-                p = owner(node.args[0])
-                if p and axis is not None:
-                    usages[p].min_rank = max(usages[p].min_rank, axis + 1 if axis >= 0 else -axis)
+                rank = _rank_for_axes(kw.value)
+                # `tf.reduce_sum(pred * mask, axis=[1, 2, 3])`: each tensor
+                # the reduced value is made of (elementwise) has that rank.
+                for term in [node.args[0], *_terms(node.args[0])]:
+                    p = owner(term)
+                    if p and rank:
+                        usages[p].min_rank = max(usages[p].min_rank, rank)
         # Follow the parameter into a helper function of the same module.
         helper = self.functions.get(name) if isinstance(node.func, ast.Name) else None
         if helper is not None and depth < DEPTH:

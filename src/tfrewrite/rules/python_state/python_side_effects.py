@@ -553,7 +553,7 @@ class PythonSideEffectInTracedCode(Rule):
                         if kept is not None:
                             yield Violation(
                                 node,
-                                f"`{kept}` keeps a tensor of the trace of `{function.qualname}`: "
+                                f"{kept} of the trace of `{function.qualname}`: "
                                 "after the call it holds a symbolic tensor, not the value (it has "
                                 "no `.numpy()`, and another graph cannot use it); return the "
                                 "value instead, or `assign` it to a `tf.Variable`",
@@ -597,13 +597,15 @@ class PythonSideEffectInTracedCode(Rule):
 def _kept_tensor(
     ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
 ) -> str | None:
-    """`self.x` for `self.x = value` in traced code where `value` is a tensor
-    the function computes (not a variable, a layer or a Python value), in a
-    method its own `@tf.function` traces, and no code of the module reads an
-    attribute `x`: kept for code elsewhere, which finds the trace's symbolic
-    tensor there after the call, never updated by later calls. (State a
-    layer's `call` or the module reads back in the same trace, a decoder's
-    recurrent state, is scratch space of the trace.)"""
+    """What `self.x = value` keeps ("`self.x` keeps a tensor") in traced
+    code where `value` is a tensor (or a list or tuple of tensors) the
+    function computes (not a variable, a layer or a Python value), in a
+    method its own `@tf.function` traces or the `call` of a Keras class
+    (traced by `fit` and by every traced caller), and no code of the module
+    reads an attribute `x`: kept for code elsewhere, which finds the trace's
+    symbolic tensor there after the call, never updated by later calls.
+    (State a layer's `call` or the module reads back in the same trace, a
+    decoder's recurrent state, is scratch space of the trace.)"""
     if not (
         isinstance(target, cst.Attribute)
         and isinstance(target.value, cst.Name)
@@ -611,14 +613,26 @@ def _kept_tensor(
     ):
         return None
     traced = function.runs_traced
-    if traced is None or not traced.has_own_decorator:
-        return None  # a layer's `call` keeping its state for the same trace
+    if traced is None:
+        return None
+    owner, _, method = function.qualname.rpartition(".")
+    keras_call = method == "call" and ctx.index.derives_from_keras(owner)
+    if not (traced.has_own_decorator or keras_call):
+        return None
     if target.attr.value in ctx.index.attribute_reads:
+        return None  # a layer's `call` keeping its state for the same trace
+    # A list or tuple of tensors (`self.outputs = [h, state]`) keeps each.
+    if isinstance(value, (cst.List, cst.Tuple)):
+        if not value.elements or not all(isinstance(e, cst.Element) for e in value.elements):
+            return None
+        values = [e.value for e in value.elements]
+    else:
+        values = [value]
+    kinds = [ctx.tensors(function).kind(v) for v in values]
+    if not all(kind.tensor and not kind.variable for kind in kinds):
         return None
-    kind = ctx.tensors(function).kind(value)
-    if not kind.tensor or kind.variable:
-        return None
-    return f"self.{target.attr.value}"
+    held = "a tensor" if values == [value] else "tensors"
+    return f"`self.{target.attr.value}` keeps {held}"
 
 
 RULES = (PythonSideEffectInTracedCode,)
