@@ -127,3 +127,31 @@ def test_updates_repeated_on_one_batch_are_no_loop_over_batches() -> None:
     )
     [finding] = check_source(textwrap.dedent(drawing), select=["TFR306"])
     assert "`critic_losses`" in finding.message
+
+
+def test_a_list_made_afresh_in_each_pass_holds_one_batch_not_one_value_per_batch() -> None:
+    # `penalties` starts empty for every batch and collects one value per
+    # unrolled iteration of the model on that batch: its mean is no average
+    # over batches. `batch_losses`, kept across batches, is.
+    source = """
+    import numpy as np
+    import tensorflow as tf
+
+
+    def train(model, optimizer, batches, steps):
+        batch_losses = []
+        for x, y in batches:
+            with tf.GradientTape() as tape:
+                penalties = []
+                h = x
+                for _ in range(steps):
+                    h = model(h, training=True)
+                    penalties.append(tf.reduce_sum(tf.nn.relu(-h)))
+                loss = tf.reduce_mean(tf.square(h - y)) + tf.reduce_mean(penalties)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            batch_losses.append(float(loss))
+        return np.mean(batch_losses)
+    """
+    findings = check_source(textwrap.dedent(source), select=["TFR306"])
+    assert ["`batch_losses`" in f.message for f in findings] == [True]

@@ -81,3 +81,29 @@ def test_a_layer_call_keeping_state_it_reads_back_is_not_reported() -> None:
             return x * self.weights_seen
     """
     assert check_source(textwrap.dedent(source), select=["TFR202"]) == []
+
+
+RATE_ARGUMENT = """
+import tensorflow as tf
+
+
+class Automaton(tf.keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.rate = 0.5
+        self.update = tf.keras.layers.Dense(4)
+
+    @tf.function
+    def call(self, x, rate=None):
+        if rate is not None:
+            self.rate = rate
+        mask = tf.cast(tf.random.uniform(tf.shape(x)) < self.rate, x.dtype)
+        return x + mask * self.update(x)
+"""
+
+
+def test_an_argument_kept_on_self_in_traced_code_is_set_only_while_tracing() -> None:
+    findings = check_source(textwrap.dedent(RATE_ARGUMENT), select=["TFR202"])
+    assert [(f.start.line, f.fix) for f in findings] == [(14, None)]
+    assert "assigning `self.rate` from the argument `rate`" in findings[0].message
+    assert "runs only while tracing" in findings[0].message

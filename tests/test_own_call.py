@@ -104,3 +104,55 @@ def test_training_passed_on_by_position_through_every_layer_is_not_reported() ->
     """`call(self, inp, tar, training, mask)` given `True` third, and each
     layer with dropout given it in turn: nothing runs in inference mode."""
     assert check_source(PASSED_ON, select=["TFR304"]) == []
+
+
+# A custom loop's step running the forward pass of the model it trains as
+# `critic.call(x)`: the same bypass, for a model that is not `self`.
+CRITIC_STEP = """
+import keras
+import tensorflow as tf
+
+
+class Critic(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.body = keras.Sequential([keras.layers.Dense(4), keras.layers.BatchNormalization()])
+        self.head = keras.layers.Dense(1)
+
+    def call(self, x, training=True):
+        return self.head(self.body(x))
+
+
+critic = Critic()
+frozen = Critic()
+optimizer = keras.optimizers.SGD(0.1)
+
+
+@tf.function
+def critic_step(real, fake):
+    with tf.GradientTape() as tape:
+        reference = frozen.call(real)
+        loss = tf.reduce_mean({forward}(fake)) - tf.reduce_mean({forward}(real)) + 0.0 * reference
+    grads = tape.gradient(loss, critic.trainable_variables)
+    optimizer.apply_gradients(zip(grads, critic.trainable_variables))
+    return loss
+"""
+
+
+def test_a_trained_model_run_as_call_in_the_tape_is_reported_without_a_fix() -> None:
+    findings = check_source(CRITIC_STEP.format(forward="critic.call"), select=["TFR304"])
+    assert [f.fix for f in findings] == [None, None]
+    assert all(
+        "`critic.call(...)` in the tape bypasses Keras's `__call__`" in f.message for f in findings
+    )
+    # `frozen` is called in the tape but not trained by it: inference is meant.
+
+
+def test_a_trained_model_called_with_training_is_not_reported() -> None:
+    source = (
+        CRITIC_STEP.format(forward="critic.call")
+        .replace("critic.call(fake)", "critic(fake, training=True)")
+        .replace("critic.call(real)", "critic(real, training=True)")
+    )
+    assert "critic.call" not in source
+    assert check_source(source, select=["TFR304"]) == []

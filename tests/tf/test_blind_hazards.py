@@ -411,6 +411,24 @@ def test_a_tensor_a_keras_call_keeps_on_self_is_symbolic_after_fit(tmp_path):
     assert not hasattr(fitted.hidden, "numpy")
 
 
+def test_an_argument_a_traced_method_keeps_on_self_is_set_only_while_tracing(tmp_path):
+    """`self.rate = rate` in a traced `call`: eagerly the object keeps what
+    the last call passed (0.9); traced, calls with 0.9, 0.1, 0.9 trace twice
+    and the third reuses the first trace, so it keeps 0.1 (TFR202)."""
+    from tests.test_kept_tensors import RATE_ARGUMENT
+
+    [finding] = check_source(RATE_ARGUMENT, select=["TFR202"])
+    assert "`self.rate`" in finding.message and finding.fix is None
+    module = load_file_module(RATE_ARGUMENT, tmp_path, "rate_argument")
+    x = tf.ones([2, 4])
+    eager, traced = module.Automaton(), module.Automaton()
+    for rate in (0.9, 0.1, 0.9):
+        module.Automaton.call.python_function(eager, x, rate=rate)
+        traced(x, rate=rate)
+    assert eager.rate == 0.9
+    assert traced.rate == 0.1
+
+
 WEIGHT_COPIES = """\
 import tensorflow as tf
 

@@ -38,3 +38,24 @@ def test_self_call_given_training_moves_the_statistics_only_once_call_passes_it_
     forward = "self.call(data, training=True)"
     assert not _moving_mean_after_fit(forward).any()
     assert _moving_mean_after_fit(forward, fixed=True).any()
+
+
+def _critic_statistics(forward: str) -> np.ndarray:
+    """The critic's batch-normalization mean after three steps of the
+    custom loop, its forward pass run as `forward`."""
+    from tests.test_own_call import CRITIC_STEP
+
+    module = load_module(CRITIC_STEP.format(forward=forward))
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        real = rng.normal(2.0, 1.0, size=(8, 3)).astype("float32")
+        module.critic_step(real, rng.normal(size=(8, 3)).astype("float32"))
+    return np.asarray(module.critic.body.layers[1].moving_mean)
+
+
+def test_a_trained_model_run_as_call_keeps_batch_normalization_in_inference_mode() -> None:
+    """`critic.call(x)` in the tape (TFR304): the statistics never move,
+    although `call` defaults `training` to True; `critic(x, training=True)`
+    moves them."""
+    assert not _critic_statistics("critic.call").any()
+    assert _critic_statistics("(lambda x: critic(x, training=True))").any()

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from tfrewrite.facts.index_names import dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_names import builds_keras_model
+from tfrewrite.facts.keras_names import builds_keras_model, is_loss_class
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
 from tfrewrite.facts.tensor_kinds import is_tensor_op
@@ -197,9 +197,18 @@ def returns_tensor(
     or a name every binding of its own scope gives one (`loss =
     tf.reduce_mean(...)`; `loss = loss * scale`; `return loss`). A caller in
     another module gets a tensor from it."""
-    return _every_return_gives(
-        node, lambda value: isinstance(value, ast.Call) and is_tensor_op(resolve(value.func)), True
-    )
+    return _every_return_gives(node, lambda value: _computes_tensor(value, resolve), True)
+
+
+def _computes_tensor(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:
+    """A call of a TensorFlow op, or of a Keras loss object built on the
+    spot (`keras.losses.MeanSquaredError()(y, p)`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    if is_tensor_op(resolve(value.func)):
+        return True
+    built = value.func
+    return isinstance(built, ast.Call) and is_loss_class(resolve(built.func))
 
 
 def returns_model(

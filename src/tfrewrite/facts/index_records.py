@@ -496,6 +496,25 @@ class ModuleIndex:
         (`pkg.models.Net.call` -> `Net.call`); any other name as it is."""
         return qualified.removeprefix(f"{self.module}.") if self.module else qualified
 
+    def held_by(self, callee: str) -> list[str]:
+        """The functions a call `callee` naming a class attribute of this
+        module (`module.Trainer.loss_fn`, from `self.loss_fn(...)`) runs when
+        the class binds functions there (`self.loss_fn = dice_loss`)."""
+        owner, _, attr = self.local(callee).rpartition(".")
+        info = self.classes.get(owner)
+        return list(info.held_functions.get(attr, ())) if info is not None else []
+
+    def method_around(self, qualname: str) -> FunctionInfo | None:
+        """The method a function is, or is nested in (`Trainer.fit` for
+        `Trainer.fit.train_step`): the one whose `self` a closure's
+        `self.loss_fn(...)` reads. None outside classes."""
+        parts = qualname.split(".")
+        for n in range(len(parts), 0, -1):
+            info = self.functions.get(".".join(parts[:n]))
+            if info is not None and info.class_name:
+                return info
+        return None
+
     def runs_eagerly(self, qualname: str) -> bool:
         """Whether a function is, or is nested in, one that runs eagerly
         (`eager_functions`: handed to `tf.py_function`, or called only by

@@ -40,6 +40,15 @@ def keras_leaf(qualified: str | None) -> str | None:
     return path.rsplit(".", 1)[-1] if path is not None else None
 
 
+def is_loss_class(qualified: str | None) -> bool:
+    """`keras.losses.BinaryCrossentropy` (any Keras spelling): a loss class
+    whose objects, called on `(y_true, y_pred)`, return a tensor; not the
+    base `Loss`, nor a function of the namespace (`losses.mse`)."""
+    path = keras_path(qualified) or ""
+    leaf = path.rsplit(".", 1)[-1]
+    return path.startswith("losses.") and leaf[:1].isupper() and leaf != "Loss"
+
+
 def is_keras_model_class(bases: Iterable[str]) -> bool:
     """A class whose resolved bases include `keras.Model` (or `Sequential`):
     Keras gives its instances `self.optimizer` once compiled."""

@@ -163,8 +163,20 @@ class ProjectLookup:
     def held_callee(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """What a call through an object a class holds runs: a method of
         it (`self.memory.sample(...)`: `held_method`), else the object
-        itself (`self.attention(x)`: `held_instance`)."""
-        return self.held_method(name) or self.held_instance(name)
+        itself (`self.attention(x)`: `held_instance`), else the functions
+        the class binds to that attribute (`self.loss_fn = dice`)."""
+        return self.held_method(name) or self.held_instance(name) or self.held_function(name)
+
+    def held_function(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`Trainer.loss_fn` (`self.loss_fn(...)` in a method of `Trainer`,
+        or in a step nested in one): the functions `Trainer`, its project
+        bases or subclasses bind there (`held_functions`)."""
+        owner, _, attr = name.rpartition(".")
+        found: list[tuple[ModuleIndex, str]] = []
+        for index, qualname in self._find(owner) if owner else ():
+            if qualname in index.classes:
+                found += self.held_functions(index, qualname, attr)
+        return found
 
     def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`Agent.net` (`self.net(x)` in a method of `Agent`): what calling

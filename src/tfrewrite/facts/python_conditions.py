@@ -18,7 +18,8 @@ What the analysis never takes for a tensor:
 - a call outside the namespaces whose functions return tensors
   (`len(...)`, `tree.is_nested(x)`, `standardize_dtype(d)` imported from a
   project's own module), but not `v.read_value()`, nor a call of a local
-  name, which may hold a loss object;
+  name, which may hold a loss object, nor a call through `self` (a method,
+  or a function the class binds there, may return a tensor);
 - a name the function binds only to such values, or a parameter whose
   default or name says it holds a Python value (`training`, `k=3`), which
   only the project can prove a tensor (`PythonNames.params`);
@@ -210,6 +211,14 @@ class PythonConditions:
             func.attr in VARIABLE_READS or func.attr in OPTIONAL_CHECKS
         ):
             return False  # a variable's read, an `Optional`'s `has_value()`
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "self"
+        ):
+            # `self.loss_fn(...)`: a method, or a function the class binds
+            # there, which the project facts may know returns a tensor.
+            return False
         qualified = self.resolve(func)
         if qualified is None:
             # A method of a value (`str(x).lower()`): the analysis takes only

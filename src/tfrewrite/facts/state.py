@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import bound_names
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.tensor_kinds import is_python_float, is_python_int, is_tensor_op
@@ -160,13 +161,17 @@ def attribute_writes(
     set_up_plain: set[str] = set()
     from_parameters: set[str] = set()
     plain_results = _methods_returning_plain_values(cls, resolver)
+    handed_back = _parameters_handed_back(cls)
     for statement in cls.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
         method = "__init__" if statement.name.value in setup else statement.name.value
         parameters = {p.name.value for p in statement.params.params[1:]}
         for small in iter_small_statements(statement.body, into_functions=True):
+            unchanged = _given_back(small, handed_back)
             for attr, value, augmented in _self_writes(small):
+                if attr in unchanged:
+                    continue  # `self.x0, loss = self.step(self.x0)`: the same object
                 if augmented:
                     writes.augmented.setdefault(attr, set()).add(method)
                     continue
@@ -189,6 +194,103 @@ def attribute_writes(
     writes.plain |= from_parameters & set_up_plain
     writes.plain -= not_plain | (from_parameters - set_up_plain)
     return writes
+
+
+@dataclass(frozen=True)
+class _HandedBack:
+    """A method's parameters in order, and which it hands back unchanged:
+    position in the tuple every `return` gives (None: the whole value) ->
+    parameter."""
+
+    params: tuple[str, ...]
+    positions: dict[int | None, str]
+
+
+def _parameters_handed_back(cls: cst.ClassDef) -> dict[str, _HandedBack]:
+    """Methods of `cls` that hand a parameter back as they got it, for
+    parameters the method never rebinds (a step that updates the variable
+    `x0` in place and ends with `return x0, x, loss`)."""
+    found: dict[str, _HandedBack] = {}
+    for statement in cls.body.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        params = tuple(p.name.value for p in statement.params.params[1:])
+        kept = set(params) - bound_names(statement.body)
+        returns = [
+            node.value
+            for node in iter_nodes(statement.body, into_functions=False)
+            if isinstance(node, cst.Return)
+        ]
+        if not returns or any(value is None for value in returns):
+            continue
+        shapes = []
+        for value in returns:
+            if isinstance(value, cst.Tuple):
+                items = [e.value if isinstance(e, cst.Element) else None for e in value.elements]
+                shapes.append({i: _name(item) for i, item in enumerate(items)})
+            else:
+                shapes.append({None: _name(value)})
+        same = {
+            position: name
+            for position, name in shapes[0].items()
+            if name in kept and all(shape.get(position) == name for shape in shapes[1:])
+        }
+        if same:
+            found[statement.name.value] = _HandedBack(params, same)
+    return found
+
+
+def _name(node: cst.BaseExpression | None) -> str | None:
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBack]) -> set[str]:
+    """The `self` attributes an assignment gives back their own value: a
+    method of the class called with `self.<attr>` for a parameter it hands
+    back unchanged, at the place the attribute is assigned
+    (`self.x0, x, loss = self.train_step(self.x0, n)`)."""
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+        return set()
+    call = small.value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return set()
+    method = call.func.attr.value if _self_attribute(call.func) is not None else None
+    known = handed_back.get(method) if method is not None else None
+    if known is None:
+        return set()
+    passed: dict[str, str | None] = {}
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return set()
+        name = arg.keyword.value if arg.keyword is not None else None
+        if name is None and i < len(known.params):
+            name = known.params[i]
+        if name is not None:
+            passed[name] = _self_attribute(arg.value)
+    target = small.targets[0].target
+    items: dict[int | None, cst.BaseExpression] = (
+        {i: e.value for i, e in enumerate(target.elements)}
+        if isinstance(target, (cst.Tuple, cst.List))
+        else {None: target}
+    )
+    given_back = set()
+    for position, param in known.positions.items():
+        item = items.get(position)
+        attr = _self_attribute(item) if item is not None else None
+        if attr is not None and passed.get(param) == attr:
+            given_back.add(attr)
+    return given_back
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    """`attr` for `self.attr`."""
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
 
 
 def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -> set[str]:

@@ -44,7 +44,7 @@ from tfrewrite.facts.bindings import (
 )
 from tfrewrite.facts.branch_value_kinds import BranchValueKinds
 from tfrewrite.facts.helper_results import HelperResults
-from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.keras_names import is_loss_class
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.tensor_kinds import (
     DATASET,
@@ -734,11 +734,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
             if self._project_result(node.func):
                 return TENSOR  # `self.perceptual.distance(y, p)` of a held object
             return self._method_kind(node, names)
-        if (keras_path(qualified) or "").startswith("losses."):
-            leaf = qualified.rsplit(".", 1)[-1]
-            if leaf[:1].isupper() and leaf != "Loss":
-                keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-                return TensorKind(False, loss_object=True, reduces="reduction" not in keywords)
+        if is_loss_class(qualified):
+            keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+            return TensorKind(False, loss_object=True, reduces="reduction" not in keywords)
         if isinstance(node.func, cst.Name):
             callee = self._kind(node.func, names)
             if callee.loss_object:

@@ -177,6 +177,9 @@ def _tape_callee(
         passed = parameter_method(index, owner, callee, lookup)
         if passed:
             return passed
+        # A step nested in a method (`fit` defining `train_step`) calls
+        # through the method's `self`.
+        owner = index.method_around(owner.qualname) or owner
     return lookup.self_call_targets(index, owner, callee)
 
 

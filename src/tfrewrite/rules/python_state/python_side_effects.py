@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import local_names
+from tfrewrite.facts.bindings import all_params, bound_names, local_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.file_writes import file_writes
 from tfrewrite.facts.prefilters import MUTATING_METHODS
@@ -558,6 +558,17 @@ class PythonSideEffectInTracedCode(Rule):
                                 "no `.numpy()`, and another graph cannot use it); return the "
                                 "value instead, or `assign` it to a `tf.Variable`",
                             )
+                        argument = _argument_kept(containers.ctx, function, target_node, node.value)
+                        if argument is not None:
+                            attr, param = argument
+                            yield Violation(
+                                node,
+                                f"assigning `self.{attr}` from the argument `{param}` inside "
+                                f"traced `{function.qualname}` runs only while tracing: a later "
+                                f"call with a `{param}` seen before reuses its trace and leaves "
+                                f"`self.{attr}` as the last trace set it; set it outside the "
+                                "traced call, or keep it in a `tf.Variable` and `assign`",
+                            )
 
     @staticmethod
     def _describe_assignment(
@@ -592,6 +603,29 @@ class PythonSideEffectInTracedCode(Rule):
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         return None
+
+
+def _argument_kept(
+    ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
+) -> tuple[str, str] | None:
+    """(attr, parameter) for `self.attr = parameter` in a traced method where
+    the argument is a Python value (`fire_rate=None`): the write happens when
+    a call traces, not when a call reuses a trace, so the object keeps what
+    the last trace set, not what the last call passed."""
+    if not (
+        isinstance(target, cst.Attribute)
+        and isinstance(target.value, cst.Name)
+        and target.value.value == "self"
+        and isinstance(value, cst.Name)
+    ):
+        return None
+    params = {p.name.value for p in all_params(function.node.params)} - {"self"}
+    if value.value not in params or value.value in bound_names(function.node.body):
+        return None
+    kind = ctx.tensors(function).kind(value)
+    if kind.tensor or kind.variable or kind.layer or kind.several:
+        return None
+    return target.attr.value, value.value
 
 
 def _kept_tensor(

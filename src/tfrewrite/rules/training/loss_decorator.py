@@ -120,12 +120,13 @@ def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
 
 
 def _decorated_callers(ctx: RuleContext, keys: set[str]) -> list[str]:
-    """Train steps in this file, already traced, that differentiate the loss:
+    """Train steps in this file, already traced, that differentiate the loss
+    (called by its name, or through a class attribute bound to it):
     decorated, or nested in a decorated function (the per-replica `step_fn`
     a traced step hands to `strategy.run`)."""
     steps = []
     for tape_loss in ctx.index.tape_losses:
-        if tape_loss.callee not in keys:
+        if tape_loss.callee not in keys and keys.isdisjoint(ctx.index.held_by(tape_loss.callee)):
             continue
         function = next((f for f in ctx.functions if f.qualname == tape_loss.function), None)
         if function is not None and (
@@ -406,9 +407,15 @@ class LossDecorator(Rule):
             return None  # its decorator traces the loop's direct calls
         if traced_steps:
             where = ", ".join(f"`{s}`" for s in traced_steps)
+            several = len(traced_steps) > 1
+            steps_text = (
+                f"train steps {where} that call it are"
+                if several
+                else f"train step {where} that calls it is"
+            )
             text = (
                 f"`@tf.function` on the loss `{name}` is a nested, redundant graph boundary: the "
-                f"train step {where} that calls it is already traced, and traces the loss with it"
+                f"{steps_text} already traced, and trace{'' if several else 's'} the loss with it"
             )
         elif function.traced is not None and function.traced.traced_callers and not callers:
             where = ", ".join(f"`{c}`" for c in function.traced.traced_callers)

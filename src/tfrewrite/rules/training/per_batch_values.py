@@ -172,6 +172,13 @@ def per_batch_values(
             for name in _empty_lists_bound(node.body[0]):
                 if name in lists:
                     lists[name].start = node
+    # A list made afresh inside the batch loop (`reg_log = []` in each pass,
+    # filled over a model's iterations on that batch) holds the values of
+    # one batch, not one value per batch.
+    for name, found in list(lists.items()):
+        start = found.start
+        if start is not None and any(n is start for n in iter_nodes(found.loop.body)):
+            del lists[name]
     return lists, sums
 
 

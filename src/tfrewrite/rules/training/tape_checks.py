@@ -156,35 +156,35 @@ def _trained_or_part(name: str, trained: set[str]) -> bool:
     )
 
 
-# A Keras model's `train_step` running its own forward pass as `self.call(x)`:
-# the finding, and its words when the model's layers ignore `training`.
-_OWN_CALL_BYPASS = (
-    "`self.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
+# A model's forward pass run as `model.call(x)` in the tape (a Keras
+# `train_step`'s `self.call(x)`): the finding, and its words when the
+# model's layers ignore `training`.
+_CALL_BYPASS = (
+    "`{model}.call(...)` in the tape bypasses Keras's `__call__`: no call context carries "
     "`training` to the layers it calls"
 )
-_OWN_CALL = (
-    f"{_OWN_CALL_BYPASS}, so any dropout or batch normalization in them runs in inference "
+_BYPASSED_CALL = (
+    f"{_CALL_BYPASS}, so any dropout or batch normalization in them runs in inference "
     "mode, and `training=True` given to `call` reaches only the layers `call` passes it to "
-    "(no fix: call the model itself, `self(x, training=True)`, which also converts and "
+    "(no fix: call the model itself, `{model}(x, training=True)`, which also converts and "
     "masks its inputs)"
 )
-_OWN_CALL_UNCHANGED = (
-    f"{_OWN_CALL_BYPASS}; nothing changes today, since {{}}, but a dropout or batch "
+_BYPASSED_CALL_UNCHANGED = (
+    f"{_CALL_BYPASS}; nothing changes today, since {{reason}}, but a dropout or batch "
     "normalization layer added later would run in inference mode (no fix: call the model "
-    "itself, `self(x, training=True)`)"
+    "itself, `{model}(x, training=True)`)"
 )
 
 
-def _calls_own_call(call: cst.Call) -> bool:
-    """`self.call(...)` with no `training` argument."""
+def _bypassed_call(call: cst.Call) -> str | None:
+    """`model` for `model.call(...)` (`self.call(...)`, `self.critic.call(...)`,
+    `critic.call(...)`) with no `training` argument; None for any other call."""
     func = call.func
-    return (
-        isinstance(func, cst.Attribute)
-        and func.attr.value == "call"
-        and isinstance(func.value, cst.Name)
-        and func.value.value == "self"
-        and not any(a.keyword is not None and a.keyword.value == "training" for a in call.args)
-    )
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "call"):
+        return None
+    if any(a.keyword is not None and a.keyword.value == "training" for a in call.args):
+        return None
+    return dotted_name(func.value)
 
 
 class MissingTrainingFlag(Rule):
@@ -428,22 +428,25 @@ class MissingTrainingFlag(Rule):
                         and recording <= stopped_tapes(ancestors)
                     ):
                         continue  # under `tape.stop_recording()`: not what the tape trains
+                    bypassed = _bypassed_call(node) if isinstance(node, cst.Call) else None
                     if (
-                        isinstance(node, cst.Call)
-                        and id(root) in steps.overrides
-                        and _calls_own_call(node)
-                        and (trained is None or "self" in trained)
+                        bypassed is not None
+                        and _runs_model(ctx, bypassed, root, steps, trained)
                         and id(node) not in seen
                         # `self.call(x, y, True, mask)`: `training` given by
                         # position reaches what `call` passes it to, as written.
-                        and not passes_training_positionally(ctx, node, "self", owner)
+                        and not passes_training_positionally(ctx, node, bypassed, owner)
                     ):
+                        assert isinstance(node, cst.Call)
                         seen.add(id(node))
-                        unchanged = ignores_training(ctx, "self", owner)
+                        unchanged = ignores_training(ctx, bypassed, owner)
                         if unchanged is None:
-                            yield Violation(node, _OWN_CALL)
+                            yield Violation(node, _BYPASSED_CALL.format(model=bypassed))
                         else:
-                            yield Violation(node, _OWN_CALL_UNCHANGED.format(unchanged))
+                            yield Violation(
+                                node,
+                                _BYPASSED_CALL_UNCHANGED.format(model=bypassed, reason=unchanged),
+                            )
                         continue
                     if not isinstance(node, cst.Call) or not _is_model_call(
                         ctx, node, models, in_method, step.differentiated[key]
@@ -466,6 +469,17 @@ class MissingTrainingFlag(Rule):
             if id(found.call) not in seen:
                 seen.add(id(found.call))
                 yield _unflagged_layer_call(ctx, found)
+
+
+def _runs_model(
+    ctx: RuleContext, model: str, root: cst.CSTNode, steps: _Steps, trained: set[str] | None
+) -> bool:
+    """Whether `model.call(...)` in a tape of `root` runs the forward pass
+    of a model the tape trains: `self` in a Keras model's own `train_step`,
+    or a model (or part of one) whose variables the tape differentiates."""
+    if model == "self":
+        return id(root) in steps.overrides and (trained is None or "self" in trained)
+    return trained is not None and _trained_or_part(model, trained)
 
 
 @dataclass
