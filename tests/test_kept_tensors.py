@@ -107,3 +107,30 @@ def test_an_argument_kept_on_self_in_traced_code_is_set_only_while_tracing() -> 
     assert [(f.start.line, f.fix) for f in findings] == [(14, None)]
     assert "assigning `self.rate` from the argument `rate`" in findings[0].message
     assert "runs only while tracing" in findings[0].message
+
+
+def test_a_property_setter_storing_its_argument_is_not_reported() -> None:
+    # The getter `teacher` runs in the traced step; the setter of the same
+    # name is called eagerly (by a callback), and storing is what it is for.
+    source = """
+    import tensorflow as tf
+
+
+    class Distiller(tf.keras.Model):
+        def __init__(self, teacher):
+            super().__init__()
+            self._teacher = teacher
+
+        @property
+        def teacher(self):
+            return self._teacher
+
+        @teacher.setter
+        def teacher(self, model):
+            self._teacher = model
+
+        def train_step(self, data):
+            x, y = data
+            return {"gap": tf.reduce_mean(self.teacher(x) - y)}
+    """
+    assert check_source(textwrap.dedent(source), select=["TFR202"]) == []

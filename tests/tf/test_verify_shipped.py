@@ -73,11 +73,12 @@ def test_a_missing_package_the_loss_reaches_is_named_with_its_line() -> None:
     stand-in is touched, with the line that touched it."""
     for call, package, distribution in [
         ("self.show(y_pred)", "cv2` (imported by losses.py, line 1)", "opencv-python"),
-        # `plt.imshow` is looked up before its argument `cv2.cvtColor(...)`.
+        # `plt.imshow` is only looked up before its argument
+        # `cv2.cvtColor(...)` is called: cv2 is the package used first.
         (
             'getattr(self, "show")(y_pred)',
-            "matplotlib` (imported by losses.py, line 2; touched on losses.py, line 13)",
-            "matplotlib",
+            "cv2` (imported by losses.py, line 1; touched on losses.py, line 13)",
+            "opencv-python",
         ),
     ]:
         source = LOSSES.replace(
@@ -90,6 +91,33 @@ def test_a_missing_package_the_loss_reaches_is_named_with_its_line() -> None:
         assert result["verdict"] == "needs package", result
         assert f"needs package `{package}" in result["needs_package"]
         assert f"pip install {distribution}" in result["needs_package"]
+
+
+# A class whose body names a package the workers lack only in annotations
+# (evaluated when the class is made, never used by the loss).
+ANNOTATED = """\
+import pandas_stand_in_test as pd
+import tensorflow as tf
+
+
+class Estimator:
+    frame: pd.DataFrame
+
+    def __init__(self, scale=2.0):
+        self.scale = scale
+
+    def loss(self, x: tf.Tensor, z: tf.Tensor) -> tf.Tensor:
+        return tf.reduce_mean(tf.square(x - z)) * self.scale
+
+    def summary(self, params: tf.Tensor) -> pd.Series:
+        return pd.Series(params.numpy())
+"""
+
+
+def test_a_package_named_only_in_annotations_is_not_needed() -> None:
+    rewrite = ANNOTATED.replace("tf.square(x - z)", "tf.square(z - x)")
+    result = _verify(ANNOTATED, rewrite, "Estimator.loss")
+    assert result["verdict"] == "equivalent", result
 
 
 EVALUATE = """\

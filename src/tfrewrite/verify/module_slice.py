@@ -332,6 +332,24 @@ _IMPLICIT_METHODS = frozenset(
 )
 
 
+def _without_annotations(node: ast.AST) -> ast.AST:
+    """A copy of `node` without its annotations (`data: pd.DataFrame`,
+    `-> pd.Series`): a class body evaluates them when it runs, but only
+    stores them, so a missing package named there only as a type is no
+    package the method reaches (its stand-in answers attribute look-ups)."""
+    import copy
+
+    node = copy.deepcopy(node)
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            sub.returns = None
+        elif isinstance(sub, ast.arg):
+            sub.annotation = None
+        elif isinstance(sub, ast.AnnAssign):
+            sub.annotation = ast.Constant(None)
+    return node
+
+
 def _reached_names(
     tree: ast.Module,
     qualname: str,
@@ -362,7 +380,7 @@ def _reached_names(
         wanted |= _names_in(part)
     for stmt in cls.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            wanted |= _names_in(stmt)
+            wanted |= _names_in(_without_annotations(stmt))
     todo = [method, *(m for m in methods if m in _IMPLICIT_METHODS)]
     done: set[str] = set()
     while todo:
@@ -371,7 +389,7 @@ def _reached_names(
             continue
         done.add(name)
         node = methods[name]
-        wanted |= _names_in(node)
+        wanted |= _names_in(_without_annotations(node))
         todo.extend(
             sub.attr
             for sub in ast.walk(node)

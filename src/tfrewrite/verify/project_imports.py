@@ -336,7 +336,9 @@ class StandIn(types.ModuleType):
     """What a failed import binds when the function under test does not
     reach it (`import cv2` for a class's plotting method): nothing
     happens until code touches it, which raises `PackageTouched` naming the
-    package and the line. Dunder look-ups (`__wrapped__`, `__path__`) stay
+    package and the line. Looking an attribute up is no touch (it gives the
+    attribute's stand-in: `data: pd.DataFrame` in a class body runs);
+    calling, indexing, iterating or deriving from one is. Dunder look-ups (`__wrapped__`, `__path__`) stay
     AttributeErrors, so introspection that probes them works."""
 
     def __init__(self, dotted: str, package: MissingPackage, imported_by: str | None) -> None:
@@ -360,7 +362,12 @@ class StandIn(types.ModuleType):
     def __getattr__(self, attribute: str) -> object:
         if attribute.startswith("__") and attribute.endswith("__"):
             raise AttributeError(attribute)
-        raise self._touched()
+        # `pd.DataFrame` in an annotation only names it: a stand-in for the
+        # attribute, touched when used (called, indexed, iterated, derived from).
+        package, imported_by = self.__dict__["_tfrewrite_missing"]
+        inner = StandIn(f"{self.__name__}.{attribute}", package, imported_by)
+        self.__dict__[attribute] = inner
+        return inner
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         raise self._touched()

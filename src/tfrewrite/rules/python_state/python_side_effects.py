@@ -259,13 +259,20 @@ class PythonSideEffectInTracedCode(Rule):
 
     An attribute of an object `self` holds (`self.odefunc.nfe = 0`) outlives
     the call like any other object's, and is reported outside set-up
-    methods (`build`). A method its own `@tf.function` traces that keeps a
-    tensor it computes on `self` for other code (`self.coef =
-    tf.linalg.solve(a, b)`, an attribute the module never reads) leaves the
-    trace's symbolic tensor there: after the call it has no value, and later
-    calls never update it (reported without a fix; return the value, or
-    `assign` it to a `tf.Variable`). A layer's `call` keeping its state for
-    the rest of the same trace is not reported. State the traced functions
+    methods (`build`). A method its own `@tf.function` traces, or a Keras
+    layer's or model's `call` (`fit` and every traced caller trace it), that
+    keeps a tensor it computes on `self` for other code (`self.coef =
+    tf.linalg.solve(a, b)`, `self.outputs = [h, state_h, state_c]`, an
+    attribute the module never reads) leaves the trace's symbolic tensor
+    there: after the call it has no value, and later calls never update it
+    (reported without a fix; return the value, or `assign` it to a
+    `tf.Variable`). A layer's `call` keeping its state for the rest of the
+    same trace (an attribute the module reads back) is not reported. A
+    traced method that stores a Python argument on `self` (`if fire_rate is
+    not None: self.fire_rate = fire_rate`) stores it only while tracing: a
+    later call with an argument seen before reuses that trace, and the
+    object keeps what the last trace stored (eagerly 0.9, 0.1, 0.9 leave
+    0.9; traced, 0.1). A property's setter is not reported. State the traced functions
     around a function make (`spec = Optional.empty(None)` in a traced
     function, set by a branch function nested in it) is made afresh for each
     trace: not reported.
@@ -619,6 +626,11 @@ def _argument_kept(
         and isinstance(value, cst.Name)
     ):
         return None
+    if any(
+        isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in ("setter", "deleter")
+        for d in function.node.decorators
+    ):
+        return None  # a property's setter: storing its argument is what it is for
     params = {p.name.value for p in all_params(function.node.params)} - {"self"}
     if value.value not in params or value.value in bound_names(function.node.body):
         return None

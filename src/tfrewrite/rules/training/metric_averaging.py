@@ -182,7 +182,10 @@ class PerBatchMetricAverage(Rule):
         the datasets a helper returns in a tuple (`train_ds, test_ds =
         load(args)`), and the callers that pass it. A mean along the list of
         batches, `np.mean(values, axis=0)` (per-batch tuples of losses), is a
-        per-batch mean; along another axis it is not.
+        per-batch mean; along another axis it is not. A list made afresh in
+        each pass of the batch loop (`penalties = []` filled over a model's
+        unrolled iterations on that batch) holds one batch's values, not one
+        value per batch.
 
         ## Fix safety
         Always unsafe (applied with `--unsafe-fixes`): the reported number

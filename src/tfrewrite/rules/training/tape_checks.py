@@ -258,8 +258,11 @@ class MissingTrainingFlag(Rule):
         `train_step` that runs its forward pass as `self.call(x)` bypasses
         `__call__`: no call context carries `training` to the layers inside
         (measured: a batch normalization's statistics do not move in `fit`).
-        It is reported without a fix; the remedy, `self(x, training=True)`,
-        also converts and masks the inputs. For the same reason, when a
+        So does a custom step running a model it trains as
+        `critic.call(x)`, even when that `call` defaults `training` to True
+        (the default reaches only the layers `call` passes it to). Both are
+        reported without a fix; the remedy, `self(x, training=True)` or
+        `critic(x, training=True)`, also converts and masks the inputs. For the same reason, when a
         model's `train_step`/`test_step` gives a training value to one of
         the model's own methods directly (`self.forward_pass(x, True)`,
         `self.call(x, training=True)`), a layer the model holds that the
