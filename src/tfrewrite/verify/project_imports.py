@@ -338,8 +338,9 @@ class StandIn(types.ModuleType):
     happens until code touches it, which raises `PackageTouched` naming the
     package and the line. Looking an attribute up is no touch (it gives the
     attribute's stand-in: `data: pd.DataFrame` in a class body runs);
-    calling, indexing, iterating or deriving from one is. Dunder look-ups (`__wrapped__`, `__path__`) stay
-    AttributeErrors, so introspection that probes them works."""
+    calling, indexing, iterating or deriving from one is. Dunder look-ups
+    (`__wrapped__`, `__path__`) stay AttributeErrors, so introspection that
+    probes them works."""
 
     def __init__(self, dotted: str, package: MissingPackage, imported_by: str | None) -> None:
         super().__init__(dotted)
