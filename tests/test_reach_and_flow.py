@@ -249,6 +249,9 @@ TERMS = {
     "scaled_by_a_mixed_precision_optimizer": """
                 loss = feature_fn(y, out)
                 total = optimizer.get_scaled_loss(loss)""",
+    "averaged_for_a_distribution_strategy": """
+                per_example = feature_fn(y, out)
+                total = tf.nn.compute_average_loss(per_example, global_batch_size=64)""",
     "kept_in_a_name_added_later": """
                 perceptual = feature_fn(y, out)
                 total = perceptual

@@ -177,7 +177,8 @@ def test_sizes_in_shape_lists_and_by_name_are_numbers() -> None:
         "center_crop",
     )
     found = dict(signatures.candidates(usages))
-    assert found["sizes by name"]["size"] == ValueSpec(4)
+    # Read by index: a (height, width) pair of sizes.
+    assert found["sizes by name"]["size"] == ValueSpec((16, 16))
 
 
 def test_reshape_targets_and_ranks_shape_the_candidates() -> None:
@@ -200,6 +201,18 @@ def test_reductions_over_several_axes_of_an_elementwise_product_need_their_rank(
         "dice",
     )
     assert specs["pred"].shape == (8, 4, 4, 4, 4) and specs["mask"].shape == (8, 4, 4, 4, 4)
+
+
+def test_a_size_read_by_index_is_a_tuple_of_sizes() -> None:
+    # `desired_size[0] / desired_size[1]`: a (height, width) pair, not a
+    # tensor and not one number.
+    source = (
+        "def resize_with_pad(image, desired_size):\n"
+        "    ratio = desired_size[0] / desired_size[1]\n"
+        "    return tf.image.resize(image, (desired_size[0], int(desired_size[1] * ratio)))\n"
+    )
+    found = dict(signatures.candidates(_usages(source, "resize_with_pad")))
+    assert found["sizes by name"]["desired_size"].value == (16, 16)
 
 
 def test_objects_are_blockers_with_their_reason() -> None:

@@ -429,6 +429,27 @@ def test_an_argument_a_traced_method_keeps_on_self_is_set_only_while_tracing(tmp
     assert traced.rate == 0.1
 
 
+def test_a_flag_guarding_a_variable_write_runs_the_write_on_every_traced_call(tmp_path):
+    """`if self.first: self.first = False; self.mean.assign(m)`: eagerly the
+    reference mean is the first batch's; traced, the kept branch assigns it
+    on every call, so it follows the last batch (TFR202, no fix)."""
+    from tests.test_flag_guarded_effects import REFERENCE_NORM
+
+    [finding] = check_source(REFERENCE_NORM, select=["TFR202"])
+    assert "`self.first`" in finding.message and finding.fix is None
+    module = load_file_module(REFERENCE_NORM, tmp_path, "reference_norm")
+    batches = [tf.fill([2, 3], float(v)) for v in (1.0, 5.0, 9.0)]
+    eager, traced = module.ReferenceNorm(), module.ReferenceNorm()
+    traced_call = tf.function(traced.call)
+    for batch in batches:
+        eager(batch, training=True)
+        if not traced.built:
+            traced.build(batch.shape)
+        traced_call(batch, training=True)
+    assert eager.mean.numpy().tolist() == [1.0, 1.0, 1.0]
+    assert traced.mean.numpy().tolist() == [9.0, 9.0, 9.0]
+
+
 WEIGHT_COPIES = """\
 import tensorflow as tf
 

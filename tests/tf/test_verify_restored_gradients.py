@@ -99,3 +99,39 @@ def test_a_gradient_failure_the_original_shares_traced_is_not_a_mismatch() -> No
     result = verify(_request(ZIPPED, rewrite, "feature_loss", ("TFR301 line 4",)))
     assert result["verdict"] != "mismatch", result
     assert any("as the original does" in w for w in result["warnings"])
+
+
+# A loss whose gradient moves when traced by `slope` (relative), as an
+# ill-conditioned loss's does under graph optimisations: eagerly 1.0, traced
+# 1 + slope. Its value is the same either way.
+NOISY = """\
+import tensorflow as tf
+
+
+@tf.custom_gradient
+def _noisy_identity(x):
+    def grad(dy):
+        return dy * (1.0 if tf.executing_eagerly() else 1.0 + {slope})
+
+    return tf.identity(x), grad
+
+
+def noisy_loss(x):
+    return tf.reduce_sum(_noisy_identity(x) * 3.0)
+"""
+
+
+def test_a_gradient_within_the_noise_of_tracing_the_original_is_equivalent() -> None:
+    original = NOISY.replace("{slope}", "1e-3")
+    rewrite = NOISY.replace("{slope}", "2e-3")
+    result = verify(_request(original, rewrite, "noisy_loss", ("TFR107 line 14",)))
+    assert result["verdict"] == "equivalent", result
+    assert any(w.startswith("gradients differ") for w in result["warnings"])
+
+
+def test_a_gradient_beyond_the_noise_of_tracing_the_original_is_a_mismatch() -> None:
+    original = NOISY.replace("{slope}", "1e-3")
+    rewrite = NOISY.replace("{slope}", "1e-2")
+    result = verify(_request(original, rewrite, "noisy_loss", ("TFR107 line 14",)))
+    assert result["verdict"] == "mismatch", result
+    assert {c["name"] for c in result["checks"] if not c["ok"]} == {CHECK_GRADIENTS}

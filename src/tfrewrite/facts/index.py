@@ -488,6 +488,16 @@ class _Indexer(
         for name in node.names:
             self.index.rebound_module_names.setdefault(name, where)
 
+    def _sets_tested_flag(self, targets: list[ast.expr]) -> bool:
+        """Whether an assignment sets a `self` attribute that a condition of
+        the function read before (`if self.first: self.first = False`)."""
+        attrs = {t.attr for t in targets if isinstance(t, ast.Attribute) and is_self_attribute(t)}
+        return bool(attrs) and any(
+            isinstance(n, ast.Attribute) and n.attr in attrs and is_self_attribute(n)
+            for test in (self.branch_tests[-1] if self.branch_tests else ())
+            for n in ast.walk(test)
+        )
+
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self._mark("writes_state")
 
@@ -521,9 +531,11 @@ class _Indexer(
         elif (
             self.function_stack
             and any(is_self_attribute(t) for t in node.targets)
-            and self._may_hold_tensor(node.value)
+            and (self._may_hold_tensor(node.value) or self._sets_tested_flag(node.targets))
         ):
-            self._mark("writes_state")  # a tensor kept on `self` (TFR202)
+            # A tensor kept on `self`, or a flag its own test reads
+            # (`if self.first: self.first = False`): TFR202.
+            self._mark("writes_state")
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             for target in node.targets:
                 self._record_target(target)

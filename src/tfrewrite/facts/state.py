@@ -169,7 +169,7 @@ def attribute_writes(
         parameters = {p.name.value for p in statement.params.params[1:]}
         for small in iter_small_statements(statement.body, into_functions=True):
             unchanged = _given_back(small, handed_back)
-            for attr, value, augmented in _self_writes(small):
+            for attr, value, augmented in self_writes(small):
                 if attr in unchanged:
                     continue  # `self.x0, loss = self.step(self.x0)`: the same object
                 if augmented:
@@ -313,9 +313,12 @@ def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -
     return found
 
 
-def _self_writes(
+def self_writes(
     small: cst.BaseSmallStatement,
 ) -> Iterator[tuple[str, cst.BaseExpression | None, bool]]:
+    """(attr, value or None, augmented) for each `self.<attr>` a small
+    statement writes: `self.x = v`, `self.x += v`, `a, self.x = f()` (value
+    unknown)."""
     if isinstance(small, cst.Assign):
         for target in small.targets:
             yield from _self_targets(target.target, small.value)
@@ -347,7 +350,7 @@ def fresh_self_containers(function: cst.FunctionDef, resolver: NameResolver) -> 
     `build`), not outside state."""
     found: set[str] = set()
     for small in iter_small_statements(function.body, into_functions=False):
-        for attr, value, augmented in _self_writes(small):
+        for attr, value, augmented in self_writes(small):
             if not augmented and is_container(value, resolver):
                 found.add(attr)
     return found

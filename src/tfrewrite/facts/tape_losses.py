@@ -55,6 +55,11 @@ _ENTRY_METHODS = frozenset({"values", "items"})
 # (mixed precision: `LossScaleOptimizer.get_scaled_loss`, Keras 3's
 # `Optimizer.scale_loss`): what they return is the loss.
 _LOSS_SCALING_METHODS = frozenset({"get_scaled_loss", "scale_loss"})
+# TensorFlow's reductions made for a loss: the per-example loss given first
+# is what they average (`tf.nn.compute_average_loss(per_example, global_batch_size=n)`).
+_LOSS_REDUCTIONS = frozenset(
+    {"tensorflow.nn.compute_average_loss", "tensorflow.nn.scale_regularization_loss"}
+)
 
 
 def _terms(
@@ -91,6 +96,8 @@ def _terms(
                 stack += node.args[:1]
             elif (resolve(func) or "") in _AGGREGATIONS:
                 stack += node.args
+            elif (resolve(func) or "") in _LOSS_REDUCTIONS:
+                stack += node.args[:1]
             elif (resolve(func) or "") in _COLLECTION_REDUCTIONS and node.args:
                 if isinstance(node.args[0], _COLLECTIONS):
                     stack.append(node.args[0])
@@ -152,9 +159,9 @@ def record_tape_losses(
         and isinstance(node.args[0], ast.Name)
     }
     handed = _handed_with_the_tape(nodes, resolve)
-    if handed and qualname in index.functions:
+    if handed is not None and qualname in index.functions:
         index.functions[qualname].hands_tape = True
-    differentiated |= handed
+    differentiated |= handed or set()
     for node in nodes:
         if opens_tape(node, resolve):
             for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
@@ -172,10 +179,12 @@ def record_tape_losses(
 
 def _handed_with_the_tape(
     nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
-) -> set[str]:
+) -> set[str] | None:
     """The names handed to a call together with a tape the scope opens
-    (`self._apply(tape, total_loss)`): the helper differentiates them with
-    it, as `tape.gradient` would here."""
+    (`self._apply(tape, total_loss)`, `self._minimize(strategy, tape, opt,
+    output["loss"], variables)`: those its arguments read): the helper
+    differentiates them with it, as `tape.gradient` would here. None when
+    no call is handed a tape."""
     tapes = {
         item.optional_vars.id
         for node in nodes
@@ -184,16 +193,21 @@ def _handed_with_the_tape(
         if isinstance(item.optional_vars, ast.Name)
     }
     if not tapes:
-        return set()
-    handed: set[str] = set()
+        return None
+    handed: set[str] | None = None
     for node in nodes:
         if not isinstance(node, ast.Call):
             continue
-        names = [
-            a.id for a in [*node.args, *(k.value for k in node.keywords)] if isinstance(a, ast.Name)
-        ]
-        if tapes.intersection(names):
-            handed.update(n for n in names if n not in tapes)
+        arguments = [*node.args, *(k.value for k in node.keywords)]
+        if not any(isinstance(a, ast.Name) and a.id in tapes for a in arguments):
+            continue
+        handed = handed or set()
+        for argument in arguments:
+            handed.update(
+                n.id
+                for n in ast.walk(argument)
+                if isinstance(n, ast.Name) and n.id not in tapes and n.id != "self"
+            )
     return handed
 
 

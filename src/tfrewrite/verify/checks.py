@@ -733,12 +733,52 @@ class Verifier:
                         "`.numpy()`) cut them: intended by its fix, and equal to the finite "
                         "differences of the original's value",
                     )
-            check.add(
-                compare(
-                    reference, got.value, rtol * 10, atol * 10, "d/d(" + ", ".join(names) + ")"
-                ),
-                label,
+            where = "d/d(" + ", ".join(names) + ")"
+            difference = compare(reference, got.value, rtol * 10, atol * 10, where)
+            if not difference.ok:
+                difference = self._within_tracing_noise(
+                    original, names, args, label, reference, got.value, difference, where
+                )
+            check.add(difference, label)
+
+    def _within_tracing_noise(
+        self,
+        original: Callable,
+        names: list[str],
+        args: dict[str, Any],
+        label: str,
+        reference: Any,
+        got: Any,
+        difference: Any,
+        where: str,
+    ) -> Any:
+        """A gradient the rewrite gets as far from the eager reference as the
+        original's own trace gets (ill-conditioned inputs: gradients of
+        1e13 where float32 keeps 7 digits): the noise of tracing, not of the
+        rewrite. The tolerance grows to four times what tracing the original
+        moves its gradient by on this input; said in a warning."""
+        traced_original = call(tf.function(gradient_fn(original, names)), args)
+        if traced_original.failed:
+            return difference
+        noise = compare(reference, traced_original.value, 0.0, 0.0, where)
+        if noise.max_rel == 0.0 and noise.max_abs == 0.0:
+            return difference
+        rtol, atol = self.options.rtol, self.options.atol
+        widened = compare(
+            reference,
+            got,
+            max(rtol * 10, 4 * noise.max_rel),
+            max(atol * 10, 4 * noise.max_abs),
+            where,
+        )
+        if widened.ok:
+            self._warn_once(
+                "gradients differ",
+                f"from the eager original's on {label} by up to {difference.max_rel:.2g} "
+                f"(relative), within four times what tracing the original itself moves them by "
+                f"there ({noise.max_rel:.2g}): numeric noise of ill-conditioned inputs",
             )
+        return widened
 
     def _print_checks(
         self,

@@ -31,6 +31,8 @@ BATCH = 8
 CLASSES = 4
 # A count or size parameter, by default.
 COUNT = 4
+# The side of a synthesised image, and of a size tuple read by index.
+IMAGE_SIDE = 16
 MAX_CANDIDATES = 24
 DEPTH = 3  # helper functions followed into
 
@@ -111,6 +113,8 @@ class Usage:
     scalar: bool = False  # a Python number: range(p), p used as a count
     not_tensor: str | None = None  # why it cannot be a tensor ("it is called")
     keys: list[str] = field(default_factory=list)  # a dict of tensors read by key: p["image"]
+    # How many items a sequence read by constant index needs (`size[1]`: 2).
+    indexed: int = 0
     # A list unpacked into names (`y, n_context = inputs`): the names, and
     # what the uses of each say, as for a parameter.
     elements: list[str] = field(default_factory=list)
@@ -125,6 +129,7 @@ class Usage:
         self.scalar |= other.scalar
         self.not_tensor = self.not_tensor or other.not_tensor
         self.keys += [k for k in other.keys if k not in self.keys]
+        self.indexed = max(self.indexed, other.indexed)
         if other.elements and not self.elements:
             self.elements, self.parts = other.elements, other.parts
 
@@ -391,6 +396,8 @@ class _Analysis:
                         usages[p].min_rank, index + 1 if index >= 0 else -index
                     )
         p = owner(value)
+        if p and index is not None and index >= 0:
+            usages[p].indexed = max(usages[p].indexed, index + 1)
         key = node.slice.value if isinstance(node.slice, ast.Constant) else None
         if p and isinstance(key, str) and key not in usages[p].keys:
             usages[p].keys.append(key)  # features["image"]: a dict of tensors
@@ -483,8 +490,13 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
     for name, usage in usages.items():
         if usage.scalar or (style.startswith("sizes by name") and _size_name(name)):
             # A count or a size; counts that slice a dimension together
-            # (`x[:, :n_context + n_target]`) fit in it when small.
-            specs[name] = ValueSpec(2 if style.startswith("small counts") else COUNT)
+            # (`x[:, :n_context + n_target]`) fit in it when small. A size
+            # read by index (`desired_size[0]`) is a tuple of sizes.
+            count = 2 if style.startswith("small counts") else COUNT
+            if usage.indexed and not usage.scalar:
+                specs[name] = ValueSpec(tuple([IMAGE_SIDE] * max(usage.indexed, 2)))
+            else:
+                specs[name] = ValueSpec(count)
             continue
         if usage.parts:
             inner = _layout(usage.parts, style)
@@ -501,7 +513,7 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
         if usage.shapes and style != "ignore reshape":
             shape = usage.shapes[0]
         if usage.image:
-            side = 256 if style.startswith("large") else 16
+            side = 256 if style.startswith("large") else IMAGE_SIDE
             unbatched = style in ("unbatched image", "large unbatched image")
             shape = (side, side, 3) if unbatched else (BATCH, side, side, 3)
         if usage.integer:

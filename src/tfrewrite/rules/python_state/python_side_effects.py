@@ -18,6 +18,7 @@ from tfrewrite.facts.state import (
     module_containers,
     reset_self_containers,
     scratch_self_containers,
+    self_writes,
 )
 from tfrewrite.facts.vocabulary import SETUP_METHODS
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
@@ -515,6 +516,7 @@ class PythonSideEffectInTracedCode(Rule):
             )
         yield from _advanced_iterators(function, containers.ctx, local)
         yield from _file_writes(function, containers.ctx, local)
+        yield from _flag_guarded_effects(function, containers.ctx)
         # A set-up method (`build`) fills its object's own containers once:
         # Keras, or the flag guarding its call, runs it once, by design.
         setup = function.is_method and function.node.name.value in SETUP_METHODS
@@ -610,6 +612,74 @@ class PythonSideEffectInTracedCode(Rule):
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         return None
+
+
+# Calls whose effect a trace keeps and runs on every call: variable writes,
+# optimizer and metric updates.
+_PER_CALL_EFFECTS = frozenset(
+    {
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "scatter_update",
+        "scatter_add",
+        "scatter_nd_update",
+        "apply_gradients",
+        "update_state",
+        "reset_state",
+    }
+)
+
+
+def _flag_guarded_effects(function: FunctionScope, ctx: RuleContext) -> Iterator[Violation]:
+    """`if self.first: self.first = False; self.mean.assign(m)` in traced
+    code: the test runs while tracing, so the trace keeps the branch, whose
+    variable writes (and other per-call effects) then run on every call,
+    while the flag flips once. Eagerly they run on the first call only. (A
+    branch that only creates state, `if self.v is None: self.v =
+    tf.Variable(...)`, is set-up the trace runs once: not reported.)"""
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.If):
+            continue
+        flags = {
+            n.attr.value
+            for n in iter_nodes(node.test)
+            if isinstance(n, cst.Attribute)
+            and isinstance(n.value, cst.Name)
+            and n.value.value == "self"
+        }
+        if not flags:
+            continue
+        flips = [
+            (small, attr)
+            for small in iter_small_statements(node.body, into_functions=False)
+            for attr, _, _ in self_writes(small)
+            if attr in flags
+        ]
+        if not flips:
+            continue
+        effects = [
+            n
+            for n in iter_nodes(node.body, into_functions=False)
+            if isinstance(n, cst.Call)
+            and (
+                (isinstance(n.func, cst.Attribute) and n.func.attr.value in _PER_CALL_EFFECTS)
+                or ctx.names.qualified_name(n.func) == "tensorflow.print"
+            )
+        ]
+        if not effects:
+            continue
+        write, attr = flips[0]
+        flag = f"self.{attr}"
+        effect = ctx.code(effects[0].func)
+        yield Violation(
+            write,
+            f"`{flag}` is tested and set in traced `{function.qualname}`: the test runs while "
+            f"tracing, so the trace keeps this branch and its `{effect}(...)` runs on every "
+            f"call, while `{flag}` changes once (eagerly it runs on the first call only); "
+            "keep the flag in a `tf.Variable` and branch with `tf.cond`, or do the first "
+            "call's work outside the traced call",
+        )
 
 
 def _argument_kept(

@@ -56,13 +56,22 @@ def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
             if isinstance(loop, (cst.For, cst.While)) and applies_gradients(loop.body)
         ]
     else:
-        regions = [body] if applies_gradients(body) else []
+        # It applies the gradients, or hands its tape to a helper that does
+        # (`self._minimize(strategy, tape, optimizer, loss, variables)`).
+        regions = [body] if applies_gradients(body) or _trains_by_index(ctx, root) else []
     tapes: dict[int, cst.With] = {}
     for region in regions:
         for node in iter_nodes(region, into_functions=False):
             if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
                 tapes[id(node)] = node
     return list(tapes.values())
+
+
+def _trains_by_index(ctx: RuleContext, root: cst.CSTNode) -> bool:
+    """Whether pass 1 found the function `root` a train step (`FunctionInfo.trains`)."""
+    scope = ctx.scope_of(root) if isinstance(root, cst.FunctionDef) else None
+    info = ctx.index.functions.get(scope.qualname) if scope is not None else None
+    return info is not None and info.trains
 
 
 def _model_names(ctx: RuleContext) -> set[str]:
