@@ -58,7 +58,7 @@ def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
     else:
         # It applies the gradients, or hands its tape to a helper that does
         # (`self._minimize(strategy, tape, optimizer, loss, variables)`).
-        regions = [body] if applies_gradients(body) or _trains_by_index(ctx, root) else []
+        regions = [body] if applies_gradients(body) or _hands_tape_to_update(ctx, root) else []
     tapes: dict[int, cst.With] = {}
     for region in regions:
         for node in iter_nodes(region, into_functions=False):
@@ -67,11 +67,37 @@ def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
     return list(tapes.values())
 
 
-def _trains_by_index(ctx: RuleContext, root: cst.CSTNode) -> bool:
-    """Whether pass 1 found the function `root` a train step (`FunctionInfo.trains`)."""
-    scope = ctx.scope_of(root) if isinstance(root, cst.FunctionDef) else None
-    info = ctx.index.functions.get(scope.qualname) if scope is not None else None
-    return info is not None and info.trains
+def _hands_tape_to_update(ctx: RuleContext, root: cst.CSTNode) -> bool:
+    """Whether the function `root` hands a tape it opens to a function of
+    this file that applies gradients: a method of its class
+    (`self._minimize(strategy, tape, optimizer, loss, variables)`) or a
+    module function. (A library helper given the tape, an adversarial
+    attack's `gen_adv_neighbor(..., gradient_tape=tape)`, trains nothing.)"""
+    if not isinstance(root, cst.FunctionDef):
+        return False
+    scope = ctx.scope_of(root)
+    if scope is None:
+        return False
+    owner = ctx.class_of(scope)
+    tapes = {
+        name
+        for node in iter_nodes(root.body, into_functions=False)
+        if isinstance(node, cst.With) and (name := tape_name(ctx, node)) is not None
+    }
+    if not tapes:
+        return False
+    for node in iter_nodes(root.body, into_functions=False):
+        if not isinstance(node, cst.Call) or not any(
+            isinstance(a.value, cst.Name) and a.value.value in tapes for a in node.args
+        ):
+            continue
+        name = dotted_name(node.func) or ""
+        if name.startswith("self.") and owner is not None:
+            name = f"{owner[0]}.{name.removeprefix('self.')}"
+        info = ctx.index.functions.get(name)
+        if info is not None and info.applies_gradients:
+            return True
+    return False
 
 
 def _model_names(ctx: RuleContext) -> set[str]:
