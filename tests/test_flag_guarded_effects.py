@@ -53,3 +53,28 @@ def test_a_flag_set_in_the_branch_it_guards_around_variable_writes_is_reported()
 
 def test_state_created_once_behind_a_flag_is_not_reported() -> None:
     assert check_source(textwrap.dedent(LAZY_STATE), select=["TFR202"]) == []
+
+
+def test_a_flag_in_a_set_up_method_is_not_reported() -> None:
+    # `build` runs once, by design: its own `built` guard changes nothing.
+    source = """
+    import tensorflow as tf
+
+
+    class ScaledEmbedding(tf.keras.layers.Layer):
+        def __init__(self, scale):
+            super().__init__()
+            self.embedding = tf.keras.layers.Embedding(10, 4)
+            self.scale = scale
+            self.ready = False
+
+        def build(self, input_shape):
+            if not self.ready:
+                self.embedding.build(input_shape)
+                self.embedding.embeddings.assign(self.embedding.embeddings / self.scale)
+                self.ready = True
+
+        def call(self, inputs):
+            return self.embedding(inputs) * self.scale
+    """
+    assert check_source(textwrap.dedent(source), select=["TFR202"]) == []

@@ -516,10 +516,11 @@ class PythonSideEffectInTracedCode(Rule):
             )
         yield from _advanced_iterators(function, containers.ctx, local)
         yield from _file_writes(function, containers.ctx, local)
-        yield from _flag_guarded_effects(function, containers.ctx)
         # A set-up method (`build`) fills its object's own containers once:
         # Keras, or the flag guarding its call, runs it once, by design.
         setup = function.is_method and function.node.name.value in SETUP_METHODS
+        if not setup:
+            yield from _flag_guarded_effects(function, containers.ctx)
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
