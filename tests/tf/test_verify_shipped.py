@@ -120,6 +120,38 @@ def test_a_package_named_only_in_annotations_is_not_needed() -> None:
     assert result["verdict"] == "equivalent", result
 
 
+# An image resized and padded to a (height, width) pair: an unbatched image
+# and a pair of sizes, found by search.
+RESIZE = """\
+import tensorflow as tf
+
+
+def resize_with_pad(image, desired_size, pad_value=255):
+    size = tf.shape(image)
+    ratio = size[0] / size[1]
+    if ratio >= desired_size[0] / desired_size[1]:
+        height, width = desired_size[0], int(desired_size[0] // ratio)
+    else:
+        height, width = int(desired_size[1] * ratio), desired_size[1]
+    resized = tf.image.resize(image, (height, width))
+    pad_h, pad_w = desired_size[0] - height, desired_size[1] - width
+    return tf.pad(resized, [[0, pad_h], [0, pad_w], [0, 0]], constant_values=pad_value)
+"""
+
+
+def test_an_image_and_the_size_pair_it_is_padded_to_are_found_by_search() -> None:
+    rewrite = RESIZE.replace(
+        "tf.image.resize(image, (height, width))", "tf.image.resize(image, [height, width])"
+    )
+    result = _verify(RESIZE, rewrite, "resize_with_pad", "images.py")
+    assert "inputs found by search (unbatched image, sizes by name)" in _warnings(result)
+    checks = {c["name"]: c for c in result["checks"]}
+    assert checks["rewrite eager"]["ok"] and checks["rewrite traced"]["ok"], result
+    # Its tensor `if` needs AutoGraph, as the original's does: a rewrite whose
+    # fixes are not known must do without, so this one is a mismatch there.
+    assert result["verdict"] == "mismatch"
+
+
 EVALUATE = """\
 import tensorflow as tf
 

@@ -488,7 +488,7 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
         rank = 3 if style.endswith("rank 3") else 2
     specs: dict[str, Spec] = {}
     for name, usage in usages.items():
-        if usage.scalar or (style.startswith("sizes by name") and _size_name(name)):
+        if usage.scalar or ("sizes by name" in style and _size_name(name)):
             # A count or a size; counts that slice a dimension together
             # (`x[:, :n_context + n_target]`) fit in it when small. A size
             # read by index (`desired_size[0]`) is a tuple of sizes.
@@ -514,7 +514,7 @@ def _layout(usages: dict[str, Usage], style: str) -> dict[str, Spec]:
             shape = usage.shapes[0]
         if usage.image:
             side = 256 if style.startswith("large") else IMAGE_SIDE
-            unbatched = style in ("unbatched image", "large unbatched image")
+            unbatched = "unbatched image" in style
             shape = (side, side, 3) if unbatched else (BATCH, side, side, 3)
         if usage.integer:
             if usage.labels_of is not None:
@@ -534,6 +534,8 @@ def candidates(usages: dict[str, Usage]) -> Iterator[tuple[str, dict[str, Spec]]
         "hinted",
         "sizes by name",
         "unbatched image",
+        # An image and the size it is resized or padded to.
+        "unbatched image, sizes by name",
         "rank 1",
         "column",
         "ten classes",
