@@ -450,6 +450,25 @@ def test_a_flag_guarding_a_variable_write_runs_the_write_on_every_traced_call(tm
     assert traced.mean.numpy().tolist() == [9.0, 9.0, 9.0]
 
 
+def test_changing_a_container_argument_raises_only_when_traced(tmp_path):
+    """Eagerly `logs` gets its entry; traced, `tf.function` raises
+    `ValueError` (TFR202, no fix)."""
+    from tests.test_argument_mutations import SOURCE
+
+    findings = check_source(SOURCE, select=["TFR202"])
+    assert len(findings) == 2 and all(f.fix is None for f in findings)
+    module = load_file_module(SOURCE, tmp_path, "argument_mutations")
+    logs: dict = {}
+    module.log_temperature.python_function(tf.constant(1.5), logs)
+    assert float(logs["temp"]) == 3.0
+    with pytest.raises(ValueError, match="should not modify its Python input arguments"):
+        module.log_temperature(tf.constant(1.5), {})
+    history: list = []
+    with pytest.raises(ValueError, match="should not modify its Python input arguments"):
+        module.record(tf.constant(1.0), history)
+    assert float(module.copied(tf.constant(1.0), [])) == 1.0
+
+
 WEIGHT_COPIES = """\
 import tensorflow as tf
 

@@ -208,6 +208,9 @@ class _Indexer(
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
+        # Per enclosing loop of the function's own body: a `for` over data
+        # (not a counted `range`).
+        self.data_loops: list[bool] = []
         # Per function being visited: names a mutating method is called on,
         # and whether inside a loop that may be a graph loop.
         self.mutated_names: list[list[tuple[str, bool]]] = []
@@ -341,6 +344,7 @@ class _Indexer(
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         graph_loops, self.graph_loops = self.graph_loops, []
+        data_loops, self.data_loops = self.data_loops, []
         self.mutated_names.append([])
         self.batched_names.append(set())
         # A parameter whose default is a number or a bool (`test=False`) is
@@ -365,6 +369,7 @@ class _Indexer(
         self.batched_names.pop()
         self.loop_stack = loops
         self.graph_loops = graph_loops
+        self.data_loops = data_loops
         self._decide_mutations(node, info)
         if info.opens_gradient_tape and not info.applies_gradients:
             info.returns_gradients = returns_gradients(node)
@@ -635,10 +640,13 @@ class _Indexer(
                 self.evidence[-1][counter.id] = "p"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
         self.graph_loops.append(self._may_range_over_tensor(node.iter))
+        counted = isinstance(node.iter, ast.Call) and dotted(node.iter.func) == "range"
+        self.data_loops.append(not counted)
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
         self.graph_loops.pop()
+        self.data_loops.pop()
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.bind_names(node.target)
@@ -752,6 +760,8 @@ class _Indexer(
         if self.function_stack:
             if callee and not self.eager_depth:
                 self.function_stack[-1].calls.append(callee)
+                if any(self.data_loops):
+                    self.function_stack[-1].calls_in_data_loops.add(callee)
             if instance and not self.eager_depth:
                 self.function_stack[-1].calls.append(instance)
             if isinstance(node.func, ast.Attribute):
@@ -1044,11 +1054,25 @@ def _record_helper_gradients(
             helpers.add(info.qualname)
     if not helpers:
         return
+    # A helper whose callers in this file all leave its gradients unapplied
+    # (a Hessian-vector product a conjugate-gradient solver multiplies) is no
+    # step; one no function of the file calls may be another module's.
+    for helper in helpers:
+        callers = [
+            info
+            for info in index.functions.values()
+            if any(index.local(callee) == helper for callee in info.calls)
+        ]
+        if callers and not any(info.applies_gradients for info in callers):
+            index.functions[helper].gradients_unapplied = True
     for info in index.functions.values():
         if not info.applies_gradients or info.opens_gradient_tape:
             continue
         for callee in info.calls:
-            if index.local(callee) in helpers:
+            # Called once per batch of its own loop over the data (`for data
+            # in dataset: grads = self._step(data); opt.apply_gradients(...)`):
+            # the function is the training loop, the helper its step.
+            if index.local(callee) in helpers and callee not in info.calls_in_data_loops:
                 info.applies_helper_gradients = True
                 break
 

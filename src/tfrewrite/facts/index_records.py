@@ -62,6 +62,13 @@ class FunctionInfo:
     # A tape opened inside a loop of the function's own body: the function
     # is a training loop (TFR303's case), not a step.
     tape_in_loop: bool = False
+    # What the function calls inside a `for` over data of its own body (not
+    # a counted `range`): a helper returning gradients called there makes
+    # the function a training loop, not a step.
+    calls_in_data_loops: set[str] = field(default_factory=set)
+    # It returns gradients, and every function of its file that calls it
+    # leaves them unapplied: not a step that hands them to be applied.
+    gradients_unapplied: bool = False
     # A method that iterates over, or turns whole into an array, a `self`
     # list that other methods of its class append to (a REINFORCE update over
     # the episode's `self.rewards`): each call sees a new length, so under
@@ -155,8 +162,9 @@ class FunctionInfo:
         decorating it is the speed-up."""
         if self.applies_helper_gradients:
             return True
+        returns_to_apply = self.returns_gradients and not self.gradients_unapplied
         return self.opens_gradient_tape and (
-            self.applies_gradients or self.returns_gradients or self.hands_tape
+            self.applies_gradients or returns_to_apply or self.hands_tape
         )
 
 

@@ -521,6 +521,7 @@ class PythonSideEffectInTracedCode(Rule):
         setup = function.is_method and function.node.name.value in SETUP_METHODS
         if not setup:
             yield from _flag_guarded_effects(function, containers.ctx)
+        yield from _argument_mutations(function)
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
@@ -681,6 +682,51 @@ def _flag_guarded_effects(function: FunctionScope, ctx: RuleContext) -> Iterator
             "keep the flag in a `tf.Variable` and branch with `tf.cond`, or do the first "
             "call's work outside the traced call",
         )
+
+
+def _argument_mutations(function: FunctionScope) -> Iterator[Violation]:
+    """Changes a function its own `@tf.function` traces makes to a Python
+    container it is given (`logs["temp"] = t`, `items.append(x)`): eagerly
+    they happen; traced, `tf.function` compares its Python arguments before
+    and after the call and raises `ValueError` ("should not modify its Python
+    input arguments"). A parameter the body rebinds first is a copy."""
+    traced = function.runs_traced
+    if traced is None or not traced.has_own_decorator:
+        return
+    params = {p.name.value for p in all_params(function.node.params)} - {"self", "cls"}
+    params -= bound_names(function.node.body)
+    if not params:
+        return
+    for small in iter_small_statements(function.node.body, into_functions=False):
+        changed: str | None = None
+        if isinstance(small, (cst.Assign, cst.AugAssign, cst.Del)):
+            targets = (
+                [t.target for t in small.targets]
+                if isinstance(small, cst.Assign)
+                else [small.target]
+            )
+            for target in targets:
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    if target.value.value in params:
+                        changed = target.value.value
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.value.value in params
+                and func.attr.value in MUTATING_METHODS
+            ):
+                changed = func.value.value
+        if changed is not None:
+            yield Violation(
+                small,
+                f"changing the argument `{changed}` inside `@tf.function` "
+                f"`{function.qualname}` raises when traced: `tf.function` allows no change "
+                'to the Python containers it is given ("should not modify its Python input '
+                'arguments", `ValueError`), while eagerly it runs; change a copy, or return '
+                "the value",
+            )
 
 
 def _argument_kept(
