@@ -118,6 +118,22 @@ def test_a_tensor_rebound_after_the_read_is_reported_without_a_fix():
     assert "`h` is not one value throughout the function" in finding.message
 
 
+def test_dimensions_converted_one_by_one_are_reported_without_a_fix():
+    # `map(int, ...)` raises at its own line when the batch is unknown: a
+    # dynamic shape at the reshape alone would not help.
+    source = with_body(
+        TRACED,
+        """
+        h = tf.nn.relu(x)
+        rows, cols = map(int, h.shape.as_list())
+        return tf.reshape(h, [rows, cols // 2, 2])
+        """,
+    )
+    [finding] = check_source(source, select=SELECT)
+    assert "`rows` (`h.shape[0]`)" in finding.message and finding.fix is None
+    assert "`rows` is bound by `int()` of the static dimension" in finding.message
+
+
 def test_a_count_mixed_with_a_value_of_unknown_dtype_is_an_unsafe_fix():
     source = with_body(
         TRACED.replace("def f(x)", "def f(x, n)"),

@@ -469,6 +469,49 @@ def test_changing_a_container_argument_raises_only_when_traced(tmp_path):
     assert float(module.copied(tf.constant(1.0), [])) == 1.0
 
 
+CONVERTED_SHAPE = """\
+import tensorflow as tf
+
+
+def fold(x):
+    rows, cols = map(int, x.shape.as_list())
+    return tf.reshape(x, [rows, cols // 2, 2])
+"""
+
+
+def test_dimensions_converted_one_by_one_raise_when_the_batch_is_unknown(tmp_path):
+    """Eagerly every dimension is known; traced with an unknown batch
+    (`input_signature`), `int(None)` raises (TFR107, no fix)."""
+    source = CONVERTED_SHAPE + "\n\n@tf.function\ndef folded(x):\n    return fold(x)\n"
+    [finding] = check_source(source, select=["TFR107"])
+    assert finding.fix is None
+    module = load_file_module(CONVERTED_SHAPE, tmp_path, "converted_shape")
+    assert module.fold(tf.ones([3, 4])).shape == (3, 2, 2)
+    unknown = tf.function(module.fold, input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    with pytest.raises(TypeError):
+        unknown(tf.ones([3, 4]))
+
+
+def test_a_wrapper_of_a_weightless_cell_built_in_traced_code_creates_no_variable(tmp_path):
+    """`RNN(DecodeCell(...))` built on every call of a `tf.function`: the
+    cell holds no variable, so retracing (a new sequence length) works, and
+    TFR204 does not report it; a `GRUCell` inside would raise."""
+    from tests.test_wrapped_cells import SOURCE
+
+    source = SOURCE.replace("{cell}", "DecodeCell(transitions)")
+    module = load_file_module(source, tmp_path, "wrapped_cells")
+    transitions = tf.zeros([3, 3])
+    for steps in (4, 5):
+        inputs = tf.ones([2, steps, 3])
+        module.decode(inputs, transitions, [tf.zeros([2, 3])])
+    weighted = load_file_module(
+        SOURCE.replace("{cell}", "tf.keras.layers.GRUCell(3)"), tmp_path, "wrapped_gru"
+    )
+    with pytest.raises(ValueError, match="singleton"):
+        for steps in (4, 5):
+            weighted.decode(tf.ones([2, steps, 3]), transitions, [tf.zeros([2, 3])])
+
+
 WEIGHT_COPIES = """\
 import tensorflow as tf
 

@@ -31,7 +31,8 @@ WHOLE_SHAPE = "*"
 
 def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
     """`x` for `x.shape`, `x.get_shape()` (the same `TensorShape`), or
-    either's `.as_list()` (its dimensions as a list)."""
+    either's `.as_list()` (its dimensions as a list), also converted one by
+    one (`map(int, ...)`) or copied (`list(...)`, `tuple(...)`)."""
     if isinstance(node, cst.Attribute) and node.attr.value == "shape" and not node.lpar:
         return node.value
     if (
@@ -44,6 +45,20 @@ def static_shape_of(node: cst.BaseExpression) -> cst.BaseExpression | None:
             return node.func.value
         if node.func.attr.value == "as_list":
             return static_shape_of(node.func.value)
+    # Its dimensions converted one by one, or copied into a list or tuple:
+    # `map(int, x.shape.as_list())`, `list(x.shape)` (an unknown one is
+    # `None` still, or `int(None)` raises).
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not node.lpar:
+        args = [a.value for a in node.args if a.keyword is None and not a.star]
+        if node.func.value in ("list", "tuple") and len(args) == 1:
+            return static_shape_of(args[0])
+        if (
+            node.func.value == "map"
+            and len(args) == 2
+            and isinstance(args[0], cst.Name)
+            and args[0].value in ("int", "float")
+        ):
+            return static_shape_of(args[1])
     return None
 
 
@@ -71,6 +86,24 @@ def static_dimension_of(
     ):
         return owner, "-" + index.expression.value
     return None
+
+
+def converted_dimension_names(function: cst.FunctionDef) -> set[str]:
+    """Local names bound by unpacking a static shape converted dimension by
+    dimension (`b, h, w, c = map(int, x.shape.as_list())`): `int(None)`
+    raises there, before any use, when a dimension is unknown."""
+    found: set[str] = set()
+    for target, value, augmented in iter_assignments(function.body):
+        if augmented or not isinstance(target, (cst.Tuple, cst.List)):
+            continue
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value == "map"
+            and static_shape_of(value) is not None
+        ):
+            found.update(name for name, _, _ in split_target(target, None))
+    return found
 
 
 def static_dimension_names(function: cst.FunctionDef) -> dict[str, tuple[cst.BaseExpression, str]]:

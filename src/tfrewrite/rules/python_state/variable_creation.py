@@ -8,13 +8,14 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS
+from tfrewrite.facts.training import value_sources
 from tfrewrite.facts.vocabulary import (
     GET_VARIABLE,
     SETUP_METHODS,
     creates_variables,
     weighted_layer,
 )
-from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -220,6 +221,8 @@ class VariableCreatedInTracedCode(Rule):
             )
             layer = weighted_layer(ctx.names.qualified_name(node.func))
             if layer is not None:
+                if layer in _WRAPPERS and _wraps_weightless_cell(ctx, node):
+                    continue  # `RNN(cell)` of a cell of this file that holds no variable
                 yield Violation(node, _layer_message(layer, scope.qualname, when))
                 continue
             yield Violation(
@@ -228,6 +231,49 @@ class VariableCreatedInTracedCode(Rule):
                 f"{_RAISES}; create it once outside (in `__init__`, `build`, or next to the "
                 "model) and update it inside",
             )
+
+
+# Keras layers whose variables are those of the layer or cell they are given
+# first (`RNN(cell)`, `Bidirectional(layer)`): measured with weighted ones.
+_WRAPPERS = frozenset({"RNN", "Bidirectional", "TimeDistributed"})
+# What creates variables in a class of the project.
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+
+
+def _wraps_weightless_cell(ctx: RuleContext, wrapper: cst.Call) -> bool:
+    """Whether `RNN(cell)` wraps an object of a class of this file that
+    creates no variable: no `add_weight`, `tf.Variable` or weighted Keras
+    layer in its body (a CRF decoding cell computing from the transition
+    matrix it is given). An unknown class may hold weights: False."""
+    args = [a.value for a in wrapper.args if a.keyword is None and not a.star]
+    args += [a.value for a in wrapper.args if a.keyword and a.keyword.value in ("cell", "layer")]
+    if not args:
+        return False
+    built = args[0]
+    if isinstance(built, cst.Name):
+        sources = [s for s in value_sources(ctx, built)[1:] if isinstance(s, cst.Call)]
+        built = sources[0] if len(sources) == 1 else built
+    if not isinstance(built, cst.Call) or not isinstance(built.func, cst.Name):
+        return False
+    cls = next(
+        (
+            n
+            for n in iter_nodes(ctx.module)
+            if isinstance(n, cst.ClassDef) and n.name.value == built.func.value
+        ),
+        None,
+    )
+    if cls is None:
+        return False
+    for node in iter_nodes(cls):
+        if not isinstance(node, cst.Call):
+            continue
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in _WEIGHT_METHODS:
+            return False
+        qualified = ctx.names.qualified_name(node.func)
+        if creates_variables(qualified) is not None or weighted_layer(qualified) is not None:
+            return False
+    return True
 
 
 def _get_variable_message(qualname: str) -> str:

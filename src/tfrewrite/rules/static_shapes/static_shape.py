@@ -26,6 +26,7 @@ from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.role_arguments import role_arguments
 from tfrewrite.facts.static_shapes import (
     batch_dimension_reads,
+    converted_dimension_names,
     mentions_static_shape,
     static_batch_names,
     static_dimension_names,
@@ -497,6 +498,19 @@ class StaticShapeInTracedCode(Rule):
                 message
                 + f" (not rewritten: `{moved[0]}` is not one value throughout the function, so "
                 f"`{tf}.shape({moved[0]})` here could read another tensor)",
+            )
+        converted = converted_dimension_names(site.scope.node)
+        through = [
+            ctx.code(node)
+            for node, _, _ in dimensions
+            if isinstance(node, cst.Name) and node.value in converted
+        ]
+        if through:
+            return Violation(
+                shape,
+                message + f" (not rewritten: `{through[0]}` is bound by `int()` of the static "
+                "dimension, which raises first when it is unknown; bind it from "
+                f"`{tf}.shape(...)` there)",
             )
         unsafe = []
         if "likely" in strengths:
