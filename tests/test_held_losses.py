@@ -82,3 +82,22 @@ def test_a_python_if_on_a_held_loss_result_is_a_tensor_condition() -> None:
     findings = check_source(textwrap.dedent(SOURCE), select=["TFR101"])
     assert [f.start.line for f in findings] == [39]
     assert "Python `if` on a tensor" in findings[0].message
+
+
+def test_a_helper_returning_an_unpacked_op_result_returns_a_tensor() -> None:
+    source = """
+    import tensorflow as tf
+
+
+    def counts(x):
+        _, _, count = tf.unique_with_counts(x)
+        return count
+
+
+    def pair(x):
+        first, second = x, x
+        return first
+    """
+    index = build_index(textwrap.dedent(source), "ops.py", "ops")
+    assert index.functions["counts"].returns_tensor
+    assert not index.functions["pair"].returns_tensor

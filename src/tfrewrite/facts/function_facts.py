@@ -18,7 +18,7 @@ from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import builds_keras_model, is_loss_class
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
-from tfrewrite.facts.tensor_kinds import is_tensor_op
+from tfrewrite.facts.tensor_kinds import MULTI_TENSOR_FUNCTIONS, is_tensor_op
 from tfrewrite.facts.vocabulary import (
     LOG_METHODS,
     is_gradient_tape,
@@ -197,7 +197,20 @@ def returns_tensor(
     or a name every binding of its own scope gives one (`loss =
     tf.reduce_mean(...)`; `loss = loss * scale`; `return loss`). A caller in
     another module gets a tensor from it."""
-    return _every_return_gives(node, lambda value: _computes_tensor(value, resolve), True)
+    return _every_return_gives(
+        node,
+        lambda value: _computes_tensor(value, resolve),
+        True,
+        unpacked=lambda value: _computes_tensors(value, resolve),
+    )
+
+
+def _computes_tensors(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:
+    """A call whose result, unpacked, gives tensors: a TensorFlow op, or
+    one of those that return several (`tf.unique_with_counts`, `tf.split`)."""
+    return isinstance(value, ast.Call) and (
+        _computes_tensor(value, resolve) or resolve(value.func) in MULTI_TENSOR_FUNCTIONS
+    )
 
 
 def _computes_tensor(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:
@@ -258,12 +271,14 @@ def _every_return_gives(
     made_by: Callable[[ast.expr], bool],
     arithmetic: bool,
     tuples: bool = False,
+    unpacked: Callable[[ast.expr], bool] | None = None,
 ) -> bool:
     """Every `return` of the function gives a value (a call or an
     attribute) `made_by` accepts: directly, through a name every binding
     of the function's scope gives one, or (`arithmetic`: the kind is closed
     under it, as tensors are) through arithmetic on one; with `tuples`,
-    each element of a tuple it returns does."""
+    each element of a tuple it returns does; with `unpacked`, each name
+    unpacked from a value it accepts (`_, _, count = tf.unique_with_counts(x)`)."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [
         _reaching_value(node.body, s) or s.value for s in statements if isinstance(s, ast.Return)
@@ -288,9 +303,13 @@ def _every_return_gives(
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 single = isinstance(target, ast.Name)
+                # `_, _, count = tf.unique_with_counts(x)`: the results of a
+                # call `unpacked` accepts are each what `made_by` asks for.
+                each = not single and unpacked is not None and unpacked(statement.value)
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
-                        bound.setdefault(name.id, []).append(statement.value if single else target)
+                        value = _UNPACKED if each else statement.value if single else target
+                        bound.setdefault(name.id, []).append(value)
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             # `loss += term` binds `loss + term`.
             value = ast.BinOp(statement.target, statement.op, statement.value)
@@ -313,6 +332,8 @@ def _every_return_gives(
     reading: set[str] = set()
 
     def evident(expr: ast.expr | None, depth: int = 0) -> bool:
+        if expr is _UNPACKED:
+            return True
         if expr is None or depth > 8:
             return False
         if isinstance(expr, (ast.Call, ast.Attribute)):
@@ -335,6 +356,9 @@ def _every_return_gives(
     return all(evident(value) for value in returned)
 
 
+# The binding of a name unpacked from a value `_every_return_gives`'s
+# `unpacked` accepts: evident by itself.
+_UNPACKED = ast.Constant(value=None)
 # What a return value can be to be evident by `_every_return_gives`'s reading.
 _EVIDENT_SHAPES = (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Name)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

@@ -115,10 +115,13 @@ MULTI_TENSOR_FUNCTIONS = frozenset(
         "tensorflow.unstack",
         "tensorflow.meshgrid",
         "tensorflow.unique",
+        "tensorflow.unique_with_counts",
         "tensorflow.math.top_k",
         "tensorflow.nn.top_k",
         "tensorflow.linalg.qr",
         "tensorflow.linalg.eigh",
+        "tensorflow.linalg.svd",
+        "tensorflow.linalg.slogdet",
         "tensorflow.nn.moments",
     }
 )
