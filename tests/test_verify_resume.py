@@ -268,3 +268,17 @@ def test_check_fix_and_verify_modules_never_import_ray_or_tensorflow(tmp_path: P
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+def test_a_worker_ended_by_a_signal_is_described_by_it() -> None:
+    from tfrewrite.verify.pool import _STARTUP_NOTE, _exit_description
+
+    assert _exit_description(-6).startswith("SIGABRT: a native check in TensorFlow failed")
+    assert _exit_description(-9).startswith("SIGKILL: most often the memory ran out")
+    assert _exit_description(1) == "exit code 1"
+    notes = [
+        "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+        "I0000 00:00:1796551077.312142   18433 port.cc:153] oneDNN custom operations are on.",
+    ]
+    assert all(_STARTUP_NOTE.match(line) for line in notes)
+    assert not _STARTUP_NOTE.match("F0000 00:00:17.1 op_kernel.cc:12] Check failed: dims == 4")

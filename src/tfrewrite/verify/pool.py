@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -55,6 +57,29 @@ class EnvironmentProblem(Exception):
 
 def _source_root() -> str:
     return str(Path(tfrewrite.__file__).resolve().parent.parent)
+
+
+# TensorFlow's and absl's start-up notes on standard error.
+_STARTUP_NOTE = re.compile(r"^(?:[IW]\d{4} \d\d:\d\d:|WARNING: All log messages before absl)")
+
+
+def _exit_description(code: int | None) -> str:
+    """`exit code 1`, or the signal that ended the worker: SIGABRT is a
+    native check failing (an op given inputs it cannot take), SIGKILL most
+    often the memory running out."""
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return f"exit code {code}"
+        why = {
+            "SIGABRT": ": a native check in TensorFlow failed, often an op given inputs it "
+            "cannot take",
+            "SIGKILL": ": most often the memory ran out",
+            "SIGSEGV": ": a crash in native code",
+        }.get(name, "")
+        return f"{name}{why}"
+    return f"exit code {code}"
 
 
 @dataclass
@@ -107,10 +132,14 @@ class Worker:
         self.answers.put(None)
 
     def log_tail(self, limit: int = 2000) -> str:
+        """The end of what the worker wrote to standard error, without
+        TensorFlow's start-up notes (`I0000 ... oneDNN custom operations`),
+        which say nothing of why it stopped."""
         self.log.flush()
         self.log.seek(0)
         text = self.log.read().decode("utf-8", "replace")
-        return text[-limit:].strip()
+        lines = [line for line in text.splitlines() if not _STARTUP_NOTE.match(line)]
+        return "\n".join(lines)[-limit:].strip()
 
     def wait_ready(self) -> None:
         try:
@@ -152,7 +181,8 @@ class Worker:
         if line is None:
             self.process.wait()
             return WorkerFailure(
-                f"the worker died (exit code {self.process.returncode}):\n{self.log_tail()}",
+                f"the worker died ({_exit_description(self.process.returncode)}):\n"
+                f"{self.log_tail()}",
                 lost=True,
             )
         return json.loads(line)["result"]
