@@ -452,7 +452,18 @@ def in_place_writes(root: cst.CSTNode) -> dict[str, str]:
     statement of its own (`cfg.update(...)`); its result used in an
     expression (`x = queue.pop()`) is left to TFR202."""
     found: dict[str, str] = {}
-    for small in iter_small_statements(root, into_functions=True):
+    for _, name, how in in_place_write_statements(root, into_functions=True):
+        found.setdefault(name, how)
+    return found
+
+
+def in_place_write_statements(
+    root: cst.CSTNode, into_functions: bool
+) -> Iterator[tuple[cst.BaseSmallStatement, str, str]]:
+    """(statement, name, how) for each statement of `root` that changes the
+    items of a name in place: `name[k] = v`, `name[k] += v`, `del name[k]`,
+    or a mutating method called as a statement (`name.update(...)`)."""
+    for small in iter_small_statements(root, into_functions=into_functions):
         targets: list[cst.BaseExpression] = []
         if isinstance(small, cst.Assign):
             targets = [t.target for t in small.targets]
@@ -468,12 +479,11 @@ def in_place_writes(root: cst.CSTNode) -> dict[str, str]:
                 and func.attr.value in MUTATING_METHODS
             ):
                 name = func.value.value
-                found.setdefault(name, f"`{name}.{func.attr.value}(...)`")
+                yield small, name, f"`{name}.{func.attr.value}(...)`"
         for target in targets:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
                 name = target.value.value
-                found.setdefault(name, f"`{name}[...] = ...`")
-    return found
+                yield small, name, f"`{name}[...] = ...`"
 
 
 def settled_before(function: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:

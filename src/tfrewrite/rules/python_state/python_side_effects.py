@@ -14,6 +14,7 @@ from tfrewrite.facts.python_iterators import outside_iterator
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
+    in_place_write_statements,
     is_container,
     module_containers,
     reset_self_containers,
@@ -697,28 +698,8 @@ def _argument_mutations(function: FunctionScope) -> Iterator[Violation]:
     params -= bound_names(function.node.body)
     if not params:
         return
-    for small in iter_small_statements(function.node.body, into_functions=False):
-        changed: str | None = None
-        if isinstance(small, (cst.Assign, cst.AugAssign, cst.Del)):
-            targets = (
-                [t.target for t in small.targets]
-                if isinstance(small, cst.Assign)
-                else [small.target]
-            )
-            for target in targets:
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                    if target.value.value in params:
-                        changed = target.value.value
-        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            func = small.value.func
-            if (
-                isinstance(func, cst.Attribute)
-                and isinstance(func.value, cst.Name)
-                and func.value.value in params
-                and func.attr.value in MUTATING_METHODS
-            ):
-                changed = func.value.value
-        if changed is not None:
+    for small, changed, _ in in_place_write_statements(function.node.body, into_functions=False):
+        if changed in params:
             yield Violation(
                 small,
                 f"changing the argument `{changed}` inside `@tf.function` "
