@@ -2,7 +2,9 @@
 container it is given (`logs["temp"] = t`, `history.append(x)`): eagerly it
 runs; traced, `tf.function` raises ("should not modify its Python input
 arguments"). A parameter the body rebinds first (a copy) is not reported,
-nor a function traced only by others (a layer's `call`)."""
+nor `**kwargs` (made afresh for each call), nor a method of an object that
+is no list or dict (`buffer.add(x)`: only their structure is compared), nor
+a function traced only by others (a layer's `call`)."""
 
 from __future__ import annotations
 
@@ -30,6 +32,13 @@ def record(x, history):
 def copied(x, history):
     history = list(history)
     history.append(x)
+    return x
+
+
+@tf.function
+def options(x, buffer, **kwargs):
+    kwargs["training"] = True
+    buffer.add(x)
     return x
 """
 

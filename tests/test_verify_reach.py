@@ -402,6 +402,41 @@ def test_a_stand_in_used_at_class_creation_is_touched_there() -> None:
         loader.load_function(bases, "Loss.loss", "original")
 
 
+def test_a_stand_in_named_in_annotations_is_no_touch_but_used_values_are() -> None:
+    """`frame: pd.DataFrame` and `-> pd.Series | None` only name the
+    package; `pd.SCALE * 2` uses one of its values: touched, naming it."""
+    source = textwrap.dedent(
+        """
+        import tfrewrite_absent_frames as pd
+
+        class Estimator:
+            frame: pd.DataFrame
+
+            def loss(self, a, b):
+                return a - b
+
+            def summary(self, a) -> pd.Series | None:
+                return None
+
+            def scaled(self, a):
+                return a * pd.SCALE
+        """
+    )
+    loaded = loader.load_function(source, "Estimator.loss", "original")
+    assert loaded.function(3, 1) == 2  # type: ignore[operator]
+    # `scaled` reaches the package by name: needed at load.
+    with pytest.raises(project_imports.MissingPackage, match="tfrewrite_absent_frames"):
+        loader.load_function(source, "Estimator.scaled", "original")
+    stand_in = project_imports.StandIn(
+        "pd", project_imports.MissingPackage("tfrewrite_absent_frames"), "model.py, line 1"
+    )
+    assert (stand_in.Series | None) is stand_in.Series
+    with pytest.raises(project_imports.PackageTouched, match="tfrewrite_absent_frames"):
+        stand_in.SCALE * 2
+    with pytest.raises(project_imports.PackageTouched):
+        float(stand_in.pi)
+
+
 def test_install_hints_name_the_distribution() -> None:
     def hint(module: str) -> str:
         return str(project_imports.MissingPackage(module.split(".")[0], module=module))

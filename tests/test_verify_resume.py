@@ -282,3 +282,10 @@ def test_a_worker_ended_by_a_signal_is_described_by_it() -> None:
     ]
     assert all(_STARTUP_NOTE.match(line) for line in notes)
     assert not _STARTUP_NOTE.match("F0000 00:00:17.1 op_kernel.cc:12] Check failed: dims == 4")
+
+
+def test_tensorflow_warnings_of_what_went_wrong_are_kept() -> None:
+    from tfrewrite.verify.pool import _STARTUP_NOTE
+
+    failed = "W0000 00:00:1796551083.490 18433 op_kernel.cc:1843] OP_REQUIRES failed at conv"
+    assert not _STARTUP_NOTE.match(failed)

@@ -53,3 +53,16 @@ def test_a_wrapper_of_a_cell_with_weights_is_reported() -> None:
         source = SOURCE.replace("{cell}", cell)
         findings = check_source(textwrap.dedent(source), select=["TFR204"])
         assert any("a Keras `RNN` layer is built on every call" in f.message for f in findings)
+
+
+def test_a_cell_deriving_from_a_weighted_keras_cell_is_reported() -> None:
+    source = SOURCE.replace("{cell}", "PlainGRU(3)") + textwrap.dedent(
+        """
+
+        class PlainGRU(tf.keras.layers.GRUCell):
+            def call(self, inputs, states):
+                return super().call(inputs, states)
+        """
+    )
+    findings = check_source(textwrap.dedent(source), select=["TFR204"])
+    assert any("a Keras `RNN` layer is built on every call" in f.message for f in findings)

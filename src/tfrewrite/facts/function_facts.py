@@ -306,9 +306,19 @@ def _every_return_gives(
                 # `_, _, count = tf.unique_with_counts(x)`: the results of a
                 # call `unpacked` accepts are each what `made_by` asks for.
                 each = not single and unpacked is not None and unpacked(statement.value)
+                # Only the names the tuple binds directly (not `*rest`, a
+                # list, nor names read inside a subscript target).
+                direct = (
+                    {e.id for e in target.elts if isinstance(e, ast.Name)}
+                    if each and isinstance(target, (ast.Tuple, ast.List))
+                    else set()
+                )
                 for name in ast.walk(target):
                     if isinstance(name, ast.Name):
-                        value = _UNPACKED if each else statement.value if single else target
+                        if name.id in direct:
+                            value = _UNPACKED
+                        else:
+                            value = statement.value if single else target
                         bound.setdefault(name.id, []).append(value)
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             # `loss += term` binds `loss + term`.

@@ -536,10 +536,17 @@ class _Indexer(
         elif (
             self.function_stack
             and any(is_self_attribute(t) for t in node.targets)
-            and (self._may_hold_tensor(node.value) or self._sets_tested_flag(node.targets))
+            and (
+                self._may_hold_tensor(node.value)
+                or self._sets_tested_flag(node.targets)
+                or (
+                    isinstance(node.value, ast.Name)
+                    and node.value.id in self.function_stack[-1].params
+                )
+            )
         ):
-            # A tensor kept on `self`, or a flag its own test reads
-            # (`if self.first: self.first = False`): TFR202.
+            # A tensor kept on `self`, an argument stored there, or a flag
+            # its own test reads (`if self.first: self.first = False`): TFR202.
             self._mark("writes_state")
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             for target in node.targets:

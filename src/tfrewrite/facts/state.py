@@ -214,7 +214,11 @@ def _parameters_handed_back(cls: cst.ClassDef) -> dict[str, _HandedBack]:
     for statement in cls.body.body:
         if not isinstance(statement, cst.FunctionDef):
             continue
-        params = tuple(p.name.value for p in statement.params.params[1:])
+        static = any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in statement.decorators
+        )
+        params = tuple(p.name.value for p in statement.params.params[0 if static else 1 :])
         kept = set(params) - bound_names(statement.body)
         returns = [
             node.value
@@ -254,7 +258,7 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
     call = small.value
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
         return set()
-    method = call.func.attr.value if _self_attribute(call.func) is not None else None
+    method = call.func.attr.value if self_attribute_name(call.func) is not None else None
     known = handed_back.get(method) if method is not None else None
     if known is None:
         return set()
@@ -266,7 +270,7 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
         if name is None and i < len(known.params):
             name = known.params[i]
         if name is not None:
-            passed[name] = _self_attribute(arg.value)
+            passed[name] = self_attribute_name(arg.value)
     target = small.targets[0].target
     items: dict[int | None, cst.BaseExpression] = (
         {i: e.value for i, e in enumerate(target.elements)}
@@ -276,14 +280,14 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
     given_back = set()
     for position, param in known.positions.items():
         item = items.get(position)
-        attr = _self_attribute(item) if item is not None else None
+        attr = self_attribute_name(item) if item is not None else None
         if attr is not None and passed.get(param) == attr:
             given_back.add(attr)
     return given_back
 
 
-def _self_attribute(node: cst.BaseExpression) -> str | None:
-    """`attr` for `self.attr`."""
+def self_attribute_name(node: cst.BaseExpression) -> str | None:
+    """`attr` for `self.attr`; None for anything else."""
     if (
         isinstance(node, cst.Attribute)
         and isinstance(node.value, cst.Name)
@@ -452,17 +456,18 @@ def in_place_writes(root: cst.CSTNode) -> dict[str, str]:
     statement of its own (`cfg.update(...)`); its result used in an
     expression (`x = queue.pop()`) is left to TFR202."""
     found: dict[str, str] = {}
-    for _, name, how in in_place_write_statements(root, into_functions=True):
-        found.setdefault(name, how)
+    for _, name, method in in_place_write_statements(root, into_functions=True):
+        found.setdefault(name, f"`{name}.{method}(...)`" if method else f"`{name}[...] = ...`")
     return found
 
 
 def in_place_write_statements(
     root: cst.CSTNode, into_functions: bool
-) -> Iterator[tuple[cst.BaseSmallStatement, str, str]]:
-    """(statement, name, how) for each statement of `root` that changes the
-    items of a name in place: `name[k] = v`, `name[k] += v`, `del name[k]`,
-    or a mutating method called as a statement (`name.update(...)`)."""
+) -> Iterator[tuple[cst.BaseSmallStatement, str, str | None]]:
+    """(statement, name, method) for each statement of `root` that changes
+    the items of a name in place: `name[k] = v`, `name[k] += v`, `del
+    name[k]` (method None), or a mutating method called as a statement
+    (`name.update(...)`: "update")."""
     for small in iter_small_statements(root, into_functions=into_functions):
         targets: list[cst.BaseExpression] = []
         if isinstance(small, cst.Assign):
@@ -478,12 +483,10 @@ def in_place_write_statements(
                 and isinstance(func.value, cst.Name)
                 and func.attr.value in MUTATING_METHODS
             ):
-                name = func.value.value
-                yield small, name, f"`{name}.{func.attr.value}(...)`"
+                yield small, func.value.value, func.attr.value
         for target in targets:
             if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                name = target.value.value
-                yield small, name, f"`{name}[...] = ...`"
+                yield small, target.value.value, None
 
 
 def settled_before(function: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:

@@ -159,9 +159,9 @@ def record_tape_losses(
         and isinstance(node.args[0], ast.Name)
     }
     handed = _handed_with_the_tape(nodes, resolve)
-    if handed is not None and qualname in index.functions:
+    if handed and qualname in index.functions:
         index.functions[qualname].hands_tape = True
-    differentiated |= handed or set()
+    differentiated |= handed
     for node in nodes:
         if opens_tape(node, resolve):
             for lineno, call in _differentiated_calls(node.body, differentiated, resolve):
@@ -179,12 +179,13 @@ def record_tape_losses(
 
 def _handed_with_the_tape(
     nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
-) -> set[str] | None:
+) -> set[str]:
     """The names handed to a call together with a tape the scope opens
     (`self._apply(tape, total_loss)`, `self._minimize(strategy, tape, opt,
-    output["loss"], variables)`: those its arguments read): the helper
-    differentiates them with it, as `tape.gradient` would here. None when
-    no call is handed a tape."""
+    output["loss"], variables)`: `total_loss`, `output`, `variables`, by
+    name or through items of one): the helper differentiates them with it,
+    as `tape.gradient` would here. A tape handed alone (`show(tape)`) hands
+    nothing to differentiate."""
     tapes = {
         item.optional_vars.id
         for node in nodes
@@ -193,21 +194,23 @@ def _handed_with_the_tape(
         if isinstance(item.optional_vars, ast.Name)
     }
     if not tapes:
-        return None
-    handed: set[str] | None = None
+        return set()
+    handed: set[str] = set()
     for node in nodes:
         if not isinstance(node, ast.Call):
             continue
         arguments = [*node.args, *(k.value for k in node.keywords)]
         if not any(isinstance(a, ast.Name) and a.id in tapes for a in arguments):
             continue
-        handed = handed or set()
         for argument in arguments:
-            handed.update(
-                n.id
-                for n in ast.walk(argument)
-                if isinstance(n, ast.Name) and n.id not in tapes and n.id != "self"
+            values = (
+                [argument.body, argument.orelse] if isinstance(argument, ast.IfExp) else [argument]
             )
+            for value in values:
+                while isinstance(value, ast.Subscript):
+                    value = value.value
+                if isinstance(value, ast.Name) and value.id not in tapes:
+                    handed.add(value.id)
     return handed
 
 

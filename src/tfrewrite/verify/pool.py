@@ -59,8 +59,12 @@ def _source_root() -> str:
     return str(Path(tfrewrite.__file__).resolve().parent.parent)
 
 
-# TensorFlow's and absl's start-up notes on standard error.
-_STARTUP_NOTE = re.compile(r"^(?:[IW]\d{4} \d\d:\d\d:|WARNING: All log messages before absl)")
+# TensorFlow's and absl's start-up notes on standard error (what the build
+# supports, that no GPU is there), not its warnings of what went wrong.
+_STARTUP_NOTE = re.compile(
+    r"^(?:WARNING: All log messages before absl"
+    r"|[IW]\d{4} [\d:.]+ +\d+ (?:port|cudart_stub|cuda_\w+|cpu_feature_guard)\.cc:\d+\])"
+)
 
 
 def _exit_description(code: int | None) -> str:

@@ -373,6 +373,21 @@ class StandIn(types.ModuleType):
     def __call__(self, *args: object, **kwargs: object) -> object:
         raise self._touched()
 
+    def _used(self, *args: object) -> object:
+        """A value of the package used in arithmetic or converted
+        (`cv2.INTER_AREA * 2`, `float(sp.pi)`): touched."""
+        raise self._touched()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _used
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __pow__ = _used
+    __neg__ = __float__ = __int__ = __index__ = __lt__ = __le__ = __gt__ = __ge__ = _used
+
+    def __or__(self, other: object) -> object:
+        """`pd.DataFrame | None` in an annotation: still only a name."""
+        return self
+
+    __ror__ = __or__
+
     def __getitem__(self, key: object) -> object:
         raise self._touched()
 

@@ -19,6 +19,7 @@ from tfrewrite.facts.state import (
     module_containers,
     reset_self_containers,
     scratch_self_containers,
+    self_attribute_name,
     self_writes,
 )
 from tfrewrite.facts.vocabulary import SETUP_METHODS
@@ -644,15 +645,12 @@ def _flag_guarded_effects(function: FunctionScope, ctx: RuleContext) -> Iterator
     for node in iter_nodes(function.node.body, into_functions=False):
         if not isinstance(node, cst.If):
             continue
-        flags = {
-            n.attr.value
-            for n in iter_nodes(node.test)
-            if isinstance(n, cst.Attribute)
-            and isinstance(n.value, cst.Name)
-            and n.value.value == "self"
-        }
+        flags = {attr for n in iter_nodes(node.test) if (attr := self_attribute_name(n))}
         if not flags:
             continue
+        facts = ctx.tensors(function)
+        if facts.kind(node.test).tensor or facts.likely.kind(node.test).tensor:
+            continue  # a tensor condition: TFR101's, and AutoGraph's `tf.cond`
         flips = [
             (small, attr)
             for small in iter_small_statements(node.body, into_functions=False)
@@ -694,11 +692,18 @@ def _argument_mutations(function: FunctionScope) -> Iterator[Violation]:
     traced = function.runs_traced
     if traced is None or not traced.has_own_decorator:
         return
-    params = {p.name.value for p in all_params(function.node.params)} - {"self", "cls"}
-    params -= bound_names(function.node.body)
+    # `*args` and `**kwargs` are made afresh for each call.
+    params = {p.name.value for p in function.node.params.params}
+    params |= {p.name.value for p in function.node.params.kwonly_params}
+    params |= {p.name.value for p in function.node.params.posonly_params}
+    params -= {"self", "cls"} | bound_names(function.node.body)
     if not params:
         return
-    for small, changed, _ in in_place_write_statements(function.node.body, into_functions=False):
+    for small, changed, method in in_place_write_statements(
+        function.node.body, into_functions=False
+    ):
+        if method is not None and method not in _CONTAINER_CHANGES:
+            continue  # a method of an object: `tf.function` compares lists, dicts, tuples
         if changed in params:
             yield Violation(
                 small,
@@ -710,6 +715,16 @@ def _argument_mutations(function: FunctionScope) -> Iterator[Violation]:
             )
 
 
+# The methods that change a list or a dict in place, whose structure
+# `tf.function` compares before and after the call.
+_CONTAINER_CHANGES = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+     "setdefault", "popitem"}
+)  # fmt: skip
+# Literal defaults that are Python values.
+_PYTHON_CONSTANTS = frozenset({"True", "False"})
+
+
 def _argument_kept(
     ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
 ) -> tuple[str, str] | None:
@@ -717,25 +732,32 @@ def _argument_kept(
     the argument is a Python value (`fire_rate=None`): the write happens when
     a call traces, not when a call reuses a trace, so the object keeps what
     the last trace set, not what the last call passed."""
-    if not (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-        and isinstance(value, cst.Name)
-    ):
+    attr = self_attribute_name(target)
+    if attr is None or not isinstance(value, cst.Name):
         return None
     if any(
         isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in ("setter", "deleter")
         for d in function.node.decorators
     ):
         return None  # a property's setter: storing its argument is what it is for
-    params = {p.name.value for p in all_params(function.node.params)} - {"self"}
-    if value.value not in params or value.value in bound_names(function.node.body):
+    param = next((p for p in all_params(function.node.params) if p.name.value == value.value), None)
+    if param is None or value.value in bound_names(function.node.body):
+        return None
+    # A Python value by its default (`scale=0.5`, `train=True`), or by
+    # what the project's call sites pass: a tensor argument is TFR202's
+    # kept tensor, and one of unknown kind is left alone.
+    # (`None` is no evidence: an optional tensor, Keras' `mask=None`, has it.)
+    python_default = isinstance(
+        param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)
+    ) and (not isinstance(param.default, cst.Name) or param.default.value in _PYTHON_CONSTANTS)
+    traced = function.runs_traced
+    passed_python = traced is not None and value.value in traced.python_params
+    if not (python_default or passed_python):
         return None
     kind = ctx.tensors(function).kind(value)
     if kind.tensor or kind.variable or kind.layer or kind.several:
         return None
-    return target.attr.value, value.value
+    return attr, value.value
 
 
 def _kept_tensor(
@@ -750,11 +772,8 @@ def _kept_tensor(
     symbolic tensor there after the call, never updated by later calls.
     (State a layer's `call` or the module reads back in the same trace, a
     decoder's recurrent state, is scratch space of the trace.)"""
-    if not (
-        isinstance(target, cst.Attribute)
-        and isinstance(target.value, cst.Name)
-        and target.value.value == "self"
-    ):
+    attr = self_attribute_name(target)
+    if attr is None:
         return None
     traced = function.runs_traced
     if traced is None:
@@ -763,7 +782,7 @@ def _kept_tensor(
     keras_call = method == "call" and ctx.index.derives_from_keras(owner)
     if not (traced.has_own_decorator or keras_call):
         return None
-    if target.attr.value in ctx.index.attribute_reads:
+    if attr in ctx.index.attribute_reads:
         return None  # a layer's `call` keeping its state for the same trace
     # A list or tuple of tensors (`self.outputs = [h, state]`) keeps each.
     if isinstance(value, (cst.List, cst.Tuple)):
@@ -776,7 +795,7 @@ def _kept_tensor(
     if not all(kind.tensor and not kind.variable for kind in kinds):
         return None
     held = "a tensor" if values == [value] else "tensors"
-    return f"`self.{target.attr.value}` keeps {held}"
+    return f"`self.{attr}` keeps {held}"
 
 
 RULES = (PythonSideEffectInTracedCode,)

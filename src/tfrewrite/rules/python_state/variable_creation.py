@@ -242,9 +242,11 @@ _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
 
 def _wraps_weightless_cell(ctx: RuleContext, wrapper: cst.Call) -> bool:
     """Whether `RNN(cell)` wraps an object of a class of this file that
-    creates no variable: no `add_weight`, `tf.Variable` or weighted Keras
-    layer in its body (a CRF decoding cell computing from the transition
-    matrix it is given). An unknown class may hold weights: False."""
+    creates no variable: it derives from no weighted Keras layer and no class
+    of the project, and its body creates no `add_weight`, `tf.Variable`,
+    weighted Keras layer nor object of another class of the project or of
+    unknown origin (a CRF decoding cell computing from the transition matrix
+    it is given). An unknown class may hold weights: False."""
     args = [a.value for a in wrapper.args if a.keyword is None and not a.star]
     args += [a.value for a in wrapper.args if a.keyword and a.keyword.value in ("cell", "layer")]
     if not args:
@@ -265,6 +267,14 @@ def _wraps_weightless_cell(ctx: RuleContext, wrapper: cst.Call) -> bool:
     )
     if cls is None:
         return False
+    for base in cls.bases:
+        # A cell of Keras with weights of its own (`GRUCell`) or another class
+        # of the project may hold variables the class body does not show.
+        qualified = ctx.names.qualified_name(base.value)
+        if weighted_layer(qualified) is not None or qualified is None:
+            return False
+        if ctx.index.local(qualified) in ctx.index.classes:
+            return False
     for node in iter_nodes(cls):
         if not isinstance(node, cst.Call):
             continue
@@ -273,6 +283,10 @@ def _wraps_weightless_cell(ctx: RuleContext, wrapper: cst.Call) -> bool:
         qualified = ctx.names.qualified_name(node.func)
         if creates_variables(qualified) is not None or weighted_layer(qualified) is not None:
             return False
+        if isinstance(node.func, cst.Name) and node.func.value[:1].isupper():
+            # `Gate(...)`: a layer of the project, or a class of unknown origin.
+            if qualified is None or ctx.index.local(qualified) in ctx.index.classes:
+                return False
     return True
 
 

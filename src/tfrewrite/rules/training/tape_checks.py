@@ -469,7 +469,7 @@ class MissingTrainingFlag(Rule):
                     bypassed = _bypassed_call(node) if isinstance(node, cst.Call) else None
                     if (
                         bypassed is not None
-                        and _runs_model(ctx, bypassed, root, steps, trained)
+                        and _runs_model(bypassed, root, steps, trained, step.differentiated[key])
                         and id(node) not in seen
                         # `self.call(x, y, True, mask)`: `training` given by
                         # position reaches what `call` passes it to, as written.
@@ -510,14 +510,20 @@ class MissingTrainingFlag(Rule):
 
 
 def _runs_model(
-    ctx: RuleContext, model: str, root: cst.CSTNode, steps: _Steps, trained: set[str] | None
+    model: str,
+    root: cst.CSTNode,
+    steps: _Steps,
+    trained: set[str] | None,
+    keras_trained: set[str] | None,
 ) -> bool:
     """Whether `model.call(...)` in a tape of `root` runs the forward pass
-    of a model the tape trains: `self` in a Keras model's own `train_step`,
-    or a model (or part of one) whose variables the tape differentiates."""
+    of a Keras model the tape trains: `self` in a Keras model's own
+    `train_step`, or a model (or part of one) whose variables the tape
+    differentiates and that is known to be a Keras object (a `tf.Module`
+    with a `call` method has no `__call__` to bypass)."""
     if model == "self":
         return id(root) in steps.overrides and (trained is None or "self" in trained)
-    return trained is not None and _trained_or_part(model, trained)
+    return keras_trained is not None and _trained_or_part(model, keras_trained)
 
 
 @dataclass
