@@ -271,11 +271,18 @@ class PythonSideEffectInTracedCode(Rule):
     (reported without a fix; return the value, or `assign` it to a
     `tf.Variable`). A layer's `call` keeping its state for the rest of the
     same trace (an attribute the module reads back) is not reported. A
-    traced method that stores a Python argument on `self` (`if fire_rate is
-    not None: self.fire_rate = fire_rate`) stores it only while tracing: a
-    later call with an argument seen before reuses that trace, and the
-    object keeps what the last trace stored (eagerly 0.9, 0.1, 0.9 leave
-    0.9; traced, 0.1). A property's setter is not reported. State the traced functions
+    traced method that stores a Python argument on `self` (`self.rate =
+    rate` for `rate=0.5`, an argument with a number or bool default or one
+    the project's call sites pass as a Python value) stores it only while
+    tracing: a later call with an argument seen before reuses that trace,
+    and the object keeps what the last trace stored (eagerly 0.9, 0.1, 0.9
+    leave 0.9; traced, 0.1). A property's setter is not reported, nor an
+    argument that may be a tensor (`mask=None`). A `self` flag tested and
+    set around variable writes (`if self.first: self.first = False;
+    self.mean.assign(m)`) is tested while tracing: the trace keeps the
+    branch, and its writes run on every call. A `@tf.function` that changes
+    a list or dict it is given (`logs["temp"] = t`) raises when traced
+    ("should not modify its Python input arguments"). State the traced functions
     around a function make (`spec = Optional.empty(None)` in a traced
     function, set by a branch function nested in it) is made afresh for each
     trace: not reported.
