@@ -736,9 +736,11 @@ def _argument_kept(
     ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
 ) -> tuple[str, str] | None:
     """(attr, parameter) for `self.attr = parameter` in a traced method where
-    the argument is a Python value (`fire_rate=None`): the write happens when
-    a call traces, not when a call reuses a trace, so the object keeps what
-    the last trace set, not what the last call passed."""
+    the argument is a Python value (`rate=0.5`): the write happens when a
+    call traces, not when a call reuses a trace, so the object keeps what
+    the last trace set, not what the last call passed. An attribute the
+    module reads back (`self._return_attention_scores`, read by the method
+    the call runs next) is the call's own state: not reported."""
     attr = self_attribute_name(target)
     if attr is None or not isinstance(value, cst.Name):
         return None
@@ -747,6 +749,8 @@ def _argument_kept(
         for d in function.node.decorators
     ):
         return None  # a property's setter: storing its argument is what it is for
+    if attr in ctx.index.attribute_reads:
+        return None  # read back by the module: the same call's state (Keras' call flags)
     param = next((p for p in all_params(function.node.params) if p.name.value == value.value), None)
     if param is None or value.value in bound_names(function.node.body):
         return None
