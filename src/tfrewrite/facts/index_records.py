@@ -523,6 +523,17 @@ class ModuleIndex:
                 return info
         return None
 
+    def own_method_called(self, qualname: str, callee: str) -> str | None:
+        """`self.calc_loss` called in a method of `Agent` (or in a function
+        nested in one, which reads the method's `self`): `Agent.calc_loss`,
+        the class's method by its name in this module. None for a callee
+        not on `self`, or outside classes."""
+        owner = self.method_around(qualname)
+        method = callee.removeprefix("self.")
+        if owner is None or method == callee or "." in method:
+            return None
+        return f"{owner.class_name}.{method}"
+
     def runs_eagerly(self, qualname: str) -> bool:
         """Whether a function is, or is nested in, one that runs eagerly
         (`eager_functions`: handed to `tf.py_function`, or called only by

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import bound_names
+from tfrewrite.facts.bindings import all_params, bound_names
+from tfrewrite.facts.call_arguments import bind_arguments
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.tensor_kinds import is_python_float, is_python_int, is_tensor_op
@@ -198,11 +199,12 @@ def attribute_writes(
 
 @dataclass(frozen=True)
 class _HandedBack:
-    """A method's parameters in order, and which it hands back unchanged:
-    position in the tuple every `return` gives (None: the whole value) ->
-    parameter."""
+    """A method, whether it is static (no `self` to bind), and which
+    parameters it hands back unchanged: position in the tuple every
+    `return` gives (None: the whole value) -> parameter."""
 
-    params: tuple[str, ...]
+    method: cst.FunctionDef
+    static: bool
     positions: dict[int | None, str]
 
 
@@ -218,7 +220,7 @@ def _parameters_handed_back(cls: cst.ClassDef) -> dict[str, _HandedBack]:
             isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
             for d in statement.decorators
         )
-        params = tuple(p.name.value for p in statement.params.params[0 if static else 1 :])
+        params = [p.name.value for p in all_params(statement.params)][0 if static else 1 :]
         kept = set(params) - bound_names(statement.body)
         returns = [
             node.value
@@ -240,7 +242,7 @@ def _parameters_handed_back(cls: cst.ClassDef) -> dict[str, _HandedBack]:
             if name in kept and all(shape.get(position) == name for shape in shapes[1:])
         }
         if same:
-            found[statement.name.value] = _HandedBack(params, same)
+            found[statement.name.value] = _HandedBack(statement, static, same)
     return found
 
 
@@ -262,15 +264,12 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
     known = handed_back.get(method) if method is not None else None
     if known is None:
         return set()
-    passed: dict[str, str | None] = {}
-    for i, arg in enumerate(call.args):
-        if arg.star:
-            return set()
-        name = arg.keyword.value if arg.keyword is not None else None
-        if name is None and i < len(known.params):
-            name = known.params[i]
-        if name is not None:
-            passed[name] = self_attribute_name(arg.value)
+    args = call.args if known.static else [cst.Arg(call.func.value), *call.args]
+    passed = {
+        param: self_attribute_name(bound.value)
+        for param, bound in bind_arguments(known.method, args).items()
+        if bound.passed and bound.value is not None
+    }
     target = small.targets[0].target
     items: dict[int | None, cst.BaseExpression] = (
         {i: e.value for i, e in enumerate(target.elements)}

@@ -238,15 +238,12 @@ def returned_terms(body: list[ast.stmt], resolve: Callable[[ast.AST], str | None
 
 
 def _own_method(index: ModuleIndex, qualname: str, callee: str | None) -> str | None:
-    """`self.calc_loss` in a method of `Agent` (or in a function nested in
-    one, which reads the method's `self`): the class's method, by its
+    """`self.calc_loss` in a method of `Agent`: the class's method by its
     qualified name (`module.Agent.calc_loss`), which the project facts
-    resolve to the method `Agent` defines or inherits."""
-    owner = index.method_around(qualname)
-    method = (callee or "").removeprefix("self.")
-    if owner is None or method == callee or "." in method:
-        return callee
-    return index.qualify(f"{owner.class_name}.{method}")
+    resolve to the method `Agent` defines or inherits; any other callee as
+    it is."""
+    method = index.own_method_called(qualname, callee or "")
+    return callee if method is None else index.qualify(method)
 
 
 def _differentiated_calls(

@@ -37,6 +37,21 @@ def is_setup_method(name: str) -> bool:
     return name in SETUP_METHODS or any(word in lowered for word in _SETUP_WORDS)
 
 
+# Variable methods that write the variable: TensorFlow state, which a trace
+# keeps and runs on every call, and through which no gradient flows.
+VARIABLE_WRITES = frozenset(
+    {
+        "assign",
+        "assign_add",
+        "assign_sub",
+        "scatter_update",
+        "scatter_add",
+        "scatter_sub",
+        "scatter_nd_update",
+    }
+)
+
+
 # Functions that average their argument: a per-batch metric averaged (TFR306).
 # Conversions that keep a list's values, one per batch, along the first axis
 # (`np.mean(np.array(losses))` averages what `np.mean(losses)` does); not

@@ -19,7 +19,7 @@ from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.tape_callers import under_tape
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.vocabulary import HOST_CONVERSIONS, KERAS_HOST_READS
+from tfrewrite.facts.vocabulary import HOST_CONVERSIONS, KERAS_HOST_READS, VARIABLE_WRITES
 from tfrewrite.facts.walk import iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -668,10 +668,6 @@ def _only_printed(ctx: RuleContext, followed: Followed) -> bool:
     )
 
 
-# Variable methods that store a value: no gradient flows through them.
-_STORES = frozenset({"assign", "assign_add", "assign_sub"})
-
-
 def _no_gradient_uses(ctx: RuleContext, followed: Followed) -> bool:
     """Every use prints the value or stores it into a variable: no gradient
     reaches it there, so no gradient stop is needed."""
@@ -679,7 +675,10 @@ def _no_gradient_uses(ctx: RuleContext, followed: Followed) -> bool:
         isinstance(use.node, cst.Call)
         and (
             ctx.names.qualified_name(use.node.func) == "tensorflow.print"
-            or (isinstance(use.node.func, cst.Attribute) and use.node.func.attr.value in _STORES)
+            or (
+                isinstance(use.node.func, cst.Attribute)
+                and use.node.func.attr.value in VARIABLE_WRITES
+            )
         )
         for use in followed.uses
     )

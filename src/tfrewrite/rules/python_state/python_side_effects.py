@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import all_params, bound_names, local_names
+from tfrewrite.facts.bindings import local_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.file_writes import file_writes
 from tfrewrite.facts.prefilters import MUTATING_METHODS
@@ -14,19 +14,22 @@ from tfrewrite.facts.python_iterators import outside_iterator
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
-    in_place_write_statements,
     is_container,
     module_containers,
     reset_self_containers,
     scratch_self_containers,
-    self_attribute_name,
-    self_writes,
 )
 from tfrewrite.facts.vocabulary import SETUP_METHODS
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.python_state.per_trace_writes import (
+    argument_kept,
+    argument_mutations,
+    flag_guarded_effects,
+    kept_tensor,
+)
 
 
 def _declared_outside(function: cst.FunctionDef) -> set[str]:
@@ -529,8 +532,8 @@ class PythonSideEffectInTracedCode(Rule):
         # Keras, or the flag guarding its call, runs it once, by design.
         setup = function.is_method and function.node.name.value in SETUP_METHODS
         if not setup:
-            yield from _flag_guarded_effects(function, containers.ctx)
-        yield from _argument_mutations(function)
+            yield from flag_guarded_effects(function, containers.ctx)
+        yield from argument_mutations(function)
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
@@ -569,7 +572,7 @@ class PythonSideEffectInTracedCode(Rule):
                             "while tracing, not on every call; use a `tf.Variable` and `assign`",
                         )
                     elif not setup and isinstance(node, cst.Assign):
-                        kept = _kept_tensor(containers.ctx, function, target_node, node.value)
+                        kept = kept_tensor(containers.ctx, function, target_node, node.value)
                         if kept is not None:
                             yield Violation(
                                 node,
@@ -578,7 +581,7 @@ class PythonSideEffectInTracedCode(Rule):
                                 "no `.numpy()`, and another graph cannot use it); return the "
                                 "value instead, or `assign` it to a `tf.Variable`",
                             )
-                        argument = _argument_kept(containers.ctx, function, target_node, node.value)
+                        argument = argument_kept(containers.ctx, function, target_node, node.value)
                         if argument is not None:
                             attr, param = argument
                             yield Violation(
@@ -623,190 +626,6 @@ class PythonSideEffectInTracedCode(Rule):
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         return None
-
-
-# Calls whose effect a trace keeps and runs on every call: variable writes,
-# optimizer and metric updates.
-_PER_CALL_EFFECTS = frozenset(
-    {
-        "assign",
-        "assign_add",
-        "assign_sub",
-        "scatter_update",
-        "scatter_add",
-        "scatter_nd_update",
-        "apply_gradients",
-        "update_state",
-        "reset_state",
-    }
-)
-
-
-def _flag_guarded_effects(function: FunctionScope, ctx: RuleContext) -> Iterator[Violation]:
-    """`if self.first: self.first = False; self.mean.assign(m)` in traced
-    code: the test runs while tracing, so the trace keeps the branch, whose
-    variable writes (and other per-call effects) then run on every call,
-    while the flag flips once. Eagerly they run on the first call only. (A
-    branch that only creates state, `if self.v is None: self.v =
-    tf.Variable(...)`, is set-up the trace runs once: not reported.)"""
-    for node in iter_nodes(function.node.body, into_functions=False):
-        if not isinstance(node, cst.If):
-            continue
-        flags = {attr for n in iter_nodes(node.test) if (attr := self_attribute_name(n))}
-        if not flags:
-            continue
-        facts = ctx.tensors(function)
-        if facts.kind(node.test).tensor or facts.likely.kind(node.test).tensor:
-            continue  # a tensor condition: TFR101's, and AutoGraph's `tf.cond`
-        flips = [
-            (small, attr)
-            for small in iter_small_statements(node.body, into_functions=False)
-            for attr, _, _ in self_writes(small)
-            if attr in flags
-        ]
-        if not flips:
-            continue
-        effects = [
-            n
-            for n in iter_nodes(node.body, into_functions=False)
-            if isinstance(n, cst.Call)
-            and (
-                (isinstance(n.func, cst.Attribute) and n.func.attr.value in _PER_CALL_EFFECTS)
-                or ctx.names.qualified_name(n.func) == "tensorflow.print"
-            )
-        ]
-        if not effects:
-            continue
-        write, attr = flips[0]
-        flag = f"self.{attr}"
-        effect = ctx.code(effects[0].func)
-        yield Violation(
-            write,
-            f"`{flag}` is tested and set in traced `{function.qualname}`: the test runs while "
-            f"tracing, so the trace keeps this branch and its `{effect}(...)` runs on every "
-            f"call, while `{flag}` changes once (eagerly it runs on the first call only); "
-            "keep the flag in a `tf.Variable` and branch with `tf.cond`, or do the first "
-            "call's work outside the traced call",
-        )
-
-
-def _argument_mutations(function: FunctionScope) -> Iterator[Violation]:
-    """Changes a function its own `@tf.function` traces makes to a Python
-    container it is given (`logs["temp"] = t`, `items.append(x)`): eagerly
-    they happen; traced, `tf.function` compares its Python arguments before
-    and after the call and raises `ValueError` ("should not modify its Python
-    input arguments"). A parameter the body rebinds first is a copy."""
-    traced = function.runs_traced
-    if traced is None or not traced.has_own_decorator:
-        return
-    # `*args` and `**kwargs` are made afresh for each call.
-    params = {p.name.value for p in function.node.params.params}
-    params |= {p.name.value for p in function.node.params.kwonly_params}
-    params |= {p.name.value for p in function.node.params.posonly_params}
-    params -= {"self", "cls"} | bound_names(function.node.body)
-    if not params:
-        return
-    for small, changed, method in in_place_write_statements(
-        function.node.body, into_functions=False
-    ):
-        if method is not None and method not in _CONTAINER_CHANGES:
-            continue  # a method of an object: `tf.function` compares lists, dicts, tuples
-        if changed in params:
-            yield Violation(
-                small,
-                f"changing the argument `{changed}` inside `@tf.function` "
-                f"`{function.qualname}` raises when traced: `tf.function` allows no change "
-                'to the Python containers it is given ("should not modify its Python input '
-                'arguments", `ValueError`), while eagerly it runs; change a copy, or return '
-                "the value",
-            )
-
-
-# The methods that change a list or a dict in place, whose structure
-# `tf.function` compares before and after the call.
-_CONTAINER_CHANGES = frozenset(
-    {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
-     "setdefault", "popitem"}
-)  # fmt: skip
-# Literal defaults that are Python values.
-_PYTHON_CONSTANTS = frozenset({"True", "False"})
-
-
-def _argument_kept(
-    ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
-) -> tuple[str, str] | None:
-    """(attr, parameter) for `self.attr = parameter` in a traced method where
-    the argument is a Python value (`rate=0.5`): the write happens when a
-    call traces, not when a call reuses a trace, so the object keeps what
-    the last trace set, not what the last call passed. An attribute the
-    module reads back (`self._return_attention_scores`, read by the method
-    the call runs next) is the call's own state: not reported."""
-    attr = self_attribute_name(target)
-    if attr is None or not isinstance(value, cst.Name):
-        return None
-    if any(
-        isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in ("setter", "deleter")
-        for d in function.node.decorators
-    ):
-        return None  # a property's setter: storing its argument is what it is for
-    if attr in ctx.index.attribute_reads:
-        return None  # read back by the module: the same call's state (Keras' call flags)
-    param = next((p for p in all_params(function.node.params) if p.name.value == value.value), None)
-    if param is None or value.value in bound_names(function.node.body):
-        return None
-    # A Python value by its default (`scale=0.5`, `train=True`), or by
-    # what the project's call sites pass: a tensor argument is TFR202's
-    # kept tensor, and one of unknown kind is left alone.
-    # (`None` is no evidence: an optional tensor, Keras' `mask=None`, has it.)
-    python_default = isinstance(
-        param.default, (cst.Integer, cst.Float, cst.SimpleString, cst.Name)
-    ) and (not isinstance(param.default, cst.Name) or param.default.value in _PYTHON_CONSTANTS)
-    traced = function.runs_traced
-    passed_python = traced is not None and value.value in traced.python_params
-    if not (python_default or passed_python):
-        return None
-    kind = ctx.tensors(function).kind(value)
-    if kind.tensor or kind.variable or kind.layer or kind.several:
-        return None
-    return attr, value.value
-
-
-def _kept_tensor(
-    ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
-) -> str | None:
-    """What `self.x = value` keeps ("`self.x` keeps a tensor") in traced
-    code where `value` is a tensor (or a list or tuple of tensors) the
-    function computes (not a variable, a layer or a Python value), in a
-    method its own `@tf.function` traces or the `call` of a Keras class
-    (traced by `fit` and by every traced caller), and no code of the module
-    reads an attribute `x`: kept for code elsewhere, which finds the trace's
-    symbolic tensor there after the call, never updated by later calls.
-    (State a layer's `call` or the module reads back in the same trace, a
-    decoder's recurrent state, is scratch space of the trace.)"""
-    attr = self_attribute_name(target)
-    if attr is None:
-        return None
-    traced = function.runs_traced
-    if traced is None:
-        return None
-    owner, _, method = function.qualname.rpartition(".")
-    keras_call = method == "call" and ctx.index.derives_from_keras(owner)
-    if not (traced.has_own_decorator or keras_call):
-        return None
-    if attr in ctx.index.attribute_reads:
-        return None  # a layer's `call` keeping its state for the same trace
-    # A list or tuple of tensors (`self.outputs = [h, state]`) keeps each.
-    if isinstance(value, (cst.List, cst.Tuple)):
-        if not value.elements or not all(isinstance(e, cst.Element) for e in value.elements):
-            return None
-        values = [e.value for e in value.elements]
-    else:
-        values = [value]
-    kinds = [ctx.tensors(function).kind(v) for v in values]
-    if not all(kind.tensor and not kind.variable for kind in kinds):
-        return None
-    held = "a tensor" if values == [value] else "tensors"
-    return f"`self.{attr}` keeps {held}"
 
 
 RULES = (PythonSideEffectInTracedCode,)

@@ -257,14 +257,7 @@ def _wraps_weightless_cell(ctx: RuleContext, wrapper: cst.Call) -> bool:
         built = sources[0] if len(sources) == 1 else built
     if not isinstance(built, cst.Call) or not isinstance(built.func, cst.Name):
         return False
-    cls = next(
-        (
-            n
-            for n in iter_nodes(ctx.module)
-            if isinstance(n, cst.ClassDef) and n.name.value == built.func.value
-        ),
-        None,
-    )
+    cls = ctx.class_node(built.func.value)
     if cls is None:
         return False
     for base in cls.bases:

@@ -17,6 +17,7 @@ import libcst as cst
 
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.vocabulary import VARIABLE_WRITES
 from tfrewrite.facts.walk import child_nodes
 from tfrewrite.rules.tensor_conditions.cond_flow import Statement
 
@@ -24,19 +25,6 @@ _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 # -- what a branch may not do --------------------------------------------------------
-
-# Variable methods: TensorFlow state, which stays inside the branch function.
-_VARIABLE_METHODS = frozenset(
-    {
-        "assign",
-        "assign_add",
-        "assign_sub",
-        "scatter_update",
-        "scatter_add",
-        "scatter_sub",
-        "scatter_nd_update",
-    }
-)
 
 
 def branch_problem(
@@ -154,7 +142,7 @@ def _expression_call_problem(call: cst.Call, resolver: NameResolver, branch: str
     qualified = resolver.qualified_name(call.func)
     if qualified and qualified.startswith(("tensorflow.", "keras.")):
         return None
-    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _VARIABLE_METHODS:
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in VARIABLE_WRITES:
         return None
     return (
         f"the {branch} branch calls `{_code(call.func)}` for its effect, which tracing "

@@ -78,7 +78,6 @@ def _hands_tape_to_update(ctx: RuleContext, root: cst.CSTNode) -> bool:
     scope = ctx.scope_of(root)
     if scope is None:
         return False
-    owner = ctx.class_of(scope)
     tapes = {
         name
         for node in iter_nodes(root.body, into_functions=False)
@@ -92,9 +91,7 @@ def _hands_tape_to_update(ctx: RuleContext, root: cst.CSTNode) -> bool:
         ):
             continue
         name = dotted_name(node.func) or ""
-        if name.startswith("self.") and owner is not None:
-            name = f"{owner[0]}.{name.removeprefix('self.')}"
-        info = ctx.index.functions.get(name)
+        info = ctx.index.functions.get(ctx.index.own_method_called(scope.qualname, name) or name)
         if info is not None and info.applies_gradients:
             return True
     return False
