@@ -68,5 +68,20 @@ def render_places(
 
 def render_set(doc: list[str], version: tuple[str, str], name: str, values: Sequence[str]) -> str:
     """A generated module holding one frozenset of names, `name`."""
-    body = [f"{name} = frozenset(", "    {", *(f'        "{v}",' for v in values), "    }", ")"]
+    return render_sets(doc, version, {name: values})
+
+
+def render_sets(doc: list[str], version: tuple[str, str], sets: Mapping[str, Sequence[str]]) -> str:
+    """A generated module holding a frozenset of names per entry of `sets`."""
+    body: list[str] = []
+    for name, values in sets.items():
+        if body:
+            body.append("")
+        body += [
+            f"{name} = frozenset(",
+            "    {",
+            *(f'        "{v}",' for v in values),
+            "    }",
+            ")",
+        ]
     return _module(doc, version, body)

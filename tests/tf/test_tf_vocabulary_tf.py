@@ -105,10 +105,14 @@ def test_the_committed_keras_list_properties_are_the_installed_keras() -> None:
         pytest.skip(f"generated from Keras {recorded}; {keras.__version__} is installed")
     script = vocabulary_script("keras_list_properties")
     names = script.list_properties()
+    variables = script.variable_list_properties()
     assert (
-        script.render(keras.__version__, names) == Path(keras_list_properties.__file__).read_text()
+        script.render(keras.__version__, names, variables)
+        == Path(keras_list_properties.__file__).read_text()
     )
     assert {"losses", "layers", "trainable_variables"} <= set(names)
+    assert {"trainable_variables", "weights"} <= set(variables) <= set(names)
+    assert "losses" not in variables and "layers" not in variables
 
 
 def test_a_cond_whose_branches_take_a_positional_dtype_runs_as_the_if_did() -> None:

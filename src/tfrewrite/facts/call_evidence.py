@@ -17,7 +17,7 @@ from collections.abc import Callable
 from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import _bound_names, iter_statements
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES
+from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES, VARIABLE_LISTS
 from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
@@ -200,6 +200,10 @@ class CallEvidence:
             return "p"  # `k.shape[2]`: a static dimension, an int or None
         if isinstance(node, ast.Attribute) and _reads_configuration(node):
             return "p"
+        if isinstance(node, ast.Attribute) and node.attr in VARIABLE_LISTS:
+            return "p"  # `model.trainable_variables`: a Python list of variables
+        if isinstance(node, ast.Subscript) and self._evidence(node.value) in ("t", "s"):
+            return "t"  # an item or a slice of a tensor: a tensor
         if is_self_attribute(node) and self.class_numbers:
             assert isinstance(node, ast.Attribute)
             if node.attr in LIST_PROPERTIES and self.index.derives_from_keras(self.class_stack[-1]):

@@ -30,6 +30,7 @@ is `tensorflow.function` whatever alias the file uses.
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,8 +82,11 @@ from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, keras_leaf, star_im
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
+from tfrewrite.facts.tape_reach import record_tape_reach, variable_owners
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
 
 __all__ = [
     "COMPILE_TRACED_KEYWORDS",
@@ -256,6 +260,11 @@ class _Indexer(
         # parameter (`CallEvidence.settle_forwarded`).
         self.module_once: set[str] = set()
         self.bound_here: list[set[str]] = []
+        # Per function being visited: parameter -> the dotted name its
+        # annotation gives (`model: SACModel`), the class of what it holds.
+        self.annotated_params: list[dict[str, str]] = []
+        # The functions whose `GradientTape` blocks are being visited.
+        self.tape_owners: list[FunctionInfo] = []
         self.forwarding_sites: list[list[CallSite]] = []
         # Calls made as bare statements (`tracker.add(x)`), by node id: their
         # results are not used.
@@ -356,8 +365,10 @@ class _Indexer(
         self.branch_tests.append([])
         self.bound_here.append(set())
         self.forwarding_sites.append([])
+        self.annotated_params.append(self._annotated_classes(args))
         for stmt in node.body:
             self.visit(stmt)
+        self.annotated_params.pop()
         self.settle_forwarded()
         tests = self.branch_tests.pop()
         if tests:
@@ -379,6 +390,7 @@ class _Indexer(
                 self.gradient_helpers.append((info, node))
         if self.mentions_variables and info.class_name:
             info.returns_variables = returns_variables(node)
+            info.returns_variables_of = variable_owners(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
         if self.mentions_models:
             info.returns_model = returns_model(node, self.resolve)
@@ -387,6 +399,22 @@ class _Indexer(
         self.scope.pop()
         for dec in node.decorator_list:
             self.visit(dec)
+
+    def _annotated_classes(self, args: ast.arguments) -> dict[str, str]:
+        """Parameters annotated with a plain class name (`model: SACModel`,
+        `net: nets.Actor`): the dotted name the annotation resolves to.
+        Builtins and `typing` forms (`int`, `Optional[X]`) hold no one class."""
+        found: dict[str, str] = {}
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+            annotation = arg.annotation
+            if not isinstance(annotation, (ast.Name, ast.Attribute)):
+                continue
+            if isinstance(annotation, ast.Name) and annotation.id in _BUILTIN_NAMES:
+                continue
+            name = self.resolve(annotation)
+            if name and not name.startswith("typing."):
+                found[arg.arg] = name
+        return found
 
     visit_FunctionDef = _visit_function
     visit_AsyncFunctionDef = _visit_function
@@ -525,6 +553,16 @@ class _Indexer(
                 if isinstance(target, ast.Attribute) and _is_callback_model(target.value):
                     method = self.function_stack[0].qualname
                     self.index.model_writes.setdefault(target.attr, method)
+        held_value = node.value
+        if isinstance(held_value, ast.Name) and self.annotated_params:
+            # `self.model = model` for a parameter `model: SACModel`: the
+            # annotation names the class of the object held.
+            held_value = self.annotated_params[-1].get(held_value.id)
+        if owner is not None and held_value is not None and not isinstance(held_value, ast.AST):
+            for target in node.targets:
+                if is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    owner.held_objects.setdefault(target.attr, held_value)
         if owner is not None and isinstance(node.value, ast.Call):
             held = self.resolve(node.value.func)
             for target in node.targets:
@@ -645,6 +683,11 @@ class _Indexer(
                 counter = counter.elts[0]
             if isinstance(counter, ast.Name):
                 self.evidence[-1][counter.id] = "p"
+        elif isinstance(node.target, ast.Name) and self.evidence:
+            # Iterating over a tensor gives its rows, tensors (`for idx in
+            # tf.where(mask)`); over anything else, nothing is known.
+            rows = self._evidence(node.iter) in ("t", "s")
+            self.evidence[-1][node.target.id] = "t" if rows else "?"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
         self.graph_loops.append(self._may_range_over_tensor(node.iter))
         counted = isinstance(node.iter, ast.Call) and dotted(node.iter.func) == "range"
@@ -764,6 +807,12 @@ class _Indexer(
                 self.index.loop_calls[callee] = short
         if callee and not self.function_stack:
             self.index.module_call_lines.setdefault(callee, []).append(node.lineno)
+        if self.tape_owners and self.tape_owners[-1] is self.function_stack[-1]:
+            # A call in a tape block of the function itself (`tape_reach`).
+            info = self.function_stack[-1]
+            reached = instance or callee
+            if reached and reached not in info.tape_calls:
+                info.tape_calls = (*info.tape_calls, reached)
         if self.function_stack:
             if callee and not self.eager_depth:
                 self.function_stack[-1].calls.append(callee)
@@ -879,6 +928,11 @@ class _Indexer(
                 self.tape_functions.add(self.function_stack[-1].qualname)
                 if self.loop_stack:
                     self.function_stack[-1].tape_in_loop = True
+                # What the block calls, as `calls` names it (`tape_reach`).
+                self.tape_owners.append(self.function_stack[-1])
+                self.generic_visit(node)
+                self.tape_owners.pop()
+                return
             elif self.loop_stack and not self.module_tape_calls:
                 # A module-level tape in a loop: what it calls, TFR303's
                 # extracted step will call traced.
@@ -1002,6 +1056,7 @@ def build_index(
             "",
             tape_scopes(indexer.tape_functions),
         )
+        record_tape_reach(index, tree.body)
     _compact(index)
     return index
 

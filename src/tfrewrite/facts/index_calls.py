@@ -72,6 +72,8 @@ DATASET_CONTEXT = "given to `Dataset."
 
 
 _PARTIAL_NAMES = ("functools.partial", "partial")
+# `typing.cast(T, value)` returns `value` itself: it only tells a type checker.
+_CAST_NAMES = frozenset({"typing.cast", "typing_extensions.cast"})
 
 
 def is_tf_function(name: str) -> bool:
@@ -195,10 +197,28 @@ class TracedCallSites:
     def _tf_function_alias(self, dec: ast.AST) -> dict[str, str] | None:
         """The `tf.function` options when `dec` is a spelling of `tf.function`
         that is not `tf.function` itself: a module alias (`@f` after `f =
-        tf.function`), or `@partial(tf.function, jit_compile=True)`."""
-        if isinstance(dec, ast.Name) and dec.id in self.tf_function_aliases:
-            return dict(self.tf_function_aliases[dec.id])
-        return self._partial_tf_function(dec)
+        tf.function`), `@partial(tf.function, jit_compile=True)`, or any of
+        these (or `tf.function` itself) given to `typing.cast`, which
+        returns its value unchanged (`@cast(Callable, tf.function)`)."""
+        value = self._uncast(dec)
+        if value is not dec:
+            if is_tf_function(self.resolve(value) or ""):
+                return {}
+            if isinstance(value, ast.Call) and is_tf_function(self.resolve(value.func) or ""):
+                return {kw.arg: ast.unparse(kw.value) for kw in value.keywords if kw.arg}
+        if isinstance(value, ast.Name) and value.id in self.tf_function_aliases:
+            return dict(self.tf_function_aliases[value.id])
+        return self._partial_tf_function(value)
+
+    def _uncast(self, node: ast.AST) -> ast.AST:
+        """The value `typing.cast(T, value)` returns, however deeply cast."""
+        while (
+            isinstance(node, ast.Call)
+            and len(node.args) == 2
+            and (self.resolve(node.func) or "") in _CAST_NAMES
+        ):
+            node = node.args[1]
+        return node
 
     def _partial_tf_function(self, node: ast.AST) -> dict[str, str] | None:
         if not (isinstance(node, ast.Call) and node.args):
@@ -212,7 +232,7 @@ class TracedCallSites:
     def record_tf_function_alias(self, node: ast.Assign) -> None:
         """`f = tf.function`, `f = tf.function(jit_compile=True)`,
         `f = partial(tf.function, ...)` at module level."""
-        value = node.value
+        value = self._uncast(node.value)
         options: dict[str, str] | None = None
         if is_tf_function(self.resolve(value) or ""):
             options = {}

@@ -56,6 +56,15 @@ class FunctionInfo:
     # returns_variables`): `tape.gradient(loss, self.training_variables())`
     # differentiates with respect to a model's variables.
     returns_variables: bool = False
+    # The `self` attributes whose variables every `return` gives (`return
+    # self._q1_model.trainable_variables`: "_q1_model"), a wrapper's property
+    # a step differentiates with respect to (`tape_reach`).
+    returns_variables_of: tuple[str, ...] = ()
+    # What its tape blocks call, as `calls` names them, and what its
+    # gradients are taken with respect to through held objects
+    # ("_model.q1_variables"): `tape_reach`.
+    tape_calls: tuple[str, ...] = ()
+    tape_trains: tuple[str, ...] = ()
     # Calls Python logging (`vocabulary.is_logging_call`): `logging.info`,
     # `tf.get_logger().info`, a module-level `logger = logging.getLogger()`.
     calls_python_logging: bool = False

@@ -2,7 +2,9 @@
 `python scripts/keras_list_properties.py` from Keras 3.15.1; do not edit.
 
 `LIST_PROPERTIES` holds each one's name (`losses`, `layers`): read on `self` in a
-Keras class, it is a Python value, whatever the list holds.
+Keras class, it is a Python value, whatever the list holds. `VARIABLE_LISTS`
+holds those whose list holds variables only (`trainable_variables`): read on any
+object, a Python list of variables, whose static shapes are known.
 """
 
 KERAS_VERSION = "3.15.1"
@@ -22,6 +24,18 @@ LIST_PROPERTIES = frozenset(
         "operations",
         "output_shape",
         "outputs",
+        "trainable_variables",
+        "trainable_weights",
+        "variables",
+        "weights",
+    }
+)
+
+VARIABLE_LISTS = frozenset(
+    {
+        "metrics_variables",
+        "non_trainable_variables",
+        "non_trainable_weights",
         "trainable_variables",
         "trainable_weights",
         "variables",

@@ -47,6 +47,7 @@ from tfrewrite.facts.project_lookup import (
     record_star_names,
     suffixes,
 )
+from tfrewrite.facts.tape_reach import link_tape_reach
 from tfrewrite.facts.traced_function import (
     COMPILE_CONTEXT,
     EAGER_LOOP_CONTEXTS,
@@ -373,6 +374,7 @@ def compute_facts(
     _mark_train_step_contexts(indexes, lookup, marks)
     _mark_value_references(indexes, lookup, marks)
     apply_call_sites(indexes, lookup, marks)
+    tapes = link_tape_reach(indexes, lookup)
     for (path, qualname), known in marks.items():
         facts.traced.setdefault(path, {})[qualname] = TracedFunction(
             qualname,
@@ -392,6 +394,7 @@ def compute_facts(
                 (name, python_at, tensor_at)
                 for name, (python_at, tensor_at) in sorted(known.mixed.items())
             ),
+            tapes=tuple(tapes.get((path, qualname), ())),
         )
     _record_foreign_writes(indexes)
     _record_callback_model_writes(indexes)

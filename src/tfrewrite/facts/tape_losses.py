@@ -19,7 +19,7 @@ from tfrewrite.facts.index_names import iter_statements
 from tfrewrite.facts.index_records import ModuleIndex, TapeLoss
 
 
-def _scope_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+def body_nodes(body: list[ast.stmt]) -> list[ast.AST]:
     """Every node of a scope's body, not descending into nested definitions."""
     result: list[ast.AST] = []
     stack: list[ast.AST] = list(reversed(body))
@@ -148,7 +148,7 @@ def record_tape_losses(
     `resolve` names a function through the file's imports; `callee_of`
     names what a call runs as the visitor found it (`make_loss()` for a call
     of `loss_fn = make_loss(cfg)`, in the function or one around it)."""
-    nodes = _scope_nodes(body)
+    nodes = body_nodes(body)
     differentiated = {
         node.args[0].id
         for node in nodes
@@ -254,7 +254,7 @@ def _differentiated_calls(
     name or container whose value becomes part of it (`l1 = mse(y, p)`;
     `losses['gan'] = adv(d_real, d_fake)` then `loss = tf.add_n(list(
     losses.values()))`), followed back to a fixed point."""
-    return _term_calls(_scope_nodes(body), differentiated, resolve)
+    return _term_calls(body_nodes(body), differentiated, resolve)
 
 
 def _term_calls(

@@ -99,6 +99,20 @@ KERAS_TENSOR_ARGUMENTS = {
 
 
 @dataclass(frozen=True)
+class TapeUse:
+    """One way a method of a held object runs in a train step's tape
+    (`facts.tape_reach`): the step (its local qualname), where it is
+    (`path:line`), the call reaching the method (`self._model.q1`), and the
+    attributes of the object it runs on whose models the step trains
+    (`_q1_model`)."""
+
+    step: str
+    where: str
+    via: str
+    trained: frozenset[str]
+
+
+@dataclass(frozen=True)
 class TracedFunction:
     """A function that runs traced, why, and what the project knows of the
     arguments it is traced with."""
@@ -150,6 +164,10 @@ class TracedFunction:
     # (a likely tensor, as a parameter with no evidence is), `?` otherwise).
     # `y, n_c = inputs` binds a tensor to `y`.
     elements: tuple[tuple[str, str], ...] = ()
+    # A method of an object a train step's class holds, run in that step's
+    # tape (`self._model.q1(s, a)` in `TD3Agent.train_q`'s): how, and which
+    # of the object's models the step trains (`tape_reach`).
+    tapes: tuple[TapeUse, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.contexts:

@@ -133,6 +133,10 @@ class StaticShapeInTracedCode(Rule):
     ## When it is not reported
     A static shape used as a Python value (`Dense(x.shape[-1])`, `if
     x.shape.rank == 4:`) is not reported: there the static shape is meant.
+    Nor is the shape of a variable: a helper reshaping a flat vector into
+    the shapes of the variables it is handed (`tf.reshape(flat[i:j],
+    v.shape)` for `v` in `model.trainable_variables`, which callers pass)
+    reads shapes the trace always knows.
 
     ## Fix safety
     Safe when `x` is known to be a tensor and every other entry of a shape

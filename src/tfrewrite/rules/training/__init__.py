@@ -34,7 +34,7 @@ RULES = (
     RuleSpec(
         code="TFR304",
         module="tape_checks",
-        scope=scopes.gradient_tape,
+        scope=scopes.model_calls_in_tapes,
         relevance=_LOOP,
     ),
     RuleSpec(

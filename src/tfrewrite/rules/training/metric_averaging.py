@@ -16,6 +16,7 @@ from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.metric_counters import call_counting_metrics
 from tfrewrite.rules.training.per_batch_values import (
     Accumulated,
     PerBatch,
@@ -132,9 +133,17 @@ class PerBatchMetricAverage(Rule):
         `for i, (x, y) in enumerate(...)`), however the division is written:
         `total / n_batches`, `total /= n_batches` (after the loop or in its
         `else`), `np.divide(total, n_batches)`, or through a name bound once
-        (`count = len(train_ds)`, then `total / count`). A sum divided both
+        (`count = len(train_ds)`, then `total / count`), or by a number of
+        batches computed from the number of examples (`len(x_train) //
+        BATCH_SIZE`, `math.ceil(n / batch_size)`). A sum divided both
         inside the loop (a running figure for a progress bar) and after it
-        is reported where it is kept, after the loop.
+        is reported where it is kept, after the loop. A
+        `keras.metrics.Metric` subclass averages per batch too when its
+        `update_state` adds a value to one weight and 1 to another
+        (`self.total.assign_add(1)`) and `result` divides the first by the
+        second: Keras calls `update_state` once per batch. It is reported
+        where the count grows, without a fix (add the batch's size there,
+        and the value times it to the total, or subclass `keras.metrics.Mean`).
 
         ## Why is this bad?
         Averaging per-batch values gives every batch the same weight.
@@ -457,6 +466,7 @@ class PerBatchMetricAverage(Rule):
             for total, node in running.items():
                 if total not in reported:
                     yield _summed_average(node, total)
+        yield from call_counting_metrics(ctx)
 
     def _comprehension_mean(self, ctx: RuleContext, node: cst.CSTNode) -> bool | None:
         """`np.mean([f(b) for b in batches])`, `statistics.mean(f(b) for b in

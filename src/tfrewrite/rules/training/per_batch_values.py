@@ -240,6 +240,24 @@ def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
     ]
 
 
+def _divided_by_batch_size(expr: cst.BaseExpression) -> bool:
+    """A count of examples divided by a batch size, rounded (`n // batch_size`,
+    `math.ceil(len(x) / BATCH_SIZE)`): the number of batches."""
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) in _CEILINGS and expr.args:
+        expr = expr.args[0].value
+        division: type[cst.BaseBinaryOp] = cst.Divide
+    else:
+        division = cst.FloorDivide
+    return (
+        isinstance(expr, cst.BinaryOperation)
+        and isinstance(expr.operator, division)
+        and any("batch" in name.lower() for name in mentioned_names(expr.right))
+    )
+
+
+_CEILINGS = frozenset({"math.ceil", "np.ceil", "numpy.ceil", "ceil"})
+
+
 def _weighted(value: cst.BaseExpression) -> bool:
     """`acc * len(y)`, `loss * x.shape[0]`, `n * batch_size`: already weighted
     by the batch size (or a count of examples)."""
@@ -272,6 +290,8 @@ def counts_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
         return True
     if accumulated.index is not None and counts_iterations(expr, accumulated.index):
         return True
+    if _divided_by_batch_size(expr):
+        return True  # `len(x_train) // BATCH_SIZE`: examples over batch size, batches
     if any(_weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
         # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
         return isinstance(expr, cst.Call) and any(part in names[-1] for part in _BATCH_COUNTS)

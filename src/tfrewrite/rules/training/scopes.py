@@ -27,6 +27,12 @@ def gradient_tape(index: ModuleIndex, traced: TracedFacts) -> bool:
     return index.opens_gradient_tape
 
 
+def model_calls_in_tapes(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR304: a `GradientTape` opened here, or a method here that a train
+    step's tape runs through an object its class holds (`TracedFunction.tapes`)."""
+    return index.opens_gradient_tape or any(facts.tapes for facts in traced.values())
+
+
 def averaging(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR306: a name or a comprehension averaged (`np.mean(accs)`, or by a
     project function that averages its parameter), a
@@ -37,7 +43,16 @@ def averaging(index: ModuleIndex, traced: TracedFacts) -> bool:
     averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
     helpers = index.callee_averaged_params
     averages = averages or (bool(helpers) and not index.called_names.isdisjoint(helpers))
-    return averages or index.divides_sum or index.divides_running_sum
+    return averages or index.divides_sum or index.divides_running_sum or _metric_class(index)
+
+
+def _metric_class(index: ModuleIndex) -> bool:
+    """A `keras.metrics.Metric` subclass (`metric_counters`)."""
+    from tfrewrite.facts.keras_names import keras_leaf
+
+    return any(
+        keras_leaf(base) == "Metric" for info in index.classes.values() for base in info.bases
+    )
 
 
 def eager_switch(index: ModuleIndex, traced: TracedFacts) -> bool:

@@ -36,6 +36,7 @@ from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.training.held_model_calls import held_model_calls
 from tfrewrite.rules.training.tape_scopes import scope_body, scopes
 from tfrewrite.workspace.line_names import line_name
 
@@ -268,7 +269,15 @@ class MissingTrainingFlag(Rule):
         changes what it computes; the fix goes to that
         function only when every call of it in the file runs in a train
         step's tape, since `training=True` there also changes an eval
-        function that calls it (then it is reported without a fix). An
+        function that calls it (then it is reported without a fix). So is
+        a network a method of a held object runs, in any module: an agent
+        whose tape calls `self._model.q1(s, a)` (directly or in its own
+        loss method) and differentiates `self._model.q1_variables` (a
+        property returning `self._q1_model.trainable_variables`) trains
+        `self._q1_model`, and `self._q1_model(x)` in `q1` is reported there,
+        without a fix (the method also runs for acting and for target
+        networks, `self._target.q1(...)`, which the step does not train:
+        give it a `training` argument the step passes). An
         explicit `training=False` (a frozen backbone) is left alone, as is a
         training flag of the model's own (`is_training=True`) or one
         passed in the place its `call` gives `training`
@@ -504,6 +513,14 @@ class MissingTrainingFlag(Rule):
             if id(found.call) not in seen:
                 seen.add(id(found.call))
                 yield _unflagged_layer_call(ctx, found)
+        for held in held_model_calls(ctx):
+            if id(held.call) not in seen:
+                seen.add(id(held.call))
+                violation = _missing_flag(
+                    ctx, held.call, held.ancestors, held.label, held.owner, held.words
+                )
+                if violation is not None:
+                    yield violation
 
 
 def _runs_model(
