@@ -2171,3 +2171,32 @@ def test_own_train_steps_of_a_factorys_alternatives_are_looped_steps(tmp_path):
     found = sorted((Path(f.path).name, f.code) for f in result.findings if f.code == "TFR302")
     assert found == [("beta.py", "TFR302"), ("ladder.py", "TFR302")]
     assert all("matched by method name" in f.message for f in result.findings)
+
+
+PICKED_LOSS = """
+    import tensorflow as tf
+
+    class Trainer:
+        def step(self, x, y):
+            with tf.GradientTape() as tape:
+                pred = self.net(x, training=True)
+                squared = tf.reduce_mean(tf.square(pred - y))
+                absolute = tf.reduce_mean(tf.abs(pred - y))
+            if self.kind == "squared":
+                loss = squared
+            elif self.kind == "absolute":
+                loss = {absolute}
+            else:
+                raise ValueError(self.kind)
+            grads = tape.gradient(loss, self.net.trainable_variables)
+            self.opt.apply_gradients(zip(grads, self.net.trainable_variables))
+"""
+
+
+def test_a_loss_picked_after_the_tape_among_recorded_values_is_not_outside_it():
+    assert _codes(PICKED_LOSS.format(absolute="absolute"), ["TFR305"]) == []
+
+
+def test_a_loss_computed_after_the_tape_in_one_branch_is_still_reported():
+    computed = "tf.reduce_mean(tf.abs(pred - y))"
+    assert _codes(PICKED_LOSS.format(absolute=computed), ["TFR305"]) == ["TFR305"]

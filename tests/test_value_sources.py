@@ -153,3 +153,30 @@ def test_a_ceiling_of_examples_over_batch_size_counts_batches_too():
 
 def test_a_division_by_the_number_of_examples_is_not_reported():
     assert _codes(_EPOCH.format(steps="len(images)"), "TFR306") == []
+
+
+# -- an item of what a host call returns is a host value ------------------------------------------
+
+_ANGLES = """
+    import numpy as np
+    import tensorflow as tf
+
+    class Encoding(tf.keras.layers.Layer):
+        @staticmethod
+        def angles(pos, i, d_model):
+            return pos / np.power(10000, (2 * (i // 2)) / np.float32(d_model))
+
+        def call(self, x):
+            table = self.angles(np.arange(x.shape[1])[:, np.newaxis], {indices}, 8)
+            return x + tf.cast(table, x.dtype)
+"""
+
+
+def test_numpy_on_items_of_numpy_results_is_not_reported():
+    indices = "np.arange(8)[np.newaxis, :]"
+    assert _codes(_ANGLES.format(indices=indices), "TFR104") == []
+
+
+def test_numpy_on_an_item_of_a_tensor_handed_over_is_still_reported():
+    indices = "tf.range(8)[tf.newaxis, :]"
+    assert _codes(_ANGLES.format(indices=indices), "TFR104") == [("TFR104", 7)]

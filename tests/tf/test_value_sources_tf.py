@@ -74,3 +74,31 @@ def test_a_models_variables_keep_their_static_shape_under_unknown_input_dimensio
         autograph=False,
     )
     assert_same(run_eagerly(solver.unflatten, flat, variables), traced(flat))
+
+
+def test_numpy_on_items_of_numpy_results_runs_traced() -> None:
+    import tensorflow as tf
+    from tests.test_value_sources import _ANGLES
+
+    source = textwrap.dedent(_ANGLES.format(indices="np.arange(8)[np.newaxis, :]"))
+    layer = load_module(source).Encoding()
+    x = tf.ones((2, 5, 8))
+    assert_same(run_eagerly(layer.call, x), tf.function(layer.call, autograph=False)(x))
+
+
+def test_a_loss_picked_after_the_tape_has_its_gradients() -> None:
+    import tensorflow as tf
+    from tests.test_training_loop import PICKED_LOSS
+
+    trainer_class = load_module(textwrap.dedent(PICKED_LOSS.format(absolute="absolute"))).Trainer
+    grads_seen = []
+    for kind in ("squared", "absolute"):
+        trainer = trainer_class()
+        trainer.net = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+        trainer.opt = tf.keras.optimizers.SGD(0.1)
+        trainer.kind = kind
+        before = [v.numpy().copy() for v in trainer.net.trainable_variables]
+        tf.function(trainer.step, autograph=False)(tf.ones((4, 3)), tf.zeros((4, 1)))
+        after = [v.numpy() for v in trainer.net.trainable_variables]
+        grads_seen.append(any(not np.allclose(b, a) for b, a in zip(before, after, strict=True)))
+    assert grads_seen == [True, True]

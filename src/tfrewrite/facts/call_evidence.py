@@ -202,8 +202,12 @@ class CallEvidence:
             return "p"
         if isinstance(node, ast.Attribute) and node.attr in VARIABLE_LISTS:
             return "p"  # `model.trainable_variables`: a Python list of variables
-        if isinstance(node, ast.Subscript) and self._evidence(node.value) in ("t", "s"):
-            return "t"  # an item or a slice of a tensor: a tensor
+        if isinstance(node, ast.Subscript):
+            of = self._evidence(node.value)
+            if of in ("t", "s"):
+                return "t"  # an item or a slice of a tensor: a tensor
+            if of == "p" and isinstance(node.value, ast.Call):
+                return "p"  # of what a host call returns (`np.arange(n)[:, None]`)
         if is_self_attribute(node) and self.class_numbers:
             assert isinstance(node, ast.Attribute)
             if node.attr in LIST_PROPERTIES and self.index.derives_from_keras(self.class_stack[-1]):

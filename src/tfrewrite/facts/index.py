@@ -87,6 +87,8 @@ from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTI
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+# Methods whose results Python iterates (a dict's views, a string's parts).
+_PYTHON_ITERATORS = frozenset({"items", "keys", "values", "split", "splitlines"})
 
 __all__ = [
     "COMPILE_TRACED_KEYWORDS",
@@ -675,6 +677,8 @@ class _Indexer(
     def visit_For(self, node: ast.For) -> None:
         self.bind_names(node.target)
         self.visit(node.iter)
+        if self.function_stack and self._may_iterate_tensor(node.iter):
+            self.function_stack[-1].loops_over_value = True
         if self.object_choices:
             self.record_loop_object(node.target, node.iter)
         if isinstance(node.iter, ast.Call) and dotted(node.iter.func) in ("range", "enumerate"):
@@ -697,6 +701,25 @@ class _Indexer(
         self.loop_stack.pop()
         self.graph_loops.pop()
         self.data_loops.pop()
+
+    def _may_iterate_tensor(self, iterable: ast.expr) -> bool:
+        """Whether a `for` over `iterable` may loop over a tensor: a tensor,
+        or a call, item or local name nothing says is a Python value (not a
+        parameter, whose value Keras passes as given, a list of inputs as
+        often as one tensor; not `range`/`zip`/`.items()` and the like)."""
+        evidence = self._evidence(iterable)
+        if evidence in ("t", "s"):
+            return True
+        if evidence == "p" or isinstance(iterable, ast.Attribute):
+            return False
+        if isinstance(iterable, ast.Name):
+            return iterable.id not in self.function_stack[-1].params
+        if isinstance(iterable, ast.Call):
+            func = iterable.func
+            if isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
+                return False
+            return not (isinstance(func, ast.Attribute) and func.attr in _PYTHON_ITERATORS)
+        return isinstance(iterable, ast.Subscript)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
         self.bind_names(node.target)

@@ -120,6 +120,10 @@ class FunctionInfo:
     # What TFR108 looks at: an unpacking assignment of a tensor, or a
     # tensor given to `zip`/`list`/... (`vocabulary.ITERATING`).
     iterates_tensor: bool = False
+    # A `for` over what may be a tensor (`for i in count`, a helper's or an
+    # op's result; not a parameter, an attribute, a Python builtin's result):
+    # what TFR108 looks at in code Keras traces without AutoGraph.
+    loops_over_value: bool = False
     # Name sets filled while indexing, then frozen (`_compact`).
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"

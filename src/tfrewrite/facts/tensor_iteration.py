@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.vocabulary import ITERATING
@@ -122,6 +123,26 @@ def tensor_iteration_sites(ctx: RuleContext, function: FunctionScope) -> Iterato
             if tensors.is_tensor(expr, line):
                 yield TensorIteration(node, expr, how)
                 break
+
+
+def tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]:
+    """`for` loops of `function` over a tensor: an op's result, an item of
+    one, a helper's tensor result, a name bound to one (`ctx.tensors`,
+    proven). A parameter is left out: Keras passes `call` what its caller
+    gave, a list of inputs as often as one tensor. AutoGraph converts such
+    a loop; code run without it (Keras 3 traces `call` and compiled losses
+    so) raises."""
+    facts = None
+    params = {p.name.value for p in all_params(function.node.params)}
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not isinstance(node, cst.For):
+            continue
+        iterable = node.iter
+        if isinstance(iterable, cst.Name) and iterable.value in params:
+            continue
+        facts = facts or ctx.tensors(function)
+        if facts.kind_at(iterable, node).tensor:
+            yield node
 
 
 def tensor_iterations(ctx: RuleContext, function: FunctionScope) -> Iterator[Blocker]:

@@ -50,5 +50,9 @@ def python_logging(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 def tensor_iteration(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR108: a traced function unpacks a tensor or hands one to `zip`,
-    `list`, ... (`FunctionInfo.iterates_tensor`)."""
-    return any(info.iterates_tensor for info in traced_infos(index, traced))
+    `list`, ... (`FunctionInfo.iterates_tensor`), or one Keras traces loops
+    over what may be a tensor (`FunctionInfo.loops_over_value`)."""
+    return any(
+        info.iterates_tensor or (info.loops_over_value and traced[info.qualname].keras_traces)
+        for info in traced_infos(index, traced)
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.tensor_iteration import tensor_iteration_sites
+from tfrewrite.facts.tensor_iteration import tensor_iteration_sites, tensor_loops
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -26,14 +26,24 @@ class TensorIterationInTracedCode(Rule):
     returns one (`tf.shape`, `tf.stack`, `tf.math.l2_normalize`, ...), an
     item or slice of one, arithmetic on one, or a name last bound to one.
 
+    A `for` loop over a tensor is reported in code Keras traces (a layer's
+    or model's `call`, a `train_step`, a loss given to `compile` or a
+    `Loss.call`): the loop's iterable is an op's result, a helper's tensor
+    result or a name bound to one, not a parameter (Keras hands `call` what
+    its caller gave, a list of inputs as often as one tensor). Elsewhere,
+    as in a `@tf.function`, AutoGraph converts the loop into a
+    `tf.while_loop`, and it is left alone.
+
     ## Why is this bad?
     Eagerly a tensor is iterable, so the code runs. Traced, Python cannot
     iterate over a symbolic tensor: the function raises
     `OperatorNotAllowedInGraphError: Iterating over a symbolic tf.Tensor is
     not allowed` on its first trace (measured on TensorFlow 2.21).
     AutoGraph converts a `for` loop over a tensor, not the iteration inside
-    an unpacking or a builtin, and Keras 3 traces a layer's `call` without
-    AutoGraph at all.
+    an unpacking or a builtin, and Keras 3 traces a layer's `call` (and a
+    `train_step`, a compiled loss) without AutoGraph at all: there a `for`
+    over a tensor raises in `fit` too (measured with Keras 3.15 on
+    TensorFlow 2.21; Keras 2 converted `call`).
 
     ## How to fix it
     Index the tensor (`shape = tf.shape(x); batch, steps = shape[0],
@@ -102,8 +112,19 @@ class TensorIterationInTracedCode(Rule):
 
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for function in ctx.functions:
-            if function.runs_traced is None:
+            traced = function.runs_traced
+            if traced is None:
                 continue
+            if traced.keras_traces:
+                for loop in tensor_loops(ctx, function):
+                    yield Violation(
+                        loop.iter,
+                        f"`for` over the tensor `{ctx.code(loop.iter)}` in "
+                        f"`{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
+                        "2.16+) traces it without AutoGraph, and Python cannot iterate over "
+                        "a symbolic `tf.Tensor` (`OperatorNotAllowedInGraphError` in `fit`); "
+                        "loop with `tf.while_loop` or `tf.map_fn`, or over a Python list",
+                    )
             for site in tensor_iteration_sites(ctx, function):
                 yield Violation(
                     site.node,

@@ -291,13 +291,31 @@ class _LossMove:
 
     def only_renames(self) -> bool:
         """True when what is differentiated is only renamed after the block
-        (`total = loss`): the tape recorded the value itself."""
-        chosen, refusal = self._slice()
-        if refusal is not None or self.statement is None:
+        (`total = loss`), also as one of several values a Python condition
+        picks (`if self.loss_type == "noise": loss = noise_loss`): the tape
+        recorded the value itself. Every assignment after the block to a
+        name the value comes from must then give another name."""
+        if self.statement is None:
             return False
-        return not any(
-            isinstance(n, _COMPUTES) for s in chosen for n in iter_nodes(s, into_functions=False)
-        )
+        needed = set(mentioned_names(self.target))
+        for statement in reversed(self.gap):
+            writes = set(name_use([statement]).writes) & needed
+            if not writes:
+                continue
+            renamed: set[str] = set()
+            for node in iter_nodes(statement, into_functions=False):
+                if isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+                    if set(mentioned_names(node.target)) & writes:
+                        return False
+                elif isinstance(node, cst.Assign) and any(
+                    set(mentioned_names(t.target)) & writes for t in node.targets
+                ):
+                    sources = _renamed_from(node, writes)
+                    if sources is None:
+                        return False
+                    renamed |= sources
+            needed = (needed - writes) | renamed
+        return True
 
     def fix(self) -> tuple[CstFix | None, str | None]:
         ctx = self.ctx
@@ -369,6 +387,27 @@ class _LossMove:
             ),
             None,
         )
+
+
+def _renamed_from(assign: cst.Assign, names: set[str]) -> set[str] | None:
+    """The names `assign` copies into `names` (`loss = noise_loss`, `total,
+    count = loss, 1`); None when it computes one of them instead."""
+    if len(assign.targets) != 1:
+        return None
+    target, value = assign.targets[0].target, assign.value
+    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+        if len(target.elements) != len(value.elements):
+            return None
+        pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements, strict=True)]
+    sources: set[str] = set()
+    for name, given in pairs:
+        if not set(mentioned_names(name)) & names:
+            continue
+        if not isinstance(given, cst.Name):
+            return None
+        sources.add(given.value)
+    return sources
 
 
 def _imported_names(module: cst.Module) -> set[str]:
