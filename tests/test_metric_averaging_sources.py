@@ -640,3 +640,32 @@ def test_a_mean_along_the_list_of_batches_is_a_per_batch_mean() -> None:
     helper_only = AXIS_MEANS.replace(inline, "")
     assert _lines(helper_only.replace("{axis}", "0")) == [18]  # `report(per_batch)`
     assert _lines(AXIS_MEANS.replace("{axis}", "1")) == []
+
+
+ONE_BATCH = """
+import tensorflow as tf
+
+
+class Pooling(tf.keras.Model):
+    def forward(self, {name}, training):
+        aux = []
+        for graph in {name}:
+            aux.append(tf.reduce_mean(self.encode(graph, training=training)))
+        return tf.reduce_mean(tf.stack(aux))
+
+    def train_step(self, data):
+        graphs, y = data
+        with tf.GradientTape() as tape:
+            loss = self.forward(graphs, True)
+        grads = tape.gradient(loss, self.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        return {{"loss": loss}}
+"""
+
+
+def test_a_loop_over_the_examples_of_one_batch_is_no_loop_over_batches() -> None:
+    assert _lines(ONE_BATCH.format(name="graphs_batch")) == []
+
+
+def test_a_loop_over_a_name_for_batches_is_still_one() -> None:
+    assert _lines(ONE_BATCH.format(name="graph_batches")) == [9]

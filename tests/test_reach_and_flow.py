@@ -392,6 +392,26 @@ def test_run_eagerly_is_removed_wherever_it_stands_in_compile():
     assert 'model.compile(optimizer="adam", run_eagerly=True)' in fixed  # under an `if`
 
 
+def test_the_switch_in_a_scripts_main_block_is_removed_and_a_chosen_one_kept():
+    source = """
+        import tensorflow as tf
+
+        if __name__ == "__main__":
+            args = parse_args()
+            tf.config.run_functions_eagerly(True)
+            if args.debug:
+                tf.config.run_functions_eagerly(True)
+            train(args)
+    """
+    fixed = fix_source(_d(source), select=["TFR307"], unsafe_fixes=True)
+    assert fixed.splitlines()[3:7] == [
+        "    args = parse_args()",
+        "    if args.debug:",
+        "        tf.config.run_functions_eagerly(True)",
+        "    train(args)",
+    ]
+
+
 # -- what a function of another module does: averages, batches -----------------------
 
 # The byte prefilter indexes files that name TensorFlow or Keras (and what

@@ -88,10 +88,11 @@ class EagerSwitchLeftOn(Rule):
         ## When it is reported
         Reported outside test files (`test_*.py`, `*_test.py`, `conftest.py`,
         `tests/`), when called at statement level with a literal `True` or a
-        module flag bound once to `True` (`DEBUG = True`, never rebound): a call
-        under an `if` (`if args.debug:`) is a deliberate switch and is left alone,
-        and so is a function that switches it back itself (a context manager that
-        restores the previous setting).
+        module flag bound once to `True` (`DEBUG = True`, never rebound), also in
+        the script's `if __name__ == "__main__":` block, which runs as surely as
+        its top level: a call under another `if` (`if args.debug:`) is a
+        deliberate switch and is left alone, and so is a function that switches
+        it back itself (a context manager that restores the previous setting).
 
         ## Fix safety
         The fix removes the call. Always unsafe (applied with
@@ -274,8 +275,11 @@ class EagerSwitchLeftOn(Rule):
         for node, ancestors in switches:
             if not _turns_on(node, true_flags) or id(_scope(ancestors)) in restoring:
                 continue
-            if any(isinstance(a, (cst.If, cst.IfExp, cst.Try)) for a in ancestors):
-                continue
+            if any(
+                isinstance(a, (cst.If, cst.IfExp, cst.Try)) and not _is_main_guard(a)
+                for a in ancestors
+            ):
+                continue  # a choice (`if args.debug:`), not the script's own run
             if len(ancestors) < 2 or not isinstance(ancestors[-1], cst.Expr):
                 continue
             line = ancestors[-2]
@@ -296,6 +300,20 @@ class EagerSwitchLeftOn(Rule):
                     applicability=Applicability.UNSAFE,
                 ),
             )
+
+
+def _is_main_guard(node: cst.CSTNode) -> bool:
+    """`if __name__ == "__main__":` (either way round): the block a script
+    runs, as unconditionally as its top level."""
+    if not (isinstance(node, cst.If) and isinstance(node.test, cst.Comparison)):
+        return False
+    test = node.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    sides = (test.left, test.comparisons[0].comparator)
+    names = {side.value for side in sides if isinstance(side, cst.Name)}
+    strings = {side.evaluated_value for side in sides if isinstance(side, cst.SimpleString)}
+    return names == {"__name__"} and strings == {"__main__"}
 
 
 RULES = (EagerSwitchLeftOn,)

@@ -52,6 +52,10 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
     counted = isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
+    if _one_batch(loop.iter) and not any(
+        _says_batches(n.value) for n in iter_nodes(loop.target) if isinstance(n, cst.Name)
+    ):
+        return False  # `for g in graphs_batch`: the examples of one batch
     for node in () if counted else [*iter_nodes(loop.iter), *iter_nodes(loop.target)]:
         name = node.value if isinstance(node, cst.Name) else None
         if name and _says_batches(name):
@@ -69,6 +73,13 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
         if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
             return True
     return False
+
+
+def _one_batch(iterable: cst.BaseExpression) -> bool:
+    """A name for one batch (`graphs_batch`, `x_batch`, `minibatch`), not for
+    batches: what a loop over it yields are that batch's examples."""
+    name = iterable.attr if isinstance(iterable, cst.Attribute) else iterable
+    return isinstance(name, cst.Name) and name.value.lower().endswith("batch")
 
 
 # Calls that hand out data: an iterator's next element, a batch drawn or
