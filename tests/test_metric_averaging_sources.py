@@ -663,9 +663,14 @@ class Pooling(tf.keras.Model):
 """
 
 
-def test_a_loop_over_the_examples_of_one_batch_is_no_loop_over_batches() -> None:
-    assert _lines(ONE_BATCH.format(name="graphs_batch")) == []
+@pytest.mark.parametrize("name", ["graphs_batch", "graph_batches"])
+def test_a_loop_in_what_a_train_step_calls_is_no_loop_over_batches(name: str) -> None:
+    # The step runs `forward` on its one batch: the loop goes over its graphs.
+    assert _lines(ONE_BATCH.format(name=name)) == []
 
 
-def test_a_loop_over_a_name_for_batches_is_still_one() -> None:
-    assert _lines(ONE_BATCH.format(name="graph_batches")) == [9]
+def test_the_same_loop_where_no_step_calls_it_is_one() -> None:
+    source = ONE_BATCH.format(name="graph_batches").replace(
+        "loss = self.forward(graphs, True)", "loss = tf.reduce_mean(self(graphs))"
+    )
+    assert _lines(source) == [9]

@@ -11,17 +11,15 @@ attributes hold, so it is gathered while the visitor walks the file.
 from __future__ import annotations
 
 import ast
-import builtins
 from collections.abc import Callable
 
 from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import _bound_names, iter_statements
+from tfrewrite.facts.index_names import BUILTIN_NAMES, _bound_names, iter_statements
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES, VARIABLE_LISTS
 from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import ALWAYS_SCALAR, REDUCTIONS, is_tensor_op
 
-_BUILTINS = frozenset(dir(builtins))
 # Elements of a list or tuple argument whose evidence a call site records.
 _STRUCTURE_SIZE = 16
 _DISPLAYS = (ast.List, ast.Tuple)
@@ -338,7 +336,7 @@ class CallEvidence:
         external package's function, a method of a local object), else
         whether through `self.` (the callee's first parameter is bound)."""
         if isinstance(func, ast.Name):
-            if func.id in _BUILTINS and func.id not in self.module_level_names:
+            if func.id in BUILTIN_NAMES and func.id not in self.module_level_names:
                 return None
             via_attribute = False
         elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from tfrewrite.facts.index_names import dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
+from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.keras_names import builds_keras_model, is_loss_class
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
@@ -374,26 +375,33 @@ _EVIDENT_SHAPES = (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Name)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-# What a model's variables are read as: gradients with respect to them are an
-# update's (gradients with respect to an input, `tape.gradient(q, actions)`,
-# are not).
-_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+# What a model's variables are read as (`VARIABLE_LISTS`, measured from
+# Keras): gradients with respect to them are an update's (gradients with
+# respect to an input, `tape.gradient(q, actions)`, are not).
+
+
+def gradient_sources(node: ast.AST) -> ast.expr | None:
+    """What a gradient is taken with respect to: `sources` of
+    `tape.gradient(target, sources)`, `var_list` of `optimizer.minimize(loss,
+    var_list, tape=tape)`; None for any other call."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    keyword = {"gradient": "sources", "minimize": "var_list"}.get(node.func.attr)
+    if keyword is None:
+        return None
+    given = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+    return given if given is not None else (node.args[1] if len(node.args) > 1 else None)
 
 
 def _gradient_call(node: ast.AST, variable_methods: frozenset[str] = frozenset()) -> bool:
     """`tape.gradient(loss, model.trainable_variables)`: gradients for the
     variables of a model, also as a method of `variable_methods` returns
     them (`self.training_variables()`)."""
-    if not (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "gradient"
-    ):
+    if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "gradient"):
         return False
-    sources = node.args[1] if len(node.args) > 1 else None
-    sources = next((kw.value for kw in node.keywords if kw.arg == "sources"), sources)
+    sources = gradient_sources(node)
     return sources is not None and any(
-        (isinstance(part, ast.Attribute) and part.attr in _VARIABLE_LISTS)
+        (isinstance(part, ast.Attribute) and part.attr in VARIABLE_LISTS)
         or (
             isinstance(part, ast.Call)
             and is_self_attribute(part.func)
@@ -409,7 +417,7 @@ def returns_variables(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     caller differentiates with respect to it is a model's variables."""
     return _every_return_gives(
         node,
-        lambda value: isinstance(value, ast.Attribute) and value.attr in _VARIABLE_LISTS,
+        lambda value: isinstance(value, ast.Attribute) and value.attr in VARIABLE_LISTS,
         False,
     )
 

@@ -30,7 +30,6 @@ is `tensorflow.function` whatever alias the file uses.
 from __future__ import annotations
 
 import ast
-import builtins
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,6 +61,7 @@ from tfrewrite.facts.index_calls import (
     is_tf_function,
 )
 from tfrewrite.facts.index_names import (
+    BUILTIN_NAMES,
     ImportResolution,
     dotted,
     iter_statements,
@@ -82,11 +82,10 @@ from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, keras_leaf, star_im
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
-from tfrewrite.facts.tape_reach import record_tape_reach, variable_owners
+from tfrewrite.facts.tape_reach import variable_owners
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
-_BUILTIN_NAMES = frozenset(dir(builtins))
 # Methods whose results Python iterates (a dict's views, a string's parts).
 _PYTHON_ITERATORS = frozenset({"items", "keys", "values", "split", "splitlines"})
 
@@ -402,6 +401,16 @@ class _Indexer(
         for dec in node.decorator_list:
             self.visit(dec)
 
+    def _held_class(self, value: ast.expr) -> str | None:
+        """What `self.x = value` holds, as a dotted name: what a call builds
+        (`Critic(...)`), or the class a parameter's annotation names
+        (`self.model = model` for `model: SACModel`)."""
+        if isinstance(value, ast.Call):
+            return self.resolve(value.func)
+        if isinstance(value, ast.Name) and self.annotated_params:
+            return self.annotated_params[-1].get(value.id)
+        return None
+
     def _annotated_classes(self, args: ast.arguments) -> dict[str, str]:
         """Parameters annotated with a plain class name (`model: SACModel`,
         `net: nets.Actor`): the dotted name the annotation resolves to.
@@ -411,7 +420,7 @@ class _Indexer(
             annotation = arg.annotation
             if not isinstance(annotation, (ast.Name, ast.Attribute)):
                 continue
-            if isinstance(annotation, ast.Name) and annotation.id in _BUILTIN_NAMES:
+            if isinstance(annotation, ast.Name) and annotation.id in BUILTIN_NAMES:
                 continue
             name = self.resolve(annotation)
             if name and not name.startswith("typing."):
@@ -555,20 +564,10 @@ class _Indexer(
                 if isinstance(target, ast.Attribute) and _is_callback_model(target.value):
                     method = self.function_stack[0].qualname
                     self.index.model_writes.setdefault(target.attr, method)
-        held_value = node.value
-        if isinstance(held_value, ast.Name) and self.annotated_params:
-            # `self.model = model` for a parameter `model: SACModel`: the
-            # annotation names the class of the object held.
-            held_value = self.annotated_params[-1].get(held_value.id)
-        if owner is not None and held_value is not None and not isinstance(held_value, ast.AST):
+        held = self._held_class(node.value) if owner is not None else None
+        if held:
             for target in node.targets:
                 if is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    owner.held_objects.setdefault(target.attr, held_value)
-        if owner is not None and isinstance(node.value, ast.Call):
-            held = self.resolve(node.value.func)
-            for target in node.targets:
-                if held and is_self_attribute(target):
                     assert isinstance(target, ast.Attribute)
                     owner.held_objects.setdefault(target.attr, held)
         if any(writes_outside(t, augmented=False) for t in node.targets):
@@ -716,7 +715,7 @@ class _Indexer(
             return iterable.id not in self.function_stack[-1].params
         if isinstance(iterable, ast.Call):
             func = iterable.func
-            if isinstance(func, ast.Name) and func.id in _BUILTIN_NAMES:
+            if isinstance(func, ast.Name) and func.id in BUILTIN_NAMES:
                 return False
             return not (isinstance(func, ast.Attribute) and func.attr in _PYTHON_ITERATORS)
         return isinstance(iterable, ast.Subscript)
@@ -1079,7 +1078,6 @@ def build_index(
             "",
             tape_scopes(indexer.tape_functions),
         )
-        record_tape_reach(index, tree.body)
     _compact(index)
     return index
 

@@ -10,10 +10,14 @@ index; it lives here, apart from what those parts recognise.
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 
 from tfrewrite.facts.canonical_names import canonical_name
 from tfrewrite.facts.index_records import ModuleIndex
+
+# Python's builtin names (`len`, `range`, `int`): never the project's own.
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 # The libraries whose names a module-level alias may stand for
 # (`record_module_alias`).
@@ -43,6 +47,19 @@ def _resolve_relative(module: str, level: int, name: str | None, is_package: boo
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def body_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of a scope's body, not descending into nested definitions."""
+    result: list[ast.AST] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        result.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return result
 
 
 def iter_statements(body: list[ast.stmt], into_definitions: bool = True) -> Iterator[ast.stmt]:

@@ -6,10 +6,10 @@ Recorded on each module index for the rules of every file.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
+from tfrewrite.facts.index_names import BUILTIN_NAMES
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
 from tfrewrite.facts.project_lookup import (
@@ -66,9 +66,6 @@ _KERAS_LAYER_METHODS = frozenset(
 
 
 _KERAS_TRAINING_MODULES = ("layers.", "applications.", "models.", "backend.")
-
-
-_BUILTINS = frozenset(dir(builtins))
 
 
 class KerasClasses:
@@ -164,7 +161,7 @@ class KerasClasses:
         if self.lookup.find(callee, index):
             return True  # a project class or function: what it builds is not followed
         if "." not in callee:
-            return callee not in _BUILTINS  # a parameter or a name bound at run time
+            return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))
 
 

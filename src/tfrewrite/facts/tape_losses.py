@@ -15,22 +15,9 @@ from collections.abc import Callable, Iterable
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.function_facts import opens_tape
-from tfrewrite.facts.index_names import iter_statements
+from tfrewrite.facts.index_names import body_nodes, iter_statements
 from tfrewrite.facts.index_records import ModuleIndex, TapeLoss
-
-
-def body_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    """Every node of a scope's body, not descending into nested definitions."""
-    result: list[ast.AST] = []
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        result.append(node)
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return result
-
+from tfrewrite.facts.tape_reach import record_trained_reads
 
 # Calls that add up the terms they are given (`tf.add_n([l1, l2])`,
 # `sum(losses.values())`, `list(...)` on the way): their arguments are
@@ -161,6 +148,8 @@ def record_tape_losses(
     handed = _handed_with_the_tape(nodes, resolve)
     if handed and qualname in index.functions:
         index.functions[qualname].hands_tape = True
+    if qualname in index.functions:
+        record_trained_reads(index.functions[qualname], nodes)
     differentiated |= handed
     for node in nodes:
         if opens_tape(node, resolve):

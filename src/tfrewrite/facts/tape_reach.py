@@ -18,7 +18,7 @@ whose `_q1_model` the step trains (the property returns
 models it does not: `self._q1_model(x)` without `training=True` in `q1`
 runs the trained network in inference mode. Pass 1 records, per function,
 what its tape blocks call and what its gradients are taken with respect to
-(`record_tape_reach`); the project facts link them (`link_tape_reach`)
+(`record_trained_reads`, from `tape_losses`' walk); the project facts link them (`link_tape_reach`)
 into `TracedFunction.tapes` of the wrapper's methods, which TFR304 reads.
 """
 
@@ -28,10 +28,10 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from tfrewrite.facts.index_names import dotted
+from tfrewrite.facts.function_facts import gradient_sources
+from tfrewrite.facts.index_names import body_nodes, dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
-from tfrewrite.facts.tape_losses import body_nodes
 from tfrewrite.facts.traced_function import TapeUse
 from tfrewrite.workspace.line_names import path_line
 
@@ -46,21 +46,12 @@ _OWN_METHOD_DEPTH = 3
 # -- pass 1 -------------------------------------------------------------------------------------
 
 
-def record_tape_reach(index: ModuleIndex, body: list[ast.stmt]) -> None:
-    """Fill `tape_trains` of each method whose tape calls something (the
-    visitor fills `tape_calls`)."""
-    for qualname, node in _methods(body, ""):
-        info = index.functions.get(qualname)
-        if info is not None and info.tape_calls and info.class_name is not None:
-            info.tape_trains = tuple(dict.fromkeys(_trained_reads(body_nodes(node.body))))
-
-
-def _methods(body: list[ast.stmt], prefix: str) -> Iterator[tuple[str, ast.FunctionDef]]:
-    for statement in body:
-        if isinstance(statement, ast.ClassDef):
-            yield from _methods(statement.body, f"{prefix}{statement.name}.")
-        elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield f"{prefix}{statement.name}", statement  # type: ignore[misc]
+def record_trained_reads(info: FunctionInfo, nodes: list[ast.AST]) -> None:
+    """Fill `tape_trains` of a method whose tape calls something (the
+    visitor fills `tape_calls`), from the nodes of its body (`tape_losses`
+    walks each scope with a tape once, for both)."""
+    if info.tape_calls and info.class_name is not None:
+        info.tape_trains = tuple(dict.fromkeys(_trained_reads(nodes)))
 
 
 def variable_owners(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
@@ -107,7 +98,7 @@ def _trained_reads(nodes: list[ast.AST]) -> Iterator[str]:
             if isinstance(target, ast.Name):
                 bound.setdefault(target.id, []).append(node.value)
     for node in nodes:
-        sources = _gradient_sources(node)
+        sources = gradient_sources(node)
         if sources is None:
             continue
         if isinstance(sources, ast.Name) and len(bound.get(sources.id, ())) == 1:
@@ -117,18 +108,6 @@ def _trained_reads(nodes: list[ast.AST]) -> Iterator[str]:
             pieces = name.split(".") if name else []
             if len(pieces) >= 3 and pieces[0] == "self" and pieces[2] not in VARIABLE_LISTS:
                 yield f"{pieces[1]}.{pieces[2]}"
-
-
-def _gradient_sources(node: ast.AST) -> ast.expr | None:
-    """`variables` of `tape.gradient(loss, variables)` or of
-    `optimizer.minimize(loss, variables, tape=tape)`."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-        return None
-    keyword = {"gradient": "sources", "minimize": "var_list"}.get(node.func.attr)
-    if keyword is None:
-        return None
-    given = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
-    return given if given is not None else (node.args[1] if len(node.args) > 1 else None)
 
 
 # -- project facts ------------------------------------------------------------------------------

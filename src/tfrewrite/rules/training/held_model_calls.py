@@ -46,7 +46,8 @@ class HeldModelCall:
 
 
 def held_model_calls(ctx: RuleContext) -> Iterator[HeldModelCall]:
-    """Each call of a `self` attribute the tapes running its method train."""
+    """Each call of a `self` attribute the tapes running its method train
+    (whether it is a model call, TFR304's `_is_model_call` decides)."""
     for function in ctx.functions:
         traced = function.runs_traced
         if traced is None or not traced.tapes:
@@ -63,9 +64,6 @@ def held_model_calls(ctx: RuleContext) -> Iterator[HeldModelCall]:
                 and isinstance(func.value, cst.Name)
                 and func.value.value == "self"
             ):
-                continue
-            first = node.args[0].keyword
-            if first is not None and first.value != "inputs":
                 continue
             attr = func.attr.value
             use = next((u for u in traced.tapes if attr in u.trained), None)

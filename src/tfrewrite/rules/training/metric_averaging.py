@@ -194,9 +194,9 @@ class PerBatchMetricAverage(Rule):
         per-batch mean; along another axis it is not. A list made afresh in
         each pass of the batch loop (`penalties = []` filled over a model's
         unrolled iterations on that batch) holds one batch's values, not one
-        value per batch; so does a list filled by a loop over a name for one
-        batch (`for g in graphs_batch:`, a loss per graph of the batch a
-        step trains on), unless its loop variable says batches.
+        value per batch; so does a list filled by a loop in a function a
+        train step calls (`for g in graphs:` in the model's forward pass, a
+        loss per graph of the one batch the step trains on).
 
         ## Fix safety
         Always unsafe (applied with `--unsafe-fixes`): the reported number

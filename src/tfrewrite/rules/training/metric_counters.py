@@ -19,6 +19,7 @@ from tfrewrite.facts.keras_names import keras_leaf
 from tfrewrite.facts.state import self_attribute_name
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.rewrite.fixes import Violation
+from tfrewrite.rules.training.per_batch_values import division_operands, weighted
 
 
 def call_counting_metrics(ctx: RuleContext) -> Iterator[Violation]:
@@ -37,7 +38,7 @@ def call_counting_metrics(ctx: RuleContext) -> Iterator[Violation]:
             for attr, (value, _) in added.items()
             if attr not in counters and not _weighted(value)
         }
-        for total, count in _divisions(result):
+        for total, count in _divisions(ctx, result):
             if total in sums and count in counters:
                 yield Violation(
                     added[count][1],
@@ -87,33 +88,23 @@ def _is_one(value: cst.BaseExpression) -> bool:
 
 
 def _weighted(value: cst.BaseExpression) -> bool:
-    """A value already scaled by a count (`loss * n`, `tf.reduce_sum(...)`)."""
-    for node in iter_nodes(value):
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-            return True
-        if isinstance(node, cst.Attribute) and node.attr.value in ("reduce_sum", "shape", "size"):
-            return True
-    return False
+    """A value already scaled by a count (`per_batch_values.weighted`), or
+    a sum over the batch (`tf.reduce_sum(...)`), which no count of calls
+    turns into a mean per batch."""
+    return weighted(value) or any(
+        isinstance(n, cst.Attribute) and n.attr.value == "reduce_sum" for n in iter_nodes(value)
+    )
 
 
-def _divisions(function: cst.FunctionDef) -> Iterator[tuple[str, str]]:
+def _divisions(ctx: RuleContext, function: cst.FunctionDef) -> Iterator[tuple[str, str]]:
     """`self.total / self.count` (or `tf.math.divide_no_nan(self.total,
     self.count)`) returned by the method: (total, count)."""
     for node in iter_nodes(function.body, into_functions=False):
         if not isinstance(node, cst.Return) or node.value is None:
             continue
-        value = node.value
-        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
-            left, right = value.left, value.right
-        elif isinstance(value, cst.Call) and len(value.args) == 2 and _is_division(value.func):
-            left, right = value.args[0].value, value.args[1].value
-        else:
+        operands = division_operands(ctx, node.value)
+        if operands is None:
             continue
-        total, count = self_attribute_name(left), self_attribute_name(right)
+        total, count = (self_attribute_name(operand) for operand in operands)
         if total is not None and count is not None:
             yield total, count
-
-
-def _is_division(func: cst.BaseExpression) -> bool:
-    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
-    return name in ("divide", "truediv", "divide_no_nan")

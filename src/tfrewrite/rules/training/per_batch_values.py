@@ -17,6 +17,7 @@ from tfrewrite.facts.dataset_batches import batches_of_one_size
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import counts_iterations, iteration_index
+from tfrewrite.facts.traced_function import PENDING_STEP_CONTEXTS
 from tfrewrite.facts.training import (
     feeds_short_final_batch,
     is_update_call,
@@ -52,10 +53,8 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
     counted = isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
-    if _one_batch(loop.iter) and not any(
-        _says_batches(n.value) for n in iter_nodes(loop.target) if isinstance(n, cst.Name)
-    ):
-        return False  # `for g in graphs_batch`: the examples of one batch
+    if function is not None and _called_by_a_step(ctx, function):
+        return False  # it runs on the step's one batch: a loop over its parts
     for node in () if counted else [*iter_nodes(loop.iter), *iter_nodes(loop.target)]:
         name = node.value if isinstance(node, cst.Name) else None
         if name and _says_batches(name):
@@ -75,11 +74,20 @@ def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | 
     return False
 
 
-def _one_batch(iterable: cst.BaseExpression) -> bool:
-    """A name for one batch (`graphs_batch`, `x_batch`, `minibatch`), not for
-    batches: what a loop over it yields are that batch's examples."""
-    name = iterable.attr if isinstance(iterable, cst.Attribute) else iterable
-    return isinstance(name, cst.Name) and name.value.lower().endswith("batch")
+def _called_by_a_step(ctx: RuleContext, function: cst.FunctionDef) -> bool:
+    """Whether a train step calls `function` (the project facts' traced
+    callers, or the step it runs in once a pending fix decorates it): it then
+    runs on that step's one batch (`for g in graphs_batch:` goes over the
+    batch's graphs). A step's own loops are not asked about here: a step
+    may draw several batches itself (`next(batches)`)."""
+    scope = next((f for f in ctx.functions if f.node is function), None)
+    traced = scope.runs_traced if scope is not None else None
+    if traced is None:
+        return False
+    if any(c.startswith(PENDING_STEP_CONTEXTS[0]) for c in traced.contexts):
+        return True
+    callers = (ctx.index.functions.get(caller) for caller in traced.traced_callers)
+    return any(info is not None and info.trains for info in callers)
 
 
 # Calls that hand out data: an iterator's next element, a batch drawn or
@@ -173,7 +181,7 @@ def per_batch_values(
                 value = node.value
                 if _is_one(value):
                     counters.add(node.target.value)
-                elif not _weighted(value):
+                elif not weighted(value):
                     accumulated.append(node.target.value)
         index = iteration_index(loop, ctx)
         for name in accumulated:
@@ -269,9 +277,9 @@ def _divided_by_batch_size(expr: cst.BaseExpression) -> bool:
 _CEILINGS = frozenset({"math.ceil", "np.ceil", "numpy.ceil", "ceil"})
 
 
-def _weighted(value: cst.BaseExpression) -> bool:
+def weighted(value: cst.BaseExpression) -> bool:
     """`acc * len(y)`, `loss * x.shape[0]`, `n * batch_size`: already weighted
-    by the batch size (or a count of examples)."""
+    by the batch size (or a count of examples; `tf.shape(x)` too)."""
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
         return True
     return any(
@@ -287,7 +295,7 @@ def weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> boo
     fix writes): a weighted average, whatever the names say."""
     return (
         isinstance(summed, (cst.GeneratorExp, cst.ListComp))
-        and _weighted(summed.elt)
+        and weighted(summed.elt)
         and isinstance(divisor, cst.Call)
         and dotted_name(divisor.func) == "sum"
     )
@@ -303,7 +311,7 @@ def counts_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
         return True
     if _divided_by_batch_size(expr):
         return True  # `len(x_train) // BATCH_SIZE`: examples over batch size, batches
-    if any(_weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
+    if any(weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
         # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
         return isinstance(expr, cst.Call) and any(part in names[-1] for part in _BATCH_COUNTS)
     return any(part in name for name in names for part in _BATCH_COUNTS)
@@ -318,6 +326,7 @@ _DIVISIONS = frozenset(
         "tensorflow.truediv",
         "tensorflow.math.divide",
         "tensorflow.math.truediv",
+        "tensorflow.math.divide_no_nan",
         "operator.truediv",
         "operator.itruediv",
     }
@@ -328,14 +337,24 @@ def divided_name(ctx: RuleContext, node: cst.CSTNode) -> tuple[str, cst.BaseExpr
     """A name divided, and by what, whatever the spelling: `total / n`,
     `total /= n` (where the sum becomes the mean: after the loop, in its
     `else`), `np.divide(total, n)`, `tf.math.divide(total, n)`."""
+    operands = division_operands(ctx, node)
+    if operands is None or not isinstance(operands[0], cst.Name):
+        return None
+    return operands[0].value, operands[1]
+
+
+def division_operands(
+    ctx: RuleContext, node: cst.CSTNode
+) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(dividend, divisor) of a division, whatever the spelling (`a / b`, `a
+    /= b`, `np.divide(a, b)`, `tf.math.divide_no_nan(a, b)`); None for
+    anything else."""
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
-        dividend, divisor = node.left, node.right
-    elif isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
-        dividend, divisor = node.target, node.value
-    elif isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _DIVISIONS:
+        return node.left, node.right
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.DivideAssign):
+        return node.target, node.value
+    if isinstance(node, cst.Call) and ctx.names.qualified_name(node.func) in _DIVISIONS:
         if len(node.args) != 2 or any(a.keyword is not None or a.star for a in node.args):
             return None
-        dividend, divisor = node.args[0].value, node.args[1].value
-    else:
-        return None
-    return (dividend.value, divisor) if isinstance(dividend, cst.Name) else None
+        return node.args[0].value, node.args[1].value
+    return None

@@ -514,7 +514,11 @@ class MissingTrainingFlag(Rule):
                 seen.add(id(found.call))
                 yield _unflagged_layer_call(ctx, found)
         for held in held_model_calls(ctx):
-            if id(held.call) not in seen:
+            # A model call as any tape's is one (`_is_model_call`), of a
+            # model the step trains.
+            if id(held.call) not in seen and _is_model_call(
+                ctx, held.call, set(), True, {held.label}
+            ):
                 seen.add(id(held.call))
                 violation = _missing_flag(
                     ctx, held.call, held.ancestors, held.label, held.owner, held.words
