@@ -141,3 +141,31 @@ def test_the_fix_removes_only_the_decorator_and_is_unsafe() -> None:
     fixed = fix_source(source, select=["TFR308"], unsafe_fixes=True)
     assert fixed == source.replace("    @tf.function\n    def call", "    def call")
     assert fix_source(fixed, select=["TFR308"], unsafe_fixes=True) == fixed
+
+
+SELF_BUILT = """
+import tensorflow as tf
+
+
+class Head(tf.keras.Model):
+    def __init__(self, features):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(8)
+        self.out = tf.keras.layers.Dense(2)
+        self.call(tf.ones([1, features]))  # builds the sublayers
+
+    @tf.function
+    def call(self, x):
+        return self.out(tf.nn.relu(self.hidden(x)))
+"""
+
+
+def test_a_class_that_runs_its_own_call_in_init_is_left_alone() -> None:
+    """Its sublayers are built by the first trace of the decorated `call`,
+    not by Keras' symbolic build: their weights train."""
+    assert _lines(SELF_BUILT) == []
+    assert _lines(
+        SELF_BUILT.replace(
+            "        self.call(tf.ones([1, features]))  # builds the sublayers\n", ""
+        )
+    ) == [11]

@@ -520,3 +520,51 @@ def test_a_model_called_with_its_input_by_keyword_is_a_model_call() -> None:
     """
     assert [f.code for f in _findings(source)] == ["TFR304"]
     assert "self.encoder(inputs=x, training=True)" in _fixed(source)
+
+
+# -- a Sequential of its own, stacking project layers -------------------------------------
+
+STACKED = """
+    import tensorflow as tf
+
+
+    class Relax(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super().__init__()
+            self.energy = tf.keras.Sequential([
+                tf.keras.layers.Dense(units, activation="relu"),
+                tf.keras.layers.Dense(1),
+                tf.keras.layers.Lambda(lambda x: tf.squeeze(x, axis=-1)),
+            ])
+
+        def call(self, x):
+            return x - 0.1 * self.energy(x)[:, None]
+
+
+    class Stack(tf.keras.Sequential):
+        def __init__(self, units):
+            super().__init__([tf.keras.Input([4]), Relax(units)])
+
+
+    model = Stack(8)
+    optimizer = tf.keras.optimizers.SGD(0.1)
+    for x in [tf.ones([2, 4])] * 3:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x)))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_sequential_subclass_of_layers_that_ignore_training_is_not_reported() -> None:
+    """`Stack` has no `call` of its own: Keras' `Sequential.call` hands
+    `training` to `Relax`, whose `call` takes none and whose `Sequential`
+    holds a `Dense` and a `Lambda` of a TensorFlow op: nothing changes."""
+    assert _findings(STACKED) == []
+    dropout = STACKED.replace(
+        "tf.keras.layers.Dense(1),",
+        "tf.keras.layers.Dense(1),\n                tf.keras.layers.Dropout(0.5),",
+    )
+    assert [f.code for f in _findings(dropout)] == ["TFR304"]
+    noisy = STACKED.replace("tf.squeeze(x, axis=-1)", "tf.keras.layers.Dropout(0.5)(x)[:, 0]")
+    assert [f.code for f in _findings(noisy)] == ["TFR304"]

@@ -2200,3 +2200,35 @@ def test_a_loss_picked_after_the_tape_among_recorded_values_is_not_outside_it():
 def test_a_loss_computed_after_the_tape_in_one_branch_is_still_reported():
     computed = "tf.reduce_mean(tf.abs(pred - y))"
     assert _codes(PICKED_LOSS.format(absolute=computed), ["TFR305"]) == ["TFR305"]
+
+
+SLOT_WARM_UP = """
+import tensorflow as tf
+
+
+def warm_up(heads, optimizer):
+    for index in range(len(heads)):
+        head = heads[index]
+        inputs = tf.zeros([2] + list(head.input_shape[1:]))
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(head(inputs))
+        variables = head.trainable_variables
+        grads = [g * 0.0 for g in tape.gradient(loss, variables)]
+        optimizer.apply_gradients(zip(grads, variables))
+
+
+def train(model, optimizer, batches):
+    for x, y in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_loop_stepping_each_layer_it_iterates_once_is_no_training_loop():
+    """The warm-up's tape differentiates the layer the loop picks each time
+    (one step per layer: no step repeats, nothing to trace); the loop over
+    batches steps one model again and again (TFR303)."""
+    findings = check_source(_d(SLOT_WARM_UP), select=["TFR303"])
+    assert [f.start.line for f in findings] == [17]

@@ -117,3 +117,34 @@ def test_a_rewrite_that_keeps_a_tensor_if_is_not_run_without_autograph(tmp_path:
     targets = {t.qualname: t for t in targets_for_paths([path], settings, VerifySettings())}
     assert targets["window_end"].needs_autograph == "line 8: TFR101 not rewritten"
     assert targets["clipped"].needs_autograph is None
+
+
+LAYER_LOOP = """
+    import tensorflow as tf
+
+
+    class Cross(tf.keras.layers.Layer):
+        def __init__(self, depth=2):
+            super().__init__()
+            self.depth = depth
+
+        def call(self, inputs):
+            x = inputs
+            for i in range(self.depth):
+                x = x * inputs + x
+                print(x)
+            return x
+"""
+
+
+def test_a_changed_loop_that_trains_nothing_is_its_function_s(tmp_path: Path) -> None:
+    """A print fixed inside a layer's `for` over its depth is proven by
+    calling the layer's `call`, not by replaying that loop as training."""
+    path = tmp_path / "layers.py"
+    path.write_text(textwrap.dedent(LAYER_LOOP))
+    settings = load_settings(None)
+    settings = type(settings)(**{**settings.__dict__, "root": tmp_path, "unsafe_fixes": True})
+    targets = targets_for_paths([path], settings, VerifySettings(xla=False))
+    [target] = [t for t in targets if t.fixes]
+    assert target.qualname == "Cross.call"
+    assert target.loop is None and target.problem is None

@@ -56,6 +56,16 @@ def test_import_roots_find_the_repository_top(tmp_path: Path) -> None:
     assert before == [] and after == [str(tmp_path)]
 
 
+def test_an_example_finds_the_package_of_the_src_layout(tmp_path: Path) -> None:
+    # examples/train.py imports `graphs`, which lives in src/graphs (not installed).
+    (tmp_path / "src" / "graphs").mkdir(parents=True)
+    (tmp_path / "src" / "graphs" / "__init__.py").write_text("")
+    (tmp_path / "examples").mkdir()
+    source = "from graphs.layers import Conv\nimport numpy\n"
+    before, after = project_imports.import_roots(str(tmp_path / "examples" / "train.py"), source)
+    assert before == [] and after == [str(tmp_path / "src")]
+
+
 def test_a_missing_import_is_a_package_unless_the_project_has_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -72,3 +72,20 @@ def test_without_the_decorator_the_model_trains_traced_as_eagerly() -> None:
     traced = train(lambda f: tf.function(f, autograph=False))
     assert eager[-1] < eager[0]  # it trains
     np.testing.assert_allclose(traced, eager, rtol=1e-5)
+
+
+def test_a_class_built_by_its_own_call_in_init_trains() -> None:
+    """The shape TFR308 leaves alone: `__init__` runs the decorated `call`
+    itself, so every weight gets a gradient through `model(x)` as through
+    `model.call(x)`."""
+    import tensorflow as tf
+    from tests.test_layer_method_decorator import SELF_BUILT
+
+    module = load_module(SELF_BUILT)
+    x = tf.ones([4, 3])
+    for run in (lambda m: m(x), lambda m: m.call(x)):
+        model = module.Head(3)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(run(model))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        assert len(gradients) == 4 and all(g is not None for g in gradients)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from test_tape_model_evidence import CRITIC, NETS, STEP
+from test_tape_model_evidence import CRITIC, NETS, STACKED, STEP
 
 from tfrewrite.api import fix_source
 
@@ -95,3 +95,12 @@ def test_a_model_called_in_a_loss_helper_the_tape_runs(tmp_path: Path) -> None:
     expected = MOMENTUM * after_fake + (1 - MOMENTUM) * features["real"].mean(axis=0)
     moved = rewritten.critic.layers[1].moving_mean.numpy()
     np.testing.assert_allclose(moved, expected, rtol=1e-4, atol=1e-6)
+
+
+def test_the_stacked_layers_compute_the_same_in_both_modes(tmp_path: Path) -> None:
+    """What TFR304 leaves alone: the `Sequential` subclass of layers that
+    ignore `training` gives one output whatever the mode (the shape also
+    trains as written)."""
+    module = load_file_module(textwrap.dedent(STACKED), tmp_path, "stacked")
+    x = tf.constant(np.linspace(-1.0, 1.0, 8, dtype=np.float32).reshape(2, 4))
+    np.testing.assert_allclose(module.model(x, training=True), module.model(x, training=False))

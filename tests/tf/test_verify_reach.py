@@ -131,6 +131,43 @@ def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> N
     assert "cannot construct `Critic()`" in _warnings(result) and "factory" in _warnings(result)
 
 
+CROSS_LAYER = """
+    import tensorflow as tf
+
+
+    class Cross(tf.keras.layers.Layer):
+        def __init__(self, depth=2):
+            super().__init__()
+            self.depth = depth
+
+        def build(self, input_shape):
+            width = int(input_shape[-1])
+            self.kernels = [
+                self.add_weight(name=f"w{i}", shape=(width, 1), initializer="random_normal")
+                for i in range(self.depth)
+            ]
+
+        def call(self, inputs):
+            x = inputs
+            for i in range(self.depth):
+                x = x + inputs * tf.matmul(x, self.kernels[i])
+                print(x)
+            return x
+    """
+
+
+def test_a_layer_call_runs_on_the_weights_its_build_makes() -> None:
+    """Verify calls `Cross.call` itself: the layer is built first from the
+    input's shape (as `layer(x)` would), so the weights `build` makes exist."""
+    rewrite = CROSS_LAYER.replace(
+        "print(x)", "tf.print(x, output_stream=sys.stdout, summarize=-1)"
+    ).replace("import tensorflow as tf", "import sys\n\n    import tensorflow as tf")
+    result = _verify(CROSS_LAYER, rewrite, "Cross.call")
+    assert result["verdict"] == "equivalent", result
+    broken = rewrite.replace("x = x + inputs", "x = x - inputs")
+    assert _verify(CROSS_LAYER, broken, "Cross.call")["verdict"] == "mismatch"
+
+
 # -- input signatures found by search -----------------------------------------------------
 
 

@@ -204,6 +204,7 @@ class _Indexer(
         # of several project objects (an element of `metrics = [qwk, corr]`,
         # or the loop variable over it), with their constructors.
         self.object_choices: list[dict[str, tuple[str, ...]]] = []
+        self.function_tables: list[dict[str, tuple[str, ...]]] = []
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
@@ -362,6 +363,7 @@ class _Indexer(
         self.evidence.append({name: "p" for name in number_defaults(node.args)})
         self.call_results.append({})
         self.object_choices.append({})
+        self.function_tables.append({})
         self.dataset_names.append(set())
         self.branch_tests.append([])
         self.bound_here.append(set())
@@ -378,6 +380,7 @@ class _Indexer(
         self.evidence.pop()
         self.call_results.pop()
         self.object_choices.pop()
+        self.function_tables.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.graph_loops = graph_loops
@@ -610,6 +613,17 @@ class _Indexer(
                     function = self._project_reference(node.value)
                     if function is not None:
                         owner.held_functions.setdefault(target.attr, []).append(function)
+        if (
+            owner is not None
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, (ast.Name, ast.Attribute))
+        ):
+            # `self.loss_fn = select_loss(name)`: what the project function returns.
+            maker = self._project_reference(node.value.func)
+            for target in node.targets if maker is not None else ():
+                if is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    owner.held_functions.setdefault(target.attr, []).append(f"{maker}()")
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and self.call_results:
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
@@ -620,6 +634,7 @@ class _Indexer(
                 else:
                     self.call_results[-1].pop(name, None)
             self.record_object_list(names, node.value)
+            self.record_function_table(names, node.value)
             self.record_attribute_alias(names, node.value)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
@@ -893,6 +908,11 @@ class _Indexer(
             nested = f"{info.qualname}.{node.value.id}"
             if nested in self.index.functions:
                 info.returns.append(nested)
+                self.generic_visit(node)
+                return
+        if node.value is not None and self.function_stack:
+            returns = self.function_stack[-1].returns
+            returns += [f for f in self.returned_functions(node.value) if f not in returns]
         self.generic_visit(node)
 
     def visit_Lambda(self, node: ast.Lambda) -> None:

@@ -32,6 +32,8 @@ class ObjectReferences:
     class_stack: list[str]
     call_results: list[dict[str, str]]
     object_choices: list[dict[str, tuple[str, ...]]]
+    function_tables: list[dict[str, tuple[str, ...]]]
+    _project_reference: Callable[[ast.expr], str | None]
     module_instances: dict[str, str]
     module_object_choices: dict[str, tuple[str, ...]]
     bound_here: list[set[str]]
@@ -96,6 +98,64 @@ class ObjectReferences:
                 self.object_choices[-1][name] = built
             else:
                 self.object_choices[-1].pop(name, None)
+
+    def _function_references(self, table: ast.expr) -> tuple[str, ...]:
+        """The project functions a literal table holds (`{"wgan": G_wgan,
+        "logistic": G_logistic}`, `[dice, focal]`)."""
+        if isinstance(table, ast.Dict):
+            elements: list[ast.expr] = [v for v in table.values if v is not None]
+        elif isinstance(table, (ast.List, ast.Tuple)):
+            elements = table.elts
+        else:
+            return ()
+        found = {
+            reference
+            for element in elements
+            if isinstance(element, (ast.Name, ast.Attribute))
+            and not self._local_name(element)
+            and (reference := self._project_reference(element))
+        }
+        return tuple(sorted(found))
+
+    def _local_name(self, value: ast.expr) -> bool:
+        """`value` is a name the functions being visited bind or take (`model
+        = Model(...)` then `return model` in a function named `model`)."""
+        return isinstance(value, ast.Name) and (
+            any(value.id in bound for bound in self.bound_here)
+            or any(value.id in info.params for info in self.function_stack)
+        )
+
+    def record_function_table(self, names: list[str], value: ast.expr) -> None:
+        """`losses = {"wgan": G_wgan, ...}` in a function: a table its
+        `return losses[name]` picks a function from."""
+        if not self.function_tables:
+            return
+        table = self._function_references(value)
+        for name in names:
+            if table:
+                self.function_tables[-1][name] = table
+            else:
+                self.function_tables[-1].pop(name, None)
+
+    def returned_functions(self, value: ast.expr) -> tuple[str, ...]:
+        """The project functions `return value` may hand out: the one it
+        names (`return dice`), or one picked from a table of them (`return
+        losses[name]`, `losses.get(name)`, `{...}[name]`): what a caller
+        that binds the result (`self.loss_fn = select_loss(name)`) calls."""
+        if isinstance(value, (ast.Name, ast.Attribute)):
+            reference = None if self._local_name(value) else self._project_reference(value)
+            return (reference,) if reference else ()
+        table: ast.expr | None = None
+        if isinstance(value, ast.Subscript):
+            table = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            table = value.func.value if value.func.attr == "get" else None
+        if isinstance(table, ast.Name):
+            for tables in reversed(self.function_tables):
+                if table.id in tables:
+                    return tables[table.id]
+            return ()
+        return self._function_references(table) if table is not None else ()
 
     def record_attribute_alias(self, names: list[str], value: ast.expr) -> None:
         """`enc = parts.encoder` where `parts = Parts()` here or in a

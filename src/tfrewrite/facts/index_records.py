@@ -142,9 +142,11 @@ class FunctionInfo:
     # no rule can need it (`relevant_code`). 0 when unknown.
     first_lineno: int = 0
     end_lineno: int = 0
-    # Functions nested in it that it returns by name (a loss factory's
-    # `return content_loss`): local qualnames. What its callers bind the
-    # result to, and call, is one of these (`ImportResolution.resolve`).
+    # Functions it returns: nested ones by name (a loss factory's `return
+    # content_loss`, local qualnames), and project functions it names or
+    # picks from a table (`return losses[name]`, dotted as the module names
+    # them). What its callers bind the result to, and call, is one of these
+    # (`ImportResolution.resolve`, `ProjectLookup.find` of `maker()`).
     returns: list[str] = field(default_factory=list)
     # Every `return` gives what a TensorFlow op computes (`function_facts.
     # returns_tensor`): a caller of another module gets a tensor from it.

@@ -391,9 +391,15 @@ def _built_by_running_call(
 ) -> bool:
     """Whether Keras 3 builds objects of the class by running its `call` on
     symbolic inputs: a `Layer` or `Model` (not of the legacy `tf_keras`)
-    that defines no `build`, nor does any project class it derives from."""
+    that defines no `build`, nor does any project class it derives from,
+    and whose `__init__` does not run `call` itself (`self.call(dummy)`:
+    its sublayers are built by that run, whose weights train, measured on
+    Keras 3.15)."""
     info = index.classes.get(class_qualname)
     if info is None or depth > 10 or "build" in info.methods:
+        return False
+    init = index.functions.get(f"{class_qualname}.__init__")
+    if init is not None and index.qualify(f"{class_qualname}.call") in init.calls:
         return False
     for base in info.bases:
         if keras_leaf(base) in ("Layer", "Model"):

@@ -321,21 +321,31 @@ def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
     return None
 
 
-def _depends_on_training(call: cst.Call, leaf: str) -> bool:
+def _depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
     """Whether the Keras layer `call` builds (`leaf`: its class name) gives
     other outputs with `training=True`: dropout, normalization, noise, an RNN
-    built with `dropout=`."""
+    built with `dropout=`. A `Lambda` of a `lambda` that calls TensorFlow
+    ops alone does not: an op takes no `training` (`tf.nn.dropout` drops in
+    both modes)."""
+    if leaf == "Lambda" and call.args and isinstance(call.args[0].value, cst.Lambda):
+        return not all(
+            (ctx.names.qualified_name(node.func) or "").startswith("tensorflow.")
+            and "keras" not in (ctx.names.qualified_name(node.func) or "")
+            for node in iter_nodes(call.args[0].value.body)
+            if isinstance(node, cst.Call)
+        )
     return leaf not in TRAINING_INSENSITIVE_LAYERS or any(
         a.keyword and a.keyword.value in _RNN_DROPOUT for a in call.args
     )
 
 
-def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
+def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -> bool:
     """Whether a method of the project class builds a Keras layer whose output
     depends on `training` (`Dropout`, `BatchNormalization`, an RNN with
     dropout), or a layer tfrewrite cannot tell (another project class, in
     this module or another, that the project facts do not show ignores
-    `training`)."""
+    `training`). A Keras class of this file that ignores `training` itself
+    does not count, nor does a class of this file that is no Keras layer."""
     prefix = class_name + "."
     for function in ctx.functions:
         if not function.qualname.startswith(prefix):
@@ -343,10 +353,20 @@ def _builds_training_layers(ctx: RuleContext, class_name: str) -> bool:
         for node in iter_nodes(function.node.body):
             if not isinstance(node, cst.Call):
                 continue
+            qualified = ctx.names.qualified_name(node.func) or ""
+            if qualified.endswith(".Sequential") and _built_ignoring_training(ctx, node):
+                continue  # a `Sequential` of layers that ignore it
             leaf = _layer_leaf(ctx, node)
-            if leaf is not None and _depends_on_training(node, leaf):
+            if leaf is not None and _depends_on_training(ctx, node, leaf):
                 return True
-            if leaf is None and (dotted_name(node.func) or "") in ctx.index.classes:
+            built = dotted_name(node.func) or ""
+            if leaf is None and built in ctx.index.classes and built != class_name:
+                if not ctx.index.derives_from_keras(built):
+                    continue  # a helper object (`StopCondition(...)`), no layer
+                if depth < _MAX_CLASS_DEPTH and _class_ignores_training(ctx, built, depth + 1):
+                    continue
+                return True
+            if leaf is None and built in ctx.index.classes:
                 return True
             if leaf is None and project_keras_class(ctx, node.func) == KERAS_CLASS:
                 # A layer or model of another module (`self.encoder =
@@ -398,7 +418,7 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
     ):
         return _no_training_reason(callee.rpartition(".")[2])
     leaf = _layer_leaf(ctx, source)
-    if leaf is not None and leaf != "Input" and not _depends_on_training(source, leaf):
+    if leaf is not None and leaf != "Input" and not _depends_on_training(ctx, source, leaf):
         return f"it is a `{leaf}` layer, which ignores `training`"
     qualified = ctx.names.qualified_name(source.func) or ""
     if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
@@ -411,7 +431,7 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
         if not isinstance(layer, cst.Call):
             return None
         leaf = _layer_leaf(ctx, layer)
-        if leaf is None or _depends_on_training(layer, leaf):
+        if leaf is None or _depends_on_training(ctx, layer, leaf):
             return None
     return "its layers ignore `training` (no dropout, batch normalization or noise)"
 
@@ -503,15 +523,25 @@ def _no_training_reason(class_name: str) -> str:
     return f"the `call` of `{class_name}` takes no `training` argument"
 
 
-def _class_ignores_training(ctx: RuleContext, callee: str) -> str | None:
+_MAX_CLASS_DEPTH = 4  # project layers inside project layers followed this deep
+
+
+def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> str | None:
     """Why a model of the project class `callee` computes the same with
     `training=True`: its `call` takes no `training` and it builds no layer
-    that depends on it. None when it may, or when the class is not this
-    file's."""
-    call = _own_method(ctx, callee, "call")
-    if callee not in ctx.index.classes or call is None:
+    that depends on it; or, a `Sequential` of its own without a `call`,
+    the layers it builds ignore it. None when it may, or when the class is
+    not this file's."""
+    if callee not in ctx.index.classes:
         return None
-    if not _training_parameter(call)[0] and not _builds_training_layers(ctx, callee):
+    call = _own_method(ctx, callee, "call")
+    if call is None:
+        if ctx.index.derives_from_keras(callee, {"Sequential"}) and not _builds_training_layers(
+            ctx, callee, depth
+        ):
+            return f"the layers `{callee}` stacks ignore `training` (no dropout or normalization)"
+        return None
+    if not _training_parameter(call)[0] and not _builds_training_layers(ctx, callee, depth):
         # Keras hands `training` to the layers a `call` uses through its
         # call context, whether `call` names it or not: only a class
         # holding no dropout or normalization ignores it.

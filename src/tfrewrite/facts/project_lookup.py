@@ -91,7 +91,12 @@ class ProjectLookup:
             found: list[tuple[ModuleIndex, str]] = []
             for index, made in self.find(name[:-2], origin):
                 if made in index.functions:
-                    found += [(index, returned) for returned in index.functions[made].returns]
+                    for returned in index.functions[made].returns:
+                        # Its nested functions by qualname; others as its module names them.
+                        if returned in index.functions:
+                            found.append((index, returned))
+                        elif not returned.endswith("()"):
+                            found += self.find(returned, index)
                 elif made in index.classes:
                     found += self.call_method(index, made)
             return found

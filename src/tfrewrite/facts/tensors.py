@@ -185,8 +185,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
         self._evaluating: set[int] = root._evaluating if root is not None else set()
         self._number_names: set[str] = set()
         self._reaching: dict[int, dict[str, TensorKind]] = {}
-        self._ordered: list[tuple[str, cst.BaseExpression | None, bool, int | None, bool]] = []
+        self._ordered: list[_Binding] = []
         self._position: dict[int, int | None] | None = None  # built on first use
+        self._chains: dict[int, _Chain] = {}  # statement -> the blocks holding it
         self._solve()
 
     # -- public queries ---------------------------------------------------------
@@ -334,38 +335,42 @@ class TensorFacts(BranchValueKinds, HelperResults):
         """One walk of the function, in source order: every binding in the
         order it happens (after its value is evaluated: `x = f(x)` binds x
         once f(x) ran), and for each conditional, how many bindings precede
-        it, or None inside a loop."""
+        it, or None inside a loop. Each binding and statement keeps the
+        blocks that hold it (`_Chain`): a plain assignment replaces what came
+        before for the statements of its own block and the blocks inside it,
+        and a binding in one branch of an `if` never reaches the other."""
         self._ordered = []
         self._position = {}
-        # Plain assignments of the function's own top level: they run on
-        # every path, so a later test sees them and no binding before.
-        unconditional = {
-            id(small)
-            for line in self.function.body.body
-            if isinstance(line, cst.SimpleStatementLine)
-            for small in line.body
-            if isinstance(small, (cst.Assign, cst.AnnAssign))
-        }
+        self._chains = {}
         top_level_ifs = {id(line) for line in self.function.body.body if isinstance(line, cst.If)}
-        # (node, inside a loop, visited already: record its bindings now)
-        stack: list[tuple[cst.CSTNode, bool, bool]] = [(self.function.body, False, False)]
+        # (node, inside a loop, visited already: record its bindings now, its blocks)
+        stack: list[tuple[cst.CSTNode, bool, bool, _Chain]] = [
+            (self.function.body, False, False, ())
+        ]
         while stack:
-            node, in_loop, done = stack.pop()
+            node, in_loop, done, chain = stack.pop()
             if done:
-                kills = id(node) in unconditional
+                plain = isinstance(node, (cst.Assign, cst.AnnAssign))
                 for target, value, augmented in iter_assignments_here(node):
                     for name, value_part, index in split_target(target, value):
-                        self._ordered.append((name, value_part, augmented, index, kills))
+                        self._ordered.append((name, value_part, augmented, index, plain, chain))
                 if id(node) in top_level_ifs:
-                    self._ordered.extend(_joined_branch_bindings(node))  # type: ignore[arg-type]
+                    self._ordered.extend(
+                        (*joined, ())
+                        for joined in _joined_branch_bindings(node)  # type: ignore[arg-type]
+                    )
                 continue
             if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
+                self._chains[id(node)] = chain
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            stack.append((node, in_loop, True))
+            stack.append((node, in_loop, True, chain))
             loop = in_loop or isinstance(node, (cst.For, cst.While))
-            stack.extend((child, loop, False) for child in reversed(child_nodes(node)))
+            stack.extend(
+                (child, loop, False, _child_chain(node, child, chain))
+                for child in reversed(child_nodes(node))
+            )
 
     def _names_before(self, statement: cst.CSTNode) -> dict[str, TensorKind]:
         if self._position is None:
@@ -374,8 +379,12 @@ class TensorFacts(BranchValueKinds, HelperResults):
         count = self._position.get(id(statement))
         if count is None:
             return self._names
+        here = self._chains.get(id(statement), ())
         seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None, bool]]] = {}
-        for name, value, augmented, index, kills in self._ordered[:count]:
+        for name, value, augmented, index, plain, chain in self._ordered[:count]:
+            if _exclusive(chain, here):
+                continue  # the other branch of an `if` holding the statement
+            kills = plain and here[: len(chain)] == chain
             seen.setdefault(name, []).append((value, augmented, index, kills))
         names = dict(self._names)
         # A parameter rebound only after `statement` still holds its argument
@@ -387,8 +396,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
             result = self._param_kinds.get(name, NOT_TENSOR) if name in self.params else None
             for value, augmented, index, kills in values:
                 kind = self._binding_kind(value, augmented, index, self._names)
-                # An unconditional assignment replaces what came before it
-                # (the parameter's argument too: `flag = tf.reduce_any(...)`).
+                # An assignment every path to the statement runs replaces what
+                # came before it (the parameter's argument too: `flag =
+                # tf.reduce_any(...)`).
                 result = kind if result is None or kills else meet(result, kind)
             names[name] = settled(result) if result is not None else NOT_TENSOR
         return names
@@ -811,6 +821,50 @@ def _branch_bodies(node: cst.If) -> list[cst.BaseSuite] | None:
         return None
     bodies.append(orelse.body)
     return bodies
+
+
+# The blocks holding a statement, outermost first: (kind, id of the compound
+# statement, part): ("if", id, 0) for an `if`'s body and 1 for its `else` or
+# `elif`, which exclude each other; ("block", id, n) for the parts of a loop,
+# `try` or `match`, which do not.
+_Chain = tuple[tuple[str, int, int], ...]
+# (name, value, augmented, tuple index, a plain assignment, its blocks)
+_Binding = tuple[str, "cst.BaseExpression | None", bool, "int | None", bool, _Chain]
+
+
+def _child_chain(node: cst.CSTNode, child: cst.CSTNode, chain: _Chain) -> _Chain:
+    """The blocks holding `child`, a child of `node` held by `chain`."""
+    if isinstance(node, cst.If):
+        if child is node.body:
+            return (*chain, ("if", id(node), 0))
+        if child is node.orelse:
+            return (*chain, ("if", id(node), 1))
+        return chain
+    if isinstance(node, (cst.For, cst.While, cst.Try, cst.TryStar, cst.Match)):
+        parts = [c for c in child_nodes(node) if isinstance(c, _BLOCK_PARTS)]
+        for position, part in enumerate(parts):
+            if child is part:
+                return (*chain, ("block", id(node), position))
+    return chain
+
+
+_BLOCK_PARTS = (
+    cst.IndentedBlock,
+    cst.SimpleStatementSuite,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Else,
+    cst.Finally,
+    cst.MatchCase,
+)
+
+
+def _exclusive(binding: _Chain, statement: _Chain) -> bool:
+    """A binding in one branch of an `if` and a statement in the other."""
+    for mine, theirs in zip(binding, statement, strict=False):
+        if mine != theirs:
+            return mine[0] == "if" and mine[1] == theirs[1]
+    return False
 
 
 def _joined_branch_bindings(

@@ -13,8 +13,10 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import split_target
+from tfrewrite.facts.bindings import iter_assignments, split_target, target_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
+from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.vocabulary import (
     is_gradient_tape,
@@ -334,3 +336,36 @@ def unique_name(ctx: RuleContext, base: str) -> str:
     while f"{base}_{suffix}" in used:
         suffix += 1
     return f"{base}_{suffix}"
+
+
+def trains_what_it_iterates(loop: cst.For) -> bool:
+    """The loop picks the variables its tape differentiates from what it
+    iterates (`for res in resolutions: layer = layers[res]; ...
+    tape.gradient(loss, layer.trainable_variables)`): each iteration steps
+    another layer once, a per-layer pass (an optimizer's slot warm-up), not
+    a training loop repeating one step over batches. (A gradient with
+    respect to the batch itself, `tape.gradient(loss, x)`, is no such pick.)"""
+    picked = set(target_names(loop.target))
+    variables: set[str] = set()
+
+    def picked_variables(value: cst.BaseExpression) -> bool:
+        """`layer.trainable_variables` of a picked object, or a name holding them."""
+        if isinstance(value, cst.Attribute) and value.attr.value in VARIABLE_LISTS:
+            return bool(picked & set(mentioned_names(value.value)))
+        return bool(variables & set(mentioned_names(value)))
+
+    # Names bound in the body from what the loop iterates, in source order.
+    for target, value, _ in iter_assignments(loop.body):
+        if value is None:
+            continue
+        if picked_variables(value):
+            variables.update(target_names(target))
+        elif picked & set(mentioned_names(value)):
+            picked.update(target_names(target))
+    return any(
+        isinstance(node, cst.Call)
+        and method_name(node) == "gradient"
+        and len(node.args) >= 2
+        and picked_variables(node.args[1].value)
+        for node in iter_nodes(loop.body, into_functions=False)
+    )

@@ -35,7 +35,7 @@ from typing import Any
 
 from tfrewrite.verify import loader, project_imports, remedies
 from tfrewrite.verify.appended import append_function
-from tfrewrite.verify.callers import Caller, same_file_caller
+from tfrewrite.verify.callers import Caller, same_file_caller, script_caller
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.module_slice import (
     bound_names,
@@ -183,8 +183,9 @@ def _same_file(
         loaded = loader.load_function(source, caller.name, role, path, package)
         fn = loaded.python_function
         return (lambda: fn([path])) if caller.argv else fn, loaded.module.__dict__, []  # type: ignore[operator]
-    # The rewrite may have moved the call (a decorator added above it).
-    here = same_file_caller(source, caller.function)
+    # The rewrite may have moved the call (a decorator added above it); a
+    # script of the project is not rewritten.
+    here = caller if caller.imports_module else same_file_caller(source, caller.function)
     if here is None or here.kind != caller.kind:
         raise CallerProblem(f"{caller.describe()} no longer calls `{caller.function}`")
     text, bound = caller_source(source, here)
@@ -252,12 +253,13 @@ def capture_arguments(
     function = caller.function
     patched: list[tuple[dict[str, Any] | type, str, Any]] = []
     argv = sys.argv
-    sys.argv = [path]
+    script = caller.path if caller.imports_module and caller.kind != "test" else path
+    sys.argv = [script]
     step = "loading the code of"
     try:
         with time_limit(seconds):
             run, scope, bound, holders = _prepare(caller, source, path, package, role)
-            _parse_flags(path)
+            _parse_flags(script)
             if "." in function:  # a method: stubbed on its class, `self` captured too
                 class_name, _, method = function.partition(".")
                 classes = [h[class_name] for h in holders if isinstance(h.get(class_name), type)]
@@ -277,7 +279,10 @@ def capture_arguments(
                         patched.append((holder, name, value))
                         _assign(holder, name, stub)
             step = f"building the arguments of `{function}` from"
-            run()
+            # A `tf.function` on the way to the call (`agent.train_step(...)`
+            # calling `self._loss(...)`) would hand the stub symbolic tensors.
+            with _functions_run_eagerly():
+                run()
     except Captured as got:
         arguments = got.arguments
     except _Expired:
@@ -309,6 +314,23 @@ def capture_arguments(
     return {**extras, **arguments}
 
 
+@contextlib.contextmanager
+def _functions_run_eagerly() -> Iterator[None]:
+    """Every `tf.function` runs as Python while the caller builds the
+    arguments: what reaches the call are values, not a trace's tensors."""
+    tensorflow = sys.modules.get("tensorflow")
+    config = getattr(tensorflow, "config", None)
+    if config is None or not hasattr(config, "run_functions_eagerly"):
+        yield
+        return
+    before = config.functions_run_eagerly()
+    config.run_functions_eagerly(True)
+    try:
+        yield
+    finally:
+        config.run_functions_eagerly(before)
+
+
 def _assign(holder: dict[str, Any] | type, name: str, value: Any) -> None:
     """Set a module global, or a class attribute (a method being stubbed)."""
     if isinstance(holder, type):
@@ -322,20 +344,31 @@ def _prepare(
 ) -> tuple[Callable[[], Any], dict[str, Any], list[str], list[dict[str, Any]]]:
     """Load the caller: (run it, its module's globals, the globals its code
     binds, the namespaces that hold the function to replace)."""
-    if caller.kind != "test":
+    if not caller.imports_module:
         run, scope, bound = _same_file(caller, source, path, package, f"{role}-caller")
         return run, scope, bound, [scope]
-    run, scope = _test(caller, f"{role}-caller")
-    # The test imports the module from disk: every module object of that file.
+    if caller.kind == "test":
+        run, scope = _test(caller, f"{role}-caller")
+    else:  # a script of the project: its names are not the module's globals
+        script_package, _ = project_imports.package_of(caller.path)
+        run, scope, _ = _same_file(
+            caller, caller.source, caller.path, script_package, f"{role}-caller"
+        )
+    # The test or script imports the module from disk: every module object
+    # of that file (not those verify loaded from a side's source).
     holders = [
-        vars(m) for m in list(sys.modules.values()) if m is not None and _same_file_path(m, path)
+        vars(m)
+        for m in list(sys.modules.values())
+        if m is not None
+        and _same_file_path(m, path)
+        and not getattr(m, "__name__", "").startswith(loader.MODULE_PREFIX)
     ]
     return run, scope, [], [*holders, scope]
 
 
 def _ours(module_name: str, path: str) -> bool:
     """Defined by the module at `path`: loaded from disk, or by verify."""
-    return module_name.startswith("tfrewrite_verify_") or _same_file_path(
+    return module_name.startswith(loader.MODULE_PREFIX) or _same_file_path(
         sys.modules.get(module_name), path
     )
 
@@ -383,17 +416,20 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
     loaded as another module). None when no code builds one or it fails."""
     name = cls.__name__
     caller = same_file_caller(source, name)
+    if caller is None and os.path.isfile(path) and _same_constructor(path, source, name):
+        # A script builds it from the file on disk: with this `__init__` only.
+        caller = script_caller(path, source, name)
     if caller is None:
         return None
     patched: list[tuple[type, Any]] = []
     argv = sys.argv
-    sys.argv = [path]
+    sys.argv = [caller.path or path]
     try:
         with time_limit(SECONDS):
-            run, scope, _, _ = _prepare(caller, source, path, package, "constructor")
-            _parse_flags(path)
-            built = scope.get(name)
-            if not isinstance(built, type):
+            run, _, _, holders = _prepare(caller, source, path, package, "constructor")
+            _parse_flags(caller.path or path)
+            built = next((h[name] for h in holders if isinstance(h.get(name), type)), None)
+            if built is None:
                 return None
             initialise = built.__init__
 
@@ -420,10 +456,33 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
                 klass.__init__ = original  # type: ignore[misc]
         sys.argv = argv
     try:
-        instance.__class__ = cls
-    except TypeError:
+        _adopt(instance, cls, caller)
+    except CallerProblem:
         return None
     return instance, f"`{name}` was built by {caller.describe()}, as the script builds it"
+
+
+def _same_constructor(path: str, source: str, name: str) -> bool:
+    """The class `name` has the same `__init__` in `source` as in the file
+    at `path` (what a script that imports it builds it with), compared as
+    syntax: `source` may be a regenerated slice of the module."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            on_disk = _constructor_syntax(handle.read(), name)
+        return on_disk is not None and on_disk == _constructor_syntax(source, name)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return False
+
+
+def _constructor_syntax(source: str, name: str) -> str | None:
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            init = next(
+                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
+                None,
+            )
+            return ast.dump(init) if init is not None else "inherited"
+    return None
 
 
 def _seed_everything(seed: int = 1234) -> None:
@@ -459,12 +518,47 @@ def for_loop(
     disk, so there the rewrite must not have changed what the arguments are
     made of."""
     found = Caller.from_json(caller)
-    changed = changed_definitions(original, rewrite) if found.kind == "test" else frozenset()
+    changed = changed_definitions(original, rewrite) if found.imports_module else frozenset()
 
     def build(source: str, role: str) -> Callable[[], dict[str, Any]]:
-        return lambda: capture_arguments(found, source, path, package, role, seconds, changed)
+        def arguments() -> dict[str, Any]:
+            captured = capture_arguments(found, source, path, package, role, seconds, changed)
+            owner = captured.get("self")
+            class_name = found.function.partition(".")[0]
+            if owner is not None and f"{class_name}.__init__" in changed:
+                raise CallerProblem(
+                    f"{found.describe()} builds the `{class_name}` from the file on disk, "
+                    "whose `__init__` the rewrite changed"
+                )
+            if owner is not None and found.imports_module and "." in found.function:
+                # The script built the object from the class on disk: each
+                # side runs the loop on the class as its own source has it.
+                loader.load_function(
+                    source,
+                    found.function,
+                    f"{role}-class",
+                    path,
+                    package,
+                    factory=lambda cls: _adopt(owner, cls, found),
+                )
+            return captured
+
+        return arguments
 
     return build(original, "original"), build(rewrite or original, "rewrite")
+
+
+def _adopt(owner: Any, cls: type, caller: Caller) -> Any:
+    """`owner`, an object of the class on disk, made an object of `cls` (the
+    same class, loaded from one side's source)."""
+    try:
+        owner.__class__ = cls
+    except TypeError as err:
+        raise CallerProblem(
+            f"the `{cls.__name__}` {caller.describe()} builds cannot be given the class as "
+            f"the rewrite has it: {err}"
+        ) from err
+    return owner
 
 
 def for_function(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from tfrewrite.verify import project_imports
@@ -31,7 +31,7 @@ from tfrewrite.verify.module_slice import (
 )
 from tfrewrite.workspace.line_names import line_name
 
-TEST_FILES = 400  # test files of a repository looked through for a caller
+FILES_READ = 400  # test files, or scripts, of a repository looked through for a caller
 FOLDERS = 3000  # folders walked to find them
 _ARGV_NAMES = frozenset({"argv", "_", "args", "unused_argv"})
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -47,16 +47,27 @@ class Caller:
     name: str  # the caller function, or `Class.test_method`; "" for main and module
     line: int  # line of the call
     argv: bool = False  # a `main(argv)` called with `[path]`
-    path: str = ""  # the test file (kind "test")
-    source: str = ""  # the test file's text (kind "test")
+    path: str = ""  # the test file, or the script, that imports the module; "" in its own file
+    source: str = ""  # that file's text
+
+    @property
+    def imports_module(self) -> bool:
+        """The caller is in another file (a test, a script), which imports
+        the module from disk: its objects are of the classes as they are there."""
+        return bool(self.path)
 
     def describe(self) -> str:
+        of = f" of {os.path.basename(self.path)}" if self.path else ""
         if self.kind == "function":
-            return f"`{self.name}()` ({line_name(self.line)})"
+            return f"`{self.name}()` ({line_name(self.line)}{of})"
         if self.kind == "main":
-            return f'the `if __name__ == "__main__":` block ({line_name(self.line)})'
+            return f'the `if __name__ == "__main__":` block ({line_name(self.line)}{of})'
         if self.kind == "module":
-            return f"the module's top level ({line_name(self.line)})"
+            return (
+                f"the top level of {os.path.basename(self.path)} ({line_name(self.line)})"
+                if of
+                else f"the module's top level ({line_name(self.line)})"
+            )
         after = f", after `{self.name.split('.')[0]}.setUp`"
         return f"`{self.name}` in {os.path.basename(self.path)} (line {self.line}{after})"
 
@@ -79,6 +90,13 @@ def _call_line(nodes: list[ast.stmt], matches: Callable[[ast.Call], bool]) -> in
     return min(lines) if lines else None
 
 
+def _spelled(func: ast.expr, spellings: frozenset[str]) -> bool:
+    """`func` names one of `spellings` (`Agent`, or `agents.Agent` through a module)."""
+    if isinstance(func, ast.Name):
+        return func.id in spellings
+    return isinstance(func, ast.Attribute) and ast.unparse(func) in spellings
+
+
 def _no_required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, bool]:
     """(callable without arguments, called with `[path]` as `main(argv)`)."""
     args = node.args
@@ -93,12 +111,19 @@ def _no_required(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[bool, bo
     return False, False
 
 
-def same_file_caller(source: str, function: str) -> Caller | None:
+def same_file_caller(
+    source: str,
+    function: str,
+    spellings: frozenset[str] | None = None,
+    methods: frozenset[str] | None = None,
+) -> Caller | None:
     """A caller of the module-level `function` (or `Class.method`) in its own
     file: `main()`, the `__main__` block, the top level, or another function
     without parameters. A method's caller must build an object of its class
     first (`agent = Agent(env); agent.train(10)`): the object is captured as
-    `self` with the other arguments."""
+    `self` with the other arguments. For a script that imports the module,
+    `spellings` are how it names the function (or the class), `methods`
+    the methods whose call reaches the one sought."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -106,15 +131,18 @@ def same_file_caller(source: str, function: str) -> Caller | None:
 
     class_name, dot, method = function.rpartition(".")
     # `agent.train(x, y)` reaches `Agent.update` when `train` calls `self.update(...)`.
-    methods = {method, *through_methods(tree, class_name, method)} if dot else set()
+    if methods is None:
+        methods = frozenset({method, *through_methods(tree, class_name, method)} if dot else ())
+    if spellings is None:
+        spellings = frozenset({class_name if dot else function})
 
     def direct(call: ast.Call) -> bool:
         if dot:  # `agent.train(env)`: a method, on an object the same code builds
             return isinstance(call.func, ast.Attribute) and call.func.attr in methods
-        return isinstance(call.func, ast.Name) and call.func.id == function
+        return _spelled(call.func, spellings)
 
     def constructs(call: ast.Call) -> bool:
-        return isinstance(call.func, ast.Name) and call.func.id == class_name
+        return _spelled(call.func, spellings)
 
     def call_line(nodes: list[ast.stmt], scope: list[ast.stmt] | None = None) -> int | None:
         """The line of the first call in `nodes`; for a method, only after
@@ -187,13 +215,28 @@ def through_methods(tree: ast.Module, class_name: str, method: str) -> list[str]
 
 def _test_files(path: str) -> list[str]:
     """Test files (`test_*.py`, `*_test.py`) of the project around `path`,
-    nearest first: the package's tree from its import root, or a script's folder."""
+    nearest first: the package's tree from its import root, or a script's
+    folder, and `tests` folders beside or up to two folders above it."""
+    return _project_files(path, tests=True)
+
+
+def _script_files(path: str) -> list[str]:
+    """The project's other modules and scripts around `path` (not tests),
+    nearest first: where its training scripts (`main.py`, `train.py`) live."""
+    return _project_files(path, tests=False)
+
+
+def _is_test_file(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py")
+
+
+def _project_files(path: str, tests: bool) -> list[str]:
     package, root = project_imports.package_of(path)
     folder = os.path.dirname(os.path.abspath(path))
     tops = [root if package else folder]
     # A `tests` folder beside the code or up to two folders above it.
     above = tops[0]
-    for _ in range(3):
+    for _ in range(3 if tests else 0):
         tops += [
             os.path.join(above, t)
             for t in ("tests", "test")
@@ -209,9 +252,9 @@ def _test_files(path: str) -> list[str]:
                 break
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
             for name in sorted(files):
-                if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+                if name.endswith(".py") and _is_test_file(name) == tests:
                     found.append(os.path.join(where, name))
-            if len(found) >= TEST_FILES:
+            if len(found) >= FILES_READ:
                 break
     found = list(dict.fromkeys(found))
     found = [f for f in found if os.path.abspath(f) != os.path.abspath(path)]
@@ -313,11 +356,51 @@ def test_caller(path: str, function: str) -> Caller | None:
     return None
 
 
+def script_caller(path: str, source: str, function: str) -> Caller | None:
+    """A script of the project that imports the module at `path` (`source`)
+    and calls `function` from its `main()`, `__main__` block, top level or a
+    function without parameters; for `Class.method`, code that builds a
+    `Class` and calls the method (or a method of the class that calls it):
+    `reinforce/main.py` building `Agent(config, base_model, policy_model)`
+    and calling `agent.training_step(obs, actions, returns)` in its loop."""
+    class_name, dot, method = function.rpartition(".")
+    sought = class_name if dot else function
+    methods = None
+    if dot:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return None
+        methods = frozenset({method, *through_methods(tree, class_name, method)})
+    short = os.path.splitext(os.path.basename(path))[0].encode()
+    for script in _script_files(path):
+        try:
+            with open(script, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        if short not in data or sought.encode() not in data:
+            continue
+        try:
+            text = data.decode("utf-8")
+            tree = ast.parse(text)
+        except (UnicodeDecodeError, SyntaxError):
+            continue
+        modules, names = _references(tree, script, path, sought)
+        spellings = frozenset(names | {f"{m}.{sought}" for m in modules})
+        if not spellings:
+            continue
+        found = same_file_caller(text, function, spellings, methods)
+        if found is not None:
+            return replace(found, path=script, source=text)
+    return None
+
+
 def find_caller(path: str, source: str, function: str) -> Caller | None:
     """The caller that builds `function`'s arguments: in its own file first,
-    then in the project's tests. Module-level functions have one, and methods
-    of module-level classes (`Agent.train`) in their own file, where the
-    code that calls them builds their object."""
+    then in the project's tests, then in its scripts. Module-level functions
+    and methods of module-level classes (`Agent.train`, whose caller builds
+    the object first) have one."""
     parts = function.split(".")
     if len(parts) > 2 or not all(p.isidentifier() for p in parts):
         return None  # a module-level function, or a method of a module-level class
@@ -328,4 +411,6 @@ def find_caller(path: str, source: str, function: str) -> Caller | None:
     found = same_file_caller(source, function)
     if found is None and len(parts) == 1 and os.path.isfile(path):
         found = test_caller(path, function)
+    if found is None and os.path.isfile(path):
+        found = script_caller(path, source, function)
     return found

@@ -20,9 +20,11 @@ workers, which may live in another virtual environment.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import linecache
 import os
+import random
 import sys
 import types
 from collections.abc import Callable
@@ -33,6 +35,7 @@ from tfrewrite.verify import appended, project_imports, sandbox
 from tfrewrite.verify.module_slice import ModuleSlice, needed_statements, slice_module
 from tfrewrite.verify.project_imports import LoadError
 
+MODULE_PREFIX = "tfrewrite_verify_"  # the modules verify loads from a side's source
 _counter = itertools.count()
 
 
@@ -172,7 +175,7 @@ def _run_subclass(
     n = next(_counter)
     filename = f"{path} (subclass #{n})"
     _register_source(filename, text)
-    module = types.ModuleType(f"tfrewrite_verify_subclass_{n}")
+    module = types.ModuleType(f"{MODULE_PREFIX}subclass_{n}")
     module.__file__ = path
     if package:
         module.__package__ = package
@@ -329,7 +332,7 @@ def load_function(
             tree, piece.kept, piece.constants, piece.flags, piece.unreached, piece.concrete
         )
     n = next(_counter)
-    name = f"tfrewrite_verify_{role}_{n}"
+    name = f"{MODULE_PREFIX}{role}_{n}"
     filename = f"{path} ({role} #{n})"  # not a real file: the source lives in linecache
     _register_source(filename, source)
     module = types.ModuleType(name)
@@ -368,7 +371,50 @@ def load_function(
     function = _resolve(module, qualname, factory, (source, path, package), piece.concrete)
     python_function = getattr(function, "python_function", function)
     # A bound method of a tf.function-decorated method exposes its own python_function.
+    if _unbuilt_layer_call(python_function):
+        python_function = _built_on_first_call(python_function)
     return LoadedFunction(module, function, python_function, piece)
+
+
+def _unbuilt_layer_call(function: object) -> bool:
+    """`call` of a Keras layer whose `build` has not run (verify calls `call`
+    itself, not `layer(x)`, which would build it)."""
+    owner = getattr(function, "__self__", None)
+    return (
+        getattr(function, "__name__", "") == "call"
+        and callable(getattr(owner, "build", None))
+        and getattr(owner, "built", None) is False
+    )
+
+
+BUILD_SEED = 4321  # the seed a layer's weights are drawn under, the same on both sides
+
+
+def _built_on_first_call(call: Any) -> Any:
+    """`call` of a layer that is built on its first call, as `layer(x)`
+    builds it: `build` with the shapes of the first argument, outside any
+    trace (its weights are created once, eagerly), then `call`. The weights
+    are drawn under one seed, so both sides' layers start equal wherever
+    their first call falls; Python's random stream then goes on as it was."""
+    layer = call.__self__
+
+    @functools.wraps(call)
+    def built_call(*args: Any, **kwargs: Any) -> Any:
+        if not layer.built:
+            tf = sys.modules["tensorflow"]
+            first = args[0] if args else next(iter(kwargs.values()), None)
+            shapes = tf.nest.map_structure(lambda t: tf.TensorShape(t.shape), first)
+            state = random.getstate()
+            random.seed(BUILD_SEED)  # Keras 3 seeds unseeded initializers from it
+            tf.random.set_seed(BUILD_SEED)  # Keras 2 draws them from TensorFlow's
+            try:
+                with tf.init_scope():
+                    layer.build(shapes)
+            finally:
+                random.setstate(state)
+        return call(*args, **kwargs)
+
+    return built_call
 
 
 _STAND_IN = "__tfrewrite_stand_in__"

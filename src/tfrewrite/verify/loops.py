@@ -70,6 +70,7 @@ class LoopSite:
     innermost: int  # line of the innermost loop on the path to the step
     header: str  # `for x, y in dataset`, for messages
     params: list[str] = field(default_factory=list)  # required parameters of the scope
+    trains: bool = True  # the loop reaches a tape or a train step (else it only iterates)
 
 
 def _scopes(tree: ast.Module) -> Iterator[tuple[str, list[ast.stmt], ast.AST | None]]:
@@ -286,6 +287,7 @@ def site_at(source: str, scope: str, index: int, step: str | None = None) -> Loo
                     inner.lineno,
                     _header(inner),
                     _required(function, _method_class(tree, scope) is not None),
+                    found is not None,
                 )
     return None
 

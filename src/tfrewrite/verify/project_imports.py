@@ -101,7 +101,8 @@ def package_of(path: str) -> tuple[str | None, str]:
 def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], list[str]]:
     """Folders above a file from which its absolute imports resolve, for
     code run from its repository's top (`yolov3/yolov4.py` importing
-    `yolov3.utils` beside a `yolov3/yolov3.py`): `(before, after)` the
+    `yolov3.utils` beside a `yolov3/yolov3.py`; an example importing the
+    package of the repository's `src/` folder): `(before, after)` the
     file's own folder on the path. A dotted import needs a folder of that
     name, so an ancestor that has one goes before the file's folder; a plain
     import the file's folder cannot satisfy is looked up after it."""
@@ -138,10 +139,16 @@ def import_roots(path: str, source: str, levels: int = 4) -> tuple[list[str], li
             if has(folder, top, package):
                 continue
             for ancestor in ancestors:
-                if has(ancestor, top, package):
+                # The project's own package in a `src/` layout (`src/gnn_keras`),
+                # which its examples import as if installed.
+                where = next(
+                    (w for w in (ancestor, os.path.join(ancestor, "src")) if has(w, top, package)),
+                    None,
+                )
+                if where is not None:
                     target = before if package and has(folder, top, False) else after
-                    if ancestor not in before + after:
-                        target.append(ancestor)
+                    if where not in before + after:
+                        target.append(where)
                     break
     return before, after
 

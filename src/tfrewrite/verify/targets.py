@@ -335,9 +335,10 @@ def pair_targets(
 
     def with_caller_fallback(name: str) -> None:
         """If the inputs verify makes do not fit (`agent.update(x, y)` on a
-        model of 3 features), the script's own call gives real ones: a
-        caller in the file, also one that reaches a method through another
-        method of its class (`agent.train(x, y)` calling `self.update`)."""
+        model of 3 features), the project's own call gives real ones: a
+        caller in the file (also one that reaches a method through another
+        method of its class: `agent.train(x, y)` calling `self.update`), a
+        test, or a script that imports the module."""
         target = targets.get(name)
         if target is None or target.caller is not None or target.harness is not None:
             return
@@ -347,7 +348,7 @@ def pair_targets(
             node = find_definition(syntax_tree(original), name)
         except (LoadError, SyntaxError):
             return
-        caller = None if trains(node) else callers.same_file_caller(original, name)
+        caller = None if trains(node) else callers.find_caller(path, original, name)
         if caller is not None:
             target.caller = {**caller.to_json(), "fallback": True}
 
@@ -430,6 +431,8 @@ def pair_targets(
         pair = sites_pair(scope, index, step)
         if pair is None:
             continue
+        if scope in changed and not covers and not pair[0].trains:
+            continue  # a loop of a changed function that trains nothing: the function's target
         if scope in changed:
             covers.append(scope)
         add_loop(*pair, step, covers or [pair[0].scope or "<module>"])

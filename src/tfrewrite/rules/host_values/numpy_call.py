@@ -20,7 +20,7 @@ from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.tape_callers import under_tape
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import HOST_CONVERSIONS, KERAS_HOST_READS, VARIABLE_WRITES
-from tfrewrite.facts.walk import iter_with_ancestors
+from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.numpy_operands import builtin_extremum, numpy_function
@@ -352,7 +352,7 @@ class NumpyCallInTracedCode(Rule):
             and len(call.args) == 1
             and not call.args[0].star
             and call.args[0].keyword is None
-            and facts.is_tensor(call.args[0].value)
+            and _tensor_here(facts, call.args[0].value, ancestors)
         ):
             return self._host_read(ctx, call, call.args[0].value, ancestors, scope, facts, tf)
         return None
@@ -377,7 +377,7 @@ class NumpyCallInTracedCode(Rule):
         )
         value = ctx.code(source.with_changes(lpar=(), rpar=()))
         # Keras' `get_value` takes a variable or a tensor by contract.
-        proven = facts.is_tensor(source) or keras_read is not None
+        proven = _tensor_here(facts, source, ancestors) or keras_read is not None
         if keras_read is not None:
             message = keras_read
         elif builtin is None:
@@ -547,6 +547,17 @@ class NumpyCallInTracedCode(Rule):
         if _only_printed(ctx, followed):
             return value, unsafe
         return f"{tf}.cast({value}, {tf}.float32)", unsafe
+
+
+def _tensor_here(
+    facts: TensorFacts, node: cst.BaseExpression, ancestors: Sequence[cst.CSTNode]
+) -> bool:
+    """`node` is a tensor where it is read: its names hold what the bindings
+    before its statement made (`h = tf.shape(x)[1]` then `h = int(r *
+    float(h))`: `float(h)` reads the tensor, whatever `h` becomes after)."""
+    line = enclosing_statement_line(ancestors)
+    kind = facts.kind_at(node, line) if line is not None else facts.kind(node)
+    return kind.tensor
 
 
 def _may_be_variable(facts: TensorFacts, node: cst.BaseExpression) -> bool:

@@ -292,7 +292,12 @@ class TensorIf(Rule):
     `Dataset.map`/`filter`, `keras.layers.Lambda`, `tf.map_fn`,
     `strategy.run`) is traced code too; a tensor conditional expression in
     one is reported without a fix (Keras 3 runs a compiled loss without
-    AutoGraph, so it fails in `fit`).
+    AutoGraph, so it fails in `fit`). A `while` loop whose condition is a
+    tensor (`while tf.reduce_max(delta) > tol:`, `while not done(t):`) is
+    the same hazard, reported without a fix: its `tf.while_loop` needs the
+    loop variables, each keeping its dtype and shape from one iteration to
+    the next, which a Python loop (`steps = 0`, then `steps += 1`) does not
+    promise.
 
     ## Why is this bad?
     Python cannot branch on a symbolic tensor. The code works only because

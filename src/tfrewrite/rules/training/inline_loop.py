@@ -36,6 +36,7 @@ from tfrewrite.facts.training import (
     method_name,
     side_effects,
     tape_name,
+    trains_what_it_iterates,
     unique_name,
 )
 from tfrewrite.facts.vocabulary import builds_variables
@@ -83,6 +84,8 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
                     loop.body, cst.IndentedBlock
                 ):
                     continue
+                if loop is outer and isinstance(loop, cst.For) and trains_what_it_iterates(loop):
+                    continue  # one step of each layer it iterates, not a training loop
                 for statement in loop.body.body:
                     if isinstance(statement, cst.With) and tape_name(ctx, statement) is not None:
                         if applies_gradients(loop.body):

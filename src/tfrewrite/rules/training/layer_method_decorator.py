@@ -58,7 +58,10 @@ class TfFunctionOnLayerMethod(Rule):
     inside a `@tf.function` train step: the decorator adds nothing there.
 
     A `tf.function` with an `input_signature` (a serving signature) is left
-    alone, and so are classes of the legacy `tf_keras` package.
+    alone, and so are classes of the legacy `tf_keras` package. A class
+    whose `__init__` runs `call` itself (`self.call(tf.ones([1, n]))`) is
+    built by that run, not by Keras: its sublayers' weights are created in
+    the first trace of the decorated `call` and train (measured the same).
 
     ## Fix safety
     The fix removes the decorator. It is unsafe: a method called from eager
@@ -159,6 +162,22 @@ class TfFunctionOnLayerMethod(Rule):
                     return self.out(x)
             """,
             note="a serving signature",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Policy(tf.keras.Model):
+                def __init__(self, inputs):
+                    super().__init__()
+                    self.out = tf.keras.layers.Dense(2)
+                    self.call(tf.ones([1, inputs]))
+
+                @tf.function
+                def call(self, x):
+                    return self.out(x)
+            """,
+            note="`__init__` builds the sublayers by running `call` itself",
         ),
     )
 

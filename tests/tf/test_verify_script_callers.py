@@ -1,0 +1,159 @@
+"""Verify builds what a class's method needs from the project's own script:
+`agents.py` defines `Critic(model, scale)` and `Trainer(model)`, and
+`main.py`, which imports them, builds the model, the objects and the data.
+Its code runs up to the construction (or the call), the object is captured
+and given the class as each side's source has it, and the usual comparison
+runs; a hand-broken rewrite is still reported through the script."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tfrewrite.verify.run import verify_targets
+from tfrewrite.verify.settings import parse_verify_settings
+from tfrewrite.verify.targets import pair_targets
+from tfrewrite.workspace.line_names import place_lines
+
+pytestmark = pytest.mark.tensorflow
+
+AGENTS = """
+import tensorflow as tf
+
+
+class Critic:
+    def __init__(self, model, scale):
+        self.model = model
+        self.scale = scale
+
+    def value_loss(self, states, returns):
+        error = tf.reduce_mean(tf.abs(self.model(states) - returns)) * self.scale
+        if error > 0.5:
+            loss = error
+        else:
+            loss = tf.square(error)
+        return loss
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = tf.keras.optimizers.SGD(0.05)
+
+    def train_step(self, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(self.model(x) - y))
+        grads = tape.gradient(loss, self.model.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+        return loss
+
+    def fit(self, dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                loss = self.train_step(x, y)
+        return loss
+"""
+
+MAIN = """
+import numpy as np
+import tensorflow as tf
+
+from pkg.agents import Critic, Trainer
+
+
+def make_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+
+
+def main():
+    model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
+    critic = Critic(model, 2.0)
+    print(float(critic.value_loss(tf.ones((2, 3)), tf.zeros((2, 1)))))
+    Trainer(model).fit(make_dataset(), 100)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+IF = (
+    "        if error > 0.5:\n            loss = error\n        else:\n"
+    "            loss = tf.square(error)\n"
+)
+COND = "        loss = tf.cond(error > 0.5, lambda: error, lambda: tf.square(error))\n"
+STEP = "    def train_step(self, x, y):"
+DECORATED = "    @tf.function(reduce_retracing=True)\n    def train_step(self, x, y):"
+
+
+def _project(tmp_path: Path) -> Path:
+    package = tmp_path / "repo" / "pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "agents.py").write_text(textwrap.dedent(AGENTS))
+    (package / "main.py").write_text(textwrap.dedent(MAIN))
+    return package / "agents.py"
+
+
+def _results(tmp_path: Path, rewrites: dict[str, str], qualname: str) -> dict[str, dict]:
+    path = _project(tmp_path)
+    settings = parse_verify_settings({"samples": 60, "search": 48, "xla": False})
+    targets = {}
+    for case, rewrite in rewrites.items():
+        assert rewrite != AGENTS
+        found = pair_targets(str(path), "pkg.agents", AGENTS, rewrite, settings)
+        targets[case] = next(t for t in found if t.qualname.startswith(qualname))
+        assert targets[case].problem is None, targets[case].problem
+    results = verify_targets(list(targets.values()), settings, tmp_path, jobs=1)
+    return dict(zip(targets, results, strict=True))
+
+
+def _text(result: dict) -> str:
+    return place_lines("\n".join(result["warnings"] + result["inputs"]))
+
+
+def test_a_method_gets_its_object_from_the_script_that_builds_it(tmp_path: Path) -> None:
+    """`Critic(model, scale)` takes a model: no defaults, nothing to guess.
+    `main()` of main.py builds one; both sides get it, each with its own class."""
+    rewrite = AGENTS.replace(IF, COND)
+    results = _results(
+        tmp_path,
+        {
+            "correct": rewrite,
+            "broken": rewrite.replace("lambda: error, lambda", "lambda: error * 1.01, lambda"),
+        },
+        "Critic.value_loss",
+    )
+    assert results["correct"]["verdict"] == "equivalent", results["correct"]
+    assert "`Critic` was built by `main()` (line 17 of main.py)" in _text(results["correct"])
+    assert results["broken"]["verdict"] == "mismatch", results["broken"]
+
+
+def test_an_object_whose_constructor_the_rewrite_changed_is_not_built_by_the_script(
+    tmp_path: Path,
+) -> None:
+    """main.py would build the rewrite's `Critic` with the `__init__` on disk."""
+    rewrite = AGENTS.replace(IF, COND).replace(
+        "        self.scale = scale\n", "        self.scale = float(scale)\n"
+    )
+    [result] = _results(tmp_path, {"changed": rewrite}, "Critic.value_loss").values()
+    assert result["verdict"] == "not proven", result
+    assert "cannot construct `Critic()`" in _text(result)
+
+
+def test_a_loop_in_a_method_is_replayed_on_what_the_script_passes(tmp_path: Path) -> None:
+    """`Trainer.fit(dataset, epochs)`'s loop is replayed with the object and
+    the dataset `main()` of main.py builds: the rewrite's decorated step runs
+    on the rewrite's side, so a broken one is a mismatch."""
+    rewrite = AGENTS.replace(STEP, DECORATED)
+    broken = rewrite.replace(
+        "tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01"
+    )
+    results = _results(tmp_path, {"correct": rewrite, "broken": broken}, "loop at")
+    assert results["correct"]["verdict"] == "equivalent", results["correct"]
+    assert "built by `main()` (line 19 of main.py)" in _text(results["correct"])
+    assert results["broken"]["verdict"] == "mismatch", results["broken"]
