@@ -123,3 +123,29 @@ def test_a_shape_built_into_a_name_from_the_static_shape_is_reported():
     )
     [finding] = check_source(source, select=SELECT)
     assert finding.fix is None and "`size_out` is built from the static shape" in finding.message
+
+
+WEIGHT_CONSTRAINT = """\
+import tensorflow as tf
+
+
+@tf.function
+def zero_diagonal(kernel):
+    return tf.linalg.set_diag(kernel, tf.zeros(kernel.shape[0:-1]))
+
+
+@tf.function
+def rows_of(x):
+    return tf.zeros(x.shape[0:-1])
+
+
+layer = tf.keras.layers.Dense(4, kernel_constraint=zero_diagonal)
+"""
+
+
+def test_a_weight_constraint_reads_the_shape_of_its_variable() -> None:
+    """Keras calls `zero_diagonal` with the layer's kernel, a variable whose
+    shape is known in every trace; `rows_of`, called with anything, is a
+    static shape of a likely tensor."""
+    lines = [f.start.line for f in check_source(WEIGHT_CONSTRAINT, select=["TFR107"])]
+    assert lines == [11]

@@ -140,3 +140,25 @@ def test_the_tensor_a_shape_op_takes_is_likely_one_and_its_shape_rewritten():
     for (x,) in INPUTS:
         expected = run_eagerly(functools.partial(original, tf.nn.relu), x)
         np.testing.assert_allclose(traced(x).numpy(), expected.numpy())
+
+
+def test_a_weight_constraint_traces_with_its_variables_whole_shape(tmp_path) -> None:
+    """What TFR107 leaves alone in a constraint: called with the weight
+    variable from a step traced for an unknown batch size, it is traced
+    with the variable, whose static shape is whole: no error, and the
+    diagonal is zeroed as eagerly."""
+    from tests.test_static_shape import WEIGHT_CONSTRAINT
+
+    from .equivalence import load_file_module
+
+    module = load_file_module(WEIGHT_CONSTRAINT, tmp_path, "constraint")
+    kernel = tf.Variable(np.arange(16, dtype=np.float32).reshape(4, 4) + 1.0)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 4])])
+    def step(x):
+        kernel.assign(module.zero_diagonal(kernel))
+        return tf.matmul(x, kernel)
+
+    out = step(tf.ones([3, 4]))
+    np.testing.assert_allclose(np.diag(kernel.numpy()), np.zeros(4))
+    assert out.shape == (3, 4)

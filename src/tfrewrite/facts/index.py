@@ -78,7 +78,12 @@ from tfrewrite.facts.index_records import (
     TracedLambda,
     TracedSite,
 )
-from tfrewrite.facts.keras_names import MODEL_BUILDER_WORDS, keras_leaf, star_imported_names
+from tfrewrite.facts.keras_names import (
+    MODEL_BUILDER_WORDS,
+    WEIGHT_CALLBACK_SUFFIXES,
+    keras_leaf,
+    star_imported_names,
+)
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
@@ -794,6 +799,9 @@ class _Indexer(
         handed = eager_callable(node, callee)
         if handed is not None:
             self._record_eager(handed)
+        for keyword in node.keywords:
+            if keyword.arg and keyword.arg.endswith(WEIGHT_CALLBACK_SUFFIXES):
+                self._record_weight_function(keyword.value)
         for value in [*node.args, *(kw.value for kw in node.keywords)]:
             if isinstance(value, (ast.Name, ast.Attribute)):
                 receiver = callee or ast.unparse(node.func)

@@ -63,6 +63,18 @@ class ObjectReferences:
                 self.index.eager_functions.add(candidate)
                 return
 
+    def _record_weight_function(self, handed: ast.expr) -> None:
+        """A function of the file handed to a Keras layer as a weight's
+        constraint or regularizer (`kernel_constraint=symmetric`, a nested
+        or a module-level one): Keras calls it with the weight variable."""
+        if not isinstance(handed, ast.Name):
+            return
+        scopes = [info.qualname for info in reversed(self.function_stack)]
+        for candidate in [f"{scope}.{handed.id}" for scope in scopes] + [handed.id]:
+            if candidate in self.index.functions:
+                self.index.weight_functions.add(candidate)
+                return
+
     def _local_factory(self, name: str) -> str | None:
         """`make_loss` for a local `name` bound to `make_loss(...)` (or
         `Jitter` for `jit = Jitter()`) here or in an enclosing function (a

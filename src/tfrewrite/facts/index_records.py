@@ -304,6 +304,10 @@ class ModuleIndex:
     # spans (first line, column, last line, end column) of such lambdas.
     eager_functions: set[str] = field(default_factory=set)
     eager_spans: list[tuple[int, int, int, int]] = field(default_factory=list)
+    # Functions of this module handed to a Keras layer as a weight's
+    # constraint or regularizer (`Dense(8, kernel_constraint=symmetric)`):
+    # Keras calls them with the weight variable, whose shape is known.
+    weight_functions: set[str] = field(default_factory=set)
     # `model.compile(...)` on an object of a known class (`model = Net()`,
     # or `self.compile` in a method of `Net`): the class as this module
     # names it, and whether the call passes `run_eagerly=True`.

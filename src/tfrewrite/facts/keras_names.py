@@ -60,6 +60,9 @@ def is_keras_model_class(bases: Iterable[str]) -> bool:
 _MODEL_BUILDERS = frozenset({"Sequential", "Model", "Functional", "load_model", "clone_model"})
 # The words a source that calls one spells: a pre-check before asking.
 MODEL_BUILDER_WORDS = (*sorted(_MODEL_BUILDERS), "applications")
+# Keyword arguments of Keras layers that take a function Keras calls with a
+# weight variable (`kernel_constraint`, `bias_regularizer`, ...).
+WEIGHT_CALLBACK_SUFFIXES = ("_constraint", "_regularizer")
 
 
 def builds_keras_model(qualified: str | None) -> bool:

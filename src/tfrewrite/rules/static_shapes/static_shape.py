@@ -136,7 +136,10 @@ class StaticShapeInTracedCode(Rule):
     Nor is the shape of a variable: a helper reshaping a flat vector into
     the shapes of the variables it is handed (`tf.reshape(flat[i:j],
     v.shape)` for `v` in `model.trainable_variables`, which callers pass)
-    reads shapes the trace always knows.
+    reads shapes the trace always knows, and so does a function handed to a
+    Keras layer as a weight's constraint or regularizer
+    (`Dense(8, kernel_constraint=symmetric)`): Keras calls it with the
+    weight variable.
 
     ## Fix safety
     Safe when `x` is known to be a tensor and every other entry of a shape
@@ -280,6 +283,8 @@ class StaticShapeInTracedCode(Rule):
             traced = function.runs_traced
             if traced is not None and traced.per_element:
                 continue  # one element at a time: its dimension 0 is no batch
+            if function.qualname in ctx.index.weight_functions:
+                continue  # a weight's constraint: Keras hands it the variable, shape and all
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):
                 repeats = _list_repeats(node)
                 if repeats is not None:
