@@ -149,3 +149,23 @@ def test_a_weight_constraint_reads_the_shape_of_its_variable() -> None:
     static shape of a likely tensor."""
     lines = [f.start.line for f in check_source(WEIGHT_CONSTRAINT, select=["TFR107"])]
     assert lines == [11]
+
+
+def test_a_shape_of_the_rank_and_the_channels_is_known() -> None:
+    """`[-1, 2] + [1] * (len(x.shape) - 2) + [x.shape[-1]]` reads the rank
+    and the last dimension: both known in any trace; the batch size is not."""
+    source = """\
+import tensorflow as tf
+
+
+@tf.function
+def modulate(x, style):
+    style = tf.reshape(style, [-1, 2] + [1] * (len(x.shape) - 2) + [x.shape[-1]])
+    return x * style[:, 0]
+
+
+@tf.function
+def tile_rows(x, style):
+    return tf.reshape(style, [x.shape[0], -1])
+"""
+    assert [f.start.line for f in check_source(source, select=["TFR107"])] == [12]

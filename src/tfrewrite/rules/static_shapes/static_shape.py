@@ -659,8 +659,8 @@ def _count_arguments(
 
 def _reads_only_inner_dimensions(node: cst.CSTNode) -> bool:
     """Every static shape `node` reads is one dimension other than the
-    batch's (`z.shape[-1]`, `x.shape[2]`): sizes a trace knows, as TFR107
-    holds only the batch dimension unknown."""
+    batch's (`z.shape[-1]`, `x.shape[2]`), or the rank (`len(x.shape)`):
+    sizes a trace knows, as TFR107 holds only the batch dimension unknown."""
     reads = [
         inner
         for inner in iter_nodes(node)
@@ -671,7 +671,15 @@ def _reads_only_inner_dimensions(node: cst.CSTNode) -> bool:
         for inner in iter_nodes(node)
         if isinstance(inner, cst.Subscript) and static_dimension_of(inner) is not None
     ]
-    indexed = {id(d.value) for d in dimensions}
+    ranks = {
+        id(inner.args[0].value)
+        for inner in iter_nodes(node)
+        if isinstance(inner, cst.Call)
+        and isinstance(inner.func, cst.Name)
+        and inner.func.value == "len"
+        and len(inner.args) == 1
+    }
+    indexed = {id(d.value) for d in dimensions} | ranks
     return (
         bool(reads)
         and all(id(r) in indexed for r in reads)
