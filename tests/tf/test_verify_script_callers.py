@@ -157,3 +157,25 @@ def test_a_loop_in_a_method_is_replayed_on_what_the_script_passes(tmp_path: Path
     assert results["correct"]["verdict"] == "equivalent", results["correct"]
     assert "built by `main()` (line 19 of main.py)" in _text(results["correct"])
     assert results["broken"]["verdict"] == "mismatch", results["broken"]
+
+
+def test_a_script_failing_before_the_construction_says_why(tmp_path: Path) -> None:
+    """The script's own failure is the reason given, with where it raised."""
+    path = _project(tmp_path)
+    script = path.parent / "main.py"
+    script.write_text(
+        script.read_text().replace(
+            "    model = tf.keras.Sequential",
+            '    open("labels.csv").read()\n    model = tf.keras.Sequential',
+            1,
+        )
+    )
+    settings = parse_verify_settings({"samples": 60, "search": 48, "xla": False})
+    rewrite = AGENTS.replace(IF, COND)
+    found = pair_targets(str(path), "pkg.agents", AGENTS, rewrite, settings)
+    target = next(t for t in found if t.qualname == "Critic.value_loss")
+    [result] = verify_targets([target], settings, tmp_path, jobs=1)
+    assert result["verdict"] == "not proven", result
+    text = _text(result)
+    assert "`main()` (line 18 of main.py) raised FileNotFoundError" in text
+    assert "before building `Critic`" in text

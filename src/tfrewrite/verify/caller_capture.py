@@ -413,7 +413,8 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
     `__init__`'s defaults cannot build: that code runs, under fixed seeds, up
     to the construction, where the class's `__init__` returns the object by
     raising `Captured`. The object is given the class `cls` (the same source,
-    loaded as another module). None when no code builds one or it fails."""
+    loaded as another module). None when no code builds one; when that code
+    fails first, `loader.ScriptFailed` says how (or `MissingPackage` which)."""
     name = cls.__name__
     caller = same_file_caller(source, name)
     if caller is None and os.path.isfile(path) and _same_constructor(path, source, name):
@@ -444,8 +445,20 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
             run()
     except Captured as got:
         instance = got.arguments["self"]
-    except (_Expired, Exception, SystemExit):
-        return None
+    except _Expired:
+        raise loader.ScriptFailed(
+            f"{caller.describe()} took longer than {SECONDS:g} s before building `{name}`"
+        ) from None
+    except (Exception, SystemExit) as err:
+        found = project_imports.missing_package(err)
+        if found is not None:
+            raise found from err
+        at = project_imports.user_line(err)
+        raise loader.ScriptFailed(
+            f"{caller.describe()} raised {_first_line(err)}"
+            + (f" at {at}" if at else "")
+            + f" before building `{name}`"
+        ) from err
     else:
         return None
     finally:

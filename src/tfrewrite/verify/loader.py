@@ -206,6 +206,11 @@ def module_file(source: str, path: str) -> str | None:
     return sandbox.write_beside(os.path.basename(path), source)
 
 
+class ScriptFailed(Exception):
+    """The project's code that builds a method's object failed before it
+    built one (its message says where)."""
+
+
 class NeedsFactory(LoadError):
     """A method's class cannot be built from its `__init__` defaults: the
     user must say how (a factory), so the method is not proven, not broken."""
@@ -301,8 +306,9 @@ def _instantiate(
         found = project_imports.missing_package(err)
         if found is not None:
             raise found from err
+        detail = str(err) if isinstance(err, ScriptFailed) else repr(err)
         raise NeedsFactory(
-            f"cannot construct `{cls.__name__}()` to call `{qualname}`: {err!r}; configure a "
+            f"cannot construct `{cls.__name__}()` to call `{qualname}`: {detail}; configure a "
             f'factory: [tool.tfrewrite.verify] harness."module:{cls.__name__}" = '
             '"verify_harness:make" with `def make(cls): return cls(...)`'
         ) from err
