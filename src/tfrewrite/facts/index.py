@@ -88,6 +88,7 @@ from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_cal
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
 from tfrewrite.facts.tape_reach import variable_owners
+from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
@@ -210,6 +211,9 @@ class _Indexer(
         # or the loop variable over it), with their constructors.
         self.object_choices: list[dict[str, tuple[str, ...]]] = []
         self.function_tables: list[dict[str, tuple[str, ...]]] = []
+        # Optimizers built with a plain function as their learning rate, by
+        # holder (`_holder_key`): the function's qualified name.
+        self.learning_rate_callables: dict[str, str] = {}
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
@@ -562,6 +566,7 @@ class _Indexer(
             self.function_stack[-1].iterates_tensor = True
         for target in node.targets:
             self.bind_names(target)
+        self._record_learning_rate_callable(node)
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
@@ -695,6 +700,8 @@ class _Indexer(
 
     def visit_For(self, node: ast.For) -> None:
         self.bind_names(node.target)
+        for target in node.target.elts if isinstance(node.target, ast.Tuple) else [node.target]:
+            self._record_target(target)  # `for self.epoch in range(n)` rebinds `self.epoch`
         self.visit(node.iter)
         if self.function_stack and self._may_iterate_tensor(node.iter):
             self.function_stack[-1].loops_over_value = True
@@ -906,7 +913,39 @@ class _Indexer(
                     self.index.switches_tracing_off = True
             elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
+                # The optimizer calls its callable learning rate here.
+                schedule = self.learning_rate_callables.get(self._holder_key(node.func.value))
+                if schedule is not None and not self.eager_depth:
+                    self.function_stack[-1].calls.append(schedule)
         self.generic_visit(node)
+
+    def _holder_key(self, holder: ast.expr) -> str:
+        """How an optimizer's holder is known: `opt`, or `Trainer:self.opt`
+        for an attribute of the class whose method is being visited."""
+        text = ast.unparse(holder)
+        if text.startswith("self.") and self.class_stack:
+            return f"{self.class_stack[-1]}:{text}"
+        return text
+
+    def _record_learning_rate_callable(self, node: ast.Assign) -> None:
+        """`opt = Adam(lr_schedule)` or `self.opt = Adam(learning_rate=f)`
+        with a plain function of the file: `opt.apply_gradients(...)` calls
+        it, where that runs (a traced step freezes what it reads there)."""
+        built = node.value
+        if not isinstance(built, ast.Call):
+            return
+        if not is_optimizer_constructor(self.resolve_function(built.func)):
+            return
+        given = next((kw.value for kw in built.keywords if kw.arg == "learning_rate"), None)
+        if given is None and built.args:
+            given = built.args[0]
+        if not isinstance(given, ast.Name):
+            return
+        scopes = [info.qualname for info in reversed(self.function_stack)]
+        candidates = [*(f"{scope}.{given.id}" for scope in scopes), given.id]
+        local = next((c for c in candidates if c in self.index.functions), None)
+        for target in node.targets if local is not None else ():
+            self.learning_rate_callables[self._holder_key(target)] = self.index.qualify(local)
 
     def visit_Return(self, node: ast.Return) -> None:
         if isinstance(node.value, ast.Name) and self.function_stack:

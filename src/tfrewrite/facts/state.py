@@ -168,6 +168,13 @@ def attribute_writes(
             continue
         method = "__init__" if statement.name.value in setup else statement.name.value
         parameters = {p.name.value for p in statement.params.params[1:]}
+        counters = _loop_counters(statement)
+        for attr in _counted_attributes(statement):
+            # `for self.epoch in range(n)`: rebound to a number each iteration.
+            writes.assigned.setdefault(attr, set()).add(method)
+            not_container.add(attr)
+            if not is_setup_method(method):
+                writes.plain.add(attr)
         for small in iter_small_statements(statement.body, into_functions=True):
             unchanged = _given_back(small, handed_back)
             for attr, value, augmented in self_writes(small):
@@ -187,8 +194,10 @@ def attribute_writes(
                 elif isinstance(value, cst.Name) and value.value in parameters:
                     from_parameters.add(attr)
                 else:
-                    plain = is_plain_value(value, resolver) or (
-                        value is not None and _own_method_called(value) in plain_results
+                    plain = (
+                        is_plain_value(value, resolver)
+                        or (value is not None and _own_method_called(value) in plain_results)
+                        or (isinstance(value, cst.Name) and value.value in counters)
                     )
                     (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
@@ -314,6 +323,40 @@ def _methods_returning_plain_values(cls: cst.ClassDef, resolver: NameResolver) -
         ):
             found.add(statement.name.value)
     return found
+
+
+def _counting(loop: cst.For) -> cst.BaseExpression | None:
+    """The target a `for` binds to a number: `i` of `for i in range(n)`,
+    and of `for i, batch in enumerate(data)`; None for other loops."""
+    iterable = loop.iter
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)):
+        return None
+    if iterable.func.value == "range":
+        return loop.target
+    if iterable.func.value == "enumerate" and isinstance(loop.target, cst.Tuple):
+        return loop.target.elements[0].value if loop.target.elements else None
+    return None
+
+
+def _loop_counters(method: cst.FunctionDef) -> set[str]:
+    """Names the method's loops bind to numbers (`for e in range(epochs)`)."""
+    return {
+        target.value
+        for node in iter_nodes(method.body)
+        if isinstance(node, cst.For) and isinstance(target := _counting(node), cst.Name)
+    }
+
+
+def _counted_attributes(method: cst.FunctionDef) -> set[str]:
+    """`self` attributes the method's loops count with (`for self.epoch in
+    range(self.epochs)`): rebound to a number on every iteration."""
+    return {
+        attr
+        for node in iter_nodes(method.body)
+        if isinstance(node, cst.For)
+        and (target := _counting(node)) is not None
+        for attr, _, _ in _self_targets(target, None)
+    }
 
 
 def self_writes(
