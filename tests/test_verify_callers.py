@@ -379,3 +379,51 @@ def test_a_harness_for_a_function_with_its_own_step_loop_replays_the_loop() -> N
     assert target.loop is not None and target.loop["step"] == "train_step"
     assert target.harness == "phase_two:build" and target.problem is None
     assert target.qualname == "loop at line 15 in `train_phase_two`"
+
+
+THROUGH_ANOTHER_OBJECT = """
+import numpy as np
+import tensorflow as tf
+
+
+class Agent:
+    def __init__(self, units):
+        self.model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(units)])
+        self.optimizer = tf.keras.optimizers.SGD(0.05)
+
+    def update(self, epochs=3):
+        x = tf.constant(np.linspace(-1.0, 1.0, 12, dtype="float32").reshape(4, 3))
+        for _ in range(epochs):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.model(x)))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+
+
+class Runner:
+    def __init__(self, agent):
+        self.agent = agent
+
+    def run(self):
+        self.agent.update()
+
+
+if __name__ == "__main__":
+    agent = Agent(units=2)
+    runner = Runner(agent)
+    runner.run()
+"""
+
+
+def test_a_method_reached_through_another_object_is_called_by_the_main_block() -> None:
+    """`runner.run()` calls `self.agent.update()`: the main block, which
+    builds the `Agent`, runs until the method is reached."""
+    found = callers.find_caller("case.py", THROUGH_ANOTHER_OBJECT, "Agent.update")
+    assert found is not None and found.kind == "main"
+    assert found.line == THROUGH_ANOTHER_OBJECT.splitlines().index("    runner.run()") + 1
+    # The loop in `Agent.update` takes no argument, but `Agent(units)` needs one:
+    # its replay gets the object the main block builds.
+    rewrite = THROUGH_ANOTHER_OBJECT.replace("self.model(x)", "self.model(x, training=True)")
+    targets = pair_targets("case.py", "case", THROUGH_ANOTHER_OBJECT, rewrite, VerifySettings())
+    [loop] = [t for t in targets if t.loop is not None]
+    assert loop.caller is not None and loop.caller["kind"] == "main"

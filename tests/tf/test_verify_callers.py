@@ -654,3 +654,17 @@ def test_a_method_reached_through_another_gets_the_arguments_the_script_passes()
     broken = rewrite.replace("loss * 2.0)", "loss * 2.5)")
     [result] = [r for r in _verify(ONCE, broken) if r["function"] == "Agent.update"]
     assert result["verdict"] == "mismatch", result
+
+
+def test_a_loop_in_a_method_reached_through_another_object_is_replayed() -> None:
+    """`Agent(units)` needs an argument; the main block builds one and calls
+    `runner.run()`, which calls `self.agent.update()`: the replay of the loop
+    in `update` gets that object."""
+    from tests.test_verify_callers import THROUGH_ANOTHER_OBJECT as SOURCE
+
+    rewrite = SOURCE.replace("self.model(x)", "self.model(x, training=True)")
+    [result] = _verify(SOURCE, rewrite)
+    assert result["verdict"] == "equivalent", result
+    broken = SOURCE.replace("tf.square(self.model(x)))", "tf.square(self.model(x))) * 1.01")
+    [result] = _verify(SOURCE, broken)
+    assert result["verdict"] == "mismatch", result

@@ -181,7 +181,40 @@ def same_file_caller(
     line = call_line(top, runs)
     if line is not None:
         return Caller("module", function, "", line)
-    return found[0] if found else None
+    if found or not dot:
+        return found[0] if found else None
+    # Reached through another object (`trainer = Trainer(env, agent);
+    # trainer.train()` calling `self.agent.train_step()`): code that builds
+    # an object of the class, then calls methods; it runs until the stub on
+    # the method is reached, or says it never was.
+    for node in sorted(functions, key=lambda f: f.name != "main"):
+        ok, argv = _no_required(node)
+        line = _after_construction(node.body, constructs) if ok else None
+        if line is not None:
+            return Caller("function", function, node.name, line, argv)
+    for stmt in tree.body:
+        if is_main_guard(stmt):
+            line = _after_construction(stmt.body, constructs)  # type: ignore[attr-defined]
+            if line is not None:
+                return Caller("main", function, "", line)
+    return None
+
+
+def _after_construction(
+    nodes: list[ast.stmt], constructs: Callable[[ast.Call], bool]
+) -> int | None:
+    """The line of the last method call (`trainer.train()`) after the code
+    builds an object of the class, or None."""
+    built = _call_line(nodes, constructs)
+    if built is None:
+        return None
+    lines = [
+        n.lineno
+        for stmt in nodes
+        for n in own_scope_nodes(stmt)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.lineno > built
+    ]
+    return max(lines) if lines else None
 
 
 def through_methods(tree: ast.Module, class_name: str, method: str) -> list[str]:

@@ -232,6 +232,24 @@ def loss_shaped(source: str, qualname: str) -> bool:
     return not signatures.blockers(signatures.analyse(tree, node, "." in qualname))
 
 
+def _needs_its_object(source: str, scope: str) -> bool:
+    """`scope` is a method of a module-level class whose `__init__` takes
+    arguments without defaults (`PPO_Agent(num_actions)`)."""
+    class_name, dot, _ = scope.partition(".")
+    if not dot:
+        return False
+    try:
+        init = find_definition(syntax_tree(source), f"{class_name}.__init__")
+    except (LoadError, SyntaxError):
+        return False
+    if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    args = init.args
+    positional = [*args.posonlyargs, *args.args][1:]
+    required = len(positional) - len(args.defaults)
+    return required > 0 or any(d is None for d in args.kw_defaults)
+
+
 def trains(node: ast.AST) -> bool:
     """A train step: it opens a tape or applies gradients (`step(x, y)` is
     not a loss, whatever its signature)."""
@@ -383,7 +401,9 @@ def pair_targets(
                 "a few batches with a short last one) and set "
                 f"{setting}"
             )
-        if site.params and harness is None:
+        if (site.params or _needs_its_object(original, site.scope)) and harness is None:
+            # A loop in a method of a class `__init__`'s defaults cannot
+            # build: the object the project's own code builds, if any.
             caller = callers.find_caller(path, original, site.scope)
         if site.params and harness is None and caller is None:
             problem = (
