@@ -128,13 +128,20 @@ LAYER_LOOP = """
             super().__init__()
             self.depth = depth
 
+        def build(self, input_shape):
+            width = int(input_shape[-1])
+            self.kernels = [
+                self.add_weight(name=f"w{i}", shape=(width, 1), initializer="random_normal")
+                for i in range(self.depth)
+            ]
+
         def call(self, inputs):
             x = inputs
             for i in range(self.depth):
-                x = x * inputs + x
+                x = x + inputs * tf.matmul(x, self.kernels[i])
                 print(x)
             return x
-"""
+    """
 
 
 def test_a_changed_loop_that_trains_nothing_is_its_function_s(tmp_path: Path) -> None:

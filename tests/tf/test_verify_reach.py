@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.test_verify_fix_owners import LAYER_LOOP as CROSS_LAYER
 
 from tfrewrite.verify import datasets, inputs, project_imports
 from tfrewrite.verify.checks import CHECK_PRINTS, CHECK_TRACED, Options, Request, verify
@@ -129,31 +130,6 @@ def test_a_class_without_defaults_is_not_proven_with_the_factory_to_write() -> N
     )
     assert result["verdict"] == "not proven"
     assert "cannot construct `Critic()`" in _warnings(result) and "factory" in _warnings(result)
-
-
-CROSS_LAYER = """
-    import tensorflow as tf
-
-
-    class Cross(tf.keras.layers.Layer):
-        def __init__(self, depth=2):
-            super().__init__()
-            self.depth = depth
-
-        def build(self, input_shape):
-            width = int(input_shape[-1])
-            self.kernels = [
-                self.add_weight(name=f"w{i}", shape=(width, 1), initializer="random_normal")
-                for i in range(self.depth)
-            ]
-
-        def call(self, inputs):
-            x = inputs
-            for i in range(self.depth):
-                x = x + inputs * tf.matmul(x, self.kernels[i])
-                print(x)
-            return x
-    """
 
 
 def test_a_layer_call_runs_on_the_weights_its_build_makes() -> None:

@@ -88,7 +88,6 @@ from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_cal
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
 from tfrewrite.facts.tape_reach import variable_owners
-from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
@@ -623,17 +622,6 @@ class _Indexer(
                     function = self._project_reference(node.value)
                     if function is not None:
                         owner.held_functions.setdefault(target.attr, []).append(function)
-        if (
-            owner is not None
-            and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, (ast.Name, ast.Attribute))
-        ):
-            # `self.loss_fn = select_loss(name)`: what the project function returns.
-            maker = self._project_reference(node.value.func)
-            for target in node.targets if maker is not None else ():
-                if is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    owner.held_functions.setdefault(target.attr, []).append(f"{maker}()")
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         if names and self.call_results:
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
@@ -918,34 +906,6 @@ class _Indexer(
                 if schedule is not None and not self.eager_depth:
                     self.function_stack[-1].calls.append(schedule)
         self.generic_visit(node)
-
-    def _holder_key(self, holder: ast.expr) -> str:
-        """How an optimizer's holder is known: `opt`, or `Trainer:self.opt`
-        for an attribute of the class whose method is being visited."""
-        text = ast.unparse(holder)
-        if text.startswith("self.") and self.class_stack:
-            return f"{self.class_stack[-1]}:{text}"
-        return text
-
-    def _record_learning_rate_callable(self, node: ast.Assign) -> None:
-        """`opt = Adam(lr_schedule)` or `self.opt = Adam(learning_rate=f)`
-        with a plain function of the file: `opt.apply_gradients(...)` calls
-        it, where that runs (a traced step freezes what it reads there)."""
-        built = node.value
-        if not isinstance(built, ast.Call):
-            return
-        if not is_optimizer_constructor(self.resolve_function(built.func)):
-            return
-        given = next((kw.value for kw in built.keywords if kw.arg == "learning_rate"), None)
-        if given is None and built.args:
-            given = built.args[0]
-        if not isinstance(given, ast.Name):
-            return
-        scopes = [info.qualname for info in reversed(self.function_stack)]
-        candidates = [*(f"{scope}.{given.id}" for scope in scopes), given.id]
-        local = next((c for c in candidates if c in self.index.functions), None)
-        for target in node.targets if local is not None else ():
-            self.learning_rate_callables[self._holder_key(target)] = self.index.qualify(local)
 
     def visit_Return(self, node: ast.Return) -> None:
         if isinstance(node.value, ast.Name) and self.function_stack:

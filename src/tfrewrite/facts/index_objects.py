@@ -20,6 +20,7 @@ from tfrewrite.facts.eager_callables import character_span
 from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 
 
 class ObjectReferences:
@@ -27,6 +28,7 @@ class ObjectReferences:
 
     index: ModuleIndex
     resolve: Callable[[ast.AST], str | None]
+    resolve_function: Callable[[ast.AST], str | None]
     project_callee: Callable[[ast.expr, str], bool | None]
     function_stack: list[FunctionInfo]
     class_stack: list[str]
@@ -38,6 +40,7 @@ class ObjectReferences:
     module_object_choices: dict[str, tuple[str, ...]]
     bound_here: list[set[str]]
     eager_lambdas: set[int]
+    learning_rate_callables: dict[str, str]
     source: str
     source_lines: list[str] | None  # `source` split, once a lambda's span needs it
 
@@ -51,29 +54,59 @@ class ObjectReferences:
                 self.source_lines = self.source.split("\n")
             self.index.eager_spans.append(character_span(handed, self.source_lines))
             return
-        candidates: list[str] = []
+        found = None
         if isinstance(handed, ast.Name):
-            scopes = [info.qualname for info in reversed(self.function_stack)]
-            candidates = [f"{scope}.{handed.id}" for scope in scopes] + [handed.id]
+            found = self._own_function(handed)
         elif is_self_attribute(handed) and self.class_stack:
             assert isinstance(handed, ast.Attribute)
-            candidates = [f"{self.class_stack[-1]}.{handed.attr}"]
-        for candidate in candidates:
+            method = f"{self.class_stack[-1]}.{handed.attr}"
+            found = method if method in self.index.functions else None
+        if found is not None:
+            self.index.eager_functions.add(found)
+
+    def _own_function(self, name: ast.Name) -> str | None:
+        """The local qualname of the function of this file `name` names
+        where it is read: one nested in a function being visited (the
+        innermost first), or a module-level one."""
+        scopes = [info.qualname for info in reversed(self.function_stack)]
+        for candidate in [*(f"{scope}.{name.id}" for scope in scopes), name.id]:
             if candidate in self.index.functions:
-                self.index.eager_functions.add(candidate)
-                return
+                return candidate
+        return None
 
     def _record_weight_function(self, handed: ast.expr) -> None:
         """A function of the file handed to a Keras layer as a weight's
         constraint or regularizer (`kernel_constraint=symmetric`, a nested
         or a module-level one): Keras calls it with the weight variable."""
-        if not isinstance(handed, ast.Name):
+        found = self._own_function(handed) if isinstance(handed, ast.Name) else None
+        if found is not None:
+            self.index.weight_functions.add(found)
+
+    def _holder_key(self, holder: ast.expr) -> str:
+        """How an optimizer's holder is known: `opt`, or `Trainer:self.opt`
+        for an attribute of the class whose method is being visited."""
+        text = ast.unparse(holder)
+        if text.startswith("self.") and self.class_stack:
+            return f"{self.class_stack[-1]}:{text}"
+        return text
+
+    def _record_learning_rate_callable(self, node: ast.Assign) -> None:
+        """`opt = Adam(lr_schedule)` or `self.opt = Adam(learning_rate=f)`
+        with a plain function of the file: `opt.apply_gradients(...)` calls
+        it, where that runs (a traced step freezes what it reads there)."""
+        built = node.value
+        if not isinstance(built, ast.Call):
             return
-        scopes = [info.qualname for info in reversed(self.function_stack)]
-        for candidate in [f"{scope}.{handed.id}" for scope in scopes] + [handed.id]:
-            if candidate in self.index.functions:
-                self.index.weight_functions.add(candidate)
-                return
+        if not is_optimizer_constructor(self.resolve_function(built.func)):
+            return
+        given = next((kw.value for kw in built.keywords if kw.arg == "learning_rate"), None)
+        if given is None and built.args:
+            given = built.args[0]
+        if not isinstance(given, ast.Name):
+            return
+        local = self._own_function(given)
+        for target in node.targets if local is not None else ():
+            self.learning_rate_callables[self._holder_key(target)] = self.index.qualify(local)
 
     def _local_factory(self, name: str) -> str | None:
         """`make_loss` for a local `name` bound to `make_loss(...)` (or

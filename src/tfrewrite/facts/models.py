@@ -353,26 +353,28 @@ def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -
         for node in iter_nodes(function.node.body):
             if not isinstance(node, cst.Call):
                 continue
-            qualified = ctx.names.qualified_name(node.func) or ""
-            if qualified.endswith(".Sequential") and _built_ignoring_training(ctx, node):
-                continue  # a `Sequential` of layers that ignore it
             leaf = _layer_leaf(ctx, node)
             if leaf is not None and _depends_on_training(ctx, node, leaf):
                 return True
             built = dotted_name(node.func) or ""
-            if leaf is None and built in ctx.index.classes and built != class_name:
-                if not ctx.index.derives_from_keras(built):
-                    continue  # a helper object (`StopCondition(...)`), no layer
-                if depth < _MAX_CLASS_DEPTH and _class_ignores_training(ctx, built, depth + 1):
-                    continue
-                return True
             if leaf is None and built in ctx.index.classes:
-                return True
+                if built == class_name or _project_layer_may_use_training(ctx, built, depth):
+                    return True
+                continue
             if leaf is None and project_keras_class(ctx, node.func) == KERAS_CLASS:
                 # A layer or model of another module (`self.encoder =
                 # Encoder()`): its own layers may depend on `training`.
                 return True
     return False
+
+
+def _project_layer_may_use_training(ctx: RuleContext, built: str, depth: int) -> bool:
+    """A Keras class of this file whose objects may compute otherwise with
+    `training=True` (one that ignores it, followed so deep, does not; nor
+    does a class that is no layer: a helper object)."""
+    if not ctx.index.derives_from_keras(built):
+        return False
+    return depth >= _MAX_CLASS_DEPTH or _class_ignores_training(ctx, built, depth + 1) is None
 
 
 def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:

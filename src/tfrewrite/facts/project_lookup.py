@@ -280,14 +280,25 @@ class ProjectLookup:
         """The functions `self.<attr>(...)` in a method of the class may
         call: those the class, its project bases or its subclasses bind
         there (`self.attention_fn = stochastic_attention` in a subclass
-        whose inherited `call` runs `self.attention_fn(q, k, v)`)."""
+        whose inherited `call` runs `self.attention_fn(q, k, v)`), or what
+        the function whose result it holds returns (`held_objects`)."""
         classes = [(index, class_qualname)]
         classes += self._bases(index, class_qualname)
         classes += self._subclasses(index, class_qualname)
         found: list[tuple[ModuleIndex, str]] = []
         for owner_index, owner in classes:
             info = owner_index.classes.get(owner)
-            for name in info.held_functions.get(attr, ()) if info is not None else ():
+            if info is None:
+                continue
+            names = list(info.held_functions.get(attr, ()))
+            made_by = info.held_objects.get(attr)
+            if made_by is not None and any(
+                maker in maker_index.functions
+                for maker_index, maker in self.find(made_by, owner_index)
+            ):
+                # `self.loss_fn = select_loss(name)`: what that function returns.
+                names.append(f"{made_by}()")
+            for name in names:
                 found += [
                     (held_index, held)
                     for held_index, held in self.find(name, owner_index)

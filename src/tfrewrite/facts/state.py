@@ -353,8 +353,7 @@ def _counted_attributes(method: cst.FunctionDef) -> set[str]:
     return {
         attr
         for node in iter_nodes(method.body)
-        if isinstance(node, cst.For)
-        and (target := _counting(node)) is not None
+        if isinstance(node, cst.For) and (target := _counting(node)) is not None
         for attr, _, _ in _self_targets(target, None)
     }
 

@@ -39,6 +39,7 @@ from tfrewrite.verify.callers import Caller, same_file_caller, script_caller
 from tfrewrite.verify.inputs import DTYPES, TensorSpec
 from tfrewrite.verify.module_slice import (
     bound_names,
+    find_definition,
     function_sources,
     is_main_guard,
     no_arguments,
@@ -416,10 +417,11 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
     loaded as another module). None when no code builds one; when that code
     fails first, `loader.ScriptFailed` says how (or `MissingPackage` which)."""
     name = cls.__name__
-    caller = same_file_caller(source, name)
-    if caller is None and os.path.isfile(path) and _same_constructor(path, source, name):
+    tree = ast.parse(source)
+    caller = same_file_caller(source, name, tree=tree)
+    if caller is None and os.path.isfile(path) and _same_constructor(path, tree, name):
         # A script builds it from the file on disk: with this `__init__` only.
-        caller = script_caller(path, source, name)
+        caller = script_caller(path, tree, name)
     if caller is None:
         return None
     patched: list[tuple[type, Any]] = []
@@ -475,27 +477,26 @@ def construct(cls: type, source: str, path: str, package: str | None) -> tuple[A
     return instance, f"`{name}` was built by {caller.describe()}, as the script builds it"
 
 
-def _same_constructor(path: str, source: str, name: str) -> bool:
-    """The class `name` has the same `__init__` in `source` as in the file
-    at `path` (what a script that imports it builds it with), compared as
-    syntax: `source` may be a regenerated slice of the module."""
+def _same_constructor(path: str, tree: ast.Module, name: str) -> bool:
+    """The class `name` has the same `__init__` in `tree` as in the file at
+    `path` (what a script that imports it builds it with), compared as
+    syntax: `tree` may be of a regenerated slice of the module."""
     try:
         with open(path, encoding="utf-8") as handle:
-            on_disk = _constructor_syntax(handle.read(), name)
-        return on_disk is not None and on_disk == _constructor_syntax(source, name)
+            on_disk = ast.parse(handle.read())
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return False
+    return _constructor_syntax(on_disk, name) == _constructor_syntax(tree, name)
 
 
-def _constructor_syntax(source: str, name: str) -> str | None:
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            init = next(
-                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"),
-                None,
-            )
-            return ast.dump(init) if init is not None else "inherited"
-    return None
+def _constructor_syntax(tree: ast.Module, name: str) -> str | None:
+    """`name.__init__` as syntax; "inherited" for a class without one."""
+    if not any(isinstance(s, ast.ClassDef) and s.name == name for s in tree.body):
+        return None
+    try:
+        return ast.dump(find_definition(tree, f"{name}.__init__"))
+    except project_imports.LoadError:
+        return "inherited"
 
 
 def _seed_everything(seed: int = 1234) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -116,6 +116,7 @@ def same_file_caller(
     function: str,
     spellings: frozenset[str] | None = None,
     methods: frozenset[str] | None = None,
+    tree: ast.Module | None = None,
 ) -> Caller | None:
     """A caller of the module-level `function` (or `Class.method`) in its own
     file: `main()`, the `__main__` block, the top level, or another function
@@ -123,11 +124,13 @@ def same_file_caller(
     first (`agent = Agent(env); agent.train(10)`): the object is captured as
     `self` with the other arguments. For a script that imports the module,
     `spellings` are how it names the function (or the class), `methods`
-    the methods whose call reaches the one sought."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return None
+    the methods whose call reaches the one sought. `tree`: `source` parsed
+    already."""
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            return None
 
     class_name, dot, method = function.rpartition(".")
     # `agent.train(x, y)` reaches `Agent.update` when `train` calls `self.update(...)`.
@@ -339,37 +342,36 @@ def _references(tree: ast.Module, test_path: str, path: str, function: str) -> t
     return modules, names
 
 
-def test_caller(path: str, function: str) -> Caller | None:
-    """A `unittest.TestCase` test method of the project that calls `function`
-    of the module at `path` (after its `setUp`)."""
+def _importers(
+    path: str, files: list[str], name: str
+) -> Iterator[tuple[str, str, ast.Module, frozenset[str]]]:
+    """The files among `files` that import the module at `path` and name
+    `name` from it: (file, text, syntax tree, how it spells `name`: `fit`,
+    `trainer.fit`). Files that do not mention both are not parsed."""
     short = os.path.splitext(os.path.basename(path))[0].encode()
-    for test_path in _test_files(path):
+    for file in files:
         try:
-            with open(test_path, "rb") as handle:
+            with open(file, "rb") as handle:
                 data = handle.read()
         except OSError:
             continue
-        if short not in data or function.encode() not in data:
+        if short not in data or name.encode() not in data:
             continue
         try:
             text = data.decode("utf-8")
             tree = ast.parse(text)
         except (UnicodeDecodeError, SyntaxError):
             continue
-        modules, names = _references(tree, test_path, path, function)
-        if not modules and not names:
-            continue
+        modules, names = _references(tree, file, path, name)
+        spellings = frozenset(names | {f"{m}.{name}" for m in modules})
+        if spellings:
+            yield file, text, tree, spellings
 
-        def calls_target(call: ast.Call, modules: set = modules, names: set = names) -> bool:
-            func = call.func
-            if isinstance(func, ast.Name):
-                return func.id in names
-            return (
-                isinstance(func, ast.Attribute)
-                and func.attr == function
-                and ast.unparse(func.value) in modules
-            )
 
+def test_caller(path: str, function: str) -> Caller | None:
+    """A `unittest.TestCase` test method of the project that calls `function`
+    of the module at `path` (after its `setUp`)."""
+    for test_path, text, tree, spellings in _importers(path, _test_files(path), function):
         for cls in tree.body:
             if not isinstance(cls, ast.ClassDef) or not any(
                 ast.unparse(b).endswith("TestCase") for b in cls.bases
@@ -381,7 +383,7 @@ def test_caller(path: str, function: str) -> Caller | None:
                 args = method.args
                 if not method.name.startswith("test") or len(args.args) != 1 + len(args.defaults):
                     continue
-                line = _call_line(method.body, calls_target)
+                line = _call_line(method.body, lambda c, s=spellings: _spelled(c.func, s))
                 if line is not None:
                     return Caller(
                         "test", function, f"{cls.name}.{method.name}", line, False, test_path, text
@@ -389,41 +391,19 @@ def test_caller(path: str, function: str) -> Caller | None:
     return None
 
 
-def script_caller(path: str, source: str, function: str) -> Caller | None:
-    """A script of the project that imports the module at `path` (`source`)
-    and calls `function` from its `main()`, `__main__` block, top level or a
-    function without parameters; for `Class.method`, code that builds a
-    `Class` and calls the method (or a method of the class that calls it):
-    `reinforce/main.py` building `Agent(config, base_model, policy_model)`
-    and calling `agent.training_step(obs, actions, returns)` in its loop."""
+def script_caller(path: str, tree: ast.Module, function: str) -> Caller | None:
+    """A script of the project that imports the module at `path` (whose
+    syntax tree is `tree`) and calls `function` from its `main()`,
+    `__main__` block, top level or a function without parameters; for
+    `Class.method`, code that builds a `Class` and calls the method (or a
+    method of the class that calls it): `reinforce/main.py` building
+    `Agent(config, base_model, policy_model)` and calling
+    `agent.training_step(obs, actions, returns)` in its loop."""
     class_name, dot, method = function.rpartition(".")
+    methods = frozenset({method, *through_methods(tree, class_name, method)}) if dot else None
     sought = class_name if dot else function
-    methods = None
-    if dot:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            return None
-        methods = frozenset({method, *through_methods(tree, class_name, method)})
-    short = os.path.splitext(os.path.basename(path))[0].encode()
-    for script in _script_files(path):
-        try:
-            with open(script, "rb") as handle:
-                data = handle.read()
-        except OSError:
-            continue
-        if short not in data or sought.encode() not in data:
-            continue
-        try:
-            text = data.decode("utf-8")
-            tree = ast.parse(text)
-        except (UnicodeDecodeError, SyntaxError):
-            continue
-        modules, names = _references(tree, script, path, sought)
-        spellings = frozenset(names | {f"{m}.{sought}" for m in modules})
-        if not spellings:
-            continue
-        found = same_file_caller(text, function, spellings, methods)
+    for script, text, script_tree, spellings in _importers(path, _script_files(path), sought):
+        found = same_file_caller(text, function, spellings, methods, script_tree)
         if found is not None:
             return replace(found, path=script, source=text)
     return None
@@ -438,12 +418,13 @@ def find_caller(path: str, source: str, function: str) -> Caller | None:
     if len(parts) > 2 or not all(p.isidentifier() for p in parts):
         return None  # a module-level function, or a method of a module-level class
     try:
-        find_definition(ast.parse(source), function)
+        tree = ast.parse(source)
+        find_definition(tree, function)
     except (project_imports.LoadError, SyntaxError):
         return None
-    found = same_file_caller(source, function)
+    found = same_file_caller(source, function, tree=tree)
     if found is None and len(parts) == 1 and os.path.isfile(path):
         found = test_caller(path, function)
     if found is None and os.path.isfile(path):
-        found = script_caller(path, source, function)
+        found = script_caller(path, tree, function)
     return found
