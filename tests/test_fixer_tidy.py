@@ -75,6 +75,26 @@ def test_an_import_still_used_elsewhere_stays() -> None:
     assert "tf.random.normal(" in fixed
 
 
+def test_an_import_read_by_a_parameter_default_or_annotation_stays() -> None:
+    # A parameter's name is no read of an import, but its default and its
+    # annotation are: removing `numpy` here would leave a NameError.
+    for signature in ("x, scale=np.float32(2.0)", "x, scale: np.ndarray"):
+        fixed = _fix(
+            f"""\
+            import numpy as np
+            import tensorflow as tf
+
+
+            @tf.function
+            def step({signature}):
+                return x * np.random.uniform()
+            """,
+            unsafe_fixes=True,
+        )
+        assert "import numpy as np" in fixed
+        assert "tf.random.uniform" in fixed
+
+
 def test_added_import_sys_joins_the_standard_library_group() -> None:
     source = """\
         \"\"\"Losses.\"\"\"

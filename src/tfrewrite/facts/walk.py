@@ -103,17 +103,50 @@ _NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 def iter_nodes(root: cst.CSTNode, into_functions: bool = True) -> Iterator[cst.CSTNode]:
     """Every node under `root` (inclusive), pre-order. With
     `into_functions=False`, nested `def`/`lambda`/`class` bodies are skipped
-    (the nested node itself is still yielded)."""
+    (the nested node itself is still yielded). The facts of a file walk the
+    same functions many times over: a walk is kept (`_walks`) and read again
+    as a list until `forget_walks`."""
+    global _walked
+    key = (id(root), into_functions)
+    kept = _walks.get(key)
+    if kept is None or kept[0] is not root:
+        nodes = _walk(root, into_functions)
+        if _walked + len(nodes) > _MAX_WALKED:
+            forget_walks()  # a long-lived process that never forgets (verify)
+        _walked += len(nodes)
+        kept = (root, nodes)
+        _walks[key] = kept
+    return iter(kept[1])
+
+
+# Walks kept by `iter_nodes`, by root: the root itself is kept with its
+# nodes, so its id cannot be reused while the entry stands. At most
+# `_MAX_WALKED` nodes in all are listed.
+_walks: dict[tuple[int, bool], tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+_walked = 0
+_MAX_WALKED = 2_000_000
+
+
+def forget_walks() -> None:
+    """Drop the kept walks: a worker holds no tree after its file."""
+    global _walked
+    _walks.clear()
+    _walked = 0
+
+
+def _walk(root: cst.CSTNode, into_functions: bool) -> list[cst.CSTNode]:
+    nodes: list[cst.CSTNode] = []
     stack: list[cst.CSTNode] = [root]
-    pop, extend = stack.pop, stack.extend
+    pop, extend, append = stack.pop, stack.extend, nodes.append
     while stack:
         node = pop()
-        yield node
+        append(node)
         if not into_functions and node is not root and node.__class__ in _NESTED_SCOPES:
             continue
         children = child_nodes(node)
         children.reverse()
         extend(children)
+    return nodes
 
 
 def iter_expression(
@@ -146,6 +179,21 @@ def iter_with_ancestors(
         yield node, parents
         below = (*parents, node)
         stack.extend((child, below) for child in reversed(child_nodes(node)))
+
+
+def parent_links(root: cst.CSTNode) -> dict[int, cst.CSTNode]:
+    """Each node's parent under `root`, by the child's id (formatting nodes
+    left out, as `child_nodes` leaves them): one walk, for code that climbs
+    from many nodes to the root."""
+    parents: dict[int, cst.CSTNode] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        children = child_nodes(node)
+        for child in children:
+            parents[id(child)] = node
+        stack += children
+    return parents
 
 
 def calls(root: cst.CSTNode) -> Iterator[cst.Call]:

@@ -290,8 +290,12 @@ _recent_rounds: list[tuple[tuple[object, ...], RuleContext, list[Found]]] = []
 
 
 def forget_rounds() -> None:
-    """Drop the kept file states: a worker holds no tree after its file."""
+    """Drop the kept file states and walks: a worker holds no tree after its
+    file."""
+    from tfrewrite.facts.walk import forget_walks
+
     _recent_rounds.clear()
+    forget_walks()
 
 
 def _found_in(

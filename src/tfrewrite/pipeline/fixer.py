@@ -17,6 +17,7 @@ from collections.abc import Set as AbstractSet
 import libcst as cst
 
 from tfrewrite.facts.import_requests import ImportRequest
+from tfrewrite.facts.walk import parent_links
 from tfrewrite.pipeline.imports import (
     ImportSpec,
     import_insertion_point,
@@ -30,17 +31,20 @@ from tfrewrite.rewrite.fixes import CstFix, NodeEdit
 
 class _ReplaceNodes(cst.CSTTransformer):
     """Swap nodes by identity; refuse a replacement whose subtree already
-    changed (a nested fix applied in this round)."""
+    changed (a nested fix applied in this round). With `on_path` (the ids
+    of the nodes above the targets) only those nodes are entered: the rest
+    of the tree is kept as it is, not rebuilt."""
 
-    def __init__(self, edits: dict[int, NodeEdit]) -> None:
+    def __init__(self, edits: dict[int, NodeEdit], on_path: AbstractSet[int] | None) -> None:
         self.edits = edits
+        self.on_path = on_path
         self.changed_below: list[bool] = []
         self.applied: set[int] = set()
         self.skipped: set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self.changed_below.append(False)
-        return True
+        return self.on_path is None or id(node) in self.on_path
 
     def on_leave(self, original_node, updated_node):  # type: ignore[override]
         nested_change = self.changed_below.pop()
@@ -58,13 +62,37 @@ class _ReplaceNodes(cst.CSTTransformer):
         return result
 
 
+def _paths_to(
+    module: cst.Module, targets: Sequence[int], parents: dict[int, cst.CSTNode] | None
+) -> set[int] | None:
+    """The ids of the nodes from `module` down to the parents of `targets`
+    (`parents`: `walk.parent_links` of the module, or of the file an excerpt
+    is cut from); None when a target is not found (a formatting node), so
+    the whole tree is visited."""
+    if parents is None:
+        parents = parent_links(module)
+    on_path = {id(module)}
+    for target in targets:
+        node = parents.get(target)
+        if node is None:
+            return None
+        while node is not None and id(node) not in on_path:
+            on_path.add(id(node))
+            node = parents.get(id(node))
+    return on_path
+
+
 def apply_fixes(
-    module: cst.Module, fixes: Sequence[CstFix], read_elsewhere: AbstractSet[str] = frozenset()
+    module: cst.Module,
+    fixes: Sequence[CstFix],
+    read_elsewhere: AbstractSet[str] = frozenset(),
+    parents: dict[int, cst.CSTNode] | None = None,
 ) -> tuple[cst.Module, list[int]]:
     """Apply as many of `fixes` as do not overlap; return the new module and the
     positions (in `fixes`) of the ones applied. `read_elsewhere`: names read
     by code of the file that `module` leaves out (an excerpt of the file):
-    imports of those names stay."""
+    imports of those names stay. `parents`: the module's parent links
+    (`walk.parent_links`), when the caller applies many fixes to it."""
     claimed: dict[int, int] = {}  # node id -> fix position
     introduced: set[str] = set()  # names the claiming fixes introduce
     for position, fix in enumerate(fixes):
@@ -82,7 +110,7 @@ def apply_fixes(
     }
     if not edits:
         return module, []
-    transformer = _ReplaceNodes(edits)
+    transformer = _ReplaceNodes(edits, _paths_to(module, list(edits), parents))
     new_module = module.visit(transformer)
 
     # A fix applies only when all of its edits did.
@@ -105,7 +133,7 @@ def apply_fixes(
         # Rare: one edit of a multi-place fix was blocked by a nested change.
         # Redo the round without the partial fixes so nothing is half applied.
         keep = [fixes[i] for i in range(len(fixes)) if i not in partially]
-        new_module, kept_applied = apply_fixes(module, keep, read_elsewhere)
+        new_module, kept_applied = apply_fixes(module, keep, read_elsewhere, parents)
         positions = [i for i in range(len(fixes)) if i not in partially]
         return new_module, [positions[i] for i in kept_applied]
     new_module = _tidy_imports(module, new_module, [fixes[i] for i in applied], read_elsewhere)

@@ -16,42 +16,46 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 
 import libcst as cst
+
+from tfrewrite.facts.walk import child_nodes
 
 # (module, obj, alias) as `RemoveImportsVisitor` takes them.
 ImportSpec = tuple[str, "str | None", "str | None"]
 
 
-class _ReferencedNames(cst.CSTVisitor):
+@dataclass
+class _ReferencedNames:
     """Names a piece of code reads: `np` in `np.random.normal(...)`, not
-    `random` (an attribute), not keyword names or parameters; and the words
-    of its string literals, where a name can be read too (a string
-    annotation, `__all__`)."""
+    `random` (an attribute), not keyword names or parameter names (their
+    defaults and annotations are read); and the words of its string
+    literals, where a name can be read too (a string annotation,
+    `__all__`)."""
 
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-        self.string_words: set[str] = set()
+    names: set[str] = field(default_factory=set)
+    string_words: set[str] = field(default_factory=set)
 
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Param(self, node: cst.Param) -> bool:
-        return False
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._add_words(node.value)
-
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        self._add_words(node.value)
+    def read(self, root: cst.CSTNode) -> None:
+        """Collect from `root`, walking its fields directly
+        (`walk.child_nodes`): a LibCST visitor costs several times more, and
+        every fix round and every fix's edits ask this."""
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            kind = node.__class__
+            if kind is cst.Name:
+                self.names.add(node.value)  # type: ignore[attr-defined]
+            elif kind is cst.Attribute or kind is cst.Arg:
+                stack.append(node.value)  # type: ignore[attr-defined]
+            elif kind is cst.Param:
+                parts = (node.default, node.annotation)  # type: ignore[attr-defined]
+                stack += [part for part in parts if part is not None]
+            else:
+                if kind is cst.SimpleString or kind is cst.FormattedStringText:
+                    self._add_words(node.value)  # type: ignore[attr-defined]
+                stack += child_nodes(node)
 
     def _add_words(self, text: str) -> None:
         word = ""
@@ -64,14 +68,14 @@ class _ReferencedNames(cst.CSTVisitor):
 
 
 def _visit_all(nodes: Iterable[object]) -> _ReferencedNames:
-    visitor = _ReferencedNames()
+    found = _ReferencedNames()
     for node in nodes:
         if isinstance(node, cst.FlattenSentinel):
             for inner in node.nodes:
-                inner.visit(visitor)
+                found.read(inner)
         elif isinstance(node, cst.CSTNode):
-            node.visit(visitor)
-    return visitor
+            found.read(node)
+    return found
 
 
 def referenced_names(nodes: Iterable[object]) -> set[str]:
