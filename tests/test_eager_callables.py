@@ -127,3 +127,56 @@ def test_the_same_helper_called_by_the_traced_function_is_traced(tmp_path: Path)
         "    as_bytes(key)\n    return tf.py_function(encode, inp=[key], Tout=tf.string)",
     )
     assert _found(tmp_path, {"encode.py": source}) == [("encode.py", 8, "TFR105")]
+
+
+def test_a_function_handed_to_py_function_in_a_function_another_module_traces(
+    tmp_path: Path,
+) -> None:
+    """`share` runs traced because a step of another module calls it; the
+    function it nests and hands `tf.py_function` still runs eagerly, also
+    where the traced helper its result goes to names its parameter alike."""
+    helpers = """
+    import numpy as np
+    import tensorflow as tf
+
+    from kit.utils import hosts
+
+
+    def unflatten_into(x, params):
+        sizes = [int(np.prod(p.shape.as_list())) for p in params]
+        pieces = tf.split(x, sizes)
+        updated = [tf.reshape(q, p.shape) for p, q in zip(params, pieces)]
+        return tf.group([p.assign(q) for p, q in zip(params, updated)])
+
+
+    def share(params):
+        def _publish(x):
+            weights = x.numpy()
+            hosts.send(weights)
+            return weights
+
+        flat = tf.concat([tf.reshape(p, (-1,)) for p in params], axis=0)
+        return unflatten_into(tf.py_function(_publish, [flat], tf.float32), params)
+    """
+    hosts = """
+    def send(values):
+        return values
+    """
+    algo = """
+    import tensorflow as tf
+
+    from kit.utils import helpers
+
+
+    def train(critic):
+        helpers.share(critic.variables)
+
+        @tf.function
+        def step(x):
+            helpers.share(critic.variables)
+            return x
+
+        return step(1.0)
+    """
+    files = {"kit/__init__.py": "", "kit/utils/helpers.py": helpers, "kit/utils/hosts.py": hosts}
+    assert _found(tmp_path, {**files, "kit/algo.py": algo}) == []

@@ -99,10 +99,12 @@ def _received(
     """What the project knows a function receives, per parameter: `t`/`s`
     when its tracer or every call site passes a tensor (a scalar), `p` when
     every site passes a Python value (a parameter a site leaves out has its
-    default, a Python value)."""
+    default: a Python value, unless `FunctionInfo.tensor_defaults` says it is
+    a tensor)."""
     received: dict[str, str] = {}
     for name in info.caller_params:
-        evidence = {site.get(name, "p") for site in passed}
+        left_out = info.tensor_defaults.get(name, "p")
+        evidence = {site.get(name, left_out) for site in passed}
         if evidence and evidence <= {"t", "s"}:
             received[name] = "s" if evidence == {"s"} else "t"
         elif evidence == {"p"}:
@@ -185,7 +187,8 @@ def apply_call_sites(
             tensor_at = [where for given, where in located if given.get(name, "") in ("t", "s")]
             if python_at and tensor_at:
                 known.mixed[name] = (python_at[0], tensor_at[0])
-            evidence = [site.get(name, "p") for site in sites]
+            left_out = info.tensor_defaults.get(name, "p")
+            evidence = [site.get(name, left_out) for site in sites]
             if all(e in "ts" for e in evidence):
                 known.tensor.add(name)
                 if all(e == "s" for e in evidence):

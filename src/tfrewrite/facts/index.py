@@ -86,7 +86,12 @@ from tfrewrite.facts.keras_names import (
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
 from tfrewrite.facts.shape_parameters import shape_parameter_names
-from tfrewrite.facts.tape_losses import record_tape_losses, returned_terms, tape_scopes
+from tfrewrite.facts.tape_losses import (
+    record_minimized_losses,
+    record_tape_losses,
+    returned_terms,
+    tape_scopes,
+)
 from tfrewrite.facts.tape_reach import variable_owners
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
 from tfrewrite.workspace.line_names import CellStarts, named_line
@@ -358,6 +363,7 @@ class _Indexer(
             end_lineno=node.end_lineno or 0,
         )
         self.index.functions[qualname] = info
+        info.tensor_defaults = self._tensor_defaults(args)
         self._record_default_calls(node)
         self.scope.append(node.name)
         self.function_stack.append(info)
@@ -437,6 +443,19 @@ class _Indexer(
             if name and not name.startswith("typing."):
                 found[arg.arg] = name
         return found
+
+    def _tensor_defaults(self, args: ast.arguments) -> dict[str, str]:
+        """The parameters whose default is a tensor, with its evidence, as
+        the scope around the `def` evaluates it."""
+        positional = [*args.posonlyargs, *args.args]
+        pairs = list(
+            zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        )
+        pairs += [
+            (a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None
+        ]
+        found = {a.arg: self._evidence(default) for a, default in pairs}
+        return {name: evidence for name, evidence in found.items() if evidence in ("t", "s")}
 
     visit_FunctionDef = _visit_function
     visit_AsyncFunctionDef = _visit_function
@@ -1091,12 +1110,12 @@ def build_index(
             index.rebound_module_names.setdefault(name, "assigned more than once")
     if index.eager_functions:
         _record_eager_helpers(index)
+
+    def callee_of(call: ast.Call) -> str | None:
+        return indexer.instance_callees.get(id(call)) or indexer.resolve(call.func)
+
     if index.opens_gradient_tape:
         _record_helper_gradients(index, indexer.gradient_helpers)
-
-        def callee_of(call: ast.Call) -> str | None:
-            return indexer.instance_callees.get(id(call)) or indexer.resolve(call.func)
-
         record_tape_losses(
             index,
             indexer.resolve,
@@ -1105,6 +1124,8 @@ def build_index(
             "",
             tape_scopes(indexer.tape_functions),
         )
+    if ".minimize(" in source:
+        record_minimized_losses(index, indexer.resolve, callee_of, tree.body)
     _compact(index)
     return index
 
@@ -1118,6 +1139,12 @@ def _record_eager_helpers(index: ModuleIndex) -> None:
     function it hands `tf.py_function`): eager too, and so are their spans
     (`ModuleIndex.eager_functions`, `eager_spans`)."""
 
+    # The functions handed to `tf.py_function` themselves: what the rules
+    # find in them is no finding, even where a traced function nests them.
+    for qualname in sorted(index.eager_functions):
+        info = index.functions.get(qualname)
+        if info is not None:
+            index.eager_spans.append((info.first_lineno, 1, info.end_lineno + 1, 1))
     callers: dict[str, list[str]] = {}
     for caller, info in index.functions.items():
         for callee in info.calls:

@@ -52,10 +52,18 @@ class FunctionInfo:
     # (`self._descend(tape, total_loss)`): the helper takes the gradients
     # and applies them (`tape_losses`).
     hands_tape: bool = False
+    # Hands an optimizer's `minimize` a callable that computes the loss
+    # (`opt.minimize(loss, var_list)`): the optimizer's own tape
+    # differentiates it and applies the gradients (`tape_losses`).
+    minimizes_callable: bool = False
     # Every `return` gives a model's variables (`function_facts.
     # returns_variables`): `tape.gradient(loss, self.training_variables())`
     # differentiates with respect to a model's variables.
     returns_variables: bool = False
+    # The parameters whose default is a tensor (`deterministic=tf.constant(
+    # False)`), with its evidence (`s` a scalar, `t` a tensor): a call that
+    # leaves one out passes that there.
+    tensor_defaults: dict[str, str] = field(default_factory=dict)
     # The `self` attributes whose variables every `return` gives (`return
     # self._q1_model.trainable_variables`: "_q1_model"), a wrapper's property
     # a step differentiates with respect to (`tape_reach`).
@@ -173,9 +181,10 @@ class FunctionInfo:
         """A custom train step: it opens a `GradientTape`, and applies the
         gradients or hands them to its caller to apply; or it applies those
         a helper's tape computes and returns, or hands its tape to a helper
-        that does. The forward and backward pass of one batch run here:
+        that does; or it hands an optimizer's `minimize` the loss to
+        differentiate. The forward and backward pass of one batch run here:
         decorating it is the speed-up."""
-        if self.applies_helper_gradients:
+        if self.applies_helper_gradients or self.minimizes_callable:
             return True
         returns_to_apply = self.returns_gradients and not self.gradients_unapplied
         return self.opens_gradient_tape and (

@@ -97,7 +97,13 @@ def differentiates_watched_only(body: cst.CSTNode, tapes: set[str] | None = None
     critic with respect to the inputs it mixed, and trains nothing."""
     watched: set[str] = set()
     sources: list[cst.BaseExpression] = []
+    # Names bound to a model's variables (`params = self.model.
+    # trainable_variables`): watched or not, a gradient with respect to them
+    # trains the model.
+    variables: set[str] = set()
     for node in iter_nodes(body, into_functions=False):
+        if isinstance(node, cst.Assign) and _holds_model_variables(node.value):
+            variables |= {name for t in node.targets if (name := dotted_name(t.target)) is not None}
         if not isinstance(node, cst.Call) or not node.args:
             continue
         if tapes is not None and not (
@@ -109,7 +115,20 @@ def differentiates_watched_only(body: cst.CSTNode, tapes: set[str] | None = None
             watched |= {name for name in map(dotted_name, _entries(node.args[0].value)) if name}
         elif method == "gradient" and len(node.args) > 1:
             sources += _entries(node.args[1].value)
-    return bool(sources) and all(dotted_name(s) in watched for s in sources)
+    return bool(sources) and all(
+        (name := dotted_name(s)) in watched
+        and name not in variables
+        and not _holds_model_variables(s)
+        for s in sources
+    )
+
+
+def _holds_model_variables(value: cst.BaseExpression) -> bool:
+    """`model.trainable_variables`, or a sum of such lists (`critic1.
+    trainable_variables + critic2.trainable_variables`)."""
+    if isinstance(value, cst.BinaryOperation):
+        return _holds_model_variables(value.left) and _holds_model_variables(value.right)
+    return isinstance(value, cst.Attribute) and value.attr.value in VARIABLE_ATTRIBUTES
 
 
 def _entries(node: cst.BaseExpression) -> list[cst.BaseExpression]:

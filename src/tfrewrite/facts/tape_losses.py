@@ -166,6 +166,67 @@ def record_tape_losses(
                 record_tape_losses(index, resolve, callee_of, node.body, inner, tape_scopes)
 
 
+def record_minimized_losses(
+    index: ModuleIndex,
+    resolve: Callable[[ast.AST], str | None],
+    callee_of: Callable[[ast.Call], str | None],
+    body: list[ast.stmt],
+    qualname: str = "",
+) -> None:
+    """Record in `index` the losses an optimizer's `minimize` differentiates
+    (`opt.minimize(loss, var_list)`, Keras' own tape): what the callable it
+    is handed returns (a function the scope defines, `def loss(): return
+    value_loss(x, y)`, or a lambda), as `record_tape_losses` records the
+    terms of what a `tape.gradient` differentiates."""
+    nodes = body_nodes(body)
+    local_functions = {
+        node.name: node
+        for node in nodes
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    for node in nodes:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "minimize"
+            and node.args
+        ):
+            handed = node.args[0]
+            if isinstance(handed, ast.Lambda):
+                calls, _ = _terms(handed.body, resolve)
+                callees = [callee_of(call) for call in calls]
+            elif isinstance(handed, ast.Name) and handed.id in local_functions:
+                callees = list(returned_terms(local_functions[handed.id].body, resolve))
+            else:
+                continue
+            if qualname in index.functions:
+                index.functions[qualname].minimizes_callable = True
+            for callee in callees:
+                if callee and callee.split(".", 1)[0] not in EXTERNAL_ROOTS:
+                    callee = _nested_function(index, qualname, callee) or _own_method(
+                        index, qualname, callee
+                    )
+                    if callee:
+                        index.tape_losses.append(TapeLoss(callee, qualname, node.lineno, False))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = f"{qualname}.{node.name}" if qualname else node.name
+            record_minimized_losses(index, resolve, callee_of, node.body, inner)
+
+
+def _nested_function(index: ModuleIndex, qualname: str, name: str) -> str | None:
+    """A bare `name` called in `qualname` that names a function nested in
+    it or in a function around it (`value_loss` beside the step in
+    `train()`), qualified as the project names it; None otherwise."""
+    if "." in name:
+        return None
+    parts = qualname.split(".") if qualname else []
+    for depth in range(len(parts), 0, -1):
+        candidate = ".".join([*parts[:depth], name])
+        if candidate in index.functions:
+            return index.qualify(candidate)
+    return None
+
+
 def _handed_with_the_tape(
     nodes: list[ast.AST], resolve: Callable[[ast.AST], str | None]
 ) -> set[str]:

@@ -77,8 +77,9 @@ def gate_decorations(
     be decorated, and its callees, as traced: `FunctionScope.pending`) and the
     blockers the decorating rule found
     itself. When one cannot be fixed, the decorating fix is withdrawn, the
-    finding lists every blocker with its line, and the findings inside the
-    step (which stays eager) stay findings without their fixes. Returns the
+    finding lists every blocker with its line; the findings inside the step
+    (which stays eager) are not reported on their own, except in code that
+    runs traced today, where they stay findings without their fixes. Returns the
     findings and the ids of those whose fixes must wait because the
     decoration does not apply yet (unsafe, not allowed: they would change
     eager code). Fixes in code that runs traced only once a step is
@@ -95,12 +96,13 @@ def gate_decorations(
     # decorated would change eager code. Otherwise the step's decoration,
     # here or in the file of the step, brings them.
     decorating = any(rule.decorates_steps for rule in options.rules())
-    waiting = set() if decorating else _in_pending_code(found, ctx)
+    waiting = set() if decorating else _pending_only(_fixable_in_traced_code(found), ctx)
     if not gated:
         return found, waiting
     callees = ctx.lines([f.node for f in ctx.functions if f.pending is not None])
     held: set[int] = set()
     covered: set[int] = set()
+    dropped: set[int] = set()
     replaced: dict[int, Found] = {}
     for gate, contexts in gated:
         violation = gate.violation
@@ -156,8 +158,13 @@ def gate_decorations(
                 reasons.append(_listing(_distinct(intents)))
             message = f"{violation.message} ({verdict}: {'; and '.join(reasons)})"
             new = dataclasses.replace(violation, message=message, fix=fallback)
+            # What the step would do once traced is no hazard while it runs
+            # eagerly: those findings are this one's blockers, not findings
+            # of their own. Code that runs traced today keeps its findings.
+            eager_only = _pending_only(inside, ctx)
+            dropped |= eager_only
             for f in inside:
-                if id(f) in replaced:
+                if id(f) in replaced or id(f) in eager_only:
                     continue
                 if f.violation.fix is not None:
                     note = f"not fixed while {names} stays eager"
@@ -184,8 +191,9 @@ def gate_decorations(
                 held |= {id(f) for f in inside}
         replaced[id(gate)] = dataclasses.replace(gate, violation=new)
     held |= waiting - covered
-    result = [replaced.get(id(f), f) for f in found]
-    held_ids = {id(r) for f, r in zip(found, result, strict=True) if id(f) in held}
+    kept = [f for f in found if id(f) not in dropped]
+    result = [replaced.get(id(f), f) for f in kept]
+    held_ids = {id(r) for f, r in zip(kept, result, strict=True) if id(f) in held}
     return result, held_ids
 
 
@@ -285,11 +293,15 @@ def _traced_either_way(ctx: RuleContext) -> set[str]:
     return either_way
 
 
-def _in_pending_code(found: list[Found], ctx: RuleContext) -> set[int]:
-    """Ids of the findings with a fix, of rules on traced code, whose
-    innermost function runs traced only once a pending fix decorates a step
-    (`FunctionScope.pending`), not today."""
-    candidates = [f for f in found if f.rule.needs_traced_code and f.violation.fix is not None]
+def _fixable_in_traced_code(found: list[Found]) -> list[Found]:
+    """The findings with a fix, of rules on traced code."""
+    return [f for f in found if f.rule.needs_traced_code and f.violation.fix is not None]
+
+
+def _pending_only(candidates: list[Found], ctx: RuleContext) -> set[int]:
+    """Ids of the `candidates` whose innermost function runs traced only
+    once a pending fix decorates a step (`FunctionScope.pending`), not
+    today."""
     pending = [s for s in ctx.functions if s.pending is not None or s.traced is not None]
     if not candidates or not any(s.pending is not None for s in pending):
         return set()

@@ -164,7 +164,10 @@ class LossDecorator(Rule):
         `loss = tf.function(loss)`. A loss is a function given to
         `compile(loss=...)`, the `call` of a `keras.losses.Loss` subclass, or a
         function called on `(labels, predictions)` inside a `tf.GradientTape`
-        block whose result is differentiated.
+        block whose result is differentiated, or one whose result the callable
+        a step hands an optimizer's `minimize` returns (`opt.minimize(lambda:
+        value_loss(x, y), var_list)`: the optimizer's own tape differentiates
+        it).
 
         ## Why is this bad?
         Decorating a loss compiles only the loss: the model's forward pass, the

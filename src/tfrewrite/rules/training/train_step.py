@@ -87,7 +87,11 @@ class UndecoratedTrainStep(Rule):
         calls Python's `math` on it: the optimizer calls it inside the
         traced step from Keras code AutoGraph does not convert, and it
         raises), the step is not decorated and
-        the finding lists every blocker with its line. A commented-out
+        the finding lists every blocker with its line. The blockers are not
+        reported again as findings of their own: the step runs eagerly, and
+        there they change nothing (a function the step calls that runs
+        traced today, such as a Keras model's `call`, keeps its findings).
+        A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose.
 
