@@ -186,6 +186,10 @@ class CallEvidence:
             return "p"
         if isinstance(node, ast.UnaryOp) and isinstance(node.operand, ast.Constant):
             return "p"
+        if isinstance(node, ast.IfExp):
+            # `True if epoch > n else False`: what both branches are.
+            chosen = {self._evidence(node.body), self._evidence(node.orelse)}
+            return chosen.pop() if len(chosen) == 1 else "?"
         if isinstance(node, ast.Name):
             return self._name_evidence(node.id)
         if isinstance(node, ast.Attribute) and node.attr in ("shape", "ndim", "dtype"):

@@ -739,7 +739,15 @@ class _Indexer(
         """Whether a `for` over `iterable` may loop over a tensor: a tensor,
         or a call, item or local name nothing says is a Python value (not a
         parameter, whose value Keras passes as given, a list of inputs as
-        often as one tensor; not `range`/`zip`/`.items()` and the like)."""
+        often as one tensor; not `zip`/`.items()` and the like), or `range`
+        of a bound that may be one."""
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "range"
+        ):
+            # `range(tf.shape(x)[0])`: a bound nothing says is a number.
+            return any(self._evidence(arg) != "p" for arg in iterable.args)
         evidence = self._evidence(iterable)
         if evidence in ("t", "s"):
             return True
@@ -898,10 +906,11 @@ class _Indexer(
                     self._mutation(node.func.value)
                 if self._is_logging_call(node.func, callee):
                     self.function_stack[-1].calls_python_logging = True
-        if callee and is_tf_function(callee) and node.args:
+        wrapped = _wrapped_function(node) if callee and is_tf_function(callee) else None
+        if wrapped is not None:
             # `step = tf.function(step)` in the function that defines `step`:
             # the nested function, as for any site handing code to a tracer.
-            target = self.resolve_function(node.args[0])
+            target = self.resolve_function(wrapped)
             if target:
                 keywords = {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
                 caller = self.function_stack[-1].qualname if self.function_stack else ""
@@ -1212,6 +1221,14 @@ def _record_helper_gradients(
             if index.local(callee) in helpers and callee not in info.calls_in_data_loops:
                 info.applies_helper_gradients = True
                 break
+
+
+def _wrapped_function(call: ast.Call) -> ast.expr | None:
+    """What `tf.function(...)` wraps: its first argument, also given by
+    name (`tf.function(func=self._step, input_signature=[...])`)."""
+    if call.args:
+        return call.args[0]
+    return next((kw.value for kw in call.keywords if kw.arg == "func"), None)
 
 
 def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:

@@ -70,6 +70,10 @@ TF_FUNCTION_NAMES = frozenset(
 # `Dataset.filter`): it runs traced once per element.
 DATASET_CONTEXT = "given to `Dataset."
 
+# A distribution strategy's methods that run a function on each replica:
+# `run`, and its name before TensorFlow 2.2 (`experimental_run_v2`).
+_STRATEGY_RUN = frozenset({"run", "experimental_run_v2"})
+
 
 _PARTIAL_NAMES = ("functools.partial", "partial")
 # `typing.cast(T, value)` returns `value` itself: it only tells a type checker.
@@ -134,6 +138,7 @@ class TracedCallSites:
     _instance_method: Callable[[ast.Attribute, bool], str | None]
     _factory: Callable[[ast.expr], str | None]
     _instance_call: Callable[[ast.expr], str | None]
+    _record_call_site: Callable[[ast.Call, str, str | None], None]
     module_instances: dict[str, str]
 
     def resolve_function(self, node: ast.AST) -> str | None:
@@ -297,8 +302,9 @@ class TracedCallSites:
                 if self._is_dataset(node.func.value) or _dataset_keywords(node):
                     reason = f"{DATASET_CONTEXT}{attr}`"
                     target, arguments = node.args[0], "tensor"
-            elif attr == "run" and "strategy" in (dotted(node.func.value) or "").lower():
+            elif attr in _STRATEGY_RUN and "strategy" in (dotted(node.func.value) or "").lower():
                 target, reason, arguments = node.args[0], "run by `strategy.run`", "likely"
+                self._record_strategy_call(node)
         if target is None:
             return
         if isinstance(target, ast.Lambda):
@@ -323,6 +329,21 @@ class TracedCallSites:
             self.index.traced_sites.append(
                 TracedSite(name, reason, node.lineno, {}, arguments, caller)
             )
+
+    def _record_strategy_call(self, node: ast.Call) -> None:
+        """`strategy.run(fn, args=(x, flag))` calls `fn(x, flag)` on each
+        replica with those values as they are (a Python bool stays one): a
+        call site of `fn`, whose arguments say what its parameters are."""
+        handed = node.args[0]
+        given = node.args[1] if len(node.args) > 1 else None
+        given = given or next((kw.value for kw in node.keywords if kw.arg == "args"), None)
+        if not isinstance(given, (ast.Tuple, ast.List)):
+            return
+        callee = self.resolve_function(handed)
+        if not callee:
+            return
+        call = ast.copy_location(ast.Call(func=handed, args=list(given.elts), keywords=[]), node)
+        self._record_call_site(call, callee, self._instance_call(handed))
 
     def _handed_function(self, target: ast.AST) -> str | None:
         """The function a tracer is handed: as `resolve_function` names it,

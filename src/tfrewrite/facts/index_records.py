@@ -129,8 +129,8 @@ class FunctionInfo:
     # tensor given to `zip`/`list`/... (`vocabulary.ITERATING`).
     iterates_tensor: bool = False
     # A `for` over what may be a tensor (`for i in count`, a helper's or an
-    # op's result; not a parameter, an attribute, a Python builtin's result):
-    # what TFR108 looks at in code Keras traces without AutoGraph.
+    # op's result, `range` of what may be one; not a parameter, an
+    # attribute, another Python builtin's result): what TFR108 looks at.
     loops_over_value: bool = False
     # Name sets filled while indexing, then frozen (`_compact`).
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`

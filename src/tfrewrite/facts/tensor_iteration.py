@@ -145,6 +145,43 @@ def tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]
             yield node
 
 
+def autograph_loops(
+    ctx: RuleContext, function: FunctionScope, with_tf_range: bool = False
+) -> Iterator[tuple[cst.For, cst.BaseExpression | None]]:
+    """`for` loops of `function` that only AutoGraph can run traced, each
+    with the tensor bound of its `range` (None for a loop over a tensor):
+    over a tensor (`tensor_loops`), or over Python's `range` of a tensor
+    bound (`range(tf.shape(x)[0])`), which AutoGraph turns into a
+    `tf.range` loop and plain Python cannot take. A loop over
+    `tf.range(...)`, AutoGraph's documented idiom for a graph loop, only
+    `with_tf_range` (for code traced without AutoGraph)."""
+    for loop in tensor_loops(ctx, function):
+        if with_tf_range or not _is_tf_range(ctx, loop.iter):
+            yield loop, None
+    facts = None
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if (
+            isinstance(node, cst.For)
+            and isinstance(node.iter, cst.Call)
+            and isinstance(node.iter.func, cst.Name)
+            and node.iter.func.value == "range"
+            and "range" not in ctx.index.imports
+        ):
+            facts = facts or ctx.tensors(function)
+            bound = next(
+                (a.value for a in node.iter.args if facts.kind_at(a.value, node).tensor), None
+            )
+            if bound is not None:
+                yield node, bound
+
+
+def _is_tf_range(ctx: RuleContext, iterable: cst.BaseExpression) -> bool:
+    return isinstance(iterable, cst.Call) and ctx.names.qualified_name(iterable.func) in (
+        "tensorflow.range",
+        "tensorflow.compat.v2.range",
+    )
+
+
 def tensor_iterations(ctx: RuleContext, function: FunctionScope) -> Iterator[Blocker]:
     """Statements of `function` that iterate over a tensor in Python."""
     for site in tensor_iteration_sites(ctx, function):

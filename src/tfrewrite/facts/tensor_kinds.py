@@ -446,6 +446,14 @@ def layer_constructor_kind(node: cst.Call, qualified: str | None) -> TensorKind:
     return LAYER
 
 
+def read_kind(kind: TensorKind) -> TensorKind:
+    """What reading a value gives: a `tf.Variable` reads as a tensor (in
+    arithmetic, a comparison, or a condition's truth)."""
+    if kind.variable:
+        return TensorKind(True, kind.scalar, kind.boolean, kind.floating, kind.integer)
+    return kind
+
+
 def meet(a: TensorKind, b: TensorKind) -> TensorKind:
     """What holds for both: used when a name has several definitions."""
     return TensorKind(

@@ -77,6 +77,7 @@ from tfrewrite.facts.tensor_kinds import (
     layer_constructor_kind,
     meet,
     op_result_kind,
+    read_kind,
     settled,
     variable_kind,
 )
@@ -614,12 +615,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
             facts = facts.outer
         return None
 
-    @staticmethod
-    def _value(kind: TensorKind) -> TensorKind:
-        """What reading a value gives: a `tf.Variable` reads as a tensor."""
-        if kind.variable:
-            return TensorKind(True, kind.scalar, kind.boolean, kind.floating, kind.integer)
-        return kind
+    _value = staticmethod(read_kind)
 
     def _is_number(self, node: cst.BaseExpression) -> bool:
         """A Python number: a literal, arithmetic on numbers, or a local name

@@ -85,7 +85,6 @@ def gate_decorations(
     eager code). Fixes in code that runs traced only once a step is
     decorated wait too when no rule of the run decorates steps: alone, they
     would change eager code that the full run leaves as it is."""
-    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
     from tfrewrite.rewrite.step_violation import StepViolation
 
     # Each fix that decorates or extracts steps, with the contexts the
@@ -120,7 +119,7 @@ def gate_decorations(
         problems = {
             (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
             for f in inside
-            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
+            if f.violation.fix is None and not _autograph_converts(f)
         }
         # What the step reaches that runs traced already (a Keras model's
         # `call`): its findings hold once the step is traced too.
@@ -128,7 +127,7 @@ def gate_decorations(
         problems |= {
             (f.start.line, f"in `{where}`: {f.rule.code} {_first_clause(f.violation.message)}")
             for f, where in reached
-            if f.violation.fix is None and f.rule.code not in AUTOGRAPH_CONVERTS
+            if f.violation.fix is None and not _autograph_converts(f)
         }
         reported = {line for line, _ in problems}
         intents: set[tuple[int, str]] = set()  # the author's choices against tracing
@@ -195,6 +194,15 @@ def gate_decorations(
     result = [replaced.get(id(f), f) for f in kept]
     held_ids = {id(r) for f, r in zip(kept, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _autograph_converts(found: Found) -> bool:
+    """Whether AutoGraph converts what a finding is about as it is written
+    (`training.AUTOGRAPH_CONVERTS`, `Violation.autograph_converts`): a step
+    decorated with it runs that as the original did."""
+    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
+
+    return found.rule.code in AUTOGRAPH_CONVERTS or found.violation.autograph_converts
 
 
 def _step_contexts(gate: Found, ctx: RuleContext) -> frozenset[str] | None:

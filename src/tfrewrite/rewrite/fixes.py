@@ -44,6 +44,10 @@ class Violation:
     node: cst.CSTNode
     message: str
     fix: CstFix | None = None
+    # AutoGraph converts the code as it is written (a `for` over a tensor):
+    # it needs AutoGraph, and a step decorated with it runs it as the
+    # original did, so it does not keep a step from its decorator.
+    autograph_converts: bool = False
 
 
 def assuming(violation: Violation, note: str) -> Violation:

@@ -50,9 +50,8 @@ def python_logging(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 def tensor_iteration(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR108: a traced function unpacks a tensor or hands one to `zip`,
-    `list`, ... (`FunctionInfo.iterates_tensor`), or one Keras traces loops
-    over what may be a tensor (`FunctionInfo.loops_over_value`)."""
+    `list`, ... (`FunctionInfo.iterates_tensor`), or loops over what may be
+    a tensor (`FunctionInfo.loops_over_value`)."""
     return any(
-        info.iterates_tensor or (info.loops_over_value and traced[info.qualname].keras_traces)
-        for info in traced_infos(index, traced)
+        info.iterates_tensor or info.loops_over_value for info in traced_infos(index, traced)
     )

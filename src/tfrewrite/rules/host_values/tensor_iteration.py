@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.tensor_iteration import tensor_iteration_sites, tensor_loops
+import libcst as cst
+
+from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.tensor_iteration import autograph_loops, tensor_iteration_sites
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -31,8 +33,11 @@ class TensorIterationInTracedCode(Rule):
     `Loss.call`): the loop's iterable is an op's result, a helper's tensor
     result or a name bound to one, not a parameter (Keras hands `call` what
     its caller gave, a list of inputs as often as one tensor). Elsewhere,
-    as in a `@tf.function`, AutoGraph converts the loop into a
-    `tf.while_loop`, and it is left alone.
+    as in a `@tf.function`, AutoGraph converts such a loop into a
+    `tf.while_loop`: it is reported as needing AutoGraph, as TFR101 reports
+    a `while` on a tensor, and so is a `for` over Python's `range` of a
+    tensor bound (`range(tf.shape(x)[0])`); a loop over `tf.range(...)`,
+    AutoGraph's documented idiom for a graph loop, is left alone.
 
     ## Why is this bad?
     Eagerly a tensor is iterable, so the code runs. Traced, Python cannot
@@ -115,16 +120,10 @@ class TensorIterationInTracedCode(Rule):
             traced = function.runs_traced
             if traced is None:
                 continue
-            if traced.keras_traces:
-                for loop in tensor_loops(ctx, function):
-                    yield Violation(
-                        loop.iter,
-                        f"`for` over the tensor `{ctx.code(loop.iter)}` in "
-                        f"`{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
-                        "2.16+) traces it without AutoGraph, and Python cannot iterate over "
-                        "a symbolic `tf.Tensor` (`OperatorNotAllowedInGraphError` in `fit`); "
-                        "loop with `tf.while_loop` or `tf.map_fn`, or over a Python list",
-                    )
+            keras = traced.keras_traces
+            for loop, bound in autograph_loops(ctx, function, with_tf_range=keras):
+                message = _loop_message(ctx, function, loop, bound, keras)
+                yield Violation(loop.iter, message, autograph_converts=not keras)
             for site in tensor_iteration_sites(ctx, function):
                 yield Violation(
                     site.node,
@@ -133,6 +132,44 @@ class TensorIterationInTracedCode(Rule):
                     "`tf.Tensor`, and AutoGraph does not convert this; index it or use "
                     "`tf.unstack`",
                 )
+
+
+def _loop_message(
+    ctx: RuleContext,
+    function: FunctionScope,
+    loop: cst.For,
+    bound: cst.BaseExpression | None,
+    keras: bool,
+) -> str:
+    """What is wrong with a `for` that needs AutoGraph: over a tensor, or
+    over `range` of a tensor `bound`; in code Keras traces (`keras`), which
+    Keras 3 runs without AutoGraph, or in code AutoGraph converts."""
+    code = ctx.code(loop.iter)
+    if keras:
+        what = (
+            f"`for` over the tensor `{code}`"
+            if bound is None
+            else (f"`for` over `{code}`, whose bound `{ctx.code(bound)}` is a tensor,")
+        )
+        return (
+            f"{what} in `{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
+            "2.16+) traces it without AutoGraph, and Python cannot iterate over a symbolic "
+            "`tf.Tensor` (`OperatorNotAllowedInGraphError` in `fit`); loop with "
+            "`tf.while_loop` or `tf.map_fn`, or over a Python list"
+        )
+    if bound is not None:
+        return (
+            f"`for` over `{code}`, whose bound `{ctx.code(bound)}` is a tensor, needs "
+            "AutoGraph: traced, only AutoGraph turns it into a `tf.range` loop; without it "
+            "(`autograph=False`, a Keras 3 `call`) Python's `range` cannot take a symbolic "
+            "`tf.Tensor`. Loop over `tf.range(...)`"
+        )
+    return (
+        f"`for` over `{code}`, a tensor, needs AutoGraph: traced, only AutoGraph turns it "
+        "into a `tf.while_loop`; without it (`autograph=False`, a Keras 3 `call`) Python "
+        "cannot iterate over a symbolic `tf.Tensor`. Loop with `tf.while_loop` or "
+        "`tf.map_fn`, or compute it without a loop"
+    )
 
 
 RULES = (TensorIterationInTracedCode,)

@@ -27,6 +27,7 @@ from tfrewrite.facts.tensor_kinds import (
     REDUCTIONS,
     SCALAR_PRESERVING,
     TensorKind,
+    read_kind,
 )
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.walk import iter_nodes
@@ -81,7 +82,9 @@ class ConditionTranslator:
             qualified = self.facts.resolver.qualified_name(node.func) or ""
             if qualified.startswith(_PYTHON_VALUED_PREFIXES):
                 return TensorKind(False)
-        return self.facts.kind_at(node, self.at)
+        # A condition reads its value: a `tf.Variable` tested by `if` is a
+        # tensor there (`if self.training:` on `tf.Variable(False)`).
+        return read_kind(self.facts.kind_at(node, self.at))
 
     def _involves_tensor(self, node: cst.BaseExpression) -> bool:
         """Whether the truth of `node` depends on a tensor: some operand of
