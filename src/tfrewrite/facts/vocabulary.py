@@ -71,6 +71,11 @@ NUMPY_GENERATORS = frozenset(
 
 # Builtins that turn a tensor into a Python number (`float(loss)`).
 HOST_CONVERSIONS = frozenset({"float", "int"})
+# Builtins that read a tensor's length (`len(x)`): eagerly its first
+# dimension; traced, only AutoGraph's conversion gives it (the static
+# dimension, else `tf.shape(x)[0]`); without AutoGraph `len` of a symbolic
+# tensor raises `TypeError`.
+LENGTH_READS = frozenset({"len"})
 # Keras' backend read of a value onto the host (`K.get_value(v)`, Keras 2 and
 # `tf.keras` alike): traced, it leaves the graph (`init_scope`) to read a
 # variable once, at trace time, and raises on a symbolic tensor.

@@ -17,10 +17,16 @@ import libcst as cst
 from tfrewrite.facts.bindings import bound_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import keras_path
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.tape_callers import under_tape
 from tfrewrite.facts.tensors import TensorFacts
-from tfrewrite.facts.vocabulary import HOST_CONVERSIONS, KERAS_HOST_READS, VARIABLE_WRITES
-from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
+from tfrewrite.facts.vocabulary import (
+    HOST_CONVERSIONS,
+    KERAS_HOST_READS,
+    LENGTH_READS,
+    VARIABLE_WRITES,
+)
+from tfrewrite.facts.walk import enclosing_statement_line, iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.numpy_operands import builtin_extremum, numpy_function
@@ -50,7 +56,9 @@ def _candidate(call: cst.Call) -> bool:
         return call.func.attr.value in ("numpy", "item") and not call.args
     if isinstance(call.func, cst.Name) and call.func.value == "get_value":
         return len(call.args) == 1
-    return isinstance(call.func, cst.Name) and call.func.value in HOST_CONVERSIONS
+    return isinstance(call.func, cst.Name) and (
+        call.func.value in HOST_CONVERSIONS or call.func.value in LENGTH_READS
+    )
 
 
 def _keras_host_read(ctx: RuleContext, call: cst.Call) -> cst.BaseExpression | None:
@@ -327,6 +335,8 @@ class NumpyCallInTracedCode(Rule):
         tf: str,
     ) -> Violation | None:
         facts = ctx.tensors(scope)
+        if isinstance(call.func, cst.Name) and call.func.value in LENGTH_READS:
+            return _length_read(ctx, call, ancestors, scope, facts, tf)
         source = _keras_host_read(ctx, call)
         if source is not None:
             message = (
@@ -547,6 +557,80 @@ class NumpyCallInTracedCode(Rule):
         if _only_printed(ctx, followed):
             return value, unsafe
         return f"{tf}.cast({value}, {tf}.float32)", unsafe
+
+
+def _length_read(
+    ctx: RuleContext,
+    call: cst.Call,
+    ancestors: Sequence[cst.CSTNode],
+    scope: FunctionScope,
+    facts: TensorFacts,
+    tf: str,
+) -> Violation | None:
+    """`len(x)` of a tensor: traced, only AutoGraph gives its length (and
+    runs it as the original did); reported without a fix, since whether the
+    code needs a Python int (`range(len(x))`, `[0] * len(x)`) or takes a
+    tensor is the author's to say."""
+    if (
+        ctx.names.qualified_name(call.func) is not None
+        or len(call.args) != 1
+        or call.args[0].star
+        or call.args[0].keyword is not None
+        or not _tensor_here(facts, call.args[0].value, ancestors)
+        or _type_tested(ctx.code(call.args[0].value), ancestors)
+        or not _computed_tensor(scope, call.args[0].value)
+    ):
+        return None
+    value = ctx.code(call.args[0].value)
+    return Violation(
+        call,
+        f"`{ctx.code(call)}` of a tensor needs AutoGraph: traced, only AutoGraph turns it "
+        f"into the tensor's length; without it (`autograph=False`, a Keras 3 `call`) `len` of "
+        f"a symbolic tensor raises `TypeError`. Use `{value}.shape[0]` where that dimension "
+        f"is known, or `{tf}.shape({value})[0]`",
+        autograph_converts=True,
+    )
+
+
+def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
+    """Whether `value` is what an op computes in the function: a call, or a
+    local name every binding of which is one (`ids = tf.numpy_function(
+    ...)`). A parameter, or an item of one, may hold a container instead:
+    Keras hands `call` and `train_step` what their caller gave, a tuple or a
+    list of inputs as often as one tensor (`len(data)` of `(x, y)`)."""
+    if isinstance(value, cst.Call):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    values = [
+        assign.value
+        for assign in iter_nodes(scope.node.body, into_functions=False)
+        if isinstance(assign, cst.Assign)
+        and any(
+            isinstance(t.target, cst.Name) and t.target.value == value.value for t in assign.targets
+        )
+    ]
+    return bool(values) and all(isinstance(v, cst.Call) for v in values)
+
+
+def _type_tested(value: str, ancestors: Sequence[cst.CSTNode]) -> bool:
+    """Whether the code around tests what `value` is first (`isinstance(
+    inputs, tuple) and len(inputs) == 2`, or inside `if isinstance(x,
+    list):`): a Keras `call` given a tuple of inputs, whatever the facts
+    assume of its parameter."""
+    for node in ancestors:
+        if isinstance(node, (cst.BooleanOperation, cst.If, cst.IfExp)):
+            test = node.left if isinstance(node, cst.BooleanOperation) else node.test
+            for inner in iter_nodes(test):
+                if (
+                    isinstance(inner, cst.Call)
+                    and isinstance(inner.func, cst.Name)
+                    and inner.func.value == "isinstance"
+                    and inner.args
+                    and dotted_name(inner.args[0].value) == value
+                ):
+                    return True
+    return False
 
 
 def _tensor_here(

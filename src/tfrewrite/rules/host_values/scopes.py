@@ -30,12 +30,14 @@ def prints(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 def host_conversion(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR105: a traced function calls `.numpy()`, `.item()`, a host
-    conversion builtin or Keras' `get_value` (calls are recorded by name)."""
-    from tfrewrite.facts.vocabulary import HOST_CONVERSIONS
+    conversion builtin, `len` or Keras' `get_value` (calls are recorded by
+    name)."""
+    from tfrewrite.facts.vocabulary import HOST_CONVERSIONS, LENGTH_READS
 
     return any(
         not info.method_calls.isdisjoint(("numpy", "item", "get_value"))
         or not HOST_CONVERSIONS.isdisjoint(info.calls)
+        or not LENGTH_READS.isdisjoint(info.calls)
         or any(name.endswith(".get_value") for name in info.calls)
         for info in traced_infos(index, traced)
     )
