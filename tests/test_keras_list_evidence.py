@@ -40,6 +40,12 @@ def test_a_keras_list_handed_to_a_loss_helper_is_a_python_value() -> None:
 
 def test_another_attribute_handed_there_may_be_a_tensor() -> None:
     """`self.penalty` is no Keras list: the helper's first two parameters
-    stay the loss's tensors, and its `if` on one is reported."""
-    [finding] = check_source(textwrap.dedent(SOURCE.format(attribute="penalty")))
+    stay the loss's tensors, and its `if` on one is reported (where the
+    parameter has no `None` default, whose truth test asks whether it was
+    given)."""
+    source = SOURCE.format(attribute="penalty").replace(
+        "regularization_losses=None", "regularization_losses"
+    )
+    [finding] = check_source(textwrap.dedent(source))
     assert finding.code == "TFR101" and finding.start.line == 7
+    assert check_source(textwrap.dedent(SOURCE.format(attribute="penalty"))) == []

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
@@ -659,6 +660,8 @@ class TensorIf(Rule):
                 if scope is None:
                     continue
 
+                if _presence_test(scope, node.test):
+                    continue
                 site = self._site(ctx, scope, False, sites, tf, imports)
                 if site.translator.translate(node.test, node).tensor:
                     reported.add(id(node))
@@ -813,6 +816,25 @@ class TensorIf(Rule):
             outcome = _if_statement(conditional, node, ancestors, bool(nested))
         memo[id(node)] = outcome
         return outcome
+
+
+def _presence_test(scope: FunctionScope, test: cst.BaseExpression) -> bool:
+    """`if labels:` on a parameter that defaults to `None`: a test of
+    whether it was given (a dict of labels a dataset may or may not
+    yield), unless it is known to be a scalar tensor: the truth of a tensor
+    of more elements raises eagerly too, so code that runs does not test
+    one so."""
+    if not isinstance(test, cst.Name) or scope.runs_traced is None:
+        return False
+    for param in all_params(scope.node.params):
+        if param.name.value == test.value:
+            default = param.default
+            return (
+                isinstance(default, cst.Name)
+                and default.value == "None"
+                and test.value not in scope.runs_traced.scalar_params
+            )
+    return False
 
 
 def _enclosing_function(
