@@ -105,6 +105,12 @@ COVERED_BY_RULES = {
     "NEW:python-attribute-frozen-at-trace": "TFR201",
     # The same for a `self` attribute (blind sets 46, 52, 60).
     "NEW:self-attribute-frozen": "TFR201",
+    # A `while` on a tensor, which TFR101 reports (it covers `if`, `while`
+    # and conditional expressions; blind sets 104, 109).
+    "NEW:tensor-while-condition": "TFR101",
+    # `len()` of a tensor in traced code, which only AutoGraph converts
+    # (TFR105 since blind set 118).
+    "NEW:len-on-tensor": "TFR105",
 }
 
 

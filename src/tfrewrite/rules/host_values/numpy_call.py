@@ -86,7 +86,13 @@ class NumpyCallInTracedCode(Rule):
     it leaves the graph to read `v` (`tf.init_scope`), so a variable's value
     is read once, at trace time, and a loss weight a callback lowers each
     epoch stays what it was at the first trace (measured: 40, 40, 40 traced
-    for 40, 20, 10 eagerly); it is rewritten as `.numpy()` is.
+    for 40, 20, 10 eagerly); it is rewritten as `.numpy()` is. `len(x)` of a
+    tensor an op computes there (`len(tf.shape(x))`, `rows = tf.reshape(...)`
+    then `len(rows)`) is reported without a fix: only AutoGraph gives the
+    length traced, and whether the code needs a Python int there is the
+    author's to say; `len` of a parameter is not (Keras hands `call` and
+    `train_step` a tuple of inputs as often as one tensor), nor of what an
+    `isinstance` test guards.
 
     ## Why is this bad?
     Run eagerly, a tensor holds a value and `x.numpy()` copies it to the

@@ -365,7 +365,13 @@ class TensorIf(Rule):
     passes a Python value (`self.sample(batch, priority_exp=0.6)` for `if
     priority_exp == 0:`): traced with a Python number, the condition is a
     Python bool and tracing picks the branch, as it should; a `tf.cond` there
-    would raise `TypeError: pred must not be a Python bool`.
+    would raise `TypeError: pred must not be a Python bool`. Nor is the truth
+    test of a parameter that defaults to `None` (`labels if labels else
+    extra` in a `Dataset.map` function): it asks whether the value was
+    given, unless the parameter is known to be a scalar tensor (the truth of
+    a larger tensor raises eagerly too, so code that runs does not test one
+    so). A `tf.Variable` tested by `if` (`if self.training:` on
+    `tf.Variable(False)`) is a tensor condition: traced, it reads the value.
 
     ## Refusals (reported without a fix, with the reason)
     A `while` on a tensor is reported without a fix: a hand-written

@@ -52,12 +52,15 @@ _CONTROL = (cst.Break, cst.Continue, cst.Return, cst.Yield, cst.Await)
 
 @dataclass
 class _Loop:
-    """A loop with a tape block directly in its body, in a scope."""
+    """A loop with a tape block in its body, in a scope: directly, or in a
+    branch of an `if` there (`guard`: that `if`, as a delayed actor update
+    every few iterations)."""
 
     loop: cst.For | cst.While
     tape: cst.With
     outermost: cst.CSTNode  # the outermost loop of the scope that contains it
     module_level: bool
+    guard: cst.If | None = None
 
 
 def _loops(ctx: RuleContext) -> Iterator[_Loop]:
@@ -86,11 +89,33 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
                     continue
                 if loop is outer and isinstance(loop, cst.For) and trains_what_it_iterates(loop):
                     continue  # one step of each layer it iterates, not a training loop
+                if not applies_gradients(loop.body):
+                    continue
+                direct = False
                 for statement in loop.body.body:
                     if isinstance(statement, cst.With) and tape_name(ctx, statement) is not None:
-                        if applies_gradients(loop.body):
+                        if not direct:  # the loop's step: one extraction a loop
                             yield _Loop(loop, statement, outer, module_level)
-                        break
+                        direct = True
+                    elif isinstance(statement, cst.If):
+                        for tape in _guarded_tapes(ctx, statement):
+                            yield _Loop(loop, tape, outer, module_level, statement)
+
+
+def _guarded_tapes(ctx: RuleContext, guard: cst.If) -> Iterator[cst.With]:
+    """The tape blocks of a branch of `guard` whose branch applies the
+    gradients itself (`if step % k == 0:` with the actor's tape and update)."""
+    branches: list[cst.BaseSuite] = [guard.body]
+    orelse = guard.orelse
+    while orelse is not None:
+        branches.append(orelse.body)
+        orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    for branch in branches:
+        if not isinstance(branch, cst.IndentedBlock) or not applies_gradients(branch):
+            continue
+        for statement in branch.body:
+            if isinstance(statement, cst.With) and tape_name(ctx, statement) is not None:
+                yield statement
 
 
 def _loop_nodes(root: cst.CSTNode) -> list[cst.CSTNode]:
@@ -137,7 +162,9 @@ class InlineTrainingLoop(Rule):
         loader.next()`), with the gradient and optimizer update after it
         (`apply_gradients`, `minimize`, Keras 3's `optimizer.apply`, or a
         hand-written `w.assign_sub(lr * dw)`), and extracts it into a
-        `@tf.function` train step.
+        `@tf.function` train step. A tape block under an `if` in that loop
+        whose branch applies its own update (a delayed actor update every
+        few iterations) runs eagerly too: it is reported without a fix.
 
         ## Why is this bad?
         Written inline, the step runs every op eagerly. Moved
@@ -312,6 +339,16 @@ class InlineTrainingLoop(Rule):
                 "This `GradientTape` block runs eagerly on every batch: extract it and the "
                 "update into a `@tf.function` train step"
             )
+            if found.guard is not None:
+                line = line_name_of(ctx, found.guard)
+                yield Violation(
+                    found.tape,
+                    f"This `GradientTape` block runs eagerly, on the iterations the `if` on "
+                    f"{line} selects: extract it and the update into a `@tf.function` train "
+                    "step (no fix: the `if` stays in the loop; extract the block under it by "
+                    "hand)",
+                )
+                continue
             fix, refusal = self._extract(ctx, found)
             if refusal is not None:
                 yield Violation(found.tape, f"{message} (no fix: {refusal})")
