@@ -1,8 +1,8 @@
 """TFR105 on `len()` of a tensor an op computes in traced code: only
 AutoGraph gives the length there, so it is reported, without a fix.
-`len()` of what an `isinstance` test shows to be a tuple is not, nor of a
-parameter, which may hold a tuple or a list of inputs (as Keras hands
-`call` and `train_step` what their caller gave)."""
+`len()` of a parameter is not: it may hold a tuple or a list of inputs (as
+Keras hands `call` and `train_step` what their caller gave; here one an
+`isinstance` test checks)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from tests.length_reads import LENGTHS
 from tfrewrite.api import check_source
 
 
-def test_len_of_a_tensor_is_reported_and_len_of_a_tested_tuple_is_not() -> None:
+def test_len_of_a_computed_tensor_is_reported_and_len_of_a_parameter_is_not() -> None:
     found = [(f.code, f.start.line, f.fix) for f in check_source(textwrap.dedent(LENGTHS))]
     assert found == [("TFR105", 8, None)]
 

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.tf.trainer_sources import trainer_class
 
 from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.run import verify_targets
@@ -432,26 +433,8 @@ def test_the_top_level_builds_the_arguments() -> None:
 
 AGENT = (
     DATASET
+    + trainer_class("Agent", "train", rate="lr", parameters=", lr")
     + """
-
-class Agent:
-    def __init__(self, model, lr):
-        self.model = model
-        self.optimizer = tf.keras.optimizers.SGD(lr)
-
-    def train_step(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x) - y))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-        return loss
-
-    def train(self, dataset, epochs):
-        for epoch in range(epochs):
-            for x, y in dataset:
-                loss = self.train_step(x, y)
-        return loss
-
 
 def main():
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from tests.tf.trainer_sources import trainer_class
 
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -35,26 +36,8 @@ class Critic:
         else:
             loss = tf.square(error)
         return loss
-
-
-class Trainer:
-    def __init__(self, model):
-        self.model = model
-        self.optimizer = tf.keras.optimizers.SGD(0.05)
-
-    def train_step(self, x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x) - y))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-        return loss
-
-    def fit(self, dataset, epochs):
-        for epoch in range(epochs):
-            for x, y in dataset:
-                loss = self.train_step(x, y)
-        return loss
 """
+AGENTS += trainer_class("Trainer", "fit")
 
 MAIN = """
 import numpy as np

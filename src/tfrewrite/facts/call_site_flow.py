@@ -103,8 +103,7 @@ def _received(
     a tensor)."""
     received: dict[str, str] = {}
     for name in info.caller_params:
-        left_out = info.tensor_defaults.get(name, "p")
-        evidence = {site.get(name, left_out) for site in passed}
+        evidence = {site.get(name, info.default_evidence(name)) for site in passed}
         if evidence and evidence <= {"t", "s"}:
             received[name] = "s" if evidence == {"s"} else "t"
         elif evidence == {"p"}:
@@ -187,8 +186,7 @@ def apply_call_sites(
             tensor_at = [where for given, where in located if given.get(name, "") in ("t", "s")]
             if python_at and tensor_at:
                 known.mixed[name] = (python_at[0], tensor_at[0])
-            left_out = info.tensor_defaults.get(name, "p")
-            evidence = [site.get(name, left_out) for site in sites]
+            evidence = [site.get(name, info.default_evidence(name)) for site in sites]
             if all(e in "ts" for e in evidence):
                 known.tensor.add(name)
                 if all(e == "s" for e in evidence):

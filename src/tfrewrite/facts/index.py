@@ -66,6 +66,7 @@ from tfrewrite.facts.index_names import (
     dotted,
     iter_statements,
     module_bindings,
+    rebind,
 )
 from tfrewrite.facts.index_objects import ObjectReferences
 from tfrewrite.facts.index_records import (
@@ -645,11 +646,7 @@ class _Indexer(
         if names and self.call_results:
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
             factory = self._factory(node.value) or self._module_object(node.value)
-            for name in names:
-                if factory:
-                    self.call_results[-1][name] = factory
-                else:
-                    self.call_results[-1].pop(name, None)
+            rebind(self.call_results[-1], names, factory)
             self.record_object_list(names, node.value)
             self.record_function_table(names, node.value)
             self.record_attribute_alias(names, node.value)

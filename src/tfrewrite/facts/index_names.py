@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 from tfrewrite.facts.canonical_names import canonical_name
 from tfrewrite.facts.index_records import ModuleIndex
@@ -217,3 +218,17 @@ class ImportResolution:
             self.index.imports[alias.asname or alias.name] = (
                 f"{base}.{alias.name}" if base else alias.name
             )
+
+
+_Held = TypeVar("_Held")
+
+
+def rebind(mapping: dict[str, _Held], names: Iterable[str], held: _Held | None) -> None:
+    """An assignment to `names`: each now holds `held` in `mapping`, or,
+    when nothing is known of the value (`held` empty), nothing: what a name
+    held before the assignment is forgotten."""
+    for name in names:
+        if held:
+            mapping[name] = held
+        else:
+            mapping.pop(name, None)

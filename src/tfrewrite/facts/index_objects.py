@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.eager_callables import character_span
 from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import dotted
+from tfrewrite.facts.index_names import dotted, rebind
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 
@@ -66,13 +66,9 @@ class ObjectReferences:
 
     def _own_function(self, name: ast.Name) -> str | None:
         """The local qualname of the function of this file `name` names
-        where it is read: one nested in a function being visited (the
-        innermost first), or a module-level one."""
-        scopes = [info.qualname for info in reversed(self.function_stack)]
-        for candidate in [*(f"{scope}.{name.id}" for scope in scopes), name.id]:
-            if candidate in self.index.functions:
-                return candidate
-        return None
+        where it is read (`ModuleIndex.function_named`)."""
+        within = self.function_stack[-1].qualname if self.function_stack else ""
+        return self.index.function_named(name.id, within)
 
     def _record_weight_function(self, handed: ast.expr) -> None:
         """A function of the file handed to a Keras layer as a weight's
@@ -138,11 +134,7 @@ class ObjectReferences:
         built: tuple[str, ...] = ()
         if isinstance(value, (ast.List, ast.Tuple)):
             built = tuple(sorted({c for e in value.elts if (c := self._object_of(e))}))
-        for name in names:
-            if built:
-                self.object_choices[-1][name] = built
-            else:
-                self.object_choices[-1].pop(name, None)
+        rebind(self.object_choices[-1], names, built)
 
     def _function_references(self, table: ast.expr) -> tuple[str, ...]:
         """The project functions a literal table holds (`{"wgan": G_wgan,
@@ -175,12 +167,7 @@ class ObjectReferences:
         `return losses[name]` picks a function from."""
         if not self.function_tables:
             return
-        table = self._function_references(value)
-        for name in names:
-            if table:
-                self.function_tables[-1][name] = table
-            else:
-                self.function_tables[-1].pop(name, None)
+        rebind(self.function_tables[-1], names, self._function_references(value))
 
     def returned_functions(self, value: ast.expr) -> tuple[str, ...]:
         """The project functions `return value` may hand out: the one it
@@ -208,15 +195,11 @@ class ObjectReferences:
         (`FunctionInfo.attribute_aliases`)."""
         if not self.function_stack:
             return
-        aliases = self.function_stack[-1].attribute_aliases
-        built = None
+        alias = None
         if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
             built = self._local_factory(value.value.id)
-        for name in names:
-            if built is not None:
-                aliases[name] = f"{built}.{value.attr}"  # type: ignore[attr-defined]
-            else:
-                aliases.pop(name, None)
+            alias = None if built is None else f"{built}.{value.attr}"
+        rebind(self.function_stack[-1].attribute_aliases, names, alias)
 
     def _choices(self, name: str) -> tuple[str, ...]:
         """The constructors of the objects `name` may hold, bound here or in

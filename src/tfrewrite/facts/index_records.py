@@ -176,6 +176,12 @@ class FunctionInfo:
             return params[1:]
         return params
 
+    def default_evidence(self, name: str) -> str:
+        """What a call that leaves the parameter `name` out passes there, as
+        call evidence: its default, a Python value unless `tensor_defaults`
+        says it is a tensor."""
+        return self.tensor_defaults.get(name, "p")
+
     @property
     def trains(self) -> bool:
         """A custom train step: it opens a `GradientTape`, and applies the
@@ -526,6 +532,18 @@ class ModuleIndex:
 
     def qualify(self, local_qualname: str) -> str:
         return f"{self.module}.{local_qualname}" if self.module else local_qualname
+
+    def function_named(self, name: str, within: str) -> str | None:
+        """The function of this file that a bare `name` read in the function
+        `within` (a local qualname, "" at module level) names: one nested in
+        it or in a function around it, innermost first (a class body in
+        between is no scope the name reaches), else a module-level one."""
+        parts = within.split(".") if within else []
+        for depth in range(len(parts), 0, -1):
+            scope = ".".join(parts[:depth])
+            if scope in self.functions and f"{scope}.{name}" in self.functions:
+                return f"{scope}.{name}"
+        return name if name in self.functions else None
 
     def local(self, qualified: str) -> str:
         """`qualify`'s inverse: a name of this module without the module

@@ -203,28 +203,13 @@ def record_minimized_losses(
                 index.functions[qualname].minimizes_callable = True
             for callee in callees:
                 if callee and callee.split(".", 1)[0] not in EXTERNAL_ROOTS:
-                    callee = _nested_function(index, qualname, callee) or _own_method(
-                        index, qualname, callee
-                    )
+                    own = index.function_named(callee, qualname) if "." not in callee else None
+                    callee = index.qualify(own) if own else _own_method(index, qualname, callee)
                     if callee:
                         index.tape_losses.append(TapeLoss(callee, qualname, node.lineno, False))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inner = f"{qualname}.{node.name}" if qualname else node.name
             record_minimized_losses(index, resolve, callee_of, node.body, inner)
-
-
-def _nested_function(index: ModuleIndex, qualname: str, name: str) -> str | None:
-    """A bare `name` called in `qualname` that names a function nested in
-    it or in a function around it (`value_loss` beside the step in
-    `train()`), qualified as the project names it; None otherwise."""
-    if "." in name:
-        return None
-    parts = qualname.split(".") if qualname else []
-    for depth in range(len(parts), 0, -1):
-        candidate = ".".join([*parts[:depth], name])
-        if candidate in index.functions:
-            return index.qualify(candidate)
-    return None
 
 
 def _handed_with_the_tape(

@@ -165,7 +165,7 @@ def autograph_loops(
             and isinstance(node.iter, cst.Call)
             and isinstance(node.iter.func, cst.Name)
             and node.iter.func.value == "range"
-            and "range" not in ctx.index.imports
+            and ctx.names.qualified_name(node.iter.func) is None  # the builtin
         ):
             facts = facts or ctx.tensors(function)
             bound = next(
@@ -176,9 +176,9 @@ def autograph_loops(
 
 
 def _is_tf_range(ctx: RuleContext, iterable: cst.BaseExpression) -> bool:
-    return isinstance(iterable, cst.Call) and ctx.names.qualified_name(iterable.func) in (
-        "tensorflow.range",
-        "tensorflow.compat.v2.range",
+    return (
+        isinstance(iterable, cst.Call)
+        and ctx.names.qualified_name(iterable.func) == "tensorflow.range"
     )
 
 

@@ -33,10 +33,6 @@ SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
 # Python-unrolled loop collecting tensors); rules on traced code report the
 # ones that mutate state outside the step.
 CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
-# Findings that do not stop a step from taking a plain `@tf.function`, fixed
-# or not: AutoGraph (on by default) converts a Python `if` on a tensor the way
-# the original ran it; the finding stays, for code that must not need AutoGraph.
-AUTOGRAPH_CONVERTS = frozenset({"TFR101"})
 
 
 # -- gradient tapes -------------------------------------------------------------------

@@ -198,11 +198,9 @@ def gate_decorations(
 
 def _autograph_converts(found: Found) -> bool:
     """Whether AutoGraph converts what a finding is about as it is written
-    (`training.AUTOGRAPH_CONVERTS`, `Violation.autograph_converts`): a step
+    (`Rule.autograph_converts`, `Violation.autograph_converts`): a step
     decorated with it runs that as the original did."""
-    from tfrewrite.facts.training import AUTOGRAPH_CONVERTS
-
-    return found.rule.code in AUTOGRAPH_CONVERTS or found.violation.autograph_converts
+    return found.rule.autograph_converts or found.violation.autograph_converts
 
 
 def _step_contexts(gate: Found, ctx: RuleContext) -> frozenset[str] | None:

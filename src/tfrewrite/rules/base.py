@@ -63,6 +63,12 @@ class Rule:
     # whose hazard needs conditions the decorator does not create (an
     # unknown dimension: the step's decorator keeps shapes known).
     blocks_decoration: ClassVar[bool] = True
+    # Whether AutoGraph converts what it finds as it is written (a Python
+    # `if` on a tensor): the finding stays, for code that must not need
+    # AutoGraph, but a step decorated with AutoGraph runs that code as the
+    # original did, so it does not keep the step from its decorator. A rule
+    # whose findings differ says so per finding (`Violation.autograph_converts`).
+    autograph_converts: ClassVar[bool] = False
     # Whether its fix can stop code from running traced (it removes a
     # `@tf.function`): findings about that code then become moot, which only
     # the fix rounds show, so `check` runs them to say what `fix` resolves.

@@ -14,10 +14,9 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import bound_names
+from tfrewrite.facts.bindings import all_params, bound_names, local_bindings
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import keras_path
-from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.tape_callers import under_tape
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import (
@@ -26,7 +25,7 @@ from tfrewrite.facts.vocabulary import (
     LENGTH_READS,
     VARIABLE_WRITES,
 )
-from tfrewrite.facts.walk import enclosing_statement_line, iter_nodes, iter_with_ancestors
+from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rewrite.numpy_operands import builtin_extremum, numpy_function
@@ -91,8 +90,7 @@ class NumpyCallInTracedCode(Rule):
     then `len(rows)`) is reported without a fix: only AutoGraph gives the
     length traced, and whether the code needs a Python int there is the
     author's to say; `len` of a parameter is not (Keras hands `call` and
-    `train_step` a tuple of inputs as often as one tensor), nor of what an
-    `isinstance` test guards.
+    `train_step` a tuple of inputs as often as one tensor).
 
     ## Why is this bad?
     Run eagerly, a tensor holds a value and `x.numpy()` copies it to the
@@ -583,7 +581,6 @@ def _length_read(
         or call.args[0].star
         or call.args[0].keyword is not None
         or not _tensor_here(facts, call.args[0].value, ancestors)
-        or _type_tested(ctx.code(call.args[0].value), ancestors)
         or not _computed_tensor(scope, call.args[0].value)
     ):
         return None
@@ -601,42 +598,18 @@ def _length_read(
 def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
     """Whether `value` is what an op computes in the function: a call, or a
     local name every binding of which is one (`ids = tf.numpy_function(
-    ...)`). A parameter, or an item of one, may hold a container instead:
-    Keras hands `call` and `train_step` what their caller gave, a tuple or a
-    list of inputs as often as one tensor (`len(data)` of `(x, y)`)."""
+    ...)`; `bindings.local_bindings`). A parameter, or an item of one, may
+    hold a container instead: Keras hands `call` and `train_step` what
+    their caller gave, a tuple or a list of inputs as often as one tensor
+    (`len(data)` of `(x, y)`)."""
     if isinstance(value, cst.Call):
         return True
     if not isinstance(value, cst.Name):
         return False
-    values = [
-        assign.value
-        for assign in iter_nodes(scope.node.body, into_functions=False)
-        if isinstance(assign, cst.Assign)
-        and any(
-            isinstance(t.target, cst.Name) and t.target.value == value.value for t in assign.targets
-        )
-    ]
+    if value.value in {p.name.value for p in all_params(scope.node.params)}:
+        return False
+    values = local_bindings(scope.node).get(value.value, [])
     return bool(values) and all(isinstance(v, cst.Call) for v in values)
-
-
-def _type_tested(value: str, ancestors: Sequence[cst.CSTNode]) -> bool:
-    """Whether the code around tests what `value` is first (`isinstance(
-    inputs, tuple) and len(inputs) == 2`, or inside `if isinstance(x,
-    list):`): a Keras `call` given a tuple of inputs, whatever the facts
-    assume of its parameter."""
-    for node in ancestors:
-        if isinstance(node, (cst.BooleanOperation, cst.If, cst.IfExp)):
-            test = node.left if isinstance(node, cst.BooleanOperation) else node.test
-            for inner in iter_nodes(test):
-                if (
-                    isinstance(inner, cst.Call)
-                    and isinstance(inner.func, cst.Name)
-                    and inner.func.value == "isinstance"
-                    and inner.args
-                    and dotted_name(inner.args[0].value) == value
-                ):
-                    return True
-    return False
 
 
 def _tensor_here(

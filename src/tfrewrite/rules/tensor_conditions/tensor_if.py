@@ -283,6 +283,7 @@ class TensorIf(Rule):
     name = "tensor-if"
     summary = "Python `if` on a tensor in traced code: rewrite it as `tf.cond`"
     fix_applicability = Applicability.SAFE
+    autograph_converts = True
     explanation = """
     ## What it does
     Finds Python `if` statements and `A if c else B` expressions whose condition
