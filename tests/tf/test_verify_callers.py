@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.tf.trainer_sources import trainer_class
+from tests.tf.trainer_sources import DATASET, trainer_class
 
 from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.run import verify_targets
@@ -55,19 +55,6 @@ def _text(result: dict) -> str:
     report names them (`verify_targets` does this for the command)."""
     return place_lines("\n".join(result["warnings"] + result["inputs"]))
 
-
-# The data every script below trains on: 40 rows, batches of 16 (a short last one).
-DATASET = """
-import numpy as np
-import tensorflow as tf
-
-
-def make_dataset():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(40, 3)).astype("float32")
-    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
-"""
 
 PRELUDE = (
     DATASET

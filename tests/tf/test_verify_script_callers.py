@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from tests.tf.trainer_sources import trainer_class
+from tests.tf.trainer_sources import DATASET, trainer_class
 
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
@@ -39,19 +39,12 @@ class Critic:
 """
 AGENTS += trainer_class("Trainer", "fit")
 
-MAIN = """
-import numpy as np
-import tensorflow as tf
-
-from pkg.agents import Critic, Trainer
-
-
-def make_dataset():
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(40, 3)).astype("float32")
-    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
-    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
-
+MAIN = (
+    DATASET.replace(
+        "import tensorflow as tf\n",
+        "import tensorflow as tf\n\nfrom pkg.agents import Critic, Trainer\n",
+    )
+    + """
 
 def main():
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
@@ -63,6 +56,7 @@ def main():
 if __name__ == "__main__":
     main()
 """
+)
 
 IF = (
     "        if error > 0.5:\n            loss = error\n        else:\n"

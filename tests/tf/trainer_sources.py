@@ -1,8 +1,22 @@
-"""The trainer class the verify tests build in more than one project: a
-`train_step` with a tape and an update, and a loop method calling it per
-batch, under the names and constructor each test gives."""
+"""What the verify tests' projects share: the data a script trains on, and
+a trainer class (a `train_step` with a tape and an update, and a loop
+method calling it per batch) under the names and constructor each test
+gives."""
 
 from __future__ import annotations
+
+# The data every script trains on: 40 rows, batches of 16 (a short last one).
+DATASET = """
+import numpy as np
+import tensorflow as tf
+
+
+def make_dataset():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype("float32")
+    y = x @ np.array([[1.0], [-2.0], [0.5]], dtype="float32")
+    return tf.data.Dataset.from_tensor_slices((x, y)).batch(16)
+"""
 
 _TRAINER = """
 
