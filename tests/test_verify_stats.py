@@ -53,6 +53,43 @@ def test_a_shift_of_the_mean_is_seen() -> None:
     assert failed and failed[0].test in {"location", "shape"}
 
 
+def _discrete(
+    rng: np.random.Generator, values: list[float], probs: list[float], ulps: float
+) -> list[np.ndarray]:
+    """One draw a call among a few float32 `values` (the log-probability of
+    a sampled category), as a sampler computes them through its own
+    kernels: each value `ulps` float32 steps off."""
+    support = np.array(values, np.float32)
+    support = support + ulps * np.spacing(support)
+    drawn = rng.choice(support.size, size=(N, 1), p=probs)
+    return list(support[drawn].astype(np.float64))
+
+
+LOG_PROBS = [-1.309, -1.897, -0.799, -2.040]
+
+
+def test_a_discrete_output_a_few_ulps_apart_is_the_same_distribution() -> None:
+    # The eager original and the traced rewrite sample the same categories;
+    # their log-probabilities differ in the last bits (different kernels).
+    rng = np.random.default_rng(5)
+    probs = [0.27, 0.15, 0.45, 0.13]
+    alarms = 0
+    for _ in range(50):
+        a = stats.statistics(_discrete(rng, LOG_PROBS, probs, 0))
+        b = stats.statistics(_discrete(rng, LOG_PROBS, probs, 3), stats.positions_of(a))
+        alarms += not all(r.ok for r in stats.compare_samples(a, b))
+    assert alarms <= 1
+
+
+def test_a_discrete_output_with_other_frequencies_is_seen() -> None:
+    rng = np.random.default_rng(9)
+    a = stats.statistics(_discrete(rng, LOG_PROBS, [0.27, 0.15, 0.45, 0.13], 0))
+    b = stats.statistics(
+        _discrete(rng, LOG_PROBS, [0.20, 0.15, 0.52, 0.13], 3), stats.positions_of(a)
+    )
+    assert not all(r.ok for r in stats.compare_samples(a, b))
+
+
 def test_kolmogorov_distribution() -> None:
     # Known values: P(K > 1.36) ~ 0.049, P(K > 1.63) ~ 0.0098.
     assert stats.kolmogorov_sf(1.36) == pytest.approx(0.049, abs=0.002)

@@ -20,6 +20,7 @@ workers, which may live in another virtual environment.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import itertools
 import linecache
@@ -27,7 +28,7 @@ import os
 import random
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -278,28 +279,8 @@ def _instantiate(
     `(cls) -> instance`, or by the script's own code that constructs one
     (`agent = PERAgent(model, target, env)` in `main()`)."""
     try:
-        if callable(factory):
-            instance = factory(cls)
-        else:
-            try:
-                instance = cls()
-            except TypeError as first:
-                guessed = _constructor_guess(cls)
-                built = None
-                if guessed is None and origin is not None and construct_from_script is not None:
-                    built = construct_from_script(cls, *origin)
-                if built is not None:
-                    instance, how = built
-                    built_with[qualname] = how
-                elif guessed is None:
-                    raise first
-                else:
-                    instance = cls(**guessed)
-                    built_with[qualname] = (
-                        f"`{cls.__name__}` was built as `{cls.__name__}("
-                        + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
-                        + ")` from its parameter names; configure a factory to build it otherwise"
-                    )
+        with _seeded_build():
+            instance = _construct(cls, qualname, factory, origin)
         # A bound `tf.function` method holds its object weakly: keep it alive.
         project_imports.kept.append(instance)
     except Exception as err:
@@ -313,6 +294,58 @@ def _instantiate(
             '"verify_harness:make" with `def make(cls): return cls(...)`'
         ) from err
     return getattr(instance, method)
+
+
+@contextlib.contextmanager
+def _seeded_build() -> Iterator[None]:
+    """Objects are built under one seed, the same on both sides: Keras 3
+    fixes an unseeded initializer's seed when the layer is constructed
+    (drawn from Python's random stream), so the original's and the
+    rewrite's models start with equal weights. Python's and NumPy's random
+    streams then go on as they were."""
+    tf, np = sys.modules.get("tensorflow"), sys.modules.get("numpy")
+    python_state = random.getstate()
+    numpy_state = np.random.get_state() if np is not None else None
+    random.seed(BUILD_SEED)
+    if np is not None:
+        np.random.seed(BUILD_SEED)
+    if tf is not None:
+        tf.random.set_seed(BUILD_SEED)  # Keras 2 draws initial weights from TensorFlow's
+    try:
+        yield
+    finally:
+        random.setstate(python_state)
+        if np is not None:
+            np.random.set_state(numpy_state)
+
+
+def _construct(
+    cls: type, qualname: str, factory: object, origin: tuple[str, str, str | None] | None
+) -> object:
+    """An instance of `cls`: from the configured factory, the class's
+    defaults, the script that builds one, or arguments guessed from the
+    parameters' names."""
+    if callable(factory):
+        return factory(cls)
+    try:
+        return cls()
+    except TypeError as first:
+        guessed = _constructor_guess(cls)
+        built = None
+        if guessed is None and origin is not None and construct_from_script is not None:
+            built = construct_from_script(cls, *origin)
+        if built is not None:
+            instance, how = built
+            built_with[qualname] = how
+            return instance
+        if guessed is None:
+            raise first
+        built_with[qualname] = (
+            f"`{cls.__name__}` was built as `{cls.__name__}("
+            + ", ".join(f"{k}={v!r}" for k, v in guessed.items())
+            + ")` from its parameter names; configure a factory to build it otherwise"
+        )
+        return cls(**guessed)
 
 
 def load_function(
