@@ -336,9 +336,13 @@ CASES = [
 ]
 
 
+# The cases' modules are files (AutoGraph reads their source); each has its own
+# name, so one folder serves the whole process and is removed when it ends.
+_MODULES = tempfile.TemporaryDirectory(prefix="tfrewrite_random_")
+
+
 def load_module(source: str) -> types.ModuleType:
-    directory = Path(tempfile.mkdtemp(prefix="tfrewrite_random_"))
-    return load_file_module(source, directory, "random")
+    return load_file_module(source, Path(_MODULES.name), "random")
 
 
 def rewrite(case: Case) -> str:
