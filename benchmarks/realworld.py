@@ -111,6 +111,9 @@ COVERED_BY_RULES = {
     # `len()` of a tensor in traced code, which only AutoGraph converts
     # (TFR105 since blind set 118).
     "NEW:len-on-tensor": "TFR105",
+    # A tensor given as `training` to a Keras 3 layer, which tests it in
+    # Python (TFR110 since blind set 122; labelled in sets 2, 50, 116, 118).
+    "NEW:tensor-training-flag-to-keras-layer": "TFR110",
 }
 
 

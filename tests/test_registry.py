@@ -100,6 +100,7 @@ def test_relevance_keeps_what_the_pruned_parse_kept_for_each_rule() -> None:
     callers_unread = {c for c, r in relevance.items() if r is not None and not r.reads_callers}
     assert callers_unread == {
         "TFR101", "TFR102", "TFR103", "TFR104", "TFR105", "TFR106", "TFR107", "TFR108", "TFR109",
+        "TFR110",
         "TFR204",
         "TFR205", "TFR206", "TFR308",
     }  # fmt: skip

@@ -821,6 +821,11 @@ class _Indexer(
         for keyword in node.keywords:
             if keyword.arg and keyword.arg.endswith(WEIGHT_CALLBACK_SUFFIXES):
                 self._record_weight_function(keyword.value)
+            elif keyword.arg == "training":
+                # A Keras 3 layer tests its `training` flag in Python (TFR110).
+                self._branch(keyword.value)
+        if _is_super_call(node) and len(node.args) > 1:
+            self._branch(node.args[1])  # `super().call(x, training)`: the same
         for value in [*node.args, *(kw.value for kw in node.keywords)]:
             if isinstance(value, (ast.Name, ast.Attribute)):
                 receiver = callee or ast.unparse(node.func)
@@ -1283,3 +1288,15 @@ def _compact(index: ModuleIndex) -> None:
         info.self_writes = frozenset(info.self_writes) if info.self_writes else _NOTHING
         info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
         info.held_results = frozenset(info.held_results) if info.held_results else _NOTHING
+
+
+def _is_super_call(node: ast.Call) -> bool:
+    """`super().call(...)`: a layer subclass calling the `call` it extends."""
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "call"
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )

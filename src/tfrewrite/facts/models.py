@@ -329,7 +329,7 @@ def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNod
     return False
 
 
-def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
+def layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
     """`Dense` for a call of `keras.layers.Dense` (under any Keras spelling),
     `Input` for `keras.Input`; None for anything else."""
     path = keras_path(ctx.names.qualified_name(call.func))
@@ -340,7 +340,7 @@ def _layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
     return None
 
 
-def _depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
+def depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
     """Whether the Keras layer `call` builds (`leaf`: its class name) gives
     other outputs with `training=True`: dropout, normalization, noise, an RNN
     built with `dropout=`. A `Lambda` of a `lambda` that calls TensorFlow
@@ -372,8 +372,8 @@ def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -
         for node in iter_nodes(function.node.body):
             if not isinstance(node, cst.Call):
                 continue
-            leaf = _layer_leaf(ctx, node)
-            if leaf is not None and _depends_on_training(ctx, node, leaf):
+            leaf = layer_leaf(ctx, node)
+            if leaf is not None and depends_on_training(ctx, node, leaf):
                 return True
             built = dotted_name(node.func) or ""
             if leaf is None and built in ctx.index.classes:
@@ -438,8 +438,8 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
         and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
     ):
         return _no_training_reason(callee.rpartition(".")[2])
-    leaf = _layer_leaf(ctx, source)
-    if leaf is not None and leaf != "Input" and not _depends_on_training(ctx, source, leaf):
+    leaf = layer_leaf(ctx, source)
+    if leaf is not None and leaf != "Input" and not depends_on_training(ctx, source, leaf):
         return f"it is a `{leaf}` layer, which ignores `training`"
     qualified = ctx.names.qualified_name(source.func) or ""
     if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
@@ -451,8 +451,8 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
         layer = element.value
         if not isinstance(layer, cst.Call):
             return None
-        leaf = _layer_leaf(ctx, layer)
-        if leaf is None or _depends_on_training(ctx, layer, leaf):
+        leaf = layer_leaf(ctx, layer)
+        if leaf is None or depends_on_training(ctx, layer, leaf):
             return None
     return "its layers ignore `training` (no dropout, batch normalization or noise)"
 

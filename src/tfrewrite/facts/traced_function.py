@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from tfrewrite.facts.index_calls import DATASET_CONTEXT
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.workspace.line_names import path_line
 
 FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
@@ -248,7 +248,19 @@ def traced_base_leaf(base: str) -> str | None:
     TensorFlow Probability bijector."""
     if base.startswith("tensorflow_probability.") and base.endswith(".Bijector"):
         return "Bijector"
-    return keras_leaf(base)
+    leaf = keras_leaf(base)
+    if leaf in FRAMEWORK_TRACED_METHODS:
+        return leaf
+    # A subclass of one of Keras' own layers, losses or metrics
+    # (`class BatchNormalization(tf.keras.layers.BatchNormalization)`) is
+    # one of them: Keras traces its `call` as any layer's.
+    family, _, name = (keras_path(base) or "").rpartition(".")
+    if name[:1].isupper() and family.partition(".")[0] in _KERAS_FAMILY_BASES:
+        return _KERAS_FAMILY_BASES[family.partition(".")[0]]
+    return leaf
+
+
+_KERAS_FAMILY_BASES = {"layers": "Layer", "losses": "Loss", "metrics": "Metric"}
 
 
 FRAMEWORK_CALL_ARGUMENTS = {"train_step": 1, "test_step": 1, "predict_step": 1}

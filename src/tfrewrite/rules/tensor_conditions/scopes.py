@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def tensor_if(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR101: a branch in some traced function or a conditional expression
+    """TFR101, TFR109, TFR110: a branch in some traced function (a tested
+    value, a `training` flag given to a call) or a conditional expression
     in a traced lambda: a condition that may be a tensor, or one that is a
     Python value only while parameters such as `training` are, when the
     project proves one of them a tensor (an `input_signature`, a
