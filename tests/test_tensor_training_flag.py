@@ -22,7 +22,7 @@ def test_a_mode_variable_handed_to_a_layer_of_the_project_is_reported() -> None:
     found = _found(MODE_VARIABLE)
     assert [line for line, _ in found] == [24]
     assert "`training` is given a tensor, `self.training_mode`" in found[0][1]
-    assert "`self.encoder`, a Keras layer of class `Encoder`" in found[0][1]
+    assert "`self.encoder` (a Keras layer of class `Encoder`)" in found[0][1]
 
 
 def test_a_flag_handed_on_to_the_keras_layer_a_class_extends_is_reported() -> None:

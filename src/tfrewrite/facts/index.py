@@ -833,6 +833,8 @@ class _Indexer(
         # A function is handed over positionally, or as `Lambda(function=f)`.
         if node.args or (node.keywords and callee and callee.endswith("Lambda")):
             self._record_traced_argument(node, callee)
+        if node.keywords:
+            self.record_handed_callables(node)
         if self.traced_lambda_stack:
             self.record_lambda_call(node)
         if self.function_stack and callee and callee.startswith("tensorflow."):

@@ -22,9 +22,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import (
     FunctionInfo,
+    HandedCallable,
     ModuleIndex,
     TracedLambda,
     TracedSite,
@@ -298,8 +300,13 @@ class TracedCallSites:
                 passed = "t"
         elif isinstance(node.func, ast.Attribute) and node.args:
             attr = node.func.attr
-            if attr in ("map", "filter") and len(node.args) == 1:
-                if self._is_dataset(node.func.value) or _dataset_keywords(node):
+            if attr in ("map", "filter") and len(node.args) <= 2:
+                # `ds.map(f, tf.data.AUTOTUNE)`: the second is `num_parallel_calls`
+                # (`pool.map(f, items)` is no dataset's).
+                parallel = node.args[1:] and (self.resolve(node.args[1]) or "").startswith(
+                    "tensorflow.data."
+                )
+                if self._is_dataset(node.func.value) or _dataset_keywords(node) or parallel:
                     reason = f"{DATASET_CONTEXT}{attr}`"
                     target, arguments = node.args[0], "tensor"
             elif attr in _STRATEGY_RUN and "strategy" in (dotted(node.func.value) or "").lower():
@@ -329,6 +336,39 @@ class TracedCallSites:
             self.index.traced_sites.append(
                 TracedSite(name, reason, node.lineno, {}, arguments, caller)
             )
+
+    def record_handed_callables(self, node: ast.Call) -> None:
+        """Functions a call hands over by keyword, by name or in a lambda's
+        body (`HandedCallable`): the callee may hand that parameter to a
+        tracer, which the project facts decide."""
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if isinstance(node.func, ast.Name):
+            method = node.func.id
+        if method is None:
+            return
+        for keyword in node.keywords:
+            value = keyword.value
+            if keyword.arg is None:
+                continue
+            if isinstance(value, ast.Lambda):
+                called = tuple(
+                    name
+                    for inner in ast.walk(value.body)
+                    if isinstance(inner, ast.Call)
+                    and (name := self.resolve_function(inner.func))
+                    and name.partition(".")[0] not in EXTERNAL_ROOTS
+                )
+                through_lambda = True
+            elif isinstance(value, (ast.Name, ast.Attribute)):
+                name = self.resolve_function(value)
+                project = name and name.partition(".")[0] not in EXTERNAL_ROOTS
+                called, through_lambda = ((name,) if project else ()), False
+            else:
+                continue
+            if called:
+                self.index.handed_callables.append(
+                    HandedCallable(method, keyword.arg, called, through_lambda, node.lineno)
+                )
 
     def _record_strategy_call(self, node: ast.Call) -> None:
         """`strategy.run(fn, args=(x, flag))` calls `fn(x, flag)` on each

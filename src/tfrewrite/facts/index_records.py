@@ -217,6 +217,21 @@ class ClassInfo:
     held_functions: dict[str, list[str]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class HandedCallable:
+    """A function handed by keyword to a call (`ds.create(map_fn=lambda items:
+    parse(items))`, `build(loss_fn=mse)`): a parameter of the callee that
+    the callee hands a tracer (`ds.map(map_fn)`) traces the functions it
+    runs. Matched by the callee's name and the keyword (its object's class
+    is often unknown: `AudioSet(...).create(...)`)."""
+
+    method: str  # the last name of the callee: `create`
+    keyword: str  # `map_fn`
+    functions: tuple[str, ...]  # what runs, as the module resolves it: `parse`
+    through_lambda: bool  # a lambda calling them: its arguments decide theirs
+    lineno: int
+
+
 @dataclass(slots=True)
 class TracedSite:
     """A place where a function is handed to something that traces it."""
@@ -310,6 +325,7 @@ class ModuleIndex:
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     traced_sites: list[TracedSite] = field(default_factory=list)
+    handed_callables: list[HandedCallable] = field(default_factory=list)
     traced_lambdas: list[TracedLambda] = field(default_factory=list)
     # Calls `tf.config.run_functions_eagerly`, or `compile(run_eagerly=True)`:
     # what TFR307 looks at.

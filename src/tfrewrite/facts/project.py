@@ -23,6 +23,7 @@ from tfrewrite.facts.call_site_flow import apply_call_sites
 from tfrewrite.facts.callee_facts import record_callee_parameters
 from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
+from tfrewrite.facts.handed_parameters import HandedCallables
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex, TracedSite
@@ -204,6 +205,7 @@ def compute_facts(
     # What objects parameters receive: `tf.function(model.train_step)` for a
     # parameter `model` traces that class's method.
     record_param_classes(indexes, lookup)
+    handed_callables = HandedCallables(indexes, lookup)
     for index in indexes:
         for qualname, info in index.functions.items():
             if any(d in TF_FUNCTION_NAMES for d in info.decorators):
@@ -247,6 +249,23 @@ def compute_facts(
                 if site.reason.startswith(WRAPPED):
                     options = {"tensorflow.function": site.keywords}
                     _mark_signature(marks[(target_index.path, target)], info, options)
+            # A parameter handed to the tracer: what calls hand over as it.
+            for handed in handed_callables.targets(index, site):
+                given = path_line(
+                    handed.handed_in.path, handed.handed.lineno, handed.handed_in.cell_starts
+                )
+                params = handed.index.functions[handed.qualname].caller_params
+                # A lambda passes what it likes: AutoGraph's assumption holds.
+                direct = site.arguments == "tensor" and not handed.handed.through_lambda
+                mark(
+                    handed.index,
+                    handed.qualname,
+                    f"{site.reason} at {where} as `{site.target}`, given at {given}",
+                    False,
+                    params if direct else [],
+                    [] if direct else params,
+                    elsewhere=handed.index.path != index.path,
+                )
 
     for index, known in carried:
         mark(

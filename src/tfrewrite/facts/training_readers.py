@@ -34,15 +34,15 @@ from tfrewrite.facts.training import value_sources
 
 def training_reader(ctx: RuleContext, call: cst.Call, function: FunctionScope) -> str | None:
     """What `call` (in `function`) calls, in words, when it is a Keras 3
-    layer or model that tests `training` in Python ("`self.dropout`, a
-    Keras `Dropout` layer"); None when it is not known to be one: a plain
+    layer or model that tests `training` in Python ("`self.dropout` (a
+    Keras `Dropout` layer)"); None when it is not known to be one: a plain
     function, a layer that ignores the flag, an object nothing shows to be
     a Keras layer, one of the legacy `tf_keras`."""
     found = ctx.class_of(function)
     owner = found[0] if found is not None else None
     if is_super_call(call):
         base = _keras_layer_base(ctx, owner)
-        return f"the `call` of Keras' `{base}`, which `{owner}` derives from," if base else None
+        return f"the `call` of Keras' `{base}` (which `{owner}` extends)" if base else None
     callee = dotted_name(call.func)
     if isinstance(call.func, cst.Call):  # `layers.Dropout(0.5)(x, training=t)`
         kind = _built_reader(ctx, call.func)
@@ -55,16 +55,16 @@ def training_reader(ctx: RuleContext, call: cst.Call, function: FunctionScope) -
         return None
     if callee == "self":
         if owner is not None and ctx.index.derives_from_keras(owner):
-            return f"`self`, a Keras model of class `{owner}`"
+            return f"`self` (a Keras model of class `{owner}`)"
         return None
     for source in _built_from(ctx, callee, owner, found[1] if found else None):
         kind = _built_reader(ctx, source)
         if kind:
-            return f"`{callee}`, a {kind}"
+            return f"`{callee}` (a {kind})"
     head, _, attr = callee.partition(".")
     if head == "self" and attr and ctx.index.held_classes.get(f"{owner}.{attr}") == KERAS_CLASS:
         held = ctx.index.classes[owner or ""].held_objects.get(attr, attr)
-        return f"`{callee}`, a Keras layer of class `{held.rpartition('.')[2]}`"
+        return f"`{callee}` (a Keras layer of class `{held.rpartition('.')[2]}`)"
     return None
 
 

@@ -176,11 +176,11 @@ class TensorTrainingFlag(Rule):
                 given = (
                     "`training` is a tensor"
                     if code == "training"
-                    else (f"`training` is given a tensor, `{code}`,")
+                    else f"`training` is given a tensor, `{code}`"
                 )
                 yield Violation(
                     node,
-                    f"{given} and {reader} tests it in Python under Keras 3: this runs "
+                    f"{given}, and {reader} tests it in Python under Keras 3: this runs "
                     "eagerly but raises "
                     "`OperatorNotAllowedInGraphError` when traced (no fix: pass a Python bool, "
                     "or choose between the calls with `training=True` and `training=False` "
