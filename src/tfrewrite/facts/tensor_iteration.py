@@ -19,8 +19,9 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.type_guards import python_names_at
 from tfrewrite.facts.vocabulary import ITERATING
-from tfrewrite.facts.walk import iter_nodes
+from tfrewrite.facts.walk import iter_nodes, parent_links
 
 # TensorFlow ops (by their last name) that return one tensor. Only these
 # count: many ops return a tuple (`tf.clip_by_global_norm` gives the clipped
@@ -100,6 +101,7 @@ def tensor_iteration_sites(ctx: RuleContext, function: FunctionScope) -> Iterato
     """Where `function` iterates over a tensor in Python (TFR108 reports
     them in traced code; TFR302 lists them as reasons to keep a step eager)."""
     tensors: _Tensors | None = None
+    parents: dict[int, cst.CSTNode] | None = None
     for node in iter_nodes(function.node.body, into_functions=False):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
             if node.func.value not in ITERATING or not node.args:
@@ -120,9 +122,14 @@ def tensor_iteration_sites(ctx: RuleContext, function: FunctionScope) -> Iterato
         tensors = tensors or _Tensors(ctx, function)
         line = lines_of(ctx, node)[0]
         for expr in iterated:
-            if tensors.is_tensor(expr, line):
-                yield TensorIteration(node, expr, how)
-                break
+            if not tensors.is_tensor(expr, line):
+                continue
+            if isinstance(expr, cst.Name):
+                parents = parents or parent_links(function.node)
+                if expr.value in python_names_at(node, parents):
+                    continue  # `else: loss = list(loss)` after `isinstance(loss, tuple)`
+            yield TensorIteration(node, expr, how)
+            break
 
 
 def tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]:

@@ -81,6 +81,7 @@ from tfrewrite.facts.tensor_kinds import (
     settled,
     variable_kind,
 )
+from tfrewrite.facts.type_guards import python_instance_guard
 from tfrewrite.facts.walk import child_nodes, iter_expression
 
 
@@ -189,6 +190,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         self._ordered: list[_Binding] = []
         self._position: dict[int, int | None] | None = None  # built on first use
         self._chains: dict[int, _Chain] = {}  # statement -> the blocks holding it
+        self._ifs: dict[int, cst.If] = {}  # the `if`s those blocks name
         self._solve()
 
     # -- public queries ---------------------------------------------------------
@@ -364,6 +366,8 @@ class TensorFacts(BranchValueKinds, HelperResults):
             if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
                 self._chains[id(node)] = chain
+            if isinstance(node, cst.If):
+                self._ifs[id(node)] = node
             if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
             stack.append((node, in_loop, True, chain))
@@ -402,6 +406,11 @@ class TensorFacts(BranchValueKinds, HelperResults):
                 # tf.reduce_any(...)`).
                 result = kind if result is None or kills else meet(result, kind)
             names[name] = settled(result) if result is not None else NOT_TENSOR
+        # An enclosing `isinstance` test proves a name a Python value.
+        for kind, block, part in here:
+            guard = python_instance_guard(self._ifs[block].test) if kind == "if" else None
+            if guard is not None and guard[1] == (part == 0):
+                names[guard[0]] = NOT_TENSOR
         return names
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:

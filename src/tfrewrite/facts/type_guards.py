@@ -1,0 +1,68 @@
+"""What an `isinstance` test proves about a name in each branch of an `if`.
+
+`if isinstance(loss, tuple) is False: ... else: loss = list(loss)` handles a
+loss function that returns a tensor or a tuple of them: in the `else`
+branch `loss` is a tuple, whatever the code before says it may be. A tensor
+is never an instance of Python's own containers and scalars, so a name an
+enclosing test proves one of them is no tensor there."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# Python's builtin classes no tensor is an instance of.
+PYTHON_CLASSES = frozenset(
+    {"list", "tuple", "dict", "set", "frozenset", "str", "bytes", "int", "float", "bool"}
+)
+
+
+def python_instance_guard(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """(name, branch) when `test` proves the local `name` an instance of
+    Python's builtin classes in one branch: `True` when in the `if`'s body
+    (`isinstance(x, (list, tuple))`, `... is True`), `False` when in its
+    `else` (`not isinstance(x, list)`, `isinstance(x, tuple) is False`)."""
+    holds = True
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, False
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        if not (
+            isinstance(target.operator, (cst.Is, cst.Equal))
+            and isinstance(target.comparator, cst.Name)
+            and target.comparator.value in ("True", "False")
+        ):
+            return None
+        test, holds = test.left, holds == (target.comparator.value == "True")
+    name = _instance_test(test)
+    return (name, holds) if name is not None else None
+
+
+def _instance_test(test: cst.BaseExpression) -> str | None:
+    """`x` for `isinstance(x, C)` whose classes are all Python's own."""
+    if not (
+        isinstance(test, cst.Call)
+        and isinstance(test.func, cst.Name)
+        and test.func.value == "isinstance"
+        and len(test.args) == 2
+        and isinstance(test.args[0].value, cst.Name)
+    ):
+        return None
+    classes = test.args[1].value
+    names = [e.value for e in classes.elements] if isinstance(classes, cst.Tuple) else [classes]
+    if all(isinstance(n, cst.Name) and n.value in PYTHON_CLASSES for n in names):
+        return test.args[0].value.value
+    return None
+
+
+def python_names_at(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> set[str]:
+    """The names the `if` tests around `node` prove Python values there
+    (`parents`: `walk.parent_links` of the function)."""
+    names: set[str] = set()
+    child, parent = node, parents.get(id(node))
+    while parent is not None:
+        if isinstance(parent, cst.If) and child is not parent.test:
+            guard = python_instance_guard(parent.test)
+            if guard is not None and guard[1] == (child is parent.body):
+                names.add(guard[0])
+        child, parent = parent, parents.get(id(parent))
+    return names
