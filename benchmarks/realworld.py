@@ -15,6 +15,9 @@ Scoring, per rule, on the sampled functions only:
 - FP: a finding inside a sampled function (the innermost function around the
   finding is a function that has a label) that matches no label.
 
+A hazard labelled from a line holding only a comment (a commented-out
+`# @tf.function`) starts at the code line after it.
+
 A label whose code ends in `?` is optional: a finding on it is neither TP nor
 FP, and its absence is no FN (used where a finding is defensible but not
 required, e.g. TFR304 on a model with no dropout or batch normalization).
@@ -254,6 +257,7 @@ def score(labels: Iterable[Label], hits: Iterable[Hit], sources: dict[str, str])
     sampled: dict[tuple[str, str], list[Label]] = {}
     clean: set[tuple[str, str]] = set()
     for label in labels:
+        label = _on_code(label, sources.get(label.file))
         if label.file not in spans:
             result.problems.append(f"{label.file}: not in the corpus")
             continue
@@ -296,6 +300,25 @@ def score(labels: Iterable[Label], hits: Iterable[Hit], sources: dict[str, str])
                 result.rule(hit.code).fp += 1
                 result.false_positives.append((hit, key[1]))
     return result
+
+
+def _on_code(label: Label, text: str | None) -> Label:
+    """A hazard labelled from a line holding only a comment (a commented-out
+    `# @tf.function` above the step it would decorate) starts at the code
+    line after it."""
+    if text is None or label.is_clean:
+        return label
+    lines = text.splitlines()
+    line = label.first
+    if not (0 < line <= len(lines)) or not lines[line - 1].strip().startswith("#"):
+        return label
+    while line <= len(lines) and (
+        not lines[line - 1].strip() or lines[line - 1].strip().startswith("#")
+    ):
+        line += 1
+    if line > len(lines):
+        return label
+    return dataclasses.replace(label, first=line, last=max(line, label.last))
 
 
 def _matches(hit: Hit, label: Label) -> bool:
@@ -437,7 +460,7 @@ def load_sources(corpus: Path, keys: Iterable[str]) -> dict[str, str]:
     for key in set(keys):
         path = corpus / key
         if path.is_file():
-            out[key] = path.read_text(encoding="utf-8", errors="replace")
+            out[key] = path.read_text(encoding="utf-8-sig", errors="replace")
     return out
 
 
