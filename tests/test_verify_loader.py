@@ -723,3 +723,27 @@ def test_a_file_the_code_reads_that_does_not_exist_is_named() -> None:
     except FileNotFoundError as err:
         assert "`/no/such/file.txt`" in (remedies.remedy(err, "x.py") or "")
     assert remedies.remedy(OSError("disk full"), "x.py") is None
+
+
+def test_a_name_tensorflow_no_longer_has_is_a_needed_environment(monkeypatch) -> None:
+    """`from tensorflow.keras.mixed_precision import experimental` (TensorFlow
+    2.3's API) where the workers' module has no such name: the environment,
+    said with what to use; a name the module has failed for another reason."""
+    import sys
+    import types
+
+    from tfrewrite.verify import project_imports
+
+    module = types.ModuleType("tensorflow.keras.mixed_precision")
+    module.Policy = object  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tensorflow.keras.mixed_precision", module)
+    err = ImportError(
+        "cannot import name 'experimental' from 'tensorflow.keras.mixed_precision' "
+        "(/x/tf_keras/api/_v2/keras/mixed_precision/__init__.py)"
+    )
+    found = project_imports.missing_package(err, record=False)
+    assert found is not None
+    assert "`tensorflow.keras.mixed_precision.experimental`" in str(found)
+    assert "no longer has" in str(found) and "older TensorFlow" in str(found)
+    present = ImportError("cannot import name 'Policy' from 'tensorflow.keras.mixed_precision'")
+    assert project_imports.missing_package(present, record=False) is None

@@ -276,9 +276,9 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
             found = MissingPackage(shared, importer, module=err.name)
         elif not _in_project(top) and top not in sys.modules:
             found = MissingPackage(top, importer, module=err.name)
-    elif text.startswith("cannot import name '") and "from 'tensorflow'" in text:
-        name = text.split("'")[1]
-        if name in _REMOVED_FROM_TENSORFLOW:
+    elif removed := _TENSORFLOW_NAME.match(text):
+        name, module = removed.group(1), removed.group(2)
+        if module == "tensorflow" and name in _REMOVED_FROM_TENSORFLOW:
             release = _REMOVED_FROM_TENSORFLOW[name]
             found = MissingPackage(
                 f"tensorflow.{name}",
@@ -286,6 +286,16 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
                 f"which TensorFlow {release} removed (the workers run TensorFlow "
                 f"{_tensorflow_version()})",
                 f"use TensorFlow older than {release} for the workers",
+            )
+        elif module in sys.modules and not hasattr(sys.modules[module], name):
+            # `from tensorflow.keras.mixed_precision import experimental`: an
+            # API of the TensorFlow the code was written for, gone since.
+            found = MissingPackage(
+                f"{module}.{name}",
+                importer,
+                f"which the workers' TensorFlow {_tensorflow_version()} (Keras "
+                f"{_keras_version()}) no longer has",
+                "use the older TensorFlow the code was written for",
             )
     elif re.match(r"cannot import name '\w+' from 'keras[.'\s]", text) and _keras_major() == 2:
         # Code written for Keras 3 (`from keras import ops`) under Keras 2.
@@ -305,6 +315,13 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
     if found is not None and record:
         missing.append(found)
     return found
+
+
+# `cannot import name 'experimental' from 'tensorflow.keras.mixed_precision'
+# (/path/__init__.py)`: a name TensorFlow's or Keras' own modules lack.
+_TENSORFLOW_NAME = re.compile(
+    r"cannot import name '(\w+)' from '((?:tensorflow|tf_keras)[\w.]*)'"
+)
 
 
 def _missing_op_library(err: BaseException) -> MissingPackage | None:
