@@ -319,9 +319,7 @@ def missing_package(err: BaseException, record: bool = True) -> MissingPackage |
 
 # `cannot import name 'experimental' from 'tensorflow.keras.mixed_precision'
 # (/path/__init__.py)`: a name TensorFlow's or Keras' own modules lack.
-_TENSORFLOW_NAME = re.compile(
-    r"cannot import name '(\w+)' from '((?:tensorflow|tf_keras)[\w.]*)'"
-)
+_TENSORFLOW_NAME = re.compile(r"cannot import name '(\w+)' from '((?:tensorflow|tf_keras)[\w.]*)'")
 
 
 def _missing_op_library(err: BaseException) -> MissingPackage | None:
