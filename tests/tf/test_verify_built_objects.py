@@ -13,10 +13,9 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from tests.tf.verify_pairs import failures, verify_pair
 
-from tfrewrite.verify.checks import Options, Request, verify
-from tfrewrite.verify.settings import VerifySettings
-from tfrewrite.verify.targets import pair_targets
+from tfrewrite.verify.checks import Options
 
 pytestmark = pytest.mark.tensorflow
 
@@ -56,41 +55,17 @@ SAMPLE_REWRITE = SAMPLE_ORIGINAL.replace("action.numpy()", "tf.stop_gradient(act
 def _results(original_body: str, rewrite_body: str) -> list[dict]:
     original = textwrap.dedent(MODEL).replace("{body}", original_body)
     rewrite = textwrap.dedent(MODEL).replace("{body}", rewrite_body)
-    results = []
-    for target in pair_targets("policy.py", "policy", original, rewrite, VerifySettings()):
-        assert target.problem is None, target.problem
-        results.append(
-            verify(
-                Request(
-                    qualname=target.qualname,
-                    original_source=target.original_source,
-                    rewrite_source=target.rewrite_source,
-                    path="policy.py",
-                    options=OPTIONS,
-                    loop=target.loop,
-                )
-            )
-        )
-    return results
-
-
-def _failures(results: list[dict]) -> str:
-    return "\n".join(
-        f"{r['function']}: {c['name']}: {c['detail']}"
-        for r in results
-        for c in r["checks"]
-        if not c["ok"]
-    )
+    return verify_pair(original, rewrite, OPTIONS, path="policy.py")
 
 
 def test_objects_built_from_guessed_arguments_start_with_equal_weights() -> None:
     results = _results(LOG_PROBS_ORIGINAL, LOG_PROBS_REWRITE)
-    assert [r["verdict"] for r in results] == ["equivalent"], _failures(results) or results
+    assert [r["verdict"] for r in results] == ["equivalent"], failures(results) or results
 
 
 def test_a_sampled_log_probability_is_the_same_distribution_on_both_sides() -> None:
     results = _results(SAMPLE_ORIGINAL, SAMPLE_REWRITE)
-    assert [r["verdict"] for r in results] == ["equivalent"], _failures(results) or results
+    assert [r["verdict"] for r in results] == ["equivalent"], failures(results) or results
 
 
 def test_a_sampler_drawing_from_other_probabilities_is_a_mismatch() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.tf.trainer_sources import DATASET, trainer_class
+from tests.tf.verify_pairs import verify_pair
 
 from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.run import verify_targets
@@ -25,25 +26,7 @@ FAST = Options(samples=120, search=48, xla=False)
 
 
 def _verify(original: str, rewrite: str, options: Options = FAST) -> list[dict]:
-    original, rewrite = textwrap.dedent(original), textwrap.dedent(rewrite)
-    results = []
-    for target in pair_targets("case.py", "case", original, rewrite, VerifySettings()):
-        assert target.problem is None, target.problem
-        results.append(
-            verify(
-                Request(
-                    qualname=target.qualname,
-                    original_source=target.original_source,
-                    rewrite_source=target.rewrite_source,
-                    path="case.py",
-                    options=options,
-                    loop=target.loop,
-                    caller=target.caller,
-                )
-            )
-        )
-    assert results, "nothing to verify"
-    return results
+    return verify_pair(original, rewrite, options, callers=True)
 
 
 def _failed(result: dict) -> set[str]:

@@ -8,46 +8,14 @@ training loops are found (`pair_targets`), then each target is verified.
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from tests.tf.verify_pairs import failures, verify_pair
 
-from tfrewrite.verify.checks import Options, Request, verify
-from tfrewrite.verify.settings import VerifySettings
-from tfrewrite.verify.targets import pair_targets
+from tfrewrite.verify.checks import Options
 
 pytestmark = pytest.mark.tensorflow
 
 OPTIONS = Options(samples=1000, search=48)
-
-
-def _verify_pair(original: str, rewrite: str) -> list[dict]:
-    original, rewrite = textwrap.dedent(original), textwrap.dedent(rewrite)
-    results = []
-    for target in pair_targets("case.py", "case", original, rewrite, VerifySettings()):
-        assert target.problem is None, target.problem
-        result = verify(
-            Request(
-                qualname=target.qualname,
-                original_source=target.original_source,
-                rewrite_source=target.rewrite_source,
-                path="case.py",
-                options=OPTIONS,
-                loop=target.loop,
-            )
-        )
-        results.append(result)
-    assert results, "nothing to verify"
-    return results
-
-
-def _failures(results: list[dict]) -> str:
-    return "\n".join(
-        f"{r['function']}: {c['name']}: {c['detail']}"
-        for r in results
-        for c in r["checks"]
-        if not c["ok"]
-    )
 
 
 # --- functions ----------------------------------------------------------------
@@ -518,12 +486,12 @@ FUNCTION_CASES = [
 )
 def test_function_rewrites(case: str, original: str, correct: str, broken: str, check: str) -> None:
     if correct != original:
-        good = _verify_pair(original, correct)
-        assert all(r["verdict"] == "equivalent" for r in good), _failures(good) or good
-    bad = _verify_pair(original, broken)
+        good = verify_pair(original, correct, OPTIONS)
+        assert all(r["verdict"] == "equivalent" for r in good), failures(good) or good
+    bad = verify_pair(original, broken, OPTIONS)
     assert any(r["verdict"] == "mismatch" for r in bad), bad
     failed = {c["name"] for r in bad for c in r["checks"] if not c["ok"]}
-    assert check in failed, _failures(bad)
+    assert check in failed, failures(bad)
 
 
 # --- training loops -------------------------------------------------------------
@@ -699,11 +667,11 @@ def test_training_loop_rewrites(
     case: str, original: str, correct: str, broken: str, check: str
 ) -> None:
     assert broken != correct
-    good = _verify_pair(original, correct)
-    assert all(r["verdict"] == "equivalent" for r in good), _failures(good) or good
+    good = verify_pair(original, correct, OPTIONS)
+    assert all(r["verdict"] == "equivalent" for r in good), failures(good) or good
     loops = [r for r in good if r["function"].startswith("loop at line")]
     assert loops and all("batch sizes 16, 16, 8" in r["inputs"][0] for r in loops), loops
-    bad = _verify_pair(original, broken)
+    bad = verify_pair(original, broken, OPTIONS)
     assert any(r["verdict"] == "mismatch" for r in bad), bad
     failed = {c["name"] for r in bad for c in r["checks"] if not c["ok"]}
-    assert check in failed, _failures(bad)
+    assert check in failed, failures(bad)
