@@ -19,7 +19,7 @@ import tensorflow as tf
 
 
 def make_head(width):
-    head = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+    head = tf.keras.Sequential([tf.keras.layers.Dropout(0.1), tf.keras.layers.Dense(width)])
     return head
 
 

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.tf.test_verify_mutations import _failures, _verify_pair
+from tests.tf.test_verify_mutations import OPTIONS
+from tests.tf.verify_pairs import failures, verify_pair
 
 pytestmark = pytest.mark.tensorflow
 
@@ -63,8 +64,8 @@ def _loop(results: list[dict]) -> dict:
 
 
 def test_random_loop_verifies_by_distribution() -> None:
-    loop = _loop(_verify_pair(RANDOM_STEP, RANDOM_STEP_OK))
-    assert loop["verdict"] == "equivalent", _failures([loop])
+    loop = _loop(verify_pair(RANDOM_STEP, RANDOM_STEP_OK, OPTIONS))
+    assert loop["verdict"] == "equivalent", failures([loop])
     assert loop["stochastic"]
     assert "replays per side" in " ".join(loop["inputs"])
     # The step is replayed per batch (two epochs of 16, 16, 8), not per epoch.
@@ -81,7 +82,7 @@ def test_random_loop_verifies_by_distribution() -> None:
 def test_random_loop_that_trains_on_a_wrong_loss_is_a_mismatch(case: str, broken: str) -> None:
     wrong = RANDOM_STEP_OK.replace("- y))\n", broken)
     assert wrong != RANDOM_STEP_OK
-    loop = _loop(_verify_pair(RANDOM_STEP, wrong))
+    loop = _loop(verify_pair(RANDOM_STEP, wrong, OPTIONS))
     assert loop["verdict"] == "mismatch", loop
     failed = {c["name"] for c in loop["checks"] if not c["ok"]}
     assert failed & {"train loop: values per step", "train loop: final weights"}, loop
@@ -96,8 +97,8 @@ def test_dropout_masks_are_the_same_eager_and_traced_for_one_seed() -> None:
     decorated = no_noise.replace(
         "def train_step", "@tf.function(reduce_retracing=True)\ndef train_step"
     )
-    loop = _loop(_verify_pair(no_noise, decorated))
-    assert loop["verdict"] == "equivalent", _failures([loop])
+    loop = _loop(verify_pair(no_noise, decorated, OPTIONS))
+    assert loop["verdict"] == "equivalent", failures([loop])
     assert not loop["stochastic"]
 
 
@@ -169,6 +170,6 @@ def test_a_step_with_formatted_prints_is_decorated_and_verifies() -> None:
 
     fixed = fix_source(PRINTING_STEP, "case.py", unsafe_fixes=True)
     assert "@tf.function" in fixed and "tf.print(" in fixed
-    results = _verify_pair(PRINTING_STEP, fixed)
-    assert all(r["verdict"] == "equivalent" for r in results), _failures(results) or results
+    results = verify_pair(PRINTING_STEP, fixed, OPTIONS)
+    assert all(r["verdict"] == "equivalent" for r in results), failures(results) or results
     assert not _loop(results)["stochastic"]

@@ -117,6 +117,26 @@ def assigned_values(cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression | N
     ]
 
 
+def unpacked_from_calls(cls: cst.ClassDef, attr: str) -> list[cst.Call]:
+    """The calls whose results the methods of `cls` unpack into `self.<attr>`
+    among others (`self.actor, self.critic = build(...)`)."""
+    found = []
+    for small in _iter_small(cls.body):
+        if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)):
+            continue
+        for target in small.targets:
+            elements = target.target.elements if isinstance(target.target, cst.Tuple) else []
+            if any(
+                isinstance(e.value, cst.Attribute)
+                and isinstance(e.value.value, cst.Name)
+                and e.value.value.value == "self"
+                and e.value.attr.value == attr
+                for e in elements
+            ):
+                found.append(small.value)
+    return found
+
+
 def _iter_small(body: cst.CSTNode) -> Iterator[cst.BaseSmallStatement]:
     stack: list[cst.CSTNode] = [body]
     while stack:

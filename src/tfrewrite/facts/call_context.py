@@ -23,14 +23,15 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.keras_classes import KERAS_CLASS, TRAINING_INSENSITIVE_LAYERS
-from tfrewrite.facts.keras_names import is_keras_model_class, keras_path
-from tfrewrite.facts.models import (
-    called_class_kind,
-    ignores_training,
-    passes_training_positionally,
+from tfrewrite.facts.keras_classes import KERAS_CLASS
+from tfrewrite.facts.keras_names import (
+    TRAINING_INSENSITIVE_LAYERS,
+    is_keras_model_class,
+    keras_path,
 )
+from tfrewrite.facts.models import called_class_kind, passes_training_positionally
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.training_effects import ignores_training
 from tfrewrite.facts.walk import iter_nodes
 
 # The model methods Keras runs outside any call context.

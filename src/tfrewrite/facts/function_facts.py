@@ -13,10 +13,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tfrewrite.facts.index_names import dotted, iter_statements
+from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
-from tfrewrite.facts.keras_names import builds_keras_model, is_loss_class
+from tfrewrite.facts.keras_names import (
+    RNN_DROPOUT_KEYWORDS,
+    TRAINING_INSENSITIVE_LAYERS,
+    builds_keras_model,
+    is_loss_class,
+    keras_path,
+)
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
 from tfrewrite.facts.tensor_kinds import MULTI_TENSOR_FUNCTIONS, is_tensor_op
@@ -239,6 +245,50 @@ def returns_model(
         False,
         tuples=True,
     )
+
+
+# Keras wrappers whose output depends on `training` only through the layer
+# they wrap (built in their arguments, and read there).
+_WRAPPER_LAYERS = frozenset({"Bidirectional", "TimeDistributed"})
+_LIBRARY_ROOTS = ("tensorflow.", "keras.", "tf_keras.", "numpy.", "math.")
+
+
+def training_layer_reads(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> tuple[bool, tuple[str, ...]]:
+    """Whether a model builder's model may compute otherwise with
+    `training=True` as far as Keras' own layers tell (one that depends on
+    it: `Dropout`, `BatchNormalization`, a recurrent layer with `dropout=`,
+    a `Lambda` of anything but TensorFlow ops), and the project functions
+    and classes it calls, whose layers the project facts judge.
+    `TextEncoder` stacking an `Embedding` and a `Bidirectional(LSTM(8))`
+    reads nothing."""
+    parts: list[str] = []
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        name = resolve(call.func) or ""
+        path = keras_path(name)
+        if path is None:
+            if name and name not in BUILTIN_NAMES and not name.startswith(_LIBRARY_ROOTS):
+                parts.append(name)  # a project function or class
+            continue
+        leaf = path.rpartition(".")[2]
+        if not path.startswith("layers.") or leaf in _WRAPPER_LAYERS:
+            continue
+        if leaf == "Lambda":
+            body = call.args[0] if call.args else None
+            calls = [c for c in ast.walk(body) if isinstance(c, ast.Call)] if body else []
+            if not isinstance(body, ast.Lambda) or any(
+                not (resolve(c.func) or "").startswith("tensorflow.") for c in calls
+            ):
+                return True, ()
+            continue
+        if leaf not in TRAINING_INSENSITIVE_LAYERS or any(
+            kw.arg in RNN_DROPOUT_KEYWORDS for kw in call.keywords
+        ):
+            return True, ()
+    return False, tuple(dict.fromkeys(parts))
 
 
 def _reaching_value(body: list[ast.stmt], returned: ast.Return) -> ast.expr | None:

@@ -31,6 +31,10 @@ class HandedTarget:
         return path_line(module.path, self.handed.lineno, module.cell_starts)
 
 
+# (callee name, keyword) -> each call handing a function over so, with its module.
+_ByKeyword = dict[tuple[str, str], list[tuple[ModuleIndex, HandedCallable]]]
+
+
 class HandedCallables:
     """The keyword-handed functions of the whole project, by (callee name,
     keyword), built on the first question."""
@@ -38,8 +42,7 @@ class HandedCallables:
     def __init__(self, indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
         self._indexes = indexes
         self._lookup = lookup
-        self._by_keyword: dict[tuple[str, str], list[tuple[ModuleIndex, HandedCallable]]] | None
-        self._by_keyword = None
+        self._by_keyword: _ByKeyword | None = None
 
     def targets(self, index: ModuleIndex, site: TracedSite) -> list[HandedTarget]:
         """What the tracer of `site` runs when its target is a parameter of

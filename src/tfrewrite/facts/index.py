@@ -52,6 +52,7 @@ from tfrewrite.facts.function_facts import (
     returns_model,
     returns_tensor,
     returns_variables,
+    training_layer_reads,
     writes_outside,
 )
 from tfrewrite.facts.index_calls import (
@@ -413,6 +414,9 @@ class _Indexer(
         info.returns_tensor = returns_tensor(node, self.resolve)
         if self.mentions_models:
             info.returns_model = returns_model(node, self.resolve)
+            if info.returns_model:
+                reads = training_layer_reads(node, self.resolve)
+                info.model_reads_training, info.model_parts = reads
         info.returned_calls = returned_terms(node.body, self.resolve)
         self.function_stack.pop()
         self.scope.pop()

@@ -162,6 +162,11 @@ class FunctionInfo:
     # Every `return` gives a Keras model it builds (`function_facts.
     # returns_model`): what a caller binds its result to is a model.
     returns_model: bool = False
+    # Of such a builder: whether Keras' own layers it builds may compute
+    # otherwise with `training=True`, and the project functions and classes
+    # it calls, whose layers decide the rest (`training_layer_reads`).
+    model_reads_training: bool = True
+    model_parts: tuple[str, ...] = ()
     # The functions whose results it returns as its own (`return
     # self.ll(...)`), as pass 1 names them: differentiating it
     # differentiates them.
@@ -454,6 +459,10 @@ class ModuleIndex:
     # `if __name__ == "__main__":`). Building a plain class's object, or
     # calling one, runs Python code that tracing runs once.
     called_classes: dict[str, str] = field(default_factory=dict)
+    # Filled by `compute_facts`: project functions of other modules the
+    # module calls (as it resolves them) that build and return a Keras model
+    # (`d = IntrospectiveDiscriminator()`, `from models import ...`).
+    model_builders: dict[str, bool] = field(default_factory=dict)  # -> model_reads_training
     # Filled by `compute_facts`: project functions the module's functions
     # call (as the module resolves them) that give parameters to a
     # TensorFlow op as its shape or a count -> (their parameters in order,

@@ -11,7 +11,12 @@ from collections.abc import Callable
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_names import BUILTIN_NAMES
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_names import builds_keras_model, keras_leaf, keras_path
+from tfrewrite.facts.keras_names import (
+    TRAINING_INSENSITIVE_LAYERS,
+    builds_keras_model,
+    keras_leaf,
+    keras_path,
+)
 from tfrewrite.facts.project_lookup import (
     PLAIN_BASE_MODULES,
     PLAIN_BASES,
@@ -27,25 +32,6 @@ KERAS_CLASS = "keras"
 
 
 KERAS_CLASS_IGNORING_TRAINING = "keras-ignores-training"
-
-
-TRAINING_INSENSITIVE_LAYERS = frozenset(
-    {
-        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
-        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
-        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
-        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
-        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
-        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
-        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
-        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
-        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
-        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
-        "Normalization", "LSTM", "GRU", "SimpleRNN",
-    }
-)  # fmt: skip
 
 
 RNN_LAYERS = frozenset({"LSTM", "GRU", "SimpleRNN"})
@@ -218,6 +204,30 @@ def record_held_models(
                     break
 
 
+def _model_builder_elsewhere(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup
+) -> tuple[ModuleIndex, FunctionInfo] | None:
+    """The function of another module of the project that `callee` names
+    when every `return` of it builds a Keras model (`returns_model`)."""
+    return next(
+        (
+            (found, found.functions[q])
+            for found, q in lookup.find(callee, index)
+            if found is not index and q in found.functions and found.functions[q].returns_model
+        ),
+        None,
+    )
+
+
+def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:
+    """Whether the model `builder` builds may compute otherwise with
+    `training=True`: Keras' own layers say so, or a project function or
+    class it calls is not a Keras class known to ignore the flag."""
+    return builder.model_reads_training or any(
+        keras.kind(index, part) != KERAS_CLASS_IGNORING_TRAINING for part in builder.model_parts
+    )
+
+
 def _builds_model(
     index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses
 ) -> bool:
@@ -249,6 +259,9 @@ def record_called_classes(
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
             if not callee or not lookup.defines_class_named(callee.rpartition(".")[2]):
+                builder = _model_builder_elsewhere(index, callee, lookup) if callee else None
+                if builder is not None:
+                    index.model_builders[callee] = _model_reads_training(*builder, keras)
                 continue  # a function or method: tracing follows those itself
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:

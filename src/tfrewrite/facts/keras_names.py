@@ -65,6 +65,30 @@ MODEL_BUILDER_WORDS = (*sorted(_MODEL_BUILDERS), "applications")
 WEIGHT_CALLBACK_SUFFIXES = ("_constraint", "_regularizer")
 
 
+# Keras' own layers whose output does not depend on `training` (a recurrent
+# layer does when built with `dropout=` or `recurrent_dropout=`).
+TRAINING_INSENSITIVE_LAYERS = frozenset(
+    {
+        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
+        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
+        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
+        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
+        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
+        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
+        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
+        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
+        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
+        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
+        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
+        "Normalization", "LSTM", "GRU", "SimpleRNN",
+    }
+)  # fmt: skip
+
+
+RNN_DROPOUT_KEYWORDS = frozenset({"dropout", "recurrent_dropout"})
+
+
 def builds_keras_model(qualified: str | None) -> bool:
     """A call of `qualified` gives a Keras model: `keras.Sequential(...)`,
     a functional `keras.Model(inputs, outputs)`, `keras.models.load_model`,

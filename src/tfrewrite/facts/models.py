@@ -1,5 +1,6 @@
-"""Which Keras models a train step trains, and whether `training=True` changes
-what they compute: the facts TFR304 needs to speak only when it matters.
+"""Which Keras models a train step trains, and where a call gives them
+`training`: the facts TFR304 needs to speak only when it matters (whether
+the flag changes what a model computes is `training_effects`).
 
 - A step trains the models whose variables it differentiates or updates
   (`tape.gradient(loss, model.trainable_variables)`, `apply_gradients(zip(g,
@@ -14,12 +15,6 @@ what they compute: the facts TFR304 needs to speak only when it matters.
   `__call__` takes no `training`.
 - A call under `if self._call_has_training_arg:` (or any test of a `training`
   flag) is written for models that may not take `training`.
-- A model whose project class (in the file, or another module as the project
-  facts judge it) has a `call` without `training` and builds no layer that
-  reads it (held in `self.critic` too), a Keras layer that ignores it, or a
-  model built from Keras layers that all ignore `training` (no dropout, no
-  batch normalization, no noise or augmentation), computes the same either
-  way.
 """
 
 from __future__ import annotations
@@ -28,16 +23,13 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tfrewrite.facts.attributes import assigned_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_classes import (
     KERAS_CLASS,
     KERAS_CLASS_IGNORING_TRAINING,
     KERAS_TRAINING_POSITION_UNKNOWN,
-    TRAINING_INSENSITIVE_LAYERS,
     call_training_position,
 )
-from tfrewrite.facts.keras_names import keras_path
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import (
@@ -51,7 +43,6 @@ from tfrewrite.facts.walk import iter_nodes
 VARIABLE_ATTRIBUTES = frozenset(
     {"trainable_variables", "trainable_weights", "variables", "weights", "vars"}
 )
-_RNN_DROPOUT = frozenset({"dropout", "recurrent_dropout"})
 
 
 def trained_models(
@@ -329,253 +320,12 @@ def guarded_by_training_check(ancestors: Sequence[cst.CSTNode], node: cst.CSTNod
     return False
 
 
-def layer_leaf(ctx: RuleContext, call: cst.Call) -> str | None:
-    """`Dense` for a call of `keras.layers.Dense` (under any Keras spelling),
-    `Input` for `keras.Input`; None for anything else."""
-    path = keras_path(ctx.names.qualified_name(call.func))
-    if path == "Input":
-        return "Input"
-    if path is not None and path.startswith("layers."):
-        return path.rsplit(".", 1)[-1]
-    return None
-
-
-def depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
-    """Whether the Keras layer `call` builds (`leaf`: its class name) gives
-    other outputs with `training=True`: dropout, normalization, noise, an RNN
-    built with `dropout=`. A `Lambda` of a `lambda` that calls TensorFlow
-    ops alone does not: an op takes no `training` (`tf.nn.dropout` drops in
-    both modes)."""
-    if leaf == "Lambda" and call.args and isinstance(call.args[0].value, cst.Lambda):
-        return not all(
-            (ctx.names.qualified_name(node.func) or "").startswith("tensorflow.")
-            and "keras" not in (ctx.names.qualified_name(node.func) or "")
-            for node in iter_nodes(call.args[0].value.body)
-            if isinstance(node, cst.Call)
-        )
-    return leaf not in TRAINING_INSENSITIVE_LAYERS or any(
-        a.keyword and a.keyword.value in _RNN_DROPOUT for a in call.args
-    )
-
-
-def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -> bool:
-    """Whether a method of the project class builds a Keras layer whose output
-    depends on `training` (`Dropout`, `BatchNormalization`, an RNN with
-    dropout), or a layer tfrewrite cannot tell (another project class, in
-    this module or another, that the project facts do not show ignores
-    `training`). A Keras class of this file that ignores `training` itself
-    does not count, nor does a class of this file that is no Keras layer."""
-    prefix = class_name + "."
-    for function in ctx.functions:
-        if not function.qualname.startswith(prefix):
-            continue
-        for node in iter_nodes(function.node.body):
-            if not isinstance(node, cst.Call):
-                continue
-            leaf = layer_leaf(ctx, node)
-            if leaf is not None and depends_on_training(ctx, node, leaf):
-                return True
-            built = dotted_name(node.func) or ""
-            if leaf is None and built in ctx.index.classes:
-                if built == class_name or _project_layer_may_use_training(ctx, built, depth):
-                    return True
-                continue
-            if leaf is None and project_keras_class(ctx, node.func) == KERAS_CLASS:
-                # A layer or model of another module (`self.encoder =
-                # Encoder()`): its own layers may depend on `training`.
-                return True
-    return False
-
-
-def _project_layer_may_use_training(ctx: RuleContext, built: str, depth: int) -> bool:
-    """A Keras class of this file whose objects may compute otherwise with
-    `training=True` (one that ignores it, followed so deep, does not; nor
-    does a class that is no layer: a helper object)."""
-    if not ctx.index.derives_from_keras(built):
-        return False
-    return depth >= _MAX_CLASS_DEPTH or _class_ignores_training(ctx, built, depth + 1) is None
-
-
-def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:
-    """Why `training=True` changes nothing for `model`, or None when it may:
-    a project class whose `call` takes no `training` (the class of `self`
-    or of a `self.<attr>` it holds, in a method of `owner`, too; a class
-    of another module as the project facts judge it, from pass 1's names:
-    `project.KERAS_CLASS_IGNORING_TRAINING`), a Keras layer that ignores
-    it (a linear probe's `Dense`), or a `Sequential` of such layers; a
-    project class whose `call` defaults `training` to True (it trains
-    already), or that is no Keras layer or model at all."""
-    if "." in model or model == "self":
-        for callee in _project_classes(ctx, model, owner):
-            reason = _class_ignores_training(ctx, callee) or _trains_by_default(ctx, callee)
-            if reason is not None:
-                return reason
-        return _held_class_ignores_training(ctx, model, owner) or _assigned_ignoring_training(
-            ctx, model, owner
-        )
-    for source in value_sources(ctx, cst.Name(model)):
-        if isinstance(source, cst.Call):
-            reason = _built_ignoring_training(ctx, source)
-            if reason is not None:
-                return reason
-    return None
-
-
-def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
-    """Why the object `source` builds ignores `training`, or None: a class
-    whose `call` takes none, a Keras layer that ignores it, a `Sequential`
-    of such layers."""
-    callee = dotted_name(source.func) or ""
-    reason = (
-        _class_ignores_training(ctx, callee)
-        or _trains_by_default(ctx, callee)
-        or _no_keras_call(ctx, source, callee)
-    )
-    if reason is not None:
-        return reason
-    if (
-        callee not in ctx.index.classes
-        and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
-    ):
-        return _no_training_reason(callee.rpartition(".")[2])
-    leaf = layer_leaf(ctx, source)
-    if leaf is not None and leaf != "Input" and not depends_on_training(ctx, source, leaf):
-        return f"it is a `{leaf}` layer, which ignores `training`"
-    qualified = ctx.names.qualified_name(source.func) or ""
-    if qualified.rsplit(".", 1)[-1] != "Sequential" or not source.args:
-        return None
-    layers = source.args[0].value
-    if not isinstance(layers, (cst.List, cst.Tuple)):
-        return None
-    for element in layers.elements:
-        layer = element.value
-        if not isinstance(layer, cst.Call):
-            return None
-        leaf = layer_leaf(ctx, layer)
-        if leaf is None or depends_on_training(ctx, layer, leaf):
-            return None
-    return "its layers ignore `training` (no dropout, batch normalization or noise)"
-
-
-def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:
-    """Why `training=True` changes nothing for `self.<attr>` in a method of
-    `owner`, a class of this file, when every value its methods assign
-    there is built ignoring it (`self.probe = keras.Sequential([Dense(10)])`)."""
-    head, _, attr = model.partition(".")
-    cls = ctx.class_node(owner or "")
-    if head != "self" or not attr or "." in attr or cls is None:
-        return None
-    values = assigned_values(cls, attr)
-    if not values or not all(isinstance(v, cst.Call) for v in values):
-        return None
-    reasons = [_built_ignoring_training(ctx, v) for v in values]  # type: ignore[arg-type]
-    return reasons[0] if all(r is not None for r in reasons) else None
-
-
-def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:
-    """Why `training=True` changes nothing for `self.<attr>` in a method of
-    `owner` when the object held there is of a Keras class of another
-    module that ignores it (`self.critic = Critic()`, `from nets import
-    Critic`), as the project facts say (`project.KERAS_CLASS_IGNORING_TRAINING`)."""
-    head, _, attr = model.partition(".")
-    info = ctx.index.classes.get(owner or "")
-    if head != "self" or not attr or "." in attr or info is None:
-        return None
-    held = info.held_objects.get(attr, "")
-    if ctx.index.local(held) in ctx.index.classes:
-        return None  # a class of this file: `_class_ignores_training` reads it
-    if ctx.index.held_classes.get(f"{owner}.{attr}") != KERAS_CLASS_IGNORING_TRAINING:
-        return None
-    return _no_training_reason(held.rpartition(".")[2])
-
-
-def _own_method(ctx: RuleContext, callee: str, method: str) -> cst.FunctionDef | None:
-    """The method `method` the project class `callee` of this file defines."""
-    found = next((f for f in ctx.functions if f.qualname == f"{callee}.{method}"), None)
-    return found.node if found is not None else None
-
-
-def _training_parameter(function: cst.FunctionDef) -> tuple[bool, cst.Param | None]:
-    """Whether `function` takes a `training` argument (by name, or through
-    `**kwargs`), and its parameter when it names one."""
-    params = function.params
-    for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
-        if param.name.value == "training":
-            return True, param
-    return isinstance(params.star_kwarg, cst.Param), None
-
-
-def _trains_by_default(ctx: RuleContext, callee: str) -> str | None:
-    """Why a model of the project class `callee` (of this file) trains
-    when called without `training`: its `call` (or `__call__`) defaults
-    `training` to True, which Keras uses when neither the caller nor a call
-    context says otherwise."""
-    for method in ("call", "__call__"):
-        function = _own_method(ctx, callee, method)
-        if function is None:
-            continue
-        _, param = _training_parameter(function)
-        default = param.default if param is not None else None
-        if isinstance(default, cst.Name) and default.value == "True":
-            name = callee.rpartition(".")[2]
-            return f"the `{method}` of `{name}` defaults `training` to True"
-        return None
-    return None
-
-
-def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | None:
-    """Why an object of the project class `source` builds is no Keras layer
-    or model, whose calls `training` could change: plain Python, or a class
-    of this file on another framework base (`tf.Module`) whose own
-    `__call__` takes no `training`."""
-    kind = called_class_kind(ctx, source.func)
-    name = callee.rpartition(".")[2]
-    if kind == "python":
-        return f"`{name}` is plain Python, no Keras layer or model"
-    if kind != "framework" or callee not in ctx.index.classes:
-        return None
-    call = _own_method(ctx, callee, "__call__")
-    if call is None or _training_parameter(call)[0]:
-        return None
-    return f"`{name}` is no Keras layer or model, and its `__call__` takes no `training`"
-
-
-def _no_training_reason(class_name: str) -> str:
-    return f"the `call` of `{class_name}` takes no `training` argument"
-
-
-_MAX_CLASS_DEPTH = 4  # project layers inside project layers followed this deep
-
-
-def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> str | None:
-    """Why a model of the project class `callee` computes the same with
-    `training=True`: its `call` takes no `training` and it builds no layer
-    that depends on it; or, a `Sequential` of its own without a `call`,
-    the layers it builds ignore it. None when it may, or when the class is
-    not this file's."""
-    if callee not in ctx.index.classes:
-        return None
-    call = _own_method(ctx, callee, "call")
-    if call is None:
-        if ctx.index.derives_from_keras(callee, {"Sequential"}) and not _builds_training_layers(
-            ctx, callee, depth
-        ):
-            return f"the layers `{callee}` stacks ignore `training` (no dropout or normalization)"
-        return None
-    if not _training_parameter(call)[0] and not _builds_training_layers(ctx, callee, depth):
-        # Keras hands `training` to the layers a `call` uses through its
-        # call context, whether `call` names it or not: only a class
-        # holding no dropout or normalization ignores it.
-        return _no_training_reason(callee)
-    return None
-
-
 # Where Keras' own models (`Sequential`, a functional `Model`) take `training`
 # among the positional arguments of a call: `model(inputs, training)`.
 KERAS_TRAINING_POSITION = 1
 
 
-def _project_classes(ctx: RuleContext, model: str, owner: str | None) -> list[str]:
+def project_classes_of(ctx: RuleContext, model: str, owner: str | None) -> list[str]:
     """The classes of the project `model` may be an instance of: the class
     whose method the call is in for `self`, the class a `self.<attr>` is
     built from (`self.generator = Generator()`), the classes a name is
@@ -632,7 +382,7 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
         positions = {ctx.index.class_training_positions[c] for c in elsewhere}
         if len(positions) == 1:
             return positions.pop()
-    for callee in _project_classes(ctx, model, owner):
+    for callee in project_classes_of(ctx, model, owner):
         call = ctx.index.functions.get(f"{callee}.call")
         if call is None:
             continue

@@ -19,17 +19,12 @@ import libcst as cst
 
 from tfrewrite.facts.attributes import assigned_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.keras_classes import KERAS_CLASS, TRAINING_INSENSITIVE_LAYERS
-from tfrewrite.facts.keras_names import keras_path
-from tfrewrite.facts.models import (
-    depends_on_training,
-    ignores_training,
-    is_plain_function,
-    layer_leaf,
-    project_keras_class,
-)
+from tfrewrite.facts.keras_classes import KERAS_CLASS
+from tfrewrite.facts.keras_names import TRAINING_INSENSITIVE_LAYERS, keras_path
+from tfrewrite.facts.models import is_plain_function, project_keras_class
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import value_sources
+from tfrewrite.facts.training_effects import depends_on_training, ignores_training, layer_leaf
 
 
 def training_reader(ctx: RuleContext, call: cst.Call, function: FunctionScope) -> str | None:

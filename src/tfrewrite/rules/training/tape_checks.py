@@ -17,7 +17,6 @@ from tfrewrite.facts.keras_names import builds_keras_model, is_keras_model_class
 from tfrewrite.facts.models import (
     differentiates_watched_only,
     guarded_by_training_check,
-    ignores_training,
     is_plain_function,
     passes_training_positionally,
     trained_keras_objects,
@@ -32,6 +31,7 @@ from tfrewrite.facts.training import (
     tape_name,
     tape_names,
 )
+from tfrewrite.facts.training_effects import ignores_training
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -100,13 +100,15 @@ def _hands_tape_to_update(ctx: RuleContext, root: cst.CSTNode) -> bool:
 
 def _model_names(ctx: RuleContext) -> set[str]:
     """Names assigned a Keras model anywhere in the file: `keras.Sequential(...)`,
-    `tf.keras.Model(...)`, `keras.applications.X(...)`, or a class of this
-    file deriving from `Model`. (An object of a Keras class of any module
+    `tf.keras.Model(...)`, `keras.applications.X(...)`, a class of this
+    file deriving from `Model`, a project function (of any module) that
+    builds and returns one. (An object of a Keras class of any module
     is a model when the step trains it: `trained_keras_objects`.)"""
     model_classes = {
         name for name, info in ctx.index.classes.items() if is_keras_model_class(info.bases)
     }
     builders = {q for q, info in ctx.index.functions.items() if info.returns_model}
+    imported = ctx.index.model_builders  # those of other modules, as pass 1 names them
     names = set()
     for node, owner in _assignments(ctx.module, bool(builders)):
         if not isinstance(node.value, cst.Call):
@@ -117,6 +119,7 @@ def _model_names(ctx: RuleContext) -> set[str]:
             builds_keras_model(ctx.names.qualified_name(callee))
             or local in model_classes
             or local in builders
+            or (bool(imported) and any(n in imported for n in ctx.pass1_names(callee)))
             # `self.encoder = self.get_encoder()`: a method building one.
             or (owner is not None and f"{owner}.{local.removeprefix('self.')}" in builders)
         )
