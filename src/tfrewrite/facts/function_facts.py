@@ -141,11 +141,13 @@ def is_update_call(node: ast.Call) -> bool:
     if not isinstance(node.func, ast.Attribute):
         return False
     first = node.args[0] if node.args else node.keywords[0].value if node.keywords else None
+    second = node.args[1] if len(node.args) > 1 else None
     return is_gradient_update(
         node.func.attr,
         dotted(node.func.value),
         len(node.args),
         None if first is None else _is_number_literal(first),
+        isinstance(second, ast.Attribute) and second.attr in VARIABLE_LISTS,
     )
 
 

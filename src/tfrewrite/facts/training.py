@@ -104,12 +104,22 @@ def _positional(call: cst.Call) -> int:
     return sum(1 for arg in call.args if arg.keyword is None and arg.star != "**")
 
 
+def _given_variables(call: cst.Call) -> bool:
+    """Whether the second positional argument is a model's variable list
+    (`sam.first_step(grads, model.trainable_variables)`)."""
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    second = positional[1] if len(positional) > 1 else None
+    return isinstance(second, cst.Attribute) and second.attr.value in VARIABLE_LISTS
+
+
 def is_optimizer_update_call(call: cst.Call) -> bool:
     """`opt.apply_gradients(...)`, `opt.minimize(...)`, Keras 3's
     `optimizer.apply(grads, variables)` (`vocabulary.is_optimizer_update`)."""
     method = method_name(call)
     receiver = dotted_name(call.func.value) if method else None  # type: ignore[attr-defined]
-    return method is not None and is_optimizer_update(method, receiver, _positional(call))
+    return method is not None and is_optimizer_update(
+        method, receiver, _positional(call), _given_variables(call)
+    )
 
 
 def is_update_call(call: cst.Call) -> bool:
@@ -122,7 +132,9 @@ def is_update_call(call: cst.Call) -> bool:
     receiver = dotted_name(call.func.value)  # type: ignore[attr-defined]
     first = call.args[0].value if call.args else None
     first_is_number = None if first is None else _is_number(first)
-    return is_gradient_update(method, receiver, _positional(call), first_is_number)
+    return is_gradient_update(
+        method, receiver, _positional(call), first_is_number, _given_variables(call)
+    )
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

@@ -220,25 +220,41 @@ KERAS_APPLY_METHOD = "apply"
 DESCENT_METHOD = "assign_sub"
 
 
-def is_optimizer_update(method: str | None, receiver: str | None, positional: int) -> bool:
+def is_optimizer_update(
+    method: str | None, receiver: str | None, positional: int, given_variables: bool = False
+) -> bool:
     """Whether `<receiver>.<method>(...)` with `positional` positional
     arguments applies gradients through an optimizer. `receiver` is the
-    dotted name of what the method is called on (None when it is no name)."""
+    dotted name of what the method is called on (None when it is no name).
+    `given_variables`: its second positional argument is a model's variable
+    list (`sam.first_step(grads, model.trainable_variables)`, an optimizer
+    of the project's own)."""
     if method in OPTIMIZER_UPDATE_METHODS:
         return True
+    optimizer = "opt" in (receiver or "").rsplit(".", 1)[-1].lower()
+    if given_variables and positional >= 2 and method not in _TAPE_METHODS:
+        return optimizer
     if method != KERAS_APPLY_METHOD or positional < 1:
         return False
-    return "opt" in (receiver or "").rsplit(".", 1)[-1].lower()
+    return optimizer
+
+
+# Methods that take a variable list and read gradients, not apply them.
+_TAPE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian", "watch"})
 
 
 def is_gradient_update(
-    method: str | None, receiver: str | None, positional: int, first_is_number: bool | None
+    method: str | None,
+    receiver: str | None,
+    positional: int,
+    first_is_number: bool | None,
+    given_variables: bool = False,
 ) -> bool:
     """Whether a method call applies gradients: an optimizer update
     (`is_optimizer_update`) or a hand-written descent step. `first_is_number`:
     whether the call's first argument is a number literal (None when it has
-    no argument)."""
-    if is_optimizer_update(method, receiver, positional):
+    no argument); `given_variables`: its second is a model's variable list."""
+    if is_optimizer_update(method, receiver, positional, given_variables):
         return True
     return method == DESCENT_METHOD and first_is_number is False
 

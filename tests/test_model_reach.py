@@ -1,8 +1,10 @@
-"""A model a project function of another module builds and returns (`d =
-Discriminator()`, `from models import Discriminator`) is a model: called in
-a train step's tape without `training=True`, it is reported (TFR304) when
-its builder builds a layer that depends on `training`, and not when every
-layer it builds ignores it (an `Embedding` and a `Bidirectional(LSTM(8))`)."""
+"""Models and updates reached across the project: a model a project function
+of another module builds and returns (`d = Discriminator()`, `from models
+import Discriminator`) is a model, reported (TFR304) when called in a train
+step's tape without `training=True` if its builder builds a layer that
+depends on `training`, not when every layer it builds ignores it (an
+`Embedding` and a `Bidirectional(LSTM(8))`); gradients handed with a
+model's variables to an optimizer the project writes are applied."""
 
 from __future__ import annotations
 
@@ -54,3 +56,28 @@ def test_a_model_an_imported_builder_returns_is_a_model(tmp_path: Path) -> None:
     result = run(files, RunOptions(rule_codes=("TFR304",), root=str(tmp_path)), jobs=1)
     found = sorted((Path(f.path).name, f.start.line, f.message[:6]) for f in result.findings)
     assert found == [("train.py", 12, "`d(...")]
+
+
+SAM_LOOP = """
+import tensorflow as tf
+
+
+def train(model, optimizer, batches):
+    for images, labels in batches:
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(images, training=True) - labels))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.first_step(grads, model.trainable_variables)
+"""
+
+
+def test_gradients_handed_to_an_optimizer_of_the_project_apply_them() -> None:
+    """`optimizer.first_step(grads, model.trainable_variables)`: a sharpness-
+    aware optimizer the project writes applies what the tape computed; the
+    loop is a training loop (TFR303), as with `apply_gradients`."""
+    from tfrewrite.api import check_source
+
+    found = [(f.code, f.start.line) for f in check_source(textwrap.dedent(SAM_LOOP))]
+    assert ("TFR303", 7) in found
+    plain = SAM_LOOP.replace("optimizer.first_step(", "logger.record(")
+    assert "TFR303" not in {f.code for f in check_source(textwrap.dedent(plain))}
