@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from tests.tf.trainer_sources import DATASET, trainer_class
-from tests.tf.verify_pairs import verify_pair
+from tests.tf.verify_pairs import FAST, failed, placed_text, verify_with_callers
 
 from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.run import verify_targets
@@ -21,23 +21,6 @@ from tfrewrite.verify.targets import pair_targets
 from tfrewrite.workspace.line_names import place_lines
 
 pytestmark = pytest.mark.tensorflow
-
-FAST = Options(samples=120, search=48, xla=False)
-
-
-def _verify(original: str, rewrite: str, options: Options = FAST) -> list[dict]:
-    return verify_pair(original, rewrite, options, callers=True)
-
-
-def _failed(result: dict) -> set[str]:
-    return {c["name"] for c in result["checks"] if not c["ok"]}
-
-
-def _text(result: dict) -> str:
-    """The result's warnings and inputs, with the lines they name as the
-    report names them (`verify_targets` does this for the command)."""
-    return place_lines("\n".join(result["warnings"] + result["inputs"]))
-
 
 PRELUDE = (
     DATASET
@@ -88,16 +71,16 @@ if __name__ == "__main__":
 
 
 def test_main_builds_the_arguments_of_the_training_function() -> None:
-    [result] = _verify(MAIN, MAIN.replace("def train_step", DECORATED))
+    [result] = verify_with_callers(MAIN, MAIN.replace("def train_step", DECORATED))
     assert result["verdict"] == "equivalent", result
-    assert "the arguments of `train` built by `main()`" in _text(result)
+    assert "the arguments of `train` built by `main()`" in placed_text(result)
 
 
 def test_a_broken_step_is_a_mismatch_through_main() -> None:
     broken = MAIN.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
-    [result] = _verify(MAIN, broken)
+    [result] = verify_with_callers(MAIN, broken)
     assert result["verdict"] == "mismatch", result
-    assert "train loop: values per step" in _failed(result)
+    assert "train loop: values per step" in failed(result)
 
 
 # --- the __main__ block calls train(ds); train reads globals the block binds -------
@@ -121,11 +104,11 @@ if __name__ == "__main__":
 
 
 def test_the_main_block_builds_the_arguments_and_the_globals() -> None:
-    [result] = _verify(MAIN_BLOCK, MAIN_BLOCK.replace("def train_step", DECORATED))
+    [result] = verify_with_callers(MAIN_BLOCK, MAIN_BLOCK.replace("def train_step", DECORATED))
     assert result["verdict"] == "equivalent", result
-    assert '`if __name__ == "__main__":` block' in _text(result)
+    assert '`if __name__ == "__main__":` block' in placed_text(result)
     broken = MAIN_BLOCK.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
-    [result] = _verify(MAIN_BLOCK, broken)
+    [result] = verify_with_callers(MAIN_BLOCK, broken)
     assert result["verdict"] == "mismatch", result
 
 
@@ -137,7 +120,7 @@ def test_a_main_block_that_star_imports_builds_the_arguments() -> None:
         "    from math import *\n\n    model, optimizer = build()\n    epochs = floor(pi)\n",
     )
     assert "from math import *" in starred
-    [result] = _verify(starred, starred.replace("def train_step", DECORATED))
+    [result] = verify_with_callers(starred, starred.replace("def train_step", DECORATED))
     assert result["verdict"] == "equivalent", result
 
 
@@ -163,7 +146,7 @@ def main():
 
 
 def test_a_caller_looping_forever_stops_at_its_first_call() -> None:
-    [result] = _verify(FOREVER, FOREVER.replace("def train_step", DECORATED))
+    [result] = verify_with_callers(FOREVER, FOREVER.replace("def train_step", DECORATED))
     assert result["verdict"] == "equivalent", result
 
 
@@ -174,11 +157,11 @@ def test_a_caller_that_runs_too_long_before_the_call_is_not_proven() -> None:
     )
     slow_rewrite = slow.replace("def train_step", DECORATED)
     options = Options(samples=120, search=48, xla=False, caller_seconds=1.0)
-    [result] = _verify(slow, slow_rewrite, options)
+    [result] = verify_with_callers(slow, slow_rewrite, options)
     assert result["verdict"] == "not proven", result
-    assert "building the arguments of `train` from `main()` (line" in _text(result)
-    assert "took longer than 1 s" in _text(result)
-    assert "verify_harness.py" in _text(result)
+    assert "building the arguments of `train` from `main()` (line" in placed_text(result)
+    assert "took longer than 1 s" in placed_text(result)
+    assert "verify_harness.py" in placed_text(result)
 
 
 # --- a changed function of objects, verified as a function on captured arguments ---
@@ -222,7 +205,7 @@ PREDICT_OK = PREDICT.replace(
 
 
 def test_a_function_of_a_model_is_compared_on_the_arguments_main_builds() -> None:
-    [result] = _verify(PREDICT, PREDICT_OK)
+    [result] = verify_with_callers(PREDICT, PREDICT_OK)
     assert result["verdict"] == "equivalent", result
     assert "the arguments `main()` (line 24) builds" in place_lines(result["inputs"][0])
     # Both branches of the new tf.cond were taken: the search varied `x`.
@@ -234,7 +217,7 @@ def test_swapped_branches_are_a_mismatch_on_the_arguments_main_builds() -> None:
         "lambda: scores * model.factor, lambda: scores - 1.0",
         "lambda: scores - 1.0, lambda: scores * model.factor",
     )
-    [result] = _verify(PREDICT, broken)
+    [result] = verify_with_callers(PREDICT, broken)
     assert result["verdict"] == "mismatch", result
 
 
@@ -264,9 +247,9 @@ def test_an_argument_of_a_class_the_rewrite_changed_is_refused() -> None:
     )
     assert result["verdict"] == "not proven", result
     assert "the argument `doubler` that `main()` (line 24) passes to `predict` is a `Doubler`" in (
-        _text(result)
+        placed_text(result)
     )
-    assert "the rewrite would be run on the original class" in _text(result)
+    assert "the rewrite would be run on the original class" in placed_text(result)
 
 
 # --- a test of the project builds the arguments in setUp ---------------------------
@@ -343,12 +326,14 @@ def test_a_test_case_builds_the_arguments_in_set_up(tmp_path: Path) -> None:
         )
     )
     assert results["correct"]["verdict"] == "equivalent", results["correct"]
-    assert "`TrainerTest.test_fit` in trainer_test.py" in _text(results["correct"])
+    assert "`TrainerTest.test_fit` in trainer_test.py" in placed_text(results["correct"])
     assert results["broken"]["verdict"] == "mismatch", results["broken"]
     refused = results["changed class"]
     assert refused["verdict"] == "not proven", refused
-    assert "the argument `model` that `TrainerTest.test_fit` in trainer_test.py" in _text(refused)
-    assert "built from the class `Net` as it was before the rewrite" in _text(refused)
+    assert "the argument `model` that `TrainerTest.test_fit` in trainer_test.py" in placed_text(
+        refused
+    )
+    assert "built from the class `Net` as it was before the rewrite" in placed_text(refused)
 
 
 def test_a_caller_that_never_calls_or_fails_first_is_not_proven() -> None:
@@ -358,19 +343,19 @@ def test_a_caller_that_never_calls_or_fails_first_is_not_proven() -> None:
     never_ok = PREDICT_OK.replace(
         "    print(predict(model, x))", "    if x is None:\n        predict(model, x)"
     )
-    [result] = _verify(never, never_ok)
+    [result] = verify_with_callers(never, never_ok)
     assert result["verdict"] == "not proven", result
-    assert "`main()` (line 25) returned without calling `predict`" in _text(result)
+    assert "`main()` (line 25) returned without calling `predict`" in placed_text(result)
     failing = PREDICT.replace("    x = np.random", "    model.no_such_method()\n    x = np.random")
     failing_ok = PREDICT_OK.replace(
         "    x = np.random", "    model.no_such_method()\n    x = np.random"
     )
-    [result] = _verify(failing, failing_ok)
+    [result] = verify_with_callers(failing, failing_ok)
     assert result["verdict"] == "not proven", result
-    assert "building the arguments of `predict` from `main()`" in _text(result)
-    assert "raised AttributeError" in _text(result)
+    assert "building the arguments of `predict` from `main()`" in placed_text(result)
+    assert "raised AttributeError" in placed_text(result)
     # How to give the arguments otherwise.
-    assert "verify_harness.py" in _text(result)
+    assert "verify_harness.py" in placed_text(result)
 
 
 TOP_LEVEL = (
@@ -391,11 +376,11 @@ history = [train(model, optimizer, make_dataset()) for _ in range(100)]
 
 
 def test_the_top_level_builds_the_arguments() -> None:
-    [result] = _verify(TOP_LEVEL, TOP_LEVEL.replace("def train_step", DECORATED))
+    [result] = verify_with_callers(TOP_LEVEL, TOP_LEVEL.replace("def train_step", DECORATED))
     assert result["verdict"] == "equivalent", result
-    assert "the module's top level" in _text(result)
+    assert "the module's top level" in placed_text(result)
     broken = TOP_LEVEL.replace("def train_step", DECORATED).replace(*WRONG_LOSS)
-    [result] = _verify(TOP_LEVEL, broken)
+    [result] = verify_with_callers(TOP_LEVEL, broken)
     assert result["verdict"] == "mismatch", result
 
 
@@ -423,17 +408,17 @@ def test_a_loop_in_a_method_gets_self_and_arguments_from_main() -> None:
     """`Agent(model, lr)` cannot be built from defaults; `main()` builds it
     and calls `agent.train(...)`: the stub on the class captures `self` too."""
     rewrite = AGENT.replace("    def train_step(self, x, y):", AGENT_STEP)
-    [result] = _verify(AGENT, rewrite)
+    [result] = verify_with_callers(AGENT, rewrite)
     assert result["verdict"] == "equivalent", result
-    assert "the arguments of `Agent.train` built by `main()`" in _text(result)
+    assert "the arguments of `Agent.train` built by `main()`" in placed_text(result)
     weights = next(c for c in result["checks"] if c["name"] == "train loop: final weights")
     assert weights["runs"] == 1  # `self.model`, held by the object
     broken = rewrite.replace(
         "tf.square(self.model(x) - y))", "tf.square(self.model(x) - y)) * 1.01"
     )
-    [result] = _verify(AGENT, broken)
+    [result] = verify_with_callers(AGENT, broken)
     assert result["verdict"] == "mismatch", result
-    assert "train loop: values per step" in _failed(result)
+    assert "train loop: values per step" in failed(result)
 
 
 # --- a changed method whose class needs arguments: main() builds the object -------
@@ -484,12 +469,12 @@ def test_a_method_whose_class_needs_arguments_gets_the_object_main_builds() -> N
     method is compared on it."""
     rewrite = PER_AGENT.replace(PER_AGENT_IF, PER_AGENT_COND)
     assert rewrite != PER_AGENT
-    results = _verify(PER_AGENT, rewrite)
+    results = verify_with_callers(PER_AGENT, rewrite)
     [result] = [r for r in results if r["function"] == "Agent.per_loss"]
     assert result["verdict"] == "equivalent", result
-    assert "`Agent` was built by `main()`" in _text(result)
+    assert "`Agent` was built by `main()`" in placed_text(result)
     broken = rewrite.replace("lambda: error, lambda", "lambda: error * 1.01, lambda")
-    results = _verify(PER_AGENT, broken)
+    results = verify_with_callers(PER_AGENT, broken)
     [result] = [r for r in results if r["function"] == "Agent.per_loss"]
     assert result["verdict"] == "mismatch", result
 
@@ -547,12 +532,12 @@ def test_a_train_step_called_through_another_method_is_replayed_in_the_script_lo
     rewritten step `self.update`: the loop of `main()` proves it."""
     rewrite = THROUGH.replace(THROUGH_IF, THROUGH_COND)
     assert rewrite != THROUGH
-    [result] = _verify(THROUGH, rewrite)
+    [result] = verify_with_callers(THROUGH, rewrite)
     line = THROUGH.splitlines().index("    for x, y in make_dataset():") + 1
     assert result["function"] == f"loop at line {line} in `main`", result["function"]
     assert result["verdict"] == "equivalent", result
     broken = rewrite.replace("lambda: loss * 2.0)", "lambda: loss * 2.1)")
-    [result] = _verify(THROUGH, broken)
+    [result] = verify_with_callers(THROUGH, broken)
     assert result["verdict"] == "mismatch", result
 
 
@@ -601,11 +586,11 @@ def test_a_method_reached_through_another_gets_the_arguments_the_script_passes()
     `agent.evaluate`, on an object each side builds from its own class."""
     rewrite = ONCE.replace(ONCE_IF, ONCE_COND)
     assert rewrite != ONCE
-    [result] = [r for r in _verify(ONCE, rewrite) if r["function"] == "Agent.update"]
+    [result] = [r for r in verify_with_callers(ONCE, rewrite) if r["function"] == "Agent.update"]
     assert result["verdict"] == "equivalent", result
-    assert "the arguments `main()` (line 34) builds" in _text(result)
+    assert "the arguments `main()` (line 34) builds" in placed_text(result)
     broken = rewrite.replace("loss * 2.0)", "loss * 2.5)")
-    [result] = [r for r in _verify(ONCE, broken) if r["function"] == "Agent.update"]
+    [result] = [r for r in verify_with_callers(ONCE, broken) if r["function"] == "Agent.update"]
     assert result["verdict"] == "mismatch", result
 
 
@@ -616,8 +601,8 @@ def test_a_loop_in_a_method_reached_through_another_object_is_replayed() -> None
     from tests.test_verify_callers import THROUGH_ANOTHER_OBJECT as SOURCE
 
     rewrite = SOURCE.replace("self.model(x)", "self.model(x, training=True)")
-    [result] = _verify(SOURCE, rewrite)
+    [result] = verify_with_callers(SOURCE, rewrite)
     assert result["verdict"] == "equivalent", result
     broken = SOURCE.replace("tf.square(self.model(x)))", "tf.square(self.model(x))) * 1.01")
-    [result] = _verify(SOURCE, broken)
+    [result] = verify_with_callers(SOURCE, broken)
     assert result["verdict"] == "mismatch", result

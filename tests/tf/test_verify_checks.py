@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.tf.verify_pairs import failed
 
 from tfrewrite.api import fix_source_with_findings
 from tfrewrite.verify import inputs
@@ -45,10 +46,6 @@ def _verify(before: str, after: str | None, qualname: str, **specs: str) -> dict
 
 def _checks(result: dict) -> dict[str, dict]:
     return {c["name"]: c for c in result["checks"]}
-
-
-def _failed(result: dict) -> set[str]:
-    return {c["name"] for c in result["checks"] if not c["ok"]}
 
 
 @pytest.mark.parametrize(
@@ -97,7 +94,7 @@ def test_loss_class_with_configured_inputs() -> None:
 def test_broken_cond_rewrites_are_mismatches(after: str, failing: set[str]) -> None:
     result = _verify("cond_before.py", after, "clipped_loss")
     assert result["verdict"] == "mismatch"
-    assert _failed(result) == failing
+    assert failed(result) == failing
 
 
 def test_rewrite_still_needing_autograph_is_named() -> None:
@@ -109,7 +106,7 @@ def test_rewrite_still_needing_autograph_is_named() -> None:
 def test_dropped_assignment_is_a_mismatch() -> None:
     result = _verify("assign_before.py", "assign_dropped.py", "scaled_loss")
     assert result["verdict"] == "mismatch"
-    assert CHECK_TRACED in _failed(result)
+    assert CHECK_TRACED in failed(result)
     assert "expected" in _checks(result)[CHECK_TRACED]["detail"]
 
 
@@ -127,20 +124,20 @@ def test_random_rewrite_is_fresh_and_has_the_same_distribution() -> None:
 def test_frozen_random_value_is_caught() -> None:
     result = _verify("noise_before.py", "noise_frozen.py", "noisy_loss")
     assert result["verdict"] == "mismatch"
-    assert CHECK_FRESH in _failed(result)
+    assert CHECK_FRESH in failed(result)
     assert "frozen random value" in _checks(result)[CHECK_FRESH]["detail"]
 
 
 def test_wrong_noise_scale_fails_the_distribution_test() -> None:
     result = _verify("noise_before.py", "noise_scale.py", "noisy_loss")
-    assert _failed(result) == {CHECK_DISTRIBUTION}
+    assert failed(result) == {CHECK_DISTRIBUTION}
     assert "p = " in _checks(result)[CHECK_DISTRIBUTION]["detail"]
 
 
 def test_print_that_fires_once_is_caught() -> None:
     result = _verify("print_before.py", "print_once.py", "logged_loss")
     assert result["verdict"] == "mismatch"
-    assert _failed(result) == {CHECK_PRINTS}
+    assert failed(result) == {CHECK_PRINTS}
     assert "print fires once" in _checks(result)[CHECK_PRINTS]["detail"]
 
 
@@ -161,7 +158,7 @@ def test_uncovered_branch_is_not_proven() -> None:
     )
     assert result["verdict"] == "not proven"
     assert result["branches"] == [{"line": 8, "true": False, "false": True}]
-    assert not _failed(result)
+    assert not failed(result)
 
 
 def test_default_loss_inputs_may_leave_their_range_to_cover_a_branch() -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.tf.test_verify_callers import DATASET, FAST, _verify
+from tests.tf.trainer_sources import DATASET
+from tests.tf.verify_pairs import FAST, verify_with_callers
 
 from tfrewrite.verify.checks import Request, verify
 from tfrewrite.workspace.line_names import place_lines
@@ -71,7 +72,7 @@ def test_a_branch_the_replayed_data_never_reaches_is_not_proven() -> None:
     # Batches of 16 rows and a short one of 8: no batch has fewer than 2 rows,
     # so the (wrong) true branch never runs, and everything else matches.
     original, rewrite = _pair(2, "0.7")
-    [result] = _verify(original, rewrite)
+    [result] = verify_with_callers(original, rewrite)
     assert result["verdict"] == "not proven", result
     assert all(c["ok"] for c in result["checks"]), result
     line = _cond_line(rewrite)
@@ -84,14 +85,14 @@ def test_a_branch_the_replayed_data_never_reaches_is_not_proven() -> None:
 def test_a_replay_whose_data_takes_both_branches_is_equivalent() -> None:
     # The short batch (8 rows) takes the true branch, the full ones the false one.
     original, rewrite = _pair(16, "0.5")
-    [result] = _verify(original, rewrite)
+    [result] = verify_with_callers(original, rewrite)
     assert result["verdict"] == "equivalent", result
     assert result["branches"] == [{"line": _cond_line(rewrite), "true": True, "false": True}]
 
 
 def test_a_wrong_branch_the_replayed_data_reaches_is_a_mismatch() -> None:
     original, rewrite = _pair(16, "0.7")
-    [result] = _verify(original, rewrite)
+    [result] = verify_with_callers(original, rewrite)
     assert result["verdict"] == "mismatch", result
 
 

@@ -10,7 +10,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from tests.tf.test_verify_callers import DATASET, FAST, _failed, _text, _verify
+from tests.tf.trainer_sources import DATASET
+from tests.tf.verify_pairs import FAST, failed, placed_text, verify_with_callers
 
 from tfrewrite.verify.checks import Request, verify
 from tfrewrite.verify.settings import parse_verify_settings
@@ -57,12 +58,12 @@ DECORATED = "    @tf.function(reduce_retracing=True)\n    def train_step(x, y):"
 def test_a_name_only_the_nested_step_reads_is_bound_before_the_loop() -> None:
     rewrite = NESTED_STEP.replace("    def train_step(x, y):", DECORATED)
     assert rewrite != NESTED_STEP
-    [result] = _verify(NESTED_STEP, rewrite)
+    [result] = verify_with_callers(NESTED_STEP, rewrite)
     assert result["verdict"] == "equivalent", result
     broken = rewrite.replace("- y))", "- y)) * 1.01")
-    [result] = _verify(NESTED_STEP, broken)
+    [result] = verify_with_callers(NESTED_STEP, broken)
     assert result["verdict"] == "mismatch", result
-    assert "train loop: values per step" in _failed(result)
+    assert "train loop: values per step" in failed(result)
 
 
 FAILS_IN_LOOP = NESTED_STEP.replace("        step += 1\n", "        step += undefined_name\n")
@@ -70,7 +71,7 @@ FAILS_IN_LOOP = NESTED_STEP.replace("        step += 1\n", "        step += unde
 
 def test_a_failure_in_the_replayed_loop_names_the_line_of_the_script() -> None:
     rewrite = FAILS_IN_LOOP.replace("    def train_step(x, y):", DECORATED)
-    [result] = _verify(FAILS_IN_LOOP, rewrite)
+    [result] = verify_with_callers(FAILS_IN_LOOP, rewrite)
     assert result["verdict"] == "not proven", result
     line = FAILS_IN_LOOP.splitlines().index("        step += undefined_name") + 1
     assert len(FAILS_IN_LOOP.splitlines()) < 50  # the replay is appended after line 50
@@ -139,7 +140,9 @@ def test_a_harness_gives_a_second_phase_its_saved_model(
     )
     result = verify(request)
     assert result["verdict"] == "equivalent", result
-    assert "the arguments of `train_phase_two` built by phase_two_harness:build" in _text(result)
+    assert "the arguments of `train_phase_two` built by phase_two_harness:build" in placed_text(
+        result
+    )
     broken = rewrite.replace("- y))", "- y)) * 1.01")
     result = verify(dataclasses.replace(request, rewrite_source=broken))
     assert result["verdict"] == "mismatch", result
@@ -202,6 +205,6 @@ def test_a_step_defined_in_the_main_block_is_proven_by_its_loop() -> None:
     step's definition and what it reads bound before the loop."""
     rewrite = MAIN_BLOCK_STEP.replace("    def train_step(x, y):", DECORATED)
     assert rewrite != MAIN_BLOCK_STEP
-    [result] = _verify(MAIN_BLOCK_STEP, rewrite)
-    assert result["verdict"] == "equivalent", _failed(result)
+    [result] = verify_with_callers(MAIN_BLOCK_STEP, rewrite)
+    assert result["verdict"] == "equivalent", failed(result)
     assert result["function"].startswith("loop at line")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from tests.tf.trainer_sources import DATASET, trainer_class
+from tests.tf.verify_pairs import placed_text
 
 from tfrewrite.verify.run import verify_targets
 from tfrewrite.verify.settings import parse_verify_settings
 from tfrewrite.verify.targets import pair_targets
-from tfrewrite.workspace.line_names import place_lines
 
 pytestmark = pytest.mark.tensorflow
 
@@ -89,10 +89,6 @@ def _results(tmp_path: Path, rewrites: dict[str, str], qualname: str) -> dict[st
     return dict(zip(targets, results, strict=True))
 
 
-def _text(result: dict) -> str:
-    return place_lines("\n".join(result["warnings"] + result["inputs"]))
-
-
 def test_a_method_gets_its_object_from_the_script_that_builds_it(tmp_path: Path) -> None:
     """`Critic(model, scale)` takes a model: no defaults, nothing to guess.
     `main()` of main.py builds one; both sides get it, each with its own class."""
@@ -106,7 +102,7 @@ def test_a_method_gets_its_object_from_the_script_that_builds_it(tmp_path: Path)
         "Critic.value_loss",
     )
     assert results["correct"]["verdict"] == "equivalent", results["correct"]
-    assert "`Critic` was built by `main()` (line 17 of main.py)" in _text(results["correct"])
+    assert "`Critic` was built by `main()` (line 17 of main.py)" in placed_text(results["correct"])
     assert results["broken"]["verdict"] == "mismatch", results["broken"]
 
 
@@ -119,7 +115,7 @@ def test_an_object_whose_constructor_the_rewrite_changed_is_not_built_by_the_scr
     )
     [result] = _results(tmp_path, {"changed": rewrite}, "Critic.value_loss").values()
     assert result["verdict"] == "not proven", result
-    assert "cannot construct `Critic()`" in _text(result)
+    assert "cannot construct `Critic()`" in placed_text(result)
 
 
 def test_a_loop_in_a_method_is_replayed_on_what_the_script_passes(tmp_path: Path) -> None:
@@ -132,7 +128,7 @@ def test_a_loop_in_a_method_is_replayed_on_what_the_script_passes(tmp_path: Path
     )
     results = _results(tmp_path, {"correct": rewrite, "broken": broken}, "loop at")
     assert results["correct"]["verdict"] == "equivalent", results["correct"]
-    assert "built by `main()` (line 19 of main.py)" in _text(results["correct"])
+    assert "built by `main()` (line 19 of main.py)" in placed_text(results["correct"])
     assert results["broken"]["verdict"] == "mismatch", results["broken"]
 
 
@@ -153,6 +149,6 @@ def test_a_script_failing_before_the_construction_says_why(tmp_path: Path) -> No
     target = next(t for t in found if t.qualname == "Critic.value_loss")
     [result] = verify_targets([target], settings, tmp_path, jobs=1)
     assert result["verdict"] == "not proven", result
-    text = _text(result)
+    text = placed_text(result)
     assert "`main()` (line 18 of main.py) raised FileNotFoundError" in text
     assert "before building `Critic`" in text

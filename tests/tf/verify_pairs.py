@@ -9,6 +9,10 @@ import textwrap
 from tfrewrite.verify.checks import Options, Request, verify
 from tfrewrite.verify.settings import VerifySettings
 from tfrewrite.verify.targets import pair_targets
+from tfrewrite.workspace.line_names import place_lines
+
+# Few samples, no XLA: for tests whose cases are training loops and callers.
+FAST = Options(samples=120, search=48, xla=False)
 
 
 def verify_pair(
@@ -51,3 +55,19 @@ def failures(results: list[dict]) -> str:
         for c in r["checks"]
         if not c["ok"]
     )
+
+
+def verify_with_callers(original: str, rewrite: str, options: Options = FAST) -> list[dict]:
+    """`verify_pair` with the targets' callers giving their arguments."""
+    return verify_pair(original, rewrite, options, callers=True)
+
+
+def failed(result: dict) -> set[str]:
+    """The names of the checks `result` failed."""
+    return {c["name"] for c in result["checks"] if not c["ok"]}
+
+
+def placed_text(result: dict) -> str:
+    """The result's warnings and inputs, with the lines they name as the
+    report names them (`verify_targets` does this for the command)."""
+    return place_lines("\n".join(result["warnings"] + result["inputs"]))
