@@ -81,3 +81,37 @@ def test_gradients_handed_to_an_optimizer_of_the_project_apply_them() -> None:
     assert ("TFR303", 7) in found
     plain = SAM_LOOP.replace("optimizer.first_step(", "logger.record(")
     assert "TFR303" not in {f.code for f in check_source(textwrap.dedent(plain))}
+
+
+HEAD_BUILDER = """
+import tensorflow as tf
+
+
+def make_head(width):
+    return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.ReLU()])
+
+
+def make_tower(width):
+    return tf.keras.Sequential([tf.keras.layers.Dense(width), tf.keras.layers.Dropout(0.2)])
+
+
+head = make_head(4)
+tower = make_tower(4)
+optimizer = tf.keras.optimizers.Adam()
+
+
+@tf.function
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(head(tower(x)) - y))
+    variables = head.trainable_variables + tower.trainable_variables
+    optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
+    return loss
+"""
+
+
+def test_a_builder_of_this_module_says_whether_its_model_reads_training(tmp_path: Path) -> None:
+    (tmp_path / "step.py").write_text(textwrap.dedent(HEAD_BUILDER))
+    options = RunOptions(rule_codes=("TFR304",), root=str(tmp_path))
+    result = run([InputFile(str(tmp_path / "step.py"))], options, jobs=1)
+    assert [f.message.split()[0] for f in result.findings] == ["`tower(...)`"]

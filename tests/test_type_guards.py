@@ -66,3 +66,22 @@ def test_an_unguarded_iteration_is_reported() -> None:
 )
 def test_what_a_test_proves(test: str, expected: tuple[str, bool] | None) -> None:
     assert python_instance_guard(cst.parse_expression(test)) == expected
+
+
+def test_a_guard_inside_a_loop_proves_the_same() -> None:
+    source = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def reduced(y, loss_fn):
+        total = 0.0
+        for _ in range(3):
+            loss = tf.abs(loss_fn(y, y))
+            if not isinstance(loss, (list, tuple)):
+                total += tf.reduce_mean(loss)
+            else:
+                total += sum(list(loss))
+        return total
+    """
+    assert check_source(textwrap.dedent(source), select=["TFR108"]) == []

@@ -126,6 +126,33 @@ INLINE_ASSIGN_SUB = INLINE.replace(
 assert INLINE_ASSIGN_SUB != INLINE
 # The update loop's `v`, and a later generator that binds a `v` of its own:
 # the extracted step must not return the loop's `v` for it.
+# An optimizer the project writes, handed the gradients and the variables
+# (a sharpness-aware step: perturb, then apply the base optimizer's update).
+SHARPNESS_AWARE = """
+
+    class SharpnessAware:
+        def __init__(self, base, rho=0.05):
+            self.base = base
+            self.rho = rho
+
+        def first_step(self, gradients, variables):
+            scale = self.rho / (tf.linalg.global_norm(gradients) + 1e-12)
+            for variable, gradient in zip(variables, gradients):
+                variable.assign_sub(scale * gradient)
+            self.base.apply_gradients(zip(gradients, variables))
+"""
+INLINE_OWN_OPTIMIZER = (
+    INLINE.replace(
+        "optimizer = keras.optimizers.Adam(learning_rate=0.01)",
+        "optimizer = SharpnessAware(keras.optimizers.Adam(learning_rate=0.01))",
+    )
+    .replace(
+        "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
+        "optimizer.first_step(grads, model.trainable_variables)",
+    )
+    .replace("\n\n    def train(epochs):", SHARPNESS_AWARE + "\n\n    def train(epochs):")
+)
+assert "first_step(grads" in INLINE_OWN_OPTIMIZER and "class SharpnessAware" in INLINE_OWN_OPTIMIZER
 INLINE_GENERATOR_AFTER = (
     INLINE_ASSIGN_SUB.replace("for variable, grad", "for v, grad")
     .replace("variable.assign_sub", "v.assign_sub")
@@ -148,6 +175,7 @@ assert INLINE_GENERATOR_AFTER.count("for v in losses") == 1
         pytest.param(INLINE_WHILE, {"TFR303"}, id="while-loop-drawing-batches"),
         pytest.param(INLINE_KERAS3_APPLY, {"TFR303"}, id="keras3-optimizer-apply"),
         pytest.param(INLINE_ASSIGN_SUB, {"TFR303"}, id="hand-written-assign-sub"),
+        pytest.param(INLINE_OWN_OPTIMIZER, {"TFR303"}, id="optimizer-the-project-writes"),
         pytest.param(INLINE_GENERATOR_AFTER, {"TFR303"}, id="generator-binds-its-own-name"),
         pytest.param(RETURNS_GRADIENTS, {"TFR302"}, id="step-returns-its-gradients"),
     ],

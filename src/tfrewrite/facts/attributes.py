@@ -117,7 +117,14 @@ def assigned_values(cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression | N
     ]
 
 
-def unpacked_from_calls(cls: cst.ClassDef, attr: str) -> list[cst.Call]:
+def built_values(cls: cst.ClassDef, attr: str) -> list[cst.BaseExpression | None]:
+    """What the methods of `cls` assign to `self.<attr>` (`assigned_values`),
+    and the calls whose results they unpack into it among others
+    (`self.actor, self.critic = build(...)`: what `build` builds)."""
+    return [*assigned_values(cls, attr), *_unpacked_from_calls(cls, attr)]
+
+
+def _unpacked_from_calls(cls: cst.ClassDef, attr: str) -> list[cst.Call]:
     """The calls whose results the methods of `cls` unpack into `self.<attr>`
     among others (`self.actor, self.critic = build(...)`)."""
     found = []

@@ -25,9 +25,9 @@ from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_classes import KERAS_CLASS
 from tfrewrite.facts.keras_names import (
-    TRAINING_INSENSITIVE_LAYERS,
     is_keras_model_class,
     keras_path,
+    layer_reads_training,
 )
 from tfrewrite.facts.models import called_class_kind, passes_training_positionally
 from tfrewrite.facts.names import dotted_name
@@ -220,7 +220,8 @@ def _builds_training_layer(ctx: RuleContext, built: cst.Call) -> bool:
     path = keras_path(qualified)
     if path is not None:
         leaf = path.rsplit(".", 1)[-1]
-        return path.startswith("layers.") and leaf not in TRAINING_INSENSITIVE_LAYERS
+        keywords = (a.keyword.value for a in built.args if a.keyword)
+        return path.startswith("layers.") and layer_reads_training(leaf, keywords)
     return called_class_kind(ctx, built.func) == KERAS_CLASS
 
 
@@ -233,6 +234,6 @@ def _may_depend_on_training(ctx: RuleContext, owner: str, attr: str, built: str)
     if path is not None:
         leaf = path.rsplit(".", 1)[-1]
         if path.startswith("layers."):
-            return leaf not in TRAINING_INSENSITIVE_LAYERS
+            return layer_reads_training(leaf)
         return leaf in ("Sequential", "Model")
     return ctx.index.held_classes.get(f"{owner}.{attr}") == KERAS_CLASS

@@ -17,11 +17,11 @@ from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.keras_names import (
-    RNN_DROPOUT_KEYWORDS,
-    TRAINING_INSENSITIVE_LAYERS,
     builds_keras_model,
     is_loss_class,
     keras_path,
+    lambda_reads_training,
+    layer_reads_training,
 )
 from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
@@ -280,15 +280,11 @@ def training_layer_reads(
             continue
         if leaf == "Lambda":
             body = call.args[0] if call.args else None
-            calls = [c for c in ast.walk(body) if isinstance(c, ast.Call)] if body else []
-            if not isinstance(body, ast.Lambda) or any(
-                not (resolve(c.func) or "").startswith("tensorflow.") for c in calls
+            if not isinstance(body, ast.Lambda) or lambda_reads_training(
+                resolve(c.func) for c in ast.walk(body.body) if isinstance(c, ast.Call)
             ):
                 return True, ()
-            continue
-        if leaf not in TRAINING_INSENSITIVE_LAYERS or any(
-            kw.arg in RNN_DROPOUT_KEYWORDS for kw in call.keywords
-        ):
+        elif layer_reads_training(leaf, (kw.arg for kw in call.keywords)):
             return True, ()
     return False, tuple(dict.fromkeys(parts))
 

@@ -348,23 +348,19 @@ class TracedCallSites:
             return
         for keyword in node.keywords:
             value = keyword.value
+            through_lambda = isinstance(value, ast.Lambda)
             if keyword.arg is None:
                 continue
             if isinstance(value, ast.Lambda):
-                called = tuple(
-                    name
-                    for inner in ast.walk(value.body)
-                    if isinstance(inner, ast.Call)
-                    and (name := self.resolve_function(inner.func))
-                    and name.partition(".")[0] not in EXTERNAL_ROOTS
-                )
-                through_lambda = True
+                handed = [
+                    inner.func for inner in ast.walk(value.body) if isinstance(inner, ast.Call)
+                ]
             elif isinstance(value, (ast.Name, ast.Attribute)):
-                name = self.resolve_function(value)
-                project = name and name.partition(".")[0] not in EXTERNAL_ROOTS
-                called, through_lambda = ((name,) if project else ()), False
+                handed = [value]
             else:
                 continue
+            resolved = (self.resolve_function(f) for f in handed)
+            called = tuple(n for n in resolved if n and n.partition(".")[0] not in EXTERNAL_ROOTS)
             if called:
                 self.index.handed_callables.append(
                     HandedCallable(method, keyword.arg, called, through_lambda, node.lineno)

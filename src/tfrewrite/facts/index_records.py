@@ -459,9 +459,10 @@ class ModuleIndex:
     # `if __name__ == "__main__":`). Building a plain class's object, or
     # calling one, runs Python code that tracing runs once.
     called_classes: dict[str, str] = field(default_factory=dict)
-    # Filled by `compute_facts`: project functions of other modules the
-    # module calls (as it resolves them) that build and return a Keras model
-    # (`d = IntrospectiveDiscriminator()`, `from models import ...`).
+    # Filled by `compute_facts`: project functions the module calls (as it
+    # resolves them), of any module, that build and return a Keras model
+    # (`d = IntrospectiveDiscriminator()`, `from models import ...`), and
+    # whether that model may compute otherwise with `training=True`.
     model_builders: dict[str, bool] = field(default_factory=dict)  # -> model_reads_training
     # Filled by `compute_facts`: project functions the module's functions
     # call (as the module resolves them) that give parameters to a

@@ -204,16 +204,16 @@ def record_held_models(
                     break
 
 
-def _model_builder_elsewhere(
+def _model_builder(
     index: ModuleIndex, callee: str, lookup: ProjectLookup
 ) -> tuple[ModuleIndex, FunctionInfo] | None:
-    """The function of another module of the project that `callee` names
-    when every `return` of it builds a Keras model (`returns_model`)."""
+    """The project function (of any module) that `callee` names when every
+    `return` of it builds a Keras model (`returns_model`)."""
     return next(
         (
             (found, found.functions[q])
             for found, q in lookup.find(callee, index)
-            if found is not index and q in found.functions and found.functions[q].returns_model
+            if q in found.functions and found.functions[q].returns_model
         ),
         None,
     )
@@ -259,7 +259,7 @@ def record_called_classes(
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
             if not callee or not lookup.defines_class_named(callee.rpartition(".")[2]):
-                builder = _model_builder_elsewhere(index, callee, lookup) if callee else None
+                builder = _model_builder(index, callee, lookup) if callee else None
                 if builder is not None:
                     index.model_builders[callee] = _model_reads_training(*builder, keras)
                 continue  # a function or method: tracing follows those itself

@@ -89,6 +89,25 @@ TRAINING_INSENSITIVE_LAYERS = frozenset(
 RNN_DROPOUT_KEYWORDS = frozenset({"dropout", "recurrent_dropout"})
 
 
+def layer_reads_training(leaf: str, keywords: Iterable[str | None] = ()) -> bool:
+    """Whether one of Keras' own layers (`leaf`: its class name), built with
+    these keyword arguments, computes otherwise with `training=True`:
+    dropout, normalization, noise, a recurrent layer built with `dropout=`.
+    (A `Lambda` says so by what its function calls: `lambda_reads_training`.)"""
+    return leaf not in TRAINING_INSENSITIVE_LAYERS or any(
+        k in RNN_DROPOUT_KEYWORDS for k in keywords
+    )
+
+
+def lambda_reads_training(called: Iterable[str | None]) -> bool:
+    """Whether a Keras `Lambda` whose function calls `called` (resolved
+    names) may read `training`: unless every call is a TensorFlow op, which
+    takes no `training` (`tf.nn.dropout` drops in both modes)."""
+    return not all(
+        (name or "").startswith("tensorflow.") and "keras" not in (name or "") for name in called
+    )
+
+
 def builds_keras_model(qualified: str | None) -> bool:
     """A call of `qualified` gives a Keras model: `keras.Sequential(...)`,
     a functional `keras.Model(inputs, outputs)`, `keras.models.load_model`,

@@ -251,9 +251,7 @@ def compute_facts(
                     _mark_signature(marks[(target_index.path, target)], info, options)
             # A parameter handed to the tracer: what calls hand over as it.
             for handed in handed_callables.targets(index, site):
-                given = path_line(
-                    handed.handed_in.path, handed.handed.lineno, handed.handed_in.cell_starts
-                )
+                given = handed.given_at()
                 params = handed.index.functions[handed.qualname].caller_params
                 # A lambda passes what it likes: AutoGraph's assumption holds.
                 direct = site.arguments == "tensor" and not handed.handed.through_lambda

@@ -19,7 +19,6 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params
 from tfrewrite.facts.blockers import Blocker, lines_of
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.type_guards import python_names_at
 from tfrewrite.facts.vocabulary import ITERATING
 from tfrewrite.facts.walk import iter_nodes, parent_links
 
@@ -126,10 +125,22 @@ def tensor_iteration_sites(ctx: RuleContext, function: FunctionScope) -> Iterato
                 continue
             if isinstance(expr, cst.Name):
                 parents = parents or parent_links(function.node)
-                if expr.value in python_names_at(node, parents):
+                statement = _statement_line(node, parents)
+                guarded = ctx.tensors(function).python_values_at(statement) if statement else ()
+                if expr.value in guarded:
                     continue  # `else: loss = list(loss)` after `isinstance(loss, tuple)`
             yield TensorIteration(node, expr, how)
             break
+
+
+def _statement_line(
+    node: cst.CSTNode, parents: dict[int, cst.CSTNode]
+) -> cst.SimpleStatementLine | None:
+    """The statement line holding `node` (None in a compound statement's header)."""
+    current: cst.CSTNode | None = node
+    while current is not None and not isinstance(current, cst.SimpleStatementLine):
+        current = parents.get(id(current))
+    return current
 
 
 def tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]:

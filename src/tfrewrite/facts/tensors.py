@@ -382,9 +382,10 @@ class TensorFacts(BranchValueKinds, HelperResults):
             self._index_bindings()
         assert self._position is not None
         count = self._position.get(id(statement))
-        if count is None:
-            return self._names
         here = self._chains.get(id(statement), ())
+        guarded = self._python_values(here)
+        if count is None:
+            return {**self._names, **dict.fromkeys(guarded, NOT_TENSOR)}
         seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None, bool]]] = {}
         for name, value, augmented, index, plain, chain in self._ordered[:count]:
             if _exclusive(chain, here):
@@ -406,12 +407,23 @@ class TensorFacts(BranchValueKinds, HelperResults):
                 # tf.reduce_any(...)`).
                 result = kind if result is None or kills else meet(result, kind)
             names[name] = settled(result) if result is not None else NOT_TENSOR
-        # An enclosing `isinstance` test proves a name a Python value.
+        return {**names, **dict.fromkeys(guarded, NOT_TENSOR)}
+
+    def python_values_at(self, statement: cst.CSTNode) -> frozenset[str]:
+        """The names an enclosing `isinstance` test proves Python values at
+        `statement` (`else: loss = list(loss)` after `if isinstance(loss,
+        tuple) is False:`), whatever their bindings hold."""
+        if self._position is None:
+            self._index_bindings()
+        return self._python_values(self._chains.get(id(statement), ()))
+
+    def _python_values(self, here: _Chain) -> frozenset[str]:
+        found = set()
         for kind, block, part in here:
             guard = python_instance_guard(self._ifs[block].test) if kind == "if" else None
             if guard is not None and guard[1] == (part == 0):
-                names[guard[0]] = NOT_TENSOR
-        return names
+                found.add(guard[0])
+        return frozenset(found)
 
     def is_tensor(self, node: cst.BaseExpression) -> bool:
         return self.kind(node).tensor

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.facts.attributes import assigned_values, unpacked_from_calls
+from tfrewrite.facts.attributes import built_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_classes import KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING
-from tfrewrite.facts.keras_names import (
-    RNN_DROPOUT_KEYWORDS,
-    TRAINING_INSENSITIVE_LAYERS,
-    keras_path,
-)
+from tfrewrite.facts.keras_names import keras_path, lambda_reads_training, layer_reads_training
 from tfrewrite.facts.models import called_class_kind, project_classes_of, project_keras_class
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import value_sources
@@ -42,15 +38,12 @@ def depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
     ops alone does not: an op takes no `training` (`tf.nn.dropout` drops in
     both modes)."""
     if leaf == "Lambda" and call.args and isinstance(call.args[0].value, cst.Lambda):
-        return not all(
-            (ctx.names.qualified_name(node.func) or "").startswith("tensorflow.")
-            and "keras" not in (ctx.names.qualified_name(node.func) or "")
+        return lambda_reads_training(
+            ctx.names.qualified_name(node.func)
             for node in iter_nodes(call.args[0].value.body)
             if isinstance(node, cst.Call)
         )
-    return leaf not in TRAINING_INSENSITIVE_LAYERS or any(
-        a.keyword and a.keyword.value in RNN_DROPOUT_KEYWORDS for a in call.args
-    )
+    return layer_reads_training(leaf, (a.keyword.value for a in call.args if a.keyword))
 
 
 def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -> bool:
@@ -155,21 +148,14 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
 
 def _built_by_builder_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
     """Why the model a project function builds ignores `training`: none of
-    the layers it builds depends on it (`model_reads_training`), in this
-    module or another."""
-    callee = dotted_name(source.func) or ""
-    local = ctx.index.functions.get(callee)
-    if local is not None and local.returns_model:
-        kinds = ctx.index.called_classes
-        reads = local.model_reads_training or any(
-            kinds.get(part) != KERAS_CLASS_IGNORING_TRAINING for part in local.model_parts
-        )
-    else:
-        builders = ctx.index.model_builders
-        reads = next((builders[n] for n in ctx.pass1_names(source.func) if n in builders), True)
+    the layers it builds depends on it (`ModuleIndex.model_builders`)."""
+    builders = ctx.index.model_builders
+    reads = next((builders[n] for n in ctx.pass1_names(source.func) if n in builders), True)
     if reads:
         return None
-    return f"the model `{callee}` builds holds no layer that depends on `training`"
+    return (
+        f"the model `{dotted_name(source.func)}` builds holds no layer that depends on `training`"
+    )
 
 
 def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None) -> str | None:
@@ -180,13 +166,8 @@ def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None)
     cls = ctx.class_node(owner or "")
     if head != "self" or not attr or "." in attr or cls is None:
         return None
-    values = assigned_values(cls, attr)
-    if not values:
-        # `self.actor, self.critic = build(...)`: what the builder builds.
-        unpacked = unpacked_from_calls(cls, attr)
-        reasons = [_built_by_builder_ignoring_training(ctx, v) for v in unpacked]
-        return reasons[0] if reasons and all(r is not None for r in reasons) else None
-    if not all(isinstance(v, cst.Call) for v in values):
+    values = built_values(cls, attr)
+    if not values or not all(isinstance(v, cst.Call) for v in values):
         return None
     reasons = [_built_ignoring_training(ctx, v) for v in values]  # type: ignore[arg-type]
     return reasons[0] if all(r is not None for r in reasons) else None

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tfrewrite.facts.attributes import assigned_values
+from tfrewrite.facts.attributes import built_values
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_classes import KERAS_CLASS
-from tfrewrite.facts.keras_names import TRAINING_INSENSITIVE_LAYERS, keras_path
+from tfrewrite.facts.keras_names import keras_path, layer_reads_training
 from tfrewrite.facts.models import is_plain_function, project_keras_class
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import value_sources
@@ -83,7 +83,7 @@ def _keras_layer_base(ctx: RuleContext, owner: str | None) -> str | None:
     for base in info.bases if info is not None else ():
         path = keras_path(base) or ""
         leaf = path.rsplit(".", 1)[-1]
-        if path.startswith("layers.") and leaf not in TRAINING_INSENSITIVE_LAYERS | {"Layer"}:
+        if path.startswith("layers.") and leaf != "Layer" and layer_reads_training(leaf):
             return leaf if not base.startswith("tf_keras.") else None
     return None
 
@@ -95,7 +95,7 @@ def _built_from(
     class assign to a `self.<attr>`, what a name is assigned."""
     head, _, attr = callee.partition(".")
     if head == "self" and attr and "." not in attr:
-        values = assigned_values(cls, attr) if cls is not None else []
+        values = built_values(cls, attr) if cls is not None else []
     elif "." not in callee:
         values = value_sources(ctx, cst.Name(callee))[1:]
     else:

@@ -52,17 +52,3 @@ def _instance_test(test: cst.BaseExpression) -> str | None:
     if all(isinstance(n, cst.Name) and n.value in PYTHON_CLASSES for n in names):
         return test.args[0].value.value
     return None
-
-
-def python_names_at(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> set[str]:
-    """The names the `if` tests around `node` prove Python values there
-    (`parents`: `walk.parent_links` of the function)."""
-    names: set[str] = set()
-    child, parent = node, parents.get(id(node))
-    while parent is not None:
-        if isinstance(parent, cst.If) and child is not parent.test:
-            guard = python_instance_guard(parent.test)
-            if guard is not None and guard[1] == (child is parent.body):
-                names.add(guard[0])
-        child, parent = parent, parents.get(id(parent))
-    return names

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.tensor_kinds import is_python_bool, read_kind
+from tfrewrite.facts.tensor_kinds import read_kind
 from tfrewrite.facts.training_readers import is_super_call, training_reader
 from tfrewrite.facts.walk import enclosing_statement_line, iter_with_ancestors
 from tfrewrite.findings import Applicability
@@ -143,49 +143,31 @@ class TensorTrainingFlag(Rule):
     def check(self, ctx: RuleContext) -> Iterator[Violation]:
         for traced in ctx.traced_functions():
             for node, ancestors in iter_with_ancestors(traced.node):
-                if not isinstance(node, cst.Call):
-                    continue
-                flag = _training_argument(node)
-                if (
-                    flag is None
-                    or is_python_bool(flag)
-                    or isinstance(flag, cst.Name)
-                    and flag.value == "None"
-                ):
-                    continue
-                function = next(
-                    (
-                        a
-                        for a in reversed(ancestors)
-                        if isinstance(a, (cst.FunctionDef, cst.Lambda))
-                    ),
-                    None,
-                )
+                flag = _training_argument(node) if isinstance(node, cst.Call) else None
+                if flag is None or any(isinstance(a, cst.Lambda) for a in ancestors):
+                    continue  # a lambda's parameters are not the function's names
                 line = enclosing_statement_line(ancestors)
-                if not isinstance(function, cst.FunctionDef) or line is None:
+                if line is None:
                     continue
-                scope = ctx.scope_of(function)
-                if scope is None:
-                    continue
+                scope = ctx.innermost_scope(traced, ancestors)
                 if not read_kind(ctx.tensors(scope).kind_at(flag, line)).tensor:
                     continue
-                reader = training_reader(ctx, node, scope)
-                if reader is None:
-                    continue
-                code = ctx.code(flag)
-                given = (
-                    "`training` is a tensor"
-                    if code == "training"
-                    else f"`training` is given a tensor, `{code}`"
-                )
-                yield Violation(
-                    node,
-                    f"{given}, and {reader} tests it in Python under Keras 3: this runs "
-                    "eagerly but raises "
-                    "`OperatorNotAllowedInGraphError` when traced (no fix: pass a Python bool, "
-                    "or choose between the calls with `training=True` and `training=False` "
-                    "with `tf.cond`)",
-                )
+                reader = training_reader(ctx, node, scope)  # type: ignore[arg-type]
+                if reader is not None:
+                    yield Violation(node, _message(ctx.code(flag), reader))
+
+
+def _message(flag: str, reader: str) -> str:
+    given = (
+        "`training` is a tensor"
+        if flag == "training"
+        else f"`training` is given a tensor, `{flag}`"
+    )
+    return (
+        f"{given}, and {reader} tests it in Python under Keras 3: this runs eagerly but "
+        "raises `OperatorNotAllowedInGraphError` when traced (no fix: pass a Python bool, or "
+        "choose between the calls with `training=True` and `training=False` with `tf.cond`)"
+    )
 
 
 RULES = (TensorTrainingFlag,)

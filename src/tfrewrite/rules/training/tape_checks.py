@@ -108,7 +108,7 @@ def _model_names(ctx: RuleContext) -> set[str]:
         name for name, info in ctx.index.classes.items() if is_keras_model_class(info.bases)
     }
     builders = {q for q, info in ctx.index.functions.items() if info.returns_model}
-    imported = ctx.index.model_builders  # those of other modules, as pass 1 names them
+    project = ctx.index.model_builders  # of any module, as pass 1 names them
     names = set()
     for node, owner in _assignments(ctx.module, bool(builders)):
         if not isinstance(node.value, cst.Call):
@@ -119,7 +119,7 @@ def _model_names(ctx: RuleContext) -> set[str]:
             builds_keras_model(ctx.names.qualified_name(callee))
             or local in model_classes
             or local in builders
-            or (bool(imported) and any(n in imported for n in ctx.pass1_names(callee)))
+            or (bool(project) and any(n in project for n in ctx.pass1_names(callee)))
             # `self.encoder = self.get_encoder()`: a method building one.
             or (owner is not None and f"{owner}.{local.removeprefix('self.')}" in builders)
         )
