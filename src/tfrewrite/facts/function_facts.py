@@ -249,6 +249,27 @@ def returns_model(
     )
 
 
+def returned_builder_calls(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> tuple[str, ...]:
+    """The callees, as `resolve` names them, when every `return` of the
+    function gives the result of a call (or a tuple of such: `return actor,
+    critic` after `actor = get_actor(...)`); empty otherwise. Whether they
+    build models is a project fact: a function composing the builders of
+    other modules builds models too (`keras_classes.model_builder_reads`)."""
+    callees: list[str] = []
+
+    def made_by(value: ast.expr) -> bool:
+        name = resolve(value.func) if isinstance(value, ast.Call) else None
+        if name:
+            callees.append(name)
+        return bool(name)
+
+    if not _every_return_gives(node, made_by, False, tuples=True):
+        return ()
+    return tuple(dict.fromkeys(callees))
+
+
 # Keras wrappers whose output depends on `training` only through the layer
 # they wrap (built in their arguments, and read there).
 _WRAPPER_LAYERS = frozenset({"Bidirectional", "TimeDistributed"})

@@ -49,6 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returns_gradients,
+    returned_builder_calls,
     returns_model,
     returns_tensor,
     returns_variables,
@@ -361,6 +362,7 @@ class _Indexer(
             else len(args.posonlyargs) + len(args.args),
             positional_count=len(args.posonlyargs) + len(args.args),
             requires_keywords=any(d is None for d in args.kw_defaults),
+            takes_any_keyword=args.kwarg is not None,
             first_lineno=min([node.lineno, *(d.lineno for d in node.decorator_list)]),
             end_lineno=node.end_lineno or 0,
         )
@@ -418,6 +420,8 @@ class _Indexer(
                 reads = training_layer_reads(node, self.resolve)
                 info.model_reads_training, info.model_parts = reads
         info.returned_calls = returned_terms(node.body, self.resolve)
+        if info.returned_calls and not info.returns_model:
+            info.returned_builder_calls = returned_builder_calls(node, self.resolve)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:
@@ -603,9 +607,13 @@ class _Indexer(
         held = self._held_class(node.value) if owner is not None else None
         if held:
             for target in node.targets:
-                if is_self_attribute(target):
-                    assert isinstance(target, ast.Attribute)
-                    owner.held_objects.setdefault(target.attr, held)
+                # `self.actor, self.critic = build(...)`: each holds what the
+                # builder returns (a model, when it builds models).
+                unpacked = isinstance(target, ast.Tuple) and isinstance(node.value, ast.Call)
+                for element in target.elts if unpacked else [target]:  # type: ignore[attr-defined]
+                    if is_self_attribute(element):
+                        assert isinstance(element, ast.Attribute)
+                        owner.held_objects.setdefault(element.attr, held)
         if any(writes_outside(t, augmented=False) for t in node.targets):
             self._mark("writes_state")
         elif (

@@ -40,6 +40,8 @@ class FunctionInfo:
     # those a positional argument can bind.
     positional_count: int = 0
     requires_keywords: bool = False
+    # Takes `**kwargs`: any keyword a caller passes binds (`training=True`).
+    takes_any_keyword: bool = False
     opens_gradient_tape: bool = False
     applies_gradients: bool = False
     # Returns the gradients its tape computes, for its caller to apply
@@ -162,6 +164,10 @@ class FunctionInfo:
     # Every `return` gives a Keras model it builds (`function_facts.
     # returns_model`): what a caller binds its result to is a model.
     returns_model: bool = False
+    # Otherwise, when every `return` gives what calls return: those callees
+    # (`return actor, critic` of `get_actor(...)`, `get_critic(...)`), which
+    # the project facts judge as model builders or not.
+    returned_builder_calls: tuple[str, ...] = ()
     # Of such a builder: whether Keras' own layers it builds may compute
     # otherwise with `training=True`, and the project functions and classes
     # it calls, whose layers decide the rest (`training_layer_reads`).
@@ -435,6 +441,13 @@ class ModuleIndex:
     # self.make_encoder()`), by Keras (`Sequential(...)`), or of a Keras
     # model class of the project.
     held_models: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: per function, `param.attr` where every call
+    # site passes the parameter an object of a project class (any module:
+    # `param_classes`) that keeps a Keras model in `self.attr` (`agent.critic`
+    # for `train(agent, ...)` given `Agent()`, whose `__init__` builds
+    # `self.actor, self.critic = build_models(...)`) -> whether that model
+    # may compute otherwise with `training=True`.
+    parameter_models: dict[str, dict[str, bool]] = field(default_factory=dict)
     # Filled by `compute_facts`: for a Keras class of the project of another
     # module that this module calls (`net = Net(...)`), where `training`
     # stands among the positional arguments of a call of its objects (`self`

@@ -90,10 +90,12 @@ class KerasClasses:
             self.ignoring[key] = False  # a cycle of bases ignores nothing
             called = self.lookup.call_method(index, qualname)
             call = called[0][0].functions.get(called[0][1]) if len(called) == 1 else None
+            # Keras' `__call__` runs `call`; a class overriding `__call__`
+            # runs its own, which takes `training` only by name or `**kwargs`.
             known = (
                 call is not None
-                and call.qualname.endswith(".call")
                 and "training" not in call.params
+                and (call.qualname.endswith(".call") or not call.takes_any_keyword)
                 and self._builds_nothing_training_reads(index, qualname)
             )
             self.ignoring[key] = known
@@ -202,21 +204,80 @@ def record_held_models(
                 if held is not None and _builds_model(target_index, held, lookup, keras):
                     index.held_models.add(reference)
                     break
+        for function, params in index.param_classes.items():
+            for param, classes in params.items():
+                models = _held_models_of(index, classes, lookup, keras)
+                for attr, reads in models.items():
+                    found = index.parameter_models.setdefault(function, {})
+                    found[f"{param}.{attr}"] = reads
 
 
-def _model_builder(
-    index: ModuleIndex, callee: str, lookup: ProjectLookup
-) -> tuple[ModuleIndex, FunctionInfo] | None:
-    """The project function (of any module) that `callee` names when every
-    `return` of it builds a Keras model (`returns_model`)."""
-    return next(
-        (
-            (found, found.functions[q])
-            for found, q in lookup.find(callee, index)
-            if q in found.functions and found.functions[q].returns_model
-        ),
-        None,
-    )
+def _held_models_of(
+    index: ModuleIndex, classes: tuple[str, ...], lookup: ProjectLookup, keras: KerasClasses
+) -> dict[str, bool]:
+    """The attributes in which every one of `classes` (qualified project
+    classes) keeps a Keras model -> whether one of those models may compute
+    otherwise with `training=True`."""
+    per_class: list[dict[str, bool]] = []
+    for qualified in classes:
+        models: dict[str, bool] = {}
+        for target_index, qualname in lookup.find(qualified, index):
+            info = target_index.classes.get(qualname)
+            for attr, held in info.held_objects.items() if info is not None else ():
+                reads = _held_model_reads(target_index, held, lookup, keras)
+                if reads is not None:
+                    models[attr] = models.get(attr, False) or reads
+        per_class.append(models)
+    if not per_class:
+        return {}
+    shared = set.intersection(*(set(m) for m in per_class))
+    return {attr: any(m[attr] for m in per_class) for attr in sorted(shared)}
+
+
+def _held_model_reads(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses
+) -> bool | None:
+    """Whether the model `callee` builds (a project builder, a Keras class of
+    the project) may compute otherwise with `training=True`; None when it
+    builds no model, or Keras builds it on the spot (`Sequential([...])`:
+    what its layers read is not recorded for other functions to ask)."""
+    reads = model_builder_reads(index, callee, lookup, keras)
+    if reads is not None:
+        return reads
+    kind = keras.kind(index, callee)
+    return None if kind is None else kind != KERAS_CLASS_IGNORING_TRAINING
+
+
+# How deep builders composing other builders are followed.
+_MAX_BUILDER_DEPTH = 4
+
+
+def model_builder_reads(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses, depth: int = 0
+) -> bool | None:
+    """Whether the model the project function `callee` (as `index` names it)
+    builds may compute otherwise with `training=True`; None when it builds
+    no model. A builder builds a Keras model in every `return`
+    (`returns_model`), or returns what other builders build (`return actor,
+    critic` of `get_actor(...)` and `get_critic(...)`, in any module:
+    `returned_builder_calls`), whose models it reads as they do."""
+    for found, qualname in lookup.find(callee, index):
+        info = found.functions.get(qualname)
+        if info is None:
+            continue
+        if info.returns_model:
+            return _model_reads_training(found, info, keras)
+        if not info.returned_builder_calls or depth >= _MAX_BUILDER_DEPTH:
+            continue
+        reads = [
+            True  # a Keras model built where a project builder's is returned too
+            if builds_keras_model(part)
+            else model_builder_reads(found, part, lookup, keras, depth + 1)
+            for part in info.returned_builder_calls
+        ]
+        if all(r is not None for r in reads):
+            return any(reads)
+    return None
 
 
 def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:
@@ -236,8 +297,7 @@ def _builds_model(
     builds one, or a Keras class of the project."""
     if builds_keras_model(callee):
         return True
-    built = lookup.find(callee, index)
-    if any(q in i.functions and i.functions[q].returns_model for i, q in built):
+    if model_builder_reads(index, callee, lookup, keras) is not None:
         return True
     return keras.kind(index, callee) is not None
 
@@ -259,9 +319,9 @@ def record_called_classes(
         constructors.update(index.module_call_lines)
         for callee in sorted(constructors):
             if not callee or not lookup.defines_class_named(callee.rpartition(".")[2]):
-                builder = _model_builder(index, callee, lookup) if callee else None
-                if builder is not None:
-                    index.model_builders[callee] = _model_reads_training(*builder, keras)
+                reads = model_builder_reads(index, callee, lookup, keras) if callee else None
+                if reads is not None:
+                    index.model_builders[callee] = reads
                 continue  # a function or method: tracing follows those itself
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:

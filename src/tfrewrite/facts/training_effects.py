@@ -64,6 +64,8 @@ def _builds_training_layers(ctx: RuleContext, class_name: str, depth: int = 0) -
             if leaf is not None and depends_on_training(ctx, node, leaf):
                 return True
             built = dotted_name(node.func) or ""
+            if leaf is None and ctx.index.model_builders.get(built, False):
+                return True  # a project function building a model that reads it
             if leaf is None and built in ctx.index.classes:
                 if built == class_name or _project_layer_may_use_training(ctx, built, depth):
                     return True
@@ -94,6 +96,9 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
     project class whose `call` defaults `training` to True (it trains
     already), or that is no Keras layer or model at all."""
     if "." in model or model == "self":
+        reads = [m[model] for m in ctx.index.parameter_models.values() if model in m]
+        if reads and not any(reads):
+            return f"the model `{model}` holds is built of layers that ignore `training`"
         for callee in project_classes_of(ctx, model, owner):
             reason = _class_ignores_training(ctx, callee) or _trains_by_default(ctx, callee)
             if reason is not None:
@@ -106,6 +111,18 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
             reason = _built_ignoring_training(ctx, source)
             if reason is not None:
                 return reason
+    return None
+
+
+def training_keyword_refused(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:
+    """Why `model(..., training=True)` would raise: its class (of this file)
+    overrides `__call__` without a `training` parameter or `**kwargs`, so
+    calling its objects runs that method, not Keras' `__call__`. None when
+    the keyword can be passed, or the class is not known."""
+    for callee in project_classes_of(ctx, model, owner):
+        own_call = _own_method(ctx, callee, "__call__")
+        if own_call is not None and not _training_parameter(own_call)[0]:
+            return f"`{callee.rpartition('.')[2]}.__call__` takes no `training` argument"
     return None
 
 
@@ -256,6 +273,15 @@ def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> st
     not this file's."""
     if callee not in ctx.index.classes:
         return None
+    own_call = _own_method(ctx, callee, "__call__")
+    if own_call is not None and not _training_parameter(own_call)[0]:
+        # Calling its objects runs this `__call__`, not Keras' (which would
+        # hand `training` on through the call context): it takes none, and
+        # its layers run as their own defaults say.
+        if _builds_training_layers(ctx, callee, depth):
+            return None
+        name = callee.rpartition(".")[2]
+        return f"`{name}.__call__` takes no `training`, and its layers ignore it"
     call = _own_method(ctx, callee, "call")
     if call is None:
         if ctx.index.derives_from_keras(callee, {"Sequential"}) and not _builds_training_layers(

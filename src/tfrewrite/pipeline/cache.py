@@ -75,6 +75,7 @@ PROJECT_FACT_FIELDS = (
     "held_state",
     "held_classes",
     "held_models",
+    "parameter_models",
     "class_training_positions",
     "callback_model_writes",
     "called_classes",

@@ -31,7 +31,7 @@ from tfrewrite.facts.training import (
     tape_name,
     tape_names,
 )
-from tfrewrite.facts.training_effects import ignores_training
+from tfrewrite.facts.training_effects import ignores_training, training_keyword_refused
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -131,6 +131,10 @@ def _model_names(ctx: RuleContext) -> set[str]:
                 for name in map(dotted_name, [e.value for e in parts] or [bound]):
                     if name:
                         names.add(name)
+    # `agent.critic`, where every caller passes `agent` an object whose
+    # class keeps a model there.
+    for models in ctx.index.parameter_models.values():
+        names.update(models)
     # `enc = parts.encoder`, where the class of `parts` keeps a model there.
     held = ctx.index.held_models
     if held:
@@ -504,7 +508,7 @@ class MissingTrainingFlag(Rule):
                     seen.add(id(node))
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
-                    label = ctx.code(node.func)
+                    label = dotted_name(node.func) or ctx.code(node.func)
                     if trained is not None and not _trained_or_part(label, trained):
                         continue  # a frozen teacher or target network: inference is meant
                     violation = _missing_flag(ctx, node, ancestors, label, owner, _in_tape_words)
@@ -777,6 +781,7 @@ def _missing_flag(
         return None
     # Asked only now: naming a line makes the module's positions known.
     called, refusal = words()
+    refusal = training_keyword_refused(ctx, *(model or (label, owner))) or refusal
     what = (
         f"`{label}(...)` {called}: any dropout or batch normalization it holds runs in "
         "inference mode"
