@@ -18,11 +18,13 @@ from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.training.metric_counters import call_counting_metrics
 from tfrewrite.rules.training.per_batch_values import (
+    HELD_LISTS,
     Accumulated,
     PerBatch,
     comprehension_lists,
     counts_batches,
     divided_name,
+    held_list_elements,
     over_batches,
     per_batch_values,
     weighted_sum,
@@ -135,7 +137,11 @@ class PerBatchMetricAverage(Rule):
         `else`), `np.divide(total, n_batches)`, or through a name bound once
         (`count = len(train_ds)`, then `total / count`), or by a number of
         batches computed from the number of examples (`len(x_train) //
-        BATCH_SIZE`, `math.ceil(n / batch_size)`). A sum divided both
+        BATCH_SIZE`, `math.ceil(n / batch_size)`). Lists a dict holds, one
+        per metric, each filled once per batch (`results[key].append(v)`,
+        `results.setdefault(key, []).append(v)`) and averaged one by one
+        (`{k: np.mean(v) for k, v in results.items()}`) are reported once,
+        where they are averaged, without a fix. A sum divided both
         inside the loop (a running figure for a progress bar) and after it
         is reported where it is kept, after the loop. A
         `keras.metrics.Metric` subclass averages per batch too when its
@@ -394,6 +400,7 @@ class PerBatchMetricAverage(Rule):
         for scope, function in _scopes(ctx):
             per_batch: tuple[dict[str, PerBatch], dict[str, Accumulated]] | None = None
             comprehended: set[str] | None = None
+            held_elements: dict[str, str] | None = None  # `item` of `results.items()`
             guarded: dict[str, set[int]] | None = None
             values: dict[str, cst.BaseExpression] | None = None  # names bound once
             reported: set[str] = set()
@@ -423,6 +430,20 @@ class PerBatchMetricAverage(Rule):
                     per_batch = per_batch_values(ctx, scope, function)
                 lists, sums = per_batch
                 if averaged is not None and averaged not in lists:
+                    if held_elements is None:
+                        held_elements = held_list_elements(scope)
+                    held = held_elements.get(averaged)
+                    if held is not None and held in lists and held not in reported:
+                        reported.add(held)
+                        yield Violation(
+                            node,
+                            f"Averaging each of the per-batch lists in "
+                            f"`{held.removesuffix(HELD_LISTS)}` weights every batch the same, so a "
+                            "short final batch is over-weighted: weight by batch size, or "
+                            "accumulate `keras.metrics` objects instead (`update_state` per "
+                            "batch, `result()` at the end)",
+                        )
+                        continue
                     if comprehended is None:
                         comprehended = comprehension_lists(scope)
                     if averaged in comprehended:

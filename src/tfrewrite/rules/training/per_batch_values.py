@@ -167,7 +167,7 @@ def per_batch_values(
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):
                 continue
             if isinstance(node, cst.Call) and method_name(node) == "append":
-                owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
+                owner = _list_owner(node.func.value)  # type: ignore[attr-defined]
                 line = _statement_of(ancestors)
                 if owner and line is not None:
                     # Loops come outermost first: the innermost batch loop wins.
@@ -193,12 +193,75 @@ def per_batch_values(
                     lists[name].start = node
     # A list made afresh inside the batch loop (`reg_log = []` in each pass,
     # filled over a model's iterations on that batch) holds the values of
-    # one batch, not one value per batch.
+    # one batch, not one value per batch; so does a dict of lists bound
+    # there (`logs = {}` in each pass).
     for name, found in list(lists.items()):
         start = found.start
         if start is not None and any(n is start for n in iter_nodes(found.loop.body)):
             del lists[name]
+        elif name.endswith(HELD_LISTS) and name[: -len(HELD_LISTS)] in _names_bound(found.loop):
+            del lists[name]
     return lists, sums
+
+
+# How `per_batch_values` names the lists a dict holds, filled once per batch
+# each (`results[key].append(value)`): the dict's name and this.
+HELD_LISTS = "[]"
+
+
+def _list_owner(appended: cst.BaseExpression) -> str | None:
+    """What `.append` grows: a named list (`losses`, `self.losses`), or one
+    of the lists a named dict holds (`results[key]`,
+    `results.setdefault(key, [])`: `results[]`)."""
+    owner = dotted_name(appended)
+    if owner is not None:
+        return owner
+    if isinstance(appended, cst.Subscript):
+        held = dotted_name(appended.value)
+    elif isinstance(appended, cst.Call) and method_name(appended) == "setdefault":
+        held = dotted_name(appended.func.value)  # type: ignore[attr-defined]
+    else:
+        return None
+    return held + HELD_LISTS if held else None
+
+
+def _names_bound(loop: cst.For) -> set[str]:
+    """Plain names an assignment in the loop's body binds."""
+    return {
+        target.target.value
+        for node in iter_nodes(loop.body, into_functions=False)
+        if isinstance(node, cst.Assign)
+        for target in node.targets
+        if isinstance(target.target, cst.Name)
+    }
+
+
+def held_list_elements(scope: cst.CSTNode) -> dict[str, str]:
+    """Names that iterate over the lists a dict holds, in a comprehension or
+    a loop: `item` in `{k: np.mean(item) for k, item in results.items()}`
+    or `for v in results.values()` -> `results[]`, as `per_batch_values`
+    names those lists."""
+    found: dict[str, str] = {}
+    for node in iter_nodes(scope, into_functions=False):
+        if isinstance(node, cst.CompFor):
+            target, iterated = node.target, node.iter
+        elif isinstance(node, cst.For):
+            target, iterated = node.target, node.iter
+        else:
+            continue
+        if not isinstance(iterated, cst.Call) or iterated.args:
+            continue
+        view = method_name(iterated)
+        held = dotted_name(iterated.func.value) if view in ("items", "values") else None  # type: ignore[attr-defined]
+        if not held:
+            continue
+        if view == "values" and isinstance(target, cst.Name):
+            found[target.value] = held + HELD_LISTS
+        elif view == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            value = target.elements[1].value
+            if isinstance(value, cst.Name):
+                found[value.value] = held + HELD_LISTS
+    return found
 
 
 def _is_one(value: cst.BaseExpression) -> bool:
