@@ -71,6 +71,9 @@ class ProjectLookup:
         for module in {*self.imported, *self.reexports}:
             self.modules_by_last.setdefault(module.rpartition(".")[2], []).append(module)
         self.indexes = indexes
+        # Modules read, by name: a package whose `__init__` is not among
+        # them re-exports what its modules define (`_from_unread_package`).
+        self.read_modules = {index.module for index in indexes if index.module}
         # (module path, class qualname) -> its direct project subclasses,
         # built on the first `overriding_methods` question.
         self.subclasses: dict[tuple[str, str], list[tuple[ModuleIndex, str]]] | None = None
@@ -242,9 +245,29 @@ class ProjectLookup:
             known = self._find(name[len(prefix) :])
         if not known and dotted_name:
             self.found[name] = known  # a cycle of star imports ends here
-            known = self._reexported(name) or self._inherited(name)
+            known = (
+                self._reexported(name) or self._inherited(name) or self._from_unread_package(name)
+            )
         self.found[name] = known
         return known
+
+    def _from_unread_package(self, name: str) -> list[tuple[ModuleIndex, str]]:
+        """`pkg.GanBasedTrainer` (`from pkg import GanBasedTrainer`) where the
+        package's `__init__.py` is not among the files read (a subset of a
+        project checked): the one definition of that name in a module of
+        the package, which is what such an `__init__` re-exports. Nothing
+        when the `__init__` was read (it re-exports what it says), or when
+        several modules define the name."""
+        found: list[tuple[ModuleIndex, str]] = []
+        last = name.rpartition(".")[2]
+        for index, qualname, _full in self.by_last.get(last, ()):
+            parent = index.module.rpartition(".")[0]
+            if not parent or parent in self.read_modules:
+                continue
+            owner = name[: len(name) - len(qualname) - 1] if name.endswith("." + qualname) else ""
+            if owner and (parent == owner or parent.endswith("." + owner)):
+                found.append((index, qualname))
+        return found if len(found) == 1 else []
 
     def _inherited(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`pkg.Trainer.loss_fn` for a project class `Trainer` that does not
