@@ -8,6 +8,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_weighted_layers import SEED_ONLY_LAYERS
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import value_sources
 from tfrewrite.facts.vocabulary import (
     GET_VARIABLE,
@@ -41,6 +42,25 @@ def _guarded(ancestors: Sequence[cst.CSTNode], ctx: RuleContext) -> bool:
                 if (ctx.names.qualified_name(expr) or "").endswith("init_scope"):
                     return True
     return False
+
+
+def _called_only_when_guarded(ctx: RuleContext, scope: FunctionScope) -> bool:
+    """A helper that creates the variable, called in this file only under a
+    run-once guard (`if self.memory is None: self.memory = make_memory(x)`):
+    the variable is created once, as if written under the guard itself."""
+    traced = scope.runs_traced
+    if traced is None or traced.has_own_decorator:
+        return False
+    if not all(caller in ctx.index.functions for caller in traced.traced_callers):
+        return False  # called from traced code of another module, as it is written there
+    name = scope.node.name.value
+    called = {name, f"self.{name}"} if "." in scope.qualname else {name}
+    calls = [
+        ancestors
+        for node, ancestors in iter_with_ancestors(ctx.module)
+        if isinstance(node, cst.Call) and dotted_name(node.func) in called
+    ]
+    return bool(calls) and all(_guarded(ancestors, ctx) for ancestors in calls)
 
 
 class VariableCreatedInTracedCode(Rule):
@@ -77,7 +97,9 @@ class VariableCreatedInTracedCode(Rule):
     `Concatenate`, ...) may be built in `call`.
 
     Creation guarded so that it runs once (`if self.v is None:`, `if not
-    self.built:`, `with tf.init_scope():`) and creation in `__init__` or
+    self.built:`, `with tf.init_scope():`), also in a helper that the
+    file calls only under such a guard (`if self.memory is None:
+    self.memory = make_memory(x)`), and creation in `__init__` or
     `build` are not reported. `tf.compat.v1.get_variable` is reported
     even when guarded: in a trace it goes through TensorFlow 1's variable
     store, where names are shared, so a second object creating a variable
@@ -212,6 +234,8 @@ class VariableCreatedInTracedCode(Rule):
                 continue
             scope = ctx.innermost_scope(root, ancestors)
             if scope.node.name.value in SETUP_METHODS or _guarded(ancestors, ctx):
+                continue
+            if _called_only_when_guarded(ctx, scope):
                 continue
             if any(isinstance(a, cst.Lambda) for a in ancestors):
                 continue
