@@ -390,8 +390,7 @@ class CallEvidence:
                 *((str(i), arg) for i, arg in enumerate(node.args)),
                 *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
             ]
-            if isinstance(value, ast.Name)
-            and (built := self._local_factory(value.id) or self._module_object(value))
+            if (built := self._built_by(value))
         )
         named = tuple(
             (where, resolved)
@@ -416,6 +415,16 @@ class CallEvidence:
         self.index.call_sites.append(site)
         if forwarded:
             self.forwarding_sites[-1].append(site)
+
+    def _built_by(self, value: ast.expr) -> str | None:
+        """What built the object an argument passes: the call written there
+        (`Agent(noise=OUNoise(2))`), or the one a name was bound to (`noise =
+        OUNoise(2)`, then `Agent(noise=noise)`), as the module names it."""
+        if isinstance(value, ast.Call):
+            return self.resolve(value.func)
+        if isinstance(value, ast.Name):
+            return self._local_factory(value.id) or self._module_object(value)
+        return None
 
     def _module_name(self, value: ast.expr) -> str | None:
         """What an argument names when it is a definition or an import of the

@@ -427,6 +427,13 @@ class _Indexer(
         for dec in node.decorator_list:
             self.visit(dec)
 
+    def _in_init(self, value: ast.expr) -> bool:
+        """Whether `value` is a parameter of the `__init__` being visited."""
+        if not isinstance(value, ast.Name) or len(self.function_stack) != 1:
+            return False
+        init = self.function_stack[0]
+        return init.qualname.endswith(".__init__") and value.id in init.params[1:]
+
     def _held_class(self, value: ast.expr) -> str | None:
         """What `self.x = value` holds, as a dotted name: what a call builds
         (`Critic(...)`), or the class a parameter's annotation names
@@ -605,6 +612,11 @@ class _Indexer(
                     method = self.function_stack[0].qualname
                     self.index.model_writes.setdefault(target.attr, method)
         held = self._held_class(node.value) if owner is not None else None
+        if owner is not None and not held and self._in_init(node.value):
+            for target in node.targets:
+                if is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute) and isinstance(node.value, ast.Name)
+                    owner.held_parameters.setdefault(target.attr, node.value.id)
         if held:
             for target in node.targets:
                 # `self.actor, self.critic = build(...)`: each holds what the

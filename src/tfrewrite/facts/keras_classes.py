@@ -421,7 +421,7 @@ def _filled_parameters(
     are asked; a site passing anything else there leaves the parameter
     unknown."""
     passed = {
-        (target_index.path, target)
+        (target_index.path, _constructor(target_index, target))
         for _, site, targets in sites
         if getattr(site, field)
         for target_index, target in targets
@@ -429,11 +429,13 @@ def _filled_parameters(
     seen: dict[tuple[str, str], dict[str, set[str]]] = {}
     for index, site, targets in sites:
         given = dict(getattr(site, field))
-        for target_index, target in targets:
+        for target_index, called in targets:
+            # `Agent(noise=OUNoise())`: building an object calls `__init__`.
+            target = _constructor(target_index, called)
             info = target_index.functions.get(target)
             if info is None or (target_index.path, target) not in passed:
                 continue
-            offset = self_offset(site, info.params)
+            offset = 1 if target != called else self_offset(site, info.params)
             arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
             for argument in arguments:
                 name = given.get(argument, "")
@@ -446,6 +448,13 @@ def _filled_parameters(
         for key, params in seen.items()
         if (known := {n: tuple(sorted(c)) for n, c in params.items() if "" not in c})
     }
+
+
+def _constructor(index: ModuleIndex, target: str) -> str:
+    """The `__init__` a call of the class `target` runs, when the class
+    defines one; any other target as it is."""
+    init = f"{target}.__init__"
+    return init if target in index.classes and init in index.functions else target
 
 
 def record_built_by_running_call(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:

@@ -186,6 +186,23 @@ class ProjectLookup:
                 found += self.held_functions(index, qualname, attr)
         return found
 
+    def held_objects(self, index: ModuleIndex, class_qualname: str, attr: str) -> tuple[str, ...]:
+        """What the class may keep in `self.<attr>`, as `index` names it: what
+        a call built (`self.net = Net()`: `Net`), or, for `self.noise =
+        noise` in `__init__`, the project classes whose objects the call
+        sites building the class pass there, when every site passes one
+        (qualified: `ModuleIndex.param_classes` of its `__init__`)."""
+        info = index.classes.get(class_qualname)
+        if info is None:
+            return ()
+        held = info.held_objects.get(attr)
+        if held is not None:
+            return (held,)
+        param = info.held_parameters.get(attr)
+        if param is None:
+            return ()
+        return index.param_classes.get(f"{class_qualname}.__init__", {}).get(param, ())
+
     def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`Agent.net` (`self.net(x)` in a method of `Agent`): what calling
         the object `Agent` holds in `self.net` (`self.net = Net()`) runs,
@@ -195,11 +212,10 @@ class ProjectLookup:
             return []
         found = []
         for index, qualname in self._find(owner):
-            info = index.classes.get(qualname)
-            held = info.held_objects.get(attr) if info is not None else None
-            target = held_class(index, held, self) if held is not None else None
-            if target is not None:
-                found += self.call_method(*target)
+            for held in self.held_objects(index, qualname, attr):
+                target = held_class(index, held, self)
+                if target is not None:
+                    found += self.call_method(*target)
         return found
 
     def held_method(self, name: str) -> list[tuple[ModuleIndex, str]]:
@@ -214,16 +230,10 @@ class ProjectLookup:
         owner, attr, method = name.rsplit(".", 2)
         found = []
         for index, qualname in self._find(owner):
-            held = (
-                index.classes[qualname].held_objects.get(attr)
-                if qualname in index.classes
-                else None
-            )
-            if held is None:
-                continue
-            target = held_class(index, held, self)
-            if target is not None and f"{target[1]}.{method}" in target[0].functions:
-                found.append((target[0], f"{target[1]}.{method}"))
+            for held in self.held_objects(index, qualname, attr):
+                target = held_class(index, held, self)
+                if target is not None and f"{target[1]}.{method}" in target[0].functions:
+                    found.append((target[0], f"{target[1]}.{method}"))
         return found
 
     def _find(self, name: str) -> list[tuple[ModuleIndex, str]]:

@@ -20,6 +20,9 @@ def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
     holds (`self.memory = ReplayBuffer(...)`): their modules must be indexed
     to know which of their attributes change between calls."""
     refs: set[str] = set()
+    # Classes with traced methods that keep constructor arguments
+    # (`self.noise = noise`): what their builders pass there is held too.
+    holders: set[str] = set()
     for index in indexes:
         traced = facts.for_path(index.path)
         owners = {
@@ -30,10 +33,17 @@ def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
         for owner in owners:
             held = index.classes.get(owner)
             if held is not None:
+                if held.held_parameters:
+                    holders.add(owner.rpartition(".")[2])
                 for callee in held.held_objects.values():
                     refs.add(callee)
                     if "." not in callee:  # maybe from `from module import *`
                         refs.update(f"{module}.{callee}" for module in index.star_imports)
+    if holders:
+        for index in indexes:
+            for site in index.call_sites:
+                if site.objects and site.callee.rpartition(".")[2] in holders:
+                    refs.update(built for _, built in site.objects)
     return refs
 
 

@@ -190,6 +190,24 @@ def _train_step_drivers(
     }
 
 
+def _builders_of_traced_holders(
+    deferred: Iterable[InputFile], indexes: list[ModuleIndex], facts: ProjectFacts
+) -> set[str]:
+    """Paths of deferred files that build an object of a class whose traced
+    methods may read what its `__init__` keeps of its arguments (`self.noise
+    = noise`, `ClassInfo.held_parameters`): the script passing `Agent(...,
+    noise=OUNoise())` tells what the traced `self.noise()` runs."""
+    names: set[bytes] = set()
+    for index in indexes:
+        traced = facts.for_path(index.path)
+        for qualname, info in index.classes.items():
+            if info.held_parameters and any(method.startswith(qualname + ".") for method in traced):
+                names.add(qualname.rpartition(".")[2].encode() + b"(")
+    if not names:
+        return set()
+    return {f.path for f, data in _contents(deferred) if any(name in data for name in names)}
+
+
 def _contents(files: Iterable[InputFile]) -> Iterator[tuple[InputFile, bytes]]:
     """Each file with its bytes, for the byte tests on deferred files (a
     file that cannot be read is left out: pass 2 reports it)."""
@@ -371,6 +389,7 @@ def _analyse(
         deferred.values(), train_step_modules(indexes), train_step_methods(indexes)
     )
     drivers |= _attribute_writers(deferred.values(), indexes)
+    drivers |= _builders_of_traced_holders(deferred.values(), indexes, facts)
     while deferred:
         refs = _reference_heads(_references_from_traced_code(indexes, facts))
         wanted = [

@@ -30,6 +30,7 @@ from tfrewrite.rules.python_state.per_trace_writes import (
     flag_guarded_effects,
     kept_tensor,
 )
+from tfrewrite.rules.python_state.run_once import lazy_initialisations
 
 
 def _declared_outside(function: cst.FunctionDef) -> set[str]:
@@ -288,7 +289,10 @@ class PythonSideEffectInTracedCode(Rule):
     ("should not modify its Python input arguments"). State the traced functions
     around a function make (`spec = Optional.empty(None)` in a traced
     function, set by a branch function nested in it) is made afresh for each
-    trace: not reported.
+    trace: not reported. Nor is set-up that runs once whether traced or not:
+    a name or attribute assigned only while it is unset (`global _acc; if
+    _acc is None: _acc = BinaryAccuracy()`), created by the first call
+    eagerly and by the first trace traced, and skipped after.
 
     Lists built and consumed inside the function (`parts = []; ...;
     tf.stack(parts)`) are fine and not reported: they only shape the graph.
@@ -534,6 +538,7 @@ class PythonSideEffectInTracedCode(Rule):
         if not setup:
             yield from flag_guarded_effects(function, containers.ctx)
         yield from argument_mutations(function)
+        lazily_set: set[int] | None = None
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
                 if node.func.attr.value not in MUTATING_METHODS:
@@ -550,6 +555,10 @@ class PythonSideEffectInTracedCode(Rule):
                         "return the value or use a `tf.Variable`/`tf.TensorArray`",
                     )
             elif isinstance(node, (cst.AugAssign, cst.Assign)):
+                if lazily_set is None:
+                    lazily_set = lazy_initialisations(function.node.body)
+                if id(node) in lazily_set:
+                    continue  # set up once, on the first call or trace alike
                 targets = (
                     [node.target]
                     if isinstance(node, cst.AugAssign)

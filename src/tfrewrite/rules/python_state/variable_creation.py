@@ -20,22 +20,15 @@ from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.python_state.run_once import under_unset_test
 
 
 def _guarded(ancestors: Sequence[cst.CSTNode], ctx: RuleContext) -> bool:
     """Inside `if self.v is None:` / `if not self.built:` (created once, the
-    documented singleton pattern) or `with tf.init_scope():`."""
+    documented singleton pattern: `run_once`) or `with tf.init_scope():`."""
+    if under_unset_test(ancestors):
+        return True
     for ancestor in ancestors:
-        if isinstance(ancestor, cst.If):
-            for node, _ in iter_with_ancestors(ancestor.test):
-                if isinstance(node, cst.ComparisonTarget) and isinstance(
-                    node.operator, (cst.Is, cst.IsNot)
-                ):
-                    return True
-                if isinstance(node, cst.Name) and "built" in node.value:
-                    return True
-                if isinstance(node, cst.Attribute) and "built" in node.attr.value:
-                    return True
         if isinstance(ancestor, cst.With):
             for item in ancestor.items:
                 expr = item.item.func if isinstance(item.item, cst.Call) else item.item
