@@ -66,9 +66,21 @@ def looped_train_methods(indexes: list[ModuleIndex], lookup: Lookup) -> set[tupl
     for index in indexes:
         for name in index.loop_method_names.keys() - called_here:
             found.update(t for t in candidates.get(name, []) if t[0] == index.path)
+    qualified = {index.path: index for index in indexes}
     for index in indexes:
+        passed = _parameter_classes(index)
         for callee in index.loop_calls:
             head, _, name = callee.rpartition(".")
+            given = passed.get(head)
+            if given:
+                # `gan.train_d(x)` for a parameter every call site fills with
+                # an object of a project class: those classes' methods.
+                found.update(
+                    t
+                    for t in candidates.get(name, [])
+                    if qualified[t[0]].qualify(_class_qualname(t[1])) in given
+                )
+                continue
             targets = _nearest(index.path, candidates.get(name, []))
             if len(targets) > 1:
                 # `self.actor.train(...)` with `Actor.train` and `Critic.train`:
@@ -105,6 +117,25 @@ def _nearest(path: str, targets: list[tuple[str, str, str]]) -> list[tuple[str, 
 
 def _class_of(qualname: str) -> str:
     return qualname.rsplit(".", 2)[-2]
+
+
+def _class_qualname(method_qualname: str) -> str:
+    return method_qualname.rpartition(".")[0]
+
+
+def _parameter_classes(index: ModuleIndex) -> dict[str, set[str]]:
+    """The parameters of the module's functions that every call site fills
+    with objects of project classes (`ModuleIndex.param_classes`), by name,
+    with those classes (qualified); a name two functions use is left out
+    unless they agree."""
+    found: dict[str, set[str]] = {}
+    clashing: set[str] = set()
+    for params in index.param_classes.values():
+        for param, classes in params.items():
+            known = found.setdefault(param, set(classes))
+            if known != set(classes):
+                clashing.add(param)
+    return {param: classes for param, classes in found.items() if param not in clashing}
 
 
 def record_loop_method_names(indexes: list[ModuleIndex]) -> None:
