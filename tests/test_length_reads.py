@@ -1,8 +1,9 @@
 """TFR105 on `len()` of a tensor an op computes in traced code: only
 AutoGraph gives the length there, so it is reported, without a fix.
-`len()` of a parameter is not: it may hold a tuple or a list of inputs (as
-Keras hands `call` and `train_step` what their caller gave; here one an
-`isinstance` test checks)."""
+`len()` of a parameter is only where every call site gives it one tensor
+(or an `input_signature` does): otherwise it may hold a tuple or a list of
+inputs (as Keras hands `call` and `train_step` what their caller gave; here
+one an `isinstance` test checks)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,24 @@ from tests.length_reads import LENGTHS
 from tfrewrite.api import check_source
 
 
-def test_len_of_a_computed_tensor_is_reported_and_len_of_a_parameter_is_not() -> None:
+def test_len_of_a_tensor_is_reported_and_len_of_a_parameter_given_a_tuple_is_not() -> None:
+    """`noise_for(labels)`: every call site gives `labels` one tensor."""
     found = [(f.code, f.start.line, f.fix) for f in check_source(textwrap.dedent(LENGTHS))]
-    assert found == [("TFR105", 8, None)]
+    assert found == [("TFR105", 8, None), ("TFR105", 21, None)]
+
+
+def test_len_of_a_parameter_keras_hands_call_is_not_reported() -> None:
+    """No call site says what `call` gets: Keras hands it a tuple of inputs
+    as often as one tensor."""
+    source = """
+    import tensorflow as tf
+
+
+    class Generator(tf.keras.Model):
+        def call(self, labels):
+            return tf.zeros((len(labels), 2))
+    """
+    assert not check_source(textwrap.dedent(source), select=["TFR105"])
 
 
 def test_len_of_a_list_of_tensors_is_not_reported() -> None:

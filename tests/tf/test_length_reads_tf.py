@@ -1,7 +1,8 @@
 """`len()` of a tensor, which TFR105 reports without a fix: traced with
 AutoGraph it gives what it gives eagerly; with `autograph=False` it raises.
-The `len()` of a parameter holding a tuple, which it leaves alone, runs
-either way."""
+So does `len()` of a parameter every call site gives one tensor. The
+`len()` of a parameter holding a tuple, which it leaves alone, runs either
+way."""
 
 from __future__ import annotations
 
@@ -26,3 +27,5 @@ def test_len_of_a_tensor_needs_autograph_and_a_tuple_does_not(tmp_path: Path) ->
     assert_same(expected[1], plain.pair_sum((data, data)))
     with pytest.raises(TypeError):
         plain.tiled_state(data, tf.constant([[1.0, 2.0]]))
+    with pytest.raises(TypeError):
+        plain.noise_for(tf.constant([1, 2, 3]))

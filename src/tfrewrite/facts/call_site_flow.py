@@ -189,6 +189,7 @@ def apply_call_sites(
             evidence = [site.get(name, info.default_evidence(name)) for site in sites]
             if all(e in "ts" for e in evidence):
                 known.tensor.add(name)
+                known.single.add(name)
                 if all(e == "s" for e in evidence):
                     known.scalar.add(name)
             elif any(e in "ts" for e in evidence) and "p" not in evidence:

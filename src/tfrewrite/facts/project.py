@@ -404,6 +404,7 @@ def compute_facts(
             known.pending,
             _loss_by_signature(by_path[path].functions[qualname]),
             elements=tuple(sorted(known.elements.items())),
+            single_tensor_params=frozenset(known.single - known.python),
             local_reasons_only=not known.elsewhere,
             contexts=tuple(dict.fromkeys([known.reason, *known.contexts])),
             jit_compile=_own_jit_compile(by_path[path].functions[qualname]),
@@ -554,6 +555,7 @@ def _mark_signature(
     for name, (tensor, scalar) in zip(info.caller_params, specs, strict=False):
         if tensor:
             known.tensor.add(name)
+            known.single.add(name)
         if scalar:
             known.scalar.add(name)
 

@@ -164,6 +164,11 @@ class TracedFunction:
     # (a likely tensor, as a parameter with no evidence is), `?` otherwise).
     # `y, n_c = inputs` binds a tensor to `y`.
     elements: tuple[tuple[str, str], ...] = ()
+    # Parameters given one tensor wherever the project says what they get:
+    # every call site passes one, or an `input_signature` gives one. Not a
+    # framework's contract alone (Keras hands `call` a tuple of inputs as
+    # often as one tensor): `len()` of such a parameter is a tensor's length.
+    single_tensor_params: frozenset[str] = frozenset()
     # A method of an object a train step's class holds, run in that step's
     # tape (`self._model.q1(s, a)` in `TD3Agent.train_q`'s): how, and which
     # of the object's models the step trains (`tape_reach`).
@@ -319,6 +324,7 @@ class TraceMarks:
     contexts: list[str] = field(default_factory=list)
     mixed: dict[str, tuple[str, str]] = field(default_factory=dict)
     elements: dict[str, str] = field(default_factory=dict)
+    single: set[str] = field(default_factory=set)  # `single_tensor_params`
 
 
 def step_contexts(qualname: str) -> frozenset[str]:

@@ -601,13 +601,21 @@ def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
     ...)`; `bindings.local_bindings`). A parameter, or an item of one, may
     hold a container instead: Keras hands `call` and `train_step` what
     their caller gave, a tuple or a list of inputs as often as one tensor
-    (`len(data)` of `(x, y)`)."""
+    (`len(data)` of `(x, y)`), unless every call site in the project, or
+    an `input_signature`, gives it one tensor (`single_tensor_params`) in
+    code that runs traced today."""
     if isinstance(value, cst.Call):
         return True
     if not isinstance(value, cst.Name):
         return False
     if value.value in {p.name.value for p in all_params(scope.node.params)}:
-        return False
+        # A step traced only once a fix decorates it keeps AutoGraph, which
+        # gives the length: its parameters are asked about when it runs
+        # traced today.
+        traced = scope.runs_traced
+        return (
+            traced is not None and not traced.pending and value.value in traced.single_tensor_params
+        )
     values = local_bindings(scope.node).get(value.value, [])
     return bool(values) and all(isinstance(v, cst.Call) for v in values)
 
