@@ -49,3 +49,24 @@ def test_len_of_a_list_of_tensors_is_not_reported() -> None:
     count(tf.ones((2, 3)))
     """
     assert not check_source(textwrap.dedent(source), select=["TFR105"])
+
+
+def test_len_of_what_keras_hands_train_step_forwarded_to_a_helper_is_not_reported() -> None:
+    """`train_step(data)` hands `data` on: the sites of `count` pass what
+    Keras gave, a tuple of inputs as often as one tensor."""
+    source = """
+    import tensorflow as tf
+
+
+    class Classifier(tf.keras.Model):
+        def count(self, data):
+            return tf.cast(len(data), tf.float32)
+
+        def train_step(self, data):
+            with tf.GradientTape() as tape:
+                loss = self.count(data) * tf.add_n([tf.reduce_sum(w) for w in self.weights])
+            grads = tape.gradient(loss, self.trainable_weights)
+            self.optimizer.apply_gradients(zip(grads, self.trainable_weights))
+            return {"loss": loss}
+    """
+    assert not check_source(textwrap.dedent(source), select=["TFR105"])

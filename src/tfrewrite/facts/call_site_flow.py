@@ -94,13 +94,18 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
 
 
 def _received(
-    info: FunctionInfo, passed: list[dict[str, str]], known: TraceMarks | None
+    info: FunctionInfo,
+    passed: list[dict[str, str]],
+    known: TraceMarks | None,
+    single: bool = False,
 ) -> dict[str, str]:
     """What the project knows a function receives, per parameter: `t`/`s`
     when its tracer or every call site passes a tensor (a scalar), `p` when
     every site passes a Python value (a parameter a site leaves out has its
     default: a Python value, unless `FunctionInfo.tensor_defaults` says it is
-    a tensor)."""
+    a tensor). With `single`, what a tracer's contract alone says (Keras
+    hands `call` a tensor or a tuple of them) is left out: a tensor is one
+    the sites, or an `input_signature`, give (`TraceMarks.single`)."""
     received: dict[str, str] = {}
     for name in info.caller_params:
         evidence = {site.get(name, info.default_evidence(name)) for site in passed}
@@ -108,7 +113,9 @@ def _received(
             received[name] = "s" if evidence == {"s"} else "t"
         elif evidence == {"p"}:
             received[name] = "p"
-    if known is not None:
+    if known is not None and single:
+        received.update((name, "t") for name in known.single)
+    elif known is not None:
         received.update((name, "t") for name in known.tensor - known.scalar)
         received.update((name, "s") for name in known.scalar & known.tensor)
     return received
@@ -118,6 +125,7 @@ def _forwarded_knowledge(
     passes: list[_Passed],
     by_path: dict[str, ModuleIndex],
     marks: dict[tuple[str, str], TraceMarks],
+    single: bool = False,
 ) -> dict[tuple[str, str], dict[str, str]]:
     """What each function that forwards a parameter receives there, to a
     fixed point: `call(self, x, step)` forwards `step` to `scaled_noise`,
@@ -137,7 +145,7 @@ def _forwarded_knowledge(
             info = by_path[caller[0]].functions.get(caller[1])
             if info is not None:
                 given = [p.evidence(known) for p in into[caller]]
-                updated[caller] = _received(info, given, marks.get(caller))
+                updated[caller] = _received(info, given, marks.get(caller), single)
         if updated == known:
             break
         known = updated
@@ -170,11 +178,15 @@ def apply_call_sites(
                     passes.append(_passed(index, site, target_index, target))
     by_path = {index.path: index for index in indexes}
     knowledge = _forwarded_knowledge(passes, by_path, marks)
+    # The same, counting only tensors the sites themselves give.
+    single_knowledge = _forwarded_knowledge(passes, by_path, marks, single=True)
+    singles: dict[tuple[str, str], list[dict[str, str]]] = {}
     seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
     structures: dict[tuple[str, str], list[dict[str, str]]] = {}
     for p in passes:
         if p.target in marks:
             seen.setdefault(p.target, []).append((p.evidence(knowledge), p.where))
+            singles.setdefault(p.target, []).append(p.evidence(single_knowledge))
             structures.setdefault(p.target, []).append(p.elements)
     for key, located in seen.items():
         known = marks[key]
@@ -189,7 +201,9 @@ def apply_call_sites(
             evidence = [site.get(name, info.default_evidence(name)) for site in sites]
             if all(e in "ts" for e in evidence):
                 known.tensor.add(name)
-                known.single.add(name)
+                single = [site.get(name, info.default_evidence(name)) for site in singles[key]]
+                if all(e in "ts" for e in single):
+                    known.single.add(name)
                 if all(e == "s" for e in evidence):
                     known.scalar.add(name)
             elif any(e in "ts" for e in evidence) and "p" not in evidence:
