@@ -7,10 +7,9 @@ followed; a site passing something else leaves the attribute unknown."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+from tests.projects import check_project, found_lines
 
 AGENT = """
     import tensorflow as tf
@@ -69,13 +68,7 @@ def _random_findings(tmp_path: Path, train_noise: str) -> list[tuple[str, int]]:
         "agents/noise.py": NOISE,
         "main.py": MAIN.format(train_noise=train_noise),
     }
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    options = RunOptions(rule_codes=("TFR102",), root=str(tmp_path))
-    result = run([InputFile(str(tmp_path / name)) for name in files], options, jobs=1)
-    return sorted((Path(f.path).name, f.start.line) for f in result.findings)
+    return found_lines(check_project(tmp_path, files, ("TFR102",)))
 
 
 def test_the_classes_passed_to_the_constructor_run_in_the_trace(tmp_path: Path) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.projects import check_project
+
 from tfrewrite.api import check_source
 from tfrewrite.findings import Finding
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
 AGENT = """
 import tensorflow as tf
@@ -103,13 +104,7 @@ def _check_project(tmp_path: Path, extra: str) -> list[Finding]:
         "nets/critic.py": CRITIC_MODULE.format(extra=extra),
         "train.py": TRAIN_MODULE,
     }
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    options = RunOptions(rule_codes=("TFR304",), root=str(tmp_path))
-    inputs = [InputFile(str(tmp_path / name)) for name in files]
-    return run(inputs, options, jobs=1).findings
+    return check_project(tmp_path, files, ("TFR304",))
 
 
 def test_own_call_of_a_class_of_another_module_without_training(tmp_path: Path) -> None:

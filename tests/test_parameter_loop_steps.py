@@ -6,10 +6,9 @@ module defines it; a class no site passes is not."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+from tests.projects import check_project, found_lines
 
 BASE = """
     import tensorflow as tf
@@ -38,10 +37,7 @@ BASE = """
         train(GAN(), [tf.ones((2, 3))], 3)
 """
 
-PENALIZED = """
-    import tensorflow as tf
-    from gan import GAN, train
-
+PENALIZED_CLASS = """
 
     class PenalizedGAN(GAN):
         def train_d(self, x):
@@ -50,27 +46,25 @@ PENALIZED = """
             grads = tape.gradient(loss, self.d.trainable_variables)
             self.opt.apply_gradients(zip(grads, self.d.trainable_variables))
             return loss
+"""
 
-
-    class UnusedGAN(GAN):
-        def train_d(self, x):
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(self.d(x))
-            grads = tape.gradient(loss, self.d.trainable_variables)
-            self.opt.apply_gradients(zip(grads, self.d.trainable_variables))
-            return loss
-
+# The subclass a script hands the loop, and a second one no script passes.
+PENALIZED = (
+    """
+    import tensorflow as tf
+    from gan import GAN, train
+"""
+    + PENALIZED_CLASS
+    + PENALIZED_CLASS.replace("PenalizedGAN", "UnusedGAN")
+    + """
 
     if __name__ == "__main__":
         train(PenalizedGAN(), [tf.ones((2, 3))], 3)
 """
+)
 
 
 def test_each_class_passed_to_the_loop_has_its_step_reported(tmp_path: Path) -> None:
     files = {"gan.py": BASE, "gan_penalized.py": PENALIZED}
-    for name, text in files.items():
-        (tmp_path / name).write_text(textwrap.dedent(text).lstrip())
-    options = RunOptions(rule_codes=("TFR302",), root=str(tmp_path))
-    result = run([InputFile(str(tmp_path / name)) for name in files], options, jobs=1)
-    found = sorted((Path(f.path).name, f.start.line) for f in result.findings)
+    found = found_lines(check_project(tmp_path, files, ("TFR302",)))
     assert found == [("gan.py", 9), ("gan_penalized.py", 6)]

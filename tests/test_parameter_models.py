@@ -8,11 +8,11 @@ another module. `agent.critic(...)` then calls a model, and whether
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
+from tests.projects import check_project
+
 from tfrewrite.findings import Finding
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
 BUILDERS = """
     import tensorflow as tf
@@ -90,12 +90,7 @@ def _check(tmp_path: Path, layer: str = BATCH_NORM, passed: str = "agent") -> li
         "pkg/train.py": TRAIN,
         "main.py": MAIN.format(passed=passed),
     }
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    options = RunOptions(rule_codes=("TFR304",), root=str(tmp_path))
-    return run([InputFile(str(tmp_path / name)) for name in files], options, jobs=1).findings
+    return check_project(tmp_path, files, ("TFR304",))
 
 
 def test_a_model_held_by_the_parameters_class_is_reported(tmp_path: Path) -> None:

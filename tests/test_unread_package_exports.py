@@ -8,10 +8,9 @@ defining the name, nothing is guessed."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+from tests.projects import check_project, found_lines
 
 BASE = """
     import tensorflow as tf
@@ -43,13 +42,7 @@ TRAIN = """
 
 
 def _tensor_ifs(tmp_path: Path, files: dict[str, str]) -> list[tuple[str, int]]:
-    for name, text in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip())
-    options = RunOptions(rule_codes=("TFR101",), root=str(tmp_path))
-    result = run([InputFile(str(tmp_path / name)) for name in files], options, jobs=1)
-    return [(Path(f.path).name, f.start.line) for f in result.findings]
+    return found_lines(check_project(tmp_path, files, ("TFR101",)))
 
 
 def test_a_base_class_from_a_package_whose_init_is_not_read(tmp_path: Path) -> None:
