@@ -71,6 +71,7 @@ from tfrewrite.facts.traced_function import (
     traced_base_leaf,
 )
 from tfrewrite.facts.training_facts import (
+    loop_call_targets,
     nested_functions,
     parameter_method,
     record_custom_schedules,
@@ -564,12 +565,13 @@ def _looped_targets(
     indexes: list[ModuleIndex], lookup: ProjectLookup, looped_methods: set[tuple[str, str, str]]
 ) -> set[tuple[str, str]]:
     """(path, qualname) of functions some Python loop calls: through the
-    project's names, or by bare name for a function nested where it is called
+    project's names, the objects a class holds (calling one runs its
+    `__call__`), or by bare name for a function nested where it is called
     (a step defined inside `main()`)."""
     found: set[tuple[str, str]] = set()
     for index in indexes:
         for callee in index.loop_calls:
-            for target_index, target in lookup.find(callee, index):
+            for target_index, target in loop_call_targets(index, callee, lookup):
                 found.add((target_index.path, target))
             if "." not in callee:
                 suffix = "." + callee

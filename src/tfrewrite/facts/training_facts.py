@@ -134,6 +134,15 @@ def _imports_module(index: ModuleIndex, module: str) -> bool:
     return False
 
 
+def loop_call_targets(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup
+) -> list[tuple[ModuleIndex, str]]:
+    """What a call in a Python loop runs: the definitions its name finds,
+    or, for an object a class holds (`self.train_step(x, y)` after
+    `self.train_step = TrainStep(...)`), the `__call__` of that object."""
+    return lookup.find(callee, index) or lookup.held_instance(callee)
+
+
 def _record_steps_of_looped_helpers(
     looped: list[tuple[ModuleIndex, str, bool]], lookup: ProjectLookup
 ) -> None:
@@ -228,7 +237,7 @@ def record_training_facts(
     looped: list[tuple[ModuleIndex, str, bool]] = []
     for index in indexes:
         for callee, short in index.loop_calls.items():
-            for target_index, target in lookup.find(callee, index):
+            for target_index, target in loop_call_targets(index, callee, lookup):
                 if target in target_index.functions:
                     known = target_index.looped_functions.get(target, False)
                     target_index.looped_functions[target] = known or short

@@ -40,7 +40,7 @@ from tfrewrite.pipeline.workers import (
     start_fresh_server,
 )
 from tfrewrite.workspace.line_names import CellStarts
-from tfrewrite.workspace.notebook import NotebookError
+from tfrewrite.workspace.notebook import NOTEBOOK_SUFFIX, NotebookError
 from tfrewrite.workspace.sources import decode_source, read_file_bytes, undecodable
 
 if TYPE_CHECKING:  # the analysis loads only when a file must be looked at (`_analyse`)
@@ -298,7 +298,73 @@ def run(
         if unchanged is not None:
             return RunResult(files=unchanged, cached=len(unchanged))
     with _fewer_collections():
-        return _analyse(files, options, jobs, progress, cache, fresh_workers)
+        result = _analyse(files, options, jobs, progress, cache, fresh_workers)
+        if options.fix:
+            result = _fix_across_files(result, files, options, jobs, fresh_workers)
+        return result
+
+
+# How many times `fix` checks the project again over its fixed text: a fix in
+# one file can remove what kept a fix in another from applying (a schedule's
+# tensor `if` rewritten, so the step whose optimizer calls it can be traced).
+MAX_PROJECT_FIX_PASSES = 3
+
+
+def _fix_across_files(
+    result: RunResult,
+    files: list[InputFile],
+    options: RunOptions,
+    jobs: int,
+    fresh_workers: bool,
+) -> RunResult:
+    """Run `fix` again over the fixed text of the project, with its facts
+    derived anew, until no file changes: `fix` twice then changes nothing
+    `fix` once did not. Each file's findings fixed over the passes add up;
+    what is left is the last pass's. Notebooks are fixed in one pass (their
+    cells are placed back from the file on disk)."""
+    for _ in range(MAX_PROJECT_FIX_PASSES - 1):
+        by_path = {r.path: r for r in result.files}
+        changed = {
+            path
+            for path, r in by_path.items()
+            if r.changed and r.error is None and not path.endswith(NOTEBOOK_SUFFIX)
+        }
+        if not changed or any(
+            by_path[f.path].changed and f.path.endswith(NOTEBOOK_SUFFIX)
+            for f in files
+            if f.path in by_path
+        ):
+            return result
+        again = [
+            dataclasses.replace(f, source=by_path[f.path].fixed_source) if f.path in changed else f
+            for f in files
+        ]
+        later = _analyse(again, options, jobs, None, None, fresh_workers)
+        if not any(r.changed for r in later.files if r.error is None):
+            return result
+        result = _merged(result, later)
+    return result
+
+
+def _merged(first: RunResult, later: RunResult) -> RunResult:
+    """A file's result over two passes: its own source, the later pass's
+    text and remaining findings, the fixes of both."""
+    earlier = {r.path: r for r in first.files}
+    files = []
+    for r in later.files:
+        before = earlier.get(r.path)
+        if before is None or r.error is not None:
+            files.append(r)
+            continue
+        files.append(
+            dataclasses.replace(
+                r,
+                source=before.source,
+                fixed_source=r.fixed_source if r.changed else before.fixed_source,
+                fixes_applied=[*before.fixes_applied, *r.fixes_applied],
+            )
+        )
+    return dataclasses.replace(later, files=files, unchecked=first.unchecked + later.unchecked)
 
 
 def _analyse(
