@@ -222,11 +222,11 @@ def _held_models_of(
     for qualified in classes:
         models: dict[str, bool] = {}
         for target_index, qualname in lookup.find(qualified, index):
-            info = target_index.classes.get(qualname)
-            for attr, held in info.held_objects.items() if info is not None else ():
-                reads = _held_model_reads(target_index, held, lookup, keras)
-                if reads is not None:
-                    models[attr] = models.get(attr, False) or reads
+            for attr, held in lookup.held_attributes(target_index, qualname).items():
+                for callee in held:
+                    reads = _held_model_reads(target_index, callee, lookup, keras)
+                    if reads is not None:
+                        models[attr] = models.get(attr, False) or reads
         per_class.append(models)
     if not per_class:
         return {}
@@ -295,11 +295,7 @@ def _builds_model(
     """Whether calling `callee` (as `index` names it) gives a Keras model
     or layer: Keras' own, a project function every `return` of which
     builds one, or a Keras class of the project."""
-    if builds_keras_model(callee):
-        return True
-    if model_builder_reads(index, callee, lookup, keras) is not None:
-        return True
-    return keras.kind(index, callee) is not None
+    return builds_keras_model(callee) or _held_model_reads(index, callee, lookup, keras) is not None
 
 
 def record_called_classes(

@@ -186,22 +186,27 @@ class ProjectLookup:
                 found += self.held_functions(index, qualname, attr)
         return found
 
-    def held_objects(self, index: ModuleIndex, class_qualname: str, attr: str) -> tuple[str, ...]:
-        """What the class may keep in `self.<attr>`, as `index` names it: what
-        a call built (`self.net = Net()`: `Net`), or, for `self.noise =
-        noise` in `__init__`, the project classes whose objects the call
+    def held_attributes(
+        self, index: ModuleIndex, class_qualname: str
+    ) -> dict[str, tuple[str, ...]]:
+        """What the class may keep in each `self.<attr>`, as `index` names
+        it: what a call built (`self.net = Net()`: `Net`), or, for `self.noise
+        = noise` in `__init__`, the project classes whose objects the call
         sites building the class pass there, when every site passes one
         (qualified: `ModuleIndex.param_classes` of its `__init__`)."""
         info = index.classes.get(class_qualname)
         if info is None:
-            return ()
-        held = info.held_objects.get(attr)
-        if held is not None:
-            return (held,)
-        param = info.held_parameters.get(attr)
-        if param is None:
-            return ()
-        return index.param_classes.get(f"{class_qualname}.__init__", {}).get(param, ())
+            return {}
+        passed = index.param_classes.get(f"{class_qualname}.__init__", {})
+        held = {
+            attr: passed[param] for attr, param in info.held_parameters.items() if passed.get(param)
+        }
+        held.update((attr, (callee,)) for attr, callee in info.held_objects.items())
+        return held
+
+    def held_objects(self, index: ModuleIndex, class_qualname: str, attr: str) -> tuple[str, ...]:
+        """`held_attributes` of one attribute."""
+        return self.held_attributes(index, class_qualname).get(attr, ())
 
     def held_instance(self, name: str) -> list[tuple[ModuleIndex, str]]:
         """`Agent.net` (`self.net(x)` in a method of `Agent`): what calling

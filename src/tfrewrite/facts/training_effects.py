@@ -120,10 +120,17 @@ def training_keyword_refused(ctx: RuleContext, model: str, owner: str | None = N
     calling its objects runs that method, not Keras' `__call__`. None when
     the keyword can be passed, or the class is not known."""
     for callee in project_classes_of(ctx, model, owner):
-        own_call = _own_method(ctx, callee, "__call__")
-        if own_call is not None and not _training_parameter(own_call)[0]:
+        if _own_call_without_training(ctx, callee):
             return f"`{callee.rpartition('.')[2]}.__call__` takes no `training` argument"
     return None
+
+
+def _own_call_without_training(ctx: RuleContext, callee: str) -> bool:
+    """Whether the project class `callee` (of this file) defines a
+    `__call__` that takes no `training` (by name or `**kwargs`): calling
+    its objects runs that method, not Keras' `__call__`."""
+    own_call = _own_method(ctx, callee, "__call__")
+    return own_call is not None and not _training_parameter(own_call)[0]
 
 
 def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
@@ -252,8 +259,7 @@ def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | Non
         return f"`{name}` is plain Python, no Keras layer or model"
     if kind != "framework" or callee not in ctx.index.classes:
         return None
-    call = _own_method(ctx, callee, "__call__")
-    if call is None or _training_parameter(call)[0]:
+    if not _own_call_without_training(ctx, callee):
         return None
     return f"`{name}` is no Keras layer or model, and its `__call__` takes no `training`"
 
@@ -273,8 +279,7 @@ def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> st
     not this file's."""
     if callee not in ctx.index.classes:
         return None
-    own_call = _own_method(ctx, callee, "__call__")
-    if own_call is not None and not _training_parameter(own_call)[0]:
+    if _own_call_without_training(ctx, callee):
         # Calling its objects runs this `__call__`, not Keras' (which would
         # hand `training` on through the call context): it takes none, and
         # its layers run as their own defaults say.

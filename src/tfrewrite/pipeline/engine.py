@@ -323,20 +323,11 @@ def _fix_across_files(
     what is left is the last pass's. Notebooks are fixed in one pass (their
     cells are placed back from the file on disk)."""
     for _ in range(MAX_PROJECT_FIX_PASSES - 1):
-        by_path = {r.path: r for r in result.files}
-        changed = {
-            path
-            for path, r in by_path.items()
-            if r.changed and r.error is None and not path.endswith(NOTEBOOK_SUFFIX)
-        }
-        if not changed or any(
-            by_path[f.path].changed and f.path.endswith(NOTEBOOK_SUFFIX)
-            for f in files
-            if f.path in by_path
-        ):
+        changed = {r.path: r.fixed_source for r in result.files if r.changed and r.error is None}
+        if not changed or any(path.endswith(NOTEBOOK_SUFFIX) for path in changed):
             return result
         again = [
-            dataclasses.replace(f, source=by_path[f.path].fixed_source) if f.path in changed else f
+            dataclasses.replace(f, source=changed[f.path]) if f.path in changed else f
             for f in files
         ]
         later = _analyse(again, options, jobs, None, None, fresh_workers)

@@ -12,13 +12,13 @@ from collections.abc import Sequence
 import libcst as cst
 
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
+from tfrewrite.facts.walk import iter_nodes
 
 
 def tests_unset_state(test: cst.BaseExpression) -> bool:
     """A test that something is not set up yet: an identity comparison
     (`self.v is None`), or a flag named for it (`not self.built`)."""
-    for node, _ in iter_with_ancestors(test):
+    for node in iter_nodes(test):
         if isinstance(node, cst.ComparisonTarget) and isinstance(
             node.operator, (cst.Is, cst.IsNot)
         ):

@@ -213,6 +213,7 @@ class VariableCreatedInTracedCode(Rule):
             yield from self._check(ctx, function)
 
     def _check(self, ctx: RuleContext, root: FunctionScope) -> Iterator[Violation]:
+        guarded_helpers: dict[int, bool] = {}  # per scope: `_called_only_when_guarded`
         for node, ancestors in iter_with_ancestors(root.node.body):
             if not isinstance(node, cst.Call):
                 continue
@@ -228,7 +229,10 @@ class VariableCreatedInTracedCode(Rule):
             scope = ctx.innermost_scope(root, ancestors)
             if scope.node.name.value in SETUP_METHODS or _guarded(ancestors, ctx):
                 continue
-            if _called_only_when_guarded(ctx, scope):
+            once = guarded_helpers.get(id(scope.node))
+            if once is None:
+                once = guarded_helpers[id(scope.node)] = _called_only_when_guarded(ctx, scope)
+            if once:
                 continue
             if any(isinstance(a, cst.Lambda) for a in ancestors):
                 continue

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import bound_names
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.dataset_batches import batches_of_one_size
 from tfrewrite.facts.name_use import mentioned_names
@@ -199,7 +200,7 @@ def per_batch_values(
         start = found.start
         if start is not None and any(n is start for n in iter_nodes(found.loop.body)):
             del lists[name]
-        elif name.endswith(HELD_LISTS) and name[: -len(HELD_LISTS)] in _names_bound(found.loop):
+        elif name.endswith(HELD_LISTS) and name[: -len(HELD_LISTS)] in bound_names(found.loop.body):
             del lists[name]
     return lists, sums
 
@@ -223,17 +224,6 @@ def _list_owner(appended: cst.BaseExpression) -> str | None:
     else:
         return None
     return held + HELD_LISTS if held else None
-
-
-def _names_bound(loop: cst.For) -> set[str]:
-    """Plain names an assignment in the loop's body binds."""
-    return {
-        target.target.value
-        for node in iter_nodes(loop.body, into_functions=False)
-        if isinstance(node, cst.Assign)
-        for target in node.targets
-        if isinstance(target.target, cst.Name)
-    }
 
 
 def held_list_elements(scope: cst.CSTNode) -> dict[str, str]:
