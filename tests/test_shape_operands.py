@@ -13,7 +13,7 @@ SOURCE = """
 import tensorflow as tf
 
 
-@tf.function
+@tf.function(reduce_retracing=True)
 def flatten(layer, x):
     h = layer.conv(x)
     [n, a, b, c] = h.shape

@@ -2,7 +2,10 @@
 into a name (`rows = h.shape[0]`, `rows, cols = h.shape`) and given as a
 shape or as a count (`tf.range(rows * 2)`, `repeats=rows`) holds `None`
 wherever `h.shape[0]` does. And what a list argument's elements are: a
-helper called as `self.pad([h, 2])` unpacks a tensor and a Python int."""
+helper called as `self.pad([h, 2])` unpacks a tensor and a Python int.
+
+The functions are traced with `reduce_retracing=True`, under which a trace
+may see the batch dimension as `None` (`facts/trace_shapes.py`)."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ TRACED = """\
 import tensorflow as tf
 
 
-@tf.function
+@tf.function(reduce_retracing=True)
 def f(x):
 {body}
 """
@@ -240,7 +243,7 @@ def shrink(t, scale=2.0):
     return tf.image.resize(t, [4, 4]) * scale
 
 
-@tf.function
+@tf.function(reduce_retracing=True)
 def pieces(images):
     h = shrink(images, scale=3.0)
     dims = h.get_shape().as_list()
@@ -299,7 +302,7 @@ def grid(batch_size, height, width):
     return tf.tile(cells, (batch_size, 1, 1))
 
 
-@tf.function
+@tf.function(reduce_retracing=True)
 def with_grid(images):
     rows, height, width = images.shape
     return images + grid(rows, height, width)
@@ -323,10 +326,11 @@ def test_a_batch_dimension_handed_to_a_helper_that_tiles_by_it_is_reported():
 def test_a_helper_of_another_module_is_known_by_the_project(tmp_path):
     from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
-    helper, _, caller = GRID.partition("\n\n@tf.function\n")
+    helper, _, caller = GRID.partition("\n\n@tf.function(reduce_retracing=True)\n")
     (tmp_path / "grids.py").write_text(helper)
     (tmp_path / "model.py").write_text(
-        "import tensorflow as tf\n\nfrom grids import grid\n\n\n@tf.function\n" + caller
+        "import tensorflow as tf\n\nfrom grids import grid\n\n\n"
+        "@tf.function(reduce_retracing=True)\n" + caller
     )
     files = [InputFile(str(tmp_path / name)) for name in ("grids.py", "model.py")]
     result = run(files, RunOptions(rule_codes=tuple(SELECT), root=str(tmp_path)), jobs=1)

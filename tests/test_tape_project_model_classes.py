@@ -197,10 +197,18 @@ def test_a_model_named_so_of_such_a_class_is_not_reported(tmp_path: Path) -> Non
         assert _fix(tmp_path, _files(train=train, net=DENSE_NET))["train.py"] is None
 
 
-def test_a_class_whose_call_takes_training_keeps_the_fix(tmp_path: Path) -> None:
+def test_a_class_whose_call_reads_training_keeps_the_fix(tmp_path: Path) -> None:
     """Its `call` may branch on `training`, whatever layers it builds."""
-    net = DENSE_NET.replace("def call(self, x):", "def call(self, x, training=False):")
+    net = DENSE_NET.replace(
+        "def call(self, x):", "def call(self, x, training=False):\n        x = x if training else x"
+    )
     assert _fix(tmp_path, _files(net=net))["train.py"] == FIXED_TRAIN
+
+
+def test_a_class_whose_call_takes_training_only_to_ignore_it(tmp_path: Path) -> None:
+    """`training` taken and never read: what the layers compute decides."""
+    net = DENSE_NET.replace("def call(self, x):", "def call(self, x, training=False):")
+    assert _fix(tmp_path, _files(net=net))["train.py"] is None
 
 
 def test_what_the_class_cannot_be_seen_to_build_keeps_the_fix(tmp_path: Path) -> None:

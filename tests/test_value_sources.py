@@ -72,7 +72,7 @@ _ROWS = """
         def learn(self):
             pass
 
-        @tf.function
+        @tf.function(reduce_retracing=True)
         def step(self, done):
             {body}
 """
@@ -111,7 +111,7 @@ UNFLATTEN = """
                 start += size
             return parts
 
-        @tf.function
+        @tf.function(reduce_retracing=True)
         def step(self, flat, parts):
             return self.unflatten(flat, {given})
 """

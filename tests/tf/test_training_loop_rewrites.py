@@ -636,9 +636,9 @@ def test_extracted_step_keeps_every_output_loss():
 
 
 # A helper the tape block calls reads the batch's static shape: the extracted
-# step (`reduce_retracing=True`, for the short final batch) is traced with an
-# unknown batch dimension, where `x.shape[0]` is None. The same `fix` checks
-# the helper as the traced code it now is, and uses the dynamic shape.
+# step takes no `reduce_retracing` (which would trace the short final batch
+# with an unknown batch dimension, where `x.shape[0]` is None), so each batch
+# size is traced with its shape and the helper's static shape is the shape.
 INLINE_STATIC_SHAPE_IN_HELPER = (
     SETUP
     + """
@@ -667,13 +667,13 @@ INLINE_STATIC_SHAPE_IN_HELPER = (
 )
 
 
-def test_helper_of_an_extracted_step_is_fixed_in_the_same_run():
+def test_helper_of_an_extracted_step_reads_whole_shapes():
     original_source = textwrap.dedent(INLINE_STATIC_SHAPE_IN_HELPER)
     rewritten, fixed, remaining = fix_source_with_findings(
         original_source, "loop.py", None, unsafe_fixes=True
     )
     assert [f.code for f in fixed] == ["TFR303"] and remaining == []
-    assert "(tf.shape(x)[0], 3)" in rewritten
+    assert "reduce_retracing" not in rewritten and "(x.shape[0], 3)" in rewritten
     again, _, _ = fix_source_with_findings(rewritten, "loop.py", None, unsafe_fixes=True)
     assert again == rewritten
     original = load_module(original_source).train(3)

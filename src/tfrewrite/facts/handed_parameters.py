@@ -4,7 +4,9 @@ and a script calls `AudioSet(...).create(map_fn=lambda items: crop(items))`:
 `crop` runs traced, in the dataset's map, though nothing in its own module
 says so. The callee is matched by its name and the keyword (`HandedCallable`):
 the object a method is called on is often built inline, of a class the
-script imports."""
+script imports. A function handed positionally fills the parameter at its
+place (`self._dataset(gen, load_fn)` for `_dataset(self, gen, map_fn)`),
+and one bound by `functools.partial` is handed as the function it binds."""
 
 from __future__ import annotations
 
@@ -57,10 +59,19 @@ class HandedCallables:
                 for handed in other.handed_callables:
                     self._by_keyword[(handed.method, handed.keyword)].append((other, handed))
         method = site.caller.rpartition(".")[2]
+        slots = [site.target, f"#{_position(caller.params, site.target)}"]
         return [
             HandedTarget(target_index, target, handed, other)
-            for other, handed in self._by_keyword.get((method, site.target), ())
+            for slot in slots
+            for other, handed in self._by_keyword.get((method, slot), ())
             for name in handed.functions
             for target_index, target in self._lookup.find(name, other)
             if target in target_index.functions
         ]
+
+
+def _position(params: list[str], name: str) -> int:
+    """Where a call's positional arguments fill `name`: a method's own
+    object (`self`, `cls`) is the one before the parentheses."""
+    position = params.index(name)
+    return position - 1 if params and params[0] in ("self", "cls") else position

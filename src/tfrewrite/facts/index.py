@@ -68,6 +68,7 @@ from tfrewrite.facts.index_names import (
     dotted,
     iter_statements,
     module_bindings,
+    on_super,
     rebind,
 )
 from tfrewrite.facts.index_objects import ObjectReferences
@@ -96,7 +97,12 @@ from tfrewrite.facts.tape_losses import (
     tape_scopes,
 )
 from tfrewrite.facts.tape_reach import variable_owners
-from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, ITERATING, MEAN_FUNCTIONS
+from tfrewrite.facts.vocabulary import (
+    ARRAY_CONVERSIONS,
+    ITERATING,
+    MEAN_FUNCTIONS,
+    runs_keras_traces,
+)
 from tfrewrite.workspace.line_names import CellStarts, named_line
 
 # Methods whose results Python iterates (a dict's views, a string's parts).
@@ -213,6 +219,10 @@ class _Indexer(
         # result of calling a project function (`loss_fn = make_loss(...)`).
         # Calling one calls what the factory returns: `make_loss()`.
         self.call_results: list[dict[str, str]] = []
+        # Per scope, the module's first: names bound to `functools.partial(f,
+        # ...)` (`load_fn = partial(parse, size=8)`), handed on by name to a
+        # tracer (`ds.map(load_fn)`) or to a function that hands it to one.
+        self.partial_bindings: list[dict[str, ast.Call]] = [{}]
         # Per enclosing function, innermost last: local names that hold one
         # of several project objects (an element of `metrics = [qwk, corr]`,
         # or the loop variable over it), with their constructors.
@@ -380,6 +390,7 @@ class _Indexer(
         # passed on as a Python value.
         self.evidence.append({name: "p" for name in number_defaults(node.args)})
         self.call_results.append({})
+        self.partial_bindings.append({})
         self.object_choices.append({})
         self.function_tables.append({})
         self.dataset_names.append(set())
@@ -389,6 +400,12 @@ class _Indexer(
         self.annotated_params.append(self._annotated_classes(args))
         for stmt in node.body:
             self.visit(stmt)
+        if "training" in info.params:
+            info.reads_training = any(
+                isinstance(n, ast.Name) and n.id == "training" and isinstance(n.ctx, ast.Load)
+                for stmt in node.body
+                for n in ast.walk(stmt)
+            )
         self.annotated_params.pop()
         self.settle_forwarded()
         tests = self.branch_tests.pop()
@@ -397,6 +414,7 @@ class _Indexer(
         self.dataset_names.pop()
         self.evidence.pop()
         self.call_results.pop()
+        self.partial_bindings.pop()
         self.object_choices.pop()
         self.function_tables.pop()
         self.batched_names.pop()
@@ -667,6 +685,7 @@ class _Indexer(
                     if function is not None:
                         owner.held_functions.setdefault(target.attr, []).append(function)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        self.record_partial_binding(names, node.value)
         if names and self.call_results:
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
             factory = self._factory(node.value) or self._module_object(node.value)
@@ -857,7 +876,7 @@ class _Indexer(
         # A function is handed over positionally, or as `Lambda(function=f)`.
         if node.args or (node.keywords and callee and callee.endswith("Lambda")):
             self._record_traced_argument(node, callee)
-        if node.keywords:
+        if node.args or node.keywords:
             self.record_handed_callables(node)
         if self.traced_lambda_stack:
             self.record_lambda_call(node)
@@ -953,8 +972,11 @@ class _Indexer(
             if attr == "compile":
                 self._record_compile(node)
                 self._record_compiled_object(node)
+                self._record_keras_run(node)
                 if any(kw.arg == "run_eagerly" for kw in node.keywords):
                     self.index.switches_tracing_off = True
+            elif runs_keras_traces(attr):
+                self._record_keras_run(node)
             elif is_update_call(node) and self.function_stack:
                 self.function_stack[-1].applies_gradients = True
                 # The optimizer calls its callable learning rate here.
@@ -1319,10 +1341,4 @@ def _compact(index: ModuleIndex) -> None:
 def _is_super_call(node: ast.Call) -> bool:
     """`super().call(...)`: a layer subclass calling the `call` it extends."""
     func = node.func
-    return (
-        isinstance(func, ast.Attribute)
-        and func.attr == "call"
-        and isinstance(func.value, ast.Call)
-        and isinstance(func.value.func, ast.Name)
-        and func.value.func.id == "super"
-    )
+    return isinstance(func, ast.Attribute) and func.attr == "call" and on_super(func)

@@ -94,6 +94,22 @@ def _lambda_params(node: ast.Lambda) -> list[str]:
     return names
 
 
+def _defaulted_params(node: ast.Lambda) -> dict[str, ast.expr]:
+    """A lambda's parameters that have a default, with it."""
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    found = {
+        a.arg: d
+        for a, d in zip(
+            positional[len(positional) - len(args.defaults) :], args.defaults, strict=True
+        )
+    }
+    found.update(
+        {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is not None}
+    )
+    return found
+
+
 def _tensor_params(params: list[str], arguments: str) -> list[str]:
     """The parameters a tracer passes tensors to, by `TracedLambda.arguments`:
     a compiled loss or metric gets (y_true, y_pred), `Dataset.map` and
@@ -142,6 +158,8 @@ class TracedCallSites:
     _instance_call: Callable[[ast.expr], str | None]
     _record_call_site: Callable[[ast.Call, str, str | None], None]
     module_instances: dict[str, str]
+    partial_bindings: list[dict[str, ast.Call]]
+    _evidence: Callable[[ast.AST], str]
 
     def resolve_function(self, node: ast.AST) -> str | None:
         """`resolve`, and a plain name defined by an enclosing function (a
@@ -157,12 +175,34 @@ class TracedCallSites:
                     return self.index.qualify(nested)
         return self.resolve(node)
 
+    def record_partial_binding(self, names: list[str], value: ast.expr) -> None:
+        """An assignment of `value` to `names` in the current scope: each
+        holds the partial it builds, or no partial any more."""
+        bound = self.partial_bindings[-1]
+        is_partial = isinstance(value, ast.Call) and self._partial_parts(value) is not None
+        for name in names:
+            if is_partial:
+                bound[name] = value  # type: ignore[assignment]
+            else:
+                bound.pop(name, None)
+
+    def _bound_partial(self, node: ast.AST) -> ast.AST:
+        """The `partial(...)` call a name holds (`load_fn` for `load_fn =
+        partial(parse, size=8)` in this function, one around it or the
+        module), or `node` itself."""
+        if isinstance(node, ast.Name):
+            for bound in reversed(self.partial_bindings):
+                if node.id in bound:
+                    return bound[node.id]
+        return node
+
     def _partial_parts(
         self, node: ast.AST
     ) -> tuple[ast.expr, list[ast.expr], list[ast.keyword]] | None:
-        """`functools.partial(f, *args, **keywords)`: (f, args, keywords);
-        None for anything else, or a partial with `*`/`**` arguments (what
-        it binds is unknown)."""
+        """`functools.partial(f, *args, **keywords)`, or a name bound to
+        one: (f, args, keywords); None for anything else, or a partial with
+        `*`/`**` arguments (what it binds is unknown)."""
+        node = self._bound_partial(node)
         if not (isinstance(node, ast.Call) and node.args):
             return None
         if (self.resolve(node.func) or "") not in _PARTIAL_NAMES:
@@ -338,20 +378,27 @@ class TracedCallSites:
             )
 
     def record_handed_callables(self, node: ast.Call) -> None:
-        """Functions a call hands over by keyword, by name or in a lambda's
-        body (`HandedCallable`): the callee may hand that parameter to a
-        tracer, which the project facts decide."""
+        """Functions a call hands over, by keyword or by position
+        (`HandedCallable.keyword` `#0` for the first positional argument):
+        by name, in a lambda's body, or bound by `functools.partial` (inline
+        or through the name holding it). The callee may hand that parameter
+        to a tracer, which the project facts decide."""
         method = node.func.attr if isinstance(node.func, ast.Attribute) else None
         if isinstance(node.func, ast.Name):
             method = node.func.id
         if method is None:
             return
-        for keyword in node.keywords:
-            value = keyword.value
+        given = [(f"#{i}", arg) for i, arg in enumerate(node.args)]
+        given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
+        for slot, value in given:
+            # What runs is called with the arguments the lambda or the
+            # partial adds to the tracer's: those decide its parameters.
             through_lambda = isinstance(value, ast.Lambda)
-            if keyword.arg is None:
-                continue
-            if isinstance(value, ast.Lambda):
+            parts = self._partial_parts(value)
+            if parts is not None:
+                handed: list[ast.expr] = [parts[0]]
+                through_lambda = True
+            elif isinstance(value, ast.Lambda):
                 handed = [
                     inner.func for inner in ast.walk(value.body) if isinstance(inner, ast.Call)
                 ]
@@ -363,7 +410,7 @@ class TracedCallSites:
             called = tuple(n for n in resolved if n and n.partition(".")[0] not in EXTERNAL_ROOTS)
             if called:
                 self.index.handed_callables.append(
-                    HandedCallable(method, keyword.arg, called, through_lambda, node.lineno)
+                    HandedCallable(method, slot, called, through_lambda, node.lineno)
                 )
 
     def _record_strategy_call(self, node: ast.Call) -> None:
@@ -456,7 +503,12 @@ class TracedCallSites:
             if default is not None:  # evaluated where the lambda is written
                 self.visit(default)
         traced = self.pending_lambdas.pop(id(node), None)
+        # `lambda x, flag=flag: f(x, flag)`: a parameter with a default keeps
+        # the value bound where the lambda is written; the tracer fills the
+        # others (`Dataset.map` passes an element's components).
+        defaults = _defaulted_params(node)
         tensors = _tensor_params(params, traced[1]) if traced is not None else []
+        tensors = [name for name in tensors if name not in defaults]
         outer = self.evidence[-1]
         # A scope of its own only when it changes what a name holds: most
         # lambdas shadow nothing the scope around them knows.
@@ -465,6 +517,8 @@ class TracedCallSites:
             scope = dict(outer)
             scope.update(dict.fromkeys(params, "?"))
             scope.update(dict.fromkeys(tensors, "t"))
+            if traced is not None:
+                scope.update({name: self._evidence(value) for name, value in defaults.items()})
             self.evidence.append(scope)
         stacked = traced is not None or bool(self.traced_lambda_stack)
         if stacked:

@@ -232,3 +232,13 @@ def rebind(mapping: dict[str, _Held], names: Iterable[str], held: _Held | None) 
             mapping[name] = held
         else:
             mapping.pop(name, None)
+
+
+def on_super(func: ast.expr) -> bool:
+    """`super().m` or `super(Cls, self).m`: a method the class extends."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    )

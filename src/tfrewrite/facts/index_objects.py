@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
 from tfrewrite.facts.eager_callables import character_span
 from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import dotted, rebind
+from tfrewrite.facts.index_names import dotted, on_super, rebind
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 
@@ -321,22 +321,33 @@ class ObjectReferences:
         """`model.compile(...)` where `model = Net()` (here, in a function
         around, or once at module level), or `self.compile(...)` in a method
         of `Net`: which class is compiled, and whether to run eagerly."""
-        assert isinstance(node.func, ast.Attribute)
-        receiver = node.func.value
-        if not isinstance(receiver, ast.Name):
-            return
-        built: str | None
-        if receiver.id == "self" and self.class_stack:
-            owner = self.class_stack[-1]
-            built = f"{self.index.module}.{owner}" if self.index.module else owner
-        elif self.function_stack:
-            built = self._local_factory(receiver.id) or self._module_object(receiver)
-        else:
-            built = self.module_instances.get(receiver.id)
+        built = self._receiver_class(node)
         if built is None:
             return
         eager = any(kw.arg == "run_eagerly" and _is_true(kw.value) for kw in node.keywords)
         self.index.compiled_objects.append((built, eager))
+
+    def _record_keras_run(self, node: ast.Call) -> None:
+        """`model.fit(...)`, `model.predict(...)`, `model.build(shape)`: the
+        class of the object (`ModuleIndex.keras_runs`), "" when unknown."""
+        if on_super(node.func):
+            return  # `super().build(input_shape)`: a layer building itself
+        self.index.keras_runs.append(self._receiver_class(node) or "")
+
+    def _receiver_class(self, node: ast.Call) -> str | None:
+        """The class of the object a method is called on, for `obj.m(...)`
+        where `obj = Net()` (here, in a function around, or once at module
+        level), or `self.m(...)` in a method of `Net`."""
+        assert isinstance(node.func, ast.Attribute)
+        receiver = node.func.value
+        if not isinstance(receiver, ast.Name):
+            return None
+        if receiver.id == "self" and self.class_stack:
+            owner = self.class_stack[-1]
+            return f"{self.index.module}.{owner}" if self.index.module else owner
+        if self.function_stack:
+            return self._local_factory(receiver.id) or self._module_object(receiver)
+        return self.module_instances.get(receiver.id)
 
     def _instance_method(self, func: ast.Attribute, used: bool) -> str | None:
         """`critic.sync` where the module binds `critic = Critic()` once: the

@@ -78,6 +78,9 @@ class FunctionInfo:
     # Calls Python logging (`vocabulary.is_logging_call`): `logging.info`,
     # `tf.get_logger().info`, a module-level `logger = logging.getLogger()`.
     calls_python_logging: bool = False
+    # It has a `training` parameter and its body reads it (tests it, hands
+    # it on): a Keras `call` taking `training` only to ignore it reads none.
+    reads_training: bool = False
     # A tape opened inside a loop of the function's own body: the function
     # is a training loop (TFR303's case), not a step.
     tape_in_loop: bool = False
@@ -242,7 +245,7 @@ class HandedCallable:
     is often unknown: `AudioSet(...).create(...)`)."""
 
     method: str  # the last name of the callee: `create`
-    keyword: str  # `map_fn`
+    keyword: str  # `map_fn`, or `#1` for the second positional argument
     functions: tuple[str, ...]  # what runs, as the module resolves it: `parse`
     through_lambda: bool  # a lambda calling them: its arguments decide theirs
     lineno: int
@@ -359,6 +362,10 @@ class ModuleIndex:
     # or `self.compile` in a method of `Net`): the class as this module
     # names it, and whether the call passes `run_eagerly=True`.
     compiled_objects: list[tuple[str, bool]] = field(default_factory=list)
+    # Calls of a Keras method that traces a model's `call` with shapes Keras
+    # chooses (`fit`, `predict`, `compile`, `build`, `save`): the class of the
+    # object as the module names it (`model = Net()`), "" when unknown.
+    keras_runs: list[str] = field(default_factory=list)
     # Training-loop facts (TFR3xx rules test these before parsing a file).
     opens_gradient_tape: bool = False  # anywhere, module level included
     # A `+=` inside a loop (`total += acc`): a running sum TFR306 may read.
@@ -407,6 +414,11 @@ class ModuleIndex:
     # neither they nor their project bases give a `build` method: Keras
     # builds them by running `call` on symbolic inputs (TFR308).
     built_by_running_call: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: the project's layer classes, of any module
+    # (qualified), whose objects create weights: deriving from a Keras layer
+    # that does (`Dense`), adding their own (`self.add_weight`), or holding a
+    # sublayer that does (TFR308 follows a sublayer into another module).
+    weighted_classes: frozenset[str] = frozenset()
     # Calls of project-looking functions with the evidence of their arguments.
     call_sites: list[CallSite] = field(default_factory=list)
     # `module.NAME = ...` written through an import: rebinds another module's name.

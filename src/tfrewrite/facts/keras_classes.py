@@ -27,6 +27,7 @@ from tfrewrite.facts.project_lookup import (
     is_plain_class,
     keras_base,
 )
+from tfrewrite.facts.vocabulary import weighted_layer
 
 KERAS_CLASS = "keras"
 
@@ -47,6 +48,8 @@ _KERAS_LAYER_METHODS = frozenset(
     {
         "add_weight", "add_variable", "add_loss", "add_metric", "add_update", "build",
         "get_config", "compute_output_shape", "compute_mask", "get_layer",
+        # What `compile` gives a model, which its `train_step` calls.
+        "loss", "optimizer", "compiled_loss", "compiled_metrics", "compute_loss",
     }
 )  # fmt: skip
 
@@ -92,14 +95,24 @@ class KerasClasses:
             call = called[0][0].functions.get(called[0][1]) if len(called) == 1 else None
             # Keras' `__call__` runs `call`; a class overriding `__call__`
             # runs its own, which takes `training` only by name or `**kwargs`.
+            # No `call` of the project's: Keras' own, of the Keras layer it
+            # derives from (`class SineDense(Dense)`), which the bases judge.
             known = (
-                call is not None
-                and "training" not in call.params
+                not called
+                or call is not None
+                and not call.reads_training
                 and (call.qualname.endswith(".call") or not call.takes_any_keyword)
-                and self._builds_nothing_training_reads(index, qualname)
-            )
+            ) and self._builds_nothing_training_reads(index, qualname)
             self.ignoring[key] = known
         return known
+
+    def _builds_inert(self, index: ModuleIndex, qualname: str) -> bool:
+        """Whether an object of a project class, built by another class,
+        computes the same with `training=True`: a layer or model that
+        ignores it, or no layer at all."""
+        if keras_base(index, qualname, self.lookup) in _TRAINING_BASES:
+            return self._ignores_training(index, qualname)
+        return True
 
     def _builds_nothing_training_reads(self, index: ModuleIndex, qualname: str) -> bool:
         info = index.classes[qualname]
@@ -143,11 +156,26 @@ class KerasClasses:
             leaf = path.rpartition(".")[2]
             if path.startswith("layers.") and leaf in TRAINING_INSENSITIVE_LAYERS:
                 return leaf in RNN_LAYERS  # its `dropout=` is not known here
-            return path.startswith(_KERAS_TRAINING_MODULES) or leaf in ("Sequential", "Model")
+            if leaf in ("Sequential", "Model"):
+                return False  # a container: the layers it holds are built here too
+            return path.startswith(_KERAS_TRAINING_MODULES)
         if callee.startswith("tensorflow."):
             return False
-        if self.lookup.find(callee, index):
-            return True  # a project class or function: what it builds is not followed
+        found = self.lookup.find(callee, index)
+        if not found:
+            # `blocks.append(...)` for `blocks = [Block()]`: a method of an
+            # object of a project class, or of a list of them.
+            owner = callee.rpartition(".")[0]
+            owners = self.lookup.find(owner, index) if owner else []
+            if owners and all(q in i.classes for i, q in owners):
+                found = owners
+        classes = [(i, q) for i, q in found if q in i.classes]
+        if classes and len(classes) == len(found):
+            # A project class: a layer of its own kind, or a plain object
+            # (an initializer, a schedule) that runs no layer.
+            return not all(self._builds_inert(i, q) for i, q in classes)
+        if found:
+            return True  # a project function: what it builds is not followed
         if "." not in callee:
             return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))
@@ -485,4 +513,55 @@ def _built_by_running_call(
         for other_index, other_qualname in lookup.find(base, index):
             if other_qualname in other_index.classes:
                 return _built_by_running_call(other_index, other_qualname, lookup, depth + 1)
+    return False
+
+
+def record_weighted_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """The project's layer classes whose objects create weights
+    (`ModuleIndex.weighted_classes`), settled over the whole project: a
+    class holding an object of another project class owns weights when
+    that class does."""
+    weighted: set[tuple[str, str]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index in indexes:
+            for qualname in index.classes:
+                key = (index.path, qualname)
+                if key not in weighted and _owns_weights(index, qualname, lookup, weighted):
+                    weighted.add(key)
+                    changed = True
+    by_path = {index.path: index for index in indexes}
+    found = frozenset(by_path[path].qualify(qualname) for path, qualname in weighted)
+    for index in indexes:
+        index.weighted_classes = found
+
+
+def _owns_weights(
+    index: ModuleIndex,
+    class_qualname: str,
+    lookup: ProjectLookup,
+    weighted: set[tuple[str, str]],
+) -> bool:
+    """Whether objects of the class create weights, given the classes
+    already known to (`weighted`): a base or a held sublayer that does (a
+    Keras `Sequential` is taken to hold some), or `self.add_weight`."""
+    info = index.classes[class_qualname]
+    if any(
+        f"{class_qualname}.{method}" in index.functions
+        and any(
+            call.endswith("add_weight")
+            for call in index.functions[f"{class_qualname}.{method}"].calls
+        )
+        for method in info.methods
+    ):
+        return True
+    for name in [*info.bases, *info.held_objects.values()]:
+        if weighted_layer(name) is not None or keras_leaf(name) == "Sequential":
+            return True
+        if any(
+            (other.path, other_qualname) in weighted
+            for other, other_qualname in lookup.find(name, index)
+        ):
+            return True
     return False

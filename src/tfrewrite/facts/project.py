@@ -18,6 +18,7 @@ import ast
 import re
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 
 from tfrewrite.facts.call_site_flow import apply_call_sites
 from tfrewrite.facts.callee_facts import record_callee_parameters
@@ -34,6 +35,7 @@ from tfrewrite.facts.keras_classes import (
     record_held_classes,
     record_held_models,
     record_param_classes,
+    record_weighted_classes,
 )
 from tfrewrite.facts.method_steps import (
     looped_train_methods,
@@ -49,16 +51,23 @@ from tfrewrite.facts.project_lookup import (
     suffixes,
 )
 from tfrewrite.facts.tape_reach import link_tape_reach
+from tfrewrite.facts.trace_shapes import concrete_shape_functions
 from tfrewrite.facts.traced_function import (
     COMPILE_CONTEXT,
+    DYNAMIC_SHAPE_KEYWORDS,
     EAGER_LOOP_CONTEXTS,
     FRAMEWORK_TRACED_METHODS,
     HANDED_CONTEXT,
     KERAS_TENSOR_ARGUMENTS,
     LOSS_BASES,
     LOSS_SIGNATURES,
+    NESTED_CONTEXT,
+    OVERRIDES_CONTEXT,
     OWN_DECORATOR,
+    PENDING_CALLER_CONTEXT,
+    PENDING_NESTED_CONTEXT,
     PENDING_STEP_CONTEXTS,
+    PENDING_STEP_REASON,
     SCALAR_STEP_BASES,
     TRACED_CALLER_CONTEXT,
     WRAPPED,
@@ -290,7 +299,7 @@ def compute_facts(
             known = marks[(index.path, qualname)]
             info = index.functions[qualname]
             caller = info.qualname
-            how = "will be traced with" if known.pending else TRACED_CALLER_CONTEXT
+            how = PENDING_CALLER_CONTEXT if known.pending else TRACED_CALLER_CONTEXT
             # `K.rnn(self.step, ...)` in a base class runs a subclass's
             # `step`: a method handed to a tracer by the base class. (A
             # method the base class calls itself is judged as it is called.)
@@ -302,7 +311,7 @@ def compute_facts(
                 mark(
                     sub_index,
                     override,
-                    f"overrides traced `{caller}`",
+                    f"{OVERRIDES_CONTEXT} `{caller}`",
                     pending=known.pending,
                     elsewhere=known.elsewhere or sub_index.path != index.path,
                 )
@@ -310,11 +319,7 @@ def compute_facts(
                 nested_in[id(index)] = nested_functions(index)
             for nested in nested_in[id(index)].get(qualname, ()):
                 if nested != qualname and not index.runs_eagerly(nested):
-                    where = (
-                        "nested in a step that will be traced"
-                        if known.pending
-                        else "nested in traced"
-                    )
+                    where = PENDING_NESTED_CONTEXT if known.pending else NESTED_CONTEXT
                     mark(
                         index,
                         nested,
@@ -383,8 +388,7 @@ def compute_facts(
         mark(
             index,
             qualname,
-            "a train step called from a Python loop: it will be traced once "
-            "`@tf.function` decorates it (TFR302)",
+            f"{PENDING_STEP_REASON}: it will be traced once `@tf.function` decorates it (TFR302)",
             pending=True,
             elsewhere=True,  # the loop calling it may be another module's
         )
@@ -414,6 +418,7 @@ def compute_facts(
                 for name, (python_at, tensor_at) in sorted(known.mixed.items())
             ),
             tapes=tuple(tapes.get((path, qualname), ())),
+            relaxed_shapes=known.relaxed,
         )
     _record_foreign_writes(indexes)
     _record_callback_model_writes(indexes)
@@ -425,11 +430,15 @@ def compute_facts(
     record_held_models(indexes, lookup, keras)
     record_called_classes(indexes, lookup, keras)
     record_built_by_running_call(indexes, lookup)
+    record_weighted_classes(indexes, lookup)
     record_callee_parameters(indexes, lookup)
     record_training_facts(indexes, lookup, facts)
     record_custom_schedules(indexes, lookup)
     record_looped_train_methods(indexes, looped_methods)
     record_loop_method_names(indexes)
+    # Asks which functions the project's loops call (`looped_functions`).
+    for path, qualname in concrete_shape_functions(indexes, lookup, facts.traced):
+        facts.traced[path][qualname] = replace(facts.traced[path][qualname], concrete_shapes=True)
     return facts
 
 
@@ -546,8 +555,14 @@ def _mark_train_step_contexts(
 def _mark_signature(
     known: TraceMarks, info: FunctionInfo, keywords: dict[str, dict[str, str]]
 ) -> None:
-    """`tf.function(input_signature=[...])`: its positional parameters are tensors."""
-    source = keywords.get("tensorflow.function", {}).get("input_signature")
+    """`tf.function(input_signature=[...])`: its positional parameters are
+    tensors; with it, or `reduce_retracing`, traces may see unknown dimensions."""
+    options = keywords.get("tensorflow.function", {})
+    if any(
+        options.get(keyword) not in (None, "None", "False") for keyword in DYNAMIC_SHAPE_KEYWORDS
+    ):
+        known.relaxed = True
+    source = options.get("input_signature")
     if not source:
         return
     specs = _signature_params(source)

@@ -43,6 +43,11 @@ SCALAR_STEP_BASES = frozenset({"LearningRateSchedule"})
 OWN_DECORATOR = "decorated with @tf.function"
 
 
+# `tf.function` keywords under which a trace may see unknown dimensions: a
+# signature's `None`, or a dimension relaxed after a retrace.
+DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
+
+
 WRAPPED = "wrapped in tf.function"
 
 
@@ -63,6 +68,21 @@ HANDED_CONTEXT = "given to "
 
 
 TRACED_CALLER_CONTEXT = "called from traced"
+OVERRIDES_CONTEXT = "overrides traced"
+NESTED_CONTEXT = "nested in traced"
+# Contexts of code traced only once a fix decorates the step it runs in.
+PENDING_CALLER_CONTEXT = "will be traced with"
+PENDING_NESTED_CONTEXT = "nested in a step that will be traced"
+PENDING_STEP_REASON = "a train step called from a Python loop"
+PENDING_CONTEXTS = (
+    *PENDING_STEP_CONTEXTS,
+    PENDING_CALLER_CONTEXT,
+    PENDING_NESTED_CONTEXT,
+    PENDING_STEP_REASON,
+)
+# Contexts naming the traced function the code runs in (`called from
+# traced `step``): it is traced as that function is.
+TRACED_CALLER_PREFIXES = (TRACED_CALLER_CONTEXT, OVERRIDES_CONTEXT, NESTED_CONTEXT)
 
 
 LOSS_SIGNATURES = frozenset(
@@ -173,6 +193,13 @@ class TracedFunction:
     # tape (`self._model.q1(s, a)` in `TD3Agent.train_q`'s): how, and which
     # of the object's models the step trains (`tape_reach`).
     tapes: tuple[TapeUse, ...] = ()
+    # Every trace sees its inputs' whole shapes (`facts.trace_shapes`): it is
+    # traced only once a fix decorates the step a Python loop calls, or as
+    # the `call` of a model nothing hands to Keras. `x.shape` is the shape.
+    concrete_shapes: bool = False
+    # Its own `tf.function` may trace it with unknown dimensions (an
+    # `input_signature`, `reduce_retracing=True`).
+    relaxed_shapes: bool = False
 
     def __post_init__(self) -> None:
         if not self.contexts:
@@ -192,7 +219,7 @@ class TracedFunction:
         step runs without AutoGraph (Keras 3) and may be compiled with XLA
         (`jit_compile="auto"` on a GPU)."""
         return any(
-            c.startswith(COMPILE_CONTEXT) or c.partition(" ")[0] in _KERAS_METHOD_CONTEXTS
+            c.startswith(COMPILE_CONTEXT) or c.partition(" ")[0] in KERAS_METHOD_CONTEXTS
             for c in self.contexts
         )
 
@@ -228,7 +255,7 @@ class TracedFunction:
 KERAS_CALLED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss"})
 
 
-_KERAS_METHOD_CONTEXTS = frozenset(
+KERAS_METHOD_CONTEXTS = frozenset(
     f"{base}.{method}" for base, methods in FRAMEWORK_TRACED_METHODS.items() for method in methods
 )
 
@@ -325,6 +352,9 @@ class TraceMarks:
     mixed: dict[str, tuple[str, str]] = field(default_factory=dict)
     elements: dict[str, str] = field(default_factory=dict)
     single: set[str] = field(default_factory=set)  # `single_tensor_params`
+    # Its own `tf.function` (a decorator, or `tf.function(f, ...)`) takes a
+    # keyword of `DYNAMIC_SHAPE_KEYWORDS`.
+    relaxed: bool = False
 
 
 def step_contexts(qualname: str) -> frozenset[str]:

@@ -337,6 +337,19 @@ def keras_host_weights(method: str | None) -> str | None:
     return _KERAS_HOST_WEIGHTS.get(method or "")
 
 
+# Keras model methods that trace `call` with input shapes Keras chooses
+# (the batch dimension unknown): its loops, which run a `tf.function` with
+# `reduce_retracing=True` over their data, building a model for an input
+# shape, and exporting it with its input signature.
+_KERAS_TRACING_METHODS = frozenset({*_KERAS_HOST_LOOPS, "build", "save", "export"})
+
+
+def runs_keras_traces(method: str | None) -> bool:
+    """Whether the Keras model method `method` traces the model's `call`
+    with shapes Keras chooses, where the batch dimension may be unknown."""
+    return method in _KERAS_TRACING_METHODS
+
+
 def keras_host_loop(method: str | None) -> str | None:
     """What the Keras model method `method` does ("predicts", "evaluates",
     "trains") when it runs its own loop on the host and so cannot run

@@ -18,9 +18,8 @@ import libcst as cst
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
+from tfrewrite.facts.traced_function import DYNAMIC_SHAPE_KEYWORDS
 
-# Decorator keywords under which a traced function sees unknown dimensions.
-DYNAMIC_SHAPE_KEYWORDS = ("input_signature", "reduce_retracing", "experimental_relax_shapes")
 # Parameter pairs that make a function a loss by its signature.
 LOSS_SIGNATURES = (("y_true", "y_pred"), ("labels", "logits"), ("labels", "predictions"))
 

@@ -141,6 +141,23 @@ class StaticShapeInTracedCode(Rule):
     (`Dense(8, kernel_constraint=symmetric)`): Keras calls it with the
     weight variable.
 
+    Nor is a static shape in code every trace of which sees whole shapes
+    (`facts/trace_shapes.py`): a `tf.function` called with eager values
+    traces each new batch size with that size, a short last batch as a
+    second trace (measured: the step `fix` decorates gives traced what it
+    gives eagerly over batches of 4, 4, 3 and 2 rows). That is a plain
+    `@tf.function` (no `input_signature`, no `reduce_retracing`) a Python
+    loop of the project calls, that iterates no dataset inside; a step
+    traced only once TFR302 decorates it, when every loop calling it feeds
+    batches of one size (its decorator then takes no `reduce_retracing`);
+    the `call` of a model that such steps run and that no module handing a
+    model to Keras (`fit`, `predict`, `build`, `save`, `keras.Input`), nor
+    one importing it, can reach; and what these call. A model or function
+    nothing in the project runs (a library's) is taken to be traced as
+    Keras traces it, with the batch dimension open. Such a static shape is
+    no failure today; it would become one under `reduce_retracing`, an
+    `input_signature` or `fit`, and it is reported once the code says so.
+
     ## Fix safety
     Safe when `x` is known to be a tensor and every other entry of a shape
     list (or term of a count) is an integer literal or another static
@@ -240,6 +257,20 @@ class StaticShapeInTracedCode(Rule):
             """
             import tensorflow as tf
 
+            @tf.function
+            def noisy(x):
+                return x + tf.random.normal([x.shape[0], 1])
+
+            def train(batches):
+                for x in batches:
+                    noisy(x)
+            """,
+            note="a plain `tf.function` a loop calls with eager batches: traces see them whole",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
             def sample(x):
                 h = tf.nn.relu(x)
                 return tf.random.normal(h.shape)
@@ -283,6 +314,8 @@ class StaticShapeInTracedCode(Rule):
             traced = function.runs_traced
             if traced is not None and traced.per_element:
                 continue  # one element at a time: its dimension 0 is no batch
+            if traced is not None and traced.concrete_shapes:
+                continue  # every trace sees whole shapes: `x.shape` is the shape
             if function.qualname in ctx.index.weight_functions:
                 continue  # a weight's constraint: Keras hands it the variable, shape and all
             for node, ancestors in iter_with_ancestors(function.node.body, (function.node,)):

@@ -41,8 +41,10 @@ class TfFunctionOnLayerMethod(Rule):
     Finds `@tf.function` on a method of a Keras layer or model (its `call`,
     or a method `call` reaches, such as `forward_pass`) that calls sublayers
     with weights (`Dense`, `Conv2D`, `BatchNormalization`, a `Sequential`
-    or a layer class of the file holding them), in a class that, like every
-    project class it derives from, has no `build` method.
+    of them, also of a list `__init__` fills first, or a layer class of the
+    project, in any module, deriving from one, holding one or adding its
+    own weights), in a class that, like every project class it derives
+    from, has no `build` method.
 
     ## Why is this bad?
     A Keras 3 layer without `build` is built by running its `call` on
@@ -258,25 +260,59 @@ def _own_attribute(expr: cst.BaseExpression) -> str | None:
 
 def _weighted_attributes(ctx: RuleContext, class_def: cst.ClassDef, depth: int) -> set[str]:
     """Attributes `__init__` binds to sublayers that own weights: a layer
-    Keras measures as weighted, a `Sequential` or list of them, or an object
-    of a layer class of this file holding such sublayers."""
+    Keras measures as weighted, a `Sequential` or list of them (also one
+    `__init__` fills under a name first), or an object of a layer class of
+    the project holding such sublayers."""
+    lists = _local_lists(class_def)
     return {
-        attr for attr, value in _init_assignments(class_def) if _builds_weights(ctx, value, depth)
+        attr
+        for attr, value in _init_assignments(class_def)
+        if _builds_weights(ctx, value, depth, lists)
     }
 
 
-def _builds_weights(ctx: RuleContext, value: cst.BaseExpression, depth: int) -> bool:
+def _local_lists(class_def: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
+    """What `__init__` puts in each local list: `net = [a]`, `net.append(b)`
+    (`self.net = Sequential(net)` then holds `a` and `b`)."""
+    found: dict[str, list[cst.BaseExpression]] = {}
+    for item in class_def.body.body:
+        if not (isinstance(item, cst.FunctionDef) and item.name.value == "__init__"):
+            continue
+        for node in iter_nodes(item.body, into_functions=False):
+            if isinstance(node, cst.Assign) and isinstance(node.value, (cst.List, cst.ListComp)):
+                for target in node.targets:
+                    if isinstance(target.target, cst.Name):
+                        found.setdefault(target.target.value, []).append(node.value)
+            elif (
+                isinstance(node, cst.Call)
+                and isinstance(node.func, cst.Attribute)
+                and isinstance(node.func.value, cst.Name)
+                and node.func.attr.value == "append"
+                and len(node.args) == 1
+            ):
+                found.setdefault(node.func.value.value, []).append(node.args[0].value)
+    return found
+
+
+def _builds_weights(
+    ctx: RuleContext,
+    value: cst.BaseExpression,
+    depth: int,
+    lists: dict[str, list[cst.BaseExpression]],
+) -> bool:
     if isinstance(value, (cst.List, cst.Tuple)):
-        return any(_builds_weights(ctx, e.value, depth) for e in value.elements)
+        return any(_builds_weights(ctx, e.value, depth, lists) for e in value.elements)
     if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
-        return _builds_weights(ctx, value.elt, depth)
+        return _builds_weights(ctx, value.elt, depth, lists)
+    if isinstance(value, cst.Name):
+        return any(_builds_weights(ctx, e, depth, lists) for e in lists.get(value.value, ()))
     if not isinstance(value, cst.Call):
         return False
     qualified = ctx.names.qualified_name(value.func)
-    if weighted_layer(qualified) is not None:
+    if weighted_layer(qualified) is not None or qualified in ctx.index.weighted_classes:
         return True
     if keras_leaf(qualified) == "Sequential":
-        return any(_builds_weights(ctx, a.value, depth) for a in value.args[:1])
+        return any(_builds_weights(ctx, a.value, depth, lists) for a in value.args[:1])
     held = ctx.class_node(dotted_name(value.func) or "")
     if held is None or depth >= _MAX_NESTING:
         return False

@@ -1,0 +1,95 @@
+"""Functions reaching `Dataset.map` through the code that builds the
+pipeline: a method that maps whatever function its second positional
+parameter holds, handed a `functools.partial` bound to a name first; and a
+lambda whose defaults bind Python values where it is written, so the tracer
+fills only its other parameters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.projects import check_project, found_lines
+
+LOADER = """
+    from functools import partial
+
+    import numpy as np
+    import tensorflow as tf
+
+
+    def augment(image, size):
+        image = tf.image.resize(image, size)
+        k = np.random.randint(0, 4)
+        return tf.image.rot90(image, k)
+
+
+    def parse(path, label, size):
+        image = tf.image.decode_png(tf.io.read_file(path), channels=3)
+        return augment(image, size), label
+
+
+    class Loader:
+        def __init__(self, size):
+            self.size = size
+
+        def _mapped(self, paths, map_fn, batch=32):
+            ds = tf.data.Dataset.from_tensor_slices(paths)
+            return ds.map(map_fn).batch(batch)
+
+        def train(self, paths):
+            load = partial(parse, size=self.size)
+            return self._mapped(paths, load)
+"""
+
+
+def test_a_partial_handed_positionally_to_the_method_that_maps_it(tmp_path: Path) -> None:
+    found = check_project(tmp_path, {"loader.py": LOADER}, ("TFR102",))
+    assert found_lines(found) == [("loader.py", 9)]
+
+
+def test_a_partial_inline_handed_by_keyword(tmp_path: Path) -> None:
+    source = LOADER.replace(
+        "load = partial(parse, size=self.size)\n            return self._mapped(paths, load)",
+        "return self._mapped(paths, map_fn=partial(parse, size=self.size))",
+    )
+    found = check_project(tmp_path, {"loader.py": source}, ("TFR102",))
+    assert found_lines(found) == [("loader.py", 9)]
+
+
+def test_data_handed_positionally_is_no_function(tmp_path: Path) -> None:
+    """The method's second argument is data, and no `map` traces `parse`."""
+    source = LOADER.replace("return ds.map(map_fn)", "return ds.map(lambda p: p)")
+    assert check_project(tmp_path, {"loader.py": source}, ("TFR102",)) == []
+
+
+PIPELINE = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def pre_process(data, label, normalized: bool):
+        data = tf.transpose(data)
+        if normalized:
+            return data, label
+        return data[:-3], label
+
+
+    def dataset(records, normalized: bool):
+        ds = tf.data.Dataset.from_tensor_slices(records)
+        return ds.map(
+            lambda data, label, normalized=normalized: pre_process(data, label, normalized)
+        )
+"""
+
+
+def test_a_lambda_default_is_the_python_value_it_binds(tmp_path: Path) -> None:
+    assert check_project(tmp_path, {"pipeline.py": PIPELINE}, ("TFR101",)) == []
+
+
+def test_the_parameters_the_tracer_fills_are_tensors(tmp_path: Path) -> None:
+    source = PIPELINE.replace(
+        "lambda data, label, normalized=normalized: pre_process(data, label, normalized)",
+        "lambda data, label, flag: pre_process(data, label, flag)",
+    )
+    found = check_project(tmp_path, {"pipeline.py": source}, ("TFR101",))
+    assert found_lines(found) == [("pipeline.py", 7)]

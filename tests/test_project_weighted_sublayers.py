@@ -1,0 +1,80 @@
+"""TFR308 follows a sublayer into the module that defines it: a layer class
+deriving from `Dense`, held by a model of another module, owns weights, and
+so does a `Sequential` of a list its `__init__` fills before building it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.projects import check_project, found_lines
+
+LAYERS = """
+    import tensorflow as tf
+
+
+    class SineDense(tf.keras.layers.Dense):
+        def call(self, x):
+            return tf.sin(super().call(x))
+
+
+    class Scale(tf.keras.layers.Layer):
+        def call(self, x):
+            return 2.0 * x
+"""
+
+ENCODER = """
+    import tensorflow as tf
+    from lib import layers
+
+
+    class Encoder(tf.keras.Model):
+        def __init__(self, units, depth):
+            super().__init__()
+            blocks = [layers.SineDense(units)]
+            for _ in range(depth):
+                blocks.append(layers.SineDense(units))
+            self.net = tf.keras.Sequential(blocks)
+
+        @tf.function
+        def call(self, x):
+            return tf.reduce_mean(self.net(x), axis=1)
+"""
+
+MODEL = """
+    import tensorflow as tf
+    from lib.encoder import Encoder
+    from lib.layers import Scale, SineDense
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.encoder = Encoder(8, 2)
+            self.head = SineDense(1)
+
+        @tf.function
+        def call(self, x):
+            return self.head(self.encoder(x))
+
+
+    class Rescaled(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.scale = Scale()
+
+        @tf.function
+        def call(self, x):
+            return self.scale(x)
+"""
+
+
+def test_sublayers_of_other_modules_and_a_filled_sequential(tmp_path: Path) -> None:
+    files = {
+        "lib/__init__.py": "",
+        "lib/layers.py": LAYERS,
+        "lib/encoder.py": ENCODER,
+        "lib/model.py": MODEL,
+    }
+    found = check_project(tmp_path, files, ("TFR308",))
+    # `Rescaled` holds only `Scale`, a layer with no weights of its own.
+    assert found_lines(found) == [("encoder.py", 13), ("model.py", 12)]
