@@ -260,28 +260,44 @@ def _refuses_unknown_dimension(
     tf: Any, function: Callable[..., Any], required: list[str], parameter: str
 ) -> bool:
     """Whether a call with `parameter` holding `None` for its first
-    dimension fails to convert that `None`, for a probe rank it reaches;
-    False when a call accepts it, or no probe reaches the conversion."""
-    for rank in (2, 3, 4, 5):
+    dimension fails to convert it, or fails where the same call with a
+    number there runs: for a
+    shape as long as the tensors' rank, or a size of some of their
+    dimensions (`tf.image.resize(images, [h, w])`, which refuses `None`
+    with a message of its own). False when a call accepts the `None`, or
+    no probe runs with the number either."""
+    probes = [(rank, rank) for rank in (2, 3, 4, 5)]
+    probes += [(rank, length) for rank in (3, 4, 5) for length in (1, 2, 3) if length < rank]
+    for rank, length in probes:
         spatial = [4] * (rank - 2)
+        sized = [4] * (length - 1) if length < rank else [*spatial, 2]
         arguments: dict[str, Any] = {}
         for name in required:
             if name == parameter:
-                arguments[name] = [None, *spatial, 2]
+                arguments[name] = [None, *sized]
             elif name in _SHAPE_PROBE_SETTINGS:
                 arguments[name] = _SHAPE_PROBE_SETTINGS[name]
             elif name == "filters":
                 arguments[name] = tf.ones([3] * (rank - 2) + [2, 2])
             else:
                 arguments[name] = tf.ones([1, *spatial, 2])
-        try:
-            function(**arguments)
-        except Exception as err:  # noqa: BLE001 - any refusal is measured
-            if "(None)" in str(err):
-                return True
-            continue
-        return False  # a partial shape is accepted
+        refusal = _refusal(function, arguments)
+        if refusal is None:
+            return False  # a partial shape is accepted
+        if "(None)" in refusal:
+            return True  # the conversion of the `None` failed
+        if _refusal(function, {**arguments, parameter: [1, *sized]}) is None:
+            return True  # only the `None` was refused
     return False
+
+
+def _refusal(function: Callable[..., Any], arguments: dict[str, Any]) -> str | None:
+    """The error a call raises, None when it runs."""
+    try:
+        function(**arguments)
+    except Exception as err:  # noqa: BLE001 - any refusal is measured
+        return str(err)
+    return None
 
 
 def render_shape_arguments(tensorflow_version: str, table: dict[str, tuple[int, str]]) -> str:

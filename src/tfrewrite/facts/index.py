@@ -656,10 +656,12 @@ class _Indexer(
                     isinstance(node.value, ast.Name)
                     and node.value.id in self.function_stack[-1].params
                 )
+                or _counts_on_itself(node)
             )
         ):
-            # A tensor kept on `self`, an argument stored there, or a flag
-            # its own test reads (`if self.first: self.first = False`): TFR202.
+            # A tensor kept on `self`, an argument stored there, a flag its
+            # own test reads (`if self.first: self.first = False`), or a
+            # counter (`self.step = self.step + 1`): TFR202.
             self._mark("writes_state")
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in node.targets):
             for target in node.targets:
@@ -1310,6 +1312,16 @@ def _is_callback_model(node: ast.expr) -> bool:
         and node.attr == "model"
         and isinstance(node.value, ast.Name)
         and node.value.id == "self"
+    )
+
+
+def _counts_on_itself(node: ast.Assign) -> bool:
+    """`self.step = self.step + 1`: an attribute given a value computed
+    from its own."""
+    written = {t.attr for t in node.targets if is_self_attribute(t)}  # type: ignore[attr-defined]
+    return any(
+        is_self_attribute(n) and n.attr in written  # type: ignore[attr-defined]
+        for n in ast.walk(node.value)
     )
 
 

@@ -14,6 +14,7 @@ SHAPE_ARGUMENTS: dict[str, tuple[int, str]] = {
     "tensorflow.fill": (0, "dims"),
     "tensorflow.image.extract_glimpse": (1, "size"),
     "tensorflow.image.random_crop": (1, "size"),
+    "tensorflow.image.resize": (1, "size"),
     "tensorflow.image.stateless_random_crop": (1, "size"),
     "tensorflow.nn.atrous_conv2d_transpose": (2, "output_shape"),
     "tensorflow.nn.conv1d_transpose": (2, "output_shape"),

@@ -18,6 +18,7 @@ from tfrewrite.facts.state import (
     module_containers,
     reset_self_containers,
     scratch_self_containers,
+    self_attribute_name,
 )
 from tfrewrite.facts.vocabulary import SETUP_METHODS
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
@@ -241,7 +242,8 @@ class PythonSideEffectInTracedCode(Rule):
     ## What it does
     Finds traced code with Python side effects: it mutates Python state
     living outside the function (`history.append(loss)`, `stats["n"] += 1`,
-    `self.calls += 1`, a `global` counter), advances a Python iterator made
+    `self.calls += 1`, also kept through a local name, `step = self.step`,
+    `step += 1`, `self.step = step`, a `global` counter), advances a Python iterator made
     outside it (`next(it)` for a module-level `it = iter([...])`, a
     generator object kept on `self`), or writes a file through Python
     (`open(path, "a")`, `json.dump(record, fh)`, `np.save(path, value)`).
@@ -569,7 +571,8 @@ class PythonSideEffectInTracedCode(Rule):
                         target_node,
                         local,
                         declared_global,
-                        isinstance(node, cst.AugAssign),
+                        isinstance(node, cst.AugAssign)
+                        or _counted_on(function.node, target_node, node),
                         lambda base: containers.outside(base, function, local),
                     )
                     if described and setup and described.startswith("`self."):
@@ -635,6 +638,33 @@ class PythonSideEffectInTracedCode(Rule):
             spelled = _outside_target(target, local)
             return f"`{spelled}`" if spelled else None
         return None
+
+
+def _counted_on(
+    function: cst.FunctionDef, target: cst.BaseExpression, node: cst.Assign | cst.AugAssign
+) -> bool:
+    """`self.step = step` after `step = self.step` and `step += 1`: the
+    attribute is given a value computed from its own, as `self.step += 1`
+    gives it (a counter kept through a local name, or `self.step =
+    self.step + 1`)."""
+    attr = self_attribute_name(target)
+    if attr is None or not isinstance(node, cst.Assign):
+        return False
+    if _reads_self_attribute(node.value, attr):
+        return True
+    if not isinstance(node.value, cst.Name):
+        return False
+    name = node.value.value
+    return any(
+        isinstance(other, cst.Assign)
+        and any(isinstance(t.target, cst.Name) and t.target.value == name for t in other.targets)
+        and _reads_self_attribute(other.value, attr)
+        for other in iter_nodes(function.body, into_functions=False)
+    )
+
+
+def _reads_self_attribute(node: cst.CSTNode, attr: str) -> bool:
+    return any(self_attribute_name(n) == attr for n in iter_nodes(node))
 
 
 RULES = (PythonSideEffectInTracedCode,)
