@@ -28,3 +28,27 @@ def test_a_counter_read_in_the_value_itself() -> None:
 def test_an_attribute_set_from_something_else_is_left_alone() -> None:
     source = COUNTER_THROUGH_A_NAME.replace("step = self.step\n", "step = 0\n")
     assert _lines(source) == []
+
+
+SCRATCH_ON_SELF = """
+import tensorflow as tf
+
+
+class Routing(tf.keras.layers.Layer):
+    def call(self, x):
+        self.logits = tf.zeros_like(x)
+        for _ in range(3):
+            self.logits = self.logits + tf.nn.softmax(x)
+        return self.logits * x
+
+
+@tf.function
+def route(layer, x):
+    return layer(x)
+"""
+
+
+def test_an_attribute_set_afresh_in_each_call_first_is_scratch_state() -> None:
+    """Bound at the start of every call, then updated from itself: nothing
+    an earlier call left is read."""
+    assert _lines(SCRATCH_ON_SELF) == []

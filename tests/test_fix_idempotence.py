@@ -334,3 +334,34 @@ FLAG_IN_A_HELPER_OF_A_DECORATED_LOSS_IN_AN_EAGER_LOOP = FLAG_IN_A_DECORATED_LOSS
 def test_a_step_is_gated_alike_before_and_after_its_losss_decorator_goes() -> None:
     fixed = _fix_once(FLAG_IN_A_HELPER_OF_A_DECORATED_LOSS_IN_AN_EAGER_LOOP, unsafe=True)
     assert "TFR303" in {f.code for f in fixed.fixes_applied}
+
+
+# Two averages of one per-batch list: the first fix makes the loop record
+# the batch sizes, and the next round weights the second average with them.
+TWO_AVERAGES = textwrap.dedent(
+    """\
+    import numpy as np
+    import tensorflow as tf
+
+
+    @tf.function
+    def eval_step(model, x, y):
+        return tf.reduce_mean(tf.square(model(x) - y))
+
+
+    def evaluate(model, dataset, epoch):
+        losses = []
+        for x, y in dataset.batch(32):
+            losses.append(float(eval_step(model, x, y)))
+        print("loss", np.mean(losses))
+        tf.summary.scalar("loss", np.mean(losses), step=epoch)
+    """
+)
+
+
+def test_each_average_of_a_per_batch_list_is_fixed_in_one_run() -> None:
+    fixed = _fix_once(TWO_AVERAGES, unsafe=True)
+    source = fixed.fixed_source or ""
+    assert source.count("np.average(losses, weights=batch_sizes)") == 2
+    assert source.count("batch_sizes.append(len(x))") == 1
+    assert [f.code for f in fixed.fixes_applied] == ["TFR306", "TFR306"]

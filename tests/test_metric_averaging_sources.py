@@ -633,9 +633,10 @@ AXIS_MEANS = """
 def test_a_mean_along_the_list_of_batches_is_a_per_batch_mean() -> None:
     """`np.mean(per_batch, axis=0)` averages per-batch tuples of losses loss
     by loss, along the list of batches: each batch weighs the same, here and
-    in `report`, which averages its parameter so. Along another axis it
-    averages within a batch's values: no finding."""
-    assert _lines(AXIS_MEANS.replace("{axis}", "0")) == [18]
+    in `report`, which averages its parameter so (each average its own
+    finding). Along another axis it averages within a batch's values: no
+    finding."""
+    assert _lines(AXIS_MEANS.replace("{axis}", "0")) == [18, 19]
     inline = '        print("generator", np.mean(per_batch, axis={axis})[0])\n'
     helper_only = AXIS_MEANS.replace(inline, "")
     assert _lines(helper_only.replace("{axis}", "0")) == [18]  # `report(per_batch)`

@@ -450,7 +450,8 @@ EVALUATE = """
 
 def test_per_batch_values_averaged_by_a_helper_of_another_module(tmp_path: Path) -> None:
     found = _check(tmp_path, {"metrics.py": METRICS, "evaluate.py": EVALUATE}, ("TFR306",))
-    assert found == [("evaluate.py", 10, "TFR306")]  # one finding per list
+    # One finding per average: `Summary.of(losses)` and `average(losses)`.
+    assert found == [("evaluate.py", 10, "TFR306")] * 2
 
 
 DATASETS = """

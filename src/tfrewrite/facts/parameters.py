@@ -60,8 +60,10 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     Python value: no default, no non-tensor annotation, a name that does not
     say so, and no use that only a Python value or object allows (calling
     it, an attribute a tensor lacks, a string key, `isinstance`, `range`,
-    `len`, a bare truth test, passing it as `training=` or to `tf.constant`).
-    Iterating it is no evidence: a tensor iterates too."""
+    `len`, a bare truth test, passing it as `training=` or to `tf.constant`),
+    also through a count computed from it (`current = n - steps`, then
+    `range(current + 1, n)`). Iterating it is no evidence: a tensor iterates
+    too."""
     candidates: set[str] = set()
     params = [*function.params.posonly_params, *function.params.params]
     params += list(function.params.kwonly_params)
@@ -78,8 +80,14 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     if not candidates:
         return candidates
     contrary: set[str] = set()
+    # `current = len(self.blocks) - steps`: a count computed from a
+    # parameter is what it holds, and a Python use of it is one of the
+    # parameter's.
+    derived = _derived_counts(function.body, candidates)
+    pool = candidates | set(derived)
     for node in scope_nodes(function.body):
-        contrary.update(_python_uses(node, candidates))
+        contrary.update(derived.get(n, n) for n in _python_uses(node, pool))
+        contrary.update(derived.get(n, n) for n in _range_bounds(node, pool))
         if (
             isinstance(node, cst.Call)
             and node.args
@@ -91,6 +99,53 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
             if found is not None:
                 contrary.add(found)
     return candidates - contrary
+
+
+def _derived_counts(body: cst.BaseSuite, candidates: set[str]) -> dict[str, str]:
+    """Names bound once, to arithmetic on one parameter, numbers and
+    `len(...)` (`current = len(self.blocks) - steps`) -> that parameter."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in scope_nodes(body):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                bound.setdefault(target.value, []).append(node.value)
+    derived: dict[str, str] = {}
+    for name, values in bound.items():
+        if name in candidates or len(values) != 1:
+            continue
+        used = _arithmetic_names(values[0])
+        if used is not None and len(used) == 1 and used <= candidates:
+            derived[name] = next(iter(used))
+    return derived
+
+
+def _arithmetic_names(node: cst.BaseExpression) -> set[str] | None:
+    """The names `node` does arithmetic on, when it is only arithmetic on
+    names, numbers and `len(...)`; None otherwise."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return set()
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        return set()
+    if isinstance(node, cst.UnaryOperation):
+        return _arithmetic_names(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = _arithmetic_names(node.left), _arithmetic_names(node.right)
+        return None if left is None or right is None else left | right
+    return None
+
+
+def _range_bounds(node: cst.CSTNode, names: set[str]) -> Iterator[str]:
+    """Names a `range(...)` bound does arithmetic on (`range(current + 1,
+    n)`): a Python loop's bounds are Python ints."""
+    func = node.func if isinstance(node, cst.Call) else None
+    if isinstance(func, cst.Name) and func.value == "range":
+        for arg in node.args:  # type: ignore[union-attr]
+            used = _arithmetic_names(arg.value)
+            if used:
+                yield from used & names
 
 
 def _param_name(node: cst.CSTNode | None, candidates: set[str]) -> str | None:

@@ -533,10 +533,12 @@ def _offer(
     # A fix that decorates a step, or removes a decorator, changes what runs
     # traced, and so which findings stay: only the rounds tell.
     decorating = any(a and _changes_tracing(f) for f, a in zip(found, fixable, strict=True))
+    # A finding whose fix a later round offers, once another's fix lands.
+    waiting = any(f.violation.waits_for is not None for f in found)
     spots = [spot(f) for f in found]
     fixed: set[int] | None = None
     conditional = [_is_conditional(f) for f in found]
-    if any(fixable) and (decorating or fixes_interact(spots, fixable, conditional)):
+    if any(fixable) and (decorating or waiting or fixes_interact(spots, fixable, conditional)):
         simulated = settle(
             path,
             module,

@@ -48,6 +48,11 @@ class Violation:
     # it needs AutoGraph, and a step decorated with it runs it as the
     # original did, so it does not keep a step from its decorator.
     autograph_converts: bool = False
+    # Another finding's node whose fix this one's waits for: once that fix
+    # lands, the next fix round offers one for this finding too (a second
+    # average of a per-batch list, weighted by the batch sizes the first
+    # fix makes the loop record). `check` then counts it as `fix` fixes it.
+    waits_for: cst.CSTNode | None = None
 
 
 def assuming(violation: Violation, note: str) -> Violation:

@@ -650,6 +650,8 @@ def _counted_on(
     attr = self_attribute_name(target)
     if attr is None or not isinstance(node, cst.Assign):
         return False
+    if not _read_before_written(function, attr):
+        return False  # set afresh in each call first: scratch state of the call
     if _reads_self_attribute(node.value, attr):
         return True
     if not isinstance(node.value, cst.Name):
@@ -661,6 +663,20 @@ def _counted_on(
         and _reads_self_attribute(other.value, attr)
         for other in iter_nodes(function.body, into_functions=False)
     )
+
+
+def _read_before_written(function: cst.FunctionDef, attr: str) -> bool:
+    """Whether the first statement of the function touching `self.attr`
+    reads it (what an earlier call left there) rather than binding it."""
+    for statement in iter_small_statements(function.body, into_functions=False):
+        if isinstance(statement, cst.Assign):
+            if _reads_self_attribute(statement.value, attr):
+                return True
+            if any(self_attribute_name(t.target) == attr for t in statement.targets):
+                return False
+        elif _reads_self_attribute(statement, attr):
+            return True
+    return False
 
 
 def _reads_self_attribute(node: cst.CSTNode, attr: str) -> bool:

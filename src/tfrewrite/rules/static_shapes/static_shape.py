@@ -692,7 +692,8 @@ def _count_arguments(
 
 def _reads_only_inner_dimensions(node: cst.CSTNode) -> bool:
     """Every static shape `node` reads is one dimension other than the
-    batch's (`z.shape[-1]`, `x.shape[2]`), or the rank (`len(x.shape)`):
+    batch's (`z.shape[-1]`, `x.shape[2]`), the dimensions after it
+    (`x.shape[1:-1]`), or the rank (`len(x.shape)`):
     sizes a trace knows, as TFR107 holds only the batch dimension unknown."""
     reads = [
         inner
@@ -712,12 +713,26 @@ def _reads_only_inner_dimensions(node: cst.CSTNode) -> bool:
         and inner.func.value == "len"
         and len(inner.args) == 1
     }
-    indexed = {id(d.value) for d in dimensions} | ranks
+    # `x.shape[1:-1]`, `x.shape[1:]`: the dimensions after the batch's.
+    inner_slices = {
+        id(inner.value)
+        for inner in iter_nodes(node)
+        if isinstance(inner, cst.Subscript) and _slices_past_the_batch(inner)
+    }
+    indexed = {id(d.value) for d in dimensions} | ranks | inner_slices
     return (
         bool(reads)
         and all(id(r) in indexed for r in reads)
         and all(static_dimension_of(d)[1] != "0" for d in dimensions)  # type: ignore[index]
     )
+
+
+def _slices_past_the_batch(node: cst.Subscript) -> bool:
+    """`[1:]`, `[1:-1]`, `[2:4]`: a slice starting at a positive literal."""
+    if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    lower = node.slice[0].slice.lower
+    return isinstance(lower, cst.Integer) and int(lower.value) > 0
 
 
 def _statement_holding(function: cst.FunctionDef, node: cst.CSTNode) -> cst.CSTNode | None:

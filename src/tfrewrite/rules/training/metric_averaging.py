@@ -137,7 +137,10 @@ class PerBatchMetricAverage(Rule):
         `else`), `np.divide(total, n_batches)`, or through a name bound once
         (`count = len(train_ds)`, then `total / count`), or by a number of
         batches computed from the number of examples (`len(x_train) //
-        BATCH_SIZE`, `math.ceil(n / batch_size)`). Lists a dict holds, one
+        BATCH_SIZE`, `math.ceil(n / batch_size)`). Each average of a list
+        is reported (a figure logged mid-epoch and the one printed after
+        it): the first one's fix makes the loop record the batch sizes,
+        and the same `fix` then weights the others with them. Lists a dict holds, one
         per metric, each filled once per batch (`results[key].append(v)`,
         `results.setdefault(key, []).append(v)`) and averaged one by one
         (`{k: np.mean(v) for k, v in results.items()}`) are reported once,
@@ -404,6 +407,10 @@ class PerBatchMetricAverage(Rule):
             guarded: dict[str, set[int]] | None = None
             values: dict[str, cst.BaseExpression] | None = None  # names bound once
             reported: set[str] = set()
+            fixed_lists: set[str] = set()  # per-batch lists, each average of which is reported
+            # The average of each list whose fix makes its loop record the
+            # batch sizes: the next round weights the other averages with them.
+            first_averages: dict[str, cst.CSTNode] = {}
             running: dict[str, cst.CSTNode] = {}  # averages divided inside their loop
             inside_loops: dict[int, set[int]] = {}
             self._creating: set[int] = set()  # loops given a new list of sizes this round
@@ -424,7 +431,9 @@ class PerBatchMetricAverage(Rule):
                 if averaged is None and divided is None:
                     continue
                 name = averaged or divided[0]  # type: ignore[index]
-                if name in reported or any(t in name.lower() for t in _EQUALLY_WEIGHTED):
+                if any(t in name.lower() for t in _EQUALLY_WEIGHTED):
+                    continue
+                if name in reported and not (averaged is not None and averaged in fixed_lists):
                     continue
                 if per_batch is None:
                     per_batch = per_batch_values(ctx, scope, function)
@@ -461,14 +470,25 @@ class PerBatchMetricAverage(Rule):
                         guarded = _last_entry_checks(scope)
                     if id(node) in guarded.get(averaged, ()):
                         continue  # the code tells a short last batch apart itself
+                    # Each average of the list is reported; the first one
+                    # fixed makes the loop record the batch sizes, which the
+                    # next round's fix of the others reuses.
+                    first = first_averages.get(averaged)
                     reported.add(averaged)
+                    fixed_lists.add(averaged)
+                    fix = None
+                    if first is None:
+                        fix = self._weighting_fix(ctx, node, averaged, lists[averaged])
+                        if fix is not None:
+                            first_averages[averaged] = node
                     yield Violation(
                         node,
                         f"Averaging the per-batch values in `{averaged}` weights every batch the "
                         "same, so a short final batch is over-weighted: weight by batch size, or "
                         "accumulate a `keras.metrics` object instead (`update_state` per batch, "
                         "`result()` at the end)",
-                        self._weighting_fix(ctx, node, averaged, lists[averaged]),
+                        fix,
+                        waits_for=first,
                     )
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
