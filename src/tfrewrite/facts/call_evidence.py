@@ -150,6 +150,10 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
     return numbers - others
 
 
+# How `CallSite.objects` names what a method passes from `self.<attr>`.
+HELD_ARGUMENT = "self."
+
+
 class CallEvidence:
     """The visitor's part that records call sites with their evidence."""
 
@@ -424,6 +428,15 @@ class CallEvidence:
             return self.resolve(value.func)
         if isinstance(value, ast.Name):
             return self._local_factory(value.id) or self._module_object(value)
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == "self"
+            and self.class_stack
+        ):
+            # What the class keeps in that attribute (`self.pi = PiModel()`),
+            # which the project facts look up (`HELD_ARGUMENT`).
+            return f"{HELD_ARGUMENT}{value.attr}"
         return None
 
     def _module_name(self, value: ast.expr) -> str | None:

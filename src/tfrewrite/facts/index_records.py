@@ -463,7 +463,8 @@ class ModuleIndex:
     # `param_classes`) that keeps a Keras model in `self.attr` (`agent.critic`
     # for `train(agent, ...)` given `Agent()`, whose `__init__` builds
     # `self.actor, self.critic = build_models(...)`) -> whether that model
-    # may compute otherwise with `training=True`.
+    # may compute otherwise with `training=True`. The parameter alone
+    # (`model`) when every call site passes a Keras model itself (`self.pi`).
     parameter_models: dict[str, dict[str, bool]] = field(default_factory=dict)
     # Filled by `compute_facts`: for a Keras class of the project of another
     # module that this module calls (`net = Net(...)`), where `training`

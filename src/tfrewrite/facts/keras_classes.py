@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from tfrewrite.facts.call_evidence import HELD_ARGUMENT
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_names import BUILTIN_NAMES
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
@@ -50,6 +51,10 @@ _KERAS_LAYER_METHODS = frozenset(
         "get_config", "compute_output_shape", "compute_mask", "get_layer",
         # What `compile` gives a model, which its `train_step` calls.
         "loss", "optimizer", "compiled_loss", "compiled_metrics", "compute_loss",
+        # A model's own API, running its own `call` or copying its weights.
+        "predict", "predict_on_batch", "evaluate", "test_on_batch", "fit", "train_on_batch",
+        "get_weights", "set_weights", "save", "save_weights", "load_weights", "summary",
+        "compile",
     }
 )  # fmt: skip
 
@@ -238,6 +243,12 @@ def record_held_models(
                 for attr, reads in models.items():
                     found = index.parameter_models.setdefault(function, {})
                     found[f"{param}.{attr}"] = reads
+                # The parameter itself a model: `step(self, model, ...)` every
+                # call site of which passes `self.pi`, a Keras model.
+                kinds = {keras.kind(index, qualified) for qualified in classes}
+                if kinds and None not in kinds:
+                    found = index.parameter_models.setdefault(function, {})
+                    found[param] = kinds != {KERAS_CLASS_IGNORING_TRAINING}
 
 
 def _held_models_of(
@@ -413,6 +424,14 @@ def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
     passed_classes = _filled_parameters(sites, "named", named)
 
     def built(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
+        if built_by.startswith(HELD_ARGUMENT):
+            # `self.train_step(self.pi, ...)`: what the caller's class keeps there.
+            caller = index.functions.get(site.caller)
+            owner = caller.class_name if caller is not None else None
+            held = (
+                lookup.held_objects(index, owner, built_by[len(HELD_ARGUMENT) :]) if owner else ()
+            )
+            return {c for name in held for c in _project_classes(index, name, lookup)}
         found = _project_classes(index, built_by, lookup)
         if found or site.caller not in index.functions:
             return found

@@ -511,6 +511,8 @@ class MissingTrainingFlag(Rule):
                     label = dotted_name(node.func) or ctx.code(node.func)
                     if trained is not None and not _trained_or_part(label, trained):
                         continue  # a frozen teacher or target network: inference is meant
+                    if _parameter_ignores_training(ctx, root, label):
+                        continue
                     violation = _missing_flag(ctx, node, ancestors, label, owner, _in_tape_words)
                     if violation is not None:
                         yield violation
@@ -751,6 +753,17 @@ def _passing_training(call: cst.Call, message: str, value: str, fix_message: str
         message,
         CstFix(fix_message, (NodeEdit(call, fixed),), applicability=Applicability.UNSAFE),
     )
+
+
+def _parameter_ignores_training(ctx: RuleContext, root: cst.CSTNode, label: str) -> bool:
+    """Whether `label` is a parameter of the step `root` that every call
+    site fills with a Keras model ignoring `training`
+    (`ModuleIndex.parameter_models`: `step(self, model, ...)` given
+    `self.pi`, a model of `Dense` layers)."""
+    scope = ctx.scope_of(root) if isinstance(root, cst.FunctionDef) else None
+    if scope is None:
+        return False
+    return ctx.index.parameter_models.get(scope.qualname, {}).get(label) is False
 
 
 def _missing_flag(
