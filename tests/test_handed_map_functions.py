@@ -93,3 +93,37 @@ def test_the_parameters_the_tracer_fills_are_tensors(tmp_path: Path) -> None:
     )
     found = check_project(tmp_path, {"pipeline.py": source}, ("TFR101",))
     assert found_lines(found) == [("pipeline.py", 7)]
+
+
+LIBRARY_MAP = """
+    import tensorflow as tf
+
+
+    def map(f, xs):
+        return tf.map_fn(f, xs)
+"""
+
+LOADER_BY_LAMBDA = """
+    import tensorflow as tf
+
+
+    def load(path, channels, resize):
+        image = tf.image.decode_png(tf.io.read_file(path), channels=channels)
+        if resize:
+            image = tf.image.resize(image, (64, 64))
+        return image
+
+
+    def dataset(paths, channels, resize):
+        args = (channels, resize)
+        ds = tf.data.Dataset.from_tensor_slices(paths)
+        ds = ds.map(lambda p: load(p, *args))
+        return list(map(str, paths)), ds
+"""
+
+
+def test_a_dataset_map_is_not_a_project_function_of_that_name(tmp_path: Path) -> None:
+    """`ds.map(...)` and Python's `map(...)` hand nothing to the project's
+    own `map(f, xs)`, which gives `f` to `tf.map_fn`."""
+    files = {"backend.py": LIBRARY_MAP, "loader.py": LOADER_BY_LAMBDA}
+    assert check_project(tmp_path, files, ("TFR101",)) == []

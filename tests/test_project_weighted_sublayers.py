@@ -78,3 +78,32 @@ def test_sublayers_of_other_modules_and_a_filled_sequential(tmp_path: Path) -> N
     found = check_project(tmp_path, files, ("TFR308",))
     # `Rescaled` holds only `Scale`, a layer with no weights of its own.
     assert found_lines(found) == [("encoder.py", 13), ("model.py", 12)]
+
+
+ADDS_ITS_OWN = """
+    import tensorflow as tf
+
+
+    class Scale(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = self.add_weight(shape=(1,), initializer="ones")
+
+        def call(self, x):
+            return self.w * x
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.scale = Scale()
+
+        @tf.function
+        def call(self, x):
+            return self.scale(x)
+"""
+
+
+def test_a_sublayer_of_the_file_adding_its_own_weight(tmp_path: Path) -> None:
+    found = check_project(tmp_path, {"net.py": ADDS_ITS_OWN}, ("TFR308",))
+    assert found_lines(found) == [("net.py", 18)]

@@ -23,7 +23,7 @@ import ast
 from collections.abc import Callable
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
-from tfrewrite.facts.index_names import dotted
+from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted
 from tfrewrite.facts.index_records import (
     FunctionInfo,
     HandedCallable,
@@ -378,8 +378,9 @@ class TracedCallSites:
             )
 
     def record_handed_callables(self, node: ast.Call) -> None:
-        """Functions a call hands over, by keyword or by position
-        (`HandedCallable.keyword` `#0` for the first positional argument):
+        """Functions a call hands over, by keyword or, to a method of `self`
+        or a project function, by position (`HandedCallable.keyword` `#0`
+        for the first positional argument):
         by name, in a lambda's body, or bound by `functools.partial` (inline
         or through the name holding it). The callee may hand that parameter
         to a tracer, which the project facts decide."""
@@ -388,7 +389,7 @@ class TracedCallSites:
             method = node.func.id
         if method is None:
             return
-        given = [(f"#{i}", arg) for i, arg in enumerate(node.args)]
+        given = [(f"#{i}", arg) for i, arg in enumerate(node.args)] if self._own_call(node) else []
         given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg is not None]
         for slot, value in given:
             # What runs is called with the arguments the lambda or the
@@ -412,6 +413,19 @@ class TracedCallSites:
                 self.index.handed_callables.append(
                     HandedCallable(method, slot, called, through_lambda, node.lineno)
                 )
+
+    def _own_call(self, node: ast.Call) -> bool:
+        """Whether a call's positional arguments can be matched to a
+        project function's parameters by the callee's name: a method of
+        `self`, or a plain name that is no library's (`ds.map(f)` is a
+        dataset's, whatever project function is also named `map`)."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return isinstance(func.value, ast.Name) and func.value.id == "self"
+        if not isinstance(func, ast.Name) or func.id in BUILTIN_NAMES:
+            return False  # `map(f, items)` is Python's
+        name = self.resolve_function(func)
+        return bool(name) and name.partition(".")[0] not in EXTERNAL_ROOTS  # type: ignore[union-attr]
 
     def _record_strategy_call(self, node: ast.Call) -> None:
         """`strategy.run(fn, args=(x, flag))` calls `fn(x, flag)` on each

@@ -28,7 +28,7 @@ from tfrewrite.facts.project_lookup import (
     is_plain_class,
     keras_base,
 )
-from tfrewrite.facts.vocabulary import weighted_layer
+from tfrewrite.facts.vocabulary import KERAS_MODEL_METHODS, weighted_layer
 
 KERAS_CLASS = "keras"
 
@@ -52,9 +52,7 @@ _KERAS_LAYER_METHODS = frozenset(
         # What `compile` gives a model, which its `train_step` calls.
         "loss", "optimizer", "compiled_loss", "compiled_metrics", "compute_loss",
         # A model's own API, running its own `call` or copying its weights.
-        "predict", "predict_on_batch", "evaluate", "test_on_batch", "fit", "train_on_batch",
-        "get_weights", "set_weights", "save", "save_weights", "load_weights", "summary",
-        "compile",
+        *KERAS_MODEL_METHODS,
     }
 )  # fmt: skip
 
@@ -537,21 +535,23 @@ def _built_by_running_call(
 
 def record_weighted_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
     """The project's layer classes whose objects create weights
-    (`ModuleIndex.weighted_classes`), settled over the whole project: a
-    class holding an object of another project class owns weights when
-    that class does."""
-    weighted: set[tuple[str, str]] = set()
-    changed = True
-    while changed:
-        changed = False
-        for index in indexes:
-            for qualname in index.classes:
-                key = (index.path, qualname)
-                if key not in weighted and _owns_weights(index, qualname, lookup, weighted):
-                    weighted.add(key)
-                    changed = True
-    by_path = {index.path: index for index in indexes}
-    found = frozenset(by_path[path].qualify(qualname) for path, qualname in weighted)
+    (`ModuleIndex.weighted_classes`), each worked out once: a class holding
+    an object of another project class owns weights when that class does."""
+    known: dict[tuple[str, str], bool] = {}
+
+    def owns_weights(index: ModuleIndex, qualname: str) -> bool:
+        key = (index.path, qualname)
+        if key not in known:
+            known[key] = False  # a cycle of held classes adds no weights
+            known[key] = _owns_weights(index, qualname, lookup, owns_weights)
+        return known[key]
+
+    found = frozenset(
+        index.qualify(qualname)
+        for index in indexes
+        for qualname in index.classes
+        if owns_weights(index, qualname)
+    )
     for index in indexes:
         index.weighted_classes = found
 
@@ -560,27 +560,19 @@ def _owns_weights(
     index: ModuleIndex,
     class_qualname: str,
     lookup: ProjectLookup,
-    weighted: set[tuple[str, str]],
+    owns_weights: Callable[[ModuleIndex, str], bool],
 ) -> bool:
-    """Whether objects of the class create weights, given the classes
-    already known to (`weighted`): a base or a held sublayer that does (a
-    Keras `Sequential` is taken to hold some), or `self.add_weight`."""
+    """Whether objects of the class create weights: `self.add_weight`, or a
+    base or a held sublayer that does (a Keras `Sequential` is taken to hold
+    some; a project class as `owns_weights` judges it)."""
     info = index.classes[class_qualname]
-    if any(
-        f"{class_qualname}.{method}" in index.functions
-        and any(
-            call.endswith("add_weight")
-            for call in index.functions[f"{class_qualname}.{method}"].calls
-        )
-        for method in info.methods
-    ):
+    methods = (index.functions.get(f"{class_qualname}.{m}") for m in info.methods)
+    if any(m is not None and any(c.endswith("add_weight") for c in m.calls) for m in methods):
         return True
     for name in [*info.bases, *info.held_objects.values()]:
         if weighted_layer(name) is not None or keras_leaf(name) == "Sequential":
             return True
-        if any(
-            (other.path, other_qualname) in weighted
-            for other, other_qualname in lookup.find(name, index)
-        ):
+        found = lookup.find(name, index)
+        if any(owns_weights(other, q) for other, q in found if q in other.classes):
             return True
     return False

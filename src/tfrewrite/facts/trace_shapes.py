@@ -46,6 +46,7 @@ from tfrewrite.facts.traced_function import (
     TRACED_CALLER_PREFIXES,
     WRAPPED,
     TracedFunction,
+    context_function,
 )
 
 # Keras names whose call builds a functional model on symbolic inputs,
@@ -129,8 +130,8 @@ class _Shapes:
             )
         if context.startswith(PENDING_STEP_REASON):
             return index.looped_functions.get(qualname) is False
-        if context.startswith(PENDING_STEP_CONTEXTS[0] + " `"):
-            step = context[len(PENDING_STEP_CONTEXTS[0]) + 2 : -1]
+        step = context_function(context, PENDING_STEP_CONTEXTS[:1])
+        if step is not None:
             return self._fed_full_batches(step)
         if context.partition(" ")[0] in KERAS_METHOD_CONTEXTS:
             # Keras runs the `call` of a model nothing in the project runs
@@ -138,10 +139,8 @@ class _Shapes:
             return path not in self.keras_modules and not all(
                 c.partition(" ")[0] in KERAS_METHOD_CONTEXTS for c in function.contexts
             )
-        for prefix in _NAMING_CONTEXTS:
-            if context.startswith(prefix + " `") and context.endswith("`"):
-                return caller_concrete(context[len(prefix) + 2 : -1])
-        return False
+        caller = context_function(context, _NAMING_CONTEXTS)
+        return caller is not None and caller_concrete(caller)
 
     def _fed_full_batches(self, step: str) -> bool:
         """Whether every loop calling the train step `step` (a qualname of

@@ -7,6 +7,7 @@ method traced are defined here, once, for both passes.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from tfrewrite.facts.index_calls import DATASET_CONTEXT
@@ -193,9 +194,10 @@ class TracedFunction:
     # tape (`self._model.q1(s, a)` in `TD3Agent.train_q`'s): how, and which
     # of the object's models the step trains (`tape_reach`).
     tapes: tuple[TapeUse, ...] = ()
-    # Every trace sees its inputs' whole shapes (`facts.trace_shapes`): it is
-    # traced only once a fix decorates the step a Python loop calls, or as
-    # the `call` of a model nothing hands to Keras. `x.shape` is the shape.
+    # Every trace sees its inputs' whole shapes (`facts.trace_shapes`: a
+    # plain `tf.function` a loop calls, a step a fix decorates without
+    # `reduce_retracing`, the `call` of a model nothing hands to Keras, and
+    # what these call): `x.shape` is the shape.
     concrete_shapes: bool = False
     # Its own `tf.function` may trace it with unknown dimensions (an
     # `input_signature`, `reduce_retracing=True`).
@@ -226,8 +228,11 @@ class TracedFunction:
     @property
     def traced_callers(self) -> list[str]:
         """The traced functions that call it, anywhere in the project."""
-        prefix = TRACED_CALLER_CONTEXT + " `"
-        return [c[len(prefix) : -1] for c in self.contexts if c.startswith(prefix)]
+        return [
+            name
+            for c in self.contexts
+            if (name := context_function(c, (TRACED_CALLER_CONTEXT,))) is not None
+        ]
 
     @property
     def runs_in_an_eager_loop(self) -> bool:
@@ -250,6 +255,15 @@ class TracedFunction:
         if not rest:
             return None
         return replace(self, reason=rest[0], contexts=rest)
+
+
+def context_function(context: str, prefixes: Sequence[str]) -> str | None:
+    """The function a context names after one of `prefixes` (`step` for
+    "called from traced `step`"), or None."""
+    for prefix in prefixes:
+        if context.startswith(prefix + " `") and context.endswith("`"):
+            return context[len(prefix) + 2 : -1]
+    return None
 
 
 KERAS_CALLED_BASES = frozenset({"Layer", "Model", "Sequential", "Loss"})

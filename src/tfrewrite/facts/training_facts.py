@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tfrewrite.facts.call_evidence import HELD_ARGUMENT
 from tfrewrite.facts.call_site_flow import site_targets
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
@@ -43,7 +44,9 @@ def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
         for index in indexes:
             for site in index.call_sites:
                 if site.objects and site.callee.rpartition(".")[2] in holders:
-                    refs.update(built for _, built in site.objects)
+                    # An object the caller's class keeps (`self.noise`) names
+                    # no module: its constructor is that class's held object.
+                    refs.update(b for _, b in site.objects if not b.startswith(HELD_ARGUMENT))
     return refs
 
 

@@ -337,6 +337,17 @@ def keras_host_weights(method: str | None) -> str | None:
     return _KERAS_HOST_WEIGHTS.get(method or "")
 
 
+# A Keras model's own API: what runs its `call` (its loops), copies its
+# weights, compiles, saves or describes it.
+KERAS_MODEL_METHODS = frozenset(
+    {
+        *_KERAS_HOST_LOOPS,
+        *_KERAS_HOST_WEIGHTS,
+        *("compile", "build", "save", "save_weights", "load_weights", "export", "summary"),
+    }
+)
+
+
 # Keras model methods that trace `call` with input shapes Keras chooses
 # (the batch dimension unknown): its loops, which run a `tf.function` with
 # `reduce_retracing=True` over their data, building a model for an input

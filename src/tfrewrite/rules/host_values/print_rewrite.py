@@ -233,7 +233,7 @@ def printed_values(
         methods,
         tensor_containers(ctx, scope.node, facts),
     )
-    if not dynamic_shapes(ctx, scope):
+    if not dynamic_shapes(scope):
         return printed, False, seen
     printed, shapes = dynamic_shape_reads(ctx, seen, printed, tf_alias)  # type: ignore[arg-type]
     return printed, shapes, seen

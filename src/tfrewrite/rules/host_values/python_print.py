@@ -667,7 +667,7 @@ def _may_read_dimension(ctx: RuleContext, call: cst.Call, scope: FunctionScope) 
     """Whether `call` may print a static dimension the trace does not know
     (`x.shape[0]` under an `input_signature`, `dynamic_shape_reads`): only
     in such a function, and only through a subscript."""
-    return dynamic_shapes(ctx, scope) and any(
+    return dynamic_shapes(scope) and any(
         isinstance(node, cst.Subscript) for arg in call.args for node in iter_nodes(arg)
     )
 

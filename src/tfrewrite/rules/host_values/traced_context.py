@@ -18,7 +18,6 @@ import libcst as cst
 from tfrewrite.facts.bindings import positional_param_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
-from tfrewrite.facts.traced_function import DYNAMIC_SHAPE_KEYWORDS
 
 # Parameter pairs that make a function a loss by its signature.
 LOSS_SIGNATURES = (("y_true", "y_pred"), ("labels", "logits"), ("labels", "predictions"))
@@ -113,19 +112,14 @@ def print_applicability(ctx: RuleContext, scope: FunctionScope) -> tuple[str | N
     )
 
 
-def dynamic_shapes(ctx: RuleContext, scope: FunctionScope) -> bool:
-    """Whether a function around the print is traced with an `input_signature`
-    or with `reduce_retracing=True`, so a static dimension may be `None`."""
+def dynamic_shapes(scope: FunctionScope) -> bool:
+    """Whether a function around the print is traced by a `tf.function`
+    with an `input_signature` or `reduce_retracing=True`
+    (`TracedFunction.relaxed_shapes`), so a static dimension may be `None`."""
     current: FunctionScope | None = scope
     while current is not None:
-        info = ctx.index.functions.get(current.qualname)
-        if info is not None:
-            for decorator in info.decorators:
-                if decorator not in TF_FUNCTION_NAMES:
-                    continue
-                keywords = info.decorator_keywords.get(decorator, {})
-                for keyword in DYNAMIC_SHAPE_KEYWORDS:
-                    if keywords.get(keyword) not in (None, "False", "None"):
-                        return True
+        traced = current.runs_traced
+        if traced is not None and traced.relaxed_shapes:
+            return True
         current = current.parent
     return False

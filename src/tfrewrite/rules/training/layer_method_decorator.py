@@ -313,17 +313,14 @@ def _builds_weights(
         return True
     if keras_leaf(qualified) == "Sequential":
         return any(_builds_weights(ctx, a.value, depth, lists) for a in value.args[:1])
-    held = ctx.class_node(dotted_name(value.func) or "")
+    name = dotted_name(value.func) or ""
+    held = ctx.class_node(name)
     if held is None or depth >= _MAX_NESTING:
         return False
-    return bool(_weighted_attributes(ctx, held, depth + 1)) or _adds_weights(held)
-
-
-def _adds_weights(class_def: cst.ClassDef) -> bool:
-    """A layer class that creates weights of its own (`self.add_weight`)."""
-    return any(
-        isinstance(node, cst.Attribute) and node.attr.value == "add_weight"
-        for node in iter_nodes(class_def)
+    # A class of this file: the project fact, or the sublayers its
+    # `__init__` keeps in lists (which pass 1 does not follow).
+    return ctx.index.qualify(name) in ctx.index.weighted_classes or bool(
+        _weighted_attributes(ctx, held, depth + 1)
     )
 
 

@@ -406,11 +406,11 @@ class PerBatchMetricAverage(Rule):
             held_elements: dict[str, str] | None = None  # `item` of `results.items()`
             guarded: dict[str, set[int]] | None = None
             values: dict[str, cst.BaseExpression] | None = None  # names bound once
-            reported: set[str] = set()
-            fixed_lists: set[str] = set()  # per-batch lists, each average of which is reported
-            # The average of each list whose fix makes its loop record the
-            # batch sizes: the next round weights the other averages with them.
-            first_averages: dict[str, cst.CSTNode] = {}
+            reported: set[str] = set()  # names whose averages are reported once
+            # The first average of each per-batch list (every one is reported):
+            # its node when its fix makes the loop record the batch sizes, with
+            # which the next round weights the others; None when it has none.
+            first_averages: dict[str, cst.CSTNode | None] = {}
             running: dict[str, cst.CSTNode] = {}  # averages divided inside their loop
             inside_loops: dict[int, set[int]] = {}
             self._creating: set[int] = set()  # loops given a new list of sizes this round
@@ -433,7 +433,7 @@ class PerBatchMetricAverage(Rule):
                 name = averaged or divided[0]  # type: ignore[index]
                 if any(t in name.lower() for t in _EQUALLY_WEIGHTED):
                     continue
-                if name in reported and not (averaged is not None and averaged in fixed_lists):
+                if name in reported:
                     continue
                 if per_batch is None:
                     per_batch = per_batch_values(ctx, scope, function)
@@ -473,14 +473,10 @@ class PerBatchMetricAverage(Rule):
                     # Each average of the list is reported; the first one
                     # fixed makes the loop record the batch sizes, which the
                     # next round's fix of the others reuses.
-                    first = first_averages.get(averaged)
-                    reported.add(averaged)
-                    fixed_lists.add(averaged)
-                    fix = None
-                    if first is None:
+                    first, fix = first_averages.get(averaged), None
+                    if averaged not in first_averages:
                         fix = self._weighting_fix(ctx, node, averaged, lists[averaged])
-                        if fix is not None:
-                            first_averages[averaged] = node
+                        first_averages[averaged] = node if fix is not None else None
                     yield Violation(
                         node,
                         f"Averaging the per-batch values in `{averaged}` weights every batch the "
