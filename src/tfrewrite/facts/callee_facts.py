@@ -6,7 +6,9 @@ another module is a tensor in the caller's facts. Whether the datasets it
 batches all batch to one size (`FunctionInfo.batch_sizes`,
 `ModuleIndex.callee_equal_batches`): a loop over what
 `load_dataset(...)` of another module returns then sees no short last batch
-(TFR306). And the parameters it gives a role, below.
+(TFR306); so does a loop over an attribute of an object of a class whose
+methods batch only that way (`loader.valid_ds` of `loader = Loader(...)`).
+And the parameters it gives a role, below.
 
 Pass 1 records, per function and on `ast` alone, the parameters it gives a
 role: those it hands TensorFlow as a shape or a count
@@ -48,6 +50,8 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
             for target_index, target in targets:
                 info = target_index.functions.get(target)
                 if info is None:
+                    if target in target_index.classes and _batches_equally(target_index, target):
+                        index.callee_equal_batches.add(callee)
                     continue
                 if info.batch_sizes == "equal":
                     index.callee_equal_batches.add(callee)
@@ -59,3 +63,15 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
                         getattr(index, known)[callee] = (tuple(info.caller_params), params)
                 if any(params for _, params in roles):
                     break
+
+
+def _batches_equally(index: ModuleIndex, class_qualname: str) -> bool:
+    """Whether the methods of a class batch datasets, each dropping the
+    remainder: every dataset its objects keep batches to one size."""
+    prefix = class_qualname + "."
+    sizes = {
+        info.batch_sizes
+        for name, info in index.functions.items()
+        if name.startswith(prefix) and info.batch_sizes
+    }
+    return sizes == {"equal"}

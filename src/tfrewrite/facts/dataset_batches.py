@@ -83,8 +83,8 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
         if places is None:
             return False  # too many ways to follow: not proven
         for place in places:
-            if _returns_equal_batches(ctx, place.expr):
-                dropping = True  # `load_dataset(...)` of another module
+            if _returns_equal_batches(ctx, place.expr) or _kept_by_equal_batcher(ctx, place):
+                dropping = True  # `load_dataset(...)` of another module, `loader.valid_ds`
                 continue
             for node in iter_nodes(place.expr):
                 if isinstance(node, cst.Call) and _method(node) in _BATCHING:
@@ -103,6 +103,19 @@ def _returns_equal_batches(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
     if not known or not isinstance(expr, cst.Call):
         return False
     return any(name in known for name in ctx.pass1_names(expr.func))
+
+
+def _kept_by_equal_batcher(ctx: RuleContext, place: _Place) -> bool:
+    """`loader.valid_ds` where `loader` holds an object of a project class
+    whose methods batch only with `drop_remainder=True`
+    (`ModuleIndex.callee_equal_batches`)."""
+    expr = place.expr
+    if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+        return False
+    if not ctx.index.callee_equal_batches:
+        return False
+    owners = _name_values(ctx, expr.value.value, place)
+    return bool(owners) and all(_returns_equal_batches(ctx, owner.expr) for owner in owners)
 
 
 def _iterated(source: cst.BaseExpression) -> list[cst.BaseExpression]:

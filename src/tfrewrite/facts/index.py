@@ -62,6 +62,7 @@ from tfrewrite.facts.index_calls import (
     TracedCallSites,
     is_tf_function,
 )
+from tfrewrite.facts.index_lists import ListReferences
 from tfrewrite.facts.index_names import (
     BUILTIN_NAMES,
     ImportResolution,
@@ -195,7 +196,13 @@ def module_name_for(path: Path, root: Path | None) -> str:
 
 
 class _Indexer(
-    FastVisitor, ImportResolution, TracedCallSites, CallEvidence, FunctionFacts, ObjectReferences
+    FastVisitor,
+    ImportResolution,
+    TracedCallSites,
+    CallEvidence,
+    FunctionFacts,
+    ObjectReferences,
+    ListReferences,
 ):
     """The visitor: walks one file once, keeping the scope it is in (classes,
     functions, loops, what local names hold) for the parts that record facts."""
@@ -228,6 +235,7 @@ class _Indexer(
         # or the loop variable over it), with their constructors.
         self.object_choices: list[dict[str, tuple[str, ...]]] = []
         self.function_tables: list[dict[str, tuple[str, ...]]] = []
+        self.local_lists: list[dict[str, bool]] = []
         # Optimizers built with a plain function as their learning rate, by
         # holder (`_holder_key`): the function's qualified name.
         self.learning_rate_callables: dict[str, str] = {}
@@ -393,6 +401,7 @@ class _Indexer(
         self.partial_bindings.append({})
         self.object_choices.append({})
         self.function_tables.append({})
+        self.local_lists.append({})
         self.dataset_names.append(set())
         self.branch_tests.append([])
         self.bound_here.append(set())
@@ -417,6 +426,7 @@ class _Indexer(
         self.partial_bindings.pop()
         self.object_choices.pop()
         self.function_tables.pop()
+        self.local_lists.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.graph_loops = graph_loops
@@ -619,6 +629,8 @@ class _Indexer(
         for target in node.targets:
             self.bind_names(target)
         self._record_learning_rate_callable(node)
+        if self.local_lists:
+            self.record_list_binding(node.targets, node.value)
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
@@ -732,6 +744,7 @@ class _Indexer(
         evidence = self.evidence[-1]
         saved: dict[str, str | None] = {}
         for generator in node.generators:
+            self.record_list_loop(generator.target, generator.iter)
             iterated = generator.iter
             if isinstance(iterated, ast.Call) and dotted(iterated.func) in ("range", "enumerate"):
                 counter = generator.target
@@ -756,6 +769,7 @@ class _Indexer(
             self.function_stack[-1].loops_over_value = True
         if self.object_choices:
             self.record_loop_object(node.target, node.iter)
+        self.record_list_loop(node.target, node.iter)
         if isinstance(node.iter, ast.Call) and dotted(node.iter.func) in ("range", "enumerate"):
             counter = node.target
             if isinstance(counter, ast.Tuple) and counter.elts:
@@ -953,6 +967,7 @@ class _Indexer(
                     info.held_results.add(callee)
                 if node.func.attr in MUTATING_METHODS:
                     self._mutation(node.func.value)
+                    self.record_list_growth(node)
                 if self._is_logging_call(node.func, callee):
                     self.function_stack[-1].calls_python_logging = True
         wrapped = _wrapped_function(node) if callee and is_tf_function(callee) else None

@@ -180,6 +180,10 @@ class FunctionInfo:
     # self.ll(...)`), as pass 1 names them: differentiating it
     # differentiates them.
     returned_calls: list[str] = field(default_factory=list)
+    # Loop variables over a `self` list (`for block in self.blocks`): name
+    # -> the attribute ("" for a name that also takes other values); None
+    # when it has none (`index_lists`).
+    loop_attributes: dict[str, str] | None = None
 
     @property
     def caller_params(self) -> list[str]:
@@ -234,6 +238,10 @@ class ClassInfo:
     # the class passes there, when that is an object of one project class
     # (`ProjectLookup.held_object`, from `ModuleIndex.param_classes`).
     held_parameters: dict[str, str] = field(default_factory=dict)
+    # `self.<attr>` lists its methods fill: attr -> whether every element is
+    # an object the class builds where it fills them (`index_lists`):
+    # calling one runs what those constructor calls built.
+    built_lists: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

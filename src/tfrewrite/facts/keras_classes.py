@@ -53,6 +53,9 @@ _KERAS_LAYER_METHODS = frozenset(
         "loss", "optimizer", "compiled_loss", "compiled_metrics", "compute_loss",
         # A model's own API, running its own `call` or copying its weights.
         *KERAS_MODEL_METHODS,
+        # What Keras' `Dense`/`Conv*` keep of their `activation=` argument
+        # (`activations.get`): a function of the output, called without a flag.
+        "activation",
     }
 )  # fmt: skip
 
@@ -136,8 +139,15 @@ class KerasClasses:
         known = {*info.methods, *info.held_objects, *_KERAS_LAYER_METHODS}
         prefix = qualname + "."
         for function_name, function in index.functions.items():
-            if function_name.startswith(prefix) and any(
-                self._may_read_training(index, callee, own, known) for callee in function.calls
+            if not function_name.startswith(prefix):
+                continue
+            # `block(x)` for `block` in `self.blocks`, a list of objects the
+            # class builds: those constructor calls are judged as its calls.
+            items = function.loop_attributes or {}
+            if any(
+                self._may_read_training(index, callee, own, known)
+                for callee in function.calls
+                if not info.built_lists.get(items.get(callee, ""), False)
             ):
                 return False
         return True

@@ -146,10 +146,7 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
     )
     if reason is not None:
         return reason
-    if (
-        callee not in ctx.index.classes
-        and project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING
-    ):
+    if project_keras_class(ctx, source.func) == KERAS_CLASS_IGNORING_TRAINING:
         return _no_training_reason(callee.rpartition(".")[2])
     leaf = layer_leaf(ctx, source)
     if leaf is not None and leaf != "Input" and not depends_on_training(ctx, source, leaf):
@@ -265,7 +262,7 @@ def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | Non
 
 
 def _no_training_reason(class_name: str) -> str:
-    return f"the `call` of `{class_name}` takes no `training` argument"
+    return f"`{class_name}` and the layers it builds do not read `training`"
 
 
 _MAX_CLASS_DEPTH = 4  # project layers inside project layers followed this deep
