@@ -127,3 +127,32 @@ def test_a_dataset_map_is_not_a_project_function_of_that_name(tmp_path: Path) ->
     own `map(f, xs)`, which gives `f` to `tf.map_fn`."""
     files = {"backend.py": LIBRARY_MAP, "loader.py": LOADER_BY_LAMBDA}
     assert check_project(tmp_path, files, ("TFR101",)) == []
+
+
+LOADER_WITH_FLAGS = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def load(path, size=None, augment=True):
+        image = tf.image.decode_png(tf.io.read_file(path), channels=3)
+        if augment:
+            image = tf.image.random_flip_left_right(image)
+        if size is not None:
+            image = tf.image.resize(image, size)
+        return image
+
+
+    def dataset(paths):
+        return tf.data.Dataset.from_tensor_slices(paths).map(load)
+"""
+
+
+def test_a_mapped_function_keeps_its_number_and_bool_defaults(tmp_path: Path) -> None:
+    # The dataset's one component fills `path`; `augment` keeps `True`.
+    assert check_project(tmp_path, {"loader.py": LOADER_WITH_FLAGS}, ("TFR101",)) == []
+    # A parameter without such a default is one the elements may fill.
+    source = LOADER_WITH_FLAGS.replace("augment=True", "augment")
+    source = source.replace("size=None, augment", "augment, size=None")
+    found = check_project(tmp_path, {"loader.py": source}, ("TFR101",))
+    assert found_lines(found) == [("loader.py", 7)]

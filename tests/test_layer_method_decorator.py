@@ -169,3 +169,14 @@ def test_a_class_that_runs_its_own_call_in_init_is_left_alone() -> None:
             "        self.call(tf.ones([1, features]))  # builds the sublayers\n", ""
         )
     ) == [11]
+
+
+def test_a_serving_signature_on_call_is_reported_without_a_fix() -> None:
+    """Keras 3 still builds the sublayers inside the `tf.function`; the fix
+    that removes the decorator would drop the signature an export serves."""
+    signed = BLOCKS.replace(
+        "    @tf.function\n", "    @tf.function(input_signature=[tf.TensorSpec([None, 8, 2])])\n"
+    )
+    [finding] = check_source(signed, select=["TFR308"])
+    assert finding.fix is None
+    assert "no fix: the decorator carries an `input_signature`" in finding.message

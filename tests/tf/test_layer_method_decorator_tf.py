@@ -89,3 +89,13 @@ def test_a_class_built_by_its_own_call_in_init_trains() -> None:
             loss = tf.reduce_sum(run(model))
         gradients = tape.gradient(loss, model.trainable_variables)
         assert len(gradients) == 4 and all(g is not None for g in gradients)
+
+
+def test_a_serving_signature_on_call_leaves_the_weights_without_gradients() -> None:
+    """What TFR308 reports, with no fix, for a signed `call`."""
+    signed = BLOCKS.replace(
+        "    @tf.function\n", "    @tf.function(input_signature=[tf.TensorSpec([None, 8, 2])])\n"
+    )
+    model = load_module(signed).Stack(2)
+    gradients = _gradients(model, _inputs())
+    assert gradients and all(g is None for g in gradients)

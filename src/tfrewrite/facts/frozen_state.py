@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import bound_names, local_names, scope_nodes
-from tfrewrite.facts.class_dispatch import own_methods_called
+from tfrewrite.facts.class_dispatch import methods_reached, own_methods_called
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_names import is_keras_model_class
 from tfrewrite.facts.module_constants import module_literals
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.setup_writes import binds_before_use
 from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
@@ -207,13 +208,44 @@ class FrozenState:
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
                 continue  # assigned afresh in the traced function itself: per trace
-            rebinders = sorted(m for m in methods if not is_setup_method(m))
+            rebinders = sorted(
+                m
+                for m in methods
+                if not is_setup_method(m) and not self._sets_up(class_name, node, m, attr, own)
+            )
             if rebinders and not set(rebinders) <= called:
                 # Rebound by a method this one does not call: a value from
                 # outside its trace. (A `train_step` calling `self(x)` reads
                 # what `call` assigned in the same trace.)
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
+
+
+    def _sets_up(
+        self, class_name: str, class_def: cst.ClassDef, method: str, attr: str, traced: str
+    ) -> bool:
+        """Whether the class's `method` binds `attr` as set-up of the traced
+        method `traced` (`setup_writes.binds_before_use`): once, before it
+        first calls it, in a driver no loop of the module calls."""
+        index = self.ctx.index
+        if index.loop_calls.get(index.qualify(f"{class_name}.{method}")) is not None:
+            return False  # run again and again: each run binds anew
+        node = next(
+            (
+                s
+                for s in class_def.body.body
+                if isinstance(s, cst.FunctionDef) and s.name.value == method
+            ),
+            None,
+        )
+        if node is None:
+            return False
+        reaching = {
+            name
+            for name in index.classes[class_name].methods
+            if traced in methods_reached(index, class_name, name)
+        } | {traced}
+        return binds_before_use(node, attr, reaching)
 
 
 def _bound_by_loops_around(parent: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:

@@ -396,7 +396,10 @@ class _Indexer(
         self.batched_names.append(set())
         # A parameter whose default is a number or a bool (`test=False`) is
         # passed on as a Python value.
-        self.evidence.append({name: "p" for name in number_defaults(node.args)})
+        numbers = number_defaults(node.args)
+        if numbers:
+            info.number_defaults = frozenset(numbers)
+        self.evidence.append({name: "p" for name in numbers})
         self.call_results.append({})
         self.partial_bindings.append({})
         self.object_choices.append({})

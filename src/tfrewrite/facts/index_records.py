@@ -66,6 +66,10 @@ class FunctionInfo:
     # False)`), with its evidence (`s` a scalar, `t` a tensor): a call that
     # leaves one out passes that there.
     tensor_defaults: dict[str, str] = field(default_factory=dict)
+    # The parameters whose default is a number or a bool (`augment=True`): a
+    # tracer that fills the leading parameters (`ds.map(load)` over one
+    # component) leaves them their Python value.
+    number_defaults: AbstractSet[str] = frozenset()
     # The `self` attributes whose variables every `return` gives (`return
     # self._q1_model.trainable_variables`: "_q1_model"), a wrapper's property
     # a step differentiates with respect to (`tape_reach`).
@@ -528,6 +532,10 @@ class ModuleIndex:
     # every batching drops the remainder: the datasets they return batch
     # to one size (`load_dataset(...)` of another module).
     callee_equal_batches: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: a train step TFR302 would decorate -> the
+    # functions of other modules it reaches that read a tensor's value on
+    # the host (`host_reads.record_host_reads_reached`).
+    host_reads_reached: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Modules imported with `from module import *`: their names may be used bare.
     star_imports: list[str] = field(default_factory=list)
     # What the module's own top-level `from ... import name` statements bind

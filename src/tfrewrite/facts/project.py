@@ -25,6 +25,7 @@ from tfrewrite.facts.callee_facts import record_callee_parameters
 from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.handed_parameters import HandedCallables
+from tfrewrite.facts.host_reads import record_host_reads_reached
 from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex, TracedSite
@@ -242,7 +243,9 @@ def compute_facts(
                 tensors: list[str] = []
                 likely: list[str] = []
                 if site.arguments == "tensor":
-                    tensors = params
+                    # A parameter defaulting to a number or a bool keeps it:
+                    # the tracer fills the leading ones (`ds.map(load)`).
+                    tensors = [p for p in params if p not in info.number_defaults]
                 elif site.arguments == "first" or is_metric:
                     tensors = params[: 2 if is_metric else 1]
                 elif site.arguments == "likely":
@@ -262,15 +265,17 @@ def compute_facts(
             # A parameter handed to the tracer: what calls hand over as it.
             for handed in handed_callables.targets(index, site):
                 given = handed.given_at()
-                params = handed.index.functions[handed.qualname].caller_params
+                handed_info = handed.index.functions[handed.qualname]
+                params = handed_info.caller_params
                 # A lambda passes what it likes: AutoGraph's assumption holds.
                 direct = site.arguments == "tensor" and not handed.handed.through_lambda
+                filled = [p for p in params if p not in handed_info.number_defaults]
                 mark(
                     handed.index,
                     handed.qualname,
                     f"{site.reason} at {where} as `{site.target}`, given at {given}",
                     False,
-                    params if direct else [],
+                    filled if direct else [],
                     [] if direct else params,
                     elsewhere=handed.index.path != index.path,
                 )
@@ -384,7 +389,9 @@ def compute_facts(
     # Train-step methods a loop calls: found once, used twice (they can be
     # pending steps, and their modules record that a loop calls them).
     looped_methods = looped_train_methods(indexes, lookup)
-    for index, qualname in _pending_train_steps(indexes, lookup, marks, looped_methods):
+    pending_steps = _pending_train_steps(indexes, lookup, marks, looped_methods)
+    record_host_reads_reached(pending_steps, lookup)
+    for index, qualname in pending_steps:
         mark(
             index,
             qualname,

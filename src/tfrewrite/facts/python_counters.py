@@ -8,9 +8,12 @@ divided by `i + 1` is a mean over batches (TFR306).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.tensor_kinds import is_python_number
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 
@@ -138,3 +141,86 @@ def literal_numbers(scope: cst.CSTNode) -> set[str]:
 def _uses_only_number(expr: cst.BaseExpression, name: str) -> bool:
     """`expr` is arithmetic on `name` (at least once) and number literals."""
     return isinstance(expr, cst.BinaryOperation) and _uses_only_numbers_and(expr, name, {name})
+
+
+@dataclass(frozen=True)
+class LoopNumbers:
+    """The Python numbers one loop changes on every iteration: its counter
+    (`for step in range(n)`), names it steps with number literals (`step +=
+    1`, started from a literal in `scope`), and names computed from those.
+    An argument that is one of them differs at every call from the loop."""
+
+    variable: str | None
+    changing: frozenset[str]
+    derived: frozenset[str]
+
+    @classmethod
+    def of(cls, loop: cst.For | cst.While, scope: cst.CSTNode, ctx: RuleContext) -> LoopNumbers:
+        variable = python_int_loop_variable(loop, ctx) if isinstance(loop, cst.For) else None
+        changing = changing_numbers(loop) & literal_numbers(scope)
+        sources = changing | ({variable} if variable else set())
+        derived = derived_numbers(loop, sources) if sources else set()
+        return cls(variable, frozenset(changing), frozenset(derived))
+
+    def __bool__(self) -> bool:
+        return self.variable is not None or bool(self.changing)
+
+    def describe(self, value: cst.BaseExpression) -> tuple[str, str] | None:
+        """(the name, how to say what it is) when `value` changes with the
+        loop: `step`, `step + 1`, a rate it decays, `tau` computed from
+        `step`; None otherwise."""
+        if self.variable is not None and _counter_arithmetic(value, self.variable):
+            return self.variable, f"the Python int `{self.variable}`"
+        if isinstance(value, cst.Name) and value.value in self.changing:
+            return value.value, f"the Python number `{value.value}`"
+        if isinstance(value, cst.Name) and value.value in self.derived:
+            counted = "computed from the loop's counter,"
+            return value.value, f"the Python number `{value.value}`, {counted}"
+        return None
+
+
+def _counter_arithmetic(expr: cst.BaseExpression, name: str) -> bool:
+    """`expr` is `name`, or arithmetic on `name` and integer literals."""
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if isinstance(expr, cst.BinaryOperation):
+        return (
+            (_counter_arithmetic(expr.left, name) or isinstance(expr.left, cst.Integer))
+            and (_counter_arithmetic(expr.right, name) or isinstance(expr.right, cst.Integer))
+            and not (isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer))
+        )
+    return False
+
+
+def changing_number_arguments(
+    ctx: RuleContext, loops: list[cst.For | cst.While], name: str
+) -> list[tuple[cst.Call, str, str]]:
+    """Calls of the function `name` (or `self.name`) in `loops` that pass a
+    number the loop changes every iteration (`LoopNumbers`), once each: the
+    call, the number's name and how to say what it is. Decorated, the
+    function would trace a new graph for each value."""
+    found: list[tuple[cst.Call, str, str]] = []
+    seen: set[int] = set()
+    for loop in loops:
+        scope = next(
+            (f.node for f in reversed(ctx.functions) if _holds(f.node, loop)), ctx.module
+        )
+        numbers = LoopNumbers.of(loop, scope, ctx)
+        if not numbers:
+            continue
+        for call in iter_nodes(loop.body, into_functions=False):
+            if not isinstance(call, cst.Call) or id(call) in seen:
+                continue
+            if dotted_name(call.func) not in (name, f"self.{name}"):
+                continue
+            for arg in call.args:
+                described = numbers.describe(arg.value)
+                if described is not None:
+                    seen.add(id(call))
+                    found.append((call, *described))
+                    break
+    return found
+
+
+def _holds(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    return any(n is node for n in iter_nodes(function.body))

@@ -25,6 +25,7 @@ from tfrewrite.facts.models import called_class_kind
 from tfrewrite.facts.name_use import name_use
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.numpy_arguments import mixed_with_tensors, numpy_argument_hazard
+from tfrewrite.facts.python_counters import changing_number_arguments
 from tfrewrite.facts.static_shapes import batch_dimension_read
 from tfrewrite.facts.step_array_arguments import (
     enclosing_function,
@@ -452,6 +453,14 @@ def decoration_blockers(
         for read in frozen
     )
     blockers.extend(_rebound_by_calling_loops(ctx, function, loops, {r.name for r in frozen}))
+    blockers.extend(
+        Blocker(
+            *lines_of(ctx, call),
+            f"calls the step with {what} that changes every iteration: decorated, each new "
+            f"value would trace a new graph (TFR203); pass `tf.constant({value})` there",
+        )
+        for call, value, what in changing_number_arguments(ctx, loops, function.node.name.value)
+    )
     blockers.extend(fresh_object_arguments(ctx, function))
     blockers.extend(tensor_iterations(ctx, function))
     schedule = failing_schedule(ctx, [body])

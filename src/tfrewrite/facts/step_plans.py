@@ -74,6 +74,9 @@ class StepPlan:
     # With `by_method_name`: the method of the step's class that the loop
     # calls, and that calls the step (SAC's `train` calling `update_critic`).
     via: str = ""
+    # Functions of other modules it reaches that read a tensor's value on
+    # the host (`ModuleIndex.host_reads_reached`): checked in their own run.
+    host_reads: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
@@ -105,6 +108,13 @@ class StepPlan:
             return (
                 f"it calls {calls}, Python code that would run once, at trace time, on "
                 "symbolic tensors; tfrewrite does not check it as traced code"
+            )
+        if self.host_reads:
+            functions = ", ".join(f"`{name}`" for name in self.host_reads)
+            return (
+                f"it reaches {functions} of another module, which reads a value on the host "
+                "(`.numpy()`, `.item()` or NumPy): on a symbolic tensor that raises once "
+                "traced, unless a fix in that module rewrites it"
             )
         if self.array_arguments:
             return "; ".join(self.array_arguments)
@@ -193,6 +203,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 schedules=unchecked_schedules(ctx, [function.node.body]),
                 unpacked_results=unpacked_object_results(ctx, function),
                 via=via,
+                host_reads=list(ctx.index.host_reads_reached.get(function.qualname, ())),
             )
         )
     return plans

@@ -88,6 +88,8 @@ PROJECT_FACT_FIELDS = (
     "star_names",
     "unseen_star_imports",
     "rebound_imports",
+    "weighted_classes",
+    "host_reads_reached",
 )
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
 FORMAT = "tfrewrite-cache"

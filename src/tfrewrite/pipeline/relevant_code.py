@@ -339,7 +339,7 @@ def _facts(
                 base = inner.value  # type: ignore[attr-defined]
                 if isinstance(base, ast.Name) and base.id in module_names:
                     facts.writes_state = True
-        elif kind in (ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp):
+        elif kind in (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp):
             facts.loops = True
         elif kind is ast.GeneratorExp:
             facts.loops = True
@@ -472,7 +472,7 @@ def _decide(
         elif (
             needs.averages
             and ("/" in unit.text or not averages.isdisjoint(words))
-            and ("for" in words or "sum" in words)
+            and ("for" in words or "while" in words or "sum" in words)
             and _averages(facts(unit))
         ):
             reason = _AVERAGING

@@ -9,29 +9,11 @@ import libcst as cst
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.python_counters import (
-    changing_numbers,
-    derived_numbers,
-    literal_numbers,
-    python_int_loop_variable,
-)
+from tfrewrite.facts.python_counters import LoopNumbers
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
-
-
-def _uses_only(expr: cst.BaseExpression, name: str) -> bool:
-    """`expr` is `name`, or arithmetic on `name` and integer literals."""
-    if isinstance(expr, cst.Name):
-        return expr.value == name
-    if isinstance(expr, cst.BinaryOperation):
-        return (
-            (_uses_only(expr.left, name) or isinstance(expr.left, cst.Integer))
-            and (_uses_only(expr.right, name) or isinstance(expr.right, cst.Integer))
-            and not (isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer))
-        )
-    return False
 
 
 def _enclosing_class(ancestors: tuple[cst.CSTNode, ...]) -> str | None:
@@ -242,15 +224,12 @@ class PythonScalarRetraces(Rule):
                 continue
             if any(id(a) in traced for a in ancestors):
                 continue  # unrolled while tracing: a few traces, not one per step
-            variable = python_int_loop_variable(node, ctx) if isinstance(node, cst.For) else None
             scope = next(
                 (a for a in reversed(ancestors) if isinstance(a, cst.FunctionDef)), ctx.module
             )
-            changing = changing_numbers(node) & literal_numbers(scope)
-            if variable is None and not changing:
+            numbers = LoopNumbers.of(node, scope, ctx)
+            if not numbers:
                 continue
-            # Numbers computed from those every iteration change with them.
-            derived = derived_numbers(node, changing | ({variable} if variable else set()))
             # A name the loop calls resolves to the innermost enclosing
             # function's nested `def` first, then outwards (`train.train_step`).
             chain = [
@@ -264,17 +243,10 @@ class PythonScalarRetraces(Rule):
                 if callee is None:
                     continue
                 for arg in inner.args:
-                    if variable is not None and _uses_only(arg.value, variable):
-                        what = f"the Python int `{variable}`"
-                        value = variable
-                    elif isinstance(arg.value, cst.Name) and arg.value.value in changing:
-                        value = arg.value.value
-                        what = f"the Python number `{value}`"
-                    elif isinstance(arg.value, cst.Name) and arg.value.value in derived:
-                        value = arg.value.value
-                        what = f"the Python number `{value}`, computed from the loop's counter,"
-                    else:
+                    described = numbers.describe(arg.value)
+                    if described is None:
                         continue
+                    value, what = described
                     reported.add(id(inner))
                     yield Violation(
                         inner,

@@ -59,8 +59,11 @@ class TfFunctionOnLayerMethod(Rule):
     `build()` trains under both. Keras traces `call` already in `fit`, and
     inside a `@tf.function` train step: the decorator adds nothing there.
 
-    A `tf.function` with an `input_signature` (a serving signature) is left
-    alone, and so are classes of the legacy `tf_keras` package. A class
+    A `tf.function` with an `input_signature` (a serving signature) on
+    `call` leaves the weights without gradients the same way (measured):
+    it is reported without a fix, since removing the decorator would drop
+    the signature; build the sublayers in `build()` instead. Classes of the
+    legacy `tf_keras` package are left alone. A class
     whose `__init__` runs `call` itself (`self.call(tf.ones([1, n]))`) is
     built by that run, not by Keras: its sublayers' weights are created in
     the first trace of the decorated `call` and train (measured the same).
@@ -191,7 +194,7 @@ class TfFunctionOnLayerMethod(Rule):
             if function.class_name not in built_by_call:
                 continue
             decorator = tf_function_decorator(ctx, function.node)
-            if decorator is None or has_input_signature(decorator):
+            if decorator is None:
                 continue
             owner = ctx.class_of(function)
             if owner is None:
@@ -214,6 +217,8 @@ class TfFunctionOnLayerMethod(Rule):
 def _violation(
     decorator: cst.Decorator, class_name: str, method: str, reached: list[str]
 ) -> Violation:
+    """The finding; its fix removes the decorator, unless the decorator
+    carries a serving signature (`input_signature`) removing it would lose."""
     sublayers = ", ".join(f"`self.{a}`" for a in reached)
     message = (
         f"`@tf.function` on `{class_name}.{method}`: the class has no `build`, so Keras 3 "
@@ -222,6 +227,10 @@ def _violation(
         '`apply_gradients` raise "No gradients provided for any variable"); Keras '
         "traces `call` already: remove the decorator, or build the sublayers in `build()`"
     )
+    if has_input_signature(decorator):
+        # Removing it would drop the signature an export serves.
+        message += " (no fix: the decorator carries an `input_signature`)"
+        return Violation(decorator, message)
     fix = CstFix(
         f"Remove the `@tf.function` on `{method}` (unsafe: called from eager code it runs eagerly)",
         (NodeEdit(decorator, cst.RemovalSentinel.REMOVE),),

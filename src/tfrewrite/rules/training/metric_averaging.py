@@ -55,9 +55,11 @@ def _scopes(ctx: RuleContext) -> Iterator[tuple[cst.CSTNode, cst.FunctionDef | N
         yield function.node.body, function.node
 
 
-def _batch_input(loop: cst.For) -> str | None:
+def _batch_input(loop: cst.For | cst.While) -> str | None:
     """The name holding a batch's inputs: `x` in `for x, y in ...` or
-    `for step, (x, y) in enumerate(...)`."""
+    `for step, (x, y) in enumerate(...)`; None for a `while` loop."""
+    if isinstance(loop, cst.While):
+        return None
     target = loop.target
     if isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "enumerate":
         if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) != 2:
@@ -69,7 +71,7 @@ def _batch_input(loop: cst.For) -> str | None:
     return None
 
 
-def _within(node: cst.CSTNode, loop: cst.For, inside: dict[int, set[int]]) -> bool:
+def _within(node: cst.CSTNode, loop: cst.For | cst.While, inside: dict[int, set[int]]) -> bool:
     """Whether `node` is in the body of `loop` (`inside` keeps each loop's
     nodes once walked)."""
     if id(loop) not in inside:

@@ -42,11 +42,19 @@ def _says_batches(name: str) -> bool:
 _BATCH_COUNTS = ("batch", "step", "iter", "loader", "dataset", "_ds")
 
 
-def _is_batch_loop(ctx: RuleContext, loop: cst.For, function: cst.FunctionDef | None) -> bool:
+def _is_batch_loop(
+    ctx: RuleContext, loop: cst.For | cst.While, function: cst.FunctionDef | None
+) -> bool:
     """A loop over batches of varying size: a batched dataset without
     `drop_remainder=True`, an iterable or loop variable whose name says
     batches (not a `range`: `for x_batch, y_batch in tqdm(data)`), or a body
-    that trains or evaluates (a tape, a `*step` call)."""
+    that trains or evaluates (a tape, a `*step` call). A `while` loop whose
+    passes each take the next batch of a sequence (`loader.next_batch(n)`,
+    `next(batches)`), up to its last one."""
+    if isinstance(loop, cst.While):
+        if function is not None and _called_by_a_step(ctx, function):
+            return False
+        return _takes_next_batch(loop)
     if batches_of_one_size(ctx, loop, function):
         return False  # every batch has the same size: the mean is exact
     if feeds_short_final_batch(ctx, loop):
@@ -91,6 +99,33 @@ def _called_by_a_step(ctx: RuleContext, function: cst.FunctionDef) -> bool:
     return any(info is not None and info.trains for info in callers)
 
 
+def _takes_next_batch(loop: cst.While) -> bool:
+    """Whether each pass of a `while` loop takes the next element of a
+    sequence of batches: a call named for it in its own body
+    (`dataset.next_batch(32)`, `next(batches)`), with the batch bound to a
+    name that says so. Random draws (`buffer.sample(64)`) give full batches."""
+    for node in _own_nodes(loop.body):
+        if not (isinstance(node, cst.Assign) and isinstance(node.value, cst.Call)):
+            continue
+        called = (dotted_name(node.value.func) or "").rpartition(".")[2].lower()
+        if "next" not in called or _one_by_one(node.value):
+            continue
+        bound = [
+            n.value for t in node.targets for n in iter_nodes(t.target) if isinstance(n, cst.Name)
+        ]
+        if any(_says_batches(name) for name in bound) or "batch" in called:
+            return True
+    return False
+
+
+def _one_by_one(call: cst.Call) -> bool:
+    """A draw of batches of one (`next_batch(batch_size=1)`, `next_batch(1)`):
+    no batch is shorter than another."""
+    first = next((a for a in call.args if a.keyword is None), None)
+    size = next((a for a in call.args if a.keyword and "size" in a.keyword.value), first)
+    return size is not None and isinstance(size.value, cst.Integer) and size.value.value == "1"
+
+
 # Calls that hand out data: an iterator's next element, a batch drawn or
 # sampled (`buffer.sample(64)`, `loader.get_batch()`), a file read.
 _DRAWING_WORDS = ("next", "batch", "sample", "load", "read")
@@ -130,7 +165,7 @@ def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
 class PerBatch:
     """A list filled once per batch: where it starts empty, where it grows."""
 
-    loop: cst.For
+    loop: cst.For | cst.While
     appends: list[cst.SimpleStatementLine]
     start: cst.SimpleStatementLine | None = None  # `name = []` in the same scope
 
@@ -141,7 +176,7 @@ class Accumulated:
     `n_batches += 1`, or the loop's own index (`for i, x in enumerate(...)`,
     counted as `i + 1`)."""
 
-    loop: cst.For
+    loop: cst.For | cst.While
     counters: set[str]
     index: str | None = None
 
@@ -160,7 +195,7 @@ def per_batch_values(
     lists: dict[str, PerBatch] = {}
     sums: dict[str, Accumulated] = {}
     for loop in iter_nodes(scope, into_functions=False):
-        if not isinstance(loop, cst.For) or not _is_batch_loop(ctx, loop, function):
+        if not isinstance(loop, (cst.For, cst.While)) or not _is_batch_loop(ctx, loop, function):
             continue
         counters: set[str] = set()
         accumulated: list[str] = []
@@ -184,7 +219,7 @@ def per_batch_values(
                     counters.add(node.target.value)
                 elif not weighted(value):
                     accumulated.append(node.target.value)
-        index = iteration_index(loop, ctx)
+        index = iteration_index(loop, ctx) if isinstance(loop, cst.For) else None
         for name in accumulated:
             sums[name] = Accumulated(loop, counters, index)
     for node in iter_nodes(scope, into_functions=False):
