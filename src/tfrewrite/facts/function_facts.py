@@ -261,13 +261,19 @@ def returned_builder_calls(
 
     def made_by(value: ast.expr) -> bool:
         name = resolve(value.func) if isinstance(value, ast.Call) else None
+        if name in _PLAIN_RESULTS:
+            return True  # `len(models)`: a number beside the models
         if name:
             callees.append(name)
         return bool(name)
 
-    if not _every_return_gives(node, made_by, False, tuples=True):
+    if not _every_return_gives(node, made_by, False, tuples=True, literals=True):
         return ()
     return tuple(dict.fromkeys(callees))
+
+
+# Builtins whose result is a plain Python value, never a model.
+_PLAIN_RESULTS = frozenset({"len", "int", "float", "str", "bool"})
 
 
 # Keras wrappers whose output depends on `training` only through the layer
@@ -342,13 +348,16 @@ def _every_return_gives(
     arithmetic: bool,
     tuples: bool = False,
     unpacked: Callable[[ast.expr], bool] | None = None,
+    literals: bool = False,
 ) -> bool:
     """Every `return` of the function gives a value (a call or an
     attribute) `made_by` accepts: directly, through a name every binding
     of the function's scope gives one, or (`arithmetic`: the kind is closed
     under it, as tensors are) through arithmetic on one; with `tuples`,
     each element of a tuple it returns does; with `unpacked`, each name
-    unpacked from a value it accepts (`_, _, count = tf.unique_with_counts(x)`)."""
+    unpacked from a value it accepts (`_, _, count = tf.unique_with_counts(x)`);
+    with `literals`, a literal (`0`, `[]`) is accepted too (the epoch and
+    the list a builder returns beside its models)."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [
         _reaching_value(node.body, s) or s.value for s in statements if isinstance(s, ast.Return)
@@ -359,7 +368,8 @@ def _every_return_gives(
             for value in returned
             for element in (value.elts if isinstance(value, ast.Tuple) else [value])
         ]
-    if not returned or not all(isinstance(v, _EVIDENT_SHAPES) for v in returned):
+    shapes = (*_EVIDENT_SHAPES, *_LITERALS) if literals else _EVIDENT_SHAPES
+    if not returned or not all(isinstance(v, shapes) for v in returned):
         return False  # most functions: no return, or one of another shape
     # A parameter is a binding too: `return x` after `if ...: x = tf.op(x)`
     # may give the argument back.
@@ -416,6 +426,8 @@ def _every_return_gives(
             return True
         if expr is None or depth > 8:
             return False
+        if literals and isinstance(expr, _LITERALS):
+            return True
         if isinstance(expr, (ast.Call, ast.Attribute)):
             return made_by(expr)
         if isinstance(expr, ast.BinOp) and arithmetic:
@@ -441,6 +453,7 @@ def _every_return_gives(
 _UNPACKED = ast.Constant(value=None)
 # What a return value can be to be evident by `_every_return_gives`'s reading.
 _EVIDENT_SHAPES = (ast.Call, ast.Attribute, ast.BinOp, ast.UnaryOp, ast.Name)
+_LITERALS = (ast.Constant, ast.List, ast.Dict)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 

@@ -317,14 +317,28 @@ def model_builder_reads(
         if not info.returned_builder_calls or depth >= _MAX_BUILDER_DEPTH:
             continue
         reads = [
-            True  # a Keras model built where a project builder's is returned too
-            if builds_keras_model(part)
-            else model_builder_reads(found, part, lookup, keras, depth + 1)
+            _part_reads(found, part, lookup, keras, depth + 1)
             for part in info.returned_builder_calls
         ]
         if all(r is not None for r in reads):
             return any(reads)
     return None
+
+
+def _part_reads(
+    index: ModuleIndex, part: str, lookup: ProjectLookup, keras: KerasClasses, depth: int
+) -> bool | None:
+    """What a builder returning `part(...)` beside other models returns
+    there: a Keras model (built where a project builder's is returned too),
+    another builder's model, or an object of a Keras class of the project
+    (`GeneratorArchitecture(cfg)`), as `model_builder_reads` judges them."""
+    if builds_keras_model(part):
+        return True
+    reads = model_builder_reads(index, part, lookup, keras, depth)
+    if reads is not None:
+        return reads
+    kind = keras.kind(index, part)
+    return None if kind is None else kind != KERAS_CLASS_IGNORING_TRAINING
 
 
 def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:
@@ -365,6 +379,9 @@ def record_called_classes(
                 reads = model_builder_reads(index, callee, lookup, keras) if callee else None
                 if reads is not None:
                     index.model_builders[callee] = reads
+                    position = _builder_training_position(index, callee, lookup)
+                    if position != KERAS_TRAINING_POSITION_UNKNOWN:
+                        index.class_training_positions[callee] = position
                 continue  # a function or method: tracing follows those itself
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
@@ -393,6 +410,25 @@ def _training_position(index: ModuleIndex, callee: str, lookup: ProjectLookup) -
     target_index, qualname = called[0]
     call = target_index.functions.get(qualname)
     return call_training_position(call) if call is not None else KERAS_TRAINING_POSITION_UNKNOWN
+
+
+def _builder_training_position(
+    index: ModuleIndex, builder: str, lookup: ProjectLookup
+) -> int | None:
+    """Where `training` stands in a call of the models a project builder
+    returns when each is an object of a Keras class of the project
+    (`return generator, discriminators, n` after `generator =
+    Generator(cfg)`) and they agree; `KERAS_TRAINING_POSITION_UNKNOWN`
+    otherwise."""
+    for found, qualname in lookup.find(builder, index):
+        info = found.functions.get(qualname)
+        parts = info.returned_builder_calls if info is not None else ()
+        if not parts or not all(held_class(found, part, lookup) for part in parts):
+            continue
+        positions = {_training_position(found, part, lookup) for part in parts}
+        if len(positions) == 1:
+            return positions.pop()
+    return KERAS_TRAINING_POSITION_UNKNOWN
 
 
 def call_training_position(call: FunctionInfo) -> int | None:

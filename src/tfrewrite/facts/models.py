@@ -366,6 +366,16 @@ def _classes_of_other_modules(ctx: RuleContext, model: str) -> list[str]:
     return found
 
 
+def _held_builder(ctx: RuleContext, model: str, owner: str | None) -> str:
+    """What builds the object `self.<attr>` holds, in a method of `owner`
+    (`ClassInfo.held_objects`: a class or a builder), "" when not known."""
+    head, _, attr = model.partition(".")
+    info = ctx.index.classes.get(owner or "")
+    if head != "self" or not attr or "." in attr or info is None:
+        return ""
+    return info.held_objects.get(attr, "")
+
+
 def training_position(ctx: RuleContext, model: str, owner: str | None = None) -> int | None:
     """Where `training` stands among the positional arguments of a call of
     `model` (`self` left out), or None when no positional argument binds to
@@ -382,6 +392,9 @@ def training_position(ctx: RuleContext, model: str, owner: str | None = None) ->
         positions = {ctx.index.class_training_positions[c] for c in elsewhere}
         if len(positions) == 1:
             return positions.pop()
+    built = _held_builder(ctx, model, owner)
+    if built in ctx.index.class_training_positions:
+        return ctx.index.class_training_positions[built]
     for callee in project_classes_of(ctx, model, owner):
         call = ctx.index.functions.get(f"{callee}.call")
         if call is None:
