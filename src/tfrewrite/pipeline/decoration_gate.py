@@ -188,6 +188,18 @@ def gate_decorations(
             new = dataclasses.replace(violation, fix=fix)
             if not options.allows(fix.applicability):
                 held |= {id(f) for f in inside}
+            # Code that runs eagerly today: its findings are what the
+            # decoration brings, and say so.
+            names = ", ".join(f"`{step.name.value}`" for step in steps)
+            for f in inside:
+                if id(f) in replaced or id(f) not in _pending_only([f], ctx):
+                    continue
+                note = (
+                    f"once `@tf.function` decorates {names}: see {gate.rule.code} on "
+                    f"{line_name(gate.start.line)}"
+                )
+                kept = dataclasses.replace(f.violation, message=f"{f.violation.message} ({note})")
+                replaced[id(f)] = dataclasses.replace(f, violation=kept)
         replaced[id(gate)] = dataclasses.replace(gate, violation=new)
     held |= waiting - covered
     kept = [f for f in found if id(f) not in dropped]
