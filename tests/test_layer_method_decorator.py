@@ -10,6 +10,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tfrewrite.api import check_source, fix_source
 from tfrewrite.pipeline.engine import InputFile, RunOptions, run
 
@@ -180,3 +182,30 @@ def test_a_serving_signature_on_call_is_reported_without_a_fix() -> None:
     [finding] = check_source(signed, select=["TFR308"])
     assert finding.fix is None
     assert "no fix: the decorator carries an `input_signature`" in finding.message
+
+
+SHAPED = """
+import tensorflow as tf
+
+
+class Actor(tf.keras.Model):
+    def __init__(self, obs_dim):
+        super().__init__()
+        self.mu = tf.keras.Sequential([{first}])
+
+    @tf.function
+    def call(self, x):
+        return self.mu(x)
+"""
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        "tf.keras.layers.Dense(2, input_shape=(obs_dim,))",
+        "tf.keras.Input(shape=(obs_dim,)), tf.keras.layers.Dense(2)",
+    ],
+)
+def test_a_sequential_told_its_input_shape_is_built_where_it_is_made(first: str) -> None:
+    assert _lines(SHAPED.replace("{first}", first)) == []
+    assert _lines(SHAPED.replace("{first}", "tf.keras.layers.Dense(2)")) == [10]

@@ -99,3 +99,19 @@ def test_a_serving_signature_on_call_leaves_the_weights_without_gradients() -> N
     model = load_module(signed).Stack(2)
     gradients = _gradients(model, _inputs())
     assert gradients and all(g is None for g in gradients)
+
+
+def test_a_sequential_told_its_input_shape_trains_under_the_decorator() -> None:
+    """Keras builds it where it is made: every weight gets a gradient through
+    the decorated `call` (what TFR308 leaves alone)."""
+    from tests.test_layer_method_decorator import SHAPED
+
+    source = SHAPED.replace("{first}", "tf.keras.layers.Dense(2, input_shape=(obs_dim,))")
+    model = load_module(source).Actor(4)
+    assert model.mu.built
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(tf.ones((3, 4))))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    assert gradients and all(g is not None for g in gradients)

@@ -214,6 +214,18 @@ def returns_tensor(
     )
 
 
+def returns_arithmetic(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Every `return` of the function gives the result of an operator
+    (`return (x + 1.0) * (high - low) / 2 + low`): a number or a tensor,
+    never a layer or a model."""
+    returned = [
+        s.value
+        for s in iter_statements(node.body, into_definitions=False)
+        if isinstance(s, ast.Return)
+    ]
+    return bool(returned) and all(isinstance(v, (ast.BinOp, ast.UnaryOp)) for v in returned)
+
+
 def _computes_tensors(value: ast.expr, resolve: Callable[[ast.AST], str | None]) -> bool:
     """A call whose result, unpacked, gives tensors: a TensorFlow op, or
     one of those that return several (`tf.unique_with_counts`, `tf.split`)."""

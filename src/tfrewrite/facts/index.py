@@ -49,6 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returned_builder_calls,
+    returns_arithmetic,
     returns_gradients,
     returns_model,
     returns_tensor,
@@ -445,6 +446,7 @@ class _Indexer(
             info.returns_variables = returns_variables(node)
             info.returns_variables_of = variable_owners(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
+        info.returns_computed = info.returns_tensor or returns_arithmetic(node)
         if self.mentions_models:
             info.returns_model = returns_model(node, self.resolve)
             if info.returns_model:

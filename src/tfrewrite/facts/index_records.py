@@ -168,6 +168,9 @@ class FunctionInfo:
     # Every `return` gives what a TensorFlow op computes (`function_facts.
     # returns_tensor`): a caller of another module gets a tensor from it.
     returns_tensor: bool = False
+    # Every `return` gives what a TensorFlow op or an operator computes (a
+    # number or a tensor): never a layer or a model.
+    returns_computed: bool = False
     # Every `return` gives a Keras model it builds (`function_facts.
     # returns_model`): what a caller binds its result to is a model.
     returns_model: bool = False

@@ -61,6 +61,14 @@ _KERAS_LAYER_METHODS = frozenset(
 
 
 _KERAS_TRAINING_MODULES = ("layers.", "applications.", "models.", "backend.")
+# Libraries whose objects a layer may build that are no layers: probability
+# distributions and bijectors take no `training`.
+_INERT_LIBRARY_MODULES = (
+    "tensorflow_probability.distributions.",
+    "tensorflow_probability.bijectors.",
+    "tensorflow_probability.python.distributions.",
+    "tensorflow_probability.python.bijectors.",
+)
 
 
 class KerasClasses:
@@ -79,6 +87,7 @@ class KerasClasses:
     def __init__(self, lookup: ProjectLookup) -> None:
         self.lookup = lookup
         self.ignoring: dict[tuple[str, str], bool] = {}
+        self.plain_functions: dict[tuple[str, str], bool] = {}
 
     def kind(self, index: ModuleIndex, callee: str) -> str | None:
         """`KERAS_CLASS` or `KERAS_CLASS_IGNORING_TRAINING` when every class
@@ -152,6 +161,24 @@ class KerasClasses:
                 return False
         return True
 
+    def _function_builds_nothing(self, index: ModuleIndex, qualname: str) -> bool:
+        """Whether a project function (`clamp(x, low, high)`) returns what
+        TensorFlow ops or operators compute and calls nothing that may build
+        or run a layer reading `training`: TensorFlow ops, builtins, other such
+        functions (a cycle counts as building one). A function returning
+        anything else (`return BACKBONE`, `return None`) may hand out a
+        layer built elsewhere."""
+        key = (index.path, qualname)
+        known = self.plain_functions.get(key)
+        if known is None:
+            self.plain_functions[key] = False  # a cycle: not shown to build nothing
+            info = index.functions[qualname]
+            known = info.returns_computed and not any(
+                self._may_read_training(index, callee, "\0", set()) for callee in info.calls
+            )
+            self.plain_functions[key] = known
+        return known
+
     def _may_read_training(
         self, index: ModuleIndex, callee: str, own: str, known: set[str]
     ) -> bool:
@@ -172,7 +199,7 @@ class KerasClasses:
             if leaf in ("Sequential", "Model"):
                 return False  # a container: the layers it holds are built here too
             return path.startswith(_KERAS_TRAINING_MODULES)
-        if callee.startswith("tensorflow."):
+        if callee.startswith(("tensorflow.", *_INERT_LIBRARY_MODULES)):
             return False
         found = self.lookup.find(callee, index)
         if not found:
@@ -188,7 +215,15 @@ class KerasClasses:
             # (an initializer, a schedule) that runs no layer.
             return not all(self._builds_inert(i, q) for i, q in classes)
         if found:
-            return True  # a project function: what it builds is not followed
+            # A project function: a model builder is judged by the layers it
+            # builds (`mlp(sizes)` of `Dense` layers); what another builds
+            # is not followed.
+            reads = model_builder_reads(index, callee, self.lookup, self)
+            if reads is not None:
+                return reads
+            return not all(
+                q in i.functions and self._function_builds_nothing(i, q) for i, q in found
+            )
         if "." not in callee:
             return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))

@@ -449,6 +449,9 @@ def _analyse(
     drivers |= _builders_of_traced_holders(deferred.values(), indexes, facts)
     while deferred:
         refs = _reference_heads(_references_from_traced_code(indexes, facts))
+        # A module another one star-imports gives it names (`np` of `from
+        # utils import *`) that its own code reads: it is needed too.
+        refs |= {m.rpartition(".")[2] for index in indexes for m in index.star_imports}
         wanted = [
             f
             for f in deferred.values()

@@ -321,6 +321,8 @@ def _builds_weights(
     if weighted_layer(qualified) is not None or qualified in ctx.index.weighted_classes:
         return True
     if keras_leaf(qualified) == "Sequential":
+        if value.args and _built_on_construction(ctx, value.args[0].value, lists):
+            return False  # built with its weights where it is made
         return any(_builds_weights(ctx, a.value, depth, lists) for a in value.args[:1])
     name = dotted_name(value.func) or ""
     held = ctx.class_node(name)
@@ -330,6 +332,35 @@ def _builds_weights(
     # `__init__` keeps in lists (which pass 1 does not follow).
     return ctx.index.qualify(name) in ctx.index.weighted_classes or bool(
         _weighted_attributes(ctx, held, depth + 1)
+    )
+
+
+# Keyword arguments by which a layer tells a `Sequential` its input's shape.
+_INPUT_SHAPE_KEYWORDS = frozenset({"input_shape", "input_dim", "batch_input_shape"})
+
+
+def _built_on_construction(
+    ctx: RuleContext, layers: cst.BaseExpression, lists: dict[str, list[cst.BaseExpression]]
+) -> bool:
+    """Whether a `Sequential` of `layers` knows its input's shape when it is
+    made (`keras.Input(...)` first, or a first layer given `input_shape=`):
+    Keras builds it, weights and all, right there (measured under Keras 3),
+    not in the first trace of a call."""
+    if isinstance(layers, cst.Name):
+        held = lists.get(layers.value, [])
+        first = held[0] if held else None
+        if isinstance(first, (cst.List, cst.Tuple)):
+            first = first.elements[0].value if first.elements else None
+    elif isinstance(layers, (cst.List, cst.Tuple)):
+        first = layers.elements[0].value if layers.elements else None
+    else:
+        return False
+    if not isinstance(first, cst.Call):
+        return False
+    if keras_leaf(ctx.names.qualified_name(first.func)) in ("Input", "InputLayer"):
+        return True
+    return any(
+        a.keyword is not None and a.keyword.value in _INPUT_SHAPE_KEYWORDS for a in first.args
     )
 
 
