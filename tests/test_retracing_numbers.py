@@ -91,3 +91,40 @@ def test_a_traced_method_called_with_the_loop_counter_retraces() -> None:
 def test_a_traced_method_called_with_a_tensor_counter_does_not_retrace() -> None:
     source = AGENT.format(argument="tf.constant(epoch)", counter="tf.constant(i)")
     assert check_source(source, select=["TFR203"]) == []
+
+
+DECAYED = """
+import tensorflow as tf
+
+PARAMS = {"lr": 0.1, "max_steps": 100}
+
+
+class Agent:
+    @tf.function
+    def learn(self, lr, batch):
+        return batch * lr
+
+
+def train(batches):
+    policy = Agent()
+    lr, = (PARAMS["lr"],)
+    lr_now = lr
+    global_step = 0
+    for episode in range(10):
+        for batch in batches:
+            global_step += 1
+            policy.learn({argument}, batch)
+        frac = 1.0 - (global_step - 1.0) / PARAMS["max_steps"]
+        lr_now = lr * frac
+"""
+
+
+def test_a_rate_decayed_from_the_counter_and_configuration_retraces() -> None:
+    """`frac` from the step counter and a configured maximum, the rate from
+    a configured start: both Python numbers, new at every episode; the
+    method is of an object the function builds."""
+    found = check_source(DECAYED.replace("{argument}", "lr_now"), select=["TFR203"])
+    assert [f.start.line for f in found] == [21]
+    assert "the Python number `lr_now`" in found[0].message
+    constant = DECAYED.replace("{argument}", "tf.constant(lr_now)")
+    assert check_source(constant, select=["TFR203"]) == []

@@ -14,6 +14,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
+from tfrewrite.facts.parameter_names import is_config_name
 from tfrewrite.facts.tensor_kinds import is_python_number
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 
@@ -76,11 +77,14 @@ def changing_numbers(loop: cst.For | cst.While) -> set[str]:
     return found
 
 
-def derived_numbers(loop: cst.For | cst.While, sources: set[str]) -> set[str]:
+def derived_numbers(
+    loop: cst.For | cst.While, sources: set[str], fixed: frozenset[str] = frozenset()
+) -> set[str]:
     """Names the loop body binds to arithmetic on `sources` (Python numbers
-    that change every iteration: the loop's counter) and number literals,
-    directly or through each other: `tau = 1.0 - 1.0 / (step + 1)` changes
-    with `step`."""
+    that change every iteration: the loop's counter), number literals and
+    `fixed` numbers (set before the loop), directly or through each other:
+    `tau = 1.0 - 1.0 / (step + 1)` changes with `step`, and so does
+    `lr_now = lr * frac` for `frac = 1.0 - step / PARAMS["max_steps"]`."""
     assignments = [
         (node.targets[0].target.value, node.value)
         for node in iter_nodes(loop.body, into_functions=False)
@@ -94,20 +98,31 @@ def derived_numbers(loop: cst.For | cst.While, sources: set[str]) -> set[str]:
     while changed:
         changed = False
         for name, value in assignments:
-            if name not in found and name not in known and _number_arithmetic_on(value, known):
+            if (
+                name not in found
+                and name not in known
+                and _number_arithmetic_on(value, known, fixed)
+            ):
                 found.add(name)
                 changed = True
         known |= found
     return found
 
 
-def _number_arithmetic_on(expr: cst.BaseExpression, names: set[str]) -> bool:
-    """`expr` is arithmetic on some of `names` and number literals."""
-    return any(_uses_only_numbers_and(expr, name, names) for name in names)
+def _number_arithmetic_on(
+    expr: cst.BaseExpression, names: set[str], fixed: frozenset[str] = frozenset()
+) -> bool:
+    """`expr` is arithmetic on some of `names`, number literals and `fixed`
+    numbers or configuration values."""
+    return any(_uses_only_numbers_and(expr, name, names, fixed) for name in names)
 
 
-def _uses_only_numbers_and(expr: cst.BaseExpression, name: str, names: set[str]) -> bool:
-    """`expr` reads `name`, and otherwise only `names` and number literals."""
+def _uses_only_numbers_and(
+    expr: cst.BaseExpression, name: str, names: set[str], fixed: frozenset[str] = frozenset()
+) -> bool:
+    """`expr` reads `name`, and otherwise only `names`, number literals and,
+    with `fixed` (not empty), those names and configuration values
+    (`PARAMS["max_steps"]`, `args.lr`)."""
     if isinstance(expr, cst.Name):
         return expr.value == name
     if not isinstance(expr, cst.BinaryOperation):
@@ -116,16 +131,52 @@ def _uses_only_numbers_and(expr: cst.BaseExpression, name: str, names: set[str])
 
     def allowed(side: cst.BaseExpression) -> bool:
         if isinstance(side, cst.Name):
-            return side.value in names
+            return side.value in names or side.value in fixed
         if is_python_number(side):
+            return True
+        if fixed and is_configuration_value(side):
             return True
         return isinstance(side, cst.BinaryOperation) and all(
             allowed(s) for s in (side.left, side.right)
         )
 
     return all(allowed(side) for side in sides) and any(
-        _uses_only_numbers_and(side, name, names) for side in sides
+        _uses_only_numbers_and(side, name, names, fixed) for side in sides
     )
+
+
+def is_configuration_value(expr: cst.BaseExpression) -> bool:
+    """A value read from a configuration: an item or attribute of a name
+    that says so (`config.lr`, `args.epochs`, `hparams["lr"]`) or of a
+    module-level constant (`TRAIN_PARAMS["max_steps"]`): a Python number
+    where arithmetic reads it."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return isinstance(expr, cst.Name) and (
+        is_config_name(expr.value) or (expr.value.isupper() and len(expr.value) > 1)
+    )
+
+
+def fixed_numbers(scope: cst.CSTNode) -> frozenset[str]:
+    """Names a scope binds to number literals or configuration values
+    (`lr_a, lr_c = PARAMS["lr_a"], PARAMS["lr_c"]`): fixed numbers that
+    arithmetic with a counter keeps changing with it."""
+    found: set[str] = set()
+    for small in iter_small_statements(scope):
+        if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+            continue
+        target, value = small.targets[0].target, small.value
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = [(target, value)]
+        if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                elements = zip(target.elements, value.elements, strict=True)
+                pairs = [(t.value, v.value) for t, v in elements]
+        for name, bound in pairs:
+            if isinstance(name, cst.Name) and (
+                is_python_number(bound) or is_configuration_value(bound)
+            ):
+                found.add(name.value)
+    return frozenset(found)
 
 
 def literal_numbers(scope: cst.CSTNode) -> set[str]:
@@ -159,7 +210,7 @@ class LoopNumbers:
         variable = python_int_loop_variable(loop, ctx) if isinstance(loop, cst.For) else None
         changing = changing_numbers(loop) & literal_numbers(scope)
         sources = changing | ({variable} if variable else set())
-        derived = derived_numbers(loop, sources) if sources else set()
+        derived = derived_numbers(loop, sources, fixed_numbers(scope)) if sources else set()
         return cls(variable, frozenset(changing), frozenset(derived))
 
     def __bool__(self) -> bool:

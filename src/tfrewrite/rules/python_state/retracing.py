@@ -35,13 +35,15 @@ def _traced_callee(
     chain: list[str],
     owner: str | None,
     decorated: set[str],
+    scope: cst.FunctionDef | None = None,
 ) -> str | None:
     """How the call names a `tf.function` of this file, or None: a function
     by name (the innermost enclosing function's nested `def` first, then
     outwards: `train.train_step`), a method of the enclosing class
     (`self.update(...)`), of an object the class holds (`self.agent.act(...)`
     for `self.agent = Agent()`), or of an object the module builds once
-    (`agent.act(...)` for `agent = Agent()`)."""
+    (`agent.act(...)` for `agent = Agent()`) or the function `scope` around
+    the loop builds (`policy = Agent(...)` in `train`)."""
     if isinstance(func, cst.Name):
         name = func.value
         if any(
@@ -53,9 +55,28 @@ def _traced_callee(
         return None
     receiver = dotted_name(func.value) or ""
     local_class = ctx.receiver_class(receiver, owner) if receiver else None
+    if local_class is None and scope is not None and receiver.isidentifier():
+        local_class = _built_in(ctx, scope, receiver)
     if local_class is not None and f"{local_class}.{func.attr.value}" in decorated:
         return f"{receiver}.{func.attr.value}"
     return None
+
+
+def _built_in(ctx: RuleContext, scope: cst.FunctionDef, name: str) -> str | None:
+    """The class of this file whose object the function `scope` binds
+    `name` to, when every binding of it there builds one (`policy =
+    Agent(...)`); None otherwise."""
+    built: set[str] = set()
+    for node in iter_nodes(scope.body, into_functions=False):
+        targets = node.targets if isinstance(node, cst.Assign) else ()
+        if not any(isinstance(t.target, cst.Name) and t.target.value == name for t in targets):
+            continue
+        value = node.value if isinstance(node, cst.Assign) else None
+        callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
+        if callee is None or callee not in ctx.index.classes:
+            return None
+        built.add(callee)
+    return built.pop() if len(built) == 1 else None
 
 
 class PythonScalarRetraces(Rule):
@@ -239,7 +260,8 @@ class PythonScalarRetraces(Rule):
             for inner in iter_nodes(node.body, into_functions=False):
                 if not isinstance(inner, cst.Call) or id(inner) in reported:
                     continue
-                callee = _traced_callee(ctx, inner.func, chain, owner, decorated)
+                function = scope if isinstance(scope, cst.FunctionDef) else None
+                callee = _traced_callee(ctx, inner.func, chain, owner, decorated, function)
                 if callee is None:
                     continue
                 for arg in inner.args:
