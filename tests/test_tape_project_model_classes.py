@@ -218,7 +218,7 @@ def test_what_the_class_cannot_be_seen_to_build_keeps_the_fix(tmp_path: Path) ->
     builders = {
         "self._extra = make_block()": "def make_block():\n    return None\n\n\n",
         "self._extra = tf.keras.applications.MobileNetV2(weights=None)": "",
-        "self._extra = tf.keras.layers.LSTM(4)": "",
+        "self._extra = tf.keras.layers.LSTM(4, dropout=0.1)": "",
         "self._extra = hub.KerasLayer('handle')": "import tensorflow_hub as hub\n",
     }
     for built, prelude in builders.items():

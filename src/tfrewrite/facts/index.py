@@ -86,6 +86,7 @@ from tfrewrite.facts.index_records import (
 )
 from tfrewrite.facts.keras_names import (
     MODEL_BUILDER_WORDS,
+    RNN_DROPOUT_KEYWORDS,
     WEIGHT_CALLBACK_SUFFIXES,
     keras_leaf,
     star_imported_names,
@@ -882,6 +883,9 @@ class _Indexer(
         handed = eager_callable(node, callee)
         if handed is not None:
             self._record_eager(handed)
+        if self.function_stack and node.keywords and callee and ".layers." in f".{callee}":
+            if any(kw.arg is None or kw.arg in RNN_DROPOUT_KEYWORDS for kw in node.keywords):
+                self.function_stack[-1].builds_rnn_dropout = True
         for keyword in node.keywords:
             if keyword.arg and keyword.arg.endswith(WEIGHT_CALLBACK_SUFFIXES):
                 self._record_weight_function(keyword.value)

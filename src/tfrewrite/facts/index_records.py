@@ -168,6 +168,10 @@ class FunctionInfo:
     # Every `return` gives what a TensorFlow op computes (`function_facts.
     # returns_tensor`): a caller of another module gets a tensor from it.
     returns_tensor: bool = False
+    # Builds a Keras layer with `dropout=`/`recurrent_dropout=` (or keyword
+    # arguments it cannot see, `**kwargs`): a recurrent layer that then
+    # reads `training`.
+    builds_rnn_dropout: bool = False
     # Every `return` gives what a TensorFlow op or an operator computes (a
     # number or a tensor): never a layer or a model.
     returns_computed: bool = False

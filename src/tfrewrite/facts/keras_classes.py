@@ -154,7 +154,7 @@ class KerasClasses:
             # class builds: those constructor calls are judged as its calls.
             items = function.loop_attributes or {}
             if any(
-                self._may_read_training(index, callee, own, known)
+                self._may_read_training(index, callee, own, known, function)
                 for callee in function.calls
                 if not info.built_lists.get(items.get(callee, ""), False)
             ):
@@ -180,13 +180,18 @@ class KerasClasses:
         return known
 
     def _may_read_training(
-        self, index: ModuleIndex, callee: str, own: str, known: set[str]
+        self,
+        index: ModuleIndex,
+        callee: str,
+        own: str,
+        known: set[str],
+        caller: FunctionInfo | None = None,
     ) -> bool:
         """Whether what a method of a class calls (`callee`, as `index`
         resolves it; `own`: the class's qualified name and a dot, how its
         `self.` calls are named; `known`: its methods, held layers and
-        Keras' layer methods) may build or run a layer that reads
-        `training`."""
+        Keras' layer methods; `caller`: the method, when known) may build or
+        run a layer that reads `training`."""
         while callee.endswith("()"):
             callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
         if callee.startswith(own):
@@ -195,7 +200,8 @@ class KerasClasses:
         if path is not None:
             leaf = path.rpartition(".")[2]
             if path.startswith("layers.") and leaf in TRAINING_INSENSITIVE_LAYERS:
-                return leaf in RNN_LAYERS  # its `dropout=` is not known here
+                # A recurrent layer reads it when built with `dropout=`.
+                return leaf in RNN_LAYERS and (caller is None or caller.builds_rnn_dropout)
             if leaf in ("Sequential", "Model"):
                 return False  # a container: the layers it holds are built here too
             return path.startswith(_KERAS_TRAINING_MODULES)
