@@ -299,3 +299,63 @@ def batch_dimension_read(
                 seen.add(function.qualname)
                 pending.append(function.node.body)
     return None
+
+
+# Ops that make a tensor of the shape they are given (`tf.reshape(x, shape)`
+# with the shape second; the others first): the position of the shape.
+_SHAPING_OPS = {
+    "tensorflow.reshape": 1,
+    "tensorflow.zeros": 0,
+    "tensorflow.ones": 0,
+    "tensorflow.fill": 0,
+    "tensorflow.random.normal": 0,
+    "tensorflow.random.uniform": 0,
+}
+
+
+def set_leading_dimension(
+    ctx: RuleContext, function: cst.FunctionDef, owner: str, before: cst.CSTNode | None
+) -> cst.BaseExpression | None:
+    """What the binding of `owner` reaching `before` (a statement line of
+    `function`'s own body, in straight-line code) sets its first dimension
+    to, when it makes the tensor to a given shape (`points =
+    tf.reshape(points, (n_points, 3))`): the shape's first entry. The trace
+    knows that dimension when the entry is a Python value. None otherwise."""
+    body = getattr(function.body, "body", ())
+    found: cst.BaseExpression | None = None
+    for statement in body:
+        if statement is before:
+            return found
+        if not isinstance(statement, cst.SimpleStatementLine):
+            if any(
+                isinstance(t, cst.Name) and t.value == owner
+                for n in iter_nodes(statement)
+                if isinstance(n, (cst.AssignTarget, cst.For))
+                for t in iter_nodes(n.target)
+            ):
+                found = None  # bound in a branch or a loop: not straight-line
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            target = small.targets[0].target
+            if not (isinstance(target, cst.Name) and target.value == owner):
+                continue
+            found = _shape_entry(ctx, small.value)
+    return None
+
+
+def _shape_entry(ctx: RuleContext, value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The first entry of the literal shape a shaping op is given."""
+    if not isinstance(value, cst.Call):
+        return None
+    position = _SHAPING_OPS.get(ctx.names.qualified_name(value.func) or "")
+    if position is None:
+        return None
+    shape = next((a.value for a in value.args if a.keyword and a.keyword.value == "shape"), None)
+    positional = [a.value for a in value.args if a.keyword is None and not a.star]
+    if shape is None and len(positional) > position:
+        shape = positional[position]
+    if isinstance(shape, (cst.List, cst.Tuple)) and shape.elements:
+        return shape.elements[0].value
+    return None

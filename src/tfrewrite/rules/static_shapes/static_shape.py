@@ -28,6 +28,7 @@ from tfrewrite.facts.static_shapes import (
     batch_dimension_reads,
     converted_dimension_names,
     mentions_static_shape,
+    set_leading_dimension,
     static_batch_names,
     static_dimension_names,
     static_dimension_of,
@@ -370,7 +371,7 @@ class StaticShapeInTracedCode(Rule):
             for element in shape.elements:
                 if isinstance(element, cst.StarredElement):
                     return None
-                reads = batch_dimension_reads(element.value, site.batch_names, site.shape_names)
+                reads = site.batch_reads(element.value)
                 if reads:
                     dimensions.extend((read, owner, "0") for read, owner in reads)
                     others_ok = others_ok and site.python_int_arithmetic(element.value)
@@ -410,7 +411,7 @@ class StaticShapeInTracedCode(Rule):
         as one number, computed from a static batch dimension."""
         if isinstance(value, (cst.List, cst.Tuple)):  # `tf.tile(x, [b, 1])`: a shape
             return self._violation(site, value)
-        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        reads = site.batch_reads(value)
         if not reads:
             return None
         dimensions = [(read, owner, "0") for read, owner in reads]
@@ -423,7 +424,7 @@ class StaticShapeInTracedCode(Rule):
         the parameter (`param`) to a TensorFlow op as a shape or a count:
         it fails there as it would here. The fix passes the dynamic shape;
         unsafe, since the function must then take a tensor there."""
-        reads = batch_dimension_reads(value, site.batch_names, site.shape_names)
+        reads = site.batch_reads(value)
         if not reads:
             return None
         dimensions = [(read, owner, "0") for read, owner in reads]
@@ -445,7 +446,7 @@ class StaticShapeInTracedCode(Rule):
         reads = [
             read
             for entry in entries
-            for read in batch_dimension_reads(entry, site.batch_names, site.shape_names)
+            for read in site.batch_reads(entry)
         ]
         facts = site.ctx.tensors(site.scope)
         if not reads or not all(
@@ -634,6 +635,26 @@ class _Site:
         if isinstance(node, cst.Subscript):
             return isinstance(node.value, cst.Name) and node.value.value in self.shape_names
         return isinstance(node, cst.Name)
+
+    def batch_reads(
+        self, value: cst.BaseExpression
+    ) -> list[tuple[cst.BaseExpression, cst.BaseExpression]]:
+        """The static batch dimensions `value` computes with
+        (`batch_dimension_reads`), but for those of a tensor the function
+        just made to a shape whose first entry is a Python value (`points =
+        tf.reshape(points, (n_points, 3))`): the trace knows them."""
+        reads = batch_dimension_reads(value, self.batch_names, self.shape_names)
+        return [(read, owner) for read, owner in reads if not self._set_by_shape(owner)]
+
+    def _set_by_shape(self, owner: cst.BaseExpression) -> bool:
+        if not isinstance(owner, cst.Name):
+            return False
+        entry = set_leading_dimension(self.ctx, self.scope.node, owner.value, self.line)
+        if isinstance(entry, cst.Integer):
+            return True
+        if isinstance(entry, cst.Name):
+            return not self.ctx.tensors(self.scope).kind(entry).tensor
+        return False
 
     def python_int_arithmetic(self, node: cst.BaseExpression) -> bool:
         """Integer literals and static dimensions (Python ints, or `None`
