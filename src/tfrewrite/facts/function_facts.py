@@ -214,6 +214,23 @@ def returns_tensor(
     )
 
 
+def returns_computed(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    """Every `return` of the function gives what TensorFlow ops or operators
+    compute, or a tuple of such (`return mu, pi, logp_pi`): numbers and
+    tensors, never a layer or a model."""
+    if returns_arithmetic(node):
+        return True
+    return _every_return_gives(
+        node,
+        lambda value: _computes_tensor(value, resolve),
+        True,
+        tuples=True,
+        unpacked=lambda value: _computes_tensors(value, resolve),
+    )
+
+
 def returns_arithmetic(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Every `return` of the function gives the result of an operator
     (`return (x + 1.0) * (high - low) / 2 + low`): a number or a tensor,
@@ -305,12 +322,20 @@ def training_layer_reads(
     `TextEncoder` stacking an `Embedding` and a `Bidirectional(LSTM(8))`
     reads nothing."""
     parts: list[str] = []
+    # Names the builder binds: a method of one (`model.add(...)` on the
+    # `Sequential` it builds) builds what its arguments build, seen here.
+    local = {
+        n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+    }
     for call in ast.walk(node):
         if not isinstance(call, ast.Call):
             continue
         name = resolve(call.func) or ""
         path = keras_path(name)
         if path is None:
+            head, dot, _ = name.partition(".")
+            if dot and head in local:
+                continue
             if name and name not in BUILTIN_NAMES and not name.startswith(_LIBRARY_ROOTS):
                 parts.append(name)  # a project function or class
             continue

@@ -49,7 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returned_builder_calls,
-    returns_arithmetic,
+    returns_computed,
     returns_gradients,
     returns_model,
     returns_tensor,
@@ -238,6 +238,9 @@ class _Indexer(
         self.object_choices: list[dict[str, tuple[str, ...]]] = []
         self.function_tables: list[dict[str, tuple[str, ...]]] = []
         self.local_lists: list[dict[str, bool]] = []
+        # Qualnames of nested functions declared in the functions being read
+        # (`_defined_functions`), visited or not yet.
+        self.declared_functions: set[str] = set()
         # Optimizers built with a plain function as their learning rate, by
         # holder (`_holder_key`): the function's qualified name.
         self.learning_rate_callables: dict[str, str] = {}
@@ -390,6 +393,10 @@ class _Indexer(
         info.tensor_defaults = self._tensor_defaults(args)
         self._record_default_calls(node)
         self.scope.append(node.name)
+        # Functions it defines, known before its body is read: a call or a
+        # tracer's argument may name one defined further down.
+        prefix = ".".join(self.scope)
+        self.declared_functions.update(f"{prefix}.{name}" for name in _defined_functions(node))
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         graph_loops, self.graph_loops = self.graph_loops, []
@@ -447,7 +454,7 @@ class _Indexer(
             info.returns_variables = returns_variables(node)
             info.returns_variables_of = variable_owners(node)
         info.returns_tensor = returns_tensor(node, self.resolve)
-        info.returns_computed = info.returns_tensor or returns_arithmetic(node)
+        info.returns_computed = info.returns_tensor or returns_computed(node, self.resolve)
         if self.mentions_models:
             info.returns_model = returns_model(node, self.resolve)
             if info.returns_model:
@@ -1378,3 +1385,20 @@ def _is_super_call(node: ast.Call) -> bool:
     """`super().call(...)`: a layer subclass calling the `call` it extends."""
     func = node.func
     return isinstance(func, ast.Attribute) and func.attr == "call" and on_super(func)
+
+
+def _defined_functions(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The names of the functions `node`'s own body defines (in its blocks,
+    not inside nested functions or classes)."""
+    found: list[str] = []
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append(current.name)
+            continue
+        if isinstance(current, ast.ClassDef):
+            continue
+        if isinstance(current, ast.stmt):
+            pending.extend(ast.iter_child_nodes(current))
+    return found

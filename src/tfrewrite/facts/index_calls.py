@@ -156,6 +156,7 @@ class TracedCallSites:
     _instance_method: Callable[[ast.Attribute, bool], str | None]
     _factory: Callable[[ast.expr], str | None]
     _instance_call: Callable[[ast.expr], str | None]
+    declared_functions: set[str]
     _record_call_site: Callable[[ast.Call, str, str | None], None]
     module_instances: dict[str, str]
     partial_bindings: list[dict[str, ast.Call]]
@@ -171,7 +172,7 @@ class TracedCallSites:
                 if prefix not in self.index.functions:
                     break  # a class body encloses no names of its methods
                 nested = f"{prefix}.{node.id}"
-                if nested in self.index.functions:
+                if nested in self.index.functions or nested in self.declared_functions:
                     return self.index.qualify(nested)
         return self.resolve(node)
 

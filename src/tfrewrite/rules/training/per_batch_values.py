@@ -199,6 +199,11 @@ def per_batch_values(
             continue
         counters: set[str] = set()
         accumulated: list[str] = []
+        # Per loop nested in this one (by id): the counters and sums it holds.
+        # A sum divided by a count of the nested loop's own passes (`num +=
+        # 1` beside `total += ...` over one batch's images) is no per-batch sum.
+        nested_counters: dict[int, set[str]] = {}
+        nested_sums: dict[str, int] = {}
         for node, ancestors in iter_with_ancestors(loop.body):
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):
                 continue
@@ -215,13 +220,21 @@ def per_batch_values(
                 if not isinstance(node.target, cst.Name):
                     continue
                 value = node.value
+                inner = next(
+                    (a for a in reversed(ancestors) if isinstance(a, (cst.For, cst.While))), None
+                )
                 if _is_one(value):
                     counters.add(node.target.value)
+                    if inner is not None:
+                        nested_counters.setdefault(id(inner), set()).add(node.target.value)
                 elif not weighted(value):
                     accumulated.append(node.target.value)
+                    if inner is not None:
+                        nested_sums[node.target.value] = id(inner)
         index = iteration_index(loop, ctx) if isinstance(loop, cst.For) else None
         for name in accumulated:
-            sums[name] = Accumulated(loop, counters, index)
+            own = nested_counters.get(nested_sums.get(name, -1), set())
+            sums[name] = Accumulated(loop, counters - own, index)
     for node in iter_nodes(scope, into_functions=False):
         if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
             for name in _empty_lists_bound(node.body[0]):
