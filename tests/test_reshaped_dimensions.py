@@ -49,3 +49,9 @@ def test_a_dimension_set_from_python_values_is_known(reshape: str) -> None:
 )
 def test_a_dimension_the_trace_may_not_know_is_reported(reshape: str) -> None:
     assert _lines(reshape) == [9]
+
+
+def test_a_shape_entry_that_is_itself_a_static_dimension_is_no_proof() -> None:
+    """`n, d = points.shape` then `tf.reshape(points, (n, d))`: the reshape
+    is given the dimension it should prove (both are reported)."""
+    assert 9 in _lines("n, d = points.shape; points = tf.reshape(points, (n, d))")

@@ -653,6 +653,8 @@ class _Site:
         if isinstance(entry, cst.Integer):
             return True
         if isinstance(entry, cst.Name):
+            if entry.value in self.dimensions:
+                return False  # itself a static dimension (`b, h, w = x.shape`)
             return not self.ctx.tensors(self.scope).kind(entry).tensor
         return False
 
