@@ -1,7 +1,8 @@
 """TFR304 judges a model by what its methods build and call, into other
 modules: a project function that builds a `Sequential` (`mlp(sizes)`) by
 the layers it builds, a helper computing with TensorFlow ops alone
-or operators (`clamp`, `rescale`) as building nothing, and probability distributions and bijectors
+or operators (`clamp`, `rescale`; `squash`, whose returned names were
+last bound by such) as building nothing, and probability distributions and bijectors
 as no layers. An actor made of these ignores `training` (no finding); one
 whose `mlp` adds dropout does not."""
 
@@ -29,12 +30,18 @@ UTILS = """
 
     def rescale(x, low, high):
         return (x + 1.0) * (high - low) / 2 + low
+
+
+    def squash(mu, logp):
+        mu = tf.tanh(mu)
+        logp -= tf.reduce_sum(tf.math.log(1.0 - mu**2 + 1e-6), axis=1)
+        return mu, logp
 """
 
 ACTOR = """
     import tensorflow as tf
     import tensorflow_probability as tfp
-    from agent.utils import clamp, mlp, rescale
+    from agent.utils import clamp, mlp, rescale, squash
 
 
     class Actor(tf.keras.Model):
@@ -47,7 +54,7 @@ ACTOR = """
             )
 
         def call(self, obs):
-            mu = self.mu(self.net(obs))
+            mu, _ = squash(self.mu(self.net(obs)), tf.zeros([1]))
             return rescale(clamp(mu + self.noise.sample(tf.shape(obs)[0]), -1.0, 1.0), 0.0, 2.0)
 """
 

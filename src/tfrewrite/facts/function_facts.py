@@ -220,7 +220,7 @@ def returns_computed(
     """Every `return` of the function gives what TensorFlow ops or operators
     compute, or a tuple of such (`return mu, pi, logp_pi`): numbers and
     tensors, never a layer or a model."""
-    if returns_arithmetic(node):
+    if returns_arithmetic(node) or _returns_last_computed(node, resolve):
         return True
     return _every_return_gives(
         node,
@@ -229,6 +229,50 @@ def returns_computed(
         tuples=True,
         unpacked=lambda value: _computes_tensors(value, resolve),
     )
+
+
+def _returns_last_computed(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    """The function's one `return`, its last statement, gives names (or a
+    tuple of them) each last bound, in the straight-line code before it, by
+    a TensorFlow op or an operator (`mu = tf.tanh(mu)`, `logp -= ...`):
+    what the parameters held before does not reach it."""
+    body = node.body
+    statements = iter_statements(body, into_definitions=False)
+    returns = [s for s in statements if isinstance(s, ast.Return)]
+    if len(returns) != 1 or not body or returns[0] is not body[-1] or returns[0].value is None:
+        return False
+    value = returns[0].value
+    names = value.elts if isinstance(value, ast.Tuple) else [value]
+    return bool(names) and all(
+        isinstance(n, ast.Name) and _last_bound_computed(body[:-1], n.id, resolve) for n in names
+    )
+
+
+def _last_bound_computed(
+    statements: list[ast.stmt], name: str, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    for statement in reversed(statements):
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            if statement.target.id == name:
+                return True  # `logp -= ...`: an operator's result
+            continue
+        if isinstance(statement, ast.Assign) and all(
+            isinstance(t, ast.Name) for t in statement.targets
+        ):
+            if any(t.id == name for t in statement.targets):  # type: ignore[attr-defined]
+                value = statement.value
+                return isinstance(value, (ast.BinOp, ast.UnaryOp)) or _computes_tensor(
+                    value, resolve
+                )
+            continue
+        if any(
+            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+            for n in ast.walk(statement)
+        ):
+            return False  # bound in a branch, a loop or by unpacking: not followed
+    return False
 
 
 def returns_arithmetic(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
