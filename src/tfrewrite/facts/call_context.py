@@ -131,7 +131,7 @@ def _layer_calls_without_flag(
             continue
         kept = _list_attribute(node.func, looped if looped is not None else {})
         if kept is None and isinstance(node.func, cst.Name) and looped is None:
-            looped = _loop_elements(method)
+            looped = _loop_elements(ctx, method)
             kept = looped.get(node.func.value)
         if kept is None:
             continue
@@ -154,28 +154,14 @@ def _list_attribute(func: cst.BaseExpression, looped: dict[str, str]) -> str | N
     return None
 
 
-def _loop_elements(method: FunctionScope) -> dict[str, str]:
+def _loop_elements(ctx: RuleContext, method: FunctionScope) -> dict[str, str]:
     """Loop variables of `method` bound to items of a `self` list: `block`
     of `for block in self.blocks`, both of `for fc, drop in
-    zip(self.fc_list, self.drop_list)`."""
-    found: dict[str, str] = {}
-    for node in iter_nodes(method.node.body, into_functions=False):
-        if not isinstance(node, cst.For):
-            continue
-        sources: list[cst.BaseExpression] = [node.iter]
-        targets: list[cst.BaseExpression] = [node.target]
-        if isinstance(node.iter, cst.Call) and dotted_name(node.iter.func) == "zip":
-            sources = [a.value for a in node.iter.args]
-            if isinstance(node.target, (cst.Tuple, cst.List)):
-                targets = [e.value for e in node.target.elements]
-        if len(sources) != len(targets):
-            continue
-        for target, source in zip(targets, sources, strict=True):
-            label = dotted_name(source) or ""
-            head, _, attr = label.partition(".")
-            if isinstance(target, cst.Name) and head == "self" and attr and "." not in attr:
-                found[target.value] = attr
-    return found
+    zip(self.fcs, self.drops)` (pass 1's `FunctionInfo.loop_attributes`,
+    less the names that also take other values)."""
+    info = ctx.index.functions.get(method.qualname)
+    found = info.loop_attributes if info is not None else None
+    return {name: attr for name, attr in (found or {}).items() if attr}
 
 
 def _held_lists(ctx: RuleContext, owner: str) -> dict[str, list[cst.Call]]:

@@ -239,7 +239,7 @@ class _Indexer(
         self.function_tables: list[dict[str, tuple[str, ...]]] = []
         self.local_lists: list[dict[str, bool]] = []
         # Qualnames of nested functions declared in the functions being read
-        # (`_defined_functions`), visited or not yet.
+        # (`_scope_definitions`), visited or not yet.
         self.declared_functions: set[str] = set()
         # Optimizers built with a plain function as their learning rate, by
         # holder (`_holder_key`): the function's qualified name.
@@ -396,7 +396,9 @@ class _Indexer(
         # Functions it defines, known before its body is read: a call or a
         # tracer's argument may name one defined further down.
         prefix = ".".join(self.scope)
-        self.declared_functions.update(f"{prefix}.{name}" for name in _defined_functions(node))
+        self.declared_functions.update(
+            f"{prefix}.{name}" for name in _scope_definitions(node.body, _FUNCTION_NODES)
+        )
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
         graph_loops, self.graph_loops = self.graph_loops, []
@@ -1129,7 +1131,7 @@ def build_index(
     indexer = _Indexer(index, is_package=path.endswith("__init__.py"))
     indexer.source = source
     indexer.top_level = tree.body
-    indexer.module_level_names = _module_scope_definitions(tree.body)
+    indexer.module_level_names = _scope_definitions(tree.body)
     # Imports first, wherever they stand, so a function body that precedes an
     # import still resolves its names.
     for node in _statements(tree.body):
@@ -1314,15 +1316,20 @@ def _wrapped_function(call: ast.Call) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == "func"), None)
 
 
-def _module_scope_definitions(body: list[ast.stmt]) -> set[str]:
-    """The functions and classes defined in the module's own scope: at its
-    top level or inside its `if`/`try`/`with`/loop statements (an `if
+_FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _scope_definitions(
+    body: list[ast.stmt], kinds: tuple[type[ast.stmt], ...] = (*_FUNCTION_NODES, ast.ClassDef)
+) -> set[str]:
+    """The functions and classes (of `kinds`) defined in a scope's own body:
+    at its top level or inside its `if`/`try`/`with`/loop statements (an `if
     __name__ == "__main__":` block defining `train_step`), not inside a
     function or class."""
     return {
-        statement.name
+        statement.name  # type: ignore[attr-defined]
         for statement in iter_statements(body, into_definitions=False)
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        if isinstance(statement, kinds)
     }
 
 
@@ -1385,20 +1392,3 @@ def _is_super_call(node: ast.Call) -> bool:
     """`super().call(...)`: a layer subclass calling the `call` it extends."""
     func = node.func
     return isinstance(func, ast.Attribute) and func.attr == "call" and on_super(func)
-
-
-def _defined_functions(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The names of the functions `node`'s own body defines (in its blocks,
-    not inside nested functions or classes)."""
-    found: list[str] = []
-    pending: list[ast.AST] = list(node.body)
-    while pending:
-        current = pending.pop()
-        if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found.append(current.name)
-            continue
-        if isinstance(current, ast.ClassDef):
-            continue
-        if isinstance(current, ast.stmt):
-            pending.extend(ast.iter_child_nodes(current))
-    return found

@@ -174,7 +174,7 @@ class KerasClasses:
             self.plain_functions[key] = False  # a cycle: not shown to build nothing
             info = index.functions[qualname]
             known = info.returns_computed and not any(
-                self._may_read_training(index, callee, "\0", set()) for callee in info.calls
+                self._may_read_training(index, callee, "", set()) for callee in info.calls
             )
             self.plain_functions[key] = known
         return known
@@ -189,12 +189,12 @@ class KerasClasses:
     ) -> bool:
         """Whether what a method of a class calls (`callee`, as `index`
         resolves it; `own`: the class's qualified name and a dot, how its
-        `self.` calls are named; `known`: its methods, held layers and
+        `self.` calls are named, "" for a plain function; `known`: its methods, held layers and
         Keras' layer methods; `caller`: the method, when known) may build or
         run a layer that reads `training`."""
         while callee.endswith("()"):
             callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
-        if callee.startswith(own):
+        if own and callee.startswith(own):
             return callee[len(own) :].partition(".")[0] not in known
         path = keras_path(callee)
         if path is not None:
@@ -323,13 +323,14 @@ def _held_models_of(
 
 
 def _held_model_reads(
-    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses, depth: int = 0
 ) -> bool | None:
     """Whether the model `callee` builds (a project builder, a Keras class of
     the project) may compute otherwise with `training=True`; None when it
     builds no model, or Keras builds it on the spot (`Sequential([...])`:
-    what its layers read is not recorded for other functions to ask)."""
-    reads = model_builder_reads(index, callee, lookup, keras)
+    what its layers read is not recorded for other functions to ask).
+    `depth`: how deep in builders composing builders the question is."""
+    reads = model_builder_reads(index, callee, lookup, keras, depth)
     if reads is not None:
         return reads
     kind = keras.kind(index, callee)
@@ -357,29 +358,18 @@ def model_builder_reads(
             return _model_reads_training(found, info, keras)
         if not info.returned_builder_calls or depth >= _MAX_BUILDER_DEPTH:
             continue
+        # A Keras model built where a project builder's is returned too; a
+        # project builder's model; an object of a project Keras class.
         reads = [
-            _part_reads(found, part, lookup, keras, depth + 1)
+            True
+            if builds_keras_model(part)
+            else _held_model_reads(found, part, lookup, keras, depth + 1)
             for part in info.returned_builder_calls
         ]
         if all(r is not None for r in reads):
             return any(reads)
     return None
 
-
-def _part_reads(
-    index: ModuleIndex, part: str, lookup: ProjectLookup, keras: KerasClasses, depth: int
-) -> bool | None:
-    """What a builder returning `part(...)` beside other models returns
-    there: a Keras model (built where a project builder's is returned too),
-    another builder's model, or an object of a Keras class of the project
-    (`GeneratorArchitecture(cfg)`), as `model_builder_reads` judges them."""
-    if builds_keras_model(part):
-        return True
-    reads = model_builder_reads(index, part, lookup, keras, depth)
-    if reads is not None:
-        return reads
-    kind = keras.kind(index, part)
-    return None if kind is None else kind != KERAS_CLASS_IGNORING_TRAINING
 
 
 def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:

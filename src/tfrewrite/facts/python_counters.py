@@ -15,6 +15,7 @@ import libcst as cst
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.parameter_names import is_config_name
+from tfrewrite.facts.step_array_arguments import enclosing_function
 from tfrewrite.facts.tensor_kinds import is_python_number
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 
@@ -253,9 +254,7 @@ def changing_number_arguments(
     found: list[tuple[cst.Call, str, str]] = []
     seen: set[int] = set()
     for loop in loops:
-        scope = next(
-            (f.node for f in reversed(ctx.functions) if _holds(f.node, loop)), ctx.module
-        )
+        scope = enclosing_function(ctx, loop) or ctx.module
         numbers = LoopNumbers.of(loop, scope, ctx)
         if not numbers:
             continue
@@ -272,6 +271,3 @@ def changing_number_arguments(
                     break
     return found
 
-
-def _holds(function: cst.FunctionDef, node: cst.CSTNode) -> bool:
-    return any(n is node for n in iter_nodes(function.body))

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.index import TF_FUNCTION_NAMES
 from tfrewrite.facts.names import dotted_name
@@ -64,19 +65,10 @@ def _traced_callee(
 
 def _built_in(ctx: RuleContext, scope: cst.FunctionDef, name: str) -> str | None:
     """The class of this file whose object the function `scope` binds
-    `name` to, when every binding of it there builds one (`policy =
-    Agent(...)`); None otherwise."""
-    built: set[str] = set()
-    for node in iter_nodes(scope.body, into_functions=False):
-        targets = node.targets if isinstance(node, cst.Assign) else ()
-        if not any(isinstance(t.target, cst.Name) and t.target.value == name for t in targets):
-            continue
-        value = node.value if isinstance(node, cst.Assign) else None
-        callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
-        if callee is None or callee not in ctx.index.classes:
-            return None
-        built.add(callee)
-    return built.pop() if len(built) == 1 else None
+    `name` to, once (`policy = Agent(...)`); None otherwise."""
+    value = single_values(scope).get(name)
+    callee = dotted_name(value.func) if isinstance(value, cst.Call) else None
+    return callee if callee in ctx.index.classes else None
 
 
 class PythonScalarRetraces(Rule):
