@@ -191,8 +191,9 @@ def gate_decorations(
             # Code that runs eagerly today: its findings are what the
             # decoration brings, and say so.
             names = ", ".join(f"`{step.name.value}`" for step in steps)
+            eager_only = _pending_only(inside, ctx)
             for f in inside:
-                if id(f) in replaced or id(f) not in _pending_only([f], ctx):
+                if id(f) in replaced or id(f) not in eager_only:
                     continue
                 note = (
                     f"once `@tf.function` decorates {names}: see {gate.rule.code} on "
