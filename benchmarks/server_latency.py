@@ -5,8 +5,10 @@ notification the editor sends to the diagnostics the server publishes.
 For each generated hazard-dense file (`dense_findings.dense_source`), and
 each file of the same code as the fixes leave it (`clean_source`: no
 finding): the time from `didOpen` to its diagnostics, then the median time
-from a `didChange` (a comment line added at the end, after the text has
-rested) to the diagnostics of that version.
+from a `didChange` (after the text has rested) to the diagnostics of that
+version, for two kinds of edit: a comment line added at the end, and a
+statement added in the body of the loss in the middle of the file (the
+server re-checks only what such an edit can change).
 
 Usage: python benchmarks/server_latency.py [--losses 14,67] [--clean 14] [--edits 5]
 """
@@ -25,7 +27,17 @@ from dense_findings import clean_source, dense_source  # noqa: E402
 from lsp_client import Client  # noqa: E402
 
 
-def measure(folder: Path, name: str, text: str, edits: int) -> tuple[int, int, float, float]:
+def _in_a_function(text: str, version: int) -> str:
+    """`text` with a statement added at the top of the middle loss's body."""
+    lines = text.splitlines(keepends=True)
+    losses = [n for n, line in enumerate(lines) if line.startswith("def loss_")]
+    middle = losses[len(losses) // 2]
+    return "".join(
+        [*lines[: middle + 1], f"    scale_{version} = {version}\n", *lines[middle + 1 :]]
+    )
+
+
+def measure(folder: Path, name: str, text: str, edits: int) -> tuple[int, int, float, float, float]:
     path = folder / f"{name}.py"
     path.write_text(text)
     session = Client(folder)
@@ -38,9 +50,10 @@ def measure(folder: Path, name: str, text: str, edits: int) -> tuple[int, int, f
     session.send({"method": "textDocument/didOpen", "params": {"textDocument": document}})
     findings = len(session.diagnostics_of(1))
     opened = time.perf_counter() - start
-    times = []
-    for version in range(2, edits + 2):
-        text += f"# edit {version}\n"
+    at_end, in_function = [], []
+    for version in range(2, 2 * edits + 2):
+        inside = version % 2 == 1
+        text = _in_a_function(text, version) if inside else text + f"# edit {version}\n"
         start = time.perf_counter()
         session.send(
             {
@@ -52,11 +65,17 @@ def measure(folder: Path, name: str, text: str, edits: int) -> tuple[int, int, f
             }
         )
         session.diagnostics_of(version)
-        times.append(time.perf_counter() - start)
+        (in_function if inside else at_end).append(time.perf_counter() - start)
     session.request("shutdown", {})
     session.notify("exit", {})
     session.process.wait(timeout=30)
-    return text.count("\n"), findings, opened, statistics.median(times)
+    return (
+        text.count("\n"),
+        findings,
+        opened,
+        statistics.median(at_end),
+        statistics.median(in_function),
+    )
 
 
 def main() -> None:
@@ -67,12 +86,16 @@ def main() -> None:
     args = parser.parse_args()
     files = [(f"dense_{n}", dense_source(int(n))) for n in args.losses.split(",") if n]
     files += [(f"clean_{n}", clean_source(int(n))) for n in args.clean.split(",") if n]
-    print(f"{'file':>10} {'lines':>6} {'findings':>9} {'didOpen ms':>11} {'edit ms (median)':>17}")
+    print(
+        f"{'file':>10} {'lines':>6} {'findings':>9} {'didOpen ms':>11} "
+        f"{'edit at end ms':>15} {'edit in a function ms':>22}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for name, text in files:
-            lines, findings, opened, edited = measure(Path(folder), name, text, args.edits)
+            lines, findings, opened, at_end, inside = measure(Path(folder), name, text, args.edits)
             print(
-                f"{name:>10} {lines:>6} {findings:>9} {1000 * opened:>11.0f} {1000 * edited:>17.0f}"
+                f"{name:>10} {lines:>6} {findings:>9} {1000 * opened:>11.0f} "
+                f"{1000 * at_end:>15.0f} {1000 * inside:>22.0f}"
             )
 
 

@@ -109,13 +109,11 @@ def test_relevance_keeps_what_the_pruned_parse_kept_for_each_rule() -> None:
     assert {c for c, r in relevance.items() if r is not None and r.state_writes} == {"TFR201"}
     assert {c for c, r in relevance.items() if r is not None and r.averages} == {"TFR306"}
     assert {c for c, r in relevance.items() if r is not None and r.keras_ops} == {"TFR101"}
-    fresh = {c: r.fresh_names for c, r in relevance.items() if r is not None and r.fresh_names}
-    assert fresh == {"TFR303": ("train_step",), "TFR306": ("batch_sizes",)}
 
 
 def test_combined_relevance_of_no_rule_keeps_no_caller() -> None:
     none = registry.Relevance.combined([])
-    assert not none.reads_callers and none.fresh_names == ()
+    assert not none.reads_callers
     both = registry.Relevance.combined([registry.TRACED_CODE_ONLY, registry.WITH_CALLERS])
     assert both.reads_callers
 

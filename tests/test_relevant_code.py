@@ -171,11 +171,6 @@ REASONS = [
         "calls a seed function",
         ALL,
     ),
-    (
-        "def target(model):\n    return model.train_step\n",
-        "uses a name a fix may take",
-        ("TFR303",),
-    ),
 ]
 
 
@@ -530,7 +525,8 @@ def test_names_in_any_alphabet_are_words() -> None:
 
 def test_a_definition_is_no_use_of_its_name() -> None:
     """A kept test method does not keep the methods of the same name in
-    other classes; but a function defining a name a fix would take stays."""
+    other classes; nor is a function kept for defining a name a fix would
+    take (the fix asks pass 1 which names the whole file spells)."""
     found = _reasons(
         """
         import tensorflow as tf
@@ -554,7 +550,7 @@ def test_a_definition_is_no_use_of_its_name() -> None:
     )
     assert found["First.test_shape"] == "runs traced"
     assert found["Second.test_shape"] is None
-    assert found["Trainer.train_step"] == "uses a name a fix may take"
+    assert found["Trainer.train_step"] is None
 
 
 def test_a_seed_keyword_is_no_seeding() -> None:
@@ -678,3 +674,31 @@ def test_assignments_the_loop_rules_follow_by_name_are_kept() -> None:
     assert found["setup"] == "assigns `ds`, which kept code reads"
     assert found["unrelated"] is None
     assert _reasons(source, ("TFR101",))["setup"] is None
+
+
+def test_a_fix_names_a_new_step_as_on_the_whole_file_with_the_name_left_out() -> None:
+    """A function spelling `train_step` is inert (nothing of it runs traced)
+    and left out, yet the step a fix extracts from the inline tape loop is
+    still named `train_step_2`: the names a file spells are pass 1's."""
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        def describe(trainer):
+            return trainer.train_step.__name__
+
+        def train(model, optimizer, dataset):
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        """
+    )
+    index, traced = _facts(source, "train.py")
+    assert relevance(source, index, traced, ("TFR303",))["describe"] is None
+    whole = _check(source, prune_code=False, path="train.py")
+    pruned = _check(source, prune_code=True, path="train.py")
+    assert _keys(pruned) == _keys(whole)
+    steps = [f for f in pruned.findings if f.code == "TFR303"]
+    assert steps and steps[0].fix is not None and "train_step_2" in steps[0].fix.message

@@ -239,3 +239,39 @@ def test_a_burst_of_edits_is_checked_once_at_its_last_version(session) -> None: 
     (action,) = actions
     edits = action["edit"]["changes"][uri]
     assert any("tf.random.normal" in edit["newText"] for edit in edits)
+
+
+def test_an_edit_in_one_function_gives_the_diagnostics_of_a_fresh_check(session) -> None:  # type: ignore[no-untyped-def]
+    """After an edit the server checks again only the functions it can
+    change (`pipeline/incremental.py`): the other findings move with their
+    lines, and every diagnostic is what opening the edited text gives."""
+    client, tmp_path = session
+    two = SOURCE + textwrap.dedent(
+        """
+
+        @tf.function
+        def jitter(x):
+            print("x", x)
+            return x + np.random.uniform()
+        """
+    )
+    path = tmp_path / "edited.py"
+    open_document(client, path, two)
+    edited = two.replace(
+        "    noise = np.random.normal",
+        "    scale = 2.0\n    scale += 1.0\n    noise = np.random.normal",
+    )
+    client.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": path.as_uri(), "version": 2},
+            "contentChanges": [{"text": edited}],
+        },
+    )
+    while True:
+        published = client.wait_for("textDocument/publishDiagnostics")["params"]
+        if published.get("version") == 2:
+            break
+    fresh = open_document(client, tmp_path / "fresh.py", edited)
+    assert len(published["diagnostics"]) == 3
+    assert published["diagnostics"] == fresh["diagnostics"]

@@ -220,7 +220,6 @@ class FrozenState:
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
 
-
     def _sets_up(
         self, class_name: str, class_def: cst.ClassDef, method: str, attr: str, traced: str
     ) -> bool:

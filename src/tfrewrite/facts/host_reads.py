@@ -30,9 +30,7 @@ _NUMPY_TYPES = frozenset(
 _DEPTH = 4
 
 
-def record_host_reads_reached(
-    steps: list[tuple[ModuleIndex, str]], lookup: ProjectLookup
-) -> None:
+def record_host_reads_reached(steps: list[tuple[ModuleIndex, str]], lookup: ProjectLookup) -> None:
     """`ModuleIndex.host_reads_reached` of each step's module: the step's
     qualname -> the functions of other modules it reaches that read host
     values, as `module.qualname`."""

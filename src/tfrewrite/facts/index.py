@@ -68,6 +68,7 @@ from tfrewrite.facts.index_names import (
     BUILTIN_NAMES,
     ImportResolution,
     dotted,
+    identifiers,
     iter_statements,
     module_bindings,
     on_super,
@@ -1189,6 +1190,7 @@ def build_index(
     indexer.mentions_variables = "variables" in source or "weights" in source
     indexer.mentions_models = any(word in source for word in MODEL_BUILDER_WORDS)
     indexer.visit(tree)
+    index.used_names = identifiers(tree)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()
     for info, reads in indexer.branch_reads:

@@ -39,6 +39,36 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def identifiers(tree: ast.AST) -> frozenset[str]:
+    """Every identifier the code spells (names, attributes, definitions,
+    parameters, keywords, imports): a name a fix gives something new must
+    be none of them, wherever in the file it is."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        kind = node.__class__
+        if kind is ast.Name:
+            found.add(node.id)  # type: ignore[attr-defined]
+        elif kind is ast.Attribute:
+            found.add(node.attr)  # type: ignore[attr-defined]
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            found.add(node.name)  # type: ignore[attr-defined]
+        elif kind is ast.arg:
+            found.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.keyword and node.arg:  # type: ignore[attr-defined]
+            found.add(node.arg)  # type: ignore[attr-defined]
+        elif kind is ast.alias:
+            found.update(node.name.split("."))  # type: ignore[attr-defined]
+            if node.asname:  # type: ignore[attr-defined]
+                found.add(node.asname)  # type: ignore[attr-defined]
+        elif kind is ast.ImportFrom and node.module:  # type: ignore[attr-defined]
+            found.update(node.module.split("."))  # type: ignore[attr-defined]
+        elif kind in (ast.Global, ast.Nonlocal):
+            found.update(node.names)  # type: ignore[attr-defined]
+        elif kind in (ast.ExceptHandler, ast.MatchAs, ast.MatchStar) and node.name:  # type: ignore[attr-defined]
+            found.add(node.name)  # type: ignore[attr-defined]
+    return frozenset(found)
+
+
 def _resolve_relative(module: str, level: int, name: str | None, is_package: bool) -> str:
     base = module.split(".") if module else []
     drop = level - (1 if is_package else 0)

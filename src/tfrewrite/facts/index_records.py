@@ -559,6 +559,9 @@ class ModuleIndex:
     # star-imported modules the project does not hold (their names are unknown).
     star_names: dict[str, str] = field(default_factory=dict)
     unseen_star_imports: list[str] = field(default_factory=list)
+    # Every identifier the file spells (`index_names.identifiers`): what a
+    # fix must not name a function or list it adds (`training.fresh_name`).
+    used_names: frozenset[str] = frozenset()
     # Filled by `compute_facts`: `config.SCALE` -> how the project rebinds it,
     # for a name of a project module this one imports whole, rebound after
     # import (in a function, or by another module): read through the module

@@ -371,7 +371,6 @@ def model_builder_reads(
     return None
 
 
-
 def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:
     """Whether the model `builder` builds may compute otherwise with
     `training=True`: Keras' own layers say so, or a project function or

@@ -270,4 +270,3 @@ def changing_number_arguments(
                     found.append((call, *described))
                     break
     return found
-

@@ -9,7 +9,7 @@ block reads and writes, `blockers` what keeps a step eager and
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 import libcst as cst
 
@@ -335,15 +335,17 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
     return False
 
 
-def unique_name(ctx: RuleContext, base: str) -> str:
-    """`base`, or `base_2`, ... when the file already uses that name."""
-    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)}
-    if base not in used:
-        return base
+def fresh_name(ctx: RuleContext, base: str, taken: Collection[str] = ()) -> str:
+    """`base`, or `base_2`, ...: a name the file spells nowhere
+    (`ModuleIndex.used_names`, of the whole file even where a check parsed
+    only part of it) and this round's other fixes (`taken`) do not take."""
+    used = ctx.index.used_names
+    name = base
     suffix = 2
-    while f"{base}_{suffix}" in used:
+    while name in used or name in taken:
+        name = f"{base}_{suffix}"
         suffix += 1
-    return f"{base}_{suffix}"
+    return name
 
 
 def trains_what_it_iterates(loop: cst.For) -> bool:

@@ -133,16 +133,19 @@ def _own_call_without_training(ctx: RuleContext, callee: str) -> bool:
     return own_call is not None and not _training_parameter(own_call)[0]
 
 
-def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
+def _built_ignoring_training(
+    ctx: RuleContext, source: cst.Call, owner: str | None = None
+) -> str | None:
     """Why the object `source` builds ignores `training`, or None: a class
     whose `call` takes none, a Keras layer that ignores it, a `Sequential`
-    of such layers."""
+    of such layers, a builder's model of such layers (`self.make_critic()`
+    in a method of `owner`)."""
     callee = dotted_name(source.func) or ""
     reason = (
         _class_ignores_training(ctx, callee)
         or _trains_by_default(ctx, callee)
         or _no_keras_call(ctx, source, callee)
-        or _built_by_builder_ignoring_training(ctx, source)
+        or _built_by_builder_ignoring_training(ctx, source, owner)
     )
     if reason is not None:
         return reason
@@ -167,11 +170,14 @@ def _built_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
     return "its layers ignore `training` (no dropout, batch normalization or noise)"
 
 
-def _built_by_builder_ignoring_training(ctx: RuleContext, source: cst.Call) -> str | None:
+def _built_by_builder_ignoring_training(
+    ctx: RuleContext, source: cst.Call, owner: str | None = None
+) -> str | None:
     """Why the model a project function builds ignores `training`: none of
     the layers it builds depends on it (`ModuleIndex.model_builders`)."""
     builders = ctx.index.model_builders
-    reads = next((builders[n] for n in ctx.pass1_names(source.func) if n in builders), True)
+    names = ctx.pass1_names(source.func, owner)
+    reads = next((builders[n] for n in names if n in builders), True)
     if reads:
         return None
     return (
@@ -190,7 +196,7 @@ def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None)
     values = built_values(cls, attr)
     if not values or not all(isinstance(v, cst.Call) for v in values):
         return None
-    reasons = [_built_ignoring_training(ctx, v) for v in values]  # type: ignore[arg-type]
+    reasons = [_built_ignoring_training(ctx, v, owner) for v in values]  # type: ignore[arg-type]
     return reasons[0] if all(r is not None for r in reasons) else None
 
 

@@ -178,13 +178,14 @@ def _relevant_code(source: str, job: FileJob, rules: Sequence[Rule]) -> tuple[st
     round (`fix_rounds._reindex`); otherwise the whole source. A large test file of
     which a few functions matter then costs a fraction of its whole tree."""
     options = job.options
+    whole = dataclasses.replace(job, recheck=None) if job.recheck is not None else job
     if options.fix or options.want_edits or not options.prune_inert_code:
-        return source, job
+        return source, whole
     from tfrewrite.pipeline.relevant_code import prune
 
-    pruned = prune(source, job.index, job.traced, [rule.code for rule in rules])
+    pruned = prune(source, job.index, job.traced, [rule.code for rule in rules], job.recheck)
     if pruned is None:
-        return source, job
+        return source, whole
     index = dataclasses.replace(job.index, pruned=pruned)
     return pruned.code, dataclasses.replace(job, index=index)
 
@@ -244,7 +245,7 @@ def _process_python(job: FileJob) -> FileResult:
         rules = _rules_for(job)
         if not rules or file_is_exempt(source):
             return result
-        whole = job
+        whole = dataclasses.replace(job, recheck=None)
         code, job = _relevant_code(source, job, rules)
         try:
             try:
@@ -262,11 +263,13 @@ def _process_python(job: FileJob) -> FileResult:
             )
             return result
         result.parsed = True
+        result.rechecked = job.recheck
         from tfrewrite.pipeline.relevant_code import WholeFileNeeded
 
         try:
             return _run_rules(result, module, code, job, rules)
         except WholeFileNeeded:
+            result.rechecked = None
             # The functions left out could not be indexed on their own for a
             # simulated fix round: check the whole file instead.
             return _run_rules(result, _parse(source), source, whole, rules)

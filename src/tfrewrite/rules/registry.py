@@ -50,26 +50,18 @@ class Relevance:
     # follow assignments of names kept code reads: the tape and loop rules
     # (TFR302 to TFR306) look such values up by name anywhere in the file.
     inputs_by_name: bool = False
-    # Bases of the names the rule's fixes make fresh (a suffix is added while
-    # the file uses one): a function using such a name is kept so the fix
-    # picks the same name as on the whole file.
-    fresh_names: tuple[str, ...] = ()
 
     @staticmethod
     def combined(relevances: Iterable[Relevance]) -> Relevance:
         """What the pruned parse must keep for all of `relevances` at once
         (for none: only what every rule needs, and no caller)."""
         items = list(relevances)
-        fresh: dict[str, None] = {}
-        for item in items:
-            fresh.update(dict.fromkeys(item.fresh_names))
         return Relevance(
             reads_callers=any(r.reads_callers for r in items),
             state_writes=any(r.state_writes for r in items),
             averages=any(r.averages for r in items),
             keras_ops=any(r.keras_ops for r in items),
             inputs_by_name=any(r.inputs_by_name for r in items),
-            fresh_names=tuple(fresh),
         )
 
 

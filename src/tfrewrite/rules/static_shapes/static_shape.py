@@ -443,11 +443,7 @@ class StaticShapeInTracedCode(Rule):
             if isinstance(value, (cst.List, cst.Tuple))
             else [value]
         )
-        reads = [
-            read
-            for entry in entries
-            for read in site.batch_reads(entry)
-        ]
+        reads = [read for entry in entries for read in site.batch_reads(entry)]
         facts = site.ctx.tensors(site.scope)
         if not reads or not all(
             self._tensor_strength(facts, owner, site.line) for _, owner in reads

@@ -29,7 +29,7 @@ RULES = (
         code="TFR303",
         module="inline_loop",
         scope=scopes.gradient_tape,
-        relevance=Relevance(reads_callers=True, inputs_by_name=True, fresh_names=("train_step",)),
+        relevance=_LOOP,
     ),
     RuleSpec(
         code="TFR304",
@@ -47,9 +47,7 @@ RULES = (
         code="TFR306",
         module="metric_averaging",
         scope=scopes.averaging,
-        relevance=Relevance(
-            reads_callers=True, averages=True, inputs_by_name=True, fresh_names=("batch_sizes",)
-        ),
+        relevance=Relevance(reads_callers=True, averages=True, inputs_by_name=True),
     ),
     RuleSpec(
         code="TFR307",

@@ -32,12 +32,12 @@ from tfrewrite.facts.training import (
     CONTAINER_METHODS,
     applies_gradients,
     feeds_short_final_batch,
+    fresh_name,
     is_optimizer_update_call,
     method_name,
     side_effects,
     tape_name,
     trains_what_it_iterates,
-    unique_name,
 )
 from tfrewrite.facts.vocabulary import builds_variables
 from tfrewrite.facts.walk import iter_nodes
@@ -771,7 +771,7 @@ def _step_name(ctx: RuleContext, step: list[cst.CSTNode]) -> str:
         candidate = f"{models[0]}_train_step"  # two steps of a GAN read apart
         if candidate.isidentifier() and candidate not in used:
             return candidate
-    return unique_name(ctx, "train_step")
+    return fresh_name(ctx, "train_step")
 
 
 def _after_the_step(

@@ -10,7 +10,7 @@ from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.role_arguments import role_arguments
-from tfrewrite.facts.training import method_name
+from tfrewrite.facts.training import fresh_name, method_name
 from tfrewrite.facts.vocabulary import ARRAY_CONVERSIONS, MEAN_FUNCTIONS
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
@@ -580,7 +580,7 @@ class PerBatchMetricAverage(Rule):
             if id(loop) in self._creating:
                 return None
             self._creating.add(id(loop))
-            sizes = _fresh(ctx, "batch_sizes", self._named)
+            sizes = fresh_name(ctx, "batch_sizes", self._named)
             self._named.add(sizes)
             new_append = cst.parse_statement(f"{sizes}.append(len({batch}))")
             new_loop = loop.deep_replace(append, cst.FlattenSentinel([append, new_append]))
@@ -648,18 +648,6 @@ def _sizes_kept(ctx: RuleContext, loop: cst.For, batch: str) -> str | None:
         ):
             return dotted_name(node.func.value)  # type: ignore[attr-defined]
     return None
-
-
-def _fresh(ctx: RuleContext, base: str, taken: set[str]) -> str:
-    """`base`, or `base_2`, ...: a name neither the module nor this round's
-    other fixes (`taken`) use."""
-    used = {n.value for n in iter_nodes(ctx.module) if isinstance(n, cst.Name)} | taken
-    suffix = 2
-    name = base
-    while name in used:
-        name = f"{base}_{suffix}"
-        suffix += 1
-    return name
 
 
 def _mean_over_first_axis(call: cst.Call) -> cst.BaseExpression | None:
