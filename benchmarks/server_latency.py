@@ -7,8 +7,7 @@ each file of the same code as the fixes leave it (`clean_source`: no
 finding): the time from `didOpen` to its diagnostics, then the median time
 from a `didChange` (after the text has rested) to the diagnostics of that
 version, for two kinds of edit: a comment line added at the end, and a
-statement added in the body of the loss in the middle of the file (the
-server re-checks only what such an edit can change).
+statement added in the body of the loss in the middle of the file.
 
 Usage: python benchmarks/server_latency.py [--losses 14,67] [--clean 14] [--edits 5]
 """

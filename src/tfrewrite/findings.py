@@ -102,9 +102,6 @@ class FileResult:
     parsed: bool = False
     # A notebook's code cells (number -> source) as the findings see them.
     cells: dict[int, str] | None = None
-    # The units whose findings `findings` holds in a re-check of some of them
-    # (`FileJob.recheck`), with those outside every unit; None: the whole file.
-    rechecked: frozenset[str] | None = None
 
     @property
     def changed(self) -> bool:

@@ -41,7 +41,6 @@ from tfrewrite.config import ConfigError, Settings, find_config, load_settings
 from tfrewrite.facts.index import build_index, module_name_for
 from tfrewrite.facts.project import compute_facts
 from tfrewrite.findings import Applicability, Finding
-from tfrewrite.pipeline import incremental
 from tfrewrite.pipeline.rule_pass import process_file
 from tfrewrite.pipeline.run_options import FileJob, InputFile, RunOptions
 from tfrewrite.rules import RULES_BY_CODE, select_rules
@@ -87,9 +86,6 @@ class TfrewriteServer(LanguageServer):
         # messages that tell the server its result is stale.
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tfrewrite-check")
         self.checking: set[str] = set()  # uris whose newest text a check is on its way to
-        # Each document's last check, for the next edit's re-check of only
-        # what the edit can change (`pipeline/incremental.py`).
-        self.last_checks: dict[str, incremental.Checked] = {}
 
     async def in_checker(self, work: Callable[[], _Checked | FileResult | None]):  # type: ignore[no-untyped-def]
         """Run `work` on the checking thread and wait for it without
@@ -129,22 +125,12 @@ class TfrewriteServer(LanguageServer):
         if index.syntax_error is not None:
             return None
         traced = compute_facts([index]).for_path(str(path))
-        job = FileJob(InputFile(str(path), text.source), index, traced, options)
-        if fix or want_edits:
-            return process_file(job)
-        # Diagnostics: only what the edit since the last check can change.
-        result, remembered = incremental.check(job, self.last_checks.get(text.uri))
-        if remembered is None:
-            self.last_checks.pop(text.uri, None)
-        else:
-            self.last_checks[text.uri] = remembered
-        return result
+        return process_file(FileJob(InputFile(str(path), text.source), index, traced, options))
 
     def check(self, text: _Text, want_edits: bool = False) -> _Checked:
         result = self.run_rules(text, fix=False, want_edits=want_edits)
         findings = [] if result is None or result.error is not None else result.findings
-        # In the order of the text, however many functions were checked again.
-        return _Checked(text.version, sorted(findings, key=Finding.sort_key), want_edits)
+        return _Checked(text.version, findings, want_edits)
 
     async def with_edits(self, document: TextDocument) -> _Checked:
         """The document's findings with their fixes' edits, checked again
@@ -266,7 +252,6 @@ async def did_save(ls: TfrewriteServer, params: types.DidSaveTextDocumentParams)
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: TfrewriteServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.checked.pop(params.text_document.uri, None)
-    ls.last_checks.pop(params.text_document.uri, None)
     ls.text_document_publish_diagnostics(
         types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
     )

@@ -1190,7 +1190,7 @@ def build_index(
     indexer.mentions_variables = "variables" in source or "weights" in source
     indexer.mentions_models = any(word in source for word in MODEL_BUILDER_WORDS)
     indexer.visit(tree)
-    index.used_names = identifiers(tree)
+    index.used_names = identifiers(source)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()
     for info, reads in indexer.branch_reads:

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -106,7 +106,7 @@ _TUPLE_SELF = re.compile(r"\bself\.\w+\s*[,)\]]|[,(\[]\s*\*?\s*self\.\w+")
 
 
 @dataclass
-class Unit:
+class _Unit:
     """A top-level function or a method directly in a top-level class, with
     its lines (decorators included) as pass 1 recorded them."""
 
@@ -179,23 +179,18 @@ def prune(
     index: ModuleIndex,
     traced: dict[str, TracedFunction],
     rule_codes: Iterable[str],
-    only: Collection[str] | None = None,
 ) -> Pruned | None:
     """`source` with the functions no rule in `rule_codes` can need blanked
-    out; None when nothing can be left out (or a rule's needs are not known).
-    With `only` (the editor's re-check after an edit, `incremental`), the
-    units whose findings are wanted: the others stay only as far as those
-    need them (a callee's body, what sets up `self`), or when a rule reads
-    them wherever they are (state writes, seeding, inputs assigned by name)."""
+    out; None when nothing can be left out (or a rule's needs are not known)."""
     needs = needs_of(rule_codes)
     if needs is None or any(c in source for c in _OTHER_BREAKS):
         return None
     lines = _LINE.findall(source)
-    units = _decide(lines, index, traced, needs, only)
+    units = _decide(lines, index, traced, needs)
     inert = [u for u in units if u.reason is None]
     if not inert:
         return None
-    blanked: dict[str, list[Unit]] = {}
+    blanked: dict[str, list[_Unit]] = {}
     for unit in inert:
         for number in range(unit.first, unit.last + 1):
             lines[number - 1] = _blank(lines[number - 1])
@@ -262,37 +257,7 @@ def _blank(line: str) -> str:
     return "\f" * stripped.count("\f") + line[len(stripped) :]
 
 
-def source_lines(source: str) -> list[str]:
-    """`source`'s lines, with their breaks, as Python's tokenizer counts them."""
-    return _LINE.findall(source)
-
-
-def units_of(source: str, index: ModuleIndex) -> tuple[list[Unit], list[str]]:
-    """The units of `source` (`index` its pass-1 index) and its lines as the
-    units count them; no units when the lines are not pass 1's, or when two
-    units share lines."""
-    lines = _LINE.findall(source)
-    if any(c in source for c in _OTHER_BREAKS):
-        return [], lines
-    return _units(lines, index), lines
-
-
-def outside_units(lines: list[str], units: Sequence[Unit]) -> list[str]:
-    """The lines outside every unit that hold code (module-level statements,
-    class headers and class-level statements), without their line breaks
-    and trailing white space."""
-    inside = [False] * (len(lines) + 1)
-    for unit in units:
-        for number in range(unit.first, unit.last + 1):
-            inside[number] = True
-    return [
-        line.rstrip()
-        for number, line in enumerate(lines, start=1)
-        if not inside[number] and line.strip() and not line.lstrip().startswith("#")
-    ]
-
-
-def _units(lines: list[str], index: ModuleIndex) -> list[Unit]:
+def _units(lines: list[str], index: ModuleIndex) -> list[_Unit]:
     """The functions pass 1 saw at the top level or directly in a top-level
     class, with their lines (a function whose name another one of its scope
     reuses is not among them: the index keeps only the last)."""
@@ -312,7 +277,7 @@ def _units(lines: list[str], index: ModuleIndex) -> list[Unit]:
         text = "".join(lines[info.first_lineno - 1 : info.end_lineno])
         column = len(text) - len(text.lstrip(" \t"))
         units.append(
-            Unit(
+            _Unit(
                 qualname,
                 name,
                 owner,
@@ -432,14 +397,11 @@ def _decide(
     index: ModuleIndex,
     traced: dict[str, TracedFunction],
     needs: Relevance,
-    only: Collection[str] | None = None,
-) -> list[Unit]:
+) -> list[_Unit]:
     """Every unit, with why it is kept (`reason`), or None when inert, for
     rules that together need `needs`. Cheap tests on pass-1 facts and on the
     words of a unit's text decide most units; a unit whose words leave a
-    question open is parsed alone. Units outside `only` (when given) are
-    kept for their own findings by none of the reasons that concern only
-    them (`_OWN_REASONS`)."""
+    question open is parsed alone."""
     from tfrewrite.facts.index import TF_FUNCTION_NAMES
 
     units = _units(lines, index)
@@ -475,7 +437,7 @@ def _decide(
     traced_units = _unit_keys(traced)
     decorated_units = _unit_keys(decorated)
 
-    def facts(unit: Unit) -> _Facts | None:
+    def facts(unit: _Unit) -> _Facts | None:
         return unit.facts(index.module_names, owners, input_words, averages)
 
     core: set[str] = set()  # names of units others are kept for calling
@@ -495,8 +457,6 @@ def _decide(
             reason = "declares global or nonlocal names"
         elif not switches.isdisjoint(words):
             reason = "switches tf.function off"
-        if only is not None and reason in _OWN_REASONS and unit.qualname not in only:
-            reason = None  # kept only if the units re-checked need it
         if reason is not None:
             core.add(unit.name)
         elif (
@@ -528,23 +488,12 @@ def _decide(
             if unit.reason is None and not core.isdisjoint(unit.words):
                 called = sorted(core & unit.words)[0]
                 unit.reason = f"calls `{called}`"
-    _spread(lines, units, infos, facts, loop_rules, only is None or MODULE_LEVEL in only)
+    _spread(lines, units, infos, facts, loop_rules)
     return units
 
 
 # Why a unit that averages per-batch values is kept (TFR306).
 _AVERAGING = "averages beside a loop"
-# In `prune(only=...)`, the code outside every unit (module-level and
-# class-level statements), when its findings are wanted too: what it names
-# is then kept for it.
-MODULE_LEVEL = "<module>"
-# Reasons to keep a unit that concern its own findings and what it calls:
-# in a re-check of some units (`prune(only=...)`), the others are not kept
-# for them. A unit kept for a reason a rule reads wherever it is (a state
-# write, a seed call, a switch, an input assigned by name) stays.
-_OWN_REASONS = frozenset(
-    {"runs traced", "decorated with tf.function", "opens a GradientTape", "hands code to a tracer"}
-)
 
 
 def _with_aliases(names: Iterable[str], index: ModuleIndex) -> set[str]:
@@ -586,7 +535,7 @@ def _averages(found: _Facts | None) -> bool:
     return found is None or found.divides_sum or (found.averages and found.loops)
 
 
-def _writes_self(unit: Unit, info_writes: bool, facts) -> bool:  # noqa: ANN001
+def _writes_self(unit: _Unit, info_writes: bool, facts) -> bool:  # noqa: ANN001
     """Whether a method assigns a `self` attribute: pass 1 records plain
     targets; a tuple target (`self.a, self.b = ...`) needs a parse."""
     if info_writes:
@@ -599,11 +548,10 @@ def _writes_self(unit: Unit, info_writes: bool, facts) -> bool:  # noqa: ANN001
 
 def _spread(
     lines: list[str],
-    units: list[Unit],
+    units: list[_Unit],
     infos: dict[str, list[FunctionInfo]],
     facts,  # noqa: ANN001
     follow_assignments: bool,
-    module_level: bool = True,
 ) -> None:
     """Keep what kept code needs: the units it names (and whole classes it
     names), the units sharing a kept top-level function's name, and in a
@@ -613,12 +561,9 @@ def _spread(
     assignment of it in the file, then a name or a call of a module
     function to what it holds or returns), also the units that assign a name
     kept code reads from a name or from a call of one of the file's
-    functions (`ds = make_dataset()`). Module-level code (always parsed)
-    keeps what it names unless its findings are not wanted
-    (`module_level` False): then only what its assignments of names kept
-    code reads name (`model = build()` where a kept step reads `model`)."""
-    by_name: dict[str, list[Unit]] = {}
-    by_class: dict[str, list[Unit]] = {}
+    functions (`ds = make_dataset()`)."""
+    by_name: dict[str, list[_Unit]] = {}
+    by_class: dict[str, list[_Unit]] = {}
     for unit in units:
         by_name.setdefault(unit.name, []).append(unit)
         if unit.class_name is not None:
@@ -626,21 +571,9 @@ def _spread(
     writes_self: dict[str, bool] = {}
     whole: set[str] = set()  # classes every method of which stays
     outside = _outside_words(lines, units)
-    pending: list[tuple[set[str], str]] = []
-    # Module-level assignments (target -> the words of the statement),
-    # followed only when kept code reads the target.
-    statements: dict[str, set[str]] = {}
-    if module_level:
-        pending.append((outside, "module-level code"))
-    else:
-        statements = _module_assignments(lines, units)
-        # The bases a class header names hold methods its own ones reach.
-        headers = "\n".join(
-            line for line in outside_units(lines, units) if line.lstrip().startswith("class ")
-        )
-        pending.append((set(_WORD.findall(_DEFINED.sub(" ", headers))), "a class header"))
+    pending: list[tuple[set[str], str]] = [(outside, "module-level code")]
     pending += [(u.words, u.qualname) for u in units if u.reason is not None]
-    read: set[str] = set(outside) if module_level else set()  # every word of kept code
+    read: set[str] = set(outside)  # every word of kept code
     functions = {u.name for u in units if u.class_name is None}
     assigned: dict[str, set[str]] = {}
     if follow_assignments:
@@ -653,7 +586,7 @@ def _spread(
             if found:
                 assigned[unit.qualname] = found
 
-    def keep(unit: Unit, reason: str) -> None:
+    def keep(unit: _Unit, reason: str) -> None:
         if unit.reason is None:
             unit.reason = reason
             pending.append((unit.words, unit.qualname))
@@ -661,8 +594,6 @@ def _spread(
     while pending:
         names, holder = pending.pop()
         read |= names
-        for name in names & statements.keys():
-            pending.append((statements.pop(name), f"the module-level assignment of `{name}`"))
         for name in names:
             for unit in by_name.get(name, ()):
                 keep(unit, f"named by `{holder}`")
@@ -712,42 +643,14 @@ def _spread(
                     keep(method, f"calls a kept method of `{class_name}`")
 
 
-def _module_assignments(lines: list[str], units: list[Unit]) -> dict[str, set[str]]:
-    """Each name assigned by a statement outside the units (at module level,
-    in a `__main__` block, in a class body) -> the words of the statements
-    assigning it; every word of that code when it does not parse alone."""
-    starts = {u.first: u.column for u in units}
-    inside = {number for u in units for number in range(u.first, u.last + 1)}
-    code = "".join(
-        (" " * starts[number] + "pass\n" if number in starts else "\n")
-        if number in inside
-        else line
-        for number, line in enumerate(lines, start=1)
-    )
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        words = _outside_words(lines, units)
-        return dict.fromkeys(words, words)
-    found: dict[str, set[str]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With)):
-            targets = [
-                n.id
-                for n in ast.walk(node)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-            ]
-            text = ast.get_source_segment(code, node) or ""
-            words = set(_WORD.findall(text))
-            for target in targets:
-                found.setdefault(target, set()).update(words)
-    return found
-
-
-def _outside_words(lines: list[str], units: list[Unit]) -> set[str]:
+def _outside_words(lines: list[str], units: list[_Unit]) -> set[str]:
     """The words of every line outside the units: module-level statements,
     class headers and class-level statements, which always stay."""
-    text = "\n".join(outside_units(lines, units))
+    inside = [False] * (len(lines) + 1)
+    for unit in units:
+        for number in range(unit.first, unit.last + 1):
+            inside[number] = True
+    text = "".join(line for number, line in enumerate(lines, start=1) if not inside[number])
     # A class's header names the class itself: that is no use of it.
     return set(_WORD.findall(_DEFINED.sub(" ", text)))
 

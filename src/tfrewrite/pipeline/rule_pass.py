@@ -178,14 +178,13 @@ def _relevant_code(source: str, job: FileJob, rules: Sequence[Rule]) -> tuple[st
     round (`fix_rounds._reindex`); otherwise the whole source. A large test file of
     which a few functions matter then costs a fraction of its whole tree."""
     options = job.options
-    whole = dataclasses.replace(job, recheck=None) if job.recheck is not None else job
     if options.fix or options.want_edits or not options.prune_inert_code:
-        return source, whole
+        return source, job
     from tfrewrite.pipeline.relevant_code import prune
 
-    pruned = prune(source, job.index, job.traced, [rule.code for rule in rules], job.recheck)
+    pruned = prune(source, job.index, job.traced, [rule.code for rule in rules])
     if pruned is None:
-        return source, whole
+        return source, job
     index = dataclasses.replace(job.index, pruned=pruned)
     return pruned.code, dataclasses.replace(job, index=index)
 
@@ -245,7 +244,7 @@ def _process_python(job: FileJob) -> FileResult:
         rules = _rules_for(job)
         if not rules or file_is_exempt(source):
             return result
-        whole = dataclasses.replace(job, recheck=None)
+        whole = job
         code, job = _relevant_code(source, job, rules)
         try:
             try:
@@ -263,13 +262,11 @@ def _process_python(job: FileJob) -> FileResult:
             )
             return result
         result.parsed = True
-        result.rechecked = job.recheck
         from tfrewrite.pipeline.relevant_code import WholeFileNeeded
 
         try:
             return _run_rules(result, module, code, job, rules)
         except WholeFileNeeded:
-            result.rechecked = None
             # The functions left out could not be indexed on their own for a
             # simulated fix round: check the whole file instead.
             return _run_rules(result, _parse(source), source, whole, rules)

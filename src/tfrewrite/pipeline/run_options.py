@@ -75,10 +75,6 @@ class FileJob:
     index: ModuleIndex
     traced: dict[str, TracedFunction]
     options: RunOptions
-    # The editor's re-check after an edit (`pipeline/incremental.py`): the
-    # units (top-level functions and methods of top-level classes) whose
-    # findings are wanted; None for all of them.
-    recheck: frozenset[str] | None = None
 
 
 def _relative(path: str, root: str) -> str:
