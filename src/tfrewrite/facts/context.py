@@ -20,7 +20,7 @@ from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.keras_names import is_keras_model_class, keras_leaf
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.parameter_names import LOSS_PARAMETER_NAMES
-from tfrewrite.facts.parameters import likely_tensor_params
+from tfrewrite.facts.parameters import keyed_input_params, likely_tensor_params
 from tfrewrite.facts.tensor_kinds import (
     FLOATING,
     SCALAR,
@@ -206,6 +206,7 @@ class RuleContext:
                 attributes=lambda: self._attributes_of(function),
                 project_results=lambda func: self._returns_tensor(func, function),
                 param_elements=dict(traced.elements) if (traced := function.runs_traced) else None,
+                likely_keyed=lambda: self._likely_keyed(function),
             )
         return self._tensor_facts[key]
 
@@ -356,6 +357,17 @@ class RuleContext:
             return set()
         likely = likely_tensor_params(function.node, self.names) | set(traced.likely_params)
         return likely - set(traced.python_params) - set(kinds)
+
+    def _likely_keyed(self, function: FunctionScope) -> set[str]:
+        """Parameters whose items by a string key are likely tensors
+        (`keyed_input_params`), of a function a tracer calls itself (its own
+        `@tf.function`): the dict comes from outside the trace, as inputs
+        do. A helper that traced code calls may be handed a dict of Python
+        values the trace computes (augmentation settings)."""
+        traced = function.runs_traced
+        if traced is None or not traced.has_own_decorator:
+            return set()
+        return keyed_input_params(function.node) - set(traced.python_params)
 
     def _tensor_params(self, function: FunctionScope) -> set[str]:
         """Proven tensor parameters (kept for callers of the old API)."""

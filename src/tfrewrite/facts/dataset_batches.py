@@ -75,7 +75,12 @@ class _Place:
 def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef | None) -> bool:
     """Whether every batch `loop` (in `scope`) iterates has the same size:
     its dataset is batched with `drop_remainder=True` wherever it comes
-    from, and with nothing else."""
+    from, and with nothing else; or the loop stops after a whole number of
+    batches, zipped with `range(n)` where `n` is a floor division
+    (`int(size / batch_size)`, `size // batch_size`): the short final batch,
+    if there is one, is never read."""
+    if _stops_at_whole_batches(ctx, loop.iter, scope):
+        return True
     candidates = _iterated(loop.iter)
     dropping = False
     for candidate in candidates:
@@ -116,6 +121,51 @@ def _kept_by_equal_batcher(ctx: RuleContext, place: _Place) -> bool:
         return False
     owners = _name_values(ctx, expr.value.value, place)
     return bool(owners) and all(_returns_equal_batches(ctx, owner.expr) for owner in owners)
+
+
+def _stops_at_whole_batches(
+    ctx: RuleContext, source: cst.BaseExpression, scope: cst.FunctionDef | None
+) -> bool:
+    """`zip(range(n), ds)` (through wrappers: `tqdm(zip(...))`) where every
+    value `n` may hold is a floor division: the loop runs `n` whole
+    batches."""
+    if not isinstance(source, cst.Call):
+        return False
+    name = dotted_name(source.func)
+    arguments = [a.value for a in source.args if a.keyword is None and not a.star]
+    if name != "zip":
+        return name in _WRAPPERS and any(
+            _stops_at_whole_batches(ctx, a, scope) for a in arguments[:1]
+        )
+    for argument in arguments:
+        if not (
+            isinstance(argument, cst.Call)
+            and dotted_name(argument.func) == "range"
+            and len(argument.args) in (1, 2)
+        ):
+            continue
+        count = argument.args[-1].value
+        if isinstance(count, cst.Name):
+            values = [
+                place.expr for place in _name_values(ctx, count.value, _Place(count, scope, None))
+            ]
+        else:
+            values = [count]
+        if values and all(_floor_division(v) for v in values):
+            return True
+    return False
+
+
+def _floor_division(expr: cst.BaseExpression) -> bool:
+    """`a // b`, `int(a / b)`, `math.floor(a / b)`: a count of whole `b`s."""
+    if isinstance(expr, cst.BinaryOperation):
+        return isinstance(expr.operator, cst.FloorDivide)
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) in ("int", "math.floor", "np.floor"):
+        inner = expr.args[0].value if len(expr.args) == 1 else None
+        return isinstance(inner, cst.BinaryOperation) and isinstance(
+            inner.operator, (cst.Divide, cst.FloorDivide)
+        )
+    return False
 
 
 def _iterated(source: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -101,6 +101,37 @@ def likely_tensor_params(function: cst.FunctionDef, resolver: NameResolver) -> s
     return candidates - contrary
 
 
+def keyed_input_params(function: cst.FunctionDef) -> set[str]:
+    """Parameters of a traced function read by string keys (`batch["obs"]`),
+    with no default and a name that does not say Python: a dict of inputs,
+    as a replay buffer, a `tf.data` element or Keras hands over. Its items
+    are likely tensors (the parameter itself is not: a tensor has no string
+    keys)."""
+    params = [*function.params.posonly_params, *function.params.params]
+    params += list(function.params.kwonly_params)
+    candidates = {
+        p.name.value
+        for p in params
+        if p.default is None and p.annotation is None and not is_python_parameter_name(p.name.value)
+    }
+    keyed: set[str] = set()
+    for node in scope_nodes(function.body):
+        if isinstance(node, cst.Subscript) and _string_key(node):
+            name = _param_name(node.value, candidates)
+            if name is not None:
+                keyed.add(name)
+    return keyed
+
+
+def _string_key(node: cst.Subscript) -> bool:
+    """`x["obs"]`: one index, a string literal."""
+    return (
+        len(node.slice) == 1
+        and isinstance(node.slice[0].slice, cst.Index)
+        and isinstance(node.slice[0].slice.value, cst.SimpleString)
+    )
+
+
 def _derived_counts(body: cst.BaseSuite, candidates: set[str]) -> dict[str, str]:
     """Names bound once, to arithmetic on one parameter, numbers and
     `len(...)` (`current = len(self.blocks) - steps`) -> that parameter."""

@@ -54,6 +54,11 @@ NON_TENSOR_PREFIXES = (
     "tensorflow.lite.",
     "tensorflow.errors.",
     "tensorflow.types.",
+    # Host queries and tooling: `tf.test.is_gpu_available()` is a Python bool.
+    "tensorflow.test.",
+    "tensorflow.sysconfig.",
+    "tensorflow.version.",
+    "tensorflow.profiler.",
     "keras.backend.floatx",
     "keras.backend.epsilon",
     "keras.backend.image_data_format",

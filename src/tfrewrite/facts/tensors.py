@@ -129,6 +129,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         param_elements: dict[str, str] | None = None,
         likely_elements: bool = False,
         project_results: Callable[[cst.BaseExpression], bool] | None = None,
+        likely_keyed: Iterable[str] | Callable[[], Iterable[str]] = (),
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
         arguments of a call whose result is being analysed, or what the
@@ -147,7 +148,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
         parameter binds tensors where it says `t` or `s` (and, in the `likely`
         view, `l`). `project_results` tells whether a callee is a project
         function of another module (or a held object's method) that returns
-        a tensor on every path."""
+        a tensor on every path. `likely_keyed` are parameters whose items by a
+        string key (`batch["obs"]`) are likely tensors: a dict of inputs
+        (`parameters.keyed_input_params`); in the `likely` view only."""
         self.function = function
         self._project_results = project_results
         self.resolver = resolver
@@ -162,6 +165,9 @@ class TensorFacts(BranchValueKinds, HelperResults):
         self._likely_view: TensorFacts | None = None
         self._param_elements = param_elements or {}
         self._element_codes = "tsl" if likely_elements else "ts"
+        self._keyed_source = likely_keyed
+        self._keyed_known: frozenset[str] | None = None
+        self._keyed_items = likely_elements  # the `likely` view counts them
         self._names: dict[str, TensorKind] = {}
         for name in tensor_params:
             # Loss arguments: Keras hands them over as floating-point tensors.
@@ -214,6 +220,14 @@ class TensorFacts(BranchValueKinds, HelperResults):
             self._likely_known = names - self._not_likely
         return self._likely_known
 
+    @property
+    def _likely_keyed(self) -> frozenset[str]:
+        if self._keyed_known is None:
+            source = self._keyed_source
+            names = frozenset(source() if callable(source) else source)
+            self._keyed_known = names - self._not_likely
+        return self._keyed_known
+
     def _converted_params(self) -> set[str]:
         """Parameters the function converts to a tensor itself (`x =
         tf.convert_to_tensor(x)`, `ops.convert_to_tensor`, `tf.constant`):
@@ -243,7 +257,12 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if self._likely_view is None:
             outer_view = self.outer.likely if self.outer is not None else None
             likely_elements = any("l" in codes for codes in self._param_elements.values())
-            if not self._likely_params and outer_view is self.outer and not likely_elements:
+            if (
+                not self._likely_params
+                and outer_view is self.outer
+                and not likely_elements
+                and not self._likely_keyed
+            ):
                 self._likely_view = self
             else:
                 kinds = dict(self._param_kinds)
@@ -259,6 +278,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
                     objects=self._objects,
                     param_elements=self._param_elements,
                     likely_elements=True,
+                    likely_keyed=self._likely_keyed,
                 )
                 view._likely_view = view
                 self._likely_view = view
@@ -587,6 +607,8 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if isinstance(node, cst.Comparison):
             return self._comparison_kind(node, names)
         if isinstance(node, cst.Subscript):
+            if self._keyed_item(node):
+                return TENSOR
             base = self._value(self._kind(node.value, names))
             if not base.tensor:
                 return NOT_TENSOR
@@ -621,6 +643,17 @@ class TensorFacts(BranchValueKinds, HelperResults):
         if isinstance(node, cst.NamedExpr):
             return self._kind(node.value, names)
         return NOT_TENSOR
+
+    def _keyed_item(self, node: cst.Subscript) -> bool:
+        """`batch["obs"]` of a parameter holding a dict of inputs, never
+        rebound: a likely tensor (`likely` view only)."""
+        if not self._keyed_items or not isinstance(node.value, cst.Name):
+            return False
+        name = node.value.value
+        if name not in self._likely_keyed or name in self._bindings:
+            return False
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
 
     def _object_attributes(self, name: str) -> AttributeFacts | None:
         """What the module-level object `name` holds, when no function

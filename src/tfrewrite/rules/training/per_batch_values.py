@@ -321,6 +321,8 @@ def over_batches(candidate: cst.BaseExpression) -> bool:
         candidate = candidate.args[0].value
     if not isinstance(candidate, (cst.ListComp, cst.GeneratorExp)):
         return False
+    if _is_size(candidate.elt):
+        return False  # `[len(t) for t in trajectories]`: a mean size, every item counted once
     iterated = candidate.for_in.iter
     if isinstance(iterated, cst.Call) and dotted_name(iterated.func) == "range":
         # It yields numbers (`range(speakers_per_batch)`): over batches only
@@ -331,6 +333,18 @@ def over_batches(candidate: cst.BaseExpression) -> bool:
         )
     names = [n.lower() for n in mentioned_names(iterated)]
     return any(_says_batches(name) for name in names)
+
+
+def _is_size(value: cst.BaseExpression) -> bool:
+    """`len(x)`, `x.shape[0]`, `tf.size(x)`: how many items an element
+    holds, not a value computed per batch."""
+    if isinstance(value, cst.Call):
+        return dotted_name(value.func) in ("len", "tf.size", "np.size")
+    return (
+        isinstance(value, cst.Subscript)
+        and isinstance(value.value, cst.Attribute)
+        and value.value.attr.value == "shape"
+    )
 
 
 def comprehension_lists(scope: cst.CSTNode) -> set[str]:
