@@ -221,10 +221,16 @@ class FunctionInfo:
         decorating it is the speed-up."""
         if self.applies_helper_gradients or self.minimizes_callable:
             return True
-        returns_to_apply = self.returns_gradients and not self.gradients_unapplied
         return self.opens_gradient_tape and (
-            self.applies_gradients or returns_to_apply or self.hands_tape
+            self.applies_gradients or self.hands_gradients_back or self.hands_tape
         )
+
+    @property
+    def hands_gradients_back(self) -> bool:
+        """It returns the gradients its tape computes, and its callers apply
+        them (`grads = compute_gradients(x); optimizer.apply_gradients(...)`):
+        its tape is a train step's."""
+        return self.returns_gradients and not self.gradients_unapplied
 
 
 @dataclass(slots=True)

@@ -57,15 +57,24 @@ def _train_step_tapes(ctx: RuleContext, root: cst.CSTNode) -> list[cst.With]:
             if isinstance(loop, (cst.For, cst.While)) and applies_gradients(loop.body)
         ]
     else:
-        # It applies the gradients, or hands its tape to a helper that does
+        # It applies the gradients, hands them back to callers that do, or
+        # hands its tape to a helper that does
         # (`self._minimize(strategy, tape, optimizer, loss, variables)`).
-        regions = [body] if applies_gradients(body) or _hands_tape_to_update(ctx, root) else []
+        trains = applies_gradients(body) or _hands_gradients_back(ctx, root)
+        regions = [body] if trains or _hands_tape_to_update(ctx, root) else []
     tapes: dict[int, cst.With] = {}
     for region in regions:
         for node in iter_nodes(region, into_functions=False):
             if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
                 tapes[id(node)] = node
     return list(tapes.values())
+
+
+def _hands_gradients_back(ctx: RuleContext, root: cst.CSTNode) -> bool:
+    """`FunctionInfo.hands_gradients_back` of the function `root`."""
+    scope = ctx.scope_of(root) if isinstance(root, cst.FunctionDef) else None
+    info = ctx.index.functions.get(scope.qualname) if scope is not None else None
+    return info is not None and info.hands_gradients_back
 
 
 def _hands_tape_to_update(ctx: RuleContext, root: cst.CSTNode) -> bool:
