@@ -27,6 +27,8 @@ class _Passed:
     forwarded: dict[str, tuple[tuple[str, str], str]]
     # Per parameter filled with a list or tuple display: its elements' evidence.
     elements: dict[str, str] = field(default_factory=dict)
+    # The function the call is in (None at module level).
+    caller: tuple[str, str] | None = None
 
     def evidence(self, known: dict[tuple[str, str], dict[str, str]]) -> dict[str, str]:
         """`given`, with a forwarded parameter's evidence what the project
@@ -90,7 +92,8 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
     for argument, codes in site.structures:
         elements[filled_parameter(argument, params, offset)] = codes
     where = path_line(index.path, site.lineno, index.cell_starts)
-    return _Passed((target_index.path, target), given, where, forwarded, elements)
+    caller = (index.path, site.caller) if site.caller else None
+    return _Passed((target_index.path, target), given, where, forwarded, elements, caller)
 
 
 def _received(
@@ -183,6 +186,7 @@ def apply_call_sites(
     singles: dict[tuple[str, str], list[dict[str, str]]] = {}
     seen: dict[tuple[str, str], list[tuple[dict[str, str], str]]] = {}
     structures: dict[tuple[str, str], list[dict[str, str]]] = {}
+    _mark_fed_inside(passes, marks)
     for p in passes:
         if p.target in marks:
             seen.setdefault(p.target, []).append((p.evidence(knowledge), p.where))
@@ -210,6 +214,33 @@ def apply_call_sites(
                 known.likely.add(name)
             if any(site.get(name) == "p" for site in sites):
                 known.python.add(name)
+
+
+def _mark_fed_inside(passes: list[_Passed], marks: dict[tuple[str, str], TraceMarks]) -> None:
+    """`TraceMarks.fed_inside`, to a fixed point: a traced caller fills the
+    parameter with what it computes, or with a parameter of its own that
+    is fed inside. Eager callers feed nothing inside."""
+    for _round in range(_FORWARDING_ROUNDS * 4):
+        changed = False
+        for p in passes:
+            known = marks.get(p.target)
+            if known is None or p.caller is None or p.caller not in marks:
+                continue
+            for name in p.given:
+                if name in known.fed_inside:
+                    continue
+                forwarded = p.forwarded.get(name)
+                if (
+                    forwarded is None
+                    or forwarded[1] in marks.get(forwarded[0], _NO_MARKS).fed_inside
+                ):
+                    known.fed_inside.add(name)
+                    changed = True
+        if not changed:
+            break
+
+
+_NO_MARKS = TraceMarks("")
 
 
 def _element_evidence(params: list[str], sites: list[dict[str, str]]) -> dict[str, str]:

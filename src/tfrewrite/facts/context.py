@@ -360,14 +360,15 @@ class RuleContext:
 
     def _likely_keyed(self, function: FunctionScope) -> set[str]:
         """Parameters whose items by a string key are likely tensors
-        (`keyed_input_params`), of a function a tracer calls itself (its own
-        `@tf.function`): the dict comes from outside the trace, as inputs
-        do. A helper that traced code calls may be handed a dict of Python
-        values the trace computes (augmentation settings)."""
+        (`keyed_input_params`) of a function that runs traced, when the dict
+        comes from outside every trace, as inputs do
+        (`TracedFunction.fed_from_outside`): a dict traced code builds
+        (augmentation settings NumPy drew) holds what it computed."""
         traced = function.runs_traced
-        if traced is None or not traced.has_own_decorator:
+        if traced is None:
             return set()
-        return keyed_input_params(function.node) - set(traced.python_params)
+        keyed = keyed_input_params(function.node) & traced.fed_from_outside
+        return keyed - set(traced.python_params)
 
     def _tensor_params(self, function: FunctionScope) -> set[str]:
         """Proven tensor parameters (kept for callers of the old API)."""

@@ -426,6 +426,9 @@ def compute_facts(
             ),
             tapes=tuple(tapes.get((path, qualname), ())),
             relaxed_shapes=known.relaxed,
+            fed_from_outside=frozenset(
+                set(by_path[path].functions[qualname].params) - known.fed_inside
+            ),
         )
     _record_foreign_writes(indexes)
     _record_callback_model_writes(indexes)

@@ -185,6 +185,13 @@ class TracedFunction:
     # (a likely tensor, as a parameter with no evidence is), `?` otherwise).
     # `y, n_c = inputs` binds a tensor to `y`.
     elements: tuple[tuple[str, str], ...] = ()
+    # Parameters whose values come from outside every trace: no traced
+    # caller computes them, each passes on a parameter of its own fed so
+    # (`update_critic(self, batch)` handing `batch` to `critic_loss`), or
+    # only eager code calls the function (a tracer's inputs). A dict there
+    # holds inputs, and its items are likely tensors; one a traced caller
+    # builds (augmentation settings NumPy drew) holds what it computed.
+    fed_from_outside: frozenset[str] = frozenset()
     # Parameters given one tensor wherever the project says what they get:
     # every call site passes one, or an `input_signature` gives one. Not a
     # framework's contract alone (Keras hands `call` a tuple of inputs as
@@ -369,6 +376,9 @@ class TraceMarks:
     # Its own `tf.function` (a decorator, or `tf.function(f, ...)`) takes a
     # keyword of `DYNAMIC_SHAPE_KEYWORDS`.
     relaxed: bool = False
+    # Parameters some traced caller fills with a value it computes
+    # (`TracedFunction.fed_from_outside` is the rest).
+    fed_inside: set[str] = field(default_factory=set)
 
 
 def step_contexts(qualname: str) -> frozenset[str]:
