@@ -160,7 +160,7 @@ def _floor_division(expr: cst.BaseExpression) -> bool:
     """`a // b`, `int(a / b)`, `math.floor(a / b)`: a count of whole `b`s."""
     if isinstance(expr, cst.BinaryOperation):
         return isinstance(expr.operator, cst.FloorDivide)
-    if isinstance(expr, cst.Call) and dotted_name(expr.func) in ("int", "math.floor", "np.floor"):
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) in ("int", "math.floor"):
         inner = expr.args[0].value if len(expr.args) == 1 else None
         return isinstance(inner, cst.BinaryOperation) and isinstance(
             inner.operator, (cst.Divide, cst.FloorDivide)

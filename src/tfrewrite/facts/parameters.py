@@ -116,14 +116,14 @@ def keyed_input_params(function: cst.FunctionDef) -> set[str]:
     }
     keyed: set[str] = set()
     for node in scope_nodes(function.body):
-        if isinstance(node, cst.Subscript) and _string_key(node):
+        if isinstance(node, cst.Subscript) and is_string_key(node):
             name = _param_name(node.value, candidates)
             if name is not None:
                 keyed.add(name)
     return keyed
 
 
-def _string_key(node: cst.Subscript) -> bool:
+def is_string_key(node: cst.Subscript) -> bool:
     """`x["obs"]`: one index, a string literal."""
     return (
         len(node.slice) == 1

@@ -46,6 +46,7 @@ from tfrewrite.facts.branch_value_kinds import BranchValueKinds
 from tfrewrite.facts.helper_results import HelperResults
 from tfrewrite.facts.keras_names import is_loss_class
 from tfrewrite.facts.names import NameResolver
+from tfrewrite.facts.parameters import is_string_key
 from tfrewrite.facts.tensor_kinds import (
     DATASET,
     DATASET_METHODS,
@@ -652,8 +653,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         name = node.value.value
         if name not in self._likely_keyed or name in self._bindings:
             return False
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        return isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)
+        return is_string_key(node)
 
     def _object_attributes(self, name: str) -> AttributeFacts | None:
         """What the module-level object `name` holds, when no function
