@@ -220,7 +220,8 @@ def _mark_fed_inside(passes: list[_Passed], marks: dict[tuple[str, str], TraceMa
     """`TraceMarks.fed_inside`, to a fixed point: a traced caller fills the
     parameter with what it computes, or with a parameter of its own that
     is fed inside. Eager callers feed nothing inside."""
-    for _round in range(_FORWARDING_ROUNDS * 4):
+    changed = True
+    while changed:  # the sets only grow, bounded by the parameters
         changed = False
         for p in passes:
             known = marks.get(p.target)
@@ -236,8 +237,6 @@ def _mark_fed_inside(passes: list[_Passed], marks: dict[tuple[str, str], TraceMa
                 ):
                     known.fed_inside.add(name)
                     changed = True
-        if not changed:
-            break
 
 
 _NO_MARKS = TraceMarks("")

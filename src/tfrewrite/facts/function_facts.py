@@ -253,26 +253,36 @@ def _returns_last_computed(
 def _last_bound_computed(
     statements: list[ast.stmt], name: str, resolve: Callable[[ast.AST], str | None]
 ) -> bool:
+    binding = _last_binding(statements, name)
+    if isinstance(binding, ast.AugAssign):
+        return True  # `logp -= ...`: an operator's result
+    if isinstance(binding, ast.Assign):
+        value = binding.value
+        return isinstance(value, (ast.BinOp, ast.UnaryOp)) or _computes_tensor(value, resolve)
+    return False
+
+
+def _last_binding(statements: list[ast.stmt], name: str) -> ast.Assign | ast.AugAssign | None:
+    """The last of `statements` that binds `name`, when it binds it plainly
+    (`name = value`, `name -= value`); None when that statement binds it
+    otherwise (in a branch, a loop, by unpacking) or none does."""
     for statement in reversed(statements):
-        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
-            if statement.target.id == name:
-                return True  # `logp -= ...`: an operator's result
-            continue
-        if isinstance(statement, ast.Assign) and all(
-            isinstance(t, ast.Name) for t in statement.targets
-        ):
-            if any(t.id == name for t in statement.targets):  # type: ignore[attr-defined]
-                value = statement.value
-                return isinstance(value, (ast.BinOp, ast.UnaryOp)) or _computes_tensor(
-                    value, resolve
-                )
-            continue
-        if any(
+        binds = any(
             isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
             for n in ast.walk(statement)
+        )
+        if not binds:
+            continue
+        if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            return statement
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
         ):
-            return False  # bound in a branch, a loop or by unpacking: not followed
-    return False
+            return statement
+        return None
+    return None
 
 
 def returns_arithmetic(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -405,22 +415,8 @@ def _reaching_value(body: list[ast.stmt], returned: ast.Return) -> ast.expr | No
     (a loop, a branch) or the return is elsewhere."""
     if returned not in body or not isinstance(returned.value, ast.Name):
         return None
-    name = returned.value.id
-    for statement in reversed(body[: body.index(returned)]):
-        binds = any(
-            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-            for n in ast.walk(statement)
-        )
-        if not binds:
-            continue
-        if (
-            isinstance(statement, ast.Assign)
-            and len(statement.targets) == 1
-            and isinstance(statement.targets[0], ast.Name)
-        ):
-            return statement.value
-        return None
-    return None
+    binding = _last_binding(body[: body.index(returned)], returned.value.id)
+    return binding.value if isinstance(binding, ast.Assign) else None
 
 
 def _every_return_gives(

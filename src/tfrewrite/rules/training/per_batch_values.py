@@ -336,10 +336,10 @@ def over_batches(candidate: cst.BaseExpression) -> bool:
 
 
 def _is_size(value: cst.BaseExpression) -> bool:
-    """`len(x)`, `x.shape[0]`, `tf.size(x)`: how many items an element
-    holds, not a value computed per batch."""
+    """`len(x)`, `x.shape[0]`: how many items an element holds, not a value
+    computed per batch."""
     if isinstance(value, cst.Call):
-        return dotted_name(value.func) in ("len", "tf.size", "np.size")
+        return dotted_name(value.func) == "len"
     return (
         isinstance(value, cst.Subscript)
         and isinstance(value.value, cst.Attribute)
