@@ -14,7 +14,12 @@ import ast
 from collections.abc import Callable
 
 from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import BUILTIN_NAMES, _bound_names, iter_statements
+from tfrewrite.facts.index_names import (
+    BUILTIN_NAMES,
+    _bound_names,
+    held_table_item,
+    iter_statements,
+)
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES, VARIABLE_LISTS
 from tfrewrite.facts.parameter_names import is_config_name
@@ -359,6 +364,8 @@ class CallEvidence:
             and func.value.value.id == "self"
         ):
             via_attribute = True  # `self.memory.sample(...)`: a held object's method
+        elif held_table_item(func) is not None:
+            via_attribute = True  # `self.losses["gen"](...)`: a function the object holds
         else:
             return None
         if callee.split(".", 1)[0] in EXTERNAL_ROOTS:
@@ -388,21 +395,25 @@ class CallEvidence:
         caller = self.function_stack[-1].qualname if self.function_stack else ""
         forwarded = self._forwarded(node)
         structures = self._structures(node)
+        arguments = [
+            *((str(i), arg) for i, arg in enumerate(node.args)),
+            *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
+        ]
         objects = tuple(
             (where, built)
-            for where, value in [
-                *((str(i), arg) for i, arg in enumerate(node.args)),
-                *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
-            ]
+            for where, value in arguments
             if (built := self._built_by(value))
         )
         named = tuple(
             (where, resolved)
-            for where, value in [
-                *((str(i), arg) for i, arg in enumerate(node.args)),
-                *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
-            ]
+            for where, value in arguments
             if (resolved := self._module_name(value))
+        )
+        held = self.index.classes[self.class_stack[-1]].set_up_tensors if self.class_stack else ()
+        whole_shapes = tuple(
+            where
+            for where, value in arguments
+            if is_self_attribute(value) and value.attr in held  # type: ignore[attr-defined]
         )
         site = CallSite(
             callee,
@@ -415,6 +426,7 @@ class CallEvidence:
             structures,
             objects,
             named,
+            whole_shapes,
         )
         self.index.call_sites.append(site)
         if forwarded:

@@ -93,6 +93,7 @@ from tfrewrite.facts.keras_names import (
     star_imported_names,
 )
 from tfrewrite.facts.prefilters import MUTATING_METHODS, self_attribute_from_call
+from tfrewrite.facts.set_up_tensors import set_up_tensors
 from tfrewrite.facts.shape_parameters import shape_parameter_names
 from tfrewrite.facts.tape_losses import (
     record_minimized_losses,
@@ -329,7 +330,13 @@ class _Indexer(
         methods = [
             s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
         ]
-        self.index.classes[qualname] = ClassInfo(qualname, node.lineno, bases, methods)
+        self.index.classes[qualname] = ClassInfo(
+            qualname,
+            node.lineno,
+            bases,
+            methods,
+            set_up_tensors=set_up_tensors(node, self.resolve),
+        )
         self.scope.append(node.name)
         self.class_stack.append(qualname)
         self.class_numbers.append((node, None))
@@ -714,6 +721,11 @@ class _Indexer(
                     function = self._project_reference(node.value)
                     if function is not None:
                         owner.held_functions.setdefault(target.attr, []).append(function)
+        if owner is not None and isinstance(node.value, ast.Dict):
+            for target in node.targets:
+                if is_self_attribute(target):
+                    assert isinstance(target, ast.Attribute)
+                    self._record_held_table(owner, target.attr, node.value)
         names = [t.id for t in node.targets if isinstance(t, ast.Name)]
         self.record_partial_binding(names, node.value)
         if names and self.call_results:
@@ -1053,6 +1065,20 @@ class _Indexer(
         """How other files' messages name `node`'s line ("line 9", or
         "cell 3, line 4" in a notebook)."""
         return named_line(node.lineno, self.index.cell_starts)
+
+    def _record_held_table(self, owner: ClassInfo, attr: str, table: ast.Dict) -> None:
+        """`self.losses = {"gen": self._gen_loss(), "disc": disc_loss}`: the
+        function each constant key holds, named or returned by the factory
+        called there, under `losses[gen]` (`held_table_item`)."""
+        for key, value in zip(table.keys, table.values, strict=True):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            if not key.value.isidentifier():
+                continue
+            made_by = self._held_class(value)
+            function = f"{made_by}()" if made_by else self._project_reference(value)
+            if function is not None:
+                owner.held_functions.setdefault(f"{attr}[{key.value}]", []).append(function)
 
     def _project_reference(self, value: ast.expr) -> str | None:
         """The dotted name of what `value` names when the project may define

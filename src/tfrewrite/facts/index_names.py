@@ -40,6 +40,23 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def held_table_item(node: ast.AST) -> tuple[str, str] | None:
+    """(`losses`, `gen`) for `self.losses["gen"]`: an item of a table an
+    object holds, picked by a constant key (`ClassInfo.held_functions`
+    records what such a table holds under `losses[gen]`)."""
+    if not (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and isinstance(node.value.value, ast.Name)
+        and node.value.value.id == "self"
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+        and node.slice.value.isidentifier()
+    ):
+        return None
+    return node.value.attr, node.slice.value
+
+
 # Identifier-like words (Python identifiers may hold any letter).
 _WORD = re.compile(r"[^\W\d]\w*")
 
@@ -178,7 +195,10 @@ class ImportResolution:
     def resolve(self, node: ast.AST) -> str | None:
         name = dotted(node)
         if name is None:
-            return None
+            item = held_table_item(node)
+            if item is None:
+                return None
+            name = "self.{}[{}]".format(*item)
         head, _, rest = name.partition(".")
         if head in self.index.imports:
             target = self.index.imports[head]

@@ -259,6 +259,9 @@ class ClassInfo:
     # an object the class builds where it fills them (`index_lists`):
     # calling one runs what those constructor calls built.
     built_lists: dict[str, bool] = field(default_factory=dict)
+    # Attributes every assignment of which makes a tensor or a variable in
+    # `__init__` or `build` (`set_up_tensors`): whole static shapes.
+    set_up_tensors: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,6 +347,10 @@ class CallSite:
     # decimal string, or keyword; the name resolved). A class passed so is
     # what the callee builds its objects from (`model = model_cls(...)`).
     named: tuple[tuple[str, str], ...] = ()
+    # Arguments that pass a tensor the calling class made at set-up
+    # (`spectral_norm(self.w)`, `set_up_tensors`): position as a decimal
+    # string, or keyword. Their static shape is whole.
+    whole_shapes: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

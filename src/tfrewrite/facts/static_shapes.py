@@ -359,3 +359,27 @@ def _shape_entry(ctx: RuleContext, value: cst.BaseExpression) -> cst.BaseExpress
     if isinstance(shape, (cst.List, cst.Tuple)) and shape.elements:
         return shape.elements[0].value
     return None
+
+
+def shape_is_whole(ctx: RuleContext, scope: FunctionScope, node: cst.BaseExpression) -> bool:
+    """Whether every trace knows the whole static shape of `node`: a
+    variable's, a tensor its class made at set-up (`self.w` made in
+    `build`), or a parameter every call site in the project fills with one
+    and the function never rebinds (`facts.set_up_tensors`)."""
+    if ctx.tensors(scope).kind(node).variable:
+        return True
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        owner = ctx.index.classes.get(scope.class_name or "")
+        return owner is not None and node.attr.value in owner.set_up_tensors
+    if isinstance(node, cst.Name):
+        traced = scope.runs_traced
+        return (
+            traced is not None
+            and node.value in traced.whole_shape_params
+            and node.value not in local_bindings(scope.node)
+        )
+    return False

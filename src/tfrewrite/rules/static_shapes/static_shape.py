@@ -29,6 +29,7 @@ from tfrewrite.facts.static_shapes import (
     converted_dimension_names,
     mentions_static_shape,
     set_leading_dimension,
+    shape_is_whole,
     static_batch_names,
     static_dimension_names,
     static_dimension_of,
@@ -140,7 +141,10 @@ class StaticShapeInTracedCode(Rule):
     reads shapes the trace always knows, and so does a function handed to a
     Keras layer as a weight's constraint or regularizer
     (`Dense(8, kernel_constraint=symmetric)`): Keras calls it with the
-    weight variable.
+    weight variable. So is a tensor a layer makes once, in `build` or
+    `__init__` (`self.w = tf.random.normal([k, k, c, n])`, `add_weight`),
+    read there or in a helper every call site of which hands it such a
+    weight (a spectral-norm power iteration reshaping `w` to `w.shape`).
 
     Nor is a static shape in code every trace of which sees whole shapes
     (`facts/trace_shapes.py`): a `tf.function` called with eager values
@@ -364,6 +368,8 @@ class StaticShapeInTracedCode(Rule):
         ctx = site.ctx
         static = static_shape_of(shape)
         if static is not None:
+            if site.whole(static):
+                return None
             return self._rewrite(site, shape, [(shape, static, None)], others_ok=True)
         if isinstance(shape, (cst.List, cst.Tuple)):
             dimensions: list[tuple[cst.BaseExpression, cst.BaseExpression, str | None]] = []
@@ -392,7 +398,7 @@ class StaticShapeInTracedCode(Rule):
         mentioned = mentions_static_shape(built)
         tensor = static_shape_of(mentioned) if mentioned is not None else None
         facts = ctx.tensors(site.scope)
-        if tensor is None or not self._tensor_strength(facts, tensor):
+        if tensor is None or site.whole(tensor) or not self._tensor_strength(facts, tensor):
             return None
         if _reads_only_inner_dimensions(built):
             return None  # `z.shape[-1]`: a feature size the trace knows
@@ -640,7 +646,16 @@ class _Site:
         just made to a shape whose first entry is a Python value (`points =
         tf.reshape(points, (n_points, 3))`): the trace knows them."""
         reads = batch_dimension_reads(value, self.batch_names, self.shape_names)
-        return [(read, owner) for read, owner in reads if not self._set_by_shape(owner)]
+        return [
+            (read, owner)
+            for read, owner in reads
+            if not self._set_by_shape(owner) and not self.whole(owner)
+        ]
+
+    def whole(self, owner: cst.BaseExpression) -> bool:
+        """Every trace knows `owner`'s whole static shape (a variable, a
+        layer's set-up weight): reading it is no hazard."""
+        return shape_is_whole(self.ctx, self.scope, owner)
 
     def _set_by_shape(self, owner: cst.BaseExpression) -> bool:
         if not isinstance(owner, cst.Name):

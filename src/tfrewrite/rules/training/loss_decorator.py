@@ -164,7 +164,10 @@ class LossDecorator(Rule):
         `loss = tf.function(loss)`. A loss is a function given to
         `compile(loss=...)`, the `call` of a `keras.losses.Loss` subclass, or a
         function called on `(labels, predictions)` inside a `tf.GradientTape`
-        block whose result is differentiated, or one whose result the callable
+        block whose result is differentiated (by its name, through an
+        attribute bound to it or to what a factory returns, or as an item of
+        a table the object holds: `self.losses["gen"](...)` for `self.losses
+        = {"gen": self._make_gen_loss()}`), or one whose result the callable
         a step hands an optimizer's `minimize` returns (`opt.minimize(lambda:
         value_loss(x, y), var_list)`: the optimizer's own tape differentiates
         it).
