@@ -179,6 +179,11 @@ class Verifier:
             from tfrewrite.verify import harness
 
             factory = harness.load_builder(r.factory)
+        elif r.harness is not None:
+            from tfrewrite.verify import harness
+
+            # A train-step method's object is built from the harness entries.
+            factory = harness.instance_factory(harness.load_builder(r.harness))
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
         # Arguments from the code that calls the function (see `caller_capture`):
         # built once, from the original, under the same seeds as every run.
@@ -468,16 +473,20 @@ class Verifier:
 
         builder = harness.load_builder(builder_spec)
         subject = self.rewrite if self.rewrite is not None else self.original
-        results = harness.compare_training(
-            builder, self.original, subject, self.options.rtol, self.options.atol, eagerly
-        )
         self.outcome.inputs = [f"batches from {builder_spec}"]
-        for name, diff in results.items():
-            if self.rewrite is None and not diff.ok:
+        judged = Outcome(self.outcome.function, self.outcome.mode)
+        harness.compare_training(
+            judged, builder, self.original, subject, self.options.rtol, self.options.atol,
+            eagerly, f"the harness batches ({builder_spec})",
+        )  # fmt: skip
+        self.outcome.inputs += judged.inputs
+        self.outcome.stochastic = judged.stochastic
+        for name, check in judged.checks.items():
+            if self.rewrite is None and not check.ok:
                 self.outcome.divergences.append(
-                    f"traced train steps differ from eager: {diff.detail}"
+                    f"traced train steps differ from eager: {check.detail}"
                 )
-            self.outcome.check(name).add(diff, f"the harness batches ({builder_spec})")
+            self.outcome.checks[name] = check
         if self.recorder is None or any(not c.ok for c in self.outcome.checks.values()):
             return
         raised = harness.cover_branches(builder, self.instrumented, self.recorder, eagerly)

@@ -14,7 +14,9 @@ harness-steps = 5
 "batches": [(x, y), ...]}`. Entries whose names are parameters of the step are
 passed by name, the others replace the module-level globals of that name (a
 step that reads a global `model`); each batch fills the remaining parameters
-in order.
+in order. A step that is a method (`Trainer.train_step`) runs on an object
+built from the entries named as its class's `__init__` parameters
+(`Trainer(model=..., optimizer=...)`), anew for every run.
 
 The original runs eagerly and the rewrite traced, each from a fresh `build()`
 with the rewrite's model set to the original's initial weights; the per-step
@@ -22,13 +24,17 @@ losses (the first floating-point value the step returns) and the final
 weights must agree within `atol + rtol*|expected|` with both tolerances ×100,
 since k optimizer steps accumulate float32 rounding. The `tf.cond` calls the
 rewrite introduced must take both branches on the harness batches: the
-instrumented rewrite runs them once more, eagerly (see `coverage`).
+instrumented rewrite runs them once more, eagerly (see `coverage`). When the
+original step gives other values under another seed (it draws noise, or
+its model drops out), both sides run under `REPLAYS` seeds and are compared
+by distribution, as a random training loop is (`replay_comparison`).
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -37,9 +43,17 @@ import tensorflow as tf
 
 from tfrewrite.verify import project_imports
 from tfrewrite.verify.compare import Difference, compare
+from tfrewrite.verify.outcome import SEED, Outcome
+from tfrewrite.verify.replay import Run
+from tfrewrite.verify.replay_comparison import compare_replays, same_run
 
 CHECK_LOSSES = "train steps: loss curve"
 CHECK_WEIGHTS = "train steps: final weights"
+CHECK_RUNS = "train steps: rewrite runs"
+# Runs per side of a random step. A harness's steps are few and small, so
+# more seeds than a replayed loop's four buy the power to see a rewrite that
+# draws from a wider distribution (noise three times as wide).
+REPLAYS = 12
 
 
 class HarnessError(Exception):
@@ -80,6 +94,50 @@ def build_arguments(builder: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return objects
 
 
+def construct_from(cls: type, objects: dict[str, Any]) -> object:
+    """An object of `cls` built from the harness entries named as its
+    `__init__`'s parameters (`Trainer(model, optimizer)` from `{"model":
+    ..., "optimizer": ..., "batches": ...}`); the other parameters keep
+    their defaults."""
+    params = list(inspect.signature(cls.__init__).parameters)[1:]  # type: ignore[misc]
+    return cls(**{name: objects[name] for name in params if name in objects})
+
+
+def instance_factory(builder: Callable[[], dict[str, Any]]) -> Callable[[type], object]:
+    """How verify builds the object of a train-step method a harness is
+    configured for, when loading it: from a `build()` of its own. Each run
+    then rebuilds it from the objects it trains (`run_steps`)."""
+    return lambda cls: construct_from(cls, _build(builder))
+
+
+def _method_of(function: Any) -> tuple[object, str] | None:
+    """(the object, the method's name) of a bound method, also of the
+    Python function a bound `tf.function` method exposes (which wraps the
+    method of a `TfMethodTarget` holding the object); None for a function."""
+    bound = getattr(function, "__wrapped__", function)
+    owner = getattr(bound, "__self__", None)
+    if owner is None or isinstance(owner, type):
+        return None
+    owner = getattr(owner, "target", owner)  # tf.function's method target
+    return owner, bound.__name__
+
+
+def _rebuilt(function: Any, objects: dict[str, Any]) -> tuple[object, str] | None:
+    """(an object built from `objects`, the method's name) for the method
+    `function`, so that a run trains the model it compares; None for a
+    function, or when no entry names a parameter of the object's
+    `__init__`. The caller keeps the object alive: a bound `tf.function`
+    holds it weakly."""
+    found = _method_of(function)
+    if found is None:
+        return None
+    owner, name = found
+    init = list(inspect.signature(type(owner).__init__).parameters)[1:]  # type: ignore[misc]
+    if not any(param in objects for param in init):
+        return None
+    return construct_from(type(owner), objects), name
+
+
 def _first_float(value: Any) -> np.ndarray | None:
     for item in tf.nest.flatten(value):
         if (tf.is_tensor(item) or isinstance(item, tf.Variable)) and item.dtype.is_floating:
@@ -95,9 +153,19 @@ def _weights(objects: dict[str, Any]) -> list[np.ndarray]:
 
 
 def run_steps(
-    step: Callable, module_globals: dict[str, Any], objects: dict[str, Any], python_step: Callable
+    loaded: Any, objects: dict[str, Any], traced: bool = False
 ) -> tuple[list[np.ndarray | None], list[np.ndarray]]:
-    """Run `step` over the harness batches; (losses per step, final weights)."""
+    """Run the loaded step (a `loader.LoadedFunction`) over the harness
+    batches, traced or as Python; (losses per step, final weights). A
+    method runs on an object built from the harness entries."""
+    rebuilt = _rebuilt(loaded.python_function, objects)
+    step = getattr(*rebuilt) if rebuilt is not None else loaded.function
+    python_step = getattr(step, "python_function", step)
+    if not traced:
+        step = python_step
+    elif not hasattr(step, "python_function"):
+        step = tf.function(python_step)
+    module_globals = loaded.module.__dict__
     params = list(inspect.signature(python_step).parameters)
     named = {k: v for k, v in objects.items() if k != "batches" and k in params}
     saved = {}
@@ -118,44 +186,93 @@ def run_steps(
     return losses, _weights(objects)
 
 
+def _run(
+    builder: Callable[[], dict[str, Any]],
+    loaded: Any,
+    traced: bool,
+    seed: int,
+    eagerly: Callable,
+    initial: list[np.ndarray] | None = None,
+) -> Run:
+    """One run of the step over a fresh `build()`: objects built under the
+    one seed, the model set to `initial` when given, the steps drawn under
+    `seed` (a random step draws other values under another)."""
+    _seed(SEED)
+    objects = _build(builder)
+    if initial and objects.get("model") is not None:
+        objects["model"].set_weights(initial)
+    start = _weights(objects)
+    _seed(seed)
+    if traced:
+        losses, weights = run_steps(loaded, objects, traced=True)
+    else:
+        with eagerly():
+            losses, weights = run_steps(loaded, objects)
+    return Run(
+        steps=[{"loss": loss} if loss is not None else {} for loss in losses],
+        initial={"model": start},
+        final={"model": weights} if weights else {},
+    )
+
+
+def _seed(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    tf.random.set_seed(seed)
+
+
 def compare_training(
+    outcome: Outcome,
     builder: Callable[[], dict[str, Any]],
     original: Any,
     rewrite: Any,
     rtol: float,
     atol: float,
     eagerly: Callable,
-) -> dict[str, Difference]:
-    """Original eager vs rewrite traced over the harness batches.
+    where: str = "the harness batches",
+) -> None:
+    """Original eager vs rewrite traced over the harness batches, recorded
+    in `outcome`: value for value, or, when the original step itself gives
+    other values under another seed (noise, dropout), by distribution over
+    `REPLAYS` seeds per side, as a random training loop is compared.
 
     `original`/`rewrite` are `loader.LoadedFunction`s; `eagerly` is the
     context manager that makes `tf.function`s run eagerly."""
-    rtol, atol = rtol * 100, atol * 100
-    eager_objects = _build(builder)
-    initial = _weights(eager_objects)
-    with eagerly():
-        want_losses, want_weights = run_steps(
-            original.python_function,
-            original.module.__dict__,
-            eager_objects,
-            original.python_function,
-        )
-    traced_objects = _build(builder)
-    if traced_objects.get("model") is not None and initial:
-        traced_objects["model"].set_weights(initial)
-    traced = rewrite.function if hasattr(rewrite.function, "python_function") else None
-    step = traced or tf.function(rewrite.python_function)
-    got_losses, got_weights = run_steps(
-        step, rewrite.module.__dict__, traced_objects, rewrite.python_function
+    want = _run(builder, original, False, SEED, eagerly)
+    got = _run(builder, rewrite, True, SEED, eagerly, want.initial.get("model"))
+    exact = {CHECK_LOSSES: Difference(), CHECK_WEIGHTS: Difference()}
+    for i, (a, b) in enumerate(zip(want.steps, got.steps, strict=True)):
+        if "loss" in a and "loss" in b:
+            exact[CHECK_LOSSES].merge(
+                compare(a["loss"], b["loss"], rtol * 100, atol * 100, f"loss at step {i + 1}")
+            )
+    exact[CHECK_WEIGHTS] = compare(
+        want.final.get("model", []), got.final.get("model", []), rtol * 100, atol * 100,
+        "final weights",
+    )  # fmt: skip
+    if all(d.ok for d in exact.values()):
+        for name, diff in exact.items():
+            outcome.check(name).add(diff, where)
+        return
+    again = _run(builder, original, False, SEED + 1, eagerly, want.initial.get("model"))
+    if same_run(want, again):
+        for name, diff in exact.items():
+            outcome.check(name).add(diff, where)
+        return
+    initial = want.initial.get("model")
+    originals = [want, again] + [
+        _run(builder, original, False, SEED + k, eagerly, initial) for k in range(2, REPLAYS)
+    ]
+    rewrites = [got] + [
+        _run(builder, rewrite, True, SEED + k, eagerly, initial) for k in range(1, REPLAYS)
+    ]
+    outcome.stochastic = True
+    outcome.inputs.append(
+        f"the original step is random (another seed gives other values): {REPLAYS} runs per "
+        f"side with seeds {SEED}..{SEED + REPLAYS - 1}, compared by distribution"
     )
-
-    losses = Difference()
-    for i, (want, got) in enumerate(zip(want_losses, got_losses, strict=True)):
-        if want is None or got is None:
-            continue
-        losses.merge(compare(want, got, rtol, atol, f"loss at step {i + 1}"))
-    weights = compare(want_weights, got_weights, rtol, atol, "final weights")
-    return {CHECK_LOSSES: losses, CHECK_WEIGHTS: weights}
+    checks = (CHECK_RUNS, CHECK_LOSSES, CHECK_WEIGHTS)
+    compare_replays(outcome, originals, rewrites, ["loss"], rtol, atol, checks)
 
 
 def cover_branches(
@@ -170,12 +287,7 @@ def cover_branches(
         objects = _build(builder)
         recorder.active = True
         with eagerly():
-            run_steps(
-                instrumented.python_function,
-                instrumented.module.__dict__,
-                objects,
-                instrumented.python_function,
-            )
+            run_steps(instrumented, objects)
     except Exception as err:  # user code: a result
         return f"{type(err).__name__}: {str(err).strip()[:200]}"
     finally:

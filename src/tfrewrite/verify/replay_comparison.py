@@ -284,6 +284,7 @@ def compare_replays(
     names: list[str],
     rtol: float,
     atol: float,
+    checks: tuple[str, str, str] = (CHECK_RUNS, CHECK_LOSSES, CHECK_WEIGHTS),
 ) -> None:
     """Compare a random loop's replays, several seeds per side.
 
@@ -294,9 +295,12 @@ def compare_replays(
     with a pooled t-test at the Bonferroni level ALPHA / (number of tests) and
     a gap above the tolerance; final weights also by their distance to the
     original's mean weights. An entry that varies with the seed in the
-    original but never in the rewrite is randomness the rewrite froze."""
+    original but never in the rewrite is randomness the rewrite froze.
+    `checks`: the names of the checks that the rewrite runs, of per-step
+    values and of weights."""
+    runs_check, values_check, weights_check = checks
     rtol, atol = rtol * 100, atol * 100
-    runs = outcome.check(CHECK_RUNS)
+    runs = outcome.check(runs_check)
     for r in rewrites:
         if r.error is not None:
             runs.fail(f"the rewritten loop raised {r.error.describe_error()} under another seed")
@@ -312,7 +316,7 @@ def compare_replays(
             if all(name in r.steps[i] for r in originals + rewrites):
                 quantities.append(
                     (
-                        CHECK_LOSSES,
+                        values_check,
                         f"`{name}` after step {i + 1}",
                         [r.steps[i][name] for r in originals],
                         [r.steps[i][name] for r in rewrites],
@@ -322,7 +326,7 @@ def compare_replays(
     for name in models:
         quantities.append(
             (
-                CHECK_WEIGHTS,
+                weights_check,
                 f"weights of `{name}`",
                 [r.final[name] for r in originals],
                 [r.final[name] for r in rewrites],
@@ -359,8 +363,8 @@ def compare_replays(
         spread = np.vstack([a, b])[:, varying].std(axis=0)
         for j in varying[np.argsort(-spread)[:ENTRIES]]:
             tests.append(_Test(check_name, f"{label}: entry {int(j)}", a[:, j], b[:, j]))
-        if check_name == CHECK_WEIGHTS and len(want) > 2:
-            tests.append(_distance_test(a, b, label))
+        if check_name == weights_check and len(want) > 2:
+            tests.append(_distance_test(a, b, label, weights_check))
     level = ALPHA / max(1, len(tests))
     for test in tests:
         outcome.check(test.check).add(
@@ -391,7 +395,7 @@ def _fixed_entries(
     )
 
 
-def _distance_test(a: np.ndarray, b: np.ndarray, label: str) -> _Test:
+def _distance_test(a: np.ndarray, b: np.ndarray, label: str, check: str) -> _Test:
     """Distances to the mean of the original replays but the first: each
     original replay's own left out, so both sides are measured alike."""
     n = a.shape[0]
@@ -402,7 +406,7 @@ def _distance_test(a: np.ndarray, b: np.ndarray, label: str) -> _Test:
     reference = a[1:].mean(axis=0)
     theirs = [float(np.linalg.norm(row - reference)) for row in b]
     return _Test(
-        CHECK_WEIGHTS,
+        check,
         f"{label}: distance to the original's mean weights",
         np.array(own),
         np.array(theirs),
