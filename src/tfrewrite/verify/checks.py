@@ -72,6 +72,7 @@ from tfrewrite.verify import (
     randomness,
     restored_gradients,
     signatures,
+    stand_ins,
 )
 from tfrewrite.verify.compare import compare, describe, identical
 from tfrewrite.verify.fix_kinds import (
@@ -139,6 +140,10 @@ class Request:
     # known: a print the original's trace runs once may be left so only by
     # a rewrite known to convert no print.
     fixes: tuple[str, ...] = ()
+    # A train step nothing in the project runs and no harness is configured
+    # for: verify writes harnesses with stand-ins (`stand_ins`), and says
+    # this (what to write instead) when none runs the original.
+    stand_in_hint: str | None = None
 
     @property
     def keeps_prints(self) -> bool:
@@ -184,6 +189,12 @@ class Verifier:
 
             # A train-step method's object is built from the harness entries.
             factory = harness.instance_factory(harness.load_builder(r.harness))
+        self.stand_ins: list[tuple[Any, stand_ins.GeneratedHarness]] = []
+        if r.stand_in_hint is not None and r.harness is None and r.factory is None:
+            from tfrewrite.verify import harness
+
+            self.stand_ins = self._stand_in_harnesses()
+            factory = harness.instance_factory(self.stand_ins[0][0])
         configured = {k: inputs.spec_from_json(v) for k, v in r.specs.items()}
         # Arguments from the code that calls the function (see `caller_capture`):
         # built once, from the original, under the same seeds as every run.
@@ -257,6 +268,15 @@ class Verifier:
                 )
                 self.instrumented.module.__dict__.update(self.provided)
 
+    def _stand_in_harnesses(self) -> list[tuple[Any, stand_ins.GeneratedHarness]]:
+        """The harnesses verify writes for this train step, each with its
+        `build`; raises `stand_ins.NoStandIn` when none can be written."""
+        r = self.request
+        found, why = stand_ins.for_step(r.original_source, r.qualname)
+        if not found:
+            raise stand_ins.NoStandIn(f"{r.stand_in_hint} ({why})")
+        return [(stand_ins.builder(h.source), h) for h in found]
+
     def _adopt_intended_changes(self) -> None:
         """The reference adopts `training=True` where the rewrite adds it (see `intent`)."""
         r = self.request
@@ -328,7 +348,12 @@ class Verifier:
         except project_imports.MissingPackage as err:
             self.outcome.needs_package = str(err)
             return False
-        except (loader.NeedsFactory, loader.Unreachable, caller_capture.CallerProblem) as err:
+        except (
+            loader.NeedsFactory,
+            loader.Unreachable,
+            caller_capture.CallerProblem,
+            stand_ins.NoStandIn,
+        ) as err:
             self.outcome.unproven = str(err)
             self.outcome.warnings.append(self.outcome.unproven)
             return False
@@ -358,7 +383,13 @@ class Verifier:
         np.random.seed(SEED)
         tf.random.set_seed(SEED)
         if self.request.harness is not None:
-            self._train_steps(self.request.harness)
+            from tfrewrite.verify import harness
+
+            spec = self.request.harness
+            self._train_steps(harness.load_builder(spec), spec)
+            return
+        if self.stand_ins:
+            self._stand_in_steps()
             return
         if self.searchable and not self._fit_inputs():
             return
@@ -466,12 +497,39 @@ class Verifier:
                 f"the arguments of `{caller.function}` built by {caller.describe()}"
             )
 
-    def _train_steps(self, builder_spec: str) -> None:
+    def _stand_in_steps(self) -> None:
+        """A train step through the first harness verify wrote whose stand-ins
+        run the original; not proven, with what to write, when none does."""
+        from tfrewrite.verify import harness
+
+        failures = []
+        for builder, generated in self.stand_ins:
+            try:
+                harness.run_once(builder, self.original, eagerly)
+            except Exception as err:  # user code on stand-ins: try the next
+                failures.append(f"{type(err).__name__}: {str(err).strip()[:160]}")
+                continue
+            self._train_steps(builder, "a harness verify wrote (stand-ins)")
+            self.outcome.inputs[0] = f"a harness verify wrote: {generated.described}"
+            self.outcome.warnings.append(
+                "proven on stand-ins (a one-layer model, synthesised batches): the step's code "
+                "is generic in the model it trains; to prove it on your model, keep the harness "
+                "verify wrote, build your model in it and configure it"
+            )
+            self.outcome.generated_harness = generated.source
+            return
+        self.outcome.unproven = (
+            f"{self.request.stand_in_hint} (the {len(failures)} harnesses with stand-ins verify "
+            f"wrote did not run the original; the first raised {failures[0]})"
+        )
+        self.outcome.warnings.append(self.outcome.unproven)
+        self.outcome.generated_harness = self.stand_ins[0][1].source
+
+    def _train_steps(self, builder: Callable[[], dict[str, Any]], builder_spec: str) -> None:
         """A train step: k steps of the original eagerly against k steps of
         the rewrite (or, alone, of the original) traced, from the same weights."""
         from tfrewrite.verify import harness
 
-        builder = harness.load_builder(builder_spec)
         subject = self.rewrite if self.rewrite is not None else self.original
         self.outcome.inputs = [f"batches from {builder_spec}"]
         judged = Outcome(self.outcome.function, self.outcome.mode)

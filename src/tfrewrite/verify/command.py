@@ -24,7 +24,7 @@ import subprocess
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -340,6 +340,31 @@ def _run_options(
     return RunOptions(scheduler=scheduler, results=store, resume=resume, progress=show)
 
 
+def _keep_generated_harnesses(
+    targets: list[Target], results: list[dict[str, Any]], settings: Settings
+) -> None:
+    """Write each harness verify wrote for a train step (`stand_ins`) to the
+    cache folder, where the user can take it from, and say where."""
+    from tfrewrite.pipeline.cache import CACHE_DIR_NAME
+
+    folder = (settings.cache_dir or settings.root / CACHE_DIR_NAME) / "verify" / "harnesses"
+    for target, result in zip(targets, results, strict=True):
+        source = result.get("generated_harness")
+        if not source:
+            continue
+        path = folder / (f"{target.module}_{target.qualname}".replace(".", "_") + "_harness.py")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path.write_text(source, encoding="utf-8")
+        except OSError:
+            continue
+        result.setdefault("warnings", []).append(
+            f"the harness verify wrote is {path}: copy it beside your code, build your model in "
+            f'it and set [tool.tfrewrite.verify] harness."{target.module}:{target.qualname}" = '
+            f'"{path.stem}:build"'
+        )
+
+
 def register(app: typer.Typer) -> None:
     """Add the `verify` command to the command line."""
 
@@ -490,6 +515,8 @@ def register(app: typer.Typer) -> None:
         for target, result in zip(targets, results, strict=True):
             if target.fixes:
                 result["fixes"] = list(target.fixes)
+        if not no_cache:
+            _keep_generated_harnesses(targets, results, settings)
         typer.echo(
             render_json(results) if output_format == VerifyFormat.json else render_text(results)
         )

@@ -215,6 +215,12 @@ def _run(
     )
 
 
+def run_once(builder: Callable[[], dict[str, Any]], loaded: Any, eagerly: Callable) -> None:
+    """Run the step eagerly over a fresh `build()`; raises what it raises
+    (a harness whose objects do not fit the step)."""
+    _run(builder, loaded, False, SEED, eagerly)
+
+
 def _seed(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed)

@@ -35,6 +35,7 @@ from typing import Any
 from tfrewrite.verify import appended, project_imports, sandbox
 from tfrewrite.verify.module_slice import ModuleSlice, needed_statements, slice_module
 from tfrewrite.verify.project_imports import LoadError
+from tfrewrite.verify.stand_ins import guessed_number
 
 MODULE_PREFIX = "tfrewrite_verify_"  # the modules verify loads from a side's source
 _counter = itertools.count()
@@ -237,24 +238,11 @@ def _constructor_guess(cls: type) -> dict[str, object] | None:
     for p in list(params)[1:]:
         if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        name = p.name.lower()
-        if name.endswith("_shape") or name == "shape":
-            guessed[p.name] = (4,)
-        elif name in ("lr", "learning_rate") or name.endswith(("_lr", "_rate")):
-            guessed[p.name] = 0.001
-        elif name in ("gamma", "tau", "discount", "alpha", "beta", "epsilon", "eps"):
-            guessed[p.name] = 0.9
-        elif (
-            name in ("size", "depth", "units", "n", "k")
-            or name.endswith(
-                ("_dim", "_size", "_units", "_len", "_length", "_num", "_count", "_actions")
-            )
-            or name.startswith(("num_", "n_"))
-            or _annotated(p, int)
-        ):
+        number = guessed_number(p.name)
+        if number is not None:
+            guessed[p.name] = number
+        elif _annotated(p, int):
             guessed[p.name] = 4
-        elif name.endswith("_id"):
-            guessed[p.name] = 1  # a token id, inside any vocabulary of size 4
         elif _annotated(p, float):
             guessed[p.name] = 0.1
         else:

@@ -102,6 +102,9 @@ class Outcome:
     error_traceback: str | None = None
     stochastic: bool = False
     prints: bool = False
+    # The source of the harness verify wrote and ran for a train step
+    # nothing in the project runs (`stand_ins`): the user's to keep.
+    generated_harness: str | None = None
 
     def check(self, name: str) -> Check:
         return self.checks.setdefault(name, Check(name))
@@ -138,6 +141,7 @@ class Outcome:
             "traceback": self.error_traceback,
             "stochastic": self.stochastic,
             "prints": self.prints,
+            "generated_harness": self.generated_harness,
         }
 
 

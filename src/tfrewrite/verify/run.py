@@ -60,6 +60,7 @@ def _payload(target: Target, settings: VerifySettings, root: Path) -> dict[str, 
         "factory": target.factory,
         "caller": target.caller,
         "needs_autograph": target.needs_autograph,
+        "stand_in_hint": target.stand_in_hint,
         "fixes": list(target.fixes),
         "options": settings.worker_options(),
         "sys_path": list(

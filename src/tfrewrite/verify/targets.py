@@ -20,7 +20,7 @@ import functools
 import textwrap
 from dataclasses import dataclass
 
-from tfrewrite.verify import callers, loops, signatures
+from tfrewrite.verify import callers, loops, signatures, stand_ins
 from tfrewrite.verify.inputs import Spec
 from tfrewrite.verify.module_slice import (
     find_definition,
@@ -64,6 +64,10 @@ class Target:
     # `autograph=False`, which only a rewrite that removed every such
     # statement claims to survive.
     needs_autograph: str | None = None
+    # A train step nothing in the project runs, with no harness configured:
+    # the worker runs it through harnesses with stand-ins (`stand_ins`), and
+    # says this, what to write, when none fits.
+    stand_in_hint: str | None = None
 
 
 @functools.lru_cache(maxsize=4)
@@ -248,6 +252,15 @@ def _needs_its_object(source: str, scope: str) -> bool:
     positional = [*args.posonlyargs, *args.args][1:]
     required = len(positional) - len(args.defaults)
     return required > 0 or any(d is None for d in args.kw_defaults)
+
+
+def _stands_in(source: str, name: str) -> bool:
+    """A train step verify can run through harnesses it writes (`stand_ins`)."""
+    try:
+        node = find_definition(syntax_tree(source), name)
+    except (LoadError, SyntaxError):
+        return False
+    return trains(node) and bool(stand_ins.for_step(source, name)[0])
 
 
 def trains(node: ast.AST) -> bool:
@@ -540,13 +553,12 @@ def pair_targets(
                     "hint": _no_inputs(module, original, name),
                 }
                 continue
-            add(
-                name,
-                rewrite,
-                "changed by the rewrite",
-                problem=_no_inputs(module, original, name),
-                covers=name,
-            )
+            hint = _no_inputs(module, original, name)
+            if _stands_in(original, name):
+                add(name, rewrite, "changed by the rewrite", covers=name)
+                targets[name].stand_in_hint = hint
+                continue
+            add(name, rewrite, "changed by the rewrite", problem=hint, covers=name)
     for line, text in outside_changes(original, rewrite):
         add(
             f"<module {named_line(line, cells[0])}>",

@@ -77,6 +77,7 @@ def _verify(data: dict[str, Any]) -> dict[str, Any]:
         caller=data.get("caller"),
         needs_autograph=data.get("needs_autograph"),
         fixes=tuple(data.get("fixes", ())),
+        stand_in_hint=data.get("stand_in_hint"),
     )
     return verify(request)
 
