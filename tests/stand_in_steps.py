@@ -62,3 +62,20 @@ class Agent:
             loss = loss / self.env.scale
         return loss
 """
+
+CRITIC = """\
+import tensorflow as tf
+
+
+class WassersteinGAN:
+    def __init__(self, generator, critic):
+        self.generator = generator
+        self.critic = critic
+
+    @tf.function
+    def critic_loss(self, real, fake):
+        gap = tf.reduce_mean(self.critic(fake)) - tf.reduce_mean(self.critic(real))
+        if gap > 0.0:
+            gap = gap * 2.0
+        return gap
+"""

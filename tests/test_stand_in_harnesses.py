@@ -51,3 +51,16 @@ def test_sizes_and_rates_by_their_names() -> None:
     assert stand_ins.guessed_number("learning_rate") == 0.001
     assert stand_ins.guessed_number("gamma") == 0.9
     assert stand_ins.guessed_number("env") is None
+
+
+def test_a_class_holding_models_is_built_on_stand_ins() -> None:
+    from tests.stand_in_steps import CRITIC
+
+    codes = stand_ins.class_stand_ins(CRITIC, "WassersteinGAN")
+    assert codes is not None
+    assert codes["critic"].startswith("tf.keras.Sequential([tf.keras.layers.Dense(4)])")
+    assert codes["generator"] == "None"  # kept, never used where verify looks
+
+
+def test_a_class_without_a_model_gets_no_stand_ins() -> None:
+    assert stand_ins.class_stand_ins(AGENT, "Agent") is None

@@ -81,3 +81,15 @@ def test_the_command_proves_the_step_and_writes_its_harness(tmp_path: Path) -> N
     written = list(tmp_path.rglob("*_harness.py"))
     assert len(written) == 1 and "def build():" in written[0].read_text()
     assert f"the harness verify wrote is {written[0]}" in result.output.replace("\n  ", " ")
+
+
+def test_a_method_of_a_class_holding_models_is_proven_on_stand_ins() -> None:
+    from tests.stand_in_steps import CRITIC
+
+    fixed = CRITIC.replace(
+        "        if gap > 0.0:\n            gap = gap * 2.0\n",
+        "        gap = tf.cond(gap > 0.0, lambda: gap * 2.0, lambda: gap)\n",
+    )
+    result = verify(Request("WassersteinGAN.critic_loss", CRITIC, fixed))
+    assert result["verdict"] == "equivalent", result
+    assert any("was built with stand-ins" in w for w in result["warnings"])

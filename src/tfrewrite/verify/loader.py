@@ -35,7 +35,7 @@ from typing import Any
 from tfrewrite.verify import appended, project_imports, sandbox
 from tfrewrite.verify.module_slice import ModuleSlice, needed_statements, slice_module
 from tfrewrite.verify.project_imports import LoadError
-from tfrewrite.verify.stand_ins import guessed_number
+from tfrewrite.verify.stand_ins import class_stand_ins, guessed_number
 
 MODULE_PREFIX = "tfrewrite_verify_"  # the modules verify loads from a side's source
 _counter = itertools.count()
@@ -326,6 +326,10 @@ def _construct(
             instance, how = built
             built_with[qualname] = how
             return instance
+        if guessed is None and origin is not None:
+            stood_in = _built_on_stand_ins(cls, qualname, origin[0])
+            if stood_in is not None:
+                return stood_in
         if guessed is None:
             raise first
         built_with[qualname] = (
@@ -334,6 +338,24 @@ def _construct(
             + ")` from its parameter names; configure a factory to build it otherwise"
         )
         return cls(**guessed)
+
+
+def _built_on_stand_ins(cls: type, qualname: str, source: str) -> object | None:
+    """An object of `cls` whose `__init__` takes models (`SNGAN(gen, dis)`),
+    built with stand-ins for them (`stand_ins.class_stand_ins`); None when
+    verify has none for its parameters."""
+    codes = class_stand_ins(source, cls.__qualname__)
+    if codes is None:
+        return None
+    namespace = {"tf": sys.modules["tensorflow"]}
+    arguments = {name: eval(code, namespace) for name, code in codes.items()}  # noqa: S307
+    instance = cls(**arguments)
+    built_with[qualname] = (
+        f"`{cls.__name__}` was built with stand-ins: "
+        + ", ".join(f"{name} = {code.split('  #')[0]}" for name, code in codes.items())
+        + "; configure a factory to build it otherwise"
+    )
+    return instance
 
 
 def load_function(

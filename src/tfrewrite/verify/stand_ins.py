@@ -139,12 +139,10 @@ def harnesses(
     or a function), most likely first; or ([], why none can be written)."""
     entries: dict[str, str] = {}  # name -> the code that builds it
     if owner is not None:
-        init = _method(owner, "__init__")
-        for name in _required(init, method=True) if init is not None else []:
-            code = _stand_in(name, _attribute_uses(owner, init, name))  # type: ignore[arg-type]
-            if code is None:
-                return [], _cannot(name, owner.name)
-            entries[name] = code
+        arguments, why = constructor_arguments(owner)
+        if arguments is None:
+            return [], why
+        entries.update(arguments)
     batch_params = []
     for name in _required(step, method=owner is not None):
         code = _stand_in(name, _name_uses(step, name), numbers=False)
@@ -176,6 +174,46 @@ def harnesses(
     return found, None
 
 
+def constructor_arguments(owner: ast.ClassDef) -> tuple[dict[str, str] | None, str | None]:
+    """The code of a stand-in for each parameter `owner.__init__` requires
+    (models by their use, optimizers, sizes by name), with `{units}` for a
+    model's width; or (None, why) when one of them is none of these."""
+    init = _method(owner, "__init__")
+    arguments: dict[str, str] = {}
+    for name in _required(init, method=True) if init is not None else []:
+        code = _stand_in(name, _attribute_uses(owner, init, name))  # type: ignore[arg-type]
+        if code is None:
+            return None, _cannot(name, owner.name)
+        arguments[name] = code
+    return arguments, None
+
+
+def class_stand_ins(source: str, qualname: str) -> dict[str, str] | None:
+    """Stand-ins to build an object of the class `qualname` of `source`
+    whose `__init__` needs a model (`SNGAN(gen, dis)`, a trainer): each
+    parameter's code, models `signatures.CLASSES` wide; None when the class
+    needs no model or takes what verify cannot stand in for."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    scope: list[ast.stmt] = tree.body
+    owner: ast.ClassDef | None = None
+    for part in qualname.split("."):
+        found = [s for s in scope if isinstance(s, ast.ClassDef) and s.name == part]
+        if not found:
+            return None
+        owner = found[-1]
+        scope = owner.body
+    if owner is None:
+        return None
+    arguments, _ = constructor_arguments(owner)
+    if not arguments or not any(code.startswith(_MODEL) for code in arguments.values()):
+        return None
+    units = str(signatures.CLASSES)
+    return {name: code.replace("{units}", units) for name, code in arguments.items()}
+
+
 _MODEL = "tf.keras.Sequential("
 _MODEL_CODE = _MODEL + "[tf.keras.layers.Dense({units})])  # a stand-in: build your model here"
 _OPTIMIZER_CODE = "tf.keras.optimizers.SGD(0.01)"
@@ -185,6 +223,10 @@ def _stand_in(name: str, uses: set[str], numbers: bool = True) -> str | None:
     """The code that builds a stand-in for a parameter used so (`call`, or
     the attributes read from it): a model, an optimizer, or (`numbers`) a
     number its name gives; None when it is none of these."""
+    if not uses and numbers:
+        # Only kept (`self.gen = gen`) where verify looks: what runs does not
+        # read it, and nothing stands in.
+        return "None"
     if uses & _OPTIMIZER_ATTRIBUTES:
         return _OPTIMIZER_CODE
     if "call" in uses or uses & _MODEL_ATTRIBUTES:
