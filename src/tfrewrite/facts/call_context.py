@@ -31,7 +31,7 @@ from tfrewrite.facts.keras_names import (
 )
 from tfrewrite.facts.models import called_class_kind, passes_training_positionally
 from tfrewrite.facts.names import dotted_name
-from tfrewrite.facts.training_effects import ignores_training
+from tfrewrite.facts.training_effects import TrainsByDefault, ignores_training
 from tfrewrite.facts.walk import iter_nodes
 
 # The model methods Keras runs outside any call context.
@@ -125,7 +125,10 @@ def _layer_calls_without_flag(
                 continue
             if not _may_depend_on_training(ctx, owner, attr, held[attr]):
                 continue
-            if ignores_training(ctx, label, owner) is not None:
+            unchanged = ignores_training(ctx, label, owner)
+            if unchanged is not None and not isinstance(unchanged, TrainsByDefault):
+                # A layer that trains by default trains here whatever the
+                # method's own `training` says: the flag is dropped.
                 continue
             yield node, label
             continue

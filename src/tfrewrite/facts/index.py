@@ -432,6 +432,7 @@ class _Indexer(
         for stmt in node.body:
             self.visit(stmt)
         if "training" in info.params:
+            info.trains_by_default = _defaults_to_true(node.args, "training")
             info.reads_training = any(
                 isinstance(n, ast.Name) and n.id == "training" and isinstance(n.ctx, ast.Load)
                 for stmt in node.body
@@ -1345,6 +1346,19 @@ def _wrapped_function(call: ast.Call) -> ast.expr | None:
 
 
 _FUNCTION_NODES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _defaults_to_true(args: ast.arguments, name: str) -> bool:
+    """Whether the parameter `name` defaults to the constant True."""
+    positional = [*args.posonlyargs, *args.args]
+    with_defaults = positional[len(positional) - len(args.defaults) :]
+    pairs: list[tuple[ast.arg, ast.expr | None]] = [
+        *zip(with_defaults, args.defaults, strict=True),
+        *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+    ]
+    return any(
+        a.arg == name and isinstance(d, ast.Constant) and d.value is True for a, d in pairs
+    )
 
 
 def _scope_definitions(

@@ -85,6 +85,10 @@ class FunctionInfo:
     # It has a `training` parameter and its body reads it (tests it, hands
     # it on): a Keras `call` taking `training` only to ignore it reads none.
     reads_training: bool = False
+    # Its `training` parameter defaults to True (`def call(self, x,
+    # training=True)`): Keras uses that default when neither the caller nor
+    # a call context says otherwise, so its layer trains without the flag.
+    trains_by_default: bool = False
     # A tape opened inside a loop of the function's own body: the function
     # is a training loop (TFR303's case), not a step.
     tape_in_loop: bool = False
@@ -545,6 +549,13 @@ class ModuleIndex:
     # those objects are of (`train_step(..., loss_obj)` with `loss_obj =
     # Losses()`; two scripts each passing their own `Model`).
     param_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # Filled by `compute_facts`: the Keras classes of the project this
+    # module builds (as `called_classes` names them) whose `call` defaults
+    # `training` to True (`FunctionInfo.trains_by_default`).
+    classes_training_by_default: set[str] = field(default_factory=set)
+    # The same for project functions every call site passes by name
+    # (`Trainer(model, loss_fn=dice)`): what `self.loss_fn(...)` runs.
+    param_functions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

@@ -416,10 +416,28 @@ def record_called_classes(
             kind = _class_kind(index, callee, lookup, keras)
             if kind is not None:
                 index.called_classes[callee] = kind
+            if kind == KERAS_CLASS and _trains_by_default(index, callee, lookup):
+                index.classes_training_by_default.add(callee)
             if kind in (KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING):
                 position = _training_position(index, callee, lookup)
                 if position != KERAS_TRAINING_POSITION_UNKNOWN:
                     index.class_training_positions[callee] = position
+
+
+def _trains_by_default(index: ModuleIndex, callee: str, lookup: ProjectLookup) -> bool:
+    """Whether every class `callee` may name runs a `call` (or `__call__`)
+    of the project that defaults `training` to True."""
+    _, found = class_candidates(index, callee, lookup)
+    if not found:
+        return False
+    for class_index, qualname in found:
+        called = lookup.call_method(class_index, qualname)
+        if len(called) != 1:
+            return False
+        method = called[0][0].functions.get(called[0][1])
+        if method is None or not method.trains_by_default:
+            return False
+    return True
 
 
 # `_training_position` of a class whose `call` says nothing either way.
@@ -482,8 +500,10 @@ def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
     call site fills with a class (`model = model_cls(...)` in
     `train_and_eval(cfg, model_cls=Model)`). A site that passes anything
     else there (`object()`, a name not bound to a built object) leaves the
-    parameter unknown."""
-    if not any(site.objects for index in indexes for site in index.call_sites):
+    parameter unknown. And the parameters every call site fills with a
+    project function named there (`ModuleIndex.param_functions`:
+    `Trainer(model, loss_fn=dice)`)."""
+    if not any(site.objects or site.named for index in indexes for site in index.call_sites):
         return
     sites = [
         (index, site, targets)
@@ -496,6 +516,17 @@ def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         return _project_classes(index, name, lookup)
 
     passed_classes = _filled_parameters(sites, "named", named)
+
+    def functions(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
+        return {
+            found_index.qualify(found)
+            for found_index, found in lookup.find(name, index)
+            if found in found_index.functions
+        }
+
+    for (path, target), params in _filled_parameters(sites, "named", functions).items():
+        by_path = next(i for i in indexes if i.path == path)
+        by_path.param_functions[target] = params
 
     def built(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
         if built_by.startswith(HELD_ARGUMENT):

@@ -329,6 +329,11 @@ class ProjectLookup:
             if info is None:
                 continue
             names = list(info.held_functions.get(attr, ()))
+            param = info.held_parameters.get(attr)
+            if param is not None:
+                # `self.loss_fn = loss_fn` in `__init__`: what its callers pass.
+                passed = owner_index.param_functions.get(f"{owner}.__init__", {})
+                names += passed.get(param, ())
             made_by = info.held_objects.get(attr)
             if made_by is not None and any(
                 maker in maker_index.functions

@@ -144,6 +144,7 @@ def _built_ignoring_training(
     reason = (
         _class_ignores_training(ctx, callee)
         or _trains_by_default(ctx, callee)
+        or _trains_by_default_elsewhere(ctx, source.func)
         or _no_keras_call(ctx, source, callee)
         or _built_by_builder_ignoring_training(ctx, source, owner)
     )
@@ -233,6 +234,13 @@ def _training_parameter(function: cst.FunctionDef) -> tuple[bool, cst.Param | No
     return isinstance(params.star_kwarg, cst.Param), None
 
 
+class TrainsByDefault(str):
+    """A reason `ignores_training` gives for a model whose `call` defaults
+    `training` to True: it trains without the flag, unless a caller that
+    takes a `training` flag of its own drops it there (`forward(self, x,
+    training)` calling `self.block(x)`: the block trains in evaluation too)."""
+
+
 def _trains_by_default(ctx: RuleContext, callee: str) -> str | None:
     """Why a model of the project class `callee` (of this file) trains
     when called without `training`: its `call` (or `__call__`) defaults
@@ -246,9 +254,18 @@ def _trains_by_default(ctx: RuleContext, callee: str) -> str | None:
         default = param.default if param is not None else None
         if isinstance(default, cst.Name) and default.value == "True":
             name = callee.rpartition(".")[2]
-            return f"the `{method}` of `{name}` defaults `training` to True"
+            return TrainsByDefault(f"the `{method}` of `{name}` defaults `training` to True")
         return None
     return None
+
+
+def _trains_by_default_elsewhere(ctx: RuleContext, func: cst.BaseExpression) -> str | None:
+    """`_trains_by_default` of a Keras class another module of the project
+    defines, as the project facts judge it (`classes_training_by_default`)."""
+    if not any(n in ctx.index.classes_training_by_default for n in ctx.pass1_names(func)):
+        return None
+    name = (dotted_name(func) or "").rpartition(".")[2]
+    return TrainsByDefault(f"the `call` of `{name}` defaults `training` to True")
 
 
 def _no_keras_call(ctx: RuleContext, source: cst.Call, callee: str) -> str | None:

@@ -31,7 +31,11 @@ from tfrewrite.facts.training import (
     tape_name,
     tape_names,
 )
-from tfrewrite.facts.training_effects import ignores_training, training_keyword_refused
+from tfrewrite.facts.training_effects import (
+    TrainsByDefault,
+    ignores_training,
+    training_keyword_refused,
+)
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -307,8 +311,9 @@ class MissingTrainingFlag(Rule):
         (no dropout, batch normalization or noise), computes the same either
         way: it is not reported (a layer added later that reads `training`
         makes it a finding then). Nor is a model whose class's `call`
-        defaults `training` to True (Keras uses that default when no caller
-        or call context says otherwise: it trains already), or an object of
+        (in this module or another) defaults `training` to True (Keras uses
+        that default when no caller or call context says otherwise: it
+        trains already), or an object of
         the project that is no Keras layer or model (a `tf.Module` whose own
         `__call__` takes no `training`). A model called with its input by
         keyword, `model(inputs=x)`, is a model call like `model(x)`. A Keras model's
@@ -522,7 +527,9 @@ class MissingTrainingFlag(Rule):
                         continue  # a frozen teacher or target network: inference is meant
                     if _parameter_ignores_training(ctx, root, label):
                         continue
-                    violation = _missing_flag(ctx, node, ancestors, label, owner, _in_tape_words)
+                    violation = _missing_flag(
+                        ctx, node, ancestors, label, owner, _in_tape_words, scope=root
+                    )
                     if violation is not None:
                         yield violation
         if models is not None and _tapes_call_local_functions(ctx, steps):
@@ -683,6 +690,7 @@ def _helper_calls(
                 owner_name,
                 partial(_helper_words, ctx, function, label, entry, others[0] if others else None),
                 (name, step_class[0] if step_class is not None else None),
+                function.node,
             )
             if violation is not None:
                 yield violation
@@ -764,6 +772,20 @@ def _passing_training(call: cst.Call, message: str, value: str, fix_message: str
     )
 
 
+def _drops_training_flag(scope: cst.CSTNode | None) -> bool:
+    """Whether `scope`, the function a model call is in, takes a `training`
+    flag of its own: a model called there without it gets its own default,
+    not what the function's caller says (`forward(x, False)` from
+    `test_step`)."""
+    if not isinstance(scope, cst.FunctionDef):
+        return False
+    params = scope.params
+    return any(
+        p.name.value == "training"
+        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
+    )
+
+
 def _parameter_ignores_training(ctx: RuleContext, root: cst.CSTNode, label: str) -> bool:
     """Whether `label` is a parameter of the step `root` that every call
     site fills with a Keras model ignoring `training`
@@ -783,6 +805,7 @@ def _missing_flag(
     owner: str | None,
     words: Callable[[], tuple[str, str | None]],
     model: tuple[str, str | None] | None = None,
+    scope: cst.CSTNode | None = None,
 ) -> Violation | None:
     """The finding for a call of a trained model, `label`, without
     `training=True`: `words` gives where it is called and, when there is
@@ -790,7 +813,9 @@ def _missing_flag(
     written for models without `training`. `model`: what the model is in
     the step's names, and the step's class, when the call is in a helper.
     None too for a model that computes the same either way
-    (`ignores_training`): `training=True` would change nothing."""
+    (`ignores_training`): `training=True` would change nothing; or that
+    trains by default, unless `scope` (the function the call is in) takes
+    a `training` flag it drops there."""
     if any(a.keyword and "train" in a.keyword.value for a in node.args):
         return None  # `training=`, or a flag of its own (`is_training=True`)
     if any(a.star == "**" for a in node.args):
@@ -799,7 +824,10 @@ def _missing_flag(
         return None  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
     if guarded_by_training_check(ancestors, node):
         return None  # written for models whose `call` takes no `training`
-    if ignores_training(ctx, *(model or (label, owner))) is not None:
+    unchanged = ignores_training(ctx, *(model or (label, owner)))
+    if unchanged is not None and not (
+        isinstance(unchanged, TrainsByDefault) and _drops_training_flag(scope)
+    ):
         return None
     # Asked only now: naming a line makes the module's positions known.
     called, refusal = words()
