@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tfrewrite.facts.call_evidence import HELD_ARGUMENT
-from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_names import BUILTIN_NAMES
-from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
+from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import (
     TRAINING_INSENSITIVE_LAYERS,
     builds_keras_model,
@@ -256,11 +254,14 @@ def record_held_classes(
     object, when the project defines it, is plain Python. A step that calls
     `self.memory.sample(...)` then calls Python code that tracing runs once.
     `self.critic = Critic()` of a Keras model class in any module: a model
-    whose `training` matters, or not (`KerasClasses`)."""
+    whose `training` matters, or not (`KerasClasses`). `self.model = model`
+    in `__init__`: the classes every call site building the class passes
+    there (`ProjectLookup.held_attributes`), when they are all of one kind."""
     for index in indexes:
-        for class_qualname, info in index.classes.items():
-            for attr, callee in info.held_objects.items():
-                kind = _class_kind(index, callee, lookup, keras)
+        for class_qualname in index.classes:
+            for attr, callees in lookup.held_attributes(index, class_qualname).items():
+                kinds = {_class_kind(index, callee, lookup, keras) for callee in callees}
+                kind = kinds.pop() if len(kinds) == 1 else None
                 if kind is not None:
                     index.held_classes[f"{class_qualname}.{attr}"] = kind
 
@@ -491,118 +492,6 @@ def call_training_position(call: FunctionInfo) -> int | None:
     if call.max_positional != -1 or "training" in call.params:
         return None  # no `*args`, or `training` keyword-only after it
     return KERAS_TRAINING_POSITION_UNKNOWN
-
-
-def record_param_classes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
-    """The parameters every call site of a function fills with an object of
-    a project class (`ModuleIndex.param_classes`): built by a call of the
-    class (`loss_obj = Losses()`), or by a call of a parameter that every
-    call site fills with a class (`model = model_cls(...)` in
-    `train_and_eval(cfg, model_cls=Model)`). A site that passes anything
-    else there (`object()`, a name not bound to a built object) leaves the
-    parameter unknown. And the parameters every call site fills with a
-    project function named there (`ModuleIndex.param_functions`:
-    `Trainer(model, loss_fn=dice)`)."""
-    if not any(site.objects or site.named for index in indexes for site in index.call_sites):
-        return
-    sites = [
-        (index, site, targets)
-        for index in indexes
-        for site in index.call_sites
-        if (targets := site_targets(index, site, lookup))
-    ]
-
-    def named(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
-        return _project_classes(index, name, lookup)
-
-    passed_classes = _filled_parameters(sites, "named", named)
-
-    def functions(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
-        return {
-            found_index.qualify(found)
-            for found_index, found in lookup.find(name, index)
-            if found in found_index.functions
-        }
-
-    for (path, target), params in _filled_parameters(sites, "named", functions).items():
-        by_path = next(i for i in indexes if i.path == path)
-        by_path.param_functions[target] = params
-
-    def built(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
-        if built_by.startswith(HELD_ARGUMENT):
-            # `self.train_step(self.pi, ...)`: what the caller's class keeps there.
-            caller = index.functions.get(site.caller)
-            owner = caller.class_name if caller is not None else None
-            held = (
-                lookup.held_objects(index, owner, built_by[len(HELD_ARGUMENT) :]) if owner else ()
-            )
-            return {c for name in held for c in _project_classes(index, name, lookup)}
-        found = _project_classes(index, built_by, lookup)
-        if found or site.caller not in index.functions:
-            return found
-        # `model = model_cls(...)`: a class the caller's parameter receives.
-        return set(passed_classes.get((index.path, site.caller), {}).get(built_by, ()))
-
-    index_of = {t_index.path: t_index for *_, targets in sites for t_index, _ in targets}
-    for (path, target), params in _filled_parameters(sites, "objects", built).items():
-        index_of[path].param_classes[target] = params
-
-
-def _project_classes(index: ModuleIndex, name: str, lookup: ProjectLookup) -> set[str]:
-    """The project classes `name` (as `index` names it) may be, qualified."""
-    return {
-        found_index.qualify(found)
-        for found_index, found in lookup.find(name, index)
-        if found in found_index.classes
-    }
-
-
-def _filled_parameters(
-    sites: list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]],
-    field: str,
-    classes_of: Callable[[ModuleIndex, CallSite, str], set[str]],
-) -> dict[tuple[str, str], dict[str, tuple[str, ...]]]:
-    """(module path, function) -> the parameters that every call site fills
-    with what `classes_of` says is of project classes, from the site's
-    `field` (`named`: the class itself; `objects`: an object built by a
-    call) -> those classes. Only functions some site passes such a value
-    are asked; a site passing anything else there leaves the parameter
-    unknown."""
-    passed = {
-        (target_index.path, _constructor(target_index, target))
-        for _, site, targets in sites
-        if getattr(site, field)
-        for target_index, target in targets
-    }
-    seen: dict[tuple[str, str], dict[str, set[str]]] = {}
-    for index, site, targets in sites:
-        given = dict(getattr(site, field))
-        for target_index, called in targets:
-            # `Agent(noise=OUNoise())`: building an object calls `__init__`.
-            target = _constructor(target_index, called)
-            info = target_index.functions.get(target)
-            if info is None or (target_index.path, target) not in passed:
-                continue
-            offset = 1 if target != called else self_offset(site, info.params)
-            arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
-            for argument in arguments:
-                name = given.get(argument, "")
-                classes = classes_of(index, site, name) if name else set()
-                parameter = filled_parameter(argument, info.params, offset)
-                key = (target_index.path, target)
-                seen.setdefault(key, {}).setdefault(parameter, set()).update(classes or {""})
-    return {
-        key: known
-        for key, params in seen.items()
-        if (known := {n: tuple(sorted(c)) for n, c in params.items() if "" not in c})
-    }
-
-
-def _constructor(index: ModuleIndex, target: str) -> str:
-    """The `__init__` a call of the class `target` runs, when the class
-    defines one; any other target as it is."""
-    init = f"{target}.__init__"
-    return init if target in index.classes and init in index.functions else target
 
 
 def record_built_by_running_call(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:

@@ -35,7 +35,6 @@ from tfrewrite.facts.keras_classes import (
     record_called_classes,
     record_held_classes,
     record_held_models,
-    record_param_classes,
     record_weighted_classes,
 )
 from tfrewrite.facts.method_steps import (
@@ -43,6 +42,7 @@ from tfrewrite.facts.method_steps import (
     record_loop_method_names,
     record_looped_train_methods,
 )
+from tfrewrite.facts.passed_values import record_passed_values
 from tfrewrite.facts.project_lookup import (
     ProjectLookup,
     is_plain_class,
@@ -215,7 +215,7 @@ def compute_facts(
 
     # What objects parameters receive: `tf.function(model.train_step)` for a
     # parameter `model` traces that class's method.
-    record_param_classes(indexes, lookup)
+    record_passed_values(indexes, lookup)
     handed_callables = HandedCallables(indexes, lookup)
     for index in indexes:
         for qualname, info in index.functions.items():

@@ -215,7 +215,13 @@ def _held_class_ignores_training(ctx: RuleContext, model: str, owner: str | None
         return None  # a class of this file: `_class_ignores_training` reads it
     if ctx.index.held_classes.get(f"{owner}.{attr}") != KERAS_CLASS_IGNORING_TRAINING:
         return None
-    return _no_training_reason(held.rpartition(".")[2])
+    if held:
+        return _no_training_reason(held.rpartition(".")[2])
+    # `self.model = model`: what every site building `owner` passes there.
+    return (
+        f"the models the project builds `{owner}` with keep `self.{attr}` of classes that "
+        "do not read `training`"
+    )
 
 
 def _own_method(ctx: RuleContext, callee: str, method: str) -> cst.FunctionDef | None:

@@ -197,14 +197,29 @@ def _builders_of_traced_holders(
     methods may read what its `__init__` keeps of its arguments (`self.noise
     = noise`, `ClassInfo.held_parameters`): the script passing `Agent(...,
     noise=OUNoise())` tells what the traced `self.noise()` runs."""
-    names: set[bytes] = set()
+    holders: set[str] = set()
     for index in indexes:
         traced = facts.for_path(index.path)
         for qualname, info in index.classes.items():
             if info.held_parameters and any(method.startswith(qualname + ".") for method in traced):
-                names.add(qualname.rpartition(".")[2].encode() + b"(")
-    if not names:
+                holders.add(qualname.rpartition(".")[2])
+    # A class whose `__init__` hands a parameter on to a holder's constructor
+    # (`self.trainer = Trainer(model)`): its builders tell what the holder
+    # keeps too (`passed_values`).
+    grown = True
+    while grown:
+        grown = False
+        for index in indexes:
+            for site in index.call_sites:
+                owner, _, method = site.caller.rpartition(".")
+                if method != "__init__" or not site.forwarded or owner in holders:
+                    continue
+                if site.callee.rpartition(".")[2] in holders:
+                    holders.add(owner.rpartition(".")[2])
+                    grown = True
+    if not holders:
         return set()
+    names = {name.encode() + b"(" for name in holders}
     return {f.path for f, data in _contents(deferred) if any(name in data for name in names)}
 
 
@@ -446,8 +461,9 @@ def _analyse(
         deferred.values(), train_step_modules(indexes), train_step_methods(indexes)
     )
     drivers |= _attribute_writers(deferred.values(), indexes)
-    drivers |= _builders_of_traced_holders(deferred.values(), indexes, facts)
     while deferred:
+        # Each round's new files may hold classes whose builders matter.
+        drivers |= _builders_of_traced_holders(deferred.values(), indexes, facts)
         refs = _reference_heads(_references_from_traced_code(indexes, facts))
         # A module another one star-imports gives it names (`np` of `from
         # utils import *`) that its own code reads: it is needed too.

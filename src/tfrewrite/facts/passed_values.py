@@ -1,0 +1,165 @@
+"""What the call sites of a project function pass its parameters: objects of
+project classes, project classes, project functions.
+
+    agent = Agent(noise=OUNoise(2))            # an object of `OUNoise`
+    train_and_eval(cfg, model_cls=Model)       # the class `Model`
+    trainer = Trainer(model, loss_fn=dice)     # the function `dice`
+    BinaryClassifier(LSTMWrapper())            # ... which hands its `model`
+        self.trainer = Trainer(model)          # on to `Trainer`
+
+A parameter is known only when every call site fills it so; a site passing
+anything else there leaves it unknown. A site that hands on a parameter of
+its own function passes what that function receives there (followed to a
+fixed point). The project facts ask these to resolve what a method calls
+through `self.<attr>` kept from `__init__` (`ProjectLookup.held_attributes`,
+`held_functions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tfrewrite.facts.call_evidence import HELD_ARGUMENT
+from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
+from tfrewrite.facts.index_records import CallSite, ModuleIndex
+from tfrewrite.facts.project_lookup import ProjectLookup
+
+_Sites = list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]]
+_Filled = dict[tuple[str, str], dict[str, tuple[str, ...]]]
+# How `_given` marks an argument that hands on a parameter of the caller.
+_FORWARDED = "\0forwarded:"
+# Rounds of handing on followed (a chain of constructors each passing its
+# `model` to the next is rarely longer).
+_FORWARDING_ROUNDS = 4
+
+
+def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """`ModuleIndex.param_classes` (objects of project classes, built by a
+    call of the class, by a call of a parameter that every site fills with
+    a class: `model = model_cls(...)`, or handed on from the caller's own
+    parameter) and `ModuleIndex.param_functions` (project functions named
+    at every site)."""
+    if not any(
+        site.objects or site.named or site.forwarded
+        for index in indexes
+        for site in index.call_sites
+    ):
+        return
+    sites = [
+        (index, site, targets)
+        for index in indexes
+        for site in index.call_sites
+        if (targets := site_targets(index, site, lookup))
+    ]
+    index_of = {index.path: index for index in indexes}
+
+    def classes_named(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
+        return _project_definitions(index, name, lookup, classes=True)
+
+    def functions_named(index: ModuleIndex, site: CallSite, name: str) -> set[str]:
+        return _project_definitions(index, name, lookup, classes=False)
+
+    passed_classes = _filled_parameters(sites, _named, classes_named)
+    for (path, target), params in _filled_parameters(sites, _named, functions_named).items():
+        index_of[path].param_functions[target] = params
+
+    known: _Filled = {}
+
+    def built(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
+        if built_by.startswith(_FORWARDED):
+            # `Trainer(model)` in `BinaryClassifier.__init__(self, model)`:
+            # what its callers pass there.
+            owner, _, param = built_by[len(_FORWARDED) :].partition(":")
+            return set(known.get((index.path, owner), {}).get(param, ()))
+        if built_by.startswith(HELD_ARGUMENT):
+            # `self.train_step(self.pi, ...)`: what the caller's class keeps there.
+            caller = index.functions.get(site.caller)
+            owner = caller.class_name if caller is not None else None
+            held = (
+                lookup.held_objects(index, owner, built_by[len(HELD_ARGUMENT) :]) if owner else ()
+            )
+            return {c for name in held for c in classes_named(index, site, name)}
+        found = classes_named(index, site, built_by)
+        if found or site.caller not in index.functions:
+            return found
+        # `model = model_cls(...)`: a class the caller's parameter receives.
+        return set(passed_classes.get((index.path, site.caller), {}).get(built_by, ()))
+
+    for _round in range(_FORWARDING_ROUNDS):
+        found = _filled_parameters(sites, _objects_or_forwarded, built)
+        if found == known:
+            break
+        known = found
+    for (path, target), params in known.items():
+        index_of[path].param_classes[target] = params
+
+
+def _named(site: CallSite) -> dict[str, str]:
+    return dict(site.named)
+
+
+def _objects_or_forwarded(site: CallSite) -> dict[str, str]:
+    """Per argument, what built the object it passes, or (`_FORWARDED`)
+    the caller's parameter it hands on."""
+    given = {where: f"{_FORWARDED}{owner}:{param}" for where, param, owner in site.forwarded}
+    given.update(site.objects)
+    return given
+
+
+def _project_definitions(
+    index: ModuleIndex, name: str, lookup: ProjectLookup, classes: bool
+) -> set[str]:
+    """The project classes (or functions) `name`, as `index` names it, may
+    be, qualified."""
+    return {
+        found_index.qualify(found)
+        for found_index, found in lookup.find(name, index)
+        if found in (found_index.classes if classes else found_index.functions)
+    }
+
+
+def _filled_parameters(
+    sites: _Sites,
+    given_of: Callable[[CallSite], dict[str, str]],
+    values_of: Callable[[ModuleIndex, CallSite, str], set[str]],
+) -> _Filled:
+    """(module path, function) -> the parameters that every call site fills
+    with what `values_of` makes of what the site gives there (`given_of`:
+    per argument, a name or a marker) -> those values. Only functions some
+    site gives such an argument are asked; a site passing anything else
+    there leaves the parameter unknown."""
+    passed = {
+        (target_index.path, _constructor(target_index, target))
+        for _, site, targets in sites
+        if given_of(site)
+        for target_index, target in targets
+    }
+    seen: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for index, site, targets in sites:
+        given = given_of(site)
+        for target_index, called in targets:
+            # `Agent(noise=OUNoise())`: building an object calls `__init__`.
+            target = _constructor(target_index, called)
+            info = target_index.functions.get(target)
+            if info is None or (target_index.path, target) not in passed:
+                continue
+            offset = 1 if target != called else self_offset(site, info.params)
+            arguments = [str(i) for i in range(len(site.args))] + [k for k, _ in site.keywords]
+            for argument in arguments:
+                name = given.get(argument, "")
+                values = values_of(index, site, name) if name else set()
+                parameter = filled_parameter(argument, info.params, offset)
+                key = (target_index.path, target)
+                seen.setdefault(key, {}).setdefault(parameter, set()).update(values or {""})
+    return {
+        key: known
+        for key, params in seen.items()
+        if (known := {n: tuple(sorted(c)) for n, c in params.items() if "" not in c})
+    }
+
+
+def _constructor(index: ModuleIndex, target: str) -> str:
+    """The `__init__` a call of the class `target` runs, when the class
+    defines one; any other target as it is."""
+    init = f"{target}.__init__"
+    return init if target in index.classes and init in index.functions else target
