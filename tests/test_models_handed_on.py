@@ -69,9 +69,9 @@ def test_a_model_handed_on_through_a_constructor_is_judged_by_its_class(tmp_path
 
 
 def test_a_model_with_dropout_handed_on_is_reported(tmp_path: Path) -> None:
+    dropout = "\n            self.drop = tf.keras.layers.Dropout(0.5)"
     models = MODELS.replace(
-        "self.dense = tf.keras.layers.Dense(2)",
-        "self.dense = tf.keras.layers.Dense(2)\n            self.drop = tf.keras.layers.Dropout(0.5)",
+        "self.dense = tf.keras.layers.Dense(2)", "self.dense = tf.keras.layers.Dense(2)" + dropout
     ).replace("return self.dense(x)", "return self.drop(self.dense(x))")
     found = check_project(tmp_path, {**FILES, "models.py": models}, ("TFR304",))
     assert found_lines(found) == [("trainer.py", 11)]

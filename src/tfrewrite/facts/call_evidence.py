@@ -415,6 +415,11 @@ class CallEvidence:
             for where, value in arguments
             if is_self_attribute(value) and value.attr in held  # type: ignore[attr-defined]
         )
+        short_batches = tuple(
+            where
+            for where, value in arguments
+            if isinstance(value, ast.Name) and self._feeds_short_batch(value)
+        )
         site = CallSite(
             callee,
             args,
@@ -427,6 +432,7 @@ class CallEvidence:
             objects,
             named,
             whole_shapes,
+            short_batches,
         )
         self.index.call_sites.append(site)
         if forwarded:

@@ -738,7 +738,9 @@ class _Indexer(
             self.record_attribute_alias(names, node.value)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
-        if self.mentions_batch and batch_keeps_remainder(node.value):
+        if self.mentions_batch and (
+            batch_keeps_remainder(node.value) or self._applies_short_batching(node.value)
+        ):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.batched_names[-1].add(target.id)
@@ -1080,6 +1082,22 @@ class _Indexer(
             function = f"{made_by}()" if made_by else self._project_reference(value)
             if function is not None:
                 owner.held_functions.setdefault(f"{attr}[{key.value}]", []).append(function)
+
+    def _applies_short_batching(self, value: ast.expr) -> bool:
+        """`ds.apply(prepare)` (anywhere in a chain) where `prepare`, a
+        function of this module, batches without `drop_remainder=True`."""
+        for sub in ast.walk(value):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "apply"
+                and sub.args
+                and isinstance(sub.args[0], ast.Name)
+            ):
+                info = self.index.functions.get(sub.args[0].id)
+                if info is not None and info.batch_sizes == "any":
+                    return True
+        return False
 
     def _project_reference(self, value: ast.expr) -> str | None:
         """The dotted name of what `value` names when the project may define

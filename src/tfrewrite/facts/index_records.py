@@ -355,6 +355,10 @@ class CallSite:
     # (`spectral_norm(self.w)`, `set_up_tensors`): position as a decimal
     # string, or keyword. Their static shape is whole.
     whole_shapes: tuple[str, ...] = ()
+    # Arguments that pass a dataset batched without `drop_remainder=True`
+    # (or a loop source feeding such batches): position or keyword. A
+    # function looping over the parameter sees a short last batch (TFR306).
+    short_batches: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -556,6 +560,10 @@ class ModuleIndex:
     # The same for project functions every call site passes by name
     # (`Trainer(model, loss_fn=dice)`): what `self.loss_fn(...)` runs.
     param_functions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # The same for datasets batched without `drop_remainder=True`: function
+    # -> the parameters every call site fills with one (`evaluate(model,
+    # test_ds)` with `test_ds = ds.batch(32)`).
+    short_batch_params: dict[str, frozenset[str]] = field(default_factory=dict)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterator, Sequence
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import iter_assignments, split_target, target_names
+from tfrewrite.facts.bindings import iter_assignments, local_bindings, split_target, target_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.name_use import mentioned_names
@@ -314,12 +314,18 @@ def drops_remainder(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
     return dropping
 
 
-def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool:
+def feeds_short_final_batch(
+    ctx: RuleContext, loop: cst.For | cst.While, function: cst.FunctionDef | None = None
+) -> bool:
     """Whether the loop may feed a last batch smaller than the others:
     `for x, y in ds.batch(64)` (no `drop_remainder=True`), a name bound to
-    such a dataset, or `range(0, n, batch_size)` slicing."""
+    such a dataset, `range(0, n, batch_size)` slicing, or a parameter of
+    `function` every call site fills with such a dataset (`evaluate(model,
+    test_ds)`: `ModuleIndex.short_batch_params`)."""
     if not isinstance(loop, cst.For):
         return False
+    if function is not None and _iterates_short_batch_parameter(ctx, loop, function):
+        return True
     source = loop.iter
     if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "zip", "iter"):
         candidates = [a.value for a in source.args]
@@ -333,6 +339,21 @@ def feeds_short_final_batch(ctx: RuleContext, loop: cst.For | cst.While) -> bool
             if not (isinstance(step, cst.Integer) and step.value == "1"):
                 return True
     return False
+
+
+def _iterates_short_batch_parameter(
+    ctx: RuleContext, loop: cst.For, function: cst.FunctionDef
+) -> bool:
+    source = loop.iter
+    if isinstance(source, cst.Call) and dotted_name(source.func) in ("enumerate", "tqdm", "iter"):
+        source = source.args[0].value if source.args else source
+    if not isinstance(source, cst.Name):
+        return False
+    scope = next((f for f in ctx.functions if f.node is function), None)
+    if scope is None:
+        return False
+    fed = ctx.index.short_batch_params.get(scope.qualname, frozenset())
+    return source.value in fed and source.value not in local_bindings(function)
 
 
 def fresh_name(ctx: RuleContext, base: str, taken: Collection[str] = ()) -> str:

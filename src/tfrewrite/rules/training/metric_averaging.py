@@ -148,7 +148,11 @@ class PerBatchMetricAverage(Rule):
         (`{k: np.mean(v) for k, v in results.items()}`) are reported once,
         where they are averaged, without a fix. A sum divided both
         inside the loop (a running figure for a progress bar) and after it
-        is reported where it is kept, after the loop. A
+        is reported where it is kept, after the loop. A loop over a
+        parameter is a loop over batches where every call site of the
+        function hands it a dataset batched without `drop_remainder=True`
+        (`evaluate(model, test_ds)` with `test_ds = ds.batch(32)`, or
+        `ds.apply(prepare)` for a `prepare` of the file that batches so). A
         `keras.metrics.Metric` subclass averages per batch too when its
         `update_state` adds a value to one weight and 1 to another
         (`self.total.assign_add(1)`) and `result` divides the first by the

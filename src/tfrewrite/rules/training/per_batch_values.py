@@ -57,7 +57,7 @@ def _is_batch_loop(
         return _takes_next_batch(loop)
     if batches_of_one_size(ctx, loop, function):
         return False  # every batch has the same size: the mean is exact
-    if feeds_short_final_batch(ctx, loop):
+    if feeds_short_final_batch(ctx, loop, function):
         return True
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
