@@ -16,6 +16,9 @@ from collections.abc import Iterable
 
 from tfrewrite.facts.canonical_names import canonical_name
 from tfrewrite.facts.keras_public_names import PUBLIC_NAMES
+from tfrewrite.facts.keras_training_layers import (
+    TRAINING_INSENSITIVE_LAYERS as MEASURED_TRAINING_INSENSITIVE_LAYERS,
+)
 
 # The packages Keras' public API is imported from.
 KERAS_PACKAGES = ("keras", "tensorflow.keras", "tf_keras")
@@ -65,25 +68,11 @@ MODEL_BUILDER_WORDS = (*sorted(_MODEL_BUILDERS), "applications")
 WEIGHT_CALLBACK_SUFFIXES = ("_constraint", "_regularizer")
 
 
-# Keras' own layers whose output does not depend on `training` (a recurrent
-# layer does when built with `dropout=` or `recurrent_dropout=`).
-TRAINING_INSENSITIVE_LAYERS = frozenset(
-    {
-        "Input", "InputLayer", "Dense", "EinsumDense", "Flatten", "Reshape", "Permute",
-        "RepeatVector", "Activation", "ReLU", "LeakyReLU", "PReLU", "ELU", "Softmax",
-        "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose",
-        "Conv3DTranspose", "SeparableConv1D", "SeparableConv2D", "DepthwiseConv1D",
-        "DepthwiseConv2D", "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "MaxPool1D",
-        "MaxPool2D", "MaxPool3D", "AveragePooling1D", "AveragePooling2D", "AveragePooling3D",
-        "AvgPool1D", "AvgPool2D", "AvgPool3D", "GlobalAveragePooling1D",
-        "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalMaxPooling1D",
-        "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Embedding", "LayerNormalization",
-        "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-        "ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "UpSampling1D", "UpSampling2D",
-        "UpSampling3D", "Cropping1D", "Cropping2D", "Cropping3D", "Rescaling",
-        "Normalization", "LSTM", "GRU", "SimpleRNN",
-    }
-)  # fmt: skip
+# Keras' own layers whose output does not depend on `training` (a layer
+# built with `dropout=` or `recurrent_dropout=` does): measured on the
+# installed Keras (`scripts/keras_training_layers.py`), and `Input`, which
+# makes a placeholder, not a layer that computes.
+TRAINING_INSENSITIVE_LAYERS = MEASURED_TRAINING_INSENSITIVE_LAYERS | {"Input", "InputLayer"}
 
 
 RNN_DROPOUT_KEYWORDS = frozenset({"dropout", "recurrent_dropout"})
