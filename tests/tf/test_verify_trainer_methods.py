@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.stand_in_steps import TRAINER
 
 from tfrewrite.verify.checks import Request, verify
 from tfrewrite.verify.harness import CHECK_LOSSES, CHECK_WEIGHTS
@@ -17,26 +18,7 @@ pytestmark = pytest.mark.tensorflow
 
 HERE = Path(__file__).parent.parent / "data" / "verify" / "trainer_method"
 
-ORIGINAL = """\
-import numpy as np
-import tensorflow as tf
-
-
-class Trainer:
-    def __init__(self, model, optimizer, noise_scale=0.1):
-        self.model = model
-        self.optimizer = optimizer
-        self.noise_scale = noise_scale
-
-    @tf.function
-    def train_step(self, x, y):
-        noise = np.random.normal(0.0, self.noise_scale, size=x.shape).astype("float32")
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(self.model(x + noise, training=True) - y))
-        grads = tape.gradient(loss, self.model.trainable_variables)
-        self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
-        return loss
-"""
+ORIGINAL = TRAINER
 
 DRAW = 'np.random.normal(0.0, self.noise_scale, size=x.shape).astype("float32")'
 REWRITE = ORIGINAL.replace(DRAW, "tf.random.normal(tf.shape(x), 0.0, self.noise_scale)")

@@ -13,12 +13,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tfrewrite.facts.function_facts import is_self_attribute
+from tfrewrite.facts.function_facts import is_self_attribute, self_assignments
 from tfrewrite.facts.index_names import (
     BUILTIN_NAMES,
     _bound_names,
     held_table_item,
-    iter_statements,
 )
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import LIST_PROPERTIES, VARIABLE_LISTS
@@ -130,28 +129,17 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
     from configuration (`self.span = config.mask_length`)."""
     numbers: set[str] = set()
     others: set[str] = set()
-    for method in cls.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        defaults = set(number_defaults(method.args)) if method.name == "__init__" else set()
-        for node in iter_statements(method.body):
-            if isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
-                others.add(node.target.attr)  # type: ignore[attr-defined]
-            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
-                continue
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
-                    if not is_self_attribute(element):
-                        continue
-                    attr = element.attr  # type: ignore[attr-defined]
-                    value = node.value if element is target else None
-                    number = (
-                        _is_number(value)
-                        or (isinstance(value, ast.Name) and value.id in defaults)
-                        or (isinstance(value, ast.Attribute) and _reads_configuration(value))
-                    )
-                    (numbers if number and method.name == "__init__" else others).add(attr)
+    defaults: dict[str, set[str]] = {}
+    for method, attr, value in self_assignments(cls):
+        if method.name not in defaults:
+            init = method.name == "__init__"
+            defaults[method.name] = set(number_defaults(method.args)) if init else set()
+        number = (
+            _is_number(value)
+            or (isinstance(value, ast.Name) and value.id in defaults[method.name])
+            or (isinstance(value, ast.Attribute) and _reads_configuration(value))
+        )
+        (numbers if number and method.name == "__init__" else others).add(attr)
     return numbers - others
 
 

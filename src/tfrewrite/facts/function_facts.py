@@ -11,7 +11,7 @@ verify too.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
@@ -162,6 +162,28 @@ def is_self_attribute(node: ast.AST) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == "self"
     )
+
+
+def self_assignments(
+    cls: ast.ClassDef,
+) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, ast.expr | None]]:
+    """Every write of a `self` attribute in the methods of `cls` (nested
+    statements too): (the method, the attribute, the value assigned, or
+    None for an augmented assignment or an element of an unpacking)."""
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in iter_statements(method.body):
+            if isinstance(node, ast.AugAssign) and is_self_attribute(node.target):
+                yield method, node.target.attr, None  # type: ignore[attr-defined]
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if is_self_attribute(element):
+                        value = node.value if element is target else None
+                        yield method, element.attr, value  # type: ignore[attr-defined]
 
 
 def returns_gradients(

@@ -24,8 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tfrewrite.facts.function_facts import is_self_attribute
-from tfrewrite.facts.index_names import iter_statements
+from tfrewrite.facts.function_facts import is_self_attribute, self_assignments
 from tfrewrite.facts.tensor_kinds import VARIABLE_CONSTRUCTORS, is_tensor_op
 
 # The methods Keras (and a plain class) runs once, before the first call.
@@ -41,29 +40,13 @@ def set_up_tensors(
     least one of them."""
     made: set[str] = set()
     others: set[str] = set()
-    for method in cls.body:
-        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    for method, attr, value in self_assignments(cls):
+        if _is_none(value):
             continue
-        set_up = method.name in SET_UP_METHODS
-        for statement in iter_statements(method.body):
-            if isinstance(statement, ast.AugAssign) and is_self_attribute(statement.target):
-                others.add(statement.target.attr)  # type: ignore[attr-defined]
-                continue
-            if not isinstance(statement, (ast.Assign, ast.AnnAssign)):
-                continue
-            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-            for target in targets:
-                for element in target.elts if isinstance(target, ast.Tuple) else [target]:
-                    if not is_self_attribute(element):
-                        continue
-                    attr = element.attr  # type: ignore[attr-defined]
-                    value = statement.value if element is target else None
-                    if _is_none(value):
-                        continue
-                    if set_up and value is not None and _makes_tensor(value, resolve):
-                        made.add(attr)
-                    else:
-                        others.add(attr)
+        if method.name in SET_UP_METHODS and value is not None and _makes_tensor(value, resolve):
+            made.add(attr)
+        else:
+            others.add(attr)
     return frozenset(made - others)
 
 
