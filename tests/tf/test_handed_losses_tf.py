@@ -7,23 +7,15 @@ from __future__ import annotations
 
 import importlib
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
 from tests.handed_losses import FILES
-
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
+from tests.projects import fix_project, write_project
 
 pytestmark = pytest.mark.tensorflow
-
-
-def _write(folder: Path, files: dict[str, str]) -> None:
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text).lstrip())
 
 
 def _train(folder: Path, eager: bool) -> tuple[list[float], list[np.ndarray]]:
@@ -50,17 +42,10 @@ def _train(folder: Path, eager: bool) -> tuple[list[float], list[np.ndarray]]:
 
 
 def test_the_rewrite_trains_as_the_original_does_eagerly(tmp_path: Path) -> None:
-    _write(tmp_path / "original", FILES)
-    inputs = [InputFile(str(tmp_path / "original" / name)) for name in FILES]
-    options = RunOptions(rule_codes=("TFR301", "TFR302"), root=str(tmp_path / "original"), fix=True)
-    result = run(inputs, options, jobs=1)
-    fixed = {Path(r.path).name: r.fixed_source for r in result.files if r.fixed_source}
+    fixed = fix_project(tmp_path / "original", FILES, ("TFR301", "TFR302"))
     assert "@tf.function" not in fixed["losses.py"]
     assert "@tf.function\n    def train_step" in fixed["trainer.py"]
-    _write(
-        tmp_path / "rewrite",
-        {name: textwrap.dedent(text).lstrip() for name, text in FILES.items()} | fixed,
-    )
+    write_project(tmp_path / "rewrite", {**FILES, **fixed})
     expected, weights = _train(tmp_path / "original", eager=True)
     got, trained = _train(tmp_path / "rewrite", eager=False)
     np.testing.assert_allclose(got, expected, rtol=1e-5)

@@ -6,23 +6,15 @@ from __future__ import annotations
 
 import importlib
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorflow as tf
+from tests.projects import fix_project, write_project
 from tests.returned_objectives import FILES
 
-from tfrewrite.pipeline.engine import InputFile, RunOptions, run
-
 pytestmark = pytest.mark.tensorflow
-
-
-def _write(folder: Path, files: dict[str, str]) -> None:
-    folder.mkdir()
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text))
 
 
 def _train(folder: Path, objective: str, eager: bool) -> tuple[list[float], list[np.ndarray]]:
@@ -47,13 +39,9 @@ def _train(folder: Path, objective: str, eager: bool) -> tuple[list[float], list
 
 
 def test_the_rewrite_trains_as_the_original_does_eagerly(tmp_path: Path) -> None:
-    _write(tmp_path / "original", FILES)
-    inputs = [InputFile(str(tmp_path / "original" / name)) for name in FILES]
-    options = RunOptions(rule_codes=("TFR301",), root=str(tmp_path / "original"), fix=True)
-    result = run(inputs, options, jobs=1)
-    fixed = {Path(r.path).name: r.fixed_source for r in result.files if r.fixed_source}
+    fixed = fix_project(tmp_path / "original", FILES, ("TFR301",))
     assert "@tf.function" not in fixed["objectives.py"]
-    _write(tmp_path / "rewrite", {**FILES, **fixed})
+    write_project(tmp_path / "rewrite", {**FILES, **fixed})
     for objective in ("square", "hinge"):
         expected, weights = _train(tmp_path / "original", objective, eager=True)
         got, rewritten = _train(tmp_path / "rewrite", objective, eager=False)

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from tfrewrite.verify.checks import Request, verify
 from tfrewrite.verify.command import register
+from tfrewrite.verify.harness import CHECK_WEIGHTS
 
 pytestmark = pytest.mark.tensorflow
 
@@ -52,6 +53,8 @@ def test_a_step_function_with_integer_labels_is_proven() -> None:
     result = _verify(FUNCTION, fixed, "train_step")
     assert result["verdict"] == "equivalent", result
     assert "int32" in result["inputs"][0] or "int64" in result["inputs"][0]
+    weights = next(c for c in result["checks"] if c["name"] == CHECK_WEIGHTS)
+    assert weights["runs"] > 0  # the model the step takes as `net` is compared too
 
 
 def test_an_environment_leaves_the_step_to_the_users_harness() -> None:

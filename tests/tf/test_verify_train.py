@@ -38,7 +38,7 @@ def test_train_step_that_skips_a_layer_is_caught() -> None:
     result = _verify("broken")
     assert result["verdict"] == "mismatch"
     checks = _checks(result)
-    assert "loss at step 2" in checks[CHECK_LOSSES]["detail"]
+    assert "`loss` after step 2" in checks[CHECK_LOSSES]["detail"]
     assert not checks[CHECK_WEIGHTS]["ok"]
 
 

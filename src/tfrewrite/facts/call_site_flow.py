@@ -29,9 +29,6 @@ class _Passed:
     elements: dict[str, str] = field(default_factory=dict)
     # The function the call is in (None at module level).
     caller: tuple[str, str] | None = None
-    # Parameters it fills with a tensor its class made at set-up
-    # (`CallSite.whole_shapes`).
-    whole_shapes: frozenset[str] = frozenset()
 
     def evidence(self, known: dict[tuple[str, str], dict[str, str]]) -> dict[str, str]:
         """`given`, with a forwarded parameter's evidence what the project
@@ -96,8 +93,7 @@ def _passed(index: ModuleIndex, site: CallSite, target_index: ModuleIndex, targe
         elements[filled_parameter(argument, params, offset)] = codes
     where = path_line(index.path, site.lineno, index.cell_starts)
     caller = (index.path, site.caller) if site.caller else None
-    whole = frozenset(filled_parameter(argument, params, offset) for argument in site.whole_shapes)
-    return _Passed((target_index.path, target), given, where, forwarded, elements, caller, whole)
+    return _Passed((target_index.path, target), given, where, forwarded, elements, caller)
 
 
 def _received(
@@ -196,9 +192,6 @@ def apply_call_sites(
             seen.setdefault(p.target, []).append((p.evidence(knowledge), p.where))
             singles.setdefault(p.target, []).append(p.evidence(single_knowledge))
             structures.setdefault(p.target, []).append(p.elements)
-            target = marks[p.target]
-            whole = target.whole_shapes
-            target.whole_shapes = p.whole_shapes if whole is None else whole & p.whole_shapes
     for key, located in seen.items():
         known = marks[key]
         info = by_path[key[0]].functions[key[1]]

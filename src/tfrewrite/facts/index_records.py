@@ -564,6 +564,9 @@ class ModuleIndex:
     # -> the parameters every call site fills with one (`evaluate(model,
     # test_ds)` with `test_ds = ds.batch(32)`).
     short_batch_params: dict[str, frozenset[str]] = field(default_factory=dict)
+    # The same for tensors the calling class made at set-up (`CallSite.
+    # whole_shapes`: `spectral_norm(self.w)`): their static shape is whole.
+    whole_shape_params: dict[str, frozenset[str]] = field(default_factory=dict)
     callee_averaged_params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = field(
         default_factory=dict
     )

@@ -3,6 +3,7 @@ project classes, project classes, project functions.
 
     agent = Agent(noise=OUNoise(2))            # an object of `OUNoise`
     evaluate(model, test_ds)                   # batches, the last one short
+    spectral_norm(self.w)                      # a weight made at set-up: a whole shape
     train_and_eval(cfg, model_cls=Model)       # the class `Model`
     trainer = Trainer(model, loss_fn=dice)     # the function `dice`
     BinaryClassifier(LSTMWrapper())            # ... which hands its `model`
@@ -41,7 +42,7 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
     parameter) and `ModuleIndex.param_functions` (project functions named
     at every site)."""
     if not any(
-        site.objects or site.named or site.forwarded or site.short_batches
+        site.objects or site.named or site.forwarded or site.short_batches or site.whole_shapes
         for index in indexes
         for site in index.call_sites
     ):
@@ -86,11 +87,13 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         # `model = model_cls(...)`: a class the caller's parameter receives.
         return set(passed_classes.get((index.path, site.caller), {}).get(built_by, ()))
 
-    def short(index: ModuleIndex, site: CallSite, given: str) -> set[str]:
+    def marked(index: ModuleIndex, site: CallSite, given: str) -> set[str]:
         return {given}
 
-    for (path, target), params in _filled_parameters(sites, _short_batches, short).items():
+    for (path, target), params in _filled_parameters(sites, _short_batches, marked).items():
         index_of[path].short_batch_params[target] = frozenset(params)
+    for (path, target), params in _filled_parameters(sites, _whole_shapes, marked).items():
+        index_of[path].whole_shape_params[target] = frozenset(params)
 
     for _round in range(_FORWARDING_ROUNDS):
         found = _filled_parameters(sites, _objects_or_forwarded, built)
@@ -107,6 +110,10 @@ def _named(site: CallSite) -> dict[str, str]:
 
 def _short_batches(site: CallSite) -> dict[str, str]:
     return dict.fromkeys(site.short_batches, "short")
+
+
+def _whole_shapes(site: CallSite) -> dict[str, str]:
+    return dict.fromkeys(site.whole_shapes, "whole")
 
 
 def _objects_or_forwarded(site: CallSite) -> dict[str, str]:

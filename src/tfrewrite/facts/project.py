@@ -429,7 +429,6 @@ def compute_facts(
             fed_from_outside=frozenset(
                 set(by_path[path].functions[qualname].params) - known.fed_inside
             ),
-            whole_shape_params=known.whole_shapes or frozenset(),
         )
     _record_foreign_writes(indexes)
     _record_callback_model_writes(indexes)

@@ -16,7 +16,7 @@ complete in every trace, unlike the shape of the batch `call` is given, so
 dimension (TFR107). Pass 1 records these attributes per class
 (`ClassInfo.set_up_tensors`); call sites record the arguments that pass
 one (`CallSite.whole_shapes`), and the project facts the parameters every
-call site fills so (`TracedFunction.whole_shape_params`).
+call site fills so (`ModuleIndex.whole_shape_params`, `passed_values`).
 """
 
 from __future__ import annotations

@@ -376,10 +376,6 @@ def shape_is_whole(ctx: RuleContext, scope: FunctionScope, node: cst.BaseExpress
         owner = ctx.index.classes.get(scope.class_name or "")
         return owner is not None and node.attr.value in owner.set_up_tensors
     if isinstance(node, cst.Name):
-        traced = scope.runs_traced
-        return (
-            traced is not None
-            and node.value in traced.whole_shape_params
-            and node.value not in local_bindings(scope.node)
-        )
+        fed = ctx.index.whole_shape_params.get(scope.qualname, frozenset())
+        return node.value in fed and node.value not in local_bindings(scope.node)
     return False

@@ -209,10 +209,6 @@ class TracedFunction:
     # Its own `tf.function` may trace it with unknown dimensions (an
     # `input_signature`, `reduce_retracing=True`).
     relaxed_shapes: bool = False
-    # Parameters every call site in the project fills with a tensor its
-    # class made at set-up (`spectral_norm(self.w)`, `facts.set_up_tensors`):
-    # their static shape is whole in every trace.
-    whole_shape_params: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not self.contexts:
@@ -383,9 +379,6 @@ class TraceMarks:
     # Parameters some traced caller fills with a value it computes
     # (`TracedFunction.fed_from_outside` is the rest).
     fed_inside: set[str] = field(default_factory=set)
-    # Parameters every call site fills with a set-up tensor (None: no site
-    # seen yet).
-    whole_shapes: frozenset[str] | None = None
 
 
 def step_contexts(qualname: str) -> frozenset[str]:

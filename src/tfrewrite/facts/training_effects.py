@@ -240,6 +240,11 @@ def _training_parameter(function: cst.FunctionDef) -> tuple[bool, cst.Param | No
     return isinstance(params.star_kwarg, cst.Param), None
 
 
+def names_training(function: cst.FunctionDef) -> bool:
+    """Whether `function` takes a `training` parameter by that name."""
+    return _training_parameter(function)[1] is not None
+
+
 class TrainsByDefault(str):
     """A reason `ignores_training` gives for a model whose `call` defaults
     `training` to True: it trains without the flag, unless a caller that

@@ -534,9 +534,8 @@ class Verifier:
         self.outcome.inputs = [f"batches from {builder_spec}"]
         judged = Outcome(self.outcome.function, self.outcome.mode)
         harness.compare_training(
-            judged, builder, self.original, subject, self.options.rtol, self.options.atol,
-            eagerly, f"the harness batches ({builder_spec})",
-        )  # fmt: skip
+            judged, builder, self.original, subject, self.options.rtol, self.options.atol, eagerly
+        )
         self.outcome.inputs += judged.inputs
         self.outcome.stochastic = judged.stochastic
         for name, check in judged.checks.items():

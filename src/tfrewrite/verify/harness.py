@@ -42,10 +42,9 @@ import numpy as np
 import tensorflow as tf
 
 from tfrewrite.verify import project_imports
-from tfrewrite.verify.compare import Difference, compare
 from tfrewrite.verify.outcome import SEED, Outcome
 from tfrewrite.verify.replay import Run
-from tfrewrite.verify.replay_comparison import compare_replays, same_run
+from tfrewrite.verify.replay_comparison import compare_replays, compare_runs, same_run
 
 CHECK_LOSSES = "train steps: loss curve"
 CHECK_WEIGHTS = "train steps: final weights"
@@ -147,17 +146,29 @@ def _first_float(value: Any) -> np.ndarray | None:
     return None
 
 
-def _weights(objects: dict[str, Any]) -> list[np.ndarray]:
-    model = objects.get("model")
-    return [np.asarray(w) for w in model.get_weights()] if model is not None else []
+def _models(objects: dict[str, Any]) -> dict[str, Any]:
+    """The harness entries that are models (they have weights), by name:
+    a trainer's `model`, a GAN's `generator` and `discriminator`."""
+    return {
+        name: value
+        for name, value in objects.items()
+        if name != "batches" and callable(getattr(value, "get_weights", None))
+    }
+
+
+def _weights(objects: dict[str, Any]) -> dict[str, list[np.ndarray]]:
+    return {
+        name: [np.asarray(w) for w in model.get_weights()]
+        for name, model in _models(objects).items()
+    }
 
 
 def run_steps(
     loaded: Any, objects: dict[str, Any], traced: bool = False
-) -> tuple[list[np.ndarray | None], list[np.ndarray]]:
+) -> tuple[list[np.ndarray | None], dict[str, list[np.ndarray]]]:
     """Run the loaded step (a `loader.LoadedFunction`) over the harness
-    batches, traced or as Python; (losses per step, final weights). A
-    method runs on an object built from the harness entries."""
+    batches, traced or as Python; (losses per step, final weights of each
+    model). A method runs on an object built from the harness entries."""
     rebuilt = _rebuilt(loaded.python_function, objects)
     step = getattr(*rebuilt) if rebuilt is not None else loaded.function
     python_step = getattr(step, "python_function", step)
@@ -192,15 +203,16 @@ def _run(
     traced: bool,
     seed: int,
     eagerly: Callable,
-    initial: list[np.ndarray] | None = None,
+    initial: dict[str, list[np.ndarray]] | None = None,
 ) -> Run:
     """One run of the step over a fresh `build()`: objects built under the
-    one seed, the model set to `initial` when given, the steps drawn under
-    `seed` (a random step draws other values under another)."""
+    one seed, each model set to its `initial` weights when given, the steps
+    drawn under `seed` (a random step draws other values under another)."""
     _seed(SEED)
     objects = _build(builder)
-    if initial and objects.get("model") is not None:
-        objects["model"].set_weights(initial)
+    for name, model in _models(objects).items():
+        if initial and initial.get(name):
+            model.set_weights(initial[name])
     start = _weights(objects)
     _seed(seed)
     if traced:
@@ -210,8 +222,8 @@ def _run(
             losses, weights = run_steps(loaded, objects)
     return Run(
         steps=[{"loss": loss} if loss is not None else {} for loss in losses],
-        initial={"model": start},
-        final={"model": weights} if weights else {},
+        initial=start,
+        final=weights,
     )
 
 
@@ -235,7 +247,6 @@ def compare_training(
     rtol: float,
     atol: float,
     eagerly: Callable,
-    where: str = "the harness batches",
 ) -> None:
     """Original eager vs rewrite traced over the harness batches, recorded
     in `outcome`: value for value, or, when the original step itself gives
@@ -244,28 +255,19 @@ def compare_training(
 
     `original`/`rewrite` are `loader.LoadedFunction`s; `eagerly` is the
     context manager that makes `tf.function`s run eagerly."""
+    checks = (CHECK_RUNS, CHECK_LOSSES, CHECK_WEIGHTS)
     want = _run(builder, original, False, SEED, eagerly)
-    got = _run(builder, rewrite, True, SEED, eagerly, want.initial.get("model"))
-    exact = {CHECK_LOSSES: Difference(), CHECK_WEIGHTS: Difference()}
-    for i, (a, b) in enumerate(zip(want.steps, got.steps, strict=True)):
-        if "loss" in a and "loss" in b:
-            exact[CHECK_LOSSES].merge(
-                compare(a["loss"], b["loss"], rtol * 100, atol * 100, f"loss at step {i + 1}")
-            )
-    exact[CHECK_WEIGHTS] = compare(
-        want.final.get("model", []), got.final.get("model", []), rtol * 100, atol * 100,
-        "final weights",
-    )  # fmt: skip
-    if all(d.ok for d in exact.values()):
-        for name, diff in exact.items():
-            outcome.check(name).add(diff, where)
+    got = _run(builder, rewrite, True, SEED, eagerly, want.initial)
+    exact = Outcome(outcome.function, outcome.mode)
+    compare_runs(exact, want, got, ["loss"], rtol, atol, checks)
+    initial = want.initial
+    if all(c.ok for c in exact.checks.values()):
+        outcome.checks.update(exact.checks)
         return
-    again = _run(builder, original, False, SEED + 1, eagerly, want.initial.get("model"))
-    if same_run(want, again):
-        for name, diff in exact.items():
-            outcome.check(name).add(diff, where)
+    again = _run(builder, original, False, SEED + 1, eagerly, initial)
+    if same_run(want, again):  # not random: the rewrite computes otherwise
+        outcome.checks.update(exact.checks)
         return
-    initial = want.initial.get("model")
     originals = [want, again] + [
         _run(builder, original, False, SEED + k, eagerly, initial) for k in range(2, REPLAYS)
     ]
@@ -277,7 +279,6 @@ def compare_training(
         f"the original step is random (another seed gives other values): {REPLAYS} runs per "
         f"side with seeds {SEED}..{SEED + REPLAYS - 1}, compared by distribution"
     )
-    checks = (CHECK_RUNS, CHECK_LOSSES, CHECK_WEIGHTS)
     compare_replays(outcome, originals, rewrites, ["loss"], rtol, atol, checks)
 
 

@@ -39,11 +39,19 @@ CHECK_RUNS = "train loop: rewrite runs"
 
 
 def compare_runs(
-    outcome: Outcome, want: Run, got: Run, names: list[str], rtol: float, atol: float
+    outcome: Outcome,
+    want: Run,
+    got: Run,
+    names: list[str],
+    rtol: float,
+    atol: float,
+    checks: tuple[str, str, str] = (CHECK_RUNS, CHECK_LOSSES, CHECK_WEIGHTS),
 ) -> None:
-    """Record the loop checks: the rewrite runs, per-step values, final weights."""
+    """Record the loop checks: the rewrite runs, per-step values, final
+    weights (`checks`: their names)."""
     rtol, atol = rtol * 100, atol * 100
-    runs = outcome.check(CHECK_RUNS)
+    runs_check, values_check, weights_check = checks
+    runs = outcome.check(runs_check)
     if got.error is not None:
         runs.fail(
             f"the rewritten loop raised {got.error.describe_error()} at step {len(got.steps) + 1} "
@@ -55,14 +63,14 @@ def compare_runs(
     if len(want.steps) != len(got.steps):
         runs.fail(f"the rewritten loop ran {len(got.steps)} steps, the original {len(want.steps)}")
         return
-    values = outcome.check(CHECK_LOSSES)
+    values = outcome.check(values_check)
     for i, (a, b) in enumerate(zip(want.steps, got.steps, strict=True), start=1):
         common = [n for n in names if n in a and n in b]
         diff = Difference()
         for name in common:
             diff.merge(compare(a[name], b[name], rtol, atol, f"`{name}` after step {i}"))
         values.add(diff, f"step {i}")
-    weights = outcome.check(CHECK_WEIGHTS)
+    weights = outcome.check(weights_check)
     for name in sorted(set(want.final) & set(got.final)):
         weights.add(
             compare(want.final[name], got.final[name], rtol, atol, f"weights of `{name}`"),

@@ -106,23 +106,14 @@ def for_step(source: str, qualname: str) -> tuple[list[GeneratedHarness], str | 
     """`harnesses` for the train step `qualname` (`Class.method` or a
     module-level function) of `source`."""
     tree = ast.parse(source)
-    scope: list[ast.stmt] = tree.body
-    owner: ast.ClassDef | None = None
     *outer, name = qualname.split(".")
-    for part in outer:
-        found = [s for s in scope if isinstance(s, ast.ClassDef) and s.name == part]
-        if not found:
-            return [], f"`{qualname}` is not a method of a module-level class"
-        owner = found[-1]
-        scope = owner.body
-    steps = [
-        s
-        for s in scope
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
-    ]
-    if not steps:
+    owner = _class_named(tree, outer) if outer else None
+    if outer and owner is None:
+        return [], f"`{qualname}` is not a method of a module-level class"
+    step = _method(owner, name) if owner is not None else _method(tree, name)
+    if step is None:
         return [], f"`{qualname}` is not defined"
-    return harnesses(tree, steps[-1], owner)
+    return harnesses(tree, step, owner)
 
 
 def builder(source: str) -> Callable[[], dict[str, Any]]:
@@ -144,7 +135,7 @@ def harnesses(
             return [], why
         entries.update(arguments)
     batch_params = []
-    for name in _required(step, method=owner is not None):
+    for name in signatures.parameters(step, owner is not None):
         code = _stand_in(name, _name_uses(step, name), numbers=False)
         if code is None:
             batch_params.append(name)
@@ -180,7 +171,7 @@ def constructor_arguments(owner: ast.ClassDef) -> tuple[dict[str, str] | None, s
     model's width; or (None, why) when one of them is none of these."""
     init = _method(owner, "__init__")
     arguments: dict[str, str] = {}
-    for name in _required(init, method=True) if init is not None else []:
+    for name in signatures.parameters(init, True) if init is not None else []:
         code = _stand_in(name, _attribute_uses(owner, init, name))  # type: ignore[arg-type]
         if code is None:
             return None, _cannot(name, owner.name)
@@ -194,17 +185,9 @@ def class_stand_ins(source: str, qualname: str) -> dict[str, str] | None:
     parameter's code, models `signatures.CLASSES` wide; None when the class
     needs no model or takes what verify cannot stand in for."""
     try:
-        tree = ast.parse(source)
+        owner = _class_named(ast.parse(source), qualname.split("."))
     except SyntaxError:
         return None
-    scope: list[ast.stmt] = tree.body
-    owner: ast.ClassDef | None = None
-    for part in qualname.split("."):
-        found = [s for s in scope if isinstance(s, ast.ClassDef) and s.name == part]
-        if not found:
-            return None
-        owner = found[-1]
-        scope = owner.body
     if owner is None:
         return None
     arguments, _ = constructor_arguments(owner)
@@ -242,21 +225,27 @@ def _cannot(name: str, owner: str) -> str:
     )
 
 
-def _method(cls: ast.ClassDef, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _class_named(tree: ast.Module, parts: list[str]) -> ast.ClassDef | None:
+    """The class `A.B` (`parts`: its names from the module down), the last
+    definition of each name winning, as at run time."""
+    owner: ast.Module | ast.ClassDef = tree
+    for part in parts:
+        found = [s for s in owner.body if isinstance(s, ast.ClassDef) and s.name == part]
+        if not found:
+            return None
+        owner = found[-1]
+    return owner if isinstance(owner, ast.ClassDef) else None
+
+
+def _method(
+    owner: ast.Module | ast.ClassDef, name: str
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The last `def name` of a class or module body."""
     found = None
-    for stmt in cls.body:
+    for stmt in owner.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
             found = stmt
     return found
-
-
-def _required(function: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:
-    """Parameters without defaults, `self` aside."""
-    args = function.args
-    positional = [*args.posonlyargs, *args.args][1 if method else 0 :]
-    required = positional[: len(positional) - len(args.defaults)] if args.defaults else positional
-    keywords = [a for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
-    return [a.arg for a in [*required, *keywords]]
 
 
 def _uses_of(nodes: Iterator[ast.AST], matches: object) -> set[str]:

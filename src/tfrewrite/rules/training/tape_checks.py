@@ -34,6 +34,7 @@ from tfrewrite.facts.training import (
 from tfrewrite.facts.training_effects import (
     TrainsByDefault,
     ignores_training,
+    names_training,
     training_keyword_refused,
 )
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
@@ -777,13 +778,7 @@ def _drops_training_flag(scope: cst.CSTNode | None) -> bool:
     flag of its own: a model called there without it gets its own default,
     not what the function's caller says (`forward(x, False)` from
     `test_step`)."""
-    if not isinstance(scope, cst.FunctionDef):
-        return False
-    params = scope.params
-    return any(
-        p.name.value == "training"
-        for p in [*params.posonly_params, *params.params, *params.kwonly_params]
-    )
+    return isinstance(scope, cst.FunctionDef) and names_training(scope)
 
 
 def _parameter_ignores_training(ctx: RuleContext, root: cst.CSTNode, label: str) -> bool:
