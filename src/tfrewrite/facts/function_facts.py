@@ -577,11 +577,19 @@ def gradient_sources(node: ast.AST) -> ast.expr | None:
 def _gradient_call(node: ast.AST, variable_methods: frozenset[str] = frozenset()) -> bool:
     """`tape.gradient(loss, model.trainable_variables)`: gradients for the
     variables of a model, also as a method of `variable_methods` returns
-    them (`self.training_variables()`)."""
+    them (`self.training_variables()`), or for what the object holds
+    (`self.params`, the variables a physics-informed net keeps in a list),
+    not for inputs the function was given or computed (`tape.gradient(u,
+    x)`, a derivative of the output)."""
     if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "gradient"):
         return False
     sources = gradient_sources(node)
-    return sources is not None and any(
+    if sources is None:
+        return False
+    held = sources.elts if isinstance(sources, (ast.List, ast.Tuple)) else [sources]
+    if all(is_self_attribute(item) for item in held):
+        return True
+    return any(
         (isinstance(part, ast.Attribute) and part.attr in VARIABLE_LISTS)
         or (
             isinstance(part, ast.Call)

@@ -600,6 +600,9 @@ class _Indexer(
         self._record_named_attribute_write(node.target)
         if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
             self.summed_names.add(node.target.id)
+            if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div):
+                # `total += loss / n_batches`: divided term by term.
+                self.divided_names.add(node.target.id)
         if isinstance(node.op, ast.Div) and isinstance(node.target, ast.Name):
             self.divided_names.add(node.target.id)  # `total /= (step + 1)`
         if (
@@ -1153,6 +1156,37 @@ class _Indexer(
         self.generic_visit(node)
 
 
+# Aliases so conventional that code using them unbound means the module:
+# `@tf.function` in a file whose `import tensorflow as tf` went missing (a
+# helper module split out of a notebook) still decorates with TensorFlow's.
+_CONVENTIONAL_ALIASES = {"tf": "tensorflow", "np": "numpy"}
+
+
+def _record_conventional_aliases(tree: ast.Module, source: str, index: ModuleIndex) -> None:
+    """Read a conventional alias the file uses but binds nowhere (no
+    import, assignment, parameter or definition of that name) as its
+    module. Only a name the file reads: a rewrite writing `tf.` where the
+    file uses no `tf` adds the import."""
+    wanted = {
+        alias
+        for alias in _CONVENTIONAL_ALIASES
+        if alias not in index.imports and f"{alias}." in source
+    }
+    if not wanted:
+        return
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in wanted:
+            if isinstance(node.ctx, ast.Load):
+                read.add(node.id)
+            else:
+                wanted.discard(node.id)
+        elif isinstance(node, ast.arg) or isinstance(node, _FUNCTION_NODES + (ast.ClassDef,)):
+            wanted.discard(node.arg if isinstance(node, ast.arg) else node.name)
+    for alias in wanted & read:
+        index.imports[alias] = _CONVENTIONAL_ALIASES[alias]
+
+
 def build_index(
     source: str,
     path: str,
@@ -1200,6 +1234,7 @@ def build_index(
         current = index.imports.get(alias)
         if current is None or (_is_outside(target) and not _is_outside(current)):
             index.imports[alias] = target
+    _record_conventional_aliases(tree, source, index)
     # `from tensorflow.keras.layers import *`: Keras' public names, as an
     # explicit import of each would bind them.
     for base in index.star_imports:
@@ -1374,9 +1409,7 @@ def _defaults_to_true(args: ast.arguments, name: str) -> bool:
         *zip(with_defaults, args.defaults, strict=True),
         *zip(args.kwonlyargs, args.kw_defaults, strict=True),
     ]
-    return any(
-        a.arg == name and isinstance(d, ast.Constant) and d.value is True for a, d in pairs
-    )
+    return any(a.arg == name and isinstance(d, ast.Constant) and d.value is True for a, d in pairs)
 
 
 def _scope_definitions(

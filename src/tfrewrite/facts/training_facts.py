@@ -164,15 +164,21 @@ def _record_steps_of_looped_helpers(
                     target_index.looped_functions[target] = known or short
 
 
-def _is_model_call(index: ModuleIndex, qualname: str, lookup: ProjectLookup) -> bool:
-    """Whether `qualname` is the `call` of a Keras layer or model: what
-    calling an object built in the step's function runs (`net = Net()`, then
-    `net(x, y)` in the tape) is its forward pass, not a loss."""
+def _no_loss_of_the_model(index: ModuleIndex, qualname: str, lookup: ProjectLookup) -> bool:
+    """Whether `qualname`, a method of a Keras layer or model a tape block
+    calls, computes no loss: its `call` (what calling an object built in
+    the step's function runs, `net = Net()` then `net(x, y)`, is its
+    forward pass), or another method that reads nothing of the object (a
+    schedule of its argument, `self.step_fn(delta)`, whose result weighs a
+    loss term and holds no variable). A method that computes from the
+    model (`self.loss_glb(x, u)` calling `self.dnn`) is a loss."""
     info = index.functions[qualname]
     if info.class_name is None:
         return False
-    owner = qualname.rpartition(".")[0]
-    return keras_base(index, owner, lookup) in KERAS_CALLED_BASES - LOSS_BASES
+    owner, _, method = qualname.rpartition(".")
+    if keras_base(index, owner, lookup) not in KERAS_CALLED_BASES - LOSS_BASES:
+        return False
+    return method in ("call", "__call__") or not info.self_reads
 
 
 def parameter_method(
@@ -255,7 +261,7 @@ def record_training_facts(
                 continue
             direct = _tape_callee(index, tape_loss.callee, tape_owner, lookup)
             for target_index, target in _differentiated_functions(direct, lookup):
-                if target not in target_index.functions or _is_model_call(
+                if target not in target_index.functions or _no_loss_of_the_model(
                     target_index, target, lookup
                 ):
                     continue

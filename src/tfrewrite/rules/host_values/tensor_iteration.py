@@ -47,8 +47,11 @@ class TensorIterationInTracedCode(Rule):
     AutoGraph converts a `for` loop over a tensor, not the iteration inside
     an unpacking or a builtin, and Keras 3 traces a layer's `call` (and a
     `train_step`, a compiled loss) without AutoGraph at all: there a `for`
-    over a tensor raises in `fit` too (measured with Keras 3.15 on
-    TensorFlow 2.21; Keras 2 converted `call`).
+    over a tensor raises in `fit` too, and in a `tf.function` of the
+    project that calls the layer, since AutoGraph does not convert through
+    Keras' `__call__` (measured with Keras 3.15 on TensorFlow 2.21; Keras 2
+    converted `call`). Only the layer's own `@tf.function` on `call`
+    converts it (which TFR308 asks to remove).
 
     ## How to fix it
     Index the tensor (`shape = tf.shape(x); batch, steps = shape[0],
@@ -153,8 +156,9 @@ def _loop_message(
         )
         return (
             f"{what} in `{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
-            "2.16+) traces it without AutoGraph, and Python cannot iterate over a symbolic "
-            "`tf.Tensor` (`OperatorNotAllowedInGraphError` in `fit`); loop with "
+            "2.16+) runs it without AutoGraph wherever it is traced (in `fit`, or in a "
+            "`tf.function` that calls the layer), and Python cannot iterate over a symbolic "
+            "`tf.Tensor` (`OperatorNotAllowedInGraphError`); loop with "
             "`tf.while_loop` or `tf.map_fn`, or over a Python list"
         )
     if bound is not None:

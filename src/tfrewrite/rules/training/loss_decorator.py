@@ -97,14 +97,21 @@ def _only_differentiated_outside_training(ctx: RuleContext, function: FunctionSc
     return True
 
 
-def _called_in_eager_loop(ctx: RuleContext, name: str) -> bool:
-    """`name(...)` called in a Python loop outside traced code (an
-    evaluation loop, `for x in test: total(compute_loss(model, x))`, or
-    `self.loss(...)` in an evaluation method's loop): there its decorator
+def _called_in_eager_loop(ctx: RuleContext, function: FunctionScope) -> bool:
+    """The function called in a Python loop outside traced code (an
+    evaluation loop, `for x in test: total(compute_loss(model, x))`; a
+    method through any object, `self.loss(...)` in an evaluation method's
+    loop or `model.compute_loss(x)` in a script's): there its decorator
     does the tracing, so it is not redundant."""
+    name = function.node.name.value
     traced = {id(f.node) for f in ctx.functions if f.traced is not None}
     for node, ancestors in iter_with_ancestors(ctx.module):
-        if not (isinstance(node, cst.Call) and dotted_name(node.func) == name):
+        if not isinstance(node, cst.Call):
+            continue
+        called = dotted_name(node.func)
+        if called is None:
+            continue
+        if not (called == name or (function.is_method and called.endswith(f".{name}"))):
             continue
         if any(id(a) in traced for a in ancestors):
             continue
@@ -408,8 +415,7 @@ class LossDecorator(Rule):
         callers = [p for p in steps if keys & set(p.loss_callees)]
         removal = NodeEdit(decorator, cst.RemovalSentinel.REMOVE)
         traced_steps = _decorated_callers(ctx, keys)
-        spelled = f"self.{name}" if function.is_method else name
-        if traced_steps and not callers and _called_in_eager_loop(ctx, spelled):
+        if traced_steps and not callers and _called_in_eager_loop(ctx, function):
             return None  # its decorator traces the loop's direct calls
         if traced_steps:
             where = ", ".join(f"`{s}`" for s in traced_steps)

@@ -25,6 +25,7 @@ from tfrewrite.rules.training.per_batch_values import (
     counts_batches,
     divided_name,
     held_list_elements,
+    number_of_batches,
     over_batches,
     per_batch_values,
     weighted_sum,
@@ -110,6 +111,20 @@ def _is_minus_one(node: cst.BaseExpression) -> bool:
     )
 
 
+def _summed_divided(node: cst.AugAssign) -> tuple[str, cst.BaseExpression] | None:
+    """(total, divisor) of `total += value / divisor`."""
+    if not (
+        isinstance(node.operator, cst.AddAssign)
+        and isinstance(node.target, cst.Name)
+        and isinstance(node.value, cst.BinaryOperation)
+        and isinstance(node.value.operator, cst.Divide)
+    ):
+        return None
+    if any(t in node.target.value.lower() for t in _EQUALLY_WEIGHTED):
+        return None
+    return node.target.value, node.value.right
+
+
 def _summed_average(node: cst.CSTNode, total: str) -> Violation:
     return Violation(
         node,
@@ -139,7 +154,14 @@ class PerBatchMetricAverage(Rule):
         `else`), `np.divide(total, n_batches)`, or through a name bound once
         (`count = len(train_ds)`, then `total / count`), or by a number of
         batches computed from the number of examples (`len(x_train) //
-        BATCH_SIZE`, `math.ceil(n / batch_size)`). Each average of a list
+        BATCH_SIZE`, `math.ceil(n / batch_size)`, `int(n / batch)`), or
+        term by term, each value divided before it is added (`ep_loss +=
+        loss / int(n / batch)`, the same average; `loss / batch_size` is a
+        mean of its own and is left alone). A counted loop over slices
+        (`for idx in range(0, n, batch)`) is a loop over batches when it
+        calls a train step: a function named for a step, or one of the file
+        that the loop calls and that trains (`self.grad_desc(x, u)`, whose
+        helper's tape gradients it applies). Each average of a list
         is reported (a figure logged mid-epoch and the one printed after
         it): the first one's fix makes the loop record the batch sizes,
         and the same `fix` then weights the others with them. Lists a dict holds, one
@@ -423,6 +445,19 @@ class PerBatchMetricAverage(Rule):
             for node in iter_nodes(scope, into_functions=False):
                 if not isinstance(node, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
                     continue  # what every finding starts from: a mean or a division
+                if isinstance(node, cst.AugAssign):
+                    # `total += loss / n_batches`: each value divided before
+                    # it is summed, the same average as `total / n_batches`.
+                    summed = _summed_divided(node)
+                    if summed is not None and summed[0] not in reported:
+                        total, divisor = summed
+                        if per_batch is None:
+                            per_batch = per_batch_values(ctx, scope, function)
+                        sums = per_batch[1]
+                        if total in sums and number_of_batches(divisor, sums[total]):
+                            reported.add(total)
+                            yield _summed_average(node, total)
+                            continue
                 comprehension = self._comprehension_mean(ctx, node)
                 if comprehension is not None:
                     yield Violation(

@@ -78,7 +78,21 @@ def _is_batch_loop(
             # image) runs its steps on one batch.
             if any(isinstance(n, cst.Call) and is_update_call(n) for n in own):
                 return True
-        if isinstance(node, cst.Call) and (dotted_name(node.func) or "").lower().endswith("step"):
+        if isinstance(node, cst.Call) and _calls_a_train_step(ctx, node):
+            return True
+    return False
+
+
+def _calls_a_train_step(ctx: RuleContext, call: cst.Call) -> bool:
+    """`train_step(x, y)`, `self.grad_desc(x, y)`: a call named for a step,
+    or of a function of this module that a loop calls and that trains (its
+    tape's gradients applied, `FunctionInfo.trains`)."""
+    leaf = (dotted_name(call.func) or "").rpartition(".")[2]
+    if leaf.lower().endswith("step"):
+        return True
+    for qualname in ctx.index.looped_functions:
+        info = ctx.index.functions.get(qualname)
+        if info is not None and qualname.rpartition(".")[2] == leaf and info.trains:
             return True
     return False
 
@@ -376,8 +390,8 @@ def _empty_lists_bound(small: cst.BaseSmallStatement) -> list[str]:
 
 def _divided_by_batch_size(expr: cst.BaseExpression) -> bool:
     """A count of examples divided by a batch size, rounded (`n // batch_size`,
-    `math.ceil(len(x) / BATCH_SIZE)`): the number of batches."""
-    if isinstance(expr, cst.Call) and dotted_name(expr.func) in _CEILINGS and expr.args:
+    `math.ceil(len(x) / BATCH_SIZE)`, `int(n / batch)`): the number of batches."""
+    if isinstance(expr, cst.Call) and dotted_name(expr.func) in _ROUNDINGS and expr.args:
         expr = expr.args[0].value
         division: type[cst.BaseBinaryOp] = cst.Divide
     else:
@@ -389,7 +403,9 @@ def _divided_by_batch_size(expr: cst.BaseExpression) -> bool:
     )
 
 
-_CEILINGS = frozenset({"math.ceil", "np.ceil", "numpy.ceil", "ceil"})
+_ROUNDINGS = frozenset(
+    {"math.ceil", "np.ceil", "numpy.ceil", "ceil", "int", "round", "math.floor", "np.floor"}
+)
 
 
 def weighted(value: cst.BaseExpression) -> bool:
@@ -413,6 +429,24 @@ def weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> boo
         and weighted(summed.elt)
         and isinstance(divisor, cst.Call)
         and dotted_name(divisor.func) == "sum"
+    )
+
+
+def number_of_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
+    """A divisor that is the number of batches itself, not a batch's size:
+    a counter the loop adds 1 to, the loop's index, examples over batch
+    size (`int(n / batch)`), or a name for a count of batches or steps
+    (`n_batches`, `steps_per_epoch`). What each per-batch value is divided
+    by before it is summed (`total += loss / n_batches`), where `loss /
+    batch_size` is a mean of its own."""
+    if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
+        return True
+    if accumulated.index is not None and counts_iterations(expr, accumulated.index):
+        return True
+    if _divided_by_batch_size(expr):
+        return True
+    return isinstance(expr, cst.Name) and any(
+        part in expr.value.lower() for part in ("batches", "steps", "num_batch", "n_batch")
     )
 
 
