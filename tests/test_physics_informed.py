@@ -57,7 +57,8 @@ def test_a_model_method_reading_nothing_of_the_model_computes_no_loss() -> None:
         "            loss = self.ramp(x) * self.loss_glb(x, u)\n",
     ).replace(
         "    def loss_grad(self, x, u):\n",
-        "    @tf.function\n    def ramp(self, step):\n        return 0.5 * (1.0 - tf.sign(step))\n\n"
+        "    @tf.function\n    def ramp(self, step):\n"
+        "        return 0.5 * (1.0 - tf.sign(step))\n\n"
         "    def loss_grad(self, x, u):\n",
     )
     found = check_source(source, select=["TFR301"])
