@@ -222,10 +222,14 @@ def test_what_the_class_cannot_be_seen_to_build_keeps_the_fix(tmp_path: Path) ->
         "self._extra = hub.KerasLayer('handle')": "import tensorflow_hub as hub\n",
     }
     for built, prelude in builders.items():
-        net = DENSE_NET.replace(
-            "        self._fc = tf.keras.layers.Dense(classes)\n",
-            f"        self._fc = tf.keras.layers.Dense(classes)\n        {built}\n",
-        ).replace("class TextNet", prelude + "class TextNet")
+        net = (
+            DENSE_NET.replace(
+                "        self._fc = tf.keras.layers.Dense(classes)\n",
+                f"        self._fc = tf.keras.layers.Dense(classes)\n        {built}\n",
+            )
+            .replace("class TextNet", prelude + "class TextNet")
+            .replace("self._fc(x)", "self._fc(self._extra(x))")
+        )
         assert _fix(tmp_path, _files(net=net))["train.py"] == FIXED_TRAIN, built
     handed = DENSE_NET.replace("def __init__(self, classes):", "def __init__(self, classes, head):")
     handed = handed.replace("self._fc(x)", "self._fc(self._head(x))").replace(

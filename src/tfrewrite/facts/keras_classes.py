@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from tfrewrite.facts.index_names import BUILTIN_NAMES
-from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import (
     TRAINING_INSENSITIVE_LAYERS,
     builds_keras_model,
@@ -145,16 +145,16 @@ class KerasClasses:
         own = index.qualify(qualname) + "."
         known = {*info.methods, *info.held_objects, *_KERAS_LAYER_METHODS}
         prefix = qualname + "."
-        for function_name, function in index.functions.items():
-            if not function_name.startswith(prefix):
-                continue
+        methods = [f for name, f in index.functions.items() if name.startswith(prefix)]
+        unused = _built_never_used(info, methods)
+        for function in methods:
             # `block(x)` for `block` in `self.blocks`, a list of objects the
             # class builds: those constructor calls are judged as its calls.
             items = function.loop_attributes or {}
             if any(
                 self._may_read_training(index, callee, own, known, function)
                 for callee in function.calls
-                if not info.built_lists.get(items.get(callee, ""), False)
+                if not info.built_lists.get(items.get(callee, ""), False) and callee not in unused
             ):
                 return False
         return True
@@ -193,7 +193,12 @@ class KerasClasses:
         while callee.endswith("()"):
             callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
         if own and callee.startswith(own):
-            return callee[len(own) :].partition(".")[0] not in known
+            attribute, _, method = callee[len(own) :].partition(".")
+            if method in _LIST_FILLING_METHODS:
+                # `self.blocks.append(Conv2D(...))` builds what its argument
+                # does, a call judged on its own.
+                return False
+            return attribute not in known
         path = keras_path(callee)
         if path is not None:
             leaf = path.rpartition(".")[2]
@@ -231,6 +236,25 @@ class KerasClasses:
         if "." not in callee:
             return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))
+
+
+# Methods that put what they are given in a list.
+_LIST_FILLING_METHODS = frozenset({"append", "extend", "insert"})
+
+# Attributes through which Keras hands a class every layer it tracks.
+_TRACKED_LAYER_LISTS = frozenset({"layers", "submodules", "_layers", "_flatten_layers"})
+
+
+def _built_never_used(info: ClassInfo, methods: list[FunctionInfo]) -> set[str]:
+    """The layer constructors (`tensorflow.keras.layers.BatchNormalization`)
+    whose every object the class keeps (`self.norm = BatchNormalization()`)
+    no method of it reads: built and never run, such a layer reads no
+    `training` flag. None when a method goes over every tracked layer."""
+    read = {attr for function in methods for attr in function.self_reads}
+    if read & _TRACKED_LAYER_LISTS:
+        return set()
+    used = {built for attr, built in info.held_objects.items() if attr in read}
+    return {built for attr, built in info.held_objects.items() if attr not in read} - used
 
 
 def _class_kind(

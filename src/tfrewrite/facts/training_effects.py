@@ -106,12 +106,14 @@ def ignores_training(ctx: RuleContext, model: str, owner: str | None = None) -> 
         return _held_class_ignores_training(ctx, model, owner) or _assigned_ignoring_training(
             ctx, model, owner
         )
-    for source in value_sources(ctx, cst.Name(model)):
-        if isinstance(source, cst.Call):
-            reason = _built_ignoring_training(ctx, source)
-            if reason is not None:
-                return reason
-    return None
+    # Every object it may hold must ignore it: `ae = Small(args) if flat
+    # else Normed(args)` trains the batch normalization of the second.
+    reasons = [
+        _built_ignoring_training(ctx, source)
+        for source in value_sources(ctx, cst.Name(model))
+        if isinstance(source, cst.Call)
+    ]
+    return reasons[0] if reasons and all(reasons) else None
 
 
 def training_keyword_refused(ctx: RuleContext, model: str, owner: str | None = None) -> str | None:
@@ -310,14 +312,16 @@ def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> st
     not this file's."""
     if callee not in ctx.index.classes:
         return None
-    if _own_call_without_training(ctx, callee):
+    own_call = _own_method(ctx, callee, "__call__")
+    if own_call is not None and not names_training(own_call):
         # Calling its objects runs this `__call__`, not Keras' (which would
-        # hand `training` on through the call context): it takes none, and
-        # its layers run as their own defaults say.
+        # hand `training` on through the call context): it takes none (or
+        # swallows it in `**kwargs`), and its layers run as their own
+        # defaults say.
         if _builds_training_layers(ctx, callee, depth):
             return None
         name = callee.rpartition(".")[2]
-        return f"`{name}.__call__` takes no `training`, and its layers ignore it"
+        return f"`{name}.__call__` uses no `training`, and its layers ignore it"
     call = _own_method(ctx, callee, "call")
     if call is None:
         if ctx.index.derives_from_keras(callee, {"Sequential"}) and not _builds_training_layers(

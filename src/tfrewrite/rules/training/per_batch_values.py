@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import bound_names
+from tfrewrite.facts.bindings import bound_names, single_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.dataset_batches import batches_of_one_size
 from tfrewrite.facts.name_use import mentioned_names
@@ -61,7 +61,7 @@ def _is_batch_loop(
         return True
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
-    counted = isinstance(loop.iter, cst.Call) and dotted_name(loop.iter.func) == "range"
+    counted = _counted(loop, function)
     if function is not None and _called_by_a_step(ctx, function):
         return False  # it runs on the step's one batch: a loop over its parts
     for node in () if counted else [*iter_nodes(loop.iter), *iter_nodes(loop.target)]:
@@ -71,6 +71,8 @@ def _is_batch_loop(
     own = _own_nodes(loop.body)
     if counted and not _draws_data(loop, own):
         return False  # updates repeated on one batch (a critic's `range(n_critic)`)
+    if counted and _draws_from_a_batcher(loop, own):
+        return False  # its count, not the data, ends the loop: every draw is whole
     for node in own:
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
             # A tape whose gradients update variables trains on each pass; one
@@ -95,6 +97,47 @@ def _calls_a_train_step(ctx: RuleContext, call: cst.Call) -> bool:
         if info is not None and qualname.rpartition(".")[2] == leaf and info.trains:
             return True
     return False
+
+
+# Wrappers that iterate what they are given (a progress bar, a numbering).
+_ITERATING_WRAPPERS = frozenset({"tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "enumerate"})
+
+
+def _counted(loop: cst.For, function: cst.FunctionDef | None) -> bool:
+    """Whether the loop goes over a count (`range(steps)`), also through a
+    progress bar or a numbering (`tqdm(range(steps))`, `trange(steps)`),
+    and through the name a `with` or an assignment binds it to (`with
+    tqdm(range(steps)) as pbar: for step in pbar:`)."""
+    iterable: cst.BaseExpression = loop.iter
+    if isinstance(iterable, cst.Name) and function is not None:
+        iterable = _bound_once(function, iterable.value) or iterable
+    while (
+        isinstance(iterable, cst.Call)
+        and dotted_name(iterable.func) in _ITERATING_WRAPPERS
+        and iterable.args
+    ):
+        iterable = iterable.args[0].value
+    return isinstance(iterable, cst.Call) and (dotted_name(iterable.func) or "").rpartition(".")[
+        2
+    ] in ("range", "trange")
+
+
+def _bound_once(function: cst.FunctionDef, name: str) -> cst.BaseExpression | None:
+    """What `with value as name` or `name = value` binds `name` to in
+    `function`, when that is its one binding there."""
+    found = [
+        item.item
+        for node in iter_nodes(function.body, into_functions=False)
+        if isinstance(node, cst.With)
+        for item in node.items
+        if item.asname is not None
+        and isinstance(item.asname.name, cst.Name)
+        and item.asname.name.value == name
+    ]
+    assigned = single_values(function).get(name)
+    if assigned is not None:
+        found.append(assigned)
+    return found[0] if len(found) == 1 else None
 
 
 def _called_by_a_step(ctx: RuleContext, function: cst.FunctionDef) -> bool:
@@ -159,6 +202,32 @@ def _draws_data(loop: cst.For, own: list[cst.CSTNode]) -> bool:
             if not counters.isdisjoint(mentioned_names(node.slice[0].slice)):
                 return True
     return False
+
+
+def _draws_from_a_batcher(loop: cst.For, own: list[cst.CSTNode]) -> bool:
+    """Whether a counted loop takes each batch from an object that hands
+    out batches of the size asked (`batcher.next_batch()`,
+    `buffer.sample(64)`, `data.get_batch(32)`), and by nothing else: such
+    a source does not run out within the count (a batcher refills, a
+    buffer samples), so no batch is short. `next(iterator)` over a batched
+    dataset, or slices by the loop's counter, do run out: the last may be
+    short."""
+    counters = set(mentioned_names(loop.target))
+    drawn = False
+    for node in own:
+        if isinstance(node, cst.Call):
+            called = (dotted_name(node.func) or "").lower()
+            if called == "next":
+                return False
+            method = called.rpartition(".")[2]
+            if isinstance(node.func, cst.Attribute) and any(
+                word in method for word in ("batch", "sample")
+            ):
+                drawn = True
+        elif isinstance(node, cst.Subscript) and counters:
+            if not counters.isdisjoint(mentioned_names(node.slice[0].slice)):
+                return False
+    return drawn
 
 
 def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:

@@ -316,7 +316,13 @@ class MissingTrainingFlag(Rule):
         that default when no caller or call context says otherwise: it
         trains already), or an object of
         the project that is no Keras layer or model (a `tf.Module` whose own
-        `__call__` takes no `training`). A model called with its input by
+        `__call__` takes no `training`, or swallows it in `**kwargs`, and
+        runs no layer that reads it). A layer a class builds and never
+        runs (`self.norm = BatchNormalization()` no method calls) reads
+        nothing; a list of layers the class fills (`self.hidden.append(
+        Dense(...))`) is judged by what it appends. A name a branch binds
+        to one model or another (`model = Plain() if flat else Normed()`)
+        is reported unless every one of them ignores `training`. A model called with its input by
         keyword, `model(inputs=x)`, is a model call like `model(x)`. A Keras model's
         `train_step` that runs its forward pass as `self.call(x)` bypasses
         `__call__`: no call context carries `training` to the layers inside
