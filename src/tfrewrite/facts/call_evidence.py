@@ -17,6 +17,7 @@ from tfrewrite.facts.function_facts import is_self_attribute, self_assignments
 from tfrewrite.facts.index_names import (
     BUILTIN_NAMES,
     _bound_names,
+    dotted,
     held_table_item,
 )
 from tfrewrite.facts.index_records import CallSite, FunctionInfo, ModuleIndex
@@ -421,6 +422,7 @@ class CallEvidence:
             named,
             whole_shapes,
             short_batches,
+            dotted(node.func) or "",
         )
         self.index.call_sites.append(site)
         if forwarded:

@@ -204,6 +204,11 @@ class FrozenState:
             for attr, where in ctx.index.callback_model_writes.items():
                 if attr in writes.assigned:
                     result.setdefault(attr, f"set by the callback method `{where}`")
+        # Rebound on its objects by code elsewhere, in a loop between calls
+        # (`agent.noise = noise * decay` in the episode loop of a script).
+        for attr, where in ctx.index.outside_attribute_writes.get(class_name, {}).items():
+            if own not in writes.assigned.get(attr, ()):
+                result.setdefault(attr, where)
         called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:

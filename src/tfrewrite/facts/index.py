@@ -254,6 +254,7 @@ class _Indexer(
         self.instance_callees: dict[int, str] = {}
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
+        self.loop_bodies: list[list[ast.stmt]] = []  # per enclosing loop: its body
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
         # Per enclosing loop of the function's own body: a `for` over data
         # (not a counted `range`).
@@ -297,6 +298,8 @@ class _Indexer(
         # Module-level names bound once to an object: name -> its constructor
         # (`critic = Critic()`), so `critic.sync()` calls `Critic.sync`.
         self.module_instances: dict[str, str] = {}
+        # (constructor, or "@name" for a module-level name, attr, line).
+        self.object_attribute_writes: list[tuple[str, str, int]] = []
         self.module_object_choices: dict[str, tuple[str, ...]] = {}
         # Call-site evidence: module-level names bound once; per function
         # being visited, the names it binds and its sites forwarding a
@@ -409,6 +412,7 @@ class _Indexer(
         )
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
+        bodies, self.loop_bodies = self.loop_bodies, []
         graph_loops, self.graph_loops = self.graph_loops, []
         data_loops, self.data_loops = self.data_loops, []
         self.mutated_names.append([])
@@ -452,6 +456,7 @@ class _Indexer(
         self.local_lists.pop()
         self.batched_names.pop()
         self.loop_stack = loops
+        self.loop_bodies = bodies
         self.graph_loops = graph_loops
         self.data_loops = data_loops
         self._decide_mutations(node, info)
@@ -584,9 +589,33 @@ class _Indexer(
             if value.id in info.params:
                 info.averaged_params = info.averaged_params | {value.id}
 
+    def _record_object_attribute_write(self, target: ast.expr) -> None:
+        """`agent.noise = noise * decay` in a loop, for a name bound to an
+        object of a class (`agent = Agent(...)`, here or at module level):
+        the object's attribute changes between the calls of its methods.
+        Module-level names are resolved once the module is read. An object
+        the loop builds afresh in each pass is set up there, not changed."""
+        if not self.loop_stack or not isinstance(target, ast.Attribute):
+            return
+        if not isinstance(target.value, ast.Name) or target.value.id in ("self", "cls"):
+            return
+        owner = target.value.id
+        if any(
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Call)
+            and any(isinstance(t, ast.Name) and t.id == owner for t in statement.targets)
+            for statement in iter_statements(self.loop_bodies[-1], into_definitions=False)
+        ):
+            return  # an object built afresh in each pass, set up before use
+        built = self._local_factory(owner) if self.function_stack else None
+        if built is None and self.function_stack and self._built_here(owner):
+            return
+        self.object_attribute_writes.append((built or f"@{owner}", target.attr, target.lineno))
+
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.bind_names(node.target)
         self._record_named_attribute_write(node.target)
+        self._record_object_attribute_write(node.target)
         self._record_target(node.target)
         attr = self_attribute_from_call(node)
         if attr is not None:
@@ -598,6 +627,7 @@ class _Indexer(
         if writes_outside(node.target, augmented=True):
             self._mark("writes_state")
         self._record_named_attribute_write(node.target)
+        self._record_object_attribute_write(node.target)
         if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
             self.summed_names.add(node.target.id)
             if isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div):
@@ -706,6 +736,7 @@ class _Indexer(
             for target in node.targets:
                 self._record_target(target)
                 self._record_named_attribute_write(target)
+                self._record_object_attribute_write(target)
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                     # A straight module-level write (`tf.as_tensor = ...`,
                     # `config.LR = 0.1` in a script) runs once, at import,
@@ -816,12 +847,14 @@ class _Indexer(
             rows = self._evidence(node.iter) in ("t", "s")
             self.evidence[-1][node.target.id] = "t" if rows else "?"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
+        self.loop_bodies.append(node.body)
         self.graph_loops.append(self._may_range_over_tensor(node.iter))
         counted = isinstance(node.iter, ast.Call) and dotted(node.iter.func) == "range"
         self.data_loops.append(not counted)
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.loop_bodies.pop()
         self.graph_loops.pop()
         self.data_loops.pop()
 
@@ -865,10 +898,12 @@ class _Indexer(
         self._branch(node.test)  # a `while` tests its condition like an `if` (TFR101)
         self.visit(node.test)
         self.loop_stack.append(False)
+        self.loop_bodies.append(node.body)
         self.graph_loops.append(True)  # on a tensor condition, a `tf.while_loop`
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.loop_bodies.pop()
         self.graph_loops.pop()
 
     # -- uses -------------------------------------------------------------------
@@ -948,8 +983,13 @@ class _Indexer(
         instance = self._instance_call(node.func)
         if instance:
             self.instance_callees[id(node)] = instance
-        if callee and (node.args or node.keywords):
-            self._record_call_site(node, callee, instance)
+        if node.args or node.keywords:
+            # `agent.update(s, a, step)` on an object of a project class.
+            method = None if instance else self.object_method(node.func)
+            if method:
+                self._record_call_site(node, method, method)
+            elif callee:
+                self._record_call_site(node, callee, instance)
         if self.module_tape_calls and not self.function_stack:
             called = instance or callee
             if called and called.split(".", 1)[0] not in EXTERNAL_ROOTS:
@@ -1270,6 +1310,11 @@ def build_index(
     indexer.mentions_variables = "variables" in source or "weights" in source
     indexer.mentions_models = any(word in source for word in MODEL_BUILDER_WORDS)
     indexer.visit(tree)
+    for built, attr, line in indexer.object_attribute_writes:
+        if built.startswith("@"):  # a module-level name
+            built = indexer.module_instances.get(built[1:], "")
+        if built:
+            index.object_attribute_writes.append((built, attr, line))
     index.used_names = identifiers(source)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()

@@ -317,6 +317,26 @@ class ObjectReferences:
             return None  # bound in the function: not the module's object
         return f"{constructor}()"
 
+    def object_method(self, func: ast.expr) -> str | None:
+        """The method `agent.update` calls for a plain name bound to an
+        object of a project class (`agent = TD3(...)` in this function or,
+        not shadowed, at module level): `pkg.TD3.update`, `self` bound."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        name = func.value.id
+        if name in ("self", "cls") or name in self.index.imports:
+            return None
+        constructor = self._local_factory(name) if self.function_stack else None
+        if constructor is None:
+            if any(name in info.params for info in self.function_stack) or any(
+                name in bound for bound in self.bound_here
+            ):
+                return None  # a parameter or a local: not the module's object
+            constructor = self.module_instances.get(name)
+        if constructor is None or constructor.split(".", 1)[0] in EXTERNAL_ROOTS:
+            return None
+        return f"{constructor}.{func.attr}"
+
     def _record_compiled_object(self, node: ast.Call) -> None:
         """`model.compile(...)` where `model = Net()` (here, in a function
         around, or once at module level), or `self.compile(...)` in a method

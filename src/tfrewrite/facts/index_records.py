@@ -359,6 +359,9 @@ class CallSite:
     # (or a loop source feeding such batches): position or keyword. A
     # function looping over the parameter sees a short last batch (TFR306).
     short_batches: tuple[str, ...] = ()
+    # The callee as the call writes it (`agent.update`), for pass 2 to find
+    # the call again without positions.
+    written: str = ""
 
 
 @dataclass(slots=True)
@@ -516,6 +519,19 @@ class ModuleIndex:
     # name -> the constructor, as the module resolves it (`targets.Targets`).
     # A call `parse(...)` runs the class's `__call__`.
     module_instances: dict[str, str] = field(default_factory=dict)
+    # `agent.noise = noise * decay` in a loop, on a name bound to an object
+    # (`agent = Agent(...)`): (its constructor, as the module resolves it,
+    # the attribute, the line).
+    object_attribute_writes: list[tuple[str, str, int]] = field(default_factory=list)
+    # Attributes of the objects of a class of this module that code
+    # elsewhere rebinds in a loop (`object_attribute_writes` of any module):
+    # class qualname -> attribute -> "rebound in `path:line`". Filled by the
+    # project facts.
+    outside_attribute_writes: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Plain `tf.function`s of other modules (no `input_signature`) this
+    # module calls: the callee as written (`agent.update`) -> the function's
+    # qualname there. Filled by the project facts; TFR203 asks.
+    foreign_tf_functions: dict[str, str] = field(default_factory=dict)
     # A module-scope name that several statements bind to objects (`if`/`else`
     # alternatives) -> every constructor it may have been built with: a call
     # of it may run any of their `__call__`s.

@@ -432,6 +432,8 @@ def compute_facts(
         )
     _record_foreign_writes(indexes)
     _record_callback_model_writes(indexes)
+    _record_outside_attribute_writes(indexes, lookup)
+    _record_foreign_tf_functions(indexes, lookup)
     _record_rebound_imports(indexes)
     record_star_names(indexes)
     _record_held_state(indexes, lookup)
@@ -659,6 +661,42 @@ def _record_callback_model_writes(indexes: list[ModuleIndex]) -> None:
     if writes:
         for index in indexes:
             index.callback_model_writes = dict(writes)
+
+
+def _record_outside_attribute_writes(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """`agent.noise = noise * decay` in a loop of any module, `agent` an
+    object of a project class: that class's module learns the attribute
+    changes between the calls of its methods (`outside_attribute_writes`)."""
+    for index in indexes:
+        for built, attr, line in index.object_attribute_writes:
+            where = f"rebound in `{path_line(index.path, line, index.cell_starts)}`"
+            for target_index, qualname in lookup.find(built, index):
+                if qualname in target_index.classes:
+                    writes = target_index.outside_attribute_writes.setdefault(qualname, {})
+                    writes.setdefault(attr, where)
+
+
+def _record_foreign_tf_functions(indexes: list[ModuleIndex], lookup: ProjectLookup) -> None:
+    """`agent.update(s, a, step)` in a script, `TD3.update` a plain
+    `tf.function` of another module: the script learns the call runs one
+    (`foreign_tf_functions`), so a changing Python number it passes
+    retraces (TFR203)."""
+    for index in indexes:
+        for site in index.call_sites:
+            if not site.written or site.written in index.foreign_tf_functions:
+                continue
+            for target_index, qualname in lookup.find(site.callee, index):
+                info = target_index.functions.get(qualname)
+                if target_index is index or info is None:
+                    continue
+                plain = [
+                    d
+                    for d in info.decorators
+                    if d in TF_FUNCTION_NAMES
+                    and "input_signature" not in info.decorator_keywords.get(d, {})
+                ]
+                if plain:
+                    index.foreign_tf_functions[site.written] = qualname
 
 
 def _record_rebound_imports(indexes: list[ModuleIndex]) -> None:

@@ -19,7 +19,8 @@ A function is kept when it may matter to one of the selected rules
   `traced_sites`, `traced_lambdas`, `tape_losses`), a `global`/`nonlocal`, a
   `run_functions_eagerly` switch (TFR307);
 - it calls one of those by name (a loop calling a decorated function is
-  TFR203's case; a loop calling a train step, TFR302's), unless no selected
+  TFR203's case, also another module's, `agent.update(x, step)`; a loop
+  calling a train step, TFR302's), unless no selected
   rule reads callers (`Relevance.reads_callers`: the rules that look only at
   traced code and what it calls learn what callers pass from pass-1 facts);
 - it writes state a rule reads across functions (items of a module name, an
@@ -484,10 +485,14 @@ def _decide(
             reason = "calls a seed function"
         unit.reason = reason
     if needs.reads_callers:
+        # Another module's `tf.function` called as written here (`agent.update`).
+        foreign = {written.rpartition(".")[2] for written in index.foreign_tf_functions}
         for unit in units:
             if unit.reason is None and not core.isdisjoint(unit.words):
                 called = sorted(core & unit.words)[0]
                 unit.reason = f"calls `{called}`"
+            elif unit.reason is None and not foreign.isdisjoint(unit.words):
+                unit.reason = "calls another module's tf.function"
     _spread(lines, units, infos, facts, loop_rules)
     return units
 

@@ -33,7 +33,11 @@ class ModuleStateInTracedCode(Rule):
     `LR` of `config` too), or a variable the enclosing function's loop
     rebinds (a function defined inside that loop is defined, and traced,
     afresh on every iteration: it reads each iteration's value, and is not
-    reported). An attribute a Keras callback sets on the model `fit` runs
+    reported). An attribute code elsewhere rebinds in a loop on an object
+    of the class (`agent.noise = noise * decay` in a script's episode
+    loop, `agent = Agent(...)` in that function or module) is such state
+    for the class's traced methods; an object the loop builds afresh in
+    each pass and sets up before use is not. An attribute a Keras callback sets on the model `fit` runs
     (`self.model.teacher = load_model(...)` in `on_epoch_begin`) is such
     state too, and so is an object there: the step that calls
     `self.teacher(x)` keeps calling the teacher of its first trace, and a

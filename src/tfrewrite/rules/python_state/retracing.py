@@ -45,6 +45,9 @@ def _traced_callee(
     for `self.agent = Agent()`), or of an object the module builds once
     (`agent.act(...)` for `agent = Agent()`) or the function `scope` around
     the loop builds (`policy = Agent(...)` in `train`)."""
+    written = dotted_name(func)
+    if written is not None and written in ctx.index.foreign_tf_functions:
+        return written  # another module's `tf.function` (`agent.update`)
     if isinstance(func, cst.Name):
         name = func.value
         if any(
@@ -83,7 +86,9 @@ class PythonScalarRetraces(Rule):
     `enumerate(...)`), a `while` counter (`step += 1`), or a decayed Python
     learning rate (`lr *= 0.9`). The function may be a method, called on
     `self`, on an object the class holds (`self.agent.act(...)`) or on one
-    the module builds once (`agent = Agent()`, then `agent.act(...)`).
+    the module builds once (`agent = Agent()`, then `agent.act(...)`), also
+    when that function is another module's (a script's episode loop calling
+    `agent.update(s, a, step)` of the module defining the agent).
 
     ## Why is this bad?
     A `tf.function` keys its traces on the values of Python arguments: every
@@ -228,7 +233,7 @@ class PythonScalarRetraces(Rule):
                 "input_signature" in info.decorator_keywords.get(d, {}) for d in TF_FUNCTION_NAMES
             )
         }
-        if not decorated:
+        if not decorated and not ctx.index.foreign_tf_functions:
             return
         reported: set[int] = set()
         traced = {id(f.node) for f in ctx.functions if f.runs_traced is not None}

@@ -18,8 +18,9 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
     module name assigned, an attribute of an imported module the project
     rebinds or this file writes, an attribute of a class of the file
     assigned through its name, a traced method reading a `self` attribute
-    its class writes outside set-up methods or a Keras callback sets on the
-    model, or a traced function nested in an untraced one."""
+    its class writes outside set-up methods, code elsewhere rebinds on its
+    objects in a loop, or a Keras callback sets on the model, or a traced
+    function nested in an untraced one."""
     from tfrewrite.facts.vocabulary import is_setup_method
 
     if not traced:
@@ -30,6 +31,12 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
         return True  # `cfg.SCALE` rebound by the project, or written here
     if not index.named_attribute_writes.isdisjoint(index.classes):
         return True  # `Schedule.margin = ...`: a class attribute rebound
+    outside = index.outside_attribute_writes
+    if outside and any(
+        not info.self_reads.isdisjoint(outside.get(info.class_name or "", ()))
+        for info in traced_infos(index, traced)
+    ):
+        return True  # `agent.noise = ...` in another module's loop
     set_by_callbacks = index.callback_model_writes
     if set_by_callbacks and any(
         not info.self_reads.isdisjoint(set_by_callbacks) for info in traced_infos(index, traced)
@@ -70,10 +77,11 @@ def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
 
 
 def decorated(index: ModuleIndex, traced: TracedFacts) -> bool:
-    """TFR203: a function decorated with `tf.function`."""
+    """TFR203: a function decorated with `tf.function`, here or in another
+    module this one calls (`foreign_tf_functions`)."""
     from tfrewrite.facts.index import TF_FUNCTION_NAMES
 
-    return any(
+    return bool(index.foreign_tf_functions) or any(
         any(d in TF_FUNCTION_NAMES for d in info.decorators) for info in index.functions.values()
     )
 
