@@ -37,8 +37,9 @@ class ModuleStateInTracedCode(Rule):
     of the class (`agent.noise = noise * decay` in a script's episode
     loop, `agent = Agent(...)` in that function or module) is such state
     for the class's traced methods; an object the loop builds afresh in
-    each pass and sets up before use is not. An attribute a Keras callback sets on the model `fit` runs
-    (`self.model.teacher = load_model(...)` in `on_epoch_begin`) is such
+    each pass and sets up before use is not. An attribute a Keras callback
+    sets on the model `fit` runs (`self.model.teacher = load_model(...)` in
+    `on_epoch_begin`) is such
     state too, and so is an object there: the step that calls
     `self.teacher(x)` keeps calling the teacher of its first trace, and a
     new one is never run. A script or notebook written in sections, which sets a value
