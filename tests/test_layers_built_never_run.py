@@ -31,3 +31,54 @@ def test_a_list_holding_a_dropout_is_reported() -> None:
         "self.hidden.append(tf.keras.layers.Dropout(0.5))",
     )
     assert len(check_source(source, select=["TFR304"])) == 1
+
+
+def test_a_layer_holding_a_handed_cell_of_dense_layers_is_not_reported() -> None:
+    # `Recurrence(Cell(8))` keeps the cell it is handed: what every call
+    # site hands it is what it runs.
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        class Cell(tf.keras.layers.Layer):
+            def __init__(self, units):
+                super().__init__()
+                self.dense = tf.keras.layers.Dense(units)
+
+            def call(self, x):
+                return self.dense(x)
+
+
+        class Recurrence(tf.keras.layers.Layer):
+            def __init__(self, cell):
+                super().__init__()
+                self.cell = cell
+
+            def call(self, x):
+                return self.cell(x)
+
+
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.rnn = Recurrence(Cell(8))
+
+            def call(self, x):
+                return self.rnn(x)
+
+
+        net = Net()
+
+
+        @tf.function
+        def train_step(x, y, optimizer):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(net(x) - y))
+            grads = tape.gradient(loss, net.trainable_variables)
+            optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        """
+    )
+    assert check_source(source, select=["TFR304"]) == []
+    dropping = source.replace("return self.dense(x)", "return tf.keras.layers.Dropout(0.5)(x)")
+    assert len(check_source(dropping, select=["TFR304"])) == 1

@@ -163,6 +163,7 @@ class CallEvidence:
     module_once: set[str]
     bound_here: list[set[str]]
     forwarding_sites: list[list[CallSite]]
+    grown_names: list[set[str]]  # per scope: names a loop appends to so far
 
     def _may_hold_tensor(self, value: ast.expr) -> bool:
         """Whether a value kept on `self` may be a tensor, as far as pass 1
@@ -278,7 +279,12 @@ class CallEvidence:
 
     def bind_names(self, target: ast.AST) -> None:
         """Names an assignment, loop or `with` binds in the function being
-        visited: a parameter rebound there is not what its callers pass."""
+        visited: a parameter rebound there is not what its callers pass. A
+        name rebound is no longer the list a loop grew (`states =
+        np.array(states)`)."""
+        grown = self.grown_names[-1]
+        if grown:
+            grown.difference_update(_bound_names(target))
         if not self.bound_here:
             return
         if isinstance(target, ast.Name):  # most often
@@ -389,9 +395,7 @@ class CallEvidence:
             *((kw.arg, kw.value) for kw in node.keywords if kw.arg),
         ]
         objects = tuple(
-            (where, built)
-            for where, value in arguments
-            if (built := self._built_by(value))
+            (where, built) for where, value in arguments if (built := self._built_by(value))
         )
         named = tuple(
             (where, resolved)
@@ -409,6 +413,10 @@ class CallEvidence:
             for where, value in arguments
             if isinstance(value, ast.Name) and self._feeds_short_batch(value)
         )
+        grown = self.grown_names[-1]
+        grown_lists = tuple(
+            where for where, value in arguments if isinstance(value, ast.Name) and value.id in grown
+        )
         site = CallSite(
             callee,
             args,
@@ -423,6 +431,7 @@ class CallEvidence:
             whole_shapes,
             short_batches,
             dotted(node.func) or "",
+            grown_lists,
         )
         self.index.call_sites.append(site)
         if forwarded:

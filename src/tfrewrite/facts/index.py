@@ -255,6 +255,8 @@ class _Indexer(
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
         self.loop_bodies: list[list[ast.stmt]] = []  # per enclosing loop: its body
+        # Per scope (the module's first): names a loop appends to so far.
+        self.grown_names: list[set[str]] = [set()]
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
         # Per enclosing loop of the function's own body: a `for` over data
         # (not a counted `range`).
@@ -428,6 +430,7 @@ class _Indexer(
         self.object_choices.append({})
         self.function_tables.append({})
         self.local_lists.append({})
+        self.grown_names.append(set())
         self.dataset_names.append(set())
         self.branch_tests.append([])
         self.bound_here.append(set())
@@ -454,6 +457,7 @@ class _Indexer(
         self.object_choices.pop()
         self.function_tables.pop()
         self.local_lists.pop()
+        self.grown_names.pop()
         self.batched_names.pop()
         self.loop_stack = loops
         self.loop_bodies = bodies
@@ -933,6 +937,13 @@ class _Indexer(
         # A function an enclosing function defines (`train_step` nested in
         # `main`, called from `main`'s nested `train`) by its qualified name.
         callee = self.resolve_function(node.func)
+        if (
+            self.loop_stack
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend", "insert")
+            and isinstance(node.func.value, ast.Name)
+        ):
+            self.grown_names[-1].add(node.func.value.id)  # `states.append(s)` per step
         if (
             self.mentions_batch
             and self.function_stack

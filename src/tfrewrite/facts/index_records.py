@@ -362,6 +362,10 @@ class CallSite:
     # The callee as the call writes it (`agent.update`), for pass 2 to find
     # the call again without positions.
     written: str = ""
+    # Arguments that pass a list a loop of the caller appends to (the
+    # states of an episode): position or keyword. A `tf.function` given
+    # one traces again for every new length.
+    grown_lists: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

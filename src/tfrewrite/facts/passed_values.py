@@ -42,7 +42,12 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
     parameter) and `ModuleIndex.param_functions` (project functions named
     at every site)."""
     if not any(
-        site.objects or site.named or site.forwarded or site.short_batches or site.whole_shapes
+        site.objects
+        or site.named
+        or site.forwarded
+        or site.short_batches
+        or site.whole_shapes
+        or site.grown_lists
         for index in indexes
         for site in index.call_sites
     ):
@@ -94,6 +99,12 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         index_of[path].short_batch_params[target] = frozenset(params)
     for (path, target), params in _filled_parameters(sites, _whole_shapes, marked).items():
         index_of[path].whole_shape_params[target] = frozenset(params)
+    for (path, target), params in _filled_parameters(sites, _grown_lists, marked).items():
+        # Every call hands it a list that grows between calls (the states
+        # of an episode): traced, each new length traces anew.
+        info = index_of[path].functions.get(target)
+        if params and info is not None:
+            info.consumes_grown_lists = True
 
     for _round in range(_FORWARDING_ROUNDS):
         found = _filled_parameters(sites, _objects_or_forwarded, built)
@@ -110,6 +121,10 @@ def _named(site: CallSite) -> dict[str, str]:
 
 def _short_batches(site: CallSite) -> dict[str, str]:
     return dict.fromkeys(site.short_batches, "short")
+
+
+def _grown_lists(site: CallSite) -> dict[str, str]:
+    return dict.fromkeys(site.grown_lists, "grown")
 
 
 def _whole_shapes(site: CallSite) -> dict[str, str]:

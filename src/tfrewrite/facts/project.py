@@ -52,7 +52,7 @@ from tfrewrite.facts.project_lookup import (
     suffixes,
 )
 from tfrewrite.facts.tape_reach import link_tape_reach
-from tfrewrite.facts.trace_shapes import concrete_shape_functions
+from tfrewrite.facts.trace_shapes import concrete_shape_functions, modules_keras_traces
 from tfrewrite.facts.traced_function import (
     COMPILE_CONTEXT,
     DYNAMIC_SHAPE_KEYWORDS,
@@ -185,6 +185,13 @@ def compute_facts(
         indexes, lambda index, name: named_classes(index, name, lookup)
     )
 
+    # A Keras model's step hooks run traced where Keras runs its models
+    # (`fit`, `evaluate`, `predict`); a project that hands none to Keras and
+    # calls the hook itself (`net.test_step(x)` in its own eager loop) runs
+    # it as the plain method it is.
+    keras_modules = modules_keras_traces(indexes, lookup)
+    called_methods = {name.rpartition(".")[2] for index in indexes for name in index.called_names}
+
     def mark_class(index: ModuleIndex, qualname: str, reason: str, elsewhere: bool) -> None:
         base = keras_base(index, qualname, lookup)
         if base is None:
@@ -198,6 +205,13 @@ def compute_facts(
             info = index.functions.get(method_qualname)
             if info is None or not callable_as_hook(info, method):
                 continue
+            if (
+                method in _STEP_HOOKS
+                and not reason
+                and index.path not in keras_modules
+                and method in called_methods
+            ):
+                continue  # the project's own method, which it calls itself
             is_loss = base in LOSS_BASES
             count = 0 if is_loss else KERAS_TENSOR_ARGUMENTS.get(method, 0)
             tensors = info.caller_params[:count]
@@ -452,6 +466,10 @@ def compute_facts(
     for path, qualname in concrete_shape_functions(indexes, lookup, facts.traced):
         facts.traced[path][qualname] = replace(facts.traced[path][qualname], concrete_shapes=True)
     return facts
+
+
+# The hooks Keras' own loops call (`fit`, `evaluate`, `predict`).
+_STEP_HOOKS = frozenset({"train_step", "test_step", "predict_step"})
 
 
 def _mark_value_references(

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
-from tfrewrite.facts.keras_names import keras_leaf
+from tfrewrite.facts.keras_names import keras_leaf, keras_path
 from tfrewrite.facts.project_lookup import ProjectLookup, is_plain_class, named_classes
 from tfrewrite.facts.traced_function import (
     KERAS_METHOD_CONTEXTS,
@@ -76,7 +76,7 @@ class _Shapes:
     ) -> None:
         self.by_path = {index.path: index for index in indexes}
         self.traced = traced
-        self.keras_modules = _modules_keras_traces(indexes, lookup)
+        self.keras_modules = modules_keras_traces(indexes, lookup)
         # `f.get_concrete_function(tf.TensorSpec([None, 3]))` traces with
         # the shapes it is given.
         self.signature_modules = {
@@ -188,7 +188,7 @@ def _iterates_data(info: FunctionInfo | None) -> bool:
     return info is None or bool(info.calls_in_data_loops) or "next" in info.calls
 
 
-def _modules_keras_traces(indexes: list[ModuleIndex], lookup: ProjectLookup) -> set[str]:
+def modules_keras_traces(indexes: list[ModuleIndex], lookup: ProjectLookup) -> set[str]:
     """Paths of the modules whose models Keras may trace with shapes it
     chooses: those handing a model to Keras, and what they import."""
     by_module = {index.module: index for index in indexes if index.module}
@@ -216,6 +216,8 @@ def _hands_models_to_keras(index: ModuleIndex, lookup: ProjectLookup) -> bool:
         if classes:
             if any(not is_plain_class(other, qualname, lookup) for other, qualname in classes):
                 return True
+        elif built.startswith("tensorflow.") and keras_path(built) is None:
+            continue  # a TensorFlow object that is no model (`tf.train.Checkpoint`)
         elif built.partition(".")[0] in _KERAS_ROOTS or not _names_a_class(built):
             # A Keras model, or what a factory returned (`build_model()`).
             return True

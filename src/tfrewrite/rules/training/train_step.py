@@ -110,8 +110,10 @@ class UndecoratedTrainStep(Rule):
         a function whose tape sits in a loop of its own (a training loop:
         TFR303's case) and a method
         that learns from lists its class grows between calls (a REINFORCE
-        update over the episode's `self.rewards`): each call has a new length,
-        so traced it would trace again on every call.
+        update over the episode's `self.rewards`), or a function every caller
+        hands a list its loop grows (`train_step(states, returns, ...)` after
+        `states.append(s)` per step of the episode): each call has a new
+        length, so traced it would trace again on every call.
 
         ## Fix safety
         The fix is safe when the decoration is proven: the loop's call is
