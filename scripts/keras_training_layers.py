@@ -7,7 +7,7 @@ Which Keras layers compute the same with `training=True` as without is a
 fact of Keras, so it is measured rather than listed by hand: every public
 class of `keras.layers` that is a `Layer` is constructed with minimal
 arguments and called on small inputs (the probes of
-`keras_weighted_layers.py`) until one call succeeds; then it is called on
+`keras_layer_probes.py`) until one call succeeds; then it is called on
 that input in inference mode, three times in training mode, and in
 inference mode again. A layer whose outputs are all equal ignores
 `training` (`Dense`, `Conv2D`, `GlobalAvgPool2D`, an `LSTM` built without
@@ -30,13 +30,19 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
-from keras_weighted_layers import ARGUMENTS, _constructions, _inputs, _required, _value, versions
+from keras_layer_probes import (  # a sibling script: run from scripts/
+    ARGUMENTS,
+    constructions,
+    each_layer_class,
+    inputs,
+    required,
+    value,
+    versions,
+)
 
 TABLE = (
     Path(__file__).resolve().parent.parent
@@ -58,19 +64,19 @@ def ignores_training(cls: type, tf: Any, layers: Any) -> bool | None:
     """Whether a minimal `cls` computes the same in both modes (None when
     no probe runs it)."""
     try:
-        required = _required(cls)
+        names = required(cls)
         params = set(inspect.signature(cls.__init__).parameters)
     except (TypeError, ValueError):
         return None
     if "dropout" in params:
         params.discard("seed")  # it draws for its dropout, which a `dropout=` says
-    if any(name not in ARGUMENTS for name in required) or params & UNDECIDED_BY:
+    if any(name not in ARGUMENTS for name in names) or params & UNDECIDED_BY:
         return None
     for arguments, (args, kwargs) in itertools.product(
-        list(_constructions(required)), list(_inputs(tf))
+        list(constructions(names)), list(inputs(tf))
     ):
         try:
-            layer = cls(**{name: _value(value, layers) for name, value in arguments.items()})
+            layer = cls(**{name: value(given, layers) for name, given in arguments.items()})
             first = layer(*args, **kwargs, training=False)
         except Exception:  # a probe Keras rejects tells nothing
             continue
@@ -98,27 +104,12 @@ def _same(tf: Any, a: Any, b: Any) -> bool:
 
 def training_insensitive_layers() -> frozenset[str]:
     """The public names of `keras.layers` whose classes ignore `training`."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    import keras
-    import tensorflow as tf
 
-    tf.get_logger().setLevel("ERROR")
-    found: set[str] = set()
-    measured: dict[int, bool | None] = {}  # an alias is measured once
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name in sorted(dir(keras.layers)):
-            cls = getattr(keras.layers, name)
-            if name.startswith("_") or not inspect.isclass(cls):
-                continue
-            if not issubclass(cls, keras.layers.Layer) or cls is keras.layers.Layer:
-                continue
-            if id(cls) not in measured:
-                tf.keras.utils.set_random_seed(0)
-                measured[id(cls)] = ignores_training(cls, tf, keras.layers)
-            if measured[id(cls)]:
-                found.add(name)
-    return frozenset(found)
+    def measure(cls: type, tf: Any, layers: Any) -> bool | None:
+        tf.keras.utils.set_random_seed(0)
+        return ignores_training(cls, tf, layers)
+
+    return frozenset(name for name, ignores in each_layer_class(measure).items() if ignores)
 
 
 def render(tensorflow: str, keras: str, names: frozenset[str]) -> str:
@@ -155,5 +146,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -5,6 +5,7 @@ claims to remove the need for AutoGraph), as AutoGraph's own
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import sys
@@ -44,6 +45,19 @@ def load_path(path: Path, name: str) -> types.ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def import_from(folder: Path, name: str, stale: Iterable[str] = ()) -> types.ModuleType:
+    """Import the module `name` of the project written in `folder`, as its
+    own scripts import each other, after forgetting `name` and the project's
+    other modules (`stale`) that a test imported from another folder."""
+    for module in (*stale, name):
+        sys.modules.pop(module, None)
+    sys.path.insert(0, str(folder))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(folder))
 
 
 def python_function(fn: Callable) -> Callable:

@@ -5,8 +5,6 @@ batch, a short last batch included."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,17 +13,13 @@ import tensorflow as tf
 from tests.handed_losses import FILES
 from tests.projects import fix_project, write_project
 
+from .equivalence import import_from
+
 pytestmark = pytest.mark.tensorflow
 
 
 def _train(folder: Path, eager: bool) -> tuple[list[float], list[np.ndarray]]:
-    for name in ("losses", "trainer", "script"):
-        sys.modules.pop(name, None)
-    sys.path.insert(0, str(folder))
-    try:
-        script = importlib.import_module("script")
-    finally:
-        sys.path.remove(str(folder))
+    script = import_from(folder, "script", ("losses", "trainer"))
     tf.keras.utils.set_random_seed(7)
     model = tf.keras.Sequential([tf.keras.Input((6,)), tf.keras.layers.Dense(6)])
     rng = np.random.default_rng(0)

@@ -13,6 +13,7 @@ eager: extracted into a `@tf.function` step it raises.
 
 from __future__ import annotations
 
+import sys
 import textwrap
 from pathlib import Path
 from types import ModuleType
@@ -35,6 +36,8 @@ SINGLETON = "singleton tf.Variables created on the first call"
 
 
 def table_script() -> ModuleType:
+    if str(SCRIPT.parent) not in sys.path:
+        sys.path.insert(0, str(SCRIPT.parent))  # it imports its sibling's probes
     return load_path(SCRIPT, "keras_weighted_layers_script")
 
 

@@ -4,7 +4,6 @@ rewrite traced prints each call's value, as the original does eagerly."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,19 +12,13 @@ from tests.tf.fdcapture import capture_fds
 
 from tfrewrite.pipeline.engine import RunOptions, run
 
+from .equivalence import import_from
+
 pytestmark = pytest.mark.tensorflow
 
 
 def _trainer(root, name: str):
-    import importlib
-
-    sys.path.insert(0, str(root))
-    try:
-        for module in ("losses", "train"):
-            sys.modules.pop(module, None)
-        train = importlib.import_module("train")
-    finally:
-        sys.path.remove(str(root))
+    train = import_from(root, "train", ("losses",))
     import tensorflow as tf
 
     tf.keras.utils.set_random_seed(3)

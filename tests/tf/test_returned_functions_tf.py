@@ -4,8 +4,6 @@ decorators removed, the step still traced) train the same, step by step."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,17 +12,13 @@ import tensorflow as tf
 from tests.projects import fix_project, write_project
 from tests.returned_objectives import FILES
 
+from .equivalence import import_from
+
 pytestmark = pytest.mark.tensorflow
 
 
 def _train(folder: Path, objective: str, eager: bool) -> tuple[list[float], list[np.ndarray]]:
-    for name in ("objectives", "trainer"):
-        sys.modules.pop(name, None)
-    sys.path.insert(0, str(folder))
-    try:
-        trainer = importlib.import_module("trainer")
-    finally:
-        sys.path.remove(str(folder))
+    trainer = import_from(folder, "trainer", ("objectives",))
     tf.keras.utils.set_random_seed(3)
     model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])
     agent = trainer.Trainer(model, objective)  # a traced method holds its object weakly

@@ -27,6 +27,7 @@ from tfrewrite.facts.prefilters import own_local_names
 from tfrewrite.facts.python_conditions import PythonConditions
 from tfrewrite.facts.tensor_kinds import MULTI_TENSOR_FUNCTIONS, is_tensor_op
 from tfrewrite.facts.vocabulary import (
+    LIST_GROWING_METHODS,
     LOG_METHODS,
     is_gradient_tape,
     is_gradient_update,
@@ -101,7 +102,7 @@ def methods_consuming_grown_lists(
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("append", "extend", "insert")
+                and node.func.attr in LIST_GROWING_METHODS
                 and is_self_attribute(node.func.value)
             ):
                 attr = node.func.value.attr  # type: ignore[attr-defined]

@@ -105,6 +105,7 @@ from tfrewrite.facts.tape_reach import variable_owners
 from tfrewrite.facts.vocabulary import (
     ARRAY_CONVERSIONS,
     ITERATING,
+    LIST_GROWING_METHODS,
     MEAN_FUNCTIONS,
     runs_keras_traces,
 )
@@ -300,8 +301,6 @@ class _Indexer(
         # Module-level names bound once to an object: name -> its constructor
         # (`critic = Critic()`), so `critic.sync()` calls `Critic.sync`.
         self.module_instances: dict[str, str] = {}
-        # (constructor, or "@name" for a module-level name, attr, line).
-        self.object_attribute_writes: list[tuple[str, str, int]] = []
         self.module_object_choices: dict[str, tuple[str, ...]] = {}
         # Call-site evidence: module-level names bound once; per function
         # being visited, the names it binds and its sites forwarding a
@@ -597,11 +596,11 @@ class _Indexer(
         """`agent.noise = noise * decay` in a loop, for a name bound to an
         object of a class (`agent = Agent(...)`, here or at module level):
         the object's attribute changes between the calls of its methods.
-        Module-level names are resolved once the module is read. An object
-        the loop builds afresh in each pass is set up there, not changed."""
+        An object the loop builds afresh in each pass is set up there, not
+        changed."""
         if not self.loop_stack or not isinstance(target, ast.Attribute):
             return
-        if not isinstance(target.value, ast.Name) or target.value.id in ("self", "cls"):
+        if not isinstance(target.value, ast.Name):
             return
         owner = target.value.id
         if any(
@@ -611,10 +610,9 @@ class _Indexer(
             for statement in iter_statements(self.loop_bodies[-1], into_definitions=False)
         ):
             return  # an object built afresh in each pass, set up before use
-        built = self._local_factory(owner) if self.function_stack else None
-        if built is None and self.function_stack and self._built_here(owner):
-            return
-        self.object_attribute_writes.append((built or f"@{owner}", target.attr, target.lineno))
+        built = self.object_constructor(owner)
+        if built is not None:
+            self.index.object_attribute_writes.append((built, target.attr, target.lineno))
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.bind_names(node.target)
@@ -940,7 +938,7 @@ class _Indexer(
         if (
             self.loop_stack
             and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("append", "extend", "insert")
+            and node.func.attr in LIST_GROWING_METHODS
             and isinstance(node.func.value, ast.Name)
         ):
             self.grown_names[-1].add(node.func.value.id)  # `states.append(s)` per step
@@ -1321,11 +1319,6 @@ def build_index(
     indexer.mentions_variables = "variables" in source or "weights" in source
     indexer.mentions_models = any(word in source for word in MODEL_BUILDER_WORDS)
     indexer.visit(tree)
-    for built, attr, line in indexer.object_attribute_writes:
-        if built.startswith("@"):  # a module-level name
-            built = indexer.module_instances.get(built[1:], "")
-        if built:
-            index.object_attribute_writes.append((built, attr, line))
     index.used_names = identifiers(source)
     index.divides_running_sum = not indexer.summed_names.isdisjoint(indexer.divided_names)
     indexer.decide_branches()

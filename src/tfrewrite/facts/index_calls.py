@@ -68,6 +68,16 @@ TF_FUNCTION_NAMES = frozenset(
     }
 )
 
+
+def keyed_on_python_values(info: FunctionInfo) -> bool:
+    """Whether the function's own `@tf.function` has no `input_signature`:
+    it keys its traces on the values of Python arguments, so each new one
+    (a loop's counter) traces it again (TFR203)."""
+    own = [d for d in info.decorators if d in TF_FUNCTION_NAMES]
+    return bool(own) and not any(
+        "input_signature" in info.decorator_keywords.get(d, {}) for d in own
+    )
+
 # How the reason of a function a `tf.data` pipeline maps starts (`Dataset.map`,
 # `Dataset.filter`): it runs traced once per element.
 DATASET_CONTEXT = "given to `Dataset."

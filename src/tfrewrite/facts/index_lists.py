@@ -18,6 +18,7 @@ from collections.abc import Callable
 from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo
+from tfrewrite.facts.vocabulary import LIST_GROWING_METHODS
 
 
 def _built_elements(value: ast.expr) -> bool | None:
@@ -71,7 +72,7 @@ class ListReferences:
         """`blocks.append(Block(4))` or `self.blocks.append(...)`: the list
         keeps holding only built objects when the element is one."""
         func = call.func
-        if not (isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert")):
+        if not (isinstance(func, ast.Attribute) and func.attr in LIST_GROWING_METHODS):
             return
         if func.attr == "extend":
             built = len(call.args) == 1 and bool(_built_elements(call.args[0]))

@@ -317,13 +317,12 @@ class ObjectReferences:
             return None  # bound in the function: not the module's object
         return f"{constructor}()"
 
-    def object_method(self, func: ast.expr) -> str | None:
-        """The method `agent.update` calls for a plain name bound to an
-        object of a project class (`agent = TD3(...)` in this function or,
-        not shadowed, at module level): `pkg.TD3.update`, `self` bound."""
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-            return None
-        name = func.value.id
+    def object_constructor(self, name: str) -> str | None:
+        """The constructor of the project object a plain name holds, as the
+        module names it: `pkg.TD3` for `agent = TD3(...)` in this function
+        (or one around it) or, not shadowed by a parameter or a local, once
+        at module level (the module's objects are known before its body is
+        visited)."""
         if name in ("self", "cls") or name in self.index.imports:
             return None
         constructor = self._local_factory(name) if self.function_stack else None
@@ -335,7 +334,15 @@ class ObjectReferences:
             constructor = self.module_instances.get(name)
         if constructor is None or constructor.split(".", 1)[0] in EXTERNAL_ROOTS:
             return None
-        return f"{constructor}.{func.attr}"
+        return constructor
+
+    def object_method(self, func: ast.expr) -> str | None:
+        """The method `agent.update` calls on such an object:
+        `pkg.TD3.update`, `self` bound."""
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+            return None
+        constructor = self.object_constructor(func.value.id)
+        return None if constructor is None else f"{constructor}.{func.attr}"
 
     def _record_compiled_object(self, node: ast.Call) -> None:
         """`model.compile(...)` where `model = Net()` (here, in a function

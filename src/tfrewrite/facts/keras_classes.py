@@ -26,7 +26,7 @@ from tfrewrite.facts.project_lookup import (
     is_plain_class,
     keras_base,
 )
-from tfrewrite.facts.vocabulary import KERAS_MODEL_METHODS, weighted_layer
+from tfrewrite.facts.vocabulary import KERAS_MODEL_METHODS, LIST_GROWING_METHODS, weighted_layer
 
 KERAS_CLASS = "keras"
 
@@ -194,7 +194,7 @@ class KerasClasses:
             callee = callee[:-2]  # `Dropout(0.5)(x)`: the layer built
         if own and callee.startswith(own):
             attribute, _, method = callee[len(own) :].partition(".")
-            if method in _LIST_FILLING_METHODS:
+            if method in LIST_GROWING_METHODS:
                 # `self.blocks.append(Conv2D(...))` builds what its argument
                 # does, a call judged on its own.
                 return False
@@ -237,9 +237,6 @@ class KerasClasses:
             return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))
 
-
-# Methods that put what they are given in a list.
-_LIST_FILLING_METHODS = frozenset({"append", "extend", "insert"})
 
 # Attributes through which Keras hands a class every layer it tracks.
 _TRACKED_LAYER_LISTS = frozenset({"layers", "submodules", "_layers", "_flatten_layers"})

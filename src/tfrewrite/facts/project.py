@@ -26,7 +26,7 @@ from tfrewrite.facts.class_dispatch import init_computes, overrides
 from tfrewrite.facts.eager_models import eagerly_compiled_classes
 from tfrewrite.facts.handed_parameters import HandedCallables
 from tfrewrite.facts.host_reads import record_host_reads_reached
-from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES
+from tfrewrite.facts.index_calls import TF_FUNCTION_NAMES, keyed_on_python_values
 from tfrewrite.facts.index_names import dotted
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex, TracedSite
 from tfrewrite.facts.keras_classes import (
@@ -59,6 +59,7 @@ from tfrewrite.facts.traced_function import (
     EAGER_LOOP_CONTEXTS,
     FRAMEWORK_TRACED_METHODS,
     HANDED_CONTEXT,
+    KERAS_LOOP_HOOKS,
     KERAS_TENSOR_ARGUMENTS,
     LOSS_BASES,
     LOSS_SIGNATURES,
@@ -206,7 +207,7 @@ def compute_facts(
             if info is None or not callable_as_hook(info, method):
                 continue
             if (
-                method in _STEP_HOOKS
+                method in KERAS_LOOP_HOOKS
                 and not reason
                 and index.path not in keras_modules
                 and method in called_methods
@@ -463,13 +464,9 @@ def compute_facts(
     record_looped_train_methods(indexes, looped_methods)
     record_loop_method_names(indexes)
     # Asks which functions the project's loops call (`looped_functions`).
-    for path, qualname in concrete_shape_functions(indexes, lookup, facts.traced):
+    for path, qualname in concrete_shape_functions(indexes, facts.traced, keras_modules):
         facts.traced[path][qualname] = replace(facts.traced[path][qualname], concrete_shapes=True)
     return facts
-
-
-# The hooks Keras' own loops call (`fit`, `evaluate`, `predict`).
-_STEP_HOOKS = frozenset({"train_step", "test_step", "predict_step"})
 
 
 def _mark_value_references(
@@ -705,15 +702,7 @@ def _record_foreign_tf_functions(indexes: list[ModuleIndex], lookup: ProjectLook
                 continue
             for target_index, qualname in lookup.find(site.callee, index):
                 info = target_index.functions.get(qualname)
-                if target_index is index or info is None:
-                    continue
-                plain = [
-                    d
-                    for d in info.decorators
-                    if d in TF_FUNCTION_NAMES
-                    and "input_signature" not in info.decorator_keywords.get(d, {})
-                ]
-                if plain:
+                if target_index is not index and info is not None and keyed_on_python_values(info):
                     index.foreign_tf_functions[site.written] = qualname
 
 

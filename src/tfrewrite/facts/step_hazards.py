@@ -35,7 +35,6 @@ from tfrewrite.facts.step_array_arguments import (
 from tfrewrite.facts.tensor_iteration import tensor_iterations
 from tfrewrite.facts.tf_function import tf_function_decorator
 from tfrewrite.facts.training import (
-    CONTAINER_METHODS,
     calls_to,
     is_update_call,
     method_name,
@@ -44,6 +43,7 @@ from tfrewrite.facts.training import (
 )
 from tfrewrite.facts.vocabulary import (
     FRAMEWORK_PREFIXES,
+    LIST_GROWING_METHODS,
     LOG_METHODS,
     builds_variables,
     keras_host_loop,
@@ -426,7 +426,7 @@ def decoration_blockers(
     blockers = [
         Blocker(*lines_of(ctx, node), what)
         for node, what in side_effects(ctx, body)
-        if not (isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS)
+        if not (isinstance(node, cst.Call) and method_name(node) in LIST_GROWING_METHODS)
     ]
     turned_off = _commented_out_decorator(ctx, function.node)
     if turned_off is not None:

@@ -71,12 +71,12 @@ class _Shapes:
     def __init__(
         self,
         indexes: list[ModuleIndex],
-        lookup: ProjectLookup,
         traced: dict[str, dict[str, TracedFunction]],
+        keras_modules: set[str],
     ) -> None:
         self.by_path = {index.path: index for index in indexes}
         self.traced = traced
-        self.keras_modules = modules_keras_traces(indexes, lookup)
+        self.keras_modules = keras_modules
         # `f.get_concrete_function(tf.TensorSpec([None, 3]))` traces with
         # the shapes it is given.
         self.signature_modules = {
@@ -156,12 +156,12 @@ class _Shapes:
 
 def concrete_shape_functions(
     indexes: list[ModuleIndex],
-    lookup: ProjectLookup,
     traced: dict[str, dict[str, TracedFunction]],
+    keras_modules: set[str],
 ) -> set[tuple[str, str]]:
     """(path, qualname) of the traced functions every trace of which sees
-    its inputs' whole shapes."""
-    shapes = _Shapes(indexes, lookup, traced)
+    its inputs' whole shapes; `keras_modules`: `modules_keras_traces`."""
+    shapes = _Shapes(indexes, traced, keras_modules)
     return {
         (path, qualname)
         for path, functions in traced.items()

@@ -37,6 +37,10 @@ FRAMEWORK_TRACED_METHODS: dict[str, tuple[str, ...]] = {
 
 LOSS_BASES = frozenset({"Loss"})
 
+# The hooks only Keras' own loops call (`fit`, `evaluate`, `predict`): traced
+# where Keras runs the model, a plain method where the project calls them.
+KERAS_LOOP_HOOKS = frozenset({"train_step", "test_step", "predict_step"})
+
 
 SCALAR_STEP_BASES = frozenset({"LearningRateSchedule"})
 

@@ -19,6 +19,7 @@ from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.vocabulary import (
+    LIST_GROWING_METHODS,
     is_gradient_tape,
     is_gradient_update,
     is_optimizer_update,
@@ -27,12 +28,8 @@ from tfrewrite.facts.walk import iter_nodes
 
 # Calls that are Python side effects: they run once under tracing, or fail.
 SIDE_EFFECT_CALLS = frozenset({"print", "float", "int", "input", "open"})
-SIDE_EFFECT_METHODS = frozenset({"numpy", "item", "tolist", "append", "extend", "insert"})
+SIDE_EFFECT_METHODS = frozenset({"numpy", "item", "tolist", *LIST_GROWING_METHODS})
 SIDE_EFFECT_MODULES = ("numpy.", "time.", "logging.", "random.", "tqdm.")
-# Side effects that are fine in traced code when the container is local (a
-# Python-unrolled loop collecting tensors); rules on traced code report the
-# ones that mutate state outside the step.
-CONTAINER_METHODS = frozenset({"append", "extend", "insert"})
 
 
 # -- gradient tapes -------------------------------------------------------------------

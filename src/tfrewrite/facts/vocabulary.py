@@ -27,6 +27,11 @@ from tfrewrite.facts.tf_shape_arguments import SHAPE_ARGUMENTS as MEASURED_SHAPE
 # Builtins that iterate over their argument in Python (`zip(grads, vars)`):
 # traced, they cannot iterate over a symbolic tensor.
 ITERATING = frozenset({"zip", "enumerate", "list", "tuple", "map", "sorted", "reversed"})
+
+# Methods that put what they are given into a list (`states.append(s)`): a
+# list grown so changes length between calls, holds what was appended, and
+# is a Python side effect in traced code.
+LIST_GROWING_METHODS = frozenset({"append", "extend", "insert"})
 SETUP_METHODS = frozenset({"__init__", "build", "__post_init__", "setUp", "setup"})
 # Words in a method name that say it sets things up (`_build`, `create_slots`).
 _SETUP_WORDS = ("init", "build", "create", "setup", "prepare", "compile", "configure")

@@ -20,7 +20,7 @@ from tfrewrite.facts.state import (
     scratch_self_containers,
     self_attribute_name,
 )
-from tfrewrite.facts.vocabulary import SETUP_METHODS
+from tfrewrite.facts.vocabulary import LIST_GROWING_METHODS, SETUP_METHODS
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
@@ -132,7 +132,6 @@ def _local_containers(scope: FunctionScope, ctx: RuleContext) -> set[str]:
     return {name for name, container in bound.items() if container}
 
 
-_LIST_GROWERS = frozenset({"append", "extend", "insert"})
 
 
 def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For | cst.While]:
@@ -168,7 +167,7 @@ def _lists_grown_in_graph_loops(
             if (
                 isinstance(node, cst.Call)
                 and isinstance(node.func, cst.Attribute)
-                and node.func.attr.value in _LIST_GROWERS
+                and node.func.attr.value in LIST_GROWING_METHODS
                 and isinstance(node.func.value, cst.Name)
                 and node.func.value.value in lists
                 and id(node) not in seen

@@ -8,7 +8,7 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import single_values
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.index import TF_FUNCTION_NAMES
+from tfrewrite.facts.index_calls import keyed_on_python_values
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import LoopNumbers
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
@@ -228,10 +228,7 @@ class PythonScalarRetraces(Rule):
         decorated = {
             qualname
             for qualname, info in ctx.index.functions.items()
-            if any(d in TF_FUNCTION_NAMES for d in info.decorators)
-            and not any(
-                "input_signature" in info.decorator_keywords.get(d, {}) for d in TF_FUNCTION_NAMES
-            )
+            if keyed_on_python_values(info)
         }
         if not decorated and not ctx.index.foreign_tf_functions:
             return

@@ -29,7 +29,6 @@ from tfrewrite.facts.step_hazards import failing_schedule, keras_host_loop_calls
 from tfrewrite.facts.step_plans import options_from_losses
 from tfrewrite.facts.tf_function import make_decorator
 from tfrewrite.facts.training import (
-    CONTAINER_METHODS,
     applies_gradients,
     feeds_short_final_batch,
     fresh_name,
@@ -39,7 +38,7 @@ from tfrewrite.facts.training import (
     tape_name,
     trains_what_it_iterates,
 )
-from tfrewrite.facts.vocabulary import builds_variables
+from tfrewrite.facts.vocabulary import LIST_GROWING_METHODS, builds_variables
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
@@ -730,7 +729,7 @@ def _python_side_effect(ctx: RuleContext, statement: cst.CSTNode, local: set[str
     builds itself (a Python-unrolled loop collecting each output's loss) is
     not one; it runs at trace time and builds the graph, as meant."""
     for node, _ in side_effects(ctx, statement):
-        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS:
+        if isinstance(node, cst.Call) and method_name(node) in LIST_GROWING_METHODS:
             owner = dotted_name(node.func.value)  # type: ignore[attr-defined]
             if owner in local:
                 continue
@@ -743,7 +742,7 @@ def _mutated(statement: cst.CSTNode) -> set[str]:
     return {
         owner
         for node in iter_nodes(statement, into_functions=False)
-        if isinstance(node, cst.Call) and method_name(node) in CONTAINER_METHODS
+        if isinstance(node, cst.Call) and method_name(node) in LIST_GROWING_METHODS
         if (owner := dotted_name(node.func.value))  # type: ignore[attr-defined]
     }
 

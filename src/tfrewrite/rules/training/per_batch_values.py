@@ -69,9 +69,10 @@ def _is_batch_loop(
         if name and _says_batches(name):
             return True
     own = _own_nodes(loop.body)
-    if counted and not _draws_data(loop, own):
+    draws = _draws(loop, own) if counted else set()
+    if counted and not draws:
         return False  # updates repeated on one batch (a critic's `range(n_critic)`)
-    if counted and _draws_from_a_batcher(loop, own):
+    if "batcher" in draws and "runs out" not in draws:
         return False  # its count, not the data, ends the loop: every draw is whole
     for node in own:
         if isinstance(node, cst.With) and tape_name(ctx, node) is not None:
@@ -188,46 +189,30 @@ def _one_by_one(call: cst.Call) -> bool:
 _DRAWING_WORDS = ("next", "batch", "sample", "load", "read")
 
 
-def _draws_data(loop: cst.For, own: list[cst.CSTNode]) -> bool:
-    """Whether each pass of a counted loop takes new data: it calls what
-    hands out data (`next(it)`, `get_batch()`), or indexes with the loop's
-    counter (`x[i * size:(i + 1) * size]`)."""
+def _draws(loop: cst.For, own: list[cst.CSTNode]) -> set[str]:
+    """How each pass of a counted loop takes new data: "batcher", from an
+    object that hands out batches of the size asked (`batcher.next_batch()`,
+    `buffer.sample(64)`), which does not run out within the count (it
+    refills, or samples); "runs out", by the next element of an iterator
+    (`next(it)`) or a slice by the loop's counter (`x[i * size:(i + 1) *
+    size]`), whose last may be short; "other", another call that hands out
+    data (`load_batch(i)`)."""
     counters = set(mentioned_names(loop.target))
-    for node in own:
-        if isinstance(node, cst.Call):
-            called = (dotted_name(node.func) or "").rpartition(".")[2].lower()
-            if any(word in called for word in _DRAWING_WORDS):
-                return True
-        elif isinstance(node, cst.Subscript) and counters:
-            if not counters.isdisjoint(mentioned_names(node.slice[0].slice)):
-                return True
-    return False
-
-
-def _draws_from_a_batcher(loop: cst.For, own: list[cst.CSTNode]) -> bool:
-    """Whether a counted loop takes each batch from an object that hands
-    out batches of the size asked (`batcher.next_batch()`,
-    `buffer.sample(64)`, `data.get_batch(32)`), and by nothing else: such
-    a source does not run out within the count (a batcher refills, a
-    buffer samples), so no batch is short. `next(iterator)` over a batched
-    dataset, or slices by the loop's counter, do run out: the last may be
-    short."""
-    counters = set(mentioned_names(loop.target))
-    drawn = False
+    kinds: set[str] = set()
     for node in own:
         if isinstance(node, cst.Call):
             called = (dotted_name(node.func) or "").lower()
+            leaf = called.rpartition(".")[2]
             if called == "next":
-                return False
-            method = called.rpartition(".")[2]
-            if isinstance(node.func, cst.Attribute) and any(
-                word in method for word in ("batch", "sample")
-            ):
-                drawn = True
+                kinds.add("runs out")
+            elif isinstance(node.func, cst.Attribute) and ("batch" in leaf or "sample" in leaf):
+                kinds.add("batcher")
+            elif any(word in leaf for word in _DRAWING_WORDS):
+                kinds.add("other")
         elif isinstance(node, cst.Subscript) and counters:
             if not counters.isdisjoint(mentioned_names(node.slice[0].slice)):
-                return False
-    return drawn
+                kinds.add("runs out")
+    return kinds
 
 
 def _own_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
@@ -501,34 +486,35 @@ def weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> boo
     )
 
 
-def number_of_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
-    """A divisor that is the number of batches itself, not a batch's size:
-    a counter the loop adds 1 to, the loop's index, examples over batch
-    size (`int(n / batch)`), or a name for a count of batches or steps
-    (`n_batches`, `steps_per_epoch`). What each per-batch value is divided
-    by before it is summed (`total += loss / n_batches`), where `loss /
-    batch_size` is a mean of its own."""
+def _counts_passes(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
+    """A divisor the loop's passes give: a counter the loop adds 1 to, the
+    loop's index (`i + 1`), or examples over batch size (`len(x_train) //
+    BATCH_SIZE`, `int(n / batch)`)."""
     if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
         return True
     if accumulated.index is not None and counts_iterations(expr, accumulated.index):
         return True
-    if _divided_by_batch_size(expr):
-        return True
-    return isinstance(expr, cst.Name) and any(
-        part in expr.value.lower() for part in ("batches", "steps", "num_batch", "n_batch")
+    return _divided_by_batch_size(expr)
+
+
+def number_of_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
+    """A divisor that is the number of batches itself, not a batch's size:
+    one the loop's passes give (`_counts_passes`), or a name for a count of
+    batches or steps (`n_batches`, `steps_per_epoch`). What each per-batch
+    value is divided by before it is summed (`total += loss / n_batches`),
+    where `loss / batch_size` is a mean of its own."""
+    return _counts_passes(expr, accumulated) or (
+        isinstance(expr, cst.Name)
+        and any(part in expr.value.lower() for part in ("batches", "steps", "num_batch", "n_batch"))
     )
 
 
 def counts_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
     """A divisor that counts batches rather than examples: a counter the
     loop adds 1 to, the loop's index (`i + 1`), or a name that says so."""
+    if _counts_passes(expr, accumulated):
+        return True
     names = [n.lower() for n in mentioned_names(expr)]
-    if isinstance(expr, cst.Name) and expr.value in accumulated.counters:
-        return True
-    if accumulated.index is not None and counts_iterations(expr, accumulated.index):
-        return True
-    if _divided_by_batch_size(expr):
-        return True  # `len(x_train) // BATCH_SIZE`: examples over batch size, batches
     if any(weighted(n) for n in iter_nodes(expr) if isinstance(n, cst.BaseExpression)):
         # `len(loader)` counts batches; `len(x)` or `x.shape[0]` examples.
         return isinstance(expr, cst.Call) and any(part in names[-1] for part in _BATCH_COUNTS)
