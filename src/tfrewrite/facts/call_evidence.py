@@ -146,6 +146,9 @@ def _init_numbers(cls: ast.ClassDef) -> set[str]:
 
 # How `CallSite.objects` names what a method passes from `self.<attr>`.
 HELD_ARGUMENT = "self."
+# How it names a part of what a project function returns, unpacked by
+# position (`actor, critic = get_model(...)`: `pkg.get_model[1]`).
+PART_OPEN = "["
 
 
 class CallEvidence:
@@ -444,7 +447,11 @@ class CallEvidence:
         if isinstance(value, ast.Call):
             return self.resolve(value.func)
         if isinstance(value, ast.Name):
-            return self._local_factory(value.id) or self._module_object(value)
+            return (
+                self._local_factory(value.id)
+                or self._unpacked_factory(value.id)
+                or self._module_object(value)
+            )
         if (
             isinstance(value, ast.Attribute)
             and isinstance(value.value, ast.Name)

@@ -242,7 +242,8 @@ def returns_computed(
 ) -> bool:
     """Every `return` of the function gives what TensorFlow ops or operators
     compute, or a tuple of such (`return mu, pi, logp_pi`): numbers and
-    tensors, never a layer or a model."""
+    tensors, never a layer or a model; or, beside them, a function it
+    defines itself (`return y, grad` of a `tf.custom_gradient`)."""
     if returns_arithmetic(node) or _returns_last_computed(node, resolve):
         return True
     return _every_return_gives(
@@ -251,6 +252,7 @@ def returns_computed(
         True,
         tuples=True,
         unpacked=lambda value: _computes_tensors(value, resolve),
+        own_functions=True,
     )
 
 
@@ -276,6 +278,17 @@ def _returns_last_computed(
 def _last_bound_computed(
     statements: list[ast.stmt], name: str, resolve: Callable[[ast.AST], str | None]
 ) -> bool:
+    """Whether `name` is last bound by a TensorFlow op or an operator, or
+    is a function defined here (`grad` of a `tf.custom_gradient`)."""
+    defined = [
+        s
+        for s in statements
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+    ]
+    if defined and statements.index(defined[-1]) > max(
+        (i for i, s in enumerate(statements) if _stores_name(s, name)), default=-1
+    ):
+        return True
     binding = _last_binding(statements, name)
     if isinstance(binding, ast.AugAssign):
         return True  # `logp -= ...`: an operator's result
@@ -285,16 +298,20 @@ def _last_bound_computed(
     return False
 
 
+def _stores_name(statement: ast.stmt, name: str) -> bool:
+    """Whether `statement` stores `name` anywhere in it."""
+    return any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(statement)
+    )
+
+
 def _last_binding(statements: list[ast.stmt], name: str) -> ast.Assign | ast.AugAssign | None:
     """The last of `statements` that binds `name`, when it binds it plainly
     (`name = value`, `name -= value`); None when that statement binds it
     otherwise (in a branch, a loop, by unpacking) or none does."""
     for statement in reversed(statements):
-        binds = any(
-            isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
-            for n in ast.walk(statement)
-        )
-        if not binds:
+        if not _stores_name(statement, name):
             continue
         if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             return statement
@@ -378,6 +395,45 @@ def returned_builder_calls(
     return tuple(dict.fromkeys(callees))
 
 
+def returned_parts(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+) -> tuple[str, ...]:
+    """Per position of the tuple the function returns, the callee whose
+    result stands there (`return actor, critic` after `actor =
+    get_actor(...)` and `critic = get_critic(...)`: `("get_actor",
+    "get_critic")`), when every `return` gives such a tuple with the same
+    callees; empty otherwise. A caller unpacking the result (`actor, critic
+    = get_model(...)`) holds in each name what that callee built."""
+    statements = list(iter_statements(node.body, into_definitions=False))
+    bound: dict[str, list[ast.expr]] = {}
+    for statement in statements:
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        value = statement.value if target is name else ast.Constant(None)
+                        bound.setdefault(name.id, []).append(value)
+    parts: tuple[str, ...] | None = None
+    for statement in statements:
+        if not isinstance(statement, ast.Return):
+            continue
+        value = statement.value
+        if not isinstance(value, ast.Tuple):
+            return ()
+        found = []
+        for element in value.elts:
+            if isinstance(element, ast.Name) and len(bound.get(element.id, ())) == 1:
+                element = bound[element.id][0]
+            callee = resolve(element.func) if isinstance(element, ast.Call) else None
+            if not callee:
+                return ()
+            found.append(callee)
+        if parts is not None and tuple(found) != parts:
+            return ()
+        parts = tuple(found)
+    return parts or ()
+
+
 # Builtins whose result is a plain Python value, never a model.
 _PLAIN_RESULTS = frozenset({"len", "int", "float", "str", "bool"})
 
@@ -449,6 +505,7 @@ def _every_return_gives(
     tuples: bool = False,
     unpacked: Callable[[ast.expr], bool] | None = None,
     literals: bool = False,
+    own_functions: bool = False,
 ) -> bool:
     """Every `return` of the function gives a value (a call or an
     attribute) `made_by` accepts: directly, through a name every binding
@@ -457,7 +514,8 @@ def _every_return_gives(
     each element of a tuple it returns does; with `unpacked`, each name
     unpacked from a value it accepts (`_, _, count = tf.unique_with_counts(x)`);
     with `literals`, a literal (`0`, `[]`) is accepted too (the epoch and
-    the list a builder returns beside its models)."""
+    the list a builder returns beside its models); with `own_functions`, a
+    function it defines (the `grad` a `tf.custom_gradient` returns)."""
     statements = list(iter_statements(node.body, into_definitions=False))
     returned = [
         _reaching_value(node.body, s) or s.value for s in statements if isinstance(s, ast.Return)
@@ -479,6 +537,8 @@ def _every_return_gives(
     }
     for statement in statements:
         if isinstance(statement, _SCOPES):
+            if own_functions and not isinstance(statement, ast.ClassDef):
+                bound.setdefault(statement.name, []).append(_UNPACKED)
             continue
         if isinstance(statement, ast.Assign):
             for target in statement.targets:

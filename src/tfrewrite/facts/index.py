@@ -49,6 +49,7 @@ from tfrewrite.facts.function_facts import (
     methods_consuming_grown_lists,
     opens_tape,
     returned_builder_calls,
+    returned_parts,
     returns_computed,
     returns_gradients,
     returns_model,
@@ -231,6 +232,10 @@ class _Indexer(
         # result of calling a project function (`loss_fn = make_loss(...)`).
         # Calling one calls what the factory returns: `make_loss()`.
         self.call_results: list[dict[str, str]] = []
+        # Per enclosing function, innermost last: local names unpacked from
+        # what a project function returns (`actor, critic = get_model(...)`):
+        # each holds a part of what that function builds.
+        self.unpacked_results: list[dict[str, str]] = []
         # Per scope, the module's first: names bound to `functools.partial(f,
         # ...)` (`load_fn = partial(parse, size=8)`), handed on by name to a
         # tracer (`ds.map(load_fn)`) or to a function that hands it to one.
@@ -425,6 +430,7 @@ class _Indexer(
             info.number_defaults = frozenset(numbers)
         self.evidence.append({name: "p" for name in numbers})
         self.call_results.append({})
+        self.unpacked_results.append({})
         self.partial_bindings.append({})
         self.object_choices.append({})
         self.function_tables.append({})
@@ -452,6 +458,7 @@ class _Indexer(
         self.dataset_names.pop()
         self.evidence.pop()
         self.call_results.pop()
+        self.unpacked_results.pop()
         self.partial_bindings.pop()
         self.object_choices.pop()
         self.function_tables.pop()
@@ -482,6 +489,8 @@ class _Indexer(
         info.returned_calls = returned_terms(node.body, self.resolve)
         if info.returned_calls and not info.returns_model:
             info.returned_builder_calls = returned_builder_calls(node, self.resolve)
+            if len(info.returned_builder_calls) > 1:
+                info.returned_parts = returned_parts(node, self.resolve)
         self.function_stack.pop()
         self.scope.pop()
         for dec in node.decorator_list:
@@ -769,9 +778,12 @@ class _Indexer(
             # `aug = AUG` names the module's object: it holds what `Aug()` made.
             factory = self._factory(node.value) or self._module_object(node.value)
             rebind(self.call_results[-1], names, factory)
+            rebind(self.unpacked_results[-1], names, None)
             self.record_object_list(names, node.value)
             self.record_function_table(names, node.value)
             self.record_attribute_alias(names, node.value)
+        if self.unpacked_results:
+            self.record_unpacked_results(node)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
         if self.mentions_batch and (

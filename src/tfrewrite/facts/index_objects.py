@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping
 
-from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
+from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, PART_OPEN
 from tfrewrite.facts.eager_callables import character_span
 from tfrewrite.facts.function_facts import is_self_attribute
 from tfrewrite.facts.index_names import dotted, on_super, rebind
@@ -33,6 +33,7 @@ class ObjectReferences:
     function_stack: list[FunctionInfo]
     class_stack: list[str]
     call_results: list[dict[str, str]]
+    unpacked_results: list[dict[str, str]]
     object_choices: list[dict[str, tuple[str, ...]]]
     function_tables: list[dict[str, tuple[str, ...]]]
     _project_reference: Callable[[ast.expr], str | None]
@@ -109,6 +110,38 @@ class ObjectReferences:
         `Jitter` for `jit = Jitter()`) here or in an enclosing function (a
         closure's step calling `loss_fn`)."""
         for results in reversed(self.call_results):
+            if name in results:
+                return results[name]
+        return None
+
+    def record_unpacked_results(self, node: ast.Assign) -> None:
+        """`actor, critic = get_model(...)` in a function: each name holds a
+        part of what the project function `get_model` builds (all of them a
+        model when it is a model builder returning several). Unpacked from
+        a tuple of calls (`actor, critic = get_actor(3), get_critic(3)`),
+        each holds what its own call returns, as if bound alone."""
+        value = node.value
+        for target in node.targets:
+            if not isinstance(target, (ast.Tuple, ast.List)) or not all(
+                isinstance(e, ast.Name) for e in target.elts
+            ):
+                continue
+            names = [e.id for e in target.elts]  # type: ignore[attr-defined]
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(names):
+                for name, element in zip(names, value.elts, strict=True):
+                    rebind(self.call_results[-1], [name], self._factory(element))
+                    rebind(self.unpacked_results[-1], [name], None)
+                continue
+            factory = self._factory(value)
+            for position, name in enumerate(names):
+                part = f"{factory}{PART_OPEN}{position}]" if factory else None
+                rebind(self.unpacked_results[-1], [name], part)
+            rebind(self.call_results[-1], names, None)
+
+    def _unpacked_factory(self, name: str) -> str | None:
+        """`get_model` for a local `name` unpacked from `get_model(...)`
+        here or in an enclosing function."""
+        for results in reversed(self.unpacked_results):
             if name in results:
                 return results[name]
         return None

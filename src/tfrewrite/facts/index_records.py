@@ -177,7 +177,8 @@ class FunctionInfo:
     # reads `training`.
     builds_rnn_dropout: bool = False
     # Every `return` gives what a TensorFlow op or an operator computes (a
-    # number or a tensor): never a layer or a model.
+    # number or a tensor), or a function defined in it (a custom gradient's
+    # `grad`): never a layer or a model.
     returns_computed: bool = False
     # Every `return` gives a Keras model it builds (`function_facts.
     # returns_model`): what a caller binds its result to is a model.
@@ -186,6 +187,9 @@ class FunctionInfo:
     # (`return actor, critic` of `get_actor(...)`, `get_critic(...)`), which
     # the project facts judge as model builders or not.
     returned_builder_calls: tuple[str, ...] = ()
+    # Of those, per position of the tuple every `return` gives, the callee
+    # whose result stands there (`function_facts.returned_parts`).
+    returned_parts: tuple[str, ...] = ()
     # Of such a builder: whether Keras' own layers it builds may compute
     # otherwise with `training=True`, and the project functions and classes
     # it calls, whose layers decide the rest (`training_layer_reads`).
@@ -580,6 +584,11 @@ class ModuleIndex:
     # The same for project functions every call site passes by name
     # (`Trainer(model, loss_fn=dice)`): what `self.loss_fn(...)` runs.
     param_functions: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # The same for objects project functions build (`train_step(actor)` with
+    # `actor = get_actor(...)`, or `actor, critic = get_model(...)`): the
+    # functions that built them, whose models the project facts judge
+    # (`keras_classes.record_held_models`).
+    param_builders: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     # The same for datasets batched without `drop_remainder=True`: function
     # -> the parameters every call site fills with one (`evaluate(model,
     # test_ds)` with `test_ds = ds.batch(32)`).

@@ -320,6 +320,15 @@ def record_held_models(
                 if kinds and None not in kinds:
                     found = index.parameter_models.setdefault(function, {})
                     found[param] = kinds != {KERAS_CLASS_IGNORING_TRAINING}
+        # The parameter a model a project builder built (`get_actor(...)`,
+        # or a part of what `get_model(...)` returns): as its layers read
+        # `training`.
+        for function, params in index.param_builders.items():
+            for param, builders in params.items():
+                reads = [model_builder_reads(index, b, lookup, keras) for b in builders]
+                if reads and None not in reads:
+                    found = index.parameter_models.setdefault(function, {})
+                    found.setdefault(param, any(reads))
 
 
 def _held_models_of(

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tfrewrite.facts.call_evidence import HELD_ARGUMENT
+from tfrewrite.facts.call_evidence import HELD_ARGUMENT, PART_OPEN
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_records import CallSite, ModuleIndex
 from tfrewrite.facts.project_lookup import ProjectLookup
@@ -106,13 +106,60 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         if params and info is not None:
             info.consumes_grown_lists = True
 
+    _handed_on(sites, built, known)
+    for (path, target), params in known.items():
+        index_of[path].param_classes[target] = params
+
+    def built_by_function(index: ModuleIndex, site: CallSite, built_by: str) -> set[str]:
+        if built_by.startswith(_FORWARDED):
+            owner, _, param = built_by[len(_FORWARDED) :].partition(":")
+            return set(builders.get((index.path, owner), {}).get(param, ()))
+        if built_by.startswith(HELD_ARGUMENT):
+            return set()
+        if built_by.endswith("]"):
+            function, _, position = built_by[:-1].rpartition(PART_OPEN)
+            return _returned_part(index, function, int(position), lookup)
+        return functions_named(index, site, built_by)
+
+    builders: _Filled = {}
+    _handed_on(sites, built_by_function, builders)
+    for (path, target), params in builders.items():
+        index_of[path].param_builders[target] = params
+
+
+def _returned_part(
+    index: ModuleIndex, function: str, position: int, lookup: ProjectLookup
+) -> set[str]:
+    """The project functions whose result stands at `position` of what
+    `function` (as `index` names it) returns (`FunctionInfo.returned_parts`);
+    `function` itself, whose results all of its parts are, when it does not
+    say."""
+    found: set[str] = set()
+    for found_index, qualname in lookup.find(function, index):
+        info = found_index.functions.get(qualname)
+        if info is None:
+            continue
+        parts = info.returned_parts
+        if position < len(parts):
+            found |= _project_definitions(found_index, parts[position], lookup, classes=False)
+        else:
+            found.add(found_index.qualify(qualname))
+    return found
+
+
+def _handed_on(
+    sites: _Sites, built: Callable[[ModuleIndex, CallSite, str], set[str]], known: _Filled
+) -> None:
+    """The parameters every call site fills with an object `built` names
+    the makers of, followed through sites that hand on a parameter of
+    their own (`built` reads `known` for those, which this fills in place,
+    round after round, to a fixed point)."""
     for _round in range(_FORWARDING_ROUNDS):
         found = _filled_parameters(sites, _objects_or_forwarded, built)
         if found == known:
             break
-        known = found
-    for (path, target), params in known.items():
-        index_of[path].param_classes[target] = params
+        known.clear()
+        known.update(found)
 
 
 def _named(site: CallSite) -> dict[str, str]:

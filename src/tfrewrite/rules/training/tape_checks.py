@@ -825,6 +825,8 @@ def _missing_flag(
         return None  # `transformer(inp, tar, True, mask)`, `generator(z, True)`
     if guarded_by_training_check(ancestors, node):
         return None  # written for models whose `call` takes no `training`
+    if scope is not None and _parameter_ignores_training(ctx, scope, label):
+        return None  # every caller hands it a model that ignores `training`
     unchanged = ignores_training(ctx, *(model or (label, owner)))
     if unchanged is not None and not (
         isinstance(unchanged, TrainsByDefault) and _drops_training_flag(scope)
