@@ -209,3 +209,30 @@ class Actor(tf.keras.Model):
 def test_a_sequential_told_its_input_shape_is_built_where_it_is_made(first: str) -> None:
     assert _lines(SHAPED.replace("{first}", first)) == []
     assert _lines(SHAPED.replace("{first}", "tf.keras.layers.Dense(2)")) == [10]
+
+
+ADDED = """
+import tensorflow as tf
+
+
+class Critic(tf.keras.Model):
+    def __init__(self, depth):
+        super().__init__()
+        self.q = tf.keras.Sequential()
+        for _ in range(depth):
+            self.q.add({first})
+        self.q.add(tf.keras.layers.Dense(1))
+
+    @tf.function
+    def call(self, states, actions):
+        return self.q(tf.concat([states, actions], 1))
+"""
+
+
+def test_a_sequential_filled_layer_by_layer_builds_in_the_first_call() -> None:
+    """`Sequential()` then `.add(Dense(...))` in `__init__`: its weights are
+    made in the decorated `call`, unless the first layer added tells its
+    input's shape (Keras builds it as it is filled)."""
+    assert _lines(ADDED.replace("{first}", "tf.keras.layers.Dense(8)")) == [13]
+    shaped = "tf.keras.layers.Dense(8, input_shape=(5,))"
+    assert _lines(ADDED.replace("{first}", shaped)) == []

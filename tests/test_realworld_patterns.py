@@ -238,6 +238,19 @@ def test_attribute_reset_from_outside_is_state() -> None:
     assert [f.code for f in check_source(source, select=["TFR201"])] == ["TFR201"]
 
 
+def test_attribute_set_by_a_method_only_build_calls_is_set_up_once() -> None:
+    """Keras runs `build` once, before the first `call`: what the methods
+    only it calls assign is set up, as in `__init__`."""
+    built = _d(NOISY).replace(
+        "        self.reset_noise()\n",
+        "\n    def build(self, input_shape):\n        self.reset_noise()\n",
+    )
+    assert "def build" in built
+    assert check_source(built, select=["TFR201"]) == []
+    called = built + "\n\ndef act(layer):\n    layer.reset_noise()\n"
+    assert [f.code for f in check_source(called, select=["TFR201"])] == ["TFR201"]
+
+
 ACTION = """
     import tensorflow as tf
 

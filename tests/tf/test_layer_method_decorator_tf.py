@@ -115,3 +115,23 @@ def test_a_sequential_told_its_input_shape_trains_under_the_decorator() -> None:
         loss = tf.reduce_sum(model(tf.ones((3, 4))))
     gradients = tape.gradient(loss, model.trainable_variables)
     assert gradients and all(g is not None for g in gradients)
+
+
+def test_a_sequential_filled_by_add_gets_gradients_only_when_told_its_shape() -> None:
+    """What TFR308 reports for a `Sequential` filled by `.add` (no gradient
+    for any weight under the decorated `call`), and leaves alone when its
+    first layer tells the input's shape (built as it is filled)."""
+    import tensorflow as tf
+    from tests.test_layer_method_decorator import ADDED
+
+    states, actions = tf.ones((3, 3)), tf.ones((3, 2))
+    for first, trains in (
+        ("tf.keras.layers.Dense(8)", False),
+        ("tf.keras.layers.Dense(8, input_shape=(5,))", True),
+    ):
+        model = load_module(ADDED.replace("{first}", first)).Critic(2)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(states, actions))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        assert len(gradients) == 6
+        assert all((g is not None) == trains for g in gradients), first

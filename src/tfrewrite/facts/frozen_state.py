@@ -28,11 +28,11 @@ from tfrewrite.facts.state import (
     AttributeWrites,
     attribute_writes,
     in_place_writes,
-    init_only_methods,
     is_plain_value,
     module_containers,
     rebound_in_loops,
     settled_before,
+    setup_only_methods,
 )
 from tfrewrite.facts.vocabulary import is_setup_method
 from tfrewrite.facts.walk import iter_with_ancestors, statement_children
@@ -189,7 +189,7 @@ class FrozenState:
             return {}
         class_name, node = owner
         if class_name not in cache:
-            setup = init_only_methods(node, ctx.module)
+            setup = setup_only_methods(node, ctx.module)
             cache[class_name] = attribute_writes(node, ctx.names, setup)
         writes = cache[class_name]
         own = function.node.name.value

@@ -503,6 +503,30 @@ class _Indexer(
         init = self.function_stack[0]
         return init.qualname.endswith(".__init__") and value.id in init.params[1:]
 
+    def _absorbs_keywords(self, node: ast.Call) -> bool:
+        """`self.__dict__.update(kwargs)` (or `vars(self).update(kwargs)`,
+        `setattr(self, key, value)`) in `__init__`: the object keeps what
+        its builders pass by keyword, each in the attribute so named."""
+        if len(self.function_stack) != 1 or not self.function_stack[0].qualname.endswith(
+            ".__init__"
+        ):
+            return False
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "setattr":
+            return bool(node.args) and _is_self(node.args[0])
+        if not (isinstance(func, ast.Attribute) and func.attr == "update"):
+            return False
+        target = func.value
+        if isinstance(target, ast.Attribute) and target.attr == "__dict__":
+            return _is_self(target.value)
+        return (
+            isinstance(target, ast.Call)
+            and isinstance(target.func, ast.Name)
+            and target.func.id == "vars"
+            and len(target.args) == 1
+            and _is_self(target.args[0])
+        )
+
     def _held_class(self, value: ast.expr) -> str | None:
         """What `self.x = value` holds, as a dotted name: what a call builds
         (`Critic(...)`), or the class a parameter's annotation names
@@ -967,6 +991,10 @@ class _Indexer(
         handed = eager_callable(node, callee)
         if handed is not None:
             self._record_eager(handed)
+        if self._absorbs_keywords(node):
+            owner = self._method_class()
+            if owner is not None:
+                owner.absorbs_keywords = True
         if self.function_stack and node.keywords and callee and ".layers." in f".{callee}":
             if any(kw.arg is None or kw.arg in RNN_DROPOUT_KEYWORDS for kw in node.keywords):
                 self.function_stack[-1].builds_rnn_dropout = True
@@ -1495,6 +1523,10 @@ def _is_outside(name: str) -> bool:
 def _is_parameter_method(func: ast.Attribute, info: FunctionInfo) -> bool:
     """`loss_obj.compute_losses`: a method of an object a parameter holds."""
     return isinstance(func.value, ast.Name) and func.value.id in info.params
+
+
+def _is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _is_callback_model(node: ast.expr) -> bool:

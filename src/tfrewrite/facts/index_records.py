@@ -263,6 +263,10 @@ class ClassInfo:
     # the class passes there, when that is an object of one project class
     # (`ProjectLookup.held_object`, from `ModuleIndex.param_classes`).
     held_parameters: dict[str, str] = field(default_factory=dict)
+    # `self.__dict__.update(kwargs)` in `__init__` (`index._absorbs_keywords`):
+    # each keyword argument a builder passes is kept in the attribute of
+    # its name, as if `self.<keyword> = <keyword>`.
+    absorbs_keywords: bool = False
     # `self.<attr>` lists its methods fill: attr -> whether every element is
     # an object the class builds where it fills them (`index_lists`):
     # calling one runs what those constructor calls built.

@@ -147,14 +147,22 @@ class KerasClasses:
         prefix = qualname + "."
         methods = [f for name, f in index.functions.items() if name.startswith(prefix)]
         unused = _built_never_used(info, methods)
+        forward = _forward_methods(qualname, own, methods)
+        held = set(info.held_objects.values())
         for function in methods:
             # `block(x)` for `block` in `self.blocks`, a list of objects the
             # class builds: those constructor calls are judged as its calls.
             items = function.loop_attributes or {}
+            # A method neither building nor calling the object (`__setstate__`,
+            # `_get_params` of older code): what it calls through attributes
+            # the class does not set (`self.sess.run(...)`) keeps no layer.
+            idle = function.qualname not in forward
             if any(
                 self._may_read_training(index, callee, own, known, function)
                 for callee in function.calls
-                if not info.built_lists.get(items.get(callee, ""), False) and callee not in unused
+                if not info.built_lists.get(items.get(callee, ""), False)
+                and callee not in unused
+                and not (idle and _through_unset_attribute(callee, own, known, held))
             ):
                 return False
         return True
@@ -240,6 +248,36 @@ class KerasClasses:
 
 # Attributes through which Keras hands a class every layer it tracks.
 _TRACKED_LAYER_LISTS = frozenset({"layers", "submodules", "_layers", "_flatten_layers"})
+
+
+# The methods Keras runs when a layer is built or called.
+_FORWARD_ENTRIES = ("__init__", "build", "call", "__call__")
+
+
+def _forward_methods(qualname: str, own: str, methods: list[FunctionInfo]) -> set[str]:
+    """The methods of the class `qualname` (`own`: how its `self.` calls
+    are named) that run when its objects are built or called: Keras'
+    entries and the methods they call, followed to a fixed point."""
+    by_name = {f.qualname.rpartition(".")[2]: f for f in methods}
+    reached = {f"{qualname}.{name}" for name in _FORWARD_ENTRIES if name in by_name}
+    pending = list(reached)
+    while pending:
+        function = by_name[pending.pop().rpartition(".")[2]]
+        for callee in function.calls:
+            name = callee[len(own) :] if callee.startswith(own) else ""
+            if name in by_name and f"{qualname}.{name}" not in reached:
+                reached.add(f"{qualname}.{name}")
+                pending.append(f"{qualname}.{name}")
+    return reached
+
+
+def _through_unset_attribute(callee: str, own: str, known: set[str], held: set[str]) -> bool:
+    """A call through `self.<attr>` (`own`: how the class's `self.` calls
+    are named) where the class neither defines nor sets `attr` (`known`),
+    and whose result it does not keep (`held`: what built what it keeps)."""
+    if not callee.startswith(own) or callee in held:
+        return False
+    return callee[len(own) :].partition(".")[0] not in known
 
 
 def _built_never_used(info: ClassInfo, methods: list[FunctionInfo]) -> set[str]:

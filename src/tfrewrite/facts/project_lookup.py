@@ -201,8 +201,23 @@ class ProjectLookup:
         held = {
             attr: passed[param] for attr, param in info.held_parameters.items() if passed.get(param)
         }
+        held.update(self._absorbed(index, class_qualname, passed))
         held.update((attr, (callee,)) for attr, callee in info.held_objects.items())
         return held
+
+    @staticmethod
+    def _absorbed(
+        index: ModuleIndex, class_qualname: str, passed: dict[str, tuple[str, ...]]
+    ) -> dict[str, tuple[str, ...]]:
+        """What a class that keeps its keyword arguments as attributes
+        (`ClassInfo.absorbs_keywords`) holds in each, from what its call
+        sites pass (`passed`: by parameter of its `__init__`): the keywords
+        no named parameter takes."""
+        info = index.classes.get(class_qualname)
+        init = index.functions.get(f"{class_qualname}.__init__")
+        if info is None or init is None or not info.absorbs_keywords:
+            return {}
+        return {key: value for key, value in passed.items() if key not in init.params and value}
 
     def held_objects(self, index: ModuleIndex, class_qualname: str, attr: str) -> tuple[str, ...]:
         """`held_attributes` of one attribute."""
@@ -330,10 +345,11 @@ class ProjectLookup:
                 continue
             names = list(info.held_functions.get(attr, ()))
             param = info.held_parameters.get(attr)
+            passed = owner_index.param_functions.get(f"{owner}.__init__", {})
             if param is not None:
                 # `self.loss_fn = loss_fn` in `__init__`: what its callers pass.
-                passed = owner_index.param_functions.get(f"{owner}.__init__", {})
                 names += passed.get(param, ())
+            names += self._absorbed(owner_index, owner, passed).get(attr, ())
             made_by = info.held_objects.get(attr)
             if made_by is not None and any(
                 maker in maker_index.functions

@@ -20,7 +20,7 @@ from tfrewrite.facts.call_arguments import bind_arguments
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.tensor_kinds import is_python_float, is_python_int, is_tensor_op
-from tfrewrite.facts.vocabulary import is_setup_method
+from tfrewrite.facts.vocabulary import SETUP_METHODS, is_setup_method
 from tfrewrite.facts.walk import (
     child_nodes,
     iter_nodes,
@@ -92,32 +92,31 @@ def is_container(node: cst.BaseExpression | None, resolver: NameResolver) -> boo
     return False
 
 
-def init_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
-    """Methods `__init__` calls on `self` that nothing else in the module calls
-    (`self.reset_noise(dim)` only while constructing): what they assign is
-    set up once, like `__init__`'s own assignments. A `self.<method>(...)`
-    in another class reaches this one only when that class derives from it
-    (by name): two models each building their layers in their own
-    `make_layers` do not call each other's."""
-    in_init: set[str] = set()
-    for statement in cls.body.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
-            in_init = {
-                node.func.attr.value
-                for node in iter_nodes(statement.body)
-                if isinstance(node, cst.Call)
-                and isinstance(node.func, cst.Attribute)
-                and isinstance(node.func.value, cst.Name)
-                and node.func.value.value == "self"
-            }
+def setup_only_methods(cls: cst.ClassDef, module: cst.Module) -> set[str]:
+    """Methods the set-up methods (`__init__`, a layer's `build`, which
+    Keras runs once before the first `call`: `SETUP_METHODS`) call on
+    `self` that nothing else in the module calls (`self.reset_noise(dim)`
+    only while constructing or building): what they assign is set up once,
+    like `__init__`'s own assignments. A `self.<method>(...)` in another
+    class reaches this one only when that class derives from it (by name):
+    two models each building their layers in their own `make_layers` do
+    not call each other's."""
+    setup_nodes = [
+        s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value in SETUP_METHODS
+    ]
+    in_init = {
+        node.func.attr.value
+        for statement in setup_nodes
+        for node in iter_nodes(statement.body)
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value == "self"
+    }
     if not in_init:
         return set()
     called_elsewhere: set[str] = set()
-    init_nodes = {
-        id(s)
-        for s in cls.body.body
-        if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"
-    }
+    init_nodes = {id(s) for s in setup_nodes}
     own = cls.name.value
     stack: list[tuple[cst.CSTNode, bool]] = [(module, True)]
     while stack:
@@ -153,7 +152,7 @@ def attribute_writes(
 ) -> AttributeWrites:
     """How `cls`'s methods write `self` attributes. `setup` names methods,
     besides the ones `is_setup_method` knows, that only set the object up
-    (`init_only_methods`): they are reported as `__init__`."""
+    (`setup_only_methods`): they are reported as `__init__`."""
     writes = AttributeWrites()
     not_container: set[str] = set()
     not_plain: set[str] = set()
@@ -483,11 +482,37 @@ def module_containers(module: cst.Module, resolver: NameResolver) -> set[str]:
                 targets, value = [small.target], small.value
             else:
                 continue
-            for target in targets:
-                if isinstance(target, cst.Name):
-                    known = bound.get(target.value, True)
-                    bound[target.value] = known and is_container(value, resolver)
+            for target, part in _unpacked(targets, value):
+                known = bound.get(target.value, True)
+                bound[target.value] = known and is_container(part, resolver)
     return {name for name, container in bound.items() if container}
+
+
+def _unpacked(
+    targets: list[cst.BaseAssignTargetExpression], value: cst.BaseExpression | None
+) -> list[tuple[cst.Name, cst.BaseExpression | None]]:
+    """Each name an assignment binds, with the value it gets: `pool_a,
+    pool_b = [], []` binds each to its own list; a name unpacked from
+    anything else gets an unknown value (None)."""
+    pairs: list[tuple[cst.Name, cst.BaseExpression | None]] = []
+    for target in targets:
+        if isinstance(target, cst.Name):
+            pairs.append((target, value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            elements = [e.value for e in target.elements]
+            values = (
+                [e.value for e in value.elements]
+                if isinstance(value, (cst.Tuple, cst.List))
+                and len(value.elements) == len(elements)
+                and not any(isinstance(e, cst.StarredElement) for e in value.elements)
+                else [None] * len(elements)
+            )
+            pairs += [
+                (name, part)
+                for name, part in zip(elements, values, strict=True)
+                if isinstance(name, cst.Name)
+            ]
+    return pairs
 
 
 def in_place_writes(root: cst.CSTNode) -> dict[str, str]:

@@ -34,7 +34,7 @@ def held_object_references(indexes: list[ModuleIndex], facts: ProjectFacts) -> s
         for owner in owners:
             held = index.classes.get(owner)
             if held is not None:
-                if held.held_parameters:
+                if held.held_parameters or held.absorbs_keywords:
                     holders.add(owner.rpartition(".")[2])
                 for callee in held.held_objects.values():
                     refs.add(callee)

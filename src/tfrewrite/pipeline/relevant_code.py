@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tfrewrite.facts.prefilters import MUTATING_METHODS
+from tfrewrite.facts.vocabulary import SETUP_METHODS
 from tfrewrite.rules.registry import Relevance
 from tfrewrite.workspace.line_names import CellStarts
 
@@ -629,13 +630,13 @@ def _spread(
             kept = {m.name for m in methods if m.reason is not None}
             if not kept:
                 continue
-            # What `__init__` calls on `self` is set up once only while no
-            # other code names it (`state.init_only_methods`).
-            for init in (m for m in methods if m.name == "__init__"):
+            # What `__init__` (or `build`) calls on `self` is set up once
+            # only while no other code names it (`state.setup_only_methods`).
+            for init in (m for m in methods if m.name in SETUP_METHODS):
                 called = set(_SELF_CALL.findall(init.text))
                 for unit in units:
                     if unit is not init and not called.isdisjoint(unit.words):
-                        keep(unit, f"names a method `{class_name}.__init__` calls")
+                        keep(unit, f"names a method `{class_name}.{init.name}` calls")
             for method in methods:
                 if method.reason is not None:
                     continue

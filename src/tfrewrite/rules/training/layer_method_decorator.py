@@ -222,7 +222,8 @@ def _violation(
     sublayers = ", ".join(f"`self.{a}`" for a in reached)
     message = (
         f"`@tf.function` on `{class_name}.{method}`: the class has no `build`, so Keras 3 "
-        f"builds it by running `call` on symbolic inputs, and {sublayers} create their "
+        f"builds it by running `call` on symbolic inputs, and {sublayers} "
+        f"{'create their' if len(reached) > 1 else 'creates its'} "
         "weights inside this `tf.function`, where they get no gradients (`fit` and "
         '`apply_gradients` raise "No gradients provided for any variable"); Keras '
         "traces `call` already: remove the decorator, or build the sublayers in `build()`"
@@ -241,7 +242,8 @@ def _violation(
 
 def _init_assignments(class_def: cst.ClassDef) -> Iterator[tuple[str, cst.BaseExpression]]:
     """What the class's `__init__` puts in its attributes: (attr, value) for
-    `self.<attr> = value` and `self.<attr>.append(value)`."""
+    `self.<attr> = value`, `self.<attr>.append(value)` and, for a
+    `Sequential` it fills layer by layer, `self.<attr>.add(value)`."""
     for item in class_def.body.body:
         if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
             for node in iter_nodes(item.body, into_functions=False):
@@ -253,7 +255,7 @@ def _init_assignments(class_def: cst.ClassDef) -> Iterator[tuple[str, cst.BaseEx
                 elif (
                     isinstance(node, cst.Call)
                     and isinstance(node.func, cst.Attribute)
-                    and node.func.attr.value == "append"
+                    and node.func.attr.value in ("append", "add")
                     and len(node.args) == 1
                 ):
                     attr = _own_attribute(node.func.value)
@@ -273,10 +275,26 @@ def _weighted_attributes(ctx: RuleContext, class_def: cst.ClassDef, depth: int) 
     `__init__` fills under a name first), or an object of a layer class of
     the project holding such sublayers."""
     lists = _local_lists(class_def)
+    assigned = list(_init_assignments(class_def))
+    # A `Sequential` filled by `add` whose first layer tells its input's
+    # shape is built, weights and all, as it is filled.
+    sequential = {
+        attr
+        for attr, value in assigned
+        if isinstance(value, cst.Call)
+        and keras_leaf(ctx.names.qualified_name(value.func)) == "Sequential"
+    }
+    built = {
+        attr
+        for attr, value in assigned
+        if attr in sequential
+        and isinstance(value, cst.Call)
+        and _built_on_construction(ctx, cst.List([cst.Element(value)]), lists)
+    }
     return {
         attr
-        for attr, value in _init_assignments(class_def)
-        if _builds_weights(ctx, value, depth, lists)
+        for attr, value in assigned
+        if attr not in built and _builds_weights(ctx, value, depth, lists)
     }
 
 
