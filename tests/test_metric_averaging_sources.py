@@ -675,3 +675,58 @@ def test_the_same_loop_where_no_step_calls_it_is_one() -> None:
         "loss = self.forward(graphs, True)", "loss = tf.reduce_mean(self(graphs))"
     )
     assert _lines(source) == [9]
+
+
+DISTRIBUTED = """
+    import numpy as np
+    import tensorflow as tf
+    from tqdm import tqdm
+
+    strategy = tf.distribute.MirroredStrategy()
+    dataset = tf.data.Dataset.from_tensor_slices(np.zeros((100, 3), "float32")).batch(32{drop})
+    dist_dataset = strategy.experimental_distribute_dataset(dataset)
+
+
+    @tf.function
+    def train_step(batch):
+        return tf.reduce_mean(batch)
+
+
+    def train():
+        losses = []
+        progress = tqdm(dist_dataset)
+        for batch in progress:
+            losses.append(train_step(batch).numpy())
+        return np.mean(losses)
+"""
+
+
+def test_a_strategy_hands_out_the_batches_of_the_dataset_it_distributes() -> None:
+    """Distributed and wrapped in a progress bar bound to a name, a dataset
+    batched with `drop_remainder=True` still gives whole batches."""
+    assert _lines(DISTRIBUTED.replace("{drop}", ", drop_remainder=True")) == []
+    assert _lines(DISTRIBUTED.replace("{drop}", "")) == [20]
+
+
+SIZE_PASSED = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def test_batch(x, y, shape):
+        return tf.reduce_mean(tf.square(x - y))
+
+
+    def validate(batches):
+        total = 0
+        for step, (x, y) in enumerate(batches):
+            total += test_batch(x, y, y.shape{weight})
+        return total / (step + 1)
+"""
+
+
+def test_a_size_handed_to_the_step_weighs_nothing() -> None:
+    """`test_batch(x, y, y.shape)` computes a batch's mean: the size it is
+    given is no weight on the sum (a product with the size is)."""
+    assert _lines(SIZE_PASSED.replace("{weight}", "")) == [13]
+    assert _lines(SIZE_PASSED.replace("{weight}", ") * len(y")) == []

@@ -45,6 +45,9 @@ _BATCHING = {"batch": 1, "padded_batch": 3}
 _WRAPPERS = frozenset(
     {"enumerate", "zip", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm"}
 )
+# Methods of a `tf.distribute` strategy that hand out the batches of the
+# dataset they are given, split evenly across the replicas.
+_DISTRIBUTING = frozenset({"experimental_distribute_dataset", "distribute_dataset"})
 # How many names, calls and receivers are followed from the loop.
 _DEPTH = 5
 # How many values are looked at before the answer is "not known".
@@ -198,8 +201,10 @@ def _sources(ctx: RuleContext, start: _Place) -> list[_Place] | None:
 
 
 def _stands_for(ctx: RuleContext, place: _Place) -> list[_Place]:
-    """One step back along the flow: the values a name holds, a method
-    chain's receiver, what a called function of the file returns."""
+    """One step back along the flow: the values a name holds, what a
+    wrapper or a strategy hands out the elements of (`tqdm(ds)`,
+    `strategy.experimental_distribute_dataset(ds)`), a method chain's
+    receiver, what a called function of the file returns."""
     expr = place.expr
     if isinstance(expr, cst.Name):
         return _name_values(ctx, expr.value, place)
@@ -207,6 +212,14 @@ def _stands_for(ctx: RuleContext, place: _Place) -> list[_Place]:
         return []
     func = expr.func
     args: Sequence[cst.Arg] = expr.args
+    if dotted_name(func) in _WRAPPERS or (
+        isinstance(func, cst.Attribute) and func.attr.value in _DISTRIBUTING
+    ):
+        return [
+            _Place(a.value, place.scope, place.frame)
+            for a in args
+            if a.keyword is None and not a.star
+        ]
     if isinstance(func, cst.Attribute):
         through_class = _class_methods(ctx, func)  # `Net.create_dataset(self, ...)`
         methods = through_class or _own_methods(ctx, func, place.scope)

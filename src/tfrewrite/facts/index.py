@@ -1030,11 +1030,13 @@ class _Indexer(
         ):
             self.function_stack[-1].iterates_tensor = True
         instance = self._instance_call(node.func)
-        if instance:
-            self.instance_callees[id(node)] = instance
+        # `agent.update(s, a, step)` on an object of a project class: the
+        # method it runs (what a tape differentiates, when it gives a loss).
+        method = None if instance else self.object_method(node.func)
+        runs = instance or method
+        if runs:
+            self.instance_callees[id(node)] = runs
         if node.args or node.keywords:
-            # `agent.update(s, a, step)` on an object of a project class.
-            method = None if instance else self.object_method(node.func)
             if method:
                 self._record_call_site(node, method, method)
             elif callee:

@@ -581,6 +581,14 @@ class ModuleIndex:
     # those objects are of (`train_step(..., loss_obj)` with `loss_obj =
     # Losses()`; two scripts each passing their own `Model`).
     param_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # Filled by `compute_facts`: per traced function of this module, the
+    # calls (as pass 1 names them) of a method of a plain Python object it
+    # holds, made for their effect (`self.schedule.step()`), whose methods
+    # set attributes of that object -> the method (`Schedule.step`) and the
+    # attributes: what runs once, while tracing (TFR202).
+    plain_effect_calls: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = field(
+        default_factory=dict
+    )
     # Filled by `compute_facts`: the Keras classes of the project this
     # module builds (as `called_classes` names them) whose `call` defaults
     # `training` to True (`FunctionInfo.trains_by_default`).

@@ -380,6 +380,8 @@ def compute_facts(
                         if computes
                         or not is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
+                    if len(targets) < len(held):
+                        _record_plain_effect_call(index, qualname, callee, held)
                 for target_index, target in targets:
                     if (
                         target in target_index.classes
@@ -760,3 +762,21 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: ProjectLookup) -> Non
                         for updated, method in held.updated_attrs.items()
                     }
                     break
+
+
+def _record_plain_effect_call(
+    index: ModuleIndex, caller: str, callee: str, held: list[tuple[ModuleIndex, str]]
+) -> None:
+    """`self.schedule.step()` in traced `caller`, a method of a plain Python
+    object called for its effect: when every method it may run sets
+    attributes of its object, the call's effect happens once, while
+    tracing (`ModuleIndex.plain_effect_calls`, what TFR202 reports there)."""
+    written: set[str] = set()
+    for target_index, target in held:
+        info = target_index.functions.get(target)
+        if info is None or not info.self_writes:
+            return
+        written |= info.self_writes
+    method = held[0][1].rsplit(".", 2)
+    name = ".".join(method[-2:])
+    index.plain_effect_calls.setdefault(caller, {})[callee] = (name, tuple(sorted(written)))

@@ -84,6 +84,7 @@ PROJECT_FACT_FIELDS = (
     "callee_equal_batches",
     "callee_tensor_results",
     "param_classes",
+    "plain_effect_calls",
     "built_by_running_call",
     "star_names",
     "unseen_star_imports",

@@ -5,8 +5,9 @@ A trace runs its Python once; the graph it leaves runs on every call. So a
 given, a tensor kept on `self` is the trace's symbolic tensor, a flag
 tested and flipped around variable writes flips once while the writes it
 guards run every call, and a change to a list or dict the call is given
-raises, as `tf.function` compares its Python arguments before and after.
-TFR202 asks these of each traced function (`python_side_effects`).
+raises, as `tf.function` compares its Python arguments before and after;
+a plain Python object's method called for its effect sets its object's
+attributes once. TFR202 asks these of each traced function (`python_side_effects`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import all_params, bound_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.state import in_place_write_statements, self_attribute_name, self_writes
 from tfrewrite.facts.vocabulary import VARIABLE_WRITES
@@ -189,3 +191,33 @@ def kept_tensor(
         return None
     held = "a tensor" if values == [value] else "tensors"
     return f"`self.{attr}` keeps {held}"
+
+
+def plain_effect_calls(function: FunctionScope, ctx: RuleContext) -> Iterator[Violation]:
+    """A statement calling a method of a plain Python object the traced
+    function reaches (`self.schedule.step()`), for its effect, where that
+    method sets attributes of its object (`ModuleIndex.plain_effect_calls`,
+    a project fact): eagerly the effect happens on every call, traced only
+    while tracing (a schedule that never advances, a buffer given one
+    symbolic tensor)."""
+    calls = ctx.index.plain_effect_calls.get(function.qualname)
+    if not calls:
+        return
+    owner = ctx.class_of(function)
+    owner_name = owner[0] if owner is not None else None
+    for small in iter_small_statements(function.node.body, into_functions=False):
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            continue
+        call = small.value
+        found = next((calls[n] for n in ctx.pass1_names(call.func, owner_name) if n in calls), None)
+        if found is None:
+            continue
+        method, attributes = found
+        written = ", ".join(f"`self.{a}`" for a in attributes)
+        yield Violation(
+            call,
+            f"`{dotted_name(call.func) or method}(...)` runs `{method}` of a plain Python "
+            f"object for its effect (it sets {written}) inside traced `{function.qualname}`: "
+            "it runs once, while tracing, not on every call; keep that state in a "
+            "`tf.Variable`, or call it outside the traced function",
+        )

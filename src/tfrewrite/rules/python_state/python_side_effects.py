@@ -30,6 +30,7 @@ from tfrewrite.rules.python_state.per_trace_writes import (
     argument_mutations,
     flag_guarded_effects,
     kept_tensor,
+    plain_effect_calls,
 )
 from tfrewrite.rules.python_state.run_once import lazy_initialisations
 
@@ -130,8 +131,6 @@ def _local_containers(scope: FunctionScope, ctx: RuleContext) -> set[str]:
                     name = target.target.value
                     bound[name] = bound.get(name, True) and is_container(small.value, ctx.names)
     return {name for name, container in bound.items() if container}
-
-
 
 
 def _graph_loops(function: FunctionScope, ctx: RuleContext) -> Iterator[cst.For | cst.While]:
@@ -539,6 +538,7 @@ class PythonSideEffectInTracedCode(Rule):
         if not setup:
             yield from flag_guarded_effects(function, containers.ctx)
         yield from argument_mutations(function)
+        yield from plain_effect_calls(function, containers.ctx)
         lazily_set: set[int] | None = None
         for node in iter_nodes(function.node.body, into_functions=False):
             if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):

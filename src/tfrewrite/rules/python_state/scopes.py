@@ -64,9 +64,12 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
 def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR202: a traced function writes state or mutates a container that
     may not be its own, or one of its own in a loop that may be a graph
-    loop, advances an iterator (`next`, `__next__`) or may write a file."""
+    loop, advances an iterator (`next`, `__next__`), may write a file, or
+    calls a plain Python object's method for its effect (a project fact)."""
     from tfrewrite.facts.file_writes import WRITER_NAMES
 
+    if index.plain_effect_calls:
+        return True
     return any(
         info.writes_state
         or info.mutates_outside

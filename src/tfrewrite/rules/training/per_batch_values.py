@@ -464,14 +464,41 @@ _ROUNDINGS = frozenset(
 
 def weighted(value: cst.BaseExpression) -> bool:
     """`acc * len(y)`, `loss * x.shape[0]`, `n * batch_size`: already weighted
-    by the batch size (or a count of examples; `tf.shape(x)` too)."""
+    by the batch size (or a count of examples; `tf.shape(x)` too). A size
+    handed to the function that computes the value (`test_batch(x, y,
+    y.shape)`) weighs nothing: only the arithmetic around the value, and
+    the conversions and library functions it goes through, are read."""
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
         return True
     return any(
         (isinstance(n, cst.Call) and dotted_name(n.func) == "len")
         or (isinstance(n, cst.Attribute) and n.attr.value == "shape")
-        for n in iter_nodes(value)
+        for n in _arithmetic(value)
     )
+
+
+# Calls whose arguments are part of the value's arithmetic: conversions,
+# and NumPy's and TensorFlow's functions (`np.multiply(acc, len(y))`).
+_CONVERSIONS = frozenset({"float", "int", "round", "abs", "len"})
+_LIBRARIES = ("np.", "numpy.", "tf.", "tensorflow.", "math.")
+
+
+def _arithmetic(value: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The nodes of `value` outside the arguments of calls of other
+    functions (a project's `test_batch(x, y, y.shape)`)."""
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [value]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, cst.Call):
+            name = dotted_name(node.func) or ""
+            stack.append(node.func)
+            if name in _CONVERSIONS or name.startswith(_LIBRARIES):
+                stack += [a.value for a in node.args]
+            continue
+        stack += child_nodes(node)
+    return found
 
 
 def weighted_sum(summed: cst.BaseExpression, divisor: cst.BaseExpression) -> bool:
