@@ -5,6 +5,7 @@ count as dropout)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,30 @@ def test_an_lstm_without_dropout_ignores_training(tmp_path: Path) -> None:
 @pytest.mark.parametrize("keywords", [", dropout=0.2", ", recurrent_dropout=0.1", ", **kwargs"])
 def test_an_lstm_with_dropout_reads_it(tmp_path: Path, keywords: str) -> None:
     assert _found(tmp_path, keywords) == [("train.py", 11)]
+
+
+def test_a_wrapper_reads_training_as_the_layer_it_wraps() -> None:
+    """`Bidirectional(GRU(8))` in a `Sequential` computes the same with
+    `training=True`; wrapping a `GRU` built with `dropout=` it does not."""
+    from tfrewrite.api import check_source
+
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Bidirectional(tf.keras.layers.GRU(8{drop}))])
+        optimizer = tf.keras.optimizers.Adam()
+
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        """
+    )
+    assert check_source(source.replace("{drop}", ""), select=["TFR304"]) == []
+    found = check_source(source.replace("{drop}", ", dropout=0.2"), select=["TFR304"])
+    assert [f.start.line for f in found] == [11]

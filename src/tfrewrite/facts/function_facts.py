@@ -17,6 +17,7 @@ from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.keras_names import (
+    WRAPPER_LAYERS,
     builds_keras_model,
     is_loss_class,
     keras_path,
@@ -438,9 +439,6 @@ def returned_parts(
 _PLAIN_RESULTS = frozenset({"len", "int", "float", "str", "bool"})
 
 
-# Keras wrappers whose output depends on `training` only through the layer
-# they wrap (built in their arguments, and read there).
-_WRAPPER_LAYERS = frozenset({"Bidirectional", "TimeDistributed"})
 _LIBRARY_ROOTS = ("tensorflow.", "keras.", "tf_keras.", "numpy.", "math.")
 
 
@@ -473,7 +471,7 @@ def training_layer_reads(
                 parts.append(name)  # a project function or class
             continue
         leaf = path.rpartition(".")[2]
-        if not path.startswith("layers.") or leaf in _WRAPPER_LAYERS:
+        if not path.startswith("layers.") or leaf in WRAPPER_LAYERS:
             continue
         if leaf == "Lambda":
             body = call.args[0] if call.args else None

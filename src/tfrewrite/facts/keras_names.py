@@ -78,6 +78,11 @@ TRAINING_INSENSITIVE_LAYERS = MEASURED_TRAINING_INSENSITIVE_LAYERS | {"Input", "
 RNN_DROPOUT_KEYWORDS = frozenset({"dropout", "recurrent_dropout"})
 
 
+# Keras wrappers whose output depends on `training` only through the layer
+# they wrap (built in their arguments, and read there).
+WRAPPER_LAYERS = frozenset({"Bidirectional", "TimeDistributed"})
+
+
 def layer_reads_training(leaf: str, keywords: Iterable[str | None] = ()) -> bool:
     """Whether one of Keras' own layers (`leaf`: its class name), built with
     these keyword arguments, computes otherwise with `training=True`:

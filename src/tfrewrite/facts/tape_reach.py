@@ -47,11 +47,18 @@ _OWN_METHOD_DEPTH = 3
 
 
 def record_trained_reads(info: FunctionInfo, nodes: list[ast.AST]) -> None:
-    """Fill `tape_trains` of a method whose tape calls something (the
+    """Fill `tape_trains` of a function whose tape calls something (the
     visitor fills `tape_calls`), from the nodes of its body (`tape_losses`
-    walks each scope with a tape once, for both)."""
-    if info.tape_calls and info.class_name is not None:
+    walks each scope with a tape once, for both): for a method, reads
+    through the objects `self` holds; for a function, reads through the
+    names it does not bind (a script's `chatbot.get_train_vars()`), which
+    the project facts match with the module's objects."""
+    if not info.tape_calls:
+        return
+    if info.class_name is not None:
         info.tape_trains = tuple(dict.fromkeys(_trained_reads(nodes)))
+    else:
+        info.tape_trains = tuple(dict.fromkeys(_object_reads(nodes)))
 
 
 def variable_owners(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...]:
@@ -84,6 +91,33 @@ def _self_variable_lists(value: ast.expr | None) -> list[str]:
     if len(parts) == 3 and parts[0] == "self" and parts[2] in VARIABLE_LISTS:
         return [parts[1]]
     return []
+
+
+def _object_reads(nodes: list[ast.AST]) -> Iterator[str]:
+    """What a function's gradients are taken with respect to, read through
+    a name it does not bind: `"chatbot.get_train_vars"` for
+    `chatbot.get_train_vars()` (a method returning an object's variables),
+    `"agent.critic"` for `agent.critic.trainable_variables`, directly or
+    through a name the function binds once."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                bound.setdefault(target.id, []).append(node.value)
+    for node in nodes:
+        sources = gradient_sources(node)
+        if sources is None:
+            continue
+        if isinstance(sources, ast.Name) and len(bound.get(sources.id, ())) == 1:
+            sources = bound[sources.id][0]
+        for part in ast.walk(sources):
+            if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute):
+                part = part.func  # `chatbot.get_train_vars()`: the method read
+            name = dotted(part) if isinstance(part, ast.Attribute) else None
+            pieces = name.split(".") if name else []
+            if len(pieces) >= 2 and pieces[0] not in bound and pieces[1] not in VARIABLE_LISTS:
+                yield f"{pieces[0]}.{pieces[1]}"
 
 
 def _trained_reads(nodes: list[ast.AST]) -> Iterator[str]:
@@ -124,7 +158,10 @@ def link_tape_reach(
     found: dict[tuple[str, str], list[TapeUse]] = {}
     for index in indexes:
         for info in index.functions.values():
-            if not (info.tape_calls and info.trains and info.class_name):
+            if not (info.tape_calls and info.trains):
+                continue
+            if not info.class_name:
+                _link_module_objects(index, info, lookup, found)
                 continue
             where = path_line(index.path, info.lineno, index.cell_starts)
             for callee in _reached(index, info):
@@ -137,6 +174,46 @@ def link_tape_reach(
                     use = TapeUse(info.qualname, where, f"self.{attr}.{rest}", trained)
                     found.setdefault((target_index.path, target), []).append(use)
     return found
+
+
+def _link_module_objects(
+    index: ModuleIndex,
+    step: FunctionInfo,
+    lookup: ProjectLookup,
+    found: dict[tuple[str, str], list[TapeUse]],
+) -> None:
+    """A function's tape running an object the module binds once (`chatbot
+    = ChatbotModel(...)`, then `chatbot(x, y)` or `chatbot.loss(x)` in the
+    tape) while its gradients are taken through that object (`chatbot.
+    get_train_vars()`, returning `self.encoder.trainable_variables + ...`):
+    the object's methods the tape runs train those models."""
+    from tfrewrite.facts.project_lookup import held_class
+
+    where = path_line(index.path, step.lineno, index.cell_starts)
+    for name, made_by in index.module_instances.items():
+        reads = [r.partition(".")[2] for r in step.tape_trains if r.partition(".")[0] == name]
+        target = held_class(index, made_by, lookup) if reads else None
+        if target is None:
+            continue
+        target_index, class_qualname = target
+        trained: set[str] = set()
+        for read in reads:
+            method = target_index.functions.get(f"{class_qualname}.{read}")
+            trained.update(method.returns_variables_of if method is not None else (read,))
+        if not trained:
+            continue
+        # Calling a Keras layer or model runs its `call` in a call context
+        # that hands `training` on to the layers it calls: the call in the
+        # tape is what passes it (TFR304 there). An own `__call__` does not.
+        called = lookup.call_method(*target) if f"{made_by}()" in step.tape_calls else []
+        methods = [(i, q) for i, q in called if q.rpartition(".")[2] == "__call__"]
+        for call in step.tape_calls:
+            method = f"{class_qualname}.{call.partition('.')[2]}"
+            if call.partition(".")[0] == name and method in target_index.functions:
+                methods.append((target_index, method))
+        for method_index, method in methods:
+            use = TapeUse(step.qualname, where, name, frozenset(trained))
+            found.setdefault((method_index.path, method), []).append(use)
 
 
 def _reached(index: ModuleIndex, step: FunctionInfo) -> list[str]:

@@ -13,7 +13,12 @@ import libcst as cst
 from tfrewrite.facts.attributes import built_values
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.keras_classes import KERAS_CLASS, KERAS_CLASS_IGNORING_TRAINING
-from tfrewrite.facts.keras_names import keras_path, lambda_reads_training, layer_reads_training
+from tfrewrite.facts.keras_names import (
+    WRAPPER_LAYERS,
+    keras_path,
+    lambda_reads_training,
+    layer_reads_training,
+)
 from tfrewrite.facts.models import called_class_kind, project_classes_of, project_keras_class
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import value_sources
@@ -36,7 +41,16 @@ def depends_on_training(ctx: RuleContext, call: cst.Call, leaf: str) -> bool:
     other outputs with `training=True`: dropout, normalization, noise, an RNN
     built with `dropout=`. A `Lambda` of a `lambda` that calls TensorFlow
     ops alone does not: an op takes no `training` (`tf.nn.dropout` drops in
-    both modes)."""
+    both modes). A wrapper (`Bidirectional(GRU(8))`) does as the layer it
+    wraps."""
+    if leaf in WRAPPER_LAYERS:
+        wrapped = next(
+            (a.value for a in call.args if a.keyword is None or a.keyword.value == "layer"), None
+        )
+        if not isinstance(wrapped, cst.Call):
+            return True
+        inner = layer_leaf(ctx, wrapped)
+        return inner is None or depends_on_training(ctx, wrapped, inner)
     if leaf == "Lambda" and call.args and isinstance(call.args[0].value, cst.Lambda):
         return lambda_reads_training(
             ctx.names.qualified_name(node.func)
