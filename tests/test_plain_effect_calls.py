@@ -53,10 +53,48 @@ def test_a_method_setting_its_objects_state_runs_once() -> None:
     assert finding.start.line == 26
     assert finding.message.startswith(
         "`self.schedule.step(...)` runs `Schedule.step` of a plain Python object for its "
-        "effect (it sets `self.count`, `self.rate`) inside traced `Agent.learn`"
+        "effect (it changes `self.count`, `self.rate`) inside traced `Agent.learn`"
     )
     assert finding.fix is None
 
 
 def test_a_method_that_sets_nothing_is_left_alone() -> None:
     assert check_source(SCHEDULED.replace("{called}", "check"), select=["TFR202"]) == []
+
+
+ACCUMULATED = textwrap.dedent(
+    """
+    import tensorflow as tf
+
+
+    class Accumulator:
+        def __init__(self):
+            self.sums = []
+
+        def __call__(self, gradients):
+            if not self.sums:
+                self.sums.extend([tf.Variable(tf.zeros_like(g)) for g in gradients])
+            for total, gradient in zip(self.sums, gradients):
+                total.assign_add(gradient)
+
+
+    class Trainer:
+        def __init__(self):
+            self.accumulate = Accumulator()
+            self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+        @tf.function
+        def step(self, x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(self.model(x, training=True))
+            self.accumulate(tape.gradient(loss, self.model.trainable_variables))
+            return loss
+    """
+)
+
+
+def test_set_up_once_under_a_test_that_it_is_unset_is_no_per_call_effect() -> None:
+    """The accumulator fills its list of variables only while the list is
+    empty (on the first call, or trace, alike); every later call adds to
+    the variables, which the graph does too."""
+    assert check_source(ACCUMULATED, select=["TFR202"]) == []

@@ -198,6 +198,24 @@ class FrozenState:
             updaters = sorted(m for m in methods if not is_setup_method(m))
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
+        called = own_methods_called(ctx.index, function.qualname, class_name)
+        for attr, methods in writes.changed_items.items():
+            # A container another method fills between calls (a replay
+            # memory `store` appends to, in the loop that trains): what the
+            # trace reads of it is frozen. A method run once to configure
+            # the object (`add_transformation`, `restore`) fills it before
+            # use; the traced method's own changes, and those of the
+            # methods it calls, are in its trace (TFR202's).
+            changers = sorted(
+                m
+                for m in methods
+                if not is_setup_method(m)
+                and m != own
+                and m not in called
+                and self._changes_between_calls(class_name, m, own)
+            )
+            if changers:
+                result.setdefault(attr, f"its items are changed in `{changers[0]}`")
         info = ctx.index.classes.get(class_name)
         if info is not None and is_keras_model_class(info.bases):
             # Set on the model by a callback `fit` runs between its steps.
@@ -209,7 +227,6 @@ class FrozenState:
         for attr, where in ctx.index.outside_attribute_writes.get(class_name, {}).items():
             if own not in writes.assigned.get(attr, ()):
                 result.setdefault(attr, where)
-        called = own_methods_called(ctx.index, function.qualname, class_name)
         for attr, methods in writes.assigned.items():
             if attr in result or own in methods or attr not in writes.plain:
                 continue  # assigned afresh in the traced function itself: per trace
@@ -224,6 +241,25 @@ class FrozenState:
                 # what `call` assigned in the same trace.)
                 result[attr] = f"rebound in `{rebinders[0]}`"
         return result
+
+    def _changes_between_calls(self, class_name: str, method: str, traced: str) -> bool:
+        """Whether a loop calls the class's `method` as well as the traced
+        method (or a method reaching it), by their names: in a loop of this
+        module (`agent.remember(t)` and `agent.train()` in the episode
+        loop: `ModuleIndex.loop_methods`), or both in loops of the project
+        (`loop_method_names`). A method a loop of set-up alone calls
+        (decoding each file, restoring each checkpoint) runs before use."""
+        index = self.ctx.index
+        reaching = {
+            name
+            for name in index.classes[class_name].methods
+            if traced in methods_reached(index, class_name, name)
+        } | {traced}
+        for called in index.loop_methods.values():
+            if method in called and not reaching.isdisjoint(called):
+                return True
+        looped = index.loop_method_names
+        return method in looped and not reaching.isdisjoint(looped)
 
     def _sets_up(
         self, class_name: str, class_def: cst.ClassDef, method: str, attr: str, traced: str

@@ -166,6 +166,36 @@ def is_self_attribute(node: ast.AST) -> bool:
     )
 
 
+def unset_self_attributes(test: ast.expr) -> frozenset[str]:
+    """The `self` attributes an `if` tests unset: `not self.a`, `self.a is
+    None`, or either joined by `or` (`if self.a is None or not self.b`)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        parts = [unset_self_attributes(v) for v in test.values]
+        return frozenset().union(*parts) if all(parts) else frozenset()
+    target: ast.expr | None = None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        target = test.operand
+    elif (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        target = test.left
+    if target is not None and is_self_attribute(target):
+        return frozenset({target.attr})  # type: ignore[attr-defined]
+    return frozenset()
+
+
+def held_container(node: ast.expr) -> str | None:
+    """`attr` when `node` is `self.attr`, or an item of it (`self.attr[k]`,
+    `self.attr[k][j]`): the container a write to `node`'s items changes."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.attr if isinstance(node, ast.Attribute) and is_self_attribute(node) else None
+
+
 def self_assignments(
     cls: ast.ClassDef,
 ) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, ast.expr | None]]:
@@ -697,6 +727,7 @@ class FunctionFacts:
     mentions_walrus: bool
     loop_stack: list[bool]
     graph_loops: list[bool]
+    unset_guards: list[frozenset[str]]
     mutated_names: list[list[tuple[str, bool]]]
     batched_names: list[set[str]]
     branch_reads: list[tuple[FunctionInfo, frozenset[str]]]
@@ -766,8 +797,20 @@ class FunctionFacts:
             if self.function_stack and isinstance(target.value, ast.Name):
                 if target.value.id == "self":
                     self.function_stack[-1].self_writes.add(target.attr)
+                    self._self_change(target.attr)
         elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
             self.index.item_writes.add(target.value.id)
+        elif isinstance(target, ast.Subscript) and self.function_stack:
+            held = held_container(target.value)
+            if held is not None:
+                self.function_stack[-1].self_item_writes.add(held)
+                self._self_change(held)
+
+    def _self_change(self, attr: str) -> None:
+        """`self.<attr>` (or its items) changed, as state every call changes
+        unless the `if` around tests it unset (set-up run once)."""
+        if not any(attr in guard for guard in self.unset_guards):
+            self.function_stack[-1].self_changes.add(attr)
 
     def _record_named_attribute_write(self, target: ast.expr) -> None:
         """`Schedule.margin = ...`, or `cls.margin = ...` in a method of
@@ -812,6 +855,10 @@ class FunctionFacts:
         """A mutating method call: on `self.attr` it may mutate outside
         state; on a name, decided at the end of the function, once its
         locals are known (`_decide_mutations`)."""
+        held = held_container(receiver)
+        if held is not None:
+            self.function_stack[-1].self_item_writes.add(held)
+            self._self_change(held)
         if isinstance(receiver, ast.Attribute) and is_self_attribute(receiver):
             self.function_stack[-1].mutates_outside = True
         elif isinstance(receiver, ast.Name):

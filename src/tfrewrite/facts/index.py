@@ -56,6 +56,7 @@ from tfrewrite.facts.function_facts import (
     returns_tensor,
     returns_variables,
     training_layer_reads,
+    unset_self_attributes,
     writes_outside,
 )
 from tfrewrite.facts.index_calls import (
@@ -264,6 +265,9 @@ class _Indexer(
         # Per scope (the module's first): names a loop appends to so far.
         self.grown_names: list[set[str]] = [set()]
         self.graph_loops: list[bool] = []  # per enclosing loop: may be a graph loop
+        # Per enclosing `if` that tests `self` attributes unset (`if not
+        # self._gradients:`): those attributes, which its body sets up once.
+        self.unset_guards: list[frozenset[str]] = []
         # Per enclosing loop of the function's own body: a `for` over data
         # (not a counted `range`).
         self.data_loops: list[bool] = []
@@ -577,7 +581,17 @@ class _Indexer(
                 if self.source_lines is None:
                     self.source_lines = self.source.split("\n")
                 self.index.eager_spans.append(statements_span(eager, self.source_lines))
-        self.generic_visit(node)
+        unset = unset_self_attributes(node.test) if self.function_stack else frozenset()
+        if not unset:
+            self.generic_visit(node)
+            return
+        self.visit(node.test)
+        self.unset_guards.append(unset)
+        for statement in node.body:
+            self.visit(statement)
+        self.unset_guards.pop()
+        for statement in node.orelse:
+            self.visit(statement)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         self._branch(node.test)
@@ -1063,6 +1077,9 @@ class _Indexer(
             if self.loop_stack:
                 short = self.index.loop_calls.get(callee, False) or any(self.loop_stack)
                 self.index.loop_calls[callee] = short
+        if self.loop_stack and isinstance(node.func, ast.Attribute):
+            scope = self.function_stack[-1].qualname if self.function_stack else ""
+            self.index.loop_methods.setdefault(scope, set()).add(node.func.attr)
         if callee and not self.function_stack:
             self.index.module_call_lines.setdefault(callee, []).append(node.lineno)
         if self.tape_owners and self.tape_owners[-1] is self.function_stack[-1]:
@@ -1572,6 +1589,10 @@ def _compact(index: ModuleIndex) -> None:
         info.calls = [intern(name) for name in info.calls]
         info.method_calls = frozenset(info.method_calls) if info.method_calls else _NOTHING
         info.self_writes = frozenset(info.self_writes) if info.self_writes else _NOTHING
+        info.self_changes = frozenset(info.self_changes) if info.self_changes else _NOTHING
+        info.self_item_writes = (
+            frozenset(info.self_item_writes) if info.self_item_writes else _NOTHING
+        )
         info.self_reads = frozenset(info.self_reads) if info.self_reads else _NOTHING
         info.held_results = frozenset(info.held_results) if info.held_results else _NOTHING
 

@@ -148,6 +148,11 @@ class FunctionInfo:
     # Name sets filled while indexing, then frozen (`_compact`).
     method_calls: AbstractSet[str] = field(default_factory=set)  # `.numpy()`, `.append()`
     self_writes: AbstractSet[str] = field(default_factory=set)  # `self.x = ...`, `+=`: "x"
+    # `self.x[k] = v`, `self.x.append(v)`, `self.x[k].append(v)`: "x"
+    self_item_writes: AbstractSet[str] = field(default_factory=set)
+    # Of both, those written on every call: not only under an `if` that
+    # tests them unset (`if not self.x: self.x.extend(...)`, set up once).
+    self_changes: AbstractSet[str] = field(default_factory=set)
     self_reads: AbstractSet[str] = field(default_factory=set)  # `self.x` read: "x"
     # Methods of objects the class holds, or a parameter holds, whose
     # results the body uses (`y = self.aug.flip(x)`, `loss_obj.losses(...)`,
@@ -441,6 +446,10 @@ class ModuleIndex:
     tape_losses: list[TapeLoss] = field(default_factory=list)
     # Callee -> whether a loop calling it may feed a short final batch.
     loop_calls: dict[str, bool] = field(default_factory=dict)
+    # Per function ("" for module level), the names of the methods its
+    # loops call on objects (`agent.remember(...)`, `agent.train()`): what
+    # runs between the calls of what else such a loop calls.
+    loop_methods: dict[str, set[str]] = field(default_factory=dict)
     # Filled by `compute_facts`: local qualname -> called from a loop in some
     # module (value: that loop may feed a short final batch).
     looped_functions: dict[str, bool] = field(default_factory=dict)

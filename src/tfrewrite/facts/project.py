@@ -768,15 +768,19 @@ def _record_plain_effect_call(
     index: ModuleIndex, caller: str, callee: str, held: list[tuple[ModuleIndex, str]]
 ) -> None:
     """`self.schedule.step()` in traced `caller`, a method of a plain Python
-    object called for its effect: when every method it may run sets
-    attributes of its object, the call's effect happens once, while
-    tracing (`ModuleIndex.plain_effect_calls`, what TFR202 reports there)."""
+    object called for its effect: when every method it may run changes
+    attributes of its object on every call (sets them, or the items of the
+    containers they hold: a replay buffer's `add`; not set-up under a test
+    that they are unset), the call's effect happens once,
+    while tracing (`ModuleIndex.plain_effect_calls`, what TFR202 reports
+    there)."""
     written: set[str] = set()
     for target_index, target in held:
         info = target_index.functions.get(target)
-        if info is None or not info.self_writes:
+        changed = info.self_changes if info is not None else set()
+        if not changed:
             return
-        written |= info.self_writes
+        written |= changed
     method = held[0][1].rsplit(".", 2)
     name = ".".join(method[-2:])
     index.plain_effect_calls.setdefault(caller, {})[callee] = (name, tuple(sorted(written)))

@@ -196,7 +196,7 @@ def kept_tensor(
 def plain_effect_calls(function: FunctionScope, ctx: RuleContext) -> Iterator[Violation]:
     """A statement calling a method of a plain Python object the traced
     function reaches (`self.schedule.step()`), for its effect, where that
-    method sets attributes of its object (`ModuleIndex.plain_effect_calls`,
+    method changes attributes of its object (`ModuleIndex.plain_effect_calls`,
     a project fact): eagerly the effect happens on every call, traced only
     while tracing (a schedule that never advances, a buffer given one
     symbolic tensor)."""
@@ -217,7 +217,7 @@ def plain_effect_calls(function: FunctionScope, ctx: RuleContext) -> Iterator[Vi
         yield Violation(
             call,
             f"`{dotted_name(call.func) or method}(...)` runs `{method}` of a plain Python "
-            f"object for its effect (it sets {written}) inside traced `{function.qualname}`: "
+            f"object for its effect (it changes {written}) inside traced `{function.qualname}`: "
             "it runs once, while tracing, not on every call; keep that state in a "
             "`tf.Variable`, or call it outside the traced function",
         )

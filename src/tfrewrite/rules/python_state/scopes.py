@@ -50,7 +50,7 @@ def module_state(index: ModuleIndex, traced: TracedFacts) -> bool:
         if info.class_name is not None:
             prefix = info.class_name + "."
             if any(
-                not other.self_writes.isdisjoint(info.self_reads)
+                not (other.self_writes | other.self_item_writes).isdisjoint(info.self_reads)
                 and not is_setup_method(other.qualname.rpartition(".")[2])
                 for name, other in index.functions.items()
                 if name.startswith(prefix)
