@@ -8,9 +8,11 @@ call binds the helper's parameters to (its arguments, else the defaults);
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import libcst as cst
 import pytest
+from tests.projects import check_project, found_lines
 
 from tfrewrite.api import check_source
 from tfrewrite.facts.call_arguments import bind_arguments
@@ -730,3 +732,65 @@ def test_a_size_handed_to_the_step_weighs_nothing() -> None:
     given is no weight on the sum (a product with the size is)."""
     assert _lines(SIZE_PASSED.replace("{weight}", "")) == [13]
     assert _lines(SIZE_PASSED.replace("{weight}", ") * len(y")) == []
+
+
+RUNNING_MEAN = """
+    import tensorflow as tf
+
+
+    def evaluate(model, batches):
+        avg_loss = 0.0
+        for i, (x, y) in enumerate(batches):
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+            avg_loss = (avg_loss * i + loss.numpy()) / (i + 1)
+        return avg_loss
+
+
+    dataset = tf.data.Dataset.from_tensor_slices((tf.zeros((10, 2)), tf.zeros((10, 1))))
+    print(evaluate(tf.keras.Sequential([tf.keras.layers.Dense(1)]), dataset.batch(4{drop})))
+"""
+
+
+def test_a_mean_kept_up_to_date_pass_by_pass_is_a_per_batch_average() -> None:
+    """`avg = (avg * i + v) / (i + 1)` is the plain mean of the per-batch
+    values; with whole batches it is exact."""
+    assert _lines(RUNNING_MEAN.replace("{drop}", "")) == [8]
+    assert _lines(RUNNING_MEAN.replace("{drop}", ", drop_remainder=True")) == []
+
+
+LOADERS = """
+    import tensorflow as tf
+
+
+    def create_generators(x, y, batch_size):
+        train = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(8).batch(batch_size{drop})
+        val = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch_size{drop})
+        return train, val
+"""
+
+SCRIPT = """
+    import numpy as np
+    import tensorflow as tf
+
+    from loaders import create_generators
+
+    if __name__ == "__main__":
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        train_gen, val_gen = create_generators(np.zeros((10, 2)), np.zeros((10, 1)), 4)
+        val_losses = []
+        for x, y in val_gen:
+            val_losses.append(float(tf.reduce_mean(tf.square(model(x) - y))))
+        print(np.mean(val_losses))
+"""
+
+
+def test_datasets_another_modules_function_batches_keep_their_short_batch(
+    tmp_path: Path,
+) -> None:
+    """Unpacked from a call of a function of another module that batches
+    keeping the remainder, the validation batches may end short."""
+
+    files = {"loaders.py": LOADERS.replace("{drop}", ""), "train.py": SCRIPT}
+    assert found_lines(check_project(tmp_path, files, ("TFR306",))) == [("train.py", 12)]
+    files["loaders.py"] = LOADERS.replace("{drop}", ", drop_remainder=True")
+    assert check_project(tmp_path / "dropped", files, ("TFR306",)) == []

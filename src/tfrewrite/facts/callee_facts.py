@@ -7,7 +7,9 @@ batches all batch to one size (`FunctionInfo.batch_sizes`,
 `ModuleIndex.callee_equal_batches`): a loop over what
 `load_dataset(...)` of another module returns then sees no short last batch
 (TFR306); so does a loop over an attribute of an object of a class whose
-methods batch only that way (`loader.valid_ds` of `loader = Loader(...)`).
+methods batch only that way (`loader.valid_ds` of `loader = Loader(...)`);
+one that batches some dataset keeping the remainder
+(`ModuleIndex.callee_short_batches`) may hand the loop a short last batch.
 And the parameters it gives a role, below.
 
 Pass 1 records, per function and on `ast` alone, the parameters it gives a
@@ -40,6 +42,7 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
     import coords_grid`, `Metric.from_list(losses)`)."""
     for index in indexes:
         callees = {callee for info in index.functions.values() for callee in info.calls}
+        callees.update(index.module_call_lines)  # a script's own top-level calls
         for callee in sorted(callees):
             if not callee or callee.endswith("()"):
                 continue
@@ -55,6 +58,8 @@ def record_callee_parameters(indexes: list[ModuleIndex], lookup: Lookup) -> None
                     continue
                 if info.batch_sizes == "equal":
                     index.callee_equal_batches.add(callee)
+                elif info.batch_sizes == "any":
+                    index.callee_short_batches.add(callee)
                 if info.returns_tensor:
                     index.callee_tensor_results.add(callee)
                 roles = [(known, getattr(info, role)) for role, known in ROLES.items()]

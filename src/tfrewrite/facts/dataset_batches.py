@@ -104,6 +104,24 @@ def batches_of_one_size(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef 
     return dropping
 
 
+def from_short_batcher(ctx: RuleContext, loop: cst.For, scope: cst.FunctionDef | None) -> bool:
+    """Whether what `loop` iterates comes from a call of a project function
+    of another module that batches some dataset keeping the remainder
+    (`ModuleIndex.callee_short_batches`: `train_ds, val_ds, info =
+    create_generators(...)`): its last batch may be short."""
+    known = ctx.index.callee_short_batches
+    if not known:
+        return False
+    for candidate in _iterated(loop.iter):
+        for place in _sources(ctx, _Place(candidate, scope, None)) or ():
+            expr = place.expr
+            if isinstance(expr, cst.Call) and any(
+                name in known for name in ctx.pass1_names(expr.func)
+            ):
+                return True
+    return False
+
+
 def _returns_equal_batches(ctx: RuleContext, expr: cst.BaseExpression) -> bool:
     """A call of a project function of another module whose every batching
     drops the remainder (`ModuleIndex.callee_equal_batches`)."""
@@ -450,7 +468,8 @@ def _assignments(
     ctx: RuleContext,
 ) -> dict[str, list[tuple[cst.BaseExpression, cst.FunctionDef | None]]]:
     """Every `name = value` of the module (element by element for `a, b =
-    x, y`), with the function it is in."""
+    x, y`; the whole value for a name unpacked from another, `train_ds,
+    val_ds = load(...)`), with the function it is in."""
     return ctx.module_fact(_assignments, _assignments_of)
 
 
@@ -463,8 +482,8 @@ def _assignments_of(
         node, function = stack.pop()
         if isinstance(node, cst.Assign):
             for target in node.targets:
-                for name, value, position in split_target(target.target, node.value):
-                    if value is not None and position is None:
+                for name, value, _position in split_target(target.target, node.value):
+                    if value is not None:
                         found.setdefault(name, []).append((value, function))
         inner = node if isinstance(node, cst.FunctionDef) else function
         stack.extend((child, inner) for child in child_nodes(node))

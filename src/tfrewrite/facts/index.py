@@ -618,6 +618,8 @@ class _Indexer(
             self.index.divides_sum = True
         if isinstance(node.op, ast.Div) and isinstance(node.left, ast.Name):
             self.divided_names.add(node.left.id)
+        if isinstance(node.op, ast.Div) and _updates_a_mean(node):
+            self.index.updates_running_mean = True
         if isinstance(node.op, ast.Mult) and self.function_stack:
             count = _list_repeat_count(node)
             if count is not None and any(
@@ -1546,6 +1548,23 @@ def _is_parameter_method(func: ast.Attribute, info: FunctionInfo) -> bool:
 
 def _is_self(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id == "self"
+
+
+def _updates_a_mean(node: ast.BinOp) -> bool:
+    """`(avg * i + value) / (i + 1)`: a mean kept up to date pass by pass
+    (`per_batch_values.running_means` reads it exactly)."""
+    left, right = node.left, node.right
+    return (
+        isinstance(left, ast.BinOp)
+        and isinstance(left.op, ast.Add)
+        and any(
+            isinstance(part, ast.BinOp) and isinstance(part.op, ast.Mult)
+            for part in (left.left, left.right)
+        )
+        and isinstance(right, ast.BinOp)
+        and isinstance(right.op, ast.Add)
+        and any(isinstance(p, ast.Constant) and p.value == 1 for p in (right.left, right.right))
+    )
 
 
 def _is_callback_model(node: ast.expr) -> bool:

@@ -443,6 +443,8 @@ class ModuleIndex:
     # A name both augmented with `+=` and divided (`total / n_batches`):
     # a running sum TFR306 may read.
     divides_running_sum: bool = False
+    # A mean kept up to date pass by pass: `avg = (avg * i + v) / (i + 1)`.
+    updates_running_mean: bool = False
     tape_losses: list[TapeLoss] = field(default_factory=list)
     # Callee -> whether a loop calling it may feed a short final batch.
     loop_calls: dict[str, bool] = field(default_factory=dict)
@@ -624,6 +626,9 @@ class ModuleIndex:
     # every batching drops the remainder: the datasets they return batch
     # to one size (`load_dataset(...)` of another module).
     callee_equal_batches: set[str] = field(default_factory=set)
+    # Filled by `compute_facts`: the project functions this module calls
+    # (as it names them) that batch some dataset keeping the remainder.
+    callee_short_batches: set[str] = field(default_factory=set)
     # Filled by `compute_facts`: a train step TFR302 would decorate -> the
     # functions of other modules it reaches that read a tensor's value on
     # the host (`host_reads.record_host_reads_reached`).

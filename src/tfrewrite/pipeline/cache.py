@@ -82,6 +82,7 @@ PROJECT_FACT_FIELDS = (
     "callee_shape_params",
     "callee_averaged_params",
     "callee_equal_batches",
+    "callee_short_batches",
     "callee_tensor_results",
     "param_classes",
     "plain_effect_calls",

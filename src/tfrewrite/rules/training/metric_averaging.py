@@ -28,6 +28,7 @@ from tfrewrite.rules.training.per_batch_values import (
     number_of_batches,
     over_batches,
     per_batch_values,
+    running_means,
     weighted_sum,
 )
 
@@ -546,6 +547,16 @@ class PerBatchMetricAverage(Rule):
             for total, node in running.items():
                 if total not in reported:
                     yield _summed_average(node, total)
+            for node, name in running_means(ctx, scope, function):
+                if name not in reported and not any(t in name.lower() for t in _EQUALLY_WEIGHTED):
+                    reported.add(name)
+                    yield Violation(
+                        node,
+                        f"`{name}` is kept as the running mean of one value per batch: every "
+                        "batch weighs the same, so a short final batch is over-weighted. Weight "
+                        "each value by its batch size, or use a `keras.metrics.Mean` given "
+                        "the batch size as `sample_weight`",
+                    )
         yield from call_counting_metrics(ctx)
 
     def _comprehension_mean(self, ctx: RuleContext, node: cst.CSTNode) -> bool | None:

@@ -14,7 +14,7 @@ import libcst as cst
 
 from tfrewrite.facts.bindings import bound_names, single_values
 from tfrewrite.facts.context import RuleContext
-from tfrewrite.facts.dataset_batches import batches_of_one_size
+from tfrewrite.facts.dataset_batches import batches_of_one_size, from_short_batcher
 from tfrewrite.facts.name_use import mentioned_names
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.python_counters import counts_iterations, iteration_index
@@ -57,7 +57,7 @@ def _is_batch_loop(
         return _takes_next_batch(loop)
     if batches_of_one_size(ctx, loop, function):
         return False  # every batch has the same size: the mean is exact
-    if feeds_short_final_batch(ctx, loop, function):
+    if feeds_short_final_batch(ctx, loop, function) or from_short_batcher(ctx, loop, function):
         return True
     # A name that says batches, unless the loop counts (`range(n_batches)`
     # yields numbers: what the body does says whether it trains).
@@ -319,6 +319,47 @@ def per_batch_values(
         elif name.endswith(HELD_LISTS) and name[: -len(HELD_LISTS)] in bound_names(found.loop.body):
             del lists[name]
     return lists, sums
+
+
+def running_means(
+    ctx: RuleContext, scope: cst.CSTNode, function: cst.FunctionDef | None
+) -> list[tuple[cst.BaseExpression, str]]:
+    """Means kept up to date pass by pass in a loop over batches:
+    `avg = (avg * i + loss) / (i + 1)`, `i` the loop's index. Each pass
+    weighs the new per-batch value as one of `i + 1`: the plain mean of
+    the per-batch values, whatever size each batch had. (The division,
+    and the name it keeps the mean in.)"""
+    found: list[tuple[cst.BaseExpression, str]] = []
+    for loop in iter_nodes(scope, into_functions=False):
+        if not isinstance(loop, cst.For):
+            continue
+        index = iteration_index(loop, ctx)
+        if index is None or not _is_batch_loop(ctx, loop, function):
+            continue
+        for node in _own_nodes(loop.body):
+            if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+                continue
+            target = node.targets[0].target
+            if isinstance(target, cst.Name) and _updates_mean(node.value, target.value, index):
+                found.append((node.value, target.value))
+    return found
+
+
+def _updates_mean(value: cst.BaseExpression, name: str, index: str) -> bool:
+    """`(name * index + v) / (index + 1)` (the product either way round)."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)):
+        return False
+    if not counts_iterations(value.right, index) or isinstance(value.right, cst.Name):
+        return False
+    total = value.left
+    if not (isinstance(total, cst.BinaryOperation) and isinstance(total.operator, cst.Add)):
+        return False
+    return any(
+        isinstance(part, cst.BinaryOperation)
+        and isinstance(part.operator, cst.Multiply)
+        and {dotted_name(part.left), dotted_name(part.right)} == {name, index}
+        for part in (total.left, total.right)
+    )
 
 
 # How `per_batch_values` names the lists a dict holds, filled once per batch

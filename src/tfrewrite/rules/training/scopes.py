@@ -36,14 +36,21 @@ def model_calls_in_tapes(index: ModuleIndex, traced: TracedFacts) -> bool:
 def averaging(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR306: a name or a comprehension averaged (`np.mean(accs)`, or by a
     project function that averages its parameter), a
-    `sum(...)` divided, or a name divided that the file adds to with `+=`
-    (`total / n_batches`): what every finding starts from."""
+    `sum(...)` divided, a name divided that the file adds to with `+=`
+    (`total / n_batches`), or a mean kept up to date pass by pass (`avg =
+    (avg * i + v) / (i + 1)`): what every finding starts from."""
     from tfrewrite.facts.vocabulary import MEAN_FUNCTIONS
 
     averages = not index.averaged_callees.isdisjoint(MEAN_FUNCTIONS)
     helpers = index.callee_averaged_params
     averages = averages or (bool(helpers) and not index.called_names.isdisjoint(helpers))
-    return averages or index.divides_sum or index.divides_running_sum or _metric_class(index)
+    return (
+        averages
+        or index.divides_sum
+        or index.divides_running_sum
+        or index.updates_running_mean
+        or _metric_class(index)
+    )
 
 
 def _metric_class(index: ModuleIndex) -> bool:
