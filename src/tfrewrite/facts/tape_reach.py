@@ -99,12 +99,33 @@ def _object_reads(nodes: list[ast.AST]) -> Iterator[str]:
     `chatbot.get_train_vars()` (a method returning an object's variables),
     `"agent.critic"` for `agent.critic.trainable_variables`, directly or
     through a name the function binds once."""
+    for pieces, bound in _gradient_reads(nodes):
+        if len(pieces) >= 2 and pieces[0] not in bound and pieces[1] not in VARIABLE_LISTS:
+            yield f"{pieces[0]}.{pieces[1]}"
+
+
+def _trained_reads(nodes: list[ast.AST]) -> Iterator[str]:
+    """What the scope's gradients are taken with respect to, read through
+    a held object: `"_model.q1_variables"` for `self._model.q1_variables`
+    (a property or a model attribute of the object `self._model`), directly
+    or through a name the scope binds once (`variables = ...`)."""
+    for pieces, _ in _gradient_reads(nodes):
+        if len(pieces) >= 3 and pieces[0] == "self" and pieces[2] not in VARIABLE_LISTS:
+            yield f"{pieces[1]}.{pieces[2]}"
+
+
+def _gradient_reads(nodes: list[ast.AST]) -> Iterator[tuple[list[str], set[str]]]:
+    """The dotted names (split) of the attributes read in what the scope's
+    `tape.gradient` calls differentiate with respect to (a method called
+    there read as the method: `chatbot.get_train_vars()`), through a name
+    the scope binds once; with the names the scope binds."""
     bound: dict[str, list[ast.expr]] = {}
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
                 bound.setdefault(target.id, []).append(node.value)
+    names = set(bound)
     for node in nodes:
         sources = gradient_sources(node)
         if sources is None:
@@ -113,35 +134,10 @@ def _object_reads(nodes: list[ast.AST]) -> Iterator[str]:
             sources = bound[sources.id][0]
         for part in ast.walk(sources):
             if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute):
-                part = part.func  # `chatbot.get_train_vars()`: the method read
+                part = part.func
             name = dotted(part) if isinstance(part, ast.Attribute) else None
-            pieces = name.split(".") if name else []
-            if len(pieces) >= 2 and pieces[0] not in bound and pieces[1] not in VARIABLE_LISTS:
-                yield f"{pieces[0]}.{pieces[1]}"
-
-
-def _trained_reads(nodes: list[ast.AST]) -> Iterator[str]:
-    """What the scope's gradients are taken with respect to, read through
-    a held object: `"_model.q1_variables"` for `self._model.q1_variables`
-    (a property or a model attribute of the object `self._model`), directly
-    or through a name the scope binds once (`variables = ...`)."""
-    bound: dict[str, list[ast.expr]] = {}
-    for node in nodes:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                bound.setdefault(target.id, []).append(node.value)
-    for node in nodes:
-        sources = gradient_sources(node)
-        if sources is None:
-            continue
-        if isinstance(sources, ast.Name) and len(bound.get(sources.id, ())) == 1:
-            sources = bound[sources.id][0]
-        for part in ast.walk(sources):
-            name = dotted(part) if isinstance(part, ast.Attribute) else None
-            pieces = name.split(".") if name else []
-            if len(pieces) >= 3 and pieces[0] == "self" and pieces[2] not in VARIABLE_LISTS:
-                yield f"{pieces[1]}.{pieces[2]}"
+            if name:
+                yield name.split("."), names
 
 
 # -- project facts ------------------------------------------------------------------------------
