@@ -98,3 +98,40 @@ def test_set_up_once_under_a_test_that_it_is_unset_is_no_per_call_effect() -> No
     empty (on the first call, or trace, alike); every later call adds to
     the variables, which the graph does too."""
     assert check_source(ACCUMULATED, select=["TFR202"]) == []
+
+
+TRACKED = textwrap.dedent(
+    """
+    import tensorflow as tf
+
+
+    class Tracker:
+        def __init__(self):
+            self.stored = []
+
+        def add(self, value):
+            self.stored.append(value)
+
+
+    class Scale(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.tracker = Tracker()
+
+        def make_weight(self):
+            weight = tf.Variable(1.0)
+            self.tracker.add(weight)
+            return weight
+
+        def call(self, x):
+            if not hasattr(self, "scale"):
+                self.scale = self.make_weight()
+            return x * self.scale
+    """
+)
+
+
+def test_set_up_a_traced_step_only_reaches_is_left_alone() -> None:
+    """`make_weight` runs traced only as what `call` reaches to set the
+    layer up (once); its tracker's `add` is no per-call effect of a step."""
+    assert check_source(TRACKED, select=["TFR202"]) == []

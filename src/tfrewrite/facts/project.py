@@ -380,7 +380,7 @@ def compute_facts(
                         if computes
                         or not is_plain_class(target_index, target.rpartition(".")[0], lookup)
                     ]
-                    if len(targets) < len(held):
+                    if len(targets) < len(held) and _steps_through(known.contexts, qualname):
                         _record_plain_effect_call(index, qualname, callee, held)
                 for target_index, target in targets:
                     if (
@@ -762,6 +762,19 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: ProjectLookup) -> Non
                         for updated, method in held.updated_attrs.items()
                     }
                     break
+
+
+def _steps_through(contexts: list[str], qualname: str) -> bool:
+    """Whether a traced function runs on every call of what traces it: its
+    own `@tf.function`, or a method a framework traces per step (a Keras
+    `call`, `train_step`, a metric's `update_state`). A function traced only
+    as what those call may be set-up they run once (a layer's `add_weight`
+    tracking the variable it makes)."""
+    if OWN_DECORATOR in contexts:
+        return True
+    return qualname.rpartition(".")[2] in {
+        method for methods in FRAMEWORK_TRACED_METHODS.values() for method in methods
+    }
 
 
 def _record_plain_effect_call(
