@@ -5,7 +5,8 @@ between calls (a replay memory: `self.experience[key].append(v)` in
 the length once, and every later call replays that trace. Filled only
 while setting up (in `build`, or by a method run once before the first
 call), or by the traced method itself (TFR202's), it is no frozen state
-of the trace."""
+of the trace; nor is an attribute the traced method sets afresh and then
+adds to (`self.params = ...; self.params += bias`)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,33 @@ def test_a_memory_filled_while_setting_up_is_not() -> None:
     assert "agent.train()" in CONFIGURED and CONFIGURED != AGENT
     assert _found(AGENT.replace("{filler}", "build")) == []
     assert _found(CONFIGURED.replace("{filler}", "remember")) == []
+
+
+COUNTED = textwrap.dedent(
+    """
+    import tensorflow as tf
+
+
+    class Conv(tf.keras.layers.Layer):
+        def __init__(self, filters, use_bias):
+            super().__init__()
+            self.filters = filters
+            self.use_bias = use_bias
+            self.conv = tf.keras.layers.Conv2D(filters, 3)
+
+        def call(self, x):
+            y = self.conv(x)
+            self.params = 9 * int(x.shape[-1]) * self.filters
+            if self.use_bias:
+                self.params += self.filters
+            self.flops = int(y.shape[1]) * int(y.shape[2]) * self.params
+            return y
+    """
+)
+
+
+def test_an_attribute_the_traced_method_sets_afresh_is_read_from_its_own_trace() -> None:
+    """`self.params` assigned, then added to, then read, all in `call`: the
+    value read is the one this trace computed (what TFR202 says of the
+    writes is its own matter)."""
+    assert _found(COUNTED) == []

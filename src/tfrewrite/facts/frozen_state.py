@@ -195,6 +195,8 @@ class FrozenState:
         own = function.node.name.value
         result: dict[str, str] = {}
         for attr, methods in writes.augmented.items():
+            if own in writes.assigned.get(attr, ()):
+                continue  # assigned afresh in the traced function itself: per trace
             updaters = sorted(m for m in methods if not is_setup_method(m))
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
