@@ -10,12 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.projects import check_project, found_lines
+from tests.test_custom_gradient_layers import AGENT
 
 NETWORK = """
     import tensorflow as tf
 
 
-    class Actor(tf.keras.Model):
+    class Policy(tf.keras.Model):
         def __init__(self, units):
             super().__init__()
             self.hidden = tf.keras.Sequential()
@@ -34,26 +35,6 @@ NETWORK = """
             args, params = state
             self.__init__(**args)
             self.restore_params(params)
-"""
-
-AGENT = """
-    import tensorflow as tf
-
-    from nets import Actor
-
-
-    class Agent:
-        def __init__(self):
-            self.actor = Actor(16)
-            self.optimizer = tf.keras.optimizers.Adam()
-
-        @tf.function
-        def learn(self, states):
-            with tf.GradientTape() as tape:
-                loss = -tf.reduce_mean(self.actor(states))
-            grads = tape.gradient(loss, self.actor.trainable_variables)
-            self.optimizer.apply_gradients(zip(grads, self.actor.trainable_variables))
-            return loss
 """
 
 

@@ -19,6 +19,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import bound_names, local_names, scope_nodes
 from tfrewrite.facts.class_dispatch import methods_reached, own_methods_called
 from tfrewrite.facts.context import FunctionScope, RuleContext
+from tfrewrite.facts.index_records import ModuleIndex
 from tfrewrite.facts.keras_names import is_keras_model_class
 from tfrewrite.facts.module_constants import module_literals
 from tfrewrite.facts.names import NameResolver
@@ -110,7 +111,7 @@ class FrozenState:
             else {}
         )
         self._sections = _Sections(ctx.module)
-        self._writes: dict[str, AttributeWrites] = {}
+        self._writes: dict[str, tuple[AttributeWrites, set[str]]] = {}
 
     def reads(self, function: FunctionScope) -> Iterator[FrozenRead]:
         """The first read of each piece of changing state in `function`'s own
@@ -190,8 +191,8 @@ class FrozenState:
         class_name, node = owner
         if class_name not in cache:
             setup = setup_only_methods(node, ctx.module)
-            cache[class_name] = attribute_writes(node, ctx.names, setup)
-        writes = cache[class_name]
+            cache[class_name] = (attribute_writes(node, ctx.names, setup), setup)
+        writes, setup = cache[class_name]
         own = function.node.name.value
         result: dict[str, str] = {}
         for attr, methods in writes.augmented.items():
@@ -201,7 +202,7 @@ class FrozenState:
             if updaters:
                 result[attr] = f"updated in place in `{updaters[0]}`"
         called = own_methods_called(ctx.index, function.qualname, class_name)
-        for attr, methods in writes.changed_items.items():
+        for attr, methods in _items_changed(ctx.index, class_name, setup).items():
             # A container another method fills between calls (a replay
             # memory `store` appends to, in the loop that trains): what the
             # trace reads of it is frozen. A method run once to configure
@@ -288,6 +289,21 @@ class FrozenState:
             if traced in methods_reached(index, class_name, name)
         } | {traced}
         return binds_before_use(node, attr, reaching)
+
+
+def _items_changed(index: ModuleIndex, class_name: str, setup: set[str]) -> dict[str, set[str]]:
+    """`self` attributes whose items the class's methods change in place
+    (pass 1's `FunctionInfo.self_item_writes`: `self.memory.append(t)`) ->
+    those methods, set-up methods (`setup`: what only `__init__` or
+    `build` calls) left out."""
+    prefix = class_name + "."
+    found: dict[str, set[str]] = {}
+    for qualname, info in index.functions.items():
+        method = qualname[len(prefix) :] if qualname.startswith(prefix) else ""
+        if method and "." not in method and method not in setup:
+            for attr in info.self_item_writes:
+                found.setdefault(attr, set()).add(method)
+    return found
 
 
 def _bound_by_loops_around(parent: cst.FunctionDef, nested: cst.FunctionDef) -> set[str]:

@@ -141,9 +141,6 @@ class AttributeWrites:
 
     assigned: dict[str, set[str]] = field(default_factory=dict)
     augmented: dict[str, set[str]] = field(default_factory=dict)
-    # The methods that change a held container's items in place
-    # (`self.memory.append(x)`, `self.experience[key].append(v)`).
-    changed_items: dict[str, set[str]] = field(default_factory=dict)
     containers: set[str] = field(default_factory=set)
     # Attributes that methods other than set-up ones assign only plain values
     # (`is_plain_value`): state whose value tracing freezes.
@@ -178,9 +175,6 @@ def attribute_writes(
             if not is_setup_method(method):
                 writes.plain.add(attr)
         for small in iter_small_statements(statement.body, into_functions=True):
-            changed = _held_items_changed(small)
-            if changed is not None:
-                writes.changed_items.setdefault(changed, set()).add(method)
             unchanged = _given_back(small, handed_back)
             for attr, value, augmented in self_writes(small):
                 if attr in unchanged:
@@ -297,36 +291,6 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
         if attr is not None and passed.get(param) == attr:
             given_back.add(attr)
     return given_back
-
-
-def _held_items_changed(small: cst.BaseSmallStatement) -> str | None:
-    """`attr` when the statement changes the items of `self.attr` in place:
-    `self.attr[k] = v`, `self.attr[k] += v`, `del self.attr[k]`, or a
-    mutating method called as a statement on it or an item of it
-    (`self.attr.append(x)`, `self.attr[key].append(v)`)."""
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-        func = small.value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            return _held_root(func.value)
-        return None
-    targets: list[cst.BaseExpression] = []
-    if isinstance(small, cst.Assign):
-        targets = [t.target for t in small.targets]
-    elif isinstance(small, (cst.AugAssign, cst.AnnAssign, cst.Del)):
-        targets = [small.target]
-    for target in targets:
-        if isinstance(target, cst.Subscript):
-            root = _held_root(target.value)
-            if root is not None:
-                return root
-    return None
-
-
-def _held_root(node: cst.BaseExpression) -> str | None:
-    """`attr` for `self.attr`, or an item of it (`self.attr[k]`)."""
-    while isinstance(node, cst.Subscript):
-        node = node.value
-    return self_attribute_name(node)
 
 
 def self_attribute_name(node: cst.BaseExpression) -> str | None:

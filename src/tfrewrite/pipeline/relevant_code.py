@@ -641,9 +641,7 @@ def _spread(
                 if method.reason is not None:
                     continue
                 if method.qualname not in writes_self:
-                    recorded = any(
-                        i.self_writes or i.self_item_writes for i in infos.get(method.qualname, ())
-                    )
+                    recorded = any(i.self_writes for i in infos.get(method.qualname, ()))
                     writes_self[method.qualname] = _writes_self(method, recorded, facts)
                 if method.name == "__init__" or writes_self[method.qualname]:
                     keep(method, f"sets up `self` for kept methods of `{class_name}`")
