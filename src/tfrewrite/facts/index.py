@@ -659,9 +659,27 @@ class _Indexer(
             for statement in iter_statements(self.loop_bodies[-1], into_definitions=False)
         ):
             return  # an object built afresh in each pass, set up before use
+        if self._recompiled_after(owner, target.lineno):
+            return  # Keras traces the model's steps afresh after `compile`
         built = self.object_constructor(owner)
         if built is not None:
             self.index.object_attribute_writes.append((built, target.attr, target.lineno))
+
+    def _recompiled_after(self, owner: str, line: int) -> bool:
+        """Whether the loop body, after `line`, compiles the model `owner`
+        (`model.depth = d` then `model.compile(...)`): `compile` drops the
+        traced `fit`/`predict` functions, so the next ones trace anew and
+        read the new value."""
+        return any(
+            isinstance(node, ast.Call)
+            and node.lineno > line
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "compile"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == owner
+            for statement in self.loop_bodies[-1]
+            for node in ast.walk(statement)
+        )
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.bind_names(node.target)

@@ -112,6 +112,19 @@ def builds_keras_model(qualified: str | None) -> bool:
     return path.rsplit(".", 1)[-1] in _MODEL_BUILDERS or path.startswith("applications.")
 
 
+# Keras callables that read a saved model back: what it computes is what the
+# project saved, not something the call itself says.
+_MODEL_LOADERS = frozenset({"load_model"})
+
+
+def loads_saved_model(qualified: str | None) -> bool:
+    """A call of `qualified` reads a saved Keras model back
+    (`keras.models.load_model(path)`): its layers are those of a model the
+    project built and saved, so it adds no evidence of its own about them."""
+    path = keras_path(qualified)
+    return path is not None and path.rsplit(".", 1)[-1] in _MODEL_LOADERS
+
+
 def star_imported_names(module: str) -> frozenset[str]:
     """The names `from <module> import *` binds when `module` is a Keras
     module of the generated table (`tensorflow.keras.layers`: `Dense`,

@@ -18,6 +18,7 @@ from tfrewrite.facts.keras_names import (
     keras_path,
     lambda_reads_training,
     layer_reads_training,
+    loads_saved_model,
 )
 from tfrewrite.facts.models import called_class_kind, project_classes_of, project_keras_class
 from tfrewrite.facts.names import dotted_name
@@ -211,9 +212,13 @@ def _assigned_ignoring_training(ctx: RuleContext, model: str, owner: str | None)
     if head != "self" or not attr or "." in attr or cls is None:
         return None
     values = built_values(cls, attr)
-    if not values or not all(isinstance(v, cst.Call) for v in values):
+    calls = [v for v in values if isinstance(v, cst.Call)]
+    if not values or len(calls) < len(values):
         return None
-    reasons = [_built_ignoring_training(ctx, v, owner) for v in values]  # type: ignore[arg-type]
+    # A model loaded back (`self.critic = load_model(path)` in a `load`
+    # method) is one the project built and saved: judged by the others.
+    built = [c for c in calls if not loads_saved_model(ctx.names.qualified_name(c.func))]
+    reasons = [_built_ignoring_training(ctx, c, owner) for c in built or calls]
     return reasons[0] if all(r is not None for r in reasons) else None
 
 
