@@ -86,10 +86,21 @@ class KerasClasses:
         self.lookup = lookup
         self.ignoring: dict[tuple[str, str], bool] = {}
         self.plain_functions: dict[tuple[str, str], bool] = {}
+        # (module path, callee) -> `kind`: the project's calls name the same
+        # classes again and again.
+        self.kinds: dict[tuple[str, str], str | None] = {}
+        # (module path, callee, depth) -> `model_builder_reads`.
+        self.builder_reads: dict[tuple[str, str, int], bool | None] = {}
 
     def kind(self, index: ModuleIndex, callee: str) -> str | None:
         """`KERAS_CLASS` or `KERAS_CLASS_IGNORING_TRAINING` when every class
         `callee` may name is a Keras layer or model; None otherwise."""
+        key = (index.path, callee)
+        if key not in self.kinds:
+            self.kinds[key] = self._kind(index, callee)
+        return self.kinds[key]
+
+    def _kind(self, index: ModuleIndex, callee: str) -> str | None:
         name, found = class_candidates(index, callee, self.lookup)
         # The classes it can import; all of them when none is (a `src/` layout).
         found = importable(index, name, found) or found
@@ -419,6 +430,15 @@ def model_builder_reads(
     (`returns_model`), or returns what other builders build (`return actor,
     critic` of `get_actor(...)` and `get_critic(...)`, in any module:
     `returned_builder_calls`), whose models it reads as they do."""
+    key = (index.path, callee, depth)
+    if key not in keras.builder_reads:
+        keras.builder_reads[key] = _builder_reads(index, callee, lookup, keras, depth)
+    return keras.builder_reads[key]
+
+
+def _builder_reads(
+    index: ModuleIndex, callee: str, lookup: ProjectLookup, keras: KerasClasses, depth: int
+) -> bool | None:
     for found, qualname in lookup.find(callee, index):
         info = found.functions.get(qualname)
         if info is None:

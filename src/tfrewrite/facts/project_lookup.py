@@ -6,6 +6,7 @@ project class a call builds. Every cross-module fact asks this lookup.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import PurePath
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS
@@ -634,18 +635,31 @@ def importable(
     it). Two scripts of a collection each import their own `networks.py`;
     the lookup, tolerant of leading packages, finds both. A class reached
     another way (a package re-exporting it) is kept."""
-    folder = PurePath(importer.path).parent.parts
+    folder = _folder_parts(importer.path)
     kept = []
     for target_index, qualname in found:
         module = name[: -len(qualname) - 1] if name.endswith("." + qualname) else ""
-        parts = list(PurePath(target_index.path).with_suffix("").parts)
-        if parts and parts[-1] == "__init__":
-            parts.pop()
-        wanted = module.split(".") if module else []
+        parts = _module_parts(target_index.path)
+        wanted = tuple(module.split(".")) if module else ()
         if not wanted or parts[-len(wanted) :] != wanted:
             kept.append((target_index, qualname))
             continue
         root = parts[: -len(wanted)]
-        if list(folder[: len(root)]) == root:
+        if folder[: len(root)] == root:
             kept.append((target_index, qualname))
     return kept
+
+
+@cache
+def _folder_parts(path: str) -> tuple[str, ...]:
+    """The folders `path` (a file) hangs from; asked for every class a
+    name may import, so kept per path."""
+    return PurePath(path).parent.parts
+
+
+@cache
+def _module_parts(path: str) -> tuple[str, ...]:
+    """The parts of the module path of the file `path`: `model/net.py` and
+    `model/net/__init__.py` both give `model`, `net`."""
+    parts = PurePath(path).with_suffix("").parts
+    return parts[:-1] if parts and parts[-1] == "__init__" else parts

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from tfrewrite.facts.function_facts import gradient_sources
-from tfrewrite.facts.index_names import body_nodes, dotted
+from tfrewrite.facts.index_names import dotted, iter_statements
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.traced_function import TapeUse
@@ -66,7 +66,8 @@ def variable_owners(function: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[s
     of `self` attributes only (`self._q1_model.trainable_variables +
     self._q2_model.trainable_variables`); () otherwise."""
     owners: list[str] = []
-    returns = [n for n in body_nodes(function.body) if isinstance(n, ast.Return)]
+    statements = iter_statements(function.body, into_definitions=False)
+    returns = [s for s in statements if isinstance(s, ast.Return)]
     if not returns:
         return ()
     for node in returns:

@@ -139,8 +139,8 @@ def _index_job(args: tuple[str, str, str | None, bool]) -> ModuleIndex | FileErr
 
 
 def _with_star_names(index: ModuleIndex, by_path: dict[str, InputFile], root: str) -> ModuleIndex:
-    """`index` again, now that the project facts know what the names its
-    `from module import *` statements bring are (`np` from a `utils` that
+    """`index` again, now that the project's modules tell what the names
+    its `from module import *` statements bring are (`np` from a `utils` that
     imports NumPy): pass 1 saw one file and left them unresolved. Only
     files with such names are indexed again, and never cached so: the
     cache keeps what the file alone gives."""
@@ -388,6 +388,7 @@ def _analyse(
     from tfrewrite.facts.index import module_name_for
     from tfrewrite.facts.method_steps import train_step_methods, train_step_modules
     from tfrewrite.facts.project import compute_facts
+    from tfrewrite.facts.project_lookup import record_star_names
 
     # Pass 1: index files that mention TensorFlow; defer the others.
     deferred: dict[str, InputFile] = {}
@@ -453,9 +454,26 @@ def _analyse(
 
     # Many files indexed anew (not taken from the cache): a cold run, with
     # many files to check in rule workers.
+    # The names `from module import *` brings, as each file was indexed with them.
+    star_built: dict[str, dict[str, str]] = {}
+
+    def resolve_star_names() -> None:
+        """Index again the files whose star-imported names (`np` of `from
+        utils import *`) the project now tells otherwise than when they
+        were indexed: before the facts are derived, so they are derived
+        once per round."""
+        record_star_names(indexes)
+        for i, index in enumerate(indexes):
+            names = dict(index.star_names)
+            if names != star_built.get(index.path, {}):
+                indexes[i] = _with_star_names(index, by_path, options.root)
+                indexes[i].star_names = names
+                star_built[index.path] = names
+
     indexed = index_files(files, prefilter=True)
     if fresh_workers and jobs > 1 and indexed >= PARALLEL_THRESHOLD:
         start_fresh_server()  # it loads the rules while this process computes facts
+    resolve_star_names()
     facts = compute_facts(indexes)
     drivers = _train_step_drivers(
         deferred.values(), train_step_modules(indexes), train_step_methods(indexes)
@@ -479,10 +497,7 @@ def _analyse(
         for f in wanted:
             del deferred[f.path]
         index_files(wanted, prefilter=False)
-        facts = compute_facts(indexes)
-
-    if any(index.star_names for index in indexes):
-        indexes[:] = [_with_star_names(index, by_path, options.root) for index in indexes]
+        resolve_star_names()
         facts = compute_facts(indexes)
 
     result = RunResult(indexed=len(indexes))
