@@ -1137,13 +1137,17 @@ class _Indexer(
                     self.function_stack[-1].calls_python_logging = True
         wrapped = _wrapped_function(node) if callee and is_tf_function(callee) else None
         if wrapped is not None:
+            reason = "wrapped in tf.function(...)"
+            # `tf.function(partial(self._lr, name))`: the partial runs `_lr`.
+            parts = self._partial_parts(wrapped)
+            if parts is not None:
+                wrapped, reason = parts[0], f"bound by `functools.partial` and {reason}"
             # `step = tf.function(step)` in the function that defines `step`:
             # the nested function, as for any site handing code to a tracer.
             target = self.resolve_function(wrapped)
             if target:
                 keywords = {kw.arg: ast.unparse(kw.value) for kw in node.keywords if kw.arg}
                 caller = self.function_stack[-1].qualname if self.function_stack else ""
-                reason = "wrapped in tf.function(...)"
                 self.index.traced_sites.append(
                     TracedSite(target, reason, node.lineno, keywords, caller=caller)
                 )
