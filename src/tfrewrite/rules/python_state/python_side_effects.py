@@ -25,6 +25,7 @@ from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.rules.python_state.clock_reads import clock_reads
 from tfrewrite.rules.python_state.per_trace_writes import (
     argument_kept,
     argument_mutations,
@@ -234,7 +235,10 @@ def _file_writes(function: FunctionScope, ctx: RuleContext, local: set[str]) -> 
 class PythonSideEffectInTracedCode(Rule):
     code = "TFR202"
     name = "python-side-effect-in-traced-code"
-    summary = "A Python side effect in traced code (a mutation, `next`, a file write) runs once"
+    summary = (
+        "A Python side effect in traced code (a mutation, `next`, a file write, a clock read) "
+        "runs once"
+    )
     fix_applicability = Applicability.NONE
     explanation = """
     ## What it does
@@ -244,7 +248,9 @@ class PythonSideEffectInTracedCode(Rule):
     `step += 1`, `self.step = step`, a `global` counter), advances a Python iterator made
     outside it (`next(it)` for a module-level `it = iter([...])`, a
     generator object kept on `self`), or writes a file through Python
-    (`open(path, "a")`, `json.dump(record, fh)`, `np.save(path, value)`).
+    (`open(path, "a")`, `json.dump(record, fh)`, `np.save(path, value)`),
+    or reads one of Python's clocks (`time.time()`, `time.perf_counter()`,
+    `datetime.now()`).
 
     ## Why is this bad?
     Python code in a `tf.function` runs while tracing, not on every call.
@@ -252,8 +258,13 @@ class PythonSideEffectInTracedCode(Rule):
     value per step, and the counter counts traces, not calls. `next(it)`
     advances the iterator once per trace, and every call reuses the item of
     the first trace (eagerly 1, 2, 3; traced 1, 1, 1). A file gets one record
-    per trace, and nothing on later calls. Eagerly the same code behaves as
-    written, so the difference shows up only in training runs.
+    per trace, and nothing on later calls. A clock is read once, while
+    tracing: every call gets the time of its trace, and a duration timed
+    inside the function (`d_time = time.time() - start`) is a constant of
+    the graph (a clock read only to seed an op, `seed=int(time.time())`, is
+    not reported: the traced op still draws afresh on every call). Eagerly
+    the same code behaves as written, so the difference shows up only in
+    training runs.
 
     `next` on a `tf.data` iterator (`it = iter(dataset)`) is an op and runs
     on every call: it is not reported. An iterator counts as a Python one
@@ -307,7 +318,8 @@ class PythonSideEffectInTracedCode(Rule):
     `tf.Variable` (`counter.assign_add(1)`) or a `tf.TensorArray`, or a Keras
     metric (`update_state`). Pass an iterator's items as tensor arguments, or
     iterate a `tf.data.Dataset`; write files outside the traced function or
-    with TensorFlow's writers.
+    with TensorFlow's writers; read the clock with `tf.timestamp()`, or time
+    the call from eager code.
 
     ## Fix safety
     There is no automatic fix: the right container depends on how the value
@@ -326,6 +338,21 @@ class PythonSideEffectInTracedCode(Rule):
                 return tf.stack(outputs)
             """,
             note="a local list grown in a loop AutoGraph runs as a `tf.while_loop`",
+        ),
+        Invalid(
+            """
+            import time
+
+            import tensorflow as tf
+
+            @tf.function
+            def train_step(x):
+                start = time.time()
+                loss = tf.reduce_mean(x)
+                return loss, time.time() - start
+            """,
+            findings=2,
+            note="the clock is read while tracing: every call returns the same duration",
         ),
         Invalid(
             """
@@ -532,6 +559,7 @@ class PythonSideEffectInTracedCode(Rule):
             )
         yield from _advanced_iterators(function, containers.ctx, local)
         yield from _file_writes(function, containers.ctx, local)
+        yield from clock_reads(function, containers.ctx, local)
         # A set-up method (`build`) fills its object's own containers once:
         # Keras, or the flag guarding its call, runs it once, by design.
         setup = function.is_method and function.node.name.value in SETUP_METHODS

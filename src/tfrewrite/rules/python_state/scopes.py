@@ -65,8 +65,10 @@ def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
     """TFR202: a traced function writes state or mutates a container that
     may not be its own, or one of its own in a loop that may be a graph
     loop, advances an iterator (`next`, `__next__`), may write a file, or
-    calls a plain Python object's method for its effect (a project fact)."""
+    calls a plain Python object's method for its effect (a project fact),
+    or reads one of Python's clocks."""
     from tfrewrite.facts.file_writes import WRITER_NAMES
+    from tfrewrite.rules.python_state.clock_reads import HOST_CLOCKS
 
     if index.plain_effect_calls:
         return True
@@ -74,7 +76,7 @@ def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
         info.writes_state
         or info.mutates_outside
         or "__next__" in info.method_calls
-        or any(call == "next" or call in WRITER_NAMES for call in info.calls)
+        or any(call == "next" or call in WRITER_NAMES or call in HOST_CLOCKS for call in info.calls)
         for info in traced_infos(index, traced)
     )
 
