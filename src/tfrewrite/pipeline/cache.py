@@ -150,7 +150,13 @@ def fingerprint(value: Any) -> str:
     return hashlib.blake2b(repr(_canonical(value)).encode(), digest_size=16).hexdigest()
 
 
+# Values that stand for themselves: most of what a fingerprint walks.
+_ATOMS = (str, int, float, type(None))
+
+
 def _canonical(value: Any) -> Any:
+    if type(value) in _ATOMS:  # not `isinstance`: an `Enum` on `str` is no atom
+        return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return (
             type(value).__name__,
