@@ -114,6 +114,11 @@ COVERED_BY_RULES = {
     # `len()` of a tensor in traced code, which only AutoGraph converts
     # (TFR105 since blind set 118).
     "NEW:len-on-tensor": "TFR105",
+    # The same, under another name (blind set 187).
+    "NEW:len-of-symbolic-tensor": "TFR105",
+    # Python's clocks read in traced code, read once per trace (TFR202 since
+    # blind set 190).
+    "NEW:python-clock-in-traced-code": "TFR202",
     # A tensor given as `training` to a Keras 3 layer, which tests it in
     # Python (TFR110 since blind set 122; labelled in sets 2, 50, 116, 118).
     "NEW:tensor-training-flag-to-keras-layer": "TFR110",
