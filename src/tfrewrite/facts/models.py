@@ -78,14 +78,63 @@ def trained_models(
     return {o for _, owners, _ in calls for o in owners} or None
 
 
-def differentiates_watched_only(body: cst.CSTNode, tapes: set[str] | None = None) -> bool:
+def input_variables(ctx: RuleContext, root: cst.CSTNode) -> frozenset[str]:
+    """Parameters of the function `root` that hold a `tf.Variable` the code
+    made for its input: every call of it in this file fills the parameter
+    with a name bound at module level to `tf.Variable(...)` (`image =
+    tf.Variable(content)`, then `train_step(image)` in a style transfer).
+    A gradient with respect to one updates that input; the model computing
+    from it stays frozen. (A variable the step reads itself, `W` of a
+    hand-written model, is a weight.)"""
+    made = _made_variables(ctx, ctx.module)
+    found: set[str] = set()
+    if isinstance(root, cst.FunctionDef):
+        params = [p.name.value for p in root.params.params]
+        calls = [
+            node
+            for node in iter_nodes(ctx.module)
+            if isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == root.name.value
+        ]
+        for position, param in enumerate(params):
+            given = [_positional(call, position) for call in calls]
+            if given and all(isinstance(g, cst.Name) and g.value in made for g in given):
+                found.add(param)
+    return frozenset(found)
+
+
+def _made_variables(ctx: RuleContext, scope: cst.CSTNode) -> set[str]:
+    """Names the scope's own statements bind to `tf.Variable(...)`."""
+    names: set[str] = set()
+    for node in iter_nodes(scope, into_functions=False):
+        if (
+            isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and ctx.names.qualified_name(node.value.func) == "tensorflow.Variable"
+        ):
+            names |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+    return names
+
+
+def _positional(call: cst.Call, position: int) -> cst.BaseExpression | None:
+    """The argument a call passes at `position`, when it passes it so."""
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if position < len(positional) else None
+
+
+def differentiates_watched_only(
+    body: cst.CSTNode, tapes: set[str] | None = None, inputs: frozenset[str] = frozenset()
+) -> bool:
     """Whether every gradient the scope takes (with `tapes`, every one those
     tapes take) is with respect to values it watches (`tape.watch(image_var)`,
     then `tape.gradient(loss, image_var)`; `tape.watch(self.z)`, then
     `tape.gradient(loss, [self.z])`): a filter visualization or an
     adversarial example updates its input, and the model it calls stays
     frozen, in inference mode; a gradient penalty's tape differentiates the
-    critic with respect to the inputs it mixed, and trains nothing."""
+    critic with respect to the inputs it mixed, and trains nothing.
+    `inputs`: variables the code made for its inputs (`input_variables`),
+    which a tape watches without being told."""
     watched: set[str] = set()
     sources: list[cst.BaseExpression] = []
     # Names bound to a model's variables (`params = self.model.
@@ -107,7 +156,7 @@ def differentiates_watched_only(body: cst.CSTNode, tapes: set[str] | None = None
         elif method == "gradient" and len(node.args) > 1:
             sources += _entries(node.args[1].value)
     return bool(sources) and all(
-        (name := dotted_name(s)) in watched
+        ((name := dotted_name(s)) in watched or name in inputs)
         and name not in variables
         and not _holds_model_variables(s)
         for s in sources

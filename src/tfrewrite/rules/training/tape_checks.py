@@ -17,6 +17,7 @@ from tfrewrite.facts.keras_names import builds_keras_model, is_keras_model_class
 from tfrewrite.facts.models import (
     differentiates_watched_only,
     guarded_by_training_check,
+    input_variables,
     is_plain_function,
     passes_training_positionally,
     trained_keras_objects,
@@ -198,15 +199,18 @@ def _is_model_call(
     return name in models or bool(_MODEL_NAME.search(name.rsplit(".", 1)[-1]))
 
 
-def _trained_or_part(name: str, trained: set[str]) -> bool:
+def _trained_or_part(name: str, trained: set[str], keras_step: bool = False) -> bool:
     """`name`, a model call (`_is_model_call`), is of a model the step
     trains, or of a part of one (`ae.encoder` of a trained `ae`: its
     variables are among the model's; a frozen teacher is no part of the
     trained model), called outside that model's own methods (there,
     `self.encoder(x)` runs in the call context Keras gives `self(x)`: the
-    own-call finding covers it)."""
+    own-call finding covers it). `keras_step`: the scope is a Keras model's
+    own `train_step`, which `fit` runs outside any call context, so a
+    layer it holds (`self.encoder(x)`) gets `training` only from the call."""
     return any(
-        name == model or (model != "self" and name.startswith(f"{model}.")) for model in trained
+        name == model or ((model != "self" or keras_step) and name.startswith(f"{model}."))
+        for model in trained
     )
 
 
@@ -530,7 +534,8 @@ class MissingTrainingFlag(Rule):
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     label = dotted_name(node.func) or ctx.code(node.func)
-                    if trained is not None and not _trained_or_part(label, trained):
+                    keras_step = id(root) in steps.overrides
+                    if trained is not None and not _trained_or_part(label, trained, keras_step):
                         continue  # a frozen teacher or target network: inference is meant
                     if _parameter_ignores_training(ctx, root, label):
                         continue
@@ -609,7 +614,7 @@ class _Steps:
             watched_only = (
                 bool(tapes)
                 and trained_models(ctx, body) is None
-                and differentiates_watched_only(body)
+                and differentiates_watched_only(body, inputs=input_variables(ctx, root))
             )
             step = _Step(tapes, trained, differentiated, watched_only)
             self.known[id(root)] = step
