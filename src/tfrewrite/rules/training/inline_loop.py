@@ -33,6 +33,7 @@ from tfrewrite.facts.training import (
     feeds_short_final_batch,
     fresh_name,
     is_optimizer_update_call,
+    is_update_call,
     method_name,
     side_effects,
     tape_name,
@@ -60,6 +61,9 @@ class _Loop:
     outermost: cst.CSTNode  # the outermost loop of the scope that contains it
     module_level: bool
     guard: cst.If | None = None
+    # The loop takes the tape's gradients and sums them; the update comes
+    # after it (gradient accumulation over mini-batches).
+    accumulates: bool = False
 
 
 def _loops(ctx: RuleContext) -> Iterator[_Loop]:
@@ -89,6 +93,9 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
                 if loop is outer and isinstance(loop, cst.For) and trains_what_it_iterates(loop):
                     continue  # one step of each layer it iterates, not a training loop
                 if not applies_gradients(loop.body):
+                    tape = _accumulating_tape(ctx, loop, root)
+                    if tape is not None:
+                        yield _Loop(loop, tape, outer, module_level, accumulates=True)
                     continue
                 direct = False
                 for statement in loop.body.body:
@@ -99,6 +106,67 @@ def _loops(ctx: RuleContext) -> Iterator[_Loop]:
                     elif isinstance(statement, cst.If):
                         for tape in _guarded_tapes(ctx, statement):
                             yield _Loop(loop, tape, outer, module_level, statement)
+
+
+def _accumulating_tape(
+    ctx: RuleContext, loop: cst.For | cst.While, root: cst.CSTNode
+) -> cst.With | None:
+    """The tape block of a loop that takes its gradients on each pass
+    (`tape.gradient(loss, variables)` in the body), sums them, and leaves
+    the update of that sum to the scope around it (`optimizer.
+    apply_gradients(zip(total, variables))` after the loop): gradients
+    accumulated over mini-batches, each pass's tape run eagerly."""
+    body = loop.body
+    if not isinstance(body, cst.IndentedBlock) or not applies_gradients(root):
+        return None
+    for statement in body.body:
+        if not isinstance(statement, cst.With):
+            continue
+        name = tape_name(ctx, statement)
+        gradients = {
+            target
+            for node in iter_nodes(body, into_functions=False)
+            if isinstance(node, cst.Assign)
+            and isinstance(node.value, cst.Call)
+            and method_name(node.value) == "gradient"
+            and dotted_name(node.value.func.value) == name  # type: ignore[attr-defined]
+            for t in node.targets
+            if (target := dotted_name(t.target)) is not None
+        }
+        if name is None or not gradients:
+            continue
+        applied = {
+            dotted_name(n)
+            for call in iter_nodes(root, into_functions=False)
+            if isinstance(call, cst.Call) and is_update_call(call)
+            for n in iter_nodes(call)
+            if isinstance(n, cst.Name)
+        }
+        if _sums(body, gradients) & applied:
+            return statement
+    return None
+
+
+def _sums(body: cst.IndentedBlock, gradients: set[str]) -> set[str]:
+    """The running sums the loop adds the gradients to: `total = [a + g
+    for a, g in zip(total, grads)]` or `total += grads`, a name bound from
+    itself and the gradients."""
+    sums: set[str] = set()
+    for node in iter_nodes(body, into_functions=False):
+        if isinstance(node, cst.AugAssign):
+            target, value = dotted_name(node.target), node.value
+        elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+            target, value = dotted_name(node.targets[0].target), node.value
+        else:
+            continue
+        read = {dotted_name(n) for n in iter_nodes(value) if isinstance(n, cst.Name)}
+        if (
+            target is not None
+            and read & gradients
+            and (isinstance(node, cst.AugAssign) or target in read)
+        ):
+            sums.add(target)
+    return sums
 
 
 def _guarded_tapes(ctx: RuleContext, guard: cst.If) -> Iterator[cst.With]:
@@ -163,7 +231,10 @@ class InlineTrainingLoop(Rule):
         hand-written `w.assign_sub(lr * dw)`), and extracts it into a
         `@tf.function` train step. A tape block under an `if` in that loop
         whose branch applies its own update (a delayed actor update every
-        few iterations) runs eagerly too: it is reported without a fix.
+        few iterations) runs eagerly too: it is reported without a fix. So
+        is a tape block in a loop that sums its gradients over mini-batches
+        for one update after the loop (gradient accumulation: `total = [t +
+        g for t, g in zip(total, grads)]`, then `apply_gradients` once).
 
         ## Why is this bad?
         Written inline, the step runs every op eagerly. Moved
@@ -338,6 +409,15 @@ class InlineTrainingLoop(Rule):
                 "This `GradientTape` block runs eagerly on every batch: extract it and the "
                 "update into a `@tf.function` train step"
             )
+            if found.accumulates:
+                yield Violation(
+                    found.tape,
+                    "This `GradientTape` block runs eagerly on every pass of the loop, which "
+                    "sums its gradients for one update after it: move the tape and its "
+                    "`gradient` call into a `@tf.function` that returns the loss and the "
+                    "gradients (no fix: the sum stays in the loop; extract the block by hand)",
+                )
+                continue
             if found.guard is not None:
                 line = line_name_of(ctx, found.guard)
                 yield Violation(
