@@ -665,6 +665,18 @@ class _Indexer(
         if built is not None:
             self.index.object_attribute_writes.append((built, target.attr, target.lineno))
 
+    def _extended_methods(self, func: ast.Attribute) -> list[str]:
+        """`super().latent(n)` in a method: the `latent` of each project base
+        of the class (what runs when the subclass's method is traced)."""
+        owner = self._method_class()
+        if owner is None or not on_super(func):
+            return []
+        return [
+            f"{base}.{func.attr}"
+            for base in owner.bases
+            if base.partition(".")[0] not in EXTERNAL_ROOTS
+        ]
+
     def _recompiled_after(self, owner: str, line: int) -> bool:
         """Whether the loop body, after `line`, compiles the model `owner`
         (`model.depth = d` then `model.compile(...)`): `compile` drops the
@@ -754,6 +766,8 @@ class _Indexer(
             self.function_stack[-1].iterates_tensor = True
         for target in node.targets:
             self.bind_names(target)
+        if _adds_to_itself(node):
+            self.summed_names.add(node.targets[0].id)  # type: ignore[attr-defined]
         self._record_learning_rate_callable(node)
         if self.local_lists:
             self.record_list_binding(node.targets, node.value)
@@ -1124,6 +1138,7 @@ class _Indexer(
                     info.calls.append(method)
                 if not self.eager_depth:
                     info.calls.extend(self.chosen_methods(node.func))
+                    info.calls.extend(self._extended_methods(node.func))
                 if (
                     callee
                     and used
@@ -1520,6 +1535,21 @@ def _record_helper_gradients(
             if index.local(callee) in helpers and callee not in info.calls_in_data_loops:
                 info.applies_helper_gradients = True
                 break
+
+
+def _adds_to_itself(node: ast.Assign) -> bool:
+    """`total = total + loss` (either way round): a running sum, as
+    `total += loss` is."""
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+        return False
+    value, name = node.value, node.targets[0].id
+    return (
+        isinstance(value, ast.BinOp)
+        and isinstance(value.op, ast.Add)
+        and any(
+            isinstance(side, ast.Name) and side.id == name for side in (value.left, value.right)
+        )
+    )
 
 
 def _wrapped_function(call: ast.Call) -> ast.expr | None:

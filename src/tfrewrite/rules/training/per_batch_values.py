@@ -249,6 +249,28 @@ class Accumulated:
     index: str | None = None
 
 
+def _added_to(node: cst.CSTNode) -> tuple[str, cst.BaseExpression] | None:
+    """(name, value) for a statement adding `value` to a name: `total +=
+    loss`, or `total = total + loss` (either way round)."""
+    if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+        if isinstance(node.target, cst.Name):
+            return node.target.value, node.value
+        return None
+    if not (isinstance(node, cst.Assign) and len(node.targets) == 1):
+        return None
+    target, value = node.targets[0].target, node.value
+    if not (
+        isinstance(target, cst.Name)
+        and isinstance(value, cst.BinaryOperation)
+        and isinstance(value.operator, cst.Add)
+    ):
+        return None
+    for own, other in ((value.left, value.right), (value.right, value.left)):
+        if isinstance(own, cst.Name) and own.value == target.value:
+            return target.value, other
+    return None
+
+
 def _statement_of(ancestors: tuple[cst.CSTNode, ...]) -> cst.SimpleStatementLine | None:
     for parent in reversed(ancestors):
         if isinstance(parent, cst.SimpleStatementLine):
@@ -284,21 +306,20 @@ def per_batch_values(
                     found.loop = loop
                     if not any(a is line for a in found.appends):
                         found.appends.append(line)
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
-                if not isinstance(node.target, cst.Name):
-                    continue
-                value = node.value
+            added = _added_to(node)
+            if added is not None:
+                name, value = added
                 inner = next(
                     (a for a in reversed(ancestors) if isinstance(a, (cst.For, cst.While))), None
                 )
                 if _is_one(value):
-                    counters.add(node.target.value)
+                    counters.add(name)
                     if inner is not None:
-                        nested_counters.setdefault(id(inner), set()).add(node.target.value)
+                        nested_counters.setdefault(id(inner), set()).add(name)
                 elif not weighted(value):
-                    accumulated.append(node.target.value)
+                    accumulated.append(name)
                     if inner is not None:
-                        nested_sums[node.target.value] = id(inner)
+                        nested_sums[name] = id(inner)
         index = iteration_index(loop, ctx) if isinstance(loop, cst.For) else None
         for name in accumulated:
             own = nested_counters.get(nested_sums.get(name, -1), set())
