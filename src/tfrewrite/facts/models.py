@@ -86,28 +86,28 @@ def input_variables(ctx: RuleContext, root: cst.CSTNode) -> frozenset[str]:
     A gradient with respect to one updates that input; the model computing
     from it stays frozen. (A variable the step reads itself, `W` of a
     hand-written model, is a weight.)"""
-    made = _made_variables(ctx, ctx.module)
+    if not isinstance(root, cst.FunctionDef):
+        return frozenset()
+    made = ctx.module_fact(_made_variables, lambda module: _made_variables(ctx, module))
+    calls = [
+        node
+        for node in iter_nodes(ctx.module)
+        if isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value == root.name.value
+    ]
     found: set[str] = set()
-    if isinstance(root, cst.FunctionDef):
-        params = [p.name.value for p in root.params.params]
-        calls = [
-            node
-            for node in iter_nodes(ctx.module)
-            if isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == root.name.value
-        ]
-        for position, param in enumerate(params):
-            given = [_positional(call, position) for call in calls]
-            if given and all(isinstance(g, cst.Name) and g.value in made for g in given):
-                found.add(param)
+    for position, param in enumerate(p.name.value for p in root.params.params):
+        given = [_positional(call, position) for call in calls]
+        if given and all(isinstance(g, cst.Name) and g.value in made for g in given):
+            found.add(param)
     return frozenset(found)
 
 
-def _made_variables(ctx: RuleContext, scope: cst.CSTNode) -> set[str]:
-    """Names the scope's own statements bind to `tf.Variable(...)`."""
+def _made_variables(ctx: RuleContext, module: cst.Module) -> set[str]:
+    """Names the module's own statements bind to `tf.Variable(...)`."""
     names: set[str] = set()
-    for node in iter_nodes(scope, into_functions=False):
+    for node in iter_nodes(module, into_functions=False):
         if (
             isinstance(node, cst.Assign)
             and isinstance(node.value, cst.Call)

@@ -764,17 +764,19 @@ def _record_held_state(indexes: list[ModuleIndex], lookup: ProjectLookup) -> Non
                     break
 
 
+# Every method name a framework traces on each step of what it runs.
+_FRAMEWORK_STEP_METHODS = frozenset(
+    method for methods in FRAMEWORK_TRACED_METHODS.values() for method in methods
+)
+
+
 def _steps_through(contexts: list[str], qualname: str) -> bool:
     """Whether a traced function runs on every call of what traces it: its
     own `@tf.function`, or a method a framework traces per step (a Keras
     `call`, `train_step`, a metric's `update_state`). A function traced only
     as what those call may be set-up they run once (a layer's `add_weight`
     tracking the variable it makes)."""
-    if OWN_DECORATOR in contexts:
-        return True
-    return qualname.rpartition(".")[2] in {
-        method for methods in FRAMEWORK_TRACED_METHODS.values() for method in methods
-    }
+    return OWN_DECORATOR in contexts or qualname.rpartition(".")[2] in _FRAMEWORK_STEP_METHODS
 
 
 def _record_plain_effect_call(

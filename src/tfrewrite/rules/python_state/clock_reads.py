@@ -39,16 +39,20 @@ def clock_reads(function: FunctionScope, ctx: RuleContext, local: set[str]) -> I
     is a constant of the graph)."""
     import libcst as cst
 
-    from tfrewrite.facts.walk import iter_with_ancestors
+    from tfrewrite.facts.walk import iter_nodes
     from tfrewrite.rewrite.fixes import Violation
 
-    for node, ancestors in iter_with_ancestors(function.node.body):
-        if not isinstance(node, cst.Call) or any(isinstance(a, cst.FunctionDef) for a in ancestors):
-            continue  # a nested function is checked where it runs
-        if any(
-            isinstance(a, cst.Arg) and a.keyword and a.keyword.value == "seed" for a in ancestors
-        ):
-            continue  # a seed picks the sequence; the traced op still draws afresh per call
+    nodes = list(iter_nodes(function.node.body, into_functions=False))
+    # A seed picks the sequence; the traced op still draws afresh per call.
+    seeding = {
+        id(inner)
+        for arg in nodes
+        if isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "seed"
+        for inner in iter_nodes(arg.value)
+    }
+    for node in nodes:
+        if not isinstance(node, cst.Call) or id(node) in seeding:
+            continue
         head = node.func
         while isinstance(head, cst.Attribute):
             head = head.value

@@ -117,7 +117,17 @@ def _accumulating_tape(
     apply_gradients(zip(total, variables))` after the loop): gradients
     accumulated over mini-batches, each pass's tape run eagerly."""
     body = loop.body
-    if not isinstance(body, cst.IndentedBlock) or not applies_gradients(root):
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    # Names the scope's updates read (`zip(total, variables)`).
+    applied = {
+        dotted_name(n)
+        for call in iter_nodes(root, into_functions=False)
+        if isinstance(call, cst.Call) and is_update_call(call)
+        for n in iter_nodes(call)
+        if isinstance(n, cst.Name)
+    }
+    if not applied:
         return None
     for statement in body.body:
         if not isinstance(statement, cst.With):
@@ -133,16 +143,7 @@ def _accumulating_tape(
             for t in node.targets
             if (target := dotted_name(t.target)) is not None
         }
-        if name is None or not gradients:
-            continue
-        applied = {
-            dotted_name(n)
-            for call in iter_nodes(root, into_functions=False)
-            if isinstance(call, cst.Call) and is_update_call(call)
-            for n in iter_nodes(call)
-            if isinstance(n, cst.Name)
-        }
-        if _sums(body, gradients) & applied:
+        if name is not None and gradients and _sums(body, gradients) & applied:
             return statement
     return None
 

@@ -493,6 +493,7 @@ class MissingTrainingFlag(Rule):
                 models = _model_names(ctx)
             if step.watched_only:
                 continue  # gradient ascent on an image: the model is frozen
+            keras_step = id(root) in steps.overrides
             # A tape nested in another (a gradient penalty's) holds calls of both.
             for key, tape in step.tapes.items():
                 trained = step.trained[key]
@@ -534,7 +535,6 @@ class MissingTrainingFlag(Rule):
                     if any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in ancestors):
                         continue
                     label = dotted_name(node.func) or ctx.code(node.func)
-                    keras_step = id(root) in steps.overrides
                     if trained is not None and not _trained_or_part(label, trained, keras_step):
                         continue  # a frozen teacher or target network: inference is meant
                     if _parameter_ignores_training(ctx, root, label):
