@@ -416,6 +416,13 @@ class CallEvidence:
             for where, value in arguments
             if isinstance(value, ast.Name) and self._feeds_short_batch(value)
         )
+        applied_batchers = tuple(
+            (where, batcher)
+            for where, value in arguments
+            if where not in short_batches
+            and isinstance(value, ast.Name)
+            and (batcher := self._applied_batcher(value.id))
+        )
         grown = self.grown_names[-1]
         grown_lists = tuple(
             where for where, value in arguments if isinstance(value, ast.Name) and value.id in grown
@@ -435,6 +442,7 @@ class CallEvidence:
             short_batches,
             dotted(node.func) or "",
             grown_lists,
+            applied_batchers,
         )
         self.index.call_sites.append(site)
         if forwarded:

@@ -730,6 +730,7 @@ class FunctionFacts:
     unset_guards: list[frozenset[str]]
     mutated_names: list[list[tuple[str, bool]]]
     batched_names: list[set[str]]
+    applied_names: list[dict[str, str]]
     branch_reads: list[tuple[FunctionInfo, frozenset[str]]]
     branch_tests: list[list[ast.expr]]
     functions_with_tests: list[
@@ -840,6 +841,15 @@ class FunctionFacts:
             step = source.args[2]
             return not (isinstance(step, ast.Constant) and step.value == 1)
         return self.mentions_batch and batch_keeps_remainder(source)
+
+    def _applied_batcher(self, name: str) -> str | None:
+        """The function of another module or object that `name`'s dataset
+        went through (`ds.apply(input_pipeline.prepare)`), in the innermost
+        scope binding it."""
+        for scope in reversed(self.applied_names):
+            if name in scope:
+                return scope[name]
+        return None
 
     def _may_range_over_tensor(self, iterated: ast.expr) -> bool:
         """A `for` AutoGraph may run as a `tf.while_loop`: over `tf.range(...)`

@@ -254,6 +254,7 @@ class _Indexer(
         # holder (`_holder_key`): the function's qualified name.
         self.learning_rate_callables: dict[str, str] = {}
         self.mentions_batch = True  # whether `.batch(...)` can occur at all (a byte check)
+        self.mentions_apply = True  # whether `.apply(...)` can occur at all
         self.mentions_walrus = True  # whether `:=` can occur at all
         self.mentions_eager_test = True  # whether `executing_eagerly` can occur at all
         # Calls of a name that holds an object or a factory's result, by node
@@ -275,6 +276,10 @@ class _Indexer(
         # and whether inside a loop that may be a graph loop.
         self.mutated_names: list[list[tuple[str, bool]]] = []
         self.batched_names: list[set[str]] = [set()]  # per scope: names bound to `.batch(n)`
+        # Per scope: names bound to `ds.apply(f)` for an `f` this module does
+        # not define (`input_pipeline.prepare`), with `f` as the module names
+        # it; the project facts learn whether `f` batches keeping the rest.
+        self.applied_names: list[dict[str, str]] = [{}]
         # Module-level names bound to `tf.function` (or a configured one):
         # `f = tf.function` then `@f`, `fn = partial(tf.function, jit_compile=True)`.
         self.tf_function_aliases: dict[str, dict[str, str]] = {}
@@ -427,6 +432,7 @@ class _Indexer(
         data_loops, self.data_loops = self.data_loops, []
         self.mutated_names.append([])
         self.batched_names.append(set())
+        self.applied_names.append({})
         # A parameter whose default is a number or a bool (`test=False`) is
         # passed on as a Python value.
         numbers = number_defaults(node.args)
@@ -469,6 +475,7 @@ class _Indexer(
         self.local_lists.pop()
         self.grown_names.pop()
         self.batched_names.pop()
+        self.applied_names.pop()
         self.loop_stack = loops
         self.loop_bodies = bodies
         self.graph_loops = graph_loops
@@ -864,6 +871,13 @@ class _Indexer(
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.batched_names[-1].add(target.id)
+        applied = self._applied_elsewhere(node.value) if self.mentions_apply else None
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                if applied is None:
+                    self.applied_names[-1].pop(target.id, None)
+                else:
+                    self.applied_names[-1][target.id] = applied
         # The value is evaluated before the names are bound: a call in it
         # (`image = trim(image)`) sees what they held before.
         self.generic_visit(node)
@@ -1249,6 +1263,24 @@ class _Indexer(
                     return True
         return False
 
+    def _applied_elsewhere(self, value: ast.expr) -> str | None:
+        """`ds.apply(f)` (anywhere in a chain) for an `f` this module does not
+        define (`input_pipeline.prepare`, `self.pipeline`): `f` as the module
+        names it, for the project facts to ask whether it batches keeping
+        the remainder."""
+        for sub in ast.walk(value):
+            if (
+                isinstance(sub, ast.Call)
+                and isinstance(sub.func, ast.Attribute)
+                and sub.func.attr == "apply"
+                and len(sub.args) == 1
+                and not sub.keywords
+            ):
+                name = dotted(sub.args[0])
+                if name and name not in self.index.functions:
+                    return name
+        return None
+
     def _project_reference(self, value: ast.expr) -> str | None:
         """The dotted name of what `value` names when the project may define
         it (an own or imported name), not a local's or a parameter's value,
@@ -1411,6 +1443,7 @@ def build_index(
     index.module_instances = dict(indexer.module_instances)
     index.module_object_choices = dict(indexer.module_object_choices)
     indexer.mentions_batch = ".batch(" in source or "padded_batch(" in source
+    indexer.mentions_apply = ".apply(" in source
     indexer.mentions_walrus = ":=" in source
     indexer.mentions_eager_test = "executing_eagerly" in source
     indexer.mentions_dataset = "Dataset" in source or "tensorflow_datasets" in source

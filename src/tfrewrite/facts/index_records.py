@@ -379,6 +379,11 @@ class CallSite:
     # states of an episode): position or keyword. A `tf.function` given
     # one traces again for every new length.
     grown_lists: tuple[str, ...] = ()
+    # Arguments that are names bound to `ds.apply(f)` for an `f` the module
+    # does not define (`input_pipeline.prepare`): (position or keyword; `f`
+    # as the caller names it). When `f` batches keeping the remainder, the
+    # argument feeds a short last batch, as `short_batches` do.
+    applied_batchers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(slots=True)

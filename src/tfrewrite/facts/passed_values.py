@@ -30,6 +30,9 @@ _Sites = list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]]
 _Filled = dict[tuple[str, str], dict[str, tuple[str, ...]]]
 # How `_given` marks an argument that hands on a parameter of the caller.
 _FORWARDED = "\0forwarded:"
+# How `_short_batches` marks an argument whose dataset went through
+# `ds.apply(f)` of a function the caller's module does not define.
+_APPLIED = "\0applied:"
 # Rounds of handing on followed (a chain of constructors each passing its
 # `model` to the next is rarely longer).
 _FORWARDING_ROUNDS = 4
@@ -46,6 +49,7 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         or site.named
         or site.forwarded
         or site.short_batches
+        or site.applied_batchers
         or site.whole_shapes
         or site.grown_lists
         for index in indexes
@@ -95,7 +99,19 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
     def marked(index: ModuleIndex, site: CallSite, given: str) -> set[str]:
         return {given}
 
-    for (path, target), params in _filled_parameters(sites, _short_batches, marked).items():
+    def short(index: ModuleIndex, site: CallSite, given: str) -> set[str]:
+        if not given.startswith(_APPLIED):
+            return {given}
+        # `ds.apply(input_pipeline.prepare)`: short when `prepare` batches
+        # keeping the remainder.
+        batcher = given[len(_APPLIED) :]
+        for found_index, qualname in lookup.find(batcher, index):
+            info = found_index.functions.get(qualname)
+            if info is not None and info.batch_sizes == "any":
+                return {"short"}
+        return set()
+
+    for (path, target), params in _filled_parameters(sites, _short_batches, short).items():
         index_of[path].short_batch_params[target] = frozenset(params)
     for (path, target), params in _filled_parameters(sites, _whole_shapes, marked).items():
         index_of[path].whole_shape_params[target] = frozenset(params)
@@ -167,7 +183,9 @@ def _named(site: CallSite) -> dict[str, str]:
 
 
 def _short_batches(site: CallSite) -> dict[str, str]:
-    return dict.fromkeys(site.short_batches, "short")
+    given = {where: f"{_APPLIED}{batcher}" for where, batcher in site.applied_batchers}
+    given.update(dict.fromkeys(site.short_batches, "short"))
+    return given
 
 
 def _grown_lists(site: CallSite) -> dict[str, str]:

@@ -117,6 +117,14 @@ class ProjectLookup:
             own = [(index, qualname) for index, qualname in known if index is origin]
             if own:
                 return own
+        if len(known) > 1 and origin is not None and origin.module:
+            # Scripts side by side (`lab6/run.py`, `lab7/run.py`) each import
+            # the `training_loop` beside them: Python looks in the script's
+            # own folder first.
+            folder = origin.module.rpartition(".")[0]
+            beside = [(i, q) for i, q in known if i.module.rpartition(".")[0] == folder]
+            if beside:
+                return beside
         return known
 
     def _methods_named_from(

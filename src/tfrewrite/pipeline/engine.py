@@ -171,6 +171,19 @@ def _references_from_traced_code(indexes: list[ModuleIndex], facts: ProjectFacts
     return refs
 
 
+def _applied_pipelines(indexes: list[ModuleIndex]) -> set[str]:
+    """Functions of other modules that call sites' datasets went through
+    (`ds.apply(pipeline.prepare)`): whether they batch keeping the
+    remainder is what the site passes (TFR306), so a deferred module that
+    could define one must be indexed."""
+    return {
+        batcher
+        for index in indexes
+        for site in index.call_sites
+        for _, batcher in site.applied_batchers
+    }
+
+
 def _train_step_drivers(
     deferred: Iterable[InputFile], step_modules: set[str], step_methods: set[str]
 ) -> set[str]:
@@ -482,7 +495,9 @@ def _analyse(
     while deferred:
         # Each round's new files may hold classes whose builders matter.
         drivers |= _builders_of_traced_holders(deferred.values(), indexes, facts)
-        refs = _reference_heads(_references_from_traced_code(indexes, facts))
+        refs = _reference_heads(
+            _references_from_traced_code(indexes, facts) | _applied_pipelines(indexes)
+        )
         # A module another one star-imports gives it names (`np` of `from
         # utils import *`) that its own code reads: it is needed too.
         refs |= {m.rpartition(".")[2] for index in indexes for m in index.star_imports}

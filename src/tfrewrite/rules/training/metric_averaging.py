@@ -175,7 +175,8 @@ class PerBatchMetricAverage(Rule):
         parameter is a loop over batches where every call site of the
         function hands it a dataset batched without `drop_remainder=True`
         (`evaluate(model, test_ds)` with `test_ds = ds.batch(32)`, or
-        `ds.apply(prepare)` for a `prepare` of the file that batches so). A
+        `ds.apply(prepare)` for a `prepare` of the project that batches so;
+        a script importing `pipeline` reads the `pipeline.py` beside it). A
         `keras.metrics.Metric` subclass averages per batch too when its
         `update_state` adds a value to one weight and 1 to another
         (`self.total.assign_add(1)`) and `result` divides the first by the
