@@ -163,6 +163,24 @@ def tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]
             yield node
 
 
+def some_path_tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterator[cst.For]:
+    """`for` loops of `function` over a local name that is a tensor on some
+    paths to the loop and a Python value on others (`index_iter =
+    range(n)` in one branch, `tf.range(n)` in the other:
+    `TensorFacts.some_paths`). Code run without AutoGraph raises on the
+    paths where it is a tensor."""
+    facts = None
+    for node in iter_nodes(function.node.body, into_functions=False):
+        if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Name)):
+            continue
+        facts = facts or ctx.tensors(function)
+        likely = facts.likely
+        if likely.some_paths is likely or likely.kind_at(node.iter, node).tensor:
+            continue  # no such name, or a tensor on every path (`tensor_loops`)
+        if likely.some_paths.kind_at(node.iter, node).tensor:
+            yield node
+
+
 def autograph_loops(
     ctx: RuleContext, function: FunctionScope, with_tf_range: bool = False
 ) -> Iterator[tuple[cst.For, cst.BaseExpression | None]]:

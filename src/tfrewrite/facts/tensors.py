@@ -131,6 +131,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         likely_elements: bool = False,
         project_results: Callable[[cst.BaseExpression], bool] | None = None,
         likely_keyed: Iterable[str] | Callable[[], Iterable[str]] = (),
+        some_path: bool = False,
     ) -> None:
         """`param_kinds` gives the facts of some parameters directly (the
         arguments of a call whose result is being analysed, or what the
@@ -151,8 +152,13 @@ class TensorFacts(BranchValueKinds, HelperResults):
         function of another module (or a held object's method) that returns
         a tensor on every path. `likely_keyed` are parameters whose items by a
         string key (`batch["obs"]`) are likely tensors: a dict of inputs
-        (`parameters.keyed_input_params`); in the `likely` view only."""
+        (`parameters.keyed_input_params`); in the `likely` view only.
+        `some_path` (the `likely` view): a name a tensor on some path to a
+        statement is one there (`n = tf.shape(x)[1]` in one branch, `n =
+        x.shape[1]` in the other), since the trace taking that path sees
+        one."""
         self.function = function
+        self._some_path = some_path
         self._project_results = project_results
         self.resolver = resolver
         self.outer = outer
@@ -164,6 +170,7 @@ class TensorFacts(BranchValueKinds, HelperResults):
         self._likely_known: frozenset[str] | None = None
         self._not_likely = set(param_kinds or ()) | set(tensor_params)
         self._likely_view: TensorFacts | None = None
+        self._some_paths_view: TensorFacts | None = None
         self._param_elements = param_elements or {}
         self._element_codes = "tsl" if likely_elements else "ts"
         self._keyed_source = likely_keyed
@@ -266,24 +273,60 @@ class TensorFacts(BranchValueKinds, HelperResults):
             ):
                 self._likely_view = self
             else:
-                kinds = dict(self._param_kinds)
-                kinds.update((name, TENSOR) for name in self._likely_params)
-                view = TensorFacts(
-                    self.function,
-                    self.resolver,
-                    (),
-                    outer_view,
-                    kinds,
-                    attributes=self._attributes,
-                    excluded=self.excluded,
-                    objects=self._objects,
-                    param_elements=self._param_elements,
-                    likely_elements=True,
-                    likely_keyed=self._likely_keyed,
-                )
-                view._likely_view = view
-                self._likely_view = view
+                self._likely_view = self._view(outer_view, some_path=False)
         return self._likely_view
+
+    @property
+    def some_paths(self) -> TensorFacts:
+        """The `likely` view with a name that is a tensor on some path to a
+        statement counted as one there (`n = tf.shape(x)[1]` in one branch,
+        `n = x.shape[1]` in the other): the traces that take that path see
+        a tensor. Enough for a finding, never for a fix: on the other paths
+        the value is a Python one (`tf.cond` refuses a Python bool). Itself
+        (the `likely` view) when no name is bound so."""
+        if self._some_paths_view is None:
+            likely = self.likely
+            if not likely._tensor_on_some_paths():
+                self._some_paths_view = likely
+            else:
+                outer = self.outer.some_paths if self.outer is not None else None
+                self._some_paths_view = self._view(outer, some_path=True)
+        return self._some_paths_view
+
+    def _view(self, outer_view: TensorFacts | None, some_path: bool) -> TensorFacts:
+        """These facts with the likely parameters (and elements, and keyed
+        items) counted as tensors; with `some_path`, names bound to a
+        tensor on some path too."""
+        kinds = dict(self._param_kinds)
+        kinds.update((name, TENSOR) for name in self._likely_params)
+        view = TensorFacts(
+            self.function,
+            self.resolver,
+            (),
+            outer_view,
+            kinds,
+            attributes=self._attributes,
+            excluded=self.excluded,
+            objects=self._objects,
+            param_elements=self._param_elements,
+            likely_elements=True,
+            likely_keyed=self._likely_keyed,
+            some_path=some_path,
+        )
+        view._likely_view = view
+        if some_path:
+            view._some_paths_view = view
+        return view
+
+    def _tensor_on_some_paths(self) -> bool:
+        """Whether a name of the function is a tensor by one of its
+        bindings and not by all of them."""
+        return any(
+            len(values) > 1
+            and not self._names.get(name, NOT_TENSOR).tensor
+            and any(self._binding_kind(*value, self._names).tensor for value in values)
+            for name, values in self._bindings.items()
+        )
 
     @property
     def likely_params(self) -> frozenset[str]:
@@ -344,8 +387,8 @@ class TensorFacts(BranchValueKinds, HelperResults):
 
     def kind_at(self, node: cst.BaseExpression, statement: cst.CSTNode) -> TensorKind:
         """The kind of `node` evaluated just before `statement` (an `if`, a
-        conditional expression or a simple statement line of this function)
-        runs. Names take the
+        conditional expression, a `for` (its iterable) or a simple statement
+        line of this function) runs. Names take the
         meet of the bindings that can reach it: in code outside loops, those
         that come before it in the source (so `m` is a tensor in `if m > 1.0:`
         even when `m = helper(m)` follows the `if`). Inside a loop, or for a
@@ -384,7 +427,8 @@ class TensorFacts(BranchValueKinds, HelperResults):
                         for joined in _joined_branch_bindings(node)  # type: ignore[arg-type]
                     )
                 continue
-            if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine)):
+            # A `for` evaluates its iterable once, before its body runs.
+            if isinstance(node, (cst.If, cst.IfExp, cst.SimpleStatementLine, cst.For)):
                 self._position[id(node)] = None if in_loop else len(self._ordered)
                 self._chains[id(node)] = chain
             if isinstance(node, cst.If):
@@ -406,7 +450,10 @@ class TensorFacts(BranchValueKinds, HelperResults):
         here = self._chains.get(id(statement), ())
         guarded = self._python_values(here)
         if count is None:
-            return {**self._names, **dict.fromkeys(guarded, NOT_TENSOR)}
+            # Inside a loop: the function-wide facts, as every binding meets
+            # (one after the loop, `w = tf.convert_to_tensor(w)`, does not
+            # reach a statement in it).
+            return {**self._met_names, **dict.fromkeys(guarded, NOT_TENSOR)}
         seen: dict[str, list[tuple[cst.BaseExpression | None, bool, int | None, bool]]] = {}
         for name, value, augmented, index, plain, chain in self._ordered[:count]:
             if _exclusive(chain, here):
@@ -426,7 +473,12 @@ class TensorFacts(BranchValueKinds, HelperResults):
                 # An assignment every path to the statement runs replaces what
                 # came before it (the parameter's argument too: `flag =
                 # tf.reduce_any(...)`).
-                result = kind if result is None or kills else meet(result, kind)
+                if result is None or kills:
+                    result = kind
+                elif self._some_path and kind.tensor != result.tensor:
+                    result = kind if kind.tensor else result
+                else:
+                    result = meet(result, kind)
             names[name] = settled(result) if result is not None else NOT_TENSOR
         return {**names, **dict.fromkeys(guarded, NOT_TENSOR)}
 
@@ -515,6 +567,23 @@ class TensorFacts(BranchValueKinds, HelperResults):
                     names[name] = result
             if not changed:
                 break
+        self._met_names = dict(names) if self._some_path else names
+        if self._some_path:
+            # Ascending from there: a name one binding makes a tensor is one
+            # (each name turns at most once).
+            for _ in range(len(bindings) + 1):
+                changed = False
+                for name, values in bindings.items():
+                    if names[name].tensor:
+                        continue
+                    for value, augmented, index in values:
+                        kind = self._binding_kind(value, augmented, index, names)
+                        if kind.tensor:
+                            names[name] = settled(kind)
+                            changed = True
+                            break
+                if not changed:
+                    break
         # Locals that are not tensors stay recorded, so that they do not fall
         # back to a tensor of the same name in an enclosing function.
         self._names = names

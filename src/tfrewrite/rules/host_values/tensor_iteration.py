@@ -7,7 +7,11 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
-from tfrewrite.facts.tensor_iteration import autograph_loops, tensor_iteration_sites
+from tfrewrite.facts.tensor_iteration import (
+    autograph_loops,
+    some_path_tensor_loops,
+    tensor_iteration_sites,
+)
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
@@ -37,7 +41,11 @@ class TensorIterationInTracedCode(Rule):
     `tf.while_loop`: it is reported as needing AutoGraph, as TFR101 reports
     a `while` on a tensor, and so is a `for` over Python's `range` of a
     tensor bound (`range(tf.shape(x)[0])`); a loop over `tf.range(...)`,
-    AutoGraph's documented idiom for a graph loop, is left alone.
+    AutoGraph's documented idiom for a graph loop, is left alone. In code
+    Keras traces, a loop over a name that is a tensor on some paths to it
+    and a Python value on others (`steps = range(n)` when the length is
+    static, `tf.range(...)` when it is not) is reported too: the traces
+    taking the first path raise.
 
     ## Why is this bad?
     Eagerly a tensor is iterable, so the code runs. Traced, Python cannot
@@ -127,6 +135,16 @@ class TensorIterationInTracedCode(Rule):
             for loop, bound in autograph_loops(ctx, function, with_tf_range=keras):
                 message = _loop_message(ctx, function, loop, bound, keras)
                 yield Violation(loop.iter, message, autograph_converts=not keras)
+            if keras:
+                for loop in some_path_tensor_loops(ctx, function):
+                    yield Violation(
+                        loop.iter,
+                        f"`for` over `{ctx.code(loop.iter)}`, a tensor on some paths to the loop, "
+                        f"in `{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
+                        "2.16+) runs it without AutoGraph, and on those paths Python cannot "
+                        "iterate over a symbolic `tf.Tensor` (`OperatorNotAllowedInGraphError`); "
+                        "loop with `tf.while_loop` on every path, or over a Python `range`",
+                    )
             for site in tensor_iteration_sites(ctx, function):
                 yield Violation(
                     site.node,

@@ -22,6 +22,7 @@ import libcst as cst
 
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.tensors import TensorFacts
+from tfrewrite.facts.walk import iter_expression
 from tfrewrite.rules.tensor_conditions.cond_condition import ConditionTranslator
 from tfrewrite.rules.tensor_conditions.cond_flow import reads
 
@@ -74,3 +75,37 @@ def _tensor_when(
     hypothesis = facts.assuming_tensors(params)
     translator = ConditionTranslator(hypothesis, tf, ctx.code, assume_scalar=True)
     return translator.translate(test, at).tensor
+
+
+def some_path_refusal(
+    ctx: RuleContext,
+    facts: TensorFacts,
+    tf: str,
+    test: cst.BaseExpression,
+    at: cst.CSTNode,
+) -> str | None:
+    """The refusal for a condition that is a tensor only where a name it
+    reads holds one (`TensorFacts.some_paths`), None when no path makes it
+    one. `facts` are the likely facts, which found no tensor there."""
+    paths = facts.some_paths
+    if paths is facts:
+        return None
+    translator = ConditionTranslator(paths, tf, ctx.code, assume_scalar=True)
+    if not translator.translate(test, at).tensor:
+        return None
+    names = sorted(
+        {
+            node.value
+            for node in iter_expression(test)
+            if isinstance(node, cst.Name)
+            and paths.kind_at(node, at).tensor
+            and not facts.kind_at(node, at).tensor
+        }
+    )
+    listed = ", ".join(f"`{name}`" for name in names) or "a name it reads"
+    verb = "is" if len(names) == 1 else "are"
+    return (
+        f"{listed} {verb} a tensor on some paths to it and a Python value on others: the "
+        "condition is a Python bool in the traces taking the other paths, and `tf.cond` "
+        "rejects one"
+    )

@@ -28,7 +28,7 @@ from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import CstFix, NodeEdit, Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
 from tfrewrite.rules.tensor_conditions.cond_assign import met_tensor, rewrite_assigning
-from tfrewrite.rules.tensor_conditions.cond_callers import python_caller_refusal
+from tfrewrite.rules.tensor_conditions.cond_callers import python_caller_refusal, some_path_refusal
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
     Refusal,
@@ -421,6 +421,12 @@ class TensorIf(Rule):
       another a tensor: a `tf.cond` would fail for the first caller, the
       `if` needs AutoGraph for the second; the message names the Python
       caller's line (call sites in the same file).
+    - A condition on a name that is a tensor on some paths to the `if` and
+      a Python value on others (`n = tf.shape(x)[1]` in one branch, `n =
+      x.shape[1]` in the other): the traces taking the first path need
+      AutoGraph, and a `tf.cond` would fail in the others ("`n` is a tensor
+      on some paths to it and a Python value on others"). A binding after
+      a loop does not count for an `if` inside it.
     - A result used where Python needs a number (`range(rounds)`, `int(n)`):
       as a tensor it would need AutoGraph there.
     - More than a few statements after an early-return `if` that would have to
@@ -679,7 +685,9 @@ class TensorIf(Rule):
                     likely.facts is site.facts
                     or not likely.translator.translate(node.test, node).tensor
                 ):
-                    refusal = python_caller_refusal(ctx, scope, site.facts, tf, node.test, node)
+                    refusal = python_caller_refusal(
+                        ctx, scope, site.facts, tf, node.test, node
+                    ) or some_path_refusal(ctx, likely.facts, tf, node.test, node)
                     if refusal is not None:
                         reported.add(id(node))
                         yield _violation(node, _Outcome(reason=refusal))
