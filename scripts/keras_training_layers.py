@@ -109,7 +109,27 @@ def training_insensitive_layers() -> frozenset[str]:
         tf.keras.utils.set_random_seed(0)
         return ignores_training(cls, tf, layers)
 
-    return frozenset(name for name, ignores in each_layer_class(measure).items() if ignores)
+    classes = frozenset(name for name, ignores in each_layer_class(measure).items() if ignores)
+    return classes | functional_forms(classes)
+
+
+def functional_forms(classes: frozenset[str]) -> frozenset[str]:
+    """The public functions of `keras.layers` that build and call one of
+    `classes` (`add` builds an `Add`, `concatenate` a `Concatenate`): the
+    function defined beside a layer class of its name, in any case."""
+    import keras
+
+    found = set()
+    for name in dir(keras.layers):
+        function = getattr(keras.layers, name)
+        if name.startswith("_") or not inspect.isfunction(function):
+            continue
+        module = inspect.getmodule(function)
+        for cls_name in classes:
+            cls = getattr(keras.layers, cls_name)
+            if cls_name.lower() == name.lower() and inspect.getmodule(cls) is module:
+                found.add(name)
+    return frozenset(found)
 
 
 def render(tensorflow: str, keras: str, names: frozenset[str]) -> str:
@@ -118,7 +138,8 @@ def render(tensorflow: str, keras: str, names: frozenset[str]) -> str:
         f"`{COMMAND}` from Keras {keras} (TensorFlow {tensorflow}); do not edit.",
         "",
         "Each class of `keras.layers` (under every public name) that a minimal",
-        "construction and call computes the same with `training=True` as without.",
+        "construction and call computes the same with `training=True` as without,",
+        "and each function of `keras.layers` that builds and calls one (`add`).",
         '"""',
         "",
         f'TENSORFLOW_VERSION = "{tensorflow}"',

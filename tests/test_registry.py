@@ -102,7 +102,7 @@ def test_relevance_keeps_what_the_pruned_parse_kept_for_each_rule() -> None:
         "TFR101", "TFR102", "TFR103", "TFR104", "TFR105", "TFR106", "TFR107", "TFR108", "TFR109",
         "TFR110",
         "TFR204",
-        "TFR205", "TFR206", "TFR308",
+        "TFR205", "TFR206", "TFR207", "TFR308",
     }  # fmt: skip
     by_name = {c for c, r in relevance.items() if r is not None and r.inputs_by_name}
     assert by_name == {"TFR302", "TFR303", "TFR304", "TFR305", "TFR306"}
@@ -179,7 +179,7 @@ def test_add_rule_scaffolds_a_rule_everything_picks_up(tmp_path: Path) -> None:
             sys.executable,
             str(SCRIPT),
             "--family=python_state",
-            "--code=TFR207",
+            "--code=TFR208",
             "--name=toy-hazard",
             "--module=toy_hazard",
             f"--root={package}",
@@ -192,7 +192,7 @@ def test_add_rule_scaffolds_a_rule_everything_picks_up(tmp_path: Path) -> None:
     after = {p.relative_to(package) for p in package.rglob("*.py")}
     assert after - before == {Path("rules/python_state/toy_hazard.py")}
     family = (package / "rules" / "python_state" / "__init__.py").read_text(encoding="utf-8")
-    assert 'code="TFR207",\n        module="toy_hazard",' in family
+    assert 'code="TFR208",\n        module="toy_hazard",' in family
 
     script = textwrap.dedent(
         """
@@ -202,12 +202,13 @@ def test_add_rule_scaffolds_a_rule_everything_picks_up(tmp_path: Path) -> None:
         from tfrewrite.pipeline.relevant_code import prune
 
         assert tfrewrite.__file__.startswith({root!r}), tfrewrite.__file__
-        assert "TFR207" in rules.RULE_CODES
+        assert "TFR208" in rules.RULE_CODES
         assert rules.select_codes(["TFR2"], []) == [
-            "TFR201", "TFR202", "TFR203", "TFR204", "TFR205", "TFR206", "TFR207"
+            "TFR201", "TFR202", "TFR203", "TFR204", "TFR205", "TFR206", "TFR207",
+            "TFR208",
         ]
         assert [r.code for r in rules.ALL_RULES] == list(rules.RULE_CODES)
-        rule = rules.RULES_BY_CODE["TFR207"]
+        rule = rules.RULES_BY_CODE["TFR208"]
         assert type(rule).__name__ == "ToyHazard" and rule.name == "toy-hazard"
         doc = rule.render_doc()
         for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix safety"):
@@ -216,9 +217,9 @@ def test_add_rule_scaffolds_a_rule_everything_picks_up(tmp_path: Path) -> None:
         # then parses whole.
         source = "import tensorflow as tf\\n\\ndef f():\\n    return 1\\n"
         index = build_index(source, "m.py", "m")
-        assert rules.can_fire("TFR207", index, {{}})
+        assert rules.can_fire("TFR208", index, {{}})
         assert prune(source, index, {{}}, ["TFR101"]) is not None
-        assert prune(source, index, {{}}, ["TFR101", "TFR207"]) is None
+        assert prune(source, index, {{}}, ["TFR101", "TFR208"]) is None
 
         # tests/test_rule_examples.py runs the new rule's examples with no
         # edit: the Valid one passes; the Invalid one fails until `check`
@@ -227,7 +228,7 @@ def test_add_rule_scaffolds_a_rule_everything_picks_up(tmp_path: Path) -> None:
         sys.path.insert(0, {tests!r})
         import test_rule_examples
 
-        cases = [p.values for p in test_rule_examples.CASES if p.values[0].code == "TFR207"]
+        cases = [p.values for p in test_rule_examples.CASES if p.values[0].code == "TFR208"]
         assert len(cases) == 2, cases
         outcomes = []
         for case in cases:

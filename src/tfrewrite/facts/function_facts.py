@@ -17,6 +17,7 @@ from tfrewrite.facts.index_names import BUILTIN_NAMES, dotted, iter_statements
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_list_properties import VARIABLE_LISTS
 from tfrewrite.facts.keras_names import (
+    LAMBDA_PART,
     WRAPPER_LAYERS,
     builds_keras_model,
     is_loss_class,
@@ -475,11 +476,12 @@ _LIBRARY_ROOTS = ("tensorflow.", "keras.", "tf_keras.", "numpy.", "math.")
 def training_layer_reads(
     node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
 ) -> tuple[bool, tuple[str, ...]]:
-    """Whether a model builder's model may compute otherwise with
-    `training=True` as far as Keras' own layers tell (one that depends on
-    it: `Dropout`, `BatchNormalization`, a recurrent layer with `dropout=`,
-    a `Lambda` of anything but TensorFlow ops), and the project functions
-    and classes it calls, whose layers the project facts judge.
+    """Whether a model builder's model (or the layers a block function
+    builds on its inputs) may compute otherwise with `training=True` as far
+    as Keras' own layers tell (one that depends on it: `Dropout`,
+    `BatchNormalization`, a recurrent layer with `dropout=`, a `Lambda` of
+    anything but TensorFlow ops), and the project functions and classes it
+    calls or wraps in a `Lambda`, whose layers the project facts judge.
     `TextEncoder` stacking an `Embedding` and a `Bidirectional(LSTM(8))`
     reads nothing."""
     parts: list[str] = []
@@ -505,7 +507,12 @@ def training_layer_reads(
             continue
         if leaf == "Lambda":
             body = call.args[0] if call.args else None
-            if not isinstance(body, ast.Lambda) or lambda_reads_training(
+            wrapped = (resolve(body) or body.id) if isinstance(body, ast.Name) else None
+            if wrapped and body.id not in local and not wrapped.startswith(_LIBRARY_ROOTS):  # type: ignore[union-attr]
+                # `Lambda(ada_in)`: a function of the project, judged by the
+                # project facts as what it calls.
+                parts.append(LAMBDA_PART + wrapped)
+            elif not isinstance(body, ast.Lambda) or lambda_reads_training(
                 resolve(c.func) for c in ast.walk(body.body) if isinstance(c, ast.Call)
             ):
                 return True, ()

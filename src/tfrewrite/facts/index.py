@@ -91,6 +91,7 @@ from tfrewrite.facts.keras_names import (
     MODEL_BUILDER_WORDS,
     RNN_DROPOUT_KEYWORDS,
     WEIGHT_CALLBACK_SUFFIXES,
+    builds_keras_layers,
     keras_leaf,
     star_imported_names,
 )
@@ -247,6 +248,7 @@ class _Indexer(
         self.object_choices: list[dict[str, tuple[str, ...]]] = []
         self.function_tables: list[dict[str, tuple[str, ...]]] = []
         self.local_lists: list[dict[str, bool]] = []
+        self.built_locals: list[set[str]] = []
         # Qualnames of nested functions declared in the functions being read
         # (`_scope_definitions`), visited or not yet.
         self.declared_functions: set[str] = set()
@@ -445,6 +447,7 @@ class _Indexer(
         self.object_choices.append({})
         self.function_tables.append({})
         self.local_lists.append({})
+        self.built_locals.append(set())
         self.grown_names.append(set())
         self.dataset_names.append(set())
         self.branch_tests.append([])
@@ -473,6 +476,7 @@ class _Indexer(
         self.object_choices.pop()
         self.function_tables.pop()
         self.local_lists.pop()
+        self.built_locals.pop()
         self.grown_names.pop()
         self.batched_names.pop()
         self.applied_names.pop()
@@ -494,9 +498,10 @@ class _Indexer(
         info.returns_computed = info.returns_tensor or returns_computed(node, self.resolve)
         if self.mentions_models:
             info.returns_model = returns_model(node, self.resolve)
-            if info.returns_model:
+            if info.returns_model or builds_keras_layers(info.calls):
                 reads = training_layer_reads(node, self.resolve)
                 info.model_reads_training, info.model_parts = reads
+                info.builds_layers = not info.returns_model
         info.returned_calls = returned_terms(node.body, self.resolve)
         if info.returned_calls and not info.returns_model:
             info.returned_builder_calls = returned_builder_calls(node, self.resolve)

@@ -40,6 +40,9 @@ class ListReferences:
     # Per function being visited: local names bound to a list, and whether
     # every element so far is an object built there.
     local_lists: list[dict[str, bool]]
+    # Per function being visited: local names last bound to an object a
+    # call built (`conv = Conv2D(n, 3)`), which an `append` then adds.
+    built_locals: list[set[str]]
     _method_class: Callable[[], ClassInfo | None]
 
     def record_list_binding(self, targets: list[ast.expr], value: ast.expr) -> None:
@@ -55,6 +58,10 @@ class ListReferences:
         loops = self.function_stack[-1].loop_attributes or {}
         for target in targets:
             if isinstance(target, ast.Name):
+                if isinstance(value, ast.Call):
+                    self.built_locals[-1].add(target.id)
+                else:
+                    self.built_locals[-1].discard(target.id)
                 if target.id in loops:
                     loops[target.id] = ""  # no longer only the list's items
                 if built is None:
@@ -77,7 +84,12 @@ class ListReferences:
         if func.attr == "extend":
             built = len(call.args) == 1 and bool(_built_elements(call.args[0]))
         else:
-            built = bool(call.args) and isinstance(call.args[-1], ast.Call)
+            last = call.args[-1] if call.args else None
+            built = isinstance(last, ast.Call) or (
+                isinstance(last, ast.Name)
+                and bool(self.built_locals)
+                and last.id in self.built_locals[-1]
+            )
         receiver = func.value
         if isinstance(receiver, ast.Name) and self.local_lists:
             lists = self.local_lists[-1]
@@ -106,6 +118,10 @@ class ListReferences:
             pairs = list(zip(targets, sources, strict=True)) if same else []
         info = self.function_stack[-1]
         found = info.loop_attributes if info.loop_attributes is not None else {}
+        if self.built_locals:
+            self.built_locals[-1].difference_update(
+                node.id for node in ast.walk(target) if isinstance(node, ast.Name)
+            )
         paired = {id(name) for name, _ in pairs}
         for node in ast.walk(target):
             if isinstance(node, ast.Name) and id(node) not in paired and node.id in found:

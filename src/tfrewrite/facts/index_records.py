@@ -200,6 +200,10 @@ class FunctionInfo:
     # it calls, whose layers decide the rest (`training_layer_reads`).
     model_reads_training: bool = True
     model_parts: tuple[str, ...] = ()
+    # A block function (not a builder) that builds Keras layers on its
+    # inputs and returns what they compute (`g_block(x, w, noise, filters)`):
+    # `model_reads_training` and `model_parts` say the same of its layers.
+    builds_layers: bool = False
     # The functions whose results it returns as its own (`return
     # self.ll(...)`), as pass 1 names them: differentiating it
     # differentiates them.
@@ -597,6 +601,11 @@ class ModuleIndex:
     # those objects are of (`train_step(..., loss_obj)` with `loss_obj =
     # Losses()`; two scripts each passing their own `Model`).
     param_classes: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    # Filled by `compute_facts`: per function of this module, the parameters
+    # every call site fills with a project class itself (not an object of
+    # it) -> those classes, qualified (`RPN(n, VGG)` for `def __init__(self,
+    # n, backbone)`): what `backbone(...)` there builds.
+    param_class_types: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     # Filled by `compute_facts`: per traced function of this module, the
     # calls (as pass 1 names them) of a method of a plain Python object it
     # holds, made for their effect (`self.schedule.step()`), whose methods

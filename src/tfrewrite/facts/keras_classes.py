@@ -11,6 +11,7 @@ from collections.abc import Callable
 from tfrewrite.facts.index_names import BUILTIN_NAMES
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import (
+    LAMBDA_PART,
     TRAINING_INSENSITIVE_LAYERS,
     builds_keras_model,
     keras_leaf,
@@ -169,7 +170,7 @@ class KerasClasses:
             # the class does not set (`self.sess.run(...)`) keeps no layer.
             idle = function.qualname not in forward
             if any(
-                self._may_read_training(index, callee, own, known, function)
+                self.may_read_training(index, callee, own, known, function)
                 for callee in function.calls
                 if not info.built_lists.get(items.get(callee, ""), False)
                 and callee not in unused
@@ -178,7 +179,7 @@ class KerasClasses:
                 return False
         return True
 
-    def _function_builds_nothing(self, index: ModuleIndex, qualname: str) -> bool:
+    def builds_nothing(self, index: ModuleIndex, qualname: str) -> bool:
         """Whether a project function (`clamp(x, low, high)`) returns what
         TensorFlow ops or operators compute and calls nothing that may build
         or run a layer reading `training`: TensorFlow ops, builtins, other such
@@ -191,12 +192,12 @@ class KerasClasses:
             self.plain_functions[key] = False  # a cycle: not shown to build nothing
             info = index.functions[qualname]
             known = info.returns_computed and not any(
-                self._may_read_training(index, callee, "", set()) for callee in info.calls
+                self.may_read_training(index, callee, "", set()) for callee in info.calls
             )
             self.plain_functions[key] = known
         return known
 
-    def _may_read_training(
+    def may_read_training(
         self,
         index: ModuleIndex,
         callee: str,
@@ -250,9 +251,17 @@ class KerasClasses:
             if reads is not None:
                 return reads
             return not all(
-                q in i.functions and self._function_builds_nothing(i, q) for i, q in found
+                q in i.functions and self.builds_nothing(i, q) for i, q in found
             )
         if "." not in callee:
+            passed = index.param_class_types.get(caller.qualname, {}) if caller else {}
+            if passed.get(callee):
+                # `backbone(...)` for a parameter every call site fills with
+                # a project class (`RPN(n, VGG)`): what those classes build.
+                found = [(i, q) for c in passed[callee] for i, q in self.lookup.find(c, index)]
+                classes = [(i, q) for i, q in found if q in i.classes]
+                if classes and len(classes) == len(found):
+                    return not all(self._builds_inert(i, q) for i, q in classes)
             return callee not in BUILTIN_NAMES  # a parameter or a name bound at run time
         return any(part[:1].isupper() for part in callee.split("."))
 
@@ -460,13 +469,43 @@ def _builder_reads(
     return None
 
 
-def _model_reads_training(index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses) -> bool:
-    """Whether the model `builder` builds may compute otherwise with
-    `training=True`: Keras' own layers say so, or a project function or
-    class it calls is not a Keras class known to ignore the flag."""
+def _model_reads_training(
+    index: ModuleIndex, builder: FunctionInfo, keras: KerasClasses, depth: int = 0
+) -> bool:
+    """Whether the model `builder` builds (or the layers a block function
+    builds) may compute otherwise with `training=True`: Keras' own layers
+    say so, or a project function or class it calls is neither a Keras
+    class known to ignore the flag, a block whose layers ignore it, nor a
+    function of TensorFlow ops (`Lambda(ada_in)`)."""
     return builder.model_reads_training or any(
-        keras.kind(index, part) != KERAS_CLASS_IGNORING_TRAINING for part in builder.model_parts
+        keras.kind(index, part) != KERAS_CLASS_IGNORING_TRAINING
+        and not _inert_function(index, part, keras, depth)
+        for part in builder.model_parts
     )
+
+
+def _inert_function(index: ModuleIndex, part: str, keras: KerasClasses, depth: int) -> bool:
+    """Whether every project function `part` may name computes the same with
+    `training=True`: a block of layers that ignore it (`g_block(...)`), or a
+    function returning what TensorFlow ops compute."""
+    wrapped = part.startswith(LAMBDA_PART)
+    found = keras.lookup.find(part.removeprefix(LAMBDA_PART), index)
+    if not found or depth >= _MAX_BUILDER_DEPTH:
+        return False
+    for found_index, qualname in found:
+        info = found_index.functions.get(qualname)
+        if info is None:
+            return False
+        if wrapped and not info.builds_layers:
+            # What a `Lambda` runs on its inputs: only what it calls counts.
+            if any(keras.may_read_training(found_index, c, "", set()) for c in info.calls):
+                return False
+        elif info.builds_layers:
+            if _model_reads_training(found_index, info, keras, depth + 1):
+                return False
+        elif not keras.builds_nothing(found_index, qualname):
+            return False
+    return True
 
 
 def _builds_model(

@@ -93,6 +93,21 @@ def layer_reads_training(leaf: str, keywords: Iterable[str | None] = ()) -> bool
     )
 
 
+# How `training_layer_reads` marks a project function a `Lambda` layer wraps
+# among a builder's parts (`Lambda(ada_in)`): run on the layer's inputs, it
+# reads `training` only through what it calls.
+LAMBDA_PART = "lambda:"
+
+
+def builds_keras_layers(calls: Iterable[str]) -> bool:
+    """Whether a function's calls (resolved names) build a Keras layer
+    (`Dense(8)(x)`): a block of layers, judged as a builder's model is."""
+    return any(
+        (path := keras_path(call.removesuffix("()"))) is not None and path.startswith("layers.")
+        for call in calls
+    )
+
+
 def lambda_reads_training(called: Iterable[str | None]) -> bool:
     """Whether a Keras `Lambda` whose function calls `called` (resolved
     names) may read `training`: unless every call is a TensorFlow op, which

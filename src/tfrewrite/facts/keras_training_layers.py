@@ -2,7 +2,8 @@
 `python scripts/keras_training_layers.py` from Keras 3.15.1 (TensorFlow 2.21.0); do not edit.
 
 Each class of `keras.layers` (under every public name) that a minimal
-construction and call computes the same with `training=True` as without.
+construction and call computes the same with `training=True` as without,
+and each function of `keras.layers` that builds and calls one (`add`).
 """
 
 TENSORFLOW_VERSION = "2.21.0"
@@ -117,5 +118,13 @@ TRAINING_INSENSITIVE_LAYERS = frozenset(
         "ZeroPadding1D",
         "ZeroPadding2D",
         "ZeroPadding3D",
+        "add",
+        "average",
+        "concatenate",
+        "dot",
+        "maximum",
+        "minimum",
+        "multiply",
+        "subtract",
     }
 )

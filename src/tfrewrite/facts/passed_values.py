@@ -71,6 +71,8 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         return _project_definitions(index, name, lookup, classes=False)
 
     passed_classes = _filled_parameters(sites, _named, classes_named)
+    for (path, target), params in passed_classes.items():
+        index_of[path].param_class_types[target] = params
     for (path, target), params in _filled_parameters(sites, _named, functions_named).items():
         index_of[path].param_functions[target] = params
 

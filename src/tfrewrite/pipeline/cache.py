@@ -85,6 +85,7 @@ PROJECT_FACT_FIELDS = (
     "callee_short_batches",
     "callee_tensor_results",
     "param_classes",
+    "param_class_types",
     "plain_effect_calls",
     "built_by_running_call",
     "star_names",

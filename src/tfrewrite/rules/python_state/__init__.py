@@ -2,7 +2,8 @@
 tracing runs once: module flags frozen at the first trace, side effects
 (appends, counters, iterators advanced, files written) that run once,
 Python-scalar arguments that retrace, variables created on every call, and
-Python values an op takes eagerly but not traced (a non-string `name`).
+Python values an op takes eagerly but not traced (a non-string `name`), and
+`except` clauses for op errors, which a trace never sees raised.
 Findings only: no rule here rewrites."""
 
 from tfrewrite.rules.python_state import scopes
@@ -37,6 +38,12 @@ RULES = (
         code="TFR206",
         module="op_name_arguments",
         scope=scopes.op_names,
+        relevance=TRACED_CODE_ONLY,
+    ),
+    RuleSpec(
+        code="TFR207",
+        module="caught_op_errors",
+        scope=scopes.caught_op_errors,
         relevance=TRACED_CODE_ONLY,
     ),
 )

@@ -105,3 +105,9 @@ def op_names(index: ModuleIndex, traced: TracedFacts) -> bool:
     from tfrewrite.facts.op_names import takes_op_name
 
     return any(any(takes_op_name(c) for c in info.calls) for info in traced_infos(index, traced))
+
+
+def caught_op_errors(index: ModuleIndex, traced: TracedFacts) -> bool:
+    """TFR207: some code is traced and the file names TensorFlow's errors
+    module (`tf.errors.InvalidArgumentError`, or `errors_impl` imported)."""
+    return bool(traced) and not index.used_names.isdisjoint(("errors", "errors_impl"))

@@ -157,7 +157,8 @@ class PerBatchMetricAverage(Rule):
         batches computed from the number of examples (`len(x_train) //
         BATCH_SIZE`, `math.ceil(n / batch_size)`, `int(n / batch)`), or
         term by term, each value divided before it is added (`ep_loss +=
-        loss / int(n / batch)`, the same average; `loss / batch_size` is a
+        loss / int(n / batch)`, or `loss / float(n_mb)` for `n_mb = n //
+        batch_size` bound once: the same average; `loss / batch_size` is a
         mean of its own and is left alone). A counted loop over slices
         (`for idx in range(0, n, batch)`) is a loop over batches when it
         calls a train step: a function named for a step, or one of the file
@@ -456,7 +457,7 @@ class PerBatchMetricAverage(Rule):
                         if per_batch is None:
                             per_batch = per_batch_values(ctx, scope, function)
                         sums = per_batch[1]
-                        if total in sums and number_of_batches(divisor, sums[total]):
+                        if total in sums and number_of_batches(divisor, sums[total], function):
                             reported.add(total)
                             yield _summed_average(node, total)
                             continue

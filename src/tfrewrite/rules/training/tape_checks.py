@@ -324,7 +324,13 @@ class MissingTrainingFlag(Rule):
         runs no layer that reads it). A layer a class builds and never
         runs (`self.norm = BatchNormalization()` no method calls) reads
         nothing; a list of layers the class fills (`self.hidden.append(
-        Dense(...))`) is judged by what it appends. A name a branch binds
+        Dense(...))`, or a local name bound to one: `conv = Conv2D(...)`,
+        `self.outs.append(conv)`) is judged by what it appends, and a layer
+        built from a class every call site hands the constructor
+        (`Head(3, Plain)`, then `self.backbone = backbone()`) by that class;
+        a functional model by the layers its builder and the block functions
+        it calls build, a `Lambda` wrapping a project function by what that
+        function calls. A name a branch binds
         to one model or another (`model = Plain() if flat else Normed()`)
         is reported unless every one of them ignores `training`. A model called with its input by
         keyword, `model(inputs=x)`, is a model call like `model(x)`. A Keras model's
