@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tfrewrite.facts.bindings import all_params, bound_names
+from tfrewrite.facts.bindings import all_params, bound_names, iter_assignments, split_target
 from tfrewrite.facts.call_arguments import bind_arguments
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
@@ -197,12 +197,35 @@ def attribute_writes(
                         is_plain_value(value, resolver)
                         or (value is not None and _own_method_called(value) in plain_results)
                         or (isinstance(value, cst.Name) and value.value in counters)
+                        or (
+                            isinstance(value, cst.Name)
+                            and _plain_local(statement, value.value, resolver)
+                        )
                     )
                     (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
     writes.plain |= from_parameters & set_up_plain
     writes.plain -= not_plain | (from_parameters - set_up_plain)
     return writes
+
+
+def _plain_local(method: cst.FunctionDef, name: str, resolver: NameResolver) -> bool:
+    """Whether every binding of the local `name` in `method` gives a plain
+    value (`is_plain_value`): `points = np.random.rand(n, 2)`, or an element
+    of a tuple a call returns (`points, targets = sampler.draw()`), which is
+    as unknown as `self.a, self.b = sampler.draw()`. A loop variable, a
+    `with` target or an augmented one is not known to be one."""
+    found = False
+    for target, value, augmented in iter_assignments(method.body):
+        for bound, part, index in split_target(target, value):
+            if bound != name:
+                continue
+            if augmented or value is None or isinstance(value, cst.For):
+                return False  # `+=`, a `with` target, a loop variable
+            if index is None and not is_plain_value(part, resolver):
+                return False
+            found = True
+    return found
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,10 @@ class ModuleStateInTracedCode(Rule):
     module-level assignment after the function may first run, or the
     module's own epoch loop: `lr_scale = 1.0 / (epoch + 1)`), a module dict
     whose items are changed, a `self` attribute another method rebinds or
-    counts up (to a number, or to what an own method computes in Python:
-    `self.tau = self.next_tau()`), a counter of an object the class holds
+    counts up (to a number, to what an own method computes in Python:
+    `self.tau = self.next_tau()`, or to a local holding such a value:
+    `points, targets = self.sampler.draw()`, then `self.points = points`),
+    a counter of an object the class holds
     (`self.memory.mem_cntr`, counted by the buffer's own method), an
     attribute of a class or an imported module that a function or a
     module-level loop assigns (`Schedule.margin = epoch / 10`,
