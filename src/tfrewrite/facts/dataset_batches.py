@@ -33,6 +33,7 @@ import libcst as cst
 from tfrewrite.facts.bindings import all_params, local_bindings, scope_nodes, split_target
 from tfrewrite.facts.call_arguments import BoundValue, bind_arguments
 from tfrewrite.facts.context import RuleContext
+from tfrewrite.facts.named_calls import calls_by_name
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.walk import child_nodes, iter_nodes
 
@@ -330,7 +331,7 @@ def _passed_by_callers(
     """What the calls of a top-level function in this file pass for its
     parameter `name` (`evaluate(model, val_ds)`: `val_ds`, read in the
     caller). None when the file does not call it: the value is not known."""
-    calls = _calls_of(ctx).get(function.name.value, [])
+    calls = calls_by_name(ctx).get(function.name.value, [])
     if not calls or function not in _module_functions(ctx, function.name.value):
         return None
     values: list[_Place | None] = []
@@ -342,23 +343,6 @@ def _passed_by_callers(
             scope = caller if bound.passed else None  # a default: read at module level
             values.append(_Place(bound.value, scope, None))
     return values
-
-
-def _calls_of(ctx: RuleContext) -> dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]]:
-    """Every call of a plain name in the module, with the function it is in."""
-    return ctx.module_fact(_calls_of, _calls_in)
-
-
-def _calls_in(module: cst.Module) -> dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]]:
-    found: dict[str, list[tuple[cst.Call, cst.FunctionDef | None]]] = {}
-    stack: list[tuple[cst.CSTNode, cst.FunctionDef | None]] = [(module, None)]
-    while stack:
-        node, function = stack.pop()
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-            found.setdefault(node.func.value, []).append((node, function))
-        inner = node if isinstance(node, cst.FunctionDef) else function
-        stack.extend((child, inner) for child in child_nodes(node))
-    return found
 
 
 def _drops_remainder(ctx: RuleContext, call: cst.Call, place: _Place) -> bool | None:

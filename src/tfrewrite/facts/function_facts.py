@@ -507,8 +507,8 @@ def training_layer_reads(
             continue
         if leaf == "Lambda":
             body = call.args[0] if call.args else None
-            wrapped = (resolve(body) or body.id) if isinstance(body, ast.Name) else None
-            if wrapped and body.id not in local and not wrapped.startswith(_LIBRARY_ROOTS):  # type: ignore[union-attr]
+            wrapped = _project_function(body, local, resolve)
+            if wrapped is not None:
                 # `Lambda(ada_in)`: a function of the project, judged by the
                 # project facts as what it calls.
                 parts.append(LAMBDA_PART + wrapped)
@@ -519,6 +519,18 @@ def training_layer_reads(
         elif layer_reads_training(leaf, (kw.arg for kw in call.keywords)):
             return True, ()
     return False, tuple(dict.fromkeys(parts))
+
+
+def _project_function(
+    node: ast.expr | None, local: set[str], resolve: Callable[[ast.AST], str | None]
+) -> str | None:
+    """The function of the project a name passed as a value refers to
+    (`Lambda(ada_in)`), as the module names it; None for a local name, a
+    library's function or anything else."""
+    if not isinstance(node, ast.Name) or node.id in local:
+        return None
+    name = resolve(node) or node.id
+    return None if name.startswith(_LIBRARY_ROOTS) else name
 
 
 def _reaching_value(body: list[ast.stmt], returned: ast.Return) -> ast.expr | None:

@@ -870,16 +870,19 @@ class _Indexer(
             self.record_unpacked_results(node)
         evidence = self._evidence(node.value) if names else "?"
         dataset = bool(names) and self.mentions_dataset and self._is_dataset(node.value)
+        # `ds.apply(prepare)`: a function of this module batches as pass 1
+        # reads it; one of another module, as the project facts will.
+        applied = _applied_function(node.value) if self.mentions_apply else None
+        own = self.index.functions.get(applied or "")
         if self.mentions_batch and (
-            batch_keeps_remainder(node.value) or self._applies_short_batching(node.value)
+            batch_keeps_remainder(node.value) or (own is not None and own.batch_sizes == "any")
         ):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     self.batched_names[-1].add(target.id)
-        applied = self._applied_elsewhere(node.value) if self.mentions_apply else None
         for target in node.targets:
             if isinstance(target, ast.Name):
-                if applied is None:
+                if applied is None or own is not None:
                     self.applied_names[-1].pop(target.id, None)
                 else:
                     self.applied_names[-1][target.id] = applied
@@ -1252,40 +1255,6 @@ class _Indexer(
             if function is not None:
                 owner.held_functions.setdefault(f"{attr}[{key.value}]", []).append(function)
 
-    def _applies_short_batching(self, value: ast.expr) -> bool:
-        """`ds.apply(prepare)` (anywhere in a chain) where `prepare`, a
-        function of this module, batches without `drop_remainder=True`."""
-        for sub in ast.walk(value):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr == "apply"
-                and sub.args
-                and isinstance(sub.args[0], ast.Name)
-            ):
-                info = self.index.functions.get(sub.args[0].id)
-                if info is not None and info.batch_sizes == "any":
-                    return True
-        return False
-
-    def _applied_elsewhere(self, value: ast.expr) -> str | None:
-        """`ds.apply(f)` (anywhere in a chain) for an `f` this module does not
-        define (`input_pipeline.prepare`, `self.pipeline`): `f` as the module
-        names it, for the project facts to ask whether it batches keeping
-        the remainder."""
-        for sub in ast.walk(value):
-            if (
-                isinstance(sub, ast.Call)
-                and isinstance(sub.func, ast.Attribute)
-                and sub.func.attr == "apply"
-                and len(sub.args) == 1
-                and not sub.keywords
-            ):
-                name = dotted(sub.args[0])
-                if name and name not in self.index.functions:
-                    return name
-        return None
-
     def _project_reference(self, value: ast.expr) -> str | None:
         """The dotted name of what `value` names when the project may define
         it (an own or imported name), not a local's or a parameter's value,
@@ -1573,6 +1542,21 @@ def _record_helper_gradients(
             if index.local(callee) in helpers and callee not in info.calls_in_data_loops:
                 info.applies_helper_gradients = True
                 break
+
+
+def _applied_function(value: ast.expr) -> str | None:
+    """`ds.apply(f)` anywhere in a chain: `f` as the module names it
+    (`prepare`, `input_pipeline.prepare`), whose batching is the dataset's."""
+    for sub in ast.walk(value):
+        if (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr == "apply"
+            and len(sub.args) == 1
+            and not sub.keywords
+        ):
+            return dotted(sub.args[0])
+    return None
 
 
 def _adds_to_itself(node: ast.Assign) -> bool:

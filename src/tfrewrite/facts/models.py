@@ -31,6 +31,7 @@ from tfrewrite.facts.keras_classes import (
     call_training_position,
 )
 from tfrewrite.facts.name_use import mentioned_names
+from tfrewrite.facts.named_calls import calls_by_name
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.training import (
     is_optimizer_update_call,
@@ -89,13 +90,7 @@ def input_variables(ctx: RuleContext, root: cst.CSTNode) -> frozenset[str]:
     if not isinstance(root, cst.FunctionDef):
         return frozenset()
     made = ctx.module_fact(_made_variables, lambda module: _made_variables(ctx, module))
-    calls = [
-        node
-        for node in iter_nodes(ctx.module)
-        if isinstance(node, cst.Call)
-        and isinstance(node.func, cst.Name)
-        and node.func.value == root.name.value
-    ]
+    calls = [call for call, _ in calls_by_name(ctx).get(root.name.value, ())]
     found: set[str] = set()
     for position, param in enumerate(p.name.value for p in root.params.params):
         given = [_positional(call, position) for call in calls]

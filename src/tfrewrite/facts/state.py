@@ -168,6 +168,7 @@ def attribute_writes(
         method = "__init__" if statement.name.value in setup else statement.name.value
         parameters = {p.name.value for p in statement.params.params[1:]}
         counters = _loop_counters(statement)
+        plain_locals: set[str] | None = None  # worked out when a write needs it
         for attr in _counted_attributes(statement):
             # `for self.epoch in range(n)`: rebound to a number each iteration.
             writes.assigned.setdefault(attr, set()).add(method)
@@ -197,11 +198,11 @@ def attribute_writes(
                         is_plain_value(value, resolver)
                         or (value is not None and _own_method_called(value) in plain_results)
                         or (isinstance(value, cst.Name) and value.value in counters)
-                        or (
-                            isinstance(value, cst.Name)
-                            and _plain_local(statement, value.value, resolver)
-                        )
                     )
+                    if not plain and isinstance(value, cst.Name):
+                        if plain_locals is None:
+                            plain_locals = _plain_locals(statement, resolver)
+                        plain = value.value in plain_locals
                     (writes.plain if plain else not_plain).add(attr)
     writes.containers -= not_container
     writes.plain |= from_parameters & set_up_plain
@@ -209,23 +210,21 @@ def attribute_writes(
     return writes
 
 
-def _plain_local(method: cst.FunctionDef, name: str, resolver: NameResolver) -> bool:
-    """Whether every binding of the local `name` in `method` gives a plain
-    value (`is_plain_value`): `points = np.random.rand(n, 2)`, or an element
-    of a tuple a call returns (`points, targets = sampler.draw()`), which is
-    as unknown as `self.a, self.b = sampler.draw()`. A loop variable, a
-    `with` target or an augmented one is not known to be one."""
-    found = False
+def _plain_locals(method: cst.FunctionDef, resolver: NameResolver) -> set[str]:
+    """The locals of `method` every binding of which gives a plain value
+    (`is_plain_value`): `points = np.random.rand(n, 2)`, or an element of a
+    tuple a call returns (`points, targets = sampler.draw()`), which is as
+    unknown as `self.a, self.b = sampler.draw()`. A loop variable, a `with`
+    target or an augmented one is not known to be one."""
+    plain: set[str] = set()
+    other: set[str] = set()
     for target, value, augmented in iter_assignments(method.body):
-        for bound, part, index in split_target(target, value):
-            if bound != name:
-                continue
-            if augmented or value is None or isinstance(value, cst.For):
-                return False  # `+=`, a `with` target, a loop variable
-            if index is None and not is_plain_value(part, resolver):
-                return False
-            found = True
-    return found
+        for name, part, index in split_target(target, value):
+            known = not (augmented or value is None or isinstance(value, cst.For)) and (
+                index is not None or is_plain_value(part, resolver)
+            )
+            (plain if known else other).add(name)
+    return plain - other
 
 
 @dataclass(frozen=True)

@@ -174,10 +174,10 @@ def some_path_tensor_loops(ctx: RuleContext, function: FunctionScope) -> Iterato
         if not (isinstance(node, cst.For) and isinstance(node.iter, cst.Name)):
             continue
         facts = facts or ctx.tensors(function)
-        likely = facts.likely
-        if likely.some_paths is likely or likely.kind_at(node.iter, node).tensor:
+        paths = facts.some_paths
+        if paths is facts.likely or facts.likely.kind_at(node.iter, node).tensor:
             continue  # no such name, or a tensor on every path (`tensor_loops`)
-        if likely.some_paths.kind_at(node.iter, node).tensor:
+        if paths.kind_at(node.iter, node).tensor:
             yield node
 
 

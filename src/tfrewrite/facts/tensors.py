@@ -284,10 +284,12 @@ class TensorFacts(BranchValueKinds, HelperResults):
         a tensor. Enough for a finding, never for a fix: on the other paths
         the value is a Python one (`tf.cond` refuses a Python bool). Itself
         (the `likely` view) when no name is bound so."""
+        likely = self.likely
+        if likely is not self:
+            return likely.some_paths  # one view per function, built from the likely one
         if self._some_paths_view is None:
-            likely = self.likely
-            if not likely._tensor_on_some_paths():
-                self._some_paths_view = likely
+            if not self._tensor_on_some_paths():
+                self._some_paths_view = self
             else:
                 outer = self.outer.some_paths if self.outer is not None else None
                 self._some_paths_view = self._view(outer, some_path=True)

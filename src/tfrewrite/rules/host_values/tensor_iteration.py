@@ -137,14 +137,9 @@ class TensorIterationInTracedCode(Rule):
                 yield Violation(loop.iter, message, autograph_converts=not keras)
             if keras:
                 for loop in some_path_tensor_loops(ctx, function):
-                    yield Violation(
-                        loop.iter,
-                        f"`for` over `{ctx.code(loop.iter)}`, a tensor on some paths to the loop, "
-                        f"in `{function.qualname}`, which Keras traces: Keras 3 (TensorFlow "
-                        "2.16+) runs it without AutoGraph, and on those paths Python cannot "
-                        "iterate over a symbolic `tf.Tensor` (`OperatorNotAllowedInGraphError`); "
-                        "loop with `tf.while_loop` on every path, or over a Python `range`",
-                    )
+                    code = ctx.code(loop.iter)
+                    what = f"`for` over `{code}`, a tensor on some paths to the loop,"
+                    yield Violation(loop.iter, _loop_message(ctx, function, loop, None, True, what))
             for site in tensor_iteration_sites(ctx, function):
                 yield Violation(
                     site.node,
@@ -161,13 +156,15 @@ def _loop_message(
     loop: cst.For,
     bound: cst.BaseExpression | None,
     keras: bool,
+    what: str | None = None,
 ) -> str:
     """What is wrong with a `for` that needs AutoGraph: over a tensor, or
     over `range` of a tensor `bound`; in code Keras traces (`keras`), which
-    Keras 3 runs without AutoGraph, or in code AutoGraph converts."""
+    Keras 3 runs without AutoGraph, or in code AutoGraph converts. `what`
+    names the loop when the tensor is one only on some paths to it."""
     code = ctx.code(loop.iter)
     if keras:
-        what = (
+        what = what or (
             f"`for` over the tensor `{code}`"
             if bound is None
             else (f"`for` over `{code}`, whose bound `{ctx.code(bound)}` is a tensor,")

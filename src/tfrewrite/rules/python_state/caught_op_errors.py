@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import always_exits, block_statements
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.walk import iter_nodes
 from tfrewrite.findings import Applicability
@@ -128,7 +129,7 @@ def _caught_op_errors(ctx: RuleContext, function: FunctionScope) -> Iterator[Vio
             continue
         for handler in node.handlers:
             caught = _op_errors(ctx, handler.type)
-            if not caught or _always_raises(handler.body):
+            if not caught or always_exits(block_statements(handler.body), (cst.Raise,)):
                 continue  # one that raises again changes only which error is seen
             listed = ", ".join(caught)
             yield Violation(
@@ -139,27 +140,6 @@ def _caught_op_errors(ctx: RuleContext, function: FunctionScope) -> Iterator[Vio
                 "test the condition with TensorFlow ops, or catch the error around the call "
                 "in eager code",
             )
-
-
-def _always_raises(block: cst.BaseSuite) -> bool:
-    """Whether every path through a handler's body ends in `raise` (a
-    clearer message for the same failure): traced, the op's own error is
-    raised instead, and the step fails either way."""
-    statements = list(getattr(block, "body", ()))
-    return bool(statements) and _raises(statements[-1])
-
-
-def _raises(statement: cst.CSTNode) -> bool:
-    """Whether a statement raises on every path: a `raise`, or an `if`
-    each of whose branches (`elif`s too) ends in one."""
-    if isinstance(statement, cst.SimpleStatementLine):
-        return any(isinstance(small, cst.Raise) for small in statement.body)
-    if isinstance(statement, cst.If):
-        orelse = statement.orelse
-        if orelse is None or not _always_raises(statement.body):
-            return False
-        return _raises(orelse) if isinstance(orelse, cst.If) else _always_raises(orelse.body)
-    return False
 
 
 def _op_errors(ctx: RuleContext, caught: cst.BaseExpression | None) -> list[str]:

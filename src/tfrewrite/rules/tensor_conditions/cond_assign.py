@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import Statement, block_statements
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.rewrite.fixes import NodeEdit
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
@@ -40,9 +41,7 @@ from tfrewrite.rules.tensor_conditions.cond_dtypes import (
 from tfrewrite.rules.tensor_conditions.cond_effects import branch_problem
 from tfrewrite.rules.tensor_conditions.cond_flow import (
     Placement,
-    Statement,
     assigned_names,
-    block_statements,
     bound_by_definition,
     definitely_assigned,
     is_pass,

@@ -88,7 +88,7 @@ def some_path_refusal(
     reads holds one (`TensorFacts.some_paths`), None when no path makes it
     one. `facts` are the likely facts, which found no tensor there."""
     paths = facts.some_paths
-    if paths is facts:
+    if paths is facts.likely:
         return None
     translator = ConditionTranslator(paths, tf, ctx.code, assume_scalar=True)
     if not translator.translate(test, at).tensor:

@@ -20,13 +20,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import Statement, always_exits, block_statements
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.walk import comments_in, iter_nodes
 from tfrewrite.rules.tensor_conditions.cond_flow import (
-    Statement,
-    always_returns,
-    block_statements,
     contains_return,
 )
 
@@ -224,7 +222,7 @@ class ReturnNormalizer:
         (the context would then cover it), so it must be unreachable; it
         stays where it is."""
         body = block_statements(node.body)
-        if rest and not always_returns(body):
+        if rest and not always_exits(body):
             raise Refusal(
                 "code after a `with` block that returns on some paths cannot move into the block"
             )
@@ -233,8 +231,8 @@ class ReturnNormalizer:
     def if_(self, node: cst.If, rest: list[Statement]) -> list[Statement]:
         body = block_statements(node.body)
         other = block_statements(node.orelse)
-        body_falls = not always_returns(body)
-        other_falls = not always_returns(other)
+        body_falls = not always_exits(body)
+        other_falls = not always_exits(other)
         if rest and body_falls and other_falls:
             self.duplicated += len(rest)
             if self.duplicated > MAX_DUPLICATED_STATEMENTS:

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import Statement
 from tfrewrite.facts.names import NameResolver
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.vocabulary import VARIABLE_WRITES
 from tfrewrite.facts.walk import child_nodes
-from tfrewrite.rules.tensor_conditions.cond_flow import Statement
 
 _LOOPS = (cst.For, cst.While)
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)

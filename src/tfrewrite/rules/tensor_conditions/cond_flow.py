@@ -21,9 +21,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import bound_names, target_names
+from tfrewrite.facts.block_exits import Statement, always_exits, block_statements
 from tfrewrite.facts.walk import child_nodes, iter_nodes
-
-Statement = cst.BaseStatement
 
 _LOOPS = (cst.For, cst.While)
 
@@ -31,30 +30,10 @@ _LOOPS = (cst.For, cst.While)
 # -- statement lists -----------------------------------------------------------------
 
 
-def block_statements(suite: cst.BaseSuite | cst.Else | cst.If | None) -> list[Statement]:
-    """The statements of an `if`/`else` body as a list; an `elif` is the one
-    statement of the `else` it stands for; a one-line suite becomes a line."""
-    if suite is None:
-        return []
-    if isinstance(suite, cst.If):
-        return [suite]
-    if isinstance(suite, cst.Else):
-        return block_statements(suite.body)
-    if isinstance(suite, cst.IndentedBlock):
-        return list(suite.body)
-    if isinstance(suite, cst.SimpleStatementSuite):
-        return [cst.SimpleStatementLine(body=suite.body)]
-    return []
-
-
 def is_pass(statement: Statement) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and all(
         isinstance(s, cst.Pass) for s in statement.body
     )
-
-
-def small_statements(statement: Statement) -> Sequence[cst.BaseSmallStatement]:
-    return statement.body if isinstance(statement, cst.SimpleStatementLine) else ()
 
 
 # -- reads and writes ----------------------------------------------------------------
@@ -241,9 +220,9 @@ def _definitely_assigned_one(statement: Statement) -> set[str]:
         body = definitely_assigned(body_statements)
         other = definitely_assigned(other_statements)
         # Only the branches that fall through reach what follows.
-        if always_returns(body_statements):
-            return other if not always_returns(other_statements) else body | other
-        if always_returns(other_statements):
+        if always_exits(body_statements):
+            return other if not always_exits(other_statements) else body | other
+        if always_exits(other_statements):
             return body
         return body & other
     return set()
@@ -291,21 +270,6 @@ def _scan_needs(statements: Sequence[Statement], assigned: set[str], needed: set
 
 def contains_return(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Return) for n in iter_nodes(node, into_functions=False))
-
-
-def always_returns(statements: Sequence[Statement]) -> bool:
-    """Every path through `statements` ends in a `return` (or a `raise`)."""
-    for statement in statements:
-        if any(isinstance(s, (cst.Return, cst.Raise)) for s in small_statements(statement)):
-            return True
-        if isinstance(statement, cst.If) and statement.orelse is not None:
-            if always_returns(block_statements(statement.body)) and always_returns(
-                block_statements(statement.orelse)
-            ):
-                return True
-        if isinstance(statement, cst.With) and always_returns(block_statements(statement.body)):
-            return True
-    return False
 
 
 def returns_in(node: cst.CSTNode) -> list[cst.Return]:

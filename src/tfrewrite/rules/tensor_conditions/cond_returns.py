@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import Statement, always_exits, block_statements
 from tfrewrite.rewrite.fixes import NodeEdit
 from tfrewrite.rules.tensor_conditions.cond_codegen import (
     Branch,
@@ -32,10 +33,7 @@ from tfrewrite.rules.tensor_conditions.cond_dtypes import match_dtypes, value_ki
 from tfrewrite.rules.tensor_conditions.cond_effects import branch_problem
 from tfrewrite.rules.tensor_conditions.cond_flow import (
     Placement,
-    Statement,
-    always_returns,
     assigned_names,
-    block_statements,
     is_generator,
     returns_in,
 )
@@ -85,7 +83,7 @@ def _returning_cond(
     }
     for side, statements in sides.items():
         other = "false" if side == "true" else "true"
-        if not always_returns(statements):
+        if not always_exits(statements):
             raise Refusal(
                 f"the {other} branch returns a value but the {side} branch does not, and "
                 "nothing after the `if` returns"

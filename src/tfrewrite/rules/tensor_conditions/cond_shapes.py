@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tfrewrite.facts.bindings import iter_assignments, split_target
+from tfrewrite.facts.block_exits import Statement
 from tfrewrite.facts.names import NameResolver, dotted_name
 from tfrewrite.facts.tensor_kinds import ELEMENTWISE_LEAVES, REDUCTIONS, SCALAR_PRESERVING
 from tfrewrite.facts.walk import child_nodes, iter_nodes
-from tfrewrite.rules.tensor_conditions.cond_flow import Statement
 
 # Functions whose result is the structure of their argument: a condition
 # built on them tests that structure. They never fail, whatever the shape.

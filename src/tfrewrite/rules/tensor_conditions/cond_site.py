@@ -14,6 +14,7 @@ from functools import cached_property
 
 import libcst as cst
 
+from tfrewrite.facts.block_exits import Statement
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.tensors import TensorFacts
@@ -22,7 +23,6 @@ from tfrewrite.rules.tensor_conditions.cond_codegen import Refusal
 from tfrewrite.rules.tensor_conditions.cond_condition import ConditionTranslator
 from tfrewrite.rules.tensor_conditions.cond_flow import (
     Placement,
-    Statement,
     assigned_in_order,
     assigned_names,
     closure_reads,

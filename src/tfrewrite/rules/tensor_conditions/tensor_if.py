@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from tfrewrite.facts.bindings import all_params
+from tfrewrite.facts.block_exits import block_statements
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.import_requests import ImportRequest
 from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
@@ -41,7 +42,6 @@ from tfrewrite.rules.tensor_conditions.cond_dtypes import match_dtypes, value_ki
 from tfrewrite.rules.tensor_conditions.cond_effects import branch_problem
 from tfrewrite.rules.tensor_conditions.cond_flow import (
     assigned_names,
-    block_statements,
     contains_return,
     placement,
     reads,

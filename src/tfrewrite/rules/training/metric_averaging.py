@@ -22,6 +22,7 @@ from tfrewrite.rules.training.per_batch_values import (
     Accumulated,
     PerBatch,
     comprehension_lists,
+    converted_count,
     counts_batches,
     divided_name,
     held_list_elements,
@@ -457,7 +458,17 @@ class PerBatchMetricAverage(Rule):
                         if per_batch is None:
                             per_batch = per_batch_values(ctx, scope, function)
                         sums = per_batch[1]
-                        if total in sums and number_of_batches(divisor, sums[total], function):
+                        # `loss / float(n_mb)` for `n_mb = n // batch_size`.
+                        divisor = converted_count(divisor)
+                        if isinstance(divisor, cst.Name) and function is not None:
+                            if values is None:
+                                values = single_values(function)
+                            bound = values.get(divisor.value)
+                        else:
+                            bound = None
+                        if total in sums and any(
+                            number_of_batches(d, sums[total]) for d in (divisor, bound) if d
+                        ):
                             reported.add(total)
                             yield _summed_average(node, total)
                             continue
@@ -532,6 +543,7 @@ class PerBatchMetricAverage(Rule):
                     )
                 elif divided is not None and divided[0] in sums:
                     total, divisor = divided
+                    divisor = converted_count(divisor)
                     if isinstance(divisor, cst.Name) and function is not None:
                         # `count = len(train_ds)`, then `total / count`.
                         if values is None:

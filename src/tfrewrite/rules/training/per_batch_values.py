@@ -586,34 +586,29 @@ def _counts_passes(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
     return _divided_by_batch_size(expr)
 
 
-def number_of_batches(
-    expr: cst.BaseExpression,
-    accumulated: Accumulated,
-    function: cst.FunctionDef | None = None,
-) -> bool:
+def number_of_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
     """A divisor that is the number of batches itself, not a batch's size:
     one the loop's passes give (`_counts_passes`), or a name for a count of
-    batches or steps (`n_batches`, `steps_per_epoch`), also converted
-    (`float(n_mb)`) or through the one value `function` binds the name to
-    (`n_mb = n // batch_size`). What each per-batch value is divided by
-    before it is summed (`total += loss / n_batches`), where `loss /
-    batch_size` is a mean of its own."""
+    batches or steps (`n_batches`, `steps_per_epoch`). What each per-batch
+    value is divided by before it is summed (`total += loss / n_batches`),
+    where `loss / batch_size` is a mean of its own."""
+    return _counts_passes(expr, accumulated) or (
+        isinstance(expr, cst.Name)
+        and any(part in expr.value.lower() for part in ("batches", "steps", "num_batch", "n_batch"))
+    )
+
+
+def converted_count(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """A count a divisor converts to a number (`float(n_mb)`, `int(steps)`):
+    the count itself; any other divisor as it is."""
     if (
         isinstance(expr, cst.Call)
         and dotted_name(expr.func) in ("float", "int")
         and len(expr.args) == 1
         and isinstance(expr.args[0].value, cst.Name)
     ):
-        expr = expr.args[0].value  # a conversion of a count: `float(n_mb)`
-    if _counts_passes(expr, accumulated) or (
-        isinstance(expr, cst.Name)
-        and any(part in expr.value.lower() for part in ("batches", "steps", "num_batch", "n_batch"))
-    ):
-        return True
-    if isinstance(expr, cst.Name) and function is not None:
-        value = _bound_once(function, expr.value)
-        return value is not None and _divided_by_batch_size(value)
-    return False
+        return expr.args[0].value
+    return expr
 
 
 def counts_batches(expr: cst.BaseExpression, accumulated: Accumulated) -> bool:
