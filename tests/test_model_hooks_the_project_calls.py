@@ -51,3 +51,14 @@ def test_a_model_handed_to_fit_runs_its_hook_traced(tmp_path: Path) -> None:
     )
     found = check_project(tmp_path, {"model.py": MODEL, "main.py": script}, ("TFR105",))
     assert found_lines(found) == [("model.py", 13), ("model.py", 13)]
+
+
+def test_a_symbolic_input_hands_no_step_hook_to_keras(tmp_path: Path) -> None:
+    """A symbolic `Input` traces a model's `call` with shapes Keras
+    chooses; it never runs a step hook: a `test_step` the project calls
+    itself stays a plain method."""
+    model = MODEL.replace(
+        "self.net = tf.keras.layers.Dense(4)",
+        "self.net = tf.keras.layers.Dense(4)\n        self.inputs = tf.keras.Input((4,))",
+    )
+    assert check_project(tmp_path, {"model.py": model, "main.py": SCRIPT}, ("TFR105",)) == []

@@ -387,7 +387,8 @@ def test_a_step_defined_in_the_main_block_reaches_its_callees(tmp_path: Path) ->
     """A train step defined under `if __name__ == "__main__":` is the
     module's own function: the loop there calling it makes it a step that
     will be traced, and what it reaches in another module is checked as
-    traced code in the same run (a second `fix` finds nothing new)."""
+    traced code in the same run: `scale`'s `.numpy()`, which no fix
+    rewrites, withholds the step's decoration, and the finding says why."""
     helpers = """
     import tensorflow as tf
 
@@ -417,8 +418,11 @@ def test_a_step_defined_in_the_main_block_reaches_its_callees(tmp_path: Path) ->
         (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
     options = RunOptions(rule_codes=("TFR105", "TFR302"), root=str(tmp_path))
     files = [InputFile(str(tmp_path / name)) for name in ("helpers.py", "script.py")]
-    found = sorted((Path(f.path).name, f.code) for f in run(files, options, jobs=1).findings)
-    assert found == [("helpers.py", "TFR105"), ("script.py", "TFR302")]
+    findings = run(files, options, jobs=1).findings
+    assert [(Path(f.path).name, f.code) for f in findings] == [("script.py", "TFR302")]
+    assert findings[0].fix is None
+    assert "in `scale` (" in findings[0].message
+    assert "helpers.py:6): TFR105" in findings[0].message
 
 
 def test_names_two_modules_import_from_each_other_resolve_to_nothing(tmp_path: Path) -> None:

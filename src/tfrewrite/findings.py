@@ -102,6 +102,13 @@ class FileResult:
     parsed: bool = False
     # A notebook's code cells (number -> source) as the findings see them.
     cells: dict[int, str] | None = None
+    # What other files' train steps need from this file's first round
+    # (`pipeline.step_reconciliation`): the qualnames of its steps whose
+    # decoration was withheld, and its hazards that no fix rewrites in code
+    # traced only once another file's step is decorated, as (step path,
+    # step qualname, what and where).
+    withheld_steps: list[str] = field(default_factory=list)
+    step_blockers: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

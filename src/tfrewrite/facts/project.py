@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from tfrewrite.facts.call_site_flow import apply_call_sites
@@ -74,6 +74,7 @@ from tfrewrite.facts.traced_function import (
     TRACED_CALLER_CONTEXT,
     WRAPPED,
     ProjectFacts,
+    StepKey,
     TracedFunction,
     TraceMarks,
     callable_as_hook,
@@ -157,6 +158,7 @@ def compute_facts(
         likely: list[str] | tuple[str, ...] = (),
         pending: bool = False,
         elsewhere: bool = False,
+        steps: Iterable[StepKey] = (),
     ) -> None:
         info = index.functions.get(qualname)
         if info is None:
@@ -165,15 +167,23 @@ def compute_facts(
         known = marks.get(key)
         if known is None:
             known = marks[key] = TraceMarks(reason, pending=pending, elsewhere=elsewhere)
+            if pending:
+                known.steps.update(steps)
             queue.append((index, qualname))
         elif known.pending and not pending:
             # Traced for real, not only once a fix decorates it.
             known.reason, known.pending = reason, False
             known.elsewhere = known.elsewhere or elsewhere
+            known.steps.clear()
             queue.append((index, qualname))
         elif elsewhere and not known.elsewhere:
             known.elsewhere = True
+            if pending and known.pending:
+                known.steps.update(steps)
             queue.append((index, qualname))  # so its callees learn it too
+        elif pending and known.pending and not known.steps.issuperset(steps):
+            known.steps.update(steps)
+            queue.append((index, qualname))  # so its callees learn the step too
         if reason not in known.contexts:
             known.contexts.append(reason)
         known.is_loss = known.is_loss or is_loss
@@ -191,6 +201,7 @@ def compute_facts(
     # calls the hook itself (`net.test_step(x)` in its own eager loop) runs
     # it as the plain method it is.
     keras_modules = modules_keras_traces(indexes, lookup)
+    keras_loop_modules = modules_keras_traces(indexes, lookup, loops_only=True)
     called_methods = {name.rpartition(".")[2] for index in indexes for name in index.called_names}
 
     def mark_class(index: ModuleIndex, qualname: str, reason: str, elsewhere: bool) -> None:
@@ -209,7 +220,7 @@ def compute_facts(
             if (
                 method in KERAS_LOOP_HOOKS
                 and not reason
-                and index.path not in keras_modules
+                and index.path not in keras_loop_modules
                 and method in called_methods
             ):
                 continue  # the project's own method, which it calls itself
@@ -305,6 +316,7 @@ def compute_facts(
             tuple(known.likely_params),
             pending=known.pending,
             elsewhere=not known.local_reasons_only,
+            steps=known.pending_steps,
         )
         marks[(index.path, known.qualname)].contexts[:] = known.contexts
 
@@ -333,6 +345,7 @@ def compute_facts(
                     override,
                     f"{OVERRIDES_CONTEXT} `{caller}`",
                     pending=known.pending,
+                    steps=known.steps,
                     elsewhere=known.elsewhere or sub_index.path != index.path,
                 )
             if id(index) not in nested_in:
@@ -345,6 +358,7 @@ def compute_facts(
                         nested,
                         f"{where} `{caller}`",
                         pending=known.pending,
+                        steps=known.steps,
                         elsewhere=known.elsewhere,
                     )
             for callee in info.calls:
@@ -399,6 +413,7 @@ def compute_facts(
                             target,
                             reason,
                             pending=known.pending,
+                            steps=known.steps,
                             elsewhere=known.elsewhere or target_index.path != index.path,
                         )
 
@@ -415,6 +430,7 @@ def compute_facts(
             f"{PENDING_STEP_REASON}: it will be traced once `@tf.function` decorates it (TFR302)",
             pending=True,
             elsewhere=True,  # the loop calling it may be another module's
+            steps=[(index.path, qualname)],
         )
     propagate()
     _mark_train_step_contexts(indexes, lookup, marks)
@@ -443,6 +459,7 @@ def compute_facts(
             ),
             tapes=tuple(tapes.get((path, qualname), ())),
             relaxed_shapes=known.relaxed,
+            pending_steps=frozenset(known.steps) if known.pending else frozenset(),
             fed_from_outside=frozenset(
                 set(by_path[path].functions[qualname].params) - known.fed_inside
             ),

@@ -188,11 +188,16 @@ def _iterates_data(info: FunctionInfo | None) -> bool:
     return info is None or bool(info.calls_in_data_loops) or "next" in info.calls
 
 
-def modules_keras_traces(indexes: list[ModuleIndex], lookup: ProjectLookup) -> set[str]:
+def modules_keras_traces(
+    indexes: list[ModuleIndex], lookup: ProjectLookup, loops_only: bool = False
+) -> set[str]:
     """Paths of the modules whose models Keras may trace with shapes it
-    chooses: those handing a model to Keras, and what they import."""
+    chooses: those handing a model to Keras, and what they import. With
+    `loops_only`, those whose models Keras' own loops may run (`fit`,
+    `evaluate`, `predict`): a symbolic `Input` or an export traces a
+    model's `call`, never its `train_step`."""
     by_module = {index.module: index for index in indexes if index.module}
-    todo = [index for index in indexes if _hands_models_to_keras(index, lookup)]
+    todo = [index for index in indexes if _hands_models_to_keras(index, lookup, loops_only)]
     reached: set[str] = set()
     while todo:
         index = todo.pop()
@@ -203,8 +208,8 @@ def modules_keras_traces(indexes: list[ModuleIndex], lookup: ProjectLookup) -> s
     return reached
 
 
-def _hands_models_to_keras(index: ModuleIndex, lookup: ProjectLookup) -> bool:
-    if any(
+def _hands_models_to_keras(index: ModuleIndex, lookup: ProjectLookup, loops_only: bool) -> bool:
+    if not loops_only and any(
         keras_leaf(name) in _SYMBOLIC_INPUTS or name.endswith(_EXPORTING_FUNCTIONS)
         for name in index.called_names
     ):

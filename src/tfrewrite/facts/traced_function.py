@@ -59,6 +59,11 @@ WRAPPED = "wrapped in tf.function"
 COMPILE_CONTEXT = "given to compile"
 
 
+# An undecorated train step a fix would decorate: its module's path and
+# its qualname there.
+StepKey = tuple[str, str]
+
+
 PENDING_STEP_CONTEXTS = (
     "runs in the train step",
     "runs in the eager loop of",
@@ -213,6 +218,14 @@ class TracedFunction:
     # Its own `tf.function` may trace it with unknown dimensions (an
     # `input_signature`, `reduce_retracing=True`).
     relaxed_shapes: bool = False
+    # While `pending`: the undecorated train steps (path, qualname) whose
+    # decoration would trace it, in this module or another.
+    pending_steps: frozenset[StepKey] = frozenset()
+    # On a pending train step: what the code of other modules it would
+    # trace does differently traced and cannot be rewritten ("in `log`
+    # (helpers.py line 3): TFR202 ..."): its decoration is withheld.
+    foreign_blockers: tuple[str, ...] = ()
+
 
     def __post_init__(self) -> None:
         if not self.contexts:
@@ -383,6 +396,8 @@ class TraceMarks:
     # Parameters some traced caller fills with a value it computes
     # (`TracedFunction.fed_from_outside` is the rest).
     fed_inside: set[str] = field(default_factory=set)
+    # While `pending`: the undecorated train steps whose decoration traces it.
+    steps: set[StepKey] = field(default_factory=set)
 
 
 def step_contexts(qualname: str) -> frozenset[str]:

@@ -62,7 +62,7 @@ def find_violations(rules: Sequence[Rule], ctx: RuleContext, noqa: NoqaMap) -> l
     ]
 
 
-def _first_clause(message: str) -> str:
+def first_clause(message: str) -> str:
     """A finding's message up to its first sentence or colon break."""
     cut = min((i for i in (message.find(". "), message.find(": ")) if i > 0), default=-1)
     return message if cut < 0 else message[:cut]
@@ -87,6 +87,7 @@ def gate_decorations(
     would change eager code that the full run leaves as it is."""
     from tfrewrite.rewrite.step_violation import StepViolation
 
+    found = [_unfixed_steps_withheld(f, ctx) for f in found]
     # Each fix that decorates or extracts steps, with the contexts the
     # project facts give what those steps reach.
     gated = [(f, contexts) for f in found if (contexts := _step_contexts(f, ctx)) is not None]
@@ -117,7 +118,7 @@ def gate_decorations(
         ]
         covered.update(id(f) for f in inside)
         problems = {
-            (f.start.line, f"{f.rule.code} {_first_clause(f.violation.message)}")
+            (f.start.line, f"{f.rule.code} {first_clause(f.violation.message)}")
             for f in inside
             if f.violation.fix is None and not _autograph_converts(f)
         }
@@ -125,10 +126,18 @@ def gate_decorations(
         # `call`): its findings hold once the step is traced too.
         reached = _reached(found, ctx, contexts, inside)
         problems |= {
-            (f.start.line, f"in `{where}`: {f.rule.code} {_first_clause(f.violation.message)}")
+            (f.start.line, f"in `{where}`: {f.rule.code} {first_clause(f.violation.message)}")
             for f, where in reached
             if f.violation.fix is None and not _autograph_converts(f)
         }
+        foreign = sorted(
+            {
+                blocker
+                for step in steps
+                if (scope := ctx.scope_of(step)) is not None and scope.pending is not None
+                for blocker in scope.pending.foreign_blockers
+            }
+        )
         reported = {line for line, _ in problems}
         intents: set[tuple[int, str]] = set()  # the author's choices against tracing
         blockers = violation.blockers if isinstance(violation, StepViolation) else ()
@@ -143,7 +152,7 @@ def gate_decorations(
                 for f in inside
             ):
                 problems.add((blocker.first_line, blocker.what))
-        if problems or intents:
+        if problems or intents or foreign:
             names = ", ".join(f"`{step.name.value}`" for step in steps)
             fallback = violation.fallback if isinstance(violation, StepViolation) else None
             verdict = f"{names} stays eager" if fallback is not None else "no fix"
@@ -153,10 +162,20 @@ def gate_decorations(
                     "under tracing it would change meaning and cannot be rewritten: "
                     + _listing(_distinct(problems))
                 )
+            if foreign:
+                reasons.append(
+                    "it would trace code of other modules that would change meaning and"
+                    " cannot be rewritten: " + "; ".join(foreign)
+                )
             if intents:
                 reasons.append(_listing(_distinct(intents)))
             message = f"{violation.message} ({verdict}: {'; and '.join(reasons)})"
+            withheld = tuple(
+                scope.qualname for step in steps if (scope := ctx.scope_of(step)) is not None
+            )
             new = dataclasses.replace(violation, message=message, fix=fallback)
+            if withheld:
+                new = dataclasses.replace(new, withheld=withheld)
             # What the step would do once traced is no hazard while it runs
             # eagerly: those findings are this one's blockers, not findings
             # of their own. Code that runs traced today keeps its findings.
@@ -207,6 +226,34 @@ def gate_decorations(
     result = [replaced.get(id(f), f) for f in kept]
     held_ids = {id(r) for f, r in zip(kept, result, strict=True) if id(f) in held}
     return result, held_ids
+
+
+def _unfixed_steps_withheld(found: Found, ctx: RuleContext) -> Found:
+    """A finding on train steps that its rule left without a fix: the steps
+    stay eager, which other files learn (`StepViolation.withheld`)."""
+    from tfrewrite.rewrite.step_violation import StepViolation
+
+    violation = found.violation
+    if not isinstance(violation, StepViolation) or violation.fix is not None:
+        return found
+    withheld = tuple(
+        scope.qualname for step in violation.steps if (scope := ctx.scope_of(step)) is not None
+    )
+    if not withheld or withheld == violation.withheld:
+        return found
+    return dataclasses.replace(found, violation=dataclasses.replace(violation, withheld=withheld))
+
+
+def blocks_a_decoration(found: Found) -> bool:
+    """Whether a finding keeps a step that would trace its code from being
+    decorated: a rule on traced code that blocks decorations, and no fix
+    rewrites it nor does AutoGraph convert it."""
+    return (
+        found.rule.needs_traced_code
+        and found.rule.blocks_decoration
+        and found.violation.fix is None
+        and not _autograph_converts(found)
+    )
 
 
 def _autograph_converts(found: Found) -> bool:

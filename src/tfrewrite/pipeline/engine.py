@@ -402,6 +402,7 @@ def _analyse(
     from tfrewrite.facts.method_steps import train_step_methods, train_step_modules
     from tfrewrite.facts.project import compute_facts
     from tfrewrite.facts.project_lookup import record_star_names
+    from tfrewrite.pipeline.step_reconciliation import involved_paths, reconcile
 
     # Pass 1: index files that mention TensorFlow; defer the others.
     deferred: dict[str, InputFile] = {}
@@ -524,54 +525,85 @@ def _analyse(
             errors[index.path] = FileError(index.path, f"syntax error: {message}", line, column)
             continue
         jobs_list.append(FileJob(by_path[index.path], index, facts.for_path(index.path), options))
-    keys = [cache.job_key(job) if cache else None for job in jobs_list]
-    known = [cache.result(key) if cache and key else None for key in keys]
-    todo = [job for job, hit in zip(jobs_list, known, strict=True) if hit is None]
-    tick = ticker("checking", len(todo))
-    # A file no selected rule can fire in is settled here, from its index:
-    # a worker would only read it to find nothing.
-    settled: dict[str, FileResult] = {}
-    if not options.fix:
-        for job in todo:
-            if job.file.source is None and not applicable_codes(
-                job.file.path, job.index, job.traced, options
-            ):
-                settled[job.file.path] = FileResult(job.file.path)
-        if settled and tick is not None:
-            tick(len(settled))
-    parse = [job for job in todo if job.file.path not in settled]
-    if parse and not fresh_workers:  # import LibCST once here, not in every worker
-        import libcst  # noqa: F401
+    stored: dict[str, FileResult] = {}  # results the cache keeps, by job key
+    cached: set[str] = set()  # paths answered from the cache
 
-        import tfrewrite.facts.context  # noqa: F401
-    # The costliest files first, one at a time: a costly file started last
-    # would leave the other workers idle at the end.
-    parse.sort(key=_expected_cost, reverse=True)
-    worker = process_file if options.fix else check_file
-    done = {
-        job.file.path: outcome
+    def run_jobs(batch: list[FileJob], fixing: bool) -> dict[str, FileResult | _Lost]:
+        """Pass 2 over `batch`: each file's result by path, from the cache
+        where it can, and the job key of each result computed anew kept
+        for the cache."""
+        keys = [cache.job_key(job) if cache else None for job in batch]
+        known = [cache.result(key) if cache and key else None for key in keys]
+        todo = [job for job, hit in zip(batch, known, strict=True) if hit is None]
+        tick = ticker("checking", len(todo))
+        # A file no selected rule can fire in is settled here, from its index:
+        # a worker would only read it to find nothing.
+        settled: dict[str, FileResult | _Lost] = {}
+        if not fixing:
+            for job in todo:
+                if job.file.source is None and not applicable_codes(
+                    job.file.path, job.index, job.traced, job.options
+                ):
+                    settled[job.file.path] = FileResult(job.file.path)
+            if settled and tick is not None:
+                tick(len(settled))
+        parse = [job for job in todo if job.file.path not in settled]
+        if parse and not fresh_workers:  # import LibCST once here, not in every worker
+            import libcst  # noqa: F401
+
+            import tfrewrite.facts.context  # noqa: F401
+        # The costliest files first, one at a time: a costly file started last
+        # would leave the other workers idle at the end.
+        parse.sort(key=_expected_cost, reverse=True)
+        worker = process_file if fixing else check_file
+        done = dict(settled)
         for job, outcome in zip(
             parse,
             map_in_workers(worker, parse, jobs, _lost_job, tick, chunksize=1, fresh=fresh_workers),
             strict=True,
+        ):
+            done[job.file.path] = outcome
+        for job, key, hit in zip(batch, keys, known, strict=True):
+            if hit is not None:
+                done[job.file.path] = hit
+                cached.add(job.file.path)
+            else:
+                cached.discard(job.file.path)
+                outcome = done[job.file.path]
+                if key and not isinstance(outcome, _Lost):
+                    stored[key] = _storable(outcome)
+        return done
+
+    def with_facts(job: FileJob, opts: RunOptions) -> FileJob:
+        return dataclasses.replace(job, traced=facts.for_path(job.file.path), options=opts)
+
+    # A train step of one file may trace code of another
+    # (`step_reconciliation`): the files involved are checked first, and
+    # what they tell of each other's steps becomes facts of both.
+    involved = involved_paths(facts)
+    if options.fix and involved:
+        checking = dataclasses.replace(options, fix=False)
+        probe = run_jobs(
+            [with_facts(j, checking) for j in jobs_list if j.file.path in involved], False
         )
-    }
-    done.update(settled)
-    unchecked.extend(o.path for o in done.values() if isinstance(o, _Lost))
-    outcomes = [
-        hit if hit is not None else done[job.file.path]
-        for job, hit in zip(jobs_list, known, strict=True)
-    ]
-    result.cached = sum(1 for hit in known if hit is not None)
-    result.files = [o for o in outcomes if not isinstance(o, _Lost)]
+        reconcile(facts, [o for o in probe.values() if not isinstance(o, _Lost)])
+        jobs_list = [with_facts(job, options) for job in jobs_list]
+    outcomes = run_jobs(jobs_list, options.fix)
+    if not options.fix and involved:
+        changed = reconcile(facts, [o for o in outcomes.values() if not isinstance(o, _Lost)])
+        again = [with_facts(job, options) for job in jobs_list if job.file.path in changed]
+        if again:
+            outcomes.update(run_jobs(again, False))
+    unchecked.extend(o.path for o in outcomes.values() if isinstance(o, _Lost))
+    result.cached = len(cached)
+    result.files = [o for o in outcomes.values() if not isinstance(o, _Lost)]
     result.files.extend(FileResult(path, error=e) for path, e in errors.items())
     result.files.extend(FileResult(path) for path in deferred)
     result.parsed = sum(1 for r in result.files if r.parsed)
     result.files.sort(key=lambda r: r.path)
     result.unchecked = sorted(unchecked)
     if cache is not None and not unchecked:
-        kept = {key: _storable(r) for key, r in zip(keys, outcomes, strict=True) if key}
-        cache.save(kept, [_storable(r) for r in result.files])
+        cache.save(stored, [_storable(r) for r in result.files])
     return result
 
 

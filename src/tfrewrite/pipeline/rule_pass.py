@@ -207,6 +207,7 @@ def _settle_findings(
 ) -> FileResult:
     from tfrewrite.pipeline.fix_edits import FixEdits
     from tfrewrite.pipeline.fix_rounds import as_fix_would_do, settle
+    from tfrewrite.pipeline.step_reconciliation import step_outcomes
 
     path, source, options = result.path, result.source or code, job.options
     settled = settle(path, module, code, job.index, job.traced, rules, options, applicable_rules)
@@ -214,6 +215,7 @@ def _settle_findings(
         result.error = FileError(path, settled.error)
         return result
     first = settled.first
+    result.withheld_steps, result.step_blockers = step_outcomes(path, first, job.index, job.traced)
     if options.fix:
         result.fixes_applied = [_to_finding(path, first[i], None) for i in settled.resolved]
         if settled.code != source:

@@ -27,3 +27,6 @@ class StepViolation(Violation):
     steps: tuple[cst.FunctionDef, ...] = ()
     blockers: tuple[Blocker, ...] = ()
     fallback: CstFix | None = None
+    # The qualnames of the steps whose decoration the decoration gate
+    # withheld: they stay eager, and so does what only they would trace.
+    withheld: tuple[str, ...] = ()

@@ -91,6 +91,11 @@ class UndecoratedTrainStep(Rule):
         reported again as findings of their own: the step runs eagerly, and
         there they change nothing (a function the step calls that runs
         traced today, such as a Keras model's `call`, keeps its findings).
+        The same holds across modules: a helper of another module the step
+        calls is checked as traced code in its own file, a blocker there
+        (a file it writes once) keeps the step eager and is named in the
+        finding ("in `log_loss` (helpers.py:2): TFR202 ..."), and what only
+        steps kept eager would trace is no finding in any file.
         A commented-out
         `# @tf.function` right above the step is a blocker too: its author
         turned tracing off on purpose.
