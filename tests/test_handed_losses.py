@@ -28,3 +28,39 @@ def test_a_site_passing_something_else_leaves_the_parameter_unknown(tmp_path: Pa
     files = {**FILES, "script.py": other}
     found = check_project(tmp_path, files, ("TFR301",))
     assert found_lines(found) == []
+
+
+# A model keeping its default loss: a string default its constructor
+# replaces with a decorated loss of the module before keeping it.
+DEFAULT_LOSS = """
+import tensorflow as tf
+
+
+@tf.function
+def sse(y_true, y_pred):
+    return tf.reduce_sum(tf.square(y_true - y_pred), axis=1)
+
+
+class AutoEncoder:
+    def __init__(self, loss="default"):
+        if loss == "default":
+            loss = sse
+        self.loss = loss
+        self.net = tf.keras.layers.Dense(2)
+        self.optimizer = tf.keras.optimizers.SGD(0.1)
+
+    def train_step(self, x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(self.loss(x, self.net(x)))
+        grads = tape.gradient(loss, self.net.trainable_variables)
+        self.optimizer.apply_gradients(zip(grads, self.net.trainable_variables))
+
+    def epoch(self, batches):
+        for x in batches:
+            self.train_step(x)
+"""
+
+
+def test_a_default_the_constructor_keeps_is_a_loss(tmp_path: Path) -> None:
+    found = check_project(tmp_path, {"model.py": DEFAULT_LOSS}, ("TFR301", "TFR302"))
+    assert [(f.code, f.start.line) for f in found] == [("TFR301", 4), ("TFR302", 17)]

@@ -474,7 +474,7 @@ _LIBRARY_ROOTS = ("tensorflow.", "keras.", "tf_keras.", "numpy.", "math.")
 
 
 def training_layer_reads(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, resolve: Callable[[ast.AST], str | None]
+    node: ast.AST, resolve: Callable[[ast.AST], str | None]
 ) -> tuple[bool, tuple[str, ...]]:
     """Whether a model builder's model (or the layers a block function
     builds on its inputs) may compute otherwise with `training=True` as far
@@ -483,7 +483,8 @@ def training_layer_reads(
     anything but TensorFlow ops), and the project functions and classes it
     calls or wraps in a `Lambda`, whose layers the project facts judge.
     `TextEncoder` stacking an `Embedding` and a `Bidirectional(LSTM(8))`
-    reads nothing."""
+    reads nothing. `node` is the builder, or the expression building a
+    model (`Sequential([...])`)."""
     parts: list[str] = []
     # Names the builder binds: a method of one (`model.add(...)` on the
     # `Sequential` it builds) builds what its arguments build, seen here.

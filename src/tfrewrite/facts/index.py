@@ -234,6 +234,9 @@ class _Indexer(
         # result of calling a project function (`loss_fn = make_loss(...)`).
         # Calling one calls what the factory returns: `make_loss()`.
         self.call_results: list[dict[str, str]] = []
+        # Per function: the project functions each local name may be bound
+        # to (`loss = sse` under `if loss == "default":`).
+        self.function_names: list[dict[str, list[str]]] = []
         # Per enclosing function, innermost last: local names unpacked from
         # what a project function returns (`actor, critic = get_model(...)`):
         # each holds a part of what that function builds.
@@ -442,6 +445,7 @@ class _Indexer(
             info.number_defaults = frozenset(numbers)
         self.evidence.append({name: "p" for name in numbers})
         self.call_results.append({})
+        self.function_names.append({})
         self.unpacked_results.append({})
         self.partial_bindings.append({})
         self.object_choices.append({})
@@ -471,6 +475,7 @@ class _Indexer(
         self.dataset_names.pop()
         self.evidence.pop()
         self.call_results.pop()
+        self.function_names.pop()
         self.unpacked_results.pop()
         self.partial_bindings.pop()
         self.object_choices.pop()
@@ -794,7 +799,9 @@ class _Indexer(
                     method = self.function_stack[0].qualname
                     self.index.model_writes.setdefault(target.attr, method)
         held = self._held_class(node.value) if owner is not None else None
-        if owner is not None and not held and self._in_init(node.value):
+        # A parameter kept whole (`self.actor = actor`): what the call sites
+        # pass there says more than its annotation (`actor: tf.keras.Model`).
+        if owner is not None and self._in_init(node.value):
             for target in node.targets:
                 if is_self_attribute(target):
                     assert isinstance(target, ast.Attribute) and isinstance(node.value, ast.Name)
@@ -848,9 +855,13 @@ class _Indexer(
                     self._reference(node.value, bound)
                 if owner is not None and is_self_attribute(target):
                     assert isinstance(target, ast.Attribute)
-                    function = self._project_reference(node.value)
-                    if function is not None:
-                        owner.held_functions.setdefault(target.attr, []).append(function)
+                    functions = self._functions_named(node.value)
+                    if functions:
+                        owner.held_functions.setdefault(target.attr, []).extend(functions)
+            if self.function_names and (function := self._project_reference(node.value)):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.function_names[-1].setdefault(target.id, []).append(function)
         if owner is not None and isinstance(node.value, ast.Dict):
             for target in node.targets:
                 if is_self_attribute(target):
@@ -1254,6 +1265,17 @@ class _Indexer(
             function = f"{made_by}()" if made_by else self._project_reference(value)
             if function is not None:
                 owner.held_functions.setdefault(f"{attr}[{key.value}]", []).append(function)
+
+    def _functions_named(self, value: ast.expr) -> list[str]:
+        """The project functions `value` names: one it names itself, or
+        those a local name of the function may be bound to (`self.loss =
+        loss` after `loss = sse`)."""
+        function = self._project_reference(value)
+        if function is not None:
+            return [function]
+        if isinstance(value, ast.Name) and self.function_names:
+            return list(self.function_names[-1].get(value.id, ()))
+        return []
 
     def _project_reference(self, value: ast.expr) -> str | None:
         """The dotted name of what `value` names when the project may define

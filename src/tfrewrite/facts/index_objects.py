@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping
 
 from tfrewrite.facts.call_evidence import EXTERNAL_ROOTS, PART_OPEN
 from tfrewrite.facts.eager_callables import character_span
-from tfrewrite.facts.function_facts import is_self_attribute
+from tfrewrite.facts.function_facts import is_self_attribute, training_layer_reads
 from tfrewrite.facts.index_names import dotted, on_super, rebind
 from tfrewrite.facts.index_records import FunctionInfo, ModuleIndex
+from tfrewrite.facts.keras_names import KERAS_MODEL_IGNORING_TRAINING, keras_path
 from tfrewrite.facts.tensor_kinds import is_optimizer_constructor
 
 
@@ -293,6 +294,8 @@ class ObjectReferences:
         if not callee:
             return None
         if self.project_callee(value.func, callee) is not False:
+            if _sequential_ignoring_training(value, callee, self.resolve):
+                return KERAS_MODEL_IGNORING_TRAINING
             return None  # not a project function, or a `self.` method
         return callee
 
@@ -438,3 +441,16 @@ class ObjectReferences:
 
 def _is_true(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
+
+
+def _sequential_ignoring_training(
+    value: ast.Call, callee: str, resolve: Callable[[ast.AST], str | None]
+) -> bool:
+    """`tf.keras.Sequential([Dense(64), Dense(1)])`: a Keras `Sequential`
+    given its layers, each of Keras' own and computing the same with
+    `training=True` (`training_layer_reads`)."""
+    path = keras_path(callee)
+    if path is None or path.rpartition(".")[2] != "Sequential" or not value.args:
+        return False
+    reads, parts = training_layer_reads(value, resolve)
+    return not reads and not parts

@@ -267,10 +267,11 @@ class ClassInfo:
     # the functions its methods bind there. `self.<attr>(...)` in a method
     # of the class, a base or a subclass calls one of them.
     held_functions: dict[str, list[str]] = field(default_factory=dict)
-    # `self.<attr> = <param>` in `__init__`, the parameter unannotated: attr
-    # -> the parameter. What it holds is what every call site that builds
-    # the class passes there, when that is an object of one project class
-    # (`ProjectLookup.held_object`, from `ModuleIndex.param_classes`).
+    # `self.<attr> = <param>` in `__init__`: attr -> the parameter. What it
+    # holds is what every call site that builds the class passes there,
+    # when that is an object of one project class, whatever the parameter's
+    # annotation says (`ProjectLookup.held_attributes`, from
+    # `ModuleIndex.param_classes`).
     held_parameters: dict[str, str] = field(default_factory=dict)
     # `self.__dict__.update(kwargs)` in `__init__` (`index._absorbs_keywords`):
     # each keyword argument a builder passes is kept in the attribute of

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from tfrewrite.facts.index_names import BUILTIN_NAMES
 from tfrewrite.facts.index_records import ClassInfo, FunctionInfo, ModuleIndex
 from tfrewrite.facts.keras_names import (
+    KERAS_MODEL_IGNORING_TRAINING,
     LAMBDA_PART,
     TRAINING_INSENSITIVE_LAYERS,
     builds_keras_model,
@@ -96,6 +97,8 @@ class KerasClasses:
     def kind(self, index: ModuleIndex, callee: str) -> str | None:
         """`KERAS_CLASS` or `KERAS_CLASS_IGNORING_TRAINING` when every class
         `callee` may name is a Keras layer or model; None otherwise."""
+        if callee == KERAS_MODEL_IGNORING_TRAINING:
+            return KERAS_CLASS_IGNORING_TRAINING
         key = (index.path, callee)
         if key not in self.kinds:
             self.kinds[key] = self._kind(index, callee)
@@ -318,6 +321,8 @@ def _class_kind(
     """What `called_classes`/`held_classes` say of the class `callee` (as
     `index` names it) when the project defines it: "python" (plain Python),
     a Keras kind (`KerasClasses.kind`), or "framework"."""
+    if callee == KERAS_MODEL_IGNORING_TRAINING:
+        return KERAS_CLASS_IGNORING_TRAINING
     found = held_class(index, callee, lookup)
     if found is None:
         return None

@@ -99,6 +99,13 @@ def layer_reads_training(leaf: str, keywords: Iterable[str | None] = ()) -> bool
 LAMBDA_PART = "lambda:"
 
 
+# What built a local model that pass 1 judged whole, in place of a project
+# class (`actor = tf.keras.Sequential([Dense(64), Dense(1)])`, then
+# `PPO(actor, critic)`): a Keras `Sequential` every layer of which computes
+# the same with `training=True`.
+KERAS_MODEL_IGNORING_TRAINING = "\0keras-model-ignoring-training"
+
+
 def builds_keras_layers(calls: Iterable[str]) -> bool:
     """Whether a function's calls (resolved names) build a Keras layer
     (`Dense(8)(x)`): a block of layers, judged as a builder's model is."""

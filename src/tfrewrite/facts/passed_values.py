@@ -24,6 +24,7 @@ from collections.abc import Callable
 from tfrewrite.facts.call_evidence import HELD_ARGUMENT, PART_OPEN
 from tfrewrite.facts.call_site_flow import filled_parameter, self_offset, site_targets
 from tfrewrite.facts.index_records import CallSite, ModuleIndex
+from tfrewrite.facts.keras_names import KERAS_MODEL_IGNORING_TRAINING
 from tfrewrite.facts.project_lookup import ProjectLookup
 
 _Sites = list[tuple[ModuleIndex, CallSite, list[tuple[ModuleIndex, str]]]]
@@ -92,6 +93,8 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
                 lookup.held_objects(index, owner, built_by[len(HELD_ARGUMENT) :]) if owner else ()
             )
             return {c for name in held for c in classes_named(index, site, name)}
+        if built_by == KERAS_MODEL_IGNORING_TRAINING:
+            return {built_by}  # judged whole by pass 1: it stands for its class
         found = classes_named(index, site, built_by)
         if found or site.caller not in index.functions:
             return found

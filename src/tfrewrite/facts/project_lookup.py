@@ -207,11 +207,14 @@ class ProjectLookup:
         if info is None:
             return {}
         passed = index.param_classes.get(f"{class_qualname}.__init__", {})
-        held = {
-            attr: passed[param] for attr, param in info.held_parameters.items() if passed.get(param)
-        }
+        held = {attr: (callee,) for attr, callee in info.held_objects.items()}
         held.update(self._absorbed(index, class_qualname, passed))
-        held.update((attr, (callee,)) for attr, callee in info.held_objects.items())
+        # What the call sites pass says more than a parameter's annotation.
+        held.update(
+            (attr, passed[param])
+            for attr, param in info.held_parameters.items()
+            if passed.get(param)
+        )
         return held
 
     @staticmethod

@@ -261,6 +261,20 @@ def _training_parameter(function: cst.FunctionDef) -> tuple[bool, cst.Param | No
     return isinstance(params.star_kwarg, cst.Param), None
 
 
+def _reads_training(function: cst.FunctionDef) -> bool:
+    """Whether `function` takes a `training` argument (by name, or through
+    `**kwargs`) and its body reads it: `call(self, x, training=None)` that
+    never names `training` again computes the same either way."""
+    takes, param = _training_parameter(function)
+    if not takes:
+        return False
+    star = function.params.star_kwarg
+    name = param.name.value if param is not None else star.name.value  # type: ignore[union-attr]
+    return any(
+        isinstance(node, cst.Name) and node.value == name for node in iter_nodes(function.body)
+    )
+
+
 def names_training(function: cst.FunctionDef) -> bool:
     """Whether `function` takes a `training` parameter by that name."""
     return _training_parameter(function)[1] is not None
@@ -348,9 +362,10 @@ def _class_ignores_training(ctx: RuleContext, callee: str, depth: int = 0) -> st
         ):
             return f"the layers `{callee}` stacks ignore `training` (no dropout or normalization)"
         return None
-    if not _training_parameter(call)[0] and not _builds_training_layers(ctx, callee, depth):
+    if not _reads_training(call) and not _builds_training_layers(ctx, callee, depth):
         # Keras hands `training` to the layers a `call` uses through its
         # call context, whether `call` names it or not: only a class
-        # holding no dropout or normalization ignores it.
+        # holding no dropout or normalization, whose `call` does nothing
+        # with a `training` of its own, ignores it.
         return _no_training_reason(callee)
     return None
