@@ -525,10 +525,14 @@ class TensorFacts(BranchValueKinds, HelperResults):
 
     def involves_tensor(self, node: cst.CSTNode) -> bool:
         """True when any sub-expression of `node` is a tensor (for arguments
-        such as f-strings or containers)."""
+        such as f-strings or containers). What an attribute that is no
+        tensor reads of one is metadata (`net.shape`, `x.dtype.name`), not
+        the tensor: it is not looked into."""
         return any(
             isinstance(current, cst.BaseExpression) and self.is_tensor(current)
-            for current in iter_expression(node)
+            for current in iter_expression(
+                node, lambda n: isinstance(n, cst.Attribute) and not self.is_tensor(n)
+            )
         )
 
     # -- solving ----------------------------------------------------------------

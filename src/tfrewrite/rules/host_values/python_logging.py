@@ -30,7 +30,8 @@ class PythonLoggingInTracedCode(Rule):
     once, on the first call, and shows `Tensor("...", shape=..., dtype=...)`
     instead of the value. Eagerly the same line logs every step with values,
     so the difference shows only in a real training run. A message with no
-    tensor in it (a static note such as "tracing the step") is not reported.
+    tensor in it (a static note such as "tracing the step", or one of a
+    tensor's static shape or dtype) is not reported.
 
     ## How to fix it
     Log outside the traced function, from the values it returns, or use
@@ -43,6 +44,19 @@ class PythonLoggingInTracedCode(Rule):
     and whether the message appears.
     """
     examples = (
+        Valid(
+            """
+            import logging
+
+            import tensorflow as tf
+
+            class Block(tf.keras.layers.Layer):
+                def call(self, net, training=None):
+                    logging.info("block on inputs of shape {}".format(net.shape))
+                    return net * 2.0
+            """,
+            note="a tensor's static shape is a Python value: the note is the same in every trace",
+        ),
         Invalid(
             """
             import logging

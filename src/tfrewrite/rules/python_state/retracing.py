@@ -15,6 +15,7 @@ from tfrewrite.facts.walk import iter_nodes, iter_with_ancestors
 from tfrewrite.findings import Applicability
 from tfrewrite.rewrite.fixes import Violation
 from tfrewrite.rules.base import Invalid, Rule, Valid
+from tfrewrite.workspace.line_names import line_name
 
 
 def _enclosing_class(ancestors: tuple[cst.CSTNode, ...]) -> str | None:
@@ -66,6 +67,77 @@ def _traced_callee(
     return None
 
 
+def _relay(
+    ctx: RuleContext,
+    call: cst.Call,
+    numbers: LoopNumbers,
+    loop: cst.CSTNode,
+    relays: dict[cst.FunctionDef, dict[str, tuple[cst.CSTNode, str]]],
+) -> None:
+    """`visualize_filter(filter_index)` in `for filter_index in range(64)`:
+    a plain function of this file (module level, not traced) that the loop
+    hands a number it changes, recorded by the parameter that receives it."""
+    if not isinstance(call.func, cst.Name):
+        return
+    target = next(
+        (
+            f.node
+            for f in ctx.functions
+            if f.qualname == call.func.value and f.runs_traced is None
+        ),
+        None,
+    )
+    if target is None:
+        return
+    params = target.params.params
+    for position, arg in enumerate(call.args):
+        if arg.star:
+            return
+        described = numbers.describe(arg.value)
+        if described is None:
+            continue
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        elif position < len(params):
+            name = params[position].name.value
+        else:
+            continue
+        relays.setdefault(target, {}).setdefault(name, (loop, described[1]))
+
+
+def _relayed(
+    ctx: RuleContext,
+    relays: dict[cst.FunctionDef, dict[str, tuple[cst.CSTNode, str]]],
+    decorated: set[str],
+    reported: set[int],
+) -> Iterator[Violation]:
+    """The `tf.function` calls of each relaying function that pass on the
+    parameter a loop changes: each call of the function traces anew."""
+    for function, params in relays.items():
+        for inner in iter_nodes(function.body, into_functions=False):
+            if not isinstance(inner, cst.Call) or id(inner) in reported:
+                continue
+            callee = _traced_callee(ctx, inner.func, [], None, decorated, function)
+            if callee is None:
+                continue
+            for arg in inner.args:
+                value = arg.value
+                if not isinstance(value, cst.Name) or value.value not in params:
+                    continue
+                loop, what = params[value.value]
+                line = ctx.lines([loop])[0][0]
+                reported.add(id(inner))
+                yield Violation(
+                    inner,
+                    f"`{callee}` is called with `{value.value}`, which the loop on "
+                    f"{line_name(line)} "
+                    f"fills with {what} that changes every iteration (through "
+                    f"`{function.name.value}`): each new value traces a new graph; pass "
+                    f"`tf.constant({value.value})` or give `{callee}` an `input_signature`",
+                )
+                break
+
+
 def _built_in(ctx: RuleContext, scope: cst.FunctionDef, name: str) -> str | None:
     """The class of this file whose object the function `scope` binds
     `name` to, once (`policy = Agent(...)`); None otherwise."""
@@ -88,7 +160,11 @@ class PythonScalarRetraces(Rule):
     `self`, on an object the class holds (`self.agent.act(...)`) or on one
     the module builds once (`agent = Agent()`, then `agent.act(...)`), also
     when that function is another module's (a script's episode loop calling
-    `agent.update(s, a, step)` of the module defining the agent).
+    `agent.update(s, a, step)` of the module defining the agent). A loop
+    handing such a number to a plain function of the module that passes it
+    on to a `tf.function` (`visualize(channel)` calling `ascent_step(image,
+    channel)`) is reported where the number is passed on: each call of the
+    plain function traces anew.
 
     ## Why is this bad?
     A `tf.function` keys its traces on the values of Python arguments: every
@@ -145,6 +221,44 @@ class PythonScalarRetraces(Rule):
             for step in range(100):
                 train_step(tf.ones(3), tf.constant(step))
             """
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def ascent_step(image, channel):
+                return image + tf.gather(image, channel, axis=-1)[..., None]
+
+            def visualize(channel):
+                image = tf.zeros((1, 8, 8, 4))
+                for _ in range(20):
+                    image = ascent_step(image, channel)
+                return image
+
+            for channel in range(4):
+                visualize(channel)
+            """,
+            note="the loop changes the number a function passes on to a `tf.function`",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def ascent_step(image, channel):
+                return image + tf.gather(image, channel, axis=-1)[..., None]
+
+            def visualize(channel):
+                image = tf.zeros((1, 8, 8, 4))
+                for _ in range(20):
+                    image = ascent_step(image, channel)
+                return image
+
+            for _ in range(4):
+                visualize(2)
+            """,
+            note="each call passes the same number: one trace",
         ),
         Invalid(
             """
@@ -233,6 +347,9 @@ class PythonScalarRetraces(Rule):
         if not decorated and not ctx.index.foreign_tf_functions:
             return
         reported: set[int] = set()
+        # Plain functions of this file a loop hands a changing number:
+        # function node -> parameter -> (the loop, what it passes).
+        relays: dict[cst.FunctionDef, dict[str, tuple[cst.CSTNode, str]]] = {}
         traced = {id(f.node) for f in ctx.functions if f.runs_traced is not None}
         for node, ancestors in iter_with_ancestors(ctx.module):
             if not isinstance(node, (cst.For, cst.While)):
@@ -257,6 +374,7 @@ class PythonScalarRetraces(Rule):
                 function = scope if isinstance(scope, cst.FunctionDef) else None
                 callee = _traced_callee(ctx, inner.func, chain, owner, decorated, function)
                 if callee is None:
+                    _relay(ctx, inner, numbers, node, relays)
                     continue
                 for arg in inner.args:
                     described = numbers.describe(arg.value)
@@ -271,6 +389,7 @@ class PythonScalarRetraces(Rule):
                         f"`tf.constant({value})` or give `{callee}` an `input_signature`",
                     )
                     break
+        yield from _relayed(ctx, relays, decorated, reported)
 
 
 RULES = (PythonScalarRetraces,)
