@@ -107,3 +107,59 @@ ADDS_ITS_OWN = """
 def test_a_sublayer_of_the_file_adding_its_own_weight(tmp_path: Path) -> None:
     found = check_project(tmp_path, {"net.py": ADDS_ITS_OWN}, ("TFR308",))
     assert found_lines(found) == [("net.py", 18)]
+
+
+# A layer handed its cell by the model that builds both (`Recurrent(Cell(8))`).
+RECURRENT = """
+    import tensorflow as tf
+
+    from cells import Cell
+
+
+    class Recurrent(tf.keras.layers.Layer):
+        def __init__(self, cell):
+            super().__init__()
+            self.cell = cell
+
+        @tf.function
+        def call(self, x):
+            return self.cell(x)
+
+
+    class Model(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.rnn = Recurrent(CELL)
+
+        def call(self, x):
+            return self.rnn(x)
+"""
+
+CELLS = """
+    import tensorflow as tf
+
+
+    class Cell(tf.keras.layers.Layer):
+        def __init__(self, units):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(units)
+
+        def call(self, x):
+            return self.dense(x)
+
+
+    class Plain(tf.keras.layers.Layer):
+        def call(self, x):
+            return 2.0 * x
+"""
+
+
+def test_a_weighted_cell_handed_to_the_constructor(tmp_path: Path) -> None:
+    files = {"model.py": RECURRENT.replace("CELL", "Cell(8)"), "cells.py": CELLS}
+    assert found_lines(check_project(tmp_path, files, ("TFR308",))) == [("model.py", 11)]
+
+
+def test_a_cell_without_weights_handed_to_the_constructor(tmp_path: Path) -> None:
+    model = RECURRENT.replace("CELL", "Plain()").replace("import Cell", "import Plain")
+    files = {"model.py": model, "cells.py": CELLS}
+    assert check_project(tmp_path, files, ("TFR308",)) == []

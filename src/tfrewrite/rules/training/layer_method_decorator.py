@@ -291,11 +291,28 @@ def _weighted_attributes(ctx: RuleContext, class_def: cst.ClassDef, depth: int) 
         and isinstance(value, cst.Call)
         and _built_on_construction(ctx, cst.List([cst.Element(value)]), lists)
     }
+    # `self.cell = cell`: what every call site building the class passes
+    # there (`LSTM_Layer(LSTM_Cell(units))`), in any module.
+    passed = ctx.index.param_classes.get(f"{class_def.name.value}.__init__", {})
     return {
         attr
         for attr, value in assigned
-        if attr not in built and _builds_weights(ctx, value, depth, lists)
+        if attr not in built
+        and (
+            _builds_weights(ctx, value, depth, lists)
+            or _passed_weighted(ctx, passed.get(_name_of(value), ()))
+        )
     }
+
+
+def _name_of(value: cst.BaseExpression) -> str:
+    return value.value if isinstance(value, cst.Name) else ""
+
+
+def _passed_weighted(ctx: RuleContext, classes: tuple[str, ...]) -> bool:
+    """A parameter every call site fills with an object of a project layer
+    class holding weights (`ModuleIndex.weighted_classes`)."""
+    return bool(classes) and all(c in ctx.index.weighted_classes for c in classes)
 
 
 def _local_lists(class_def: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
