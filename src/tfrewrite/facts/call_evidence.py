@@ -167,6 +167,7 @@ class CallEvidence:
     bound_here: list[set[str]]
     forwarding_sites: list[list[CallSite]]
     grown_names: list[set[str]]  # per scope: names a loop appends to so far
+    loop_targets: list[set[str]]  # per enclosing loop of the scope: the names its `for` binds
 
     def _may_hold_tensor(self, value: ast.expr) -> bool:
         """Whether a value kept on `self` may be a tensor, as far as pass 1
@@ -423,6 +424,12 @@ class CallEvidence:
             and isinstance(value, ast.Name)
             and (batcher := self._applied_batcher(value.id))
         )
+        elements = set().union(*self.loop_targets) if self.loop_targets else set()
+        loop_elements = tuple(
+            where
+            for where, value in arguments
+            if isinstance(value, ast.Name) and value.id in elements
+        )
         grown = self.grown_names[-1]
         grown_lists = tuple(
             where for where, value in arguments if isinstance(value, ast.Name) and value.id in grown
@@ -443,6 +450,7 @@ class CallEvidence:
             dotted(node.func) or "",
             grown_lists,
             applied_batchers,
+            loop_elements,
         )
         self.index.call_sites.append(site)
         if forwarded:

@@ -267,6 +267,11 @@ class _Indexer(
         self.instance_callees: dict[int, str] = {}
         self.mentions_dataset = True  # whether a `tf.data` dataset can occur at all
         self.loop_stack: list[bool] = []  # per enclosing loop: may feed a short batch
+        # Per enclosing loop of the function: the parameter a `for` iterates
+        # (`for noise in noises`), "" for any other loop; and the names
+        # each `for` binds (`for image, noises in data`).
+        self.loop_iterated: list[str] = []
+        self.loop_targets: list[set[str]] = []
         self.loop_bodies: list[list[ast.stmt]] = []  # per enclosing loop: its body
         # Per scope (the module's first): names a loop appends to so far.
         self.grown_names: list[set[str]] = [set()]
@@ -432,6 +437,8 @@ class _Indexer(
         )
         self.function_stack.append(info)
         loops, self.loop_stack = self.loop_stack, []
+        iterated, self.loop_iterated = self.loop_iterated, []
+        targets, self.loop_targets = self.loop_targets, []
         bodies, self.loop_bodies = self.loop_bodies, []
         graph_loops, self.graph_loops = self.graph_loops, []
         data_loops, self.data_loops = self.data_loops, []
@@ -486,6 +493,8 @@ class _Indexer(
         self.batched_names.pop()
         self.applied_names.pop()
         self.loop_stack = loops
+        self.loop_iterated = iterated
+        self.loop_targets = targets
         self.loop_bodies = bodies
         self.graph_loops = graph_loops
         self.data_loops = data_loops
@@ -966,6 +975,12 @@ class _Indexer(
             rows = self._evidence(node.iter) in ("t", "s")
             self.evidence[-1][node.target.id] = "t" if rows else "?"
         self.loop_stack.append(self._feeds_short_batch(node.iter))
+        params = self.function_stack[-1].params if self.function_stack else []
+        iterated = node.iter.id if isinstance(node.iter, ast.Name) else ""
+        self.loop_iterated.append(iterated if iterated in params else "")
+        self.loop_targets.append(
+            {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+        )
         self.loop_bodies.append(node.body)
         self.graph_loops.append(self._may_range_over_tensor(node.iter))
         counted = isinstance(node.iter, ast.Call) and dotted(node.iter.func) == "range"
@@ -973,6 +988,8 @@ class _Indexer(
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.loop_iterated.pop()
+        self.loop_targets.pop()
         self.loop_bodies.pop()
         self.graph_loops.pop()
         self.data_loops.pop()
@@ -1017,11 +1034,15 @@ class _Indexer(
         self._branch(node.test)  # a `while` tests its condition like an `if` (TFR101)
         self.visit(node.test)
         self.loop_stack.append(False)
+        self.loop_iterated.append("")
+        self.loop_targets.append(set())
         self.loop_bodies.append(node.body)
         self.graph_loops.append(True)  # on a tensor condition, a `tf.while_loop`
         for stmt in [*node.body, *node.orelse]:
             self.visit(stmt)
         self.loop_stack.pop()
+        self.loop_iterated.pop()
+        self.loop_targets.pop()
         self.loop_bodies.pop()
         self.graph_loops.pop()
 
@@ -1313,7 +1334,12 @@ class _Indexer(
                 self.function_stack[-1].opens_gradient_tape = True
                 self.tape_functions.add(self.function_stack[-1].qualname)
                 if self.loop_stack:
-                    self.function_stack[-1].tape_in_loop = True
+                    info = self.function_stack[-1]
+                    info.tape_in_loop = True
+                    if all(self.loop_iterated):
+                        info.tape_loop_params.update(self.loop_iterated)
+                    else:
+                        info.tape_in_other_loop = True
                 # What the block calls, as `calls` names it (`tape_reach`).
                 self.tape_owners.append(self.function_stack[-1])
                 self.generic_visit(node)

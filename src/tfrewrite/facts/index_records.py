@@ -92,6 +92,13 @@ class FunctionInfo:
     # A tape opened inside a loop of the function's own body: the function
     # is a training loop (TFR303's case), not a step.
     tape_in_loop: bool = False
+    # The parameters the loops around its tapes iterate, when every such
+    # loop iterates one (`for noise in noises`): what one call is handed,
+    # a training loop only if the call sites hand it batches
+    # (`ModuleIndex.per_call_tape_loops`). `tape_in_other_loop`: a tape in
+    # any other loop (over a dataset it builds, a `range`).
+    tape_loop_params: set[str] = field(default_factory=set)
+    tape_in_other_loop: bool = False
     # What the function calls inside a `for` over data of its own body (not
     # a counted `range`): a helper returning gradients called there makes
     # the function a training loop, not a step.
@@ -389,6 +396,10 @@ class CallSite:
     # as the caller names it). When `f` batches keeping the remainder, the
     # argument feeds a short last batch, as `short_batches` do.
     applied_batchers: tuple[tuple[str, str], ...] = ()
+    # Arguments that name what an enclosing `for` of the caller binds (an
+    # element of what it iterates: `for image, noises in data:` then
+    # `train_step(..., noises)`): position or keyword.
+    loop_elements: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -542,6 +553,10 @@ class ModuleIndex:
     # may compute otherwise with `training=True`. The parameter alone
     # (`model`) when every call site passes a Keras model itself (`self.pi`).
     parameter_models: dict[str, dict[str, bool]] = field(default_factory=dict)
+    # Functions with tapes in loops over what each call hands them, every
+    # call site handing an element of its own loop
+    # (`FunctionInfo.tape_loop_params`): steps, not training loops.
+    per_call_tape_loops: set[str] = field(default_factory=set)
     # Filled by `compute_facts`: for a Keras class of the project of another
     # module that this module calls (`net = Net(...)`), where `training`
     # stands among the positional arguments of a call of its objects (`self`
@@ -767,6 +782,17 @@ class ModuleIndex:
         if owner is None or method == callee or "." in method:
             return None
         return f"{owner.class_name}.{method}"
+
+    def is_training_loop(self, qualname: str) -> bool:
+        """Whether a function is a training loop (TFR303's case, not a
+        step): a tape in a loop of its own body, unless every such loop
+        iterates what each call hands it and every call site hands an
+        element of its own loop (`per_call_tape_loops`: three generator
+        updates over the `noises` of one batch)."""
+        info = self.functions.get(qualname)
+        return (
+            info is not None and info.tape_in_loop and qualname not in self.per_call_tape_loops
+        )
 
     def runs_eagerly(self, qualname: str) -> bool:
         """Whether a function is, or is nested in, one that runs eagerly

@@ -127,6 +127,19 @@ def record_passed_values(indexes: list[ModuleIndex], lookup: ProjectLookup) -> N
         if params and info is not None:
             info.consumes_grown_lists = True
 
+    for (path, target), params in _filled_parameters(sites, _loop_elements, marked).items():
+        # Every call hands the loops around its tapes an element of the
+        # caller's own loop (`noises` of `for image, noises in data`): it
+        # is a step called per batch, its loops its own, not a training loop.
+        info = index_of[path].functions.get(target)
+        if (
+            info is not None
+            and info.tape_loop_params
+            and not info.tape_in_other_loop
+            and info.tape_loop_params <= set(params)
+        ):
+            index_of[path].per_call_tape_loops.add(target)
+
     _handed_on(sites, built, known)
     for (path, target), params in known.items():
         index_of[path].param_classes[target] = params
@@ -195,6 +208,10 @@ def _short_batches(site: CallSite) -> dict[str, str]:
 
 def _grown_lists(site: CallSite) -> dict[str, str]:
     return dict.fromkeys(site.grown_lists, "grown")
+
+
+def _loop_elements(site: CallSite) -> dict[str, str]:
+    return dict.fromkeys(site.loop_elements, "element")
 
 
 def _whole_shapes(site: CallSite) -> dict[str, str]:

@@ -566,7 +566,8 @@ def _mark_train_step_contexts(
             known = marks.get((index.path, qualname))
             if known is not None and not known.pending:
                 continue
-            kind = EAGER_LOOP_CONTEXTS[0] if info.tape_in_loop else PENDING_STEP_CONTEXTS[0]
+            looping = index.is_training_loop(qualname)
+            kind = EAGER_LOOP_CONTEXTS[0] if looping else PENDING_STEP_CONTEXTS[0]
             queue.append((index, qualname, f"{kind} `{info.qualname}`"))
         for line, called in index.tape_block_calls.items():
             context = tape_block_context(index, line)
@@ -657,7 +658,7 @@ def _pending_train_steps(
         for qualname, info in index.functions.items():
             if not info.trains:
                 continue
-            if info.tape_in_loop or info.consumes_grown_lists:
+            if index.is_training_loop(qualname) or info.consumes_grown_lists:
                 continue  # a training loop (TFR303's case), or eager by design
             if (index.path, qualname) in marks or (index.path, qualname) not in looped:
                 continue

@@ -77,6 +77,9 @@ class StepPlan:
     # Functions of other modules it reaches that read a tensor's value on
     # the host (`ModuleIndex.host_reads_reached`): checked in their own run.
     host_reads: list[str] = field(default_factory=list)
+    # The parameters its own tape loops iterate, each an element of the
+    # caller's loop (`ModuleIndex.per_call_tape_loops`).
+    per_call_loops: list[str] = field(default_factory=list)
 
     @property
     def unproven(self) -> str | None:
@@ -125,6 +128,13 @@ class StepPlan:
                 "one tensor (what a Keras loss object returns) unpacks eagerly but raises "
                 "when traced"
             )
+        if self.per_call_loops:
+            names = ", ".join(f"`{name}`" for name in self.per_call_loops)
+            return (
+                f"its loops over {names}, with the updates in them, run in the trace: over a "
+                "tuple or list they unroll, over a tensor AutoGraph makes them a "
+                "`tf.while_loop` that runs the optimizer inside it"
+            )
         if self.schedules:
             return (
                 f"its optimizer may call the learning-rate schedule {', '.join(self.schedules)} "
@@ -152,7 +162,7 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
         info = ctx.index.functions.get(function.qualname)
         if info is None or not (info.trains):
             continue
-        if info.tape_in_loop:
+        if ctx.index.is_training_loop(function.qualname):
             continue  # a training loop with its own tape loop: TFR303's case
         if function.traced is not None:
             continue
@@ -204,6 +214,9 @@ def undecorated_train_steps(ctx: RuleContext) -> list[StepPlan]:
                 unpacked_results=unpacked_object_results(ctx, function),
                 via=via,
                 host_reads=list(ctx.index.host_reads_reached.get(function.qualname, ())),
+                per_call_loops=sorted(info.tape_loop_params)
+                if function.qualname in ctx.index.per_call_tape_loops
+                else [],
             )
         )
     return plans

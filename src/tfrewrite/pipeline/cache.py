@@ -93,6 +93,7 @@ PROJECT_FACT_FIELDS = (
     "rebound_imports",
     "weighted_classes",
     "host_reads_reached",
+    "per_call_tape_loops",
 )
 _GITIGNORE = "# Created by tfrewrite: the cache is local, never commit it.\n*\n"
 FORMAT = "tfrewrite-cache"

@@ -69,13 +69,15 @@ class _Loop:
 def _loops(ctx: RuleContext) -> Iterator[_Loop]:
     """Loops (outside traced functions) whose body holds a tape block."""
     scopes: list[tuple[cst.CSTNode, bool]] = [(ctx.module, True)]
-    # Only functions that open a tape (a pass-1 fact) can hold such a loop.
+    # Only functions that open a tape (a pass-1 fact) can hold such a loop;
+    # a step whose loops iterate what each call hands it holds none.
     scopes += [
         (f.node, False)
         for f in ctx.functions
         if f.traced is None
         and (info := ctx.index.functions.get(f.qualname)) is not None
         and info.opens_gradient_tape
+        and f.qualname not in ctx.index.per_call_tape_loops
     ]
     for root, module_level in scopes:
         for outer in iter_nodes(root, into_functions=False):
@@ -236,6 +238,11 @@ class InlineTrainingLoop(Rule):
         is a tape block in a loop that sums its gradients over mini-batches
         for one update after the loop (gradient accumulation: `total = [t +
         g for t, g in zip(total, grads)]`, then `apply_gradients` once).
+        A function whose tape loop iterates what each call hands it (three
+        generator updates over the `noises` of one batch), called by a loop
+        that hands it an element of what that loop iterates, is a train
+        step with loops of its own: TFR302 decorates it, and it is not
+        reported.
 
         ## Why is this bad?
         Written inline, the step runs every op eagerly. Moved
