@@ -236,3 +236,35 @@ def test_a_sequential_filled_layer_by_layer_builds_in_the_first_call() -> None:
     assert _lines(ADDED.replace("{first}", "tf.keras.layers.Dense(8)")) == [13]
     shaped = "tf.keras.layers.Dense(8, input_shape=(5,))"
     assert _lines(ADDED.replace("{first}", shaped)) == []
+
+
+# Layers bound to local names, then kept as a list the decorated `call` loops over.
+NAMED_LAYERS = """
+import tensorflow as tf
+
+
+class Extractor(tf.keras.layers.Layer):
+    def __init__(self):
+        super().__init__()
+        conv = tf.keras.layers.Conv2D(4, 3, activation="relu")
+        flat = tf.keras.layers.Flatten()
+        dense = LAST
+        self.model = [conv, flat, dense]
+
+    @tf.function
+    def call(self, x):
+        for layer in self.model:
+            x = layer(x)
+        return x
+"""
+
+
+def test_layers_bound_to_names_and_listed_hold_weights() -> None:
+    assert _lines(NAMED_LAYERS.replace("LAST", "tf.keras.layers.Dense(2)")) == [13]
+
+
+def test_names_bound_to_layers_without_weights_hold_none() -> None:
+    source = NAMED_LAYERS.replace("LAST", "tf.keras.layers.ReLU()").replace(
+        'conv = tf.keras.layers.Conv2D(4, 3, activation="relu")', "conv = tf.keras.layers.ReLU()"
+    )
+    assert _lines(source) == []

@@ -317,13 +317,17 @@ def _passed_weighted(ctx: RuleContext, classes: tuple[str, ...]) -> bool:
 
 def _local_lists(class_def: cst.ClassDef) -> dict[str, list[cst.BaseExpression]]:
     """What `__init__` puts in each local list: `net = [a]`, `net.append(b)`
-    (`self.net = Sequential(net)` then holds `a` and `b`)."""
+    (`self.net = Sequential(net)` then holds `a` and `b`); and the layer a
+    local name is bound to (`conv = Conv2D(...)`, then `self.model = [conv,
+    flat]`)."""
     found: dict[str, list[cst.BaseExpression]] = {}
     for item in class_def.body.body:
         if not (isinstance(item, cst.FunctionDef) and item.name.value == "__init__"):
             continue
         for node in iter_nodes(item.body, into_functions=False):
-            if isinstance(node, cst.Assign) and isinstance(node.value, (cst.List, cst.ListComp)):
+            if isinstance(node, cst.Assign) and isinstance(
+                node.value, (cst.List, cst.ListComp, cst.Call)
+            ):
                 for target in node.targets:
                     if isinstance(target.target, cst.Name):
                         found.setdefault(target.target.value, []).append(node.value)
