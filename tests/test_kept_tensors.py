@@ -155,3 +155,45 @@ def test_an_argument_of_unknown_kind_kept_on_self_is_not_reported() -> None:
 def test_an_argument_the_module_reads_back_is_the_calls_own_state() -> None:
     source = RATE_ARGUMENT.replace("< rate, x.dtype)", "< self.rate, x.dtype)")
     assert check_source(textwrap.dedent(source), select=["TFR202"]) == []
+
+
+# A policy whose decorated `act` keeps its Q-values for an eager method.
+POLICY = """
+import tensorflow as tf
+
+
+class Policy:
+    def __init__(self):
+        self.net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+    @tf.function
+    def act(self, obs):
+        self.q_values = KEPT
+        self.width = obs.shape[-1]
+        return tf.argmax(self.q_values, axis=1)
+
+    def probabilities(self):
+        return tf.nn.softmax(self.q_values), self.width
+"""
+
+
+def _policy_findings(source: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(source).lstrip(), select=["TFR202"])
+    return [(f.start.line, f.message) for f in found]
+
+
+def test_a_tensor_an_eager_method_reads_is_reported_where_it_is_kept() -> None:
+    """Read back by `probabilities`, which runs eagerly: the read raises
+    ("out of scope"). Also what a held model computes (`self.net(obs)`)."""
+    for kept in ("self.net(obs)", "tf.nn.relu(obs)"):
+        ((line, message),) = _policy_findings(POLICY.replace("KEPT", kept))
+        assert line == 10
+        assert "`self.q_values` keeps a tensor of the trace of `Policy.act`" in message
+        assert "`Policy.probabilities` runs eagerly and reads it" in message
+
+
+def test_a_tensor_only_the_trace_reads_back_is_left_alone() -> None:
+    source = POLICY.replace("KEPT", "self.net(obs)").replace(
+        "return tf.nn.softmax(self.q_values), self.width", "return self.width"
+    )
+    assert _policy_findings(source) == []

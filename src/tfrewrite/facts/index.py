@@ -800,6 +800,10 @@ class _Indexer(
         attr = self_attribute_from_call(node)
         if attr is not None:
             self.self_call_attrs.add(attr)
+        if self.function_stack:
+            self.function_stack[-1].assigned_self_attrs.update(
+                t.attr for t in node.targets if is_self_attribute(t)  # type: ignore[attr-defined]
+            )
         owner = self._method_class()
         if owner is not None and any(keras_leaf(base) == "Callback" for base in owner.bases):
             for target in node.targets:

@@ -141,6 +141,10 @@ class FunctionInfo:
     # how layers keep their parts), `self.n += ...`, `obj[k] = ...`,
     # `global`/`nonlocal` (`_writes_outside`).
     writes_state: bool = False
+    # `self.<attr> = ...` in its own body: attributes it keeps on its object
+    # (a traced method keeping a tensor there leaves a symbolic one, which
+    # code outside that trace cannot read: `rules/python_state/kept_tensors`).
+    assigned_self_attrs: set[str] = field(default_factory=set)
     # A mutating method called on what may not be the function's own
     # container (`history.append(x)`, `self.log.append(x)`), or on its own
     # in a loop that may run as a graph loop: what else TFR202 looks at.

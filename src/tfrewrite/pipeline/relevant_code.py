@@ -252,6 +252,20 @@ def needs_of(rule_codes: Iterable[str]) -> Relevance | None:
     return Relevance.combined(relevances)
 
 
+def _kept_attributes(index: ModuleIndex, traced: dict[str, TracedFunction]) -> dict[str, set[str]]:
+    """Per class, the attributes its traced methods keep on `self` that the
+    module reads somewhere (`FunctionInfo.assigned_self_attrs`)."""
+    kept: dict[str, set[str]] = {}
+    for qualname in traced:
+        info = index.functions.get(qualname)
+        if info is None or info.class_name is None:
+            continue
+        read = info.assigned_self_attrs & index.attribute_reads
+        if read:
+            kept.setdefault(info.class_name, set()).update(read)
+    return kept
+
+
 def _blank(line: str) -> str:
     """A line's break alone, after its form feeds: `str.splitlines` (which
     the `# noqa` lookup counts lines with) breaks at those too."""
@@ -437,6 +451,7 @@ def _decide(
     ]
     infos = _by_unit(index)
     traced_units = _unit_keys(traced)
+    kept_by_class = _kept_attributes(index, traced) if needs.kept_attributes else {}
     decorated_units = _unit_keys(decorated)
 
     def facts(unit: _Unit) -> _Facts | None:
@@ -482,6 +497,10 @@ def _decide(
             reason = "assigns a model, a lambda or a batched dataset"
         elif needs.keras_ops and not keras_names.isdisjoint(words):
             reason = "names keras.ops"
+        elif unit.class_name in kept_by_class and not kept_by_class[unit.class_name].isdisjoint(
+            words
+        ):
+            reason = "reads what a traced method keeps on self"
         elif not seeding.isdisjoint(_CALLED.findall(unit.text)):
             reason = "calls a seed function"
         unit.reason = reason

@@ -50,6 +50,10 @@ class Relevance:
     # follow assignments of names kept code reads: the tape and loop rules
     # (TFR302 to TFR306) look such values up by name anywhere in the file.
     inputs_by_name: bool = False
+    # Keep the methods of a class whose traced methods keep attributes on
+    # `self` that they read (TFR202: an eager method reading a tensor a
+    # trace kept).
+    kept_attributes: bool = False
 
     @staticmethod
     def combined(relevances: Iterable[Relevance]) -> Relevance:
@@ -62,6 +66,7 @@ class Relevance:
             averages=any(r.averages for r in items),
             keras_ops=any(r.keras_ops for r in items),
             inputs_by_name=any(r.inputs_by_name for r in items),
+            kept_attributes=any(r.kept_attributes for r in items),
         )
 
 

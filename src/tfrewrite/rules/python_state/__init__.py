@@ -20,7 +20,7 @@ RULES = (
         code="TFR202",
         module="python_side_effects",
         scope=scopes.side_effects,
-        relevance=WITH_CALLERS,
+        relevance=Relevance(reads_callers=True, kept_attributes=True),
     ),
     RuleSpec(
         code="TFR203",

@@ -21,6 +21,7 @@ from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
 from tfrewrite.facts.state import in_place_write_statements, self_attribute_name, self_writes
+from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import VARIABLE_WRITES
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
 from tfrewrite.rewrite.fixes import Violation
@@ -157,14 +158,19 @@ def argument_kept(
 
 def kept_tensor(
     ctx: RuleContext, function: FunctionScope, target: cst.BaseExpression, value: cst.BaseExpression
-) -> str | None:
+) -> tuple[str, str | None] | None:
     """What `self.x = value` keeps ("`self.x` keeps a tensor") in traced
     code where `value` is a tensor (or a list or tuple of tensors) the
-    function computes (not a variable, a layer or a Python value), in a
+    function computes (not a variable, a layer or a Python value; also what
+    an object the class holds computes from one, `self.net(obs)`), in a
     method its own `@tf.function` traces or the `call` of a Keras class
-    (traced by `fit` and by every traced caller), and no code of the module
-    reads an attribute `x`: kept for code elsewhere, which finds the trace's
-    symbolic tensor there after the call, never updated by later calls.
+    (traced by `fit` and by every traced caller), and either no code of the
+    module reads an attribute `x` (kept for code elsewhere, which finds the
+    trace's symbolic tensor there after the call, never updated by later
+    calls) or a method of the class that runs eagerly reads it, where
+    reading it raises ("out of scope"): that method is the second item (a
+    class that is no Keras layer: Keras runs a layer's other methods in the
+    trace of its `call`).
     (State a layer's `call` or the module reads back in the same trace, a
     decoder's recurrent state, is scratch space of the trace.)"""
     attr = self_attribute_name(target)
@@ -177,8 +183,15 @@ def kept_tensor(
     keras_call = method == "call" and ctx.index.derives_from_keras(owner)
     if not (traced.has_own_decorator or keras_call):
         return None
+    reader = None
     if attr in ctx.index.attribute_reads:
-        return None  # a layer's `call` keeping its state for the same trace
+        # Keras calls a layer's other methods inside the trace of its `call`
+        # (`convolution_op` from `Conv2D.call`): only a plain object's
+        # methods are known to run eagerly when nothing traces them.
+        keras_class = ctx.index.derives_from_keras(owner)
+        reader = None if keras_class else _eager_reader(ctx, owner, attr)
+        if reader is None:
+            return None  # a layer's `call` keeping its state for the same trace
     # A list or tuple of tensors (`self.outputs = [h, state]`) keeps each.
     if isinstance(value, (cst.List, cst.Tuple)):
         if not value.elements or not all(isinstance(e, cst.Element) for e in value.elements):
@@ -186,11 +199,50 @@ def kept_tensor(
         values = [e.value for e in value.elements]
     else:
         values = [value]
-    kinds = [ctx.tensors(function).kind(v) for v in values]
-    if not all(kind.tensor and not kind.variable for kind in kinds):
+    facts = ctx.tensors(function)
+    kinds = [facts.kind(v) for v in values]
+    if not all(
+        (kind.tensor and not kind.variable) or _held_object_computes(v, facts)
+        for kind, v in zip(kinds, values, strict=True)
+    ):
         return None
     held = "a tensor" if values == [value] else "tensors"
-    return f"`self.{attr}` keeps {held}"
+    return f"`self.{attr}` keeps {held}", reader
+
+
+def _held_object_computes(value: cst.BaseExpression, facts: TensorFacts) -> bool:
+    """`self.net(obs)`: an object the class holds (a layer, a model) called
+    on a tensor computes a tensor."""
+    return (
+        isinstance(value, cst.Call)
+        and self_attribute_name(value.func) is not None
+        and any(facts.likely.is_tensor(arg.value) for arg in value.args)
+    )
+
+
+def _eager_reader(ctx: RuleContext, owner: str, attr: str) -> str | None:
+    """The first method of the class `owner` that runs eagerly (not
+    `__init__`, which runs before any trace) and reads `self.<attr>`."""
+    for method in ctx.functions:
+        if (
+            method.runs_traced is not None
+            or method.qualname.rpartition(".")[0] != owner
+            or method.node.name.value == "__init__"
+        ):
+            continue
+        targets = {
+            id(t.target)
+            for node in iter_nodes(method.node.body)
+            if isinstance(node, cst.Assign)
+            for t in node.targets
+        }
+        if any(
+            self_attribute_name(node) == attr and id(node) not in targets
+            for node in iter_nodes(method.node.body)
+            if isinstance(node, cst.Attribute)
+        ):
+            return method.qualname
+    return None
 
 
 def plain_effect_calls(function: FunctionScope, ctx: RuleContext) -> Iterator[Violation]:

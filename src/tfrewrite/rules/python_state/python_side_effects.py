@@ -250,7 +250,10 @@ class PythonSideEffectInTracedCode(Rule):
     generator object kept on `self`), or writes a file through Python
     (`open(path, "a")`, `json.dump(record, fh)`, `np.save(path, value)`),
     or reads one of Python's clocks (`time.time()`, `time.perf_counter()`,
-    `datetime.now()`).
+    `datetime.now()`). A traced method that keeps a tensor on its object
+    (`self.q_values = self.net(obs)`) is reported when a method of the
+    class that runs eagerly reads it: there it is a symbolic tensor of a
+    finished trace, and reading it raises ("out of scope").
 
     ## Why is this bad?
     Python code in a `tf.function` runs while tracing, not on every call.
@@ -511,6 +514,39 @@ class PythonSideEffectInTracedCode(Rule):
             """
             import tensorflow as tf
 
+            class Policy:
+                def __init__(self):
+                    self.net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+                @tf.function
+                def act(self, obs):
+                    self.q_values = self.net(obs)
+                    return tf.argmax(self.q_values, axis=1)
+
+                def probabilities(self):
+                    return tf.nn.softmax(self.q_values)
+            """,
+            note="an eager method reads a tensor the traced one kept: out of scope",
+        ),
+        Valid(
+            """
+            import tensorflow as tf
+
+            class Policy:
+                def __init__(self):
+                    self.net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+                @tf.function
+                def act(self, obs):
+                    self.q_values = self.net(obs)
+                    return tf.argmax(self.q_values, axis=1)
+            """,
+            note="kept, but nothing outside the trace reads it",
+        ),
+        Invalid(
+            """
+            import tensorflow as tf
+
             @tf.function
             def step(x):
                 with open("log.txt", "a") as log:
@@ -613,12 +649,19 @@ class PythonSideEffectInTracedCode(Rule):
                     elif not setup and isinstance(node, cst.Assign):
                         kept = kept_tensor(containers.ctx, function, target_node, node.value)
                         if kept is not None:
+                            what, reader = kept
+                            read = (
+                                f"; `{reader}` runs eagerly and reads it, which raises "
+                                '("out of scope")'
+                                if reader
+                                else ""
+                            )
                             yield Violation(
                                 node,
-                                f"{kept} of the trace of `{function.qualname}`: "
+                                f"{what} of the trace of `{function.qualname}`: "
                                 "after the call it holds a symbolic tensor, not the value (it has "
-                                "no `.numpy()`, and another graph cannot use it); return the "
-                                "value instead, or `assign` it to a `tf.Variable`",
+                                f"no `.numpy()`, and another graph cannot use it){read}; return "
+                                "the value instead, or `assign` it to a `tf.Variable`",
                             )
                         argument = argument_kept(containers.ctx, function, target_node, node.value)
                         if argument is not None:

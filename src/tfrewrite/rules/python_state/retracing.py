@@ -80,11 +80,7 @@ def _relay(
     if not isinstance(call.func, cst.Name):
         return
     target = next(
-        (
-            f.node
-            for f in ctx.functions
-            if f.qualname == call.func.value and f.runs_traced is None
-        ),
+        (f.node for f in ctx.functions if f.qualname == call.func.value and f.runs_traced is None),
         None,
     )
     if target is None:

@@ -66,7 +66,8 @@ def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
     may not be its own, or one of its own in a loop that may be a graph
     loop, advances an iterator (`next`, `__next__`), may write a file, or
     calls a plain Python object's method for its effect (a project fact),
-    or reads one of Python's clocks."""
+    reads one of Python's clocks, or keeps on `self` an attribute the
+    module reads."""
     from tfrewrite.facts.file_writes import WRITER_NAMES
     from tfrewrite.rules.python_state.clock_reads import HOST_CLOCKS
 
@@ -77,6 +78,7 @@ def side_effects(index: ModuleIndex, traced: TracedFacts) -> bool:
         or info.mutates_outside
         or "__next__" in info.method_calls
         or any(call == "next" or call in WRITER_NAMES or call in HOST_CLOCKS for call in info.calls)
+        or not info.assigned_self_attrs.isdisjoint(index.attribute_reads)
         for info in traced_infos(index, traced)
     )
 
