@@ -125,6 +125,10 @@ COVERED_BY_RULES = {
     # A tensor given as `training` to a Keras 3 layer, which tests it in
     # Python (TFR110 since blind set 122; labelled in sets 2, 50, 116, 118).
     "NEW:tensor-training-flag-to-keras-layer": "TFR110",
+    # A Python list appended to in a loop AutoGraph runs as a
+    # `tf.while_loop` (`for i in tf.range(n)`), which TFR202 reports
+    # (`InaccessibleTensorError`; labelled so in blind set 225).
+    "NEW:python-list-append-in-tensor-loop": "TFR202",
 }
 
 

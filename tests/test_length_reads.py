@@ -70,3 +70,23 @@ def test_len_of_what_keras_hands_train_step_forwarded_to_a_helper_is_not_reporte
             return {"loss": loss}
     """
     assert not check_source(textwrap.dedent(source), select=["TFR105"])
+
+
+def test_len_of_a_slice_of_a_computed_tensor_is_reported() -> None:
+    """`order = tf.argsort(scores)[::-1]`: a slice of what an op computes is
+    a tensor too; an item of a parameter (a tuple of inputs) is not known."""
+    source = """
+    import tensorflow as tf
+
+
+    @tf.function
+    def suppress(scores, inputs):
+        order = tf.argsort(scores)[::-1]
+        first = inputs[0]
+        keep = tf.TensorArray(tf.bool, size=len(order))
+        return keep, len(first)
+    """
+    found = [
+        (f.code, f.start.line) for f in check_source(textwrap.dedent(source), select=["TFR105"])
+    ]
+    assert found == [("TFR105", 9)]

@@ -595,9 +595,12 @@ def _length_read(
     )
 
 
-def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
-    """Whether `value` is what an op computes in the function: a call, or a
-    local name every binding of which is one (`ids = tf.numpy_function(
+def _computed_tensor(
+    scope: FunctionScope, value: cst.BaseExpression, seen: frozenset[str] = frozenset()
+) -> bool:
+    """Whether `value` is what an op computes in the function: a call, a
+    slice of one, or a local name every binding of which is one
+    (`ids = tf.numpy_function(
     ...)`; `bindings.local_bindings`). A parameter, or an item of one, may
     hold a container instead: Keras hands `call` and `train_step` what
     their caller gave, a tuple or a list of inputs as often as one tensor
@@ -606,7 +609,12 @@ def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
     code that runs traced today."""
     if isinstance(value, cst.Call):
         return True
-    if not isinstance(value, cst.Name):
+    if isinstance(value, cst.Subscript) and all(
+        isinstance(element.slice, cst.Slice) for element in value.slice
+    ):
+        # A slice of a computed tensor is one (`tf.argsort(p)[::-1]`).
+        return _computed_tensor(scope, value.value, seen)
+    if not isinstance(value, cst.Name) or value.value in seen:
         return False
     if value.value in {p.name.value for p in all_params(scope.node.params)}:
         # A step traced only once a fix decorates it keeps AutoGraph, which
@@ -617,7 +625,10 @@ def _computed_tensor(scope: FunctionScope, value: cst.BaseExpression) -> bool:
             traced is not None and not traced.pending and value.value in traced.single_tensor_params
         )
     values = local_bindings(scope.node).get(value.value, [])
-    return bool(values) and all(isinstance(v, cst.Call) for v in values)
+    seen = seen | {value.value}
+    return bool(values) and all(
+        v is not None and _computed_tensor(scope, v, seen) for v in values
+    )
 
 
 def _tensor_here(
