@@ -106,3 +106,38 @@ def clip(x):
 clip(tf.ones(3))
 """
     assert [f.code for f in check_source(source, select=["TFR101"])] == ["TFR101"]
+
+
+UNPACKED = """
+import tensorflow as tf
+
+
+def split_scores(scores):
+    return tf.nn.sigmoid(scores), RETURNED
+
+
+@tf.function
+def count_confident(scores):
+    count = tf.constant(0)
+    probs, size = split_scores(scores)
+    for j in tf.range(size):
+        if probs[j] > 0.5:
+            count += 1
+    return count
+"""
+
+
+def test_an_element_of_a_tuple_a_helper_returns_is_what_it_returns_there() -> None:
+    """`probs, size = split_scores(scores)`: `probs` is the helper's first
+    element, a tensor; the second is what the helper puts there."""
+    source = textwrap.dedent(UNPACKED.replace("RETURNED", "tf.shape(scores)[0]"))
+    assert [(f.code, f.start.line) for f in check_source(source, select=["TFR101"])] == [
+        ("TFR101", 14)
+    ]
+
+
+def test_a_helper_returning_something_else_leaves_the_elements_unknown() -> None:
+    source = textwrap.dedent(
+        UNPACKED.replace("return tf.nn.sigmoid(scores), RETURNED", "return [scores] * 2")
+    )
+    assert check_source(source, select=["TFR101"]) == []

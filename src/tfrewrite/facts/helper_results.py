@@ -69,7 +69,11 @@ class HelperResults:
         return None
 
     def _helper_result_kind(
-        self, helper: cst.FunctionDef, args: Sequence[cst.Arg], names: dict[str, TensorKind]
+        self,
+        helper: cst.FunctionDef,
+        args: Sequence[cst.Arg],
+        names: dict[str, TensorKind],
+        index: int | None = None,
     ) -> TensorKind:
         """What a module-level helper returns for these arguments (`half(x)`
         for `def half(x): return x * 0.5` is a tensor when `x` is one): the
@@ -78,7 +82,9 @@ class HelperResults:
         leaves out to their defaults (`resize(f, scale=0.5)`). Unknown (not
         a tensor) for starred arguments or parameters, arguments that bind
         no parameter, a helper with no `return` value, or one already being
-        worked out (recursion)."""
+        worked out (recursion). With `index`, element `index` of what it
+        returns (`boxes, probs = pick(scores)`): every `return` a tuple
+        that long."""
         if any(a.star for a in args) or id(helper) in self._evaluating:
             return NOT_TENSOR
         bound = self._bound_arguments(helper, args, names)
@@ -99,9 +105,18 @@ class HelperResults:
                         continue
                     if node.value is None:
                         return NOT_TENSOR
+                    returned = node.value
+                    if index is not None:
+                        if not isinstance(returned, (cst.Tuple, cst.List)) or len(
+                            returned.elements
+                        ) <= index or any(
+                            isinstance(e, cst.StarredElement) for e in returned.elements
+                        ):
+                            return NOT_TENSOR
+                        returned = returned.elements[index].value
                     # What reaches the `return`: `x = tf.image.resize(x)`
                     # before it makes the result a tensor whatever `x` was.
-                    kind = inner.kind_at(node.value, line)
+                    kind = inner.kind_at(returned, line)
                     result = kind if result is None else meet(result, kind)
         finally:
             root._evaluating.discard(id(helper))

@@ -626,6 +626,15 @@ class TensorFacts(BranchValueKinds, HelperResults):
                 if qualified is None and self._kind(value.func, names).several:
                     # `outputs, h, c = self.lstm(x)`: a layer returning several tensors.
                     return TENSOR
+                helper = (
+                    self._module_function(value.func.value, names)
+                    if isinstance(value.func, cst.Name)
+                    else None
+                )
+                if helper is not None:
+                    # `boxes, probs = pick(scores)`: element `index` of what
+                    # the module's helper returns.
+                    return self._helper_result_kind(helper, value.args, names, index)
             if isinstance(value, cst.Name) and value.value in self._param_elements:
                 codes = self._param_elements[value.value]
                 if value.value not in self._bindings and index < len(codes):
