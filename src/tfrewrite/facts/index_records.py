@@ -794,9 +794,17 @@ class ModuleIndex:
         element of its own loop (`per_call_tape_loops`: three generator
         updates over the `noises` of one batch)."""
         info = self.functions.get(qualname)
-        return (
-            info is not None and info.tape_in_loop and qualname not in self.per_call_tape_loops
-        )
+        return info is not None and info.tape_in_loop and qualname not in self.per_call_tape_loops
+
+    def innermost_function(self, line: int) -> str | None:
+        """The qualname of the innermost function around `line`, by pass 1's
+        lines (no positions of a parsed tree needed); None outside any."""
+        around = [
+            (info.end_lineno - info.first_lineno, qualname)
+            for qualname, info in self.functions.items()
+            if info.first_lineno <= line <= info.end_lineno
+        ]
+        return min(around)[1] if around else None
 
     def runs_eagerly(self, qualname: str) -> bool:
         """Whether a function is, or is nested in, one that runs eagerly

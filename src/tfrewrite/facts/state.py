@@ -315,6 +315,26 @@ def _given_back(small: cst.BaseSmallStatement, handed_back: dict[str, _HandedBac
     return given_back
 
 
+def reads_self_attribute(node: cst.CSTNode, attr: str) -> bool:
+    """Whether `node` reads `self.<attr>` anywhere in it."""
+    return any(self_attribute_name(n) == attr for n in iter_nodes(node))  # type: ignore[arg-type]
+
+
+def reads_before_writing(function: cst.FunctionDef, attr: str) -> bool:
+    """Whether the first statement of `function` touching `self.<attr>`
+    reads it (what an earlier call, or another method, left there) rather
+    than binding it."""
+    for statement in iter_small_statements(function.body, into_functions=False):
+        if isinstance(statement, cst.Assign):
+            if reads_self_attribute(statement.value, attr):
+                return True
+            if any(self_attribute_name(t.target) == attr for t in statement.targets):
+                return False
+        elif reads_self_attribute(statement, attr):
+            return True
+    return False
+
+
 def self_attribute_name(node: cst.BaseExpression) -> str | None:
     """`attr` for `self.attr`; None for anything else."""
     if (

@@ -170,9 +170,7 @@ def gate_decorations(
             if intents:
                 reasons.append(_listing(_distinct(intents)))
             message = f"{violation.message} ({verdict}: {'; and '.join(reasons)})"
-            withheld = tuple(
-                scope.qualname for step in steps if (scope := ctx.scope_of(step)) is not None
-            )
+            withheld = _qualnames(ctx, steps)
             new = dataclasses.replace(violation, message=message, fix=fallback)
             if withheld:
                 new = dataclasses.replace(new, withheld=withheld)
@@ -236,12 +234,15 @@ def _unfixed_steps_withheld(found: Found, ctx: RuleContext) -> Found:
     violation = found.violation
     if not isinstance(violation, StepViolation) or violation.fix is not None:
         return found
-    withheld = tuple(
-        scope.qualname for step in violation.steps if (scope := ctx.scope_of(step)) is not None
-    )
+    withheld = _qualnames(ctx, violation.steps)
     if not withheld or withheld == violation.withheld:
         return found
     return dataclasses.replace(found, violation=dataclasses.replace(violation, withheld=withheld))
+
+
+def _qualnames(ctx: RuleContext, steps: Sequence[cst.FunctionDef]) -> tuple[str, ...]:
+    """The qualnames of the steps a finding decorates, as its file names them."""
+    return tuple(scope.qualname for step in steps if (scope := ctx.scope_of(step)) is not None)
 
 
 def blocks_a_decoration(found: Found) -> bool:
@@ -289,16 +290,10 @@ def _step_contexts(gate: Found, ctx: RuleContext) -> frozenset[str] | None:
     if not isinstance(violation.node, cst.With):
         return None
     line = gate.start.line
-    # The innermost function around the tape, by pass 1's lines: no
-    # positions of the parsed file needed.
-    around = [
-        (info.end_lineno - info.first_lineno, qualname)
-        for qualname, info in ctx.index.functions.items()
-        if info.first_lineno <= line <= info.end_lineno
-    ]
-    if not around:
+    function = ctx.index.innermost_function(line)
+    if function is None:
         return frozenset({tape_block_context(ctx.index, line)})
-    return step_contexts(min(around)[1])
+    return step_contexts(function)
 
 
 def _reached(

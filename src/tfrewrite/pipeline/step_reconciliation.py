@@ -72,7 +72,7 @@ def step_outcomes(
             withheld.extend(violation.withheld)
         if not blocks_a_decoration(found):
             continue
-        qualname = _innermost_function(index, found.start.line)
+        qualname = index.innermost_function(found.start.line)
         known = traced.get(qualname) if qualname is not None else None
         if known is None or not known.pending:
             continue
@@ -80,16 +80,6 @@ def step_outcomes(
         what = f"in `{qualname}` ({where}): {found.rule.code} {first_clause(violation.message)}"
         blockers.extend((step_path, step, what) for step_path, step in foreign_steps(path, known))
     return sorted(set(withheld)), list(dict.fromkeys(blockers))
-
-
-def _innermost_function(index: ModuleIndex, line: int) -> str | None:
-    """The qualname of the innermost function around `line`, by pass 1's lines."""
-    around = [
-        (info.end_lineno - info.first_lineno, qualname)
-        for qualname, info in index.functions.items()
-        if info.first_lineno <= line <= info.end_lineno
-    ]
-    return min(around)[1] if around else None
 
 
 def reconcile(facts: ProjectFacts, results: Iterable[FileResult]) -> set[str]:

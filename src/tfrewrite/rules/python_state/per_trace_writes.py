@@ -20,7 +20,12 @@ from tfrewrite.facts.bindings import all_params, bound_names
 from tfrewrite.facts.context import FunctionScope, RuleContext
 from tfrewrite.facts.names import dotted_name
 from tfrewrite.facts.prefilters import MUTATING_METHODS
-from tfrewrite.facts.state import in_place_write_statements, self_attribute_name, self_writes
+from tfrewrite.facts.state import (
+    in_place_write_statements,
+    reads_before_writing,
+    self_attribute_name,
+    self_writes,
+)
 from tfrewrite.facts.tensors import TensorFacts
 from tfrewrite.facts.vocabulary import VARIABLE_WRITES
 from tfrewrite.facts.walk import iter_nodes, iter_small_statements
@@ -222,24 +227,14 @@ def _held_object_computes(value: cst.BaseExpression, facts: TensorFacts) -> bool
 
 def _eager_reader(ctx: RuleContext, owner: str, attr: str) -> str | None:
     """The first method of the class `owner` that runs eagerly (not
-    `__init__`, which runs before any trace) and reads `self.<attr>`."""
+    `__init__`, which runs before any trace) and reads `self.<attr>` before
+    binding it itself."""
     for method in ctx.functions:
         if (
-            method.runs_traced is not None
-            or method.qualname.rpartition(".")[0] != owner
-            or method.node.name.value == "__init__"
-        ):
-            continue
-        targets = {
-            id(t.target)
-            for node in iter_nodes(method.node.body)
-            if isinstance(node, cst.Assign)
-            for t in node.targets
-        }
-        if any(
-            self_attribute_name(node) == attr and id(node) not in targets
-            for node in iter_nodes(method.node.body)
-            if isinstance(node, cst.Attribute)
+            method.runs_traced is None
+            and method.qualname.rpartition(".")[0] == owner
+            and method.node.name.value != "__init__"
+            and reads_before_writing(method.node, attr)
         ):
             return method.qualname
     return None

@@ -16,6 +16,8 @@ from tfrewrite.facts.state import (
     attribute_writes,
     is_container,
     module_containers,
+    reads_before_writing,
+    reads_self_attribute,
     reset_self_containers,
     scratch_self_containers,
     self_attribute_name,
@@ -528,21 +530,6 @@ class PythonSideEffectInTracedCode(Rule):
             """,
             note="an eager method reads a tensor the traced one kept: out of scope",
         ),
-        Valid(
-            """
-            import tensorflow as tf
-
-            class Policy:
-                def __init__(self):
-                    self.net = tf.keras.Sequential([tf.keras.layers.Dense(2)])
-
-                @tf.function
-                def act(self, obs):
-                    self.q_values = self.net(obs)
-                    return tf.argmax(self.q_values, axis=1)
-            """,
-            note="kept, but nothing outside the trace reads it",
-        ),
         Invalid(
             """
             import tensorflow as tf
@@ -720,9 +707,9 @@ def _counted_on(
     attr = self_attribute_name(target)
     if attr is None or not isinstance(node, cst.Assign):
         return False
-    if not _read_before_written(function, attr):
+    if not reads_before_writing(function, attr):
         return False  # set afresh in each call first: scratch state of the call
-    if _reads_self_attribute(node.value, attr):
+    if reads_self_attribute(node.value, attr):
         return True
     if not isinstance(node.value, cst.Name):
         return False
@@ -730,27 +717,9 @@ def _counted_on(
     return any(
         isinstance(other, cst.Assign)
         and any(isinstance(t.target, cst.Name) and t.target.value == name for t in other.targets)
-        and _reads_self_attribute(other.value, attr)
+        and reads_self_attribute(other.value, attr)
         for other in iter_nodes(function.body, into_functions=False)
     )
-
-
-def _read_before_written(function: cst.FunctionDef, attr: str) -> bool:
-    """Whether the first statement of the function touching `self.attr`
-    reads it (what an earlier call left there) rather than binding it."""
-    for statement in iter_small_statements(function.body, into_functions=False):
-        if isinstance(statement, cst.Assign):
-            if _reads_self_attribute(statement.value, attr):
-                return True
-            if any(self_attribute_name(t.target) == attr for t in statement.targets):
-                return False
-        elif _reads_self_attribute(statement, attr):
-            return True
-    return False
-
-
-def _reads_self_attribute(node: cst.CSTNode, attr: str) -> bool:
-    return any(self_attribute_name(n) == attr for n in iter_nodes(node))
 
 
 RULES = (PythonSideEffectInTracedCode,)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tfrewrite.facts.bindings import single_values
+from tfrewrite.facts.call_arguments import bind_arguments
 from tfrewrite.facts.context import RuleContext
 from tfrewrite.facts.index_calls import keyed_on_python_values
 from tfrewrite.facts.names import dotted_name
@@ -85,20 +86,10 @@ def _relay(
     )
     if target is None:
         return
-    params = target.params.params
-    for position, arg in enumerate(call.args):
-        if arg.star:
-            return
-        described = numbers.describe(arg.value)
-        if described is None:
-            continue
-        if arg.keyword is not None:
-            name = arg.keyword.value
-        elif position < len(params):
-            name = params[position].name.value
-        else:
-            continue
-        relays.setdefault(target, {}).setdefault(name, (loop, described[1]))
+    for name, bound in bind_arguments(target, call.args).items():
+        described = numbers.describe(bound.value) if bound.passed and bound.value else None
+        if described is not None:
+            relays.setdefault(target, {}).setdefault(name, (loop, described[1]))
 
 
 def _relayed(
@@ -236,25 +227,6 @@ class PythonScalarRetraces(Rule):
                 visualize(channel)
             """,
             note="the loop changes the number a function passes on to a `tf.function`",
-        ),
-        Valid(
-            """
-            import tensorflow as tf
-
-            @tf.function
-            def ascent_step(image, channel):
-                return image + tf.gather(image, channel, axis=-1)[..., None]
-
-            def visualize(channel):
-                image = tf.zeros((1, 8, 8, 4))
-                for _ in range(20):
-                    image = ascent_step(image, channel)
-                return image
-
-            for _ in range(4):
-                visualize(2)
-            """,
-            note="each call passes the same number: one trace",
         ),
         Invalid(
             """
